@@ -1,0 +1,65 @@
+# fixvenue — the two commands a new machine needs are `make run` and `make test`.
+GO        ?= go
+BIN       := bin/fixvenue
+PKGS      := ./...
+# Packages with goroutines, rings or sockets run under the race detector.
+RACE_PKGS := ./core/... ./journal/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/...
+FUZZTIME  ?= 2m
+BENCHCOUNT ?= 6
+BENCHTIME ?= 1s
+
+.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-latency bench-fix conformance crash clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/fixvenue
+
+run: build
+	./$(BIN) serve
+
+# vet, then every test once, then the concurrent packages again under the race detector.
+test: vet
+	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+test-short: vet
+	$(GO) test -count=1 -short $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+generate:
+	$(GO) generate ./sbe/...
+
+# Fails when the committed generated code differs from what the generator writes now.
+check-generated: generate
+	git diff --exit-code -- sbe/
+
+# Runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=60s). New crashers land in testdata/fuzz.
+fuzz:
+	@./scripts/fuzz.sh $(FUZZTIME)
+
+bench:
+	@./scripts/bench.sh $(BENCHCOUNT) $(BENCHTIME)
+
+bench-latency: build
+	@./scripts/bench-latency.sh
+
+bench-fix: build
+	@./scripts/bench-fix.sh
+
+conformance: build
+	@./scripts/conformance.sh
+
+crash: build
+	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 60m ./cmd/fixvenue/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,464 @@
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/fixvenue/fixvenue/core/decimal"
+)
+
+// Bounds on what one venue process serves.
+const (
+	SessionsMax    = 4096
+	InstrumentsMax = 65535
+)
+
+//go:embed default.toml
+var defaultTOML []byte
+
+// Default returns the embedded default configuration's text.
+func Default() []byte { return defaultTOML }
+
+// Duration is a time.Duration written as a Go duration string ("5s").
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Config is the whole venue configuration.
+type Config struct {
+	Venue           Venue           `toml:"venue"`
+	FIX             FIX             `toml:"fix"`
+	Metrics         Metrics         `toml:"metrics"`
+	Engine          Engine          `toml:"engine"`
+	Journal         Journal         `toml:"journal"`
+	MarketData      MarketData      `toml:"marketdata"`
+	SessionDefaults SessionDefaults `toml:"session_defaults"`
+	Sessions        []Session       `toml:"session"`
+	Instruments     []Instrument    `toml:"instrument"`
+}
+
+// Venue holds identity and storage.
+type Venue struct {
+	SenderCompID string `toml:"sender_comp_id"`
+	DataDir      string `toml:"data_dir"`
+}
+
+// FIX holds the FIX listener and edge limits.
+type FIX struct {
+	Addr                string   `toml:"addr"`
+	MaxMessageBytes     int      `toml:"max_message_bytes"`
+	LogonTimeout        Duration `toml:"logon_timeout"`
+	MaxConnections      int      `toml:"max_connections"`
+	MaxConnectionsPerIP int      `toml:"max_connections_per_ip"`
+	WriteTimeout        Duration `toml:"write_timeout"`
+	OutboundQueueMax    int      `toml:"outbound_queue_max"`
+	TLSCertFile         string   `toml:"tls_cert_file"`
+	TLSKeyFile          string   `toml:"tls_key_file"`
+	TLSClientCAFile     string   `toml:"tls_client_ca_file"`
+}
+
+// Metrics holds the Prometheus listener.
+type Metrics struct {
+	Addr string `toml:"addr"`
+}
+
+// Engine sizes the matcher and the rings.
+type Engine struct {
+	OrdersMax        int      `toml:"orders_max"`
+	ClOrdIDsMax      int      `toml:"clordids_max"`
+	WaitStrategy     string   `toml:"wait_strategy"`
+	CommandRingSlots int      `toml:"command_ring_slots"`
+	EventRingSlots   int      `toml:"event_ring_slots"`
+	ClaimTimeout     Duration `toml:"claim_timeout"`
+}
+
+// Journal selects durability.
+type Journal struct {
+	Fsync        string `toml:"fsync"`
+	SegmentBytes int64  `toml:"segment_bytes"`
+}
+
+// MarketData configures the binary feed.
+type MarketData struct {
+	Enabled           bool     `toml:"enabled"`
+	FeedAddr          string   `toml:"feed_addr"`
+	RecoveryAddr      string   `toml:"recovery_addr"`
+	HeartbeatInterval Duration `toml:"heartbeat_interval"`
+}
+
+// SessionDefaults apply to every session that does not set its own value.
+type SessionDefaults struct {
+	CancelOnDisconnect        *bool             `toml:"cancel_on_disconnect"`
+	OrdersPerSecondReject     int               `toml:"orders_per_second_reject"`
+	CancelsPerSecondReject    int               `toml:"cancels_per_second_reject"`
+	MessagesPerSecondLogout   int               `toml:"messages_per_second_logout"`
+	QuickFIX                  map[string]string `toml:"quickfix"`
+	AllowedSourceAddresses    []string          `toml:"allowed_source_addresses"`
+	RequireClientCertificates bool              `toml:"require_client_certificates"`
+}
+
+// Session is one FIX session of a client with the venue. CompID is the client's
+// SenderCompID; with Range it is a format ("CLIENT%d") expanded over [from, to].
+type Session struct {
+	CompID                  string            `toml:"comp_id"`
+	Range                   []int             `toml:"range"`
+	Password                string            `toml:"password"`
+	CancelOnDisconnect      *bool             `toml:"cancel_on_disconnect"`
+	OrdersPerSecondReject   int               `toml:"orders_per_second_reject"`
+	CancelsPerSecondReject  int               `toml:"cancels_per_second_reject"`
+	MessagesPerSecondLogout int               `toml:"messages_per_second_logout"`
+	AllowedSourceAddresses  []string          `toml:"allowed_source_addresses"`
+	SenderCompID            string            `toml:"venue_comp_id"`
+	QuickFIX                map[string]string `toml:"quickfix"`
+}
+
+// Instrument is one tradable instrument.
+type Instrument struct {
+	ID          uint32 `toml:"id"`
+	Symbol      string `toml:"symbol"`
+	TickSize    string `toml:"tick_size"`
+	LotSize     int64  `toml:"lot_size"`
+	MinQty      int64  `toml:"min_qty"`
+	MaxQty      int64  `toml:"max_qty"`
+	RefPrice    string `toml:"ref_price"`
+	BandPercent int64  `toml:"band_percent"`
+	Status      string `toml:"status"`
+
+	Tick          decimal.Tick `toml:"-"`
+	RefPriceTicks int64        `toml:"-"`
+}
+
+// ownedQuickFIXKeys are set by the venue and refused in [quickfix] tables.
+var ownedQuickFIXKeys = map[string]bool{
+	"BeginString": true, "SenderCompID": true, "TargetCompID": true, "SocketAcceptPort": true,
+	"SocketAcceptHost": true, "DataDictionary": true, "TransportDataDictionary": true,
+	"AppDataDictionary": true, "FileStorePath": true, "FileLogPath": true, "ConnectionType": true,
+	"SocketPrivateKeyFile": true, "SocketCertificateFile": true, "SocketCAFile": true,
+}
+
+// Load reads a configuration file; an empty path means the embedded defaults.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Parse(defaultTOML, "default.toml")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, path)
+}
+
+// Parse reads configuration text over the defaults and validates it. Tables of
+// sessions and instruments replace the default ones when present.
+func Parse(text []byte, name string) (*Config, error) {
+	var c Config
+	if _, err := toml.Decode(string(defaultTOML), &c); err != nil {
+		return nil, fmt.Errorf("embedded default config: %w", err)
+	}
+	if name != "default.toml" {
+		defSessions, defInstruments := c.Sessions, c.Instruments
+		c.Sessions, c.Instruments = nil, nil
+		md, err := toml.Decode(string(text), &c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			keys := make([]string, 0, len(und))
+			for _, k := range und {
+				keys = append(keys, k.String())
+			}
+			sort.Strings(keys)
+			return nil, fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
+		}
+		if !md.IsDefined("session") {
+			c.Sessions = defSessions
+		}
+		if !md.IsDefined("instrument") {
+			c.Instruments = defInstruments
+		}
+	}
+	if err := c.expandSessions(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &c, nil
+}
+
+func (c *Config) expandSessions() error {
+	var out []Session
+	for i, s := range c.Sessions {
+		if len(s.Range) == 0 {
+			out = append(out, s)
+			continue
+		}
+		if len(s.Range) != 2 || s.Range[0] > s.Range[1] || s.Range[0] < 0 {
+			return fmt.Errorf("session[%d].range: want [from, to] with from <= to", i)
+		}
+		if !strings.Contains(s.CompID, "%d") {
+			return fmt.Errorf("session[%d].comp_id: a range needs a %%d in the CompID", i)
+		}
+		if s.Range[1]-s.Range[0] >= SessionsMax {
+			return fmt.Errorf("session[%d].range: more than %d sessions", i, SessionsMax)
+		}
+		for n := s.Range[0]; n <= s.Range[1]; n++ {
+			e := s
+			e.Range = nil
+			e.CompID = fmt.Sprintf(s.CompID, n)
+			out = append(out, e)
+		}
+	}
+	c.Sessions = out
+	return nil
+}
+
+func checkAddr(key, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func (c *Config) validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Venue.SenderCompID == "" {
+		add("venue.sender_comp_id: must not be empty")
+	}
+	if c.Venue.DataDir == "" {
+		add("venue.data_dir: must not be empty")
+	}
+	if err := checkAddr("fix.addr", c.FIX.Addr); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Metrics.Addr != "" {
+		if err := checkAddr("metrics.addr", c.Metrics.Addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.FIX.MaxMessageBytes < 256 || c.FIX.MaxMessageBytes > 1<<24 {
+		add("fix.max_message_bytes: %d is outside [256, 16777216]", c.FIX.MaxMessageBytes)
+	}
+	if c.FIX.LogonTimeout.Duration <= 0 {
+		add("fix.logon_timeout: must be positive")
+	}
+	if c.FIX.WriteTimeout.Duration <= 0 {
+		add("fix.write_timeout: must be positive")
+	}
+	if c.FIX.MaxConnections <= 0 || c.FIX.MaxConnectionsPerIP <= 0 {
+		add("fix.max_connections, fix.max_connections_per_ip: must be positive")
+	}
+	if c.FIX.OutboundQueueMax <= 0 {
+		add("fix.outbound_queue_max: must be positive")
+	}
+	if (c.FIX.TLSCertFile == "") != (c.FIX.TLSKeyFile == "") {
+		add("fix.tls_cert_file, fix.tls_key_file: give both or neither")
+	}
+	if c.FIX.TLSClientCAFile != "" && c.FIX.TLSCertFile == "" {
+		add("fix.tls_client_ca_file: mutual TLS needs fix.tls_cert_file")
+	}
+	switch c.Engine.WaitStrategy {
+	case "spin", "yield", "park":
+	default:
+		add("engine.wait_strategy: %q is not spin, yield or park", c.Engine.WaitStrategy)
+	}
+	if c.Engine.OrdersMax <= 0 {
+		add("engine.orders_max: must be positive")
+	}
+	if c.Engine.ClOrdIDsMax < c.Engine.OrdersMax {
+		add("engine.clordids_max: must be at least engine.orders_max")
+	}
+	if !isPow2(c.Engine.CommandRingSlots) {
+		add("engine.command_ring_slots: %d is not a power of two", c.Engine.CommandRingSlots)
+	}
+	if !isPow2(c.Engine.EventRingSlots) {
+		add("engine.event_ring_slots: %d is not a power of two", c.Engine.EventRingSlots)
+	}
+	if c.Engine.ClaimTimeout.Duration < 0 {
+		add("engine.claim_timeout: must not be negative")
+	}
+	switch c.Journal.Fsync {
+	case "batch", "none":
+	default:
+		add("journal.fsync: %q is not batch or none", c.Journal.Fsync)
+	}
+	if c.Journal.SegmentBytes < 1<<16 {
+		add("journal.segment_bytes: %d is below 65536", c.Journal.SegmentBytes)
+	}
+	if c.MarketData.Enabled {
+		if err := checkAddr("marketdata.feed_addr", c.MarketData.FeedAddr); err != nil {
+			errs = append(errs, err)
+		}
+		if err := checkAddr("marketdata.recovery_addr", c.MarketData.RecoveryAddr); err != nil {
+			errs = append(errs, err)
+		}
+		if c.MarketData.HeartbeatInterval.Duration <= 0 {
+			add("marketdata.heartbeat_interval: must be positive")
+		}
+	}
+	errs = append(errs, c.validateSessions()...)
+	errs = append(errs, c.validateInstruments()...)
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateSessions() []error {
+	var errs []error
+	if len(c.Sessions) == 0 {
+		errs = append(errs, errors.New("session: at least one session is needed"))
+	}
+	if len(c.Sessions) > SessionsMax {
+		errs = append(errs, fmt.Errorf("session: %d sessions, at most %d", len(c.Sessions), SessionsMax))
+	}
+	seen := map[string]int{}
+	for i := range c.Sessions {
+		s := &c.Sessions[i]
+		key := fmt.Sprintf("session[%d]", i)
+		if s.CompID == "" || strings.ContainsAny(s.CompID, "\x01= ") {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q is not a valid CompID", key, s.CompID))
+		}
+		if j, dup := seen[s.CompID+"/"+s.SenderCompID]; dup {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q repeats session[%d]", key, s.CompID, j))
+		}
+		seen[s.CompID+"/"+s.SenderCompID] = i
+		for k := range s.QuickFIX {
+			if ownedQuickFIXKeys[k] {
+				errs = append(errs, fmt.Errorf("%s.quickfix.%s: set by the venue, not per session", key, k))
+			}
+		}
+		for k := range c.SessionDefaults.QuickFIX {
+			if ownedQuickFIXKeys[k] && i == 0 {
+				errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: set by the venue, not per session", k))
+			}
+		}
+		for _, a := range s.AllowedSourceAddresses {
+			if _, _, err := net.ParseCIDR(a); err != nil && net.ParseIP(a) == nil {
+				errs = append(errs, fmt.Errorf("%s.allowed_source_addresses: %q is not an IP or CIDR", key, a))
+			}
+		}
+		if s.OrdersPerSecondReject < 0 || s.CancelsPerSecondReject < 0 || s.MessagesPerSecondLogout < 0 {
+			errs = append(errs, fmt.Errorf("%s: throttle limits must not be negative", key))
+		}
+	}
+	return errs
+}
+
+func (c *Config) validateInstruments() []error {
+	var errs []error
+	if len(c.Instruments) == 0 {
+		errs = append(errs, errors.New("instrument: at least one instrument is needed"))
+	}
+	if len(c.Instruments) > InstrumentsMax {
+		errs = append(errs, fmt.Errorf("instrument: %d instruments, at most %d", len(c.Instruments), InstrumentsMax))
+	}
+	ids, syms := map[uint32]int{}, map[string]int{}
+	for i := range c.Instruments {
+		in := &c.Instruments[i]
+		key := fmt.Sprintf("instrument[%d]", i)
+		if in.ID == 0 {
+			errs = append(errs, fmt.Errorf("%s.id: must be positive", key))
+		}
+		if j, dup := ids[in.ID]; dup {
+			errs = append(errs, fmt.Errorf("%s.id: %d repeats instrument[%d]", key, in.ID, j))
+		}
+		ids[in.ID] = i
+		if in.Symbol == "" || strings.ContainsAny(in.Symbol, "\x01= ") {
+			errs = append(errs, fmt.Errorf("%s.symbol: %q is not a valid symbol", key, in.Symbol))
+		}
+		if j, dup := syms[in.Symbol]; dup {
+			errs = append(errs, fmt.Errorf("%s.symbol: %q repeats instrument[%d]", key, in.Symbol, j))
+		}
+		syms[in.Symbol] = i
+		tick, err := decimal.ParseTick(in.TickSize)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s.tick_size: %w", key, err))
+			continue
+		}
+		in.Tick = tick
+		ref, err := decimal.ParseTicks([]byte(in.RefPrice), tick)
+		if err != nil || ref <= 0 {
+			errs = append(errs, fmt.Errorf("%s.ref_price: %q is not a positive multiple of tick_size %s", key, in.RefPrice, in.TickSize))
+		}
+		in.RefPriceTicks = ref
+		if in.LotSize <= 0 {
+			errs = append(errs, fmt.Errorf("%s.lot_size: must be positive", key))
+		}
+		if in.MinQty <= 0 || in.MaxQty < in.MinQty {
+			errs = append(errs, fmt.Errorf("%s.min_qty, max_qty: need 0 < min_qty <= max_qty", key))
+		}
+		if in.BandPercent <= 0 || in.BandPercent >= 100 {
+			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))
+		}
+		switch in.Status {
+		case "", "open", "halted", "closed":
+		default:
+			errs = append(errs, fmt.Errorf("%s.status: %q is not open, halted or closed", key, in.Status))
+		}
+	}
+	return errs
+}
+
+// CancelOnDisconnect reports the session's effective cancel-on-disconnect setting.
+func (c *Config) CancelOnDisconnect(s *Session) bool {
+	if s.CancelOnDisconnect != nil {
+		return *s.CancelOnDisconnect
+	}
+	if c.SessionDefaults.CancelOnDisconnect != nil {
+		return *c.SessionDefaults.CancelOnDisconnect
+	}
+	return false
+}
+
+// Throttles returns the session's effective limits (0 means unlimited).
+func (c *Config) Throttles(s *Session) (ordersPerSecond, cancelsPerSecond, messagesPerSecondLogout int) {
+	pick := func(own, def int) int {
+		if own != 0 {
+			return own
+		}
+		return def
+	}
+	return pick(s.OrdersPerSecondReject, c.SessionDefaults.OrdersPerSecondReject),
+		pick(s.CancelsPerSecondReject, c.SessionDefaults.CancelsPerSecondReject),
+		pick(s.MessagesPerSecondLogout, c.SessionDefaults.MessagesPerSecondLogout)
+}
+
+// QuickFIXSettings returns the session's QuickFIX settings: defaults overlaid by its own.
+func (c *Config) QuickFIXSettings(s *Session) map[string]string {
+	out := make(map[string]string, len(c.SessionDefaults.QuickFIX)+len(s.QuickFIX))
+	for k, v := range c.SessionDefaults.QuickFIX {
+		out[k] = v
+	}
+	for k, v := range s.QuickFIX {
+		out[k] = v
+	}
+	return out
+}
+
+// VenueCompID returns the venue's CompID on this session.
+func (c *Config) VenueCompID(s *Session) string {
+	if s.SenderCompID != "" {
+		return s.SenderCompID
+	}
+	return c.Venue.SenderCompID
+}

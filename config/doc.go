@@ -1,0 +1,17 @@
+// Package config reads the venue's one configuration file (TOML).
+//
+// Load parses a file, fills every unset value from the embedded defaults
+// (default.toml, which is also what `fixvenue serve` runs with when no file is
+// given), expands session ranges ("CLIENT%d" over [1, 32]) and validates every
+// value. Any error names the key that caused it, for example
+// `instrument[1].tick_size: decimal: tick size must be positive`, and unknown keys
+// are errors too, so a typo never silently falls back to a default.
+//
+// Per-session QuickFIX settings (HeartBtInt, ResetOnLogon, TimeStampPrecision,
+// validation switches, …) are passed through untouched to QuickFIX/Go; the keys
+// that the venue itself owns (SenderCompID, TargetCompID, BeginString,
+// SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
+// there is only one place to set each of them.
+//
+// Limits: at most SessionsMax sessions and InstrumentsMax instruments.
+package config
