@@ -1,0 +1,522 @@
+package fixstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+)
+
+// Defaults for Options.
+const (
+	DefaultMessagesMax  = 1 << 16
+	DefaultFileBytesMax = 256 << 20
+	recordHeaderBytes   = 25
+	recordPayloadMax    = 1 << 24
+)
+
+const (
+	kindMessage byte = 1
+	kindSeqNums byte = 2
+	kindReset   byte = 3
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Options configure a Factory.
+type Options struct {
+	Dir          string
+	MessagesMax  int   // sent messages kept for resend per session
+	FileBytesMax int64 // compaction threshold per session file
+	Logger       *slog.Logger
+}
+
+// Factory creates one Store per session, all in one directory, and tracks them
+// so that a Syncer can fsync the ones written since its last pass.
+type Factory struct {
+	opts   Options
+	mu     sync.Mutex
+	stores map[string]*Store
+}
+
+// NewFactory creates the directory if needed.
+func NewFactory(opts Options) (*Factory, error) {
+	if opts.MessagesMax <= 0 {
+		opts.MessagesMax = DefaultMessagesMax
+	}
+	if opts.FileBytesMax <= 0 {
+		opts.FileBytesMax = DefaultFileBytesMax
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Factory{opts: opts, stores: map[string]*Store{}}, nil
+}
+
+// Create implements quickfix.MessageStoreFactory.
+func (f *Factory) Create(id quickfix.SessionID) (quickfix.MessageStore, error) {
+	name := fileName(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.stores[name]; ok && !s.closed() {
+		return s, nil
+	}
+	s, err := openStore(filepath.Join(f.opts.Dir, name), f.opts)
+	if err != nil {
+		return nil, fmt.Errorf("fixstore %s: %w", name, err)
+	}
+	f.stores[name] = s
+	return s, nil
+}
+
+// Lookup returns the open store of a session, if any (for tests and admin hooks).
+func (f *Factory) Lookup(id quickfix.SessionID) (*Store, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.stores[fileName(id)]
+	return s, ok
+}
+
+// SyncDirty fdatasyncs every store written since the previous call and returns
+// how many files it synced. It is the group commit of the store.
+func (f *Factory) SyncDirty() (int, error) {
+	f.mu.Lock()
+	list := make([]*Store, 0, len(f.stores))
+	for _, s := range f.stores {
+		list = append(list, s)
+	}
+	f.mu.Unlock()
+	n := 0
+	var errs []error
+	for _, s := range list {
+		synced, err := s.syncIfDirty()
+		if synced {
+			n++
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// RunSyncer calls SyncDirty every interval until stop is closed, then once more.
+func (f *Factory) RunSyncer(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			if _, err := f.SyncDirty(); err != nil {
+				f.opts.Logger.Error("fix store sync failed", "err", err)
+			}
+			return
+		case <-t.C:
+			if _, err := f.SyncDirty(); err != nil {
+				f.opts.Logger.Error("fix store sync failed", "err", err)
+			}
+		}
+	}
+}
+
+func fileName(id quickfix.SessionID) string {
+	s := id.BeginString + "-" + id.SenderCompID + "-" + id.TargetCompID
+	if id.Qualifier != "" {
+		s += "-" + id.Qualifier
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s) + ".fixstore"
+}
+
+type entry struct {
+	seq    int
+	offset int64
+	length int32
+}
+
+// Store is one session's message store. It is safe for concurrent use.
+type Store struct {
+	mu           sync.Mutex
+	path         string
+	opts         Options
+	f            *os.File
+	size         int64
+	dirty        bool
+	nextSender   int
+	nextTarget   int
+	creationTime time.Time
+	window       []entry // ring of the last MessagesMax sent messages
+	windowHead   int     // index of the oldest entry
+	windowLen    int
+	scratch      []byte
+}
+
+func openStore(path string, opts Options) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, opts: opts, f: f, nextSender: 1, nextTarget: 1,
+		window: make([]entry, opts.MessagesMax), scratch: make([]byte, 0, 4096)}
+	if err := s.load(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if s.size == 0 {
+		s.creationTime = time.Now().UTC()
+		if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
+			return nil, err
+		}
+		if err := s.appendSeqNums(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// load scans the file, rebuilds the state and cuts a torn tail.
+func (s *Store) load() error {
+	data, err := io.ReadAll(s.f)
+	if err != nil {
+		return err
+	}
+	off := int64(0)
+	for {
+		if int64(len(data))-off < recordHeaderBytes {
+			break
+		}
+		n := binary.LittleEndian.Uint32(data[off:])
+		sum := binary.LittleEndian.Uint32(data[off+4:])
+		if n < recordHeaderBytes-8 || n > recordPayloadMax || off+8+int64(n) > int64(len(data)) {
+			break
+		}
+		body := data[off+8 : off+8+int64(n)]
+		if crc32.Checksum(body, castagnoli) != sum {
+			break
+		}
+		a := binary.LittleEndian.Uint64(body[1:])
+		b := binary.LittleEndian.Uint64(body[9:])
+		switch body[0] {
+		case kindMessage:
+			s.remember(int(a), off+recordHeaderBytes, int32(n-(recordHeaderBytes-8)))
+		case kindSeqNums:
+			s.nextSender, s.nextTarget = int(a), int(b)
+		case kindReset:
+			s.creationTime = time.Unix(0, int64(a)).UTC()
+			s.nextSender, s.nextTarget = 1, 1
+			s.windowHead, s.windowLen = 0, 0
+		default:
+			return fmt.Errorf("record kind %d at offset %d", body[0], off)
+		}
+		off += 8 + int64(n)
+	}
+	if off < int64(len(data)) {
+		s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", int64(len(data))-off)
+		if err := s.f.Truncate(off); err != nil {
+			return err
+		}
+	}
+	s.size = off
+	if _, err := s.f.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Store) remember(seq int, offset int64, length int32) {
+	// A message re-sent with the same sequence number (after a reset) replaces older ones
+	// only by being newer in the window; lookups search from the newest.
+	idx := (s.windowHead + s.windowLen) % len(s.window)
+	if s.windowLen == len(s.window) {
+		s.windowHead = (s.windowHead + 1) % len(s.window)
+	} else {
+		s.windowLen++
+	}
+	s.window[idx] = entry{seq: seq, offset: offset, length: length}
+}
+
+func (s *Store) appendRecord(kind byte, a, b uint64, payload []byte) error {
+	if len(payload) > recordPayloadMax-32 {
+		return fmt.Errorf("fixstore: message of %d bytes is too large", len(payload))
+	}
+	need := recordHeaderBytes + len(payload)
+	if cap(s.scratch) < need {
+		s.scratch = make([]byte, 0, need*2)
+	}
+	buf := s.scratch[:need]
+	binary.LittleEndian.PutUint32(buf[0:], uint32(need-8))
+	buf[8] = kind
+	binary.LittleEndian.PutUint64(buf[9:], a)
+	binary.LittleEndian.PutUint64(buf[17:], b)
+	copy(buf[25:], payload)
+	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(buf[8:], castagnoli))
+	if _, err := s.f.Write(buf); err != nil {
+		return err
+	}
+	s.size += int64(need)
+	s.dirty = true
+	return nil
+}
+
+func (s *Store) appendSeqNums() error {
+	return s.appendRecord(kindSeqNums, uint64(s.nextSender), uint64(s.nextTarget), nil)
+}
+
+func (s *Store) syncIfDirty() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty || s.f == nil {
+		return false, nil
+	}
+	s.dirty = false
+	if err := syscall.Fdatasync(int(s.f.Fd())); err != nil {
+		return true, fmt.Errorf("fdatasync %s: %w", s.path, err)
+	}
+	return true, nil
+}
+
+// NextSenderMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) NextSenderMsgSeqNum() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextSender
+}
+
+// NextTargetMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) NextTargetMsgSeqNum() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextTarget
+}
+
+// IncrNextSenderMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) IncrNextSenderMsgSeqNum() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextSender++
+	return s.appendSeqNums()
+}
+
+// IncrNextTargetMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) IncrNextTargetMsgSeqNum() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextTarget++
+	return s.appendSeqNums()
+}
+
+// SetNextSenderMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) SetNextSenderMsgSeqNum(next int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextSender = next
+	return s.appendSeqNums()
+}
+
+// SetNextTargetMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) SetNextTargetMsgSeqNum(next int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextTarget = next
+	return s.appendSeqNums()
+}
+
+// CreationTime implements quickfix.MessageStore.
+func (s *Store) CreationTime() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.creationTime
+}
+
+// SetCreationTime implements quickfix.MessageStore (QuickFIX/Go uses it in tests only).
+func (s *Store) SetCreationTime(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.creationTime = t
+}
+
+// SaveMessage implements quickfix.MessageStore.
+func (s *Store) SaveMessage(seqNum int, msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saveLocked(seqNum, msg)
+}
+
+func (s *Store) saveLocked(seqNum int, msg []byte) error {
+	off := s.size
+	if err := s.appendRecord(kindMessage, uint64(seqNum), 0, msg); err != nil {
+		return err
+	}
+	s.remember(seqNum, off+recordHeaderBytes, int32(len(msg)))
+	return nil
+}
+
+// SaveMessageAndIncrNextSenderMsgSeqNum implements quickfix.MessageStore.
+func (s *Store) SaveMessageAndIncrNextSenderMsgSeqNum(seqNum int, msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.saveLocked(seqNum, msg); err != nil {
+		return err
+	}
+	s.nextSender++
+	if err := s.appendSeqNums(); err != nil {
+		return err
+	}
+	if s.size > s.opts.FileBytesMax {
+		return s.compactLocked()
+	}
+	return nil
+}
+
+// GetMessages implements quickfix.MessageStore.
+func (s *Store) GetMessages(begin, end int) ([][]byte, error) {
+	var out [][]byte
+	err := s.IterateMessages(begin, end, func(m []byte) error {
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+// IterateMessages implements quickfix.MessageStore: the stored messages with
+// sequence numbers in [begin, end], in order. Numbers it no longer holds are skipped.
+func (s *Store) IterateMessages(begin, end int, cb func([]byte) error) error {
+	s.mu.Lock()
+	picked := make([]entry, 0, 16)
+	for i := 0; i < s.windowLen; i++ {
+		e := s.window[(s.windowHead+i)%len(s.window)]
+		if e.seq >= begin && e.seq <= end {
+			// A later entry with the same number (after a reset) wins.
+			if n := len(picked); n > 0 && picked[n-1].seq >= e.seq {
+				for n > 0 && picked[n-1].seq >= e.seq {
+					n--
+				}
+				picked = picked[:n]
+			}
+			picked = append(picked, e)
+		}
+	}
+	f := s.f
+	s.mu.Unlock()
+	for _, e := range picked {
+		buf := make([]byte, e.length)
+		if _, err := f.ReadAt(buf, e.offset); err != nil {
+			return fmt.Errorf("fixstore: read message %d: %w", e.seq, err)
+		}
+		if err := cb(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Refresh implements quickfix.MessageStore: the in-memory state is authoritative.
+func (s *Store) Refresh() error { return nil }
+
+// Reset implements quickfix.MessageStore: sequence numbers back to 1, messages dropped.
+func (s *Store) Reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.size = 0
+	s.nextSender, s.nextTarget = 1, 1
+	s.windowHead, s.windowLen = 0, 0
+	s.creationTime = time.Now().UTC()
+	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
+		return err
+	}
+	return s.appendSeqNums()
+}
+
+// compactLocked rewrites the file with the current sequence numbers and the
+// indexed window of messages, then renames it over the old file.
+func (s *Store) compactLocked() error {
+	tmp := s.path + ".compact"
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	old, oldSize := s.f, s.size
+	entries := make([]entry, 0, s.windowLen)
+	for i := 0; i < s.windowLen; i++ {
+		entries = append(entries, s.window[(s.windowHead+i)%len(s.window)])
+	}
+	s.f, s.size = nf, 0
+	s.windowHead, s.windowLen = 0, 0
+	fail := func(err error) error {
+		nf.Close()
+		os.Remove(tmp)
+		s.f, s.size = old, oldSize
+		return fmt.Errorf("fixstore compact: %w", err)
+	}
+	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
+		return fail(err)
+	}
+	for _, e := range entries {
+		buf := make([]byte, e.length)
+		if _, err := old.ReadAt(buf, e.offset); err != nil {
+			return fail(err)
+		}
+		if err := s.saveLocked(e.seq, buf); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.appendSeqNums(); err != nil {
+		return fail(err)
+	}
+	if err := nf.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, s.path); err != nil {
+		return fail(err)
+	}
+	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	old.Close()
+	return nil
+}
+
+func (s *Store) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f == nil
+}
+
+// Close implements quickfix.MessageStore. The file is synced before it is closed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	return err
+}
