@@ -1,0 +1,229 @@
+package gen
+
+import (
+	"fmt"
+)
+
+func (b *builder) messages(nodes []*node) error {
+	ids, names := map[uint64]string{}, map[string]bool{}
+	for _, n := range nodes {
+		name, _ := n.attr("name")
+		where := fmt.Sprintf("<message name=%q>", name)
+		if err := n.checkAttrs(where, with("name", "id", "blockLength")...); err != nil {
+			return err
+		}
+		if err := checkName(where, name); err != nil {
+			return err
+		}
+		if names[name] {
+			return fmt.Errorf("%s: duplicate message name %q", where, name)
+		}
+		names[name] = true
+		id, err := uintAttr(n, where, "id", 0xFFFF, true)
+		if err != nil {
+			return err
+		}
+		if other, dup := ids[id]; dup {
+			return fmt.Errorf("%s: duplicate message id %d (also used by %q)", where, id, other)
+		}
+		ids[id] = name
+		m := &Message{Name: name, GoName: GoName(name), ID: uint16(id), Description: attrOr(n, "description")}
+		if err := b.message(n, m, where); err != nil {
+			return err
+		}
+		b.s.Messages = append(b.s.Messages, m)
+	}
+	return nil
+}
+
+// message reads the fields, then the groups, of one message. SBE puts every
+// fixed field before the first group; a field after a group is refused.
+func (b *builder) message(n *node, m *Message, where string) error {
+	sc := newScope(where)
+	var fieldNodes []*node
+	for i := range n.Children {
+		c := &n.Children[i]
+		switch c.name() {
+		case "field":
+			if len(m.Groups) > 0 {
+				return fmt.Errorf("%s <field name=%q>: fields must come before the first group", where, attrOr(c, "name"))
+			}
+			fieldNodes = append(fieldNodes, c)
+		case "group":
+			if len(m.Groups) == 0 {
+				fields, block, err := b.block(fieldNodes, n, where, sc)
+				if err != nil {
+					return err
+				}
+				m.Fields, m.BlockLength = fields, block
+			}
+			g, err := b.group(c, m, where, sc)
+			if err != nil {
+				return err
+			}
+			m.Groups = append(m.Groups, g)
+			b.s.HasGroups = true
+		case "data":
+			return fmt.Errorf("%s <data name=%q>: variable-length data is not supported", where, attrOr(c, "name"))
+		default:
+			return fmt.Errorf("%s: unsupported element <%s>", where, c.name())
+		}
+	}
+	if len(m.Groups) == 0 {
+		fields, block, err := b.block(fieldNodes, n, where, sc)
+		if err != nil {
+			return err
+		}
+		m.Fields, m.BlockLength = fields, block
+	}
+	return nil
+}
+
+func (b *builder) group(n *node, m *Message, msgWhere string, outer *scope) (*Group, error) {
+	name, _ := n.attr("name")
+	where := fmt.Sprintf("%s <group name=%q>", msgWhere, name)
+	if err := n.checkAttrs(where, with("name", "id", "dimensionType", "blockLength")...); err != nil {
+		return nil, err
+	}
+	if err := checkName(where, name); err != nil {
+		return nil, err
+	}
+	id, err := uintAttr(n, where, "id", 0xFFFF, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := outer.add(name, int(id)); err != nil {
+		return nil, err
+	}
+	dim := "groupSizeEncoding"
+	if d, ok := n.attr("dimensionType"); ok {
+		dim = d
+	}
+	if err := b.checkLayout(dim, "group dimension", []string{"blockLength", "numInGroup"}); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	g := &Group{Name: name, GoName: GoName(name), TypeName: m.GoName + GoName(name), ID: int(id),
+		Description: attrOr(n, "description")}
+	var fieldNodes []*node
+	for i := range n.Children {
+		c := &n.Children[i]
+		switch c.name() {
+		case "field":
+			fieldNodes = append(fieldNodes, c)
+		case "group":
+			return nil, fmt.Errorf("%s <group name=%q>: nested groups are not supported", where, attrOr(c, "name"))
+		case "data":
+			return nil, fmt.Errorf("%s <data name=%q>: variable-length data is not supported", where, attrOr(c, "name"))
+		default:
+			return nil, fmt.Errorf("%s: unsupported element <%s>", where, c.name())
+		}
+	}
+	if len(fieldNodes) == 0 {
+		return nil, fmt.Errorf("%s: group has no fields", where)
+	}
+	g.Fields, g.BlockLength, err = b.block(fieldNodes, n, where, newScope(where))
+	return g, err
+}
+
+// block lays out fields in order: a field without an offset starts where the
+// previous one ends; an explicit offset is honoured when it does not overlap
+// the previous field. owner's blockLength attribute, when present, must hold
+// every field and may add padding.
+func (b *builder) block(nodes []*node, owner *node, where string, sc *scope) ([]*Field, int, error) {
+	var fields []*Field
+	end := 0
+	for _, n := range nodes {
+		f, err := b.field(n, where, sc)
+		if err != nil {
+			return nil, 0, err
+		}
+		fw := fmt.Sprintf("%s <field name=%q>", where, f.Name)
+		off, err := uintAttr(n, fw, "offset", 0xFFFF, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, explicit := n.attr("offset"); explicit {
+			if int(off) < end {
+				prev := fields[len(fields)-1]
+				return nil, 0, fmt.Errorf("%s: offset %d overlaps field %q (bytes %d to %d)",
+					fw, off, prev.Name, prev.Offset, prev.Offset+prev.Type.Size-1)
+			}
+			end = int(off)
+		}
+		f.Offset = end
+		end += f.Type.Size
+		fields = append(fields, f)
+	}
+	block := end
+	if _, ok := owner.attr("blockLength"); ok {
+		bl, err := uintAttr(owner, where, "blockLength", 0xFFFF, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		if int(bl) < end {
+			last := fields[len(fields)-1]
+			return nil, 0, fmt.Errorf("%s <field name=%q>: ends at offset %d, past blockLength %d",
+				where, last.Name, end, bl)
+		}
+		block = int(bl)
+	}
+	if block > 0xFFFF {
+		return nil, 0, fmt.Errorf("%s: block of %d bytes does not fit the uint16 blockLength", where, block)
+	}
+	return fields, block, nil
+}
+
+func (b *builder) field(n *node, where string, sc *scope) (*Field, error) {
+	name, _ := n.attr("name")
+	fw := fmt.Sprintf("%s <field name=%q>", where, name)
+	if err := n.checkAttrs(fw, with("name", "id", "type", "offset", "presence", "epoch", "timeUnit")...); err != nil {
+		return nil, err
+	}
+	if err := checkName(fw, name); err != nil {
+		return nil, err
+	}
+	id, err := uintAttr(n, fw, "id", 0xFFFF, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.add(name, int(id)); err != nil {
+		return nil, err
+	}
+	if p, ok := n.attr("presence"); ok && p != "required" {
+		return nil, fmt.Errorf("%s: presence=%q on a field is not supported; declare a constant <type> instead", fw, p)
+	}
+	typeName, _ := n.attr("type")
+	t := b.types[typeName]
+	if t == nil {
+		if p := primitives[typeName]; p != nil {
+			t = &Type{Kind: KindPrimitive, Name: p.Name, Prim: p, Size: p.Size}
+		}
+	}
+	if t == nil {
+		return nil, fmt.Errorf("%s: unknown type %q", fw, typeName)
+	}
+	return &Field{Name: name, GoName: GoName(name), ID: int(id), Type: t, Description: attrOr(n, "description")}, nil
+}
+
+// scope holds the names and ids already used by a message's fields and groups
+// (or a group's fields), to refuse duplicates.
+type scope struct {
+	where string
+	names map[string]bool
+	ids   map[int]string
+}
+
+func newScope(where string) *scope {
+	return &scope{where: where, names: map[string]bool{}, ids: map[int]string{}}
+}
+
+func (s *scope) add(name string, id int) error {
+	if s.names[name] {
+		return fmt.Errorf("%s: duplicate field name %q", s.where, name)
+	}
+	if other, dup := s.ids[id]; dup {
+		return fmt.Errorf("%s: field %q reuses id %d of field %q", s.where, name, id, other)
+	}
+	s.names[name], s.ids[id] = true, name
+	return nil
+}

@@ -1,0 +1,208 @@
+package gen
+
+import "fmt"
+
+func (w *writer) message(m *Message) {
+	n := m.GoName
+	w.f("")
+	w.f("// The constants of message %q.", m.Name)
+	w.f("const (")
+	w.f("%sTemplateID uint16 = %d", n, m.ID)
+	w.f("%sBlockLength int = %d", n, m.BlockLength)
+	if len(m.Groups) == 0 {
+		w.f("// %sEncodedLength is the header plus the block.", n)
+		w.f("%sEncodedLength int = MessageHeaderSize + %sBlockLength", n, n)
+	} else {
+		w.f("// %sEncodedLength is the header plus the block plus the dimension of", n)
+		w.f("// each group: the length of the message with every group empty.")
+		w.f("%sEncodedLength int = MessageHeaderSize + %sBlockLength + %d*GroupHeaderSize", n, n, len(m.Groups))
+	}
+	w.f(")")
+	w.f("")
+	w.f("// %s is a flyweight over message %q (template %d).", n, m.Name, m.ID)
+	w.commentIf(m.Description)
+	w.f("// The zero value is unwrapped: getters return zero values and setters write nothing.")
+	w.f("type %s struct {", n)
+	w.f("buf []byte")
+	w.f("off int")
+	w.f("}")
+	w.wrapEncode(m)
+	w.wrapDecode(m)
+	w.encodedLength(m)
+	for _, f := range m.Fields {
+		w.accessors("m *"+n, "m", "m.off+MessageHeaderSize", f)
+	}
+	for k, g := range m.Groups {
+		w.group(m, k, g)
+	}
+}
+
+func (w *writer) wrapEncode(m *Message) {
+	n := m.GoName
+	w.f("")
+	w.f("// WrapEncode points m at off in buf, writes the message header there and")
+	if len(m.Groups) > 0 {
+		w.f("// zeroes the block, and writes every group as empty. It fails with")
+	} else {
+		w.f("// zeroes the block. It fails with")
+	}
+	w.f("// sbe.ErrShortBuffer when buf is shorter than off+%sEncodedLength,", n)
+	w.f("// leaving m unwrapped and buf untouched.")
+	w.f("func (m *%s) WrapEncode(buf []byte, off int) error {", n)
+	w.f("b := fieldBytes(buf, off, %sEncodedLength)", n)
+	w.f("if b == nil {")
+	w.f("m.buf, m.off = nil, 0")
+	w.f("return sbe.ErrShortBuffer")
+	w.f("}")
+	w.f("encodeHeader(b, %sTemplateID, %sBlockLength)", n, n)
+	for k, g := range m.Groups {
+		w.f("putEmptyGroup(b, MessageHeaderSize+%sBlockLength+%d*GroupHeaderSize, %sBlockLength)", n, k, g.TypeName)
+	}
+	w.f("m.buf, m.off = buf, off")
+	w.f("return nil")
+	w.f("}")
+}
+
+func (w *writer) wrapDecode(m *Message) {
+	n := m.GoName
+	w.f("")
+	w.f("// WrapDecode points m at the message whose header is at off in buf, after")
+	w.f("// checking the schema id, the template id, that the block is at least")
+	if len(m.Groups) > 0 {
+		w.f("// %sBlockLength bytes, and that buf holds it and every group (each", n)
+		w.f("// entry at least as long as ours). On error m is left unwrapped.")
+	} else {
+		w.f("// %sBlockLength bytes and that buf holds it. On error m is left unwrapped.", n)
+	}
+	w.f("func (m *%s) WrapDecode(buf []byte, off int) error {", n)
+	w.f("m.buf, m.off = nil, 0")
+	if len(m.Groups) == 0 {
+		w.f("if _, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength); err != nil {", n, n)
+		w.f("return err")
+		w.f("}")
+	} else {
+		w.f("acting, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength)", n, n)
+		w.f("if err != nil {")
+		w.f("return err")
+		w.f("}")
+		w.f("p := off + MessageHeaderSize + acting")
+		for _, g := range m.Groups {
+			w.f("if p, err = checkGroup(buf, p, %sBlockLength); err != nil {", g.TypeName)
+			w.f("return err")
+			w.f("}")
+		}
+	}
+	w.f("m.buf, m.off = buf, off")
+	w.f("return nil")
+	w.f("}")
+}
+
+func (w *writer) encodedLength(m *Message) {
+	n := m.GoName
+	w.f("")
+	if len(m.Groups) == 0 {
+		w.f("// EncodedLength is the header plus the acting block length (which may")
+		w.f("// exceed ours for a newer sender), or 0 when m is not wrapped.")
+		w.f("func (m *%s) EncodedLength() int {", n)
+		w.f("h := fieldBytes(m.buf, m.off, MessageHeaderSize)")
+		w.f("if h == nil {")
+		w.f("return 0")
+		w.f("}")
+		w.f("return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))")
+		w.f("}")
+		return
+	}
+	w.f("// EncodedLength is the header, the acting block and every group as")
+	w.f("// currently written, or 0 when m is not wrapped.")
+	w.f("func (m *%s) EncodedLength() int {", n)
+	w.f("p := groupOffset(m.buf, m.off, %d)", len(m.Groups))
+	w.f("if p < 0 {")
+	w.f("return 0")
+	w.f("}")
+	w.f("return p - m.off")
+	w.f("}")
+}
+
+func (w *writer) group(m *Message, k int, g *Group) {
+	t := g.TypeName
+	later := len(m.Groups) - k - 1
+	w.f("")
+	w.f("// %sBlockLength is the length of one entry of group %q of %s.", t, g.Name, m.GoName)
+	w.f("const %sBlockLength = %d", t, g.BlockLength)
+	w.f("")
+	w.f("// %s is a view of the repeating group %q (id %d) of %s: a count of", t, g.Name, g.ID, m.GoName)
+	w.f("// entries of at least %sBlockLength bytes each. The zero value is empty.", t)
+	w.commentIf(g.Description)
+	w.f("type %s struct {", t)
+	w.f("buf []byte")
+	w.f("off int // offset of the first entry")
+	w.f("blockLength int // acting entry length")
+	w.f("count int")
+	w.f("}")
+	w.f("")
+	w.f("// Count is the number of entries.")
+	w.f("func (g %s) Count() int { return g.count }", t)
+	w.f("")
+	w.f("// Entry returns entry i (0-based). An index outside [0, Count()) gives an")
+	w.f("// unwrapped entry whose getters return zero values and setters write nothing.")
+	w.f("func (g %s) Entry(i int) %sEntry {", t, t)
+	w.f("if i < 0 || i >= g.count {")
+	w.f("return %sEntry{}", t)
+	w.f("}")
+	w.f("return %sEntry{buf: g.buf, off: g.off + i*g.blockLength}", t)
+	w.f("}")
+	w.f("")
+	w.f("// EncodedLength is the dimension plus every entry.")
+	w.f("func (g %s) EncodedLength() int { return GroupHeaderSize + g.count*g.blockLength }", t)
+	w.f("")
+	w.f("// %s returns the group %q as found in the buffer. After a successful", g.GoName, g.Name)
+	w.f("// WrapDecode or %sCount it is always in range; otherwise it is empty.", g.GoName)
+	w.f("func (m *%s) %s() %s {", m.GoName, g.GoName, t)
+	w.f("p := groupOffset(m.buf, m.off, %d)", k)
+	w.f("if p < 0 {")
+	w.f("return %s{}", t)
+	w.f("}")
+	w.f("if _, err := checkGroup(m.buf, p, %sBlockLength); err != nil {", t)
+	w.f("return %s{}", t)
+	w.f("}")
+	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize,", t)
+	w.f("blockLength: int(binary.LittleEndian.Uint16(m.buf[p:])),")
+	w.f("count: int(binary.LittleEndian.Uint16(m.buf[p+2:]))}")
+	w.f("}")
+	w.f("")
+	w.f("// %sCount sizes group %q to n zeroed entries of %sBlockLength bytes", g.GoName, g.Name, t)
+	w.f("// and returns it for filling.")
+	if later > 0 {
+		w.f("// Groups are written in schema order: every later group is reset to empty.")
+	}
+	w.f("// It fails with sbe.ErrGroupCount when n is outside [0, sbe.GroupCountMax]")
+	w.f("// and with sbe.ErrShortBuffer when the buffer cannot hold the entries; in")
+	w.f("// both cases nothing is written.")
+	w.f("func (m *%s) %sCount(n int) (%s, error) {", m.GoName, g.GoName, t)
+	w.f("if n < 0 || n > sbe.GroupCountMax {")
+	w.f("return %s{}, sbe.ErrGroupCount", t)
+	w.f("}")
+	w.f("p := groupOffset(m.buf, m.off, %d)", k)
+	w.f("size := GroupHeaderSize + n*%sBlockLength", t)
+	w.f("if p < 0 || fieldBytes(m.buf, p, size+%d*GroupHeaderSize) == nil {", later)
+	w.f("return %s{}, sbe.ErrShortBuffer", t)
+	w.f("}")
+	w.f("binary.LittleEndian.PutUint16(m.buf[p:], %sBlockLength)", t)
+	w.f("binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))")
+	w.f("clear(m.buf[p+GroupHeaderSize : p+size])")
+	for j := k + 1; j < len(m.Groups); j++ {
+		w.f("putEmptyGroup(m.buf, p+size+%d*GroupHeaderSize, %sBlockLength)", j-k-1, m.Groups[j].TypeName)
+	}
+	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize, blockLength: %sBlockLength, count: n}, nil", t, t)
+	w.f("}")
+	w.f("")
+	w.f("// %sEntry is a flyweight over one entry of group %q of %s.", t, g.Name, m.GoName)
+	w.f("// Its accessors have value receivers so that g.Entry(i).SetX(v) works.")
+	w.f("type %sEntry struct {", t)
+	w.f("buf []byte")
+	w.f("off int")
+	w.f("}")
+	for _, f := range g.Fields {
+		w.accessors(fmt.Sprintf("e %sEntry", t), "e", "e.off", f)
+	}
+}
