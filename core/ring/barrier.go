@@ -1,0 +1,164 @@
+package ring
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Barrier is how one consumer waits for the ring: it tracks the ring's
+// publication and, optionally, other consumers' sequences the consumer must
+// not overtake. A Barrier belongs to one consumer goroutine: WaitFor must not
+// be called from two goroutines at once. Alert may be called from anywhere.
+type Barrier struct {
+	ring    *Ring
+	deps    []*Sequence
+	wake    chan struct{} // one-slot token channel: a parked WaitFor receives here
+	timer   *time.Timer   // park timeout, created once and reused so parking does not allocate
+	_       cacheLinePad
+	parked  atomic.Bool
+	alerted atomic.Bool
+	_       cacheLinePad
+}
+
+// NewBarrier returns a barrier for a consumer that may read a sequence only
+// once it is published and every sequence in deps has reached it. Create
+// barriers at start-up: each is registered with the ring for wake-ups for the
+// ring's life.
+func (r *Ring) NewBarrier(deps ...*Sequence) *Barrier {
+	b := &Barrier{
+		ring:  r,
+		deps:  append([]*Sequence(nil), deps...),
+		wake:  make(chan struct{}, 1),
+		timer: time.NewTimer(time.Hour),
+	}
+	b.timer.Stop()
+	r.setupMu.Lock()
+	defer r.setupMu.Unlock()
+	old := *r.barriers.Load()
+	next := make([]*Barrier, 0, len(old)+1)
+	next = append(append(next, old...), b)
+	r.barriers.Store(&next)
+	return b
+}
+
+// WaitFor blocks, using the ring's wait strategy, until sequence seq is
+// published and every dependency has reached seq, and then returns the highest
+// sequence avail ≥ seq such that everything from seq to avail is readable, so
+// the consumer can handle a batch. It returns ErrAlerted after Alert, and
+// ErrClosed after Close once nothing at or after seq can still be published
+// (everything published before Close is still returned first). On error
+// avail is seq-1.
+func (b *Barrier) WaitFor(seq int64) (avail int64, err error) {
+	r := b.ring
+	// The caller has most likely just stored its own sequence: wake the
+	// consumers parked on it. One atomic load when nobody is parked.
+	if r.dependentSleepers.Load() != 0 {
+		r.wakeParked(true)
+	}
+	if !b.alerted.Load() {
+		if avail = b.available(seq); avail >= seq {
+			return avail, nil
+		}
+	}
+	return b.waitSlow(seq)
+}
+
+// waitSlow is WaitFor's loop once the fast check has failed.
+func (b *Barrier) waitSlow(seq int64) (int64, error) {
+	r := b.ring
+	for tries := 0; ; tries++ {
+		if b.alerted.Load() {
+			return seq - 1, ErrAlerted
+		}
+		if avail := b.available(seq); avail >= seq {
+			return avail, nil
+		}
+		if r.closed.Load() && b.exhausted(seq) {
+			return seq - 1, ErrClosed
+		}
+		if r.wait.consumerStep(tries) {
+			b.park(seq)
+		}
+	}
+}
+
+// available returns the highest sequence readable from seq on, or a value
+// below seq when seq itself is not readable yet.
+func (b *Barrier) available(seq int64) int64 {
+	r := b.ring
+	high := r.highWater.Load()
+	if high < seq {
+		return high
+	}
+	for _, d := range b.deps {
+		if v := d.Load(); v < high {
+			high = v
+		}
+	}
+	if high < seq || r.mode == SingleProducer {
+		return high
+	}
+	// Multi-producer: high is only claimed; walk the availability markers
+	// and stop before the first sequence not yet published.
+	for s := seq; s <= high; s++ {
+		if r.available[s&r.slotsMask].Load() != s {
+			return s - 1
+		}
+	}
+	return high
+}
+
+// exhausted reports, on a closed ring, that seq was never claimed, so it will
+// never be published. A claimed sequence is still awaited: its producer was
+// already past the closed check and will publish it.
+func (b *Barrier) exhausted(seq int64) bool {
+	return b.ring.highWater.Load() < seq
+}
+
+// park sleeps until a producer, Alert, Close or the park timeout wakes it.
+// It announces itself before re-checking, so a producer that publishes after
+// the re-check sees the announcement and sends a token.
+func (b *Barrier) park(seq int64) {
+	r := b.ring
+	hasDeps := len(b.deps) != 0
+	b.parked.Store(true)
+	r.sleepers.Add(1)
+	if hasDeps {
+		r.dependentSleepers.Add(1)
+	}
+	if b.available(seq) < seq && !b.alerted.Load() && !r.closed.Load() {
+		b.timer.Reset(r.parkTimeout)
+		select {
+		case <-b.wake:
+		case <-b.timer.C:
+		}
+		b.timer.Stop()
+	}
+	if hasDeps {
+		r.dependentSleepers.Add(-1)
+	}
+	r.sleepers.Add(-1)
+	b.parked.Store(false)
+}
+
+// signal leaves a wake-up token unless one is already waiting.
+func (b *Barrier) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Alert makes the current and every later WaitFor return ErrAlerted, waking
+// the consumer if it is parked. Used to stop one consumer without closing the
+// ring.
+func (b *Barrier) Alert() {
+	b.alerted.Store(true)
+	b.signal()
+}
+
+// ClearAlert lets WaitFor wait again after Alert.
+func (b *Barrier) ClearAlert() { b.alerted.Store(false) }
+
+// Alerted reports whether Alert was called and not cleared.
+func (b *Barrier) Alerted() bool { return b.alerted.Load() }

@@ -1,0 +1,76 @@
+// Package ring connects the venue's goroutines with bounded rings of
+// fixed-size byte slots, so that a command or an event is encoded once, in
+// place, by a flyweight codec, and is read in place by every consumer: no
+// copy, no allocation, no channel.
+//
+// # Shape
+//
+// A Ring is one []byte of Slots*SlotSize bytes allocated by New, never grown
+// and never holding a pointer, so the garbage collector does not scan it.
+// Slots is a power of two so that sequence s maps to slot s&(Slots-1).
+// Sequences are int64s starting at 0; at ten million a second they last for
+// tens of thousands of years, so wrap-around of the counter is not handled.
+//
+// # Producing
+//
+// A producer calls Claim, encodes into the returned slot, and calls Publish.
+// In MultiProducer mode (the command ring: one producer per FIX session) a
+// claim is a compare-and-swap on a shared cursor and a publication marks the
+// slot with its sequence in an availability array, so consumers only see the
+// contiguous published prefix even when producers finish out of order. In
+// SingleProducer mode (the event ring: the matcher) a claim is plain
+// arithmetic and a publication is one atomic store.
+//
+// # Gating and back-pressure
+//
+// Consumers register their Sequence with AddGatingSequences; a producer never
+// receives a slot that the slowest gating sequence has not passed. When the
+// ring is full a producer waits with the wait strategy for at most
+// Config.ClaimTimeout and then gets ErrBusy; nothing is claimed, so no hole is
+// left in the sequence (this is why multi-producer claims use CAS rather than
+// an atomic add: an added sequence cannot be given back). BusyCount counts
+// these refusals; the gateway turns one into a "system busy" reject. The
+// minimum gating sequence is cached so that claims only scan the gates when
+// the ring looks full.
+//
+// # Consuming
+//
+// A consumer owns a Barrier (Ring.NewBarrier) and a Sequence. It calls
+// WaitFor(next), reads every slot from next to the returned sequence with
+// Slot, and stores the last one in its Sequence, which releases those slots to
+// the producers. A barrier built with dependency sequences never passes them,
+// which orders consumers: a consumer that depends on another sees each slot
+// only after the other is done with it. Alert stops one consumer; Close stops
+// producers and lets consumers drain what was published, then WaitFor returns
+// ErrClosed.
+//
+// # Wait strategies and the two-core machine
+//
+// BusySpin re-checks in a loop: the lowest latency (tens of nanoseconds per
+// hand-off) but every waiting goroutine keeps a core at 100% even when the
+// venue is idle. On a two-core machine a spinning matcher plus a spinning
+// consumer own both cores, and the gateway's session goroutines, the journal
+// and the garbage collector must preempt them to run, which costs far more
+// latency than spinning saves. SpinYield spins briefly then calls
+// runtime.Gosched; it lets other goroutines run but still shows as a busy core
+// and still burns power. SpinPark, the default, spins for well under a
+// microsecond, yields a few times, then parks the consumer on a channel. A
+// producer wakes a parked consumer only when one is parked: after each publish
+// it reads one atomic counter, so publishing costs nothing extra while
+// consumers keep up. The consumer announces itself before its final re-check,
+// so a wake-up cannot be lost; a 1 ms park timeout is a safety net. Waking a
+// parked goroutine costs a few microseconds, which is the price of giving the
+// cores back to the gateway; use BusySpin only on a machine with cores to
+// spare and pin the venue to them. Producers waiting for space use the same
+// tiers, but under SpinPark they sleep for short intervals (consumers do not
+// wake producers), because a full ring is already an overload.
+//
+// # Limits
+//
+// A claimed sequence must always be published: consumers stop at the first
+// unpublished sequence, so a producer that dies between Claim and Publish
+// stalls the ring (and then every producer gets ErrBusy). Gating sequences and
+// barriers are meant to be set up at start-up; a barrier stays registered for
+// the ring's life. A Barrier serves one consumer goroutine. The ring has no
+// gating until AddGatingSequences is called.
+package ring

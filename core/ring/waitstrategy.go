@@ -1,0 +1,131 @@
+package ring
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// WaitStrategy says how a goroutine waits when it cannot proceed: a consumer
+// whose next sequence is not yet published, or a producer whose next slot has
+// not yet been released by the slowest gating consumer. The zero value is
+// SpinPark, the default, because it is the only one that gives the cores back
+// when the venue is idle.
+type WaitStrategy uint8
+
+const (
+	// SpinPark spins briefly, then yields the processor a few times, then
+	// parks: a consumer sleeps on its own channel until a producer wakes it
+	// (producers look at one atomic counter after each publish and only do
+	// work when somebody sleeps) or until a short timeout passes; a producer
+	// waiting for space sleeps for short intervals.
+	SpinPark WaitStrategy = iota
+	// SpinYield spins briefly, then calls runtime.Gosched in a loop. It never
+	// sleeps, so an idle waiter keeps a core busy, but it lets other
+	// goroutines on the same core run.
+	SpinYield
+	// BusySpin re-checks in a tight loop forever. Lowest hand-off latency,
+	// but each waiter burns a whole core even when there is nothing to do.
+	BusySpin
+
+	waitStrategyCount // number of strategies; keep last
+)
+
+const (
+	// spinTriesMax is how many times a waiter re-checks before it starts
+	// yielding (SpinYield, SpinPark). A re-check is a few atomic loads, so
+	// this is well under a microsecond: long enough to catch a producer that
+	// is in the middle of publishing, short enough not to steal a core.
+	spinTriesMax = 128
+	// yieldTriesMax is how many runtime.Gosched calls SpinPark makes after
+	// spinning and before parking.
+	yieldTriesMax = 32
+	// parkTimeoutDefault bounds one park of a consumer. Wake-ups are designed
+	// not to get lost; the timeout is a safety net, and it also covers a
+	// dependency sequence stored by a goroutine that never calls into this
+	// ring afterwards (see Ring.Wake).
+	parkTimeoutDefault = time.Millisecond
+	// spaceSleepNs is how long a producer that waits for space sleeps between
+	// checks under SpinPark. Consumers do not wake producers, so this is the
+	// extra latency a producer may see once a full ring drains.
+	spaceSleepNs = 50 * time.Microsecond
+	// deadlineCheckEvery is how many busy-spin tries pass between two reads of
+	// the clock while a producer waits for space under BusySpin.
+	deadlineCheckEvery = 64
+)
+
+// waitStrategyNames maps each strategy to its configuration name.
+var waitStrategyNames = [waitStrategyCount]string{
+	SpinPark:  "park",
+	SpinYield: "yield",
+	BusySpin:  "spin",
+}
+
+// NewWaitStrategy returns the strategy named in configuration: "spin"
+// (BusySpin), "yield" (SpinYield), or "park" (SpinPark; "block" is accepted
+// as another name for it). Any other name is an error, never a silent default.
+func NewWaitStrategy(name string) (WaitStrategy, error) {
+	switch name {
+	case "spin":
+		return BusySpin, nil
+	case "yield":
+		return SpinYield, nil
+	case "park", "block":
+		return SpinPark, nil
+	}
+	return SpinPark, fmt.Errorf("ring: unknown wait strategy %q (want spin, yield or park)", name)
+}
+
+// String returns the configuration name of the strategy.
+func (w WaitStrategy) String() string {
+	if w < waitStrategyCount {
+		return waitStrategyNames[w]
+	}
+	return fmt.Sprintf("WaitStrategy(%d)", uint8(w))
+}
+
+// Valid reports whether w is one of the defined strategies.
+func (w WaitStrategy) Valid() bool { return w < waitStrategyCount }
+
+// consumerStep is one wait step of a consumer that has already failed tries
+// times. It returns true when the caller should park now.
+func (w WaitStrategy) consumerStep(tries int) (park bool) {
+	switch w {
+	case BusySpin:
+		return false
+	case SpinYield:
+		if tries >= spinTriesMax {
+			runtime.Gosched()
+		}
+		return false
+	default: // SpinPark
+		switch {
+		case tries < spinTriesMax:
+			return false
+		case tries < spinTriesMax+yieldTriesMax:
+			runtime.Gosched()
+			return false
+		}
+		return true
+	}
+}
+
+// producerStep is one wait step of a producer waiting for space that has
+// already failed tries times.
+func (w WaitStrategy) producerStep(tries int) {
+	switch w {
+	case BusySpin:
+	case SpinYield:
+		if tries >= spinTriesMax {
+			runtime.Gosched()
+		}
+	default: // SpinPark
+		switch {
+		case tries < spinTriesMax:
+		case tries < spinTriesMax+yieldTriesMax:
+			runtime.Gosched()
+		default:
+			time.Sleep(spaceSleepNs)
+		}
+	}
+}
