@@ -1,7 +1,5 @@
 package gen
 
-import "fmt"
-
 func (w *writer) message(m *Message) {
 	n := m.GoName
 	w.f("")
@@ -124,14 +122,14 @@ func (w *writer) encodedLength(m *Message) {
 }
 
 func (w *writer) group(m *Message, k int, g *Group) {
-	t := g.TypeName
+	t, entry, bl := g.TypeName+"Group", g.TypeName+"Entry", g.TypeName+"BlockLength"
 	later := len(m.Groups) - k - 1
 	w.f("")
-	w.f("// %sBlockLength is the length of one entry of group %q of %s.", t, g.Name, m.GoName)
-	w.f("const %sBlockLength = %d", t, g.BlockLength)
+	w.f("// %s is the length of one entry of group %q of %s.", bl, g.Name, m.GoName)
+	w.f("const %s = %d", bl, g.BlockLength)
 	w.f("")
 	w.f("// %s is a view of the repeating group %q (id %d) of %s: a count of", t, g.Name, g.ID, m.GoName)
-	w.f("// entries of at least %sBlockLength bytes each. The zero value is empty.", t)
+	w.f("// entries of at least %s bytes each. The zero value is empty.", bl)
 	w.commentIf(g.Description)
 	w.f("type %s struct {", t)
 	w.f("buf []byte")
@@ -145,11 +143,11 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("")
 	w.f("// Entry returns entry i (0-based). An index outside [0, Count()) gives an")
 	w.f("// unwrapped entry whose getters return zero values and setters write nothing.")
-	w.f("func (g %s) Entry(i int) %sEntry {", t, t)
+	w.f("func (g %s) Entry(i int) %s {", t, entry)
 	w.f("if i < 0 || i >= g.count {")
-	w.f("return %sEntry{}", t)
+	w.f("return %s{}", entry)
 	w.f("}")
-	w.f("return %sEntry{buf: g.buf, off: g.off + i*g.blockLength}", t)
+	w.f("return %s{buf: g.buf, off: g.off + i*g.blockLength}", entry)
 	w.f("}")
 	w.f("")
 	w.f("// EncodedLength is the dimension plus every entry.")
@@ -162,7 +160,7 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("if p < 0 {")
 	w.f("return %s{}", t)
 	w.f("}")
-	w.f("if _, err := checkGroup(m.buf, p, %sBlockLength); err != nil {", t)
+	w.f("if _, err := checkGroup(m.buf, p, %s); err != nil {", bl)
 	w.f("return %s{}", t)
 	w.f("}")
 	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize,", t)
@@ -170,7 +168,7 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("count: int(binary.LittleEndian.Uint16(m.buf[p+2:]))}")
 	w.f("}")
 	w.f("")
-	w.f("// %sCount sizes group %q to n zeroed entries of %sBlockLength bytes", g.GoName, g.Name, t)
+	w.f("// %sCount sizes group %q to n zeroed entries of %s bytes", g.GoName, g.Name, bl)
 	w.f("// and returns it for filling.")
 	if later > 0 {
 		w.f("// Groups are written in schema order: every later group is reset to empty.")
@@ -183,26 +181,26 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("return %s{}, sbe.ErrGroupCount", t)
 	w.f("}")
 	w.f("p := groupOffset(m.buf, m.off, %d)", k)
-	w.f("size := GroupHeaderSize + n*%sBlockLength", t)
+	w.f("size := GroupHeaderSize + n*%s", bl)
 	w.f("if p < 0 || fieldBytes(m.buf, p, size+%d*GroupHeaderSize) == nil {", later)
 	w.f("return %s{}, sbe.ErrShortBuffer", t)
 	w.f("}")
-	w.f("binary.LittleEndian.PutUint16(m.buf[p:], %sBlockLength)", t)
+	w.f("binary.LittleEndian.PutUint16(m.buf[p:], %s)", bl)
 	w.f("binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))")
 	w.f("clear(m.buf[p+GroupHeaderSize : p+size])")
 	for j := k + 1; j < len(m.Groups); j++ {
 		w.f("putEmptyGroup(m.buf, p+size+%d*GroupHeaderSize, %sBlockLength)", j-k-1, m.Groups[j].TypeName)
 	}
-	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize, blockLength: %sBlockLength, count: n}, nil", t, t)
+	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize, blockLength: %s, count: n}, nil", t, bl)
 	w.f("}")
 	w.f("")
-	w.f("// %sEntry is a flyweight over one entry of group %q of %s.", t, g.Name, m.GoName)
+	w.f("// %s is a flyweight over one entry of group %q of %s.", entry, g.Name, m.GoName)
 	w.f("// Its accessors have value receivers so that g.Entry(i).SetX(v) works.")
-	w.f("type %sEntry struct {", t)
+	w.f("type %s struct {", entry)
 	w.f("buf []byte")
 	w.f("off int")
 	w.f("}")
 	for _, f := range g.Fields {
-		w.accessors(fmt.Sprintf("e %sEntry", t), "e", "e.off", f)
+		w.accessors("e "+entry, "e", "e.off", f)
 	}
 }

@@ -69,7 +69,7 @@ type Field struct {
 // standard dimension (blockLength uint16, numInGroup uint16).
 type Group struct {
 	Name, GoName string
-	TypeName     string // Go type of the group view: message name + group name
+	TypeName     string // prefix of the group's Go names: message name + group name
 	ID           int
 	BlockLength  int
 	Fields       []*Field

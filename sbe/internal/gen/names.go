@@ -39,7 +39,7 @@ func checkGoNames(s *Schema) error {
 		what := fmt.Sprintf("message %q", m.Name)
 		names := []string{m.GoName, m.GoName + "TemplateID", m.GoName + "BlockLength", m.GoName + "EncodedLength"}
 		for _, g := range m.Groups {
-			names = append(names, g.TypeName, g.TypeName+"Entry", g.TypeName+"BlockLength")
+			names = append(names, g.TypeName+"Group", g.TypeName+"Entry", g.TypeName+"BlockLength")
 		}
 		for _, n := range names {
 			if err := add(n, what); err != nil {
