@@ -1664,99 +1664,99 @@ func (m *PriceLevelUpdate) SetAction(v UpdateAction) {
 	}
 }
 
-// LevelNum reads field "levelNum" (id 4) at offset 6 (uint16).
-//
-// 1 = best; for New and Change after the update, for Delete before it
-func (m *PriceLevelUpdate) LevelNum() uint16 {
+// Reserved reads field "reserved" (id 4) at offset 6 (uint16).
+func (m *PriceLevelUpdate) Reserved() uint16 {
 	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
 		return binary.LittleEndian.Uint16(b)
 	}
 	return 0
 }
 
-// SetLevelNum writes field "levelNum" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetLevelNum(v uint16) {
+// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
+func (m *PriceLevelUpdate) SetReserved(v uint16) {
 	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
 		binary.LittleEndian.PutUint16(b, uint16(v))
 	}
 }
 
-// RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
+// LevelNum reads field "levelNum" (id 5) at offset 8 (uint32).
+//
+// 1 = best; for New and Change after the update, for Delete before it
+func (m *PriceLevelUpdate) LevelNum() uint32 {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+// SetLevelNum writes field "levelNum" (id 5); it does nothing on a flyweight that is not wrapped.
+func (m *PriceLevelUpdate) SetLevelNum(v uint32) {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	}
+}
+
+// OrderCount reads field "orderCount" (id 6) at offset 12 (uint32).
+//
+// orders resting at the price; 0 for Delete
+func (m *PriceLevelUpdate) OrderCount() uint32 {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+// SetOrderCount writes field "orderCount" (id 6); it does nothing on a flyweight that is not wrapped.
+func (m *PriceLevelUpdate) SetOrderCount(v uint32) {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	}
+}
+
+// RptSeq reads field "rptSeq" (id 7) at offset 16 (uint64).
 func (m *PriceLevelUpdate) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
 		return binary.LittleEndian.Uint64(b)
 	}
 	return 0
 }
 
-// SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
+// SetRptSeq writes field "rptSeq" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
 		binary.LittleEndian.PutUint64(b, uint64(v))
 	}
 }
 
-// PriceTicks reads field "priceTicks" (id 6) at offset 16 (int64).
+// PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
 func (m *PriceLevelUpdate) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
 		return int64(binary.LittleEndian.Uint64(b))
 	}
 	return 0
 }
 
-// SetPriceTicks writes field "priceTicks" (id 6); it does nothing on a flyweight that is not wrapped.
+// SetPriceTicks writes field "priceTicks" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
 		binary.LittleEndian.PutUint64(b, uint64(v))
 	}
 }
 
-// Qty reads field "qty" (id 7) at offset 24 (int64).
+// Qty reads field "qty" (id 9) at offset 32 (int64).
 //
 // total resting quantity at the price; 0 for Delete
 func (m *PriceLevelUpdate) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
 		return int64(binary.LittleEndian.Uint64(b))
 	}
 	return 0
 }
 
-// SetQty writes field "qty" (id 7); it does nothing on a flyweight that is not wrapped.
+// SetQty writes field "qty" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
+	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
 		binary.LittleEndian.PutUint64(b, uint64(v))
-	}
-}
-
-// OrderCount reads field "orderCount" (id 8) at offset 32 (uint32).
-//
-// orders resting at the price; 0 for Delete
-func (m *PriceLevelUpdate) OrderCount() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-// SetOrderCount writes field "orderCount" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetOrderCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
-	}
-}
-
-// Reserved reads field "reserved" (id 9) at offset 36 (uint32).
-func (m *PriceLevelUpdate) Reserved() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-// SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetReserved(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
 	}
 }
 
