@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+)
+
+// DisconnectCommandWait bounds how long a logout waits for a command slot for
+// its SessionDisconnected command.
+const DisconnectCommandWait = 5 * time.Second
+
+// Application returns the QuickFIX/Go application of the venue.
+func (g *Gateway) Application() quickfix.Application { return (*application)(g) }
+
+type application Gateway
+
+func (a *application) g() *Gateway { return (*Gateway)(a) }
+
+// OnCreate implements quickfix.Application.
+func (a *application) OnCreate(quickfix.SessionID) {}
+
+// OnLogon implements quickfix.Application.
+func (a *application) OnLogon(id quickfix.SessionID) {
+	g := a.g()
+	s, ok := g.bySession[id]
+	if !ok {
+		return
+	}
+	s.out.overflow.Store(false)
+	if !s.loggedOn.Swap(true) {
+		g.metrics.loggedOn.Inc()
+	}
+	s.out.loggedOn.Store(true)
+	g.log.Info("session logged on", "session", id.String())
+}
+
+// OnLogout implements quickfix.Application: the venue journals a
+// SessionDisconnected command, which applies cancel-on-disconnect.
+func (a *application) OnLogout(id quickfix.SessionID) {
+	g := a.g()
+	s, ok := g.bySession[id]
+	if !ok {
+		return
+	}
+	s.out.loggedOn.Store(false)
+	if !s.loggedOn.Swap(false) {
+		return // never logged on: nothing to cancel
+	}
+	g.metrics.loggedOn.Dec()
+	g.log.Info("session logged out", "session", id.String(), "cancel_on_disconnect", s.cfg.CancelOnDisconnect)
+	if err := g.Disconnected(s.idx, DisconnectCommandWait); err != nil {
+		g.log.Error("could not journal the disconnect", "session", id.String(), "err", err)
+	}
+}
+
+// ToAdmin implements quickfix.Application.
+func (a *application) ToAdmin(*quickfix.Message, quickfix.SessionID) {}
+
+// ToApp implements quickfix.Application.
+func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }
+
+// FromAdmin implements quickfix.Application. Credentials are checked by the FIX
+// edge before QuickFIX/Go sees a Logon, so that a refused logon moves no
+// sequence number.
+func (a *application) FromAdmin(*quickfix.Message, quickfix.SessionID) quickfix.MessageRejectError {
+	return nil
+}
+
+// FromApp implements quickfix.Application: one FIX message in, at most one command out.
+func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
+	g := a.g()
+	s, ok := g.bySession[id]
+	if !ok {
+		return quickfix.UnsupportedMessageType()
+	}
+	now := g.cfg.Now()
+	if !s.throttleMessage(now) {
+		g.throttleLogout(s)
+		return nil
+	}
+	msgType, err := m.MsgType()
+	if err != nil {
+		return err
+	}
+	switch msgType {
+	case "D":
+		g.onNewOrderSingle(s, m, now)
+	case "F":
+		g.onCancel(s, m, now)
+	case "G":
+		g.onReplace(s, m, now)
+	case "H":
+		g.onStatus(s, m, now)
+	case "q":
+		g.onMassCancel(s, m, now)
+	case "x":
+		g.onSecurityListRequest(s, m)
+	default:
+		if h := g.extraHandler(msgType); h != nil {
+			return h(s.idx, m)
+		}
+		return quickfix.UnsupportedMessageType()
+	}
+	return nil
+}
+
+// throttleLogout logs a session out that exceeded its message rate; its
+// disconnect then applies cancel-on-disconnect.
+func (g *Gateway) throttleLogout(s *session) {
+	if !s.loggedOn.Load() {
+		return
+	}
+	g.metrics.throttled.Inc()
+	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
+	m := quickfix.NewMessage()
+	m.Header.SetString(35, "5")
+	m.Body.SetString(tagText, "message rate limit exceeded")
+	_ = quickfix.SendToTarget(m, s.cfg.ID)
+	if p := s.out.pacer; p != nil {
+		go func() {
+			time.Sleep(200 * time.Millisecond) // let the Logout reach the client first
+			p.Disconnect(s.cfg.ID.TargetCompID)
+		}()
+	}
+}

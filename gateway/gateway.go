@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/core/ring"
+)
+
+// Instrument is what the gateway knows of an instrument: how to name it and
+// how to turn FIX prices into ticks.
+type Instrument struct {
+	ID     uint32
+	Symbol string
+	Tick   decimal.Tick
+	// Lot, MinQty and MaxQty are published in SecurityList answers; the matcher enforces them.
+	LotSize, MinQty, MaxQty int64
+}
+
+// SessionConfig describes one FIX session the venue accepts.
+type SessionConfig struct {
+	ID                      quickfix.SessionID // SenderCompID is the venue's, TargetCompID the client's
+	CancelOnDisconnect      bool
+	OrdersPerSecondReject   int
+	CancelsPerSecondReject  int
+	MessagesPerSecondLogout int
+}
+
+// Config configures a Gateway.
+type Config struct {
+	Instruments []Instrument
+	Sessions    []SessionConfig // a session's index in this slice is its sessionIdx in commands
+	// OutboundQueueMax bounds the messages waiting for one session's connection;
+	// past it the session is disconnected (its client is not reading).
+	OutboundQueueMax int
+	// WriteWait bounds how long the sender waits for the connection to report a
+	// written message before sending the next one anyway.
+	WriteWait time.Duration
+	Logger    *slog.Logger
+	Metrics   *Metrics
+	// Now returns the current time in Unix nanoseconds (tests may fix it).
+	Now func() int64
+}
+
+// Gateway turns FIX messages into commands and events into FIX messages.
+type Gateway struct {
+	cfg       Config
+	log       *slog.Logger
+	commands  *ring.Ring
+	bySymbol  map[string]*Instrument
+	byID      map[uint32]*Instrument
+	sessions  []*session
+	bySession map[quickfix.SessionID]*session
+	metrics   *Metrics
+	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
+	failed    atomic.Pointer[error]
+	extra     map[string]ExtraHandler
+}
+
+// session is the gateway's state for one FIX session.
+type session struct {
+	idx      uint16
+	cfg      SessionConfig
+	mu       sync.Mutex // guards the throttles; QuickFIX/Go calls FromApp from one goroutine per session, but admin paths may race
+	orders   slidingWindow
+	cancels  slidingWindow
+	messages slidingWindow
+	loggedOn atomic.Bool
+	out      *sender
+}
+
+// ErrHalted is returned once the venue has failed-stop (journal or matcher failure).
+var ErrHalted = errors.New("venue halted")
+
+// New builds a gateway that publishes commands into the given ring.
+func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
+	if len(cfg.Sessions) == 0 || len(cfg.Sessions) > 0xFFFE {
+		return nil, fmt.Errorf("gateway: %d sessions, want 1..65534", len(cfg.Sessions))
+	}
+	if cfg.OutboundQueueMax <= 0 {
+		cfg.OutboundQueueMax = 4096
+	}
+	if cfg.WriteWait <= 0 {
+		cfg.WriteWait = 100 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() int64 { return time.Now().UnixNano() }
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	g := &Gateway{
+		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
+		bySymbol: map[string]*Instrument{}, byID: map[uint32]*Instrument{},
+		bySession: map[quickfix.SessionID]*session{},
+	}
+	for i := range cfg.Instruments {
+		in := &cfg.Instruments[i]
+		g.bySymbol[in.Symbol] = in
+		g.byID[in.ID] = in
+	}
+	for i, sc := range cfg.Sessions {
+		s := &session{idx: uint16(i), cfg: sc}
+		s.orders.limit = sc.OrdersPerSecondReject
+		s.cancels.limit = sc.CancelsPerSecondReject
+		s.messages.limit = sc.MessagesPerSecondLogout
+		s.out = newSender(sc.ID, cfg.OutboundQueueMax, cfg.WriteWait, g)
+		g.sessions = append(g.sessions, s)
+		g.bySession[sc.ID] = s
+	}
+	return g, nil
+}
+
+// Halt makes the gateway refuse every new order from now on with the reason given.
+func (g *Gateway) Halt(err error) {
+	if err == nil {
+		err = ErrHalted
+	}
+	g.failed.CompareAndSwap(nil, &err)
+}
+
+func (g *Gateway) halted() error {
+	if p := g.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// SessionIndex returns the command session index of a FIX session.
+func (g *Gateway) SessionIndex(id quickfix.SessionID) (uint16, bool) {
+	s, ok := g.bySession[id]
+	if !ok {
+		return 0, false
+	}
+	return s.idx, true
+}
+
+// Start starts the per-session senders.
+func (g *Gateway) Start() {
+	for _, s := range g.sessions {
+		go s.out.run()
+	}
+}
+
+// Stop stops the per-session senders.
+func (g *Gateway) Stop() {
+	for _, s := range g.sessions {
+		s.out.stop()
+	}
+}
+
+// SetPacer installs what tells senders that a message reached the connection.
+func (g *Gateway) SetPacer(p Pacer) {
+	for _, s := range g.sessions {
+		s.out.pacer = p
+	}
+}
+
+// ExtraHandler handles an application message type the gateway itself does not
+// (market data requests, for instance). It returns a reject to send, or nil.
+type ExtraHandler func(sessionIdx uint16, m *quickfix.Message) quickfix.MessageRejectError
+
+// Handle registers a handler for one more message type; call before Start.
+func (g *Gateway) Handle(msgType string, h ExtraHandler) {
+	if g.extra == nil {
+		g.extra = map[string]ExtraHandler{}
+	}
+	g.extra[msgType] = h
+}
+
+func (g *Gateway) extraHandler(msgType string) ExtraHandler { return g.extra[msgType] }
+
+// Send queues a message for a session through its paced sender.
+func (g *Gateway) Send(sessionIdx uint16, m *quickfix.Message) {
+	if s := g.sessionOf(sessionIdx); s != nil {
+		s.out.enqueue(m)
+	}
+}

@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the gateway's Prometheus instruments (names prefixed fixvenue_).
+type Metrics struct {
+	orders, cancels, replaces prometheus.Counter
+	busy, throttled           prometheus.Counter
+	execReports               prometheus.Counter
+	trades                    prometheus.Counter
+	rejects                   *prometheus.CounterVec
+	roundTrip                 prometheus.Histogram
+	loggedOn                  prometheus.Gauge
+	outboundDropped           prometheus.Counter
+	durableWaitNs             prometheus.Histogram
+}
+
+// NewMetrics creates the instruments and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		orders:   prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_orders_total", Help: "NewOrderSingle messages turned into commands."}),
+		cancels:  prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_cancels_total", Help: "OrderCancelRequest messages turned into commands."}),
+		replaces: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_replaces_total", Help: "OrderCancelReplaceRequest messages turned into commands."}),
+		busy:     prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_command_ring_busy_total", Help: "Requests refused because the command ring stayed full past the claim timeout."}),
+		throttled: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_throttled_total",
+			Help: "Requests refused by a session throttle."}),
+		execReports: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_total", Help: "ExecutionReports handed to sessions."}),
+		trades:      prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_trades_total", Help: "Trades (counted once per trade)."}),
+		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_rejects_total",
+			Help: "Rejected orders and cancels by reason."}, []string{"reason"}),
+		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_order_round_trip_seconds",
+			Help:    "From a FIX message's arrival to its answer being handed to the session.",
+			Buckets: prometheus.ExponentialBuckets(10e-6, 2, 18)}),
+		loggedOn: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_sessions_logged_on", Help: "FIX sessions logged on."}),
+		outboundDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_outbound_overflow_disconnects_total",
+			Help: "Sessions disconnected because their outbound queue overflowed (client not reading)."}),
+		durableWaitNs: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_durable_wait_seconds",
+			Help:    "How long outbound waited for an event's command to become durable.",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 20)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
+			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs)
+	}
+	return m
+}

@@ -1,0 +1,50 @@
+package gateway
+
+// throttleBuckets is the number of sub-windows a one-second sliding window is
+// split into; the count over the window is exact to one bucket (100 ms).
+const throttleBuckets = 10
+
+// slidingWindow counts events over the last second in throttleBuckets buckets.
+// It is used by one session goroutine at a time (under the session's lock).
+type slidingWindow struct {
+	limit     int
+	buckets   [throttleBuckets]int
+	bucketNow int64 // index of the current bucket (time / bucket width)
+	total     int
+}
+
+const bucketWidthNs = int64(1e9 / throttleBuckets)
+
+// allow records one event at time nowNs and reports whether the count over the
+// last second, including it, stays within the limit. A limit of 0 means no limit.
+// An event over the limit is not counted, so a client that is throttled is not
+// punished further for the orders it was refused.
+func (w *slidingWindow) allow(nowNs int64) bool {
+	if w.limit <= 0 {
+		return true
+	}
+	w.advance(nowNs)
+	if w.total+1 > w.limit {
+		return false
+	}
+	w.buckets[w.bucketNow%throttleBuckets]++
+	w.total++
+	return true
+}
+
+func (w *slidingWindow) advance(nowNs int64) {
+	b := nowNs / bucketWidthNs
+	if b <= w.bucketNow {
+		return
+	}
+	steps := b - w.bucketNow
+	if steps > throttleBuckets {
+		steps = throttleBuckets
+	}
+	for i := int64(1); i <= steps; i++ {
+		idx := (w.bucketNow + i) % throttleBuckets
+		w.total -= w.buckets[idx]
+		w.buckets[idx] = 0
+	}
+	w.bucketNow = b
+}
