@@ -1,0 +1,117 @@
+// Package journal makes commands durable before anyone hears of them, and
+// gives them back, byte for byte and in order, after a crash.
+//
+// The journal stores each command exactly as the matcher consumes it (the
+// SBE message bytes) in a CRC32C frame, in preallocated segment files of a
+// fixed size. A Writer appends frames into a bounded memory buffer; Flush
+// writes the buffer with one pwrite and makes it durable with one
+// fdatasync, then advances the durable sequence. Writer.Run drives that
+// loop from the command ring (group commit: whatever was published while
+// the previous fdatasync ran becomes the next batch, so latency stays near
+// one fsync while throughput grows with load).
+//
+// # Segment files
+//
+// A journal is a directory of segments named journal-<first seq, 20 digits>.seg.
+// Every segment is created at its full size (SegmentBytes, default 64 MiB)
+// by fallocate, or by writing zeros where fallocate is not supported, so
+// that a full disk shows up when a segment is created rather than in the
+// middle of a batch, and so that every byte after the data reads as zero.
+// A segment is created as a .tmp file, given its header, fsynced, renamed
+// into place, and the directory is fsynced: a segment with its final name
+// always has a valid header and its full size. All integers are
+// little-endian.
+//
+//	segment header (64 bytes, at offset 0)
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 0  magic "FVJOURNL" (8 ASCII bytes)                                   |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 8  version u16  | 10 hdr len u16  | 12 reserved u32, zero             |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 16 first seq u64: the seq of the first record in this segment         |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 24 segment size u64: the file's size in bytes                         |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 32 .. 59 reserved, zero                                               |
+//	+                                   +--------+--------+--------+--------+
+//	|                                   | 60 crc32c u32 of bytes 0..59      |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//
+// version is 1 and hdr len is 64. Records follow the header back to back,
+// without padding, from offset 64:
+//
+//	record frame (16 + length bytes)
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 0  length u32 (payload bytes)     | 4  crc32c u32 of bytes 8..16+len  |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 8  seq u64                                                            |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 16 payload: one SBE command message (header + block), length bytes    |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//
+// The CRC is CRC32C (Castagnoli) over seq and payload. length is 1..65536
+// (PayloadBytesLimit). A length of zero marks the end of the data: the
+// segment is preallocated with zeros, so the first unwritten frame reads as
+// length 0. A segment also ends when fewer than 16 bytes are left. A reader
+// starts at offset 64 with expected seq = first seq and, for each frame,
+// checks length, fit, CRC, and seq == expected, then expected++. The next
+// segment's first seq must equal the expected seq where the previous one
+// ended, and every byte after a segment's end-of-data must be zero.
+//
+// A segment is rolled (a new one started) when the next frame would not
+// fit. The old segment is fdatasynced before the new one is created, under
+// either policy, so a sealed segment (any segment but the last) is always
+// complete on disk.
+//
+// # Recovery and the torn tail
+//
+// Open reads every segment and checks every frame. Damage in a sealed
+// segment, a record whose CRC is good but whose seq breaks the sequence, or
+// a bad record in the last segment that is followed by any valid record
+// further on, is corruption: Open returns a *CorruptionError naming the
+// segment file and byte offset and opens nothing. A bad frame at the end of
+// the last segment with nothing valid after it (a partial frame, a CRC
+// mismatch, garbage or non-zero bytes after the end-of-data marker) is a
+// torn tail: the writes of a batch that was never acknowledged, because the
+// fdatasync that would have acknowledged it had not returned. Open zeroes
+// those bytes, fsyncs, logs (log/slog) the segment, offset and byte count
+// it cut, and appends after the last good record.
+//
+// A limit of this rule: a power cut may persist the pages of an unsynced
+// batch out of order, leaving a hole followed by complete records of the
+// same (unacknowledged) batch. Recovery reads that as a bad record followed
+// by valid ones and refuses to start, naming the offset, rather than
+// guessing; an operator can inspect it with `fixvenue journal dump`.
+//
+// # Durability and gating
+//
+// The durable sequence (Writer.Durable, Writer.DurableSequence, a padded
+// ring.Sequence) is the seq of the last record whose fdatasync returned.
+// It is stored only after the sync returns, and never again after a
+// failure. Nothing derived from a command (an ExecutionReport, a cancel
+// reject, market data) may leave the process before Durable() >= the
+// command's seq; every event carries causeSeq for that comparison.
+//
+// Policy "batch" (the default) is the only policy that survives a power
+// cut. Policy "none" skips the per-batch fdatasync and advances the durable
+// sequence when the write reaches the page cache; it is for benchmarks
+// only, and every report that uses it says so.
+//
+// A failed write or sync (EIO, ENOSPC, ...) is fail-stop: the writer keeps
+// the error, returns it from every later call, counts it, logs it, and
+// never advances the durable sequence again. It does not retry: after a
+// failed fsync Linux may already have discarded the dirty pages, so a later
+// successful fsync would vouch for data that is gone. The files are left
+// as they are; whatever partial frame the failure left is after the last
+// complete record, so recovery cuts it as a torn tail.
+//
+// # Limits
+//
+// Append, Flush, Close and Run belong to one goroutine; Durable, Err and
+// Stats are safe from any goroutine. The write buffer is bounded
+// (BufferBytes); a batch larger than the buffer is written out early and
+// still synced once. A record's payload is at most PayloadBytesMax. Segment
+// creation (fallocate plus two fsyncs) happens inline when the current
+// segment is full, so one batch in every SegmentBytes pays for it.
+// Segments are never deleted by this package.
+package journal

@@ -1,0 +1,259 @@
+package journal
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+)
+
+// progressStepBytes is how much of the journal a Reader scans between two
+// progress callbacks.
+const progressStepBytes = 4 << 20
+
+// Record is one journal record as a Reader returns it.
+type Record struct {
+	Seq     uint64
+	Payload []byte // valid until the next call to Next; copy it to keep it
+	Segment string // base name of the segment file
+	Offset  int64  // byte offset of the frame in that file
+}
+
+// Progress reports how far a scan has come, for progress bars.
+type Progress struct {
+	BytesDone  int64 // segment bytes examined so far
+	BytesTotal int64 // segment bytes the scan will examine in all
+	Records    int64 // records returned so far
+}
+
+// TailDamage describes a torn tail found at the end of the last segment:
+// bytes after the last complete record that are not the zeros of
+// preallocation and not a valid record.
+type TailDamage struct {
+	Segment string // path of the segment file
+	Offset  int64  // where the last good record ends: the journal is cut here
+	Bytes   int64  // how many bytes from Offset held damage (non-zero or a broken frame)
+	Reason  string
+}
+
+// ReaderOptions configures a Reader.
+type ReaderOptions struct {
+	// FromSeq is the first record returned. Records before it in the same
+	// segment are still checked; earlier segments are not opened.
+	FromSeq uint64
+	// Progress, when set, is called every few megabytes and at the end.
+	Progress func(Progress)
+	// Logger receives the torn-tail warning; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Reader returns the records of a journal directory in sequence order,
+// checking every frame CRC, the sequence continuity inside and across
+// segments, and the zeros after the end of data. It never modifies the
+// files: a torn tail ends the scan (reported by Tail) and Open is what
+// truncates it. A Reader is used by one goroutine.
+type Reader struct {
+	segs    []segmentFile
+	idx     int
+	cur     *segmentScan
+	buf     []byte
+	opts    ReaderOptions
+	logger  *slog.Logger
+	nextSeq uint64 // expected first seq of the next segment
+	dataEnd int64  // where the data of the last finished segment ended
+	lastSeq int64
+	records int64
+	tail    *TailDamage
+	err     error // sticky: io.EOF or the first error
+	// progress accounting
+	bytesTotal  int64
+	bytesBefore int64 // sizes of the segments already finished
+	reportedAt  int64
+}
+
+// NewReader opens a reader over dir. A directory with no segments reads as
+// empty.
+func NewReader(dir string, opts ReaderOptions) (*Reader, error) {
+	segs, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Skip segments that lie wholly before FromSeq: the last segment that
+	// starts at or before it holds it.
+	first := 0
+	for i, s := range segs {
+		if s.firstSeq <= opts.FromSeq {
+			first = i
+		}
+	}
+	segs = segs[first:]
+	r := &Reader{segs: segs, opts: opts, logger: opts.Logger, lastSeq: -1, buf: make([]byte, readBufferBytes)}
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
+	for _, s := range segs {
+		if sz, err := fileSize(s.path); err == nil {
+			r.bytesTotal += sz
+		}
+	}
+	return r, nil
+}
+
+// LastSeq is the seq of the last good record seen so far (-1 before any).
+func (r *Reader) LastSeq() int64 { return r.lastSeq }
+
+// NextSeq is the seq the record after the last good one would carry. Once
+// Next returned io.EOF it is where a writer continues.
+func (r *Reader) NextSeq() uint64 {
+	if r.cur != nil {
+		return r.cur.nextSeq
+	}
+	return r.nextSeq
+}
+
+// Tail returns the torn tail found at the end of the last segment, or nil.
+// It is meaningful after Next returned io.EOF.
+func (r *Reader) Tail() *TailDamage { return r.tail }
+
+// Segments is the number of segment files the reader covers.
+func (r *Reader) Segments() int { return len(r.segs) }
+
+// Next returns the next record, io.EOF after the last good one, or an error
+// (a *CorruptionError for damage that is not a torn tail).
+func (r *Reader) Next() (Record, error) {
+	for r.err == nil {
+		if r.cur == nil {
+			if r.idx == len(r.segs) {
+				r.finish(io.EOF)
+				break
+			}
+			if err := r.open(); err != nil {
+				r.finish(err)
+				break
+			}
+		}
+		st, err := r.cur.next()
+		if err != nil {
+			r.finish(err)
+			break
+		}
+		if st == frameOK {
+			r.lastSeq = int64(r.cur.seq)
+			r.maybeReport()
+			if r.cur.seq < r.opts.FromSeq {
+				continue
+			}
+			r.records++
+			return Record{Seq: r.cur.seq, Payload: r.cur.payload, Segment: r.segs[r.idx].name, Offset: r.cur.frameOff}, nil
+		}
+		if err := r.endSegment(st); err != nil {
+			r.finish(err)
+		}
+	}
+	return Record{}, r.err
+}
+
+// open starts the segment at r.idx and checks that it continues the previous one.
+func (r *Reader) open() error {
+	seg := r.segs[r.idx]
+	s, err := openSegmentScan(seg, r.buf)
+	if err != nil {
+		return err
+	}
+	if r.idx > 0 && s.hdr.firstSeq != r.nextSeq {
+		_ = s.close()
+		prev := r.segs[r.idx-1]
+		return &CorruptionError{Segment: prev.path, Offset: r.dataEnd,
+			Reason: fmt.Sprintf("data ends before sequence %d but the next segment %s starts at %d",
+				r.nextSeq, seg.name, s.hdr.firstSeq)}
+	}
+	r.cur = s
+	return nil
+}
+
+// endSegment handles the end of the current segment's data: a sealed
+// segment must end cleanly; the last one may end in a torn tail.
+func (r *Reader) endSegment(st frameStatus) error {
+	s := r.cur
+	end := s.off
+	last := r.idx == len(r.segs)-1
+	if st == frameGap {
+		return &CorruptionError{Segment: s.path, Offset: end, Reason: s.badReason}
+	}
+	rep, err := s.inspectTail(end)
+	if err != nil {
+		return err
+	}
+	damaged := st == frameBad || rep.dirtyEnd > end
+	if damaged {
+		reason := s.badReason
+		if st != frameBad {
+			reason = fmt.Sprintf("non-zero bytes up to offset %d after the end-of-data marker", rep.dirtyEnd)
+		}
+		if !last {
+			return &CorruptionError{Segment: s.path, Offset: end, Reason: "sealed segment: " + reason}
+		}
+		if rep.validOff >= 0 {
+			return &CorruptionError{Segment: s.path, Offset: end,
+				Reason: fmt.Sprintf("%s, followed by a valid record (seq %d) at offset %d", reason, rep.validSeq, rep.validOff)}
+		}
+		r.tail = &TailDamage{Segment: s.path, Offset: end, Bytes: rep.dirtyEnd - end, Reason: reason}
+	}
+	r.nextSeq = s.nextSeq
+	r.dataEnd = end
+	r.bytesBefore += s.win.size
+	_ = s.close()
+	r.cur = nil
+	r.idx++
+	return nil
+}
+
+// finish makes err sticky, closes the open segment and reports progress.
+func (r *Reader) finish(err error) {
+	if r.cur != nil {
+		r.nextSeq = r.cur.nextSeq
+		_ = r.cur.close()
+		r.cur = nil
+	}
+	r.err = err
+	if err == io.EOF {
+		if r.tail != nil {
+			r.logger.Warn("journal: torn tail after the last complete record",
+				"segment", filepath.Base(r.tail.Segment), "offset", r.tail.Offset,
+				"bytes", r.tail.Bytes, "reason", r.tail.Reason, "last_seq", r.lastSeq)
+		}
+		if r.opts.Progress != nil {
+			r.opts.Progress(Progress{BytesDone: r.bytesTotal, BytesTotal: r.bytesTotal, Records: r.records})
+		}
+	}
+}
+
+func (r *Reader) maybeReport() {
+	if r.opts.Progress == nil {
+		return
+	}
+	done := r.bytesBefore + r.cur.off
+	if done-r.reportedAt >= progressStepBytes {
+		r.reportedAt = done
+		r.opts.Progress(Progress{BytesDone: done, BytesTotal: r.bytesTotal, Records: r.records})
+	}
+}
+
+func fileSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// Close releases the open segment, if any.
+func (r *Reader) Close() error {
+	if r.cur != nil {
+		err := r.cur.close()
+		r.cur = nil
+		return err
+	}
+	return nil
+}

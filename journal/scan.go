@@ -1,0 +1,254 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readBufferBytes is the read window of a segment scan: large enough for
+// the biggest frame, small enough to stay in L2 cache friendly territory
+// and to make a scan a handful of preads per segment.
+const readBufferBytes = 1 << 20
+
+// ErrCorrupt is wrapped by every CorruptionError.
+var ErrCorrupt = errors.New("journal corrupt")
+
+// CorruptionError names the segment file and byte offset where the journal
+// stops making sense. It is returned for damage that a torn write cannot
+// explain: anywhere in a sealed segment, a bad record followed by valid
+// records, a broken header, a sequence gap. Nothing is skipped past it.
+type CorruptionError struct {
+	Segment string // path of the segment file
+	Offset  int64  // byte offset in that file
+	Reason  string
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("journal: corrupt segment %s at offset %d: %s", e.Segment, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
+
+// window is a sliding read buffer over one file.
+type window struct {
+	f     *os.File
+	size  int64  // file size
+	buf   []byte // backing storage, len readBufferBytes
+	start int64  // file offset of buf[0]
+	n     int    // valid bytes in buf
+}
+
+// bytes returns the file bytes [off, off+n), reading from the file when the
+// window does not hold them. n must not exceed len(buf). The slice is valid
+// until the next call.
+func (w *window) bytes(off int64, n int) ([]byte, error) {
+	if off < 0 || off+int64(n) > w.size {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if off >= w.start && off+int64(n) <= w.start+int64(w.n) {
+		i := int(off - w.start)
+		return w.buf[i : i+n], nil
+	}
+	want := int(min(int64(len(w.buf)), w.size-off))
+	kept := 0
+	if off >= w.start && off < w.start+int64(w.n) {
+		// Keep the part already read; a frame straddling the window edge
+		// costs one copy of at most a frame, not a re-read.
+		kept = copy(w.buf, w.buf[off-w.start:w.n])
+	}
+	if err := readFull(w.f, w.buf[kept:want], off+int64(kept)); err != nil {
+		w.n = 0
+		return nil, err
+	}
+	w.start, w.n = off, want
+	return w.buf[:n], nil
+}
+
+// frameStatus is what a segment scan found at its current offset.
+type frameStatus uint8
+
+const (
+	frameOK  frameStatus = iota // a complete record with a good CRC and the expected seq
+	frameEnd                    // a zero length field, or no room for another frame
+	frameBad                    // a length that cannot be, or a CRC mismatch
+	frameGap                    // a good CRC but not the expected sequence
+)
+
+// segmentScan walks the frames of one segment in order.
+type segmentScan struct {
+	win     window
+	path    string
+	hdr     segmentHeader
+	off     int64  // offset of the next frame
+	nextSeq uint64 // the seq the next frame must carry
+
+	// Set by next for frameOK.
+	seq      uint64
+	payload  []byte
+	frameOff int64
+	// Set by next for frameBad and frameGap.
+	badReason string
+}
+
+// openSegmentScan opens a segment and checks its header against its name
+// and size. buf is the read window storage to use.
+func openSegmentScan(seg segmentFile, buf []byte) (*segmentScan, error) {
+	f, err := os.Open(seg.path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open segment: %w", err)
+	}
+	s, err := checkSegment(f, seg, buf)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func checkSegment(f *os.File, seg segmentFile, buf []byte) (*segmentScan, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("journal: stat %s: %w", seg.path, err)
+	}
+	s := &segmentScan{win: window{f: f, size: st.Size(), buf: buf}, path: seg.path}
+	raw, err := s.win.bytes(0, SegmentHeaderBytes)
+	if err != nil {
+		return nil, &CorruptionError{Segment: seg.path, Offset: 0, Reason: fmt.Sprintf("file of %d bytes has no complete header", st.Size())}
+	}
+	s.hdr, err = decodeSegmentHeader(raw)
+	if err != nil {
+		return nil, &CorruptionError{Segment: seg.path, Offset: 0, Reason: err.Error()}
+	}
+	if s.hdr.firstSeq != seg.firstSeq {
+		return nil, &CorruptionError{Segment: seg.path, Offset: segOffFirstSeq,
+			Reason: fmt.Sprintf("header first sequence %d differs from the file name's %d", s.hdr.firstSeq, seg.firstSeq)}
+	}
+	if s.hdr.segmentBytes != st.Size() {
+		return nil, &CorruptionError{Segment: seg.path, Offset: st.Size(),
+			Reason: fmt.Sprintf("file is %d bytes, header says %d", st.Size(), s.hdr.segmentBytes)}
+	}
+	s.off = SegmentHeaderBytes
+	s.nextSeq = s.hdr.firstSeq
+	return s, nil
+}
+
+func (s *segmentScan) close() error { return s.win.f.Close() }
+
+// next reads the frame at s.off. On frameOK it advances past the frame.
+// Errors are I/O errors only; damage is reported through the status.
+func (s *segmentScan) next() (frameStatus, error) {
+	off := s.off
+	if off+FrameHeaderBytes > s.win.size {
+		return frameEnd, nil // the segment is full; what is left must be zeros
+	}
+	head, err := s.win.bytes(off, FrameHeaderBytes)
+	if err != nil {
+		return 0, fmt.Errorf("journal: read %s at %d: %w", s.path, off, err)
+	}
+	length := binary.LittleEndian.Uint32(head)
+	if length == 0 {
+		return frameEnd, nil
+	}
+	if length > PayloadBytesLimit || off+FrameHeaderBytes+int64(length) > s.win.size {
+		s.badReason = fmt.Sprintf("length field %d does not fit (limit %d, %d bytes left in segment)",
+			length, PayloadBytesLimit, s.win.size-off-FrameHeaderBytes)
+		return frameBad, nil
+	}
+	frame, err := s.win.bytes(off, FrameHeaderBytes+int(length))
+	if err != nil {
+		return 0, fmt.Errorf("journal: read %s at %d: %w", s.path, off, err)
+	}
+	if got, want := binary.LittleEndian.Uint32(frame[4:]), frameCRC(frame); got != want {
+		s.badReason = fmt.Sprintf("crc32c %08x, computed %08x (record of %d bytes)", got, want, length)
+		return frameBad, nil
+	}
+	seq := binary.LittleEndian.Uint64(frame[8:])
+	if seq != s.nextSeq {
+		s.badReason = fmt.Sprintf("record has sequence %d, expected %d", seq, s.nextSeq)
+		return frameGap, nil
+	}
+	s.seq, s.payload, s.frameOff = seq, frame[FrameHeaderBytes:], off
+	s.off = off + FrameHeaderBytes + int64(length)
+	s.nextSeq = seq + 1
+	return frameOK, nil
+}
+
+// tailReport describes the bytes of a segment after its last good record.
+type tailReport struct {
+	dirtyEnd  int64 // one past the last non-zero byte at or after the end of data; == end when clean
+	validOff  int64 // offset of a valid frame found after the end of data, or -1
+	validSeq  uint64
+	validSize int
+}
+
+// inspectTail examines [end, size): it finds the last non-zero byte and, when
+// there is one, looks for any frame with a good CRC starting after end. A
+// torn write leaves zeros or garbage after the last good record; a valid
+// record there means the damage is in the middle of the data, not a tail.
+func (s *segmentScan) inspectTail(end int64) (tailReport, error) {
+	rep := tailReport{dirtyEnd: end, validOff: -1}
+	for off := end; off < s.win.size; {
+		n := int(min(int64(len(s.win.buf)), s.win.size-off))
+		chunk, err := s.win.bytes(off, n)
+		if err != nil {
+			return rep, fmt.Errorf("journal: read %s at %d: %w", s.path, off, err)
+		}
+		if i := lastNonZero(chunk); i >= 0 {
+			rep.dirtyEnd = off + int64(i) + 1
+		}
+		off += int64(n)
+	}
+	if rep.dirtyEnd == end {
+		return rep, nil
+	}
+	// Slow path, only for a damaged tail: hold the dirty region (plus room
+	// for a frame that starts in it) in memory and try every offset.
+	regionEnd := min(s.win.size, rep.dirtyEnd+FrameHeaderBytes+PayloadBytesLimit)
+	region := make([]byte, regionEnd-end)
+	if err := readFull(s.win.f, region, end); err != nil {
+		return rep, fmt.Errorf("journal: read %s at %d: %w", s.path, end, err)
+	}
+	for i := 1; int64(i) < rep.dirtyEnd-end; i++ {
+		if size, ok := validFrameAt(region[i:]); ok {
+			rep.validOff = end + int64(i)
+			rep.validSeq = binary.LittleEndian.Uint64(region[i+8:])
+			rep.validSize = size
+			break
+		}
+	}
+	return rep, nil
+}
+
+// validFrameAt reports whether b starts with a complete frame whose CRC is
+// right, and its size.
+func validFrameAt(b []byte) (int, bool) {
+	if len(b) < FrameHeaderBytes {
+		return 0, false
+	}
+	length := binary.LittleEndian.Uint32(b)
+	if length == 0 || length > PayloadBytesLimit || FrameHeaderBytes+int(length) > len(b) {
+		return 0, false
+	}
+	size := FrameHeaderBytes + int(length)
+	return size, binary.LittleEndian.Uint32(b[4:]) == frameCRC(b[:size])
+}
+
+// lastNonZero returns the index of the last non-zero byte of b, or -1. It
+// compares eight bytes at a time because clean tails are megabytes of zeros.
+func lastNonZero(b []byte) int {
+	i := len(b)
+	for i >= 8 && binary.LittleEndian.Uint64(b[i-8:]) == 0 {
+		i -= 8
+	}
+	for i > 0 {
+		if b[i-1] != 0 {
+			return i - 1
+		}
+		i--
+	}
+	return -1
+}
