@@ -45,6 +45,8 @@ type Config struct {
 	WriteWait time.Duration
 	Logger    *slog.Logger
 	Metrics   *Metrics
+	// SeqBase is the command seq of command ring sequence 0 (pipeline.SeqBase).
+	SeqBase uint64
 	// Now returns the current time in Unix nanoseconds (tests may fix it).
 	Now func() int64
 }

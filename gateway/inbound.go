@@ -232,7 +232,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	}
 	var c venue.NewOrder
 	_ = c.WrapEncode(slot, 0) // slots are larger than any command
-	c.SetSeq(uint64(seq))
+	c.SetSeq(g.cfg.SeqBase + uint64(seq))
 	c.SetTimestampNs(now)
 	c.SetSessionIdx(s.idx)
 	c.SetSide(o.side)
@@ -308,7 +308,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	}
 	var cmd venue.CancelOrder
 	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(uint64(seq))
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(c.side)
@@ -344,7 +344,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	}
 	var cmd venue.ReplaceOrder
 	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(uint64(seq))
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(o.side)
@@ -381,7 +381,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	side, _ := parseSide(fieldBytes(m, tagSide))
 	var cmd venue.OrderStatusRequest
 	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(uint64(seq))
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(side)
@@ -435,7 +435,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	side, _ := parseSide(fieldBytes(m, tagSide))
 	var cmd venue.MassCancel
 	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(uint64(seq))
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetFilterSessionIdx(s.idx) // a session cancels only its own orders
@@ -458,7 +458,7 @@ func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 		if err == nil {
 			var cmd venue.SessionDisconnected
 			_ = cmd.WrapEncode(slot, 0)
-			cmd.SetSeq(uint64(seq))
+			cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 			cmd.SetTimestampNs(g.cfg.Now())
 			cmd.SetSessionIdx(s.idx)
 			if s.cfg.CancelOnDisconnect {

@@ -1,0 +1,295 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+)
+
+// SlotBytes is the slot size of both rings: every command and event fits.
+const SlotBytes = 256
+
+// Applier is the matcher as the pipeline sees it.
+type Applier interface {
+	Apply(cmd []byte, sink EventSink) error
+}
+
+// EventSink is what the matcher writes events into (core.EventSink).
+type EventSink interface {
+	Claim() []byte
+	Commit()
+}
+
+// Journal is the durable log as the pipeline sees it (journal.Writer).
+type Journal interface {
+	// Append adds one command; seq must be the next sequence.
+	Append(seq uint64, payload []byte) error
+	// Flush makes everything appended durable with one sync and advances DurableSequence.
+	Flush() error
+	// DurableSequence is the last durable command seq (-1 for none).
+	DurableSequence() *ring.Sequence
+}
+
+// Config configures a Pipeline.
+type Config struct {
+	Matcher      Applier
+	Journal      Journal // nil: no journal; Durable follows the matcher
+	SeqBase      uint64  // seq of the first command of this run (the journal's next seq)
+	CommandSlots int
+	EventSlots   int
+	Wait         ring.WaitStrategy
+	ClaimTimeout time.Duration
+	Logger       *slog.Logger
+	// OnFail is called once, from the failing goroutine, when the matcher or the journal fails.
+	OnFail func(error)
+}
+
+// Pipeline owns the rings and the matcher and journal goroutines.
+type Pipeline struct {
+	cfg      Config
+	Commands *ring.Ring
+	Events   *ring.Ring
+
+	matcherSeq *ring.Sequence // last command applied
+	journalSeq *ring.Sequence // last command appended and flushed
+	durable    *ring.Sequence // last durable command seq (command seq space)
+
+	matcherBarrier *ring.Barrier
+	journalBarrier *ring.Barrier
+	consumers      []*ring.Barrier
+	consumerSeqs   []*ring.Sequence
+
+	failed   atomic.Pointer[error]
+	failOnce sync.Once
+	wg       sync.WaitGroup
+	started  bool
+
+	eventsPublished atomic.Int64
+}
+
+// New builds the rings; add event consumers, then Start.
+func New(cfg Config) (*Pipeline, error) {
+	if cfg.Matcher == nil {
+		return nil, errors.New("pipeline: no matcher")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cmds, err := ring.New(ring.Config{Slots: cfg.CommandSlots, SlotSize: SlotBytes, Producer: ring.MultiProducer,
+		Wait: cfg.Wait, ClaimTimeout: cfg.ClaimTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("command ring: %w", err)
+	}
+	evs, err := ring.New(ring.Config{Slots: cfg.EventSlots, SlotSize: SlotBytes, Producer: ring.SingleProducer,
+		Wait: cfg.Wait, ClaimTimeout: ring.DefaultClaimTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("event ring: %w", err)
+	}
+	p := &Pipeline{cfg: cfg, Commands: cmds, Events: evs,
+		matcherSeq: ring.NewSequence(-1), journalSeq: ring.NewSequence(-1)}
+	if cfg.Journal != nil {
+		p.durable = cfg.Journal.DurableSequence()
+		p.journalBarrier = cmds.NewBarrier()
+		cmds.AddGatingSequences(p.journalSeq)
+	} else {
+		p.durable = ring.NewSequence(int64(cfg.SeqBase) - 1)
+	}
+	p.matcherBarrier = cmds.NewBarrier()
+	cmds.AddGatingSequences(p.matcherSeq)
+	return p, nil
+}
+
+// SeqBase is the command seq of ring sequence 0.
+func (p *Pipeline) SeqBase() uint64 { return p.cfg.SeqBase }
+
+// Durable is the journal's durable command seq (command seq space).
+func (p *Pipeline) Durable() *ring.Sequence { return p.durable }
+
+// AddEventConsumer registers a consumer of the event ring and returns its
+// barrier and the sequence it must advance. Call before Start.
+func (p *Pipeline) AddEventConsumer() (*ring.Barrier, *ring.Sequence) {
+	if p.started {
+		panic("pipeline: AddEventConsumer after Start")
+	}
+	seq := ring.NewSequence(-1)
+	b := p.Events.NewBarrier()
+	p.Events.AddGatingSequences(seq)
+	p.consumers = append(p.consumers, b)
+	p.consumerSeqs = append(p.consumerSeqs, seq)
+	return b, seq
+}
+
+// Err returns the fail-stop error, if any.
+func (p *Pipeline) Err() error {
+	if e := p.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *Pipeline) fail(err error) {
+	p.failOnce.Do(func() {
+		p.failed.Store(&err)
+		p.cfg.Logger.Error("pipeline failed: trading halted", "err", err)
+		if p.cfg.OnFail != nil {
+			p.cfg.OnFail(err)
+		}
+	})
+}
+
+// Start launches the journal and matcher goroutines.
+func (p *Pipeline) Start() {
+	p.started = true
+	if p.cfg.Journal != nil {
+		p.wg.Add(1)
+		go p.runJournal()
+	}
+	p.wg.Add(1)
+	go p.runMatcher()
+}
+
+// eventSink publishes each event into the event ring as soon as it is committed.
+type eventSink struct {
+	r   *ring.Ring
+	seq int64
+	n   *atomic.Int64
+}
+
+func (s *eventSink) Claim() []byte {
+	for {
+		seq, slot, err := s.r.Claim()
+		if err == nil {
+			s.seq = seq
+			return slot
+		}
+		// A full event ring is back-pressure from a slow consumer: wait, never drop.
+		if errors.Is(err, ring.ErrClosed) {
+			panic("pipeline: event ring closed while the matcher runs")
+		}
+	}
+}
+
+func (s *eventSink) Commit() {
+	s.r.Publish(s.seq)
+	s.n.Add(1)
+}
+
+func (p *Pipeline) runMatcher() {
+	defer p.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sink := &eventSink{r: p.Events, n: &p.eventsPublished}
+	next := int64(0)
+	for {
+		avail, err := p.matcherBarrier.WaitFor(next)
+		if err != nil {
+			return // alerted: stopping
+		}
+		for ; next <= avail; next++ {
+			if !p.apply(next, sink) {
+				return
+			}
+			p.matcherSeq.Store(next)
+			if p.cfg.Journal == nil {
+				p.durable.Store(int64(p.cfg.SeqBase) + next)
+			}
+		}
+	}
+}
+
+// apply runs one command and turns a panic into fail-stop.
+func (p *Pipeline) apply(seq int64, sink *eventSink) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.fail(fmt.Errorf("matcher panicked on command seq %d: %v", p.cfg.SeqBase+uint64(seq), r))
+			ok = false
+		}
+	}()
+	if err := p.cfg.Matcher.Apply(p.Commands.Slot(seq), sink); err != nil {
+		p.fail(fmt.Errorf("matcher refused command seq %d: %w", p.cfg.SeqBase+uint64(seq), err))
+		return false
+	}
+	return true
+}
+
+func (p *Pipeline) runJournal() {
+	defer p.wg.Done()
+	j := p.cfg.Journal
+	next := int64(0)
+	for {
+		avail, err := p.journalBarrier.WaitFor(next)
+		if err != nil {
+			return
+		}
+		for ; next <= avail; next++ {
+			slot := p.Commands.Slot(next)
+			n := 8 + int(uint16(slot[0])|uint16(slot[1])<<8) // SBE header + blockLength
+			if err := j.Append(p.cfg.SeqBase+uint64(next), slot[:n]); err != nil {
+				p.fail(fmt.Errorf("journal append of command seq %d: %w", p.cfg.SeqBase+uint64(next), err))
+				return
+			}
+		}
+		if err := j.Flush(); err != nil {
+			p.fail(fmt.Errorf("journal flush: %w", err))
+			return
+		}
+		p.journalSeq.Store(avail)
+		// Consumers that gate on durability may be parked on the event ring.
+		p.Events.Wake()
+	}
+}
+
+// Stop drains: it waits until the matcher has applied every published command
+// and every event consumer has consumed every event (bounded by timeout), then
+// stops all goroutines. Producers must have stopped first.
+func (p *Pipeline) Stop(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	drained := func() bool {
+		cmdCursor := p.Commands.Cursor()
+		if p.matcherSeq.Load() < cmdCursor && p.Err() == nil {
+			return false
+		}
+		if p.cfg.Journal != nil && p.journalSeq.Load() < cmdCursor && p.Err() == nil {
+			return false
+		}
+		evCursor := p.Events.Cursor()
+		for _, s := range p.consumerSeqs {
+			if s.Load() < evCursor {
+				return false
+			}
+		}
+		return true
+	}
+	for !drained() {
+		if time.Now().After(deadline) {
+			p.alertAll()
+			p.wg.Wait()
+			return errors.New("pipeline: stop timed out before draining")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.alertAll()
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Pipeline) alertAll() {
+	p.matcherBarrier.Alert()
+	if p.journalBarrier != nil {
+		p.journalBarrier.Alert()
+	}
+	for _, b := range p.consumers {
+		b.Alert()
+	}
+	p.Commands.Close()
+	p.Events.Close()
+}
+
+// EventsPublished counts events written by the matcher in this run.
+func (p *Pipeline) EventsPublished() int64 { return p.eventsPublished.Load() }

@@ -1,0 +1,2 @@
+// Package edge is the FIX edge (work in progress).
+package edge
