@@ -1,0 +1,197 @@
+package marketdata
+
+import (
+	"errors"
+	"sync"
+)
+
+// UpdateListener hears of every instrument whose book, trades or status
+// changed in a batch, once per batch, after the batch's packet was sent.
+// OnUpdate runs on the feed goroutine while it holds the feed's lock: it
+// must copy what it needs from the view and return quickly, never block.
+type UpdateListener interface {
+	OnUpdate(v BookView)
+}
+
+// BookView is a read-only view of one instrument's tracked book, valid only
+// during OnUpdate.
+type BookView struct {
+	t       *Tracker
+	id      InstrumentID
+	nextSeq uint64
+}
+
+// InstrumentID names the instrument that changed.
+func (v BookView) InstrumentID() InstrumentID { return v.id }
+
+// NextSeq is the feed sequence number after the messages that the view
+// reflects.
+func (v BookView) NextSeq() uint64 { return v.nextSeq }
+
+// TopOfBook fills bids and asks with up to depth levels per side (depth <= 0: all).
+func (v BookView) TopOfBook(depth int, bids, asks []Level) ([]Level, []Level) {
+	bids, asks, _ = v.t.TopOfBook(v.id, depth, bids, asks)
+	return bids, asks
+}
+
+// State returns the instrument's status and trade summary.
+func (v BookView) State() InstrumentState {
+	st, _ := v.t.State(v.id)
+	return st
+}
+
+// DepthCacheDepthMax bounds the levels per side a DepthCache keeps.
+const DepthCacheDepthMax = 1024
+
+// ErrDepthTooLarge is returned for a depth beyond the cache's.
+var ErrDepthTooLarge = errors.New("marketdata: depth beyond the cache's DepthMax")
+
+// DepthCache is the FIX gateway's window on the tracker: an UpdateListener
+// that keeps a copy of the top DepthMax levels per side of every instrument,
+// readable from any goroutine. The gateway answers a MarketDataRequest
+// (snapshot, 35=W) from Depth and sends incremental refreshes (35=X) when
+// Notify reports a change, using AppendLevelChanges against the levels it
+// sent last. Copying under a per-instrument lock costs O(DepthMax) per
+// changed instrument per batch on the feed goroutine.
+type DepthCache struct {
+	depthMax int
+	books    map[InstrumentID]*cachedBook // fixed at construction
+	bySymbol map[string]InstrumentID
+	notify   func(InstrumentID)
+}
+
+type cachedBook struct {
+	mu      sync.RWMutex
+	def     InstrumentDef
+	nextSeq uint64
+	state   InstrumentState
+	bids    []Level
+	asks    []Level
+}
+
+// NewDepthCache prepares a cache for the feed's instruments. notify, if not
+// nil, is called on the feed goroutine after an instrument's copy changed;
+// it must not block (hand the id to a bounded queue, for example).
+func NewDepthCache(instruments []InstrumentDef, depthMax int, notify func(InstrumentID)) (*DepthCache, error) {
+	if depthMax < 1 || depthMax > DepthCacheDepthMax {
+		return nil, ErrDepthTooLarge
+	}
+	c := &DepthCache{depthMax: depthMax, books: make(map[InstrumentID]*cachedBook, len(instruments)),
+		bySymbol: make(map[string]InstrumentID, len(instruments)), notify: notify}
+	for _, d := range instruments {
+		c.books[d.ID] = &cachedBook{def: d, state: InstrumentState{Def: d, Status: d.Status},
+			bids: make([]Level, 0, depthMax), asks: make([]Level, 0, depthMax)}
+		c.bySymbol[d.Symbol] = d.ID
+	}
+	return c, nil
+}
+
+// OnUpdate implements UpdateListener.
+func (c *DepthCache) OnUpdate(v BookView) {
+	b := c.books[v.id]
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.bids, b.asks = v.TopOfBook(c.depthMax, b.bids, b.asks)
+	b.state = v.State()
+	b.nextSeq = v.NextSeq()
+	b.mu.Unlock()
+	if c.notify != nil {
+		c.notify(v.id)
+	}
+}
+
+// Lookup finds an instrument by symbol.
+func (c *DepthCache) Lookup(symbol string) (InstrumentDef, bool) {
+	id, ok := c.bySymbol[symbol]
+	if !ok {
+		return InstrumentDef{}, false
+	}
+	return c.books[id].def, true
+}
+
+// Depth is a copy of the top of one instrument's book.
+type Depth struct {
+	State   InstrumentState
+	NextSeq uint64 // feed sequence after the messages this copy reflects
+	Bids    []Level
+	Asks    []Level
+}
+
+// Depth copies up to depth levels per side (depth <= 0: all the cache
+// holds) into dst, reusing its slices. Safe from any goroutine.
+func (c *DepthCache) Depth(id InstrumentID, depth int, dst *Depth) error {
+	if depth > c.depthMax {
+		return ErrDepthTooLarge
+	}
+	if depth <= 0 {
+		depth = c.depthMax
+	}
+	b := c.books[id]
+	if b == nil {
+		return ErrUnknownInstrument
+	}
+	b.mu.RLock()
+	dst.State, dst.NextSeq = b.state, b.nextSeq
+	dst.Bids = append(dst.Bids[:0], b.bids[:min(depth, len(b.bids))]...)
+	dst.Asks = append(dst.Asks[:0], b.asks[:min(depth, len(b.asks))]...)
+	b.mu.RUnlock()
+	return nil
+}
+
+// LevelChange is one change between two copies of a side's top levels, in
+// the terms of a FIX incremental refresh (MDUpdateAction New, Change,
+// Delete at a price).
+type LevelChange struct {
+	Action UpdateActionKind
+	Level  Level // for Delete only PriceTicks is meaningful
+}
+
+// UpdateActionKind mirrors MDUpdateAction (279): 0 New, 1 Change, 2 Delete.
+type UpdateActionKind uint8
+
+// The update actions.
+const (
+	UpdateNew    UpdateActionKind = 0
+	UpdateChange UpdateActionKind = 1
+	UpdateDelete UpdateActionKind = 2
+)
+
+// AppendLevelChanges appends to dst the changes that turn prev into cur,
+// both best first on one side (bid: true for bids). Deletes come first, so a
+// receiver that caps its depth never holds too many levels.
+func AppendLevelChanges(dst []LevelChange, bid bool, prev, cur []Level) []LevelChange {
+	better := func(a, b int64) bool {
+		if bid {
+			return a > b
+		}
+		return a < b
+	}
+	for i, j := 0, 0; i < len(prev); {
+		switch {
+		case j < len(cur) && prev[i].PriceTicks == cur[j].PriceTicks:
+			i, j = i+1, j+1
+		case j < len(cur) && better(cur[j].PriceTicks, prev[i].PriceTicks):
+			j++
+		default:
+			dst = append(dst, LevelChange{Action: UpdateDelete, Level: prev[i]})
+			i++
+		}
+	}
+	for i, j := 0, 0; j < len(cur); {
+		switch {
+		case i < len(prev) && prev[i].PriceTicks == cur[j].PriceTicks:
+			if prev[i] != cur[j] {
+				dst = append(dst, LevelChange{Action: UpdateChange, Level: cur[j]})
+			}
+			i, j = i+1, j+1
+		case i < len(prev) && better(prev[i].PriceTicks, cur[j].PriceTicks):
+			i++
+		default:
+			dst = append(dst, LevelChange{Action: UpdateNew, Level: cur[j]})
+			j++
+		}
+	}
+	return dst
+}

@@ -1,0 +1,321 @@
+package marketdata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Defaults of FeedConfig.
+const (
+	FeedAddrDefault          = "127.0.0.1:9500"
+	RecoveryAddrDefault      = "127.0.0.1:9501"
+	HeartbeatIntervalDefault = time.Second
+	ChannelDefault           = 1
+)
+
+// FeedConfig configures a Feed. Zero values take the defaults.
+type FeedConfig struct {
+	Tracker TrackerConfig
+
+	Channel  uint16 // feed channel id written in every packet
+	FeedAddr string // UDP destination: unicast (loopback) or a multicast group
+	// AllowNonLoopback permits a unicast destination off this host.
+	AllowNonLoopback bool
+	// MulticastInterface is the local IP to send multicast from; "" lets
+	// the routing table choose.
+	MulticastInterface string
+	// MulticastTTL is the IP TTL of multicast datagrams; 0 means 1 (this subnet).
+	MulticastTTL    int
+	SendBufferBytes int // SO_SNDBUF of the feed socket; 0 keeps the system's
+
+	HeartbeatInterval time.Duration // a Heartbeat is sent after this long without a packet
+
+	Recovery RecoveryConfig
+
+	// Listener, if set, hears of every instrument that changed, at the end of
+	// each batch, on the feed's goroutine (see UpdateListener).
+	Listener UpdateListener
+
+	// Clock gives the wall-clock time of heartbeats and rate limits;
+	// nil means time.Now. Sequenced messages never use it.
+	Clock func() time.Time
+}
+
+func (c *FeedConfig) fill() error {
+	if c.Channel == 0 {
+		c.Channel = ChannelDefault
+	}
+	if c.FeedAddr == "" {
+		c.FeedAddr = FeedAddrDefault
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = HeartbeatIntervalDefault
+	}
+	if c.HeartbeatInterval < time.Millisecond {
+		return fmt.Errorf("marketdata: heartbeat interval %v below 1ms", c.HeartbeatInterval)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.MulticastTTL == 0 {
+		c.MulticastTTL = 1
+	}
+	return c.Recovery.fill()
+}
+
+// Feed turns venue events into the market data feed: a Tracker writes
+// messages into a sequenced packet.Builder whose packets go to the
+// retransmission window and out as UDP datagrams; a recovery service answers
+// retransmission and snapshot requests over TCP.
+//
+// Concurrency: the feed goroutine (Run, or a caller of ApplyBatch) holds mu
+// while it applies a batch of events and flushes the packet, so a snapshot,
+// which takes mu too, always sees a book that matches exactly the messages
+// sent so far. mu is taken once per batch, not per event.
+type Feed struct {
+	cfg      FeedConfig
+	mu       sync.Mutex
+	tracker  *Tracker
+	builder  *packet.Builder
+	win      *window
+	pub      *publisher
+	recovery *recoveryServer
+	closed   bool
+	lastNs   int64 // event time of the last event applied, for EndOfSession
+}
+
+// NewFeed allocates the tracker and the window and opens the UDP socket and
+// the recovery listener, so their addresses are known before Serve.
+func NewFeed(cfg FeedConfig) (*Feed, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	f := &Feed{cfg: cfg, win: newWindow(cfg.Recovery.WindowPackets, 1)}
+	pub, err := newPublisher(&f.cfg, f.win)
+	if err != nil {
+		return nil, err
+	}
+	f.pub = pub
+	if err := f.setMulticastOptions(); err != nil {
+		pub.conn.Close()
+		return nil, err
+	}
+	f.builder, err = packet.NewBuilder(packet.BuilderConfig{Channel: cfg.Channel, Sequenced: true, Sink: pub})
+	if err != nil {
+		pub.conn.Close()
+		return nil, err
+	}
+	f.tracker, err = NewTracker(cfg.Tracker, f.builder)
+	if err != nil {
+		pub.conn.Close()
+		return nil, err
+	}
+	f.recovery, err = newRecoveryServer(f)
+	if err != nil {
+		pub.conn.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Feed) setMulticastOptions() error {
+	if !f.pub.dst.IP.IsMulticast() {
+		return nil
+	}
+	raw, err := f.pub.conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_MULTICAST_TTL, f.cfg.MulticastTTL)
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("marketdata: multicast TTL: %w", err)
+	}
+	return nil
+}
+
+// FeedAddr is the UDP destination of the feed.
+func (f *Feed) FeedAddr() *net.UDPAddr { return f.pub.dst }
+
+// RecoveryAddr is the address the recovery service listens on.
+func (f *Feed) RecoveryAddr() net.Addr { return f.recovery.ln.Addr() }
+
+// ErrFeedClosed is returned by ApplyBatch after Close.
+var ErrFeedClosed = errors.New("marketdata: feed closed")
+
+// ApplyBatch applies events in order, ends the batch (see Tracker.EndCommand)
+// and sends what is pending. A batch should end on a command boundary; the
+// pipeline's batches do, because the matcher publishes a command's events
+// together. On error the feed stops publishing: its book is no longer known
+// to be right, and a wrong book is worse than a silent one.
+func (f *Feed) ApplyBatch(events [][]byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFeedClosed
+	}
+	for _, ev := range events {
+		if err := f.tracker.Apply(ev); err != nil {
+			return f.fail(err)
+		}
+	}
+	return f.endBatchLocked()
+}
+
+func (f *Feed) endBatchLocked() error {
+	if err := f.tracker.EndCommand(); err != nil {
+		return f.fail(err)
+	}
+	f.lastNs = f.tracker.timeNs
+	if err := f.builder.Flush(); err != nil {
+		return f.fail(err)
+	}
+	if l := f.cfg.Listener; l != nil {
+		for i := range f.tracker.insts {
+			in := &f.tracker.insts[i]
+			if in.dirty {
+				in.dirty = false
+				l.OnUpdate(BookView{t: f.tracker, id: in.def.ID, nextSeq: f.builder.NextSeq()})
+			}
+		}
+	}
+	return nil
+}
+
+func (f *Feed) fail(err error) error {
+	f.closed = true
+	return fmt.Errorf("marketdata: feed stopped: %w", err)
+}
+
+// Run consumes events from src until WaitFor fails (the pipeline alerts the
+// barrier or closes the ring at shutdown) or an event breaks the book. Each
+// WaitFor batch is applied under one lock and released to src afterwards.
+func (f *Feed) Run(src EventSource) error {
+	next := src.Next()
+	for {
+		avail, err := src.WaitFor(next)
+		if err != nil {
+			return err
+		}
+		if err := f.applyRange(src, next, avail); err != nil {
+			return err
+		}
+		src.Release(avail)
+		next = avail + 1
+	}
+}
+
+func (f *Feed) applyRange(src EventSource, from, to int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFeedClosed
+	}
+	for s := from; s <= to; s++ {
+		if err := f.tracker.Apply(src.Slot(s)); err != nil {
+			return f.fail(err)
+		}
+	}
+	return f.endBatchLocked()
+}
+
+// Serve sends heartbeats and runs the recovery service until ctx ends.
+func (f *Feed) Serve(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(f.cfg.HeartbeatInterval / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				f.pub.heartbeatIfIdle(f.cfg.HeartbeatInterval)
+			}
+		}
+	}()
+	err := f.recovery.serve(ctx)
+	wg.Wait()
+	return err
+}
+
+// Close publishes EndOfSession (sequenced, stamped with the last event's
+// time so a replay ends identically) and closes the sockets. Call it after
+// Run and Serve have returned.
+func (f *Feed) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var err error
+	if !f.closed {
+		f.closed = true
+		err = f.emitEndOfSession()
+	}
+	f.recovery.ln.Close()
+	if cerr := f.pub.conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (f *Feed) emitEndOfSession() error {
+	if err := f.tracker.EndCommand(); err != nil {
+		return err
+	}
+	buf, off, err := f.builder.Reserve(mdsbe.EndOfSessionEncodedLength, f.tracker.timeNs)
+	if err != nil {
+		return err
+	}
+	var m mdsbe.EndOfSession
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetTransactTimeNs(f.tracker.timeNs)
+	return f.builder.Flush()
+}
+
+// FeedStats counts the feed's work.
+type FeedStats struct {
+	Tracker        TrackerStats
+	NextSeq        uint64 // sequence number of the next message
+	PacketsSent    uint64
+	BytesSent      uint64
+	SendErrors     uint64 // datagrams the socket refused; clients recover them
+	HeartbeatsSent uint64
+	Recovery       RecoveryStats
+}
+
+// Stats returns the counters.
+func (f *Feed) Stats() FeedStats {
+	f.mu.Lock()
+	s := FeedStats{Tracker: f.tracker.Stats(), NextSeq: f.builder.NextSeq()}
+	f.mu.Unlock()
+	s.PacketsSent = f.pub.packetsSent.Load()
+	s.BytesSent = f.pub.bytesSent.Load()
+	s.SendErrors = f.pub.sendErrors.Load()
+	s.HeartbeatsSent = f.pub.heartbeatsSent.Load()
+	s.Recovery = f.recovery.stats()
+	return s
+}
+
+// View runs fn with the tracker while holding the feed's lock, so fn sees
+// the book as of the last message sent. fn must not keep the tracker.
+func (f *Feed) View(fn func(t *Tracker, nextSeq uint64)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f.tracker, f.builder.NextSeq())
+}

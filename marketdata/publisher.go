@@ -1,0 +1,121 @@
+package marketdata
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// publisher is the feed's packet.Sink: it keeps each sequenced packet in the
+// retransmission window, then sends it as one UDP datagram. It also sends
+// heartbeats when the channel has been idle for an interval.
+//
+// A failed send is counted, not fatal: UDP may lose any datagram, and the
+// window lets clients recover it. The window append comes first, so a
+// packet is always retransmittable once it exists.
+type publisher struct {
+	conn    *net.UDPConn
+	dst     *net.UDPAddr
+	channel uint16
+	win     *window
+
+	mu         sync.Mutex // guards lastSendNs and hbBuf
+	lastSendNs int64      // wall clock of the last datagram, for heartbeats
+	hbBuf      [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.HeartbeatEncodedLength]byte
+
+	packetsSent    atomic.Uint64
+	bytesSent      atomic.Uint64
+	sendErrors     atomic.Uint64
+	heartbeatsSent atomic.Uint64
+	now            func() time.Time
+}
+
+func newPublisher(cfg *FeedConfig, win *window) (*publisher, error) {
+	dst, err := net.ResolveUDPAddr("udp", cfg.FeedAddr)
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: feed address %q: %w", cfg.FeedAddr, err)
+	}
+	if !dst.IP.IsLoopback() && !dst.IP.IsMulticast() && !cfg.AllowNonLoopback {
+		return nil, fmt.Errorf("marketdata: feed address %s is neither loopback nor multicast (set AllowNonLoopback)", dst)
+	}
+	var laddr *net.UDPAddr
+	if cfg.MulticastInterface != "" {
+		laddr, err = net.ResolveUDPAddr("udp", net.JoinHostPort(cfg.MulticastInterface, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("marketdata: multicast interface %q: %w", cfg.MulticastInterface, err)
+		}
+	}
+	// An unconnected socket: sends to a unicast port nobody listens on do not
+	// come back as errors on later sends.
+	conn, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: feed socket: %w", err)
+	}
+	if cfg.SendBufferBytes > 0 {
+		_ = conn.SetWriteBuffer(cfg.SendBufferBytes)
+	}
+	return &publisher{conn: conn, dst: dst, channel: cfg.Channel, win: win, now: cfg.Clock}, nil
+}
+
+// WritePacket implements packet.Sink for sequenced packets.
+func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
+	if seq == 0 {
+		return errors.New("marketdata: the feed sink takes sequenced packets only")
+	}
+	p.win.append(pkt, seq, count)
+	p.send(pkt)
+	return nil
+}
+
+func (p *publisher) send(pkt []byte) {
+	if _, err := p.conn.WriteToUDP(pkt, p.dst); err != nil {
+		p.sendErrors.Add(1)
+	} else {
+		p.packetsSent.Add(1)
+		p.bytesSent.Add(uint64(len(pkt)))
+	}
+	p.mu.Lock()
+	p.lastSendNs = p.now().UnixNano()
+	p.mu.Unlock()
+}
+
+// heartbeatIfIdle sends a Heartbeat carrying the next sequence number when
+// nothing was sent for interval. The heartbeat is unsequenced and stamped
+// with the wall clock: it is not part of the deterministic stream.
+func (p *publisher) heartbeatIfIdle(interval time.Duration) {
+	now := p.now().UnixNano()
+	p.mu.Lock()
+	idle := now-p.lastSendNs >= int64(interval)
+	p.mu.Unlock()
+	if !idle {
+		return
+	}
+	_, nextSeq := p.win.bounds()
+	p.mu.Lock()
+	buf := p.hbBuf[:]
+	var h mdsbe.PacketHeader
+	_ = h.Wrap(buf, 0)
+	h.SetChannel(p.channel)
+	h.SetMessageCount(1)
+	h.SetSeq(0)
+	h.SetSendingTimeNs(now)
+	buf[packet.HeaderSize] = byte(mdsbe.HeartbeatEncodedLength)
+	buf[packet.HeaderSize+1] = 0
+	var m mdsbe.Heartbeat
+	_ = m.WrapEncode(buf, packet.HeaderSize+packet.LengthPrefixSize)
+	m.SetNextSeq(nextSeq)
+	_, err := p.conn.WriteToUDP(buf, p.dst)
+	p.lastSendNs = now
+	p.mu.Unlock()
+	if err != nil {
+		p.sendErrors.Add(1)
+		return
+	}
+	p.heartbeatsSent.Add(1)
+}

@@ -1,0 +1,362 @@
+package marketdata
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Defaults of RecoveryConfig.
+const (
+	RetransmitCountMaxDefault     = 10000
+	RecoveryConnsMaxDefault       = 16
+	RecoveryRequestsPerSecDefault = 10
+	RecoveryRequestBurstDefault   = 20
+	RecoveryIdleTimeoutDefault    = 30 * time.Second
+	RecoveryWriteTimeoutDefault   = 5 * time.Second
+	SnapshotsConcurrentMaxDefault = 2
+	SnapshotBytesMaxDefault       = 256 << 20
+
+	// requestFrameBytesMax bounds a request frame: requests are tiny.
+	requestFrameBytesMax = 512
+	// retransmitChunkBytes bounds what one connection copies out of the
+	// window per lock: the window lock is held only for a short copy.
+	retransmitChunkBytes = 64 << 10
+	// snapshotPacketBytes sizes snapshot packets on TCP: large enough for
+	// hundreds of orders per SnapshotEntries message.
+	snapshotPacketBytes = 16 << 10
+)
+
+// RecoveryConfig configures the TCP recovery service. Zero values take the
+// defaults.
+type RecoveryConfig struct {
+	Addr string // listen address; default RecoveryAddrDefault
+	// WindowPackets is how many recent packets are kept for retransmission.
+	WindowPackets int
+	// RetransmitCountMax is the most messages one request may ask for;
+	// larger requests are refused with TooMany (take a snapshot instead).
+	RetransmitCountMax int
+	// ConnsMax bounds simultaneous connections; extra ones are closed at once.
+	ConnsMax int
+	// RequestsPerSecond and RequestBurst limit each connection's requests;
+	// beyond them requests are refused with RateLimited.
+	RequestsPerSecond int
+	RequestBurst      int
+	IdleTimeout       time.Duration // a connection with no request for this long is closed
+	WriteTimeout      time.Duration // one response must be written within this
+	// SnapshotsConcurrentMax bounds snapshots being encoded or written at once
+	// (each holds its encoded bytes); extra requests wait their turn.
+	SnapshotsConcurrentMax int
+	// SnapshotBytesMax bounds one encoded snapshot; a larger one is refused
+	// with TooLarge (ask for one instrument at a time).
+	SnapshotBytesMax int
+}
+
+func (c *RecoveryConfig) fill() error {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = RecoveryAddrDefault
+	}
+	def(&c.WindowPackets, WindowPacketsDefault)
+	def(&c.RetransmitCountMax, RetransmitCountMaxDefault)
+	def(&c.ConnsMax, RecoveryConnsMaxDefault)
+	def(&c.RequestsPerSecond, RecoveryRequestsPerSecDefault)
+	def(&c.RequestBurst, RecoveryRequestBurstDefault)
+	def(&c.SnapshotsConcurrentMax, SnapshotsConcurrentMaxDefault)
+	def(&c.SnapshotBytesMax, SnapshotBytesMaxDefault)
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = RecoveryIdleTimeoutDefault
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = RecoveryWriteTimeoutDefault
+	}
+	if c.WindowPackets < 1 || c.RetransmitCountMax < 1 || c.ConnsMax < 1 || c.RequestsPerSecond < 1 ||
+		c.RequestBurst < 1 || c.SnapshotsConcurrentMax < 1 || c.SnapshotBytesMax < snapshotPacketBytes {
+		return errors.New("marketdata: recovery bounds must be positive (SnapshotBytesMax at least 16 KiB)")
+	}
+	return nil
+}
+
+// RecoveryStats counts the recovery service's work.
+type RecoveryStats struct {
+	ConnsAccepted       uint64
+	ConnsRefused        uint64 // closed at once: ConnsMax reached
+	Retransmits         uint64 // requests answered in full
+	RetransmitsRejected uint64
+	Snapshots           uint64
+	SnapshotsRejected   uint64
+	ProtocolErrors      uint64 // connections closed for a malformed request
+}
+
+type recoveryServer struct {
+	f       *Feed
+	cfg     RecoveryConfig
+	ln      net.Listener
+	connSem chan struct{}
+	snapSem chan struct{}
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+
+	connsAccepted, connsRefused, retransmits, retransmitsRejected atomic.Uint64
+	snapshots, snapshotsRejected, protocolErrors                  atomic.Uint64
+}
+
+func newRecoveryServer(f *Feed) (*recoveryServer, error) {
+	cfg := f.cfg.Recovery
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: recovery listener: %w", err)
+	}
+	return &recoveryServer{f: f, cfg: cfg, ln: ln,
+		connSem: make(chan struct{}, cfg.ConnsMax),
+		snapSem: make(chan struct{}, cfg.SnapshotsConcurrentMax),
+		conns:   make(map[net.Conn]struct{}, cfg.ConnsMax)}, nil
+}
+
+func (s *recoveryServer) stats() RecoveryStats {
+	return RecoveryStats{ConnsAccepted: s.connsAccepted.Load(), ConnsRefused: s.connsRefused.Load(),
+		Retransmits: s.retransmits.Load(), RetransmitsRejected: s.retransmitsRejected.Load(),
+		Snapshots: s.snapshots.Load(), SnapshotsRejected: s.snapshotsRejected.Load(),
+		ProtocolErrors: s.protocolErrors.Load()}
+}
+
+// serve accepts connections until ctx ends, then closes every connection
+// and waits for their goroutines.
+func (s *recoveryServer) serve(ctx context.Context) error {
+	var wg sync.WaitGroup
+	stop := context.AfterFunc(ctx, func() {
+		s.ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+	})
+	defer stop()
+	var err error
+	for {
+		conn, aerr := s.ln.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
+				err = aerr
+			}
+			break
+		}
+		select {
+		case s.connSem <- struct{}{}:
+		default:
+			s.connsRefused.Add(1)
+			conn.Close()
+			continue
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			s.mu.Unlock()
+			conn.Close()
+			<-s.connSem
+			break
+		}
+		s.conns[conn] = struct{}{}
+		s.mu.Unlock()
+		s.connsAccepted.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(conn)
+			s.mu.Lock()
+			delete(s.conns, conn)
+			s.mu.Unlock()
+			conn.Close()
+			<-s.connSem
+		}()
+	}
+	wg.Wait()
+	return err
+}
+
+// recoveryConn is one client connection: requests in, packets out.
+type recoveryConn struct {
+	s       *recoveryServer
+	conn    net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	limiter tokenBucket
+	reqBuf  [requestFrameBytesMax]byte
+	chunk   []byte
+	out     *packet.Builder // unsequenced control packets
+	rd      packet.Reader
+}
+
+// WritePacket frames a control packet onto the connection.
+func (c *recoveryConn) WritePacket(pkt []byte, _ uint64, _ int) error {
+	return packet.WriteFrame(c.w, pkt)
+}
+
+func (s *recoveryServer) handle(conn net.Conn) {
+	c := &recoveryConn{s: s, conn: conn, r: bufio.NewReaderSize(conn, requestFrameBytesMax),
+		w: bufio.NewWriterSize(conn, 32<<10), chunk: make([]byte, 0, retransmitChunkBytes),
+		limiter: newTokenBucket(s.cfg.RequestsPerSecond, s.cfg.RequestBurst, s.f.cfg.Clock().UnixNano())}
+	out, err := packet.NewBuilder(packet.BuilderConfig{Channel: s.f.cfg.Channel, Sink: c})
+	if err != nil {
+		return
+	}
+	c.out = out
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		frame, err := packet.ReadFrame(c.r, c.reqBuf[:])
+		if err != nil {
+			if errors.Is(err, packet.ErrFrameTooLarge) {
+				s.protocolErrors.Add(1)
+			}
+			return
+		}
+		if err := c.serveFrame(frame); err != nil {
+			return
+		}
+	}
+}
+
+var errProtocol = errors.New("marketdata: malformed recovery request")
+
+func (c *recoveryConn) serveFrame(frame []byte) error {
+	if err := c.rd.Reset(frame); err != nil || c.rd.Seq != 0 {
+		c.s.protocolErrors.Add(1)
+		return errProtocol
+	}
+	for msg, ok := c.rd.Next(); ok; msg, ok = c.rd.Next() {
+		_ = c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+		var err error
+		tid, _ := mdsbe.TemplateIDOf(msg, 0)
+		switch tid {
+		case mdsbe.RetransmitRequestTemplateID:
+			var m mdsbe.RetransmitRequest
+			if m.WrapDecode(msg, 0) != nil {
+				c.s.protocolErrors.Add(1)
+				return errProtocol
+			}
+			err = c.retransmit(m.RequestID(), m.FromSeq(), m.Count())
+		case mdsbe.SnapshotRequestTemplateID:
+			var m mdsbe.SnapshotRequest
+			if m.WrapDecode(msg, 0) != nil {
+				c.s.protocolErrors.Add(1)
+				return errProtocol
+			}
+			err = c.snapshot(m.RequestID(), m.InstrumentID())
+		default:
+			c.s.protocolErrors.Add(1)
+			return errProtocol
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return c.w.Flush()
+}
+
+func (c *recoveryConn) retransmit(requestID, fromSeq uint64, count uint32) error {
+	s := c.s
+	oldest, nextSeq := s.f.win.bounds()
+	reject := func(reason mdsbe.RetransmitRejectReason) error {
+		s.retransmitsRejected.Add(1)
+		return c.sendRetransmitReject(requestID, fromSeq, count, reason, oldest, nextSeq)
+	}
+	switch {
+	case !c.limiter.take(s.f.cfg.Clock()):
+		return reject(mdsbe.RetransmitRejectReasonRateLimited)
+	case int64(count) > int64(s.cfg.RetransmitCountMax):
+		return reject(mdsbe.RetransmitRejectReasonTooMany)
+	case fromSeq == 0 || count == 0 || fromSeq+uint64(count) < fromSeq:
+		return reject(mdsbe.RetransmitRejectReasonInvalidRange)
+	}
+	endSeq := fromSeq + uint64(count)
+	for seq := fromSeq; seq < endSeq; {
+		var err error
+		c.chunk, seq, err = s.f.win.copyFrom(c.chunk[:0], seq, endSeq, retransmitChunkBytes)
+		switch {
+		case errors.Is(err, errWindowTooOld):
+			oldest, nextSeq = s.f.win.bounds()
+			return reject(mdsbe.RetransmitRejectReasonTooOld)
+		case errors.Is(err, errWindowInvalid):
+			return reject(mdsbe.RetransmitRejectReasonInvalidRange)
+		}
+		if _, err := c.w.Write(c.chunk); err != nil {
+			return err
+		}
+	}
+	s.retransmits.Add(1)
+	buf, off, err := c.out.Reserve(mdsbe.RetransmitEndEncodedLength, s.f.cfg.Clock().UnixNano())
+	if err != nil {
+		return err
+	}
+	var m mdsbe.RetransmitEnd
+	_ = m.WrapEncode(buf, off)
+	m.SetRequestID(requestID)
+	m.SetFromSeq(fromSeq)
+	m.SetCount(count)
+	return c.out.Flush()
+}
+
+func (c *recoveryConn) sendRetransmitReject(requestID, fromSeq uint64, count uint32,
+	reason mdsbe.RetransmitRejectReason, oldest, nextSeq uint64) error {
+	buf, off, err := c.out.Reserve(mdsbe.RetransmitRejectEncodedLength, c.s.f.cfg.Clock().UnixNano())
+	if err != nil {
+		return err
+	}
+	var m mdsbe.RetransmitReject
+	_ = m.WrapEncode(buf, off)
+	m.SetRequestID(requestID)
+	m.SetFromSeq(fromSeq)
+	m.SetCount(count)
+	m.SetReason(reason)
+	m.SetOldestSeq(oldest)
+	m.SetNextSeq(nextSeq)
+	return c.out.Flush()
+}
+
+func (c *recoveryConn) snapshot(requestID uint64, instrumentID uint32) error {
+	s := c.s
+	reject := func(reason mdsbe.SnapshotRejectReason) error {
+		s.snapshotsRejected.Add(1)
+		buf, off, err := c.out.Reserve(mdsbe.SnapshotRejectEncodedLength, s.f.cfg.Clock().UnixNano())
+		if err != nil {
+			return err
+		}
+		var m mdsbe.SnapshotReject
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(requestID)
+		m.SetInstrumentID(instrumentID)
+		m.SetReason(reason)
+		return c.out.Flush()
+	}
+	if !c.limiter.take(s.f.cfg.Clock()) {
+		return reject(mdsbe.SnapshotRejectReasonRateLimited)
+	}
+	s.snapSem <- struct{}{}
+	defer func() { <-s.snapSem }()
+	frames, err := s.f.encodeSnapshot(requestID, instrumentID, s.cfg.SnapshotBytesMax)
+	switch {
+	case errors.Is(err, ErrUnknownInstrument):
+		return reject(mdsbe.SnapshotRejectReasonUnknownInstrument)
+	case errors.Is(err, errSnapshotTooLarge):
+		return reject(mdsbe.SnapshotRejectReasonTooLarge)
+	case err != nil:
+		return err
+	}
+	s.snapshots.Add(1)
+	_ = c.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout + time.Duration(len(frames)/(1<<20))*time.Second))
+	_, err = c.w.Write(frames)
+	return err
+}
