@@ -1,0 +1,187 @@
+package venue_test
+
+import (
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The hot-path shapes: what the gateway writes into a command slot and the
+// matcher reads, and what the matcher writes for a fill and outbound reads.
+
+var (
+	benchClOrdID = []byte("6f1c2a8e-93b4-4d5e-8f00-1a2b3c4d5e6f")
+	benchAccount = []byte("ACCOUNT-0001")
+	sinkInt      int64
+)
+
+func encodeNewOrder(m *venue.NewOrder, buf []byte, seq uint64) error {
+	if err := m.WrapEncode(buf, 0); err != nil {
+		return err
+	}
+	m.SetSeq(seq)
+	m.SetTimestampNs(1_712_345_678_000_000_000)
+	m.SetSessionIdx(3)
+	m.SetSide(venue.SideBuy)
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetInstrumentID(42)
+	m.SetTimeInForce(venue.TimeInForceDay)
+	m.SetFlags(venue.OrderFlagsPostOnly)
+	m.SetStpMode(venue.StpModeCancelResting)
+	m.SetPriceTicks(10_050)
+	m.SetQty(100)
+	m.SetExpireTimeNs(0)
+	if err := m.SetClOrdID(benchClOrdID); err != nil {
+		return err
+	}
+	return m.SetAccount(benchAccount)
+}
+
+func decodeNewOrder(m *venue.NewOrder, buf []byte) (int64, error) {
+	if err := m.WrapDecode(buf, 0); err != nil {
+		return 0, err
+	}
+	sum := int64(m.Seq()) + m.TimestampNs() + int64(m.SessionIdx()) + int64(m.Side()) +
+		int64(m.OrdType()) + int64(m.InstrumentID()) + int64(m.TimeInForce()) + int64(m.Flags()) +
+		int64(m.StpMode()) + m.PriceTicks() + m.Qty() + m.ExpireTimeNs() +
+		int64(len(m.ClOrdID())) + int64(len(m.Account()))
+	return sum, nil
+}
+
+func encodeFill(m *venue.Fill, buf []byte, seq uint64) error {
+	if err := m.WrapEncode(buf, 0); err != nil {
+		return err
+	}
+	m.SetCauseSeq(seq)
+	m.SetTimestampNs(1_712_345_678_000_000_000)
+	m.SetSessionIdx(3)
+	m.SetSide(venue.SideBuy)
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetInstrumentID(42)
+	m.SetTimeInForce(venue.TimeInForceDay)
+	m.SetAggressor(venue.BooleanTypeTrue)
+	m.SetOrdStatus(venue.OrdStatusPartiallyFilled)
+	m.SetOrderID(seq)
+	m.SetExecID(seq + 1)
+	m.SetTradeID(seq + 2)
+	m.SetPriceTicks(10_050)
+	m.SetQty(100)
+	m.SetLastPriceTicks(10_049)
+	m.SetLastQty(30)
+	m.SetLeavesQty(70)
+	m.SetCumQty(30)
+	m.SetCumNotionalTicks(30 * 10_049)
+	m.SetContraOrderID(seq + 3)
+	if err := m.SetClOrdID(benchClOrdID); err != nil {
+		return err
+	}
+	return m.SetAccount(benchAccount)
+}
+
+func decodeFill(m *venue.Fill, buf []byte) (int64, error) {
+	if err := m.WrapDecode(buf, 0); err != nil {
+		return 0, err
+	}
+	sum := int64(m.CauseSeq()) + m.TimestampNs() + int64(m.SessionIdx()) + int64(m.Side()) +
+		int64(m.OrdType()) + int64(m.InstrumentID()) + int64(m.TimeInForce()) + int64(m.Aggressor()) +
+		int64(m.OrdStatus()) + int64(m.OrderID()) + int64(m.ExecID()) + int64(m.TradeID()) +
+		m.PriceTicks() + m.Qty() + m.LastPriceTicks() + m.LastQty() + m.LeavesQty() + m.CumQty() +
+		m.CumNotionalTicks() + int64(m.ContraOrderID()) + int64(len(m.ClOrdID())) + int64(len(m.Account()))
+	return sum, nil
+}
+
+func BenchmarkEncodeNewOrder(b *testing.B) {
+	buf := make([]byte, venue.NewOrderEncodedLength)
+	var m venue.NewOrder
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	seq := uint64(0)
+	for b.Loop() {
+		seq++
+		if err := encodeNewOrder(&m, buf, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeNewOrder(b *testing.B) {
+	buf := make([]byte, venue.NewOrderEncodedLength)
+	var m venue.NewOrder
+	if err := encodeNewOrder(&m, buf, 1); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		sum, err := decodeNewOrder(&m, buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkInt += sum
+	}
+}
+
+func BenchmarkEncodeFill(b *testing.B) {
+	buf := make([]byte, venue.FillEncodedLength)
+	var m venue.Fill
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	seq := uint64(0)
+	for b.Loop() {
+		seq++
+		if err := encodeFill(&m, buf, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeFill(b *testing.B) {
+	buf := make([]byte, venue.FillEncodedLength)
+	var m venue.Fill
+	if err := encodeFill(&m, buf, 1); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		sum, err := decodeFill(&m, buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkInt += sum
+	}
+}
+
+// TestEncodeDecodeAllocateNothing is the hot-path invariant: encoding and
+// decoding a NewOrder and a Fill, every field included, allocates nothing.
+func TestEncodeDecodeAllocateNothing(t *testing.T) {
+	orderBuf := make([]byte, venue.NewOrderEncodedLength)
+	fillBuf := make([]byte, venue.FillEncodedLength)
+	var order venue.NewOrder
+	var fill venue.Fill
+	seq := uint64(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		seq++
+		if encodeNewOrder(&order, orderBuf, seq) != nil || encodeFill(&fill, fillBuf, seq) != nil {
+			panic("encode failed")
+		}
+		a, errA := decodeNewOrder(&order, orderBuf)
+		b, errB := decodeFill(&fill, fillBuf)
+		if errA != nil || errB != nil {
+			panic("decode failed")
+		}
+		sinkInt += a + b
+	})
+	if allocs != 0 {
+		t.Errorf("encode+decode of NewOrder and Fill: %v allocs/op, want 0", allocs)
+	}
+	// The failure paths return sentinel errors: no allocation either.
+	allocs = testing.AllocsPerRun(1000, func() {
+		if order.WrapDecode(fillBuf, 0) == nil || order.SetClOrdID(make([]byte, 0, 64)[:40]) == nil {
+			panic("a bad decode was accepted")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("failed decode: %v allocs/op, want 0", allocs)
+	}
+}
