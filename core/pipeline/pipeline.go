@@ -293,3 +293,6 @@ func (p *Pipeline) alertAll() {
 
 // EventsPublished counts events written by the matcher in this run.
 func (p *Pipeline) EventsPublished() int64 { return p.eventsPublished.Load() }
+
+// MatcherSequence is the ring sequence of the last command the matcher applied.
+func (p *Pipeline) MatcherSequence() int64 { return p.matcherSeq.Load() }

@@ -1,0 +1,51 @@
+// Command fixvenue is the venue's one binary.
+//
+//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A]
+//	fixvenue journal verify|dump --data DIR
+//	fixvenue md      watch|book --symbol SYM
+//	fixvenue load    [options]          open-loop FIX load generator
+//	fixvenue bench   pipeline [options] open-loop pipeline latency harness
+//	fixvenue version
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+var commands = map[string]func(args []string) int{
+	"serve":   cmdServe,
+	"version": func([]string) int { fmt.Println("fixvenue", version); return 0 },
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: fixvenue <command> [options]
+
+commands:
+  serve     run the venue (embedded demo config unless --config is given)
+  journal   verify or dump the journal (journal verify --data DIR)
+  md        watch or print a book from the market data feed
+  load      open-loop FIX load generator
+  bench     open-loop pipeline latency harness (bench pipeline)
+  version   print the version
+
+Run "fixvenue <command> -h" for a command's options.
+`)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "fixvenue: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	os.Exit(cmd(os.Args[2:]))
+}

@@ -1,0 +1,14 @@
+// Package server assembles one running venue from a configuration: journal
+// recovery and replay, the pipeline (command ring, journal, matcher, event
+// ring), the gateway and its QuickFIX/Go acceptor behind the FIX edge, market
+// data, and Prometheus metrics. Only cmd/fixvenue imports it.
+//
+// Start-up order matters and is fixed: recover the journal (cut a torn tail,
+// refuse corruption), replay every journaled command into a fresh matcher and
+// into market data, then start the pipeline, then accept FIX sessions. No
+// session is accepted before the replayed state is complete.
+//
+// Shutdown is the reverse: stop accepting and log sessions out (their
+// SessionDisconnected commands are journaled), drain the rings, flush and close
+// the journal and the FIX message stores.
+package server

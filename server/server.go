@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/gateway/fixstore"
+	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Options adjust a Server beyond its configuration (tests and tools).
+type Options struct {
+	Logger *slog.Logger
+	// Listen creates the FIX listener (default: the FIX edge).
+	Listen func(addr string) (net.Listener, error)
+	// JournalSync replaces the journal's fdatasync (tests inject slow syncs).
+	JournalSync journal.SyncFunc
+	// StoreSyncInterval is the FIX message store's group fsync interval.
+	StoreSyncInterval time.Duration
+}
+
+// Server is one running venue.
+type Server struct {
+	cfg      *config.Config
+	opts     Options
+	log      *slog.Logger
+	matcher  *core.Matcher
+	journal  *journal.Writer
+	pipe     *pipeline.Pipeline
+	gw       *gateway.Gateway
+	acceptor *quickfix.Acceptor
+	stores   *fixstore.Factory
+	registry *prometheus.Registry
+	metricsL net.Listener
+	metricsS *http.Server
+	fixL     net.Listener
+	stopSync chan struct{}
+	wg       sync.WaitGroup
+	replayed int64
+
+	closeOnce sync.Once
+}
+
+// MatcherConfig translates the venue configuration for the matcher.
+func MatcherConfig(cfg *config.Config) core.Config {
+	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions)}
+	for _, in := range cfg.Instruments {
+		st := venue.TradingStatusOpen
+		switch in.Status {
+		case "halted":
+			st = venue.TradingStatusHalted
+		case "closed":
+			st = venue.TradingStatusClosed
+		}
+		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
+			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
+			BandPercent: in.BandPercent, Status: st})
+	}
+	return mc
+}
+
+// JournalConfig translates the venue configuration for the journal.
+func JournalConfig(cfg *config.Config) journal.Config {
+	jc := journal.Config{SegmentBytes: cfg.Journal.SegmentBytes, Policy: journal.PolicyBatch}
+	if cfg.Journal.Fsync == "none" {
+		jc.Policy = journal.PolicyNone
+	}
+	return jc
+}
+
+// New recovers state and prepares every part; Start begins serving.
+func New(cfg *config.Config, opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.StoreSyncInterval <= 0 {
+		opts.StoreSyncInterval = 10 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), stopSync: make(chan struct{})}
+	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	s.matcher = m
+	jc := JournalConfig(cfg)
+	jc.Logger = s.log
+	jc.Sync = opts.JournalSync
+	if s.journal, err = journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc); err != nil {
+		return nil, err
+	}
+	if err := s.replay(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	if err := s.buildPipeline(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	if err := s.buildSessions(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// replay applies every journaled command to the fresh matcher before any session is accepted.
+func (s *Server) replay() error {
+	dir := filepath.Join(s.cfg.Venue.DataDir, "journal")
+	r, err := journal.NewReader(dir, journal.ReaderOptions{Logger: s.log})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sink := core.NewBufferSink(64)
+	start := time.Now()
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		sink.Reset()
+		if err := s.matcher.Apply(rec.Payload, sink); err != nil {
+			return fmt.Errorf("replay of command seq %d (%s at %d): %w", rec.Seq, rec.Segment, rec.Offset, err)
+		}
+		s.replayed++
+	}
+	s.log.Info("journal replayed", "commands", s.replayed, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
+	return nil
+}
+
+func (s *Server) buildPipeline() error {
+	wait, err := ring.NewWaitStrategy(s.cfg.Engine.WaitStrategy)
+	if err != nil {
+		return err
+	}
+	p, err := pipeline.New(pipeline.Config{
+		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
+		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
+		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
+		OnFail: func(err error) {
+			if s.gw != nil {
+				s.gw.Halt(err)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.pipe = p
+	return nil
+}
+
+// matcherApplier adapts core.Matcher to the pipeline's Applier.
+type matcherApplier struct{ m *core.Matcher }
+
+func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
+
+func (s *Server) buildSessions() error {
+	cfg := s.cfg
+	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, Logger: s.log,
+		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase()}
+	for _, in := range cfg.Instruments {
+		gcfg.Instruments = append(gcfg.Instruments, gateway.Instrument{ID: in.ID, Symbol: in.Symbol, Tick: in.Tick,
+			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty})
+	}
+	settings := quickfix.NewSettings()
+	host, port, _ := net.SplitHostPort(cfg.FIX.Addr)
+	settings.GlobalSettings().Set("SocketAcceptHost", host)
+	settings.GlobalSettings().Set("SocketAcceptPort", port)
+	dict, err := spec.WriteFIX44(filepath.Join(cfg.Venue.DataDir, "spec"))
+	if err != nil {
+		return err
+	}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
+		ss := quickfix.NewSessionSettings()
+		ss.Set("BeginString", id.BeginString)
+		ss.Set("SenderCompID", id.SenderCompID)
+		ss.Set("TargetCompID", id.TargetCompID)
+		ss.Set("DataDictionary", dict)
+		for k, v := range cfg.QuickFIXSettings(sc) {
+			ss.Set(k, v)
+		}
+		if _, err := settings.AddSession(ss); err != nil {
+			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
+		}
+		ord, cxl, msg := cfg.Throttles(sc)
+		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg})
+	}
+	gw, err := gateway.New(gcfg, s.pipe.Commands)
+	if err != nil {
+		return err
+	}
+	s.gw = gw
+	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
+		return err
+	}
+	if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
+		return fmt.Errorf("quickfix acceptor: %w", err)
+	}
+	listen := s.opts.Listen
+	if listen == nil {
+		listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	}
+	s.acceptor.SetNewListenerCallback(func(addr string, _ *tls.Config) (net.Listener, error) {
+		l, err := listen(addr)
+		if err == nil {
+			s.fixL = l
+		}
+		return l, err
+	})
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registerCoreMetrics()
+	return nil
+}
+
+// Start begins serving: pipeline, outbound, FIX acceptor, metrics.
+func (s *Server) Start() error {
+	barrier, own := s.pipe.AddEventConsumer()
+	s.pipe.Start()
+	s.gw.Start()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.gw.RunOutbound(s.pipe.Events, barrier, own, s.pipe.Durable())
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.stores.RunSyncer(s.opts.StoreSyncInterval, s.stopSync)
+	}()
+	if s.cfg.Metrics.Addr != "" {
+		l, err := net.Listen("tcp", s.cfg.Metrics.Addr)
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("metrics.addr: %w", err)
+		}
+		s.metricsL = l
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+		s.metricsS = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go s.metricsS.Serve(l)
+	}
+	if err := s.acceptor.Start(); err != nil {
+		s.Close()
+		return fmt.Errorf("fix.addr: %w", err)
+	}
+	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
+		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
+		"fsync", s.cfg.Journal.Fsync, "wait", s.cfg.Engine.WaitStrategy)
+	return nil
+}
+
+// FIXAddr is the address FIX clients connect to.
+func (s *Server) FIXAddr() string {
+	if s.fixL != nil {
+		return s.fixL.Addr().String()
+	}
+	return s.cfg.FIX.Addr
+}
+
+// MetricsAddr is the Prometheus address, or "" when metrics are off.
+func (s *Server) MetricsAddr() string {
+	if s.metricsL != nil {
+		return s.metricsL.Addr().String()
+	}
+	return ""
+}
+
+// Replayed is the number of journaled commands applied at start-up.
+func (s *Server) Replayed() int64 { return s.replayed }
+
+// Gateway exposes the gateway (tests).
+func (s *Server) Gateway() *gateway.Gateway { return s.gw }
+
+// Pipeline exposes the pipeline (tests).
+func (s *Server) Pipeline() *pipeline.Pipeline { return s.pipe }
+
+// Close shuts down in order: sessions, rings, journal, stores.
+func (s *Server) Close() error {
+	var errs []error
+	s.closeOnce.Do(func() {
+		if s.acceptor != nil {
+			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
+		}
+		if err := s.pipe.Stop(10 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		s.gw.Stop()
+		close(s.stopSync)
+		s.wg.Wait()
+		if err := s.journal.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if s.metricsS != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			s.metricsS.Shutdown(ctx)
+			cancel()
+		}
+		s.log.Info("fixvenue stopped", "last_durable_seq", strconv.FormatInt(s.pipe.Durable().Load(), 10))
+	})
+	return errors.Join(errs...)
+}
+
+func (s *Server) registerCoreMetrics() {
+	p := s.pipe
+	s.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_command_ring_occupancy", Help: "Commands published but not yet applied by the matcher."},
+			func() float64 { return float64(p.Commands.Cursor() - p.MatcherSequence()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_lag", Help: "Commands published but not yet durable."},
+			func() float64 { return float64(int64(p.SeqBase()) + p.Commands.Cursor() - p.Durable().Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_seq", Help: "Last durable command sequence."},
+			func() float64 { return float64(p.Durable().Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_events_total", Help: "Events written by the matcher since start."},
+			func() float64 { return float64(p.EventsPublished()) }),
+	)
+}
