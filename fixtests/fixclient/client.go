@@ -1,0 +1,179 @@
+package fixclient
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Client is one FIX connection.
+type Client struct {
+	Conn     net.Conn
+	Sender   string // our CompID (49)
+	Target   string // the venue's CompID (56)
+	NextOut  int    // next MsgSeqNum we send
+	buf      []byte
+	n        int
+	Received []*Message // every application message read so far (not admin)
+}
+
+// Dial connects to addr.
+func Dial(addr, sender, target string) (*Client, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Conn: c, Sender: sender, Target: target, NextOut: 1, buf: make([]byte, 64<<10)}, nil
+}
+
+// Timestamp formats t as a FIX UTCTimestamp with milliseconds.
+func Timestamp(t time.Time) string { return t.UTC().Format("20060102-15:04:05.000") }
+
+// Send sends a message of msgType with the standard header and the given body fields.
+func (c *Client) Send(msgType string, body ...Field) error {
+	fields := append([]Field{F(35, msgType), F(49, c.Sender), F(56, c.Target), F(34, strconv.Itoa(c.NextOut)),
+		F(52, Timestamp(time.Now()))}, body...)
+	c.NextOut++
+	return c.SendRaw(Build(fields...))
+}
+
+// SendRaw writes bytes as they are.
+func (c *Client) SendRaw(b []byte) error {
+	c.Conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.Conn.Write(b)
+	return err
+}
+
+// Logon sends a Logon (with ResetSeqNumFlag when reset) and waits for the venue's Logon.
+func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
+	body := []Field{F(98, "0"), F(108, "30")}
+	if reset {
+		body = append(body, F(141, "Y"))
+	}
+	body = append(body, extra...)
+	if err := c.Send("A", body...); err != nil {
+		return nil, err
+	}
+	m, err := c.ReadAny(5 * time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if m.Type() != "A" {
+		return m, fmt.Errorf("fixclient: logon answered with %s", m)
+	}
+	return m, nil
+}
+
+// ReadAny returns the next message of any type, or an error at the deadline.
+func (c *Client) ReadAny(timeout time.Duration) (*Message, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := frameLength(c.buf[:c.n])
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			m, err := Parse(c.buf[:n])
+			copy(c.buf, c.buf[n:c.n])
+			c.n -= n
+			return m, err
+		}
+		if c.n == len(c.buf) {
+			if len(c.buf) >= MessageBytesMax {
+				return nil, fmt.Errorf("%w: message larger than %d bytes", ErrFrame, MessageBytesMax)
+			}
+			grown := make([]byte, 2*len(c.buf))
+			copy(grown, c.buf[:c.n])
+			c.buf = grown
+		}
+		c.Conn.SetReadDeadline(deadline)
+		k, err := c.Conn.Read(c.buf[c.n:])
+		c.n += k
+		if err != nil && k == 0 {
+			return nil, err
+		}
+	}
+}
+
+// Read returns the next application message, answering TestRequests and
+// skipping Heartbeats on the way.
+func (c *Client) Read(timeout time.Duration) (*Message, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := c.ReadAny(time.Until(deadline))
+		if err != nil {
+			return nil, err
+		}
+		switch m.Type() {
+		case "0":
+			continue
+		case "1":
+			if err := c.Send("0", F(112, m.Get(112))); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if m.Type() != "A" && m.Type() != "5" && m.Type() != "2" && m.Type() != "4" && m.Type() != "3" {
+			c.Received = append(c.Received, m)
+		}
+		return m, nil
+	}
+}
+
+// Expect reads until a message of msgType arrives whose fields match want
+// (tag → value); other application messages are kept in Received and skipped.
+func (c *Client) Expect(timeout time.Duration, msgType string, want map[int]string) (*Message, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := c.Read(time.Until(deadline))
+		if err != nil {
+			return nil, fmt.Errorf("waiting for %s %v: %w", msgType, want, err)
+		}
+		if m.Type() != msgType {
+			continue
+		}
+		ok := true
+		for tag, v := range want {
+			if m.Get(tag) != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return m, nil
+		}
+	}
+}
+
+// Closed reports whether the venue closes the connection within timeout
+// (reading and discarding anything it still sends).
+func (c *Client) Closed(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		_, err := c.ReadAny(time.Until(deadline))
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			return true
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return false
+		}
+		if err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Logout sends a Logout and closes the connection.
+func (c *Client) Logout() {
+	_ = c.Send("5")
+	c.Read(500 * time.Millisecond)
+	c.Conn.Close()
+}
+
+// Close closes the connection without a Logout.
+func (c *Client) Close() error { return c.Conn.Close() }

@@ -1,0 +1,9 @@
+// Package fixclient is a small raw FIX 4.4 client for tests and tools: it builds
+// messages with correct BodyLength and CheckSum, frames what the venue sends,
+// answers TestRequests, and keeps its own sequence numbers. It is deliberately
+// not QuickFIX: tests that use it see the venue's bytes exactly, and can send
+// bytes no well-behaved engine would.
+//
+// Limits: one message is at most MessageBytesMax; reads honour a deadline on
+// every call; nothing is retried.
+package fixclient
