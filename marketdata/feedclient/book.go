@@ -1,0 +1,184 @@
+package feedclient
+
+import (
+	"errors"
+	"strconv"
+
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Errors of book maintenance. Each makes the client resynchronise from a
+// snapshot: the feed and the book disagree, so the book cannot be trusted.
+var (
+	ErrInconsistent = errors.New("feedclient: feed message disagrees with the book")
+	ErrLevelsFull   = errors.New("feedclient: more price levels than LevelsMax")
+)
+
+// Level is one price level.
+type Level struct {
+	PriceTicks int64
+	Qty        int64
+	OrderCount int
+}
+
+// Book is the client's view of one instrument: market by price, the trade
+// summary and the status. Read it only on the client's goroutine (in a
+// callback or through Client.Inspect); copy what you keep.
+type Book struct {
+	InstrumentID uint32
+	Symbol       string
+	TickMantissa int64 // tick size = TickMantissa × 10^TickExponent
+	TickExponent int8
+	LotSize      int64
+	Defined      bool // an InstrumentDefinition was received
+
+	Status              mdsbe.TradingStatus
+	RptSeq              uint64
+	LastTradePriceTicks int64
+	LastTradeQty        int64
+	Volume              int64
+
+	Bids []Level // best first
+	Asks []Level // best first
+
+	levelsMax int
+}
+
+func (b *Book) side(s mdsbe.Side) (*[]Level, bool, error) {
+	switch s {
+	case mdsbe.SideBuy:
+		return &b.Bids, true, nil
+	case mdsbe.SideSell:
+		return &b.Asks, false, nil
+	}
+	return nil, false, ErrInconsistent
+}
+
+func better(bid bool, a, c int64) bool {
+	if bid {
+		return a > c
+	}
+	return a < c
+}
+
+// applyLevel applies a PriceLevelUpdate. The level number must agree with
+// the price's place in the book; any disagreement is ErrInconsistent.
+func (b *Book) applyLevel(m *mdsbe.PriceLevelUpdate) error {
+	levels, bid, err := b.side(m.Side())
+	if err != nil {
+		return err
+	}
+	ls := *levels
+	i := int(m.LevelNum()) - 1
+	px := m.PriceTicks()
+	switch m.Action() {
+	case mdsbe.UpdateActionNew:
+		if i < 0 || i > len(ls) || (i > 0 && !better(bid, ls[i-1].PriceTicks, px)) ||
+			(i < len(ls) && !better(bid, px, ls[i].PriceTicks)) || m.Qty() <= 0 || m.OrderCount() == 0 {
+			return ErrInconsistent
+		}
+		if len(ls) >= b.levelsMax {
+			return ErrLevelsFull
+		}
+		ls = append(ls, Level{})
+		copy(ls[i+1:], ls[i:])
+		ls[i] = Level{PriceTicks: px, Qty: m.Qty(), OrderCount: int(m.OrderCount())}
+	case mdsbe.UpdateActionChange:
+		if i < 0 || i >= len(ls) || ls[i].PriceTicks != px || m.Qty() <= 0 || m.OrderCount() == 0 {
+			return ErrInconsistent
+		}
+		ls[i].Qty, ls[i].OrderCount = m.Qty(), int(m.OrderCount())
+	case mdsbe.UpdateActionDelete:
+		if i < 0 || i >= len(ls) || ls[i].PriceTicks != px {
+			return ErrInconsistent
+		}
+		ls = append(ls[:i], ls[i+1:]...)
+	default:
+		return ErrInconsistent
+	}
+	*levels = ls
+	return nil
+}
+
+// addSnapshotOrder adds one order of a snapshot. Orders come best level
+// first, so an order either joins the last level or opens a worse one.
+func (b *Book) addSnapshotOrder(side mdsbe.Side, priceTicks, qty int64) error {
+	levels, bid, err := b.side(side)
+	if err != nil {
+		return err
+	}
+	if qty <= 0 {
+		return ErrInconsistent
+	}
+	ls := *levels
+	if n := len(ls); n > 0 && ls[n-1].PriceTicks == priceTicks {
+		ls[n-1].Qty += qty
+		ls[n-1].OrderCount++
+		return nil
+	} else if n > 0 && !better(bid, ls[n-1].PriceTicks, priceTicks) {
+		return ErrInconsistent
+	}
+	if len(ls) >= b.levelsMax {
+		return ErrLevelsFull
+	}
+	*levels = append(ls, Level{PriceTicks: priceTicks, Qty: qty, OrderCount: 1})
+	return nil
+}
+
+func (b *Book) reset() {
+	b.Bids, b.Asks = b.Bids[:0], b.Asks[:0]
+	b.RptSeq, b.LastTradePriceTicks, b.LastTradeQty, b.Volume = 0, 0, 0, 0
+}
+
+// AppendPrice appends priceTicks as a decimal number in the instrument's
+// price units (ticks × tick size), exactly, without floating point. Before
+// the definition is known it appends the tick count.
+func (b *Book) AppendPrice(dst []byte, priceTicks int64) []byte {
+	if !b.Defined {
+		return strconv.AppendInt(dst, priceTicks, 10)
+	}
+	return AppendDecimal(dst, priceTicks, b.TickMantissa, b.TickExponent)
+}
+
+// AppendDecimal appends ticks × mantissa × 10^exponent as a decimal number.
+// A product that overflows int64 is written as ticks × mantissa followed by
+// "e" and the exponent, still exact.
+func AppendDecimal(dst []byte, ticks, mantissa int64, exponent int8) []byte {
+	v := ticks * mantissa
+	if mantissa != 0 && (v/mantissa != ticks || (ticks == -1 && mantissa == -1<<63)) {
+		dst = strconv.AppendInt(dst, ticks, 10)
+		dst = append(dst, '*')
+		dst = strconv.AppendInt(dst, mantissa, 10)
+		dst = append(dst, 'e')
+		return strconv.AppendInt(dst, int64(exponent), 10)
+	}
+	if exponent >= 0 {
+		dst = strconv.AppendInt(dst, v, 10)
+		for i := int8(0); i < exponent; i++ {
+			dst = append(dst, '0')
+		}
+		return dst
+	}
+	if v < 0 {
+		dst = append(dst, '-')
+	}
+	var digits [24]byte
+	d := strconv.AppendUint(digits[:0], absUint(v), 10)
+	scale := int(-exponent)
+	if len(d) <= scale { // a value below one: "0." then zeros, then the digits
+		dst = append(dst, '0', '.')
+		for i := len(d); i < scale; i++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, d...)
+	}
+	dst = append(dst, d[:len(d)-scale]...)
+	return append(append(dst, '.'), d[len(d)-scale:]...)
+}
+
+func absUint(v int64) uint64 {
+	if v < 0 {
+		return uint64(-(v + 1)) + 1
+	}
+	return uint64(v)
+}

@@ -1,0 +1,551 @@
+package feedclient
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Defaults and bounds of Config.
+const (
+	FeedAddrDefault            = "127.0.0.1:9500"
+	RecoveryAddrDefault        = "127.0.0.1:9501"
+	ChannelDefault             = 1
+	InstrumentsMaxDefault      = 4096
+	LevelsMaxDefault           = 1 << 16
+	ReorderPacketsMaxDefault   = 1024
+	GapTimeoutDefault          = 20 * time.Millisecond
+	RecoveryTimeoutDefault     = 5 * time.Second
+	RetransmitCountMaxDefault  = 10000
+	SeqAheadMaxDefault         = 1 << 20
+	ReceiveBufferBytesDefault  = 4 << 20
+	resyncBackoffDefault       = 200 * time.Millisecond
+	snapshotAttemptsPerSyncMax = 3
+)
+
+// Config configures a Client. Zero values take the defaults.
+type Config struct {
+	// FeedAddr is where to receive the feed: a local unicast address, or a
+	// multicast group and port (joined on MulticastInterface, "" = any).
+	FeedAddr           string
+	MulticastInterface string
+	RecoveryAddr       string // the feed's TCP recovery service
+	Channel            uint16 // packets of other channels are ignored
+
+	InstrumentsMax int // books kept; messages for more instruments are an error
+	LevelsMax      int // levels per side per book
+	// ReorderPacketsMax bounds packets held ahead of a gap.
+	ReorderPacketsMax int
+	// GapTimeout is how long a gap may wait for late (reordered) packets
+	// before the client asks for a retransmission.
+	GapTimeout time.Duration
+	// RecoveryTimeout bounds one retransmission or snapshot exchange.
+	RecoveryTimeout time.Duration
+	// RetransmitCountMax: larger gaps go straight to a snapshot. Keep it at
+	// or below the service's RetransmitCountMax.
+	RetransmitCountMax int
+	// SeqAheadMax: a packet further than this beyond the next expected
+	// sequence is treated as garbage, not as a gap.
+	SeqAheadMax        uint64
+	ReceiveBufferBytes int // SO_RCVBUF of the feed socket
+
+	Callbacks Callbacks
+	// Recoverer replaces the TCP recovery client (tests, other transports).
+	Recoverer Recoverer
+	// Clock drives gap timers; nil means time.Now.
+	Clock func() time.Time
+}
+
+func (c *Config) fill() error {
+	str := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	num := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	str(&c.FeedAddr, FeedAddrDefault)
+	str(&c.RecoveryAddr, RecoveryAddrDefault)
+	if c.Channel == 0 {
+		c.Channel = ChannelDefault
+	}
+	num(&c.InstrumentsMax, InstrumentsMaxDefault)
+	num(&c.LevelsMax, LevelsMaxDefault)
+	num(&c.ReorderPacketsMax, ReorderPacketsMaxDefault)
+	num(&c.RetransmitCountMax, RetransmitCountMaxDefault)
+	num(&c.ReceiveBufferBytes, ReceiveBufferBytesDefault)
+	if c.GapTimeout == 0 {
+		c.GapTimeout = GapTimeoutDefault
+	}
+	if c.RecoveryTimeout == 0 {
+		c.RecoveryTimeout = RecoveryTimeoutDefault
+	}
+	if c.SeqAheadMax == 0 {
+		c.SeqAheadMax = SeqAheadMaxDefault
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.InstrumentsMax < 1 || c.LevelsMax < 1 || c.ReorderPacketsMax < 1 || c.RetransmitCountMax < 1 ||
+		c.GapTimeout < 0 || c.RecoveryTimeout <= 0 {
+		return errors.New("feedclient: bounds must be positive")
+	}
+	return nil
+}
+
+// Callbacks are called on the client's goroutine, in feed order. Each may
+// be nil. They must not block for long: the feed queues in the socket
+// buffer meanwhile.
+type Callbacks struct {
+	// OnMessage sees every sequenced message once, in sequence order,
+	// after the client applied it (market-by-order users start here).
+	OnMessage func(seq uint64, templateID uint16, msg []byte)
+	// OnBook reports a book that changed, once per packet (or snapshot).
+	OnBook func(b *Book)
+	// OnTrade reports each trade.
+	OnTrade func(b *Book, t Trade)
+	// OnRecovery reports every gap or inconsistency and how it ended.
+	OnRecovery func(r Recovery)
+	// OnHeartbeat reports a heartbeat; inSync is true when the client has
+	// every message the heartbeat announces (nothing lost at the tail).
+	OnHeartbeat func(nextSeq uint64, inSync bool)
+	// OnEndOfSession reports that the publisher stopped.
+	OnEndOfSession func(seq uint64)
+}
+
+// Trade is one trade from the feed.
+type Trade struct {
+	Seq            uint64
+	TradeID        uint64
+	PriceTicks     int64
+	Qty            int64
+	AggressorSide  mdsbe.Side
+	BuyOrderID     uint64
+	SellOrderID    uint64
+	TransactTimeNs int64
+}
+
+// RecoveryCause says why the client recovered.
+type RecoveryCause uint8
+
+// The causes.
+const (
+	CauseJoin         RecoveryCause = iota + 1 // first synchronisation
+	CauseGap                                   // sequence numbers skipped
+	CauseInconsistent                          // a message disagreed with the book
+)
+
+// RecoveryOutcome says how a recovery ended.
+type RecoveryOutcome uint8
+
+// The outcomes.
+const (
+	Retransmitted RecoveryOutcome = iota + 1 // the missing messages were resent
+	Snapshotted                              // the books were replaced by a snapshot
+	Unrecovered                              // both failed: the books are stale until a later attempt works
+)
+
+func (o RecoveryOutcome) String() string {
+	switch o {
+	case Retransmitted:
+		return "retransmitted"
+	case Snapshotted:
+		return "snapshot"
+	case Unrecovered:
+		return "unrecovered"
+	}
+	return "unknown"
+}
+
+// Recovery describes one gap (or inconsistency) and its outcome.
+type Recovery struct {
+	Cause   RecoveryCause
+	FromSeq uint64 // first missing sequence
+	Count   uint64 // missing messages (0 when unknown)
+	Outcome RecoveryOutcome
+	// RetransmitReject is the service's reason when it refused to resend.
+	RetransmitReject mdsbe.RetransmitRejectReason
+	Err              error // why the last attempt failed, for Unrecovered
+}
+
+// Stats counts the client's work.
+type Stats struct {
+	Packets           uint64 // packets handled (feed and recovery)
+	Messages          uint64 // sequenced messages applied
+	Duplicates        uint64 // packets wholly seen before
+	Reordered         uint64 // packets held ahead of a gap
+	Malformed         uint64 // packets or messages that could not be decoded
+	OtherChannel      uint64
+	Gaps              uint64
+	Retransmissions   uint64
+	Snapshots         uint64
+	Unrecovered       uint64
+	Inconsistencies   uint64
+	RetransmitRejects uint64
+}
+
+// Client keeps books from the feed. It is single-threaded: Run (or a
+// caller of HandlePacket and Poll) owns it; other goroutines use Inspect
+// while Run is running.
+type Client struct {
+	cfg   Config
+	rec   Recoverer
+	books map[uint32]*Book
+	bySym map[string]*Book
+
+	expected     uint64 // next sequence to apply; 0 until the first snapshot
+	knownNextSeq uint64 // highest next sequence announced by a heartbeat or a packet
+	gapSinceNs   int64  // when the current gap was first seen; 0 when none
+	resyncAfter  int64  // no automatic resync before this time (after a failure)
+	reorder      reorderBuffer
+	scratch      []byte
+	changed      []*Book // books changed by the packet being applied
+	rd           packet.Reader // the packet being applied
+	srd          packet.Reader // the snapshot packet being applied
+	recovering   bool          // a Recoverer call is in progress
+	needResync   bool          // an inconsistency was found during a retransmission
+	snap         snapState
+	inspect      chan func(*Client)
+	stats        Stats
+
+	// Decoders, reused.
+	mLevel  mdsbe.PriceLevelUpdate
+	mTrade  mdsbe.Trade
+	mStatus mdsbe.InstrumentStatus
+}
+
+// New returns a client; Run starts it. A nil cfg.Recoverer means the TCP
+// recovery service at cfg.RecoveryAddr.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	rec := cfg.Recoverer
+	if rec == nil {
+		rec = NewTCPRecoverer(cfg.RecoveryAddr, cfg.Channel, cfg.RecoveryTimeout)
+	}
+	return &Client{cfg: cfg, rec: rec,
+		books:   make(map[uint32]*Book),
+		bySym:   make(map[string]*Book),
+		reorder: newReorderBuffer(cfg.ReorderPacketsMax),
+		scratch: make([]byte, packet.DatagramBytesMax),
+		inspect: make(chan func(*Client), 1),
+	}, nil
+}
+
+// Book returns the book of an instrument, or nil. Client goroutine only.
+func (c *Client) Book(instrumentID uint32) *Book { return c.books[instrumentID] }
+
+// BookBySymbol returns the book of a symbol once its definition arrived.
+func (c *Client) BookBySymbol(symbol string) *Book { return c.bySym[symbol] }
+
+// Books calls fn for every book. Client goroutine only.
+func (c *Client) Books(fn func(b *Book)) {
+	for _, b := range c.books {
+		fn(b)
+	}
+}
+
+// NextSeq is the next sequence the client expects (0 before it joined):
+// its books reflect every message before it.
+func (c *Client) NextSeq() uint64 { return c.expected }
+
+// InSync reports whether the client has joined and no gap is pending.
+func (c *Client) InSync() bool {
+	return c.expected != 0 && c.gapSinceNs == 0 && c.knownNextSeq <= c.expected
+}
+
+// Stats returns the counters. Client goroutine only.
+func (c *Client) Stats() Stats { return c.stats }
+
+func (c *Client) book(id uint32) (*Book, error) {
+	if b := c.books[id]; b != nil {
+		return b, nil
+	}
+	if id == 0 || len(c.books) >= c.cfg.InstrumentsMax {
+		return nil, ErrInconsistent
+	}
+	b := &Book{InstrumentID: id, levelsMax: c.cfg.LevelsMax}
+	c.books[id] = b
+	return b, nil
+}
+
+// HandlePacket processes one datagram of the feed. It may recover
+// synchronously (through the Recoverer) before it returns. Arbitrary bytes
+// are safe: what cannot be decoded is counted and dropped.
+func (c *Client) HandlePacket(pkt []byte) {
+	if err := c.rd.Reset(pkt); err != nil || len(pkt) > packet.DatagramBytesMax {
+		c.stats.Malformed++
+		return
+	}
+	if c.rd.Channel != c.cfg.Channel {
+		c.stats.OtherChannel++
+		return
+	}
+	c.stats.Packets++
+	if c.rd.Seq == 0 {
+		c.handleUnsequenced()
+		return
+	}
+	seq, count := c.rd.Seq, c.rd.Count
+	if c.expected == 0 {
+		// Not joined yet: keep the packet for after the snapshot.
+		if c.reorder.put(pkt, seq, count) {
+			c.stats.Reordered++
+		}
+		c.join()
+		return
+	}
+	c.handleSequenced(pkt, seq, count)
+	c.Poll()
+}
+
+// handleUnsequenced acts on the heartbeat of an unsequenced packet; the
+// feed sends no other unsequenced message.
+func (c *Client) handleUnsequenced() {
+	var next uint64
+	found := false
+	for msg, ok := c.rd.Next(); ok; msg, ok = c.rd.Next() {
+		var hb mdsbe.Heartbeat
+		if tid, _ := mdsbe.TemplateIDOf(msg, 0); tid == mdsbe.HeartbeatTemplateID && hb.WrapDecode(msg, 0) == nil {
+			next, found = hb.NextSeq(), true
+		}
+	}
+	if !found {
+		return
+	}
+	if c.expected == 0 && !c.join() {
+		return
+	}
+	if next > c.expected && next-c.expected <= c.cfg.SeqAheadMax {
+		if next > c.knownNextSeq {
+			c.knownNextSeq = next
+		}
+		// Idle channel, yet messages are missing: the tail was lost.
+		// Nothing can be in flight, so recover at once.
+		if c.gapSinceNs == 0 {
+			c.stats.Gaps++
+		}
+		c.recover(CauseGap)
+	}
+	if cb := c.cfg.Callbacks.OnHeartbeat; cb != nil {
+		cb(next, c.InSync() && next <= c.expected)
+	}
+}
+
+// handleSequenced applies, buffers or drops a sequenced packet.
+func (c *Client) handleSequenced(pkt []byte, seq uint64, count int) {
+	end := seq + uint64(count)
+	switch {
+	case end <= c.expected:
+		c.stats.Duplicates++
+	case seq <= c.expected:
+		c.applyPacket(pkt)
+		c.drain()
+	case seq-c.expected > c.cfg.SeqAheadMax:
+		c.stats.Malformed++
+	default:
+		if end > c.knownNextSeq {
+			c.knownNextSeq = end
+		}
+		if c.gapSinceNs == 0 {
+			c.gapSinceNs = c.cfg.Clock().UnixNano()
+			c.stats.Gaps++
+		}
+		if c.reorder.put(pkt, seq, count) {
+			c.stats.Reordered++
+			return
+		}
+		c.recover(CauseGap) // buffer full: recover now
+		if c.expected != 0 && c.expected < end && !c.reorder.put(pkt, seq, count) {
+			c.stats.Malformed++
+		} else if c.expected != 0 && seq <= c.expected {
+			c.drain()
+		}
+	}
+}
+
+// Poll starts a recovery for a gap older than GapTimeout. Run calls it
+// when the socket is quiet; HandlePacket calls it after each packet.
+func (c *Client) Poll() {
+	if c.expected == 0 {
+		if c.cfg.Clock().UnixNano() >= c.resyncAfter {
+			c.join()
+		}
+		return
+	}
+	if c.gapSinceNs != 0 && c.cfg.Clock().UnixNano()-c.gapSinceNs >= int64(c.cfg.GapTimeout) {
+		c.recover(CauseGap)
+	}
+}
+
+// drain applies held packets that have become contiguous.
+func (c *Client) drain() {
+	for c.expected != 0 {
+		pkt, ok := c.reorder.takeNext(c.scratch, c.expected)
+		if !ok {
+			break
+		}
+		if c.rd.Reset(pkt) != nil {
+			continue
+		}
+		c.applyPacket(pkt)
+	}
+	if c.expected != 0 && c.reorder.used == 0 && c.knownNextSeq <= c.expected {
+		c.gapSinceNs = 0
+	} else if c.gapSinceNs == 0 && c.expected != 0 {
+		c.gapSinceNs = c.cfg.Clock().UnixNano()
+		c.stats.Gaps++
+	}
+}
+
+// applyPacket applies the messages of the packet in c.rd from c.expected
+// on. The packet must start at or before c.expected.
+func (c *Client) applyPacket(pkt []byte) {
+	seq := c.rd.Seq
+	c.changed = c.changed[:0]
+	for msg, ok := c.rd.Next(); ok; msg, ok = c.rd.Next() {
+		if seq < c.expected {
+			seq++
+			continue
+		}
+		if err := c.applyMessage(seq, msg); err != nil {
+			c.stats.Inconsistencies++
+			c.notifyBooks()
+			c.resync(CauseInconsistent, seq, err)
+			return
+		}
+		seq++
+		c.expected = seq
+		c.stats.Messages++
+	}
+	c.notifyBooks()
+}
+
+func (c *Client) notifyBooks() {
+	if cb := c.cfg.Callbacks.OnBook; cb != nil {
+		for _, b := range c.changed {
+			cb(b)
+		}
+	}
+	c.changed = c.changed[:0]
+}
+
+func (c *Client) markChanged(b *Book) {
+	for _, x := range c.changed {
+		if x == b {
+			return
+		}
+	}
+	c.changed = append(c.changed, b)
+}
+
+// instrumentMessage checks and advances a book's rptSeq.
+func (c *Client) instrumentMessage(id uint32, rptSeq uint64) (*Book, error) {
+	b, err := c.book(id)
+	if err != nil {
+		return nil, err
+	}
+	if rptSeq != b.RptSeq+1 {
+		return nil, fmt.Errorf("%w: instrument %d rptSeq %d after %d", ErrInconsistent, id, rptSeq, b.RptSeq)
+	}
+	b.RptSeq = rptSeq
+	c.markChanged(b)
+	return b, nil
+}
+
+// applyMessage applies one sequenced message.
+func (c *Client) applyMessage(seq uint64, msg []byte) error {
+	tid, err := mdsbe.TemplateIDOf(msg, 0)
+	if err != nil {
+		return err
+	}
+	switch tid {
+	case mdsbe.PriceLevelUpdateTemplateID:
+		m := &c.mLevel
+		if err := m.WrapDecode(msg, 0); err != nil {
+			return err
+		}
+		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		if err != nil {
+			return err
+		}
+		if err := b.applyLevel(m); err != nil {
+			return err
+		}
+	case mdsbe.TradeTemplateID:
+		m := &c.mTrade
+		if err := m.WrapDecode(msg, 0); err != nil {
+			return err
+		}
+		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		if err != nil {
+			return err
+		}
+		b.LastTradePriceTicks, b.LastTradeQty, b.Volume = m.PriceTicks(), m.Qty(), m.Volume()
+		if cb := c.cfg.Callbacks.OnTrade; cb != nil {
+			cb(b, Trade{Seq: seq, TradeID: m.TradeID(), PriceTicks: m.PriceTicks(), Qty: m.Qty(),
+				AggressorSide: m.AggressorSide(), BuyOrderID: m.BuyOrderID(), SellOrderID: m.SellOrderID(),
+				TransactTimeNs: m.TransactTimeNs()})
+		}
+	case mdsbe.InstrumentStatusTemplateID:
+		m := &c.mStatus
+		if err := m.WrapDecode(msg, 0); err != nil {
+			return err
+		}
+		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		if err != nil {
+			return err
+		}
+		b.Status = m.Status()
+	case mdsbe.OrderAddedTemplateID, mdsbe.OrderModifiedTemplateID, mdsbe.OrderExecutedTemplateID, mdsbe.OrderDeletedTemplateID:
+		id, rptSeq, err := mboKeys(tid, msg)
+		if err != nil {
+			return err
+		}
+		if _, err := c.instrumentMessage(id, rptSeq); err != nil {
+			return err
+		}
+	case mdsbe.EndOfSessionTemplateID:
+		if cb := c.cfg.Callbacks.OnEndOfSession; cb != nil {
+			cb(seq)
+		}
+	default:
+		// A sequenced template this client does not know: it still takes
+		// its sequence number, so skipping it keeps the stream aligned.
+	}
+	if cb := c.cfg.Callbacks.OnMessage; cb != nil {
+		cb(seq, tid, msg)
+	}
+	return nil
+}
+
+// mboKeys reads the instrument and rptSeq of a market-by-order message. The
+// client keeps books by price; it checks these messages' rptSeq so that the
+// per-instrument numbering stays verified, and hands them to OnMessage.
+func mboKeys(tid uint16, msg []byte) (uint32, uint64, error) {
+	switch tid {
+	case mdsbe.OrderAddedTemplateID:
+		var m mdsbe.OrderAdded
+		err := m.WrapDecode(msg, 0)
+		return m.InstrumentID(), m.RptSeq(), err
+	case mdsbe.OrderModifiedTemplateID:
+		var m mdsbe.OrderModified
+		err := m.WrapDecode(msg, 0)
+		return m.InstrumentID(), m.RptSeq(), err
+	case mdsbe.OrderExecutedTemplateID:
+		var m mdsbe.OrderExecuted
+		err := m.WrapDecode(msg, 0)
+		return m.InstrumentID(), m.RptSeq(), err
+	default:
+		var m mdsbe.OrderDeleted
+		err := m.WrapDecode(msg, 0)
+		return m.InstrumentID(), m.RptSeq(), err
+	}
+}

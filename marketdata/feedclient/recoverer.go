@@ -1,0 +1,222 @@
+package feedclient
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Recoverer fetches what the UDP feed lost. The client calls it from its own
+// goroutine, one request at a time.
+type Recoverer interface {
+	// Retransmit asks for count messages from fromSeq and calls fn with each
+	// sequenced packet received. It returns the reject reason when the
+	// service refused (0 when it accepted), or an error when the exchange
+	// failed.
+	Retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (mdsbe.RetransmitRejectReason, error)
+	// Snapshot asks for the books of one instrument (0: all) and calls fn
+	// with each snapshot packet, the last one holding SnapshotEnd.
+	Snapshot(instrumentID uint32, fn func(pkt []byte) error) (mdsbe.SnapshotRejectReason, error)
+	// Close ends any connection.
+	Close() error
+}
+
+// ErrRecoveryProtocol reports an answer the client cannot use.
+var ErrRecoveryProtocol = errors.New("feedclient: unexpected answer from the recovery service")
+
+// tcpRecoverer talks to the feed's TCP recovery service. It keeps one
+// connection open between requests and redials after any failure.
+type tcpRecoverer struct {
+	addr    string
+	channel uint16
+	timeout time.Duration
+
+	mu      sync.Mutex // guards conn against Close from another goroutine
+	conn    net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	frame   []byte
+	reqBuf  [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.RetransmitRequestEncodedLength]byte
+	reqID   uint64
+	rd      packet.Reader
+	closed  bool
+}
+
+// NewTCPRecoverer returns a Recoverer for the service at addr. timeout
+// bounds each request from dial to last byte.
+func NewTCPRecoverer(addr string, channel uint16, timeout time.Duration) Recoverer {
+	return &tcpRecoverer{addr: addr, channel: channel, timeout: timeout, frame: make([]byte, packet.FrameBytesMax)}
+}
+
+func (t *tcpRecoverer) connect() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return net.ErrClosed
+	}
+	if t.conn != nil {
+		return t.conn.SetDeadline(time.Now().Add(t.timeout))
+	}
+	conn, err := net.DialTimeout("tcp", t.addr, t.timeout)
+	if err != nil {
+		return err
+	}
+	t.conn, t.r, t.w = conn, bufio.NewReaderSize(conn, 64<<10), bufio.NewWriterSize(conn, 1024)
+	return conn.SetDeadline(time.Now().Add(t.timeout))
+}
+
+func (t *tcpRecoverer) drop() {
+	t.mu.Lock()
+	if t.conn != nil {
+		t.conn.Close()
+		t.conn = nil
+	}
+	t.mu.Unlock()
+}
+
+// Close implements Recoverer; it also aborts a request in progress.
+func (t *tcpRecoverer) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.drop()
+	return nil
+}
+
+// send writes one request packet holding the message that encode writes.
+func (t *tcpRecoverer) send(msgLen int, encode func(buf []byte, off int)) error {
+	n := packet.HeaderSize + packet.LengthPrefixSize + msgLen
+	buf := t.reqBuf[:n]
+	clear(buf)
+	var h mdsbe.PacketHeader
+	_ = h.Wrap(buf, 0)
+	h.SetChannel(t.channel)
+	h.SetMessageCount(1)
+	h.SetSendingTimeNs(time.Now().UnixNano())
+	buf[packet.HeaderSize], buf[packet.HeaderSize+1] = byte(msgLen), byte(msgLen>>8)
+	encode(buf, packet.HeaderSize+packet.LengthPrefixSize)
+	if err := packet.WriteFrame(t.w, buf); err != nil {
+		return err
+	}
+	return t.w.Flush()
+}
+
+// Retransmit implements Recoverer.
+func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (mdsbe.RetransmitRejectReason, error) {
+	if err := t.connect(); err != nil {
+		return 0, err
+	}
+	t.reqID++
+	reqID := t.reqID
+	err := t.send(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.RetransmitRequest
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(reqID)
+		m.SetFromSeq(fromSeq)
+		m.SetCount(count)
+	})
+	if err != nil {
+		t.drop()
+		return 0, err
+	}
+	for {
+		pkt, err := packet.ReadFrame(t.r, t.frame)
+		if err == nil {
+			err = t.rd.Reset(pkt)
+		}
+		if err != nil {
+			t.drop()
+			return 0, err
+		}
+		if t.rd.Seq != 0 {
+			if err := fn(pkt); err != nil {
+				t.drop()
+				return 0, err
+			}
+			continue
+		}
+		for msg, ok := t.rd.Next(); ok; msg, ok = t.rd.Next() {
+			tid, _ := mdsbe.TemplateIDOf(msg, 0)
+			switch tid {
+			case mdsbe.RetransmitEndTemplateID:
+				var m mdsbe.RetransmitEnd
+				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
+					return 0, nil
+				}
+			case mdsbe.RetransmitRejectTemplateID:
+				var m mdsbe.RetransmitReject
+				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
+					if !m.Reason().Valid() {
+						t.drop()
+						return 0, ErrRecoveryProtocol
+					}
+					return m.Reason(), nil
+				}
+			}
+		}
+	}
+}
+
+// Snapshot implements Recoverer.
+func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) (mdsbe.SnapshotRejectReason, error) {
+	if err := t.connect(); err != nil {
+		return 0, err
+	}
+	t.reqID++
+	reqID := t.reqID
+	err := t.send(mdsbe.SnapshotRequestEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.SnapshotRequest
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(reqID)
+		m.SetInstrumentID(instrumentID)
+	})
+	if err != nil {
+		t.drop()
+		return 0, err
+	}
+	for {
+		pkt, err := packet.ReadFrame(t.r, t.frame)
+		if err == nil {
+			err = t.rd.Reset(pkt)
+		}
+		if err != nil {
+			t.drop()
+			return 0, err
+		}
+		if t.rd.Seq != 0 {
+			t.drop()
+			return 0, fmt.Errorf("%w: sequenced packet in a snapshot", ErrRecoveryProtocol)
+		}
+		done := false
+		for msg, ok := t.rd.Next(); ok; msg, ok = t.rd.Next() {
+			tid, _ := mdsbe.TemplateIDOf(msg, 0)
+			switch tid {
+			case mdsbe.SnapshotEndTemplateID:
+				var m mdsbe.SnapshotEnd
+				done = m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID
+			case mdsbe.SnapshotRejectTemplateID:
+				var m mdsbe.SnapshotReject
+				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
+					if !m.Reason().Valid() {
+						t.drop()
+						return 0, ErrRecoveryProtocol
+					}
+					return m.Reason(), nil
+				}
+			}
+		}
+		if err := fn(pkt); err != nil {
+			t.drop()
+			return 0, err
+		}
+		if done {
+			return 0, nil
+		}
+	}
+}
