@@ -6,3 +6,4 @@ package sbe
 
 //go:generate go run ./cmd/sbegen -schema ../schemas/venue.xml -out venue
 //go:generate go run ./cmd/sbegen -schema ../schemas/marketdata.xml -out marketdata
+//go:generate go run ./cmd/sbegen -schema testdata/example.xml -out internal/example
