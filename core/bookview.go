@@ -1,0 +1,139 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// This file is a read-only view of the matcher's state for tests and tools
+// (market data compares its books with these). It must be called from the
+// goroutine that applies commands, or while it is stopped: the matcher has
+// no locks. The views copy; they never expose internal memory.
+
+// Level is one price level of a book side.
+type Level struct {
+	PriceTicks int64
+	Qty        int64
+	Orders     int
+}
+
+// OrderView is a copy of one live order's state.
+type OrderView struct {
+	OrderID          uint64
+	SessionIdx       uint16
+	InstrumentID     uint32
+	Side             venue.Side
+	OrdType          venue.OrdType
+	TimeInForce      venue.TimeInForce
+	Flags            venue.OrderFlags
+	StpMode          venue.StpMode
+	PriceTicks       int64
+	Qty              int64
+	LeavesQty        int64
+	CumQty           int64
+	CumNotionalTicks int64
+	ExpireTimeNs     int64
+	ClOrdID          string
+	Account          string
+}
+
+// Counters are the identity counters: the last OrderID, ExecID and TradeID
+// handed out (0 before the first).
+type Counters struct {
+	LastOrderID uint64
+	LastExecID  uint64
+	LastTradeID uint64
+}
+
+// Counters returns the identity counters.
+func (m *Matcher) Counters() Counters {
+	return Counters{LastOrderID: m.lastOrderID, LastExecID: m.lastExecID, LastTradeID: m.lastTradeID}
+}
+
+// RestingOrders returns the number of orders resting in all books.
+func (m *Matcher) RestingOrders() int { return m.pool.inUse }
+
+// TradingStatus returns an instrument's status, or ok=false when it is unknown.
+func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool) {
+	ii, ok := m.instrByID[instrumentID]
+	if !ok {
+		return 0, false
+	}
+	return m.instruments[ii].status, true
+}
+
+// Band returns an instrument's price band in ticks (both edges allowed).
+func (m *Matcher) Band(instrumentID uint32) (lowTicks, highTicks int64, ok bool) {
+	ii, ok := m.instrByID[instrumentID]
+	if !ok {
+		return 0, 0, false
+	}
+	in := &m.instruments[ii]
+	return in.bandLowTicks, in.bandHighTicks, true
+}
+
+// bookSideOf returns a side of an instrument, or nil.
+func (m *Matcher) bookSideOf(instrumentID uint32, side venue.Side) (*instrument, *bookSide) {
+	ii, ok := m.instrByID[instrumentID]
+	if !ok || !side.Valid() {
+		return nil, nil
+	}
+	in := &m.instruments[ii]
+	return in, &in.sides[sideIndex(side)]
+}
+
+// BookLevels appends the non-empty levels of one side, best first, to dst.
+func (m *Matcher) BookLevels(instrumentID uint32, side venue.Side, dst []Level) []Level {
+	in, bs := m.bookSideOf(instrumentID, side)
+	if bs == nil {
+		return dst
+	}
+	for li := bs.best; li >= 0; li = bs.nextBest(li) {
+		lv := &bs.levels[li]
+		dst = append(dst, Level{PriceTicks: in.bandLowTicks + int64(li), Qty: lv.qty, Orders: int(lv.orders)})
+	}
+	return dst
+}
+
+// BookOrders appends the orders of one side in priority order (best price
+// first, then time) to dst.
+func (m *Matcher) BookOrders(instrumentID uint32, side venue.Side, dst []OrderView) []OrderView {
+	_, bs := m.bookSideOf(instrumentID, side)
+	if bs == nil {
+		return dst
+	}
+	for li := bs.best; li >= 0; li = bs.nextBest(li) {
+		for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
+			dst = append(dst, m.orderView(oi))
+		}
+	}
+	return dst
+}
+
+// Order returns the live order with this OrderID.
+func (m *Matcher) Order(orderID uint64) (OrderView, bool) {
+	ri := m.index.findOrder(orderID)
+	if ri == noRec || m.index.recs[ri].slot == noOrder {
+		return OrderView{}, false
+	}
+	return m.orderView(m.index.recs[ri].slot), true
+}
+
+func (m *Matcher) orderView(oi orderIdx) OrderView {
+	o := &m.pool.orders[oi]
+	return OrderView{
+		OrderID:          o.orderID,
+		SessionIdx:       o.sessionIdx,
+		InstrumentID:     m.instrumentOf(o).id,
+		Side:             o.side,
+		OrdType:          o.ordType,
+		TimeInForce:      o.tif,
+		Flags:            o.flags,
+		StpMode:          o.stpMode,
+		PriceTicks:       o.priceTicks,
+		Qty:              o.qty,
+		LeavesQty:        o.leavesQty,
+		CumQty:           o.cumQty,
+		CumNotionalTicks: o.cumNotionalTicks,
+		ExpireTimeNs:     o.expireTimeNs,
+		ClOrdID:          string(m.index.recs[o.rec].id()),
+		Account:          string(trimNUL(o.account[:])),
+	}
+}

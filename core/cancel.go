@@ -1,0 +1,152 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// removeOrder takes an order out of every structure that holds it: its price
+// level, the session and all-orders lists, the GTD heap. It is idempotent.
+func (m *Matcher) removeOrder(oi orderIdx) {
+	o := &m.pool.orders[oi]
+	if o.resting {
+		in := m.instrumentOf(o)
+		in.sides[sideIndex(o.side)].unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	}
+	if o.listed {
+		m.unlistOrder(oi)
+	}
+	if o.heapPos >= 0 {
+		m.gtd.remove(oi)
+	}
+}
+
+// finish ends an order: it leaves every structure, its current ClOrdID record
+// keeps its final state, and its pool slot is freed.
+func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
+	m.removeOrder(oi)
+	o := &m.pool.orders[oi]
+	r := &m.index.recs[o.rec]
+	r.keepState(o, status)
+	r.slot = noOrder
+	m.pool.release(oi)
+}
+
+// keepState copies an order's state into its record, which will answer
+// status requests once the order is gone or has a new ClOrdID.
+func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
+	r.priceTicks = o.priceTicks
+	r.qty = o.qty
+	r.leavesQty = o.leavesQty
+	r.cumQty = o.cumQty
+	r.cumNotionalTicks = o.cumNotionalTicks
+	r.ordStatus = status
+}
+
+// dropLeaves cancels an order's leaves and reports it, leaving the order
+// allocated (the caller finishes it). It also takes the order out of the book.
+func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID []byte) {
+	m.removeOrder(oi)
+	o := &m.pool.orders[oi]
+	cancelled := o.leavesQty
+	o.leavesQty = 0
+	m.qty.cancelledQty += cancelled
+	m.emitCancelled(o, reason, status, cancelled, clOrdID, origClOrdID)
+}
+
+// cancelOrderQty cancels an order's leaves, reports it and ends the order.
+func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID []byte) {
+	m.dropLeaves(oi, reason, status, clOrdID, origClOrdID)
+	m.finish(oi, status)
+}
+
+// cancelQuiet cancels a resting order for a reason that is not a client
+// request (mass cancel, disconnect, expiry): the event names the order's own
+// ClOrdID and no OrigClOrdID.
+func (m *Matcher) cancelQuiet(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus) {
+	o := &m.pool.orders[oi]
+	m.cancelOrderQty(oi, reason, status, m.index.recs[o.rec].id(), nil)
+}
+
+// locate finds the order a cancel, replace or status request addresses: by
+// OrigClOrdID within the session when one is given (and then a non-zero
+// OrderID must agree), else by OrderID (which must belong to the session).
+// It returns the addressed record, or noRec, and RejectReasonNone only when
+// the record is the current ClOrdID of a live order.
+func (m *Matcher) locate(session uint16, origClOrdID []byte, orderID uint64) (recIdx, venue.RejectReason) {
+	if int(session) >= len(m.sessions) {
+		return noRec, venue.RejectReasonUnknownOrder
+	}
+	var ri recIdx
+	switch {
+	case len(origClOrdID) > 0:
+		ri = m.index.find(session, origClOrdID)
+		if ri == noRec {
+			return noRec, venue.RejectReasonUnknownOrder
+		}
+		if orderID != 0 && m.index.recs[ri].orderID != orderID {
+			return ri, venue.RejectReasonOrderIDMismatch
+		}
+	case orderID != 0:
+		ri = m.index.findOrder(orderID)
+		if ri == noRec || m.index.recs[ri].sessionIdx != session {
+			return noRec, venue.RejectReasonUnknownOrder
+		}
+	default:
+		return noRec, venue.RejectReasonUnknownOrder
+	}
+	r := &m.index.recs[ri]
+	switch {
+	case r.slot != noOrder:
+		return ri, venue.RejectReasonNone
+	case r.ordStatus == venue.OrdStatusReplaced:
+		// The ClOrdID was replaced: only the order's current ClOrdID addresses it.
+		return ri, venue.RejectReasonUnknownOrder
+	default:
+		return ri, venue.RejectReasonTooLateToCancel
+	}
+}
+
+// currentStatus is the status of the order behind a record now: a replaced
+// ClOrdID reports the order's current status.
+func (m *Matcher) currentStatus(ri recIdx) venue.OrdStatus {
+	r := &m.index.recs[ri]
+	if r.ordStatus == venue.OrdStatusReplaced && r.slot == noOrder {
+		ri = m.index.findOrder(r.orderID)
+		r = &m.index.recs[ri]
+	}
+	if r.slot != noOrder {
+		return orderStatusOf(&m.pool.orders[r.slot])
+	}
+	return r.ordStatus
+}
+
+// rejectCancel answers a cancel or replace that cannot be applied.
+func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16, ri recIdx, reason venue.RejectReason,
+	instrumentID uint32, side venue.Side, clOrdID, origClOrdID []byte) {
+	rej := cancelReject{
+		sessionIdx:   session,
+		responseTo:   responseTo,
+		reason:       reason,
+		instrumentID: instrumentID,
+		ordStatus:    venue.OrdStatusUnknown,
+		side:         side,
+	}
+	if ri != noRec {
+		r := &m.index.recs[ri]
+		rej.instrumentID = r.instrumentID
+		rej.side = r.side
+		rej.orderID = r.orderID
+		rej.ordStatus = m.currentStatus(ri)
+	}
+	m.emitCancelRejected(&rej, clOrdID, origClOrdID)
+}
+
+// cancelOrder applies a client's CancelOrder.
+func (m *Matcher) cancelOrder(c *venue.CancelOrder) {
+	session := c.SessionIdx()
+	ri, reason := m.locate(session, c.OrigClOrdID(), c.OrderID())
+	if reason != venue.RejectReasonNone {
+		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		return
+	}
+	oi := m.index.recs[ri].slot
+	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, c.ClOrdID(), m.index.recs[ri].id())
+}

@@ -1,0 +1,196 @@
+package core
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// recIdx is an entry of the ClOrdID record table.
+type recIdx int32
+
+const noRec recIdx = -1
+
+// clOrdRecord remembers one ClOrdID of the trading day: the ClOrdID of every
+// accepted order and the new ClOrdID of every accepted replace. While the
+// ClOrdID is the current one of a live order, slot points at the order and
+// the other fields are not read (the order is the truth). When a replace gives
+// the order a new ClOrdID the record becomes ordStatus Replaced; when the order
+// ends the record keeps its final state, so that PossResend duplicates and
+// status requests for finished orders are answered without the order.
+type clOrdRecord struct {
+	clOrdID          [venue.ClOrdIDLength]byte
+	account          [venue.AccountLength]byte
+	orderID          uint64
+	priceTicks       int64
+	qty              int64
+	leavesQty        int64
+	cumQty           int64
+	cumNotionalTicks int64
+	instrumentID     uint32
+	slot             orderIdx // the live order while current, else noOrder
+	sessionIdx       uint16
+	clOrdIDLen       uint8
+	side             venue.Side
+	ordType          venue.OrdType
+	tif              venue.TimeInForce
+	ordStatus        venue.OrdStatus // Replaced, Filled, Cancelled or Expired once not current
+}
+
+func (r *clOrdRecord) id() []byte { return r.clOrdID[:r.clOrdIDLen] }
+
+// clOrdIndex holds the day's ClOrdID records and two open-addressing tables
+// over them: (session, ClOrdID) → record, hashed with xxhash and confirmed by
+// comparing the stored bytes, and OrderID → the order's current record.
+// Both use linear probing in power-of-two tables kept at most half full.
+// Nothing is ever deleted during the day, so there are no tombstones;
+// EndOfDay compacts the records and rebuilds both tables.
+type clOrdIndex struct {
+	recs      []clOrdRecord
+	recsUsed  int
+	byClOrdID []clOrdSlot
+	byOrderID []orderIDSlot
+	mask      uint64
+}
+
+// clOrdSlot stores the record index plus one, so that a zeroed table is empty,
+// and the high half of the hash to skip most byte comparisons.
+type clOrdSlot struct {
+	hashHigh   uint32
+	recPlusOne int32
+}
+
+type orderIDSlot struct {
+	orderIDLow uint32
+	recPlusOne int32
+}
+
+func newClOrdIndex(recordsMax int) clOrdIndex {
+	tableSize := 1 << bits.Len(uint(2*recordsMax-1))
+	return clOrdIndex{
+		recs:      make([]clOrdRecord, recordsMax),
+		byClOrdID: make([]clOrdSlot, tableSize),
+		byOrderID: make([]orderIDSlot, tableSize),
+		mask:      uint64(tableSize - 1),
+	}
+}
+
+func (x *clOrdIndex) full() bool { return x.recsUsed == len(x.recs) }
+
+// clOrdHash hashes the session index and the ClOrdID bytes together.
+func clOrdHash(sessionIdx uint16, clOrdID []byte) uint64 {
+	var key [2 + venue.ClOrdIDLength]byte
+	binary.LittleEndian.PutUint16(key[:2], sessionIdx)
+	n := copy(key[2:], clOrdID)
+	return xxhash.Sum64(key[:2+n])
+}
+
+func orderIDHash(orderID uint64) uint64 {
+	return orderID * 0x9E3779B97F4A7C15
+}
+
+// find returns the record of (session, ClOrdID), or noRec.
+func (x *clOrdIndex) find(sessionIdx uint16, clOrdID []byte) recIdx {
+	h := clOrdHash(sessionIdx, clOrdID)
+	high := uint32(h >> 32)
+	for i := h & x.mask; ; i = (i + 1) & x.mask {
+		s := x.byClOrdID[i]
+		if s.recPlusOne == 0 {
+			return noRec
+		}
+		if s.hashHigh != high {
+			continue
+		}
+		r := &x.recs[s.recPlusOne-1]
+		if r.sessionIdx == sessionIdx && string(r.id()) == string(clOrdID) {
+			return recIdx(s.recPlusOne - 1)
+		}
+	}
+}
+
+// add stores a new record for (session, ClOrdID) and indexes it. The caller
+// has checked that the ClOrdID is not known and that the table is not full.
+func (x *clOrdIndex) add(sessionIdx uint16, clOrdID []byte) recIdx {
+	ri := recIdx(x.recsUsed)
+	x.recsUsed++
+	r := &x.recs[ri]
+	*r = clOrdRecord{sessionIdx: sessionIdx, slot: noOrder, clOrdIDLen: uint8(len(clOrdID))}
+	copy(r.clOrdID[:], clOrdID)
+	x.insertClOrd(ri)
+	return ri
+}
+
+func (x *clOrdIndex) insertClOrd(ri recIdx) {
+	r := &x.recs[ri]
+	h := clOrdHash(r.sessionIdx, r.id())
+	for i := h & x.mask; ; i = (i + 1) & x.mask {
+		if x.byClOrdID[i].recPlusOne == 0 {
+			x.byClOrdID[i] = clOrdSlot{hashHigh: uint32(h >> 32), recPlusOne: int32(ri) + 1}
+			return
+		}
+	}
+}
+
+// findOrder returns the current record of an OrderID, or noRec.
+func (x *clOrdIndex) findOrder(orderID uint64) recIdx {
+	for i := orderIDHash(orderID) & x.mask; ; i = (i + 1) & x.mask {
+		s := x.byOrderID[i]
+		if s.recPlusOne == 0 {
+			return noRec
+		}
+		if s.orderIDLow == uint32(orderID) && x.recs[s.recPlusOne-1].orderID == orderID {
+			return recIdx(s.recPlusOne - 1)
+		}
+	}
+}
+
+// setOrder points OrderID at record ri, adding the entry if it is new.
+func (x *clOrdIndex) setOrder(orderID uint64, ri recIdx) {
+	for i := orderIDHash(orderID) & x.mask; ; i = (i + 1) & x.mask {
+		s := &x.byOrderID[i]
+		if s.recPlusOne == 0 {
+			*s = orderIDSlot{orderIDLow: uint32(orderID), recPlusOne: int32(ri) + 1}
+			return
+		}
+		if s.orderIDLow == uint32(orderID) && x.recs[s.recPlusOne-1].orderID == orderID {
+			s.recPlusOne = int32(ri) + 1
+			return
+		}
+	}
+}
+
+// compact keeps only the records for which keep returns true, in their
+// order, calls moved(old, new) for each kept one, and rebuilds both tables.
+// It is the EndOfDay path: O(records + table size).
+func (x *clOrdIndex) compact(keep func(ri recIdx) bool, moved func(from, to recIdx)) {
+	n := 0
+	for i := 0; i < x.recsUsed; i++ {
+		if !keep(recIdx(i)) {
+			continue
+		}
+		if i != n {
+			x.recs[n] = x.recs[i]
+		}
+		moved(recIdx(i), recIdx(n))
+		n++
+	}
+	clear(x.recs[n:x.recsUsed])
+	x.recsUsed = n
+	x.rebuild()
+}
+
+// rebuild re-indexes every record: all of them by ClOrdID, and by OrderID
+// each record that is the current one of its order (slot set or final).
+func (x *clOrdIndex) rebuild() {
+	clear(x.byClOrdID)
+	clear(x.byOrderID)
+	for i := 0; i < x.recsUsed; i++ {
+		x.insertClOrd(recIdx(i))
+		if x.recs[i].ordStatus != venue.OrdStatusReplaced {
+			x.setOrder(x.recs[i].orderID, recIdx(i))
+		}
+	}
+}

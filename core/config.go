@@ -1,0 +1,183 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Bounds that hold whatever the configuration says.
+const (
+	// LevelsPerSideMaxLimit is the widest price band, in ticks, that one side
+	// of one instrument may span. A level costs 24 bytes and a bit, so a side
+	// at this bound costs 100 MB; wider bands need a different structure.
+	LevelsPerSideMaxLimit = 1 << 22
+	// LevelsPerSideMaxDefault applies when Config.LevelsPerSideMax is 0.
+	LevelsPerSideMaxDefault = 1 << 20
+	// InstrumentsMax bounds Config.Instruments (instrument indexes are uint16).
+	InstrumentsMax = 1<<16 - 1
+	// SessionsMaxLimit bounds Config.SessionsMax: 0xFFFF means "any session"
+	// in MassCancel, so it cannot be a session index.
+	SessionsMaxLimit = 0xFFFF
+	// OrdersMaxLimit and ClOrdIDsMaxLimit keep pool and record indexes in int32.
+	OrdersMaxLimit   = 1<<30 - 1
+	ClOrdIDsMaxLimit = 1<<29 - 1
+	// percentScale is the denominator of BandPercent.
+	percentScale = 100
+)
+
+// InstrumentConfig is the reference data of one instrument. Prices are in
+// ticks of TickSize; the matcher never sees decimals.
+type InstrumentConfig struct {
+	// ID is the instrument's wire id; it must not be 0, which means "any
+	// instrument" in MassCancel.
+	ID     uint32
+	Symbol string
+	// TickSize is the decimal price step (e.g. "0.01"). The matcher only
+	// checks that it parses; the gateway uses it to turn FIX prices into ticks.
+	TickSize string
+	// LotSize: every order quantity must be a multiple of it.
+	LotSize int64
+	// MinQty and MaxQty bound an order's total quantity.
+	MinQty int64
+	MaxQty int64
+	// RefPriceTicks is the reference price the band is centred on.
+	RefPriceTicks int64
+	// BandPercent is the half-width of the price band in percent of the
+	// reference price: [ref×(100−p)/100 rounded up, ref×(100+p)/100 rounded
+	// down], so the edges are rounded inward to whole ticks.
+	BandPercent int64
+	// Status is the trading status at start-up; 0 means Open.
+	Status venue.TradingStatus
+}
+
+// Config sizes the matcher. Everything is allocated by NewMatcher; nothing
+// grows afterwards.
+type Config struct {
+	// OrdersMax bounds the orders resting in all books together. A limit order
+	// that could rest is rejected with CapacityExceeded when it is reached.
+	OrdersMax int
+	// ClOrdIDsMax bounds the ClOrdIDs remembered between two EndOfDay commands:
+	// one per accepted order and one per accepted replace. They are kept so
+	// that duplicates are refused and PossResend and status requests are
+	// answered for finished orders. At the bound, new orders and replaces are
+	// rejected with CapacityExceeded. It must be at least OrdersMax.
+	ClOrdIDsMax int
+	// SessionsMax bounds session indexes: commands from sessionIdx ≥
+	// SessionsMax are rejected (CapacityExceeded or UnknownOrder).
+	SessionsMax int
+	// LevelsPerSideMax bounds the price levels of one book side (the band
+	// width in ticks plus one); 0 means LevelsPerSideMaxDefault.
+	LevelsPerSideMax int
+	Instruments      []InstrumentConfig
+	// AccountStpModes gives the self-trade prevention mode of orders that
+	// carry StpMode Default, per account. Accounts that are absent, and the
+	// empty account, use CancelResting. Keys are at most AccountLength bytes.
+	AccountStpModes map[string]venue.StpMode
+}
+
+// bandTicks returns the band edges, rounded inward to whole ticks, clamped to
+// a price of at least one tick.
+func bandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
+	lowNum := refPriceTicks * (percentScale - bandPercent)
+	lowTicks = lowNum / percentScale
+	if lowNum%percentScale != 0 {
+		lowTicks++
+	}
+	highTicks = refPriceTicks * (percentScale + bandPercent) / percentScale
+	if lowTicks < 1 {
+		lowTicks = 1
+	}
+	return lowTicks, highTicks
+}
+
+var errConfig = errors.New("core: invalid config")
+
+func configError(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errConfig}, a...)...)
+}
+
+func (c *Config) levelsPerSideMax() int {
+	if c.LevelsPerSideMax == 0 {
+		return LevelsPerSideMaxDefault
+	}
+	return c.LevelsPerSideMax
+}
+
+// validate checks every bound; NewMatcher calls it before allocating.
+func (c *Config) validate() error {
+	if c.OrdersMax <= 0 || c.OrdersMax > OrdersMaxLimit {
+		return configError("OrdersMax %d is outside [1, %d]", c.OrdersMax, OrdersMaxLimit)
+	}
+	if c.ClOrdIDsMax < c.OrdersMax || c.ClOrdIDsMax > ClOrdIDsMaxLimit {
+		return configError("ClOrdIDsMax %d is outside [OrdersMax=%d, %d]", c.ClOrdIDsMax, c.OrdersMax, ClOrdIDsMaxLimit)
+	}
+	if c.SessionsMax <= 0 || c.SessionsMax > SessionsMaxLimit {
+		return configError("SessionsMax %d is outside [1, %d]", c.SessionsMax, SessionsMaxLimit)
+	}
+	if lm := c.levelsPerSideMax(); lm <= 0 || lm > LevelsPerSideMaxLimit {
+		return configError("LevelsPerSideMax %d is outside [1, %d]", lm, LevelsPerSideMaxLimit)
+	}
+	if len(c.Instruments) == 0 || len(c.Instruments) > InstrumentsMax {
+		return configError("%d instruments, want 1 to %d", len(c.Instruments), InstrumentsMax)
+	}
+	seen := make(map[uint32]bool, len(c.Instruments))
+	for i := range c.Instruments {
+		in := &c.Instruments[i]
+		if seen[in.ID] {
+			return configError("instrument id %d appears twice", in.ID)
+		}
+		seen[in.ID] = true
+		if err := in.validate(c.levelsPerSideMax()); err != nil {
+			return fmt.Errorf("%w (instrument %d %q)", err, in.ID, in.Symbol)
+		}
+	}
+	for account, mode := range c.AccountStpModes {
+		if len(account) == 0 || len(account) > venue.AccountLength {
+			return configError("AccountStpModes key %q must be 1 to %d bytes", account, venue.AccountLength)
+		}
+		if !mode.Valid() || mode == venue.StpModeDefault {
+			return configError("AccountStpModes[%q] = %d is not a concrete mode", account, mode)
+		}
+	}
+	return nil
+}
+
+func (in *InstrumentConfig) validate(levelsMax int) error {
+	if in.ID == 0 {
+		return configError("instrument id 0 is reserved for \"any instrument\"")
+	}
+	if in.Symbol == "" {
+		return configError("empty symbol")
+	}
+	if _, err := decimal.ParseTick(in.TickSize); err != nil {
+		return configError("tick size %q: %v", in.TickSize, err)
+	}
+	if in.LotSize <= 0 || in.MinQty <= 0 || in.MaxQty < in.MinQty {
+		return configError("need LotSize > 0 and 0 < MinQty <= MaxQty, have %d, %d, %d", in.LotSize, in.MinQty, in.MaxQty)
+	}
+	if in.BandPercent <= 0 || in.BandPercent >= percentScale {
+		return configError("BandPercent %d is outside (0, 100)", in.BandPercent)
+	}
+	if in.RefPriceTicks <= 0 || in.RefPriceTicks > math.MaxInt64/(2*percentScale) {
+		return configError("RefPriceTicks %d is outside [1, %d]", in.RefPriceTicks, int64(math.MaxInt64/(2*percentScale)))
+	}
+	low, high := bandTicks(in.RefPriceTicks, in.BandPercent)
+	if high < low {
+		return configError("the band around %d ticks at %d%% holds no whole tick", in.RefPriceTicks, in.BandPercent)
+	}
+	if high-low+1 > int64(levelsMax) {
+		return configError("the band spans %d ticks, more than LevelsPerSideMax %d", high-low+1, levelsMax)
+	}
+	// cumNotionalTicks of one order is at most high × MaxQty; it must fit.
+	if in.MaxQty > math.MaxInt64/high {
+		return configError("MaxQty %d × band high %d ticks overflows int64 notional", in.MaxQty, high)
+	}
+	if in.Status != 0 && !in.Status.Valid() {
+		return configError("status %d is not a TradingStatus", in.Status)
+	}
+	return nil
+}

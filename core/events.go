@@ -1,0 +1,276 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// This file encodes the events. Every event carries the applying command's
+// seq (causeSeq) and timestampNs; every execution report (accepted, rejected,
+// fill, cancelled, replaced, status) takes the next ExecID.
+
+// claim returns a slot from the sink, refusing a slot that cannot hold any event.
+func (m *Matcher) claim() []byte {
+	slot := m.sink.Claim()
+	if len(slot) < EventSlotMin {
+		panic("core: EventSink.Claim returned a slot shorter than EventSlotMin")
+	}
+	return slot
+}
+
+func (m *Matcher) nextExecID() uint64 {
+	m.lastExecID++
+	return m.lastExecID
+}
+
+// orderStatusOf is the status of a live order.
+func orderStatusOf(o *order) venue.OrdStatus {
+	if o.cumQty == 0 {
+		return venue.OrdStatusNew
+	}
+	return venue.OrdStatusPartiallyFilled
+}
+
+func (m *Matcher) emitAccepted(o *order) {
+	var e venue.OrderAccepted
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(m.instrumentOf(o).id)
+	e.SetTimeInForce(o.tif)
+	e.SetFlags(o.flags)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	_ = e.SetClOrdID(m.index.recs[o.rec].id())
+	_ = e.SetAccount(o.account[:])
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitRejected(c *venue.NewOrder, reason venue.RejectReason) {
+	var e venue.OrderRejected
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(c.SessionIdx())
+	e.SetSide(c.Side())
+	e.SetOrdType(c.OrdType())
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetTimeInForce(c.TimeInForce())
+	e.SetReason(reason)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(c.PriceTicks())
+	e.SetQty(c.Qty())
+	_ = e.SetClOrdID(c.ClOrdID())
+	_ = e.SetAccount(c.Account())
+	m.sink.Commit()
+}
+
+// emitFill reports one side of a trade for order o.
+func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64) {
+	var e venue.Fill
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(m.instrumentOf(o).id)
+	e.SetTimeInForce(o.tif)
+	if aggressor {
+		e.SetAggressor(venue.BooleanTypeTrue)
+	}
+	if o.leavesQty == 0 {
+		e.SetOrdStatus(venue.OrdStatusFilled)
+	} else {
+		e.SetOrdStatus(venue.OrdStatusPartiallyFilled)
+	}
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetTradeID(tradeID)
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLastPriceTicks(lastPriceTicks)
+	e.SetLastQty(lastQty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	e.SetContraOrderID(contraOrderID)
+	_ = e.SetClOrdID(m.index.recs[o.rec].id())
+	_ = e.SetAccount(o.account[:])
+	m.sink.Commit()
+}
+
+// emitCancelled reports that o lost cancelledQty of leaves. clOrdID and
+// origClOrdID follow the schema: for a client cancel they are the request's
+// ClOrdID and the order's; otherwise the order's and nothing.
+func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID []byte) {
+	var e venue.OrderCancelled
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(m.instrumentOf(o).id)
+	e.SetTimeInForce(o.tif)
+	e.SetReason(reason)
+	e.SetOrdStatus(status)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetCancelledQty(cancelledQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	_ = e.SetClOrdID(clOrdID)
+	_ = e.SetOrigClOrdID(origClOrdID)
+	_ = e.SetAccount(o.account[:])
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID []byte) {
+	var e venue.OrderReplaced
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(m.instrumentOf(o).id)
+	e.SetTimeInForce(o.tif)
+	if priorityLost {
+		e.SetPriorityLost(venue.BooleanTypeTrue)
+	}
+	e.SetOrdStatus(orderStatusOf(o))
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	e.SetOldPriceTicks(oldPriceTicks)
+	e.SetOldLeavesQty(oldLeavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	_ = e.SetClOrdID(m.index.recs[o.rec].id())
+	_ = e.SetOrigClOrdID(origClOrdID)
+	_ = e.SetAccount(o.account[:])
+	m.sink.Commit()
+}
+
+// cancelReject holds the fields of a CancelRejected event.
+type cancelReject struct {
+	sessionIdx   uint16
+	responseTo   venue.CxlRejResponseTo
+	reason       venue.RejectReason
+	instrumentID uint32
+	ordStatus    venue.OrdStatus
+	side         venue.Side
+	orderID      uint64
+}
+
+func (m *Matcher) emitCancelRejected(r *cancelReject, clOrdID, origClOrdID []byte) {
+	var e venue.CancelRejected
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(r.sessionIdx)
+	e.SetResponseTo(r.responseTo)
+	e.SetReason(r.reason)
+	e.SetInstrumentID(r.instrumentID)
+	e.SetOrdStatus(r.ordStatus)
+	e.SetSide(r.side)
+	e.SetOrderID(r.orderID)
+	_ = e.SetClOrdID(clOrdID)
+	_ = e.SetOrigClOrdID(origClOrdID)
+	m.sink.Commit()
+}
+
+// emitStatusOfRecord answers with the state of the order behind record ri:
+// the live order when the record is its current ClOrdID, else the state the
+// record kept when it was replaced or when the order ended.
+func (m *Matcher) emitStatusOfRecord(ri recIdx) {
+	r := &m.index.recs[ri]
+	var e venue.OrderStatus
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(r.sessionIdx)
+	e.SetOrderID(r.orderID)
+	e.SetExecID(m.nextExecID())
+	_ = e.SetClOrdID(r.id())
+	if r.slot != noOrder {
+		o := &m.pool.orders[r.slot]
+		e.SetSide(o.side)
+		e.SetOrdType(o.ordType)
+		e.SetInstrumentID(m.instrumentOf(o).id)
+		e.SetTimeInForce(o.tif)
+		e.SetOrdStatus(orderStatusOf(o))
+		e.SetPriceTicks(o.priceTicks)
+		e.SetQty(o.qty)
+		e.SetLeavesQty(o.leavesQty)
+		e.SetCumQty(o.cumQty)
+		e.SetCumNotionalTicks(o.cumNotionalTicks)
+		_ = e.SetAccount(o.account[:])
+	} else {
+		e.SetSide(r.side)
+		e.SetOrdType(r.ordType)
+		e.SetInstrumentID(r.instrumentID)
+		e.SetTimeInForce(r.tif)
+		e.SetOrdStatus(r.ordStatus)
+		e.SetPriceTicks(r.priceTicks)
+		e.SetQty(r.qty)
+		e.SetLeavesQty(r.leavesQty)
+		e.SetCumQty(r.cumQty)
+		e.SetCumNotionalTicks(r.cumNotionalTicks)
+		_ = e.SetAccount(r.account[:])
+	}
+	m.sink.Commit()
+}
+
+// emitStatusUnknown answers a status request for an order the matcher does
+// not know, echoing the request.
+func (m *Matcher) emitStatusUnknown(c *venue.OrderStatusRequest, reason venue.RejectReason) {
+	var e venue.OrderStatus
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(c.SessionIdx())
+	e.SetSide(c.Side())
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetOrdStatus(venue.OrdStatusUnknown)
+	e.SetReason(reason)
+	e.SetOrderID(c.OrderID())
+	e.SetExecID(m.nextExecID())
+	_ = e.SetClOrdID(c.ClOrdID())
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitMassCancelReport(c *venue.MassCancel, reason venue.RejectReason, cancelled uint32) {
+	var e venue.MassCancelReport
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(c.SessionIdx())
+	e.SetMassCancelRequestType(c.MassCancelRequestType())
+	e.SetReason(reason)
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetCancelledCount(cancelled)
+	e.SetSide(c.Side())
+	_ = e.SetClOrdID(c.ClOrdID())
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitTradingStatusChanged(instrumentID uint32, status venue.TradingStatus) {
+	var e venue.TradingStatusChanged
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(instrumentID)
+	e.SetStatus(status)
+	m.sink.Commit()
+}

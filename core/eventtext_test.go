@@ -1,0 +1,197 @@
+package core
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// eventFormatter renders events as one line of text for golden files and
+// failure messages. Prices are shown as decimals of the instrument's tick
+// when the instrument is known, else as raw ticks.
+type eventFormatter struct {
+	symbols map[uint32]string
+	ticks   map[uint32]decimal.Tick
+}
+
+func newEventFormatter(instruments []InstrumentConfig) *eventFormatter {
+	f := &eventFormatter{symbols: map[uint32]string{}, ticks: map[uint32]decimal.Tick{}}
+	for _, in := range instruments {
+		t, err := decimal.ParseTick(in.TickSize)
+		if err != nil {
+			panic(err)
+		}
+		f.symbols[in.ID] = in.Symbol
+		f.ticks[in.ID] = t
+	}
+	return f
+}
+
+func (f *eventFormatter) px(instrument uint32, ticks int64) string {
+	t, ok := f.ticks[instrument]
+	if !ok {
+		return fmt.Sprintf("%dt", ticks)
+	}
+	return string(decimal.FormatTicks(nil, ticks, t))
+}
+
+func (f *eventFormatter) sym(instrument uint32) string {
+	if s, ok := f.symbols[instrument]; ok {
+		return s
+	}
+	return fmt.Sprintf("instr=%d", instrument)
+}
+
+// orderText is the common head of order events.
+func (f *eventFormatter) orderText(b *strings.Builder, instrument uint32, side venue.Side, ordType venue.OrdType, tif venue.TimeInForce) {
+	fmt.Fprintf(b, " %s %s %s %s", f.sym(instrument), lower(side.String()), lower(ordType.String()), lower(tif.String()))
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+func optAccount(b *strings.Builder, account []byte) {
+	if len(account) > 0 {
+		fmt.Fprintf(b, " acct=%s", account)
+	}
+}
+
+// eventCause returns the causeSeq and timestampNs of any event: every event
+// block starts with those two fields.
+func eventCause(ev []byte) (causeSeq uint64, timestampNs int64) {
+	causeSeq = binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
+	timestampNs = int64(binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize+8:]))
+	return causeSeq, timestampNs
+}
+
+// text renders one event.
+func (f *eventFormatter) text(ev []byte) string {
+	tid, err := venue.TemplateIDOf(ev, 0)
+	if err != nil {
+		return "bad event: " + err.Error()
+	}
+	var b strings.Builder
+	switch tid {
+	case venue.OrderAcceptedTemplateID:
+		var e venue.OrderAccepted
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "accepted s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
+		if e.Flags() != 0 {
+			fmt.Fprintf(&b, " flags=%s", e.Flags())
+		}
+		if e.ExpireTimeNs() != 0 {
+			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
+		}
+		optAccount(&b, e.Account())
+	case venue.OrderRejectedTemplateID:
+		var e venue.OrderRejected
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "rejected s=%d id=%s exec=%d reason=%s", e.SessionIdx(), e.ClOrdID(), e.ExecID(), e.Reason())
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s qty=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty())
+		optAccount(&b, e.Account())
+	case venue.FillTemplateID:
+		var e venue.Fill
+		_ = e.WrapDecode(ev, 0)
+		role := "passive"
+		if e.Aggressor() == venue.BooleanTypeTrue {
+			role = "aggressor"
+		}
+		fmt.Fprintf(&b, "fill s=%d id=%s order=%d exec=%d trade=%d %s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.TradeID(), role)
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
+			e.LastQty(), f.px(e.InstrumentID(), e.LastPriceTicks()), f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(),
+			e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(), e.OrdStatus(), e.ContraOrderID())
+		optAccount(&b, e.Account())
+	case venue.OrderCancelledTemplateID:
+		var e venue.OrderCancelled
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "cancelled s=%d id=%s", e.SessionIdx(), e.ClOrdID())
+		if o := e.OrigClOrdID(); len(o) > 0 {
+			fmt.Fprintf(&b, " orig=%s", o)
+		}
+		fmt.Fprintf(&b, " order=%d exec=%d reason=%s status=%s", e.OrderID(), e.ExecID(), e.Reason(), e.OrdStatus())
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s qty=%d cancelled=%d cum=%d notional=%d",
+			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.CancelledQty(), e.CumQty(), e.CumNotionalTicks())
+		optAccount(&b, e.Account())
+	case venue.OrderReplacedTemplateID:
+		var e venue.OrderReplaced
+		_ = e.WrapDecode(ev, 0)
+		priority := "kept"
+		if e.PriorityLost() == venue.BooleanTypeTrue {
+			priority = "lost"
+		}
+		fmt.Fprintf(&b, "replaced s=%d id=%s orig=%s order=%d exec=%d status=%s priority=%s",
+			e.SessionIdx(), e.ClOrdID(), e.OrigClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus(), priority)
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d old=%d@%s",
+			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(),
+			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
+		if e.ExpireTimeNs() != 0 {
+			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
+		}
+		optAccount(&b, e.Account())
+	case venue.CancelRejectedTemplateID:
+		var e venue.CancelRejected
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "cancel-rejected s=%d id=%s orig=%s to=%s reason=%s order=%d status=%s %s %s",
+			e.SessionIdx(), e.ClOrdID(), e.OrigClOrdID(), e.ResponseTo(), e.Reason(), e.OrderID(), e.OrdStatus(),
+			f.sym(e.InstrumentID()), lower(e.Side().String()))
+	case venue.OrderStatusTemplateID:
+		var e venue.OrderStatus
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "status s=%d id=%s order=%d exec=%d status=%s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus())
+		if e.Reason() != venue.RejectReasonNone {
+			fmt.Fprintf(&b, " reason=%s", e.Reason())
+		}
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d",
+			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
+		optAccount(&b, e.Account())
+	case venue.MassCancelReportTemplateID:
+		var e venue.MassCancelReport
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "mass-cancel-report s=%d id=%s type=%d reason=%s instr=%d side=%d cancelled=%d",
+			e.SessionIdx(), e.ClOrdID(), e.MassCancelRequestType(), e.Reason(), e.InstrumentID(), e.Side(), e.CancelledCount())
+	case venue.TradingStatusChangedTemplateID:
+		var e venue.TradingStatusChanged
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "trading-status %s %s", f.sym(e.InstrumentID()), e.Status())
+	default:
+		fmt.Fprintf(&b, "unknown event template %d", tid)
+	}
+	return b.String()
+}
+
+// eventInstrument returns the instrument an event concerns (0 for none).
+func eventInstrument(ev []byte) uint32 {
+	tid, _ := venue.TemplateIDOf(ev, 0)
+	switch tid {
+	case venue.OrderAcceptedTemplateID:
+		var e venue.OrderAccepted
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.FillTemplateID:
+		var e venue.Fill
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.OrderCancelledTemplateID:
+		var e venue.OrderCancelled
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.OrderReplacedTemplateID:
+		var e venue.OrderReplaced
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.TradingStatusChangedTemplateID:
+		var e venue.TradingStatusChanged
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	}
+	return 0
+}

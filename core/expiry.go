@@ -1,0 +1,36 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// expireGTD expires, before a command is applied, every GTD order whose
+// expireTimeNs is earlier than the command's timestamp, earliest first (ties
+// by OrderID). It costs O(1) when nothing expires.
+func (m *Matcher) expireGTD() {
+	for {
+		oi, expireTimeNs := m.gtd.top()
+		if oi == noOrder || expireTimeNs >= m.nowNs {
+			return
+		}
+		m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
+	}
+}
+
+// endOfDay expires every DAY order (in OrderID order), then forgets the
+// day's ClOrdIDs except the current ones of the orders still live (GTC and
+// GTD), so that ClOrdIDs may be reused the next day and ClOrdIDsMax is a
+// per-day bound. It costs O(live orders + ClOrdIDs of the day).
+func (m *Matcher) endOfDay() {
+	for oi := m.all.head; oi != noOrder; {
+		o := &m.pool.orders[oi]
+		next := o.allNext
+		if o.tif == venue.TimeInForceDay {
+			m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
+		}
+		oi = next
+	}
+	orders := m.pool.orders
+	m.index.compact(
+		func(ri recIdx) bool { return m.index.recs[ri].slot != noOrder },
+		func(from, to recIdx) { orders[m.index.recs[to].slot].rec = to },
+	)
+}

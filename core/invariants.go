@@ -1,0 +1,250 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// CheckInvariants verifies the matcher's whole state and returns the first
+// broken invariant. It is O(orders + price levels + ClOrdIDs): tests call it
+// after every command, and builds with the invariants tag call it inside
+// Apply. It allocates only to describe a failure.
+//
+// The invariants: no book is crossed; each level's quantity and order count
+// equal the sum over its FIFO, and the bitmap and best index agree with the
+// levels; every pool slot in use is a resting order, listed once in its
+// session's list and the list of all orders (both sorted by OrderID), indexed
+// by its ClOrdID and OrderID, and in the GTD heap exactly when it is GTD; no
+// GTD order is past its expiry; and no quantity was created or lost: ordered
+// = filled (both sides) + cancelled + resting leaves.
+func (m *Matcher) CheckInvariants() error {
+	var restingLeaves int64
+	var resting int
+	for ii := range m.instruments {
+		in := &m.instruments[ii]
+		for s := range in.sides {
+			n, qty, err := m.checkSide(in, ii, s)
+			if err != nil {
+				return fmt.Errorf("instrument %d side %d: %w", in.id, s, err)
+			}
+			resting += n
+			restingLeaves += qty
+		}
+		bid, okBid := in.bestPrice(0)
+		ask, okAsk := in.bestPrice(1)
+		if okBid && okAsk && bid >= ask {
+			return fmt.Errorf("instrument %d is crossed: bid %d ≥ ask %d", in.id, bid, ask)
+		}
+	}
+	if m.pool.inUse != resting {
+		return fmt.Errorf("%d pool slots in use but %d resting orders", m.pool.inUse, resting)
+	}
+	if resting > m.ordersMax {
+		return fmt.Errorf("%d resting orders exceed OrdersMax %d", resting, m.ordersMax)
+	}
+	free := 0
+	for i := m.pool.freeHead; i != noOrder; i = m.pool.orders[i].next {
+		if free++; free > len(m.pool.orders) {
+			return fmt.Errorf("the free list loops")
+		}
+	}
+	if free+m.pool.inUse != len(m.pool.orders) {
+		return fmt.Errorf("free %d + in use %d != pool %d", free, m.pool.inUse, len(m.pool.orders))
+	}
+	if err := m.checkLists(resting); err != nil {
+		return err
+	}
+	if err := m.checkGTD(); err != nil {
+		return err
+	}
+	if err := m.checkRecords(resting); err != nil {
+		return err
+	}
+	q := m.qty
+	if q.orderedQty != q.filledQty+q.cancelledQty+restingLeaves {
+		return fmt.Errorf("quantity not conserved: ordered %d != filled %d + cancelled %d + resting %d",
+			q.orderedQty, q.filledQty, q.cancelledQty, restingLeaves)
+	}
+	return nil
+}
+
+// checkSide verifies one book side and returns its order count and leaves.
+func (m *Matcher) checkSide(in *instrument, ii, s int) (int, int64, error) {
+	bs := &in.sides[s]
+	best := int32(-1)
+	var count int
+	var total int64
+	for li := range bs.levels {
+		lv := &bs.levels[li]
+		set := bs.bitmap.isSet(int32(li))
+		if (lv.head == noOrder) == set || (lv.head == noOrder) != (lv.tail == noOrder) {
+			return 0, 0, fmt.Errorf("level %d: head %d tail %d bitmap %v disagree", li, lv.head, lv.tail, set)
+		}
+		if lv.head == noOrder {
+			if lv.orders != 0 || lv.qty != 0 {
+				return 0, 0, fmt.Errorf("empty level %d has %d orders, qty %d", li, lv.orders, lv.qty)
+			}
+			continue
+		}
+		if best < 0 || bs.better(int32(li), best) {
+			best = int32(li)
+		}
+		n, qty, err := m.checkLevel(in, ii, s, int32(li))
+		if err != nil {
+			return 0, 0, err
+		}
+		count += n
+		total += qty
+	}
+	for w, word := range bs.bitmap.words {
+		if (word != 0) != (bs.bitmap.summary[w>>6]&(1<<uint(w&63)) != 0) {
+			return 0, 0, fmt.Errorf("bitmap summary disagrees at word %d", w)
+		}
+	}
+	if best != bs.best {
+		return 0, 0, fmt.Errorf("best level %d, cached %d", best, bs.best)
+	}
+	if int(bs.orders) != count || bs.qtyRest != total {
+		return 0, 0, fmt.Errorf("side totals %d orders %d qty, levels hold %d, %d", bs.orders, bs.qtyRest, count, total)
+	}
+	return count, total, nil
+}
+
+// checkLevel walks one level's FIFO.
+func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, error) {
+	lv := &in.sides[s].levels[li]
+	prev := noOrder
+	var n int
+	var qty int64
+	for oi := lv.head; oi != noOrder; oi = m.pool.orders[oi].next {
+		o := &m.pool.orders[oi]
+		n++
+		switch {
+		case n > len(m.pool.orders):
+			return 0, 0, fmt.Errorf("level %d loops", li)
+		case o.prev != prev:
+			return 0, 0, fmt.Errorf("order %d: prev link %d, want %d", o.orderID, o.prev, prev)
+		case !o.resting || !o.listed:
+			return 0, 0, fmt.Errorf("order %d in a level but resting=%v listed=%v", o.orderID, o.resting, o.listed)
+		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.priceTicks) != li:
+			return 0, 0, fmt.Errorf("order %d is in the wrong level", o.orderID)
+		case o.ordType != venue.OrdTypeLimit || !canRest(o.ordType, o.tif):
+			return 0, 0, fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
+		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
+			return 0, 0, fmt.Errorf("order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
+		case o.orderID == 0 || o.orderID > m.lastOrderID:
+			return 0, 0, fmt.Errorf("order id %d beyond the counter %d", o.orderID, m.lastOrderID)
+		}
+		qty += o.leavesQty
+		prev = oi
+	}
+	if lv.tail != prev || int(lv.orders) != n || lv.qty != qty {
+		return 0, 0, fmt.Errorf("level %d: tail %d/%d, orders %d/%d, qty %d/%d", li, lv.tail, prev, lv.orders, n, lv.qty, qty)
+	}
+	return n, qty, nil
+}
+
+// checkLists verifies the all-orders list and the session lists.
+func (m *Matcher) checkLists(resting int) error {
+	if int(m.all.count) != resting {
+		return fmt.Errorf("all-orders list counts %d, %d resting", m.all.count, resting)
+	}
+	n := 0
+	var lastID uint64
+	prev := noOrder
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+		o := &m.pool.orders[oi]
+		if n++; n > resting || o.allPrev != prev || o.orderID <= lastID || !o.resting {
+			return fmt.Errorf("all-orders list broken at order %d", o.orderID)
+		}
+		lastID, prev = o.orderID, oi
+	}
+	if n != resting || m.all.tail != prev {
+		return fmt.Errorf("all-orders list holds %d of %d orders", n, resting)
+	}
+	sum := 0
+	for si := range m.sessions {
+		sl := &m.sessions[si]
+		n, lastID, prev = 0, 0, noOrder
+		for oi := sl.head; oi != noOrder; oi = m.pool.orders[oi].sessNext {
+			o := &m.pool.orders[oi]
+			if n++; n > resting || o.sessPrev != prev || o.orderID <= lastID || int(o.sessionIdx) != si {
+				return fmt.Errorf("session %d list broken at order %d", si, o.orderID)
+			}
+			lastID, prev = o.orderID, oi
+		}
+		if n != int(sl.count) || sl.tail != prev {
+			return fmt.Errorf("session %d list holds %d, counts %d", si, n, sl.count)
+		}
+		sum += n
+	}
+	if sum != resting {
+		return fmt.Errorf("session lists hold %d of %d orders", sum, resting)
+	}
+	return nil
+}
+
+// checkGTD verifies the heap: shape, positions, membership, and that nothing
+// in it has expired.
+func (m *Matcher) checkGTD() error {
+	h := &m.gtd
+	for i := range h.items {
+		it := &h.items[i]
+		o := &m.pool.orders[it.slot]
+		if int(o.heapPos) != i || o.tif != venue.TimeInForceGTD || !o.resting ||
+			it.expireTimeNs != o.expireTimeNs || it.orderID != o.orderID {
+			return fmt.Errorf("GTD heap entry %d disagrees with order %d", i, o.orderID)
+		}
+		if i > 0 && h.less(i, (i-1)/2) {
+			return fmt.Errorf("GTD heap order broken at %d", i)
+		}
+		if it.expireTimeNs < m.nowNs {
+			return fmt.Errorf("order %d expired at %d but is live at %d", o.orderID, it.expireTimeNs, m.nowNs)
+		}
+	}
+	gtd := 0
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+		o := &m.pool.orders[oi]
+		if o.tif == venue.TimeInForceGTD {
+			gtd++
+			if o.heapPos < 0 {
+				return fmt.Errorf("GTD order %d is not in the heap", o.orderID)
+			}
+		} else if o.heapPos >= 0 {
+			return fmt.Errorf("%v order %d is in the GTD heap", o.tif, o.orderID)
+		}
+	}
+	if gtd != len(h.items) {
+		return fmt.Errorf("%d GTD orders, heap holds %d", gtd, len(h.items))
+	}
+	return nil
+}
+
+// checkRecords verifies that the records and both tables agree with the live orders.
+func (m *Matcher) checkRecords(resting int) error {
+	x := &m.index
+	live := 0
+	for ri := 0; ri < x.recsUsed; ri++ {
+		r := &x.recs[ri]
+		if r.slot == noOrder {
+			continue
+		}
+		live++
+		o := &m.pool.orders[r.slot]
+		if o.rec != recIdx(ri) || o.orderID != r.orderID || o.sessionIdx != r.sessionIdx {
+			return fmt.Errorf("record %d and order %d disagree", ri, o.orderID)
+		}
+	}
+	if live != resting {
+		return fmt.Errorf("%d records point at live orders, %d resting", live, resting)
+	}
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+		o := &m.pool.orders[oi]
+		r := &x.recs[o.rec]
+		if x.find(o.sessionIdx, r.id()) != o.rec || x.findOrder(o.orderID) != o.rec {
+			return fmt.Errorf("order %d is not indexed under its ClOrdID and OrderID", o.orderID)
+		}
+	}
+	return nil
+}

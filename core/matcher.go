@@ -1,0 +1,251 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Errors returned by Apply. Each means that the command was not applied and
+// no event was written.
+var (
+	// ErrUnknownTemplate: the header names a template that is not a command.
+	ErrUnknownTemplate = errors.New("core: not a command template")
+	// ErrInvalidCommand: an operator command (SetTradingStatus) names an
+	// unknown instrument or an invalid status. Client commands never get it:
+	// they are answered with reject events.
+	ErrInvalidCommand = errors.New("core: operator command names an unknown instrument or invalid value")
+)
+
+// Matcher is the venue's matching engine: a deterministic state machine fed
+// one command at a time by one goroutine. See the package documentation.
+type Matcher struct {
+	instruments []instrument
+	instrByID   map[uint32]uint16
+	pool        orderPool
+	index       clOrdIndex
+	gtd         gtdHeap
+	sessions    []orderList // each session's live orders, by OrderID
+	all         orderList   // every live order, by OrderID
+	ordersMax   int
+	stpModes    map[[venue.AccountLength]byte]venue.StpMode
+
+	// Identity counters: the last OrderID, ExecID and TradeID handed out.
+	lastOrderID uint64
+	lastExecID  uint64
+	lastTradeID uint64
+
+	qty quantityLedger
+
+	// The command being applied.
+	sink     EventSink
+	causeSeq uint64
+	nowNs    int64
+}
+
+// quantityLedger counts quantity so that the invariant "nothing is created or
+// lost" can be checked: ordered = filled + cancelled + resting leaves, where
+// filled counts both sides of every trade.
+type quantityLedger struct {
+	orderedQty   int64
+	filledQty    int64
+	cancelledQty int64
+}
+
+// NewMatcher validates the configuration and allocates all the matcher's
+// memory: nothing is allocated afterwards while applying commands.
+func NewMatcher(cfg Config) (*Matcher, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m := &Matcher{
+		instruments: make([]instrument, len(cfg.Instruments)),
+		instrByID:   make(map[uint32]uint16, len(cfg.Instruments)),
+		pool:        newOrderPool(cfg.OrdersMax + 1),
+		index:       newClOrdIndex(cfg.ClOrdIDsMax),
+		sessions:    make([]orderList, cfg.SessionsMax),
+		all:         newOrderList(),
+		ordersMax:   cfg.OrdersMax,
+		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
+	}
+	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
+	for i := range cfg.Instruments {
+		m.instruments[i] = newInstrument(&cfg.Instruments[i])
+		m.instrByID[cfg.Instruments[i].ID] = uint16(i)
+	}
+	for i := range m.sessions {
+		m.sessions[i] = newOrderList()
+	}
+	for account, mode := range cfg.AccountStpModes {
+		var key [venue.AccountLength]byte
+		copy(key[:], account)
+		m.stpModes[key] = mode
+	}
+	return m, nil
+}
+
+// Apply applies one command: cmd holds an SBE command (header and block) at
+// offset 0, possibly followed by unused bytes of its ring slot. Events go to
+// sink, each with the command's seq as causeSeq and its timestampNs.
+//
+// Before the command itself, every GTD order whose expireTimeNs is earlier
+// than the command's timestampNs expires. Apply returns an error only when
+// the bytes are not a command it can decode (or an operator command that
+// names nothing it knows); then the state is unchanged and no event is
+// written. Invalid client requests are answered with reject events instead.
+func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
+	templateID, err := venue.TemplateIDOf(cmd, 0)
+	if err != nil {
+		return err
+	}
+	m.sink = sink
+	switch templateID {
+	case venue.NewOrderTemplateID:
+		err = m.applyNewOrder(cmd)
+	case venue.CancelOrderTemplateID:
+		err = m.applyCancel(cmd)
+	case venue.ReplaceOrderTemplateID:
+		err = m.applyReplace(cmd)
+	case venue.MassCancelTemplateID:
+		err = m.applyMassCancel(cmd)
+	case venue.OrderStatusRequestTemplateID:
+		err = m.applyStatusRequest(cmd)
+	case venue.SessionDisconnectedTemplateID:
+		err = m.applySessionDisconnected(cmd)
+	case venue.SetTradingStatusTemplateID:
+		err = m.applySetTradingStatus(cmd)
+	case venue.EndOfDayTemplateID:
+		err = m.applyEndOfDay(cmd)
+	case venue.SnapshotTemplateID:
+		var c venue.Snapshot
+		if err = c.WrapDecode(cmd, 0); err == nil {
+			m.begin(c.Seq(), c.TimestampNs())
+		}
+	case venue.TickTemplateID:
+		var c venue.Tick
+		if err = c.WrapDecode(cmd, 0); err == nil {
+			m.begin(c.Seq(), c.TimestampNs())
+		}
+	default:
+		err = ErrUnknownTemplate
+	}
+	m.sink = nil
+	if invariantsEnabled {
+		if ierr := m.CheckInvariants(); ierr != nil {
+			panic(fmt.Sprintf("core: invariant broken after template %d: %v", templateID, ierr))
+		}
+	}
+	return err
+}
+
+// begin starts applying a decoded command: it sets the event context and
+// expires the GTD orders whose time has passed.
+func (m *Matcher) begin(seq uint64, timestampNs int64) {
+	m.causeSeq = seq
+	m.nowNs = timestampNs
+	m.expireGTD()
+}
+
+func (m *Matcher) applyNewOrder(cmd []byte) error {
+	var c venue.NewOrder
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.newOrder(&c)
+	return nil
+}
+
+func (m *Matcher) applyCancel(cmd []byte) error {
+	var c venue.CancelOrder
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.cancelOrder(&c)
+	return nil
+}
+
+func (m *Matcher) applyReplace(cmd []byte) error {
+	var c venue.ReplaceOrder
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.replaceOrder(&c)
+	return nil
+}
+
+func (m *Matcher) applyMassCancel(cmd []byte) error {
+	var c venue.MassCancel
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.massCancel(&c)
+	return nil
+}
+
+func (m *Matcher) applyStatusRequest(cmd []byte) error {
+	var c venue.OrderStatusRequest
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.statusRequest(&c)
+	return nil
+}
+
+func (m *Matcher) applySessionDisconnected(cmd []byte) error {
+	var c venue.SessionDisconnected
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	if c.CancelOnDisconnect() == venue.BooleanTypeTrue && int(c.SessionIdx()) < len(m.sessions) {
+		m.cancelSessionDayOrders(c.SessionIdx())
+	}
+	return nil
+}
+
+func (m *Matcher) applySetTradingStatus(cmd []byte) error {
+	var c venue.SetTradingStatus
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	ii, ok := m.instrByID[c.InstrumentID()]
+	if !ok || !c.Status().Valid() {
+		return ErrInvalidCommand
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.instruments[ii].status = c.Status()
+	m.emitTradingStatusChanged(c.InstrumentID(), c.Status())
+	return nil
+}
+
+func (m *Matcher) applyEndOfDay(cmd []byte) error {
+	var c venue.EndOfDay
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	m.endOfDay()
+	return nil
+}
+
+// instrumentOf returns the instrument of an order.
+func (m *Matcher) instrumentOf(o *order) *instrument {
+	return &m.instruments[o.instrument]
+}
+
+// stpModeOf resolves an order's self-trade prevention mode.
+func (m *Matcher) stpModeOf(o *order) venue.StpMode {
+	if o.stpMode != venue.StpModeDefault {
+		return o.stpMode
+	}
+	if mode, ok := m.stpModes[o.account]; ok {
+		return mode
+	}
+	return venue.StpModeCancelResting
+}

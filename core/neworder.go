@@ -1,0 +1,206 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// newOrder applies a NewOrder: duplicate check, validation, acceptance,
+// matching, then resting or cancelling the remainder.
+func (m *Matcher) newOrder(c *venue.NewOrder) {
+	session := c.SessionIdx()
+	if int(session) >= len(m.sessions) {
+		m.emitRejected(c, venue.RejectReasonCapacityExceeded)
+		return
+	}
+	clOrdID := c.ClOrdID()
+	if ri := m.index.find(session, clOrdID); ri != noRec {
+		if c.Flags().Has(venue.OrderFlagsPossResend) {
+			m.emitStatusOfRecord(ri)
+			return
+		}
+		m.emitRejected(c, venue.RejectReasonDuplicateClOrdID)
+		return
+	}
+	ii, ok := m.instrByID[c.InstrumentID()]
+	if !ok {
+		m.emitRejected(c, venue.RejectReasonUnknownInstrument)
+		return
+	}
+	in := &m.instruments[ii]
+	if reason := m.validateNewOrder(c, in); reason != venue.RejectReasonNone {
+		m.emitRejected(c, reason)
+		return
+	}
+	oi := m.acceptNewOrder(c, ii, clOrdID)
+	m.executeNewOrder(in, oi)
+}
+
+// canRest reports whether an order of this type and time in force rests
+// when it is not filled at once.
+func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
+	return ordType == venue.OrdTypeLimit &&
+		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+}
+
+// validateNewOrder returns why an order must be refused, or RejectReasonNone.
+// The checks run in a fixed order, so one order gets one documented reason.
+func (m *Matcher) validateNewOrder(c *venue.NewOrder, in *instrument) venue.RejectReason {
+	side, ordType, tif, flags := c.Side(), c.OrdType(), c.TimeInForce(), c.Flags()
+	if !side.Valid() || !ordType.Valid() || !tif.Valid() || !flags.Valid() || !c.StpMode().Valid() {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
+		return reason
+	}
+	postOnly := flags.Has(venue.OrderFlagsPostOnly)
+	if ordType == venue.OrdTypeMarket && (c.PriceTicks() != 0 || postOnly) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if postOnly && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if reason := m.validateExpiry(tif, c.ExpireTimeNs()); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if ordType == venue.OrdTypeLimit {
+		if reason := validatePrice(in, c.PriceTicks()); reason != venue.RejectReasonNone {
+			return reason
+		}
+	}
+	if reason := validateQty(in, c.Qty()); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if (canRest(ordType, tif) && m.pool.inUse >= m.ordersMax) || m.index.full() {
+		return venue.RejectReasonCapacityExceeded
+	}
+	if postOnly && in.wouldTake(sideIndex(side), c.PriceTicks()) {
+		return venue.RejectReasonPostOnlyWouldTake
+	}
+	return venue.RejectReasonNone
+}
+
+// statusReject maps a trading status to the reject of an order entry.
+func statusReject(s venue.TradingStatus) venue.RejectReason {
+	switch s {
+	case venue.TradingStatusHalted:
+		return venue.RejectReasonInstrumentHalted
+	case venue.TradingStatusClosed:
+		return venue.RejectReasonInstrumentClosed
+	}
+	return venue.RejectReasonNone
+}
+
+// validateExpiry: only GTD orders carry an expire time, and it must not
+// have passed (an order is alive while timestamp ≤ expireTimeNs).
+func (m *Matcher) validateExpiry(tif venue.TimeInForce, expireTimeNs int64) venue.RejectReason {
+	if tif != venue.TimeInForceGTD {
+		if expireTimeNs != 0 {
+			return venue.RejectReasonUnsupportedOrderCharacteristic
+		}
+		return venue.RejectReasonNone
+	}
+	if expireTimeNs < m.nowNs {
+		return venue.RejectReasonExpireTimeInPast
+	}
+	return venue.RejectReasonNone
+}
+
+// validatePrice checks a limit price: a positive number of ticks inside the band.
+func validatePrice(in *instrument, priceTicks int64) venue.RejectReason {
+	if priceTicks <= 0 {
+		return venue.RejectReasonInvalidPriceIncrement
+	}
+	if !in.inBand(priceTicks) {
+		return venue.RejectReasonPriceOutOfBand
+	}
+	return venue.RejectReasonNone
+}
+
+// validateQty checks a total order quantity against the lot and the range.
+func validateQty(in *instrument, qty int64) venue.RejectReason {
+	if qty <= 0 {
+		return venue.RejectReasonQtyOutOfRange
+	}
+	if qty%in.lotSize != 0 {
+		return venue.RejectReasonQtyNotLotMultiple
+	}
+	if qty < in.minQty || qty > in.maxQty {
+		return venue.RejectReasonQtyOutOfRange
+	}
+	return venue.RejectReasonNone
+}
+
+// acceptNewOrder takes a pool slot and a ClOrdID record for a valid order,
+// assigns its OrderID and reports OrderAccepted.
+func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte) orderIdx {
+	oi := m.pool.alloc()
+	if oi == noOrder {
+		panic("core: order pool exhausted despite the capacity check")
+	}
+	m.lastOrderID++
+	o := &m.pool.orders[oi]
+	o.orderID = m.lastOrderID
+	o.sessionIdx = c.SessionIdx()
+	o.instrument = ii
+	o.side = c.Side()
+	o.ordType = c.OrdType()
+	o.tif = c.TimeInForce()
+	o.flags = c.Flags() &^ venue.OrderFlagsPossResend
+	o.stpMode = c.StpMode()
+	o.priceTicks = c.PriceTicks()
+	o.qty = c.Qty()
+	o.leavesQty = o.qty
+	o.expireTimeNs = c.ExpireTimeNs()
+	copy(o.account[:], c.Account())
+
+	ri := m.index.add(o.sessionIdx, clOrdID)
+	r := &m.index.recs[ri]
+	r.orderID = o.orderID
+	r.slot = oi
+	r.instrumentID = m.instruments[ii].id
+	r.side, r.ordType, r.tif = o.side, o.ordType, o.tif
+	r.account = o.account
+	m.index.setOrder(o.orderID, ri)
+	o.rec = ri
+
+	m.qty.orderedQty += o.qty
+	m.emitAccepted(o)
+	return oi
+}
+
+// executeNewOrder matches an accepted order, then rests what is left or
+// cancels it according to its type and time in force.
+func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	if o.tif == venue.TimeInForceFOK && !m.fokFillable(in, o) {
+		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		return
+	}
+	m.match(in, oi)
+	switch {
+	case o.leavesQty == 0:
+		m.finish(oi, terminalStatus(o))
+	case canRest(o.ordType, o.tif):
+		m.rest(in, oi)
+	case o.ordType == venue.OrdTypeMarket:
+		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+	default:
+		m.cancelOrderQty(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+	}
+}
+
+// terminalStatus is the final status of an order with no leaves left.
+func terminalStatus(o *order) venue.OrdStatus {
+	if o.cumQty == o.qty {
+		return venue.OrdStatusFilled
+	}
+	return venue.OrdStatusCancelled
+}
+
+// rest puts a newly accepted order with leaves into the book.
+func (m *Matcher) rest(in *instrument, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	m.listOrder(oi)
+	if o.tif == venue.TimeInForceGTD {
+		m.gtd.push(oi)
+	}
+}

@@ -1,0 +1,87 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// orderIdx is a slot of the order pool. It is not a wire id: OrderID is.
+type orderIdx int32
+
+// noOrder ends every intrusive list.
+const noOrder orderIdx = -1
+
+// order is one live order. It holds no pointer, so the pool is never scanned
+// by the garbage collector. The fields the matching loop reads come first so
+// that a resting order being filled touches as few cache lines as possible.
+type order struct {
+	next, prev       orderIdx // FIFO of the price level (next also links the free list)
+	leavesQty        int64
+	priceTicks       int64 // 0 for market orders
+	qty              int64 // total order quantity
+	cumQty           int64
+	cumNotionalTicks int64
+	orderID          uint64
+	account          [venue.AccountLength]byte
+	sessionIdx       uint16
+	instrument       uint16 // index into Matcher.instruments
+	side             venue.Side
+	ordType          venue.OrdType
+	tif              venue.TimeInForce
+	flags            venue.OrderFlags
+	stpMode          venue.StpMode
+	resting          bool // in a price level
+	listed           bool // in its session's list and the list of all orders
+
+	rec              recIdx // the record of the order's current ClOrdID
+	heapPos          int32  // position in the GTD heap, -1 when not in it
+	expireTimeNs     int64
+	sessNext         orderIdx // the session's live orders, by OrderID
+	sessPrev         orderIdx
+	allNext, allPrev orderIdx // every live order, by OrderID
+}
+
+// orderPool is a fixed array of orders with an intrusive free list. It holds
+// OrdersMax+1 slots: OrdersMax for resting orders and one more so that an
+// order that will not rest (IOC, FOK, market) can always be matched even when
+// the books hold OrdersMax orders.
+type orderPool struct {
+	orders   []order
+	freeHead orderIdx
+	inUse    int
+}
+
+func newOrderPool(slots int) orderPool {
+	p := orderPool{orders: make([]order, slots)}
+	p.reset()
+	return p
+}
+
+// reset frees every slot, linking the free list in slot order so that a
+// fresh pool and a restored one hand out the same slots.
+func (p *orderPool) reset() {
+	for i := range p.orders {
+		p.orders[i] = order{next: orderIdx(i + 1), heapPos: -1}
+	}
+	p.orders[len(p.orders)-1].next = noOrder
+	p.freeHead = 0
+	p.inUse = 0
+}
+
+// alloc takes a free slot, or returns noOrder when none is left.
+func (p *orderPool) alloc() orderIdx {
+	i := p.freeHead
+	if i == noOrder {
+		return noOrder
+	}
+	p.freeHead = p.orders[i].next
+	p.orders[i] = order{next: noOrder, prev: noOrder, heapPos: -1,
+		sessNext: noOrder, sessPrev: noOrder, allNext: noOrder, allPrev: noOrder}
+	p.inUse++
+	return i
+}
+
+func (p *orderPool) release(i orderIdx) {
+	o := &p.orders[i]
+	o.next = p.freeHead
+	o.resting, o.listed = false, false
+	p.freeHead = i
+	p.inUse--
+}

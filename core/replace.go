@@ -1,0 +1,125 @@
+package core
+
+import (
+	"bytes"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// replaceOrder applies a cancel/replace. The new quantity is the new total
+// order quantity. A price change or a quantity increase loses time priority
+// (the order goes to the back of its new level, after matching what it
+// crosses); a quantity decrease at the same price keeps it. A new quantity at
+// or below the filled quantity ends the order (ReplacedToZero). The OrderID
+// stays; the new ClOrdID becomes the order's current one.
+func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
+	session := c.SessionIdx()
+	ri, reason := m.locate(session, c.OrigClOrdID(), c.OrderID())
+	if reason == venue.RejectReasonNone {
+		reason = m.validateReplace(c, ri)
+	}
+	if reason != venue.RejectReasonNone {
+		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		return
+	}
+	oi := m.index.recs[ri].slot
+	o := &m.pool.orders[oi]
+	oldRec := ri
+	newRec := m.index.add(session, c.ClOrdID())
+	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
+	m.index.recs[oldRec].slot = noOrder
+	nr := &m.index.recs[newRec]
+	or := &m.index.recs[oldRec]
+	nr.orderID, nr.slot, nr.instrumentID = or.orderID, oi, or.instrumentID
+	nr.side, nr.ordType, nr.tif, nr.account = or.side, or.ordType, or.tif, or.account
+	m.index.setOrder(o.orderID, newRec)
+	o.rec = newRec
+	origClOrdID := or.id()
+
+	newQty := c.Qty()
+	if newQty <= o.cumQty {
+		m.cancelOrderQty(oi, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, nr.id(), origClOrdID)
+		return
+	}
+	m.amendOrder(o, oi, c.PriceTicks(), newQty, c.ExpireTimeNs(), origClOrdID)
+}
+
+// amendOrder changes a live order's price, quantity and expiry once the
+// replace is accepted, and matches it if it lost priority and now crosses.
+func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newExpireTimeNs int64, origClOrdID []byte) {
+	in := m.instrumentOf(o)
+	bs := &in.sides[sideIndex(o.side)]
+	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
+	newLeaves := newQty - o.cumQty
+	m.qty.orderedQty += newQty - o.qty
+	if o.tif == venue.TimeInForceGTD && newExpireTimeNs != o.expireTimeNs {
+		m.gtd.remove(oi)
+		o.expireTimeNs = newExpireTimeNs
+		m.gtd.push(oi)
+	}
+	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
+	if !priorityLost {
+		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
+		o.qty = newQty
+		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
+		return
+	}
+	bs.unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	o.priceTicks = newPriceTicks
+	o.qty = newQty
+	o.leavesQty = newLeaves
+	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.match(in, oi)
+	if o.leavesQty == 0 {
+		m.finish(oi, terminalStatus(o))
+		return
+	}
+	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+}
+
+// validateReplace returns why an accepted-looking replace of the live order
+// behind record ri must be refused, or RejectReasonNone. The order's side,
+// instrument, type and time in force cannot change; an empty account means
+// "unchanged".
+func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx) venue.RejectReason {
+	o := &m.pool.orders[m.index.recs[ri].slot]
+	in := m.instrumentOf(o)
+	if m.index.find(c.SessionIdx(), c.ClOrdID()) != noRec {
+		return venue.RejectReasonDuplicateClOrdID
+	}
+	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if c.Side() != o.side || c.InstrumentID() != in.id || c.OrdType() != o.ordType || c.TimeInForce() != o.tif {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if account := c.Account(); len(account) > 0 && !bytes.Equal(account, trimNUL(o.account[:])) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if reason := m.validateExpiry(o.tif, c.ExpireTimeNs()); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if reason := validatePrice(in, c.PriceTicks()); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if reason := validateQty(in, c.Qty()); reason != venue.RejectReasonNone {
+		return reason
+	}
+	if m.index.full() {
+		return venue.RejectReasonCapacityExceeded
+	}
+	priorityLost := c.PriceTicks() != o.priceTicks || c.Qty() > o.qty
+	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.Qty() > o.cumQty &&
+		in.wouldTake(sideIndex(o.side), c.PriceTicks()) {
+		return venue.RejectReasonPostOnlyWouldTake
+	}
+	return venue.RejectReasonNone
+}
+
+// trimNUL returns b up to its first NUL.
+func trimNUL(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}

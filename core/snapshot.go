@@ -1,0 +1,370 @@
+package core
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"slices"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Snapshot format (all integers little-endian), version 1:
+//
+//	magic        8 bytes "FVCORE\x00\x01"
+//	instruments  u32 count, then per instrument (config order):
+//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status
+//	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
+//	             i64 clock (timestamp of the last command)
+//	ledger       i64 ordered, i64 filled, i64 cancelled
+//	records      u32 count, then snapshotRecordSize bytes per ClOrdID record,
+//	             in record order (see writeRecord)
+//	orders       u32 count, then snapshotOrderSize bytes per live order, in
+//	             priority order: instrument by instrument (config order), bids
+//	             then asks, best level first, then time (see writeOrder)
+//	trailer      u32 CRC-32C of every byte before it
+//
+// The snapshot holds the logical state only: pool slots, free-list order and
+// hash-table layout are not in it, because no event depends on them. A
+// matcher restored from it therefore writes the same bytes again, and
+// applying the same later commands to it gives the same events as the
+// matcher it was taken from.
+
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 1}
+
+// ErrSnapshot wraps every reason a snapshot cannot be loaded.
+var ErrSnapshot = errors.New("core: bad snapshot")
+
+const (
+	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
+	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteSnapshot writes the matcher's state to w. Call it between commands,
+// from the goroutine that applies them (for example after applying a
+// Snapshot command): the state is the state after the last applied command.
+func (m *Matcher) WriteSnapshot(w io.Writer) error {
+	crc := crc32.New(castagnoli)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	var scratch [snapshotRecordSize + snapshotOrderSize]byte
+	b := scratch[:0]
+	b = append(b, snapshotMagic[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.instruments)))
+	bw.Write(b)
+	for i := range m.instruments {
+		in := &m.instruments[i]
+		b = binary.LittleEndian.AppendUint32(scratch[:0], in.id)
+		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandLowTicks))
+		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
+		b = append(b, byte(in.status))
+		bw.Write(b)
+	}
+	b = scratch[:0]
+	for _, v := range []uint64{m.lastOrderID, m.lastExecID, m.lastTradeID, uint64(m.nowNs),
+		uint64(m.qty.orderedQty), uint64(m.qty.filledQty), uint64(m.qty.cancelledQty)} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.index.recsUsed))
+	bw.Write(b)
+	for ri := 0; ri < m.index.recsUsed; ri++ {
+		bw.Write(appendRecord(scratch[:0], &m.index.recs[ri]))
+	}
+	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
+	for i := range m.instruments {
+		in := &m.instruments[i]
+		for s := range in.sides {
+			bs := &in.sides[s]
+			for li := bs.best; li >= 0; li = bs.nextBest(li) {
+				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
+					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi]))
+				}
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("core: writing snapshot: %w", err)
+	}
+	if _, err := w.Write(binary.LittleEndian.AppendUint32(scratch[:0], crc.Sum32())); err != nil {
+		return fmt.Errorf("core: writing snapshot: %w", err)
+	}
+	return nil
+}
+
+// appendRecord encodes a ClOrdID record (its slot is implied by the orders).
+func appendRecord(b []byte, r *clOrdRecord) []byte {
+	b = append(b, r.clOrdID[:]...)
+	b = append(b, r.account[:]...)
+	for _, v := range []int64{int64(r.orderID), r.priceTicks, r.qty, r.leavesQty, r.cumQty, r.cumNotionalTicks} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	b = binary.LittleEndian.AppendUint32(b, r.instrumentID)
+	b = binary.LittleEndian.AppendUint16(b, r.sessionIdx)
+	b = append(b, r.clOrdIDLen, byte(r.side), byte(r.ordType), byte(r.tif), byte(r.ordStatus))
+	return b
+}
+
+func appendOrder(b []byte, o *order) []byte {
+	b = binary.LittleEndian.AppendUint64(b, o.orderID)
+	b = binary.LittleEndian.AppendUint16(b, o.sessionIdx)
+	b = append(b, byte(o.side), byte(o.ordType), byte(o.tif), byte(o.flags), byte(o.stpMode))
+	for _, v := range []int64{o.priceTicks, o.qty, o.leavesQty, o.cumQty, o.cumNotionalTicks, o.expireTimeNs} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	b = append(b, o.account[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(o.rec))
+	return b
+}
+
+// snapshotReader reads fixed-size pieces and checksums them.
+type snapshotReader struct {
+	r   *bufio.Reader
+	crc hash.Hash32
+	buf [snapshotRecordSize + snapshotOrderSize]byte
+}
+
+func (sr *snapshotReader) next(n int) ([]byte, error) {
+	b := sr.buf[:n]
+	if _, err := io.ReadFull(sr.r, b); err != nil {
+		return nil, fmt.Errorf("%w: truncated: %v", ErrSnapshot, err)
+	}
+	sr.crc.Write(b)
+	return b, nil
+}
+
+// ReadSnapshot replaces the matcher's state with a snapshot written by
+// WriteSnapshot from a matcher with the same instruments (ids and bands) and
+// capacities at least as large. On error the matcher is left empty.
+func (m *Matcher) ReadSnapshot(r io.Reader) error {
+	m.resetState()
+	err := m.readSnapshot(&snapshotReader{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)})
+	if err == nil {
+		err = m.CheckInvariants()
+		if err != nil {
+			err = fmt.Errorf("%w: restored state: %v", ErrSnapshot, err)
+		}
+	}
+	if err != nil {
+		m.resetState()
+	}
+	return err
+}
+
+func (m *Matcher) readSnapshot(sr *snapshotReader) error {
+	b, err := sr.next(12)
+	if err != nil {
+		return err
+	}
+	if [8]byte(b[:8]) != snapshotMagic {
+		return fmt.Errorf("%w: not a matcher snapshot (version 1)", ErrSnapshot)
+	}
+	if n := binary.LittleEndian.Uint32(b[8:]); int(n) != len(m.instruments) {
+		return fmt.Errorf("%w: %d instruments, the config has %d", ErrSnapshot, n, len(m.instruments))
+	}
+	for i := range m.instruments {
+		if err := m.readInstrument(sr, &m.instruments[i]); err != nil {
+			return err
+		}
+	}
+	if b, err = sr.next(7*8 + 4); err != nil {
+		return err
+	}
+	m.lastOrderID = binary.LittleEndian.Uint64(b)
+	m.lastExecID = binary.LittleEndian.Uint64(b[8:])
+	m.lastTradeID = binary.LittleEndian.Uint64(b[16:])
+	m.nowNs = int64(binary.LittleEndian.Uint64(b[24:]))
+	m.qty.orderedQty = int64(binary.LittleEndian.Uint64(b[32:]))
+	m.qty.filledQty = int64(binary.LittleEndian.Uint64(b[40:]))
+	m.qty.cancelledQty = int64(binary.LittleEndian.Uint64(b[48:]))
+	recs := binary.LittleEndian.Uint32(b[56:])
+	if int64(recs) > int64(len(m.index.recs)) {
+		return fmt.Errorf("%w: %d ClOrdIDs exceed ClOrdIDsMax %d", ErrSnapshot, recs, len(m.index.recs))
+	}
+	for ri := 0; ri < int(recs); ri++ {
+		if b, err = sr.next(snapshotRecordSize); err != nil {
+			return err
+		}
+		if err := m.readRecord(b, &m.index.recs[ri]); err != nil {
+			return err
+		}
+	}
+	m.index.recsUsed = int(recs)
+	m.index.rebuild()
+	if err := m.readOrders(sr); err != nil {
+		return err
+	}
+	want := sr.crc.Sum32()
+	tail := sr.buf[:4]
+	if _, err := io.ReadFull(sr.r, tail); err != nil {
+		return fmt.Errorf("%w: truncated before the checksum", ErrSnapshot)
+	}
+	if binary.LittleEndian.Uint32(tail) != want {
+		return fmt.Errorf("%w: checksum mismatch", ErrSnapshot)
+	}
+	return nil
+}
+
+func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
+	b, err := sr.next(4 + 8 + 8 + 1)
+	if err != nil {
+		return err
+	}
+	id := binary.LittleEndian.Uint32(b)
+	low, high := int64(binary.LittleEndian.Uint64(b[4:])), int64(binary.LittleEndian.Uint64(b[12:]))
+	if id != in.id || low != in.bandLowTicks || high != in.bandHighTicks {
+		return fmt.Errorf("%w: instrument %d band [%d, %d], the config has %d [%d, %d]",
+			ErrSnapshot, id, low, high, in.id, in.bandLowTicks, in.bandHighTicks)
+	}
+	status := venue.TradingStatus(b[20])
+	if !status.Valid() {
+		return fmt.Errorf("%w: instrument %d status %d", ErrSnapshot, id, status)
+	}
+	in.status = status
+	return nil
+}
+
+func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
+	copy(r.clOrdID[:], b)
+	b = b[venue.ClOrdIDLength:]
+	copy(r.account[:], b)
+	b = b[venue.AccountLength:]
+	r.orderID = binary.LittleEndian.Uint64(b)
+	r.priceTicks = int64(binary.LittleEndian.Uint64(b[8:]))
+	r.qty = int64(binary.LittleEndian.Uint64(b[16:]))
+	r.leavesQty = int64(binary.LittleEndian.Uint64(b[24:]))
+	r.cumQty = int64(binary.LittleEndian.Uint64(b[32:]))
+	r.cumNotionalTicks = int64(binary.LittleEndian.Uint64(b[40:]))
+	b = b[48:]
+	r.instrumentID = binary.LittleEndian.Uint32(b)
+	r.sessionIdx = binary.LittleEndian.Uint16(b[4:])
+	r.clOrdIDLen = b[6]
+	r.side, r.ordType, r.tif, r.ordStatus = venue.Side(b[7]), venue.OrdType(b[8]), venue.TimeInForce(b[9]), venue.OrdStatus(b[10])
+	r.slot = noOrder
+	if int(r.clOrdIDLen) > venue.ClOrdIDLength || int(r.sessionIdx) >= len(m.sessions) ||
+		r.orderID == 0 || r.orderID > m.lastOrderID || !r.ordStatus.Valid() {
+		return fmt.Errorf("%w: ClOrdID record of order %d is inconsistent", ErrSnapshot, r.orderID)
+	}
+	return nil
+}
+
+// readOrders restores the live orders into their levels in priority order,
+// then rebuilds the OrderID-ordered lists and the GTD heap.
+func (m *Matcher) readOrders(sr *snapshotReader) error {
+	b, err := sr.next(4)
+	if err != nil {
+		return err
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if n > m.ordersMax {
+		return fmt.Errorf("%w: %d orders exceed OrdersMax %d", ErrSnapshot, n, m.ordersMax)
+	}
+	slots := make([]orderIdx, 0, n)
+	for range n {
+		if b, err = sr.next(snapshotOrderSize); err != nil {
+			return err
+		}
+		oi, err := m.readOrder(b)
+		if err != nil {
+			return err
+		}
+		slots = append(slots, oi)
+	}
+	slices.SortFunc(slots, func(a, b orderIdx) int {
+		x, y := m.pool.orders[a].orderID, m.pool.orders[b].orderID
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	for _, oi := range slots {
+		m.listOrder(oi)
+		if m.pool.orders[oi].tif == venue.TimeInForceGTD {
+			m.gtd.push(oi)
+		}
+	}
+	return nil
+}
+
+func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
+	oi := m.pool.alloc()
+	o := &m.pool.orders[oi]
+	o.orderID = binary.LittleEndian.Uint64(b)
+	o.sessionIdx = binary.LittleEndian.Uint16(b[8:])
+	o.side, o.ordType, o.tif = venue.Side(b[10]), venue.OrdType(b[11]), venue.TimeInForce(b[12])
+	o.flags, o.stpMode = venue.OrderFlags(b[13]), venue.StpMode(b[14])
+	b = b[15:]
+	o.priceTicks = int64(binary.LittleEndian.Uint64(b))
+	o.qty = int64(binary.LittleEndian.Uint64(b[8:]))
+	o.leavesQty = int64(binary.LittleEndian.Uint64(b[16:]))
+	o.cumQty = int64(binary.LittleEndian.Uint64(b[24:]))
+	o.cumNotionalTicks = int64(binary.LittleEndian.Uint64(b[32:]))
+	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
+	copy(o.account[:], b[48:])
+	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
+	bad := func(what string) (orderIdx, error) {
+		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
+	}
+	if ri < 0 || int(ri) >= m.index.recsUsed {
+		return bad("record out of range")
+	}
+	r := &m.index.recs[ri]
+	if r.orderID != o.orderID || r.sessionIdx != o.sessionIdx || r.slot != noOrder || r.ordStatus != venue.OrdStatusNew {
+		return bad("disagrees with its ClOrdID record")
+	}
+	ii, ok := m.instrByID[r.instrumentID]
+	if !ok || !o.side.Valid() || !canRest(o.ordType, o.tif) || !o.flags.Valid() || !o.stpMode.Valid() {
+		return bad("invalid instrument, side, type or time in force")
+	}
+	o.instrument = ii
+	in := &m.instruments[ii]
+	if !in.inBand(o.priceTicks) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty {
+		return bad("price or quantities are inconsistent")
+	}
+	bs := &in.sides[sideIndex(o.side)]
+	li := in.levelIndex(o.priceTicks)
+	if bs.best >= 0 && bs.better(li, bs.best) {
+		return bad("is not in priority order")
+	}
+	o.rec = ri
+	r.slot = oi
+	bs.pushBack(m.pool.orders, li, oi)
+	return oi, nil
+}
+
+// resetState empties every book, list, index and counter, keeping the
+// memory and the configuration (instrument statuses go back to Open).
+func (m *Matcher) resetState() {
+	for i := range m.instruments {
+		in := &m.instruments[i]
+		in.status = venue.TradingStatusOpen
+		for s := range in.sides {
+			bs := &in.sides[s]
+			for li := range bs.levels {
+				bs.levels[li] = level{head: noOrder, tail: noOrder}
+			}
+			clear(bs.bitmap.words)
+			clear(bs.bitmap.summary)
+			bs.best, bs.orders, bs.qtyRest = -1, 0, 0
+		}
+	}
+	m.pool.reset()
+	clear(m.index.recs[:m.index.recsUsed])
+	m.index.recsUsed = 0
+	m.index.rebuild()
+	m.gtd.items = m.gtd.items[:0]
+	for i := range m.sessions {
+		m.sessions[i] = newOrderList()
+	}
+	m.all = newOrderList()
+	m.lastOrderID, m.lastExecID, m.lastTradeID = 0, 0, 0
+	m.qty = quantityLedger{}
+	m.nowNs, m.causeSeq = 0, 0
+}
