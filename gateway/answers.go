@@ -16,6 +16,25 @@ import (
 
 var gatewayEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
 
+// AnswerOrderWait bounds how long a gateway answer waits for the answers to the
+// session's earlier commands to go out first.
+const AnswerOrderWait = time.Second
+
+// awaitEarlierAnswers keeps a session's answers in the order of its requests:
+// a gateway answer waits until outbound has dispatched the answer to the last
+// command the session published. It waits at most AnswerOrderWait (a halted
+// venue answers nothing more, and the refusal must still go out).
+func (g *Gateway) awaitEarlierAnswers(s *session) {
+	last := s.lastCmd.Load()
+	if last < 0 || g.dispatched.Load() >= last {
+		return
+	}
+	deadline := time.Now().Add(AnswerOrderWait)
+	for g.dispatched.Load() < last && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
 func (g *Gateway) gatewayExecID() string {
 	return "G" + gatewayEpoch + "-" + strconv.FormatUint(g.execSeq.Add(1), 10)
 }
@@ -27,6 +46,7 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 }
 
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
+	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "8")
 	m.Body.SetString(tagOrderID, "NONE")
@@ -48,6 +68,7 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 }
 
 func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo venue.CxlRejResponseTo, rej *rejection) {
+	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "9")
 	if v, err := req.Body.GetBytes(tagOrderID); err == nil && len(v) > 0 {
@@ -74,6 +95,7 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 }
 
 func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason int, text string) {
+	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "r")
 	copyField(m, req, tagClOrdID)
@@ -87,6 +109,7 @@ func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason int
 }
 
 func (g *Gateway) sendUnknownStatus(s *session, req *quickfix.Message, text string) {
+	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "8")
 	m.Body.SetString(tagOrderID, "NONE")
@@ -107,6 +130,7 @@ func (g *Gateway) sendUnknownStatus(s *session, req *quickfix.Message, text stri
 
 // onSecurityListRequest answers with every instrument (559=4) or one symbol (559=0).
 func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
+	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "y")
 	copyField(m, req, tagSecurityReqID)

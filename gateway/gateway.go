@@ -62,6 +62,8 @@ type Gateway struct {
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
+	// dispatched is the causeSeq of the last event outbound handed to a session.
+	dispatched atomic.Int64
 	failed    atomic.Pointer[error]
 	extra     map[string]ExtraHandler
 }
@@ -76,6 +78,8 @@ type session struct {
 	messages slidingWindow
 	loggedOn atomic.Bool
 	out      *sender
+	// lastCmd is the seq of the last command this session published (-1: none).
+	lastCmd atomic.Int64
 }
 
 // ErrHalted is returned once the venue has failed-stop (journal or matcher failure).
@@ -106,6 +110,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		bySymbol: map[string]*Instrument{}, byID: map[uint32]*Instrument{},
 		bySession: map[quickfix.SessionID]*session{},
 	}
+	g.dispatched.Store(-1)
 	for i := range cfg.Instruments {
 		in := &cfg.Instruments[i]
 		g.bySymbol[in.Symbol] = in
@@ -113,6 +118,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	}
 	for i, sc := range cfg.Sessions {
 		s := &session{idx: uint16(i), cfg: sc}
+		s.lastCmd.Store(-1)
 		s.orders.limit = sc.OrdersPerSecondReject
 		s.cancels.limit = sc.CancelsPerSecondReject
 		s.messages.limit = sc.MessagesPerSecondLogout

@@ -254,6 +254,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
 	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 	g.metrics.orders.Inc()
 }
 
@@ -317,6 +318,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	_ = cmd.SetClOrdID(c.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 	g.metrics.cancels.Inc()
 }
 
@@ -359,6 +361,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
 	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 	g.metrics.replaces.Inc()
 }
 
@@ -389,6 +392,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
 	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 }
 
 // FIX MassCancelRequestType (530) values the venue supports.
@@ -445,6 +449,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	_ = cmd.SetClOrdID(clOrdID)
 	_ = cmd.SetAccount(account)
 	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 }
 
 // Disconnected journals a SessionDisconnected command for the session, which
@@ -465,6 +470,7 @@ func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 				cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
 			}
 			g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 			return nil
 		}
 		if !errors.Is(err, ring.ErrBusy) || time.Now().After(end) {

@@ -32,6 +32,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 			slot := events.Slot(next)
 			g.waitDurable(slot, durable, barrier)
 			g.dispatch(slot)
+			g.dispatched.Store(int64(leUint64(slot[venue.MessageHeaderSize:])))
 			own.Store(next)
 		}
 	}

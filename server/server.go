@@ -192,8 +192,20 @@ func (s *Server) buildSessions() error {
 		gcfg.Instruments = append(gcfg.Instruments, gateway.Instrument{ID: in.ID, Symbol: in.Symbol, Tick: in.Tick,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty})
 	}
+	// The listener is bound before QuickFIX/Go is configured: QuickFIX/Go routes
+	// a connection to a session by the port it arrived on, so it must be told the
+	// real port even when the configuration asks for port 0.
+	listen := s.opts.Listen
+	if listen == nil {
+		listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	}
+	fixL, err := listen(cfg.FIX.Addr)
+	if err != nil {
+		return fmt.Errorf("fix.addr: %w", err)
+	}
+	s.fixL = fixL
+	host, port, _ := net.SplitHostPort(fixL.Addr().String())
 	settings := quickfix.NewSettings()
-	host, port, _ := net.SplitHostPort(cfg.FIX.Addr)
 	settings.GlobalSettings().Set("SocketAcceptHost", host)
 	settings.GlobalSettings().Set("SocketAcceptPort", port)
 	dict, err := spec.WriteFIX44(filepath.Join(cfg.Venue.DataDir, "spec"))
@@ -229,17 +241,7 @@ func (s *Server) buildSessions() error {
 	if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
 		return fmt.Errorf("quickfix acceptor: %w", err)
 	}
-	listen := s.opts.Listen
-	if listen == nil {
-		listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
-	}
-	s.acceptor.SetNewListenerCallback(func(addr string, _ *tls.Config) (net.Listener, error) {
-		l, err := listen(addr)
-		if err == nil {
-			s.fixL = l
-		}
-		return l, err
-	})
+	s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	return nil

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// soh is the FIX field delimiter.
-const soh = "\x01"
+// sohStr is the FIX field delimiter.
+const sohStr = "\x01"
 
 // fixMsg builds a FIX.4.4 message from "tag=value" fields (BeginString,
 // BodyLength and CheckSum are added), so tests can write messages readably.
@@ -22,8 +22,8 @@ func fixMsg(fields ...string) []byte {
 
 // fixMsgBegin is fixMsg with a chosen BeginString.
 func fixMsgBegin(begin string, fields ...string) []byte {
-	body := strings.Join(fields, soh) + soh
-	head := "8=" + begin + soh + "9=" + strconv.Itoa(len(body)) + soh
+	body := strings.Join(fields, sohStr) + sohStr
+	head := "8=" + begin + sohStr + "9=" + strconv.Itoa(len(body)) + sohStr
 	return withCheckSum([]byte(head + body))
 }
 
@@ -33,13 +33,13 @@ func withCheckSum(b []byte) []byte {
 	for _, c := range b {
 		sum += int(c)
 	}
-	return append(b, fmt.Sprintf("10=%03d"+soh, sum%256)...)
+	return append(b, fmt.Sprintf("10=%03d"+sohStr, sum%256)...)
 }
 
 // rawMsg builds a message whose header is given verbatim (for BodyLength
 // tests): head is everything before the body, the CheckSum is correct.
 func rawMsg(head string, fields ...string) []byte {
-	return withCheckSum([]byte(head + strings.Join(fields, soh) + soh))
+	return withCheckSum([]byte(head + strings.Join(fields, sohStr) + sohStr))
 }
 
 // sendingTime is a SendingTime value for now.
@@ -123,7 +123,7 @@ func (c *fixClient) read(timeout time.Duration) (fixFields, error) {
 		if err != nil {
 			return out, err
 		}
-		tag, value, ok := strings.Cut(strings.TrimSuffix(field, soh), "=")
+		tag, value, ok := strings.Cut(strings.TrimSuffix(field, sohStr), "=")
 		if !ok {
 			return out, fmt.Errorf("bad field %q", field)
 		}
@@ -198,5 +198,5 @@ func (c *fixClient) expectSilence(d time.Duration) {
 
 // containsField reports whether raw contains the field tag=value.
 func containsField(raw []byte, tag, value string) bool {
-	return bytes.Contains(raw, []byte(soh+tag+"="+value+soh))
+	return bytes.Contains(raw, []byte(sohStr+tag+"="+value+sohStr))
 }

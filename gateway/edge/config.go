@@ -1,0 +1,223 @@
+package edge
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Defaults of Config, named so that the venue config and the docs can point
+// at them.
+const (
+	DefaultAddress                 = "127.0.0.1:9878"
+	DefaultMaxMessageBytes         = 65536
+	DefaultLogonTimeout            = 5 * time.Second
+	DefaultConnectionsMax          = 1024
+	DefaultConnectionsPerSourceMax = 256
+	DefaultSourcesMax              = 4096
+	DefaultCompIDsMax              = 4096
+	DefaultOutboundBytesMax        = 4 << 20
+	DefaultOutboundQueueMax        = 4096
+	DefaultWriteTimeout            = 5 * time.Second
+	// MaxMessageBytesLimit is the largest MaxMessageBytes accepted.
+	MaxMessageBytesLimit = 1 << 24
+	// compIDBytesMax bounds SenderCompID and TargetCompID in a Logon, which
+	// become map keys.
+	compIDBytesMax = 64
+)
+
+// Default rates.
+var (
+	DefaultAccepts         = Rate{PerSecond: 200, Burst: 400}
+	DefaultLogonsPerCompID = Rate{PerSecond: 1, Burst: 5}
+	DefaultLogonsPerSource = Rate{PerSecond: 5, Burst: 20}
+)
+
+// SessionKey names a FIX session from the venue's side: the BeginString
+// and the two CompIDs of the Logon. Sub and location IDs are not part of
+// it: the venue identifies sessions by CompIDs only.
+type SessionKey struct {
+	BeginString  string
+	ClientCompID string // the Logon's SenderCompID (49)
+	VenueCompID  string // the Logon's TargetCompID (56)
+}
+
+func (k SessionKey) String() string {
+	return k.BeginString + ":" + k.VenueCompID + "->" + k.ClientCompID
+}
+
+// Config configures a Listener. Zero values take the defaults above, except
+// Authenticator, which is required.
+type Config struct {
+	// Address is "host:port"; port 0 picks a free port (see Listener.Port).
+	Address string
+	// BeginStrings a Logon may use; default {"FIX.4.4"}.
+	BeginStrings []string
+	// MaxMessageBytes is the largest BodyLength (9) accepted; a larger claim
+	// closes the connection. The inbound buffer of a connection is at most
+	// this plus 43 bytes of header and trailer.
+	MaxMessageBytes int
+	// LogonTimeout bounds the time from accept to a complete Logon,
+	// TLS handshake included.
+	LogonTimeout time.Duration
+	// Authenticator checks every Logon before QuickFIX/Go sees it.
+	Authenticator Authenticator
+
+	// ConnectionsMax bounds open connections (before and after Logon).
+	ConnectionsMax int
+	// ConnectionsPerSourceMax bounds open connections per client address.
+	ConnectionsPerSourceMax int
+	// SourcesMax bounds the client addresses tracked for limits.
+	SourcesMax int
+	// CompIDsMax bounds the CompIDs tracked for logon rate limits.
+	CompIDsMax int
+	// Accepts bounds the rate of accepted connections.
+	Accepts Rate
+	// LogonsPerCompID and LogonsPerSource bound Logon attempts.
+	LogonsPerCompID Rate
+	LogonsPerSource Rate
+
+	// OutboundBytesMax bounds the bytes QuickFIX/Go has written to a
+	// connection that the client has not yet received; OutboundQueueMax
+	// bounds the writes. Reaching either closes the connection.
+	OutboundBytesMax int
+	OutboundQueueMax int
+	// WriteTimeout bounds each write to a client.
+	WriteTimeout time.Duration
+	// SocketWriteBufferBytes sets the kernel send buffer of accepted
+	// connections (SO_SNDBUF); 0 keeps the system default.
+	SocketWriteBufferBytes int
+
+	// DropEmptyValues drops every message that has a field without a value
+	// instead of letting QuickFIX/Go answer it with a Reject (373=4). Set
+	// it when QuickFIX/Go runs with ValidateFieldsHaveValues=N, whose
+	// session layer and application would then read empty integers and
+	// panic. See doc.go.
+	DropEmptyValues bool
+
+	// TLS, when set, is used as is (MinVersion raised to TLS 1.2). Otherwise
+	// TLSCertFile and TLSKeyFile turn TLS on, and TLSClientCAFile turns on
+	// mutual TLS: every client must present a certificate signed by it.
+	TLS             *tls.Config
+	TLSCertFile     string
+	TLSKeyFile      string
+	TLSClientCAFile string
+
+	// OnWrite is called after each write QuickFIX/Go makes to a session's
+	// connection, with the bytes written; see Conn.Written. It runs in
+	// QuickFIX/Go's writer goroutine and must not block.
+	OnWrite func(key SessionKey, n int)
+	// OnClose is called once when a connection handed to QuickFIX/Go is
+	// closed, with the first reason it was closed for. It must not block.
+	OnClose func(key SessionKey, reason Reason)
+	// Logger receives refusals and closes; nil discards them. The edge never
+	// logs message contents, so passwords never reach a log.
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with zero values replaced and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if c.Address == "" {
+		c.Address = DefaultAddress
+	}
+	if len(c.BeginStrings) == 0 {
+		c.BeginStrings = []string{"FIX.4.4"}
+	}
+	for _, b := range c.BeginStrings {
+		if len(b) < 3 || b[:3] != "FIX" || len(b) > beginStringBytesMax || !validBeginString([]byte(b)) {
+			return c, fmt.Errorf("edge: BeginString %q is not FIX.d.d or FIXT.d.d", b)
+		}
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxMessageBytes < bodyLengthMin || c.MaxMessageBytes > MaxMessageBytesLimit {
+		return c, fmt.Errorf("edge: MaxMessageBytes %d outside [%d, %d]", c.MaxMessageBytes, bodyLengthMin, MaxMessageBytesLimit)
+	}
+	if c.Authenticator == nil {
+		return c, errors.New("edge: Config.Authenticator is required")
+	}
+	setDuration(&c.LogonTimeout, DefaultLogonTimeout)
+	setDuration(&c.WriteTimeout, DefaultWriteTimeout)
+	setInt(&c.ConnectionsMax, DefaultConnectionsMax)
+	setInt(&c.ConnectionsPerSourceMax, DefaultConnectionsPerSourceMax)
+	setInt(&c.SourcesMax, DefaultSourcesMax)
+	setInt(&c.CompIDsMax, DefaultCompIDsMax)
+	setInt(&c.OutboundBytesMax, DefaultOutboundBytesMax)
+	setInt(&c.OutboundQueueMax, DefaultOutboundQueueMax)
+	c.Accepts = c.Accepts.orDefault(DefaultAccepts)
+	c.LogonsPerCompID = c.LogonsPerCompID.orDefault(DefaultLogonsPerCompID)
+	c.LogonsPerSource = c.LogonsPerSource.orDefault(DefaultLogonsPerSource)
+	for _, r := range []Rate{c.Accepts, c.LogonsPerCompID, c.LogonsPerSource} {
+		if r.PerSecond < 0 || r.Burst < 1 {
+			return c, fmt.Errorf("edge: rate %+v needs PerSecond >= 0 and Burst >= 1", r)
+		}
+	}
+	for _, v := range []int{c.ConnectionsMax, c.ConnectionsPerSourceMax, c.SourcesMax, c.CompIDsMax, c.OutboundBytesMax, c.OutboundQueueMax} {
+		if v < 0 {
+			return c, fmt.Errorf("edge: negative limit %d", v)
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	tlsConfig, err := c.tlsConfig()
+	if err != nil {
+		return c, err
+	}
+	c.TLS = tlsConfig
+	return c, nil
+}
+
+func setInt(v *int, d int) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+func setDuration(v *time.Duration, d time.Duration) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+// tlsConfig builds the server TLS configuration, or nil without TLS.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if c.TLS != nil {
+		t := c.TLS.Clone()
+		if t.MinVersion < tls.VersionTLS12 {
+			t.MinVersion = tls.VersionTLS12
+		}
+		return t, nil
+	}
+	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
+		if c.TLSClientCAFile != "" {
+			return nil, errors.New("edge: TLSClientCAFile needs TLSCertFile and TLSKeyFile")
+		}
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("edge: TLS key pair: %w", err)
+	}
+	// TLS 1.3 is negotiated whenever the client offers it; 1.2 remains for
+	// older FIX engines, with Go's default (forward-secret, AEAD) suites.
+	t := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if c.TLSClientCAFile != "" {
+		pem, err := os.ReadFile(c.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("edge: TLS client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("edge: TLS client CA %s: no certificate", c.TLSClientCAFile)
+		}
+		t.ClientCAs = pool
+		t.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return t, nil
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+const readWait = 5 * time.Second
+
+// testConfig is a small venue on OS-chosen loopback ports.
+func testConfig(t *testing.T, dataDir string, extra string) *config.Config {
+	t.Helper()
+	text := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[metrics]
+addr = "127.0.0.1:0"
+[engine]
+orders_max = 4096
+clordids_max = 16384
+command_ring_slots = 1024
+event_ring_slots = 4096
+[journal]
+segment_bytes = 1048576
+[marketdata]
+enabled = false
+[session_defaults.quickfix]
+ResetOnLogon = "N"
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, 4]
+[[session]]
+comp_id = "SLOW"
+orders_per_second_reject = 3
+cancels_per_second_reject = 100
+messages_per_second_logout = 8
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 100000
+ref_price = "100.00"
+band_percent = 10
+[[instrument]]
+id = 2
+symbol = "LOTS"
+tick_size = "0.05"
+lot_size = 10
+min_qty = 10
+max_qty = 1000
+ref_price = "50.00"
+band_percent = 10
+%s`, dataDir, extra)
+	cfg, err := config.Parse([]byte(text), "test.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(testWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	s, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Logon(reset); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+type order struct {
+	id, sym, side, qty, px, tif, typ string
+	extra                            []fixclient.Field
+}
+
+func sendOrder(t *testing.T, c *fixclient.Client, o order) {
+	t.Helper()
+	if o.sym == "" {
+		o.sym = "ACME"
+	}
+	if o.tif == "" {
+		o.tif = "0"
+	}
+	if o.typ == "" {
+		o.typ = "2"
+	}
+	f := []fixclient.Field{fixclient.F(11, o.id), fixclient.F(55, o.sym), fixclient.F(54, o.side),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, o.typ)}
+	if o.px != "" {
+		f = append(f, fixclient.F(44, o.px))
+	}
+	f = append(f, fixclient.F(59, o.tif))
+	f = append(f, o.extra...)
+	if err := c.Send("D", f...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectER(t *testing.T, c *fixclient.Client, want map[int]string) *fixclient.Message {
+	t.Helper()
+	m, err := c.Expect(readWait, "8", want)
+	if err != nil {
+		t.Fatalf("%s: %v (received so far: %v)", c.Sender, err, c.Received)
+	}
+	return m
+}
+
+func scrape(t *testing.T, s *Server) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func metricValue(t *testing.T, text, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, name+" ") {
+			return strings.TrimPrefix(line, name+" ")
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return ""
+}
+
+// testWriter sends logs to the test log when -v is given, else nowhere.
+func testWriter(t *testing.T) io.Writer {
+	if testing.Verbose() {
+		return tw{t}
+	}
+	return io.Discard
+}
+
+type tw struct{ t *testing.T }
+
+func (w tw) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }

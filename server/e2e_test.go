@@ -1,0 +1,277 @@
+package server
+
+import (
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+func TestOrderLifecycle(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "CLIENT2", true)
+
+	// A resting sell, then a buy that takes part of it.
+	sendOrder(t, a, order{id: "s1", side: "2", qty: "10", px: "100.10", extra: []fixclient.Field{fixclient.F(1, "ACC-A")}})
+	ack := expectER(t, a, map[int]string{11: "s1", 150: "0", 39: "0", 151: "10", 1: "ACC-A", 44: "100.10", 55: "ACME"})
+	orderID := ack.Get(37)
+	sendOrder(t, b, order{id: "b1", side: "1", qty: "4", px: "100.20"})
+	expectER(t, b, map[int]string{11: "b1", 150: "0"})
+	expectER(t, b, map[int]string{11: "b1", 150: "F", 39: "2", 31: "100.10", 32: "4", 14: "4", 151: "0", 6: "100.100000"})
+	expectER(t, a, map[int]string{11: "s1", 150: "F", 39: "1", 31: "100.10", 32: "4", 14: "4", 151: "6", 37: orderID})
+
+	// Status of the partly filled order.
+	if err := a.Send("H", fixclient.F(11, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "s1", 150: "I", 39: "1", 151: "6", 14: "4"})
+
+	// Replace: lower quantity at the same price keeps priority.
+	replace := func(c *fixclient.Client, id, orig, qty, px string) {
+		t.Helper()
+		if err := c.Send("G", fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, qty), fixclient.F(40, "2"), fixclient.F(44, px)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(a, "s2", "s1", "8", "100.10")
+	expectER(t, a, map[int]string{11: "s2", 41: "s1", 150: "5", 39: "1", 151: "4", 58: "replaced: time priority kept", 37: orderID})
+	// Price change loses priority.
+	replace(a, "s3", "s2", "8", "100.11")
+	expectER(t, a, map[int]string{11: "s3", 41: "s2", 150: "5", 151: "4", 58: "replaced: time priority lost"})
+
+	// Cancel it.
+	if err := a.Send("F", fixclient.F(11, "c1"), fixclient.F(41, "s3"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "c1", 41: "s3", 150: "4", 39: "4", 14: "4", 151: "0"})
+	// Cancelling it again is too late.
+	if err := a.Send("F", fixclient.F(11, "c2"), fixclient.F(41, "s3"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Expect(readWait, "9", map[int]string{11: "c2", 434: "1"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Mass cancel of one's own orders only.
+	sendOrder(t, a, order{id: "m1", side: "1", qty: "1", px: "99.00"})
+	sendOrder(t, a, order{id: "m2", side: "1", qty: "1", px: "98.00"})
+	sendOrder(t, b, order{id: "keep", side: "1", qty: "1", px: "97.00"})
+	expectER(t, a, map[int]string{11: "m2", 150: "0"})
+	expectER(t, b, map[int]string{11: "keep", 150: "0"})
+	if err := a.Send("q", fixclient.F(11, "mc1"), fixclient.F(530, "7"), fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Expect(readWait, "r", map[int]string{11: "mc1", 530: "7", 531: "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Get(533) != "2" {
+		t.Fatalf("mass cancel affected %s orders, want 2: %s", rep.Get(533), rep)
+	}
+	if err := b.Send("H", fixclient.F(11, "keep"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, b, map[int]string{11: "keep", 150: "I", 39: "0"})
+
+	// Security list.
+	if err := a.Send("x", fixclient.F(320, "sl1"), fixclient.F(559, "4")); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := a.Expect(readWait, "y", map[int]string{320: "sl1", 560: "0", 146: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sl.String(), "55=ACME|969=0.01") {
+		t.Fatalf("security list: %s", sl)
+	}
+
+	// An unsupported application message gets a BusinessMessageReject.
+	if err := a.Send("c", fixclient.F(320, "sd1"), fixclient.F(321, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Expect(readWait, "j", map[int]string{380: "3"}); err != nil {
+		t.Fatal(err)
+	}
+
+	m := scrape(t, s)
+	if metricValue(t, m, "fixvenue_trades_total") != "1" || metricValue(t, m, "fixvenue_sessions_logged_on") != "2" {
+		t.Fatalf("metrics:\n%s", m)
+	}
+	for _, name := range []string{"fixvenue_order_round_trip_seconds_count", "fixvenue_journal_durable_seq", "go_goroutines", "fixvenue_command_ring_occupancy"} {
+		metricValue(t, m, name)
+	}
+}
+
+func TestRejectReasons(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	cases := []struct {
+		o      order
+		reason string
+		text   string
+	}{
+		{order{id: "r1", sym: "NOPE", side: "1", qty: "1", px: "1"}, "1", "unknown symbol"},
+		{order{id: "r2", side: "1", qty: "1", px: "100.001"}, "18", "tick"},
+		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "16", "band"},
+		{order{id: "r4", sym: "LOTS", side: "1", qty: "15", px: "50.00"}, "13", "lot"},
+		{order{id: "r5", sym: "LOTS", side: "1", qty: "2000", px: "50.00"}, "13", "maximum"},
+		{order{id: "r6", side: "1", qty: "1", px: "100.00", tif: "2"}, "11", "time in force"},
+		{order{id: "r7", side: "1", qty: "1", px: "100.00", typ: "3"}, "11", "order type"},
+		{order{id: "r8", side: "1", qty: "1.5", px: "100.00"}, "13", "OrderQty"},
+		{order{id: strings.Repeat("x", 37), side: "1", qty: "1", px: "100.00"}, "99", "ClOrdID"},
+	}
+	for _, tc := range cases {
+		sendOrder(t, c, tc.o)
+		m := expectER(t, c, map[int]string{11: tc.o.id, 150: "8", 39: "8"})
+		if m.Get(103) != tc.reason || !strings.Contains(m.Get(58), tc.text) {
+			t.Errorf("order %s: 103=%s 58=%q; want 103=%s and text with %q", tc.o.id, m.Get(103), m.Get(58), tc.reason, tc.text)
+		}
+	}
+	// Duplicate ClOrdID; then Appendix D: the same order with PossResend=Y gets its status.
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "1", px: "95.00"})
+	expectER(t, c, map[int]string{11: "d1", 150: "0"})
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "1", px: "95.00"})
+	expectER(t, c, map[int]string{11: "d1", 150: "8", 103: "6"})
+	c.NextOut-- // resend the last one as PossResend with its original sequence number? No: a new seq with 97=Y in the header.
+	c.NextOut++
+	possResend := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
+		fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, fixclient.Timestamp(time.Now())),
+		fixclient.F(11, "d1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+		fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
+	c.NextOut++
+	if err := c.SendRaw(possResend); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "d1", 150: "I", 39: "0"})
+	// Unknown ClOrdID with PossResend=Y is a new order.
+	fresh := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
+		fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, fixclient.Timestamp(time.Now())),
+		fixclient.F(11, "d2"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+		fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
+	c.NextOut++
+	if err := c.SendRaw(fresh); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "d2", 150: "0"})
+	// Cancel of an unknown order.
+	if err := c.Send("F", fixclient.F(11, "x1"), fixclient.F(41, "never"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "x1", 102: "1", 434: "1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func TestCancelOnDisconnectAcrossReconnect(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT3", true)
+	sendOrder(t, c, order{id: "day1", side: "1", qty: "5", px: "99.00"})
+	sendOrder(t, c, order{id: "gtc1", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "day1", 150: "0"})
+	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
+	c.Close() // drop without a Logout
+	time.Sleep(200 * time.Millisecond)
+
+	// Reconnect without resetting: the venue's cancel reached the store while we were away.
+	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = c.NextOut
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	// The venue's next sequence number is above what we saw: we ask for the gap.
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Expect(readWait, "8", map[int]string{11: "day1", 150: "4", 58: "cancelled on disconnect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m
+	if err := r.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "gtc1", 150: "I", 39: "0"})
+}
+
+func TestThrottles(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "SLOW", true)
+	for i := 0; i < 5; i++ {
+		sendOrder(t, c, order{id: "t" + fmtInt(i), side: "1", qty: "1", px: "90.00"})
+	}
+	for i := 0; i < 3; i++ {
+		expectER(t, c, map[int]string{11: "t" + fmtInt(i), 150: "0"})
+	}
+	for i := 3; i < 5; i++ {
+		m := expectER(t, c, map[int]string{11: "t" + fmtInt(i), 150: "8"})
+		if !strings.Contains(m.Get(58), "throttled") {
+			t.Fatalf("order over the limit: %s", m)
+		}
+	}
+	// Past the message limit (8/s) the session is logged out, then cancel-on-disconnect applies.
+	for i := 0; i < 6; i++ {
+		if err := c.Send("H", fixclient.F(11, "t0"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			break
+		}
+	}
+	if _, err := c.Expect(readWait, "5", nil); err != nil {
+		t.Fatalf("no Logout after the message rate limit: %v", err)
+	}
+	if !c.Closed(3 * time.Second) {
+		t.Fatal("connection still open after a throttle logout")
+	}
+}
+
+// TestAnswersWaitForDurability blocks the journal's fdatasync and checks that
+// no ExecutionReport leaves the process until it returns.
+func TestAnswersWaitForDurability(t *testing.T) {
+	var block atomic.Bool
+	release := make(chan struct{})
+	syncs := atomic.Int64{}
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && block.Load() {
+			syncs.Add(1)
+			<-release
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{JournalSync: sync})
+	c := logon(t, s, "CLIENT1", true)
+	block.Store(true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00"})
+	if m, err := c.Read(700 * time.Millisecond); err == nil {
+		t.Fatalf("answer left before its command was durable: %s", m)
+	}
+	if syncs.Load() == 0 {
+		t.Fatal("the journal never tried to sync the order")
+	}
+	block.Store(false)
+	close(release)
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+}
