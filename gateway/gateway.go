@@ -64,8 +64,8 @@ type Gateway struct {
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// dispatched is the causeSeq of the last event outbound handed to a session.
 	dispatched atomic.Int64
-	failed    atomic.Pointer[error]
-	extra     map[string]ExtraHandler
+	failed     atomic.Pointer[error]
+	extra      map[string]ExtraHandler
 }
 
 // session is the gateway's state for one FIX session.

@@ -24,7 +24,9 @@ func open(t *testing.T, dir string, max int) *Store {
 	return ms.(*Store)
 }
 
-func msg(n int) []byte { return []byte(fmt.Sprintf("8=FIX.4.4\x019=5\x0135=8\x0134=%d\x0110=000\x01", n)) }
+func msg(n int) []byte {
+	return []byte(fmt.Sprintf("8=FIX.4.4\x019=5\x0135=8\x0134=%d\x0110=000\x01", n))
+}
 
 func TestSurvivesReopenWithoutClose(t *testing.T) {
 	dir := t.TempDir()
