@@ -30,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 // lines:
 //
 //	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
-//	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [instr=SYM|ID] [pxt=TICKS]
+//	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
 //	replace s=1 id=b2 orig=b1 px= qty= [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
@@ -384,6 +384,7 @@ func (s *script) newOrder(a args, session uint16) []byte {
 		qty: int64(a.int("qty", 1)), expireNs: int64(a.int("exp", 0)),
 		clOrdID: a.str("id", ""), account: a.str("acct", "")}
 	na.px = s.price(a, instrument, 0)
+	na.flags = venue.OrderFlags(a.int("flags", 0))
 	if a.flag("post") {
 		na.flags |= venue.OrderFlagsPostOnly
 	}
