@@ -24,31 +24,29 @@ const (
 	GroupHeaderSize = 4
 )
 
-// fieldBytes returns buf[off:off+width] with its capacity cut to width, or
-// nil when that range is not inside buf. Every accessor goes through it, so a
-// flyweight that is not wrapped (or whose Wrap failed) reads zeros and writes
-// nothing instead of panicking.
-func fieldBytes(buf []byte, off, width int) []byte {
-	if off < 0 || width > len(buf)-off {
+// window returns buf[off:off+n] with its capacity cut to n, or nil when that
+// range is not inside buf.
+func window(buf []byte, off, n int) []byte {
+	if off < 0 || n > len(buf)-off {
 		return nil
 	}
-	return buf[off : off+width : off+width]
+	return buf[off : off+n : off+n]
 }
 
 // decodeHeader checks the message header at off and returns the acting block
 // length, which may exceed ours when the sender has a newer schema version.
 func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	if binary.LittleEndian.Uint16(h[2:]) != templateID {
+	if binary.LittleEndian.Uint16(h[2:4]) != templateID {
 		return 0, sbe.ErrWrongTemplate
 	}
-	acting := int(binary.LittleEndian.Uint16(h[0:]))
+	acting := int(binary.LittleEndian.Uint16(h[0:2]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
@@ -58,27 +56,27 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header and zeroes the block that follows.
-// The caller has checked that buf holds both.
+// encodeHeader writes a message header at the start of b and zeroes the
+// block that follows. The caller has checked that b holds both.
 func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:], templateID)
-	binary.LittleEndian.PutUint16(b[4:], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:], SchemaVersion)
+	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(b[2:4], templateID)
+	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
+	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
 	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
 // off, after checking that the header fits in buf and names this schema.
 func TemplateIDOf(buf []byte, off int) (uint16, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	return binary.LittleEndian.Uint16(h[2:]), nil
+	return binary.LittleEndian.Uint16(h[2:4]), nil
 }
 
 // MessageName returns the schema name of a template id, or "" for an id
@@ -125,291 +123,321 @@ func MessageName(templateID uint16) string {
 	return ""
 }
 
-// groupOffset returns the offset of the dimension of the message's group
-// number k (0-based), walking the groups before it, or -1 when the buffer
-// ends first. off is the message header's offset.
-func groupOffset(buf []byte, off int, k int) int {
-	h := fieldBytes(buf, off, MessageHeaderSize)
-	if h == nil {
+// groupOffset returns the offset in msg (a message from its header on) of
+// the dimension of its group number k (0-based), walking the groups before
+// it, or -1 when msg ends first.
+func groupOffset(msg []byte, k int) int {
+	if len(msg) < MessageHeaderSize {
 		return -1
 	}
-	p := off + MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
+	p := MessageHeaderSize + int(binary.LittleEndian.Uint16(msg[0:2]))
 	for ; k > 0; k-- {
-		d := fieldBytes(buf, p, GroupHeaderSize)
+		d := window(msg, p, GroupHeaderSize)
 		if d == nil {
 			return -1
 		}
-		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d))*int(binary.LittleEndian.Uint16(d[2:]))
+		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d[0:2]))*int(binary.LittleEndian.Uint16(d[2:4]))
+	}
+	if p > len(msg) {
+		return -1
 	}
 	return p
 }
 
-// checkGroup checks the group dimension at p against the schema's entry
-// length and the buffer, and returns the offset just past the group.
-func checkGroup(buf []byte, p int, blockLength int) (int, error) {
-	d := fieldBytes(buf, p, GroupHeaderSize)
+// checkGroup checks the group dimension at p in msg against the schema's
+// entry length and the buffer, and returns the offset just past the group.
+func checkGroup(msg []byte, p int, blockLength int) (int, error) {
+	d := window(msg, p, GroupHeaderSize)
 	if d == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	acting := int(binary.LittleEndian.Uint16(d))
-	count := int(binary.LittleEndian.Uint16(d[2:]))
+	acting := int(binary.LittleEndian.Uint16(d[0:2]))
+	count := int(binary.LittleEndian.Uint16(d[2:4]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
 	p += GroupHeaderSize
-	if len(buf)-p < acting*count {
+	if len(msg)-p < acting*count {
 		return 0, sbe.ErrShortBuffer
 	}
 	return p + acting*count, nil
 }
 
-// putEmptyGroup writes the dimension of an empty group at p; the caller has
-// checked that it fits.
-func putEmptyGroup(buf []byte, p int, blockLength int) {
-	binary.LittleEndian.PutUint16(buf[p:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(buf[p+2:], 0)
+// putGroupHeader writes a group dimension at p; the caller has checked that
+// it fits.
+func putGroupHeader(msg []byte, p int, blockLength, count int) {
+	d := msg[p : p+GroupHeaderSize]
+	binary.LittleEndian.PutUint16(d[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(d[2:4], uint16(count))
 }
 
 // MessageHeaderEncodedLength is the size in bytes of the composite "messageHeader".
 const MessageHeaderEncodedLength = 8
 
 // MessageHeader is a flyweight over the composite "messageHeader".
-// Standard SBE message header
+// Standard SBE message header.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type MessageHeader struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *MessageHeader) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, MessageHeaderEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, MessageHeaderEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c MessageHeader) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // TemplateID reads member "templateId" at offset 2 (uint16).
 func (c MessageHeader) TemplateID() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetTemplateID writes member "templateId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetTemplateID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // SchemaID reads member "schemaId" at offset 4 (uint16).
 func (c MessageHeader) SchemaID() uint16 {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 6 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[4:6])
 }
 
 // SetSchemaID writes member "schemaId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetSchemaID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 6 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[4:6], v)
 }
 
 // Version reads member "version" at offset 6 (uint16).
 func (c MessageHeader) Version() uint16 {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[6:8])
 }
 
 // SetVersion writes member "version"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetVersion(v uint16) {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[6:8], v)
 }
 
 // GroupSizeEncodingEncodedLength is the size in bytes of the composite "groupSizeEncoding".
 const GroupSizeEncodingEncodedLength = 4
 
 // GroupSizeEncoding is a flyweight over the composite "groupSizeEncoding".
-// Standard repeating group dimensions
+// Standard repeating group dimensions.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type GroupSizeEncoding struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *GroupSizeEncoding) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, GroupSizeEncodingEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, GroupSizeEncodingEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c GroupSizeEncoding) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // NumInGroup reads member "numInGroup" at offset 2 (uint16).
 func (c GroupSizeEncoding) NumInGroup() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetNumInGroup writes member "numInGroup"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetNumInGroup(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // PacketHeaderEncodedLength is the size in bytes of the composite "packetHeader".
 const PacketHeaderEncodedLength = 24
 
 // PacketHeader is a flyweight over the composite "packetHeader".
-// Precedes the messages of every packet (UDP datagram or TCP frame)
+// Precedes the messages of every packet (UDP datagram or TCP frame).
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type PacketHeader struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *PacketHeader) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, PacketHeaderEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, PacketHeaderEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // Channel reads member "channel" at offset 0 (uint16).
 //
-// feed channel id
+// feed channel id.
 func (c PacketHeader) Channel() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetChannel writes member "channel"; it does nothing on a flyweight that is not wrapped.
 func (c PacketHeader) SetChannel(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // MessageCount reads member "messageCount" at offset 2 (uint16).
 //
-// number of messages in the packet
+// number of messages in the packet.
 func (c PacketHeader) MessageCount() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetMessageCount writes member "messageCount"; it does nothing on a flyweight that is not wrapped.
 func (c PacketHeader) SetMessageCount(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // Reserved reads member "reserved" at offset 4 (uint32).
 func (c PacketHeader) Reserved() uint32 {
-	if b := fieldBytes(c.buf, c.off+4, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[4:8])
 }
 
 // SetReserved writes member "reserved"; it does nothing on a flyweight that is not wrapped.
 func (c PacketHeader) SetReserved(v uint32) {
-	if b := fieldBytes(c.buf, c.off+4, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[4:8], v)
 }
 
 // Seq reads member "seq" at offset 8 (uint64).
 //
-// sequence number of the first message; 0 for an unsequenced packet
+// sequence number of the first message; 0 for an unsequenced packet.
 func (c PacketHeader) Seq() uint64 {
-	if b := fieldBytes(c.buf, c.off+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := c.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes member "seq"; it does nothing on a flyweight that is not wrapped.
 func (c PacketHeader) SetSeq(v uint64) {
-	if b := fieldBytes(c.buf, c.off+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := c.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // SendingTimeNs reads member "sendingTimeNs" at offset 16 (int64).
 //
-// event time of the first message (wall clock for heartbeats)
+// event time of the first message (wall clock for heartbeats).
 func (c PacketHeader) SendingTimeNs() int64 {
-	if b := fieldBytes(c.buf, c.off+16, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := c.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetSendingTimeNs writes member "sendingTimeNs"; it does nothing on a flyweight that is not wrapped.
 func (c PacketHeader) SetSendingTimeNs(v int64) {
-	if b := fieldBytes(c.buf, c.off+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := c.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SymbolLength is the length in bytes of the char array type "Symbol".
@@ -616,25 +644,24 @@ const (
 
 // Heartbeat is a flyweight over message "Heartbeat" (template 1).
 //
-// Sent when the channel is idle; a client whose next expected sequence is lower has lost the tail
+// Sent when the channel is idle; a client whose next expected sequence is lower has lost the tail.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Heartbeat struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+HeartbeatEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+HeartbeatEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Heartbeat) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, HeartbeatEncodedLength)
+	b := window(buf, off, HeartbeatEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, HeartbeatTemplateID, HeartbeatBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -642,39 +669,37 @@ func (m *Heartbeat) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // HeartbeatBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Heartbeat) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, HeartbeatTemplateID, HeartbeatBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, HeartbeatTemplateID, HeartbeatBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Heartbeat) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Heartbeat) EncodedLength() int { return len(m.buf) }
 
 // NextSeq reads field "nextSeq" (id 1) at offset 0 (uint64).
 //
-// sequence number the next sequenced message will carry
+// sequence number the next sequenced message will carry.
 func (m *Heartbeat) NextSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetNextSeq writes field "nextSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Heartbeat) SetNextSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // The constants of message "InstrumentDefinition".
@@ -687,25 +712,24 @@ const (
 
 // InstrumentDefinition is a flyweight over message "InstrumentDefinition" (template 2).
 //
-// Symbol and tick size of an instrument; sent in every snapshot before its entries
+// Symbol and tick size of an instrument; sent in every snapshot before its entries.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type InstrumentDefinition struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+InstrumentDefinitionEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+InstrumentDefinitionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentDefinition) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, InstrumentDefinitionEncodedLength)
+	b := window(buf, off, InstrumentDefinitionEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -713,151 +737,172 @@ func (m *InstrumentDefinition) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // InstrumentDefinitionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentDefinition) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *InstrumentDefinition) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *InstrumentDefinition) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *InstrumentDefinition) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // TickExponent reads field "tickExponent" (id 2) at offset 4 (int8).
 //
-// tick size = tickMantissa × 10^tickExponent
+// tick size = tickMantissa × 10^tickExponent.
 func (m *InstrumentDefinition) TickExponent() int8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return int8(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return int8(b[12])
 }
 
 // SetTickExponent writes field "tickExponent" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetTickExponent(v int8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Status reads field "status" (id 3) at offset 5 (uint8).
 func (m *InstrumentDefinition) Status() TradingStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return TradingStatus(b[0])
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return TradingStatus(b[13])
 }
 
 // SetStatus writes field "status" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetStatus(v TradingStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
 func (m *InstrumentDefinition) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // TickMantissa reads field "tickMantissa" (id 5) at offset 8 (int64).
 func (m *InstrumentDefinition) TickMantissa() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTickMantissa writes field "tickMantissa" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetTickMantissa(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // LotSize reads field "lotSize" (id 6) at offset 16 (int64).
 func (m *InstrumentDefinition) LotSize() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetLotSize writes field "lotSize" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentDefinition) SetLotSize(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // Symbol returns field "symbol" (id 7) at offset 24 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *InstrumentDefinition) Symbol() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, SymbolLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 48 {
+		return nil
 	}
-	return b
+	v := b[32:48:48]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetSymbol writes field "symbol" (id 7), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *InstrumentDefinition) SetSymbol(v []byte) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, SymbolLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 48 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[32:48:48]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetSymbolString writes field "symbol" (id 7), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *InstrumentDefinition) SetSymbolString(v string) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, SymbolLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 48 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[32:48:48]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -871,25 +916,24 @@ const (
 
 // OrderAdded is a flyweight over message "OrderAdded" (template 3).
 //
-// An order now rests in the book, at the back of its price level
+// An order now rests in the book, at the back of its price level.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderAdded struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderAddedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderAddedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAdded) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderAddedEncodedLength)
+	b := window(buf, off, OrderAddedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderAddedTemplateID, OrderAddedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -897,144 +941,163 @@ func (m *OrderAdded) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderAddedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAdded) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderAddedTemplateID, OrderAddedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderAddedTemplateID, OrderAddedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderAdded) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderAdded) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *OrderAdded) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
 func (m *OrderAdded) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *OrderAdded) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *OrderAdded) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
 func (m *OrderAdded) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
 func (m *OrderAdded) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
 func (m *OrderAdded) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
-// quantity resting (leaves)
+// quantity resting (leaves).
 func (m *OrderAdded) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAdded) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // The constants of message "OrderModified".
@@ -1047,25 +1110,24 @@ const (
 
 // OrderModified is a flyweight over message "OrderModified" (template 4).
 //
-// A resting order changed in place (priorityLost false: quantity decrease) or moved to the back of a level (priorityLost true)
+// A resting order changed in place (priorityLost false: quantity decrease) or moved to the back of a level (priorityLost true).
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderModified struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderModifiedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderModifiedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderModified) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderModifiedEncodedLength)
+	b := window(buf, off, OrderModifiedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderModifiedTemplateID, OrderModifiedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1073,146 +1135,165 @@ func (m *OrderModified) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderModifiedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderModified) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderModified) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderModified) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *OrderModified) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
 func (m *OrderModified) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 3) at offset 5 (uint8).
 func (m *OrderModified) PriorityLost() BooleanType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return BooleanType(b[0])
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return BooleanType(b[13])
 }
 
 // SetPriorityLost writes field "priorityLost" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetPriorityLost(v BooleanType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
 func (m *OrderModified) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
 func (m *OrderModified) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
 func (m *OrderModified) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
 //
-// the price it now rests at
+// the price it now rests at.
 func (m *OrderModified) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
-// quantity now resting (leaves)
+// quantity now resting (leaves).
 func (m *OrderModified) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderModified) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // The constants of message "OrderExecuted".
@@ -1225,25 +1306,24 @@ const (
 
 // OrderExecuted is a flyweight over message "OrderExecuted" (template 5).
 //
-// A resting order traded; leavesQty 0 means it left the book
+// A resting order traded; leavesQty 0 means it left the book.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderExecuted struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderExecutedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderExecutedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderExecuted) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderExecutedEncodedLength)
+	b := window(buf, off, OrderExecutedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderExecutedTemplateID, OrderExecutedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1251,174 +1331,199 @@ func (m *OrderExecuted) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderExecutedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderExecuted) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderExecuted) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderExecuted) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *OrderExecuted) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
 func (m *OrderExecuted) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *OrderExecuted) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *OrderExecuted) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
 func (m *OrderExecuted) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
 func (m *OrderExecuted) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // TradeID reads field "tradeId" (id 7) at offset 24 (uint64).
 func (m *OrderExecuted) TradeID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetTradeID writes field "tradeId" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetTradeID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 8) at offset 32 (int64).
 //
-// execution price
+// execution price.
 func (m *OrderExecuted) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // ExecQty reads field "execQty" (id 9) at offset 40 (int64).
 func (m *OrderExecuted) ExecQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+40, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 56 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
 }
 
 // SetExecQty writes field "execQty" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetExecQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+40, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 56 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 10) at offset 48 (int64).
 func (m *OrderExecuted) LeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 64 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderExecuted) SetLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 64 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
 }
 
 // The constants of message "OrderDeleted".
@@ -1431,25 +1536,24 @@ const (
 
 // OrderDeleted is a flyweight over message "OrderDeleted" (template 6).
 //
-// A resting order left the book without trading (cancel, expiry, replace that crossed)
+// A resting order left the book without trading (cancel, expiry, replace that crossed).
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderDeleted struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderDeletedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderDeletedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderDeleted) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderDeletedEncodedLength)
+	b := window(buf, off, OrderDeletedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderDeletedTemplateID, OrderDeletedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1457,112 +1561,125 @@ func (m *OrderDeleted) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderDeletedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderDeleted) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderDeleted) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderDeleted) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *OrderDeleted) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
 func (m *OrderDeleted) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *OrderDeleted) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *OrderDeleted) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
 func (m *OrderDeleted) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
 func (m *OrderDeleted) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderDeleted) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // The constants of message "PriceLevelUpdate".
@@ -1575,25 +1692,24 @@ const (
 
 // PriceLevelUpdate is a flyweight over message "PriceLevelUpdate" (template 7).
 //
-// A price level appeared, changed or disappeared
+// A price level appeared, changed or disappeared.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type PriceLevelUpdate struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+PriceLevelUpdateEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+PriceLevelUpdateEncodedLength, leaving m unwrapped and buf untouched.
 func (m *PriceLevelUpdate) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, PriceLevelUpdateEncodedLength)
+	b := window(buf, off, PriceLevelUpdateEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1601,163 +1717,185 @@ func (m *PriceLevelUpdate) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // PriceLevelUpdateBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *PriceLevelUpdate) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *PriceLevelUpdate) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *PriceLevelUpdate) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *PriceLevelUpdate) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
 func (m *PriceLevelUpdate) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Action reads field "action" (id 3) at offset 5 (uint8).
 func (m *PriceLevelUpdate) Action() UpdateAction {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return UpdateAction(b[0])
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return UpdateAction(b[13])
 }
 
 // SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetAction(v UpdateAction) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
 func (m *PriceLevelUpdate) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // LevelNum reads field "levelNum" (id 5) at offset 8 (uint32).
 //
-// 1 = best; for New and Change after the update, for Delete before it
+// 1 = best; for New and Change after the update, for Delete before it.
 func (m *PriceLevelUpdate) LevelNum() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 20 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetLevelNum writes field "levelNum" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetLevelNum(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 20 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // OrderCount reads field "orderCount" (id 6) at offset 12 (uint32).
 //
-// orders resting at the price; 0 for Delete
+// orders resting at the price; 0 for Delete.
 func (m *PriceLevelUpdate) OrderCount() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[20:24])
 }
 
 // SetOrderCount writes field "orderCount" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetOrderCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[20:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 7) at offset 16 (uint64).
 func (m *PriceLevelUpdate) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
 func (m *PriceLevelUpdate) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 9) at offset 32 (int64).
 //
-// total resting quantity at the price; 0 for Delete
+// total resting quantity at the price; 0 for Delete.
 func (m *PriceLevelUpdate) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *PriceLevelUpdate) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // The constants of message "Trade".
@@ -1770,25 +1908,24 @@ const (
 
 // Trade is a flyweight over message "Trade" (template 8).
 //
-// One trade: exactly one per venue tradeId
+// One trade: exactly one per venue tradeId.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Trade struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+TradeEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+TradeEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Trade) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, TradeEncodedLength)
+	b := window(buf, off, TradeEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, TradeTemplateID, TradeBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1796,204 +1933,235 @@ func (m *Trade) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // TradeBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Trade) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, TradeTemplateID, TradeBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, TradeTemplateID, TradeBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Trade) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Trade) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *Trade) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // AggressorSide reads field "aggressorSide" (id 2) at offset 4 (uint8).
 func (m *Trade) AggressorSide() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Side(b[12])
 }
 
 // SetAggressorSide writes field "aggressorSide" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetAggressorSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *Trade) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *Trade) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
 func (m *Trade) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TradeID reads field "tradeId" (id 6) at offset 16 (uint64).
 func (m *Trade) TradeID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetTradeID writes field "tradeId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetTradeID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
 func (m *Trade) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 func (m *Trade) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // BuyOrderID reads field "buyOrderId" (id 9) at offset 40 (uint64).
 func (m *Trade) BuyOrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+40, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 56 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[48:56])
 }
 
 // SetBuyOrderID writes field "buyOrderId" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetBuyOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+40, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 56 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[48:56], v)
 }
 
 // SellOrderID reads field "sellOrderId" (id 10) at offset 48 (uint64).
 func (m *Trade) SellOrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 64 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[56:64])
 }
 
 // SetSellOrderID writes field "sellOrderId" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetSellOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 64 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[56:64], v)
 }
 
 // Volume reads field "volume" (id 11) at offset 56 (int64).
 //
-// quantity traded in the instrument since the feed started, this trade included
+// quantity traded in the instrument since the feed started, this trade included.
 func (m *Trade) Volume() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+56, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 72 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[64:72]))
 }
 
 // SetVolume writes field "volume" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetVolume(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+56, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 72 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 12) at offset 64 (int64).
 func (m *Trade) TransactTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+64, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 80 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[72:80]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *Trade) SetTransactTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+64, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 80 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
 }
 
 // The constants of message "InstrumentStatus".
@@ -2006,25 +2174,24 @@ const (
 
 // InstrumentStatus is a flyweight over message "InstrumentStatus" (template 9).
 //
-// The instrument opened, halted or closed
+// The instrument opened, halted or closed.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type InstrumentStatus struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+InstrumentStatusEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+InstrumentStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentStatus) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, InstrumentStatusEncodedLength)
+	b := window(buf, off, InstrumentStatusEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2032,112 +2199,125 @@ func (m *InstrumentStatus) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // InstrumentStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentStatus) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *InstrumentStatus) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *InstrumentStatus) EncodedLength() int { return len(m.buf) }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *InstrumentStatus) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
 func (m *InstrumentStatus) Status() TradingStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return TradingStatus(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return TradingStatus(b[12])
 }
 
 // SetStatus writes field "status" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetStatus(v TradingStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *InstrumentStatus) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *InstrumentStatus) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
 func (m *InstrumentStatus) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 6) at offset 16 (int64).
 func (m *InstrumentStatus) TransactTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *InstrumentStatus) SetTransactTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // The constants of message "EndOfSession".
@@ -2150,25 +2330,24 @@ const (
 
 // EndOfSession is a flyweight over message "EndOfSession" (template 10).
 //
-// The publisher stops; no sequenced message follows on this channel
+// The publisher stops; no sequenced message follows on this channel.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type EndOfSession struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+EndOfSessionEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+EndOfSessionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfSession) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, EndOfSessionEncodedLength)
+	b := window(buf, off, EndOfSessionEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, EndOfSessionTemplateID, EndOfSessionBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2176,39 +2355,37 @@ func (m *EndOfSession) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // EndOfSessionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfSession) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *EndOfSession) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *EndOfSession) EncodedLength() int { return len(m.buf) }
 
 // TransactTimeNs reads field "transactTimeNs" (id 1) at offset 0 (int64).
 //
-// time of the last event the feed carried
+// time of the last event the feed carried.
 func (m *EndOfSession) TransactTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[8:16]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *EndOfSession) SetTransactTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], uint64(v))
 }
 
 // The constants of message "SnapshotStart".
@@ -2221,25 +2398,24 @@ const (
 
 // SnapshotStart is a flyweight over message "SnapshotStart" (template 11).
 //
-// A snapshot follows: the books as of lastSeq
+// A snapshot follows: the books as of lastSeq.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SnapshotStart struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotStartEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotStartEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotStart) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotStartEncodedLength)
+	b := window(buf, off, SnapshotStartEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotStartTemplateID, SnapshotStartBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2247,84 +2423,91 @@ func (m *SnapshotStart) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SnapshotStartBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotStart) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotStart) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SnapshotStart) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *SnapshotStart) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotStart) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
 //
-// last sequenced message the snapshot reflects (0: none yet)
+// last sequenced message the snapshot reflects (0: none yet).
 func (m *SnapshotStart) LastSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetLastSeq writes field "lastSeq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotStart) SetLastSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // InstrumentCount reads field "instrumentCount" (id 3) at offset 16 (uint32).
 func (m *SnapshotStart) InstrumentCount() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentCount writes field "instrumentCount" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotStart) SetInstrumentCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
 func (m *SnapshotStart) Reserved() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotStart) SetReserved(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // The constants of message "SnapshotEntries".
@@ -2338,26 +2521,26 @@ const (
 
 // SnapshotEntries is a flyweight over message "SnapshotEntries" (template 12).
 //
-// Part of one instrument's book, orders in priority order; an instrument with many orders takes several messages
+// Part of one instrument's book, orders in priority order; an instrument with many orders takes several messages.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SnapshotEntries struct {
-	buf []byte
-	off int
+	buf []byte // from the header to the end of the message (decoding) or of the buffer (encoding); nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block, and writes every group as empty. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotEntriesEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block, and writes every group as empty.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotEntriesEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEntries) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotEntriesEncodedLength)
+	b := window(buf, off, SnapshotEntriesEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
-	putEmptyGroup(b, MessageHeaderSize+SnapshotEntriesBlockLength+0*GroupHeaderSize, SnapshotEntriesEntriesBlockLength)
-	m.buf, m.off = buf, off
+	putGroupHeader(b, MessageHeaderSize+SnapshotEntriesBlockLength+0*GroupHeaderSize, SnapshotEntriesEntriesBlockLength, 0)
+	// Groups grow into the rest of the buffer.
+	m.buf = buf[off:len(buf):len(buf)]
 	return nil
 }
 
@@ -2366,151 +2549,172 @@ func (m *SnapshotEntries) WrapEncode(buf []byte, off int) error {
 // SnapshotEntriesBlockLength bytes, and that buf holds it and every group (each
 // entry at least as long as ours). On error m is left unwrapped.
 func (m *SnapshotEntries) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
+	m.buf = nil
 	acting, err := decodeHeader(buf, off, SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
 	if err != nil {
 		return err
 	}
-	p := off + MessageHeaderSize + acting
-	if p, err = checkGroup(buf, p, SnapshotEntriesEntriesBlockLength); err != nil {
+	msg := buf[off:]
+	end := MessageHeaderSize + acting
+	if end, err = checkGroup(msg, end, SnapshotEntriesEntriesBlockLength); err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = msg[:end:end]
 	return nil
 }
 
 // EncodedLength is the header, the acting block and every group as
 // currently written, or 0 when m is not wrapped.
 func (m *SnapshotEntries) EncodedLength() int {
-	p := groupOffset(m.buf, m.off, 1)
-	if p < 0 {
-		return 0
-	}
-	return p - m.off
+	return max(groupOffset(m.buf, 1), 0)
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *SnapshotEntries) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
 func (m *SnapshotEntries) Status() TradingStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		return TradingStatus(b[0])
+	b := m.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return TradingStatus(b[12])
 }
 
 // SetStatus writes field "status" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetStatus(v TradingStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+4, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
 func (m *SnapshotEntries) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 14 {
+		return 0
 	}
-	return 0
+	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+5, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 14 {
+		return
 	}
+	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
 func (m *SnapshotEntries) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
 //
-// the instrument's rptSeq as of the snapshot
+// the instrument's rptSeq as of the snapshot.
 func (m *SnapshotEntries) RptSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetRptSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // LastTradePriceTicks reads field "lastTradePriceTicks" (id 6) at offset 16 (int64).
 func (m *SnapshotEntries) LastTradePriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetLastTradePriceTicks writes field "lastTradePriceTicks" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetLastTradePriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // LastTradeQty reads field "lastTradeQty" (id 7) at offset 24 (int64).
 //
-// 0 when the instrument has not traded
+// 0 when the instrument has not traded.
 func (m *SnapshotEntries) LastTradeQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetLastTradeQty writes field "lastTradeQty" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetLastTradeQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Volume reads field "volume" (id 8) at offset 32 (int64).
 func (m *SnapshotEntries) Volume() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetVolume writes field "volume" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEntries) SetVolume(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // SnapshotEntriesEntriesBlockLength is the length of one entry of group "entries" of SnapshotEntries.
@@ -2519,9 +2723,8 @@ const SnapshotEntriesEntriesBlockLength = 25
 // SnapshotEntriesEntriesGroup is a view of the repeating group "entries" (id 9) of SnapshotEntries: a count of
 // entries of at least SnapshotEntriesEntriesBlockLength bytes each. The zero value is empty.
 type SnapshotEntriesEntriesGroup struct {
-	buf         []byte
-	off         int // offset of the first entry
-	blockLength int // acting entry length
+	buf         []byte // the entries, count*blockLength bytes
+	blockLength int    // acting entry length
 	count       int
 }
 
@@ -2534,27 +2737,27 @@ func (g SnapshotEntriesEntriesGroup) Entry(i int) SnapshotEntriesEntriesEntry {
 	if i < 0 || i >= g.count {
 		return SnapshotEntriesEntriesEntry{}
 	}
-	return SnapshotEntriesEntriesEntry{buf: g.buf, off: g.off + i*g.blockLength}
+	return SnapshotEntriesEntriesEntry{buf: window(g.buf, i*g.blockLength, g.blockLength)}
 }
 
 // EncodedLength is the dimension plus every entry.
-func (g SnapshotEntriesEntriesGroup) EncodedLength() int {
-	return GroupHeaderSize + g.count*g.blockLength
-}
+func (g SnapshotEntriesEntriesGroup) EncodedLength() int { return GroupHeaderSize + len(g.buf) }
 
 // Entries returns the group "entries" as found in the buffer. After a successful
 // WrapDecode or EntriesCount it is always in range; otherwise it is empty.
 func (m *SnapshotEntries) Entries() SnapshotEntriesEntriesGroup {
-	p := groupOffset(m.buf, m.off, 0)
+	p := groupOffset(m.buf, 0)
 	if p < 0 {
 		return SnapshotEntriesEntriesGroup{}
 	}
-	if _, err := checkGroup(m.buf, p, SnapshotEntriesEntriesBlockLength); err != nil {
+	end, err := checkGroup(m.buf, p, SnapshotEntriesEntriesBlockLength)
+	if err != nil {
 		return SnapshotEntriesEntriesGroup{}
 	}
-	return SnapshotEntriesEntriesGroup{buf: m.buf, off: p + GroupHeaderSize,
-		blockLength: int(binary.LittleEndian.Uint16(m.buf[p:])),
-		count:       int(binary.LittleEndian.Uint16(m.buf[p+2:]))}
+	d := m.buf[p : p+GroupHeaderSize]
+	return SnapshotEntriesEntriesGroup{buf: m.buf[p+GroupHeaderSize : end : end],
+		blockLength: int(binary.LittleEndian.Uint16(d[0:2])),
+		count:       int(binary.LittleEndian.Uint16(d[2:4]))}
 }
 
 // EntriesCount sizes group "entries" to n zeroed entries of SnapshotEntriesEntriesBlockLength bytes
@@ -2566,82 +2769,93 @@ func (m *SnapshotEntries) EntriesCount(n int) (SnapshotEntriesEntriesGroup, erro
 	if n < 0 || n > sbe.GroupCountMax {
 		return SnapshotEntriesEntriesGroup{}, sbe.ErrGroupCount
 	}
-	p := groupOffset(m.buf, m.off, 0)
-	size := GroupHeaderSize + n*SnapshotEntriesEntriesBlockLength
-	if p < 0 || fieldBytes(m.buf, p, size+0*GroupHeaderSize) == nil {
+	p := groupOffset(m.buf, 0)
+	end := p + GroupHeaderSize + n*SnapshotEntriesEntriesBlockLength
+	if p < 0 || window(m.buf, p, end-p+0*GroupHeaderSize) == nil {
 		return SnapshotEntriesEntriesGroup{}, sbe.ErrShortBuffer
 	}
-	binary.LittleEndian.PutUint16(m.buf[p:], SnapshotEntriesEntriesBlockLength)
-	binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))
-	clear(m.buf[p+GroupHeaderSize : p+size])
-	return SnapshotEntriesEntriesGroup{buf: m.buf, off: p + GroupHeaderSize, blockLength: SnapshotEntriesEntriesBlockLength, count: n}, nil
+	putGroupHeader(m.buf, p, SnapshotEntriesEntriesBlockLength, n)
+	entries := m.buf[p+GroupHeaderSize : end : end]
+	clear(entries)
+	return SnapshotEntriesEntriesGroup{buf: entries, blockLength: SnapshotEntriesEntriesBlockLength, count: n}, nil
 }
 
 // SnapshotEntriesEntriesEntry is a flyweight over one entry of group "entries" of SnapshotEntries.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.
 type SnapshotEntriesEntriesEntry struct {
-	buf []byte
-	off int
+	buf []byte // the entry, or nil
 }
 
 // OrderID reads field "orderId" (id 1) at offset 0 (uint64).
 func (e SnapshotEntriesEntriesEntry) OrderID() uint64 {
-	if b := fieldBytes(e.buf, e.off, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := e.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[0:8])
 }
 
 // SetOrderID writes field "orderId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (e SnapshotEntriesEntriesEntry) SetOrderID(v uint64) {
-	if b := fieldBytes(e.buf, e.off, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := e.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[0:8], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 2) at offset 8 (int64).
 func (e SnapshotEntriesEntriesEntry) PriceTicks() int64 {
-	if b := fieldBytes(e.buf, e.off+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := e.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[8:16]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 2); it does nothing on a flyweight that is not wrapped.
 func (e SnapshotEntriesEntriesEntry) SetPriceTicks(v int64) {
-	if b := fieldBytes(e.buf, e.off+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := e.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], uint64(v))
 }
 
 // Qty reads field "qty" (id 3) at offset 16 (int64).
 func (e SnapshotEntriesEntriesEntry) Qty() int64 {
-	if b := fieldBytes(e.buf, e.off+16, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := e.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetQty writes field "qty" (id 3); it does nothing on a flyweight that is not wrapped.
 func (e SnapshotEntriesEntriesEntry) SetQty(v int64) {
-	if b := fieldBytes(e.buf, e.off+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := e.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // Side reads field "side" (id 4) at offset 24 (uint8).
 func (e SnapshotEntriesEntriesEntry) Side() Side {
-	if b := fieldBytes(e.buf, e.off+24, 1); b != nil {
-		return Side(b[0])
+	b := e.buf
+	if len(b) < 25 {
+		return 0
 	}
-	return 0
+	return Side(b[24])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (e SnapshotEntriesEntriesEntry) SetSide(v Side) {
-	if b := fieldBytes(e.buf, e.off+24, 1); b != nil {
-		b[0] = byte(v)
+	b := e.buf
+	if len(b) < 25 {
+		return
 	}
+	b[24] = uint8(v)
 }
 
 // The constants of message "SnapshotEnd".
@@ -2654,25 +2868,24 @@ const (
 
 // SnapshotEnd is a flyweight over message "SnapshotEnd" (template 13).
 //
-// The snapshot is complete; apply sequenced messages from lastSeq + 1
+// The snapshot is complete; apply sequenced messages from lastSeq + 1.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SnapshotEnd struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotEndEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEnd) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotEndEncodedLength)
+	b := window(buf, off, SnapshotEndEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotEndTemplateID, SnapshotEndBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2680,52 +2893,53 @@ func (m *SnapshotEnd) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SnapshotEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotEnd) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotEnd) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SnapshotEnd) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *SnapshotEnd) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEnd) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
 func (m *SnapshotEnd) LastSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetLastSeq writes field "lastSeq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotEnd) SetLastSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // The constants of message "RetransmitRequest".
@@ -2738,25 +2952,24 @@ const (
 
 // RetransmitRequest is a flyweight over message "RetransmitRequest" (template 20).
 //
-// Ask for count sequenced messages from fromSeq
+// Ask for count sequenced messages from fromSeq.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type RetransmitRequest struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+RetransmitRequestEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RetransmitRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitRequest) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, RetransmitRequestEncodedLength)
+	b := window(buf, off, RetransmitRequestEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2764,82 +2977,89 @@ func (m *RetransmitRequest) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // RetransmitRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitRequest) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitRequest) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *RetransmitRequest) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *RetransmitRequest) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitRequest) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
 func (m *RetransmitRequest) FromSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitRequest) SetFromSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
 func (m *RetransmitRequest) Count() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitRequest) SetCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
 func (m *RetransmitRequest) Reserved() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitRequest) SetReserved(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // The constants of message "RetransmitReject".
@@ -2852,25 +3072,24 @@ const (
 
 // RetransmitReject is a flyweight over message "RetransmitReject" (template 21).
 //
-// The retransmission is refused; the client should take a snapshot
+// The retransmission is refused; the client should take a snapshot.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type RetransmitReject struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+RetransmitRejectEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RetransmitRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitReject) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, RetransmitRejectEncodedLength)
+	b := window(buf, off, RetransmitRejectEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2878,146 +3097,165 @@ func (m *RetransmitReject) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // RetransmitRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitReject) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitReject) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *RetransmitReject) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *RetransmitReject) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
 func (m *RetransmitReject) FromSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetFromSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
 func (m *RetransmitReject) Count() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reason reads field "reason" (id 4) at offset 20 (uint8).
 func (m *RetransmitReject) Reason() RetransmitRejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		return RetransmitRejectReason(b[0])
+	b := m.buf
+	if len(b) < 29 {
+		return 0
 	}
-	return 0
+	return RetransmitRejectReason(b[28])
 }
 
 // SetReason writes field "reason" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetReason(v RetransmitRejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 29 {
+		return
 	}
+	b[28] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 21 (uint8).
 func (m *RetransmitReject) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+21, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 30 {
+		return 0
 	}
-	return 0
+	return b[29]
 }
 
 // SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+21, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 30 {
+		return
 	}
+	b[29] = v
 }
 
 // Reserved2 reads field "reserved2" (id 6) at offset 22 (uint16).
 func (m *RetransmitReject) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+22, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[30:32])
 }
 
 // SetReserved2 writes field "reserved2" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+22, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[30:32], v)
 }
 
 // OldestSeq reads field "oldestSeq" (id 7) at offset 24 (uint64).
 //
-// oldest sequence still held (0: none)
+// oldest sequence still held (0: none).
 func (m *RetransmitReject) OldestSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOldestSeq writes field "oldestSeq" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetOldestSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // NextSeq reads field "nextSeq" (id 8) at offset 32 (uint64).
 //
-// sequence the next sequenced message will carry
+// sequence the next sequenced message will carry.
 func (m *RetransmitReject) NextSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 48 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[40:48])
 }
 
 // SetNextSeq writes field "nextSeq" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitReject) SetNextSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 48 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[40:48], v)
 }
 
 // The constants of message "RetransmitEnd".
@@ -3030,25 +3268,24 @@ const (
 
 // RetransmitEnd is a flyweight over message "RetransmitEnd" (template 22).
 //
-// All the packets of an accepted retransmission were sent
+// All the packets of an accepted retransmission were sent.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type RetransmitEnd struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+RetransmitEndEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RetransmitEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitEnd) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, RetransmitEndEncodedLength)
+	b := window(buf, off, RetransmitEndEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, RetransmitEndTemplateID, RetransmitEndBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -3056,82 +3293,89 @@ func (m *RetransmitEnd) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // RetransmitEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitEnd) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitEnd) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *RetransmitEnd) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *RetransmitEnd) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitEnd) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
 func (m *RetransmitEnd) FromSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitEnd) SetFromSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
 func (m *RetransmitEnd) Count() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitEnd) SetCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
 func (m *RetransmitEnd) Reserved() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *RetransmitEnd) SetReserved(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // The constants of message "SnapshotRequest".
@@ -3144,25 +3388,24 @@ const (
 
 // SnapshotRequest is a flyweight over message "SnapshotRequest" (template 23).
 //
-// Ask for the books of one instrument, or of all (instrumentId 0)
+// Ask for the books of one instrument, or of all (instrumentId 0).
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SnapshotRequest struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotRequestEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotRequest) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotRequestEncodedLength)
+	b := window(buf, off, SnapshotRequestEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -3170,67 +3413,71 @@ func (m *SnapshotRequest) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SnapshotRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotRequest) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotRequest) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SnapshotRequest) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *SnapshotRequest) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotRequest) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
 func (m *SnapshotRequest) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 20 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotRequest) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 20 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 12 (uint32).
 func (m *SnapshotRequest) Reserved() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[20:24])
 }
 
 // SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotRequest) SetReserved(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[20:24], v)
 }
 
 // The constants of message "SnapshotReject".
@@ -3243,25 +3490,24 @@ const (
 
 // SnapshotReject is a flyweight over message "SnapshotReject" (template 24).
 //
-// The snapshot is refused
+// The snapshot is refused.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SnapshotReject struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotRejectEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotReject) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotRejectEncodedLength)
+	b := window(buf, off, SnapshotRejectEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -3269,95 +3515,105 @@ func (m *SnapshotReject) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SnapshotRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotReject) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotReject) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SnapshotReject) EncodedLength() int { return len(m.buf) }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
 func (m *SnapshotReject) RequestID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotReject) SetRequestID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
 func (m *SnapshotReject) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 20 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotReject) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 20 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reason reads field "reason" (id 3) at offset 12 (uint8).
 func (m *SnapshotReject) Reason() SnapshotRejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 1); b != nil {
-		return SnapshotRejectReason(b[0])
+	b := m.buf
+	if len(b) < 21 {
+		return 0
 	}
-	return 0
+	return SnapshotRejectReason(b[20])
 }
 
 // SetReason writes field "reason" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotReject) SetReason(v SnapshotRejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+12, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 21 {
+		return
 	}
+	b[20] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 13 (uint8).
 func (m *SnapshotReject) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+13, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 22 {
+		return 0
 	}
-	return 0
+	return b[21]
 }
 
 // SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotReject) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+13, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 22 {
+		return
 	}
+	b[21] = v
 }
 
 // Reserved2 reads field "reserved2" (id 5) at offset 14 (uint16).
 func (m *SnapshotReject) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+14, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[22:24])
 }
 
 // SetReserved2 writes field "reserved2" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *SnapshotReject) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+14, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[22:24], v)
 }

@@ -21,31 +21,29 @@ const (
 	MessageHeaderSize = 8
 )
 
-// fieldBytes returns buf[off:off+width] with its capacity cut to width, or
-// nil when that range is not inside buf. Every accessor goes through it, so a
-// flyweight that is not wrapped (or whose Wrap failed) reads zeros and writes
-// nothing instead of panicking.
-func fieldBytes(buf []byte, off, width int) []byte {
-	if off < 0 || width > len(buf)-off {
+// window returns buf[off:off+n] with its capacity cut to n, or nil when that
+// range is not inside buf.
+func window(buf []byte, off, n int) []byte {
+	if off < 0 || n > len(buf)-off {
 		return nil
 	}
-	return buf[off : off+width : off+width]
+	return buf[off : off+n : off+n]
 }
 
 // decodeHeader checks the message header at off and returns the acting block
 // length, which may exceed ours when the sender has a newer schema version.
 func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	if binary.LittleEndian.Uint16(h[2:]) != templateID {
+	if binary.LittleEndian.Uint16(h[2:4]) != templateID {
 		return 0, sbe.ErrWrongTemplate
 	}
-	acting := int(binary.LittleEndian.Uint16(h[0:]))
+	acting := int(binary.LittleEndian.Uint16(h[0:2]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
@@ -55,27 +53,27 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header and zeroes the block that follows.
-// The caller has checked that buf holds both.
+// encodeHeader writes a message header at the start of b and zeroes the
+// block that follows. The caller has checked that b holds both.
 func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:], templateID)
-	binary.LittleEndian.PutUint16(b[4:], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:], SchemaVersion)
+	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(b[2:4], templateID)
+	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
+	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
 	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
 // off, after checking that the header fits in buf and names this schema.
 func TemplateIDOf(buf []byte, off int) (uint16, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	return binary.LittleEndian.Uint16(h[2:]), nil
+	return binary.LittleEndian.Uint16(h[2:4]), nil
 }
 
 // MessageName returns the schema name of a template id, or "" for an id
@@ -128,136 +126,150 @@ func MessageName(templateID uint16) string {
 const MessageHeaderEncodedLength = 8
 
 // MessageHeader is a flyweight over the composite "messageHeader".
-// Standard SBE message header
+// Standard SBE message header.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type MessageHeader struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *MessageHeader) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, MessageHeaderEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, MessageHeaderEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c MessageHeader) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // TemplateID reads member "templateId" at offset 2 (uint16).
 func (c MessageHeader) TemplateID() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetTemplateID writes member "templateId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetTemplateID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // SchemaID reads member "schemaId" at offset 4 (uint16).
 func (c MessageHeader) SchemaID() uint16 {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 6 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[4:6])
 }
 
 // SetSchemaID writes member "schemaId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetSchemaID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 6 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[4:6], v)
 }
 
 // Version reads member "version" at offset 6 (uint16).
 func (c MessageHeader) Version() uint16 {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[6:8])
 }
 
 // SetVersion writes member "version"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetVersion(v uint16) {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[6:8], v)
 }
 
 // GroupSizeEncodingEncodedLength is the size in bytes of the composite "groupSizeEncoding".
 const GroupSizeEncodingEncodedLength = 4
 
 // GroupSizeEncoding is a flyweight over the composite "groupSizeEncoding".
-// Standard repeating group dimensions
+// Standard repeating group dimensions.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type GroupSizeEncoding struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *GroupSizeEncoding) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, GroupSizeEncodingEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, GroupSizeEncodingEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c GroupSizeEncoding) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // NumInGroup reads member "numInGroup" at offset 2 (uint16).
 func (c GroupSizeEncoding) NumInGroup() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetNumInGroup writes member "numInGroup"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetNumInGroup(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // ClOrdIDLength is the length in bytes of the char array type "ClOrdId".
@@ -724,25 +736,24 @@ const (
 
 // NewOrder is a flyweight over message "NewOrder" (template 1).
 //
-// Enter a new order
+// Enter a new order.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type NewOrder struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+NewOrderEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+NewOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *NewOrder) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, NewOrderEncodedLength)
+	b := window(buf, off, NewOrderEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, NewOrderTemplateID, NewOrderBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -750,292 +761,342 @@ func (m *NewOrder) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // NewOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *NewOrder) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, NewOrderTemplateID, NewOrderBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, NewOrderTemplateID, NewOrderBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *NewOrder) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *NewOrder) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *NewOrder) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *NewOrder) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *NewOrder) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *NewOrder) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *NewOrder) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *NewOrder) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *NewOrder) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
 func (m *NewOrder) Flags() OrderFlags {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return OrderFlags(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return OrderFlags(b[33])
 }
 
 // SetFlags writes field "flags" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetFlags(v OrderFlags) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // StpMode reads field "stpMode" (id 9) at offset 26 (uint8).
 func (m *NewOrder) StpMode() StpMode {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		return StpMode(b[0])
+	b := m.buf
+	if len(b) < 35 {
+		return 0
 	}
-	return 0
+	return StpMode(b[34])
 }
 
 // SetStpMode writes field "stpMode" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetStpMode(v StpMode) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 35 {
+		return
 	}
+	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
 func (m *NewOrder) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	b[35] = v
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 28 (int64).
 func (m *NewOrder) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[36:44]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 36 (int64).
 func (m *NewOrder) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 44 (int64).
 func (m *NewOrder) ExpireTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *NewOrder) SetExpireTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *NewOrder) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 96 {
+		return nil
 	}
-	return b
+	v := b[60:96:96]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *NewOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 96 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[60:96:96]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *NewOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 96 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[60:96:96]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 15) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *NewOrder) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 112 {
+		return nil
 	}
-	return b
+	v := b[96:112:112]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 15), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *NewOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[96:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 15), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *NewOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[96:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -1049,25 +1110,24 @@ const (
 
 // CancelOrder is a flyweight over message "CancelOrder" (template 2).
 //
-// Cancel by OrigClOrdID (orderId 0) or by OrderID
+// Cancel by OrigClOrdID (orderId 0) or by OrderID.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type CancelOrder struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+CancelOrderEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+CancelOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelOrder) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, CancelOrderEncodedLength)
+	b := window(buf, off, CancelOrderEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, CancelOrderTemplateID, CancelOrderBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1075,202 +1135,234 @@ func (m *CancelOrder) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // CancelOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelOrder) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, CancelOrderTemplateID, CancelOrderBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, CancelOrderTemplateID, CancelOrderBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *CancelOrder) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *CancelOrder) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *CancelOrder) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *CancelOrder) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *CancelOrder) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *CancelOrder) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
 func (m *CancelOrder) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return b[27]
 }
 
 // SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *CancelOrder) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
 func (m *CancelOrder) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOrderID writes field "orderId" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *CancelOrder) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *CancelOrder) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 76 {
+		return nil
 	}
-	return b
+	v := b[40:76:76]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 9) at offset 68 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *CancelOrder) OrigClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 112 {
+		return nil
 	}
-	return b
+	v := b[76:112:112]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[76:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[76:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -1284,25 +1376,24 @@ const (
 
 // ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3).
 //
-// Cancel/replace: qty is the new total order quantity
+// Cancel/replace: qty is the new total order quantity.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type ReplaceOrder struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+ReplaceOrderEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+ReplaceOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *ReplaceOrder) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, ReplaceOrderEncodedLength)
+	b := window(buf, off, ReplaceOrderEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1310,330 +1401,388 @@ func (m *ReplaceOrder) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // ReplaceOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *ReplaceOrder) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *ReplaceOrder) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *ReplaceOrder) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *ReplaceOrder) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *ReplaceOrder) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *ReplaceOrder) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *ReplaceOrder) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *ReplaceOrder) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *ReplaceOrder) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *ReplaceOrder) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 8) at offset 25 (uint8).
 func (m *ReplaceOrder) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return b[33]
 }
 
 // SetReserved writes field "reserved" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = v
 }
 
 // Reserved2 reads field "reserved2" (id 9) at offset 26 (uint16).
 func (m *ReplaceOrder) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved2 writes field "reserved2" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
 func (m *ReplaceOrder) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
 func (m *ReplaceOrder) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
 func (m *ReplaceOrder) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 52 (int64).
 func (m *ReplaceOrder) ExpireTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *ReplaceOrder) SetExpireTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 60 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *ReplaceOrder) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 104 {
+		return nil
 	}
-	return b
+	v := b[68:104:104]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 104 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[68:104:104]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 104 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[68:104:104]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 15) at offset 96 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *ReplaceOrder) OrigClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+96, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 140 {
+		return nil
 	}
-	return b
+	v := b[104:140:140]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+96, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 140 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[104:140:140]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+96, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 140 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[104:140:140]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 16) at offset 132 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *ReplaceOrder) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+132, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 156 {
+		return nil
 	}
-	return b
+	v := b[140:156:156]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 16), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+132, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 156 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[140:156:156]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 16), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *ReplaceOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+132, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 156 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[140:156:156]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -1647,25 +1796,24 @@ const (
 
 // MassCancel is a flyweight over message "MassCancel" (template 4).
 //
-// Cancel every order that matches all the given filters
+// Cancel every order that matches all the given filters.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type MassCancel struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+MassCancelEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+MassCancelEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancel) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, MassCancelEncodedLength)
+	b := window(buf, off, MassCancelEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, MassCancelTemplateID, MassCancelBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1673,229 +1821,264 @@ func (m *MassCancel) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // MassCancelBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancel) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, MassCancelTemplateID, MassCancelBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, MassCancelTemplateID, MassCancelBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *MassCancel) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *MassCancel) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *MassCancel) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *MassCancel) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 //
-// requesting session, answered with the report
+// requesting session, answered with the report.
 func (m *MassCancel) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // FilterSessionIdx reads field "filterSessionIdx" (id 4) at offset 18 (uint16).
 //
-// 0xFFFF: any session
+// 0xFFFF: any session.
 func (m *MassCancel) FilterSessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[26:28])
 }
 
 // SetFilterSessionIdx writes field "filterSessionIdx" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetFilterSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[26:28], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 5) at offset 20 (uint32).
 //
-// 0: any instrument
+// 0: any instrument.
 func (m *MassCancel) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // Side reads field "side" (id 6) at offset 24 (uint8).
 //
-// 0: any side, else a Side value
+// 0: any side, else a Side value.
 func (m *MassCancel) Side() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return b[32]
 }
 
 // SetSide writes field "side" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetSide(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = v
 }
 
 // MassCancelRequestType reads field "massCancelRequestType" (id 7) at offset 25 (uint8).
 //
-// FIX tag 530, echoed in the report
+// FIX tag 530, echoed in the report.
 func (m *MassCancel) MassCancelRequestType() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return b[33]
 }
 
 // SetMassCancelRequestType writes field "massCancelRequestType" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetMassCancelRequestType(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = v
 }
 
 // Reserved reads field "reserved" (id 8) at offset 26 (uint16).
 func (m *MassCancel) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancel) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 9) at offset 28 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *MassCancel) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 72 {
+		return nil
 	}
-	return b
+	v := b[36:72:72]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 9), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancel) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 72 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[36:72:72]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 9), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancel) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 72 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[36:72:72]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 10) at offset 64 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
-// empty: any account
+// empty: any account.
 func (m *MassCancel) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+64, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 88 {
+		return nil
 	}
-	return b
+	v := b[72:88:88]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 10), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancel) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+64, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 88 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[72:88:88]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 10), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancel) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+64, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 88 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[72:88:88]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -1909,25 +2092,24 @@ const (
 
 // OrderStatusRequest is a flyweight over message "OrderStatusRequest" (template 5).
 //
-// Ask for an order's state by ClOrdID or OrderID
+// Ask for an order's state by ClOrdID or OrderID.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderStatusRequest struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderStatusRequestEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderStatusRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatusRequest) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderStatusRequestEncodedLength)
+	b := window(buf, off, OrderStatusRequestEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1935,164 +2117,188 @@ func (m *OrderStatusRequest) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderStatusRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatusRequest) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderStatusRequest) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderStatusRequest) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *OrderStatusRequest) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderStatusRequest) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderStatusRequest) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderStatusRequest) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
 func (m *OrderStatusRequest) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return b[27]
 }
 
 // SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderStatusRequest) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
 func (m *OrderStatusRequest) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOrderID writes field "orderId" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatusRequest) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderStatusRequest) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 76 {
+		return nil
 	}
-	return b
+	v := b[40:76:76]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatusRequest) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatusRequest) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -2106,25 +2312,24 @@ const (
 
 // SessionDisconnected is a flyweight over message "SessionDisconnected" (template 6).
 //
-// A session logged out or dropped; drives cancel-on-disconnect
+// A session logged out or dropped; drives cancel-on-disconnect.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SessionDisconnected struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SessionDisconnectedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SessionDisconnectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SessionDisconnected) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SessionDisconnectedEncodedLength)
+	b := window(buf, off, SessionDisconnectedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2132,82 +2337,89 @@ func (m *SessionDisconnected) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SessionDisconnectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SessionDisconnected) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SessionDisconnected) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SessionDisconnected) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *SessionDisconnected) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SessionDisconnected) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *SessionDisconnected) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SessionDisconnected) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *SessionDisconnected) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SessionDisconnected) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // CancelOnDisconnect reads field "cancelOnDisconnect" (id 4) at offset 18 (uint8).
 func (m *SessionDisconnected) CancelOnDisconnect() BooleanType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return BooleanType(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return BooleanType(b[26])
 }
 
 // SetCancelOnDisconnect writes field "cancelOnDisconnect" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *SessionDisconnected) SetCancelOnDisconnect(v BooleanType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // The constants of message "SetTradingStatus".
@@ -2220,25 +2432,24 @@ const (
 
 // SetTradingStatus is a flyweight over message "SetTradingStatus" (template 7).
 //
-// Open, halt (cancels only) or close an instrument
+// Open, halt (cancels only) or close an instrument.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type SetTradingStatus struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SetTradingStatusEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SetTradingStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SetTradingStatus) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SetTradingStatusEncodedLength)
+	b := window(buf, off, SetTradingStatusEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2246,82 +2457,89 @@ func (m *SetTradingStatus) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SetTradingStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SetTradingStatus) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SetTradingStatus) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *SetTradingStatus) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *SetTradingStatus) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *SetTradingStatus) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *SetTradingStatus) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *SetTradingStatus) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
 func (m *SetTradingStatus) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *SetTradingStatus) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
 func (m *SetTradingStatus) Status() TradingStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		return TradingStatus(b[0])
+	b := m.buf
+	if len(b) < 29 {
+		return 0
 	}
-	return 0
+	return TradingStatus(b[28])
 }
 
 // SetStatus writes field "status" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *SetTradingStatus) SetStatus(v TradingStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 29 {
+		return
 	}
+	b[28] = uint8(v)
 }
 
 // The constants of message "EndOfDay".
@@ -2334,25 +2552,24 @@ const (
 
 // EndOfDay is a flyweight over message "EndOfDay" (template 8).
 //
-// Expire every DAY order
+// Expire every DAY order.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type EndOfDay struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+EndOfDayEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+EndOfDayEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfDay) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, EndOfDayEncodedLength)
+	b := window(buf, off, EndOfDayEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, EndOfDayTemplateID, EndOfDayBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2360,52 +2577,53 @@ func (m *EndOfDay) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // EndOfDayBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfDay) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, EndOfDayTemplateID, EndOfDayBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, EndOfDayTemplateID, EndOfDayBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *EndOfDay) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *EndOfDay) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *EndOfDay) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *EndOfDay) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *EndOfDay) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *EndOfDay) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // The constants of message "Snapshot".
@@ -2418,25 +2636,24 @@ const (
 
 // Snapshot is a flyweight over message "Snapshot" (template 9).
 //
-// Write the matcher state to a snapshot file
+// Write the matcher state to a snapshot file.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Snapshot struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+SnapshotEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+SnapshotEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Snapshot) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, SnapshotEncodedLength)
+	b := window(buf, off, SnapshotEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, SnapshotTemplateID, SnapshotBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2444,67 +2661,71 @@ func (m *Snapshot) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // SnapshotBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Snapshot) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, SnapshotTemplateID, SnapshotBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, SnapshotTemplateID, SnapshotBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Snapshot) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Snapshot) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *Snapshot) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Snapshot) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *Snapshot) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *Snapshot) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SnapshotID reads field "snapshotId" (id 3) at offset 16 (uint64).
 func (m *Snapshot) SnapshotID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetSnapshotID writes field "snapshotId" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *Snapshot) SetSnapshotID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // The constants of message "Tick".
@@ -2517,25 +2738,24 @@ const (
 
 // Tick is a flyweight over message "Tick" (template 10).
 //
-// Advance the matcher's clock (expires GTD orders) without other effect
+// Advance the matcher's clock (expires GTD orders) without other effect.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Tick struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+TickEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+TickEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Tick) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, TickEncodedLength)
+	b := window(buf, off, TickEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, TickTemplateID, TickBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2543,52 +2763,53 @@ func (m *Tick) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // TickBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Tick) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, TickTemplateID, TickBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, TickTemplateID, TickBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Tick) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Tick) EncodedLength() int { return len(m.buf) }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
 func (m *Tick) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Tick) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *Tick) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *Tick) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // The constants of message "OrderAccepted".
@@ -2601,25 +2822,24 @@ const (
 
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
 //
-// An order entered the book or started matching
+// An order entered the book or started matching.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderAccepted struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderAcceptedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderAcceptedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAccepted) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderAcceptedEncodedLength)
+	b := window(buf, off, OrderAcceptedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2627,322 +2847,378 @@ func (m *OrderAccepted) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderAcceptedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAccepted) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderAccepted) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderAccepted) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *OrderAccepted) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderAccepted) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderAccepted) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderAccepted) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *OrderAccepted) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderAccepted) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *OrderAccepted) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
 func (m *OrderAccepted) Flags() OrderFlags {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return OrderFlags(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return OrderFlags(b[33])
 }
 
 // SetFlags writes field "flags" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetFlags(v OrderFlags) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
 func (m *OrderAccepted) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
 func (m *OrderAccepted) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 11) at offset 36 (uint64).
 func (m *OrderAccepted) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 12) at offset 44 (int64).
 func (m *OrderAccepted) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 13) at offset 52 (int64).
 func (m *OrderAccepted) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 14) at offset 60 (int64).
 func (m *OrderAccepted) LeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 76 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 76 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 15) at offset 68 (int64).
 func (m *OrderAccepted) ExpireTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 84 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *OrderAccepted) SetExpireTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 84 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 16) at offset 76 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderAccepted) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 120 {
+		return nil
 	}
-	return b
+	v := b[84:120:120]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 16), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderAccepted) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 120 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[84:120:120]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 16), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderAccepted) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 120 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[84:120:120]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 17) at offset 112 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderAccepted) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+112, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 136 {
+		return nil
 	}
-	return b
+	v := b[120:136:136]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 17), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderAccepted) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+112, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 136 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[120:136:136]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 17), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderAccepted) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+112, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 136 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[120:136:136]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -2956,25 +3232,24 @@ const (
 
 // OrderRejected is a flyweight over message "OrderRejected" (template 102).
 //
-// A new order was refused
+// A new order was refused.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderRejected struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderRejectedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderRejected) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderRejectedEncodedLength)
+	b := window(buf, off, OrderRejectedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderRejectedTemplateID, OrderRejectedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -2982,277 +3257,324 @@ func (m *OrderRejected) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderRejected) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderRejected) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderRejected) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *OrderRejected) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderRejected) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderRejected) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderRejected) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *OrderRejected) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderRejected) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *OrderRejected) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
 func (m *OrderRejected) Reason() RejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return RejectReason(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return RejectReason(b[33])
 }
 
 // SetReason writes field "reason" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetReason(v RejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
 func (m *OrderRejected) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ExecID reads field "execId" (id 10) at offset 28 (uint64).
 func (m *OrderRejected) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetExecID writes field "execId" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
 func (m *OrderRejected) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
 func (m *OrderRejected) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *OrderRejected) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 13) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderRejected) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 96 {
+		return nil
 	}
-	return b
+	v := b[60:96:96]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 13), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 96 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[60:96:96]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 13), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 96 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[60:96:96]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 14) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderRejected) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 112 {
+		return nil
 	}
-	return b
+	v := b[96:112:112]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 14), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderRejected) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[96:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 14), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderRejected) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+88, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 112 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[96:112:112]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -3266,25 +3588,24 @@ const (
 
 // Fill is a flyweight over message "Fill" (template 103).
 //
-// One side of a trade; a trade gives two Fill events with one tradeId
+// One side of a trade; a trade gives two Fill events with one tradeId.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Fill struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+FillEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+FillEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Fill) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, FillEncodedLength)
+	b := window(buf, off, FillEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, FillTemplateID, FillBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -3292,418 +3613,492 @@ func (m *Fill) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // FillBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Fill) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, FillTemplateID, FillBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, FillTemplateID, FillBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Fill) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Fill) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *Fill) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *Fill) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *Fill) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *Fill) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *Fill) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *Fill) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *Fill) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Aggressor reads field "aggressor" (id 8) at offset 25 (uint8).
 func (m *Fill) Aggressor() BooleanType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return BooleanType(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return BooleanType(b[33])
 }
 
 // SetAggressor writes field "aggressor" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetAggressor(v BooleanType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
 func (m *Fill) OrdStatus() OrdStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		return OrdStatus(b[0])
+	b := m.buf
+	if len(b) < 35 {
+		return 0
 	}
-	return 0
+	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetOrdStatus(v OrdStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 35 {
+		return
 	}
+	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
 func (m *Fill) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
 func (m *Fill) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
 func (m *Fill) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // TradeID reads field "tradeId" (id 13) at offset 44 (uint64).
 func (m *Fill) TradeID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[52:60])
 }
 
 // SetTradeID writes field "tradeId" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetTradeID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 14) at offset 52 (int64).
 //
-// the order's limit price (0 for market)
+// the order's limit price (0 for market).
 func (m *Fill) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // Qty reads field "qty" (id 15) at offset 60 (int64).
 //
-// the order's total quantity
+// the order's total quantity.
 func (m *Fill) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 76 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetQty writes field "qty" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 76 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // LastPriceTicks reads field "lastPriceTicks" (id 16) at offset 68 (int64).
 func (m *Fill) LastPriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 84 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetLastPriceTicks writes field "lastPriceTicks" (id 16); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetLastPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 84 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // LastQty reads field "lastQty" (id 17) at offset 76 (int64).
 func (m *Fill) LastQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 92 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetLastQty writes field "lastQty" (id 17); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetLastQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 92 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 18) at offset 84 (int64).
 func (m *Fill) LeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 100 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 18); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 100 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 19) at offset 92 (int64).
 func (m *Fill) CumQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+92, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 108 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
 // SetCumQty writes field "cumQty" (id 19); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetCumQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+92, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 108 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 20) at offset 100 (int64).
 //
-// sum of lastPriceTicks*lastQty; average price = cumNotionalTicks/cumQty
+// sum of lastPriceTicks*lastQty; average price = cumNotionalTicks/cumQty.
 func (m *Fill) CumNotionalTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+100, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 116 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 20); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetCumNotionalTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+100, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 116 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
 
 // ContraOrderID reads field "contraOrderId" (id 21) at offset 108 (uint64).
 func (m *Fill) ContraOrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+108, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 124 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[116:124])
 }
 
 // SetContraOrderID writes field "contraOrderId" (id 21); it does nothing on a flyweight that is not wrapped.
 func (m *Fill) SetContraOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+108, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 124 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[116:124], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 22) at offset 116 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *Fill) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+116, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 160 {
+		return nil
 	}
-	return b
+	v := b[124:160:160]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 22), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Fill) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+116, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 160 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[124:160:160]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 22), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Fill) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+116, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 160 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[124:160:160]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 23) at offset 152 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *Fill) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+152, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 176 {
+		return nil
 	}
-	return b
+	v := b[160:176:176]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Fill) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+152, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 176 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[160:176:176]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Fill) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+152, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 176 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[160:176:176]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -3717,25 +4112,24 @@ const (
 
 // OrderCancelled is a flyweight over message "OrderCancelled" (template 104).
 //
-// An order left the book without trading its leaves
+// An order left the book without trading its leaves.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderCancelled struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderCancelledEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderCancelledEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderCancelled) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderCancelledEncodedLength)
+	b := window(buf, off, OrderCancelledEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderCancelledTemplateID, OrderCancelledBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -3743,398 +4137,468 @@ func (m *OrderCancelled) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderCancelledBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderCancelled) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderCancelled) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderCancelled) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *OrderCancelled) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderCancelled) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderCancelled) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderCancelled) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *OrderCancelled) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderCancelled) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *OrderCancelled) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
 func (m *OrderCancelled) Reason() CancelReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return CancelReason(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return CancelReason(b[33])
 }
 
 // SetReason writes field "reason" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetReason(v CancelReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
 //
-// Cancelled or Expired
+// Cancelled or Expired.
 func (m *OrderCancelled) OrdStatus() OrdStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		return OrdStatus(b[0])
+	b := m.buf
+	if len(b) < 35 {
+		return 0
 	}
-	return 0
+	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetOrdStatus(v OrdStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 35 {
+		return
 	}
+	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
 func (m *OrderCancelled) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
 func (m *OrderCancelled) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
 func (m *OrderCancelled) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
 func (m *OrderCancelled) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
 func (m *OrderCancelled) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // CancelledQty reads field "cancelledQty" (id 15) at offset 60 (int64).
 //
-// leaves removed from the book
+// leaves removed from the book.
 func (m *OrderCancelled) CancelledQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 76 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetCancelledQty writes field "cancelledQty" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetCancelledQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 76 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
 func (m *OrderCancelled) CumQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 84 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetCumQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 84 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
 func (m *OrderCancelled) CumNotionalTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 92 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
 func (m *OrderCancelled) SetCumNotionalTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 92 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 18) at offset 84 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
-// the cancel request's ClOrdID for a client cancel, else the order's
+// the cancel request's ClOrdID for a client cancel, else the order's.
 func (m *OrderCancelled) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 128 {
+		return nil
 	}
-	return b
+	v := b[92:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 128 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[92:128:128]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 128 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[92:128:128]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 19) at offset 120 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
-// the order's ClOrdID for a client cancel, else empty
+// the order's ClOrdID for a client cancel, else empty.
 func (m *OrderCancelled) OrigClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 164 {
+		return nil
 	}
-	return b
+	v := b[128:164:164]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 164 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[128:164:164]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 164 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[128:164:164]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 20) at offset 156 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderCancelled) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+156, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 180 {
+		return nil
 	}
-	return b
+	v := b[164:180:180]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 20), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+156, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 180 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[164:180:180]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 20), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderCancelled) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+156, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 180 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[164:180:180]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -4148,25 +4612,24 @@ const (
 
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
 //
-// A cancel/replace took effect; matching may follow in Fill events
+// A cancel/replace took effect; matching may follow in Fill events.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderReplaced struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderReplacedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderReplacedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderReplaced) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderReplacedEncodedLength)
+	b := window(buf, off, OrderReplacedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderReplacedTemplateID, OrderReplacedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -4174,443 +4637,522 @@ func (m *OrderReplaced) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderReplacedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderReplaced) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderReplaced) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderReplaced) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *OrderReplaced) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderReplaced) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderReplaced) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderReplaced) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *OrderReplaced) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderReplaced) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *OrderReplaced) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 8) at offset 25 (uint8).
 func (m *OrderReplaced) PriorityLost() BooleanType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return BooleanType(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return BooleanType(b[33])
 }
 
 // SetPriorityLost writes field "priorityLost" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetPriorityLost(v BooleanType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
 func (m *OrderReplaced) OrdStatus() OrdStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		return OrdStatus(b[0])
+	b := m.buf
+	if len(b) < 35 {
+		return 0
 	}
-	return 0
+	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetOrdStatus(v OrdStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 35 {
+		return
 	}
+	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
 func (m *OrderReplaced) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
 func (m *OrderReplaced) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
 func (m *OrderReplaced) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
 //
-// new price
+// new price.
 func (m *OrderReplaced) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
 //
-// new total quantity
+// new total quantity.
 func (m *OrderReplaced) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
 func (m *OrderReplaced) LeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 76 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 76 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
 func (m *OrderReplaced) CumQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 84 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetCumQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 84 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
 func (m *OrderReplaced) CumNotionalTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 92 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetCumNotionalTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 92 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // OldPriceTicks reads field "oldPriceTicks" (id 18) at offset 84 (int64).
 func (m *OrderReplaced) OldPriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 100 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
 // SetOldPriceTicks writes field "oldPriceTicks" (id 18); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetOldPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 100 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // OldLeavesQty reads field "oldLeavesQty" (id 19) at offset 92 (int64).
 func (m *OrderReplaced) OldLeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+92, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 108 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
 // SetOldLeavesQty writes field "oldLeavesQty" (id 19); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetOldLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+92, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 108 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 20) at offset 100 (int64).
 func (m *OrderReplaced) ExpireTimeNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+100, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 116 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 20); it does nothing on a flyweight that is not wrapped.
 func (m *OrderReplaced) SetExpireTimeNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+100, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 116 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 21) at offset 108 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
-// the new ClOrdID
+// the new ClOrdID.
 func (m *OrderReplaced) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+108, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 152 {
+		return nil
 	}
-	return b
+	v := b[116:152:152]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 21), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+108, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 152 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[116:152:152]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 21), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+108, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 152 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[116:152:152]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 22) at offset 144 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
-// the replaced ClOrdID
+// the replaced ClOrdID.
 func (m *OrderReplaced) OrigClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+144, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 188 {
+		return nil
 	}
-	return b
+	v := b[152:188:188]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+144, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 188 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[152:188:188]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+144, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 188 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[152:188:188]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 23) at offset 180 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderReplaced) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+180, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 204 {
+		return nil
 	}
-	return b
+	v := b[188:204:204]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+180, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 204 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[188:204:204]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderReplaced) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+180, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 204 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[188:204:204]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -4624,25 +5166,24 @@ const (
 
 // CancelRejected is a flyweight over message "CancelRejected" (template 106).
 //
-// A cancel or cancel/replace was refused
+// A cancel or cancel/replace was refused.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type CancelRejected struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+CancelRejectedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+CancelRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelRejected) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, CancelRejectedEncodedLength)
+	b := window(buf, off, CancelRejectedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, CancelRejectedTemplateID, CancelRejectedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -4650,251 +5191,292 @@ func (m *CancelRejected) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // CancelRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelRejected) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *CancelRejected) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *CancelRejected) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *CancelRejected) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *CancelRejected) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *CancelRejected) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // ResponseTo reads field "responseTo" (id 4) at offset 18 (uint8).
 func (m *CancelRejected) ResponseTo() CxlRejResponseTo {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return CxlRejResponseTo(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return CxlRejResponseTo(b[26])
 }
 
 // SetResponseTo writes field "responseTo" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetResponseTo(v CxlRejResponseTo) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
 func (m *CancelRejected) Reason() RejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return RejectReason(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return RejectReason(b[27])
 }
 
 // SetReason writes field "reason" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetReason(v RejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *CancelRejected) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrdStatus reads field "ordStatus" (id 7) at offset 24 (uint8).
 //
-// the order's current status, Unknown if not found
+// the order's current status, Unknown if not found.
 func (m *CancelRejected) OrdStatus() OrdStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return OrdStatus(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return OrdStatus(b[32])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetOrdStatus(v OrdStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // Side reads field "side" (id 8) at offset 25 (uint8).
 func (m *CancelRejected) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return Side(b[33])
 }
 
 // SetSide writes field "side" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
 func (m *CancelRejected) Reserved() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetReserved(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
 //
-// 0 when the order is unknown
+// 0 when the order is unknown.
 func (m *CancelRejected) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *CancelRejected) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 36 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *CancelRejected) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 80 {
+		return nil
 	}
-	return b
+	v := b[44:80:80]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 80 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[44:80:80]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 80 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[44:80:80]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 12) at offset 72 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *CancelRejected) OrigClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+72, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 116 {
+		return nil
 	}
-	return b
+	v := b[80:116:116]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelRejected) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+72, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 116 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[80:116:116]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *CancelRejected) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+72, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 116 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[80:116:116]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -4908,25 +5490,24 @@ const (
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
 //
-// An order's current state, answering OrderStatusRequest or a PossResend duplicate
+// An order's current state, answering OrderStatusRequest or a PossResend duplicate.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type OrderStatus struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+OrderStatusEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatus) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, OrderStatusEncodedLength)
+	b := window(buf, off, OrderStatusEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, OrderStatusTemplateID, OrderStatusBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -4934,356 +5515,418 @@ func (m *OrderStatus) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // OrderStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatus) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, OrderStatusTemplateID, OrderStatusBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OrderStatusTemplateID, OrderStatusBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderStatus) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *OrderStatus) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *OrderStatus) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *OrderStatus) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *OrderStatus) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
 func (m *OrderStatus) Side() Side {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return Side(b[0])
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetSide(v Side) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
 func (m *OrderStatus) OrdType() OrdType {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return OrdType(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetOrdType(v OrdType) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *OrderStatus) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
 func (m *OrderStatus) TimeInForce() TimeInForce {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		return TimeInForce(b[0])
+	b := m.buf
+	if len(b) < 33 {
+		return 0
 	}
-	return 0
+	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetTimeInForce(v TimeInForce) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 33 {
+		return
 	}
+	b[32] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 8) at offset 25 (uint8).
 //
-// Unknown when no such order
+// Unknown when no such order.
 func (m *OrderStatus) OrdStatus() OrdStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		return OrdStatus(b[0])
+	b := m.buf
+	if len(b) < 34 {
+		return 0
 	}
-	return 0
+	return OrdStatus(b[33])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetOrdStatus(v OrdStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+25, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 34 {
+		return
 	}
+	b[33] = uint8(v)
 }
 
 // Reason reads field "reason" (id 9) at offset 26 (uint8).
 //
-// UnknownOrder when not found
+// UnknownOrder when not found.
 func (m *OrderStatus) Reason() RejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		return RejectReason(b[0])
+	b := m.buf
+	if len(b) < 35 {
+		return 0
 	}
-	return 0
+	return RejectReason(b[34])
 }
 
 // SetReason writes field "reason" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetReason(v RejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+26, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 35 {
+		return
 	}
+	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
 func (m *OrderStatus) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+27, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
 func (m *OrderStatus) OrderID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 44 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetOrderID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 44 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
 func (m *OrderStatus) ExecID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 52 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetExecID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+36, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 52 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
 func (m *OrderStatus) PriceTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetPriceTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
 func (m *OrderStatus) Qty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 68 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 68 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
 func (m *OrderStatus) LeavesQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 76 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetLeavesQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+60, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 76 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
 func (m *OrderStatus) CumQty() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 84 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetCumQty(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+68, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 84 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
 func (m *OrderStatus) CumNotionalTicks() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 92 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
 func (m *OrderStatus) SetCumNotionalTicks(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+76, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 92 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 18) at offset 84 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderStatus) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 128 {
+		return nil
 	}
-	return b
+	v := b[92:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatus) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 128 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[92:128:128]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatus) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+84, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 128 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[92:128:128]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 19) at offset 120 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *OrderStatus) Account() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, AccountLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 144 {
+		return nil
 	}
-	return b
+	v := b[128:144:144]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetAccount writes field "account" (id 19), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatus) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 144 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[128:144:144]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 19), padding it with NULs. A value longer than
-// 16 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *OrderStatus) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+120, AccountLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 144 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[128:144:144]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -5297,25 +5940,24 @@ const (
 
 // MassCancelReport is a flyweight over message "MassCancelReport" (template 108).
 //
-// The outcome of a MassCancel; the OrderCancelled events precede it
+// The outcome of a MassCancel; the OrderCancelled events precede it.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type MassCancelReport struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+MassCancelReportEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+MassCancelReportEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancelReport) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, MassCancelReportEncodedLength)
+	b := window(buf, off, MassCancelReportEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, MassCancelReportTemplateID, MassCancelReportBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -5323,211 +5965,244 @@ func (m *MassCancelReport) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // MassCancelReportBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancelReport) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *MassCancelReport) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *MassCancelReport) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *MassCancelReport) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *MassCancelReport) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 func (m *MassCancelReport) SessionIdx() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetSessionIdx(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // MassCancelRequestType reads field "massCancelRequestType" (id 4) at offset 18 (uint8).
 func (m *MassCancelReport) MassCancelRequestType() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 27 {
+		return 0
 	}
-	return 0
+	return b[26]
 }
 
 // SetMassCancelRequestType writes field "massCancelRequestType" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetMassCancelRequestType(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+18, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 27 {
+		return
 	}
+	b[26] = v
 }
 
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
 //
-// None when accepted
+// None when accepted.
 func (m *MassCancelReport) Reason() RejectReason {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		return RejectReason(b[0])
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return RejectReason(b[27])
 }
 
 // SetReason writes field "reason" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetReason(v RejectReason) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+19, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 func (m *MassCancelReport) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 32 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 32 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // CancelledCount reads field "cancelledCount" (id 7) at offset 24 (uint32).
 func (m *MassCancelReport) CancelledCount() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[32:36])
 }
 
 // SetCancelledCount writes field "cancelledCount" (id 7); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetCancelledCount(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[32:36], v)
 }
 
 // Side reads field "side" (id 8) at offset 28 (uint8).
 func (m *MassCancelReport) Side() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 37 {
+		return 0
 	}
-	return 0
+	return b[36]
 }
 
 // SetSide writes field "side" (id 8); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetSide(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 37 {
+		return
 	}
+	b[36] = v
 }
 
 // Reserved reads field "reserved" (id 9) at offset 29 (uint8).
 func (m *MassCancelReport) Reserved() uint8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+29, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 38 {
+		return 0
 	}
-	return 0
+	return b[37]
 }
 
 // SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetReserved(v uint8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+29, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 38 {
+		return
 	}
+	b[37] = v
 }
 
 // Reserved2 reads field "reserved2" (id 10) at offset 30 (uint16).
 func (m *MassCancelReport) Reserved2() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+30, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 40 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[38:40])
 }
 
 // SetReserved2 writes field "reserved2" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *MassCancelReport) SetReserved2(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+30, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 40 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[38:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *MassCancelReport) ClOrdID() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 76 {
+		return nil
 	}
-	return b
+	v := b[40:76:76]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancelReport) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// 36 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *MassCancelReport) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+32, ClOrdIDLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 76 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[40:76:76]
+	clear(field[copy(field, v):])
 	return nil
 }
 
@@ -5541,25 +6216,24 @@ const (
 
 // TradingStatusChanged is a flyweight over message "TradingStatusChanged" (template 109).
 //
-// An instrument opened, halted or closed
+// An instrument opened, halted or closed.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type TradingStatusChanged struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+TradingStatusChangedEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+TradingStatusChangedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *TradingStatusChanged) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, TradingStatusChangedEncodedLength)
+	b := window(buf, off, TradingStatusChangedEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -5567,80 +6241,87 @@ func (m *TradingStatusChanged) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // TradingStatusChangedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *TradingStatusChanged) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *TradingStatusChanged) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *TradingStatusChanged) EncodedLength() int { return len(m.buf) }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
 func (m *TradingStatusChanged) CauseSeq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *TradingStatusChanged) SetCauseSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
 func (m *TradingStatusChanged) TimestampNs() int64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *TradingStatusChanged) SetTimestampNs(v int64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
 func (m *TradingStatusChanged) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 28 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *TradingStatusChanged) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+16, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 28 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
 func (m *TradingStatusChanged) Status() TradingStatus {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		return TradingStatus(b[0])
+	b := m.buf
+	if len(b) < 29 {
+		return 0
 	}
-	return 0
+	return TradingStatus(b[28])
 }
 
 // SetStatus writes field "status" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *TradingStatusChanged) SetStatus(v TradingStatus) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 29 {
+		return
 	}
+	b[28] = uint8(v)
 }

@@ -25,31 +25,29 @@ const (
 	GroupHeaderSize = 4
 )
 
-// fieldBytes returns buf[off:off+width] with its capacity cut to width, or
-// nil when that range is not inside buf. Every accessor goes through it, so a
-// flyweight that is not wrapped (or whose Wrap failed) reads zeros and writes
-// nothing instead of panicking.
-func fieldBytes(buf []byte, off, width int) []byte {
-	if off < 0 || width > len(buf)-off {
+// window returns buf[off:off+n] with its capacity cut to n, or nil when that
+// range is not inside buf.
+func window(buf []byte, off, n int) []byte {
+	if off < 0 || n > len(buf)-off {
 		return nil
 	}
-	return buf[off : off+width : off+width]
+	return buf[off : off+n : off+n]
 }
 
 // decodeHeader checks the message header at off and returns the acting block
 // length, which may exceed ours when the sender has a newer schema version.
 func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	if binary.LittleEndian.Uint16(h[2:]) != templateID {
+	if binary.LittleEndian.Uint16(h[2:4]) != templateID {
 		return 0, sbe.ErrWrongTemplate
 	}
-	acting := int(binary.LittleEndian.Uint16(h[0:]))
+	acting := int(binary.LittleEndian.Uint16(h[0:2]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
@@ -59,27 +57,27 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header and zeroes the block that follows.
-// The caller has checked that buf holds both.
+// encodeHeader writes a message header at the start of b and zeroes the
+// block that follows. The caller has checked that b holds both.
 func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:], templateID)
-	binary.LittleEndian.PutUint16(b[4:], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:], SchemaVersion)
+	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(b[2:4], templateID)
+	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
+	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
 	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
 // off, after checking that the header fits in buf and names this schema.
 func TemplateIDOf(buf []byte, off int) (uint16, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	return binary.LittleEndian.Uint16(h[2:]), nil
+	return binary.LittleEndian.Uint16(h[2:4]), nil
 }
 
 // MessageName returns the schema name of a template id, or "" for an id
@@ -96,49 +94,52 @@ func MessageName(templateID uint16) string {
 	return ""
 }
 
-// groupOffset returns the offset of the dimension of the message's group
-// number k (0-based), walking the groups before it, or -1 when the buffer
-// ends first. off is the message header's offset.
-func groupOffset(buf []byte, off int, k int) int {
-	h := fieldBytes(buf, off, MessageHeaderSize)
-	if h == nil {
+// groupOffset returns the offset in msg (a message from its header on) of
+// the dimension of its group number k (0-based), walking the groups before
+// it, or -1 when msg ends first.
+func groupOffset(msg []byte, k int) int {
+	if len(msg) < MessageHeaderSize {
 		return -1
 	}
-	p := off + MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
+	p := MessageHeaderSize + int(binary.LittleEndian.Uint16(msg[0:2]))
 	for ; k > 0; k-- {
-		d := fieldBytes(buf, p, GroupHeaderSize)
+		d := window(msg, p, GroupHeaderSize)
 		if d == nil {
 			return -1
 		}
-		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d))*int(binary.LittleEndian.Uint16(d[2:]))
+		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d[0:2]))*int(binary.LittleEndian.Uint16(d[2:4]))
+	}
+	if p > len(msg) {
+		return -1
 	}
 	return p
 }
 
-// checkGroup checks the group dimension at p against the schema's entry
-// length and the buffer, and returns the offset just past the group.
-func checkGroup(buf []byte, p int, blockLength int) (int, error) {
-	d := fieldBytes(buf, p, GroupHeaderSize)
+// checkGroup checks the group dimension at p in msg against the schema's
+// entry length and the buffer, and returns the offset just past the group.
+func checkGroup(msg []byte, p int, blockLength int) (int, error) {
+	d := window(msg, p, GroupHeaderSize)
 	if d == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	acting := int(binary.LittleEndian.Uint16(d))
-	count := int(binary.LittleEndian.Uint16(d[2:]))
+	acting := int(binary.LittleEndian.Uint16(d[0:2]))
+	count := int(binary.LittleEndian.Uint16(d[2:4]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
 	p += GroupHeaderSize
-	if len(buf)-p < acting*count {
+	if len(msg)-p < acting*count {
 		return 0, sbe.ErrShortBuffer
 	}
 	return p + acting*count, nil
 }
 
-// putEmptyGroup writes the dimension of an empty group at p; the caller has
-// checked that it fits.
-func putEmptyGroup(buf []byte, p int, blockLength int) {
-	binary.LittleEndian.PutUint16(buf[p:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(buf[p+2:], 0)
+// putGroupHeader writes a group dimension at p; the caller has checked that
+// it fits.
+func putGroupHeader(msg []byte, p int, blockLength, count int) {
+	d := msg[p : p+GroupHeaderSize]
+	binary.LittleEndian.PutUint16(d[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(d[2:4], uint16(count))
 }
 
 // MessageHeaderEncodedLength is the size in bytes of the composite "messageHeader".
@@ -148,79 +149,89 @@ const MessageHeaderEncodedLength = 8
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type MessageHeader struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *MessageHeader) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, MessageHeaderEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, MessageHeaderEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c MessageHeader) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // TemplateID reads member "templateId" at offset 2 (uint16).
 func (c MessageHeader) TemplateID() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetTemplateID writes member "templateId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetTemplateID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // SchemaID reads member "schemaId" at offset 4 (uint16).
 func (c MessageHeader) SchemaID() uint16 {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 6 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[4:6])
 }
 
 // SetSchemaID writes member "schemaId"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetSchemaID(v uint16) {
-	if b := fieldBytes(c.buf, c.off+4, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 6 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[4:6], v)
 }
 
 // Version reads member "version" at offset 6 (uint16).
 func (c MessageHeader) Version() uint16 {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[6:8])
 }
 
 // SetVersion writes member "version"; it does nothing on a flyweight that is not wrapped.
 func (c MessageHeader) SetVersion(v uint16) {
-	if b := fieldBytes(c.buf, c.off+6, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[6:8], v)
 }
 
 // GroupSizeEncodingEncodedLength is the size in bytes of the composite "groupSizeEncoding".
@@ -230,140 +241,149 @@ const GroupSizeEncodingEncodedLength = 4
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type GroupSizeEncoding struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *GroupSizeEncoding) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, GroupSizeEncodingEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, GroupSizeEncodingEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c GroupSizeEncoding) BlockLength() uint16 {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 2 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[0:2])
 }
 
 // SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetBlockLength(v uint16) {
-	if b := fieldBytes(c.buf, c.off, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 2 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // NumInGroup reads member "numInGroup" at offset 2 (uint16).
 func (c GroupSizeEncoding) NumInGroup() uint16 {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := c.buf
+	if len(b) < 4 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[2:4])
 }
 
 // SetNumInGroup writes member "numInGroup"; it does nothing on a flyweight that is not wrapped.
 func (c GroupSizeEncoding) SetNumInGroup(v uint16) {
-	if b := fieldBytes(c.buf, c.off+2, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := c.buf
+	if len(b) < 4 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // DecimalEncodedLength is the size in bytes of the composite "Decimal".
 const DecimalEncodedLength = 9
 
 // Decimal is a flyweight over the composite "Decimal".
-// A fixed-point number: mantissa x 10^exponent
+// A fixed-point number: mantissa x 10^exponent.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type Decimal struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *Decimal) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, DecimalEncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, DecimalEncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // Mantissa reads member "mantissa" at offset 0 (int64).
 func (c Decimal) Mantissa() int64 {
-	if b := fieldBytes(c.buf, c.off, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[0:8]))
 }
 
 // SetMantissa writes member "mantissa"; it does nothing on a flyweight that is not wrapped.
 func (c Decimal) SetMantissa(v int64) {
-	if b := fieldBytes(c.buf, c.off, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[0:8], uint64(v))
 }
 
 // Exponent reads member "exponent" at offset 8 (int8).
 func (c Decimal) Exponent() int8 {
-	if b := fieldBytes(c.buf, c.off+8, 1); b != nil {
-		return int8(b[0])
+	b := c.buf
+	if len(b) < 9 {
+		return 0
 	}
-	return 0
+	return int8(b[8])
 }
 
 // SetExponent writes member "exponent"; it does nothing on a flyweight that is not wrapped.
 func (c Decimal) SetExponent(v int8) {
-	if b := fieldBytes(c.buf, c.off+8, 1); b != nil {
-		b[0] = byte(v)
+	b := c.buf
+	if len(b) < 9 {
+		return
 	}
+	b[8] = uint8(v)
 }
 
 // Price4EncodedLength is the size in bytes of the composite "Price4".
 const Price4EncodedLength = 8
 
 // Price4 is a flyweight over the composite "Price4".
-// A price with a constant exponent, taking 8 bytes
+// A price with a constant exponent, taking 8 bytes.
 // Its accessors have value receivers so that a composite returned by a
 // message getter can be read and written in place.
 type Price4 struct {
-	buf []byte
-	off int
+	buf []byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *Price4) Wrap(buf []byte, off int) error {
-	if fieldBytes(buf, off, Price4EncodedLength) == nil {
-		c.buf, c.off = nil, 0
+	c.buf = window(buf, off, Price4EncodedLength)
+	if c.buf == nil {
 		return sbe.ErrShortBuffer
 	}
-	c.buf, c.off = buf, off
 	return nil
 }
 
 // Mantissa reads member "mantissa" at offset 0 (int64).
 func (c Price4) Mantissa() int64 {
-	if b := fieldBytes(c.buf, c.off, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := c.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[0:8]))
 }
 
 // SetMantissa writes member "mantissa"; it does nothing on a flyweight that is not wrapped.
 func (c Price4) SetMantissa(v int64) {
-	if b := fieldBytes(c.buf, c.off, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := c.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[0:8], uint64(v))
 }
 
 // Exponent returns member "exponent", the constant -4.
@@ -525,25 +545,24 @@ const (
 
 // Quote is a flyweight over message "Quote" (template 1).
 //
-// Every kind of field, with explicit offsets and padding
+// Every kind of field, with explicit offsets and padding.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Quote struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+QuoteEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+QuoteEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Quote) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, QuoteEncodedLength)
+	b := window(buf, off, QuoteEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, QuoteTemplateID, QuoteBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -551,145 +570,169 @@ func (m *Quote) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // QuoteBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Quote) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, QuoteTemplateID, QuoteBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, QuoteTemplateID, QuoteBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Quote) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Quote) EncodedLength() int { return len(m.buf) }
 
 // QuoteID reads field "quoteId" (id 1) at offset 0 (uint64).
 func (m *Quote) QuoteID() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetQuoteID writes field "quoteId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetQuoteID(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
-// Bid returns field "bid" (id 2) at offset 8, a Decimal flyweight over the same buffer.
+// Bid returns field "bid" (id 2) at offset 8, a Decimal flyweight over the same bytes.
 func (m *Quote) Bid() Decimal {
-	return Decimal{buf: m.buf, off: m.off + MessageHeaderSize + 8}
+	if len(m.buf) < 25 {
+		return Decimal{}
+	}
+	return Decimal{buf: m.buf[16:25:25]}
 }
 
 // Action reads field "action" (id 3) at offset 17 (char).
 func (m *Quote) Action() Action {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+17, 1); b != nil {
-		return Action(b[0])
+	b := m.buf
+	if len(b) < 26 {
+		return 0
 	}
-	return 0
+	return Action(b[25])
 }
 
 // SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetAction(v Action) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+17, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 26 {
+		return
 	}
+	b[25] = uint8(v)
 }
 
 // Flags reads field "flags" (id 4) at offset 20 (uint8).
 func (m *Quote) Flags() Flags {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		return Flags(b[0])
+	b := m.buf
+	if len(b) < 29 {
+		return 0
 	}
-	return 0
+	return Flags(b[28])
 }
 
 // SetFlags writes field "flags" (id 4); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetFlags(v Flags) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+20, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 29 {
+		return
 	}
+	b[28] = uint8(v)
 }
 
 // Venue16 reads field "venue16" (id 5) at offset 21 (uint16).
 func (m *Quote) Venue16() Venue16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+21, 2); b != nil {
-		return Venue16(binary.LittleEndian.Uint16(b))
+	b := m.buf
+	if len(b) < 31 {
+		return 0
 	}
-	return 0
+	return Venue16(binary.LittleEndian.Uint16(b[29:31]))
 }
 
 // SetVenue16 writes field "venue16" (id 5); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetVenue16(v Venue16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+21, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 31 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[29:31], uint16(v))
 }
 
 // Caps reads field "caps" (id 6) at offset 24 (uint32).
 func (m *Quote) Caps() Caps32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 4); b != nil {
-		return Caps32(binary.LittleEndian.Uint32(b))
+	b := m.buf
+	if len(b) < 36 {
+		return 0
 	}
-	return 0
+	return Caps32(binary.LittleEndian.Uint32(b[32:36]))
 }
 
 // SetCaps writes field "caps" (id 6); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetCaps(v Caps32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+24, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 36 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[32:36], uint32(v))
 }
 
 // Symbol returns field "symbol" (id 7) at offset 28 (char[8]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
 func (m *Quote) Symbol() []byte {
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, SymbolLength)
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i:i]
+	b := m.buf
+	if len(b) < 44 {
+		return nil
 	}
-	return b
+	v := b[36:44:44]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
 }
 
 // SetSymbol writes field "symbol" (id 7), padding it with NULs. A value longer than
-// 8 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Quote) SetSymbol(v []byte) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, SymbolLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 44 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[36:44:44]
+	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetSymbolString writes field "symbol" (id 7), padding it with NULs. A value longer than
-// 8 bytes is refused with sbe.ErrValueTooLong and nothing is written.
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
 func (m *Quote) SetSymbolString(v string) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := fieldBytes(m.buf, m.off+MessageHeaderSize+28, SymbolLength)
-	if b == nil {
+	b := m.buf
+	if len(b) < 44 {
 		return sbe.ErrShortBuffer
 	}
-	clear(b[copy(b, v):])
+	field := b[36:44:44]
+	clear(field[copy(field, v):])
 	return nil
 }
 
-// Ask returns field "ask" (id 8) at offset 36, a Price4 flyweight over the same buffer.
+// Ask returns field "ask" (id 8) at offset 36, a Price4 flyweight over the same bytes.
 func (m *Quote) Ask() Price4 {
-	return Price4{buf: m.buf, off: m.off + MessageHeaderSize + 36}
+	if len(m.buf) < 52 {
+		return Price4{}
+	}
+	return Price4{buf: m.buf[44:52:52]}
 }
 
 // Venue returns field "venue" (id 9), the constant 'X'.
@@ -697,122 +740,146 @@ func (m *Quote) Venue() byte { return 'X' }
 
 // Code reads field "code" (id 10) at offset 44 (char).
 func (m *Quote) Code() byte {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 1); b != nil {
-		return b[0]
+	b := m.buf
+	if len(b) < 53 {
+		return 0
 	}
-	return 0
+	return b[52]
 }
 
 // SetCode writes field "code" (id 10); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetCode(v byte) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+44, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 53 {
+		return
 	}
+	b[52] = v
 }
 
 // I8 reads field "i8" (id 11) at offset 45 (int8).
 func (m *Quote) I8() int8 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+45, 1); b != nil {
-		return int8(b[0])
+	b := m.buf
+	if len(b) < 54 {
+		return 0
 	}
-	return 0
+	return int8(b[53])
 }
 
 // SetI8 writes field "i8" (id 11); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetI8(v int8) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+45, 1); b != nil {
-		b[0] = byte(v)
+	b := m.buf
+	if len(b) < 54 {
+		return
 	}
+	b[53] = uint8(v)
 }
 
 // I16 reads field "i16" (id 12) at offset 46 (int16).
 func (m *Quote) I16() int16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+46, 2); b != nil {
-		return int16(binary.LittleEndian.Uint16(b))
+	b := m.buf
+	if len(b) < 56 {
+		return 0
 	}
-	return 0
+	return int16(binary.LittleEndian.Uint16(b[54:56]))
 }
 
 // SetI16 writes field "i16" (id 12); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetI16(v int16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+46, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 56 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[54:56], uint16(v))
 }
 
 // I32 reads field "i32" (id 13) at offset 48 (int32).
 func (m *Quote) I32() int32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 4); b != nil {
-		return int32(binary.LittleEndian.Uint32(b))
+	b := m.buf
+	if len(b) < 60 {
+		return 0
 	}
-	return 0
+	return int32(binary.LittleEndian.Uint32(b[56:60]))
 }
 
 // SetI32 writes field "i32" (id 13); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetI32(v int32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+48, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 60 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[56:60], uint32(v))
 }
 
 // U16 reads field "u16" (id 14) at offset 52 (uint16).
 func (m *Quote) U16() uint16 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 2); b != nil {
-		return binary.LittleEndian.Uint16(b)
+	b := m.buf
+	if len(b) < 62 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint16(b[60:62])
 }
 
 // SetU16 writes field "u16" (id 14); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetU16(v uint16) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+52, 2); b != nil {
-		binary.LittleEndian.PutUint16(b, uint16(v))
+	b := m.buf
+	if len(b) < 62 {
+		return
 	}
+	binary.LittleEndian.PutUint16(b[60:62], v)
 }
 
 // U32 reads field "u32" (id 15) at offset 54 (uint32).
 func (m *Quote) U32() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+54, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 66 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[62:66])
 }
 
 // SetU32 writes field "u32" (id 15); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetU32(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+54, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 66 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[62:66], v)
 }
 
 // F32 reads field "f32" (id 16) at offset 58 (float).
 func (m *Quote) F32() float32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+58, 4); b != nil {
-		return math.Float32frombits(binary.LittleEndian.Uint32(b))
+	b := m.buf
+	if len(b) < 70 {
+		return 0
 	}
-	return 0
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[66:70]))
 }
 
 // SetF32 writes field "f32" (id 16); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetF32(v float32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+58, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(math.Float32bits(v)))
+	b := m.buf
+	if len(b) < 70 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[66:70], math.Float32bits(v))
 }
 
 // F64 reads field "f64" (id 17) at offset 62 (double).
 func (m *Quote) F64() float64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+62, 8); b != nil {
-		return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	b := m.buf
+	if len(b) < 78 {
+		return 0
 	}
-	return 0
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[70:78]))
 }
 
 // SetF64 writes field "f64" (id 17); it does nothing on a flyweight that is not wrapped.
 func (m *Quote) SetF64(v float64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+62, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(math.Float64bits(v)))
+	b := m.buf
+	if len(b) < 78 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[70:78], math.Float64bits(v))
 }
 
 // The constants of message "Book".
@@ -826,27 +893,27 @@ const (
 
 // Book is a flyweight over message "Book" (template 2).
 //
-// Two repeating groups after a padded block
+// Two repeating groups after a padded block.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Book struct {
-	buf []byte
-	off int
+	buf []byte // from the header to the end of the message (decoding) or of the buffer (encoding); nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block, and writes every group as empty. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+BookEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block, and writes every group as empty.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+BookEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Book) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, BookEncodedLength)
+	b := window(buf, off, BookEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, BookTemplateID, BookBlockLength)
-	putEmptyGroup(b, MessageHeaderSize+BookBlockLength+0*GroupHeaderSize, BookBidsBlockLength)
-	putEmptyGroup(b, MessageHeaderSize+BookBlockLength+1*GroupHeaderSize, BookAsksBlockLength)
-	m.buf, m.off = buf, off
+	putGroupHeader(b, MessageHeaderSize+BookBlockLength+0*GroupHeaderSize, BookBidsBlockLength, 0)
+	putGroupHeader(b, MessageHeaderSize+BookBlockLength+1*GroupHeaderSize, BookAsksBlockLength, 0)
+	// Groups grow into the rest of the buffer.
+	m.buf = buf[off:len(buf):len(buf)]
 	return nil
 }
 
@@ -855,60 +922,63 @@ func (m *Book) WrapEncode(buf []byte, off int) error {
 // BookBlockLength bytes, and that buf holds it and every group (each
 // entry at least as long as ours). On error m is left unwrapped.
 func (m *Book) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
+	m.buf = nil
 	acting, err := decodeHeader(buf, off, BookTemplateID, BookBlockLength)
 	if err != nil {
 		return err
 	}
-	p := off + MessageHeaderSize + acting
-	if p, err = checkGroup(buf, p, BookBidsBlockLength); err != nil {
+	msg := buf[off:]
+	end := MessageHeaderSize + acting
+	if end, err = checkGroup(msg, end, BookBidsBlockLength); err != nil {
 		return err
 	}
-	if p, err = checkGroup(buf, p, BookAsksBlockLength); err != nil {
+	if end, err = checkGroup(msg, end, BookAsksBlockLength); err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = msg[:end:end]
 	return nil
 }
 
 // EncodedLength is the header, the acting block and every group as
 // currently written, or 0 when m is not wrapped.
 func (m *Book) EncodedLength() int {
-	p := groupOffset(m.buf, m.off, 2)
-	if p < 0 {
-		return 0
-	}
-	return p - m.off
+	return max(groupOffset(m.buf, 2), 0)
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
 func (m *Book) InstrumentID() uint32 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
+	b := m.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
 func (m *Book) SetInstrumentID(v uint32) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := m.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Seq reads field "seq" (id 2) at offset 8 (uint64).
 func (m *Book) Seq() uint64 {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+	b := m.buf
+	if len(b) < 24 {
+		return 0
 	}
-	return 0
+	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetSeq writes field "seq" (id 2); it does nothing on a flyweight that is not wrapped.
 func (m *Book) SetSeq(v uint64) {
-	if b := fieldBytes(m.buf, m.off+MessageHeaderSize+8, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := m.buf
+	if len(b) < 24 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // BookBidsBlockLength is the length of one entry of group "bids" of Book.
@@ -917,9 +987,8 @@ const BookBidsBlockLength = 13
 // BookBidsGroup is a view of the repeating group "bids" (id 3) of Book: a count of
 // entries of at least BookBidsBlockLength bytes each. The zero value is empty.
 type BookBidsGroup struct {
-	buf         []byte
-	off         int // offset of the first entry
-	blockLength int // acting entry length
+	buf         []byte // the entries, count*blockLength bytes
+	blockLength int    // acting entry length
 	count       int
 }
 
@@ -932,25 +1001,27 @@ func (g BookBidsGroup) Entry(i int) BookBidsEntry {
 	if i < 0 || i >= g.count {
 		return BookBidsEntry{}
 	}
-	return BookBidsEntry{buf: g.buf, off: g.off + i*g.blockLength}
+	return BookBidsEntry{buf: window(g.buf, i*g.blockLength, g.blockLength)}
 }
 
 // EncodedLength is the dimension plus every entry.
-func (g BookBidsGroup) EncodedLength() int { return GroupHeaderSize + g.count*g.blockLength }
+func (g BookBidsGroup) EncodedLength() int { return GroupHeaderSize + len(g.buf) }
 
 // Bids returns the group "bids" as found in the buffer. After a successful
 // WrapDecode or BidsCount it is always in range; otherwise it is empty.
 func (m *Book) Bids() BookBidsGroup {
-	p := groupOffset(m.buf, m.off, 0)
+	p := groupOffset(m.buf, 0)
 	if p < 0 {
 		return BookBidsGroup{}
 	}
-	if _, err := checkGroup(m.buf, p, BookBidsBlockLength); err != nil {
+	end, err := checkGroup(m.buf, p, BookBidsBlockLength)
+	if err != nil {
 		return BookBidsGroup{}
 	}
-	return BookBidsGroup{buf: m.buf, off: p + GroupHeaderSize,
-		blockLength: int(binary.LittleEndian.Uint16(m.buf[p:])),
-		count:       int(binary.LittleEndian.Uint16(m.buf[p+2:]))}
+	d := m.buf[p : p+GroupHeaderSize]
+	return BookBidsGroup{buf: m.buf[p+GroupHeaderSize : end : end],
+		blockLength: int(binary.LittleEndian.Uint16(d[0:2])),
+		count:       int(binary.LittleEndian.Uint16(d[2:4]))}
 }
 
 // BidsCount sizes group "bids" to n zeroed entries of BookBidsBlockLength bytes
@@ -963,68 +1034,76 @@ func (m *Book) BidsCount(n int) (BookBidsGroup, error) {
 	if n < 0 || n > sbe.GroupCountMax {
 		return BookBidsGroup{}, sbe.ErrGroupCount
 	}
-	p := groupOffset(m.buf, m.off, 0)
-	size := GroupHeaderSize + n*BookBidsBlockLength
-	if p < 0 || fieldBytes(m.buf, p, size+1*GroupHeaderSize) == nil {
+	p := groupOffset(m.buf, 0)
+	end := p + GroupHeaderSize + n*BookBidsBlockLength
+	if p < 0 || window(m.buf, p, end-p+1*GroupHeaderSize) == nil {
 		return BookBidsGroup{}, sbe.ErrShortBuffer
 	}
-	binary.LittleEndian.PutUint16(m.buf[p:], BookBidsBlockLength)
-	binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))
-	clear(m.buf[p+GroupHeaderSize : p+size])
-	putEmptyGroup(m.buf, p+size+0*GroupHeaderSize, BookAsksBlockLength)
-	return BookBidsGroup{buf: m.buf, off: p + GroupHeaderSize, blockLength: BookBidsBlockLength, count: n}, nil
+	putGroupHeader(m.buf, p, BookBidsBlockLength, n)
+	entries := m.buf[p+GroupHeaderSize : end : end]
+	clear(entries)
+	putGroupHeader(m.buf, end+0*GroupHeaderSize, BookAsksBlockLength, 0)
+	return BookBidsGroup{buf: entries, blockLength: BookBidsBlockLength, count: n}, nil
 }
 
 // BookBidsEntry is a flyweight over one entry of group "bids" of Book.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.
 type BookBidsEntry struct {
-	buf []byte
-	off int
+	buf []byte // the entry, or nil
 }
 
 // Price reads field "price" (id 1) at offset 0 (int64).
 func (e BookBidsEntry) Price() int64 {
-	if b := fieldBytes(e.buf, e.off, 8); b != nil {
-		return int64(binary.LittleEndian.Uint64(b))
+	b := e.buf
+	if len(b) < 8 {
+		return 0
 	}
-	return 0
+	return int64(binary.LittleEndian.Uint64(b[0:8]))
 }
 
 // SetPrice writes field "price" (id 1); it does nothing on a flyweight that is not wrapped.
 func (e BookBidsEntry) SetPrice(v int64) {
-	if b := fieldBytes(e.buf, e.off, 8); b != nil {
-		binary.LittleEndian.PutUint64(b, uint64(v))
+	b := e.buf
+	if len(b) < 8 {
+		return
 	}
+	binary.LittleEndian.PutUint64(b[0:8], uint64(v))
 }
 
 // Qty reads field "qty" (id 2) at offset 8 (int32).
 func (e BookBidsEntry) Qty() int32 {
-	if b := fieldBytes(e.buf, e.off+8, 4); b != nil {
-		return int32(binary.LittleEndian.Uint32(b))
+	b := e.buf
+	if len(b) < 12 {
+		return 0
 	}
-	return 0
+	return int32(binary.LittleEndian.Uint32(b[8:12]))
 }
 
 // SetQty writes field "qty" (id 2); it does nothing on a flyweight that is not wrapped.
 func (e BookBidsEntry) SetQty(v int32) {
-	if b := fieldBytes(e.buf, e.off+8, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := e.buf
+	if len(b) < 12 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[8:12], uint32(v))
 }
 
 // Action reads field "action" (id 3) at offset 12 (char).
 func (e BookBidsEntry) Action() Action {
-	if b := fieldBytes(e.buf, e.off+12, 1); b != nil {
-		return Action(b[0])
+	b := e.buf
+	if len(b) < 13 {
+		return 0
 	}
-	return 0
+	return Action(b[12])
 }
 
 // SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
 func (e BookBidsEntry) SetAction(v Action) {
-	if b := fieldBytes(e.buf, e.off+12, 1); b != nil {
-		b[0] = byte(v)
+	b := e.buf
+	if len(b) < 13 {
+		return
 	}
+	b[12] = uint8(v)
 }
 
 // BookAsksBlockLength is the length of one entry of group "asks" of Book.
@@ -1033,9 +1112,8 @@ const BookAsksBlockLength = 24
 // BookAsksGroup is a view of the repeating group "asks" (id 4) of Book: a count of
 // entries of at least BookAsksBlockLength bytes each. The zero value is empty.
 type BookAsksGroup struct {
-	buf         []byte
-	off         int // offset of the first entry
-	blockLength int // acting entry length
+	buf         []byte // the entries, count*blockLength bytes
+	blockLength int    // acting entry length
 	count       int
 }
 
@@ -1048,25 +1126,27 @@ func (g BookAsksGroup) Entry(i int) BookAsksEntry {
 	if i < 0 || i >= g.count {
 		return BookAsksEntry{}
 	}
-	return BookAsksEntry{buf: g.buf, off: g.off + i*g.blockLength}
+	return BookAsksEntry{buf: window(g.buf, i*g.blockLength, g.blockLength)}
 }
 
 // EncodedLength is the dimension plus every entry.
-func (g BookAsksGroup) EncodedLength() int { return GroupHeaderSize + g.count*g.blockLength }
+func (g BookAsksGroup) EncodedLength() int { return GroupHeaderSize + len(g.buf) }
 
 // Asks returns the group "asks" as found in the buffer. After a successful
 // WrapDecode or AsksCount it is always in range; otherwise it is empty.
 func (m *Book) Asks() BookAsksGroup {
-	p := groupOffset(m.buf, m.off, 1)
+	p := groupOffset(m.buf, 1)
 	if p < 0 {
 		return BookAsksGroup{}
 	}
-	if _, err := checkGroup(m.buf, p, BookAsksBlockLength); err != nil {
+	end, err := checkGroup(m.buf, p, BookAsksBlockLength)
+	if err != nil {
 		return BookAsksGroup{}
 	}
-	return BookAsksGroup{buf: m.buf, off: p + GroupHeaderSize,
-		blockLength: int(binary.LittleEndian.Uint16(m.buf[p:])),
-		count:       int(binary.LittleEndian.Uint16(m.buf[p+2:]))}
+	d := m.buf[p : p+GroupHeaderSize]
+	return BookAsksGroup{buf: m.buf[p+GroupHeaderSize : end : end],
+		blockLength: int(binary.LittleEndian.Uint16(d[0:2])),
+		count:       int(binary.LittleEndian.Uint16(d[2:4]))}
 }
 
 // AsksCount sizes group "asks" to n zeroed entries of BookAsksBlockLength bytes
@@ -1078,57 +1158,65 @@ func (m *Book) AsksCount(n int) (BookAsksGroup, error) {
 	if n < 0 || n > sbe.GroupCountMax {
 		return BookAsksGroup{}, sbe.ErrGroupCount
 	}
-	p := groupOffset(m.buf, m.off, 1)
-	size := GroupHeaderSize + n*BookAsksBlockLength
-	if p < 0 || fieldBytes(m.buf, p, size+0*GroupHeaderSize) == nil {
+	p := groupOffset(m.buf, 1)
+	end := p + GroupHeaderSize + n*BookAsksBlockLength
+	if p < 0 || window(m.buf, p, end-p+0*GroupHeaderSize) == nil {
 		return BookAsksGroup{}, sbe.ErrShortBuffer
 	}
-	binary.LittleEndian.PutUint16(m.buf[p:], BookAsksBlockLength)
-	binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))
-	clear(m.buf[p+GroupHeaderSize : p+size])
-	return BookAsksGroup{buf: m.buf, off: p + GroupHeaderSize, blockLength: BookAsksBlockLength, count: n}, nil
+	putGroupHeader(m.buf, p, BookAsksBlockLength, n)
+	entries := m.buf[p+GroupHeaderSize : end : end]
+	clear(entries)
+	return BookAsksGroup{buf: entries, blockLength: BookAsksBlockLength, count: n}, nil
 }
 
 // BookAsksEntry is a flyweight over one entry of group "asks" of Book.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.
 type BookAsksEntry struct {
-	buf []byte
-	off int
+	buf []byte // the entry, or nil
 }
 
-// Price returns field "price" (id 1) at offset 0, a Decimal flyweight over the same buffer.
+// Price returns field "price" (id 1) at offset 0, a Decimal flyweight over the same bytes.
 func (e BookAsksEntry) Price() Decimal {
-	return Decimal{buf: e.buf, off: e.off}
+	if len(e.buf) < 9 {
+		return Decimal{}
+	}
+	return Decimal{buf: e.buf[0:9:9]}
 }
 
 // Qty reads field "qty" (id 2) at offset 12 (int32).
 func (e BookAsksEntry) Qty() int32 {
-	if b := fieldBytes(e.buf, e.off+12, 4); b != nil {
-		return int32(binary.LittleEndian.Uint32(b))
+	b := e.buf
+	if len(b) < 16 {
+		return 0
 	}
-	return 0
+	return int32(binary.LittleEndian.Uint32(b[12:16]))
 }
 
 // SetQty writes field "qty" (id 2); it does nothing on a flyweight that is not wrapped.
 func (e BookAsksEntry) SetQty(v int32) {
-	if b := fieldBytes(e.buf, e.off+12, 4); b != nil {
-		binary.LittleEndian.PutUint32(b, uint32(v))
+	b := e.buf
+	if len(b) < 16 {
+		return
 	}
+	binary.LittleEndian.PutUint32(b[12:16], uint32(v))
 }
 
 // Flags reads field "flags" (id 3) at offset 16 (uint8).
 func (e BookAsksEntry) Flags() Flags {
-	if b := fieldBytes(e.buf, e.off+16, 1); b != nil {
-		return Flags(b[0])
+	b := e.buf
+	if len(b) < 17 {
+		return 0
 	}
-	return 0
+	return Flags(b[16])
 }
 
 // SetFlags writes field "flags" (id 3); it does nothing on a flyweight that is not wrapped.
 func (e BookAsksEntry) SetFlags(v Flags) {
-	if b := fieldBytes(e.buf, e.off+16, 1); b != nil {
-		b[0] = byte(v)
+	b := e.buf
+	if len(b) < 17 {
+		return
 	}
+	b[16] = uint8(v)
 }
 
 // The constants of message "Empty".
@@ -1141,25 +1229,24 @@ const (
 
 // Empty is a flyweight over message "Empty" (template 3).
 //
-// No fields at all
+// No fields at all.
 // The zero value is unwrapped: getters return zero values and setters write nothing.
 type Empty struct {
-	buf []byte
-	off int
+	buf []byte // the message, header included, or nil when not wrapped
 }
 
 // WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block. It fails with
-// sbe.ErrShortBuffer when buf is shorter than off+EmptyEncodedLength,
-// leaving m unwrapped and buf untouched.
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+EmptyEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Empty) WrapEncode(buf []byte, off int) error {
-	b := fieldBytes(buf, off, EmptyEncodedLength)
+	b := window(buf, off, EmptyEncodedLength)
 	if b == nil {
-		m.buf, m.off = nil, 0
+		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	encodeHeader(b, EmptyTemplateID, EmptyBlockLength)
-	m.buf, m.off = buf, off
+	m.buf = b
 	return nil
 }
 
@@ -1167,20 +1254,15 @@ func (m *Empty) WrapEncode(buf []byte, off int) error {
 // checking the schema id, the template id, that the block is at least
 // EmptyBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Empty) WrapDecode(buf []byte, off int) error {
-	m.buf, m.off = nil, 0
-	if _, err := decodeHeader(buf, off, EmptyTemplateID, EmptyBlockLength); err != nil {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, EmptyTemplateID, EmptyBlockLength)
+	if err != nil {
 		return err
 	}
-	m.buf, m.off = buf, off
+	m.buf = window(buf, off, MessageHeaderSize+acting)
 	return nil
 }
 
 // EncodedLength is the header plus the acting block length (which may
 // exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Empty) EncodedLength() int {
-	h := fieldBytes(m.buf, m.off, MessageHeaderSize)
-	if h == nil {
-		return 0
-	}
-	return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
-}
+func (m *Empty) EncodedLength() int { return len(m.buf) }

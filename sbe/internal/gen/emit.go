@@ -131,31 +131,29 @@ func (w *writer) imports() {
 // runtime writes the unexported helpers every flyweight uses.
 func (w *writer) runtime() {
 	w.f(`
-// fieldBytes returns buf[off:off+width] with its capacity cut to width, or
-// nil when that range is not inside buf. Every accessor goes through it, so a
-// flyweight that is not wrapped (or whose Wrap failed) reads zeros and writes
-// nothing instead of panicking.
-func fieldBytes(buf []byte, off, width int) []byte {
-	if off < 0 || width > len(buf)-off {
+// window returns buf[off:off+n] with its capacity cut to n, or nil when that
+// range is not inside buf.
+func window(buf []byte, off, n int) []byte {
+	if off < 0 || n > len(buf)-off {
 		return nil
 	}
-	return buf[off : off+width : off+width]
+	return buf[off : off+n : off+n]
 }
 
 // decodeHeader checks the message header at off and returns the acting block
 // length, which may exceed ours when the sender has a newer schema version.
 func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	if binary.LittleEndian.Uint16(h[2:]) != templateID {
+	if binary.LittleEndian.Uint16(h[2:4]) != templateID {
 		return 0, sbe.ErrWrongTemplate
 	}
-	acting := int(binary.LittleEndian.Uint16(h[0:]))
+	acting := int(binary.LittleEndian.Uint16(h[0:2]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
@@ -165,27 +163,27 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header and zeroes the block that follows.
-// The caller has checked that buf holds both.
+// encodeHeader writes a message header at the start of b and zeroes the
+// block that follows. The caller has checked that b holds both.
 func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:], templateID)
-	binary.LittleEndian.PutUint16(b[4:], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:], SchemaVersion)
+	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(b[2:4], templateID)
+	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
+	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
 	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
 // off, after checking that the header fits in buf and names this schema.
 func TemplateIDOf(buf []byte, off int) (uint16, error) {
-	h := fieldBytes(buf, off, MessageHeaderSize)
+	h := window(buf, off, MessageHeaderSize)
 	if h == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	if binary.LittleEndian.Uint16(h[4:]) != SchemaID {
+	if binary.LittleEndian.Uint16(h[4:6]) != SchemaID {
 		return 0, sbe.ErrWrongSchema
 	}
-	return binary.LittleEndian.Uint16(h[2:]), nil
+	return binary.LittleEndian.Uint16(h[2:4]), nil
 }
 `)
 	w.f("// MessageName returns the schema name of a template id, or \"\" for an id")
@@ -206,49 +204,52 @@ func TemplateIDOf(buf []byte, off int) (uint16, error) {
 
 func (w *writer) groupRuntime() {
 	w.f(`
-// groupOffset returns the offset of the dimension of the message's group
-// number k (0-based), walking the groups before it, or -1 when the buffer
-// ends first. off is the message header's offset.
-func groupOffset(buf []byte, off int, k int) int {
-	h := fieldBytes(buf, off, MessageHeaderSize)
-	if h == nil {
+// groupOffset returns the offset in msg (a message from its header on) of
+// the dimension of its group number k (0-based), walking the groups before
+// it, or -1 when msg ends first.
+func groupOffset(msg []byte, k int) int {
+	if len(msg) < MessageHeaderSize {
 		return -1
 	}
-	p := off + MessageHeaderSize + int(binary.LittleEndian.Uint16(h))
+	p := MessageHeaderSize + int(binary.LittleEndian.Uint16(msg[0:2]))
 	for ; k > 0; k-- {
-		d := fieldBytes(buf, p, GroupHeaderSize)
+		d := window(msg, p, GroupHeaderSize)
 		if d == nil {
 			return -1
 		}
-		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d))*int(binary.LittleEndian.Uint16(d[2:]))
+		p += GroupHeaderSize + int(binary.LittleEndian.Uint16(d[0:2]))*int(binary.LittleEndian.Uint16(d[2:4]))
+	}
+	if p > len(msg) {
+		return -1
 	}
 	return p
 }
 
-// checkGroup checks the group dimension at p against the schema's entry
-// length and the buffer, and returns the offset just past the group.
-func checkGroup(buf []byte, p int, blockLength int) (int, error) {
-	d := fieldBytes(buf, p, GroupHeaderSize)
+// checkGroup checks the group dimension at p in msg against the schema's
+// entry length and the buffer, and returns the offset just past the group.
+func checkGroup(msg []byte, p int, blockLength int) (int, error) {
+	d := window(msg, p, GroupHeaderSize)
 	if d == nil {
 		return 0, sbe.ErrShortBuffer
 	}
-	acting := int(binary.LittleEndian.Uint16(d))
-	count := int(binary.LittleEndian.Uint16(d[2:]))
+	acting := int(binary.LittleEndian.Uint16(d[0:2]))
+	count := int(binary.LittleEndian.Uint16(d[2:4]))
 	if acting < blockLength {
 		return 0, sbe.ErrBlockLength
 	}
 	p += GroupHeaderSize
-	if len(buf)-p < acting*count {
+	if len(msg)-p < acting*count {
 		return 0, sbe.ErrShortBuffer
 	}
 	return p + acting*count, nil
 }
 
-// putEmptyGroup writes the dimension of an empty group at p; the caller has
-// checked that it fits.
-func putEmptyGroup(buf []byte, p int, blockLength int) {
-	binary.LittleEndian.PutUint16(buf[p:], uint16(blockLength))
-	binary.LittleEndian.PutUint16(buf[p+2:], 0)
+// putGroupHeader writes a group dimension at p; the caller has checked that
+// it fits.
+func putGroupHeader(msg []byte, p int, blockLength, count int) {
+	d := msg[p : p+GroupHeaderSize]
+	binary.LittleEndian.PutUint16(d[0:2], uint16(blockLength))
+	binary.LittleEndian.PutUint16(d[2:4], uint16(count))
 }`)
 }
 
@@ -349,38 +350,38 @@ func (w *writer) composite(t *Type) {
 	w.f("")
 	w.f("// %s is a flyweight over the composite %q.", t.GoName, t.Name)
 	if t.Description != "" {
-		w.comment(t.Description)
+		w.comment(t.Description + ".")
 	}
 	w.f("// Its accessors have value receivers so that a composite returned by a")
 	w.f("// message getter can be read and written in place.")
 	w.f("type %s struct {", t.GoName)
-	w.f("buf []byte")
-	w.f("off int")
+	w.f("buf []byte // the composite's bytes, or nil when not wrapped")
 	w.f("}")
 	w.f("")
 	w.f("// Wrap points c at the composite at off in buf; it fails with")
 	w.f("// sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.")
 	w.f("func (c *%s) Wrap(buf []byte, off int) error {", t.GoName)
-	w.f("if fieldBytes(buf, off, %sEncodedLength) == nil {", t.GoName)
-	w.f("c.buf, c.off = nil, 0")
+	w.f("c.buf = window(buf, off, %sEncodedLength)", t.GoName)
+	w.f("if c.buf == nil {")
 	w.f("return sbe.ErrShortBuffer")
 	w.f("}")
-	w.f("c.buf, c.off = buf, off")
 	w.f("return nil")
 	w.f("}")
 	for _, f := range t.Members {
-		w.accessors("c "+t.GoName, "c", "c.off", f)
+		w.accessors("c "+t.GoName, "c", 0, f)
 	}
 }
 
 // accessors writes the getter and setter of one field. recv is the receiver
-// declaration, name its variable, base the expression of the block's offset.
-func (w *writer) accessors(recv, name, base string, f *Field) {
+// declaration, name its variable, and base the offset of the field's block
+// in the flyweight's slice (the header size for a message, 0 otherwise).
+// Every accessor checks the slice's length against the constant end of the
+// field, which the compiler then uses to drop its own bounds checks: one
+// comparison per access, and an unwrapped (nil) flyweight reads zeros and
+// writes nothing instead of panicking.
+func (w *writer) accessors(recv, name string, base int, f *Field) {
 	t := f.Type
-	at := base
-	if f.Offset != 0 {
-		at = fmt.Sprintf("%s+%d", base, f.Offset)
-	}
+	at := base + f.Offset
 	w.f("")
 	desc := fmt.Sprintf("field %q", f.Name)
 	if f.ID == 0 {
@@ -394,10 +395,13 @@ func (w *writer) accessors(recv, name, base string, f *Field) {
 		w.commentIf(f.Description)
 		w.f("func (%s) %s() %s { return %s }", recv, f.GoName, t.Prim.GoType, t.Constant)
 	case t.Kind == KindComposite:
-		w.f("// %s returns %s at offset %d, a %s flyweight over the same buffer.", f.GoName, desc, f.Offset, t.GoName)
+		w.f("// %s returns %s at offset %d, a %s flyweight over the same bytes.", f.GoName, desc, f.Offset, t.GoName)
 		w.commentIf(f.Description)
 		w.f("func (%s) %s() %s {", recv, f.GoName, t.GoName)
-		w.f("return %s{buf: %s.buf, off: %s}", t.GoName, name, at)
+		w.f("if len(%s.buf) < %d {", name, at+t.Size)
+		w.f("return %s{}", t.GoName)
+		w.f("}")
+		w.f("return %s{buf: %s.buf[%d:%d:%d]}", t.GoName, name, at, at+t.Size, at+t.Size)
 		w.f("}")
 	case t.Kind == KindCharArray:
 		w.charArray(recv, name, at, desc, f)
@@ -409,46 +413,47 @@ func (w *writer) accessors(recv, name, base string, f *Field) {
 func (w *writer) commentIf(text string) {
 	if text != "" {
 		w.f("//")
-		w.comment(text)
+		w.comment(strings.TrimSuffix(text, ".") + ".")
 	}
 }
 
-func (w *writer) scalar(recv, name, at, desc string, f *Field) {
+func (w *writer) scalar(recv, name string, at int, desc string, f *Field) {
 	t := f.Type
 	goType := t.Prim.GoType
 	if t.Kind == KindEnum || t.Kind == KindSet {
 		goType = t.GoName
 	}
+	end := at + t.Size
 	w.f("// %s reads %s at offset %d (%s).", f.GoName, desc, f.Offset, t.Prim.Name)
 	w.commentIf(f.Description)
 	w.f("func (%s) %s() %s {", recv, f.GoName, goType)
-	w.f("if b := fieldBytes(%s.buf, %s, %d); b != nil {", name, at, t.Size)
-	w.f("return %s", readExpr(t, goType))
-	w.f("}")
+	w.f("b := %s.buf", name)
+	w.f("if len(b) < %d {", end)
 	w.f("return 0")
+	w.f("}")
+	w.f("return %s", readExpr(t, goType, at))
 	w.f("}")
 	w.f("")
 	w.f("// Set%s writes %s; it does nothing on a flyweight that is not wrapped.", f.GoName, desc)
 	w.f("func (%s) Set%s(v %s) {", recv, f.GoName, goType)
-	w.f("if b := fieldBytes(%s.buf, %s, %d); b != nil {", name, at, t.Size)
-	w.f("%s", writeStmt(t))
+	w.f("b := %s.buf", name)
+	w.f("if len(b) < %d {", end)
+	w.f("return")
 	w.f("}")
+	w.f("%s", writeStmt(t, at))
 	w.f("}")
 }
 
-// readExpr is the expression that decodes b as the field's Go type.
-func readExpr(t *Type, goType string) string {
+// readExpr is the expression that decodes the field at b[at:] as goType.
+func readExpr(t *Type, goType string, at int) string {
 	p := t.Prim
+	end := at + p.Size
 	var raw string
 	switch p.Size {
 	case 1:
-		raw = "b[0]"
-	case 2:
-		raw = "binary.LittleEndian.Uint16(b)"
-	case 4:
-		raw = "binary.LittleEndian.Uint32(b)"
+		raw = fmt.Sprintf("b[%d]", at)
 	default:
-		raw = "binary.LittleEndian.Uint64(b)"
+		raw = fmt.Sprintf("binary.LittleEndian.Uint%d(b[%d:%d])", p.Size*8, at, end)
 	}
 	switch {
 	case p.Name == "float":
@@ -461,9 +466,10 @@ func readExpr(t *Type, goType string) string {
 	return raw
 }
 
-// writeStmt is the statement that encodes v into b.
-func writeStmt(t *Type) string {
+// writeStmt is the statement that encodes v into b[at:].
+func writeStmt(t *Type, at int) string {
 	p := t.Prim
+	end := at + p.Size
 	v := "v"
 	switch p.Name {
 	case "float":
@@ -471,46 +477,54 @@ func writeStmt(t *Type) string {
 	case "double":
 		v = "math.Float64bits(v)"
 	}
-	switch p.Size {
-	case 1:
-		return "b[0] = byte(v)"
-	case 2:
-		return "binary.LittleEndian.PutUint16(b, uint16(" + v + "))"
-	case 4:
-		return "binary.LittleEndian.PutUint32(b, uint32(" + v + "))"
+	unsigned := fmt.Sprintf("uint%d", p.Size*8)
+	if t.Kind == KindPrimitive && p.GoType == unsigned || p.GoType == "byte" && t.Kind == KindPrimitive {
+		// Already the right type: no conversion.
+	} else if p.Name != "float" && p.Name != "double" {
+		v = unsigned + "(" + v + ")"
 	}
-	return "binary.LittleEndian.PutUint64(b, uint64(" + v + "))"
+	if p.Size == 1 {
+		return fmt.Sprintf("b[%d] = %s", at, v)
+	}
+	return fmt.Sprintf("binary.LittleEndian.PutUint%d(b[%d:%d], %s)", p.Size*8, at, end, v)
 }
 
-func (w *writer) charArray(recv, name, at, desc string, f *Field) {
+func (w *writer) charArray(recv, name string, at int, desc string, f *Field) {
 	t := f.Type
 	length := fmt.Sprint(t.Length)
-	if t.GoName != "" && w.named(t) {
+	if w.named(t) {
 		length = t.GoName + "Length"
 	}
+	end := at + t.Length
 	w.f("// %s returns %s at offset %d (char[%d]) up to its first NUL, as a", f.GoName, desc, f.Offset, t.Length)
 	w.f("// sub-slice of the buffer: no copy, valid while the buffer is.")
 	w.commentIf(f.Description)
 	w.f("func (%s) %s() []byte {", recv, f.GoName)
-	w.f("b := fieldBytes(%s.buf, %s, %s)", name, at, length)
-	w.f("if i := bytes.IndexByte(b, 0); i >= 0 {")
-	w.f("return b[:i:i]")
+	w.f("b := %s.buf", name)
+	w.f("if len(b) < %d {", end)
+	w.f("return nil")
 	w.f("}")
-	w.f("return b")
+	w.f("v := b[%d:%d:%d]", at, end, end)
+	w.f("if i := bytes.IndexByte(v, 0); i >= 0 {")
+	w.f("return v[:i:i]")
+	w.f("}")
+	w.f("return v")
 	w.f("}")
 	for _, variant := range []struct{ suffix, typ string }{{"", "[]byte"}, {"String", "string"}} {
 		w.f("")
 		w.f("// Set%s%s writes %s, padding it with NULs. A value longer than", f.GoName, variant.suffix, desc)
-		w.f("// %d bytes is refused with sbe.ErrValueTooLong and nothing is written.", t.Length)
+		w.f("// %s bytes is refused with sbe.ErrValueTooLong and nothing is written;", length)
+		w.f("// an unwrapped flyweight gives sbe.ErrShortBuffer.")
 		w.f("func (%s) Set%s%s(v %s) error {", recv, f.GoName, variant.suffix, variant.typ)
 		w.f("if len(v) > %s {", length)
 		w.f("return sbe.ErrValueTooLong")
 		w.f("}")
-		w.f("b := fieldBytes(%s.buf, %s, %s)", name, at, length)
-		w.f("if b == nil {")
+		w.f("b := %s.buf", name)
+		w.f("if len(b) < %d {", end)
 		w.f("return sbe.ErrShortBuffer")
 		w.f("}")
-		w.f("clear(b[copy(b, v):])")
+		w.f("field := b[%d:%d:%d]", at, end, end)
+		w.f("clear(field[copy(field, v):])")
 		w.f("return nil")
 		w.f("}")
 	}

@@ -21,14 +21,17 @@ func (w *writer) message(m *Message) {
 	w.commentIf(m.Description)
 	w.f("// The zero value is unwrapped: getters return zero values and setters write nothing.")
 	w.f("type %s struct {", n)
-	w.f("buf []byte")
-	w.f("off int")
+	if len(m.Groups) == 0 {
+		w.f("buf []byte // the message, header included, or nil when not wrapped")
+	} else {
+		w.f("buf []byte // from the header to the end of the message (decoding) or of the buffer (encoding); nil when not wrapped")
+	}
 	w.f("}")
 	w.wrapEncode(m)
 	w.wrapDecode(m)
 	w.encodedLength(m)
 	for _, f := range m.Fields {
-		w.accessors("m *"+n, "m", "m.off+MessageHeaderSize", f)
+		w.accessors("m *"+n, "m", 8, f)
 	}
 	for k, g := range m.Groups {
 		w.group(m, k, g)
@@ -40,23 +43,28 @@ func (w *writer) wrapEncode(m *Message) {
 	w.f("")
 	w.f("// WrapEncode points m at off in buf, writes the message header there and")
 	if len(m.Groups) > 0 {
-		w.f("// zeroes the block, and writes every group as empty. It fails with")
+		w.f("// zeroes the block, and writes every group as empty.")
 	} else {
-		w.f("// zeroes the block. It fails with")
+		w.f("// zeroes the block.")
 	}
-	w.f("// sbe.ErrShortBuffer when buf is shorter than off+%sEncodedLength,", n)
-	w.f("// leaving m unwrapped and buf untouched.")
+	w.f("// It fails with sbe.ErrShortBuffer when buf is shorter than")
+	w.f("// off+%sEncodedLength, leaving m unwrapped and buf untouched.", n)
 	w.f("func (m *%s) WrapEncode(buf []byte, off int) error {", n)
-	w.f("b := fieldBytes(buf, off, %sEncodedLength)", n)
+	w.f("b := window(buf, off, %sEncodedLength)", n)
 	w.f("if b == nil {")
-	w.f("m.buf, m.off = nil, 0")
+	w.f("m.buf = nil")
 	w.f("return sbe.ErrShortBuffer")
 	w.f("}")
 	w.f("encodeHeader(b, %sTemplateID, %sBlockLength)", n, n)
-	for k, g := range m.Groups {
-		w.f("putEmptyGroup(b, MessageHeaderSize+%sBlockLength+%d*GroupHeaderSize, %sBlockLength)", n, k, g.TypeName)
+	if len(m.Groups) == 0 {
+		w.f("m.buf = b")
+	} else {
+		for k, g := range m.Groups {
+			w.f("putGroupHeader(b, MessageHeaderSize+%sBlockLength+%d*GroupHeaderSize, %sBlockLength, 0)", n, k, g.TypeName)
+		}
+		w.f("// Groups grow into the rest of the buffer.")
+		w.f("m.buf = buf[off:len(buf):len(buf)]")
 	}
-	w.f("m.buf, m.off = buf, off")
 	w.f("return nil")
 	w.f("}")
 }
@@ -73,24 +81,23 @@ func (w *writer) wrapDecode(m *Message) {
 		w.f("// %sBlockLength bytes and that buf holds it. On error m is left unwrapped.", n)
 	}
 	w.f("func (m *%s) WrapDecode(buf []byte, off int) error {", n)
-	w.f("m.buf, m.off = nil, 0")
+	w.f("m.buf = nil")
+	w.f("acting, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength)", n, n)
+	w.f("if err != nil {")
+	w.f("return err")
+	w.f("}")
 	if len(m.Groups) == 0 {
-		w.f("if _, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength); err != nil {", n, n)
-		w.f("return err")
-		w.f("}")
+		w.f("m.buf = window(buf, off, MessageHeaderSize+acting)")
 	} else {
-		w.f("acting, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength)", n, n)
-		w.f("if err != nil {")
-		w.f("return err")
-		w.f("}")
-		w.f("p := off + MessageHeaderSize + acting")
+		w.f("msg := buf[off:]")
+		w.f("end := MessageHeaderSize + acting")
 		for _, g := range m.Groups {
-			w.f("if p, err = checkGroup(buf, p, %sBlockLength); err != nil {", g.TypeName)
+			w.f("if end, err = checkGroup(msg, end, %sBlockLength); err != nil {", g.TypeName)
 			w.f("return err")
 			w.f("}")
 		}
+		w.f("m.buf = msg[:end:end]")
 	}
-	w.f("m.buf, m.off = buf, off")
 	w.f("return nil")
 	w.f("}")
 }
@@ -101,23 +108,13 @@ func (w *writer) encodedLength(m *Message) {
 	if len(m.Groups) == 0 {
 		w.f("// EncodedLength is the header plus the acting block length (which may")
 		w.f("// exceed ours for a newer sender), or 0 when m is not wrapped.")
-		w.f("func (m *%s) EncodedLength() int {", n)
-		w.f("h := fieldBytes(m.buf, m.off, MessageHeaderSize)")
-		w.f("if h == nil {")
-		w.f("return 0")
-		w.f("}")
-		w.f("return MessageHeaderSize + int(binary.LittleEndian.Uint16(h))")
-		w.f("}")
+		w.f("func (m *%s) EncodedLength() int { return len(m.buf) }", n)
 		return
 	}
 	w.f("// EncodedLength is the header, the acting block and every group as")
 	w.f("// currently written, or 0 when m is not wrapped.")
 	w.f("func (m *%s) EncodedLength() int {", n)
-	w.f("p := groupOffset(m.buf, m.off, %d)", len(m.Groups))
-	w.f("if p < 0 {")
-	w.f("return 0")
-	w.f("}")
-	w.f("return p - m.off")
+	w.f("return max(groupOffset(m.buf, %d), 0)", len(m.Groups))
 	w.f("}")
 }
 
@@ -132,8 +129,7 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("// entries of at least %s bytes each. The zero value is empty.", bl)
 	w.commentIf(g.Description)
 	w.f("type %s struct {", t)
-	w.f("buf []byte")
-	w.f("off int // offset of the first entry")
+	w.f("buf []byte // the entries, count*blockLength bytes")
 	w.f("blockLength int // acting entry length")
 	w.f("count int")
 	w.f("}")
@@ -147,25 +143,27 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("if i < 0 || i >= g.count {")
 	w.f("return %s{}", entry)
 	w.f("}")
-	w.f("return %s{buf: g.buf, off: g.off + i*g.blockLength}", entry)
+	w.f("return %s{buf: window(g.buf, i*g.blockLength, g.blockLength)}", entry)
 	w.f("}")
 	w.f("")
 	w.f("// EncodedLength is the dimension plus every entry.")
-	w.f("func (g %s) EncodedLength() int { return GroupHeaderSize + g.count*g.blockLength }", t)
+	w.f("func (g %s) EncodedLength() int { return GroupHeaderSize + len(g.buf) }", t)
 	w.f("")
 	w.f("// %s returns the group %q as found in the buffer. After a successful", g.GoName, g.Name)
 	w.f("// WrapDecode or %sCount it is always in range; otherwise it is empty.", g.GoName)
 	w.f("func (m *%s) %s() %s {", m.GoName, g.GoName, t)
-	w.f("p := groupOffset(m.buf, m.off, %d)", k)
+	w.f("p := groupOffset(m.buf, %d)", k)
 	w.f("if p < 0 {")
 	w.f("return %s{}", t)
 	w.f("}")
-	w.f("if _, err := checkGroup(m.buf, p, %s); err != nil {", bl)
+	w.f("end, err := checkGroup(m.buf, p, %s)", bl)
+	w.f("if err != nil {")
 	w.f("return %s{}", t)
 	w.f("}")
-	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize,", t)
-	w.f("blockLength: int(binary.LittleEndian.Uint16(m.buf[p:])),")
-	w.f("count: int(binary.LittleEndian.Uint16(m.buf[p+2:]))}")
+	w.f("d := m.buf[p : p+GroupHeaderSize]")
+	w.f("return %s{buf: m.buf[p+GroupHeaderSize : end : end],", t)
+	w.f("blockLength: int(binary.LittleEndian.Uint16(d[0:2])),")
+	w.f("count: int(binary.LittleEndian.Uint16(d[2:4]))}")
 	w.f("}")
 	w.f("")
 	w.f("// %sCount sizes group %q to n zeroed entries of %s bytes", g.GoName, g.Name, bl)
@@ -180,27 +178,26 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("if n < 0 || n > sbe.GroupCountMax {")
 	w.f("return %s{}, sbe.ErrGroupCount", t)
 	w.f("}")
-	w.f("p := groupOffset(m.buf, m.off, %d)", k)
-	w.f("size := GroupHeaderSize + n*%s", bl)
-	w.f("if p < 0 || fieldBytes(m.buf, p, size+%d*GroupHeaderSize) == nil {", later)
+	w.f("p := groupOffset(m.buf, %d)", k)
+	w.f("end := p + GroupHeaderSize + n*%s", bl)
+	w.f("if p < 0 || window(m.buf, p, end-p+%d*GroupHeaderSize) == nil {", later)
 	w.f("return %s{}, sbe.ErrShortBuffer", t)
 	w.f("}")
-	w.f("binary.LittleEndian.PutUint16(m.buf[p:], %s)", bl)
-	w.f("binary.LittleEndian.PutUint16(m.buf[p+2:], uint16(n))")
-	w.f("clear(m.buf[p+GroupHeaderSize : p+size])")
+	w.f("putGroupHeader(m.buf, p, %s, n)", bl)
+	w.f("entries := m.buf[p+GroupHeaderSize : end : end]")
+	w.f("clear(entries)")
 	for j := k + 1; j < len(m.Groups); j++ {
-		w.f("putEmptyGroup(m.buf, p+size+%d*GroupHeaderSize, %sBlockLength)", j-k-1, m.Groups[j].TypeName)
+		w.f("putGroupHeader(m.buf, end+%d*GroupHeaderSize, %sBlockLength, 0)", j-k-1, m.Groups[j].TypeName)
 	}
-	w.f("return %s{buf: m.buf, off: p + GroupHeaderSize, blockLength: %s, count: n}, nil", t, bl)
+	w.f("return %s{buf: entries, blockLength: %s, count: n}, nil", t, bl)
 	w.f("}")
 	w.f("")
 	w.f("// %s is a flyweight over one entry of group %q of %s.", entry, g.Name, m.GoName)
 	w.f("// Its accessors have value receivers so that g.Entry(i).SetX(v) works.")
 	w.f("type %s struct {", entry)
-	w.f("buf []byte")
-	w.f("off int")
+	w.f("buf []byte // the entry, or nil")
 	w.f("}")
 	for _, f := range g.Fields {
-		w.accessors("e "+entry, "e", "e.off", f)
+		w.accessors("e "+entry, "e", 0, f)
 	}
 }
