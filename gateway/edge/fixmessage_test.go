@@ -105,8 +105,8 @@ func (c *fixClient) sendMsg(msgType string, body ...string) {
 	c.send(fixMsg(append(c.header(msgType), body...)...))
 }
 
-// logonFields is the body of a Logon with a password.
-func logonFields(password string) []string {
+// logonBody is the body of a Logon with a password.
+func logonBody(password string) []string {
 	f := []string{"98=0", "108=30", "141=Y"}
 	if password != "" {
 		f = append(f, "554="+password)

@@ -1,0 +1,288 @@
+package edge
+
+import (
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Errors a Conn returns.
+var (
+	// ErrOutboundFull is returned by Write when the client does not read
+	// fast enough; the connection is closed.
+	ErrOutboundFull = errors.New("edge: outbound buffer full, connection closed")
+	// ErrFatalFrame is returned by Read when the client sent a message the
+	// edge cannot skip (an oversize BodyLength); the connection is closed.
+	ErrFatalFrame = errors.New("edge: unframeable input, connection closed")
+)
+
+// initialOutboundBytes is the first capacity of each outbound buffer; they
+// grow by doubling, never past Config.OutboundBytesMax.
+const initialOutboundBytes = 4096
+
+// Conn is a client connection that passed the Logon gate. QuickFIX/Go reads
+// only whole, checked messages from it, and its writes never block: they
+// are copied into a bounded buffer that a goroutine of the Conn flushes
+// with a write deadline.
+//
+// Read is called by one goroutine (QuickFIX/Go's reader), Write by one
+// (QuickFIX/Go's writer); Close and the accessors may be called from any.
+type Conn struct {
+	l      *Listener
+	nc     net.Conn // the TLS connection, or raw
+	raw    *net.TCPConn
+	source netip.Addr
+	cert   *x509.Certificate
+	key    SessionKey
+
+	// Read side, owned by the reading goroutine.
+	fr      *framer
+	pending []byte // unread part of the current message
+	readErr error
+
+	// Write side.
+	mu           sync.Mutex
+	fill         []byte // bytes waiting for the writer goroutine
+	fillWrites   int
+	spare        []byte // the buffer the writer gives back
+	queuedBytes  int    // fill plus what is being written
+	queuedWrites int
+	dead         bool   // the socket is closed
+	closing      bool   // Close was called: flush, then close
+	reason       Reason // why it was closed, first reason wins
+	handed       bool   // QuickFIX/Go owns the Conn
+
+	wake       chan struct{} // a write is waiting
+	written    chan struct{} // see Written
+	killed     chan struct{} // closed when the socket is closed
+	writerDone chan struct{}
+	closeOnce  sync.Once
+}
+
+func newConn(l *Listener, nc net.Conn, raw *net.TCPConn, source netip.Addr) *Conn {
+	return &Conn{
+		l:          l,
+		nc:         nc,
+		raw:        raw,
+		source:     source,
+		fr:         newFramer(l.cfg.MaxMessageBytes, l.cfg.DropEmptyValues),
+		wake:       make(chan struct{}, 1),
+		written:    make(chan struct{}, 1),
+		killed:     make(chan struct{}),
+		writerDone: make(chan struct{}),
+	}
+}
+
+// Read returns bytes of whole messages that passed every check. Garbled
+// messages are skipped and counted; an oversize BodyLength closes the
+// connection.
+func (c *Conn) Read(p []byte) (int, error) {
+	for len(c.pending) == 0 {
+		msg, err := c.nextMessage()
+		if err != nil {
+			return 0, err
+		}
+		c.pending = msg
+		c.l.stats.MessagesIn.Add(1)
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
+
+// nextMessage frames the next good message; it is valid until the next call.
+func (c *Conn) nextMessage() ([]byte, error) {
+	stats := &c.l.stats
+	for {
+		v := c.fr.next()
+		switch v {
+		case frameOK:
+			return c.fr.message(), nil
+		case frameDrop:
+			stats.add(c.fr.reason)
+			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.reason, "source", c.source, "session", c.key)
+			continue
+		case frameFatal:
+			stats.add(c.fr.reason)
+			c.l.cfg.Logger.Info("edge: connection closed", "reason", c.fr.reason, "source", c.source, "session", c.key)
+			c.kill(c.fr.reason)
+			return nil, ErrFatalFrame
+		}
+		if g := c.fr.takeGarbage(); g > 0 {
+			stats.GarbageBytes.Add(uint64(g))
+		}
+		if c.readErr != nil {
+			c.kill(ReasonPeerClosed)
+			return nil, c.readErr
+		}
+		n, err := c.nc.Read(c.fr.space())
+		c.fr.wrote(n)
+		c.readErr = err
+	}
+}
+
+// Write copies p into the outbound buffer and returns at once. When the
+// buffer is full (the client is not reading) the connection is closed and
+// ErrOutboundFull returned.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
+		return 0, net.ErrClosed
+	}
+	if c.queuedBytes+len(p) > c.l.cfg.OutboundBytesMax || c.queuedWrites >= c.l.cfg.OutboundQueueMax {
+		c.mu.Unlock()
+		c.l.stats.add(ReasonOutboundFull)
+		c.l.cfg.Logger.Info("edge: connection closed", "reason", ReasonOutboundFull, "source", c.source, "session", c.key)
+		c.kill(ReasonOutboundFull)
+		return 0, ErrOutboundFull
+	}
+	c.fill = append(c.fill, p...)
+	c.fillWrites++
+	c.queuedBytes += len(p)
+	c.queuedWrites++
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	c.l.stats.MessagesOut.Add(1)
+	if c.l.cfg.OnWrite != nil {
+		c.l.cfg.OnWrite(c.key, len(p))
+	}
+	select {
+	case c.written <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// writeLoop flushes the outbound buffer until the connection dies.
+func (c *Conn) writeLoop() {
+	defer close(c.writerDone)
+	for {
+		select {
+		case <-c.wake:
+		case <-c.killed:
+			return
+		}
+		c.mu.Lock()
+		if len(c.fill) == 0 {
+			closing := c.closing
+			c.mu.Unlock()
+			if closing {
+				return
+			}
+			continue
+		}
+		buf, writes := c.fill, c.fillWrites
+		c.fill, c.fillWrites = c.spare[:0], 0
+		c.mu.Unlock()
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.cfg.WriteTimeout))
+		n, err := c.nc.Write(buf)
+		c.l.stats.BytesOut.Add(uint64(n))
+		c.mu.Lock()
+		c.queuedBytes -= len(buf)
+		c.queuedWrites -= writes
+		c.spare = buf[:0]
+		more := len(c.fill) > 0 || c.closing
+		c.mu.Unlock()
+		if more && err == nil {
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			r := ReasonPeerClosed
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				r = ReasonWriteTimeout
+				c.l.stats.add(r)
+				c.l.cfg.Logger.Info("edge: connection closed", "reason", r, "source", c.source, "session", c.key)
+			}
+			c.kill(r)
+			return
+		}
+	}
+}
+
+// kill closes the socket at once (so that the reader and writer stop) and
+// records why. It closes the TCP socket itself, not the TLS layer, whose
+// Close would try to send an alert to a client that may not be reading.
+// It does not release the session: QuickFIX/Go does that by calling Close
+// once it has seen the disconnect.
+func (c *Conn) kill(r Reason) {
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
+		return
+	}
+	c.dead = true
+	c.reason = r
+	c.mu.Unlock()
+	close(c.killed)
+	_ = c.raw.Close()
+}
+
+// Close flushes what QuickFIX/Go wrote (its Logout, typically), each write
+// bounded by Config.WriteTimeout, closes the connection and releases its
+// session: another Logon for it may then pass the gate. OnClose is called
+// once, with the first reason the connection was closed for.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closing = true
+		writer := c.handed
+		c.mu.Unlock()
+		if writer {
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+			<-c.writerDone
+		}
+		c.kill(ReasonClosedBySession)
+		c.l.release(c)
+	})
+	return nil
+}
+
+// Written receives a value after each Write (values coalesce: one waiting
+// value stands for any number of writes). An application that calls
+// SendToTarget for a session's next message only after Written fires keeps
+// at most one message queued inside QuickFIX/Go per session; see doc.go.
+func (c *Conn) Written() <-chan struct{} { return c.written }
+
+// Done is closed when the connection's socket is closed.
+func (c *Conn) Done() <-chan struct{} { return c.killed }
+
+// Key returns the session the connection logged on as.
+func (c *Conn) Key() SessionKey { return c.key }
+
+// Source returns the client's address.
+func (c *Conn) Source() netip.Addr { return c.source }
+
+// Certificate returns the client's verified TLS certificate, or nil.
+func (c *Conn) Certificate() *x509.Certificate { return c.cert }
+
+// LocalAddr returns the listening side's *net.TCPAddr (QuickFIX/Go checks
+// its port against SocketAcceptPort).
+func (c *Conn) LocalAddr() net.Addr { return c.raw.LocalAddr() }
+
+// RemoteAddr returns the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.raw.RemoteAddr() }
+
+// SetDeadline sets the read deadline only: writes have the edge's own
+// deadline (Config.WriteTimeout) per flush.
+func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// SetReadDeadline sets the read deadline.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// SetWriteDeadline does nothing: Write never blocks.
+func (c *Conn) SetWriteDeadline(time.Time) error { return nil }
+
+var _ net.Conn = (*Conn)(nil)

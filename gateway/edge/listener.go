@@ -1,0 +1,418 @@
+package edge
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+)
+
+const (
+	// readyQueueMax bounds connections that passed the Logon gate and wait
+	// for QuickFIX/Go's Accept; a connection waits at most until its logon
+	// deadline.
+	readyQueueMax = 64
+	// refusalLingerMax bounds how long a refused connection is drained
+	// after its Logout, so that the Logout is not lost to a TCP reset.
+	refusalLingerMax = 250 * time.Millisecond
+	// acceptRetryMax bounds the pause after a temporary accept error.
+	acceptRetryMax = time.Second
+)
+
+// Listener is the venue's FIX listener: a net.Listener whose Accept returns
+// only connections that have logged on through the gate. Give it to
+// QuickFIX/Go with Acceptor.SetNewListenerCallback(l.NewListenerCallback()).
+type Listener struct {
+	cfg   Config
+	tcp   *net.TCPListener
+	stats Stats
+	epoch time.Time
+
+	ready     chan *Conn
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+
+	mu           sync.Mutex
+	conns        int
+	sources      sourceTable
+	compIDs      compIDTable
+	acceptBucket tokenBucket
+	sessions     map[SessionKey]*Conn
+	handshaking  map[*net.TCPConn]struct{}
+	given        bool
+}
+
+// Listen starts listening on cfg.Address and accepting connections.
+func Listen(cfg Config) (*Listener, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
+	l := &Listener{
+		cfg:         cfg,
+		tcp:         ln.(*net.TCPListener),
+		epoch:       time.Now(),
+		ready:       make(chan *Conn, readyQueueMax),
+		done:        make(chan struct{}),
+		sources:     newSourceTable(cfg.SourcesMax),
+		compIDs:     newCompIDTable(cfg.CompIDsMax),
+		sessions:    make(map[SessionKey]*Conn),
+		handshaking: make(map[*net.TCPConn]struct{}),
+	}
+	l.acceptBucket = newTokenBucket(cfg.Accepts, 0)
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l, nil
+}
+
+// nowNs is the listener's monotonic clock.
+func (l *Listener) nowNs() int64 { return int64(time.Since(l.epoch)) }
+
+// Accept returns the next connection that passed the Logon gate. Its first
+// bytes are the Logon (without its password).
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops accepting, closes connections that have not passed the gate
+// yet and waits for the listener's goroutines. Connections already handed
+// to QuickFIX/Go stay open: QuickFIX/Go logs them out and closes them.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.done)
+		_ = l.tcp.Close()
+		l.mu.Lock()
+		for raw := range l.handshaking {
+			_ = raw.Close()
+		}
+		l.mu.Unlock()
+		l.wg.Wait()
+		for {
+			select {
+			case c := <-l.ready:
+				c.kill(ReasonListenerClosed)
+				c.Close()
+				continue
+			default:
+			}
+			break
+		}
+	})
+	return nil
+}
+
+// Addr returns the listening address.
+func (l *Listener) Addr() net.Addr { return l.tcp.Addr() }
+
+// Port returns the listening port: QuickFIX/Go's SocketAcceptPort must be
+// set to it, because QuickFIX/Go refuses connections whose local port
+// differs from the configured one.
+func (l *Listener) Port() int { return l.tcp.Addr().(*net.TCPAddr).Port }
+
+// Stats returns the listener's counters.
+func (l *Listener) Stats() *Stats { return &l.stats }
+
+// Session returns the connection logged on as key, if any.
+func (l *Listener) Session(key SessionKey) (*Conn, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.sessions[key]
+	return c, ok
+}
+
+// NewListenerCallback returns the function to give to QuickFIX/Go's
+// Acceptor.SetNewListenerCallback. It hands out this listener once; the
+// edge terminates TLS itself, so QuickFIX/Go must have no TLS settings.
+func (l *Listener) NewListenerCallback() func(address string, tlsConfig *tls.Config) (net.Listener, error) {
+	return func(address string, tlsConfig *tls.Config) (net.Listener, error) {
+		if tlsConfig != nil {
+			return nil, errors.New("edge: QuickFIX/Go has TLS settings; TLS belongs to edge.Config")
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.given {
+			return nil, fmt.Errorf("edge: listener already given to QuickFIX/Go; %s needs its own", address)
+		}
+		l.given = true
+		return l, nil
+	}
+}
+
+func (l *Listener) acceptLoop() {
+	defer l.wg.Done()
+	retry := 5 * time.Millisecond
+	for {
+		raw, err := l.tcp.AcceptTCP()
+		if err != nil {
+			select {
+			case <-l.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or similar: wait, bounded, and retry.
+			l.cfg.Logger.Warn("edge: accept failed", "err", err)
+			select {
+			case <-time.After(retry):
+			case <-l.done:
+				return
+			}
+			retry = min(2*retry, acceptRetryMax)
+			continue
+		}
+		retry = 5 * time.Millisecond
+		source := raw.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+		if r := l.admit(source, raw); r != ReasonNone {
+			l.stats.add(r)
+			l.cfg.Logger.Debug("edge: connection refused", "reason", r, "source", source)
+			_ = raw.SetLinger(0) // reset: no TIME_WAIT for refused floods
+			_ = raw.Close()
+			continue
+		}
+		l.stats.Accepted.Add(1)
+		l.stats.ConnectionsOpen.Add(1)
+		l.wg.Add(1)
+		go l.handshake(raw, source)
+	}
+}
+
+// admit applies the connection limits and registers the connection.
+func (l *Listener) admit(source netip.Addr, raw *net.TCPConn) Reason {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.nowNs()
+	if !l.acceptBucket.take(l.cfg.Accepts, now) {
+		return ReasonAcceptRate
+	}
+	if l.conns >= l.cfg.ConnectionsMax {
+		return ReasonConnectionsMax
+	}
+	s := l.sources.get(source, l.cfg.LogonsPerSource, now)
+	if s == nil {
+		return ReasonSourcesTableFull
+	}
+	if s.conns >= l.cfg.ConnectionsPerSourceMax {
+		return ReasonConnectionsPerSourceMax
+	}
+	s.conns++
+	l.conns++
+	l.handshaking[raw] = struct{}{}
+	return ReasonNone
+}
+
+// forget undoes admit when a connection closes.
+func (l *Listener) forget(source netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.conns--
+	if s, ok := l.sources.entries[source]; ok {
+		s.conns--
+	}
+	l.sources.release(source, l.cfg.LogonsPerSource, l.nowNs())
+	l.stats.ConnectionsOpen.Add(-1)
+}
+
+// handshake runs the TLS handshake and the Logon gate, then hands the
+// connection to Accept.
+func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
+	defer l.wg.Done()
+	deadline := time.Now().Add(l.cfg.LogonTimeout)
+	_ = raw.SetDeadline(deadline)
+	if l.cfg.SocketWriteBufferBytes > 0 {
+		_ = raw.SetWriteBuffer(l.cfg.SocketWriteBufferBytes)
+	}
+	var nc net.Conn = raw
+	c := newConn(l, nc, raw, source)
+	if l.cfg.TLS != nil {
+		tc := tls.Server(raw, l.cfg.TLS)
+		if err := tc.Handshake(); err != nil {
+			r := ReasonTLSHandshake
+			if isTimeout(err) {
+				r = ReasonLogonTimeout
+			}
+			l.refuse(c, r, err)
+			return
+		}
+		if chains := tc.ConnectionState().VerifiedChains; len(chains) > 0 {
+			c.cert = chains[0][0]
+		}
+		c.nc = tc
+	}
+	logon, r, err := l.gate(c, deadline)
+	if r != ReasonNone {
+		l.refuse(c, r, err)
+		return
+	}
+	_ = raw.SetDeadline(time.Time{})
+	c.pending = logon
+	c.fill = make([]byte, 0, initialOutboundBytes)
+	c.spare = make([]byte, 0, initialOutboundBytes)
+	c.handed = true
+	go c.writeLoop()
+	l.stats.LogonsPassed.Add(1)
+	l.stats.MessagesIn.Add(1)
+	l.stats.SessionsOpen.Add(1)
+	l.mu.Lock()
+	delete(l.handshaking, raw)
+	l.mu.Unlock()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case l.ready <- c:
+	case <-l.done:
+		c.kill(ReasonListenerClosed)
+		c.Close()
+	case <-timer.C:
+		// QuickFIX/Go is not accepting (not started, or stopping).
+		c.kill(ReasonLogonTimeout)
+		c.Close()
+	}
+}
+
+// refusal is a Logon the gate refused with a Logout.
+type refusal struct {
+	lf   logonFields
+	text string
+}
+
+func (r *refusal) Error() string { return r.text }
+
+// gate reads the first message and decides on it. On success it returns
+// the Logon to hand to QuickFIX/Go, and the session is claimed.
+func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
+	msg, err := c.nextMessage()
+	if err != nil {
+		if c.fr.reason == ReasonOversize {
+			return nil, ReasonOversize, err
+		}
+		if isTimeout(err) {
+			return nil, ReasonLogonTimeout, err
+		}
+		return nil, ReasonReadError, err
+	}
+	if string(c.fr.msgType()) != "A" {
+		return nil, ReasonNotLogon, errors.New("first message is not a Logon")
+	}
+	lf, problem := parseLogon(msg)
+	if problem != "" {
+		return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
+	}
+	if !slices.Contains(l.cfg.BeginStrings, lf.key.BeginString) {
+		return nil, ReasonWrongBeginString, &refusal{lf, "Unsupported BeginString"}
+	}
+	if r := l.takeLogonTokens(c.source, lf.key.ClientCompID); r != ReasonNone {
+		return nil, r, &refusal{lf, "Too many logon attempts"}
+	}
+	req := LogonRequest{Key: lf.key, Password: lf.password, Source: c.source, Certificate: c.cert}
+	if err := l.cfg.Authenticator.Authenticate(&req); err != nil {
+		l.cfg.Logger.Info("edge: logon refused", "session", lf.key, "source", c.source, "err", err)
+		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
+	}
+	c.key = lf.key
+	if !l.claim(c) {
+		return nil, ReasonLogonDuplicate, &refusal{lf, "Session already logged on"}
+	}
+	logon := stripCredentials(msg, lf.begin)
+	// The framer's buffer may still hold bytes the client sent after the
+	// Logon; QuickFIX/Go reads the Logon first, then those.
+	return logon, ReasonNone, nil
+}
+
+// takeLogonTokens charges one Logon attempt to the source and the CompID.
+func (l *Listener) takeLogonTokens(source netip.Addr, compID string) Reason {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.nowNs()
+	s := l.sources.entries[source] // present while the connection is open
+	if s != nil && !s.logons.take(l.cfg.LogonsPerSource, now) {
+		return ReasonLogonRateLimit
+	}
+	ok, tracked := l.compIDs.take([]byte(compID), l.cfg.LogonsPerCompID, now)
+	if !tracked {
+		return ReasonCompIDsTableFull
+	}
+	if !ok {
+		return ReasonLogonRateLimit
+	}
+	return ReasonNone
+}
+
+// claim registers c as its session's connection, unless one is logged on.
+func (l *Listener) claim(c *Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, busy := l.sessions[c.key]; busy {
+		return false
+	}
+	l.sessions[c.key] = c
+	return true
+}
+
+// release undoes claim and admit when a handed connection is closed.
+func (l *Listener) release(c *Conn) {
+	l.mu.Lock()
+	if l.sessions[c.key] == c {
+		delete(l.sessions, c.key)
+	}
+	c.mu.Lock()
+	reason := c.reason
+	c.mu.Unlock()
+	l.mu.Unlock()
+	l.forget(c.source)
+	l.stats.SessionsOpen.Add(-1)
+	if l.cfg.OnClose != nil {
+		l.cfg.OnClose(c.key, reason)
+	}
+}
+
+// refuse counts, logs and closes a connection that did not pass the gate;
+// a refused Logon is answered with a Logout first.
+func (l *Listener) refuse(c *Conn, r Reason, err error) {
+	l.stats.add(r)
+	l.mu.Lock()
+	delete(l.handshaking, c.raw)
+	l.mu.Unlock()
+	var ref *refusal
+	if errors.As(err, &ref) {
+		l.cfg.Logger.Debug("edge: logon refused", "reason", r, "source", c.source, "session", ref.lf.key)
+		logout := refusalLogout(ref.lf, ref.text, time.Now())
+		linger := time.Now().Add(refusalLingerMax)
+		_ = c.raw.SetDeadline(linger)
+		if _, err := c.nc.Write(logout); err == nil {
+			_ = c.raw.CloseWrite()
+			// Read what the client still sends until it closes, so the
+			// close is a FIN after the Logout rather than a reset.
+			var sink [512]byte
+			for {
+				if _, err := c.raw.Read(sink[:]); err != nil {
+					break
+				}
+			}
+		}
+	} else {
+		l.cfg.Logger.Debug("edge: connection closed", "reason", r, "source", c.source, "err", err)
+	}
+	_ = c.raw.Close()
+	l.forget(c.source)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

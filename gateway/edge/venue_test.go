@@ -1,0 +1,168 @@
+package edge
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+)
+
+// closeEvent is one OnClose call.
+type closeEvent struct {
+	key    SessionKey
+	reason Reason
+}
+
+// venue is a QuickFIX/Go acceptor behind an edge Listener, as `fixvenue
+// serve` wires them.
+type venue struct {
+	t        testing.TB
+	l        *Listener
+	acceptor *quickfix.Acceptor
+	app      *testApp
+	mu       sync.Mutex
+	closes   []closeEvent
+	writes   map[SessionKey]int
+}
+
+// testPassword is the password of a test client.
+func testPassword(compID string) string { return "pw-" + compID }
+
+// testClients returns CompIDs prefix1..prefixN.
+func testClients(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	return out
+}
+
+// testCredentials gives every client its test password.
+func testCredentials(clients ...string) Credentials {
+	c := Credentials{}
+	for _, id := range clients {
+		c[id] = Credential{Password: testPassword(id), VenueCompID: "VENUE"}
+	}
+	return c
+}
+
+// startVenue starts an edge listener with cfg (Address and Authenticator
+// filled in when empty) and a QuickFIX/Go acceptor behind it.
+func startVenue(t testing.TB, cfg Config, clients ...string) *venue {
+	t.Helper()
+	v := &venue{t: t, app: &testApp{}, writes: map[SessionKey]int{}}
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1:0"
+	}
+	if cfg.Authenticator == nil {
+		cfg.Authenticator = testCredentials(clients...)
+	}
+	onClose := cfg.OnClose
+	cfg.OnClose = func(k SessionKey, r Reason) {
+		v.mu.Lock()
+		v.closes = append(v.closes, closeEvent{k, r})
+		v.mu.Unlock()
+		if onClose != nil {
+			onClose(k, r)
+		}
+	}
+	onWrite := cfg.OnWrite
+	cfg.OnWrite = func(k SessionKey, n int) {
+		v.mu.Lock()
+		v.writes[k] += n
+		v.mu.Unlock()
+		if onWrite != nil {
+			onWrite(k, n)
+		}
+	}
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	v.l = l
+	v.acceptor = startAcceptorWith(t, v.app, l, nil, nil, clients...)
+	t.Cleanup(v.stop)
+	return v
+}
+
+func (v *venue) stop() {
+	v.acceptor.Stop()
+	_ = v.l.Close()
+}
+
+func (v *venue) addr() string { return v.l.Addr().String() }
+
+// dial opens a client connection to the venue.
+func (v *venue) dial(compID string) *fixClient {
+	v.t.Helper()
+	conn, err := net.DialTimeout("tcp", v.addr(), 5*time.Second)
+	if err != nil {
+		v.t.Fatalf("dial: %v", err)
+	}
+	v.t.Cleanup(func() { _ = conn.Close() })
+	return newFixClient(v.t, conn, compID)
+}
+
+// logon dials and logs compID on with its password (sequence numbers reset).
+func (v *venue) logon(compID string) *fixClient {
+	v.t.Helper()
+	c := v.dial(compID)
+	c.sendMsg("A", logonBody(testPassword(compID))...)
+	c.expect("A")
+	return c
+}
+
+// newOrder sends a NewOrderSingle with clOrdID.
+func (c *fixClient) newOrder(clOrdID string) {
+	c.t.Helper()
+	c.sendMsg("D", newOrderBody(clOrdID)...)
+}
+
+func newOrderBody(clOrdID string) []string {
+	return []string{"11=" + clOrdID, "21=1", "55=ACME", "54=1", "60=" + sendingTime(), "38=10", "40=2", "44=100"}
+}
+
+// trade sends a NewOrderSingle and expects its ExecutionReport.
+func (c *fixClient) trade(clOrdID string) {
+	c.t.Helper()
+	c.newOrder(clOrdID)
+	er := c.expect("8")
+	if er.get("11") != clOrdID {
+		c.t.Fatalf("%s: ExecutionReport for %q, want %q", c.compID, er.get("11"), clOrdID)
+	}
+}
+
+func (v *venue) closeEvents() []closeEvent {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]closeEvent(nil), v.closes...)
+}
+
+// waitReleased waits until no connection is logged on as compID.
+func (v *venue) waitReleased(compID string) {
+	v.t.Helper()
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: compID, VenueCompID: "VENUE"}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := v.l.Session(key); !ok {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	v.t.Fatalf("%s still logged on", compID)
+}
+
+func TestSmokeLogonAndTrade(t *testing.T) {
+	v := startVenue(t, Config{}, "CLIENT1", "CLIENT2")
+	c1 := v.logon("CLIENT1")
+	c2 := v.logon("CLIENT2")
+	c1.trade("a1")
+	c2.trade("b1")
+	c1.trade("a2")
+	if got := v.l.Stats().LogonsPassed.Load(); got != 2 {
+		t.Fatalf("LogonsPassed = %d", got)
+	}
+}
