@@ -1,0 +1,176 @@
+package journal_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// matcherConfig is a small venue: two instruments around 100.00.
+func matcherConfig() core.Config {
+	inst := func(id uint32, sym string) core.InstrumentConfig {
+		return core.InstrumentConfig{ID: id, Symbol: sym, TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1_000_000,
+			RefPriceTicks: 10_000, BandPercent: 10}
+	}
+	return core.Config{OrdersMax: 20_000, ClOrdIDsMax: 200_000, SessionsMax: 8, LevelsPerSideMax: 4096,
+		Instruments: []core.InstrumentConfig{inst(1, "AAA"), inst(2, "BBB")}}
+}
+
+// workload generates a deterministic stream of commands that trade,
+// rest, cancel and replace, from a seed.
+type workload struct {
+	rng     *rand.Rand
+	nextID  int
+	ids     [8][]string // ClOrdIDs issued per session
+	clockNs int64
+}
+
+func newWorkload(seed uint64) *workload {
+	return &workload{rng: rand.New(rand.NewPCG(seed, 7)), clockNs: 1_780_000_000_000_000_000}
+}
+
+// next encodes command seq into buf and returns its bytes.
+func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
+	t.Helper()
+	w.clockNs += int64(1 + w.rng.IntN(50_000))
+	session := uint16(1 + w.rng.IntN(4))
+	instrument := uint32(1 + w.rng.IntN(2))
+	side := venue.SideBuy
+	if w.rng.IntN(2) == 0 {
+		side = venue.SideSell
+	}
+	var n int
+	var err error
+	switch k := w.rng.IntN(100); {
+	case k < 70 || len(w.ids[session]) == 0:
+		var m venue.NewOrder
+		err = m.WrapEncode(buf, 0)
+		m.SetSeq(seq)
+		m.SetTimestampNs(w.clockNs)
+		m.SetSessionIdx(session)
+		m.SetSide(side)
+		m.SetInstrumentID(instrument)
+		m.SetOrdType(venue.OrdTypeLimit)
+		m.SetTimeInForce(venue.TimeInForceDay)
+		if k < 5 {
+			m.SetOrdType(venue.OrdTypeMarket)
+			m.SetTimeInForce(venue.TimeInForceIOC)
+		} else {
+			m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+			if k < 10 {
+				m.SetTimeInForce(venue.TimeInForceIOC)
+			}
+		}
+		m.SetQty(int64(1 + w.rng.IntN(100)))
+		id := w.newID()
+		w.ids[session] = append(w.ids[session], id)
+		if err == nil {
+			err = m.SetClOrdIDString(id)
+		}
+		if err == nil {
+			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
+		}
+		n = m.EncodedLength()
+	case k < 88:
+		var m venue.CancelOrder
+		err = m.WrapEncode(buf, 0)
+		m.SetSeq(seq)
+		m.SetTimestampNs(w.clockNs)
+		m.SetSessionIdx(session)
+		m.SetSide(side)
+		m.SetInstrumentID(instrument)
+		if err == nil {
+			err = m.SetClOrdIDString(w.newID())
+		}
+		if err == nil {
+			err = m.SetOrigClOrdIDString(w.pick(session))
+		}
+		n = m.EncodedLength()
+	case k < 97:
+		var m venue.ReplaceOrder
+		err = m.WrapEncode(buf, 0)
+		m.SetSeq(seq)
+		m.SetTimestampNs(w.clockNs)
+		m.SetSessionIdx(session)
+		m.SetSide(side)
+		m.SetOrdType(venue.OrdTypeLimit)
+		m.SetInstrumentID(instrument)
+		m.SetTimeInForce(venue.TimeInForceDay)
+		m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+		m.SetQty(int64(1 + w.rng.IntN(100)))
+		id := w.newID()
+		orig := w.pick(session)
+		w.ids[session] = append(w.ids[session], id)
+		if err == nil {
+			err = m.SetClOrdIDString(id)
+		}
+		if err == nil {
+			err = m.SetOrigClOrdIDString(orig)
+		}
+		if err == nil {
+			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
+		}
+		n = m.EncodedLength()
+	default:
+		var m venue.Tick
+		err = m.WrapEncode(buf, 0)
+		m.SetSeq(seq)
+		m.SetTimestampNs(w.clockNs)
+		n = m.EncodedLength()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf[:n]
+}
+
+func (w *workload) newID() string {
+	w.nextID++
+	return fmt.Sprintf("o%d", w.nextID)
+}
+
+func (w *workload) pick(session uint16) string {
+	ids := w.ids[session]
+	return ids[w.rng.IntN(len(ids))]
+}
+
+// writeWorkload journals n commands of workload seed into dir with cfg and
+// returns the expected event hash, computed by applying the same commands
+// to a matcher as they are generated.
+func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n int) journal.VerifyResult {
+	t.Helper()
+	w, err := journal.Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.NewMatcher(matcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := journal.NewHashSink()
+	gen := newWorkload(seed)
+	buf := make([]byte, 256)
+	for i := range n {
+		cmd := gen.next(t, buf, uint64(i))
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatalf("apply %d: %v", i, err)
+		}
+		if err := w.Append(uint64(i), cmd); err != nil {
+			t.Fatal(err)
+		}
+		if i%64 == 63 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return journal.VerifyResult{Records: int64(n), LastSeq: int64(n) - 1, Events: sink.Events(),
+		EventBytes: sink.Bytes(), EventsHash: sink.Sum64()}
+}
