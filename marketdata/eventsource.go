@@ -1,17 +1,20 @@
 package marketdata
 
-import "github.com/fixvenue/fixvenue/core/ring"
+import (
+	"encoding/binary"
+	"runtime"
+	"time"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
 
 // EventSource hands the feed venue events in order, in batches.
-//
-// The feed must only see events whose command is durable (invariant 3 of
-// the design): the pipeline gives the feed a source whose WaitFor honours
-// that, for example a barrier that depends on the journal's progress.
 type EventSource interface {
 	// Next is the sequence of the first event to consume.
 	Next() int64
-	// WaitFor blocks until the event at seq is available and returns the
-	// highest available sequence (at least seq), or an error to stop.
+	// WaitFor blocks until the event at seq may be consumed and returns the
+	// highest sequence that may (at least seq), or an error to stop.
 	WaitFor(seq int64) (int64, error)
 	// Slot returns the event at seq, valid until Release passes seq.
 	Slot(seq int64) []byte
@@ -19,21 +22,64 @@ type EventSource interface {
 	Release(seq int64)
 }
 
-// RingSource reads the event ring as one gating consumer: Barrier decides
-// what is available (its dependencies set the durability gate) and
-// Sequence, registered by the caller with Ring.AddGatingSequences, tells
-// the producer what the feed has consumed.
+// RingSource reads the event ring as one gating consumer (Barrier and
+// Sequence as returned by pipeline.AddEventConsumer).
+//
+// CommandsReady gives the highest command seq whose command is durable
+// (invariant 3: no market data before durability) and whose events are all
+// in the ring (the matcher publishes events one by one, so a batch could
+// otherwise end inside a command). WaitFor hands out only events whose
+// causeSeq is at most that, so every batch ends on a command boundary and
+// the feed never shows the intermediate state of a command. With the
+// pipeline: min(Durable().Load(), SeqBase()+MatcherSequence()). A nil
+// CommandsReady hands out whatever the barrier allows (tests, tools).
 type RingSource struct {
-	Ring     *ring.Ring
-	Barrier  *ring.Barrier
-	Sequence *ring.Sequence
+	Ring          *ring.Ring
+	Barrier       *ring.Barrier
+	Sequence      *ring.Sequence
+	CommandsReady func() int64
 }
+
+// readyPollNs bounds the sleep while waiting for durability: about a tenth
+// of a typical group commit.
+const readyPollNs = 20 * time.Microsecond
 
 // Next implements EventSource.
 func (s RingSource) Next() int64 { return s.Sequence.Load() + 1 }
 
 // WaitFor implements EventSource.
-func (s RingSource) WaitFor(seq int64) (int64, error) { return s.Barrier.WaitFor(seq) }
+func (s RingSource) WaitFor(seq int64) (int64, error) {
+	for tries := 0; ; tries++ {
+		avail, err := s.Barrier.WaitFor(seq)
+		if err != nil || s.CommandsReady == nil {
+			return avail, err
+		}
+		ready := s.CommandsReady()
+		// Events are in causeSeq order: find the last one that is ready.
+		for ; avail >= seq; avail-- {
+			if int64(causeSeqOf(s.Ring.Slot(avail))) <= ready {
+				return avail, nil
+			}
+		}
+		if s.Barrier.Alerted() {
+			return 0, ring.ErrAlerted
+		}
+		if tries < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(readyPollNs)
+		}
+	}
+}
+
+// causeSeqOf reads an event's causeSeq: by the schema's convention every
+// event's block starts with it (schemas/venue.xml).
+func causeSeqOf(ev []byte) uint64 {
+	if len(ev) < venue.MessageHeaderSize+8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
+}
 
 // Slot implements EventSource.
 func (s RingSource) Slot(seq int64) []byte { return s.Ring.Slot(seq) }

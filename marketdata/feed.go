@@ -176,7 +176,7 @@ func (f *Feed) ApplyBatch(events [][]byte) error {
 }
 
 func (f *Feed) endBatchLocked() error {
-	if err := f.tracker.EndCommand(); err != nil {
+	if err := f.tracker.EndBatch(); err != nil {
 		return f.fail(err)
 	}
 	f.lastNs = f.tracker.timeNs

@@ -38,7 +38,12 @@ func (s *frameSink) WritePacket(pkt []byte, _ uint64, _ int) error {
 func (f *Feed) encodeSnapshot(requestID uint64, instrumentID uint32, bytesMax int) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t := f.tracker
+	return encodeSnapshot(f.tracker, f.cfg.Channel, f.builder.NextSeq()-1, requestID, instrumentID, bytesMax)
+}
+
+// encodeSnapshot encodes the tracker's books, which must reflect exactly the
+// messages up to lastSeq.
+func encodeSnapshot(t *Tracker, channel uint16, lastSeq, requestID uint64, instrumentID uint32, bytesMax int) ([]byte, error) {
 	first, last := 0, len(t.insts)
 	if instrumentID != 0 {
 		i, ok := t.instIndex[InstrumentID(instrumentID)]
@@ -48,11 +53,10 @@ func (f *Feed) encodeSnapshot(requestID uint64, instrumentID uint32, bytesMax in
 		first, last = int(i), int(i)+1
 	}
 	sink := &frameSink{bytesMax: bytesMax}
-	b, err := packet.NewBuilder(packet.BuilderConfig{Channel: f.cfg.Channel, BytesMax: snapshotPacketBytes, Sink: sink})
+	b, err := packet.NewBuilder(packet.BuilderConfig{Channel: channel, BytesMax: snapshotPacketBytes, Sink: sink})
 	if err != nil {
 		return nil, err
 	}
-	lastSeq := f.builder.NextSeq() - 1
 	e := snapshotEncoder{b: b, timeNs: t.timeNs}
 	e.start(requestID, lastSeq, uint32(last-first))
 	for i := first; i < last; i++ {

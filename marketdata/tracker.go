@@ -60,7 +60,7 @@ type InstrumentDef struct {
 // TrackerConfig sizes a Tracker.
 type TrackerConfig struct {
 	Instruments []InstrumentDef
-	OrdersMax   int // orders held at once (resting plus in flight); 0 means OrdersMaxDefault
+	OrdersMax   int // resting orders, as the engine's orders_max; 0 means OrdersMaxDefault
 	LevelsMax   int // levels per side per instrument; 0 means LevelsMaxDefault
 }
 
@@ -111,7 +111,7 @@ type order struct {
 	inst       int32
 	side       sideIdx
 	state      orderState
-	market     bool
+	canRest    bool // a limit DAY, GTC or GTD order: one that rests when not filled
 }
 
 // instrument is the tracked state of one instrument.
@@ -178,9 +178,10 @@ func NewTracker(cfg TrackerConfig, out *packet.Builder) (*Tracker, error) {
 		cfg:       cfg,
 		insts:     make([]instrument, len(cfg.Instruments)),
 		instIndex: make(map[InstrumentID]int32, len(cfg.Instruments)),
-		orders:    make([]order, cfg.OrdersMax),
-		index:     newOrderIndex(cfg.OrdersMax),
-		out:       out,
+		// Room for the engine's resting orders plus one command's in flight.
+		orders: make([]order, cfg.OrdersMax+pendingMax),
+		index:  newOrderIndex(cfg.OrdersMax + pendingMax),
+		out:    out,
 	}
 	for i, d := range cfg.Instruments {
 		if _, dup := t.instIndex[d.ID]; dup {
@@ -332,7 +333,9 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 	}
 	o := &t.orders[oi]
 	o.priceTicks, o.leavesQty, o.inst, o.side = m.PriceTicks(), m.LeavesQty(), ii, side
-	o.market = m.OrdType() == venue.OrdTypeMarket
+	tif := m.TimeInForce()
+	o.canRest = m.OrdType() == venue.OrdTypeLimit &&
+		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 	t.addPending(oi)
 	return nil
 }
@@ -492,7 +495,7 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 			return err
 		}
 		n := &t.orders[ni]
-		n.priceTicks, n.leavesQty, n.inst, n.side = newPriceTicks, newLeavesQty, ii, side
+		n.priceTicks, n.leavesQty, n.inst, n.side, n.canRest = newPriceTicks, newLeavesQty, ii, side, true
 		t.addPending(ni)
 		return nil
 	default:
@@ -583,27 +586,45 @@ func (t *Tracker) setStatus(in *instrument, st mdsbe.TradingStatus) error {
 // entered or re-priced across the book: an order with quantity left rests
 // at the back of its level, exactly where the engine put it (no other order
 // can join that side during the command). Apply calls it when causeSeq
-// changes; the feed calls it at the end of each batch of events.
+// changes; call it directly only when the command's events are known to be
+// complete. An order that cannot rest (market, IOC, FOK) with quantity left
+// means the engine did not cancel the remainder: ErrInconsistent.
 func (t *Tracker) EndCommand() error {
-	for t.pendingN > 0 {
-		oi := t.pending[0]
-		t.dropPending(oi)
+	if err := t.publishPending(true); err != nil {
+		return err
+	}
+	t.haveCause = false
+	return nil
+}
+
+// EndBatch publishes what is certain at the end of a batch of events that
+// may stop inside a command: orders that can rest are published now (if
+// more of the command's Fill events follow, they reduce the order as any
+// resting order), while market, IOC and FOK orders, which never rest, stay
+// hidden until the command ends.
+func (t *Tracker) EndBatch() error { return t.publishPending(false) }
+
+func (t *Tracker) publishPending(commandEnded bool) error {
+	for i := 0; i < t.pendingN; {
+		oi := t.pending[i]
 		o := &t.orders[oi]
-		in := &t.insts[o.inst]
+		if !o.canRest && !commandEnded {
+			i++
+			continue
+		}
+		t.dropPending(oi)
 		if o.leavesQty == 0 {
 			t.freeOrder(oi)
 			continue
 		}
-		if o.market {
-			// A market order never rests: the engine must have cancelled the remainder.
+		if !o.canRest {
 			t.freeOrder(oi)
 			return ErrInconsistent
 		}
-		if err := t.rest(in, oi, true); err != nil {
+		if err := t.rest(&t.insts[o.inst], oi, true); err != nil {
 			return err
 		}
 	}
-	t.haveCause = false
 	return nil
 }
 
