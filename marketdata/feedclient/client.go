@@ -205,7 +205,7 @@ type Client struct {
 	resyncAfter  int64  // no automatic resync before this time (after a failure)
 	reorder      reorderBuffer
 	scratch      []byte
-	changed      []*Book // books changed by the packet being applied
+	changed      []*Book       // books changed by the packet being applied
 	rd           packet.Reader // the packet being applied
 	srd          packet.Reader // the snapshot packet being applied
 	recovering   bool          // a Recoverer call is in progress

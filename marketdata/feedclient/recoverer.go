@@ -37,15 +37,15 @@ type tcpRecoverer struct {
 	channel uint16
 	timeout time.Duration
 
-	mu      sync.Mutex // guards conn against Close from another goroutine
-	conn    net.Conn
-	r       *bufio.Reader
-	w       *bufio.Writer
-	frame   []byte
-	reqBuf  [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.RetransmitRequestEncodedLength]byte
-	reqID   uint64
-	rd      packet.Reader
-	closed  bool
+	mu     sync.Mutex // guards conn against Close from another goroutine
+	conn   net.Conn
+	r      *bufio.Reader
+	w      *bufio.Writer
+	frame  []byte
+	reqBuf [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.RetransmitRequestEncodedLength]byte
+	reqID  uint64
+	rd     packet.Reader
+	closed bool
 }
 
 // NewTCPRecoverer returns a Recoverer for the service at addr. timeout
