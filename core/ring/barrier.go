@@ -121,6 +121,9 @@ func (b *Barrier) exhausted(seq int64) bool {
 func (b *Barrier) park(seq int64) {
 	r := b.ring
 	hasDeps := len(b.deps) != 0
+	if r.beforePark != nil {
+		r.beforePark()
+	}
 	b.parked.Store(true)
 	r.sleepers.Add(1)
 	if hasDeps {

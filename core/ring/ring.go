@@ -136,6 +136,10 @@ type Ring struct {
 	wait         WaitStrategy
 	claimTimeout time.Duration
 	parkTimeout  time.Duration // tests lengthen it to prove wake-ups are not lost
+	// beforePark, when set by a test, runs as a consumer decides to park and
+	// before it announces itself: the exact window in which a publish would
+	// be lost if park did not re-check after announcing.
+	beforePark func()
 
 	gates    atomic.Pointer[[]*Sequence] // copy-on-write; producers gate on these
 	barriers atomic.Pointer[[]*Barrier]  // copy-on-write; parked ones are woken
@@ -367,8 +371,7 @@ func (w *spaceWait) step(r *Ring) error {
 func (r *Ring) Publish(seq int64) {
 	if r.mode == SingleProducer {
 		if seq <= r.single.published || seq > r.single.next {
-			panic(fmt.Sprintf("ring: single producer published %d, claimed up to %d, published up to %d",
-				seq, r.single.next, r.single.published))
+			r.panicPublishOrder(seq)
 		}
 		r.single.published = seq
 		r.highWater.Store(seq)
@@ -378,6 +381,15 @@ func (r *Ring) Publish(seq int64) {
 	if r.sleepers.Load() != 0 {
 		r.wakeParked(false)
 	}
+}
+
+// panicPublishOrder reports a single producer publishing out of claim order,
+// which would expose unwritten slots. Kept out of Publish so Publish inlines.
+//
+//go:noinline
+func (r *Ring) panicPublishOrder(seq int64) {
+	panic(fmt.Sprintf("ring: single producer published %d, claimed up to %d, published up to %d",
+		seq, r.single.next, r.single.published))
 }
 
 // Wake wakes parked consumers whose barrier has dependency sequences. A
@@ -394,7 +406,10 @@ func (r *Ring) Wake() {
 // wakeParked sends a token to every parked barrier (only those with
 // dependencies when dependentsOnly). Tokens go into a one-slot channel without
 // blocking, so a wake that races with the consumer waking up on its own is
-// harmless: the consumer sees a spurious wake-up later and re-checks.
+// harmless: the consumer sees a spurious wake-up later and re-checks. It is
+// the cold path of Publish and WaitFor, so it is kept out of line.
+//
+//go:noinline
 func (r *Ring) wakeParked(dependentsOnly bool) {
 	for _, b := range *r.barriers.Load() {
 		if dependentsOnly && len(b.deps) == 0 {

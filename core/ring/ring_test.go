@@ -793,6 +793,48 @@ func TestParkedConsumerWakeUpIsNeverLost(t *testing.T) {
 	}
 }
 
+// TestPublishJustBeforeParkIsNotLost publishes each item from inside the
+// window between the consumer's last failed check and its announcement that
+// it sleeps. The producer sees no sleeper and sends no wake-up, so only the
+// re-check after announcing can find the item; the hour-long park timeout
+// turns a lost wake-up into a hang.
+func TestPublishJustBeforeParkIsNotLost(t *testing.T) {
+	const items = 100
+	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
+		t.Run(mode.String(), func(t *testing.T) {
+			r := mustNew(t, Config{Slots: 8, SlotSize: 64, Producer: mode, Wait: SpinPark})
+			r.parkTimeout = time.Hour
+			cons := NewSequence(-1)
+			r.AddGatingSequences(cons)
+			b := r.NewBarrier()
+			published := 0
+			r.beforePark = func() {
+				if published == items {
+					return
+				}
+				seq, slot, err := r.Claim()
+				if err != nil {
+					panic(err)
+				}
+				writeItem(slot, 0, uint64(published), seq)
+				r.Publish(seq)
+				published++
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := consumeAll(r, b, cons, items, newOrderChecker(1).check); err != nil {
+					t.Error(err)
+				}
+			}()
+			waitDone(t, done, "consumer (a lost wake-up hangs here)")
+			if published != items {
+				t.Fatalf("the park window published %d items, want %d", published, items)
+			}
+		})
+	}
+}
+
 // TestDependentConsumerWakeUpIsNeverLost checks that a consumer parked on a
 // dependency is woken when the consumer it depends on moves, not by the park
 // timeout.

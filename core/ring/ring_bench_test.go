@@ -1,0 +1,157 @@
+package ring
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Hop benchmarks move b.N 8-byte items from producer goroutines to one
+// consumer goroutine; ns/op is the cost of one item's hand-off. The ring and
+// the channel have the same capacity. Results depend heavily on how many
+// cores are free: with two cores and anything else running, a spinning
+// consumer competes with its own producer.
+
+const (
+	hopSlots        = 1024
+	hopSlotSizeByte = 64
+)
+
+var benchStrategies = []WaitStrategy{BusySpin, SpinYield, SpinPark}
+
+// hopProduce publishes count items, retrying when the ring pushes back.
+func hopProduce(b *testing.B, r *Ring, count int) {
+	for i := 0; i < count; {
+		seq, slot, err := r.Claim()
+		if errors.Is(err, ErrBusy) {
+			continue
+		}
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		binary.LittleEndian.PutUint64(slot, uint64(i))
+		r.Publish(seq)
+		i++
+	}
+}
+
+// hopConsume reads total items and returns the sum of their values, so the
+// reads cannot be optimised away.
+func hopConsume(b *testing.B, r *Ring, bar *Barrier, cons *Sequence, total int64) uint64 {
+	var sum uint64
+	for next := int64(0); next < total; {
+		avail, err := bar.WaitFor(next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for s := next; s <= avail; s++ {
+			sum += binary.LittleEndian.Uint64(r.Slot(s))
+		}
+		cons.Store(avail)
+		next = avail + 1
+	}
+	return sum
+}
+
+func benchRingHop(b *testing.B, mode ProducerMode, w WaitStrategy, producers int) {
+	r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode, Wait: w, ClaimTimeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons := NewSequence(-1)
+	r.AddGatingSequences(cons)
+	bar := r.NewBarrier()
+	perProducer := b.N/producers + 1
+	total := int64(perProducer * producers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hopProduce(b, r, perProducer)
+		}()
+	}
+	sink := hopConsume(b, r, bar, cons, total)
+	wg.Wait()
+	b.StopTimer()
+	if want := uint64(producers) * uint64(perProducer) * uint64(perProducer-1) / 2; sink != want {
+		b.Fatalf("consumed sum %d, want %d", sink, want)
+	}
+}
+
+// BenchmarkRingHop: one producer goroutine → one consumer goroutine through
+// a SingleProducer ring of 64-byte slots, 8 bytes written per item.
+func BenchmarkRingHop(b *testing.B) {
+	for _, w := range benchStrategies {
+		b.Run(w.String(), func(b *testing.B) { benchRingHop(b, SingleProducer, w, 1) })
+	}
+}
+
+// BenchmarkRingHopMultiProducer: two producer goroutines claiming by CAS →
+// one consumer.
+func BenchmarkRingHopMultiProducer(b *testing.B) {
+	for _, w := range benchStrategies {
+		b.Run(w.String(), func(b *testing.B) { benchRingHop(b, MultiProducer, w, 2) })
+	}
+}
+
+// BenchmarkChanHop: the same hand-off through a buffered channel of the ring's
+// capacity.
+func BenchmarkChanHop(b *testing.B) {
+	ch := make(chan uint64, hopSlots)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		for i := 0; i < b.N; i++ {
+			ch <- uint64(i)
+		}
+	}()
+	var sum uint64
+	for i := 0; i < b.N; i++ {
+		sum += <-ch
+	}
+	b.StopTimer()
+	if want := uint64(b.N) * uint64(b.N-1) / 2; sum != want {
+		b.Fatalf("consumed sum %d, want %d", sum, want)
+	}
+}
+
+// BenchmarkClaimPublishConsume: the uncontended cost of one item in one
+// goroutine (no hand-off), and proof that it does not allocate.
+func BenchmarkClaimPublishConsume(b *testing.B) {
+	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
+		b.Run(mode.String(), func(b *testing.B) {
+			r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cons := NewSequence(-1)
+			r.AddGatingSequences(cons)
+			bar := r.NewBarrier()
+			var sum uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				seq, slot, err := r.Claim()
+				if err != nil {
+					b.Fatal(err)
+				}
+				binary.LittleEndian.PutUint64(slot, uint64(i))
+				r.Publish(seq)
+				if _, err := bar.WaitFor(seq); err != nil {
+					b.Fatal(err)
+				}
+				sum += binary.LittleEndian.Uint64(r.Slot(seq))
+				cons.Store(seq)
+			}
+			if sum != uint64(b.N)*uint64(b.N-1)/2 {
+				b.Fatal("wrong sum")
+			}
+		})
+	}
+}
