@@ -54,7 +54,7 @@ func (f *filler) bytes(n int) []byte {
 // bytes, sets every field (and every entry of every group) to a distinct
 // value, checks the getters on the encoder, decodes into dec and checks the
 // getters again, then checks that no byte outside the message changed.
-func RoundTrip(t *testing.T, m *gen.Message, enc, dec Codec) {
+func RoundTrip(t testing.TB, m *gen.Message, enc, dec Codec) {
 	t.Helper()
 	const off, canary = 5, 0xA5
 	size := messageHeaderSize + m.BlockLength
@@ -104,7 +104,7 @@ type step struct {
 	arg    int // -1: no argument
 }
 
-func setGroup(t *testing.T, msg reflect.Value, g *gen.Group, f *filler) []check {
+func setGroup(t testing.TB, msg reflect.Value, g *gen.Group, f *filler) []check {
 	t.Helper()
 	counter := msg.MethodByName(g.GoName + "Count")
 	if !counter.IsValid() {
@@ -131,7 +131,7 @@ func setGroup(t *testing.T, msg reflect.Value, g *gen.Group, f *filler) []check 
 
 // set writes field through its setter on fw and returns the checks that
 // read it back.
-func set(t *testing.T, fw reflect.Value, field *gen.Field, f *filler) []check {
+func set(t testing.TB, fw reflect.Value, field *gen.Field, f *filler) []check {
 	t.Helper()
 	typ := field.Type
 	getter := fw.MethodByName(field.GoName)
@@ -164,7 +164,7 @@ func set(t *testing.T, fw reflect.Value, field *gen.Field, f *filler) []check {
 	return []check{{getter: field.GoName, want: v.Interface()}}
 }
 
-func setChars(t *testing.T, fw reflect.Value, field *gen.Field, f *filler) []check {
+func setChars(t testing.TB, fw reflect.Value, field *gen.Field, f *filler) []check {
 	t.Helper()
 	// Alternate between a full-length value and a shorter, NUL-padded one.
 	n := field.Type.Length
@@ -217,7 +217,7 @@ func scalarValue(typ *gen.Type, param reflect.Type, f *filler) reflect.Value {
 }
 
 // constant parses a constant type's literal into the getter's result type.
-func constant(t *testing.T, typ *gen.Type, out reflect.Type) any {
+func constant(t testing.TB, typ *gen.Type, out reflect.Type) any {
 	t.Helper()
 	if typ.Prim.Name == "char" {
 		r, err := strconv.Unquote(typ.Constant)
@@ -247,7 +247,7 @@ func constant(t *testing.T, typ *gen.Type, out reflect.Type) any {
 	return reflect.ValueOf(v).Convert(out).Interface()
 }
 
-func verify(t *testing.T, what string, msg reflect.Value, checks []check) {
+func verify(t testing.TB, what string, msg reflect.Value, checks []check) {
 	t.Helper()
 	for _, c := range checks {
 		fw, where := msg, ""
