@@ -473,7 +473,7 @@ func (v Side) Valid() bool {
 }
 
 // UpdateAction is the enum "UpdateAction", encoded as uint8.
-// Values follow MDP 3.0 MDUpdateAction
+// Values follow MDP 3.0 MDUpdateAction.
 type UpdateAction uint8
 
 // The values of UpdateAction.
@@ -567,7 +567,7 @@ func (v BooleanType) Valid() bool {
 }
 
 // RetransmitRejectReason is the enum "RetransmitRejectReason", encoded as uint8.
-// Every reason tells the client to take a snapshot
+// Every reason tells the client to take a snapshot.
 type RetransmitRejectReason uint8
 
 // The values of RetransmitRejectReason.
@@ -2771,7 +2771,7 @@ func (m *SnapshotEntries) EntriesCount(n int) (SnapshotEntriesEntriesGroup, erro
 	}
 	p := groupOffset(m.buf, 0)
 	end := p + GroupHeaderSize + n*SnapshotEntriesEntriesBlockLength
-	if p < 0 || window(m.buf, p, end-p+0*GroupHeaderSize) == nil {
+	if p < 0 || window(m.buf, p, end-p) == nil {
 		return SnapshotEntriesEntriesGroup{}, sbe.ErrShortBuffer
 	}
 	putGroupHeader(m.buf, p, SnapshotEntriesEntriesBlockLength, n)

@@ -337,7 +337,7 @@ func (v OrdType) Valid() bool {
 }
 
 // TimeInForce is the enum "TimeInForce", encoded as uint8.
-// Values follow FIX tag 59
+// Values follow FIX tag 59.
 type TimeInForce uint8
 
 // The values of TimeInForce.
@@ -417,7 +417,7 @@ func (v OrderFlags) String() string {
 }
 
 // StpMode is the enum "StpMode", encoded as uint8.
-// Self-trade prevention
+// Self-trade prevention.
 type StpMode uint8
 
 // The values of StpMode.
@@ -636,7 +636,7 @@ func (v CancelReason) Valid() bool {
 }
 
 // CxlRejResponseTo is the enum "CxlRejResponseTo", encoded as uint8.
-// Values follow FIX tag 434
+// Values follow FIX tag 434.
 type CxlRejResponseTo uint8
 
 // The values of CxlRejResponseTo.

@@ -1036,6 +1036,7 @@ func (m *Book) BidsCount(n int) (BookBidsGroup, error) {
 	}
 	p := groupOffset(m.buf, 0)
 	end := p + GroupHeaderSize + n*BookBidsBlockLength
+	// Room for the entries and for the later groups' empty dimensions.
 	if p < 0 || window(m.buf, p, end-p+1*GroupHeaderSize) == nil {
 		return BookBidsGroup{}, sbe.ErrShortBuffer
 	}
@@ -1160,7 +1161,7 @@ func (m *Book) AsksCount(n int) (BookAsksGroup, error) {
 	}
 	p := groupOffset(m.buf, 1)
 	end := p + GroupHeaderSize + n*BookAsksBlockLength
-	if p < 0 || window(m.buf, p, end-p+0*GroupHeaderSize) == nil {
+	if p < 0 || window(m.buf, p, end-p) == nil {
 		return BookAsksGroup{}, sbe.ErrShortBuffer
 	}
 	putGroupHeader(m.buf, p, BookAsksBlockLength, n)

@@ -257,7 +257,7 @@ func (w *writer) enum(t *Type) {
 	w.f("")
 	w.f("// %s is the enum %q, encoded as %s.", t.GoName, t.Name, t.Prim.Name)
 	if t.Description != "" {
-		w.comment(t.Description)
+		w.comment(strings.TrimSuffix(t.Description, ".") + ".")
 	}
 	w.f("type %s %s", t.GoName, t.Prim.GoType)
 	w.f("")
@@ -297,7 +297,7 @@ func (w *writer) set(t *Type) {
 	w.f("")
 	w.f("// %s is the bit set %q, encoded as %s.", t.GoName, t.Name, t.Prim.Name)
 	if t.Description != "" {
-		w.comment(t.Description)
+		w.comment(strings.TrimSuffix(t.Description, ".") + ".")
 	}
 	w.f("type %s %s", t.GoName, t.Prim.GoType)
 	w.f("")
@@ -350,7 +350,7 @@ func (w *writer) composite(t *Type) {
 	w.f("")
 	w.f("// %s is a flyweight over the composite %q.", t.GoName, t.Name)
 	if t.Description != "" {
-		w.comment(t.Description + ".")
+		w.comment(strings.TrimSuffix(t.Description, ".") + ".")
 	}
 	w.f("// Its accessors have value receivers so that a composite returned by a")
 	w.f("// message getter can be read and written in place.")

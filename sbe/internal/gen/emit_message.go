@@ -180,7 +180,12 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	w.f("}")
 	w.f("p := groupOffset(m.buf, %d)", k)
 	w.f("end := p + GroupHeaderSize + n*%s", bl)
-	w.f("if p < 0 || window(m.buf, p, end-p+%d*GroupHeaderSize) == nil {", later)
+	if later > 0 {
+		w.f("// Room for the entries and for the later groups' empty dimensions.")
+		w.f("if p < 0 || window(m.buf, p, end-p+%d*GroupHeaderSize) == nil {", later)
+	} else {
+		w.f("if p < 0 || window(m.buf, p, end-p) == nil {")
+	}
 	w.f("return %s{}, sbe.ErrShortBuffer", t)
 	w.f("}")
 	w.f("putGroupHeader(m.buf, p, %s, n)", bl)
