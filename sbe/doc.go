@@ -66,7 +66,8 @@
 // group; <data> (variable-length fields, which would make every later
 // offset depend on the data); nested groups; presence="optional" (use a
 // sentinel value documented in the schema instead); arrays of anything but
-// char; <ref> and enum, set or composite members inside a composite; enum
+// char; <ref>, enum, set or composite members inside a composite, and an
+// offset attribute on a composite member; enum
 // and set encodings other than those listed above; out-of-range or
 // duplicate enum values and set bits; names that are not ASCII identifiers;
 // unknown elements and attributes; and any schema whose generated Go names
