@@ -35,7 +35,7 @@ func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
 
 // window is a sliding read buffer over one file.
 type window struct {
-	f     *os.File
+	f     io.ReaderAt
 	size  int64  // file size
 	buf   []byte // backing storage, len readBufferBytes
 	start int64  // file offset of buf[0]
@@ -81,6 +81,7 @@ const (
 // segmentScan walks the frames of one segment in order.
 type segmentScan struct {
 	win     window
+	file    *os.File // nil when scanning memory (fuzzing)
 	path    string
 	hdr     segmentHeader
 	off     int64  // offset of the next frame
@@ -101,23 +102,27 @@ func openSegmentScan(seg segmentFile, buf []byte) (*segmentScan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: open segment: %w", err)
 	}
-	s, err := checkSegment(f, seg, buf)
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("journal: stat %s: %w", seg.path, err)
+	}
+	s, err := newSegmentScan(f, st.Size(), seg, buf)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
 	}
+	s.file = f
 	return s, nil
 }
 
-func checkSegment(f *os.File, seg segmentFile, buf []byte) (*segmentScan, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("journal: stat %s: %w", seg.path, err)
-	}
-	s := &segmentScan{win: window{f: f, size: st.Size(), buf: buf}, path: seg.path}
+// newSegmentScan checks the header of the segment held by r (size bytes)
+// and positions the scan at the first frame.
+func newSegmentScan(r io.ReaderAt, size int64, seg segmentFile, buf []byte) (*segmentScan, error) {
+	s := &segmentScan{win: window{f: r, size: size, buf: buf}, path: seg.path}
 	raw, err := s.win.bytes(0, SegmentHeaderBytes)
 	if err != nil {
-		return nil, &CorruptionError{Segment: seg.path, Offset: 0, Reason: fmt.Sprintf("file of %d bytes has no complete header", st.Size())}
+		return nil, &CorruptionError{Segment: seg.path, Offset: 0, Reason: fmt.Sprintf("file of %d bytes has no complete header", size)}
 	}
 	s.hdr, err = decodeSegmentHeader(raw)
 	if err != nil {
@@ -127,16 +132,21 @@ func checkSegment(f *os.File, seg segmentFile, buf []byte) (*segmentScan, error)
 		return nil, &CorruptionError{Segment: seg.path, Offset: segOffFirstSeq,
 			Reason: fmt.Sprintf("header first sequence %d differs from the file name's %d", s.hdr.firstSeq, seg.firstSeq)}
 	}
-	if s.hdr.segmentBytes != st.Size() {
-		return nil, &CorruptionError{Segment: seg.path, Offset: st.Size(),
-			Reason: fmt.Sprintf("file is %d bytes, header says %d", st.Size(), s.hdr.segmentBytes)}
+	if s.hdr.segmentBytes != size {
+		return nil, &CorruptionError{Segment: seg.path, Offset: size,
+			Reason: fmt.Sprintf("file is %d bytes, header says %d", size, s.hdr.segmentBytes)}
 	}
 	s.off = SegmentHeaderBytes
 	s.nextSeq = s.hdr.firstSeq
 	return s, nil
 }
 
-func (s *segmentScan) close() error { return s.win.f.Close() }
+func (s *segmentScan) close() error {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.Close()
+}
 
 // next reads the frame at s.off. On frameOK it advances past the frame.
 // Errors are I/O errors only; damage is reported through the status.

@@ -179,7 +179,7 @@ func writeZeros(f *os.File, off, n int64) error {
 
 // readFull reads len(buf) bytes at off, reporting a short file as
 // io.ErrUnexpectedEOF.
-func readFull(f *os.File, buf []byte, off int64) error {
+func readFull(f io.ReaderAt, buf []byte, off int64) error {
 	n, err := f.ReadAt(buf, off)
 	if n == len(buf) {
 		return nil
