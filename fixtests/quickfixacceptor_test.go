@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/quickfixgo/enum"
 	"github.com/quickfixgo/field"
@@ -132,23 +133,161 @@ func (a *orderApp) onNewOrderSingle(msg newordersingle.NewOrderSingle, id quickf
 	return nil
 }
 
-// quickfixSetter is the iSET_SESSION hook for an in-process QuickFIX/Go
-// acceptor: it sets the session's counters through QuickFIX/Go's registry.
-type quickfixSetter struct{}
+// lockedStore wraps QuickFIX/Go's memory store with a mutex so that the
+// iSET_SESSION hook can change sequence numbers while the session goroutine
+// runs. QuickFIX/Go's own SetNextSenderMsgSeqNum and SetNextTargetMsgSeqNum
+// write the store without synchronisation, which the race detector rightly
+// reports; this store makes the same change safely.
+type lockedStore struct {
+	mu    sync.Mutex
+	inner quickfix.MessageStore
+}
 
-func (quickfixSetter) SetNextSeqNums(_ context.Context, s fixtests.SessionSeqNums) error {
-	id := quickfix.SessionID{BeginString: s.BeginString, SenderCompID: s.SenderCompID, TargetCompID: s.TargetCompID}
-	if s.NextSenderSeqNum > 0 {
-		if err := quickfix.SetNextSenderMsgSeqNum(id, s.NextSenderSeqNum); err != nil {
-			return err
-		}
+func (s *lockedStore) NextSenderMsgSeqNum() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.NextSenderMsgSeqNum()
+}
+
+func (s *lockedStore) NextTargetMsgSeqNum() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.NextTargetMsgSeqNum()
+}
+
+func (s *lockedStore) IncrNextSenderMsgSeqNum() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.IncrNextSenderMsgSeqNum()
+}
+
+func (s *lockedStore) IncrNextTargetMsgSeqNum() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.IncrNextTargetMsgSeqNum()
+}
+
+func (s *lockedStore) SetNextSenderMsgSeqNum(next int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.SetNextSenderMsgSeqNum(next)
+}
+
+func (s *lockedStore) SetNextTargetMsgSeqNum(next int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.SetNextTargetMsgSeqNum(next)
+}
+
+func (s *lockedStore) CreationTime() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.CreationTime()
+}
+
+func (s *lockedStore) SetCreationTime(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inner.SetCreationTime(t)
+}
+
+func (s *lockedStore) SaveMessage(seqNum int, msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.SaveMessage(seqNum, msg)
+}
+
+func (s *lockedStore) SaveMessageAndIncrNextSenderMsgSeqNum(seqNum int, msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.SaveMessageAndIncrNextSenderMsgSeqNum(seqNum, msg)
+}
+
+func (s *lockedStore) GetMessages(begin, end int) ([][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.GetMessages(begin, end)
+}
+
+// IterateMessages copies the messages out under the lock and calls cb
+// without it, because QuickFIX/Go sends (and so uses the store) from cb.
+func (s *lockedStore) IterateMessages(begin, end int, cb func([]byte) error) error {
+	msgs, err := s.GetMessages(begin, end)
+	if err != nil {
+		return err
 	}
-	if s.NextTargetSeqNum > 0 {
-		if err := quickfix.SetNextTargetMsgSeqNum(id, s.NextTargetSeqNum); err != nil {
+	for _, m := range msgs {
+		if err := cb(m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (s *lockedStore) Refresh() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.Refresh()
+}
+
+func (s *lockedStore) Reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.Reset()
+}
+
+func (s *lockedStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.Close()
+}
+
+// lockedStores creates lockedStores over memory stores and keeps them by
+// session so that the hook can reach them. It is also the acceptor's
+// iSET_SESSION hook.
+type lockedStores struct {
+	mu     sync.Mutex
+	stores map[quickfix.SessionID]*lockedStore
+}
+
+func (f *lockedStores) Create(id quickfix.SessionID) (quickfix.MessageStore, error) {
+	inner, err := quickfix.NewMemoryStoreFactory().Create(id)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &lockedStore{inner: inner}
+	f.stores[id] = s
+	return s, nil
+}
+
+// SetNextSeqNums implements fixtests.SessionSetter.
+func (f *lockedStores) SetNextSeqNums(_ context.Context, q fixtests.SessionSeqNums) error {
+	id := quickfix.SessionID{BeginString: q.BeginString, SenderCompID: q.SenderCompID, TargetCompID: q.TargetCompID}
+	f.mu.Lock()
+	s := f.stores[id]
+	f.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("no session %v", id)
+	}
+	if q.NextSenderSeqNum > 0 {
+		if err := s.SetNextSenderMsgSeqNum(q.NextSenderSeqNum); err != nil {
+			return err
+		}
+	}
+	if q.NextTargetSeqNum > 0 {
+		if err := s.SetNextTargetMsgSeqNum(q.NextTargetSeqNum); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// testAcceptor is a running QuickFIX/Go acceptor.
+type testAcceptor struct {
+	addr   string
+	setter fixtests.SessionSetter
 }
 
 // acceptorLogEnv set to 1 prints the acceptor's session log, to see what
@@ -167,7 +306,7 @@ func acceptorLogFactory() quickfix.LogFactory {
 // settings for the [DEFAULT] and [SESSION] sections. QuickFIX/Go keeps
 // sessions in a process-wide registry, so tests that call this must not run
 // in parallel.
-func startAcceptor(t testing.TB, defaultLines, sessionLines string) string {
+func startAcceptor(t testing.TB, defaultLines, sessionLines string) testAcceptor {
 	t.Helper()
 	// QuickFIX/Go only accepts a session on the port configured for it, so
 	// the listener is opened first and its port written into the settings.
@@ -182,7 +321,8 @@ func startAcceptor(t testing.TB, defaultLines, sessionLines string) string {
 		ln.Close()
 		t.Fatalf("acceptor settings: %v", err)
 	}
-	acceptor, err := quickfix.NewAcceptor(newOrderApp(), quickfix.NewMemoryStoreFactory(), settings, acceptorLogFactory())
+	stores := &lockedStores{stores: make(map[quickfix.SessionID]*lockedStore)}
+	acceptor, err := quickfix.NewAcceptor(newOrderApp(), stores, settings, acceptorLogFactory())
 	if err != nil {
 		ln.Close()
 		t.Fatalf("new acceptor: %v", err)
@@ -193,5 +333,5 @@ func startAcceptor(t testing.TB, defaultLines, sessionLines string) string {
 		t.Fatalf("start acceptor: %v", err)
 	}
 	t.Cleanup(acceptor.Stop)
-	return ln.Addr().String()
+	return testAcceptor{addr: ln.Addr().String(), setter: stores}
 }

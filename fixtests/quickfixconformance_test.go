@@ -44,7 +44,7 @@ func quickfixDefs(t *testing.T) string {
 // sends and compares the way the scripts were written for.
 func TestQuickFIXSessionScriptsAgainstQuickFIXGo(t *testing.T) {
 	dir := quickfixDefs(t)
-	addr := startAcceptor(t, "ResetOnLogon=Y", "")
+	addr := startAcceptor(t, "ResetOnLogon=Y", "").addr
 	var out bytes.Buffer
 	skipEcho := fixtests.SkipQuickFIXEcho(dir)
 	o := fixtests.Options{
@@ -78,4 +78,3 @@ func TestQuickFIXSessionScriptsAgainstQuickFIXGo(t *testing.T) {
 		t.Errorf("report does not end with the summary line")
 	}
 }
-
