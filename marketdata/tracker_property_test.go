@@ -94,7 +94,7 @@ func compareClient(t testing.TB, c *feedclient.Client, tr *Tracker, step int) {
 // tracker's packets holds the same levels.
 func TestTrackerEqualsMatcher(t *testing.T) {
 	commands := 12000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		commands = 2000
 	}
 	// Batching modes: how the feed's batches fall relative to commands.

@@ -1,0 +1,420 @@
+package marketdata
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// feedFixture is a Feed on loopback ports chosen by the OS, serving until
+// the test ends.
+type feedFixture struct {
+	t    *testing.T
+	feed *Feed
+	stop context.CancelFunc
+	done chan error
+}
+
+func newFeedFixture(t *testing.T, feedAddr string, mutate func(*FeedConfig)) *feedFixture {
+	t.Helper()
+	cfg := FeedConfig{
+		Tracker:           TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+		FeedAddr:          feedAddr,
+		HeartbeatInterval: 20 * time.Millisecond,
+		Recovery:          RecoveryConfig{Addr: "127.0.0.1:0", RequestsPerSecond: 1000, RequestBurst: 1000},
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	f, err := NewFeed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fx := &feedFixture{t: t, feed: f, stop: cancel, done: make(chan error, 1)}
+	go func() { fx.done <- f.Serve(ctx) }()
+	t.Cleanup(fx.close)
+	return fx
+}
+
+func (fx *feedFixture) close() {
+	if fx.stop == nil {
+		return
+	}
+	fx.stop()
+	fx.stop = nil
+	if err := <-fx.done; err != nil {
+		fx.t.Errorf("Serve: %v", err)
+	}
+	_ = fx.feed.Close()
+}
+
+// run applies n random commands, one batch per command.
+func (fx *feedFixture) run(sim *venueSim, n int) {
+	fx.t.Helper()
+	var batch [][]byte
+	for i := 0; i < n; i++ {
+		batch = batch[:0]
+		for _, ev := range sim.next().All() {
+			batch = append(batch, ev)
+		}
+		if err := fx.feed.ApplyBatch(batch); err != nil {
+			fx.t.Fatal(err)
+		}
+	}
+}
+
+// udpSink is a UDP socket on a free loopback port.
+func udpSink(t *testing.T) *net.UDPConn {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadBuffer(8 << 20)
+	return conn
+}
+
+// startClient runs a feed client on conn until the test ends.
+func startClient(t *testing.T, conn *net.UDPConn, recoveryAddr string, cb feedclient.Callbacks) *feedclient.Client {
+	t.Helper()
+	c, err := feedclient.New(feedclient.Config{RecoveryAddr: recoveryAddr, Callbacks: cb, GapTimeout: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.RunConn(ctx, conn) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("client Run: %v", err)
+		}
+	})
+	return c
+}
+
+// waitConverged waits (bounded) until the client has every message the feed
+// sent, then compares the books. The feed is idle meanwhile.
+func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclient.Stats {
+	t.Helper()
+	var next uint64
+	fx.feed.View(func(_ *Tracker, n uint64) { next = n })
+	deadline := time.Now().Add(20 * time.Second)
+	var stats feedclient.Stats
+	for {
+		var got uint64
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := c.Inspect(ctx, func(c *feedclient.Client) { got, stats = c.NextSeq(), c.Stats() })
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == next {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client at seq %d, feed at %d: %+v", got, next, stats)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fx.feed.View(func(tr *Tracker, _ uint64) {
+		if err := c.Inspect(ctx, func(c *feedclient.Client) { compareClient(t, c, tr, -1) }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return stats
+}
+
+// TestFeedEndToEnd: a client joins an active feed over real UDP and TCP,
+// follows it, and ends with the tracker's books.
+func TestFeedEndToEnd(t *testing.T) {
+	conn := udpSink(t)
+	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	sim := newVenueSim(t, 11)
+	fx.run(sim, 300) // the client joins late: the snapshot carries this part
+	var trades int
+	var mu sync.Mutex
+	c := startClient(t, conn, fx.feed.RecoveryAddr().String(), feedclient.Callbacks{
+		OnTrade: func(*feedclient.Book, feedclient.Trade) { mu.Lock(); trades++; mu.Unlock() },
+	})
+	fx.run(sim, 1500)
+	stats := waitConverged(t, fx, c)
+	mu.Lock()
+	defer mu.Unlock()
+	if trades == 0 || stats.Snapshots == 0 || stats.Messages == 0 {
+		t.Fatalf("trades %d, stats %+v", trades, stats)
+	}
+	fs := fx.feed.Stats()
+	if fs.PacketsSent == 0 || fs.Recovery.Snapshots == 0 {
+		t.Fatalf("feed stats %+v", fs)
+	}
+}
+
+// recoveryClient speaks to the recovery service with raw frames.
+type recoveryClient struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	buf  []byte
+}
+
+func dialRecovery(t *testing.T, addr string) *recoveryClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return &recoveryClient{t: t, conn: conn, r: bufio.NewReader(conn), w: bufio.NewWriter(conn), buf: make([]byte, packet.FrameBytesMax)}
+}
+
+func (rc *recoveryClient) send(msgLen int, encode func(buf []byte, off int)) {
+	rc.t.Helper()
+	cb := &frameSink{bytesMax: 1 << 20}
+	b, _ := packet.NewBuilder(packet.BuilderConfig{Channel: ChannelDefault, Sink: cb})
+	buf, off, err := b.Reserve(msgLen, 0)
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	encode(buf, off)
+	_ = b.Flush()
+	if _, err := rc.w.Write(cb.buf); err != nil {
+		rc.t.Fatal(err)
+	}
+	if err := rc.w.Flush(); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+func (rc *recoveryClient) retransmit(id, from uint64, count uint32) {
+	rc.send(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.RetransmitRequest
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(id)
+		m.SetFromSeq(from)
+		m.SetCount(count)
+	})
+}
+
+func (rc *recoveryClient) snapshot(id uint64, instrumentID uint32) {
+	rc.send(mdsbe.SnapshotRequestEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.SnapshotRequest
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(id)
+		m.SetInstrumentID(instrumentID)
+	})
+}
+
+// readUntil reads packets until one holds a message of template tid and
+// returns the sequenced packets before it and that message.
+func (rc *recoveryClient) readUntil(tid uint16) (sequenced [][]byte, msg []byte) {
+	rc.t.Helper()
+	for {
+		pkt, err := packet.ReadFrame(rc.r, rc.buf)
+		if err != nil {
+			rc.t.Fatalf("waiting for template %d: %v", tid, err)
+		}
+		var r packet.Reader
+		if err := r.Reset(pkt); err != nil {
+			rc.t.Fatal(err)
+		}
+		if r.Seq != 0 {
+			sequenced = append(sequenced, append([]byte(nil), pkt...))
+			continue
+		}
+		for m, ok := r.Next(); ok; m, ok = r.Next() {
+			if got, _ := mdsbe.TemplateIDOf(m, 0); got == tid {
+				return sequenced, append([]byte(nil), m...)
+			}
+		}
+	}
+}
+
+func (rc *recoveryClient) expectReject(want mdsbe.RetransmitRejectReason) mdsbe.RetransmitReject {
+	rc.t.Helper()
+	_, msg := rc.readUntil(mdsbe.RetransmitRejectTemplateID)
+	var m mdsbe.RetransmitReject
+	if err := m.WrapDecode(msg, 0); err != nil || m.Reason() != want {
+		rc.t.Fatalf("reject reason %v (%v), want %v", m.Reason(), err, want)
+	}
+	return m
+}
+
+// TestRecoveryService covers each answer of the recovery service.
+func TestRecoveryService(t *testing.T) {
+	conn := udpSink(t)
+	defer conn.Close()
+	var sent [][]byte
+	var mu sync.Mutex
+	go func() { // keep the datagrams as sent, to compare with retransmissions
+		buf := make([]byte, 2048)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if binary.LittleEndian.Uint64(buf[8:]) != 0 {
+				sent = append(sent, append([]byte(nil), buf[:n]...))
+			}
+			mu.Unlock()
+		}
+	}()
+	now := time.Unix(1_700_000_000, 0)
+	var clockMu sync.Mutex
+	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) {
+		c.Recovery.WindowPackets = 16
+		c.Recovery.RetransmitCountMax = 500
+		c.Recovery.RequestsPerSecond = 1
+		c.Recovery.RequestBurst = 6
+		c.HeartbeatInterval = time.Hour
+		c.Clock = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	})
+	sim := newVenueSim(t, 5)
+	fx.run(sim, 400)
+	stats := fx.feed.Stats()
+	if stats.PacketsSent <= 16 {
+		t.Fatalf("only %d packets: the window never wrapped", stats.PacketsSent)
+	}
+	oldest, next := fx.feed.win.bounds()
+	rc := dialRecovery(t, fx.feed.RecoveryAddr().String())
+
+	// A range inside the window comes back as the very packets sent.
+	rc.retransmit(1, oldest+1, uint32(next-oldest-1))
+	got, end := rc.readUntil(mdsbe.RetransmitEndTemplateID)
+	var e mdsbe.RetransmitEnd
+	if err := e.WrapDecode(end, 0); err != nil || e.RequestID() != 1 {
+		t.Fatalf("RetransmitEnd %v id %d", err, e.RequestID())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(sent)
+		mu.Unlock()
+		if n == int(stats.PacketsSent) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	tail := sent[len(sent)-len(got):]
+	for i := range got {
+		if !bytes.Equal(got[i], tail[i]) {
+			t.Fatalf("retransmitted packet %d differs from the one sent", i)
+		}
+	}
+	mu.Unlock()
+
+	rc.retransmit(2, oldest-1, 1)
+	if m := rc.expectReject(mdsbe.RetransmitRejectReasonTooOld); m.OldestSeq() != oldest || m.NextSeq() != next {
+		t.Fatalf("TooOld reports oldest %d next %d, want %d %d", m.OldestSeq(), m.NextSeq(), oldest, next)
+	}
+	rc.retransmit(3, oldest, 501)
+	rc.expectReject(mdsbe.RetransmitRejectReasonTooMany)
+	rc.retransmit(4, next, 1)
+	rc.expectReject(mdsbe.RetransmitRejectReasonInvalidRange)
+	rc.snapshot(5, 99)
+	_, msg := rc.readUntil(mdsbe.SnapshotRejectTemplateID)
+	var sr mdsbe.SnapshotReject
+	if err := sr.WrapDecode(msg, 0); err != nil || sr.Reason() != mdsbe.SnapshotRejectReasonUnknownInstrument {
+		t.Fatalf("snapshot of an unknown instrument: %v %v", sr.Reason(), err)
+	}
+	rc.snapshot(6, 2) // the sixth request: the burst is spent
+	rc.snapshot(7, 2)
+	_, msg = rc.readUntil(mdsbe.SnapshotEndTemplateID)
+	var se mdsbe.SnapshotEnd
+	if err := se.WrapDecode(msg, 0); err != nil || se.RequestID() != 6 || se.LastSeq() != next-1 {
+		t.Fatalf("SnapshotEnd id %d lastSeq %d (%v), want 6 and %d", se.RequestID(), se.LastSeq(), err, next-1)
+	}
+	_, msg = rc.readUntil(mdsbe.SnapshotRejectTemplateID)
+	if err := sr.WrapDecode(msg, 0); err != nil || sr.Reason() != mdsbe.SnapshotRejectReasonRateLimited || sr.RequestID() != 7 {
+		t.Fatalf("rate limit: %v %v", sr.Reason(), err)
+	}
+	rc.retransmit(8, oldest, 1)
+	rc.expectReject(mdsbe.RetransmitRejectReasonRateLimited)
+	clockMu.Lock()
+	now = now.Add(time.Second) // one more token
+	clockMu.Unlock()
+	rc.retransmit(9, next-1, 1)
+	if _, end := rc.readUntil(mdsbe.RetransmitEndTemplateID); end == nil {
+		t.Fatal("no RetransmitEnd after the refill")
+	}
+
+	// A malformed request closes the connection.
+	if _, err := rc.w.Write([]byte{3, 0, 1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.w.Flush()
+	if _, err := packet.ReadFrame(rc.r, rc.buf); err == nil {
+		t.Fatal("the connection survived a malformed request")
+	}
+	rs := fx.feed.Stats().Recovery
+	if rs.Retransmits != 2 || rs.RetransmitsRejected != 4 || rs.Snapshots != 1 || rs.SnapshotsRejected != 2 || rs.ProtocolErrors != 1 {
+		t.Fatalf("recovery stats %+v", rs)
+	}
+}
+
+// TestRecoveryConnectionBound: connections beyond ConnsMax are closed at once.
+func TestRecoveryConnectionBound(t *testing.T) {
+	conn := udpSink(t)
+	defer conn.Close()
+	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.Recovery.ConnsMax = 1 })
+	first := dialRecovery(t, fx.feed.RecoveryAddr().String())
+	first.snapshot(1, 0)
+	first.readUntil(mdsbe.SnapshotEndTemplateID) // the first is being served
+	second := dialRecovery(t, fx.feed.RecoveryAddr().String())
+	if _, err := packet.ReadFrame(second.r, second.buf); err == nil {
+		t.Fatal("a connection beyond ConnsMax was served")
+	}
+	if fx.feed.Stats().Recovery.ConnsRefused != 1 {
+		t.Fatalf("stats %+v", fx.feed.Stats().Recovery)
+	}
+}
+
+// TestHeartbeatWhenIdle: an idle feed sends heartbeats with the next sequence.
+func TestHeartbeatWhenIdle(t *testing.T) {
+	conn := udpSink(t)
+	defer conn.Close()
+	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.HeartbeatInterval = 5 * time.Millisecond })
+	fx.run(newVenueSim(t, 3), 50)
+	var next uint64
+	fx.feed.View(func(_ *Tracker, n uint64) { next = n })
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 2048)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r packet.Reader
+		if err := r.Reset(buf[:n]); err != nil {
+			t.Fatal(err)
+		}
+		if r.Seq != 0 {
+			continue
+		}
+		msg, _ := r.Next()
+		var hb mdsbe.Heartbeat
+		if err := hb.WrapDecode(msg, 0); err != nil || hb.NextSeq() > next {
+			t.Fatalf("heartbeat nextSeq %d (%v), want %d", hb.NextSeq(), err, next)
+		}
+		if hb.NextSeq() == next { // earlier ones may predate the commands
+			return
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package marketdata
+
+const raceEnabled = false
