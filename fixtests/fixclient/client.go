@@ -18,6 +18,10 @@ type Client struct {
 	buf      []byte
 	n        int
 	Received []*Message // every application message read so far (not admin)
+	// afterLogon is the first MsgSeqNum sent after our Logon on this connection:
+	// a ResendRequest is answered with a gap fill up to it, since the messages
+	// from there on are already in flight.
+	afterLogon int
 }
 
 // Dial connects to addr.
@@ -54,6 +58,10 @@ func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
 		body = append(body, F(141, "Y"))
 	}
 	body = append(body, extra...)
+	if reset {
+		c.NextOut = 1
+	}
+	c.afterLogon = c.NextOut + 1
 	if err := c.Send("A", body...); err != nil {
 		return nil, err
 	}
@@ -64,8 +72,24 @@ func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
 	if m.Type() != "A" {
 		return m, fmt.Errorf("fixclient: logon answered with %s", m)
 	}
+	if !reset {
+		// A venue that expected a lower MsgSeqNum asks for a resend right after its
+		// Logon. Answer it before sending anything else: QuickFIX/Go v0.9.11 drops
+		// messages that arrive while its ResendRequest is outstanding.
+		if r, err := c.ReadAny(ResendWait); err == nil {
+			if r.Type() != "2" {
+				return m, fmt.Errorf("fixclient: after logon got %s", r)
+			}
+			if err := c.gapFill(r); err != nil {
+				return m, err
+			}
+		}
+	}
 	return m, nil
 }
+
+// ResendWait is how long Logon waits for a ResendRequest after the venue's Logon.
+const ResendWait = 300 * time.Millisecond
 
 // ReadAny returns the next message of any type, or an error at the deadline.
 func (c *Client) ReadAny(timeout time.Duration) (*Message, error) {
@@ -115,12 +139,25 @@ func (c *Client) Read(timeout time.Duration) (*Message, error) {
 				return nil, err
 			}
 			continue
+		case "2":
+			// We keep no store: fill the requested range up to our Logon with one gap fill.
+			if err := c.gapFill(m); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if m.Type() != "A" && m.Type() != "5" && m.Type() != "2" && m.Type() != "4" && m.Type() != "3" {
 			c.Received = append(c.Received, m)
 		}
 		return m, nil
 	}
+}
+
+func (c *Client) gapFill(req *Message) error {
+	begin := req.Get(7)
+	now := Timestamp(time.Now())
+	return c.SendRaw(Build(F(35, "4"), F(49, c.Sender), F(56, c.Target), F(34, begin), F(43, "Y"),
+		F(52, now), F(122, now), F(123, "Y"), F(36, strconv.Itoa(c.afterLogon))))
 }
 
 // Expect reads until a message of msgType arrives whose fields match want

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+const crashSessions = 4
+
+func crashConfig(t *testing.T, dir string) string {
+	t.Helper()
+	text := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[engine]
+orders_max = 65536
+clordids_max = 262144
+command_ring_slots = 4096
+event_ring_slots = 16384
+[journal]
+segment_bytes = 4194304
+[marketdata]
+enabled = false
+[session_defaults.quickfix]
+ResetOnLogon = "N"
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, %d]
+`, filepath.Join(dir, "data"), crashSessions)
+	p := filepath.Join(dir, "venue.toml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// crashClient is one session's view across crashes: what it sent, what the
+// venue acknowledged, and the sequence numbers on both sides.
+type crashClient struct {
+	comp     string
+	nextOut  int
+	lastIn   int             // highest MsgSeqNum received from the venue
+	sent     map[string]bool // every ClOrdID sent
+	acked    map[string]bool // ClOrdIDs the venue acknowledged (150=0)
+	sentList []string
+}
+
+// TestCrashKill9 kills the venue with SIGKILL at a random moment while
+// several sessions send orders, restarts it, and checks that every order the
+// clients saw acknowledged is there, that nothing unsent was invented, and
+// that sequence numbers continue (never a silent reset to 1).
+func TestCrashKill9(t *testing.T) {
+	cycles := 20
+	if testing.Short() {
+		cycles = 3
+	}
+	if v := os.Getenv("FIXVENUE_CRASH_CYCLES"); v != "" {
+		cycles, _ = strconv.Atoi(v)
+	}
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("FIXVENUE_CRASH_SEED"); v != "" {
+		seed, _ = strconv.ParseInt(v, 10, 64)
+	}
+	t.Logf("seed %d, %d cycles (FIXVENUE_CRASH_SEED, FIXVENUE_CRASH_CYCLES)", seed, cycles)
+	rng := rand.New(rand.NewSource(seed))
+	dir := t.TempDir()
+	cfg := crashConfig(t, dir)
+	clients := make([]*crashClient, crashSessions)
+	for i := range clients {
+		clients[i] = &crashClient{comp: "CLIENT" + strconv.Itoa(i+1), nextOut: 1, sent: map[string]bool{}, acked: map[string]bool{}}
+	}
+	for cycle := 0; cycle < cycles; cycle++ {
+		v := startVenue(t, cfg)
+		var wg, trading sync.WaitGroup
+		for _, c := range clients {
+			wg.Add(1)
+			trading.Add(1)
+			go func(c *crashClient) {
+				defer wg.Done()
+				c.verifyAndTrade(t, v.fixAddr, cycle, cycle == 0, trading.Done)
+			}(c)
+		}
+		trading.Wait() // every session verified and is sending orders now
+		time.Sleep(time.Duration(50+rng.Intn(300)) * time.Millisecond)
+		v.kill()
+		wg.Wait()
+		if t.Failed() {
+			t.Fatalf("cycle %d failed; venue log:\n%s", cycle, v.logs())
+		}
+	}
+	// A last start: everything acknowledged in any cycle must be there.
+	v := startVenue(t, cfg)
+	for _, c := range clients {
+		c.verifyAndTrade(t, v.fixAddr, cycles, false, nil)
+	}
+	v.kill()
+	checkJournalInventsNothing(t, filepath.Join(dir, "data", "journal"), clients)
+}
+
+// verifyAndTrade logs on (continuing sequence numbers), checks every order
+// acknowledged so far, then sends orders until the venue dies.
+func (c *crashClient) verifyAndTrade(t *testing.T, addr string, cycle int, first bool, trading func()) {
+	once := sync.Once{}
+	signal := func() {
+		if trading != nil {
+			once.Do(trading)
+		}
+	}
+	defer signal()
+	cl, err := fixclient.Dial(addr, c.comp, "VENUE")
+	if err != nil {
+		t.Errorf("%s: %v", c.comp, err)
+		return
+	}
+	defer cl.Close()
+	cl.NextOut = c.nextOut
+	logon, err := cl.Logon(first)
+	if err != nil {
+		t.Errorf("%s cycle %d: logon: %v", c.comp, cycle, err)
+		return
+	}
+	if !first && logon.SeqNum() <= c.lastIn {
+		t.Errorf("%s cycle %d: venue's logon has MsgSeqNum %d, but %d was already received: sequence numbers went back", c.comp, cycle, logon.SeqNum(), c.lastIn)
+		return
+	}
+	c.lastIn = logon.SeqNum()
+	// Every acknowledged order must be known to the restarted venue.
+	for id := range c.acked {
+		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Errorf("%s: %v", c.comp, err)
+			return
+		}
+		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		if err != nil {
+			t.Errorf("%s cycle %d: status of acknowledged %s: %v", c.comp, cycle, id, err)
+			return
+		}
+		if m.Get(39) == "8" {
+			t.Errorf("%s cycle %d: acknowledged order %s is unknown after the crash: %s", c.comp, cycle, id, m)
+			return
+		}
+		c.lastIn = m.SeqNum()
+	}
+	c.nextOut = cl.NextOut
+	if trading == nil {
+		return
+	}
+	signal()
+	// Trade until the venue is killed: pipelined sends, acks read as they come.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := cl.Read(20 * time.Second)
+			if err != nil {
+				return
+			}
+			c.lastIn = m.SeqNum()
+			if m.Type() == "8" && m.Get(150) == "0" {
+				c.acked[m.Get(11)] = true
+			}
+		}
+	}()
+	for n := 0; ; n++ {
+		id := fmt.Sprintf("%s-%d-%d", c.comp, cycle, n)
+		px := fmt.Sprintf("%d.%02d", 91+n%8, n%100)
+		c.sentList = append(c.sentList, id)
+		c.sent[id] = true
+		err := cl.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+			fixclient.F(44, px), fixclient.F(59, "1"))
+		c.nextOut = cl.NextOut
+		if err != nil {
+			break
+		}
+		if n%20 == 19 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	<-done
+}
+
+// checkJournalInventsNothing reads the journal and checks that every order in
+// it was sent by a client.
+func checkJournalInventsNothing(t *testing.T, dir string, clients []*crashClient) {
+	sent := map[string]bool{}
+	for _, c := range clients {
+		for id := range c.sent {
+			sent[id] = true
+		}
+	}
+	r, err := journal.NewReader(dir, journal.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	orders := 0
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		var no venue.NewOrder
+		if no.WrapDecode(rec.Payload, 0) != nil {
+			continue
+		}
+		orders++
+		if !sent[string(no.ClOrdID())] {
+			t.Errorf("journal holds order %q that no client sent", no.ClOrdID())
+		}
+	}
+	acked := 0
+	for _, c := range clients {
+		acked += len(c.acked)
+	}
+	t.Logf("journal holds %d orders; clients saw %d acknowledged", orders, acked)
+	if orders < acked {
+		t.Errorf("journal holds %d orders but %d were acknowledged", orders, acked)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// binPath is the fixvenue binary built once for the tests that run it as a child process.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fixvenue-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "fixvenue")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building fixvenue:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// venueProc is a running `fixvenue serve` child process.
+type venueProc struct {
+	cmd     *exec.Cmd
+	fixAddr string
+	logMu   sync.Mutex
+	log     strings.Builder
+	exited  chan struct{}
+}
+
+var servingLine = regexp.MustCompile(`msg="fixvenue serving" fix=(\S+)`)
+
+// startVenue runs `fixvenue serve --config cfgPath` and waits until it serves FIX.
+func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
+	t.Helper()
+	args := append([]string{"serve", "--config", cfgPath, "--metrics-addr", "off", "--log-level", "debug"}, extra...)
+	cmd := exec.Command(binPath, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	v := &venueProc{cmd: cmd, exited: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			v.logMu.Lock()
+			v.log.WriteString(line + "\n")
+			v.logMu.Unlock()
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				select {
+				case ready <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	go func() { cmd.Wait(); close(v.exited) }()
+	select {
+	case addr := <-ready:
+		v.fixAddr = addr
+	case <-v.exited:
+		t.Fatalf("fixvenue exited before serving:\n%s", v.logs())
+	case <-time.After(60 * time.Second):
+		v.kill()
+		t.Fatalf("fixvenue did not start in 60 s:\n%s", v.logs())
+	}
+	t.Cleanup(v.kill)
+	return v
+}
+
+func (v *venueProc) logs() string {
+	v.logMu.Lock()
+	defer v.logMu.Unlock()
+	return v.log.String()
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (v *venueProc) kill() {
+	if v.cmd.Process != nil {
+		v.cmd.Process.Kill()
+	}
+	<-v.exited
+}

@@ -1,0 +1,34 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+// TestLogonWithSeqGap logs on with a MsgSeqNum above what the venue expects
+// (messages lost in a crash) and sends an order status request at once: the
+// venue asks for a resend, the client gap-fills, and the request is answered.
+func TestLogonWithSeqGap(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	next := c.NextOut
+	c.Close()
+	time.Sleep(100 * time.Millisecond)
+	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = next + 50
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("H", fixclient.F(11, "g1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "g1", 150: "I"})
+}

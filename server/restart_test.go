@@ -1,0 +1,46 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+// TestRestartKeepsStateAndSequenceNumbers stops the venue, starts it again on
+// the same data, and checks that orders and sequence numbers carried over.
+func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "k1", side: "1", qty: "3", px: "97.00", tif: "1"})
+	ack := expectER(t, c, map[int]string{11: "k1", 150: "0"})
+	next := c.NextOut
+	c.Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := startServer(t, testConfig(t, dir, ""), Options{})
+	if s2.Replayed() == 0 {
+		t.Fatal("nothing replayed")
+	}
+	r, err := fixclient.Dial(s2.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = next
+	lg, err := r.Logon(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.SeqNum() <= ack.SeqNum() {
+		t.Fatalf("venue logon seq %d after having sent %d: sequence numbers were reset", lg.SeqNum(), ack.SeqNum())
+	}
+	if err := r.Send("H", fixclient.F(11, "k1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "k1", 150: "I", 39: "0", 37: ack.Get(37)})
+}
