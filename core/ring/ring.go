@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // ProducerMode says how many goroutines may claim slots concurrently.
@@ -62,9 +63,15 @@ const (
 	// slotAlignBytes keeps every slot 8-byte aligned so int64 fields of a
 	// flyweight never straddle a word.
 	slotAlignBytes = 8
-	// RingBytesMax bounds Slots*SlotSize. The buffer is allocated once at
-	// start-up; anything larger is a configuration mistake.
-	RingBytesMax = 1 << 32
+	// RingBytesMax bounds Slots*SlotSize (1 GiB: sixteen million 64-byte
+	// slots). The buffer is allocated once at start-up; anything larger is a
+	// configuration mistake.
+	RingBytesMax = 1 << 30
+	// slotBaseAlignBytes is the alignment of slot 0. Slot sizes are
+	// multiples of 8, and the usual 64-byte slot then sits on exactly one
+	// cache line, so a producer writing one slot never shares a line with a
+	// consumer reading the previous one.
+	slotBaseAlignBytes = 64
 	// DefaultClaimTimeout is the back-pressure bound we recommend for the
 	// command ring: long enough to ride out a garbage collection or a
 	// scheduling hiccup of the matcher, short enough that a FIX client gets a
@@ -180,7 +187,7 @@ func New(cfg Config) (*Ring, error) {
 		return nil, err
 	}
 	r := &Ring{
-		buf:          make([]byte, cfg.Slots*cfg.SlotSize),
+		buf:          alignedBytes(cfg.Slots*cfg.SlotSize, slotBaseAlignBytes),
 		slotsMask:    int64(cfg.Slots - 1),
 		slots:        int64(cfg.Slots),
 		slotSize:     cfg.SlotSize,
@@ -205,6 +212,15 @@ func New(cfg Config) (*Ring, error) {
 	noBarriers := []*Barrier{}
 	r.barriers.Store(&noBarriers)
 	return r, nil
+}
+
+// alignedBytes returns size bytes starting at an address that is a multiple
+// of align (a power of two). The Go heap does not move objects, so the
+// alignment holds for the life of the slice.
+func alignedBytes(size, align int) []byte {
+	raw := make([]byte, size+align)
+	skip := int(-uintptr(unsafe.Pointer(&raw[0])) & uintptr(align-1))
+	return raw[skip : skip+size : skip+size]
 }
 
 // Slots returns the number of slots.

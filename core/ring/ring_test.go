@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // hangLimit only guards against a test that would otherwise hang forever; no
@@ -150,7 +151,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"slot below minimum", func(c *Config) { c.SlotSize = 56 }, "at least 64"},
 		{"zero slot size", func(c *Config) { c.SlotSize = 0 }, "at least 64"},
 		{"slot not multiple of 8", func(c *Config) { c.SlotSize = 68 }, "multiple of 8"},
-		{"too many bytes", func(c *Config) { c.Slots = 1 << 27; c.SlotSize = 64 }, "RingBytesMax"},
+		{"too many bytes", func(c *Config) { c.Slots = 1 << 25; c.SlotSize = 64 }, "RingBytesMax"},
 		{"unknown producer mode", func(c *Config) { c.Producer = 7 }, "producer mode"},
 		{"unknown wait strategy", func(c *Config) { c.Wait = waitStrategyCount }, "wait strategy"},
 		{"negative claim timeout", func(c *Config) { c.ClaimTimeout = -time.Millisecond }, "ClaimTimeout"},
@@ -182,6 +183,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 		if got := len(r.Slot(0)); got != cfg.SlotSize {
 			t.Fatalf("len(Slot(0)) = %d, want %d", got, cfg.SlotSize)
+		}
+		if addr := uintptr(unsafe.Pointer(&r.Slot(0)[0])); addr%slotBaseAlignBytes != 0 {
+			t.Fatalf("slot 0 at %#x is not %d-byte aligned", addr, slotBaseAlignBytes)
+		}
+		last := r.Slot(int64(cfg.Slots - 1))
+		if end := uintptr(unsafe.Pointer(&last[0])) + uintptr(len(last)); end != uintptr(unsafe.Pointer(&r.Slot(0)[0]))+uintptr(cfg.Slots*cfg.SlotSize) {
+			t.Fatalf("slots are not laid out back to back")
 		}
 	}
 }
