@@ -1,0 +1,311 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The benchmarks mirror the reference Java engine's published table: each
+// iteration is the whole operation (2, 2 or 13 commands), it undoes its own
+// effect so the book does not drift, and "depth" is price levels per side
+// with 4 resting orders each. Events go to a ring-like sink of reused slots.
+
+var benchDepths = []int{10, 1000}
+
+func BenchmarkPassivePlaceCancel(b *testing.B) {
+	for _, depth := range benchDepths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			w := newWorkload(b, depth)
+			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
+			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+			resting := w.m.RestingOrders()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				id := w.id(b)
+				_ = w.m.Apply(place.stamp(id), w.sink)
+				_ = w.m.Apply(cancel.stamp(id), w.sink)
+			}
+			b.StopTimer()
+			if w.m.RestingOrders() != resting {
+				b.Fatalf("the book drifted: %d orders, %d before", w.m.RestingOrders(), resting)
+			}
+		})
+	}
+}
+
+func BenchmarkAggressiveFillRefill(b *testing.B) {
+	for _, depth := range benchDepths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			w := newWorkload(b, depth)
+			take := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+				instrument: workloadInstrument, px: workloadRefTicks + 1, qty: workloadOrderQty})
+			refill := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+				instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: workloadRefTicks + 1, qty: workloadOrderQty})
+			trades := w.m.Counters().LastTradeID
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
+				_ = w.m.Apply(refill.stamp(w.id(b)), w.sink)
+			}
+			b.StopTimer()
+			if got := w.m.Counters().LastTradeID - trades; got != uint64(b.N) {
+				b.Fatalf("%d trades in %d iterations", got, b.N)
+			}
+			checkWorkloadBook(b, w)
+		})
+	}
+}
+
+func BenchmarkMarketSweep3Levels(b *testing.B) {
+	for _, depth := range benchDepths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			w := newWorkload(b, depth)
+			sweep := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
+				instrument: workloadInstrument, tif: venue.TimeInForceIOC, qty: 3 * workloadPerLevel * workloadOrderQty})
+			var refills []*stampedCmd
+			for level := 1; level <= 3; level++ {
+				for range workloadPerLevel {
+					refills = append(refills, newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell,
+						ordType: venue.OrdTypeLimit, instrument: workloadInstrument, tif: venue.TimeInForceGTC,
+						px: workloadRefTicks + int64(level), qty: workloadOrderQty}))
+				}
+			}
+			trades := w.m.Counters().LastTradeID
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				_ = w.m.Apply(sweep.stamp(w.id(b)), w.sink)
+				for _, r := range refills {
+					_ = w.m.Apply(r.stamp(w.id(b)), w.sink)
+				}
+			}
+			b.StopTimer()
+			if got := w.m.Counters().LastTradeID - trades; got != uint64(12*b.N) {
+				b.Fatalf("%d trades in %d iterations, want 12 each", got, b.N)
+			}
+			checkWorkloadBook(b, w)
+		})
+	}
+}
+
+// checkWorkloadBook verifies that a benchmark left the book as it found it.
+func checkWorkloadBook(b *testing.B, w *workload) {
+	b.Helper()
+	for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
+		levels := w.m.BookLevels(workloadInstrument, side, nil)
+		if len(levels) != w.depth {
+			b.Fatalf("side %v has %d levels, want %d", side, len(levels), w.depth)
+		}
+		for _, lv := range levels {
+			if lv.Orders != workloadPerLevel || lv.Qty != workloadPerLevel*workloadOrderQty {
+				b.Fatalf("side %v level %d: %d orders, qty %d", side, lv.PriceTicks, lv.Orders, lv.Qty)
+			}
+		}
+	}
+	if err := w.m.CheckInvariants(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkMixedFlow runs exchange-core's published mix on one book of about
+// 1,000 orders over about 750 levels: 9% GTC orders, 3% IOC orders, 6%
+// cancels, 82% moves (replace to a new price). The command stream is made
+// beforehand by a generator that follows the book through the events; the
+// benchmark replays it from a snapshot of the starting book, restoring the
+// snapshot (untimed) each time the stream is used up. One op is one command.
+func BenchmarkMixedFlow(b *testing.B) {
+	flow := newMixedFlow(b, 1_000, 200_000)
+	m, err := NewMatcher(flow.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink := &ringSink{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	pos := len(flow.offsets)
+	for range b.N {
+		if pos == len(flow.offsets) {
+			b.StopTimer()
+			if err := m.ReadSnapshot(bytes.NewReader(flow.start)); err != nil {
+				b.Fatal(err)
+			}
+			pos = 0
+			b.StartTimer()
+		}
+		start, end := flow.offsets[pos], len(flow.stream)
+		if pos+1 < len(flow.offsets) {
+			end = flow.offsets[pos+1]
+		}
+		_ = m.Apply(flow.stream[start:end], sink)
+		pos++
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// mixedFlow is a starting book (as a snapshot) and a command stream.
+type mixedFlow struct {
+	cfg     Config
+	start   []byte
+	stream  []byte
+	offsets []int
+}
+
+func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
+	tb.Helper()
+	const ref, spread = 100_000, 375 // about 750 levels in use around the reference
+	f := &mixedFlow{cfg: Config{OrdersMax: 4 * restingTarget, ClOrdIDsMax: 2 * commands, SessionsMax: 2,
+		Instruments: []InstrumentConfig{{ID: 1, Symbol: "MIX", TickSize: "0.01", LotSize: 1, MinQty: 1,
+			MaxQty: 1_000_000, RefPriceTicks: ref, BandPercent: 5}}}}
+	m, err := NewMatcher(f.cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := newFlowTracker()
+	rng := rand.New(rand.NewPCG(42, 7))
+	sink := NewBufferSink(64)
+	var buf [cmdSlotSize]byte
+	var seq uint64
+	nextID := 0
+	apply := func(cmd []byte) {
+		sink.Reset()
+		if err := m.Apply(cmd, sink); err != nil {
+			tb.Fatal(err)
+		}
+		t.follow(sink)
+	}
+	newOrder := func(tif venue.TimeInForce, side venue.Side, px int64) []byte {
+		seq++
+		nextID++
+		return encodeNewOrder(buf[:], &newOrderArgs{seq: seq, session: 1, side: side, ordType: venue.OrdTypeLimit,
+			instrument: 1, tif: tif, px: px, qty: int64(1 + rng.IntN(100)), clOrdID: "f" + strconv.Itoa(nextID)})
+	}
+	// Passive price: bids below the reference, asks above, spread over the levels.
+	passive := func(side venue.Side) int64 {
+		off := int64(1 + rng.IntN(spread))
+		if side == venue.SideBuy {
+			return ref - off
+		}
+		return ref + off
+	}
+	side := func() venue.Side { return venue.Side(1 + rng.IntN(2)) }
+	for len(t.live) < restingTarget {
+		s := side()
+		apply(newOrder(venue.TimeInForceGTC, s, passive(s)))
+	}
+	var snap bytes.Buffer
+	if err := m.WriteSnapshot(&snap); err != nil {
+		tb.Fatal(err)
+	}
+	f.start = snap.Bytes()
+	for range commands {
+		var cmd []byte
+		r := rng.IntN(100)
+		switch {
+		case r < 9 || len(t.live) < restingTarget/2:
+			s := side()
+			cmd = newOrder(venue.TimeInForceGTC, s, passive(s))
+		case r < 12:
+			s := side()
+			px := int64(ref + 10) // an aggressive IOC crossing the near levels
+			if s == venue.SideSell {
+				px = ref - 10
+			}
+			cmd = newOrder(venue.TimeInForceIOC, s, px)
+		case r < 18:
+			o := t.pick(rng)
+			seq++
+			cmd = encodeCancel(buf[:], &cancelArgs{seq: seq, session: 1, side: o.side, instrument: 1,
+				clOrdID: "x", origClOrdID: o.clOrdID})
+		default:
+			o := t.pick(rng)
+			seq++
+			nextID++
+			cmd = encodeReplace(buf[:], &replaceArgs{seq: seq, session: 1, side: o.side, ordType: venue.OrdTypeLimit,
+				instrument: 1, tif: venue.TimeInForceGTC, px: passive(o.side), qty: o.qty,
+				clOrdID: "f" + strconv.Itoa(nextID), origClOrdID: o.clOrdID})
+		}
+		f.offsets = append(f.offsets, len(f.stream))
+		f.stream = append(f.stream, cmd...)
+		apply(cmd)
+	}
+	return f
+}
+
+// flowTracker follows live orders through the events, as a client would.
+type flowTracker struct {
+	live  map[uint64]*flowOrder
+	index map[uint64]int // OrderID → position in ids
+	ids   []uint64
+}
+
+type flowOrder struct {
+	side    venue.Side
+	qty     int64
+	clOrdID string
+}
+
+func newFlowTracker() *flowTracker {
+	return &flowTracker{live: map[uint64]*flowOrder{}, index: map[uint64]int{}}
+}
+
+func (t *flowTracker) pick(rng *rand.Rand) *flowOrder {
+	return t.live[t.ids[rng.IntN(len(t.ids))]]
+}
+
+func (t *flowTracker) add(id uint64, o *flowOrder) {
+	t.live[id] = o
+	t.index[id] = len(t.ids)
+	t.ids = append(t.ids, id)
+}
+
+func (t *flowTracker) remove(id uint64) {
+	i, ok := t.index[id]
+	if !ok {
+		return
+	}
+	last := t.ids[len(t.ids)-1]
+	t.ids[i] = last
+	t.index[last] = i
+	t.ids = t.ids[:len(t.ids)-1]
+	delete(t.index, id)
+	delete(t.live, id)
+}
+
+func (t *flowTracker) follow(s *BufferSink) {
+	for _, ev := range s.All() {
+		tid, _ := venue.TemplateIDOf(ev, 0)
+		switch tid {
+		case venue.OrderAcceptedTemplateID:
+			var e venue.OrderAccepted
+			_ = e.WrapDecode(ev, 0)
+			if e.TimeInForce() == venue.TimeInForceGTC {
+				t.add(e.OrderID(), &flowOrder{side: e.Side(), qty: e.Qty(), clOrdID: string(e.ClOrdID())})
+			}
+		case venue.OrderReplacedTemplateID:
+			var e venue.OrderReplaced
+			_ = e.WrapDecode(ev, 0)
+			if o := t.live[e.OrderID()]; o != nil {
+				o.clOrdID, o.qty = string(e.ClOrdID()), e.Qty()
+			}
+		case venue.FillTemplateID:
+			var e venue.Fill
+			_ = e.WrapDecode(ev, 0)
+			if e.LeavesQty() == 0 {
+				t.remove(e.OrderID())
+			}
+		case venue.OrderCancelledTemplateID:
+			var e venue.OrderCancelled
+			_ = e.WrapDecode(ev, 0)
+			t.remove(e.OrderID())
+		}
+	}
+}

@@ -1,0 +1,506 @@
+package core
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+var (
+	long     = flag.Bool("long", false, "run the property test with millions of commands")
+	seedFlag = flag.Uint64("seed", 0, "seed of the property test (0: from the clock)")
+)
+
+// propertyCommands is how many commands one property run applies: a modest
+// number by default, millions with -long or CORE_PROPERTY_COMMANDS.
+func propertyCommands() int {
+	if v := os.Getenv("CORE_PROPERTY_COMMANDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			return n
+		}
+	}
+	if *long {
+		return 5_000_000
+	}
+	if testing.Short() {
+		return 20_000
+	}
+	return 200_000
+}
+
+// propertyConfigs are the venues the property test runs: roomy, and tight
+// enough that the pool and the ClOrdID table fill up.
+func propertyConfigs() []Config {
+	instruments := []InstrumentConfig{
+		{ID: 1, Symbol: "AAA", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 50, RefPriceTicks: 1000, BandPercent: 2},
+		{ID: 2, Symbol: "BBB", TickSize: "0.05", LotSize: 5, MinQty: 10, MaxQty: 100, RefPriceTicks: 500, BandPercent: 4},
+		{ID: 7, Symbol: "CCC", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 20, RefPriceTicks: 100, BandPercent: 10},
+	}
+	return []Config{
+		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,
+			AccountStpModes: map[string]venue.StpMode{"AGG": venue.StpModeCancelAggressor, "BTH": venue.StpModeCancelBoth}},
+		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, Instruments: instruments[:2]},
+	}
+}
+
+// TestMatcherAgainstModel applies the same random commands to the Matcher
+// and to the reference model and requires identical event bytes after every
+// command, the invariants after every command, and equal books regularly.
+// A failure prints the seed; rerun with -seed to reproduce it.
+func TestMatcherAgainstModel(t *testing.T) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	for ci, cfg := range propertyConfigs() {
+		t.Run(fmt.Sprintf("config%d", ci), func(t *testing.T) {
+			t.Logf("seed %d (rerun with -run 'TestMatcherAgainstModel/config%d' -seed %d)", seed, ci, seed)
+			runProperty(t, cfg, seed, propertyCommands())
+		})
+	}
+}
+
+// TestMatcherAgainstModelRegressions replays seeds that once failed.
+func TestMatcherAgainstModelRegressions(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		for ci, cfg := range propertyConfigs() {
+			runProperty(t, cfg, seed+uint64(ci)<<32, 5_000)
+		}
+	}
+}
+
+func runProperty(t *testing.T, cfg Config, seed uint64, commands int) {
+	t.Helper()
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := newRefModel(cfg)
+	gen := newCommandGen(cfg, seed, model)
+	got, want := NewBufferSink(64), NewBufferSink(64)
+	f := newEventFormatter(cfg.Instruments)
+	var history []string
+	stats := map[string]int{}
+	defer func() { t.Logf("events by kind over %d commands: %v", commands, stats) }()
+	for i := 0; i < commands; i++ {
+		cmd := gen.next()
+		got.Reset()
+		want.Reset()
+		errM := m.Apply(cmd, got)
+		okModel := model.apply(cmd, want)
+		history = append(history, gen.last)
+		if len(history) > 30 {
+			history = history[1:]
+		}
+		if (errM == nil) != okModel || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("command %d diverges (seed %d)\nlast commands:\n  %s\nmatcher (err %v):\n%s\nmodel (ok %v):\n%s",
+				i, seed, strings.Join(history, "\n  "), errM, eventsText(f, got), okModel, eventsText(f, want))
+		}
+		if err := m.CheckInvariants(); err != nil {
+			t.Fatalf("command %d (seed %d) %s: %v", i, seed, gen.last, err)
+		}
+		countEvents(stats, got)
+		if i%97 == 0 {
+			compareBooks(t, m, model, cfg)
+		}
+	}
+	compareBooks(t, m, model, cfg)
+}
+
+// countEvents tallies events by kind and reason, to show what a run covered.
+func countEvents(stats map[string]int, s *BufferSink) {
+	for _, ev := range s.All() {
+		tid, _ := venue.TemplateIDOf(ev, 0)
+		key := venue.MessageName(tid)
+		switch tid {
+		case venue.OrderRejectedTemplateID:
+			var e venue.OrderRejected
+			_ = e.WrapDecode(ev, 0)
+			key += "/" + e.Reason().String()
+		case venue.CancelRejectedTemplateID:
+			var e venue.CancelRejected
+			_ = e.WrapDecode(ev, 0)
+			key += "/" + e.Reason().String()
+		case venue.OrderCancelledTemplateID:
+			var e venue.OrderCancelled
+			_ = e.WrapDecode(ev, 0)
+			key += "/" + e.Reason().String()
+		}
+		stats[key]++
+	}
+}
+
+func eventsText(f *eventFormatter, s *BufferSink) string {
+	var b strings.Builder
+	for _, ev := range s.All() {
+		b.WriteString("  " + f.text(ev) + "\n")
+	}
+	return b.String()
+}
+
+// compareBooks checks the matcher's books, order by order, against the model's.
+func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
+	t.Helper()
+	for _, in := range cfg.Instruments {
+		for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
+			got := m.BookOrders(in.ID, side, nil)
+			want := model.book(in.ID, side)
+			if len(got) != len(want) {
+				t.Fatalf("instrument %d side %v: %d orders, model %d", in.ID, side, len(got), len(want))
+			}
+			for i := range got {
+				g, w := got[i], want[i]
+				if g.OrderID != w.orderID || g.LeavesQty != w.leaves || g.PriceTicks != w.price || g.ClOrdID != w.clOrdID {
+					t.Fatalf("instrument %d side %v position %d: %+v, model %+v", in.ID, side, i, g, *w)
+				}
+			}
+			levels := m.BookLevels(in.ID, side, nil)
+			var n int
+			for _, lv := range levels {
+				n += lv.Orders
+			}
+			if n != len(want) {
+				t.Fatalf("instrument %d side %v: levels count %d orders, model %d", in.ID, side, n, len(want))
+			}
+		}
+	}
+}
+
+// commandGen produces random commands, mostly valid and aimed at live orders
+// so that books build up, trade, and get cancelled and replaced, with a share
+// of invalid values, duplicates, unknown orders and operator commands.
+type commandGen struct {
+	cfg   Config
+	rng   *rand.Rand
+	model *refModel
+	seq   uint64
+	now   int64
+	ids   int
+	sent  [][]string // per session: ClOrdIDs sent, recent last
+	buf   [cmdSlotSize]byte
+	last  string
+}
+
+func newCommandGen(cfg Config, seed uint64, model *refModel) *commandGen {
+	return &commandGen{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), model: model,
+		now: 1_000_000, sent: make([][]string, cfg.SessionsMax+1)}
+}
+
+func (g *commandGen) pct(p int) bool { return g.rng.IntN(100) < p }
+
+func (g *commandGen) session() uint16 {
+	if g.pct(1) {
+		return uint16(g.cfg.SessionsMax) // out of range
+	}
+	return uint16(g.rng.IntN(g.cfg.SessionsMax))
+}
+
+func (g *commandGen) instrument() InstrumentConfig {
+	return g.cfg.Instruments[g.rng.IntN(len(g.cfg.Instruments))]
+}
+
+func (g *commandGen) instrumentID() uint32 {
+	if g.pct(2) {
+		return 99
+	}
+	return g.instrument().ID
+}
+
+func (g *commandGen) account() string {
+	return []string{"", "", "A", "B", "C", "AGG", "BTH"}[g.rng.IntN(7)]
+}
+
+// price is near the reference, sometimes at or beyond the band edges.
+func (g *commandGen) price(in InstrumentConfig) int64 {
+	low, high := bandTicks(in.RefPriceTicks, in.BandPercent)
+	switch {
+	case g.pct(2):
+		return low - 1 + int64(g.rng.IntN(2))*(high-low+2)
+	case g.pct(1):
+		return int64(g.rng.IntN(2)) - 1
+	case g.pct(3):
+		return low + int64(g.rng.IntN(2))*(high-low)
+	}
+	mid := in.RefPriceTicks
+	return max(low, min(high, mid+int64(g.rng.IntN(13))-6))
+}
+
+func (g *commandGen) qty(in InstrumentConfig) int64 {
+	switch {
+	case g.pct(2):
+		return int64(g.rng.IntN(3)) - 1
+	case g.pct(2):
+		return in.MaxQty + in.LotSize
+	case g.pct(2):
+		return in.MinQty + 1
+	}
+	lots := in.MaxQty / in.LotSize
+	return max(in.MinQty, in.LotSize*(1+int64(g.rng.IntN(int(min(lots, 10))))))
+}
+
+func (g *commandGen) freshID(session uint16) string {
+	g.ids++
+	id := "c" + strconv.Itoa(g.ids)
+	if int(session) < len(g.sent) {
+		g.sent[session] = append(g.sent[session], id)
+		if len(g.sent[session]) > 64 {
+			g.sent[session] = g.sent[session][1:]
+		}
+	}
+	return id
+}
+
+func (g *commandGen) oldID(session uint16) string {
+	ids := g.sent[min(int(session), len(g.sent)-1)]
+	if len(ids) == 0 {
+		return "none"
+	}
+	return ids[g.rng.IntN(len(ids))]
+}
+
+// liveOrder picks a live order of the model, or nil.
+func (g *commandGen) liveOrder() *refOrder {
+	if len(g.model.live) == 0 {
+		return nil
+	}
+	k := g.rng.IntN(len(g.model.live))
+	for _, o := range g.model.live {
+		if k == 0 {
+			return o
+		}
+		k--
+	}
+	return nil
+}
+
+func (g *commandGen) next() []byte {
+	g.seq++
+	switch {
+	case g.pct(1):
+		g.now -= int64(g.rng.IntN(50)) // clocks of different gateway threads disagree a little
+	default:
+		g.now += int64(g.rng.IntN(40))
+	}
+	r := g.rng.IntN(1000)
+	switch {
+	case r < 450:
+		return g.newOrder()
+	case r < 620:
+		return g.cancel()
+	case r < 860:
+		return g.replace()
+	case r < 900:
+		return g.status()
+	case r < 915:
+		return g.massCancel()
+	case r < 925:
+		g.last = "disconnect"
+		return encodeDisconnect(g.buf[:], g.seq, g.now, g.session(), g.pct(70))
+	case r < 935:
+		in := g.instrumentID()
+		st := venue.TradingStatus(1 + g.rng.IntN(3))
+		if g.pct(80) {
+			st = venue.TradingStatusOpen // keep instruments open most of the time
+		}
+		if g.pct(3) {
+			st = 9
+		}
+		g.last = fmt.Sprintf("trading-status %d %v", in, st)
+		return encodeTradingStatus(g.buf[:], g.seq, g.now, in, st)
+	case r < 938:
+		g.last = "eod"
+		return encodeEndOfDay(g.buf[:], g.seq, g.now)
+	case r < 990:
+		g.now += int64(g.rng.IntN(300))
+		g.last = "tick"
+		return encodeTick(g.buf[:], g.seq, g.now)
+	case r < 995:
+		g.last = "snapshot"
+		return encodeSnapshotCmd(g.buf[:], g.seq, g.now, g.seq)
+	default:
+		g.last = "garbage"
+		n := g.rng.IntN(40)
+		b := g.buf[:n]
+		for i := range b {
+			b[i] = byte(g.rng.IntN(256))
+		}
+		if n >= 6 && g.pct(50) {
+			b[4], b[5] = 1, 0 // our schema id, so the template and block checks run
+		}
+		return b
+	}
+}
+
+func (g *commandGen) newOrder() []byte {
+	in := g.instrument()
+	a := newOrderArgs{seq: g.seq, ts: g.now, session: g.session(), instrument: in.ID,
+		side: venue.Side(1 + g.rng.IntN(2)), ordType: venue.OrdTypeLimit, tif: venue.TimeInForceDay,
+		qty: g.qty(in), account: g.account()}
+	if g.pct(2) {
+		a.instrument = 99
+	}
+	a.clOrdID = g.freshID(a.session)
+	if g.pct(4) {
+		a.clOrdID = g.oldID(a.session)
+		if g.pct(50) {
+			a.flags |= venue.OrderFlagsPossResend
+		}
+	}
+	switch t := g.rng.IntN(100); {
+	case t < 40:
+	case t < 65:
+		a.tif = venue.TimeInForceGTC
+	case t < 75:
+		a.tif = venue.TimeInForceIOC
+	case t < 82:
+		a.tif = venue.TimeInForceFOK
+	case t < 97:
+		a.tif = venue.TimeInForceGTD
+		a.expireNs = g.now + int64(g.rng.IntN(3000)) - 50
+	default:
+		a.tif = venue.TimeInForce(2)
+	}
+	if g.pct(8) {
+		a.ordType = venue.OrdTypeMarket
+	} else {
+		a.px = g.price(in)
+	}
+	if g.pct(6) {
+		a.flags |= venue.OrderFlagsPostOnly
+	}
+	if g.pct(20) {
+		a.stp = venue.StpMode(g.rng.IntN(5))
+	}
+	if g.pct(1) {
+		a.side, a.stp, a.flags = venue.Side(g.rng.IntN(4)), venue.StpMode(g.rng.IntN(7)), venue.OrderFlags(g.rng.IntN(8))
+	}
+	if g.pct(1) && a.ordType == venue.OrdTypeMarket {
+		a.px = 5
+	}
+	g.last = fmt.Sprintf("new %+v", a)
+	return encodeNewOrder(g.buf[:], &a)
+}
+
+func (g *commandGen) cancel() []byte {
+	a := cancelArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, instrument: 1}
+	a.clOrdID = "x" + strconv.Itoa(g.rng.IntN(1000))
+	if o := g.liveOrder(); o != nil && g.pct(80) {
+		a.session, a.side, a.instrument = o.session, o.side, o.instrument
+		switch k := g.rng.IntN(10); {
+		case k < 6:
+			a.origClOrdID = o.clOrdID
+		case k < 8:
+			a.orderID = o.orderID
+		case k < 9:
+			a.origClOrdID, a.orderID = o.clOrdID, o.orderID+uint64(g.rng.IntN(2))
+		default:
+			a.orderID = o.orderID
+			a.session = g.session()
+		}
+	} else if g.pct(50) {
+		a.origClOrdID = g.oldID(a.session)
+	} else {
+		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
+	}
+	g.last = fmt.Sprintf("cancel %+v", a)
+	return encodeCancel(g.buf[:], &a)
+}
+
+func (g *commandGen) replace() []byte {
+	a := replaceArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: 1, clOrdID: g.freshID(0), qty: 10, px: 1000}
+	o := g.liveOrder()
+	if o != nil && g.pct(90) {
+		in := g.model.instruments[o.instrument].cfg
+		a.session, a.side, a.instrument, a.tif = o.session, o.side, o.instrument, o.tif
+		a.clOrdID = g.freshID(o.session)
+		a.origClOrdID = o.clOrdID
+		if g.pct(15) {
+			a.orderID = o.orderID
+			if g.pct(50) {
+				a.origClOrdID = ""
+			}
+		}
+		a.px, a.qty = o.price, o.qty
+		switch k := g.rng.IntN(10); {
+		case k < 4:
+			a.px = g.price(in)
+		case k < 6:
+			a.qty = max(in.MinQty, o.qty-in.LotSize*int64(1+g.rng.IntN(3)))
+		case k < 8:
+			a.qty = g.qty(in)
+		case k < 9:
+			a.qty = max(in.LotSize, o.cum-in.LotSize*int64(g.rng.IntN(2)))
+		default:
+			a.px, a.qty = g.price(in), g.qty(in)
+		}
+		if o.tif == venue.TimeInForceGTD {
+			a.expireNs = o.expire
+			if g.pct(30) {
+				a.expireNs = g.now + int64(g.rng.IntN(3000)) - 100
+			}
+		}
+		if g.pct(3) {
+			a.account = o.account
+		}
+		if g.pct(2) {
+			a.account = "Z"
+		}
+		if g.pct(2) {
+			a.side = venue.Side(3 - a.side)
+		}
+		if g.pct(2) {
+			a.tif = venue.TimeInForceIOC
+		}
+		if g.pct(2) {
+			a.clOrdID = g.oldID(o.session)
+		}
+	} else {
+		a.origClOrdID = g.oldID(a.session)
+	}
+	g.last = fmt.Sprintf("replace %+v", a)
+	return encodeReplace(g.buf[:], &a)
+}
+
+func (g *commandGen) status() []byte {
+	a := statusArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideSell, instrument: 2}
+	if o := g.liveOrder(); o != nil && g.pct(50) {
+		a.session, a.clOrdID = o.session, o.clOrdID
+	} else if g.pct(60) {
+		a.clOrdID = g.oldID(a.session)
+	} else {
+		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
+	}
+	if g.pct(5) {
+		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
+	}
+	g.last = fmt.Sprintf("status %+v", a)
+	return encodeStatus(g.buf[:], &a)
+}
+
+func (g *commandGen) massCancel() []byte {
+	a := massCancelArgs{seq: g.seq, ts: g.now, session: g.session(), filterSession: 0xFFFF, clOrdID: "m", requestType: 7}
+	if g.pct(50) {
+		a.filterSession = g.session()
+	}
+	if g.pct(40) {
+		a.instrument = g.instrumentID()
+	}
+	if g.pct(30) {
+		a.side = uint8(g.rng.IntN(4))
+	}
+	if g.pct(30) {
+		a.account = g.account()
+	}
+	g.last = fmt.Sprintf("mass-cancel %+v", a)
+	return encodeMassCancel(g.buf[:], &a)
+}

@@ -1,0 +1,907 @@
+package core
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// refModel is the reference model of the venue's rules: plain maps and
+// slices sorted on demand, written for obviousness, not speed. The property
+// test feeds it and the Matcher the same commands and requires byte-identical
+// events. It shares nothing with the Matcher but the codecs and the config.
+
+type refOrder struct {
+	orderID    uint64
+	session    uint16
+	clOrdID    string // current
+	account    string
+	instrument uint32
+	side       venue.Side
+	ordType    venue.OrdType
+	tif        venue.TimeInForce
+	flags      venue.OrderFlags
+	stp        venue.StpMode
+	price      int64
+	qty        int64
+	leaves     int64
+	cum        int64
+	notional   int64
+	expire     int64
+	priority   uint64 // time priority: lower is earlier
+}
+
+// refRecord is what the venue remembers about one ClOrdID.
+type refRecord struct {
+	orderID uint64
+	live    bool // the current ClOrdID of a live order (then the order is the truth)
+	// The state kept when the ClOrdID was replaced or the order ended.
+	status                                   venue.OrdStatus
+	side                                     venue.Side
+	ordType                                  venue.OrdType
+	tif                                      venue.TimeInForce
+	instrument                               uint32
+	price, qty, leaves, cum, notional        int64
+	account                                  string
+	session                                  uint16
+	clOrdID                                  string
+}
+
+type refInstrument struct {
+	cfg       InstrumentConfig
+	status    venue.TradingStatus
+	low, high int64
+}
+
+type refKey struct {
+	session uint16
+	clOrdID string
+}
+
+type refModel struct {
+	cfg         Config
+	instruments map[uint32]*refInstrument
+	live        map[uint64]*refOrder // resting orders by OrderID
+	records     map[refKey]*refRecord
+	current     map[uint64]refKey // OrderID → its current ClOrdID
+	lastOrder   uint64
+	lastExec    uint64
+	lastTrade   uint64
+	priority    uint64
+	now         int64
+	seq         uint64
+	sink        *BufferSink
+}
+
+func newRefModel(cfg Config) *refModel {
+	m := &refModel{cfg: cfg, instruments: map[uint32]*refInstrument{}, live: map[uint64]*refOrder{},
+		records: map[refKey]*refRecord{}, current: map[uint64]refKey{}}
+	for _, in := range cfg.Instruments {
+		ri := &refInstrument{cfg: in, status: in.Status}
+		if ri.status == 0 {
+			ri.status = venue.TradingStatusOpen
+		}
+		// Band edges rounded inward: ceil(ref×(100−p)/100) and floor(ref×(100+p)/100).
+		ri.low = (in.RefPriceTicks*(100-in.BandPercent) + 99) / 100
+		ri.high = in.RefPriceTicks * (100 + in.BandPercent) / 100
+		m.instruments[in.ID] = ri
+	}
+	return m
+}
+
+// apply decodes a command and applies it; it reports false for bytes that are
+// not a command (the model then writes nothing).
+func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
+	m.sink = sink
+	tid, err := venue.TemplateIDOf(cmd, 0)
+	if err != nil {
+		return false
+	}
+	switch tid {
+	case venue.NewOrderTemplateID:
+		var c venue.NewOrder
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.newOrder(&c)
+	case venue.CancelOrderTemplateID:
+		var c venue.CancelOrder
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.cancel(&c)
+	case venue.ReplaceOrderTemplateID:
+		var c venue.ReplaceOrder
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.replace(&c)
+	case venue.MassCancelTemplateID:
+		var c venue.MassCancel
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.massCancel(&c)
+	case venue.OrderStatusRequestTemplateID:
+		var c venue.OrderStatusRequest
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.status(&c)
+	case venue.SessionDisconnectedTemplateID:
+		var c venue.SessionDisconnected
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		if c.CancelOnDisconnect() == venue.BooleanTypeTrue {
+			for _, o := range m.liveByOrderID() {
+				if o.session == c.SessionIdx() && o.tif == venue.TimeInForceDay {
+					m.cancelLive(o, venue.CancelReasonDisconnect, venue.OrdStatusCancelled, o.clOrdID, "")
+				}
+			}
+		}
+	case venue.SetTradingStatusTemplateID:
+		var c venue.SetTradingStatus
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		in, ok := m.instruments[c.InstrumentID()]
+		if !ok || !c.Status().Valid() {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		in.status = c.Status()
+		var e venue.TradingStatusChanged
+		m.encode(&e)
+		e.SetCauseSeq(m.seq)
+		e.SetTimestampNs(m.now)
+		e.SetInstrumentID(c.InstrumentID())
+		e.SetStatus(c.Status())
+		m.sink.Commit()
+	case venue.EndOfDayTemplateID:
+		var c venue.EndOfDay
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.endOfDay()
+	case venue.SnapshotTemplateID:
+		var c venue.Snapshot
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+	case venue.TickTemplateID:
+		var c venue.Tick
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+	default:
+		return false
+	}
+	return true
+}
+
+type encoder interface{ WrapEncode([]byte, int) error }
+
+func (m *refModel) encode(e encoder) {
+	if err := e.WrapEncode(m.sink.Claim(), 0); err != nil {
+		panic(err)
+	}
+}
+
+// start sets the command context and expires the GTD orders whose time has
+// passed, earliest first, ties by OrderID.
+func (m *refModel) start(seq uint64, now int64) {
+	m.seq, m.now = seq, now
+	var expired []*refOrder
+	for _, o := range m.live {
+		if o.tif == venue.TimeInForceGTD && o.expire < now {
+			expired = append(expired, o)
+		}
+	}
+	slices.SortFunc(expired, func(a, b *refOrder) int {
+		return cmp.Or(cmp.Compare(a.expire, b.expire), cmp.Compare(a.orderID, b.orderID))
+	})
+	for _, o := range expired {
+		m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
+	}
+}
+
+func (m *refModel) liveByOrderID() []*refOrder {
+	out := make([]*refOrder, 0, len(m.live))
+	for _, o := range m.live {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *refOrder) int { return cmp.Compare(a.orderID, b.orderID) })
+	return out
+}
+
+// book returns one side of an instrument in priority order.
+func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
+	var out []*refOrder
+	for _, o := range m.live {
+		if o.instrument == instrument && o.side == side {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *refOrder) int {
+		if a.price != b.price {
+			if side == venue.SideBuy {
+				return cmp.Compare(b.price, a.price)
+			}
+			return cmp.Compare(a.price, b.price)
+		}
+		return cmp.Compare(a.priority, b.priority)
+	})
+	return out
+}
+
+func oppositeSide(s venue.Side) venue.Side {
+	if s == venue.SideBuy {
+		return venue.SideSell
+	}
+	return venue.SideBuy
+}
+
+// crossesAt reports whether order o may trade at price px.
+func crossesAt(o *refOrder, px int64) bool {
+	switch {
+	case o.ordType == venue.OrdTypeMarket:
+		return true
+	case o.side == venue.SideBuy:
+		return px <= o.price
+	default:
+		return px >= o.price
+	}
+}
+
+func (m *refModel) stpMode(o *refOrder) venue.StpMode {
+	if o.stp != venue.StpModeDefault {
+		return o.stp
+	}
+	if mode, ok := m.cfg.AccountStpModes[o.account]; ok {
+		return mode
+	}
+	return venue.StpModeCancelResting
+}
+
+func (m *refModel) exec() uint64 { m.lastExec++; return m.lastExec }
+
+func ordStatusOfLive(o *refOrder) venue.OrdStatus {
+	if o.cum == 0 {
+		return venue.OrdStatusNew
+	}
+	return venue.OrdStatusPartiallyFilled
+}
+
+func (m *refModel) newOrder(c *venue.NewOrder) {
+	key := refKey{c.SessionIdx(), string(c.ClOrdID())}
+	if int(c.SessionIdx()) >= m.cfg.SessionsMax {
+		m.reject(c, venue.RejectReasonCapacityExceeded)
+		return
+	}
+	if rec, ok := m.records[key]; ok {
+		if c.Flags()&venue.OrderFlagsPossResend != 0 {
+			m.statusOf(rec)
+		} else {
+			m.reject(c, venue.RejectReasonDuplicateClOrdID)
+		}
+		return
+	}
+	in, ok := m.instruments[c.InstrumentID()]
+	if !ok {
+		m.reject(c, venue.RejectReasonUnknownInstrument)
+		return
+	}
+	if reason := m.checkNew(c, in); reason != venue.RejectReasonNone {
+		m.reject(c, reason)
+		return
+	}
+	m.lastOrder++
+	o := &refOrder{orderID: m.lastOrder, session: c.SessionIdx(), clOrdID: key.clOrdID, account: string(c.Account()),
+		instrument: c.InstrumentID(), side: c.Side(), ordType: c.OrdType(), tif: c.TimeInForce(),
+		flags: c.Flags() &^ venue.OrderFlagsPossResend, stp: c.StpMode(), price: c.PriceTicks(), qty: c.Qty(),
+		leaves: c.Qty(), expire: c.ExpireTimeNs()}
+	m.records[key] = &refRecord{orderID: o.orderID, live: true, session: o.session, clOrdID: o.clOrdID}
+	m.current[o.orderID] = key
+	m.accepted(o)
+	if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
+		m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
+		return
+	}
+	m.match(o)
+	switch {
+	case o.leaves == 0:
+		m.finalize(o, finalStatus(o))
+	case o.ordType == venue.OrdTypeLimit && (o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+		m.priority++
+		o.priority = m.priority
+		m.live[o.orderID] = o
+	case o.ordType == venue.OrdTypeMarket:
+		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
+	default:
+		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
+	}
+}
+
+func finalStatus(o *refOrder) venue.OrdStatus {
+	if o.cum == o.qty {
+		return venue.OrdStatusFilled
+	}
+	return venue.OrdStatusCancelled
+}
+
+func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectReason {
+	side, typ, tif, flags, stp := c.Side(), c.OrdType(), c.TimeInForce(), c.Flags(), c.StpMode()
+	validTIF := tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceIOC ||
+		tif == venue.TimeInForceFOK || tif == venue.TimeInForceGTD
+	if (side != venue.SideBuy && side != venue.SideSell) || (typ != venue.OrdTypeMarket && typ != venue.OrdTypeLimit) ||
+		!validTIF || flags > 3 || stp > 4 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	switch in.status {
+	case venue.TradingStatusHalted:
+		return venue.RejectReasonInstrumentHalted
+	case venue.TradingStatusClosed:
+		return venue.RejectReasonInstrumentClosed
+	}
+	post := flags&venue.OrderFlagsPostOnly != 0
+	if typ == venue.OrdTypeMarket && (c.PriceTicks() != 0 || post) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if post && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if tif != venue.TimeInForceGTD && c.ExpireTimeNs() != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if tif == venue.TimeInForceGTD && c.ExpireTimeNs() < m.now {
+		return venue.RejectReasonExpireTimeInPast
+	}
+	if typ == venue.OrdTypeLimit {
+		if r := priceReason(in, c.PriceTicks()); r != venue.RejectReasonNone {
+			return r
+		}
+	}
+	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
+		return r
+	}
+	rests := typ == venue.OrdTypeLimit && (tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+	if (rests && len(m.live) >= m.cfg.OrdersMax) || len(m.records) >= m.cfg.ClOrdIDsMax {
+		return venue.RejectReasonCapacityExceeded
+	}
+	if post && m.wouldTake(c.InstrumentID(), side, c.PriceTicks()) {
+		return venue.RejectReasonPostOnlyWouldTake
+	}
+	return venue.RejectReasonNone
+}
+
+func priceReason(in *refInstrument, px int64) venue.RejectReason {
+	if px <= 0 {
+		return venue.RejectReasonInvalidPriceIncrement
+	}
+	if px < in.low || px > in.high {
+		return venue.RejectReasonPriceOutOfBand
+	}
+	return venue.RejectReasonNone
+}
+
+func qtyReason(in *refInstrument, qty int64) venue.RejectReason {
+	if qty <= 0 {
+		return venue.RejectReasonQtyOutOfRange
+	}
+	if qty%in.cfg.LotSize != 0 {
+		return venue.RejectReasonQtyNotLotMultiple
+	}
+	if qty < in.cfg.MinQty || qty > in.cfg.MaxQty {
+		return venue.RejectReasonQtyOutOfRange
+	}
+	return venue.RejectReasonNone
+}
+
+func (m *refModel) wouldTake(instrument uint32, side venue.Side, px int64) bool {
+	opp := m.book(instrument, oppositeSide(side))
+	probe := &refOrder{side: side, ordType: venue.OrdTypeLimit, price: px}
+	return len(opp) > 0 && crossesAt(probe, opp[0].price)
+}
+
+// fokFillable counts what match would trade, with the same STP rules.
+func (m *refModel) fokFillable(o *refOrder) bool {
+	mode := venue.StpModeNone
+	if o.account != "" {
+		mode = m.stpMode(o)
+	}
+	var total int64
+	for _, r := range m.book(o.instrument, oppositeSide(o.side)) {
+		if !crossesAt(o, r.price) {
+			break
+		}
+		if o.account != "" && r.account == o.account && mode != venue.StpModeNone {
+			if mode == venue.StpModeCancelResting {
+				continue
+			}
+			break
+		}
+		total += r.leaves
+	}
+	return total >= o.qty
+}
+
+// match trades o against the best resting order until it is done.
+func (m *refModel) match(o *refOrder) {
+	for o.leaves > 0 {
+		opp := m.book(o.instrument, oppositeSide(o.side))
+		if len(opp) == 0 || !crossesAt(o, opp[0].price) {
+			return
+		}
+		r := opp[0]
+		if o.account != "" && r.account == o.account {
+			switch m.stpMode(o) {
+			case venue.StpModeCancelResting:
+				m.cancelLive(r, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, r.clOrdID, "")
+				continue
+			case venue.StpModeCancelAggressor:
+				m.cancelLeaves(o, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, o.clOrdID, "")
+				return
+			case venue.StpModeCancelBoth:
+				m.cancelLive(r, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, r.clOrdID, "")
+				m.cancelLeaves(o, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, o.clOrdID, "")
+				return
+			}
+		}
+		qty := min(o.leaves, r.leaves)
+		m.lastTrade++
+		for _, x := range []*refOrder{o, r} {
+			x.leaves -= qty
+			x.cum += qty
+			x.notional += qty * r.price
+		}
+		m.fill(o, true, qty, r.price, r.orderID)
+		m.fill(r, false, qty, r.price, o.orderID)
+		if r.leaves == 0 {
+			delete(m.live, r.orderID)
+			m.finalize(r, venue.OrdStatusFilled)
+		}
+	}
+}
+
+// cancelLeaves reports the cancel of o's leaves; the caller ends the order.
+func (m *refModel) cancelLeaves(o *refOrder, reason venue.CancelReason, status venue.OrdStatus, clOrdID, orig string) {
+	cancelled := o.leaves
+	o.leaves = 0
+	delete(m.live, o.orderID)
+	var e venue.OrderCancelled
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	e.SetReason(reason)
+	e.SetOrdStatus(status)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	e.SetCancelledQty(cancelled)
+	e.SetCumQty(o.cum)
+	e.SetCumNotionalTicks(o.notional)
+	_ = e.SetClOrdIDString(clOrdID)
+	_ = e.SetOrigClOrdIDString(orig)
+	_ = e.SetAccountString(o.account)
+	m.sink.Commit()
+}
+
+func (m *refModel) finishCancel(o *refOrder, reason venue.CancelReason, status venue.OrdStatus, clOrdID, orig string) {
+	m.cancelLeaves(o, reason, status, clOrdID, orig)
+	m.finalize(o, status)
+}
+
+func (m *refModel) cancelLive(o *refOrder, reason venue.CancelReason, status venue.OrdStatus, clOrdID, orig string) {
+	m.finishCancel(o, reason, status, clOrdID, orig)
+}
+
+// finalize keeps the final state in the order's current record.
+func (m *refModel) finalize(o *refOrder, status venue.OrdStatus) {
+	delete(m.live, o.orderID)
+	rec := m.records[m.current[o.orderID]]
+	m.keep(rec, o, status)
+}
+
+func (m *refModel) keep(rec *refRecord, o *refOrder, status venue.OrdStatus) {
+	rec.live = false
+	rec.status = status
+	rec.side, rec.ordType, rec.tif, rec.instrument = o.side, o.ordType, o.tif, o.instrument
+	rec.price, rec.qty, rec.leaves, rec.cum, rec.notional = o.price, o.qty, o.leaves, o.cum, o.notional
+	rec.account = o.account
+}
+
+func (m *refModel) reject(c *venue.NewOrder, reason venue.RejectReason) {
+	var e venue.OrderRejected
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(c.SessionIdx())
+	e.SetSide(c.Side())
+	e.SetOrdType(c.OrdType())
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetTimeInForce(c.TimeInForce())
+	e.SetReason(reason)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(c.PriceTicks())
+	e.SetQty(c.Qty())
+	_ = e.SetClOrdID(c.ClOrdID())
+	_ = e.SetAccount(c.Account())
+	m.sink.Commit()
+}
+
+func (m *refModel) accepted(o *refOrder) {
+	var e venue.OrderAccepted
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	e.SetFlags(o.flags)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leaves)
+	e.SetExpireTimeNs(o.expire)
+	_ = e.SetClOrdIDString(o.clOrdID)
+	_ = e.SetAccountString(o.account)
+	m.sink.Commit()
+}
+
+func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64) {
+	var e venue.Fill
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	if aggressor {
+		e.SetAggressor(venue.BooleanTypeTrue)
+	}
+	if o.leaves == 0 {
+		e.SetOrdStatus(venue.OrdStatusFilled)
+	} else {
+		e.SetOrdStatus(venue.OrdStatusPartiallyFilled)
+	}
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetTradeID(m.lastTrade)
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	e.SetLastPriceTicks(px)
+	e.SetLastQty(qty)
+	e.SetLeavesQty(o.leaves)
+	e.SetCumQty(o.cum)
+	e.SetCumNotionalTicks(o.notional)
+	e.SetContraOrderID(contra)
+	_ = e.SetClOrdIDString(o.clOrdID)
+	_ = e.SetAccountString(o.account)
+	m.sink.Commit()
+}
+
+// find resolves OrigClOrdID/OrderID as cancels, replaces and status requests
+// do: the record found (or nil) and why it cannot be acted on.
+func (m *refModel) find(session uint16, orig string, orderID uint64) (*refRecord, venue.RejectReason) {
+	if int(session) >= m.cfg.SessionsMax {
+		return nil, venue.RejectReasonUnknownOrder
+	}
+	var rec *refRecord
+	switch {
+	case orig != "":
+		rec = m.records[refKey{session, orig}]
+		if rec == nil {
+			return nil, venue.RejectReasonUnknownOrder
+		}
+		if orderID != 0 && rec.orderID != orderID {
+			return rec, venue.RejectReasonOrderIDMismatch
+		}
+	case orderID != 0:
+		key, ok := m.current[orderID]
+		if !ok || key.session != session {
+			return nil, venue.RejectReasonUnknownOrder
+		}
+		rec = m.records[key]
+	default:
+		return nil, venue.RejectReasonUnknownOrder
+	}
+	switch {
+	case rec.live:
+		return rec, venue.RejectReasonNone
+	case rec.status == venue.OrdStatusReplaced:
+		return rec, venue.RejectReasonUnknownOrder
+	}
+	return rec, venue.RejectReasonTooLateToCancel
+}
+
+// nowStatus is the order's status today, for cancel rejects.
+func (m *refModel) nowStatus(rec *refRecord) venue.OrdStatus {
+	cur := m.records[m.current[rec.orderID]]
+	if cur.live {
+		return ordStatusOfLive(m.live[rec.orderID])
+	}
+	return cur.status
+}
+
+func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *refRecord, reason venue.RejectReason,
+	instrument uint32, side venue.Side, clOrdID, orig []byte) {
+	var e venue.CancelRejected
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(session)
+	e.SetResponseTo(to)
+	e.SetReason(reason)
+	e.SetInstrumentID(instrument)
+	e.SetOrdStatus(venue.OrdStatusUnknown)
+	e.SetSide(side)
+	if rec != nil {
+		e.SetOrdStatus(m.nowStatus(rec))
+		e.SetOrderID(rec.orderID)
+		if rec.live {
+			o := m.live[rec.orderID]
+			e.SetInstrumentID(o.instrument)
+			e.SetSide(o.side)
+		} else if cur := m.records[m.current[rec.orderID]]; cur.live {
+			e.SetInstrumentID(m.live[rec.orderID].instrument)
+			e.SetSide(m.live[rec.orderID].side)
+		} else {
+			e.SetInstrumentID(cur.instrument)
+			e.SetSide(cur.side)
+		}
+	}
+	_ = e.SetClOrdID(clOrdID)
+	_ = e.SetOrigClOrdID(orig)
+	m.sink.Commit()
+}
+
+func (m *refModel) cancel(c *venue.CancelOrder) {
+	rec, reason := m.find(c.SessionIdx(), string(c.OrigClOrdID()), c.OrderID())
+	if reason != venue.RejectReasonNone {
+		m.cancelReject(venue.CxlRejResponseToCancel, c.SessionIdx(), rec, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		return
+	}
+	o := m.live[rec.orderID]
+	m.cancelLive(o, venue.CancelReasonClient, venue.OrdStatusCancelled, string(c.ClOrdID()), o.clOrdID)
+}
+
+func (m *refModel) replace(c *venue.ReplaceOrder) {
+	session := c.SessionIdx()
+	rec, reason := m.find(session, string(c.OrigClOrdID()), c.OrderID())
+	if reason == venue.RejectReasonNone {
+		reason = m.checkReplace(c, m.live[rec.orderID])
+	}
+	if reason != venue.RejectReasonNone {
+		m.cancelReject(venue.CxlRejResponseToReplace, session, rec, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		return
+	}
+	o := m.live[rec.orderID]
+	oldClOrdID := o.clOrdID
+	m.keep(rec, o, venue.OrdStatusReplaced)
+	newKey := refKey{session, string(c.ClOrdID())}
+	m.records[newKey] = &refRecord{orderID: o.orderID, live: true, session: session, clOrdID: newKey.clOrdID}
+	m.current[o.orderID] = newKey
+	o.clOrdID = newKey.clOrdID
+	if c.Qty() <= o.cum {
+		m.cancelLive(o, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, o.clOrdID, oldClOrdID)
+		return
+	}
+	oldPrice, oldLeaves := o.price, o.leaves
+	lost := c.PriceTicks() != o.price || c.Qty() > o.qty
+	if o.tif == venue.TimeInForceGTD {
+		o.expire = c.ExpireTimeNs()
+	}
+	o.price, o.qty, o.leaves = c.PriceTicks(), c.Qty(), c.Qty()-o.cum
+	m.replaced(o, lost, oldPrice, oldLeaves, oldClOrdID)
+	if !lost {
+		return
+	}
+	delete(m.live, o.orderID)
+	m.match(o)
+	if o.leaves == 0 {
+		m.finalize(o, finalStatus(o))
+		return
+	}
+	m.priority++
+	o.priority = m.priority
+	m.live[o.orderID] = o
+}
+
+func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.RejectReason {
+	if _, dup := m.records[refKey{c.SessionIdx(), string(c.ClOrdID())}]; dup {
+		return venue.RejectReasonDuplicateClOrdID
+	}
+	in := m.instruments[o.instrument]
+	switch in.status {
+	case venue.TradingStatusHalted:
+		return venue.RejectReasonInstrumentHalted
+	case venue.TradingStatusClosed:
+		return venue.RejectReasonInstrumentClosed
+	}
+	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif ||
+		(len(c.Account()) > 0 && string(c.Account()) != o.account) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if o.tif != venue.TimeInForceGTD && c.ExpireTimeNs() != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if o.tif == venue.TimeInForceGTD && c.ExpireTimeNs() < m.now {
+		return venue.RejectReasonExpireTimeInPast
+	}
+	if r := priceReason(in, c.PriceTicks()); r != venue.RejectReasonNone {
+		return r
+	}
+	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
+		return r
+	}
+	if len(m.records) >= m.cfg.ClOrdIDsMax {
+		return venue.RejectReasonCapacityExceeded
+	}
+	lost := c.PriceTicks() != o.price || c.Qty() > o.qty
+	if o.flags&venue.OrderFlagsPostOnly != 0 && lost && c.Qty() > o.cum && m.wouldTake(o.instrument, o.side, c.PriceTicks()) {
+		return venue.RejectReasonPostOnlyWouldTake
+	}
+	return venue.RejectReasonNone
+}
+
+func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, orig string) {
+	var e venue.OrderReplaced
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	if lost {
+		e.SetPriorityLost(venue.BooleanTypeTrue)
+	}
+	e.SetOrdStatus(ordStatusOfLive(o))
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leaves)
+	e.SetCumQty(o.cum)
+	e.SetCumNotionalTicks(o.notional)
+	e.SetOldPriceTicks(oldPrice)
+	e.SetOldLeavesQty(oldLeaves)
+	e.SetExpireTimeNs(o.expire)
+	_ = e.SetClOrdIDString(o.clOrdID)
+	_ = e.SetOrigClOrdIDString(orig)
+	_ = e.SetAccountString(o.account)
+	m.sink.Commit()
+}
+
+func (m *refModel) massCancel(c *venue.MassCancel) {
+	reason := venue.RejectReasonNone
+	if _, ok := m.instruments[c.InstrumentID()]; c.InstrumentID() != 0 && !ok {
+		reason = venue.RejectReasonUnknownInstrument
+	} else if c.Side() != 0 && c.Side() != 1 && c.Side() != 2 {
+		reason = venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	var n uint32
+	if reason == venue.RejectReasonNone {
+		for _, o := range m.liveByOrderID() {
+			if (c.FilterSessionIdx() == 0xFFFF || o.session == c.FilterSessionIdx()) &&
+				(c.InstrumentID() == 0 || o.instrument == c.InstrumentID()) &&
+				(c.Side() == 0 || uint8(o.side) == c.Side()) &&
+				(len(c.Account()) == 0 || string(c.Account()) == o.account) {
+				m.cancelLive(o, venue.CancelReasonMassCancel, venue.OrdStatusCancelled, o.clOrdID, "")
+				n++
+			}
+		}
+	}
+	var e venue.MassCancelReport
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(c.SessionIdx())
+	e.SetMassCancelRequestType(c.MassCancelRequestType())
+	e.SetReason(reason)
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetCancelledCount(n)
+	e.SetSide(c.Side())
+	_ = e.SetClOrdID(c.ClOrdID())
+	m.sink.Commit()
+}
+
+func (m *refModel) status(c *venue.OrderStatusRequest) {
+	rec, reason := m.find(c.SessionIdx(), string(c.ClOrdID()), c.OrderID())
+	if rec == nil || reason == venue.RejectReasonOrderIDMismatch {
+		var e venue.OrderStatus
+		m.encode(&e)
+		e.SetCauseSeq(m.seq)
+		e.SetTimestampNs(m.now)
+		e.SetSessionIdx(c.SessionIdx())
+		e.SetSide(c.Side())
+		e.SetInstrumentID(c.InstrumentID())
+		e.SetOrdStatus(venue.OrdStatusUnknown)
+		e.SetReason(reason)
+		e.SetOrderID(c.OrderID())
+		e.SetExecID(m.exec())
+		_ = e.SetClOrdID(c.ClOrdID())
+		m.sink.Commit()
+		return
+	}
+	m.statusOf(rec)
+}
+
+func (m *refModel) statusOf(rec *refRecord) {
+	var e venue.OrderStatus
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(rec.session)
+	e.SetOrderID(rec.orderID)
+	e.SetExecID(m.exec())
+	_ = e.SetClOrdIDString(rec.clOrdID)
+	if rec.live {
+		o := m.live[rec.orderID]
+		e.SetSide(o.side)
+		e.SetOrdType(o.ordType)
+		e.SetInstrumentID(o.instrument)
+		e.SetTimeInForce(o.tif)
+		e.SetOrdStatus(ordStatusOfLive(o))
+		e.SetPriceTicks(o.price)
+		e.SetQty(o.qty)
+		e.SetLeavesQty(o.leaves)
+		e.SetCumQty(o.cum)
+		e.SetCumNotionalTicks(o.notional)
+		_ = e.SetAccountString(o.account)
+	} else {
+		e.SetSide(rec.side)
+		e.SetOrdType(rec.ordType)
+		e.SetInstrumentID(rec.instrument)
+		e.SetTimeInForce(rec.tif)
+		e.SetOrdStatus(rec.status)
+		e.SetPriceTicks(rec.price)
+		e.SetQty(rec.qty)
+		e.SetLeavesQty(rec.leaves)
+		e.SetCumQty(rec.cum)
+		e.SetCumNotionalTicks(rec.notional)
+		_ = e.SetAccountString(rec.account)
+	}
+	m.sink.Commit()
+}
+
+func (m *refModel) endOfDay() {
+	for _, o := range m.liveByOrderID() {
+		if o.tif == venue.TimeInForceDay {
+			m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
+		}
+	}
+	for key, rec := range m.records {
+		if !rec.live {
+			delete(m.records, key)
+		}
+	}
+	for id := range m.current {
+		if _, ok := m.live[id]; !ok {
+			delete(m.current, id)
+		}
+	}
+}

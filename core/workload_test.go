@@ -1,0 +1,149 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// This file holds the workload shared by the allocation tests and the
+// benchmarks: a book of `depth` price levels per side with 4 resting orders
+// each, and pre-encoded commands whose ClOrdID is re-stamped in place (a
+// fixed-width counter) so that issuing one costs no allocation.
+
+const (
+	workloadInstrument = 1
+	workloadRefTicks   = 100_000 // 1,000.00 at a 0.01 tick
+	workloadOrderQty   = 10
+	workloadPerLevel   = 4
+	workloadIDWidth    = 16
+	workloadClOrdIDs   = 1 << 19
+)
+
+// ringSink stands in for the event ring: a fixed set of EventSlotMin-byte
+// slots reused in turn.
+type ringSink struct {
+	slots [64][EventSlotMin]byte
+	next  uint64
+	kinds [256]uint64 // events seen per template id (low byte)
+}
+
+func (s *ringSink) Claim() []byte { return s.slots[s.next&63][:] }
+
+func (s *ringSink) Commit() {
+	s.kinds[s.slots[s.next&63][2]]++
+	s.next++
+}
+
+// stampedCmd is an encoded command whose ClOrdID field can be renumbered.
+type stampedCmd struct {
+	buf [cmdSlotSize]byte
+	cmd []byte
+	id  []byte // the ClOrdID field's bytes inside buf
+}
+
+// stamp writes n as a fixed-width hex ClOrdID and returns the command.
+func (c *stampedCmd) stamp(n uint64) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i := workloadIDWidth - 1; i >= 0; i-- {
+		c.id[i] = hexDigits[n&15]
+		n >>= 4
+	}
+	return c.cmd
+}
+
+const idPlaceholder = "0000000000000000"
+
+func newStampedOrder(a newOrderArgs) *stampedCmd {
+	c := &stampedCmd{}
+	a.clOrdID = idPlaceholder
+	c.cmd = encodeNewOrder(c.buf[:], &a)
+	var d venue.NewOrder
+	mustEncode(d.WrapDecode(c.cmd, 0))
+	c.id = d.ClOrdID()
+	return c
+}
+
+// newStampedCancel encodes a cancel whose OrigClOrdID is the stamped field:
+// it cancels the order stamped with the same number.
+func newStampedCancel(a cancelArgs) *stampedCmd {
+	c := &stampedCmd{}
+	a.origClOrdID = idPlaceholder
+	a.clOrdID = "cxl"
+	c.cmd = encodeCancel(c.buf[:], &a)
+	var d venue.CancelOrder
+	mustEncode(d.WrapDecode(c.cmd, 0))
+	c.id = d.OrigClOrdID()
+	return c
+}
+
+// workload is a matcher with a symmetric book around workloadRefTicks: asks
+// at ref+1 … ref+depth, bids at ref−1 … ref−depth, workloadPerLevel GTC
+// orders of workloadOrderQty each.
+type workload struct {
+	m      *Matcher
+	sink   *ringSink
+	depth  int
+	nextID uint64
+	seq    uint64
+}
+
+func newWorkload(tb testing.TB, depth int) *workload {
+	tb.Helper()
+	cfg := Config{
+		OrdersMax:   2*depth*workloadPerLevel + 1024,
+		ClOrdIDsMax: workloadClOrdIDs,
+		SessionsMax: 4,
+		Instruments: []InstrumentConfig{{ID: workloadInstrument, Symbol: "BENCH", TickSize: "0.01", LotSize: 1,
+			MinQty: 1, MaxQty: 1_000_000, RefPriceTicks: workloadRefTicks, BandPercent: 20}},
+	}
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &workload{m: m, sink: &ringSink{}, depth: depth}
+	for level := 1; level <= depth; level++ {
+		for k := 0; k < workloadPerLevel; k++ {
+			w.apply(tb, w.order(venue.SideSell, workloadRefTicks+int64(level), workloadOrderQty, venue.TimeInForceGTC))
+			w.apply(tb, w.order(venue.SideBuy, workloadRefTicks-int64(level), workloadOrderQty, venue.TimeInForceGTC))
+		}
+	}
+	if m.RestingOrders() != 2*depth*workloadPerLevel {
+		tb.Fatalf("book holds %d orders, want %d", m.RestingOrders(), 2*depth*workloadPerLevel)
+	}
+	return w
+}
+
+// order encodes a limit order with a fresh ClOrdID (setup only: it allocates).
+func (w *workload) order(side venue.Side, px, qty int64, tif venue.TimeInForce) []byte {
+	w.nextID++
+	return newStampedOrder(newOrderArgs{session: 1, side: side, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, tif: tif, px: px, qty: qty}).stamp(w.nextID)
+}
+
+func (w *workload) apply(tb testing.TB, cmd []byte) {
+	if err := w.m.Apply(cmd, w.sink); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// id hands out the next ClOrdID number; when the day's ClOrdID table is
+// nearly full it runs EndOfDay (the book is GTC, so only the finished
+// orders' ClOrdIDs go), outside the benchmark's timer.
+func (w *workload) id(b *testing.B) uint64 {
+	w.nextID++
+	if w.m.index.recsUsed >= workloadClOrdIDs-64 {
+		if b != nil {
+			b.StopTimer()
+		}
+		w.seq++
+		var buf [cmdSlotSize]byte
+		if err := w.m.Apply(encodeEndOfDay(buf[:], w.seq, 0), w.sink); err != nil {
+			panic(err)
+		}
+		if b != nil {
+			b.StartTimer()
+		}
+	}
+	return w.nextID
+}
