@@ -37,15 +37,15 @@ type refRecord struct {
 	orderID uint64
 	live    bool // the current ClOrdID of a live order (then the order is the truth)
 	// The state kept when the ClOrdID was replaced or the order ended.
-	status                                   venue.OrdStatus
-	side                                     venue.Side
-	ordType                                  venue.OrdType
-	tif                                      venue.TimeInForce
-	instrument                               uint32
-	price, qty, leaves, cum, notional        int64
-	account                                  string
-	session                                  uint16
-	clOrdID                                  string
+	status                            venue.OrdStatus
+	side                              venue.Side
+	ordType                           venue.OrdType
+	tif                               venue.TimeInForce
+	instrument                        uint32
+	price, qty, leaves, cum, notional int64
+	account                           string
+	session                           uint16
+	clOrdID                           string
 }
 
 type refInstrument struct {
