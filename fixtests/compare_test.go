@@ -88,6 +88,26 @@ func TestCompareMessages(t *testing.T) {
 			wantIn:    "tag 34 expected here, received tag 49",
 		},
 		{
+			name:      "<ANY> matches any value, tag still compared",
+			expected:  "9=<ANY>|37=<ANY>|17=<ANY>|",
+			received:  "9=123|37=O-77|17=|",
+			wantIndex: -2,
+		},
+		{
+			name:      "<ANY> does not excuse a different tag",
+			expected:  "37=<ANY>|",
+			received:  "17=E1|",
+			wantIndex: 0,
+			wantIn:    "tag 37 expected here",
+		},
+		{
+			name:      "<ANY> only as a whole value",
+			expected:  "58=x<ANY>|",
+			received:  "58=xyz|",
+			wantIndex: 0,
+			wantIn:    "tag 58 value differs",
+		},
+		{
 			name:      "field without equals sign",
 			expected:  "35=0|34|",
 			received:  "35=0|34=|",

@@ -27,7 +27,10 @@
 // A received message matches an expectation when both have the same number
 // of fields, the same tags in the same positions, and equal values, except
 // for tags 10, 42, 52, 60 and 122, whose received values only have to
-// contain a timestamp (or three-digit checksum) pattern. Every expectation
+// contain a timestamp (or three-digit checksum) pattern. As an extension for
+// our own scripts, an expected value written "<ANY>" matches any received
+// value of that tag (for identifiers the venue assigns, and the BodyLength
+// they change); the QuickFIX scripts never use it. Every expectation
 // has a deadline (Options.Deadline, 20 s by default) because a reference run
 // would otherwise wait forever for a message that never comes.
 //

@@ -145,6 +145,9 @@ func parseStep(line []byte) (Step, error) {
 		if err := checkPlaceholders(rest); err != nil {
 			return Step{}, err
 		}
+		if kind == 'I' && bytes.Contains(rest, []byte(anyValue)) {
+			return Step{}, fmt.Errorf("%s may only stand for a value in an E line", anyValue)
+		}
 		step.Kind = StepSend
 		if kind == 'E' {
 			step.Kind = StepExpect

@@ -62,6 +62,7 @@ func TestParseScriptErrors(t *testing.T) {
 		{"set session unknown key", "iSET_SESSION FIX.4.4:ISLD->TW NEXTFOO=1\r\n", "unknown key"},
 		{"set session with connection", "i2,SET_SESSION FIX.4.4:ISLD->TW NEXTSENDERSEQNUM=1\r\n", "no connection"},
 		{"leading blank", " iCONNECT\r\n", "not one of"},
+		{"<ANY> in an I line", "I8=FIX.4.4\x0111=<ANY>\x01\r\n", "only stand for a value in an E line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// closingAcceptor accepts connections and closes each one at once: enough
+// for a script that expects a disconnect, never enough for one that
+// expects a message.
+func closingAcceptor(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+func writeDef(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(body, "|", "\x01")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunExitStatus(t *testing.T) {
+	addr := closingAcceptor(t)
+	dir := t.TempDir()
+	pass := writeDef(t, dir, "closed.def", "iCONNECT\r\neDISCONNECT\r\n")
+	writeDef(t, dir, "answer.def", "iCONNECT\r\nI8=FIX.4.4|35=0|\r\nE8=FIX.4.4|9=5|35=0|10=0|\r\n")
+	tests := []struct {
+		name     string
+		args     []string
+		want     int
+		lastLine string
+	}{
+		{"all pass", []string{"-addr", addr, "-scripts", pass}, exitPassed, "1 passed, 0 failed"},
+		{"one fails", []string{"-addr", addr, "-scripts", dir}, exitFailed, "1 passed, 1 failed"},
+		{"filter", []string{"-addr", addr, "-scripts", dir, "-run", "answer$"}, exitFailed, "0 passed, 1 failed"},
+		{"nothing selected", []string{"-addr", addr, "-scripts", dir, "-run", "nomatch"}, exitUsage, "0 passed, 0 failed"},
+		{"bad regexp", []string{"-addr", addr, "-scripts", dir, "-run", "("}, exitUsage, ""},
+		{"stray argument", []string{"-addr", addr, "x"}, exitUsage, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			got := run(context.Background(), tt.args, &out, &errOut)
+			if got != tt.want {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tt.want, out.String(), errOut.String())
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if tt.lastLine != "" && lines[len(lines)-1] != tt.lastLine {
+				t.Fatalf("last line %q, want %q\n%s", lines[len(lines)-1], tt.lastLine, out.String())
+			}
+		})
+	}
+}
+
+func TestRunSaysWhenQuickFIXScriptsAreMissing(t *testing.T) {
+	addr := closingAcceptor(t)
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	t.Setenv("FIXVENUE_QUICKFIX_DEFS", missing)
+	other := writeDef(t, t.TempDir(), "closed.def", "iCONNECT\r\neDISCONNECT\r\n")
+	var out, errOut bytes.Buffer
+	got := run(context.Background(), []string{"-addr", addr, "-scripts", missing + "," + other}, &out, &errOut)
+	if got != exitPassed {
+		t.Fatalf("exit %d\n%s%s", got, out.String(), errOut.String())
+	}
+	for _, want := range []string{"The QuickFIX scripts are missing from " + missing, "FIXVENUE_QUICKFIX_DEFS", "MISSING " + missing, "1 passed, 0 failed\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
