@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -60,6 +59,8 @@ type Server struct {
 	stopSync chan struct{}
 	wg       sync.WaitGroup
 	replayed int64
+	// replaySink receives the events of replayed commands (nil: discarded).
+	replaySink core.EventSink
 
 	closeOnce sync.Once
 }
@@ -129,31 +130,17 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// replay applies every journaled command to the fresh matcher before any session is accepted.
+// replay applies every journaled command to the fresh matcher before any
+// session is accepted. Market data needs every event since the beginning (it
+// never reads engine state), so the whole journal is replayed.
 func (s *Server) replay() error {
-	dir := filepath.Join(s.cfg.Venue.DataDir, "journal")
-	r, err := journal.NewReader(dir, journal.ReaderOptions{Logger: s.log})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	sink := core.NewBufferSink(64)
 	start := time.Now()
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("replay: %w", err)
-		}
-		sink.Reset()
-		if err := s.matcher.Apply(rec.Payload, sink); err != nil {
-			return fmt.Errorf("replay of command seq %d (%s at %d): %w", rec.Seq, rec.Segment, rec.Offset, err)
-		}
-		s.replayed++
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, s.replaySink, journal.ReplayOptions{Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
-	s.log.Info("journal replayed", "commands", s.replayed, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
+	s.replayed = res.Records
+	s.log.Info("journal replayed", "commands", res.Records, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
 	return nil
 }
 

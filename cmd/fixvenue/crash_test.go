@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,6 +109,20 @@ func TestCrashKill9(t *testing.T) {
 	}
 	v.kill()
 	checkJournalInventsNothing(t, filepath.Join(dir, "data", "journal"), clients)
+
+	// Two replays of the journal agree on every event byte.
+	verify := func() string {
+		out, err := exec.Command(binPath, "journal", "verify", "--config", cfg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("journal verify: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	first, second := verify(), verify()
+	if first != second || !strings.HasPrefix(first, "records=") {
+		t.Fatalf("journal verify disagrees with itself:\n%s\n%s", first, second)
+	}
+	t.Logf("journal verify: %s", strings.TrimSpace(first))
 }
 
 // verifyAndTrade logs on (continuing sequence numbers), checks every order

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/server"
+)
+
+func init() { commands["journal"] = cmdJournal }
+
+func cmdJournal(args []string) int {
+	if len(args) == 0 || (args[0] != "verify" && args[0] != "dump") {
+		fmt.Fprintln(os.Stderr, "usage: fixvenue journal verify|dump --data DIR [--config FILE]")
+		return 2
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("journal "+sub, flag.ContinueOnError)
+	dataDir := fs.String("data", "", "data directory (default: venue.data_dir of the config)")
+	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
+	from := fs.Uint64("from", 0, "dump: first sequence number to print")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
+		return 2
+	}
+	if *dataDir == "" {
+		*dataDir = cfg.Venue.DataDir
+	}
+	dir := filepath.Join(*dataDir, "journal")
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue journal: no journal at %s: %v\n", dir, err)
+		return 1
+	}
+	bar := newProgressBar(os.Stderr)
+	switch sub {
+	case "verify":
+		res, err := journal.Verify(dir, server.MatcherConfig(cfg), bar.update)
+		bar.done()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)
+			return 1
+		}
+		fmt.Println(res.String())
+	case "dump":
+		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: *from, Progress: bar.update})
+		bar.done()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue journal dump: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// progressBar draws a one-line bar on a terminal, at most every 100 ms; on
+// anything else it stays silent so that piped output stays clean.
+type progressBar struct {
+	out   *os.File
+	tty   bool
+	last  time.Time
+	shown bool
+}
+
+func newProgressBar(out *os.File) *progressBar {
+	st, err := out.Stat()
+	return &progressBar{out: out, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+func (b *progressBar) update(p journal.Progress) {
+	if !b.tty || p.BytesTotal <= 0 || time.Since(b.last) < 100*time.Millisecond {
+		return
+	}
+	b.last = time.Now()
+	const width = 40
+	done := int(float64(width) * float64(p.BytesDone) / float64(p.BytesTotal))
+	if done > width {
+		done = width
+	}
+	bar := make([]byte, width)
+	for i := range bar {
+		if i < done {
+			bar[i] = '#'
+		} else {
+			bar[i] = '.'
+		}
+	}
+	fmt.Fprintf(b.out, "\r[%s] %5.1f%% %d records", bar, 100*float64(p.BytesDone)/float64(p.BytesTotal), p.Records)
+	b.shown = true
+}
+
+func (b *progressBar) done() {
+	if b.shown {
+		fmt.Fprintln(b.out)
+	}
+}
