@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -384,3 +386,141 @@ func flipByte(t testing.TB, path string, off int64) {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestMatcherSnapshotPlusSuffix is the same property with the real
+// matcher: snapshot + suffix gives the same state (byte-identical
+// snapshots) and the same later events as a full replay.
+func TestMatcherSnapshotPlusSuffix(t *testing.T) {
+	dir := t.TempDir()
+	w, err := journal.Open(dir, journal.Config{SegmentBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := core.NewMatcher(matcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := newWorkload(8)
+	buf := make([]byte, 256)
+	const n, snapSeq = 6000, 3999
+	discard := core.NewBufferSink(64)
+	for i := range uint64(n) {
+		cmd := gen.next(t, buf, i)
+		discard.Reset()
+		if err := live.Apply(cmd, discard); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(i, cmd); err != nil {
+			t.Fatal(err)
+		}
+		if i == snapSeq {
+			if err := w.Flush(); err != nil { // the snapshot's command is durable first
+				t.Fatal(err)
+			}
+			if _, err := journal.WriteSnapshot(dir, i, live.WriteSnapshot, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	full, _ := core.NewMatcher(matcherConfig())
+	fullSink := core.NewBufferSink(4 * n)
+	if _, err := journal.Replay(dir, full, fullSink, journal.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored, _ := core.NewMatcher(matcherConfig())
+	suffixSink := core.NewBufferSink(4 * n)
+	res, err := journal.Replay(dir, restored, suffixSink, journal.ReplayOptions{UseSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot == nil || res.Snapshot.Seq != snapSeq || res.Records != n-snapSeq-1 {
+		t.Fatalf("replay %+v", res)
+	}
+	if suffixSink.Len() == 0 || !bytes.HasSuffix(fullSink.Bytes(), suffixSink.Bytes()) {
+		t.Fatalf("the %d events after the snapshot differ from the full replay's", suffixSink.Len())
+	}
+	// The suffix starts exactly at the first event of command snapSeq+1.
+	first := suffixSink.Event(0)
+	if got := binary.LittleEndian.Uint64(first[venue.MessageHeaderSize:]); got != snapSeq+1 {
+		t.Fatalf("first suffix event caused by %d", got)
+	}
+	var a, b, c bytes.Buffer
+	for m, out := range map[*core.Matcher]*bytes.Buffer{live: &a, full: &b, restored: &c} {
+		if err := m.WriteSnapshot(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) || !bytes.Equal(b.Bytes(), c.Bytes()) {
+		t.Fatal("live, fully replayed and snapshot-restored matchers hold different states")
+	}
+}
+
+// TestSnapshotterWaitsForDurability: the snapshot file of command seq
+// appears only once seq is durable; a capture while one is in flight is
+// refused and counted; the published file loads.
+func TestSnapshotterWaitsForDurability(t *testing.T) {
+	dir := t.TempDir()
+	durable := ring.NewSequence(-1)
+	s, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: dir, Durable: durable, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := &ledger{count: 7, h: 99}
+	if err := s.Capture(10, state.WriteSnapshot); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Capture(11, state.WriteSnapshot); !errors.Is(err, journal.ErrSnapshotBusy) {
+		t.Fatalf("second capture in flight: %v", err)
+	}
+	durable.Store(9)
+	for range 50 { // the writer polls; give it many chances to misbehave
+		if snaps, _ := journal.ListSnapshots(dir); len(snaps) != 0 {
+			t.Fatalf("snapshot of seq 10 published while durable is 9: %+v", snaps)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	durable.Store(10)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().Taken.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("snapshot never published")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.Close()
+	if s.Stats().Skipped.Load() != 1 || s.Stats().LastSeq.Load() != 10 {
+		t.Fatalf("stats skipped %d last %d", s.Stats().Skipped.Load(), s.Stats().LastSeq.Load())
+	}
+	loaded := &ledger{}
+	if _, err := journal.ReadSnapshot(filepath.Join(dir, journal.SnapshotName(10)), loaded.ReadSnapshot); err != nil || *loaded != *state {
+		t.Fatalf("loaded %+v: %v", *loaded, err)
+	}
+}
+
+func TestSnapshotterDiscardsWhenNeverDurable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: dir, Durable: ring.NewSequence(-1),
+		DurableWait: 20 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Capture(5, (&ledger{}).WriteSnapshot); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s.Stats().Failed.Load() != 1 || s.Stats().Taken.Load() != 0 {
+		t.Fatalf("failed %d taken %d", s.Stats().Failed.Load(), s.Stats().Taken.Load())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	// A state larger than the bound is refused on capture.
+	s, _ = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: dir, Durable: ring.NewSequence(10), CaptureBytesMax: 8})
+	defer s.Close()
+	if err := s.Capture(5, (&ledger{}).WriteSnapshot); !errors.Is(err, journal.ErrSnapshotTooLarge) {
+		t.Fatalf("oversized capture: %v", err)
+	}
+}

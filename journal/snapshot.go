@@ -72,12 +72,26 @@ func (c *crcWriter) Write(p []byte) (int, error) {
 // after command seq, crash-safely: into a .tmp file, then fsync, rename and
 // a directory fsync, so a snapshot with its final name is always complete.
 // fill is typically the matcher's WriteSnapshot; it runs on the calling
-// goroutine and must not be called concurrently with Apply. sync nil means
+// goroutine and must not run concurrently with Apply. sync nil means
 // DefaultSync.
+//
+// Call it only once command seq is durable in the journal (Snapshotter
+// waits for that). Otherwise a power cut could lose command seq while its
+// snapshot survives, and once new, different commands are journaled under
+// the same seqs, recovery would load a state that never happened.
 func WriteSnapshot(dir string, seq uint64, fill func(io.Writer) error, sync SyncFunc) (SnapshotFile, error) {
 	if sync == nil {
 		sync = DefaultSync
 	}
+	tmp, err := writeSnapshotTemp(dir, seq, fill, sync)
+	if err != nil {
+		return SnapshotFile{}, err
+	}
+	return publishSnapshot(dir, tmp, sync)
+}
+
+// writeSnapshotTemp writes and fsyncs the snapshot file under its .tmp name.
+func writeSnapshotTemp(dir string, seq uint64, fill func(io.Writer) error, sync SyncFunc) (SnapshotFile, error) {
 	if seq > maxSeq {
 		return SnapshotFile{}, fmt.Errorf("journal: snapshot seq %d too large", seq)
 	}
@@ -124,19 +138,27 @@ func WriteSnapshot(dir string, seq uint64, fill func(io.Writer) error, sync Sync
 	if err := f.Close(); err != nil {
 		return fail("close", err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		_ = os.Remove(tmp)
-		return SnapshotFile{}, fmt.Errorf("journal: write snapshot: %w", err)
+	return SnapshotFile{Path: tmp, Seq: seq, PayloadBytes: payloadBytes}, nil
+}
+
+// publishSnapshot renames a synced temporary snapshot into place and
+// fsyncs the directory.
+func publishSnapshot(dir string, tmp SnapshotFile, sync SyncFunc) (SnapshotFile, error) {
+	final := strings.TrimSuffix(tmp.Path, tmpSuffix)
+	if err := os.Rename(tmp.Path, final); err != nil {
+		_ = os.Remove(tmp.Path)
+		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: %w", err)
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return SnapshotFile{}, fmt.Errorf("journal: write snapshot: %w", err)
+		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: %w", err)
 	}
 	defer d.Close()
 	if err := sync(d, SyncDir); err != nil {
-		return SnapshotFile{}, fmt.Errorf("journal: write snapshot: sync directory: %w", err)
+		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: sync directory: %w", err)
 	}
-	return SnapshotFile{Path: final, Seq: seq, PayloadBytes: payloadBytes}, nil
+	tmp.Path = final
+	return tmp, nil
 }
 
 // ListSnapshots returns the snapshot files of dir by name, newest (highest
