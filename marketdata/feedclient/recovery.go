@@ -32,22 +32,37 @@ func (c *Client) join() bool {
 		r.Outcome, r.Err = Unrecovered, err
 	}
 	c.report(r)
-	return c.expected != 0
+	if c.expected == 0 {
+		return false
+	}
+	c.drain()
+	return true
 }
 
-// recover fills the gap from c.expected to the first held packet (or to the
-// sequence a heartbeat announced): by retransmission when the service still
-// has it, else by snapshot.
+// recover fills the gaps between c.expected and the last sequence known to
+// exist, one after the other: holes between held packets are as old as the
+// first one (or, after a heartbeat, certainly lost). The loop ends when no
+// gap is left or a round makes no progress.
 func (c *Client) recover(cause RecoveryCause) {
-	if c.recovering {
-		return
+	for rounds := 0; rounds <= c.cfg.ReorderPacketsMax && !c.recovering; rounds++ {
+		before := c.expected
+		c.recoverOne(cause)
+		if c.expected == 0 || c.expected == before || c.InSync() {
+			return
+		}
 	}
+}
+
+// recoverOne fills the gap from c.expected to the first held packet (or to
+// the sequence a heartbeat announced): by retransmission when the service
+// still has it, else by snapshot.
+func (c *Client) recoverOne(cause RecoveryCause) {
 	if c.expected == 0 {
 		c.join()
 		return
 	}
 	from, to := c.expected, c.knownNextSeq
-	if low, ok := c.reorder.lowestSeq(); ok && (low < to || to <= from) {
+	if low, ok := c.reorder.lowestSeq(from); ok && (low < to || to <= from) {
 		to = low
 	}
 	if to <= from {

@@ -69,12 +69,21 @@ func (r *reorderBuffer) takeNext(dst []byte, expected uint64) (pkt []byte, ok bo
 	return pkt, ok
 }
 
-// lowestSeq returns the smallest first sequence held.
-func (r *reorderBuffer) lowestSeq() (uint64, bool) {
+// lowestSeq returns the smallest first sequence held among packets that
+// still carry messages from expected on; it drops the others.
+func (r *reorderBuffer) lowestSeq(expected uint64) (uint64, bool) {
 	var low uint64
 	found := false
 	for i := range r.slots {
-		if s := &r.slots[i]; s.used && (!found || s.seq < low) {
+		s := &r.slots[i]
+		if !s.used {
+			continue
+		}
+		if s.seq+uint64(s.count) <= expected {
+			r.free(i)
+			continue
+		}
+		if !found || s.seq < low {
 			low, found = s.seq, true
 		}
 	}

@@ -1,0 +1,300 @@
+package feedclient
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+func newTestClient(t testing.TB, f *scriptFeed, clock *fakeClock, cb Callbacks) *Client {
+	t.Helper()
+	c, err := New(Config{Recoverer: f, Clock: clock.Now, GapTimeout: 10 * time.Millisecond, Callbacks: cb,
+		RetransmitCountMax: 5000, ReorderPacketsMax: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestInOrderFeed(t *testing.T) {
+	f := newScriptFeed(t, 1)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var books, trades, msgs int
+	c := newTestClient(t, f, clock, Callbacks{
+		OnBook:    func(*Book) { books++ },
+		OnTrade:   func(*Book, Trade) { trades++ },
+		OnMessage: func(uint64, uint16, []byte) { msgs++ },
+	})
+	firstCount := 0
+	for i := 0; i < 2000; i++ {
+		for _, p := range f.step() {
+			if i == 0 { // the join's snapshot covers the first packets
+				firstCount += int(p[2])
+			}
+			c.HandlePacket(p)
+		}
+		compareModel(t, c, f)
+	}
+	s := c.Stats()
+	if s.Snapshots != 1 || s.Gaps != 0 || s.Retransmissions != 0 || s.Inconsistencies != 0 || s.Duplicates != 0 {
+		t.Fatalf("in-order feed needed recovery: %+v", s)
+	}
+	if books == 0 || trades == 0 || uint64(msgs) != s.Messages || s.Messages+uint64(firstCount) != f.nextSeq()-1 {
+		t.Fatalf("callbacks: %d books %d trades %d messages; stats %+v", books, trades, msgs, s)
+	}
+}
+
+func TestGapRecoveredByRetransmission(t *testing.T) {
+	f := newScriptFeed(t, 2)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var recs []Recovery
+	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	lost := f.step()
+	next := f.step()
+	from := seqOf(lost[0])
+	for _, p := range next {
+		c.HandlePacket(p)
+	}
+	if c.Stats().Reordered == 0 || c.Stats().Retransmissions != 0 {
+		t.Fatalf("the gap was not held open: %+v", c.Stats())
+	}
+	clock.advance(5 * time.Millisecond)
+	c.Poll()
+	if f.retransmits != 0 {
+		t.Fatal("recovery before GapTimeout")
+	}
+	clock.advance(5 * time.Millisecond)
+	c.Poll()
+	compareModel(t, c, f)
+	last := recs[len(recs)-1]
+	if last.Cause != CauseGap || last.Outcome != Retransmitted || last.FromSeq != from || last.Count != seqOf(next[0])-from {
+		t.Fatalf("recovery %+v, want gap from %d", last, from)
+	}
+	if !c.InSync() {
+		t.Fatal("not in sync after the retransmission")
+	}
+}
+
+func TestLateReorderedPacketNeedsNoRecovery(t *testing.T) {
+	f := newScriptFeed(t, 3)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	c := newTestClient(t, f, clock, Callbacks{})
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	a, b := f.step(), f.step()
+	for _, p := range b {
+		c.HandlePacket(p)
+	}
+	for _, p := range a {
+		c.HandlePacket(p)
+	}
+	for _, p := range b { // and a duplicate
+		c.HandlePacket(p)
+	}
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Retransmissions != 0 || s.Snapshots != 1 || s.Duplicates == 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestRejectedRetransmissionFallsBackToSnapshot(t *testing.T) {
+	f := newScriptFeed(t, 4)
+	f.windowPackets = 2
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var recs []Recovery
+	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	for i := 0; i < 5; i++ {
+		f.step() // all lost, and more than the window holds
+	}
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	clock.advance(time.Second)
+	c.Poll()
+	compareModel(t, c, f)
+	last := recs[len(recs)-1]
+	if last.Outcome != Snapshotted || last.RetransmitReject != mdsbe.RetransmitRejectReasonTooOld {
+		t.Fatalf("recovery %+v", last)
+	}
+}
+
+func TestTailLossFoundByHeartbeat(t *testing.T) {
+	f := newScriptFeed(t, 5)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var inSync []bool
+	c := newTestClient(t, f, clock, Callbacks{OnHeartbeat: func(_ uint64, ok bool) { inSync = append(inSync, ok) }})
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	f.step() // lost, and the channel goes idle
+	c.HandlePacket(f.heartbeat())
+	compareModel(t, c, f)
+	c.HandlePacket(f.heartbeat())
+	if len(inSync) != 2 || !inSync[0] || !inSync[1] || c.Stats().Retransmissions != 1 {
+		t.Fatalf("heartbeats in sync %v, stats %+v", inSync, c.Stats())
+	}
+}
+
+func TestUnrecoveredGapIsReportedThenHealed(t *testing.T) {
+	f := newScriptFeed(t, 6)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var recs []Recovery
+	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	f.step()
+	f.failRetransmit, f.failSnapshot = true, true
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	clock.advance(time.Second)
+	c.Poll()
+	last := recs[len(recs)-1]
+	if last.Outcome != Unrecovered || last.Err == nil || c.InSync() || c.NextSeq() != 0 {
+		t.Fatalf("recovery %+v, in sync %v", last, c.InSync())
+	}
+	f.failRetransmit, f.failSnapshot = false, false
+	for _, p := range f.step() {
+		c.HandlePacket(p) // too soon after the failure: held
+	}
+	clock.advance(time.Second)
+	c.Poll()
+	compareModel(t, c, f)
+	if c.Stats().Unrecovered != 1 {
+		t.Fatalf("stats %+v", c.Stats())
+	}
+}
+
+func TestInconsistencyResynchronises(t *testing.T) {
+	f := newScriptFeed(t, 7)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	var recs []Recovery
+	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	for i := 0; i < 50; i++ {
+		for _, p := range f.step() {
+			c.HandlePacket(p)
+		}
+	}
+	// The model moves on without telling: the next message's rptSeq jumps.
+	f.books[1].rptSeq += 5
+	f.books[1].bids = nil
+	for i := 0; i < 50; i++ {
+		for _, p := range f.step() {
+			c.HandlePacket(p)
+		}
+	}
+	compareModel(t, c, f)
+	found := false
+	for _, r := range recs {
+		found = found || (r.Cause == CauseInconsistent && r.Outcome == Snapshotted)
+	}
+	if !found || c.Stats().Inconsistencies == 0 {
+		t.Fatalf("no resynchronisation: %+v", recs)
+	}
+}
+
+// TestLossyDelivery is the client's loss test over a test transport: the
+// packets of a long random feed are dropped, duplicated and reordered at
+// several rates; the client must end with the model's books, every gap
+// recovered (by retransmission or snapshot) and reported.
+func TestLossyDelivery(t *testing.T) {
+	for _, rate := range []struct {
+		name               string
+		drop, dup, reorder float64
+		window             int
+	}{
+		{"clean", 0, 0, 0, 1 << 30},
+		{"1% loss", 0.01, 0.01, 0.02, 1 << 30},
+		{"5% loss", 0.05, 0.05, 0.10, 1 << 30},
+		{"20% loss small window", 0.20, 0.05, 0.20, 8},
+		{"50% loss", 0.50, 0.10, 0.30, 64},
+	} {
+		t.Run(rate.name, func(t *testing.T) {
+			f := newScriptFeed(t, 42)
+			f.windowPackets = rate.window
+			clock := &fakeClock{now: time.Unix(1, 0)}
+			var recs []Recovery
+			c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+			rng := rand.New(rand.NewPCG(1, 2))
+			var held [][]byte
+			dropped := 0
+			for i := 0; i < 3000; i++ {
+				for _, p := range f.step() {
+					switch x := rng.Float64(); {
+					case x < rate.drop:
+						dropped++
+					case x < rate.drop+rate.reorder:
+						held = append(held, p)
+					default:
+						c.HandlePacket(p)
+						if rng.Float64() < rate.dup {
+							c.HandlePacket(p)
+						}
+					}
+				}
+				if len(held) > 0 && rng.IntN(3) == 0 {
+					k := rng.IntN(len(held))
+					c.HandlePacket(held[k])
+					held = append(held[:k], held[k+1:]...)
+				}
+				clock.advance(time.Duration(rng.IntN(4)) * time.Millisecond)
+				c.Poll()
+			}
+			for _, p := range held {
+				c.HandlePacket(p)
+			}
+			clock.advance(time.Second)
+			c.HandlePacket(f.heartbeat())
+			compareModel(t, c, f)
+			s := c.Stats()
+			var retransmitted, snapshotted int
+			for _, r := range recs {
+				switch r.Outcome {
+				case Retransmitted:
+					retransmitted++
+				case Snapshotted:
+					snapshotted++
+				default:
+					t.Fatalf("unrecovered: %+v", r)
+				}
+			}
+			if dropped > 0 && retransmitted+snapshotted < 2 {
+				t.Fatalf("%d packets dropped but recoveries %+v", dropped, recs)
+			}
+			t.Logf("dropped %d: %d retransmissions, %d snapshots (1 to join), stats %+v", dropped, retransmitted, snapshotted, s)
+		})
+	}
+}
+
+func TestAppendDecimal(t *testing.T) {
+	cases := []struct {
+		ticks, mantissa int64
+		exponent        int8
+		want            string
+	}{
+		{10025, 1, -2, "100.25"},
+		{7, 1, -2, "0.07"},
+		{-7, 1, -2, "-0.07"},
+		{3, 5, -2, "0.15"},
+		{2500, 1, -3, "2.500"},
+		{12, 25, 0, "300"},
+		{3, 1, 2, "300"},
+		{0, 1, -2, "0.00"},
+		{1 << 62, 4, 0, "4611686018427387904*4e0"},
+	}
+	for _, tc := range cases {
+		if got := string(AppendDecimal(nil, tc.ticks, tc.mantissa, tc.exponent)); got != tc.want {
+			t.Errorf("AppendDecimal(%d, %d, %d) = %q, want %q", tc.ticks, tc.mantissa, tc.exponent, got, tc.want)
+		}
+	}
+}
