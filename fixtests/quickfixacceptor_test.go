@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,40 +21,23 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/fixtests"
+	"github.com/fixvenue/fixvenue/gateway/spec"
 )
 
 // This file runs a plain QuickFIX/Go acceptor in the test process so that
 // the runner can be proved against a real FIX engine before the venue exists.
 
-// quickfixModule is the module whose spec/ folder provides the FIX 4.4 data
-// dictionary the acceptor validates with.
-const quickfixModule = "github.com/quickfixgo/quickfix"
-
-var dictionaryPath struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// fix44Dictionary returns the path of FIX44.xml inside the QuickFIX/Go module
-// this repository pins, found through the go command (tests always have it),
-// so the repository needs no copy of its own.
+// fix44Dictionary writes the FIX 4.4 data dictionary the venue ships
+// (gateway/spec, byte for byte QuickFIX/Go v0.9.11's spec/FIX44.xml) into a
+// temporary folder, because QuickFIX/Go reads dictionaries from a path only.
+// Proving the runner with the venue's own dictionary keeps the two in step.
 func fix44Dictionary(t testing.TB) string {
 	t.Helper()
-	d := &dictionaryPath
-	d.once.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", quickfixModule).Output()
-		if err != nil {
-			d.err = fmt.Errorf("go list -m %s: %v", quickfixModule, err)
-			return
-		}
-		d.path = filepath.Join(strings.TrimSpace(string(out)), "spec", "FIX44.xml")
-		_, d.err = os.Stat(d.path)
-	})
-	if d.err != nil {
-		t.Fatalf("FIX 4.4 data dictionary: %v", d.err)
+	path, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatalf("FIX 4.4 data dictionary: %v", err)
 	}
-	return d.path
+	return path
 }
 
 // acceptorConfig is the QuickFIX/Go configuration the scripts assume (the one
