@@ -32,11 +32,12 @@ var QuickFIXEchoScripts = []string{
 
 // SkipQuickFIXEcho returns an Options.Skip function that skips the
 // QuickFIXEchoScripts found directly in dir, and nothing else, so that
-// scripts of the same name in other folders still run.
+// scripts of the same name in other folders still run. Folders are compared
+// as absolute paths, so a relative and an absolute spelling agree.
 func SkipQuickFIXEcho(dir string) func(path string) string {
-	dir = filepath.Clean(dir)
+	dir = absPath(dir)
 	return func(path string) string {
-		if filepath.Clean(filepath.Dir(path)) != dir {
+		if absPath(filepath.Dir(path)) != dir {
 			return ""
 		}
 		stem := strings.TrimSuffix(filepath.Base(path), scriptExt)
@@ -45,4 +46,13 @@ func SkipQuickFIXEcho(dir string) func(path string) string {
 		}
 		return ""
 	}
+}
+
+// absPath is filepath.Abs, falling back to the cleaned path when the working
+// directory is unknown.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
