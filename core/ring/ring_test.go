@@ -320,9 +320,9 @@ func TestMultiProducerStress(t *testing.T) {
 		t.Run(w.String(), func(t *testing.T) {
 			perProducer := 4000
 			if w == BusySpin {
-				// Spinning goroutines outnumber the cores here, so each
-				// lap may wait for the scheduler to preempt a spinner.
-				perProducer = 500
+				// Five spinning goroutines share two cores and, under
+				// the race detector, each check is slow: keep it short.
+				perProducer = 1000
 			}
 			r := mustNew(t, Config{Slots: 16, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 			cons := NewSequence(-1)

@@ -26,6 +26,8 @@ const (
 	SpinYield
 	// BusySpin re-checks in a tight loop forever. Lowest hand-off latency,
 	// but each waiter burns a whole core even when there is nothing to do.
+	// It calls runtime.Gosched once every busySpinYieldEvery failed checks
+	// and never sleeps.
 	BusySpin
 
 	waitStrategyCount // number of strategies; keep last
@@ -52,6 +54,14 @@ const (
 	// deadlineCheckEvery is how many busy-spin tries pass between two reads of
 	// the clock while a producer waits for space under BusySpin.
 	deadlineCheckEvery = 64
+	// busySpinYieldEvery is how many failed checks a BusySpin waiter makes
+	// between two runtime.Gosched calls (a power of two). When the goroutine
+	// it waits for is queued on the same P (GOMAXPROCS=1, or more runnable
+	// goroutines than Ps) a pure spin would hold the P for a whole 10 ms
+	// preemption slice; one yield per few microseconds of spinning avoids
+	// that and costs nothing measurable when the other goroutine is running
+	// elsewhere, because Gosched returns at once when nobody else is runnable.
+	busySpinYieldEvery = 1 << 10
 )
 
 // waitStrategyNames maps each strategy to its configuration name.
@@ -92,6 +102,9 @@ func (w WaitStrategy) Valid() bool { return w < waitStrategyCount }
 func (w WaitStrategy) consumerStep(tries int) (park bool) {
 	switch w {
 	case BusySpin:
+		if tries%busySpinYieldEvery == busySpinYieldEvery-1 {
+			runtime.Gosched()
+		}
 		return false
 	case SpinYield:
 		if tries >= spinTriesMax {
@@ -115,6 +128,9 @@ func (w WaitStrategy) consumerStep(tries int) (park bool) {
 func (w WaitStrategy) producerStep(tries int) {
 	switch w {
 	case BusySpin:
+		if tries%busySpinYieldEvery == busySpinYieldEvery-1 {
+			runtime.Gosched()
+		}
 	case SpinYield:
 		if tries >= spinTriesMax {
 			runtime.Gosched()
