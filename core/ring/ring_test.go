@@ -928,3 +928,40 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestWakeReleasesConsumerParkedOnForeignSequence: the dependency is stored
+// by a goroutine that never calls WaitFor on this ring (as the journal's
+// durable sequence would be), so only Wake can end the hour-long park.
+func TestWakeReleasesConsumerParkedOnForeignSequence(t *testing.T) {
+	r := mustNew(t, Config{Slots: 8, SlotSize: 64, Producer: SingleProducer, Wait: SpinPark})
+	r.parkTimeout = time.Hour
+	durable := NewSequence(-1)
+	cons := NewSequence(-1)
+	r.AddGatingSequences(cons)
+	b := r.NewBarrier(durable)
+	for i := 0; i < 3; i++ {
+		seq, slot, _ := r.Claim()
+		writeItem(slot, 0, uint64(i), seq)
+		r.Publish(seq)
+	}
+	type result struct {
+		avail int64
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		avail, err := b.WaitFor(0)
+		got <- result{avail, err}
+	}()
+	waitParked(t, b)
+	durable.Store(1)
+	r.Wake()
+	select {
+	case res := <-got:
+		if res.err != nil || res.avail != 1 {
+			t.Fatalf("WaitFor(0) = %d, %v; want 1 (limited by the dependency)", res.avail, res.err)
+		}
+	case <-time.After(hangLimit):
+		t.Fatal("Wake did not wake the consumer parked on its dependency")
+	}
+}
