@@ -79,6 +79,9 @@ type FIX struct {
 // Metrics holds the Prometheus listener.
 type Metrics struct {
 	Addr string `toml:"addr"`
+	// TestHooks enables POST /test/seqnums on the metrics listener, which sets a
+	// session's next sequence numbers (conformance scripts need it). Never in production.
+	TestHooks bool `toml:"test_hooks"`
 }
 
 // Engine sizes the matcher and the rings.

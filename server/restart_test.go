@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -43,4 +44,38 @@ func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, r, map[int]string{11: "k1", 150: "I", 39: "0", 37: ack.Get(37)})
+}
+
+func TestSetSeqNumsHook(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Metrics.TestHooks = true
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	c.Close()
+	time.Sleep(50 * time.Millisecond)
+	resp, err := http.Post("http://"+s.MetricsAddr()+"/test/seqnums?session=FIX.4.4:VENUE->CLIENT1&next_sender=40&next_target=7", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = 7
+	lg, err := r.Logon(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.SeqNum() != 40 {
+		t.Fatalf("venue logon seq %d, want 40 after the hook", lg.SeqNum())
+	}
+	resp, _ = http.Post("http://"+s.MetricsAddr()+"/test/seqnums?session=nope", "", nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: status %d", resp.StatusCode)
+	}
 }

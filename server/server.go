@@ -258,6 +258,10 @@ func (s *Server) Start() error {
 		s.metricsL = l
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+		if s.cfg.Metrics.TestHooks {
+			mux.HandleFunc("/test/seqnums", s.handleSetSeqNums)
+			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")
+		}
 		s.metricsS = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go s.metricsS.Serve(l)
 	}
