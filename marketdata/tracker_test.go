@@ -17,6 +17,7 @@ import (
 // and renders the feed messages they produce as text.
 type scenario struct {
 	t       *testing.T
+	feed    *Feed // when set, events go to the feed instead of the tracker
 	m       *core.Matcher
 	sink    *core.BufferSink
 	tr      *Tracker
@@ -47,6 +48,16 @@ func (s *scenario) apply(cmd []byte) string {
 	s.sink.Reset()
 	if err := s.m.Apply(cmd, s.sink); err != nil {
 		s.t.Fatal(err)
+	}
+	if s.feed != nil {
+		var batch [][]byte
+		for _, ev := range s.sink.All() {
+			batch = append(batch, ev)
+		}
+		if err := s.feed.ApplyBatch(batch); err != nil {
+			s.t.Fatal(err)
+		}
+		return ""
 	}
 	for _, ev := range s.sink.All() {
 		if err := s.tr.Apply(ev); err != nil {

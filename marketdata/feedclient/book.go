@@ -2,6 +2,8 @@ package feedclient
 
 import (
 	"errors"
+	"math"
+	"math/big"
 	"strconv"
 
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
@@ -140,40 +142,43 @@ func (b *Book) AppendPrice(dst []byte, priceTicks int64) []byte {
 	return AppendDecimal(dst, priceTicks, b.TickMantissa, b.TickExponent)
 }
 
-// AppendDecimal appends ticks × mantissa × 10^exponent as a decimal number.
-// A product that overflows int64 is written as ticks × mantissa followed by
-// "e" and the exponent, still exact.
+// AppendDecimal appends ticks × mantissa × 10^exponent as a plain decimal
+// number (valid JSON), exactly, without floating point.
 func AppendDecimal(dst []byte, ticks, mantissa int64, exponent int8) []byte {
-	v := ticks * mantissa
-	if mantissa != 0 && (v/mantissa != ticks || (ticks == -1 && mantissa == -1<<63)) {
-		dst = strconv.AppendInt(dst, ticks, 10)
-		dst = append(dst, '*')
-		dst = strconv.AppendInt(dst, mantissa, 10)
-		dst = append(dst, 'e')
-		return strconv.AppendInt(dst, int64(exponent), 10)
+	var digits []byte
+	var scratch [24]byte
+	neg := false
+	if v := ticks * mantissa; mantissa == 0 || (v/mantissa == ticks && !(ticks == -1 && mantissa == math.MinInt64)) {
+		neg = v < 0
+		digits = strconv.AppendUint(scratch[:0], absUint(v), 10)
+	} else { // the product overflows int64: multiply exactly
+		p := new(big.Int).Mul(big.NewInt(ticks), big.NewInt(mantissa))
+		neg = p.Sign() < 0
+		digits = p.Abs(p).Append(scratch[:0], 10)
+	}
+	if neg {
+		dst = append(dst, '-')
 	}
 	if exponent >= 0 {
-		dst = strconv.AppendInt(dst, v, 10)
+		dst = append(dst, digits...)
+		if len(digits) == 1 && digits[0] == '0' {
+			return dst
+		}
 		for i := int8(0); i < exponent; i++ {
 			dst = append(dst, '0')
 		}
 		return dst
 	}
-	if v < 0 {
-		dst = append(dst, '-')
-	}
-	var digits [24]byte
-	d := strconv.AppendUint(digits[:0], absUint(v), 10)
 	scale := int(-exponent)
-	if len(d) <= scale { // a value below one: "0." then zeros, then the digits
+	if len(digits) <= scale { // a value below one: "0." then zeros, then the digits
 		dst = append(dst, '0', '.')
-		for i := len(d); i < scale; i++ {
+		for i := len(digits); i < scale; i++ {
 			dst = append(dst, '0')
 		}
-		return append(dst, d...)
+		return append(dst, digits...)
 	}
-	dst = append(dst, d[:len(d)-scale]...)
-	return append(append(dst, '.'), d[len(d)-scale:]...)
+	dst = append(dst, digits[:len(digits)-scale]...)
+	return append(append(dst, '.'), digits[len(digits)-scale:]...)
 }
 
 func absUint(v int64) uint64 {

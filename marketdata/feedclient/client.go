@@ -3,6 +3,7 @@ package feedclient
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
@@ -51,6 +52,10 @@ type Config struct {
 	// sequence is treated as garbage, not as a gap.
 	SeqAheadMax        uint64
 	ReceiveBufferBytes int // SO_RCVBUF of the feed socket
+
+	// Conn, if set, is the feed socket to read instead of listening on
+	// FeedAddr (Run closes it).
+	Conn *net.UDPConn
 
 	Callbacks Callbacks
 	// Recoverer replaces the TCP recovery client (tests, other transports).
@@ -117,6 +122,9 @@ type Callbacks struct {
 	OnHeartbeat func(nextSeq uint64, inSync bool)
 	// OnEndOfSession reports that the publisher stopped.
 	OnEndOfSession func(seq uint64)
+	// OnIdle is called by Run when the socket has had nothing to read for a
+	// poll interval: the client has applied everything that arrived.
+	OnIdle func()
 }
 
 // Trade is one trade from the feed.

@@ -290,7 +290,9 @@ func TestAppendDecimal(t *testing.T) {
 		{12, 25, 0, "300"},
 		{3, 1, 2, "300"},
 		{0, 1, -2, "0.00"},
-		{1 << 62, 4, 0, "4611686018427387904*4e0"},
+		{1 << 62, 4, 0, "18446744073709551616"},
+		{-(1 << 62), 4, -2, "-184467440737095516.16"},
+		{0, 1, 3, "0"},
 	}
 	for _, tc := range cases {
 		if got := string(AppendDecimal(nil, tc.ticks, tc.mantissa, tc.exponent)); got != tc.want {

@@ -44,6 +44,9 @@ func (c *Client) listen() (*net.UDPConn, error) {
 // packets, recovers gaps, and serves Inspect requests. It returns ctx's
 // error, or the error that made the socket unusable.
 func (c *Client) Run(ctx context.Context) error {
+	if c.cfg.Conn != nil {
+		return c.RunConn(ctx, c.cfg.Conn)
+	}
 	conn, err := c.listen()
 	if err != nil {
 		return err
@@ -73,6 +76,9 @@ func (c *Client) RunConn(ctx context.Context, conn *net.UDPConn) error {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				c.Poll()
+				if cb := c.cfg.Callbacks.OnIdle; cb != nil {
+					cb()
+				}
 				continue
 			}
 			if ctx.Err() != nil {

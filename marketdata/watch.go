@@ -1,0 +1,232 @@
+package marketdata
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// Bounds of the terminal view and the JSON book.
+const (
+	watchDepth          = 10                     // levels per side on screen
+	watchTradesMax      = 10                     // recent trades on screen
+	watchRefreshMin     = 100 * time.Millisecond // at most ten redraws a second
+	bookJSONSettleMax   = 3 * time.Second        // BookJSON waits at most this long for the live edge after joining
+	bookJSONJoinTimeout = 10 * time.Second       // and at most this long to join
+)
+
+// ErrUnknownSymbol is returned when the feed has no instrument of that symbol.
+var ErrUnknownSymbol = errors.New("marketdata: the feed has no such symbol")
+
+// Watch joins the feed described by cfg and draws a live view of symbol's
+// top levels and recent trades on out (an ANSI terminal), redrawing at
+// most ten times a second, until ctx ends. It returns nil when ctx ends.
+// cfg.Callbacks is replaced.
+func Watch(ctx context.Context, cfg feedclient.Config, symbol string, out io.Writer) error {
+	w := &watcher{symbol: symbol, out: out}
+	cfg.Callbacks = feedclient.Callbacks{
+		OnBook: func(b *feedclient.Book) {
+			if b.Symbol == symbol {
+				w.book, w.dirty = b, true
+			}
+		},
+		OnTrade: func(b *feedclient.Book, t feedclient.Trade) {
+			if b.Symbol == symbol {
+				w.addTrade(t)
+			}
+		},
+		OnRecovery: func(r feedclient.Recovery) { w.lastRecovery, w.dirty = r, true },
+		OnIdle:     w.maybeDraw,
+	}
+	c, err := feedclient.New(cfg)
+	if err != nil {
+		return err
+	}
+	w.client = c
+	err = c.Run(ctx)
+	if ctx.Err() != nil {
+		return w.writeErr
+	}
+	return err
+}
+
+type watcher struct {
+	symbol       string
+	out          io.Writer
+	client       *feedclient.Client
+	book         *feedclient.Book
+	trades       [watchTradesMax]feedclient.Trade
+	tradesN      int
+	lastRecovery feedclient.Recovery
+	dirty        bool
+	lastDraw     time.Time
+	buf          []byte
+	writeErr     error
+}
+
+func (w *watcher) addTrade(t feedclient.Trade) {
+	copy(w.trades[1:], w.trades[:watchTradesMax-1])
+	w.trades[0] = t
+	w.tradesN = min(w.tradesN+1, watchTradesMax)
+	w.dirty = true
+}
+
+func (w *watcher) maybeDraw() {
+	if !w.dirty || time.Since(w.lastDraw) < watchRefreshMin {
+		return
+	}
+	w.dirty, w.lastDraw = false, time.Now()
+	w.buf = append(w.buf[:0], "\x1b[H\x1b[2J"...) // home, clear screen
+	if w.book == nil {
+		w.buf = fmt.Appendf(w.buf, "waiting for %s on the feed (next seq %d)\n", w.symbol, w.client.NextSeq())
+	} else {
+		w.buf = appendBookView(w.buf, w.book, w.trades[:w.tradesN], watchDepth, w.client.NextSeq())
+	}
+	if w.lastRecovery.Outcome != 0 {
+		w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s from seq %d (%d messages)\n",
+			w.lastRecovery.Outcome, w.lastRecovery.FromSeq, w.lastRecovery.Count)
+	}
+	if _, err := w.out.Write(w.buf); err != nil && w.writeErr == nil {
+		w.writeErr = err
+	}
+}
+
+// appendBookView renders a book and recent trades as plain text.
+func appendBookView(dst []byte, b *feedclient.Book, trades []feedclient.Trade, depth int, nextSeq uint64) []byte {
+	dst = fmt.Appendf(dst, "%s  %v  seq %d  volume %d", b.Symbol, b.Status, nextSeq-1, b.Volume)
+	if b.LastTradeQty > 0 {
+		dst = append(dst, "  last "...)
+		dst = strconv.AppendInt(dst, b.LastTradeQty, 10)
+		dst = append(dst, " @ "...)
+		dst = b.AppendPrice(dst, b.LastTradePriceTicks)
+	}
+	dst = append(dst, "\n\n"...)
+	dst = fmt.Appendf(dst, "%6s %10s %12s | %-12s %-10s %-6s\n", "orders", "bid qty", "bid", "ask", "ask qty", "orders")
+	var px [32]byte
+	for i := 0; i < depth && (i < len(b.Bids) || i < len(b.Asks)); i++ {
+		if i < len(b.Bids) {
+			l := b.Bids[i]
+			dst = fmt.Appendf(dst, "%6d %10d %12s", l.OrderCount, l.Qty, b.AppendPrice(px[:0], l.PriceTicks))
+		} else {
+			dst = fmt.Appendf(dst, "%6s %10s %12s", "", "", "")
+		}
+		dst = append(dst, " | "...)
+		if i < len(b.Asks) {
+			l := b.Asks[i]
+			dst = fmt.Appendf(dst, "%-12s %-10d %-6d", b.AppendPrice(px[:0], l.PriceTicks), l.Qty, l.OrderCount)
+		}
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "\nrecent trades\n"...)
+	for _, t := range trades {
+		ts := time.Unix(0, t.TransactTimeNs).UTC().Format("15:04:05.000")
+		side := "buy"
+		if t.AggressorSide == mdsbe.SideSell {
+			side = "sell"
+		}
+		dst = fmt.Appendf(dst, "%s  %8d @ %-12s %s\n", ts, t.Qty, b.AppendPrice(px[:0], t.PriceTicks), side)
+	}
+	return dst
+}
+
+// BookJSON joins the feed described by cfg, builds symbol's book from a
+// snapshot plus the increments that follow, and returns it once the client
+// has reached the live edge of the feed (its socket is drained, or a
+// heartbeat confirms nothing is missing) as
+//
+//	{"symbol":"ACME","seq":123,"bids":[[100.25,10,2],...],"asks":[...]}
+//
+// where seq is the last feed sequence the book reflects and each level is
+// [price, quantity, orders], best first, prices in decimal (tick size from
+// the instrument's definition). cfg.Callbacks is replaced.
+func BookJSON(ctx context.Context, cfg feedclient.Config, symbol string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, bookJSONJoinTimeout+bookJSONSettleMax)
+	defer cancel()
+	type result struct {
+		json []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	var c *feedclient.Client
+	var joinedAt time.Time
+	finish := func(force bool) {
+		if !c.InSync() {
+			return
+		}
+		if joinedAt.IsZero() {
+			joinedAt = time.Now()
+		}
+		if !force && time.Since(joinedAt) < bookJSONSettleMax {
+			return
+		}
+		b := c.BookBySymbol(symbol)
+		var r result
+		if b == nil {
+			r.err = fmt.Errorf("%w: %q", ErrUnknownSymbol, symbol)
+		} else {
+			r.json = appendBookJSON(nil, b, c.NextSeq()-1)
+		}
+		select {
+		case done <- r:
+			cancel()
+		default:
+		}
+	}
+	cfg.Callbacks = feedclient.Callbacks{
+		OnIdle:      func() { finish(true) },
+		OnHeartbeat: func(_ uint64, inSync bool) { finish(inSync) },
+		OnBook:      func(*feedclient.Book) { finish(false) },
+	}
+	var err error
+	if c, err = feedclient.New(cfg); err != nil {
+		return nil, err
+	}
+	runErr := c.Run(ctx)
+	select {
+	case r := <-done:
+		return r.json, r.err
+	default:
+	}
+	if runErr == nil || errors.Is(runErr, context.DeadlineExceeded) || errors.Is(runErr, context.Canceled) {
+		runErr = fmt.Errorf("marketdata: could not join the feed before the deadline: %w", runErr)
+	}
+	return nil, runErr
+}
+
+// appendBookJSON writes the book in BookJSON's format.
+func appendBookJSON(dst []byte, b *feedclient.Book, seq uint64) []byte {
+	dst = append(dst, `{"symbol":`...)
+	sym, _ := json.Marshal(b.Symbol) // JSON escaping; a string always marshals
+	dst = append(dst, sym...)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendUint(dst, seq, 10)
+	dst = append(dst, `,"bids":`...)
+	dst = appendLevelsJSON(dst, b, b.Bids)
+	dst = append(dst, `,"asks":`...)
+	dst = appendLevelsJSON(dst, b, b.Asks)
+	return append(dst, '}')
+}
+
+func appendLevelsJSON(dst []byte, b *feedclient.Book, levels []feedclient.Level) []byte {
+	dst = append(dst, '[')
+	for i, l := range levels {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = b.AppendPrice(dst, l.PriceTicks)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, l.Qty, 10)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(l.OrderCount), 10)
+		dst = append(dst, ']')
+	}
+	return append(dst, ']')
+}
