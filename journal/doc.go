@@ -105,13 +105,62 @@
 // as they are; whatever partial frame the failure left is after the last
 // complete record, so recovery cuts it as a torn tail.
 //
+// # The group-commit loop: beside the matcher, not after it
+//
+// Writer.Run reads the command ring in parallel with the matcher: both wait
+// on the ring's publication, neither on the other. The fdatasync of a batch
+// therefore overlaps the matching of the same commands, and a command's
+// answer is ready to go when its sync returns. Outbound waits for
+// min(event published, Durable() >= causeSeq). Reading after the matcher
+// instead would serialise match then sync for every batch and add the
+// matching time to every acknowledgement, with no gain in safety: the
+// journal holds the command bytes, and replay recomputes the events.
+//
+// Run copies each batch into its buffer and releases the ring slots (its
+// gating sequence) before the fdatasync, so producers never wait for the
+// disk unless the write buffer and the whole ring are full. A pipeline
+// wires it as:
+//
+//	w, err := journal.Open(dir, journal.Config{OnFlush: func(journal.FlushInfo) { events.Wake() }})
+//	res, err := journal.Replay(dir, matcher, nil, journal.ReplayOptions{UseSnapshot: true})
+//	// commands from now on carry seq w.NextSeq()+ringSeq
+//	own := ring.NewSequence(-1)
+//	commands.AddGatingSequences(own)
+//	go w.Run(commands, commands.NewBarrier(), own)
+//	// outbound: send the answer to an event once w.Durable() >= its causeSeq
+//
+// # Snapshots
+//
+// A snapshot is the matcher's state after command seq, in its own file
+// snapshot-<seq, 20 digits>.snap in the journal directory:
+//
+//	header (32 bytes)
+//	| 0  magic "FVSNAPSH" (8) | 8 version u16 = 1 | 10 hdr len u16 = 32 | 12 reserved u32 |
+//	| 16 seq u64              | 24 reserved u32   | 28 crc32c u32 of bytes 0..27          |
+//	payload (n bytes: whatever the state machine's WriteSnapshot wrote)
+//	trailer (16 bytes)
+//	| 0 n u64 | 8 crc32c u32 of header and payload | 12 end magic "SNPE" |
+//
+// It is written to a .tmp file, fsynced, renamed and the directory fsynced.
+// Snapshotter does the file work on a background goroutine and renames
+// only once command seq is durable, so a snapshot never describes a
+// command the journal lost. Replay with UseSnapshot loads the newest
+// snapshot that validates and whose seq lies within the journal, and
+// applies only the records after it; a damaged snapshot is logged and
+// passed over (the journal still holds everything). Verify never uses
+// snapshots: it replays every record into a fresh matcher and hashes every
+// event byte (xxhash64), and two runs must print the same line.
+//
 // # Limits
 //
 // Append, Flush, Close and Run belong to one goroutine; Durable, Err and
-// Stats are safe from any goroutine. The write buffer is bounded
+// Stats are safe from any goroutine. Readers (Reader, Replay, Verify, Dump)
+// never write: they report a torn tail and stop at it, and only Open cuts
+// it. The write buffer is bounded
 // (BufferBytes); a batch larger than the buffer is written out early and
 // still synced once. A record's payload is at most PayloadBytesMax. Segment
 // creation (fallocate plus two fsyncs) happens inline when the current
 // segment is full, so one batch in every SegmentBytes pays for it.
-// Segments are never deleted by this package.
+// Segments are never deleted by this package, so a full replay is always
+// possible; only snapshots are pruned (Snapshotter keeps the newest few).
 package journal

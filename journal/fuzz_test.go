@@ -102,12 +102,12 @@ func FuzzSegment(f *testing.F) {
 			if !errors.Is(err, journal.ErrCorrupt) {
 				t.Fatalf("reader error that is not corruption: %v", err)
 			}
-			if _, oerr := journal.Open(dir, journal.Config{Sync: skipSync, Logger: quietLogger()}); !errors.Is(oerr, journal.ErrCorrupt) {
+			if _, oerr := journal.Open(dir, journal.Config{SegmentBytes: 4096, PayloadBytesMax: 256, Sync: skipSync, Logger: quietLogger()}); !errors.Is(oerr, journal.ErrCorrupt) {
 				t.Fatalf("reader reports %v but Open says %v", err, oerr)
 			}
 			return
 		}
-		w, err := journal.Open(dir, journal.Config{Sync: skipSync, Logger: quietLogger()})
+		w, err := journal.Open(dir, journal.Config{SegmentBytes: 4096, PayloadBytesMax: 256, Sync: skipSync, Logger: quietLogger()})
 		if err != nil {
 			t.Fatalf("reader accepted the segment, Open refused: %v", err)
 		}

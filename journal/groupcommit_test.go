@@ -173,7 +173,7 @@ func TestRunGroupCommit(t *testing.T) {
 func TestRunContinuesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	for run := range 3 {
-		w, err := journal.Open(dir, journal.Config{})
+		w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestRunFailsOnBrokenCommands(t *testing.T) {
 		"wrong seq":    func(slot []byte) { slot[8] = 0x55 },
 	} {
 		t.Run(name, func(t *testing.T) {
-			w, err := journal.Open(t.TempDir(), journal.Config{})
+			w, err := journal.Open(t.TempDir(), journal.Config{SegmentBytes: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,7 +85,7 @@ func TestVerifyReportsProgress(t *testing.T) {
 
 func TestReplayStopsAtARefusedCommand(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{})
+	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +118,8 @@ func TestReplayStopsAtARefusedCommand(t *testing.T) {
 
 func TestDump(t *testing.T) {
 	dir := t.TempDir()
-	writeWorkload(t, dir, journal.Config{}, 5, 200)
-	w, err := journal.Open(dir, journal.Config{})
+	writeWorkload(t, dir, journal.Config{SegmentBytes: 1 << 20}, 5, 200)
+	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 // snapshot holds undurable state and must not be loaded.
 func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{})
+	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

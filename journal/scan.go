@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -247,12 +248,19 @@ func validFrameAt(b []byte) (int, bool) {
 	return size, binary.LittleEndian.Uint32(b[4:]) == frameCRC(b[:size])
 }
 
-// lastNonZero returns the index of the last non-zero byte of b, or -1. It
-// compares eight bytes at a time because clean tails are megabytes of zeros.
+// zeroBlock is compared against to find non-zero bytes quickly (bytes.Equal
+// is vectorised; clean tails are megabytes of zeros).
+var zeroBlock [4096]byte
+
+// lastNonZero returns the index of the last non-zero byte of b, or -1.
 func lastNonZero(b []byte) int {
 	i := len(b)
-	for i >= 8 && binary.LittleEndian.Uint64(b[i-8:]) == 0 {
-		i -= 8
+	for i > 0 {
+		start := max(0, i-len(zeroBlock))
+		if !bytes.Equal(b[start:i], zeroBlock[:i-start]) {
+			break
+		}
+		i = start
 	}
 	for i > 0 {
 		if b[i-1] != 0 {
