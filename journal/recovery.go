@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -63,7 +64,8 @@ func Open(dir string, cfg Config) (*Writer, error) {
 
 // recover scans the directory and positions the writer.
 func (w *Writer) recover() error {
-	r, err := NewReader(w.dir, ReaderOptions{Logger: w.cfg.Logger})
+	// The reader's own torn-tail warning is silenced: recovery logs the cut.
+	r, err := NewReader(w.dir, ReaderOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
