@@ -13,7 +13,10 @@ import (
 
 func (t *Tracker) nextRptSeq(in *instrument) uint64 {
 	in.rptSeq++
-	in.dirty = true
+	if !in.dirty {
+		in.dirty = true
+		t.dirty = append(t.dirty, t.instIndex[in.def.ID]) // within capacity: one entry per instrument
+	}
 	t.messagesQueued++
 	return in.rptSeq
 }

@@ -134,15 +134,26 @@ func (f *Feed) setMulticastOptions() error {
 	if err != nil {
 		return err
 	}
+	var ifAddr [4]byte
+	if f.cfg.MulticastInterface != "" {
+		ip := net.ParseIP(f.cfg.MulticastInterface).To4()
+		if ip == nil {
+			return fmt.Errorf("marketdata: multicast interface %q is not an IPv4 address", f.cfg.MulticastInterface)
+		}
+		copy(ifAddr[:], ip)
+	}
 	var serr error
 	err = raw.Control(func(fd uintptr) {
 		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_MULTICAST_TTL, f.cfg.MulticastTTL)
+		if serr == nil && f.cfg.MulticastInterface != "" {
+			serr = syscall.SetsockoptInet4Addr(int(fd), syscall.IPPROTO_IP, syscall.IP_MULTICAST_IF, ifAddr)
+		}
 	})
 	if err == nil {
 		err = serr
 	}
 	if err != nil {
-		return fmt.Errorf("marketdata: multicast TTL: %w", err)
+		return fmt.Errorf("marketdata: multicast socket options: %w", err)
 	}
 	return nil
 }
@@ -183,15 +194,15 @@ func (f *Feed) endBatchLocked() error {
 	if err := f.builder.Flush(); err != nil {
 		return f.fail(err)
 	}
-	if l := f.cfg.Listener; l != nil {
-		for i := range f.tracker.insts {
-			in := &f.tracker.insts[i]
-			if in.dirty {
-				in.dirty = false
-				l.OnUpdate(BookView{t: f.tracker, id: in.def.ID, nextSeq: f.builder.NextSeq()})
-			}
+	t, l := f.tracker, f.cfg.Listener
+	for _, i := range t.dirty {
+		in := &t.insts[i]
+		in.dirty = false
+		if l != nil {
+			l.OnUpdate(BookView{t: t, id: in.def.ID, nextSeq: f.builder.NextSeq()})
 		}
 	}
+	t.dirty = t.dirty[:0]
 	return nil
 }
 

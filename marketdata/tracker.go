@@ -139,6 +139,8 @@ type Tracker struct {
 	pending   [pendingMax]orderIdx
 	pendingN  int
 
+	dirty []int32 // instruments changed since TakeDirty; each listed once
+
 	causeSeq  uint64
 	haveCause bool
 	timeNs    int64 // timestamp of the event being applied
@@ -177,6 +179,7 @@ func NewTracker(cfg TrackerConfig, out *packet.Builder) (*Tracker, error) {
 	t := &Tracker{
 		cfg:       cfg,
 		insts:     make([]instrument, len(cfg.Instruments)),
+		dirty:     make([]int32, 0, len(cfg.Instruments)),
 		instIndex: make(map[InstrumentID]int32, len(cfg.Instruments)),
 		// Room for the engine's resting orders plus one command's in flight.
 		orders: make([]order, cfg.OrdersMax+pendingMax),

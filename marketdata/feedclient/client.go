@@ -30,7 +30,8 @@ const (
 // Config configures a Client. Zero values take the defaults.
 type Config struct {
 	// FeedAddr is where to receive the feed: a local unicast address, or a
-	// multicast group and port (joined on MulticastInterface, "" = any).
+	// multicast group and port, joined on MulticastInterface (an interface
+	// name or one of its IPs; "" lets the system choose).
 	FeedAddr           string
 	MulticastInterface string
 	RecoveryAddr       string // the feed's TCP recovery service

@@ -23,11 +23,9 @@ func (c *Client) listen() (*net.UDPConn, error) {
 	}
 	var conn *net.UDPConn
 	if addr.IP.IsMulticast() {
-		var ifi *net.Interface
-		if c.cfg.MulticastInterface != "" {
-			if ifi, err = net.InterfaceByName(c.cfg.MulticastInterface); err != nil {
-				return nil, fmt.Errorf("feedclient: multicast interface: %w", err)
-			}
+		ifi, err := multicastInterface(c.cfg.MulticastInterface)
+		if err != nil {
+			return nil, err
 		}
 		conn, err = net.ListenMulticastUDP("udp", ifi, addr)
 	} else {
@@ -109,4 +107,33 @@ func (c *Client) Inspect(ctx context.Context, fn func(c *Client)) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// multicastInterface finds an interface by name or by one of its IPs; ""
+// means the system's choice.
+func multicastInterface(nameOrIP string) (*net.Interface, error) {
+	if nameOrIP == "" {
+		return nil, nil
+	}
+	ip := net.ParseIP(nameOrIP)
+	if ip == nil {
+		ifi, err := net.InterfaceByName(nameOrIP)
+		if err != nil {
+			return nil, fmt.Errorf("feedclient: multicast interface: %w", err)
+		}
+		return ifi, nil
+	}
+	ifis, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("feedclient: multicast interface: %w", err)
+	}
+	for i := range ifis {
+		addrs, _ := ifis[i].Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return &ifis[i], nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("feedclient: no interface has address %s", ip)
 }
