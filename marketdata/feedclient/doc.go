@@ -1,0 +1,37 @@
+// Package feedclient receives the fixvenue market data feed and keeps
+// books that other programs can use.
+//
+// A Client reads UDP datagrams (unicast or a multicast group), applies the
+// sequenced messages in order and keeps, per instrument, the book by price
+// level (best first, with order counts), the last trade, the volume and the
+// trading status. Market-by-order messages are checked (their rptSeq) and
+// handed to OnMessage for programs that keep their own order books.
+//
+// Joining: the client asks the TCP recovery service for a snapshot, which
+// states the last sequence it reflects, and applies the live packets from
+// there. Gaps: a packet beyond the next expected sequence is held (a
+// bounded reorder buffer) for GapTimeout, since UDP may reorder; then the
+// client asks for a retransmission of the missing range and, when the
+// service refuses (too old, too many, rate limited) or the exchange fails,
+// takes a snapshot. A heartbeat announcing a later sequence reveals a lost
+// tail. A message that disagrees with the book (an rptSeq that skips, a
+// level number that does not match) also leads to a snapshot. Every gap and
+// its outcome is reported to OnRecovery; when both retransmission and
+// snapshot fail the outcome is Unrecovered, the books are marked stale
+// (NextSeq 0) and the client tries again after a pause.
+//
+// Recovery is synchronous on the client's goroutine: while it runs, the
+// kernel buffers the live feed (ReceiveBufferBytes), which keeps the client
+// single-threaded and its books free of locks. Callbacks run on that
+// goroutine; other goroutines read books through Inspect.
+//
+// Arbitrary datagrams are safe: the packet framing is checked before any
+// message is used, messages are decoded by the generated flyweights, and
+// FuzzPacket checks that no input panics the client or breaks its books'
+// order. The feed has no authentication, so a forged packet with the right
+// sequence number is believed; run it on a trusted network.
+//
+// Limits: InstrumentsMax books, LevelsMax levels per side, ReorderPacketsMax
+// held packets, SeqAheadMax (a packet claiming a sequence further ahead is
+// dropped as garbage rather than treated as a gap).
+package feedclient
