@@ -1,0 +1,135 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// TestSnapshotThenSuffixEqualsFullReplay: a matcher restored from a snapshot
+// taken after command k, fed commands k+1…n, writes exactly the events the
+// original wrote for them, and ends in the same state (same snapshot bytes).
+func TestSnapshotThenSuffixEqualsFullReplay(t *testing.T) {
+	for ci, cfg := range propertyConfigs() {
+		const commands = 6000
+		gen := newCommandGen(cfg, uint64(100+ci), newRefModel(cfg))
+		cmds := make([][]byte, commands)
+		for i := range cmds {
+			cmd := gen.next()
+			cmds[i] = append([]byte(nil), cmd...)
+			gen.model.apply(cmd, NewBufferSink(4)) // the generator follows the model's live orders
+		}
+		full, err := NewMatcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cuts := map[int]bool{0: true, 1: true, 777: true, 3001: true, commands - 1: true}
+		snaps := map[int][]byte{}
+		events := make([][]byte, commands) // events of command i
+		sink := NewBufferSink(64)
+		for i, cmd := range cmds {
+			if cuts[i] {
+				var b bytes.Buffer
+				if err := full.WriteSnapshot(&b); err != nil {
+					t.Fatal(err)
+				}
+				snaps[i] = b.Bytes()
+			}
+			sink.Reset()
+			_ = full.Apply(cmd, sink)
+			events[i] = append([]byte(nil), sink.Bytes()...)
+		}
+		var final bytes.Buffer
+		if err := full.WriteSnapshot(&final); err != nil {
+			t.Fatal(err)
+		}
+		for cut, snap := range snaps {
+			restored, err := NewMatcher(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := restored.ReadSnapshot(bytes.NewReader(snap)); err != nil {
+				t.Fatalf("config %d cut %d: %v", ci, cut, err)
+			}
+			for i := cut; i < commands; i++ {
+				sink.Reset()
+				_ = restored.Apply(cmds[i], sink)
+				if !bytes.Equal(sink.Bytes(), events[i]) {
+					t.Fatalf("config %d cut %d: command %d gives other events after the restore", ci, cut, i)
+				}
+			}
+			var end bytes.Buffer
+			if err := restored.WriteSnapshot(&end); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(end.Bytes(), final.Bytes()) {
+				t.Fatalf("config %d cut %d: final state differs", ci, cut)
+			}
+		}
+	}
+}
+
+// TestReadSnapshotRefusesBadInput: truncation, a flipped byte, another
+// venue's instruments, and too small a matcher are clear errors that leave
+// the matcher empty and usable.
+func TestReadSnapshotRefusesBadInput(t *testing.T) {
+	cfg := propertyConfigs()[0]
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := newCommandGen(cfg, 9, newRefModel(cfg))
+	sink := NewBufferSink(64)
+	for range 3000 {
+		cmd := gen.next()
+		gen.model.apply(cmd, NewBufferSink(4))
+		_ = m.Apply(cmd, sink)
+		sink.Reset()
+	}
+	if m.RestingOrders() == 0 {
+		t.Fatal("the workload left no resting orders; the test would prove little")
+	}
+	var good bytes.Buffer
+	if err := m.WriteSnapshot(&good); err != nil {
+		t.Fatal(err)
+	}
+	snap := good.Bytes()
+
+	other := cfg
+	other.Instruments = append([]InstrumentConfig(nil), cfg.Instruments...)
+	other.Instruments[0].BandPercent++
+	small := cfg
+	small.OrdersMax = 1
+	small.ClOrdIDsMax = 1
+	flipped := append([]byte(nil), snap...)
+	flipped[len(flipped)/2] ^= 0x40
+
+	cases := []struct {
+		name string
+		cfg  Config
+		data []byte
+	}{
+		{"empty", cfg, nil},
+		{"truncated", cfg, snap[:len(snap)-5]},
+		{"flipped byte", cfg, flipped},
+		{"not a snapshot", cfg, []byte("definitely not a matcher snapshot at all")},
+		{"other band", other, snap},
+		{"too small", small, snap},
+	}
+	for _, c := range cases {
+		r, err := NewMatcher(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.ReadSnapshot(bytes.NewReader(c.data))
+		if !errors.Is(err, ErrSnapshot) {
+			t.Errorf("%s: got %v, want ErrSnapshot", c.name, err)
+		}
+		if r.RestingOrders() != 0 || r.Counters() != (Counters{}) {
+			t.Errorf("%s: the matcher is not left empty", c.name)
+		}
+		if err := r.CheckInvariants(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
