@@ -85,6 +85,16 @@ func udpSink(t *testing.T) *net.UDPConn {
 	return conn
 }
 
+// udpSinkB is a UDP socket that nobody reads, closed after the benchmark.
+func udpSinkB(b *testing.B) string {
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	return conn.LocalAddr().String()
+}
+
 // startClient runs a feed client on conn until the test ends.
 func startClient(t *testing.T, conn *net.UDPConn, recoveryAddr string, cb feedclient.Callbacks) *feedclient.Client {
 	t.Helper()

@@ -52,7 +52,10 @@ func encodeSnapshot(t *Tracker, channel uint16, lastSeq, requestID uint64, instr
 		}
 		first, last = int(i), int(i)+1
 	}
-	sink := &frameSink{bytesMax: bytesMax}
+	// Size the buffer once: every order's entry plus a packet's worth per
+	// instrument for the headers, so encoding never copies what it wrote.
+	estimate := t.index.count*mdsbe.SnapshotEntriesEntriesBlockLength + (last-first+1)*1024
+	sink := &frameSink{bytesMax: bytesMax, buf: make([]byte, 0, min(estimate, bytesMax))}
 	b, err := packet.NewBuilder(packet.BuilderConfig{Channel: channel, BytesMax: snapshotPacketBytes, Sink: sink})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,99 @@
+package marketdata
+
+import (
+	"testing"
+
+	"github.com/fixvenue/fixvenue/marketdata/packet"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// acceptedEvent encodes an OrderAccepted for a resting limit order.
+func acceptedEvent(causeSeq, orderID uint64, side venue.Side, priceTicks, qty int64) []byte {
+	buf := make([]byte, venue.OrderAcceptedEncodedLength)
+	var m venue.OrderAccepted
+	_ = m.WrapEncode(buf, 0)
+	m.SetCauseSeq(causeSeq)
+	m.SetTimestampNs(int64(causeSeq))
+	m.SetSide(side)
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetTimeInForce(venue.TimeInForceGTC)
+	m.SetInstrumentID(1)
+	m.SetOrderID(orderID)
+	m.SetPriceTicks(priceTicks)
+	m.SetQty(qty)
+	m.SetLeavesQty(qty)
+	return buf
+}
+
+// BenchmarkSnapshotEncode is the cost of encoding a snapshot of a book of
+// 10,000 orders on 200 levels (the feed waits for it while it holds its lock).
+func BenchmarkSnapshotEncode(b *testing.B) {
+	const orders = 10000
+	pb, _ := packet.NewBuilder(packet.BuilderConfig{Channel: 1, Sequenced: true, Sink: discardSink{}})
+	tr, err := NewTracker(TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: orders, LevelsMax: 1024}, pb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := uint64(1); i <= orders; i++ {
+		side, px := venue.SideBuy, int64(900+i%100)
+		if i%2 == 0 {
+			side, px = venue.SideSell, int64(1001+i%100)
+		}
+		if err := tr.Apply(acceptedEvent(i, i, side, px, 10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tr.EndCommand(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		frames, err := encodeSnapshot(tr, 1, pb.NextSeq()-1, 1, 1, SnapshotBytesMaxDefault)
+		if err != nil || len(frames) < orders*25 {
+			b.Fatal(err, len(frames))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/orders, "ns/order")
+}
+
+// BenchmarkFeedApplyBatch is the feed's cost per command: the events of one
+// random command applied under the lock, then the packet kept in the window
+// and sent as a UDP datagram on loopback.
+func BenchmarkFeedApplyBatch(b *testing.B) {
+	var batches [][][]byte
+	sim := newVenueSim(b, 51)
+	for i := 0; i < 20000; i++ {
+		var batch [][]byte
+		for _, ev := range sim.next().All() {
+			batch = append(batch, append([]byte(nil), ev...))
+		}
+		batches = append(batches, batch)
+	}
+	sink := udpSinkB(b)
+	newFeed := func() *Feed {
+		f, err := NewFeed(FeedConfig{
+			Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+			FeedAddr: sink, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	f := newFeed()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+		if k == len(batches) {
+			b.StopTimer()
+			_ = f.Close()
+			f, k = newFeed(), 0
+			b.StartTimer()
+		}
+		if err := f.ApplyBatch(batches[k]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	_ = f.Close()
+}
