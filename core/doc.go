@@ -1,0 +1,170 @@
+// Package core is the venue's matching engine: a deterministic, single-
+// threaded state machine that applies one binary command at a time and writes
+// binary events, without allocating.
+//
+// # Contract
+//
+// A Matcher is built once by NewMatcher from a Config, which sizes all of its
+// memory. Then one goroutine calls
+//
+//	err := m.Apply(cmd, sink)
+//
+// for each command, where cmd is an SBE command of schema venue (header and
+// block, as it sits in a command-ring slot; trailing slot bytes are ignored)
+// and sink is an EventSink: for each event the matcher calls sink.Claim(),
+// encodes the event at the start of the returned slot (at least EventSlotMin
+// bytes) and calls sink.Commit(). Every event carries the command's seq as
+// causeSeq and the command's timestampNs. The matcher performs no I/O, reads
+// no clock, starts no goroutine and takes no lock: time, sequence numbers and
+// sessions arrive in the commands; OrderIDs, ExecIDs and TradeIDs come from
+// counters inside the matcher. The same commands therefore give the same
+// events, byte for byte, which is what journal replay relies on.
+//
+// Apply returns an error only for bytes it cannot apply: a short buffer,
+// another schema, a template that is not a command, a block shorter than the
+// schema's (the sbe errors, unwrapped), or an operator SetTradingStatus naming
+// an unknown instrument or status (ErrInvalidCommand). Then no event is
+// written and the state is unchanged. Invalid client requests are never
+// errors: they are answered with OrderRejected, CancelRejected or OrderStatus.
+// Apply never panics on input bytes (FuzzMatcher checks it); it panics only
+// when a sink hands out a slot shorter than EventSlotMin, a wiring bug.
+//
+// Claim cannot fail because events are emitted while the state changes and
+// cannot be taken back. An event-ring adapter waits on back-pressure; at
+// shutdown it may discard into a scratch slot, since the journal holds the
+// commands and a replay recreates the events.
+//
+// BufferSink is an EventSink over a reusable byte slice for tests, replay
+// checks and tools. BookLevels, BookOrders, Order, Counters and friends are a
+// read-only view for tests of other packages; like everything else they must
+// be called from the applying goroutine or while it is stopped.
+// WriteSnapshot and ReadSnapshot save and restore the whole logical state
+// (books in priority order, ClOrdIDs of the day, counters, statuses); a
+// restored matcher applies later commands exactly as the original would.
+// The pipeline calls WriteSnapshot after applying a Snapshot command, which
+// itself has no effect but GTD expiry.
+//
+// # Rules
+//
+// Price-time priority per instrument; a trade prints at the resting order's
+// price. Each trade gives two Fill events with one TradeID, the aggressor's
+// first. An accepted order always gets OrderAccepted first, even when it then
+// trades or is cancelled at once.
+//
+// A NewOrder is checked in this order, and the first failure is its reject
+// reason: session index ≥ SessionsMax (CapacityExceeded); ClOrdID already
+// known in the session (DuplicateClOrdId, or with PossResend an OrderStatus
+// of the known order instead); unknown instrument (UnknownInstrument); side,
+// type, time in force, STP mode or flag bits not in the schema
+// (UnsupportedOrderCharacteristic); instrument halted or closed
+// (InstrumentHalted, InstrumentClosed); a market order with a price or
+// post-only, a post-only IOC/FOK, an expire time on a non-GTD order
+// (UnsupportedOrderCharacteristic); a GTD expire time before the command's
+// timestamp (ExpireTimeInPast); a limit price ≤ 0 ticks
+// (InvalidPriceIncrement: prices are whole ticks, so off-tick decimals are
+// the gateway's to refuse) or outside the band (PriceOutOfBand); a quantity
+// ≤ 0 (QtyOutOfRange), not a multiple of the lot (QtyNotLotMultiple), or
+// outside [MinQty, MaxQty] (QtyOutOfRange); OrdersMax orders already resting
+// when this one could rest, or ClOrdIDsMax ClOrdIDs used today
+// (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
+// Rejected orders leave no trace: their ClOrdIDs may be used again.
+//
+// Time in force: DAY rests until EndOfDay (then OrderCancelled, ordStatus
+// Expired, reason Expiry); GTC rests; GTD rests while the command timestamp
+// is ≤ its expireTimeNs and expires, before any command with a later
+// timestamp is applied, in (expireTimeNs, OrderID) order; IOC cancels its
+// remainder (IocRemainder); FOK first checks that it can fill completely
+// and, if not, is accepted then cancelled with FokNotFilled, as FIX venues
+// answer a killed FOK with an execution report rather than a reject (the
+// schema's FokNotFillable reject reason is therefore never used). Market
+// orders take any time in force, never rest (MarketRemainder) and trade only
+// with resting orders, which are inside the band, so never outside it.
+//
+// Cancel and cancel/replace address an order by OrigClOrdID within the
+// session, or by OrderID (which must belong to the session); when both are
+// given they must agree (OrderIdMismatch). Only the order's current ClOrdID
+// addresses it: a replaced ClOrdID gets UnknownOrder, a finished order
+// TooLateToCancel, with the order's status in the CancelRejected. Cancels
+// work while halted or closed; replaces do not. A replace keeps the OrderID
+// and the side, instrument, type and time in force (changing one is
+// UnsupportedOrderCharacteristic; an empty account means unchanged); the new
+// quantity is the new total. A price change or quantity increase loses time
+// priority and may trade at once (after the OrderReplaced event); a decrease
+// at the same price keeps it; a quantity at or below the filled quantity ends
+// the order (OrderCancelled, ReplacedToZero). A cancel's own ClOrdID is not
+// remembered. OrderStatusRequest answers live, replaced and finished orders
+// (until EndOfDay), else ordStatus Unknown with reason UnknownOrder.
+//
+// Self-trade prevention applies between orders of the same non-empty
+// account; the aggressor's mode decides (Default: the account's mode from
+// Config.AccountStpModes, else CancelResting): CancelResting cancels the
+// resting order and goes on, CancelAggressor cancels the aggressor's
+// remainder, CancelBoth both, None lets them trade. A FOK counts only the
+// liquidity it would really trade under its mode.
+//
+// MassCancel cancels, in OrderID order, every order matching all its filters
+// (session, instrument, side, account; each may be "any") and then reports
+// the count; an unknown instrument or invalid side is refused in the report.
+// SessionDisconnected with cancelOnDisconnect cancels the session's DAY
+// orders (GTC and GTD stay, as on CME); the flag travels in the command, so a
+// replay does not depend on today's session configuration. EndOfDay expires
+// DAY orders and forgets the day's ClOrdIDs except the current ones of live
+// orders. SetTradingStatus answers TradingStatusChanged.
+//
+// # Structures and their costs
+//
+// Price levels: each side of each instrument is an array with one level per
+// tick of the price band (index = priceTicks − band low), plus a two-tier
+// bitmap of the non-empty levels and the index of the best one. A level is a
+// FIFO of orders, an intrusive doubly linked list through the order pool, with
+// its total quantity. Joining a level, leaving it and the best price are O(1)
+// whatever the depth; finding the next best level when the best empties reads
+// at most 2 + levels/4096 words. The price band is the only set of prices an
+// order can have, which is what makes the array possible.
+//
+// Orders live in a pool of OrdersMax+1 fixed slots with a free list (the
+// extra slot serves an order that will not rest while the books are full).
+// Each live order is also in its session's list and in the list of all
+// orders, both in OrderID order, so that mass cancel, cancel-on-disconnect and
+// EndOfDay cost O(orders concerned) and are deterministic. GTD orders are in a
+// binary min-heap with positions kept in the orders: checking for expiry is
+// O(1) per command and each expiry, cancel or fill of a GTD order O(log n).
+//
+// The day's ClOrdIDs are records in one array, indexed by two open-addressing
+// tables with linear probing, kept at most half full: (session, ClOrdID),
+// hashed with xxhash and confirmed by comparing the stored bytes, and
+// OrderID → current record. Nothing is deleted during the day, so there are
+// no tombstones; EndOfDay compacts the records and rebuilds the tables.
+//
+// # Limits
+//
+//   - The band is fixed at start-up from RefPriceTicks and BandPercent; a new
+//     reference price needs a restart (and an empty book outside the new
+//     band). Each level costs 24 bytes and a bit per side: a band of
+//     LevelsPerSideMax levels is checked at NewMatcher (default 2^20, at most
+//     2^22), so bands of a few thousand ticks cost a few hundred kilobytes.
+//   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
+//     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
+//     costs 120 bytes of record plus 32 to 64 bytes of tables, an order slot
+//     120 bytes. The memory is reserved at start-up and holds no pointers (the
+//     garbage collector never scans it); the operating system backs it as it
+//     is touched.
+//   - Status requests by OrderID, and cancels of finished orders, are answered
+//     only until EndOfDay forgets the finished orders.
+//   - Session indexes are below SessionsMax (0xFFFF means "any" in MassCancel).
+//   - The matcher is not safe for concurrent use: one goroutine owns it.
+//
+// # Checking
+//
+// CheckInvariants verifies the whole state (books never crossed, level totals
+// equal their FIFOs, bitmap and best agree, every pool slot in use is a
+// resting order indexed everywhere, the GTD heap holds exactly the GTD
+// orders, and quantity is conserved: ordered = filled + cancelled + resting).
+// Tests call it after every command; building with -tags invariants makes
+// Apply call it and panic on a broken invariant (O(book) per command).
+// testdata/*.txt are golden scripts (see TestGolden; -update rewrites them),
+// TestMatcherAgainstModel compares the events with a reference model over
+// random commands (-long for millions, -seed to replay), FuzzMatcher feeds
+// arbitrary bytes (use -fuzzminimizetime of a few seconds: each input runs the
+// model too), and the benchmarks mirror the reference Java engine's table.
+package core
