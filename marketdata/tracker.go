@@ -611,15 +611,16 @@ func (t *Tracker) publishPending(commandEnded bool) error {
 	for i := 0; i < t.pendingN; {
 		oi := t.pending[i]
 		o := &t.orders[oi]
+		if o.leavesQty == 0 { // filled: nothing more can happen to it
+			t.dropPending(oi)
+			t.freeOrder(oi)
+			continue
+		}
 		if !o.canRest && !commandEnded {
 			i++
 			continue
 		}
 		t.dropPending(oi)
-		if o.leavesQty == 0 {
-			t.freeOrder(oi)
-			continue
-		}
 		if !o.canRest {
 			t.freeOrder(oi)
 			return ErrInconsistent

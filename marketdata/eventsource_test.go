@@ -1,0 +1,75 @@
+package marketdata
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+)
+
+// TestFeedRunsOnTheEventRing: Feed.Run consumes the event ring through a
+// RingSource and publishes only events of commands the watermark allows
+// (durable and completely applied), then stops when the barrier is alerted.
+func TestFeedRunsOnTheEventRing(t *testing.T) {
+	r, err := ring.New(ring.Config{Slots: 1 << 12, SlotSize: 256, Producer: ring.SingleProducer,
+		ClaimTimeout: ring.DefaultClaimTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumed := ring.NewSequence(-1)
+	r.AddGatingSequences(consumed)
+	barrier := r.NewBarrier()
+	var ready atomic.Int64
+	conn := udpSink(t)
+	defer conn.Close()
+	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- fx.feed.Run(RingSource{Ring: r, Barrier: barrier, Sequence: consumed, CommandsReady: ready.Load})
+	}()
+
+	sim := newVenueSim(t, 61)
+	eventsUpTo := map[uint64]uint64{} // command seq → events published up to and including it
+	var published uint64
+	for i := 0; i < 400; i++ {
+		events := sim.next()
+		for _, ev := range events.All() {
+			seq, slot, err := r.Claim()
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(slot, ev)
+			r.Publish(seq)
+			published++
+		}
+		eventsUpTo[sim.seq] = published
+	}
+	waitApplied := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for fx.feed.Stats().Tracker.EventsApplied != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("feed applied %d events, want %d", fx.feed.Stats().Tracker.EventsApplied, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ready.Store(150)
+	waitApplied(eventsUpTo[150])
+	time.Sleep(20 * time.Millisecond) // it must not run ahead of the watermark
+	if got := fx.feed.Stats().Tracker.EventsApplied; got != eventsUpTo[150] {
+		t.Fatalf("feed ran past the watermark: %d events, want %d", got, eventsUpTo[150])
+	}
+	ready.Store(int64(sim.seq))
+	waitApplied(published)
+	fx.feed.View(func(tr *Tracker, _ uint64) { compareWithMatcher(t, sim.m, tr, int(sim.seq)) })
+	if consumed.Load() != int64(published)-1 {
+		t.Fatalf("released up to %d, published %d", consumed.Load(), published)
+	}
+	barrier.Alert()
+	if err := <-done; !errors.Is(err, ring.ErrAlerted) {
+		t.Fatalf("Run returned %v", err)
+	}
+}
