@@ -190,6 +190,7 @@ type Stats struct {
 	Duplicates        uint64 // packets wholly seen before
 	Reordered         uint64 // packets held ahead of a gap
 	Malformed         uint64 // packets or messages that could not be decoded
+	Overflows         uint64 // packets dropped because the reorder buffer stayed full
 	OtherChannel      uint64
 	Gaps              uint64
 	Retransmissions   uint64
@@ -371,11 +372,15 @@ func (c *Client) handleSequenced(pkt []byte, seq uint64, count int) {
 			c.stats.Reordered++
 			return
 		}
-		c.recover(CauseGap) // buffer full: recover now
-		if c.expected != 0 && c.expected < end && !c.reorder.put(pkt, seq, count) {
-			c.stats.Malformed++
-		} else if c.expected != 0 && seq <= c.expected {
+		c.recover(CauseGap) // buffer full: recover now, then place the packet
+		switch {
+		case c.expected != 0 && end <= c.expected:
+			c.stats.Duplicates++
+		case c.expected != 0 && seq <= c.expected && c.rd.Reset(pkt) == nil:
+			c.applyPacket(pkt)
 			c.drain()
+		case !c.reorder.put(pkt, seq, count):
+			c.stats.Overflows++ // the recovery that follows covers it
 		}
 	}
 }

@@ -300,3 +300,27 @@ func TestAppendDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestFullReorderBufferRecoversAtOnce: when held packets fill the buffer,
+// the client recovers without waiting for GapTimeout.
+func TestFullReorderBufferRecoversAtOnce(t *testing.T) {
+	f := newScriptFeed(t, 8)
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	c, err := New(Config{Recoverer: f, Clock: clock.Now, GapTimeout: time.Hour, ReorderPacketsMax: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.step() {
+		c.HandlePacket(p)
+	}
+	f.step() // lost
+	for i := 0; i < 10; i++ {
+		for _, p := range f.step() {
+			c.HandlePacket(p)
+		}
+	}
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Retransmissions == 0 || !c.InSync() {
+		t.Fatalf("stats %+v", s)
+	}
+}
