@@ -98,6 +98,9 @@ type Engine struct {
 type Journal struct {
 	Fsync        string `toml:"fsync"`
 	SegmentBytes int64  `toml:"segment_bytes"`
+	// SnapshotInterval is how often the venue journals a Snapshot command (when
+	// commands arrived since the last one); "0s" turns snapshots off.
+	SnapshotInterval Duration `toml:"snapshot_interval"`
 }
 
 // MarketData configures the binary feed.
@@ -306,6 +309,9 @@ func (c *Config) validate() error {
 	case "batch", "none":
 	default:
 		add("journal.fsync: %q is not batch or none", c.Journal.Fsync)
+	}
+	if c.Journal.SnapshotInterval.Duration < 0 {
+		add("journal.snapshot_interval: must not be negative")
 	}
 	if c.Journal.SegmentBytes < 1<<16 {
 		add("journal.segment_bytes: %d is below 65536", c.Journal.SegmentBytes)

@@ -79,3 +79,51 @@ func TestSetSeqNumsHook(t *testing.T) {
 		t.Fatalf("unknown session: status %d", resp.StatusCode)
 	}
 }
+
+// TestRestartFromSnapshot takes periodic snapshots, restarts, and checks that
+// start-up loaded the snapshot, replayed only the commands after it, and that
+// orders from before and after the snapshot are both there.
+func TestRestartFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	cfg.Journal.SnapshotInterval.Duration = 50 * time.Millisecond
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "before", side: "1", qty: "2", px: "96.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "before", 150: "0"})
+	deadline := time.Now().Add(10 * time.Second)
+	for s.snaps.Stats().Taken.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.snaps.Stats().Taken.Load() == 0 {
+		t.Fatal("no snapshot taken")
+	}
+	sendOrder(t, c, order{id: "after", side: "2", qty: "2", px: "104.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	next := c.NextOut
+	c.Close()
+	time.Sleep(50 * time.Millisecond)
+	total := s.Pipeline().Durable().Load() + 1
+	s.Close()
+
+	cfg2 := testConfig(t, dir, "")
+	s2 := startServer(t, cfg2, Options{})
+	if s2.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: the snapshot was not used", s2.Replayed(), total)
+	}
+	r, err := fixclient.Dial(s2.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = next
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	for id, side := range map[string]string{"before": "1", "after": "2"} {
+		if err := r.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, side)); err != nil {
+			t.Fatal(err)
+		}
+		expectER(t, r, map[int]string{11: id, 150: "I", 39: "0"})
+	}
+}

@@ -61,6 +61,8 @@ type Server struct {
 	replayed int64
 	// replaySink receives the events of replayed commands (nil: discarded).
 	replaySink core.EventSink
+	snaps      *journal.Snapshotter
+	stopSnaps  chan struct{}
 
 	closeOnce sync.Once
 }
@@ -135,11 +137,19 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 // never reads engine state), so the whole journal is replayed.
 func (s *Server) replay() error {
 	start := time.Now()
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, s.replaySink, journal.ReplayOptions{Logger: s.log})
+	// Market data rebuilds its books from events alone, so with market data on
+	// the journal is replayed from the start; without it the newest snapshot is
+	// loaded and only the commands after it are replayed.
+	useSnapshot := !s.cfg.MarketData.Enabled
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, s.replaySink,
+		journal.ReplayOptions{Logger: s.log, UseSnapshot: useSnapshot})
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
+	if res.Snapshot != nil {
+		s.log.Info("snapshot loaded", "file", res.Snapshot.Path, "seq", res.Snapshot.Seq)
+	}
 	s.log.Info("journal replayed", "commands", res.Records, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
 	return nil
 }
@@ -153,6 +163,7 @@ func (s *Server) buildPipeline() error {
 		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
+		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
 				s.gw.Halt(err)
@@ -163,7 +174,57 @@ func (s *Server) buildPipeline() error {
 		return err
 	}
 	s.pipe = p
+	if s.cfg.Journal.SnapshotInterval.Duration > 0 {
+		snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: filepath.Join(s.cfg.Venue.DataDir, "journal"),
+			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
+		if err != nil {
+			return err
+		}
+		s.snaps = snaps
+	}
 	return nil
+}
+
+// captureSnapshot runs on the matcher goroutine after a Snapshot command: the
+// state is copied to memory there, and written, synced and published by the
+// snapshotter's goroutine once the command is durable.
+func (s *Server) captureSnapshot(seq uint64) {
+	if s.snaps == nil {
+		return
+	}
+	if err := s.snaps.Capture(seq, s.matcher.WriteSnapshot); err != nil {
+		s.log.Warn("snapshot not taken", "seq", seq, "err", err)
+	}
+}
+
+// runSnapshots journals a Snapshot command every interval when commands arrived
+// since the last one.
+func (s *Server) runSnapshots(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	last := s.pipe.Commands.Cursor()
+	for {
+		select {
+		case <-s.stopSnaps:
+			return
+		case <-t.C:
+		}
+		if cur := s.pipe.Commands.Cursor(); cur == last {
+			continue
+		}
+		seq, slot, err := s.pipe.Commands.Claim()
+		if err != nil {
+			s.log.Warn("snapshot command not journaled", "err", err)
+			continue
+		}
+		var c venue.Snapshot
+		_ = c.WrapEncode(slot, 0)
+		c.SetSeq(s.pipe.SeqBase() + uint64(seq))
+		c.SetTimestampNs(time.Now().UnixNano())
+		c.SetSnapshotID(s.pipe.SeqBase() + uint64(seq))
+		s.pipe.Commands.Publish(seq)
+		last = seq
+	}
 }
 
 // matcherApplier adapts core.Matcher to the pipeline's Applier.
@@ -249,6 +310,14 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.stores.RunSyncer(s.opts.StoreSyncInterval, s.stopSync)
 	}()
+	s.stopSnaps = make(chan struct{})
+	if s.snaps != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.runSnapshots(s.cfg.Journal.SnapshotInterval.Duration)
+		}()
+	}
 	if s.cfg.Metrics.Addr != "" {
 		l, err := net.Listen("tcp", s.cfg.Metrics.Addr)
 		if err != nil {
@@ -307,12 +376,18 @@ func (s *Server) Close() error {
 		if s.acceptor != nil {
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		}
+		if s.stopSnaps != nil {
+			close(s.stopSnaps)
+		}
 		if err := s.pipe.Stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 		s.gw.Stop()
 		close(s.stopSync)
 		s.wg.Wait()
+		if s.snaps != nil {
+			s.snaps.Close()
+		}
 		if err := s.journal.Close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // SlotBytes is the slot size of both rings: every command and event fits.
@@ -46,6 +48,10 @@ type Config struct {
 	Wait         ring.WaitStrategy
 	ClaimTimeout time.Duration
 	Logger       *slog.Logger
+	// OnSnapshot, when set, is called on the matcher goroutine right after a
+	// Snapshot command was applied, with that command's seq: the matcher's state
+	// is then exactly the state after that seq.
+	OnSnapshot func(seq uint64)
 	// OnFail is called once, from the failing goroutine, when the matcher or the journal fails.
 	OnFail func(error)
 }
@@ -211,9 +217,13 @@ func (p *Pipeline) apply(seq int64, sink *eventSink) (ok bool) {
 			ok = false
 		}
 	}()
-	if err := p.cfg.Matcher.Apply(p.Commands.Slot(seq), sink); err != nil {
+	slot := p.Commands.Slot(seq)
+	if err := p.cfg.Matcher.Apply(slot, sink); err != nil {
 		p.fail(fmt.Errorf("matcher refused command seq %d: %w", p.cfg.SeqBase+uint64(seq), err))
 		return false
+	}
+	if p.cfg.OnSnapshot != nil && binary.LittleEndian.Uint16(slot[2:]) == venue.SnapshotTemplateID {
+		p.cfg.OnSnapshot(p.cfg.SeqBase + uint64(seq))
 	}
 	return true
 }
@@ -235,11 +245,13 @@ func (p *Pipeline) runJournal() {
 				return
 			}
 		}
+		// Append copied every command into the journal's buffer: the slots can be
+		// reused while the batch is synced, so producers never wait on the disk.
+		p.journalSeq.Store(avail)
 		if err := j.Flush(); err != nil {
 			p.fail(fmt.Errorf("journal flush: %w", err))
 			return
 		}
-		p.journalSeq.Store(avail)
 		// Consumers that gate on durability may be parked on the event ring.
 		p.Events.Wake()
 	}
