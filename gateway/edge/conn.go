@@ -81,9 +81,13 @@ func newConn(l *Listener, nc net.Conn, raw *net.TCPConn, source netip.Addr) *Con
 // connection.
 func (c *Conn) Read(p []byte) (int, error) {
 	for len(c.pending) == 0 {
-		msg, err := c.nextMessage()
+		msg, unusable, err := c.nextMessage()
 		if err != nil {
 			return 0, err
+		}
+		if unusable != ReasonNone {
+			// Whole but unusable: dropped like a garbled message.
+			continue
 		}
 		c.pending = msg
 		c.l.stats.MessagesIn.Add(1)
@@ -93,14 +97,20 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// nextMessage frames the next good message; it is valid until the next call.
-func (c *Conn) nextMessage() ([]byte, error) {
+// nextMessage frames the next whole message; it is valid until the next
+// call. A message that is whole but must not reach QuickFIX/Go comes with
+// the Reason (already counted).
+func (c *Conn) nextMessage() ([]byte, Reason, error) {
 	stats := &c.l.stats
 	for {
 		v := c.fr.next()
 		switch v {
 		case frameOK:
-			return c.fr.message(), nil
+			return c.fr.message(), ReasonNone, nil
+		case frameUnusable:
+			stats.add(c.fr.reason)
+			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.reason, "source", c.source, "session", c.key)
+			return c.fr.message(), c.fr.reason, nil
 		case frameDrop:
 			stats.add(c.fr.reason)
 			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.reason, "source", c.source, "session", c.key)
@@ -109,14 +119,14 @@ func (c *Conn) nextMessage() ([]byte, error) {
 			stats.add(c.fr.reason)
 			c.l.cfg.Logger.Info("edge: connection closed", "reason", c.fr.reason, "source", c.source, "session", c.key)
 			c.kill(c.fr.reason)
-			return nil, ErrFatalFrame
+			return nil, ReasonNone, ErrFatalFrame
 		}
 		if g := c.fr.takeGarbage(); g > 0 {
 			stats.GarbageBytes.Add(uint64(g))
 		}
 		if c.readErr != nil {
-			c.kill(ReasonPeerClosed)
-			return nil, c.readErr
+			c.noteReason(ReasonPeerClosed)
+			return nil, ReasonNone, c.readErr
 		}
 		n, err := c.nc.Read(c.fr.space())
 		c.fr.wrote(n)
@@ -221,10 +231,22 @@ func (c *Conn) kill(r Reason) {
 		return
 	}
 	c.dead = true
-	c.reason = r
+	if c.reason == ReasonNone {
+		c.reason = r
+	}
 	c.mu.Unlock()
 	close(c.killed)
 	_ = c.raw.Close()
+}
+
+// noteReason records why the connection ends without closing it (the
+// socket already failed); the first reason recorded wins.
+func (c *Conn) noteReason(r Reason) {
+	c.mu.Lock()
+	if c.reason == ReasonNone {
+		c.reason = r
+	}
+	c.mu.Unlock()
 }
 
 // Close flushes what QuickFIX/Go wrote (its Logout, typically), each write

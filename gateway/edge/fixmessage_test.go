@@ -160,7 +160,7 @@ func (c *fixClient) expect(msgType string) fixFields {
 }
 
 // expectClosed asserts the peer closes the connection (EOF or reset), with
-// any messages before that returned.
+// any messages before that returned; the client then closes its side.
 func (c *fixClient) expectClosed(timeout time.Duration) []fixFields {
 	c.t.Helper()
 	var got []fixFields
@@ -174,6 +174,7 @@ func (c *fixClient) expectClosed(timeout time.Duration) []fixFields {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			c.t.Fatalf("%s: connection still open after %v (got %v)", c.compID, timeout, got)
 		}
+		_ = c.conn.Close()
 		return got
 	}
 }

@@ -26,13 +26,16 @@ package edge
 // the next "8=FIX" resumes:
 //   - after the message, when only the CheckSum value is wrong (its extent
 //     is known);
-//   - at the start of the field being read, when the body breaks a rule: a
-//     BodyLength that claims too much runs into the next message's "8=" or
-//     the real "10=" at a field start, so the next message is still found;
+//   - at the start of the field before the one that broke a rule, so that a
+//     message glued to a truncated one ("…␁49=CL8=FIX.4.4␁9=…") or one that
+//     a too large BodyLength runs into is still found;
+//   - at the field that broke a rule when the field before it holds data
+//     (XmlData may hold SOH and whole messages), and after the failing byte
+//     when the rule broke inside data;
 //   - one byte after the "8=", when the header breaks a rule.
-// Resuming at the failing field rather than one byte after the message start
-// keeps every byte examined a bounded number of times: messages nested in a
-// message's data fields cannot make the scan quadratic.
+// Resuming no further back than one plain field keeps every byte examined a
+// small bounded number of times, so messages nested in data fields cannot
+// make the scan quadratic.
 // A BodyLength too large to buffer is fatal: only a broken or hostile client
 // sends one, and skipping it byte by byte would let it hold the connection.
 
@@ -75,10 +78,11 @@ const (
 type verdict uint8
 
 const (
-	needMore verdict = iota // no decision yet: read more bytes
-	frameOK                 // a whole, checked message: framer.message()
-	frameDrop               // a message was dropped: framer.reason
-	frameFatal              // the stream must be closed: framer.reason
+	needMore      verdict = iota // no decision yet: read more bytes
+	frameOK                      // a whole, checked message: framer.message()
+	frameUnusable                // a whole message QuickFIX/Go must not see: message(), reason
+	frameDrop                    // a message was dropped: framer.reason
+	frameFatal                   // the stream must be closed: framer.reason
 )
 
 const soh = 0x01
@@ -107,11 +111,13 @@ type framer struct {
 	tag           int
 	fields        int // body fields completed
 	fieldStart    int // index of the first byte of the field being read
+	prevStart     int // index of the first byte of the field before it, -1 if none or data
 	valueStart    int
 	dataTag       int // tag the pending data field must have, 0 if none
 	dataLen       int
-	dataEnd       int // index of the SOH closing the data field
-	emptyTag      int // first tag seen with an empty value, 0 if none
+	dataEnd       int    // index of the SOH closing the data field
+	emptyTag      int    // first tag seen with an empty value, 0 if none
+	unusable      Reason // why a well framed message must not be passed on
 	msgTypeStart  int
 	msgTypeEnd    int
 	garbageBytes  int // bytes skipped in sync since the last call to takeGarbage
@@ -158,6 +164,9 @@ func (f *framer) compact() {
 	f.bodyStart -= shift
 	f.bodyEnd -= shift
 	f.fieldStart -= shift
+	if f.prevStart >= 0 {
+		f.prevStart -= shift
+	}
 	f.valueStart -= shift
 	f.dataEnd -= shift
 	f.msgTypeStart -= shift
@@ -200,8 +209,17 @@ func (f *framer) drop(r Reason, resumeAt int) verdict {
 // dropHeader drops a message whose header breaks a rule.
 func (f *framer) dropHeader(r Reason) verdict { return f.drop(r, f.start+1) }
 
-// dropField drops a message at the field being read.
-func (f *framer) dropField(r Reason) verdict { return f.drop(r, f.fieldStart) }
+// dropField drops a message at the field being read (see the resume rules).
+func (f *framer) dropField(r Reason) verdict {
+	if f.prevStart > f.start {
+		return f.drop(r, f.prevStart)
+	}
+	return f.drop(r, f.fieldStart)
+}
+
+// dropData drops a message whose data field broke a rule, resuming after
+// the failing byte.
+func (f *framer) dropData(r Reason) verdict { return f.drop(r, f.pos) }
 
 func (f *framer) fatal(r Reason) verdict {
 	f.reason = r
@@ -212,6 +230,20 @@ func (f *framer) fatal(r Reason) verdict {
 // current message, or runs out of bytes (needMore).
 func (f *framer) next() verdict {
 	for f.pos < f.end {
+		if f.state == stValue {
+			// Most bytes are inside values: sum them in a tight loop up to
+			// the SOH (or the end of the body), then take the per-byte path.
+			limit := min(f.end, f.bodyEnd)
+			i, sum, buf := f.pos, f.sum, f.buf
+			for i < limit && buf[i] != soh {
+				sum += uint(buf[i])
+				i++
+			}
+			f.pos, f.sum = i, sum
+			if i == f.end {
+				return needMore
+			}
+		}
 		c := f.buf[f.pos]
 		if f.state >= stFieldStart && f.pos < f.bodyEnd {
 			f.sum += uint(c)
@@ -352,8 +384,10 @@ func (f *framer) onBodyLength(c byte) verdict {
 		f.bodyEnd = f.pos + f.number
 		f.fields = 0
 		f.fieldStart = f.pos
+		f.prevStart = -1
 		f.dataTag = 0
 		f.emptyTag = 0
+		f.unusable = ReasonNone
 		f.state = stFieldStart
 		return needMore
 	}
@@ -371,6 +405,9 @@ func (f *framer) onBodyLength(c byte) verdict {
 }
 
 func (f *framer) onFieldStart(c byte) verdict {
+	if f.pos != f.fieldStart {
+		f.prevStart = f.fieldStart
+	}
 	f.fieldStart = f.pos
 	if f.pos == f.bodyEnd {
 		if f.dataTag != 0 {
@@ -462,9 +499,10 @@ func (f *framer) endField(value []byte) verdict {
 	if f.tag == 34 {
 		// QuickFIX/Go reads MsgSeqNum before validating the message and
 		// panics on an empty value; without a number there is no sequence
-		// number to consume, so the message is garbled.
-		if !validSeqNum(value) {
-			return f.dropField(ReasonBadMsgSeqNum)
+		// number to consume. The message is still framed to its end, so
+		// that the Logon gate can refuse such a Logon with a Logout.
+		if !validSeqNum(value) && f.unusable == ReasonNone {
+			f.unusable = ReasonBadMsgSeqNum
 		}
 		return needMore
 	}
@@ -481,11 +519,11 @@ func (f *framer) endField(value []byte) verdict {
 		return needMore
 	}
 	if len(value) == 0 {
-		if f.dropEmpty {
-			return f.dropField(ReasonEmptyValue)
-		}
 		if f.emptyTag == 0 {
 			f.emptyTag = f.tag
+		}
+		if f.dropEmpty && f.unusable == ReasonNone {
+			f.unusable = ReasonEmptyValue
 		}
 	}
 	return needMore
@@ -496,17 +534,19 @@ func (f *framer) onData(c byte) verdict {
 		if c == soh && f.dataTag != 213 {
 			// QuickFIX/Go v0.9.11 reads only XmlData by its length; any
 			// other data field is split at the SOH into fields it never had.
-			return f.dropField(ReasonDataWithSOH)
+			return f.dropData(ReasonDataWithSOH)
 		}
 		f.pos++
 		return needMore
 	}
 	if c != soh {
-		return f.dropField(ReasonBadDataLength)
+		return f.dropData(ReasonBadDataLength)
 	}
 	f.dataTag = 0
 	f.pos++
 	f.fields++
+	f.fieldStart = f.pos // the data field is never resumed at
+	f.prevStart = -1
 	f.state = stFieldStart
 	return needMore
 }
@@ -537,6 +577,10 @@ func (f *framer) onTrailer(c byte) verdict {
 		f.checkSumValue = f.number
 		f.start = f.pos
 		f.state = stSync
+		if f.unusable != ReasonNone {
+			f.reason = f.unusable
+			return frameUnusable
+		}
 		return frameOK
 	}
 	f.match++

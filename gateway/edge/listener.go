@@ -296,7 +296,7 @@ func (r *refusal) Error() string { return r.text }
 // gate reads the first message and decides on it. On success it returns
 // the Logon to hand to QuickFIX/Go, and the session is claimed.
 func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
-	msg, err := c.nextMessage()
+	msg, unusable, err := c.nextMessage()
 	if err != nil {
 		if c.fr.reason == ReasonOversize {
 			return nil, ReasonOversize, err
@@ -310,6 +310,9 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		return nil, ReasonNotLogon, errors.New("first message is not a Logon")
 	}
 	lf, problem := parseLogon(msg)
+	if problem == "" && unusable != ReasonNone {
+		problem = "unusable " + unusable.String()
+	}
 	if problem != "" {
 		return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
 	}

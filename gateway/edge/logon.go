@@ -106,6 +106,9 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		case tagBeginString:
 			lf.begin = f.value
 		case tagMsgSeqNum:
+			if !validSeqNum(f.value) {
+				return lf, "tag 34 is not a sequence number"
+			}
 			haveSeqNum = true
 		case tagSenderCompID:
 			sender = f.value

@@ -27,15 +27,15 @@ const (
 	ReasonWrongBeginString // a BeginString other than the session's before Logon
 
 	// Connections closed for what they sent.
-	ReasonOversize        // BodyLength larger than Config.MaxMessageBytes, or more than 9 digits
-	ReasonNotLogon        // the first message was not a Logon
-	ReasonLogonTimeout    // no Logon (or TLS handshake) within Config.LogonTimeout
-	ReasonLogonMalformed  // a Logon with an empty, repeated or unusable field
-	ReasonLogonRefused    // the Authenticator refused the Logon
-	ReasonLogonRateLimit  // too many Logon attempts for the CompID or the source address
-	ReasonLogonDuplicate  // a Logon for a session that is already logged on
-	ReasonTLSHandshake    // the TLS handshake failed
-	ReasonReadError       // reading failed before Logon
+	ReasonOversize       // BodyLength larger than Config.MaxMessageBytes, or more than 9 digits
+	ReasonNotLogon       // the first message was not a Logon
+	ReasonLogonTimeout   // no Logon (or TLS handshake) within Config.LogonTimeout
+	ReasonLogonMalformed // a Logon with an empty, repeated or unusable field
+	ReasonLogonRefused   // the Authenticator refused the Logon
+	ReasonLogonRateLimit // too many Logon attempts for the CompID or the source address
+	ReasonLogonDuplicate // a Logon for a session that is already logged on
+	ReasonTLSHandshake   // the TLS handshake failed
+	ReasonReadError      // reading failed before Logon
 
 	// Connections refused at accept.
 	ReasonConnectionsMax          // Config.ConnectionsMax reached
@@ -45,11 +45,11 @@ const (
 	ReasonCompIDsTableFull        // Config.CompIDsMax CompIDs already tracked
 
 	// Sessions closed (the Reason given to Config.OnClose).
-	ReasonClosedBySession  // QuickFIX/Go closed the connection (logout, disconnect, stop)
-	ReasonPeerClosed       // the client closed the connection or reading failed
-	ReasonOutboundFull     // the client reads too slowly: Config.OutboundBytesMax or OutboundQueueMax reached
-	ReasonWriteTimeout     // a write did not finish within Config.WriteTimeout
-	ReasonListenerClosed   // the Listener was closed before QuickFIX/Go took the connection
+	ReasonClosedBySession // QuickFIX/Go closed the connection (logout, disconnect, stop)
+	ReasonPeerClosed      // the client closed the connection or reading failed
+	ReasonOutboundFull    // the client reads too slowly: Config.OutboundBytesMax or OutboundQueueMax reached
+	ReasonWriteTimeout    // a write did not finish within Config.WriteTimeout
+	ReasonListenerClosed  // the Listener was closed before QuickFIX/Go took the connection
 
 	reasonsCount
 )

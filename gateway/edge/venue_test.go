@@ -50,8 +50,18 @@ func testCredentials(clients ...string) Credentials {
 }
 
 // startVenue starts an edge listener with cfg (Address and Authenticator
-// filled in when empty) and a QuickFIX/Go acceptor behind it.
+// filled in when empty) and a QuickFIX/Go acceptor behind it, validating
+// with the FIX44 dictionary.
 func startVenue(t testing.TB, cfg Config, clients ...string) *venue {
+	return startVenueWith(t, cfg, nil, clients...)
+}
+
+// noDictionary are QuickFIX/Go settings for tests that need no validation
+// against the dictionary.
+var noDictionary = map[string]string{"DataDictionary": "none"}
+
+// startVenueWith is startVenue with extra QuickFIX/Go global settings.
+func startVenueWith(t testing.TB, cfg Config, qfSettings map[string]string, clients ...string) *venue {
 	t.Helper()
 	v := &venue{t: t, app: &testApp{}, writes: map[SessionKey]int{}}
 	if cfg.Address == "" {
@@ -83,7 +93,7 @@ func startVenue(t testing.TB, cfg Config, clients ...string) *venue {
 		t.Fatalf("listen: %v", err)
 	}
 	v.l = l
-	v.acceptor = startAcceptorWith(t, v.app, l, nil, nil, clients...)
+	v.acceptor = startAcceptorWith(t, v.app, l, nil, qfSettings, clients...)
 	t.Cleanup(v.stop)
 	return v
 }
@@ -133,6 +143,25 @@ func (c *fixClient) trade(clOrdID string) {
 	if er.get("11") != clOrdID {
 		c.t.Fatalf("%s: ExecutionReport for %q, want %q", c.compID, er.get("11"), clOrdID)
 	}
+}
+
+// waitCloseEvent waits for OnClose of compID's session with reason, among
+// the events after the first `since`.
+func (v *venue) waitCloseEvent(t testing.TB, since int, compID string, reason Reason) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, e := range v.closeEvents()[since:] {
+			if e.key.ClientCompID == compID {
+				if e.reason != reason {
+					t.Fatalf("%s closed for %s, want %s", compID, e.reason, reason)
+				}
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("no OnClose for %s", compID)
 }
 
 func (v *venue) closeEvents() []closeEvent {
