@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -21,9 +22,10 @@ const (
 	// OrdersMaxDefault matches the default engine.orders_max.
 	OrdersMaxDefault = 1 << 20
 	// LevelsMaxDefault bounds the price levels on one side of one
-	// instrument. The engine's bound is the width of the price band in
-	// ticks; set LevelsMax at least that wide.
-	LevelsMaxDefault = 1 << 16
+	// instrument: enough for the default instruments' bands. The engine's
+	// bound is the width of the price band in ticks; set LevelsMax (or an
+	// instrument's own) at least that wide. A level costs 32 bytes.
+	LevelsMaxDefault = 1 << 12
 	// LevelsMaxLimit matches the engine's largest band (core.LevelsPerSideMaxLimit).
 	LevelsMaxLimit = 1 << 22
 	// InstrumentsMax matches the venue configuration's bound.
@@ -55,6 +57,31 @@ type InstrumentDef struct {
 	TickExponent int8
 	LotSize      int64
 	Status       mdsbe.TradingStatus // status before any TradingStatusChanged; zero means Open
+	// LevelsMax bounds this instrument's levels per side; 0 means
+	// TrackerConfig.LevelsMax. The band width in ticks plus one suffices.
+	LevelsMax int
+}
+
+// NewInstrumentDef builds a definition from the venue configuration's
+// terms: the tick as a decimal (mantissa × 10^-scale) and the start-up
+// status as configured ("", "open", "halted" or "closed").
+func NewInstrumentDef(id uint32, symbol string, tick decimal.Tick, lotSize int64, status string) (InstrumentDef, error) {
+	d := InstrumentDef{ID: InstrumentID(id), Symbol: symbol, TickMantissa: tick.Mantissa, LotSize: lotSize}
+	if tick.Scale < 0 || tick.Scale > 127 {
+		return d, fmt.Errorf("marketdata: instrument %d: tick scale %d out of range", id, tick.Scale)
+	}
+	d.TickExponent = int8(-tick.Scale)
+	switch status {
+	case "", "open":
+		d.Status = mdsbe.TradingStatusOpen
+	case "halted":
+		d.Status = mdsbe.TradingStatusHalted
+	case "closed":
+		d.Status = mdsbe.TradingStatusClosed
+	default:
+		return d, fmt.Errorf("marketdata: instrument %d: unknown status %q", id, status)
+	}
+	return d, nil
 }
 
 // TrackerConfig sizes a Tracker.
@@ -89,6 +116,9 @@ func (c *TrackerConfig) fill() error {
 		}
 		if d.TickMantissa <= 0 {
 			return fmt.Errorf("marketdata: instrument %d: tick mantissa must be positive", d.ID)
+		}
+		if d.LevelsMax < 0 || d.LevelsMax > LevelsMaxLimit {
+			return fmt.Errorf("marketdata: instrument %d: LevelsMax %d outside [0, %d]", d.ID, d.LevelsMax, LevelsMaxLimit)
 		}
 	}
 	return nil
@@ -197,8 +227,12 @@ func NewTracker(cfg TrackerConfig, out *packet.Builder) (*Tracker, error) {
 		if !in.status.Valid() {
 			in.status = mdsbe.TradingStatusOpen
 		}
-		in.sides[bidSide] = bookSide{levels: make([]level, 0, cfg.LevelsMax), bid: true}
-		in.sides[askSide] = bookSide{levels: make([]level, 0, cfg.LevelsMax)}
+		levelsMax := cfg.LevelsMax
+		if d.LevelsMax > 0 {
+			levelsMax = d.LevelsMax
+		}
+		in.sides[bidSide] = bookSide{levels: make([]level, 0, levelsMax), bid: true}
+		in.sides[askSide] = bookSide{levels: make([]level, 0, levelsMax)}
 	}
 	for i := range t.orders {
 		t.orders[i].next = orderIdx(i + 1)
