@@ -31,6 +31,9 @@
 // order. The feed has no authentication, so a forged packet with the right
 // sequence number is believed; run it on a trusted network.
 //
+// A unicast feed reaches one socket, so one client per destination address;
+// several clients on one host or network need the multicast feed.
+//
 // Limits: InstrumentsMax books, LevelsMax levels per side, ReorderPacketsMax
 // held packets, SeqAheadMax (a packet claiming a sequence further ahead is
 // dropped as garbage rather than treated as a gap).
