@@ -1,0 +1,240 @@
+package loadgen
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testConfig is a short run against addr.
+func testConfig(addr string, rate float64, duration time.Duration) Config {
+	c := DefaultConfig()
+	c.Addr = addr
+	c.Sessions = 1
+	c.RatePerSecond = rate
+	c.Duration = duration
+	c.Warmup = 0
+	c.Drain = 2 * time.Second
+	c.LogonTimeout = 5 * time.Second
+	return c
+}
+
+func runOK(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.SessionErrors) > 0 {
+		t.Fatalf("session errors: %v", res.SessionErrors)
+	}
+	return res
+}
+
+// countAtOrAbove counts recorded latencies of at least ns.
+func countAtOrAbove(res *Result, ns int64) int64 {
+	var n int64
+	for _, b := range res.Histogram().Distribution() {
+		if b.From >= ns {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// A responder that stops answering for 200 ms must show up in the figures
+// for every order due during the stall: latency runs from each order's due
+// time, not from when the previous answer arrived. A closed-loop client
+// would record the stall once; an open-loop one about rate × stall times.
+func TestStallShowsInEveryOrderDueDuringIt(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	r := newResponder(t, func(r *responder) { r.stallAtOrder, r.stallFor = 400, stall })
+	cfg := testConfig(r.addr(), 2000, time.Second)
+	res := runOK(t, cfg)
+	if res.LostOrders != 0 || res.LostCancels != 0 || res.OrdersSent != 2000 {
+		t.Fatalf("sent %d, lost %d orders and %d cancels", res.OrdersSent, res.LostOrders, res.LostCancels)
+	}
+	if res.Latency.Count != 2000 {
+		t.Fatalf("recorded %d latencies, want 2000", res.Latency.Count)
+	}
+	// The stalled order itself waits the whole stall.
+	if res.Latency.MaxUs < float64(stall/time.Microsecond) {
+		t.Errorf("max %.0fµs, want at least the %v stall", res.Latency.MaxUs, stall)
+	}
+	// Orders due in the first half of the stall (≈200 at 2000/s) are all
+	// answered at least 100 ms after their due time, however the machine
+	// schedules the client: lateness only adds.
+	if n := countAtOrAbove(res, int64(stall/2)); n < 150 {
+		t.Errorf("%d orders at ≥ %v, want ≥ 150: the stall is being omitted", n, stall/2)
+	}
+	if res.Latency.P90Us < float64(stall/2/time.Microsecond)/2 {
+		t.Errorf("p90 %.0fµs does not reflect a stall covering a tenth of the orders", res.Latency.P90Us)
+	}
+}
+
+func TestLostAnswersAreCounted(t *testing.T) {
+	r := newResponder(t, func(r *responder) { r.dropEvery = 10 })
+	cfg := testConfig(r.addr(), 1000, 500*time.Millisecond)
+	cfg.Drain = 300 * time.Millisecond
+	res := runOK(t, cfg)
+	orders, dropped, _ := r.counts()
+	if orders != 500 || dropped != 50 {
+		t.Fatalf("responder saw %d orders and dropped %d", orders, dropped)
+	}
+	if res.LostOrders != int64(dropped) {
+		t.Errorf("lost %d orders, the responder dropped %d", res.LostOrders, dropped)
+	}
+	if res.LostCancels != 0 {
+		t.Errorf("lost %d cancels; every cancel was answered", res.LostCancels)
+	}
+	if res.Latency.Count != int64(orders-dropped) {
+		t.Errorf("recorded %d latencies, want one per answered order (%d)", res.Latency.Count, orders-dropped)
+	}
+	if res.Lost() != int64(dropped) {
+		t.Errorf("Lost() = %d", res.Lost())
+	}
+}
+
+func TestResendRequestGapFillTestRequestAndSeqGap(t *testing.T) {
+	r := newResponder(t, func(r *responder) {
+		r.resendAfterLogon = true
+		r.testRequest = "PING-7"
+		r.skipSeqAtOrder = 20
+	})
+	res := runOK(t, testConfig(r.addr(), 400, 250*time.Millisecond))
+	if res.ResendRequests != 1 {
+		t.Errorf("resend requests %d, want 1", res.ResendRequests)
+	}
+	if res.SeqGaps != 1 {
+		t.Errorf("inbound seq gaps %d, want 1 (the responder skipped one MsgSeqNum)", res.SeqGaps)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.gapFills) != 1 {
+		t.Fatalf("responder got %d SequenceResets, want one gap fill", len(r.gapFills))
+	}
+	g := r.gapFills[0]
+	next, _ := strconv.Atoi(g.Get(36))
+	if g.Get(123) != "Y" || g.Get(43) != "Y" || g.SeqNum() != 1 || g.Get(122) == "" || next < 2 {
+		t.Errorf("gap fill %s: want 34=1 43=Y 122 present 123=Y and NewSeqNo past the Logon", g)
+	}
+	echoed := false
+	for _, h := range r.heartbeats {
+		echoed = echoed || h.Get(112) == "PING-7"
+	}
+	if !echoed {
+		t.Error("no Heartbeat echoed TestReqID PING-7")
+	}
+	if res.LostOrders != 0 || res.LostCancels != 0 {
+		t.Errorf("lost %d orders and %d cancels", res.LostOrders, res.LostCancels)
+	}
+}
+
+func TestRejectsByKind(t *testing.T) {
+	r := newResponder(t, func(r *responder) { r.rejectEvery, r.sessionRejectAt = 5, 7 })
+	res := runOK(t, testConfig(r.addr(), 500, 200*time.Millisecond))
+	_, _, rejected := r.counts()
+	if got := res.Rejects["ExecutionReport 103=3: price out of band"]; got != int64(rejected) || rejected == 0 {
+		t.Errorf("103=3 rejects counted %d, responder sent %d; all kinds %v", got, rejected, res.Rejects)
+	}
+	if got := res.Rejects["Reject 373=5: Value is incorrect"]; got != 1 {
+		t.Errorf("session rejects counted %d, want 1; all kinds %v", got, res.Rejects)
+	}
+	if res.RejectsTotal != int64(rejected)+1 {
+		t.Errorf("rejects total %d, want %d", res.RejectsTotal, rejected+1)
+	}
+	// A reject answers the order: nothing is lost, the session Reject
+	// included (it names the order by RefSeqNum).
+	if res.LostOrders != 0 {
+		t.Errorf("lost %d orders", res.LostOrders)
+	}
+}
+
+func TestSessionsAndCrossMix(t *testing.T) {
+	r := newResponder(t, nil)
+	cfg := testConfig(r.addr(), 1000, 200*time.Millisecond)
+	cfg.Sessions, cfg.Mix, cfg.FirstSession = 3, MixCross, 5
+	res := runOK(t, cfg)
+	if res.OrdersSent != 200 || res.CancelsSent != 0 || res.Lost() != 0 {
+		t.Fatalf("sent %d orders, %d cancels, lost %d", res.OrdersSent, res.CancelsSent, res.Lost())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	senders := map[string]int{}
+	sides := map[string]int{}
+	for _, m := range r.newOrders {
+		senders[m.Get(49)]++
+		sides[m.Get(54)+"/"+m.Get(1)+"/"+m.Get(44)]++
+	}
+	if senders["CLIENT5"] == 0 || senders["CLIENT6"] == 0 || senders["CLIENT7"] == 0 || len(senders) != 3 {
+		t.Errorf("orders by sender %v, want CLIENT5..7", senders)
+	}
+	if sides["1/LOADB/100.00"] != 100 || sides["2/LOADS/100.00"] != 100 {
+		t.Errorf("cross orders by side/account/price %v, want 100 buys and 100 sells at 100.00", sides)
+	}
+}
+
+func TestRampStopsAtFirstFailure(t *testing.T) {
+	r := newResponder(t, func(r *responder) { r.dropEvery = 1000 })
+	base := testConfig(r.addr(), 300, 200*time.Millisecond)
+	base.Drain = 200 * time.Millisecond
+	// The responder drops the 1000th order of a connection, so a step
+	// passes while it sends fewer: 300/s and 3200/s × 0.2 s do (60 and 640
+	// orders), 6100/s sends 1220 and loses one answer.
+	rr, err := Ramp(context.Background(), RampConfig{Base: base, StepRate: 2900, MaxRate: 20000, P99MaxUs: 60e6}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Steps) != 3 {
+		t.Fatalf("%d steps, want 3 (300, 3200 pass; 6100 loses an answer and stops the ramp)", len(rr.Steps))
+	}
+	if rr.HeldRate != 3200 || rr.Steps[2].Passed || !strings.Contains(rr.Steps[2].Why, "lost") {
+		t.Errorf("held %v; last step %+v", rr.HeldRate, rr.Steps[2].Why)
+	}
+}
+
+func TestConfigRefusals(t *testing.T) {
+	ok := testConfig("127.0.0.1:1", 100, time.Second)
+	cases := map[string]func(*Config){
+		"no sessions":        func(c *Config) { c.Sessions = 0 },
+		"too many sessions":  func(c *Config) { c.Sessions = SessionsMax + 1 },
+		"zero rate":          func(c *Config) { c.RatePerSecond = 0 },
+		"rate over the max":  func(c *Config) { c.RatePerSecond = RateMax + 1 },
+		"too many orders":    func(c *Config) { c.RatePerSecond, c.Duration = RateMax, time.Hour },
+		"spread over price":  func(c *Config) { c.Spread = "200" },
+		"zero spread":        func(c *Config) { c.Spread = "0.00" },
+		"bad price":          func(c *Config) { c.Price = "1O0" },
+		"bad run id":         func(c *Config) { c.RunID = "abc" },
+		"empty symbol":       func(c *Config) { c.Symbol = "" },
+		"zero qty":           func(c *Config) { c.Qty = 0 },
+		"negative warm-up":   func(c *Config) { c.Warmup = -time.Second },
+		"no heartbeat":       func(c *Config) { c.HeartBtIntS = 0 },
+		"mix out of range":   func(c *Config) { c.Mix = 9 },
+		"no address":         func(c *Config) { c.Addr = "" },
+		"zero duration":      func(c *Config) { c.Duration = 0 },
+		"symbol with an SOH": func(c *Config) { c.Symbol = "A\x01B" },
+	}
+	for name, mutate := range cases {
+		c := ok
+		mutate(&c)
+		if err := c.validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := ok.validate(); err != nil {
+		t.Fatalf("the base config is refused: %v", err)
+	}
+}
+
+func TestRunFailsWhenNobodyListens(t *testing.T) {
+	r := newResponder(t, nil)
+	addr := r.addr()
+	r.ln.Close()
+	cfg := testConfig(addr, 100, 100*time.Millisecond)
+	cfg.LogonTimeout = time.Second
+	if _, err := Run(context.Background(), cfg); err == nil {
+		t.Fatal("Run against a closed port succeeded")
+	}
+}

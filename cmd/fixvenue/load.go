@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/loadgen"
+)
+
+func init() { commands["load"] = cmdLoad }
+
+func cmdLoad(args []string) int {
+	d := loadgen.DefaultConfig()
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue load [options]\n\nOpen-loop FIX 4.4 load: order i is due at start+i/rate; latency runs from that due time to its first ExecutionReport.\n\n")
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", d.Addr, "venue FIX address")
+	sessions := fs.Int("sessions", d.Sessions, "number of FIX sessions")
+	first := fs.Int("first", d.FirstSession, "number of the first session's CompID")
+	prefix := fs.String("sender-prefix", d.SenderPrefix, "SenderCompID prefix (sessions are PREFIX<first>…)")
+	target := fs.String("target", d.TargetCompID, "TargetCompID (the venue)")
+	password := fs.String("password", "", "Password (554) sent on Logon")
+	rate := fs.Float64("rate", d.RatePerSecond, "offered NewOrderSingle per second over all sessions (the start rate with --ramp)")
+	duration := fs.Duration("duration", d.Duration, "measured duration of the schedule")
+	warmup := fs.Duration("warmup", d.Warmup, "unrecorded warm-up before it")
+	drain := fs.Duration("drain", d.Drain, "how long to wait for answers after the last due time")
+	mix := fs.String("mix", d.Mix.String(), "passive | cross | mixed")
+	symbol := fs.String("symbol", d.Symbol, "instrument symbol")
+	price := fs.String("price", d.Price, "price of crossing orders (inside the instrument's band)")
+	spread := fs.String("spread", d.Spread, "passive orders rest at price-spread (buys) and price+spread (sells)")
+	qty := fs.Int64("qty", d.Qty, "order quantity")
+	heartbeat := fs.Int("heartbeat", d.HeartBtIntS, "HeartBtInt in seconds")
+	ramp := fs.Bool("ramp", false, "step the rate up by --ramp-step to --ramp-max and report the highest rate held")
+	rampStep := fs.Float64("ramp-step", 0, "rate step of --ramp (default: the start rate)")
+	rampMax := fs.Float64("ramp-max", 0, "highest rate of --ramp (default: 10 steps)")
+	p99Max := fs.Duration("p99-max", 5*time.Millisecond, "p99 a ramp step must stay under")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file (ramp: one file per step, FILE-<rate>.hgrm)")
+	svg := fs.String("svg", "", "write an SVG percentile plot (ramp: one line per step)")
+	label := fs.String("label", "", "title of the plot")
+	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	m, err := loadgen.ParseMix(*mix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+		return 2
+	}
+	cfg := loadgen.Config{Addr: *addr, Sessions: *sessions, FirstSession: *first, SenderPrefix: *prefix, TargetCompID: *target,
+		Password: *password, RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, Drain: *drain, Mix: m,
+		Symbol: *symbol, Price: *price, Spread: *spread, Qty: *qty, HeartBtIntS: *heartbeat, LogonTimeout: d.LogonTimeout}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label}
+	if *ramp {
+		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: float64(*p99Max) / 1e3}
+		if rc.StepRate == 0 {
+			rc.StepRate = cfg.RatePerSecond
+		}
+		if rc.MaxRate == 0 {
+			rc.MaxRate = cfg.RatePerSecond + 9*rc.StepRate
+		}
+		return out.ramp(ctx, rc)
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+		return 1
+	}
+	return out.single(res)
+}
+
+// loadOutput writes what a load run produced.
+type loadOutput struct {
+	json             bool
+	hgrm, svg, label string
+}
+
+func (o loadOutput) single(res *loadgen.Result) int {
+	if o.json {
+		printJSON(os.Stdout, res)
+	} else {
+		res.Print(os.Stdout)
+	}
+	if o.hgrm != "" {
+		if err := writeHgrmFile(o.hgrm, res); err != nil {
+			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			return 1
+		}
+	}
+	if o.svg != "" {
+		if err := o.writeSVG([]*loadgen.Result{res}); err != nil {
+			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
+	rr, err := loadgen.Ramp(ctx, rc, func(s loadgen.RampStep) {
+		verdict := "held"
+		if !s.Passed {
+			verdict = "FAILED: " + s.Why
+		}
+		if !o.json {
+			s.Result.Print(os.Stdout)
+			fmt.Fprintf(os.Stdout, "step     %.0f orders/s %s\n\n", s.Result.RateTarget, verdict)
+		}
+		if o.hgrm != "" {
+			if err := writeHgrmFile(stepFile(o.hgrm, s.Result.RateTarget), s.Result); err != nil {
+				fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			}
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+		if rr == nil || len(rr.Steps) == 0 {
+			return 1
+		}
+	}
+	if o.json {
+		printJSON(os.Stdout, rr)
+	} else {
+		fmt.Fprintf(os.Stdout, "ramp: highest rate held with p99 ≤ %s and nothing lost: %.0f orders/s\n", hdrplot.FormatUs(rr.P99MaxUs), rr.HeldRate)
+	}
+	if o.svg != "" {
+		results := make([]*loadgen.Result, 0, len(rr.Steps))
+		for _, s := range rr.Steps {
+			results = append(results, s.Result)
+		}
+		if err := o.writeSVG(results); err != nil {
+			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// stepFile turns "x.hgrm" into "x-5000.hgrm".
+func stepFile(path string, rate float64) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + strconv.FormatFloat(rate, 'f', -1, 64) + ext
+}
+
+func writeHgrmFile(path string, res *loadgen.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := hdrplot.WriteHgrm(f, res.Histogram()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (o loadOutput) writeSVG(results []*loadgen.Result) error {
+	if len(results) > hdrplot.SeriesMax {
+		results = results[len(results)-hdrplot.SeriesMax:]
+	}
+	series := make([]hdrplot.Series, 0, len(results))
+	for _, r := range results {
+		series = append(series, hdrplot.Series{Label: fmt.Sprintf("%.0f orders/s (p99 %s, lost %d)", r.RateTarget, hdrplot.FormatUs(r.Latency.P99Us), r.Lost()),
+			Points: hdrplot.Distribution(r.Histogram())})
+	}
+	title := o.label
+	if title == "" {
+		r := results[0]
+		title = fmt.Sprintf("fixvenue load: %d session(s), %s, order → first ExecutionReport", r.Sessions, r.Mix)
+	}
+	return writeSVGFile(o.svg, hdrplot.PlotConfig{Title: title, Subtitle: "latency from each order's due time (open loop); " + time.Now().UTC().Format("2006-01-02")}, series)
+}
+
+func writeSVGFile(path string, cfg hdrplot.PlotConfig, series []hdrplot.Series) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := hdrplot.WriteSVG(f, cfg, series); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
