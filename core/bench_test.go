@@ -40,6 +40,28 @@ func BenchmarkPassivePlaceCancel(b *testing.B) {
 	}
 }
 
+// BenchmarkPlaceCancelClOrdIDTable is PassivePlaceCancel at depth 10 with
+// ClOrdID tables of a test size and of the default production size (4 Mi
+// ClOrdIDs a day): the difference is the cost of cache misses in the
+// duplicate-ClOrdID check, which the reference engine does not make.
+func BenchmarkPlaceCancelClOrdIDTable(b *testing.B) {
+	for _, size := range []int{1 << 16, 1 << 22} {
+		b.Run(fmt.Sprintf("clordids=%d", size), func(b *testing.B) {
+			w := newWorkloadSized(b, 10, size)
+			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
+			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				id := w.id(b)
+				_ = w.m.Apply(place.stamp(id), w.sink)
+				_ = w.m.Apply(cancel.stamp(id), w.sink)
+			}
+		})
+	}
+}
+
 func BenchmarkAggressiveFillRefill(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {

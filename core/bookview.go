@@ -52,7 +52,7 @@ func (m *Matcher) RestingOrders() int { return m.pool.inUse }
 
 // TradingStatus returns an instrument's status, or ok=false when it is unknown.
 func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool) {
-	ii, ok := m.instrByID[instrumentID]
+	ii, ok := m.instrByID.lookup(instrumentID)
 	if !ok {
 		return 0, false
 	}
@@ -61,7 +61,7 @@ func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool)
 
 // Band returns an instrument's price band in ticks (both edges allowed).
 func (m *Matcher) Band(instrumentID uint32) (lowTicks, highTicks int64, ok bool) {
-	ii, ok := m.instrByID[instrumentID]
+	ii, ok := m.instrByID.lookup(instrumentID)
 	if !ok {
 		return 0, 0, false
 	}
@@ -71,7 +71,7 @@ func (m *Matcher) Band(instrumentID uint32) (lowTicks, highTicks int64, ok bool)
 
 // bookSideOf returns a side of an instrument, or nil.
 func (m *Matcher) bookSideOf(instrumentID uint32, side venue.Side) (*instrument, *bookSide) {
-	ii, ok := m.instrByID[instrumentID]
+	ii, ok := m.instrByID.lookup(instrumentID)
 	if !ok || !side.Valid() {
 		return nil, nil
 	}

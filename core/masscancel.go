@@ -18,7 +18,7 @@ const massCancelAnySession = 0xFFFF
 func (m *Matcher) massCancel(c *venue.MassCancel) {
 	instrumentID, side, account := c.InstrumentID(), c.Side(), c.Account()
 	if instrumentID != 0 {
-		if _, ok := m.instrByID[instrumentID]; !ok {
+		if _, ok := m.instrByID.lookup(instrumentID); !ok {
 			m.emitMassCancelReport(c, venue.RejectReasonUnknownInstrument, 0)
 			return
 		}

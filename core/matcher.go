@@ -22,7 +22,7 @@ var (
 // one command at a time by one goroutine. See the package documentation.
 type Matcher struct {
 	instruments []instrument
-	instrByID   map[uint32]uint16
+	instrByID   instrumentIndex
 	pool        orderPool
 	index       clOrdIndex
 	gtd         gtdHeap
@@ -61,7 +61,6 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 	}
 	m := &Matcher{
 		instruments: make([]instrument, len(cfg.Instruments)),
-		instrByID:   make(map[uint32]uint16, len(cfg.Instruments)),
 		pool:        newOrderPool(cfg.OrdersMax + 1),
 		index:       newClOrdIndex(cfg.ClOrdIDsMax),
 		sessions:    make([]orderList, cfg.SessionsMax),
@@ -70,10 +69,12 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
+	ids := make([]uint32, len(cfg.Instruments))
 	for i := range cfg.Instruments {
 		m.instruments[i] = newInstrument(&cfg.Instruments[i])
-		m.instrByID[cfg.Instruments[i].ID] = uint16(i)
+		ids[i] = cfg.Instruments[i].ID
 	}
+	m.instrByID = newInstrumentIndex(ids)
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()
 	}
@@ -214,7 +215,7 @@ func (m *Matcher) applySetTradingStatus(cmd []byte) error {
 	if err := c.WrapDecode(cmd, 0); err != nil {
 		return err
 	}
-	ii, ok := m.instrByID[c.InstrumentID()]
+	ii, ok := m.instrByID.lookup(c.InstrumentID())
 	if !ok || !c.Status().Valid() {
 		return ErrInvalidCommand
 	}

@@ -11,7 +11,8 @@ func (m *Matcher) newOrder(c *venue.NewOrder) {
 		return
 	}
 	clOrdID := c.ClOrdID()
-	if ri := m.index.find(session, clOrdID); ri != noRec {
+	h := clOrdHash(session, clOrdID)
+	if ri := m.index.findHashed(session, clOrdID, h); ri != noRec {
 		if c.Flags().Has(venue.OrderFlagsPossResend) {
 			m.emitStatusOfRecord(ri)
 			return
@@ -19,7 +20,7 @@ func (m *Matcher) newOrder(c *venue.NewOrder) {
 		m.emitRejected(c, venue.RejectReasonDuplicateClOrdID)
 		return
 	}
-	ii, ok := m.instrByID[c.InstrumentID()]
+	ii, ok := m.instrByID.lookup(c.InstrumentID())
 	if !ok {
 		m.emitRejected(c, venue.RejectReasonUnknownInstrument)
 		return
@@ -29,7 +30,7 @@ func (m *Matcher) newOrder(c *venue.NewOrder) {
 		m.emitRejected(c, reason)
 		return
 	}
-	oi := m.acceptNewOrder(c, ii, clOrdID)
+	oi := m.acceptNewOrder(c, ii, clOrdID, h)
 	m.executeNewOrder(in, oi)
 }
 
@@ -128,9 +129,9 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 	return venue.RejectReasonNone
 }
 
-// acceptNewOrder takes a pool slot and a ClOrdID record for a valid order,
-// assigns its OrderID and reports OrderAccepted.
-func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte) orderIdx {
+// acceptNewOrder takes a pool slot and a ClOrdID record (h is the ClOrdID's
+// clOrdHash) for a valid order, assigns its OrderID and reports OrderAccepted.
+func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte, h uint64) orderIdx {
 	oi := m.pool.alloc()
 	if oi == noOrder {
 		panic("core: order pool exhausted despite the capacity check")
@@ -151,7 +152,7 @@ func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte) o
 	o.expireTimeNs = c.ExpireTimeNs()
 	copy(o.account[:], c.Account())
 
-	ri := m.index.add(o.sessionIdx, clOrdID)
+	ri := m.index.add(o.sessionIdx, clOrdID, h)
 	r := &m.index.recs[ri]
 	r.orderID = o.orderID
 	r.slot = oi

@@ -15,8 +15,9 @@ import (
 func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
 	session := c.SessionIdx()
 	ri, reason := m.locate(session, c.OrigClOrdID(), c.OrderID())
+	var h uint64
 	if reason == venue.RejectReasonNone {
-		reason = m.validateReplace(c, ri)
+		reason, h = m.validateReplace(c, ri)
 	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
@@ -25,7 +26,7 @@ func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
 	oi := m.index.recs[ri].slot
 	o := &m.pool.orders[oi]
 	oldRec := ri
-	newRec := m.index.add(session, c.ClOrdID())
+	newRec := m.index.add(session, c.ClOrdID(), h)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	m.index.recs[oldRec].slot = noOrder
 	nr := &m.index.recs[newRec]
@@ -77,16 +78,22 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 }
 
-// validateReplace returns why an accepted-looking replace of the live order
-// behind record ri must be refused, or RejectReasonNone. The order's side,
-// instrument, type and time in force cannot change; an empty account means
-// "unchanged".
-func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx) venue.RejectReason {
+// validateReplace returns why a replace of the live order behind record ri
+// must be refused, or RejectReasonNone, and the clOrdHash of the new
+// ClOrdID. The order's side, instrument, type and time in force cannot
+// change; an empty account means "unchanged".
+func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx) (venue.RejectReason, uint64) {
+	h := clOrdHash(c.SessionIdx(), c.ClOrdID())
+	if m.index.findHashed(c.SessionIdx(), c.ClOrdID(), h) != noRec {
+		return venue.RejectReasonDuplicateClOrdID, h
+	}
+	return m.validateReplaceFields(c, ri), h
+}
+
+// validateReplaceFields checks everything of a replace but its ClOrdID.
+func (m *Matcher) validateReplaceFields(c *venue.ReplaceOrder, ri recIdx) venue.RejectReason {
 	o := &m.pool.orders[m.index.recs[ri].slot]
 	in := m.instrumentOf(o)
-	if m.index.find(c.SessionIdx(), c.ClOrdID()) != noRec {
-		return venue.RejectReasonDuplicateClOrdID
-	}
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
 		return reason
 	}

@@ -319,7 +319,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	if r.orderID != o.orderID || r.sessionIdx != o.sessionIdx || r.slot != noOrder || r.ordStatus != venue.OrdStatusNew {
 		return bad("disagrees with its ClOrdID record")
 	}
-	ii, ok := m.instrByID[r.instrumentID]
+	ii, ok := m.instrByID.lookup(r.instrumentID)
 	if !ok || !o.side.Valid() || !canRest(o.ordType, o.tif) || !o.flags.Valid() || !o.stpMode.Valid() {
 		return bad("invalid instrument, side, type or time in force")
 	}

@@ -109,7 +109,7 @@ func TestClOrdIndex(t *testing.T) {
 		if x.find(session, id) != noRec {
 			continue // the generated id repeats: skip it
 		}
-		ri := x.add(session, id)
+		ri := x.add(session, id, clOrdHash(session, id))
 		x.recs[ri].orderID = uint64(1000 + i)
 		x.recs[ri].slot = orderIdx(i)
 		x.setOrder(uint64(1000+i), ri)
@@ -220,5 +220,35 @@ func TestBufferSink(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Fatalf("a reused sink allocates %v times", allocs)
+	}
+}
+
+func TestInstrumentIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{1, 2, 3, 17, 1000} {
+		ids := make([]uint32, 0, n)
+		seen := map[uint32]bool{}
+		for len(ids) < n {
+			id := 1 + rng.Uint32N(1<<31)
+			if n < 20 {
+				id = 1 + rng.Uint32N(64) // small ids collide in the table
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		x := newInstrumentIndex(ids)
+		for i, id := range ids {
+			if got, ok := x.lookup(id); !ok || int(got) != i {
+				t.Fatalf("n=%d: lookup(%d) = %d %v, want %d", n, id, got, ok, i)
+			}
+		}
+		for range 1000 {
+			id := rng.Uint32N(1 << 31)
+			if _, ok := x.lookup(id); ok != seen[id] {
+				t.Fatalf("n=%d: lookup(%d) found=%v", n, id, ok)
+			}
+		}
 	}
 }

@@ -17,7 +17,11 @@ const (
 	workloadOrderQty   = 10
 	workloadPerLevel   = 4
 	workloadIDWidth    = 16
-	workloadClOrdIDs   = 1 << 19
+	// workloadClOrdIDs sizes the ClOrdID table of the benchmarks: a day of
+	// 65,536 ClOrdIDs, after which an untimed EndOfDay clears it. Its tables
+	// (1 MB each) stay in cache; BenchmarkPlaceCancelClOrdIDTable shows the
+	// cost of a production-size table, whose probes miss the cache.
+	workloadClOrdIDs = 1 << 16
 )
 
 // ringSink stands in for the event ring: a fixed set of EventSlotMin-byte
@@ -42,12 +46,22 @@ type stampedCmd struct {
 	id  []byte // the ClOrdID field's bytes inside buf
 }
 
+// hexPairs[b] is the two hex digits of byte b.
+var hexPairs = func() (t [256][2]byte) {
+	const digits = "0123456789abcdef"
+	for b := range t {
+		t[b] = [2]byte{digits[b>>4], digits[b&15]}
+	}
+	return t
+}()
+
 // stamp writes n as a fixed-width hex ClOrdID and returns the command.
 func (c *stampedCmd) stamp(n uint64) []byte {
-	const hexDigits = "0123456789abcdef"
-	for i := workloadIDWidth - 1; i >= 0; i-- {
-		c.id[i] = hexDigits[n&15]
-		n >>= 4
+	id := c.id[:workloadIDWidth]
+	for i := workloadIDWidth - 2; i >= 0; i -= 2 {
+		p := hexPairs[n&0xFF]
+		id[i], id[i+1] = p[0], p[1]
+		n >>= 8
 	}
 	return c.cmd
 }
@@ -81,18 +95,23 @@ func newStampedCancel(a cancelArgs) *stampedCmd {
 // at ref+1 … ref+depth, bids at ref−1 … ref−depth, workloadPerLevel GTC
 // orders of workloadOrderQty each.
 type workload struct {
-	m      *Matcher
-	sink   *ringSink
-	depth  int
-	nextID uint64
-	seq    uint64
+	m           *Matcher
+	sink        *ringSink
+	depth       int
+	clOrdIDsMax int
+	nextID      uint64
+	seq         uint64
 }
 
 func newWorkload(tb testing.TB, depth int) *workload {
+	return newWorkloadSized(tb, depth, workloadClOrdIDs)
+}
+
+func newWorkloadSized(tb testing.TB, depth, clOrdIDsMax int) *workload {
 	tb.Helper()
 	cfg := Config{
 		OrdersMax:   2*depth*workloadPerLevel + 1024,
-		ClOrdIDsMax: workloadClOrdIDs,
+		ClOrdIDsMax: clOrdIDsMax,
 		SessionsMax: 4,
 		Instruments: []InstrumentConfig{{ID: workloadInstrument, Symbol: "BENCH", TickSize: "0.01", LotSize: 1,
 			MinQty: 1, MaxQty: 1_000_000, RefPriceTicks: workloadRefTicks, BandPercent: 20}},
@@ -101,7 +120,7 @@ func newWorkload(tb testing.TB, depth int) *workload {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := &workload{m: m, sink: &ringSink{}, depth: depth}
+	w := &workload{m: m, sink: &ringSink{}, depth: depth, clOrdIDsMax: clOrdIDsMax}
 	for level := 1; level <= depth; level++ {
 		for k := 0; k < workloadPerLevel; k++ {
 			w.apply(tb, w.order(venue.SideSell, workloadRefTicks+int64(level), workloadOrderQty, venue.TimeInForceGTC))
@@ -132,7 +151,7 @@ func (w *workload) apply(tb testing.TB, cmd []byte) {
 // orders' ClOrdIDs go), outside the benchmark's timer.
 func (w *workload) id(b *testing.B) uint64 {
 	w.nextID++
-	if w.m.index.recsUsed >= workloadClOrdIDs-64 {
+	if w.m.index.recsUsed >= w.clOrdIDsMax-64 {
 		if b != nil {
 			b.StopTimer()
 		}
