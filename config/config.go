@@ -74,6 +74,11 @@ type FIX struct {
 	TLSCertFile         string   `toml:"tls_cert_file"`
 	TLSKeyFile          string   `toml:"tls_key_file"`
 	TLSClientCAFile     string   `toml:"tls_client_ca_file"`
+	// Logon attempts allowed per client CompID and per source address (per second, with a burst).
+	LogonsPerCompIDPerSecond float64 `toml:"logons_per_comp_id_per_second"`
+	LogonsPerCompIDBurst     int     `toml:"logons_per_comp_id_burst"`
+	LogonsPerSourcePerSecond float64 `toml:"logons_per_source_per_second"`
+	LogonsPerSourceBurst     int     `toml:"logons_per_source_burst"`
 }
 
 // Metrics holds the Prometheus listener.

@@ -120,7 +120,7 @@ func (g *Gateway) throttleLogout(s *session) {
 	if p := s.out.pacer; p != nil {
 		go func() {
 			time.Sleep(200 * time.Millisecond) // let the Logout reach the client first
-			p.Disconnect(s.cfg.ID.TargetCompID)
+			p.Disconnect(s.cfg.ID)
 		}()
 	}
 }

@@ -12,10 +12,10 @@ import (
 // edge implements it).
 type Pacer interface {
 	// WriteDone returns a channel that receives after each completed write on
-	// the connection currently bound to the client's CompID, or nil if none.
-	WriteDone(clientCompID string) <-chan struct{}
-	// Disconnect closes the connection currently bound to the client's CompID.
-	Disconnect(clientCompID string)
+	// the connection currently bound to the session, or nil if none.
+	WriteDone(id quickfix.SessionID) <-chan struct{}
+	// Disconnect closes the connection currently bound to the session.
+	Disconnect(id quickfix.SessionID)
 }
 
 // sender owns the path from the gateway to one session. QuickFIX/Go's send path
@@ -57,7 +57,7 @@ func (s *sender) enqueue(m *quickfix.Message) {
 		s.g.log.Warn("outbound queue full: disconnecting session", "session", s.id.String(), "queue_max", cap(s.queue))
 		s.loggedOn.Store(false)
 		if s.pacer != nil {
-			go s.pacer.Disconnect(s.id.TargetCompID)
+			go s.pacer.Disconnect(s.id)
 		}
 	}
 	select {
@@ -91,7 +91,7 @@ func (s *sender) run() {
 func (s *sender) send(m *quickfix.Message, timer *time.Timer) {
 	var written <-chan struct{}
 	if s.pacer != nil && s.loggedOn.Load() {
-		written = s.pacer.WriteDone(s.id.TargetCompID)
+		written = s.pacer.WriteDone(s.id)
 		for drained := false; written != nil && !drained; {
 			select {
 			case <-written:

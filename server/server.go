@@ -24,6 +24,7 @@ import (
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/journal"
@@ -56,6 +57,7 @@ type Server struct {
 	metricsL net.Listener
 	metricsS *http.Server
 	fixL     net.Listener
+	edge     *edge.Listener
 	stopSync chan struct{}
 	wg       sync.WaitGroup
 	replayed int64
@@ -243,11 +245,13 @@ func (s *Server) buildSessions() error {
 	// The listener is bound before QuickFIX/Go is configured: QuickFIX/Go routes
 	// a connection to a session by the port it arrived on, so it must be told the
 	// real port even when the configuration asks for port 0.
-	listen := s.opts.Listen
-	if listen == nil {
-		listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	var fixL net.Listener
+	var err error
+	if s.opts.Listen != nil {
+		fixL, err = s.opts.Listen(cfg.FIX.Addr)
+	} else {
+		fixL, err = s.listenEdge()
 	}
-	fixL, err := listen(cfg.FIX.Addr)
 	if err != nil {
 		return fmt.Errorf("fix.addr: %w", err)
 	}
@@ -283,6 +287,9 @@ func (s *Server) buildSessions() error {
 		return err
 	}
 	s.gw = gw
+	if s.edge != nil {
+		gw.SetPacer(edgePacer{s.edge})
+	}
 	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
 		return err
 	}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway/edge"
+)
+
+// EdgeConfig translates the venue configuration for the FIX edge.
+func EdgeConfig(cfg *config.Config) (edge.Config, error) {
+	creds := edge.Credentials{}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		cred := edge.Credential{Password: sc.Password, VenueCompID: cfg.VenueCompID(sc),
+			RequireCertificate: cfg.SessionDefaults.RequireClientCertificates}
+		sources := sc.AllowedSourceAddresses
+		if len(sources) == 0 {
+			sources = cfg.SessionDefaults.AllowedSourceAddresses
+		}
+		for _, a := range sources {
+			p, err := netip.ParsePrefix(a)
+			if err != nil {
+				addr, aerr := netip.ParseAddr(a)
+				if aerr != nil {
+					return edge.Config{}, fmt.Errorf("session[%d].allowed_source_addresses: %q: %w", i, a, err)
+				}
+				p = netip.PrefixFrom(addr, addr.BitLen())
+			}
+			cred.Sources = append(cred.Sources, p)
+		}
+		creds[sc.CompID] = cred
+	}
+	return edge.Config{
+		Address:                 cfg.FIX.Addr,
+		MaxMessageBytes:         cfg.FIX.MaxMessageBytes,
+		LogonTimeout:            cfg.FIX.LogonTimeout.Duration,
+		Authenticator:           creds,
+		ConnectionsMax:          cfg.FIX.MaxConnections,
+		ConnectionsPerSourceMax: cfg.FIX.MaxConnectionsPerIP,
+		OutboundQueueMax:        cfg.FIX.OutboundQueueMax,
+		WriteTimeout:            cfg.FIX.WriteTimeout.Duration,
+		LogonsPerCompID:         edge.Rate{PerSecond: cfg.FIX.LogonsPerCompIDPerSecond, Burst: cfg.FIX.LogonsPerCompIDBurst},
+		LogonsPerSource:         edge.Rate{PerSecond: cfg.FIX.LogonsPerSourcePerSecond, Burst: cfg.FIX.LogonsPerSourceBurst},
+		TLSCertFile:             cfg.FIX.TLSCertFile,
+		TLSKeyFile:              cfg.FIX.TLSKeyFile,
+		TLSClientCAFile:         cfg.FIX.TLSClientCAFile,
+	}, nil
+}
+
+// edgePacer lets the gateway's senders see the edge's connections.
+type edgePacer struct{ l *edge.Listener }
+
+func edgeKey(id quickfix.SessionID) edge.SessionKey {
+	return edge.SessionKey{BeginString: id.BeginString, ClientCompID: id.TargetCompID, VenueCompID: id.SenderCompID}
+}
+
+func (p edgePacer) WriteDone(id quickfix.SessionID) <-chan struct{} {
+	if c, ok := p.l.Session(edgeKey(id)); ok {
+		return c.Written()
+	}
+	return nil
+}
+
+func (p edgePacer) Disconnect(id quickfix.SessionID) {
+	if c, ok := p.l.Session(edgeKey(id)); ok {
+		c.Close()
+	}
+}
+
+// listenEdge binds the FIX edge and registers its counters as metrics.
+func (s *Server) listenEdge() (net.Listener, error) {
+	ec, err := EdgeConfig(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	ec.Logger = s.log
+	l, err := edge.Listen(ec)
+	if err != nil {
+		return nil, err
+	}
+	s.edge = l
+	st := l.Stats()
+	s.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_edge_connections",
+			Help: "Open FIX connections (before and after logon)."}, func() float64 { return float64(st.ConnectionsOpen.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_messages_in_total",
+			Help: "Messages the edge handed to the session layer."}, func() float64 { return float64(st.MessagesIn.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_garbage_bytes_total",
+			Help: "Bytes skipped while looking for the start of a message."}, func() float64 { return float64(st.GarbageBytes.Load()) }),
+	)
+	for _, r := range edge.Reasons() {
+		r := r
+		s.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_refusals_total",
+			Help: "Messages dropped, logons refused and connections closed by the FIX edge, by reason.",
+			ConstLabels: prometheus.Labels{"reason": r.String()}}, func() float64 { return float64(st.Count(r)) }))
+	}
+	return l, nil
+}
