@@ -97,7 +97,7 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	for _, r := range edge.Reasons() {
 		r := r
 		s.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_refusals_total",
-			Help: "Messages dropped, logons refused and connections closed by the FIX edge, by reason.",
+			Help:        "Messages dropped, logons refused and connections closed by the FIX edge, by reason.",
 			ConstLabels: prometheus.Labels{"reason": r.String()}}, func() float64 { return float64(st.Count(r)) }))
 	}
 	return l, nil
