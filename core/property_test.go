@@ -90,7 +90,10 @@ func runProperty(t *testing.T, cfg Config, seed uint64, commands int) {
 	f := newEventFormatter(cfg.Instruments)
 	var history []string
 	stats := map[string]int{}
-	defer func() { t.Logf("events by kind over %d commands: %v", commands, stats) }()
+	maxResting := 0
+	defer func() {
+		t.Logf("at most %d resting orders; events by kind over %d commands: %v", maxResting, commands, stats)
+	}()
 	for i := 0; i < commands; i++ {
 		cmd := gen.next()
 		got.Reset()
@@ -109,6 +112,7 @@ func runProperty(t *testing.T, cfg Config, seed uint64, commands int) {
 			t.Fatalf("command %d (seed %d) %s: %v", i, seed, gen.last, err)
 		}
 		countEvents(stats, got)
+		maxResting = max(maxResting, m.RestingOrders())
 		if i%97 == 0 {
 			compareBooks(t, m, model, cfg)
 		}
@@ -219,8 +223,10 @@ func (g *commandGen) account() string {
 	return []string{"", "", "A", "B", "C", "AGG", "BTH"}[g.rng.IntN(7)]
 }
 
-// price is near the reference, sometimes at or beyond the band edges.
-func (g *commandGen) price(in InstrumentConfig) int64 {
+// price is mostly on the order's own side of the reference (so books build
+// up over a dozen levels), sometimes across it (so orders trade), and
+// sometimes at or beyond the band edges.
+func (g *commandGen) price(in InstrumentConfig, side venue.Side) int64 {
 	low, high := bandTicks(in.RefPriceTicks, in.BandPercent)
 	switch {
 	case g.pct(2):
@@ -230,8 +236,11 @@ func (g *commandGen) price(in InstrumentConfig) int64 {
 	case g.pct(3):
 		return low + int64(g.rng.IntN(2))*(high-low)
 	}
-	mid := in.RefPriceTicks
-	return max(low, min(high, mid+int64(g.rng.IntN(13))-6))
+	off := int64(g.rng.IntN(14)) - 2 // -2 … 11 ticks away from the reference, on the passive side
+	if side == venue.SideBuy {
+		off = -off
+	}
+	return max(low, min(high, in.RefPriceTicks+off))
 }
 
 func (g *commandGen) qty(in InstrumentConfig) int64 {
@@ -292,17 +301,17 @@ func (g *commandGen) next() []byte {
 	}
 	r := g.rng.IntN(1000)
 	switch {
-	case r < 450:
+	case r < 500:
 		return g.newOrder()
 	case r < 620:
 		return g.cancel()
-	case r < 860:
+	case r < 880:
 		return g.replace()
-	case r < 900:
+	case r < 920:
 		return g.status()
-	case r < 915:
-		return g.massCancel()
 	case r < 925:
+		return g.massCancel()
+	case r < 930:
 		g.last = "disconnect"
 		return encodeDisconnect(g.buf[:], g.seq, g.now, g.session(), g.pct(70))
 	case r < 935:
@@ -316,7 +325,7 @@ func (g *commandGen) next() []byte {
 		}
 		g.last = fmt.Sprintf("trading-status %d %v", in, st)
 		return encodeTradingStatus(g.buf[:], g.seq, g.now, in, st)
-	case r < 938:
+	case r < 936:
 		g.last = "eod"
 		return encodeEndOfDay(g.buf[:], g.seq, g.now)
 	case r < 990:
@@ -372,7 +381,7 @@ func (g *commandGen) newOrder() []byte {
 	if g.pct(8) {
 		a.ordType = venue.OrdTypeMarket
 	} else {
-		a.px = g.price(in)
+		a.px = g.price(in, a.side)
 	}
 	if g.pct(6) {
 		a.flags |= venue.OrderFlagsPostOnly
@@ -433,7 +442,7 @@ func (g *commandGen) replace() []byte {
 		a.px, a.qty = o.price, o.qty
 		switch k := g.rng.IntN(10); {
 		case k < 4:
-			a.px = g.price(in)
+			a.px = g.price(in, a.side)
 		case k < 6:
 			a.qty = max(in.MinQty, o.qty-in.LotSize*int64(1+g.rng.IntN(3)))
 		case k < 8:
@@ -441,7 +450,7 @@ func (g *commandGen) replace() []byte {
 		case k < 9:
 			a.qty = max(in.LotSize, o.cum-in.LotSize*int64(g.rng.IntN(2)))
 		default:
-			a.px, a.qty = g.price(in), g.qty(in)
+			a.px, a.qty = g.price(in, o.side), g.qty(in)
 		}
 		if o.tif == venue.TimeInForceGTD {
 			a.expireNs = o.expire
@@ -489,16 +498,16 @@ func (g *commandGen) status() []byte {
 
 func (g *commandGen) massCancel() []byte {
 	a := massCancelArgs{seq: g.seq, ts: g.now, session: g.session(), filterSession: 0xFFFF, clOrdID: "m", requestType: 7}
-	if g.pct(50) {
+	if g.pct(70) {
 		a.filterSession = g.session()
 	}
-	if g.pct(40) {
+	if g.pct(60) {
 		a.instrument = g.instrumentID()
 	}
-	if g.pct(30) {
+	if g.pct(50) {
 		a.side = uint8(g.rng.IntN(4))
 	}
-	if g.pct(30) {
+	if g.pct(50) {
 		a.account = g.account()
 	}
 	g.last = fmt.Sprintf("mass-cancel %+v", a)
