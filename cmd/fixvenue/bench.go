@@ -1,0 +1,201 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/pipeharness"
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+func init() { commands["bench"] = cmdBench }
+
+func benchUsage() {
+	fmt.Fprint(os.Stderr, `usage: fixvenue bench <harness> [options]
+
+harnesses:
+  pipeline  open-loop in-process pipeline: command ring → journal ∥ matcher → event ring → outbound stand-in
+  plot      draw .hgrm files as one SVG percentile plot (fixvenue bench plot --out F [--title T] LABEL=FILE.hgrm ...)
+`)
+}
+
+func cmdBench(args []string) int {
+	if len(args) == 0 {
+		benchUsage()
+		return 2
+	}
+	switch args[0] {
+	case "pipeline":
+		return cmdBenchPipeline(args[1:])
+	case "plot":
+		return cmdBenchPlot(args[1:])
+	}
+	fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
+	benchUsage()
+	return 2
+}
+
+func cmdBenchPipeline(args []string) int {
+	fs := flag.NewFlagSet("bench pipeline", flag.ContinueOnError)
+	rate := fs.Float64("rate", 100_000, "offered commands per second; 0: as fast as possible (throughput)")
+	duration := fs.Duration("duration", 10*time.Second, "measured duration")
+	warmup := fs.Duration("warmup", 2*time.Second, "unrecorded warm-up")
+	wait := fs.String("wait", "park", "wait strategy of the rings: spin | yield | park")
+	journalOn := fs.String("journal", "off", "on | off")
+	fsync := fs.String("fsync", "batch", "journal policy when on: batch | none")
+	journalDir := fs.String("journal-dir", "", "journal directory (default: a temporary one, removed afterwards)")
+	mix := fs.String("mix", "passive", "passive | cross | mixed")
+	pace := fs.String("pace", "sleep", "producer pacing: sleep | spin")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
+	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
+	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir}
+	var err error
+	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
+		return benchFail(err)
+	}
+	switch *journalOn {
+	case "on":
+		cfg.Journal = true
+	case "off":
+	default:
+		return benchFail(fmt.Errorf("--journal %q: on or off", *journalOn))
+	}
+	switch *fsync {
+	case "batch":
+		cfg.Fsync = journal.PolicyBatch
+	case "none":
+		cfg.Fsync = journal.PolicyNone
+	default:
+		return benchFail(fmt.Errorf("--fsync %q: batch or none", *fsync))
+	}
+	if cfg.Mix, err = pipeharness.ParseMix(*mix); err != nil {
+		return benchFail(err)
+	}
+	if cfg.Pace, err = pipeharness.ParsePace(*pace); err != nil {
+		return benchFail(err)
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	res, err := pipeharness.Run(cfg)
+	if err != nil {
+		return benchFail(err)
+	}
+	if *jsonOut {
+		printJSON(os.Stdout, res)
+	} else {
+		printPipeline(os.Stdout, res)
+	}
+	if *hgrm != "" {
+		if err := writeHgrm(*hgrm, res); err != nil {
+			return benchFail(err)
+		}
+	}
+	if *svg != "" {
+		title := fmt.Sprintf("fixvenue pipeline: wait %s, journal %s, %s", res.Wait, res.Journal, res.Mix)
+		series := []hdrplot.Series{{Label: pipelineLabel(res), Points: hdrplot.Distribution(res.Histogram())}}
+		if err := writeSVGFile(*svg, hdrplot.PlotConfig{Title: title, Subtitle: "due time → last event seen by the outbound stand-in; " + time.Now().UTC().Format("2006-01-02")}, series); err != nil {
+			return benchFail(err)
+		}
+	}
+	if res.LastErr != "" {
+		return 1
+	}
+	return 0
+}
+
+func pipelineLabel(r *pipeharness.Result) string {
+	if r.ClosedLoop {
+		return fmt.Sprintf("max rate (%.0f/s)", r.Throughput)
+	}
+	return fmt.Sprintf("%.0f/s (p99 %s)", r.RateTarget, hdrplot.FormatUs(r.Latency.P99Us))
+}
+
+func writeHgrm(path string, r *pipeharness.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := hdrplot.WriteHgrm(f, r.Histogram()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func benchFail(err error) int {
+	fmt.Fprintln(os.Stderr, "fixvenue bench:", err)
+	return 2
+}
+
+func printPipeline(w io.Writer, r *pipeharness.Result) {
+	offered := fmt.Sprintf("%.0f commands/s offered", r.RateTarget)
+	if r.ClosedLoop {
+		offered = "as fast as possible"
+	}
+	fmt.Fprintf(w, "fixvenue bench pipeline: %s, wait %s, journal %s, %s mix, pace %s, %s (warm-up %s); %d CPUs, GOMAXPROCS %d\n",
+		offered, r.Wait, r.Journal, r.Mix, r.Pace, time.Duration(r.DurationS*1e9), time.Duration(r.WarmupS*1e9), r.NumCPU, r.GOMAXPROCS)
+	l := r.Latency
+	what := "due time → last event seen by the outbound stand-in"
+	if r.ClosedLoop {
+		what = "publication → last event (closed loop: a throughput run, not an open-loop latency)"
+	}
+	fmt.Fprintf(w, "latency  %s (%d commands):\n", what, l.Count)
+	fmt.Fprintf(w, "         p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		hdrplot.FormatUs(l.P50Us), hdrplot.FormatUs(l.P90Us), hdrplot.FormatUs(l.P99Us), hdrplot.FormatUs(l.P999Us), hdrplot.FormatUs(l.MaxUs))
+	fmt.Fprintf(w, "send     %.0f commands/s published; producer send lag p50 %s  p99 %s  max %s\n",
+		r.SendRate, hdrplot.FormatUs(r.SendLag.P50Us), hdrplot.FormatUs(r.SendLag.P99Us), hdrplot.FormatUs(r.SendLag.MaxUs))
+	fmt.Fprintf(w, "done     %.0f commands/s completed; %d commands, %d without events, %d rejected events, %d end-of-days, %d busy claims\n",
+		r.Throughput, r.Commands, r.NoEventCmds, r.Rejected, r.EndOfDays, r.ClaimsBusy)
+	if r.LastErr != "" {
+		fmt.Fprintf(w, "error    %s\n", r.LastErr)
+	}
+}
+
+// cmdBenchPlot draws several .hgrm files as one plot, one line per file.
+func cmdBenchPlot(args []string) int {
+	fs := flag.NewFlagSet("bench plot", flag.ContinueOnError)
+	out := fs.String("out", "", "SVG file to write")
+	title := fs.String("title", "fixvenue latency", "plot title")
+	subtitle := fs.String("subtitle", "", "second line under the title")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: fixvenue bench plot --out FILE.svg [--title T] [--subtitle S] LABEL=FILE.hgrm ...")
+		return 2
+	}
+	var series []hdrplot.Series
+	for _, arg := range fs.Args() {
+		label, path, ok := strings.Cut(arg, "=")
+		if !ok {
+			label, path = strings.TrimSuffix(filepath.Base(arg), ".hgrm"), arg
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return benchFail(err)
+		}
+		pts, err := hdrplot.ReadHgrm(f)
+		f.Close()
+		if err != nil {
+			return benchFail(fmt.Errorf("%s: %w", path, err))
+		}
+		series = append(series, hdrplot.Series{Label: label, Points: pts})
+	}
+	if err := writeSVGFile(*out, hdrplot.PlotConfig{Title: *title, Subtitle: *subtitle}, series); err != nil {
+		return benchFail(err)
+	}
+	return 0
+}
