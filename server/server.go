@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -65,6 +67,9 @@ type Server struct {
 	replaySink core.EventSink
 	snaps      *journal.Snapshotter
 	stopSnaps  chan struct{}
+	feed       *marketdata.Feed
+	stopFeed   func()
+	closing    atomic.Bool
 
 	closeOnce sync.Once
 }
@@ -119,8 +124,17 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if s.journal, err = journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc); err != nil {
 		return nil, err
 	}
+	if cfg.MarketData.Enabled {
+		if err := s.buildFeed(); err != nil {
+			s.journal.Close()
+			return nil, err
+		}
+	}
 	if err := s.replay(); err != nil {
 		s.journal.Close()
+		if s.feed != nil {
+			s.feed.Close()
+		}
 		return nil, err
 	}
 	if err := s.buildPipeline(); err != nil {
@@ -305,6 +319,9 @@ func (s *Server) buildSessions() error {
 // Start begins serving: pipeline, outbound, FIX acceptor, metrics.
 func (s *Server) Start() error {
 	barrier, own := s.pipe.AddEventConsumer()
+	if s.feed != nil {
+		s.startFeed()
+	}
 	s.pipe.Start()
 	s.gw.Start()
 	s.wg.Add(1)
@@ -383,6 +400,7 @@ func (s *Server) Close() error {
 		if s.acceptor != nil {
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		}
+		s.closing.Store(true)
 		if s.stopSnaps != nil {
 			close(s.stopSnaps)
 		}
@@ -390,6 +408,10 @@ func (s *Server) Close() error {
 			errs = append(errs, err)
 		}
 		s.gw.Stop()
+		if s.feed != nil {
+			s.stopFeed()
+			s.feed.Close()
+		}
 		close(s.stopSync)
 		s.wg.Wait()
 		if s.snaps != nil {

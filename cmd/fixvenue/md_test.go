@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+var recoveryLine = regexp.MustCompile(`msg="market data feed" udp=(\S+) recovery=(\S+)`)
+
+// TestMarketDataBookEndToEnd sends orders over FIX to `fixvenue serve` and
+// reads the book back with `fixvenue md book --json` from the UDP feed and
+// its TCP recovery service.
+func TestMarketDataBookEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	udp := freeUDPPort(t)
+	cfg := filepath.Join(dir, "venue.toml")
+	text := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[marketdata]
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:0"
+heartbeat_interval = "200ms"
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, 2]
+`, filepath.Join(dir, "data"), udp)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := startVenue(t, cfg)
+	m := recoveryLine.FindStringSubmatch(v.logs())
+	if m == nil {
+		t.Fatalf("no market data line in the log:\n%s", v.logs())
+	}
+	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	orders := []struct{ id, side, qty, px string }{
+		{"b1", "1", "10", "99.50"}, {"b2", "1", "5", "99.50"}, {"b3", "1", "7", "99.00"},
+		{"s1", "2", "3", "100.50"}, {"s2", "2", "4", "101.00"}, {"x", "2", "2", "99.50"}, // x trades 2 against b1
+	}
+	for _, o := range orders {
+		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
+			fixclient.F(44, o.px), fixclient.F(59, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "x", 39: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binPath, "md", "book", "--symbol", "ACME", "--json", "--feed-addr", m[1], "--recovery-addr", m[2]).Output()
+	if err != nil {
+		t.Fatalf("md book: %v", err)
+	}
+	var book struct {
+		Symbol string      `json:"symbol"`
+		Seq    uint64      `json:"seq"`
+		Bids   [][]float64 `json:"bids"`
+		Asks   [][]float64 `json:"asks"`
+	}
+	if err := json.Unmarshal(out, &book); err != nil {
+		t.Fatalf("md book printed %q: %v", out, err)
+	}
+	wantBids := [][]float64{{99.50, 13, 2}, {99.00, 7, 1}}
+	wantAsks := [][]float64{{100.50, 3, 1}, {101.00, 4, 1}}
+	if book.Symbol != "ACME" || book.Seq == 0 || fmt.Sprint(book.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(book.Asks) != fmt.Sprint(wantAsks) {
+		t.Fatalf("book = %s\nwant bids %v asks %v", out, wantBids, wantAsks)
+	}
+}
