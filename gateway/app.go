@@ -52,6 +52,9 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 	if err := g.Disconnected(s.idx, DisconnectCommandWait); err != nil {
 		g.log.Error("could not journal the disconnect", "session", id.String(), "err", err)
 	}
+	if g.cfg.OnSessionEnd != nil {
+		g.cfg.OnSessionEnd(s.idx)
+	}
 }
 
 // ToAdmin implements quickfix.Application.

@@ -47,6 +47,8 @@ type Config struct {
 	Metrics   *Metrics
 	// SeqBase is the command seq of command ring sequence 0 (pipeline.SeqBase).
 	SeqBase uint64
+	// OnSessionEnd, when set, is called after a session logged out or dropped.
+	OnSessionEnd func(sessionIdx uint16)
 	// Now returns the current time in Unix nanoseconds (tests may fix it).
 	Now func() int64
 }

@@ -28,7 +28,12 @@ func (s *Server) buildFeed() error {
 			tc.LevelsMax = int(band)
 		}
 	}
-	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr,
+	md, err := newFixMD(s, tc.Instruments)
+	if err != nil {
+		return err
+	}
+	s.fixmd = md
+	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.cache,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration,
 		Recovery:          marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	if err != nil {
@@ -102,6 +107,11 @@ func (s *Server) startFeed() {
 		if err := s.feed.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Error("market data recovery service stopped", "err", err)
 		}
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.fixmd.run()
 	}()
 	s.log.Info("market data feed", "udp", s.feed.FeedAddr().String(), "recovery", s.feed.RecoveryAddr().String())
 }

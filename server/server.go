@@ -68,6 +68,7 @@ type Server struct {
 	snaps      *journal.Snapshotter
 	stopSnaps  chan struct{}
 	feed       *marketdata.Feed
+	fixmd      *fixMD
 	stopFeed   func()
 	closing    atomic.Bool
 
@@ -201,6 +202,13 @@ func (s *Server) buildPipeline() error {
 	return nil
 }
 
+// sessionEnded drops what a session held beyond its orders (market data subscriptions).
+func (s *Server) sessionEnded(idx uint16) {
+	if s.fixmd != nil {
+		s.fixmd.sessionEnded(idx)
+	}
+}
+
 // captureSnapshot runs on the matcher goroutine after a Snapshot command: the
 // state is copied to memory there, and written, synced and published by the
 // snapshotter's goroutine once the command is durable.
@@ -250,7 +258,7 @@ func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { retur
 
 func (s *Server) buildSessions() error {
 	cfg := s.cfg
-	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, Logger: s.log,
+	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, Logger: s.log, OnSessionEnd: s.sessionEnded,
 		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase()}
 	for _, in := range cfg.Instruments {
 		gcfg.Instruments = append(gcfg.Instruments, gateway.Instrument{ID: in.ID, Symbol: in.Symbol, Tick: in.Tick,
@@ -303,6 +311,9 @@ func (s *Server) buildSessions() error {
 	s.gw = gw
 	if s.edge != nil {
 		gw.SetPacer(edgePacer{s.edge})
+	}
+	if s.fixmd != nil {
+		gw.Handle("V", s.fixmd.handle)
 	}
 	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
 		return err
@@ -411,6 +422,7 @@ func (s *Server) Close() error {
 		if s.feed != nil {
 			s.stopFeed()
 			s.feed.Close()
+			close(s.fixmd.stop)
 		}
 		close(s.stopSync)
 		s.wg.Wait()

@@ -427,14 +427,18 @@ func TestHostileCatalogue(t *testing.T) {
 		t.Fatalf("catalogue has %d cases, want at least 40", len(cases))
 	}
 	pool := testClients("C", catalogueCompIDs)
-	creds := testCredentials(append(pool, "WITNESS", "RATED")...)
+	venueID := nextVenueID()
+	creds := Credentials{}
+	for _, id := range append(pool, "WITNESS", "RATED") {
+		creds[id] = Credential{Password: testPassword(id), VenueCompID: venueID}
+	}
 	creds["FARAWAY"] = Credential{Password: testPassword("FARAWAY"), Sources: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
-	v := startVenue(t, Config{
+	v := startVenueAs(t, venueID, Config{
 		Authenticator:   creds,
 		LogonTimeout:    500 * time.Millisecond,
 		LogonsPerCompID: Rate{PerSecond: 0.01, Burst: catalogueLogonBurst},
 		LogonsPerSource: Rate{PerSecond: 1000, Burst: 1000},
-	}, append(pool, "WITNESS")...)
+	}, nil, append(pool, "WITNESS")...)
 	witness := v.logon("WITNESS")
 	stats := v.l.Stats()
 	parent := v.t

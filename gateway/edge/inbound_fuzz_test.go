@@ -41,12 +41,12 @@ func FuzzInbound(f *testing.F) {
 	f.Add(false, cat(fuzzMsg("1", "A", logonBody(testPassword("FUZZ1"))...), fuzzMsg("2", "D", append(order, "34=")...)))
 	f.Add(false, fuzzMsg("1", "A", append(logonBody(testPassword("FUZZ1")), "212=90", "213=x")...))
 
-	v := startVenue(f, Config{
+	v := startVenueAs(f, "VENUE", Config{
 		LogonTimeout:    time.Second,
 		LogonsPerCompID: Rate{PerSecond: 1e6, Burst: 1e6},
 		LogonsPerSource: Rate{PerSecond: 1e6, Burst: 1e6},
 		Accepts:         Rate{PerSecond: 1e6, Burst: 1e6},
-	}, "FUZZ1", "WITNESS")
+	}, nil, "FUZZ1", "WITNESS")
 	witness := v.logon("WITNESS")
 	stats := v.l.Stats()
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ type closeEvent struct {
 // serve` wires them.
 type venue struct {
 	t        testing.TB
+	venueID  string // the venue's CompID: unique per test, QuickFIX/Go's session registry is global
 	l        *Listener
 	acceptor *quickfix.Acceptor
 	app      *testApp
@@ -44,10 +46,15 @@ func testClients(prefix string, n int) []string {
 func testCredentials(clients ...string) Credentials {
 	c := Credentials{}
 	for _, id := range clients {
-		c[id] = Credential{Password: testPassword(id), VenueCompID: "VENUE"}
+		c[id] = Credential{Password: testPassword(id)}
 	}
 	return c
 }
+
+var venueIDs atomic.Int64
+
+// nextVenueID returns a venue CompID no other test uses.
+func nextVenueID() string { return fmt.Sprintf("VENUE%d", venueIDs.Add(1)) }
 
 // startVenue starts an edge listener with cfg (Address and Authenticator
 // filled in when empty) and a QuickFIX/Go acceptor behind it, validating
@@ -63,7 +70,13 @@ var noDictionary = map[string]string{"DataDictionary": "none"}
 // startVenueWith is startVenue with extra QuickFIX/Go global settings.
 func startVenueWith(t testing.TB, cfg Config, qfSettings map[string]string, clients ...string) *venue {
 	t.Helper()
-	v := &venue{t: t, app: &testApp{}, writes: map[SessionKey]int{}}
+	return startVenueAs(t, nextVenueID(), cfg, qfSettings, clients...)
+}
+
+// startVenueAs is startVenueWith with a chosen venue CompID.
+func startVenueAs(t testing.TB, venueID string, cfg Config, qfSettings map[string]string, clients ...string) *venue {
+	t.Helper()
+	v := &venue{t: t, venueID: venueID, app: &testApp{}, writes: map[SessionKey]int{}}
 	if cfg.Address == "" {
 		cfg.Address = "127.0.0.1:0"
 	}
@@ -93,7 +106,11 @@ func startVenueWith(t testing.TB, cfg Config, qfSettings map[string]string, clie
 		t.Fatalf("listen: %v", err)
 	}
 	v.l = l
-	v.acceptor = startAcceptorWith(t, v.app, l, nil, qfSettings, clients...)
+	settings := map[string]string{"SenderCompID": venueID}
+	for k, val := range qfSettings {
+		settings[k] = val
+	}
+	v.acceptor = startAcceptorWith(t, v.app, l, nil, settings, clients...)
 	t.Cleanup(v.stop)
 	return v
 }
@@ -113,7 +130,14 @@ func (v *venue) dial(compID string) *fixClient {
 		v.t.Fatalf("dial: %v", err)
 	}
 	v.t.Cleanup(func() { _ = conn.Close() })
-	return newFixClient(v.t, conn, compID)
+	return v.client(conn, compID)
+}
+
+// client makes a FIX client of this venue over conn.
+func (v *venue) client(conn net.Conn, compID string) *fixClient {
+	c := newFixClient(v.t, conn, compID)
+	c.venueID = v.venueID
+	return c
 }
 
 // logon dials and logs compID on with its password (sequence numbers reset).
@@ -173,7 +197,7 @@ func (v *venue) closeEvents() []closeEvent {
 // waitReleased waits until no connection is logged on as compID.
 func (v *venue) waitReleased(compID string) {
 	v.t.Helper()
-	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: compID, VenueCompID: "VENUE"}
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: compID, VenueCompID: v.venueID}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, ok := v.l.Session(key); !ok {

@@ -1,0 +1,276 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// dialFrom connects to addr from a chosen loopback address (the whole of
+// 127.0.0.0/8 is local on Linux), so tests can act as several clients.
+func dialFrom(t testing.TB, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial from %s: %v", from, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// expectRefusedAtAccept connects from address from and asserts the
+// connection is reset or closed without a byte. (The edge resets refused
+// connections, which may already fail the dial.)
+func expectRefusedAtAccept(t testing.TB, from, addr string) {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("dial: %v", err)
+		}
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var b [1]byte
+	n, err := conn.Read(b[:])
+	if err == nil || n != 0 || isTimeout(err) {
+		t.Fatalf("connection not refused: n=%d err=%v", n, err)
+	}
+}
+
+// waitStat waits until get() reaches want.
+func waitStat(t testing.TB, name string, get func() int64, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for get() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d, want %d", name, get(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestConnectionLimits(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{
+		ConnectionsMax:          3,
+		ConnectionsPerSourceMax: 2,
+		SourcesMax:              2,
+	}, noDictionary, "CLIENT1")
+	stats := v.l.Stats()
+	open := func() int64 { return stats.ConnectionsOpen.Load() }
+
+	a1 := dialFrom(t, "127.0.0.1", v.addr())
+	dialFrom(t, "127.0.0.1", v.addr())
+	waitStat(t, "open connections", open, 2)
+	expectRefusedAtAccept(t, "127.0.0.1", v.addr())
+	if got := stats.Count(ReasonConnectionsPerSourceMax); got != 1 {
+		t.Fatalf("per-source refusals %d", got)
+	}
+	// Another address still gets in, up to the total.
+	b1 := dialFrom(t, "127.0.0.2", v.addr())
+	waitStat(t, "open connections", open, 3)
+	expectRefusedAtAccept(t, "127.0.0.2", v.addr())
+	if got := stats.Count(ReasonConnectionsMax); got != 1 {
+		t.Fatalf("total refusals %d", got)
+	}
+	// A third address: the source table is full while both are in use.
+	_ = b1.Close()
+	waitStat(t, "open connections", open, 2)
+	b1 = dialFrom(t, "127.0.0.2", v.addr())
+	waitStat(t, "open connections", open, 3)
+	_ = a1.Close()
+	waitStat(t, "open connections", open, 2)
+	expectRefusedAtAccept(t, "127.0.0.3", v.addr())
+	if got := stats.Count(ReasonSourcesTableFull); got != 1 {
+		t.Fatalf("source table refusals %d", got)
+	}
+	// A client that logs on is counted like any other connection and works.
+	_ = b1.Close()
+	waitStat(t, "open connections", open, 1)
+	c := v.logon("CLIENT1")
+	c.trade("limits-1")
+}
+
+func TestAcceptRate(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{Accepts: Rate{PerSecond: 0.001, Burst: 3}}, noDictionary, "CLIENT1")
+	for range 3 {
+		dialFrom(t, "127.0.0.1", v.addr())
+	}
+	waitStat(t, "open connections", v.l.Stats().ConnectionsOpen.Load, 3)
+	expectRefusedAtAccept(t, "127.0.0.1", v.addr())
+	if got := v.l.Stats().Count(ReasonAcceptRate); got != 1 {
+		t.Fatalf("accept-rate refusals %d", got)
+	}
+}
+
+func TestLogonRateLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("per source address", func(t *testing.T) {
+		v := startVenueWith(t, Config{LogonsPerSource: Rate{PerSecond: 0.001, Burst: 2}}, noDictionary, "CLIENT1", "CLIENT2")
+		c := v.logon("CLIENT1")
+		bad := v.dial("CLIENT2")
+		bad.sendMsg("A", logonBody("wrong")...)
+		expectRefused(t, bad, "Logon refused")
+		third := v.dial("CLIENT2")
+		third.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+		expectRefused(t, third, "Too many logon attempts")
+		// The limit is per address: another one logs on.
+		other := v.client(dialFrom(t, "127.0.0.2", v.addr()), "CLIENT2")
+		other.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+		other.expect("A")
+		c.trade("rate-1")
+		other.trade("rate-2")
+	})
+	t.Run("CompID table full", func(t *testing.T) {
+		v := startVenueWith(t, Config{CompIDsMax: 2, LogonsPerCompID: Rate{PerSecond: 0.001, Burst: 5}}, noDictionary, "CLIENT1")
+		for _, id := range []string{"X1", "X2", "X3"} {
+			c := v.dial(id)
+			c.sendMsg("A", logonBody("guess")...)
+			want := "Logon refused"
+			if id == "X3" {
+				want = "Too many logon attempts"
+			}
+			expectRefused(t, c, want)
+		}
+		if got := v.l.Stats().Count(ReasonCompIDsTableFull); got != 1 {
+			t.Fatalf("CompID table refusals %d", got)
+		}
+	})
+}
+
+// TestIdleConnections opens 2,000 connections that never send a byte: the
+// edge holds them with bounded memory (no QuickFIX/Go goroutine, parser or
+// buffer exists for them), closes every one at the logon deadline, and a
+// logged-on session trades throughout.
+func TestIdleConnections(t *testing.T) {
+	const idle = 2000
+	const perConnBytesMax = 48 << 10 // goroutine stack, 4 KiB read buffer, socket, client side
+	v := startVenueWith(t, Config{
+		ConnectionsMax:          idle + 10,
+		ConnectionsPerSourceMax: idle + 10,
+		Accepts:                 Rate{PerSecond: 1e6, Burst: idle + 10},
+		LogonTimeout:            2 * time.Second,
+	}, noDictionary, "CLIENT1")
+	witness := v.logon("CLIENT1")
+	stats := v.l.Stats()
+	before := memInUse()
+	conns := make([]net.Conn, 0, idle)
+	start := time.Now()
+	for i := range idle {
+		// Spread over addresses, as a botnet would be.
+		conns = append(conns, dialFrom(t, fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250), v.addr()))
+	}
+	waitStat(t, "open connections", stats.ConnectionsOpen.Load, idle+1)
+	grown := memInUse() - before
+	t.Logf("%d idle connections: %d KiB more in use (%d B each)", idle, grown>>10, grown/idle)
+	if grown > idle*perConnBytesMax {
+		t.Fatalf("memory grew %d bytes for %d idle connections", grown, idle)
+	}
+	witness.trade("idle-1")
+	// Every one is closed by the deadline (plus scheduling slack).
+	for _, c := range conns {
+		_ = c.SetReadDeadline(start.Add(v.l.cfg.LogonTimeout + 10*time.Second))
+		var b [1]byte
+		if _, err := c.Read(b[:]); err == nil || isTimeout(err) {
+			t.Fatalf("idle connection not closed: %v", err)
+		}
+	}
+	waitStat(t, "open connections", stats.ConnectionsOpen.Load, 1)
+	if got := stats.Count(ReasonLogonTimeout); got != idle {
+		t.Fatalf("logon timeouts %d, want %d", got, idle)
+	}
+	witness.trade("idle-2")
+}
+
+// memInUse is heap plus goroutine stacks in use after a collection.
+func memInUse() int {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int(m.HeapInuse + m.StackInuse)
+}
+
+// dialSmallReceiveBuffer connects with a 4 KiB receive buffer, so a client
+// that stops reading fills its window quickly.
+func dialSmallReceiveBuffer(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// TestClientThatStopsReading: a client floods orders and never reads the
+// reports. Its connection is closed when its outbound buffer is full, or
+// when a write stalls past WriteTimeout; QuickFIX/Go is never blocked and
+// another session trades meanwhile.
+func TestClientThatStopsReading(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		reason Reason
+	}{
+		{"outbound buffer full", Config{OutboundBytesMax: 32 << 10, WriteTimeout: time.Minute, SocketWriteBufferBytes: 4096}, ReasonOutboundFull},
+		{"write deadline", Config{OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20, WriteTimeout: 300 * time.Millisecond, SocketWriteBufferBytes: 4096}, ReasonWriteTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := startVenueWith(t, tc.cfg, noDictionary, "CLIENT1", "CLIENT2")
+			witness := v.logon("CLIENT2")
+			stuck := v.client(dialSmallReceiveBuffer(t, v.addr()), "CLIENT1")
+			stuck.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+			stuck.expect("A")
+			closesBefore := len(v.closeEvents())
+			// Flood until the venue gives up on the client (bounded).
+			var writeErr error
+			for i := 0; i < 20000 && writeErr == nil; i++ {
+				_ = stuck.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				_, writeErr = stuck.conn.Write(stuck.msgAt(stuck.seqOut, "D", newOrderBody(fmt.Sprint("s", i))...))
+				stuck.seqOut++
+				if i%500 == 0 {
+					witness.trade(fmt.Sprint("w", i))
+				}
+				if v.l.Stats().Count(tc.reason) > 0 {
+					break
+				}
+			}
+			v.waitCloseEvent(t, closesBefore, "CLIENT1", tc.reason)
+			if v.l.Stats().Count(tc.reason) != 1 {
+				t.Fatalf("%s counted %d times", tc.reason, v.l.Stats().Count(tc.reason))
+			}
+			witness.trade("after")
+			// The stuck client's connection is gone.
+			_ = stuck.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var sink [64 << 10]byte
+			for {
+				_, err := stuck.conn.Read(sink[:])
+				if err != nil {
+					if isTimeout(err) {
+						t.Fatal("stuck client's connection still open")
+					}
+					break
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+func TestFIXMarketData(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close() // the feed sends here; nobody needs to read it
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.MarketData.Enabled = true
+	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
+	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	req := func(id, subType, sym string, extra ...fixclient.Field) {
+		t.Helper()
+		f := []fixclient.Field{fixclient.F(262, id), fixclient.F(263, subType), fixclient.F(264, "5")}
+		f = append(f, extra...)
+		f = append(f, fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, sym))
+		if err := c.Send("V", f...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req("md1", "1", "ACME", fixclient.F(265, "1"))
+	w, err := c.Expect(readWait, "W", map[int]string{262: "md1", 55: "ACME"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Get(268); got != "0" {
+		t.Fatalf("empty book snapshot has %s entries: %s", got, w)
+	}
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "7", px: "99.50", tif: "1"})
+	x, err := c.Expect(readWait, "X", map[int]string{262: "md1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.String(), "279=0|269=0|55=ACME|270=99.50|271=7|346=1") {
+		t.Fatalf("incremental refresh: %s", x)
+	}
+	req("md2", "1", "NOPE")
+	if _, err := c.Expect(readWait, "Y", map[int]string{262: "md2", 281: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	req("md1", "1", "ACME")
+	if _, err := c.Expect(readWait, "Y", map[int]string{262: "md1", 281: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Depth beyond what the venue serves: 281=5. (An invalid SubscriptionRequestType
+	// never reaches the venue: the data dictionary rejects it with a session Reject.)
+	if err := c.Send("V", fixclient.F(262, "md3"), fixclient.F(263, "1"), fixclient.F(264, "500"),
+		fixclient.F(267, "1"), fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "Y", map[int]string{262: "md3", 281: "5"}); err != nil {
+		t.Fatal(err)
+	}
+	// A one-off snapshot (263=0) of the current book.
+	req("md4", "0", "ACME")
+	snap, err := c.Expect(readWait, "W", map[int]string{262: "md4", 268: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(snap.String(), "269=0|270=99.50|271=7|346=1") {
+		t.Fatalf("snapshot: %s", snap)
+	}
+}
