@@ -171,6 +171,15 @@ func TestReadHgrmRefuses(t *testing.T) {
 	}
 }
 
+func TestDecadeLabel(t *testing.T) {
+	want := map[int]string{-3: "1ns", -1: "100ns", 0: "1µs", 2: "100µs", 3: "1ms", 4: "10ms", 6: "1s", 7: "10s"}
+	for e, w := range want {
+		if got := decadeLabel(e); got != w {
+			t.Errorf("decadeLabel(%d) = %q, want %q", e, got, w)
+		}
+	}
+}
+
 func TestPercentileLabel(t *testing.T) {
 	want := []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%", "99.99999%"}
 	for d, w := range want {
@@ -218,7 +227,7 @@ func TestWriteSVGAxesAndLines(t *testing.T) {
 		t.Error("two series share a colour")
 	}
 	texts := strings.Join(d.Texts, "|")
-	for _, want := range []string{"pipeline & journal", "busy machine", "0%", "90%", "99%", "99.9%", "10.0µs", "10.0ms", "10k/s <journal>", "500k/s (no samples)", "percentile", "latency"} {
+	for _, want := range []string{"pipeline & journal", "busy machine", "0%", "90%", "99%", "99.9%", "10µs", "10ms", "10k/s <journal>", "500k/s (no samples)", "percentile", "latency"} {
 		if !strings.Contains(texts, want) {
 			t.Errorf("plot text lacks %q: %s", want, texts)
 		}

@@ -151,6 +151,20 @@ func (a *axes) y(us float64) float64 {
 	return a.bottom - (math.Log10(us)-float64(a.yLow))*a.yScale
 }
 
+// decadeLabel names 10^e microseconds: "100ns", "1µs", "10ms", "1s" ...
+func decadeLabel(e int) string {
+	units := []struct {
+		name string
+		exp  int // the unit is 10^exp µs
+	}{{"s", 6}, {"ms", 3}, {"µs", 0}, {"ns", -3}}
+	for _, u := range units {
+		if e >= u.exp || u.name == "ns" {
+			return "1" + strings.Repeat("0", max(0, e-u.exp)) + u.name
+		}
+	}
+	return ""
+}
+
 // percentileLabel names the x position of d nines: 0%, 90%, 99%, 99.9% ...
 func percentileLabel(d int) string {
 	switch d {
@@ -175,6 +189,15 @@ func (a *axes) writeGrid(w *bufio.Writer) {
 		fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`+"\n", a.left, y, a.right, y)
 	}
 	w.WriteString("</g>\n")
+	// Faint lines at 2× and 5× each decade help read values off the plot.
+	fmt.Fprintf(w, `<g stroke="#f0f0f0" stroke-width="1">`+"\n")
+	for e := a.yLow; e < a.yHigh; e++ {
+		for _, m := range []float64{2, 5} {
+			y := a.bottom - (float64(e-a.yLow)+math.Log10(m))*a.yScale
+			fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`+"\n", a.left, y, a.right, y)
+		}
+	}
+	w.WriteString("</g>\n")
 	fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333333"/>`+"\n",
 		a.left, a.top, a.right-a.left, a.bottom-a.top)
 	for d := 0; d <= a.decades; d++ {
@@ -183,7 +206,7 @@ func (a *axes) writeGrid(w *bufio.Writer) {
 	}
 	for e := a.yLow; e <= a.yHigh; e++ {
 		y := a.bottom - float64(e-a.yLow)*a.yScale
-		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", a.left-6, y+4, escapeXML(FormatUs(math.Pow(10, float64(e)))))
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", a.left-6, y+4, decadeLabel(e))
 	}
 	fmt.Fprintf(w, `<text x="%.1f" y="%.1f" text-anchor="middle">percentile</text>`+"\n", (a.left+a.right)/2, a.bottom+40)
 	fmt.Fprintf(w, `<text x="18" y="%.1f" text-anchor="middle" transform="rotate(-90 18 %.1f)">latency</text>`+"\n",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/loadgen"
 	"github.com/fixvenue/fixvenue/bench/pipeharness"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -23,6 +25,7 @@ func benchUsage() {
 harnesses:
   pipeline  open-loop in-process pipeline: command ring → journal ∥ matcher → event ring → outbound stand-in
   plot      draw .hgrm files as one SVG percentile plot (fixvenue bench plot --out F [--title T] LABEL=FILE.hgrm ...)
+  table     print JSON results of "load --json" or "bench pipeline --json" as a Markdown table (fixvenue bench table FILE.json ...)
 `)
 }
 
@@ -36,6 +39,8 @@ func cmdBench(args []string) int {
 		return cmdBenchPipeline(args[1:])
 	case "plot":
 		return cmdBenchPlot(args[1:])
+	case "table":
+		return cmdBenchTable(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
 	benchUsage()
@@ -196,6 +201,63 @@ func cmdBenchPlot(args []string) int {
 	}
 	if err := writeSVGFile(*out, hdrplot.PlotConfig{Title: *title, Subtitle: *subtitle}, series); err != nil {
 		return benchFail(err)
+	}
+	return 0
+}
+
+// cmdBenchTable prints saved JSON results as Markdown table rows, one per
+// file, with a header for each kind of result.
+func cmdBenchTable(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: fixvenue bench table FILE.json ...")
+		return 2
+	}
+	us := hdrplot.FormatUs
+	lastKind := ""
+	for _, path := range args {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return benchFail(err)
+		}
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return benchFail(fmt.Errorf("%s: %w", path, err))
+		}
+		kind := "load"
+		if _, ok := probe["wait"]; ok {
+			kind = "pipeline"
+		}
+		if kind != lastKind {
+			if kind == "pipeline" {
+				fmt.Println("| wait | journal | offered/s | sent/s | p50 | p90 | p99 | p99.9 | max | completed/s | send lag p99 |")
+				fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			} else {
+				fmt.Println("| sessions | mix | offered/s | sent/s | p50 | p90 | p99 | p99.9 | max | ERs/s | lost | rejects | send lag p99 |")
+				fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			}
+			lastKind = kind
+		}
+		if kind == "pipeline" {
+			var r pipeharness.Result
+			if err := json.Unmarshal(b, &r); err != nil {
+				return benchFail(fmt.Errorf("%s: %w", path, err))
+			}
+			offered := fmt.Sprintf("%.0f", r.RateTarget)
+			if r.ClosedLoop {
+				offered = "max"
+			}
+			l := r.Latency
+			fmt.Printf("| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %.0f | %s |\n", r.Wait, r.Journal, offered, r.SendRate,
+				us(l.P50Us), us(l.P90Us), us(l.P99Us), us(l.P999Us), us(l.MaxUs), r.Throughput, us(r.SendLag.P99Us))
+			continue
+		}
+		var r loadgen.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return benchFail(fmt.Errorf("%s: %w", path, err))
+		}
+		l := r.Latency
+		fmt.Printf("| %d | %s | %.0f | %.0f | %s | %s | %s | %s | %s | %.0f | %d | %d | %s |\n", r.Sessions, r.Mix, r.RateTarget, r.SendRate,
+			us(l.P50Us), us(l.P90Us), us(l.P99Us), us(l.P999Us), us(l.MaxUs), r.ERRate, r.Lost(), r.RejectsTotal, us(r.SendLag.P99Us))
 	}
 	return 0
 }

@@ -46,7 +46,7 @@ func cmdLoad(args []string) int {
 	ramp := fs.Bool("ramp", false, "step the rate up by --ramp-step to --ramp-max and report the highest rate held")
 	rampStep := fs.Float64("ramp-step", 0, "rate step of --ramp (default: the start rate)")
 	rampMax := fs.Float64("ramp-max", 0, "highest rate of --ramp (default: 10 steps)")
-	p99Max := fs.Duration("p99-max", 5*time.Millisecond, "p99 a ramp step must stay under")
+	p99Max := fs.Duration("p99-max", 5*time.Millisecond, "p99 a run (or ramp step) must stay under to hold; a single run that does not hold exits with status 3")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file (ramp: one file per step, FILE-<rate>.hgrm)")
 	svg := fs.String("svg", "", "write an SVG percentile plot (ramp: one line per step)")
@@ -68,9 +68,9 @@ func cmdLoad(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label}
+	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label, p99MaxUs: float64(*p99Max) / 1e3}
 	if *ramp {
-		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: float64(*p99Max) / 1e3}
+		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: out.p99MaxUs}
 		if rc.StepRate == 0 {
 			rc.StepRate = cfg.RatePerSecond
 		}
@@ -91,7 +91,12 @@ func cmdLoad(args []string) int {
 type loadOutput struct {
 	json             bool
 	hgrm, svg, label string
+	p99MaxUs         float64
 }
+
+// exitNotHeld is the exit status of a run that completed but did not hold
+// the rate: answers lost, a session failed, or p99 over --p99-max.
+const exitNotHeld = 3
 
 func (o loadOutput) single(res *loadgen.Result) int {
 	if o.json {
@@ -110,6 +115,16 @@ func (o loadOutput) single(res *loadgen.Result) int {
 			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 			return 1
 		}
+	}
+	if res.Lost() > 0 || len(res.SessionErrors) > 0 || res.Latency.P99Us > o.p99MaxUs {
+		if !o.json {
+			fmt.Fprintf(os.Stdout, "verdict  NOT HELD (lost %d, failed sessions %d, p99 %s against --p99-max %s)\n",
+				res.Lost(), len(res.SessionErrors), hdrplot.FormatUs(res.Latency.P99Us), hdrplot.FormatUs(o.p99MaxUs))
+		}
+		return exitNotHeld
+	}
+	if !o.json {
+		fmt.Fprintf(os.Stdout, "verdict  held (nothing lost, p99 under %s)\n", hdrplot.FormatUs(o.p99MaxUs))
 	}
 	return 0
 }

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The whole path over FIX on loopback (make bench-fix): `fixvenue serve`
+# driven by `fixvenue load` with 1, 4 and 16 sessions, passive and cross
+# mixes, up a rate ladder, first with the journal's fsync "batch" (the
+# default) and then with fsync "none" (benchmarks only: answers leave before
+# the disk has them, and every report of such a run says so).
+#
+# Each (fsync, sessions, mix) ladder gets a fresh venue: its own temporary
+# data directory and ports chosen by the OS, on 127.0.0.1 only. A ladder
+# stops at the first rate that does not hold (answers lost, a session
+# failed, or p99 over P99_MAX). Every run writes .hgrm, JSON and SVG; each
+# ladder also gets one SVG with a line per rate; summary.md collects the
+# table. Output: docs/bench/fix/<UTC stamp>/.
+#
+# Knobs (environment): SESSIONS, MIXES, RATES, FSYNCS, DURATION, WARMUP,
+# DRAIN, P99_MAX, OUT. Each load run is bounded by DURATION+WARMUP+DRAIN
+# plus RUN_GRACE seconds; the venue's start-up by START_TIMEOUT seconds.
+set -euo pipefail
+
+SESSIONS=${SESSIONS:-"1 4 16"}
+MIXES=${MIXES:-"passive cross"}
+RATES=${RATES:-"1000 2000 5000 10000 20000"}
+FSYNCS=${FSYNCS:-"batch none"}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-2s}
+DRAIN=${DRAIN:-5s}
+P99_MAX=${P99_MAX:-5ms}
+RUN_GRACE=${RUN_GRACE:-60}
+START_TIMEOUT=${START_TIMEOUT:-30}
+
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin/fixvenue}
+[ -x "$BIN" ] || { echo "bench-fix.sh: $BIN not built (make build)" >&2; exit 1; }
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-docs/bench/fix/$stamp}
+mkdir -p "$OUT"
+work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-bench-fix.XXXXXX")
+venue_pid=
+
+stop_venue() {
+	if [ -n "$venue_pid" ] && kill -0 "$venue_pid" 2>/dev/null; then
+		kill -TERM "$venue_pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do # up to 10 s for a graceful stop
+			kill -0 "$venue_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$venue_pid" 2>/dev/null || true
+		wait "$venue_pid" 2>/dev/null || true
+	fi
+	venue_pid=
+}
+cleanup() {
+	stop_venue
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+secs() {
+	local d=$1
+	case $d in
+	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
+	*m) echo $((${d%m} * 60)) ;;
+	*s) echo "${d%s}" ;;
+	*) echo "$d" ;;
+	esac
+}
+limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
+
+# start_venue FSYNC NAME: a fresh venue; sets venue_pid and fix_addr.
+start_venue() {
+	local fsync=$1 name=$2
+	local dir=$work/$name
+	mkdir -p "$dir"
+	# Throttles off: the load generator offers more than the demo limits
+	# (5,000 orders/s per session) allow, and a throttle reject is not the
+	# latency being measured. Everything else is the demo configuration.
+	cat > "$dir/venue.toml" <<TOML
+[journal]
+fsync = "$fsync"
+
+[session_defaults]
+orders_per_second_reject = 0
+cancels_per_second_reject = 0
+messages_per_second_logout = 0
+TOML
+	"$BIN" serve --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
+		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn \
+		2> "$dir/venue.log" &
+	venue_pid=$!
+	fix_addr=
+	for _ in $(seq 1 $((START_TIMEOUT * 10))); do
+		fix_addr=$(sed -n 's/^fixvenue: FIX 4.4 on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/venue.log" | head -1)
+		[ -n "$fix_addr" ] && return 0
+		kill -0 "$venue_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench-fix.sh: the venue did not start; its log:" >&2
+	cat "$dir/venue.log" >&2
+	return 1
+}
+
+{
+	echo "# fixvenue over FIX on loopback — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo
+	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3); venue and load generator share it"
+	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "- runs: sessions $SESSIONS, mixes $MIXES, rates $RATES (a ladder stops at the first rate not held), duration $DURATION, warm-up $WARMUP, drain $DRAIN, p99 bound $P99_MAX"
+	echo "- latency: each order's due time → its first ExecutionReport; passive orders are each cancelled, so messages/s is twice the order rate"
+	echo "- venue: demo configuration, throttles off, a fresh data directory per ladder"
+	echo
+} > "$OUT/summary.md"
+
+for fsync in $FSYNCS; do
+	jsons=()
+	for sessions in $SESSIONS; do
+		for mix in $MIXES; do
+			ladder=fix-$fsync-${sessions}s-$mix
+			start_venue "$fsync" "$ladder"
+			echo "bench-fix.sh: $ladder: venue on $fix_addr (fsync $fsync)" >&2
+			plot_args=()
+			for rate in $RATES; do
+				name=$ladder-$rate
+				rc=0
+				timeout "$limit" "$BIN" load --quiet --json --addr "$fix_addr" --sessions "$sessions" --mix "$mix" \
+					--rate "$rate" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max "$P99_MAX" \
+					--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
+				if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
+					echo "bench-fix.sh: $name: load failed (status $rc)" >&2
+					break
+				fi
+				jsons+=("$OUT/$name.json")
+				plot_args+=("$rate/s=$OUT/$name.hgrm")
+				if [ "$rc" = 3 ]; then
+					echo "bench-fix.sh: $name: not held; the ladder stops here" >&2
+					break
+				fi
+			done
+			stop_venue
+			if [ ${#plot_args[@]} -gt 0 ]; then
+				"$BIN" bench plot --out "$OUT/$ladder.svg" \
+					--title "fixvenue over FIX: $sessions session(s), $mix, fsync $fsync" \
+					--subtitle "order due time → first ExecutionReport; venue and client on $(nproc) shared CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
+			fi
+		done
+	done
+	if [ ${#jsons[@]} -gt 0 ]; then
+		{
+			echo "## fsync $fsync"
+			[ "$fsync" = none ] && echo && echo "fsync none: answers leave before the journal reaches the disk (benchmark only)."
+			echo
+			"$BIN" bench table "${jsons[@]}"
+			echo
+		} >> "$OUT/summary.md"
+	fi
+done
+cat "$OUT/summary.md"

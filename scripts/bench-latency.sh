@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Open-loop latency of the venue's core, in process (make bench-latency):
+# `fixvenue bench pipeline` at each rate, for each wait strategy, with the
+# journal off and on (fsync batch), plus a throughput run (rate 0) of each.
+#
+# Every run writes its percentile distribution (.hgrm), its JSON result and
+# an SVG plot; each (wait, journal) pair also gets one SVG with a line per
+# rate, and summary.md collects every run as a Markdown table. Output:
+# docs/bench/pipeline/<UTC stamp>/.
+#
+# Knobs (environment): RATES, WAITS, JOURNALS, DURATION, WARMUP, MIX, PACE,
+# OUT. Each run is bounded by DURATION+WARMUP plus RUN_GRACE seconds.
+set -euo pipefail
+
+RATES=${RATES:-"10000 100000 500000"}
+WAITS=${WAITS:-"spin yield park"}
+JOURNALS=${JOURNALS:-"off on"}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-2s}
+MIX=${MIX:-passive}
+PACE=${PACE:-sleep}
+RUN_GRACE=${RUN_GRACE:-120}
+
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin/fixvenue}
+[ -x "$BIN" ] || { echo "bench-latency.sh: $BIN not built (make build)" >&2; exit 1; }
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-docs/bench/pipeline/$stamp}
+mkdir -p "$OUT"
+
+secs() { # 10s → 10, 1500ms → 2 (rounded up), 1m → 60
+	local d=$1
+	case $d in
+	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
+	*m) echo $((${d%m} * 60)) ;;
+	*s) echo "${d%s}" ;;
+	*) echo "$d" ;;
+	esac
+}
+limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + RUN_GRACE))
+
+{
+	echo "# fixvenue pipeline harness — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo
+	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3)"
+	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "- runs: rates $RATES (and max), waits $WAITS, journal $JOURNALS, duration $DURATION, warm-up $WARMUP, mix $MIX, pace $PACE"
+	echo "- latency: due time → last event seen by the outbound stand-in (journal on: after the command is durable)"
+	echo
+} > "$OUT/summary.md"
+
+jsons=()
+for wait in $WAITS; do
+	for journal in $JOURNALS; do
+		plot_args=()
+		for rate in $RATES 0; do
+			name=pipeline-$wait-journal-$journal-${rate/#0/max}
+			echo "bench-latency.sh: $name" >&2
+			if ! timeout "$limit" "$BIN" bench pipeline --quiet --json --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
+				--wait "$wait" --journal "$journal" --mix "$MIX" --pace "$PACE" \
+				--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json"; then
+				echo "bench-latency.sh: $name failed or timed out (see $OUT/$name.json)" >&2
+				continue
+			fi
+			jsons+=("$OUT/$name.json")
+			if [ "$rate" != 0 ]; then
+				plot_args+=("$rate/s=$OUT/$name.hgrm")
+			fi
+		done
+		if [ ${#plot_args[@]} -gt 0 ]; then
+			"$BIN" bench plot --out "$OUT/pipeline-$wait-journal-$journal.svg" \
+				--title "fixvenue pipeline: wait $wait, journal $journal, $MIX" \
+				--subtitle "due time → last event at the outbound stand-in; $(nproc) CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
+		fi
+	done
+done
+
+if [ ${#jsons[@]} -gt 0 ]; then
+	"$BIN" bench table "${jsons[@]}" >> "$OUT/summary.md"
+fi
+cat "$OUT/summary.md"
