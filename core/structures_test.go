@@ -252,3 +252,27 @@ func TestInstrumentIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestClOrdIndexSharedPrefix fills the table with ClOrdIDs that differ only
+// in their last byte, all of which hash to one bucket, and checks that
+// probing past the bucket still finds each of them.
+func TestClOrdIndexSharedPrefix(t *testing.T) {
+	x := newClOrdIndex(300)
+	for c := 1; c < 256; c++ {
+		id := []byte{'P', 'X', byte(c)}
+		if x.find(7, id) != noRec {
+			t.Fatalf("%q found before it was added", id)
+		}
+		x.add(7, id, clOrdHash(7, id))
+	}
+	for c := 1; c < 256; c++ {
+		id := []byte{'P', 'X', byte(c)}
+		ri := x.find(7, id)
+		if ri == noRec || string(x.recs[ri].id()) != string(id) {
+			t.Fatalf("%q not found", id)
+		}
+		if x.find(8, id) != noRec {
+			t.Fatalf("%q found in another session", id)
+		}
+	}
+}
