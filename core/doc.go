@@ -133,7 +133,10 @@
 // The day's ClOrdIDs are records in one array, indexed by two open-addressing
 // tables with linear probing, kept at most half full: (session, ClOrdID),
 // hashed with xxhash and confirmed by comparing the stored bytes, and
-// OrderID → current record. Nothing is deleted during the day, so there are
+// OrderID → current record. Both keep consecutive keys (OrderIDs, and
+// ClOrdIDs that differ in their last character, as client counters do) in
+// one cache-line bucket, so that a stream of new orders does not miss the
+// cache on every insert; at production sizes those misses otherwise dominate. Nothing is deleted during the day, so there are
 // no tombstones; EndOfDay compacts the records and rebuilds the tables.
 //
 // # Limits
