@@ -153,7 +153,9 @@
 //     garbage collector never scans it); the operating system backs it as it
 //     is touched.
 //   - Status requests by OrderID, and cancels of finished orders, are answered
-//     only until EndOfDay forgets the finished orders.
+//     only until EndOfDay forgets the finished orders. EndOfDay clears and
+//     rebuilds the ClOrdID tables, O(ClOrdIDsMax): a pause of up to about
+//     half a second at the default size, while the market is closed.
 //   - Session indexes are below SessionsMax (0xFFFF means "any" in MassCancel).
 //   - The matcher is not safe for concurrent use: one goroutine owns it.
 //

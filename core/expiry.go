@@ -18,7 +18,10 @@ func (m *Matcher) expireGTD() {
 // endOfDay expires every DAY order (in OrderID order), then forgets the
 // day's ClOrdIDs except the current ones of the orders still live (GTC and
 // GTD), so that ClOrdIDs may be reused the next day and ClOrdIDsMax is a
-// per-day bound. It costs O(live orders + ClOrdIDs of the day).
+// per-day bound. It costs O(live orders + ClOrdIDsMax), since both tables
+// are cleared and rebuilt: about half a second at the default 4 Mi ClOrdIDs
+// the first time (the tables' pages are touched), less afterwards. It runs
+// when the market is closed.
 func (m *Matcher) endOfDay() {
 	for oi := m.all.head; oi != noOrder; {
 		o := &m.pool.orders[oi]
