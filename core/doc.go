@@ -157,6 +157,9 @@
 //     rebuilds the ClOrdID tables, O(ClOrdIDsMax): a pause of up to about
 //     half a second at the default size, while the market is closed.
 //   - Session indexes are below SessionsMax (0xFFFF means "any" in MassCancel).
+//   - The ClOrdID hash is not keyed: a session that picks colliding ClOrdIDs
+//     makes its own lookups probe longer (never wrong, bounded by the table);
+//     the gateway's throttles bound how fast it can do so.
 //   - The matcher is not safe for concurrent use: one goroutine owns it.
 //
 // # Checking
