@@ -89,6 +89,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 			// Whole but unusable: dropped like a garbled message.
 			continue
 		}
+		if mt := c.fr.msgType(); len(mt) == 1 && mt[0] == 'A' {
+			// A Logon inside the session: its password must not reach
+			// QuickFIX/Go's logs either.
+			msg = stripCredentials(msg)
+		}
 		c.pending = msg
 		c.l.stats.MessagesIn.Add(1)
 	}

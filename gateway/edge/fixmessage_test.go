@@ -114,24 +114,50 @@ func logonBody(password string) []string {
 	return f
 }
 
-// read reads one whole message or returns an error (EOF, timeout).
+// read reads one whole message or returns an error (EOF, timeout). Every
+// message is checked: BeginString first, BodyLength and CheckSum right.
 func (c *fixClient) read(timeout time.Duration) (fixFields, error) {
 	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
 	var out fixFields
+	var raw strings.Builder
 	for {
 		field, err := c.r.ReadString(1)
 		if err != nil {
 			return out, err
 		}
+		raw.WriteString(field)
 		tag, value, ok := strings.Cut(strings.TrimSuffix(field, sohStr), "=")
 		if !ok {
 			return out, fmt.Errorf("bad field %q", field)
 		}
 		out = append(out, struct{ tag, value string }{tag, value})
 		if tag == "10" {
+			if err := verifyFraming([]byte(raw.String())); err != nil {
+				c.t.Errorf("%s: venue sent a malformed message: %v", c.compID, err)
+			}
 			return out, nil
 		}
 	}
+}
+
+// verifyFraming checks a message's BeginString, BodyLength and CheckSum.
+func verifyFraming(m []byte) error {
+	if !bytes.HasPrefix(m, []byte("8=FIX")) || len(m) < trailerBytes {
+		return fmt.Errorf("no BeginString: %q", m)
+	}
+	sum := 0
+	for _, c := range m[:len(m)-trailerBytes] {
+		sum += int(c)
+	}
+	if got := string(m[len(m)-trailerBytes:]); got != fmt.Sprintf("10=%03d\x01", sum%256) {
+		return fmt.Errorf("CheckSum %q, computed %03d: %q", got, sum%256, m)
+	}
+	i := bytes.Index(m, []byte("\x019=")) + 3
+	j := bytes.IndexByte(m[i:], 1) + i
+	if n, err := strconv.Atoi(string(m[i:j])); err != nil || n != len(m)-trailerBytes-(j+1) {
+		return fmt.Errorf("BodyLength %q, body %d bytes", m[i:j], len(m)-trailerBytes-(j+1))
+	}
+	return nil
 }
 
 // expect reads messages until one of msgType arrives (skipping heartbeats

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -331,9 +332,10 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if !l.claim(c) {
 		return nil, ReasonLogonDuplicate, &refusal{lf, "Session already logged on"}
 	}
-	logon := stripCredentials(msg, lf.begin)
 	// The framer's buffer may still hold bytes the client sent after the
-	// Logon; QuickFIX/Go reads the Logon first, then those.
+	// Logon; QuickFIX/Go reads the Logon first, then those. The copy keeps
+	// the Logon valid while the buffer moves.
+	logon := bytes.Clone(stripCredentials(msg))
 	return logon, ReasonNone, nil
 }
 

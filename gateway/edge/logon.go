@@ -134,8 +134,11 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 
 // stripCredentials returns the Logon without Password (554) and
 // NewPassword (925), with BodyLength and CheckSum recomputed, so that
-// QuickFIX/Go, its logs and the application never hold a password.
-func stripCredentials(msg []byte, begin []byte) []byte {
+// QuickFIX/Go, its logs and the application never hold a password. A
+// Logon without them is returned as is.
+func stripCredentials(msg []byte) []byte {
+	var begin []byte
+	found := false
 	body := make([]byte, 0, len(msg))
 	it := newFieldIter(msg)
 	for {
@@ -144,10 +147,19 @@ func stripCredentials(msg []byte, begin []byte) []byte {
 			break
 		}
 		switch f.tag {
-		case tagBeginString, tagBodyLength, tagCheckSum, tagPassword, tagNewPassword:
+		case tagBeginString:
+			begin = f.value
+			continue
+		case tagBodyLength, tagCheckSum:
+			continue
+		case tagPassword, tagNewPassword:
+			found = true
 			continue
 		}
 		body = append(body, msg[f.start:f.end]...)
+	}
+	if !found {
+		return msg
 	}
 	return frame(begin, body)
 }
@@ -165,8 +177,9 @@ func frame(begin []byte, body []byte) []byte {
 	for _, c := range out {
 		sum += int(c)
 	}
+	sum %= 256
 	out = append(out, "10="...)
-	out = append(out, byte('0'+sum%256/100), byte('0'+sum%100/10), byte('0'+sum%10))
+	out = append(out, byte('0'+sum/100), byte('0'+sum/10%10), byte('0'+sum%10))
 	return append(out, soh)
 }
 

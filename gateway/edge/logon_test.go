@@ -1,0 +1,72 @@
+package edge
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+)
+
+func TestParseLogon(t *testing.T) {
+	good := fixMsg("35=A", "34=1", "49=CLIENT1", "52=20260101-00:00:00.000", "56=VENUE", "98=0", "108=30", "554=pw")
+	lf, problem := parseLogon(good)
+	if problem != "" || lf.key != (SessionKey{"FIX.4.4", "CLIENT1", "VENUE"}) || string(lf.password) != "pw" {
+		t.Fatalf("parsed %+v %q", lf, problem)
+	}
+	for _, tc := range []struct {
+		msg  []byte
+		want string
+	}{
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108="), "tag 108 specified without value"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "49=OTHER"), "tag 49 appears more than once"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "141=Y", "141=N"), "tag 141 appears more than once"},
+		{fixMsg("35=A", "49=CLIENT1", "56=VENUE"), "required tag 34 missing"},
+		{fixMsg("35=A", "34=x", "49=CLIENT1", "56=VENUE"), "tag 34 is not a sequence number"},
+		{fixMsg("35=A", "34=1", "56=VENUE"), "required tag 49 missing"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1"), "required tag 56 missing"},
+		{fixMsg("35=A", "34=1", "49="+strings.Repeat("X", 65), "56=VENUE"), "CompID too long"},
+	} {
+		if _, problem := parseLogon(tc.msg); problem != tc.want {
+			t.Errorf("%q: %q, want %q", tc.msg, problem, tc.want)
+		}
+	}
+	// Repeating groups may repeat their members.
+	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "384=2", "372=D", "385=R", "372=F", "385=R")
+	if _, problem := parseLogon(grouped); problem != "" {
+		t.Fatalf("group refused: %q", problem)
+	}
+}
+
+// TestStripCredentials: the Logon QuickFIX/Go reads has no password, is
+// framed exactly, and otherwise carries the same fields in the same order.
+func TestStripCredentials(t *testing.T) {
+	in := fixMsg("35=A", "34=1", "49=CLIENT1", "52=20260101-00:00:00.000", "56=VENUE", "98=0", "108=30",
+		"95=5", "96=ab\x01cd", "554=secret", "925=newsecret", "141=Y")
+	out := stripCredentials(in)
+	want := fixMsg("35=A", "34=1", "49=CLIENT1", "52=20260101-00:00:00.000", "56=VENUE", "98=0", "108=30",
+		"95=5", "96=ab\x01cd", "141=Y")
+	if !bytes.Equal(out, want) {
+		t.Fatalf("stripped\n%q\nwant\n%q", out, want)
+	}
+	if got := stripCredentials(want); &got[0] != &want[0] {
+		t.Fatal("a Logon without credentials was copied")
+	}
+}
+
+// TestRefusalLogout: the edge's Logout is a well-formed FIX message that
+// the framer and QuickFIX/Go both accept.
+func TestRefusalLogout(t *testing.T) {
+	lf := logonFields{key: SessionKey{"FIX.4.4", "CLIENT1", "VENUE"}, begin: []byte("FIX.4.4")}
+	m := refusalLogout(lf, "Logon refused", time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC))
+	want := fixMsg("35=5", "34=1", "49=VENUE", "52=20260102-03:04:05.006", "56=CLIENT1", "58=Logon refused")
+	if !bytes.Equal(m, want) {
+		t.Fatalf("Logout\n%q\nwant\n%q", m, want)
+	}
+	checkFramed(t, m)
+	msg := quickfix.NewMessage()
+	if err := quickfix.ParseMessage(msg, bytes.NewBuffer(m)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,198 @@
+package edge
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+)
+
+// size is the message's length on the wire.
+func (f fixFields) size() int {
+	n := 0
+	for _, kv := range f {
+		n += len(kv.tag) + len(kv.value) + 2
+	}
+	return n
+}
+
+// TestPacedSends shows the pacing hook the application uses: it calls
+// SendToTarget for a session's next message only after the session's
+// connection reports the previous one written. Every message arrives, in
+// order, and OnWrite accounts for every byte the client receives.
+func TestPacedSends(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{}, noDictionary, "CLIENT1")
+	c := v.logon("CLIENT1")
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
+	conn, ok := v.l.Session(key)
+	if !ok || conn.Key() != key || !conn.Source().IsLoopback() {
+		t.Fatalf("session %v not found", key)
+	}
+	sid := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: v.venueID, TargetCompID: "CLIENT1"}
+	select {
+	case <-conn.Written(): // the Logon answer
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Written for the Logon answer")
+	}
+	v.mu.Lock()
+	bytesBefore := v.writes[key]
+	v.mu.Unlock()
+
+	const news = 200
+	go func() {
+		for i := range news {
+			m := quickfix.NewMessage()
+			m.Header.SetString(35, "B")
+			m.Body.SetString(148, fmt.Sprintf("headline %d", i))
+			if err := quickfix.SendToTarget(m, sid); err != nil {
+				t.Errorf("send: %v", err)
+				return
+			}
+			select {
+			case <-conn.Written():
+			case <-time.After(5 * time.Second):
+				t.Errorf("message %d never written", i)
+				return
+			}
+		}
+	}()
+	received := 0
+	for i := range news {
+		m := c.expect("B")
+		if m.get("148") != fmt.Sprintf("headline %d", i) {
+			t.Fatalf("got %q, want headline %d", m.get("148"), i)
+		}
+		received += m.size()
+	}
+	v.mu.Lock()
+	written := v.writes[key] - bytesBefore
+	v.mu.Unlock()
+	if written != received {
+		t.Fatalf("OnWrite reported %d bytes, the client received %d", written, received)
+	}
+}
+
+// TestOnClose: every session the edge handed to QuickFIX/Go ends with one
+// OnClose carrying why, and its slot is free for the next Logon.
+func TestOnClose(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{}, noDictionary, "CLIENT1", "CLIENT2")
+	c := v.logon("CLIENT1")
+	c.sendMsg("5")
+	c.expect("5")
+	c.expectClosed(5 * time.Second)
+	v.waitCloseEvent(t, 0, "CLIENT1", ReasonClosedBySession)
+
+	c2 := v.logon("CLIENT2")
+	_ = c2.conn.Close()
+	v.waitCloseEvent(t, 1, "CLIENT2", ReasonPeerClosed)
+
+	again := v.logon("CLIENT1")
+	again.trade("again")
+	if n := len(v.closeEvents()); n != 2 {
+		t.Fatalf("%d OnClose calls, want 2", n)
+	}
+	waitStat(t, "sessions open", v.l.Stats().SessionsOpen.Load, 1)
+}
+
+// captureLogs is a QuickFIX/Go LogFactory that keeps every line.
+type captureLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *captureLogs) Create() (quickfix.Log, error) { return c, nil }
+func (c *captureLogs) CreateSessionLog(quickfix.SessionID) (quickfix.Log, error) {
+	return c, nil
+}
+func (c *captureLogs) write(s string) {
+	c.mu.Lock()
+	c.buf.WriteString(s + "\n")
+	c.mu.Unlock()
+}
+func (c *captureLogs) OnIncoming(b []byte)                 { c.write("in " + string(b)) }
+func (c *captureLogs) OnOutgoing(b []byte)                 { c.write("out " + string(b)) }
+func (c *captureLogs) OnEvent(s string)                    { c.write(s) }
+func (c *captureLogs) OnEventf(f string, a ...interface{}) { c.write(fmt.Sprintf(f, a...)) }
+func (c *captureLogs) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+// TestPasswordsNeverLogged logs on with passwords (right, wrong, and a
+// NewPassword), then greps every log — QuickFIX/Go's message and event
+// logs, the application's view of the messages, the edge's own log at debug
+// level — for them: the edge removes 554 and 925 before QuickFIX/Go sees a
+// Logon and never logs message contents.
+func TestPasswordsNeverLogged(t *testing.T) {
+	t.Parallel()
+	var edgeLog bytes.Buffer
+	var edgeLogMu sync.Mutex
+	qfLogs := &captureLogs{}
+	app := &testApp{}
+	secrets := map[string]string{"CLIENT1": "s3cret-one", "CLIENT2": "s3cret-two"}
+	l, err := Listen(Config{
+		Address:       "127.0.0.1:0",
+		Authenticator: Credentials{"CLIENT1": {Password: secrets["CLIENT1"]}, "CLIENT2": {Password: secrets["CLIENT2"]}},
+		Logger:        slog.New(slog.NewTextHandler(lockedBuffer{&edgeLogMu, &edgeLog}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	venueID := nextVenueID()
+	acceptor := startAcceptorWith(t, app, l, qfLogs, map[string]string{"SenderCompID": venueID, "DataDictionary": "none"}, "CLIENT1", "CLIENT2")
+	t.Cleanup(func() { acceptor.Stop(); _ = l.Close() })
+	v := &venue{t: t, l: l, venueID: venueID, writes: map[SessionKey]int{}}
+
+	c1 := v.dial("CLIENT1")
+	c1.sendMsg("A", "98=0", "108=30", "141=Y", "554="+secrets["CLIENT1"], "925=n3w-s3cret")
+	c1.expect("A")
+	c1.trade("pw-1")
+	bad := v.dial("CLIENT2")
+	bad.sendMsg("A", "98=0", "108=30", "141=Y", "554=wr0ng-guess")
+	expectRefused(t, bad, "Logon refused")
+	c2 := v.dial("CLIENT2")
+	c2.sendMsg("A", "98=0", "108=30", "141=Y", "554="+secrets["CLIENT2"])
+	c2.expect("A")
+	c2.trade("pw-2")
+	// A Logon inside a session is stripped too; QuickFIX/Go answers it.
+	c1.sendMsg("A", "98=0", "108=30", "554=in-s3ssion-secret")
+	if m, err := c1.read(5 * time.Second); err != nil {
+		t.Fatalf("in-session Logon unanswered: %v %v", m, err)
+	}
+
+	app.mu.Lock()
+	appSeen := strings.Join(app.incoming, "\n")
+	app.mu.Unlock()
+	edgeLogMu.Lock()
+	edgeText := edgeLog.String()
+	edgeLogMu.Unlock()
+	if !strings.Contains(qfLogs.String(), "35=A") || !strings.Contains(appSeen, "35=A") || !strings.Contains(edgeText, "logon refused") {
+		t.Fatalf("logs are missing the Logons they must show")
+	}
+	for where, text := range map[string]string{"QuickFIX/Go log": qfLogs.String(), "application": appSeen, "edge log": edgeText} {
+		for _, secret := range []string{secrets["CLIENT1"], secrets["CLIENT2"], "n3w-s3cret", "wr0ng-guess", "in-s3ssion-secret", "554=", "925="} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains %q", where, secret)
+			}
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}

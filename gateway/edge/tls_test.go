@@ -1,0 +1,255 @@
+package edge
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// testCA issues certificates for the TLS tests.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+var serialNumber = big.NewInt(1)
+
+func newTestCA(t testing.TB, name string) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serialNumber.Add(serialNumber, big.NewInt(1))
+	tmpl := &x509.Certificate{
+		SerialNumber:          new(big.Int).Set(serialNumber),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue returns a key pair for cn (a client) or for 127.0.0.1 (server).
+func (ca *testCA) issue(t testing.TB, cn string, server bool) (tls.Certificate, []byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serialNumber.Add(serialNumber, big.NewInt(1))
+	tmpl := &x509.Certificate{
+		SerialNumber: new(big.Int).Set(serialNumber),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair, certPEM, keyPEM
+}
+
+// tlsSetup is a CA, a server key pair in files, and the client pool.
+type tlsSetup struct {
+	ca                        *testCA
+	certFile, keyFile, caFile string
+	roots                     *x509.CertPool
+}
+
+func newTLSSetup(t testing.TB) *tlsSetup {
+	t.Helper()
+	ca := newTestCA(t, "fixvenue test CA")
+	_, certPEM, keyPEM := ca.issue(t, "venue", true)
+	dir := t.TempDir()
+	s := &tlsSetup{ca: ca, certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), caFile: filepath.Join(dir, "ca.pem")}
+	for file, data := range map[string][]byte{s.certFile: certPEM, s.keyFile: keyPEM, s.caFile: ca.pem} {
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.roots = x509.NewCertPool()
+	s.roots.AddCert(ca.cert)
+	return s
+}
+
+// dialTLS connects with TLS; it returns the handshake error, if any.
+func (v *venue) dialTLS(t testing.TB, compID string, cfg *tls.Config) (*fixClient, *tls.Conn, error) {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", v.addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	cfg = cfg.Clone()
+	cfg.ServerName = "127.0.0.1"
+	conn := tls.Client(raw, cfg)
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := conn.Handshake(); err != nil {
+		return nil, conn, err
+	}
+	// A TLS 1.3 server reports a bad client certificate after the client's
+	// handshake is done: the first read fails instead.
+	_ = conn.SetDeadline(time.Time{})
+	return v.client(conn, compID), conn, nil
+}
+
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	s := newTLSSetup(t)
+	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile}, noDictionary, "CLIENT1", "CLIENT2")
+
+	c, conn, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conn.ConnectionState().Version; got != tls.VersionTLS13 {
+		t.Fatalf("negotiated %s, want TLS 1.3", tls.VersionName(got))
+	}
+	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	c.expect("A")
+	c.trade("tls-1")
+
+	c2, conn2, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, MaxVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatalf("TLS 1.2 refused: %v", err)
+	}
+	if got := conn2.ConnectionState().Version; got != tls.VersionTLS12 {
+		t.Fatalf("negotiated %s, want TLS 1.2", tls.VersionName(got))
+	}
+	c2.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	c2.expect("A")
+	c2.trade("tls-2")
+
+	if _, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}); err == nil {
+		t.Fatal("TLS 1.1 handshake succeeded")
+	}
+	// Plain FIX to the TLS port is not a handshake.
+	plain := v.dial("CLIENT2")
+	plain.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	plain.expectClosed(5 * time.Second)
+	waitStat(t, "TLS handshake failures", func() int64 { return int64(v.l.Stats().Count(ReasonTLSHandshake)) }, 2)
+	c.trade("tls-3")
+}
+
+func TestMutualTLS(t *testing.T) {
+	t.Parallel()
+	s := newTLSSetup(t)
+	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile, TLSClientCAFile: s.caFile}, noDictionary, "CLIENT1", "CLIENT2")
+	client1, _, _ := s.ca.issue(t, "CLIENT1", false)
+	client2, _, _ := s.ca.issue(t, "CLIENT2", false)
+	stranger, _, _ := newTestCA(t, "another CA").issue(t, "CLIENT1", false)
+
+	c, _, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	c.expect("A")
+	c.trade("mtls-1")
+	if conn, ok := v.l.Session(SessionKey{"FIX.4.4", "CLIENT1", v.venueID}); !ok || conn.Certificate() == nil || conn.Certificate().Subject.CommonName != "CLIENT1" {
+		t.Fatalf("session's certificate not recorded")
+	}
+
+	// CLIENT2's certificate (and password) cannot log on as someone else.
+	impostor, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	impostor.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	expectRefused(t, impostor, "Logon refused")
+	if v.l.Stats().Count(ReasonLogonRefused) != 1 {
+		t.Fatal("certificate mismatch not counted as a refused logon")
+	}
+
+	c2, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	c2.expect("A")
+	c2.trade("mtls-2")
+
+	// No certificate, or one from another CA: the handshake fails (with TLS
+	// 1.3 the client learns it on its first read).
+	for name, cfg := range map[string]*tls.Config{
+		"no certificate":      {RootCAs: s.roots},
+		"another CA's client": {RootCAs: s.roots, Certificates: []tls.Certificate{stranger}},
+	} {
+		cc, _, err := v.dialTLS(t, "CLIENT1", cfg)
+		if err != nil {
+			continue
+		}
+		cc.send(cc.msgAt(1, "A", logonBody(testPassword("CLIENT1"))...))
+		if got := cc.expectClosed(5 * time.Second); len(got) != 0 {
+			t.Fatalf("%s: got %v", name, got)
+		}
+	}
+	waitStat(t, "TLS handshake failures", func() int64 { return int64(v.l.Stats().Count(ReasonTLSHandshake)) }, 2)
+	c.trade("mtls-3")
+}
+
+func TestCertificateBinding(t *testing.T) {
+	ca := newTestCA(t, "binding CA")
+	_, pemCN, _ := ca.issue(t, "CLIENT1", false)
+	block, _ := pem.Decode(pemCN)
+	cert, _ := x509.ParseCertificate(block.Bytes)
+	creds := Credentials{
+		"CLIENT1": {},
+		"ALIAS":   {CertificateNames: []string{"CLIENT1"}},
+		"OTHER":   {},
+		"STRICT":  {RequireCertificate: true},
+	}
+	for _, tc := range []struct {
+		compID string
+		cert   *x509.Certificate
+		want   error
+	}{
+		{"CLIENT1", cert, nil},
+		{"ALIAS", cert, nil},
+		{"OTHER", cert, ErrCertificateMismatch},
+		{"STRICT", nil, ErrCertificateRequired},
+		{"CLIENT1", nil, nil},
+	} {
+		got := creds.Authenticate(&LogonRequest{Key: SessionKey{ClientCompID: tc.compID}, Certificate: tc.cert})
+		if got != tc.want {
+			t.Errorf("%s with cert %v: %v, want %v", tc.compID, tc.cert != nil, got, tc.want)
+		}
+	}
+}
