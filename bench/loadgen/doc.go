@@ -36,6 +36,10 @@
 // Logout at the end. A venue-initiated Logout or a broken connection ends
 // that session, is reported, and its unanswered orders count as lost.
 //
+// Echo is a trivial raw-FIX venue (no matching, no journal) that answers
+// every order at once; run against it, the load generator measures itself
+// and the loopback, the floor under every venue figure.
+//
 // Limits, each named in the code: at most SessionsMax sessions,
 // OrdersPerRunMax orders per run (flags are preallocated), RateMax orders/s,
 // messageBytesMax per inbound message (a larger BodyLength is a framing

@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
@@ -25,6 +28,7 @@ func benchUsage() {
 harnesses:
   pipeline  open-loop in-process pipeline: command ring → journal ∥ matcher → event ring → outbound stand-in
   plot      draw .hgrm files as one SVG percentile plot (fixvenue bench plot --out F [--title T] LABEL=FILE.hgrm ...)
+  echo      a trivial raw-FIX venue that answers every order at once, to calibrate load (fixvenue bench echo --addr A)
   table     print JSON results of "load --json" or "bench pipeline --json" as a Markdown table (fixvenue bench table FILE.json ...)
 `)
 }
@@ -41,6 +45,8 @@ func cmdBench(args []string) int {
 		return cmdBenchPlot(args[1:])
 	case "table":
 		return cmdBenchTable(args[1:])
+	case "echo":
+		return cmdBenchEcho(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
 	benchUsage()
@@ -259,5 +265,26 @@ func cmdBenchTable(args []string) int {
 		fmt.Printf("| %d | %s | %.0f | %.0f | %s | %s | %s | %s | %s | %.0f | %d | %d | %s |\n", r.Sessions, r.Mix, r.RateTarget, r.SendRate,
 			us(l.P50Us), us(l.P90Us), us(l.P99Us), us(l.P999Us), us(l.MaxUs), r.ERRate, r.Lost(), r.RejectsTotal, us(r.SendLag.P99Us))
 	}
+	return 0
+}
+
+// cmdBenchEcho serves the calibration venue until interrupted.
+func cmdBenchEcho(args []string) int {
+	fs := flag.NewFlagSet("bench echo", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:9879", "listen address")
+	sender := fs.String("sender", "VENUE", "the echo venue's SenderCompID")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return benchFail(err)
+	}
+	e := loadgen.NewEcho(ln, *sender)
+	fmt.Fprintf(os.Stderr, "fixvenue: echo venue on %s (answers every order at once; no matching, no journal); Ctrl-C to stop\n", e.Addr())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	e.Close()
 	return 0
 }

@@ -1,0 +1,221 @@
+package loadgen
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// Echo bounds.
+const (
+	// echoWriteBytesMax bounds the answers an echo connection batches into
+	// one write: one read of orders is answered with one write.
+	echoWriteBytesMax = 256 << 10
+	// echoConnectionsMax bounds the connections an Echo serves at once.
+	echoConnectionsMax = 1024
+)
+
+// Echo is a trivial raw-FIX venue that answers every NewOrderSingle with an
+// ExecutionReport (New) and every OrderCancelRequest with an
+// ExecutionReport (Canceled), with no matching, no journal and no store. It
+// exists to calibrate the lab: run against it, the load generator measures
+// itself and the loopback, which is the floor under every venue figure.
+// It answers Logon (with ResetSeqNumFlag), TestRequest and Logout; any other
+// message is read and ignored.
+type Echo struct {
+	ln           net.Listener
+	senderCompID string
+	wg           sync.WaitGroup
+	mu           sync.Mutex
+	conns        map[net.Conn]struct{}
+}
+
+// NewEcho serves on ln as senderCompID until Close.
+func NewEcho(ln net.Listener, senderCompID string) *Echo {
+	e := &Echo{ln: ln, senderCompID: senderCompID, conns: map[net.Conn]struct{}{}}
+	e.wg.Add(1)
+	go e.accept()
+	return e
+}
+
+// Addr is the address clients connect to.
+func (e *Echo) Addr() string { return e.ln.Addr().String() }
+
+// Close stops accepting, closes every connection and waits for them.
+func (e *Echo) Close() error {
+	err := e.ln.Close()
+	e.mu.Lock()
+	for c := range e.conns {
+		c.Close()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+	return err
+}
+
+func (e *Echo) accept() {
+	defer e.wg.Done()
+	for {
+		c, err := e.ln.Accept()
+		if err != nil {
+			return
+		}
+		e.mu.Lock()
+		if len(e.conns) >= echoConnectionsMax {
+			e.mu.Unlock()
+			c.Close()
+			continue
+		}
+		e.conns[c] = struct{}{}
+		e.mu.Unlock()
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			(&echoConn{e: e, c: c}).serve()
+			e.mu.Lock()
+			delete(e.conns, c)
+			e.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// echoConn is one client connection of an Echo.
+type echoConn struct {
+	e       *Echo
+	c       net.Conn
+	target  []byte // the client's CompID
+	nextOut uint64
+	execID  uint64
+	in      inbound
+	w       *fixWriter
+	out     []byte
+	clock   wallClock
+	origID  []byte
+}
+
+var errEchoLogout = errors.New("loadgen: echo: logged out")
+
+func (ec *echoConn) serve() {
+	ec.nextOut = 1
+	ec.w = newFixWriter(adminBytesMax)
+	ec.out = make([]byte, 0, echoWriteBytesMax)
+	buf := make([]byte, readBufferBytes)
+	have := 0
+	for {
+		k, err := ec.c.Read(buf[have:])
+		have += k
+		off := 0
+		ts := ec.clock.stamp(time.Now())
+		for off < have {
+			n, ferr := frameLength(buf[off:have])
+			if ferr != nil {
+				return
+			}
+			if n == 0 {
+				break
+			}
+			if herr := ec.handle(buf[off:off+n], ts); herr != nil {
+				ec.flush()
+				return
+			}
+			off += n
+			if len(ec.out) > echoWriteBytesMax-templateBytesMax {
+				if ec.flush() != nil {
+					return
+				}
+			}
+		}
+		have = copy(buf, buf[off:have])
+		if ec.flush() != nil || err != nil {
+			return
+		}
+	}
+}
+
+func (ec *echoConn) flush() error {
+	if len(ec.out) == 0 {
+		return nil
+	}
+	_, err := ec.c.Write(ec.out)
+	ec.out = ec.out[:0]
+	return err
+}
+
+// handle answers one message; the answer is appended to out.
+func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
+	m := &ec.in
+	if err := m.parse(msg); err != nil {
+		return err
+	}
+	switch string(m.msgType) {
+	case "A":
+		ec.target = append(ec.target[:0], senderOf(msg)...)
+		ec.nextOut = 1
+		ec.begin("A", ts)
+		ec.w.str(98, "0")
+		ec.w.str(108, "30")
+		ec.w.str(141, "Y")
+	case "1":
+		ec.begin("0", ts)
+		if len(m.testReqID) > 0 {
+			ec.w.field(112, m.testReqID)
+		}
+	case "5":
+		ec.begin("5", ts)
+		ec.finish()
+		return errEchoLogout
+	case "D":
+		ec.begin("8", ts)
+		ec.execID++
+		ec.w.uint(37, ec.execID)
+		ec.w.uint(17, ec.execID)
+		ec.w.field(11, m.clOrdID)
+		ec.w.str(150, "0")
+		ec.w.str(39, "0")
+	case "F":
+		ec.begin("8", ts)
+		ec.execID++
+		ec.w.uint(37, ec.execID)
+		ec.w.uint(17, ec.execID)
+		ec.w.field(11, m.clOrdID)
+		ec.w.str(150, "4")
+		ec.w.str(39, "4")
+	default:
+		return nil
+	}
+	ec.finish()
+	return nil
+}
+
+func (ec *echoConn) begin(msgType string, ts *[timestampBytes]byte) {
+	w := ec.w
+	w.reset()
+	w.str(35, msgType)
+	w.str(49, ec.e.senderCompID)
+	w.field(56, ec.target)
+	w.uint(34, ec.nextOut)
+	w.field(52, ts[:])
+	ec.nextOut++
+}
+
+func (ec *echoConn) finish() {
+	msg, _ := ec.w.finish()
+	ec.out = append(ec.out, msg...)
+}
+
+// senderOf returns the value of SenderCompID (49) in a framed message.
+func senderOf(msg []byte) []byte {
+	for i := 0; i+3 < len(msg); i++ {
+		if msg[i] == soh && msg[i+1] == '4' && msg[i+2] == '9' && msg[i+3] == '=' {
+			j := i + 4
+			k := j
+			for k < len(msg) && msg[k] != soh {
+				k++
+			}
+			return msg[j:k]
+		}
+	}
+	return nil
+}
