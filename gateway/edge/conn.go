@@ -81,12 +81,19 @@ func newConn(l *Listener, nc net.Conn, raw *net.TCPConn, source netip.Addr) *Con
 // connection.
 func (c *Conn) Read(p []byte) (int, error) {
 	for len(c.pending) == 0 {
-		msg, unusable, err := c.nextMessage()
+		msg, err := c.nextMessage()
+		if errors.Is(err, ErrFatalFrame) {
+			c.l.stats.add(c.fr.reason)
+			c.l.cfg.Logger.Info("edge: connection closed", "reason", c.fr.reason, "source", c.source, "session", c.key)
+			c.kill(c.fr.reason)
+		}
 		if err != nil {
 			return 0, err
 		}
-		if unusable != ReasonNone {
+		if c.fr.unusable != ReasonNone {
 			// Whole but unusable: dropped like a garbled message.
+			c.l.stats.add(c.fr.unusable)
+			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.unusable, "source", c.source, "session", c.key)
 			continue
 		}
 		if mt := c.fr.msgType(); len(mt) == 1 && mt[0] == 'A' {
@@ -102,36 +109,30 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// nextMessage frames the next whole message; it is valid until the next
-// call. A message that is whole but must not reach QuickFIX/Go comes with
-// the Reason (already counted).
-func (c *Conn) nextMessage() ([]byte, Reason, error) {
+// nextMessage frames the next whole message, valid until the next call;
+// c.fr.unusable says whether it must not reach QuickFIX/Go. Garbled messages
+// are counted and skipped. ErrFatalFrame (c.fr.reason) is left to the
+// caller to count, as are unusable messages: the Logon gate refuses them
+// rather than dropping them.
+func (c *Conn) nextMessage() ([]byte, error) {
 	stats := &c.l.stats
 	for {
-		v := c.fr.next()
-		switch v {
-		case frameOK:
-			return c.fr.message(), ReasonNone, nil
-		case frameUnusable:
-			stats.add(c.fr.reason)
-			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.reason, "source", c.source, "session", c.key)
-			return c.fr.message(), c.fr.reason, nil
+		switch c.fr.next() {
+		case frameOK, frameUnusable:
+			return c.fr.message(), nil
 		case frameDrop:
 			stats.add(c.fr.reason)
 			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.reason, "source", c.source, "session", c.key)
 			continue
 		case frameFatal:
-			stats.add(c.fr.reason)
-			c.l.cfg.Logger.Info("edge: connection closed", "reason", c.fr.reason, "source", c.source, "session", c.key)
-			c.kill(c.fr.reason)
-			return nil, ReasonNone, ErrFatalFrame
+			return nil, ErrFatalFrame
 		}
 		if g := c.fr.takeGarbage(); g > 0 {
 			stats.GarbageBytes.Add(uint64(g))
 		}
 		if c.readErr != nil {
 			c.noteReason(ReasonPeerClosed)
-			return nil, ReasonNone, c.readErr
+			return nil, c.readErr
 		}
 		n, err := c.nc.Read(c.fr.space())
 		c.fr.wrote(n)

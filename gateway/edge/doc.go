@@ -1,2 +1,157 @@
-// Package edge is the FIX edge (work in progress).
+// Package edge is the venue's FIX listener: it stands between the network
+// and QuickFIX/Go v0.9.11 so that no client can crash the venue, starve it
+// or move another session's sequence numbers.
+//
+// # Wiring
+//
+// Listen returns a net.Listener whose Accept hands out only connections that
+// have sent a valid, authenticated Logon. QuickFIX/Go takes it through the
+// listener callback added in v0.9.11:
+//
+//	l, err := edge.Listen(edge.Config{Address: addr, Authenticator: creds,
+//		OnWrite: app.written, OnClose: app.closed})
+//	settings.GlobalSettings().Set(config.SocketAcceptPort, strconv.Itoa(l.Port()))
+//	acceptor, err := quickfix.NewAcceptor(app, store, settings, logs)
+//	acceptor.SetNewListenerCallback(l.NewListenerCallback())
+//	err = acceptor.Start()
+//	…
+//	acceptor.Stop() // closes l
+//
+// SocketAcceptPort must equal l.Port(): QuickFIX/Go refuses a connection
+// whose local port differs from the one configured for its session, and all
+// sessions must share that one port (the callback hands the listener out
+// once). TLS belongs to the edge (Config.TLS…): QuickFIX/Go must have no
+// Socket*Key/Certificate settings and UseTCPProxy must stay off. The edge's
+// guarantees assume QuickFIX/Go's default validation (ValidateFieldsHaveValues
+// on, ideally a DataDictionary); see "Empty values" below.
+//
+// # What a connection goes through
+//
+// Accept: the total number of connections (ConnectionsMax), the number per
+// client address (ConnectionsPerSourceMax), the accept rate (Accepts) and
+// the number of addresses tracked (SourcesMax) are checked first; a
+// connection over a limit is reset at once and counted.
+//
+// Logon gate: one goroutine per connection runs the TLS handshake (if any)
+// and reads the first message, all within LogonTimeout; a connection that
+// sends nothing, or drips a Logon byte by byte, is closed at the deadline.
+// QuickFIX/Go allocates nothing for a connection before it passes: 2,000
+// idle connections cost under 12 KiB each, both ends of the socket counted
+// (TestIdleConnections). The first whole message
+// must be a Logon (otherwise the connection is closed without a word, as the
+// FIX session rules say). Then, in this order:
+//   - a Logon with an empty, repeated (any header field, Password, HeartBtInt,
+//     ResetSeqNumFlag, …) or unusable field (MsgSeqNum that is not a number,
+//     missing CompIDs) is refused: QuickFIX/Go keeps the last of a repeated
+//     field while the gate would read the first, so refusing them keeps both
+//     agreeing on who logs on;
+//   - a BeginString not in Config.BeginStrings is refused;
+//   - one attempt is charged to the client address and to the CompID
+//     (token buckets LogonsPerSource, LogonsPerCompID; CompIDsMax bounds
+//     the CompIDs remembered): past the limit the Logon is refused;
+//   - the Authenticator decides (Credentials: per-CompID password,
+//     TargetCompID, allowed source prefixes, and the client certificate's
+//     CN or DNS SAN bound to the CompID — a certificate is always checked
+//     when one is presented, so one client's certificate never logs on as
+//     another);
+//   - a Logon for a session that already has a connection is refused.
+//
+// A refused Logon is answered with a Logout (58 says why, without telling
+// an unauthenticated client which credential was wrong) and the connection
+// closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
+// numbers — QuickFIX/Go does, and a refused Logon must not reach it, or its
+// expected inbound number would move (QuickFIX/Go increments it even for
+// Logons its application rejects). The number is never taken up by a
+// session: the connection is closed right after. Because refused Logons never
+// reach QuickFIX/Go, bad passwords do not move sequence numbers.
+//
+// A passing Logon is handed to QuickFIX/Go without Password (554) and
+// NewPassword (925) — BodyLength and CheckSum recomputed — so that neither
+// QuickFIX/Go's logs nor the application ever hold a password; Logons inside
+// a session are stripped the same way. The edge logs no message contents.
+//
+// # Framing: what is dropped, passed or disconnected
+//
+// Every inbound message is framed by the edge itself (framer.go: a
+// byte-at-a-time state machine over one buffer per connection, no allocation
+// per message) and QuickFIX/Go reads only whole messages that passed:
+//
+//	input                                               edge does              why
+//	CheckSum wrong or not 3 digits                      drop                   FIX: garbled, ignore, keep the sequence number
+//	BodyLength not digits, empty, or not where "10=" is drop                   garbled
+//	8, 9, 35 not the first three fields, empty MsgType  drop                   garbled
+//	a field not <digits>=<value>, tag with leading zero drop                   garbled
+//	BeginString, BodyLength or MsgType repeated,        drop                   garbled; a second empty BodyLength panics QuickFIX/Go
+//	  or "10=" inside the body
+//	MsgSeqNum empty or not a number (also repeated)     drop                   QuickFIX/Go panics; no sequence number to consume
+//	length field (212, 95, 90, 93, 348…) empty, not a   drop                   empty or too large XmlDataLen panics QuickFIX/Go;
+//	  number, or not matching its data field                                   the field boundaries are unknown
+//	data field other than XmlData holding SOH           drop                   QuickFIX/Go splits it into fields it never had
+//	bytes before "8=FIX"                                skip, count            resynchronise
+//	BodyLength above MaxMessageBytes or of 10+ digits   close                  cannot be buffered; only a hostile client sends it
+//	any other field with an empty value                 pass                   QuickFIX/Go answers Reject 373=4 and consumes the number
+//	a BeginString other than the session's              pass                   QuickFIX/Go answers Logout "Incorrect BeginString"
+//	everything else (PossDup, resends, bad values)      pass, unchanged        QuickFIX/Go applies the FIX session rules
+//
+// A dropped message consumes no sequence number: the session layer asks for
+// it again with a ResendRequest when the next one arrives, as the FIX rules
+// intend for garbled messages. The edge never writes into a session: it
+// cannot send a Reject for a crash shape because the outbound sequence
+// number is QuickFIX/Go's. A crash-shaped Logon (empty MsgSeqNum) is framed
+// whole and refused by the gate with a Logout; a Logon that is garbled
+// (including a bad XmlDataLen) is ignored like any garbled message and the
+// connection closes at the logon deadline.
+//
+// # Empty values
+//
+// Sending every field of the FIX44 header, trailer and admin messages empty
+// to a bare QuickFIX/Go v0.9.11 (TestEmptyValueSweep,
+// TestCrashShapesKillBareQuickFIX) shows that with its default validation it
+// answers all of them with a correct session Reject (373=4, or 373=6 for
+// SendingTime), except the crash shapes above, which panic a goroutine that
+// has no recover and end the process. So the edge drops exactly the crash
+// shapes and lets QuickFIX/Go reject the rest, which is what the FIX
+// session rules ask (Reject, sequence number consumed). With
+// ValidateFieldsHaveValues=N QuickFIX/Go and the application would read
+// empty integers and panic; such a deployment must set
+// Config.DropEmptyValues, which drops every message with an empty field
+// instead (no Reject, at the cost of a resend).
+//
+// # Writing, pacing and closing
+//
+// Conn.Write copies into a bounded buffer (OutboundBytesMax bytes,
+// OutboundQueueMax writes) flushed by the connection's writer goroutine,
+// each flush bounded by WriteTimeout; it never blocks QuickFIX/Go. A client
+// that stops reading fills the buffer or stalls a flush and is disconnected
+// (ReasonOutboundFull, ReasonWriteTimeout); nobody else notices.
+//
+// Returning at once is not enough: QuickFIX/Go's session loop spins when
+// more than one message waits for a busy writer, and several spinning
+// sessions starve the process (measured while planning the venue: four
+// sessions at 5,000 orders/s collapsed without pacing, even with writes that
+// return at once, and held with p99 under 0.2 ms with it). The application must
+// pace each session: call SendToTarget for the next message only after the
+// previous one was written. Config.OnWrite(key, n) and Conn.Written() (one
+// coalescing signal per Write; Listener.Session finds the Conn of a session)
+// report each write by QuickFIX/Go, that is, the moment a message left
+// QuickFIX/Go's queue: the right moment to hand it the next. Admin messages
+// (heartbeats, rejects) signal too, so at most two messages are ever queued
+// in a session. Config.OnClose(key, reason) is called once per session
+// connection, after QuickFIX/Go has handled the disconnect, for
+// cancel-on-disconnect. Close flushes what QuickFIX/Go wrote (its Logout)
+// before closing.
+//
+// # Limits
+//
+// Every bound has a name: ConnectionsMax, ConnectionsPerSourceMax,
+// SourcesMax, CompIDsMax, Accepts, LogonsPerSource, LogonsPerCompID,
+// MaxMessageBytes (the inbound buffer of a connection starts at 4 KiB and
+// grows once to MaxMessageBytes plus 43 bytes), OutboundBytesMax,
+// OutboundQueueMax, LogonTimeout, WriteTimeout, readyQueueMax (connections
+// that passed the gate and wait for QuickFIX/Go's Accept), refusalLingerMax.
+// Reaching one is counted in Stats (one counter per Reason) and ends the
+// connection concerned, never another.
+//
+// The edge does not keep sessions apart by sub or location IDs: the venue
+// identifies sessions by BeginString and CompIDs (SessionKey).
 package edge

@@ -297,10 +297,10 @@ func (r *refusal) Error() string { return r.text }
 // gate reads the first message and decides on it. On success it returns
 // the Logon to hand to QuickFIX/Go, and the session is claimed.
 func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
-	msg, unusable, err := c.nextMessage()
+	msg, err := c.nextMessage()
 	if err != nil {
-		if c.fr.reason == ReasonOversize {
-			return nil, ReasonOversize, err
+		if errors.Is(err, ErrFatalFrame) {
+			return nil, c.fr.reason, err
 		}
 		if isTimeout(err) {
 			return nil, ReasonLogonTimeout, err
@@ -311,8 +311,8 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		return nil, ReasonNotLogon, errors.New("first message is not a Logon")
 	}
 	lf, problem := parseLogon(msg)
-	if problem == "" && unusable != ReasonNone {
-		problem = "unusable " + unusable.String()
+	if problem == "" && c.fr.unusable != ReasonNone {
+		problem = "unusable " + c.fr.unusable.String()
 	}
 	if problem != "" {
 		return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}

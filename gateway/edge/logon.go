@@ -153,8 +153,10 @@ func stripCredentials(msg []byte) []byte {
 		case tagBodyLength, tagCheckSum:
 			continue
 		case tagPassword, tagNewPassword:
-			found = true
-			continue
+			if len(f.value) > 0 { // an empty one hides nothing: QuickFIX/Go rejects it
+				found = true
+				continue
+			}
 		}
 		body = append(body, msg[f.start:f.end]...)
 	}
