@@ -13,6 +13,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/pace"
 )
 
 // Session bounds.
@@ -499,7 +500,7 @@ func (s *session) runSender() {
 		}
 		now := s.r.sinceStartNs()
 		if due := p.dueNs(p.global(s.idx, k)); due > now {
-			time.Sleep(time.Duration(due - now))
+			pace.Sleep(time.Duration(due - now))
 			continue
 		}
 		next, err := s.sendDue(k, slots, now)

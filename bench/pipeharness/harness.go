@@ -14,6 +14,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/pace"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -292,7 +293,7 @@ func (h *harness) produce() {
 		due := int64(float64(j) * intervalNs)
 		if wait := due - now; wait > 0 {
 			if h.cfg.Pace == PaceSleep && wait > sleepSlackNs {
-				time.Sleep(time.Duration(wait))
+				pace.Sleep(time.Duration(wait))
 			}
 			continue
 		}
