@@ -23,6 +23,15 @@ const DefaultDeadline = 20 * time.Second
 // close, as the format prescribes.
 const DefaultDisconnectTimeout = 10 * time.Second
 
+// DefaultSettleAfterFailure is how long the runner waits after a failed
+// script before it starts the next one. A failed script stops half-way with
+// its connections still logged on; the runner closes them, but the acceptor
+// notices the close a little later, and until then it refuses a Logon for
+// the same session. The pause keeps one failure from failing the next
+// script too. Passing scripts need no pause: they end with the acceptor
+// closing the connection (eDISCONNECT), so it already knows.
+const DefaultSettleAfterFailure = 500 * time.Millisecond
+
 // scriptExt is the extension of script files.
 const scriptExt = ".def"
 
@@ -53,6 +62,10 @@ type Options struct {
 	Out io.Writer
 	// Setter carries out iSET_SESSION lines; nil makes them fail.
 	Setter SessionSetter
+	// SettleAfterFailure is the pause after a failed script (see
+	// DefaultSettleAfterFailure); 0 means the default, a negative value
+	// no pause.
+	SettleAfterFailure time.Duration
 	// Skip, when set, is asked about every selected script file; a
 	// non-empty answer is the reason the script is skipped (reported, not
 	// counted as passed or failed).
@@ -98,6 +111,9 @@ func RunDir(ctx context.Context, o Options) (Summary, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.SettleAfterFailure == 0 {
+		o.SettleAfterFailure = DefaultSettleAfterFailure
+	}
 	var sum Summary
 	files, missing, err := selectScripts(o)
 	sum.Missing = missing
@@ -111,7 +127,10 @@ func RunDir(ctx context.Context, o Options) (Summary, error) {
 		fmt.Fprintf(o.Out, "0 passed, 0 failed\n")
 		return sum, ErrNoScripts
 	}
-	for _, f := range files {
+	for i, f := range files {
+		if i > 0 && sum.Failed > 0 && !sum.Results[len(sum.Results)-1].Passed {
+			settle(ctx, o.SettleAfterFailure)
+		}
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintf(o.Out, "%d passed, %d failed (interrupted)\n", sum.Passed, sum.Failed)
 			return sum, err
@@ -132,6 +151,19 @@ func RunDir(ctx context.Context, o Options) (Summary, error) {
 	}
 	fmt.Fprintf(o.Out, "%d passed, %d failed\n", sum.Passed, sum.Failed)
 	return sum, ctx.Err()
+}
+
+// settle waits d, or until ctx ends.
+func settle(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func skipReason(skip func(string) string, path string) string {

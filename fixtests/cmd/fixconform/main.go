@@ -1,11 +1,12 @@
 // Command fixconform runs FIX conformance scripts (.def files) against a
 // running acceptor and exits non-zero when any script fails.
 //
-//	fixconform -addr 127.0.0.1:5005 [-scripts dir1,dir2,file.def] [-run regexp] [-deadline 20s] [-skip-echo]
+//	fixconform -addr 127.0.0.1:5005 [-scripts dir1,dir2,file.def] [-run regexp] [-deadline 20s] [-skip-echo] [-hook-addr 127.0.0.1:9464]
 //
 // Without -scripts it runs the QuickFIX FIX 4.4 server scripts from
 // $FIXVENUE_QUICKFIX_DEFS, or ../shared/conformance/quickfix-fix44 next to the
-// module root. The report ends with the line "N passed, M failed". Exit
+// module root. -hook-addr names the venue's metrics listener, whose test hook
+// (metrics.test_hooks) carries out iSET_SESSION lines. The report ends with the line "N passed, M failed". Exit
 // status: 0 when every script passed, 1 when one failed, 2 when the run could
 // not start or selected no script. All logic lives in package fixtests; this
 // is flag parsing, so the team can expose the same run as a fixvenue
@@ -49,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	filter := fs.String("run", "", "run only scripts whose name (folder/file without .def) matches this regexp")
 	deadline := fs.Duration("deadline", fixtests.DefaultDeadline, "how long each expectation waits for its message")
 	skipEcho := fs.Bool("skip-echo", false, "skip the 14 QuickFIX scripts that assume QuickFIX's echo application (for a venue)")
+	hookAddr := fs.String("hook-addr", "", "the venue's metrics host:port; its "+fixtests.SeqNumsPath+" test hook carries out iSET_SESSION lines")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -58,6 +60,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	o := fixtests.Options{Addr: *addr, Deadline: *deadline, Out: stdout}
+	if *hookAddr != "" {
+		o.Setter = fixtests.HTTPSetter{Addr: *hookAddr}
+	}
 	if *filter != "" {
 		re, err := regexp.Compile(*filter)
 		if err != nil {
