@@ -422,6 +422,7 @@ const catalogueCompIDs = 10
 const catalogueLogonBurst = 20
 
 func TestHostileCatalogue(t *testing.T) {
+	t.Parallel()
 	cases := hostileCases()
 	if len(cases) < 40 {
 		t.Fatalf("catalogue has %d cases, want at least 40", len(cases))

@@ -52,6 +52,7 @@ var crashShapes = []crashShape{
 // QuickFIX/Go acceptor (in a child process), which is why the edge exists;
 // the catalogue sends the same messages through the edge.
 func TestCrashShapesKillBareQuickFIX(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process per shape")
 	}
@@ -89,6 +90,7 @@ func TestCrashShapesKillBareQuickFIX(t *testing.T) {
 // value", or 373=6 for SendingTime), consuming the sequence number, or with
 // a Logout for a Logon inside the session. The process survives them all.
 func TestEmptyValueSweep(t *testing.T) {
+	t.Parallel()
 	p, err := dictionaryPath()
 	if err != nil {
 		t.Fatal(err)

@@ -115,6 +115,7 @@ func TestAcceptRate(t *testing.T) {
 func TestLogonRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("per source address", func(t *testing.T) {
+		t.Parallel()
 		v := startVenueWith(t, Config{LogonsPerSource: Rate{PerSecond: 0.001, Burst: 2}}, noDictionary, "CLIENT1", "CLIENT2")
 		c := v.logon("CLIENT1")
 		bad := v.dial("CLIENT2")
@@ -131,6 +132,7 @@ func TestLogonRateLimits(t *testing.T) {
 		other.trade("rate-2")
 	})
 	t.Run("CompID table full", func(t *testing.T) {
+		t.Parallel()
 		v := startVenueWith(t, Config{CompIDsMax: 2, LogonsPerCompID: Rate{PerSecond: 0.001, Burst: 5}}, noDictionary, "CLIENT1")
 		for _, id := range []string{"X1", "X2", "X3"} {
 			c := v.dial(id)
@@ -235,6 +237,7 @@ func TestClientThatStopsReading(t *testing.T) {
 		{"write deadline", Config{OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20, WriteTimeout: 300 * time.Millisecond, SocketWriteBufferBytes: 4096}, ReasonWriteTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			v := startVenueWith(t, tc.cfg, noDictionary, "CLIENT1", "CLIENT2")
 			witness := v.logon("CLIENT2")
 			stuck := v.client(dialSmallReceiveBuffer(t, v.addr()), "CLIENT1")

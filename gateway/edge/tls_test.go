@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -23,7 +24,7 @@ type testCA struct {
 	pem  []byte
 }
 
-var serialNumber = big.NewInt(1)
+var serialNumber atomic.Int64
 
 func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
@@ -31,9 +32,8 @@ func newTestCA(t testing.TB, name string) *testCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serialNumber.Add(serialNumber, big.NewInt(1))
 	tmpl := &x509.Certificate{
-		SerialNumber:          new(big.Int).Set(serialNumber),
+		SerialNumber:          big.NewInt(serialNumber.Add(1)),
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
@@ -56,9 +56,8 @@ func (ca *testCA) issue(t testing.TB, cn string, server bool) (tls.Certificate, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	serialNumber.Add(serialNumber, big.NewInt(1))
 	tmpl := &x509.Certificate{
-		SerialNumber: new(big.Int).Set(serialNumber),
+		SerialNumber: big.NewInt(serialNumber.Add(1)),
 		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(time.Hour),

@@ -209,7 +209,8 @@ func (v *venue) waitReleased(compID string) {
 }
 
 func TestSmokeLogonAndTrade(t *testing.T) {
-	v := startVenue(t, Config{}, "CLIENT1", "CLIENT2")
+	t.Parallel()
+	v := startVenueWith(t, Config{}, noDictionary, "CLIENT1", "CLIENT2")
 	c1 := v.logon("CLIENT1")
 	c2 := v.logon("CLIENT2")
 	c1.trade("a1")
