@@ -1,0 +1,581 @@
+// A FIX 4.4 initiator built on QuickFIX/C++ (an engine independent of the
+// QuickFIX/Go the venue runs on) that logs on to `fixvenue serve`, trades and
+// logs out, and checks every answer on the way.
+//
+// The script, in order (ClOrdIDs carry a per-run prefix so that a venue with
+// a persistent journal can be used more than once):
+//   1. Logon CLIENT7 -> VENUE (ResetOnLogon=Y, HeartBtInt=30).
+//   2. B1: buy 10 ACME @ 99.50 DAY rests          -> ER 150=0 39=0.
+//   3. S1: sell 4 ACME @ 99.00 crosses B1         -> ER 150=F for S1 (39=2) and
+//      for B1 (39=1), both at the resting price 99.50 for 4.
+//   4. B2: buy 5 ACME @ 98.00 rests               -> ER 150=0; then an
+//      OrderCancelRequest for B2                  -> ER 150=4 39=4.
+//   5. An OrderCancelRequest for an unknown order -> OrderCancelReject 35=9
+//      with CxlRejResponseTo 434=1 and CxlRejReason 102=1 (unknown order).
+//   6. An OrderCancelRequest for B1's remaining 6 -> ER 150=4 39=4 CumQty 4.
+//   7. Logout, answered by the venue's Logout.
+// Every ExecutionReport must carry 37, 17, 39, 55, 54, 151, 14 and 6 and a
+// fresh ExecID, and no application message may be left unread at the end.
+//
+// QuickFIX/C++ validates every message from the venue against its data
+// dictionary (UseDataDictionary=Y in the settings file). A message that fails
+// validation never reaches fromApp: the engine answers it with a session
+// Reject (35=3) instead. toAdmin sees that Reject leave, so the program fails
+// at once with the engine's own words rather than timing out later.
+//
+// Exit status: 0 when every expectation held; 1 when one did not (the reason
+// is printed); 2 on a usage or configuration error; 3 when the global
+// deadline passed (the watchdog ends the process even if the engine hangs).
+//
+// Built with -std=gnu++14: the QuickFIX/C++ 1.15 headers use dynamic
+// exception specifications, which C++17 removed.
+
+#include <quickfix/Application.h>
+#include <quickfix/Log.h>
+#include <quickfix/MessageStore.h>
+#include <quickfix/Session.h>
+#include <quickfix/SessionSettings.h>
+#include <quickfix/SocketInitiator.h>
+#include <quickfix/fix44/NewOrderSingle.h>
+#include <quickfix/fix44/OrderCancelRequest.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// runSecondsMax bounds the whole script, logon to logout. Every wait below
+// shares this one deadline.
+const int runSecondsMax = 30;
+// watchdogGraceSeconds is how long after the deadline the watchdog waits for
+// an orderly stop before it ends the process.
+const int watchdogGraceSeconds = 5;
+// inboxMessagesMax bounds the queue of application messages received and not
+// yet consumed by the script; the script expects about a dozen.
+const size_t inboxMessagesMax = 1024;
+
+const char *symbol = "ACME";
+
+// ScriptFailure carries the reason a step did not go as expected.
+struct ScriptFailure : std::runtime_error {
+  explicit ScriptFailure(const std::string &why) : std::runtime_error(why) {}
+};
+
+std::string readable(const std::string &fix) {
+  std::string s = fix;
+  for (char &c : s) {
+    if (c == '\x01') c = '|';
+  }
+  return s;
+}
+
+// PipeLog prints the engine's traffic and events with SOH shown as '|', so a
+// failing run shows exactly what crossed the wire.
+class PipeLog : public FIX::Log {
+ public:
+  explicit PipeLog(std::string prefix) : prefix_(std::move(prefix)) {}
+  void clear() override {}
+  void backup() override {}
+  void onIncoming(const std::string &m) override { print("in ", readable(m)); }
+  void onOutgoing(const std::string &m) override { print("out", readable(m)); }
+  void onEvent(const std::string &e) override { print("evt", e); }
+
+ private:
+  void print(const char *kind, const std::string &text) {
+    std::lock_guard<std::mutex> lock(printMu());
+    std::cout << "  [qf " << prefix_ << kind << "] " << text << std::endl;
+  }
+  static std::mutex &printMu() {
+    static std::mutex mu;
+    return mu;
+  }
+  std::string prefix_;
+};
+
+class PipeLogFactory : public FIX::LogFactory {
+ public:
+  FIX::Log *create() override { return new PipeLog(""); }
+  FIX::Log *create(const FIX::SessionID &id) override {
+    return new PipeLog(id.getSenderCompID().getString() + "->" + id.getTargetCompID().getString() + " ");
+  }
+  void destroy(FIX::Log *log) override { delete log; }
+};
+
+// Interop is the QuickFIX/C++ Application: it records session events and
+// queues every application message for the script running on the main thread.
+class Interop : public FIX::Application {
+ public:
+  void onCreate(const FIX::SessionID &) override {}
+
+  void onLogon(const FIX::SessionID &id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    loggedOn_ = true;
+    sessionID_ = id;
+    cv_.notify_all();
+  }
+
+  void onLogout(const FIX::SessionID &) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string venueSaid =
+        venueLogout_ ? " (venue Logout: \"" + venueLogoutText_ + "\")" : std::string(" (see the events above)");
+    if (!loggedOn_) {
+      failLocked("the connection ended before the Logon was answered" + venueSaid);
+    } else if (!logoutRequested_) {
+      failLocked("the session ended before the script asked to log out" + venueSaid);
+    }
+    if (loggedOn_) loggedOut_ = true;
+    loggedOn_ = false;
+    cv_.notify_all();
+  }
+
+  void toAdmin(FIX::Message &m, const FIX::SessionID &) override {
+    // A Reject leaving this engine means QuickFIX/C++ refused a message from
+    // the venue (data dictionary validation, sequence or header checks).
+    if (msgType(m) == "3") {
+      fail("QuickFIX/C++ rejected a message from the venue: Reject " + readable(m.toString()) +
+           " (RefSeqNum=" + field(m, 45) + " RefTagID=" + field(m, 371) +
+           " SessionRejectReason=" + field(m, 373) + " Text=\"" + field(m, 58) + "\")");
+    }
+  }
+
+  void toApp(FIX::Message &, const FIX::SessionID &) throw(FIX::DoNotSend) override {}
+
+  void fromAdmin(const FIX::Message &m, const FIX::SessionID &) throw(
+      FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue,
+      FIX::RejectLogon) override {
+    const std::string type = msgType(m);
+    if (type == "3") {
+      fail("the venue rejected a message from QuickFIX/C++: " + readable(m.toString()));
+    } else if (type == "5") {
+      std::lock_guard<std::mutex> lock(mu_);
+      venueLogout_ = true;
+      venueLogoutText_ = field(m, 58);
+      cv_.notify_all();
+    }
+  }
+
+  void fromApp(const FIX::Message &m, const FIX::SessionID &) throw(
+      FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue,
+      FIX::UnsupportedMessageType) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (inbox_.size() >= inboxMessagesMax) {
+      failLocked("more than " + std::to_string(inboxMessagesMax) + " unread application messages");
+      return;
+    }
+    inbox_.push_back(m);
+    cv_.notify_all();
+  }
+
+  // waitLogon blocks until the session is logged on.
+  void waitLogon(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    waitLocked(lock, deadline, "Logon", [this] { return loggedOn_; });
+  }
+
+  // requestLogout marks the end of the session as expected from now on.
+  void requestLogout() {
+    std::lock_guard<std::mutex> lock(mu_);
+    logoutRequested_ = true;
+  }
+
+  // waitLogout blocks until the venue's Logout arrived and the session ended.
+  std::string waitLogout(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    waitLocked(lock, deadline, "the venue's Logout", [this] { return venueLogout_ && loggedOut_; });
+    return venueLogoutText_;
+  }
+
+  // take removes and returns the first queued application message that
+  // matches want; messages that do not match stay queued for a later step.
+  FIX::Message take(Clock::time_point deadline, const std::string &what,
+                    const std::function<bool(const FIX::Message &)> &want) {
+    std::unique_lock<std::mutex> lock(mu_);
+    FIX::Message got;
+    waitLocked(lock, deadline, what, [&] {
+      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+        if (want(*it)) {
+          got = *it;
+          inbox_.erase(it);
+          return true;
+        }
+      }
+      return false;
+    });
+    return got;
+  }
+
+  // takeIfQueued removes a matching message if one is already queued.
+  bool takeIfQueued(const std::function<bool(const FIX::Message &)> &want, FIX::Message &out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+      if (want(*it)) {
+        out = *it;
+        inbox_.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::deque<FIX::Message> unread() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return inbox_;
+  }
+
+  FIX::SessionID sessionID() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sessionID_;
+  }
+
+  void fail(const std::string &why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failLocked(why);
+  }
+
+  static std::string field(const FIX::FieldMap &m, int tag) {
+    return m.isSetField(tag) ? m.getField(tag) : std::string();
+  }
+  static std::string msgType(const FIX::Message &m) { return field(m.getHeader(), 35); }
+
+ private:
+  void failLocked(const std::string &why) {
+    if (failure_.empty()) failure_ = why;
+    cv_.notify_all();
+  }
+
+  template <typename Pred>
+  void waitLocked(std::unique_lock<std::mutex> &lock, Clock::time_point deadline,
+                  const std::string &what, Pred done) {
+    bool ok = cv_.wait_until(lock, deadline, [&] { return !failure_.empty() || done(); });
+    if (!failure_.empty()) throw ScriptFailure(failure_ + " (while waiting for " + what + ")");
+    if (!ok) throw ScriptFailure("timed out waiting for " + what);
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<FIX::Message> inbox_;
+  FIX::SessionID sessionID_;
+  bool loggedOn_ = false;
+  bool loggedOut_ = false;
+  bool logoutRequested_ = false;
+  bool venueLogout_ = false;
+  std::string venueLogoutText_;
+  std::string failure_;
+};
+
+// Script drives the steps and checks each answer.
+class Script {
+ public:
+  Script(Interop &app, std::string runID, Clock::time_point deadline)
+      : app_(app), run_(std::move(runID)), deadline_(deadline) {}
+
+  void run() {
+    logon();
+    restingBuy();
+    cross();
+    orderThenCancel();
+    cancelUnknown();
+    cancelRest();
+    expectNothingUnread("before logout");
+    logout();
+    expectNothingUnread("after logout");
+  }
+
+ private:
+  void logon() {
+    step("logon CLIENT7 -> VENUE");
+    app_.waitLogon(deadline_);
+    id_ = app_.sessionID();
+    ok("logged on as " + id_.getSenderCompID().getString() + " to " + id_.getTargetCompID().getString());
+  }
+
+  void restingBuy() {
+    step("B1: buy 10 ACME @ 99.50 (rests)");
+    sendOrder(b1(), FIX::Side_BUY, 10, 99.50, "BUY7");
+    FIX::Message er = expectER(b1(), "0");
+    expectFields(er, b1(), {{39, "0"}, {54, "1"}, {55, symbol}});
+    expectNumbers(er, b1(), {{38, 10}, {44, 99.50}, {151, 10}, {14, 0}});
+    b1OrderID_ = Interop::field(er, 37);
+    ok("ER New OrderID=" + b1OrderID_);
+  }
+
+  void cross() {
+    step("S1: sell 4 ACME @ 99.00 (crosses B1, trades at 99.50)");
+    const std::string s1 = run_ + "-S1";
+    sendOrder(s1, FIX::Side_SELL, 4, 99.00, "SELL7");
+    FIX::Message er = expectER(s1, "F");
+    expectFields(er, s1, {{39, "2"}, {54, "2"}, {55, symbol}});
+    expectNumbers(er, s1, {{31, 99.50}, {32, 4}, {14, 4}, {151, 0}, {6, 99.50}});
+    er = expectER(b1(), "F");
+    expectFields(er, b1(), {{39, "1"}, {54, "1"}, {37, b1OrderID_}});
+    expectNumbers(er, b1(), {{31, 99.50}, {32, 4}, {14, 4}, {151, 6}, {6, 99.50}});
+    // FIX allows the aggressor an ER New before its fill, or none.
+    FIX::Message aggressorNew;
+    const bool sawNew = app_.takeIfQueued(isER(s1, "0"), aggressorNew);
+    if (sawNew) {
+      checkReport(aggressorNew, s1);
+      expectFields(aggressorNew, s1, {{39, "0"}});
+    }
+    ok(std::string("both fills at LastPx 99.50 LastQty 4: S1 filled, B1 partially filled (CumQty 4, LeavesQty 6)") +
+       (sawNew ? "; S1 also had an ER New" : ""));
+  }
+
+  void orderThenCancel() {
+    step("B2: buy 5 ACME @ 98.00 (rests), then cancel it");
+    const std::string b2 = run_ + "-B2", c2 = run_ + "-C2";
+    sendOrder(b2, FIX::Side_BUY, 5, 98.00, "BUY7");
+    FIX::Message er = expectER(b2, "0");
+    expectFields(er, b2, {{39, "0"}});
+    expectNumbers(er, b2, {{151, 5}, {14, 0}});
+    const std::string b2OrderID = Interop::field(er, 37);
+    sendCancel(c2, b2, FIX::Side_BUY, 5);
+    er = expectER(c2, "4");
+    expectFields(er, c2, {{39, "4"}, {41, b2}, {37, b2OrderID}});
+    expectNumbers(er, c2, {{151, 0}, {14, 0}});
+    ok("ER Canceled for B2");
+  }
+
+  void cancelUnknown() {
+    step("cancel an unknown order (expects OrderCancelReject)");
+    const std::string c3 = run_ + "-C3", unknown = run_ + "-NOSUCH";
+    sendCancel(c3, unknown, FIX::Side_BUY, 1);
+    FIX::Message rej = app_.take(deadline_, "OrderCancelReject for " + c3, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "9" && Interop::field(m, 11) == c3;
+    });
+    expectFields(rej, c3, {{41, unknown}, {434, "1"}, {102, "1"}});
+    ok("OrderCancelReject CxlRejReason=1 Text=\"" + Interop::field(rej, 58) + "\"");
+  }
+
+  void cancelRest() {
+    step("cancel B1's remaining 6");
+    const std::string c1 = run_ + "-C1";
+    sendCancel(c1, b1(), FIX::Side_BUY, 10);
+    FIX::Message er = expectER(c1, "4");
+    expectFields(er, c1, {{39, "4"}, {41, b1()}, {37, b1OrderID_}});
+    expectNumbers(er, c1, {{151, 0}, {14, 4}});
+    ok("ER Canceled for B1 with CumQty 4");
+  }
+
+  void logout() {
+    step("logout");
+    FIX::Session *s = FIX::Session::lookupSession(id_);
+    if (s == nullptr) throw ScriptFailure("session " + id_.toString() + " is gone before logout");
+    app_.requestLogout();
+    // QuickFIX/C++ sends the Logout on its next timer tick (up to 1 s later).
+    s->logout("interop script done");
+    const std::string text = app_.waitLogout(deadline_);
+    ok("the venue answered Logout" + (text.empty() ? std::string() : " (\"" + text + "\")"));
+  }
+
+  void expectNothingUnread(const std::string &when) {
+    std::deque<FIX::Message> left = app_.unread();
+    if (!left.empty()) {
+      throw ScriptFailure("unexpected message from the venue " + when + ": " + readable(left.front().toString()));
+    }
+  }
+
+  std::string b1() const { return run_ + "-B1"; }
+
+  void step(const std::string &what) {
+    ++stepNo_;
+    std::cout << "STEP " << stepNo_ << ": " << what << std::endl;
+  }
+  void ok(const std::string &what) { std::cout << "  ok: " << what << std::endl; }
+
+  void send(FIX::Message &m) {
+    if (!FIX::Session::sendToTarget(m, id_)) throw ScriptFailure("sendToTarget refused " + readable(m.toString()));
+  }
+
+  void sendOrder(const std::string &clOrdID, char side, int qty, double px, const std::string &account) {
+    FIX44::NewOrderSingle nos(FIX::ClOrdID(clOrdID), FIX::Side(side), FIX::TransactTime(3),
+                              FIX::OrdType(FIX::OrdType_LIMIT));
+    nos.set(FIX::Symbol(symbol));
+    nos.set(FIX::OrderQty(qty));
+    nos.set(FIX::Price(px));
+    nos.set(FIX::TimeInForce(FIX::TimeInForce_DAY));
+    // Distinct accounts: the venue's self-trade prevention would otherwise
+    // cancel B1 instead of letting S1 trade against it.
+    nos.set(FIX::Account(account));
+    send(nos);
+  }
+
+  void sendCancel(const std::string &clOrdID, const std::string &origClOrdID, char side, int qty) {
+    FIX44::OrderCancelRequest cxl(FIX::OrigClOrdID(origClOrdID), FIX::ClOrdID(clOrdID), FIX::Side(side),
+                                  FIX::TransactTime(3));
+    cxl.set(FIX::Symbol(symbol));
+    cxl.set(FIX::OrderQty(qty));
+    send(cxl);
+  }
+
+  static std::function<bool(const FIX::Message &)> isER(const std::string &clOrdID, const std::string &execType) {
+    return [clOrdID, execType](const FIX::Message &m) {
+      return Interop::msgType(m) == "8" && Interop::field(m, 11) == clOrdID && Interop::field(m, 150) == execType;
+    };
+  }
+
+  // expectER waits for an ExecutionReport for clOrdID with ExecType execType.
+  FIX::Message expectER(const std::string &clOrdID, const std::string &execType) {
+    FIX::Message er = app_.take(deadline_, "ExecutionReport 11=" + clOrdID + " 150=" + execType, isER(clOrdID, execType));
+    checkReport(er, clOrdID);
+    return er;
+  }
+
+  // checkReport checks what every ExecutionReport must carry, and that its
+  // ExecID was never used before in this run.
+  void checkReport(const FIX::Message &er, const std::string &clOrdID) {
+    std::cout << "  got: " << readable(er.toString()) << std::endl;
+    for (int tag : {37, 17, 39, 55, 54, 151, 14, 6}) {
+      if (Interop::field(er, tag).empty()) {
+        throw ScriptFailure("ExecutionReport for " + clOrdID + " has no tag " + std::to_string(tag));
+      }
+    }
+    const std::string execID = Interop::field(er, 17);
+    if (!execIDs_.insert(execID).second) {
+      throw ScriptFailure("ExecID " + execID + " was used twice (second time for " + clOrdID + ")");
+    }
+  }
+
+  static void expectFields(const FIX::Message &m, const std::string &who,
+                           std::initializer_list<std::pair<int, std::string>> want) {
+    for (const auto &w : want) {
+      const std::string got = Interop::field(m, w.first);
+      if (got != w.second) {
+        throw ScriptFailure("for " + who + " tag " + std::to_string(w.first) + " is \"" + got + "\", want \"" +
+                            w.second + "\" in " + readable(m.toString()));
+      }
+    }
+  }
+
+  // expectNumbers compares decimal fields by value: "99.5" and "99.50" are
+  // the same price.
+  static void expectNumbers(const FIX::Message &m, const std::string &who,
+                            std::initializer_list<std::pair<int, double>> want) {
+    for (const auto &w : want) {
+      const std::string got = Interop::field(m, w.first);
+      char *end = nullptr;
+      const double v = got.empty() ? NAN : std::strtod(got.c_str(), &end);
+      if (got.empty() || *end != '\0' || std::fabs(v - w.second) > 1e-9) {
+        std::ostringstream o;
+        o << "for " << who << " tag " << w.first << " is \"" << got << "\", want " << w.second << " in "
+          << readable(m.toString());
+        throw ScriptFailure(o.str());
+      }
+    }
+  }
+
+  Interop &app_;
+  std::string run_;
+  Clock::time_point deadline_;
+  FIX::SessionID id_;
+  std::string b1OrderID_;
+  std::set<std::string> execIDs_;
+  int stepNo_ = 0;
+};
+
+void usage() {
+  std::cerr << "usage: fixvenue-qfcpp SETTINGS_FILE [--connect HOST:PORT] [--dictionary FIX44.xml]\n"
+               "  Logs on with the single session in SETTINGS_FILE, trades on ACME, logs out.\n"
+               "  --connect and --dictionary override SocketConnectHost/Port and DataDictionary.\n";
+}
+
+// loadSettings reads the settings file and applies the command-line overrides
+// to every session in it.
+FIX::SessionSettings loadSettings(const std::string &path, const std::string &connect, const std::string &dictionary) {
+  FIX::SessionSettings file(path);
+  if (file.size() != 1) throw FIX::ConfigError(path + ": want exactly one [SESSION]");
+  FIX::SessionSettings out;
+  out.set(file.get());
+  for (const FIX::SessionID &id : file.getSessions()) {
+    FIX::Dictionary d = file.get(id);
+    if (!connect.empty()) {
+      const size_t colon = connect.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == connect.size()) {
+        throw FIX::ConfigError("--connect wants HOST:PORT, got " + connect);
+      }
+      d.setString(FIX::SOCKET_CONNECT_HOST, connect.substr(0, colon));
+      d.setString(FIX::SOCKET_CONNECT_PORT, connect.substr(colon + 1));
+    }
+    if (!dictionary.empty()) d.setString(FIX::DATA_DICTIONARY, dictionary);
+    out.set(id, d);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string settingsPath, connect, dictionary;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--connect" || a == "--dictionary") && i + 1 < argc) {
+      (a == "--connect" ? connect : dictionary) = argv[++i];
+    } else if (!a.empty() && a[0] != '-' && settingsPath.empty()) {
+      settingsPath = a;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (settingsPath.empty()) {
+    usage();
+    return 2;
+  }
+
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(runSecondsMax);
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(runSecondsMax + watchdogGraceSeconds));
+    std::cout << "FAIL: the run did not end within " << runSecondsMax + watchdogGraceSeconds << " s" << std::endl;
+    std::_Exit(3);
+  }).detach();
+
+  std::unique_ptr<FIX::SessionSettings> settings;
+  try {
+    settings.reset(new FIX::SessionSettings(loadSettings(settingsPath, connect, dictionary)));
+  } catch (const FIX::ConfigError &e) {
+    std::cerr << "fixvenue-qfcpp: " << e.what() << std::endl;
+    return 2;
+  }
+
+  Interop app;
+  FIX::MemoryStoreFactory store;
+  PipeLogFactory log;
+  std::unique_ptr<FIX::SocketInitiator> initiator;
+  int status = 0;
+  try {
+    initiator.reset(new FIX::SocketInitiator(app, store, *settings, log));
+    initiator->start();
+    // The run prefix keeps ClOrdIDs unique across runs against one venue.
+    const std::string runID =
+        "QF" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
+    Script(app, runID, deadline).run();
+    std::cout << "PASS: QuickFIX/C++ logged on, traded, cancelled and logged out against the venue" << std::endl;
+  } catch (const ScriptFailure &e) {
+    std::cout << "FAIL: " << e.what() << std::endl;
+    status = 1;
+  } catch (const FIX::ConfigError &e) {
+    std::cerr << "fixvenue-qfcpp: " << e.what() << std::endl;
+    status = 2;
+  } catch (const std::exception &e) {
+    std::cout << "FAIL: " << e.what() << std::endl;
+    status = 1;
+  }
+  if (initiator) initiator->stop(status != 0);
+  return status;
+}
