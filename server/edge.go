@@ -36,7 +36,16 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 		}
 		creds[sc.CompID] = cred
 	}
+	// With ValidateFieldsHaveValues=N QuickFIX/Go would read empty integers
+	// and panic; the edge then drops every message with an empty value instead.
+	dropEmpty := false
+	for i := range cfg.Sessions {
+		if v := cfg.QuickFIXSettings(&cfg.Sessions[i])["ValidateFieldsHaveValues"]; v == "N" || v == "n" {
+			dropEmpty = true
+		}
+	}
 	return edge.Config{
+		DropEmptyValues:         dropEmpty,
 		Address:                 cfg.FIX.Addr,
 		MaxMessageBytes:         cfg.FIX.MaxMessageBytes,
 		LogonTimeout:            cfg.FIX.LogonTimeout.Duration,
