@@ -161,16 +161,18 @@ func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
 	m.Body.SetString(tagSecurityRequestResult, "0")
 	m.Body.SetInt(tagTotNoRelatedSym, len(list))
 	m.Body.SetString(tagLastFragment, "Y")
+	// FIX 4.4 has no MinPriceIncrement (969) in SecurityList, so strict clients
+	// would reject it: the tick size travels in the entry's Text.
 	group := quickfix.NewRepeatingGroup(tagNoRelatedSym, quickfix.GroupTemplate{
-		quickfix.GroupElement(tagSymbol), quickfix.GroupElement(tagMinPriceIncrement),
-		quickfix.GroupElement(tagRoundLot), quickfix.GroupElement(tagMinTradeVol),
+		quickfix.GroupElement(tagSymbol), quickfix.GroupElement(tagRoundLot),
+		quickfix.GroupElement(tagMinTradeVol), quickfix.GroupElement(tagText),
 	})
 	for _, in := range list {
 		row := group.Add()
 		row.SetString(tagSymbol, in.Symbol)
-		row.SetString(tagMinPriceIncrement, in.Tick.String())
 		row.SetString(tagRoundLot, strconv.FormatInt(in.LotSize, 10))
 		row.SetString(tagMinTradeVol, strconv.FormatInt(in.MinQty, 10))
+		row.SetString(tagText, "tick size "+in.Tick.String())
 	}
 	m.Body.SetGroup(group)
 	s.out.enqueue(m)

@@ -53,10 +53,11 @@ const (
 	tagRoundLot              quickfix.Tag = 561
 	tagMinTradeVol           quickfix.Tag = 562
 	tagOrdStatusReqID        quickfix.Tag = 790
-	tagTrdMatchID            quickfix.Tag = 880
-	tagMinPriceIncrement     quickfix.Tag = 969
-	tagTotNoRelatedSym       quickfix.Tag = 393
-	tagLastFragment          quickfix.Tag = 893
+	// tagSecondaryExecID carries the trade id on fills: FIX 4.4 has no TrdMatchID (880) in ExecutionReport.
+	tagSecondaryExecID   quickfix.Tag = 527
+	tagMinPriceIncrement quickfix.Tag = 969
+	tagTotNoRelatedSym   quickfix.Tag = 393
+	tagLastFragment      quickfix.Tag = 893
 )
 
 // rejection is a refusal decided in the gateway, before any command exists.

@@ -369,7 +369,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		price(tagLastPx, e.LastPriceTicks()).int(tagLastQty, e.LastQty()).
 		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		uint(tagTrdMatchID, e.TradeID()).time(tagTransactTime, e.TimestampNs())
+		uint(tagSecondaryExecID, e.TradeID()).time(tagTransactTime, e.TimestampNs())
 	if e.Aggressor() == venue.BooleanTypeTrue {
 		g.metrics.trades.Inc()
 	}

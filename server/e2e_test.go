@@ -89,7 +89,7 @@ func TestOrderLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sl.String(), "55=ACME|969=0.01") {
+	if !strings.Contains(sl.String(), "55=ACME|561=1|562=1|58=tick size 0.01") {
 		t.Fatalf("security list: %s", sl)
 	}
 
