@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-latency bench-fix conformance crash clean
+.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-latency bench-fix conformance crash interop clean
 
 all: build
 
@@ -57,6 +57,9 @@ bench-fix: build
 
 conformance: build
 	@./scripts/conformance.sh
+
+interop: build
+	@./scripts/interop.sh
 
 crash: build
 	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 60m ./cmd/fixvenue/
