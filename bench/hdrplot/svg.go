@@ -29,7 +29,7 @@ const (
 	plotWidthDefault  = 880
 	plotHeightDefault = 540
 	marginLeft        = 80
-	marginRight       = 24
+	marginRight       = 48
 	marginTop         = 56
 	marginBottom      = 64
 )
@@ -227,16 +227,28 @@ func (a *axes) writeLine(w *bufio.Writer, colour string, pts []Point) {
 	w.WriteString(`"/>` + "\n")
 }
 
+// writeLegend draws the legend in the lower right corner, where percentile
+// plots leave room (lines rise to the right), on a white box so that it
+// stays readable over any line. Text width is estimated, not measured.
 func (a *axes) writeLegend(w *bufio.Writer, series []Series) {
-	const rowHeight = 18
-	x, y := a.left+12, a.top+16
+	const rowHeight, charWidth, swatch = 18, 7, 22
+	labels := make([]string, len(series))
+	longest := 0
 	for i := range series {
-		label := series[i].Label
+		labels[i] = series[i].Label
 		if len(series[i].Points) == 0 {
-			label += " (no samples)"
+			labels[i] += " (no samples)"
 		}
-		fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", x, y-4, x+22, y-4, palette[i])
-		fmt.Fprintf(w, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x+28, y, escapeXML(label))
+		longest = max(longest, len([]rune(labels[i])))
+	}
+	width := float64(swatch + 18 + charWidth*longest)
+	height := float64(rowHeight*len(series) + 8)
+	x0, y0 := a.right-width-8, a.bottom-height-8
+	fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#ffffff" fill-opacity="0.85" stroke="#cccccc"/>`+"\n", x0, y0, width, height)
+	x, y := x0+6, y0+rowHeight
+	for i := range series {
+		fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", x, y-4, x+swatch, y-4, palette[i])
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x+swatch+6, y, escapeXML(labels[i]))
 		y += rowHeight
 	}
 }

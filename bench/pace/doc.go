@@ -8,9 +8,11 @@
 // that overshoot to every latency it records (the latency runs from the
 // due time), and a venue would look half a millisecond slower than it is at
 // low rates. Sleep therefore hands short waits to the kernel's nanosleep on
-// the calling thread, which wakes within the timer slack (50 µs by default),
-// and leaves long waits to time.Sleep, keeping a margin that nanosleep then
-// covers.
+// the calling thread, after lowering that thread's timer slack from the
+// default 50 µs to 1 µs (prctl PR_SET_TIMERSLACK), and leaves long waits to
+// time.Sleep, keeping a margin that nanosleep then covers. What remains is
+// the kernel's wake-up latency, which on a busy machine is tens of
+// microseconds; the load generator reports it as its send lag.
 //
 // Limits: a short sleep blocks its OS thread (the Go runtime starts another
 // for other goroutines), so it suits a few pacing goroutines, not thousands.
