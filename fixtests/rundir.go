@@ -62,6 +62,12 @@ type Options struct {
 	Out io.Writer
 	// Setter carries out iSET_SESSION lines; nil makes them fail.
 	Setter SessionSetter
+	// PauseAfterDisconnect, when positive, is a pause after each
+	// eDISCONNECT step that succeeded, before the next step. The reference
+	// runner has none; it is for acceptors that release a session a moment
+	// after they close its connection, and would otherwise refuse the next
+	// Logon. Leave it 0 to test that an acceptor does not.
+	PauseAfterDisconnect time.Duration
 	// SettleAfterFailure is the pause after a failed script (see
 	// DefaultSettleAfterFailure); 0 means the default, a negative value
 	// no pause.

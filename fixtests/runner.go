@@ -168,8 +168,10 @@ func (r *scriptRun) step(ctx context.Context, st *Step) *Failure {
 		r.drop(st.Conn)
 		if f != nil {
 			f.Step = name
+			return f
 		}
-		return f
+		settle(ctx, r.opts.PauseAfterDisconnect)
+		return nil
 	case StepSend:
 		return r.send(c, st.Message, fail)
 	case StepExpect:

@@ -5,7 +5,7 @@
 # temporary data directory, runs through fixtests' runner (fixtests/cmd/fixconform):
 #   - the QuickFIX FIX 4.4 server scripts from $FIXVENUE_QUICKFIX_DEFS (default
 #     ../shared/conformance/quickfix-fix44 next to the repository), minus the 14 that assume
-#     QuickFIX's echo application, and extra/validate;
+#     QuickFIX's echo application;
 #   - our scripts: fixtests/scripts/session (the 14 echo situations, the venue's way) and
 #     fixtests/scripts/venue;
 # then stops it, and does the same for the extra QuickFIX suites that need other session
@@ -117,7 +117,7 @@ if [ ! -d "$qf" ]; then
 fi
 
 if start_venue main fixtests/conformance.toml; then
-	run_scripts main -skip-echo -scripts "$qf,$qf/extra/validate,fixtests/scripts/session,fixtests/scripts/venue"
+	run_scripts main -skip-echo -scripts "$qf,fixtests/scripts/session,fixtests/scripts/venue"
 	stop_venue
 else
 	broken=$((broken + 1))
