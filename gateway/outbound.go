@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"runtime"
 	"strconv"
 	"time"
 
@@ -12,57 +11,58 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// DurableSource tells outbound how far the journal has made commands durable.
-type DurableSource interface {
-	Load() int64
+// DurableWaiter tells outbound when commands are durable (pipeline.Pipeline).
+type DurableWaiter interface {
+	// WaitDurable blocks until command seq is durable or timeout passes.
+	WaitDurable(seq int64, timeout time.Duration) bool
 }
+
+// durableWaitStep bounds one wait for durability; outbound waits again after
+// it (a slow disk delays answers, it never lets one through early).
+const durableWaitStep = time.Second
 
 // RunOutbound consumes the event ring until the barrier is alerted. Each event
 // is turned into a FIX message only after the command that caused it is
-// durable (durable.Load() >= causeSeq), then handed to its session's sender.
-// own is this consumer's sequence, a gating sequence of the event ring.
-func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *ring.Sequence, durable DurableSource) error {
+// durable, then handed to its session's sender. own is this consumer's
+// sequence, a gating sequence of the event ring.
+func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *ring.Sequence, durable DurableWaiter) error {
 	next := own.Load() + 1
 	for {
 		avail, err := barrier.WaitFor(next)
 		if err != nil {
 			return err
 		}
+		// Events come in command order: waiting once for the last event's
+		// command covers the whole batch.
+		g.waitDurable(causeOf(events.Slot(avail)), durable, barrier)
 		for ; next <= avail; next++ {
 			slot := events.Slot(next)
-			g.waitDurable(slot, durable, barrier)
 			g.dispatch(slot)
-			g.dispatched.Store(int64(leUint64(slot[venue.MessageHeaderSize:])))
+			g.dispatched.Store(causeOf(slot))
 			own.Store(next)
 		}
 	}
 }
 
-// waitDurable blocks until the event's causing command is durable. Group commit
-// makes this wait about one fdatasync at most; it backs off from yielding to
-// short sleeps so that it does not take a core from the journal writer.
-func (g *Gateway) waitDurable(slot []byte, durable DurableSource, barrier *ring.Barrier) {
-	// Every event's block starts with causeSeq (schemas/venue.xml), so it is read
-	// without decoding the whole event.
-	if len(slot) < venue.MessageHeaderSize+8 {
-		return
-	}
-	cause := int64(leUint64(slot[venue.MessageHeaderSize:]))
-	if durable.Load() >= cause {
-		return
-	}
+// causeOf reads an event's causeSeq: every event's block starts with it
+// (schemas/venue.xml), so it is read without decoding the whole event.
+func causeOf(slot []byte) int64 {
+	return int64(leUint64(slot[venue.MessageHeaderSize:]))
+}
+
+// waitDurable blocks until command cause is durable (or the barrier is alerted).
+func (g *Gateway) waitDurable(cause int64, durable DurableWaiter, barrier *ring.Barrier) {
 	start := time.Now()
-	for i := 0; durable.Load() < cause; i++ {
-		switch {
-		case i < 64:
-			// spin briefly: the fsync may be finishing now
-		case i < 256:
-			runtime.Gosched()
-		default:
-			time.Sleep(20 * time.Microsecond)
+	waited := false
+	for !durable.WaitDurable(cause, durableWaitStep) {
+		waited = true
+		if barrier.Alerted() {
+			return
 		}
 	}
-	g.metrics.durableWaitNs.Observe(time.Since(start).Seconds())
+	if waited || time.Since(start) > time.Microsecond {
+		g.metrics.durableWaitNs.Observe(time.Since(start).Seconds())
+	}
 }
 
 func leUint64(b []byte) uint64 {

@@ -338,7 +338,7 @@ func (s *Server) Start() error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		_ = s.gw.RunOutbound(s.pipe.Events, barrier, own, s.pipe.Durable())
+		_ = s.gw.RunOutbound(s.pipe.Events, barrier, own, s.pipe)
 	}()
 	s.wg.Add(1)
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -22,6 +23,7 @@ func cmdServe(args []string) int {
 	mdRecovery := fs.String("md-recovery-addr", "", "market data recovery TCP address (overrides marketdata.recovery_addr)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	printConfig := fs.Bool("print-default-config", false, "print the embedded default configuration and exit")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (written at shutdown)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -62,6 +64,18 @@ func cmdServe(args []string) int {
 		cfg.MarketData.RecoveryAddr = *mdRecovery
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --cpuprofile: %v\n", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)

@@ -77,6 +77,10 @@ type Pipeline struct {
 	started  bool
 
 	eventsPublished atomic.Int64
+
+	// durableCh is closed (and replaced) after every advance of the durable
+	// sequence, so that WaitDurable sleeps until the journal moves instead of polling.
+	durableCh atomic.Pointer[chan struct{}]
 }
 
 // New builds the rings; add event consumers, then Start.
@@ -108,7 +112,42 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.matcherBarrier = cmds.NewBarrier()
 	cmds.AddGatingSequences(p.matcherSeq)
+	ch := make(chan struct{})
+	p.durableCh.Store(&ch)
 	return p, nil
+}
+
+// durableAdvanced wakes every WaitDurable caller. It allocates one channel per
+// call, which happens once per journal flush, never per command.
+func (p *Pipeline) durableAdvanced() {
+	next := make(chan struct{})
+	old := p.durableCh.Swap(&next)
+	close(*old)
+}
+
+// WaitDurable blocks until command seq is durable or timeout passes, and
+// reports whether it is durable. Outbound consumers call it before an answer
+// leaves the process.
+func (p *Pipeline) WaitDurable(seq int64, timeout time.Duration) bool {
+	if p.durable.Load() >= seq {
+		return true
+	}
+	var timer *time.Timer
+	for {
+		ch := *p.durableCh.Load()
+		if p.durable.Load() >= seq {
+			return true
+		}
+		if timer == nil {
+			timer = time.NewTimer(timeout)
+			defer timer.Stop()
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return p.durable.Load() >= seq
+		}
+	}
 }
 
 // SeqBase is the command seq of ring sequence 0.
@@ -198,13 +237,18 @@ func (p *Pipeline) runMatcher() {
 			return // alerted: stopping
 		}
 		for ; next <= avail; next++ {
+			if p.cfg.Journal == nil {
+				// Without a journal nothing waits for the disk: a command counts as
+				// durable before its events exist, so outbound never waits.
+				p.durable.Store(int64(p.cfg.SeqBase) + next)
+			}
 			if !p.apply(next, sink) {
+				if p.cfg.Journal == nil {
+					p.durable.Store(int64(p.cfg.SeqBase) + next - 1)
+				}
 				return
 			}
 			p.matcherSeq.Store(next)
-			if p.cfg.Journal == nil {
-				p.durable.Store(int64(p.cfg.SeqBase) + next)
-			}
 		}
 	}
 }
@@ -252,6 +296,7 @@ func (p *Pipeline) runJournal() {
 			p.fail(fmt.Errorf("journal flush: %w", err))
 			return
 		}
+		p.durableAdvanced()
 		// Consumers that gate on durability may be parked on the event ring.
 		p.Events.Wake()
 	}

@@ -216,6 +216,10 @@ func (s *Store) load() error {
 		switch body[0] {
 		case kindMessage:
 			s.remember(int(a), off+recordHeaderBytes, int32(n-(recordHeaderBytes-8)))
+			if b != 0 {
+				// A message saved with its sender increment (b = next sender).
+				s.nextSender = int(b)
+			}
 		case kindSeqNums:
 			s.nextSender, s.nextTarget = int(a), int(b)
 		case kindReset:
@@ -360,25 +364,29 @@ func (s *Store) SaveMessage(seqNum int, msg []byte) error {
 }
 
 func (s *Store) saveLocked(seqNum int, msg []byte) error {
+	return s.saveWithNextLocked(seqNum, 0, msg)
+}
+
+// saveWithNextLocked writes a message record; nextSender, when not 0, is the
+// next sender sequence number after it, so that saving and incrementing is one write.
+func (s *Store) saveWithNextLocked(seqNum, nextSender int, msg []byte) error {
 	off := s.size
-	if err := s.appendRecord(kindMessage, uint64(seqNum), 0, msg); err != nil {
+	if err := s.appendRecord(kindMessage, uint64(seqNum), uint64(nextSender), msg); err != nil {
 		return err
 	}
 	s.remember(seqNum, off+recordHeaderBytes, int32(len(msg)))
 	return nil
 }
 
-// SaveMessageAndIncrNextSenderMsgSeqNum implements quickfix.MessageStore.
+// SaveMessageAndIncrNextSenderMsgSeqNum implements quickfix.MessageStore with
+// one write: the message record carries the incremented sequence number.
 func (s *Store) SaveMessageAndIncrNextSenderMsgSeqNum(seqNum int, msg []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.saveLocked(seqNum, msg); err != nil {
+	if err := s.saveWithNextLocked(seqNum, s.nextSender+1, msg); err != nil {
 		return err
 	}
 	s.nextSender++
-	if err := s.appendSeqNums(); err != nil {
-		return err
-	}
 	if s.size > s.opts.FileBytesMax {
 		return s.compactLocked()
 	}
