@@ -37,7 +37,17 @@
 // Scripts run one after another against one long-lived acceptor, each after
 // an empty probe connection that the acceptor must shrug off. The runner
 // keeps no state between scripts; it leaves the acceptor's sessions as the
-// script left them. It does not check that every message the acceptor sent
+// script left them. After a failed script it pauses (SettleAfterFailure) so
+// that the acceptor notices the connections the runner closed before the
+// next script logs on. PauseAfterDisconnect, off by default, pauses after
+// each disconnect too, for acceptors known to release a session late.
+//
+// iSET_SESSION goes through Options.Setter: HTTPSetter calls the venue's
+// test hook (POST /test/seqnums on its metrics listener, mounted only with
+// metrics.test_hooks); the tests use QuickFIX/Go's stores directly.
+//
+// scripts/session and scripts/venue hold our scripts; conformance*.toml are
+// the venue configurations they run against (see README.md). It does not check that every message the acceptor sent
 // was expected: unread messages at the end of a script are ignored, as in
 // the reference runner, so a script must end with an expectation (usually
 // eDISCONNECT) to prove the acceptor's final behaviour.

@@ -344,3 +344,81 @@ func TestUnreachableAcceptorFails(t *testing.T) {
 	}
 	wantReport(t, report, "probe connection: cannot connect to "+addr)
 }
+
+// closingListener accepts connections and closes each one at once, so that
+// every eDISCONNECT succeeds; it counts the connections it saw.
+func closingListener(t *testing.T) (addr string, accepted func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String(), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// TestPauseAfterDisconnect checks that the runner waits at least
+// PauseAfterDisconnect after each eDISCONNECT that succeeded. Only the lower
+// bound is checked: a sleep never ends early, while an upper bound would
+// depend on the machine.
+func TestPauseAfterDisconnect(t *testing.T) {
+	addr, _ := closingListener(t)
+	dir := t.TempDir()
+	writeScript(t, dir, "twice", "iCONNECT", "eDISCONNECT", "iCONNECT", "eDISCONNECT")
+	const pause = 150 * time.Millisecond
+	sum, report := runOne(t, fixtests.Options{Addr: addr, Dirs: []string{dir}, PauseAfterDisconnect: pause})
+	if sum.Passed != 1 {
+		t.Fatalf("%+v\n%s", sum, report)
+	}
+	if got := sum.Results[0].Elapsed; got < 2*pause {
+		t.Fatalf("the script took %v; two pauses of %v cannot take less", got, pause)
+	}
+}
+
+// TestSettleAfterFailure checks that a failed script is followed by the
+// settle pause before the next script starts (a lower bound again), and that
+// both scripts still run and are counted.
+func TestSettleAfterFailure(t *testing.T) {
+	addr, accepted := closingListener(t)
+	dir := t.TempDir()
+	// The listener closes every connection, so expecting a message fails at
+	// once and expecting a disconnect passes.
+	writeScript(t, dir, "a_fails", "iCONNECT", "E8=FIX.4.4|35=0|")
+	writeScript(t, dir, "b_passes", "iCONNECT", "eDISCONNECT")
+	const settle = 300 * time.Millisecond
+	started := time.Now()
+	sum, report := runOne(t, fixtests.Options{Addr: addr, Dirs: []string{dir}, SettleAfterFailure: settle})
+	if sum.Passed != 1 || sum.Failed != 1 {
+		t.Fatalf("%+v\n%s", sum, report)
+	}
+	if took := time.Since(started); took < settle {
+		t.Fatalf("the run took %v, less than the %v pause after the failure", took, settle)
+	}
+	// Two scripts, each with a probe connection and one of its own.
+	if n := accepted(); n != 4 {
+		t.Fatalf("%d connections accepted, want 4", n)
+	}
+}
