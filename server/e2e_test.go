@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,4 +275,40 @@ func TestAnswersWaitForDurability(t *testing.T) {
 	block.Store(false)
 	close(release)
 	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+}
+
+// TestFsyncFailureIsFailStop makes the journal's fdatasync fail: the order
+// whose batch failed is never acknowledged, and every later order is refused
+// with a clear reason while the session stays up.
+func TestFsyncFailureIsFailStop(t *testing.T) {
+	var fail atomic.Bool
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && fail.Load() {
+			return syscall.EIO
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{JournalSync: sync})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "ok1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "ok1", 150: "0"})
+	fail.Store(true)
+	sendOrder(t, c, order{id: "lost1", side: "1", qty: "1", px: "99.00"})
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Pipeline().Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Pipeline().Err() == nil {
+		t.Fatal("a failed fdatasync did not stop the pipeline")
+	}
+	sendOrder(t, c, order{id: "after1", side: "1", qty: "1", px: "99.00"})
+	m := expectER(t, c, map[int]string{11: "after1", 150: "8"})
+	if !strings.Contains(m.Get(58), "venue halted") {
+		t.Fatalf("order after the failure: %s", m)
+	}
+	for _, got := range c.Received {
+		if got.Get(11) == "lost1" {
+			t.Fatalf("the order whose fsync failed was answered: %s", got)
+		}
+	}
 }

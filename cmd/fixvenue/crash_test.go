@@ -110,17 +110,23 @@ func TestCrashKill9(t *testing.T) {
 	v.kill()
 	checkJournalInventsNothing(t, filepath.Join(dir, "data", "journal"), clients)
 
-	// Two replays of the journal agree on every event byte.
-	verify := func() string {
-		out, err := exec.Command(binPath, "journal", "verify", "--config", cfg).CombinedOutput()
+	// Two replays of the journal agree on every event byte, and so does a
+	// second build (with the invariants tag, which runs the matcher's
+	// self-checks after every command).
+	other := filepath.Join(t.TempDir(), "fixvenue-invariants")
+	if out, err := exec.Command("go", "build", "-tags", "invariants", "-o", other, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building with -tags invariants: %v\n%s", err, out)
+	}
+	verifyWith := func(bin string) string {
+		out, err := exec.Command(bin, "journal", "verify", "--config", cfg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("journal verify: %v\n%s", err, out)
 		}
 		return string(out)
 	}
-	first, second := verify(), verify()
-	if first != second || !strings.HasPrefix(first, "records=") {
-		t.Fatalf("journal verify disagrees with itself:\n%s\n%s", first, second)
+	first, second, third := verifyWith(binPath), verifyWith(binPath), verifyWith(other)
+	if first != second || first != third || !strings.HasPrefix(first, "records=") {
+		t.Fatalf("journal verify disagrees:\n%s\n%s\n%s (invariants build)", first, second, third)
 	}
 	t.Logf("journal verify: %s", strings.TrimSpace(first))
 }

@@ -308,6 +308,11 @@ func (p *Pipeline) runJournal() {
 func (p *Pipeline) Stop(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	drained := func() bool {
+		if p.Err() != nil {
+			// Failed: nothing more becomes durable, so consumers gated on
+			// durability would wait forever. Stop at once.
+			return true
+		}
 		cmdCursor := p.Commands.Cursor()
 		if p.matcherSeq.Load() < cmdCursor && p.Err() == nil {
 			return false

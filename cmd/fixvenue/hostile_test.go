@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+)
+
+// TestKnownCrashShapesAgainstTheVenue sends the messages that kill a bare
+// QuickFIX/Go process to `fixvenue serve` itself, and checks after each one
+// that the process is alive and another session still trades. (The full
+// catalogue of hostile inputs runs against the edge in gateway/edge.)
+func TestKnownCrashShapesAgainstTheVenue(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "venue.toml")
+	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 3]\n", filepath.Join(dir, "data"))
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := startVenue(t, cfg)
+	witness, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer witness.Close()
+	if _, err := witness.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	now := func() string { return fixclient.Timestamp(time.Now()) }
+	hdr := func(seq string) []fixclient.Field {
+		return []fixclient.Field{fixclient.F(35, "D"), fixclient.F(49, "CLIENT2"), fixclient.F(56, "VENUE"), fixclient.F(34, seq), fixclient.F(52, now())}
+	}
+	order := []fixclient.Field{fixclient.F(11, "x"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, now()),
+		fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "99.00")}
+	shapes := []struct {
+		name  string
+		logon bool // log CLIENT2 on first
+		msg   []byte
+	}{
+		{"empty MsgSeqNum in a Logon", false, fixclient.Build(fixclient.F(35, "A"), fixclient.F(49, "CLIENT2"), fixclient.F(56, "VENUE"),
+			fixclient.F(34, ""), fixclient.F(52, now()), fixclient.F(98, "0"), fixclient.F(108, "30"))},
+		{"empty MsgSeqNum after logon", true, fixclient.Build(append(hdr(""), order...)...)},
+		{"second empty BodyLength", true, fixclient.Build(append(append(hdr("2"), fixclient.F(9, "")), order...)...)},
+		{"XmlDataLen larger than the data", true, fixclient.Build(append(hdr("2"), fixclient.F(212, "500"), fixclient.F(213, "<a/>"))...)},
+	}
+	for i, sh := range shapes {
+		c, err := fixclient.Dial(v.fixAddr, "CLIENT2", "VENUE")
+		if err != nil {
+			t.Fatalf("%s: %v", sh.name, err)
+		}
+		if sh.logon {
+			if _, err := c.Logon(true); err != nil {
+				t.Fatalf("%s: logon: %v", sh.name, err)
+			}
+		}
+		if err := c.SendRaw(sh.msg); err != nil {
+			t.Fatalf("%s: %v", sh.name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		c.Close()
+		select {
+		case <-v.exited:
+			t.Fatalf("%s killed the venue:\n%s", sh.name, v.logs())
+		default:
+		}
+		id := fmt.Sprintf("w%d", i)
+		if err := witness.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, now()),
+			fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "99.00")); err != nil {
+			t.Fatalf("after %s: %v", sh.name, err)
+		}
+		if _, err := witness.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatalf("after %s the witness session no longer trades: %v", sh.name, err)
+		}
+		time.Sleep(1100 * time.Millisecond) // stay inside the per-CompID logon rate
+	}
+}
