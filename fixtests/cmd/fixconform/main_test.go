@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -93,5 +96,40 @@ func TestRunSaysWhenQuickFIXScriptsAreMissing(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRunHookAddr checks that -hook-addr carries out iSET_SESSION through the
+// venue's test hook, and that without it such a script fails.
+func TestRunHookAddr(t *testing.T) {
+	addr := closingAcceptor(t)
+	var mu sync.Mutex
+	var queries []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hook.Close()
+	script := writeDef(t, t.TempDir(), "set.def", "iSET_SESSION FIX.4.4:ISLD->TW NEXTSENDERSEQNUM=5\r\niCONNECT\r\neDISCONNECT\r\n")
+
+	var out, errOut bytes.Buffer
+	if got := run(context.Background(), []string{"-addr", addr, "-scripts", script, "-hook-addr", strings.TrimPrefix(hook.URL, "http://")}, &out, &errOut); got != exitPassed {
+		t.Fatalf("with -hook-addr: exit %d\n%s%s", got, out.String(), errOut.String())
+	}
+	mu.Lock()
+	got := strings.Join(queries, "\n")
+	mu.Unlock()
+	if want := "POST /test/seqnums?next_sender=5&session=FIX.4.4%3AISLD-%3ETW"; got != want {
+		t.Fatalf("hook saw %q, want %q", got, want)
+	}
+
+	out.Reset()
+	if got := run(context.Background(), []string{"-addr", addr, "-scripts", script}, &out, &errOut); got != exitFailed {
+		t.Fatalf("without -hook-addr: exit %d, want %d\n%s", got, exitFailed, out.String())
+	}
+	if !strings.Contains(out.String(), "no SessionSetter is configured") {
+		t.Fatalf("the failure does not say why:\n%s", out.String())
 	}
 }
