@@ -65,8 +65,23 @@ func TestVerifyChecksum(t *testing.T) {
 // TestMessageReaderSplitsStream feeds two messages in awkward pieces through
 // a real connection and checks that they come out whole and in order.
 func TestMessageReaderSplitsStream(t *testing.T) {
-	client, server := net.Pipe()
+	// A TCP connection, not net.Pipe: a pipe's SetReadDeadline fails once
+	// the other end has closed, which a socket's never does, so a pipe would
+	// make the end of the stream an error that the runner never meets.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer server.Close()
 	m1 := fix("8=FIX.4.4|9=5|35=0|10=" + sumOf(string(fix("8=FIX.4.4|9=5|35=0|"))) + "|")
 	m2 := fix("8=FIX.4.4|9=10|35=1|112=|10=" + sumOf(string(fix("8=FIX.4.4|9=10|35=1|112=|"))) + "|")
