@@ -80,7 +80,9 @@ type session struct {
 	messages slidingWindow
 	loggedOn atomic.Bool
 	out      *sender
-	// lastCmd is the seq of the last command this session published (-1: none).
+	// lastCmd is the seq of the last command this session published that is
+	// answered on the session (-1: none). SessionDisconnected is not: it may
+	// produce no event, and an answer must not wait for one that never comes.
 	lastCmd atomic.Int64
 }
 

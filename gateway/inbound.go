@@ -471,7 +471,6 @@ func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 				cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
 			}
 			g.commands.Publish(seq)
-			s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 			return nil
 		}
 		if !errors.Is(err, ring.ErrBusy) || time.Now().After(end) {

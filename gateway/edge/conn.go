@@ -272,8 +272,11 @@ func (c *Conn) Close() error {
 			}
 			<-c.writerDone
 		}
-		c.kill(ReasonClosedBySession)
+		// Release before the socket closes: a client that logs on again as
+		// soon as it sees the close must not find the session still taken.
+		c.noteReason(ReasonClosedBySession)
 		c.l.release(c)
+		c.kill(ReasonClosedBySession)
 	})
 	return nil
 }

@@ -56,9 +56,12 @@
 //     another);
 //   - a Logon for a session that already has a connection is refused.
 //
-// A refused Logon is answered with a Logout (58 says why, without telling
-// an unauthenticated client which credential was wrong) and the connection
-// closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
+// A Logon for a BeginString or CompID the venue does not serve, and a second
+// Logon for a logged-on session, are closed without a word, as the FIX session
+// rules (and QuickFIX's acceptance scripts 1b, 1c, 1d, AlreadyLoggedOn) ask.
+// Any other refused Logon (credentials, source, certificate, rate) is answered
+// with a Logout (58 says only "Logon refused" or "Too many logon attempts",
+// never which credential was wrong) and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
 // numbers — QuickFIX/Go does, and a refused Logon must not reach it, or its
 // expected inbound number would move (QuickFIX/Go increments it even for
 // Logons its application rejects). The number is never taken up by a

@@ -419,6 +419,21 @@ func (f *framer) onFieldStart(c byte) verdict {
 		f.state = stTrailer
 		return f.onTrailer(c)
 	}
+	if c == '0' || c == '-' {
+		// Tag 0 and negative tags are invalid tag numbers in a well-formed
+		// field: QuickFIX/Go answers them with a session Reject (373=0), as
+		// the FIX session rules ask. tag -1 marks "0", -2 a negative tag;
+		// their digits are only counted. A leading zero before other digits
+		// ("055") stays a bad field: QuickFIX/Go would read it as tag 55.
+		f.tag = -1
+		if c == '-' {
+			f.tag = -2
+		}
+		f.digits = 1
+		f.state = stTag
+		f.pos++
+		return needMore
+	}
 	if c < '1' || c > '9' {
 		return f.dropField(ReasonBadField)
 	}
@@ -434,15 +449,17 @@ func (f *framer) onTag(c byte) verdict {
 		return f.dropField(ReasonBadBodyLength)
 	}
 	if isDigit(c) {
-		if f.digits == tagDigitsMax {
+		if f.digits == tagDigitsMax || f.tag == -1 {
 			return f.dropField(ReasonBadField)
 		}
 		f.digits++
-		f.tag = f.tag*10 + int(c-'0')
+		if f.tag >= 0 {
+			f.tag = f.tag*10 + int(c-'0')
+		}
 		f.pos++
 		return needMore
 	}
-	if c != '=' {
+	if c != '=' || (f.tag == -2 && f.digits == 1) {
 		return f.dropField(ReasonBadField)
 	}
 	switch {

@@ -317,8 +317,12 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if problem != "" {
 		return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
 	}
+	// Refusals that the FIX session rules answer by disconnecting without
+	// a word (QuickFIX's acceptance scripts 1b, 1c, 1d and AlreadyLoggedOn):
+	// a BeginString or CompID the venue does not serve, or a second Logon.
+	// Credentials that fail get a Logout that says only "Logon refused".
 	if !slices.Contains(l.cfg.BeginStrings, lf.key.BeginString) {
-		return nil, ReasonWrongBeginString, &refusal{lf, "Unsupported BeginString"}
+		return nil, ReasonWrongBeginString, errors.New("unsupported BeginString")
 	}
 	if r := l.takeLogonTokens(c.source, lf.key.ClientCompID); r != ReasonNone {
 		return nil, r, &refusal{lf, "Too many logon attempts"}
@@ -326,11 +330,14 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	req := LogonRequest{Key: lf.key, Password: lf.password, Source: c.source, Certificate: c.cert}
 	if err := l.cfg.Authenticator.Authenticate(&req); err != nil {
 		l.cfg.Logger.Info("edge: logon refused", "session", lf.key, "source", c.source, "err", err)
+		if errors.Is(err, ErrUnknownCompID) || errors.Is(err, ErrWrongVenueCompID) {
+			return nil, ReasonLogonRefused, err
+		}
 		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
 	}
 	c.key = lf.key
 	if !l.claim(c) {
-		return nil, ReasonLogonDuplicate, &refusal{lf, "Session already logged on"}
+		return nil, ReasonLogonDuplicate, errors.New("session already logged on")
 	}
 	// The framer's buffer may still hold bytes the client sent after the
 	// Logon; QuickFIX/Go reads the Logon first, then those. The copy keeps
