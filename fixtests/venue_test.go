@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/fixtests"
@@ -31,30 +30,7 @@ const venueLogEnv = "FIXTESTS_VENUE_LOG"
 // They are run and reported, and the test fails when one of them starts to
 // pass, so that this list never outlives the fault it records. Everything
 // else must pass.
-var knownVenueFailures = map[string]string{
-	"quickfix-fix44/1b_DuplicateIdentity": "the FIX edge answers a second Logon for a logged-on session " +
-		"with a Logout (\"Session already logged on\") instead of disconnecting without a word",
-	"quickfix-fix44/AlreadyLoggedOn": "the FIX edge answers a second Logon for a logged-on session " +
-		"with a Logout instead of disconnecting without a word",
-	"quickfix-fix44/1c_InvalidSenderCompID": "the FIX edge answers a Logon for an unknown session " +
-		"with a Logout (\"Logon refused\") instead of disconnecting without a word",
-	"quickfix-fix44/1c_InvalidTargetCompID": "the FIX edge answers a Logon for an unknown session " +
-		"with a Logout (\"Logon refused\") instead of disconnecting without a word",
-	"quickfix-fix44/1d_InvalidLogonWrongBeginString": "the FIX edge answers a Logon with another " +
-		"BeginString with a Logout instead of disconnecting without a word",
-	"quickfix-fix44/14a_BadField": "the FIX edge drops a message with tag 0 or a negative tag " +
-		"instead of passing it on for a session Reject 373=0",
-}
-
-// edgeReleasePause is how long the runner waits after the venue closes a
-// connection before it goes on (Options.PauseAfterDisconnect). The FIX edge
-// (gateway/edge, Conn.Close) closes a connection's socket before it releases
-// the session, so a client that logs on again at once can be refused with
-// "Session already logged on"; the QuickFIX scripts and ours do exactly that,
-// and on a busy machine the gap is long enough to be hit a few times a run.
-// conformance.sh does not pause, so `make conformance` still shows the race.
-// Set this to 0 once the edge releases the session before it closes the socket.
-const edgeReleasePause = 50 * time.Millisecond
+var knownVenueFailures = map[string]string{}
 
 // venue is a venue running in the test process.
 type venue struct {
@@ -115,7 +91,6 @@ func runAgainstVenue(t *testing.T, v venue, o fixtests.Options, wantAtLeast int)
 	var out bytes.Buffer
 	o.Addr = v.fixAddr
 	o.Setter = fixtests.HTTPSetter{Addr: v.metricsAddr}
-	o.PauseAfterDisconnect = edgeReleasePause
 	o.Out = &out
 	sum, err := fixtests.RunDir(context.Background(), o)
 	t.Logf("report:\n%s", out.String())
