@@ -119,7 +119,9 @@ func (g *Gateway) throttleLogout(s *session) {
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "5")
 	m.Body.SetString(tagText, "message rate limit exceeded")
-	_ = quickfix.SendToTarget(m, s.cfg.ID)
+	// Through the session's sender, so that the Logout follows the answers
+	// already queued for the session instead of overtaking them.
+	s.out.enqueue(m)
 	if p := s.out.pacer; p != nil {
 		go func() {
 			time.Sleep(200 * time.Millisecond) // let the Logout reach the client first

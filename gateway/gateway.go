@@ -80,6 +80,8 @@ type session struct {
 	messages slidingWindow
 	loggedOn atomic.Bool
 	out      *sender
+	// statusReqs are OrdStatusReqIDs waiting for their answer (bounded by statusReqsMax; guarded by mu).
+	statusReqs []statusReq
 	// lastCmd is the seq of the last command this session published that is
 	// answered on the session (-1: none). SessionDisconnected is not: it may
 	// produce no event, and an answer must not wait for one that never comes.

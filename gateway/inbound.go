@@ -392,8 +392,44 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	cmd.SetInstrumentID(inst.ID)
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
+	if reqID := fieldBytes(m, tagOrdStatusReqID); len(reqID) > 0 {
+		s.rememberStatusReq(int64(g.cfg.SeqBase)+seq, string(reqID))
+	}
 	g.commands.Publish(seq)
 	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+}
+
+// statusReqsMax bounds the OrdStatusReqIDs a session has waiting for their
+// answer; past it the oldest is forgotten and its answer goes out without 790.
+const statusReqsMax = 256
+
+type statusReq struct {
+	cmdSeq int64
+	reqID  string
+}
+
+// rememberStatusReq keeps a request's OrdStatusReqID (790) until the answer
+// to its command goes out: the matcher's OrderStatus event does not carry it.
+func (s *session) rememberStatusReq(cmdSeq int64, reqID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.statusReqs) == statusReqsMax {
+		s.statusReqs = s.statusReqs[1:]
+	}
+	s.statusReqs = append(s.statusReqs, statusReq{cmdSeq, reqID})
+}
+
+// takeStatusReq returns and forgets the OrdStatusReqID of a status command.
+func (s *session) takeStatusReq(cmdSeq int64) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.statusReqs {
+		if r.cmdSeq == cmdSeq {
+			s.statusReqs = append(s.statusReqs[:i], s.statusReqs[i+1:]...)
+			return r.reqID, true
+		}
+	}
+	return "", false
 }
 
 // FIX MassCancelRequestType (530) values the venue supports.

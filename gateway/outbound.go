@@ -469,6 +469,11 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
 	}
 	b.time(tagTransactTime, e.TimestampNs())
+	if s := g.sessionOf(e.SessionIdx()); s != nil {
+		if reqID, ok := s.takeStatusReq(int64(e.CauseSeq())); ok {
+			b.str(tagOrdStatusReqID, reqID)
+		}
+	}
 	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
 }
 

@@ -27,10 +27,10 @@ func TestOrderLifecycle(t *testing.T) {
 	expectER(t, a, map[int]string{11: "s1", 150: "F", 39: "1", 31: "100.10", 32: "4", 14: "4", 151: "6", 37: orderID})
 
 	// Status of the partly filled order.
-	if err := a.Send("H", fixclient.F(11, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2")); err != nil {
+	if err := a.Send("H", fixclient.F(11, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2"), fixclient.F(790, "req-7")); err != nil {
 		t.Fatal(err)
 	}
-	expectER(t, a, map[int]string{11: "s1", 150: "I", 39: "1", 151: "6", 14: "4"})
+	expectER(t, a, map[int]string{11: "s1", 150: "I", 39: "1", 151: "6", 14: "4", 790: "req-7"})
 
 	// Replace: lower quantity at the same price keeps priority.
 	replace := func(c *fixclient.Client, id, orig, qty, px string) {
