@@ -258,7 +258,8 @@ func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { retur
 
 func (s *Server) buildSessions() error {
 	cfg := s.cfg
-	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, Logger: s.log, OnSessionEnd: s.sessionEnded,
+	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
+		Logger: s.log, OnSessionEnd: s.sessionEnded,
 		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase()}
 	for _, in := range cfg.Instruments {
 		gcfg.Instruments = append(gcfg.Instruments, gateway.Instrument{ID: in.ID, Symbol: in.Symbol, Tick: in.Tick,
