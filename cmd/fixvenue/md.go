@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"net"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"flag"
 	"fmt"
+	"github.com/fixvenue/fixvenue/marketdata/packet"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,8 +22,11 @@ import (
 func init() { commands["md"] = cmdMD }
 
 func cmdMD(args []string) int {
+	if len(args) > 0 && args[0] == "latency" {
+		return cmdMDLatency(args[1:])
+	}
 	if len(args) == 0 || (args[0] != "watch" && args[0] != "book") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue md watch|book --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D]")
+		fmt.Fprintln(os.Stderr, "usage: fixvenue md watch|book|latency --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D]")
 		return 2
 	}
 	sub := args[0]
@@ -52,5 +60,54 @@ func cmdMD(args []string) int {
 		}
 		os.Stdout.Write(append(b, '\n'))
 	}
+	return 0
+}
+
+// cmdMDLatency listens to the UDP feed and measures, for every sequenced
+// packet, the time from the FIX arrival of the command it reflects (the
+// packet's sending time is the event time, which is the gateway's receive
+// stamp) to the packet's receipt: order-to-feed latency.
+func cmdMDLatency(args []string) int {
+	def, _ := config.Load("")
+	fs := flag.NewFlagSet("md latency", flag.ContinueOnError)
+	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (this process binds it)")
+	duration := fs.Duration("duration", 10*time.Second, "how long to listen")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	addr, err := net.ResolveUDPAddr("udp", *feedAddr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue md latency: %v\n", err)
+		return 2
+	}
+	conn, err := net.ListenUDP("udp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue md latency: %v\n", err)
+		return 1
+	}
+	defer conn.Close()
+	_ = conn.SetReadBuffer(8 << 20)
+	h := hdrhistogram.New(1, 60_000_000, 3) // µs
+	var r packet.Reader
+	buf := make([]byte, 65536)
+	end := time.Now().Add(*duration)
+	packets, msgs := 0, 0
+	for time.Now().Before(end) {
+		_ = conn.SetReadDeadline(end)
+		n, err := conn.Read(buf)
+		if err != nil {
+			break
+		}
+		now := time.Now().UnixNano()
+		if r.Reset(buf[:n]) != nil || r.Seq == 0 {
+			continue
+		}
+		packets++
+		msgs += r.Count
+		_ = h.RecordValue(max(1, (now-r.SendingTimeNs)/1000))
+	}
+	us := func(q float64) string { return (time.Duration(h.ValueAtQuantile(q)) * time.Microsecond).String() }
+	fmt.Printf("order-to-feed: %d packets, %d messages; p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		packets, msgs, us(50), us(90), us(99), us(99.9), (time.Duration(h.Max()) * time.Microsecond).String())
 	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,47 @@ range = [1, 2]
 	wantAsks := [][]float64{{100.50, 3, 1}, {101.00, 4, 1}}
 	if book.Symbol != "ACME" || book.Seq == 0 || fmt.Sprint(book.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(book.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("book = %s\nwant bids %v asks %v", out, wantBids, wantAsks)
+	}
+}
+
+// TestMarketDataLatencyTool runs `fixvenue md latency` on the feed's UDP
+// address while orders arrive over FIX, and checks it measured packets.
+func TestMarketDataLatencyTool(t *testing.T) {
+	dir := t.TempDir()
+	udp := freeUDPPort(t)
+	cfg := filepath.Join(dir, "venue.toml")
+	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nfeed_addr = \"127.0.0.1:%d\"\nrecovery_addr = \"127.0.0.1:0\"\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 1]\n",
+		filepath.Join(dir, "data"), udp)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := startVenue(t, cfg)
+	tool := exec.Command(binPath, "md", "latency", "--feed-addr", fmt.Sprintf("127.0.0.1:%d", udp), "--duration", "2s")
+	var out strings.Builder
+	tool.Stdout = &out
+	if err := tool.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let it bind the feed address
+	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := c.Send("D", fixclient.F(11, fmt.Sprintf("l%d", i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "99.00")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tool.Wait(); err != nil {
+		t.Fatalf("md latency: %v\n%s", err, out.String())
+	}
+	m := regexp.MustCompile(`order-to-feed: (\d+) packets, (\d+) messages; p50 `).FindStringSubmatch(out.String())
+	if m == nil || m[1] == "0" {
+		t.Fatalf("md latency measured nothing: %q", out.String())
 	}
 }
