@@ -45,21 +45,28 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 	}
 }
 
-func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
-	g.awaitEarlierAnswers(s)
+// gatewayER starts an ExecutionReport for an order the venue holds nothing of
+// (OrderID NONE, OrdStatus Rejected, nothing done), echoing the request's fields.
+func (g *Gateway) gatewayER(req *quickfix.Message, execType string, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "8")
 	m.Body.SetString(tagOrderID, "NONE")
 	copyField(m, req, tagClOrdID)
 	m.Body.SetString(tagExecID, g.gatewayExecID())
-	m.Body.SetString(tagExecType, "8")
+	m.Body.SetString(tagExecType, execType)
 	m.Body.SetString(tagOrdStatus, "8")
-	for _, t := range []quickfix.Tag{tagSymbol, tagSide, tagOrderQty, tagOrdType, tagPrice, tagTimeInForce, tagAccount} {
+	for _, t := range echo {
 		copyField(m, req, t)
 	}
 	m.Body.SetString(tagLeavesQty, "0")
 	m.Body.SetString(tagCumQty, "0")
 	m.Body.SetString(tagAvgPx, "0")
+	return m
+}
+
+func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
+	g.awaitEarlierAnswers(s)
+	m := g.gatewayER(req, "8", tagSymbol, tagSide, tagOrderQty, tagOrdType, tagPrice, tagTimeInForce, tagAccount)
 	m.Body.SetString(tagOrdRejReason, strconv.Itoa(rej.ordRejReason))
 	m.Body.SetString(tagText, rej.text)
 	m.Body.SetString(tagTransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
@@ -110,19 +117,7 @@ func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason int
 
 func (g *Gateway) sendUnknownStatus(s *session, req *quickfix.Message, text string) {
 	g.awaitEarlierAnswers(s)
-	m := quickfix.NewMessage()
-	m.Header.SetString(35, "8")
-	m.Body.SetString(tagOrderID, "NONE")
-	copyField(m, req, tagClOrdID)
-	m.Body.SetString(tagExecID, g.gatewayExecID())
-	m.Body.SetString(tagExecType, "I")
-	m.Body.SetString(tagOrdStatus, "8")
-	copyField(m, req, tagSymbol)
-	copyField(m, req, tagSide)
-	copyField(m, req, tagOrdStatusReqID)
-	m.Body.SetString(tagLeavesQty, "0")
-	m.Body.SetString(tagCumQty, "0")
-	m.Body.SetString(tagAvgPx, "0")
+	m := g.gatewayER(req, "I", tagSymbol, tagSide, tagOrdStatusReqID)
 	m.Body.SetString(tagOrdRejReason, "5")
 	m.Body.SetString(tagText, text)
 	s.out.enqueue(m)

@@ -139,7 +139,12 @@ func FormatTicks(dst []byte, ticks int64, t Tick) []byte {
 		dst = append(dst, '-')
 		v = -v
 	}
-	p := pow10[t.Scale]
+	return appendFixed(dst, v, t.Scale)
+}
+
+// appendFixed appends v × 10^-scale (v ≥ 0, scale ≥ 1) with exactly scale fractional digits.
+func appendFixed(dst []byte, v int64, scale int) []byte {
+	p := pow10[scale]
 	dst = strconv.AppendInt(dst, v/p, 10)
 	dst = append(dst, '.')
 	frac := v % p
@@ -186,13 +191,5 @@ func FormatRatio(dst []byte, num, den int64, t Tick, extra int) []byte {
 	if scale == 0 {
 		return strconv.AppendInt(dst, scaled, 10)
 	}
-	p := pow10[scale]
-	dst = strconv.AppendInt(dst, scaled/p, 10)
-	dst = append(dst, '.')
-	frac := scaled % p
-	for d := p / 10; d > 0; d /= 10 {
-		dst = append(dst, byte('0'+frac/d))
-		frac %= d
-	}
-	return dst
+	return appendFixed(dst, scaled, scale)
 }
