@@ -44,6 +44,16 @@ func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, r, map[int]string{11: "k1", 150: "I", 39: "0", 37: ack.Get(37)})
+
+	// The ExecutionReport sent before the restart can be asked for again: it
+	// comes back from the FIX store with its original MsgSeqNum and PossDupFlag.
+	if err := r.Send("2", fixclient.F(7, itoa(ack.SeqNum())), fixclient.F(16, itoa(ack.SeqNum()))); err != nil {
+		t.Fatal(err)
+	}
+	again := expectER(t, r, map[int]string{11: "k1", 150: "0", 43: "Y"})
+	if again.SeqNum() != ack.SeqNum() || again.Get(37) != ack.Get(37) {
+		t.Fatalf("resent report %s differs from the original %s", again, ack)
+	}
 }
 
 func TestSetSeqNumsHook(t *testing.T) {
