@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/binary"
 	"strconv"
 	"time"
 
@@ -47,7 +48,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 // causeOf reads an event's causeSeq: every event's block starts with it
 // (schemas/venue.xml), so it is read without decoding the whole event.
 func causeOf(slot []byte) int64 {
-	return int64(leUint64(slot[venue.MessageHeaderSize:]))
+	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize:]))
 }
 
 // waitDurable blocks until command cause is durable (or the barrier is alerted).
@@ -63,12 +64,6 @@ func (g *Gateway) waitDurable(cause int64, durable DurableWaiter, barrier *ring.
 	if waited || time.Since(start) > time.Microsecond {
 		g.metrics.durableWaitNs.Observe(time.Since(start).Seconds())
 	}
-}
-
-func leUint64(b []byte) uint64 {
-	_ = b[7]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 func (g *Gateway) sessionOf(idx uint16) *session {
