@@ -283,7 +283,7 @@ func (p *Pipeline) runJournal() {
 		}
 		for ; next <= avail; next++ {
 			slot := p.Commands.Slot(next)
-			n := 8 + int(uint16(slot[0])|uint16(slot[1])<<8) // SBE header + blockLength
+			n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(slot)) // header + blockLength
 			if err := j.Append(p.cfg.SeqBase+uint64(next), slot[:n]); err != nil {
 				p.fail(fmt.Errorf("journal append of command seq %d: %w", p.cfg.SeqBase+uint64(next), err))
 				return
