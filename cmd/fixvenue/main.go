@@ -1,11 +1,3 @@
-// Command fixvenue is the venue's one binary.
-//
-//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A]
-//	fixvenue journal verify|dump --data DIR
-//	fixvenue md      watch|book --symbol SYM
-//	fixvenue load    [options]          open-loop FIX load generator
-//	fixvenue bench   pipeline [options] open-loop pipeline latency harness
-//	fixvenue version
 package main
 
 import (

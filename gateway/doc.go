@@ -1,0 +1,33 @@
+// Package gateway is the venue's QuickFIX/Go application: it turns FIX 4.4
+// messages into commands and events into FIX messages.
+//
+// Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
+// OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and
+// OrderMassCancelRequest become one command each, encoded straight into a
+// claimed slot of the command ring (sbe/venue flyweights, no copy); prices go
+// from the decimal string to ticks and an off-tick price is refused, never
+// rounded. SecurityListRequest is answered from the configuration; other
+// message types go to handlers registered with Handle (market data) or get a
+// BusinessMessageReject (380=3). What the gateway refuses on its own (unknown
+// symbol, off-tick price, unsupported order type or time in force, throttled,
+// command ring busy past its claim timeout, venue halted) is answered without
+// a command, after the answers to the session's earlier commands, so that a
+// session's answers keep the order of its requests.
+//
+// Outbound (RunOutbound, one consumer of the event ring): an event becomes a
+// FIX message only once the command that caused it is durable; each session's
+// messages then go through a bounded queue to a sender that hands QuickFIX/Go
+// one message at a time, after the connection reported the previous write
+// (QuickFIX/Go's send path spins on a busy writer, see docs/ARCHITECTURE.md).
+// A full queue means the client is not reading: the session is disconnected,
+// and its answers still reach the FIX store for the next logon.
+//
+// Sessions: throttles over a sliding one-second window (orders and cancels
+// rejected past their limits, the session logged out past its message limit),
+// cancel-on-disconnect through a journaled SessionDisconnected command.
+//
+// Limits: OutboundQueueMax messages per session; statusReqsMax pending
+// OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema
+// (36 and 16 characters), refused beyond. Prometheus metrics are named
+// fixvenue_*; nothing here logs message contents, so passwords never reach a log.
+package gateway
