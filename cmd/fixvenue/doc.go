@@ -12,5 +12,6 @@
 // can drive the same code. Tests that need the real binary build it once
 // (main_test.go) and run it as a child process: kill -9 crash cycles, the
 // market data book, the known crash shapes, QuickFIX/C++ interop.
+//
 //	fixvenue version
 package main
