@@ -5,6 +5,7 @@
 //	fixvenue md      watch|book|latency --symbol SYM
 //	fixvenue load    [options]          open-loop FIX load generator
 //	fixvenue bench   pipeline|echo|plot|table [options]   the latency lab
+//	fixvenue version
 //
 // Each subcommand lives in its own file (serve.go, journal.go, md.go, load.go,
 // bench.go) and registers itself in the commands table; the work is done by
@@ -12,6 +13,4 @@
 // can drive the same code. Tests that need the real binary build it once
 // (main_test.go) and run it as a child process: kill -9 crash cycles, the
 // market data book, the known crash shapes, QuickFIX/C++ interop.
-//
-//	fixvenue version
 package main
