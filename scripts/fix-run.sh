@@ -9,7 +9,8 @@
 # Environment: DUR (default 10s), WARMUP (2s), VBIN (venue binary, default
 # bin/fixvenue), VGMP (the venue's GOMAXPROCS, default 2), EXTRA (more serve
 # flags, e.g. --cpuprofile F), PORT_BASE (default 29000: FIX on +878, metrics
-# on +464, market data on +500/+501, all on 127.0.0.1).
+# on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
+# GODEBUG, e.g. gctrace=1), KEEPLOG (copy the venue's log to this file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { echo "usage: $0 WAIT FSYNC RATE SESSIONS" >&2; exit 2; }
@@ -18,7 +19,7 @@ base=${PORT_BASE:-29000}
 vbin=${VBIN:-bin/fixvenue}
 [ -x "$vbin" ] || make build >/dev/null
 dir=$(mktemp -d)
-trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; [ -n "${KEEPLOG:-}" ] && cp "$dir/serve.log" "$KEEPLOG"; rm -rf "$dir"' EXIT
 cat > "$dir/venue.toml" <<TOML
 [journal]
 fsync = "$fsync"
@@ -29,7 +30,7 @@ orders_per_second_reject = 0
 cancels_per_second_reject = 0
 messages_per_second_logout = 0
 TOML
-GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.toml" --data "$dir/data" \
+GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.toml" --data "$dir/data" \
 	--fix-addr 127.0.0.1:$((base + 878)) --metrics-addr 127.0.0.1:$((base + 464)) \
 	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:$((base + 501)) ${EXTRA:-} > "$dir/serve.log" 2>&1 &
 pid=$!
