@@ -97,6 +97,8 @@ type Engine struct {
 	CommandRingSlots int      `toml:"command_ring_slots"`
 	EventRingSlots   int      `toml:"event_ring_slots"`
 	ClaimTimeout     Duration `toml:"claim_timeout"`
+	// LockOSThread pins the matcher goroutine to its OS thread (default true).
+	LockOSThread *bool `toml:"lock_os_thread"`
 }
 
 // Journal selects durability.

@@ -10,7 +10,8 @@
 # bin/fixvenue), VGMP (the venue's GOMAXPROCS, default 2), EXTRA (more serve
 # flags, e.g. --cpuprofile F), PORT_BASE (default 29000: FIX on +878, metrics
 # on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
-# GODEBUG, e.g. gctrace=1), KEEPLOG (copy the venue's log to this file).
+# GODEBUG, e.g. gctrace=1), KEEPLOG (copy the venue's log to this file),
+# LOCK (false: the matcher goroutine is not locked to its OS thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { echo "usage: $0 WAIT FSYNC RATE SESSIONS" >&2; exit 2; }
@@ -25,6 +26,7 @@ cat > "$dir/venue.toml" <<TOML
 fsync = "$fsync"
 [engine]
 wait_strategy = "$wait"
+lock_os_thread = ${LOCK:-true}
 [session_defaults]
 orders_per_second_reject = 0
 cancels_per_second_reject = 0

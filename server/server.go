@@ -180,7 +180,8 @@ func (s *Server) buildPipeline() error {
 		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
-		OnSnapshot: s.captureSnapshot,
+		UnlockedMatcher: s.cfg.Engine.LockOSThread != nil && !*s.cfg.Engine.LockOSThread,
+		OnSnapshot:      s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
 				s.gw.Halt(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -24,6 +25,7 @@ func cmdServe(args []string) int {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	printConfig := fs.Bool("print-default-config", false, "print the embedded default configuration and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (written at shutdown)")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the whole run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -75,6 +77,18 @@ func cmdServe(args []string) int {
 			return 2
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --trace: %v\n", err)
+			return 2
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --trace: %v\n", err)
+			return 2
+		}
+		defer func() { trace.Stop(); f.Close() }()
 	}
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {

@@ -48,6 +48,12 @@ type Config struct {
 	Wait         ring.WaitStrategy
 	ClaimTimeout time.Duration
 	Logger       *slog.Logger
+	// UnlockedMatcher runs the matcher goroutine without runtime.LockOSThread.
+	// The default (locked) gives the lowest median hand-off; on a machine with
+	// no core to spare, waking a parked locked thread is an OS wake-up that
+	// hands the waker's processor away, and unlocked gives a shorter tail
+	// (docs/benchmarks.md has both, measured).
+	UnlockedMatcher bool
 	// OnSnapshot, when set, is called on the matcher goroutine right after a
 	// Snapshot command was applied, with that command's seq: the matcher's state
 	// is then exactly the state after that seq.
@@ -227,8 +233,10 @@ func (s *eventSink) Commit() {
 
 func (p *Pipeline) runMatcher() {
 	defer p.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if !p.cfg.UnlockedMatcher {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	sink := &eventSink{r: p.Events, n: &p.eventsPublished}
 	next := int64(0)
 	for {

@@ -223,3 +223,28 @@ func TestMatcherLoopDoesNotAllocate(t *testing.T) {
 		t.Fatalf("command round trip through the pipeline allocates %.1f times", allocs)
 	}
 }
+
+// TestUnlockedMatcherRunsTheSamePipeline runs commands through a pipeline
+// whose matcher goroutine is not locked to its OS thread.
+func TestUnlockedMatcherRunsTheSamePipeline(t *testing.T) {
+	p, err := New(Config{Matcher: &echoMatcher{}, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Second, UnlockedMatcher: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier, own := p.AddEventConsumer()
+	p.Start()
+	for i := 0; i < 200; i++ {
+		submit(t, p, uint64(i))
+		avail, err := barrier.WaitFor(int64(i))
+		if err != nil || avail < int64(i) {
+			t.Fatalf("event %d: avail %d, %v", i, avail, err)
+		}
+		if got := binary.LittleEndian.Uint64(p.Events.Slot(int64(i))[16:]); got != uint64(i) {
+			t.Fatalf("event %d carries %d", i, got)
+		}
+		own.Store(int64(i))
+	}
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
