@@ -59,7 +59,7 @@ HeartBtInt = "5"
 	if len(c.Instruments) != 3 {
 		t.Fatalf("default instruments should stay when none are given, got %d", len(c.Instruments))
 	}
-	if qf := c.QuickFIXSettings(&c.Sessions[0]); qf["HeartBtInt"] != "5" || qf["ResetOnLogon"] != "Y" {
+	if qf := c.QuickFIXSettings(&c.Sessions[0]); qf["HeartBtInt"] != "5" || qf["ResetOnLogon"] != "N" {
 		t.Fatalf("quickfix = %v", qf)
 	}
 }
