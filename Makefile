@@ -62,7 +62,7 @@ interop: build
 	@./scripts/interop.sh
 
 crash: build
-	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 60m ./cmd/fixvenue/
+	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 120m -v ./cmd/fixvenue/
 
 clean:
 	rm -rf bin

@@ -33,6 +33,9 @@ command_ring_slots = 4096
 event_ring_slots = 16384
 [journal]
 segment_bytes = 4194304
+# Snapshots often, so that kills land before, during and after them and
+# restarts load one instead of replaying a journal that grows every cycle.
+snapshot_interval = "500ms"
 [marketdata]
 enabled = false
 [session_defaults.quickfix]
