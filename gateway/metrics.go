@@ -15,6 +15,7 @@ type Metrics struct {
 	loggedOn                  prometheus.Gauge
 	outboundDropped           prometheus.Counter
 	durableWaitNs             prometheus.Histogram
+	eventAge                  prometheus.Histogram
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -39,10 +40,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		durableWaitNs: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_durable_wait_seconds",
 			Help:    "How long outbound waited for an event's command to become durable.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 20)}),
+		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_event_age_seconds",
+			Help:    "Age of the last event of each batch outbound takes from the event ring (FIX arrival → outbound sees the event), before the durability wait.",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 24)}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
-			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs)
+			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge)
 	}
 	return m
 }

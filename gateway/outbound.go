@@ -35,7 +35,11 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 		}
 		// Events come in command order: waiting once for the last event's
 		// command covers the whole batch.
-		g.waitDurable(causeOf(events.Slot(avail)), durable, barrier)
+		last := events.Slot(avail)
+		if ts := timestampOf(last); ts > 0 {
+			g.metrics.eventAge.Observe(float64(g.cfg.Now()-ts) / 1e9)
+		}
+		g.waitDurable(causeOf(last), durable, barrier)
 		for ; next <= avail; next++ {
 			slot := events.Slot(next)
 			g.dispatch(slot)
@@ -49,6 +53,12 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 // (schemas/venue.xml), so it is read without decoding the whole event.
 func causeOf(slot []byte) int64 {
 	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize:]))
+}
+
+// timestampOf reads an event's timestampNs (the FIX arrival stamp of its
+// command), the field after causeSeq in every event's block.
+func timestampOf(slot []byte) int64 {
+	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize+8:]))
 }
 
 // waitDurable blocks until command cause is durable (or the barrier is alerted).

@@ -37,7 +37,21 @@ GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.t
 	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:$((base + 501)) ${EXTRA:-} > "$dir/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "fixvenue serving" "$dir/serve.log" && break; sleep 0.1; done
-echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions"
+cpu0=$(curl -s "127.0.0.1:$((base + 464))/metrics" | awk '/^process_cpu_seconds_total / { print $2 }')
+echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions (venue CPU at start ${cpu0:-?} s)"
 bin/fixvenue load --addr 127.0.0.1:$((base + 878)) --sessions "$sessions" --rate "$rate" \
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
-curl -s "127.0.0.1:$((base + 464))/metrics" | grep -E "round_trip_seconds_(sum|count)|durable_wait_seconds_(sum|count)" || true
+# The venue's CPU per order (robust to a noisy machine, unlike latency).
+curl -s "127.0.0.1:$((base + 464))/metrics" | awk -v cpu0="${cpu0:-0}" '
+/^process_cpu_seconds_total / { cpu = $2 - cpu0 } /^fixvenue_orders_total / { orders = $2 } /^fixvenue_cancels_total / { cancels = $2 }
+END { if (orders > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order (after start-up)\n", cpu, orders, cancels, cpu * 1e6 / orders }' || true
+# The venue's own histograms: count, mean and bucket-estimated p50/p99.
+curl -s "127.0.0.1:$((base + 464))/metrics" | awk '
+/^fixvenue_[a-z_]*_bucket\{/ {
+	name = $1; sub(/_bucket\{.*/, "", name); le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+	n[name]++; bound[name, n[name]] = le; cum[name, n[name]] = $2 }
+/^fixvenue_[a-z_]*_sum / { s = $1; sub(/_sum$/, "", s); sum[s] = $2 }
+/^fixvenue_[a-z_]*_count / { c = $1; sub(/_count$/, "", c); count[c] = $2 }
+function q(name, p,   i, t) { t = p * count[name]; for (i = 1; i <= n[name]; i++) if (cum[name, i] >= t) return bound[name, i]; return "inf" }
+END { for (h in count) if (count[h] > 0 && (h, 1) in bound)
+	printf "%-44s n %-9d mean %-12.6g p50<= %-10s p99<= %s\n", h, count[h], sum[h] / count[h], q(h, 0.5), q(h, 0.99) }' | sort || true

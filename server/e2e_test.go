@@ -109,6 +109,14 @@ func TestOrderLifecycle(t *testing.T) {
 	for _, name := range []string{"fixvenue_order_round_trip_seconds_count", "fixvenue_journal_durable_seq", "go_goroutines", "fixvenue_command_ring_occupancy"} {
 		metricValue(t, m, name)
 	}
+	// The stage histograms saw the orders: flushes with their fsync time and
+	// batch size, the event age at outbound, and the edge's outbound count.
+	for _, name := range []string{"fixvenue_journal_fsync_seconds_count", "fixvenue_journal_flush_records_count",
+		"fixvenue_outbound_event_age_seconds_count", "fixvenue_edge_messages_out_total"} {
+		if v := metricValue(t, m, name); v == "0" {
+			t.Errorf("%s = 0 after orders were answered", name)
+		}
+	}
 }
 
 func TestRejectReasons(t *testing.T) {

@@ -100,6 +100,8 @@ func (s *Server) listenEdge() (net.Listener, error) {
 			Help: "Open FIX connections (before and after logon)."}, func() float64 { return float64(st.ConnectionsOpen.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_messages_in_total",
 			Help: "Messages the edge handed to the session layer."}, func() float64 { return float64(st.MessagesIn.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_messages_out_total",
+			Help: "Messages the session layer wrote to clients."}, func() float64 { return float64(st.MessagesOut.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_garbage_bytes_total",
 			Help: "Bytes skipped while looking for the start of a message."}, func() float64 { return float64(st.GarbageBytes.Load()) }),
 	)

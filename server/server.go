@@ -122,6 +122,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	jc := JournalConfig(cfg)
 	jc.Logger = s.log
 	jc.Sync = opts.JournalSync
+	jc.OnFlush = s.journalFlushMetrics()
 	if s.journal, err = journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc); err != nil {
 		return nil, err
 	}
@@ -442,6 +443,24 @@ func (s *Server) Close() error {
 		s.log.Info("fixvenue stopped", "last_durable_seq", strconv.FormatInt(s.pipe.Durable().Load(), 10))
 	})
 	return errors.Join(errs...)
+}
+
+// journalFlushMetrics registers the journal's flush histograms and returns
+// the hook that feeds them (called on the journal goroutine after each flush).
+func (s *Server) journalFlushMetrics() func(journal.FlushInfo) {
+	fsyncs := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_journal_fsync_seconds",
+		Help:    "Time in fdatasync per journal flush (group commit).",
+		Buckets: prometheus.ExponentialBuckets(25e-6, 2, 14)})
+	batch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_journal_flush_records",
+		Help:    "Commands made durable by one journal flush.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14)})
+	s.registry.MustRegister(fsyncs, batch)
+	return func(fi journal.FlushInfo) {
+		if fi.FsyncNs > 0 {
+			fsyncs.Observe(float64(fi.FsyncNs) / 1e9)
+		}
+		batch.Observe(float64(fi.Records))
+	}
 }
 
 func (s *Server) registerCoreMetrics() {
