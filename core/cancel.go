@@ -42,7 +42,7 @@ func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 
 // dropLeaves cancels an order's leaves and reports it, leaving the order
 // allocated (the caller finishes it). It also takes the order out of the book.
-func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID []byte) {
+func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID *clOrdKey) {
 	m.removeOrder(oi)
 	o := &m.pool.orders[oi]
 	cancelled := o.leavesQty
@@ -52,7 +52,7 @@ func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venu
 }
 
 // cancelOrderQty cancels an order's leaves, reports it and ends the order.
-func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID []byte) {
+func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID *clOrdKey) {
 	m.dropLeaves(oi, reason, status, clOrdID, origClOrdID)
 	m.finish(oi, status)
 }
@@ -62,22 +62,22 @@ func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status 
 // ClOrdID and no OrigClOrdID.
 func (m *Matcher) cancelQuiet(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus) {
 	o := &m.pool.orders[oi]
-	m.cancelOrderQty(oi, reason, status, m.index.recs[o.rec].id(), nil)
+	m.cancelOrderQty(oi, reason, status, &m.index.recs[o.rec].key, nil)
 }
 
 // locate finds the order a cancel, replace or status request addresses: by
 // OrigClOrdID within the session when one is given (and then a non-zero
 // OrderID must agree), else by OrderID (which must belong to the session).
-// It returns the addressed record, or noRec, and RejectReasonNone only when
+// origHash is origClOrdID's hash. It returns the addressed record, or noRec, and RejectReasonNone only when
 // the record is the current ClOrdID of a live order.
-func (m *Matcher) locate(session uint16, origClOrdID []byte, orderID uint64) (recIdx, venue.RejectReason) {
+func (m *Matcher) locate(session uint16, origClOrdID *clOrdKey, origHash uint64, orderID uint64) (recIdx, venue.RejectReason) {
 	if int(session) >= len(m.sessions) {
 		return noRec, venue.RejectReasonUnknownOrder
 	}
 	var ri recIdx
 	switch {
-	case len(origClOrdID) > 0:
-		ri = m.index.find(session, origClOrdID)
+	case !origClOrdID.empty():
+		ri = m.index.find(session, origClOrdID, origHash)
 		if ri == noRec {
 			return noRec, venue.RejectReasonUnknownOrder
 		}
@@ -140,13 +140,17 @@ func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16
 }
 
 // cancelOrder applies a client's CancelOrder.
-func (m *Matcher) cancelOrder(c *venue.CancelOrder) {
+func (m *Matcher) cancelOrder(c *venue.CancelOrder, cmd []byte) {
 	session := c.SessionIdx()
-	ri, reason := m.locate(session, c.OrigClOrdID(), c.OrderID())
+	var orig clOrdKey
+	origHash := orig.loadHashed(clOrdIDField(cmd, cancelOrigClOrdIDAt), session)
+	ri, reason := m.locate(session, &orig, origHash, c.OrderID())
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
 		return
 	}
+	var key clOrdKey
+	key.load(clOrdIDField(cmd, cancelClOrdIDAt))
 	oi := m.index.recs[ri].slot
-	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, c.ClOrdID(), m.index.recs[ri].id())
+	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, &key, &m.index.recs[ri].key)
 }

@@ -3,8 +3,6 @@ package core
 import (
 	"math/bits"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -21,7 +19,7 @@ const noRec recIdx = -1
 // ends the record keeps its final state, so that PossResend duplicates and
 // status requests for finished orders are answered without the order.
 type clOrdRecord struct {
-	clOrdID          [venue.ClOrdIDLength]byte
+	key              clOrdKey
 	account          [venue.AccountLength]byte
 	orderID          uint64
 	priceTicks       int64
@@ -32,18 +30,18 @@ type clOrdRecord struct {
 	instrumentID     uint32
 	slot             orderIdx // the live order while current, else noOrder
 	sessionIdx       uint16
-	clOrdIDLen       uint8
 	side             venue.Side
 	ordType          venue.OrdType
 	tif              venue.TimeInForce
 	ordStatus        venue.OrdStatus // Replaced, Filled, Cancelled or Expired once not current
 }
 
-func (r *clOrdRecord) id() []byte { return r.clOrdID[:r.clOrdIDLen] }
+// id returns the record's ClOrdID (a copy, for tests and views).
+func (r *clOrdRecord) id() []byte { return r.key.id() }
 
 // clOrdIndex holds the day's ClOrdID records and two open-addressing tables
-// over them: (session, ClOrdID) → record, hashed with xxhash and confirmed by
-// comparing the stored bytes, and OrderID → the order's current record.
+// over them: (session, ClOrdID) → record, hashed by clOrdKey.hash and
+// confirmed by comparing the stored key, and OrderID → the order's current record.
 // Both use linear probing in power-of-two tables kept at most half full.
 // Nothing is ever deleted during the day, so there are no tombstones;
 // EndOfDay compacts the records and rebuilds both tables.
@@ -79,42 +77,6 @@ func newClOrdIndex(recordsMax int) clOrdIndex {
 
 func (x *clOrdIndex) full() bool { return x.recsUsed == len(x.recs) }
 
-// clOrdHash hashes a ClOrdID for the (session, ClOrdID) table: xxhash of
-// the ClOrdID without its last character, mixed with the session index,
-// chooses a 16-slot bucket (two cache lines), and the last character's digit
-// value chooses the slot in it. Clients mostly number their orders (ORD1041,
-// ORD1042, ...), so consecutive ClOrdIDs share a bucket and a new order
-// usually finds its slot already in cache instead of missing on a random one;
-// random ClOrdIDs (UUIDs) spread as with a plain hash. The last character is
-// also mixed into the high half, which the table keeps to skip byte
-// comparisons, so neighbours in a bucket are told apart without reading
-// their records.
-func clOrdHash(sessionIdx uint16, clOrdID []byte) uint64 {
-	prefix, last := clOrdID, byte(0)
-	if n := len(clOrdID); n > 0 {
-		prefix, last = clOrdID[:n-1], clOrdID[n-1]
-	}
-	h := xxhash.Sum64(prefix) ^ (uint64(sessionIdx)+1)*0x9E3779B97F4A7C15
-	h ^= h >> 29
-	h ^= uint64(last) * 0x100000001B3 << 32
-	return h&^15 | uint64(digitValue(last))
-}
-
-// digitValue maps '0'-'9' to 0-9 and hex letters to 10-15 (so decimal and
-// hex counters fill a bucket without collisions), anything else to its low
-// four bits.
-func digitValue(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10
-	}
-	return c & 15
-}
-
 // orderIDHash keeps each run of eight consecutive OrderIDs (orders arrive
 // with consecutive ids) in eight consecutive slots, one cache line, and
 // scatters the runs over the table with a multiplicative hash. Plain
@@ -124,14 +86,9 @@ func orderIDHash(orderID uint64) uint64 {
 	return bits.RotateLeft64((orderID>>3)*0x9E3779B97F4A7C15, 32)<<3 | orderID&7
 }
 
-// find returns the record of (session, ClOrdID), or noRec.
-func (x *clOrdIndex) find(sessionIdx uint16, clOrdID []byte) recIdx {
-	return x.findHashed(sessionIdx, clOrdID, clOrdHash(sessionIdx, clOrdID))
-}
-
-// findHashed is find with the key's clOrdHash already computed, so that a
-// new order hashes its ClOrdID once for the duplicate check and the insert.
-func (x *clOrdIndex) findHashed(sessionIdx uint16, clOrdID []byte, h uint64) recIdx {
+// find returns the record of (session, ClOrdID), or noRec; h is the key's
+// hash, computed once per command for the duplicate check and the insert.
+func (x *clOrdIndex) find(sessionIdx uint16, k *clOrdKey, h uint64) recIdx {
 	high := uint32(h >> 32)
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
 		s := x.byClOrdID[i]
@@ -142,21 +99,19 @@ func (x *clOrdIndex) findHashed(sessionIdx uint16, clOrdID []byte, h uint64) rec
 			continue
 		}
 		r := &x.recs[s.recPlusOne-1]
-		if r.sessionIdx == sessionIdx && string(r.id()) == string(clOrdID) {
+		if r.sessionIdx == sessionIdx && r.key.equal(k) {
 			return recIdx(s.recPlusOne - 1)
 		}
 	}
 }
 
-// add stores a new record for (session, ClOrdID), whose clOrdHash is h, and
+// add stores a new record for (session, ClOrdID), whose hash is h, and
 // indexes it. The caller has checked that the ClOrdID is not known and that
 // the table is not full.
-func (x *clOrdIndex) add(sessionIdx uint16, clOrdID []byte, h uint64) recIdx {
+func (x *clOrdIndex) add(sessionIdx uint16, k *clOrdKey, h uint64) recIdx {
 	ri := recIdx(x.recsUsed)
 	x.recsUsed++
-	r := &x.recs[ri]
-	*r = clOrdRecord{sessionIdx: sessionIdx, slot: noOrder, clOrdIDLen: uint8(len(clOrdID))}
-	copy(r.clOrdID[:], clOrdID)
+	x.recs[ri] = clOrdRecord{key: *k, sessionIdx: sessionIdx, slot: noOrder}
 	x.insertClOrd(ri, h)
 	return ri
 }
@@ -225,7 +180,7 @@ func (x *clOrdIndex) rebuild() {
 	clear(x.byOrderID)
 	for i := 0; i < x.recsUsed; i++ {
 		r := &x.recs[i]
-		x.insertClOrd(recIdx(i), clOrdHash(r.sessionIdx, r.id()))
+		x.insertClOrd(recIdx(i), r.key.hash(r.sessionIdx))
 		if r.ordStatus != venue.OrdStatusReplaced {
 			x.setOrder(r.orderID, recIdx(i))
 		}

@@ -132,8 +132,9 @@
 //
 // The day's ClOrdIDs are records in one array, indexed by two open-addressing
 // tables with linear probing, kept at most half full: (session, ClOrdID),
-// hashed with xxhash and confirmed by comparing the stored bytes, and
-// OrderID → current record. Both keep consecutive keys (OrderIDs, and
+// hashed and compared as five NUL-padded words (as the wire fields carry
+// ClOrdIDs, so that they are read, compared and written back without a byte
+// loop), and OrderID → current record. Both keep consecutive keys (OrderIDs, and
 // ClOrdIDs that differ in their last character, as client counters do) in
 // one cache-line bucket, so that a stream of new orders does not miss the
 // cache on every insert; at production sizes those misses otherwise dominate. Nothing is deleted during the day, so there are

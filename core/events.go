@@ -5,6 +5,12 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // This file encodes the events. Every event carries the applying command's
 // seq (causeSeq) and timestampNs; every execution report (accepted, rejected,
 // fill, cancelled, replaced, status) takes the next ExecID.
+//
+// The four events of the order flow (OrderAccepted, Fill, OrderCancelled,
+// OrderReplaced) are written with plain stores at the offsets of wire.go:
+// every byte of their block is written, so the slot needs no zeroing, and
+// there is no per-field length check. The generated flyweights would zero
+// the block and check each field; the rarer events still use them.
 
 // claim returns a slot from the sink, refusing a slot that cannot hold any event.
 func (m *Matcher) claim() []byte {
@@ -28,25 +34,16 @@ func orderStatusOf(o *order) venue.OrdStatus {
 	return venue.OrdStatusPartiallyFilled
 }
 
+// emitAccepted reports OrderAccepted for o (see the layout in wire.go).
 func (m *Matcher) emitAccepted(o *order) {
-	var e venue.OrderAccepted
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetSessionIdx(o.sessionIdx)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(m.instrumentOf(o).id)
-	e.SetTimeInForce(o.tif)
-	e.SetFlags(o.flags)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.nextExecID())
-	e.SetPriceTicks(o.priceTicks)
-	e.SetQty(o.qty)
-	e.SetLeavesQty(o.leavesQty)
-	e.SetExpireTimeNs(o.expireTimeNs)
-	_ = e.SetClOrdID(m.index.recs[o.rec].id())
-	_ = e.SetAccount(o.account[:])
+	b := m.claim()[:venue.OrderAcceptedEncodedLength]
+	m.putReportHead(b, venue.OrderAcceptedTemplateID, venue.OrderAcceptedBlockLength, o, uint8(o.flags), 0)
+	put64(b, acceptedPriceAt, uint64(o.priceTicks))
+	put64(b, acceptedPriceAt+8, uint64(o.qty))
+	put64(b, acceptedPriceAt+16, uint64(o.leavesQty))
+	put64(b, acceptedPriceAt+24, uint64(o.expireTimeNs))
+	m.index.recs[o.rec].key.put(b[acceptedClOrdIDAt:])
+	putAccount(b[acceptedAccountAt:], &o.account)
 	m.sink.Commit()
 }
 
@@ -69,96 +66,68 @@ func (m *Matcher) emitRejected(c *venue.NewOrder, reason venue.RejectReason) {
 	m.sink.Commit()
 }
 
-// emitFill reports one side of a trade for order o.
+// emitFill reports one side of a trade for order o (see the layout in wire.go).
 func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64) {
-	var e venue.Fill
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetSessionIdx(o.sessionIdx)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(m.instrumentOf(o).id)
-	e.SetTimeInForce(o.tif)
-	if aggressor {
-		e.SetAggressor(venue.BooleanTypeTrue)
-	}
+	b := m.claim()[:venue.FillEncodedLength]
+	status := venue.OrdStatusPartiallyFilled
 	if o.leavesQty == 0 {
-		e.SetOrdStatus(venue.OrdStatusFilled)
-	} else {
-		e.SetOrdStatus(venue.OrdStatusPartiallyFilled)
+		status = venue.OrdStatusFilled
 	}
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.nextExecID())
-	e.SetTradeID(tradeID)
-	e.SetPriceTicks(o.priceTicks)
-	e.SetQty(o.qty)
-	e.SetLastPriceTicks(lastPriceTicks)
-	e.SetLastQty(lastQty)
-	e.SetLeavesQty(o.leavesQty)
-	e.SetCumQty(o.cumQty)
-	e.SetCumNotionalTicks(o.cumNotionalTicks)
-	e.SetContraOrderID(contraOrderID)
-	_ = e.SetClOrdID(m.index.recs[o.rec].id())
-	_ = e.SetAccount(o.account[:])
+	var aggressorFlag uint8
+	if aggressor {
+		aggressorFlag = uint8(venue.BooleanTypeTrue)
+	}
+	m.putReportHead(b, venue.FillTemplateID, venue.FillBlockLength, o, aggressorFlag, status)
+	put64(b, fillTradeIDAt, tradeID)
+	put64(b, fillTradeIDAt+8, uint64(o.priceTicks))
+	put64(b, fillTradeIDAt+16, uint64(o.qty))
+	put64(b, fillTradeIDAt+24, uint64(lastPriceTicks))
+	put64(b, fillTradeIDAt+32, uint64(lastQty))
+	put64(b, fillTradeIDAt+40, uint64(o.leavesQty))
+	put64(b, fillTradeIDAt+48, uint64(o.cumQty))
+	put64(b, fillTradeIDAt+56, uint64(o.cumNotionalTicks))
+	put64(b, fillTradeIDAt+64, contraOrderID)
+	m.index.recs[o.rec].key.put(b[fillClOrdIDAt:])
+	putAccount(b[fillAccountAt:], &o.account)
 	m.sink.Commit()
 }
 
 // emitCancelled reports that o lost cancelledQty of leaves. clOrdID and
 // origClOrdID follow the schema: for a client cancel they are the request's
-// ClOrdID and the order's; otherwise the order's and nothing.
-func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID []byte) {
-	var e venue.OrderCancelled
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetSessionIdx(o.sessionIdx)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(m.instrumentOf(o).id)
-	e.SetTimeInForce(o.tif)
-	e.SetReason(reason)
-	e.SetOrdStatus(status)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.nextExecID())
-	e.SetPriceTicks(o.priceTicks)
-	e.SetQty(o.qty)
-	e.SetCancelledQty(cancelledQty)
-	e.SetCumQty(o.cumQty)
-	e.SetCumNotionalTicks(o.cumNotionalTicks)
-	_ = e.SetClOrdID(clOrdID)
-	_ = e.SetOrigClOrdID(origClOrdID)
-	_ = e.SetAccount(o.account[:])
+// ClOrdID and the order's; otherwise the order's and nothing (nil).
+func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID *clOrdKey) {
+	b := m.claim()[:venue.OrderCancelledEncodedLength]
+	m.putReportHead(b, venue.OrderCancelledTemplateID, venue.OrderCancelledBlockLength, o, uint8(reason), status)
+	put64(b, cancelledPriceAt, uint64(o.priceTicks))
+	put64(b, cancelledPriceAt+8, uint64(o.qty))
+	put64(b, cancelledPriceAt+16, uint64(cancelledQty))
+	put64(b, cancelledPriceAt+24, uint64(o.cumQty))
+	put64(b, cancelledPriceAt+32, uint64(o.cumNotionalTicks))
+	clOrdID.putOrNone(b[cancelledClOrdIDAt:])
+	origClOrdID.putOrNone(b[cancelledOrigClOrdIDAt:])
+	putAccount(b[cancelledAccountAt:], &o.account)
 	m.sink.Commit()
 }
 
-func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID []byte) {
-	var e venue.OrderReplaced
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetSessionIdx(o.sessionIdx)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(m.instrumentOf(o).id)
-	e.SetTimeInForce(o.tif)
+// emitReplaced reports OrderReplaced for o, whose current ClOrdID is the new one.
+func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
+	b := m.claim()[:venue.OrderReplacedEncodedLength]
+	var lost uint8
 	if priorityLost {
-		e.SetPriorityLost(venue.BooleanTypeTrue)
+		lost = uint8(venue.BooleanTypeTrue)
 	}
-	e.SetOrdStatus(orderStatusOf(o))
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.nextExecID())
-	e.SetPriceTicks(o.priceTicks)
-	e.SetQty(o.qty)
-	e.SetLeavesQty(o.leavesQty)
-	e.SetCumQty(o.cumQty)
-	e.SetCumNotionalTicks(o.cumNotionalTicks)
-	e.SetOldPriceTicks(oldPriceTicks)
-	e.SetOldLeavesQty(oldLeavesQty)
-	e.SetExpireTimeNs(o.expireTimeNs)
-	_ = e.SetClOrdID(m.index.recs[o.rec].id())
-	_ = e.SetOrigClOrdID(origClOrdID)
-	_ = e.SetAccount(o.account[:])
+	m.putReportHead(b, venue.OrderReplacedTemplateID, venue.OrderReplacedBlockLength, o, lost, orderStatusOf(o))
+	put64(b, replacedPriceAt, uint64(o.priceTicks))
+	put64(b, replacedPriceAt+8, uint64(o.qty))
+	put64(b, replacedPriceAt+16, uint64(o.leavesQty))
+	put64(b, replacedPriceAt+24, uint64(o.cumQty))
+	put64(b, replacedPriceAt+32, uint64(o.cumNotionalTicks))
+	put64(b, replacedPriceAt+40, uint64(oldPriceTicks))
+	put64(b, replacedPriceAt+48, uint64(oldLeavesQty))
+	put64(b, replacedPriceAt+56, uint64(o.expireTimeNs))
+	m.index.recs[o.rec].key.put(b[replacedClOrdIDAt:])
+	origClOrdID.putOrNone(b[replacedOrigClOrdIDAt:])
+	putAccount(b[replacedAccountAt:], &o.account)
 	m.sink.Commit()
 }
 
@@ -202,7 +171,8 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 	e.SetSessionIdx(r.sessionIdx)
 	e.SetOrderID(r.orderID)
 	e.SetExecID(m.nextExecID())
-	_ = e.SetClOrdID(r.id())
+	id := r.key.bytes()
+	_ = e.SetClOrdID(id[:r.key.len()])
 	if r.slot != noOrder {
 		o := &m.pool.orders[r.slot]
 		e.SetSide(o.side)

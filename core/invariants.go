@@ -242,7 +242,7 @@ func (m *Matcher) checkRecords(resting int) error {
 	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
 		o := &m.pool.orders[oi]
 		r := &x.recs[o.rec]
-		if x.find(o.sessionIdx, r.id()) != o.rec || x.findOrder(o.orderID) != o.rec {
+		if x.find(o.sessionIdx, &r.key, r.key.hash(o.sessionIdx)) != o.rec || x.findOrder(o.orderID) != o.rec {
 			return fmt.Errorf("order %d is not indexed under its ClOrdID and OrderID", o.orderID)
 		}
 	}

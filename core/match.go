@@ -72,14 +72,14 @@ func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri ord
 		m.trade(opp, li, px, oi, ri)
 		return false
 	case venue.StpModeCancelAggressor:
-		m.dropLeaves(oi, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		m.dropLeaves(oi, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 		return true
 	case venue.StpModeCancelBoth:
-		m.cancelOrderQty(ri, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, m.index.recs[orders[ri].rec].id(), nil)
-		m.dropLeaves(oi, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		m.cancelOrderQty(ri, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, &m.index.recs[orders[ri].rec].key, nil)
+		m.dropLeaves(oi, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 		return true
 	default: // CancelResting
-		m.cancelOrderQty(ri, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, m.index.recs[orders[ri].rec].id(), nil)
+		m.cancelOrderQty(ri, venue.CancelReasonSelfTrade, venue.OrdStatusCancelled, &m.index.recs[orders[ri].rec].key, nil)
 		return false
 	}
 }

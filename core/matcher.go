@@ -154,7 +154,7 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.newOrder(&c)
+	m.newOrder(&c, cmd)
 	return nil
 }
 
@@ -164,7 +164,7 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.cancelOrder(&c)
+	m.cancelOrder(&c, cmd)
 	return nil
 }
 
@@ -174,7 +174,7 @@ func (m *Matcher) applyReplace(cmd []byte) error {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.replaceOrder(&c)
+	m.replaceOrder(&c, cmd)
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (m *Matcher) applyStatusRequest(cmd []byte) error {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.statusRequest(&c)
+	m.statusRequest(&c, cmd)
 	return nil
 }
 

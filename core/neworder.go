@@ -4,15 +4,15 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 
 // newOrder applies a NewOrder: duplicate check, validation, acceptance,
 // matching, then resting or cancelling the remainder.
-func (m *Matcher) newOrder(c *venue.NewOrder) {
+func (m *Matcher) newOrder(c *venue.NewOrder, cmd []byte) {
 	session := c.SessionIdx()
 	if int(session) >= len(m.sessions) {
 		m.emitRejected(c, venue.RejectReasonCapacityExceeded)
 		return
 	}
-	clOrdID := c.ClOrdID()
-	h := clOrdHash(session, clOrdID)
-	if ri := m.index.findHashed(session, clOrdID, h); ri != noRec {
+	var key clOrdKey
+	h := key.loadHashed(clOrdIDField(cmd, newOrderClOrdIDAt), session)
+	if ri := m.index.find(session, &key, h); ri != noRec {
 		if c.Flags().Has(venue.OrderFlagsPossResend) {
 			m.emitStatusOfRecord(ri)
 			return
@@ -30,7 +30,7 @@ func (m *Matcher) newOrder(c *venue.NewOrder) {
 		m.emitRejected(c, reason)
 		return
 	}
-	oi := m.acceptNewOrder(c, ii, clOrdID, h)
+	oi := m.acceptNewOrder(c, ii, &key, h)
 	m.executeNewOrder(in, oi)
 }
 
@@ -129,9 +129,9 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 	return venue.RejectReasonNone
 }
 
-// acceptNewOrder takes a pool slot and a ClOrdID record (h is the ClOrdID's
-// clOrdHash) for a valid order, assigns its OrderID and reports OrderAccepted.
-func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte, h uint64) orderIdx {
+// acceptNewOrder takes a pool slot and a ClOrdID record (h is the key's
+// hash) for a valid order, assigns its OrderID and reports OrderAccepted.
+func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, key *clOrdKey, h uint64) orderIdx {
 	oi := m.pool.alloc()
 	if oi == noOrder {
 		panic("core: order pool exhausted despite the capacity check")
@@ -152,7 +152,7 @@ func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte, h
 	o.expireTimeNs = c.ExpireTimeNs()
 	copy(o.account[:], c.Account())
 
-	ri := m.index.add(o.sessionIdx, clOrdID, h)
+	ri := m.index.add(o.sessionIdx, key, h)
 	r := &m.index.recs[ri]
 	r.orderID = o.orderID
 	r.slot = oi
@@ -172,7 +172,7 @@ func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, clOrdID []byte, h
 func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	o := &m.pool.orders[oi]
 	if o.tif == venue.TimeInForceFOK && !m.fokFillable(in, o) {
-		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 		return
 	}
 	m.match(in, oi)
@@ -182,9 +182,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	case canRest(o.ordType, o.tif):
 		m.rest(in, oi)
 	case o.ordType == venue.OrdTypeMarket:
-		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	default:
-		m.cancelOrderQty(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, m.index.recs[o.rec].id(), nil)
+		m.cancelOrderQty(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	}
 }
 

@@ -12,12 +12,14 @@ import (
 // crosses); a quantity decrease at the same price keeps it. A new quantity at
 // or below the filled quantity ends the order (ReplacedToZero). The OrderID
 // stays; the new ClOrdID becomes the order's current one.
-func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
+func (m *Matcher) replaceOrder(c *venue.ReplaceOrder, cmd []byte) {
 	session := c.SessionIdx()
-	ri, reason := m.locate(session, c.OrigClOrdID(), c.OrderID())
-	var h uint64
+	var orig, key clOrdKey
+	origHash := orig.loadHashed(clOrdIDField(cmd, replaceOrigClOrdIDAt), session)
+	ri, reason := m.locate(session, &orig, origHash, c.OrderID())
+	h := key.loadHashed(clOrdIDField(cmd, replaceClOrdIDAt), session)
 	if reason == venue.RejectReasonNone {
-		reason, h = m.validateReplace(c, ri)
+		reason = m.validateReplace(c, ri, &key, h)
 	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
@@ -26,7 +28,7 @@ func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
 	oi := m.index.recs[ri].slot
 	o := &m.pool.orders[oi]
 	oldRec := ri
-	newRec := m.index.add(session, c.ClOrdID(), h)
+	newRec := m.index.add(session, &key, h)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	m.index.recs[oldRec].slot = noOrder
 	nr := &m.index.recs[newRec]
@@ -35,11 +37,11 @@ func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
 	nr.side, nr.ordType, nr.tif, nr.account = or.side, or.ordType, or.tif, or.account
 	m.index.setOrder(o.orderID, newRec)
 	o.rec = newRec
-	origClOrdID := or.id()
+	origClOrdID := &or.key
 
 	newQty := c.Qty()
 	if newQty <= o.cumQty {
-		m.cancelOrderQty(oi, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, nr.id(), origClOrdID)
+		m.cancelOrderQty(oi, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, &nr.key, origClOrdID)
 		return
 	}
 	m.amendOrder(o, oi, c.PriceTicks(), newQty, c.ExpireTimeNs(), origClOrdID)
@@ -47,7 +49,7 @@ func (m *Matcher) replaceOrder(c *venue.ReplaceOrder) {
 
 // amendOrder changes a live order's price, quantity and expiry once the
 // replace is accepted, and matches it if it lost priority and now crosses.
-func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newExpireTimeNs int64, origClOrdID []byte) {
+func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newExpireTimeNs int64, origClOrdID *clOrdKey) {
 	in := m.instrumentOf(o)
 	bs := &in.sides[sideIndex(o.side)]
 	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
@@ -79,15 +81,14 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 }
 
 // validateReplace returns why a replace of the live order behind record ri
-// must be refused, or RejectReasonNone, and the clOrdHash of the new
-// ClOrdID. The order's side, instrument, type and time in force cannot
-// change; an empty account means "unchanged".
-func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx) (venue.RejectReason, uint64) {
-	h := clOrdHash(c.SessionIdx(), c.ClOrdID())
-	if m.index.findHashed(c.SessionIdx(), c.ClOrdID(), h) != noRec {
-		return venue.RejectReasonDuplicateClOrdID, h
+// must be refused, or RejectReasonNone; key is the new ClOrdID and h its
+// hash. The order's side, instrument, type and time in force cannot change;
+// an empty account means "unchanged".
+func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx, key *clOrdKey, h uint64) venue.RejectReason {
+	if m.index.find(c.SessionIdx(), key, h) != noRec {
+		return venue.RejectReasonDuplicateClOrdID
 	}
-	return m.validateReplaceFields(c, ri), h
+	return m.validateReplaceFields(c, ri)
 }
 
 // validateReplaceFields checks everything of a replace but its ClOrdID.

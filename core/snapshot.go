@@ -98,14 +98,15 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 
 // appendRecord encodes a ClOrdID record (its slot is implied by the orders).
 func appendRecord(b []byte, r *clOrdRecord) []byte {
-	b = append(b, r.clOrdID[:]...)
+	id := r.key.bytes()
+	b = append(b, id[:]...)
 	b = append(b, r.account[:]...)
 	for _, v := range []int64{int64(r.orderID), r.priceTicks, r.qty, r.leavesQty, r.cumQty, r.cumNotionalTicks} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	b = binary.LittleEndian.AppendUint32(b, r.instrumentID)
 	b = binary.LittleEndian.AppendUint16(b, r.sessionIdx)
-	b = append(b, r.clOrdIDLen, byte(r.side), byte(r.ordType), byte(r.tif), byte(r.ordStatus))
+	b = append(b, byte(r.key.len()), byte(r.side), byte(r.ordType), byte(r.tif), byte(r.ordStatus))
 	return b
 }
 
@@ -229,7 +230,8 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 }
 
 func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
-	copy(r.clOrdID[:], b)
+	id := [venue.ClOrdIDLength]byte(b)
+	r.key.load(id[:])
 	b = b[venue.ClOrdIDLength:]
 	copy(r.account[:], b)
 	b = b[venue.AccountLength:]
@@ -242,10 +244,10 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
 	b = b[48:]
 	r.instrumentID = binary.LittleEndian.Uint32(b)
 	r.sessionIdx = binary.LittleEndian.Uint16(b[4:])
-	r.clOrdIDLen = b[6]
 	r.side, r.ordType, r.tif, r.ordStatus = venue.Side(b[7]), venue.OrdType(b[8]), venue.TimeInForce(b[9]), venue.OrdStatus(b[10])
 	r.slot = noOrder
-	if int(r.clOrdIDLen) > venue.ClOrdIDLength || int(r.sessionIdx) >= len(m.sessions) ||
+	// Lookups compare padded keys: the ClOrdID must be NUL-padded after its length.
+	if r.key.bytes() != id || r.key.len() != int(b[6]) || int(r.sessionIdx) >= len(m.sessions) ||
 		r.orderID == 0 || r.orderID > m.lastOrderID || !r.ordStatus.Valid() {
 		return fmt.Errorf("%w: ClOrdID record of order %d is inconsistent", ErrSnapshot, r.orderID)
 	}

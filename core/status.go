@@ -6,9 +6,11 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // when one is given (a non-zero OrderID must then agree), else by OrderID.
 // Finished orders are answered until EndOfDay forgets their ClOrdIDs; an
 // unknown order is answered with ordStatus Unknown and reason UnknownOrder.
-func (m *Matcher) statusRequest(c *venue.OrderStatusRequest) {
+func (m *Matcher) statusRequest(c *venue.OrderStatusRequest, cmd []byte) {
 	session := c.SessionIdx()
-	ri, reason := m.locate(session, c.ClOrdID(), c.OrderID())
+	var key clOrdKey
+	h := key.loadHashed(clOrdIDField(cmd, statusRequestClOrdIDAt), session)
+	ri, reason := m.locate(session, &key, h, c.OrderID())
 	if ri == noRec || reason == venue.RejectReasonOrderIDMismatch {
 		m.emitStatusUnknown(c, reason)
 		return

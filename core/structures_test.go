@@ -93,6 +93,12 @@ func TestGTDHeapOrder(t *testing.T) {
 	}
 }
 
+// findID looks a ClOrdID given as bytes up in the index.
+func findID(x *clOrdIndex, session uint16, id []byte) recIdx {
+	k := keyOf(id)
+	return x.find(session, &k, k.hash(session))
+}
+
 // TestClOrdIndex checks lookups by (session, ClOrdID) and by OrderID, that
 // sessions are separate namespaces, and that compaction keeps what it must.
 func TestClOrdIndex(t *testing.T) {
@@ -106,21 +112,22 @@ func TestClOrdIndex(t *testing.T) {
 			id = id[:venue.ClOrdIDLength]
 		}
 		session := uint16(i % 3)
-		if x.find(session, id) != noRec {
+		if findID(&x, session, id) != noRec {
 			continue // the generated id repeats: skip it
 		}
-		ri := x.add(session, id, clOrdHash(session, id))
+		k := keyOf(id)
+		ri := x.add(session, &k, k.hash(session))
 		x.recs[ri].orderID = uint64(1000 + i)
 		x.recs[ri].slot = orderIdx(i)
 		x.setOrder(uint64(1000+i), ri)
-		if x.find(session, id) != ri || x.find(session+1, id) == ri {
+		if findID(&x, session, id) != ri || findID(&x, session+1, id) == ri {
 			t.Fatalf("record %d not found in its own session only", i)
 		}
 		if x.findOrder(uint64(1000+i)) != ri {
 			t.Fatalf("order %d not found", 1000+i)
 		}
 	}
-	if x.findOrder(5) != noRec || x.find(0, []byte("never")) != noRec {
+	if x.findOrder(5) != noRec || findID(&x, 0, []byte("never")) != noRec {
 		t.Fatal("unknown keys found")
 	}
 	kept := 0
@@ -130,7 +137,7 @@ func TestClOrdIndex(t *testing.T) {
 	}
 	for ri := 0; ri < x.recsUsed; ri++ {
 		r := &x.recs[ri]
-		if r.orderID%2 != 0 || x.find(r.sessionIdx, r.id()) != recIdx(ri) || x.findOrder(r.orderID) != recIdx(ri) {
+		if r.orderID%2 != 0 || findID(&x, r.sessionIdx, r.id()) != recIdx(ri) || x.findOrder(r.orderID) != recIdx(ri) {
 			t.Fatalf("record %d is not indexed after compaction", ri)
 		}
 	}
@@ -260,18 +267,19 @@ func TestClOrdIndexSharedPrefix(t *testing.T) {
 	x := newClOrdIndex(300)
 	for c := 1; c < 256; c++ {
 		id := []byte{'P', 'X', byte(c)}
-		if x.find(7, id) != noRec {
+		if findID(&x, 7, id) != noRec {
 			t.Fatalf("%q found before it was added", id)
 		}
-		x.add(7, id, clOrdHash(7, id))
+		k := keyOf(id)
+		x.add(7, &k, k.hash(7))
 	}
 	for c := 1; c < 256; c++ {
 		id := []byte{'P', 'X', byte(c)}
-		ri := x.find(7, id)
+		ri := findID(&x, 7, id)
 		if ri == noRec || string(x.recs[ri].id()) != string(id) {
 			t.Fatalf("%q not found", id)
 		}
-		if x.find(8, id) != noRec {
+		if findID(&x, 8, id) != noRec {
 			t.Fatalf("%q found in another session", id)
 		}
 	}

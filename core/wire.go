@@ -1,0 +1,121 @@
+package core
+
+import (
+	"encoding/binary"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The matcher reads a few command fields and writes its four order-flow
+// events with plain loads and stores at fixed offsets instead of through the
+// generated flyweights, which check the length on every field, cut char
+// arrays byte by byte and zero a block before filling it. The offsets below
+// are from the start of a message, header included. TestWireOffsets checks
+// the command offsets against the flyweights, and TestEventEncoding checks
+// every byte of each event against the flyweights' encoding, so that a
+// schema change cannot move a field under the matcher unnoticed (and the
+// property test compares every event with the reference model's).
+
+// Command fields: the ClOrdIDs, which clOrdKey.load reads a word at a time.
+// Apply reads them only after the flyweight's WrapDecode has checked that
+// the block is there.
+const (
+	newOrderClOrdIDAt      = venue.MessageHeaderSize + 52
+	cancelClOrdIDAt        = venue.MessageHeaderSize + 32
+	cancelOrigClOrdIDAt    = venue.MessageHeaderSize + 68
+	replaceClOrdIDAt       = venue.MessageHeaderSize + 60
+	replaceOrigClOrdIDAt   = venue.MessageHeaderSize + 96
+	statusRequestClOrdIDAt = venue.MessageHeaderSize + 32
+)
+
+// clOrdIDField returns the fixed-width ClOrdID field at offset at of cmd.
+func clOrdIDField(cmd []byte, at int) []byte {
+	return cmd[at : at+venue.ClOrdIDLength]
+}
+
+// The four order-flow events share their first 52 bytes ("report head"):
+//
+//	 0  header: blockLength u16, templateId u16, schemaId u16, version u16
+//	 8  causeSeq u64
+//	16  timestampNs i64
+//	24  sessionIdx u16, side u8, ordType u8, instrumentId u32
+//	32  timeInForce u8, then two event bytes and a reserved byte:
+//	    OrderAccepted: flags u8, reserved u16 (zero)
+//	    Fill: aggressor u8, ordStatus u8, reserved u8 (zero)
+//	    OrderCancelled: reason u8, ordStatus u8, reserved u8 (zero)
+//	    OrderReplaced: priorityLost u8, ordStatus u8, reserved u8 (zero)
+//	36  orderId u64
+//	44  execId u64
+//
+// then their own fields, from 52:
+//
+//	OrderAccepted   priceTicks, qty, leavesQty, expireTimeNs; clOrdId at 84,
+//	                account at 120, end at 136
+//	Fill            tradeId, priceTicks, qty, lastPriceTicks, lastQty,
+//	                leavesQty, cumQty, cumNotionalTicks, contraOrderId;
+//	                clOrdId at 124, account at 160, end at 176
+//	OrderCancelled  priceTicks, qty, cancelledQty, cumQty, cumNotionalTicks;
+//	                clOrdId at 92, origClOrdId at 128, account at 164, end at 180
+//	OrderReplaced   priceTicks, qty, leavesQty, cumQty, cumNotionalTicks,
+//	                oldPriceTicks, oldLeavesQty, expireTimeNs; clOrdId at 116,
+//	                origClOrdId at 152, account at 188, end at 204
+const (
+	reportCauseSeqAt       = 8
+	reportTimestampAt      = 16
+	reportSessionAt        = 24
+	reportTifAt            = 32
+	reportOrderIDAt        = 36
+	reportExecIDAt         = 44
+	acceptedPriceAt        = 52
+	acceptedClOrdIDAt      = 84
+	acceptedAccountAt      = 120
+	fillTradeIDAt          = 52
+	fillClOrdIDAt          = 124
+	fillAccountAt          = 160
+	cancelledPriceAt       = 52
+	cancelledClOrdIDAt     = 92
+	cancelledOrigClOrdIDAt = 128
+	cancelledAccountAt     = 164
+	replacedPriceAt        = 52
+	replacedClOrdIDAt      = 116
+	replacedOrigClOrdIDAt  = 152
+	replacedAccountAt      = 188
+)
+
+// put64 stores v little-endian at offset at of b.
+func put64(b []byte, at int, v uint64) {
+	binary.LittleEndian.PutUint64(b[at:at+8], v)
+}
+
+// putAccount writes an account field: the order keeps it NUL-padded.
+func putAccount(field []byte, account *[venue.AccountLength]byte) {
+	f := field[:venue.AccountLength]
+	binary.LittleEndian.PutUint64(f[0:8], binary.LittleEndian.Uint64(account[0:8]))
+	binary.LittleEndian.PutUint64(f[8:16], binary.LittleEndian.Uint64(account[8:16]))
+}
+
+// putOrNone writes key k as a ClOrdID field, or an empty one when k is nil.
+func (k *clOrdKey) putOrNone(field []byte) {
+	if k == nil {
+		var none clOrdKey
+		none.put(field)
+		return
+	}
+	k.put(field)
+}
+
+// putReportHead writes the report head of an order-flow event for order o
+// (see above): e1 and e2 are the event's bytes at 33 and 34, and the event
+// takes the next ExecID.
+func (m *Matcher) putReportHead(b []byte, templateID uint16, blockLength int, o *order, e1 uint8, e2 venue.OrdStatus) {
+	h := b[:reportExecIDAt+8]
+	binary.LittleEndian.PutUint64(h[0:8], uint64(blockLength)|uint64(templateID)<<16|
+		uint64(venue.SchemaID)<<32|uint64(venue.SchemaVersion)<<48)
+	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
+	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
+	binary.LittleEndian.PutUint64(h[reportSessionAt:], uint64(o.sessionIdx)|uint64(o.side)<<16|
+		uint64(o.ordType)<<24|uint64(m.instruments[o.instrument].id)<<32)
+	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16)
+	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
+	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.nextExecID())
+}

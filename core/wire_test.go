@@ -1,0 +1,326 @@
+package core
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// fullClOrdID is a ClOrdID that fills its field, so that finding it at an
+// offset proves the offset.
+var fullClOrdID = []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+
+// TestWireOffsets checks the matcher's field offsets against the generated
+// flyweights.
+func TestWireOffsets(t *testing.T) {
+	var buf [cmdSlotSize]byte
+	cases := []struct {
+		name string
+		at   int
+		set  func(b []byte) error
+	}{
+		{"NewOrder.clOrdId", newOrderClOrdIDAt, func(b []byte) error {
+			var c venue.NewOrder
+			_ = c.WrapEncode(b, 0)
+			return c.SetClOrdID(fullClOrdID)
+		}},
+		{"CancelOrder.clOrdId", cancelClOrdIDAt, func(b []byte) error {
+			var c venue.CancelOrder
+			_ = c.WrapEncode(b, 0)
+			return c.SetClOrdID(fullClOrdID)
+		}},
+		{"CancelOrder.origClOrdId", cancelOrigClOrdIDAt, func(b []byte) error {
+			var c venue.CancelOrder
+			_ = c.WrapEncode(b, 0)
+			return c.SetOrigClOrdID(fullClOrdID)
+		}},
+		{"ReplaceOrder.clOrdId", replaceClOrdIDAt, func(b []byte) error {
+			var c venue.ReplaceOrder
+			_ = c.WrapEncode(b, 0)
+			return c.SetClOrdID(fullClOrdID)
+		}},
+		{"ReplaceOrder.origClOrdId", replaceOrigClOrdIDAt, func(b []byte) error {
+			var c venue.ReplaceOrder
+			_ = c.WrapEncode(b, 0)
+			return c.SetOrigClOrdID(fullClOrdID)
+		}},
+		{"OrderStatusRequest.clOrdId", statusRequestClOrdIDAt, func(b []byte) error {
+			var c venue.OrderStatusRequest
+			_ = c.WrapEncode(b, 0)
+			return c.SetClOrdID(fullClOrdID)
+		}},
+	}
+	for _, tc := range cases {
+		clear(buf[:])
+		if err := tc.set(buf[:]); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := clOrdIDField(buf[:], tc.at); !bytes.Equal(got, fullClOrdID) {
+			t.Errorf("%s: offset %d holds %q", tc.name, tc.at, got)
+		}
+	}
+}
+
+// TestLoadClOrdKey compares clOrdKey.load with the generated getter (bytes
+// up to the first NUL) on fields of every length, with and without bytes
+// left after the NUL.
+func TestLoadClOrdKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var buf [cmdSlotSize]byte
+	for n := 0; n <= venue.ClOrdIDLength; n++ {
+		for trial := 0; trial < 200; trial++ {
+			field := buf[newOrderClOrdIDAt : newOrderClOrdIDAt+venue.ClOrdIDLength]
+			for i := range field {
+				field[i] = byte(1 + rng.IntN(255)) // never NUL
+			}
+			if n < len(field) {
+				field[n] = 0
+				if trial%2 == 0 {
+					clear(field[n:]) // properly padded
+				}
+			}
+			var c venue.NewOrder
+			if err := c.WrapDecode(encodeHeaderOnly(buf[:], venue.NewOrderTemplateID, venue.NewOrderBlockLength), 0); err != nil {
+				t.Fatal(err)
+			}
+			want := c.ClOrdID()
+			var k clOrdKey
+			h := k.loadHashed(clOrdIDField(buf[:], newOrderClOrdIDAt), 3)
+			var padded [venue.ClOrdIDLength]byte
+			copy(padded[:], want)
+			if !bytes.Equal(k.id(), want) || k.len() != len(want) || k.bytes() != padded || k.empty() != (len(want) == 0) {
+				t.Fatalf("length %d: key %q, getter %q", n, k.bytes(), want)
+			}
+			if k2 := keyOf(want); !k2.equal(&k) || k2.hash(3) != h || k.hash(3) != h {
+				t.Fatalf("length %d: keyOf and load disagree", n)
+			}
+		}
+	}
+}
+
+// encodeHeaderOnly writes a message header for templateID at the start of
+// buf, leaving the block as it is, and returns buf.
+func encodeHeaderOnly(buf []byte, templateID uint16, blockLength int) []byte {
+	var h venue.MessageHeader
+	_ = h.Wrap(buf, 0)
+	h.SetBlockLength(uint16(blockLength))
+	h.SetTemplateID(templateID)
+	h.SetSchemaID(venue.SchemaID)
+	h.SetVersion(venue.SchemaVersion)
+	return buf
+}
+
+// TestClOrdHashNeighbours checks the bucket design: ClOrdIDs that differ
+// only in a last decimal or hex digit share a 16-slot bucket, and their
+// tags differ.
+func TestClOrdHashNeighbours(t *testing.T) {
+	base := []byte("ORD1234567890104x") // the last character in the third word
+	seen := map[uint32]bool{}
+	var bucket uint32 // the table index uses the low half only
+	for i, c := range []byte("0123456789abcdef") {
+		base[len(base)-1] = c
+		k := keyOf(base)
+		h := k.hash(5)
+		if i == 0 {
+			bucket = uint32(h) &^ 15
+		}
+		if uint32(h)&^15 != bucket || h&15 != uint64(i) {
+			t.Fatalf("%q: hash %#x, bucket %#x", base, h, bucket)
+		}
+		if seen[uint32(h>>32)] {
+			t.Fatalf("%q: tag repeats", base)
+		}
+		seen[uint32(h>>32)] = true
+	}
+	k := keyOf(base)
+	if k.hash(5) == k.hash(6) {
+		t.Fatal("the session does not change the hash")
+	}
+}
+
+// dirtySink hands out one slot full of 0xAA, so that a byte an encoder
+// forgets shows.
+type dirtySink struct {
+	slot [EventSlotMin]byte
+	n    int
+}
+
+func (s *dirtySink) Claim() []byte {
+	for i := range s.slot {
+		s.slot[i] = 0xAA
+	}
+	return s.slot[:]
+}
+
+func (s *dirtySink) Commit() { s.n = eventLength(s.slot[:]) }
+
+func (s *dirtySink) event() []byte { return s.slot[:s.n] }
+
+// TestEventEncoding compares every byte of the order-flow events, written
+// with plain stores, with the generated flyweights' encoding of the same
+// values, over random values.
+func TestEventEncoding(t *testing.T) {
+	m, err := NewMatcher(Config{OrdersMax: 4, ClOrdIDsMax: 8, SessionsMax: 8, Instruments: []InstrumentConfig{
+		{ID: 0xA1B2C3D4, Symbol: "X", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 100, BandPercent: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &dirtySink{}
+	m.sink = sink
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('!' + rng.IntN(90))
+		}
+		return b
+	}
+	for trial := 0; trial < 500; trial++ {
+		oi := m.pool.alloc()
+		o := &m.pool.orders[oi]
+		o.orderID, o.sessionIdx = rng.Uint64(), uint16(rng.IntN(8))
+		o.side, o.ordType, o.tif = venue.Side(rng.IntN(256)), venue.OrdType(rng.IntN(256)), venue.TimeInForce(rng.IntN(256))
+		o.flags = venue.OrderFlags(rng.IntN(256))
+		o.priceTicks, o.qty, o.leavesQty = rng.Int64(), rng.Int64(), int64(rng.IntN(2))*rng.Int64()
+		o.cumQty, o.cumNotionalTicks, o.expireTimeNs = int64(rng.IntN(2))*rng.Int64(), rng.Int64(), rng.Int64()
+		account := text(rng.IntN(venue.AccountLength + 1))
+		copy(o.account[:], account)
+		clOrdID, other := text(rng.IntN(venue.ClOrdIDLength+1)), text(rng.IntN(venue.ClOrdIDLength+1))
+		key, otherKey := keyOf(clOrdID), keyOf(other)
+		m.index.recsUsed = 0
+		clear(m.index.byClOrdID)
+		o.rec = m.index.add(o.sessionIdx, &key, key.hash(o.sessionIdx))
+		m.causeSeq, m.nowNs, m.lastExecID = rng.Uint64(), rng.Int64(), rng.Uint64()
+		execID := m.lastExecID + 1
+		a, b, c, d := rng.Uint64(), rng.Int64(), rng.Int64(), rng.Uint64()
+		var want [EventSlotMin]byte
+		check := func(name string, n int) {
+			t.Helper()
+			if got := sink.event(); !bytes.Equal(got, want[:n]) {
+				t.Fatalf("%s differs from the flyweight's encoding\n got %x\nwant %x", name, got, want[:n])
+			}
+		}
+
+		m.emitAccepted(o)
+		var ea venue.OrderAccepted
+		_ = ea.WrapEncode(want[:], 0)
+		ea.SetCauseSeq(m.causeSeq)
+		ea.SetTimestampNs(m.nowNs)
+		ea.SetSessionIdx(o.sessionIdx)
+		ea.SetSide(o.side)
+		ea.SetOrdType(o.ordType)
+		ea.SetInstrumentID(0xA1B2C3D4)
+		ea.SetTimeInForce(o.tif)
+		ea.SetFlags(o.flags)
+		ea.SetOrderID(o.orderID)
+		ea.SetExecID(execID)
+		ea.SetPriceTicks(o.priceTicks)
+		ea.SetQty(o.qty)
+		ea.SetLeavesQty(o.leavesQty)
+		ea.SetExpireTimeNs(o.expireTimeNs)
+		_ = ea.SetClOrdID(clOrdID)
+		_ = ea.SetAccount(account)
+		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
+
+		aggressor := rng.IntN(2) == 0
+		m.emitFill(o, aggressor, a, b, c, d)
+		var ef venue.Fill
+		_ = ef.WrapEncode(want[:], 0)
+		ef.SetCauseSeq(m.causeSeq)
+		ef.SetTimestampNs(m.nowNs)
+		ef.SetSessionIdx(o.sessionIdx)
+		ef.SetSide(o.side)
+		ef.SetOrdType(o.ordType)
+		ef.SetInstrumentID(0xA1B2C3D4)
+		ef.SetTimeInForce(o.tif)
+		if aggressor {
+			ef.SetAggressor(venue.BooleanTypeTrue)
+		}
+		ef.SetOrdStatus(venue.OrdStatusPartiallyFilled)
+		if o.leavesQty == 0 {
+			ef.SetOrdStatus(venue.OrdStatusFilled)
+		}
+		ef.SetOrderID(o.orderID)
+		ef.SetExecID(execID + 1)
+		ef.SetTradeID(a)
+		ef.SetPriceTicks(o.priceTicks)
+		ef.SetQty(o.qty)
+		ef.SetLastPriceTicks(b)
+		ef.SetLastQty(c)
+		ef.SetLeavesQty(o.leavesQty)
+		ef.SetCumQty(o.cumQty)
+		ef.SetCumNotionalTicks(o.cumNotionalTicks)
+		ef.SetContraOrderID(d)
+		_ = ef.SetClOrdID(clOrdID)
+		_ = ef.SetAccount(account)
+		check("Fill", venue.FillEncodedLength)
+
+		reason, status := venue.CancelReason(rng.IntN(256)), venue.OrdStatus(rng.IntN(256))
+		withOrig := rng.IntN(2) == 0
+		if withOrig {
+			m.emitCancelled(o, reason, status, b, &otherKey, &key)
+		} else {
+			m.emitCancelled(o, reason, status, b, &key, nil)
+		}
+		var ec venue.OrderCancelled
+		_ = ec.WrapEncode(want[:], 0)
+		ec.SetCauseSeq(m.causeSeq)
+		ec.SetTimestampNs(m.nowNs)
+		ec.SetSessionIdx(o.sessionIdx)
+		ec.SetSide(o.side)
+		ec.SetOrdType(o.ordType)
+		ec.SetInstrumentID(0xA1B2C3D4)
+		ec.SetTimeInForce(o.tif)
+		ec.SetReason(reason)
+		ec.SetOrdStatus(status)
+		ec.SetOrderID(o.orderID)
+		ec.SetExecID(execID + 2)
+		ec.SetPriceTicks(o.priceTicks)
+		ec.SetQty(o.qty)
+		ec.SetCancelledQty(b)
+		ec.SetCumQty(o.cumQty)
+		ec.SetCumNotionalTicks(o.cumNotionalTicks)
+		if withOrig {
+			_ = ec.SetClOrdID(other)
+			_ = ec.SetOrigClOrdID(clOrdID)
+		} else {
+			_ = ec.SetClOrdID(clOrdID)
+		}
+		_ = ec.SetAccount(account)
+		check("OrderCancelled", venue.OrderCancelledEncodedLength)
+
+		lost := rng.IntN(2) == 0
+		m.emitReplaced(o, lost, b, c, &otherKey)
+		var er venue.OrderReplaced
+		_ = er.WrapEncode(want[:], 0)
+		er.SetCauseSeq(m.causeSeq)
+		er.SetTimestampNs(m.nowNs)
+		er.SetSessionIdx(o.sessionIdx)
+		er.SetSide(o.side)
+		er.SetOrdType(o.ordType)
+		er.SetInstrumentID(0xA1B2C3D4)
+		er.SetTimeInForce(o.tif)
+		if lost {
+			er.SetPriorityLost(venue.BooleanTypeTrue)
+		}
+		er.SetOrdStatus(orderStatusOf(o))
+		er.SetOrderID(o.orderID)
+		er.SetExecID(execID + 3)
+		er.SetPriceTicks(o.priceTicks)
+		er.SetQty(o.qty)
+		er.SetLeavesQty(o.leavesQty)
+		er.SetCumQty(o.cumQty)
+		er.SetCumNotionalTicks(o.cumNotionalTicks)
+		er.SetOldPriceTicks(b)
+		er.SetOldLeavesQty(c)
+		er.SetExpireTimeNs(o.expireTimeNs)
+		_ = er.SetClOrdID(clOrdID)
+		_ = er.SetOrigClOrdID(other)
+		_ = er.SetAccount(account)
+		check("OrderReplaced", venue.OrderReplacedEncodedLength)
+
+		m.pool.release(oi)
+	}
+}
