@@ -10,8 +10,9 @@
 # bin/fixvenue), VGMP (the venue's GOMAXPROCS, default 2), EXTRA (more serve
 # flags, e.g. --cpuprofile F), PORT_BASE (default 29000: FIX on +878, metrics
 # on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
-# GODEBUG, e.g. gctrace=1), KEEPLOG (copy the venue's log to this file),
-# LOCK (false: the matcher goroutine is not locked to its OS thread).
+# GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
+# LOCK (false: the matcher goroutine is not locked to its OS thread), LOADTIME (a
+# command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { echo "usage: $0 WAIT FSYNC RATE SESSIONS" >&2; exit 2; }
@@ -32,14 +33,14 @@ orders_per_second_reject = 0
 cancels_per_second_reject = 0
 messages_per_second_logout = 0
 TOML
-GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.toml" --data "$dir/data" \
+GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.toml" --data "$dir/data" \
 	--fix-addr 127.0.0.1:$((base + 878)) --metrics-addr 127.0.0.1:$((base + 464)) \
 	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:$((base + 501)) ${EXTRA:-} > "$dir/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "fixvenue serving" "$dir/serve.log" && break; sleep 0.1; done
 cpu0=$(curl -s "127.0.0.1:$((base + 464))/metrics" | awk '/^process_cpu_seconds_total / { print $2 }')
 echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions (venue CPU at start ${cpu0:-?} s)"
-bin/fixvenue load --addr 127.0.0.1:$((base + 878)) --sessions "$sessions" --rate "$rate" \
+${LOADTIME:-} bin/fixvenue load --addr 127.0.0.1:$((base + 878)) --sessions "$sessions" --rate "$rate" \
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
 # The venue's CPU per order (robust to a noisy machine, unlike latency).
 curl -s "127.0.0.1:$((base + 464))/metrics" | awk -v cpu0="${cpu0:-0}" '
