@@ -21,6 +21,15 @@
 // SingleProducer mode (the event ring: the matcher) a claim is plain
 // arithmetic and a publication is one atomic store.
 //
+// A producer with several items at once claims them together with ClaimN
+// and publishes them with one PublishRange. The publication's atomic store is
+// the dominant per-item cost of a hand-off (on amd64 it is a locking
+// instruction that waits until the slot bytes reach the cache, which means
+// taking their cache lines from the consumer's core), so single-producer a
+// batch costs one store instead of one per item. ClaimN is all or nothing:
+// when the ring has no room for the whole batch it waits and then refuses
+// the whole batch, claiming nothing.
+//
 // # Gating and back-pressure
 //
 // Consumers register their Sequence with AddGatingSequences; a producer never

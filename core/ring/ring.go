@@ -294,9 +294,9 @@ func (r *Ring) Claim() (seq int64, slot []byte, err error) {
 		return -1, nil, ErrClosed
 	}
 	if r.mode == SingleProducer {
-		seq, err = r.claimSingle()
+		seq, err = r.claimSingle(1)
 	} else {
-		seq, err = r.claimMulti()
+		seq, err = r.claimMulti(1)
 	}
 	if err != nil {
 		return -1, nil, err
@@ -304,10 +304,33 @@ func (r *Ring) Claim() (seq int64, slot []byte, err error) {
 	return seq, r.Slot(seq), nil
 }
 
+// ClaimN reserves n consecutive slots (1 ≤ n ≤ Slots) for the calling
+// producer and returns the highest claimed sequence hi: the producer owns
+// hi-n+1 through hi, reads their bytes with Slot, and publishes them with
+// PublishRange (or, single-producer, Publish(hi)). Everything Claim says holds:
+// it waits at most ClaimTimeout for all n slots and then returns ErrBusy
+// having claimed none of them, and it returns ErrClosed after Close. A
+// producer that writes several items at once (the matcher's events for one
+// command) pays the claim and, above all, the publication's atomic store once
+// per batch instead of once per item. An n outside [1, Slots] is a
+// programming error and panics.
+func (r *Ring) ClaimN(n int) (hi int64, err error) {
+	if n < 1 || int64(n) > r.slots {
+		panic(fmt.Sprintf("ring: ClaimN(%d), want 1 to %d slots", n, r.slots))
+	}
+	if r.closed.Load() {
+		return -1, ErrClosed
+	}
+	if r.mode == SingleProducer {
+		return r.claimSingle(int64(n))
+	}
+	return r.claimMulti(int64(n))
+}
+
 // claimSingle claims for the one producer: plain fields, no atomics unless
 // the ring looks full.
-func (r *Ring) claimSingle() (int64, error) {
-	next := r.single.next + 1
+func (r *Ring) claimSingle(n int64) (int64, error) {
+	next := r.single.next + n
 	wrapPoint := next - r.slots // the sequence whose slot next reuses
 	if wrapPoint > r.single.gateCache {
 		var w spaceWait
@@ -327,13 +350,13 @@ func (r *Ring) claimSingle() (int64, error) {
 }
 
 // claimMulti claims by compare-and-swap. The capacity check is made against
-// the same cursor value the CAS expects, so a successful CAS means the slot
-// was free; a producer that gives up has not moved the cursor.
-func (r *Ring) claimMulti() (int64, error) {
+// the same cursor value the CAS expects, so a successful CAS means the slots
+// were free; a producer that gives up has not moved the cursor.
+func (r *Ring) claimMulti(n int64) (int64, error) {
 	var w spaceWait
 	for {
 		current := r.highWater.Load()
-		next := current + 1
+		next := current + n
 		wrapPoint := next - r.slots
 		if wrapPoint > r.gateCache.Load() {
 			lowest := minimumSequence(*r.gates.Load(), current)
@@ -387,7 +410,7 @@ func (w *spaceWait) step(r *Ring) error {
 func (r *Ring) Publish(seq int64) {
 	if r.mode == SingleProducer {
 		if seq <= r.single.published || seq > r.single.next {
-			r.panicPublishOrder(seq)
+			r.panicPublishOrder(seq, seq)
 		}
 		r.single.published = seq
 		r.highWater.Store(seq)
@@ -399,13 +422,44 @@ func (r *Ring) Publish(seq int64) {
 	}
 }
 
-// panicPublishOrder reports a single producer publishing out of claim order,
-// which would expose unwritten slots. Kept out of Publish so Publish inlines.
+// PublishRange publishes the claimed sequences lo through hi, usually the
+// batch of one ClaimN. Single-producer it is Publish(hi): one atomic store for
+// the whole batch, and lo must follow the last published sequence or lie
+// after it. Multi-producer it marks each slot, and consumers see the
+// sequences as they become contiguous with what is already published. lo > hi,
+// a range longer than the ring, or (single-producer) a range that is not
+// claimed or was already published is a programming error and panics.
+func (r *Ring) PublishRange(lo, hi int64) {
+	if lo > hi || hi-lo >= r.slots {
+		r.panicPublishOrder(lo, hi)
+	}
+	if r.mode == SingleProducer {
+		if lo <= r.single.published || hi > r.single.next {
+			r.panicPublishOrder(lo, hi)
+		}
+		r.single.published = hi
+		r.highWater.Store(hi)
+	} else {
+		for s := lo; s <= hi; s++ {
+			r.available[s&r.slotsMask].Store(s)
+		}
+	}
+	if r.sleepers.Load() != 0 {
+		r.wakeParked(false)
+	}
+}
+
+// panicPublishOrder reports a publication of lo..hi that breaks the rules:
+// a single producer publishing out of claim order would expose unwritten
+// slots. Kept out of Publish so Publish stays small.
 //
 //go:noinline
-func (r *Ring) panicPublishOrder(seq int64) {
-	panic(fmt.Sprintf("ring: single producer published %d, claimed up to %d, published up to %d",
-		seq, r.single.next, r.single.published))
+func (r *Ring) panicPublishOrder(lo, hi int64) {
+	if r.mode == MultiProducer {
+		panic(fmt.Sprintf("ring: published %d..%d, want lo <= hi and at most %d sequences", lo, hi, r.slots))
+	}
+	panic(fmt.Sprintf("ring: single producer published %d..%d, claimed up to %d, published up to %d",
+		lo, hi, r.single.next, r.single.published))
 }
 
 // Wake wakes parked consumers whose barrier has dependency sequences. A

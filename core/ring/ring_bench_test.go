@@ -98,6 +98,52 @@ func BenchmarkRingHop(b *testing.B) {
 	}
 }
 
+// hopBatchItems is how many items the batching producer claims and publishes
+// at once, about the events of one busy matcher command.
+const hopBatchItems = 8
+
+// BenchmarkRingHopClaimN: RingHop with a producer that claims hopBatchItems
+// slots with ClaimN, writes them and publishes them with one PublishRange;
+// ns/op is still per item.
+func BenchmarkRingHopClaimN(b *testing.B) {
+	for _, w := range benchStrategies {
+		b.Run(w.String(), func(b *testing.B) {
+			r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: SingleProducer, Wait: w, ClaimTimeout: time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cons := NewSequence(-1)
+			r.AddGatingSequences(cons)
+			bar := r.NewBarrier()
+			total := int64(b.N/hopBatchItems+1) * hopBatchItems
+			b.ReportAllocs()
+			b.ResetTimer()
+			go func() {
+				for i := int64(0); i < total; {
+					hi, err := r.ClaimN(hopBatchItems)
+					if errors.Is(err, ErrBusy) {
+						continue
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					for s := hi - hopBatchItems + 1; s <= hi; s++ {
+						binary.LittleEndian.PutUint64(r.Slot(s), uint64(i))
+						i++
+					}
+					r.PublishRange(hi-hopBatchItems+1, hi)
+				}
+			}()
+			sink := hopConsume(b, r, bar, cons, total)
+			b.StopTimer()
+			if want := uint64(total) * uint64(total-1) / 2; sink != want {
+				b.Fatalf("consumed sum %d, want %d", sink, want)
+			}
+		})
+	}
+}
+
 // BenchmarkRingHopMultiProducer: two producer goroutines claiming by CAS →
 // one consumer.
 func BenchmarkRingHopMultiProducer(b *testing.B) {
