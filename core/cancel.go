@@ -68,16 +68,16 @@ func (m *Matcher) cancelQuiet(oi orderIdx, reason venue.CancelReason, status ven
 // locate finds the order a cancel, replace or status request addresses: by
 // OrigClOrdID within the session when one is given (and then a non-zero
 // OrderID must agree), else by OrderID (which must belong to the session).
-// origHash is origClOrdID's hash. It returns the addressed record, or noRec, and RejectReasonNone only when
+// origLen is origClOrdID's length. It returns the addressed record, or noRec, and RejectReasonNone only when
 // the record is the current ClOrdID of a live order.
-func (m *Matcher) locate(session uint16, origClOrdID *clOrdKey, origHash uint64, orderID uint64) (recIdx, venue.RejectReason) {
+func (m *Matcher) locate(session uint16, origClOrdID *clOrdKey, origLen int, orderID uint64) (recIdx, venue.RejectReason) {
 	if int(session) >= len(m.sessions) {
 		return noRec, venue.RejectReasonUnknownOrder
 	}
 	var ri recIdx
 	switch {
-	case !origClOrdID.empty():
-		ri = m.index.find(session, origClOrdID, origHash)
+	case origLen > 0:
+		ri = m.index.find(session, origClOrdID, origClOrdID.hashLen(origLen, session))
 		if ri == noRec {
 			return noRec, venue.RejectReasonUnknownOrder
 		}
@@ -120,7 +120,7 @@ func (m *Matcher) currentStatus(ri recIdx) venue.OrdStatus {
 
 // rejectCancel answers a cancel or replace that cannot be applied.
 func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16, ri recIdx, reason venue.RejectReason,
-	instrumentID uint32, side venue.Side, clOrdID, origClOrdID []byte) {
+	instrumentID uint32, side venue.Side, clOrdID, origClOrdID *clOrdKey) {
 	rej := cancelReject{
 		sessionIdx:   session,
 		responseTo:   responseTo,
@@ -140,17 +140,13 @@ func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16
 }
 
 // cancelOrder applies a client's CancelOrder.
-func (m *Matcher) cancelOrder(c *venue.CancelOrder, cmd []byte) {
-	session := c.SessionIdx()
-	var orig clOrdKey
-	origHash := orig.loadHashed(clOrdIDField(cmd, cancelOrigClOrdIDAt), session)
-	ri, reason := m.locate(session, &orig, origHash, c.OrderID())
+func (m *Matcher) cancelOrder(c *cancelCmd) {
+	session := c.sessionIdx
+	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
 	if reason != venue.RejectReasonNone {
-		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
 		return
 	}
-	var key clOrdKey
-	key.load(clOrdIDField(cmd, cancelClOrdIDAt))
 	oi := m.index.recs[ri].slot
-	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, &key, &m.index.recs[ri].key)
+	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, &c.clOrdID, &m.index.recs[ri].key)
 }

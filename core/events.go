@@ -47,22 +47,23 @@ func (m *Matcher) emitAccepted(o *order) {
 	m.sink.Commit()
 }
 
-func (m *Matcher) emitRejected(c *venue.NewOrder, reason venue.RejectReason) {
+func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 	var e venue.OrderRejected
 	_ = e.WrapEncode(m.claim(), 0)
 	e.SetCauseSeq(m.causeSeq)
 	e.SetTimestampNs(m.nowNs)
-	e.SetSessionIdx(c.SessionIdx())
-	e.SetSide(c.Side())
-	e.SetOrdType(c.OrdType())
-	e.SetInstrumentID(c.InstrumentID())
-	e.SetTimeInForce(c.TimeInForce())
+	e.SetSessionIdx(c.sessionIdx)
+	e.SetSide(c.side)
+	e.SetOrdType(c.ordType)
+	e.SetInstrumentID(c.instrumentID)
+	e.SetTimeInForce(c.tif)
 	e.SetReason(reason)
 	e.SetExecID(m.nextExecID())
-	e.SetPriceTicks(c.PriceTicks())
-	e.SetQty(c.Qty())
-	_ = e.SetClOrdID(c.ClOrdID())
-	_ = e.SetAccount(c.Account())
+	e.SetPriceTicks(c.priceTicks)
+	e.SetQty(c.qty)
+	id := c.clOrdID.bytes()
+	_ = e.SetClOrdID(id[:])
+	_ = e.SetAccount(c.account[:])
 	m.sink.Commit()
 }
 
@@ -142,7 +143,7 @@ type cancelReject struct {
 	orderID      uint64
 }
 
-func (m *Matcher) emitCancelRejected(r *cancelReject, clOrdID, origClOrdID []byte) {
+func (m *Matcher) emitCancelRejected(r *cancelReject, clOrdID, origClOrdID *clOrdKey) {
 	var e venue.CancelRejected
 	_ = e.WrapEncode(m.claim(), 0)
 	e.SetCauseSeq(m.causeSeq)
@@ -154,8 +155,9 @@ func (m *Matcher) emitCancelRejected(r *cancelReject, clOrdID, origClOrdID []byt
 	e.SetOrdStatus(r.ordStatus)
 	e.SetSide(r.side)
 	e.SetOrderID(r.orderID)
-	_ = e.SetClOrdID(clOrdID)
-	_ = e.SetOrigClOrdID(origClOrdID)
+	id, orig := clOrdID.bytes(), origClOrdID.bytes()
+	_ = e.SetClOrdID(id[:])
+	_ = e.SetOrigClOrdID(orig[:])
 	m.sink.Commit()
 }
 

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
+	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -96,18 +98,24 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 // names nothing it knows); then the state is unchanged and no event is
 // written. Invalid client requests are answered with reject events instead.
 func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
-	templateID, err := venue.TemplateIDOf(cmd, 0)
-	if err != nil {
-		return err
+	// The header as one word, checked as venue.TemplateIDOf would.
+	if len(cmd) < venue.MessageHeaderSize {
+		return sbe.ErrShortBuffer
 	}
+	hdr := binary.LittleEndian.Uint64(cmd)
+	if uint16(hdr>>32) != venue.SchemaID {
+		return sbe.ErrWrongSchema
+	}
+	templateID := uint16(hdr >> 16)
 	m.sink = sink
+	var err error
 	switch templateID {
 	case venue.NewOrderTemplateID:
-		err = m.applyNewOrder(cmd)
+		err = m.applyNewOrder(cmd, hdr)
 	case venue.CancelOrderTemplateID:
-		err = m.applyCancel(cmd)
+		err = m.applyCancel(cmd, hdr)
 	case venue.ReplaceOrderTemplateID:
-		err = m.applyReplace(cmd)
+		err = m.applyReplace(cmd, hdr)
 	case venue.MassCancelTemplateID:
 		err = m.applyMassCancel(cmd)
 	case venue.OrderStatusRequestTemplateID:
@@ -145,36 +153,44 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	m.causeSeq = seq
 	m.nowNs = timestampNs
-	m.expireGTD()
+	if len(m.gtd.items) > 0 {
+		m.expireGTD()
+	}
 }
 
-func (m *Matcher) applyNewOrder(cmd []byte) error {
-	var c venue.NewOrder
-	if err := c.WrapDecode(cmd, 0); err != nil {
+func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
+	b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength)
+	if err != nil {
 		return err
 	}
-	m.begin(c.Seq(), c.TimestampNs())
-	m.newOrder(&c, cmd)
+	var c newOrderCmd
+	c.decode(b)
+	m.begin(c.seq, c.timestampNs)
+	m.newOrder(&c)
 	return nil
 }
 
-func (m *Matcher) applyCancel(cmd []byte) error {
-	var c venue.CancelOrder
-	if err := c.WrapDecode(cmd, 0); err != nil {
+func (m *Matcher) applyCancel(cmd []byte, hdr uint64) error {
+	b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength)
+	if err != nil {
 		return err
 	}
-	m.begin(c.Seq(), c.TimestampNs())
-	m.cancelOrder(&c, cmd)
+	var c cancelCmd
+	c.decode(b)
+	m.begin(c.seq, c.timestampNs)
+	m.cancelOrder(&c)
 	return nil
 }
 
-func (m *Matcher) applyReplace(cmd []byte) error {
-	var c venue.ReplaceOrder
-	if err := c.WrapDecode(cmd, 0); err != nil {
+func (m *Matcher) applyReplace(cmd []byte, hdr uint64) error {
+	b, err := commandBlock(cmd, hdr, venue.ReplaceOrderEncodedLength)
+	if err != nil {
 		return err
 	}
-	m.begin(c.Seq(), c.TimestampNs())
-	m.replaceOrder(&c, cmd)
+	var c replaceCmd
+	c.decode(b)
+	m.begin(c.seq, c.timestampNs)
+	m.replaceOrder(&c)
 	return nil
 }
 

@@ -4,23 +4,22 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 
 // newOrder applies a NewOrder: duplicate check, validation, acceptance,
 // matching, then resting or cancelling the remainder.
-func (m *Matcher) newOrder(c *venue.NewOrder, cmd []byte) {
-	session := c.SessionIdx()
+func (m *Matcher) newOrder(c *newOrderCmd) {
+	session := c.sessionIdx
 	if int(session) >= len(m.sessions) {
 		m.emitRejected(c, venue.RejectReasonCapacityExceeded)
 		return
 	}
-	var key clOrdKey
-	h := key.loadHashed(clOrdIDField(cmd, newOrderClOrdIDAt), session)
-	if ri := m.index.find(session, &key, h); ri != noRec {
-		if c.Flags().Has(venue.OrderFlagsPossResend) {
+	h := c.clOrdID.hashLen(c.clOrdIDLen, session)
+	if ri := m.index.find(session, &c.clOrdID, h); ri != noRec {
+		if c.flags.Has(venue.OrderFlagsPossResend) {
 			m.emitStatusOfRecord(ri)
 			return
 		}
 		m.emitRejected(c, venue.RejectReasonDuplicateClOrdID)
 		return
 	}
-	ii, ok := m.instrByID.lookup(c.InstrumentID())
+	ii, ok := m.instrByID.lookup(c.instrumentID)
 	if !ok {
 		m.emitRejected(c, venue.RejectReasonUnknownInstrument)
 		return
@@ -30,7 +29,7 @@ func (m *Matcher) newOrder(c *venue.NewOrder, cmd []byte) {
 		m.emitRejected(c, reason)
 		return
 	}
-	oi := m.acceptNewOrder(c, ii, &key, h)
+	oi := m.acceptNewOrder(c, ii, h)
 	m.executeNewOrder(in, oi)
 }
 
@@ -43,36 +42,36 @@ func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
 
 // validateNewOrder returns why an order must be refused, or RejectReasonNone.
 // The checks run in a fixed order, so one order gets one documented reason.
-func (m *Matcher) validateNewOrder(c *venue.NewOrder, in *instrument) venue.RejectReason {
-	side, ordType, tif, flags := c.Side(), c.OrdType(), c.TimeInForce(), c.Flags()
-	if !side.Valid() || !ordType.Valid() || !tif.Valid() || !flags.Valid() || !c.StpMode().Valid() {
+func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
+	side, ordType, tif, flags := c.side, c.ordType, c.tif, c.flags
+	if !side.Valid() || !ordType.Valid() || !tif.Valid() || !flags.Valid() || !c.stpMode.Valid() {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
 		return reason
 	}
 	postOnly := flags.Has(venue.OrderFlagsPostOnly)
-	if ordType == venue.OrdTypeMarket && (c.PriceTicks() != 0 || postOnly) {
+	if ordType == venue.OrdTypeMarket && (c.priceTicks != 0 || postOnly) {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if postOnly && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
-	if reason := m.validateExpiry(tif, c.ExpireTimeNs()); reason != venue.RejectReasonNone {
+	if reason := m.validateExpiry(tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
 	if ordType == venue.OrdTypeLimit {
-		if reason := validatePrice(in, c.PriceTicks()); reason != venue.RejectReasonNone {
+		if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
 			return reason
 		}
 	}
-	if reason := validateQty(in, c.Qty()); reason != venue.RejectReasonNone {
+	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
 	if (canRest(ordType, tif) && m.pool.inUse >= m.ordersMax) || m.index.full() {
 		return venue.RejectReasonCapacityExceeded
 	}
-	if postOnly && in.wouldTake(sideIndex(side), c.PriceTicks()) {
+	if postOnly && in.wouldTake(sideIndex(side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
 	}
 	return venue.RejectReasonNone
@@ -131,7 +130,7 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 
 // acceptNewOrder takes a pool slot and a ClOrdID record (h is the key's
 // hash) for a valid order, assigns its OrderID and reports OrderAccepted.
-func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, key *clOrdKey, h uint64) orderIdx {
+func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h uint64) orderIdx {
 	oi := m.pool.alloc()
 	if oi == noOrder {
 		panic("core: order pool exhausted despite the capacity check")
@@ -139,20 +138,20 @@ func (m *Matcher) acceptNewOrder(c *venue.NewOrder, ii uint16, key *clOrdKey, h 
 	m.lastOrderID++
 	o := &m.pool.orders[oi]
 	o.orderID = m.lastOrderID
-	o.sessionIdx = c.SessionIdx()
+	o.sessionIdx = c.sessionIdx
 	o.instrument = ii
-	o.side = c.Side()
-	o.ordType = c.OrdType()
-	o.tif = c.TimeInForce()
-	o.flags = c.Flags() &^ venue.OrderFlagsPossResend
-	o.stpMode = c.StpMode()
-	o.priceTicks = c.PriceTicks()
-	o.qty = c.Qty()
+	o.side = c.side
+	o.ordType = c.ordType
+	o.tif = c.tif
+	o.flags = c.flags &^ venue.OrderFlagsPossResend
+	o.stpMode = c.stpMode
+	o.priceTicks = c.priceTicks
+	o.qty = c.qty
 	o.leavesQty = o.qty
-	o.expireTimeNs = c.ExpireTimeNs()
-	copy(o.account[:], c.Account())
+	o.expireTimeNs = c.expireTimeNs
+	o.account = c.account
 
-	ri := m.index.add(o.sessionIdx, key, h)
+	ri := m.index.add(o.sessionIdx, &c.clOrdID, h)
 	r := &m.index.recs[ri]
 	r.orderID = o.orderID
 	r.slot = oi

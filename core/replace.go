@@ -12,23 +12,22 @@ import (
 // crosses); a quantity decrease at the same price keeps it. A new quantity at
 // or below the filled quantity ends the order (ReplacedToZero). The OrderID
 // stays; the new ClOrdID becomes the order's current one.
-func (m *Matcher) replaceOrder(c *venue.ReplaceOrder, cmd []byte) {
-	session := c.SessionIdx()
-	var orig, key clOrdKey
-	origHash := orig.loadHashed(clOrdIDField(cmd, replaceOrigClOrdIDAt), session)
-	ri, reason := m.locate(session, &orig, origHash, c.OrderID())
-	h := key.loadHashed(clOrdIDField(cmd, replaceClOrdIDAt), session)
+func (m *Matcher) replaceOrder(c *replaceCmd) {
+	session := c.sessionIdx
+	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
+	var h uint64
 	if reason == venue.RejectReasonNone {
-		reason = m.validateReplace(c, ri, &key, h)
+		h = c.clOrdID.hashLen(c.clOrdIDLen, session)
+		reason = m.validateReplace(c, ri, h)
 	}
 	if reason != venue.RejectReasonNone {
-		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
+		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
 		return
 	}
 	oi := m.index.recs[ri].slot
 	o := &m.pool.orders[oi]
 	oldRec := ri
-	newRec := m.index.add(session, &key, h)
+	newRec := m.index.add(session, &c.clOrdID, h)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	m.index.recs[oldRec].slot = noOrder
 	nr := &m.index.recs[newRec]
@@ -39,12 +38,12 @@ func (m *Matcher) replaceOrder(c *venue.ReplaceOrder, cmd []byte) {
 	o.rec = newRec
 	origClOrdID := &or.key
 
-	newQty := c.Qty()
+	newQty := c.qty
 	if newQty <= o.cumQty {
 		m.cancelOrderQty(oi, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, &nr.key, origClOrdID)
 		return
 	}
-	m.amendOrder(o, oi, c.PriceTicks(), newQty, c.ExpireTimeNs(), origClOrdID)
+	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
 }
 
 // amendOrder changes a live order's price, quantity and expiry once the
@@ -81,44 +80,45 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 }
 
 // validateReplace returns why a replace of the live order behind record ri
-// must be refused, or RejectReasonNone; key is the new ClOrdID and h its
-// hash. The order's side, instrument, type and time in force cannot change;
-// an empty account means "unchanged".
-func (m *Matcher) validateReplace(c *venue.ReplaceOrder, ri recIdx, key *clOrdKey, h uint64) venue.RejectReason {
-	if m.index.find(c.SessionIdx(), key, h) != noRec {
+// must be refused, or RejectReasonNone; h is the hash of the new ClOrdID.
+// The order's side, instrument, type and time in force cannot change; an
+// empty account means "unchanged".
+func (m *Matcher) validateReplace(c *replaceCmd, ri recIdx, h uint64) venue.RejectReason {
+	if m.index.find(c.sessionIdx, &c.clOrdID, h) != noRec {
 		return venue.RejectReasonDuplicateClOrdID
 	}
 	return m.validateReplaceFields(c, ri)
 }
 
 // validateReplaceFields checks everything of a replace but its ClOrdID.
-func (m *Matcher) validateReplaceFields(c *venue.ReplaceOrder, ri recIdx) venue.RejectReason {
+func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectReason {
 	o := &m.pool.orders[m.index.recs[ri].slot]
 	in := m.instrumentOf(o)
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if c.Side() != o.side || c.InstrumentID() != in.id || c.OrdType() != o.ordType || c.TimeInForce() != o.tif {
+	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
-	if account := c.Account(); len(account) > 0 && !bytes.Equal(account, trimNUL(o.account[:])) {
+	// Both accounts are NUL-padded after their first NUL.
+	if c.account[0] != 0 && c.account != o.account {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
-	if reason := m.validateExpiry(o.tif, c.ExpireTimeNs()); reason != venue.RejectReasonNone {
+	if reason := m.validateExpiry(o.tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if reason := validatePrice(in, c.PriceTicks()); reason != venue.RejectReasonNone {
+	if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if reason := validateQty(in, c.Qty()); reason != venue.RejectReasonNone {
+	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
 	if m.index.full() {
 		return venue.RejectReasonCapacityExceeded
 	}
-	priorityLost := c.PriceTicks() != o.priceTicks || c.Qty() > o.qty
-	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.Qty() > o.cumQty &&
-		in.wouldTake(sideIndex(o.side), c.PriceTicks()) {
+	priorityLost := c.priceTicks != o.priceTicks || c.qty > o.qty
+	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.qty > o.cumQty &&
+		in.wouldTake(sideIndex(o.side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
 	}
 	return venue.RejectReasonNone

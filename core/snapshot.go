@@ -309,10 +309,14 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.cumQty = int64(binary.LittleEndian.Uint64(b[24:]))
 	o.cumNotionalTicks = int64(binary.LittleEndian.Uint64(b[32:]))
 	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
-	copy(o.account[:], b[48:])
+	loadAccount(&o.account, b[48:])
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
+	}
+	if o.account != [venue.AccountLength]byte(b[48:]) {
+		// Self-trade and replace checks compare padded accounts.
+		return bad("account is not NUL-padded")
 	}
 	if ri < 0 || int(ri) >= m.index.recsUsed {
 		return bad("record out of range")

@@ -9,8 +9,8 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 func (m *Matcher) statusRequest(c *venue.OrderStatusRequest, cmd []byte) {
 	session := c.SessionIdx()
 	var key clOrdKey
-	h := key.loadHashed(clOrdIDField(cmd, statusRequestClOrdIDAt), session)
-	ri, reason := m.locate(session, &key, h, c.OrderID())
+	n := key.load(clOrdIDField(cmd, statusRequestClOrdIDAt))
+	ri, reason := m.locate(session, &key, n, c.OrderID())
 	if ri == noRec || reason == venue.RejectReasonOrderIDMismatch {
 		m.emitStatusUnknown(c, reason)
 		return

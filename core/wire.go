@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 
+	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -26,6 +27,8 @@ const (
 	replaceClOrdIDAt       = venue.MessageHeaderSize + 60
 	replaceOrigClOrdIDAt   = venue.MessageHeaderSize + 96
 	statusRequestClOrdIDAt = venue.MessageHeaderSize + 32
+	newOrderAccountAt      = venue.MessageHeaderSize + 88
+	replaceAccountAt       = venue.MessageHeaderSize + 132
 )
 
 // clOrdIDField returns the fixed-width ClOrdID field at offset at of cmd.
@@ -118,4 +121,155 @@ func (m *Matcher) putReportHead(b []byte, templateID uint16, blockLength int, o 
 	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16)
 	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
 	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.nextExecID())
+}
+
+// Commands: Apply reads the header once, checks it as the flyweights'
+// WrapDecode would (same errors, same order), and the three commands of the
+// order flow are decoded field by field into a struct, each field read once
+// from a slice whose length is checked once. The block offsets (header
+// excluded) are:
+//
+//	NewOrder      0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, ordType u8,
+//	              instrumentId u32, 24 timeInForce u8, flags u8, stpMode u8,
+//	              reserved u8, 28 priceTicks, 36 qty, 44 expireTimeNs,
+//	              52 clOrdId, 88 account, end at 104
+//	CancelOrder   0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, reserved u8,
+//	              instrumentId u32, 24 orderId, 32 clOrdId, 68 origClOrdId,
+//	              end at 104
+//	ReplaceOrder  0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, ordType u8,
+//	              instrumentId u32, 24 timeInForce u8, reserved u8,
+//	              reserved2 u16, 28 orderId, 36 priceTicks, 44 qty,
+//	              52 expireTimeNs, 60 clOrdId, 96 origClOrdId, 132 account,
+//	              end at 148
+//
+// TestCommandDecoding checks every field against the flyweights' getters.
+
+// commandBlock returns cmd cut to encodedLength (header and our block)
+// after the checks of the flyweights' WrapDecode: hdr is cmd's header as
+// one word (its template already matched), whose block must be at least
+// ours (a newer sender's may be longer) and fit in cmd.
+func commandBlock(cmd []byte, hdr uint64, encodedLength int) ([]byte, error) {
+	acting := int(uint16(hdr))
+	if acting < encodedLength-venue.MessageHeaderSize {
+		return nil, sbe.ErrBlockLength
+	}
+	if len(cmd)-venue.MessageHeaderSize < acting {
+		return nil, sbe.ErrShortBuffer
+	}
+	return cmd[:encodedLength], nil
+}
+
+// newOrderCmd is a NewOrder's fields.
+type newOrderCmd struct {
+	seq          uint64
+	timestampNs  int64
+	priceTicks   int64
+	qty          int64
+	expireTimeNs int64
+	instrumentID uint32
+	sessionIdx   uint16
+	side         venue.Side
+	ordType      venue.OrdType
+	tif          venue.TimeInForce
+	flags        venue.OrderFlags
+	stpMode      venue.StpMode
+	account      [venue.AccountLength]byte // NUL-padded after its first NUL
+	clOrdID      clOrdKey
+	clOrdIDLen   int
+	raw          []byte // the command, for answers still encoded by flyweights
+}
+
+func (c *newOrderCmd) decode(b []byte) {
+	b = b[:venue.NewOrderEncodedLength]
+	c.seq = binary.LittleEndian.Uint64(b[8:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
+	w := binary.LittleEndian.Uint64(b[24:])
+	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
+	c.tif, c.flags, c.stpMode = venue.TimeInForce(b[32]), venue.OrderFlags(b[33]), venue.StpMode(b[34])
+	c.priceTicks = int64(binary.LittleEndian.Uint64(b[36:]))
+	c.qty = int64(binary.LittleEndian.Uint64(b[44:]))
+	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[52:]))
+	c.clOrdIDLen = c.clOrdID.load(b[newOrderClOrdIDAt:])
+	loadAccount(&c.account, b[newOrderAccountAt:])
+	c.raw = b
+}
+
+// cancelCmd is a CancelOrder's fields.
+type cancelCmd struct {
+	seq          uint64
+	timestampNs  int64
+	orderID      uint64
+	instrumentID uint32
+	sessionIdx   uint16
+	side         venue.Side
+	clOrdID      clOrdKey
+	origClOrdID  clOrdKey
+	origLen      int
+	raw          []byte
+}
+
+func (c *cancelCmd) decode(b []byte) {
+	b = b[:venue.CancelOrderEncodedLength]
+	c.seq = binary.LittleEndian.Uint64(b[8:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
+	w := binary.LittleEndian.Uint64(b[24:])
+	c.sessionIdx, c.side, c.instrumentID = uint16(w), venue.Side(w>>16), uint32(w>>32)
+	c.orderID = binary.LittleEndian.Uint64(b[32:])
+	c.clOrdID.load(b[cancelClOrdIDAt:])
+	c.origLen = c.origClOrdID.load(b[cancelOrigClOrdIDAt:])
+	c.raw = b
+}
+
+// replaceCmd is a ReplaceOrder's fields.
+type replaceCmd struct {
+	seq          uint64
+	timestampNs  int64
+	orderID      uint64
+	priceTicks   int64
+	qty          int64
+	expireTimeNs int64
+	instrumentID uint32
+	sessionIdx   uint16
+	side         venue.Side
+	ordType      venue.OrdType
+	tif          venue.TimeInForce
+	account      [venue.AccountLength]byte
+	clOrdID      clOrdKey
+	clOrdIDLen   int
+	origClOrdID  clOrdKey
+	origLen      int
+	raw          []byte
+}
+
+func (c *replaceCmd) decode(b []byte) {
+	b = b[:venue.ReplaceOrderEncodedLength]
+	c.seq = binary.LittleEndian.Uint64(b[8:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
+	w := binary.LittleEndian.Uint64(b[24:])
+	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
+	c.tif = venue.TimeInForce(b[32])
+	c.orderID = binary.LittleEndian.Uint64(b[36:])
+	c.priceTicks = int64(binary.LittleEndian.Uint64(b[44:]))
+	c.qty = int64(binary.LittleEndian.Uint64(b[52:]))
+	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[60:]))
+	c.clOrdIDLen = c.clOrdID.load(b[replaceClOrdIDAt:])
+	c.origLen = c.origClOrdID.load(b[replaceOrigClOrdIDAt:])
+	loadAccount(&c.account, b[replaceAccountAt:])
+	c.raw = b
+}
+
+// loadAccount reads a fixed-width account field up to its first NUL into
+// dst, NUL-padded, as copy(dst, getter()) would.
+func loadAccount(dst *[venue.AccountLength]byte, field []byte) {
+	f := field[:venue.AccountLength]
+	w0 := binary.LittleEndian.Uint64(f[0:8])
+	w1 := binary.LittleEndian.Uint64(f[8:16])
+	if z := nulMarks(w0); z != 0 {
+		w0 &= (z&-z)>>7 - 1
+		w1 = 0
+	} else if z := nulMarks(w1); z != 0 {
+		w1 &= (z&-z)>>7 - 1
+	}
+	binary.LittleEndian.PutUint64(dst[0:8], w0)
+	binary.LittleEndian.PutUint64(dst[8:16], w1)
 }

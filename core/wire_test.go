@@ -324,3 +324,127 @@ func TestEventEncoding(t *testing.T) {
 		m.pool.release(oi)
 	}
 }
+
+// randomField fills a char field with a random text: any length, and after
+// its NUL either padding or garbage.
+func randomField(rng *rand.Rand, f []byte) {
+	for i := range f {
+		f[i] = byte(1 + rng.IntN(255))
+	}
+	if n := rng.IntN(len(f) + 1); n < len(f) {
+		f[n] = 0
+		if rng.IntN(2) == 0 {
+			clear(f[n:])
+		}
+	}
+}
+
+// TestCommandDecoding compares the decoded order-flow commands with the
+// generated flyweights' getters over random bytes.
+func TestCommandDecoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf [cmdSlotSize]byte
+	fill := func(templateID uint16, blockLength int) []byte {
+		for i := range buf {
+			buf[i] = byte(rng.IntN(256))
+		}
+		return encodeHeaderOnly(buf[:], templateID, blockLength)
+	}
+	padded := func(v []byte) (b [venue.AccountLength]byte) {
+		copy(b[:], v)
+		return b
+	}
+	for trial := 0; trial < 2000; trial++ {
+		cmd := fill(venue.NewOrderTemplateID, venue.NewOrderBlockLength)
+		randomField(rng, cmd[newOrderClOrdIDAt:newOrderClOrdIDAt+venue.ClOrdIDLength])
+		randomField(rng, cmd[newOrderAccountAt:newOrderAccountAt+venue.AccountLength])
+		var f venue.NewOrder
+		if err := f.WrapDecode(cmd, 0); err != nil {
+			t.Fatal(err)
+		}
+		var n newOrderCmd
+		n.decode(cmd)
+		if n.seq != f.Seq() || n.timestampNs != f.TimestampNs() || n.sessionIdx != f.SessionIdx() ||
+			n.side != f.Side() || n.ordType != f.OrdType() || n.instrumentID != f.InstrumentID() ||
+			n.tif != f.TimeInForce() || n.flags != f.Flags() || n.stpMode != f.StpMode() ||
+			n.priceTicks != f.PriceTicks() || n.qty != f.Qty() || n.expireTimeNs != f.ExpireTimeNs() ||
+			!bytes.Equal(n.clOrdID.id(), f.ClOrdID()) || n.clOrdIDLen != len(f.ClOrdID()) ||
+			n.account != padded(f.Account()) {
+			t.Fatalf("NewOrder decoded as %+v", n)
+		}
+
+		cmd = fill(venue.CancelOrderTemplateID, venue.CancelOrderBlockLength)
+		randomField(rng, cmd[cancelClOrdIDAt:cancelClOrdIDAt+venue.ClOrdIDLength])
+		randomField(rng, cmd[cancelOrigClOrdIDAt:cancelOrigClOrdIDAt+venue.ClOrdIDLength])
+		var fc venue.CancelOrder
+		if err := fc.WrapDecode(cmd, 0); err != nil {
+			t.Fatal(err)
+		}
+		var c cancelCmd
+		c.decode(cmd)
+		if c.seq != fc.Seq() || c.timestampNs != fc.TimestampNs() || c.sessionIdx != fc.SessionIdx() ||
+			c.side != fc.Side() || c.instrumentID != fc.InstrumentID() || c.orderID != fc.OrderID() ||
+			!bytes.Equal(c.clOrdID.id(), fc.ClOrdID()) || !bytes.Equal(c.origClOrdID.id(), fc.OrigClOrdID()) ||
+			c.origLen != len(fc.OrigClOrdID()) {
+			t.Fatalf("CancelOrder decoded as %+v", c)
+		}
+
+		cmd = fill(venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength)
+		randomField(rng, cmd[replaceClOrdIDAt:replaceClOrdIDAt+venue.ClOrdIDLength])
+		randomField(rng, cmd[replaceOrigClOrdIDAt:replaceOrigClOrdIDAt+venue.ClOrdIDLength])
+		randomField(rng, cmd[replaceAccountAt:replaceAccountAt+venue.AccountLength])
+		var fr venue.ReplaceOrder
+		if err := fr.WrapDecode(cmd, 0); err != nil {
+			t.Fatal(err)
+		}
+		var r replaceCmd
+		r.decode(cmd)
+		if r.seq != fr.Seq() || r.timestampNs != fr.TimestampNs() || r.sessionIdx != fr.SessionIdx() ||
+			r.side != fr.Side() || r.ordType != fr.OrdType() || r.instrumentID != fr.InstrumentID() ||
+			r.tif != fr.TimeInForce() || r.orderID != fr.OrderID() || r.priceTicks != fr.PriceTicks() ||
+			r.qty != fr.Qty() || r.expireTimeNs != fr.ExpireTimeNs() ||
+			!bytes.Equal(r.clOrdID.id(), fr.ClOrdID()) || r.clOrdIDLen != len(fr.ClOrdID()) ||
+			!bytes.Equal(r.origClOrdID.id(), fr.OrigClOrdID()) || r.origLen != len(fr.OrigClOrdID()) ||
+			r.account != padded(fr.Account()) {
+			t.Fatalf("ReplaceOrder decoded as %+v", r)
+		}
+	}
+}
+
+// TestCommandHeaderErrors checks that Apply refuses bad headers with the
+// errors of the flyweights' WrapDecode, in the same order.
+func TestCommandHeaderErrors(t *testing.T) {
+	m, err := NewMatcher(Config{OrdersMax: 4, ClOrdIDsMax: 8, SessionsMax: 2, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "X", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 100, BandPercent: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := NewBufferSink(4)
+	var buf [cmdSlotSize]byte
+	for _, tc := range []struct {
+		templateID uint16
+		block      int
+		decode     func([]byte) error
+	}{
+		{venue.NewOrderTemplateID, venue.NewOrderBlockLength, func(b []byte) error { var c venue.NewOrder; return c.WrapDecode(b, 0) }},
+		{venue.CancelOrderTemplateID, venue.CancelOrderBlockLength, func(b []byte) error { var c venue.CancelOrder; return c.WrapDecode(b, 0) }},
+		{venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength, func(b []byte) error { var c venue.ReplaceOrder; return c.WrapDecode(b, 0) }},
+	} {
+		for _, block := range []int{0, tc.block - 1, tc.block, tc.block + 1, 200, 0xFFFF} {
+			for _, length := range []int{0, 7, 8, 9, venue.MessageHeaderSize + tc.block - 1, venue.MessageHeaderSize + tc.block, len(buf)} {
+				clear(buf[:])
+				cmd := encodeHeaderOnly(buf[:], tc.templateID, block)[:length]
+				want := tc.decode(cmd)
+				if want == nil {
+					continue // a valid command; the golden and property tests cover those
+				}
+				if got := m.Apply(cmd, sink); got != want {
+					t.Errorf("template %d block %d length %d: Apply says %v, WrapDecode %v", tc.templateID, block, length, got, want)
+				}
+			}
+		}
+	}
+	if sink.Len() != 0 {
+		t.Fatalf("%d events for refused commands", sink.Len())
+	}
+}
