@@ -8,14 +8,27 @@ import "time"
 const runtimeSleepMarginNs = 2 * time.Millisecond
 
 // Sleep waits for d. A wait shorter than runtimeSleepMarginNs is one
-// nanosleep of the calling thread; a longer one sleeps in the runtime first.
+// nanosleep of the calling thread; a longer one sleeps in the runtime first,
+// then sleeps in nanosleep for whatever is left of d by the clock (the
+// runtime's sleep overshoots by up to a millisecond or more, so the rest is
+// measured, never assumed).
 func Sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	if d > runtimeSleepMarginNs {
-		time.Sleep(d - runtimeSleepMarginNs)
-		d = runtimeSleepMarginNs
+		deadline := time.Now().Add(d)
+		runtimeSleep(d - runtimeSleepMarginNs)
+		if d = time.Until(deadline); d <= 0 {
+			return
+		}
 	}
-	threadSleep(d)
+	kernelSleep(d)
 }
+
+// The two ways of sleeping, variables so that a test can watch what Sleep
+// asks of each.
+var (
+	runtimeSleep = time.Sleep
+	kernelSleep  = threadSleep
+)
