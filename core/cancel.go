@@ -22,6 +22,11 @@ func (m *Matcher) removeOrder(oi orderIdx) {
 // keeps its final state, and its pool slot is freed.
 func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
 	m.removeOrder(oi)
+	m.retire(oi, status)
+}
+
+// retire is finish for an order already out of every structure.
+func (m *Matcher) retire(oi orderIdx, status venue.OrdStatus) {
 	o := &m.pool.orders[oi]
 	r := &m.index.recs[o.rec]
 	r.keepState(o, status)
@@ -54,7 +59,7 @@ func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venu
 // cancelOrderQty cancels an order's leaves, reports it and ends the order.
 func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID *clOrdKey) {
 	m.dropLeaves(oi, reason, status, clOrdID, origClOrdID)
-	m.finish(oi, status)
+	m.retire(oi, status) // dropLeaves took it out of every structure
 }
 
 // cancelQuiet cancels a resting order for a reason that is not a client

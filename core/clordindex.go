@@ -105,13 +105,24 @@ func (x *clOrdIndex) find(sessionIdx uint16, k *clOrdKey, h uint64) recIdx {
 	}
 }
 
-// add stores a new record for (session, ClOrdID), whose hash is h, and
-// indexes it. The caller has checked that the ClOrdID is not known and that
-// the table is not full.
-func (x *clOrdIndex) add(sessionIdx uint16, k *clOrdKey, h uint64) recIdx {
+// add stores a new record for ClOrdID k, whose hash is h, as the current
+// ClOrdID of live order o in pool slot oi, and indexes it by (session,
+// ClOrdID). The caller has checked that the ClOrdID is not known in o's
+// session and that the table is not full.
+func (x *clOrdIndex) add(k *clOrdKey, h uint64, o *order, oi orderIdx) recIdx {
 	ri := recIdx(x.recsUsed)
 	x.recsUsed++
-	x.recs[ri] = clOrdRecord{key: *k, sessionIdx: sessionIdx, slot: noOrder}
+	r := &x.recs[ri]
+	// Field by field: a composite literal would be built on the stack and
+	// copied. The kept state stays zero while the order is the truth.
+	r.key.w[0], r.key.w[1], r.key.w[2], r.key.w[3], r.key.w[4] = k.w[0], k.w[1], k.w[2], k.w[3], k.w[4]
+	r.account = o.account
+	r.orderID = o.orderID
+	r.priceTicks, r.qty, r.leavesQty, r.cumQty, r.cumNotionalTicks = 0, 0, 0, 0, 0
+	r.instrumentID = o.instrumentID
+	r.slot = oi
+	r.sessionIdx = o.sessionIdx
+	r.side, r.ordType, r.tif, r.ordStatus = o.side, o.ordType, o.tif, 0
 	x.insertClOrd(ri, h)
 	return ri
 }

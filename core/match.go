@@ -24,6 +24,15 @@ func (in *instrument) wouldTake(s int, priceTicks int64) bool {
 	return ok && crosses(s, false, priceTicks, px)
 }
 
+// canTrade reports whether aggressor o (not in the book) would trade now
+// if nothing stopped it: the opposite side has a best level within its
+// limit. It is match's first test, made before calling it.
+func (in *instrument) canTrade(o *order) bool {
+	s := sideIndex(o.side)
+	best := in.sides[opposite(s)].best
+	return best >= 0 && crosses(s, o.ordType == venue.OrdTypeMarket, o.priceTicks, in.bandLowTicks+int64(best))
+}
+
 // selfTrade reports whether two orders share a (non-empty) account.
 func selfTrade(a, b *order) bool {
 	return a.account[0] != 0 && a.account == b.account

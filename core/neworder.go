@@ -119,7 +119,8 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 	if qty <= 0 {
 		return venue.RejectReasonQtyOutOfRange
 	}
-	if qty%in.lotSize != 0 {
+	// Most instruments trade single units: skip the division then.
+	if in.lotSize != 1 && qty%in.lotSize != 0 {
 		return venue.RejectReasonQtyNotLotMultiple
 	}
 	if qty < in.minQty || qty > in.maxQty {
@@ -137,29 +138,22 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h uint64) orderIdx {
 	}
 	m.lastOrderID++
 	o := &m.pool.orders[oi]
+	// Every field (see order).
+	o.next, o.prev = noOrder, noOrder
+	o.leavesQty, o.priceTicks, o.qty = c.qty, c.priceTicks, c.qty
+	o.cumQty, o.cumNotionalTicks = 0, 0
 	o.orderID = m.lastOrderID
-	o.sessionIdx = c.sessionIdx
-	o.instrument = ii
-	o.side = c.side
-	o.ordType = c.ordType
-	o.tif = c.tif
+	o.account = c.account
+	o.sessionIdx, o.instrument, o.instrumentID = c.sessionIdx, ii, m.instruments[ii].id
+	o.side, o.ordType, o.tif = c.side, c.ordType, c.tif
 	o.flags = c.flags &^ venue.OrderFlagsPossResend
 	o.stpMode = c.stpMode
-	o.priceTicks = c.priceTicks
-	o.qty = c.qty
-	o.leavesQty = o.qty
+	o.resting, o.listed = false, false
+	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
-	o.account = c.account
-
-	ri := m.index.add(o.sessionIdx, &c.clOrdID, h)
-	r := &m.index.recs[ri]
-	r.orderID = o.orderID
-	r.slot = oi
-	r.instrumentID = m.instruments[ii].id
-	r.side, r.ordType, r.tif = o.side, o.ordType, o.tif
-	r.account = o.account
-	m.index.setOrder(o.orderID, ri)
-	o.rec = ri
+	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
+	o.rec = m.index.add(&c.clOrdID, h, o, oi)
+	m.index.setOrder(o.orderID, o.rec)
 
 	m.qty.orderedQty += o.qty
 	m.emitAccepted(o)
@@ -174,7 +168,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 		return
 	}
-	m.match(in, oi)
+	if in.canTrade(o) {
+		m.match(in, oi)
+	}
 	switch {
 	case o.leavesQty == 0:
 		m.finish(oi, terminalStatus(o))

@@ -11,6 +11,8 @@ const noOrder orderIdx = -1
 // order is one live order. It holds no pointer, so the pool is never scanned
 // by the garbage collector. The fields the matching loop reads come first so
 // that a resting order being filled touches as few cache lines as possible.
+// acceptNewOrder sets every field, one store each (a composite literal would
+// be built on the stack and copied): a new field must be set there too.
 type order struct {
 	next, prev       orderIdx // FIFO of the price level (next also links the free list)
 	leavesQty        int64
@@ -32,6 +34,7 @@ type order struct {
 
 	rec              recIdx // the record of the order's current ClOrdID
 	heapPos          int32  // position in the GTD heap, -1 when not in it
+	instrumentID     uint32 // Matcher.instruments[instrument].id, which every event carries
 	expireTimeNs     int64
 	sessNext         orderIdx // the session's live orders, by OrderID
 	sessPrev         orderIdx
@@ -65,17 +68,23 @@ func (p *orderPool) reset() {
 	p.inUse = 0
 }
 
-// alloc takes a free slot, or returns noOrder when none is left.
+// alloc takes a free slot, or returns noOrder when none is left. The slot
+// keeps whatever its last order left: the caller sets every field (see
+// order), or calls clearSlot.
 func (p *orderPool) alloc() orderIdx {
 	i := p.freeHead
 	if i == noOrder {
 		return noOrder
 	}
 	p.freeHead = p.orders[i].next
-	p.orders[i] = order{next: noOrder, prev: noOrder, heapPos: -1,
-		sessNext: noOrder, sessPrev: noOrder, allNext: noOrder, allPrev: noOrder}
 	p.inUse++
 	return i
+}
+
+// clearSlot resets slot i to an order that is in no structure.
+func (p *orderPool) clearSlot(i orderIdx) {
+	p.orders[i] = order{next: noOrder, prev: noOrder, heapPos: -1,
+		sessNext: noOrder, sessPrev: noOrder, allNext: noOrder, allPrev: noOrder}
 }
 
 func (p *orderPool) release(i orderIdx) {

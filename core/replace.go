@@ -27,13 +27,13 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	oi := m.index.recs[ri].slot
 	o := &m.pool.orders[oi]
 	oldRec := ri
-	newRec := m.index.add(session, &c.clOrdID, h)
+	// The new record takes its identity from the order: a replace changes
+	// neither side, type, time in force nor account.
+	newRec := m.index.add(&c.clOrdID, h, o, oi)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	m.index.recs[oldRec].slot = noOrder
 	nr := &m.index.recs[newRec]
 	or := &m.index.recs[oldRec]
-	nr.orderID, nr.slot, nr.instrumentID = or.orderID, oi, or.instrumentID
-	nr.side, nr.ordType, nr.tif, nr.account = or.side, or.ordType, or.tif, or.account
 	m.index.setOrder(o.orderID, newRec)
 	o.rec = newRec
 	origClOrdID := &or.key

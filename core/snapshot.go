@@ -297,6 +297,7 @@ func (m *Matcher) readOrders(sr *snapshotReader) error {
 
 func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	oi := m.pool.alloc()
+	m.pool.clearSlot(oi)
 	o := &m.pool.orders[oi]
 	o.orderID = binary.LittleEndian.Uint64(b)
 	o.sessionIdx = binary.LittleEndian.Uint16(b[8:])
@@ -330,6 +331,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
+	o.instrumentID = r.instrumentID
 	in := &m.instruments[ii]
 	if !in.inBand(o.priceTicks) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty {
 		return bad("price or quantities are inconsistent")

@@ -116,9 +116,7 @@ func TestClOrdIndex(t *testing.T) {
 			continue // the generated id repeats: skip it
 		}
 		k := keyOf(id)
-		ri := x.add(session, &k, k.hash(session))
-		x.recs[ri].orderID = uint64(1000 + i)
-		x.recs[ri].slot = orderIdx(i)
+		ri := x.add(&k, k.hash(session), &order{sessionIdx: session, orderID: uint64(1000 + i)}, orderIdx(i))
 		x.setOrder(uint64(1000+i), ri)
 		if findID(&x, session, id) != ri || findID(&x, session+1, id) == ri {
 			t.Fatalf("record %d not found in its own session only", i)
@@ -271,7 +269,7 @@ func TestClOrdIndexSharedPrefix(t *testing.T) {
 			t.Fatalf("%q found before it was added", id)
 		}
 		k := keyOf(id)
-		x.add(7, &k, k.hash(7))
+		x.add(&k, k.hash(7), &order{sessionIdx: 7}, 0)
 	}
 	for c := 1; c < 256; c++ {
 		id := []byte{'P', 'X', byte(c)}

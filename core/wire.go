@@ -117,7 +117,7 @@ func (m *Matcher) putReportHead(b []byte, templateID uint16, blockLength int, o 
 	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
 	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
 	binary.LittleEndian.PutUint64(h[reportSessionAt:], uint64(o.sessionIdx)|uint64(o.side)<<16|
-		uint64(o.ordType)<<24|uint64(m.instruments[o.instrument].id)<<32)
+		uint64(o.ordType)<<24|uint64(o.instrumentID)<<32)
 	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16)
 	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
 	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.nextExecID())

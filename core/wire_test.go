@@ -179,8 +179,9 @@ func TestEventEncoding(t *testing.T) {
 	}
 	for trial := 0; trial < 500; trial++ {
 		oi := m.pool.alloc()
+		m.pool.clearSlot(oi)
 		o := &m.pool.orders[oi]
-		o.orderID, o.sessionIdx = rng.Uint64(), uint16(rng.IntN(8))
+		o.orderID, o.sessionIdx, o.instrumentID = rng.Uint64(), uint16(rng.IntN(8)), 0xA1B2C3D4
 		o.side, o.ordType, o.tif = venue.Side(rng.IntN(256)), venue.OrdType(rng.IntN(256)), venue.TimeInForce(rng.IntN(256))
 		o.flags = venue.OrderFlags(rng.IntN(256))
 		o.priceTicks, o.qty, o.leavesQty = rng.Int64(), rng.Int64(), int64(rng.IntN(2))*rng.Int64()
@@ -191,7 +192,7 @@ func TestEventEncoding(t *testing.T) {
 		key, otherKey := keyOf(clOrdID), keyOf(other)
 		m.index.recsUsed = 0
 		clear(m.index.byClOrdID)
-		o.rec = m.index.add(o.sessionIdx, &key, key.hash(o.sessionIdx))
+		o.rec = m.index.add(&key, key.hash(o.sessionIdx), o, oi)
 		m.causeSeq, m.nowNs, m.lastExecID = rng.Uint64(), rng.Int64(), rng.Uint64()
 		execID := m.lastExecID + 1
 		a, b, c, d := rng.Uint64(), rng.Int64(), rng.Int64(), rng.Uint64()
