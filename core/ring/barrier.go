@@ -85,8 +85,10 @@ func (b *Barrier) waitSlow(seq int64) (int64, error) {
 // available returns the highest sequence readable from seq on, or a value
 // below seq when seq itself is not readable yet.
 func (b *Barrier) available(seq int64) int64 {
-	r := b.ring
-	high := r.highWater.Load()
+	if b.ring.mode == MultiProducer {
+		return b.availableMulti(seq)
+	}
+	high := b.ring.highWater.Load()
 	if high < seq {
 		return high
 	}
@@ -95,17 +97,33 @@ func (b *Barrier) available(seq int64) int64 {
 			high = v
 		}
 	}
-	if high < seq || r.mode == SingleProducer {
-		return high
-	}
-	// Multi-producer: high is only claimed; walk the availability markers
-	// and stop before the first sequence not yet published.
-	for s := seq; s <= high; s++ {
-		if r.available[s&r.slotsMask].Load() != s {
-			return s - 1
+	return high
+}
+
+// availableMulti walks the availability markers from seq and stops before
+// the first sequence not yet published. It never reads the claim cursor: a
+// marker equals its sequence only once that sequence is published (a marker
+// left by an earlier lap is a whole ring smaller), so the cursor would add
+// nothing but a cache line that every claim's compare-and-swap has to take
+// back from the polling consumer. Producers cannot be a whole ring ahead of
+// a consumer that gates them (or that a gating consumer depends on), which
+// bounds the walk.
+func (b *Barrier) availableMulti(seq int64) int64 {
+	r := b.ring
+	limit := seq + r.slots - 1
+	for _, d := range b.deps {
+		if v := d.Load(); v < limit {
+			limit = v
 		}
 	}
-	return high
+	if limit < seq {
+		return limit
+	}
+	s := seq
+	for s <= limit && r.available[s&r.slotsMask].Load() == s {
+		s++
+	}
+	return s - 1
 }
 
 // exhausted reports, on a closed ring, that seq was never claimed, so it will

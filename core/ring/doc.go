@@ -17,7 +17,9 @@
 // In MultiProducer mode (the command ring: one producer per FIX session) a
 // claim is a compare-and-swap on a shared cursor and a publication marks the
 // slot with its sequence in an availability array, so consumers only see the
-// contiguous published prefix even when producers finish out of order. In
+// contiguous published prefix even when producers finish out of order.
+// Consumers read only the markers, never the cursor, so that claims do not
+// have to take the cursor's cache line back from polling consumers. In
 // SingleProducer mode (the event ring: the matcher) a claim is plain
 // arithmetic and a publication is one atomic store.
 //
