@@ -114,12 +114,14 @@ func (x *clOrdIndex) add(k *clOrdKey, h uint64, o *order, oi orderIdx) recIdx {
 	x.recsUsed++
 	r := &x.recs[ri]
 	// Field by field: a composite literal would be built on the stack and
-	// copied. The kept state stays zero while the order is the truth.
+	// copied. The kept state stays zero while the order is the truth. (The
+	// records beyond recsUsed are zero already, but writing every byte was
+	// measured faster than skipping the zeros.)
 	r.key.w[0], r.key.w[1], r.key.w[2], r.key.w[3], r.key.w[4] = k.w[0], k.w[1], k.w[2], k.w[3], k.w[4]
 	r.account = o.account
 	r.orderID = o.orderID
 	r.priceTicks, r.qty, r.leavesQty, r.cumQty, r.cumNotionalTicks = 0, 0, 0, 0, 0
-	r.instrumentID = o.instrumentID
+	r.instrumentID = o.instrumentID()
 	r.slot = oi
 	r.sessionIdx = o.sessionIdx
 	r.side, r.ordType, r.tif, r.ordStatus = o.side, o.ordType, o.tif, 0

@@ -37,7 +37,7 @@ func orderStatusOf(o *order) venue.OrdStatus {
 // emitAccepted reports OrderAccepted for o (see the layout in wire.go).
 func (m *Matcher) emitAccepted(o *order) {
 	b := m.claim()[:venue.OrderAcceptedEncodedLength]
-	m.putReportHead(b, venue.OrderAcceptedTemplateID, venue.OrderAcceptedBlockLength, o, uint8(o.flags), 0)
+	m.putReportHead(b, acceptedHeader, o, uint8(o.flags), 0)
 	put64(b, acceptedPriceAt, uint64(o.priceTicks))
 	put64(b, acceptedPriceAt+8, uint64(o.qty))
 	put64(b, acceptedPriceAt+16, uint64(o.leavesQty))
@@ -78,7 +78,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 	if aggressor {
 		aggressorFlag = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(b, venue.FillTemplateID, venue.FillBlockLength, o, aggressorFlag, status)
+	m.putReportHead(b, fillHeader, o, aggressorFlag, uint8(status))
 	put64(b, fillTradeIDAt, tradeID)
 	put64(b, fillTradeIDAt+8, uint64(o.priceTicks))
 	put64(b, fillTradeIDAt+16, uint64(o.qty))
@@ -98,7 +98,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 // ClOrdID and the order's; otherwise the order's and nothing (nil).
 func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID *clOrdKey) {
 	b := m.claim()[:venue.OrderCancelledEncodedLength]
-	m.putReportHead(b, venue.OrderCancelledTemplateID, venue.OrderCancelledBlockLength, o, uint8(reason), status)
+	m.putReportHead(b, cancelledHeader, o, uint8(reason), uint8(status))
 	put64(b, cancelledPriceAt, uint64(o.priceTicks))
 	put64(b, cancelledPriceAt+8, uint64(o.qty))
 	put64(b, cancelledPriceAt+16, uint64(cancelledQty))
@@ -117,7 +117,7 @@ func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLe
 	if priorityLost {
 		lost = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(b, venue.OrderReplacedTemplateID, venue.OrderReplacedBlockLength, o, lost, orderStatusOf(o))
+	m.putReportHead(b, replacedHeader, o, lost, uint8(orderStatusOf(o)))
 	put64(b, replacedPriceAt, uint64(o.priceTicks))
 	put64(b, replacedPriceAt+8, uint64(o.qty))
 	put64(b, replacedPriceAt+16, uint64(o.leavesQty))

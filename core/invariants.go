@@ -129,8 +129,8 @@ func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, e
 			return 0, 0, fmt.Errorf("order %d in a level but resting=%v listed=%v", o.orderID, o.resting, o.listed)
 		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.priceTicks) != li:
 			return 0, 0, fmt.Errorf("order %d is in the wrong level", o.orderID)
-		case o.instrumentID != in.id:
-			return 0, 0, fmt.Errorf("order %d: instrument id %d, its instrument's %d", o.orderID, o.instrumentID, in.id)
+		case o.reportWord != reportWordOf(o.sessionIdx, o.side, o.ordType, in.id):
+			return 0, 0, fmt.Errorf("order %d: report word %#x disagrees with its fields", o.orderID, o.reportWord)
 		case o.ordType != venue.OrdTypeLimit || !canRest(o.ordType, o.tif):
 			return 0, 0, fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
 		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:

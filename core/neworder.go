@@ -144,8 +144,9 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h uint64) orderIdx {
 	o.cumQty, o.cumNotionalTicks = 0, 0
 	o.orderID = m.lastOrderID
 	o.account = c.account
-	o.sessionIdx, o.instrument, o.instrumentID = c.sessionIdx, ii, m.instruments[ii].id
+	o.sessionIdx, o.instrument = c.sessionIdx, ii
 	o.side, o.ordType, o.tif = c.side, c.ordType, c.tif
+	o.reportWord = reportWordOf(c.sessionIdx, c.side, c.ordType, m.instruments[ii].id)
 	o.flags = c.flags &^ venue.OrderFlagsPossResend
 	o.stpMode = c.stpMode
 	o.resting, o.listed = false, false

@@ -32,14 +32,24 @@ type order struct {
 	resting          bool // in a price level
 	listed           bool // in its session's list and the list of all orders
 
-	rec              recIdx // the record of the order's current ClOrdID
-	heapPos          int32  // position in the GTD heap, -1 when not in it
-	instrumentID     uint32 // Matcher.instruments[instrument].id, which every event carries
+	rec     recIdx // the record of the order's current ClOrdID
+	heapPos int32  // position in the GTD heap, -1 when not in it
+	// reportWord is bytes 24-31 of the order's events: sessionIdx, side,
+	// ordType and the instrument's id, which never change (see wire.go).
+	reportWord       uint64
 	expireTimeNs     int64
 	sessNext         orderIdx // the session's live orders, by OrderID
 	sessPrev         orderIdx
 	allNext, allPrev orderIdx // every live order, by OrderID
 }
+
+// reportWordOf packs the fields of order's reportWord.
+func reportWordOf(sessionIdx uint16, side venue.Side, ordType venue.OrdType, instrumentID uint32) uint64 {
+	return uint64(sessionIdx) | uint64(side)<<16 | uint64(ordType)<<24 | uint64(instrumentID)<<32
+}
+
+// instrumentID is the id of the order's instrument.
+func (o *order) instrumentID() uint32 { return uint32(o.reportWord >> 32) }
 
 // orderPool is a fixed array of orders with an intrusive free list. It holds
 // OrdersMax+1 slots: OrdersMax for resting orders and one more so that an

@@ -331,7 +331,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
-	o.instrumentID = r.instrumentID
+	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
 	if !in.inBand(o.priceTicks) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty {
 		return bad("price or quantities are inconsistent")

@@ -107,20 +107,29 @@ func (k *clOrdKey) putOrNone(field []byte) {
 	k.put(field)
 }
 
+// The message headers of the order-flow events, each as one little-endian
+// word: blockLength, templateId, schemaId, version.
+const (
+	schemaWord      = uint64(venue.SchemaID)<<32 | uint64(venue.SchemaVersion)<<48
+	acceptedHeader  = uint64(venue.OrderAcceptedBlockLength) | uint64(venue.OrderAcceptedTemplateID)<<16 | schemaWord
+	fillHeader      = uint64(venue.FillBlockLength) | uint64(venue.FillTemplateID)<<16 | schemaWord
+	cancelledHeader = uint64(venue.OrderCancelledBlockLength) | uint64(venue.OrderCancelledTemplateID)<<16 | schemaWord
+	replacedHeader  = uint64(venue.OrderReplacedBlockLength) | uint64(venue.OrderReplacedTemplateID)<<16 | schemaWord
+)
+
 // putReportHead writes the report head of an order-flow event for order o
-// (see above): e1 and e2 are the event's bytes at 33 and 34, and the event
-// takes the next ExecID.
-func (m *Matcher) putReportHead(b []byte, templateID uint16, blockLength int, o *order, e1 uint8, e2 venue.OrdStatus) {
+// (see above): header is the event's, e1 and e2 its bytes at 33 and 34, and
+// the event takes the next ExecID. It is small enough to be inlined.
+func (m *Matcher) putReportHead(b []byte, header uint64, o *order, e1, e2 uint8) {
 	h := b[:reportExecIDAt+8]
-	binary.LittleEndian.PutUint64(h[0:8], uint64(blockLength)|uint64(templateID)<<16|
-		uint64(venue.SchemaID)<<32|uint64(venue.SchemaVersion)<<48)
+	binary.LittleEndian.PutUint64(h[0:8], header)
 	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
 	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
-	binary.LittleEndian.PutUint64(h[reportSessionAt:], uint64(o.sessionIdx)|uint64(o.side)<<16|
-		uint64(o.ordType)<<24|uint64(o.instrumentID)<<32)
+	binary.LittleEndian.PutUint64(h[reportSessionAt:], o.reportWord)
 	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16)
 	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
-	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.nextExecID())
+	m.lastExecID++
+	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.lastExecID)
 }
 
 // Commands: Apply reads the header once, checks it as the flyweights'

@@ -181,9 +181,10 @@ func TestEventEncoding(t *testing.T) {
 		oi := m.pool.alloc()
 		m.pool.clearSlot(oi)
 		o := &m.pool.orders[oi]
-		o.orderID, o.sessionIdx, o.instrumentID = rng.Uint64(), uint16(rng.IntN(8)), 0xA1B2C3D4
+		o.orderID, o.sessionIdx = rng.Uint64(), uint16(rng.IntN(8))
 		o.side, o.ordType, o.tif = venue.Side(rng.IntN(256)), venue.OrdType(rng.IntN(256)), venue.TimeInForce(rng.IntN(256))
 		o.flags = venue.OrderFlags(rng.IntN(256))
+		o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, 0xA1B2C3D4)
 		o.priceTicks, o.qty, o.leavesQty = rng.Int64(), rng.Int64(), int64(rng.IntN(2))*rng.Int64()
 		o.cumQty, o.cumNotionalTicks, o.expireTimeNs = int64(rng.IntN(2))*rng.Int64(), rng.Int64(), rng.Int64()
 		account := text(rng.IntN(venue.AccountLength + 1))
