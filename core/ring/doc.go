@@ -24,13 +24,17 @@
 // arithmetic and a publication is one atomic store.
 //
 // A producer with several items at once claims them together with ClaimN
-// and publishes them with one PublishRange. The publication's atomic store is
-// the dominant per-item cost of a hand-off (on amd64 it is a locking
-// instruction that waits until the slot bytes reach the cache, which means
-// taking their cache lines from the consumer's core), so single-producer a
-// batch costs one store instead of one per item. ClaimN is all or nothing:
-// when the ring has no room for the whole batch it waits and then refuses
-// the whole batch, claiming nothing.
+// and publishes them with one PublishRange. When a consumer keeps up with its
+// producer, each publication costs about one cross-core cache-line round
+// trip: it is an atomic store, on amd64 a locking instruction that waits
+// until the slot bytes written before it and the cursor's line, which the
+// polling consumer has just read, are back in the producer's cache. That,
+// not the ring's bookkeeping, is most of a one-item hand-off, and it is of
+// the same order as a channel's. Single-producer, a batch pays it once;
+// multi-producer, a batch saves the compare-and-swaps of the claims but
+// still marks each slot. ClaimN is all or nothing: when the ring has no room
+// for the whole batch it waits and then refuses the whole batch, claiming
+// nothing.
 //
 // # Gating and back-pressure
 //
@@ -86,10 +90,11 @@
 //
 // # Limits
 //
-// A claimed sequence must always be published: consumers stop at the first
-// unpublished sequence, so a producer that dies between Claim and Publish
-// stalls the ring (and then every producer gets ErrBusy). Gating sequences and
-// barriers are meant to be set up at start-up; a barrier stays registered for
-// the ring's life. A Barrier serves one consumer goroutine. The ring has no
-// gating until AddGatingSequences is called.
+// A claimed sequence (every one of a ClaimN batch too) must always be
+// published: consumers stop at the first unpublished sequence, so a producer
+// that dies between Claim and Publish stalls the ring (and then every
+// producer gets ErrBusy). Gating sequences and barriers are meant to be set
+// up at start-up; a barrier stays registered for the ring's life. A Barrier
+// serves one consumer goroutine. The ring has no gating until
+// AddGatingSequences is called.
 package ring

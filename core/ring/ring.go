@@ -7,7 +7,12 @@
 // the slot bytes and then stores the publication (the per-slot availability
 // marker in multi-producer mode, the cursor in single-producer mode); a
 // consumer loads that publication and only then reads the bytes, so it sees
-// everything the producer wrote. The reverse edge protects reuse: a consumer
+// everything the producer wrote. A single-producer PublishRange stores the
+// cursor once for a batch whose slots were all written before that store.
+// Multi-producer consumers load only the markers: a marker equal to its
+// sequence is the publication, and the claim cursor orders nothing for them
+// (they read it only to tell, after Close, that a sequence was never
+// claimed). The reverse edge protects reuse: a consumer
 // finishes reading, then stores its Sequence; a producer loads the gating
 // sequences before it hands out a slot of the next lap, so the overwrite
 // happens after the read. The park protocol relies on the single total order
