@@ -28,14 +28,13 @@ func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
 // retire is finish for an order already out of every structure.
 func (m *Matcher) retire(oi orderIdx, status venue.OrdStatus) {
 	o := &m.pool.orders[oi]
-	r := &m.index.recs[o.rec]
-	r.keepState(o, status)
-	r.slot = noOrder
+	m.index.recs[o.rec].keepState(o, status)
 	m.pool.release(oi)
 }
 
 // keepState copies an order's state into its record, which will answer
-// status requests once the order is gone or has a new ClOrdID.
+// status requests once the order is gone or has a new ClOrdID, and detaches
+// the record from the order.
 func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 	r.priceTicks = o.priceTicks
 	r.qty = o.qty
@@ -43,6 +42,7 @@ func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 	r.cumQty = o.cumQty
 	r.cumNotionalTicks = o.cumNotionalTicks
 	r.ordStatus = status
+	r.slot = noOrder
 }
 
 // dropLeaves cancels an order's leaves and reports it, leaving the order
@@ -56,10 +56,17 @@ func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venu
 	m.emitCancelled(o, reason, status, cancelled, clOrdID, origClOrdID)
 }
 
-// cancelOrderQty cancels an order's leaves, reports it and ends the order.
+// cancelOrderQty cancels an order's leaves, reports it and ends the order:
+// dropLeaves and retire, written out to save a call on the cancel path.
 func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID *clOrdKey) {
-	m.dropLeaves(oi, reason, status, clOrdID, origClOrdID)
-	m.retire(oi, status) // dropLeaves took it out of every structure
+	m.removeOrder(oi)
+	o := &m.pool.orders[oi]
+	cancelled := o.leavesQty
+	o.leavesQty = 0
+	m.qty.cancelledQty += cancelled
+	m.emitCancelled(o, reason, status, cancelled, clOrdID, origClOrdID)
+	m.index.recs[o.rec].keepState(o, status)
+	m.pool.release(oi)
 }
 
 // cancelQuiet cancels a resting order for a reason that is not a client

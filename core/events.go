@@ -104,7 +104,7 @@ func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venu
 	put64(b, cancelledPriceAt+16, uint64(cancelledQty))
 	put64(b, cancelledPriceAt+24, uint64(o.cumQty))
 	put64(b, cancelledPriceAt+32, uint64(o.cumNotionalTicks))
-	clOrdID.putOrNone(b[cancelledClOrdIDAt:])
+	clOrdID.put(b[cancelledClOrdIDAt:]) // never nil
 	origClOrdID.putOrNone(b[cancelledOrigClOrdIDAt:])
 	putAccount(b[cancelledAccountAt:], &o.account)
 	m.sink.Commit()

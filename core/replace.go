@@ -31,7 +31,6 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	// neither side, type, time in force nor account.
 	newRec := m.index.add(&c.clOrdID, h, o, oi)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
-	m.index.recs[oldRec].slot = noOrder
 	nr := &m.index.recs[newRec]
 	or := &m.index.recs[oldRec]
 	m.index.setOrder(o.orderID, newRec)

@@ -97,12 +97,13 @@ func putAccount(field []byte, account *[venue.AccountLength]byte) {
 	binary.LittleEndian.PutUint64(f[8:16], binary.LittleEndian.Uint64(account[8:16]))
 }
 
+// noClOrdID is the empty ClOrdID; it is never written.
+var noClOrdID clOrdKey
+
 // putOrNone writes key k as a ClOrdID field, or an empty one when k is nil.
 func (k *clOrdKey) putOrNone(field []byte) {
 	if k == nil {
-		var none clOrdKey
-		none.put(field)
-		return
+		k = &noClOrdID
 	}
 	k.put(field)
 }
@@ -185,7 +186,6 @@ type newOrderCmd struct {
 	account      [venue.AccountLength]byte // NUL-padded after its first NUL
 	clOrdID      clOrdKey
 	clOrdIDLen   int
-	raw          []byte // the command, for answers still encoded by flyweights
 }
 
 func (c *newOrderCmd) decode(b []byte) {
@@ -200,7 +200,6 @@ func (c *newOrderCmd) decode(b []byte) {
 	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[52:]))
 	c.clOrdIDLen = c.clOrdID.load(b[newOrderClOrdIDAt:])
 	loadAccount(&c.account, b[newOrderAccountAt:])
-	c.raw = b
 }
 
 // cancelCmd is a CancelOrder's fields.
@@ -214,7 +213,6 @@ type cancelCmd struct {
 	clOrdID      clOrdKey
 	origClOrdID  clOrdKey
 	origLen      int
-	raw          []byte
 }
 
 func (c *cancelCmd) decode(b []byte) {
@@ -226,7 +224,6 @@ func (c *cancelCmd) decode(b []byte) {
 	c.orderID = binary.LittleEndian.Uint64(b[32:])
 	c.clOrdID.load(b[cancelClOrdIDAt:])
 	c.origLen = c.origClOrdID.load(b[cancelOrigClOrdIDAt:])
-	c.raw = b
 }
 
 // replaceCmd is a ReplaceOrder's fields.
@@ -247,7 +244,6 @@ type replaceCmd struct {
 	clOrdIDLen   int
 	origClOrdID  clOrdKey
 	origLen      int
-	raw          []byte
 }
 
 func (c *replaceCmd) decode(b []byte) {
@@ -264,7 +260,6 @@ func (c *replaceCmd) decode(b []byte) {
 	c.clOrdIDLen = c.clOrdID.load(b[replaceClOrdIDAt:])
 	c.origLen = c.origClOrdID.load(b[replaceOrigClOrdIDAt:])
 	loadAccount(&c.account, b[replaceAccountAt:])
-	c.raw = b
 }
 
 // loadAccount reads a fixed-width account field up to its first NUL into
