@@ -160,7 +160,9 @@ func (k *clOrdKey) hashLen(n int, sessionIdx uint16) uint64 {
 	}
 	hi, lo := bits.Mul64(sum^uint64(sessionIdx)<<48, 0x9E3779B97F4A7C15)
 	h := hi ^ lo
-	h ^= last * 0x100000001B3 << 32
+	// The last character moves bits 32-48 only (255 × 0x1B3 < 2^17): bits
+	// 4-31 (the bucket) and 49-63 (clOrdStep) stay the prefix's.
+	h ^= last * 0x1B3 << 32
 	return h&^15 | uint64(digitValue(byte(last)))
 }
 

@@ -131,14 +131,18 @@
 // O(1) per command and each expiry, cancel or fill of a GTD order O(log n).
 //
 // The day's ClOrdIDs are records in one array, indexed by two open-addressing
-// tables with linear probing, kept at most half full: (session, ClOrdID),
-// hashed and compared as five NUL-padded words (as the wire fields carry
-// ClOrdIDs, so that they are read, compared and written back without a byte
-// loop), and OrderID → current record. Both keep consecutive keys (OrderIDs, and
-// ClOrdIDs that differ in their last character, as client counters do) in
-// one cache-line bucket, so that a stream of new orders does not miss the
-// cache on every insert; at production sizes those misses otherwise dominate. Nothing is deleted during the day, so there are
-// no tombstones; EndOfDay compacts the records and rebuilds the tables.
+// tables kept at most half full: (session, ClOrdID), hashed and compared as
+// five NUL-padded words (as the wire fields carry ClOrdIDs, so that they are
+// read, compared and written back without a byte loop), and OrderID →
+// current record. Both keep consecutive keys (OrderIDs, and ClOrdIDs that
+// differ in their last character, as client counters do) in one or two
+// cache lines, so that a stream of new orders does not miss the cache on
+// every insert; at production sizes those misses otherwise dominate. The
+// OrderID table probes linearly; the ClOrdID table probes by a step chosen
+// by the ClOrdID's prefix, because linear probing let each counter's full
+// bucket push later keys along for many slots. Nothing is deleted during
+// the day, so there are no tombstones; EndOfDay compacts the records and
+// rebuilds the tables.
 //
 // # Limits
 //
