@@ -120,7 +120,7 @@ func (b *Barrier) availableMulti(seq int64) int64 {
 		return limit
 	}
 	s := seq
-	for s <= limit && r.available[s&r.slotsMask].Load() == s {
+	for s <= limit && r.available[r.marker(s)].Load() == s {
 		s++
 	}
 	return s - 1

@@ -19,7 +19,9 @@
 // slot with its sequence in an availability array, so consumers only see the
 // contiguous published prefix even when producers finish out of order.
 // Consumers read only the markers, never the cursor, so that claims do not
-// have to take the cursor's cache line back from polling consumers. In
+// have to take the cursor's cache line back from polling consumers, and the
+// markers of neighbouring sequences lie on different cache lines, so that
+// producers publishing them do not write the same line. In
 // SingleProducer mode (the event ring: the matcher) a claim is plain
 // arithmetic and a publication is one atomic store.
 //

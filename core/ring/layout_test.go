@@ -48,3 +48,39 @@ func TestHotCountersSitOnTheirOwnCacheLines(t *testing.T) {
 			flags, header, unsafe.Sizeof(b), cacheLinePadBytes)
 	}
 }
+
+// TestMarkersArePermutedAcrossCacheLines: every slot has its own
+// availability marker, and consecutive sequences (up to markersPerLine of
+// them) land on different 64-byte lines of the marker array.
+func TestMarkersArePermutedAcrossCacheLines(t *testing.T) {
+	for _, slots := range []int{1, 2, 4, 8, 16, 64, 1024} {
+		r := mustNew(t, Config{Slots: slots, SlotSize: 64, Producer: MultiProducer})
+		seen := make([]bool, slots)
+		for seq := int64(0); seq < int64(2*slots); seq++ {
+			m := r.marker(seq)
+			if m < 0 || m >= int64(slots) {
+				t.Fatalf("slots %d: marker(%d) = %d, out of range", slots, seq, m)
+			}
+			if seq < int64(slots) {
+				if seen[m] {
+					t.Fatalf("slots %d: marker(%d) = %d is shared with an earlier sequence of the lap", slots, seq, m)
+				}
+				seen[m] = true
+			} else if m != r.marker(seq-int64(slots)) {
+				t.Fatalf("slots %d: marker(%d) = %d, but the same slot a lap earlier has %d", slots, seq, m, r.marker(seq-int64(slots)))
+			}
+		}
+		if slots < markersPerLine*markersPerLine {
+			continue // too few markers to give each neighbour its own line
+		}
+		for seq := int64(0); seq+markersPerLine <= int64(slots); seq++ {
+			lines := map[int64]bool{}
+			for s := seq; s < seq+markersPerLine; s++ {
+				lines[r.marker(s)/markersPerLine] = true
+			}
+			if len(lines) != markersPerLine {
+				t.Fatalf("slots %d: sequences %d..%d share cache lines of the marker array", slots, seq, seq+markersPerLine-1)
+			}
+		}
+	}
+}

@@ -139,15 +139,18 @@ func (c Config) validate() error {
 // documentation for the protocol.
 type Ring struct {
 	// Read-only after New.
-	buf          []byte         // Slots*SlotSize bytes, no pointers: never scanned by the GC
-	available    []atomic.Int64 // multi-producer: the sequence last published in each slot
-	slotsMask    int64
-	slots        int64
-	slotSize     int
-	mode         ProducerMode
-	wait         WaitStrategy
-	claimTimeout time.Duration
-	parkTimeout  time.Duration // tests lengthen it to prove wake-ups are not lost
+	buf               []byte         // Slots*SlotSize bytes, no pointers: never scanned by the GC
+	available         []atomic.Int64 // multi-producer: the sequence last published in each slot, at marker(seq)
+	markerLaneMask    int64          // see marker
+	markerRowShift    uint8
+	markerStrideShift uint8
+	slotsMask         int64
+	slots             int64
+	slotSize          int
+	mode              ProducerMode
+	wait              WaitStrategy
+	claimTimeout      time.Duration
+	parkTimeout       time.Duration // tests lengthen it to prove wake-ups are not lost
 	// beforePark, when set by a test, runs as a consumer decides to park and
 	// before it announces itself: the exact window in which a publish would
 	// be lost if park did not re-check after announcing.
@@ -207,6 +210,10 @@ func New(cfg Config) (*Ring, error) {
 	r.single.published = -1
 	r.single.gateCache = -1
 	if cfg.Producer == MultiProducer {
+		lanes := min(markersPerLine, r.slots)
+		r.markerLaneMask = lanes - 1
+		r.markerRowShift = uint8(bits.TrailingZeros64(uint64(lanes)))
+		r.markerStrideShift = uint8(bits.TrailingZeros64(uint64(r.slots / lanes)))
 		r.available = make([]atomic.Int64, cfg.Slots)
 		for i := range r.available {
 			r.available[i].Store(-1)
@@ -226,6 +233,20 @@ func alignedBytes(size, align int) []byte {
 	raw := make([]byte, size+align)
 	skip := int(-uintptr(unsafe.Pointer(&raw[0])) & uintptr(align-1))
 	return raw[skip : skip+size : skip+size]
+}
+
+// markersPerLine is how many availability markers share a 64-byte cache line.
+const markersPerLine = 8
+
+// marker returns the index of seq's availability marker. Consecutive
+// sequences are spread over different cache lines (sequence i of a group of
+// markersPerLine goes to lane i, lanes are Slots/markersPerLine markers
+// apart), so producers publishing neighbouring sequences do not write the
+// same line, and a consumer polling for the next sequence is not disturbed by
+// publications after it.
+func (r *Ring) marker(seq int64) int64 {
+	i := seq & r.slotsMask
+	return (i&r.markerLaneMask)<<r.markerStrideShift | i>>r.markerRowShift
 }
 
 // Slots returns the number of slots.
@@ -420,7 +441,7 @@ func (r *Ring) Publish(seq int64) {
 		r.single.published = seq
 		r.highWater.Store(seq)
 	} else {
-		r.available[seq&r.slotsMask].Store(seq)
+		r.available[r.marker(seq)].Store(seq)
 	}
 	if r.sleepers.Load() != 0 {
 		r.wakeParked(false)
@@ -446,7 +467,7 @@ func (r *Ring) PublishRange(lo, hi int64) {
 		r.highWater.Store(hi)
 	} else {
 		for s := lo; s <= hi; s++ {
-			r.available[s&r.slotsMask].Store(s)
+			r.available[r.marker(s)].Store(s)
 		}
 	}
 	if r.sleepers.Load() != 0 {
