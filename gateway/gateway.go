@@ -71,8 +71,11 @@ type Gateway struct {
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// dispatched is the causeSeq of the last event outbound handed to a session.
 	dispatched atomic.Int64
-	failed     atomic.Pointer[error]
-	extra      map[string]ExtraHandler
+	// held are answers built by outbound and not yet handed over (outbound's
+	// goroutine only; at most buildAheadMax).
+	held   []heldAnswer
+	failed atomic.Pointer[error]
+	extra  map[string]ExtraHandler
 }
 
 // session is the gateway's state for one FIX session.
@@ -122,6 +125,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		bySession: map[quickfix.SessionID]*session{},
 	}
 	g.dispatched.Store(-1)
+	g.held = make([]heldAnswer, 0, buildAheadMax)
 	for i := range cfg.Instruments {
 		in := &cfg.Instruments[i]
 		g.bySymbol[in.Symbol] = in

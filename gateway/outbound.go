@@ -22,10 +22,26 @@ type DurableWaiter interface {
 // it (a slow disk delays answers, it never lets one through early).
 const durableWaitStep = time.Second
 
-// RunOutbound consumes the event ring until the barrier is alerted. Each event
-// is turned into a FIX message only after the command that caused it is
-// durable, then handed to its session's sender. own is this consumer's
-// sequence, a gating sequence of the event ring.
+// buildAheadMax bounds how many events outbound turns into FIX messages
+// before it waits for their durability and hands them over (the answers held
+// meanwhile live in Gateway.held, allocated once at this size).
+const buildAheadMax = 256
+
+// heldAnswer is a FIX message built from an event whose command may not be
+// durable yet: it is handed to its session only after the wait.
+type heldAnswer struct {
+	idx        uint16
+	m          *quickfix.Message
+	receivedNs int64
+}
+
+// RunOutbound consumes the event ring until the barrier is alerted. It turns
+// up to buildAheadMax events into FIX messages while their commands are being
+// made durable (building an answer is invisible to clients, and this takes it
+// off the path between the fdatasync and the socket), then waits until the
+// last of those commands is durable and hands the messages to their
+// sessions' senders, in event order. own is this consumer's sequence, a
+// gating sequence of the event ring.
 func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *ring.Sequence, durable DurableWaiter) error {
 	next := own.Load() + 1
 	for {
@@ -33,20 +49,40 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 		if err != nil {
 			return err
 		}
-		// Events come in command order: waiting once for the last event's
-		// command covers the whole batch.
-		last := events.Slot(avail)
-		if ts := timestampOf(last); ts > 0 {
-			g.metrics.eventAge.Observe(float64(g.cfg.Now()-ts) / 1e9)
-		}
-		g.waitDurable(causeOf(last), durable, barrier)
-		for ; next <= avail; next++ {
-			slot := events.Slot(next)
-			g.dispatch(slot)
-			g.dispatched.Store(causeOf(slot))
-			own.Store(next)
+		for next <= avail {
+			end := min(avail, next+buildAheadMax-1)
+			last := events.Slot(end)
+			if ts := timestampOf(last); ts > 0 {
+				g.metrics.eventAge.Observe(float64(g.cfg.Now()-ts) / 1e9)
+			}
+			for s := next; s <= end; s++ {
+				g.dispatch(events.Slot(s))
+			}
+			// Events come in command order: waiting once for the last
+			// event's command covers every message built above.
+			g.waitDurable(causeOf(last), durable, barrier)
+			g.handOver()
+			g.dispatched.Store(causeOf(last))
+			own.Store(end)
+			next = end + 1
 		}
 	}
+}
+
+// handOver gives every held answer to its session, in event order.
+func (g *Gateway) handOver() {
+	now := g.cfg.Now()
+	for i := range g.held {
+		a := &g.held[i]
+		if s := g.sessionOf(a.idx); s != nil {
+			if a.receivedNs > 0 {
+				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
+			}
+			s.out.enqueue(a.m)
+		}
+		*a = heldAnswer{}
+	}
+	g.held = g.held[:0]
 }
 
 // causeOf reads an event's causeSeq: every event's block starts with it
@@ -244,15 +280,10 @@ func (b *erBuilder) orderCommon(instID uint32, side venue.Side, ordType venue.Or
 	return b
 }
 
+// deliver holds m for its session until RunOutbound has waited for
+// durability (handOver).
 func (g *Gateway) deliver(idx uint16, m *quickfix.Message, receivedNs int64) {
-	s := g.sessionOf(idx)
-	if s == nil {
-		return
-	}
-	if receivedNs > 0 {
-		g.metrics.roundTrip.Observe(float64(g.cfg.Now()-receivedNs) / 1e9)
-	}
-	s.out.enqueue(m)
+	g.held = append(g.held, heldAnswer{idx: idx, m: m, receivedNs: receivedNs})
 }
 
 func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
