@@ -14,9 +14,10 @@
 // a command, after the answers to the session's earlier commands, so that a
 // session's answers keep the order of its requests.
 //
-// Outbound (RunOutbound, one consumer of the event ring): an event becomes a
-// FIX message only once the command that caused it is durable; each session's
-// messages then go through a bounded queue to a sender that hands QuickFIX/Go
+// Outbound (RunOutbound, one consumer of the event ring): events become FIX
+// messages while their commands are being made durable, and a message is
+// handed to its session only once the command that caused it is durable; each
+// session's messages then go through a bounded queue to a sender that hands QuickFIX/Go
 // one message at a time, after the connection reported the previous write
 // (QuickFIX/Go's send path spins on a busy writer, see docs/ARCHITECTURE.md).
 // A full queue means the client is not reading: the session is disconnected,
