@@ -154,9 +154,9 @@
 //   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
 //     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
 //     costs 120 bytes of record plus 32 to 64 bytes of tables, an order slot
-//     120 bytes. The memory is reserved at start-up and holds no pointers (the
-//     garbage collector never scans it); the operating system backs it as it
-//     is touched.
+//     128 bytes (two cache lines). The memory is reserved at start-up and
+//     holds no pointers (the garbage collector never scans it); the
+//     operating system backs it as it is touched.
 //   - Status requests by OrderID, and cancels of finished orders, are answered
 //     only until EndOfDay forgets the finished orders. EndOfDay clears and
 //     rebuilds the ClOrdID tables, O(ClOrdIDsMax): a pause of up to about
