@@ -151,14 +151,22 @@ func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16
 	m.emitCancelRejected(&rej, clOrdID, origClOrdID)
 }
 
-// cancelOrder applies a client's CancelOrder.
-func (m *Matcher) cancelOrder(c *cancelCmd) {
+// applyCancel applies a client's CancelOrder.
+func (m *Matcher) applyCancel(cmd []byte, hdr uint64) error {
+	b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength)
+	if err != nil {
+		return err
+	}
+	var c cancelCmd
+	c.decode(b)
+	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
-		return
+		return nil
 	}
 	oi := m.index.recs[ri].slot
 	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, &c.clOrdID, &m.index.recs[ri].key)
+	return nil
 }

@@ -158,30 +158,6 @@ func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	}
 }
 
-func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
-	b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength)
-	if err != nil {
-		return err
-	}
-	var c newOrderCmd
-	c.decode(b)
-	m.begin(c.seq, c.timestampNs)
-	m.newOrder(&c)
-	return nil
-}
-
-func (m *Matcher) applyCancel(cmd []byte, hdr uint64) error {
-	b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength)
-	if err != nil {
-		return err
-	}
-	var c cancelCmd
-	c.decode(b)
-	m.begin(c.seq, c.timestampNs)
-	m.cancelOrder(&c)
-	return nil
-}
-
 func (m *Matcher) applyReplace(cmd []byte, hdr uint64) error {
 	b, err := commandBlock(cmd, hdr, venue.ReplaceOrderEncodedLength)
 	if err != nil {

@@ -2,35 +2,43 @@ package core
 
 import "github.com/fixvenue/fixvenue/sbe/venue"
 
-// newOrder applies a NewOrder: duplicate check, validation, acceptance,
-// matching, then resting or cancelling the remainder.
-func (m *Matcher) newOrder(c *newOrderCmd) {
+// applyNewOrder applies a NewOrder: duplicate check, validation,
+// acceptance, matching, then resting or cancelling the remainder.
+func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
+	b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength)
+	if err != nil {
+		return err
+	}
+	var c newOrderCmd
+	c.decode(b)
+	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	if int(session) >= len(m.sessions) {
-		m.emitRejected(c, venue.RejectReasonCapacityExceeded)
-		return
+		m.emitRejected(&c, venue.RejectReasonCapacityExceeded)
+		return nil
 	}
 	h := c.clOrdID.hashLen(c.clOrdIDLen, session)
 	if ri := m.index.find(session, &c.clOrdID, h); ri != noRec {
 		if c.flags.Has(venue.OrderFlagsPossResend) {
 			m.emitStatusOfRecord(ri)
-			return
+			return nil
 		}
-		m.emitRejected(c, venue.RejectReasonDuplicateClOrdID)
-		return
+		m.emitRejected(&c, venue.RejectReasonDuplicateClOrdID)
+		return nil
 	}
 	ii, ok := m.instrByID.lookup(c.instrumentID)
 	if !ok {
-		m.emitRejected(c, venue.RejectReasonUnknownInstrument)
-		return
+		m.emitRejected(&c, venue.RejectReasonUnknownInstrument)
+		return nil
 	}
 	in := &m.instruments[ii]
-	if reason := m.validateNewOrder(c, in); reason != venue.RejectReasonNone {
-		m.emitRejected(c, reason)
-		return
+	if reason := m.validateNewOrder(&c, in); reason != venue.RejectReasonNone {
+		m.emitRejected(&c, reason)
+		return nil
 	}
-	oi := m.acceptNewOrder(c, ii, h)
+	oi := m.acceptNewOrder(&c, ii, h)
 	m.executeNewOrder(in, oi)
+	return nil
 }
 
 // canRest reports whether an order of this type and time in force rests
@@ -176,7 +184,12 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	case o.leavesQty == 0:
 		m.finish(oi, terminalStatus(o))
 	case canRest(o.ordType, o.tif):
-		m.rest(in, oi)
+		// Rest it in the book (written out: the common end of an order).
+		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+		m.listOrder(oi)
+		if o.tif == venue.TimeInForceGTD {
+			m.gtd.push(oi)
+		}
 	case o.ordType == venue.OrdTypeMarket:
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	default:
@@ -190,14 +203,4 @@ func terminalStatus(o *order) venue.OrdStatus {
 		return venue.OrdStatusFilled
 	}
 	return venue.OrdStatusCancelled
-}
-
-// rest puts a newly accepted order with leaves into the book.
-func (m *Matcher) rest(in *instrument, oi orderIdx) {
-	o := &m.pool.orders[oi]
-	in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
-	m.listOrder(oi)
-	if o.tif == venue.TimeInForceGTD {
-		m.gtd.push(oi)
-	}
 }
