@@ -22,11 +22,6 @@ func (m *Matcher) removeOrder(oi orderIdx) {
 // keeps its final state, and its pool slot is freed.
 func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
 	m.removeOrder(oi)
-	m.retire(oi, status)
-}
-
-// retire is finish for an order already out of every structure.
-func (m *Matcher) retire(oi orderIdx, status venue.OrdStatus) {
 	o := &m.pool.orders[oi]
 	m.index.recs[o.rec].keepState(o, status)
 	m.pool.release(oi)
@@ -57,7 +52,8 @@ func (m *Matcher) dropLeaves(oi orderIdx, reason venue.CancelReason, status venu
 }
 
 // cancelOrderQty cancels an order's leaves, reports it and ends the order:
-// dropLeaves and retire, written out to save a call on the cancel path.
+// dropLeaves and the end of finish, written out to save calls on the
+// cancel path.
 func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status venue.OrdStatus, clOrdID, origClOrdID *clOrdKey) {
 	m.removeOrder(oi)
 	o := &m.pool.orders[oi]
