@@ -13,7 +13,8 @@ const EventSlotMin = 256
 
 // EventSink receives the matcher's events, one at a time. For each event the
 // matcher calls Claim, encodes the event at the start of the returned slot,
-// then calls Commit, which publishes it. The slot must hold at least
+// then calls Commit; the sink publishes committed events when it chooses (the
+// pipeline publishes a command's events together, after Apply returns). The slot must hold at least
 // EventSlotMin bytes; a shorter slot is a programming error and panics.
 //
 // Claim may block (the event ring applies back-pressure); it cannot fail,

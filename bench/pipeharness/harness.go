@@ -92,6 +92,9 @@ type Config struct {
 	Fsync journal.Policy
 	Mix   Mix
 	Pace  Pace
+	// UnlockedMatcher runs the matcher goroutine without LockOSThread
+	// (pipeline.Config.UnlockedMatcher).
+	UnlockedMatcher bool
 	// CommandSlots and EventSlots size the rings (0: venue defaults).
 	CommandSlots, EventSlots int
 	// Progress receives a line each second; nil: silent.
@@ -105,6 +108,7 @@ type Config struct {
 type Result struct {
 	RateTarget  float64 `json:"rate_target_per_s"`
 	Wait        string  `json:"wait"`
+	LockedOS    bool    `json:"matcher_thread_locked"`
 	Journal     string  `json:"journal"`
 	Mix         string  `json:"mix"`
 	Pace        string  `json:"pace"`
@@ -252,7 +256,7 @@ func (h *harness) build() (func(), error) {
 	}
 	p, err := pipeline.New(pipeline.Config{Matcher: applier{m}, Journal: jr, SeqBase: seqBase,
 		CommandSlots: h.cfg.CommandSlots, EventSlots: h.cfg.EventSlots, Wait: h.cfg.Wait, ClaimTimeout: claimTimeout,
-		OnFail: func(err error) { h.failed.CompareAndSwap(nil, &err) }})
+		UnlockedMatcher: h.cfg.UnlockedMatcher, OnFail: func(err error) { h.failed.CompareAndSwap(nil, &err) }})
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -452,7 +456,7 @@ func (h *harness) result() *Result {
 			jr = "none"
 		}
 	}
-	res := &Result{RateTarget: c.RatePerSecond, Wait: c.Wait.String(), Journal: jr, Mix: c.Mix.String(), Pace: c.Pace.String(),
+	res := &Result{RateTarget: c.RatePerSecond, Wait: c.Wait.String(), LockedOS: !c.UnlockedMatcher, Journal: jr, Mix: c.Mix.String(), Pace: c.Pace.String(),
 		DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), Commands: h.published.Load(), Completed: h.completed.Load(),
 		EndOfDays: h.eods, Rejected: h.rejected, ClaimsBusy: h.busy, Clamped: h.clamped, ClosedLoop: c.RatePerSecond == 0,
 		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), latency: h.latency,

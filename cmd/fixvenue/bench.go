@@ -68,10 +68,12 @@ func cmdBenchPipeline(args []string) int {
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	lockOS := fs.Bool("lock-os-thread", true, "lock the matcher goroutine to its OS thread")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir}
+	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir,
+		UnlockedMatcher: !*lockOS}
 	var err error
 	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
 		return benchFail(err)
@@ -156,8 +158,12 @@ func printPipeline(w io.Writer, r *pipeharness.Result) {
 	if r.ClosedLoop {
 		offered = "as fast as possible"
 	}
-	fmt.Fprintf(w, "fixvenue bench pipeline: %s, wait %s, journal %s, %s mix, pace %s, %s (warm-up %s); %d CPUs, GOMAXPROCS %d\n",
-		offered, r.Wait, r.Journal, r.Mix, r.Pace, time.Duration(r.DurationS*1e9), time.Duration(r.WarmupS*1e9), r.NumCPU, r.GOMAXPROCS)
+	locked := "locked"
+	if !r.LockedOS {
+		locked = "unlocked"
+	}
+	fmt.Fprintf(w, "fixvenue bench pipeline: %s, wait %s, matcher thread %s, journal %s, %s mix, pace %s, %s (warm-up %s); %d CPUs, GOMAXPROCS %d\n",
+		offered, r.Wait, locked, r.Journal, r.Mix, r.Pace, time.Duration(r.DurationS*1e9), time.Duration(r.WarmupS*1e9), r.NumCPU, r.GOMAXPROCS)
 	l := r.Latency
 	what := "due time → last event seen by the outbound stand-in"
 	if r.ClosedLoop {

@@ -205,14 +205,29 @@ func (p *Pipeline) Start() {
 	go p.runMatcher()
 }
 
-// eventSink publishes each event into the event ring as soon as it is committed.
+// eventPublishBatchMax bounds how many events the matcher keeps claimed but
+// unpublished: a command's events are published together (one atomic store
+// and one wake-up check for all of them), and a command with more events than
+// this (a sweep through a deep book) publishes every eventPublishBatchMax, so
+// the matcher never waits for ring space that only its own unpublished
+// events hold.
+const eventPublishBatchMax = 64
+
+// eventSink claims event slots one at a time and publishes them in batches:
+// at the end of each command (publish), or when eventPublishBatchMax are
+// pending.
 type eventSink struct {
-	r   *ring.Ring
-	seq int64
-	n   *atomic.Int64
+	r       *ring.Ring
+	seq     int64 // the slot claimed last
+	last    int64 // the last committed, unpublished slot (pending > 0)
+	pending int64
+	n       *atomic.Int64
 }
 
 func (s *eventSink) Claim() []byte {
+	if s.pending >= eventPublishBatchMax {
+		s.publish()
+	}
 	for {
 		seq, slot, err := s.r.Claim()
 		if err == nil {
@@ -227,8 +242,19 @@ func (s *eventSink) Claim() []byte {
 }
 
 func (s *eventSink) Commit() {
-	s.r.Publish(s.seq)
-	s.n.Add(1)
+	s.last = s.seq
+	s.pending++
+}
+
+// publish makes every committed event visible (single producer: publishing
+// the last publishes all claimed before it).
+func (s *eventSink) publish() {
+	if s.pending == 0 {
+		return
+	}
+	s.r.Publish(s.last)
+	s.n.Add(s.pending)
+	s.pending = 0
 }
 
 func (p *Pipeline) runMatcher() {
@@ -250,7 +276,11 @@ func (p *Pipeline) runMatcher() {
 				// durable before its events exist, so outbound never waits.
 				p.durable.Store(int64(p.cfg.SeqBase) + next)
 			}
-			if !p.apply(next, sink) {
+			ok := p.apply(next, sink)
+			// A command's events become visible together, before the
+			// matcher's sequence says it was applied (Stop relies on it).
+			sink.publish()
+			if !ok {
 				if p.cfg.Journal == nil {
 					p.durable.Store(int64(p.cfg.SeqBase) + next - 1)
 				}

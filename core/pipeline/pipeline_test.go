@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,5 +247,84 @@ func TestUnlockedMatcherRunsTheSamePipeline(t *testing.T) {
 	}
 	if err := p.Stop(time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fanoutMatcher emits the command's payload word as a count of events (a
+// sweep through a deep book), each carrying the command's seq and its index.
+type fanoutMatcher struct{}
+
+func (fanoutMatcher) Apply(cmd []byte, sink EventSink) error {
+	seq := binary.LittleEndian.Uint64(cmd[8:])
+	n := binary.LittleEndian.Uint64(cmd[16:])
+	for i := uint64(0); i < n; i++ {
+		ev := sink.Claim()
+		binary.LittleEndian.PutUint16(ev[0:], 16)
+		binary.LittleEndian.PutUint64(ev[8:], seq)
+		binary.LittleEndian.PutUint64(ev[16:], i)
+		sink.Commit()
+	}
+	return nil
+}
+
+// A command's events are published together, but a command with more events
+// than the event ring holds still gets through: the matcher publishes every
+// eventPublishBatchMax events, so it never waits for space that only its own
+// unpublished events occupy. Every event arrives once, in order.
+func TestCommandWithMoreEventsThanTheRing(t *testing.T) {
+	const eventSlots = 2 * eventPublishBatchMax
+	counts := []uint64{1, 3, 5 * eventSlots, 0, eventPublishBatchMax, eventPublishBatchMax + 1, 7}
+	p, err := New(Config{Matcher: fanoutMatcher{}, CommandSlots: 64, EventSlots: eventSlots, ClaimTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier, own := p.AddEventConsumer()
+	p.Start()
+	var total uint64
+	for _, n := range counts {
+		total += n
+	}
+	got := make(chan error, 1)
+	go func() {
+		next, cmd, index := int64(0), 0, uint64(0)
+		for next < int64(total) {
+			avail, err := barrier.WaitFor(next)
+			if err != nil {
+				got <- err
+				return
+			}
+			for ; next <= avail; next++ {
+				for counts[cmd] == 0 {
+					cmd++
+				}
+				ev := p.Events.Slot(next)
+				if seq, i := binary.LittleEndian.Uint64(ev[8:]), binary.LittleEndian.Uint64(ev[16:]); seq != uint64(cmd) || i != index {
+					got <- fmt.Errorf("event %d: command %d index %d, want command %d index %d", next, seq, i, cmd, index)
+					return
+				}
+				if index++; index == counts[cmd] {
+					cmd, index = cmd+1, 0
+				}
+				own.Store(next)
+			}
+		}
+		got <- nil
+	}()
+	for _, n := range counts {
+		submit(t, p, n)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("events stopped: the matcher waits for ring space its own events hold")
+	}
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.EventsPublished() != int64(total) {
+		t.Fatalf("EventsPublished %d, want %d", p.EventsPublished(), total)
 	}
 }
