@@ -69,12 +69,18 @@ func cmdBenchPipeline(args []string) int {
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	lockOS := fs.Bool("lock-os-thread", true, "lock the matcher goroutine to its OS thread")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
+	if err != nil {
+		return 2
+	}
+	defer stopProfiles()
 	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir,
 		UnlockedMatcher: !*lockOS}
-	var err error
 	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
 		return benchFail(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/pprof"
-	"runtime/trace"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -66,30 +64,11 @@ func cmdServe(args []string) int {
 		cfg.MarketData.RecoveryAddr = *mdRecovery
 	}
 
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: --cpuprofile: %v\n", err)
-			return 2
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: --cpuprofile: %v\n", err)
-			return 2
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfiles, err := startProfiles("fixvenue serve", *cpuProfile, *traceFile)
+	if err != nil {
+		return 2
 	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: --trace: %v\n", err)
-			return 2
-		}
-		if err := trace.Start(f); err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: --trace: %v\n", err)
-			return 2
-		}
-		defer func() { trace.Stop(); f.Close() }()
-	}
+	defer stopProfiles()
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
