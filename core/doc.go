@@ -180,4 +180,8 @@
 // random commands (-long for millions, -seed to replay), FuzzMatcher feeds
 // arbitrary bytes (use -fuzzminimizetime of a few seconds: each input runs the
 // model too), and the benchmarks mirror the reference Java engine's table.
+// The order-flow commands and events are read and written at fixed offsets
+// rather than through the generated flyweights (wire.go): TestWireOffsets,
+// TestCommandDecoding, TestCommandHeaderErrors and TestEventEncoding hold
+// them to the flyweights byte for byte.
 package core
