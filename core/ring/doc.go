@@ -77,15 +77,19 @@
 // latency than spinning saves. SpinYield spins briefly then calls
 // runtime.Gosched; it lets other goroutines run but still shows as a busy core
 // and still burns power. SpinPark, the default, spins for well under a
-// microsecond, yields a few times, then parks the consumer on a channel. A
+// microsecond, then parks the consumer on a channel (it does not yield in
+// between: a yielded goroutine waits on the global run queue, where no
+// producer can wake it, and a trace showed those waits as most of the
+// pipeline's scheduling delay). A
 // producer wakes a parked consumer only when one is parked: after each publish
 // it reads one atomic counter, so publishing costs nothing extra while
 // consumers keep up. The consumer announces itself before its final re-check,
 // so a wake-up cannot be lost; a 1 ms park timeout is a safety net (an idle
 // consumer therefore wakes a thousand times a second, a few microseconds of
 // CPU each, well under 1% of a core). Waking a
-// parked goroutine costs a few microseconds, which is the price of giving the
-// cores back to the gateway; use BusySpin only on a machine with cores to
+// parked goroutine costs a few microseconds (tens when the goroutine is
+// locked to its OS thread: see pipeline.BenchmarkParkedWake), which is the
+// price of giving the cores back to the gateway; use BusySpin only on a machine with cores to
 // spare and pin the venue to them. Producers waiting for space use the same
 // tiers, but under SpinPark they sleep for short intervals (consumers do not
 // wake producers), because a full ring is already an overload.

@@ -14,8 +14,7 @@ import (
 type WaitStrategy uint8
 
 const (
-	// SpinPark spins briefly, then yields the processor a few times, then
-	// parks: a consumer sleeps on its own channel until a producer wakes it
+	// SpinPark spins briefly, then parks: a consumer sleeps on its own channel until a producer wakes it
 	// (producers look at one atomic counter after each publish and only do
 	// work when somebody sleeps) or until a short timeout passes; a producer
 	// waiting for space sleeps for short intervals.
@@ -34,17 +33,19 @@ const (
 )
 
 const (
-	// spinTriesMax is how many times a waiter re-checks before it starts
-	// yielding (SpinYield, SpinPark). A re-check is a few atomic loads, so
+	// spinTriesMax is how many times a waiter re-checks before it yields
+	// (SpinYield) or parks (SpinPark). A re-check is a few atomic loads, so
 	// this is well under a microsecond: long enough to catch a producer that
 	// is in the middle of publishing, short enough not to steal a core.
 	spinTriesMax = 128
-	// yieldTriesMax is how many runtime.Gosched calls SpinPark makes after
-	// spinning and before parking. It is small on purpose: the matcher runs on
-	// a locked OS thread, where every Gosched is a futex hand-off of the thread
-	// (measured: 32 yields per idle wait cost about a fifth of the venue's CPU
-	// at 5,000 orders/s, five times the matching itself).
-	yieldTriesMax = 4
+	// SpinPark does not yield between spinning and parking. A yield puts the
+	// goroutine on the global run queue, where nothing wakes it when work
+	// arrives (a producer wakes only parked consumers): in an execution trace
+	// of the pipeline at 100,000 commands/s, 91% of all scheduling delay was
+	// goroutines coming back from such yields, and on a locked OS thread each
+	// yield is also a futex hand-off of the thread. Removing the 4 yields
+	// that were left cut the pipeline's CPU at 10,000 commands/s by about a
+	// fifth with the matcher's thread locked (docs/benchmarks.md).
 	// parkTimeoutDefault bounds one park of a consumer. Wake-ups are designed
 	// not to get lost; the timeout is a safety net, and it also covers a
 	// dependency sequence stored by a goroutine that never calls into this
@@ -115,14 +116,7 @@ func (w WaitStrategy) consumerStep(tries int) (park bool) {
 		}
 		return false
 	default: // SpinPark
-		switch {
-		case tries < spinTriesMax:
-			return false
-		case tries < spinTriesMax+yieldTriesMax:
-			runtime.Gosched()
-			return false
-		}
-		return true
+		return tries >= spinTriesMax
 	}
 }
 
@@ -139,11 +133,7 @@ func (w WaitStrategy) producerStep(tries int) {
 			runtime.Gosched()
 		}
 	default: // SpinPark
-		switch {
-		case tries < spinTriesMax:
-		case tries < spinTriesMax+yieldTriesMax:
-			runtime.Gosched()
-		default:
+		if tries >= spinTriesMax {
 			time.Sleep(spaceSleepNs)
 		}
 	}
