@@ -97,8 +97,25 @@ type Engine struct {
 	CommandRingSlots int      `toml:"command_ring_slots"`
 	EventRingSlots   int      `toml:"event_ring_slots"`
 	ClaimTimeout     Duration `toml:"claim_timeout"`
-	// LockOSThread pins the matcher goroutine to its OS thread (default true).
+	// LockOSThread pins the matcher goroutine to its OS thread. Unset, the
+	// thread is locked exactly when WaitStrategy is "spin" (see
+	// MatcherThreadLocked).
 	LockOSThread *bool `toml:"lock_os_thread"`
+}
+
+// MatcherThreadLocked says whether the matcher goroutine runs locked to its
+// OS thread: as configured, or, when lock_os_thread is not set, only with the
+// busy-spin wait strategy. A matcher that spins owns a core and never sleeps,
+// so the lock costs nothing and keeps it on one thread; a matcher that parks
+// is woken many times a second, and waking a goroutine locked to its thread
+// costs a futex hand-off of that thread (7-20 times an ordinary wake-up on
+// the 2-core machine of docs/benchmarks.md, and about a third more CPU per
+// order at low rates).
+func (e Engine) MatcherThreadLocked() bool {
+	if e.LockOSThread != nil {
+		return *e.LockOSThread
+	}
+	return e.WaitStrategy == "spin"
 }
 
 // Journal selects durability.

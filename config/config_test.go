@@ -100,3 +100,26 @@ func TestLoadFile(t *testing.T) {
 		t.Fatal("missing file accepted")
 	}
 }
+
+// The matcher's thread is locked when configured so, and otherwise only with
+// the busy-spin strategy; the default configuration parks and does not lock.
+func TestMatcherThreadLocked(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"", false},
+		{"[engine]\nwait_strategy = \"spin\"\n", true},
+		{"[engine]\nwait_strategy = \"yield\"\n", false},
+		{"[engine]\nlock_os_thread = true\n", true},
+		{"[engine]\nwait_strategy = \"spin\"\nlock_os_thread = false\n", false},
+	} {
+		c, err := Parse([]byte(tc.text), "test.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Engine.MatcherThreadLocked(); got != tc.want {
+			t.Errorf("%q: MatcherThreadLocked = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func (s *Server) buildPipeline() error {
 		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
-		UnlockedMatcher: s.cfg.Engine.LockOSThread != nil && !*s.cfg.Engine.LockOSThread,
+		UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
 		OnSnapshot:      s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
@@ -378,7 +378,7 @@ func (s *Server) Start() error {
 	}
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
 		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
-		"fsync", s.cfg.Journal.Fsync, "wait", s.cfg.Engine.WaitStrategy)
+		"fsync", s.cfg.Journal.Fsync, "wait", s.cfg.Engine.WaitStrategy, "matcher_thread_locked", s.cfg.Engine.MatcherThreadLocked())
 	return nil
 }
 
