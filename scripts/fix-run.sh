@@ -11,7 +11,8 @@
 # flags, e.g. --cpuprofile F), PORT_BASE (default 29000: FIX on +878, metrics
 # on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
-# LOCK (false: the matcher goroutine is not locked to its OS thread), LOADTIME (a
+# LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
+# venue's default, locked only with wait spin), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ cat > "$dir/venue.toml" <<TOML
 fsync = "$fsync"
 [engine]
 wait_strategy = "$wait"
-lock_os_thread = ${LOCK:-true}
+${LOCK:+lock_os_thread = $LOCK}
 [session_defaults]
 orders_per_second_reject = 0
 cancels_per_second_reject = 0
