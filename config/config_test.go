@@ -101,17 +101,15 @@ func TestLoadFile(t *testing.T) {
 	}
 }
 
-// The matcher's thread is locked when configured so, and otherwise only with
-// the busy-spin strategy; the default configuration parks and does not lock.
+// The matcher's thread is locked unless configured otherwise.
 func TestMatcherThreadLocked(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		want bool
 	}{
-		{"", false},
+		{"", true},
 		{"[engine]\nwait_strategy = \"spin\"\n", true},
-		{"[engine]\nwait_strategy = \"yield\"\n", false},
-		{"[engine]\nlock_os_thread = true\n", true},
+		{"[engine]\nlock_os_thread = false\n", false},
 		{"[engine]\nwait_strategy = \"spin\"\nlock_os_thread = false\n", false},
 	} {
 		c, err := Parse([]byte(tc.text), "test.toml")

@@ -68,7 +68,7 @@ func cmdBenchPipeline(args []string) int {
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
-	lockOS := fs.String("lock-os-thread", "auto", "lock the matcher goroutine to its OS thread: auto (only with --wait spin, as the venue) | true | false")
+	lockOS := fs.Bool("lock-os-thread", true, "lock the matcher goroutine to its OS thread (the venue's default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
@@ -79,16 +79,8 @@ func cmdBenchPipeline(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
-	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir}
-	switch *lockOS {
-	case "auto":
-		cfg.UnlockedMatcher = *wait != "spin"
-	case "true":
-	case "false":
-		cfg.UnlockedMatcher = true
-	default:
-		return benchFail(fmt.Errorf("--lock-os-thread %q: auto, true or false", *lockOS))
-	}
+	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir,
+		UnlockedMatcher: !*lockOS}
 	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
 		return benchFail(err)
 	}

@@ -28,10 +28,11 @@
 // The matcher goroutine never allocates, never logs on its hot path and never
 // blocks on a channel: it waits with the ring's wait strategy only. It runs
 // locked to its OS thread (runtime.LockOSThread) unless
-// Config.UnlockedMatcher says otherwise; the venue locks it when it
-// busy-spins, where the thread owns a core and never sleeps, and not when it
-// parks, because waking a parked goroutine locked to its thread costs a
-// futex hand-off of that thread (BenchmarkParkedWake: 7-20 times an unlocked
-// wake-up on a 2-core VM). A command's events are published together, once
+// Config.UnlockedMatcher says otherwise. The lock is a measured trade: waking
+// a parked goroutine locked to its thread costs a futex hand-off of that
+// thread (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core
+// VM), but a locked matcher is handed a processor as soon as it is woken,
+// where an unlocked one queues behind every other runnable goroutine, which
+// near saturation made tails several times worse (docs/benchmarks.md). A command's events are published together, once
 // the command is applied (and every eventPublishBatchMax events within one).
 package pipeline
