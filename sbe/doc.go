@@ -91,7 +91,14 @@
 //
 // For each message M: constants MTemplateID (uint16), MBlockLength (int)
 // and MEncodedLength (int: header + block, plus an empty dimension per
-// group); the flyweight type M with
+// group); for each field F that occupies bytes (every field but a constant
+// one, char arrays and composites included) the constant MFOffset (int): the
+// offset of F from the start of the block, header excluded, as the schema's
+// offset attribute counts, so F of a message wrapped at off starts at
+// off+MessageHeaderSize+MFOffset. They are constants, not variables, so code
+// that reads or writes a field with plain loads and stores (the matcher's
+// wire code does) compiles to the same fixed offsets as with literals, and
+// follows the schema when it changes. The flyweight type M with
 //
 //   - (*M).WrapEncode(buf, off) error: writes the header, zeroes the block,
 //     writes every group empty; ErrShortBuffer when it does not fit.
@@ -112,7 +119,8 @@
 //   - For a composite field: F() returns the composite's flyweight over the
 //     same bytes; write through its setters: m.Price().SetMantissa(5).
 //
-// For each group g of message M: MGBlockLength (the entry length); a view
+// For each group g of message M: MGBlockLength (the entry length); MGFOffset
+// for each field F of an entry, from the start of the entry; a view
 // MGGroup with Count(), Entry(i) MGEntry and EncodedLength(); an entry
 // flyweight MGEntry with the field accessors above (value receivers, so
 // g.Entry(i).SetQty(3) works). Encoding: (*M).GCount(n) (MGGroup, error)

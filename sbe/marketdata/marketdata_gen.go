@@ -642,6 +642,13 @@ const (
 	HeartbeatEncodedLength int = MessageHeaderSize + HeartbeatBlockLength
 )
 
+// The offsets of the fields of message "Heartbeat", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+HeartbeatFOffset.
+const (
+	HeartbeatNextSeqOffset int = 0 // uint64
+)
+
 // Heartbeat is a flyweight over message "Heartbeat" (template 1).
 //
 // Sent when the channel is idle; a client whose next expected sequence is lower has lost the tail.
@@ -708,6 +715,19 @@ const (
 	InstrumentDefinitionBlockLength int    = 40
 	// InstrumentDefinitionEncodedLength is the header plus the block.
 	InstrumentDefinitionEncodedLength int = MessageHeaderSize + InstrumentDefinitionBlockLength
+)
+
+// The offsets of the fields of message "InstrumentDefinition", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+InstrumentDefinitionFOffset.
+const (
+	InstrumentDefinitionInstrumentIDOffset int = 0  // uint32
+	InstrumentDefinitionTickExponentOffset int = 4  // int8
+	InstrumentDefinitionStatusOffset       int = 5  // TradingStatus (uint8)
+	InstrumentDefinitionReservedOffset     int = 6  // uint16
+	InstrumentDefinitionTickMantissaOffset int = 8  // int64
+	InstrumentDefinitionLotSizeOffset      int = 16 // int64
+	InstrumentDefinitionSymbolOffset       int = 24 // char[16]
 )
 
 // InstrumentDefinition is a flyweight over message "InstrumentDefinition" (template 2).
@@ -914,6 +934,20 @@ const (
 	OrderAddedEncodedLength int = MessageHeaderSize + OrderAddedBlockLength
 )
 
+// The offsets of the fields of message "OrderAdded", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderAddedFOffset.
+const (
+	OrderAddedInstrumentIDOffset int = 0  // uint32
+	OrderAddedSideOffset         int = 4  // Side (uint8)
+	OrderAddedReservedOffset     int = 5  // uint8
+	OrderAddedReserved2Offset    int = 6  // uint16
+	OrderAddedOrderIDOffset      int = 8  // uint64
+	OrderAddedRptSeqOffset       int = 16 // uint64
+	OrderAddedPriceTicksOffset   int = 24 // int64
+	OrderAddedQtyOffset          int = 32 // int64
+)
+
 // OrderAdded is a flyweight over message "OrderAdded" (template 3).
 //
 // An order now rests in the book, at the back of its price level.
@@ -1106,6 +1140,20 @@ const (
 	OrderModifiedBlockLength int    = 40
 	// OrderModifiedEncodedLength is the header plus the block.
 	OrderModifiedEncodedLength int = MessageHeaderSize + OrderModifiedBlockLength
+)
+
+// The offsets of the fields of message "OrderModified", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderModifiedFOffset.
+const (
+	OrderModifiedInstrumentIDOffset int = 0  // uint32
+	OrderModifiedSideOffset         int = 4  // Side (uint8)
+	OrderModifiedPriorityLostOffset int = 5  // BooleanType (uint8)
+	OrderModifiedReservedOffset     int = 6  // uint16
+	OrderModifiedOrderIDOffset      int = 8  // uint64
+	OrderModifiedRptSeqOffset       int = 16 // uint64
+	OrderModifiedPriceTicksOffset   int = 24 // int64
+	OrderModifiedQtyOffset          int = 32 // int64
 )
 
 // OrderModified is a flyweight over message "OrderModified" (template 4).
@@ -1302,6 +1350,22 @@ const (
 	OrderExecutedBlockLength int    = 56
 	// OrderExecutedEncodedLength is the header plus the block.
 	OrderExecutedEncodedLength int = MessageHeaderSize + OrderExecutedBlockLength
+)
+
+// The offsets of the fields of message "OrderExecuted", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderExecutedFOffset.
+const (
+	OrderExecutedInstrumentIDOffset int = 0  // uint32
+	OrderExecutedSideOffset         int = 4  // Side (uint8)
+	OrderExecutedReservedOffset     int = 5  // uint8
+	OrderExecutedReserved2Offset    int = 6  // uint16
+	OrderExecutedOrderIDOffset      int = 8  // uint64
+	OrderExecutedRptSeqOffset       int = 16 // uint64
+	OrderExecutedTradeIDOffset      int = 24 // uint64
+	OrderExecutedPriceTicksOffset   int = 32 // int64
+	OrderExecutedExecQtyOffset      int = 40 // int64
+	OrderExecutedLeavesQtyOffset    int = 48 // int64
 )
 
 // OrderExecuted is a flyweight over message "OrderExecuted" (template 5).
@@ -1534,6 +1598,18 @@ const (
 	OrderDeletedEncodedLength int = MessageHeaderSize + OrderDeletedBlockLength
 )
 
+// The offsets of the fields of message "OrderDeleted", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderDeletedFOffset.
+const (
+	OrderDeletedInstrumentIDOffset int = 0  // uint32
+	OrderDeletedSideOffset         int = 4  // Side (uint8)
+	OrderDeletedReservedOffset     int = 5  // uint8
+	OrderDeletedReserved2Offset    int = 6  // uint16
+	OrderDeletedOrderIDOffset      int = 8  // uint64
+	OrderDeletedRptSeqOffset       int = 16 // uint64
+)
+
 // OrderDeleted is a flyweight over message "OrderDeleted" (template 6).
 //
 // A resting order left the book without trading (cancel, expiry, replace that crossed).
@@ -1688,6 +1764,21 @@ const (
 	PriceLevelUpdateBlockLength int    = 40
 	// PriceLevelUpdateEncodedLength is the header plus the block.
 	PriceLevelUpdateEncodedLength int = MessageHeaderSize + PriceLevelUpdateBlockLength
+)
+
+// The offsets of the fields of message "PriceLevelUpdate", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+PriceLevelUpdateFOffset.
+const (
+	PriceLevelUpdateInstrumentIDOffset int = 0  // uint32
+	PriceLevelUpdateSideOffset         int = 4  // Side (uint8)
+	PriceLevelUpdateActionOffset       int = 5  // UpdateAction (uint8)
+	PriceLevelUpdateReservedOffset     int = 6  // uint16
+	PriceLevelUpdateLevelNumOffset     int = 8  // uint32
+	PriceLevelUpdateOrderCountOffset   int = 12 // uint32
+	PriceLevelUpdateRptSeqOffset       int = 16 // uint64
+	PriceLevelUpdatePriceTicksOffset   int = 24 // int64
+	PriceLevelUpdateQtyOffset          int = 32 // int64
 )
 
 // PriceLevelUpdate is a flyweight over message "PriceLevelUpdate" (template 7).
@@ -1904,6 +1995,24 @@ const (
 	TradeBlockLength int    = 72
 	// TradeEncodedLength is the header plus the block.
 	TradeEncodedLength int = MessageHeaderSize + TradeBlockLength
+)
+
+// The offsets of the fields of message "Trade", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+TradeFOffset.
+const (
+	TradeInstrumentIDOffset   int = 0  // uint32
+	TradeAggressorSideOffset  int = 4  // Side (uint8)
+	TradeReservedOffset       int = 5  // uint8
+	TradeReserved2Offset      int = 6  // uint16
+	TradeRptSeqOffset         int = 8  // uint64
+	TradeTradeIDOffset        int = 16 // uint64
+	TradePriceTicksOffset     int = 24 // int64
+	TradeQtyOffset            int = 32 // int64
+	TradeBuyOrderIDOffset     int = 40 // uint64
+	TradeSellOrderIDOffset    int = 48 // uint64
+	TradeVolumeOffset         int = 56 // int64
+	TradeTransactTimeNsOffset int = 64 // int64
 )
 
 // Trade is a flyweight over message "Trade" (template 8).
@@ -2172,6 +2281,18 @@ const (
 	InstrumentStatusEncodedLength int = MessageHeaderSize + InstrumentStatusBlockLength
 )
 
+// The offsets of the fields of message "InstrumentStatus", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+InstrumentStatusFOffset.
+const (
+	InstrumentStatusInstrumentIDOffset   int = 0  // uint32
+	InstrumentStatusStatusOffset         int = 4  // TradingStatus (uint8)
+	InstrumentStatusReservedOffset       int = 5  // uint8
+	InstrumentStatusReserved2Offset      int = 6  // uint16
+	InstrumentStatusRptSeqOffset         int = 8  // uint64
+	InstrumentStatusTransactTimeNsOffset int = 16 // int64
+)
+
 // InstrumentStatus is a flyweight over message "InstrumentStatus" (template 9).
 //
 // The instrument opened, halted or closed.
@@ -2328,6 +2449,13 @@ const (
 	EndOfSessionEncodedLength int = MessageHeaderSize + EndOfSessionBlockLength
 )
 
+// The offsets of the fields of message "EndOfSession", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+EndOfSessionFOffset.
+const (
+	EndOfSessionTransactTimeNsOffset int = 0 // int64
+)
+
 // EndOfSession is a flyweight over message "EndOfSession" (template 10).
 //
 // The publisher stops; no sequenced message follows on this channel.
@@ -2394,6 +2522,16 @@ const (
 	SnapshotStartBlockLength int    = 24
 	// SnapshotStartEncodedLength is the header plus the block.
 	SnapshotStartEncodedLength int = MessageHeaderSize + SnapshotStartBlockLength
+)
+
+// The offsets of the fields of message "SnapshotStart", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotStartFOffset.
+const (
+	SnapshotStartRequestIDOffset       int = 0  // uint64
+	SnapshotStartLastSeqOffset         int = 8  // uint64
+	SnapshotStartInstrumentCountOffset int = 16 // uint32
+	SnapshotStartReservedOffset        int = 20 // uint32
 )
 
 // SnapshotStart is a flyweight over message "SnapshotStart" (template 11).
@@ -2517,6 +2655,20 @@ const (
 	// SnapshotEntriesEncodedLength is the header plus the block plus the dimension of
 	// each group: the length of the message with every group empty.
 	SnapshotEntriesEncodedLength int = MessageHeaderSize + SnapshotEntriesBlockLength + 1*GroupHeaderSize
+)
+
+// The offsets of the fields of message "SnapshotEntries", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotEntriesFOffset.
+const (
+	SnapshotEntriesInstrumentIDOffset        int = 0  // uint32
+	SnapshotEntriesStatusOffset              int = 4  // TradingStatus (uint8)
+	SnapshotEntriesReservedOffset            int = 5  // uint8
+	SnapshotEntriesReserved2Offset           int = 6  // uint16
+	SnapshotEntriesRptSeqOffset              int = 8  // uint64
+	SnapshotEntriesLastTradePriceTicksOffset int = 16 // int64
+	SnapshotEntriesLastTradeQtyOffset        int = 24 // int64
+	SnapshotEntriesVolumeOffset              int = 32 // int64
 )
 
 // SnapshotEntries is a flyweight over message "SnapshotEntries" (template 12).
@@ -2780,6 +2932,15 @@ func (m *SnapshotEntries) EntriesCount(n int) (SnapshotEntriesEntriesGroup, erro
 	return SnapshotEntriesEntriesGroup{buf: entries, blockLength: SnapshotEntriesEntriesBlockLength, count: n}, nil
 }
 
+// The offsets of the fields of an entry of group "entries" of SnapshotEntries,
+// in bytes from the start of the entry.
+const (
+	SnapshotEntriesEntriesOrderIDOffset    int = 0  // uint64
+	SnapshotEntriesEntriesPriceTicksOffset int = 8  // int64
+	SnapshotEntriesEntriesQtyOffset        int = 16 // int64
+	SnapshotEntriesEntriesSideOffset       int = 24 // Side (uint8)
+)
+
 // SnapshotEntriesEntriesEntry is a flyweight over one entry of group "entries" of SnapshotEntries.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.
 type SnapshotEntriesEntriesEntry struct {
@@ -2866,6 +3027,14 @@ const (
 	SnapshotEndEncodedLength int = MessageHeaderSize + SnapshotEndBlockLength
 )
 
+// The offsets of the fields of message "SnapshotEnd", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotEndFOffset.
+const (
+	SnapshotEndRequestIDOffset int = 0 // uint64
+	SnapshotEndLastSeqOffset   int = 8 // uint64
+)
+
 // SnapshotEnd is a flyweight over message "SnapshotEnd" (template 13).
 //
 // The snapshot is complete; apply sequenced messages from lastSeq + 1.
@@ -2948,6 +3117,16 @@ const (
 	RetransmitRequestBlockLength int    = 24
 	// RetransmitRequestEncodedLength is the header plus the block.
 	RetransmitRequestEncodedLength int = MessageHeaderSize + RetransmitRequestBlockLength
+)
+
+// The offsets of the fields of message "RetransmitRequest", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RetransmitRequestFOffset.
+const (
+	RetransmitRequestRequestIDOffset int = 0  // uint64
+	RetransmitRequestFromSeqOffset   int = 8  // uint64
+	RetransmitRequestCountOffset     int = 16 // uint32
+	RetransmitRequestReservedOffset  int = 20 // uint32
 )
 
 // RetransmitRequest is a flyweight over message "RetransmitRequest" (template 20).
@@ -3068,6 +3247,20 @@ const (
 	RetransmitRejectBlockLength int    = 40
 	// RetransmitRejectEncodedLength is the header plus the block.
 	RetransmitRejectEncodedLength int = MessageHeaderSize + RetransmitRejectBlockLength
+)
+
+// The offsets of the fields of message "RetransmitReject", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RetransmitRejectFOffset.
+const (
+	RetransmitRejectRequestIDOffset int = 0  // uint64
+	RetransmitRejectFromSeqOffset   int = 8  // uint64
+	RetransmitRejectCountOffset     int = 16 // uint32
+	RetransmitRejectReasonOffset    int = 20 // RetransmitRejectReason (uint8)
+	RetransmitRejectReservedOffset  int = 21 // uint8
+	RetransmitRejectReserved2Offset int = 22 // uint16
+	RetransmitRejectOldestSeqOffset int = 24 // uint64
+	RetransmitRejectNextSeqOffset   int = 32 // uint64
 )
 
 // RetransmitReject is a flyweight over message "RetransmitReject" (template 21).
@@ -3266,6 +3459,16 @@ const (
 	RetransmitEndEncodedLength int = MessageHeaderSize + RetransmitEndBlockLength
 )
 
+// The offsets of the fields of message "RetransmitEnd", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RetransmitEndFOffset.
+const (
+	RetransmitEndRequestIDOffset int = 0  // uint64
+	RetransmitEndFromSeqOffset   int = 8  // uint64
+	RetransmitEndCountOffset     int = 16 // uint32
+	RetransmitEndReservedOffset  int = 20 // uint32
+)
+
 // RetransmitEnd is a flyweight over message "RetransmitEnd" (template 22).
 //
 // All the packets of an accepted retransmission were sent.
@@ -3386,6 +3589,15 @@ const (
 	SnapshotRequestEncodedLength int = MessageHeaderSize + SnapshotRequestBlockLength
 )
 
+// The offsets of the fields of message "SnapshotRequest", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotRequestFOffset.
+const (
+	SnapshotRequestRequestIDOffset    int = 0  // uint64
+	SnapshotRequestInstrumentIDOffset int = 8  // uint32
+	SnapshotRequestReservedOffset     int = 12 // uint32
+)
+
 // SnapshotRequest is a flyweight over message "SnapshotRequest" (template 23).
 //
 // Ask for the books of one instrument, or of all (instrumentId 0).
@@ -3486,6 +3698,17 @@ const (
 	SnapshotRejectBlockLength int    = 16
 	// SnapshotRejectEncodedLength is the header plus the block.
 	SnapshotRejectEncodedLength int = MessageHeaderSize + SnapshotRejectBlockLength
+)
+
+// The offsets of the fields of message "SnapshotReject", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotRejectFOffset.
+const (
+	SnapshotRejectRequestIDOffset    int = 0  // uint64
+	SnapshotRejectInstrumentIDOffset int = 8  // uint32
+	SnapshotRejectReasonOffset       int = 12 // SnapshotRejectReason (uint8)
+	SnapshotRejectReservedOffset     int = 13 // uint8
+	SnapshotRejectReserved2Offset    int = 14 // uint16
 )
 
 // SnapshotReject is a flyweight over message "SnapshotReject" (template 24).

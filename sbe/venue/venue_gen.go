@@ -734,6 +734,27 @@ const (
 	NewOrderEncodedLength int = MessageHeaderSize + NewOrderBlockLength
 )
 
+// The offsets of the fields of message "NewOrder", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+NewOrderFOffset.
+const (
+	NewOrderSeqOffset          int = 0  // uint64
+	NewOrderTimestampNsOffset  int = 8  // int64
+	NewOrderSessionIdxOffset   int = 16 // uint16
+	NewOrderSideOffset         int = 18 // Side (uint8)
+	NewOrderOrdTypeOffset      int = 19 // OrdType (uint8)
+	NewOrderInstrumentIDOffset int = 20 // uint32
+	NewOrderTimeInForceOffset  int = 24 // TimeInForce (uint8)
+	NewOrderFlagsOffset        int = 25 // OrderFlags (uint8)
+	NewOrderStpModeOffset      int = 26 // StpMode (uint8)
+	NewOrderReservedOffset     int = 27 // uint8
+	NewOrderPriceTicksOffset   int = 28 // int64
+	NewOrderQtyOffset          int = 36 // int64
+	NewOrderExpireTimeNsOffset int = 44 // int64
+	NewOrderClOrdIDOffset      int = 52 // char[36]
+	NewOrderAccountOffset      int = 88 // char[16]
+)
+
 // NewOrder is a flyweight over message "NewOrder" (template 1).
 //
 // Enter a new order.
@@ -1108,6 +1129,21 @@ const (
 	CancelOrderEncodedLength int = MessageHeaderSize + CancelOrderBlockLength
 )
 
+// The offsets of the fields of message "CancelOrder", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+CancelOrderFOffset.
+const (
+	CancelOrderSeqOffset          int = 0  // uint64
+	CancelOrderTimestampNsOffset  int = 8  // int64
+	CancelOrderSessionIdxOffset   int = 16 // uint16
+	CancelOrderSideOffset         int = 18 // Side (uint8)
+	CancelOrderReservedOffset     int = 19 // uint8
+	CancelOrderInstrumentIDOffset int = 20 // uint32
+	CancelOrderOrderIDOffset      int = 24 // uint64
+	CancelOrderClOrdIDOffset      int = 32 // char[36]
+	CancelOrderOrigClOrdIDOffset  int = 68 // char[36]
+)
+
 // CancelOrder is a flyweight over message "CancelOrder" (template 2).
 //
 // Cancel by OrigClOrdID (orderId 0) or by OrderID.
@@ -1372,6 +1408,28 @@ const (
 	ReplaceOrderBlockLength int    = 148
 	// ReplaceOrderEncodedLength is the header plus the block.
 	ReplaceOrderEncodedLength int = MessageHeaderSize + ReplaceOrderBlockLength
+)
+
+// The offsets of the fields of message "ReplaceOrder", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+ReplaceOrderFOffset.
+const (
+	ReplaceOrderSeqOffset          int = 0   // uint64
+	ReplaceOrderTimestampNsOffset  int = 8   // int64
+	ReplaceOrderSessionIdxOffset   int = 16  // uint16
+	ReplaceOrderSideOffset         int = 18  // Side (uint8)
+	ReplaceOrderOrdTypeOffset      int = 19  // OrdType (uint8)
+	ReplaceOrderInstrumentIDOffset int = 20  // uint32
+	ReplaceOrderTimeInForceOffset  int = 24  // TimeInForce (uint8)
+	ReplaceOrderReservedOffset     int = 25  // uint8
+	ReplaceOrderReserved2Offset    int = 26  // uint16
+	ReplaceOrderOrderIDOffset      int = 28  // uint64
+	ReplaceOrderPriceTicksOffset   int = 36  // int64
+	ReplaceOrderQtyOffset          int = 44  // int64
+	ReplaceOrderExpireTimeNsOffset int = 52  // int64
+	ReplaceOrderClOrdIDOffset      int = 60  // char[36]
+	ReplaceOrderOrigClOrdIDOffset  int = 96  // char[36]
+	ReplaceOrderAccountOffset      int = 132 // char[16]
 )
 
 // ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3).
@@ -1794,6 +1852,22 @@ const (
 	MassCancelEncodedLength int = MessageHeaderSize + MassCancelBlockLength
 )
 
+// The offsets of the fields of message "MassCancel", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+MassCancelFOffset.
+const (
+	MassCancelSeqOffset                   int = 0  // uint64
+	MassCancelTimestampNsOffset           int = 8  // int64
+	MassCancelSessionIdxOffset            int = 16 // uint16
+	MassCancelFilterSessionIdxOffset      int = 18 // uint16
+	MassCancelInstrumentIDOffset          int = 20 // uint32
+	MassCancelSideOffset                  int = 24 // uint8
+	MassCancelMassCancelRequestTypeOffset int = 25 // uint8
+	MassCancelReservedOffset              int = 26 // uint16
+	MassCancelClOrdIDOffset               int = 28 // char[36]
+	MassCancelAccountOffset               int = 64 // char[16]
+)
+
 // MassCancel is a flyweight over message "MassCancel" (template 4).
 //
 // Cancel every order that matches all the given filters.
@@ -2090,6 +2164,20 @@ const (
 	OrderStatusRequestEncodedLength int = MessageHeaderSize + OrderStatusRequestBlockLength
 )
 
+// The offsets of the fields of message "OrderStatusRequest", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderStatusRequestFOffset.
+const (
+	OrderStatusRequestSeqOffset          int = 0  // uint64
+	OrderStatusRequestTimestampNsOffset  int = 8  // int64
+	OrderStatusRequestSessionIdxOffset   int = 16 // uint16
+	OrderStatusRequestSideOffset         int = 18 // Side (uint8)
+	OrderStatusRequestReservedOffset     int = 19 // uint8
+	OrderStatusRequestInstrumentIDOffset int = 20 // uint32
+	OrderStatusRequestOrderIDOffset      int = 24 // uint64
+	OrderStatusRequestClOrdIDOffset      int = 32 // char[36]
+)
+
 // OrderStatusRequest is a flyweight over message "OrderStatusRequest" (template 5).
 //
 // Ask for an order's state by ClOrdID or OrderID.
@@ -2310,6 +2398,16 @@ const (
 	SessionDisconnectedEncodedLength int = MessageHeaderSize + SessionDisconnectedBlockLength
 )
 
+// The offsets of the fields of message "SessionDisconnected", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SessionDisconnectedFOffset.
+const (
+	SessionDisconnectedSeqOffset                int = 0  // uint64
+	SessionDisconnectedTimestampNsOffset        int = 8  // int64
+	SessionDisconnectedSessionIdxOffset         int = 16 // uint16
+	SessionDisconnectedCancelOnDisconnectOffset int = 18 // BooleanType (uint8)
+)
+
 // SessionDisconnected is a flyweight over message "SessionDisconnected" (template 6).
 //
 // A session logged out or dropped; drives cancel-on-disconnect.
@@ -2428,6 +2526,16 @@ const (
 	SetTradingStatusBlockLength int    = 21
 	// SetTradingStatusEncodedLength is the header plus the block.
 	SetTradingStatusEncodedLength int = MessageHeaderSize + SetTradingStatusBlockLength
+)
+
+// The offsets of the fields of message "SetTradingStatus", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SetTradingStatusFOffset.
+const (
+	SetTradingStatusSeqOffset          int = 0  // uint64
+	SetTradingStatusTimestampNsOffset  int = 8  // int64
+	SetTradingStatusInstrumentIDOffset int = 16 // uint32
+	SetTradingStatusStatusOffset       int = 20 // TradingStatus (uint8)
 )
 
 // SetTradingStatus is a flyweight over message "SetTradingStatus" (template 7).
@@ -2550,6 +2658,14 @@ const (
 	EndOfDayEncodedLength int = MessageHeaderSize + EndOfDayBlockLength
 )
 
+// The offsets of the fields of message "EndOfDay", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+EndOfDayFOffset.
+const (
+	EndOfDaySeqOffset         int = 0 // uint64
+	EndOfDayTimestampNsOffset int = 8 // int64
+)
+
 // EndOfDay is a flyweight over message "EndOfDay" (template 8).
 //
 // Expire every DAY order.
@@ -2632,6 +2748,15 @@ const (
 	SnapshotBlockLength int    = 24
 	// SnapshotEncodedLength is the header plus the block.
 	SnapshotEncodedLength int = MessageHeaderSize + SnapshotBlockLength
+)
+
+// The offsets of the fields of message "Snapshot", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+SnapshotFOffset.
+const (
+	SnapshotSeqOffset         int = 0  // uint64
+	SnapshotTimestampNsOffset int = 8  // int64
+	SnapshotSnapshotIDOffset  int = 16 // uint64
 )
 
 // Snapshot is a flyweight over message "Snapshot" (template 9).
@@ -2736,6 +2861,14 @@ const (
 	TickEncodedLength int = MessageHeaderSize + TickBlockLength
 )
 
+// The offsets of the fields of message "Tick", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+TickFOffset.
+const (
+	TickSeqOffset         int = 0 // uint64
+	TickTimestampNsOffset int = 8 // int64
+)
+
 // Tick is a flyweight over message "Tick" (template 10).
 //
 // Advance the matcher's clock (expires GTD orders) without other effect.
@@ -2818,6 +2951,29 @@ const (
 	OrderAcceptedBlockLength int    = 128
 	// OrderAcceptedEncodedLength is the header plus the block.
 	OrderAcceptedEncodedLength int = MessageHeaderSize + OrderAcceptedBlockLength
+)
+
+// The offsets of the fields of message "OrderAccepted", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderAcceptedFOffset.
+const (
+	OrderAcceptedCauseSeqOffset     int = 0   // uint64
+	OrderAcceptedTimestampNsOffset  int = 8   // int64
+	OrderAcceptedSessionIdxOffset   int = 16  // uint16
+	OrderAcceptedSideOffset         int = 18  // Side (uint8)
+	OrderAcceptedOrdTypeOffset      int = 19  // OrdType (uint8)
+	OrderAcceptedInstrumentIDOffset int = 20  // uint32
+	OrderAcceptedTimeInForceOffset  int = 24  // TimeInForce (uint8)
+	OrderAcceptedFlagsOffset        int = 25  // OrderFlags (uint8)
+	OrderAcceptedReservedOffset     int = 26  // uint16
+	OrderAcceptedOrderIDOffset      int = 28  // uint64
+	OrderAcceptedExecIDOffset       int = 36  // uint64
+	OrderAcceptedPriceTicksOffset   int = 44  // int64
+	OrderAcceptedQtyOffset          int = 52  // int64
+	OrderAcceptedLeavesQtyOffset    int = 60  // int64
+	OrderAcceptedExpireTimeNsOffset int = 68  // int64
+	OrderAcceptedClOrdIDOffset      int = 76  // char[36]
+	OrderAcceptedAccountOffset      int = 112 // char[16]
 )
 
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
@@ -3230,6 +3386,26 @@ const (
 	OrderRejectedEncodedLength int = MessageHeaderSize + OrderRejectedBlockLength
 )
 
+// The offsets of the fields of message "OrderRejected", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderRejectedFOffset.
+const (
+	OrderRejectedCauseSeqOffset     int = 0  // uint64
+	OrderRejectedTimestampNsOffset  int = 8  // int64
+	OrderRejectedSessionIdxOffset   int = 16 // uint16
+	OrderRejectedSideOffset         int = 18 // Side (uint8)
+	OrderRejectedOrdTypeOffset      int = 19 // OrdType (uint8)
+	OrderRejectedInstrumentIDOffset int = 20 // uint32
+	OrderRejectedTimeInForceOffset  int = 24 // TimeInForce (uint8)
+	OrderRejectedReasonOffset       int = 25 // RejectReason (uint8)
+	OrderRejectedReservedOffset     int = 26 // uint16
+	OrderRejectedExecIDOffset       int = 28 // uint64
+	OrderRejectedPriceTicksOffset   int = 36 // int64
+	OrderRejectedQtyOffset          int = 44 // int64
+	OrderRejectedClOrdIDOffset      int = 52 // char[36]
+	OrderRejectedAccountOffset      int = 88 // char[16]
+)
+
 // OrderRejected is a flyweight over message "OrderRejected" (template 102).
 //
 // A new order was refused.
@@ -3584,6 +3760,35 @@ const (
 	FillBlockLength int    = 168
 	// FillEncodedLength is the header plus the block.
 	FillEncodedLength int = MessageHeaderSize + FillBlockLength
+)
+
+// The offsets of the fields of message "Fill", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+FillFOffset.
+const (
+	FillCauseSeqOffset         int = 0   // uint64
+	FillTimestampNsOffset      int = 8   // int64
+	FillSessionIdxOffset       int = 16  // uint16
+	FillSideOffset             int = 18  // Side (uint8)
+	FillOrdTypeOffset          int = 19  // OrdType (uint8)
+	FillInstrumentIDOffset     int = 20  // uint32
+	FillTimeInForceOffset      int = 24  // TimeInForce (uint8)
+	FillAggressorOffset        int = 25  // BooleanType (uint8)
+	FillOrdStatusOffset        int = 26  // OrdStatus (uint8)
+	FillReservedOffset         int = 27  // uint8
+	FillOrderIDOffset          int = 28  // uint64
+	FillExecIDOffset           int = 36  // uint64
+	FillTradeIDOffset          int = 44  // uint64
+	FillPriceTicksOffset       int = 52  // int64
+	FillQtyOffset              int = 60  // int64
+	FillLastPriceTicksOffset   int = 68  // int64
+	FillLastQtyOffset          int = 76  // int64
+	FillLeavesQtyOffset        int = 84  // int64
+	FillCumQtyOffset           int = 92  // int64
+	FillCumNotionalTicksOffset int = 100 // int64
+	FillContraOrderIDOffset    int = 108 // uint64
+	FillClOrdIDOffset          int = 116 // char[36]
+	FillAccountOffset          int = 152 // char[16]
 )
 
 // Fill is a flyweight over message "Fill" (template 103).
@@ -4110,6 +4315,32 @@ const (
 	OrderCancelledEncodedLength int = MessageHeaderSize + OrderCancelledBlockLength
 )
 
+// The offsets of the fields of message "OrderCancelled", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderCancelledFOffset.
+const (
+	OrderCancelledCauseSeqOffset         int = 0   // uint64
+	OrderCancelledTimestampNsOffset      int = 8   // int64
+	OrderCancelledSessionIdxOffset       int = 16  // uint16
+	OrderCancelledSideOffset             int = 18  // Side (uint8)
+	OrderCancelledOrdTypeOffset          int = 19  // OrdType (uint8)
+	OrderCancelledInstrumentIDOffset     int = 20  // uint32
+	OrderCancelledTimeInForceOffset      int = 24  // TimeInForce (uint8)
+	OrderCancelledReasonOffset           int = 25  // CancelReason (uint8)
+	OrderCancelledOrdStatusOffset        int = 26  // OrdStatus (uint8)
+	OrderCancelledReservedOffset         int = 27  // uint8
+	OrderCancelledOrderIDOffset          int = 28  // uint64
+	OrderCancelledExecIDOffset           int = 36  // uint64
+	OrderCancelledPriceTicksOffset       int = 44  // int64
+	OrderCancelledQtyOffset              int = 52  // int64
+	OrderCancelledCancelledQtyOffset     int = 60  // int64
+	OrderCancelledCumQtyOffset           int = 68  // int64
+	OrderCancelledCumNotionalTicksOffset int = 76  // int64
+	OrderCancelledClOrdIDOffset          int = 84  // char[36]
+	OrderCancelledOrigClOrdIDOffset      int = 120 // char[36]
+	OrderCancelledAccountOffset          int = 156 // char[16]
+)
+
 // OrderCancelled is a flyweight over message "OrderCancelled" (template 104).
 //
 // An order left the book without trading its leaves.
@@ -4608,6 +4839,35 @@ const (
 	OrderReplacedBlockLength int    = 196
 	// OrderReplacedEncodedLength is the header plus the block.
 	OrderReplacedEncodedLength int = MessageHeaderSize + OrderReplacedBlockLength
+)
+
+// The offsets of the fields of message "OrderReplaced", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderReplacedFOffset.
+const (
+	OrderReplacedCauseSeqOffset         int = 0   // uint64
+	OrderReplacedTimestampNsOffset      int = 8   // int64
+	OrderReplacedSessionIdxOffset       int = 16  // uint16
+	OrderReplacedSideOffset             int = 18  // Side (uint8)
+	OrderReplacedOrdTypeOffset          int = 19  // OrdType (uint8)
+	OrderReplacedInstrumentIDOffset     int = 20  // uint32
+	OrderReplacedTimeInForceOffset      int = 24  // TimeInForce (uint8)
+	OrderReplacedPriorityLostOffset     int = 25  // BooleanType (uint8)
+	OrderReplacedOrdStatusOffset        int = 26  // OrdStatus (uint8)
+	OrderReplacedReservedOffset         int = 27  // uint8
+	OrderReplacedOrderIDOffset          int = 28  // uint64
+	OrderReplacedExecIDOffset           int = 36  // uint64
+	OrderReplacedPriceTicksOffset       int = 44  // int64
+	OrderReplacedQtyOffset              int = 52  // int64
+	OrderReplacedLeavesQtyOffset        int = 60  // int64
+	OrderReplacedCumQtyOffset           int = 68  // int64
+	OrderReplacedCumNotionalTicksOffset int = 76  // int64
+	OrderReplacedOldPriceTicksOffset    int = 84  // int64
+	OrderReplacedOldLeavesQtyOffset     int = 92  // int64
+	OrderReplacedExpireTimeNsOffset     int = 100 // int64
+	OrderReplacedClOrdIDOffset          int = 108 // char[36]
+	OrderReplacedOrigClOrdIDOffset      int = 144 // char[36]
+	OrderReplacedAccountOffset          int = 180 // char[16]
 )
 
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
@@ -5164,6 +5424,24 @@ const (
 	CancelRejectedEncodedLength int = MessageHeaderSize + CancelRejectedBlockLength
 )
 
+// The offsets of the fields of message "CancelRejected", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+CancelRejectedFOffset.
+const (
+	CancelRejectedCauseSeqOffset     int = 0  // uint64
+	CancelRejectedTimestampNsOffset  int = 8  // int64
+	CancelRejectedSessionIdxOffset   int = 16 // uint16
+	CancelRejectedResponseToOffset   int = 18 // CxlRejResponseTo (uint8)
+	CancelRejectedReasonOffset       int = 19 // RejectReason (uint8)
+	CancelRejectedInstrumentIDOffset int = 20 // uint32
+	CancelRejectedOrdStatusOffset    int = 24 // OrdStatus (uint8)
+	CancelRejectedSideOffset         int = 25 // Side (uint8)
+	CancelRejectedReservedOffset     int = 26 // uint16
+	CancelRejectedOrderIDOffset      int = 28 // uint64
+	CancelRejectedClOrdIDOffset      int = 36 // char[36]
+	CancelRejectedOrigClOrdIDOffset  int = 72 // char[36]
+)
+
 // CancelRejected is a flyweight over message "CancelRejected" (template 106).
 //
 // A cancel or cancel/replace was refused.
@@ -5486,6 +5764,31 @@ const (
 	OrderStatusBlockLength int    = 136
 	// OrderStatusEncodedLength is the header plus the block.
 	OrderStatusEncodedLength int = MessageHeaderSize + OrderStatusBlockLength
+)
+
+// The offsets of the fields of message "OrderStatus", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderStatusFOffset.
+const (
+	OrderStatusCauseSeqOffset         int = 0   // uint64
+	OrderStatusTimestampNsOffset      int = 8   // int64
+	OrderStatusSessionIdxOffset       int = 16  // uint16
+	OrderStatusSideOffset             int = 18  // Side (uint8)
+	OrderStatusOrdTypeOffset          int = 19  // OrdType (uint8)
+	OrderStatusInstrumentIDOffset     int = 20  // uint32
+	OrderStatusTimeInForceOffset      int = 24  // TimeInForce (uint8)
+	OrderStatusOrdStatusOffset        int = 25  // OrdStatus (uint8)
+	OrderStatusReasonOffset           int = 26  // RejectReason (uint8)
+	OrderStatusReservedOffset         int = 27  // uint8
+	OrderStatusOrderIDOffset          int = 28  // uint64
+	OrderStatusExecIDOffset           int = 36  // uint64
+	OrderStatusPriceTicksOffset       int = 44  // int64
+	OrderStatusQtyOffset              int = 52  // int64
+	OrderStatusLeavesQtyOffset        int = 60  // int64
+	OrderStatusCumQtyOffset           int = 68  // int64
+	OrderStatusCumNotionalTicksOffset int = 76  // int64
+	OrderStatusClOrdIDOffset          int = 84  // char[36]
+	OrderStatusAccountOffset          int = 120 // char[16]
 )
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
@@ -5938,6 +6241,23 @@ const (
 	MassCancelReportEncodedLength int = MessageHeaderSize + MassCancelReportBlockLength
 )
 
+// The offsets of the fields of message "MassCancelReport", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+MassCancelReportFOffset.
+const (
+	MassCancelReportCauseSeqOffset              int = 0  // uint64
+	MassCancelReportTimestampNsOffset           int = 8  // int64
+	MassCancelReportSessionIdxOffset            int = 16 // uint16
+	MassCancelReportMassCancelRequestTypeOffset int = 18 // uint8
+	MassCancelReportReasonOffset                int = 19 // RejectReason (uint8)
+	MassCancelReportInstrumentIDOffset          int = 20 // uint32
+	MassCancelReportCancelledCountOffset        int = 24 // uint32
+	MassCancelReportSideOffset                  int = 28 // uint8
+	MassCancelReportReservedOffset              int = 29 // uint8
+	MassCancelReportReserved2Offset             int = 30 // uint16
+	MassCancelReportClOrdIDOffset               int = 32 // char[36]
+)
+
 // MassCancelReport is a flyweight over message "MassCancelReport" (template 108).
 //
 // The outcome of a MassCancel; the OrderCancelled events precede it.
@@ -6212,6 +6532,16 @@ const (
 	TradingStatusChangedBlockLength int    = 21
 	// TradingStatusChangedEncodedLength is the header plus the block.
 	TradingStatusChangedEncodedLength int = MessageHeaderSize + TradingStatusChangedBlockLength
+)
+
+// The offsets of the fields of message "TradingStatusChanged", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+TradingStatusChangedFOffset.
+const (
+	TradingStatusChangedCauseSeqOffset     int = 0  // uint64
+	TradingStatusChangedTimestampNsOffset  int = 8  // int64
+	TradingStatusChangedInstrumentIDOffset int = 16 // uint32
+	TradingStatusChangedStatusOffset       int = 20 // TradingStatus (uint8)
 )
 
 // TradingStatusChanged is a flyweight over message "TradingStatusChanged" (template 109).

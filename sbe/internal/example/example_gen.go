@@ -543,6 +543,28 @@ const (
 	QuoteEncodedLength int = MessageHeaderSize + QuoteBlockLength
 )
 
+// The offsets of the fields of message "Quote", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+QuoteFOffset.
+const (
+	QuoteQuoteIDOffset int = 0  // uint64
+	QuoteBidOffset     int = 8  // Decimal (9 bytes)
+	QuoteActionOffset  int = 17 // Action (char)
+	QuoteFlagsOffset   int = 20 // Flags (uint8)
+	QuoteVenue16Offset int = 21 // Venue16 (uint16)
+	QuoteCapsOffset    int = 24 // Caps32 (uint32)
+	QuoteSymbolOffset  int = 28 // char[8]
+	QuoteAskOffset     int = 36 // Price4 (8 bytes)
+	QuoteCodeOffset    int = 44 // char
+	QuoteI8Offset      int = 45 // int8
+	QuoteI16Offset     int = 46 // int16
+	QuoteI32Offset     int = 48 // int32
+	QuoteU16Offset     int = 52 // uint16
+	QuoteU32Offset     int = 54 // uint32
+	QuoteF32Offset     int = 58 // float
+	QuoteF64Offset     int = 62 // double
+)
+
 // Quote is a flyweight over message "Quote" (template 1).
 //
 // Every kind of field, with explicit offsets and padding.
@@ -891,6 +913,14 @@ const (
 	BookEncodedLength int = MessageHeaderSize + BookBlockLength + 2*GroupHeaderSize
 )
 
+// The offsets of the fields of message "Book", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+BookFOffset.
+const (
+	BookInstrumentIDOffset int = 0 // uint32
+	BookSeqOffset          int = 8 // uint64
+)
+
 // Book is a flyweight over message "Book" (template 2).
 //
 // Two repeating groups after a padded block.
@@ -1047,6 +1077,14 @@ func (m *Book) BidsCount(n int) (BookBidsGroup, error) {
 	return BookBidsGroup{buf: entries, blockLength: BookBidsBlockLength, count: n}, nil
 }
 
+// The offsets of the fields of an entry of group "bids" of Book,
+// in bytes from the start of the entry.
+const (
+	BookBidsPriceOffset  int = 0  // int64
+	BookBidsQtyOffset    int = 8  // int32
+	BookBidsActionOffset int = 12 // Action (char)
+)
+
 // BookBidsEntry is a flyweight over one entry of group "bids" of Book.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.
 type BookBidsEntry struct {
@@ -1169,6 +1207,14 @@ func (m *Book) AsksCount(n int) (BookAsksGroup, error) {
 	clear(entries)
 	return BookAsksGroup{buf: entries, blockLength: BookAsksBlockLength, count: n}, nil
 }
+
+// The offsets of the fields of an entry of group "asks" of Book,
+// in bytes from the start of the entry.
+const (
+	BookAsksPriceOffset int = 0  // Decimal (9 bytes)
+	BookAsksQtyOffset   int = 12 // int32
+	BookAsksFlagsOffset int = 16 // Flags (uint8)
+)
 
 // BookAsksEntry is a flyweight over one entry of group "asks" of Book.
 // Its accessors have value receivers so that g.Entry(i).SetX(v) works.

@@ -1,5 +1,7 @@
 package gen
 
+import "fmt"
+
 func (w *writer) message(m *Message) {
 	n := m.GoName
 	w.f("")
@@ -16,6 +18,10 @@ func (w *writer) message(m *Message) {
 		w.f("%sEncodedLength int = MessageHeaderSize + %sBlockLength + %d*GroupHeaderSize", n, n, len(m.Groups))
 	}
 	w.f(")")
+	w.fieldOffsets(n, m.Fields,
+		fmt.Sprintf("The offsets of the fields of message %q, in bytes from the start", m.Name),
+		"of its block: field F of a message wrapped at off starts at",
+		fmt.Sprintf("off+MessageHeaderSize+%sFOffset.", n))
 	w.f("")
 	w.f("// %s is a flyweight over message %q (template %d).", n, m.Name, m.ID)
 	w.commentIf(m.Description)
@@ -196,6 +202,9 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	}
 	w.f("return %s{buf: entries, blockLength: %s, count: n}, nil", t, bl)
 	w.f("}")
+	w.fieldOffsets(g.TypeName, g.Fields,
+		fmt.Sprintf("The offsets of the fields of an entry of group %q of %s,", g.Name, m.GoName),
+		"in bytes from the start of the entry.")
 	w.f("")
 	w.f("// %s is a flyweight over one entry of group %q of %s.", entry, g.Name, m.GoName)
 	w.f("// Its accessors have value receivers so that g.Entry(i).SetX(v) works.")
@@ -205,4 +214,52 @@ func (w *writer) group(m *Message, k int, g *Group) {
 	for _, f := range g.Fields {
 		w.accessors("e "+entry, "e", 0, f)
 	}
+}
+
+// fieldOffsets writes the constant <prefix><Field>Offset of every field that
+// occupies bytes (a constant field has no offset): the same block-relative
+// offsets the accessors use, and the offset attribute of the SBE schema
+// means, for code that reads or writes a field with plain loads and stores.
+// They are constants, so such code compiles to the same instructions as with
+// literal offsets. The comment lines say what the offsets are relative to.
+func (w *writer) fieldOffsets(prefix string, fields []*Field, comment ...string) {
+	var n int
+	for _, f := range fields {
+		if !f.Type.IsConstant() {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	w.f("")
+	for _, line := range comment {
+		w.f("// %s", line)
+	}
+	w.f("const (")
+	for _, f := range fields {
+		if f.Type.IsConstant() {
+			continue
+		}
+		w.f("%s int = %d // %s", offsetName(prefix, f), f.Offset, encodingOf(f.Type))
+	}
+	w.f(")")
+}
+
+// offsetName is the name of the offset constant of field f of the message
+// or group entry whose Go names start with prefix.
+func offsetName(prefix string, f *Field) string { return prefix + f.GoName + "Offset" }
+
+// encodingOf describes how a field of type t is encoded, for the comment of
+// its offset constant.
+func encodingOf(t *Type) string {
+	switch t.Kind {
+	case KindCharArray:
+		return fmt.Sprintf("char[%d]", t.Length)
+	case KindEnum, KindSet:
+		return fmt.Sprintf("%s (%s)", t.GoName, t.Prim.Name)
+	case KindComposite:
+		return fmt.Sprintf("%s (%d bytes)", t.GoName, t.Size)
+	}
+	return t.Prim.Name
 }

@@ -2,7 +2,12 @@ package gen
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -128,6 +133,9 @@ func TestParseRefuses(t *testing.T) {
 		{"Go name collision", schema("", `<enum name="Trade" encodingType="uint8"><validValue name="Report">1</validValue></enum>`,
 			msg(`<field name="a" id="1" type="uint8"/>`)+`<sbe:message name="TradeReport" id="2"/>`),
 			[]string{`message "TradeReport"`, "TradeReport collides with type \"Trade\""}},
+		{"offset constant collision", schema("", `<enum name="MA" encodingType="uint8"><validValue name="Offset">1</validValue></enum>`,
+			msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{`<message name="M"> <field name="a">`, `generated Go name MAOffset collides with type "MA"`}},
 		{"constant without value", schema("", `<type name="K" primitiveType="int8" presence="constant"></type>`, msg(`<field name="a" id="1" type="K"/>`)),
 			[]string{`<type name="K">`, "constant without a value"}},
 		{"constant out of range", schema("", `<type name="K" primitiveType="int8" presence="constant">200</type>`, msg(`<field name="a" id="1" type="K"/>`)),
@@ -237,4 +245,80 @@ func TestEmitIsDeterministicAndMarked(t *testing.T) {
 	if _, _, err := Generate([]byte("<x"), "bad.xml"); err == nil || !strings.HasPrefix(err.Error(), "bad.xml: ") {
 		t.Errorf("Generate error %v does not name the file", err)
 	}
+}
+
+// TestOffsetConstants checks the generated offset constants of a small
+// schema against offsets worked out by hand: block-relative for message
+// fields (explicit offsets and blockLength padding respected), entry-relative
+// for group fields, one per char array, enum, set, composite and primitive
+// field, and none for a constant field, which occupies no bytes.
+func TestOffsetConstants(t *testing.T) {
+	src := schema("", `<type name="Code" primitiveType="char" length="6"/>
+  <type name="One" primitiveType="uint8" presence="constant">1</type>
+  <set name="Flags" encodingType="uint16"><choice name="A">0</choice></set>
+  <composite name="Px"><type name="mantissa" primitiveType="int64"/><type name="exponent" primitiveType="int8"/></composite>`,
+		`<sbe:message name="Order" id="1" blockLength="48">
+    <field name="seq" id="1" type="uint64"/>
+    <field name="side" id="2" type="Side"/>
+    <field name="one" id="3" type="One"/>
+    <field name="clOrdId" id="4" type="Code"/>
+    <field name="flags" id="5" type="Flags" offset="16"/>
+    <field name="price" id="6" type="Px"/>
+    <field name="qty" id="7" type="int32" offset="40"/>
+    <group name="fills" id="8" blockLength="16">
+      <field name="tradeId" id="1" type="uint32"/>
+      <field name="venue" id="2" type="Code" offset="8"/>
+    </group>
+  </sbe:message>
+  <sbe:message name="Ping" id="2"><field name="one" id="1" type="One"/></sbe:message>`)
+	_, code, err := Generate([]byte(src), "offsets.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := offsetConstants(t, code)
+	want := map[string]int{
+		"OrderSeqOffset": 0, "OrderSideOffset": 8, "OrderClOrdIDOffset": 9, "OrderFlagsOffset": 16,
+		"OrderPriceOffset": 18, "OrderQtyOffset": 40,
+		"OrderFillsTradeIDOffset": 0, "OrderFillsVenueOffset": 8,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("offset constants\n got %v\nwant %v", got, want)
+	}
+}
+
+// offsetConstants returns every package-level constant of code whose name
+// ends in "Offset", with its value, and fails unless each is an int literal
+// of type int (a constant, not a variable, so that code using it compiles
+// to fixed offsets).
+func offsetConstants(t *testing.T, code []byte) map[string]int {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "gen.go", code, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v, ok := spec.(*ast.ValueSpec)
+			if !ok || len(v.Names) != 1 || !strings.HasSuffix(v.Names[0].Name, "Offset") {
+				continue
+			}
+			name := v.Names[0].Name
+			typ, _ := v.Type.(*ast.Ident)
+			lit, _ := v.Values[0].(*ast.BasicLit)
+			if g.Tok != token.CONST || typ == nil || typ.Name != "int" || lit == nil || lit.Kind != token.INT {
+				t.Fatalf("%s is not an int constant with a literal value", name)
+			}
+			n, err := strconv.Atoi(lit.Value)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got[name] = n
+		}
+	}
+	return got
 }

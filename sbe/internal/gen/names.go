@@ -46,6 +46,14 @@ func checkGoNames(s *Schema) error {
 				return err
 			}
 		}
+		if err := addOffsets(add, fmt.Sprintf("<message name=%q>", m.Name), m.GoName, m.Fields); err != nil {
+			return err
+		}
+		for _, g := range m.Groups {
+			if err := addOffsets(add, fmt.Sprintf("<message name=%q> <group name=%q>", m.Name, g.Name), g.TypeName, g.Fields); err != nil {
+				return err
+			}
+		}
 		reserved := []string{"WrapEncode", "WrapDecode", "EncodedLength"}
 		for _, g := range m.Groups {
 			reserved = append(reserved, g.GoName, g.GoName+"Count")
@@ -57,6 +65,20 @@ func checkGoNames(s *Schema) error {
 			if err := checkMethods(fmt.Sprintf("<message name=%q> <group name=%q>", m.Name, g.Name), g.Fields, nil); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// addOffsets adds the offset constants of fields (see fieldOffsets) to the
+// package-level names.
+func addOffsets(add func(name, what string) error, where, prefix string, fields []*Field) error {
+	for _, f := range fields {
+		if f.Type.IsConstant() {
+			continue
+		}
+		if err := add(offsetName(prefix, f), fmt.Sprintf("%s <field name=%q>", where, f.Name)); err != nil {
+			return err
 		}
 	}
 	return nil
