@@ -10,25 +10,30 @@ import (
 // The matcher reads a few command fields and writes its four order-flow
 // events with plain loads and stores at fixed offsets instead of through the
 // generated flyweights, which check the length on every field, cut char
-// arrays byte by byte and zero a block before filling it. The offsets below
-// are from the start of a message, header included. TestWireOffsets checks
-// the command offsets against the flyweights, and TestEventEncoding checks
-// every byte of each event against the flyweights' encoding, so that a
-// schema change cannot move a field under the matcher unnoticed (and the
-// property test compares every event with the reference model's).
+// arrays byte by byte and zero a block before filling it. The offsets are
+// the generated constants (venue.<Message><Field>Offset, from the start of
+// the block), so they follow the schema; they are constants, so every load
+// and store still has a fixed offset. The names ending in At below are from
+// the start of a message, header included. What the constants cannot say is
+// how the code packs fields into words and which events share the report
+// head: TestCommandDecoding checks every decoded field against the
+// flyweights' getters, TestWireOffsets the ClOrdID fields, and
+// TestEventEncoding every byte of each event against the flyweights'
+// encoding (and the property test compares every event with the reference
+// model's).
 
 // Command fields: the ClOrdIDs, which clOrdKey.load reads a word at a time.
 // Apply reads them only after the flyweight's WrapDecode has checked that
 // the block is there.
 const (
-	newOrderClOrdIDAt      = venue.MessageHeaderSize + 52
-	cancelClOrdIDAt        = venue.MessageHeaderSize + 32
-	cancelOrigClOrdIDAt    = venue.MessageHeaderSize + 68
-	replaceClOrdIDAt       = venue.MessageHeaderSize + 60
-	replaceOrigClOrdIDAt   = venue.MessageHeaderSize + 96
-	statusRequestClOrdIDAt = venue.MessageHeaderSize + 32
-	newOrderAccountAt      = venue.MessageHeaderSize + 88
-	replaceAccountAt       = venue.MessageHeaderSize + 132
+	newOrderClOrdIDAt      = venue.MessageHeaderSize + venue.NewOrderClOrdIDOffset
+	cancelClOrdIDAt        = venue.MessageHeaderSize + venue.CancelOrderClOrdIDOffset
+	cancelOrigClOrdIDAt    = venue.MessageHeaderSize + venue.CancelOrderOrigClOrdIDOffset
+	replaceClOrdIDAt       = venue.MessageHeaderSize + venue.ReplaceOrderClOrdIDOffset
+	replaceOrigClOrdIDAt   = venue.MessageHeaderSize + venue.ReplaceOrderOrigClOrdIDOffset
+	statusRequestClOrdIDAt = venue.MessageHeaderSize + venue.OrderStatusRequestClOrdIDOffset
+	newOrderAccountAt      = venue.MessageHeaderSize + venue.NewOrderAccountOffset
+	replaceAccountAt       = venue.MessageHeaderSize + venue.ReplaceOrderAccountOffset
 )
 
 // clOrdIDField returns the fixed-width ClOrdID field at offset at of cmd.
@@ -36,7 +41,8 @@ func clOrdIDField(cmd []byte, at int) []byte {
 	return cmd[at : at+venue.ClOrdIDLength]
 }
 
-// The four order-flow events share their first 52 bytes ("report head"):
+// The four order-flow events share their first 52 bytes ("report head"),
+// at these offsets from the start of the message today:
 //
 //	 0  header: blockLength u16, templateId u16, schemaId u16, version u16
 //	 8  causeSeq u64
@@ -50,39 +56,43 @@ func clOrdIDField(cmd []byte, at int) []byte {
 //	36  orderId u64
 //	44  execId u64
 //
-// then their own fields, from 52:
+// then their own fields, in this order (the int64s one after another, which
+// the emit functions rely on when they write them at the first one's offset
+// plus 8, 16, ...), then the char arrays:
 //
-//	OrderAccepted   priceTicks, qty, leavesQty, expireTimeNs; clOrdId at 84,
-//	                account at 120, end at 136
+//	OrderAccepted   priceTicks, qty, leavesQty, expireTimeNs; clOrdId, account
 //	Fill            tradeId, priceTicks, qty, lastPriceTicks, lastQty,
 //	                leavesQty, cumQty, cumNotionalTicks, contraOrderId;
-//	                clOrdId at 124, account at 160, end at 176
+//	                clOrdId, account
 //	OrderCancelled  priceTicks, qty, cancelledQty, cumQty, cumNotionalTicks;
-//	                clOrdId at 92, origClOrdId at 128, account at 164, end at 180
+//	                clOrdId, origClOrdId, account
 //	OrderReplaced   priceTicks, qty, leavesQty, cumQty, cumNotionalTicks,
-//	                oldPriceTicks, oldLeavesQty, expireTimeNs; clOrdId at 116,
-//	                origClOrdId at 152, account at 188, end at 204
+//	                oldPriceTicks, oldLeavesQty, expireTimeNs; clOrdId,
+//	                origClOrdId, account
+//
+// The report head's offsets are OrderAccepted's; the other three events have
+// the same (TestEventEncoding).
 const (
-	reportCauseSeqAt       = 8
-	reportTimestampAt      = 16
-	reportSessionAt        = 24
-	reportTifAt            = 32
-	reportOrderIDAt        = 36
-	reportExecIDAt         = 44
-	acceptedPriceAt        = 52
-	acceptedClOrdIDAt      = 84
-	acceptedAccountAt      = 120
-	fillTradeIDAt          = 52
-	fillClOrdIDAt          = 124
-	fillAccountAt          = 160
-	cancelledPriceAt       = 52
-	cancelledClOrdIDAt     = 92
-	cancelledOrigClOrdIDAt = 128
-	cancelledAccountAt     = 164
-	replacedPriceAt        = 52
-	replacedClOrdIDAt      = 116
-	replacedOrigClOrdIDAt  = 152
-	replacedAccountAt      = 188
+	reportCauseSeqAt       = venue.MessageHeaderSize + venue.OrderAcceptedCauseSeqOffset
+	reportTimestampAt      = venue.MessageHeaderSize + venue.OrderAcceptedTimestampNsOffset
+	reportSessionAt        = venue.MessageHeaderSize + venue.OrderAcceptedSessionIdxOffset
+	reportTifAt            = venue.MessageHeaderSize + venue.OrderAcceptedTimeInForceOffset
+	reportOrderIDAt        = venue.MessageHeaderSize + venue.OrderAcceptedOrderIDOffset
+	reportExecIDAt         = venue.MessageHeaderSize + venue.OrderAcceptedExecIDOffset
+	acceptedPriceAt        = venue.MessageHeaderSize + venue.OrderAcceptedPriceTicksOffset
+	acceptedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderAcceptedClOrdIDOffset
+	acceptedAccountAt      = venue.MessageHeaderSize + venue.OrderAcceptedAccountOffset
+	fillTradeIDAt          = venue.MessageHeaderSize + venue.FillTradeIDOffset
+	fillClOrdIDAt          = venue.MessageHeaderSize + venue.FillClOrdIDOffset
+	fillAccountAt          = venue.MessageHeaderSize + venue.FillAccountOffset
+	cancelledPriceAt       = venue.MessageHeaderSize + venue.OrderCancelledPriceTicksOffset
+	cancelledClOrdIDAt     = venue.MessageHeaderSize + venue.OrderCancelledClOrdIDOffset
+	cancelledOrigClOrdIDAt = venue.MessageHeaderSize + venue.OrderCancelledOrigClOrdIDOffset
+	cancelledAccountAt     = venue.MessageHeaderSize + venue.OrderCancelledAccountOffset
+	replacedPriceAt        = venue.MessageHeaderSize + venue.OrderReplacedPriceTicksOffset
+	replacedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderReplacedClOrdIDOffset
+	replacedOrigClOrdIDAt  = venue.MessageHeaderSize + venue.OrderReplacedOrigClOrdIDOffset
+	replacedAccountAt      = venue.MessageHeaderSize + venue.OrderReplacedAccountOffset
 )
 
 // put64 stores v little-endian at offset at of b.
@@ -119,8 +129,9 @@ const (
 )
 
 // putReportHead writes the report head of an order-flow event for order o
-// (see above): header is the event's, e1 and e2 its bytes at 33 and 34, and
-// the event takes the next ExecID. It is small enough to be inlined.
+// (see above): header is the event's, e1 and e2 its two bytes after
+// timeInForce, and the event takes the next ExecID. It is small enough to be
+// inlined.
 func (m *Matcher) putReportHead(b []byte, header uint64, o *order, e1, e2 uint8) {
 	h := b[:reportExecIDAt+8]
 	binary.LittleEndian.PutUint64(h[0:8], header)
@@ -136,23 +147,12 @@ func (m *Matcher) putReportHead(b []byte, header uint64, o *order, e1, e2 uint8)
 // Commands: Apply reads the header once, checks it as the flyweights'
 // WrapDecode would (same errors, same order), and the three commands of the
 // order flow are decoded field by field into a struct, each field read once
-// from a slice whose length is checked once. The block offsets (header
-// excluded) are:
-//
-//	NewOrder      0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, ordType u8,
-//	              instrumentId u32, 24 timeInForce u8, flags u8, stpMode u8,
-//	              reserved u8, 28 priceTicks, 36 qty, 44 expireTimeNs,
-//	              52 clOrdId, 88 account, end at 104
-//	CancelOrder   0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, reserved u8,
-//	              instrumentId u32, 24 orderId, 32 clOrdId, 68 origClOrdId,
-//	              end at 104
-//	ReplaceOrder  0 seq, 8 timestampNs, 16 sessionIdx u16, side u8, ordType u8,
-//	              instrumentId u32, 24 timeInForce u8, reserved u8,
-//	              reserved2 u16, 28 orderId, 36 priceTicks, 44 qty,
-//	              52 expireTimeNs, 60 clOrdId, 96 origClOrdId, 132 account,
-//	              end at 148
-//
-// TestCommandDecoding checks every field against the flyweights' getters.
+// from a slice whose length is checked once, at the generated offsets plus
+// the header (h in the decode functions). One word, from sessionIdx on,
+// holds sessionIdx u16, side u8, ordType u8 (CancelOrder: reserved) and
+// instrumentId u32 in every one of them, and is read once and taken apart
+// with shifts. TestCommandDecoding checks every field against the
+// flyweights' getters.
 
 // commandBlock returns cmd cut to encodedLength (header and our block)
 // after the checks of the flyweights' WrapDecode: hdr is cmd's header as
@@ -189,15 +189,19 @@ type newOrderCmd struct {
 }
 
 func (c *newOrderCmd) decode(b []byte) {
+	const h = venue.MessageHeaderSize
 	b = b[:venue.NewOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[8:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
-	w := binary.LittleEndian.Uint64(b[24:])
+	c.seq = binary.LittleEndian.Uint64(b[h+venue.NewOrderSeqOffset:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderTimestampNsOffset:]))
+	w := binary.LittleEndian.Uint64(b[h+venue.NewOrderSessionIdxOffset:])
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
-	c.tif, c.flags, c.stpMode = venue.TimeInForce(b[32]), venue.OrderFlags(b[33]), venue.StpMode(b[34])
-	c.priceTicks = int64(binary.LittleEndian.Uint64(b[36:]))
-	c.qty = int64(binary.LittleEndian.Uint64(b[44:]))
-	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[52:]))
+	// One assignment, so that the compiler may load the three bytes before
+	// storing any (it merges two of the loads and stores).
+	c.tif, c.flags, c.stpMode = venue.TimeInForce(b[h+venue.NewOrderTimeInForceOffset]),
+		venue.OrderFlags(b[h+venue.NewOrderFlagsOffset]), venue.StpMode(b[h+venue.NewOrderStpModeOffset])
+	c.priceTicks = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderPriceTicksOffset:]))
+	c.qty = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderQtyOffset:]))
+	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderExpireTimeNsOffset:]))
 	c.clOrdIDLen = c.clOrdID.load(b[newOrderClOrdIDAt:])
 	loadAccount(&c.account, b[newOrderAccountAt:])
 }
@@ -216,12 +220,13 @@ type cancelCmd struct {
 }
 
 func (c *cancelCmd) decode(b []byte) {
+	const h = venue.MessageHeaderSize
 	b = b[:venue.CancelOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[8:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
-	w := binary.LittleEndian.Uint64(b[24:])
+	c.seq = binary.LittleEndian.Uint64(b[h+venue.CancelOrderSeqOffset:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.CancelOrderTimestampNsOffset:]))
+	w := binary.LittleEndian.Uint64(b[h+venue.CancelOrderSessionIdxOffset:])
 	c.sessionIdx, c.side, c.instrumentID = uint16(w), venue.Side(w>>16), uint32(w>>32)
-	c.orderID = binary.LittleEndian.Uint64(b[32:])
+	c.orderID = binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:])
 	c.clOrdID.load(b[cancelClOrdIDAt:])
 	c.origLen = c.origClOrdID.load(b[cancelOrigClOrdIDAt:])
 }
@@ -247,16 +252,17 @@ type replaceCmd struct {
 }
 
 func (c *replaceCmd) decode(b []byte) {
+	const h = venue.MessageHeaderSize
 	b = b[:venue.ReplaceOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[8:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[16:]))
-	w := binary.LittleEndian.Uint64(b[24:])
+	c.seq = binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderSeqOffset:])
+	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderTimestampNsOffset:]))
+	w := binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderSessionIdxOffset:])
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
-	c.tif = venue.TimeInForce(b[32])
-	c.orderID = binary.LittleEndian.Uint64(b[36:])
-	c.priceTicks = int64(binary.LittleEndian.Uint64(b[44:]))
-	c.qty = int64(binary.LittleEndian.Uint64(b[52:]))
-	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[60:]))
+	c.tif = venue.TimeInForce(b[h+venue.ReplaceOrderTimeInForceOffset])
+	c.orderID = binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderOrderIDOffset:])
+	c.priceTicks = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderPriceTicksOffset:]))
+	c.qty = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderQtyOffset:]))
+	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderExpireTimeNsOffset:]))
 	c.clOrdIDLen = c.clOrdID.load(b[replaceClOrdIDAt:])
 	c.origLen = c.origClOrdID.load(b[replaceOrigClOrdIDAt:])
 	loadAccount(&c.account, b[replaceAccountAt:])

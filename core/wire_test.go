@@ -12,8 +12,10 @@ import (
 // offset proves the offset.
 var fullClOrdID = []byte("0123456789abcdefghijklmnopqrstuvwxyz")
 
-// TestWireOffsets checks the matcher's field offsets against the generated
-// flyweights.
+// TestWireOffsets checks the matcher's ClOrdID offsets against the generated
+// flyweights. The offsets come from the generated constants, so what it
+// proves is that each names the right field and adds the header, as the
+// setters do; OrderStatusRequest's is checked nowhere else.
 func TestWireOffsets(t *testing.T) {
 	var buf [cmdSlotSize]byte
 	cases := []struct {
