@@ -158,6 +158,12 @@ func (m *Matcher) applyCancel(cmd []byte, hdr uint64) error {
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
+	if reason == venue.RejectReasonNone && m.index.find(session, &c.clOrdID, c.clOrdID.hashLen(c.clOrdIDLen, session)) != noRec {
+		// A cancel's own ClOrdID must be new in the session, as an order's
+		// or a replace's is (FIX: unique per request for the day). It is not
+		// recorded: a status request by it names no order.
+		reason = venue.RejectReasonDuplicateClOrdID
+	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
 		return nil

@@ -91,8 +91,9 @@
 // quantity is the new total. A price change or quantity increase loses time
 // priority and may trade at once (after the OrderReplaced event); a decrease
 // at the same price keeps it; a quantity at or below the filled quantity ends
-// the order (OrderCancelled, ReplacedToZero). A cancel's own ClOrdID is not
-// remembered. OrderStatusRequest answers live, replaced and finished orders
+// the order (OrderCancelled, ReplacedToZero). A cancel's own ClOrdID must be new
+// in the session (DuplicateClOrdId when it names an order, checked once the
+// order to cancel is found) and is not remembered. OrderStatusRequest answers live, replaced and finished orders
 // (until EndOfDay), else ordStatus Unknown with reason UnknownOrder.
 //
 // Self-trade prevention applies between orders of the same non-empty

@@ -403,9 +403,14 @@ func (g *commandGen) newOrder() []byte {
 
 func (g *commandGen) cancel() []byte {
 	a := cancelArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, instrument: 1}
-	a.clOrdID = "x" + strconv.Itoa(g.rng.IntN(1000))
+	n := g.rng.IntN(1000)
+	a.clOrdID = "x" + strconv.Itoa(n)
 	if o := g.liveOrder(); o != nil && g.pct(80) {
 		a.session, a.side, a.instrument = o.session, o.side, o.instrument
+		if n < 30 {
+			// 3%: the cancel reuses the order's own ClOrdID (a duplicate).
+			a.clOrdID = o.clOrdID
+		}
 		switch k := g.rng.IntN(10); {
 		case k < 6:
 			a.origClOrdID = o.clOrdID

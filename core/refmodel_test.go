@@ -679,6 +679,9 @@ func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *
 
 func (m *refModel) cancel(c *venue.CancelOrder) {
 	rec, reason := m.find(c.SessionIdx(), string(c.OrigClOrdID()), c.OrderID())
+	if _, dup := m.records[refKey{c.SessionIdx(), string(c.ClOrdID())}]; reason == venue.RejectReasonNone && dup {
+		reason = venue.RejectReasonDuplicateClOrdID
+	}
 	if reason != venue.RejectReasonNone {
 		m.cancelReject(venue.CxlRejResponseToCancel, c.SessionIdx(), rec, reason, c.InstrumentID(), c.Side(), c.ClOrdID(), c.OrigClOrdID())
 		return

@@ -215,6 +215,7 @@ type cancelCmd struct {
 	sessionIdx   uint16
 	side         venue.Side
 	clOrdID      clOrdKey
+	clOrdIDLen   int
 	origClOrdID  clOrdKey
 	origLen      int
 }
@@ -227,7 +228,7 @@ func (c *cancelCmd) decode(b []byte) {
 	w := binary.LittleEndian.Uint64(b[h+venue.CancelOrderSessionIdxOffset:])
 	c.sessionIdx, c.side, c.instrumentID = uint16(w), venue.Side(w>>16), uint32(w>>32)
 	c.orderID = binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:])
-	c.clOrdID.load(b[cancelClOrdIDAt:])
+	c.clOrdIDLen = c.clOrdID.load(b[cancelClOrdIDAt:])
 	c.origLen = c.origClOrdID.load(b[cancelOrigClOrdIDAt:])
 }
 

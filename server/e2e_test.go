@@ -170,6 +170,15 @@ func TestRejectReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "d2", 150: "0"})
+	// A cancel must carry a new ClOrdID: reusing the order's own is a
+	// duplicate (CxlRejReason 6), and the order stays.
+	if err := c.Send("F", fixclient.F(11, "d2"), fixclient.F(41, "d2"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "d2", 41: "d2", 102: "6", 434: "1", 39: "0"}); err != nil {
+		t.Fatal(err)
+	}
 	// Cancel of an unknown order.
 	if err := c.Send("F", fixclient.F(11, "x1"), fixclient.F(41, "never"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
