@@ -60,7 +60,15 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 			}
 			// Events come in command order: waiting once for the last
 			// event's command covers every message built above.
-			g.waitDurable(causeOf(last), durable, barrier)
+			if !g.waitDurable(causeOf(last), durable, barrier) {
+				// Alerted before the commands became durable (the journal
+				// failed, or shutdown ran out of time): these answers must
+				// never leave, as no client may hear of a command before it
+				// is durable.
+				clear(g.held)
+				g.held = g.held[:0]
+				return ring.ErrAlerted
+			}
 			g.handOver()
 			g.dispatched.Store(causeOf(last))
 			own.Store(end)
@@ -97,19 +105,21 @@ func timestampOf(slot []byte) int64 {
 	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize+8:]))
 }
 
-// waitDurable blocks until command cause is durable (or the barrier is alerted).
-func (g *Gateway) waitDurable(cause int64, durable DurableWaiter, barrier *ring.Barrier) {
+// waitDurable blocks until command cause is durable and reports true, or
+// reports false once the barrier is alerted first.
+func (g *Gateway) waitDurable(cause int64, durable DurableWaiter, barrier *ring.Barrier) bool {
 	start := time.Now()
 	waited := false
 	for !durable.WaitDurable(cause, durableWaitStep) {
 		waited = true
 		if barrier.Alerted() {
-			return
+			return false
 		}
 	}
 	if waited || time.Since(start) > time.Microsecond {
 		g.metrics.durableWaitNs.Observe(time.Since(start).Seconds())
 	}
+	return true
 }
 
 func (g *Gateway) sessionOf(idx uint16) *session {
