@@ -26,10 +26,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 func TestClaimNPublishRangeInOneGoroutine(t *testing.T) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: 8, SlotSize: 64, Producer: mode})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: 8, SlotSize: 64, Producer: mode})
 			next := int64(0)
 			for i, n := range []int{3, 5, 1, 8, 2, 7, 4, 6, 8} {
 				hi, err := r.ClaimN(n)
@@ -73,10 +70,7 @@ func TestClaimNIsAllOrNothing(t *testing.T) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		for _, timeout := range []time.Duration{0, time.Millisecond} {
 			t.Run(mode.String()+"/"+timeout.String(), func(t *testing.T) {
-				r := mustNew(t, Config{Slots: 8, SlotSize: 64, Producer: mode, ClaimTimeout: timeout})
-				cons := NewSequence(-1)
-				r.AddGatingSequences(cons)
-				b := r.NewBarrier()
+				r, cons, b := newGatedRing(t, Config{Slots: 8, SlotSize: 64, Producer: mode, ClaimTimeout: timeout})
 				hi, err := r.ClaimN(6)
 				if err != nil || hi != 5 {
 					t.Fatalf("ClaimN(6) on an empty ring = %d, %v; want 5", hi, err)
@@ -150,10 +144,7 @@ func TestMultiProducerClaimNStress(t *testing.T) {
 	)
 	for _, w := range allStrategies {
 		t.Run(w.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: slots, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: slots, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 			var wg sync.WaitGroup
 			for p := 0; p < producers; p++ {
 				wg.Add(1)
@@ -208,10 +199,7 @@ func TestSingleProducerClaimNAcrossGoroutines(t *testing.T) {
 	)
 	for _, w := range allStrategies {
 		t.Run(w.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: slots, SlotSize: 64, Producer: SingleProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: slots, SlotSize: 64, Producer: SingleProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 			go func() {
 				for i := 0; i < items; {
 					n := min(1+i%slots, items-i)
@@ -249,10 +237,7 @@ func TestSingleProducerClaimNAcrossGoroutines(t *testing.T) {
 func TestClaimNDoesNotAllocate(t *testing.T) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: 64, SlotSize: 64, Producer: mode, ClaimTimeout: DefaultClaimTimeout})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: 64, SlotSize: 64, Producer: mode, ClaimTimeout: DefaultClaimTimeout})
 			next := int64(0)
 			allocs := testing.AllocsPerRun(1000, func() {
 				hi, err := r.ClaimN(4)

@@ -51,6 +51,15 @@ func mustNew(t testing.TB, cfg Config) *Ring {
 }
 
 // waitDone fails the test if done is not closed within hangLimit.
+// newGatedRing is mustNew plus one consumer: its gating sequence and a
+// barrier without dependencies.
+func newGatedRing(t testing.TB, cfg Config) (*Ring, *Sequence, *Barrier) {
+	r := mustNew(t, cfg)
+	cons := NewSequence(-1)
+	r.AddGatingSequences(cons)
+	return r, cons, r.NewBarrier()
+}
+
 func waitDone(t *testing.T, done <-chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -235,10 +244,7 @@ func TestNewWaitStrategy(t *testing.T) {
 func TestClaimPublishConsumeInOneGoroutine(t *testing.T) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: 4, SlotSize: 64, Producer: mode})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: 4, SlotSize: 64, Producer: mode})
 			for lap := int64(0); lap < 3; lap++ {
 				for i := int64(0); i < 4; i++ {
 					seq, slot, err := r.Claim()
@@ -324,10 +330,7 @@ func TestMultiProducerStress(t *testing.T) {
 				// the race detector, each check is slow: keep it short.
 				perProducer = 1000
 			}
-			r := mustNew(t, Config{Slots: 16, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: 16, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 			total := int64(producers * perProducer)
 
 			var wg sync.WaitGroup
@@ -427,10 +430,7 @@ func TestSlowConsumerIsNeverLapped(t *testing.T) {
 	)
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: slots, SlotSize: 64, Producer: mode, ClaimTimeout: time.Minute})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: slots, SlotSize: 64, Producer: mode, ClaimTimeout: time.Minute})
 			produced := make(chan struct{})
 			go func() {
 				defer close(produced)
@@ -503,10 +503,7 @@ func TestBackPressureRefusesThenLosesNothing(t *testing.T) {
 	)
 	for _, mode := range []ProducerMode{MultiProducer, SingleProducer} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r := mustNew(t, Config{Slots: slots, SlotSize: 64, Producer: mode, ClaimTimeout: 2 * time.Millisecond})
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			b := r.NewBarrier()
+			r, cons, b := newGatedRing(t, Config{Slots: slots, SlotSize: 64, Producer: mode, ClaimTimeout: 2 * time.Millisecond})
 
 			// The consumer is stalled: fill the ring, then one more claim
 			// must be refused after the bound, claiming nothing.
@@ -895,10 +892,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		for _, w := range allStrategies {
 			t.Run(mode.String()+"/"+w.String(), func(t *testing.T) {
-				r := mustNew(t, Config{Slots: 64, SlotSize: 64, Producer: mode, Wait: w, ClaimTimeout: DefaultClaimTimeout})
-				cons := NewSequence(-1)
-				r.AddGatingSequences(cons)
-				b := r.NewBarrier()
+				r, cons, b := newGatedRing(t, Config{Slots: 64, SlotSize: 64, Producer: mode, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 				next := int64(0)
 				var sum uint64
 				allocs := testing.AllocsPerRun(1000, func() {
