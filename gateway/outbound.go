@@ -65,8 +65,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 				// failed, or shutdown ran out of time): these answers must
 				// never leave, as no client may hear of a command before it
 				// is durable.
-				clear(g.held)
-				g.held = g.held[:0]
+				g.releaseHeld()
 				return ring.ErrAlerted
 			}
 			g.handOver()
@@ -88,8 +87,13 @@ func (g *Gateway) handOver() {
 			}
 			s.out.enqueue(a.m)
 		}
-		*a = heldAnswer{}
 	}
+	g.releaseHeld()
+}
+
+// releaseHeld empties the held answers, dropping their references.
+func (g *Gateway) releaseHeld() {
+	clear(g.held)
 	g.held = g.held[:0]
 }
 
