@@ -91,7 +91,9 @@
 // quantity is the new total. A price change or quantity increase loses time
 // priority and may trade at once (after the OrderReplaced event); a decrease
 // at the same price keeps it; a quantity at or below the filled quantity ends
-// the order (OrderCancelled, ReplacedToZero). A cancel's own ClOrdID must be new
+// the order Filled, its quantity cut to the filled quantity, as FIX 4.4
+// Appendix D answers it (OrderCancelled, reason ReplacedToZero, ordStatus
+// Filled, cancelledQty the leaves taken off the book). A cancel's own ClOrdID must be new
 // in the session (DuplicateClOrdId when it names an order, checked once the
 // order to cancel is found) and is not remembered. OrderStatusRequest answers live, replaced and finished orders
 // (until EndOfDay), else ordStatus Unknown with reason UnknownOrder.

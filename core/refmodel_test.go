@@ -708,7 +708,9 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 	m.current[o.orderID] = newKey
 	o.clOrdID = newKey.clOrdID
 	if c.Qty() <= o.cum {
-		m.cancelLive(o, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, o.clOrdID, oldClOrdID)
+		// Ends Filled with its quantity cut to what it filled (FIX 4.4 Appendix D).
+		o.qty = o.cum
+		m.finishCancel(o, venue.CancelReasonReplacedToZero, venue.OrdStatusFilled, o.clOrdID, oldClOrdID)
 		return
 	}
 	oldPrice, oldLeaves := o.price, o.leaves

@@ -10,8 +10,8 @@ import (
 // order quantity. A price change or a quantity increase loses time priority
 // (the order goes to the back of its new level, after matching what it
 // crosses); a quantity decrease at the same price keeps it. A new quantity at
-// or below the filled quantity ends the order (ReplacedToZero). The OrderID
-// stays; the new ClOrdID becomes the order's current one.
+// or below the filled quantity ends the order Filled (replaceToFilled). The
+// OrderID stays; the new ClOrdID becomes the order's current one.
 func (m *Matcher) replaceOrder(c *replaceCmd) {
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
@@ -39,10 +39,29 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 
 	newQty := c.qty
 	if newQty <= o.cumQty {
-		m.cancelOrderQty(oi, venue.CancelReasonReplacedToZero, venue.OrdStatusCancelled, &nr.key, origClOrdID)
+		m.replaceToFilled(oi, &nr.key, origClOrdID)
 		return
 	}
 	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
+}
+
+// replaceToFilled ends an order whose replace asks for no more than it has
+// already filled. FIX 4.4 answers such a replace as Replaced with OrdStatus
+// Filled, OrderQty equal to CumQty (Appendix D: "filled" takes precedence over
+// "canceled"), so the order's quantity becomes its filled quantity and it ends
+// Filled. The event is an OrderCancelled with reason ReplacedToZero whose
+// cancelledQty is the leaves taken off the book; the quantity totals count the
+// replace as a reduction of the ordered quantity, not as a cancel.
+func (m *Matcher) replaceToFilled(oi orderIdx, clOrdID, origClOrdID *clOrdKey) {
+	m.removeOrder(oi)
+	o := &m.pool.orders[oi]
+	removed := o.leavesQty
+	m.qty.orderedQty -= removed
+	o.qty = o.cumQty
+	o.leavesQty = 0
+	m.emitCancelled(o, venue.CancelReasonReplacedToZero, venue.OrdStatusFilled, removed, clOrdID, origClOrdID)
+	m.index.recs[o.rec].keepState(o, venue.OrdStatusFilled)
+	m.pool.release(oi)
 }
 
 // amendOrder changes a live order's price, quantity and expiry once the

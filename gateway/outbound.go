@@ -455,8 +455,13 @@ func CancelText(r venue.CancelReason) string {
 func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 	b := g.newER(e.InstrumentID())
 	execType := "4"
-	if e.OrdStatus() == venue.OrdStatusExpired {
+	switch {
+	case e.OrdStatus() == venue.OrdStatusExpired:
 		execType = "C"
+	case e.Reason() == venue.CancelReasonReplacedToZero:
+		// The replace was accepted and ended the order Filled (FIX 4.4
+		// Appendix D): ExecType Replaced, OrdStatus Filled, OrderQty = CumQty.
+		execType = "5"
 	}
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).bytes(tagOrigClOrdID, e.OrigClOrdID()).
 		uint(tagExecID, e.ExecID()).str(tagExecType, execType).str(tagOrdStatus, ordStatusChar(e.OrdStatus())).

@@ -119,6 +119,35 @@ func TestOrderLifecycle(t *testing.T) {
 	}
 }
 
+// TestReplaceAtOrBelowFilledQuantity checks the answer FIX 4.4 Appendix D
+// gives a replace whose quantity is at or below what the order has filled:
+// ExecType Replaced, OrdStatus Filled ("filled" takes precedence over
+// "canceled"), OrderQty equal to CumQty, nothing left on the book.
+func TestReplaceAtOrBelowFilledQuantity(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "CLIENT2", true)
+	sendOrder(t, a, order{id: "s1", side: "2", qty: "10", px: "100.10"})
+	expectER(t, a, map[int]string{11: "s1", 150: "0"})
+	sendOrder(t, b, order{id: "b1", side: "1", qty: "4", px: "100.10"})
+	expectER(t, a, map[int]string{11: "s1", 150: "F", 39: "1", 14: "4", 151: "6"})
+
+	if err := a.Send("G", fixclient.F(11, "s2"), fixclient.F(41, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "3"), fixclient.F(40, "2"), fixclient.F(44, "100.10")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "s2", 41: "s1", 150: "5", 39: "2", 38: "4", 14: "4", 151: "0",
+		58: "replaced to a quantity at or below the filled quantity"})
+
+	// The order is finished and says so; nothing of it rests any more.
+	if err := a.Send("H", fixclient.F(11, "s2"), fixclient.F(55, "ACME"), fixclient.F(54, "2")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "s2", 150: "I", 39: "2", 38: "4", 14: "4", 151: "0"})
+	sendOrder(t, b, order{id: "b2", side: "1", qty: "1", px: "100.10"})
+	expectER(t, b, map[int]string{11: "b2", 150: "0", 39: "0", 151: "1"})
+}
+
 func TestRejectReasons(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
