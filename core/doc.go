@@ -93,10 +93,13 @@
 // at the same price keeps it; a quantity at or below the filled quantity ends
 // the order Filled, its quantity cut to the filled quantity, as FIX 4.4
 // Appendix D answers it (OrderCancelled, reason ReplacedToZero, ordStatus
-// Filled, cancelledQty the leaves taken off the book). A cancel's own ClOrdID must be new
-// in the session (DuplicateClOrdId when it names an order, checked once the
-// order to cancel is found) and is not remembered. OrderStatusRequest answers live, replaced and finished orders
-// (until EndOfDay), else ordStatus Unknown with reason UnknownOrder.
+// Filled, cancelledQty the leaves taken off the book). A cancel's own ClOrdID
+// must be new in the session (DuplicateClOrdId when it names an order,
+// checked once the order to cancel is found) and is not remembered.
+// OrderStatusRequest (and a PossResend NewOrder with a known ClOrdID) answers
+// live and finished orders until EndOfDay, a replaced ClOrdID with the
+// order's current state under its current ClOrdID, else ordStatus Unknown
+// with reason UnknownOrder.
 //
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from

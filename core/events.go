@@ -163,8 +163,16 @@ func (m *Matcher) emitCancelRejected(r *cancelReject, clOrdID, origClOrdID *clOr
 
 // emitStatusOfRecord answers with the state of the order behind record ri:
 // the live order when the record is its current ClOrdID, else the state the
-// record kept when it was replaced or when the order ended.
+// record kept when the order ended. A ClOrdID that a replace superseded is
+// answered with the order as it stands now, under its current ClOrdID:
+// OrdStatus always tells the order's current status in FIX 4.4, which no
+// longer uses OrdStatus Replaced.
 func (m *Matcher) emitStatusOfRecord(ri recIdx) {
+	if m.index.recs[ri].ordStatus == venue.OrdStatusReplaced {
+		if cur := m.index.findOrder(m.index.recs[ri].orderID); cur != noRec {
+			ri = cur
+		}
+	}
 	r := &m.index.recs[ri]
 	var e venue.OrderStatus
 	_ = e.WrapEncode(m.claim(), 0)

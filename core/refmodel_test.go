@@ -856,6 +856,12 @@ func (m *refModel) status(c *venue.OrderStatusRequest) {
 }
 
 func (m *refModel) statusOf(rec *refRecord) {
+	if rec.status == venue.OrdStatusReplaced {
+		// A superseded ClOrdID: the order as it stands now, under its current ClOrdID.
+		if cur, ok := m.records[m.current[rec.orderID]]; ok {
+			rec = cur
+		}
+	}
 	var e venue.OrderStatus
 	m.encode(&e)
 	e.SetCauseSeq(m.seq)
