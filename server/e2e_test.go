@@ -144,6 +144,12 @@ func TestReplaceAtOrBelowFilledQuantity(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, a, map[int]string{11: "s2", 150: "I", 39: "2", 38: "4", 14: "4", 151: "0"})
+	// Asked by the ClOrdID the replace superseded, it answers the order's
+	// current state under its current ClOrdID.
+	if err := a.Send("H", fixclient.F(11, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "s2", 150: "I", 39: "2", 38: "4", 14: "4", 151: "0"})
 	sendOrder(t, b, order{id: "b2", side: "1", qty: "1", px: "100.10"})
 	expectER(t, b, map[int]string{11: "b2", 150: "0", 39: "0", 151: "1"})
 }
