@@ -15,7 +15,10 @@
 // session's answers keep the order of its requests.
 //
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX
-// messages while their commands are being made durable, and a message is
+// messages while their commands are being made durable (an ExecutionReport's
+// body is written as FIX bytes by one reused erBuilder and handed to
+// QuickFIX/Go as a single field, the same bytes on the wire at half the cost
+// of setting its fields one by one), and a message is
 // handed to its session only once the command that caused it is durable; each
 // session's messages then go through a bounded queue to a sender that hands QuickFIX/Go
 // one message at a time, after the connection reported the previous write

@@ -73,7 +73,9 @@ type Gateway struct {
 	dispatched atomic.Int64
 	// held are answers built by outbound and not yet handed over (outbound's
 	// goroutine only; at most buildAheadMax).
-	held   []heldAnswer
+	held []heldAnswer
+	// er is outbound's one ExecutionReport builder, reused for every report.
+	er     erBuilder
 	failed atomic.Pointer[error]
 	extra  map[string]ExtraHandler
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/quickfixgo/quickfix"
 
-	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -184,69 +183,6 @@ func (g *Gateway) dispatch(slot []byte) {
 	}
 }
 
-// er starts an ExecutionReport with the fields every report carries.
-type erBuilder struct {
-	m    *quickfix.Message
-	inst *Instrument
-	buf  [64]byte
-}
-
-func (g *Gateway) newER(instID uint32) *erBuilder {
-	b := &erBuilder{m: quickfix.NewMessage(), inst: g.byID[instID]}
-	b.m.Header.SetString(quickfix.Tag(35), "8")
-	return b
-}
-
-func (b *erBuilder) str(tag quickfix.Tag, v string) *erBuilder {
-	b.m.Body.SetString(tag, v)
-	return b
-}
-
-func (b *erBuilder) bytes(tag quickfix.Tag, v []byte) *erBuilder {
-	if len(v) > 0 {
-		b.m.Body.SetBytes(tag, append([]byte(nil), v...))
-	}
-	return b
-}
-
-func (b *erBuilder) uint(tag quickfix.Tag, v uint64) *erBuilder {
-	b.m.Body.SetString(tag, strconv.FormatUint(v, 10))
-	return b
-}
-
-func (b *erBuilder) int(tag quickfix.Tag, v int64) *erBuilder {
-	b.m.Body.SetString(tag, strconv.FormatInt(v, 10))
-	return b
-}
-
-func (b *erBuilder) price(tag quickfix.Tag, ticks int64) *erBuilder {
-	if b.inst == nil {
-		return b.int(tag, ticks)
-	}
-	b.m.Body.SetString(tag, string(decimal.FormatTicks(b.buf[:0], ticks, b.inst.Tick)))
-	return b
-}
-
-func (b *erBuilder) avgPx(notional, qty int64) *erBuilder {
-	if qty == 0 || b.inst == nil {
-		return b.str(tagAvgPx, "0")
-	}
-	b.m.Body.SetString(tagAvgPx, string(decimal.FormatRatio(b.buf[:0], notional, qty, b.inst.Tick, 4)))
-	return b
-}
-
-func (b *erBuilder) time(tag quickfix.Tag, ns int64) *erBuilder {
-	b.m.Body.SetString(tag, time.Unix(0, ns).UTC().Format("20060102-15:04:05.000"))
-	return b
-}
-
-func (b *erBuilder) symbol(instID uint32) *erBuilder {
-	if b.inst != nil {
-		return b.str(tagSymbol, b.inst.Symbol)
-	}
-	return b.str(tagSymbol, "[N/A]")
-}
-
 func sideChar(s venue.Side) string {
 	if s == venue.SideSell {
 		return "2"
@@ -313,7 +249,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 		b.str(tagExecInst, "6")
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 // RejectText returns the venue's words for a reject reason.
@@ -409,7 +345,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 		time(tagTransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 func (g *Gateway) onFill(e *venue.Fill) {
@@ -424,7 +360,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		g.metrics.trades.Inc()
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 // CancelText returns the venue's words for why an order was cancelled.
@@ -469,7 +405,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		str(tagLeavesQty, "0").int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tagText, CancelText(e.Reason())).time(tagTransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
@@ -485,7 +421,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		b.str(tagText, "replaced: time priority kept")
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
@@ -529,7 +465,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			b.str(tagOrdStatusReqID, reqID)
 		}
 	}
-	g.deliver(e.SessionIdx(), b.m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
