@@ -11,15 +11,20 @@
 // the command is durable (Durable() ≥ causeSeq), exactly as the gateway's
 // outbound does, so the figure includes group commit. The due time travels
 // in the command's timestampNs (the matcher copies it into every event), so
-// the consumer needs no side table and no clock shared with the producer
-// beyond the start instant. A command's last event is known when the next
+// the consumer needs no clock shared with the producer beyond the start
+// instant. A command's last event is known when the next
 // command's first event arrives (or when the run drains); the time recorded
 // is when the last event was seen, not when it was known to be the last.
 //
 // The producer is itself a client of the ring: when it falls behind its
 // schedule (sleep granularity, a busy machine, a full ring) the lateness is
 // inside the latency, as it must be for an open-loop measurement, and is
-// also reported on its own as the send lag. Pace "sleep" sleeps until the
+// also reported on its own as the send lag. Because a late producer delays
+// every command it publishes late, the send lag's quantiles do not say which
+// part of a latency quantile is the pipeline's own, so the result also gives
+// the latency of the same commands from their publication (the producer
+// stores each publication instant in a side table indexed by command
+// sequence). Pace "sleep" sleeps until the
 // next due time and then publishes every command already due; pace "spin"
 // burns a core to publish each command on time, which is only sensible on a
 // machine with cores to spare.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -130,6 +131,11 @@ type Result struct {
 
 	Latency hdrplot.Summary `json:"latency"`
 	SendLag hdrplot.Summary `json:"send_lag"`
+	// FromPublication is the latency of the same commands from their
+	// publication instead of their due time: the pipeline's own part,
+	// without the producer's lateness (which is in SendLag). Open loop it is
+	// never above Latency, quantile by quantile.
+	FromPublication hdrplot.Summary `json:"latency_from_publication"`
 
 	latency *hdrhistogram.Histogram
 }
@@ -157,8 +163,19 @@ type harness struct {
 	lastPublishNs     int64
 	newOrdersSinceEOD int64
 
+	// publishedAtNs holds, at publishedIndex(cmdSeq), when the command was
+	// published (nanoseconds since start), written by the producer before
+	// the publication and read by the consumer after it has seen the
+	// command's events. It holds more entries than commands can be in flight
+	// (in the command ring, or with events in the event ring), so an entry
+	// is not reused before it is read; atomics keep a lapped slot a wrong
+	// number rather than a data race.
+	publishedAtNs   []atomic.Int64
+	publishedAtMask uint64
+
 	// consumer-owned
 	latency           *hdrhistogram.Histogram
+	fromPublication   *hdrhistogram.Histogram
 	measuredCompleted int64
 	lastSeenNs        int64
 	rejected, clamped int64
@@ -196,7 +213,11 @@ func Run(cfg Config) (*Result, error) {
 		cfg.dayOrdersMax = dayOrdersMax
 	}
 	h := &harness{cfg: cfg, warmupNs: int64(cfg.Warmup), flow: flow{mix: cfg.Mix},
-		sendLag: hdrplot.NewHistogram(hdrplot.LowestNsPipeline), latency: hdrplot.NewHistogram(hdrplot.LowestNsPipeline)}
+		sendLag: hdrplot.NewHistogram(hdrplot.LowestNsPipeline), latency: hdrplot.NewHistogram(hdrplot.LowestNsPipeline),
+		fromPublication: hdrplot.NewHistogram(hdrplot.LowestNsPipeline)}
+	inFlightMax := uint64(cfg.CommandSlots + cfg.EventSlots + 1)
+	h.publishedAtNs = make([]atomic.Int64, 1<<bits.Len64(inFlightMax))
+	h.publishedAtMask = uint64(len(h.publishedAtNs) - 1)
 	cleanup, err := h.build()
 	if err != nil {
 		return nil, err
@@ -317,6 +338,7 @@ func (h *harness) publish(j, dueNs, nowNs int64) bool {
 			return false
 		}
 		endOfDay(slot, h.pipe.SeqBase()+uint64(seq), h.baseNs+dueNs)
+		h.publishedAtNs[uint64(seq)&h.publishedAtMask].Store(h.sinceStartNs())
 		h.pipe.Commands.Publish(seq)
 		h.eods++
 		h.newOrdersSinceEOD = 0
@@ -328,10 +350,12 @@ func (h *harness) publish(j, dueNs, nowNs int64) bool {
 	if h.flow.encode(slot, j, h.pipe.SeqBase()+uint64(seq), h.baseNs+dueNs) {
 		h.newOrdersSinceEOD++
 	}
+	publishNs := h.sinceStartNs()
+	h.publishedAtNs[uint64(seq)&h.publishedAtMask].Store(publishNs)
 	h.pipe.Commands.Publish(seq)
 	h.published.Add(1)
 	hdrplot.Record(h.sendLag, nowNs-dueNs)
-	h.lastPublishNs = h.sinceStartNs()
+	h.lastPublishNs = publishNs
 	if dueNs >= h.warmupNs {
 		h.measuredSent++
 	}
@@ -376,7 +400,7 @@ func (h *harness) consume(barrier *ring.Barrier, own *ring.Sequence) {
 			now := h.sinceStartNs()
 			if !havePending || cause != pendingCause {
 				if havePending {
-					h.record(pendingTs, pendingSeen)
+					h.record(pendingCause, pendingTs, pendingSeen)
 				}
 				pendingCause, pendingTs, havePending = cause, ts, true
 			}
@@ -388,12 +412,12 @@ func (h *harness) consume(barrier *ring.Barrier, own *ring.Sequence) {
 		own.Store(avail)
 	}
 	if havePending {
-		h.record(pendingTs, pendingSeen)
+		h.record(pendingCause, pendingTs, pendingSeen)
 	}
 }
 
-// record closes one command: its last event was seen at seenNs.
-func (h *harness) record(timestampNs, seenNs int64) {
+// record closes command cause: its last event was seen at seenNs.
+func (h *harness) record(cause uint64, timestampNs, seenNs int64) {
 	h.completed.Add(1)
 	dueNs := timestampNs - h.baseNs
 	if dueNs < h.warmupNs {
@@ -404,6 +428,8 @@ func (h *harness) record(timestampNs, seenNs int64) {
 	if hdrplot.Record(h.latency, seenNs-dueNs) {
 		h.clamped++
 	}
+	publishNs := h.publishedAtNs[(cause-h.pipe.SeqBase())&h.publishedAtMask].Load()
+	hdrplot.Record(h.fromPublication, seenNs-publishNs)
 }
 
 // waitDurable blocks until command seq cause is durable, backing off from
@@ -460,7 +486,8 @@ func (h *harness) result() *Result {
 		DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), Commands: h.published.Load(), Completed: h.completed.Load(),
 		EndOfDays: h.eods, Rejected: h.rejected, ClaimsBusy: h.busy, Clamped: h.clamped, ClosedLoop: c.RatePerSecond == 0,
 		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), latency: h.latency,
-		Latency: hdrplot.Summarize(h.latency), SendLag: hdrplot.Summarize(h.sendLag)}
+		Latency: hdrplot.Summarize(h.latency), SendLag: hdrplot.Summarize(h.sendLag),
+		FromPublication: hdrplot.Summarize(h.fromPublication)}
 	res.NoEventCmds = res.Commands - res.Completed
 	if w := float64(h.lastPublishNs-h.warmupNs) / 1e9; w > 0 {
 		res.SendRate = float64(h.measuredSent) / w

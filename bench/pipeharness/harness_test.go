@@ -57,6 +57,12 @@ func TestRunCompletesEveryCommand(t *testing.T) {
 			if res.Latency.MaxUs <= 0 || res.Latency.P50Us > res.Latency.P99Us || res.Latency.P99Us > res.Latency.MaxUs {
 				t.Errorf("incoherent latency summary %+v", res.Latency)
 			}
+			// A command is published at or after its due time, so its
+			// latency from publication is never the larger of the two.
+			f, l := res.FromPublication, res.Latency
+			if f.Count != l.Count || f.MaxUs <= 0 || f.P50Us > l.P50Us || f.P99Us > l.P99Us || f.MaxUs > l.MaxUs {
+				t.Errorf("latency from publication %+v does not fit under the latency from the due time %+v", f, l)
+			}
 		})
 	}
 }

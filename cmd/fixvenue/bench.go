@@ -178,6 +178,11 @@ func printPipeline(w io.Writer, r *pipeharness.Result) {
 	fmt.Fprintf(w, "latency  %s (%d commands):\n", what, l.Count)
 	fmt.Fprintf(w, "         p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		hdrplot.FormatUs(l.P50Us), hdrplot.FormatUs(l.P90Us), hdrplot.FormatUs(l.P99Us), hdrplot.FormatUs(l.P999Us), hdrplot.FormatUs(l.MaxUs))
+	if !r.ClosedLoop {
+		f := r.FromPublication
+		fmt.Fprintf(w, "         from publication (the producer's lateness left out): p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+			hdrplot.FormatUs(f.P50Us), hdrplot.FormatUs(f.P90Us), hdrplot.FormatUs(f.P99Us), hdrplot.FormatUs(f.P999Us), hdrplot.FormatUs(f.MaxUs))
+	}
 	fmt.Fprintf(w, "send     %.0f commands/s published; producer send lag p50 %s  p99 %s  max %s\n",
 		r.SendRate, hdrplot.FormatUs(r.SendLag.P50Us), hdrplot.FormatUs(r.SendLag.P99Us), hdrplot.FormatUs(r.SendLag.MaxUs))
 	fmt.Fprintf(w, "done     %.0f commands/s completed; %d commands, %d without events, %d rejected events, %d end-of-days, %d busy claims\n",
