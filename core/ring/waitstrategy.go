@@ -37,6 +37,21 @@ const (
 	// (SpinYield) or parks (SpinPark). A re-check is a few atomic loads, so
 	// this is well under a microsecond: long enough to catch a producer that
 	// is in the middle of publishing, short enough not to steal a core.
+	//
+	// A spin bounded by time instead, about as long as a park and wake-up
+	// cost (50 µs: the classic spin-then-block bound, which never costs more
+	// than twice the better choice), was measured and dropped
+	// (docs/benchmarks.md, third pass). That bound assumes that spinning
+	// costs only the spinner's own cycles. On two cores it does not: a
+	// consumer fed every 10 µs never parks, so the matcher, an event
+	// consumer and a busy producer keep more goroutines on processors than
+	// there are processors, and the one left queued waits for the
+	// scheduler's 10 ms preemption. At 100,000 commands/s the pipeline's
+	// median went from 0.08-0.15 ms to 3-6 ms; at 1,000 and 10,000
+	// commands/s, where the consumers park anyway, the process took 1.2-2.3
+	// times the CPU and the median got 1.3-3 times worse (spinners hold the
+	// processors a woken goroutine needs). Such a spin pays only with a core
+	// for every spinning goroutine.
 	spinTriesMax = 128
 	// SpinPark does not yield between spinning and parking. A yield puts the
 	// goroutine on the global run queue, where nothing wakes it when work
