@@ -39,20 +39,30 @@ type clOrdRecord struct {
 // id returns the record's ClOrdID (a copy, for tests and views).
 func (r *clOrdRecord) id() []byte { return r.key.id() }
 
-// clOrdIndex holds the day's ClOrdID records and two open-addressing tables
-// over them: (session, ClOrdID) → record, hashed by clOrdKey.hash and
-// confirmed by comparing the stored key, and OrderID → the order's current record.
-// Both are open-addressing power-of-two tables kept at most half full, the
-// ClOrdID one probing by a step per prefix (clOrdStep), the OrderID one
-// linearly.
+// clOrdIndex holds the day's ClOrdID records and the indexes over them:
+// (session, ClOrdID) → record, an open-addressing table hashed by
+// clOrdKey.hash and confirmed by comparing the stored key, and OrderID → the
+// order's current record. OrderIDs are the matcher's counter, so the orders
+// of the day are indexed by a plain array (byDayOrderID, at OrderID −
+// dayOrderID); only the orders of earlier days that are still indexed go to
+// an open-addressing table (byOrderID). Both tables are power-of-two sized
+// and kept at most half full, the ClOrdID one probing by a step per prefix
+// (clOrdStep), the OrderID one linearly.
 // Nothing is ever deleted during the day, so there are no tombstones;
-// EndOfDay compacts the records and rebuilds both tables.
+// EndOfDay compacts the records and rebuilds the indexes.
 type clOrdIndex struct {
 	recs      []clOrdRecord
 	recsUsed  int
 	byClOrdID []clOrdSlot
-	byOrderID []orderIDSlot
-	mask      uint64
+	// byDayOrderID[orderID−dayOrderID] is the current record plus one (0:
+	// none) of each OrderID from dayOrderID on. Each new OrderID comes with
+	// a new record, so the OrderIDs handed out since a rebuild never number
+	// more than the records; rebuild picks dayOrderID so that they fit
+	// (see rebuild).
+	byDayOrderID []int32
+	dayOrderID   uint64
+	byOrderID    []orderIDSlot // OrderIDs below dayOrderID
+	mask         uint64
 }
 
 // clOrdSlot stores the record index plus one, so that a zeroed table is empty,
@@ -70,10 +80,12 @@ type orderIDSlot struct {
 func newClOrdIndex(recordsMax int) clOrdIndex {
 	tableSize := 1 << bits.Len(uint(2*recordsMax-1))
 	return clOrdIndex{
-		recs:      make([]clOrdRecord, recordsMax),
-		byClOrdID: make([]clOrdSlot, tableSize),
-		byOrderID: make([]orderIDSlot, tableSize),
-		mask:      uint64(tableSize - 1),
+		recs:         make([]clOrdRecord, recordsMax),
+		byClOrdID:    make([]clOrdSlot, tableSize),
+		byDayOrderID: make([]int32, recordsMax),
+		dayOrderID:   1,
+		byOrderID:    make([]orderIDSlot, tableSize),
+		mask:         uint64(tableSize - 1),
 	}
 }
 
@@ -154,6 +166,14 @@ func (x *clOrdIndex) insertClOrd(ri recIdx, h uint64) {
 
 // findOrder returns the current record of an OrderID, or noRec.
 func (x *clOrdIndex) findOrder(orderID uint64) recIdx {
+	if d := orderID - x.dayOrderID; d < uint64(len(x.byDayOrderID)) {
+		return recIdx(x.byDayOrderID[d] - 1)
+	}
+	return x.findEarlierOrder(orderID)
+}
+
+// findEarlierOrder is findOrder for an OrderID of an earlier day.
+func (x *clOrdIndex) findEarlierOrder(orderID uint64) recIdx {
 	for i := orderIDHash(orderID) & x.mask; ; i = (i + 1) & x.mask {
 		s := x.byOrderID[i]
 		if s.recPlusOne == 0 {
@@ -167,6 +187,15 @@ func (x *clOrdIndex) findOrder(orderID uint64) recIdx {
 
 // setOrder points OrderID at record ri, adding the entry if it is new.
 func (x *clOrdIndex) setOrder(orderID uint64, ri recIdx) {
+	if d := orderID - x.dayOrderID; d < uint64(len(x.byDayOrderID)) {
+		x.byDayOrderID[d] = int32(ri) + 1
+		return
+	}
+	x.setEarlierOrder(orderID, ri)
+}
+
+// setEarlierOrder is setOrder for an OrderID of an earlier day.
+func (x *clOrdIndex) setEarlierOrder(orderID uint64, ri recIdx) {
 	for i := orderIDHash(orderID) & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.byOrderID[i]
 		if s.recPlusOne == 0 {
@@ -181,9 +210,10 @@ func (x *clOrdIndex) setOrder(orderID uint64, ri recIdx) {
 }
 
 // compact keeps only the records for which keep returns true, in their
-// order, calls moved(old, new) for each kept one, and rebuilds both tables.
-// It is the EndOfDay path: O(records + table size).
-func (x *clOrdIndex) compact(keep func(ri recIdx) bool, moved func(from, to recIdx)) {
+// order, calls moved(old, new) for each kept one, and rebuilds the indexes
+// (lastOrderID is the last OrderID handed out). It is the EndOfDay path:
+// O(records + table size).
+func (x *clOrdIndex) compact(lastOrderID uint64, keep func(ri recIdx) bool, moved func(from, to recIdx)) {
 	n := 0
 	for i := 0; i < x.recsUsed; i++ {
 		if !keep(recIdx(i)) {
@@ -197,14 +227,27 @@ func (x *clOrdIndex) compact(keep func(ri recIdx) bool, moved func(from, to recI
 	}
 	clear(x.recs[n:x.recsUsed])
 	x.recsUsed = n
-	x.rebuild()
+	x.rebuild(lastOrderID)
 }
 
 // rebuild re-indexes every record: all of them by ClOrdID, and by OrderID
 // each record that is the current one of its order (slot set or final).
-func (x *clOrdIndex) rebuild() {
+// lastOrderID is the last OrderID handed out, and every record's OrderID is
+// at most lastOrderID.
+//
+// The day's OrderID array starts at lastOrderID + 1 − recsUsed (at least 1):
+// the OrderIDs still to come before the next rebuild, one per new record,
+// then end at most len(recs) − 1 places into the array, and the records'
+// own OrderIDs from there on fit too. Which OrderIDs go to the array and
+// which to the table changes no answer, only the cost of finding them.
+func (x *clOrdIndex) rebuild(lastOrderID uint64) {
 	clear(x.byClOrdID)
+	clear(x.byDayOrderID)
 	clear(x.byOrderID)
+	x.dayOrderID = 1
+	if back := uint64(x.recsUsed); lastOrderID >= back {
+		x.dayOrderID = lastOrderID + 1 - back
+	}
 	for i := 0; i < x.recsUsed; i++ {
 		r := &x.recs[i]
 		x.insertClOrd(recIdx(i), r.key.hash(r.sessionIdx))

@@ -136,19 +136,21 @@
 // binary min-heap with positions kept in the orders: checking for expiry is
 // O(1) per command and each expiry, cancel or fill of a GTD order O(log n).
 //
-// The day's ClOrdIDs are records in one array, indexed by two open-addressing
-// tables kept at most half full: (session, ClOrdID), hashed and compared as
-// five NUL-padded words (as the wire fields carry ClOrdIDs, so that they are
-// read, compared and written back without a byte loop), and OrderID →
-// current record. Both keep consecutive keys (OrderIDs, and ClOrdIDs that
-// differ in their last character, as client counters do) in one or two
-// cache lines, so that a stream of new orders does not miss the cache on
-// every insert; at production sizes those misses otherwise dominate. The
-// OrderID table probes linearly; the ClOrdID table probes by a step chosen
-// by the ClOrdID's prefix, because linear probing let each counter's full
-// bucket push later keys along for many slots. Nothing is deleted during
-// the day, so there are no tombstones; EndOfDay compacts the records and
-// rebuilds the tables.
+// The day's ClOrdIDs are records in one array. An open-addressing table
+// kept at most half full indexes them by (session, ClOrdID), hashed and
+// compared as five NUL-padded words (as the wire fields carry ClOrdIDs, so
+// that they are read, compared and written back without a byte loop). It
+// keeps ClOrdIDs that differ in their last character, as client counters
+// do, in one or two cache lines, so that a stream of new orders does not
+// miss the cache on every insert; at production sizes those misses
+// otherwise dominate. It probes by a step chosen by the ClOrdID's prefix,
+// because linear probing let each counter's full bucket push later keys
+// along for many slots. OrderID → current record is a plain array for the
+// OrderIDs of the day (they are the matcher's counter, and each new one
+// comes with a new record, so ClOrdIDsMax entries hold them) and an
+// open-addressing table, probed linearly, for the orders of earlier days
+// still indexed. Nothing is deleted during the day, so there are no
+// tombstones; EndOfDay compacts the records and rebuilds the indexes.
 //
 // # Limits
 //
@@ -159,7 +161,7 @@
 //     2^22), so bands of a few thousand ticks cost a few hundred kilobytes.
 //   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
 //     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
-//     costs 120 bytes of record plus 32 to 64 bytes of tables, an order slot
+//     costs 120 bytes of record plus 36 to 68 bytes of indexes, an order slot
 //     128 bytes (two cache lines). The memory is reserved at start-up and
 //     holds no pointers (the garbage collector never scans it); the
 //     operating system backs it as it is touched.

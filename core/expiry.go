@@ -32,7 +32,7 @@ func (m *Matcher) endOfDay() {
 		oi = next
 	}
 	orders := m.pool.orders
-	m.index.compact(
+	m.index.compact(m.lastOrderID,
 		func(ri recIdx) bool { return m.index.recs[ri].slot != noOrder },
 		func(from, to recIdx) { orders[m.index.recs[to].slot].rec = to },
 	)

@@ -195,7 +195,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		}
 	}
 	m.index.recsUsed = int(recs)
-	m.index.rebuild()
+	m.index.rebuild(m.lastOrderID)
 	if err := m.readOrders(sr); err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func (m *Matcher) resetState() {
 	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
 	m.index.recsUsed = 0
-	m.index.rebuild()
+	m.index.rebuild(0)
 	m.gtd.items = m.gtd.items[:0]
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()

@@ -129,9 +129,14 @@ func TestClOrdIndex(t *testing.T) {
 		t.Fatal("unknown keys found")
 	}
 	kept := 0
-	x.compact(func(ri recIdx) bool { return x.recs[ri].orderID%2 == 0 }, func(from, to recIdx) { kept++ })
+	x.compact(1099, func(ri recIdx) bool { return x.recs[ri].orderID%2 == 0 }, func(from, to recIdx) { kept++ })
 	if x.recsUsed != kept {
 		t.Fatalf("compaction kept %d records, reported %d", x.recsUsed, kept)
+	}
+	// The OrderIDs from 1100 − kept on are in the day's array, the others
+	// in the table of earlier days: both must answer.
+	if x.dayOrderID != 1100-uint64(kept) || x.dayOrderID <= 1000 {
+		t.Fatalf("the day's OrderIDs start at %d, want %d", x.dayOrderID, 1100-kept)
 	}
 	for ri := 0; ri < x.recsUsed; ri++ {
 		r := &x.recs[ri]
