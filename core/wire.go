@@ -56,9 +56,8 @@ func clOrdIDField(cmd []byte, at int) []byte {
 //	36  orderId u64
 //	44  execId u64
 //
-// then their own fields, in this order (the int64s one after another, which
-// the emit functions rely on when they write them at the first one's offset
-// plus 8, 16, ...), then the char arrays:
+// then their own fields, in this order (the emit functions write each at
+// its generated offset), then the char arrays:
 //
 //	OrderAccepted   priceTicks, qty, leavesQty, expireTimeNs; clOrdId, account
 //	Fill            tradeId, priceTicks, qty, lastPriceTicks, lastQty,
@@ -71,25 +70,23 @@ func clOrdIDField(cmd []byte, at int) []byte {
 //	                origClOrdId, account
 //
 // The report head's offsets are OrderAccepted's; the other three events have
-// the same (TestEventEncoding).
+// the same (TestEventEncoding). The emit functions write the other fields
+// at blockAt (where an event's block starts) plus their generated offsets.
 const (
+	blockAt                = venue.MessageHeaderSize
 	reportCauseSeqAt       = venue.MessageHeaderSize + venue.OrderAcceptedCauseSeqOffset
 	reportTimestampAt      = venue.MessageHeaderSize + venue.OrderAcceptedTimestampNsOffset
 	reportSessionAt        = venue.MessageHeaderSize + venue.OrderAcceptedSessionIdxOffset
 	reportTifAt            = venue.MessageHeaderSize + venue.OrderAcceptedTimeInForceOffset
 	reportOrderIDAt        = venue.MessageHeaderSize + venue.OrderAcceptedOrderIDOffset
 	reportExecIDAt         = venue.MessageHeaderSize + venue.OrderAcceptedExecIDOffset
-	acceptedPriceAt        = venue.MessageHeaderSize + venue.OrderAcceptedPriceTicksOffset
 	acceptedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderAcceptedClOrdIDOffset
 	acceptedAccountAt      = venue.MessageHeaderSize + venue.OrderAcceptedAccountOffset
-	fillTradeIDAt          = venue.MessageHeaderSize + venue.FillTradeIDOffset
 	fillClOrdIDAt          = venue.MessageHeaderSize + venue.FillClOrdIDOffset
 	fillAccountAt          = venue.MessageHeaderSize + venue.FillAccountOffset
-	cancelledPriceAt       = venue.MessageHeaderSize + venue.OrderCancelledPriceTicksOffset
 	cancelledClOrdIDAt     = venue.MessageHeaderSize + venue.OrderCancelledClOrdIDOffset
 	cancelledOrigClOrdIDAt = venue.MessageHeaderSize + venue.OrderCancelledOrigClOrdIDOffset
 	cancelledAccountAt     = venue.MessageHeaderSize + venue.OrderCancelledAccountOffset
-	replacedPriceAt        = venue.MessageHeaderSize + venue.OrderReplacedPriceTicksOffset
 	replacedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderReplacedClOrdIDOffset
 	replacedOrigClOrdIDAt  = venue.MessageHeaderSize + venue.OrderReplacedOrigClOrdIDOffset
 	replacedAccountAt      = venue.MessageHeaderSize + venue.OrderReplacedAccountOffset
