@@ -42,8 +42,9 @@ const (
 	claimTimeout        = 50 * time.Millisecond
 	// stopTimeout bounds the drain at the end of a run.
 	stopTimeout = 30 * time.Second
-	// sleepSlackNs: with pace "sleep", a command due sooner than this is
-	// published now rather than after a sleep that would overshoot anyway.
+	// sleepSlackNs: with pace "sleep" or "yield", the producer waits for a
+	// command due sooner than this on the clock, in a loop, rather than in a
+	// sleep that would overshoot anyway.
 	sleepSlackNs = 20_000
 	// Durable-wait backoff of the stand-in consumer, as in the gateway.
 	durableSpinTries  = 64
@@ -57,24 +58,36 @@ type Pace uint8
 const (
 	PaceSleep Pace = iota // sleep until due, then publish everything due
 	PaceSpin              // spin on the clock: on time, but burns a core
+	// PaceYield is PaceSleep whose short waits on the clock yield the
+	// processor at every check (runtime.Gosched). A producer that loops on
+	// the clock keeps the goroutine its publication woke (queued on the
+	// producer's processor) waiting until another processor steals it; a
+	// gateway goroutine blocks on its socket after publishing instead, and
+	// the woken goroutine runs at once.
+	PaceYield
 )
 
 func (p Pace) String() string {
-	if p == PaceSpin {
+	switch p {
+	case PaceSpin:
 		return "spin"
+	case PaceYield:
+		return "yield"
 	}
 	return "sleep"
 }
 
-// ParsePace reads "sleep" or "spin".
+// ParsePace reads "sleep", "spin" or "yield".
 func ParsePace(s string) (Pace, error) {
 	switch s {
 	case "sleep":
 		return PaceSleep, nil
 	case "spin":
 		return PaceSpin, nil
+	case "yield":
+		return PaceYield, nil
 	}
-	return 0, fmt.Errorf("pipeharness: unknown pace %q (sleep or spin)", s)
+	return 0, fmt.Errorf("pipeharness: unknown pace %q (sleep, spin or yield)", s)
 }
 
 // Config describes one run.
@@ -317,8 +330,11 @@ func (h *harness) produce() {
 		}
 		due := int64(float64(j) * intervalNs)
 		if wait := due - now; wait > 0 {
-			if h.cfg.Pace == PaceSleep && wait > sleepSlackNs {
+			switch {
+			case h.cfg.Pace != PaceSpin && wait > sleepSlackNs:
 				pace.Sleep(time.Duration(wait))
+			case h.cfg.Pace == PaceYield:
+				runtime.Gosched()
 			}
 			continue
 		}
