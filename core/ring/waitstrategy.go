@@ -47,8 +47,8 @@ const (
 	// consumer and a busy producer keep more goroutines on processors than
 	// there are processors, and the one left queued waits for the
 	// scheduler's 10 ms preemption. At 100,000 commands/s the pipeline's
-	// median went from 0.08-0.15 ms to 3-6 ms; at 1,000 and 10,000
-	// commands/s, where the consumers park anyway, the process took 1.2-2.3
+	// median went from 0.07-0.15 ms to 3-8 ms; at 1,000 and 10,000
+	// commands/s, where the consumers park anyway, the process took 1.2-2.1
 	// times the CPU and the median got 1.3-3 times worse (spinners hold the
 	// processors a woken goroutine needs). Such a spin pays only with a core
 	// for every spinning goroutine.
