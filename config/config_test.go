@@ -101,14 +101,18 @@ func TestLoadFile(t *testing.T) {
 	}
 }
 
-// The matcher's thread is locked unless configured otherwise.
+// The matcher's thread is locked when configured so, else only with the
+// busy-spin wait strategy.
 func TestMatcherThreadLocked(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		want bool
 	}{
-		{"", true},
+		{"", false},
+		{"[engine]\nwait_strategy = \"park\"\n", false},
+		{"[engine]\nwait_strategy = \"yield\"\n", false},
 		{"[engine]\nwait_strategy = \"spin\"\n", true},
+		{"[engine]\nlock_os_thread = true\n", true},
 		{"[engine]\nlock_os_thread = false\n", false},
 		{"[engine]\nwait_strategy = \"spin\"\nlock_os_thread = false\n", false},
 	} {

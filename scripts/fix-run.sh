@@ -12,7 +12,7 @@
 # on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
-# venue's default, locked), LOADTIME (a
+# venue's default, locked only with the spin wait strategy), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."

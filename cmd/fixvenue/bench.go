@@ -68,11 +68,14 @@ func cmdBenchPipeline(args []string) int {
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
-	lockOS := fs.Bool("lock-os-thread", true, "lock the matcher goroutine to its OS thread (the venue's default)")
+	lockOS := fs.Bool("lock-os-thread", false, "lock the matcher goroutine to its OS thread (default: as the venue does, only with --wait spin)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if !flagSet(fs, "lock-os-thread") {
+		*lockOS = *wait == "spin"
 	}
 	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
 	if err != nil {
@@ -304,4 +307,11 @@ func cmdBenchEcho(args []string) int {
 	<-sig
 	e.Close()
 	return 0
+}
+
+// flagSet says whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -31,8 +31,10 @@
 // Config.UnlockedMatcher says otherwise. The lock is a measured trade: waking
 // a parked goroutine locked to its thread costs a futex hand-off of that
 // thread (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core
-// VM), but a locked matcher is handed a processor as soon as it is woken,
-// where an unlocked one queues behind every other runnable goroutine, which
-// near saturation made tails several times worse (docs/benchmarks.md). A command's events are published together, once
-// the command is applied (and every eventPublishBatchMax events within one).
+// VM), while a locked matcher has a thread of its own. The venue locks it
+// only with the busy-spin wait strategy, the configuration for a machine with
+// a core to give the matcher; parking on shared cores it runs unlocked
+// (config.Engine.MatcherThreadLocked, docs/benchmarks.md). A command's
+// events are published together, once the command is applied (and every
+// eventPublishBatchMax events within one).
 package pipeline
