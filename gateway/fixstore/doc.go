@@ -12,18 +12,24 @@
 //	17      8     b
 //	25      n     payload (the FIX message bytes for kind 1)
 //
-// Every change is written with one write(2) as it happens. Data written this way
-// is in the kernel's page cache the moment write returns, so it survives the
-// process being killed (kill -9, a panic, an OOM kill): that is the crash this
-// store is built for. Surviving a power cut needs the data on disk; instead of an
-// fsync per message, a Syncer fdatasyncs every file written since its last pass,
-// once per interval (group commit: one fsync covers every message of every
-// session in that interval). The window of loss on a power cut is that interval.
-// Sent messages are also recoverable from the journal: every ExecutionReport is
+// Every change is written as it happens, straight into the file mapped shared
+// and writable (mmap): the bytes are in the kernel's page cache the moment the
+// copy ends, without a system call, so they survive the process being killed
+// (kill -9, a panic, an OOM kill): that is the crash this store is built for.
+// The file's blocks are reserved (fallocate) before they are mapped, 1 MiB at
+// first and then doubling by at most 32 MiB at a time, so that a full disk is
+// an error from the store, never a fault on a write to the mapping; Close cuts
+// the file back to its records. Surviving a power cut needs the data on disk;
+// instead of an fsync per message, a Syncer fdatasyncs every file written
+// since its last pass (which writes back the mapping's dirty pages), once per
+// interval (group commit: one fsync covers every message of every session in
+// that interval). The window of loss on a power cut is that interval. Sent
+// messages are also recoverable from the journal: every ExecutionReport is
 // derived from a journaled command.
 //
-// On open, the file is scanned; a torn or corrupt tail (the last write of a
-// killed process) is cut at the last good record. The newest sequence-number
+// On open, the file is scanned up to the first record that is not whole (a
+// torn write, or the zeros of space reserved by a process that did not
+// close the store), and cut there. The newest sequence-number
 // record and every later message rebuild the state.
 //
 // Limits: the store indexes the last MessagesMax sent messages per session for

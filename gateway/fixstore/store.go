@@ -1,6 +1,7 @@
 package fixstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,6 +24,13 @@ const (
 	DefaultFileBytesMax = 256 << 20
 	recordHeaderBytes   = 25
 	recordPayloadMax    = 1 << 24
+
+	// mapBytesMin is the first size of a store file's mapping; it doubles as
+	// the file fills, by at most mapGrowthMax at a time. The space is
+	// reserved on disk (fallocate) before it is mapped, so that a full disk is
+	// an error from appendRecord, never a fault on a write to the mapping.
+	mapBytesMin  = 1 << 20
+	mapGrowthMax = 32 << 20
 )
 
 const (
@@ -157,7 +165,8 @@ type Store struct {
 	path         string
 	opts         Options
 	f            *os.File
-	size         int64
+	mem          []byte // f mapped shared and writable; nil until the first append
+	size         int64  // bytes of records; the file beyond is reserved zeros
 	dirty        bool
 	nextSender   int
 	nextTarget   int
@@ -165,7 +174,6 @@ type Store struct {
 	window       []entry // ring of the last MessagesMax sent messages
 	windowHead   int     // index of the oldest entry
 	windowLen    int
-	scratch      []byte
 }
 
 func openStore(path string, opts Options) (*Store, error) {
@@ -174,7 +182,7 @@ func openStore(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, opts: opts, f: f, nextSender: 1, nextTarget: 1,
-		window: make([]entry, opts.MessagesMax), scratch: make([]byte, 0, 4096)}
+		window: make([]entry, opts.MessagesMax)}
 	if err := s.load(); err != nil {
 		f.Close()
 		return nil, err
@@ -232,16 +240,55 @@ func (s *Store) load() error {
 		off += 8 + int64(n)
 	}
 	if off < int64(len(data)) {
-		s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", int64(len(data))-off)
+		// Zeros after the records are space reserved by a process that did
+		// not close the store (a crash); anything else is a torn tail. Either
+		// way the file is cut, so that what is appended next can never run
+		// into the bytes of an older record.
+		if tail := data[off:]; bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }) >= 0 {
+			s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", len(tail))
+		}
 		if err := s.f.Truncate(off); err != nil {
 			return err
 		}
 	}
 	s.size = off
-	if _, err := s.f.Seek(off, io.SeekStart); err != nil {
-		return err
-	}
 	return nil
+}
+
+// reserve makes the mapping hold at least need bytes: it reserves the
+// file's blocks up to the new size, then maps the file again.
+func (s *Store) reserve(need int64) error {
+	if int64(len(s.mem)) >= need {
+		return nil
+	}
+	size := int64(len(s.mem))
+	for size < need {
+		size += min(max(size, mapBytesMin), mapGrowthMax)
+	}
+	fd := int(s.f.Fd())
+	err := syscall.Fallocate(fd, 0, 0, size)
+	if errors.Is(err, syscall.EOPNOTSUPP) {
+		// A file system without fallocate: extend the file sparsely. A full
+		// disk then shows as a fault on the write, as with any mapped file.
+		err = s.f.Truncate(size)
+	}
+	if err != nil {
+		return fmt.Errorf("fixstore: reserve %d bytes for %s: %w", size, s.path, err)
+	}
+	mem, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("fixstore: map %s: %w", s.path, err)
+	}
+	s.unmap()
+	s.mem = mem
+	return nil
+}
+
+func (s *Store) unmap() {
+	if s.mem != nil {
+		syscall.Munmap(s.mem)
+		s.mem = nil
+	}
 }
 
 func (s *Store) remember(seq int, offset int64, length int32) {
@@ -261,19 +308,18 @@ func (s *Store) appendRecord(kind byte, a, b uint64, payload []byte) error {
 		return fmt.Errorf("fixstore: message of %d bytes is too large", len(payload))
 	}
 	need := recordHeaderBytes + len(payload)
-	if cap(s.scratch) < need {
-		s.scratch = make([]byte, 0, need*2)
+	if err := s.reserve(s.size + int64(need)); err != nil {
+		return err
 	}
-	buf := s.scratch[:need]
+	// Written straight into the shared mapping: in the page cache, and so
+	// safe from the process dying, without a system call.
+	buf := s.mem[s.size : s.size+int64(need)]
 	binary.LittleEndian.PutUint32(buf[0:], uint32(need-8))
 	buf[8] = kind
 	binary.LittleEndian.PutUint64(buf[9:], a)
 	binary.LittleEndian.PutUint64(buf[17:], b)
 	copy(buf[25:], payload)
 	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(buf[8:], castagnoli))
-	if _, err := s.f.Write(buf); err != nil {
-		return err
-	}
 	s.size += int64(need)
 	s.dirty = true
 	return nil
@@ -442,10 +488,8 @@ func (s *Store) Refresh() error { return nil }
 func (s *Store) Reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unmap()
 	if err := s.f.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	s.size = 0
@@ -466,17 +510,23 @@ func (s *Store) compactLocked() error {
 	if err != nil {
 		return err
 	}
-	old, oldSize := s.f, s.size
+	old, oldSize, oldMem := s.f, s.size, s.mem
+	oldHead, oldLen := s.windowHead, s.windowLen
 	entries := make([]entry, 0, s.windowLen)
 	for i := 0; i < s.windowLen; i++ {
 		entries = append(entries, s.window[(s.windowHead+i)%len(s.window)])
 	}
-	s.f, s.size = nf, 0
+	s.f, s.size, s.mem = nf, 0, nil
 	s.windowHead, s.windowLen = 0, 0
 	fail := func(err error) error {
+		s.unmap()
 		nf.Close()
 		os.Remove(tmp)
-		s.f, s.size = old, oldSize
+		s.f, s.size, s.mem = old, oldSize, oldMem
+		s.windowHead, s.windowLen = oldHead, oldLen
+		for i, e := range entries {
+			s.window[(oldHead+i)%len(s.window)] = e
+		}
 		return fmt.Errorf("fixstore compact: %w", err)
 	}
 	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
@@ -504,6 +554,9 @@ func (s *Store) compactLocked() error {
 		d.Sync()
 		d.Close()
 	}
+	if oldMem != nil {
+		syscall.Munmap(oldMem)
+	}
 	old.Close()
 	return nil
 }
@@ -514,14 +567,19 @@ func (s *Store) closed() bool {
 	return s.f == nil
 }
 
-// Close implements quickfix.MessageStore. The file is synced before it is closed.
+// Close implements quickfix.MessageStore. The file is cut to its records
+// (the reserved space is given back) and synced before it is closed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Sync()
+	s.unmap()
+	err := s.f.Truncate(s.size)
+	if serr := s.f.Sync(); err == nil {
+		err = serr
+	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}

@@ -63,6 +63,7 @@ func TestTornTailIsCut(t *testing.T) {
 	}
 	path := filepath.Join(dir, fileName(sid))
 	full, _ := os.ReadFile(path)
+	full = full[:s.size] // the records, without the space reserved after them
 	// Cut the file at every offset inside the last two records: state must be the last complete one.
 	last2 := 2 * (recordHeaderBytes + len(msg(5)))
 	for cut := len(full) - 1; cut >= len(full)-last2; cut-- {
@@ -132,9 +133,11 @@ func TestCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, _ := os.Stat(filepath.Join(dir, fileName(sid)))
-	if st.Size() > 4096+1024 {
-		t.Fatalf("file grew to %d bytes despite compaction", st.Size())
+	if s.size > 4096+1024 {
+		t.Fatalf("records grew to %d bytes despite compaction", s.size)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, fileName(sid))); st.Size() > mapBytesMin {
+		t.Fatalf("file of %d bytes: compaction did not start a new, small reservation", st.Size())
 	}
 	r := open(t, dir, 8)
 	got, _ := r.GetMessages(1, 1000)
@@ -159,5 +162,112 @@ func TestSyncDirty(t *testing.T) {
 	a.IncrNextTargetMsgSeqNum()
 	if n, err := f.SyncDirty(); n != 2 || err != nil {
 		t.Fatalf("SyncDirty = %d, %v; want one fsync per written file", n, err)
+	}
+}
+
+// TestReservedSpace follows the file's reservation: records go into space
+// reserved ahead (the file is longer than its records while open), a store
+// reopened after a crash reads up to the first zero and takes the space over,
+// a mapping that fills is grown, and Close cuts the file to its records.
+func TestReservedSpace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, fileName(sid))
+	s := open(t, dir, 1<<16)
+	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(1, msg(1)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if st.Size() != mapBytesMin || s.size >= st.Size() {
+		t.Fatalf("file %d bytes for %d bytes of records, want %d reserved", st.Size(), s.size, mapBytesMin)
+	}
+	// The process dies: another store opens the file, zeros and all.
+	r := open(t, dir, 1<<16)
+	if r.NextSenderMsgSeqNum() != 2 || r.size != s.size {
+		t.Fatalf("reopened: next %d, %d bytes; want 2, %d", r.NextSenderMsgSeqNum(), r.size, s.size)
+	}
+	// Past the first reservation: the mapping grows and nothing is lost.
+	big := make([]byte, 64<<10)
+	for i := range big {
+		big[i] = 'x'
+	}
+	for i := 2; i <= 40; i++ {
+		if err := r.SaveMessageAndIncrNextSenderMsgSeqNum(i, append(msg(i), big...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.mem) <= mapBytesMin {
+		t.Fatalf("mapping of %d bytes after %d bytes of records", len(r.mem), r.size)
+	}
+	again := open(t, dir, 1<<16)
+	got, err := again.GetMessages(1, 40)
+	if err != nil || len(got) != 40 || string(got[39]) != string(append(msg(40), big...)) || again.NextSenderMsgSeqNum() != 41 {
+		t.Fatalf("after growth: %d messages, next %d, %v", len(got), again.NextSenderMsgSeqNum(), err)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() != again.size {
+		t.Fatalf("closed file of %d bytes, records %d", st.Size(), again.size)
+	}
+}
+
+// TestTornRecordBeforeReservedSpace: a record cut short by a crash, followed by
+// reserved zeros, is cut; the store keeps working and a reopen sees the new
+// records, not bytes of the torn one.
+func TestTornRecordBeforeReservedSpace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, fileName(sid))
+	s := open(t, dir, 100)
+	for i := 1; i <= 3; i++ {
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := s.size
+	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(4, msg(4)); err != nil {
+		t.Fatal(err)
+	}
+	// Tear record 4: zero its last bytes in the file (as if the crash came mid-copy).
+	data, _ := os.ReadFile(path)
+	for i := s.size - 5; i < s.size; i++ {
+		data[i] = 0
+	}
+	d2 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d2, fileName(sid)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, d2, 100)
+	if r.size != good || r.NextSenderMsgSeqNum() != 4 {
+		t.Fatalf("torn record kept: %d bytes (want %d), next %d", r.size, good, r.NextSenderMsgSeqNum())
+	}
+	if err := r.SaveMessageAndIncrNextSenderMsgSeqNum(4, msg(44)); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, d2, 100)
+	got, _ := again.GetMessages(4, 4)
+	if again.NextSenderMsgSeqNum() != 5 || len(got) != 1 || string(got[0]) != string(msg(44)) {
+		t.Fatalf("after the cut: next %d, %q", again.NextSenderMsgSeqNum(), got)
+	}
+}
+
+// BenchmarkSaveAndIncr is what QuickFIX/Go does for every message it sends and
+// receives: save a 250-byte message with its sequence number, then count an
+// inbound one.
+func BenchmarkSaveAndIncr(b *testing.B) {
+	f, err := NewFactory(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms, _ := f.Create(sid)
+	s := ms.(*Store)
+	m := make([]byte, 250)
+	b.ReportAllocs()
+	for i := 1; b.Loop(); i++ {
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, m); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.IncrNextTargetMsgSeqNum(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
