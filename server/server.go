@@ -429,6 +429,11 @@ func (s *Server) Close() error {
 		}
 		close(s.stopSync)
 		s.wg.Wait()
+		if s.stores != nil {
+			if err := s.stores.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if s.snaps != nil {
 			s.snaps.Close()
 		}

@@ -121,6 +121,25 @@ func (f *Factory) SyncDirty() (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// Close closes every store the factory has open: each is cut to its records,
+// synced and closed. QuickFIX/Go does not close its stores when an acceptor
+// stops, so the venue calls this once its sessions are stopped.
+func (f *Factory) Close() error {
+	f.mu.Lock()
+	list := make([]*Store, 0, len(f.stores))
+	for _, s := range f.stores {
+		list = append(list, s)
+	}
+	f.mu.Unlock()
+	var errs []error
+	for _, s := range list {
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // RunSyncer calls SyncDirty every interval until stop is closed, then once more.
 func (f *Factory) RunSyncer(interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
@@ -306,6 +325,9 @@ func (s *Store) remember(seq int, offset int64, length int32) {
 func (s *Store) appendRecord(kind byte, a, b uint64, payload []byte) error {
 	if len(payload) > recordPayloadMax-32 {
 		return fmt.Errorf("fixstore: message of %d bytes is too large", len(payload))
+	}
+	if s.f == nil {
+		return fmt.Errorf("fixstore: %s: store closed", s.path)
 	}
 	need := recordHeaderBytes + len(payload)
 	if err := s.reserve(s.size + int64(need)); err != nil {

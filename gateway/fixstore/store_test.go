@@ -271,3 +271,38 @@ func BenchmarkSaveAndIncr(b *testing.B) {
 		}
 	}
 }
+
+// TestFactoryClose: closing the factory cuts every store file to its records,
+// and a closed store refuses writes with an error.
+func TestFactoryClose(t *testing.T) {
+	dir := t.TempDir()
+	f, err := NewFactory(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []quickfix.SessionID{sid, {BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT2"}}
+	var stores []*Store
+	for _, id := range ids {
+		ms, err := f.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ms.(*Store)
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(1, msg(1)); err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		st, err := os.Stat(filepath.Join(dir, fileName(id)))
+		if err != nil || st.Size() != stores[i].size {
+			t.Fatalf("%s: file %v bytes (%v), records %d", id, st.Size(), err, stores[i].size)
+		}
+	}
+	if err := stores[0].IncrNextTargetMsgSeqNum(); err == nil {
+		t.Fatal("a closed store accepted a write")
+	}
+}
