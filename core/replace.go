@@ -53,15 +53,13 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 // cancelledQty is the leaves taken off the book; the quantity totals count the
 // replace as a reduction of the ordered quantity, not as a cancel.
 func (m *Matcher) replaceToFilled(oi orderIdx, clOrdID, origClOrdID *clOrdKey) {
-	m.removeOrder(oi)
+	m.removeOrder(oi) // while its leaves still count on its level
 	o := &m.pool.orders[oi]
 	removed := o.leavesQty
 	m.qty.orderedQty -= removed
-	o.qty = o.cumQty
-	o.leavesQty = 0
+	o.qty, o.leavesQty = o.cumQty, 0
 	m.emitCancelled(o, venue.CancelReasonReplacedToZero, venue.OrdStatusFilled, removed, clOrdID, origClOrdID)
-	m.index.recs[o.rec].keepState(o, venue.OrdStatusFilled)
-	m.pool.release(oi)
+	m.finish(oi, venue.OrdStatusFilled)
 }
 
 // amendOrder changes a live order's price, quantity and expiry once the
