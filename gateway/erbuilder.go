@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 
@@ -111,7 +112,8 @@ func (b *erBuilder) time(tag quickfix.Tag, ns int64) *erBuilder {
 	return b.close(time.Unix(0, ns).UTC().AppendFormat(b.open(tag), "20060102-15:04:05.000"))
 }
 
-func (b *erBuilder) symbol(uint32) *erBuilder {
+// symbol writes the report's instrument symbol.
+func (b *erBuilder) symbol() *erBuilder {
 	if b.inst != nil {
 		return b.str(tagSymbol, b.inst.Symbol)
 	}
@@ -156,7 +158,7 @@ func (b *erBuilder) message() *quickfix.Message {
 	for _, fd := range f {
 		out = append(out, b.body[fd.start:fd.end]...)
 	}
-	prefix := len(strconv.Itoa(int(f[0].tag))) + 1
-	m.Body.SetBytes(f[0].tag, out[prefix:len(out)-1])
+	value := bytes.IndexByte(out, '=') + 1 // after the first field's "tag="
+	m.Body.SetBytes(f[0].tag, out[value:len(out)-1])
 	return m
 }

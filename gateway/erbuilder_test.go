@@ -22,16 +22,23 @@ func withHeader(m *quickfix.Message) *quickfix.Message {
 	return m
 }
 
+// acmeGateway is a Gateway that knows one instrument, ACME (tick 0.01),
+// under the given id: enough for erBuilder.
+func acmeGateway(tb testing.TB, id uint32) *Gateway {
+	tb.Helper()
+	tick, err := decimal.ParseTick("0.01")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Gateway{byID: map[uint32]*Instrument{id: {ID: id, Symbol: "ACME", Tick: tick}}}
+}
+
 // TestERBuilderWire checks that an ExecutionReport written by erBuilder goes
 // on the wire byte for byte as the same report set field by field on a
 // quickfix.Message: fields in tag order, a repeated tag written once with its
 // last value, an empty byte field left out, BodyLength and CheckSum right.
 func TestERBuilderWire(t *testing.T) {
-	tick, err := decimal.ParseTick("0.01")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &Gateway{byID: map[uint32]*Instrument{7: {ID: 7, Symbol: "ACME", Tick: tick}}}
+	g := acmeGateway(t, 7)
 	ts := time.Date(2026, 11, 30, 15, 4, 5, 678_000_000, time.UTC).UnixNano()
 
 	for _, tc := range []struct {
@@ -41,7 +48,7 @@ func TestERBuilderWire(t *testing.T) {
 	}{
 		{"accepted", func(b *erBuilder) {
 			b.uint(tagOrderID, 12).bytes(tagClOrdID, []byte("c-1")).uint(tagExecID, 3).str(tagExecType, "0").
-				str(tagOrdStatus, "0").symbol(7).str(tagSide, "1").int(tagOrderQty, 10).price(tagPrice, 10010).
+				str(tagOrdStatus, "0").symbol().str(tagSide, "1").int(tagOrderQty, 10).price(tagPrice, 10010).
 				bytes(tagAccount, nil).int(tagLeavesQty, 10).str(tagCumQty, "0").avgPx(0, 0).time(tagTransactTime, ts)
 		}, map[quickfix.Tag]string{tagOrderID: "12", tagClOrdID: "c-1", tagExecID: "3", tagExecType: "0", tagOrdStatus: "0",
 			tagSymbol: "ACME", tagSide: "1", tagOrderQty: "10", tagPrice: "100.10", tagLeavesQty: "10", tagCumQty: "0",
@@ -82,13 +89,12 @@ func TestERBuilderWire(t *testing.T) {
 // TestERBuilderFieldsDoNotAllocate: the builder writes fields into its kept
 // buffer; only message() allocates.
 func TestERBuilderFieldsDoNotAllocate(t *testing.T) {
-	tick, _ := decimal.ParseTick("0.01")
-	g := &Gateway{byID: map[uint32]*Instrument{1: {ID: 1, Symbol: "ACME", Tick: tick}}}
+	g := acmeGateway(t, 1)
 	id := []byte("client-order-000001")
 	allocs := testing.AllocsPerRun(1000, func() {
 		b := g.newER(1)
 		b.uint(tagOrderID, 123456).bytes(tagClOrdID, id).uint(tagExecID, 99).str(tagExecType, "F").
-			symbol(1).int(tagOrderQty, 100).price(tagPrice, 10010).price(tagLastPx, 10010).int(tagLastQty, 5).
+			symbol().int(tagOrderQty, 100).price(tagPrice, 10010).price(tagLastPx, 10010).int(tagLastQty, 5).
 			avgPx(50050, 5).time(tagTransactTime, 1_796_000_000_123_456_789)
 	})
 	if allocs != 0 {
@@ -97,14 +103,13 @@ func TestERBuilderFieldsDoNotAllocate(t *testing.T) {
 }
 
 func BenchmarkERBuild(b *testing.B) {
-	tick, _ := decimal.ParseTick("0.01")
-	g := &Gateway{byID: map[uint32]*Instrument{1: {ID: 1, Symbol: "ACME", Tick: tick}}}
+	g := acmeGateway(b, 1)
 	id := []byte("client-order-000001")
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		bd := g.newER(1)
 		bd.uint(tagOrderID, uint64(i)).bytes(tagClOrdID, id).uint(tagExecID, uint64(i)).str(tagExecType, "F").
-			str(tagOrdStatus, "1").symbol(1).str(tagSide, "1").int(tagOrderQty, 100).str(tagOrdType, "2").
+			str(tagOrdStatus, "1").symbol().str(tagSide, "1").int(tagOrderQty, 100).str(tagOrdType, "2").
 			price(tagPrice, 10010).str(tagTimeInForce, "0").price(tagLastPx, 10010).int(tagLastQty, 5).
 			int(tagLeavesQty, 95).int(tagCumQty, 5).avgPx(50050, 5).uint(tagSecondaryExecID, 7).
 			time(tagTransactTime, 1_796_000_000_123_456_789)

@@ -220,8 +220,8 @@ func ordStatusChar(s venue.OrdStatus) string {
 }
 
 // orderCommon writes the order identity fields shared by every report.
-func (b *erBuilder) orderCommon(instID uint32, side venue.Side, ordType venue.OrdType, tif venue.TimeInForce, priceTicks, qty int64, account []byte) *erBuilder {
-	b.symbol(instID).str(tagSide, sideChar(side)).int(tagOrderQty, qty).str(tagOrdType, ordTypeChar(ordType))
+func (b *erBuilder) orderCommon(side venue.Side, ordType venue.OrdType, tif venue.TimeInForce, priceTicks, qty int64, account []byte) *erBuilder {
+	b.symbol().str(tagSide, sideChar(side)).int(tagOrderQty, qty).str(tagOrdType, ordTypeChar(ordType))
 	if ordType == venue.OrdTypeLimit {
 		b.price(tagPrice, priceTicks)
 	}
@@ -240,7 +240,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 	b := g.newER(e.InstrumentID())
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 		str(tagExecType, "0").str(tagOrdStatus, "0").
-		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs())
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tagExpireTime, e.ExpireTimeNs())
@@ -339,7 +339,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	b := g.newER(e.InstrumentID())
 	b.str(tagOrderID, "NONE").bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 		str(tagExecType, "8").str(tagOrdStatus, "8").
-		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tagLeavesQty, "0").str(tagCumQty, "0").str(tagAvgPx, "0").
 		int(tagOrdRejReason, int64(ordRejReason(e.Reason()))).str(tagText, RejectText(e.Reason())).
 		time(tagTransactTime, e.TimestampNs())
@@ -352,7 +352,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 	b := g.newER(e.InstrumentID())
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 		str(tagExecType, "F").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
-		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		price(tagLastPx, e.LastPriceTicks()).int(tagLastQty, e.LastQty()).
 		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		uint(tagSecondaryExecID, e.TradeID()).time(tagTransactTime, e.TimestampNs())
@@ -401,7 +401,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 	}
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).bytes(tagOrigClOrdID, e.OrigClOrdID()).
 		uint(tagExecID, e.ExecID()).str(tagExecType, execType).str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
-		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tagLeavesQty, "0").int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tagText, CancelText(e.Reason())).time(tagTransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
@@ -412,7 +412,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 	b := g.newER(e.InstrumentID())
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).bytes(tagOrigClOrdID, e.OrigClOrdID()).
 		uint(tagExecID, e.ExecID()).str(tagExecType, "5").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
-		orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		time(tagTransactTime, e.TimestampNs())
 	if e.PriorityLost() == venue.BooleanTypeTrue {
@@ -450,13 +450,13 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
 		b.str(tagOrderID, "NONE").bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-			str(tagExecType, "I").str(tagOrdStatus, "8").symbol(e.InstrumentID()).str(tagSide, sideChar(e.Side())).
+			str(tagExecType, "I").str(tagOrdStatus, "8").symbol().str(tagSide, sideChar(e.Side())).
 			str(tagLeavesQty, "0").str(tagCumQty, "0").str(tagAvgPx, "0").
 			int(tagOrdRejReason, 5).str(tagText, RejectText(venue.RejectReasonUnknownOrder))
 	} else {
 		b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 			str(tagExecType, "I").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
-			orderCommon(e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
 	}
 	b.time(tagTransactTime, e.TimestampNs())
