@@ -101,12 +101,7 @@ func (f *Factory) Lookup(id quickfix.SessionID) (*Store, bool) {
 // SyncDirty fdatasyncs every store written since the previous call and returns
 // how many files it synced. It is the group commit of the store.
 func (f *Factory) SyncDirty() (int, error) {
-	f.mu.Lock()
-	list := make([]*Store, 0, len(f.stores))
-	for _, s := range f.stores {
-		list = append(list, s)
-	}
-	f.mu.Unlock()
+	list := f.openStores()
 	n := 0
 	var errs []error
 	for _, s := range list {
@@ -121,16 +116,23 @@ func (f *Factory) SyncDirty() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// Close closes every store the factory has open: each is cut to its records,
-// synced and closed. QuickFIX/Go does not close its stores when an acceptor
-// stops, so the venue calls this once its sessions are stopped.
-func (f *Factory) Close() error {
+// openStores returns the stores the factory has created, to work on them
+// without holding its lock.
+func (f *Factory) openStores() []*Store {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	list := make([]*Store, 0, len(f.stores))
 	for _, s := range f.stores {
 		list = append(list, s)
 	}
-	f.mu.Unlock()
+	return list
+}
+
+// Close closes every store the factory has open: each is cut to its records,
+// synced and closed. QuickFIX/Go does not close its stores when an acceptor
+// stops, so the venue calls this once its sessions are stopped.
+func (f *Factory) Close() error {
+	list := f.openStores()
 	var errs []error
 	for _, s := range list {
 		if err := s.Close(); err != nil {
