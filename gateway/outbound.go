@@ -70,6 +70,10 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 			g.handOver()
 			g.dispatched.Store(causeOf(last))
 			own.Store(end)
+			// The next chunk may wait for durability before this loop's
+			// next WaitFor: wake the matcher now if it waits for the space
+			// just freed.
+			events.Wake()
 			next = end + 1
 		}
 	}

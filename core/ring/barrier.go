@@ -51,9 +51,10 @@ func (r *Ring) NewBarrier(deps ...*Sequence) *Barrier {
 func (b *Barrier) WaitFor(seq int64) (avail int64, err error) {
 	r := b.ring
 	// The caller has most likely just stored its own sequence: wake the
-	// consumers parked on it. One atomic load when nobody is parked.
-	if r.dependentSleepers.Load() != 0 {
-		r.wakeParked(true)
+	// consumers parked on it, and the producer if it is parked for space.
+	// One atomic load when nobody is parked.
+	if w := r.storeWaiters.Load(); w != 0 {
+		r.wakeStoreWaiters(w)
 	}
 	if !b.alerted.Load() {
 		if avail = b.available(seq); avail >= seq {
@@ -145,7 +146,7 @@ func (b *Barrier) park(seq int64) {
 	b.parked.Store(true)
 	r.sleepers.Add(1)
 	if hasDeps {
-		r.dependentSleepers.Add(1)
+		r.storeWaiters.Add(1)
 	}
 	if b.available(seq) < seq && !b.alerted.Load() && !r.closed.Load() {
 		b.timer.Reset(r.parkTimeout)
@@ -156,7 +157,7 @@ func (b *Barrier) park(seq int64) {
 		b.timer.Stop()
 	}
 	if hasDeps {
-		r.dependentSleepers.Add(-1)
+		r.storeWaiters.Add(-1)
 	}
 	r.sleepers.Add(-1)
 	b.parked.Store(false)

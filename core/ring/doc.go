@@ -91,8 +91,12 @@
 // locked to its OS thread: see pipeline.BenchmarkParkedWake), which is the
 // price of giving the cores back to the gateway; use BusySpin only on a machine with cores to
 // spare and pin the venue to them. Producers waiting for space use the same
-// tiers, but under SpinPark they sleep for short intervals (consumers do not
-// wake producers), because a full ring is already an overload.
+// tiers. Under SpinPark a single producer (the matcher on the event ring)
+// parks and is woken by the consumer whose Sequence frees the slot, at that
+// consumer's next WaitFor or Ring.Wake, by the same announce-then-re-check
+// protocol as a parked consumer; multiple producers (FIX sessions on the
+// command ring) sleep for short intervals instead, because a full command
+// ring is already an overload that ends in "system busy" rejects.
 //
 // # Limits
 //

@@ -21,7 +21,7 @@ func TestHotCountersSitOnTheirOwnCacheLines(t *testing.T) {
 		{"highWater", unsafe.Offsetof(r.highWater), unsafe.Offsetof(r.highWater) + 8},
 		{"gateCache", unsafe.Offsetof(r.gateCache), unsafe.Offsetof(r.gateCache) + 8},
 		{"single producer state", unsafe.Offsetof(r.single), unsafe.Offsetof(r.single) + unsafe.Sizeof(r.single)},
-		{"sleeper counters", unsafe.Offsetof(r.sleepers), unsafe.Offsetof(r.dependentSleepers) + 4},
+		{"sleeper counters", unsafe.Offsetof(r.sleepers), unsafe.Offsetof(r.storeWaiters) + 8},
 		{"busyCount and closed", unsafe.Offsetof(r.busyCount), unsafe.Offsetof(r.closed) + 1},
 	}
 	for i := 1; i < len(groups); i++ {

@@ -155,6 +155,14 @@ type Ring struct {
 	// before it announces itself: the exact window in which a publish would
 	// be lost if park did not re-check after announcing.
 	beforePark func()
+	// beforeSpacePark is beforePark for the single producer parking for
+	// space: a consumer that frees space in it sends no wake-up.
+	beforeSpacePark func()
+
+	// spaceWake carries a consumer's wake-up token to the single producer
+	// parked for space; spaceTimer bounds that park (created once, reused).
+	spaceWake  chan struct{}
+	spaceTimer *time.Timer
 
 	gates    atomic.Pointer[[]*Sequence] // copy-on-write; producers gate on these
 	barriers atomic.Pointer[[]*Barrier]  // copy-on-write; parked ones are woken
@@ -179,14 +187,18 @@ type Ring struct {
 		gateCache int64 // minimum gating sequence last seen
 	}
 	_ cacheLinePad
-	// sleepers counts parked consumers; dependentSleepers counts the parked
-	// consumers whose barrier has dependency sequences.
-	sleepers          atomic.Int32
-	dependentSleepers atomic.Int32
-	_                 cacheLinePad
-	busyCount         atomic.Int64
-	closed            atomic.Bool
-	_                 cacheLinePad
+	// sleepers counts parked consumers. storeWaiters says who waits for a
+	// consumer's Sequence to move: its low half counts the parked consumers
+	// whose barrier has dependency sequences, and it holds spaceWaiter
+	// while the single producer is parked for space (see parkForSpace).
+	// Both are written only around parks and read on every publish and
+	// WaitFor.
+	sleepers     atomic.Int32
+	storeWaiters atomic.Int64
+	_            cacheLinePad
+	busyCount    atomic.Int64
+	closed       atomic.Bool
+	_            cacheLinePad
 }
 
 // New allocates a ring. All memory the ring will ever use is allocated here.
@@ -203,6 +215,11 @@ func New(cfg Config) (*Ring, error) {
 		wait:         cfg.Wait,
 		claimTimeout: cfg.ClaimTimeout,
 		parkTimeout:  parkTimeoutDefault,
+	}
+	if cfg.Producer == SingleProducer {
+		r.spaceWake = make(chan struct{}, 1)
+		r.spaceTimer = time.NewTimer(time.Hour)
+		r.spaceTimer.Stop()
 	}
 	r.highWater.Store(-1)
 	r.gateCache.Store(-1)
@@ -366,7 +383,7 @@ func (r *Ring) claimSingle(n int64) (int64, error) {
 				r.single.gateCache = lowest
 				break
 			}
-			if err := w.step(r); err != nil {
+			if err := w.step(r, wrapPoint); err != nil {
 				return -1, err
 			}
 		}
@@ -387,7 +404,7 @@ func (r *Ring) claimMulti(n int64) (int64, error) {
 		if wrapPoint > r.gateCache.Load() {
 			lowest := minimumSequence(*r.gates.Load(), current)
 			if wrapPoint > lowest {
-				if err := w.step(r); err != nil {
+				if err := w.step(r, wrapPoint); err != nil {
 					return -1, err
 				}
 				continue
@@ -402,6 +419,61 @@ func (r *Ring) claimMulti(n int64) (int64, error) {
 	}
 }
 
+// parkForSpace parks the single producer until a consumer frees the slot of
+// wrapPoint, the deadline, Close or the park timeout. It follows the
+// consumers' park protocol the other way round: the producer announces
+// itself (storeWaiters, a sequentially consistent add) and then re-checks
+// the gating sequences; a consumer stores its Sequence and then, at its next
+// WaitFor (or Ring.Wake), reads storeWaiters and sends a token. In any
+// interleaving one of the two sees the other, so the wake-up cannot be lost.
+// A sleep instead would last much longer than asked: a Go timer shorter
+// than a millisecond waits a whole millisecond when the process is otherwise
+// idle (the runtime's poller sleeps in milliseconds).
+func (r *Ring) parkForSpace(wrapPoint int64, deadline time.Time) {
+	if r.beforeSpacePark != nil {
+		r.beforeSpacePark()
+	}
+	r.storeWaiters.Add(spaceWaiter)
+	if minimumSequence(*r.gates.Load(), r.single.next) < wrapPoint && !r.closed.Load() {
+		if d := min(time.Until(deadline), r.parkTimeout); d > 0 {
+			r.spaceTimer.Reset(d)
+			select {
+			case <-r.spaceWake:
+			case <-r.spaceTimer.C:
+			}
+			r.spaceTimer.Stop()
+		}
+	}
+	r.storeWaiters.Add(-spaceWaiter)
+}
+
+// spaceWaiter is storeWaiters' mark of the single producer parked for space.
+const spaceWaiter = 1 << 32
+
+// wakeStoreWaiters wakes whoever storeWaiters (w, non-zero) says waits for a
+// consumer's Sequence: the parked consumers with dependencies and the
+// producer parked for space. It is the cold path of WaitFor and Wake, so it
+// is kept out of line.
+//
+//go:noinline
+func (r *Ring) wakeStoreWaiters(w int64) {
+	if w&(spaceWaiter-1) != 0 {
+		r.wakeParked(true)
+	}
+	if w >= spaceWaiter {
+		r.wakeProducer()
+	}
+}
+
+// wakeProducer leaves a wake-up token for the single producer parked for
+// space, unless one is already waiting.
+func (r *Ring) wakeProducer() {
+	select {
+	case r.spaceWake <- struct{}{}:
+	default:
+	}
+}
+
 // spaceWait tracks one producer's wait for space: how often it has tried and
 // when it must give up.
 type spaceWait struct {
@@ -409,8 +481,9 @@ type spaceWait struct {
 	deadline time.Time
 }
 
-// step waits once, or returns ErrClosed or ErrBusy (counting the latter).
-func (w *spaceWait) step(r *Ring) error {
+// step waits once for the slot of wrapPoint to be freed, or returns
+// ErrClosed or ErrBusy (counting the latter).
+func (w *spaceWait) step(r *Ring, wrapPoint int64) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
@@ -424,7 +497,11 @@ func (w *spaceWait) step(r *Ring) error {
 		r.busyCount.Add(1)
 		return ErrBusy
 	}
-	r.wait.producerStep(w.tries)
+	if r.wait == SpinPark && r.mode == SingleProducer && w.tries >= spinTriesMax {
+		r.parkForSpace(wrapPoint, w.deadline)
+	} else {
+		r.wait.producerStep(w.tries)
+	}
 	w.tries++
 	return nil
 }
@@ -488,14 +565,15 @@ func (r *Ring) panicPublishOrder(lo, hi int64) {
 		lo, hi, r.single.next, r.single.published))
 }
 
-// Wake wakes parked consumers whose barrier has dependency sequences. A
-// consumer that stores a Sequence some barrier of this ring depends on, and
-// that does not call WaitFor on this ring right afterwards (WaitFor does this
-// itself), calls Wake so the dependent consumer does not sleep out its park
+// Wake wakes parked consumers whose barrier has dependency sequences, and
+// the single producer parked for space. A consumer that stores a Sequence
+// some barrier of this ring depends on, or that gates this ring, and that
+// does not call WaitFor on this ring right afterwards (WaitFor does this
+// itself), calls Wake so that the waiter does not sleep out its park
 // timeout. It costs one atomic load when nobody is parked.
 func (r *Ring) Wake() {
-	if r.dependentSleepers.Load() != 0 {
-		r.wakeParked(true)
+	if w := r.storeWaiters.Load(); w != 0 {
+		r.wakeStoreWaiters(w)
 	}
 }
 
@@ -526,6 +604,9 @@ func (r *Ring) Close() {
 	r.closed.Store(true)
 	for _, b := range *r.barriers.Load() {
 		b.signal()
+	}
+	if r.mode == SingleProducer {
+		r.wakeProducer()
 	}
 }
 

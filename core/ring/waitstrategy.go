@@ -16,8 +16,10 @@ type WaitStrategy uint8
 const (
 	// SpinPark spins briefly, then parks: a consumer sleeps on its own channel until a producer wakes it
 	// (producers look at one atomic counter after each publish and only do
-	// work when somebody sleeps) or until a short timeout passes; a producer
-	// waiting for space sleeps for short intervals.
+	// work when somebody sleeps) or until a short timeout passes. A single
+	// producer waiting for space parks the same way and is woken by the
+	// consumer that frees it; multiple producers waiting for space sleep for
+	// short intervals.
 	SpinPark WaitStrategy = iota
 	// SpinYield spins briefly, then calls runtime.Gosched in a loop. It never
 	// sleeps, so an idle waiter keeps a core busy, but it lets other
@@ -66,9 +68,12 @@ const (
 	// dependency sequence stored by a goroutine that never calls into this
 	// ring afterwards (see Ring.Wake).
 	parkTimeoutDefault = time.Millisecond
-	// spaceSleepNs is how long a producer that waits for space sleeps between
-	// checks under SpinPark. Consumers do not wake producers, so this is the
-	// extra latency a producer may see once a full ring drains.
+	// spaceSleepNs is how long one of several producers that wait for space
+	// sleeps between checks under SpinPark (a single producer parks and is
+	// woken instead, see Ring.parkForSpace). Consumers do not wake multiple
+	// producers, so this is the extra latency such a producer may see once
+	// a full ring drains; when the process is otherwise idle Go's timers
+	// round it up to a millisecond.
 	spaceSleepNs = 50 * time.Microsecond
 	// deadlineCheckEvery is how many busy-spin tries pass between two reads of
 	// the clock while a producer waits for space under BusySpin.
