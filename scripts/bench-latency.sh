@@ -18,7 +18,7 @@ JOURNALS=${JOURNALS:-"off on"}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 MIX=${MIX:-passive}
-PACE=${PACE:-sleep}
+PACE=${PACE:-yield}
 RUN_GRACE=${RUN_GRACE:-120}
 
 cd "$(dirname "$0")/.."

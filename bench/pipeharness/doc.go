@@ -24,17 +24,18 @@
 // part of a latency quantile is the pipeline's own, so the result also gives
 // the latency of the same commands from their publication (the producer
 // stores each publication instant in a side table indexed by command
-// sequence). Pace "sleep" sleeps until the
-// next due time and then publishes every command already due, but waits of
-// less than sleepSlackNs (every wait at 100,000 commands/s) loop on the
-// clock; pace "spin" burns a core to publish each command on time, which is
-// only sensible on a machine with cores to spare. Both loops hold the
-// producer's processor, and the goroutine a publication woke is queued on
-// that processor until another one steals it: on two cores that wait was
-// most of the pipeline's median at 100,000 commands/s (docs/benchmarks.md).
-// Pace "yield" is "sleep" whose loop yields at every check, as a gateway
-// goroutine that blocks on its socket after publishing gives its processor
-// to the goroutine it woke.
+// sequence). Pace "yield", the default, sleeps until the next due time and
+// then publishes every command already due; waits of less than
+// sleepSlackNs (every wait at 100,000 commands/s) loop on the clock and
+// yield the processor at every check, as a gateway goroutine that blocks on
+// its socket after publishing gives its processor to the goroutine it woke.
+// Pace "sleep" loops on the clock without yielding, and pace "spin" burns a
+// core to publish each command on time (long waits too), which is only
+// sensible on a machine with cores to spare. Both hold the producer's
+// processor, and the goroutine a publication woke is queued on that
+// processor until another one steals it: on two cores that wait was most of
+// the pipeline's median at 100,000 commands/s (docs/benchmarks.md), a cost
+// of the producer, not of the pipeline.
 //
 // With rate 0 the producer publishes as fast as the ring accepts: the
 // result is a throughput (commands per second), and the "latency" is then

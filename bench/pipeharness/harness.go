@@ -56,25 +56,29 @@ const (
 type Pace uint8
 
 const (
-	PaceSleep Pace = iota // sleep until due, then publish everything due
-	PaceSpin              // spin on the clock: on time, but burns a core
-	// PaceYield is PaceSleep whose short waits on the clock yield the
-	// processor at every check (runtime.Gosched). A producer that loops on
-	// the clock keeps the goroutine its publication woke (queued on the
-	// producer's processor) waiting until another processor steals it; a
-	// gateway goroutine blocks on its socket after publishing instead, and
-	// the woken goroutine runs at once.
-	PaceYield
+	// PaceYield, the default, sleeps until a command is due and yields the
+	// processor at every check of the short waits on the clock
+	// (runtime.Gosched). The goroutine a publication wakes is queued on the
+	// producer's processor and runs as soon as the producer lets go of it,
+	// as it does behind a gateway goroutine, which blocks on its socket
+	// after publishing.
+	PaceYield Pace = iota
+	// PaceSleep is PaceYield whose short waits loop on the clock without
+	// yielding: the goroutine its publication woke waits until another
+	// processor steals it (tens of microseconds here), which no producer of
+	// the venue does to the matcher.
+	PaceSleep
+	PaceSpin // spin on the clock, long waits too: on time, but burns a core
 )
 
 func (p Pace) String() string {
 	switch p {
 	case PaceSpin:
 		return "spin"
-	case PaceYield:
-		return "yield"
+	case PaceSleep:
+		return "sleep"
 	}
-	return "sleep"
+	return "yield"
 }
 
 // ParsePace reads "sleep", "spin" or "yield".

@@ -39,7 +39,7 @@ func TestRunCompletesEveryCommand(t *testing.T) {
 		{"journal none, yield", func(c *Config) { c.Journal, c.Fsync, c.Wait = true, journal.PolicyNone, ring.SpinYield }},
 		{"cross", func(c *Config) { c.Mix = MixCross }},
 		{"mixed, spin pace", func(c *Config) { c.Mix, c.Pace = MixMixed, PaceSpin }},
-		{"yield pace, matcher unlocked", func(c *Config) { c.Pace, c.UnlockedMatcher = PaceYield, true }},
+		{"sleep pace, matcher unlocked", func(c *Config) { c.Pace, c.UnlockedMatcher = PaceSleep, true }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

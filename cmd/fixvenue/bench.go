@@ -63,7 +63,7 @@ func cmdBenchPipeline(args []string) int {
 	fsync := fs.String("fsync", "batch", "journal policy when on: batch | none")
 	journalDir := fs.String("journal-dir", "", "journal directory (default: a temporary one, removed afterwards)")
 	mix := fs.String("mix", "passive", "passive | cross | mixed")
-	pace := fs.String("pace", "sleep", "producer pacing: sleep | spin | yield (sleep, but the short waits on the clock yield the processor)")
+	pace := fs.String("pace", "yield", "producer pacing: yield (sleep until due; short waits on the clock yield the processor, as a gateway goroutine gives it up after publishing) | sleep (short waits loop on the clock without yielding) | spin")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
