@@ -19,7 +19,11 @@
 // of sequentially consistent operations: a consumer announces itself (sleepers
 // counter) and then re-checks the publication, a producer stores the
 // publication and then reads the sleepers counter; in any interleaving at
-// least one of the two sees the other, so a wake-up cannot be lost.
+// least one of the two sees the other, so a wake-up cannot be lost. Waiting
+// for a Sequence to move is the same protocol the other way round: a parked
+// dependent consumer or the single producer parked for space announces
+// itself in storeWaiters and re-checks the sequences, and the consumer that
+// stores its Sequence reads storeWaiters at its next WaitFor or Wake.
 
 package ring
 
