@@ -13,7 +13,8 @@
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
 # venue's default, locked only with the spin wait strategy), LOADTIME (a
-# command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU).
+# command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU),
+# ENGINE_EXTRA (more lines for the [engine] table, e.g. "event_ring_slots = 1024").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { echo "usage: $0 WAIT FSYNC RATE SESSIONS" >&2; exit 2; }
@@ -29,6 +30,7 @@ fsync = "$fsync"
 [engine]
 wait_strategy = "$wait"
 ${LOCK:+lock_os_thread = $LOCK}
+${ENGINE_EXTRA:-}
 [session_defaults]
 orders_per_second_reject = 0
 cancels_per_second_reject = 0
