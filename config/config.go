@@ -19,6 +19,11 @@ import (
 const (
 	SessionsMax    = 4096
 	InstrumentsMax = 65535
+	// EventRingSlotsMin is the smallest event ring: the matcher publishes
+	// a long command's events every 64, and consumers hand events out in
+	// whole commands until half the ring waits (marketdata.RingSource), so
+	// a ring of a few hundred slots is the least that always moves.
+	EventRingSlotsMin = 256
 )
 
 //go:embed default.toml
@@ -331,6 +336,8 @@ func (c *Config) validate() error {
 	}
 	if !isPow2(c.Engine.EventRingSlots) {
 		add("engine.event_ring_slots: %d is not a power of two", c.Engine.EventRingSlots)
+	} else if c.Engine.EventRingSlots < EventRingSlotsMin {
+		add("engine.event_ring_slots: %d is below %d", c.Engine.EventRingSlots, EventRingSlotsMin)
 	}
 	if c.Engine.ClaimTimeout.Duration < 0 {
 		add("engine.claim_timeout: must not be negative")

@@ -69,6 +69,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[fix]\nadr = \"x\"", "fix.adr"},
 		{"[engine]\nwait_strategy = \"sleep\"", "engine.wait_strategy"},
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
+		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
 		{"[journal]\nfsync = \"always\"", "journal.fsync"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},

@@ -57,9 +57,12 @@
 // The feed must only publish events of durable commands (invariant 3):
 // RingSource hands out events whose causeSeq is at most a watermark the
 // pipeline provides (durable and completely applied commands), which also
-// makes every batch end on a command boundary. With batches that end inside
-// a command the books stay exact; only an order that rests can be shown
-// early (EndBatch).
+// makes every batch end on a command boundary. The one exception is a
+// command with more events than half the ring (a mass cancel or end of day
+// over very many orders): its durable events are handed out before it ends,
+// since the matcher cannot end it until the feed frees ring space. With
+// batches that end inside a command the books stay exact; only an order that
+// rests can be shown early (EndBatch).
 //
 // # Clients and the gateway
 //

@@ -33,11 +33,22 @@ type EventSource interface {
 // the feed never shows the intermediate state of a command. With the
 // pipeline: min(Durable().Load(), SeqBase()+MatcherSequence()). A nil
 // CommandsReady hands out whatever the barrier allows (tests, tools).
+//
+// Durable, when set, gives the highest durable command seq. It keeps a
+// command with more events than the ring holds (a mass cancel, an end of
+// day or a sweep over hundreds of thousands of orders) from stalling the
+// venue: the matcher would wait for ring space that only this consumer can
+// free, and this consumer would wait for the command to end. When at least
+// half the ring holds events that CommandsReady does not allow yet, the
+// durable ones are handed out before their command ends. Durability is
+// never waived, and the books stay exact across a batch that ends inside a
+// command (Tracker.EndBatch); only such a command shows in parts.
 type RingSource struct {
 	Ring          *ring.Ring
 	Barrier       *ring.Barrier
 	Sequence      *ring.Sequence
 	CommandsReady func() int64
+	Durable       func() int64
 }
 
 // readyPollNs bounds the sleep while waiting for durability: about a tenth
@@ -54,11 +65,12 @@ func (s RingSource) WaitFor(seq int64) (int64, error) {
 		if err != nil || s.CommandsReady == nil {
 			return avail, err
 		}
-		ready := s.CommandsReady()
-		// Events are in causeSeq order: find the last one that is ready.
-		for ; avail >= seq; avail-- {
-			if int64(causeSeqOf(s.Ring.Slot(avail))) <= ready {
-				return avail, nil
+		if last := s.lastCausedBy(seq, avail, s.CommandsReady()); last >= seq {
+			return last, nil
+		}
+		if s.Durable != nil && avail-seq+1 >= int64(s.Ring.Slots()/2) {
+			if last := s.lastCausedBy(seq, avail, s.Durable()); last >= seq {
+				return last, nil
 			}
 		}
 		if s.Barrier.Alerted() {
@@ -70,6 +82,18 @@ func (s RingSource) WaitFor(seq int64) (int64, error) {
 			time.Sleep(readyPollNs)
 		}
 	}
+}
+
+// lastCausedBy returns the highest sequence in [seq, avail] whose event's
+// causeSeq is at most watermark, or seq-1 when there is none. Events are in
+// causeSeq order, so it searches from the end.
+func (s RingSource) lastCausedBy(seq, avail, watermark int64) int64 {
+	for ; avail >= seq; avail-- {
+		if int64(causeSeqOf(s.Ring.Slot(avail))) <= watermark {
+			return avail
+		}
+	}
+	return seq - 1
 }
 
 // causeSeqOf reads an event's causeSeq: by the schema's convention every

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // TestFeedRunsOnTheEventRing: Feed.Run consumes the event ring through a
@@ -70,6 +72,89 @@ func TestFeedRunsOnTheEventRing(t *testing.T) {
 			t.Fatalf("released up to %d, published %d", consumed.Load(), published)
 		}
 	}
+	barrier.Alert()
+	if err := <-done; !errors.Is(err, ring.ErrAlerted) {
+		t.Fatalf("Run returned %v", err)
+	}
+}
+
+// TestCommandLargerThanTheRingDoesNotStall: a mass cancel with more events
+// than the event ring has slots. The producer (standing in for the matcher)
+// can only finish publishing the command once the feed releases some of its
+// events, so the feed must take durable events of a command that has not
+// ended; without that both wait for each other and the claim times out. The
+// books must come out exact.
+func TestCommandLargerThanTheRingDoesNotStall(t *testing.T) {
+	const slots = 64
+	r, err := ring.New(ring.Config{Slots: slots, SlotSize: 256, Producer: ring.SingleProducer, ClaimTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumed := ring.NewSequence(-1)
+	r.AddGatingSequences(consumed)
+	barrier := r.NewBarrier()
+	var ready, durable atomic.Int64
+	conn := udpSink(t)
+	defer conn.Close()
+	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- fx.feed.Run(RingSource{Ring: r, Barrier: barrier, Sequence: consumed, CommandsReady: ready.Load, Durable: durable.Load})
+	}()
+
+	sim := newVenueSim(t, 62)
+	var published uint64
+	publish := func(events *core.BufferSink) error {
+		for _, ev := range events.All() {
+			seq, slot, err := r.Claim()
+			if err != nil {
+				return err
+			}
+			copy(slot, ev)
+			r.Publish(seq)
+			published++
+		}
+		return nil
+	}
+	// Commands are durable before the matcher is done with them (the
+	// journal and the matcher run side by side), and ready once both hold.
+	for i := 0; len(sim.live) < 2*slots; i++ {
+		if i == 5000 {
+			t.Fatalf("only %d resting orders after %d commands", len(sim.live), i)
+		}
+		events := sim.apply(sim.newOrder)
+		durable.Store(int64(sim.seq))
+		if err := publish(events); err != nil {
+			t.Fatalf("command %d: %v", sim.seq, err)
+		}
+		ready.Store(int64(sim.seq))
+	}
+	events := sim.apply(func() []byte {
+		var c venue.MassCancel
+		sim.must(c.WrapEncode(sim.cmd[:], 0))
+		c.SetSeq(sim.seq)
+		c.SetTimestampNs(sim.nowNs)
+		c.SetSessionIdx(1)
+		c.SetFilterSessionIdx(0xFFFF) // every session, instrument and side
+		c.SetMassCancelRequestType(7)
+		sim.must(c.SetClOrdIDString(sim.newClOrdID()))
+		return sim.cmd[:c.EncodedLength()]
+	})
+	if events.Len() <= slots {
+		t.Fatalf("the mass cancel has %d events, want more than the ring's %d slots", events.Len(), slots)
+	}
+	durable.Store(int64(sim.seq))
+	if err := publish(events); err != nil {
+		t.Fatalf("publishing the %d events of one command through %d slots: %v (the feed waited for the command to end)",
+			events.Len(), slots, err)
+	}
+	ready.Store(int64(sim.seq))
+	for deadline := time.Now().Add(10 * time.Second); fx.feed.Stats().Tracker.EventsApplied != published; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("feed applied %d events, want %d", fx.feed.Stats().Tracker.EventsApplied, published)
+		}
+	}
+	fx.feed.View(func(tr *Tracker, _ uint64) { compareWithMatcher(t, sim.m, tr, int(sim.seq)) })
 	barrier.Alert()
 	if err := <-done; !errors.Is(err, ring.ErrAlerted) {
 		t.Fatalf("Run returned %v", err)

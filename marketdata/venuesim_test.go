@@ -82,10 +82,16 @@ func (s *venueSim) must(err error) {
 // next applies one random command and returns its events (valid until the
 // next call).
 func (s *venueSim) next() *core.BufferSink {
+	return s.apply(s.randomCommand)
+}
+
+// apply advances the clock, applies the command that encode makes (it
+// stamps s.seq) and returns its events (valid until the next call).
+func (s *venueSim) apply(encode func() []byte) *core.BufferSink {
 	s.seq++
 	s.nowNs += 1000 + s.rng.Int64N(1_000_000)
 	s.sink.Reset()
-	cmd := s.randomCommand()
+	cmd := encode()
 	if err := s.m.Apply(cmd, s.sink); err != nil {
 		s.t.Fatalf("matcher refused command %d: %v", s.seq, err)
 	}

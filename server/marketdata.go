@@ -92,7 +92,8 @@ func (s *Server) startFeed() {
 				return d
 			}
 			return applied
-		}}
+		},
+		Durable: p.Durable().Load}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopFeed = cancel
 	s.wg.Add(2)
