@@ -1,10 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/fixtests/fixclient"
 )
 
@@ -70,5 +73,62 @@ func TestFIXMarketData(t *testing.T) {
 	}
 	if !strings.Contains(snap.String(), "269=0|270=99.50|271=7|346=1") {
 		t.Fatalf("snapshot: %s", snap)
+	}
+}
+
+// TestMassCancelLargerThanTheEventRing: with market data on and the smallest
+// event ring, a mass cancel with more events than the ring holds. The feed
+// must take the command's durable events before the command ends, or the
+// matcher waits for ring space forever and trading stops: every cancel and
+// the report must arrive, and the market data must show the empty book.
+func TestMassCancelLargerThanTheEventRing(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Engine.EventRingSlots = config.EventRingSlotsMin
+	cfg.MarketData.Enabled = true
+	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
+	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	orders := 2 * config.EventRingSlotsMin
+	for i := 0; i < orders; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: fmt.Sprintf("%d.%02d", 91+i/100, i%100)})
+	}
+	if _, err := c.Expect(readWait, "8", map[int]string{11: fmt.Sprintf("o%d", orders-1), 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send("q", fixclient.F(11, "mc"), fixclient.F(530, "7"), fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := 0
+	for cancelled < orders {
+		if _, err := c.Expect(readWait, "8", map[int]string{150: "4"}); err != nil {
+			t.Fatalf("%d of %d cancels arrived: %v", cancelled, orders, err)
+		}
+		cancelled++
+	}
+	if _, err := c.Expect(readWait, "r", map[int]string{11: "mc", 533: fmt.Sprint(orders)}); err != nil {
+		t.Fatal(err)
+	}
+	// The feed catches up with the answers shortly after them.
+	for deadline := time.Now().Add(readWait); ; time.Sleep(10 * time.Millisecond) {
+		if err := c.Send("V", fixclient.F(262, "snap"), fixclient.F(263, "0"), fixclient.F(264, "5"),
+			fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.Expect(readWait, "W", map[int]string{262: "snap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Get(268) == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the market data book still has %s entries after the mass cancel: %s", w.Get(268), w)
+		}
 	}
 }
