@@ -30,7 +30,10 @@
 // rejected past their limits, the session logged out past its message limit),
 // cancel-on-disconnect through a journaled SessionDisconnected command.
 //
-// Limits: OutboundQueueMax messages per session; statusReqsMax pending
+// Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
+// 65,536): a command that answers one session more than that at once, a mass
+// cancel of more resting orders, disconnects the session, whose answers then
+// wait in its store for the next logon; statusReqsMax pending
 // OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema
 // (36 and 16 characters), refused beyond. Prometheus metrics are named
 // fixvenue_*; nothing here logs message contents, so passwords never reach a log.

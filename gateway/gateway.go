@@ -39,6 +39,11 @@ type Config struct {
 	Sessions    []SessionConfig // a session's index in this slice is its sessionIdx in commands
 	// OutboundQueueMax bounds the messages waiting for one session's connection;
 	// past it the session is disconnected (its client is not reading).
+	// A single command can put many answers in one session's queue at once
+	// (a mass cancel answers every resting order of the session, faster than
+	// any connection takes them), so the bound must exceed the largest such
+	// burst a client may cause: DefaultOutboundQueueMax. A client that stops
+	// reading is caught earlier by the FIX edge's outbound byte limit.
 	OutboundQueueMax int
 	// WriteWait bounds how long the sender waits for the connection to report a
 	// written message before sending the next one anyway. It must be long: a
@@ -98,6 +103,11 @@ type session struct {
 	lastCmd atomic.Int64
 }
 
+// DefaultOutboundQueueMax is the default bound of a session's outbound queue:
+// room for the answers to a mass cancel of 65,536 resting orders (a channel
+// of pointers, 512 KiB per session).
+const DefaultOutboundQueueMax = 1 << 16
+
 // ErrHalted is returned once the venue has failed-stop (journal or matcher failure).
 var ErrHalted = errors.New("venue halted")
 
@@ -107,7 +117,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %d sessions, want 1..65534", len(cfg.Sessions))
 	}
 	if cfg.OutboundQueueMax <= 0 {
-		cfg.OutboundQueueMax = 4096
+		cfg.OutboundQueueMax = DefaultOutboundQueueMax
 	}
 	if cfg.WriteWait <= 0 {
 		cfg.WriteWait = 5 * time.Second
