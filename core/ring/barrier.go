@@ -1,9 +1,6 @@
 package ring
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // Barrier is how one consumer waits for the ring: it tracks the ring's
 // publication and, optionally, other consumers' sequences the consumer must
@@ -12,8 +9,7 @@ import (
 type Barrier struct {
 	ring    *Ring
 	deps    []*Sequence
-	wake    chan struct{} // one-slot token channel: a parked WaitFor receives here
-	timer   *time.Timer   // park timeout, created once and reused so parking does not allocate
+	wake    wakeToken // a parked WaitFor waits here
 	_       cacheLinePad
 	parked  atomic.Bool
 	alerted atomic.Bool
@@ -26,12 +22,10 @@ type Barrier struct {
 // ring's life.
 func (r *Ring) NewBarrier(deps ...*Sequence) *Barrier {
 	b := &Barrier{
-		ring:  r,
-		deps:  append([]*Sequence(nil), deps...),
-		wake:  make(chan struct{}, 1),
-		timer: time.NewTimer(time.Hour),
+		ring: r,
+		deps: append([]*Sequence(nil), deps...),
+		wake: newWakeToken(),
 	}
-	b.timer.Stop()
 	r.setupMu.Lock()
 	defer r.setupMu.Unlock()
 	old := *r.barriers.Load()
@@ -149,12 +143,7 @@ func (b *Barrier) park(seq int64) {
 		r.storeWaiters.Add(1)
 	}
 	if b.available(seq) < seq && !b.alerted.Load() && !r.closed.Load() {
-		b.timer.Reset(r.parkTimeout)
-		select {
-		case <-b.wake:
-		case <-b.timer.C:
-		}
-		b.timer.Stop()
+		b.wake.wait(r.parkTimeout)
 	}
 	if hasDeps {
 		r.storeWaiters.Add(-1)
@@ -164,12 +153,7 @@ func (b *Barrier) park(seq int64) {
 }
 
 // signal leaves a wake-up token unless one is already waiting.
-func (b *Barrier) signal() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
+func (b *Barrier) signal() { b.wake.give() }
 
 // Alert makes the current and every later WaitFor return ErrAlerted, waking
 // the consumer if it is parked. Used to stop one consumer without closing the

@@ -41,7 +41,7 @@ func TestHotCountersSitOnTheirOwnCacheLines(t *testing.T) {
 	}
 
 	var b Barrier
-	header = unsafe.Offsetof(b.timer) + unsafe.Sizeof(b.timer) // read-only after NewBarrier
+	header = unsafe.Offsetof(b.wake) + unsafe.Sizeof(b.wake) // read-only after NewBarrier
 	flags := unsafe.Offsetof(b.parked)
 	if flags < header+cacheLinePadBytes || unsafe.Sizeof(b)-flags < cacheLinePadBytes {
 		t.Errorf("Barrier: parked/alerted at %d, fields before them end at %d, struct size %d: want %d bytes of padding on each side",

@@ -163,10 +163,9 @@ type Ring struct {
 	// space: a consumer that frees space in it sends no wake-up.
 	beforeSpacePark func()
 
-	// spaceWake carries a consumer's wake-up token to the single producer
-	// parked for space; spaceTimer bounds that park (created once, reused).
-	spaceWake  chan struct{}
-	spaceTimer *time.Timer
+	// spaceWake wakes the single producer parked for space (zero, so
+	// ignoring wake-ups, on a multi-producer ring).
+	spaceWake wakeToken
 
 	gates    atomic.Pointer[[]*Sequence] // copy-on-write; producers gate on these
 	barriers atomic.Pointer[[]*Barrier]  // copy-on-write; parked ones are woken
@@ -221,9 +220,7 @@ func New(cfg Config) (*Ring, error) {
 		parkTimeout:  parkTimeoutDefault,
 	}
 	if cfg.Producer == SingleProducer {
-		r.spaceWake = make(chan struct{}, 1)
-		r.spaceTimer = time.NewTimer(time.Hour)
-		r.spaceTimer.Stop()
+		r.spaceWake = newWakeToken()
 	}
 	r.highWater.Store(-1)
 	r.gateCache.Store(-1)
@@ -440,12 +437,7 @@ func (r *Ring) parkForSpace(wrapPoint int64, deadline time.Time) {
 	r.storeWaiters.Add(spaceWaiter)
 	if minimumSequence(*r.gates.Load(), r.single.next) < wrapPoint && !r.closed.Load() {
 		if d := min(time.Until(deadline), r.parkTimeout); d > 0 {
-			r.spaceTimer.Reset(d)
-			select {
-			case <-r.spaceWake:
-			case <-r.spaceTimer.C:
-			}
-			r.spaceTimer.Stop()
+			r.spaceWake.wait(d)
 		}
 	}
 	r.storeWaiters.Add(-spaceWaiter)
@@ -465,16 +457,7 @@ func (r *Ring) wakeStoreWaiters(w int64) {
 		r.wakeParked(true)
 	}
 	if w >= spaceWaiter {
-		r.wakeProducer()
-	}
-}
-
-// wakeProducer leaves a wake-up token for the single producer parked for
-// space, unless one is already waiting.
-func (r *Ring) wakeProducer() {
-	select {
-	case r.spaceWake <- struct{}{}:
-	default:
+		r.spaceWake.give()
 	}
 }
 
@@ -609,9 +592,7 @@ func (r *Ring) Close() {
 	for _, b := range *r.barriers.Load() {
 		b.signal()
 	}
-	if r.mode == SingleProducer {
-		r.wakeProducer()
-	}
+	r.spaceWake.give()
 }
 
 // Closed reports whether Close was called.
