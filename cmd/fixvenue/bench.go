@@ -16,6 +16,7 @@ import (
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/loadgen"
 	"github.com/fixvenue/fixvenue/bench/pipeharness"
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
 )
@@ -74,9 +75,11 @@ func cmdBenchPipeline(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if !flagSet(fs, "lock-os-thread") {
-		*lockOS = *wait == "spin"
+	engine := config.Engine{WaitStrategy: *wait}
+	if flagSet(fs, "lock-os-thread") {
+		engine.LockOSThread = lockOS
 	}
+	*lockOS = engine.MatcherThreadLocked() // the venue's rule
 	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
 	if err != nil {
 		return 2
