@@ -358,8 +358,7 @@ func (h *harness) publish(j, dueNs, nowNs int64) bool {
 			return false
 		}
 		endOfDay(slot, h.pipe.SeqBase()+uint64(seq), h.baseNs+dueNs)
-		h.publishedAtNs[uint64(seq)&h.publishedAtMask].Store(h.sinceStartNs())
-		h.pipe.Commands.Publish(seq)
+		h.commit(seq)
 		h.eods++
 		h.newOrdersSinceEOD = 0
 	}
@@ -370,16 +369,22 @@ func (h *harness) publish(j, dueNs, nowNs int64) bool {
 	if h.flow.encode(slot, j, h.pipe.SeqBase()+uint64(seq), h.baseNs+dueNs) {
 		h.newOrdersSinceEOD++
 	}
-	publishNs := h.sinceStartNs()
-	h.publishedAtNs[uint64(seq)&h.publishedAtMask].Store(publishNs)
-	h.pipe.Commands.Publish(seq)
+	h.lastPublishNs = h.commit(seq)
 	h.published.Add(1)
 	hdrplot.Record(h.sendLag, nowNs-dueNs)
-	h.lastPublishNs = publishNs
 	if dueNs >= h.warmupNs {
 		h.measuredSent++
 	}
 	return true
+}
+
+// commit notes when command slot seq is published (for the latency from
+// publication), publishes it and returns that instant.
+func (h *harness) commit(seq int64) int64 {
+	publishNs := h.sinceStartNs()
+	h.publishedAtNs[uint64(seq)&h.publishedAtMask].Store(publishNs)
+	h.pipe.Commands.Publish(seq)
+	return publishNs
 }
 
 // claim takes a command slot; a full ring is back-pressure, so it retries
