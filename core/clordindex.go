@@ -113,28 +113,37 @@ func clOrdStep(h uint64) uint64 { return h>>48 | 1 }
 // find returns the record of (session, ClOrdID), or noRec; h is the key's
 // hash, computed once per command for the duplicate check and the insert.
 func (x *clOrdIndex) find(sessionIdx uint16, k *clOrdKey, h uint64) recIdx {
+	ri, _ := x.probe(sessionIdx, k, h)
+	return ri
+}
+
+// probe is find that also returns, for a ClOrdID it does not know, the empty
+// slot where its probe stopped: the slot add fills for that ClOrdID. Nothing
+// is deleted during the day, so the slot stays empty, and the ClOrdID's
+// first empty slot, until the next insert.
+func (x *clOrdIndex) probe(sessionIdx uint16, k *clOrdKey, h uint64) (recIdx, uint64) {
 	high := uint32(h >> 32)
 	step := clOrdStep(h)
 	for i := h & x.mask; ; i = (i + step) & x.mask {
 		s := x.byClOrdID[i]
 		if s.recPlusOne == 0 {
-			return noRec
+			return noRec, i
 		}
 		if s.hashHigh != high {
 			continue
 		}
 		r := &x.recs[s.recPlusOne-1]
 		if r.sessionIdx == sessionIdx && r.key.equal(k) {
-			return recIdx(s.recPlusOne - 1)
+			return recIdx(s.recPlusOne - 1), i
 		}
 	}
 }
 
 // add stores a new record for ClOrdID k, whose hash is h, as the current
 // ClOrdID of live order o in pool slot oi, and indexes it by (session,
-// ClOrdID). The caller has checked that the ClOrdID is not known in o's
-// session and that the table is not full.
-func (x *clOrdIndex) add(k *clOrdKey, h uint64, o *order, oi orderIdx) recIdx {
+// ClOrdID) at slot at, which probe returned for k since the last insert.
+// The caller has checked that the table is not full.
+func (x *clOrdIndex) add(k *clOrdKey, h, at uint64, o *order, oi orderIdx) recIdx {
 	ri := recIdx(x.recsUsed)
 	x.recsUsed++
 	r := &x.recs[ri]
@@ -150,7 +159,7 @@ func (x *clOrdIndex) add(k *clOrdKey, h uint64, o *order, oi orderIdx) recIdx {
 	r.slot = oi
 	r.sessionIdx = o.sessionIdx
 	r.side, r.ordType, r.tif, r.ordStatus = o.side, o.ordType, o.tif, 0
-	x.insertClOrd(ri, h)
+	x.byClOrdID[at] = clOrdSlot{hashHigh: uint32(h >> 32), recPlusOne: int32(ri) + 1}
 	return ri
 }
 

@@ -18,7 +18,8 @@ func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
 		return nil
 	}
 	h := c.clOrdID.hashLen(c.clOrdIDLen, session)
-	if ri := m.index.find(session, &c.clOrdID, h); ri != noRec {
+	ri, at := m.index.probe(session, &c.clOrdID, h)
+	if ri != noRec {
 		if c.flags.Has(venue.OrderFlagsPossResend) {
 			m.emitStatusOfRecord(ri)
 			return nil
@@ -36,7 +37,7 @@ func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
 		m.emitRejected(&c, reason)
 		return nil
 	}
-	oi := m.acceptNewOrder(&c, ii, h)
+	oi := m.acceptNewOrder(&c, ii, h, at)
 	m.executeNewOrder(in, oi)
 	return nil
 }
@@ -138,8 +139,8 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 }
 
 // acceptNewOrder takes a pool slot and a ClOrdID record (h is the key's
-// hash) for a valid order, assigns its OrderID and reports OrderAccepted.
-func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h uint64) orderIdx {
+// hash, at its slot from probe) for a valid order, assigns its OrderID and reports OrderAccepted.
+func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderIdx {
 	oi := m.pool.alloc()
 	if oi == noOrder {
 		panic("core: order pool exhausted despite the capacity check")
@@ -161,7 +162,7 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h uint64) orderIdx {
 	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
 	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
-	o.rec = m.index.add(&c.clOrdID, h, o, oi)
+	o.rec = m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.setOrder(o.orderID, o.rec)
 
 	m.qty.orderedQty += o.qty

@@ -15,10 +15,10 @@ import (
 func (m *Matcher) replaceOrder(c *replaceCmd) {
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
-	var h uint64
+	var h, at uint64
 	if reason == venue.RejectReasonNone {
 		h = c.clOrdID.hashLen(c.clOrdIDLen, session)
-		reason = m.validateReplace(c, ri, h)
+		reason, at = m.validateReplace(c, ri, h)
 	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
@@ -29,7 +29,7 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	oldRec := ri
 	// The new record takes its identity from the order: a replace changes
 	// neither side, type, time in force nor account.
-	newRec := m.index.add(&c.clOrdID, h, o, oi)
+	newRec := m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	nr := &m.index.recs[newRec]
 	or := &m.index.recs[oldRec]
@@ -96,14 +96,16 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 }
 
 // validateReplace returns why a replace of the live order behind record ri
-// must be refused, or RejectReasonNone; h is the hash of the new ClOrdID.
+// must be refused, or RejectReasonNone and the new ClOrdID's slot in the
+// table (see clOrdIndex.probe); h is the hash of the new ClOrdID.
 // The order's side, instrument, type and time in force cannot change; an
 // empty account means "unchanged".
-func (m *Matcher) validateReplace(c *replaceCmd, ri recIdx, h uint64) venue.RejectReason {
-	if m.index.find(c.sessionIdx, &c.clOrdID, h) != noRec {
-		return venue.RejectReasonDuplicateClOrdID
+func (m *Matcher) validateReplace(c *replaceCmd, ri recIdx, h uint64) (venue.RejectReason, uint64) {
+	known, at := m.index.probe(c.sessionIdx, &c.clOrdID, h)
+	if known != noRec {
+		return venue.RejectReasonDuplicateClOrdID, 0
 	}
-	return m.validateReplaceFields(c, ri)
+	return m.validateReplaceFields(c, ri), at
 }
 
 // validateReplaceFields checks everything of a replace but its ClOrdID.

@@ -99,6 +99,17 @@ func findID(x *clOrdIndex, session uint16, id []byte) recIdx {
 	return x.find(session, &k, k.hash(session))
 }
 
+// addKey adds a ClOrdID unknown in session as the matcher does: probe for
+// its slot, then add there.
+func addKey(x *clOrdIndex, k *clOrdKey, session uint16, o *order, oi orderIdx) recIdx {
+	h := k.hash(session)
+	known, at := x.probe(session, k, h)
+	if known != noRec {
+		panic("addKey: the ClOrdID is known")
+	}
+	return x.add(k, h, at, o, oi)
+}
+
 // TestClOrdIndex checks lookups by (session, ClOrdID) and by OrderID, that
 // sessions are separate namespaces, and that compaction keeps what it must.
 func TestClOrdIndex(t *testing.T) {
@@ -116,7 +127,7 @@ func TestClOrdIndex(t *testing.T) {
 			continue // the generated id repeats: skip it
 		}
 		k := keyOf(id)
-		ri := x.add(&k, k.hash(session), &order{sessionIdx: session, orderID: uint64(1000 + i)}, orderIdx(i))
+		ri := addKey(&x, &k, session, &order{sessionIdx: session, orderID: uint64(1000 + i)}, orderIdx(i))
 		x.setOrder(uint64(1000+i), ri)
 		if findID(&x, session, id) != ri || findID(&x, session+1, id) == ri {
 			t.Fatalf("record %d not found in its own session only", i)
@@ -274,7 +285,7 @@ func TestClOrdIndexSharedPrefix(t *testing.T) {
 			t.Fatalf("%q found before it was added", id)
 		}
 		k := keyOf(id)
-		x.add(&k, k.hash(7), &order{sessionIdx: 7}, 0)
+		addKey(&x, &k, 7, &order{sessionIdx: 7}, 0)
 	}
 	for c := 1; c < 256; c++ {
 		id := []byte{'P', 'X', byte(c)}

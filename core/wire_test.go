@@ -195,7 +195,7 @@ func TestEventEncoding(t *testing.T) {
 		key, otherKey := keyOf(clOrdID), keyOf(other)
 		m.index.recsUsed = 0
 		clear(m.index.byClOrdID)
-		o.rec = m.index.add(&key, key.hash(o.sessionIdx), o, oi)
+		o.rec = addKey(&m.index, &key, o.sessionIdx, o, oi)
 		m.causeSeq, m.nowNs, m.lastExecID = rng.Uint64(), rng.Int64(), rng.Uint64()
 		execID := m.lastExecID + 1
 		a, b, c, d := rng.Uint64(), rng.Int64(), rng.Int64(), rng.Uint64()
