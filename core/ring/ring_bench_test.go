@@ -3,7 +3,9 @@ package ring
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -231,5 +233,67 @@ func BenchmarkClaimPublishConsume(b *testing.B) {
 				b.Fatal("wrong sum")
 			}
 		})
+	}
+}
+
+// floorRing is the least a one-item hand-off between two goroutines can do:
+// one producer, one consumer, a cursor stored once per item and the
+// consumer's position stored once per batch, both busy-spinning, no wait
+// strategy, no gating list, no timeout, no close. It exists only to measure
+// the floor of BenchmarkRingHop on the machine at hand.
+type floorRing struct {
+	buf    []byte
+	_      cacheLinePad
+	cursor atomic.Int64
+	_      cacheLinePad
+	cons   atomic.Int64
+	_      cacheLinePad
+}
+
+// BenchmarkFloorHop moves b.N items through a floorRing with the capacity
+// and slot size of BenchmarkRingHop. Against BenchmarkChanHop it bounds what
+// any ring can gain one item at a time here: each item still moves the
+// cursor's cache line and the slot's between the two cores.
+func BenchmarkFloorHop(b *testing.B) {
+	r := &floorRing{buf: make([]byte, hopSlots*hopSlotSizeByte)}
+	r.cursor.Store(-1)
+	r.cons.Store(-1)
+	total := int64(b.N)
+	slot := func(s int64) []byte {
+		at := (s & (hopSlots - 1)) * hopSlotSizeByte
+		return r.buf[at : at+hopSlotSizeByte]
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		consumed := int64(-1) // the consumer's position as last read
+		for i := int64(0); i < total; i++ {
+			for i-hopSlots > consumed {
+				if consumed = r.cons.Load(); i-hopSlots > consumed {
+					runtime.Gosched()
+				}
+			}
+			binary.LittleEndian.PutUint64(slot(i), uint64(i))
+			r.cursor.Store(i)
+		}
+	}()
+	var sum uint64
+	batches := 0
+	for next := int64(0); next < total; {
+		avail := r.cursor.Load()
+		for avail < next {
+			avail = r.cursor.Load()
+		}
+		batches++
+		for s := next; s <= avail; s++ {
+			sum += binary.LittleEndian.Uint64(slot(s))
+		}
+		r.cons.Store(avail)
+		next = avail + 1
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total)/float64(max(batches, 1)), "items/batch")
+	if want := uint64(total) * uint64(total-1) / 2; sum != want {
+		b.Fatalf("consumed sum %d, want %d", sum, want)
 	}
 }
