@@ -8,13 +8,16 @@
 # rate, and summary.md collects every run as a Markdown table. Output:
 # docs/bench/pipeline/<UTC stamp>/.
 #
-# Knobs (environment): RATES, WAITS, JOURNALS, DURATION, WARMUP, MIX, PACE,
-# OUT. Each run is bounded by DURATION+WARMUP plus RUN_GRACE seconds.
+# Knobs (environment): RATES, WAITS, JOURNALS, PROCS, DURATION, WARMUP, MIX,
+# PACE, OUT. PROCS lists the GOMAXPROCS values to run (0: the runtime's
+# default, one P per CPU); the default runs each cell at both 0 and 1. Each
+# run is bounded by DURATION+WARMUP plus RUN_GRACE seconds.
 set -euo pipefail
 
 RATES=${RATES:-"10000 100000 500000"}
 WAITS=${WAITS:-"spin yield park"}
 JOURNALS=${JOURNALS:-"off on"}
+PROCS=${PROCS:-"0 1"}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 MIX=${MIX:-passive}
@@ -44,34 +47,38 @@ limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + RUN_GRACE))
 	echo
 	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3)"
 	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-	echo "- runs: rates $RATES (and max), waits $WAITS, journal $JOURNALS, duration $DURATION, warm-up $WARMUP, mix $MIX, pace $PACE"
+	echo "- runs: rates $RATES (and max), waits $WAITS, journal $JOURNALS, GOMAXPROCS $PROCS (0: one per CPU), duration $DURATION, warm-up $WARMUP, mix $MIX, pace $PACE"
 	echo "- latency: due time → last event seen by the outbound stand-in (journal on: after the command is durable)"
 	echo
 } > "$OUT/summary.md"
 
 jsons=()
-for wait in $WAITS; do
-	for journal in $JOURNALS; do
-		plot_args=()
-		for rate in $RATES 0; do
-			name=pipeline-$wait-journal-$journal-${rate/#0/max}
-			echo "bench-latency.sh: $name" >&2
-			if ! timeout "$limit" "$BIN" bench pipeline --quiet --json --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
-				--wait "$wait" --journal "$journal" --mix "$MIX" --pace "$PACE" \
-				--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json"; then
-				echo "bench-latency.sh: $name failed or timed out (see $OUT/$name.json)" >&2
-				continue
-			fi
-			jsons+=("$OUT/$name.json")
-			if [ "$rate" != 0 ]; then
-				plot_args+=("$rate/s=$OUT/$name.hgrm")
+for procs in $PROCS; do
+	ps=procs-$procs
+	[ "$procs" = 0 ] && ps=procs-default
+	for wait in $WAITS; do
+		for journal in $JOURNALS; do
+			plot_args=()
+			for rate in $RATES 0; do
+				name=pipeline-$wait-journal-$journal-$ps-${rate/#0/max}
+				echo "bench-latency.sh: $name" >&2
+				if ! timeout "$limit" "$BIN" bench pipeline --quiet --json --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
+					--wait "$wait" --journal "$journal" --mix "$MIX" --pace "$PACE" --procs "$procs" \
+					--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json"; then
+					echo "bench-latency.sh: $name failed or timed out (see $OUT/$name.json)" >&2
+					continue
+				fi
+				jsons+=("$OUT/$name.json")
+				if [ "$rate" != 0 ]; then
+					plot_args+=("$rate/s=$OUT/$name.hgrm")
+				fi
+			done
+			if [ ${#plot_args[@]} -gt 0 ]; then
+				"$BIN" bench plot --out "$OUT/pipeline-$wait-journal-$journal-$ps.svg" \
+					--title "fixvenue pipeline: wait $wait, journal $journal, $ps, $MIX" \
+					--subtitle "due time → last event at the outbound stand-in; $(nproc) CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
 			fi
 		done
-		if [ ${#plot_args[@]} -gt 0 ]; then
-			"$BIN" bench plot --out "$OUT/pipeline-$wait-journal-$journal.svg" \
-				--title "fixvenue pipeline: wait $wait, journal $journal, $MIX" \
-				--subtitle "due time → last event at the outbound stand-in; $(nproc) CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
-		fi
 	done
 done
 

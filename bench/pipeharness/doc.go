@@ -37,6 +37,17 @@
 // the pipeline's median at 100,000 commands/s (docs/benchmarks.md), a cost
 // of the producer, not of the pipeline.
 //
+// Procs sets GOMAXPROCS for a run. With one P the producer, the matcher
+// and the stand-in consumer hand commands and events to each other on one
+// OS thread: a publication readies the waiting goroutine, and the
+// producer's yield (or the matcher's park) runs it at once. With more Ps
+// than the pipeline keeps busy, every wake-up of a parked goroutine also
+// wakes an idle P's thread through the kernel (the runtime's wakep), and on
+// a two-CPU virtual machine those thread wake-ups are what put
+// milliseconds into the tail at 100,000 commands/s (docs/benchmarks.md,
+// "Fifth pass"). The matcher must be unlocked for this to help: a locked
+// matcher thread owns the only P while it runs.
+//
 // With rate 0 the producer publishes as fast as the ring accepts: the
 // result is a throughput (commands per second), and the "latency" is then
 // from publication to the last event, closed loop, and says so.

@@ -115,6 +115,11 @@ type Config struct {
 	UnlockedMatcher bool
 	// CommandSlots and EventSlots size the rings (0: venue defaults).
 	CommandSlots, EventSlots int
+	// Procs, when positive, is GOMAXPROCS for the run; Run restores the
+	// previous value before it returns. 0 leaves it alone (the runtime's
+	// default is one P per CPU). On a two-CPU virtual machine one P keeps
+	// the pipeline's hand-offs on one thread (see doc.go).
+	Procs int
 	// Progress receives a line each second; nil: silent.
 	Progress io.Writer
 
@@ -210,6 +215,8 @@ func (c *Config) validate() error {
 		return errors.New("pipeharness: unknown wait strategy")
 	case c.Mix > MixMixed:
 		return errors.New("pipeharness: unknown mix")
+	case c.Procs < 0:
+		return fmt.Errorf("pipeharness: procs %d is negative", c.Procs)
 	}
 	return nil
 }
@@ -228,6 +235,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if cfg.dayOrdersMax == 0 {
 		cfg.dayOrdersMax = dayOrdersMax
+	}
+	if cfg.Procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}
 	h := &harness{cfg: cfg, warmupNs: int64(cfg.Warmup), flow: flow{mix: cfg.Mix},
 		sendLag: hdrplot.NewHistogram(hdrplot.LowestNsPipeline), latency: hdrplot.NewHistogram(hdrplot.LowestNsPipeline),

@@ -1,6 +1,7 @@
 package pipeharness
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -77,6 +78,25 @@ func TestThroughputRun(t *testing.T) {
 	}
 }
 
+// Procs sets GOMAXPROCS for the run only: the result reports the run's
+// value, and the caller's is back afterwards. Every command still completes
+// with the whole pipeline on one P.
+func TestProcsSetsGOMAXPROCSForTheRun(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	cfg := shortConfig()
+	cfg.Procs = 1
+	if before == 1 {
+		cfg.Procs = 2
+	}
+	res := runOK(t, cfg)
+	if res.GOMAXPROCS != cfg.Procs || res.Completed != res.Commands || res.Commands == 0 {
+		t.Fatalf("procs %d: result GOMAXPROCS %d, completed %d of %d", cfg.Procs, res.GOMAXPROCS, res.Completed, res.Commands)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Fatalf("GOMAXPROCS %d after the run, %d before", after, before)
+	}
+}
+
 // With a tiny day, the producer inserts EndOfDay commands; they cause no
 // events and the flow stays valid across them (live orders keep their
 // ClOrdIDs, so their cancels still find them).
@@ -98,6 +118,7 @@ func TestConfigRefusals(t *testing.T) {
 		"negative warm-up": func(c *Config) { c.Warmup = -1 },
 		"bad wait":         func(c *Config) { c.Wait = 99 },
 		"bad mix":          func(c *Config) { c.Mix = 9 },
+		"negative procs":   func(c *Config) { c.Procs = -1 },
 	} {
 		cfg := shortConfig()
 		edit(&cfg)

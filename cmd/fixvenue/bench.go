@@ -70,6 +70,7 @@ func cmdBenchPipeline(args []string) int {
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	lockOS := fs.Bool("lock-os-thread", false, "lock the matcher goroutine to its OS thread (default: as the venue does, only with --wait spin)")
+	procs := fs.Int("procs", 0, "GOMAXPROCS for the run (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
@@ -86,7 +87,7 @@ func cmdBenchPipeline(args []string) int {
 	}
 	defer stopProfiles()
 	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir,
-		UnlockedMatcher: !*lockOS}
+		UnlockedMatcher: !*lockOS, Procs: *procs}
 	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
 		return benchFail(err)
 	}
@@ -258,8 +259,8 @@ func cmdBenchTable(args []string) int {
 		}
 		if kind != lastKind {
 			if kind == "pipeline" {
-				fmt.Println("| wait | journal | offered/s | sent/s | p50 | p90 | p99 | p99.9 | max | completed/s | send lag p99 |")
-				fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+				fmt.Println("| wait | journal | Ps | offered/s | sent/s | p50 | p90 | p99 | p99.9 | max | completed/s | send lag p99 |")
+				fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 			} else {
 				fmt.Println("| sessions | mix | offered/s | sent/s | p50 | p90 | p99 | p99.9 | max | ERs/s | lost | rejects | send lag p99 |")
 				fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -276,7 +277,7 @@ func cmdBenchTable(args []string) int {
 				offered = "max"
 			}
 			l := r.Latency
-			fmt.Printf("| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %.0f | %s |\n", r.Wait, r.Journal, offered, r.SendRate,
+			fmt.Printf("| %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %.0f | %s |\n", r.Wait, r.Journal, r.GOMAXPROCS, offered, r.SendRate,
 				us(l.P50Us), us(l.P90Us), us(l.P99Us), us(l.P999Us), us(l.MaxUs), r.Throughput, us(r.SendLag.P99Us))
 			continue
 		}
