@@ -24,11 +24,12 @@
 // part of a latency quantile is the pipeline's own, so the result also gives
 // the latency of the same commands from their publication (the producer
 // stores each publication instant in a side table indexed by command
-// sequence). Pace "yield", the default, sleeps until the next due time and
-// then publishes every command already due; waits of less than
-// sleepSlackNs (every wait at 100,000 commands/s) loop on the clock and
-// yield the processor at every check, as a gateway goroutine that blocks on
-// its socket after publishing gives its processor to the goroutine it woke.
+// sequence). Pace "yield", the default, yields the processor once after
+// publishing, then sleeps until the next due time and publishes every
+// command already due; waits of less than sleepSlackNs (every wait at
+// 100,000 commands/s) loop on the clock and yield the processor at every
+// check. A gateway goroutine that blocks on its socket after publishing
+// gives its processor to the goroutine it woke in the same way.
 // Pace "sleep" loops on the clock without yielding, and pace "spin" burns a
 // core to publish each command on time (long waits too), which is only
 // sensible on a machine with cores to spare. Both hold the producer's

@@ -56,9 +56,9 @@ const (
 type Pace uint8
 
 const (
-	// PaceYield, the default, sleeps until a command is due and yields the
-	// processor at every check of the short waits on the clock
-	// (runtime.Gosched). The goroutine a publication wakes is queued on the
+	// PaceYield, the default, yields the processor once after publishing,
+	// then sleeps until the next command is due, yielding it again at every
+	// check of the short waits on the clock (runtime.Gosched). The goroutine a publication wakes is queued on the
 	// producer's processor and runs as soon as the producer lets go of it,
 	// as it does behind a gateway goroutine, which blocks on its socket
 	// after publishing.
@@ -327,6 +327,7 @@ func (h *harness) produce() {
 		intervalNs = 1e9 / h.cfg.RatePerSecond
 		total = min(total, int64(h.cfg.RatePerSecond*(h.cfg.Warmup+h.cfg.Duration).Seconds()))
 	}
+	yielded := true // whether the producer has yielded since it last published
 	for j := int64(0); j < total; {
 		if h.failed.Load() != nil {
 			return
@@ -345,6 +346,12 @@ func (h *harness) produce() {
 		due := int64(float64(j) * intervalNs)
 		if wait := due - now; wait > 0 {
 			switch {
+			case h.cfg.Pace == PaceYield && !yielded:
+				// Let what the last publication woke run before this
+				// thread sleeps: the sleep below holds the processor, and
+				// with one P nothing else would run until it ends.
+				runtime.Gosched()
+				yielded = true
 			case h.cfg.Pace != PaceSpin && wait > sleepSlackNs:
 				pace.Sleep(time.Duration(wait))
 			case h.cfg.Pace == PaceYield:
@@ -356,6 +363,7 @@ func (h *harness) produce() {
 			return
 		}
 		j++
+		yielded = false
 	}
 }
 
