@@ -90,7 +90,12 @@
 // parked goroutine costs a few microseconds (tens when the goroutine is
 // locked to its OS thread: see pipeline.BenchmarkParkedWake), which is the
 // price of giving the cores back to the gateway; use BusySpin only on a machine with cores to
-// spare and pin the venue to them. Producers waiting for space use the same
+// spare and pin the venue to them. What a wake-up costs depends on where
+// the woken goroutine runs: when another P is idle the runtime also wakes
+// that P's thread through the kernel, and on a two-CPU virtual machine those
+// thread wake-ups put milliseconds into one hand-off in a hundred, while
+// with one P the hand-off is a goroutine switch on the waker's thread
+// (docs/benchmarks.md, "Fifth pass"; `fixvenue bench pipeline --procs`). Producers waiting for space use the same
 // tiers. Under SpinPark a single producer (the matcher on the event ring)
 // parks and is woken by the consumer whose Sequence frees the slot, at that
 // consumer's next WaitFor or Ring.Wake, by the same announce-then-re-check
