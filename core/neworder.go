@@ -139,7 +139,8 @@ func validateQty(in *instrument, qty int64) venue.RejectReason {
 }
 
 // acceptNewOrder takes a pool slot and a ClOrdID record (h is the key's
-// hash, at its slot from probe) for a valid order, assigns its OrderID and reports OrderAccepted.
+// hash, at its table slot from probe) for a valid order, assigns its
+// OrderID and reports OrderAccepted.
 func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderIdx {
 	oi := m.pool.alloc()
 	if oi == noOrder {

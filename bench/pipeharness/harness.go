@@ -58,10 +58,10 @@ type Pace uint8
 const (
 	// PaceYield, the default, yields the processor once after publishing,
 	// then sleeps until the next command is due, yielding it again at every
-	// check of the short waits on the clock (runtime.Gosched). The goroutine a publication wakes is queued on the
-	// producer's processor and runs as soon as the producer lets go of it,
-	// as it does behind a gateway goroutine, which blocks on its socket
-	// after publishing.
+	// check of the short waits on the clock (runtime.Gosched). The
+	// goroutine a publication wakes is queued on the producer's processor
+	// and runs as soon as the producer lets go of it, as it does behind a
+	// gateway goroutine, which blocks on its socket after publishing.
 	PaceYield Pace = iota
 	// PaceSleep is PaceYield whose short waits loop on the clock without
 	// yielding: the goroutine its publication woke waits until another
