@@ -281,7 +281,10 @@ func BenchmarkFloorHop(b *testing.B) {
 	batches := 0
 	for next := int64(0); next < total; {
 		avail := r.cursor.Load()
-		for avail < next {
+		for spins := 1; avail < next; spins++ {
+			if spins%busySpinYieldEvery == 0 {
+				runtime.Gosched() // with one P the producer runs only then
+			}
 			avail = r.cursor.Load()
 		}
 		batches++
