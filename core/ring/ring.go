@@ -309,10 +309,10 @@ func (r *Ring) AddGatingSequences(seqs ...*Sequence) {
 }
 
 // RemoveGatingSequence stops gating on seq (a consumer that leaves). It
-// reports whether seq was a gating sequence.
+// reports whether seq was a gating sequence. A producer parked for space
+// that seq held back is woken to re-check the remaining gates.
 func (r *Ring) RemoveGatingSequence(seq *Sequence) bool {
 	r.setupMu.Lock()
-	defer r.setupMu.Unlock()
 	old := *r.gates.Load()
 	next := make([]*Sequence, 0, len(old))
 	for _, s := range old {
@@ -321,6 +321,8 @@ func (r *Ring) RemoveGatingSequence(seq *Sequence) bool {
 		}
 	}
 	r.gates.Store(&next)
+	r.setupMu.Unlock()
+	r.Wake()
 	return len(next) != len(old)
 }
 

@@ -121,6 +121,22 @@ func TestProducerParkedForSpaceIsWokenByWake(t *testing.T) {
 	}
 }
 
+// TestProducerParkedForSpaceIsWokenByRemovedGate: the producer waits on a
+// consumer that leaves; removing its gating sequence wakes the producer,
+// which finds the ring ungated and claims.
+func TestProducerParkedForSpaceIsWokenByRemovedGate(t *testing.T) {
+	r, cons, _ := newSpaceWaitRing(t)
+	fill(t, r)
+	res := claimAsync(r)
+	waitSpaceParked(t, r)
+	if !r.RemoveGatingSequence(cons) {
+		t.Fatal("the consumer's sequence was not a gate")
+	}
+	if err := claimResult(t, res, "RemoveGatingSequence"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestProducerParkedForSpaceIsWokenByClose: Close ends the wait with ErrClosed.
 func TestProducerParkedForSpaceIsWokenByClose(t *testing.T) {
 	r, _, _ := newSpaceWaitRing(t)
