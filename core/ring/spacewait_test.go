@@ -58,6 +58,17 @@ func waitSpaceParked(t *testing.T, r *Ring) {
 	}
 }
 
+// parkedProducer returns a full ring whose producer is parked for space on
+// one more claim (res reports that claim) behind the consumer sequence cons.
+func parkedProducer(t *testing.T) (r *Ring, cons *Sequence, res <-chan error) {
+	t.Helper()
+	r, cons, _ = newSpaceWaitRing(t)
+	fill(t, r)
+	res = claimAsync(r)
+	waitSpaceParked(t, r)
+	return r, cons, res
+}
+
 func claimResult(t *testing.T, res <-chan error, what string) error {
 	t.Helper()
 	select {
@@ -110,10 +121,7 @@ func TestProducerParkedForSpaceIsWokenByWaitFor(t *testing.T) {
 // TestProducerParkedForSpaceIsWokenByWake: a consumer that frees space and
 // does not call WaitFor afterwards wakes the producer with Ring.Wake.
 func TestProducerParkedForSpaceIsWokenByWake(t *testing.T) {
-	r, cons, _ := newSpaceWaitRing(t)
-	fill(t, r)
-	res := claimAsync(r)
-	waitSpaceParked(t, r)
+	r, cons, res := parkedProducer(t)
 	cons.Store(0)
 	r.Wake()
 	if err := claimResult(t, res, "Wake"); err != nil {
@@ -125,10 +133,7 @@ func TestProducerParkedForSpaceIsWokenByWake(t *testing.T) {
 // consumer that leaves; removing its gating sequence wakes the producer,
 // which finds the ring ungated and claims.
 func TestProducerParkedForSpaceIsWokenByRemovedGate(t *testing.T) {
-	r, cons, _ := newSpaceWaitRing(t)
-	fill(t, r)
-	res := claimAsync(r)
-	waitSpaceParked(t, r)
+	r, cons, res := parkedProducer(t)
 	if !r.RemoveGatingSequence(cons) {
 		t.Fatal("the consumer's sequence was not a gate")
 	}
@@ -139,10 +144,7 @@ func TestProducerParkedForSpaceIsWokenByRemovedGate(t *testing.T) {
 
 // TestProducerParkedForSpaceIsWokenByClose: Close ends the wait with ErrClosed.
 func TestProducerParkedForSpaceIsWokenByClose(t *testing.T) {
-	r, _, _ := newSpaceWaitRing(t)
-	fill(t, r)
-	res := claimAsync(r)
-	waitSpaceParked(t, r)
+	r, _, res := parkedProducer(t)
 	r.Close()
 	if err := claimResult(t, res, "Close"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("claim after Close: %v, want ErrClosed", err)
