@@ -38,7 +38,13 @@
 //
 // Echo is a trivial raw-FIX venue (no matching, no journal) that answers
 // every order at once; run against it, the load generator measures itself
-// and the loopback, the floor under every venue figure.
+// and the loopback, the floor under every venue figure. A durable Echo
+// (NewDurableEcho) also appends every order and cancel to a journal (the
+// venue's journal package: group commit, one write and one fdatasync per
+// batch) and answers only once it is durable: the floor under any venue
+// that, like fixvenue, answers nothing before it is on disk. Its journal
+// holds raw FIX messages, not venue commands, so the venue's journal tools
+// cannot replay it.
 //
 // Limits, each named in the code: at most SessionsMax sessions,
 // OrdersPerRunMax orders per run (flags are preallocated), RateMax orders/s,

@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // Echo bounds.
@@ -23,9 +25,15 @@ const (
 // itself and the loopback, which is the floor under every venue figure.
 // It answers Logon (with ResetSeqNumFlag), TestRequest and Logout; any other
 // message is read and ignored.
+//
+// A durable Echo (NewDurableEcho) journals every order and cancel, as it
+// arrived, and answers only once the journal has made it durable: the floor
+// under any venue that, like fixvenue, tells no client of a command before
+// it is on disk.
 type Echo struct {
 	ln           net.Listener
 	senderCompID string
+	journal      *echoJournal // nil: answers at once
 	wg           sync.WaitGroup
 	mu           sync.Mutex
 	conns        map[net.Conn]struct{}
@@ -33,7 +41,20 @@ type Echo struct {
 
 // NewEcho serves on ln as senderCompID until Close.
 func NewEcho(ln net.Listener, senderCompID string) *Echo {
-	e := &Echo{ln: ln, senderCompID: senderCompID, conns: map[net.Conn]struct{}{}}
+	return newEcho(ln, senderCompID, nil)
+}
+
+// NewDurableEcho is NewEcho with every order and cancel appended to w (its
+// raw FIX bytes, one record each) and answered only after w has made it
+// durable. w's PayloadBytesMax must hold a whole message; a record it
+// refuses, or a failed journal, closes the connection. The Echo owns w
+// from here on and closes it in Close.
+func NewDurableEcho(ln net.Listener, senderCompID string, w *journal.Writer) *Echo {
+	return newEcho(ln, senderCompID, newEchoJournal(w))
+}
+
+func newEcho(ln net.Listener, senderCompID string, j *echoJournal) *Echo {
+	e := &Echo{ln: ln, senderCompID: senderCompID, journal: j, conns: map[net.Conn]struct{}{}}
 	e.wg.Add(1)
 	go e.accept()
 	return e
@@ -51,6 +72,9 @@ func (e *Echo) Close() error {
 	}
 	e.mu.Unlock()
 	e.wg.Wait()
+	if e.journal != nil {
+		e.journal.close()
+	}
 	return err
 }
 
@@ -93,12 +117,14 @@ type echoConn struct {
 	out     []byte
 	clock   wallClock
 	origID  []byte
+	durable echoJournalReq // the orders of the current read, for a durable Echo
 }
 
 var errEchoLogout = errors.New("loadgen: echo: logged out")
 
 func (ec *echoConn) serve() {
 	ec.nextOut = 1
+	ec.durable.done = make(chan error, 1)
 	ec.w = newFixWriter(adminBytesMax)
 	ec.out = make([]byte, 0, echoWriteBytesMax)
 	buf := make([]byte, readBufferBytes)
@@ -127,14 +153,28 @@ func (ec *echoConn) serve() {
 				}
 			}
 		}
+		// The orders journaled by flush are slices of buf: flush before
+		// the unread rest moves to the front.
+		if ec.flush() != nil {
+			return
+		}
 		have = copy(buf, buf[off:have])
-		if ec.flush() != nil || err != nil {
+		if err != nil {
 			return
 		}
 	}
 }
 
+// flush writes the answers collected so far; for a durable Echo, once the
+// orders they answer are durable.
 func (ec *echoConn) flush() error {
+	if len(ec.durable.msgs) > 0 {
+		err := ec.e.journal.commit(&ec.durable)
+		ec.durable.msgs = ec.durable.msgs[:0]
+		if err != nil {
+			return err
+		}
+	}
 	if len(ec.out) == 0 {
 		return nil
 	}
@@ -148,6 +188,9 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 	m := &ec.in
 	if err := m.parse(msg); err != nil {
 		return err
+	}
+	if ec.e.journal != nil && (string(m.msgType) == "D" || string(m.msgType) == "F") {
+		ec.durable.msgs = append(ec.durable.msgs, msg)
 	}
 	switch string(m.msgType) {
 	case "A":
