@@ -29,7 +29,8 @@ func benchUsage() {
 harnesses:
   pipeline  open-loop in-process pipeline: command ring → journal ∥ matcher → event ring → outbound stand-in
   plot      draw .hgrm files as one SVG percentile plot (fixvenue bench plot --out F [--title T] LABEL=FILE.hgrm ...)
-  echo      a trivial raw-FIX venue that answers every order at once, to calibrate load (fixvenue bench echo --addr A)
+  echo      a trivial raw-FIX venue that answers every order at once, to calibrate load (fixvenue bench echo --addr A);
+            with --journal DIR it answers each order only once it is durable in a journal there (the floor of a durable venue)
   table     print JSON results of "load --json" or "bench pipeline --json" as a Markdown table (fixvenue bench table FILE.json ...)
 `)
 }
@@ -297,15 +298,36 @@ func cmdBenchEcho(args []string) int {
 	fs := flag.NewFlagSet("bench echo", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9879", "listen address")
 	sender := fs.String("sender", "VENUE", "the echo venue's SenderCompID")
+	dir := fs.String("journal", "", "journal every order and cancel in this directory (group commit, fdatasync) and answer each only once it is durable")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "fixvenue bench echo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var w *journal.Writer
+	if *dir != "" {
+		var err error
+		if w, err = journal.Open(*dir, journal.Config{PayloadBytesMax: journal.PayloadBytesLimit}); err != nil {
+			return benchFail(err)
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
+		if w != nil {
+			w.Close()
+		}
 		return benchFail(err)
 	}
-	e := loadgen.NewEcho(ln, *sender)
-	fmt.Fprintf(os.Stderr, "fixvenue: echo venue on %s (answers every order at once; no matching, no journal); Ctrl-C to stop\n", e.Addr())
+	var e *loadgen.Echo
+	if w != nil {
+		e = loadgen.NewDurableEcho(ln, *sender, w)
+		fmt.Fprintf(os.Stderr, "fixvenue: durable echo venue on %s (answers every order once it is durable in %s; no matching); Ctrl-C to stop\n", e.Addr(), *dir)
+	} else {
+		e = loadgen.NewEcho(ln, *sender)
+		fmt.Fprintf(os.Stderr, "fixvenue: echo venue on %s (answers every order at once; no matching, no journal); Ctrl-C to stop\n", e.Addr())
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig

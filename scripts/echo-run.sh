@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One load run against the echo venue, the floor under every FIX figure:
+# bin/fixvenue bench echo (DURABLE=1: with --journal, so every order is
+# answered only once an fdatasync has made it durable, as in the venue),
+# driven by bin/fixvenue load (passive mix) like scripts/fix-run.sh drives
+# the venue, so the two can be alternated in one session.
+#
+#   scripts/echo-run.sh RATE SESSIONS        e.g. DURABLE=1 scripts/echo-run.sh 5000 4
+#
+# Environment: DURABLE (1: journal in a fresh directory), DUR (default 10s),
+# WARMUP (2s), PORT (default 29879, on 127.0.0.1), EGMP (the echo's
+# GOMAXPROCS, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 2 ] || { echo "usage: $0 RATE SESSIONS" >&2; exit 2; }
+rate=$1 sessions=$2
+port=${PORT:-29879}
+[ -x bin/fixvenue ] || make build >/dev/null
+dir=$(mktemp -d)
+trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+journal=()
+[ "${DURABLE:-0}" = 1 ] && journal=(--journal "$dir/journal")
+GOMAXPROCS=${EGMP:-2} bin/fixvenue bench echo --addr 127.0.0.1:$port "${journal[@]}" 2> "$dir/echo.log" &
+pid=$!
+for _ in $(seq 100); do grep -q "echo venue on" "$dir/echo.log" && break; sleep 0.1; done
+echo "== echo durable=${DURABLE:-0} rate=$rate sessions=$sessions"
+bin/fixvenue load --addr 127.0.0.1:$port --sessions "$sessions" --rate "$rate" \
+	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
