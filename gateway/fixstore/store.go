@@ -47,6 +47,9 @@ type Options struct {
 	MessagesMax  int   // sent messages kept for resend per session
 	FileBytesMax int64 // compaction threshold per session file
 	Logger       *slog.Logger
+	// SyncData makes a store file's data durable (default Fdatasync); tests
+	// replace it to hold or fail a sync.
+	SyncData func(*os.File) error
 }
 
 // Factory creates one Store per session, all in one directory, and tracks them
@@ -67,6 +70,9 @@ func NewFactory(opts Options) (*Factory, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.SyncData == nil {
+		opts.SyncData = Fdatasync
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
@@ -353,17 +359,47 @@ func (s *Store) appendSeqNums() error {
 	return s.appendRecord(kindSeqNums, uint64(s.nextSender), uint64(s.nextTarget), nil)
 }
 
+//
+// The sync runs outside the store's lock: the session's messages go on
+// being saved and counted while the disk flushes (with the lock held, every
+// sync stalled its session's sends and receives for the length of an
+// fdatasync, and the venue's latency with them). What was written before
+// dirty was cleared is covered by this sync; what is written during it
+// marks the store dirty again for the next pass.
 func (s *Store) syncIfDirty() (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.dirty || s.f == nil {
+		s.mu.Unlock()
 		return false, nil
 	}
 	s.dirty = false
-	if err := syscall.Fdatasync(int(s.f.Fd())); err != nil {
+	f := s.f
+	s.mu.Unlock()
+	if err := s.opts.SyncData(f); err != nil {
+		s.mu.Lock()
+		replaced := s.f != f
+		s.mu.Unlock()
+		if replaced {
+			// Closed or compacted meanwhile; both sync the file they leave.
+			return true, nil
+		}
 		return true, fmt.Errorf("fdatasync %s: %w", s.path, err)
 	}
 	return true, nil
+}
+
+// Fdatasync makes f's data durable. It holds f open for the call, so a
+// concurrent Close waits for it rather than freeing the descriptor under it.
+func Fdatasync(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Fdatasync(int(fd)) }); err != nil {
+		return err
+	}
+	return serr
 }
 
 // NextSenderMsgSeqNum implements quickfix.MessageStore.

@@ -1,10 +1,14 @@
 package fixstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 )
@@ -304,5 +308,82 @@ func TestFactoryClose(t *testing.T) {
 	}
 	if err := stores[0].IncrNextTargetMsgSeqNum(); err == nil {
 		t.Fatal("a closed store accepted a write")
+	}
+}
+
+// A session goes on saving and counting messages while its file's
+// fdatasync runs: the sync holds no store lock.
+func TestSyncDoesNotHoldTheStore(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	f, err := NewFactory(Options{Dir: t.TempDir(), SyncData: func(file *os.File) error {
+		if !held.Swap(true) {
+			close(entered)
+			<-release
+		}
+		return Fdatasync(file)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.Create(sid)
+	s.IncrNextTargetMsgSeqNum()
+	synced := make(chan int)
+	go func() {
+		n, _ := f.SyncDirty()
+		synced <- n
+	}()
+	<-entered
+	done := make(chan error)
+	go func() {
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(1, []byte("8=FIX.4.4\x019=5\x0135=0\x0110=000\x01")); err != nil {
+			done <- err
+			return
+		}
+		done <- s.IncrNextTargetMsgSeqNum()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("saving a message waited for the fdatasync")
+	}
+	close(release)
+	if n := <-synced; n != 1 {
+		t.Fatalf("SyncDirty synced %d files, want 1", n)
+	}
+	// What was written during the sync is left for the next pass.
+	if n, err := f.SyncDirty(); n != 1 || err != nil {
+		t.Fatalf("next pass synced %d files (%v), want the one written during the sync", n, err)
+	}
+}
+
+// A failed fdatasync is reported, unless the file was closed meanwhile (Close syncs it).
+func TestSyncFailure(t *testing.T) {
+	var s quickfix.MessageStore
+	var closeFirst atomic.Bool
+	f, err := NewFactory(Options{Dir: t.TempDir(), SyncData: func(*os.File) error {
+		if closeFirst.Load() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+		return syscall.EIO
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ = f.Create(sid)
+	s.IncrNextTargetMsgSeqNum()
+	if _, err := f.SyncDirty(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("SyncDirty = %v, want EIO", err)
+	}
+	// The store is closed while its sync runs: Close synced it, no error.
+	closeFirst.Store(true)
+	s.IncrNextTargetMsgSeqNum()
+	if n, err := f.SyncDirty(); n != 1 || err != nil {
+		t.Fatalf("SyncDirty of a store closed during its sync = %d, %v; want 1, nil", n, err)
 	}
 }
