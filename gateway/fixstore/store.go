@@ -359,6 +359,7 @@ func (s *Store) appendSeqNums() error {
 	return s.appendRecord(kindSeqNums, uint64(s.nextSender), uint64(s.nextTarget), nil)
 }
 
+// syncIfDirty fdatasyncs the file if it was written since the last sync.
 //
 // The sync runs outside the store's lock: the session's messages go on
 // being saved and counted while the disk flushes (with the lock held, every
