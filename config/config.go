@@ -136,7 +136,16 @@ type Journal struct {
 	// SnapshotInterval is how often the venue journals a Snapshot command (when
 	// commands arrived since the last one); "0s" turns snapshots off.
 	SnapshotInterval Duration `toml:"snapshot_interval"`
+	// FIXStoreSync is how often the FIX session stores (sequence numbers,
+	// sent messages for resend) are fdatasynced, in (0, FIXStoreSyncMax].
+	// They survive a kill -9 whatever it is (the kernel's page cache holds
+	// them); it is what a power cut can lose of them. Orders are not
+	// concerned: the journal makes each one durable before it is answered.
+	FIXStoreSync Duration `toml:"fix_store_sync"`
 }
+
+// FIXStoreSyncMax bounds journal.fix_store_sync.
+const FIXStoreSyncMax = 10 * time.Second
 
 // MarketData configures the binary feed.
 type MarketData struct {
@@ -349,6 +358,9 @@ func (c *Config) validate() error {
 	}
 	if c.Journal.SnapshotInterval.Duration < 0 {
 		add("journal.snapshot_interval: must not be negative")
+	}
+	if d := c.Journal.FIXStoreSync.Duration; d <= 0 || d > FIXStoreSyncMax {
+		add("journal.fix_store_sync: %s is outside (0s, %s]", d, FIXStoreSyncMax)
 	}
 	if c.Journal.SegmentBytes < 1<<16 {
 		add("journal.segment_bytes: %d is below 65536", c.Journal.SegmentBytes)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -30,6 +31,9 @@ func TestDefaultConfig(t *testing.T) {
 	}
 	if qf := c.QuickFIXSettings(&c.Sessions[0]); qf["HeartBtInt"] != "30" {
 		t.Fatalf("quickfix settings = %v", qf)
+	}
+	if c.Journal.FIXStoreSync.Duration != 100*time.Millisecond {
+		t.Fatalf("journal.fix_store_sync = %s, want 100ms", c.Journal.FIXStoreSync.Duration)
 	}
 }
 
@@ -71,6 +75,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
 		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
 		{"[journal]\nfsync = \"always\"", "journal.fsync"},
+		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
+		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1.01\"\nband_percent = 5", "instrument[0].ref_price"},

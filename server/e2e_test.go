@@ -364,3 +364,30 @@ func TestFsyncFailureIsFailStop(t *testing.T) {
 		}
 	}
 }
+
+// journal.fix_store_sync paces the FIX stores' fdatasyncs: with a short
+// interval the store written by a logon and an order is synced soon after;
+// with an hour, not at all while the venue runs.
+func TestFIXStoreSyncInterval(t *testing.T) {
+	for _, tc := range []struct {
+		every time.Duration
+		want  bool
+	}{{20 * time.Millisecond, true}, {time.Hour, false}} {
+		// One venue at a time: QuickFIX/Go's sessions are process-wide.
+		t.Run(tc.every.String(), func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir(), "")
+			cfg.Journal.FIXStoreSync.Duration = tc.every
+			s := startServer(t, cfg, Options{})
+			c := logon(t, s, "CLIENT1", true)
+			sendOrder(t, c, order{id: "sync1", side: "1", qty: "5", px: "99.00"})
+			expectER(t, c, map[int]string{11: "sync1", 150: "0"})
+			synced := false
+			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && !synced; time.Sleep(20 * time.Millisecond) {
+				synced = metricValue(t, scrape(t, s), "fixvenue_fix_store_fsyncs_total") != "0"
+			}
+			if synced != tc.want {
+				t.Fatalf("store synced within a second = %v, want %v", synced, tc.want)
+			}
+		})
+	}
+}

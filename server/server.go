@@ -40,7 +40,8 @@ type Options struct {
 	Listen func(addr string) (net.Listener, error)
 	// JournalSync replaces the journal's fdatasync (tests inject slow syncs).
 	JournalSync journal.SyncFunc
-	// StoreSyncInterval is the FIX message store's group fsync interval.
+	// StoreSyncInterval is the FIX message store's group fsync interval
+	// (default: the configuration's journal.fix_store_sync).
 	StoreSyncInterval time.Duration
 }
 
@@ -108,7 +109,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.StoreSyncInterval <= 0 {
-		opts.StoreSyncInterval = 10 * time.Millisecond
+		opts.StoreSyncInterval = cfg.Journal.FIXStoreSync.Duration
 	}
 	s := &Server{cfg: cfg, opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), stopSync: make(chan struct{})}
 	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
@@ -479,5 +480,7 @@ func (s *Server) registerCoreMetrics() {
 			func() float64 { return float64(p.Durable().Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_events_total", Help: "Events written by the matcher since start."},
 			func() float64 { return float64(p.EventsPublished()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_fix_store_fsyncs_total", Help: "FIX session store files fdatasynced (once per journal.fix_store_sync for each store written)."},
+			func() float64 { return float64(s.stores.Syncs()) }),
 	)
 }

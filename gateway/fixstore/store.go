@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ type Factory struct {
 	opts   Options
 	mu     sync.Mutex
 	stores map[string]*Store
+	syncs  atomic.Int64 // files fdatasynced by SyncDirty
 }
 
 // NewFactory creates the directory if needed.
@@ -114,6 +116,7 @@ func (f *Factory) SyncDirty() (int, error) {
 		synced, err := s.syncIfDirty()
 		if synced {
 			n++
+			f.syncs.Add(1)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -121,6 +124,9 @@ func (f *Factory) SyncDirty() (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// Syncs returns how many store files SyncDirty has fdatasynced.
+func (f *Factory) Syncs() int64 { return f.syncs.Load() }
 
 // openStores returns the stores the factory has created, to work on them
 // without holding its lock.
