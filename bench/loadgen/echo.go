@@ -73,7 +73,7 @@ func (e *Echo) Close() error {
 	e.mu.Unlock()
 	e.wg.Wait()
 	if e.journal != nil {
-		e.journal.close()
+		err = errors.Join(err, e.journal.close())
 	}
 	return err
 }

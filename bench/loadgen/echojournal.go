@@ -14,10 +14,11 @@ import (
 // fdatasync), so orders that arrive during an fdatasync form the next
 // batch, as in the venue's journal.
 type echoJournal struct {
-	w    *journal.Writer
-	reqs chan *echoJournalReq // bounded by echoConnectionsMax: one per connection
-	done chan struct{}
-	once sync.Once
+	w        *journal.Writer
+	reqs     chan *echoJournalReq // bounded by echoConnectionsMax: one per connection
+	done     chan struct{}
+	once     sync.Once
+	closeErr error // the writer's Close, read after done
 }
 
 // echoJournalReq is one connection's orders, slices of its read buffer,
@@ -51,12 +52,16 @@ func (j *echoJournal) commit(r *echoJournalReq) error {
 }
 
 // close stops the journal goroutine; the caller has stopped every
-// connection first. It closes the journal's writer.
-func (j *echoJournal) close() { j.once.Do(func() { close(j.reqs) }); <-j.done }
+// connection first. It closes the journal's writer and returns its error.
+func (j *echoJournal) close() error {
+	j.once.Do(func() { close(j.reqs) })
+	<-j.done
+	return j.closeErr
+}
 
 func (j *echoJournal) run() {
 	defer close(j.done)
-	defer j.w.Close()
+	defer func() { j.closeErr = j.w.Close() }()
 	batch := make([]*echoJournalReq, 0, echoConnectionsMax)
 	for first := range j.reqs {
 		batch = append(batch[:0], first)

@@ -331,7 +331,9 @@ func cmdBenchEcho(args []string) int {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
-	e.Close()
+	if err := e.Close(); err != nil {
+		return benchFail(err)
+	}
 	return 0
 }
 

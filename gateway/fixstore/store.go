@@ -387,7 +387,9 @@ func (s *Store) syncIfDirty() (bool, error) {
 		replaced := s.f != f
 		s.mu.Unlock()
 		if replaced {
-			// Closed or compacted meanwhile; both sync the file they leave.
+			// Closed meanwhile (Close syncs the file), or compacted (the
+			// records were copied into a new file, synced before it
+			// took this one's place).
 			return true, nil
 		}
 		return true, fmt.Errorf("fdatasync %s: %w", s.path, err)
