@@ -139,7 +139,9 @@
 // The day's ClOrdIDs are records in one array. An open-addressing table
 // kept at most half full indexes them by (session, ClOrdID), hashed and
 // compared as five NUL-padded words (as the wire fields carry ClOrdIDs, so
-// that they are read, compared and written back without a byte loop). It
+// that they are read, compared and written back without a byte loop; the
+// words are hashed with multiplications, not xxhash, which measured 10%
+// more instructions per place+cancel, docs/benchmarks.md). It
 // keeps ClOrdIDs that differ in their last character, as client counters
 // do, in one or two cache lines, so that a stream of new orders does not
 // miss the cache on every insert; at production sizes those misses
