@@ -114,6 +114,26 @@ func startClient(t *testing.T, conn *net.UDPConn, recoveryAddr string, cb feedcl
 	return c
 }
 
+// waitSnapshot waits (bounded) until the client has applied a snapshot.
+func waitSnapshot(t *testing.T, c *feedclient.Client) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var snaps uint64
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := c.Inspect(ctx, func(c *feedclient.Client) { snaps = c.Stats().Snapshots })
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snaps > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client applied no snapshot in 20 s")
+		}
+	}
+}
+
 // waitConverged waits (bounded) until the client has every message the feed
 // sent, then compares the books. The feed is idle meanwhile.
 func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclient.Stats {
@@ -160,6 +180,10 @@ func TestFeedEndToEnd(t *testing.T) {
 	c := startClient(t, conn, fx.feed.RecoveryAddr().String(), feedclient.Callbacks{
 		OnTrade: func(*feedclient.Book, feedclient.Trade) { mu.Lock(); trades++; mu.Unlock() },
 	})
+	// The rest must reach it over UDP: on a slow machine a snapshot taken
+	// after the whole run would carry everything and leave the live path
+	// untested.
+	waitSnapshot(t, c)
 	fx.run(sim, 1500)
 	stats := waitConverged(t, fx, c)
 	mu.Lock()
