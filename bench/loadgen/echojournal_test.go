@@ -6,10 +6,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -90,52 +92,31 @@ func heldSync(entered chan<- struct{}, release <-chan struct{}) journal.SyncFunc
 	}
 }
 
-// echoClient logs on to addr over raw TCP.
-type echoClient struct {
-	t   *testing.T
-	c   net.Conn
-	w   *fixWriter
-	seq uint64
-}
-
-func dialEcho(t *testing.T, addr string) *echoClient {
+// dialEcho logs CLIENT1 on to the echo at addr.
+func dialEcho(t *testing.T, addr string) *fixclient.Client {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c, err := fixclient.Dial(addr, "CLIENT1", "VENUE")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ec := &echoClient{t: t, c: c, w: newFixWriter(adminBytesMax)}
-	ec.send("A", func(w *fixWriter) { w.str(98, "0"); w.str(108, "30") })
-	if got := ec.read(5 * time.Second); !bytes.Contains(got, []byte("\x0135=A\x01")) {
-		t.Fatalf("no Logon answer: %q", got)
+	if _, err := c.Logon(true); err != nil {
+		t.Fatalf("no Logon answer: %v", err)
 	}
-	return ec
+	return c
 }
 
-func (ec *echoClient) send(msgType string, body func(*fixWriter)) []byte {
-	ec.seq++
-	ec.w.reset()
-	ec.w.header(msgType, "CLIENT1", "VENUE", ec.seq, []byte("20261130-12:00:00.000"))
-	body(ec.w)
-	msg, _ := ec.w.finish()
-	msg = bytes.Clone(msg)
-	if _, err := ec.c.Write(msg); err != nil {
-		ec.t.Fatal(err)
+// sendOrder sends a NewOrderSingle with ClOrdID 11=ORD1 and returns its bytes.
+func sendOrder(t *testing.T, c *fixclient.Client) []byte {
+	t.Helper()
+	F := fixclient.F
+	order := fixclient.Build(F(35, "D"), F(49, c.Sender), F(56, c.Target), F(34, strconv.Itoa(c.NextOut)),
+		F(52, "20261130-12:00:00.000"), F(11, "ORD1"), F(55, "ACME"), F(54, "1"), F(38, "5"), F(40, "2"), F(44, "99.5"))
+	c.NextOut++
+	if err := c.SendRaw(order); err != nil {
+		t.Fatal(err)
 	}
-	return msg
-}
-
-// read returns what arrives within d (nil on timeout).
-func (ec *echoClient) read(d time.Duration) []byte {
-	ec.c.SetReadDeadline(time.Now().Add(d))
-	buf := make([]byte, 4096)
-	n, err := ec.c.Read(buf)
-	var ne net.Error
-	if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
-		ec.t.Fatal(err)
-	}
-	return buf[:n]
+	return order
 }
 
 // No answer leaves before its order's fdatasync has returned, and the
@@ -149,25 +130,21 @@ func TestDurableEchoAnswersOnlyWhenDurable(t *testing.T) {
 	w, dir := openEchoJournal(t, heldSync(entered, release))
 	e := NewDurableEcho(ln, "VENUE", w)
 	c := dialEcho(t, e.Addr())
-	order := c.send("D", func(w *fixWriter) {
-		w.str(11, "ORD1")
-		w.str(55, "ACME")
-		w.str(54, "1")
-		w.str(38, "5")
-		w.str(40, "2")
-		w.str(44, "99.5")
-	})
+	order := sendOrder(t, c)
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the order was never synced")
 	}
-	if got := c.read(300 * time.Millisecond); len(got) != 0 {
-		t.Fatalf("answered while its fdatasync was held: %q", got)
+	var ne net.Error
+	if m, err := c.ReadAny(300 * time.Millisecond); err == nil {
+		t.Fatalf("answered while its fdatasync was held: %v", m)
+	} else if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatal(err)
 	}
 	close(release)
-	if got := c.read(5 * time.Second); !bytes.Contains(got, []byte("\x0111=ORD1\x01")) || !bytes.Contains(got, []byte("\x0135=8\x01")) {
-		t.Fatalf("no ExecutionReport after the sync: %q", got)
+	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "ORD1"}); err != nil {
+		t.Fatalf("no ExecutionReport after the sync: %v", err)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -192,10 +169,8 @@ func TestDurableEchoFailedSyncClosesWithoutAnswer(t *testing.T) {
 	e := NewDurableEcho(ln, "VENUE", w)
 	defer e.Close()
 	c := dialEcho(t, e.Addr())
-	c.send("D", func(w *fixWriter) { w.str(11, "ORD1") })
-	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	got, err := io.ReadAll(c.c)
-	if err != nil || len(got) != 0 {
-		t.Fatalf("read %q, %v; want the connection closed without an answer", got, err)
+	sendOrder(t, c)
+	if m, err := c.ReadAny(5 * time.Second); !errors.Is(err, io.EOF) {
+		t.Fatalf("read %v, %v; want the connection closed without an answer", m, err)
 	}
 }
