@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -46,23 +47,31 @@ type stampedCmd struct {
 	id  []byte // the ClOrdID field's bytes inside buf
 }
 
-// hexPairs[b] is the two hex digits of byte b.
-var hexPairs = func() (t [256][2]byte) {
+// hexPairs[b] is the two hex digits of byte b as a little-endian 16-bit
+// word: the first digit in the low byte.
+var hexPairs = func() (t [256]uint64) {
 	const digits = "0123456789abcdef"
 	for b := range t {
-		t[b] = [2]byte{digits[b>>4], digits[b&15]}
+		t[b] = uint64(digits[b>>4]) | uint64(digits[b&15])<<8
 	}
 	return t
 }()
 
-// stamp writes n as a fixed-width hex ClOrdID and returns the command.
+// hexWord is the eight hex digits of x, most significant first, as a
+// little-endian word.
+func hexWord(x uint32) uint64 {
+	return hexPairs[x>>24] | hexPairs[x>>16&0xFF]<<16 | hexPairs[x>>8&0xFF]<<32 | hexPairs[x&0xFF]<<48
+}
+
+// stamp writes n as a fixed-width hex ClOrdID and returns the command. It
+// stores the field as two whole words, as a producer copying a command into
+// a ring slot does, rather than byte by byte: fewer of the harness's own
+// instructions in each iteration, and no narrow stores right before the
+// matcher's word loads of the same bytes.
 func (c *stampedCmd) stamp(n uint64) []byte {
 	id := c.id[:workloadIDWidth]
-	for i := workloadIDWidth - 2; i >= 0; i -= 2 {
-		p := hexPairs[n&0xFF]
-		id[i], id[i+1] = p[0], p[1]
-		n >>= 8
-	}
+	binary.LittleEndian.PutUint64(id[0:8], hexWord(uint32(n>>32)))
+	binary.LittleEndian.PutUint64(id[8:16], hexWord(uint32(n)))
 	return c.cmd
 }
 
