@@ -144,7 +144,28 @@ func checkWorkloadBook(b *testing.B, w *workload) {
 // benchmark replays it from a snapshot of the starting book, restoring the
 // snapshot (untimed) each time the stream is used up. One op is one command.
 func BenchmarkMixedFlow(b *testing.B) {
-	flow := newMixedFlow(b, 1_000, 200_000)
+	runMixedFlow(b, newMixedFlow(b, 1_000, 200_000), false)
+}
+
+// BenchmarkMixedFlowDeepBook is MixedFlow on a book of about 100,000 orders
+// (over the same 750 levels) with a ClOrdID table sized for 800,000
+// ClOrdIDs: the pool, the records and the tables no longer fit in the
+// caches, as in production, and most commands miss on their index entry,
+// their order and its neighbours. "prefetch=on" calls Prefetch for the
+// next command before applying each one, as the pipeline does whenever the
+// next command is already in its ring.
+func BenchmarkMixedFlowDeepBook(b *testing.B) {
+	flow := newMixedFlow(b, 100_000, 400_000)
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "prefetch=off", true: "prefetch=on"}[on], func(b *testing.B) {
+			runMixedFlow(b, flow, on)
+		})
+	}
+}
+
+// runMixedFlow replays flow's command stream from its starting book; with
+// prefetch it calls Prefetch for each command's successor first.
+func runMixedFlow(b *testing.B, flow *mixedFlow, prefetch bool) {
 	m, err := NewMatcher(flow.cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -162,11 +183,10 @@ func BenchmarkMixedFlow(b *testing.B) {
 			pos = 0
 			b.StartTimer()
 		}
-		start, end := flow.offsets[pos], len(flow.stream)
-		if pos+1 < len(flow.offsets) {
-			end = flow.offsets[pos+1]
+		if prefetch && pos+1 < len(flow.offsets) {
+			m.Prefetch(flow.command(pos + 1))
 		}
-		_ = m.Apply(flow.stream[start:end], sink)
+		_ = m.Apply(flow.command(pos), sink)
 		pos++
 	}
 	b.StopTimer()
@@ -179,6 +199,15 @@ type mixedFlow struct {
 	start   []byte
 	stream  []byte
 	offsets []int
+}
+
+// command returns the i-th command of the stream.
+func (f *mixedFlow) command(i int) []byte {
+	start, end := f.offsets[i], len(f.stream)
+	if i+1 < len(f.offsets) {
+		end = f.offsets[i+1]
+	}
+	return f.stream[start:end]
 }
 
 func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {

@@ -44,6 +44,14 @@
 // The pipeline calls WriteSnapshot after applying a Snapshot command, which
 // itself has no effect but GTD expiry.
 //
+// Prefetch(next) starts loading the index entry that applying the next
+// command will read first, without waiting for it and without changing
+// anything (TestPrefetchChangesNothing, FuzzMatcher); the pipeline calls it
+// before Apply(current) whenever the next command is already in its ring.
+// With tables larger than the caches it takes 15-19% off a command
+// (BenchmarkMixedFlowDeepBook); on other architectures than amd64 it only
+// hashes.
+//
 // # Rules
 //
 // Price-time priority per instrument; a trade prints at the resting order's

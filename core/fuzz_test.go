@@ -22,7 +22,8 @@ func fuzzFrames(data []byte, yield func([]byte)) {
 	}
 }
 
-// FuzzMatcher applies arbitrary command bytes. The matcher must never panic,
+// FuzzMatcher applies arbitrary command bytes, each shown to Prefetch first.
+// The matcher must never panic,
 // must write no event when it refuses bytes, must keep every invariant after
 // every command, and must agree byte for byte with the reference model.
 func FuzzMatcher(f *testing.F) {
@@ -43,6 +44,7 @@ func FuzzMatcher(f *testing.F) {
 			i++
 			got.Reset()
 			want.Reset()
+			m.Prefetch(cmd) // takes any bytes and changes nothing
 			err := m.Apply(cmd, got)
 			ok := model.apply(cmd, want)
 			if err != nil && got.Len() != 0 {

@@ -259,6 +259,8 @@ type matcherApplier struct{ m *core.Matcher }
 
 func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
 
+func (a matcherApplier) Prefetch(cmd []byte) { a.m.Prefetch(cmd) }
+
 func (s *Server) buildSessions() error {
 	cfg := s.cfg
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,

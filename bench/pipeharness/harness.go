@@ -318,6 +318,8 @@ type applier struct{ m *core.Matcher }
 
 func (a applier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
 
+func (a applier) Prefetch(cmd []byte) { a.m.Prefetch(cmd) }
+
 // produce publishes the schedule.
 func (h *harness) produce() {
 	endNs := int64(h.cfg.Warmup + h.cfg.Duration)

@@ -36,5 +36,7 @@
 // a core to give the matcher; parking on shared cores it runs unlocked
 // (config.Engine.MatcherThreadLocked, docs/benchmarks.md). A command's
 // events are published together, once the command is applied (and every
-// eventPublishBatchMax events within one).
+// eventPublishBatchMax events within one). When the matcher is a
+// Prefetcher and the next command is already published, the loop shows it
+// the next command (Prefetch) before applying the current one.
 package pipeline

@@ -22,6 +22,15 @@ type Applier interface {
 	Apply(cmd []byte, sink EventSink) error
 }
 
+// Prefetcher is an Applier that can be shown the next command before it
+// applies the current one (core.Matcher.Prefetch). Whenever the next
+// command is already published, the pipeline calls Prefetch(next) before
+// Apply(current), so that the next command's first cache miss overlaps the
+// current command's work. Prefetch must not change what Apply does.
+type Prefetcher interface {
+	Prefetch(cmd []byte)
+}
+
 // EventSink is what the matcher writes events into (core.EventSink).
 type EventSink interface {
 	Claim() []byte
@@ -264,6 +273,7 @@ func (p *Pipeline) runMatcher() {
 		defer runtime.UnlockOSThread()
 	}
 	sink := &eventSink{r: p.Events, n: &p.eventsPublished}
+	prefetcher, _ := p.cfg.Matcher.(Prefetcher)
 	next := int64(0)
 	for {
 		avail, err := p.matcherBarrier.WaitFor(next)
@@ -271,6 +281,9 @@ func (p *Pipeline) runMatcher() {
 			return // alerted: stopping
 		}
 		for ; next <= avail; next++ {
+			if prefetcher != nil && next < avail {
+				prefetcher.Prefetch(p.Commands.Slot(next + 1))
+			}
 			if p.cfg.Journal == nil {
 				// Without a journal nothing waits for the disk: a command counts as
 				// durable before its events exist, so outbound never waits.

@@ -328,3 +328,100 @@ func TestCommandWithMoreEventsThanTheRing(t *testing.T) {
 		t.Fatalf("EventsPublished %d, want %d", p.EventsPublished(), total)
 	}
 }
+
+// prefetchMatcher is echoMatcher that checks, for each Prefetch, that the
+// command it was shown is the one after the command applied next. Applying
+// a command whose seq is a multiple of holdEvery waits for hold, so that
+// the test can publish a whole batch behind it.
+type prefetchMatcher struct {
+	echoMatcher
+	holdEvery int64
+	hold      chan struct{}
+
+	mu         sync.Mutex
+	shown      int64 // the seq last prefetched, -1 when none is pending
+	applied    []int64
+	prefetches int
+	wrong      []string
+}
+
+func (m *prefetchMatcher) Prefetch(cmd []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.shown = int64(binary.LittleEndian.Uint64(cmd[8:]))
+}
+
+func (m *prefetchMatcher) Apply(cmd []byte, sink EventSink) error {
+	seq := int64(binary.LittleEndian.Uint64(cmd[8:]))
+	m.mu.Lock()
+	if m.shown >= 0 {
+		if m.shown != seq+1 {
+			m.wrong = append(m.wrong, fmt.Sprintf("prefetched %d before applying %d", m.shown, seq))
+		}
+		m.prefetches++
+		m.shown = -1
+	}
+	m.applied = append(m.applied, seq)
+	m.mu.Unlock()
+	if seq%m.holdEvery == 0 {
+		<-m.hold
+	}
+	return m.echoMatcher.Apply(cmd, sink)
+}
+
+// TestPipelinePrefetchesTheNextCommand publishes batches of commands while
+// the matcher is held on each batch's first: it is then shown each next
+// command of the batch before it applies the current one, never a command
+// that is not published, and every command is still applied once, in order.
+func TestPipelinePrefetchesTheNextCommand(t *testing.T) {
+	const batches, perBatch = 50, 8
+	m := &prefetchMatcher{shown: -1, holdEvery: perBatch, hold: make(chan struct{})}
+	p, err := New(Config{Matcher: m, CommandSlots: 256, EventSlots: 256, ClaimTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier, own := p.AddEventConsumer()
+	p.Start()
+	defer p.Stop(time.Second)
+	next := int64(0)
+	for b := 0; b < batches; b++ {
+		var last int64
+		for range perBatch {
+			seq, slot, err := p.Commands.Claim()
+			if err != nil {
+				t.Fatal(err)
+			}
+			binary.LittleEndian.PutUint16(slot[0:], 16)
+			binary.LittleEndian.PutUint64(slot[8:], uint64(seq))
+			p.Commands.Publish(seq)
+			last = seq
+		}
+		m.hold <- struct{}{} // the batch's first command may finish
+		for next <= last {
+			avail, err := barrier.WaitFor(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next = avail + 1
+			own.Store(avail)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.wrong) > 0 {
+		t.Fatalf("%d wrong prefetches, first: %s", len(m.wrong), m.wrong[0])
+	}
+	if len(m.applied) != batches*perBatch {
+		t.Fatalf("%d commands applied, want %d", len(m.applied), batches*perBatch)
+	}
+	for i, seq := range m.applied {
+		if seq != int64(i) {
+			t.Fatalf("command %d applied as %d-th", seq, i)
+		}
+	}
+	// Behind each held first command the rest of its batch is published,
+	// so all but its last see their successor in the ring.
+	if want := batches * (perBatch - 2); m.prefetches < want {
+		t.Fatalf("%d prefetches for %d batches of %d, want at least %d", m.prefetches, batches, perBatch, want)
+	}
+}
