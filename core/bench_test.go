@@ -151,9 +151,9 @@ func BenchmarkMixedFlow(b *testing.B) {
 // (over the same 750 levels) with a ClOrdID table sized for 800,000
 // ClOrdIDs: the pool, the records and the tables no longer fit in the
 // caches, as in production, and most commands miss on their index entry,
-// their order and its neighbours. "prefetch=on" calls Prefetch for the
-// next command before applying each one, as the pipeline does whenever the
-// next command is already in its ring.
+// their order and its neighbours. "prefetch=on" shows Prefetch each
+// command PrefetchDistance commands before applying it, as the pipeline
+// does when the commands are already in its ring.
 func BenchmarkMixedFlowDeepBook(b *testing.B) {
 	flow := newMixedFlow(b, 100_000, 400_000)
 	for _, on := range []bool{false, true} {
@@ -164,7 +164,7 @@ func BenchmarkMixedFlowDeepBook(b *testing.B) {
 }
 
 // runMixedFlow replays flow's command stream from its starting book; with
-// prefetch it calls Prefetch for each command's successor first.
+// prefetch it shows Prefetch the commands ahead of the one it applies.
 func runMixedFlow(b *testing.B, flow *mixedFlow, prefetch bool) {
 	m, err := NewMatcher(flow.cfg)
 	if err != nil {
@@ -173,18 +173,20 @@ func runMixedFlow(b *testing.B, flow *mixedFlow, prefetch bool) {
 	sink := &ringSink{}
 	b.ReportAllocs()
 	b.ResetTimer()
-	pos := len(flow.offsets)
+	pos, shown := len(flow.offsets), 0 // shown: the last command shown to Prefetch
 	for range b.N {
 		if pos == len(flow.offsets) {
 			b.StopTimer()
 			if err := m.ReadSnapshot(bytes.NewReader(flow.start)); err != nil {
 				b.Fatal(err)
 			}
-			pos = 0
+			pos, shown = 0, 0
 			b.StartTimer()
 		}
-		if prefetch && pos+1 < len(flow.offsets) {
-			m.Prefetch(flow.command(pos + 1))
+		// As the pipeline does: each command shown once, in order, up to
+		// PrefetchDistance ahead.
+		for ; prefetch && shown < min(pos+PrefetchDistance, len(flow.offsets)-1); shown++ {
+			m.Prefetch(flow.command(shown + 1))
 		}
 		_ = m.Apply(flow.command(pos), sink)
 		pos++

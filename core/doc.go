@@ -44,13 +44,15 @@
 // The pipeline calls WriteSnapshot after applying a Snapshot command, which
 // itself has no effect but GTD expiry.
 //
-// Prefetch(next) starts loading the index entry that applying the next
-// command will read first, without waiting for it and without changing
-// anything (TestPrefetchChangesNothing, FuzzMatcher); the pipeline calls it
-// before Apply(current) whenever the next command is already in its ring.
-// With tables larger than the caches it takes 15-19% off a command
-// (BenchmarkMixedFlowDeepBook); on other architectures than amd64 it only
-// hashes.
+// Prefetch shows the matcher a command it will apply soon: it starts
+// loading, one dependent step per call, the table slot, the ClOrdID record
+// and the order that applying it will read (see prefetch.go), without
+// waiting for them and without changing anything Apply reads
+// (TestPrefetchChangesNothing, FuzzMatcher). The pipeline shows each
+// published command up to PrefetchDistance (3) commands before applying
+// it. With a book and tables larger than the caches it takes about a fifth
+// off a command (BenchmarkMixedFlowDeepBook); on architectures other than
+// amd64 it only hashes.
 //
 // # Rules
 //

@@ -44,6 +44,9 @@ type Matcher struct {
 	sink     EventSink
 	causeSeq uint64
 	nowNs    int64
+
+	// Hints for the commands shown to Prefetch; never read by Apply.
+	prefetches prefetchQueue
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -69,6 +72,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		all:         newOrderList(),
 		ordersMax:   cfg.OrdersMax,
 		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
+		prefetches:  newPrefetchQueue(),
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
 	ids := make([]uint32, len(cfg.Instruments))

@@ -7,62 +7,147 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Prefetch starts loading into the CPU's caches the index entry that
-// applying cmd will read first, and returns without waiting for it: for a
-// NewOrder the home slot of its ClOrdID in the (session, ClOrdID) table;
-// for a CancelOrder or ReplaceOrder the home slot of its OrigClOrdID, or,
-// when it addresses the order by OrderID alone, the OrderID's entry. Other
-// commands are ignored.
+// Prefetching. Applying a cancel or replace of an order of a deep book reads
+// three things that are rarely in the cache: the table slot of its
+// OrigClOrdID (or the entry of its OrderID), the record the slot points to,
+// and the order the record points to; a NewOrder reads its ClOrdID's slot.
+// Each address depends on the one before, so each miss is paid in turn.
+// A caller that sees commands before it applies them (the pipeline sees
+// every published command in its ring) shows them to Prefetch in order, a
+// few ahead of Apply, and Prefetch moves each one a step further along that
+// chain per call:
 //
-// A caller that already holds the next command when it applies the current
-// one (the pipeline, whose command ring shows it every command that has
-// been published) calls Prefetch(next) and then Apply(current): with a
-// production-size ClOrdID table (tens of megabytes) that first read of
-// each command is a cache miss, and this way it overlaps the current
-// command's work instead of stalling the next one.
+//   - the command given: hash its key, prefetch its slot;
+//   - the command given one call earlier: read its slot, now in the cache,
+//     and prefetch the record;
+//   - the command given two calls earlier: read its record, now in the
+//     cache, and prefetch the order.
 //
-// Prefetch changes nothing and emits nothing, so whether it was called
-// cannot change what Apply does; it takes any bytes (a short, foreign or
-// malformed command is ignored) and never panics. It costs the reading and
-// hashing of one ClOrdID, which Apply repeats.
+// With the commands shown PrefetchDistance ahead, Apply then finds all
+// three in the cache. What Prefetch keeps between calls (prefetchQueue) are
+// hints: they never change what Apply does, and a stale one (a command
+// applied, a record moved by EndOfDay) costs only a useless prefetch.
+
+// PrefetchDistance is how far ahead of Apply a caller should show commands
+// to Prefetch so that the three stages complete before Apply: with the
+// command about to be applied at position i, show up to i+PrefetchDistance.
+const PrefetchDistance = 3
+
+// prefetchStep is one command's progress through the stages.
+type prefetchStep struct {
+	kind uint8  // what at indexes: prefetchNone, prefetchClOrdID or prefetchOrderID
+	high uint32 // the hash's high half, for a ClOrdID slot
+	at   uint64 // the byClOrdID slot, or the byDayOrderID entry
+	rec  recIdx // the record, once stage 2 found it; else noRec
+}
+
+const (
+	prefetchNone uint8 = iota
+	prefetchClOrdID
+	prefetchOrderID
+)
+
+// prefetchQueue holds the commands of the last two calls: [0] the last.
+type prefetchQueue [2]prefetchStep
+
+func newPrefetchQueue() prefetchQueue {
+	return prefetchQueue{{rec: noRec}, {rec: noRec}}
+}
+
+// Prefetch shows the matcher a command it will apply soon (see above): it
+// starts loading the index entries that applying it, and the two commands
+// shown before it, will read, without waiting for them. Show each command
+// once, in the order they will be applied, ideally PrefetchDistance ahead
+// of Apply; the pipeline does so whenever those commands are already in
+// its ring.
+//
+// Prefetch emits nothing and changes nothing Apply reads: whether and how
+// it was called cannot change what Apply does (TestPrefetchChangesNothing,
+// FuzzMatcher). It takes any bytes (a short, foreign or malformed command
+// counts as one without a key) and never panics. It costs the hashing of
+// one key, which Apply repeats, and on architectures other than amd64 it
+// loads nothing ahead.
 func (m *Matcher) Prefetch(cmd []byte) {
-	if len(cmd) < venue.MessageHeaderSize {
+	m.advancePrefetches()
+	q := &m.prefetches
+	q[1], q[0] = q[0], prefetchStep{rec: noRec}
+	field, session, orderID := addressedKey(cmd)
+	x := &m.index
+	var k clOrdKey
+	if n := k.loadIfAny(field); n > 0 {
+		h := k.hashLen(n, session)
+		q[0] = prefetchStep{kind: prefetchClOrdID, high: uint32(h >> 32), at: h & x.mask, rec: noRec}
+		prefetch(unsafe.Pointer(&x.byClOrdID[q[0].at]))
 		return
+	}
+	if d := orderID - x.dayOrderID; orderID != 0 && d < uint64(len(x.byDayOrderID)) {
+		q[0] = prefetchStep{kind: prefetchOrderID, at: d, rec: noRec}
+		prefetch(unsafe.Pointer(&x.byDayOrderID[d]))
+	}
+}
+
+// advancePrefetches runs stage 3 for the command shown two calls ago and
+// stage 2 for the one shown last. Every index is checked against its
+// table, so a stale step is harmless.
+func (m *Matcher) advancePrefetches() {
+	x := &m.index
+	q := &m.prefetches
+	if ri := q[1].rec; ri != noRec && int(ri) < len(x.recs) {
+		if oi := x.recs[ri].slot; oi != noOrder && uint(oi) < uint(len(m.pool.orders)) {
+			prefetch(unsafe.Pointer(&m.pool.orders[oi]))
+		}
+	}
+	s := &q[0]
+	switch {
+	case s.kind == prefetchClOrdID && s.at < uint64(len(x.byClOrdID)):
+		if e := x.byClOrdID[s.at]; e.recPlusOne != 0 && e.hashHigh == s.high {
+			s.rec = recIdx(e.recPlusOne - 1)
+		}
+	case s.kind == prefetchOrderID && s.at < uint64(len(x.byDayOrderID)):
+		s.rec = recIdx(x.byDayOrderID[s.at] - 1)
+	}
+	if s.rec != noRec && int(s.rec) < len(x.recs) {
+		prefetch(unsafe.Pointer(&x.recs[s.rec]))
+	}
+}
+
+// addressedKey returns what applying cmd looks up first: for a NewOrder
+// its ClOrdID field; for a CancelOrder or ReplaceOrder its OrigClOrdID
+// field and OrderID (the field empty when the OrderID alone addresses the
+// order); otherwise a nil field. session is the command's session.
+func addressedKey(cmd []byte) (field []byte, session uint16, orderID uint64) {
+	if len(cmd) < venue.MessageHeaderSize {
+		return nil, 0, 0
 	}
 	hdr := binary.LittleEndian.Uint64(cmd)
 	if uint16(hdr>>32) != venue.SchemaID {
-		return
+		return nil, 0, 0
 	}
 	const h = venue.MessageHeaderSize
 	switch uint16(hdr >> 16) {
 	case venue.NewOrderTemplateID:
 		if b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength); err == nil {
-			m.prefetchClOrdID(b[newOrderClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.NewOrderSessionIdxOffset:]), 0)
+			return b[newOrderClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.NewOrderSessionIdxOffset:]), 0
 		}
 	case venue.CancelOrderTemplateID:
 		if b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength); err == nil {
-			m.prefetchClOrdID(b[cancelOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.CancelOrderSessionIdxOffset:]),
-				binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:]))
+			return b[cancelOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.CancelOrderSessionIdxOffset:]),
+				binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:])
 		}
 	case venue.ReplaceOrderTemplateID:
 		if b, err := commandBlock(cmd, hdr, venue.ReplaceOrderEncodedLength); err == nil {
-			m.prefetchClOrdID(b[replaceOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.ReplaceOrderSessionIdxOffset:]),
-				binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderOrderIDOffset:]))
+			return b[replaceOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.ReplaceOrderSessionIdxOffset:]),
+				binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderOrderIDOffset:])
 		}
 	}
+	return nil, 0, 0
 }
 
-// prefetchClOrdID prefetches the home slot of the ClOrdID in field, or,
-// when the field is empty, the entry of orderID (0: none), as locate would
-// look them up.
-func (m *Matcher) prefetchClOrdID(field []byte, session uint16, orderID uint64) {
-	x := &m.index
-	var k clOrdKey
-	if n := k.load(field); n > 0 {
-		prefetch(unsafe.Pointer(&x.byClOrdID[k.hashLen(n, session)&x.mask]))
-		return
+// loadIfAny is load for a field that may be missing (nil): then the key is
+// empty.
+func (k *clOrdKey) loadIfAny(field []byte) int {
+	if len(field) < venue.ClOrdIDLength {
+		return 0
 	}
-	if d := orderID - x.dayOrderID; orderID != 0 && d < uint64(len(x.byDayOrderID)) {
-		prefetch(unsafe.Pointer(&x.byDayOrderID[d]))
-	}
+	return k.load(field)
 }

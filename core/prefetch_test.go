@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -10,12 +11,14 @@ import (
 
 // TestPrefetchChangesNothing applies the same random command stream (the
 // property test's generator: orders, cancels by ClOrdID and OrderID,
-// replaces, status requests, mass cancels, unknown and duplicate ids) to
-// two matchers, one of which is shown each next command, the current one
-// and a truncated copy before every Apply: the events and the final state
-// must be identical, byte for byte.
+// replaces, status requests, mass cancels, unknown and duplicate ids, end
+// of day) to two matchers. The second is shown, before every Apply, the
+// commands up to PrefetchDistance ahead as the pipeline shows them, and
+// besides a random command of the stream (out of order), the command
+// itself and a truncated copy: the events and the final state must be
+// identical, byte for byte.
 func TestPrefetchChangesNothing(t *testing.T) {
-	for _, cfg := range propertyConfigs() {
+	for ci, cfg := range propertyConfigs() {
 		gen := newCommandGen(cfg, 11, newRefModel(cfg))
 		follow := NewBufferSink(16)
 		var cmds [][]byte
@@ -25,17 +28,21 @@ func TestPrefetchChangesNothing(t *testing.T) {
 			gen.model.apply(cmd, follow)          // the generator aims at the model's live orders
 			cmds = append(cmds, bytes.Clone(cmd)) // the generator reuses its buffer
 		}
+		rng := rand.New(rand.NewPCG(uint64(ci), 3))
 		plain, shown := mustMatcher(t, cfg), mustMatcher(t, cfg)
 		a, b := NewBufferSink(64), NewBufferSink(64)
-		prefetches, maxResting := 0, 0
+		prefetches, maxResting, last := 0, 0, 0
 		stats := map[string]int{}
 		for i, cmd := range cmds {
-			if i+1 < len(cmds) {
-				shown.Prefetch(cmds[i+1])
+			for ; last < min(i+PrefetchDistance, len(cmds)-1); last++ {
+				shown.Prefetch(cmds[last+1])
 				prefetches++
 			}
-			shown.Prefetch(cmd)
-			shown.Prefetch(cmd[:len(cmd)/2])
+			if rng.IntN(4) == 0 {
+				shown.Prefetch(cmds[rng.IntN(len(cmds))])
+				shown.Prefetch(cmd)
+				shown.Prefetch(cmd[:rng.IntN(len(cmd)+1)])
+			}
 			a.Reset()
 			b.Reset()
 			errA, errB := plain.Apply(cmd, a), shown.Apply(cmd, b)
@@ -55,7 +62,7 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		if !bytes.Equal(snapA.Bytes(), snapB.Bytes()) {
 			t.Fatal("the snapshots differ once Prefetch is called")
 		}
-		t.Logf("%d commands, %d prefetches, at most %d resting orders, events: %v", len(cmds), prefetches, maxResting, stats)
+		t.Logf("%d commands, %d shown ahead, at most %d resting orders, events: %v", len(cmds), prefetches, maxResting, stats)
 	}
 }
 
@@ -93,4 +100,25 @@ func TestPrefetchTakesAnyBytes(t *testing.T) {
 		t.Logf("%s: %d bytes", name, len(cmd))
 	}
 	m.Prefetch(nil)
+}
+
+// TestPrefetchDoesNotAllocate: Prefetch runs on the matcher's thread
+// before every command, so it must not allocate either.
+func TestPrefetchDoesNotAllocate(t *testing.T) {
+	w := newWorkload(t, 10)
+	place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
+	cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+	id := w.id(nil)
+	if err := w.m.Apply(place.stamp(id), w.sink); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.m.Prefetch(place.stamp(id + 1))
+		w.m.Prefetch(cancel.stamp(id))
+		w.m.Prefetch(nil)
+	})
+	if allocs != 0 {
+		t.Fatalf("Prefetch allocates %.1f times per call of three", allocs)
+	}
 }

@@ -350,6 +350,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 // resetState empties every book, list, index and counter, keeping the
 // memory and the configuration (instrument statuses go back to Open).
 func (m *Matcher) resetState() {
+	m.prefetches = newPrefetchQueue()
 	for i := range m.instruments {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen

@@ -182,8 +182,8 @@ func (s *Server) buildPipeline() error {
 		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
-		UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
-		OnSnapshot:      s.captureSnapshot,
+		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
+		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
 				s.gw.Halt(err)

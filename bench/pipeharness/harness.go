@@ -304,7 +304,7 @@ func (h *harness) build() (func(), error) {
 	}
 	p, err := pipeline.New(pipeline.Config{Matcher: applier{m}, Journal: jr, SeqBase: seqBase,
 		CommandSlots: h.cfg.CommandSlots, EventSlots: h.cfg.EventSlots, Wait: h.cfg.Wait, ClaimTimeout: claimTimeout,
-		UnlockedMatcher: h.cfg.UnlockedMatcher, OnFail: func(err error) { h.failed.CompareAndSwap(nil, &err) }})
+		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: h.cfg.UnlockedMatcher, OnFail: func(err error) { h.failed.CompareAndSwap(nil, &err) }})
 	if err != nil {
 		cleanup()
 		return nil, err

@@ -37,6 +37,6 @@
 // (config.Engine.MatcherThreadLocked, docs/benchmarks.md). A command's
 // events are published together, once the command is applied (and every
 // eventPublishBatchMax events within one). When the matcher is a
-// Prefetcher and the next command is already published, the loop shows it
-// the next command (Prefetch) before applying the current one.
+// Prefetcher, the loop shows it the published commands up to
+// Config.PrefetchDistance ahead (Prefetch) before applying the current one.
 package pipeline

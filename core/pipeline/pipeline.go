@@ -22,11 +22,11 @@ type Applier interface {
 	Apply(cmd []byte, sink EventSink) error
 }
 
-// Prefetcher is an Applier that can be shown the next command before it
-// applies the current one (core.Matcher.Prefetch). Whenever the next
-// command is already published, the pipeline calls Prefetch(next) before
-// Apply(current), so that the next command's first cache miss overlaps the
-// current command's work. Prefetch must not change what Apply does.
+// Prefetcher is an Applier that can be shown commands before it applies
+// them (core.Matcher.Prefetch), so that their cache misses overlap the
+// work of the commands before them. Before each Apply, the pipeline shows
+// it the published commands up to Config.PrefetchDistance ahead, each
+// once and in order. Prefetch must not change what Apply does.
 type Prefetcher interface {
 	Prefetch(cmd []byte)
 }
@@ -57,6 +57,9 @@ type Config struct {
 	Wait         ring.WaitStrategy
 	ClaimTimeout time.Duration
 	Logger       *slog.Logger
+	// PrefetchDistance is how many commands ahead of the one it applies a
+	// Prefetcher matcher is shown (core.PrefetchDistance); 0 means 1.
+	PrefetchDistance int
 	// UnlockedMatcher runs the matcher goroutine without runtime.LockOSThread.
 	// The default (locked) gives the lowest median hand-off; on a machine with
 	// no core to spare, waking a parked locked thread is an OS wake-up that
@@ -274,6 +277,8 @@ func (p *Pipeline) runMatcher() {
 	}
 	sink := &eventSink{r: p.Events, n: &p.eventsPublished}
 	prefetcher, _ := p.cfg.Matcher.(Prefetcher)
+	distance := int64(max(p.cfg.PrefetchDistance, 1))
+	shown := int64(-1) // the last command shown to the prefetcher
 	next := int64(0)
 	for {
 		avail, err := p.matcherBarrier.WaitFor(next)
@@ -281,8 +286,13 @@ func (p *Pipeline) runMatcher() {
 			return // alerted: stopping
 		}
 		for ; next <= avail; next++ {
-			if prefetcher != nil && next < avail {
-				prefetcher.Prefetch(p.Commands.Slot(next + 1))
+			if prefetcher != nil {
+				// Each published command after this one, once, in order.
+				shown = max(shown, next)
+				for limit := min(avail, next+distance); shown < limit; {
+					shown++
+					prefetcher.Prefetch(p.Commands.Slot(shown))
+				}
 			}
 			if p.cfg.Journal == nil {
 				// Without a journal nothing waits for the disk: a command counts as

@@ -329,39 +329,42 @@ func TestCommandWithMoreEventsThanTheRing(t *testing.T) {
 	}
 }
 
-// prefetchMatcher is echoMatcher that checks, for each Prefetch, that the
-// command it was shown is the one after the command applied next. Applying
-// a command whose seq is a multiple of holdEvery waits for hold, so that
-// the test can publish a whole batch behind it.
+// prefetchMatcher is echoMatcher that checks what it is shown: each
+// command at most once and in order (a command applied as soon as it is
+// published is never shown), after the command being applied and at most
+// distance ahead of it. Applying a command whose seq is a multiple of
+// holdEvery waits for hold, so that the test can publish a whole batch
+// behind it.
 type prefetchMatcher struct {
 	echoMatcher
+	distance  int64
 	holdEvery int64
 	hold      chan struct{}
 
 	mu         sync.Mutex
-	shown      int64 // the seq last prefetched, -1 when none is pending
+	shown      int64 // the last seq shown, -1 for none
+	applying   int64 // the seq applied next
 	applied    []int64
 	prefetches int
 	wrong      []string
 }
 
 func (m *prefetchMatcher) Prefetch(cmd []byte) {
+	seq := int64(binary.LittleEndian.Uint64(cmd[8:]))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.shown = int64(binary.LittleEndian.Uint64(cmd[8:]))
+	if seq <= m.shown || seq <= m.applying || seq > m.applying+m.distance {
+		m.wrong = append(m.wrong, fmt.Sprintf("shown %d after %d, before applying %d", seq, m.shown, m.applying))
+	}
+	m.shown = seq
+	m.prefetches++
 }
 
 func (m *prefetchMatcher) Apply(cmd []byte, sink EventSink) error {
 	seq := int64(binary.LittleEndian.Uint64(cmd[8:]))
 	m.mu.Lock()
-	if m.shown >= 0 {
-		if m.shown != seq+1 {
-			m.wrong = append(m.wrong, fmt.Sprintf("prefetched %d before applying %d", m.shown, seq))
-		}
-		m.prefetches++
-		m.shown = -1
-	}
 	m.applied = append(m.applied, seq)
+	m.applying = seq + 1
 	m.mu.Unlock()
 	if seq%m.holdEvery == 0 {
 		<-m.hold
@@ -369,14 +372,17 @@ func (m *prefetchMatcher) Apply(cmd []byte, sink EventSink) error {
 	return m.echoMatcher.Apply(cmd, sink)
 }
 
-// TestPipelinePrefetchesTheNextCommand publishes batches of commands while
-// the matcher is held on each batch's first: it is then shown each next
-// command of the batch before it applies the current one, never a command
-// that is not published, and every command is still applied once, in order.
-func TestPipelinePrefetchesTheNextCommand(t *testing.T) {
-	const batches, perBatch = 50, 8
-	m := &prefetchMatcher{shown: -1, holdEvery: perBatch, hold: make(chan struct{})}
-	p, err := New(Config{Matcher: m, CommandSlots: 256, EventSlots: 256, ClaimTimeout: time.Second})
+// TestPipelinePrefetchesAhead publishes batches of commands while the
+// matcher is held on each batch's first: the rest of the batch is then
+// shown to Prefetch ahead of Apply, each command at most once, in order,
+// never before it is published and never more than PrefetchDistance ahead,
+// and
+// every command is still applied once, in order.
+func TestPipelinePrefetchesAhead(t *testing.T) {
+	const batches, perBatch, distance = 50, 8, 3
+	m := &prefetchMatcher{shown: -1, distance: distance, holdEvery: perBatch, hold: make(chan struct{})}
+	p, err := New(Config{Matcher: m, CommandSlots: 256, EventSlots: 256, ClaimTimeout: time.Second,
+		PrefetchDistance: distance})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,8 +425,8 @@ func TestPipelinePrefetchesTheNextCommand(t *testing.T) {
 			t.Fatalf("command %d applied as %d-th", seq, i)
 		}
 	}
-	// Behind each held first command the rest of its batch is published,
-	// so all but its last see their successor in the ring.
+	// Behind each held first command the rest of its batch is published, so
+	// at least its last perBatch-2 commands are shown before they are applied.
 	if want := batches * (perBatch - 2); m.prefetches < want {
 		t.Fatalf("%d prefetches for %d batches of %d, want at least %d", m.prefetches, batches, perBatch, want)
 	}
