@@ -25,8 +25,10 @@ type Applier interface {
 // Prefetcher is an Applier that can be shown commands before it applies
 // them (core.Matcher.Prefetch), so that their cache misses overlap the
 // work of the commands before them. Before each Apply, the pipeline shows
-// it the published commands up to Config.PrefetchDistance ahead, each
-// once and in order. Prefetch must not change what Apply does.
+// it the published commands up to Config.PrefetchDistance ahead, each at
+// most once (a command applied as soon as it is published is never shown)
+// and in order. Prefetch must not change what Apply does; a panic in it
+// stops the pipeline as one in Apply does.
 type Prefetcher interface {
 	Prefetch(cmd []byte)
 }
@@ -287,11 +289,13 @@ func (p *Pipeline) runMatcher() {
 		}
 		for ; next <= avail; next++ {
 			if prefetcher != nil {
-				// Each published command after this one, once, in order.
+				// Each published command after this one, at most once, in order.
 				shown = max(shown, next)
-				for limit := min(avail, next+distance); shown < limit; {
-					shown++
-					prefetcher.Prefetch(p.Commands.Slot(shown))
+				if limit := min(avail, next+distance); shown < limit {
+					if !p.showAhead(prefetcher, shown+1, limit) {
+						return
+					}
+					shown = limit
 				}
 			}
 			if p.cfg.Journal == nil {
@@ -312,6 +316,21 @@ func (p *Pipeline) runMatcher() {
 			p.matcherSeq.Store(next)
 		}
 	}
+}
+
+// showAhead shows the prefetcher commands from..to and, like apply, turns a
+// panic into fail-stop.
+func (p *Pipeline) showAhead(prefetcher Prefetcher, from, to int64) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.fail(fmt.Errorf("matcher panicked prefetching command seq %d: %v", p.cfg.SeqBase+uint64(from), r))
+			ok = false
+		}
+	}()
+	for ; from <= to; from++ {
+		prefetcher.Prefetch(p.Commands.Slot(from))
+	}
+	return true
 }
 
 // apply runs one command and turns a panic into fail-stop.

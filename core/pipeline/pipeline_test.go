@@ -431,3 +431,46 @@ func TestPipelinePrefetchesAhead(t *testing.T) {
 		t.Fatalf("%d prefetches for %d batches of %d, want at least %d", m.prefetches, batches, perBatch, want)
 	}
 }
+
+// panickyPrefetcher panics when shown the command with seq panicOn.
+type panickyPrefetcher struct {
+	echoMatcher
+	panicOn uint64
+}
+
+func (m *panickyPrefetcher) Prefetch(cmd []byte) {
+	if binary.LittleEndian.Uint64(cmd[8:]) == m.panicOn {
+		panic("boom in prefetch")
+	}
+}
+
+// TestPrefetchPanicIsFailStop: a panic while the matcher is shown a command
+// ahead stops the pipeline as a panic in Apply does, and nothing from the
+// command about to be applied on is acknowledged. The commands are all
+// published before the pipeline starts, so the matcher sees them at once.
+func TestPrefetchPanicIsFailStop(t *testing.T) {
+	var failed atomic.Pointer[error]
+	p, err := New(Config{Matcher: &panickyPrefetcher{panicOn: 5}, CommandSlots: 64, EventSlots: 64, PrefetchDistance: 3,
+		ClaimTimeout: time.Millisecond, OnFail: func(e error) { failed.Store(&e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AddEventConsumer()
+	for i := 0; i < 10; i++ {
+		submit(t, p, uint64(i))
+	}
+	p.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	// fail records the error before it calls OnFail: wait for both.
+	for (p.Err() == nil || failed.Load() == nil) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if p.Err() == nil || failed.Load() == nil {
+		t.Fatal("a panic in Prefetch did not fail-stop the pipeline")
+	}
+	// Command 5 is shown just before command 2 would be applied (3 ahead).
+	if got := p.Durable().Load(); got != 1 {
+		t.Fatalf("durable = %d after failing before applying seq 2, want 1", got)
+	}
+	p.Stop(time.Second)
+}
