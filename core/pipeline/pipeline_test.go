@@ -171,7 +171,8 @@ func TestMatcherPanicIsFailStop(t *testing.T) {
 		submit(t, p, uint64(i))
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Err() == nil && time.Now().Before(deadline) {
+	// fail records the error before it calls OnFail: wait for both.
+	for (p.Err() == nil || failed.Load() == nil) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if p.Err() == nil || failed.Load() == nil {
