@@ -158,6 +158,21 @@ func TestDurabilityGatesOutbound(t *testing.T) {
 	}
 }
 
+// waitForFailStop waits up to 10 s for the pipeline to fail and for its
+// OnFail to have stored the error in failed (fail records the error before
+// it calls OnFail: both are waited for), and fails the test with msg if
+// either is missing.
+func waitForFailStop(t *testing.T, p *Pipeline, failed *atomic.Pointer[error], msg string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for (p.Err() == nil || failed.Load() == nil) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if p.Err() == nil || failed.Load() == nil {
+		t.Fatal(msg)
+	}
+}
+
 func TestMatcherPanicIsFailStop(t *testing.T) {
 	var failed atomic.Pointer[error]
 	p, err := New(Config{Matcher: &echoMatcher{panicOn: 5}, CommandSlots: 64, EventSlots: 64,
@@ -170,14 +185,7 @@ func TestMatcherPanicIsFailStop(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		submit(t, p, uint64(i))
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	// fail records the error before it calls OnFail: wait for both.
-	for (p.Err() == nil || failed.Load() == nil) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if p.Err() == nil || failed.Load() == nil {
-		t.Fatal("panic in the matcher did not fail-stop the pipeline")
-	}
+	waitForFailStop(t, p, &failed, "panic in the matcher did not fail-stop the pipeline")
 	if got := p.Durable().Load(); got != 4 {
 		t.Fatalf("durable = %d after failing on seq 5, want 4: nothing after the failure may be acknowledged", got)
 	}
@@ -377,8 +385,7 @@ func (m *prefetchMatcher) Apply(cmd []byte, sink EventSink) error {
 // matcher is held on each batch's first: the rest of the batch is then
 // shown to Prefetch ahead of Apply, each command at most once, in order,
 // never before it is published and never more than PrefetchDistance ahead,
-// and
-// every command is still applied once, in order.
+// and every command is still applied once, in order.
 func TestPipelinePrefetchesAhead(t *testing.T) {
 	const batches, perBatch, distance = 50, 8, 3
 	m := &prefetchMatcher{shown: -1, distance: distance, holdEvery: perBatch, hold: make(chan struct{})}
@@ -461,14 +468,7 @@ func TestPrefetchPanicIsFailStop(t *testing.T) {
 		submit(t, p, uint64(i))
 	}
 	p.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	// fail records the error before it calls OnFail: wait for both.
-	for (p.Err() == nil || failed.Load() == nil) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if p.Err() == nil || failed.Load() == nil {
-		t.Fatal("a panic in Prefetch did not fail-stop the pipeline")
-	}
+	waitForFailStop(t, p, &failed, "a panic in Prefetch did not fail-stop the pipeline")
 	// Command 5 is shown just before command 2 would be applied (3 ahead).
 	if got := p.Durable().Load(); got != 1 {
 		t.Fatalf("durable = %d after failing before applying seq 2, want 1", got)
