@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-latency bench-fix conformance crash interop clean
+.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash interop clean
 
 all: build
 
@@ -48,6 +48,11 @@ fuzz:
 
 bench:
 	@./scripts/bench.sh $(BENCHCOUNT) $(BENCHTIME)
+
+# The matcher benchmarks' instructions per iteration, by callgrind (needs valgrind):
+# a count, unlike ns/op, does not move with the machine's load. BENCH='Name/sub:A:B ...' picks.
+bench-instr:
+	@./scripts/bench-instr.sh $(BENCH)
 
 bench-latency: build
 	@./scripts/bench-latency.sh
