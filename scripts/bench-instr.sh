@@ -115,7 +115,7 @@ mkdir -p "$dir"
 report=$dir/instr-$stamp.txt
 {
 	echo "# fixvenue matcher instructions per iteration (callgrind), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)'), $(go version), $(valgrind --version)"
+	echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- '*.go' go.mod go.sum 2>/dev/null || echo ' (with local changes to the Go code)'), $(go version), $(valgrind --version)"
 	echo "# cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc)"
 } >"$work/report"
 
