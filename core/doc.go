@@ -199,7 +199,9 @@
 // TestMatcherAgainstModel compares the events with a reference model over
 // random commands (-long for millions, -seed to replay), FuzzMatcher feeds
 // arbitrary bytes (use -fuzzminimizetime of a few seconds: each input runs the
-// model too), and the benchmarks mirror the reference Java engine's table.
+// model too), and the benchmarks mirror the reference Java engine's table
+// (make bench-instr counts their instructions per iteration by part of the
+// order path, which a noisy machine does not move; TestBenchInstrScript).
 // The order-flow commands and events are read and written at fixed offsets
 // rather than through the generated flyweights (wire.go): TestWireOffsets,
 // TestCommandDecoding, TestCommandHeaderErrors and TestEventEncoding hold

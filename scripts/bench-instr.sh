@@ -23,7 +23,8 @@
 # BENCH_INSTR_TOP=N lists N functions instead of 12.
 #
 # The report goes to stdout and to docs/bench/instr/instr-<UTC stamp>.txt
-# (latest.txt is a copy), with the commit and machine at the top.
+# (latest.txt is a copy; BENCH_INSTR_DIR=DIR writes them elsewhere), with the
+# commit and machine at the top.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -110,7 +111,7 @@ function part(f) {
 }'
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-dir=docs/bench/instr
+dir=${BENCH_INSTR_DIR:-docs/bench/instr}
 mkdir -p "$dir"
 report=$dir/instr-$stamp.txt
 {
