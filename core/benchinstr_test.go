@@ -52,7 +52,7 @@ func TestBenchInstrScript(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	out, stderr, code := run(dir, "PassivePlaceCancel/depth=10:300:900")
+	out, stderr, code := run(dir, "PassivePlaceCancel/depth=10:5000:15000")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
@@ -61,12 +61,14 @@ func TestBenchInstrScript(t *testing.T) {
 	if head == nil {
 		t.Fatalf("no headline in the report:\n%s", out)
 	}
-	matcher, _ := strconv.Atoi(head[1])
-	withHarness, _ := strconv.Atoi(head[2])
 	// A place and a cancel cost about 1,800 instructions at this writing; the
-	// bounds only catch a broken count (zero, setup leaking in, a wrong divisor).
-	if matcher < 500 || matcher > 10_000 || withHarness <= matcher {
-		t.Fatalf("matcher %d, with the harness %d instructions per iteration: not a place+cancel", matcher, withHarness)
+	// bounds only catch a broken count (zero, setup leaking in, a wrong
+	// divisor). The harness's figure is not checked: the runtime's background
+	// work in it grows with wall time, which valgrind stretches on a busy
+	// machine.
+	matcher, _ := strconv.Atoi(head[1])
+	if matcher < 500 || matcher > 10_000 {
+		t.Fatalf("matcher %d instructions per iteration: not a place+cancel", matcher)
 	}
 	parts := map[string]int{}
 	sum := 0

@@ -16,10 +16,11 @@
 # the share of each part of the order path and the costliest functions
 # (code the compiler inlined counts in the function it was inlined into).
 # The harness's own work (stamping ClOrdIDs, the event sink, the untimed
-# checks after the loop, an EndOfDay if a count reaches one, the garbage
-# collector) is shown apart: it is not the matcher's, and it is the one line
-# that varies from run to run (by when the collector ran). The matcher's counts repeat within
-# about 0.5% for the six benchmarks and a few percent for MixedFlow.
+# checks after the loop, an EndOfDay if a count reaches one, the runtime) is
+# shown apart: it is not the matcher's, and it is the one line that varies
+# from run to run (the runtime's background work grows with wall time, which
+# valgrind stretches on a busy machine). The matcher's counts repeat within
+# about 0.5%. The collector is off: the timed loops do not allocate.
 # BENCH_INSTR_TOP=N lists N functions instead of 12.
 #
 # The report goes to stdout and to docs/bench/instr/instr-<UTC stamp>.txt
