@@ -12,8 +12,9 @@
 # (GOMAXPROCS=1 and asynchronous preemption off: callgrind serializes threads
 # and does not survive Go's preemption signal). (B−A) iterations' worth of
 # instructions, divided by B−A, is one iteration: setup, the first b.N=1
-# round and process start-up cancel out. It prints, per benchmark, the total,
-# the share of each part of the order path and the costliest functions
+# round and process start-up cancel out. It prints, per benchmark, the
+# matcher's instructions and the harness's, the share of each part of the
+# order path and the costliest functions
 # (code the compiler inlined counts in the function it was inlined into).
 # The harness's own work (stamping ClOrdIDs, the event sink, the untimed
 # checks after the loop, an EndOfDay if a count reaches one, the runtime) is
@@ -127,8 +128,8 @@ for spec in "${specs[@]}"; do
 	count "$name" "$a" "$work/a"
 	count "$name" "$b" "$work/b"
 	# Per function: (count at B − count at A) / (B − A).
-	# Every function counts, even one that ran less often in the longer run
-	# (a garbage collection more or less), so the parts add up to the total.
+	# Every function counts, even one that ran less in the longer run (the
+	# runtime's background work, say), so the parts add up to the total.
 	awk -v n=$((b - a)) 'NR==FNR {a[$2]=$1; next} {d[$2]=($1-a[$2])/n; delete a[$2]}
 		END {for (f in a) d[f]=-a[f]/n; for (f in d) printf "%.2f %s\n", d[f], f}' \
 		"$work/a" "$work/b" | sort -rn >"$work/per"
@@ -138,7 +139,7 @@ for spec in "${specs[@]}"; do
 			END {printf "%s: %.0f instructions per iteration in the matcher (%.0f with the harness)\n", name, m, t}' "$work/per"
 		awk "$part_awk"'{p=part($2); if (p !~ /^harness/) {s[p]+=$1; t+=$1}}
 			END {for (k in s) printf "  %7.0f %5.1f%%  %s\n", s[k], 100*s[k]/t, k}' "$work/per" | sort -rn
-		awk "$part_awk"'{if (part($2) ~ /^harness/) h+=$1} END {printf "  %7.0f         harness: stamping, sink, untimed checks, GC (not the matcher'"'"'s)\n", h}' "$work/per"
+		awk "$part_awk"'{if (part($2) ~ /^harness/) h+=$1} END {printf "  %7.0f         harness: stamping, sink, untimed checks, runtime (not the matcher'"'"'s)\n", h}' "$work/per"
 		echo "  costliest functions:"
 		head -${BENCH_INSTR_TOP:-12} "$work/per" | awk '{printf "  %7.1f  %s\n", $1, $2}'
 	} | tee -a "$work/report"
