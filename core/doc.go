@@ -194,7 +194,12 @@
 // resting order indexed everywhere, the GTD heap holds exactly the GTD
 // orders, and quantity is conserved: ordered = filled + cancelled + resting).
 // Tests call it after every command; building with -tags invariants makes
-// Apply call it and panic on a broken invariant (O(book) per command).
+// Apply call it and panic on a broken invariant: after every command while
+// the state is small, and once the state passes invariantUnitsPerCommand
+// units (pool slots, price levels, ClOrdID records) after every
+// units/invariantUnitsPerCommand+1 commands, so that a replay of a long
+// journal stays linear; the panic names the last clean command and the one
+// whose check failed.
 // testdata/*.txt are golden scripts (see TestGolden; -update rewrites them),
 // TestMatcherAgainstModel compares the events with a reference model over
 // random commands (-long for millions, -seed to replay), FuzzMatcher feeds

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -82,4 +84,74 @@ func invariantsFixture(t *testing.T) *Matcher {
 		}
 	}
 	return m
+}
+
+// TestInvariantScheduleSpacesChecks drives the check that builds with the
+// invariants tag run after each command (checkAfterApply; the test calls it
+// itself in other builds): a small state is checked after every command, a
+// large one after every units/invariantUnitsPerCommand+1 commands, a broken
+// state is caught at the next scheduled check and not before, and the panic
+// names the last clean command and the one that found the break.
+func TestInvariantScheduleSpacesChecks(t *testing.T) {
+	large := newWorkload(t, 10).m
+	if large.invariantUnits() <= 2*invariantUnitsPerCommand {
+		t.Fatalf("the workload's state (%d units) is too small to space the checks", large.invariantUnits())
+	}
+	for _, tc := range []struct {
+		name  string
+		m     *Matcher
+		every int
+	}{
+		{"small state", invariantsFixture(t), 1},
+		{"large state", large, large.invariantUnits()/invariantUnitsPerCommand + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m
+			if tc.name == "small state" && m.invariantUnits() > invariantUnitsPerCommand {
+				t.Fatalf("the fixture's state (%d units) is not small", m.invariantUnits())
+			}
+			var buf [cmdSlotSize]byte
+			sink := NewBufferSink(8)
+			seq := uint64(1_000)
+			// tick applies a Tick (no new record, no level: the units stay)
+			// and runs the check as an invariants build would; it returns
+			// the panic's message, if any.
+			tick := func() (msg string) {
+				defer func() {
+					if r := recover(); r != nil {
+						msg = r.(string)
+					}
+				}()
+				seq++
+				if err := m.Apply(encodeTick(buf[:], seq, 1), sink); err != nil {
+					t.Fatal(err)
+				}
+				if !invariantsEnabled {
+					m.checkAfterApply(venue.TickTemplateID)
+				}
+				return ""
+			}
+			m.invariantsDue = invariantSchedule{}
+			if msg := tick(); msg != "" { // the first command is checked at once
+				t.Fatalf("clean state: %s", msg)
+			}
+			clean := seq
+			m.qty.filledQty++ // quantity is no longer conserved
+			for i := 1; i < tc.every; i++ {
+				if msg := tick(); msg != "" {
+					t.Fatalf("checked after %d commands, want every %d: %s", i, tc.every, msg)
+				}
+			}
+			msg := tick()
+			if msg == "" {
+				t.Fatalf("the break was not caught at command %d after the last check", tc.every)
+			}
+			for _, want := range []string{"after seq " + strconv.FormatUint(clean, 10),
+				"at or before seq " + strconv.FormatUint(seq, 10), "quantity not conserved"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("panic %q lacks %q", msg, want)
+				}
+			}
+		})
+	}
 }

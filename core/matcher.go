@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -47,6 +46,9 @@ type Matcher struct {
 
 	// Hints for the commands shown to Prefetch; never read by Apply.
 	prefetches prefetchQueue
+
+	// When builds with the invariants tag check next (see checkAfterApply).
+	invariantsDue invariantSchedule
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -145,9 +147,7 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 	}
 	m.sink = nil
 	if invariantsEnabled {
-		if ierr := m.CheckInvariants(); ierr != nil {
-			panic(fmt.Sprintf("core: invariant broken after template %d: %v", templateID, ierr))
-		}
+		m.checkAfterApply(templateID)
 	}
 	return err
 }

@@ -351,6 +351,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 // memory and the configuration (instrument statuses go back to Open).
 func (m *Matcher) resetState() {
 	m.prefetches = newPrefetchQueue()
+	m.invariantsDue = invariantSchedule{} // a new state is checked at the next command
 	for i := range m.instruments {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen
