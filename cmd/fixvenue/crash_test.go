@@ -86,6 +86,7 @@ func TestCrashKill9(t *testing.T) {
 	for i := range clients {
 		clients[i] = &crashClient{comp: "CLIENT" + strconv.Itoa(i+1), nextOut: 1, sent: map[string]bool{}, acked: map[string]bool{}}
 	}
+	started := time.Now()
 	for cycle := 0; cycle < cycles; cycle++ {
 		v := startVenue(t, cfg)
 		var wg, trading sync.WaitGroup
@@ -103,6 +104,15 @@ func TestCrashKill9(t *testing.T) {
 		wg.Wait()
 		if t.Failed() {
 			t.Fatalf("cycle %d failed; venue log:\n%s", cycle, v.logs())
+		}
+		// A long run (make crash: 1,000 cycles, about 25 minutes) says how
+		// far it is, twenty times over.
+		if done := cycle + 1; cycles >= 100 && done%(cycles/20) == 0 {
+			acked := 0
+			for _, c := range clients {
+				acked += len(c.acked)
+			}
+			t.Logf("%d/%d cycles passed, %s, %d orders acknowledged so far", done, cycles, time.Since(started).Round(time.Second), acked)
 		}
 	}
 	// A last start: everything acknowledged in any cycle must be there.
