@@ -108,11 +108,7 @@ func TestCrashKill9(t *testing.T) {
 		// A long run (make crash: 1,000 cycles, about 25 minutes) says how
 		// far it is, twenty times over.
 		if done := cycle + 1; cycles >= 100 && done%(cycles/20) == 0 {
-			acked := 0
-			for _, c := range clients {
-				acked += len(c.acked)
-			}
-			t.Logf("%d/%d cycles passed, %s, %d orders acknowledged so far", done, cycles, time.Since(started).Round(time.Second), acked)
+			t.Logf("%d/%d cycles passed, %s, %d orders acknowledged so far", done, cycles, time.Since(started).Round(time.Second), ackedCount(clients))
 		}
 	}
 	// A last start: everything acknowledged in any cycle must be there.
@@ -274,12 +270,18 @@ func checkJournalInventsNothing(t *testing.T, dir string, clients []*crashClient
 			t.Errorf("journal holds order %q that no client sent", no.ClOrdID())
 		}
 	}
-	acked := 0
-	for _, c := range clients {
-		acked += len(c.acked)
-	}
+	acked := ackedCount(clients)
 	t.Logf("journal holds %d orders; clients saw %d acknowledged", orders, acked)
 	if orders < acked {
 		t.Errorf("journal holds %d orders but %d were acknowledged", orders, acked)
 	}
+}
+
+// ackedCount is the number of orders the clients have seen acknowledged.
+func ackedCount(clients []*crashClient) int {
+	n := 0
+	for _, c := range clients {
+		n += len(c.acked)
+	}
+	return n
 }
