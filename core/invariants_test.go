@@ -93,7 +93,10 @@ func invariantsFixture(t *testing.T) *Matcher {
 // state is caught at the next scheduled check and not before, and the panic
 // names the last clean command and the one that found the break.
 func TestInvariantScheduleSpacesChecks(t *testing.T) {
-	large := newWorkload(t, 10).m
+	small, large := invariantsFixture(t), newWorkload(t, 10).m
+	if small.invariantUnits() > invariantUnitsPerCommand {
+		t.Fatalf("the fixture's state (%d units) is not small", small.invariantUnits())
+	}
 	if large.invariantUnits() <= 2*invariantUnitsPerCommand {
 		t.Fatalf("the workload's state (%d units) is too small to space the checks", large.invariantUnits())
 	}
@@ -102,14 +105,11 @@ func TestInvariantScheduleSpacesChecks(t *testing.T) {
 		m     *Matcher
 		every int
 	}{
-		{"small state", invariantsFixture(t), 1},
+		{"small state", small, 1},
 		{"large state", large, large.invariantUnits()/invariantUnitsPerCommand + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.m
-			if tc.name == "small state" && m.invariantUnits() > invariantUnitsPerCommand {
-				t.Fatalf("the fixture's state (%d units) is not small", m.invariantUnits())
-			}
 			var buf [cmdSlotSize]byte
 			sink := NewBufferSink(8)
 			seq := uint64(1_000)
