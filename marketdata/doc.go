@@ -64,6 +64,31 @@
 // batches that end inside a command the books stay exact; only an order that
 // rests can be shown early (EndBatch).
 //
+// # Restarts
+//
+// The feed's sequence continues across a restart of the venue; it is never
+// reset. At start-up the venue replays its journal into the matcher and
+// hands every event to the feed (Feed.Replay): the tracker rebuilds the
+// books, the per-instrument rptSeq, last trade and volume, and the builder
+// numbers the messages exactly as it did the first time, since the same
+// events give the same messages. The replayed packets go into the
+// retransmission window but not onto the network (a receiver that was
+// running has them already). The first message after the restart has the
+// number that follows the last one derived from the journal, which is the
+// last one published before the stop: the feed publishes only durable
+// commands, and the journal holds every durable command.
+//
+// EndOfSession, sent at a clean stop, is therefore unsequenced: it travels
+// after a Heartbeat carrying the next sequence number in one unsequenced
+// packet, and takes no number a restarted venue could not reproduce.
+//
+// What a receiver must do: nothing special. A receiver that was running
+// across the restart sees the sequence go on; if it missed messages around
+// the stop (a kill -9 loses the datagrams in flight), it sees a gap and
+// recovers it from the window or with a snapshot, as for any gap, from the
+// recovery service at its configured address once the venue is back. A
+// receiver that starts after the restart joins with a snapshot, as always.
+//
 // # Clients and the gateway
 //
 // Package feedclient is the client library; Watch and BookJSON are the

@@ -211,6 +211,45 @@ func (f *Feed) fail(err error) error {
 	return fmt.Errorf("marketdata: feed stopped: %w", err)
 }
 
+// Replay applies one event of a journaled command while the venue rebuilds
+// its state at start-up, before Run. The tracker, the sequence numbers and
+// the retransmission window advance exactly as they did when the command
+// was first applied (the same events give the same messages), but nothing
+// is sent: every message repeats one published before the restart, and the
+// receivers that were running already have it or recover it from the
+// window. EndReplay ends the replay; Replay after Run has started is a
+// programming error.
+//
+// So the feed's sequence continues across a restart: the first message
+// after it has the number that follows the last message derived from the
+// journal, and a receiver sees no reset (see "Restarts" in doc.go).
+func (f *Feed) Replay(ev []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFeedClosed
+	}
+	f.pub.quiet = true
+	if err := f.tracker.Apply(ev); err != nil {
+		return f.fail(err)
+	}
+	return nil
+}
+
+// EndReplay publishes what the last replayed command left pending (into the
+// window only) and switches the feed back to sending.
+func (f *Feed) EndReplay() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFeedClosed
+	}
+	f.pub.quiet = true
+	err := f.endBatchLocked()
+	f.pub.quiet = false
+	return err
+}
+
 // Run consumes events from src until WaitFor fails (the pipeline alerts the
 // barrier or closes the ring at shutdown) or an event breaks the book. Each
 // WaitFor batch is applied under one lock and released to src afterwards.
@@ -265,9 +304,14 @@ func (f *Feed) Serve(ctx context.Context) error {
 	return err
 }
 
-// Close publishes EndOfSession (sequenced, stamped with the last event's
-// time so a replay ends identically) and closes the sockets. Call it after
-// Run and Serve have returned.
+// Close sends EndOfSession and closes the sockets. Call it after Run and
+// Serve have returned.
+//
+// EndOfSession is unsequenced, in one packet with a Heartbeat that carries
+// the next sequence number: it takes no number from the sequenced stream,
+// because a venue restarted on the same journal continues that stream from
+// the journal alone, and a number taken by a message the journal cannot
+// reproduce would be reused for another message after the restart.
 func (f *Feed) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -287,8 +331,24 @@ func (f *Feed) emitEndOfSession() error {
 	if err := f.tracker.EndCommand(); err != nil {
 		return err
 	}
-	buf, off, err := f.builder.Reserve(mdsbe.EndOfSessionEncodedLength, f.tracker.timeNs)
+	if err := f.builder.Flush(); err != nil {
+		return err
+	}
+	b, err := packet.NewBuilder(packet.BuilderConfig{Channel: f.cfg.Channel, Sink: unsequencedSink{f.pub}})
 	if err != nil {
+		return err
+	}
+	nextSeq := f.builder.NextSeq()
+	buf, off, err := b.Reserve(mdsbe.HeartbeatEncodedLength, f.tracker.timeNs)
+	if err != nil {
+		return err
+	}
+	var hb mdsbe.Heartbeat
+	if err := hb.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	hb.SetNextSeq(nextSeq)
+	if buf, off, err = b.Reserve(mdsbe.EndOfSessionEncodedLength, f.tracker.timeNs); err != nil {
 		return err
 	}
 	var m mdsbe.EndOfSession
@@ -296,7 +356,15 @@ func (f *Feed) emitEndOfSession() error {
 		return err
 	}
 	m.SetTransactTimeNs(f.tracker.timeNs)
-	return f.builder.Flush()
+	return b.Flush()
+}
+
+// unsequencedSink sends a control packet without keeping it in the window.
+type unsequencedSink struct{ p *publisher }
+
+func (s unsequencedSink) WritePacket(pkt []byte, _ uint64, _ int) error {
+	s.p.send(pkt)
+	return nil
 }
 
 // FeedStats counts the feed's work.

@@ -24,6 +24,10 @@ type publisher struct {
 	dst     *net.UDPAddr
 	channel uint16
 	win     *window
+	// quiet keeps packets in the window without sending them: set while the
+	// feed is rebuilt from the journal at start-up (see Feed.Replay), when
+	// every packet repeats one that was sent before the restart.
+	quiet bool
 
 	mu         sync.Mutex // guards lastSendNs and hbBuf
 	lastSendNs int64      // wall clock of the last datagram, for heartbeats
@@ -69,7 +73,9 @@ func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
 		return errors.New("marketdata: the feed sink takes sequenced packets only")
 	}
 	p.win.append(pkt, seq, count)
-	p.send(pkt)
+	if !p.quiet {
+		p.send(pkt)
+	}
 	return nil
 }
 

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/core"
-	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
 
@@ -43,40 +40,22 @@ func (s *Server) buildFeed() error {
 	return nil
 }
 
-// replayWithFeed replays the whole journal into the matcher and hands each
-// command's events to the feed, so that the feed's books and sequence numbers
-// are exactly those it had before the restart.
-func (s *Server) replayWithFeed() (int64, error) {
-	r, err := journal.NewReader(filepath.Join(s.cfg.Venue.DataDir, "journal"), journal.ReaderOptions{Logger: s.log})
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	sink := core.NewBufferSink(256)
-	var events [][]byte
-	var n int64
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		sink.Reset()
-		if err := s.matcher.Apply(rec.Payload, sink); err != nil {
-			return n, fmt.Errorf("command seq %d (%s at %d): %w", rec.Seq, rec.Segment, rec.Offset, err)
-		}
-		events = events[:0]
-		for i := 0; i < sink.Len(); i++ {
-			events = append(events, sink.Event(i))
-		}
-		if len(events) > 0 {
-			if err := s.feed.ApplyBatch(events); err != nil {
-				return n, err
-			}
-		}
-		n++
+// feedReplaySink hands the events of replayed commands to the feed (see
+// marketdata.Feed.Replay), so that the feed's books, statistics and sequence
+// numbers after a start are those the same journal produced before it. The
+// matcher cannot take an error from a sink, so the first one is kept and
+// stops the start-up after the command that caused it.
+type feedReplaySink struct {
+	feed *marketdata.Feed
+	slot [core.EventSlotMin]byte
+	err  error
+}
+
+func (k *feedReplaySink) Claim() []byte { return k.slot[:] }
+
+func (k *feedReplaySink) Commit() {
+	if k.err == nil {
+		k.err = k.feed.Replay(k.slot[:])
 	}
 }
 

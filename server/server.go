@@ -64,8 +64,6 @@ type Server struct {
 	stopSync chan struct{}
 	wg       sync.WaitGroup
 	replayed int64
-	// replaySink receives the events of replayed commands (nil: discarded).
-	replaySink core.EventSink
 	snaps      *journal.Snapshotter
 	stopSnaps  chan struct{}
 	feed       *marketdata.Feed
@@ -152,16 +150,26 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 }
 
 // replay applies every journaled command to the fresh matcher before any
-// session is accepted. Market data needs every event since the beginning (it
-// never reads engine state), so the whole journal is replayed.
+// session is accepted. Market data never reads engine state: its books,
+// statistics and sequence numbers are rebuilt from the events of the same
+// commands, so with market data on the whole journal is replayed and each
+// event goes to the feed; without it the newest snapshot is loaded and only
+// the commands after it are replayed.
 func (s *Server) replay() error {
 	start := time.Now()
-	// Market data rebuilds its books from events alone, so with market data on
-	// the journal is replayed from the start; without it the newest snapshot is
-	// loaded and only the commands after it are replayed.
-	useSnapshot := !s.cfg.MarketData.Enabled
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, s.replaySink,
-		journal.ReplayOptions{Logger: s.log, UseSnapshot: useSnapshot})
+	var sink core.EventSink
+	var feedSink *feedReplaySink
+	if s.feed != nil {
+		feedSink = &feedReplaySink{feed: s.feed}
+		sink = feedSink
+	}
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink,
+		journal.ReplayOptions{Logger: s.log, UseSnapshot: s.feed == nil})
+	if err == nil && feedSink != nil {
+		if err = feedSink.err; err == nil {
+			err = s.feed.EndReplay()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}

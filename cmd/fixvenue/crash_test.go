@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/fixtests/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -37,13 +38,19 @@ segment_bytes = 4194304
 # restarts load one instead of replaying a journal that grows every cycle.
 snapshot_interval = "500ms"
 [marketdata]
-enabled = false
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:%d"
+heartbeat_interval = "200ms"
+# Acknowledged orders rest for good, so after the last start the feed's book
+# must hold every one of them.
+[session_defaults]
+cancel_on_disconnect = false
 [session_defaults.quickfix]
 ResetOnLogon = "N"
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
-`, filepath.Join(dir, "data"), crashSessions)
+`, filepath.Join(dir, "data"), freeUDPPort(t), freeTCPPort(t), crashSessions)
 	p := filepath.Join(dir, "venue.toml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -111,8 +118,10 @@ func TestCrashKill9(t *testing.T) {
 			t.Logf("%d/%d cycles passed, %s, %d orders acknowledged so far", done, cycles, time.Since(started).Round(time.Second), ackedCount(clients))
 		}
 	}
-	// A last start: everything acknowledged in any cycle must be there.
+	// A last start: everything acknowledged in any cycle must be there, and
+	// the feed's book must be the engine's and hold every one of them.
 	v := startVenue(t, cfg)
+	checkFeedHoldsAcked(t, cfg, clients)
 	for _, c := range clients {
 		c.verifyAndTrade(t, v.fixAddr, cycles, false, nil)
 	}
@@ -139,6 +148,41 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatalf("journal verify disagrees:\n%s\n%s\n%s (invariants build)", first, second, third)
 	}
 	t.Logf("journal verify: %s", strings.TrimSpace(first))
+}
+
+// checkFeedHoldsAcked compares the feed's ACME book (`md book`) with the
+// engine's (`journal book`), and checks that it holds at least every order
+// the clients saw acknowledged: they are all buys of 1 that never trade and
+// are never cancelled.
+func checkFeedHoldsAcked(t *testing.T, cfg string, clients []*crashClient) {
+	t.Helper()
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engineBooks(t, cfg)["ACME"]
+	out, err := exec.Command(binPath, "md", "book", "--symbol", "ACME", "--json",
+		"--feed-addr", c.MarketData.FeedAddr, "--recovery-addr", c.MarketData.RecoveryAddr).Output()
+	if err != nil {
+		t.Fatalf("md book: %v", err)
+	}
+	_, got := parseBookJSON(t, out)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the last restart the feed's book is %v, the engine's %v", got, want)
+	}
+	var qty int64
+	for _, l := range got.Bids {
+		var px float64
+		var q, n int64
+		if _, err := fmt.Sscanf(l, "%f×%d/%d", &px, &q, &n); err != nil {
+			t.Fatalf("level %q: %v", l, err)
+		}
+		qty += q
+	}
+	if acked := int64(ackedCount(clients)); qty < acked || len(got.Asks) != 0 {
+		t.Fatalf("the feed's book holds %d bid quantity and %d ask levels; %d orders of 1 were acknowledged", qty, len(got.Asks), acked)
+	}
+	t.Logf("feed book after the last restart: %d levels, %d orders resting, as the engine's", len(got.Bids), qty)
 }
 
 // verifySampleMax bounds the status requests per session per cycle.

@@ -3,20 +3,26 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/server"
 )
 
 func init() { commands["journal"] = cmdJournal }
 
 func cmdJournal(args []string) int {
-	if len(args) == 0 || (args[0] != "verify" && args[0] != "dump") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue journal verify|dump --data DIR [--config FILE]")
+	if len(args) == 0 || (args[0] != "verify" && args[0] != "dump" && args[0] != "book") {
+		fmt.Fprintln(os.Stderr, "usage: fixvenue journal verify|dump|book --data DIR [--config FILE] [--symbol SYM]")
 		return 2
 	}
 	sub := args[0]
@@ -24,6 +30,7 @@ func cmdJournal(args []string) int {
 	dataDir := fs.String("data", "", "data directory (default: venue.data_dir of the config)")
 	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
 	from := fs.Uint64("from", 0, "dump: first sequence number to print")
+	symbol := fs.String("symbol", "", "book: the instrument (default: every instrument, one JSON line each)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -50,6 +57,13 @@ func cmdJournal(args []string) int {
 			return 1
 		}
 		fmt.Println(res.String())
+	case "book":
+		err := printEngineBooks(os.Stdout, dir, cfg, *symbol)
+		bar.done()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue journal book: %v\n", err)
+			return 1
+		}
 	case "dump":
 		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: *from, Progress: bar.update})
 		bar.done()
@@ -101,4 +115,52 @@ func (b *progressBar) done() {
 	if b.shown {
 		fmt.Fprintln(b.out)
 	}
+}
+
+// printEngineBooks replays the journal (from its newest snapshot) into a
+// matcher and prints the books the matcher holds, one JSON line per
+// instrument in the shape of `fixvenue md book --json` without the feed's
+// sequence number: {"symbol":"ACME","bids":[[price,qty,orders],...],"asks":[...]}.
+// It reads engine state, which market data never does, so it is the check
+// that the feed's books are the engine's. It never writes to the journal.
+func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol string) error {
+	m, err := core.NewMatcher(server.MatcherConfig(cfg))
+	if err != nil {
+		return err
+	}
+	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		return err
+	}
+	found := false
+	var levels []core.Level
+	for _, in := range cfg.Instruments {
+		if symbol != "" && in.Symbol != symbol {
+			continue
+		}
+		found = true
+		line := append([]byte(`{"symbol":`), strconv.Quote(in.Symbol)...)
+		for _, side := range []struct {
+			key  string
+			side venue.Side
+		}{{`,"bids":[`, venue.SideBuy}, {`],"asks":[`, venue.SideSell}} {
+			line = append(line, side.key...)
+			levels = m.BookLevels(in.ID, side.side, levels[:0])
+			for i, l := range levels {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				line = append(line, '[')
+				line = decimal.FormatTicks(line, l.PriceTicks, in.Tick)
+				line = fmt.Appendf(line, ",%d,%d]", l.Qty, l.Orders)
+			}
+		}
+		line = append(line, "]}\n"...)
+		if _, err := out.Write(line); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("no instrument %q in the configuration", symbol)
+	}
+	return nil
 }

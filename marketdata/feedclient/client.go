@@ -121,8 +121,10 @@ type Callbacks struct {
 	// OnHeartbeat reports a heartbeat; inSync is true when the client has
 	// every message the heartbeat announces (nothing lost at the tail).
 	OnHeartbeat func(nextSeq uint64, inSync bool)
-	// OnEndOfSession reports that the publisher stopped.
-	OnEndOfSession func(seq uint64)
+	// OnEndOfSession reports that the publisher stopped; nextSeq is the
+	// number its next message will have. A venue restarted on the same
+	// journal continues from there, so the client needs no action.
+	OnEndOfSession func(nextSeq uint64)
 	// OnIdle is called by Run when the socket has had nothing to read for a
 	// poll interval: the client has applied everything that arrived.
 	OnIdle func()
@@ -316,19 +318,30 @@ func (c *Client) HandlePacket(pkt []byte) {
 	c.Poll()
 }
 
-// handleUnsequenced acts on the heartbeat of an unsequenced packet; the
-// feed sends no other unsequenced message.
+// handleUnsequenced acts on the messages of an unsequenced packet: a
+// Heartbeat, and EndOfSession, which comes after a Heartbeat in the
+// publisher's last packet.
 func (c *Client) handleUnsequenced() {
 	var next uint64
-	found := false
+	found, ended := false, false
 	for msg, ok := c.rd.Next(); ok; msg, ok = c.rd.Next() {
 		var hb mdsbe.Heartbeat
-		if tid, _ := mdsbe.TemplateIDOf(msg, 0); tid == mdsbe.HeartbeatTemplateID && hb.WrapDecode(msg, 0) == nil {
-			next, found = hb.NextSeq(), true
+		switch tid, _ := mdsbe.TemplateIDOf(msg, 0); tid {
+		case mdsbe.HeartbeatTemplateID:
+			if hb.WrapDecode(msg, 0) == nil {
+				next, found = hb.NextSeq(), true
+			}
+		case mdsbe.EndOfSessionTemplateID:
+			ended = true
 		}
 	}
 	if !found {
 		return
+	}
+	if ended {
+		if cb := c.cfg.Callbacks.OnEndOfSession; cb != nil {
+			defer cb(next)
+		}
 	}
 	if c.expected == 0 && !c.join() {
 		return
@@ -525,10 +538,6 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		}
 		if _, err := c.instrumentMessage(id, rptSeq); err != nil {
 			return err
-		}
-	case mdsbe.EndOfSessionTemplateID:
-		if cb := c.cfg.Callbacks.OnEndOfSession; cb != nil {
-			cb(seq)
 		}
 	default:
 		// A sequenced template this client does not know: it still takes
