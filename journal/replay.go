@@ -29,6 +29,14 @@ type ReplayOptions struct {
 	// continue, and replays only the records after it. The state machine
 	// must then implement SnapshotLoader and be fresh.
 	UseSnapshot bool
+	// SnapshotUsable, if set, passes over the snapshots it refuses (a
+	// snapshot whose companion state, such as the market-data feed's, is
+	// missing).
+	SnapshotUsable func(seq uint64) bool
+	// SnapshotLoaded, if set, is called after the snapshot is loaded and
+	// before the first record after it is applied (to load the companion
+	// state); its error stops the replay.
+	SnapshotLoaded func(SnapshotFile) error
 	// Progress is called every few megabytes of journal and at the end.
 	Progress func(Progress)
 	// Logger receives snapshot and tail reports; nil means slog.Default().
@@ -71,13 +79,18 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		if !ok {
 			return res, errors.New("journal: replay from a snapshot needs a state machine that loads snapshots")
 		}
-		sf, found, err := snapshotForJournal(dir, opts.Logger)
+		sf, found, err := snapshotForJournal(dir, opts.SnapshotUsable, opts.Logger)
 		if err != nil {
 			return res, err
 		}
 		if found {
 			if _, err := ReadSnapshot(sf.Path, loader.ReadSnapshot); err != nil {
 				return res, err
+			}
+			if opts.SnapshotLoaded != nil {
+				if err := opts.SnapshotLoaded(sf); err != nil {
+					return res, err
+				}
 			}
 			res.Snapshot = &sf
 			res.LastSeq = int64(sf.Seq)
@@ -119,7 +132,7 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 // ahead of the journal holds commands that never became durable) and at
 // least the first segment's first seq minus one (the records after it
 // must all be present).
-func snapshotForJournal(dir string, logger *slog.Logger) (SnapshotFile, bool, error) {
+func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	segs, err := listSegments(dir)
 	if err != nil || len(segs) == 0 {
 		return SnapshotFile{}, false, err
@@ -128,7 +141,7 @@ func snapshotForJournal(dir string, logger *slog.Logger) (SnapshotFile, bool, er
 	if err != nil {
 		return SnapshotFile{}, false, err
 	}
-	return LatestSnapshot(dir, int64(segs[0].firstSeq)-1, last, logger)
+	return latestSnapshot(dir, int64(segs[0].firstSeq)-1, last, usable, logger)
 }
 
 // lastSeqOf scans only the last segment (the one starting at from) for the

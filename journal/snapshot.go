@@ -275,6 +275,12 @@ func ReadSnapshot(path string, read func(io.Reader) error) (SnapshotFile, error)
 // commands that never became durable (the matcher runs beside the journal)
 // and must not be used.
 func LatestSnapshot(dir string, minSeq, maxSeq int64, logger *slog.Logger) (SnapshotFile, bool, error) {
+	return latestSnapshot(dir, minSeq, maxSeq, nil, logger)
+}
+
+// latestSnapshot is LatestSnapshot that also passes over the snapshots
+// usable refuses (nil: none).
+func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -286,6 +292,10 @@ func LatestSnapshot(dir string, minSeq, maxSeq int64, logger *slog.Logger) (Snap
 		if int64(s.Seq) > maxSeq || int64(s.Seq) < minSeq {
 			logger.Info("journal: snapshot outside the journal ignored", "snapshot", filepath.Base(s.Path),
 				"seq", s.Seq, "journal_first_usable", minSeq, "journal_last", maxSeq)
+			continue
+		}
+		if usable != nil && !usable(s.Seq) {
+			logger.Info("journal: snapshot without its companion state passed over", "snapshot", filepath.Base(s.Path), "seq", s.Seq)
 			continue
 		}
 		sf, err := CheckSnapshot(s.Path)

@@ -78,6 +78,18 @@
 // last one published before the stop: the feed publishes only durable
 // commands, and the journal holds every durable command.
 //
+// With snapshots on, the replay need not start at the beginning of the
+// journal. When the venue captures the matcher's snapshot after command S
+// it asks the feed for its state after S (Feed.SnapshotAt); the feed saves
+// it just before it applies the first event of a later command, when it has
+// applied every event up to S and none after (state.go draws the format: the
+// books by order in priority order, each instrument's rptSeq, status, last
+// trade and volume, and the next sequence number). A start loads the newest
+// snapshot that has the feed's state beside it (Feed.Restore) and replays
+// the commands after it; a snapshot without one is passed over, and with
+// none the whole journal is replayed. Either way the feed holds only what it
+// derived from events.
+//
 // EndOfSession, sent at a clean stop, is therefore unsequenced: it travels
 // after a Heartbeat carrying the next sequence number in one unsequenced
 // packet, and takes no number a restarted venue could not reproduce.

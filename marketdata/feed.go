@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +45,11 @@ type FeedConfig struct {
 	// Listener, if set, hears of every instrument that changed, at the end of
 	// each batch, on the feed's goroutine (see UpdateListener).
 	Listener UpdateListener
+
+	// CaptureState, if set, is handed the feed's state (see state.go) at
+	// each point set by SnapshotAt, on the feed's goroutine: it copies what
+	// write writes (journal.Snapshotter.Capture does) and returns.
+	CaptureState func(seq uint64, write func(io.Writer) error) error
 
 	// Clock gives the wall-clock time of heartbeats and rate limits;
 	// nil means time.Now. Sequenced messages never use it.
@@ -90,6 +97,10 @@ type Feed struct {
 	recovery *recoveryServer
 	closed   bool
 	lastNs   int64 // event time of the last event applied, for EndOfSession
+
+	// snapPoint is the command seq after which the state is to be captured
+	// (0: none); see SnapshotAt.
+	snapPoint atomic.Uint64
 }
 
 // NewFeed allocates the tracker and the window and opens the UDP socket and
@@ -275,8 +286,63 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 		return ErrFeedClosed
 	}
 	for s := from; s <= to; s++ {
-		if err := f.tracker.Apply(src.Slot(s)); err != nil {
+		ev := src.Slot(s)
+		if p := f.snapPoint.Load(); p != 0 && causeSeqOf(ev) > p {
+			f.captureState(p)
+		}
+		if err := f.tracker.Apply(ev); err != nil {
 			return f.fail(err)
+		}
+	}
+	return f.endBatchLocked()
+}
+
+// SnapshotAt asks for the feed's state after command seq: the venue calls it
+// on the matcher goroutine when it captures the matcher's snapshot of seq,
+// before the matcher applies the next command. The feed captures its state
+// just before it applies the first event of a later command, when it has
+// applied every event of the commands up to seq and none after (events come
+// in causeSeq order), and hands it to CaptureState. A newer point replaces
+// one not reached yet.
+func (f *Feed) SnapshotAt(seq uint64) { f.snapPoint.Store(seq) }
+
+// captureState ends the command in progress (publishing what it left
+// pending, as the next event would) and hands the state to CaptureState.
+// A failure costs only this snapshot's state: the venue then starts from an
+// older one, or from the whole journal.
+func (f *Feed) captureState(seq uint64) {
+	f.snapPoint.CompareAndSwap(seq, 0)
+	if f.cfg.CaptureState == nil {
+		return
+	}
+	if err := f.tracker.EndCommand(); err != nil {
+		return // Apply meets the same error at once and stops the feed
+	}
+	_ = f.cfg.CaptureState(seq, func(w io.Writer) error { return f.tracker.writeState(w, f.builder.NextSeq()) })
+}
+
+// Restore loads a state captured by CaptureState into a feed that has
+// applied nothing yet, before Replay and Run: the books, the statistics and
+// the next sequence number become those after the state's command.
+func (f *Feed) Restore(r io.Reader) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.builder.NextSeq() != 1 || f.builder.Pending() != 0 {
+		return errors.New("marketdata: Restore into a feed that has published")
+	}
+	nextSeq, err := f.tracker.readState(r)
+	if err != nil {
+		return err
+	}
+	if err := f.builder.Restart(nextSeq); err != nil {
+		return err
+	}
+	f.win.restart(nextSeq)
+	t := f.tracker
+	for i := range t.insts {
+		if !t.insts[i].dirty {
+			t.insts[i].dirty = true
+			t.dirty = append(t.dirty, int32(i))
 		}
 	}
 	return f.endBatchLocked()

@@ -56,6 +56,13 @@ func (w *window) append(pkt []byte, seq uint64, count int) {
 	w.mu.Unlock()
 }
 
+// restart empties the window and continues the numbering at nextSeq.
+func (w *window) restart(nextSeq uint64) {
+	w.mu.Lock()
+	w.first, w.next, w.nextSeq = 0, 0, nextSeq
+	w.mu.Unlock()
+}
+
 // bounds returns the oldest sequence held (0 when empty) and the next one.
 func (w *window) bounds() (oldestSeq, nextSeq uint64) {
 	w.mu.Lock()

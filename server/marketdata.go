@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
 
@@ -30,7 +33,20 @@ func (s *Server) buildFeed() error {
 		return err
 	}
 	s.fixmd = md
-	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.cache,
+	var capture func(uint64, func(io.Writer) error) error
+	if cfg.Journal.SnapshotInterval.Duration > 0 {
+		if err := os.MkdirAll(s.mdStateDir(), 0o755); err != nil {
+			return fmt.Errorf("market data state: %w", err)
+		}
+		// One more than the journal keeps, so the newest snapshot's state is
+		// there even while the next one is being written.
+		if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
+			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
+			return err
+		}
+		capture = s.mdSnaps.Capture
+	}
+	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.cache, CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration,
 		Recovery:          marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	if err != nil {

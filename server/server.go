@@ -65,6 +65,8 @@ type Server struct {
 	wg        sync.WaitGroup
 	replayed  int64
 	snaps     *journal.Snapshotter
+	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
+	mdSnaps *journal.Snapshotter
 	stopSnaps chan struct{}
 	feed      *marketdata.Feed
 	fixmd     *fixMD
@@ -150,21 +152,39 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 }
 
 // replay applies every journaled command to the fresh matcher before any
-// session is accepted. Market data never reads engine state: its books,
-// statistics and sequence numbers are rebuilt from the events of the same
-// commands, so with market data on the whole journal is replayed and each
-// event goes to the feed; without it the newest snapshot is loaded and only
-// the commands after it are replayed.
+// session is accepted, from the newest snapshot the journal can continue.
+// Market data never reads engine state: its books, statistics and sequence
+// numbers are rebuilt from the feed's own state saved with that snapshot
+// and the events of the commands after it (a snapshot without the feed's
+// state is passed over; with none, the whole journal is replayed).
 func (s *Server) replay() error {
 	start := time.Now()
+	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
 	var sink core.EventSink
 	var feedSink *feedReplaySink
 	if s.feed != nil {
 		feedSink = &feedReplaySink{feed: s.feed}
 		sink = feedSink
+		states, err := journal.ListSnapshots(s.mdStateDir())
+		if err != nil {
+			return fmt.Errorf("market data state: %w", err)
+		}
+		have := make(map[uint64]string, len(states))
+		for _, st := range states {
+			have[st.Seq] = st.Path
+		}
+		opts.SnapshotUsable = func(seq uint64) bool {
+			_, err := journal.CheckSnapshot(have[seq])
+			return have[seq] != "" && err == nil
+		}
+		opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
+			if _, err := journal.ReadSnapshot(have[sf.Seq], s.feed.Restore); err != nil {
+				return fmt.Errorf("market data state %s (remove it to rebuild the feed from the whole journal): %w", have[sf.Seq], err)
+			}
+			return nil
+		}
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink,
-		journal.ReplayOptions{Logger: s.log, UseSnapshot: s.feed == nil})
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink, opts)
 	if err == nil && feedSink != nil {
 		if err = feedSink.err; err == nil {
 			err = s.feed.EndReplay()
@@ -180,6 +200,10 @@ func (s *Server) replay() error {
 	s.log.Info("journal replayed", "commands", res.Records, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
 	return nil
 }
+
+// mdStateDir holds the market-data feed's state saved with each snapshot,
+// in the journal's snapshot file format, named by the same seq.
+func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir, "mdstate") }
 
 func (s *Server) buildPipeline() error {
 	wait, err := ring.NewWaitStrategy(s.cfg.Engine.WaitStrategy)
@@ -229,6 +253,10 @@ func (s *Server) captureSnapshot(seq uint64) {
 	}
 	if err := s.snaps.Capture(seq, s.matcher.WriteSnapshot); err != nil {
 		s.log.Warn("snapshot not taken", "seq", seq, "err", err)
+		return
+	}
+	if s.feed != nil {
+		s.feed.SnapshotAt(seq)
 	}
 }
 
@@ -447,6 +475,9 @@ func (s *Server) Close() error {
 		}
 		if s.snaps != nil {
 			s.snaps.Close()
+		}
+		if s.mdSnaps != nil {
+			s.mdSnaps.Close()
 		}
 		if err := s.journal.Close(); err != nil {
 			errs = append(errs, err)

@@ -214,14 +214,27 @@ range = [1, 2]
 	volume := map[string]int64{} // traded quantity per symbol, from the fills' ExecutionReports
 	var resting []restingOrder   // orders the test may cancel later
 	nextID := 0
+	// Starts alternate between the two ways the feed is rebuilt: from the
+	// state saved with the newest snapshot plus the commands after it, and,
+	// with the saved states removed, from the whole journal.
+	mdState := filepath.Join(dir, "data", "mdstate")
+	fromSnapshot := false
 	for cycle := 0; cycle <= cycles; cycle++ {
 		v := startVenue(t, cfg)
+		if loaded := strings.Contains(v.logs(), `msg="snapshot loaded"`); cycle > 0 && loaded != fromSnapshot {
+			t.Fatalf("cycle %d: snapshot loaded = %v, want %v:\n%s", cycle, loaded, fromSnapshot, v.logs())
+		}
 		checkFeedEqualsEngine(t, cfg, v, client, toolAddr, recoveryAddr, volume, cycle)
 		if cycle == cycles {
 			v.kill()
 			break
 		}
+		began := time.Now()
 		resting = tradeAFew(t, v.fixAddr, rng, resting, &nextID, volume, cycle)
+		fromSnapshot = cycle%3 != 2
+		if fromSnapshot {
+			waitForFeedState(t, v.fixAddr, mdState, began)
+		}
 		if cycle%2 == 0 {
 			if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
@@ -233,6 +246,11 @@ range = [1, 2]
 			}
 		} else {
 			v.kill()
+		}
+		if !fromSnapshot {
+			if err := os.RemoveAll(mdState); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	var stats feedclient.Stats
@@ -288,6 +306,40 @@ func fanOutUDP(t *testing.T, from string, to ...string) {
 		<-done
 		out.Close()
 	})
+}
+
+// waitForFeedState waits until the venue has saved a feed state written
+// after since (snapshots come every 300 ms; the feed saves its state when
+// the first event after the snapshot's command arrives, so this asks for
+// order status meanwhile).
+func waitForFeedState(t *testing.T, addr, dir string, since time.Time) {
+	t.Helper()
+	c, err := fixclient.Dial(addr, "CLIENT2", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".snap") && info.ModTime().After(since) {
+				return
+			}
+		}
+		id := fmt.Sprintf("w%d", n)
+		if err := c.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no feed state saved in %s within 15 s", dir)
 }
 
 type restingOrder struct{ id, symbol, side string }

@@ -135,6 +135,17 @@ func (b *Builder) Flush() error {
 // NextSeq is the sequence number the next reserved message will carry.
 func (b *Builder) NextSeq() uint64 { return b.nextSeq }
 
+// Restart numbers the next message seq, continuing a stream that an earlier
+// Builder numbered up to seq-1 (a feed restored from its saved state). It
+// is an error while a packet is open.
+func (b *Builder) Restart(seq uint64) error {
+	if b.n > 0 || seq == 0 || !b.sequenced {
+		return errors.New("packet: Restart needs a sequenced Builder with no open packet and a seq above 0")
+	}
+	b.nextSeq = seq
+	return nil
+}
+
 // Pending reports how many messages wait in the open packet.
 func (b *Builder) Pending() int { return b.count }
 

@@ -1,0 +1,159 @@
+package marketdata
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+)
+
+// The feed's state, as written by Feed's capture and read by Feed.Restore,
+// so that a venue can start from a snapshot instead of replaying its whole
+// journal (see "Restarts" in doc.go). All integers little-endian:
+//
+//	magic "FVMDST01" (8)
+//	nextSeq   u64   sequence number of the next feed message
+//	timeNs    i64   event time of the last event applied
+//	instCount u32
+//	per instrument, in configuration order:
+//	  id u32 | status u8 | rptSeq u64 | lastTradePriceTicks i64 |
+//	  lastTradeQty i64 | volume i64
+//	  per side (bids, then asks): orderCount u32, then per order in
+//	  priority order (best level first, then time): orderId u64 |
+//	  priceTicks i64 | leavesQty i64
+//
+// The file around it (length, CRC, atomic publication) is the journal's
+// snapshot file; the state holds exactly what the tracker derived from the
+// events of the commands up to the snapshot's seq, never engine state.
+const stateMagic = "FVMDST01"
+
+// ErrBadState is wrapped by every error of Feed.Restore.
+var ErrBadState = errors.New("marketdata: bad feed state")
+
+// writeState writes the tracker's state. There must be no pending order:
+// the caller ends the command first.
+func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
+	bw := bufio.NewWriter(w)
+	var b [8]byte
+	u64 := func(v uint64) { binary.LittleEndian.PutUint64(b[:], v); bw.Write(b[:8]) }
+	u32 := func(v uint32) { binary.LittleEndian.PutUint32(b[:], v); bw.Write(b[:4]) }
+	bw.WriteString(stateMagic)
+	u64(nextSeq)
+	u64(uint64(t.timeNs))
+	u32(uint32(len(t.insts)))
+	for i := range t.insts {
+		in := &t.insts[i]
+		u32(uint32(in.def.ID))
+		bw.WriteByte(byte(in.status))
+		u64(in.rptSeq)
+		u64(uint64(in.lastTradePriceTicks))
+		u64(uint64(in.lastTradeQty))
+		u64(uint64(in.volume))
+		for si := range in.sides {
+			s := &in.sides[si]
+			n := uint32(0)
+			for li := range s.levels {
+				n += uint32(s.levels[li].orderCount)
+			}
+			u32(n)
+			for li := len(s.levels) - 1; li >= 0; li-- {
+				for oi := s.levels[li].head; oi != noOrder; oi = t.orders[oi].next {
+					o := &t.orders[oi]
+					u64(uint64(o.id))
+					u64(uint64(o.priceTicks))
+					u64(uint64(o.leavesQty))
+				}
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// readState loads a state into a tracker that holds no order and returns
+// the feed's next sequence number. The instruments must be those the
+// tracker was configured with, in the same order.
+func (t *Tracker) readState(r io.Reader) (uint64, error) {
+	if t.index.count != 0 || t.pendingN != 0 {
+		return 0, errors.New("marketdata: restore into a tracker that holds orders")
+	}
+	br := bufio.NewReader(r)
+	var b [8]byte
+	var rerr error
+	read := func(n int) []byte {
+		if rerr == nil {
+			_, rerr = io.ReadFull(br, b[:n])
+		}
+		return b[:n]
+	}
+	u64 := func() uint64 { return binary.LittleEndian.Uint64(read(8)) }
+	u32 := func() uint32 { return binary.LittleEndian.Uint32(read(4)) }
+	if string(read(8)) != stateMagic {
+		return 0, fmt.Errorf("%w: not a feed state (magic)", ErrBadState)
+	}
+	nextSeq := u64()
+	t.timeNs = int64(u64())
+	if n := u32(); rerr == nil && int(n) != len(t.insts) {
+		return 0, fmt.Errorf("%w: %d instruments, the configuration has %d", ErrBadState, n, len(t.insts))
+	}
+	for i := 0; i < len(t.insts) && rerr == nil; i++ {
+		in := &t.insts[i]
+		if id := InstrumentID(u32()); rerr == nil && id != in.def.ID {
+			return 0, fmt.Errorf("%w: instrument %d where the configuration has %d", ErrBadState, id, in.def.ID)
+		}
+		in.status = mdsbe.TradingStatus(read(1)[0])
+		in.rptSeq = u64()
+		in.lastTradePriceTicks = int64(u64())
+		in.lastTradeQty = int64(u64())
+		in.volume = int64(u64())
+		for si := range in.sides {
+			n := u32()
+			for k := uint32(0); k < n && rerr == nil; k++ {
+				id, px, qty := OrderID(u64()), int64(u64()), int64(u64())
+				if rerr != nil {
+					break
+				}
+				if err := t.restoreOrder(int32(i), sideIdx(si), id, px, qty); err != nil {
+					return 0, fmt.Errorf("%w: %v", ErrBadState, err)
+				}
+			}
+		}
+	}
+	if rerr != nil {
+		return 0, fmt.Errorf("%w: %v", ErrBadState, rerr)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return 0, fmt.Errorf("%w: bytes after the last instrument", ErrBadState)
+	}
+	return nextSeq, nil
+}
+
+// restoreOrder rests an order at the back of its level without publishing
+// anything: the orders arrive in priority order.
+func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks, qty int64) error {
+	if id == 0 || qty <= 0 {
+		return ErrInconsistent
+	}
+	if t.index.get(id) != noOrder {
+		return ErrDuplicateOrder
+	}
+	oi, err := t.allocOrder(id)
+	if err != nil {
+		return err
+	}
+	o := &t.orders[oi]
+	o.priceTicks, o.leavesQty, o.inst, o.side, o.canRest, o.state = priceTicks, qty, inst, side, true, orderResting
+	s := &t.insts[inst].sides[side]
+	li, found := s.search(priceTicks)
+	if !found {
+		if err := s.insert(li, priceTicks); err != nil {
+			t.freeOrder(oi)
+			return err
+		}
+	}
+	s.levels[li].qty += qty
+	t.linkTail(s, li, oi)
+	return nil
+}
