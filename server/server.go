@@ -47,26 +47,26 @@ type Options struct {
 
 // Server is one running venue.
 type Server struct {
-	cfg       *config.Config
-	opts      Options
-	log       *slog.Logger
-	matcher   *core.Matcher
-	journal   *journal.Writer
-	pipe      *pipeline.Pipeline
-	gw        *gateway.Gateway
-	acceptor  *quickfix.Acceptor
-	stores    *fixstore.Factory
-	registry  *prometheus.Registry
-	metricsL  net.Listener
-	metricsS  *http.Server
-	fixL      net.Listener
-	edge      *edge.Listener
-	stopSync  chan struct{}
-	wg        sync.WaitGroup
-	replayed  int64
-	snaps     *journal.Snapshotter
+	cfg      *config.Config
+	opts     Options
+	log      *slog.Logger
+	matcher  *core.Matcher
+	journal  *journal.Writer
+	pipe     *pipeline.Pipeline
+	gw       *gateway.Gateway
+	acceptor *quickfix.Acceptor
+	stores   *fixstore.Factory
+	registry *prometheus.Registry
+	metricsL net.Listener
+	metricsS *http.Server
+	fixL     net.Listener
+	edge     *edge.Listener
+	stopSync chan struct{}
+	wg       sync.WaitGroup
+	replayed int64
+	snaps    *journal.Snapshotter
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
-	mdSnaps *journal.Snapshotter
+	mdSnaps   *journal.Snapshotter
 	stopSnaps chan struct{}
 	feed      *marketdata.Feed
 	fixmd     *fixMD
