@@ -2,8 +2,7 @@
 // the engine's event stream and never from engine state: only the matcher
 // goroutine reads or writes the books, so the Tracker keeps a model of its
 // own, rebuilt from events, and a property test (TestTrackerEqualsMatcher)
-// holds it equal to the
-// matcher's books after every command.
+// holds it equal to the matcher's books after every command.
 //
 // # Tracker
 //
