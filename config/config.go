@@ -113,15 +113,15 @@ type Engine struct {
 // A busy-spinning matcher is the design's configuration for a machine with a
 // core to give it, and there it gets its own thread. With "park" or "yield"
 // the matcher shares the cores, and on the 2-core machine of
-// docs/benchmarks.md the unlocked matcher was measured better: waking a
+// docs/benchmarks.md ("Locked matcher thread") the unlocked matcher was
+// measured better: waking a
 // parked goroutine locked to its thread is a futex hand-off of that thread
 // (7-20 times an ordinary wake-up), so a locked matcher costs more CPU per
 // command at low and moderate rates and answers later (FIX p50 25-35% lower
 // unlocked at 5,000 and 10,000 orders/s), and in 60 s soaks at 12,000
 // orders/s on 16 sessions p99 was 100-147 ms unlocked against 121-487 ms
-// locked, four pairs interleaved. (An earlier build, before
-// ExecutionReports were written as bytes, had shown the opposite in soaks;
-// "lock_os_thread = true" keeps that choice available.)
+// locked, four pairs interleaved. Soaks near saturation swing widely from
+// run to run, so "lock_os_thread = true" keeps the other choice available.
 func (e Engine) MatcherThreadLocked() bool {
 	if e.LockOSThread != nil {
 		return *e.LockOSThread

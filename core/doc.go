@@ -151,7 +151,7 @@
 // compared as five NUL-padded words (as the wire fields carry ClOrdIDs, so
 // that they are read, compared and written back without a byte loop; the
 // words are hashed with multiplications, not xxhash, which measured 10%
-// more instructions per place+cancel, docs/benchmarks.md). It
+// more instructions per place+cancel: docs/benchmarks.md, "ClOrdID hash"). It
 // keeps ClOrdIDs that differ in their last character, as client counters
 // do, in one or two cache lines, so that a stream of new orders does not
 // miss the cache on every insert; at production sizes those misses

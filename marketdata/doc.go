@@ -1,5 +1,8 @@
 // Package marketdata publishes the venue's market data feed, derived from
-// the engine's event stream and never from engine state (invariant 1).
+// the engine's event stream and never from engine state: only the matcher
+// goroutine reads or writes the books, so the Tracker keeps a model of its
+// own, rebuilt from events, and a property test (TestTrackerEqualsMatcher)
+// holds it equal to the matcher's books after every command.
 //
 // # Tracker
 //
@@ -54,7 +57,10 @@
 // sequence number they include. Connections, requests per connection,
 // concurrent snapshots and snapshot size are bounded.
 //
-// The feed must only publish events of durable commands (invariant 3):
+// The feed must only publish events of durable commands, because no market
+// data may leave the process for a command before that command is durable
+// (with fsync "batch", the default; a crash must not have shown the market
+// an order that recovery does not know):
 // RingSource hands out events whose causeSeq is at most a watermark the
 // pipeline provides (durable and completely applied commands), which also
 // makes every batch end on a command boundary. The one exception is a

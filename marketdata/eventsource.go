@@ -25,9 +25,9 @@ type EventSource interface {
 // RingSource reads the event ring as one gating consumer (Barrier and
 // Sequence as returned by pipeline.AddEventConsumer).
 //
-// CommandsReady gives the highest command seq whose command is durable
-// (invariant 3: no market data before durability) and whose events are all
-// in the ring (the matcher publishes events one by one, so a batch could
+// CommandsReady gives the highest command seq whose command is durable (no
+// market data leaves for a command before it is durable) and whose events
+// are all in the ring (the matcher publishes events one by one, so a batch could
 // otherwise end inside a command). WaitFor hands out only events whose
 // causeSeq is at most that, so every batch ends on a command boundary and
 // the feed never shows the intermediate state of a command. With the

@@ -87,8 +87,9 @@ func compareClient(t testing.TB, c *feedclient.Client, tr *Tracker, step int) {
 	}
 }
 
-// TestTrackerEqualsMatcher is the property test of invariant 1: long random
-// command streams go through the real matcher; after every command the
+// TestTrackerEqualsMatcher is the property test of the one-writer rule (only
+// the matcher touches the books; the tracker rebuilds them from events):
+// long random command streams go through the real matcher; after every command the
 // tracker, fed only the events, holds exactly the matcher's books (levels,
 // orders in priority order, statuses), and a feed client fed only the
 // tracker's packets holds the same levels.

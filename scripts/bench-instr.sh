@@ -6,7 +6,8 @@
 #
 # Usage: scripts/bench-instr.sh [SPEC...]        (make bench-instr [BENCH='SPEC ...'])
 #   SPEC is Benchmark[/sub]:A:B, e.g. PassivePlaceCancel/depth=10:20000:60000.
-#   Without a SPEC it counts the six benchmarks and MixedFlow.
+#   Without a SPEC it counts the six matcher benchmarks of docs/benchmarks.md
+#   ("Targets") and MixedFlow.
 #
 # Each benchmark runs twice under callgrind, for A and for B iterations
 # (GOMAXPROCS=1 and asynchronous preemption off: callgrind serializes threads

@@ -35,8 +35,8 @@
 // sensible on a machine with cores to spare. Both hold the producer's
 // processor, and the goroutine a publication woke is queued on that
 // processor until another one steals it: on two cores that wait was most of
-// the pipeline's median at 100,000 commands/s (docs/benchmarks.md), a cost
-// of the producer, not of the pipeline.
+// the pipeline's median at 100,000 commands/s (docs/benchmarks.md,
+// "Harness producer pacing"), a cost of the producer, not of the pipeline.
 //
 // Procs sets GOMAXPROCS for a run. With one P the producer, the matcher
 // and the stand-in consumer hand commands and events to each other on one
@@ -46,7 +46,7 @@
 // wakes an idle P's thread through the kernel (the runtime's wakep), and on
 // a two-CPU virtual machine those thread wake-ups are what put
 // milliseconds into the tail at 100,000 commands/s (docs/benchmarks.md,
-// "Fifth pass"). The matcher must be unlocked for this to help: a locked
+// "P count"). The matcher must be unlocked for this to help: a locked
 // matcher thread owns the only P while it runs.
 //
 // With rate 0 the producer publishes as fast as the ring accepts: the

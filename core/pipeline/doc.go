@@ -34,9 +34,9 @@
 // VM), while a locked matcher has a thread of its own. The venue locks it
 // only with the busy-spin wait strategy, the configuration for a machine with
 // a core to give the matcher; parking on shared cores it runs unlocked
-// (config.Engine.MatcherThreadLocked, docs/benchmarks.md). A command's
-// events are published together, once the command is applied (and every
-// eventPublishBatchMax events within one). When the matcher is a
-// Prefetcher, the loop shows it the published commands up to
+// (config.Engine.MatcherThreadLocked; docs/benchmarks.md, "Locked matcher
+// thread"). A command's events are published together, once the command is
+// applied (and every eventPublishBatchMax events within one). When the
+// matcher is a Prefetcher, the loop shows it the published commands up to
 // Config.PrefetchDistance ahead (Prefetch) before applying the current one.
 package pipeline

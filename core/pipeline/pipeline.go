@@ -66,7 +66,7 @@ type Config struct {
 	// The default (locked) gives the lowest median hand-off; on a machine with
 	// no core to spare, waking a parked locked thread is an OS wake-up that
 	// hands the waker's processor away, and unlocked gives a shorter tail
-	// (docs/benchmarks.md has both, measured).
+	// (both measured: docs/benchmarks.md, "Locked matcher thread").
 	UnlockedMatcher bool
 	// OnSnapshot, when set, is called on the matcher goroutine right after a
 	// Snapshot command was applied, with that command's seq: the matcher's state

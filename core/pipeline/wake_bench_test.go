@@ -17,9 +17,10 @@ import (
 // goroutine locked to its thread is woken by handing it a processor on that
 // very thread (a futex wake of the thread, then the waker's thread gives up
 // its processor), where an unlocked goroutine is simply queued on the waker's
-// processor. On the 2-core VM of docs/benchmarks.md the locked round trip is
-// 7-20 times the unlocked one (80-118 µs against 11-14 µs on average; 70 µs
-// against 3.5 µs at the median), which is why the trade-off of locking the
+// processor. On the 2-core VM of docs/benchmarks.md ("Locked matcher
+// thread") the locked round trip is 7-20 times the unlocked one (80-118 µs
+// against 11-14 µs on average; 70 µs against 3.5 µs at the median), which
+// is why the trade-off of locking the
 // matcher's thread is measured and configurable (engine.lock_os_thread).
 func BenchmarkParkedWake(b *testing.B) {
 	const gapNs = 200 * time.Microsecond

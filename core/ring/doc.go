@@ -95,8 +95,8 @@
 // that P's thread through the kernel, and on a two-CPU virtual machine those
 // thread wake-ups put milliseconds into one hand-off in a hundred, while
 // with one P the hand-off is a goroutine switch on the waker's thread
-// (docs/benchmarks.md, "Fifth pass"; `fixvenue bench pipeline --procs`). Producers waiting for space use the same
-// tiers. Under SpinPark a single producer (the matcher on the event ring)
+// (docs/benchmarks.md, "P count"; `fixvenue bench pipeline --procs`).
+// Producers waiting for space use the same tiers. Under SpinPark a single producer (the matcher on the event ring)
 // parks and is woken by the consumer whose Sequence frees the slot, at that
 // consumer's next WaitFor or Ring.Wake, by the same announce-then-re-check
 // protocol as a parked consumer; multiple producers (FIX sessions on the

@@ -43,8 +43,9 @@ const (
 	// A spin bounded by time instead, about as long as a park and wake-up
 	// cost (50 µs: the classic spin-then-block bound, which never costs more
 	// than twice the better choice), was measured and dropped
-	// (docs/benchmarks.md, third pass). That bound assumes that spinning
-	// costs only the spinner's own cycles. On two cores it does not: a
+	// (docs/benchmarks.md, "Wait strategy: spin, then park"). That bound
+	// assumes that spinning costs only the spinner's own cycles. On two
+	// cores it does not: a
 	// consumer fed every 10 µs never parks, so the matcher, an event
 	// consumer and a busy producer keep more goroutines on processors than
 	// there are processors, and the one left queued waits for the
@@ -62,7 +63,8 @@ const (
 	// goroutines coming back from such yields, and on a locked OS thread each
 	// yield is also a futex hand-off of the thread. Removing the 4 yields
 	// that were left cut the pipeline's CPU at 10,000 commands/s by about a
-	// fifth with the matcher's thread locked (docs/benchmarks.md).
+	// fifth with the matcher's thread locked (docs/benchmarks.md, "Wait
+	// strategy: spin, then park").
 	// parkTimeoutDefault bounds one park of a consumer. Wake-ups are designed
 	// not to get lost; the timeout is a safety net, and it also covers a
 	// dependency sequence stored by a goroutine that never calls into this
