@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // FuzzInbound feeds arbitrary bytes, as a venue could send them, through the

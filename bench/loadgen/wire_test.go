@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // testRunner is a runner with one session and no connection, for the codec
