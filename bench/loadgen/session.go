@@ -14,6 +14,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/pace"
+	"github.com/quickfixgo/tag"
 )
 
 // Session bounds.
@@ -128,12 +129,12 @@ func newSession(r *runner, idx int64) (*session, error) {
 	w := newFixWriter(templateBytesMax)
 	qty := strconv.FormatInt(c.Qty, 10)
 	order := func(side, account, price string) []templateField {
-		return []templateField{{11, placeholderOrderID}, {1, account}, {55, c.Symbol}, {54, side},
-			{60, placeholderTransactTime}, {38, qty}, {40, "2"}, {44, price}, {59, "0"}}
+		return []templateField{{tag.ClOrdID, placeholderOrderID}, {tag.Account, account}, {tag.Symbol, c.Symbol}, {tag.Side, side},
+			{tag.TransactTime, placeholderTransactTime}, {tag.OrderQty, qty}, {tag.OrdType, "2"}, {tag.Price, price}, {tag.TimeInForce, "0"}}
 	}
 	cancel := func(side string) []templateField {
-		return []templateField{{11, placeholderCancelID}, {41, placeholderOrderID}, {55, c.Symbol}, {54, side},
-			{60, placeholderTransactTime}, {38, qty}}
+		return []templateField{{tag.ClOrdID, placeholderCancelID}, {tag.OrigClOrdID, placeholderOrderID}, {tag.Symbol, c.Symbol}, {tag.Side, side},
+			{tag.TransactTime, placeholderTransactTime}, {tag.OrderQty, qty}}
 	}
 	specs := []struct {
 		dst  **template
@@ -213,7 +214,7 @@ func (s *session) sendHeartbeat(testReqID []byte) error {
 	}
 	return s.sendAdmin("0", func(w *fixWriter) {
 		if len(testReqID) > 0 {
-			w.field(112, testReqID)
+			w.field(tag.TestReqID, testReqID)
 		}
 	})
 }
@@ -233,10 +234,10 @@ func (s *session) sendGapFill(beginSeq uint64) error {
 	w := s.admin
 	w.reset()
 	w.header("4", s.compID, s.r.cfg.TargetCompID, beginSeq, now)
-	w.str(43, "Y")
-	w.field(122, now)
-	w.str(123, "Y")
-	w.uint(36, s.nextOut)
+	w.str(tag.PossDupFlag, "Y")
+	w.field(tag.OrigSendingTime, now)
+	w.str(tag.GapFillFlag, "Y")
+	w.uint(tag.NewSeqNo, s.nextOut)
 	msg, _ := w.finish()
 	return s.write(msg)
 }
@@ -251,11 +252,11 @@ func (s *session) logon(ctx context.Context) error {
 	}
 	s.conn = conn
 	err = s.sendAdmin("A", func(w *fixWriter) {
-		w.str(98, "0")
-		w.uint(108, uint64(c.HeartBtIntS))
-		w.str(141, "Y")
+		w.str(tag.EncryptMethod, "0")
+		w.uint(tag.HeartBtInt, uint64(c.HeartBtIntS))
+		w.str(tag.ResetSeqNumFlag, "Y")
 		if c.Password != "" {
-			w.str(554, c.Password)
+			w.str(tag.Password, c.Password)
 		}
 	})
 	if err != nil {
