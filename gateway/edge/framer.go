@@ -1,5 +1,10 @@
 package edge
 
+import (
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/quickfix"
+)
+
 // The framer finds whole FIX messages in the bytes a client sends and
 // checks each one before QuickFIX/Go may see it. It is a byte-at-a-time
 // state machine over one buffer owned by the connection: bytes are read in
@@ -635,20 +640,4 @@ func parseLength(v []byte) (int, bool) {
 
 // dataTagOf returns the data field that the FIX 4.4 length field tag
 // announces, or 0 when tag is not a length field.
-func dataTagOf(tag int) int {
-	switch tag {
-	case 90:
-		return 91 // SecureDataLen → SecureData
-	case 93:
-		return 89 // SignatureLength → Signature
-	case 95:
-		return 96 // RawDataLength → RawData
-	case 212:
-		return 213 // XmlDataLen → XmlData
-	case 348, 350, 352, 354, 356, 358, 360, 362, 364:
-		return tag + 1 // Encoded…Len → Encoded…
-	case 445, 618, 621:
-		return tag + 1
-	}
-	return 0
-}
+func dataTagOf(tag int) int { return int(fixwire.DataTag(quickfix.Tag(tag))) }

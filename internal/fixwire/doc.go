@@ -43,8 +43,9 @@
 //
 //   - BeginString: 1 to BeginStringBytesMax bytes; BodyLength: 1 to
 //     BodyLengthDigitsMax digits (leading zeros allowed); tags: 1 to
-//     TagDigitsMax digits; a length field's value: 1 to BodyLengthDigitsMax
-//     digits.
+//     TagDigitsMax digits, with a leading '-' read as a negative tag (invalid
+//     FIX that the session layer answers, so it is not refused here); a
+//     length field's value: 1 to BodyLengthDigitsMax digits.
 //   - Frame does not check that MsgType is the first body field, that tags
 //     are known, that values are valid for their type, or repeated fields:
 //     that is the session layer's work (QuickFIX/Go, or the edge's framer).

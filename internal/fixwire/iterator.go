@@ -44,19 +44,24 @@ func (it *Iterator) Next() (Field, bool) {
 		return Field{}, false
 	}
 	f := Field{Start: it.pos}
-	i := it.pos
-	n := 0
+	i, sign := it.pos, 1
+	if it.msg[i] == '-' {
+		// A negative tag is invalid FIX, but the session layer answers it
+		// (QuickFIX/Go: Reject 373=0), so it is read, not refused here.
+		i, sign = i+1, -1
+	}
+	digitsStart, n := i, 0
 	for ; i < len(it.msg) && it.msg[i] != '='; i++ {
 		c := it.msg[i]
-		if !isDigit(c) || i-it.pos == TagDigitsMax {
+		if !isDigit(c) || i-digitsStart == TagDigitsMax {
 			return it.fail(ErrField)
 		}
 		n = n*10 + int(c-'0')
 	}
-	if i == it.pos || i == len(it.msg) {
+	if i == digitsStart || i == len(it.msg) {
 		return it.fail(ErrField)
 	}
-	f.Tag = quickfix.Tag(n)
+	f.Tag = quickfix.Tag(sign * n)
 	valueStart := i + 1
 	valueEnd, err := it.valueEnd(f.Tag, valueStart)
 	if err != nil {
