@@ -14,6 +14,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/pace"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/quickfixgo/tag"
 )
 
@@ -72,8 +73,7 @@ type session struct {
 	logoutOnce  sync.Once
 
 	// Receiver state, owned by the receiver goroutine once logged on.
-	rbuf          []byte
-	off, have     int
+	reader        *fixwire.Reader // over stampedConn
 	readNs        int64
 	in            inbound
 	expectIn      uint64
@@ -117,11 +117,12 @@ func newSession(r *runner, idx int64) (*session, error) {
 		r: r, idx: idx, compID: c.SenderPrefix + strconv.Itoa(c.FirstSession+int(idx)),
 		nextOut: 1, out: make([]byte, sendBatchMax*2*templateBytesMax), admin: newFixWriter(adminBytesMax),
 		refs: make([]sentRef, refRingSlots), logoutSeen: make(chan struct{}),
-		rbuf: make([]byte, readBufferBytes), expectIn: 1,
-		latency: hdrplot.NewHistogram(hdrplot.LowestNsFIX), cancelLatency: hdrplot.NewHistogram(hdrplot.LowestNsFIX),
+		expectIn: 1,
+		latency:  hdrplot.NewHistogram(hdrplot.LowestNsFIX), cancelLatency: hdrplot.NewHistogram(hdrplot.LowestNsFIX),
 		sendLag: hdrplot.NewHistogram(hdrplot.LowestNsFIX), rejects: make(map[string]*int64, rejectKindsMax+1),
 		rejectKey: make([]byte, 0, 128),
 	}
+	s.reader = fixwire.NewReaderSize(stampedConn{s}, messageBytesMax, readBufferBytes)
 	buyPx, sellPx, err := passivePrices(c.Price, c.Spread)
 	if err != nil {
 		return nil, err
@@ -288,28 +289,15 @@ func (s *session) logon(ctx context.Context) error {
 // nextFrame returns the next complete message from the connection. The
 // result aliases the read buffer and is valid until the next call; readNs
 // is when the read that completed it returned.
-func (s *session) nextFrame() ([]byte, error) {
-	for {
-		n, err := frameLength(s.rbuf[s.off:s.have])
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			msg := s.rbuf[s.off : s.off+n]
-			s.off += n
-			return msg, nil
-		}
-		if s.off > 0 {
-			s.have = copy(s.rbuf, s.rbuf[s.off:s.have])
-			s.off = 0
-		}
-		k, err := s.conn.Read(s.rbuf[s.have:])
-		s.readNs = s.r.sinceStartNs()
-		s.have += k
-		if err != nil && k == 0 {
-			return nil, err
-		}
-	}
+func (s *session) nextFrame() ([]byte, error) { return s.reader.Next() }
+
+// stampedConn records when each read returns, for the latencies.
+type stampedConn struct{ s *session }
+
+func (c stampedConn) Read(p []byte) (int, error) {
+	n, err := c.s.conn.Read(p)
+	c.s.readNs = c.s.r.sinceStartNs()
+	return n, err
 }
 
 // runReceiver reads until the connection closes.

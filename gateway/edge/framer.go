@@ -532,7 +532,7 @@ func (f *framer) endField(value []byte) verdict {
 		// QuickFIX/Go panics on an empty XmlDataLen (212) and reads past
 		// the message when it claims more than the data; for every length
 		// field the data field's extent must be exactly what it says.
-		n, ok := parseLength(value)
+		n, ok := fixwire.ParseLength(value)
 		if !ok {
 			return f.dropField(ReasonBadDataLength)
 		}
@@ -621,21 +621,6 @@ func validSeqNum(v []byte) bool {
 		}
 	}
 	return true
-}
-
-// parseLength parses a length field's value: digits only, at most 9.
-func parseLength(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > bodyLengthDigitsMax {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if !isDigit(c) {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }
 
 // dataTagOf returns the data field that the FIX 4.4 length field tag

@@ -55,7 +55,7 @@ func Frame(b []byte, messageBytesMax int) (int, error) {
 	if err != nil || lengthEnd < 0 {
 		return 0, err
 	}
-	bodyBytes, ok := parseDigits(b[pos:lengthEnd])
+	bodyBytes, ok := ParseLength(b[pos:lengthEnd])
 	if !ok {
 		return 0, ErrBodyLength
 	}
@@ -102,7 +102,7 @@ func valueEnd(b []byte, from, charsMax int, fail error) (int, error) {
 }
 
 // parseDigits reads 1 to BodyLengthDigitsMax decimal digits.
-func parseDigits(v []byte) (int, bool) {
+func ParseLength(v []byte) (int, bool) {
 	if len(v) == 0 || len(v) > BodyLengthDigitsMax {
 		return 0, false
 	}

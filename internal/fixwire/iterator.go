@@ -71,7 +71,7 @@ func (it *Iterator) Next() (Field, bool) {
 	f.End = valueEnd + 1
 	it.pos = f.End
 	if data := DataTag(f.Tag); data != 0 {
-		length, ok := parseDigits(f.Value)
+		length, ok := ParseLength(f.Value)
 		if !ok {
 			return it.fail(ErrDataLength)
 		}

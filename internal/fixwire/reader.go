@@ -18,14 +18,27 @@ type Reader struct {
 	buf             []byte
 	start, end      int // buf[start:end] is read and not yet returned
 	messageBytesMax int
+	bufferBytesMax  int // the buffer never grows past this
 }
 
-// NewReader returns a Reader over r.
+// NewReader returns a Reader over r whose buffer grows, when a message
+// needs it, up to messageBytesMax.
 func NewReader(r io.Reader, messageBytesMax int) *Reader {
 	if messageBytesMax <= 0 {
 		panic("fixwire: NewReader needs a positive messageBytesMax")
 	}
-	return &Reader{r: r, buf: make([]byte, min(readerInitialBytes, messageBytesMax)), messageBytesMax: messageBytesMax}
+	return &Reader{r: r, buf: make([]byte, min(readerInitialBytes, messageBytesMax)),
+		messageBytesMax: messageBytesMax, bufferBytesMax: messageBytesMax}
+}
+
+// NewReaderSize returns a Reader over r with a buffer of bufferBytes
+// (at least messageBytesMax) allocated at once, for readers that take many
+// messages per read and must not allocate later.
+func NewReaderSize(r io.Reader, messageBytesMax, bufferBytes int) *Reader {
+	if messageBytesMax <= 0 || bufferBytes < messageBytesMax {
+		panic("fixwire: NewReaderSize needs 0 < messageBytesMax <= bufferBytes")
+	}
+	return &Reader{r: r, buf: make([]byte, bufferBytes), messageBytesMax: messageBytesMax, bufferBytesMax: bufferBytes}
 }
 
 // Next returns the next whole message. It aliases the Reader's buffer and
@@ -54,18 +67,18 @@ func (r *Reader) Buffered() []byte { return r.buf[r.start:r.end] }
 
 // Fill reads once from the stream, adding at least one byte to Buffered,
 // or returns the read's error (io.EOF, a timeout, …). It fails with
-// ErrTooLarge when the buffer already holds messageBytesMax bytes without a
-// whole message (a header longer than the bound).
+// ErrTooLarge when the buffer is full without a whole message (a bound
+// shorter than a header).
 func (r *Reader) Fill() error {
 	if r.start > 0 {
 		r.end = copy(r.buf, r.buf[r.start:r.end])
 		r.start = 0
 	}
 	if r.end == len(r.buf) {
-		if len(r.buf) == r.messageBytesMax {
+		if len(r.buf) == r.bufferBytesMax {
 			return ErrTooLarge
 		}
-		grown := make([]byte, min(2*len(r.buf), r.messageBytesMax))
+		grown := make([]byte, min(2*len(r.buf), r.bufferBytesMax))
 		copy(grown, r.buf[:r.end])
 		r.buf = grown
 	}

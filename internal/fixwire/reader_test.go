@@ -62,3 +62,20 @@ func TestReaderGivesUpOnEmptyReads(t *testing.T) {
 		t.Fatalf("Next = %v, want io.ErrNoProgress", err)
 	}
 }
+
+// A Reader with its whole buffer up front takes several messages from one
+// read and never allocates.
+func TestReaderSizeDoesNotAllocate(t *testing.T) {
+	m := AppendMessage(nil, "FIX.4.4", fix("35=8|34=1|11=X|"))
+	stream := bytes.Repeat(m, 1000)
+	src := bytes.NewReader(stream)
+	r := NewReaderSize(src, len(m), 4*len(m))
+	allocs := testing.AllocsPerRun(500, func() {
+		if got, err := r.Next(); err != nil || !bytes.Equal(got, m) {
+			t.Fatalf("%q, %v", got, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per message, want 0", allocs)
+	}
+}
