@@ -33,11 +33,13 @@
 //     many bytes, so data fields may hold SOH. A malformed field stops the
 //     walk with ErrField or ErrDataLength.
 //   - Reader frames a stream with a buffer that grows to messageBytesMax at
-//     most; the message it returns aliases that buffer.
+//     most (NewReaderSize: a larger one, allocated once); the message it
+//     returns aliases that buffer. Every Frame error matches ErrFrame.
 //
 // Nothing here allocates per message: Frame, the CheckSum functions, the
-// Iterator and SetCheckSum never allocate, the errors are fixed values, and
-// AppendMessage allocates only when dst lacks capacity.
+// Iterator and SetCheckSum never allocate, the errors are fixed values,
+// AppendMessage allocates only when dst lacks capacity, and Reader.Next
+// only when its buffer grows.
 //
 // # Limits
 //

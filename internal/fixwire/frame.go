@@ -14,7 +14,7 @@ var (
 	ErrTooLarge    = frameError("BodyLength makes the message longer than the bound")
 	ErrTrailer     = frameError("no 10=NNN␁ CheckSum field where BodyLength says the body ends")
 	ErrCheckSum    = errors.New("fixwire: CheckSum field differs from the sum of the bytes before it")
-	ErrField       = errors.New("fixwire: malformed field: want <1 to 9 digits>=<value>␁")
+	ErrField       = errors.New("fixwire: malformed field: want <tag>=<value>␁, the tag 1 to 9 digits")
 	ErrDataLength  = errors.New("fixwire: length field not followed by its data field of that length")
 )
 
