@@ -52,6 +52,10 @@
 // the reference runner, so a script must end with an expectation (usually
 // eDISCONNECT) to prove the acceptor's final behaviour.
 //
+// Framing, CheckSum and reading the stream are internal/fixwire's; this
+// package keeps what the reference suite's scripts need: the filling rule
+// above and splitting a message into fields with garbled ones kept.
+//
 // Limits: a received message may be at most MaxMessageBytes long; a script
 // file at most MaxScriptBytes; connection numbers are one digit, 1 to 9. The
 // runner talks TCP without TLS.

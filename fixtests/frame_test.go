@@ -3,51 +3,11 @@ package fixtests
 import (
 	"errors"
 	"net"
-	"strings"
 	"testing"
 	"time"
-)
 
-func TestParseFrame(t *testing.T) {
-	hb := "8=FIX.4.4|9=49|35=0|34=2|49=ISLD|52=20261130-10:11:12.345|56=TW|10=123|"
-	tests := []struct {
-		name    string
-		in      string
-		want    int // bytes of the first message; 0 = need more
-		wantErr string
-	}{
-		{name: "empty", in: "", want: 0},
-		{name: "partial begin", in: "8", want: 0},
-		{name: "partial header", in: "8=FIX.4.4|9=4", want: 0},
-		{name: "partial body", in: hb[:40], want: 0},
-		{name: "whole", in: hb, want: len(hb)},
-		{name: "whole and more", in: hb + "8=FIX", want: len(hb)},
-		{name: "garbage first", in: "x=FIX", wantErr: "does not start"},
-		{name: "begin too long", in: "8=" + strings.Repeat("F", 40), wantErr: "BeginString longer"},
-		{name: "empty begin", in: "8=|9=1|", wantErr: "empty BeginString"},
-		{name: "no body length", in: "8=FIX.4.4|35=0|", wantErr: "not BodyLength"},
-		{name: "body length not a number", in: "8=FIX.4.4|9=4x|", wantErr: "not a number"},
-		{name: "body length empty", in: "8=FIX.4.4|9=|", wantErr: "empty BodyLength"},
-		{name: "body length too many digits", in: "8=FIX.4.4|9=12345678|", wantErr: "BodyLength longer"},
-		{name: "too large", in: "8=FIX.4.4|9=99999|", wantErr: "longer than"},
-		{name: "length too short", in: "8=FIX.4.4|9=48|35=0|34=2|49=ISLD|52=20261130-10:11:12.345|56=TW|10=123|", wantErr: "does not end"},
-		{name: "two-digit checksum", in: "8=FIX.4.4|9=5|35=0|10=12|x", wantErr: "does not end"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n, err := parseFrame(fix(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("n=%d err=%v; want error containing %q", n, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || n != tt.want {
-				t.Fatalf("n=%d err=%v; want %d", n, err, tt.want)
-			}
-		})
-	}
-}
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+)
 
 func TestVerifyChecksum(t *testing.T) {
 	head := "8=FIX.4.4|9=5|35=0|"
@@ -57,8 +17,9 @@ func TestVerifyChecksum(t *testing.T) {
 	}
 	bad := append([]byte(nil), good...)
 	bad[len(bad)-2]++ // last digit, possibly past '9', which must also fail
-	if err := verifyChecksum(bad); err == nil {
-		t.Fatalf("bad checksum accepted: %s", showMessage(bad))
+	err := verifyChecksum(bad)
+	if want := "CheckSum field says " + string(bad[len(bad)-4:len(bad)-1]) + " but the bytes sum to " + sumOf(string(fix(head))); err == nil || err.Error() != want {
+		t.Fatalf("bad checksum: %v, want %q", err, want)
 	}
 }
 
@@ -107,31 +68,19 @@ func TestMessageReaderSplitsStream(t *testing.T) {
 	}
 }
 
-// FuzzParseFrame feeds arbitrary bytes to the framer, which reads what the
-// acceptor sends: it must never panic, and a frame it accepts must lie
-// within the input and end with a well-formed CheckSum field.
-func FuzzParseFrame(f *testing.F) {
-	f.Add(fix("8=FIX.4.4|9=49|35=0|34=2|49=ISLD|52=20261130-10:11:12.345|56=TW|10=123|"))
-	f.Add(fix("8=FIX.4.4|9=5|35=0|10=12|x"))
-	f.Add(fix("8=FIX.4.4|9=99999|"))
-	f.Add([]byte("8=\x019="))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := parseFrame(b)
-		if err != nil {
-			if n != 0 {
-				t.Fatalf("n=%d with error %v", n, err)
-			}
-			return
-		}
-		if n < 0 || n > len(b) || n > MaxMessageBytes {
-			t.Fatalf("n=%d for %d bytes", n, len(b))
-		}
-		if n > 0 {
-			tr := b[n-trailerBytes : n]
-			if string(tr[:3]) != "10=" || tr[6] != soh {
-				t.Fatalf("accepted frame ends with %q", tr)
-			}
-			_ = verifyChecksum(b[:n])
-		}
-	})
+// TestMessageReaderReportsFraming checks that bytes that cannot be a FIX
+// message fail with a framing error and stay available for the report.
+func TestMessageReaderReportsFraming(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	sent := []byte("HTTP/1.1 400 Bad Request\r\n")
+	go func() {
+		_, _ = server.Write(sent)
+		server.Close()
+	}()
+	r := newMessageReader(client)
+	_, err := r.next(time.Now().Add(10 * time.Second))
+	if !errors.Is(err, fixwire.ErrBeginString) || string(r.buffered()) != string(sent) {
+		t.Fatalf("next = %v with %q buffered; want ErrBeginString with %q", err, r.buffered(), sent)
+	}
 }

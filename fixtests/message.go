@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // soh separates FIX fields.
-const soh = 0x01
+const soh = fixwire.SOH
 
 // scriptTimeLayout is the layout of the <TIME> placeholder: UTC to the
 // second, without a fraction, as the scripts were written for.
@@ -197,19 +199,7 @@ func fillLengthAndChecksum(msg []byte, o fillOptions) []byte {
 	if out[len(out)-1] != soh {
 		out = append(out, soh)
 	}
-	sum := checksumOf(out)
-	out = append(out, "10="...)
-	out = append(out, byte('0'+sum/100), byte('0'+sum/10%10), byte('0'+sum%10))
-	return append(out, soh)
-}
-
-// checksumOf is the FIX CheckSum of b: the byte sum modulo 256.
-func checksumOf(b []byte) int {
-	sum := 0
-	for _, c := range b {
-		sum += int(c)
-	}
-	return sum % 256
+	return fixwire.AppendCheckSum(out)
 }
 
 // prepareSend turns an I line's message into the bytes to send.

@@ -2,24 +2,20 @@ package fixtests
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // fix turns a readable message with '|' for SOH into wire bytes.
 func fix(s string) []byte { return []byte(strings.ReplaceAll(s, "|", "\x01")) }
 
-// sumOf is an independent CheckSum for the table: the byte sum mod 256,
-// written the long way so that it does not share code with checksumOf.
-func sumOf(s string) string {
-	total := 0
-	for i := 0; i < len(s); i++ {
-		total += int(s[i])
-	}
-	d := total % 256
-	return string([]byte{byte('0' + d/100), byte('0' + d/10%10), byte('0' + d%10)})
-}
+// sumOf is the three CheckSum digits of s (fixwire's tests check the sum
+// itself against values computed outside Go).
+func sumOf(s string) string { return fmt.Sprintf("%03d", fixwire.CheckSum([]byte(s))) }
 
 func TestExpandPlaceholders(t *testing.T) {
 	now := time.Date(2026, 11, 30, 23, 59, 58, 987654321, time.UTC)

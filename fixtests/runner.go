@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // Failure describes the step at which a script failed and why.
@@ -229,14 +231,15 @@ func (r *scriptRun) expect(c *connection, raw []byte) *Failure {
 	got, err := c.reader.next(time.Now().Add(r.opts.Deadline))
 	if err != nil {
 		f := &Failure{Expected: want, Received: copyOrNil(c.reader.buffered())}
-		var fe *frameError
 		switch {
 		case errors.Is(err, errReadTimeout):
 			f.Reason = fmt.Sprintf("no complete message within the %v deadline", r.opts.Deadline)
 		case errors.Is(err, errPeerClosed):
 			f.Reason = "the acceptor closed the connection instead of sending the expected message"
-		case errors.As(err, &fe):
-			f.Reason = "received bytes are " + fe.Error()
+		case errors.Is(err, fixwire.ErrTooLarge):
+			f.Reason = fmt.Sprintf("received bytes are %v (%d bytes)", err, MaxMessageBytes)
+		case errors.Is(err, fixwire.ErrFrame):
+			f.Reason = "received bytes are " + err.Error()
 		default:
 			f.Reason = fmt.Sprintf("reading failed: %v", err)
 		}

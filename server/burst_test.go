@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestMassCancelOfManyOrdersKeepsTheSession: a mass cancel answers every

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 const readWait = 5 * time.Second

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 func TestFIXMarketData(t *testing.T) {

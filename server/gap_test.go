@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestLogonWithSeqGap logs on with a MsgSeqNum above what the venue expects

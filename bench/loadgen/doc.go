@@ -8,7 +8,7 @@
 // inside ClOrdID and the checksum. The patched fields have fixed widths
 // (MsgSeqNum is zero-padded to nine digits, which FIX allows for int fields),
 // so BodyLength never changes. Inbound messages are framed and split into
-// sub-slices of one read buffer. Neither path allocates (see the
+// sub-slices of one read buffer by internal/fixwire. Neither path allocates (see the
 // AllocsPerRun test), so the garbage collector never pauses the client.
 //
 // The schedule is open loop: order i of the run is due at start + i/rate and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/quickfixgo/tag"
 )
 
 // Echo bounds.
@@ -194,16 +195,16 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 	}
 	switch string(m.msgType) {
 	case "A":
-		ec.target = append(ec.target[:0], senderOf(msg)...)
+		ec.target = append(ec.target[:0], m.sender...)
 		ec.nextOut = 1
 		ec.begin("A", ts)
-		ec.w.str(98, "0")
-		ec.w.str(108, "30")
-		ec.w.str(141, "Y")
+		ec.w.str(tag.EncryptMethod, "0")
+		ec.w.str(tag.HeartBtInt, "30")
+		ec.w.str(tag.ResetSeqNumFlag, "Y")
 	case "1":
 		ec.begin("0", ts)
 		if len(m.testReqID) > 0 {
-			ec.w.field(112, m.testReqID)
+			ec.w.field(tag.TestReqID, m.testReqID)
 		}
 	case "5":
 		ec.begin("5", ts)
@@ -212,19 +213,19 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 	case "D":
 		ec.begin("8", ts)
 		ec.execID++
-		ec.w.uint(37, ec.execID)
-		ec.w.uint(17, ec.execID)
-		ec.w.field(11, m.clOrdID)
-		ec.w.str(150, "0")
-		ec.w.str(39, "0")
+		ec.w.uint(tag.OrderID, ec.execID)
+		ec.w.uint(tag.ExecID, ec.execID)
+		ec.w.field(tag.ClOrdID, m.clOrdID)
+		ec.w.str(tag.ExecType, "0")
+		ec.w.str(tag.OrdStatus, "0")
 	case "F":
 		ec.begin("8", ts)
 		ec.execID++
-		ec.w.uint(37, ec.execID)
-		ec.w.uint(17, ec.execID)
-		ec.w.field(11, m.clOrdID)
-		ec.w.str(150, "4")
-		ec.w.str(39, "4")
+		ec.w.uint(tag.OrderID, ec.execID)
+		ec.w.uint(tag.ExecID, ec.execID)
+		ec.w.field(tag.ClOrdID, m.clOrdID)
+		ec.w.str(tag.ExecType, "4")
+		ec.w.str(tag.OrdStatus, "4")
 	default:
 		return nil
 	}
@@ -235,30 +236,15 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 func (ec *echoConn) begin(msgType string, ts *[timestampBytes]byte) {
 	w := ec.w
 	w.reset()
-	w.str(35, msgType)
-	w.str(49, ec.e.senderCompID)
-	w.field(56, ec.target)
-	w.uint(34, ec.nextOut)
-	w.field(52, ts[:])
+	w.str(tag.MsgType, msgType)
+	w.str(tag.SenderCompID, ec.e.senderCompID)
+	w.field(tag.TargetCompID, ec.target)
+	w.uint(tag.MsgSeqNum, ec.nextOut)
+	w.field(tag.SendingTime, ts[:])
 	ec.nextOut++
 }
 
 func (ec *echoConn) finish() {
 	msg, _ := ec.w.finish()
 	ec.out = append(ec.out, msg...)
-}
-
-// senderOf returns the value of SenderCompID (49) in a framed message.
-func senderOf(msg []byte) []byte {
-	for i := 0; i+3 < len(msg); i++ {
-		if msg[i] == soh && msg[i+1] == '4' && msg[i+2] == '9' && msg[i+3] == '=' {
-			j := i + 4
-			k := j
-			for k < len(msg) && msg[k] != soh {
-				k++
-			}
-			return msg[j:k]
-		}
-	}
-	return nil
 }

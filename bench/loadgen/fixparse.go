@@ -1,6 +1,12 @@
 package loadgen
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+)
 
 // Inbound bounds.
 const (
@@ -8,89 +14,28 @@ const (
 	// answers (ExecutionReports with a Text) are well under 1 KiB; a
 	// BodyLength claiming more is a framing error, not a reason to grow.
 	messageBytesMax = 16 << 10
-	// bodyLengthDigitsMax and intDigitsMax keep number parsing in range.
-	bodyLengthDigitsMax = 6
-	intDigitsMax        = 18
-	// beginStringBytesMax bounds the value of 8=.
-	beginStringBytesMax = 16
+	// intDigitsMax keeps number parsing in range.
+	intDigitsMax = 18
 )
 
 // Parse errors are values, so that the receive loop never allocates, even
-// on bad input.
+// on bad input; framing and field errors are fixwire's.
 var (
-	errFrame      = errors.New("loadgen: bad FIX frame")
-	errChecksum   = errors.New("loadgen: bad FIX checksum")
-	errField      = errors.New("loadgen: malformed FIX field")
-	errTooLarge   = errors.New("loadgen: FIX message larger than the bound")
 	errBadSeqNum  = errors.New("loadgen: bad MsgSeqNum")
 	errNoMsgType  = errors.New("loadgen: message without MsgType")
 	errSeqMissing = errors.New("loadgen: message without MsgSeqNum")
 )
 
 // frameLength returns the length of the complete FIX message at the start
-// of b, 0 when more bytes are needed, or an error when b does not start
-// with a well-formed "8=…␁9=N␁" or the trailer is not where BodyLength says.
-func frameLength(b []byte) (int, error) {
-	if len(b) < 2 {
-		if len(b) == 1 && b[0] != '8' {
-			return 0, errFrame
-		}
-		return 0, nil
-	}
-	if b[0] != '8' || b[1] != '=' {
-		return 0, errFrame
-	}
-	i := 2
-	for ; i < len(b) && b[i] != soh; i++ {
-		if i-2 >= beginStringBytesMax {
-			return 0, errFrame
-		}
-	}
-	if i >= len(b) {
-		return 0, nil
-	}
-	i++ // past SOH
-	if len(b)-i < 2 {
-		return 0, nil
-	}
-	if b[i] != '9' || b[i+1] != '=' {
-		return 0, errFrame
-	}
-	i += 2
-	bodyLen, digits := 0, 0
-	for ; i < len(b) && b[i] != soh; i++ {
-		c := b[i]
-		if c < '0' || c > '9' || digits == bodyLengthDigitsMax {
-			return 0, errFrame
-		}
-		bodyLen = bodyLen*10 + int(c-'0')
-		digits++
-	}
-	if i >= len(b) {
-		return 0, nil
-	}
-	if digits == 0 {
-		return 0, errFrame
-	}
-	total := i + 1 + bodyLen + checksumFieldBytes
-	if total > messageBytesMax {
-		return 0, errTooLarge
-	}
-	if len(b) < total {
-		return 0, nil
-	}
-	t := b[total-checksumFieldBytes:]
-	if t[0] != '1' || t[1] != '0' || t[2] != '=' || t[6] != soh {
-		return 0, errFrame
-	}
-	return total, nil
-}
+// of b, 0 when more bytes are needed, or a framing error (fixwire.Frame).
+func frameLength(b []byte) (int, error) { return fixwire.Frame(b, messageBytesMax) }
 
 // inbound is one received message, its fields as sub-slices of the read
 // buffer (valid until the buffer is reused). Only the fields the load
 // generator acts on are kept.
 type inbound struct {
 	msgType     []byte
+	sender      []byte
 	seq         uint64
 	possDup     bool
 	gapFill     bool
@@ -109,41 +54,18 @@ type inbound struct {
 // after checking its checksum.
 func (m *inbound) parse(msg []byte) error {
 	*m = inbound{}
-	end := len(msg) - checksumFieldBytes
-	sum := 0
-	for _, c := range msg[:end] {
-		sum += int(c)
-	}
-	want, ok := parseUint(msg[end+3 : end+6])
-	if !ok || want != uint64(sum&0xFF) {
-		return errChecksum
+	if err := fixwire.VerifyCheckSum(msg); err != nil {
+		return err
 	}
 	haveSeq := false
-	for i := 0; i < end; {
-		tag := 0
-		j := i
-		for ; j < end && msg[j] != '='; j++ {
-			c := msg[j]
-			if c < '0' || c > '9' || j-i >= 9 {
-				return errField
-			}
-			tag = tag*10 + int(c-'0')
-		}
-		if j == i || j >= end {
-			return errField
-		}
-		k := j + 1
-		for k < end && msg[k] != soh {
-			k++
-		}
-		if k >= end {
-			return errField
-		}
-		v := msg[j+1 : k]
-		if err := m.set(tag, v, &haveSeq); err != nil {
+	it := fixwire.NewIterator(msg)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if err := m.set(f.Tag, f.Value, &haveSeq); err != nil {
 			return err
 		}
-		i = k + 1
+	}
+	if err := it.Err(); err != nil {
+		return err
 	}
 	if len(m.msgType) == 0 {
 		return errNoMsgType
@@ -154,35 +76,37 @@ func (m *inbound) parse(msg []byte) error {
 	return nil
 }
 
-func (m *inbound) set(tag int, v []byte, haveSeq *bool) error {
+func (m *inbound) set(t quickfix.Tag, v []byte, haveSeq *bool) error {
 	var ok bool
-	switch tag {
-	case 35:
+	switch t {
+	case tag.MsgType:
 		m.msgType = v
-	case 34:
+	case tag.SenderCompID:
+		m.sender = v
+	case tag.MsgSeqNum:
 		if m.seq, ok = parseUint(v); !ok || m.seq == 0 {
 			return errBadSeqNum
 		}
 		*haveSeq = true
-	case 43:
+	case tag.PossDupFlag:
 		m.possDup = len(v) == 1 && v[0] == 'Y'
-	case 123:
+	case tag.GapFillFlag:
 		m.gapFill = len(v) == 1 && v[0] == 'Y'
-	case 11:
+	case tag.ClOrdID:
 		m.clOrdID = v
-	case 150:
+	case tag.ExecType:
 		m.execType = v
-	case 58:
+	case tag.Text:
 		m.text = v
-	case 112:
+	case tag.TestReqID:
 		m.testReqID = v
-	case 103, 102, 373, 380:
+	case tag.OrdRejReason, tag.CxlRejReason, tag.SessionRejectReason, tag.BusinessRejectReason:
 		m.rejectCode = v
-	case 7:
+	case tag.BeginSeqNo:
 		m.beginSeq, m.hasBeginSeq = parseUint(v)
-	case 36:
+	case tag.NewSeqNo:
 		m.newSeq, _ = parseUint(v)
-	case 45:
+	case tag.RefSeqNum:
 		m.refSeq, _ = parseUint(v)
 	}
 	return nil

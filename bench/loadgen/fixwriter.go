@@ -1,13 +1,17 @@
 package loadgen
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+)
 
 // FIX framing constants.
 const (
-	soh         = 0x01
+	soh         = fixwire.SOH
 	beginString = "FIX.4.4"
-	// checksumFieldBytes is "10=NNN␁".
-	checksumFieldBytes = 7
 )
 
 // fixWriter builds one FIX message at a time into buffers allocated once.
@@ -26,67 +30,50 @@ func newFixWriter(capBytes int) *fixWriter {
 
 func (w *fixWriter) reset() { w.body = w.body[:0] }
 
-// field appends tag=value␁ and returns the body offset of the value.
-func (w *fixWriter) field(tag int, value []byte) int {
-	w.body = strconv.AppendInt(w.body, int64(tag), 10)
+// open appends "tag=" and returns the body offset where the value starts.
+func (w *fixWriter) open(t quickfix.Tag) int {
+	w.body = strconv.AppendInt(w.body, int64(t), 10)
 	w.body = append(w.body, '=')
-	off := len(w.body)
-	w.body = append(w.body, value...)
-	w.body = append(w.body, soh)
+	return len(w.body)
+}
+
+// field appends tag=value␁ and returns the body offset of the value.
+func (w *fixWriter) field(t quickfix.Tag, value []byte) int {
+	off := w.open(t)
+	w.body = append(append(w.body, value...), soh)
 	return off
 }
 
 // str is field for a string value.
-func (w *fixWriter) str(tag int, value string) int {
-	w.body = strconv.AppendInt(w.body, int64(tag), 10)
-	w.body = append(w.body, '=')
-	off := len(w.body)
-	w.body = append(w.body, value...)
-	w.body = append(w.body, soh)
+func (w *fixWriter) str(t quickfix.Tag, value string) int {
+	off := w.open(t)
+	w.body = append(append(w.body, value...), soh)
 	return off
 }
 
 // uint is field for an unsigned integer value.
-func (w *fixWriter) uint(tag int, value uint64) int {
-	w.body = strconv.AppendInt(w.body, int64(tag), 10)
-	w.body = append(w.body, '=')
-	off := len(w.body)
-	w.body = strconv.AppendUint(w.body, value, 10)
-	w.body = append(w.body, soh)
+func (w *fixWriter) uint(t quickfix.Tag, value uint64) int {
+	off := w.open(t)
+	w.body = append(strconv.AppendUint(w.body, value, 10), soh)
 	return off
 }
 
 // header appends the standard header fields after BeginString and BodyLength.
 func (w *fixWriter) header(msgType, sender, target string, seq uint64, sendingTime []byte) {
-	w.str(35, msgType)
-	w.str(49, sender)
-	w.str(56, target)
-	w.uint(34, seq)
-	w.field(52, sendingTime)
+	w.str(tag.MsgType, msgType)
+	w.str(tag.SenderCompID, sender)
+	w.str(tag.TargetCompID, target)
+	w.uint(tag.MsgSeqNum, seq)
+	w.field(tag.SendingTime, sendingTime)
 }
 
 // finish frames the body and returns the whole message and the offset at
 // which the body starts in it. The result aliases the writer's buffer and
 // is valid until the next reset.
 func (w *fixWriter) finish() (msg []byte, bodyOff int) {
-	w.msg = append(w.msg[:0], "8="+beginString+"\x019="...)
-	w.msg = strconv.AppendInt(w.msg, int64(len(w.body)), 10)
-	w.msg = append(w.msg, soh)
-	bodyOff = len(w.msg)
-	w.msg = append(w.msg, w.body...)
-	w.msg = append(w.msg, "10=000\x01"...)
-	putChecksum(w.msg)
+	w.msg = fixwire.AppendMessage(w.msg[:0], beginString, w.body)
+	bodyOff = len(w.msg) - fixwire.TrailerBytes - len(w.body)
 	return w.msg, bodyOff
-}
-
-// putChecksum writes the checksum of msg into its trailing "10=NNN␁".
-func putChecksum(msg []byte) {
-	end := len(msg) - checksumFieldBytes
-	sum := 0
-	for _, c := range msg[:end] {
-		sum += int(c)
-	}
-	putDigits(msg[end+3:end+6], uint64(sum&0xFF))
 }
 
 // putDigits writes v right-aligned and zero-padded into dst; the caller

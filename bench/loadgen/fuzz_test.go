@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // FuzzInbound feeds arbitrary bytes, as a venue could send them, through the
@@ -25,7 +26,7 @@ func FuzzInbound(f *testing.F) {
 			if err != nil || n == 0 {
 				return
 			}
-			if n > len(b) || n < checksumFieldBytes {
+			if n > len(b) || n < fixwire.TrailerBytes {
 				t.Fatalf("frame length %d of %d bytes", n, len(b))
 			}
 			var m inbound

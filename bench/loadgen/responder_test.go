@@ -1,8 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -11,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // responder is a tiny raw-FIX venue for tests: it logs sessions on, answers
@@ -71,24 +70,6 @@ func (r *responder) accept() {
 	}
 }
 
-// readMessage reads one message: fields up to and including 10=.
-func readMessage(br *bufio.Reader) ([]byte, error) {
-	var msg []byte
-	for {
-		field, err := br.ReadSlice(1)
-		if err != nil {
-			return nil, err
-		}
-		msg = append(msg, field...)
-		if bytes.HasPrefix(field, []byte("10=")) {
-			return msg, nil
-		}
-		if len(msg) > 1<<16 {
-			return nil, errors.New("responder: message too long")
-		}
-	}
-}
-
 type responderConn struct {
 	c      net.Conn
 	client string
@@ -105,11 +86,11 @@ func (rc *responderConn) send(msgType string, body ...fixclient.Field) error {
 
 func (r *responder) serve(c net.Conn) {
 	defer c.Close()
-	br := bufio.NewReaderSize(c, 64<<10)
+	in := fixwire.NewReader(c, messageBytesMax)
 	rc := &responderConn{c: c, seq: 1}
 	nOrders := 0
 	for {
-		raw, err := readMessage(br)
+		raw, err := in.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				r.t.Logf("responder read: %v", err)

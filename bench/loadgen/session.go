@@ -14,6 +14,8 @@ import (
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/pace"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/tag"
 )
 
 // Session bounds.
@@ -71,8 +73,7 @@ type session struct {
 	logoutOnce  sync.Once
 
 	// Receiver state, owned by the receiver goroutine once logged on.
-	rbuf          []byte
-	off, have     int
+	reader        *fixwire.Reader // over stampedConn
 	readNs        int64
 	in            inbound
 	expectIn      uint64
@@ -116,11 +117,12 @@ func newSession(r *runner, idx int64) (*session, error) {
 		r: r, idx: idx, compID: c.SenderPrefix + strconv.Itoa(c.FirstSession+int(idx)),
 		nextOut: 1, out: make([]byte, sendBatchMax*2*templateBytesMax), admin: newFixWriter(adminBytesMax),
 		refs: make([]sentRef, refRingSlots), logoutSeen: make(chan struct{}),
-		rbuf: make([]byte, readBufferBytes), expectIn: 1,
-		latency: hdrplot.NewHistogram(hdrplot.LowestNsFIX), cancelLatency: hdrplot.NewHistogram(hdrplot.LowestNsFIX),
+		expectIn: 1,
+		latency:  hdrplot.NewHistogram(hdrplot.LowestNsFIX), cancelLatency: hdrplot.NewHistogram(hdrplot.LowestNsFIX),
 		sendLag: hdrplot.NewHistogram(hdrplot.LowestNsFIX), rejects: make(map[string]*int64, rejectKindsMax+1),
 		rejectKey: make([]byte, 0, 128),
 	}
+	s.reader = fixwire.NewReaderSize(stampedConn{s}, messageBytesMax, readBufferBytes)
 	buyPx, sellPx, err := passivePrices(c.Price, c.Spread)
 	if err != nil {
 		return nil, err
@@ -128,12 +130,12 @@ func newSession(r *runner, idx int64) (*session, error) {
 	w := newFixWriter(templateBytesMax)
 	qty := strconv.FormatInt(c.Qty, 10)
 	order := func(side, account, price string) []templateField {
-		return []templateField{{11, placeholderOrderID}, {1, account}, {55, c.Symbol}, {54, side},
-			{60, placeholderTransactTime}, {38, qty}, {40, "2"}, {44, price}, {59, "0"}}
+		return []templateField{{tag.ClOrdID, placeholderOrderID}, {tag.Account, account}, {tag.Symbol, c.Symbol}, {tag.Side, side},
+			{tag.TransactTime, placeholderTransactTime}, {tag.OrderQty, qty}, {tag.OrdType, "2"}, {tag.Price, price}, {tag.TimeInForce, "0"}}
 	}
 	cancel := func(side string) []templateField {
-		return []templateField{{11, placeholderCancelID}, {41, placeholderOrderID}, {55, c.Symbol}, {54, side},
-			{60, placeholderTransactTime}, {38, qty}}
+		return []templateField{{tag.ClOrdID, placeholderCancelID}, {tag.OrigClOrdID, placeholderOrderID}, {tag.Symbol, c.Symbol}, {tag.Side, side},
+			{tag.TransactTime, placeholderTransactTime}, {tag.OrderQty, qty}}
 	}
 	specs := []struct {
 		dst  **template
@@ -213,7 +215,7 @@ func (s *session) sendHeartbeat(testReqID []byte) error {
 	}
 	return s.sendAdmin("0", func(w *fixWriter) {
 		if len(testReqID) > 0 {
-			w.field(112, testReqID)
+			w.field(tag.TestReqID, testReqID)
 		}
 	})
 }
@@ -233,10 +235,10 @@ func (s *session) sendGapFill(beginSeq uint64) error {
 	w := s.admin
 	w.reset()
 	w.header("4", s.compID, s.r.cfg.TargetCompID, beginSeq, now)
-	w.str(43, "Y")
-	w.field(122, now)
-	w.str(123, "Y")
-	w.uint(36, s.nextOut)
+	w.str(tag.PossDupFlag, "Y")
+	w.field(tag.OrigSendingTime, now)
+	w.str(tag.GapFillFlag, "Y")
+	w.uint(tag.NewSeqNo, s.nextOut)
 	msg, _ := w.finish()
 	return s.write(msg)
 }
@@ -251,11 +253,11 @@ func (s *session) logon(ctx context.Context) error {
 	}
 	s.conn = conn
 	err = s.sendAdmin("A", func(w *fixWriter) {
-		w.str(98, "0")
-		w.uint(108, uint64(c.HeartBtIntS))
-		w.str(141, "Y")
+		w.str(tag.EncryptMethod, "0")
+		w.uint(tag.HeartBtInt, uint64(c.HeartBtIntS))
+		w.str(tag.ResetSeqNumFlag, "Y")
 		if c.Password != "" {
-			w.str(554, c.Password)
+			w.str(tag.Password, c.Password)
 		}
 	})
 	if err != nil {
@@ -287,28 +289,15 @@ func (s *session) logon(ctx context.Context) error {
 // nextFrame returns the next complete message from the connection. The
 // result aliases the read buffer and is valid until the next call; readNs
 // is when the read that completed it returned.
-func (s *session) nextFrame() ([]byte, error) {
-	for {
-		n, err := frameLength(s.rbuf[s.off:s.have])
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			msg := s.rbuf[s.off : s.off+n]
-			s.off += n
-			return msg, nil
-		}
-		if s.off > 0 {
-			s.have = copy(s.rbuf, s.rbuf[s.off:s.have])
-			s.off = 0
-		}
-		k, err := s.conn.Read(s.rbuf[s.have:])
-		s.readNs = s.r.sinceStartNs()
-		s.have += k
-		if err != nil && k == 0 {
-			return nil, err
-		}
-	}
+func (s *session) nextFrame() ([]byte, error) { return s.reader.Next() }
+
+// stampedConn records when each read returns, for the latencies.
+type stampedConn struct{ s *session }
+
+func (c stampedConn) Read(p []byte) (int, error) {
+	n, err := c.s.conn.Read(p)
+	c.s.readNs = c.s.r.sinceStartNs()
+	return n, err
 }
 
 // runReceiver reads until the connection closes.

@@ -3,6 +3,10 @@ package loadgen
 import (
 	"errors"
 	"strings"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 )
 
 // Widths of the fields patched in place. Fixed widths keep BodyLength
@@ -45,7 +49,7 @@ type template struct {
 
 // templateField is one body field of a template.
 type templateField struct {
-	tag   int
+	tag   quickfix.Tag
 	value string
 }
 
@@ -67,11 +71,11 @@ func newTemplate(w *fixWriter, msgType, sender, target, runID string, body []tem
 	zeros := strings.Repeat("0", timestampBytes)
 	t := &template{transactTimeOff: -1, indexOffs: [2]int{-1, -1}}
 	w.reset()
-	w.str(35, msgType)
-	w.str(49, sender)
-	w.str(56, target)
-	t.seqOff = w.str(34, strings.Repeat("0", seqDigits))
-	t.sendingTimeOff = w.str(52, zeros)
+	w.str(tag.MsgType, msgType)
+	w.str(tag.SenderCompID, sender)
+	w.str(tag.TargetCompID, target)
+	t.seqOff = w.str(tag.MsgSeqNum, strings.Repeat("0", seqDigits))
+	t.sendingTimeOff = w.str(tag.SendingTime, zeros)
 	ids := 0
 	for _, f := range body {
 		switch f.value {
@@ -128,6 +132,6 @@ func (t *template) encode(dst []byte, seq uint64, now *[timestampBytes]byte, ind
 			putDigits(m[off:off+indexDigits], index)
 		}
 	}
-	putChecksum(m)
+	fixwire.SetCheckSum(m)
 	return n
 }

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // testRunner is a runner with one session and no connection, for the codec
@@ -27,26 +28,15 @@ func testRunner(t testing.TB, mix Mix, sessions int) (*runner, *session) {
 	return r, s
 }
 
-// checkFrame verifies BodyLength and CheckSum independently of our codec.
+// checkFrame verifies BodyLength and CheckSum with fixwire, independently
+// of the writer's bookkeeping of offsets.
 func checkFrame(t *testing.T, msg []byte) *fixclient.Message {
 	t.Helper()
-	s := string(msg)
-	bl := strings.Index(s, "\x019=") + 3
-	end := strings.IndexByte(s[bl:], 1) + bl
-	n, err := strconv.Atoi(s[bl:end])
-	if err != nil {
-		t.Fatalf("BodyLength: %v in %q", err, s)
+	if n, err := fixwire.Frame(msg, len(msg)); n != len(msg) || err != nil {
+		t.Fatalf("Frame = %d, %v for %d bytes: %q", n, err, len(msg), msg)
 	}
-	trailer := strings.LastIndex(s, "\x0110=") + 1
-	if got := trailer - (end + 1); got != n {
-		t.Errorf("BodyLength %d, body is %d bytes: %q", n, got, s)
-	}
-	sum := 0
-	for _, c := range msg[:trailer] {
-		sum += int(c)
-	}
-	if want := s[trailer:]; want != "10="+leftPad(sum%256)+"\x01" {
-		t.Errorf("checksum field %q, want %03d", want, sum%256)
+	if err := fixwire.VerifyCheckSum(msg); err != nil {
+		t.Errorf("%v: %q", err, msg)
 	}
 	m, err := fixclient.Parse(msg)
 	if err != nil {
@@ -130,35 +120,16 @@ func TestWallClock(t *testing.T) {
 	}
 }
 
+// TestFrameLength checks the load generator's bound; fixwire's tests
+// cover the rest of framing.
 func TestFrameLength(t *testing.T) {
-	good := string(fixclient.Build(fixclient.F(35, "0"), fixclient.F(34, "1")))
-	cases := []struct {
-		name string
-		in   string
-		n    int
-		err  error
-	}{
-		{"empty", "", 0, nil},
-		{"one byte", "8", 0, nil},
-		{"partial header", "8=FIX.4.4\x019=1", 0, nil},
-		{"partial body", good[:len(good)-3], 0, nil},
-		{"whole", good, len(good), nil},
-		{"whole plus next", good + "8=FI", len(good), nil},
-		{"not 8=", "9=FIX.4.4\x01", 0, errFrame},
-		{"garbage byte", "x", 0, errFrame},
-		{"second field not 9", "8=FIX.4.4\x0135=0\x01", 0, errFrame},
-		{"letters in BodyLength", "8=FIX.4.4\x019=1a\x01", 0, errFrame},
-		{"empty BodyLength", "8=FIX.4.4\x019=\x01", 0, errFrame},
-		{"huge BodyLength", "8=FIX.4.4\x019=999999\x01", 0, errTooLarge},
-		{"too many digits", "8=FIX.4.4\x019=0000001\x01", 0, errFrame},
-		{"long BeginString", "8=" + strings.Repeat("X", 40), 0, errFrame},
-		{"trailer misplaced", "8=FIX.4.4\x019=5\x0135=0\x0134=1\x0110=000\x01", 0, errFrame},
+	good := fixclient.Build(fixclient.F(35, "0"), fixclient.F(34, "1"))
+	if n, err := frameLength(append(good, "8=FI"...)); n != len(good) || err != nil {
+		t.Errorf("frameLength = %d, %v; want %d", n, err, len(good))
 	}
-	for _, c := range cases {
-		n, err := frameLength([]byte(c.in))
-		if n != c.n || !errors.Is(err, c.err) {
-			t.Errorf("%s: frameLength = %d, %v; want %d, %v", c.name, n, err, c.n, c.err)
-		}
+	big := fixclient.Build(fixclient.F(35, "8"), fixclient.F(34, "1"), fixclient.F(58, strings.Repeat("x", messageBytesMax)))
+	if _, err := frameLength(big); !errors.Is(err, fixwire.ErrTooLarge) {
+		t.Errorf("message over messageBytesMax: %v, want ErrTooLarge", err)
 	}
 }
 
@@ -182,13 +153,13 @@ func TestInboundParse(t *testing.T) {
 		msg  []byte
 		err  error
 	}{
-		{"checksum", corruptChecksum(er), errChecksum},
+		{"checksum", corruptChecksum(er), fixwire.ErrCheckSum},
 		{"no MsgType", fixclient.Build(fixclient.F(34, "1")), errNoMsgType},
 		{"no MsgSeqNum", fixclient.Build(fixclient.F(35, "0")), errSeqMissing},
 		{"zero MsgSeqNum", fixclient.Build(fixclient.F(35, "0"), fixclient.F(34, "0")), errBadSeqNum},
 		{"letters in MsgSeqNum", fixclient.Build(fixclient.F(35, "0"), fixclient.F(34, "1x")), errBadSeqNum},
-		{"tag with letters", append(fixclient.Build(fixclient.F(35, "0"))[:0:0], fixclient.AppendChecksum([]byte("8=FIX.4.4\x019=9\x01a5=0\x0134=1\x01"))...), errField},
-		{"field without =", fixclient.AppendChecksum([]byte("8=FIX.4.4\x019=4\x0135\x01")), errField},
+		{"tag with letters", append(fixclient.Build(fixclient.F(35, "0"))[:0:0], fixclient.AppendChecksum([]byte("8=FIX.4.4\x019=9\x01a5=0\x0134=1\x01"))...), fixwire.ErrField},
+		{"field without =", fixclient.AppendChecksum([]byte("8=FIX.4.4\x019=4\x0135\x01")), fixwire.ErrField},
 	}
 	for _, c := range bad {
 		if err := m.parse(c.msg); !errors.Is(err, c.err) {

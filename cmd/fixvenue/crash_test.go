@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )

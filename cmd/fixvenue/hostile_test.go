@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestKnownCrashShapesAgainstTheVenue sends the messages that kill a bare

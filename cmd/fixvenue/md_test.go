@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 func freeUDPPort(t *testing.T) int {

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // sohStr is the FIX field delimiter.
@@ -22,19 +23,11 @@ func fixMsg(fields ...string) []byte {
 
 // fixMsgBegin is fixMsg with a chosen BeginString.
 func fixMsgBegin(begin string, fields ...string) []byte {
-	body := strings.Join(fields, sohStr) + sohStr
-	head := "8=" + begin + sohStr + "9=" + strconv.Itoa(len(body)) + sohStr
-	return withCheckSum([]byte(head + body))
+	return fixwire.AppendMessage(nil, begin, []byte(strings.Join(fields, sohStr)+sohStr))
 }
 
 // withCheckSum appends "10=nnn<SOH>" computed over b.
-func withCheckSum(b []byte) []byte {
-	sum := 0
-	for _, c := range b {
-		sum += int(c)
-	}
-	return append(b, fmt.Sprintf("10=%03d"+sohStr, sum%256)...)
-}
+func withCheckSum(b []byte) []byte { return fixwire.AppendCheckSum(b) }
 
 // rawMsg builds a message whose header is given verbatim (for BodyLength
 // tests): head is everything before the body, the CheckSum is correct.
@@ -72,7 +65,7 @@ func (f fixFields) String() string {
 type fixClient struct {
 	t         testing.TB
 	conn      net.Conn
-	r         *bufio.Reader
+	in        *fixwire.Reader
 	compID    string
 	venueID   string
 	seqOut    int
@@ -80,7 +73,7 @@ type fixClient struct {
 }
 
 func newFixClient(t testing.TB, conn net.Conn, compID string) *fixClient {
-	return &fixClient{t: t, conn: conn, r: bufio.NewReader(conn), compID: compID, venueID: "VENUE", seqOut: 1, timeoutIn: 5 * time.Second}
+	return &fixClient{t: t, conn: conn, in: fixwire.NewReader(conn, clientMessageBytesMax), compID: compID, venueID: "VENUE", seqOut: 1, timeoutIn: 5 * time.Second}
 }
 
 // header returns the standard header fields for msgType with the next
@@ -114,48 +107,40 @@ func logonBody(password string) []string {
 	return f
 }
 
-// read reads one whole message or returns an error (EOF, timeout). Every
-// message is checked: BeginString first, BodyLength and CheckSum right.
+// clientMessageBytesMax bounds one message the test client reads.
+const clientMessageBytesMax = 1 << 20
+
+// read reads one whole message or returns an error (EOF, timeout, a
+// framing error). Every message is checked: BeginString first, BodyLength
+// and CheckSum right.
 func (c *fixClient) read(timeout time.Duration) (fixFields, error) {
 	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-	var out fixFields
-	var raw strings.Builder
-	for {
-		field, err := c.r.ReadString(1)
-		if err != nil {
-			return out, err
-		}
-		raw.WriteString(field)
-		tag, value, ok := strings.Cut(strings.TrimSuffix(field, sohStr), "=")
-		if !ok {
-			return out, fmt.Errorf("bad field %q", field)
-		}
-		out = append(out, struct{ tag, value string }{tag, value})
-		if tag == "10" {
-			if err := verifyFraming([]byte(raw.String())); err != nil {
-				c.t.Errorf("%s: venue sent a malformed message: %v", c.compID, err)
-			}
-			return out, nil
-		}
+	raw, err := c.in.Next()
+	if err != nil {
+		return nil, err
 	}
+	if err := verifyFraming(raw); err != nil {
+		c.t.Errorf("%s: venue sent a malformed message: %v", c.compID, err)
+	}
+	var out fixFields
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		out = append(out, struct{ tag, value string }{strconv.Itoa(int(f.Tag)), string(f.Value)})
+	}
+	return out, it.Err()
 }
 
-// verifyFraming checks a message's BeginString, BodyLength and CheckSum.
+// verifyFraming checks a whole message's BeginString, BodyLength and
+// CheckSum.
 func verifyFraming(m []byte) error {
-	if !bytes.HasPrefix(m, []byte("8=FIX")) || len(m) < trailerBytes {
+	if !bytes.HasPrefix(m, []byte("8=FIX")) {
 		return fmt.Errorf("no BeginString: %q", m)
 	}
-	sum := 0
-	for _, c := range m[:len(m)-trailerBytes] {
-		sum += int(c)
+	if n, err := fixwire.Frame(m, len(m)); n != len(m) || err != nil {
+		return fmt.Errorf("framed as %d of %d bytes (%v): %q", n, len(m), err, m)
 	}
-	if got := string(m[len(m)-trailerBytes:]); got != fmt.Sprintf("10=%03d\x01", sum%256) {
-		return fmt.Errorf("CheckSum %q, computed %03d: %q", got, sum%256, m)
-	}
-	i := bytes.Index(m, []byte("\x019=")) + 3
-	j := bytes.IndexByte(m[i:], 1) + i
-	if n, err := strconv.Atoi(string(m[i:j])); err != nil || n != len(m)-trailerBytes-(j+1) {
-		return fmt.Errorf("BodyLength %q, body %d bytes", m[i:j], len(m)-trailerBytes-(j+1))
+	if err := fixwire.VerifyCheckSum(m); err != nil {
+		return fmt.Errorf("%w: %q", err, m)
 	}
 	return nil
 }

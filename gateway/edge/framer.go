@@ -1,5 +1,10 @@
 package edge
 
+import (
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/quickfixgo/quickfix"
+)
+
 // The framer finds whole FIX messages in the bytes a client sends and
 // checks each one before QuickFIX/Go may see it. It is a byte-at-a-time
 // state machine over one buffer owned by the connection: bytes are read in
@@ -527,7 +532,7 @@ func (f *framer) endField(value []byte) verdict {
 		// QuickFIX/Go panics on an empty XmlDataLen (212) and reads past
 		// the message when it claims more than the data; for every length
 		// field the data field's extent must be exactly what it says.
-		n, ok := parseLength(value)
+		n, ok := fixwire.ParseLength(value)
 		if !ok {
 			return f.dropField(ReasonBadDataLength)
 		}
@@ -618,37 +623,6 @@ func validSeqNum(v []byte) bool {
 	return true
 }
 
-// parseLength parses a length field's value: digits only, at most 9.
-func parseLength(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > bodyLengthDigitsMax {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if !isDigit(c) {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
-}
-
 // dataTagOf returns the data field that the FIX 4.4 length field tag
 // announces, or 0 when tag is not a length field.
-func dataTagOf(tag int) int {
-	switch tag {
-	case 90:
-		return 91 // SecureDataLen → SecureData
-	case 93:
-		return 89 // SignatureLength → Signature
-	case 95:
-		return 96 // RawDataLength → RawData
-	case 212:
-		return 213 // XmlDataLen → XmlData
-	case 348, 350, 352, 354, 356, 358, 360, 362, 364:
-		return tag + 1 // Encoded…Len → Encoded…
-	case 445, 618, 621:
-		return tag + 1
-	}
-	return 0
-}
+func dataTagOf(tag int) int { return int(fixwire.DataTag(quickfix.Tag(tag))) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/datadictionary"
 )
@@ -289,28 +290,19 @@ func FuzzFramer(f *testing.F) {
 	})
 }
 
-// checkFramed verifies a message independently of the framer.
+// checkFramed verifies a message independently of the framer, with
+// fixwire: BeginString, BodyLength and CheckSum right, and fields that
+// fixwire's iterator reads to the end (the Logon gate relies on it).
 func checkFramed(t *testing.T, m []byte) {
 	t.Helper()
-	if !bytes.HasPrefix(m, []byte("8=FIX")) {
-		t.Fatalf("message does not start with 8=FIX: %q", m)
+	if err := verifyFraming(m); err != nil {
+		t.Fatal(err)
 	}
-	trailer := m[len(m)-trailerBytes:]
-	if !bytes.HasPrefix(trailer, []byte("10=")) || trailer[6] != 1 {
-		t.Fatalf("bad trailer: %q", m)
+	it := fixwire.NewIterator(m)
+	for _, ok := it.Next(); ok; _, ok = it.Next() {
 	}
-	sum := 0
-	for _, c := range m[:len(m)-trailerBytes] {
-		sum += int(c)
-	}
-	if got, _ := strconv.Atoi(string(trailer[3:6])); got != sum%256 {
-		t.Fatalf("checksum %d, computed %d: %q", got, sum%256, m)
-	}
-	i := bytes.Index(m, []byte("\x019=")) + 3
-	j := bytes.IndexByte(m[i:], 1) + i
-	n, err := strconv.Atoi(string(m[i:j]))
-	if err != nil || n != len(m)-trailerBytes-(j+1) {
-		t.Fatalf("BodyLength %q, body %d bytes: %q", m[i:j], len(m)-trailerBytes-(j+1), m)
+	if it.Err() != nil {
+		t.Fatalf("fixwire cannot read the fields: %v: %q", it.Err(), m)
 	}
 	if bytes.Contains(m, []byte("\x0134=\x01")) {
 		t.Fatalf("empty MsgSeqNum passed: %q", m)

@@ -3,77 +3,19 @@ package edge
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/quickfixgo/quickfix"
-)
-
-// Tags the Logon gate reads.
-const (
-	tagBeginString  = 8
-	tagBodyLength   = 9
-	tagCheckSum     = 10
-	tagMsgSeqNum    = 34
-	tagMsgType      = 35
-	tagSenderCompID = 49
-	tagTargetCompID = 56
-	tagText         = 58
-	tagPassword     = 554
-	tagNewPassword  = 925
+	"github.com/quickfixgo/tag"
 )
 
 // logonOnceTags may appear at most once in a Logon, in addition to every
 // standard header field. QuickFIX/Go keeps the last of a repeated field
 // while the gate would check the first; refusing repeats keeps the two
 // from ever disagreeing on who is logging on.
-var logonOnceTags = []int{tagPassword, tagNewPassword, 98, 108, 141, 383, 464, 789}
-
-// field is one field of a checked message.
-type field struct {
-	tag        int
-	value      []byte
-	start, end int // the field's bytes, "tag=value␁", in the message
-}
-
-// fieldIter walks the fields of a message the framer accepted, reading
-// data fields by the length their length field gave.
-type fieldIter struct {
-	msg     []byte
-	pos     int
-	dataLen int // length of the next data field, -1 if none
-}
-
-func newFieldIter(msg []byte) fieldIter { return fieldIter{msg: msg, dataLen: -1} }
-
-func (it *fieldIter) next() (field, bool) {
-	if it.pos >= len(it.msg) {
-		return field{}, false
-	}
-	f := field{start: it.pos}
-	i := it.pos
-	for it.msg[i] != '=' {
-		f.tag = f.tag*10 + int(it.msg[i]-'0')
-		i++
-	}
-	i++
-	valueStart := i
-	if it.dataLen >= 0 {
-		i += it.dataLen
-		it.dataLen = -1
-	} else {
-		for it.msg[i] != soh {
-			i++
-		}
-	}
-	f.value = it.msg[valueStart:i]
-	f.end = i + 1
-	it.pos = f.end
-	if dataTagOf(f.tag) != 0 {
-		it.dataLen, _ = parseLength(f.value)
-	}
-	return f, true
-}
+var logonOnceTags = []quickfix.Tag{tag.Password, tag.NewPassword, tag.EncryptMethod, tag.HeartBtInt,
+	tag.ResetSeqNumFlag, tag.MaxMessageSize, tag.TestMessageIndicator, tag.NextExpectedMsgSeqNum}
 
 // logonFields is what the gate reads from a Logon.
 type logonFields struct {
@@ -85,38 +27,38 @@ type logonFields struct {
 // parseLogon reads a Logon the framer accepted. A non-empty problem says
 // why the Logon is malformed (it becomes the refusing Logout's text).
 func parseLogon(msg []byte) (lf logonFields, problem string) {
-	it := newFieldIter(msg)
-	seen := make(map[int]bool, 16)
+	it := fixwire.NewIterator(msg)
+	seen := make(map[quickfix.Tag]bool, 16)
 	var sender, target []byte
 	haveSeqNum := false
-	for {
-		f, ok := it.next()
-		if !ok {
-			break
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if len(f.Value) == 0 {
+			return lf, fmt.Sprintf("tag %d specified without value", f.Tag)
 		}
-		if len(f.value) == 0 {
-			return lf, fmt.Sprintf("tag %d specified without value", f.tag)
+		once := f.Tag.IsHeader() || slices.Contains(logonOnceTags, f.Tag)
+		if once && seen[f.Tag] {
+			return lf, fmt.Sprintf("tag %d appears more than once", f.Tag)
 		}
-		once := quickfix.Tag(f.tag).IsHeader() || slices.Contains(logonOnceTags, f.tag)
-		if once && seen[f.tag] {
-			return lf, fmt.Sprintf("tag %d appears more than once", f.tag)
-		}
-		seen[f.tag] = true
-		switch f.tag {
-		case tagBeginString:
-			lf.begin = f.value
-		case tagMsgSeqNum:
-			if !validSeqNum(f.value) {
+		seen[f.Tag] = true
+		switch f.Tag {
+		case tag.BeginString:
+			lf.begin = f.Value
+		case tag.MsgSeqNum:
+			if !validSeqNum(f.Value) {
 				return lf, "tag 34 is not a sequence number"
 			}
 			haveSeqNum = true
-		case tagSenderCompID:
-			sender = f.value
-		case tagTargetCompID:
-			target = f.value
-		case tagPassword:
-			lf.password = f.value
+		case tag.SenderCompID:
+			sender = f.Value
+		case tag.TargetCompID:
+			target = f.Value
+		case tag.Password:
+			lf.password = f.Value
 		}
+	}
+	if err := it.Err(); err != nil {
+		// Not expected: the framer accepted msg, so its fields are well formed.
+		return lf, "malformed field: " + err.Error()
 	}
 	switch {
 	case !haveSeqNum:
@@ -140,49 +82,35 @@ func stripCredentials(msg []byte) []byte {
 	var begin []byte
 	found := false
 	body := make([]byte, 0, len(msg))
-	it := newFieldIter(msg)
-	for {
-		f, ok := it.next()
-		if !ok {
-			break
-		}
-		switch f.tag {
-		case tagBeginString:
-			begin = f.value
+	it := fixwire.NewIterator(msg)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		switch f.Tag {
+		case tag.BeginString:
+			begin = f.Value
 			continue
-		case tagBodyLength, tagCheckSum:
+		case tag.BodyLength, tag.CheckSum:
 			continue
-		case tagPassword, tagNewPassword:
-			if len(f.value) > 0 { // an empty one hides nothing: QuickFIX/Go rejects it
+		case tag.Password, tag.NewPassword:
+			if len(f.Value) > 0 { // an empty one hides nothing: QuickFIX/Go rejects it
 				found = true
 				continue
 			}
 		}
-		body = append(body, msg[f.start:f.end]...)
+		body = append(body, msg[f.Start:f.End]...)
 	}
-	if !found {
+	if !found && it.Err() == nil {
 		return msg
 	}
+	// On an iterator error (not expected: the framer accepted msg, and
+	// FuzzFramer checks that fixwire reads what it accepts) the
+	// fields before the bad one go on: never a password.
 	return frame(begin, body)
 }
 
 // frame wraps a body ("35=…␁ … ␁") into a whole message.
 func frame(begin []byte, body []byte) []byte {
 	out := make([]byte, 0, len(body)+headerBytesMax+trailerBytes)
-	out = append(out, "8="...)
-	out = append(out, begin...)
-	out = append(out, "\x019="...)
-	out = strconv.AppendInt(out, int64(len(body)), 10)
-	out = append(out, soh)
-	out = append(out, body...)
-	sum := 0
-	for _, c := range out {
-		sum += int(c)
-	}
-	sum %= 256
-	out = append(out, "10="...)
-	out = append(out, byte('0'+sum/100), byte('0'+sum/10%10), byte('0'+sum%10))
-	return append(out, soh)
+	return fixwire.AppendMessage(out, string(begin), body)
 }
 
 // refusalLogout builds the Logout the gate sends when it refuses a Logon.

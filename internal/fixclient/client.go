@@ -7,6 +7,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // Client is one FIX connection.
@@ -15,8 +17,7 @@ type Client struct {
 	Sender   string // our CompID (49)
 	Target   string // the venue's CompID (56)
 	NextOut  int    // next MsgSeqNum we send
-	buf      []byte
-	n        int
+	in       *fixwire.Reader
 	Received []*Message // every application message read so far (not admin)
 	// afterLogon is the first MsgSeqNum sent after our Logon on this connection:
 	// a ResendRequest is answered with a gap fill up to it, since the messages
@@ -30,7 +31,7 @@ func Dial(addr, sender, target string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Conn: c, Sender: sender, Target: target, NextOut: 1, buf: make([]byte, 64<<10)}, nil
+	return &Client{Conn: c, Sender: sender, Target: target, NextOut: 1, in: fixwire.NewReader(c, MessageBytesMax)}, nil
 }
 
 // Timestamp formats t as a FIX UTCTimestamp with milliseconds.
@@ -92,34 +93,15 @@ func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
 const ResendWait = 300 * time.Millisecond
 
 // ReadAny returns the next message of any type, or an error at the deadline.
+// Bytes that are not a FIX message fail with one of the fixwire framing
+// errors.
 func (c *Client) ReadAny(timeout time.Duration) (*Message, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		n, err := frameLength(c.buf[:c.n])
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			m, err := Parse(c.buf[:n])
-			copy(c.buf, c.buf[n:c.n])
-			c.n -= n
-			return m, err
-		}
-		if c.n == len(c.buf) {
-			if len(c.buf) >= MessageBytesMax {
-				return nil, fmt.Errorf("%w: message larger than %d bytes", ErrFrame, MessageBytesMax)
-			}
-			grown := make([]byte, 2*len(c.buf))
-			copy(grown, c.buf[:c.n])
-			c.buf = grown
-		}
-		c.Conn.SetReadDeadline(deadline)
-		k, err := c.Conn.Read(c.buf[c.n:])
-		c.n += k
-		if err != nil && k == 0 {
-			return nil, err
-		}
+	c.Conn.SetReadDeadline(time.Now().Add(timeout))
+	raw, err := c.in.Next()
+	if err != nil {
+		return nil, err
 	}
+	return Parse(raw)
 }
 
 // Read returns the next application message, answering TestRequests and

@@ -2,7 +2,8 @@
 // messages with correct BodyLength and CheckSum, frames what the venue sends,
 // answers TestRequests, and keeps its own sequence numbers. It is deliberately
 // not QuickFIX: tests that use it see the venue's bytes exactly, and can send
-// bytes no well-behaved engine would.
+// bytes no well-behaved engine would. Framing, CheckSum and fields are
+// internal/fixwire's.
 //
 // Limits: one message is at most MessageBytesMax; reads honour a deadline on
 // every call; nothing is retried.
