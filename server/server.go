@@ -23,7 +23,6 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
-	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
@@ -80,27 +79,16 @@ type Server struct {
 func MatcherConfig(cfg *config.Config) core.Config {
 	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions)}
 	for _, in := range cfg.Instruments {
-		st := venue.TradingStatusOpen
-		switch in.Status {
-		case "halted":
-			st = venue.TradingStatusHalted
-		case "closed":
-			st = venue.TradingStatusClosed
-		}
 		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
-			BandPercent: in.BandPercent, Status: st})
+			BandPercent: in.BandPercent, Status: in.Status})
 	}
 	return mc
 }
 
 // JournalConfig translates the venue configuration for the journal.
 func JournalConfig(cfg *config.Config) journal.Config {
-	jc := journal.Config{SegmentBytes: cfg.Journal.SegmentBytes, Policy: journal.PolicyBatch}
-	if cfg.Journal.Fsync == "none" {
-		jc.Policy = journal.PolicyNone
-	}
-	return jc
+	return journal.Config{SegmentBytes: cfg.Journal.SegmentBytes, Policy: cfg.Journal.Fsync}
 }
 
 // New recovers state and prepares every part; Start begins serving.
@@ -174,14 +162,10 @@ func (s *Server) replay() error {
 }
 
 func (s *Server) buildPipeline() error {
-	wait, err := ring.NewWaitStrategy(s.cfg.Engine.WaitStrategy)
-	if err != nil {
-		return err
-	}
 	p, err := pipeline.New(pipeline.Config{
 		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
-		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
+		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
 		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {

@@ -522,10 +522,7 @@ func (h *harness) result() *Result {
 	c := &h.cfg
 	jr := "off"
 	if c.Journal {
-		jr = "batch"
-		if c.Fsync == journal.PolicyNone {
-			jr = "none"
-		}
+		jr = c.Fsync.String()
 	}
 	res := &Result{RateTarget: c.RatePerSecond, Wait: c.Wait.String(), LockedOS: !c.UnlockedMatcher, Journal: jr, Mix: c.Mix.String(), Pace: c.Pace.String(),
 		DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), Commands: h.published.Load(), Completed: h.completed.Load(),
