@@ -163,7 +163,7 @@ func (s *Server) replay() error {
 
 func (s *Server) buildPipeline() error {
 	p, err := pipeline.New(pipeline.Config{
-		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
+		Matcher: s.matcher, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
@@ -237,13 +237,6 @@ func (s *Server) runSnapshots(interval time.Duration) {
 		last = seq
 	}
 }
-
-// matcherApplier adapts core.Matcher to the pipeline's Applier.
-type matcherApplier struct{ m *core.Matcher }
-
-func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
-
-func (a matcherApplier) Prefetch(cmd []byte) { a.m.Prefetch(cmd) }
 
 func (s *Server) buildSessions() error {
 	cfg := s.cfg
