@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
@@ -41,6 +42,21 @@ func (s *Server) buildFeed() error {
 	}
 	s.feed = f
 	return nil
+}
+
+// fixMD is FIX market data on the order sessions (gateway/fixmd) with the
+// depth cache that the feed keeps current for it.
+type fixMD struct {
+	*fixmd.Handler
+	cache *marketdata.DepthCache
+}
+
+func newFixMD(_ *Server, defs []marketdata.InstrumentDef) (*fixMD, error) {
+	h, err := fixmd.New(defs)
+	if err != nil {
+		return nil, err
+	}
+	return &fixMD{Handler: h, cache: h.Cache()}, nil
 }
 
 // replayWithFeed replays the whole journal into the matcher and hands each
@@ -112,7 +128,7 @@ func (s *Server) startFeed() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.fixmd.run()
+		s.fixmd.Run()
 	}()
 	s.log.Info("market data feed", "udp", s.feed.FeedAddr().String(), "recovery", s.feed.RecoveryAddr().String())
 }

@@ -192,7 +192,7 @@ func (s *Server) buildPipeline() error {
 // sessionEnded drops what a session held beyond its orders (market data subscriptions).
 func (s *Server) sessionEnded(idx uint16) {
 	if s.fixmd != nil {
-		s.fixmd.sessionEnded(idx)
+		s.fixmd.SessionEnded(idx)
 	}
 }
 
@@ -296,7 +296,8 @@ func (s *Server) buildSessions() error {
 		gw.SetPacer(edgePacer{s.edge})
 	}
 	if s.fixmd != nil {
-		gw.Handle("V", s.fixmd.handle)
+		s.fixmd.Attach(gw)
+		gw.Handle("V", s.fixmd.Handle)
 	}
 	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
 		return err
@@ -405,7 +406,7 @@ func (s *Server) Close() error {
 		if s.feed != nil {
 			s.stopFeed()
 			s.feed.Close()
-			close(s.fixmd.stop)
+			s.fixmd.Stop()
 		}
 		close(s.stopSync)
 		s.wg.Wait()
