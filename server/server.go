@@ -379,6 +379,23 @@ func (s *Server) MetricsAddr() string {
 	return ""
 }
 
+// FeedAddr is where the market data feed is sent, or "" when market data is off.
+func (s *Server) FeedAddr() string {
+	if s.feed != nil {
+		return s.feed.FeedAddr().String()
+	}
+	return ""
+}
+
+// RecoveryAddr is the market data recovery service's address, or "" when
+// market data is off.
+func (s *Server) RecoveryAddr() string {
+	if s.feed != nil {
+		return s.feed.RecoveryAddr().String()
+	}
+	return ""
+}
+
 // Replayed is the number of journaled commands applied at start-up.
 func (s *Server) Replayed() int64 { return s.replayed }
 
