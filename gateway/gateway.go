@@ -139,9 +139,9 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
 		bySymbol: map[string]*Instrument{}, byID: map[uint32]*Instrument{},
 		bySession: map[quickfix.SessionID]*session{},
-		execEpoch: strconv.FormatInt(time.Now().UnixMilli(), 36),
 	}
 	g.dispatched.Store(-1)
+	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
 	g.held = make([]heldAnswer, 0, buildAheadMax)
 	for i := range cfg.Instruments {
 		in := &cfg.Instruments[i]
