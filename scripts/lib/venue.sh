@@ -47,10 +47,13 @@ venue_start() {
 			venue_recovery_addr=$(venue_ready_field "$ready" recovery_addr)
 			return 0
 		fi
-		kill -0 "$venue_pid" 2>/dev/null || break
+		if ! kill -0 "$venue_pid" 2>/dev/null; then
+			echo "venue.sh: the venue exited before serving; its log ($log):" >&2
+			break
+		fi
 		sleep 0.1
 	done
-	echo "venue.sh: the venue did not start serving within ${VENUE_START_TIMEOUT} s; its log ($log):" >&2
+	((i < VENUE_START_TIMEOUT * 10)) || echo "venue.sh: the venue did not start serving within ${VENUE_START_TIMEOUT} s; its log ($log):" >&2
 	cat "$log" >&2
 	venue_stop
 	return 1
