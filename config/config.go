@@ -13,6 +13,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Bounds on what one venue process serves.
@@ -70,10 +73,10 @@ type Venue struct {
 // FIX holds the FIX listener and edge limits.
 type FIX struct {
 	Addr                string   `toml:"addr"`
-	MaxMessageBytes     int      `toml:"max_message_bytes"`
+	MessageBytesMax     int      `toml:"max_message_bytes"`
 	LogonTimeout        Duration `toml:"logon_timeout"`
-	MaxConnections      int      `toml:"max_connections"`
-	MaxConnectionsPerIP int      `toml:"max_connections_per_ip"`
+	ConnectionsMax      int      `toml:"max_connections"`
+	ConnectionsPerIPMax int      `toml:"max_connections_per_ip"`
 	WriteTimeout        Duration `toml:"write_timeout"`
 	OutboundQueueMax    int      `toml:"outbound_queue_max"`
 	TLSCertFile         string   `toml:"tls_cert_file"`
@@ -96,12 +99,12 @@ type Metrics struct {
 
 // Engine sizes the matcher and the rings.
 type Engine struct {
-	OrdersMax        int      `toml:"orders_max"`
-	ClOrdIDsMax      int      `toml:"clordids_max"`
-	WaitStrategy     string   `toml:"wait_strategy"`
-	CommandRingSlots int      `toml:"command_ring_slots"`
-	EventRingSlots   int      `toml:"event_ring_slots"`
-	ClaimTimeout     Duration `toml:"claim_timeout"`
+	OrdersMax        int               `toml:"orders_max"`
+	ClOrdIDsMax      int               `toml:"clordids_max"`
+	WaitStrategy     ring.WaitStrategy `toml:"wait_strategy"`
+	CommandRingSlots int               `toml:"command_ring_slots"`
+	EventRingSlots   int               `toml:"event_ring_slots"`
+	ClaimTimeout     Duration          `toml:"claim_timeout"`
 	// LockOSThread pins the matcher goroutine to its OS thread (default:
 	// only with wait_strategy "spin"; see MatcherThreadLocked).
 	LockOSThread *bool `toml:"lock_os_thread"`
@@ -126,13 +129,13 @@ func (e Engine) MatcherThreadLocked() bool {
 	if e.LockOSThread != nil {
 		return *e.LockOSThread
 	}
-	return e.WaitStrategy == "spin"
+	return e.WaitStrategy == ring.BusySpin
 }
 
 // Journal selects durability.
 type Journal struct {
-	Fsync        string `toml:"fsync"`
-	SegmentBytes int64  `toml:"segment_bytes"`
+	Fsync        journal.Policy `toml:"fsync"`
+	SegmentBytes int64          `toml:"segment_bytes"`
 	// SnapshotInterval is how often the venue journals a Snapshot command (when
 	// commands arrived since the last one); "0s" turns snapshots off.
 	SnapshotInterval Duration `toml:"snapshot_interval"`
@@ -191,7 +194,8 @@ type Instrument struct {
 	MaxQty      int64  `toml:"max_qty"`
 	RefPrice    string `toml:"ref_price"`
 	BandPercent int64  `toml:"band_percent"`
-	Status      string `toml:"status"`
+	// Status is the status the instrument starts in; unset means open.
+	Status venue.TradingStatus `toml:"status"`
 
 	Tick          decimal.Tick `toml:"-"`
 	RefPriceTicks int64        `toml:"-"`
@@ -308,8 +312,8 @@ func (c *Config) validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if c.FIX.MaxMessageBytes < 256 || c.FIX.MaxMessageBytes > 1<<24 {
-		add("fix.max_message_bytes: %d is outside [256, 16777216]", c.FIX.MaxMessageBytes)
+	if c.FIX.MessageBytesMax < 256 || c.FIX.MessageBytesMax > 1<<24 {
+		add("fix.max_message_bytes: %d is outside [256, 16777216]", c.FIX.MessageBytesMax)
 	}
 	if c.FIX.LogonTimeout.Duration <= 0 {
 		add("fix.logon_timeout: must be positive")
@@ -317,7 +321,7 @@ func (c *Config) validate() error {
 	if c.FIX.WriteTimeout.Duration <= 0 {
 		add("fix.write_timeout: must be positive")
 	}
-	if c.FIX.MaxConnections <= 0 || c.FIX.MaxConnectionsPerIP <= 0 {
+	if c.FIX.ConnectionsMax <= 0 || c.FIX.ConnectionsPerIPMax <= 0 {
 		add("fix.max_connections, fix.max_connections_per_ip: must be positive")
 	}
 	if c.FIX.OutboundQueueMax <= 0 {
@@ -328,11 +332,6 @@ func (c *Config) validate() error {
 	}
 	if c.FIX.TLSClientCAFile != "" && c.FIX.TLSCertFile == "" {
 		add("fix.tls_client_ca_file: mutual TLS needs fix.tls_cert_file")
-	}
-	switch c.Engine.WaitStrategy {
-	case "spin", "yield", "park":
-	default:
-		add("engine.wait_strategy: %q is not spin, yield or park", c.Engine.WaitStrategy)
 	}
 	if c.Engine.OrdersMax <= 0 {
 		add("engine.orders_max: must be positive")
@@ -350,11 +349,6 @@ func (c *Config) validate() error {
 	}
 	if c.Engine.ClaimTimeout.Duration < 0 {
 		add("engine.claim_timeout: must not be negative")
-	}
-	switch c.Journal.Fsync {
-	case "batch", "none":
-	default:
-		add("journal.fsync: %q is not batch or none", c.Journal.Fsync)
 	}
 	if c.Journal.SnapshotInterval.Duration < 0 {
 		add("journal.snapshot_interval: must not be negative")
@@ -468,10 +462,8 @@ func (c *Config) validateInstruments() []error {
 		if in.BandPercent <= 0 || in.BandPercent >= 100 {
 			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))
 		}
-		switch in.Status {
-		case "", "open", "halted", "closed":
-		default:
-			errs = append(errs, fmt.Errorf("%s.status: %q is not open, halted or closed", key, in.Status))
+		if in.Status == 0 {
+			in.Status = venue.TradingStatusOpen
 		}
 	}
 	return errs

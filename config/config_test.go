@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -54,7 +58,7 @@ HeartBtInt = "5"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.FIX.Addr != "127.0.0.1:19878" || c.Journal.Fsync != "none" || c.Engine.WaitStrategy != "park" {
+	if c.FIX.Addr != "127.0.0.1:19878" || c.Journal.Fsync != journal.PolicyNone || c.Engine.WaitStrategy != ring.SpinPark {
 		t.Fatalf("overrides not applied over defaults: %+v", c)
 	}
 	if len(c.Sessions) != 1 || c.VenueCompID(&c.Sessions[0]) != "ISLD" || c.CancelOnDisconnect(&c.Sessions[0]) {
@@ -71,10 +75,13 @@ HeartBtInt = "5"
 func TestBadConfigNamesTheKey(t *testing.T) {
 	tests := []struct{ text, key string }{
 		{"[fix]\nadr = \"x\"", "fix.adr"},
-		{"[engine]\nwait_strategy = \"sleep\"", "engine.wait_strategy"},
+		{"[engine]\nwait_strategy = \"sleep\"", `line 2 (last key "engine.wait_strategy"): ring: unknown wait strategy "sleep" (want spin, yield or park)`},
+		{"[engine]\nwait_strategy = 1", `(last key "engine.wait_strategy")`},
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
 		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
-		{"[journal]\nfsync = \"always\"", "journal.fsync"},
+		{"[journal]\nfsync = \"always\"", `line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`},
+		{"[journal]\nfsync = \"\"", `(last key "journal.fsync"): journal: fsync policy "" is not batch or none`},
+		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted or closed`},
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
@@ -91,6 +98,38 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("config %q: error %v does not name %s", tc.text, err, tc.key)
 		}
+	}
+}
+
+// instrumentText is one valid instrument with id 1, symbol "X" and the
+// default status, for tests that add a key to it.
+const instrumentText = "[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5\n"
+
+// The typed settings hold what the file names; an unset status means open.
+func TestTypedSettings(t *testing.T) {
+	text := "[engine]\nwait_strategy = \"spin\"\n[journal]\nfsync = \"none\"\n" +
+		instrumentText +
+		strings.Replace(instrumentText, "id = 1\nsymbol = \"X\"", "id = 2\nsymbol = \"Y\"\nstatus = \"halted\"", 1) +
+		strings.Replace(instrumentText, "id = 1\nsymbol = \"X\"", "id = 3\nsymbol = \"Z\"\nstatus = \"closed\"", 1)
+	c, err := Parse([]byte(text), "test.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Engine.WaitStrategy != ring.BusySpin || c.Journal.Fsync != journal.PolicyNone {
+		t.Fatalf("wait_strategy = %v, fsync = %v", c.Engine.WaitStrategy, c.Journal.Fsync)
+	}
+	want := []venue.TradingStatus{venue.TradingStatusOpen, venue.TradingStatusHalted, venue.TradingStatusClosed}
+	for i, in := range c.Instruments {
+		if in.Status != want[i] {
+			t.Errorf("instrument %s: status %v, want %v", in.Symbol, in.Status, want[i])
+		}
+	}
+	d, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Engine.WaitStrategy != ring.SpinPark || d.Journal.Fsync != journal.PolicyBatch || d.Instruments[0].Status != venue.TradingStatusOpen {
+		t.Fatalf("defaults: wait_strategy = %v, fsync = %v, status = %v", d.Engine.WaitStrategy, d.Journal.Fsync, d.Instruments[0].Status)
 	}
 }
 

@@ -7,6 +7,13 @@
 // `instrument[1].tick_size: decimal: tick size must be positive`, and unknown keys
 // are errors too, so a typo never silently falls back to a default.
 //
+// Settings that name a choice are decoded straight into the type of the
+// package that owns it, by that type's UnmarshalText: engine.wait_strategy
+// into ring.WaitStrategy, journal.fsync into journal.Policy, an instrument's
+// status into venue.TradingStatus. The names are read there and nowhere else,
+// and a bad one is reported with its line and key
+// (`line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`).
+//
 // Per-session QuickFIX settings (HeartBtInt, ResetOnLogon, TimeStampPrecision,
 // validation switches, …) are passed through untouched to QuickFIX/Go; the keys
 // that the venue itself owns (SenderCompID, TargetCompID, BeginString,

@@ -11,10 +11,8 @@ import (
 
 // Answers decided by the gateway itself, for requests that never became a
 // command (unknown symbol, off-tick price, throttled, ring busy, halted venue).
-// They carry gateway ExecIDs ("G<start>-<n>") that cannot collide with the
-// matcher's numeric ExecIDs.
-
-var gatewayEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
+// They carry gateway ExecIDs ("G<start>-<n>", start being Gateway.execEpoch)
+// that cannot collide with the matcher's numeric ExecIDs.
 
 // AnswerOrderWait bounds how long a gateway answer waits for the answers to the
 // session's earlier commands to go out first.
@@ -36,7 +34,7 @@ func (g *Gateway) awaitEarlierAnswers(s *session) {
 }
 
 func (g *Gateway) gatewayExecID() string {
-	return "G" + gatewayEpoch + "-" + strconv.FormatUint(g.execSeq.Add(1), 10)
+	return "G" + g.execEpoch + "-" + strconv.FormatUint(g.execSeq.Add(1), 10)
 }
 
 func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,9 @@ type Gateway struct {
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
+	// execEpoch is the start time of this gateway (ms, base 36), the prefix of
+	// its ExecIDs: read once in New, so that importing the package reads no clock.
+	execEpoch string
 	// dispatched is the causeSeq of the last event outbound handed to a session.
 	dispatched atomic.Int64
 	// held are answers built by outbound and not yet handed over (outbound's
@@ -137,6 +141,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		bySession: map[quickfix.SessionID]*session{},
 	}
 	g.dispatched.Store(-1)
+	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
 	g.held = make([]heldAnswer, 0, buildAheadMax)
 	for i := range cfg.Instruments {
 		in := &cfg.Instruments[i]

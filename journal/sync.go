@@ -21,24 +21,33 @@ const (
 	PolicyNone
 )
 
-// ParsePolicy reads the configuration spelling of a policy.
-func ParsePolicy(s string) (Policy, error) {
-	switch s {
-	case "batch", "":
-		return PolicyBatch, nil
-	case "none":
-		return PolicyNone, nil
+// policyNames maps each policy to its configuration spelling.
+var policyNames = [...]string{PolicyBatch: "batch", PolicyNone: "none"}
+
+// UnmarshalText reads the configuration spelling of a policy ("batch" or
+// "none"), so that a configuration file or a flag holds a Policy directly.
+func (p *Policy) UnmarshalText(b []byte) error {
+	for v, name := range policyNames {
+		if string(b) == name {
+			*p = Policy(v)
+			return nil
+		}
 	}
-	return 0, fmt.Errorf("journal: fsync policy %q is not batch or none", s)
+	return fmt.Errorf("journal: fsync policy %q is not batch or none", b)
+}
+
+// MarshalText returns the configuration spelling; an undefined policy is an error.
+func (p Policy) MarshalText() ([]byte, error) {
+	if int(p) >= len(policyNames) {
+		return nil, fmt.Errorf("journal: undefined fsync policy %d", uint8(p))
+	}
+	return []byte(policyNames[p]), nil
 }
 
 // String returns the configuration spelling.
 func (p Policy) String() string {
-	switch p {
-	case PolicyBatch:
-		return "batch"
-	case PolicyNone:
-		return "none"
+	if int(p) < len(policyNames) {
+		return policyNames[p]
 	}
 	return fmt.Sprintf("Policy(%d)", uint8(p))
 }

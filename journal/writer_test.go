@@ -2,8 +2,10 @@ package journal_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -378,11 +380,38 @@ func TestPolicyNoneNeverSyncsRecords(t *testing.T) {
 	if w.Durable() != 99 {
 		t.Fatalf("durable %d", w.Durable())
 	}
-	if p, err := journal.ParsePolicy("none"); err != nil || p != journal.PolicyNone || p.String() != "none" {
-		t.Fatalf("ParsePolicy: %v %v", p, err)
+}
+
+func TestPolicyText(t *testing.T) {
+	for _, want := range []journal.Policy{journal.PolicyBatch, journal.PolicyNone} {
+		text, err := want.MarshalText()
+		if err != nil || string(text) != want.String() {
+			t.Fatalf("%v.MarshalText() = %q, %v", want, text, err)
+		}
+		var got journal.Policy
+		if err := got.UnmarshalText(text); err != nil || got != want {
+			t.Fatalf("UnmarshalText(%q) = %v, %v; want %v", text, got, err, want)
+		}
 	}
-	if _, err := journal.ParsePolicy("always"); err == nil {
-		t.Fatal("ParsePolicy accepted an unknown policy")
+	var p journal.Policy
+	if err := p.UnmarshalText([]byte("none")); err != nil || p != journal.PolicyNone {
+		t.Fatalf(`UnmarshalText("none") = %v, %v`, p, err)
+	}
+	for _, bad := range []string{"always", "", "Batch", "none "} {
+		p := journal.PolicyNone
+		err := p.UnmarshalText([]byte(bad))
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not batch or none", bad)) {
+			t.Errorf("UnmarshalText(%q): error %v, want one naming the value and the choices", bad, err)
+		}
+		if p != journal.PolicyNone {
+			t.Errorf("UnmarshalText(%q) changed the policy to %v", bad, p)
+		}
+	}
+	if _, err := journal.Policy(9).MarshalText(); err == nil {
+		t.Error("MarshalText of an undefined policy did not fail")
+	}
+	if s := journal.Policy(9).String(); s != "Policy(9)" {
+		t.Errorf("String of an undefined policy = %q", s)
 	}
 }
 

@@ -109,9 +109,10 @@
 //
 // # Clients and the gateway
 //
-// Package feedclient is the client library; Watch and BookJSON are the
-// `fixvenue md watch` and `fixvenue md book --json` commands. The FIX
-// gateway answers MarketDataRequest from a DepthCache, an UpdateListener
+// Package feedclient is the client library; its Watch and BookJSON are the
+// `fixvenue md watch` and `fixvenue md book --json` commands (the feed
+// package never imports its client; watch_test.go reads this package's feed
+// with them). The FIX gateway answers MarketDataRequest from a DepthCache, an UpdateListener
 // that copies the top levels after each batch, readable from any goroutine,
 // with AppendLevelChanges to turn two copies into incremental refresh
 // entries.

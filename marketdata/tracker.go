@@ -64,22 +64,21 @@ type InstrumentDef struct {
 
 // NewInstrumentDef builds a definition from the venue configuration's
 // terms: the tick as a decimal (mantissa × 10^-scale) and the start-up
-// status as configured ("", "open", "halted" or "closed").
-func NewInstrumentDef(id uint32, symbol string, tick decimal.Tick, lotSize int64, status string) (InstrumentDef, error) {
+// status (zero means open).
+func NewInstrumentDef(id uint32, symbol string, tick decimal.Tick, lotSize int64, status venue.TradingStatus) (InstrumentDef, error) {
 	d := InstrumentDef{ID: InstrumentID(id), Symbol: symbol, TickMantissa: tick.Mantissa, LotSize: lotSize}
 	if tick.Scale < 0 || tick.Scale > 127 {
 		return d, fmt.Errorf("marketdata: instrument %d: tick scale %d out of range", id, tick.Scale)
 	}
 	d.TickExponent = int8(-tick.Scale)
-	switch status {
-	case "", "open":
+	if status != 0 && !status.Valid() {
+		return d, fmt.Errorf("marketdata: instrument %d: undefined status %d", id, uint8(status))
+	}
+	// The feed's TradingStatus has the values of the venue schema's, as
+	// applyStatus relies on for TradingStatusChanged events.
+	d.Status = mdsbe.TradingStatus(status)
+	if status == 0 {
 		d.Status = mdsbe.TradingStatusOpen
-	case "halted":
-		d.Status = mdsbe.TradingStatusHalted
-	case "closed":
-		d.Status = mdsbe.TradingStatusClosed
-	default:
-		return d, fmt.Errorf("marketdata: instrument %d: unknown status %q", id, status)
 	}
 	return d, nil
 }

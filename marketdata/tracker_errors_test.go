@@ -103,14 +103,15 @@ func TestTrackerBoundsAndContractErrors(t *testing.T) {
 func TestNewInstrumentDef(t *testing.T) {
 	cases := []struct {
 		tick   string
-		status string
+		status venue.TradingStatus
 		want   InstrumentDef
 		ok     bool
 	}{
-		{"0.01", "", InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 1, TickExponent: -2, LotSize: 10, Status: mdsbe.TradingStatusOpen}, true},
-		{"0.05", "halted", InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 5, TickExponent: -2, LotSize: 10, Status: mdsbe.TradingStatusHalted}, true},
-		{"25", "closed", InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 25, TickExponent: 0, LotSize: 10, Status: mdsbe.TradingStatusClosed}, true},
-		{"0.001", "paused", InstrumentDef{}, false},
+		{"0.01", 0, InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 1, TickExponent: -2, LotSize: 10, Status: mdsbe.TradingStatusOpen}, true},
+		{"0.01", venue.TradingStatusOpen, InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 1, TickExponent: -2, LotSize: 10, Status: mdsbe.TradingStatusOpen}, true},
+		{"0.05", venue.TradingStatusHalted, InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 5, TickExponent: -2, LotSize: 10, Status: mdsbe.TradingStatusHalted}, true},
+		{"25", venue.TradingStatusClosed, InstrumentDef{ID: 1, Symbol: "X", TickMantissa: 25, TickExponent: 0, LotSize: 10, Status: mdsbe.TradingStatusClosed}, true},
+		{"0.001", 9, InstrumentDef{}, false},
 	}
 	for _, tc := range cases {
 		tick, err := decimal.ParseTick(tc.tick)
@@ -119,7 +120,7 @@ func TestNewInstrumentDef(t *testing.T) {
 		}
 		got, err := NewInstrumentDef(1, "X", tick, 10, tc.status)
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
-			t.Errorf("%s %q: got %+v, %v", tc.tick, tc.status, got, err)
+			t.Errorf("%s %v: got %+v, %v", tc.tick, tc.status, got, err)
 		}
 	}
 }

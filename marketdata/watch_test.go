@@ -32,7 +32,7 @@ func knownBook(t *testing.T) (*scenario, feedclient.Config) {
 
 func TestBookJSON(t *testing.T) {
 	_, cfg := knownBook(t)
-	out, err := BookJSON(context.Background(), cfg, "ACME")
+	out, err := feedclient.BookJSON(context.Background(), cfg, "ACME")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestBookJSON(t *testing.T) {
 
 func TestBookJSONUnknownSymbol(t *testing.T) {
 	_, cfg := knownBook(t)
-	if _, err := BookJSON(context.Background(), cfg, "NOPE"); err == nil || !strings.Contains(err.Error(), "NOPE") {
+	if _, err := feedclient.BookJSON(context.Background(), cfg, "NOPE"); err == nil || !strings.Contains(err.Error(), "NOPE") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -81,7 +81,7 @@ func TestWatch(t *testing.T) {
 	var out lockedBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, cfg, "ACME", &out) }()
+	go func() { done <- feedclient.Watch(ctx, cfg, "ACME", &out) }()
 	// Wait for the first screen, then trade once more and wait for it.
 	waitFor := func(what string) string {
 		t.Helper()

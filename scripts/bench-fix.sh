@@ -35,22 +35,12 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-docs/bench/fix/$stamp}
 mkdir -p "$OUT"
 work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-bench-fix.XXXXXX")
-venue_pid=
+VENUE_BIN=$BIN
+VENUE_START_TIMEOUT=$START_TIMEOUT
+. scripts/lib/venue.sh
 
-stop_venue() {
-	if [ -n "$venue_pid" ] && kill -0 "$venue_pid" 2>/dev/null; then
-		kill -TERM "$venue_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do # up to 10 s for a graceful stop
-			kill -0 "$venue_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$venue_pid" 2>/dev/null || true
-		wait "$venue_pid" 2>/dev/null || true
-	fi
-	venue_pid=
-}
 cleanup() {
-	stop_venue
+	venue_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -67,7 +57,7 @@ secs() {
 }
 limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
 
-# start_venue FSYNC NAME: a fresh venue; sets venue_pid and fix_addr.
+# start_venue FSYNC NAME: a fresh venue; sets fix_addr.
 start_venue() {
 	local fsync=$1 name=$2
 	local dir=$work/$name
@@ -84,20 +74,9 @@ orders_per_second_reject = 0
 cancels_per_second_reject = 0
 messages_per_second_logout = 0
 TOML
-	"$BIN" serve --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
-		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn \
-		2> "$dir/venue.log" &
-	venue_pid=$!
-	fix_addr=
-	for _ in $(seq 1 $((START_TIMEOUT * 10))); do
-		fix_addr=$(sed -n 's/^fixvenue: FIX 4.4 on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/venue.log" | head -1)
-		[ -n "$fix_addr" ] && return 0
-		kill -0 "$venue_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "bench-fix.sh: the venue did not start; its log:" >&2
-	cat "$dir/venue.log" >&2
-	return 1
+	venue_start "$dir/venue.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
+		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn
+	fix_addr=$venue_fix_addr
 }
 
 {
@@ -136,7 +115,7 @@ for fsync in $FSYNCS; do
 					break
 				fi
 			done
-			stop_venue
+			venue_stop
 			if [ ${#plot_args[@]} -gt 0 ]; then
 				"$BIN" bench plot --out "$OUT/$ladder.svg" \
 					--title "fixvenue over FIX: $sessions session(s), $mix, fsync $fsync" \

@@ -24,7 +24,9 @@ bin=${FIXVENUE_BIN:-bin/fixvenue}
 qf=${FIXVENUE_QUICKFIX_DEFS:-$root/../shared/conformance/quickfix-fix44}
 export FIXVENUE_QUICKFIX_DEFS=$qf
 run_timeout=${CONFORMANCE_RUN_TIMEOUT:-300}
-start_timeout=30
+VENUE_BIN=$bin
+VENUE_START_TIMEOUT=30
+. scripts/lib/venue.sh
 
 if [ ! -x "$bin" ]; then
 	echo "conformance: $bin is missing; run make build (or make conformance)" >&2
@@ -32,54 +34,22 @@ if [ ! -x "$bin" ]; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-conformance.XXXXXX")
-venue_pid=""
-
-stop_venue() {
-	[ -n "$venue_pid" ] || return 0
-	kill -TERM "$venue_pid" 2>/dev/null
-	for _ in $(seq 100); do
-		kill -0 "$venue_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$venue_pid" 2>/dev/null; then
-		echo "conformance: the venue did not stop within 10 s; killing it" >&2
-		kill -KILL "$venue_pid" 2>/dev/null
-	fi
-	wait "$venue_pid" 2>/dev/null
-	venue_pid=""
-}
 
 cleanup() {
-	stop_venue
+	venue_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start_venue NAME CONFIG: starts a venue, sets fix_addr and metrics_addr from its
-# "fixvenue serving" log line.
+# start_venue NAME CONFIG: starts a venue, sets fix_addr and metrics_addr from its ready file.
 start_venue() {
-	local name=$1 config=$2 log=$tmp/$1.log
-	"$bin" serve --config "$config" --data "$tmp/$name-data" \
-		--fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 --md-recovery-addr 127.0.0.1:0 \
-		>"$log" 2>&1 &
-	venue_pid=$!
-	for _ in $(seq $((start_timeout * 10))); do
-		if grep -q 'msg="fixvenue serving"' "$log"; then
-			fix_addr=$(sed -n 's/.*msg="fixvenue serving" fix=\([^ ]*\) metrics=\([^ ]*\) .*/\1/p' "$log" | head -1)
-			metrics_addr=$(sed -n 's/.*msg="fixvenue serving" fix=\([^ ]*\) metrics=\([^ ]*\) .*/\2/p' "$log" | head -1)
-			echo "== venue $name: FIX on $fix_addr, test hook on $metrics_addr ($config)"
-			return 0
-		fi
-		if ! kill -0 "$venue_pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	echo "conformance: venue $name did not start; its log:" >&2
-	cat "$log" >&2
-	stop_venue
-	return 1
+	local name=$1 config=$2
+	venue_start "$tmp/$name.log" --config "$config" --data "$tmp/$name-data" \
+		--fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 --md-recovery-addr 127.0.0.1:0 || return 1
+	fix_addr=$venue_fix_addr
+	metrics_addr=$venue_metrics_addr
+	echo "== venue $name: FIX on $fix_addr, test hook on $metrics_addr ($config)"
 }
 
 fixconform=$tmp/fixconform
@@ -118,7 +88,7 @@ fi
 
 if start_venue main fixtests/conformance.toml; then
 	run_scripts main -skip-echo -scripts "$qf,fixtests/scripts/session,fixtests/scripts/venue"
-	stop_venue
+	venue_stop
 else
 	broken=$((broken + 1))
 fi
@@ -127,7 +97,7 @@ for suite in nextexpectedseqnum lastseqnumprocessed; do
 	[ -d "$qf/extra/$suite" ] || continue
 	if start_venue "$suite" "fixtests/conformance-$suite.toml"; then
 		run_scripts "$suite" -scripts "$qf/extra/$suite"
-		stop_venue
+		venue_stop
 	else
 		broken=$((broken + 1))
 	fi

@@ -8,8 +8,9 @@
 #
 # Environment: DUR (default 10s), WARMUP (2s), VBIN (venue binary, default
 # bin/fixvenue), VGMP (the venue's GOMAXPROCS, default 2), EXTRA (more serve
-# flags, e.g. --cpuprofile F), PORT_BASE (default 29000: FIX on +878, metrics
-# on +464, market data on +500/+501, all on 127.0.0.1), VGODEBUG (the venue's
+# flags, e.g. --cpuprofile F), PORT_BASE (default 29000: the market data feed
+# is sent to 127.0.0.1:PORT_BASE+500; FIX, metrics and recovery listen on
+# loopback ports the OS chooses, read from the venue's ready file), VGODEBUG (the venue's
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
 # venue's default, locked only with the spin wait strategy), LOADTIME (a
@@ -22,8 +23,10 @@ wait=$1 fsync=$2 rate=$3 sessions=$4
 base=${PORT_BASE:-29000}
 vbin=${VBIN:-bin/fixvenue}
 [ -x "$vbin" ] || make build >/dev/null
+VENUE_BIN=$vbin
+. scripts/lib/venue.sh
 dir=$(mktemp -d)
-trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; [ -n "${KEEPLOG:-}" ] && cp "$dir/serve.log" "$KEEPLOG"; rm -rf "$dir"' EXIT
+trap 'venue_stop; [ -n "${KEEPLOG:-}" ] && cp "$dir/serve.log" "$KEEPLOG"; rm -rf "$dir"' EXIT
 cat > "$dir/venue.toml" <<TOML
 [journal]
 fsync = "$fsync"
@@ -36,21 +39,21 @@ orders_per_second_reject = 0
 cancels_per_second_reject = 0
 messages_per_second_logout = 0
 TOML
-GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} "$vbin" serve --config "$dir/venue.toml" --data "$dir/data" \
-	--fix-addr 127.0.0.1:$((base + 878)) --metrics-addr 127.0.0.1:$((base + 464)) \
-	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:$((base + 501)) ${EXTRA:-} > "$dir/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "fixvenue serving" "$dir/serve.log" && break; sleep 0.1; done
-cpu0=$(curl -s "127.0.0.1:$((base + 464))/metrics" | awk '/^process_cpu_seconds_total / { print $2 }')
+# shellcheck disable=SC2086 # EXTRA is a list of flags
+GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} venue_start "$dir/serve.log" --config "$dir/venue.toml" --data "$dir/data" \
+	--fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
+	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:0 ${EXTRA:-}
+metrics=$venue_metrics_addr
+cpu0=$(curl -s "$metrics/metrics" | awk '/^process_cpu_seconds_total / { print $2 }')
 echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions (venue CPU at start ${cpu0:-?} s)"
-${LOADTIME:-} bin/fixvenue load --addr 127.0.0.1:$((base + 878)) --sessions "$sessions" --rate "$rate" \
+${LOADTIME:-} bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate" \
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
 # The venue's CPU per order (robust to a noisy machine, unlike latency).
-curl -s "127.0.0.1:$((base + 464))/metrics" | awk -v cpu0="${cpu0:-0}" '
+curl -s "$metrics/metrics" | awk -v cpu0="${cpu0:-0}" '
 /^process_cpu_seconds_total / { cpu = $2 - cpu0 } /^fixvenue_orders_total / { orders = $2 } /^fixvenue_cancels_total / { cancels = $2 }
 END { if (orders > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order (after start-up)\n", cpu, orders, cancels, cpu * 1e6 / orders }' || true
 # The venue's own histograms: count, mean and bucket-estimated p50/p99.
-curl -s "127.0.0.1:$((base + 464))/metrics" | awk '
+curl -s "$metrics/metrics" | awk '
 /^fixvenue_[a-z_]*_bucket\{/ {
 	name = $1; sub(/_bucket\{.*/, "", name); le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
 	n[name]++; bound[name, n[name]] = le; cum[name, n[name]] = $2 }

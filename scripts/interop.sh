@@ -68,42 +68,18 @@ if [ ! -x "$BIN" ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-interop.XXXXXX")
-venue_pid=
-stop_venue() {
-	if [ -n "$venue_pid" ] && kill -0 "$venue_pid" 2>/dev/null; then
-		kill -TERM "$venue_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do # up to 10 s for a graceful stop
-			kill -0 "$venue_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$venue_pid" 2>/dev/null || true
-		wait "$venue_pid" 2>/dev/null || true
-	fi
-	venue_pid=
-}
+VENUE_BIN=$BIN
+VENUE_START_TIMEOUT=$START_TIMEOUT
+. scripts/lib/venue.sh
 cleanup() {
-	stop_venue
+	venue_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$BIN" serve --config interop/quickfixcpp/venue.toml --data "$work/data" --metrics-addr off \
-	2>"$work/venue.log" >/dev/null &
-venue_pid=$!
-
-addr=
-for _ in $(seq 1 $((START_TIMEOUT * 10))); do
-	addr=$(sed -n 's/.*msg="fixvenue serving" fix=\([^ ]*\).*/\1/p' "$work/venue.log" | head -n 1)
-	[ -n "$addr" ] && break
-	kill -0 "$venue_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$addr" ]; then
-	say "the venue did not start serving within ${START_TIMEOUT} s; its log:"
-	cat "$work/venue.log" >&2
-	exit 2
-fi
+venue_start "$work/venue.log" --config interop/quickfixcpp/venue.toml --data "$work/data" --metrics-addr off || exit 2
+addr=$venue_fix_addr
 say "venue serving FIX on $addr"
 
 status=0

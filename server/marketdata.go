@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
@@ -28,7 +29,7 @@ func (s *Server) buildFeed() error {
 			tc.LevelsMax = int(band)
 		}
 	}
-	md, err := newFixMD(s, tc.Instruments)
+	md, err := fixmd.New(tc.Instruments)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (s *Server) buildFeed() error {
 		}
 		capture = s.mdSnaps.Capture
 	}
-	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.cache, CaptureState: capture,
+	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.Cache(), CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration,
 		Recovery:          marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	if err != nil {
@@ -107,7 +108,7 @@ func (s *Server) startFeed() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.fixmd.run()
+		s.fixmd.Run()
 	}()
 	s.log.Info("market data feed", "udp", s.feed.FeedAddr().String(), "recovery", s.feed.RecoveryAddr().String())
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
-	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/edge"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/journal"
@@ -69,7 +69,7 @@ type Server struct {
 	mdSnaps   *journal.Snapshotter
 	stopSnaps chan struct{}
 	feed      *marketdata.Feed
-	fixmd     *fixMD
+	fixmd     *fixmd.Handler
 	stopFeed  func()
 	closing   atomic.Bool
 
@@ -80,27 +80,16 @@ type Server struct {
 func MatcherConfig(cfg *config.Config) core.Config {
 	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions)}
 	for _, in := range cfg.Instruments {
-		st := venue.TradingStatusOpen
-		switch in.Status {
-		case "halted":
-			st = venue.TradingStatusHalted
-		case "closed":
-			st = venue.TradingStatusClosed
-		}
 		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
-			BandPercent: in.BandPercent, Status: st})
+			BandPercent: in.BandPercent, Status: in.Status})
 	}
 	return mc
 }
 
 // JournalConfig translates the venue configuration for the journal.
 func JournalConfig(cfg *config.Config) journal.Config {
-	jc := journal.Config{SegmentBytes: cfg.Journal.SegmentBytes, Policy: journal.PolicyBatch}
-	if cfg.Journal.Fsync == "none" {
-		jc.Policy = journal.PolicyNone
-	}
-	return jc
+	return journal.Config{SegmentBytes: cfg.Journal.SegmentBytes, Policy: cfg.Journal.Fsync}
 }
 
 // New recovers state and prepares every part; Start begins serving.
@@ -206,14 +195,10 @@ func (s *Server) replay() error {
 func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir, "mdstate") }
 
 func (s *Server) buildPipeline() error {
-	wait, err := ring.NewWaitStrategy(s.cfg.Engine.WaitStrategy)
-	if err != nil {
-		return err
-	}
 	p, err := pipeline.New(pipeline.Config{
-		Matcher: matcherApplier{s.matcher}, Journal: s.journal, SeqBase: s.journal.NextSeq(),
+		Matcher: s.matcher, Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
-		Wait: wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
+		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
 		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
@@ -240,7 +225,7 @@ func (s *Server) buildPipeline() error {
 // sessionEnded drops what a session held beyond its orders (market data subscriptions).
 func (s *Server) sessionEnded(idx uint16) {
 	if s.fixmd != nil {
-		s.fixmd.sessionEnded(idx)
+		s.fixmd.SessionEnded(idx)
 	}
 }
 
@@ -289,13 +274,6 @@ func (s *Server) runSnapshots(interval time.Duration) {
 		last = seq
 	}
 }
-
-// matcherApplier adapts core.Matcher to the pipeline's Applier.
-type matcherApplier struct{ m *core.Matcher }
-
-func (a matcherApplier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
-
-func (a matcherApplier) Prefetch(cmd []byte) { a.m.Prefetch(cmd) }
 
 func (s *Server) buildSessions() error {
 	cfg := s.cfg
@@ -355,7 +333,8 @@ func (s *Server) buildSessions() error {
 		gw.SetPacer(edgePacer{s.edge})
 	}
 	if s.fixmd != nil {
-		gw.Handle("V", s.fixmd.handle)
+		s.fixmd.Attach(gw)
+		gw.Handle("V", s.fixmd.Handle)
 	}
 	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
 		return err
@@ -437,6 +416,23 @@ func (s *Server) MetricsAddr() string {
 	return ""
 }
 
+// FeedAddr is where the market data feed is sent, or "" when market data is off.
+func (s *Server) FeedAddr() string {
+	if s.feed != nil {
+		return s.feed.FeedAddr().String()
+	}
+	return ""
+}
+
+// RecoveryAddr is the market data recovery service's address, or "" when
+// market data is off.
+func (s *Server) RecoveryAddr() string {
+	if s.feed != nil {
+		return s.feed.RecoveryAddr().String()
+	}
+	return ""
+}
+
 // Replayed is the number of journaled commands applied at start-up.
 func (s *Server) Replayed() int64 { return s.replayed }
 
@@ -464,7 +460,7 @@ func (s *Server) Close() error {
 		if s.feed != nil {
 			s.stopFeed()
 			s.feed.Close()
-			close(s.fixmd.stop)
+			s.fixmd.Stop()
 		}
 		close(s.stopSync)
 		s.wg.Wait()

@@ -302,7 +302,7 @@ func (h *harness) build() (func(), error) {
 		removeDir := cleanup
 		cleanup = func() { jw.Close(); removeDir() }
 	}
-	p, err := pipeline.New(pipeline.Config{Matcher: applier{m}, Journal: jr, SeqBase: seqBase,
+	p, err := pipeline.New(pipeline.Config{Matcher: m, Journal: jr, SeqBase: seqBase,
 		CommandSlots: h.cfg.CommandSlots, EventSlots: h.cfg.EventSlots, Wait: h.cfg.Wait, ClaimTimeout: claimTimeout,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: h.cfg.UnlockedMatcher, OnFail: func(err error) { h.failed.CompareAndSwap(nil, &err) }})
 	if err != nil {
@@ -312,13 +312,6 @@ func (h *harness) build() (func(), error) {
 	h.pipe = p
 	return cleanup, nil
 }
-
-// applier adapts core.Matcher to the pipeline, as the server does.
-type applier struct{ m *core.Matcher }
-
-func (a applier) Apply(cmd []byte, sink pipeline.EventSink) error { return a.m.Apply(cmd, sink) }
-
-func (a applier) Prefetch(cmd []byte) { a.m.Prefetch(cmd) }
 
 // produce publishes the schedule.
 func (h *harness) produce() {
@@ -522,10 +515,7 @@ func (h *harness) result() *Result {
 	c := &h.cfg
 	jr := "off"
 	if c.Journal {
-		jr = "batch"
-		if c.Fsync == journal.PolicyNone {
-			jr = "none"
-		}
+		jr = c.Fsync.String()
 	}
 	res := &Result{RateTarget: c.RatePerSecond, Wait: c.Wait.String(), LockedOS: !c.UnlockedMatcher, Journal: jr, Mix: c.Mix.String(), Pace: c.Pace.String(),
 		DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), Commands: h.published.Load(), Completed: h.completed.Load(),

@@ -60,9 +60,10 @@ func cmdBenchPipeline(args []string) int {
 	rate := fs.Float64("rate", 100_000, "offered commands per second; 0: as fast as possible (throughput)")
 	duration := fs.Duration("duration", 10*time.Second, "measured duration")
 	warmup := fs.Duration("warmup", 2*time.Second, "unrecorded warm-up")
-	wait := fs.String("wait", "park", "wait strategy of the rings: spin | yield | park")
+	var cfg pipeharness.Config
+	fs.TextVar(&cfg.Wait, "wait", ring.SpinPark, "wait strategy of the rings: spin | yield | park")
 	journalOn := fs.String("journal", "off", "on | off")
-	fsync := fs.String("fsync", "batch", "journal policy when on: batch | none")
+	fs.TextVar(&cfg.Fsync, "fsync", journal.PolicyBatch, "journal policy when on: batch | none")
 	journalDir := fs.String("journal-dir", "", "journal directory (default: a temporary one, removed afterwards)")
 	mix := fs.String("mix", "passive", "passive | cross | mixed")
 	pace := fs.String("pace", "yield", "producer pacing: yield (sleep until due; short waits on the clock yield the processor, as a gateway goroutine gives it up after publishing) | sleep (short waits loop on the clock without yielding) | spin")
@@ -77,7 +78,7 @@ func cmdBenchPipeline(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	engine := config.Engine{WaitStrategy: *wait}
+	engine := config.Engine{WaitStrategy: cfg.Wait}
 	if flagSet(fs, "lock-os-thread") {
 		engine.LockOSThread = lockOS
 	}
@@ -87,25 +88,14 @@ func cmdBenchPipeline(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
-	cfg := pipeharness.Config{RatePerSecond: *rate, Duration: *duration, Warmup: *warmup, JournalDir: *journalDir,
-		UnlockedMatcher: !*lockOS, Procs: *procs}
-	if cfg.Wait, err = ring.NewWaitStrategy(*wait); err != nil {
-		return benchFail(err)
-	}
+	cfg.RatePerSecond, cfg.Duration, cfg.Warmup, cfg.JournalDir = *rate, *duration, *warmup, *journalDir
+	cfg.UnlockedMatcher, cfg.Procs = !*lockOS, *procs
 	switch *journalOn {
 	case "on":
 		cfg.Journal = true
 	case "off":
 	default:
 		return benchFail(fmt.Errorf("--journal %q: on or off", *journalOn))
-	}
-	switch *fsync {
-	case "batch":
-		cfg.Fsync = journal.PolicyBatch
-	case "none":
-		cfg.Fsync = journal.PolicyNone
-	default:
-		return benchFail(fmt.Errorf("--fsync %q: batch or none", *fsync))
 	}
 	if cfg.Mix, err = pipeharness.ParseMix(*mix); err != nil {
 		return benchFail(err)

@@ -1,6 +1,6 @@
 // Command fixvenue is the venue's one binary.
 //
-//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A]
+//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A] [--ready-file F]
 //	fixvenue journal verify|dump --data DIR
 //	fixvenue md      watch|book|latency --symbol SYM
 //	fixvenue load    [options]          open-loop FIX load generator
@@ -9,8 +9,9 @@
 //
 // Each subcommand lives in its own file (serve.go, journal.go, md.go, load.go,
 // bench.go) and registers itself in the commands table; the work is done by
-// the library packages (server, journal, marketdata, bench/...), so that tests
+// the library packages (server, journal, marketdata/feedclient, bench/...), so that tests
 // can drive the same code. Tests that need the real binary build it once
-// (main_test.go) and run it as a child process: kill -9 crash cycles, the
-// market data book, the known crash shapes, QuickFIX/C++ interop.
+// (main_test.go) and run it as a child process, learning its addresses from
+// its --ready-file: kill -9 crash cycles, the market data book, the known
+// crash shapes, QuickFIX/C++ interop.
 package main

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -38,18 +38,20 @@ func TestMain(m *testing.M) {
 // venueProc is a running `fixvenue serve` child process.
 type venueProc struct {
 	cmd     *exec.Cmd
+	ready   readyInfo // what its --ready-file said
 	fixAddr string
 	logMu   sync.Mutex
 	log     strings.Builder
 	exited  chan struct{}
 }
 
-var servingLine = regexp.MustCompile(`msg="fixvenue serving" fix=(\S+)`)
-
-// startVenue runs `fixvenue serve --config cfgPath` and waits until it serves FIX.
+// startVenue runs `fixvenue serve --config cfgPath` and waits until its
+// --ready-file says it serves.
 func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 	t.Helper()
-	args := append([]string{"serve", "--config", cfgPath, "--metrics-addr", "off", "--log-level", "debug"}, extra...)
+	readyPath := filepath.Join(t.TempDir(), "ready.json")
+	args := append([]string{"serve", "--config", cfgPath, "--metrics-addr", "off", "--log-level", "debug",
+		"--ready-file", readyPath}, extra...)
 	cmd := exec.Command(binPath, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -59,34 +61,37 @@ func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 		t.Fatal(err)
 	}
 	v := &venueProc{cmd: cmd, exited: make(chan struct{})}
-	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
 			v.logMu.Lock()
-			v.log.WriteString(line + "\n")
+			v.log.WriteString(sc.Text() + "\n")
 			v.logMu.Unlock()
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				select {
-				case ready <- m[1]:
-				default:
-				}
-			}
 		}
 		io.Copy(io.Discard, stderr)
 	}()
 	go func() { cmd.Wait(); close(v.exited) }()
-	select {
-	case addr := <-ready:
-		v.fixAddr = addr
-	case <-v.exited:
-		t.Fatalf("fixvenue exited before serving:\n%s", v.logs())
-	case <-time.After(60 * time.Second):
-		v.kill()
-		t.Fatalf("fixvenue did not start in 60 s:\n%s", v.logs())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(readyPath); err == nil {
+			if err := json.Unmarshal(b, &v.ready); err != nil {
+				v.kill()
+				t.Fatalf("ready file: %v\n%s", err, b)
+			}
+			break
+		}
+		select {
+		case <-v.exited:
+			t.Fatalf("fixvenue exited before serving:\n%s", v.logs())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			v.kill()
+			t.Fatalf("fixvenue did not start in 60 s:\n%s", v.logs())
+		}
 	}
+	v.fixAddr = v.ready.FIXAddr
 	t.Cleanup(v.kill)
 	return v
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
-	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
@@ -46,14 +45,14 @@ func cmdMD(args []string) int {
 	defer stop()
 	switch sub {
 	case "watch":
-		if err := marketdata.Watch(ctx, cfg, *symbol, os.Stdout); err != nil && ctx.Err() == nil {
+		if err := feedclient.Watch(ctx, cfg, *symbol, os.Stdout); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "fixvenue md watch: %v\n", err)
 			return 1
 		}
 	case "book":
 		ctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		b, err := marketdata.BookJSON(ctx, cfg, *symbol)
+		b, err := feedclient.BookJSON(ctx, cfg, *symbol)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue md book: %v\n", err)
 			return 1

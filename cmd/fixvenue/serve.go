@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -24,6 +26,7 @@ func cmdServe(args []string) int {
 	printConfig := fs.Bool("print-default-config", false, "print the embedded default configuration and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (written at shutdown)")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the whole run to this file (large: for short runs)")
+	readyFile := fs.String("ready-file", "", "once serving, write the bound addresses and the pid to this file as JSON (atomically; removed at a clean stop)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -80,6 +83,16 @@ func cmdServe(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "fixvenue: FIX 4.4 on %s (TargetCompID %s, SenderCompID %s…%s); metrics on http://%s/metrics; Ctrl-C to stop\n",
 		srv.FIXAddr(), cfg.Venue.SenderCompID, cfg.Sessions[0].CompID, cfg.Sessions[len(cfg.Sessions)-1].CompID, srv.MetricsAddr())
+	if *readyFile != "" {
+		ready := readyInfo{PID: os.Getpid(), FIXAddr: srv.FIXAddr(), MetricsAddr: srv.MetricsAddr(),
+			FeedAddr: srv.FeedAddr(), RecoveryAddr: srv.RecoveryAddr()}
+		if err := writeReadyFile(*readyFile, ready); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %v\n", err)
+			srv.Close()
+			return 1
+		}
+		defer os.Remove(*readyFile)
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -90,4 +103,39 @@ func cmdServe(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// readyInfo is what --ready-file holds once the venue serves: the addresses
+// it bound (ports chosen by the OS included; "" for what is off) and its pid.
+type readyInfo struct {
+	PID          int    `json:"pid"`
+	FIXAddr      string `json:"fix_addr"`
+	MetricsAddr  string `json:"metrics_addr"`
+	FeedAddr     string `json:"feed_addr"`
+	RecoveryAddr string `json:"recovery_addr"`
+}
+
+// writeReadyFile writes r as one line of JSON to path atomically: into a
+// temporary file beside it, then renamed, so that a reader that sees the
+// file sees all of it.
+func writeReadyFile(path string, r readyInfo) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -17,9 +18,9 @@ import (
 // SlotBytes is the slot size of both rings: every command and event fits.
 const SlotBytes = 256
 
-// Applier is the matcher as the pipeline sees it.
+// Applier is the matcher as the pipeline sees it; *core.Matcher is one.
 type Applier interface {
-	Apply(cmd []byte, sink EventSink) error
+	Apply(cmd []byte, sink core.EventSink) error
 }
 
 // Prefetcher is an Applier that can be shown commands before it applies
@@ -31,12 +32,6 @@ type Applier interface {
 // stops the pipeline as one in Apply does.
 type Prefetcher interface {
 	Prefetch(cmd []byte)
-}
-
-// EventSink is what the matcher writes events into (core.EventSink).
-type EventSink interface {
-	Claim() []byte
-	Commit()
 }
 
 // Journal is the durable log as the pipeline sees it (journal.Writer).

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 )
 
@@ -18,7 +19,7 @@ type echoMatcher struct {
 	panicOn uint64
 }
 
-func (m *echoMatcher) Apply(cmd []byte, sink EventSink) error {
+func (m *echoMatcher) Apply(cmd []byte, sink core.EventSink) error {
 	seq := binary.LittleEndian.Uint64(cmd[8:])
 	if m.panicOn != 0 && seq == m.panicOn {
 		panic("boom")
@@ -263,7 +264,7 @@ func TestUnlockedMatcherRunsTheSamePipeline(t *testing.T) {
 // sweep through a deep book), each carrying the command's seq and its index.
 type fanoutMatcher struct{}
 
-func (fanoutMatcher) Apply(cmd []byte, sink EventSink) error {
+func (fanoutMatcher) Apply(cmd []byte, sink core.EventSink) error {
 	seq := binary.LittleEndian.Uint64(cmd[8:])
 	n := binary.LittleEndian.Uint64(cmd[16:])
 	for i := uint64(0); i < n; i++ {
@@ -369,7 +370,7 @@ func (m *prefetchMatcher) Prefetch(cmd []byte) {
 	m.prefetches++
 }
 
-func (m *prefetchMatcher) Apply(cmd []byte, sink EventSink) error {
+func (m *prefetchMatcher) Apply(cmd []byte, sink core.EventSink) error {
 	seq := int64(binary.LittleEndian.Uint64(cmd[8:]))
 	m.mu.Lock()
 	m.applied = append(m.applied, seq)

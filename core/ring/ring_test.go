@@ -203,7 +203,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestNewWaitStrategy(t *testing.T) {
+func TestWaitStrategyText(t *testing.T) {
 	tests := []struct {
 		name string
 		want WaitStrategy
@@ -218,19 +218,33 @@ func TestNewWaitStrategy(t *testing.T) {
 		{"sleep", SpinPark, false},
 	}
 	for _, tt := range tests {
-		got, err := NewWaitStrategy(tt.name)
+		got := SpinYield
+		err := got.UnmarshalText([]byte(tt.name))
 		if (err == nil) != tt.ok {
-			t.Fatalf("NewWaitStrategy(%q) error = %v, want ok=%v", tt.name, err, tt.ok)
+			t.Fatalf("UnmarshalText(%q) error = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+		if !tt.ok {
+			want := fmt.Sprintf("unknown wait strategy %q (want spin, yield or park)", tt.name)
+			if !strings.Contains(err.Error(), want) || got != SpinYield {
+				t.Fatalf("UnmarshalText(%q) = %v, %v; want it unchanged and an error containing %q", tt.name, got, err, want)
+			}
 		}
 		if tt.ok && got != tt.want {
-			t.Fatalf("NewWaitStrategy(%q) = %v, want %v", tt.name, got, tt.want)
+			t.Fatalf("UnmarshalText(%q) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 	for _, w := range allStrategies {
-		back, err := NewWaitStrategy(w.String())
-		if err != nil || back != w {
-			t.Fatalf("NewWaitStrategy(%v.String()) = %v, %v", w, back, err)
+		text, err := w.MarshalText()
+		if err != nil || string(text) != w.String() {
+			t.Fatalf("%v.MarshalText() = %q, %v", w, text, err)
 		}
+		var back WaitStrategy
+		if err := back.UnmarshalText(text); err != nil || back != w {
+			t.Fatalf("UnmarshalText(%q) = %v, %v; want %v", text, back, err, w)
+		}
+	}
+	if _, err := WaitStrategy(200).MarshalText(); err == nil {
+		t.Fatal("MarshalText of an undefined strategy did not fail")
 	}
 	var zero Config
 	if zero.Wait != SpinPark {

@@ -97,19 +97,29 @@ var waitStrategyNames = [waitStrategyCount]string{
 	BusySpin:  "spin",
 }
 
-// NewWaitStrategy returns the strategy named in configuration: "spin"
+// UnmarshalText reads the strategy named in configuration: "spin"
 // (BusySpin), "yield" (SpinYield), or "park" (SpinPark; "block" is accepted
 // as another name for it). Any other name is an error, never a silent default.
-func NewWaitStrategy(name string) (WaitStrategy, error) {
-	switch name {
-	case "spin":
-		return BusySpin, nil
-	case "yield":
-		return SpinYield, nil
-	case "park", "block":
-		return SpinPark, nil
+func (w *WaitStrategy) UnmarshalText(b []byte) error {
+	if string(b) == "block" {
+		*w = SpinPark
+		return nil
 	}
-	return SpinPark, fmt.Errorf("ring: unknown wait strategy %q (want spin, yield or park)", name)
+	for v, name := range waitStrategyNames {
+		if string(b) == name {
+			*w = WaitStrategy(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("ring: unknown wait strategy %q (want spin, yield or park)", b)
+}
+
+// MarshalText returns the configuration name; an undefined strategy is an error.
+func (w WaitStrategy) MarshalText() ([]byte, error) {
+	if !w.Valid() {
+		return nil, fmt.Errorf("ring: undefined wait strategy %d", uint8(w))
+	}
+	return []byte(waitStrategyNames[w]), nil
 }
 
 // String returns the configuration name of the strategy.

@@ -31,6 +31,11 @@
 // order. The feed has no authentication, so a forged packet with the right
 // sequence number is believed; run it on a trusted network.
 //
+// Two ready-made readers sit on top of the Client: Watch draws one
+// instrument's top levels and recent trades on an ANSI terminal, and
+// BookJSON joins, waits for the live edge and returns one book as JSON
+// (`fixvenue md watch` and `fixvenue md book`).
+//
 // A unicast feed reaches one socket, so one client per destination address;
 // several clients on one host or network need the multicast feed.
 //

@@ -1,4 +1,4 @@
-package marketdata
+package feedclient
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
 
@@ -23,29 +22,29 @@ const (
 )
 
 // ErrUnknownSymbol is returned when the feed has no instrument of that symbol.
-var ErrUnknownSymbol = errors.New("marketdata: the feed has no such symbol")
+var ErrUnknownSymbol = errors.New("feedclient: the feed has no such symbol")
 
 // Watch joins the feed described by cfg and draws a live view of symbol's
 // top levels and recent trades on out (an ANSI terminal), redrawing at
 // most ten times a second, until ctx ends. It returns nil when ctx ends.
 // cfg.Callbacks is replaced.
-func Watch(ctx context.Context, cfg feedclient.Config, symbol string, out io.Writer) error {
+func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error {
 	w := &watcher{symbol: symbol, out: out}
-	cfg.Callbacks = feedclient.Callbacks{
-		OnBook: func(b *feedclient.Book) {
+	cfg.Callbacks = Callbacks{
+		OnBook: func(b *Book) {
 			if b.Symbol == symbol {
 				w.book, w.dirty = b, true
 			}
 		},
-		OnTrade: func(b *feedclient.Book, t feedclient.Trade) {
+		OnTrade: func(b *Book, t Trade) {
 			if b.Symbol == symbol {
 				w.addTrade(t)
 			}
 		},
-		OnRecovery: func(r feedclient.Recovery) { w.lastRecovery, w.dirty = r, true },
+		OnRecovery: func(r Recovery) { w.lastRecovery, w.dirty = r, true },
 		OnIdle:     w.maybeDraw,
 	}
-	c, err := feedclient.New(cfg)
+	c, err := New(cfg)
 	if err != nil {
 		return err
 	}
@@ -60,18 +59,18 @@ func Watch(ctx context.Context, cfg feedclient.Config, symbol string, out io.Wri
 type watcher struct {
 	symbol       string
 	out          io.Writer
-	client       *feedclient.Client
-	book         *feedclient.Book
-	trades       [watchTradesMax]feedclient.Trade
+	client       *Client
+	book         *Book
+	trades       [watchTradesMax]Trade
 	tradesN      int
-	lastRecovery feedclient.Recovery
+	lastRecovery Recovery
 	dirty        bool
 	lastDraw     time.Time
 	buf          []byte
 	writeErr     error
 }
 
-func (w *watcher) addTrade(t feedclient.Trade) {
+func (w *watcher) addTrade(t Trade) {
 	copy(w.trades[1:], w.trades[:watchTradesMax-1])
 	w.trades[0] = t
 	w.tradesN = min(w.tradesN+1, watchTradesMax)
@@ -99,7 +98,7 @@ func (w *watcher) maybeDraw() {
 }
 
 // appendBookView renders a book and recent trades as plain text.
-func appendBookView(dst []byte, b *feedclient.Book, trades []feedclient.Trade, depth int, nextSeq uint64) []byte {
+func appendBookView(dst []byte, b *Book, trades []Trade, depth int, nextSeq uint64) []byte {
 	dst = fmt.Appendf(dst, "%s  %v  seq %d  volume %d", b.Symbol, b.Status, nextSeq-1, b.Volume)
 	if b.LastTradeQty > 0 {
 		dst = append(dst, "  last "...)
@@ -146,7 +145,7 @@ func appendBookView(dst []byte, b *feedclient.Book, trades []feedclient.Trade, d
 // where seq is the last feed sequence the book reflects and each level is
 // [price, quantity, orders], best first, prices in decimal (tick size from
 // the instrument's definition). cfg.Callbacks is replaced.
-func BookJSON(ctx context.Context, cfg feedclient.Config, symbol string) ([]byte, error) {
+func BookJSON(ctx context.Context, cfg Config, symbol string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, bookJSONJoinTimeout+bookJSONSettleMax)
 	defer cancel()
 	type result struct {
@@ -154,7 +153,7 @@ func BookJSON(ctx context.Context, cfg feedclient.Config, symbol string) ([]byte
 		err  error
 	}
 	done := make(chan result, 1)
-	var c *feedclient.Client
+	var c *Client
 	var joinedAt time.Time
 	finish := func(force bool) {
 		if !c.InSync() {
@@ -179,13 +178,13 @@ func BookJSON(ctx context.Context, cfg feedclient.Config, symbol string) ([]byte
 		default:
 		}
 	}
-	cfg.Callbacks = feedclient.Callbacks{
+	cfg.Callbacks = Callbacks{
 		OnIdle:      func() { finish(true) },
 		OnHeartbeat: func(_ uint64, inSync bool) { finish(inSync) },
-		OnBook:      func(*feedclient.Book) { finish(false) },
+		OnBook:      func(*Book) { finish(false) },
 	}
 	var err error
-	if c, err = feedclient.New(cfg); err != nil {
+	if c, err = New(cfg); err != nil {
 		return nil, err
 	}
 	runErr := c.Run(ctx)
@@ -195,13 +194,13 @@ func BookJSON(ctx context.Context, cfg feedclient.Config, symbol string) ([]byte
 	default:
 	}
 	if runErr == nil || errors.Is(runErr, context.DeadlineExceeded) || errors.Is(runErr, context.Canceled) {
-		runErr = fmt.Errorf("marketdata: could not join the feed before the deadline: %w", runErr)
+		runErr = fmt.Errorf("feedclient: could not join the feed before the deadline: %w", runErr)
 	}
 	return nil, runErr
 }
 
 // appendBookJSON writes the book in BookJSON's format.
-func appendBookJSON(dst []byte, b *feedclient.Book, seq uint64) []byte {
+func appendBookJSON(dst []byte, b *Book, seq uint64) []byte {
 	dst = append(dst, `{"symbol":`...)
 	sym, _ := json.Marshal(b.Symbol) // JSON escaping; a string always marshals
 	dst = append(dst, sym...)
@@ -214,7 +213,7 @@ func appendBookJSON(dst []byte, b *feedclient.Book, seq uint64) []byte {
 	return append(dst, '}')
 }
 
-func appendLevelsJSON(dst []byte, b *feedclient.Book, levels []feedclient.Level) []byte {
+func appendLevelsJSON(dst []byte, b *Book, levels []Level) []byte {
 	dst = append(dst, '[')
 	for i, l := range levels {
 		if i > 0 {

@@ -1,0 +1,125 @@
+package fixmd
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/marketdata"
+)
+
+// recorder is a Sender that keeps what was sent.
+type recorder struct{ sent []*quickfix.Message }
+
+func (r *recorder) Send(_ uint16, m *quickfix.Message) { r.sent = append(r.sent, m) }
+
+func (r *recorder) last(t *testing.T) *quickfix.Message {
+	t.Helper()
+	if len(r.sent) == 0 {
+		t.Fatal("nothing sent")
+	}
+	return r.sent[len(r.sent)-1]
+}
+
+func newHandler(t *testing.T) (*Handler, *recorder) {
+	t.Helper()
+	h, err := New([]marketdata.InstrumentDef{
+		{ID: 1, Symbol: "ACME", TickMantissa: 1, TickExponent: -2, LotSize: 1},
+		{ID: 2, Symbol: "GLOBEX", TickMantissa: 5, TickExponent: -2, LotSize: 10},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	h.Attach(r)
+	return h, r
+}
+
+// request builds a MarketDataRequest for bids and offers of the symbols.
+func request(reqID, subType string, depth int, symbols ...string) *quickfix.Message {
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, "V")
+	m.Body.SetString(tag.MDReqID, reqID)
+	m.Body.SetString(tag.SubscriptionRequestType, subType)
+	m.Body.SetInt(tag.MarketDepth, depth)
+	types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
+	types.Add().SetString(tag.MDEntryType, "0")
+	types.Add().SetString(tag.MDEntryType, "1")
+	m.Body.SetGroup(types)
+	syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
+	for _, s := range symbols {
+		syms.Add().SetString(tag.Symbol, s)
+	}
+	m.Body.SetGroup(syms)
+	return m
+}
+
+func field(t *testing.T, m *quickfix.FieldMap, tg quickfix.Tag) string {
+	t.Helper()
+	v, err := m.GetString(tg)
+	if err != nil {
+		t.Fatalf("tag %d: %v", tg, err)
+	}
+	return v
+}
+
+// expect checks the last message sent: its type, MDReqID and, for a reject, the reason.
+func expect(t *testing.T, r *recorder, msgType, reqID, reason string) {
+	t.Helper()
+	m := r.last(t)
+	if got := field(t, &m.Header.FieldMap, tag.MsgType); got != msgType {
+		t.Fatalf("sent %s, want %s: %s", got, msgType, m)
+	}
+	if got := field(t, &m.Body.FieldMap, tag.MDReqID); got != reqID {
+		t.Fatalf("MDReqID %s, want %s", got, reqID)
+	}
+	if reason != "" {
+		if got := field(t, &m.Body.FieldMap, tag.MDReqRejReason); got != reason {
+			t.Fatalf("MDReqRejReason %s, want %s: %s", got, reason, m)
+		}
+	}
+}
+
+func TestRequestsAndRejects(t *testing.T) {
+	h, r := newHandler(t)
+	h.Handle(1, request("a", "1", 5, "NOPE"))
+	expect(t, r, "Y", "a", "0")
+	h.Handle(1, request("b", "1", DepthMax+1, "ACME"))
+	expect(t, r, "Y", "b", "5")
+	h.Handle(1, request("c", "9", 5, "ACME"))
+	expect(t, r, "Y", "c", "4")
+
+	// A subscription answers with a full refresh of the (empty) book.
+	h.Handle(1, request("s1", "1", 0, "ACME"))
+	expect(t, r, "W", "s1", "")
+	if got := field(t, &r.last(t).Body.FieldMap, tag.Symbol); got != "ACME" {
+		t.Fatalf("W for %s", got)
+	}
+	h.Handle(1, request("s1", "1", 5, "GLOBEX"))
+	expect(t, r, "Y", "s1", "1")
+	// Another session may use the same MDReqID.
+	h.Handle(2, request("s1", "1", 5, "GLOBEX"))
+	expect(t, r, "W", "s1", "")
+	// Unsubscribing, or the session's end, frees the MDReqID.
+	h.Handle(1, request("s1", "2", 5, "ACME"))
+	h.Handle(1, request("s1", "1", 5, "ACME"))
+	expect(t, r, "W", "s1", "")
+	h.SessionEnded(2)
+	h.Handle(2, request("s1", "1", 5, "ACME"))
+	expect(t, r, "W", "s1", "")
+}
+
+func TestSubscriptionsMaxPerSession(t *testing.T) {
+	h, r := newHandler(t)
+	for i := 0; i < SubscriptionsMax; i++ {
+		h.Handle(1, request("r"+strconv.Itoa(i), "1", 1, "ACME"))
+		expect(t, r, "W", "r"+strconv.Itoa(i), "")
+	}
+	h.Handle(1, request("over", "1", 1, "ACME"))
+	expect(t, r, "Y", "over", "0")
+	// A snapshot without subscription is not bounded by it.
+	h.Handle(1, request("snap", "0", 1, "ACME"))
+	expect(t, r, "W", "snap", "")
+}

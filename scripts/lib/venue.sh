@@ -1,0 +1,78 @@
+# Start and stop `fixvenue serve` for the scripts. Sourced, not run:
+#
+#   . scripts/lib/venue.sh
+#   venue_start LOG ARGS...
+#       Starts "$VENUE_BIN serve --ready-file LOG.ready ARGS..." in the background, its
+#       stdout and stderr to LOG, and waits for the ready file the venue writes once it
+#       serves (at most VENUE_START_TIMEOUT seconds, default 60). Then venue_pid,
+#       venue_fix_addr, venue_metrics_addr, venue_feed_addr and venue_recovery_addr hold
+#       what the venue bound ("" for what is off). When the venue exits or the time runs
+#       out, it prints LOG on stderr, stops the venue and returns 1.
+#       Environment assignments before the call (GOMAXPROCS=2 venue_start ...) reach the venue.
+#   venue_stop
+#       Sends SIGTERM, waits up to VENUE_STOP_TIMEOUT seconds (default 10) for a clean
+#       stop, then sends SIGKILL; waits for the process. Does nothing when none runs.
+#
+# VENUE_BIN is the binary (default bin/fixvenue). The caller sets its own traps and calls
+# venue_stop from them; one venue at a time per script.
+
+VENUE_BIN=${VENUE_BIN:-bin/fixvenue}
+VENUE_START_TIMEOUT=${VENUE_START_TIMEOUT:-60}
+VENUE_STOP_TIMEOUT=${VENUE_STOP_TIMEOUT:-10}
+venue_pid=
+
+# venue_ready_field FILE KEY prints one value of the ready file (one line of JSON
+# written by encoding/json: no spaces, addresses and the pid only).
+venue_ready_field() {
+	sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" "$1"
+}
+
+venue_start() {
+	local log=$1
+	shift
+	local ready=$log.ready
+	rm -f "$ready"
+	"$VENUE_BIN" serve --ready-file "$ready" "$@" >"$log" 2>&1 &
+	venue_pid=$!
+	local i
+	for ((i = 0; i < VENUE_START_TIMEOUT * 10; i++)); do
+		if [ -f "$ready" ]; then
+			if [ "$(venue_ready_field "$ready" pid)" != "$venue_pid" ]; then
+				echo "venue.sh: $ready names another process than $venue_pid" >&2
+				break
+			fi
+			venue_fix_addr=$(venue_ready_field "$ready" fix_addr)
+			venue_metrics_addr=$(venue_ready_field "$ready" metrics_addr)
+			venue_feed_addr=$(venue_ready_field "$ready" feed_addr)
+			venue_recovery_addr=$(venue_ready_field "$ready" recovery_addr)
+			return 0
+		fi
+		if ! kill -0 "$venue_pid" 2>/dev/null; then
+			echo "venue.sh: the venue exited before serving; its log ($log):" >&2
+			break
+		fi
+		sleep 0.1
+	done
+	((i < VENUE_START_TIMEOUT * 10)) || echo "venue.sh: the venue did not start serving within ${VENUE_START_TIMEOUT} s; its log ($log):" >&2
+	cat "$log" >&2
+	venue_stop
+	return 1
+}
+
+venue_stop() {
+	[ -n "$venue_pid" ] || return 0
+	if kill -TERM "$venue_pid" 2>/dev/null; then
+		local i
+		for ((i = 0; i < VENUE_STOP_TIMEOUT * 10; i++)); do
+			kill -0 "$venue_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$venue_pid" 2>/dev/null; then
+			echo "venue.sh: the venue did not stop within ${VENUE_STOP_TIMEOUT} s of SIGTERM; killing it" >&2
+			kill -KILL "$venue_pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$venue_pid" 2>/dev/null || true # its status is the venue's, not ours
+	venue_pid=
+	return 0
+}
