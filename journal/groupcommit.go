@@ -89,7 +89,7 @@ func CommandLength(b []byte) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNotCommand, err)
 	}
-	if !isCommand(templateID) {
+	if !venue.IsCommand(templateID) {
 		return 0, fmt.Errorf("%w: template %d %s", ErrNotCommand, templateID, venue.MessageName(templateID))
 	}
 	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(b))
@@ -97,17 +97,4 @@ func CommandLength(b []byte) (int, error) {
 		return 0, fmt.Errorf("%w: length %d for a %d-byte buffer", ErrNotCommand, n, len(b))
 	}
 	return n, nil
-}
-
-// isCommand reports whether templateID is a command (gateway → matcher)
-// rather than an event. A command added to the schema must be added here,
-// or the journal fails loudly on its first use.
-func isCommand(templateID uint16) bool {
-	switch templateID {
-	case venue.NewOrderTemplateID, venue.CancelOrderTemplateID, venue.ReplaceOrderTemplateID,
-		venue.MassCancelTemplateID, venue.OrderStatusRequestTemplateID, venue.SessionDisconnectedTemplateID,
-		venue.SetTradingStatusTemplateID, venue.EndOfDayTemplateID, venue.SnapshotTemplateID, venue.TickTemplateID:
-		return true
-	}
-	return false
 }

@@ -3,10 +3,10 @@ package venue_test
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe"
+	"github.com/fixvenue/fixvenue/sbe/internal/sbetest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -67,14 +67,22 @@ func TestWrapDecodeRefuses(t *testing.T) {
 				}
 				return
 			}
-			// A failed wrap leaves the flyweight unwrapped: zeros, no writes.
-			if m.Seq() != 0 || m.Qty() != 0 || m.ClOrdID() != nil || m.EncodedLength() != 0 {
-				t.Errorf("getters after a failed WrapDecode read the buffer")
+			// A failed wrap leaves the flyweight unwrapped: its length is 0,
+			// and an accessor panics instead of reading zeros or dropping a
+			// write, without touching the buffer.
+			if m.EncodedLength() != 0 {
+				t.Errorf("EncodedLength after a failed WrapDecode = %d", m.EncodedLength())
 			}
 			before := bytes.Clone(tt.buf)
-			m.SetSeq(1)
-			if err := m.SetClOrdIDString("Y"); !errors.Is(err, sbe.ErrShortBuffer) {
-				t.Errorf("SetClOrdIDString on an unwrapped flyweight = %v, want ErrShortBuffer", err)
+			for name, use := range map[string]func(){
+				"Seq":              func() { _ = m.Seq() },
+				"ClOrdID":          func() { _ = m.ClOrdID() },
+				"SetSeq":           func() { m.SetSeq(1) },
+				"SetClOrdIDString": func() { _ = m.SetClOrdIDString("Y") },
+			} {
+				if !sbetest.Panics(use) {
+					t.Errorf("%s on an unwrapped flyweight did not panic", name)
+				}
 			}
 			if !bytes.Equal(before, tt.buf) {
 				t.Errorf("setters after a failed WrapDecode wrote the buffer")
@@ -120,12 +128,25 @@ func TestWrapEncodeShortBuffer(t *testing.T) {
 	}
 }
 
+// The zero flyweight is unwrapped: its length is 0 and its accessors panic,
+// so that code that ignored a failed Wrap cannot read zeros or lose writes.
 func TestZeroValueFlyweight(t *testing.T) {
 	var m venue.Fill
-	if m.CauseSeq() != 0 || m.Side() != 0 || m.ClOrdID() != nil || m.EncodedLength() != 0 {
-		t.Errorf("the zero flyweight is not empty")
+	if m.EncodedLength() != 0 {
+		t.Errorf("the zero flyweight has length %d", m.EncodedLength())
 	}
-	m.SetCauseSeq(1) // must not panic
+	for name, use := range map[string]func(){
+		"CauseSeq":     func() { _ = m.CauseSeq() },
+		"Side":         func() { _ = m.Side() },
+		"ClOrdIDArray": func() { _ = m.ClOrdIDArray() },
+		"SetCauseSeq":  func() { m.SetCauseSeq(1) },
+		"SetAccount":   func() { _ = m.SetAccount([]byte("a")) },
+		"AppendText":   func() { _ = m.AppendText(nil) },
+	} {
+		if !sbetest.Panics(use) {
+			t.Errorf("%s on the zero flyweight did not panic", name)
+		}
+	}
 }
 
 func TestCharArrays(t *testing.T) {
@@ -204,8 +225,8 @@ func TestMessageHeaderComposite(t *testing.T) {
 		h.SchemaID() != venue.SchemaID || h.Version() != venue.SchemaVersion {
 		t.Errorf("header reads %d %d %d %d", h.BlockLength(), h.TemplateID(), h.SchemaID(), h.Version())
 	}
-	if err := h.Wrap(newOrderGolden[:7], 0); err != sbe.ErrShortBuffer || h.TemplateID() != 0 {
-		t.Errorf("Wrap on 7 bytes = %v, TemplateID %d", err, h.TemplateID())
+	if err := h.Wrap(newOrderGolden[:7], 0); err != sbe.ErrShortBuffer || !sbetest.Panics(func() { h.TemplateID() }) {
+		t.Errorf("Wrap on 7 bytes = %v, or left the composite wrapped", err)
 	}
 }
 
@@ -254,5 +275,25 @@ func TestSets(t *testing.T) {
 		if got := v.String(); got != want {
 			t.Errorf("OrderFlags(%d).String() = %q, want %q", uint8(v), got, want)
 		}
+	}
+}
+
+// WrapOverwrite writes the header and leaves the block as the buffer held
+// it, for an encoder that sets every field; WrapEncode zeroes it.
+func TestWrapOverwriteKeepsTheBlock(t *testing.T) {
+	buf := bytes.Repeat([]byte{0xEE}, venue.FillEncodedLength)
+	var m venue.Fill
+	if err := m.WrapOverwrite(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	id, err := venue.TemplateIDOf(buf, 0)
+	if err != nil || id != venue.FillTemplateID || m.EncodedLength() != venue.FillEncodedLength {
+		t.Fatalf("header: template %d (%v), length %d", id, err, m.EncodedLength())
+	}
+	if !bytes.Equal(buf[venue.MessageHeaderSize:], bytes.Repeat([]byte{0xEE}, venue.FillBlockLength)) {
+		t.Errorf("WrapOverwrite changed the block")
+	}
+	if err := m.WrapOverwrite(buf[:venue.FillEncodedLength-1], 0); err != sbe.ErrShortBuffer || m.EncodedLength() != 0 {
+		t.Errorf("WrapOverwrite on a short buffer = %v, length %d", err, m.EncodedLength())
 	}
 }
