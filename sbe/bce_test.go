@@ -12,11 +12,12 @@ import (
 	"testing"
 )
 
-// wrapChecks are the generated functions and methods allowed to test a
-// length: the wraps (the one check of a buffer), group navigation, and the
-// text form. A field accessor is not among them.
+// wrapChecks are the generated methods allowed to test a length: the wraps
+// (the one check of a buffer), group navigation, and the text form; so are
+// package-level functions (Decode<M>, Overwrite<M>, the helpers). A field
+// accessor is not among them.
 var wrapChecks = map[string]bool{
-	"Wrap": true, "WrapEncode": true, "WrapOverwrite": true, "WrapDecode": true,
+	"Wrap": true, "WrapEncode": true, "WrapDecode": true,
 	"EncodedLength": true, "Entry": true, "AppendText": true, "String": true,
 }
 

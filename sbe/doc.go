@@ -121,9 +121,6 @@
 //
 //   - (*M).WrapEncode(buf, off) error: writes the header, zeroes the block,
 //     writes every group empty; ErrShortBuffer when it does not fit.
-//   - (*M).WrapOverwrite(buf, off) error: WrapEncode without zeroing the
-//     block, for an encoder that sets every field (reserved ones included):
-//     the matcher's events are written so, without paying for the zeroing.
 //   - (*M).WrapDecode(buf, off) error: checks the header fits
 //     (ErrShortBuffer), the schema id (ErrWrongSchema), the template id
 //     (ErrWrongTemplate), that the block is at least ours (ErrBlockLength),
@@ -131,6 +128,14 @@
 //     (ErrShortBuffer), and that group entries are at least ours
 //     (ErrBlockLength).
 //   - (*M).EncodedLength() int: header + acting block + groups; 0 unwrapped.
+//   - For a message without groups, two wraps for hot paths, at offset 0,
+//     that return the flyweight by value (so that it is inlined and stays
+//     in a register, where a pointer receiver's store needs a write barrier
+//     and every accessor a load): DecodeM(buf) (M, bool), WrapDecode's
+//     checks in one test, ok false when WrapDecode would refuse the bytes
+//     (it says why); and OverwriteM(buf) (M, bool), WrapEncode without
+//     zeroing the block, for an encoder that sets every field (reserved
+//     ones included): the matcher's events are written so.
 //   - For a primitive field f: F() and SetF(v) with the Go primitive type.
 //   - For an enum or set field: F() and SetF(v) with the generated type.
 //   - For a char array field: F() []byte (a sub-slice up to the first NUL,

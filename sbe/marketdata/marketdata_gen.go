@@ -56,6 +56,36 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
 // putHeader writes the message header of a template at the start of b, as
 // one little-endian word: blockLength, templateId, schemaId, version.
 func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
@@ -785,23 +815,13 @@ type Heartbeat struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+HeartbeatEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Heartbeat) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Heartbeat) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < HeartbeatEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), HeartbeatTemplateID, HeartbeatBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -810,11 +830,39 @@ func (m *Heartbeat) WrapOverwrite(buf []byte, off int) error {
 // HeartbeatBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Heartbeat) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, HeartbeatTemplateID, HeartbeatBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, HeartbeatTemplateID, HeartbeatBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, HeartbeatTemplateID, HeartbeatBlockLength)
+}
+
+// DecodeHeartbeat returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeHeartbeat(buf []byte) (m Heartbeat, ok bool) {
+	if !validMessage(buf, HeartbeatTemplateID, HeartbeatBlockLength) {
+		return Heartbeat{}, false
+	}
+	return Heartbeat{buf: (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf)}, true
+}
+
+// OverwriteHeartbeat writes the header of a Heartbeat at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than HeartbeatEncodedLength.
+// Like DecodeHeartbeat it is inlined and its result stays in a register.
+func OverwriteHeartbeat(buf []byte) (m Heartbeat, ok bool) {
+	if len(buf) < HeartbeatEncodedLength {
+		return Heartbeat{}, false
+	}
+	m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf)
+	// The header as one word: blockLength 8, templateId 1, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200010008)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -830,13 +878,13 @@ func (m *Heartbeat) EncodedLength() int {
 // NextSeq reads field "nextSeq" (id 1) at offset 0 (uint64).
 //
 // sequence number the next sequenced message will carry.
-func (m *Heartbeat) NextSeq() uint64 {
+func (m Heartbeat) NextSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetNextSeq writes field "nextSeq" (id 1).
-func (m *Heartbeat) SetNextSeq(v uint64) {
+func (m Heartbeat) SetNextSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
@@ -890,23 +938,13 @@ type InstrumentDefinition struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+InstrumentDefinitionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentDefinition) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *InstrumentDefinition) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < InstrumentDefinitionEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -915,11 +953,39 @@ func (m *InstrumentDefinition) WrapOverwrite(buf []byte, off int) error {
 // InstrumentDefinitionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentDefinition) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
+}
+
+// DecodeInstrumentDefinition returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeInstrumentDefinition(buf []byte) (m InstrumentDefinition, ok bool) {
+	if !validMessage(buf, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength) {
+		return InstrumentDefinition{}, false
+	}
+	return InstrumentDefinition{buf: (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf)}, true
+}
+
+// OverwriteInstrumentDefinition writes the header of a InstrumentDefinition at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than InstrumentDefinitionEncodedLength.
+// Like DecodeInstrumentDefinition it is inlined and its result stays in a register.
+func OverwriteInstrumentDefinition(buf []byte) (m InstrumentDefinition, ok bool) {
+	if len(buf) < InstrumentDefinitionEncodedLength {
+		return InstrumentDefinition{}, false
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 2, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200020028)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -933,13 +999,13 @@ func (m *InstrumentDefinition) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *InstrumentDefinition) InstrumentID() uint32 {
+func (m InstrumentDefinition) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *InstrumentDefinition) SetInstrumentID(v uint32) {
+func (m InstrumentDefinition) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
@@ -947,68 +1013,68 @@ func (m *InstrumentDefinition) SetInstrumentID(v uint32) {
 // TickExponent reads field "tickExponent" (id 2) at offset 4 (int8).
 //
 // tick size = tickMantissa × 10^tickExponent.
-func (m *InstrumentDefinition) TickExponent() int8 {
+func (m InstrumentDefinition) TickExponent() int8 {
 	b := m.buf
 	return int8(b[12])
 }
 
 // SetTickExponent writes field "tickExponent" (id 2).
-func (m *InstrumentDefinition) SetTickExponent(v int8) {
+func (m InstrumentDefinition) SetTickExponent(v int8) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Status reads field "status" (id 3) at offset 5 (uint8).
-func (m *InstrumentDefinition) Status() TradingStatus {
+func (m InstrumentDefinition) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[13])
 }
 
 // SetStatus writes field "status" (id 3).
-func (m *InstrumentDefinition) SetStatus(v TradingStatus) {
+func (m InstrumentDefinition) SetStatus(v TradingStatus) {
 	b := m.buf
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *InstrumentDefinition) Reserved() uint16 {
+func (m InstrumentDefinition) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *InstrumentDefinition) SetReserved(v uint16) {
+func (m InstrumentDefinition) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // TickMantissa reads field "tickMantissa" (id 5) at offset 8 (int64).
-func (m *InstrumentDefinition) TickMantissa() int64 {
+func (m InstrumentDefinition) TickMantissa() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTickMantissa writes field "tickMantissa" (id 5).
-func (m *InstrumentDefinition) SetTickMantissa(v int64) {
+func (m InstrumentDefinition) SetTickMantissa(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // LotSize reads field "lotSize" (id 6) at offset 16 (int64).
-func (m *InstrumentDefinition) LotSize() int64 {
+func (m InstrumentDefinition) LotSize() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetLotSize writes field "lotSize" (id 6).
-func (m *InstrumentDefinition) SetLotSize(v int64) {
+func (m InstrumentDefinition) SetLotSize(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // Symbol returns field "symbol" (id 7) at offset 24 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *InstrumentDefinition) Symbol() []byte {
+func (m InstrumentDefinition) Symbol() []byte {
 	v := m.buf[32:48:48]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1018,13 +1084,13 @@ func (m *InstrumentDefinition) Symbol() []byte {
 
 // SymbolArray returns field "symbol" (id 7) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *InstrumentDefinition) SymbolArray() *[SymbolLength]byte {
+func (m InstrumentDefinition) SymbolArray() *[SymbolLength]byte {
 	return (*[SymbolLength]byte)(m.buf[32:48])
 }
 
 // SetSymbol writes field "symbol" (id 7), padding it with NULs. A value longer than
 // SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *InstrumentDefinition) SetSymbol(v []byte) error {
+func (m InstrumentDefinition) SetSymbol(v []byte) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1035,7 +1101,7 @@ func (m *InstrumentDefinition) SetSymbol(v []byte) error {
 
 // SetSymbolString writes field "symbol" (id 7), padding it with NULs. A value longer than
 // SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *InstrumentDefinition) SetSymbolString(v string) error {
+func (m InstrumentDefinition) SetSymbolString(v string) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1106,23 +1172,13 @@ type OrderAdded struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderAddedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAdded) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderAdded) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderAddedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderAddedTemplateID, OrderAddedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1131,11 +1187,39 @@ func (m *OrderAdded) WrapOverwrite(buf []byte, off int) error {
 // OrderAddedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAdded) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderAddedTemplateID, OrderAddedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderAddedTemplateID, OrderAddedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderAddedTemplateID, OrderAddedBlockLength)
+}
+
+// DecodeOrderAdded returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderAdded(buf []byte) (m OrderAdded, ok bool) {
+	if !validMessage(buf, OrderAddedTemplateID, OrderAddedBlockLength) {
+		return OrderAdded{}, false
+	}
+	return OrderAdded{buf: (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderAdded writes the header of a OrderAdded at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderAddedEncodedLength.
+// Like DecodeOrderAdded it is inlined and its result stays in a register.
+func OverwriteOrderAdded(buf []byte) (m OrderAdded, ok bool) {
+	if len(buf) < OrderAddedEncodedLength {
+		return OrderAdded{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 3, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200030028)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1149,85 +1233,85 @@ func (m *OrderAdded) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderAdded) InstrumentID() uint32 {
+func (m OrderAdded) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *OrderAdded) SetInstrumentID(v uint32) {
+func (m OrderAdded) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderAdded) Side() Side {
+func (m OrderAdded) Side() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2).
-func (m *OrderAdded) SetSide(v Side) {
+func (m OrderAdded) SetSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderAdded) Reserved() uint8 {
+func (m OrderAdded) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *OrderAdded) SetReserved(v uint8) {
+func (m OrderAdded) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderAdded) Reserved2() uint16 {
+func (m OrderAdded) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *OrderAdded) SetReserved2(v uint16) {
+func (m OrderAdded) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderAdded) OrderID() uint64 {
+func (m OrderAdded) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5).
-func (m *OrderAdded) SetOrderID(v uint64) {
+func (m OrderAdded) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderAdded) RptSeq() uint64 {
+func (m OrderAdded) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6).
-func (m *OrderAdded) SetRptSeq(v uint64) {
+func (m OrderAdded) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
-func (m *OrderAdded) PriceTicks() int64 {
+func (m OrderAdded) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7).
-func (m *OrderAdded) SetPriceTicks(v int64) {
+func (m OrderAdded) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
@@ -1235,13 +1319,13 @@ func (m *OrderAdded) SetPriceTicks(v int64) {
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
 // quantity resting (leaves).
-func (m *OrderAdded) Qty() int64 {
+func (m OrderAdded) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8).
-func (m *OrderAdded) SetQty(v int64) {
+func (m OrderAdded) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
@@ -1310,23 +1394,13 @@ type OrderModified struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderModifiedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderModified) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderModified) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderModifiedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderModifiedTemplateID, OrderModifiedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1335,11 +1409,39 @@ func (m *OrderModified) WrapOverwrite(buf []byte, off int) error {
 // OrderModifiedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderModified) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength)
+}
+
+// DecodeOrderModified returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderModified(buf []byte) (m OrderModified, ok bool) {
+	if !validMessage(buf, OrderModifiedTemplateID, OrderModifiedBlockLength) {
+		return OrderModified{}, false
+	}
+	return OrderModified{buf: (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderModified writes the header of a OrderModified at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderModifiedEncodedLength.
+// Like DecodeOrderModified it is inlined and its result stays in a register.
+func OverwriteOrderModified(buf []byte) (m OrderModified, ok bool) {
+	if len(buf) < OrderModifiedEncodedLength {
+		return OrderModified{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 4, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200040028)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1353,73 +1455,73 @@ func (m *OrderModified) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderModified) InstrumentID() uint32 {
+func (m OrderModified) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *OrderModified) SetInstrumentID(v uint32) {
+func (m OrderModified) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderModified) Side() Side {
+func (m OrderModified) Side() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2).
-func (m *OrderModified) SetSide(v Side) {
+func (m OrderModified) SetSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 3) at offset 5 (uint8).
-func (m *OrderModified) PriorityLost() BooleanType {
+func (m OrderModified) PriorityLost() BooleanType {
 	b := m.buf
 	return BooleanType(b[13])
 }
 
 // SetPriorityLost writes field "priorityLost" (id 3).
-func (m *OrderModified) SetPriorityLost(v BooleanType) {
+func (m OrderModified) SetPriorityLost(v BooleanType) {
 	b := m.buf
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *OrderModified) Reserved() uint16 {
+func (m OrderModified) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *OrderModified) SetReserved(v uint16) {
+func (m OrderModified) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderModified) OrderID() uint64 {
+func (m OrderModified) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5).
-func (m *OrderModified) SetOrderID(v uint64) {
+func (m OrderModified) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderModified) RptSeq() uint64 {
+func (m OrderModified) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6).
-func (m *OrderModified) SetRptSeq(v uint64) {
+func (m OrderModified) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
@@ -1427,13 +1529,13 @@ func (m *OrderModified) SetRptSeq(v uint64) {
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
 //
 // the price it now rests at.
-func (m *OrderModified) PriceTicks() int64 {
+func (m OrderModified) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7).
-func (m *OrderModified) SetPriceTicks(v int64) {
+func (m OrderModified) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
@@ -1441,13 +1543,13 @@ func (m *OrderModified) SetPriceTicks(v int64) {
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
 // quantity now resting (leaves).
-func (m *OrderModified) Qty() int64 {
+func (m OrderModified) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8).
-func (m *OrderModified) SetQty(v int64) {
+func (m OrderModified) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
@@ -1518,23 +1620,13 @@ type OrderExecuted struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderExecutedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderExecuted) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderExecuted) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderExecutedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderExecutedTemplateID, OrderExecutedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1543,11 +1635,39 @@ func (m *OrderExecuted) WrapOverwrite(buf []byte, off int) error {
 // OrderExecutedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderExecuted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength)
+}
+
+// DecodeOrderExecuted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderExecuted(buf []byte) (m OrderExecuted, ok bool) {
+	if !validMessage(buf, OrderExecutedTemplateID, OrderExecutedBlockLength) {
+		return OrderExecuted{}, false
+	}
+	return OrderExecuted{buf: (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderExecuted writes the header of a OrderExecuted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderExecutedEncodedLength.
+// Like DecodeOrderExecuted it is inlined and its result stays in a register.
+func OverwriteOrderExecuted(buf []byte) (m OrderExecuted, ok bool) {
+	if len(buf) < OrderExecutedEncodedLength {
+		return OrderExecuted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf)
+	// The header as one word: blockLength 56, templateId 5, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200050038)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1561,85 +1681,85 @@ func (m *OrderExecuted) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderExecuted) InstrumentID() uint32 {
+func (m OrderExecuted) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *OrderExecuted) SetInstrumentID(v uint32) {
+func (m OrderExecuted) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderExecuted) Side() Side {
+func (m OrderExecuted) Side() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2).
-func (m *OrderExecuted) SetSide(v Side) {
+func (m OrderExecuted) SetSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderExecuted) Reserved() uint8 {
+func (m OrderExecuted) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *OrderExecuted) SetReserved(v uint8) {
+func (m OrderExecuted) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderExecuted) Reserved2() uint16 {
+func (m OrderExecuted) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *OrderExecuted) SetReserved2(v uint16) {
+func (m OrderExecuted) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderExecuted) OrderID() uint64 {
+func (m OrderExecuted) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5).
-func (m *OrderExecuted) SetOrderID(v uint64) {
+func (m OrderExecuted) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderExecuted) RptSeq() uint64 {
+func (m OrderExecuted) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6).
-func (m *OrderExecuted) SetRptSeq(v uint64) {
+func (m OrderExecuted) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // TradeID reads field "tradeId" (id 7) at offset 24 (uint64).
-func (m *OrderExecuted) TradeID() uint64 {
+func (m OrderExecuted) TradeID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetTradeID writes field "tradeId" (id 7).
-func (m *OrderExecuted) SetTradeID(v uint64) {
+func (m OrderExecuted) SetTradeID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
@@ -1647,37 +1767,37 @@ func (m *OrderExecuted) SetTradeID(v uint64) {
 // PriceTicks reads field "priceTicks" (id 8) at offset 32 (int64).
 //
 // execution price.
-func (m *OrderExecuted) PriceTicks() int64 {
+func (m OrderExecuted) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 8).
-func (m *OrderExecuted) SetPriceTicks(v int64) {
+func (m OrderExecuted) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // ExecQty reads field "execQty" (id 9) at offset 40 (int64).
-func (m *OrderExecuted) ExecQty() int64 {
+func (m OrderExecuted) ExecQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[48:56]))
 }
 
 // SetExecQty writes field "execQty" (id 9).
-func (m *OrderExecuted) SetExecQty(v int64) {
+func (m OrderExecuted) SetExecQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 10) at offset 48 (int64).
-func (m *OrderExecuted) LeavesQty() int64 {
+func (m OrderExecuted) LeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[56:64]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 10).
-func (m *OrderExecuted) SetLeavesQty(v int64) {
+func (m OrderExecuted) SetLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
 }
@@ -1748,23 +1868,13 @@ type OrderDeleted struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderDeletedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderDeleted) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderDeleted) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderDeletedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderDeletedTemplateID, OrderDeletedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1773,11 +1883,39 @@ func (m *OrderDeleted) WrapOverwrite(buf []byte, off int) error {
 // OrderDeletedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderDeleted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength)
+}
+
+// DecodeOrderDeleted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderDeleted(buf []byte) (m OrderDeleted, ok bool) {
+	if !validMessage(buf, OrderDeletedTemplateID, OrderDeletedBlockLength) {
+		return OrderDeleted{}, false
+	}
+	return OrderDeleted{buf: (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderDeleted writes the header of a OrderDeleted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderDeletedEncodedLength.
+// Like DecodeOrderDeleted it is inlined and its result stays in a register.
+func OverwriteOrderDeleted(buf []byte) (m OrderDeleted, ok bool) {
+	if len(buf) < OrderDeletedEncodedLength {
+		return OrderDeleted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 6, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200060018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1791,73 +1929,73 @@ func (m *OrderDeleted) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderDeleted) InstrumentID() uint32 {
+func (m OrderDeleted) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *OrderDeleted) SetInstrumentID(v uint32) {
+func (m OrderDeleted) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderDeleted) Side() Side {
+func (m OrderDeleted) Side() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2).
-func (m *OrderDeleted) SetSide(v Side) {
+func (m OrderDeleted) SetSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderDeleted) Reserved() uint8 {
+func (m OrderDeleted) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *OrderDeleted) SetReserved(v uint8) {
+func (m OrderDeleted) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderDeleted) Reserved2() uint16 {
+func (m OrderDeleted) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *OrderDeleted) SetReserved2(v uint16) {
+func (m OrderDeleted) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderDeleted) OrderID() uint64 {
+func (m OrderDeleted) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetOrderID writes field "orderId" (id 5).
-func (m *OrderDeleted) SetOrderID(v uint64) {
+func (m OrderDeleted) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderDeleted) RptSeq() uint64 {
+func (m OrderDeleted) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 6).
-func (m *OrderDeleted) SetRptSeq(v uint64) {
+func (m OrderDeleted) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
@@ -1923,23 +2061,13 @@ type PriceLevelUpdate struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+PriceLevelUpdateEncodedLength, leaving m unwrapped and buf untouched.
 func (m *PriceLevelUpdate) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *PriceLevelUpdate) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < PriceLevelUpdateEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1948,11 +2076,39 @@ func (m *PriceLevelUpdate) WrapOverwrite(buf []byte, off int) error {
 // PriceLevelUpdateBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *PriceLevelUpdate) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
+}
+
+// DecodePriceLevelUpdate returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodePriceLevelUpdate(buf []byte) (m PriceLevelUpdate, ok bool) {
+	if !validMessage(buf, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength) {
+		return PriceLevelUpdate{}, false
+	}
+	return PriceLevelUpdate{buf: (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf)}, true
+}
+
+// OverwritePriceLevelUpdate writes the header of a PriceLevelUpdate at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than PriceLevelUpdateEncodedLength.
+// Like DecodePriceLevelUpdate it is inlined and its result stays in a register.
+func OverwritePriceLevelUpdate(buf []byte) (m PriceLevelUpdate, ok bool) {
+	if len(buf) < PriceLevelUpdateEncodedLength {
+		return PriceLevelUpdate{}, false
+	}
+	m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 7, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200070028)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1966,49 +2122,49 @@ func (m *PriceLevelUpdate) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *PriceLevelUpdate) InstrumentID() uint32 {
+func (m PriceLevelUpdate) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *PriceLevelUpdate) SetInstrumentID(v uint32) {
+func (m PriceLevelUpdate) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *PriceLevelUpdate) Side() Side {
+func (m PriceLevelUpdate) Side() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetSide writes field "side" (id 2).
-func (m *PriceLevelUpdate) SetSide(v Side) {
+func (m PriceLevelUpdate) SetSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Action reads field "action" (id 3) at offset 5 (uint8).
-func (m *PriceLevelUpdate) Action() UpdateAction {
+func (m PriceLevelUpdate) Action() UpdateAction {
 	b := m.buf
 	return UpdateAction(b[13])
 }
 
 // SetAction writes field "action" (id 3).
-func (m *PriceLevelUpdate) SetAction(v UpdateAction) {
+func (m PriceLevelUpdate) SetAction(v UpdateAction) {
 	b := m.buf
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *PriceLevelUpdate) Reserved() uint16 {
+func (m PriceLevelUpdate) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *PriceLevelUpdate) SetReserved(v uint16) {
+func (m PriceLevelUpdate) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
@@ -2016,13 +2172,13 @@ func (m *PriceLevelUpdate) SetReserved(v uint16) {
 // LevelNum reads field "levelNum" (id 5) at offset 8 (uint32).
 //
 // 1 = best; for New and Change after the update, for Delete before it.
-func (m *PriceLevelUpdate) LevelNum() uint32 {
+func (m PriceLevelUpdate) LevelNum() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetLevelNum writes field "levelNum" (id 5).
-func (m *PriceLevelUpdate) SetLevelNum(v uint32) {
+func (m PriceLevelUpdate) SetLevelNum(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
@@ -2030,37 +2186,37 @@ func (m *PriceLevelUpdate) SetLevelNum(v uint32) {
 // OrderCount reads field "orderCount" (id 6) at offset 12 (uint32).
 //
 // orders resting at the price; 0 for Delete.
-func (m *PriceLevelUpdate) OrderCount() uint32 {
+func (m PriceLevelUpdate) OrderCount() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[20:24])
 }
 
 // SetOrderCount writes field "orderCount" (id 6).
-func (m *PriceLevelUpdate) SetOrderCount(v uint32) {
+func (m PriceLevelUpdate) SetOrderCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[20:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 7) at offset 16 (uint64).
-func (m *PriceLevelUpdate) RptSeq() uint64 {
+func (m PriceLevelUpdate) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetRptSeq writes field "rptSeq" (id 7).
-func (m *PriceLevelUpdate) SetRptSeq(v uint64) {
+func (m PriceLevelUpdate) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
-func (m *PriceLevelUpdate) PriceTicks() int64 {
+func (m PriceLevelUpdate) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 8).
-func (m *PriceLevelUpdate) SetPriceTicks(v int64) {
+func (m PriceLevelUpdate) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
@@ -2068,13 +2224,13 @@ func (m *PriceLevelUpdate) SetPriceTicks(v int64) {
 // Qty reads field "qty" (id 9) at offset 32 (int64).
 //
 // total resting quantity at the price; 0 for Delete.
-func (m *PriceLevelUpdate) Qty() int64 {
+func (m PriceLevelUpdate) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 9).
-func (m *PriceLevelUpdate) SetQty(v int64) {
+func (m PriceLevelUpdate) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
@@ -2149,23 +2305,13 @@ type Trade struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TradeEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Trade) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Trade) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < TradeEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TradeTemplateID, TradeBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2174,11 +2320,39 @@ func (m *Trade) WrapOverwrite(buf []byte, off int) error {
 // TradeBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Trade) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, TradeTemplateID, TradeBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TradeTemplateID, TradeBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, TradeTemplateID, TradeBlockLength)
+}
+
+// DecodeTrade returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTrade(buf []byte) (m Trade, ok bool) {
+	if !validMessage(buf, TradeTemplateID, TradeBlockLength) {
+		return Trade{}, false
+	}
+	return Trade{buf: (*[MessageHeaderSize + TradeBlockLength]byte)(buf)}, true
+}
+
+// OverwriteTrade writes the header of a Trade at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TradeEncodedLength.
+// Like DecodeTrade it is inlined and its result stays in a register.
+func OverwriteTrade(buf []byte) (m Trade, ok bool) {
+	if len(buf) < TradeEncodedLength {
+		return Trade{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(buf)
+	// The header as one word: blockLength 72, templateId 8, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200080048)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2192,121 +2366,121 @@ func (m *Trade) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *Trade) InstrumentID() uint32 {
+func (m Trade) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *Trade) SetInstrumentID(v uint32) {
+func (m Trade) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // AggressorSide reads field "aggressorSide" (id 2) at offset 4 (uint8).
-func (m *Trade) AggressorSide() Side {
+func (m Trade) AggressorSide() Side {
 	b := m.buf
 	return Side(b[12])
 }
 
 // SetAggressorSide writes field "aggressorSide" (id 2).
-func (m *Trade) SetAggressorSide(v Side) {
+func (m Trade) SetAggressorSide(v Side) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *Trade) Reserved() uint8 {
+func (m Trade) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *Trade) SetReserved(v uint8) {
+func (m Trade) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *Trade) Reserved2() uint16 {
+func (m Trade) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *Trade) SetReserved2(v uint16) {
+func (m Trade) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
-func (m *Trade) RptSeq() uint64 {
+func (m Trade) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5).
-func (m *Trade) SetRptSeq(v uint64) {
+func (m Trade) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TradeID reads field "tradeId" (id 6) at offset 16 (uint64).
-func (m *Trade) TradeID() uint64 {
+func (m Trade) TradeID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetTradeID writes field "tradeId" (id 6).
-func (m *Trade) SetTradeID(v uint64) {
+func (m Trade) SetTradeID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
-func (m *Trade) PriceTicks() int64 {
+func (m Trade) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 7).
-func (m *Trade) SetPriceTicks(v int64) {
+func (m Trade) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
-func (m *Trade) Qty() int64 {
+func (m Trade) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetQty writes field "qty" (id 8).
-func (m *Trade) SetQty(v int64) {
+func (m Trade) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // BuyOrderID reads field "buyOrderId" (id 9) at offset 40 (uint64).
-func (m *Trade) BuyOrderID() uint64 {
+func (m Trade) BuyOrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[48:56])
 }
 
 // SetBuyOrderID writes field "buyOrderId" (id 9).
-func (m *Trade) SetBuyOrderID(v uint64) {
+func (m Trade) SetBuyOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[48:56], v)
 }
 
 // SellOrderID reads field "sellOrderId" (id 10) at offset 48 (uint64).
-func (m *Trade) SellOrderID() uint64 {
+func (m Trade) SellOrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[56:64])
 }
 
 // SetSellOrderID writes field "sellOrderId" (id 10).
-func (m *Trade) SetSellOrderID(v uint64) {
+func (m Trade) SetSellOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[56:64], v)
 }
@@ -2314,25 +2488,25 @@ func (m *Trade) SetSellOrderID(v uint64) {
 // Volume reads field "volume" (id 11) at offset 56 (int64).
 //
 // quantity traded in the instrument since the feed started, this trade included.
-func (m *Trade) Volume() int64 {
+func (m Trade) Volume() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[64:72]))
 }
 
 // SetVolume writes field "volume" (id 11).
-func (m *Trade) SetVolume(v int64) {
+func (m Trade) SetVolume(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 12) at offset 64 (int64).
-func (m *Trade) TransactTimeNs() int64 {
+func (m Trade) TransactTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[72:80]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 12).
-func (m *Trade) SetTransactTimeNs(v int64) {
+func (m Trade) SetTransactTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
 }
@@ -2407,23 +2581,13 @@ type InstrumentStatus struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+InstrumentStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentStatus) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *InstrumentStatus) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < InstrumentStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), InstrumentStatusTemplateID, InstrumentStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2432,11 +2596,39 @@ func (m *InstrumentStatus) WrapOverwrite(buf []byte, off int) error {
 // InstrumentStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
+}
+
+// DecodeInstrumentStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeInstrumentStatus(buf []byte) (m InstrumentStatus, ok bool) {
+	if !validMessage(buf, InstrumentStatusTemplateID, InstrumentStatusBlockLength) {
+		return InstrumentStatus{}, false
+	}
+	return InstrumentStatus{buf: (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf)}, true
+}
+
+// OverwriteInstrumentStatus writes the header of a InstrumentStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than InstrumentStatusEncodedLength.
+// Like DecodeInstrumentStatus it is inlined and its result stays in a register.
+func OverwriteInstrumentStatus(buf []byte) (m InstrumentStatus, ok bool) {
+	if len(buf) < InstrumentStatusEncodedLength {
+		return InstrumentStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 9, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200090018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2450,73 +2642,73 @@ func (m *InstrumentStatus) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *InstrumentStatus) InstrumentID() uint32 {
+func (m InstrumentStatus) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *InstrumentStatus) SetInstrumentID(v uint32) {
+func (m InstrumentStatus) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
-func (m *InstrumentStatus) Status() TradingStatus {
+func (m InstrumentStatus) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[12])
 }
 
 // SetStatus writes field "status" (id 2).
-func (m *InstrumentStatus) SetStatus(v TradingStatus) {
+func (m InstrumentStatus) SetStatus(v TradingStatus) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *InstrumentStatus) Reserved() uint8 {
+func (m InstrumentStatus) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *InstrumentStatus) SetReserved(v uint8) {
+func (m InstrumentStatus) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *InstrumentStatus) Reserved2() uint16 {
+func (m InstrumentStatus) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *InstrumentStatus) SetReserved2(v uint16) {
+func (m InstrumentStatus) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
-func (m *InstrumentStatus) RptSeq() uint64 {
+func (m InstrumentStatus) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5).
-func (m *InstrumentStatus) SetRptSeq(v uint64) {
+func (m InstrumentStatus) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 6) at offset 16 (int64).
-func (m *InstrumentStatus) TransactTimeNs() int64 {
+func (m InstrumentStatus) TransactTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 6).
-func (m *InstrumentStatus) SetTransactTimeNs(v int64) {
+func (m InstrumentStatus) SetTransactTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
@@ -2574,23 +2766,13 @@ type EndOfSession struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+EndOfSessionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfSession) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *EndOfSession) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < EndOfSessionEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), EndOfSessionTemplateID, EndOfSessionBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2599,11 +2781,39 @@ func (m *EndOfSession) WrapOverwrite(buf []byte, off int) error {
 // EndOfSessionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfSession) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength)
+}
+
+// DecodeEndOfSession returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeEndOfSession(buf []byte) (m EndOfSession, ok bool) {
+	if !validMessage(buf, EndOfSessionTemplateID, EndOfSessionBlockLength) {
+		return EndOfSession{}, false
+	}
+	return EndOfSession{buf: (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf)}, true
+}
+
+// OverwriteEndOfSession writes the header of a EndOfSession at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than EndOfSessionEncodedLength.
+// Like DecodeEndOfSession it is inlined and its result stays in a register.
+func OverwriteEndOfSession(buf []byte) (m EndOfSession, ok bool) {
+	if len(buf) < EndOfSessionEncodedLength {
+		return EndOfSession{}, false
+	}
+	m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf)
+	// The header as one word: blockLength 8, templateId 10, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000a0008)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2619,13 +2829,13 @@ func (m *EndOfSession) EncodedLength() int {
 // TransactTimeNs reads field "transactTimeNs" (id 1) at offset 0 (int64).
 //
 // time of the last event the feed carried.
-func (m *EndOfSession) TransactTimeNs() int64 {
+func (m EndOfSession) TransactTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[8:16]))
 }
 
 // SetTransactTimeNs writes field "transactTimeNs" (id 1).
-func (m *EndOfSession) SetTransactTimeNs(v int64) {
+func (m EndOfSession) SetTransactTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], uint64(v))
 }
@@ -2676,23 +2886,13 @@ type SnapshotStart struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotStartEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotStart) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SnapshotStart) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotStartEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotStartTemplateID, SnapshotStartBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2701,11 +2901,39 @@ func (m *SnapshotStart) WrapOverwrite(buf []byte, off int) error {
 // SnapshotStartBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotStart) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength)
+}
+
+// DecodeSnapshotStart returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotStart(buf []byte) (m SnapshotStart, ok bool) {
+	if !validMessage(buf, SnapshotStartTemplateID, SnapshotStartBlockLength) {
+		return SnapshotStart{}, false
+	}
+	return SnapshotStart{buf: (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSnapshotStart writes the header of a SnapshotStart at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotStartEncodedLength.
+// Like DecodeSnapshotStart it is inlined and its result stays in a register.
+func OverwriteSnapshotStart(buf []byte) (m SnapshotStart, ok bool) {
+	if len(buf) < SnapshotStartEncodedLength {
+		return SnapshotStart{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 11, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000b0018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2719,13 +2947,13 @@ func (m *SnapshotStart) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotStart) RequestID() uint64 {
+func (m SnapshotStart) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *SnapshotStart) SetRequestID(v uint64) {
+func (m SnapshotStart) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
@@ -2733,37 +2961,37 @@ func (m *SnapshotStart) SetRequestID(v uint64) {
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
 //
 // last sequenced message the snapshot reflects (0: none yet).
-func (m *SnapshotStart) LastSeq() uint64 {
+func (m SnapshotStart) LastSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetLastSeq writes field "lastSeq" (id 2).
-func (m *SnapshotStart) SetLastSeq(v uint64) {
+func (m SnapshotStart) SetLastSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // InstrumentCount reads field "instrumentCount" (id 3) at offset 16 (uint32).
-func (m *SnapshotStart) InstrumentCount() uint32 {
+func (m SnapshotStart) InstrumentCount() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentCount writes field "instrumentCount" (id 3).
-func (m *SnapshotStart) SetInstrumentCount(v uint32) {
+func (m SnapshotStart) SetInstrumentCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *SnapshotStart) Reserved() uint32 {
+func (m SnapshotStart) Reserved() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *SnapshotStart) SetReserved(v uint32) {
+func (m SnapshotStart) SetReserved(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
@@ -2826,17 +3054,6 @@ type SnapshotEntries struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEntriesEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEntries) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SnapshotEntries) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotEntriesEncodedLength {
 		m.buf = nil
 		m.msg = nil
@@ -2846,6 +3063,7 @@ func (m *SnapshotEntries) WrapOverwrite(buf []byte, off int) error {
 	m.msg = buf[off:len(buf):len(buf)]
 	m.buf = (*[MessageHeaderSize + SnapshotEntriesBlockLength]byte)(m.msg)
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	putGroupHeader(m.msg, MessageHeaderSize+SnapshotEntriesBlockLength+0*GroupHeaderSize, SnapshotEntriesEntriesBlockLength, 0)
 	return nil
 }
@@ -2878,49 +3096,49 @@ func (m *SnapshotEntries) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *SnapshotEntries) InstrumentID() uint32 {
+func (m SnapshotEntries) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *SnapshotEntries) SetInstrumentID(v uint32) {
+func (m SnapshotEntries) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
-func (m *SnapshotEntries) Status() TradingStatus {
+func (m SnapshotEntries) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[12])
 }
 
 // SetStatus writes field "status" (id 2).
-func (m *SnapshotEntries) SetStatus(v TradingStatus) {
+func (m SnapshotEntries) SetStatus(v TradingStatus) {
 	b := m.buf
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *SnapshotEntries) Reserved() uint8 {
+func (m SnapshotEntries) Reserved() uint8 {
 	b := m.buf
 	return b[13]
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *SnapshotEntries) SetReserved(v uint8) {
+func (m SnapshotEntries) SetReserved(v uint8) {
 	b := m.buf
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *SnapshotEntries) Reserved2() uint16 {
+func (m SnapshotEntries) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
 // SetReserved2 writes field "reserved2" (id 4).
-func (m *SnapshotEntries) SetReserved2(v uint16) {
+func (m SnapshotEntries) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
@@ -2928,25 +3146,25 @@ func (m *SnapshotEntries) SetReserved2(v uint16) {
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
 //
 // the instrument's rptSeq as of the snapshot.
-func (m *SnapshotEntries) RptSeq() uint64 {
+func (m SnapshotEntries) RptSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetRptSeq writes field "rptSeq" (id 5).
-func (m *SnapshotEntries) SetRptSeq(v uint64) {
+func (m SnapshotEntries) SetRptSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // LastTradePriceTicks reads field "lastTradePriceTicks" (id 6) at offset 16 (int64).
-func (m *SnapshotEntries) LastTradePriceTicks() int64 {
+func (m SnapshotEntries) LastTradePriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
 // SetLastTradePriceTicks writes field "lastTradePriceTicks" (id 6).
-func (m *SnapshotEntries) SetLastTradePriceTicks(v int64) {
+func (m SnapshotEntries) SetLastTradePriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
@@ -2954,25 +3172,25 @@ func (m *SnapshotEntries) SetLastTradePriceTicks(v int64) {
 // LastTradeQty reads field "lastTradeQty" (id 7) at offset 24 (int64).
 //
 // 0 when the instrument has not traded.
-func (m *SnapshotEntries) LastTradeQty() int64 {
+func (m SnapshotEntries) LastTradeQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
 // SetLastTradeQty writes field "lastTradeQty" (id 7).
-func (m *SnapshotEntries) SetLastTradeQty(v int64) {
+func (m SnapshotEntries) SetLastTradeQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Volume reads field "volume" (id 8) at offset 32 (int64).
-func (m *SnapshotEntries) Volume() int64 {
+func (m SnapshotEntries) Volume() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
 // SetVolume writes field "volume" (id 8).
-func (m *SnapshotEntries) SetVolume(v int64) {
+func (m SnapshotEntries) SetVolume(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
@@ -3184,23 +3402,13 @@ type SnapshotEnd struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEnd) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SnapshotEnd) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotEndEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotEndTemplateID, SnapshotEndBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3209,11 +3417,39 @@ func (m *SnapshotEnd) WrapOverwrite(buf []byte, off int) error {
 // SnapshotEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotEnd) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength)
+}
+
+// DecodeSnapshotEnd returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotEnd(buf []byte) (m SnapshotEnd, ok bool) {
+	if !validMessage(buf, SnapshotEndTemplateID, SnapshotEndBlockLength) {
+		return SnapshotEnd{}, false
+	}
+	return SnapshotEnd{buf: (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSnapshotEnd writes the header of a SnapshotEnd at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotEndEncodedLength.
+// Like DecodeSnapshotEnd it is inlined and its result stays in a register.
+func OverwriteSnapshotEnd(buf []byte) (m SnapshotEnd, ok bool) {
+	if len(buf) < SnapshotEndEncodedLength {
+		return SnapshotEnd{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 13, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000d0010)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3227,25 +3463,25 @@ func (m *SnapshotEnd) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotEnd) RequestID() uint64 {
+func (m SnapshotEnd) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *SnapshotEnd) SetRequestID(v uint64) {
+func (m SnapshotEnd) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
-func (m *SnapshotEnd) LastSeq() uint64 {
+func (m SnapshotEnd) LastSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetLastSeq writes field "lastSeq" (id 2).
-func (m *SnapshotEnd) SetLastSeq(v uint64) {
+func (m SnapshotEnd) SetLastSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
@@ -3298,23 +3534,13 @@ type RetransmitRequest struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitRequest) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *RetransmitRequest) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < RetransmitRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitRequestTemplateID, RetransmitRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3323,11 +3549,39 @@ func (m *RetransmitRequest) WrapOverwrite(buf []byte, off int) error {
 // RetransmitRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
+}
+
+// DecodeRetransmitRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitRequest(buf []byte) (m RetransmitRequest, ok bool) {
+	if !validMessage(buf, RetransmitRequestTemplateID, RetransmitRequestBlockLength) {
+		return RetransmitRequest{}, false
+	}
+	return RetransmitRequest{buf: (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRetransmitRequest writes the header of a RetransmitRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitRequestEncodedLength.
+// Like DecodeRetransmitRequest it is inlined and its result stays in a register.
+func OverwriteRetransmitRequest(buf []byte) (m RetransmitRequest, ok bool) {
+	if len(buf) < RetransmitRequestEncodedLength {
+		return RetransmitRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 20, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200140018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3341,49 +3595,49 @@ func (m *RetransmitRequest) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitRequest) RequestID() uint64 {
+func (m RetransmitRequest) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *RetransmitRequest) SetRequestID(v uint64) {
+func (m RetransmitRequest) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitRequest) FromSeq() uint64 {
+func (m RetransmitRequest) FromSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2).
-func (m *RetransmitRequest) SetFromSeq(v uint64) {
+func (m RetransmitRequest) SetFromSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitRequest) Count() uint32 {
+func (m RetransmitRequest) Count() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3).
-func (m *RetransmitRequest) SetCount(v uint32) {
+func (m RetransmitRequest) SetCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *RetransmitRequest) Reserved() uint32 {
+func (m RetransmitRequest) Reserved() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *RetransmitRequest) SetReserved(v uint32) {
+func (m RetransmitRequest) SetReserved(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
@@ -3444,23 +3698,13 @@ type RetransmitReject struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitReject) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *RetransmitReject) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < RetransmitRejectEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitRejectTemplateID, RetransmitRejectBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3469,11 +3713,39 @@ func (m *RetransmitReject) WrapOverwrite(buf []byte, off int) error {
 // RetransmitRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitReject) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
+}
+
+// DecodeRetransmitReject returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitReject(buf []byte) (m RetransmitReject, ok bool) {
+	if !validMessage(buf, RetransmitRejectTemplateID, RetransmitRejectBlockLength) {
+		return RetransmitReject{}, false
+	}
+	return RetransmitReject{buf: (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRetransmitReject writes the header of a RetransmitReject at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitRejectEncodedLength.
+// Like DecodeRetransmitReject it is inlined and its result stays in a register.
+func OverwriteRetransmitReject(buf []byte) (m RetransmitReject, ok bool) {
+	if len(buf) < RetransmitRejectEncodedLength {
+		return RetransmitReject{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 21, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200150028)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3487,73 +3759,73 @@ func (m *RetransmitReject) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitReject) RequestID() uint64 {
+func (m RetransmitReject) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *RetransmitReject) SetRequestID(v uint64) {
+func (m RetransmitReject) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitReject) FromSeq() uint64 {
+func (m RetransmitReject) FromSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2).
-func (m *RetransmitReject) SetFromSeq(v uint64) {
+func (m RetransmitReject) SetFromSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitReject) Count() uint32 {
+func (m RetransmitReject) Count() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3).
-func (m *RetransmitReject) SetCount(v uint32) {
+func (m RetransmitReject) SetCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reason reads field "reason" (id 4) at offset 20 (uint8).
-func (m *RetransmitReject) Reason() RetransmitRejectReason {
+func (m RetransmitReject) Reason() RetransmitRejectReason {
 	b := m.buf
 	return RetransmitRejectReason(b[28])
 }
 
 // SetReason writes field "reason" (id 4).
-func (m *RetransmitReject) SetReason(v RetransmitRejectReason) {
+func (m RetransmitReject) SetReason(v RetransmitRejectReason) {
 	b := m.buf
 	b[28] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 21 (uint8).
-func (m *RetransmitReject) Reserved() uint8 {
+func (m RetransmitReject) Reserved() uint8 {
 	b := m.buf
 	return b[29]
 }
 
 // SetReserved writes field "reserved" (id 5).
-func (m *RetransmitReject) SetReserved(v uint8) {
+func (m RetransmitReject) SetReserved(v uint8) {
 	b := m.buf
 	b[29] = v
 }
 
 // Reserved2 reads field "reserved2" (id 6) at offset 22 (uint16).
-func (m *RetransmitReject) Reserved2() uint16 {
+func (m RetransmitReject) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[30:32])
 }
 
 // SetReserved2 writes field "reserved2" (id 6).
-func (m *RetransmitReject) SetReserved2(v uint16) {
+func (m RetransmitReject) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[30:32], v)
 }
@@ -3561,13 +3833,13 @@ func (m *RetransmitReject) SetReserved2(v uint16) {
 // OldestSeq reads field "oldestSeq" (id 7) at offset 24 (uint64).
 //
 // oldest sequence still held (0: none).
-func (m *RetransmitReject) OldestSeq() uint64 {
+func (m RetransmitReject) OldestSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOldestSeq writes field "oldestSeq" (id 7).
-func (m *RetransmitReject) SetOldestSeq(v uint64) {
+func (m RetransmitReject) SetOldestSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
@@ -3575,13 +3847,13 @@ func (m *RetransmitReject) SetOldestSeq(v uint64) {
 // NextSeq reads field "nextSeq" (id 8) at offset 32 (uint64).
 //
 // sequence the next sequenced message will carry.
-func (m *RetransmitReject) NextSeq() uint64 {
+func (m RetransmitReject) NextSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[40:48])
 }
 
 // SetNextSeq writes field "nextSeq" (id 8).
-func (m *RetransmitReject) SetNextSeq(v uint64) {
+func (m RetransmitReject) SetNextSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[40:48], v)
 }
@@ -3646,23 +3918,13 @@ type RetransmitEnd struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitEnd) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *RetransmitEnd) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < RetransmitEndEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitEndTemplateID, RetransmitEndBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3671,11 +3933,39 @@ func (m *RetransmitEnd) WrapOverwrite(buf []byte, off int) error {
 // RetransmitEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitEnd) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength)
+}
+
+// DecodeRetransmitEnd returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitEnd(buf []byte) (m RetransmitEnd, ok bool) {
+	if !validMessage(buf, RetransmitEndTemplateID, RetransmitEndBlockLength) {
+		return RetransmitEnd{}, false
+	}
+	return RetransmitEnd{buf: (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRetransmitEnd writes the header of a RetransmitEnd at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitEndEncodedLength.
+// Like DecodeRetransmitEnd it is inlined and its result stays in a register.
+func OverwriteRetransmitEnd(buf []byte) (m RetransmitEnd, ok bool) {
+	if len(buf) < RetransmitEndEncodedLength {
+		return RetransmitEnd{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 22, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200160018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3689,49 +3979,49 @@ func (m *RetransmitEnd) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitEnd) RequestID() uint64 {
+func (m RetransmitEnd) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *RetransmitEnd) SetRequestID(v uint64) {
+func (m RetransmitEnd) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitEnd) FromSeq() uint64 {
+func (m RetransmitEnd) FromSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetFromSeq writes field "fromSeq" (id 2).
-func (m *RetransmitEnd) SetFromSeq(v uint64) {
+func (m RetransmitEnd) SetFromSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitEnd) Count() uint32 {
+func (m RetransmitEnd) Count() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetCount writes field "count" (id 3).
-func (m *RetransmitEnd) SetCount(v uint32) {
+func (m RetransmitEnd) SetCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *RetransmitEnd) Reserved() uint32 {
+func (m RetransmitEnd) Reserved() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *RetransmitEnd) SetReserved(v uint32) {
+func (m RetransmitEnd) SetReserved(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
@@ -3787,23 +4077,13 @@ type SnapshotRequest struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotRequest) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SnapshotRequest) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotRequestTemplateID, SnapshotRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3812,11 +4092,39 @@ func (m *SnapshotRequest) WrapOverwrite(buf []byte, off int) error {
 // SnapshotRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
+}
+
+// DecodeSnapshotRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotRequest(buf []byte) (m SnapshotRequest, ok bool) {
+	if !validMessage(buf, SnapshotRequestTemplateID, SnapshotRequestBlockLength) {
+		return SnapshotRequest{}, false
+	}
+	return SnapshotRequest{buf: (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSnapshotRequest writes the header of a SnapshotRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotRequestEncodedLength.
+// Like DecodeSnapshotRequest it is inlined and its result stays in a register.
+func OverwriteSnapshotRequest(buf []byte) (m SnapshotRequest, ok bool) {
+	if len(buf) < SnapshotRequestEncodedLength {
+		return SnapshotRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 23, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200170010)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3830,37 +4138,37 @@ func (m *SnapshotRequest) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotRequest) RequestID() uint64 {
+func (m SnapshotRequest) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *SnapshotRequest) SetRequestID(v uint64) {
+func (m SnapshotRequest) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
-func (m *SnapshotRequest) InstrumentID() uint32 {
+func (m SnapshotRequest) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 2).
-func (m *SnapshotRequest) SetInstrumentID(v uint32) {
+func (m SnapshotRequest) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 12 (uint32).
-func (m *SnapshotRequest) Reserved() uint32 {
+func (m SnapshotRequest) Reserved() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[20:24])
 }
 
 // SetReserved writes field "reserved" (id 3).
-func (m *SnapshotRequest) SetReserved(v uint32) {
+func (m SnapshotRequest) SetReserved(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[20:24], v)
 }
@@ -3916,23 +4224,13 @@ type SnapshotReject struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotReject) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SnapshotReject) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotRejectEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotRejectTemplateID, SnapshotRejectBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3941,11 +4239,39 @@ func (m *SnapshotReject) WrapOverwrite(buf []byte, off int) error {
 // SnapshotRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotReject) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
+}
+
+// DecodeSnapshotReject returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotReject(buf []byte) (m SnapshotReject, ok bool) {
+	if !validMessage(buf, SnapshotRejectTemplateID, SnapshotRejectBlockLength) {
+		return SnapshotReject{}, false
+	}
+	return SnapshotReject{buf: (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSnapshotReject writes the header of a SnapshotReject at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotRejectEncodedLength.
+// Like DecodeSnapshotReject it is inlined and its result stays in a register.
+func OverwriteSnapshotReject(buf []byte) (m SnapshotReject, ok bool) {
+	if len(buf) < SnapshotRejectEncodedLength {
+		return SnapshotReject{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 24, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200180010)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3959,61 +4285,61 @@ func (m *SnapshotReject) EncodedLength() int {
 }
 
 // RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotReject) RequestID() uint64 {
+func (m SnapshotReject) RequestID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetRequestID writes field "requestId" (id 1).
-func (m *SnapshotReject) SetRequestID(v uint64) {
+func (m SnapshotReject) SetRequestID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
-func (m *SnapshotReject) InstrumentID() uint32 {
+func (m SnapshotReject) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 2).
-func (m *SnapshotReject) SetInstrumentID(v uint32) {
+func (m SnapshotReject) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reason reads field "reason" (id 3) at offset 12 (uint8).
-func (m *SnapshotReject) Reason() SnapshotRejectReason {
+func (m SnapshotReject) Reason() SnapshotRejectReason {
 	b := m.buf
 	return SnapshotRejectReason(b[20])
 }
 
 // SetReason writes field "reason" (id 3).
-func (m *SnapshotReject) SetReason(v SnapshotRejectReason) {
+func (m SnapshotReject) SetReason(v SnapshotRejectReason) {
 	b := m.buf
 	b[20] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 13 (uint8).
-func (m *SnapshotReject) Reserved() uint8 {
+func (m SnapshotReject) Reserved() uint8 {
 	b := m.buf
 	return b[21]
 }
 
 // SetReserved writes field "reserved" (id 4).
-func (m *SnapshotReject) SetReserved(v uint8) {
+func (m SnapshotReject) SetReserved(v uint8) {
 	b := m.buf
 	b[21] = v
 }
 
 // Reserved2 reads field "reserved2" (id 5) at offset 14 (uint16).
-func (m *SnapshotReject) Reserved2() uint16 {
+func (m SnapshotReject) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[22:24])
 }
 
 // SetReserved2 writes field "reserved2" (id 5).
-func (m *SnapshotReject) SetReserved2(v uint16) {
+func (m SnapshotReject) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[22:24], v)
 }

@@ -278,22 +278,51 @@ func TestSets(t *testing.T) {
 	}
 }
 
-// WrapOverwrite writes the header and leaves the block as the buffer held
+// OverwriteFill writes the header and leaves the block as the buffer held
 // it, for an encoder that sets every field; WrapEncode zeroes it.
-func TestWrapOverwriteKeepsTheBlock(t *testing.T) {
+func TestOverwriteKeepsTheBlock(t *testing.T) {
 	buf := bytes.Repeat([]byte{0xEE}, venue.FillEncodedLength)
-	var m venue.Fill
-	if err := m.WrapOverwrite(buf, 0); err != nil {
-		t.Fatal(err)
+	m, ok := venue.OverwriteFill(buf)
+	if !ok {
+		t.Fatal("OverwriteFill refused a buffer of FillEncodedLength")
 	}
 	id, err := venue.TemplateIDOf(buf, 0)
 	if err != nil || id != venue.FillTemplateID || m.EncodedLength() != venue.FillEncodedLength {
 		t.Fatalf("header: template %d (%v), length %d", id, err, m.EncodedLength())
 	}
 	if !bytes.Equal(buf[venue.MessageHeaderSize:], bytes.Repeat([]byte{0xEE}, venue.FillBlockLength)) {
-		t.Errorf("WrapOverwrite changed the block")
+		t.Errorf("OverwriteFill changed the block")
 	}
-	if err := m.WrapOverwrite(buf[:venue.FillEncodedLength-1], 0); err != sbe.ErrShortBuffer || m.EncodedLength() != 0 {
-		t.Errorf("WrapOverwrite on a short buffer = %v, length %d", err, m.EncodedLength())
+	ref := make([]byte, venue.FillEncodedLength)
+	var r venue.Fill
+	if err := r.WrapEncode(ref, 0); err != nil || !bytes.Equal(buf[:venue.MessageHeaderSize], ref[:venue.MessageHeaderSize]) {
+		t.Errorf("OverwriteFill header %x, WrapEncode's %x (%v)", buf[:venue.MessageHeaderSize], ref[:venue.MessageHeaderSize], err)
+	}
+	short := bytes.Repeat([]byte{0xEE}, venue.FillEncodedLength-1)
+	if m, ok := venue.OverwriteFill(short); ok || m.EncodedLength() != 0 || !bytes.Equal(short, bytes.Repeat([]byte{0xEE}, len(short))) {
+		t.Errorf("OverwriteFill on a short buffer: ok %v, length %d, buffer %x", ok, m.EncodedLength(), short)
+	}
+}
+
+// DecodeNewOrder accepts exactly what WrapDecode(buf, 0) accepts, over the
+// cases of TestWrapDecodeRefuses at offset 0 and random edits of the header.
+func TestDecodeAgreesWithWrapDecode(t *testing.T) {
+	good := encodedNewOrder(t, venue.NewOrderEncodedLength+4)
+	bufs := [][]byte{nil, good[:7], good[:8], good[:venue.NewOrderEncodedLength-1], good[:venue.NewOrderEncodedLength], good}
+	for i := range 8 * 256 {
+		b := bytes.Clone(good)
+		b[i/256] = byte(i) // every value of every header byte
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		var w venue.NewOrder
+		err := w.WrapDecode(b, 0)
+		d, ok := venue.DecodeNewOrder(b)
+		if ok != (err == nil) {
+			t.Fatalf("header %x, %d bytes: DecodeNewOrder ok %v, WrapDecode %v", b[:min(8, len(b))], len(b), ok, err)
+		}
+		if ok && (d.Seq() != w.Seq() || d.EncodedLength() != w.EncodedLength()) {
+			t.Fatalf("DecodeNewOrder and WrapDecode read different messages")
+		}
 	}
 }

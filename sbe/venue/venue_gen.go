@@ -54,6 +54,36 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
 // putHeader writes the message header of a template at the start of b, as
 // one little-endian word: blockLength, templateId, schemaId, version.
 func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
@@ -920,23 +950,13 @@ type NewOrder struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+NewOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *NewOrder) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *NewOrder) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < NewOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), NewOrderTemplateID, NewOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -945,11 +965,39 @@ func (m *NewOrder) WrapOverwrite(buf []byte, off int) error {
 // NewOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *NewOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, NewOrderTemplateID, NewOrderBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, NewOrderTemplateID, NewOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, NewOrderTemplateID, NewOrderBlockLength)
+}
+
+// DecodeNewOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeNewOrder(buf []byte) (m NewOrder, ok bool) {
+	if !validMessage(buf, NewOrderTemplateID, NewOrderBlockLength) {
+		return NewOrder{}, false
+	}
+	return NewOrder{buf: (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)}, true
+}
+
+// OverwriteNewOrder writes the header of a NewOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than NewOrderEncodedLength.
+// Like DecodeNewOrder it is inlined and its result stays in a register.
+func OverwriteNewOrder(buf []byte) (m NewOrder, ok bool) {
+	if len(buf) < NewOrderEncodedLength {
+		return NewOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 1, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010068)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -963,164 +1011,164 @@ func (m *NewOrder) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *NewOrder) Seq() uint64 {
+func (m NewOrder) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *NewOrder) SetSeq(v uint64) {
+func (m NewOrder) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *NewOrder) TimestampNs() int64 {
+func (m NewOrder) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *NewOrder) SetTimestampNs(v int64) {
+func (m NewOrder) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *NewOrder) SessionIdx() uint16 {
+func (m NewOrder) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *NewOrder) SetSessionIdx(v uint16) {
+func (m NewOrder) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *NewOrder) Side() Side {
+func (m NewOrder) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *NewOrder) SetSide(v Side) {
+func (m NewOrder) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *NewOrder) OrdType() OrdType {
+func (m NewOrder) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *NewOrder) SetOrdType(v OrdType) {
+func (m NewOrder) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *NewOrder) InstrumentID() uint32 {
+func (m NewOrder) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *NewOrder) SetInstrumentID(v uint32) {
+func (m NewOrder) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *NewOrder) TimeInForce() TimeInForce {
+func (m NewOrder) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *NewOrder) SetTimeInForce(v TimeInForce) {
+func (m NewOrder) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
-func (m *NewOrder) Flags() OrderFlags {
+func (m NewOrder) Flags() OrderFlags {
 	b := m.buf
 	return OrderFlags(b[33])
 }
 
 // SetFlags writes field "flags" (id 8).
-func (m *NewOrder) SetFlags(v OrderFlags) {
+func (m NewOrder) SetFlags(v OrderFlags) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // StpMode reads field "stpMode" (id 9) at offset 26 (uint8).
-func (m *NewOrder) StpMode() StpMode {
+func (m NewOrder) StpMode() StpMode {
 	b := m.buf
 	return StpMode(b[34])
 }
 
 // SetStpMode writes field "stpMode" (id 9).
-func (m *NewOrder) SetStpMode(v StpMode) {
+func (m NewOrder) SetStpMode(v StpMode) {
 	b := m.buf
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *NewOrder) Reserved() uint8 {
+func (m NewOrder) Reserved() uint8 {
 	b := m.buf
 	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10).
-func (m *NewOrder) SetReserved(v uint8) {
+func (m NewOrder) SetReserved(v uint8) {
 	b := m.buf
 	b[35] = v
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 28 (int64).
-func (m *NewOrder) PriceTicks() int64 {
+func (m NewOrder) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[36:44]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11).
-func (m *NewOrder) SetPriceTicks(v int64) {
+func (m NewOrder) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 36 (int64).
-func (m *NewOrder) Qty() int64 {
+func (m NewOrder) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetQty writes field "qty" (id 12).
-func (m *NewOrder) SetQty(v int64) {
+func (m NewOrder) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 44 (int64).
-func (m *NewOrder) ExpireTimeNs() int64 {
+func (m NewOrder) ExpireTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 13).
-func (m *NewOrder) SetExpireTimeNs(v int64) {
+func (m NewOrder) SetExpireTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *NewOrder) ClOrdID() []byte {
+func (m NewOrder) ClOrdID() []byte {
 	v := m.buf[60:96:96]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1130,13 +1178,13 @@ func (m *NewOrder) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 14) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *NewOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m NewOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[60:96])
 }
 
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *NewOrder) SetClOrdID(v []byte) error {
+func (m NewOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1147,7 +1195,7 @@ func (m *NewOrder) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *NewOrder) SetClOrdIDString(v string) error {
+func (m NewOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1158,7 +1206,7 @@ func (m *NewOrder) SetClOrdIDString(v string) error {
 
 // Account returns field "account" (id 15) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *NewOrder) Account() []byte {
+func (m NewOrder) Account() []byte {
 	v := m.buf[96:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1168,13 +1216,13 @@ func (m *NewOrder) Account() []byte {
 
 // AccountArray returns field "account" (id 15) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *NewOrder) AccountArray() *[AccountLength]byte {
+func (m NewOrder) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[96:112])
 }
 
 // SetAccount writes field "account" (id 15), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *NewOrder) SetAccount(v []byte) error {
+func (m NewOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1185,7 +1233,7 @@ func (m *NewOrder) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 15), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *NewOrder) SetAccountString(v string) error {
+func (m NewOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1273,23 +1321,13 @@ type CancelOrder struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+CancelOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelOrder) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *CancelOrder) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < CancelOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), CancelOrderTemplateID, CancelOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1298,11 +1336,39 @@ func (m *CancelOrder) WrapOverwrite(buf []byte, off int) error {
 // CancelOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, CancelOrderTemplateID, CancelOrderBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, CancelOrderTemplateID, CancelOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, CancelOrderTemplateID, CancelOrderBlockLength)
+}
+
+// DecodeCancelOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeCancelOrder(buf []byte) (m CancelOrder, ok bool) {
+	if !validMessage(buf, CancelOrderTemplateID, CancelOrderBlockLength) {
+		return CancelOrder{}, false
+	}
+	return CancelOrder{buf: (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf)}, true
+}
+
+// OverwriteCancelOrder writes the header of a CancelOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than CancelOrderEncodedLength.
+// Like DecodeCancelOrder it is inlined and its result stays in a register.
+func OverwriteCancelOrder(buf []byte) (m CancelOrder, ok bool) {
+	if len(buf) < CancelOrderEncodedLength {
+		return CancelOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 2, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100020068)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1316,92 +1382,92 @@ func (m *CancelOrder) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *CancelOrder) Seq() uint64 {
+func (m CancelOrder) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *CancelOrder) SetSeq(v uint64) {
+func (m CancelOrder) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *CancelOrder) TimestampNs() int64 {
+func (m CancelOrder) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *CancelOrder) SetTimestampNs(v int64) {
+func (m CancelOrder) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *CancelOrder) SessionIdx() uint16 {
+func (m CancelOrder) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *CancelOrder) SetSessionIdx(v uint16) {
+func (m CancelOrder) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *CancelOrder) Side() Side {
+func (m CancelOrder) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *CancelOrder) SetSide(v Side) {
+func (m CancelOrder) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m *CancelOrder) Reserved() uint8 {
+func (m CancelOrder) Reserved() uint8 {
 	b := m.buf
 	return b[27]
 }
 
 // SetReserved writes field "reserved" (id 5).
-func (m *CancelOrder) SetReserved(v uint8) {
+func (m CancelOrder) SetReserved(v uint8) {
 	b := m.buf
 	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *CancelOrder) InstrumentID() uint32 {
+func (m CancelOrder) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *CancelOrder) SetInstrumentID(v uint32) {
+func (m CancelOrder) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
-func (m *CancelOrder) OrderID() uint64 {
+func (m CancelOrder) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOrderID writes field "orderId" (id 7).
-func (m *CancelOrder) SetOrderID(v uint64) {
+func (m CancelOrder) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelOrder) ClOrdID() []byte {
+func (m CancelOrder) ClOrdID() []byte {
 	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1411,13 +1477,13 @@ func (m *CancelOrder) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 8) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *CancelOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m CancelOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[40:76])
 }
 
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelOrder) SetClOrdID(v []byte) error {
+func (m CancelOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1428,7 +1494,7 @@ func (m *CancelOrder) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelOrder) SetClOrdIDString(v string) error {
+func (m CancelOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1439,7 +1505,7 @@ func (m *CancelOrder) SetClOrdIDString(v string) error {
 
 // OrigClOrdID returns field "origClOrdId" (id 9) at offset 68 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelOrder) OrigClOrdID() []byte {
+func (m CancelOrder) OrigClOrdID() []byte {
 	v := m.buf[76:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1449,13 +1515,13 @@ func (m *CancelOrder) OrigClOrdID() []byte {
 
 // OrigClOrdIDArray returns field "origClOrdId" (id 9) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *CancelOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+func (m CancelOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[76:112])
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelOrder) SetOrigClOrdID(v []byte) error {
+func (m CancelOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1466,7 +1532,7 @@ func (m *CancelOrder) SetOrigClOrdID(v []byte) error {
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelOrder) SetOrigClOrdIDString(v string) error {
+func (m CancelOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1549,23 +1615,13 @@ type ReplaceOrder struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+ReplaceOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *ReplaceOrder) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *ReplaceOrder) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < ReplaceOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), ReplaceOrderTemplateID, ReplaceOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1574,11 +1630,39 @@ func (m *ReplaceOrder) WrapOverwrite(buf []byte, off int) error {
 // ReplaceOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *ReplaceOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
+}
+
+// DecodeReplaceOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
+	if !validMessage(buf, ReplaceOrderTemplateID, ReplaceOrderBlockLength) {
+		return ReplaceOrder{}, false
+	}
+	return ReplaceOrder{buf: (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)}, true
+}
+
+// OverwriteReplaceOrder writes the header of a ReplaceOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than ReplaceOrderEncodedLength.
+// Like DecodeReplaceOrder it is inlined and its result stays in a register.
+func OverwriteReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
+	if len(buf) < ReplaceOrderEncodedLength {
+		return ReplaceOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 148, templateId 3, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100030094)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1592,164 +1676,164 @@ func (m *ReplaceOrder) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *ReplaceOrder) Seq() uint64 {
+func (m ReplaceOrder) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *ReplaceOrder) SetSeq(v uint64) {
+func (m ReplaceOrder) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *ReplaceOrder) TimestampNs() int64 {
+func (m ReplaceOrder) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *ReplaceOrder) SetTimestampNs(v int64) {
+func (m ReplaceOrder) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *ReplaceOrder) SessionIdx() uint16 {
+func (m ReplaceOrder) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *ReplaceOrder) SetSessionIdx(v uint16) {
+func (m ReplaceOrder) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *ReplaceOrder) Side() Side {
+func (m ReplaceOrder) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *ReplaceOrder) SetSide(v Side) {
+func (m ReplaceOrder) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *ReplaceOrder) OrdType() OrdType {
+func (m ReplaceOrder) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *ReplaceOrder) SetOrdType(v OrdType) {
+func (m ReplaceOrder) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *ReplaceOrder) InstrumentID() uint32 {
+func (m ReplaceOrder) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *ReplaceOrder) SetInstrumentID(v uint32) {
+func (m ReplaceOrder) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *ReplaceOrder) TimeInForce() TimeInForce {
+func (m ReplaceOrder) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *ReplaceOrder) SetTimeInForce(v TimeInForce) {
+func (m ReplaceOrder) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 8) at offset 25 (uint8).
-func (m *ReplaceOrder) Reserved() uint8 {
+func (m ReplaceOrder) Reserved() uint8 {
 	b := m.buf
 	return b[33]
 }
 
 // SetReserved writes field "reserved" (id 8).
-func (m *ReplaceOrder) SetReserved(v uint8) {
+func (m ReplaceOrder) SetReserved(v uint8) {
 	b := m.buf
 	b[33] = v
 }
 
 // Reserved2 reads field "reserved2" (id 9) at offset 26 (uint16).
-func (m *ReplaceOrder) Reserved2() uint16 {
+func (m ReplaceOrder) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved2 writes field "reserved2" (id 9).
-func (m *ReplaceOrder) SetReserved2(v uint16) {
+func (m ReplaceOrder) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
-func (m *ReplaceOrder) OrderID() uint64 {
+func (m ReplaceOrder) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10).
-func (m *ReplaceOrder) SetOrderID(v uint64) {
+func (m ReplaceOrder) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
-func (m *ReplaceOrder) PriceTicks() int64 {
+func (m ReplaceOrder) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11).
-func (m *ReplaceOrder) SetPriceTicks(v int64) {
+func (m ReplaceOrder) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
-func (m *ReplaceOrder) Qty() int64 {
+func (m ReplaceOrder) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetQty writes field "qty" (id 12).
-func (m *ReplaceOrder) SetQty(v int64) {
+func (m ReplaceOrder) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 52 (int64).
-func (m *ReplaceOrder) ExpireTimeNs() int64 {
+func (m ReplaceOrder) ExpireTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 13).
-func (m *ReplaceOrder) SetExpireTimeNs(v int64) {
+func (m ReplaceOrder) SetExpireTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 60 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) ClOrdID() []byte {
+func (m ReplaceOrder) ClOrdID() []byte {
 	v := m.buf[68:104:104]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1759,13 +1843,13 @@ func (m *ReplaceOrder) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 14) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *ReplaceOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m ReplaceOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[68:104])
 }
 
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetClOrdID(v []byte) error {
+func (m ReplaceOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1776,7 +1860,7 @@ func (m *ReplaceOrder) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetClOrdIDString(v string) error {
+func (m ReplaceOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1787,7 +1871,7 @@ func (m *ReplaceOrder) SetClOrdIDString(v string) error {
 
 // OrigClOrdID returns field "origClOrdId" (id 15) at offset 96 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) OrigClOrdID() []byte {
+func (m ReplaceOrder) OrigClOrdID() []byte {
 	v := m.buf[104:140:140]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1797,13 +1881,13 @@ func (m *ReplaceOrder) OrigClOrdID() []byte {
 
 // OrigClOrdIDArray returns field "origClOrdId" (id 15) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *ReplaceOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+func (m ReplaceOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[104:140])
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetOrigClOrdID(v []byte) error {
+func (m ReplaceOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1814,7 +1898,7 @@ func (m *ReplaceOrder) SetOrigClOrdID(v []byte) error {
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetOrigClOrdIDString(v string) error {
+func (m ReplaceOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1825,7 +1909,7 @@ func (m *ReplaceOrder) SetOrigClOrdIDString(v string) error {
 
 // Account returns field "account" (id 16) at offset 132 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) Account() []byte {
+func (m ReplaceOrder) Account() []byte {
 	v := m.buf[140:156:156]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -1835,13 +1919,13 @@ func (m *ReplaceOrder) Account() []byte {
 
 // AccountArray returns field "account" (id 16) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *ReplaceOrder) AccountArray() *[AccountLength]byte {
+func (m ReplaceOrder) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[140:156])
 }
 
 // SetAccount writes field "account" (id 16), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetAccount(v []byte) error {
+func (m ReplaceOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1852,7 +1936,7 @@ func (m *ReplaceOrder) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 16), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *ReplaceOrder) SetAccountString(v string) error {
+func (m ReplaceOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -1943,23 +2027,13 @@ type MassCancel struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+MassCancelEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancel) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *MassCancel) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < MassCancelEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), MassCancelTemplateID, MassCancelBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1968,11 +2042,39 @@ func (m *MassCancel) WrapOverwrite(buf []byte, off int) error {
 // MassCancelBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancel) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, MassCancelTemplateID, MassCancelBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, MassCancelTemplateID, MassCancelBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, MassCancelTemplateID, MassCancelBlockLength)
+}
+
+// DecodeMassCancel returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeMassCancel(buf []byte) (m MassCancel, ok bool) {
+	if !validMessage(buf, MassCancelTemplateID, MassCancelBlockLength) {
+		return MassCancel{}, false
+	}
+	return MassCancel{buf: (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf)}, true
+}
+
+// OverwriteMassCancel writes the header of a MassCancel at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than MassCancelEncodedLength.
+// Like DecodeMassCancel it is inlined and its result stays in a register.
+func OverwriteMassCancel(buf []byte) (m MassCancel, ok bool) {
+	if len(buf) < MassCancelEncodedLength {
+		return MassCancel{}, false
+	}
+	m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf)
+	// The header as one word: blockLength 80, templateId 4, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100040050)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -1986,25 +2088,25 @@ func (m *MassCancel) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *MassCancel) Seq() uint64 {
+func (m MassCancel) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *MassCancel) SetSeq(v uint64) {
+func (m MassCancel) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *MassCancel) TimestampNs() int64 {
+func (m MassCancel) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *MassCancel) SetTimestampNs(v int64) {
+func (m MassCancel) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
@@ -2012,13 +2114,13 @@ func (m *MassCancel) SetTimestampNs(v int64) {
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 //
 // requesting session, answered with the report.
-func (m *MassCancel) SessionIdx() uint16 {
+func (m MassCancel) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *MassCancel) SetSessionIdx(v uint16) {
+func (m MassCancel) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
@@ -2026,13 +2128,13 @@ func (m *MassCancel) SetSessionIdx(v uint16) {
 // FilterSessionIdx reads field "filterSessionIdx" (id 4) at offset 18 (uint16).
 //
 // 0xFFFF: any session.
-func (m *MassCancel) FilterSessionIdx() uint16 {
+func (m MassCancel) FilterSessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[26:28])
 }
 
 // SetFilterSessionIdx writes field "filterSessionIdx" (id 4).
-func (m *MassCancel) SetFilterSessionIdx(v uint16) {
+func (m MassCancel) SetFilterSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[26:28], v)
 }
@@ -2040,13 +2142,13 @@ func (m *MassCancel) SetFilterSessionIdx(v uint16) {
 // InstrumentID reads field "instrumentId" (id 5) at offset 20 (uint32).
 //
 // 0: any instrument.
-func (m *MassCancel) InstrumentID() uint32 {
+func (m MassCancel) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 5).
-func (m *MassCancel) SetInstrumentID(v uint32) {
+func (m MassCancel) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
@@ -2054,13 +2156,13 @@ func (m *MassCancel) SetInstrumentID(v uint32) {
 // Side reads field "side" (id 6) at offset 24 (uint8).
 //
 // 0: any side, else a Side value.
-func (m *MassCancel) Side() uint8 {
+func (m MassCancel) Side() uint8 {
 	b := m.buf
 	return b[32]
 }
 
 // SetSide writes field "side" (id 6).
-func (m *MassCancel) SetSide(v uint8) {
+func (m MassCancel) SetSide(v uint8) {
 	b := m.buf
 	b[32] = v
 }
@@ -2068,32 +2170,32 @@ func (m *MassCancel) SetSide(v uint8) {
 // MassCancelRequestType reads field "massCancelRequestType" (id 7) at offset 25 (uint8).
 //
 // FIX tag 530, echoed in the report.
-func (m *MassCancel) MassCancelRequestType() uint8 {
+func (m MassCancel) MassCancelRequestType() uint8 {
 	b := m.buf
 	return b[33]
 }
 
 // SetMassCancelRequestType writes field "massCancelRequestType" (id 7).
-func (m *MassCancel) SetMassCancelRequestType(v uint8) {
+func (m MassCancel) SetMassCancelRequestType(v uint8) {
 	b := m.buf
 	b[33] = v
 }
 
 // Reserved reads field "reserved" (id 8) at offset 26 (uint16).
-func (m *MassCancel) Reserved() uint16 {
+func (m MassCancel) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 8).
-func (m *MassCancel) SetReserved(v uint16) {
+func (m MassCancel) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 9) at offset 28 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *MassCancel) ClOrdID() []byte {
+func (m MassCancel) ClOrdID() []byte {
 	v := m.buf[36:72:72]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -2103,13 +2205,13 @@ func (m *MassCancel) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 9) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *MassCancel) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m MassCancel) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[36:72])
 }
 
 // SetClOrdID writes field "clOrdId" (id 9), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancel) SetClOrdID(v []byte) error {
+func (m MassCancel) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2120,7 +2222,7 @@ func (m *MassCancel) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 9), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancel) SetClOrdIDString(v string) error {
+func (m MassCancel) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2133,7 +2235,7 @@ func (m *MassCancel) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // empty: any account.
-func (m *MassCancel) Account() []byte {
+func (m MassCancel) Account() []byte {
 	v := m.buf[72:88:88]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -2143,13 +2245,13 @@ func (m *MassCancel) Account() []byte {
 
 // AccountArray returns field "account" (id 10) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *MassCancel) AccountArray() *[AccountLength]byte {
+func (m MassCancel) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[72:88])
 }
 
 // SetAccount writes field "account" (id 10), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancel) SetAccount(v []byte) error {
+func (m MassCancel) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2160,7 +2262,7 @@ func (m *MassCancel) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 10), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancel) SetAccountString(v string) error {
+func (m MassCancel) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2237,23 +2339,13 @@ type OrderStatusRequest struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderStatusRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatusRequest) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderStatusRequest) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderStatusRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2262,11 +2354,39 @@ func (m *OrderStatusRequest) WrapOverwrite(buf []byte, off int) error {
 // OrderStatusRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatusRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
+}
+
+// DecodeOrderStatusRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderStatusRequest(buf []byte) (m OrderStatusRequest, ok bool) {
+	if !validMessage(buf, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength) {
+		return OrderStatusRequest{}, false
+	}
+	return OrderStatusRequest{buf: (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderStatusRequest writes the header of a OrderStatusRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderStatusRequestEncodedLength.
+// Like DecodeOrderStatusRequest it is inlined and its result stays in a register.
+func OverwriteOrderStatusRequest(buf []byte) (m OrderStatusRequest, ok bool) {
+	if len(buf) < OrderStatusRequestEncodedLength {
+		return OrderStatusRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 68, templateId 5, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100050044)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2280,92 +2400,92 @@ func (m *OrderStatusRequest) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *OrderStatusRequest) Seq() uint64 {
+func (m OrderStatusRequest) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *OrderStatusRequest) SetSeq(v uint64) {
+func (m OrderStatusRequest) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderStatusRequest) TimestampNs() int64 {
+func (m OrderStatusRequest) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderStatusRequest) SetTimestampNs(v int64) {
+func (m OrderStatusRequest) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderStatusRequest) SessionIdx() uint16 {
+func (m OrderStatusRequest) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderStatusRequest) SetSessionIdx(v uint16) {
+func (m OrderStatusRequest) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderStatusRequest) Side() Side {
+func (m OrderStatusRequest) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderStatusRequest) SetSide(v Side) {
+func (m OrderStatusRequest) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m *OrderStatusRequest) Reserved() uint8 {
+func (m OrderStatusRequest) Reserved() uint8 {
 	b := m.buf
 	return b[27]
 }
 
 // SetReserved writes field "reserved" (id 5).
-func (m *OrderStatusRequest) SetReserved(v uint8) {
+func (m OrderStatusRequest) SetReserved(v uint8) {
 	b := m.buf
 	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderStatusRequest) InstrumentID() uint32 {
+func (m OrderStatusRequest) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderStatusRequest) SetInstrumentID(v uint32) {
+func (m OrderStatusRequest) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
-func (m *OrderStatusRequest) OrderID() uint64 {
+func (m OrderStatusRequest) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
 // SetOrderID writes field "orderId" (id 7).
-func (m *OrderStatusRequest) SetOrderID(v uint64) {
+func (m OrderStatusRequest) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatusRequest) ClOrdID() []byte {
+func (m OrderStatusRequest) ClOrdID() []byte {
 	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -2375,13 +2495,13 @@ func (m *OrderStatusRequest) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 8) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderStatusRequest) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderStatusRequest) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[40:76])
 }
 
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatusRequest) SetClOrdID(v []byte) error {
+func (m OrderStatusRequest) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2392,7 +2512,7 @@ func (m *OrderStatusRequest) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatusRequest) SetClOrdIDString(v string) error {
+func (m OrderStatusRequest) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -2461,23 +2581,13 @@ type SessionDisconnected struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SessionDisconnectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SessionDisconnected) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SessionDisconnected) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SessionDisconnectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2486,11 +2596,39 @@ func (m *SessionDisconnected) WrapOverwrite(buf []byte, off int) error {
 // SessionDisconnectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SessionDisconnected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
+}
+
+// DecodeSessionDisconnected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSessionDisconnected(buf []byte) (m SessionDisconnected, ok bool) {
+	if !validMessage(buf, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength) {
+		return SessionDisconnected{}, false
+	}
+	return SessionDisconnected{buf: (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSessionDisconnected writes the header of a SessionDisconnected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SessionDisconnectedEncodedLength.
+// Like DecodeSessionDisconnected it is inlined and its result stays in a register.
+func OverwriteSessionDisconnected(buf []byte) (m SessionDisconnected, ok bool) {
+	if len(buf) < SessionDisconnectedEncodedLength {
+		return SessionDisconnected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 19, templateId 6, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100060013)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2504,49 +2642,49 @@ func (m *SessionDisconnected) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *SessionDisconnected) Seq() uint64 {
+func (m SessionDisconnected) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *SessionDisconnected) SetSeq(v uint64) {
+func (m SessionDisconnected) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *SessionDisconnected) TimestampNs() int64 {
+func (m SessionDisconnected) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *SessionDisconnected) SetTimestampNs(v int64) {
+func (m SessionDisconnected) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *SessionDisconnected) SessionIdx() uint16 {
+func (m SessionDisconnected) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *SessionDisconnected) SetSessionIdx(v uint16) {
+func (m SessionDisconnected) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // CancelOnDisconnect reads field "cancelOnDisconnect" (id 4) at offset 18 (uint8).
-func (m *SessionDisconnected) CancelOnDisconnect() BooleanType {
+func (m SessionDisconnected) CancelOnDisconnect() BooleanType {
 	b := m.buf
 	return BooleanType(b[26])
 }
 
 // SetCancelOnDisconnect writes field "cancelOnDisconnect" (id 4).
-func (m *SessionDisconnected) SetCancelOnDisconnect(v BooleanType) {
+func (m SessionDisconnected) SetCancelOnDisconnect(v BooleanType) {
 	b := m.buf
 	b[26] = uint8(v)
 }
@@ -2603,23 +2741,13 @@ type SetTradingStatus struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SetTradingStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SetTradingStatus) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *SetTradingStatus) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SetTradingStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SetTradingStatusTemplateID, SetTradingStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2628,11 +2756,39 @@ func (m *SetTradingStatus) WrapOverwrite(buf []byte, off int) error {
 // SetTradingStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SetTradingStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
+}
+
+// DecodeSetTradingStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSetTradingStatus(buf []byte) (m SetTradingStatus, ok bool) {
+	if !validMessage(buf, SetTradingStatusTemplateID, SetTradingStatusBlockLength) {
+		return SetTradingStatus{}, false
+	}
+	return SetTradingStatus{buf: (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSetTradingStatus writes the header of a SetTradingStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SetTradingStatusEncodedLength.
+// Like DecodeSetTradingStatus it is inlined and its result stays in a register.
+func OverwriteSetTradingStatus(buf []byte) (m SetTradingStatus, ok bool) {
+	if len(buf) < SetTradingStatusEncodedLength {
+		return SetTradingStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 21, templateId 7, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100070015)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2646,49 +2802,49 @@ func (m *SetTradingStatus) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *SetTradingStatus) Seq() uint64 {
+func (m SetTradingStatus) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *SetTradingStatus) SetSeq(v uint64) {
+func (m SetTradingStatus) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *SetTradingStatus) TimestampNs() int64 {
+func (m SetTradingStatus) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *SetTradingStatus) SetTimestampNs(v int64) {
+func (m SetTradingStatus) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
-func (m *SetTradingStatus) InstrumentID() uint32 {
+func (m SetTradingStatus) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 3).
-func (m *SetTradingStatus) SetInstrumentID(v uint32) {
+func (m SetTradingStatus) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
-func (m *SetTradingStatus) Status() TradingStatus {
+func (m SetTradingStatus) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[28])
 }
 
 // SetStatus writes field "status" (id 4).
-func (m *SetTradingStatus) SetStatus(v TradingStatus) {
+func (m SetTradingStatus) SetStatus(v TradingStatus) {
 	b := m.buf
 	b[28] = uint8(v)
 }
@@ -2743,23 +2899,13 @@ type EndOfDay struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+EndOfDayEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfDay) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *EndOfDay) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < EndOfDayEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), EndOfDayTemplateID, EndOfDayBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2768,11 +2914,39 @@ func (m *EndOfDay) WrapOverwrite(buf []byte, off int) error {
 // EndOfDayBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfDay) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, EndOfDayTemplateID, EndOfDayBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, EndOfDayTemplateID, EndOfDayBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, EndOfDayTemplateID, EndOfDayBlockLength)
+}
+
+// DecodeEndOfDay returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeEndOfDay(buf []byte) (m EndOfDay, ok bool) {
+	if !validMessage(buf, EndOfDayTemplateID, EndOfDayBlockLength) {
+		return EndOfDay{}, false
+	}
+	return EndOfDay{buf: (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf)}, true
+}
+
+// OverwriteEndOfDay writes the header of a EndOfDay at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than EndOfDayEncodedLength.
+// Like DecodeEndOfDay it is inlined and its result stays in a register.
+func OverwriteEndOfDay(buf []byte) (m EndOfDay, ok bool) {
+	if len(buf) < EndOfDayEncodedLength {
+		return EndOfDay{}, false
+	}
+	m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 8, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100080010)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2786,25 +2960,25 @@ func (m *EndOfDay) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *EndOfDay) Seq() uint64 {
+func (m EndOfDay) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *EndOfDay) SetSeq(v uint64) {
+func (m EndOfDay) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *EndOfDay) TimestampNs() int64 {
+func (m EndOfDay) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *EndOfDay) SetTimestampNs(v int64) {
+func (m EndOfDay) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
@@ -2856,23 +3030,13 @@ type Snapshot struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Snapshot) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Snapshot) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < SnapshotEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotTemplateID, SnapshotBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2881,11 +3045,39 @@ func (m *Snapshot) WrapOverwrite(buf []byte, off int) error {
 // SnapshotBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Snapshot) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, SnapshotTemplateID, SnapshotBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotTemplateID, SnapshotBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, SnapshotTemplateID, SnapshotBlockLength)
+}
+
+// DecodeSnapshot returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshot(buf []byte) (m Snapshot, ok bool) {
+	if !validMessage(buf, SnapshotTemplateID, SnapshotBlockLength) {
+		return Snapshot{}, false
+	}
+	return Snapshot{buf: (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf)}, true
+}
+
+// OverwriteSnapshot writes the header of a Snapshot at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotEncodedLength.
+// Like DecodeSnapshot it is inlined and its result stays in a register.
+func OverwriteSnapshot(buf []byte) (m Snapshot, ok bool) {
+	if len(buf) < SnapshotEncodedLength {
+		return Snapshot{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 9, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100090018)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -2899,37 +3091,37 @@ func (m *Snapshot) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *Snapshot) Seq() uint64 {
+func (m Snapshot) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *Snapshot) SetSeq(v uint64) {
+func (m Snapshot) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Snapshot) TimestampNs() int64 {
+func (m Snapshot) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *Snapshot) SetTimestampNs(v int64) {
+func (m Snapshot) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SnapshotID reads field "snapshotId" (id 3) at offset 16 (uint64).
-func (m *Snapshot) SnapshotID() uint64 {
+func (m Snapshot) SnapshotID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
 // SetSnapshotID writes field "snapshotId" (id 3).
-func (m *Snapshot) SetSnapshotID(v uint64) {
+func (m Snapshot) SetSnapshotID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
@@ -2982,23 +3174,13 @@ type Tick struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TickEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Tick) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Tick) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < TickEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TickTemplateID, TickBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3007,11 +3189,39 @@ func (m *Tick) WrapOverwrite(buf []byte, off int) error {
 // TickBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Tick) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, TickTemplateID, TickBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TickTemplateID, TickBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, TickTemplateID, TickBlockLength)
+}
+
+// DecodeTick returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTick(buf []byte) (m Tick, ok bool) {
+	if !validMessage(buf, TickTemplateID, TickBlockLength) {
+		return Tick{}, false
+	}
+	return Tick{buf: (*[MessageHeaderSize + TickBlockLength]byte)(buf)}, true
+}
+
+// OverwriteTick writes the header of a Tick at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TickEncodedLength.
+// Like DecodeTick it is inlined and its result stays in a register.
+func OverwriteTick(buf []byte) (m Tick, ok bool) {
+	if len(buf) < TickEncodedLength {
+		return Tick{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 10, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000a0010)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3025,25 +3235,25 @@ func (m *Tick) EncodedLength() int {
 }
 
 // Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *Tick) Seq() uint64 {
+func (m Tick) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetSeq writes field "seq" (id 1).
-func (m *Tick) SetSeq(v uint64) {
+func (m Tick) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Tick) TimestampNs() int64 {
+func (m Tick) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *Tick) SetTimestampNs(v int64) {
+func (m Tick) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
@@ -3109,23 +3319,13 @@ type OrderAccepted struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderAcceptedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAccepted) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderAccepted) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderAcceptedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderAcceptedTemplateID, OrderAcceptedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3134,11 +3334,39 @@ func (m *OrderAccepted) WrapOverwrite(buf []byte, off int) error {
 // OrderAcceptedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAccepted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
+}
+
+// DecodeOrderAccepted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
+	if !validMessage(buf, OrderAcceptedTemplateID, OrderAcceptedBlockLength) {
+		return OrderAccepted{}, false
+	}
+	return OrderAccepted{buf: (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderAccepted writes the header of a OrderAccepted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderAcceptedEncodedLength.
+// Like DecodeOrderAccepted it is inlined and its result stays in a register.
+func OverwriteOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
+	if len(buf) < OrderAcceptedEncodedLength {
+		return OrderAccepted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)
+	// The header as one word: blockLength 128, templateId 101, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650080)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3152,188 +3380,188 @@ func (m *OrderAccepted) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderAccepted) CauseSeq() uint64 {
+func (m OrderAccepted) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *OrderAccepted) SetCauseSeq(v uint64) {
+func (m OrderAccepted) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderAccepted) TimestampNs() int64 {
+func (m OrderAccepted) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderAccepted) SetTimestampNs(v int64) {
+func (m OrderAccepted) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderAccepted) SessionIdx() uint16 {
+func (m OrderAccepted) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderAccepted) SetSessionIdx(v uint16) {
+func (m OrderAccepted) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderAccepted) Side() Side {
+func (m OrderAccepted) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderAccepted) SetSide(v Side) {
+func (m OrderAccepted) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderAccepted) OrdType() OrdType {
+func (m OrderAccepted) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *OrderAccepted) SetOrdType(v OrdType) {
+func (m OrderAccepted) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderAccepted) InstrumentID() uint32 {
+func (m OrderAccepted) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderAccepted) SetInstrumentID(v uint32) {
+func (m OrderAccepted) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderAccepted) TimeInForce() TimeInForce {
+func (m OrderAccepted) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *OrderAccepted) SetTimeInForce(v TimeInForce) {
+func (m OrderAccepted) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
-func (m *OrderAccepted) Flags() OrderFlags {
+func (m OrderAccepted) Flags() OrderFlags {
 	b := m.buf
 	return OrderFlags(b[33])
 }
 
 // SetFlags writes field "flags" (id 8).
-func (m *OrderAccepted) SetFlags(v OrderFlags) {
+func (m OrderAccepted) SetFlags(v OrderFlags) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *OrderAccepted) Reserved() uint16 {
+func (m OrderAccepted) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9).
-func (m *OrderAccepted) SetReserved(v uint16) {
+func (m OrderAccepted) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
-func (m *OrderAccepted) OrderID() uint64 {
+func (m OrderAccepted) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10).
-func (m *OrderAccepted) SetOrderID(v uint64) {
+func (m OrderAccepted) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 11) at offset 36 (uint64).
-func (m *OrderAccepted) ExecID() uint64 {
+func (m OrderAccepted) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 11).
-func (m *OrderAccepted) SetExecID(v uint64) {
+func (m OrderAccepted) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 12) at offset 44 (int64).
-func (m *OrderAccepted) PriceTicks() int64 {
+func (m OrderAccepted) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 12).
-func (m *OrderAccepted) SetPriceTicks(v int64) {
+func (m OrderAccepted) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 13) at offset 52 (int64).
-func (m *OrderAccepted) Qty() int64 {
+func (m OrderAccepted) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 13).
-func (m *OrderAccepted) SetQty(v int64) {
+func (m OrderAccepted) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 14) at offset 60 (int64).
-func (m *OrderAccepted) LeavesQty() int64 {
+func (m OrderAccepted) LeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 14).
-func (m *OrderAccepted) SetLeavesQty(v int64) {
+func (m OrderAccepted) SetLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 15) at offset 68 (int64).
-func (m *OrderAccepted) ExpireTimeNs() int64 {
+func (m OrderAccepted) ExpireTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 15).
-func (m *OrderAccepted) SetExpireTimeNs(v int64) {
+func (m OrderAccepted) SetExpireTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 16) at offset 76 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderAccepted) ClOrdID() []byte {
+func (m OrderAccepted) ClOrdID() []byte {
 	v := m.buf[84:120:120]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -3343,13 +3571,13 @@ func (m *OrderAccepted) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 16) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderAccepted) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderAccepted) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[84:120])
 }
 
 // SetClOrdID writes field "clOrdId" (id 16), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderAccepted) SetClOrdID(v []byte) error {
+func (m OrderAccepted) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3360,7 +3588,7 @@ func (m *OrderAccepted) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 16), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderAccepted) SetClOrdIDString(v string) error {
+func (m OrderAccepted) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3371,7 +3599,7 @@ func (m *OrderAccepted) SetClOrdIDString(v string) error {
 
 // Account returns field "account" (id 17) at offset 112 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderAccepted) Account() []byte {
+func (m OrderAccepted) Account() []byte {
 	v := m.buf[120:136:136]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -3381,13 +3609,13 @@ func (m *OrderAccepted) Account() []byte {
 
 // AccountArray returns field "account" (id 17) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderAccepted) AccountArray() *[AccountLength]byte {
+func (m OrderAccepted) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[120:136])
 }
 
 // SetAccount writes field "account" (id 17), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderAccepted) SetAccount(v []byte) error {
+func (m OrderAccepted) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3398,7 +3626,7 @@ func (m *OrderAccepted) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 17), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderAccepted) SetAccountString(v string) error {
+func (m OrderAccepted) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3495,23 +3723,13 @@ type OrderRejected struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderRejected) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderRejected) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderRejectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderRejectedTemplateID, OrderRejectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3520,11 +3738,39 @@ func (m *OrderRejected) WrapOverwrite(buf []byte, off int) error {
 // OrderRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderRejected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength)
+}
+
+// DecodeOrderRejected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderRejected(buf []byte) (m OrderRejected, ok bool) {
+	if !validMessage(buf, OrderRejectedTemplateID, OrderRejectedBlockLength) {
+		return OrderRejected{}, false
+	}
+	return OrderRejected{buf: (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderRejected writes the header of a OrderRejected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderRejectedEncodedLength.
+// Like DecodeOrderRejected it is inlined and its result stays in a register.
+func OverwriteOrderRejected(buf []byte) (m OrderRejected, ok bool) {
+	if len(buf) < OrderRejectedEncodedLength {
+		return OrderRejected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 102, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100660068)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3538,152 +3784,152 @@ func (m *OrderRejected) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderRejected) CauseSeq() uint64 {
+func (m OrderRejected) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *OrderRejected) SetCauseSeq(v uint64) {
+func (m OrderRejected) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderRejected) TimestampNs() int64 {
+func (m OrderRejected) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderRejected) SetTimestampNs(v int64) {
+func (m OrderRejected) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderRejected) SessionIdx() uint16 {
+func (m OrderRejected) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderRejected) SetSessionIdx(v uint16) {
+func (m OrderRejected) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderRejected) Side() Side {
+func (m OrderRejected) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderRejected) SetSide(v Side) {
+func (m OrderRejected) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderRejected) OrdType() OrdType {
+func (m OrderRejected) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *OrderRejected) SetOrdType(v OrdType) {
+func (m OrderRejected) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderRejected) InstrumentID() uint32 {
+func (m OrderRejected) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderRejected) SetInstrumentID(v uint32) {
+func (m OrderRejected) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderRejected) TimeInForce() TimeInForce {
+func (m OrderRejected) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *OrderRejected) SetTimeInForce(v TimeInForce) {
+func (m OrderRejected) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
-func (m *OrderRejected) Reason() RejectReason {
+func (m OrderRejected) Reason() RejectReason {
 	b := m.buf
 	return RejectReason(b[33])
 }
 
 // SetReason writes field "reason" (id 8).
-func (m *OrderRejected) SetReason(v RejectReason) {
+func (m OrderRejected) SetReason(v RejectReason) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *OrderRejected) Reserved() uint16 {
+func (m OrderRejected) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9).
-func (m *OrderRejected) SetReserved(v uint16) {
+func (m OrderRejected) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ExecID reads field "execId" (id 10) at offset 28 (uint64).
-func (m *OrderRejected) ExecID() uint64 {
+func (m OrderRejected) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetExecID writes field "execId" (id 10).
-func (m *OrderRejected) SetExecID(v uint64) {
+func (m OrderRejected) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
-func (m *OrderRejected) PriceTicks() int64 {
+func (m OrderRejected) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 11).
-func (m *OrderRejected) SetPriceTicks(v int64) {
+func (m OrderRejected) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
-func (m *OrderRejected) Qty() int64 {
+func (m OrderRejected) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetQty writes field "qty" (id 12).
-func (m *OrderRejected) SetQty(v int64) {
+func (m OrderRejected) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 13) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderRejected) ClOrdID() []byte {
+func (m OrderRejected) ClOrdID() []byte {
 	v := m.buf[60:96:96]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -3693,13 +3939,13 @@ func (m *OrderRejected) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 13) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[60:96])
 }
 
 // SetClOrdID writes field "clOrdId" (id 13), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderRejected) SetClOrdID(v []byte) error {
+func (m OrderRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3710,7 +3956,7 @@ func (m *OrderRejected) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 13), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderRejected) SetClOrdIDString(v string) error {
+func (m OrderRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3721,7 +3967,7 @@ func (m *OrderRejected) SetClOrdIDString(v string) error {
 
 // Account returns field "account" (id 14) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderRejected) Account() []byte {
+func (m OrderRejected) Account() []byte {
 	v := m.buf[96:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -3731,13 +3977,13 @@ func (m *OrderRejected) Account() []byte {
 
 // AccountArray returns field "account" (id 14) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderRejected) AccountArray() *[AccountLength]byte {
+func (m OrderRejected) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[96:112])
 }
 
 // SetAccount writes field "account" (id 14), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderRejected) SetAccount(v []byte) error {
+func (m OrderRejected) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3748,7 +3994,7 @@ func (m *OrderRejected) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 14), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderRejected) SetAccountString(v string) error {
+func (m OrderRejected) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -3848,23 +4094,13 @@ type Fill struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+FillEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Fill) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Fill) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < FillEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), FillTemplateID, FillBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3873,11 +4109,39 @@ func (m *Fill) WrapOverwrite(buf []byte, off int) error {
 // FillBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Fill) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, FillTemplateID, FillBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, FillTemplateID, FillBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, FillTemplateID, FillBlockLength)
+}
+
+// DecodeFill returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeFill(buf []byte) (m Fill, ok bool) {
+	if !validMessage(buf, FillTemplateID, FillBlockLength) {
+		return Fill{}, false
+	}
+	return Fill{buf: (*[MessageHeaderSize + FillBlockLength]byte)(buf)}, true
+}
+
+// OverwriteFill writes the header of a Fill at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than FillEncodedLength.
+// Like DecodeFill it is inlined and its result stays in a register.
+func OverwriteFill(buf []byte) (m Fill, ok bool) {
+	if len(buf) < FillEncodedLength {
+		return Fill{}, false
+	}
+	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf)
+	// The header as one word: blockLength 168, templateId 103, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700a8)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -3891,157 +4155,157 @@ func (m *Fill) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *Fill) CauseSeq() uint64 {
+func (m Fill) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *Fill) SetCauseSeq(v uint64) {
+func (m Fill) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Fill) TimestampNs() int64 {
+func (m Fill) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *Fill) SetTimestampNs(v int64) {
+func (m Fill) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *Fill) SessionIdx() uint16 {
+func (m Fill) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *Fill) SetSessionIdx(v uint16) {
+func (m Fill) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *Fill) Side() Side {
+func (m Fill) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *Fill) SetSide(v Side) {
+func (m Fill) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *Fill) OrdType() OrdType {
+func (m Fill) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *Fill) SetOrdType(v OrdType) {
+func (m Fill) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *Fill) InstrumentID() uint32 {
+func (m Fill) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *Fill) SetInstrumentID(v uint32) {
+func (m Fill) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *Fill) TimeInForce() TimeInForce {
+func (m Fill) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *Fill) SetTimeInForce(v TimeInForce) {
+func (m Fill) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Aggressor reads field "aggressor" (id 8) at offset 25 (uint8).
-func (m *Fill) Aggressor() BooleanType {
+func (m Fill) Aggressor() BooleanType {
 	b := m.buf
 	return BooleanType(b[33])
 }
 
 // SetAggressor writes field "aggressor" (id 8).
-func (m *Fill) SetAggressor(v BooleanType) {
+func (m Fill) SetAggressor(v BooleanType) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
-func (m *Fill) OrdStatus() OrdStatus {
+func (m Fill) OrdStatus() OrdStatus {
 	b := m.buf
 	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9).
-func (m *Fill) SetOrdStatus(v OrdStatus) {
+func (m Fill) SetOrdStatus(v OrdStatus) {
 	b := m.buf
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *Fill) Reserved() uint8 {
+func (m Fill) Reserved() uint8 {
 	b := m.buf
 	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10).
-func (m *Fill) SetReserved(v uint8) {
+func (m Fill) SetReserved(v uint8) {
 	b := m.buf
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *Fill) OrderID() uint64 {
+func (m Fill) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11).
-func (m *Fill) SetOrderID(v uint64) {
+func (m Fill) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *Fill) ExecID() uint64 {
+func (m Fill) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12).
-func (m *Fill) SetExecID(v uint64) {
+func (m Fill) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // TradeID reads field "tradeId" (id 13) at offset 44 (uint64).
-func (m *Fill) TradeID() uint64 {
+func (m Fill) TradeID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[52:60])
 }
 
 // SetTradeID writes field "tradeId" (id 13).
-func (m *Fill) SetTradeID(v uint64) {
+func (m Fill) SetTradeID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], v)
 }
@@ -4049,13 +4313,13 @@ func (m *Fill) SetTradeID(v uint64) {
 // PriceTicks reads field "priceTicks" (id 14) at offset 52 (int64).
 //
 // the order's limit price (0 for market).
-func (m *Fill) PriceTicks() int64 {
+func (m Fill) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 14).
-func (m *Fill) SetPriceTicks(v int64) {
+func (m Fill) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
@@ -4063,61 +4327,61 @@ func (m *Fill) SetPriceTicks(v int64) {
 // Qty reads field "qty" (id 15) at offset 60 (int64).
 //
 // the order's total quantity.
-func (m *Fill) Qty() int64 {
+func (m Fill) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetQty writes field "qty" (id 15).
-func (m *Fill) SetQty(v int64) {
+func (m Fill) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // LastPriceTicks reads field "lastPriceTicks" (id 16) at offset 68 (int64).
-func (m *Fill) LastPriceTicks() int64 {
+func (m Fill) LastPriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetLastPriceTicks writes field "lastPriceTicks" (id 16).
-func (m *Fill) SetLastPriceTicks(v int64) {
+func (m Fill) SetLastPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // LastQty reads field "lastQty" (id 17) at offset 76 (int64).
-func (m *Fill) LastQty() int64 {
+func (m Fill) LastQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetLastQty writes field "lastQty" (id 17).
-func (m *Fill) SetLastQty(v int64) {
+func (m Fill) SetLastQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 18) at offset 84 (int64).
-func (m *Fill) LeavesQty() int64 {
+func (m Fill) LeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 18).
-func (m *Fill) SetLeavesQty(v int64) {
+func (m Fill) SetLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 19) at offset 92 (int64).
-func (m *Fill) CumQty() int64 {
+func (m Fill) CumQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
 // SetCumQty writes field "cumQty" (id 19).
-func (m *Fill) SetCumQty(v int64) {
+func (m Fill) SetCumQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
@@ -4125,32 +4389,32 @@ func (m *Fill) SetCumQty(v int64) {
 // CumNotionalTicks reads field "cumNotionalTicks" (id 20) at offset 100 (int64).
 //
 // sum of lastPriceTicks*lastQty; average price = cumNotionalTicks/cumQty.
-func (m *Fill) CumNotionalTicks() int64 {
+func (m Fill) CumNotionalTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 20).
-func (m *Fill) SetCumNotionalTicks(v int64) {
+func (m Fill) SetCumNotionalTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
 
 // ContraOrderID reads field "contraOrderId" (id 21) at offset 108 (uint64).
-func (m *Fill) ContraOrderID() uint64 {
+func (m Fill) ContraOrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[116:124])
 }
 
 // SetContraOrderID writes field "contraOrderId" (id 21).
-func (m *Fill) SetContraOrderID(v uint64) {
+func (m Fill) SetContraOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[116:124], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 22) at offset 116 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *Fill) ClOrdID() []byte {
+func (m Fill) ClOrdID() []byte {
 	v := m.buf[124:160:160]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -4160,13 +4424,13 @@ func (m *Fill) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 22) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *Fill) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m Fill) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[124:160])
 }
 
 // SetClOrdID writes field "clOrdId" (id 22), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Fill) SetClOrdID(v []byte) error {
+func (m Fill) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4177,7 +4441,7 @@ func (m *Fill) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 22), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Fill) SetClOrdIDString(v string) error {
+func (m Fill) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4188,7 +4452,7 @@ func (m *Fill) SetClOrdIDString(v string) error {
 
 // Account returns field "account" (id 23) at offset 152 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *Fill) Account() []byte {
+func (m Fill) Account() []byte {
 	v := m.buf[160:176:176]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -4198,13 +4462,13 @@ func (m *Fill) Account() []byte {
 
 // AccountArray returns field "account" (id 23) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *Fill) AccountArray() *[AccountLength]byte {
+func (m Fill) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[160:176])
 }
 
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Fill) SetAccount(v []byte) error {
+func (m Fill) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4215,7 +4479,7 @@ func (m *Fill) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Fill) SetAccountString(v string) error {
+func (m Fill) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4330,23 +4594,13 @@ type OrderCancelled struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderCancelledEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderCancelled) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderCancelled) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderCancelledEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderCancelledTemplateID, OrderCancelledBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -4355,11 +4609,39 @@ func (m *OrderCancelled) WrapOverwrite(buf []byte, off int) error {
 // OrderCancelledBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderCancelled) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength)
+}
+
+// DecodeOrderCancelled returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderCancelled(buf []byte) (m OrderCancelled, ok bool) {
+	if !validMessage(buf, OrderCancelledTemplateID, OrderCancelledBlockLength) {
+		return OrderCancelled{}, false
+	}
+	return OrderCancelled{buf: (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderCancelled writes the header of a OrderCancelled at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderCancelledEncodedLength.
+// Like DecodeOrderCancelled it is inlined and its result stays in a register.
+func OverwriteOrderCancelled(buf []byte) (m OrderCancelled, ok bool) {
+	if len(buf) < OrderCancelledEncodedLength {
+		return OrderCancelled{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf)
+	// The header as one word: blockLength 172, templateId 104, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006800ac)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -4373,97 +4655,97 @@ func (m *OrderCancelled) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderCancelled) CauseSeq() uint64 {
+func (m OrderCancelled) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *OrderCancelled) SetCauseSeq(v uint64) {
+func (m OrderCancelled) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderCancelled) TimestampNs() int64 {
+func (m OrderCancelled) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderCancelled) SetTimestampNs(v int64) {
+func (m OrderCancelled) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderCancelled) SessionIdx() uint16 {
+func (m OrderCancelled) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderCancelled) SetSessionIdx(v uint16) {
+func (m OrderCancelled) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderCancelled) Side() Side {
+func (m OrderCancelled) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderCancelled) SetSide(v Side) {
+func (m OrderCancelled) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderCancelled) OrdType() OrdType {
+func (m OrderCancelled) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *OrderCancelled) SetOrdType(v OrdType) {
+func (m OrderCancelled) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderCancelled) InstrumentID() uint32 {
+func (m OrderCancelled) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderCancelled) SetInstrumentID(v uint32) {
+func (m OrderCancelled) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderCancelled) TimeInForce() TimeInForce {
+func (m OrderCancelled) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *OrderCancelled) SetTimeInForce(v TimeInForce) {
+func (m OrderCancelled) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
-func (m *OrderCancelled) Reason() CancelReason {
+func (m OrderCancelled) Reason() CancelReason {
 	b := m.buf
 	return CancelReason(b[33])
 }
 
 // SetReason writes field "reason" (id 8).
-func (m *OrderCancelled) SetReason(v CancelReason) {
+func (m OrderCancelled) SetReason(v CancelReason) {
 	b := m.buf
 	b[33] = uint8(v)
 }
@@ -4471,73 +4753,73 @@ func (m *OrderCancelled) SetReason(v CancelReason) {
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
 //
 // Cancelled or Expired.
-func (m *OrderCancelled) OrdStatus() OrdStatus {
+func (m OrderCancelled) OrdStatus() OrdStatus {
 	b := m.buf
 	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9).
-func (m *OrderCancelled) SetOrdStatus(v OrdStatus) {
+func (m OrderCancelled) SetOrdStatus(v OrdStatus) {
 	b := m.buf
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderCancelled) Reserved() uint8 {
+func (m OrderCancelled) Reserved() uint8 {
 	b := m.buf
 	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10).
-func (m *OrderCancelled) SetReserved(v uint8) {
+func (m OrderCancelled) SetReserved(v uint8) {
 	b := m.buf
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderCancelled) OrderID() uint64 {
+func (m OrderCancelled) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11).
-func (m *OrderCancelled) SetOrderID(v uint64) {
+func (m OrderCancelled) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderCancelled) ExecID() uint64 {
+func (m OrderCancelled) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12).
-func (m *OrderCancelled) SetExecID(v uint64) {
+func (m OrderCancelled) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
-func (m *OrderCancelled) PriceTicks() int64 {
+func (m OrderCancelled) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13).
-func (m *OrderCancelled) SetPriceTicks(v int64) {
+func (m OrderCancelled) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
-func (m *OrderCancelled) Qty() int64 {
+func (m OrderCancelled) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14).
-func (m *OrderCancelled) SetQty(v int64) {
+func (m OrderCancelled) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
@@ -4545,37 +4827,37 @@ func (m *OrderCancelled) SetQty(v int64) {
 // CancelledQty reads field "cancelledQty" (id 15) at offset 60 (int64).
 //
 // leaves removed from the book.
-func (m *OrderCancelled) CancelledQty() int64 {
+func (m OrderCancelled) CancelledQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetCancelledQty writes field "cancelledQty" (id 15).
-func (m *OrderCancelled) SetCancelledQty(v int64) {
+func (m OrderCancelled) SetCancelledQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderCancelled) CumQty() int64 {
+func (m OrderCancelled) CumQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16).
-func (m *OrderCancelled) SetCumQty(v int64) {
+func (m OrderCancelled) SetCumQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderCancelled) CumNotionalTicks() int64 {
+func (m OrderCancelled) CumNotionalTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
-func (m *OrderCancelled) SetCumNotionalTicks(v int64) {
+func (m OrderCancelled) SetCumNotionalTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
@@ -4584,7 +4866,7 @@ func (m *OrderCancelled) SetCumNotionalTicks(v int64) {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the cancel request's ClOrdID for a client cancel, else the order's.
-func (m *OrderCancelled) ClOrdID() []byte {
+func (m OrderCancelled) ClOrdID() []byte {
 	v := m.buf[92:128:128]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -4594,13 +4876,13 @@ func (m *OrderCancelled) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderCancelled) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderCancelled) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[92:128])
 }
 
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetClOrdID(v []byte) error {
+func (m OrderCancelled) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4611,7 +4893,7 @@ func (m *OrderCancelled) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetClOrdIDString(v string) error {
+func (m OrderCancelled) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4624,7 +4906,7 @@ func (m *OrderCancelled) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the order's ClOrdID for a client cancel, else empty.
-func (m *OrderCancelled) OrigClOrdID() []byte {
+func (m OrderCancelled) OrigClOrdID() []byte {
 	v := m.buf[128:164:164]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -4634,13 +4916,13 @@ func (m *OrderCancelled) OrigClOrdID() []byte {
 
 // OrigClOrdIDArray returns field "origClOrdId" (id 19) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderCancelled) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderCancelled) OrigClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[128:164])
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetOrigClOrdID(v []byte) error {
+func (m OrderCancelled) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4651,7 +4933,7 @@ func (m *OrderCancelled) SetOrigClOrdID(v []byte) error {
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetOrigClOrdIDString(v string) error {
+func (m OrderCancelled) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4662,7 +4944,7 @@ func (m *OrderCancelled) SetOrigClOrdIDString(v string) error {
 
 // Account returns field "account" (id 20) at offset 156 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderCancelled) Account() []byte {
+func (m OrderCancelled) Account() []byte {
 	v := m.buf[164:180:180]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -4672,13 +4954,13 @@ func (m *OrderCancelled) Account() []byte {
 
 // AccountArray returns field "account" (id 20) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderCancelled) AccountArray() *[AccountLength]byte {
+func (m OrderCancelled) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[164:180])
 }
 
 // SetAccount writes field "account" (id 20), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetAccount(v []byte) error {
+func (m OrderCancelled) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4689,7 +4971,7 @@ func (m *OrderCancelled) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 20), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderCancelled) SetAccountString(v string) error {
+func (m OrderCancelled) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -4801,23 +5083,13 @@ type OrderReplaced struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderReplacedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderReplaced) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderReplaced) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderReplacedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderReplacedTemplateID, OrderReplacedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -4826,11 +5098,39 @@ func (m *OrderReplaced) WrapOverwrite(buf []byte, off int) error {
 // OrderReplacedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderReplaced) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength)
+}
+
+// DecodeOrderReplaced returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
+	if !validMessage(buf, OrderReplacedTemplateID, OrderReplacedBlockLength) {
+		return OrderReplaced{}, false
+	}
+	return OrderReplaced{buf: (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderReplaced writes the header of a OrderReplaced at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderReplacedEncodedLength.
+// Like DecodeOrderReplaced it is inlined and its result stays in a register.
+func OverwriteOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
+	if len(buf) < OrderReplacedEncodedLength {
+		return OrderReplaced{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)
+	// The header as one word: blockLength 196, templateId 105, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900c4)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -4844,145 +5144,145 @@ func (m *OrderReplaced) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderReplaced) CauseSeq() uint64 {
+func (m OrderReplaced) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *OrderReplaced) SetCauseSeq(v uint64) {
+func (m OrderReplaced) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderReplaced) TimestampNs() int64 {
+func (m OrderReplaced) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderReplaced) SetTimestampNs(v int64) {
+func (m OrderReplaced) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderReplaced) SessionIdx() uint16 {
+func (m OrderReplaced) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderReplaced) SetSessionIdx(v uint16) {
+func (m OrderReplaced) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderReplaced) Side() Side {
+func (m OrderReplaced) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderReplaced) SetSide(v Side) {
+func (m OrderReplaced) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderReplaced) OrdType() OrdType {
+func (m OrderReplaced) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *OrderReplaced) SetOrdType(v OrdType) {
+func (m OrderReplaced) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderReplaced) InstrumentID() uint32 {
+func (m OrderReplaced) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderReplaced) SetInstrumentID(v uint32) {
+func (m OrderReplaced) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderReplaced) TimeInForce() TimeInForce {
+func (m OrderReplaced) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *OrderReplaced) SetTimeInForce(v TimeInForce) {
+func (m OrderReplaced) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 8) at offset 25 (uint8).
-func (m *OrderReplaced) PriorityLost() BooleanType {
+func (m OrderReplaced) PriorityLost() BooleanType {
 	b := m.buf
 	return BooleanType(b[33])
 }
 
 // SetPriorityLost writes field "priorityLost" (id 8).
-func (m *OrderReplaced) SetPriorityLost(v BooleanType) {
+func (m OrderReplaced) SetPriorityLost(v BooleanType) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
-func (m *OrderReplaced) OrdStatus() OrdStatus {
+func (m OrderReplaced) OrdStatus() OrdStatus {
 	b := m.buf
 	return OrdStatus(b[34])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 9).
-func (m *OrderReplaced) SetOrdStatus(v OrdStatus) {
+func (m OrderReplaced) SetOrdStatus(v OrdStatus) {
 	b := m.buf
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderReplaced) Reserved() uint8 {
+func (m OrderReplaced) Reserved() uint8 {
 	b := m.buf
 	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10).
-func (m *OrderReplaced) SetReserved(v uint8) {
+func (m OrderReplaced) SetReserved(v uint8) {
 	b := m.buf
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderReplaced) OrderID() uint64 {
+func (m OrderReplaced) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11).
-func (m *OrderReplaced) SetOrderID(v uint64) {
+func (m OrderReplaced) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderReplaced) ExecID() uint64 {
+func (m OrderReplaced) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12).
-func (m *OrderReplaced) SetExecID(v uint64) {
+func (m OrderReplaced) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
@@ -4990,13 +5290,13 @@ func (m *OrderReplaced) SetExecID(v uint64) {
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
 //
 // new price.
-func (m *OrderReplaced) PriceTicks() int64 {
+func (m OrderReplaced) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13).
-func (m *OrderReplaced) SetPriceTicks(v int64) {
+func (m OrderReplaced) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
@@ -5004,85 +5304,85 @@ func (m *OrderReplaced) SetPriceTicks(v int64) {
 // Qty reads field "qty" (id 14) at offset 52 (int64).
 //
 // new total quantity.
-func (m *OrderReplaced) Qty() int64 {
+func (m OrderReplaced) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14).
-func (m *OrderReplaced) SetQty(v int64) {
+func (m OrderReplaced) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
-func (m *OrderReplaced) LeavesQty() int64 {
+func (m OrderReplaced) LeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 15).
-func (m *OrderReplaced) SetLeavesQty(v int64) {
+func (m OrderReplaced) SetLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderReplaced) CumQty() int64 {
+func (m OrderReplaced) CumQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16).
-func (m *OrderReplaced) SetCumQty(v int64) {
+func (m OrderReplaced) SetCumQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderReplaced) CumNotionalTicks() int64 {
+func (m OrderReplaced) CumNotionalTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
-func (m *OrderReplaced) SetCumNotionalTicks(v int64) {
+func (m OrderReplaced) SetCumNotionalTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // OldPriceTicks reads field "oldPriceTicks" (id 18) at offset 84 (int64).
-func (m *OrderReplaced) OldPriceTicks() int64 {
+func (m OrderReplaced) OldPriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
 // SetOldPriceTicks writes field "oldPriceTicks" (id 18).
-func (m *OrderReplaced) SetOldPriceTicks(v int64) {
+func (m OrderReplaced) SetOldPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // OldLeavesQty reads field "oldLeavesQty" (id 19) at offset 92 (int64).
-func (m *OrderReplaced) OldLeavesQty() int64 {
+func (m OrderReplaced) OldLeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
 // SetOldLeavesQty writes field "oldLeavesQty" (id 19).
-func (m *OrderReplaced) SetOldLeavesQty(v int64) {
+func (m OrderReplaced) SetOldLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 20) at offset 100 (int64).
-func (m *OrderReplaced) ExpireTimeNs() int64 {
+func (m OrderReplaced) ExpireTimeNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
 // SetExpireTimeNs writes field "expireTimeNs" (id 20).
-func (m *OrderReplaced) SetExpireTimeNs(v int64) {
+func (m OrderReplaced) SetExpireTimeNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
@@ -5091,7 +5391,7 @@ func (m *OrderReplaced) SetExpireTimeNs(v int64) {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the new ClOrdID.
-func (m *OrderReplaced) ClOrdID() []byte {
+func (m OrderReplaced) ClOrdID() []byte {
 	v := m.buf[116:152:152]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5101,13 +5401,13 @@ func (m *OrderReplaced) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 21) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderReplaced) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderReplaced) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[116:152])
 }
 
 // SetClOrdID writes field "clOrdId" (id 21), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetClOrdID(v []byte) error {
+func (m OrderReplaced) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5118,7 +5418,7 @@ func (m *OrderReplaced) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 21), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetClOrdIDString(v string) error {
+func (m OrderReplaced) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5131,7 +5431,7 @@ func (m *OrderReplaced) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the replaced ClOrdID.
-func (m *OrderReplaced) OrigClOrdID() []byte {
+func (m OrderReplaced) OrigClOrdID() []byte {
 	v := m.buf[152:188:188]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5141,13 +5441,13 @@ func (m *OrderReplaced) OrigClOrdID() []byte {
 
 // OrigClOrdIDArray returns field "origClOrdId" (id 22) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderReplaced) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderReplaced) OrigClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[152:188])
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetOrigClOrdID(v []byte) error {
+func (m OrderReplaced) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5158,7 +5458,7 @@ func (m *OrderReplaced) SetOrigClOrdID(v []byte) error {
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetOrigClOrdIDString(v string) error {
+func (m OrderReplaced) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5169,7 +5469,7 @@ func (m *OrderReplaced) SetOrigClOrdIDString(v string) error {
 
 // Account returns field "account" (id 23) at offset 180 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderReplaced) Account() []byte {
+func (m OrderReplaced) Account() []byte {
 	v := m.buf[188:204:204]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5179,13 +5479,13 @@ func (m *OrderReplaced) Account() []byte {
 
 // AccountArray returns field "account" (id 23) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderReplaced) AccountArray() *[AccountLength]byte {
+func (m OrderReplaced) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[188:204])
 }
 
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetAccount(v []byte) error {
+func (m OrderReplaced) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5196,7 +5496,7 @@ func (m *OrderReplaced) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderReplaced) SetAccountString(v string) error {
+func (m OrderReplaced) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5303,23 +5603,13 @@ type CancelRejected struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+CancelRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelRejected) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *CancelRejected) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < CancelRejectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), CancelRejectedTemplateID, CancelRejectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -5328,11 +5618,39 @@ func (m *CancelRejected) WrapOverwrite(buf []byte, off int) error {
 // CancelRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelRejected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength)
+}
+
+// DecodeCancelRejected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeCancelRejected(buf []byte) (m CancelRejected, ok bool) {
+	if !validMessage(buf, CancelRejectedTemplateID, CancelRejectedBlockLength) {
+		return CancelRejected{}, false
+	}
+	return CancelRejected{buf: (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteCancelRejected writes the header of a CancelRejected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than CancelRejectedEncodedLength.
+// Like DecodeCancelRejected it is inlined and its result stays in a register.
+func OverwriteCancelRejected(buf []byte) (m CancelRejected, ok bool) {
+	if len(buf) < CancelRejectedEncodedLength {
+		return CancelRejected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 108, templateId 106, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006a006c)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -5346,73 +5664,73 @@ func (m *CancelRejected) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *CancelRejected) CauseSeq() uint64 {
+func (m CancelRejected) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *CancelRejected) SetCauseSeq(v uint64) {
+func (m CancelRejected) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *CancelRejected) TimestampNs() int64 {
+func (m CancelRejected) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *CancelRejected) SetTimestampNs(v int64) {
+func (m CancelRejected) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *CancelRejected) SessionIdx() uint16 {
+func (m CancelRejected) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *CancelRejected) SetSessionIdx(v uint16) {
+func (m CancelRejected) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // ResponseTo reads field "responseTo" (id 4) at offset 18 (uint8).
-func (m *CancelRejected) ResponseTo() CxlRejResponseTo {
+func (m CancelRejected) ResponseTo() CxlRejResponseTo {
 	b := m.buf
 	return CxlRejResponseTo(b[26])
 }
 
 // SetResponseTo writes field "responseTo" (id 4).
-func (m *CancelRejected) SetResponseTo(v CxlRejResponseTo) {
+func (m CancelRejected) SetResponseTo(v CxlRejResponseTo) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
-func (m *CancelRejected) Reason() RejectReason {
+func (m CancelRejected) Reason() RejectReason {
 	b := m.buf
 	return RejectReason(b[27])
 }
 
 // SetReason writes field "reason" (id 5).
-func (m *CancelRejected) SetReason(v RejectReason) {
+func (m CancelRejected) SetReason(v RejectReason) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *CancelRejected) InstrumentID() uint32 {
+func (m CancelRejected) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *CancelRejected) SetInstrumentID(v uint32) {
+func (m CancelRejected) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
@@ -5420,37 +5738,37 @@ func (m *CancelRejected) SetInstrumentID(v uint32) {
 // OrdStatus reads field "ordStatus" (id 7) at offset 24 (uint8).
 //
 // the order's current status, Unknown if not found.
-func (m *CancelRejected) OrdStatus() OrdStatus {
+func (m CancelRejected) OrdStatus() OrdStatus {
 	b := m.buf
 	return OrdStatus(b[32])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 7).
-func (m *CancelRejected) SetOrdStatus(v OrdStatus) {
+func (m CancelRejected) SetOrdStatus(v OrdStatus) {
 	b := m.buf
 	b[32] = uint8(v)
 }
 
 // Side reads field "side" (id 8) at offset 25 (uint8).
-func (m *CancelRejected) Side() Side {
+func (m CancelRejected) Side() Side {
 	b := m.buf
 	return Side(b[33])
 }
 
 // SetSide writes field "side" (id 8).
-func (m *CancelRejected) SetSide(v Side) {
+func (m CancelRejected) SetSide(v Side) {
 	b := m.buf
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *CancelRejected) Reserved() uint16 {
+func (m CancelRejected) Reserved() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
 // SetReserved writes field "reserved" (id 9).
-func (m *CancelRejected) SetReserved(v uint16) {
+func (m CancelRejected) SetReserved(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
@@ -5458,20 +5776,20 @@ func (m *CancelRejected) SetReserved(v uint16) {
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
 //
 // 0 when the order is unknown.
-func (m *CancelRejected) OrderID() uint64 {
+func (m CancelRejected) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 10).
-func (m *CancelRejected) SetOrderID(v uint64) {
+func (m CancelRejected) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 36 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelRejected) ClOrdID() []byte {
+func (m CancelRejected) ClOrdID() []byte {
 	v := m.buf[44:80:80]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5481,13 +5799,13 @@ func (m *CancelRejected) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 11) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *CancelRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m CancelRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[44:80])
 }
 
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelRejected) SetClOrdID(v []byte) error {
+func (m CancelRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5498,7 +5816,7 @@ func (m *CancelRejected) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelRejected) SetClOrdIDString(v string) error {
+func (m CancelRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5509,7 +5827,7 @@ func (m *CancelRejected) SetClOrdIDString(v string) error {
 
 // OrigClOrdID returns field "origClOrdId" (id 12) at offset 72 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelRejected) OrigClOrdID() []byte {
+func (m CancelRejected) OrigClOrdID() []byte {
 	v := m.buf[80:116:116]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5519,13 +5837,13 @@ func (m *CancelRejected) OrigClOrdID() []byte {
 
 // OrigClOrdIDArray returns field "origClOrdId" (id 12) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *CancelRejected) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+func (m CancelRejected) OrigClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[80:116])
 }
 
 // SetOrigClOrdID writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelRejected) SetOrigClOrdID(v []byte) error {
+func (m CancelRejected) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5536,7 +5854,7 @@ func (m *CancelRejected) SetOrigClOrdID(v []byte) error {
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *CancelRejected) SetOrigClOrdIDString(v string) error {
+func (m CancelRejected) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5628,23 +5946,13 @@ type OrderStatus struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatus) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *OrderStatus) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < OrderStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderStatusTemplateID, OrderStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -5653,11 +5961,39 @@ func (m *OrderStatus) WrapOverwrite(buf []byte, off int) error {
 // OrderStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, OrderStatusTemplateID, OrderStatusBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderStatusTemplateID, OrderStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, OrderStatusTemplateID, OrderStatusBlockLength)
+}
+
+// DecodeOrderStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderStatus(buf []byte) (m OrderStatus, ok bool) {
+	if !validMessage(buf, OrderStatusTemplateID, OrderStatusBlockLength) {
+		return OrderStatus{}, false
+	}
+	return OrderStatus{buf: (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderStatus writes the header of a OrderStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderStatusEncodedLength.
+// Like DecodeOrderStatus it is inlined and its result stays in a register.
+func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
+	if len(buf) < OrderStatusEncodedLength {
+		return OrderStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 136, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0088)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -5671,85 +6007,85 @@ func (m *OrderStatus) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderStatus) CauseSeq() uint64 {
+func (m OrderStatus) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *OrderStatus) SetCauseSeq(v uint64) {
+func (m OrderStatus) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderStatus) TimestampNs() int64 {
+func (m OrderStatus) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *OrderStatus) SetTimestampNs(v int64) {
+func (m OrderStatus) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderStatus) SessionIdx() uint16 {
+func (m OrderStatus) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *OrderStatus) SetSessionIdx(v uint16) {
+func (m OrderStatus) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderStatus) Side() Side {
+func (m OrderStatus) Side() Side {
 	b := m.buf
 	return Side(b[26])
 }
 
 // SetSide writes field "side" (id 4).
-func (m *OrderStatus) SetSide(v Side) {
+func (m OrderStatus) SetSide(v Side) {
 	b := m.buf
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderStatus) OrdType() OrdType {
+func (m OrderStatus) OrdType() OrdType {
 	b := m.buf
 	return OrdType(b[27])
 }
 
 // SetOrdType writes field "ordType" (id 5).
-func (m *OrderStatus) SetOrdType(v OrdType) {
+func (m OrderStatus) SetOrdType(v OrdType) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderStatus) InstrumentID() uint32 {
+func (m OrderStatus) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *OrderStatus) SetInstrumentID(v uint32) {
+func (m OrderStatus) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderStatus) TimeInForce() TimeInForce {
+func (m OrderStatus) TimeInForce() TimeInForce {
 	b := m.buf
 	return TimeInForce(b[32])
 }
 
 // SetTimeInForce writes field "timeInForce" (id 7).
-func (m *OrderStatus) SetTimeInForce(v TimeInForce) {
+func (m OrderStatus) SetTimeInForce(v TimeInForce) {
 	b := m.buf
 	b[32] = uint8(v)
 }
@@ -5757,13 +6093,13 @@ func (m *OrderStatus) SetTimeInForce(v TimeInForce) {
 // OrdStatus reads field "ordStatus" (id 8) at offset 25 (uint8).
 //
 // Unknown when no such order.
-func (m *OrderStatus) OrdStatus() OrdStatus {
+func (m OrderStatus) OrdStatus() OrdStatus {
 	b := m.buf
 	return OrdStatus(b[33])
 }
 
 // SetOrdStatus writes field "ordStatus" (id 8).
-func (m *OrderStatus) SetOrdStatus(v OrdStatus) {
+func (m OrderStatus) SetOrdStatus(v OrdStatus) {
 	b := m.buf
 	b[33] = uint8(v)
 }
@@ -5771,116 +6107,116 @@ func (m *OrderStatus) SetOrdStatus(v OrdStatus) {
 // Reason reads field "reason" (id 9) at offset 26 (uint8).
 //
 // UnknownOrder when not found.
-func (m *OrderStatus) Reason() RejectReason {
+func (m OrderStatus) Reason() RejectReason {
 	b := m.buf
 	return RejectReason(b[34])
 }
 
 // SetReason writes field "reason" (id 9).
-func (m *OrderStatus) SetReason(v RejectReason) {
+func (m OrderStatus) SetReason(v RejectReason) {
 	b := m.buf
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderStatus) Reserved() uint8 {
+func (m OrderStatus) Reserved() uint8 {
 	b := m.buf
 	return b[35]
 }
 
 // SetReserved writes field "reserved" (id 10).
-func (m *OrderStatus) SetReserved(v uint8) {
+func (m OrderStatus) SetReserved(v uint8) {
 	b := m.buf
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderStatus) OrderID() uint64 {
+func (m OrderStatus) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
 // SetOrderID writes field "orderId" (id 11).
-func (m *OrderStatus) SetOrderID(v uint64) {
+func (m OrderStatus) SetOrderID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderStatus) ExecID() uint64 {
+func (m OrderStatus) ExecID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
 // SetExecID writes field "execId" (id 12).
-func (m *OrderStatus) SetExecID(v uint64) {
+func (m OrderStatus) SetExecID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
-func (m *OrderStatus) PriceTicks() int64 {
+func (m OrderStatus) PriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
 // SetPriceTicks writes field "priceTicks" (id 13).
-func (m *OrderStatus) SetPriceTicks(v int64) {
+func (m OrderStatus) SetPriceTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
-func (m *OrderStatus) Qty() int64 {
+func (m OrderStatus) Qty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
 // SetQty writes field "qty" (id 14).
-func (m *OrderStatus) SetQty(v int64) {
+func (m OrderStatus) SetQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
-func (m *OrderStatus) LeavesQty() int64 {
+func (m OrderStatus) LeavesQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
 // SetLeavesQty writes field "leavesQty" (id 15).
-func (m *OrderStatus) SetLeavesQty(v int64) {
+func (m OrderStatus) SetLeavesQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderStatus) CumQty() int64 {
+func (m OrderStatus) CumQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
 // SetCumQty writes field "cumQty" (id 16).
-func (m *OrderStatus) SetCumQty(v int64) {
+func (m OrderStatus) SetCumQty(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderStatus) CumNotionalTicks() int64 {
+func (m OrderStatus) CumNotionalTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
 // SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
-func (m *OrderStatus) SetCumNotionalTicks(v int64) {
+func (m OrderStatus) SetCumNotionalTicks(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 18) at offset 84 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatus) ClOrdID() []byte {
+func (m OrderStatus) ClOrdID() []byte {
 	v := m.buf[92:128:128]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5890,13 +6226,13 @@ func (m *OrderStatus) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderStatus) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m OrderStatus) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[92:128])
 }
 
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatus) SetClOrdID(v []byte) error {
+func (m OrderStatus) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5907,7 +6243,7 @@ func (m *OrderStatus) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatus) SetClOrdIDString(v string) error {
+func (m OrderStatus) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5918,7 +6254,7 @@ func (m *OrderStatus) SetClOrdIDString(v string) error {
 
 // Account returns field "account" (id 19) at offset 120 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatus) Account() []byte {
+func (m OrderStatus) Account() []byte {
 	v := m.buf[128:144:144]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -5928,13 +6264,13 @@ func (m *OrderStatus) Account() []byte {
 
 // AccountArray returns field "account" (id 19) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *OrderStatus) AccountArray() *[AccountLength]byte {
+func (m OrderStatus) AccountArray() *[AccountLength]byte {
 	return (*[AccountLength]byte)(m.buf[128:144])
 }
 
 // SetAccount writes field "account" (id 19), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatus) SetAccount(v []byte) error {
+func (m OrderStatus) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -5945,7 +6281,7 @@ func (m *OrderStatus) SetAccount(v []byte) error {
 
 // SetAccountString writes field "account" (id 19), padding it with NULs. A value longer than
 // AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *OrderStatus) SetAccountString(v string) error {
+func (m OrderStatus) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
@@ -6043,23 +6379,13 @@ type MassCancelReport struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+MassCancelReportEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancelReport) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *MassCancelReport) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < MassCancelReportEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), MassCancelReportTemplateID, MassCancelReportBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -6068,11 +6394,39 @@ func (m *MassCancelReport) WrapOverwrite(buf []byte, off int) error {
 // MassCancelReportBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancelReport) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength)
+}
+
+// DecodeMassCancelReport returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeMassCancelReport(buf []byte) (m MassCancelReport, ok bool) {
+	if !validMessage(buf, MassCancelReportTemplateID, MassCancelReportBlockLength) {
+		return MassCancelReport{}, false
+	}
+	return MassCancelReport{buf: (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf)}, true
+}
+
+// OverwriteMassCancelReport writes the header of a MassCancelReport at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than MassCancelReportEncodedLength.
+// Like DecodeMassCancelReport it is inlined and its result stays in a register.
+func OverwriteMassCancelReport(buf []byte) (m MassCancelReport, ok bool) {
+	if len(buf) < MassCancelReportEncodedLength {
+		return MassCancelReport{}, false
+	}
+	m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf)
+	// The header as one word: blockLength 68, templateId 108, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006c0044)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -6086,49 +6440,49 @@ func (m *MassCancelReport) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *MassCancelReport) CauseSeq() uint64 {
+func (m MassCancelReport) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *MassCancelReport) SetCauseSeq(v uint64) {
+func (m MassCancelReport) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *MassCancelReport) TimestampNs() int64 {
+func (m MassCancelReport) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *MassCancelReport) SetTimestampNs(v int64) {
+func (m MassCancelReport) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *MassCancelReport) SessionIdx() uint16 {
+func (m MassCancelReport) SessionIdx() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
 // SetSessionIdx writes field "sessionIdx" (id 3).
-func (m *MassCancelReport) SetSessionIdx(v uint16) {
+func (m MassCancelReport) SetSessionIdx(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // MassCancelRequestType reads field "massCancelRequestType" (id 4) at offset 18 (uint8).
-func (m *MassCancelReport) MassCancelRequestType() uint8 {
+func (m MassCancelReport) MassCancelRequestType() uint8 {
 	b := m.buf
 	return b[26]
 }
 
 // SetMassCancelRequestType writes field "massCancelRequestType" (id 4).
-func (m *MassCancelReport) SetMassCancelRequestType(v uint8) {
+func (m MassCancelReport) SetMassCancelRequestType(v uint8) {
 	b := m.buf
 	b[26] = v
 }
@@ -6136,80 +6490,80 @@ func (m *MassCancelReport) SetMassCancelRequestType(v uint8) {
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
 //
 // None when accepted.
-func (m *MassCancelReport) Reason() RejectReason {
+func (m MassCancelReport) Reason() RejectReason {
 	b := m.buf
 	return RejectReason(b[27])
 }
 
 // SetReason writes field "reason" (id 5).
-func (m *MassCancelReport) SetReason(v RejectReason) {
+func (m MassCancelReport) SetReason(v RejectReason) {
 	b := m.buf
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *MassCancelReport) InstrumentID() uint32 {
+func (m MassCancelReport) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 6).
-func (m *MassCancelReport) SetInstrumentID(v uint32) {
+func (m MassCancelReport) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // CancelledCount reads field "cancelledCount" (id 7) at offset 24 (uint32).
-func (m *MassCancelReport) CancelledCount() uint32 {
+func (m MassCancelReport) CancelledCount() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[32:36])
 }
 
 // SetCancelledCount writes field "cancelledCount" (id 7).
-func (m *MassCancelReport) SetCancelledCount(v uint32) {
+func (m MassCancelReport) SetCancelledCount(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[32:36], v)
 }
 
 // Side reads field "side" (id 8) at offset 28 (uint8).
-func (m *MassCancelReport) Side() uint8 {
+func (m MassCancelReport) Side() uint8 {
 	b := m.buf
 	return b[36]
 }
 
 // SetSide writes field "side" (id 8).
-func (m *MassCancelReport) SetSide(v uint8) {
+func (m MassCancelReport) SetSide(v uint8) {
 	b := m.buf
 	b[36] = v
 }
 
 // Reserved reads field "reserved" (id 9) at offset 29 (uint8).
-func (m *MassCancelReport) Reserved() uint8 {
+func (m MassCancelReport) Reserved() uint8 {
 	b := m.buf
 	return b[37]
 }
 
 // SetReserved writes field "reserved" (id 9).
-func (m *MassCancelReport) SetReserved(v uint8) {
+func (m MassCancelReport) SetReserved(v uint8) {
 	b := m.buf
 	b[37] = v
 }
 
 // Reserved2 reads field "reserved2" (id 10) at offset 30 (uint16).
-func (m *MassCancelReport) Reserved2() uint16 {
+func (m MassCancelReport) Reserved2() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[38:40])
 }
 
 // SetReserved2 writes field "reserved2" (id 10).
-func (m *MassCancelReport) SetReserved2(v uint16) {
+func (m MassCancelReport) SetReserved2(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[38:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *MassCancelReport) ClOrdID() []byte {
+func (m MassCancelReport) ClOrdID() []byte {
 	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -6219,13 +6573,13 @@ func (m *MassCancelReport) ClOrdID() []byte {
 
 // ClOrdIDArray returns field "clOrdId" (id 11) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *MassCancelReport) ClOrdIDArray() *[ClOrdIDLength]byte {
+func (m MassCancelReport) ClOrdIDArray() *[ClOrdIDLength]byte {
 	return (*[ClOrdIDLength]byte)(m.buf[40:76])
 }
 
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancelReport) SetClOrdID(v []byte) error {
+func (m MassCancelReport) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -6236,7 +6590,7 @@ func (m *MassCancelReport) SetClOrdID(v []byte) error {
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
 // ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *MassCancelReport) SetClOrdIDString(v string) error {
+func (m MassCancelReport) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
@@ -6311,23 +6665,13 @@ type TradingStatusChanged struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TradingStatusChangedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *TradingStatusChanged) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *TradingStatusChanged) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < TradingStatusChangedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -6336,11 +6680,39 @@ func (m *TradingStatusChanged) WrapOverwrite(buf []byte, off int) error {
 // TradingStatusChangedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *TradingStatusChanged) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
+}
+
+// DecodeTradingStatusChanged returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTradingStatusChanged(buf []byte) (m TradingStatusChanged, ok bool) {
+	if !validMessage(buf, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength) {
+		return TradingStatusChanged{}, false
+	}
+	return TradingStatusChanged{buf: (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteTradingStatusChanged writes the header of a TradingStatusChanged at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TradingStatusChangedEncodedLength.
+// Like DecodeTradingStatusChanged it is inlined and its result stays in a register.
+func OverwriteTradingStatusChanged(buf []byte) (m TradingStatusChanged, ok bool) {
+	if len(buf) < TradingStatusChangedEncodedLength {
+		return TradingStatusChanged{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf)
+	// The header as one word: blockLength 21, templateId 109, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006d0015)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -6354,49 +6726,49 @@ func (m *TradingStatusChanged) EncodedLength() int {
 }
 
 // CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *TradingStatusChanged) CauseSeq() uint64 {
+func (m TradingStatusChanged) CauseSeq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetCauseSeq writes field "causeSeq" (id 1).
-func (m *TradingStatusChanged) SetCauseSeq(v uint64) {
+func (m TradingStatusChanged) SetCauseSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *TradingStatusChanged) TimestampNs() int64 {
+func (m TradingStatusChanged) TimestampNs() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
 // SetTimestampNs writes field "timestampNs" (id 2).
-func (m *TradingStatusChanged) SetTimestampNs(v int64) {
+func (m TradingStatusChanged) SetTimestampNs(v int64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
-func (m *TradingStatusChanged) InstrumentID() uint32 {
+func (m TradingStatusChanged) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 3).
-func (m *TradingStatusChanged) SetInstrumentID(v uint32) {
+func (m TradingStatusChanged) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
-func (m *TradingStatusChanged) Status() TradingStatus {
+func (m TradingStatusChanged) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[28])
 }
 
 // SetStatus writes field "status" (id 4).
-func (m *TradingStatusChanged) SetStatus(v TradingStatus) {
+func (m TradingStatusChanged) SetStatus(v TradingStatus) {
 	b := m.buf
 	b[28] = uint8(v)
 }

@@ -57,6 +57,36 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
 // putHeader writes the message header of a template at the start of b, as
 // one little-endian word: blockLength, templateId, schemaId, version.
 func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
@@ -629,23 +659,13 @@ type Quote struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+QuoteEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Quote) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Quote) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < QuoteEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + QuoteBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), QuoteTemplateID, QuoteBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -654,11 +674,39 @@ func (m *Quote) WrapOverwrite(buf []byte, off int) error {
 // QuoteBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Quote) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, QuoteTemplateID, QuoteBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, QuoteTemplateID, QuoteBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + QuoteBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + QuoteBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, QuoteTemplateID, QuoteBlockLength)
+}
+
+// DecodeQuote returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeQuote(buf []byte) (m Quote, ok bool) {
+	if !validMessage(buf, QuoteTemplateID, QuoteBlockLength) {
+		return Quote{}, false
+	}
+	return Quote{buf: (*[MessageHeaderSize + QuoteBlockLength]byte)(buf)}, true
+}
+
+// OverwriteQuote writes the header of a Quote at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than QuoteEncodedLength.
+// Like DecodeQuote it is inlined and its result stays in a register.
+func OverwriteQuote(buf []byte) (m Quote, ok bool) {
+	if len(buf) < QuoteEncodedLength {
+		return Quote{}, false
+	}
+	m.buf = (*[MessageHeaderSize + QuoteBlockLength]byte)(buf)
+	// The header as one word: blockLength 70, templateId 1, schemaId 77, version 3.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x3004d00010046)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the
@@ -672,73 +720,73 @@ func (m *Quote) EncodedLength() int {
 }
 
 // QuoteID reads field "quoteId" (id 1) at offset 0 (uint64).
-func (m *Quote) QuoteID() uint64 {
+func (m Quote) QuoteID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
 // SetQuoteID writes field "quoteId" (id 1).
-func (m *Quote) SetQuoteID(v uint64) {
+func (m Quote) SetQuoteID(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // Bid returns field "bid" (id 2) at offset 8, a Decimal flyweight over the same bytes.
-func (m *Quote) Bid() Decimal {
+func (m Quote) Bid() Decimal {
 	return Decimal{buf: (*[DecimalEncodedLength]byte)(m.buf[16:25])}
 }
 
 // Action reads field "action" (id 3) at offset 17 (char).
-func (m *Quote) Action() Action {
+func (m Quote) Action() Action {
 	b := m.buf
 	return Action(b[25])
 }
 
 // SetAction writes field "action" (id 3).
-func (m *Quote) SetAction(v Action) {
+func (m Quote) SetAction(v Action) {
 	b := m.buf
 	b[25] = uint8(v)
 }
 
 // Flags reads field "flags" (id 4) at offset 20 (uint8).
-func (m *Quote) Flags() Flags {
+func (m Quote) Flags() Flags {
 	b := m.buf
 	return Flags(b[28])
 }
 
 // SetFlags writes field "flags" (id 4).
-func (m *Quote) SetFlags(v Flags) {
+func (m Quote) SetFlags(v Flags) {
 	b := m.buf
 	b[28] = uint8(v)
 }
 
 // Venue16 reads field "venue16" (id 5) at offset 21 (uint16).
-func (m *Quote) Venue16() Venue16 {
+func (m Quote) Venue16() Venue16 {
 	b := m.buf
 	return Venue16(binary.LittleEndian.Uint16(b[29:31]))
 }
 
 // SetVenue16 writes field "venue16" (id 5).
-func (m *Quote) SetVenue16(v Venue16) {
+func (m Quote) SetVenue16(v Venue16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[29:31], uint16(v))
 }
 
 // Caps reads field "caps" (id 6) at offset 24 (uint32).
-func (m *Quote) Caps() Caps32 {
+func (m Quote) Caps() Caps32 {
 	b := m.buf
 	return Caps32(binary.LittleEndian.Uint32(b[32:36]))
 }
 
 // SetCaps writes field "caps" (id 6).
-func (m *Quote) SetCaps(v Caps32) {
+func (m Quote) SetCaps(v Caps32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[32:36], uint32(v))
 }
 
 // Symbol returns field "symbol" (id 7) at offset 28 (char[8]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *Quote) Symbol() []byte {
+func (m Quote) Symbol() []byte {
 	v := m.buf[36:44:44]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
@@ -748,13 +796,13 @@ func (m *Quote) Symbol() []byte {
 
 // SymbolArray returns field "symbol" (id 7) whole, NUL padding included, as an array
 // over the buffer: for code that reads or writes it a word at a time.
-func (m *Quote) SymbolArray() *[SymbolLength]byte {
+func (m Quote) SymbolArray() *[SymbolLength]byte {
 	return (*[SymbolLength]byte)(m.buf[36:44])
 }
 
 // SetSymbol writes field "symbol" (id 7), padding it with NULs. A value longer than
 // SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Quote) SetSymbol(v []byte) error {
+func (m Quote) SetSymbol(v []byte) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
@@ -765,7 +813,7 @@ func (m *Quote) SetSymbol(v []byte) error {
 
 // SetSymbolString writes field "symbol" (id 7), padding it with NULs. A value longer than
 // SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
-func (m *Quote) SetSymbolString(v string) error {
+func (m Quote) SetSymbolString(v string) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
@@ -775,105 +823,105 @@ func (m *Quote) SetSymbolString(v string) error {
 }
 
 // Ask returns field "ask" (id 8) at offset 36, a Price4 flyweight over the same bytes.
-func (m *Quote) Ask() Price4 {
+func (m Quote) Ask() Price4 {
 	return Price4{buf: (*[Price4EncodedLength]byte)(m.buf[44:52])}
 }
 
 // Venue returns field "venue" (id 9), the constant 'X'.
-func (m *Quote) Venue() byte { return 'X' }
+func (m Quote) Venue() byte { return 'X' }
 
 // Code reads field "code" (id 10) at offset 44 (char).
-func (m *Quote) Code() byte {
+func (m Quote) Code() byte {
 	b := m.buf
 	return b[52]
 }
 
 // SetCode writes field "code" (id 10).
-func (m *Quote) SetCode(v byte) {
+func (m Quote) SetCode(v byte) {
 	b := m.buf
 	b[52] = v
 }
 
 // I8 reads field "i8" (id 11) at offset 45 (int8).
-func (m *Quote) I8() int8 {
+func (m Quote) I8() int8 {
 	b := m.buf
 	return int8(b[53])
 }
 
 // SetI8 writes field "i8" (id 11).
-func (m *Quote) SetI8(v int8) {
+func (m Quote) SetI8(v int8) {
 	b := m.buf
 	b[53] = uint8(v)
 }
 
 // I16 reads field "i16" (id 12) at offset 46 (int16).
-func (m *Quote) I16() int16 {
+func (m Quote) I16() int16 {
 	b := m.buf
 	return int16(binary.LittleEndian.Uint16(b[54:56]))
 }
 
 // SetI16 writes field "i16" (id 12).
-func (m *Quote) SetI16(v int16) {
+func (m Quote) SetI16(v int16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[54:56], uint16(v))
 }
 
 // I32 reads field "i32" (id 13) at offset 48 (int32).
-func (m *Quote) I32() int32 {
+func (m Quote) I32() int32 {
 	b := m.buf
 	return int32(binary.LittleEndian.Uint32(b[56:60]))
 }
 
 // SetI32 writes field "i32" (id 13).
-func (m *Quote) SetI32(v int32) {
+func (m Quote) SetI32(v int32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[56:60], uint32(v))
 }
 
 // U16 reads field "u16" (id 14) at offset 52 (uint16).
-func (m *Quote) U16() uint16 {
+func (m Quote) U16() uint16 {
 	b := m.buf
 	return binary.LittleEndian.Uint16(b[60:62])
 }
 
 // SetU16 writes field "u16" (id 14).
-func (m *Quote) SetU16(v uint16) {
+func (m Quote) SetU16(v uint16) {
 	b := m.buf
 	binary.LittleEndian.PutUint16(b[60:62], v)
 }
 
 // U32 reads field "u32" (id 15) at offset 54 (uint32).
-func (m *Quote) U32() uint32 {
+func (m Quote) U32() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[62:66])
 }
 
 // SetU32 writes field "u32" (id 15).
-func (m *Quote) SetU32(v uint32) {
+func (m Quote) SetU32(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[62:66], v)
 }
 
 // F32 reads field "f32" (id 16) at offset 58 (float).
-func (m *Quote) F32() float32 {
+func (m Quote) F32() float32 {
 	b := m.buf
 	return math.Float32frombits(binary.LittleEndian.Uint32(b[66:70]))
 }
 
 // SetF32 writes field "f32" (id 16).
-func (m *Quote) SetF32(v float32) {
+func (m Quote) SetF32(v float32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[66:70], math.Float32bits(v))
 }
 
 // F64 reads field "f64" (id 17) at offset 62 (double).
-func (m *Quote) F64() float64 {
+func (m Quote) F64() float64 {
 	b := m.buf
 	return math.Float64frombits(binary.LittleEndian.Uint64(b[70:78]))
 }
 
 // SetF64 writes field "f64" (id 17).
-func (m *Quote) SetF64(v float64) {
+func (m Quote) SetF64(v float64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[70:78], math.Float64bits(v))
 }
@@ -955,17 +1003,6 @@ type Book struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+BookEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Book) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Book) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < BookEncodedLength {
 		m.buf = nil
 		m.msg = nil
@@ -975,6 +1012,7 @@ func (m *Book) WrapOverwrite(buf []byte, off int) error {
 	m.msg = buf[off:len(buf):len(buf)]
 	m.buf = (*[MessageHeaderSize + BookBlockLength]byte)(m.msg)
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), BookTemplateID, BookBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	putGroupHeader(m.msg, MessageHeaderSize+BookBlockLength+0*GroupHeaderSize, BookBidsBlockLength, 0)
 	putGroupHeader(m.msg, MessageHeaderSize+BookBlockLength+1*GroupHeaderSize, BookAsksBlockLength, 0)
 	return nil
@@ -1011,25 +1049,25 @@ func (m *Book) EncodedLength() int {
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *Book) InstrumentID() uint32 {
+func (m Book) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
 // SetInstrumentID writes field "instrumentId" (id 1).
-func (m *Book) SetInstrumentID(v uint32) {
+func (m Book) SetInstrumentID(v uint32) {
 	b := m.buf
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Seq reads field "seq" (id 2) at offset 8 (uint64).
-func (m *Book) Seq() uint64 {
+func (m Book) Seq() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
 // SetSeq writes field "seq" (id 2).
-func (m *Book) SetSeq(v uint64) {
+func (m Book) SetSeq(v uint64) {
 	b := m.buf
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
@@ -1336,23 +1374,13 @@ type Empty struct {
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+EmptyEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Empty) WrapEncode(buf []byte, off int) error {
-	if err := m.WrapOverwrite(buf, off); err != nil {
-		return err
-	}
-	clear(m.buf[MessageHeaderSize:])
-	return nil
-}
-
-// WrapOverwrite is WrapEncode without zeroing the block: the block keeps
-// the bytes buf held, so it is for an encoder that sets every field,
-// reserved ones included, and saves the zeroing.
-func (m *Empty) WrapOverwrite(buf []byte, off int) error {
 	if off < 0 || len(buf)-off < EmptyEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
 	m.buf = (*[MessageHeaderSize + EmptyBlockLength]byte)(buf[off:])
 	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), EmptyTemplateID, EmptyBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1361,11 +1389,39 @@ func (m *Empty) WrapOverwrite(buf []byte, off int) error {
 // EmptyBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Empty) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	if _, err := decodeHeader(buf, off, EmptyTemplateID, EmptyBlockLength); err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, EmptyTemplateID, EmptyBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + EmptyBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = (*[MessageHeaderSize + EmptyBlockLength]byte)(buf[off:])
-	return nil
+	return decodeError(buf, off, EmptyTemplateID, EmptyBlockLength)
+}
+
+// DecodeEmpty returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeEmpty(buf []byte) (m Empty, ok bool) {
+	if !validMessage(buf, EmptyTemplateID, EmptyBlockLength) {
+		return Empty{}, false
+	}
+	return Empty{buf: (*[MessageHeaderSize + EmptyBlockLength]byte)(buf)}, true
+}
+
+// OverwriteEmpty writes the header of a Empty at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than EmptyEncodedLength.
+// Like DecodeEmpty it is inlined and its result stays in a register.
+func OverwriteEmpty(buf []byte) (m Empty, ok bool) {
+	if len(buf) < EmptyEncodedLength {
+		return Empty{}, false
+	}
+	m.buf = (*[MessageHeaderSize + EmptyBlockLength]byte)(buf)
+	// The header as one word: blockLength 0, templateId 3, schemaId 77, version 3.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x3004d00030000)
+	return m, true
 }
 
 // EncodedLength is the header plus the block length in the header (the

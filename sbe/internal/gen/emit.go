@@ -182,6 +182,36 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
 // putHeader writes the message header of a template at the start of b, as
 // one little-endian word: blockLength, templateId, schemaId, version.
 func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {

@@ -39,11 +39,13 @@ func (w *writer) message(m *Message) {
 	}
 	w.f("}")
 	w.wrapEncode(m)
-	w.wrapOverwrite(m)
 	w.wrapDecode(m)
+	if len(m.Groups) == 0 {
+		w.valueWraps(m)
+	}
 	w.encodedLength(m)
 	for _, f := range m.Fields {
-		w.accessors("m *"+n, "m", 8, f)
+		w.accessors("m "+n, "m", 8, f)
 	}
 	for k, g := range m.Groups {
 		w.group(m, k, g)
@@ -63,21 +65,6 @@ func (w *writer) wrapEncode(m *Message) {
 	w.f("// It fails with sbe.ErrShortBuffer when buf is shorter than")
 	w.f("// off+%sEncodedLength, leaving m unwrapped and buf untouched.", n)
 	w.f("func (m *%s) WrapEncode(buf []byte, off int) error {", n)
-	w.f("if err := m.WrapOverwrite(buf, off); err != nil {")
-	w.f("return err")
-	w.f("}")
-	w.f("clear(m.buf[MessageHeaderSize:])")
-	w.f("return nil")
-	w.f("}")
-}
-
-func (w *writer) wrapOverwrite(m *Message) {
-	n := m.GoName
-	w.f("")
-	w.f("// WrapOverwrite is WrapEncode without zeroing the block: the block keeps")
-	w.f("// the bytes buf held, so it is for an encoder that sets every field,")
-	w.f("// reserved ones included, and saves the zeroing.")
-	w.f("func (m *%s) WrapOverwrite(buf []byte, off int) error {", n)
 	w.f("if off < 0 || len(buf)-off < %sEncodedLength {", n)
 	w.f("m.buf = nil")
 	if len(m.Groups) > 0 {
@@ -87,15 +74,15 @@ func (w *writer) wrapOverwrite(m *Message) {
 	w.f("}")
 	if len(m.Groups) == 0 {
 		w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(buf[off:])", n)
-		w.f("putHeader((*[MessageHeaderSize]byte)(m.buf[:]), %sTemplateID, %sBlockLength)", n, n)
 	} else {
 		w.f("// Groups grow into the rest of the buffer.")
 		w.f("m.msg = buf[off:len(buf):len(buf)]")
 		w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(m.msg)", n)
-		w.f("putHeader((*[MessageHeaderSize]byte)(m.buf[:]), %sTemplateID, %sBlockLength)", n, n)
-		for k, g := range m.Groups {
-			w.f("putGroupHeader(m.msg, MessageHeaderSize+%sBlockLength+%d*GroupHeaderSize, %sBlockLength, 0)", n, k, g.TypeName)
-		}
+	}
+	w.f("putHeader((*[MessageHeaderSize]byte)(m.buf[:]), %sTemplateID, %sBlockLength)", n, n)
+	w.f("clear(m.buf[MessageHeaderSize:])")
+	for k, g := range m.Groups {
+		w.f("putGroupHeader(m.msg, MessageHeaderSize+%sBlockLength+%d*GroupHeaderSize, %sBlockLength, 0)", n, k, g.TypeName)
 	}
 	w.f("return nil")
 	w.f("}")
@@ -115,11 +102,12 @@ func (w *writer) wrapDecode(m *Message) {
 	w.f("func (m *%s) WrapDecode(buf []byte, off int) error {", n)
 	w.f("m.buf = nil")
 	if len(m.Groups) == 0 {
-		w.f("if _, err := decodeHeader(buf, off, %sTemplateID, %sBlockLength); err != nil {", n, n)
-		w.f("return err")
-		w.f("}")
-		w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(buf[off:])", n)
+		w.f("// The common case in one test, small enough to be inlined.")
+		w.f("if b := checkedBlock(buf, off, %sTemplateID, %sBlockLength); b != nil {", n, n)
+		w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(b)", n)
 		w.f("return nil")
+		w.f("}")
+		w.f("return decodeError(buf, off, %sTemplateID, %sBlockLength)", n, n)
 		w.f("}")
 		return
 	}
@@ -138,6 +126,43 @@ func (w *writer) wrapDecode(m *Message) {
 	w.f("m.msg = msg[:end:end]")
 	w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(m.msg)", n)
 	w.f("return nil")
+	w.f("}")
+}
+
+// valueWraps writes Decode<M> and Overwrite<M>, the wraps of hot paths:
+// at offset 0, returning the flyweight by value. They are inlined, and the
+// flyweight then lives in a register, where a WrapDecode that is not
+// inlined (it is not: its error path is a call) stores it through a
+// pointer, behind a write barrier, and its accessors load it back.
+func (w *writer) valueWraps(m *Message) {
+	n := m.GoName
+	w.f("")
+	w.f("// Decode%s returns a flyweight over the message at the start of buf when", n)
+	w.f("// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode")
+	w.f("// then says why). It is WrapDecode for hot paths: small enough to be")
+	w.f("// inlined, and its result, a value, stays in a register.")
+	w.f("func Decode%s(buf []byte) (m %s, ok bool) {", n, n)
+	w.f("if !validMessage(buf, %sTemplateID, %sBlockLength) {", n, n)
+	w.f("return %s{}, false", n)
+	w.f("}")
+	w.f("return %s{buf: (*[MessageHeaderSize + %sBlockLength]byte)(buf)}, true", n, n)
+	w.f("}")
+	w.f("")
+	w.f("// Overwrite%s writes the header of a %s at the start of buf and returns", n, n)
+	w.f("// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the")
+	w.f("// block: the block keeps the bytes buf held, so it is for an encoder that")
+	w.f("// sets every field, reserved ones included, and saves the zeroing. ok is")
+	w.f("// false, and nothing written, when buf is shorter than %sEncodedLength.", n)
+	w.f("// Like Decode%s it is inlined and its result stays in a register.", n)
+	w.f("func Overwrite%s(buf []byte) (m %s, ok bool) {", n, n)
+	w.f("if len(buf) < %sEncodedLength {", n)
+	w.f("return %s{}, false", n)
+	w.f("}")
+	w.f("m.buf = (*[MessageHeaderSize + %sBlockLength]byte)(buf)", n)
+	w.f("// The header as one word: blockLength %d, templateId %d, schemaId %d, version %d.",
+		m.BlockLength, m.ID, w.s.ID, w.s.Version)
+	w.f("binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], %#x)", headerWord(w.s, m))
+	w.f("return m, true")
 	w.f("}")
 }
 
@@ -311,4 +336,11 @@ func encodingOf(t *Type) string {
 		return fmt.Sprintf("%s (%d bytes)", t.GoName, t.Size)
 	}
 	return t.Prim.Name
+}
+
+// headerWord is the message header of m as one little-endian word, the
+// value putHeader computes, written as a literal where one store must do
+// (an inlined call to putHeader would add a marker instruction).
+func headerWord(s *Schema, m *Message) uint64 {
+	return uint64(m.BlockLength) | uint64(m.ID)<<16 | uint64(s.ID)<<32 | uint64(s.Version)<<48
 }

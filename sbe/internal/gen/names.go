@@ -41,6 +41,9 @@ func checkGoNames(s *Schema) error {
 	for _, m := range s.Messages {
 		what := fmt.Sprintf("message %q", m.Name)
 		names := []string{m.GoName, m.GoName + "TemplateID", m.GoName + "BlockLength", m.GoName + "EncodedLength"}
+		if len(m.Groups) == 0 {
+			names = append(names, "Decode"+m.GoName, "Overwrite"+m.GoName)
+		}
 		for _, g := range m.Groups {
 			names = append(names, g.TypeName+"Group", g.TypeName+"Entry", g.TypeName+"BlockLength")
 		}
@@ -57,7 +60,7 @@ func checkGoNames(s *Schema) error {
 				return err
 			}
 		}
-		reserved := []string{"WrapEncode", "WrapOverwrite", "WrapDecode", "EncodedLength", "AppendText", "String"}
+		reserved := []string{"WrapEncode", "WrapDecode", "EncodedLength", "AppendText", "String"}
 		for _, g := range m.Groups {
 			reserved = append(reserved, g.GoName, g.GoName+"Count")
 		}
