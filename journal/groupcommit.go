@@ -83,7 +83,8 @@ var ErrNotCommand = errors.New("journal: not a venue command")
 
 // CommandLength returns the encoded length of the SBE message at the start
 // of b (header plus blockLength) after checking the schema id, that the
-// template is a command, and that the message fits in b.
+// template is a command (venue.IsCommand, generated from the schema's
+// command id range), and that the message fits in b.
 func CommandLength(b []byte) (int, error) {
 	templateID, err := venue.TemplateIDOf(b, 0)
 	if err != nil {

@@ -405,3 +405,32 @@ func isCommandCases(t *testing.T, code []byte) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// TestValueWrapsGenerated checks which messages get the by-value hot-path
+// wraps Decode<M> and Overwrite<M>: those without groups (a message with
+// groups needs its whole length, which they do not track).
+func TestValueWrapsGenerated(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/example.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, err := Generate(src, "example.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "gen.go", code, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil &&
+			(strings.HasPrefix(fn.Name.Name, "Decode") || strings.HasPrefix(fn.Name.Name, "Overwrite")) {
+			got = append(got, fn.Name.Name)
+		}
+	}
+	want := []string{"DecodeQuote", "OverwriteQuote", "DecodeEmpty", "OverwriteEmpty"}
+	if !slices.Equal(got, want) {
+		t.Errorf("value wraps %v, want %v (none for Book, which has groups)", got, want)
+	}
+}
