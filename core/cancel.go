@@ -148,13 +148,14 @@ func (m *Matcher) rejectCancel(responseTo venue.CxlRejResponseTo, session uint16
 }
 
 // applyCancel applies a client's CancelOrder.
-func (m *Matcher) applyCancel(cmd []byte, hdr uint64) error {
-	b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength)
-	if err != nil {
-		return err
+func (m *Matcher) applyCancel(cmd []byte) error {
+	w, ok := venue.DecodeCancelOrder(cmd)
+	if !ok {
+		var refused venue.CancelOrder
+		return refused.WrapDecode(cmd, 0) // the reason
 	}
 	var c cancelCmd
-	c.decode(b)
+	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)

@@ -93,7 +93,7 @@ func keyOf(id []byte) clOrdKey {
 
 // bytes returns the key as its NUL-padded field.
 func (k *clOrdKey) bytes() (b [venue.ClOrdIDLength]byte) {
-	k.put(b[:])
+	k.put(&b)
 	return b
 }
 
@@ -115,8 +115,7 @@ func (k *clOrdKey) id() []byte {
 func (k *clOrdKey) empty() bool { return k.w[0] == 0 }
 
 // put writes the key as a NUL-padded field of venue.ClOrdIDLength bytes.
-func (k *clOrdKey) put(field []byte) {
-	f := field[:venue.ClOrdIDLength]
+func (k *clOrdKey) put(f *[venue.ClOrdIDLength]byte) {
 	binary.LittleEndian.PutUint64(f[0:8], k.w[0])
 	binary.LittleEndian.PutUint64(f[8:16], k.w[1])
 	binary.LittleEndian.PutUint64(f[16:24], k.w[2])

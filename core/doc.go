@@ -207,8 +207,10 @@
 // model too), and the benchmarks mirror the reference Java engine's table
 // (make bench-instr counts their instructions per iteration by part of the
 // order path, which a noisy machine does not move; TestBenchInstrScript).
-// The order-flow commands and events are read and written at fixed offsets
-// rather than through the generated flyweights (wire.go): TestWireOffsets,
-// TestCommandDecoding, TestCommandHeaderErrors and TestEventEncoding hold
-// them to the flyweights byte for byte.
+// Commands and events are read and written through the generated
+// flyweights; the order flow uses their hot-path wraps (venue.DecodeX,
+// venue.OverwriteX) and moves ClOrdIDs, accounts and the events' shared
+// report head a word at a time (wire.go): TestCommandDecoding,
+// TestCommandHeaderErrors and TestEventEncoding hold that to the
+// flyweights' own getters and setters byte for byte.
 package core

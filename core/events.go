@@ -7,10 +7,10 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // fill, cancelled, replaced, status) takes the next ExecID.
 //
 // The four events of the order flow (OrderAccepted, Fill, OrderCancelled,
-// OrderReplaced) are written with plain stores at the offsets of wire.go:
-// every byte of their block is written, so the slot needs no zeroing, and
-// there is no per-field length check. The generated flyweights would zero
-// the block and check each field; the rarer events still use them.
+// OrderReplaced) write every byte of their block (the report head of
+// wire.go, then their own fields through the flyweight), so they wrap their
+// slot with venue.Overwrite<Event>, which does not zero it first. The rarer
+// events use WrapEncode.
 
 // claim returns a slot from the sink, refusing a slot that cannot hold any event.
 func (m *Matcher) claim() []byte {
@@ -34,16 +34,17 @@ func orderStatusOf(o *order) venue.OrdStatus {
 	return venue.OrdStatusPartiallyFilled
 }
 
-// emitAccepted reports OrderAccepted for o (see the layout in wire.go).
+// emitAccepted reports OrderAccepted for o.
 func (m *Matcher) emitAccepted(o *order) {
-	b := m.claim()[:venue.OrderAcceptedEncodedLength]
-	m.putReportHead(b, acceptedHeader, o, uint8(o.flags), 0)
-	put64(b, blockAt+venue.OrderAcceptedPriceTicksOffset, uint64(o.priceTicks))
-	put64(b, blockAt+venue.OrderAcceptedQtyOffset, uint64(o.qty))
-	put64(b, blockAt+venue.OrderAcceptedLeavesQtyOffset, uint64(o.leavesQty))
-	put64(b, blockAt+venue.OrderAcceptedExpireTimeNsOffset, uint64(o.expireTimeNs))
-	m.index.recs[o.rec].key.put(b[acceptedClOrdIDAt:])
-	putAccount(b[acceptedAccountAt:], &o.account)
+	slot := m.claim()
+	m.putReportHead(slot, o, uint8(o.flags), 0)
+	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
 }
 
@@ -67,9 +68,9 @@ func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 	m.sink.Commit()
 }
 
-// emitFill reports one side of a trade for order o (see the layout in wire.go).
+// emitFill reports one side of a trade for order o.
 func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64) {
-	b := m.claim()[:venue.FillEncodedLength]
+	slot := m.claim()
 	status := venue.OrdStatusPartiallyFilled
 	if o.leavesQty == 0 {
 		status = venue.OrdStatusFilled
@@ -78,18 +79,19 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 	if aggressor {
 		aggressorFlag = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(b, fillHeader, o, aggressorFlag, uint8(status))
-	put64(b, blockAt+venue.FillTradeIDOffset, tradeID)
-	put64(b, blockAt+venue.FillPriceTicksOffset, uint64(o.priceTicks))
-	put64(b, blockAt+venue.FillQtyOffset, uint64(o.qty))
-	put64(b, blockAt+venue.FillLastPriceTicksOffset, uint64(lastPriceTicks))
-	put64(b, blockAt+venue.FillLastQtyOffset, uint64(lastQty))
-	put64(b, blockAt+venue.FillLeavesQtyOffset, uint64(o.leavesQty))
-	put64(b, blockAt+venue.FillCumQtyOffset, uint64(o.cumQty))
-	put64(b, blockAt+venue.FillCumNotionalTicksOffset, uint64(o.cumNotionalTicks))
-	put64(b, blockAt+venue.FillContraOrderIDOffset, contraOrderID)
-	m.index.recs[o.rec].key.put(b[fillClOrdIDAt:])
-	putAccount(b[fillAccountAt:], &o.account)
+	m.putReportHead(slot, o, aggressorFlag, uint8(status))
+	e, _ := venue.OverwriteFill(slot) // claim's slots hold any event
+	e.SetTradeID(tradeID)
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLastPriceTicks(lastPriceTicks)
+	e.SetLastQty(lastQty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	e.SetContraOrderID(contraOrderID)
+	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
 }
 
@@ -97,38 +99,40 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 // origClOrdID follow the schema: for a client cancel they are the request's
 // ClOrdID and the order's; otherwise the order's and nothing (nil).
 func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID *clOrdKey) {
-	b := m.claim()[:venue.OrderCancelledEncodedLength]
-	m.putReportHead(b, cancelledHeader, o, uint8(reason), uint8(status))
-	put64(b, blockAt+venue.OrderCancelledPriceTicksOffset, uint64(o.priceTicks))
-	put64(b, blockAt+venue.OrderCancelledQtyOffset, uint64(o.qty))
-	put64(b, blockAt+venue.OrderCancelledCancelledQtyOffset, uint64(cancelledQty))
-	put64(b, blockAt+venue.OrderCancelledCumQtyOffset, uint64(o.cumQty))
-	put64(b, blockAt+venue.OrderCancelledCumNotionalTicksOffset, uint64(o.cumNotionalTicks))
-	clOrdID.put(b[cancelledClOrdIDAt:]) // never nil
-	origClOrdID.putOrNone(b[cancelledOrigClOrdIDAt:])
-	putAccount(b[cancelledAccountAt:], &o.account)
+	slot := m.claim()
+	m.putReportHead(slot, o, uint8(reason), uint8(status))
+	e, _ := venue.OverwriteOrderCancelled(slot) // claim's slots hold any event
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetCancelledQty(cancelledQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	clOrdID.put(e.ClOrdIDArray()) // never nil
+	origClOrdID.putOrNone(e.OrigClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
 }
 
 // emitReplaced reports OrderReplaced for o, whose current ClOrdID is the new one.
 func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
-	b := m.claim()[:venue.OrderReplacedEncodedLength]
+	slot := m.claim()
 	var lost uint8
 	if priorityLost {
 		lost = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(b, replacedHeader, o, lost, uint8(orderStatusOf(o)))
-	put64(b, blockAt+venue.OrderReplacedPriceTicksOffset, uint64(o.priceTicks))
-	put64(b, blockAt+venue.OrderReplacedQtyOffset, uint64(o.qty))
-	put64(b, blockAt+venue.OrderReplacedLeavesQtyOffset, uint64(o.leavesQty))
-	put64(b, blockAt+venue.OrderReplacedCumQtyOffset, uint64(o.cumQty))
-	put64(b, blockAt+venue.OrderReplacedCumNotionalTicksOffset, uint64(o.cumNotionalTicks))
-	put64(b, blockAt+venue.OrderReplacedOldPriceTicksOffset, uint64(oldPriceTicks))
-	put64(b, blockAt+venue.OrderReplacedOldLeavesQtyOffset, uint64(oldLeavesQty))
-	put64(b, blockAt+venue.OrderReplacedExpireTimeNsOffset, uint64(o.expireTimeNs))
-	m.index.recs[o.rec].key.put(b[replacedClOrdIDAt:])
-	origClOrdID.putOrNone(b[replacedOrigClOrdIDAt:])
-	putAccount(b[replacedAccountAt:], &o.account)
+	m.putReportHead(slot, o, lost, uint8(orderStatusOf(o)))
+	e, _ := venue.OverwriteOrderReplaced(slot) // claim's slots hold any event
+	e.SetPriceTicks(o.priceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetCumQty(o.cumQty)
+	e.SetCumNotionalTicks(o.cumNotionalTicks)
+	e.SetOldPriceTicks(oldPriceTicks)
+	e.SetOldLeavesQty(oldLeavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
+	origClOrdID.putOrNone(e.OrigClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
 }
 

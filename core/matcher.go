@@ -104,24 +104,22 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 // names nothing it knows); then the state is unchanged and no event is
 // written. Invalid client requests are answered with reject events instead.
 func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
-	// The header as one word, checked as venue.TemplateIDOf would.
+	// Dispatch on the template id; each command's decoding checks the
+	// schema id with the rest of the header (WrapDecode's errors, in its
+	// order), so it is not tested twice.
 	if len(cmd) < venue.MessageHeaderSize {
 		return sbe.ErrShortBuffer
 	}
-	hdr := binary.LittleEndian.Uint64(cmd)
-	if uint16(hdr>>32) != venue.SchemaID {
-		return sbe.ErrWrongSchema
-	}
-	templateID := uint16(hdr >> 16)
+	templateID := binary.LittleEndian.Uint16(cmd[2:4])
 	m.sink = sink
 	var err error
 	switch templateID {
 	case venue.NewOrderTemplateID:
-		err = m.applyNewOrder(cmd, hdr)
+		err = m.applyNewOrder(cmd)
 	case venue.CancelOrderTemplateID:
-		err = m.applyCancel(cmd, hdr)
+		err = m.applyCancel(cmd)
 	case venue.ReplaceOrderTemplateID:
-		err = m.applyReplace(cmd, hdr)
+		err = m.applyReplace(cmd)
 	case venue.MassCancelTemplateID:
 		err = m.applyMassCancel(cmd)
 	case venue.OrderStatusRequestTemplateID:
@@ -144,6 +142,9 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		}
 	default:
 		err = ErrUnknownTemplate
+		if _, e := venue.TemplateIDOf(cmd, 0); e != nil {
+			err = e // another schema's message
+		}
 	}
 	m.sink = nil
 	if invariantsEnabled {
@@ -162,13 +163,14 @@ func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	}
 }
 
-func (m *Matcher) applyReplace(cmd []byte, hdr uint64) error {
-	b, err := commandBlock(cmd, hdr, venue.ReplaceOrderEncodedLength)
-	if err != nil {
-		return err
+func (m *Matcher) applyReplace(cmd []byte) error {
+	w, ok := venue.DecodeReplaceOrder(cmd)
+	if !ok {
+		var refused venue.ReplaceOrder
+		return refused.WrapDecode(cmd, 0) // the reason
 	}
 	var c replaceCmd
-	c.decode(b)
+	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	m.replaceOrder(&c)
 	return nil
@@ -190,7 +192,7 @@ func (m *Matcher) applyStatusRequest(cmd []byte) error {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.statusRequest(&c, cmd)
+	m.statusRequest(&c)
 	return nil
 }
 

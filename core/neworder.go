@@ -4,13 +4,14 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 
 // applyNewOrder applies a NewOrder: duplicate check, validation,
 // acceptance, matching, then resting or cancelling the remainder.
-func (m *Matcher) applyNewOrder(cmd []byte, hdr uint64) error {
-	b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength)
-	if err != nil {
-		return err
+func (m *Matcher) applyNewOrder(cmd []byte) error {
+	w, ok := venue.DecodeNewOrder(cmd)
+	if !ok {
+		var refused venue.NewOrder
+		return refused.WrapDecode(cmd, 0) // the reason
 	}
 	var c newOrderCmd
-	c.decode(b)
+	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	if int(session) >= len(m.sessions) {

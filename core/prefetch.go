@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -115,29 +114,23 @@ func (m *Matcher) advancePrefetches() {
 // its ClOrdID field; for a CancelOrder or ReplaceOrder its OrigClOrdID
 // field and OrderID (the field empty when the OrderID alone addresses the
 // order); otherwise a nil field. session is the command's session.
-func addressedKey(cmd []byte) (field []byte, session uint16, orderID uint64) {
-	if len(cmd) < venue.MessageHeaderSize {
+func addressedKey(cmd []byte) (field *[venue.ClOrdIDLength]byte, session uint16, orderID uint64) {
+	id, err := venue.TemplateIDOf(cmd, 0)
+	if err != nil {
 		return nil, 0, 0
 	}
-	hdr := binary.LittleEndian.Uint64(cmd)
-	if uint16(hdr>>32) != venue.SchemaID {
-		return nil, 0, 0
-	}
-	const h = venue.MessageHeaderSize
-	switch uint16(hdr >> 16) {
+	switch id {
 	case venue.NewOrderTemplateID:
-		if b, err := commandBlock(cmd, hdr, venue.NewOrderEncodedLength); err == nil {
-			return b[newOrderClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.NewOrderSessionIdxOffset:]), 0
+		if c, ok := venue.DecodeNewOrder(cmd); ok {
+			return c.ClOrdIDArray(), c.SessionIdx(), 0
 		}
 	case venue.CancelOrderTemplateID:
-		if b, err := commandBlock(cmd, hdr, venue.CancelOrderEncodedLength); err == nil {
-			return b[cancelOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.CancelOrderSessionIdxOffset:]),
-				binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:])
+		if c, ok := venue.DecodeCancelOrder(cmd); ok {
+			return c.OrigClOrdIDArray(), c.SessionIdx(), c.OrderID()
 		}
 	case venue.ReplaceOrderTemplateID:
-		if b, err := commandBlock(cmd, hdr, venue.ReplaceOrderEncodedLength); err == nil {
-			return b[replaceOrigClOrdIDAt:], binary.LittleEndian.Uint16(b[h+venue.ReplaceOrderSessionIdxOffset:]),
-				binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderOrderIDOffset:])
+		if c, ok := venue.DecodeReplaceOrder(cmd); ok {
+			return c.OrigClOrdIDArray(), c.SessionIdx(), c.OrderID()
 		}
 	}
 	return nil, 0, 0
@@ -145,9 +138,9 @@ func addressedKey(cmd []byte) (field []byte, session uint16, orderID uint64) {
 
 // loadIfAny is load for a field that may be missing (nil): then the key is
 // empty.
-func (k *clOrdKey) loadIfAny(field []byte) int {
-	if len(field) < venue.ClOrdIDLength {
+func (k *clOrdKey) loadIfAny(field *[venue.ClOrdIDLength]byte) int {
+	if field == nil {
 		return 0
 	}
-	return k.load(field)
+	return k.load(field[:])
 }

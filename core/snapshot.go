@@ -310,7 +310,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.cumQty = int64(binary.LittleEndian.Uint64(b[24:]))
 	o.cumNotionalTicks = int64(binary.LittleEndian.Uint64(b[32:]))
 	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
-	loadAccount(&o.account, b[48:])
+	loadAccount(&o.account, (*[venue.AccountLength]byte)(b[48:]))
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)

@@ -3,48 +3,21 @@ package core
 import (
 	"encoding/binary"
 
-	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// The matcher reads a few command fields and writes its four order-flow
-// events with plain loads and stores at fixed offsets instead of through the
-// generated flyweights, which check the length on every field, cut char
-// arrays byte by byte and zero a block before filling it. The offsets are
-// the generated constants (venue.<Message><Field>Offset, from the start of
-// the block), so they follow the schema; they are constants, so every load
-// and store still has a fixed offset. The names ending in At below are from
-// the start of a message, header included. What the constants cannot say is
-// how the code packs fields into words and which events share the report
-// head: TestCommandDecoding checks every decoded field against the
-// flyweights' getters, TestWireOffsets the ClOrdID fields, and
-// TestEventEncoding every byte of each event against the flyweights'
-// encoding (and the property test compares every event with the reference
-// model's).
-
-// Command fields: the ClOrdIDs, which clOrdKey.load reads a word at a time.
-// Apply reads them only after the flyweight's WrapDecode has checked that
-// the block is there.
-const (
-	newOrderClOrdIDAt      = venue.MessageHeaderSize + venue.NewOrderClOrdIDOffset
-	cancelClOrdIDAt        = venue.MessageHeaderSize + venue.CancelOrderClOrdIDOffset
-	cancelOrigClOrdIDAt    = venue.MessageHeaderSize + venue.CancelOrderOrigClOrdIDOffset
-	replaceClOrdIDAt       = venue.MessageHeaderSize + venue.ReplaceOrderClOrdIDOffset
-	replaceOrigClOrdIDAt   = venue.MessageHeaderSize + venue.ReplaceOrderOrigClOrdIDOffset
-	statusRequestClOrdIDAt = venue.MessageHeaderSize + venue.OrderStatusRequestClOrdIDOffset
-	newOrderAccountAt      = venue.MessageHeaderSize + venue.NewOrderAccountOffset
-	replaceAccountAt       = venue.MessageHeaderSize + venue.ReplaceOrderAccountOffset
-)
-
-// clOrdIDField returns the fixed-width ClOrdID field at offset at of cmd.
-func clOrdIDField(cmd []byte, at int) []byte {
-	return cmd[at : at+venue.ClOrdIDLength]
-}
-
-// The four order-flow events share their first 52 bytes ("report head"),
-// at these offsets from the start of the message today:
+// The matcher decodes its commands and encodes its events with the
+// generated flyweights of package venue, which check the buffer once, at
+// Wrap, and compile each accessor to a plain load or store. Two things are
+// its own, for speed, and live here: ClOrdIDs and accounts move a word at a
+// time between the flyweights' char arrays (FArray) and the order's keys,
+// and the four order-flow events share a report head that the matcher
+// writes as words.
 //
-//	 0  header: blockLength u16, templateId u16, schemaId u16, version u16
+// The report head: OrderAccepted, Fill, OrderCancelled and OrderReplaced
+// have the same first fields at the same offsets (from the start of the
+// message, header included):
+//
 //	 8  causeSeq u64
 //	16  timestampNs i64
 //	24  sessionIdx u16, side u8, ordType u8, instrumentId u32
@@ -56,50 +29,23 @@ func clOrdIDField(cmd []byte, at int) []byte {
 //	36  orderId u64
 //	44  execId u64
 //
-// then their own fields, in this order (the emit functions write each at
-// its generated offset), then the char arrays:
-//
-//	OrderAccepted   priceTicks, qty, leavesQty, expireTimeNs; clOrdId, account
-//	Fill            tradeId, priceTicks, qty, lastPriceTicks, lastQty,
-//	                leavesQty, cumQty, cumNotionalTicks, contraOrderId;
-//	                clOrdId, account
-//	OrderCancelled  priceTicks, qty, cancelledQty, cumQty, cumNotionalTicks;
-//	                clOrdId, origClOrdId, account
-//	OrderReplaced   priceTicks, qty, leavesQty, cumQty, cumNotionalTicks,
-//	                oldPriceTicks, oldLeavesQty, expireTimeNs; clOrdId,
-//	                origClOrdId, account
-//
-// The report head's offsets are OrderAccepted's; the other three events have
-// the same (TestEventEncoding). The emit functions write the other fields
-// at blockAt (where an event's block starts) plus their generated offsets.
+// putReportHead writes them as five words, one of them the order's
+// precomputed reportWord (bytes 24-31); the flyweights' setters would store
+// the packed fields one by one. The offsets are OrderAccepted's generated
+// ones; TestEventEncoding checks every byte of all four events against the
+// flyweights' own encoding, so a schema change that moved a field in one of
+// them fails there.
 const (
-	blockAt                = venue.MessageHeaderSize
-	reportCauseSeqAt       = venue.MessageHeaderSize + venue.OrderAcceptedCauseSeqOffset
-	reportTimestampAt      = venue.MessageHeaderSize + venue.OrderAcceptedTimestampNsOffset
-	reportSessionAt        = venue.MessageHeaderSize + venue.OrderAcceptedSessionIdxOffset
-	reportTifAt            = venue.MessageHeaderSize + venue.OrderAcceptedTimeInForceOffset
-	reportOrderIDAt        = venue.MessageHeaderSize + venue.OrderAcceptedOrderIDOffset
-	reportExecIDAt         = venue.MessageHeaderSize + venue.OrderAcceptedExecIDOffset
-	acceptedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderAcceptedClOrdIDOffset
-	acceptedAccountAt      = venue.MessageHeaderSize + venue.OrderAcceptedAccountOffset
-	fillClOrdIDAt          = venue.MessageHeaderSize + venue.FillClOrdIDOffset
-	fillAccountAt          = venue.MessageHeaderSize + venue.FillAccountOffset
-	cancelledClOrdIDAt     = venue.MessageHeaderSize + venue.OrderCancelledClOrdIDOffset
-	cancelledOrigClOrdIDAt = venue.MessageHeaderSize + venue.OrderCancelledOrigClOrdIDOffset
-	cancelledAccountAt     = venue.MessageHeaderSize + venue.OrderCancelledAccountOffset
-	replacedClOrdIDAt      = venue.MessageHeaderSize + venue.OrderReplacedClOrdIDOffset
-	replacedOrigClOrdIDAt  = venue.MessageHeaderSize + venue.OrderReplacedOrigClOrdIDOffset
-	replacedAccountAt      = venue.MessageHeaderSize + venue.OrderReplacedAccountOffset
+	reportCauseSeqAt  = venue.MessageHeaderSize + venue.OrderAcceptedCauseSeqOffset
+	reportTimestampAt = venue.MessageHeaderSize + venue.OrderAcceptedTimestampNsOffset
+	reportSessionAt   = venue.MessageHeaderSize + venue.OrderAcceptedSessionIdxOffset
+	reportTifAt       = venue.MessageHeaderSize + venue.OrderAcceptedTimeInForceOffset
+	reportOrderIDAt   = venue.MessageHeaderSize + venue.OrderAcceptedOrderIDOffset
+	reportExecIDAt    = venue.MessageHeaderSize + venue.OrderAcceptedExecIDOffset
 )
 
-// put64 stores v little-endian at offset at of b.
-func put64(b []byte, at int, v uint64) {
-	binary.LittleEndian.PutUint64(b[at:at+8], v)
-}
-
 // putAccount writes an account field: the order keeps it NUL-padded.
-func putAccount(field []byte, account *[venue.AccountLength]byte) {
-	f := field[:venue.AccountLength]
+func putAccount(f *[venue.AccountLength]byte, account *[venue.AccountLength]byte) {
 	binary.LittleEndian.PutUint64(f[0:8], binary.LittleEndian.Uint64(account[0:8]))
 	binary.LittleEndian.PutUint64(f[8:16], binary.LittleEndian.Uint64(account[8:16]))
 }
@@ -108,30 +54,19 @@ func putAccount(field []byte, account *[venue.AccountLength]byte) {
 var noClOrdID clOrdKey
 
 // putOrNone writes key k as a ClOrdID field, or an empty one when k is nil.
-func (k *clOrdKey) putOrNone(field []byte) {
+func (k *clOrdKey) putOrNone(field *[venue.ClOrdIDLength]byte) {
 	if k == nil {
 		k = &noClOrdID
 	}
 	k.put(field)
 }
 
-// The message headers of the order-flow events, each as one little-endian
-// word: blockLength, templateId, schemaId, version.
-const (
-	schemaWord      = uint64(venue.SchemaID)<<32 | uint64(venue.SchemaVersion)<<48
-	acceptedHeader  = uint64(venue.OrderAcceptedBlockLength) | uint64(venue.OrderAcceptedTemplateID)<<16 | schemaWord
-	fillHeader      = uint64(venue.FillBlockLength) | uint64(venue.FillTemplateID)<<16 | schemaWord
-	cancelledHeader = uint64(venue.OrderCancelledBlockLength) | uint64(venue.OrderCancelledTemplateID)<<16 | schemaWord
-	replacedHeader  = uint64(venue.OrderReplacedBlockLength) | uint64(venue.OrderReplacedTemplateID)<<16 | schemaWord
-)
-
 // putReportHead writes the report head of an order-flow event for order o
-// (see above): header is the event's, e1 and e2 its two bytes after
-// timeInForce, and the event takes the next ExecID. It is small enough to be
-// inlined.
-func (m *Matcher) putReportHead(b []byte, header uint64, o *order, e1, e2 uint8) {
-	h := b[:reportExecIDAt+8]
-	binary.LittleEndian.PutUint64(h[0:8], header)
+// into the event's slot (see above): e1 and e2 are its two bytes after
+// timeInForce, and the event takes the next ExecID. The event's flyweight
+// writes the header. It is small enough to be inlined.
+func (m *Matcher) putReportHead(slot []byte, o *order, e1, e2 uint8) {
+	h := slot[:reportExecIDAt+8]
 	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
 	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
 	binary.LittleEndian.PutUint64(h[reportSessionAt:], o.reportWord)
@@ -141,30 +76,10 @@ func (m *Matcher) putReportHead(b []byte, header uint64, o *order, e1, e2 uint8)
 	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.lastExecID)
 }
 
-// Commands: Apply reads the header once, checks it as the flyweights'
-// WrapDecode would (same errors, same order), and the three commands of the
-// order flow are decoded field by field into a struct, each field read once
-// from a slice whose length is checked once, at the generated offsets plus
-// the header (h in the decode functions). One word, from sessionIdx on,
-// holds sessionIdx u16, side u8, ordType u8 (CancelOrder: reserved) and
-// instrumentId u32 in every one of them, and is read once and taken apart
-// with shifts. TestCommandDecoding checks every field against the
-// flyweights' getters.
-
-// commandBlock returns cmd cut to encodedLength (header and our block)
-// after the checks of the flyweights' WrapDecode: hdr is cmd's header as
-// one word (its template already matched), whose block must be at least
-// ours (a newer sender's may be longer) and fit in cmd.
-func commandBlock(cmd []byte, hdr uint64, encodedLength int) ([]byte, error) {
-	acting := int(uint16(hdr))
-	if acting < encodedLength-venue.MessageHeaderSize {
-		return nil, sbe.ErrBlockLength
-	}
-	if len(cmd)-venue.MessageHeaderSize < acting {
-		return nil, sbe.ErrShortBuffer
-	}
-	return cmd[:encodedLength], nil
-}
+// Commands: the three commands of the order flow are decoded into structs
+// once, from a flyweight that WrapDecode checked (passed by value, so its
+// pointer stays in a register), the ClOrdIDs and the account a word at a
+// time from the char arrays.
 
 // newOrderCmd is a NewOrder's fields.
 type newOrderCmd struct {
@@ -185,22 +100,13 @@ type newOrderCmd struct {
 	clOrdIDLen   int
 }
 
-func (c *newOrderCmd) decode(b []byte) {
-	const h = venue.MessageHeaderSize
-	b = b[:venue.NewOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[h+venue.NewOrderSeqOffset:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderTimestampNsOffset:]))
-	w := binary.LittleEndian.Uint64(b[h+venue.NewOrderSessionIdxOffset:])
-	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
-	// One assignment, so that the compiler may load the three bytes before
-	// storing any (it merges two of the loads and stores).
-	c.tif, c.flags, c.stpMode = venue.TimeInForce(b[h+venue.NewOrderTimeInForceOffset]),
-		venue.OrderFlags(b[h+venue.NewOrderFlagsOffset]), venue.StpMode(b[h+venue.NewOrderStpModeOffset])
-	c.priceTicks = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderPriceTicksOffset:]))
-	c.qty = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderQtyOffset:]))
-	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[h+venue.NewOrderExpireTimeNsOffset:]))
-	c.clOrdIDLen = c.clOrdID.load(b[newOrderClOrdIDAt:])
-	loadAccount(&c.account, b[newOrderAccountAt:])
+func (c *newOrderCmd) decode(w venue.NewOrder) {
+	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
+	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
+	c.tif, c.flags, c.stpMode = w.TimeInForce(), w.Flags(), w.StpMode()
+	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
+	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
+	loadAccount(&c.account, w.AccountArray())
 }
 
 // cancelCmd is a CancelOrder's fields.
@@ -217,16 +123,12 @@ type cancelCmd struct {
 	origLen      int
 }
 
-func (c *cancelCmd) decode(b []byte) {
-	const h = venue.MessageHeaderSize
-	b = b[:venue.CancelOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[h+venue.CancelOrderSeqOffset:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.CancelOrderTimestampNsOffset:]))
-	w := binary.LittleEndian.Uint64(b[h+venue.CancelOrderSessionIdxOffset:])
-	c.sessionIdx, c.side, c.instrumentID = uint16(w), venue.Side(w>>16), uint32(w>>32)
-	c.orderID = binary.LittleEndian.Uint64(b[h+venue.CancelOrderOrderIDOffset:])
-	c.clOrdIDLen = c.clOrdID.load(b[cancelClOrdIDAt:])
-	c.origLen = c.origClOrdID.load(b[cancelOrigClOrdIDAt:])
+func (c *cancelCmd) decode(w venue.CancelOrder) {
+	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
+	c.sessionIdx, c.side, c.instrumentID = w.SessionIdx(), w.Side(), w.InstrumentID()
+	c.orderID = w.OrderID()
+	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
+	c.origLen = c.origClOrdID.load(w.OrigClOrdIDArray()[:])
 }
 
 // replaceCmd is a ReplaceOrder's fields.
@@ -249,27 +151,20 @@ type replaceCmd struct {
 	origLen      int
 }
 
-func (c *replaceCmd) decode(b []byte) {
-	const h = venue.MessageHeaderSize
-	b = b[:venue.ReplaceOrderEncodedLength]
-	c.seq = binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderSeqOffset:])
-	c.timestampNs = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderTimestampNsOffset:]))
-	w := binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderSessionIdxOffset:])
-	c.sessionIdx, c.side, c.ordType, c.instrumentID = uint16(w), venue.Side(w>>16), venue.OrdType(w>>24), uint32(w>>32)
-	c.tif = venue.TimeInForce(b[h+venue.ReplaceOrderTimeInForceOffset])
-	c.orderID = binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderOrderIDOffset:])
-	c.priceTicks = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderPriceTicksOffset:]))
-	c.qty = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderQtyOffset:]))
-	c.expireTimeNs = int64(binary.LittleEndian.Uint64(b[h+venue.ReplaceOrderExpireTimeNsOffset:]))
-	c.clOrdIDLen = c.clOrdID.load(b[replaceClOrdIDAt:])
-	c.origLen = c.origClOrdID.load(b[replaceOrigClOrdIDAt:])
-	loadAccount(&c.account, b[replaceAccountAt:])
+func (c *replaceCmd) decode(w venue.ReplaceOrder) {
+	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
+	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
+	c.tif = w.TimeInForce()
+	c.orderID = w.OrderID()
+	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
+	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
+	c.origLen = c.origClOrdID.load(w.OrigClOrdIDArray()[:])
+	loadAccount(&c.account, w.AccountArray())
 }
 
 // loadAccount reads a fixed-width account field up to its first NUL into
 // dst, NUL-padded, as copy(dst, getter()) would.
-func loadAccount(dst *[venue.AccountLength]byte, field []byte) {
-	f := field[:venue.AccountLength]
+func loadAccount(dst *[venue.AccountLength]byte, f *[venue.AccountLength]byte) {
 	w0 := binary.LittleEndian.Uint64(f[0:8])
 	w1 := binary.LittleEndian.Uint64(f[8:16])
 	if z := nulMarks(w0); z != 0 {

@@ -5,65 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
-
-// fullClOrdID is a ClOrdID that fills its field, so that finding it at an
-// offset proves the offset.
-var fullClOrdID = []byte("0123456789abcdefghijklmnopqrstuvwxyz")
-
-// TestWireOffsets checks the matcher's ClOrdID offsets against the generated
-// flyweights. The offsets come from the generated constants, so what it
-// proves is that each names the right field and adds the header, as the
-// setters do; OrderStatusRequest's is checked nowhere else.
-func TestWireOffsets(t *testing.T) {
-	var buf [cmdSlotSize]byte
-	cases := []struct {
-		name string
-		at   int
-		set  func(b []byte) error
-	}{
-		{"NewOrder.clOrdId", newOrderClOrdIDAt, func(b []byte) error {
-			var c venue.NewOrder
-			_ = c.WrapEncode(b, 0)
-			return c.SetClOrdID(fullClOrdID)
-		}},
-		{"CancelOrder.clOrdId", cancelClOrdIDAt, func(b []byte) error {
-			var c venue.CancelOrder
-			_ = c.WrapEncode(b, 0)
-			return c.SetClOrdID(fullClOrdID)
-		}},
-		{"CancelOrder.origClOrdId", cancelOrigClOrdIDAt, func(b []byte) error {
-			var c venue.CancelOrder
-			_ = c.WrapEncode(b, 0)
-			return c.SetOrigClOrdID(fullClOrdID)
-		}},
-		{"ReplaceOrder.clOrdId", replaceClOrdIDAt, func(b []byte) error {
-			var c venue.ReplaceOrder
-			_ = c.WrapEncode(b, 0)
-			return c.SetClOrdID(fullClOrdID)
-		}},
-		{"ReplaceOrder.origClOrdId", replaceOrigClOrdIDAt, func(b []byte) error {
-			var c venue.ReplaceOrder
-			_ = c.WrapEncode(b, 0)
-			return c.SetOrigClOrdID(fullClOrdID)
-		}},
-		{"OrderStatusRequest.clOrdId", statusRequestClOrdIDAt, func(b []byte) error {
-			var c venue.OrderStatusRequest
-			_ = c.WrapEncode(b, 0)
-			return c.SetClOrdID(fullClOrdID)
-		}},
-	}
-	for _, tc := range cases {
-		clear(buf[:])
-		if err := tc.set(buf[:]); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := clOrdIDField(buf[:], tc.at); !bytes.Equal(got, fullClOrdID) {
-			t.Errorf("%s: offset %d holds %q", tc.name, tc.at, got)
-		}
-	}
-}
 
 // TestLoadClOrdKey compares clOrdKey.load with the generated getter (bytes
 // up to the first NUL) on fields of every length, with and without bytes
@@ -71,9 +15,13 @@ func TestWireOffsets(t *testing.T) {
 func TestLoadClOrdKey(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var buf [cmdSlotSize]byte
+	var c venue.NewOrder
+	if err := c.WrapDecode(encodeHeaderOnly(buf[:], venue.NewOrderTemplateID, venue.NewOrderBlockLength), 0); err != nil {
+		t.Fatal(err)
+	}
 	for n := 0; n <= venue.ClOrdIDLength; n++ {
 		for trial := 0; trial < 200; trial++ {
-			field := buf[newOrderClOrdIDAt : newOrderClOrdIDAt+venue.ClOrdIDLength]
+			field := c.ClOrdIDArray()
 			for i := range field {
 				field[i] = byte(1 + rng.IntN(255)) // never NUL
 			}
@@ -83,13 +31,9 @@ func TestLoadClOrdKey(t *testing.T) {
 					clear(field[n:]) // properly padded
 				}
 			}
-			var c venue.NewOrder
-			if err := c.WrapDecode(encodeHeaderOnly(buf[:], venue.NewOrderTemplateID, venue.NewOrderBlockLength), 0); err != nil {
-				t.Fatal(err)
-			}
 			want := c.ClOrdID()
 			var k clOrdKey
-			h := k.loadHashed(clOrdIDField(buf[:], newOrderClOrdIDAt), 3)
+			h := k.loadHashed(field[:], 3)
 			var padded [venue.ClOrdIDLength]byte
 			copy(padded[:], want)
 			if !bytes.Equal(k.id(), want) || k.len() != len(want) || k.bytes() != padded || k.empty() != (len(want) == 0) {
@@ -160,9 +104,10 @@ func (s *dirtySink) Commit() { s.n = eventLength(s.slot[:]) }
 
 func (s *dirtySink) event() []byte { return s.slot[:s.n] }
 
-// TestEventEncoding compares every byte of the order-flow events, written
-// with plain stores, with the generated flyweights' encoding of the same
-// values, over random values.
+// TestEventEncoding compares every byte of the order-flow events, whose
+// report head the matcher writes as words into a slot it does not zero,
+// with the generated flyweights' encoding of the same values (WrapEncode
+// and one setter per field), over random values.
 func TestEventEncoding(t *testing.T) {
 	m, err := NewMatcher(Config{OrdersMax: 4, ClOrdIDsMax: 8, SessionsMax: 8, Instruments: []InstrumentConfig{
 		{ID: 0xA1B2C3D4, Symbol: "X", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 100, BandPercent: 10}}})
@@ -344,7 +289,8 @@ func randomField(rng *rand.Rand, f []byte) {
 }
 
 // TestCommandDecoding compares the decoded order-flow commands with the
-// generated flyweights' getters over random bytes.
+// generated flyweights' getters over random bytes: it checks the ClOrdIDs
+// and accounts that the matcher reads a word at a time.
 func TestCommandDecoding(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var buf [cmdSlotSize]byte
@@ -360,14 +306,14 @@ func TestCommandDecoding(t *testing.T) {
 	}
 	for trial := 0; trial < 2000; trial++ {
 		cmd := fill(venue.NewOrderTemplateID, venue.NewOrderBlockLength)
-		randomField(rng, cmd[newOrderClOrdIDAt:newOrderClOrdIDAt+venue.ClOrdIDLength])
-		randomField(rng, cmd[newOrderAccountAt:newOrderAccountAt+venue.AccountLength])
 		var f venue.NewOrder
 		if err := f.WrapDecode(cmd, 0); err != nil {
 			t.Fatal(err)
 		}
+		randomField(rng, f.ClOrdIDArray()[:])
+		randomField(rng, f.AccountArray()[:])
 		var n newOrderCmd
-		n.decode(cmd)
+		n.decode(f)
 		if n.seq != f.Seq() || n.timestampNs != f.TimestampNs() || n.sessionIdx != f.SessionIdx() ||
 			n.side != f.Side() || n.ordType != f.OrdType() || n.instrumentID != f.InstrumentID() ||
 			n.tif != f.TimeInForce() || n.flags != f.Flags() || n.stpMode != f.StpMode() ||
@@ -378,14 +324,14 @@ func TestCommandDecoding(t *testing.T) {
 		}
 
 		cmd = fill(venue.CancelOrderTemplateID, venue.CancelOrderBlockLength)
-		randomField(rng, cmd[cancelClOrdIDAt:cancelClOrdIDAt+venue.ClOrdIDLength])
-		randomField(rng, cmd[cancelOrigClOrdIDAt:cancelOrigClOrdIDAt+venue.ClOrdIDLength])
 		var fc venue.CancelOrder
 		if err := fc.WrapDecode(cmd, 0); err != nil {
 			t.Fatal(err)
 		}
+		randomField(rng, fc.ClOrdIDArray()[:])
+		randomField(rng, fc.OrigClOrdIDArray()[:])
 		var c cancelCmd
-		c.decode(cmd)
+		c.decode(fc)
 		if c.seq != fc.Seq() || c.timestampNs != fc.TimestampNs() || c.sessionIdx != fc.SessionIdx() ||
 			c.side != fc.Side() || c.instrumentID != fc.InstrumentID() || c.orderID != fc.OrderID() ||
 			!bytes.Equal(c.clOrdID.id(), fc.ClOrdID()) || !bytes.Equal(c.origClOrdID.id(), fc.OrigClOrdID()) ||
@@ -394,15 +340,15 @@ func TestCommandDecoding(t *testing.T) {
 		}
 
 		cmd = fill(venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength)
-		randomField(rng, cmd[replaceClOrdIDAt:replaceClOrdIDAt+venue.ClOrdIDLength])
-		randomField(rng, cmd[replaceOrigClOrdIDAt:replaceOrigClOrdIDAt+venue.ClOrdIDLength])
-		randomField(rng, cmd[replaceAccountAt:replaceAccountAt+venue.AccountLength])
 		var fr venue.ReplaceOrder
 		if err := fr.WrapDecode(cmd, 0); err != nil {
 			t.Fatal(err)
 		}
+		randomField(rng, fr.ClOrdIDArray()[:])
+		randomField(rng, fr.OrigClOrdIDArray()[:])
+		randomField(rng, fr.AccountArray()[:])
 		var r replaceCmd
-		r.decode(cmd)
+		r.decode(fr)
 		if r.seq != fr.Seq() || r.timestampNs != fr.TimestampNs() || r.sessionIdx != fr.SessionIdx() ||
 			r.side != fr.Side() || r.ordType != fr.OrdType() || r.instrumentID != fr.InstrumentID() ||
 			r.tif != fr.TimeInForce() || r.orderID != fr.OrderID() || r.priceTicks != fr.PriceTicks() ||
@@ -446,6 +392,16 @@ func TestCommandHeaderErrors(t *testing.T) {
 					t.Errorf("template %d block %d length %d: Apply says %v, WrapDecode %v", tc.templateID, block, length, got, want)
 				}
 			}
+		}
+	}
+	// Another schema's message is refused as such whatever its template
+	// id: Apply dispatches on the id before any check of the schema.
+	for id := range uint16(300) {
+		clear(buf[:])
+		cmd := encodeHeaderOnly(buf[:], id, 200)
+		cmd[4]++ // schemaId
+		if got := m.Apply(cmd, sink); got != sbe.ErrWrongSchema {
+			t.Errorf("template %d of another schema: Apply says %v", id, got)
 		}
 	}
 	if sink.Len() != 0 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -18,10 +17,11 @@ type DumpOptions struct {
 	Logger   *slog.Logger   // tail warnings; nil means slog.Default()
 }
 
-// Dump prints the records of the journal in dir to out, one line each,
-// decoded with the venue codecs:
+// Dump prints the records of the journal in dir to out, one line each: the
+// record's place and seq, then the command in the venue schema's text form
+// (every field by its schema name, in schema order):
 //
-//	journal-00000000000000000000.seg@64 seq=0 NewOrder ts=2026-11-30T10:00:00.000000001Z session=1 ...
+//	journal-00000000000000000000.seg@64 seq=0 NewOrder seq=0 timestampNs=2026-11-30T10:00:00.000000001Z sessionIdx=1 ...
 //
 // A payload that does not decode is printed in hex with the decoding
 // error, so that a damaged or foreign record can still be examined. A last
@@ -35,6 +35,7 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	defer r.Close()
 	bw := bufio.NewWriterSize(out, 64<<10)
 	var records int64
+	var scratch []byte // one command's text, reused
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -45,7 +46,7 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 			return err
 		}
 		fmt.Fprintf(bw, "%s@%d seq=%d ", rec.Segment, rec.Offset, rec.Seq)
-		writeCommand(bw, rec.Payload)
+		scratch = writeCommand(bw, rec.Payload, scratch)
 		bw.WriteByte('\n')
 		records++
 	}
@@ -57,94 +58,28 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	return bw.Flush()
 }
 
-// writeCommand prints one command's fields, or its bytes when it does not
-// decode.
-func writeCommand(w io.Writer, p []byte) {
-	if err := formatCommand(w, p); err != nil {
+// writeCommand prints one command in its text form (the generated
+// venue.AppendText: every field, with the schema's names), or its bytes
+// with the reason when it is not a command that decodes. scratch is reused
+// for the text; the grown buffer is returned.
+func writeCommand(w *bufio.Writer, p []byte, scratch []byte) []byte {
+	text, err := commandText(scratch[:0], p)
+	if err != nil {
 		fmt.Fprintf(w, "undecodable (%v) len=%d hex=%x", err, len(p), p)
+		return scratch
 	}
+	w.Write(text)
+	return text
 }
 
-func formatCommand(w io.Writer, p []byte) error {
+// commandText appends the text form of the command p.
+func commandText(dst, p []byte) ([]byte, error) {
 	id, err := venue.TemplateIDOf(p, 0)
 	if err != nil {
-		return err
+		return dst, err
 	}
-	switch id {
-	case venue.NewOrderTemplateID:
-		var m venue.NewOrder
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "NewOrder ts=%s session=%d side=%s type=%s instrument=%d tif=%s flags=%s stp=%s px=%d qty=%d expire=%d clordid=%q account=%q",
-			ts(m.TimestampNs()), m.SessionIdx(), m.Side(), m.OrdType(), m.InstrumentID(), m.TimeInForce(), m.Flags(), m.StpMode(),
-			m.PriceTicks(), m.Qty(), m.ExpireTimeNs(), m.ClOrdID(), m.Account())
-	case venue.CancelOrderTemplateID:
-		var m venue.CancelOrder
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "CancelOrder ts=%s session=%d side=%s instrument=%d order=%d clordid=%q orig=%q",
-			ts(m.TimestampNs()), m.SessionIdx(), m.Side(), m.InstrumentID(), m.OrderID(), m.ClOrdID(), m.OrigClOrdID())
-	case venue.ReplaceOrderTemplateID:
-		var m venue.ReplaceOrder
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "ReplaceOrder ts=%s session=%d side=%s type=%s instrument=%d tif=%s order=%d px=%d qty=%d expire=%d clordid=%q orig=%q account=%q",
-			ts(m.TimestampNs()), m.SessionIdx(), m.Side(), m.OrdType(), m.InstrumentID(), m.TimeInForce(), m.OrderID(),
-			m.PriceTicks(), m.Qty(), m.ExpireTimeNs(), m.ClOrdID(), m.OrigClOrdID(), m.Account())
-	case venue.MassCancelTemplateID:
-		var m venue.MassCancel
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "MassCancel ts=%s session=%d filter_session=%d instrument=%d side=%d type=%d clordid=%q account=%q",
-			ts(m.TimestampNs()), m.SessionIdx(), m.FilterSessionIdx(), m.InstrumentID(), m.Side(), m.MassCancelRequestType(),
-			m.ClOrdID(), m.Account())
-	case venue.OrderStatusRequestTemplateID:
-		var m venue.OrderStatusRequest
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "OrderStatusRequest ts=%s session=%d side=%s instrument=%d order=%d clordid=%q",
-			ts(m.TimestampNs()), m.SessionIdx(), m.Side(), m.InstrumentID(), m.OrderID(), m.ClOrdID())
-	case venue.SessionDisconnectedTemplateID:
-		var m venue.SessionDisconnected
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "SessionDisconnected ts=%s session=%d cancel_on_disconnect=%s",
-			ts(m.TimestampNs()), m.SessionIdx(), m.CancelOnDisconnect())
-	case venue.SetTradingStatusTemplateID:
-		var m venue.SetTradingStatus
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "SetTradingStatus ts=%s instrument=%d status=%s", ts(m.TimestampNs()), m.InstrumentID(), m.Status())
-	case venue.EndOfDayTemplateID:
-		var m venue.EndOfDay
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "EndOfDay ts=%s", ts(m.TimestampNs()))
-	case venue.SnapshotTemplateID:
-		var m venue.Snapshot
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "Snapshot ts=%s snapshot_id=%d", ts(m.TimestampNs()), m.SnapshotID())
-	case venue.TickTemplateID:
-		var m venue.Tick
-		if err := m.WrapDecode(p, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "Tick ts=%s", ts(m.TimestampNs()))
-	default:
-		return fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
+	if !venue.IsCommand(id) {
+		return dst, fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
 	}
-	return nil
+	return venue.AppendText(dst, p, 0)
 }
-
-// ts prints Unix nanoseconds as UTC RFC 3339 with nanoseconds.
-func ts(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }

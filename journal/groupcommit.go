@@ -83,13 +83,14 @@ var ErrNotCommand = errors.New("journal: not a venue command")
 
 // CommandLength returns the encoded length of the SBE message at the start
 // of b (header plus blockLength) after checking the schema id, that the
-// template is a command, and that the message fits in b.
+// template is a command (venue.IsCommand, generated from the schema's
+// command id range), and that the message fits in b.
 func CommandLength(b []byte) (int, error) {
 	templateID, err := venue.TemplateIDOf(b, 0)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNotCommand, err)
 	}
-	if !isCommand(templateID) {
+	if !venue.IsCommand(templateID) {
 		return 0, fmt.Errorf("%w: template %d %s", ErrNotCommand, templateID, venue.MessageName(templateID))
 	}
 	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(b))
@@ -97,17 +98,4 @@ func CommandLength(b []byte) (int, error) {
 		return 0, fmt.Errorf("%w: length %d for a %d-byte buffer", ErrNotCommand, n, len(b))
 	}
 	return n, nil
-}
-
-// isCommand reports whether templateID is a command (gateway → matcher)
-// rather than an event. A command added to the schema must be added here,
-// or the journal fails loudly on its first use.
-func isCommand(templateID uint16) bool {
-	switch templateID {
-	case venue.NewOrderTemplateID, venue.CancelOrderTemplateID, venue.ReplaceOrderTemplateID,
-		venue.MassCancelTemplateID, venue.OrderStatusRequestTemplateID, venue.SessionDisconnectedTemplateID,
-		venue.SetTradingStatusTemplateID, venue.EndOfDayTemplateID, venue.SnapshotTemplateID, venue.TickTemplateID:
-		return true
-	}
-	return false
 }

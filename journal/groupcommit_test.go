@@ -261,3 +261,39 @@ func readAllSeqs(t testing.TB, dir string) ([]uint64, error) {
 		seqs = append(seqs, rec.Seq)
 	}
 }
+
+// TestCommandLengthByTemplate runs CommandLength over a message of every
+// template the venue schema defines: the commands (IsCommand, generated from
+// the schema's command id range) are accepted with their encoded length,
+// the events refused with ErrNotCommand, so a command added to the schema
+// is journaled without a list here to update.
+func TestCommandLengthByTemplate(t *testing.T) {
+	commands, events := 0, 0
+	for id := range 1 << 16 {
+		name := venue.MessageName(uint16(id))
+		if name == "" {
+			continue
+		}
+		// A header and a block of zeros that is long enough for any message.
+		msg := make([]byte, 512)
+		msg[0], msg[1] = 64, 0 // blockLength 64 ≥ seq's 8 bytes
+		msg[2], msg[3] = byte(id), byte(id>>8)
+		msg[4], msg[5] = byte(venue.SchemaID), byte(venue.SchemaID>>8)
+		n, err := journal.CommandLength(msg)
+		switch {
+		case venue.IsCommand(uint16(id)):
+			commands++
+			if err != nil || n != venue.MessageHeaderSize+64 {
+				t.Errorf("command %s: CommandLength = %d, %v", name, n, err)
+			}
+		default:
+			events++
+			if !errors.Is(err, journal.ErrNotCommand) {
+				t.Errorf("event %s: CommandLength = %d, %v; want ErrNotCommand", name, n, err)
+			}
+		}
+	}
+	if commands == 0 || events == 0 {
+		t.Fatalf("%d commands and %d events in the schema", commands, events)
+	}
+}

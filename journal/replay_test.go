@@ -137,8 +137,8 @@ func TestDump(t *testing.T) {
 	if len(lines) != 202 {
 		t.Fatalf("%d lines, want 201 records and a summary", len(lines))
 	}
-	if !strings.HasPrefix(lines[0], "journal-00000000000000000000.seg@64 seq=0 NewOrder ts=2026-") ||
-		!strings.Contains(lines[0], `clordid="o1" account="acct`) {
+	if !strings.HasPrefix(lines[0], "journal-00000000000000000000.seg@64 seq=0 NewOrder seq=0 timestampNs=2026-") ||
+		!strings.Contains(lines[0], `clOrdId="o1" account="acct`) {
 		t.Fatalf("first line %q", lines[0])
 	}
 	kinds := map[string]int{}

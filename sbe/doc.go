@@ -12,13 +12,18 @@
 // would change it, so a schema edit is always followed by
 // `go generate ./sbe/...`.
 //
-// Generated code never allocates, never uses reflection, never copies a
-// field it can return as a sub-slice, and never panics on any input:
-// decoders check the buffer once, in WrapDecode, and every accessor checks
-// its flyweight's length against a constant, so a flyweight that is not
-// wrapped (its zero value, or one whose Wrap failed) reads zero values and
-// writes nothing. That check is also what lets the compiler drop its own
-// bounds checks: a setter compiles to one comparison and one store.
+// Generated code never allocates (the text form aside), never uses
+// reflection, and never copies a field it can return as a sub-slice.
+// Buffers are checked once, when a flyweight is wrapped: WrapDecode (or a
+// composite's Wrap) checks the header and that the block fits, and the
+// flyweight then holds a pointer to a fixed-size array over the header and
+// block, so every accessor reads or writes at constant offsets inside a
+// constant length and compiles to the load or store alone, with no test
+// (TestAccessorsHaveNoBoundsChecks holds the generated packages to that).
+// Using a flyweight that is not wrapped (its zero value, or one whose Wrap
+// failed) panics on its first access: the error of Wrap must be handled,
+// and nothing reads zeros or drops a write silently. No input bytes can make
+// a wrapped flyweight panic.
 //
 // # The supported subset of SBE
 //
@@ -45,12 +50,18 @@
 //     (blockLength uint16, numInGroup uint16, 4 bytes), an optional
 //     blockLength attribute, and fields as in a message. A message may have
 //     several groups; they follow one another in schema order.
+//   - epoch="unix" and timeUnit (second, millisecond, microsecond or
+//     nanosecond) on an integer field: the text form prints it as a time.
+//   - One extension, in the namespace urn:fixvenue:sbe: the messageSchema
+//     attribute fixvenue:commandIds="low-high", the template ids of the
+//     schema's commands (the others are events), from which IsCommand is
+//     generated.
 //
 // Attributes that only document a schema (description, semanticType,
 // sinceVersion, deprecated, and nullValue/minValue/maxValue/
-// characterEncoding on types, epoch/timeUnit on fields) are accepted and
-// ignored. Block lengths larger than ours are accepted when decoding (a newer
-// sender may append fields); smaller ones are refused.
+// characterEncoding on types) are accepted and ignored. Block lengths
+// larger than ours are accepted when decoding (a newer sender may append
+// fields); smaller ones are refused.
 //
 // # What the generator refuses
 //
@@ -70,8 +81,12 @@
 // offset attribute on a composite member; enum
 // and set encodings other than those listed above; out-of-range or
 // duplicate enum values and set bits; names that are not ASCII identifiers;
-// unknown elements and attributes; and any schema whose generated Go names
-// would collide (two package-level names, or two methods of one type).
+// unknown elements and attributes, and attributes of any namespace other
+// than SBE's and urn:fixvenue:sbe; an epoch other than unix, an epoch without
+// a timeUnit, a timeUnit SBE does not define or on a field that is not an
+// integer; a fixvenue:commandIds that is not "low-high" or holds no message
+// id; and any schema whose generated Go names would collide (two
+// package-level names, or two methods of one type).
 //
 // # Naming
 //
@@ -86,8 +101,12 @@
 //
 // Package level: SchemaID, SchemaVersion, MessageHeaderSize (8),
 // GroupHeaderSize (4, when the schema has groups), TemplateIDOf(buf, off)
-// (checks the length and schema id, returns the template id) and
-// MessageName(templateID) ("" when unknown).
+// (checks the length and schema id, returns the template id),
+// MessageName(templateID) ("" when unknown), IsCommand(templateID) (when
+// the schema declares fixvenue:commandIds: true for the messages whose id is
+// in the range), and AppendText(dst, buf, off) (decodes any message of the
+// schema and appends its text form; ErrUnknownTemplate for an id the schema
+// does not define).
 //
 // For each message M: constants MTemplateID (uint16), MBlockLength (int)
 // and MEncodedLength (int: header + block, plus an empty dimension per
@@ -96,9 +115,9 @@
 // offset of F from the start of the block, header excluded, as the schema's
 // offset attribute counts, so F of a message wrapped at off starts at
 // off+MessageHeaderSize+MFOffset. They are constants, not variables, so code
-// that reads or writes a field with plain loads and stores (the matcher's
-// wire code does) compiles to the same fixed offsets as with literals, and
-// follows the schema when it changes. The flyweight type M with
+// that reads or writes a field with plain loads and stores compiles to the
+// same fixed offsets as with literals, and follows the schema when it
+// changes. The flyweight type M with
 //
 //   - (*M).WrapEncode(buf, off) error: writes the header, zeroes the block,
 //     writes every group empty; ErrShortBuffer when it does not fit.
@@ -109,15 +128,35 @@
 //     (ErrShortBuffer), and that group entries are at least ours
 //     (ErrBlockLength).
 //   - (*M).EncodedLength() int: header + acting block + groups; 0 unwrapped.
+//   - For a message without groups, two wraps for hot paths, at offset 0,
+//     that return the flyweight by value (so that it is inlined and stays
+//     in a register, where a pointer receiver's store needs a write barrier
+//     and every accessor a load): DecodeM(buf) (M, bool), WrapDecode's
+//     checks in one test, ok false when WrapDecode would refuse the bytes
+//     (it says why); and OverwriteM(buf) (M, bool), WrapEncode without
+//     zeroing the block, for an encoder that sets every field (reserved
+//     ones included): the matcher's events are written so.
 //   - For a primitive field f: F() and SetF(v) with the Go primitive type.
 //   - For an enum or set field: F() and SetF(v) with the generated type.
 //   - For a char array field: F() []byte (a sub-slice up to the first NUL,
-//     no copy, capacity cut to its length), SetF([]byte) error and
-//     SetFString(string) error (NUL-pad; ErrValueTooLong when too long,
-//     nothing written), and the constant <Type>Length.
+//     no copy, capacity cut to its length), FArray() *[<Type>Length]byte
+//     (the whole field, NULs included, for word-at-a-time reads and
+//     writes), SetF([]byte) error and SetFString(string) error (NUL-pad;
+//     ErrValueTooLong when too long, nothing written), and the constant
+//     <Type>Length.
 //   - For a constant field: F() only.
 //   - For a composite field: F() returns the composite's flyweight over the
 //     same bytes; write through its setters: m.Price().SetMantissa(5).
+//   - (*M).AppendText(dst) []byte and String(): the text form, one line:
+//     the message name, then name=value for every field in schema order,
+//     with the schema's names (NewOrder seq=7 timestampNs=2026-11-30T10:00:00Z
+//     sessionIdx=1 side=Buy ... clOrdId="o1" account="acct1"). Integers are
+//     decimal, floats the shortest exact form, enums and sets their String,
+//     chars and char arrays quoted up to the first NUL (a quote, a backslash
+//     and bytes outside printable ASCII escaped as \", \\ and \xNN), fields
+//     with a timeUnit a UTC time in RFC 3339 with nanoseconds, composites and
+//     group entries {name=value ...}, groups [{...} {...}], constants their
+//     value. Tools print any message with it and no switch over templates.
 //
 // For each group g of message M: MGBlockLength (the entry length); MGFOffset
 // for each field F of an entry, from the start of the entry; a view
@@ -128,13 +167,13 @@
 // [0, GroupCountMax], ErrShortBuffer when the buffer cannot hold them, and
 // nothing written in either case) and resets every later group to empty, so
 // groups are filled in schema order. Decoding: (*M).G() returns the view
-// checked by WrapDecode; Entry(i) outside [0, Count()) returns an unwrapped
-// entry.
+// checked by WrapDecode; Entry(i) outside [0, Count()) panics, as a slice
+// index would.
 //
 // Enums: a type over the encoding with one constant per value, String()
 // (the schema name, or e.g. "Side(7)") and Valid(). Sets: a bit type with
 // one constant per choice, Has(bits) (every bit set), Valid() (no unknown
 // bits) and String() ("PostOnly|PossResend", "none" when empty). Composites:
-// a flyweight with Wrap(buf, off) error, the member accessors, and
-// <Name>EncodedLength.
+// a flyweight with Wrap(buf, off) error, the member accessors, AppendText,
+// and <Name>EncodedLength.
 package sbe

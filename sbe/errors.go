@@ -14,6 +14,9 @@ var (
 	// ErrWrongTemplate: the header names another template id than the
 	// flyweight that was asked to wrap it.
 	ErrWrongTemplate = errors.New("sbe: message header names another template")
+	// ErrUnknownTemplate: the header names a template id that the schema
+	// does not define (from the package-level AppendText).
+	ErrUnknownTemplate = errors.New("sbe: template id not defined by the schema")
 	// ErrBlockLength: the header (or a group dimension) declares a block
 	// shorter than the schema's, so some fields would be missing.
 	ErrBlockLength = errors.New("sbe: block length shorter than the schema's")

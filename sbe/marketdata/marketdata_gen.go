@@ -56,14 +56,41 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header at the start of b and zeroes the
-// block that follows. The caller has checked that b holds both.
-func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:4], templateID)
-	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
-	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
+// putHeader writes the message header of a template at the start of b, as
+// one little-endian word: blockLength, templateId, schemaId, version.
+func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
+	binary.LittleEndian.PutUint64(b[:], uint64(blockLength)|uint64(templateID)<<16|
+		uint64(SchemaID)<<32|uint64(SchemaVersion)<<48)
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
@@ -123,6 +150,147 @@ func MessageName(templateID uint16) string {
 	return ""
 }
 
+// appendQuoted appends v in double quotes for the text form: a quote, a
+// backslash and any byte outside printable ASCII are escaped (\", \\, \xNN).
+func appendQuoted(dst, v []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, c := range v {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20 || c > 0x7e:
+			dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// AppendText appends the text form of the message whose header is at off
+// in buf (see the AppendText method of each message), after decoding it
+// as its WrapDecode does. On error dst is returned unchanged:
+// sbe.ErrUnknownTemplate for a template id this schema does not define,
+// or the error of TemplateIDOf or WrapDecode.
+func AppendText(dst, buf []byte, off int) ([]byte, error) {
+	id, err := TemplateIDOf(buf, off)
+	if err != nil {
+		return dst, err
+	}
+	switch id {
+	case HeartbeatTemplateID:
+		var m Heartbeat
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case InstrumentDefinitionTemplateID:
+		var m InstrumentDefinition
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderAddedTemplateID:
+		var m OrderAdded
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderModifiedTemplateID:
+		var m OrderModified
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderExecutedTemplateID:
+		var m OrderExecuted
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderDeletedTemplateID:
+		var m OrderDeleted
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case PriceLevelUpdateTemplateID:
+		var m PriceLevelUpdate
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case TradeTemplateID:
+		var m Trade
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case InstrumentStatusTemplateID:
+		var m InstrumentStatus
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case EndOfSessionTemplateID:
+		var m EndOfSession
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotStartTemplateID:
+		var m SnapshotStart
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotEntriesTemplateID:
+		var m SnapshotEntries
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotEndTemplateID:
+		var m SnapshotEnd
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RetransmitRequestTemplateID:
+		var m RetransmitRequest
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RetransmitRejectTemplateID:
+		var m RetransmitReject
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RetransmitEndTemplateID:
+		var m RetransmitEnd
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotRequestTemplateID:
+		var m SnapshotRequest
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotRejectTemplateID:
+		var m SnapshotReject
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	}
+	return dst, sbe.ErrUnknownTemplate
+}
+
 // groupOffset returns the offset in msg (a message from its header on) of
 // the dimension of its group number k (0-based), walking the groups before
 // it, or -1 when msg ends first.
@@ -177,91 +345,84 @@ const MessageHeaderEncodedLength = 8
 // MessageHeader is a flyweight over the composite "messageHeader".
 // Standard SBE message header.
 // Its accessors have value receivers so that a composite returned by a
-// message getter can be read and written in place.
+// message getter can be read and written in place. They index its bytes
+// without a test; on the zero value, or after a failed Wrap, they panic.
 type MessageHeader struct {
-	buf []byte // the composite's bytes, or nil when not wrapped
+	buf *[MessageHeaderEncodedLength]byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *MessageHeader) Wrap(buf []byte, off int) error {
-	c.buf = window(buf, off, MessageHeaderEncodedLength)
-	if c.buf == nil {
+	if off < 0 || len(buf)-off < MessageHeaderEncodedLength {
+		c.buf = nil
 		return sbe.ErrShortBuffer
 	}
+	c.buf = (*[MessageHeaderEncodedLength]byte)(buf[off:])
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c MessageHeader) BlockLength() uint16 {
 	b := c.buf
-	if len(b) < 2 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[0:2])
 }
 
-// SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
+// SetBlockLength writes member "blockLength".
 func (c MessageHeader) SetBlockLength(v uint16) {
 	b := c.buf
-	if len(b) < 2 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // TemplateID reads member "templateId" at offset 2 (uint16).
 func (c MessageHeader) TemplateID() uint16 {
 	b := c.buf
-	if len(b) < 4 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[2:4])
 }
 
-// SetTemplateID writes member "templateId"; it does nothing on a flyweight that is not wrapped.
+// SetTemplateID writes member "templateId".
 func (c MessageHeader) SetTemplateID(v uint16) {
 	b := c.buf
-	if len(b) < 4 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // SchemaID reads member "schemaId" at offset 4 (uint16).
 func (c MessageHeader) SchemaID() uint16 {
 	b := c.buf
-	if len(b) < 6 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[4:6])
 }
 
-// SetSchemaID writes member "schemaId"; it does nothing on a flyweight that is not wrapped.
+// SetSchemaID writes member "schemaId".
 func (c MessageHeader) SetSchemaID(v uint16) {
 	b := c.buf
-	if len(b) < 6 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[4:6], v)
 }
 
 // Version reads member "version" at offset 6 (uint16).
 func (c MessageHeader) Version() uint16 {
 	b := c.buf
-	if len(b) < 8 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[6:8])
 }
 
-// SetVersion writes member "version"; it does nothing on a flyweight that is not wrapped.
+// SetVersion writes member "version".
 func (c MessageHeader) SetVersion(v uint16) {
 	b := c.buf
-	if len(b) < 8 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[6:8], v)
+}
+
+// AppendText appends c's members as name=value pairs in braces, in
+// schema order, e.g. {mantissa=5 exponent=-2}.
+func (c MessageHeader) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "blockLength="...)
+	dst = strconv.AppendUint(dst, uint64(c.BlockLength()), 10)
+	dst = append(dst, " templateId="...)
+	dst = strconv.AppendUint(dst, uint64(c.TemplateID()), 10)
+	dst = append(dst, " schemaId="...)
+	dst = strconv.AppendUint(dst, uint64(c.SchemaID()), 10)
+	dst = append(dst, " version="...)
+	dst = strconv.AppendUint(dst, uint64(c.Version()), 10)
+	return append(dst, '}')
 }
 
 // GroupSizeEncodingEncodedLength is the size in bytes of the composite "groupSizeEncoding".
@@ -270,55 +431,56 @@ const GroupSizeEncodingEncodedLength = 4
 // GroupSizeEncoding is a flyweight over the composite "groupSizeEncoding".
 // Standard repeating group dimensions.
 // Its accessors have value receivers so that a composite returned by a
-// message getter can be read and written in place.
+// message getter can be read and written in place. They index its bytes
+// without a test; on the zero value, or after a failed Wrap, they panic.
 type GroupSizeEncoding struct {
-	buf []byte // the composite's bytes, or nil when not wrapped
+	buf *[GroupSizeEncodingEncodedLength]byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *GroupSizeEncoding) Wrap(buf []byte, off int) error {
-	c.buf = window(buf, off, GroupSizeEncodingEncodedLength)
-	if c.buf == nil {
+	if off < 0 || len(buf)-off < GroupSizeEncodingEncodedLength {
+		c.buf = nil
 		return sbe.ErrShortBuffer
 	}
+	c.buf = (*[GroupSizeEncodingEncodedLength]byte)(buf[off:])
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c GroupSizeEncoding) BlockLength() uint16 {
 	b := c.buf
-	if len(b) < 2 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[0:2])
 }
 
-// SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
+// SetBlockLength writes member "blockLength".
 func (c GroupSizeEncoding) SetBlockLength(v uint16) {
 	b := c.buf
-	if len(b) < 2 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // NumInGroup reads member "numInGroup" at offset 2 (uint16).
 func (c GroupSizeEncoding) NumInGroup() uint16 {
 	b := c.buf
-	if len(b) < 4 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[2:4])
 }
 
-// SetNumInGroup writes member "numInGroup"; it does nothing on a flyweight that is not wrapped.
+// SetNumInGroup writes member "numInGroup".
 func (c GroupSizeEncoding) SetNumInGroup(v uint16) {
 	b := c.buf
-	if len(b) < 4 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[2:4], v)
+}
+
+// AppendText appends c's members as name=value pairs in braces, in
+// schema order, e.g. {mantissa=5 exponent=-2}.
+func (c GroupSizeEncoding) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "blockLength="...)
+	dst = strconv.AppendUint(dst, uint64(c.BlockLength()), 10)
+	dst = append(dst, " numInGroup="...)
+	dst = strconv.AppendUint(dst, uint64(c.NumInGroup()), 10)
+	return append(dst, '}')
 }
 
 // PacketHeaderEncodedLength is the size in bytes of the composite "packetHeader".
@@ -327,18 +489,20 @@ const PacketHeaderEncodedLength = 24
 // PacketHeader is a flyweight over the composite "packetHeader".
 // Precedes the messages of every packet (UDP datagram or TCP frame).
 // Its accessors have value receivers so that a composite returned by a
-// message getter can be read and written in place.
+// message getter can be read and written in place. They index its bytes
+// without a test; on the zero value, or after a failed Wrap, they panic.
 type PacketHeader struct {
-	buf []byte // the composite's bytes, or nil when not wrapped
+	buf *[PacketHeaderEncodedLength]byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *PacketHeader) Wrap(buf []byte, off int) error {
-	c.buf = window(buf, off, PacketHeaderEncodedLength)
-	if c.buf == nil {
+	if off < 0 || len(buf)-off < PacketHeaderEncodedLength {
+		c.buf = nil
 		return sbe.ErrShortBuffer
 	}
+	c.buf = (*[PacketHeaderEncodedLength]byte)(buf[off:])
 	return nil
 }
 
@@ -347,18 +511,12 @@ func (c *PacketHeader) Wrap(buf []byte, off int) error {
 // feed channel id.
 func (c PacketHeader) Channel() uint16 {
 	b := c.buf
-	if len(b) < 2 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[0:2])
 }
 
-// SetChannel writes member "channel"; it does nothing on a flyweight that is not wrapped.
+// SetChannel writes member "channel".
 func (c PacketHeader) SetChannel(v uint16) {
 	b := c.buf
-	if len(b) < 2 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
@@ -367,36 +525,24 @@ func (c PacketHeader) SetChannel(v uint16) {
 // number of messages in the packet.
 func (c PacketHeader) MessageCount() uint16 {
 	b := c.buf
-	if len(b) < 4 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[2:4])
 }
 
-// SetMessageCount writes member "messageCount"; it does nothing on a flyweight that is not wrapped.
+// SetMessageCount writes member "messageCount".
 func (c PacketHeader) SetMessageCount(v uint16) {
 	b := c.buf
-	if len(b) < 4 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // Reserved reads member "reserved" at offset 4 (uint32).
 func (c PacketHeader) Reserved() uint32 {
 	b := c.buf
-	if len(b) < 8 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[4:8])
 }
 
-// SetReserved writes member "reserved"; it does nothing on a flyweight that is not wrapped.
+// SetReserved writes member "reserved".
 func (c PacketHeader) SetReserved(v uint32) {
 	b := c.buf
-	if len(b) < 8 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[4:8], v)
 }
 
@@ -405,18 +551,12 @@ func (c PacketHeader) SetReserved(v uint32) {
 // sequence number of the first message; 0 for an unsequenced packet.
 func (c PacketHeader) Seq() uint64 {
 	b := c.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes member "seq"; it does nothing on a flyweight that is not wrapped.
+// SetSeq writes member "seq".
 func (c PacketHeader) SetSeq(v uint64) {
 	b := c.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
@@ -425,19 +565,30 @@ func (c PacketHeader) SetSeq(v uint64) {
 // event time of the first message (wall clock for heartbeats).
 func (c PacketHeader) SendingTimeNs() int64 {
 	b := c.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetSendingTimeNs writes member "sendingTimeNs"; it does nothing on a flyweight that is not wrapped.
+// SetSendingTimeNs writes member "sendingTimeNs".
 func (c PacketHeader) SetSendingTimeNs(v int64) {
 	b := c.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// AppendText appends c's members as name=value pairs in braces, in
+// schema order, e.g. {mantissa=5 exponent=-2}.
+func (c PacketHeader) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "channel="...)
+	dst = strconv.AppendUint(dst, uint64(c.Channel()), 10)
+	dst = append(dst, " messageCount="...)
+	dst = strconv.AppendUint(dst, uint64(c.MessageCount()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(c.Reserved()), 10)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(c.Seq()), 10)
+	dst = append(dst, " sendingTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(c.SendingTimeNs()), 10)
+	return append(dst, '}')
 }
 
 // SymbolLength is the length in bytes of the char array type "Symbol".
@@ -652,23 +803,25 @@ const (
 // Heartbeat is a flyweight over message "Heartbeat" (template 1).
 //
 // Sent when the channel is idle; a client whose next expected sequence is lower has lost the tail.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type Heartbeat struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + HeartbeatBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+HeartbeatEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Heartbeat) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, HeartbeatEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < HeartbeatEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, HeartbeatTemplateID, HeartbeatBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), HeartbeatTemplateID, HeartbeatBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -677,37 +830,77 @@ func (m *Heartbeat) WrapEncode(buf []byte, off int) error {
 // HeartbeatBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Heartbeat) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, HeartbeatTemplateID, HeartbeatBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, HeartbeatTemplateID, HeartbeatBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, HeartbeatTemplateID, HeartbeatBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Heartbeat) EncodedLength() int { return len(m.buf) }
+// DecodeHeartbeat returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeHeartbeat(buf []byte) (m Heartbeat, ok bool) {
+	if !validMessage(buf, HeartbeatTemplateID, HeartbeatBlockLength) {
+		return Heartbeat{}, false
+	}
+	return Heartbeat{buf: (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf)}, true
+}
+
+// OverwriteHeartbeat writes the header of a Heartbeat at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than HeartbeatEncodedLength.
+// Like DecodeHeartbeat it is inlined and its result stays in a register.
+func OverwriteHeartbeat(buf []byte) (m Heartbeat, ok bool) {
+	if len(buf) < HeartbeatEncodedLength {
+		return Heartbeat{}, false
+	}
+	m.buf = (*[MessageHeaderSize + HeartbeatBlockLength]byte)(buf)
+	// The header as one word: blockLength 8, templateId 1, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200010008)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *Heartbeat) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
 
 // NextSeq reads field "nextSeq" (id 1) at offset 0 (uint64).
 //
 // sequence number the next sequenced message will carry.
-func (m *Heartbeat) NextSeq() uint64 {
+func (m Heartbeat) NextSeq() uint64 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetNextSeq writes field "nextSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *Heartbeat) SetNextSeq(v uint64) {
+// SetNextSeq writes field "nextSeq" (id 1).
+func (m Heartbeat) SetNextSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
+
+// AppendText appends m as one line of text: "Heartbeat", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *Heartbeat) AppendText(dst []byte) []byte {
+	dst = append(dst, "Heartbeat"...)
+	dst = append(dst, " nextSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.NextSeq()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *Heartbeat) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "InstrumentDefinition".
 const (
@@ -733,23 +926,25 @@ const (
 // InstrumentDefinition is a flyweight over message "InstrumentDefinition" (template 2).
 //
 // Symbol and tick size of an instrument; sent in every snapshot before its entries.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type InstrumentDefinition struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + InstrumentDefinitionBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+InstrumentDefinitionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentDefinition) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, InstrumentDefinitionEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < InstrumentDefinitionEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -758,173 +953,187 @@ func (m *InstrumentDefinition) WrapEncode(buf []byte, off int) error {
 // InstrumentDefinitionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentDefinition) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *InstrumentDefinition) EncodedLength() int { return len(m.buf) }
+// DecodeInstrumentDefinition returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeInstrumentDefinition(buf []byte) (m InstrumentDefinition, ok bool) {
+	if !validMessage(buf, InstrumentDefinitionTemplateID, InstrumentDefinitionBlockLength) {
+		return InstrumentDefinition{}, false
+	}
+	return InstrumentDefinition{buf: (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *InstrumentDefinition) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteInstrumentDefinition writes the header of a InstrumentDefinition at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than InstrumentDefinitionEncodedLength.
+// Like DecodeInstrumentDefinition it is inlined and its result stays in a register.
+func OverwriteInstrumentDefinition(buf []byte) (m InstrumentDefinition, ok bool) {
+	if len(buf) < InstrumentDefinitionEncodedLength {
+		return InstrumentDefinition{}, false
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentDefinitionBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 2, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200020028)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *InstrumentDefinition) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m InstrumentDefinition) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m InstrumentDefinition) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // TickExponent reads field "tickExponent" (id 2) at offset 4 (int8).
 //
 // tick size = tickMantissa × 10^tickExponent.
-func (m *InstrumentDefinition) TickExponent() int8 {
+func (m InstrumentDefinition) TickExponent() int8 {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return int8(b[12])
 }
 
-// SetTickExponent writes field "tickExponent" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetTickExponent(v int8) {
+// SetTickExponent writes field "tickExponent" (id 2).
+func (m InstrumentDefinition) SetTickExponent(v int8) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Status reads field "status" (id 3) at offset 5 (uint8).
-func (m *InstrumentDefinition) Status() TradingStatus {
+func (m InstrumentDefinition) Status() TradingStatus {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return TradingStatus(b[13])
 }
 
-// SetStatus writes field "status" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetStatus(v TradingStatus) {
+// SetStatus writes field "status" (id 3).
+func (m InstrumentDefinition) SetStatus(v TradingStatus) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *InstrumentDefinition) Reserved() uint16 {
+func (m InstrumentDefinition) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 4).
+func (m InstrumentDefinition) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // TickMantissa reads field "tickMantissa" (id 5) at offset 8 (int64).
-func (m *InstrumentDefinition) TickMantissa() int64 {
+func (m InstrumentDefinition) TickMantissa() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTickMantissa writes field "tickMantissa" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetTickMantissa(v int64) {
+// SetTickMantissa writes field "tickMantissa" (id 5).
+func (m InstrumentDefinition) SetTickMantissa(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // LotSize reads field "lotSize" (id 6) at offset 16 (int64).
-func (m *InstrumentDefinition) LotSize() int64 {
+func (m InstrumentDefinition) LotSize() int64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
-// SetLotSize writes field "lotSize" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentDefinition) SetLotSize(v int64) {
+// SetLotSize writes field "lotSize" (id 6).
+func (m InstrumentDefinition) SetLotSize(v int64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // Symbol returns field "symbol" (id 7) at offset 24 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *InstrumentDefinition) Symbol() []byte {
-	b := m.buf
-	if len(b) < 48 {
-		return nil
-	}
-	v := b[32:48:48]
+func (m InstrumentDefinition) Symbol() []byte {
+	v := m.buf[32:48:48]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// SymbolArray returns field "symbol" (id 7) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m InstrumentDefinition) SymbolArray() *[SymbolLength]byte {
+	return (*[SymbolLength]byte)(m.buf[32:48])
+}
+
 // SetSymbol writes field "symbol" (id 7), padding it with NULs. A value longer than
-// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *InstrumentDefinition) SetSymbol(v []byte) error {
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentDefinition) SetSymbol(v []byte) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 48 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[32:48:48]
+	field := m.buf[32:48:48]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetSymbolString writes field "symbol" (id 7), padding it with NULs. A value longer than
-// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *InstrumentDefinition) SetSymbolString(v string) error {
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentDefinition) SetSymbolString(v string) error {
 	if len(v) > SymbolLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 48 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[32:48:48]
+	field := m.buf[32:48:48]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "InstrumentDefinition", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *InstrumentDefinition) AppendText(dst []byte) []byte {
+	dst = append(dst, "InstrumentDefinition"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " tickExponent="...)
+	dst = strconv.AppendInt(dst, int64(m.TickExponent()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " tickMantissa="...)
+	dst = strconv.AppendInt(dst, int64(m.TickMantissa()), 10)
+	dst = append(dst, " lotSize="...)
+	dst = strconv.AppendInt(dst, int64(m.LotSize()), 10)
+	dst = append(dst, " symbol="...)
+	dst = appendQuoted(dst, m.Symbol())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *InstrumentDefinition) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderAdded".
 const (
@@ -951,23 +1160,25 @@ const (
 // OrderAdded is a flyweight over message "OrderAdded" (template 3).
 //
 // An order now rests in the book, at the back of its price level.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderAdded struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderAddedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderAddedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAdded) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderAddedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderAddedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderAddedTemplateID, OrderAddedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderAddedTemplateID, OrderAddedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -976,163 +1187,175 @@ func (m *OrderAdded) WrapEncode(buf []byte, off int) error {
 // OrderAddedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAdded) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderAddedTemplateID, OrderAddedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderAddedTemplateID, OrderAddedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderAddedTemplateID, OrderAddedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderAdded) EncodedLength() int { return len(m.buf) }
+// DecodeOrderAdded returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderAdded(buf []byte) (m OrderAdded, ok bool) {
+	if !validMessage(buf, OrderAddedTemplateID, OrderAddedBlockLength) {
+		return OrderAdded{}, false
+	}
+	return OrderAdded{buf: (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderAdded) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteOrderAdded writes the header of a OrderAdded at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderAddedEncodedLength.
+// Like DecodeOrderAdded it is inlined and its result stays in a register.
+func OverwriteOrderAdded(buf []byte) (m OrderAdded, ok bool) {
+	if len(buf) < OrderAddedEncodedLength {
+		return OrderAdded{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderAddedBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 3, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200030028)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderAdded) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m OrderAdded) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m OrderAdded) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderAdded) Side() Side {
+func (m OrderAdded) Side() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetSide(v Side) {
+// SetSide writes field "side" (id 2).
+func (m OrderAdded) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderAdded) Reserved() uint8 {
+func (m OrderAdded) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m OrderAdded) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderAdded) Reserved2() uint16 {
+func (m OrderAdded) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m OrderAdded) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderAdded) OrderID() uint64 {
+func (m OrderAdded) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 5).
+func (m OrderAdded) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderAdded) RptSeq() uint64 {
+func (m OrderAdded) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 6).
+func (m OrderAdded) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
-func (m *OrderAdded) PriceTicks() int64 {
+func (m OrderAdded) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 7).
+func (m OrderAdded) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
 // quantity resting (leaves).
-func (m *OrderAdded) Qty() int64 {
+func (m OrderAdded) Qty() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAdded) SetQty(v int64) {
+// SetQty writes field "qty" (id 8).
+func (m OrderAdded) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
+
+// AppendText appends m as one line of text: "OrderAdded", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderAdded) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderAdded"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderAdded) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderModified".
 const (
@@ -1159,23 +1382,25 @@ const (
 // OrderModified is a flyweight over message "OrderModified" (template 4).
 //
 // A resting order changed in place (priorityLost false: quantity decrease) or moved to the back of a level (priorityLost true).
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderModified struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderModifiedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderModifiedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderModified) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderModifiedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderModifiedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderModifiedTemplateID, OrderModifiedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderModifiedTemplateID, OrderModifiedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1184,165 +1409,177 @@ func (m *OrderModified) WrapEncode(buf []byte, off int) error {
 // OrderModifiedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderModified) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderModifiedTemplateID, OrderModifiedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderModified) EncodedLength() int { return len(m.buf) }
+// DecodeOrderModified returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderModified(buf []byte) (m OrderModified, ok bool) {
+	if !validMessage(buf, OrderModifiedTemplateID, OrderModifiedBlockLength) {
+		return OrderModified{}, false
+	}
+	return OrderModified{buf: (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderModified) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteOrderModified writes the header of a OrderModified at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderModifiedEncodedLength.
+// Like DecodeOrderModified it is inlined and its result stays in a register.
+func OverwriteOrderModified(buf []byte) (m OrderModified, ok bool) {
+	if len(buf) < OrderModifiedEncodedLength {
+		return OrderModified{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderModifiedBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 4, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200040028)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderModified) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m OrderModified) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m OrderModified) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderModified) Side() Side {
+func (m OrderModified) Side() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetSide(v Side) {
+// SetSide writes field "side" (id 2).
+func (m OrderModified) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 3) at offset 5 (uint8).
-func (m *OrderModified) PriorityLost() BooleanType {
+func (m OrderModified) PriorityLost() BooleanType {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return BooleanType(b[13])
 }
 
-// SetPriorityLost writes field "priorityLost" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetPriorityLost(v BooleanType) {
+// SetPriorityLost writes field "priorityLost" (id 3).
+func (m OrderModified) SetPriorityLost(v BooleanType) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *OrderModified) Reserved() uint16 {
+func (m OrderModified) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 4).
+func (m OrderModified) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderModified) OrderID() uint64 {
+func (m OrderModified) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 5).
+func (m OrderModified) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderModified) RptSeq() uint64 {
+func (m OrderModified) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 6).
+func (m OrderModified) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
 //
 // the price it now rests at.
-func (m *OrderModified) PriceTicks() int64 {
+func (m OrderModified) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 7).
+func (m OrderModified) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
 //
 // quantity now resting (leaves).
-func (m *OrderModified) Qty() int64 {
+func (m OrderModified) Qty() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderModified) SetQty(v int64) {
+// SetQty writes field "qty" (id 8).
+func (m OrderModified) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
+
+// AppendText appends m as one line of text: "OrderModified", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderModified) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderModified"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " priorityLost="...)
+	dst = append(dst, m.PriorityLost().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderModified) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderExecuted".
 const (
@@ -1371,23 +1608,25 @@ const (
 // OrderExecuted is a flyweight over message "OrderExecuted" (template 5).
 //
 // A resting order traded; leavesQty 0 means it left the book.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderExecuted struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderExecutedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderExecutedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderExecuted) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderExecutedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderExecutedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderExecutedTemplateID, OrderExecutedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderExecutedTemplateID, OrderExecutedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1396,199 +1635,203 @@ func (m *OrderExecuted) WrapEncode(buf []byte, off int) error {
 // OrderExecutedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderExecuted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderExecutedTemplateID, OrderExecutedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderExecuted) EncodedLength() int { return len(m.buf) }
+// DecodeOrderExecuted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderExecuted(buf []byte) (m OrderExecuted, ok bool) {
+	if !validMessage(buf, OrderExecutedTemplateID, OrderExecutedBlockLength) {
+		return OrderExecuted{}, false
+	}
+	return OrderExecuted{buf: (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderExecuted) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteOrderExecuted writes the header of a OrderExecuted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderExecutedEncodedLength.
+// Like DecodeOrderExecuted it is inlined and its result stays in a register.
+func OverwriteOrderExecuted(buf []byte) (m OrderExecuted, ok bool) {
+	if len(buf) < OrderExecutedEncodedLength {
+		return OrderExecuted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderExecutedBlockLength]byte)(buf)
+	// The header as one word: blockLength 56, templateId 5, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200050038)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderExecuted) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m OrderExecuted) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m OrderExecuted) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderExecuted) Side() Side {
+func (m OrderExecuted) Side() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetSide(v Side) {
+// SetSide writes field "side" (id 2).
+func (m OrderExecuted) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderExecuted) Reserved() uint8 {
+func (m OrderExecuted) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m OrderExecuted) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderExecuted) Reserved2() uint16 {
+func (m OrderExecuted) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m OrderExecuted) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderExecuted) OrderID() uint64 {
+func (m OrderExecuted) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 5).
+func (m OrderExecuted) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderExecuted) RptSeq() uint64 {
+func (m OrderExecuted) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 6).
+func (m OrderExecuted) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // TradeID reads field "tradeId" (id 7) at offset 24 (uint64).
-func (m *OrderExecuted) TradeID() uint64 {
+func (m OrderExecuted) TradeID() uint64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
-// SetTradeID writes field "tradeId" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetTradeID(v uint64) {
+// SetTradeID writes field "tradeId" (id 7).
+func (m OrderExecuted) SetTradeID(v uint64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 8) at offset 32 (int64).
 //
 // execution price.
-func (m *OrderExecuted) PriceTicks() int64 {
+func (m OrderExecuted) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m OrderExecuted) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // ExecQty reads field "execQty" (id 9) at offset 40 (int64).
-func (m *OrderExecuted) ExecQty() int64 {
+func (m OrderExecuted) ExecQty() int64 {
 	b := m.buf
-	if len(b) < 56 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[48:56]))
 }
 
-// SetExecQty writes field "execQty" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetExecQty(v int64) {
+// SetExecQty writes field "execQty" (id 9).
+func (m OrderExecuted) SetExecQty(v int64) {
 	b := m.buf
-	if len(b) < 56 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 10) at offset 48 (int64).
-func (m *OrderExecuted) LeavesQty() int64 {
+func (m OrderExecuted) LeavesQty() int64 {
 	b := m.buf
-	if len(b) < 64 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[56:64]))
 }
 
-// SetLeavesQty writes field "leavesQty" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderExecuted) SetLeavesQty(v int64) {
+// SetLeavesQty writes field "leavesQty" (id 10).
+func (m OrderExecuted) SetLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 64 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
 }
+
+// AppendText appends m as one line of text: "OrderExecuted", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderExecuted) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderExecuted"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " tradeId="...)
+	dst = strconv.AppendUint(dst, uint64(m.TradeID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " execQty="...)
+	dst = strconv.AppendInt(dst, int64(m.ExecQty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderExecuted) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderDeleted".
 const (
@@ -1613,23 +1856,25 @@ const (
 // OrderDeleted is a flyweight over message "OrderDeleted" (template 6).
 //
 // A resting order left the book without trading (cancel, expiry, replace that crossed).
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderDeleted struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderDeletedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderDeletedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderDeleted) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderDeletedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderDeletedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderDeletedTemplateID, OrderDeletedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderDeletedTemplateID, OrderDeletedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1638,125 +1883,145 @@ func (m *OrderDeleted) WrapEncode(buf []byte, off int) error {
 // OrderDeletedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderDeleted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderDeletedTemplateID, OrderDeletedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderDeleted) EncodedLength() int { return len(m.buf) }
+// DecodeOrderDeleted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderDeleted(buf []byte) (m OrderDeleted, ok bool) {
+	if !validMessage(buf, OrderDeletedTemplateID, OrderDeletedBlockLength) {
+		return OrderDeleted{}, false
+	}
+	return OrderDeleted{buf: (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *OrderDeleted) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteOrderDeleted writes the header of a OrderDeleted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderDeletedEncodedLength.
+// Like DecodeOrderDeleted it is inlined and its result stays in a register.
+func OverwriteOrderDeleted(buf []byte) (m OrderDeleted, ok bool) {
+	if len(buf) < OrderDeletedEncodedLength {
+		return OrderDeleted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderDeletedBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 6, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200060018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderDeleted) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m OrderDeleted) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m OrderDeleted) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *OrderDeleted) Side() Side {
+func (m OrderDeleted) Side() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetSide(v Side) {
+// SetSide writes field "side" (id 2).
+func (m OrderDeleted) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *OrderDeleted) Reserved() uint8 {
+func (m OrderDeleted) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m OrderDeleted) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *OrderDeleted) Reserved2() uint16 {
+func (m OrderDeleted) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m OrderDeleted) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
-func (m *OrderDeleted) OrderID() uint64 {
+func (m OrderDeleted) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetOrderID writes field "orderId" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 5).
+func (m OrderDeleted) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 6) at offset 16 (uint64).
-func (m *OrderDeleted) RptSeq() uint64 {
+func (m OrderDeleted) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetRptSeq writes field "rptSeq" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderDeleted) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 6).
+func (m OrderDeleted) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
+
+// AppendText appends m as one line of text: "OrderDeleted", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderDeleted) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderDeleted"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderDeleted) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "PriceLevelUpdate".
 const (
@@ -1784,23 +2049,25 @@ const (
 // PriceLevelUpdate is a flyweight over message "PriceLevelUpdate" (template 7).
 //
 // A price level appeared, changed or disappeared.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type PriceLevelUpdate struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + PriceLevelUpdateBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+PriceLevelUpdateEncodedLength, leaving m unwrapped and buf untouched.
 func (m *PriceLevelUpdate) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, PriceLevelUpdateEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < PriceLevelUpdateEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1809,185 +2076,193 @@ func (m *PriceLevelUpdate) WrapEncode(buf []byte, off int) error {
 // PriceLevelUpdateBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *PriceLevelUpdate) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *PriceLevelUpdate) EncodedLength() int { return len(m.buf) }
+// DecodePriceLevelUpdate returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodePriceLevelUpdate(buf []byte) (m PriceLevelUpdate, ok bool) {
+	if !validMessage(buf, PriceLevelUpdateTemplateID, PriceLevelUpdateBlockLength) {
+		return PriceLevelUpdate{}, false
+	}
+	return PriceLevelUpdate{buf: (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *PriceLevelUpdate) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwritePriceLevelUpdate writes the header of a PriceLevelUpdate at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than PriceLevelUpdateEncodedLength.
+// Like DecodePriceLevelUpdate it is inlined and its result stays in a register.
+func OverwritePriceLevelUpdate(buf []byte) (m PriceLevelUpdate, ok bool) {
+	if len(buf) < PriceLevelUpdateEncodedLength {
+		return PriceLevelUpdate{}, false
+	}
+	m.buf = (*[MessageHeaderSize + PriceLevelUpdateBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 7, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200070028)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *PriceLevelUpdate) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m PriceLevelUpdate) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m PriceLevelUpdate) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Side reads field "side" (id 2) at offset 4 (uint8).
-func (m *PriceLevelUpdate) Side() Side {
+func (m PriceLevelUpdate) Side() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetSide writes field "side" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetSide(v Side) {
+// SetSide writes field "side" (id 2).
+func (m PriceLevelUpdate) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Action reads field "action" (id 3) at offset 5 (uint8).
-func (m *PriceLevelUpdate) Action() UpdateAction {
+func (m PriceLevelUpdate) Action() UpdateAction {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return UpdateAction(b[13])
 }
 
-// SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetAction(v UpdateAction) {
+// SetAction writes field "action" (id 3).
+func (m PriceLevelUpdate) SetAction(v UpdateAction) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 6 (uint16).
-func (m *PriceLevelUpdate) Reserved() uint16 {
+func (m PriceLevelUpdate) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 4).
+func (m PriceLevelUpdate) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // LevelNum reads field "levelNum" (id 5) at offset 8 (uint32).
 //
 // 1 = best; for New and Change after the update, for Delete before it.
-func (m *PriceLevelUpdate) LevelNum() uint32 {
+func (m PriceLevelUpdate) LevelNum() uint32 {
 	b := m.buf
-	if len(b) < 20 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
-// SetLevelNum writes field "levelNum" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetLevelNum(v uint32) {
+// SetLevelNum writes field "levelNum" (id 5).
+func (m PriceLevelUpdate) SetLevelNum(v uint32) {
 	b := m.buf
-	if len(b) < 20 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // OrderCount reads field "orderCount" (id 6) at offset 12 (uint32).
 //
 // orders resting at the price; 0 for Delete.
-func (m *PriceLevelUpdate) OrderCount() uint32 {
+func (m PriceLevelUpdate) OrderCount() uint32 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[20:24])
 }
 
-// SetOrderCount writes field "orderCount" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetOrderCount(v uint32) {
+// SetOrderCount writes field "orderCount" (id 6).
+func (m PriceLevelUpdate) SetOrderCount(v uint32) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[20:24], v)
 }
 
 // RptSeq reads field "rptSeq" (id 7) at offset 16 (uint64).
-func (m *PriceLevelUpdate) RptSeq() uint64 {
+func (m PriceLevelUpdate) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetRptSeq writes field "rptSeq" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 7).
+func (m PriceLevelUpdate) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
-func (m *PriceLevelUpdate) PriceTicks() int64 {
+func (m PriceLevelUpdate) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m PriceLevelUpdate) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 9) at offset 32 (int64).
 //
 // total resting quantity at the price; 0 for Delete.
-func (m *PriceLevelUpdate) Qty() int64 {
+func (m PriceLevelUpdate) Qty() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetQty writes field "qty" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *PriceLevelUpdate) SetQty(v int64) {
+// SetQty writes field "qty" (id 9).
+func (m PriceLevelUpdate) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
+
+// AppendText appends m as one line of text: "PriceLevelUpdate", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *PriceLevelUpdate) AppendText(dst []byte) []byte {
+	dst = append(dst, "PriceLevelUpdate"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " action="...)
+	dst = append(dst, m.Action().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " levelNum="...)
+	dst = strconv.AppendUint(dst, uint64(m.LevelNum()), 10)
+	dst = append(dst, " orderCount="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderCount()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *PriceLevelUpdate) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "Trade".
 const (
@@ -2018,23 +2293,25 @@ const (
 // Trade is a flyweight over message "Trade" (template 8).
 //
 // One trade: exactly one per venue tradeId.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type Trade struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + TradeBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TradeEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Trade) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, TradeEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < TradeEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, TradeTemplateID, TradeBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TradeTemplateID, TradeBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2043,235 +2320,231 @@ func (m *Trade) WrapEncode(buf []byte, off int) error {
 // TradeBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Trade) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, TradeTemplateID, TradeBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TradeTemplateID, TradeBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, TradeTemplateID, TradeBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Trade) EncodedLength() int { return len(m.buf) }
+// DecodeTrade returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTrade(buf []byte) (m Trade, ok bool) {
+	if !validMessage(buf, TradeTemplateID, TradeBlockLength) {
+		return Trade{}, false
+	}
+	return Trade{buf: (*[MessageHeaderSize + TradeBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *Trade) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteTrade writes the header of a Trade at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TradeEncodedLength.
+// Like DecodeTrade it is inlined and its result stays in a register.
+func OverwriteTrade(buf []byte) (m Trade, ok bool) {
+	if len(buf) < TradeEncodedLength {
+		return Trade{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TradeBlockLength]byte)(buf)
+	// The header as one word: blockLength 72, templateId 8, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200080048)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *Trade) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m Trade) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m Trade) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // AggressorSide reads field "aggressorSide" (id 2) at offset 4 (uint8).
-func (m *Trade) AggressorSide() Side {
+func (m Trade) AggressorSide() Side {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return Side(b[12])
 }
 
-// SetAggressorSide writes field "aggressorSide" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetAggressorSide(v Side) {
+// SetAggressorSide writes field "aggressorSide" (id 2).
+func (m Trade) SetAggressorSide(v Side) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *Trade) Reserved() uint8 {
+func (m Trade) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m Trade) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *Trade) Reserved2() uint16 {
+func (m Trade) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m Trade) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
-func (m *Trade) RptSeq() uint64 {
+func (m Trade) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 5).
+func (m Trade) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TradeID reads field "tradeId" (id 6) at offset 16 (uint64).
-func (m *Trade) TradeID() uint64 {
+func (m Trade) TradeID() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetTradeID writes field "tradeId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetTradeID(v uint64) {
+// SetTradeID writes field "tradeId" (id 6).
+func (m Trade) SetTradeID(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 7) at offset 24 (int64).
-func (m *Trade) PriceTicks() int64 {
+func (m Trade) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 7).
+func (m Trade) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Qty reads field "qty" (id 8) at offset 32 (int64).
-func (m *Trade) Qty() int64 {
+func (m Trade) Qty() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetQty writes field "qty" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetQty(v int64) {
+// SetQty writes field "qty" (id 8).
+func (m Trade) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
 // BuyOrderID reads field "buyOrderId" (id 9) at offset 40 (uint64).
-func (m *Trade) BuyOrderID() uint64 {
+func (m Trade) BuyOrderID() uint64 {
 	b := m.buf
-	if len(b) < 56 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[48:56])
 }
 
-// SetBuyOrderID writes field "buyOrderId" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetBuyOrderID(v uint64) {
+// SetBuyOrderID writes field "buyOrderId" (id 9).
+func (m Trade) SetBuyOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 56 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[48:56], v)
 }
 
 // SellOrderID reads field "sellOrderId" (id 10) at offset 48 (uint64).
-func (m *Trade) SellOrderID() uint64 {
+func (m Trade) SellOrderID() uint64 {
 	b := m.buf
-	if len(b) < 64 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[56:64])
 }
 
-// SetSellOrderID writes field "sellOrderId" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetSellOrderID(v uint64) {
+// SetSellOrderID writes field "sellOrderId" (id 10).
+func (m Trade) SetSellOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 64 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[56:64], v)
 }
 
 // Volume reads field "volume" (id 11) at offset 56 (int64).
 //
 // quantity traded in the instrument since the feed started, this trade included.
-func (m *Trade) Volume() int64 {
+func (m Trade) Volume() int64 {
 	b := m.buf
-	if len(b) < 72 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[64:72]))
 }
 
-// SetVolume writes field "volume" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetVolume(v int64) {
+// SetVolume writes field "volume" (id 11).
+func (m Trade) SetVolume(v int64) {
 	b := m.buf
-	if len(b) < 72 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 12) at offset 64 (int64).
-func (m *Trade) TransactTimeNs() int64 {
+func (m Trade) TransactTimeNs() int64 {
 	b := m.buf
-	if len(b) < 80 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[72:80]))
 }
 
-// SetTransactTimeNs writes field "transactTimeNs" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *Trade) SetTransactTimeNs(v int64) {
+// SetTransactTimeNs writes field "transactTimeNs" (id 12).
+func (m Trade) SetTransactTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 80 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
 }
+
+// AppendText appends m as one line of text: "Trade", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *Trade) AppendText(dst []byte) []byte {
+	dst = append(dst, "Trade"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " aggressorSide="...)
+	dst = append(dst, m.AggressorSide().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " tradeId="...)
+	dst = strconv.AppendUint(dst, uint64(m.TradeID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " buyOrderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.BuyOrderID()), 10)
+	dst = append(dst, " sellOrderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.SellOrderID()), 10)
+	dst = append(dst, " volume="...)
+	dst = strconv.AppendInt(dst, int64(m.Volume()), 10)
+	dst = append(dst, " transactTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TransactTimeNs()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *Trade) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "InstrumentStatus".
 const (
@@ -2296,23 +2569,25 @@ const (
 // InstrumentStatus is a flyweight over message "InstrumentStatus" (template 9).
 //
 // The instrument opened, halted or closed.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type InstrumentStatus struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + InstrumentStatusBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+InstrumentStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *InstrumentStatus) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, InstrumentStatusEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < InstrumentStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), InstrumentStatusTemplateID, InstrumentStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2321,125 +2596,145 @@ func (m *InstrumentStatus) WrapEncode(buf []byte, off int) error {
 // InstrumentStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *InstrumentStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, InstrumentStatusTemplateID, InstrumentStatusBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *InstrumentStatus) EncodedLength() int { return len(m.buf) }
+// DecodeInstrumentStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeInstrumentStatus(buf []byte) (m InstrumentStatus, ok bool) {
+	if !validMessage(buf, InstrumentStatusTemplateID, InstrumentStatusBlockLength) {
+		return InstrumentStatus{}, false
+	}
+	return InstrumentStatus{buf: (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf)}, true
+}
 
-// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *InstrumentStatus) InstrumentID() uint32 {
-	b := m.buf
-	if len(b) < 12 {
+// OverwriteInstrumentStatus writes the header of a InstrumentStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than InstrumentStatusEncodedLength.
+// Like DecodeInstrumentStatus it is inlined and its result stays in a register.
+func OverwriteInstrumentStatus(buf []byte) (m InstrumentStatus, ok bool) {
+	if len(buf) < InstrumentStatusEncodedLength {
+		return InstrumentStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 9, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200090018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *InstrumentStatus) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m InstrumentStatus) InstrumentID() uint32 {
+	b := m.buf
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m InstrumentStatus) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
-func (m *InstrumentStatus) Status() TradingStatus {
+func (m InstrumentStatus) Status() TradingStatus {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return TradingStatus(b[12])
 }
 
-// SetStatus writes field "status" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetStatus(v TradingStatus) {
+// SetStatus writes field "status" (id 2).
+func (m InstrumentStatus) SetStatus(v TradingStatus) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *InstrumentStatus) Reserved() uint8 {
+func (m InstrumentStatus) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m InstrumentStatus) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *InstrumentStatus) Reserved2() uint16 {
+func (m InstrumentStatus) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m InstrumentStatus) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
-func (m *InstrumentStatus) RptSeq() uint64 {
+func (m InstrumentStatus) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 5).
+func (m InstrumentStatus) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // TransactTimeNs reads field "transactTimeNs" (id 6) at offset 16 (int64).
-func (m *InstrumentStatus) TransactTimeNs() int64 {
+func (m InstrumentStatus) TransactTimeNs() int64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
-// SetTransactTimeNs writes field "transactTimeNs" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *InstrumentStatus) SetTransactTimeNs(v int64) {
+// SetTransactTimeNs writes field "transactTimeNs" (id 6).
+func (m InstrumentStatus) SetTransactTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
+
+// AppendText appends m as one line of text: "InstrumentStatus", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *InstrumentStatus) AppendText(dst []byte) []byte {
+	dst = append(dst, "InstrumentStatus"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " transactTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TransactTimeNs()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *InstrumentStatus) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "EndOfSession".
 const (
@@ -2459,23 +2754,25 @@ const (
 // EndOfSession is a flyweight over message "EndOfSession" (template 10).
 //
 // The publisher stops; no sequenced message follows on this channel.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type EndOfSession struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + EndOfSessionBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+EndOfSessionEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfSession) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, EndOfSessionEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < EndOfSessionEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, EndOfSessionTemplateID, EndOfSessionBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), EndOfSessionTemplateID, EndOfSessionBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2484,37 +2781,77 @@ func (m *EndOfSession) WrapEncode(buf []byte, off int) error {
 // EndOfSessionBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfSession) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, EndOfSessionTemplateID, EndOfSessionBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *EndOfSession) EncodedLength() int { return len(m.buf) }
+// DecodeEndOfSession returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeEndOfSession(buf []byte) (m EndOfSession, ok bool) {
+	if !validMessage(buf, EndOfSessionTemplateID, EndOfSessionBlockLength) {
+		return EndOfSession{}, false
+	}
+	return EndOfSession{buf: (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf)}, true
+}
+
+// OverwriteEndOfSession writes the header of a EndOfSession at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than EndOfSessionEncodedLength.
+// Like DecodeEndOfSession it is inlined and its result stays in a register.
+func OverwriteEndOfSession(buf []byte) (m EndOfSession, ok bool) {
+	if len(buf) < EndOfSessionEncodedLength {
+		return EndOfSession{}, false
+	}
+	m.buf = (*[MessageHeaderSize + EndOfSessionBlockLength]byte)(buf)
+	// The header as one word: blockLength 8, templateId 10, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000a0008)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *EndOfSession) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
 
 // TransactTimeNs reads field "transactTimeNs" (id 1) at offset 0 (int64).
 //
 // time of the last event the feed carried.
-func (m *EndOfSession) TransactTimeNs() int64 {
+func (m EndOfSession) TransactTimeNs() int64 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[8:16]))
 }
 
-// SetTransactTimeNs writes field "transactTimeNs" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *EndOfSession) SetTransactTimeNs(v int64) {
+// SetTransactTimeNs writes field "transactTimeNs" (id 1).
+func (m EndOfSession) SetTransactTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], uint64(v))
 }
+
+// AppendText appends m as one line of text: "EndOfSession", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *EndOfSession) AppendText(dst []byte) []byte {
+	dst = append(dst, "EndOfSession"...)
+	dst = append(dst, " transactTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TransactTimeNs()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *EndOfSession) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SnapshotStart".
 const (
@@ -2537,23 +2874,25 @@ const (
 // SnapshotStart is a flyweight over message "SnapshotStart" (template 11).
 //
 // A snapshot follows: the books as of lastSeq.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SnapshotStart struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotStartBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotStartEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotStart) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotStartEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotStartEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotStartTemplateID, SnapshotStartBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotStartTemplateID, SnapshotStartBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2562,91 +2901,119 @@ func (m *SnapshotStart) WrapEncode(buf []byte, off int) error {
 // SnapshotStartBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotStart) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SnapshotStartTemplateID, SnapshotStartBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotStart) EncodedLength() int { return len(m.buf) }
+// DecodeSnapshotStart returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotStart(buf []byte) (m SnapshotStart, ok bool) {
+	if !validMessage(buf, SnapshotStartTemplateID, SnapshotStartBlockLength) {
+		return SnapshotStart{}, false
+	}
+	return SnapshotStart{buf: (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotStart) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSnapshotStart writes the header of a SnapshotStart at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotStartEncodedLength.
+// Like DecodeSnapshotStart it is inlined and its result stays in a register.
+func OverwriteSnapshotStart(buf []byte) (m SnapshotStart, ok bool) {
+	if len(buf) < SnapshotStartEncodedLength {
+		return SnapshotStart{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotStartBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 11, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000b0018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SnapshotStart) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m SnapshotStart) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotStart) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m SnapshotStart) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
 //
 // last sequenced message the snapshot reflects (0: none yet).
-func (m *SnapshotStart) LastSeq() uint64 {
+func (m SnapshotStart) LastSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetLastSeq writes field "lastSeq" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotStart) SetLastSeq(v uint64) {
+// SetLastSeq writes field "lastSeq" (id 2).
+func (m SnapshotStart) SetLastSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // InstrumentCount reads field "instrumentCount" (id 3) at offset 16 (uint32).
-func (m *SnapshotStart) InstrumentCount() uint32 {
+func (m SnapshotStart) InstrumentCount() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetInstrumentCount writes field "instrumentCount" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotStart) SetInstrumentCount(v uint32) {
+// SetInstrumentCount writes field "instrumentCount" (id 3).
+func (m SnapshotStart) SetInstrumentCount(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *SnapshotStart) Reserved() uint32 {
+func (m SnapshotStart) Reserved() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotStart) SetReserved(v uint32) {
+// SetReserved writes field "reserved" (id 4).
+func (m SnapshotStart) SetReserved(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
+
+// AppendText appends m as one line of text: "SnapshotStart", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SnapshotStart) AppendText(dst []byte) []byte {
+	dst = append(dst, "SnapshotStart"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " lastSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.LastSeq()), 10)
+	dst = append(dst, " instrumentCount="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentCount()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SnapshotStart) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SnapshotEntries".
 const (
@@ -2674,25 +3041,30 @@ const (
 // SnapshotEntries is a flyweight over message "SnapshotEntries" (template 12).
 //
 // Part of one instrument's book, orders in priority order; an instrument with many orders takes several messages.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SnapshotEntries struct {
-	buf []byte // from the header to the end of the message (decoding) or of the buffer (encoding); nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotEntriesBlockLength]byte // the header and our block, or nil when not wrapped
+	msg []byte                                                // from the header to the end of the message (decoding) or of the buffer (encoding)
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
+// WrapEncode points m at off in buf, writes the message header there,
 // zeroes the block, and writes every group as empty.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEntriesEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEntries) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotEntriesEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotEntriesEncodedLength {
 		m.buf = nil
+		m.msg = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
-	putGroupHeader(b, MessageHeaderSize+SnapshotEntriesBlockLength+0*GroupHeaderSize, SnapshotEntriesEntriesBlockLength, 0)
 	// Groups grow into the rest of the buffer.
-	m.buf = buf[off:len(buf):len(buf)]
+	m.msg = buf[off:len(buf):len(buf)]
+	m.buf = (*[MessageHeaderSize + SnapshotEntriesBlockLength]byte)(m.msg)
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	putGroupHeader(m.msg, MessageHeaderSize+SnapshotEntriesBlockLength+0*GroupHeaderSize, SnapshotEntriesEntriesBlockLength, 0)
 	return nil
 }
 
@@ -2702,6 +3074,7 @@ func (m *SnapshotEntries) WrapEncode(buf []byte, off int) error {
 // entry at least as long as ours). On error m is left unwrapped.
 func (m *SnapshotEntries) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
+	m.msg = nil
 	acting, err := decodeHeader(buf, off, SnapshotEntriesTemplateID, SnapshotEntriesBlockLength)
 	if err != nil {
 		return err
@@ -2711,161 +3084,114 @@ func (m *SnapshotEntries) WrapDecode(buf []byte, off int) error {
 	if end, err = checkGroup(msg, end, SnapshotEntriesEntriesBlockLength); err != nil {
 		return err
 	}
-	m.buf = msg[:end:end]
+	m.msg = msg[:end:end]
+	m.buf = (*[MessageHeaderSize + SnapshotEntriesBlockLength]byte)(m.msg)
 	return nil
 }
 
 // EncodedLength is the header, the acting block and every group as
 // currently written, or 0 when m is not wrapped.
 func (m *SnapshotEntries) EncodedLength() int {
-	return max(groupOffset(m.buf, 1), 0)
+	return max(groupOffset(m.msg, 1), 0)
 }
 
 // InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
-func (m *SnapshotEntries) InstrumentID() uint32 {
+func (m SnapshotEntries) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 12 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[8:12])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m SnapshotEntries) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 12 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[8:12], v)
 }
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
-func (m *SnapshotEntries) Status() TradingStatus {
+func (m SnapshotEntries) Status() TradingStatus {
 	b := m.buf
-	if len(b) < 13 {
-		return 0
-	}
 	return TradingStatus(b[12])
 }
 
-// SetStatus writes field "status" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetStatus(v TradingStatus) {
+// SetStatus writes field "status" (id 2).
+func (m SnapshotEntries) SetStatus(v TradingStatus) {
 	b := m.buf
-	if len(b) < 13 {
-		return
-	}
 	b[12] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m *SnapshotEntries) Reserved() uint8 {
+func (m SnapshotEntries) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 14 {
-		return 0
-	}
 	return b[13]
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 3).
+func (m SnapshotEntries) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 14 {
-		return
-	}
 	b[13] = v
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
-func (m *SnapshotEntries) Reserved2() uint16 {
+func (m SnapshotEntries) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[14:16])
 }
 
-// SetReserved2 writes field "reserved2" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 4).
+func (m SnapshotEntries) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[14:16], v)
 }
 
 // RptSeq reads field "rptSeq" (id 5) at offset 8 (uint64).
 //
 // the instrument's rptSeq as of the snapshot.
-func (m *SnapshotEntries) RptSeq() uint64 {
+func (m SnapshotEntries) RptSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetRptSeq writes field "rptSeq" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetRptSeq(v uint64) {
+// SetRptSeq writes field "rptSeq" (id 5).
+func (m SnapshotEntries) SetRptSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // LastTradePriceTicks reads field "lastTradePriceTicks" (id 6) at offset 16 (int64).
-func (m *SnapshotEntries) LastTradePriceTicks() int64 {
+func (m SnapshotEntries) LastTradePriceTicks() int64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
 }
 
-// SetLastTradePriceTicks writes field "lastTradePriceTicks" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetLastTradePriceTicks(v int64) {
+// SetLastTradePriceTicks writes field "lastTradePriceTicks" (id 6).
+func (m SnapshotEntries) SetLastTradePriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], uint64(v))
 }
 
 // LastTradeQty reads field "lastTradeQty" (id 7) at offset 24 (int64).
 //
 // 0 when the instrument has not traded.
-func (m *SnapshotEntries) LastTradeQty() int64 {
+func (m SnapshotEntries) LastTradeQty() int64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[32:40]))
 }
 
-// SetLastTradeQty writes field "lastTradeQty" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetLastTradeQty(v int64) {
+// SetLastTradeQty writes field "lastTradeQty" (id 7).
+func (m SnapshotEntries) SetLastTradeQty(v int64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
 }
 
 // Volume reads field "volume" (id 8) at offset 32 (int64).
-func (m *SnapshotEntries) Volume() int64 {
+func (m SnapshotEntries) Volume() int64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
 }
 
-// SetVolume writes field "volume" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEntries) SetVolume(v int64) {
+// SetVolume writes field "volume" (id 8).
+func (m SnapshotEntries) SetVolume(v int64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
 }
 
@@ -2883,13 +3209,13 @@ type SnapshotEntriesEntriesGroup struct {
 // Count is the number of entries.
 func (g SnapshotEntriesEntriesGroup) Count() int { return g.count }
 
-// Entry returns entry i (0-based). An index outside [0, Count()) gives an
-// unwrapped entry whose getters return zero values and setters write nothing.
+// Entry returns entry i (0-based). Like a slice index, an index outside
+// [0, Count()) panics.
 func (g SnapshotEntriesEntriesGroup) Entry(i int) SnapshotEntriesEntriesEntry {
-	if i < 0 || i >= g.count {
-		return SnapshotEntriesEntriesEntry{}
+	if uint(i) >= uint(g.count) {
+		panic("SnapshotEntries.Entries: entry index out of range")
 	}
-	return SnapshotEntriesEntriesEntry{buf: window(g.buf, i*g.blockLength, g.blockLength)}
+	return SnapshotEntriesEntriesEntry{buf: (*[SnapshotEntriesEntriesBlockLength]byte)(g.buf[i*g.blockLength:])}
 }
 
 // EncodedLength is the dimension plus every entry.
@@ -2898,16 +3224,16 @@ func (g SnapshotEntriesEntriesGroup) EncodedLength() int { return GroupHeaderSiz
 // Entries returns the group "entries" as found in the buffer. After a successful
 // WrapDecode or EntriesCount it is always in range; otherwise it is empty.
 func (m *SnapshotEntries) Entries() SnapshotEntriesEntriesGroup {
-	p := groupOffset(m.buf, 0)
+	p := groupOffset(m.msg, 0)
 	if p < 0 {
 		return SnapshotEntriesEntriesGroup{}
 	}
-	end, err := checkGroup(m.buf, p, SnapshotEntriesEntriesBlockLength)
+	end, err := checkGroup(m.msg, p, SnapshotEntriesEntriesBlockLength)
 	if err != nil {
 		return SnapshotEntriesEntriesGroup{}
 	}
-	d := m.buf[p : p+GroupHeaderSize]
-	return SnapshotEntriesEntriesGroup{buf: m.buf[p+GroupHeaderSize : end : end],
+	d := m.msg[p : p+GroupHeaderSize]
+	return SnapshotEntriesEntriesGroup{buf: m.msg[p+GroupHeaderSize : end : end],
 		blockLength: int(binary.LittleEndian.Uint16(d[0:2])),
 		count:       int(binary.LittleEndian.Uint16(d[2:4]))}
 }
@@ -2921,13 +3247,13 @@ func (m *SnapshotEntries) EntriesCount(n int) (SnapshotEntriesEntriesGroup, erro
 	if n < 0 || n > sbe.GroupCountMax {
 		return SnapshotEntriesEntriesGroup{}, sbe.ErrGroupCount
 	}
-	p := groupOffset(m.buf, 0)
+	p := groupOffset(m.msg, 0)
 	end := p + GroupHeaderSize + n*SnapshotEntriesEntriesBlockLength
-	if p < 0 || window(m.buf, p, end-p) == nil {
+	if p < 0 || window(m.msg, p, end-p) == nil {
 		return SnapshotEntriesEntriesGroup{}, sbe.ErrShortBuffer
 	}
-	putGroupHeader(m.buf, p, SnapshotEntriesEntriesBlockLength, n)
-	entries := m.buf[p+GroupHeaderSize : end : end]
+	putGroupHeader(m.msg, p, SnapshotEntriesEntriesBlockLength, n)
+	entries := m.msg[p+GroupHeaderSize : end : end]
 	clear(entries)
 	return SnapshotEntriesEntriesGroup{buf: entries, blockLength: SnapshotEntriesEntriesBlockLength, count: n}, nil
 }
@@ -2942,82 +3268,108 @@ const (
 )
 
 // SnapshotEntriesEntriesEntry is a flyweight over one entry of group "entries" of SnapshotEntries.
-// Its accessors have value receivers so that g.Entry(i).SetX(v) works.
+// Its accessors have value receivers so that g.Entry(i).SetX(v) works;
+// they index the entry without a test, and panic on the zero value.
 type SnapshotEntriesEntriesEntry struct {
-	buf []byte // the entry, or nil
+	buf *[SnapshotEntriesEntriesBlockLength]byte // the entry, or nil
 }
 
 // OrderID reads field "orderId" (id 1) at offset 0 (uint64).
 func (e SnapshotEntriesEntriesEntry) OrderID() uint64 {
 	b := e.buf
-	if len(b) < 8 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[0:8])
 }
 
-// SetOrderID writes field "orderId" (id 1); it does nothing on a flyweight that is not wrapped.
+// SetOrderID writes field "orderId" (id 1).
 func (e SnapshotEntriesEntriesEntry) SetOrderID(v uint64) {
 	b := e.buf
-	if len(b) < 8 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[0:8], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 2) at offset 8 (int64).
 func (e SnapshotEntriesEntriesEntry) PriceTicks() int64 {
 	b := e.buf
-	if len(b) < 16 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[8:16]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 2); it does nothing on a flyweight that is not wrapped.
+// SetPriceTicks writes field "priceTicks" (id 2).
 func (e SnapshotEntriesEntriesEntry) SetPriceTicks(v int64) {
 	b := e.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], uint64(v))
 }
 
 // Qty reads field "qty" (id 3) at offset 16 (int64).
 func (e SnapshotEntriesEntriesEntry) Qty() int64 {
 	b := e.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetQty writes field "qty" (id 3); it does nothing on a flyweight that is not wrapped.
+// SetQty writes field "qty" (id 3).
 func (e SnapshotEntriesEntriesEntry) SetQty(v int64) {
 	b := e.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // Side reads field "side" (id 4) at offset 24 (uint8).
 func (e SnapshotEntriesEntriesEntry) Side() Side {
 	b := e.buf
-	if len(b) < 25 {
-		return 0
-	}
 	return Side(b[24])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
+// SetSide writes field "side" (id 4).
 func (e SnapshotEntriesEntriesEntry) SetSide(v Side) {
 	b := e.buf
-	if len(b) < 25 {
-		return
-	}
 	b[24] = uint8(v)
 }
+
+// AppendText appends e's fields as name=value pairs in braces, in schema order.
+func (e SnapshotEntriesEntriesEntry) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "orderId="...)
+	dst = strconv.AppendUint(dst, uint64(e.OrderID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(e.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(e.Qty()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, e.Side().String()...)
+	return append(dst, '}')
+}
+
+// AppendText appends m as one line of text: "SnapshotEntries", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SnapshotEntries) AppendText(dst []byte) []byte {
+	dst = append(dst, "SnapshotEntries"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " lastTradePriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.LastTradePriceTicks()), 10)
+	dst = append(dst, " lastTradeQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LastTradeQty()), 10)
+	dst = append(dst, " volume="...)
+	dst = strconv.AppendInt(dst, int64(m.Volume()), 10)
+	dst = append(dst, " entries=["...)
+	if g := m.Entries(); g.Count() > 0 {
+		dst = g.Entry(0).AppendText(dst)
+		for i := 1; i < g.Count(); i++ {
+			dst = g.Entry(i).AppendText(append(dst, ' '))
+		}
+	}
+	dst = append(dst, ']')
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SnapshotEntries) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SnapshotEnd".
 const (
@@ -3038,23 +3390,25 @@ const (
 // SnapshotEnd is a flyweight over message "SnapshotEnd" (template 13).
 //
 // The snapshot is complete; apply sequenced messages from lastSeq + 1.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SnapshotEnd struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotEndBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotEnd) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotEndEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotEndEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotEndTemplateID, SnapshotEndBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotEndTemplateID, SnapshotEndBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3063,53 +3417,89 @@ func (m *SnapshotEnd) WrapEncode(buf []byte, off int) error {
 // SnapshotEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotEnd) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SnapshotEndTemplateID, SnapshotEndBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotEnd) EncodedLength() int { return len(m.buf) }
+// DecodeSnapshotEnd returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotEnd(buf []byte) (m SnapshotEnd, ok bool) {
+	if !validMessage(buf, SnapshotEndTemplateID, SnapshotEndBlockLength) {
+		return SnapshotEnd{}, false
+	}
+	return SnapshotEnd{buf: (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotEnd) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSnapshotEnd writes the header of a SnapshotEnd at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotEndEncodedLength.
+// Like DecodeSnapshotEnd it is inlined and its result stays in a register.
+func OverwriteSnapshotEnd(buf []byte) (m SnapshotEnd, ok bool) {
+	if len(buf) < SnapshotEndEncodedLength {
+		return SnapshotEnd{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotEndBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 13, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000d0010)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SnapshotEnd) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m SnapshotEnd) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEnd) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m SnapshotEnd) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // LastSeq reads field "lastSeq" (id 2) at offset 8 (uint64).
-func (m *SnapshotEnd) LastSeq() uint64 {
+func (m SnapshotEnd) LastSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetLastSeq writes field "lastSeq" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotEnd) SetLastSeq(v uint64) {
+// SetLastSeq writes field "lastSeq" (id 2).
+func (m SnapshotEnd) SetLastSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
+
+// AppendText appends m as one line of text: "SnapshotEnd", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SnapshotEnd) AppendText(dst []byte) []byte {
+	dst = append(dst, "SnapshotEnd"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " lastSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.LastSeq()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SnapshotEnd) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "RetransmitRequest".
 const (
@@ -3132,23 +3522,25 @@ const (
 // RetransmitRequest is a flyweight over message "RetransmitRequest" (template 20).
 //
 // Ask for count sequenced messages from fromSeq.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type RetransmitRequest struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + RetransmitRequestBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitRequest) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, RetransmitRequestEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < RetransmitRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitRequestTemplateID, RetransmitRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3157,89 +3549,117 @@ func (m *RetransmitRequest) WrapEncode(buf []byte, off int) error {
 // RetransmitRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, RetransmitRequestTemplateID, RetransmitRequestBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitRequest) EncodedLength() int { return len(m.buf) }
+// DecodeRetransmitRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitRequest(buf []byte) (m RetransmitRequest, ok bool) {
+	if !validMessage(buf, RetransmitRequestTemplateID, RetransmitRequestBlockLength) {
+		return RetransmitRequest{}, false
+	}
+	return RetransmitRequest{buf: (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitRequest) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteRetransmitRequest writes the header of a RetransmitRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitRequestEncodedLength.
+// Like DecodeRetransmitRequest it is inlined and its result stays in a register.
+func OverwriteRetransmitRequest(buf []byte) (m RetransmitRequest, ok bool) {
+	if len(buf) < RetransmitRequestEncodedLength {
+		return RetransmitRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 20, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200140018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RetransmitRequest) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m RetransmitRequest) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitRequest) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m RetransmitRequest) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitRequest) FromSeq() uint64 {
+func (m RetransmitRequest) FromSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitRequest) SetFromSeq(v uint64) {
+// SetFromSeq writes field "fromSeq" (id 2).
+func (m RetransmitRequest) SetFromSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitRequest) Count() uint32 {
+func (m RetransmitRequest) Count() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitRequest) SetCount(v uint32) {
+// SetCount writes field "count" (id 3).
+func (m RetransmitRequest) SetCount(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *RetransmitRequest) Reserved() uint32 {
+func (m RetransmitRequest) Reserved() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitRequest) SetReserved(v uint32) {
+// SetReserved writes field "reserved" (id 4).
+func (m RetransmitRequest) SetReserved(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
+
+// AppendText appends m as one line of text: "RetransmitRequest", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RetransmitRequest) AppendText(dst []byte) []byte {
+	dst = append(dst, "RetransmitRequest"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " fromSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.FromSeq()), 10)
+	dst = append(dst, " count="...)
+	dst = strconv.AppendUint(dst, uint64(m.Count()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RetransmitRequest) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "RetransmitReject".
 const (
@@ -3266,23 +3686,25 @@ const (
 // RetransmitReject is a flyweight over message "RetransmitReject" (template 21).
 //
 // The retransmission is refused; the client should take a snapshot.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type RetransmitReject struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + RetransmitRejectBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitReject) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, RetransmitRejectEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < RetransmitRejectEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitRejectTemplateID, RetransmitRejectBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3291,165 +3713,177 @@ func (m *RetransmitReject) WrapEncode(buf []byte, off int) error {
 // RetransmitRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitReject) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, RetransmitRejectTemplateID, RetransmitRejectBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitReject) EncodedLength() int { return len(m.buf) }
+// DecodeRetransmitReject returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitReject(buf []byte) (m RetransmitReject, ok bool) {
+	if !validMessage(buf, RetransmitRejectTemplateID, RetransmitRejectBlockLength) {
+		return RetransmitReject{}, false
+	}
+	return RetransmitReject{buf: (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitReject) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteRetransmitReject writes the header of a RetransmitReject at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitRejectEncodedLength.
+// Like DecodeRetransmitReject it is inlined and its result stays in a register.
+func OverwriteRetransmitReject(buf []byte) (m RetransmitReject, ok bool) {
+	if len(buf) < RetransmitRejectEncodedLength {
+		return RetransmitReject{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitRejectBlockLength]byte)(buf)
+	// The header as one word: blockLength 40, templateId 21, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200150028)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RetransmitReject) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m RetransmitReject) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m RetransmitReject) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitReject) FromSeq() uint64 {
+func (m RetransmitReject) FromSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetFromSeq(v uint64) {
+// SetFromSeq writes field "fromSeq" (id 2).
+func (m RetransmitReject) SetFromSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitReject) Count() uint32 {
+func (m RetransmitReject) Count() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetCount(v uint32) {
+// SetCount writes field "count" (id 3).
+func (m RetransmitReject) SetCount(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reason reads field "reason" (id 4) at offset 20 (uint8).
-func (m *RetransmitReject) Reason() RetransmitRejectReason {
+func (m RetransmitReject) Reason() RetransmitRejectReason {
 	b := m.buf
-	if len(b) < 29 {
-		return 0
-	}
 	return RetransmitRejectReason(b[28])
 }
 
-// SetReason writes field "reason" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetReason(v RetransmitRejectReason) {
+// SetReason writes field "reason" (id 4).
+func (m RetransmitReject) SetReason(v RetransmitRejectReason) {
 	b := m.buf
-	if len(b) < 29 {
-		return
-	}
 	b[28] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 21 (uint8).
-func (m *RetransmitReject) Reserved() uint8 {
+func (m RetransmitReject) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 30 {
-		return 0
-	}
 	return b[29]
 }
 
-// SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 5).
+func (m RetransmitReject) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 30 {
-		return
-	}
 	b[29] = v
 }
 
 // Reserved2 reads field "reserved2" (id 6) at offset 22 (uint16).
-func (m *RetransmitReject) Reserved2() uint16 {
+func (m RetransmitReject) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[30:32])
 }
 
-// SetReserved2 writes field "reserved2" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 6).
+func (m RetransmitReject) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[30:32], v)
 }
 
 // OldestSeq reads field "oldestSeq" (id 7) at offset 24 (uint64).
 //
 // oldest sequence still held (0: none).
-func (m *RetransmitReject) OldestSeq() uint64 {
+func (m RetransmitReject) OldestSeq() uint64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
-// SetOldestSeq writes field "oldestSeq" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetOldestSeq(v uint64) {
+// SetOldestSeq writes field "oldestSeq" (id 7).
+func (m RetransmitReject) SetOldestSeq(v uint64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // NextSeq reads field "nextSeq" (id 8) at offset 32 (uint64).
 //
 // sequence the next sequenced message will carry.
-func (m *RetransmitReject) NextSeq() uint64 {
+func (m RetransmitReject) NextSeq() uint64 {
 	b := m.buf
-	if len(b) < 48 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[40:48])
 }
 
-// SetNextSeq writes field "nextSeq" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitReject) SetNextSeq(v uint64) {
+// SetNextSeq writes field "nextSeq" (id 8).
+func (m RetransmitReject) SetNextSeq(v uint64) {
 	b := m.buf
-	if len(b) < 48 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[40:48], v)
 }
+
+// AppendText appends m as one line of text: "RetransmitReject", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RetransmitReject) AppendText(dst []byte) []byte {
+	dst = append(dst, "RetransmitReject"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " fromSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.FromSeq()), 10)
+	dst = append(dst, " count="...)
+	dst = strconv.AppendUint(dst, uint64(m.Count()), 10)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " oldestSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.OldestSeq()), 10)
+	dst = append(dst, " nextSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.NextSeq()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RetransmitReject) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "RetransmitEnd".
 const (
@@ -3472,23 +3906,25 @@ const (
 // RetransmitEnd is a flyweight over message "RetransmitEnd" (template 22).
 //
 // All the packets of an accepted retransmission were sent.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type RetransmitEnd struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + RetransmitEndBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+RetransmitEndEncodedLength, leaving m unwrapped and buf untouched.
 func (m *RetransmitEnd) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, RetransmitEndEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < RetransmitEndEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, RetransmitEndTemplateID, RetransmitEndBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RetransmitEndTemplateID, RetransmitEndBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3497,89 +3933,117 @@ func (m *RetransmitEnd) WrapEncode(buf []byte, off int) error {
 // RetransmitEndBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *RetransmitEnd) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, RetransmitEndTemplateID, RetransmitEndBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *RetransmitEnd) EncodedLength() int { return len(m.buf) }
+// DecodeRetransmitEnd returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRetransmitEnd(buf []byte) (m RetransmitEnd, ok bool) {
+	if !validMessage(buf, RetransmitEndTemplateID, RetransmitEndBlockLength) {
+		return RetransmitEnd{}, false
+	}
+	return RetransmitEnd{buf: (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *RetransmitEnd) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteRetransmitEnd writes the header of a RetransmitEnd at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RetransmitEndEncodedLength.
+// Like DecodeRetransmitEnd it is inlined and its result stays in a register.
+func OverwriteRetransmitEnd(buf []byte) (m RetransmitEnd, ok bool) {
+	if len(buf) < RetransmitEndEncodedLength {
+		return RetransmitEnd{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RetransmitEndBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 22, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200160018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RetransmitEnd) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m RetransmitEnd) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitEnd) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m RetransmitEnd) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // FromSeq reads field "fromSeq" (id 2) at offset 8 (uint64).
-func (m *RetransmitEnd) FromSeq() uint64 {
+func (m RetransmitEnd) FromSeq() uint64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[16:24])
 }
 
-// SetFromSeq writes field "fromSeq" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitEnd) SetFromSeq(v uint64) {
+// SetFromSeq writes field "fromSeq" (id 2).
+func (m RetransmitEnd) SetFromSeq(v uint64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], v)
 }
 
 // Count reads field "count" (id 3) at offset 16 (uint32).
-func (m *RetransmitEnd) Count() uint32 {
+func (m RetransmitEnd) Count() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetCount writes field "count" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitEnd) SetCount(v uint32) {
+// SetCount writes field "count" (id 3).
+func (m RetransmitEnd) SetCount(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 20 (uint32).
-func (m *RetransmitEnd) Reserved() uint32 {
+func (m RetransmitEnd) Reserved() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *RetransmitEnd) SetReserved(v uint32) {
+// SetReserved writes field "reserved" (id 4).
+func (m RetransmitEnd) SetReserved(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
+
+// AppendText appends m as one line of text: "RetransmitEnd", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RetransmitEnd) AppendText(dst []byte) []byte {
+	dst = append(dst, "RetransmitEnd"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " fromSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.FromSeq()), 10)
+	dst = append(dst, " count="...)
+	dst = strconv.AppendUint(dst, uint64(m.Count()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RetransmitEnd) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SnapshotRequest".
 const (
@@ -3601,23 +4065,25 @@ const (
 // SnapshotRequest is a flyweight over message "SnapshotRequest" (template 23).
 //
 // Ask for the books of one instrument, or of all (instrumentId 0).
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SnapshotRequest struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotRequestBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotRequest) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotRequestEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotRequestTemplateID, SnapshotRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3626,71 +4092,103 @@ func (m *SnapshotRequest) WrapEncode(buf []byte, off int) error {
 // SnapshotRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SnapshotRequestTemplateID, SnapshotRequestBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotRequest) EncodedLength() int { return len(m.buf) }
+// DecodeSnapshotRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotRequest(buf []byte) (m SnapshotRequest, ok bool) {
+	if !validMessage(buf, SnapshotRequestTemplateID, SnapshotRequestBlockLength) {
+		return SnapshotRequest{}, false
+	}
+	return SnapshotRequest{buf: (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotRequest) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSnapshotRequest writes the header of a SnapshotRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotRequestEncodedLength.
+// Like DecodeSnapshotRequest it is inlined and its result stays in a register.
+func OverwriteSnapshotRequest(buf []byte) (m SnapshotRequest, ok bool) {
+	if len(buf) < SnapshotRequestEncodedLength {
+		return SnapshotRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 23, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200170010)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SnapshotRequest) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m SnapshotRequest) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotRequest) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m SnapshotRequest) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
-func (m *SnapshotRequest) InstrumentID() uint32 {
+func (m SnapshotRequest) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 20 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotRequest) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 2).
+func (m SnapshotRequest) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 20 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reserved reads field "reserved" (id 3) at offset 12 (uint32).
-func (m *SnapshotRequest) Reserved() uint32 {
+func (m SnapshotRequest) Reserved() uint32 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[20:24])
 }
 
-// SetReserved writes field "reserved" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotRequest) SetReserved(v uint32) {
+// SetReserved writes field "reserved" (id 3).
+func (m SnapshotRequest) SetReserved(v uint32) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[20:24], v)
 }
+
+// AppendText appends m as one line of text: "SnapshotRequest", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SnapshotRequest) AppendText(dst []byte) []byte {
+	dst = append(dst, "SnapshotRequest"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SnapshotRequest) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SnapshotReject".
 const (
@@ -3714,23 +4212,25 @@ const (
 // SnapshotReject is a flyweight over message "SnapshotReject" (template 24).
 //
 // The snapshot is refused.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SnapshotReject struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotRejectBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotRejectEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SnapshotReject) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotRejectEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotRejectEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotRejectTemplateID, SnapshotRejectBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3739,104 +4239,128 @@ func (m *SnapshotReject) WrapEncode(buf []byte, off int) error {
 // SnapshotRejectBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SnapshotReject) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SnapshotRejectTemplateID, SnapshotRejectBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SnapshotReject) EncodedLength() int { return len(m.buf) }
+// DecodeSnapshotReject returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshotReject(buf []byte) (m SnapshotReject, ok bool) {
+	if !validMessage(buf, SnapshotRejectTemplateID, SnapshotRejectBlockLength) {
+		return SnapshotReject{}, false
+	}
+	return SnapshotReject{buf: (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf)}, true
+}
 
-// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
-func (m *SnapshotReject) RequestID() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSnapshotReject writes the header of a SnapshotReject at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotRejectEncodedLength.
+// Like DecodeSnapshotReject it is inlined and its result stays in a register.
+func OverwriteSnapshotReject(buf []byte) (m SnapshotReject, ok bool) {
+	if len(buf) < SnapshotRejectEncodedLength {
+		return SnapshotReject{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotRejectBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 24, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x200180010)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SnapshotReject) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// RequestID reads field "requestId" (id 1) at offset 0 (uint64).
+func (m SnapshotReject) RequestID() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetRequestID writes field "requestId" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotReject) SetRequestID(v uint64) {
+// SetRequestID writes field "requestId" (id 1).
+func (m SnapshotReject) SetRequestID(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 2) at offset 8 (uint32).
-func (m *SnapshotReject) InstrumentID() uint32 {
+func (m SnapshotReject) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 20 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[16:20])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotReject) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 2).
+func (m SnapshotReject) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 20 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[16:20], v)
 }
 
 // Reason reads field "reason" (id 3) at offset 12 (uint8).
-func (m *SnapshotReject) Reason() SnapshotRejectReason {
+func (m SnapshotReject) Reason() SnapshotRejectReason {
 	b := m.buf
-	if len(b) < 21 {
-		return 0
-	}
 	return SnapshotRejectReason(b[20])
 }
 
-// SetReason writes field "reason" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotReject) SetReason(v SnapshotRejectReason) {
+// SetReason writes field "reason" (id 3).
+func (m SnapshotReject) SetReason(v SnapshotRejectReason) {
 	b := m.buf
-	if len(b) < 21 {
-		return
-	}
 	b[20] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 4) at offset 13 (uint8).
-func (m *SnapshotReject) Reserved() uint8 {
+func (m SnapshotReject) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 22 {
-		return 0
-	}
 	return b[21]
 }
 
-// SetReserved writes field "reserved" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotReject) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 4).
+func (m SnapshotReject) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 22 {
-		return
-	}
 	b[21] = v
 }
 
 // Reserved2 reads field "reserved2" (id 5) at offset 14 (uint16).
-func (m *SnapshotReject) Reserved2() uint16 {
+func (m SnapshotReject) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[22:24])
 }
 
-// SetReserved2 writes field "reserved2" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *SnapshotReject) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 5).
+func (m SnapshotReject) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[22:24], v)
 }
+
+// AppendText appends m as one line of text: "SnapshotReject", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SnapshotReject) AppendText(dst []byte) []byte {
+	dst = append(dst, "SnapshotReject"...)
+	dst = append(dst, " requestId="...)
+	dst = strconv.AppendUint(dst, uint64(m.RequestID()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SnapshotReject) String() string { return string(m.AppendText(nil)) }

@@ -3,10 +3,10 @@ package venue_test
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe"
+	"github.com/fixvenue/fixvenue/sbe/internal/sbetest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -67,14 +67,22 @@ func TestWrapDecodeRefuses(t *testing.T) {
 				}
 				return
 			}
-			// A failed wrap leaves the flyweight unwrapped: zeros, no writes.
-			if m.Seq() != 0 || m.Qty() != 0 || m.ClOrdID() != nil || m.EncodedLength() != 0 {
-				t.Errorf("getters after a failed WrapDecode read the buffer")
+			// A failed wrap leaves the flyweight unwrapped: its length is 0,
+			// and an accessor panics instead of reading zeros or dropping a
+			// write, without touching the buffer.
+			if m.EncodedLength() != 0 {
+				t.Errorf("EncodedLength after a failed WrapDecode = %d", m.EncodedLength())
 			}
 			before := bytes.Clone(tt.buf)
-			m.SetSeq(1)
-			if err := m.SetClOrdIDString("Y"); !errors.Is(err, sbe.ErrShortBuffer) {
-				t.Errorf("SetClOrdIDString on an unwrapped flyweight = %v, want ErrShortBuffer", err)
+			for name, use := range map[string]func(){
+				"Seq":              func() { _ = m.Seq() },
+				"ClOrdID":          func() { _ = m.ClOrdID() },
+				"SetSeq":           func() { m.SetSeq(1) },
+				"SetClOrdIDString": func() { _ = m.SetClOrdIDString("Y") },
+			} {
+				if !sbetest.Panics(use) {
+					t.Errorf("%s on an unwrapped flyweight did not panic", name)
+				}
 			}
 			if !bytes.Equal(before, tt.buf) {
 				t.Errorf("setters after a failed WrapDecode wrote the buffer")
@@ -120,12 +128,25 @@ func TestWrapEncodeShortBuffer(t *testing.T) {
 	}
 }
 
+// The zero flyweight is unwrapped: its length is 0 and its accessors panic,
+// so that code that ignored a failed Wrap cannot read zeros or lose writes.
 func TestZeroValueFlyweight(t *testing.T) {
 	var m venue.Fill
-	if m.CauseSeq() != 0 || m.Side() != 0 || m.ClOrdID() != nil || m.EncodedLength() != 0 {
-		t.Errorf("the zero flyweight is not empty")
+	if m.EncodedLength() != 0 {
+		t.Errorf("the zero flyweight has length %d", m.EncodedLength())
 	}
-	m.SetCauseSeq(1) // must not panic
+	for name, use := range map[string]func(){
+		"CauseSeq":     func() { _ = m.CauseSeq() },
+		"Side":         func() { _ = m.Side() },
+		"ClOrdIDArray": func() { _ = m.ClOrdIDArray() },
+		"SetCauseSeq":  func() { m.SetCauseSeq(1) },
+		"SetAccount":   func() { _ = m.SetAccount([]byte("a")) },
+		"AppendText":   func() { _ = m.AppendText(nil) },
+	} {
+		if !sbetest.Panics(use) {
+			t.Errorf("%s on the zero flyweight did not panic", name)
+		}
+	}
 }
 
 func TestCharArrays(t *testing.T) {
@@ -204,8 +225,8 @@ func TestMessageHeaderComposite(t *testing.T) {
 		h.SchemaID() != venue.SchemaID || h.Version() != venue.SchemaVersion {
 		t.Errorf("header reads %d %d %d %d", h.BlockLength(), h.TemplateID(), h.SchemaID(), h.Version())
 	}
-	if err := h.Wrap(newOrderGolden[:7], 0); err != sbe.ErrShortBuffer || h.TemplateID() != 0 {
-		t.Errorf("Wrap on 7 bytes = %v, TemplateID %d", err, h.TemplateID())
+	if err := h.Wrap(newOrderGolden[:7], 0); err != sbe.ErrShortBuffer || !sbetest.Panics(func() { h.TemplateID() }) {
+		t.Errorf("Wrap on 7 bytes = %v, or left the composite wrapped", err)
 	}
 }
 
@@ -253,6 +274,55 @@ func TestSets(t *testing.T) {
 	for v, want := range map[venue.OrderFlags]string{0: "none", both: "PostOnly|PossResend", 0x81: "PostOnly|bit7"} {
 		if got := v.String(); got != want {
 			t.Errorf("OrderFlags(%d).String() = %q, want %q", uint8(v), got, want)
+		}
+	}
+}
+
+// OverwriteFill writes the header and leaves the block as the buffer held
+// it, for an encoder that sets every field; WrapEncode zeroes it.
+func TestOverwriteKeepsTheBlock(t *testing.T) {
+	buf := bytes.Repeat([]byte{0xEE}, venue.FillEncodedLength)
+	m, ok := venue.OverwriteFill(buf)
+	if !ok {
+		t.Fatal("OverwriteFill refused a buffer of FillEncodedLength")
+	}
+	id, err := venue.TemplateIDOf(buf, 0)
+	if err != nil || id != venue.FillTemplateID || m.EncodedLength() != venue.FillEncodedLength {
+		t.Fatalf("header: template %d (%v), length %d", id, err, m.EncodedLength())
+	}
+	if !bytes.Equal(buf[venue.MessageHeaderSize:], bytes.Repeat([]byte{0xEE}, venue.FillBlockLength)) {
+		t.Errorf("OverwriteFill changed the block")
+	}
+	ref := make([]byte, venue.FillEncodedLength)
+	var r venue.Fill
+	if err := r.WrapEncode(ref, 0); err != nil || !bytes.Equal(buf[:venue.MessageHeaderSize], ref[:venue.MessageHeaderSize]) {
+		t.Errorf("OverwriteFill header %x, WrapEncode's %x (%v)", buf[:venue.MessageHeaderSize], ref[:venue.MessageHeaderSize], err)
+	}
+	short := bytes.Repeat([]byte{0xEE}, venue.FillEncodedLength-1)
+	if m, ok := venue.OverwriteFill(short); ok || m.EncodedLength() != 0 || !bytes.Equal(short, bytes.Repeat([]byte{0xEE}, len(short))) {
+		t.Errorf("OverwriteFill on a short buffer: ok %v, length %d, buffer %x", ok, m.EncodedLength(), short)
+	}
+}
+
+// DecodeNewOrder accepts exactly what WrapDecode(buf, 0) accepts, over the
+// cases of TestWrapDecodeRefuses at offset 0 and random edits of the header.
+func TestDecodeAgreesWithWrapDecode(t *testing.T) {
+	good := encodedNewOrder(t, venue.NewOrderEncodedLength+4)
+	bufs := [][]byte{nil, good[:7], good[:8], good[:venue.NewOrderEncodedLength-1], good[:venue.NewOrderEncodedLength], good}
+	for i := range 8 * 256 {
+		b := bytes.Clone(good)
+		b[i/256] = byte(i) // every value of every header byte
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		var w venue.NewOrder
+		err := w.WrapDecode(b, 0)
+		d, ok := venue.DecodeNewOrder(b)
+		if ok != (err == nil) {
+			t.Fatalf("header %x, %d bytes: DecodeNewOrder ok %v, WrapDecode %v", b[:min(8, len(b))], len(b), ok, err)
+		}
+		if ok && (d.Seq() != w.Seq() || d.EncodedLength() != w.EncodedLength()) {
+			t.Fatalf("DecodeNewOrder and WrapDecode read different messages")
 		}
 	}
 }

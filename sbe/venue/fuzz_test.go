@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzDecode wraps arbitrary bytes as every template, at two offsets, and
-// calls every getter whether or not the wrap succeeded: nothing may panic,
+// calls every getter of each wrap that succeeded: nothing may panic, a
+// refused wrap must leave the flyweight unwrapped,
 // at most one template may accept the bytes, and an accepted message must fit
 // in the buffer and agree with TemplateIDOf. Seeds are the golden messages,
 // one blank message per template and the files under testdata/fuzz.
@@ -33,11 +34,14 @@ func FuzzDecode(f *testing.F) {
 			for _, name := range names {
 				c := codecs[name]()
 				err := c.WrapDecode(data, off)
+				if err != nil {
+					if c.EncodedLength() != 0 {
+						t.Fatalf("%s refused the bytes (%v) but is wrapped", name, err)
+					}
+					continue
+				}
 				if calls := sbetest.ReadAll(c); calls == 0 {
 					t.Fatalf("%s: ReadAll called no getter", name)
-				}
-				if err != nil {
-					continue
 				}
 				accepted++
 				if n := c.EncodedLength(); n < venue.MessageHeaderSize || off+n > len(data) {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"time"
 
 	"github.com/fixvenue/fixvenue/sbe"
 )
@@ -53,14 +54,41 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header at the start of b and zeroes the
-// block that follows. The caller has checked that b holds both.
-func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:4], templateID)
-	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
-	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
+// putHeader writes the message header of a template at the start of b, as
+// one little-endian word: blockLength, templateId, schemaId, version.
+func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
+	binary.LittleEndian.PutUint64(b[:], uint64(blockLength)|uint64(templateID)<<16|
+		uint64(SchemaID)<<32|uint64(SchemaVersion)<<48)
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
@@ -122,97 +150,248 @@ func MessageName(templateID uint16) string {
 	return ""
 }
 
+// appendQuoted appends v in double quotes for the text form: a quote, a
+// backslash and any byte outside printable ASCII are escaped (\", \\, \xNN).
+func appendQuoted(dst, v []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, c := range v {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20 || c > 0x7e:
+			dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// IsCommand reports whether templateID is one of the schema's commands:
+// a message it defines whose id is in fixvenue:commandIds (1-100).
+// Every other message of the schema is an event.
+func IsCommand(templateID uint16) bool {
+	switch templateID {
+	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID:
+		return true
+	}
+	return false
+}
+
+// AppendText appends the text form of the message whose header is at off
+// in buf (see the AppendText method of each message), after decoding it
+// as its WrapDecode does. On error dst is returned unchanged:
+// sbe.ErrUnknownTemplate for a template id this schema does not define,
+// or the error of TemplateIDOf or WrapDecode.
+func AppendText(dst, buf []byte, off int) ([]byte, error) {
+	id, err := TemplateIDOf(buf, off)
+	if err != nil {
+		return dst, err
+	}
+	switch id {
+	case NewOrderTemplateID:
+		var m NewOrder
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case CancelOrderTemplateID:
+		var m CancelOrder
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case ReplaceOrderTemplateID:
+		var m ReplaceOrder
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case MassCancelTemplateID:
+		var m MassCancel
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderStatusRequestTemplateID:
+		var m OrderStatusRequest
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SessionDisconnectedTemplateID:
+		var m SessionDisconnected
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SetTradingStatusTemplateID:
+		var m SetTradingStatus
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case EndOfDayTemplateID:
+		var m EndOfDay
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case SnapshotTemplateID:
+		var m Snapshot
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case TickTemplateID:
+		var m Tick
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderAcceptedTemplateID:
+		var m OrderAccepted
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderRejectedTemplateID:
+		var m OrderRejected
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case FillTemplateID:
+		var m Fill
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderCancelledTemplateID:
+		var m OrderCancelled
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderReplacedTemplateID:
+		var m OrderReplaced
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case CancelRejectedTemplateID:
+		var m CancelRejected
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderStatusTemplateID:
+		var m OrderStatus
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case MassCancelReportTemplateID:
+		var m MassCancelReport
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case TradingStatusChangedTemplateID:
+		var m TradingStatusChanged
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	}
+	return dst, sbe.ErrUnknownTemplate
+}
+
 // MessageHeaderEncodedLength is the size in bytes of the composite "messageHeader".
 const MessageHeaderEncodedLength = 8
 
 // MessageHeader is a flyweight over the composite "messageHeader".
 // Standard SBE message header.
 // Its accessors have value receivers so that a composite returned by a
-// message getter can be read and written in place.
+// message getter can be read and written in place. They index its bytes
+// without a test; on the zero value, or after a failed Wrap, they panic.
 type MessageHeader struct {
-	buf []byte // the composite's bytes, or nil when not wrapped
+	buf *[MessageHeaderEncodedLength]byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *MessageHeader) Wrap(buf []byte, off int) error {
-	c.buf = window(buf, off, MessageHeaderEncodedLength)
-	if c.buf == nil {
+	if off < 0 || len(buf)-off < MessageHeaderEncodedLength {
+		c.buf = nil
 		return sbe.ErrShortBuffer
 	}
+	c.buf = (*[MessageHeaderEncodedLength]byte)(buf[off:])
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c MessageHeader) BlockLength() uint16 {
 	b := c.buf
-	if len(b) < 2 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[0:2])
 }
 
-// SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
+// SetBlockLength writes member "blockLength".
 func (c MessageHeader) SetBlockLength(v uint16) {
 	b := c.buf
-	if len(b) < 2 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // TemplateID reads member "templateId" at offset 2 (uint16).
 func (c MessageHeader) TemplateID() uint16 {
 	b := c.buf
-	if len(b) < 4 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[2:4])
 }
 
-// SetTemplateID writes member "templateId"; it does nothing on a flyweight that is not wrapped.
+// SetTemplateID writes member "templateId".
 func (c MessageHeader) SetTemplateID(v uint16) {
 	b := c.buf
-	if len(b) < 4 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[2:4], v)
 }
 
 // SchemaID reads member "schemaId" at offset 4 (uint16).
 func (c MessageHeader) SchemaID() uint16 {
 	b := c.buf
-	if len(b) < 6 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[4:6])
 }
 
-// SetSchemaID writes member "schemaId"; it does nothing on a flyweight that is not wrapped.
+// SetSchemaID writes member "schemaId".
 func (c MessageHeader) SetSchemaID(v uint16) {
 	b := c.buf
-	if len(b) < 6 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[4:6], v)
 }
 
 // Version reads member "version" at offset 6 (uint16).
 func (c MessageHeader) Version() uint16 {
 	b := c.buf
-	if len(b) < 8 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[6:8])
 }
 
-// SetVersion writes member "version"; it does nothing on a flyweight that is not wrapped.
+// SetVersion writes member "version".
 func (c MessageHeader) SetVersion(v uint16) {
 	b := c.buf
-	if len(b) < 8 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[6:8], v)
+}
+
+// AppendText appends c's members as name=value pairs in braces, in
+// schema order, e.g. {mantissa=5 exponent=-2}.
+func (c MessageHeader) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "blockLength="...)
+	dst = strconv.AppendUint(dst, uint64(c.BlockLength()), 10)
+	dst = append(dst, " templateId="...)
+	dst = strconv.AppendUint(dst, uint64(c.TemplateID()), 10)
+	dst = append(dst, " schemaId="...)
+	dst = strconv.AppendUint(dst, uint64(c.SchemaID()), 10)
+	dst = append(dst, " version="...)
+	dst = strconv.AppendUint(dst, uint64(c.Version()), 10)
+	return append(dst, '}')
 }
 
 // GroupSizeEncodingEncodedLength is the size in bytes of the composite "groupSizeEncoding".
@@ -221,55 +400,56 @@ const GroupSizeEncodingEncodedLength = 4
 // GroupSizeEncoding is a flyweight over the composite "groupSizeEncoding".
 // Standard repeating group dimensions.
 // Its accessors have value receivers so that a composite returned by a
-// message getter can be read and written in place.
+// message getter can be read and written in place. They index its bytes
+// without a test; on the zero value, or after a failed Wrap, they panic.
 type GroupSizeEncoding struct {
-	buf []byte // the composite's bytes, or nil when not wrapped
+	buf *[GroupSizeEncodingEncodedLength]byte // the composite's bytes, or nil when not wrapped
 }
 
 // Wrap points c at the composite at off in buf; it fails with
 // sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.
 func (c *GroupSizeEncoding) Wrap(buf []byte, off int) error {
-	c.buf = window(buf, off, GroupSizeEncodingEncodedLength)
-	if c.buf == nil {
+	if off < 0 || len(buf)-off < GroupSizeEncodingEncodedLength {
+		c.buf = nil
 		return sbe.ErrShortBuffer
 	}
+	c.buf = (*[GroupSizeEncodingEncodedLength]byte)(buf[off:])
 	return nil
 }
 
 // BlockLength reads member "blockLength" at offset 0 (uint16).
 func (c GroupSizeEncoding) BlockLength() uint16 {
 	b := c.buf
-	if len(b) < 2 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[0:2])
 }
 
-// SetBlockLength writes member "blockLength"; it does nothing on a flyweight that is not wrapped.
+// SetBlockLength writes member "blockLength".
 func (c GroupSizeEncoding) SetBlockLength(v uint16) {
 	b := c.buf
-	if len(b) < 2 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[0:2], v)
 }
 
 // NumInGroup reads member "numInGroup" at offset 2 (uint16).
 func (c GroupSizeEncoding) NumInGroup() uint16 {
 	b := c.buf
-	if len(b) < 4 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[2:4])
 }
 
-// SetNumInGroup writes member "numInGroup"; it does nothing on a flyweight that is not wrapped.
+// SetNumInGroup writes member "numInGroup".
 func (c GroupSizeEncoding) SetNumInGroup(v uint16) {
 	b := c.buf
-	if len(b) < 4 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[2:4], v)
+}
+
+// AppendText appends c's members as name=value pairs in braces, in
+// schema order, e.g. {mantissa=5 exponent=-2}.
+func (c GroupSizeEncoding) AppendText(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = append(dst, "blockLength="...)
+	dst = strconv.AppendUint(dst, uint64(c.BlockLength()), 10)
+	dst = append(dst, " numInGroup="...)
+	dst = strconv.AppendUint(dst, uint64(c.NumInGroup()), 10)
+	return append(dst, '}')
 }
 
 // ClOrdIDLength is the length in bytes of the char array type "ClOrdId".
@@ -755,26 +935,28 @@ const (
 	NewOrderAccountOffset      int = 88 // char[16]
 )
 
-// NewOrder is a flyweight over message "NewOrder" (template 1).
+// NewOrder is a flyweight over message "NewOrder" (template 1, a command).
 //
 // Enter a new order.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type NewOrder struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + NewOrderBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+NewOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *NewOrder) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, NewOrderEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < NewOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, NewOrderTemplateID, NewOrderBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), NewOrderTemplateID, NewOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -783,343 +965,323 @@ func (m *NewOrder) WrapEncode(buf []byte, off int) error {
 // NewOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *NewOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, NewOrderTemplateID, NewOrderBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, NewOrderTemplateID, NewOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, NewOrderTemplateID, NewOrderBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *NewOrder) EncodedLength() int { return len(m.buf) }
+// DecodeNewOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeNewOrder(buf []byte) (m NewOrder, ok bool) {
+	if !validMessage(buf, NewOrderTemplateID, NewOrderBlockLength) {
+		return NewOrder{}, false
+	}
+	return NewOrder{buf: (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *NewOrder) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteNewOrder writes the header of a NewOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than NewOrderEncodedLength.
+// Like DecodeNewOrder it is inlined and its result stays in a register.
+func OverwriteNewOrder(buf []byte) (m NewOrder, ok bool) {
+	if len(buf) < NewOrderEncodedLength {
+		return NewOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 1, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010068)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *NewOrder) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m NewOrder) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m NewOrder) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *NewOrder) TimestampNs() int64 {
+func (m NewOrder) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m NewOrder) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *NewOrder) SessionIdx() uint16 {
+func (m NewOrder) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m NewOrder) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *NewOrder) Side() Side {
+func (m NewOrder) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m NewOrder) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *NewOrder) OrdType() OrdType {
+func (m NewOrder) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m NewOrder) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *NewOrder) InstrumentID() uint32 {
+func (m NewOrder) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m NewOrder) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *NewOrder) TimeInForce() TimeInForce {
+func (m NewOrder) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m NewOrder) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
-func (m *NewOrder) Flags() OrderFlags {
+func (m NewOrder) Flags() OrderFlags {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return OrderFlags(b[33])
 }
 
-// SetFlags writes field "flags" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetFlags(v OrderFlags) {
+// SetFlags writes field "flags" (id 8).
+func (m NewOrder) SetFlags(v OrderFlags) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // StpMode reads field "stpMode" (id 9) at offset 26 (uint8).
-func (m *NewOrder) StpMode() StpMode {
+func (m NewOrder) StpMode() StpMode {
 	b := m.buf
-	if len(b) < 35 {
-		return 0
-	}
 	return StpMode(b[34])
 }
 
-// SetStpMode writes field "stpMode" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetStpMode(v StpMode) {
+// SetStpMode writes field "stpMode" (id 9).
+func (m NewOrder) SetStpMode(v StpMode) {
 	b := m.buf
-	if len(b) < 35 {
-		return
-	}
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *NewOrder) Reserved() uint8 {
+func (m NewOrder) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return b[35]
 }
 
-// SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 10).
+func (m NewOrder) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	b[35] = v
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 28 (int64).
-func (m *NewOrder) PriceTicks() int64 {
+func (m NewOrder) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[36:44]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 11).
+func (m NewOrder) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 36 (int64).
-func (m *NewOrder) Qty() int64 {
+func (m NewOrder) Qty() int64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
-// SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetQty(v int64) {
+// SetQty writes field "qty" (id 12).
+func (m NewOrder) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 44 (int64).
-func (m *NewOrder) ExpireTimeNs() int64 {
+func (m NewOrder) ExpireTimeNs() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetExpireTimeNs writes field "expireTimeNs" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *NewOrder) SetExpireTimeNs(v int64) {
+// SetExpireTimeNs writes field "expireTimeNs" (id 13).
+func (m NewOrder) SetExpireTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *NewOrder) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 96 {
-		return nil
-	}
-	v := b[60:96:96]
+func (m NewOrder) ClOrdID() []byte {
+	v := m.buf[60:96:96]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 14) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m NewOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[60:96])
+}
+
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *NewOrder) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m NewOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 96 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[60:96:96]
+	field := m.buf[60:96:96]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *NewOrder) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m NewOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 96 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[60:96:96]
+	field := m.buf[60:96:96]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 15) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *NewOrder) Account() []byte {
-	b := m.buf
-	if len(b) < 112 {
-		return nil
-	}
-	v := b[96:112:112]
+func (m NewOrder) Account() []byte {
+	v := m.buf[96:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 15) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m NewOrder) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[96:112])
+}
+
 // SetAccount writes field "account" (id 15), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *NewOrder) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m NewOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[96:112:112]
+	field := m.buf[96:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 15), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *NewOrder) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m NewOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[96:112:112]
+	field := m.buf[96:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "NewOrder", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *NewOrder) AppendText(dst []byte) []byte {
+	dst = append(dst, "NewOrder"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
+	dst = append(dst, " stpMode="...)
+	dst = append(dst, m.StpMode().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *NewOrder) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "CancelOrder".
 const (
@@ -1144,26 +1306,28 @@ const (
 	CancelOrderOrigClOrdIDOffset  int = 68 // char[36]
 )
 
-// CancelOrder is a flyweight over message "CancelOrder" (template 2).
+// CancelOrder is a flyweight over message "CancelOrder" (template 2, a command).
 //
 // Cancel by OrigClOrdID (orderId 0) or by OrderID.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type CancelOrder struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + CancelOrderBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+CancelOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelOrder) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, CancelOrderEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < CancelOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, CancelOrderTemplateID, CancelOrderBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), CancelOrderTemplateID, CancelOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1172,235 +1336,239 @@ func (m *CancelOrder) WrapEncode(buf []byte, off int) error {
 // CancelOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, CancelOrderTemplateID, CancelOrderBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, CancelOrderTemplateID, CancelOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, CancelOrderTemplateID, CancelOrderBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *CancelOrder) EncodedLength() int { return len(m.buf) }
+// DecodeCancelOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeCancelOrder(buf []byte) (m CancelOrder, ok bool) {
+	if !validMessage(buf, CancelOrderTemplateID, CancelOrderBlockLength) {
+		return CancelOrder{}, false
+	}
+	return CancelOrder{buf: (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *CancelOrder) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteCancelOrder writes the header of a CancelOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than CancelOrderEncodedLength.
+// Like DecodeCancelOrder it is inlined and its result stays in a register.
+func OverwriteCancelOrder(buf []byte) (m CancelOrder, ok bool) {
+	if len(buf) < CancelOrderEncodedLength {
+		return CancelOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + CancelOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 2, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100020068)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *CancelOrder) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m CancelOrder) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m CancelOrder) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *CancelOrder) TimestampNs() int64 {
+func (m CancelOrder) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m CancelOrder) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *CancelOrder) SessionIdx() uint16 {
+func (m CancelOrder) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m CancelOrder) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *CancelOrder) Side() Side {
+func (m CancelOrder) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m CancelOrder) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m *CancelOrder) Reserved() uint8 {
+func (m CancelOrder) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return b[27]
 }
 
-// SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 5).
+func (m CancelOrder) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *CancelOrder) InstrumentID() uint32 {
+func (m CancelOrder) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m CancelOrder) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
-func (m *CancelOrder) OrderID() uint64 {
+func (m CancelOrder) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
-// SetOrderID writes field "orderId" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *CancelOrder) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 7).
+func (m CancelOrder) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelOrder) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 76 {
-		return nil
-	}
-	v := b[40:76:76]
+func (m CancelOrder) ClOrdID() []byte {
+	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m CancelOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[40:76])
+}
+
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelOrder) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelOrder) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 9) at offset 68 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelOrder) OrigClOrdID() []byte {
-	b := m.buf
-	if len(b) < 112 {
-		return nil
-	}
-	v := b[76:112:112]
+func (m CancelOrder) OrigClOrdID() []byte {
+	v := m.buf[76:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// OrigClOrdIDArray returns field "origClOrdId" (id 9) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m CancelOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[76:112])
+}
+
 // SetOrigClOrdID writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelOrder) SetOrigClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[76:112:112]
+	field := m.buf[76:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 9), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelOrder) SetOrigClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[76:112:112]
+	field := m.buf[76:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "CancelOrder", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *CancelOrder) AppendText(dst []byte) []byte {
+	dst = append(dst, "CancelOrder"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " origClOrdId="...)
+	dst = appendQuoted(dst, m.OrigClOrdID())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *CancelOrder) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "ReplaceOrder".
 const (
@@ -1432,26 +1600,28 @@ const (
 	ReplaceOrderAccountOffset      int = 132 // char[16]
 )
 
-// ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3).
+// ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3, a command).
 //
 // Cancel/replace: qty is the new total order quantity.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type ReplaceOrder struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + ReplaceOrderBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+ReplaceOrderEncodedLength, leaving m unwrapped and buf untouched.
 func (m *ReplaceOrder) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, ReplaceOrderEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < ReplaceOrderEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), ReplaceOrderTemplateID, ReplaceOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1460,389 +1630,363 @@ func (m *ReplaceOrder) WrapEncode(buf []byte, off int) error {
 // ReplaceOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *ReplaceOrder) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, ReplaceOrderTemplateID, ReplaceOrderBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *ReplaceOrder) EncodedLength() int { return len(m.buf) }
+// DecodeReplaceOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
+	if !validMessage(buf, ReplaceOrderTemplateID, ReplaceOrderBlockLength) {
+		return ReplaceOrder{}, false
+	}
+	return ReplaceOrder{buf: (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *ReplaceOrder) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteReplaceOrder writes the header of a ReplaceOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than ReplaceOrderEncodedLength.
+// Like DecodeReplaceOrder it is inlined and its result stays in a register.
+func OverwriteReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
+	if len(buf) < ReplaceOrderEncodedLength {
+		return ReplaceOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 148, templateId 3, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100030094)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *ReplaceOrder) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m ReplaceOrder) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m ReplaceOrder) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *ReplaceOrder) TimestampNs() int64 {
+func (m ReplaceOrder) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m ReplaceOrder) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *ReplaceOrder) SessionIdx() uint16 {
+func (m ReplaceOrder) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m ReplaceOrder) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *ReplaceOrder) Side() Side {
+func (m ReplaceOrder) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m ReplaceOrder) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *ReplaceOrder) OrdType() OrdType {
+func (m ReplaceOrder) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m ReplaceOrder) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *ReplaceOrder) InstrumentID() uint32 {
+func (m ReplaceOrder) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m ReplaceOrder) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *ReplaceOrder) TimeInForce() TimeInForce {
+func (m ReplaceOrder) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m ReplaceOrder) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 8) at offset 25 (uint8).
-func (m *ReplaceOrder) Reserved() uint8 {
+func (m ReplaceOrder) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return b[33]
 }
 
-// SetReserved writes field "reserved" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 8).
+func (m ReplaceOrder) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = v
 }
 
 // Reserved2 reads field "reserved2" (id 9) at offset 26 (uint16).
-func (m *ReplaceOrder) Reserved2() uint16 {
+func (m ReplaceOrder) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
-// SetReserved2 writes field "reserved2" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 9).
+func (m ReplaceOrder) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
-func (m *ReplaceOrder) OrderID() uint64 {
+func (m ReplaceOrder) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 10).
+func (m ReplaceOrder) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
-func (m *ReplaceOrder) PriceTicks() int64 {
+func (m ReplaceOrder) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 11).
+func (m ReplaceOrder) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
-func (m *ReplaceOrder) Qty() int64 {
+func (m ReplaceOrder) Qty() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetQty(v int64) {
+// SetQty writes field "qty" (id 12).
+func (m ReplaceOrder) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 13) at offset 52 (int64).
-func (m *ReplaceOrder) ExpireTimeNs() int64 {
+func (m ReplaceOrder) ExpireTimeNs() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetExpireTimeNs writes field "expireTimeNs" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *ReplaceOrder) SetExpireTimeNs(v int64) {
+// SetExpireTimeNs writes field "expireTimeNs" (id 13).
+func (m ReplaceOrder) SetExpireTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 14) at offset 60 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 104 {
-		return nil
-	}
-	v := b[68:104:104]
+func (m ReplaceOrder) ClOrdID() []byte {
+	v := m.buf[68:104:104]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 14) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m ReplaceOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[68:104])
+}
+
 // SetClOrdID writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 104 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[68:104:104]
+	field := m.buf[68:104:104]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 14), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 104 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[68:104:104]
+	field := m.buf[68:104:104]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 15) at offset 96 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) OrigClOrdID() []byte {
-	b := m.buf
-	if len(b) < 140 {
-		return nil
-	}
-	v := b[104:140:140]
+func (m ReplaceOrder) OrigClOrdID() []byte {
+	v := m.buf[104:140:140]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// OrigClOrdIDArray returns field "origClOrdId" (id 15) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m ReplaceOrder) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[104:140])
+}
+
 // SetOrigClOrdID writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetOrigClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 140 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[104:140:140]
+	field := m.buf[104:140:140]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 15), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetOrigClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 140 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[104:140:140]
+	field := m.buf[104:140:140]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 16) at offset 132 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *ReplaceOrder) Account() []byte {
-	b := m.buf
-	if len(b) < 156 {
-		return nil
-	}
-	v := b[140:156:156]
+func (m ReplaceOrder) Account() []byte {
+	v := m.buf[140:156:156]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 16) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m ReplaceOrder) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[140:156])
+}
+
 // SetAccount writes field "account" (id 16), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 156 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[140:156:156]
+	field := m.buf[140:156:156]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 16), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *ReplaceOrder) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m ReplaceOrder) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 156 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[140:156:156]
+	field := m.buf[140:156:156]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "ReplaceOrder", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *ReplaceOrder) AppendText(dst []byte) []byte {
+	dst = append(dst, "ReplaceOrder"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " origClOrdId="...)
+	dst = appendQuoted(dst, m.OrigClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *ReplaceOrder) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "MassCancel".
 const (
@@ -1868,26 +2012,28 @@ const (
 	MassCancelAccountOffset               int = 64 // char[16]
 )
 
-// MassCancel is a flyweight over message "MassCancel" (template 4).
+// MassCancel is a flyweight over message "MassCancel" (template 4, a command).
 //
 // Cancel every order that matches all the given filters.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type MassCancel struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + MassCancelBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+MassCancelEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancel) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, MassCancelEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < MassCancelEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, MassCancelTemplateID, MassCancelBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), MassCancelTemplateID, MassCancelBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -1896,214 +2042,191 @@ func (m *MassCancel) WrapEncode(buf []byte, off int) error {
 // MassCancelBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancel) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, MassCancelTemplateID, MassCancelBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, MassCancelTemplateID, MassCancelBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, MassCancelTemplateID, MassCancelBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *MassCancel) EncodedLength() int { return len(m.buf) }
+// DecodeMassCancel returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeMassCancel(buf []byte) (m MassCancel, ok bool) {
+	if !validMessage(buf, MassCancelTemplateID, MassCancelBlockLength) {
+		return MassCancel{}, false
+	}
+	return MassCancel{buf: (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *MassCancel) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteMassCancel writes the header of a MassCancel at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than MassCancelEncodedLength.
+// Like DecodeMassCancel it is inlined and its result stays in a register.
+func OverwriteMassCancel(buf []byte) (m MassCancel, ok bool) {
+	if len(buf) < MassCancelEncodedLength {
+		return MassCancel{}, false
+	}
+	m.buf = (*[MessageHeaderSize + MassCancelBlockLength]byte)(buf)
+	// The header as one word: blockLength 80, templateId 4, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100040050)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *MassCancel) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m MassCancel) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m MassCancel) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *MassCancel) TimestampNs() int64 {
+func (m MassCancel) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m MassCancel) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
 //
 // requesting session, answered with the report.
-func (m *MassCancel) SessionIdx() uint16 {
+func (m MassCancel) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m MassCancel) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // FilterSessionIdx reads field "filterSessionIdx" (id 4) at offset 18 (uint16).
 //
 // 0xFFFF: any session.
-func (m *MassCancel) FilterSessionIdx() uint16 {
+func (m MassCancel) FilterSessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[26:28])
 }
 
-// SetFilterSessionIdx writes field "filterSessionIdx" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetFilterSessionIdx(v uint16) {
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 4).
+func (m MassCancel) SetFilterSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[26:28], v)
 }
 
 // InstrumentID reads field "instrumentId" (id 5) at offset 20 (uint32).
 //
 // 0: any instrument.
-func (m *MassCancel) InstrumentID() uint32 {
+func (m MassCancel) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 5).
+func (m MassCancel) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // Side reads field "side" (id 6) at offset 24 (uint8).
 //
 // 0: any side, else a Side value.
-func (m *MassCancel) Side() uint8 {
+func (m MassCancel) Side() uint8 {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return b[32]
 }
 
-// SetSide writes field "side" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetSide(v uint8) {
+// SetSide writes field "side" (id 6).
+func (m MassCancel) SetSide(v uint8) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = v
 }
 
 // MassCancelRequestType reads field "massCancelRequestType" (id 7) at offset 25 (uint8).
 //
 // FIX tag 530, echoed in the report.
-func (m *MassCancel) MassCancelRequestType() uint8 {
+func (m MassCancel) MassCancelRequestType() uint8 {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return b[33]
 }
 
-// SetMassCancelRequestType writes field "massCancelRequestType" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetMassCancelRequestType(v uint8) {
+// SetMassCancelRequestType writes field "massCancelRequestType" (id 7).
+func (m MassCancel) SetMassCancelRequestType(v uint8) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = v
 }
 
 // Reserved reads field "reserved" (id 8) at offset 26 (uint16).
-func (m *MassCancel) Reserved() uint16 {
+func (m MassCancel) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
-// SetReserved writes field "reserved" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancel) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 8).
+func (m MassCancel) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 9) at offset 28 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *MassCancel) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 72 {
-		return nil
-	}
-	v := b[36:72:72]
+func (m MassCancel) ClOrdID() []byte {
+	v := m.buf[36:72:72]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 9) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m MassCancel) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[36:72])
+}
+
 // SetClOrdID writes field "clOrdId" (id 9), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancel) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancel) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 72 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[36:72:72]
+	field := m.buf[36:72:72]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 9), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancel) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancel) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 72 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[36:72:72]
+	field := m.buf[36:72:72]
 	clear(field[copy(field, v):])
 	return nil
 }
@@ -2112,49 +2235,72 @@ func (m *MassCancel) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // empty: any account.
-func (m *MassCancel) Account() []byte {
-	b := m.buf
-	if len(b) < 88 {
-		return nil
-	}
-	v := b[72:88:88]
+func (m MassCancel) Account() []byte {
+	v := m.buf[72:88:88]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 10) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m MassCancel) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[72:88])
+}
+
 // SetAccount writes field "account" (id 10), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancel) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancel) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 88 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[72:88:88]
+	field := m.buf[72:88:88]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 10), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancel) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancel) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 88 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[72:88:88]
+	field := m.buf[72:88:88]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "MassCancel", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *MassCancel) AppendText(dst []byte) []byte {
+	dst = append(dst, "MassCancel"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " filterSessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.FilterSessionIdx()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = strconv.AppendUint(dst, uint64(m.Side()), 10)
+	dst = append(dst, " massCancelRequestType="...)
+	dst = strconv.AppendUint(dst, uint64(m.MassCancelRequestType()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *MassCancel) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderStatusRequest".
 const (
@@ -2178,26 +2324,28 @@ const (
 	OrderStatusRequestClOrdIDOffset      int = 32 // char[36]
 )
 
-// OrderStatusRequest is a flyweight over message "OrderStatusRequest" (template 5).
+// OrderStatusRequest is a flyweight over message "OrderStatusRequest" (template 5, a command).
 //
 // Ask for an order's state by ClOrdID or OrderID.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderStatusRequest struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderStatusRequestBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderStatusRequestEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatusRequest) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderStatusRequestEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderStatusRequestEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2206,189 +2354,199 @@ func (m *OrderStatusRequest) WrapEncode(buf []byte, off int) error {
 // OrderStatusRequestBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatusRequest) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderStatusRequest) EncodedLength() int { return len(m.buf) }
+// DecodeOrderStatusRequest returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderStatusRequest(buf []byte) (m OrderStatusRequest, ok bool) {
+	if !validMessage(buf, OrderStatusRequestTemplateID, OrderStatusRequestBlockLength) {
+		return OrderStatusRequest{}, false
+	}
+	return OrderStatusRequest{buf: (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *OrderStatusRequest) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderStatusRequest writes the header of a OrderStatusRequest at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderStatusRequestEncodedLength.
+// Like DecodeOrderStatusRequest it is inlined and its result stays in a register.
+func OverwriteOrderStatusRequest(buf []byte) (m OrderStatusRequest, ok bool) {
+	if len(buf) < OrderStatusRequestEncodedLength {
+		return OrderStatusRequest{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderStatusRequestBlockLength]byte)(buf)
+	// The header as one word: blockLength 68, templateId 5, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100050044)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderStatusRequest) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m OrderStatusRequest) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m OrderStatusRequest) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderStatusRequest) TimestampNs() int64 {
+func (m OrderStatusRequest) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderStatusRequest) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderStatusRequest) SessionIdx() uint16 {
+func (m OrderStatusRequest) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderStatusRequest) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderStatusRequest) Side() Side {
+func (m OrderStatusRequest) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderStatusRequest) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m *OrderStatusRequest) Reserved() uint8 {
+func (m OrderStatusRequest) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return b[27]
 }
 
-// SetReserved writes field "reserved" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 5).
+func (m OrderStatusRequest) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = v
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderStatusRequest) InstrumentID() uint32 {
+func (m OrderStatusRequest) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderStatusRequest) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrderID reads field "orderId" (id 7) at offset 24 (uint64).
-func (m *OrderStatusRequest) OrderID() uint64 {
+func (m OrderStatusRequest) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[32:40])
 }
 
-// SetOrderID writes field "orderId" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatusRequest) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 7).
+func (m OrderStatusRequest) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[32:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 8) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatusRequest) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 76 {
-		return nil
-	}
-	v := b[40:76:76]
+func (m OrderStatusRequest) ClOrdID() []byte {
+	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderStatusRequest) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[40:76])
+}
+
 // SetClOrdID writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatusRequest) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatusRequest) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 8), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatusRequest) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatusRequest) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderStatusRequest", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderStatusRequest) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderStatusRequest"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderStatusRequest) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SessionDisconnected".
 const (
@@ -2408,26 +2566,28 @@ const (
 	SessionDisconnectedCancelOnDisconnectOffset int = 18 // BooleanType (uint8)
 )
 
-// SessionDisconnected is a flyweight over message "SessionDisconnected" (template 6).
+// SessionDisconnected is a flyweight over message "SessionDisconnected" (template 6, a command).
 //
 // A session logged out or dropped; drives cancel-on-disconnect.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SessionDisconnected struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SessionDisconnectedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SessionDisconnectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SessionDisconnected) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SessionDisconnectedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SessionDisconnectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2436,89 +2596,117 @@ func (m *SessionDisconnected) WrapEncode(buf []byte, off int) error {
 // SessionDisconnectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SessionDisconnected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SessionDisconnected) EncodedLength() int { return len(m.buf) }
+// DecodeSessionDisconnected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSessionDisconnected(buf []byte) (m SessionDisconnected, ok bool) {
+	if !validMessage(buf, SessionDisconnectedTemplateID, SessionDisconnectedBlockLength) {
+		return SessionDisconnected{}, false
+	}
+	return SessionDisconnected{buf: (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *SessionDisconnected) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSessionDisconnected writes the header of a SessionDisconnected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SessionDisconnectedEncodedLength.
+// Like DecodeSessionDisconnected it is inlined and its result stays in a register.
+func OverwriteSessionDisconnected(buf []byte) (m SessionDisconnected, ok bool) {
+	if len(buf) < SessionDisconnectedEncodedLength {
+		return SessionDisconnected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SessionDisconnectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 19, templateId 6, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100060013)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SessionDisconnected) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m SessionDisconnected) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SessionDisconnected) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m SessionDisconnected) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *SessionDisconnected) TimestampNs() int64 {
+func (m SessionDisconnected) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SessionDisconnected) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m SessionDisconnected) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *SessionDisconnected) SessionIdx() uint16 {
+func (m SessionDisconnected) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SessionDisconnected) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m SessionDisconnected) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // CancelOnDisconnect reads field "cancelOnDisconnect" (id 4) at offset 18 (uint8).
-func (m *SessionDisconnected) CancelOnDisconnect() BooleanType {
+func (m SessionDisconnected) CancelOnDisconnect() BooleanType {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return BooleanType(b[26])
 }
 
-// SetCancelOnDisconnect writes field "cancelOnDisconnect" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *SessionDisconnected) SetCancelOnDisconnect(v BooleanType) {
+// SetCancelOnDisconnect writes field "cancelOnDisconnect" (id 4).
+func (m SessionDisconnected) SetCancelOnDisconnect(v BooleanType) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
+
+// AppendText appends m as one line of text: "SessionDisconnected", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SessionDisconnected) AppendText(dst []byte) []byte {
+	dst = append(dst, "SessionDisconnected"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " cancelOnDisconnect="...)
+	dst = append(dst, m.CancelOnDisconnect().String()...)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SessionDisconnected) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "SetTradingStatus".
 const (
@@ -2538,26 +2726,28 @@ const (
 	SetTradingStatusStatusOffset       int = 20 // TradingStatus (uint8)
 )
 
-// SetTradingStatus is a flyweight over message "SetTradingStatus" (template 7).
+// SetTradingStatus is a flyweight over message "SetTradingStatus" (template 7, a command).
 //
 // Open, halt (cancels only) or close an instrument.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type SetTradingStatus struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SetTradingStatusBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SetTradingStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *SetTradingStatus) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SetTradingStatusEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SetTradingStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SetTradingStatusTemplateID, SetTradingStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2566,89 +2756,117 @@ func (m *SetTradingStatus) WrapEncode(buf []byte, off int) error {
 // SetTradingStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *SetTradingStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SetTradingStatusTemplateID, SetTradingStatusBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *SetTradingStatus) EncodedLength() int { return len(m.buf) }
+// DecodeSetTradingStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSetTradingStatus(buf []byte) (m SetTradingStatus, ok bool) {
+	if !validMessage(buf, SetTradingStatusTemplateID, SetTradingStatusBlockLength) {
+		return SetTradingStatus{}, false
+	}
+	return SetTradingStatus{buf: (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *SetTradingStatus) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSetTradingStatus writes the header of a SetTradingStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SetTradingStatusEncodedLength.
+// Like DecodeSetTradingStatus it is inlined and its result stays in a register.
+func OverwriteSetTradingStatus(buf []byte) (m SetTradingStatus, ok bool) {
+	if len(buf) < SetTradingStatusEncodedLength {
+		return SetTradingStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SetTradingStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 21, templateId 7, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100070015)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *SetTradingStatus) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m SetTradingStatus) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *SetTradingStatus) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m SetTradingStatus) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *SetTradingStatus) TimestampNs() int64 {
+func (m SetTradingStatus) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *SetTradingStatus) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m SetTradingStatus) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
-func (m *SetTradingStatus) InstrumentID() uint32 {
+func (m SetTradingStatus) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *SetTradingStatus) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m SetTradingStatus) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
-func (m *SetTradingStatus) Status() TradingStatus {
+func (m SetTradingStatus) Status() TradingStatus {
 	b := m.buf
-	if len(b) < 29 {
-		return 0
-	}
 	return TradingStatus(b[28])
 }
 
-// SetStatus writes field "status" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *SetTradingStatus) SetStatus(v TradingStatus) {
+// SetStatus writes field "status" (id 4).
+func (m SetTradingStatus) SetStatus(v TradingStatus) {
 	b := m.buf
-	if len(b) < 29 {
-		return
-	}
 	b[28] = uint8(v)
 }
+
+// AppendText appends m as one line of text: "SetTradingStatus", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *SetTradingStatus) AppendText(dst []byte) []byte {
+	dst = append(dst, "SetTradingStatus"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *SetTradingStatus) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "EndOfDay".
 const (
@@ -2666,26 +2884,28 @@ const (
 	EndOfDayTimestampNsOffset int = 8 // int64
 )
 
-// EndOfDay is a flyweight over message "EndOfDay" (template 8).
+// EndOfDay is a flyweight over message "EndOfDay" (template 8, a command).
 //
 // Expire every DAY order.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type EndOfDay struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + EndOfDayBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+EndOfDayEncodedLength, leaving m unwrapped and buf untouched.
 func (m *EndOfDay) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, EndOfDayEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < EndOfDayEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, EndOfDayTemplateID, EndOfDayBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), EndOfDayTemplateID, EndOfDayBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2694,53 +2914,89 @@ func (m *EndOfDay) WrapEncode(buf []byte, off int) error {
 // EndOfDayBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *EndOfDay) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, EndOfDayTemplateID, EndOfDayBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, EndOfDayTemplateID, EndOfDayBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, EndOfDayTemplateID, EndOfDayBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *EndOfDay) EncodedLength() int { return len(m.buf) }
+// DecodeEndOfDay returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeEndOfDay(buf []byte) (m EndOfDay, ok bool) {
+	if !validMessage(buf, EndOfDayTemplateID, EndOfDayBlockLength) {
+		return EndOfDay{}, false
+	}
+	return EndOfDay{buf: (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *EndOfDay) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteEndOfDay writes the header of a EndOfDay at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than EndOfDayEncodedLength.
+// Like DecodeEndOfDay it is inlined and its result stays in a register.
+func OverwriteEndOfDay(buf []byte) (m EndOfDay, ok bool) {
+	if len(buf) < EndOfDayEncodedLength {
+		return EndOfDay{}, false
+	}
+	m.buf = (*[MessageHeaderSize + EndOfDayBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 8, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100080010)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *EndOfDay) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m EndOfDay) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *EndOfDay) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m EndOfDay) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *EndOfDay) TimestampNs() int64 {
+func (m EndOfDay) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *EndOfDay) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m EndOfDay) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
+
+// AppendText appends m as one line of text: "EndOfDay", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *EndOfDay) AppendText(dst []byte) []byte {
+	dst = append(dst, "EndOfDay"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *EndOfDay) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "Snapshot".
 const (
@@ -2759,26 +3015,28 @@ const (
 	SnapshotSnapshotIDOffset  int = 16 // uint64
 )
 
-// Snapshot is a flyweight over message "Snapshot" (template 9).
+// Snapshot is a flyweight over message "Snapshot" (template 9, a command).
 //
 // Write the matcher state to a snapshot file.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type Snapshot struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + SnapshotBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+SnapshotEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Snapshot) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, SnapshotEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < SnapshotEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, SnapshotTemplateID, SnapshotBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), SnapshotTemplateID, SnapshotBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2787,71 +3045,103 @@ func (m *Snapshot) WrapEncode(buf []byte, off int) error {
 // SnapshotBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Snapshot) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, SnapshotTemplateID, SnapshotBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, SnapshotTemplateID, SnapshotBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, SnapshotTemplateID, SnapshotBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Snapshot) EncodedLength() int { return len(m.buf) }
+// DecodeSnapshot returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeSnapshot(buf []byte) (m Snapshot, ok bool) {
+	if !validMessage(buf, SnapshotTemplateID, SnapshotBlockLength) {
+		return Snapshot{}, false
+	}
+	return Snapshot{buf: (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *Snapshot) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteSnapshot writes the header of a Snapshot at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than SnapshotEncodedLength.
+// Like DecodeSnapshot it is inlined and its result stays in a register.
+func OverwriteSnapshot(buf []byte) (m Snapshot, ok bool) {
+	if len(buf) < SnapshotEncodedLength {
+		return Snapshot{}, false
+	}
+	m.buf = (*[MessageHeaderSize + SnapshotBlockLength]byte)(buf)
+	// The header as one word: blockLength 24, templateId 9, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100090018)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *Snapshot) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m Snapshot) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *Snapshot) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m Snapshot) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Snapshot) TimestampNs() int64 {
+func (m Snapshot) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *Snapshot) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m Snapshot) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SnapshotID reads field "snapshotId" (id 3) at offset 16 (uint64).
-func (m *Snapshot) SnapshotID() uint64 {
+func (m Snapshot) SnapshotID() uint64 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[24:32])
 }
 
-// SetSnapshotID writes field "snapshotId" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *Snapshot) SetSnapshotID(v uint64) {
+// SetSnapshotID writes field "snapshotId" (id 3).
+func (m Snapshot) SetSnapshotID(v uint64) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[24:32], v)
 }
+
+// AppendText appends m as one line of text: "Snapshot", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *Snapshot) AppendText(dst []byte) []byte {
+	dst = append(dst, "Snapshot"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " snapshotId="...)
+	dst = strconv.AppendUint(dst, uint64(m.SnapshotID()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *Snapshot) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "Tick".
 const (
@@ -2869,26 +3159,28 @@ const (
 	TickTimestampNsOffset int = 8 // int64
 )
 
-// Tick is a flyweight over message "Tick" (template 10).
+// Tick is a flyweight over message "Tick" (template 10, a command).
 //
 // Advance the matcher's clock (expires GTD orders) without other effect.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type Tick struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + TickBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TickEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Tick) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, TickEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < TickEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, TickTemplateID, TickBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TickTemplateID, TickBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -2897,53 +3189,89 @@ func (m *Tick) WrapEncode(buf []byte, off int) error {
 // TickBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Tick) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, TickTemplateID, TickBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TickTemplateID, TickBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, TickTemplateID, TickBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Tick) EncodedLength() int { return len(m.buf) }
+// DecodeTick returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTick(buf []byte) (m Tick, ok bool) {
+	if !validMessage(buf, TickTemplateID, TickBlockLength) {
+		return Tick{}, false
+	}
+	return Tick{buf: (*[MessageHeaderSize + TickBlockLength]byte)(buf)}, true
+}
 
-// Seq reads field "seq" (id 1) at offset 0 (uint64).
-func (m *Tick) Seq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteTick writes the header of a Tick at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TickEncodedLength.
+// Like DecodeTick it is inlined and its result stays in a register.
+func OverwriteTick(buf []byte) (m Tick, ok bool) {
+	if len(buf) < TickEncodedLength {
+		return Tick{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TickBlockLength]byte)(buf)
+	// The header as one word: blockLength 16, templateId 10, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000a0010)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *Tick) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m Tick) Seq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *Tick) SetSeq(v uint64) {
+// SetSeq writes field "seq" (id 1).
+func (m Tick) SetSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Tick) TimestampNs() int64 {
+func (m Tick) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *Tick) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m Tick) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
+
+// AppendText appends m as one line of text: "Tick", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *Tick) AppendText(dst []byte) []byte {
+	dst = append(dst, "Tick"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *Tick) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderAccepted".
 const (
@@ -2979,23 +3307,25 @@ const (
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
 //
 // An order entered the book or started matching.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderAccepted struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderAcceptedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderAcceptedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderAccepted) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderAcceptedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderAcceptedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderAcceptedTemplateID, OrderAcceptedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3004,379 +3334,351 @@ func (m *OrderAccepted) WrapEncode(buf []byte, off int) error {
 // OrderAcceptedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderAccepted) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderAcceptedTemplateID, OrderAcceptedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderAccepted) EncodedLength() int { return len(m.buf) }
+// DecodeOrderAccepted returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
+	if !validMessage(buf, OrderAcceptedTemplateID, OrderAcceptedBlockLength) {
+		return OrderAccepted{}, false
+	}
+	return OrderAccepted{buf: (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderAccepted) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderAccepted writes the header of a OrderAccepted at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderAcceptedEncodedLength.
+// Like DecodeOrderAccepted it is inlined and its result stays in a register.
+func OverwriteOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
+	if len(buf) < OrderAcceptedEncodedLength {
+		return OrderAccepted{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)
+	// The header as one word: blockLength 128, templateId 101, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650080)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderAccepted) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderAccepted) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderAccepted) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderAccepted) TimestampNs() int64 {
+func (m OrderAccepted) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderAccepted) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderAccepted) SessionIdx() uint16 {
+func (m OrderAccepted) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderAccepted) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderAccepted) Side() Side {
+func (m OrderAccepted) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderAccepted) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderAccepted) OrdType() OrdType {
+func (m OrderAccepted) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderAccepted) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderAccepted) InstrumentID() uint32 {
+func (m OrderAccepted) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderAccepted) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderAccepted) TimeInForce() TimeInForce {
+func (m OrderAccepted) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderAccepted) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
-func (m *OrderAccepted) Flags() OrderFlags {
+func (m OrderAccepted) Flags() OrderFlags {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return OrderFlags(b[33])
 }
 
-// SetFlags writes field "flags" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetFlags(v OrderFlags) {
+// SetFlags writes field "flags" (id 8).
+func (m OrderAccepted) SetFlags(v OrderFlags) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *OrderAccepted) Reserved() uint16 {
+func (m OrderAccepted) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
-// SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 9).
+func (m OrderAccepted) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
-func (m *OrderAccepted) OrderID() uint64 {
+func (m OrderAccepted) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 10).
+func (m OrderAccepted) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 11) at offset 36 (uint64).
-func (m *OrderAccepted) ExecID() uint64 {
+func (m OrderAccepted) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
-// SetExecID writes field "execId" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 11).
+func (m OrderAccepted) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 12) at offset 44 (int64).
-func (m *OrderAccepted) PriceTicks() int64 {
+func (m OrderAccepted) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 12).
+func (m OrderAccepted) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 13) at offset 52 (int64).
-func (m *OrderAccepted) Qty() int64 {
+func (m OrderAccepted) Qty() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetQty writes field "qty" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetQty(v int64) {
+// SetQty writes field "qty" (id 13).
+func (m OrderAccepted) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 14) at offset 60 (int64).
-func (m *OrderAccepted) LeavesQty() int64 {
+func (m OrderAccepted) LeavesQty() int64 {
 	b := m.buf
-	if len(b) < 76 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
-// SetLeavesQty writes field "leavesQty" (id 14); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetLeavesQty(v int64) {
+// SetLeavesQty writes field "leavesQty" (id 14).
+func (m OrderAccepted) SetLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 76 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 15) at offset 68 (int64).
-func (m *OrderAccepted) ExpireTimeNs() int64 {
+func (m OrderAccepted) ExpireTimeNs() int64 {
 	b := m.buf
-	if len(b) < 84 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
-// SetExpireTimeNs writes field "expireTimeNs" (id 15); it does nothing on a flyweight that is not wrapped.
-func (m *OrderAccepted) SetExpireTimeNs(v int64) {
+// SetExpireTimeNs writes field "expireTimeNs" (id 15).
+func (m OrderAccepted) SetExpireTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 84 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 16) at offset 76 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderAccepted) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 120 {
-		return nil
-	}
-	v := b[84:120:120]
+func (m OrderAccepted) ClOrdID() []byte {
+	v := m.buf[84:120:120]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 16) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderAccepted) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[84:120])
+}
+
 // SetClOrdID writes field "clOrdId" (id 16), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderAccepted) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderAccepted) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 120 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[84:120:120]
+	field := m.buf[84:120:120]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 16), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderAccepted) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderAccepted) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 120 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[84:120:120]
+	field := m.buf[84:120:120]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 17) at offset 112 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderAccepted) Account() []byte {
-	b := m.buf
-	if len(b) < 136 {
-		return nil
-	}
-	v := b[120:136:136]
+func (m OrderAccepted) Account() []byte {
+	v := m.buf[120:136:136]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 17) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderAccepted) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[120:136])
+}
+
 // SetAccount writes field "account" (id 17), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderAccepted) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderAccepted) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 136 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[120:136:136]
+	field := m.buf[120:136:136]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 17), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderAccepted) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderAccepted) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 136 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[120:136:136]
+	field := m.buf[120:136:136]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderAccepted", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderAccepted) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderAccepted"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderAccepted) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderRejected".
 const (
@@ -3409,23 +3711,25 @@ const (
 // OrderRejected is a flyweight over message "OrderRejected" (template 102).
 //
 // A new order was refused.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderRejected struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderRejectedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderRejected) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderRejectedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderRejectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderRejectedTemplateID, OrderRejectedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderRejectedTemplateID, OrderRejectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3434,325 +3738,309 @@ func (m *OrderRejected) WrapEncode(buf []byte, off int) error {
 // OrderRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderRejected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderRejectedTemplateID, OrderRejectedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderRejected) EncodedLength() int { return len(m.buf) }
+// DecodeOrderRejected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderRejected(buf []byte) (m OrderRejected, ok bool) {
+	if !validMessage(buf, OrderRejectedTemplateID, OrderRejectedBlockLength) {
+		return OrderRejected{}, false
+	}
+	return OrderRejected{buf: (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderRejected) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderRejected writes the header of a OrderRejected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderRejectedEncodedLength.
+// Like DecodeOrderRejected it is inlined and its result stays in a register.
+func OverwriteOrderRejected(buf []byte) (m OrderRejected, ok bool) {
+	if len(buf) < OrderRejectedEncodedLength {
+		return OrderRejected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderRejectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 104, templateId 102, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100660068)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderRejected) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderRejected) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderRejected) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderRejected) TimestampNs() int64 {
+func (m OrderRejected) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderRejected) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderRejected) SessionIdx() uint16 {
+func (m OrderRejected) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderRejected) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderRejected) Side() Side {
+func (m OrderRejected) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderRejected) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderRejected) OrdType() OrdType {
+func (m OrderRejected) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderRejected) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderRejected) InstrumentID() uint32 {
+func (m OrderRejected) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderRejected) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderRejected) TimeInForce() TimeInForce {
+func (m OrderRejected) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderRejected) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
-func (m *OrderRejected) Reason() RejectReason {
+func (m OrderRejected) Reason() RejectReason {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return RejectReason(b[33])
 }
 
-// SetReason writes field "reason" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetReason(v RejectReason) {
+// SetReason writes field "reason" (id 8).
+func (m OrderRejected) SetReason(v RejectReason) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *OrderRejected) Reserved() uint16 {
+func (m OrderRejected) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
-// SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 9).
+func (m OrderRejected) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // ExecID reads field "execId" (id 10) at offset 28 (uint64).
-func (m *OrderRejected) ExecID() uint64 {
+func (m OrderRejected) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetExecID writes field "execId" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 10).
+func (m OrderRejected) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 11) at offset 36 (int64).
-func (m *OrderRejected) PriceTicks() int64 {
+func (m OrderRejected) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[44:52]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 11).
+func (m OrderRejected) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], uint64(v))
 }
 
 // Qty reads field "qty" (id 12) at offset 44 (int64).
-func (m *OrderRejected) Qty() int64 {
+func (m OrderRejected) Qty() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetQty writes field "qty" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *OrderRejected) SetQty(v int64) {
+// SetQty writes field "qty" (id 12).
+func (m OrderRejected) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 13) at offset 52 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderRejected) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 96 {
-		return nil
-	}
-	v := b[60:96:96]
+func (m OrderRejected) ClOrdID() []byte {
+	v := m.buf[60:96:96]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 13) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[60:96])
+}
+
 // SetClOrdID writes field "clOrdId" (id 13), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderRejected) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 96 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[60:96:96]
+	field := m.buf[60:96:96]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 13), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderRejected) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 96 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[60:96:96]
+	field := m.buf[60:96:96]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 14) at offset 88 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderRejected) Account() []byte {
-	b := m.buf
-	if len(b) < 112 {
-		return nil
-	}
-	v := b[96:112:112]
+func (m OrderRejected) Account() []byte {
+	v := m.buf[96:112:112]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 14) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderRejected) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[96:112])
+}
+
 // SetAccount writes field "account" (id 14), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderRejected) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderRejected) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[96:112:112]
+	field := m.buf[96:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 14), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderRejected) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderRejected) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 112 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[96:112:112]
+	field := m.buf[96:112:112]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderRejected", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderRejected) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderRejected"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderRejected) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "Fill".
 const (
@@ -3794,23 +4082,25 @@ const (
 // Fill is a flyweight over message "Fill" (template 103).
 //
 // One side of a trade; a trade gives two Fill events with one tradeId.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type Fill struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + FillBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+FillEncodedLength, leaving m unwrapped and buf untouched.
 func (m *Fill) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, FillEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < FillEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, FillTemplateID, FillBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), FillTemplateID, FillBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -3819,493 +4109,441 @@ func (m *Fill) WrapEncode(buf []byte, off int) error {
 // FillBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *Fill) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, FillTemplateID, FillBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, FillTemplateID, FillBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, FillTemplateID, FillBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *Fill) EncodedLength() int { return len(m.buf) }
+// DecodeFill returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeFill(buf []byte) (m Fill, ok bool) {
+	if !validMessage(buf, FillTemplateID, FillBlockLength) {
+		return Fill{}, false
+	}
+	return Fill{buf: (*[MessageHeaderSize + FillBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *Fill) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteFill writes the header of a Fill at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than FillEncodedLength.
+// Like DecodeFill it is inlined and its result stays in a register.
+func OverwriteFill(buf []byte) (m Fill, ok bool) {
+	if len(buf) < FillEncodedLength {
+		return Fill{}, false
+	}
+	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf)
+	// The header as one word: blockLength 168, templateId 103, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700a8)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *Fill) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m Fill) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m Fill) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *Fill) TimestampNs() int64 {
+func (m Fill) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m Fill) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *Fill) SessionIdx() uint16 {
+func (m Fill) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m Fill) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *Fill) Side() Side {
+func (m Fill) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m Fill) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *Fill) OrdType() OrdType {
+func (m Fill) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m Fill) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *Fill) InstrumentID() uint32 {
+func (m Fill) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m Fill) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *Fill) TimeInForce() TimeInForce {
+func (m Fill) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m Fill) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Aggressor reads field "aggressor" (id 8) at offset 25 (uint8).
-func (m *Fill) Aggressor() BooleanType {
+func (m Fill) Aggressor() BooleanType {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return BooleanType(b[33])
 }
 
-// SetAggressor writes field "aggressor" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetAggressor(v BooleanType) {
+// SetAggressor writes field "aggressor" (id 8).
+func (m Fill) SetAggressor(v BooleanType) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
-func (m *Fill) OrdStatus() OrdStatus {
+func (m Fill) OrdStatus() OrdStatus {
 	b := m.buf
-	if len(b) < 35 {
-		return 0
-	}
 	return OrdStatus(b[34])
 }
 
-// SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetOrdStatus(v OrdStatus) {
+// SetOrdStatus writes field "ordStatus" (id 9).
+func (m Fill) SetOrdStatus(v OrdStatus) {
 	b := m.buf
-	if len(b) < 35 {
-		return
-	}
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *Fill) Reserved() uint8 {
+func (m Fill) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return b[35]
 }
 
-// SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 10).
+func (m Fill) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *Fill) OrderID() uint64 {
+func (m Fill) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 11).
+func (m Fill) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *Fill) ExecID() uint64 {
+func (m Fill) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
-// SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 12).
+func (m Fill) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // TradeID reads field "tradeId" (id 13) at offset 44 (uint64).
-func (m *Fill) TradeID() uint64 {
+func (m Fill) TradeID() uint64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[52:60])
 }
 
-// SetTradeID writes field "tradeId" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetTradeID(v uint64) {
+// SetTradeID writes field "tradeId" (id 13).
+func (m Fill) SetTradeID(v uint64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 14) at offset 52 (int64).
 //
 // the order's limit price (0 for market).
-func (m *Fill) PriceTicks() int64 {
+func (m Fill) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 14); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 14).
+func (m Fill) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // Qty reads field "qty" (id 15) at offset 60 (int64).
 //
 // the order's total quantity.
-func (m *Fill) Qty() int64 {
+func (m Fill) Qty() int64 {
 	b := m.buf
-	if len(b) < 76 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
-// SetQty writes field "qty" (id 15); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetQty(v int64) {
+// SetQty writes field "qty" (id 15).
+func (m Fill) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 76 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // LastPriceTicks reads field "lastPriceTicks" (id 16) at offset 68 (int64).
-func (m *Fill) LastPriceTicks() int64 {
+func (m Fill) LastPriceTicks() int64 {
 	b := m.buf
-	if len(b) < 84 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
-// SetLastPriceTicks writes field "lastPriceTicks" (id 16); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetLastPriceTicks(v int64) {
+// SetLastPriceTicks writes field "lastPriceTicks" (id 16).
+func (m Fill) SetLastPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 84 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // LastQty reads field "lastQty" (id 17) at offset 76 (int64).
-func (m *Fill) LastQty() int64 {
+func (m Fill) LastQty() int64 {
 	b := m.buf
-	if len(b) < 92 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
-// SetLastQty writes field "lastQty" (id 17); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetLastQty(v int64) {
+// SetLastQty writes field "lastQty" (id 17).
+func (m Fill) SetLastQty(v int64) {
 	b := m.buf
-	if len(b) < 92 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 18) at offset 84 (int64).
-func (m *Fill) LeavesQty() int64 {
+func (m Fill) LeavesQty() int64 {
 	b := m.buf
-	if len(b) < 100 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
-// SetLeavesQty writes field "leavesQty" (id 18); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetLeavesQty(v int64) {
+// SetLeavesQty writes field "leavesQty" (id 18).
+func (m Fill) SetLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 100 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 19) at offset 92 (int64).
-func (m *Fill) CumQty() int64 {
+func (m Fill) CumQty() int64 {
 	b := m.buf
-	if len(b) < 108 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
-// SetCumQty writes field "cumQty" (id 19); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetCumQty(v int64) {
+// SetCumQty writes field "cumQty" (id 19).
+func (m Fill) SetCumQty(v int64) {
 	b := m.buf
-	if len(b) < 108 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 20) at offset 100 (int64).
 //
 // sum of lastPriceTicks*lastQty; average price = cumNotionalTicks/cumQty.
-func (m *Fill) CumNotionalTicks() int64 {
+func (m Fill) CumNotionalTicks() int64 {
 	b := m.buf
-	if len(b) < 116 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
-// SetCumNotionalTicks writes field "cumNotionalTicks" (id 20); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetCumNotionalTicks(v int64) {
+// SetCumNotionalTicks writes field "cumNotionalTicks" (id 20).
+func (m Fill) SetCumNotionalTicks(v int64) {
 	b := m.buf
-	if len(b) < 116 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
 
 // ContraOrderID reads field "contraOrderId" (id 21) at offset 108 (uint64).
-func (m *Fill) ContraOrderID() uint64 {
+func (m Fill) ContraOrderID() uint64 {
 	b := m.buf
-	if len(b) < 124 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[116:124])
 }
 
-// SetContraOrderID writes field "contraOrderId" (id 21); it does nothing on a flyweight that is not wrapped.
-func (m *Fill) SetContraOrderID(v uint64) {
+// SetContraOrderID writes field "contraOrderId" (id 21).
+func (m Fill) SetContraOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 124 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[116:124], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 22) at offset 116 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *Fill) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 160 {
-		return nil
-	}
-	v := b[124:160:160]
+func (m Fill) ClOrdID() []byte {
+	v := m.buf[124:160:160]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 22) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m Fill) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[124:160])
+}
+
 // SetClOrdID writes field "clOrdId" (id 22), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *Fill) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m Fill) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 160 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[124:160:160]
+	field := m.buf[124:160:160]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 22), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *Fill) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m Fill) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 160 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[124:160:160]
+	field := m.buf[124:160:160]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 23) at offset 152 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *Fill) Account() []byte {
-	b := m.buf
-	if len(b) < 176 {
-		return nil
-	}
-	v := b[160:176:176]
+func (m Fill) Account() []byte {
+	v := m.buf[160:176:176]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 23) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m Fill) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[160:176])
+}
+
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *Fill) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m Fill) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 176 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[160:176:176]
+	field := m.buf[160:176:176]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *Fill) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m Fill) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 176 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[160:176:176]
+	field := m.buf[160:176:176]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "Fill", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *Fill) AppendText(dst []byte) []byte {
+	dst = append(dst, "Fill"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " aggressor="...)
+	dst = append(dst, m.Aggressor().String()...)
+	dst = append(dst, " ordStatus="...)
+	dst = append(dst, m.OrdStatus().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " tradeId="...)
+	dst = strconv.AppendUint(dst, uint64(m.TradeID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " lastPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.LastPriceTicks()), 10)
+	dst = append(dst, " lastQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LastQty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " cumQty="...)
+	dst = strconv.AppendInt(dst, int64(m.CumQty()), 10)
+	dst = append(dst, " cumNotionalTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.CumNotionalTicks()), 10)
+	dst = append(dst, " contraOrderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ContraOrderID()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *Fill) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderCancelled".
 const (
@@ -4344,23 +4582,25 @@ const (
 // OrderCancelled is a flyweight over message "OrderCancelled" (template 104).
 //
 // An order left the book without trading its leaves.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderCancelled struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderCancelledBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderCancelledEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderCancelled) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderCancelledEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderCancelledEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderCancelledTemplateID, OrderCancelledBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderCancelledTemplateID, OrderCancelledBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -4369,325 +4609,256 @@ func (m *OrderCancelled) WrapEncode(buf []byte, off int) error {
 // OrderCancelledBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderCancelled) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderCancelledTemplateID, OrderCancelledBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderCancelled) EncodedLength() int { return len(m.buf) }
+// DecodeOrderCancelled returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderCancelled(buf []byte) (m OrderCancelled, ok bool) {
+	if !validMessage(buf, OrderCancelledTemplateID, OrderCancelledBlockLength) {
+		return OrderCancelled{}, false
+	}
+	return OrderCancelled{buf: (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderCancelled) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderCancelled writes the header of a OrderCancelled at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderCancelledEncodedLength.
+// Like DecodeOrderCancelled it is inlined and its result stays in a register.
+func OverwriteOrderCancelled(buf []byte) (m OrderCancelled, ok bool) {
+	if len(buf) < OrderCancelledEncodedLength {
+		return OrderCancelled{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderCancelledBlockLength]byte)(buf)
+	// The header as one word: blockLength 172, templateId 104, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006800ac)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderCancelled) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderCancelled) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderCancelled) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderCancelled) TimestampNs() int64 {
+func (m OrderCancelled) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderCancelled) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderCancelled) SessionIdx() uint16 {
+func (m OrderCancelled) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderCancelled) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderCancelled) Side() Side {
+func (m OrderCancelled) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderCancelled) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderCancelled) OrdType() OrdType {
+func (m OrderCancelled) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderCancelled) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderCancelled) InstrumentID() uint32 {
+func (m OrderCancelled) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderCancelled) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderCancelled) TimeInForce() TimeInForce {
+func (m OrderCancelled) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderCancelled) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Reason reads field "reason" (id 8) at offset 25 (uint8).
-func (m *OrderCancelled) Reason() CancelReason {
+func (m OrderCancelled) Reason() CancelReason {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return CancelReason(b[33])
 }
 
-// SetReason writes field "reason" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetReason(v CancelReason) {
+// SetReason writes field "reason" (id 8).
+func (m OrderCancelled) SetReason(v CancelReason) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
 //
 // Cancelled or Expired.
-func (m *OrderCancelled) OrdStatus() OrdStatus {
+func (m OrderCancelled) OrdStatus() OrdStatus {
 	b := m.buf
-	if len(b) < 35 {
-		return 0
-	}
 	return OrdStatus(b[34])
 }
 
-// SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetOrdStatus(v OrdStatus) {
+// SetOrdStatus writes field "ordStatus" (id 9).
+func (m OrderCancelled) SetOrdStatus(v OrdStatus) {
 	b := m.buf
-	if len(b) < 35 {
-		return
-	}
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderCancelled) Reserved() uint8 {
+func (m OrderCancelled) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return b[35]
 }
 
-// SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 10).
+func (m OrderCancelled) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderCancelled) OrderID() uint64 {
+func (m OrderCancelled) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 11).
+func (m OrderCancelled) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderCancelled) ExecID() uint64 {
+func (m OrderCancelled) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
-// SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 12).
+func (m OrderCancelled) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
-func (m *OrderCancelled) PriceTicks() int64 {
+func (m OrderCancelled) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 13).
+func (m OrderCancelled) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
-func (m *OrderCancelled) Qty() int64 {
+func (m OrderCancelled) Qty() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetQty(v int64) {
+// SetQty writes field "qty" (id 14).
+func (m OrderCancelled) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // CancelledQty reads field "cancelledQty" (id 15) at offset 60 (int64).
 //
 // leaves removed from the book.
-func (m *OrderCancelled) CancelledQty() int64 {
+func (m OrderCancelled) CancelledQty() int64 {
 	b := m.buf
-	if len(b) < 76 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
-// SetCancelledQty writes field "cancelledQty" (id 15); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetCancelledQty(v int64) {
+// SetCancelledQty writes field "cancelledQty" (id 15).
+func (m OrderCancelled) SetCancelledQty(v int64) {
 	b := m.buf
-	if len(b) < 76 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderCancelled) CumQty() int64 {
+func (m OrderCancelled) CumQty() int64 {
 	b := m.buf
-	if len(b) < 84 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
-// SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetCumQty(v int64) {
+// SetCumQty writes field "cumQty" (id 16).
+func (m OrderCancelled) SetCumQty(v int64) {
 	b := m.buf
-	if len(b) < 84 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderCancelled) CumNotionalTicks() int64 {
+func (m OrderCancelled) CumNotionalTicks() int64 {
 	b := m.buf
-	if len(b) < 92 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
-// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
-func (m *OrderCancelled) SetCumNotionalTicks(v int64) {
+// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
+func (m OrderCancelled) SetCumNotionalTicks(v int64) {
 	b := m.buf
-	if len(b) < 92 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
@@ -4695,46 +4866,38 @@ func (m *OrderCancelled) SetCumNotionalTicks(v int64) {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the cancel request's ClOrdID for a client cancel, else the order's.
-func (m *OrderCancelled) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 128 {
-		return nil
-	}
-	v := b[92:128:128]
+func (m OrderCancelled) ClOrdID() []byte {
+	v := m.buf[92:128:128]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderCancelled) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[92:128])
+}
+
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 128 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[92:128:128]
+	field := m.buf[92:128:128]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 128 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[92:128:128]
+	field := m.buf[92:128:128]
 	clear(field[copy(field, v):])
 	return nil
 }
@@ -4743,95 +4906,130 @@ func (m *OrderCancelled) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the order's ClOrdID for a client cancel, else empty.
-func (m *OrderCancelled) OrigClOrdID() []byte {
-	b := m.buf
-	if len(b) < 164 {
-		return nil
-	}
-	v := b[128:164:164]
+func (m OrderCancelled) OrigClOrdID() []byte {
+	v := m.buf[128:164:164]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// OrigClOrdIDArray returns field "origClOrdId" (id 19) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderCancelled) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[128:164])
+}
+
 // SetOrigClOrdID writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetOrigClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 164 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[128:164:164]
+	field := m.buf[128:164:164]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 19), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetOrigClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 164 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[128:164:164]
+	field := m.buf[128:164:164]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 20) at offset 156 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderCancelled) Account() []byte {
-	b := m.buf
-	if len(b) < 180 {
-		return nil
-	}
-	v := b[164:180:180]
+func (m OrderCancelled) Account() []byte {
+	v := m.buf[164:180:180]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 20) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderCancelled) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[164:180])
+}
+
 // SetAccount writes field "account" (id 20), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 180 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[164:180:180]
+	field := m.buf[164:180:180]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 20), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderCancelled) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderCancelled) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 180 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[164:180:180]
+	field := m.buf[164:180:180]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderCancelled", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderCancelled) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderCancelled"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " ordStatus="...)
+	dst = append(dst, m.OrdStatus().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " cancelledQty="...)
+	dst = strconv.AppendInt(dst, int64(m.CancelledQty()), 10)
+	dst = append(dst, " cumQty="...)
+	dst = strconv.AppendInt(dst, int64(m.CumQty()), 10)
+	dst = append(dst, " cumNotionalTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.CumNotionalTicks()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " origClOrdId="...)
+	dst = appendQuoted(dst, m.OrigClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderCancelled) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderReplaced".
 const (
@@ -4873,23 +5071,25 @@ const (
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
 //
 // A cancel/replace took effect; matching may follow in Fill events.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderReplaced struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderReplacedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderReplacedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderReplaced) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderReplacedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderReplacedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderReplacedTemplateID, OrderReplacedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderReplacedTemplateID, OrderReplacedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -4898,379 +5098,292 @@ func (m *OrderReplaced) WrapEncode(buf []byte, off int) error {
 // OrderReplacedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderReplaced) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderReplacedTemplateID, OrderReplacedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderReplaced) EncodedLength() int { return len(m.buf) }
+// DecodeOrderReplaced returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
+	if !validMessage(buf, OrderReplacedTemplateID, OrderReplacedBlockLength) {
+		return OrderReplaced{}, false
+	}
+	return OrderReplaced{buf: (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderReplaced) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderReplaced writes the header of a OrderReplaced at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderReplacedEncodedLength.
+// Like DecodeOrderReplaced it is inlined and its result stays in a register.
+func OverwriteOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
+	if len(buf) < OrderReplacedEncodedLength {
+		return OrderReplaced{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)
+	// The header as one word: blockLength 196, templateId 105, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900c4)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderReplaced) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderReplaced) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderReplaced) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderReplaced) TimestampNs() int64 {
+func (m OrderReplaced) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderReplaced) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderReplaced) SessionIdx() uint16 {
+func (m OrderReplaced) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderReplaced) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderReplaced) Side() Side {
+func (m OrderReplaced) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderReplaced) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderReplaced) OrdType() OrdType {
+func (m OrderReplaced) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderReplaced) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderReplaced) InstrumentID() uint32 {
+func (m OrderReplaced) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderReplaced) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderReplaced) TimeInForce() TimeInForce {
+func (m OrderReplaced) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderReplaced) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // PriorityLost reads field "priorityLost" (id 8) at offset 25 (uint8).
-func (m *OrderReplaced) PriorityLost() BooleanType {
+func (m OrderReplaced) PriorityLost() BooleanType {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return BooleanType(b[33])
 }
 
-// SetPriorityLost writes field "priorityLost" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetPriorityLost(v BooleanType) {
+// SetPriorityLost writes field "priorityLost" (id 8).
+func (m OrderReplaced) SetPriorityLost(v BooleanType) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 9) at offset 26 (uint8).
-func (m *OrderReplaced) OrdStatus() OrdStatus {
+func (m OrderReplaced) OrdStatus() OrdStatus {
 	b := m.buf
-	if len(b) < 35 {
-		return 0
-	}
 	return OrdStatus(b[34])
 }
 
-// SetOrdStatus writes field "ordStatus" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetOrdStatus(v OrdStatus) {
+// SetOrdStatus writes field "ordStatus" (id 9).
+func (m OrderReplaced) SetOrdStatus(v OrdStatus) {
 	b := m.buf
-	if len(b) < 35 {
-		return
-	}
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderReplaced) Reserved() uint8 {
+func (m OrderReplaced) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return b[35]
 }
 
-// SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 10).
+func (m OrderReplaced) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderReplaced) OrderID() uint64 {
+func (m OrderReplaced) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 11).
+func (m OrderReplaced) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderReplaced) ExecID() uint64 {
+func (m OrderReplaced) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
-// SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 12).
+func (m OrderReplaced) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
 //
 // new price.
-func (m *OrderReplaced) PriceTicks() int64 {
+func (m OrderReplaced) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 13).
+func (m OrderReplaced) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
 //
 // new total quantity.
-func (m *OrderReplaced) Qty() int64 {
+func (m OrderReplaced) Qty() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetQty(v int64) {
+// SetQty writes field "qty" (id 14).
+func (m OrderReplaced) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
-func (m *OrderReplaced) LeavesQty() int64 {
+func (m OrderReplaced) LeavesQty() int64 {
 	b := m.buf
-	if len(b) < 76 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
-// SetLeavesQty writes field "leavesQty" (id 15); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetLeavesQty(v int64) {
+// SetLeavesQty writes field "leavesQty" (id 15).
+func (m OrderReplaced) SetLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 76 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderReplaced) CumQty() int64 {
+func (m OrderReplaced) CumQty() int64 {
 	b := m.buf
-	if len(b) < 84 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
-// SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetCumQty(v int64) {
+// SetCumQty writes field "cumQty" (id 16).
+func (m OrderReplaced) SetCumQty(v int64) {
 	b := m.buf
-	if len(b) < 84 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderReplaced) CumNotionalTicks() int64 {
+func (m OrderReplaced) CumNotionalTicks() int64 {
 	b := m.buf
-	if len(b) < 92 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
-// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetCumNotionalTicks(v int64) {
+// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
+func (m OrderReplaced) SetCumNotionalTicks(v int64) {
 	b := m.buf
-	if len(b) < 92 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // OldPriceTicks reads field "oldPriceTicks" (id 18) at offset 84 (int64).
-func (m *OrderReplaced) OldPriceTicks() int64 {
+func (m OrderReplaced) OldPriceTicks() int64 {
 	b := m.buf
-	if len(b) < 100 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[92:100]))
 }
 
-// SetOldPriceTicks writes field "oldPriceTicks" (id 18); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetOldPriceTicks(v int64) {
+// SetOldPriceTicks writes field "oldPriceTicks" (id 18).
+func (m OrderReplaced) SetOldPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 100 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
 }
 
 // OldLeavesQty reads field "oldLeavesQty" (id 19) at offset 92 (int64).
-func (m *OrderReplaced) OldLeavesQty() int64 {
+func (m OrderReplaced) OldLeavesQty() int64 {
 	b := m.buf
-	if len(b) < 108 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[100:108]))
 }
 
-// SetOldLeavesQty writes field "oldLeavesQty" (id 19); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetOldLeavesQty(v int64) {
+// SetOldLeavesQty writes field "oldLeavesQty" (id 19).
+func (m OrderReplaced) SetOldLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 108 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[100:108], uint64(v))
 }
 
 // ExpireTimeNs reads field "expireTimeNs" (id 20) at offset 100 (int64).
-func (m *OrderReplaced) ExpireTimeNs() int64 {
+func (m OrderReplaced) ExpireTimeNs() int64 {
 	b := m.buf
-	if len(b) < 116 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[108:116]))
 }
 
-// SetExpireTimeNs writes field "expireTimeNs" (id 20); it does nothing on a flyweight that is not wrapped.
-func (m *OrderReplaced) SetExpireTimeNs(v int64) {
+// SetExpireTimeNs writes field "expireTimeNs" (id 20).
+func (m OrderReplaced) SetExpireTimeNs(v int64) {
 	b := m.buf
-	if len(b) < 116 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[108:116], uint64(v))
 }
 
@@ -5278,46 +5391,38 @@ func (m *OrderReplaced) SetExpireTimeNs(v int64) {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the new ClOrdID.
-func (m *OrderReplaced) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 152 {
-		return nil
-	}
-	v := b[116:152:152]
+func (m OrderReplaced) ClOrdID() []byte {
+	v := m.buf[116:152:152]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 21) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderReplaced) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[116:152])
+}
+
 // SetClOrdID writes field "clOrdId" (id 21), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 152 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[116:152:152]
+	field := m.buf[116:152:152]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 21), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 152 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[116:152:152]
+	field := m.buf[116:152:152]
 	clear(field[copy(field, v):])
 	return nil
 }
@@ -5326,95 +5431,136 @@ func (m *OrderReplaced) SetClOrdIDString(v string) error {
 // sub-slice of the buffer: no copy, valid while the buffer is.
 //
 // the replaced ClOrdID.
-func (m *OrderReplaced) OrigClOrdID() []byte {
-	b := m.buf
-	if len(b) < 188 {
-		return nil
-	}
-	v := b[152:188:188]
+func (m OrderReplaced) OrigClOrdID() []byte {
+	v := m.buf[152:188:188]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// OrigClOrdIDArray returns field "origClOrdId" (id 22) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderReplaced) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[152:188])
+}
+
 // SetOrigClOrdID writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetOrigClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 188 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[152:188:188]
+	field := m.buf[152:188:188]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 22), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetOrigClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 188 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[152:188:188]
+	field := m.buf[152:188:188]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 23) at offset 180 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderReplaced) Account() []byte {
-	b := m.buf
-	if len(b) < 204 {
-		return nil
-	}
-	v := b[188:204:204]
+func (m OrderReplaced) Account() []byte {
+	v := m.buf[188:204:204]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 23) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderReplaced) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[188:204])
+}
+
 // SetAccount writes field "account" (id 23), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 204 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[188:204:204]
+	field := m.buf[188:204:204]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 23), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderReplaced) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderReplaced) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 204 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[188:204:204]
+	field := m.buf[188:204:204]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderReplaced", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderReplaced) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderReplaced"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " priorityLost="...)
+	dst = append(dst, m.PriorityLost().String()...)
+	dst = append(dst, " ordStatus="...)
+	dst = append(dst, m.OrdStatus().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " cumQty="...)
+	dst = strconv.AppendInt(dst, int64(m.CumQty()), 10)
+	dst = append(dst, " cumNotionalTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.CumNotionalTicks()), 10)
+	dst = append(dst, " oldPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.OldPriceTicks()), 10)
+	dst = append(dst, " oldLeavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.OldLeavesQty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " origClOrdId="...)
+	dst = appendQuoted(dst, m.OrigClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderReplaced) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "CancelRejected".
 const (
@@ -5445,23 +5591,25 @@ const (
 // CancelRejected is a flyweight over message "CancelRejected" (template 106).
 //
 // A cancel or cancel/replace was refused.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type CancelRejected struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + CancelRejectedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+CancelRejectedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *CancelRejected) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, CancelRejectedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < CancelRejectedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, CancelRejectedTemplateID, CancelRejectedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), CancelRejectedTemplateID, CancelRejectedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -5470,293 +5618,285 @@ func (m *CancelRejected) WrapEncode(buf []byte, off int) error {
 // CancelRejectedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *CancelRejected) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, CancelRejectedTemplateID, CancelRejectedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *CancelRejected) EncodedLength() int { return len(m.buf) }
+// DecodeCancelRejected returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeCancelRejected(buf []byte) (m CancelRejected, ok bool) {
+	if !validMessage(buf, CancelRejectedTemplateID, CancelRejectedBlockLength) {
+		return CancelRejected{}, false
+	}
+	return CancelRejected{buf: (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *CancelRejected) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteCancelRejected writes the header of a CancelRejected at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than CancelRejectedEncodedLength.
+// Like DecodeCancelRejected it is inlined and its result stays in a register.
+func OverwriteCancelRejected(buf []byte) (m CancelRejected, ok bool) {
+	if len(buf) < CancelRejectedEncodedLength {
+		return CancelRejected{}, false
+	}
+	m.buf = (*[MessageHeaderSize + CancelRejectedBlockLength]byte)(buf)
+	// The header as one word: blockLength 108, templateId 106, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006a006c)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *CancelRejected) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m CancelRejected) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m CancelRejected) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *CancelRejected) TimestampNs() int64 {
+func (m CancelRejected) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m CancelRejected) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *CancelRejected) SessionIdx() uint16 {
+func (m CancelRejected) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m CancelRejected) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // ResponseTo reads field "responseTo" (id 4) at offset 18 (uint8).
-func (m *CancelRejected) ResponseTo() CxlRejResponseTo {
+func (m CancelRejected) ResponseTo() CxlRejResponseTo {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return CxlRejResponseTo(b[26])
 }
 
-// SetResponseTo writes field "responseTo" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetResponseTo(v CxlRejResponseTo) {
+// SetResponseTo writes field "responseTo" (id 4).
+func (m CancelRejected) SetResponseTo(v CxlRejResponseTo) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
-func (m *CancelRejected) Reason() RejectReason {
+func (m CancelRejected) Reason() RejectReason {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return RejectReason(b[27])
 }
 
-// SetReason writes field "reason" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetReason(v RejectReason) {
+// SetReason writes field "reason" (id 5).
+func (m CancelRejected) SetReason(v RejectReason) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *CancelRejected) InstrumentID() uint32 {
+func (m CancelRejected) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m CancelRejected) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // OrdStatus reads field "ordStatus" (id 7) at offset 24 (uint8).
 //
 // the order's current status, Unknown if not found.
-func (m *CancelRejected) OrdStatus() OrdStatus {
+func (m CancelRejected) OrdStatus() OrdStatus {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return OrdStatus(b[32])
 }
 
-// SetOrdStatus writes field "ordStatus" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetOrdStatus(v OrdStatus) {
+// SetOrdStatus writes field "ordStatus" (id 7).
+func (m CancelRejected) SetOrdStatus(v OrdStatus) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // Side reads field "side" (id 8) at offset 25 (uint8).
-func (m *CancelRejected) Side() Side {
+func (m CancelRejected) Side() Side {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return Side(b[33])
 }
 
-// SetSide writes field "side" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetSide(v Side) {
+// SetSide writes field "side" (id 8).
+func (m CancelRejected) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 9) at offset 26 (uint16).
-func (m *CancelRejected) Reserved() uint16 {
+func (m CancelRejected) Reserved() uint16 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[34:36])
 }
 
-// SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetReserved(v uint16) {
+// SetReserved writes field "reserved" (id 9).
+func (m CancelRejected) SetReserved(v uint16) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[34:36], v)
 }
 
 // OrderID reads field "orderId" (id 10) at offset 28 (uint64).
 //
 // 0 when the order is unknown.
-func (m *CancelRejected) OrderID() uint64 {
+func (m CancelRejected) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *CancelRejected) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 10).
+func (m CancelRejected) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 36 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelRejected) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 80 {
-		return nil
-	}
-	v := b[44:80:80]
+func (m CancelRejected) ClOrdID() []byte {
+	v := m.buf[44:80:80]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 11) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m CancelRejected) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[44:80])
+}
+
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelRejected) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelRejected) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 80 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[44:80:80]
+	field := m.buf[44:80:80]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelRejected) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelRejected) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 80 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[44:80:80]
+	field := m.buf[44:80:80]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // OrigClOrdID returns field "origClOrdId" (id 12) at offset 72 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *CancelRejected) OrigClOrdID() []byte {
-	b := m.buf
-	if len(b) < 116 {
-		return nil
-	}
-	v := b[80:116:116]
+func (m CancelRejected) OrigClOrdID() []byte {
+	v := m.buf[80:116:116]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// OrigClOrdIDArray returns field "origClOrdId" (id 12) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m CancelRejected) OrigClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[80:116])
+}
+
 // SetOrigClOrdID writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelRejected) SetOrigClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelRejected) SetOrigClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 116 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[80:116:116]
+	field := m.buf[80:116:116]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetOrigClOrdIDString writes field "origClOrdId" (id 12), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *CancelRejected) SetOrigClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m CancelRejected) SetOrigClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 116 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[80:116:116]
+	field := m.buf[80:116:116]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "CancelRejected", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *CancelRejected) AppendText(dst []byte) []byte {
+	dst = append(dst, "CancelRejected"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " responseTo="...)
+	dst = append(dst, m.ResponseTo().String()...)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " ordStatus="...)
+	dst = append(dst, m.OrdStatus().String()...)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " origClOrdId="...)
+	dst = appendQuoted(dst, m.OrigClOrdID())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *CancelRejected) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderStatus".
 const (
@@ -5794,23 +5934,25 @@ const (
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
 //
 // An order's current state, answering OrderStatusRequest or a PossResend duplicate.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type OrderStatus struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + OrderStatusBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+OrderStatusEncodedLength, leaving m unwrapped and buf untouched.
 func (m *OrderStatus) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, OrderStatusEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < OrderStatusEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, OrderStatusTemplateID, OrderStatusBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderStatusTemplateID, OrderStatusBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -5819,419 +5961,383 @@ func (m *OrderStatus) WrapEncode(buf []byte, off int) error {
 // OrderStatusBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *OrderStatus) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, OrderStatusTemplateID, OrderStatusBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderStatusTemplateID, OrderStatusBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, OrderStatusTemplateID, OrderStatusBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *OrderStatus) EncodedLength() int { return len(m.buf) }
+// DecodeOrderStatus returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderStatus(buf []byte) (m OrderStatus, ok bool) {
+	if !validMessage(buf, OrderStatusTemplateID, OrderStatusBlockLength) {
+		return OrderStatus{}, false
+	}
+	return OrderStatus{buf: (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *OrderStatus) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteOrderStatus writes the header of a OrderStatus at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderStatusEncodedLength.
+// Like DecodeOrderStatus it is inlined and its result stays in a register.
+func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
+	if len(buf) < OrderStatusEncodedLength {
+		return OrderStatus{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
+	// The header as one word: blockLength 136, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0088)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderStatus) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderStatus) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderStatus) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *OrderStatus) TimestampNs() int64 {
+func (m OrderStatus) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderStatus) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *OrderStatus) SessionIdx() uint16 {
+func (m OrderStatus) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderStatus) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // Side reads field "side" (id 4) at offset 18 (uint8).
-func (m *OrderStatus) Side() Side {
+func (m OrderStatus) Side() Side {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return Side(b[26])
 }
 
-// SetSide writes field "side" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetSide(v Side) {
+// SetSide writes field "side" (id 4).
+func (m OrderStatus) SetSide(v Side) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = uint8(v)
 }
 
 // OrdType reads field "ordType" (id 5) at offset 19 (uint8).
-func (m *OrderStatus) OrdType() OrdType {
+func (m OrderStatus) OrdType() OrdType {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return OrdType(b[27])
 }
 
-// SetOrdType writes field "ordType" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetOrdType(v OrdType) {
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderStatus) SetOrdType(v OrdType) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *OrderStatus) InstrumentID() uint32 {
+func (m OrderStatus) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderStatus) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
-func (m *OrderStatus) TimeInForce() TimeInForce {
+func (m OrderStatus) TimeInForce() TimeInForce {
 	b := m.buf
-	if len(b) < 33 {
-		return 0
-	}
 	return TimeInForce(b[32])
 }
 
-// SetTimeInForce writes field "timeInForce" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetTimeInForce(v TimeInForce) {
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderStatus) SetTimeInForce(v TimeInForce) {
 	b := m.buf
-	if len(b) < 33 {
-		return
-	}
 	b[32] = uint8(v)
 }
 
 // OrdStatus reads field "ordStatus" (id 8) at offset 25 (uint8).
 //
 // Unknown when no such order.
-func (m *OrderStatus) OrdStatus() OrdStatus {
+func (m OrderStatus) OrdStatus() OrdStatus {
 	b := m.buf
-	if len(b) < 34 {
-		return 0
-	}
 	return OrdStatus(b[33])
 }
 
-// SetOrdStatus writes field "ordStatus" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetOrdStatus(v OrdStatus) {
+// SetOrdStatus writes field "ordStatus" (id 8).
+func (m OrderStatus) SetOrdStatus(v OrdStatus) {
 	b := m.buf
-	if len(b) < 34 {
-		return
-	}
 	b[33] = uint8(v)
 }
 
 // Reason reads field "reason" (id 9) at offset 26 (uint8).
 //
 // UnknownOrder when not found.
-func (m *OrderStatus) Reason() RejectReason {
+func (m OrderStatus) Reason() RejectReason {
 	b := m.buf
-	if len(b) < 35 {
-		return 0
-	}
 	return RejectReason(b[34])
 }
 
-// SetReason writes field "reason" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetReason(v RejectReason) {
+// SetReason writes field "reason" (id 9).
+func (m OrderStatus) SetReason(v RejectReason) {
 	b := m.buf
-	if len(b) < 35 {
-		return
-	}
 	b[34] = uint8(v)
 }
 
 // Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m *OrderStatus) Reserved() uint8 {
+func (m OrderStatus) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return b[35]
 }
 
-// SetReserved writes field "reserved" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 10).
+func (m OrderStatus) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	b[35] = v
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
-func (m *OrderStatus) OrderID() uint64 {
+func (m OrderStatus) OrderID() uint64 {
 	b := m.buf
-	if len(b) < 44 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[36:44])
 }
 
-// SetOrderID writes field "orderId" (id 11); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetOrderID(v uint64) {
+// SetOrderID writes field "orderId" (id 11).
+func (m OrderStatus) SetOrderID(v uint64) {
 	b := m.buf
-	if len(b) < 44 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[36:44], v)
 }
 
 // ExecID reads field "execId" (id 12) at offset 36 (uint64).
-func (m *OrderStatus) ExecID() uint64 {
+func (m OrderStatus) ExecID() uint64 {
 	b := m.buf
-	if len(b) < 52 {
-		return 0
-	}
 	return binary.LittleEndian.Uint64(b[44:52])
 }
 
-// SetExecID writes field "execId" (id 12); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetExecID(v uint64) {
+// SetExecID writes field "execId" (id 12).
+func (m OrderStatus) SetExecID(v uint64) {
 	b := m.buf
-	if len(b) < 52 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[44:52], v)
 }
 
 // PriceTicks reads field "priceTicks" (id 13) at offset 44 (int64).
-func (m *OrderStatus) PriceTicks() int64 {
+func (m OrderStatus) PriceTicks() int64 {
 	b := m.buf
-	if len(b) < 60 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[52:60]))
 }
 
-// SetPriceTicks writes field "priceTicks" (id 13); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetPriceTicks(v int64) {
+// SetPriceTicks writes field "priceTicks" (id 13).
+func (m OrderStatus) SetPriceTicks(v int64) {
 	b := m.buf
-	if len(b) < 60 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
 }
 
 // Qty reads field "qty" (id 14) at offset 52 (int64).
-func (m *OrderStatus) Qty() int64 {
+func (m OrderStatus) Qty() int64 {
 	b := m.buf
-	if len(b) < 68 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[60:68]))
 }
 
-// SetQty writes field "qty" (id 14); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetQty(v int64) {
+// SetQty writes field "qty" (id 14).
+func (m OrderStatus) SetQty(v int64) {
 	b := m.buf
-	if len(b) < 68 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
 // LeavesQty reads field "leavesQty" (id 15) at offset 60 (int64).
-func (m *OrderStatus) LeavesQty() int64 {
+func (m OrderStatus) LeavesQty() int64 {
 	b := m.buf
-	if len(b) < 76 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[68:76]))
 }
 
-// SetLeavesQty writes field "leavesQty" (id 15); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetLeavesQty(v int64) {
+// SetLeavesQty writes field "leavesQty" (id 15).
+func (m OrderStatus) SetLeavesQty(v int64) {
 	b := m.buf
-	if len(b) < 76 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
 }
 
 // CumQty reads field "cumQty" (id 16) at offset 68 (int64).
-func (m *OrderStatus) CumQty() int64 {
+func (m OrderStatus) CumQty() int64 {
 	b := m.buf
-	if len(b) < 84 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[76:84]))
 }
 
-// SetCumQty writes field "cumQty" (id 16); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetCumQty(v int64) {
+// SetCumQty writes field "cumQty" (id 16).
+func (m OrderStatus) SetCumQty(v int64) {
 	b := m.buf
-	if len(b) < 84 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
 }
 
 // CumNotionalTicks reads field "cumNotionalTicks" (id 17) at offset 76 (int64).
-func (m *OrderStatus) CumNotionalTicks() int64 {
+func (m OrderStatus) CumNotionalTicks() int64 {
 	b := m.buf
-	if len(b) < 92 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[84:92]))
 }
 
-// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17); it does nothing on a flyweight that is not wrapped.
-func (m *OrderStatus) SetCumNotionalTicks(v int64) {
+// SetCumNotionalTicks writes field "cumNotionalTicks" (id 17).
+func (m OrderStatus) SetCumNotionalTicks(v int64) {
 	b := m.buf
-	if len(b) < 92 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
 }
 
 // ClOrdID returns field "clOrdId" (id 18) at offset 84 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatus) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 128 {
-		return nil
-	}
-	v := b[92:128:128]
+func (m OrderStatus) ClOrdID() []byte {
+	v := m.buf[92:128:128]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderStatus) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[92:128])
+}
+
 // SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatus) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatus) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 128 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[92:128:128]
+	field := m.buf[92:128:128]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatus) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatus) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 128 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[92:128:128]
+	field := m.buf[92:128:128]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // Account returns field "account" (id 19) at offset 120 (char[16]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *OrderStatus) Account() []byte {
-	b := m.buf
-	if len(b) < 144 {
-		return nil
-	}
-	v := b[128:144:144]
+func (m OrderStatus) Account() []byte {
+	v := m.buf[128:144:144]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// AccountArray returns field "account" (id 19) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderStatus) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[128:144])
+}
+
 // SetAccount writes field "account" (id 19), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatus) SetAccount(v []byte) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatus) SetAccount(v []byte) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 144 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[128:144:144]
+	field := m.buf[128:144:144]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetAccountString writes field "account" (id 19), padding it with NULs. A value longer than
-// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *OrderStatus) SetAccountString(v string) error {
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderStatus) SetAccountString(v string) error {
 	if len(v) > AccountLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 144 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[128:144:144]
+	field := m.buf[128:144:144]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "OrderStatus", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderStatus) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderStatus"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " ordStatus="...)
+	dst = append(dst, m.OrdStatus().String()...)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " cumQty="...)
+	dst = strconv.AppendInt(dst, int64(m.CumQty()), 10)
+	dst = append(dst, " cumNotionalTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.CumNotionalTicks()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderStatus) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "MassCancelReport".
 const (
@@ -6261,23 +6367,25 @@ const (
 // MassCancelReport is a flyweight over message "MassCancelReport" (template 108).
 //
 // The outcome of a MassCancel; the OrderCancelled events precede it.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type MassCancelReport struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + MassCancelReportBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+MassCancelReportEncodedLength, leaving m unwrapped and buf untouched.
 func (m *MassCancelReport) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, MassCancelReportEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < MassCancelReportEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, MassCancelReportTemplateID, MassCancelReportBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), MassCancelReportTemplateID, MassCancelReportBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -6286,245 +6394,243 @@ func (m *MassCancelReport) WrapEncode(buf []byte, off int) error {
 // MassCancelReportBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *MassCancelReport) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, MassCancelReportTemplateID, MassCancelReportBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *MassCancelReport) EncodedLength() int { return len(m.buf) }
+// DecodeMassCancelReport returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeMassCancelReport(buf []byte) (m MassCancelReport, ok bool) {
+	if !validMessage(buf, MassCancelReportTemplateID, MassCancelReportBlockLength) {
+		return MassCancelReport{}, false
+	}
+	return MassCancelReport{buf: (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *MassCancelReport) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteMassCancelReport writes the header of a MassCancelReport at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than MassCancelReportEncodedLength.
+// Like DecodeMassCancelReport it is inlined and its result stays in a register.
+func OverwriteMassCancelReport(buf []byte) (m MassCancelReport, ok bool) {
+	if len(buf) < MassCancelReportEncodedLength {
+		return MassCancelReport{}, false
+	}
+	m.buf = (*[MessageHeaderSize + MassCancelReportBlockLength]byte)(buf)
+	// The header as one word: blockLength 68, templateId 108, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006c0044)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *MassCancelReport) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m MassCancelReport) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m MassCancelReport) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *MassCancelReport) TimestampNs() int64 {
+func (m MassCancelReport) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m MassCancelReport) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
-func (m *MassCancelReport) SessionIdx() uint16 {
+func (m MassCancelReport) SessionIdx() uint16 {
 	b := m.buf
-	if len(b) < 26 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[24:26])
 }
 
-// SetSessionIdx writes field "sessionIdx" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetSessionIdx(v uint16) {
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m MassCancelReport) SetSessionIdx(v uint16) {
 	b := m.buf
-	if len(b) < 26 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[24:26], v)
 }
 
 // MassCancelRequestType reads field "massCancelRequestType" (id 4) at offset 18 (uint8).
-func (m *MassCancelReport) MassCancelRequestType() uint8 {
+func (m MassCancelReport) MassCancelRequestType() uint8 {
 	b := m.buf
-	if len(b) < 27 {
-		return 0
-	}
 	return b[26]
 }
 
-// SetMassCancelRequestType writes field "massCancelRequestType" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetMassCancelRequestType(v uint8) {
+// SetMassCancelRequestType writes field "massCancelRequestType" (id 4).
+func (m MassCancelReport) SetMassCancelRequestType(v uint8) {
 	b := m.buf
-	if len(b) < 27 {
-		return
-	}
 	b[26] = v
 }
 
 // Reason reads field "reason" (id 5) at offset 19 (uint8).
 //
 // None when accepted.
-func (m *MassCancelReport) Reason() RejectReason {
+func (m MassCancelReport) Reason() RejectReason {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return RejectReason(b[27])
 }
 
-// SetReason writes field "reason" (id 5); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetReason(v RejectReason) {
+// SetReason writes field "reason" (id 5).
+func (m MassCancelReport) SetReason(v RejectReason) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	b[27] = uint8(v)
 }
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
-func (m *MassCancelReport) InstrumentID() uint32 {
+func (m MassCancelReport) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 32 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[28:32])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m MassCancelReport) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 32 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[28:32], v)
 }
 
 // CancelledCount reads field "cancelledCount" (id 7) at offset 24 (uint32).
-func (m *MassCancelReport) CancelledCount() uint32 {
+func (m MassCancelReport) CancelledCount() uint32 {
 	b := m.buf
-	if len(b) < 36 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[32:36])
 }
 
-// SetCancelledCount writes field "cancelledCount" (id 7); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetCancelledCount(v uint32) {
+// SetCancelledCount writes field "cancelledCount" (id 7).
+func (m MassCancelReport) SetCancelledCount(v uint32) {
 	b := m.buf
-	if len(b) < 36 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[32:36], v)
 }
 
 // Side reads field "side" (id 8) at offset 28 (uint8).
-func (m *MassCancelReport) Side() uint8 {
+func (m MassCancelReport) Side() uint8 {
 	b := m.buf
-	if len(b) < 37 {
-		return 0
-	}
 	return b[36]
 }
 
-// SetSide writes field "side" (id 8); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetSide(v uint8) {
+// SetSide writes field "side" (id 8).
+func (m MassCancelReport) SetSide(v uint8) {
 	b := m.buf
-	if len(b) < 37 {
-		return
-	}
 	b[36] = v
 }
 
 // Reserved reads field "reserved" (id 9) at offset 29 (uint8).
-func (m *MassCancelReport) Reserved() uint8 {
+func (m MassCancelReport) Reserved() uint8 {
 	b := m.buf
-	if len(b) < 38 {
-		return 0
-	}
 	return b[37]
 }
 
-// SetReserved writes field "reserved" (id 9); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetReserved(v uint8) {
+// SetReserved writes field "reserved" (id 9).
+func (m MassCancelReport) SetReserved(v uint8) {
 	b := m.buf
-	if len(b) < 38 {
-		return
-	}
 	b[37] = v
 }
 
 // Reserved2 reads field "reserved2" (id 10) at offset 30 (uint16).
-func (m *MassCancelReport) Reserved2() uint16 {
+func (m MassCancelReport) Reserved2() uint16 {
 	b := m.buf
-	if len(b) < 40 {
-		return 0
-	}
 	return binary.LittleEndian.Uint16(b[38:40])
 }
 
-// SetReserved2 writes field "reserved2" (id 10); it does nothing on a flyweight that is not wrapped.
-func (m *MassCancelReport) SetReserved2(v uint16) {
+// SetReserved2 writes field "reserved2" (id 10).
+func (m MassCancelReport) SetReserved2(v uint16) {
 	b := m.buf
-	if len(b) < 40 {
-		return
-	}
 	binary.LittleEndian.PutUint16(b[38:40], v)
 }
 
 // ClOrdID returns field "clOrdId" (id 11) at offset 32 (char[36]) up to its first NUL, as a
 // sub-slice of the buffer: no copy, valid while the buffer is.
-func (m *MassCancelReport) ClOrdID() []byte {
-	b := m.buf
-	if len(b) < 76 {
-		return nil
-	}
-	v := b[40:76:76]
+func (m MassCancelReport) ClOrdID() []byte {
+	v := m.buf[40:76:76]
 	if i := bytes.IndexByte(v, 0); i >= 0 {
 		return v[:i:i]
 	}
 	return v
 }
 
+// ClOrdIDArray returns field "clOrdId" (id 11) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m MassCancelReport) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[40:76])
+}
+
 // SetClOrdID writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancelReport) SetClOrdID(v []byte) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancelReport) SetClOrdID(v []byte) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
 
 // SetClOrdIDString writes field "clOrdId" (id 11), padding it with NULs. A value longer than
-// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
-// an unwrapped flyweight gives sbe.ErrShortBuffer.
-func (m *MassCancelReport) SetClOrdIDString(v string) error {
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m MassCancelReport) SetClOrdIDString(v string) error {
 	if len(v) > ClOrdIDLength {
 		return sbe.ErrValueTooLong
 	}
-	b := m.buf
-	if len(b) < 76 {
-		return sbe.ErrShortBuffer
-	}
-	field := b[40:76:76]
+	field := m.buf[40:76:76]
 	clear(field[copy(field, v):])
 	return nil
 }
+
+// AppendText appends m as one line of text: "MassCancelReport", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *MassCancelReport) AppendText(dst []byte) []byte {
+	dst = append(dst, "MassCancelReport"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " massCancelRequestType="...)
+	dst = strconv.AppendUint(dst, uint64(m.MassCancelRequestType()), 10)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " cancelledCount="...)
+	dst = strconv.AppendUint(dst, uint64(m.CancelledCount()), 10)
+	dst = append(dst, " side="...)
+	dst = strconv.AppendUint(dst, uint64(m.Side()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *MassCancelReport) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "TradingStatusChanged".
 const (
@@ -6547,23 +6653,25 @@ const (
 // TradingStatusChanged is a flyweight over message "TradingStatusChanged" (template 109).
 //
 // An instrument opened, halted or closed.
-// The zero value is unwrapped: getters return zero values and setters write nothing.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
 type TradingStatusChanged struct {
-	buf []byte // the message, header included, or nil when not wrapped
+	buf *[MessageHeaderSize + TradingStatusChangedBlockLength]byte // the header and our block, or nil when not wrapped
 }
 
-// WrapEncode points m at off in buf, writes the message header there and
-// zeroes the block.
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
 // It fails with sbe.ErrShortBuffer when buf is shorter than
 // off+TradingStatusChangedEncodedLength, leaving m unwrapped and buf untouched.
 func (m *TradingStatusChanged) WrapEncode(buf []byte, off int) error {
-	b := window(buf, off, TradingStatusChangedEncodedLength)
-	if b == nil {
+	if off < 0 || len(buf)-off < TradingStatusChangedEncodedLength {
 		m.buf = nil
 		return sbe.ErrShortBuffer
 	}
-	encodeHeader(b, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
-	m.buf = b
+	m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
 	return nil
 }
 
@@ -6572,86 +6680,114 @@ func (m *TradingStatusChanged) WrapEncode(buf []byte, off int) error {
 // TradingStatusChangedBlockLength bytes and that buf holds it. On error m is left unwrapped.
 func (m *TradingStatusChanged) WrapDecode(buf []byte, off int) error {
 	m.buf = nil
-	acting, err := decodeHeader(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
-	if err != nil {
-		return err
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(b)
+		return nil
 	}
-	m.buf = window(buf, off, MessageHeaderSize+acting)
-	return nil
+	return decodeError(buf, off, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength)
 }
 
-// EncodedLength is the header plus the acting block length (which may
-// exceed ours for a newer sender), or 0 when m is not wrapped.
-func (m *TradingStatusChanged) EncodedLength() int { return len(m.buf) }
+// DecodeTradingStatusChanged returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeTradingStatusChanged(buf []byte) (m TradingStatusChanged, ok bool) {
+	if !validMessage(buf, TradingStatusChangedTemplateID, TradingStatusChangedBlockLength) {
+		return TradingStatusChanged{}, false
+	}
+	return TradingStatusChanged{buf: (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf)}, true
+}
 
-// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
-func (m *TradingStatusChanged) CauseSeq() uint64 {
-	b := m.buf
-	if len(b) < 16 {
+// OverwriteTradingStatusChanged writes the header of a TradingStatusChanged at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than TradingStatusChangedEncodedLength.
+// Like DecodeTradingStatusChanged it is inlined and its result stays in a register.
+func OverwriteTradingStatusChanged(buf []byte) (m TradingStatusChanged, ok bool) {
+	if len(buf) < TradingStatusChangedEncodedLength {
+		return TradingStatusChanged{}, false
+	}
+	m.buf = (*[MessageHeaderSize + TradingStatusChangedBlockLength]byte)(buf)
+	// The header as one word: blockLength 21, templateId 109, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006d0015)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *TradingStatusChanged) EncodedLength() int {
+	if m.buf == nil {
 		return 0
 	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m TradingStatusChanged) CauseSeq() uint64 {
+	b := m.buf
 	return binary.LittleEndian.Uint64(b[8:16])
 }
 
-// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
-func (m *TradingStatusChanged) SetCauseSeq(v uint64) {
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m TradingStatusChanged) SetCauseSeq(v uint64) {
 	b := m.buf
-	if len(b) < 16 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[8:16], v)
 }
 
 // TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
-func (m *TradingStatusChanged) TimestampNs() int64 {
+func (m TradingStatusChanged) TimestampNs() int64 {
 	b := m.buf
-	if len(b) < 24 {
-		return 0
-	}
 	return int64(binary.LittleEndian.Uint64(b[16:24]))
 }
 
-// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
-func (m *TradingStatusChanged) SetTimestampNs(v int64) {
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m TradingStatusChanged) SetTimestampNs(v int64) {
 	b := m.buf
-	if len(b) < 24 {
-		return
-	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
 }
 
 // InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
-func (m *TradingStatusChanged) InstrumentID() uint32 {
+func (m TradingStatusChanged) InstrumentID() uint32 {
 	b := m.buf
-	if len(b) < 28 {
-		return 0
-	}
 	return binary.LittleEndian.Uint32(b[24:28])
 }
 
-// SetInstrumentID writes field "instrumentId" (id 3); it does nothing on a flyweight that is not wrapped.
-func (m *TradingStatusChanged) SetInstrumentID(v uint32) {
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m TradingStatusChanged) SetInstrumentID(v uint32) {
 	b := m.buf
-	if len(b) < 28 {
-		return
-	}
 	binary.LittleEndian.PutUint32(b[24:28], v)
 }
 
 // Status reads field "status" (id 4) at offset 20 (uint8).
-func (m *TradingStatusChanged) Status() TradingStatus {
+func (m TradingStatusChanged) Status() TradingStatus {
 	b := m.buf
-	if len(b) < 29 {
-		return 0
-	}
 	return TradingStatus(b[28])
 }
 
-// SetStatus writes field "status" (id 4); it does nothing on a flyweight that is not wrapped.
-func (m *TradingStatusChanged) SetStatus(v TradingStatus) {
+// SetStatus writes field "status" (id 4).
+func (m TradingStatusChanged) SetStatus(v TradingStatus) {
 	b := m.buf
-	if len(b) < 29 {
-		return
-	}
 	b[28] = uint8(v)
 }
+
+// AppendText appends m as one line of text: "TradingStatusChanged", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *TradingStatusChanged) AppendText(dst []byte) []byte {
+	dst = append(dst, "TradingStatusChanged"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *TradingStatusChanged) String() string { return string(m.AppendText(nil)) }

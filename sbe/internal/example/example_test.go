@@ -136,10 +136,14 @@ func TestGroupEncoding(t *testing.T) {
 	for i := 0; i < bids.Count(); i++ {
 		bids.Entry(i).SetQty(int32(i + 1))
 	}
-	// Out-of-range entries are unwrapped: zero reads, no writes.
-	bids.Entry(4).SetQty(99)
-	bids.Entry(-1).SetQty(99)
-	if bids.Entry(4).Qty() != 0 || bids.Entry(-1).Qty() != 0 || m.Asks().Count() != 0 {
+	// An out-of-range entry panics, as a slice index would, and writes nothing.
+	before := bytes.Clone(buf)
+	for _, i := range []int{4, -1} {
+		if !sbetest.Panics(func() { bids.Entry(i).SetQty(99) }) {
+			t.Errorf("Entry(%d) of 4 did not panic", i)
+		}
+	}
+	if !bytes.Equal(before, buf) || m.Asks().Count() != 0 {
 		t.Errorf("an out-of-range entry wrote the buffer")
 	}
 	// Resizing an earlier group resets the later ones.
@@ -184,8 +188,11 @@ func TestGroupDecodingRefuses(t *testing.T) {
 			if err := m.WrapDecode(b, 0); err != tt.want {
 				t.Fatalf("WrapDecode = %v, want %v", err, tt.want)
 			}
-			if m.Bids().Count() != 0 || m.Asks().Entry(0).Qty() != 0 || m.EncodedLength() != 0 {
+			if m.Bids().Count() != 0 || m.Asks().Count() != 0 || m.EncodedLength() != 0 {
 				t.Errorf("groups readable after a failed WrapDecode")
+			}
+			if !sbetest.Panics(func() { _ = m.Seq() }) {
+				t.Errorf("a getter after a failed WrapDecode did not panic")
 			}
 		})
 	}
@@ -216,9 +223,11 @@ func TestGroupDecodingLongerEntries(t *testing.T) {
 }
 
 func TestConstantsEnumsSets(t *testing.T) {
+	// Constants occupy no bytes: they read even on the zero value.
 	var q example.Quote
-	if q.Venue() != 'X' || q.Ask().Exponent() != -4 {
-		t.Errorf("constants read %q %d", q.Venue(), q.Ask().Exponent())
+	var ask example.Price4
+	if q.Venue() != 'X' || ask.Exponent() != -4 {
+		t.Errorf("constants read %q %d", q.Venue(), ask.Exponent())
 	}
 	if example.ActionDelete != 'D' || example.ActionAdd.String() != "Add" || example.Action('Z').String() != "Action(90)" ||
 		example.Action('Z').Valid() || !example.ActionModify.Valid() {
@@ -278,11 +287,79 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range names {
 			c := codecs[name]()
-			err := c.WrapDecode(data, 0)
+			if err := c.WrapDecode(data, 0); err != nil {
+				if c.EncodedLength() != 0 {
+					t.Fatalf("%s refused the bytes (%v) but is wrapped", name, err)
+				}
+				continue
+			}
 			sbetest.ReadAll(c)
-			if err == nil && c.EncodedLength() > len(data) {
+			if c.EncodedLength() > len(data) {
 				t.Fatalf("%s accepted with EncodedLength %d in %d bytes", name, c.EncodedLength(), len(data))
 			}
 		}
 	})
+}
+
+// TestTextForm prints a message of each shape through the package-level
+// AppendText and compares with the text written out by hand: composites
+// and group entries in braces, groups in brackets, constants by value, a
+// single char and a char array quoted, floats in their shortest form.
+func TestTextForm(t *testing.T) {
+	quote := make([]byte, example.QuoteEncodedLength)
+	var q example.Quote
+	if err := q.WrapEncode(quote, 0); err != nil {
+		t.Fatal(err)
+	}
+	q.SetQuoteID(1)
+	q.Bid().SetMantissa(5)
+	q.Bid().SetExponent(-1)
+	q.SetAction(example.ActionDelete)
+	q.SetFlags(example.FlagsLast)
+	q.SetVenue16(example.Venue16Main)
+	q.SetCaps(example.Caps32High)
+	mustNil(t, q.SetSymbolString("AB"))
+	q.Ask().SetMantissa(7)
+	q.SetCode('Z')
+	q.SetI8(-1)
+	q.SetI16(-2)
+	q.SetI32(-3)
+	q.SetU16(4)
+	q.SetU32(5)
+	q.SetF32(1.5)
+	q.SetF64(0.1)
+	for _, tt := range []struct {
+		name string
+		msg  []byte
+		want string
+	}{
+		{"Quote", quote, `Quote quoteId=1 bid={mantissa=5 exponent=-1} action=Delete flags=Last venue16=Main ` +
+			`caps=High symbol="AB" ask={mantissa=7 exponent=-4} venue="X" code="Z" i8=-1 i16=-2 i32=-3 u16=4 u32=5 ` +
+			`f32=1.5 f64=0.1`},
+		{"Book", bookGolden, `Book instrumentId=10 seq=11 bids=[{price=100 qty=5 action=Add} ` +
+			`{price=99 qty=6 action=Modify}] asks=[{price={mantissa=101 exponent=-2} qty=7 flags=Last|Implied}]`},
+		{"Empty", emptyMessage(t), "Empty"},
+	} {
+		got, err := example.AppendText(nil, tt.msg, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if string(got) != tt.want {
+			t.Errorf("%s text\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func emptyMessage(t *testing.T) []byte {
+	buf := make([]byte, example.EmptyEncodedLength)
+	var m example.Empty
+	mustNil(t, m.WrapEncode(buf, 0))
+	return buf
+}
+
+func mustNil(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,7 +36,8 @@ func (b *builder) schema(root *node) error {
 		return fmt.Errorf("root element is <%s>, want <messageSchema>", root.name())
 	}
 	const where = "messageSchema"
-	if err := root.checkAttrs(where, with("package", "id", "version", "semanticVersion", "byteOrder", "headerType")...); err != nil {
+	if err := root.checkAttrs(where, with("package", "id", "version", "semanticVersion", "byteOrder", "headerType",
+		extensionPrefix+"commandIds")...); err != nil {
 		return err
 	}
 	if err := b.schemaAttrs(root); err != nil {
@@ -92,7 +94,25 @@ func (b *builder) schemaAttrs(root *node) error {
 	if h, ok := root.attr("headerType"); ok {
 		b.headerName = h
 	}
+	if r, ok := root.attr(extensionPrefix + "commandIds"); ok {
+		ids, err := parseIDRange(r)
+		if err != nil {
+			return fmt.Errorf("%s: attribute fixvenue:commandIds=%q: %w", where, r, err)
+		}
+		b.s.Commands = ids
+	}
 	return nil
+}
+
+// parseIDRange reads "low-high", two template ids with low <= high.
+func parseIDRange(s string) (*IDRange, error) {
+	lowText, highText, found := strings.Cut(s, "-")
+	low, errLow := strconv.ParseUint(strings.TrimSpace(lowText), 10, 16)
+	high, errHigh := strconv.ParseUint(strings.TrimSpace(highText), 10, 16)
+	if !found || errLow != nil || errHigh != nil || low > high {
+		return nil, errors.New("want low-high, two template ids in [0, 65535] with low <= high, e.g. 1-100")
+	}
+	return &IDRange{Low: uint16(low), High: uint16(high)}, nil
 }
 
 // uintAttr reads an unsigned decimal attribute no larger than max.

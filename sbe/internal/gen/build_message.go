@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 )
 
 func (b *builder) messages(nodes []*node) error {
@@ -27,11 +28,15 @@ func (b *builder) messages(nodes []*node) error {
 			return fmt.Errorf("%s: duplicate message id %d (also used by %q)", where, id, other)
 		}
 		ids[id] = name
-		m := &Message{Name: name, GoName: GoName(name), ID: uint16(id), Description: attrOr(n, "description")}
+		m := &Message{Name: name, GoName: GoName(name), ID: uint16(id), Description: attrOr(n, "description"),
+			Command: b.s.Commands.Contains(uint16(id))}
 		if err := b.message(n, m, where); err != nil {
 			return err
 		}
 		b.s.Messages = append(b.s.Messages, m)
+	}
+	if r := b.s.Commands; r != nil && !slices.ContainsFunc(b.s.Messages, func(m *Message) bool { return m.Command }) {
+		return fmt.Errorf("messageSchema: fixvenue:commandIds=\"%d-%d\" holds no message id", r.Low, r.High)
 	}
 	return nil
 }
@@ -202,7 +207,46 @@ func (b *builder) field(n *node, where string, sc *scope) (*Field, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%s: unknown type %q", fw, typeName)
 	}
-	return &Field{Name: name, GoName: GoName(name), ID: int(id), Type: t, Description: attrOr(n, "description")}, nil
+	unit, err := timeUnit(n, fw, t)
+	if err != nil {
+		return nil, err
+	}
+	return &Field{Name: name, GoName: GoName(name), ID: int(id), Type: t, Description: attrOr(n, "description"),
+		TimeUnit: unit}, nil
+}
+
+// timeUnits are the timeUnit values SBE defines, with the Go expression
+// that turns a field's value (an int64, in place of %s) into a time.Time.
+var timeUnits = map[string]string{
+	"second":      "time.Unix(%s, 0)",
+	"millisecond": "time.UnixMilli(%s)",
+	"microsecond": "time.UnixMicro(%s)",
+	"nanosecond":  "time.Unix(0, %s)",
+}
+
+// timeUnit reads a field's epoch and timeUnit, which say that an integer
+// field is a time (the text form prints it as one): epoch must be "unix"
+// (SBE's default) and timeUnit one of timeUnits. An epoch alone is refused,
+// since it says nothing without a unit.
+func timeUnit(n *node, where string, t *Type) (string, error) {
+	unit, hasUnit := n.attr("timeUnit")
+	epoch, hasEpoch := n.attr("epoch")
+	if !hasUnit {
+		if hasEpoch {
+			return "", fmt.Errorf("%s: epoch without timeUnit", where)
+		}
+		return "", nil
+	}
+	if hasEpoch && epoch != "unix" {
+		return "", fmt.Errorf("%s: epoch=%q is not supported (only unix)", where, epoch)
+	}
+	if timeUnits[unit] == "" {
+		return "", fmt.Errorf("%s: timeUnit=%q is not supported (second, millisecond, microsecond or nanosecond)", where, unit)
+	}
+	if t.Kind != KindPrimitive || t.IsConstant() || t.Prim.Name == "char" || t.Prim.GoType[0] == 'f' {
+		return "", fmt.Errorf("%s: timeUnit on a field of type %q is not supported (only integer primitives)", where, t.Name)
+	}
+	return unit, nil
 }
 
 // scope holds the names and ids already used by a message's fields and groups

@@ -95,15 +95,47 @@ func (w *writer) file() {
 
 // imports lists only the packages the generated code uses.
 func (w *writer) imports() {
-	var chars, floats, enums bool
+	u := w.uses()
+	w.f("import (")
+	if u.chars {
+		w.f("%q", "bytes")
+	}
+	w.f("%q", "encoding/binary")
+	if u.floats {
+		w.f("%q", "math")
+	}
+	if u.numbers {
+		w.f("%q", "strconv")
+	}
+	if u.times {
+		w.f("%q", "time")
+	}
+	w.f("")
+	w.f("%q", "github.com/fixvenue/fixvenue/sbe")
+	w.f(")")
+}
+
+// uses says which kinds of field a schema's messages hold, for the imports
+// and the helpers the generated code needs: char arrays (bytes), floats
+// (math), chars written in quotes (appendQuoted), numbers written in
+// decimal or enums and sets (strconv), times (time).
+type uses struct{ chars, floats, quoted, numbers, times bool }
+
+func (w *writer) uses() uses {
+	var u uses
 	visit := func(fields []*Field) {
 		for _, f := range fields {
-			chars = chars || f.Type.Kind == KindCharArray
-			floats = floats || (f.Type.Prim != nil && f.Type.Prim.GoType[0] == 'f' && !f.Type.IsConstant())
+			u.chars = u.chars || f.Type.Kind == KindCharArray
+			u.floats = u.floats || (f.Type.Prim != nil && f.Type.Prim.GoType[0] == 'f' && !f.Type.IsConstant())
+			u.times = u.times || f.TimeUnit != ""
+			variable := !f.Type.IsConstant() && f.Type.Prim != nil
+			char := variable && f.Type.Prim.Name == "char" && f.Type.Kind != KindEnum
+			u.quoted = u.quoted || char
+			u.numbers = u.numbers || (variable && !char && f.TimeUnit == "")
 		}
 	}
 	for _, t := range w.s.Types {
-		enums = enums || t.Kind == KindEnum || t.Kind == KindSet
+		u.numbers = u.numbers || t.Kind == KindEnum || t.Kind == KindSet
 		visit(t.Members)
 	}
 	for _, m := range w.s.Messages {
@@ -112,20 +144,7 @@ func (w *writer) imports() {
 			visit(g.Fields)
 		}
 	}
-	w.f("import (")
-	if chars {
-		w.f("%q", "bytes")
-	}
-	w.f("%q", "encoding/binary")
-	if floats {
-		w.f("%q", "math")
-	}
-	if enums {
-		w.f("%q", "strconv")
-	}
-	w.f("")
-	w.f("%q", "github.com/fixvenue/fixvenue/sbe")
-	w.f(")")
+	return u
 }
 
 // runtime writes the unexported helpers every flyweight uses.
@@ -163,14 +182,41 @@ func decodeHeader(buf []byte, off int, templateID uint16, blockLength int) (int,
 	return acting, nil
 }
 
-// encodeHeader writes a message header at the start of b and zeroes the
-// block that follows. The caller has checked that b holds both.
-func encodeHeader(b []byte, templateID uint16, blockLength int) {
-	binary.LittleEndian.PutUint16(b[0:2], uint16(blockLength))
-	binary.LittleEndian.PutUint16(b[2:4], templateID)
-	binary.LittleEndian.PutUint16(b[4:6], SchemaID)
-	binary.LittleEndian.PutUint16(b[6:8], SchemaVersion)
-	clear(b[MessageHeaderSize : MessageHeaderSize+blockLength])
+// checkedBlock returns buf from off on when it starts with a header of this
+// schema and templateID whose block is at least blockLength and fits in
+// buf; nil otherwise (decodeError then says why).
+func checkedBlock(buf []byte, off int, templateID uint16, blockLength int) []byte {
+	if uint(off) > uint(len(buf)) || !validMessage(buf[off:], templateID, blockLength) {
+		return nil
+	}
+	return buf[off:]
+}
+
+// validMessage is checkedBlock's test at offset 0. It reads the header as
+// one word, and is small enough to be inlined into the Decode functions.
+func validMessage(b []byte, templateID uint16, blockLength int) bool {
+	if len(b) < MessageHeaderSize+blockLength {
+		return false
+	}
+	h := binary.LittleEndian.Uint64(b)
+	acting := int(uint16(h))
+	return uint32(h>>16) == uint32(templateID)|uint32(SchemaID)<<16 && acting >= blockLength && acting <= len(b)-MessageHeaderSize
+}
+
+// decodeError is the error of a WrapDecode whose checkedBlock failed, as
+// decodeHeader finds it.
+func decodeError(buf []byte, off int, templateID uint16, blockLength int) error {
+	if _, err := decodeHeader(buf, off, templateID, blockLength); err != nil {
+		return err
+	}
+	return sbe.ErrShortBuffer // not reached: checkedBlock refuses only what decodeHeader does
+}
+
+// putHeader writes the message header of a template at the start of b, as
+// one little-endian word: blockLength, templateId, schemaId, version.
+func putHeader(b *[MessageHeaderSize]byte, templateID uint16, blockLength int) {
+	binary.LittleEndian.PutUint64(b[:], uint64(blockLength)|uint64(templateID)<<16|
+		uint64(SchemaID)<<32|uint64(SchemaVersion)<<48)
 }
 
 // TemplateIDOf returns the template id of the message whose header is at
@@ -197,9 +243,84 @@ func TemplateIDOf(buf []byte, off int) (uint16, error) {
 	w.f("}")
 	w.f("return \"\"")
 	w.f("}")
+	if w.uses().quoted {
+		w.f(`
+// appendQuoted appends v in double quotes for the text form: a quote, a
+// backslash and any byte outside printable ASCII are escaped (\", \\, \xNN).
+func appendQuoted(dst, v []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, c := range v {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20 || c > 0x7e:
+			dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}`)
+	}
+	w.isCommand()
+	w.appendTextOf()
 	if w.s.HasGroups {
 		w.groupRuntime()
 	}
+}
+
+// isCommand writes IsCommand when the schema declares fixvenue:commandIds.
+func (w *writer) isCommand() {
+	r := w.s.Commands
+	if r == nil {
+		return
+	}
+	var ids []string
+	for _, m := range w.s.Messages {
+		if m.Command {
+			ids = append(ids, m.GoName+"TemplateID")
+		}
+	}
+	w.f("")
+	w.f("// IsCommand reports whether templateID is one of the schema's commands:")
+	w.f("// a message it defines whose id is in fixvenue:commandIds (%d-%d).", r.Low, r.High)
+	w.f("// Every other message of the schema is an event.")
+	w.f("func IsCommand(templateID uint16) bool {")
+	w.f("switch templateID {")
+	w.f("case %s:", strings.Join(ids, ", "))
+	w.f("return true")
+	w.f("}")
+	w.f("return false")
+	w.f("}")
+}
+
+// appendTextOf writes the package-level AppendText, which decodes any
+// message of the schema and appends its text form.
+func (w *writer) appendTextOf() {
+	w.f("")
+	w.f("// AppendText appends the text form of the message whose header is at off")
+	w.f("// in buf (see the AppendText method of each message), after decoding it")
+	w.f("// as its WrapDecode does. On error dst is returned unchanged:")
+	w.f("// sbe.ErrUnknownTemplate for a template id this schema does not define,")
+	w.f("// or the error of TemplateIDOf or WrapDecode.")
+	w.f("func AppendText(dst, buf []byte, off int) ([]byte, error) {")
+	w.f("id, err := TemplateIDOf(buf, off)")
+	w.f("if err != nil {")
+	w.f("return dst, err")
+	w.f("}")
+	w.f("switch id {")
+	for _, m := range w.s.Messages {
+		w.f("case %sTemplateID:", m.GoName)
+		w.f("var m %s", m.GoName)
+		w.f("if err := m.WrapDecode(buf, off); err != nil {")
+		w.f("return dst, err")
+		w.f("}")
+		w.f("return m.AppendText(dst), nil")
+	}
+	w.f("}")
+	w.f("return dst, sbe.ErrUnknownTemplate")
+	w.f("}")
 }
 
 func (w *writer) groupRuntime() {
@@ -353,32 +474,45 @@ func (w *writer) composite(t *Type) {
 		w.comment(strings.TrimSuffix(t.Description, ".") + ".")
 	}
 	w.f("// Its accessors have value receivers so that a composite returned by a")
-	w.f("// message getter can be read and written in place.")
+	w.f("// message getter can be read and written in place. They index its bytes")
+	w.f("// without a test; on the zero value, or after a failed Wrap, they panic.")
 	w.f("type %s struct {", t.GoName)
-	w.f("buf []byte // the composite's bytes, or nil when not wrapped")
+	w.f("buf *[%sEncodedLength]byte // the composite's bytes, or nil when not wrapped", t.GoName)
 	w.f("}")
 	w.f("")
 	w.f("// Wrap points c at the composite at off in buf; it fails with")
 	w.f("// sbe.ErrShortBuffer when buf is too short, leaving c unwrapped.")
 	w.f("func (c *%s) Wrap(buf []byte, off int) error {", t.GoName)
-	w.f("c.buf = window(buf, off, %sEncodedLength)", t.GoName)
-	w.f("if c.buf == nil {")
+	w.f("if off < 0 || len(buf)-off < %sEncodedLength {", t.GoName)
+	w.f("c.buf = nil")
 	w.f("return sbe.ErrShortBuffer")
 	w.f("}")
+	w.f("c.buf = (*[%sEncodedLength]byte)(buf[off:])", t.GoName)
 	w.f("return nil")
 	w.f("}")
 	for _, f := range t.Members {
 		w.accessors("c "+t.GoName, "c", 0, f)
 	}
+	w.f("")
+	w.f("// AppendText appends c's members as name=value pairs in braces, in")
+	w.f("// schema order, e.g. {mantissa=5 exponent=-2}.")
+	w.f("func (c %s) AppendText(dst []byte) []byte {", t.GoName)
+	w.f("dst = append(dst, '{')")
+	for i, f := range t.Members {
+		w.appendField("c", f, i == 0)
+	}
+	w.f("return append(dst, '}')")
+	w.f("}")
 }
 
 // accessors writes the getter and setter of one field. recv is the receiver
 // declaration, name its variable, and base the offset of the field's block
-// in the flyweight's slice (the header size for a message, 0 otherwise).
-// Every accessor checks the slice's length against the constant end of the
-// field, which the compiler then uses to drop its own bounds checks: one
-// comparison per access, and an unwrapped (nil) flyweight reads zeros and
-// writes nothing instead of panicking.
+// in the flyweight's bytes (the header size for a message, 0 otherwise).
+// The flyweight holds a pointer to a fixed-size array that its Wrap checked
+// once, so every access is at constant offsets inside a constant length:
+// the compiler proves it in bounds and emits no test, only the load or
+// store (and one nil check per function, which is what makes an unwrapped
+// flyweight panic instead of reading zeros).
 func (w *writer) accessors(recv, name string, base int, f *Field) {
 	t := f.Type
 	at := base + f.Offset
@@ -398,10 +532,7 @@ func (w *writer) accessors(recv, name string, base int, f *Field) {
 		w.f("// %s returns %s at offset %d, a %s flyweight over the same bytes.", f.GoName, desc, f.Offset, t.GoName)
 		w.commentIf(f.Description)
 		w.f("func (%s) %s() %s {", recv, f.GoName, t.GoName)
-		w.f("if len(%s.buf) < %d {", name, at+t.Size)
-		w.f("return %s{}", t.GoName)
-		w.f("}")
-		w.f("return %s{buf: %s.buf[%d:%d:%d]}", t.GoName, name, at, at+t.Size, at+t.Size)
+		w.f("return %s{buf: (*[%sEncodedLength]byte)(%s.buf[%d:%d])}", t.GoName, t.GoName, name, at, at+t.Size)
 		w.f("}")
 	case t.Kind == KindCharArray:
 		w.charArray(recv, name, at, desc, f)
@@ -423,23 +554,16 @@ func (w *writer) scalar(recv, name string, at int, desc string, f *Field) {
 	if t.Kind == KindEnum || t.Kind == KindSet {
 		goType = t.GoName
 	}
-	end := at + t.Size
 	w.f("// %s reads %s at offset %d (%s).", f.GoName, desc, f.Offset, t.Prim.Name)
 	w.commentIf(f.Description)
 	w.f("func (%s) %s() %s {", recv, f.GoName, goType)
 	w.f("b := %s.buf", name)
-	w.f("if len(b) < %d {", end)
-	w.f("return 0")
-	w.f("}")
 	w.f("return %s", readExpr(t, goType, at))
 	w.f("}")
 	w.f("")
-	w.f("// Set%s writes %s; it does nothing on a flyweight that is not wrapped.", f.GoName, desc)
+	w.f("// Set%s writes %s.", f.GoName, desc)
 	w.f("func (%s) Set%s(v %s) {", recv, f.GoName, goType)
 	w.f("b := %s.buf", name)
-	w.f("if len(b) < %d {", end)
-	w.f("return")
-	w.f("}")
 	w.f("%s", writeStmt(t, at))
 	w.f("}")
 }
@@ -500,30 +624,27 @@ func (w *writer) charArray(recv, name string, at int, desc string, f *Field) {
 	w.f("// sub-slice of the buffer: no copy, valid while the buffer is.")
 	w.commentIf(f.Description)
 	w.f("func (%s) %s() []byte {", recv, f.GoName)
-	w.f("b := %s.buf", name)
-	w.f("if len(b) < %d {", end)
-	w.f("return nil")
-	w.f("}")
-	w.f("v := b[%d:%d:%d]", at, end, end)
+	w.f("v := %s.buf[%d:%d:%d]", name, at, end, end)
 	w.f("if i := bytes.IndexByte(v, 0); i >= 0 {")
 	w.f("return v[:i:i]")
 	w.f("}")
 	w.f("return v")
 	w.f("}")
+	w.f("")
+	w.f("// %sArray returns %s whole, NUL padding included, as an array", f.GoName, desc)
+	w.f("// over the buffer: for code that reads or writes it a word at a time.")
+	w.f("func (%s) %sArray() *[%s]byte {", recv, f.GoName, length)
+	w.f("return (*[%s]byte)(%s.buf[%d:%d])", length, name, at, end)
+	w.f("}")
 	for _, variant := range []struct{ suffix, typ string }{{"", "[]byte"}, {"String", "string"}} {
 		w.f("")
 		w.f("// Set%s%s writes %s, padding it with NULs. A value longer than", f.GoName, variant.suffix, desc)
-		w.f("// %s bytes is refused with sbe.ErrValueTooLong and nothing is written;", length)
-		w.f("// an unwrapped flyweight gives sbe.ErrShortBuffer.")
+		w.f("// %s bytes is refused with sbe.ErrValueTooLong and nothing is written.", length)
 		w.f("func (%s) Set%s%s(v %s) error {", recv, f.GoName, variant.suffix, variant.typ)
 		w.f("if len(v) > %s {", length)
 		w.f("return sbe.ErrValueTooLong")
 		w.f("}")
-		w.f("b := %s.buf", name)
-		w.f("if len(b) < %d {", end)
-		w.f("return sbe.ErrShortBuffer")
-		w.f("}")
-		w.f("field := b[%d:%d:%d]", at, end, end)
+		w.f("field := %s.buf[%d:%d:%d]", name, at, end, end)
 		w.f("clear(field[copy(field, v):])")
 		w.f("return nil")
 		w.f("}")

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,10 @@ func schema(attrs, types, messages string) string {
 ` + messages + `
 </sbe:messageSchema>`
 }
+
+// ext declares the fixvenue extension namespace on a messageSchema, for
+// the attrs argument of schema.
+const ext = `package="t" id="9" xmlns:fixvenue="urn:fixvenue:sbe" `
 
 func msg(body string) string { return `<sbe:message name="M" id="1">` + body + `</sbe:message>` }
 
@@ -138,6 +143,29 @@ func TestParseRefuses(t *testing.T) {
 			[]string{`<message name="M"> <field name="a">`, `generated Go name MAOffset collides with type "MA"`}},
 		{"constant without value", schema("", `<type name="K" primitiveType="int8" presence="constant"></type>`, msg(`<field name="a" id="1" type="K"/>`)),
 			[]string{`<type name="K">`, "constant without a value"}},
+		{"commandIds not a range", schema(ext+`fixvenue:commandIds="1..5"`, "", msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{"messageSchema", `fixvenue:commandIds="1..5"`, "want low-high"}},
+		{"commandIds reversed", schema(ext+`fixvenue:commandIds="5-1"`, "", msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{`fixvenue:commandIds="5-1"`, "low <= high"}},
+		{"commandIds holding no message", schema(ext+`fixvenue:commandIds="50-60"`, "", msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{`fixvenue:commandIds="50-60" holds no message id`}},
+		{"commandIds outside its namespace", schema(`package="t" id="9" commandIds="1-5"`, "", msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{"messageSchema", `unsupported attribute "commandIds"`}},
+		{"attribute of another namespace", schema(`package="t" id="9" xmlns:x="urn:other" x:commandIds="1-5"`, "", msg(`<field name="a" id="1" type="uint8"/>`)),
+			[]string{"messageSchema", `namespace "urn:other"`}},
+		{"unknown timeUnit", schema("", "", msg(`<field name="t" id="1" type="int64" timeUnit="fortnight"/>`)),
+			[]string{`<field name="t">`, `timeUnit="fortnight" is not supported`}},
+		{"epoch not unix", schema("", "", msg(`<field name="t" id="1" type="int64" epoch="gps" timeUnit="second"/>`)),
+			[]string{`<field name="t">`, `epoch="gps" is not supported`}},
+		{"epoch without timeUnit", schema("", "", msg(`<field name="t" id="1" type="int64" epoch="unix"/>`)),
+			[]string{`<field name="t">`, "epoch without timeUnit"}},
+		{"timeUnit on a float", schema("", "", msg(`<field name="t" id="1" type="double" timeUnit="second"/>`)),
+			[]string{`<field name="t">`, `timeUnit on a field of type "double" is not supported`}},
+		{"text method collision", schema("", "", msg(`<field name="string" id="1" type="uint8"/>`)),
+			[]string{`<field name="string">`, "generated method String collides"}},
+		{"array method collision", schema("", `<type name="Code" primitiveType="char" length="4"/>`,
+			msg(`<field name="code" id="1" type="Code"/><field name="codeArray" id="2" type="uint8"/>`)),
+			[]string{`<field name="codeArray">`, "generated method CodeArray collides"}},
 		{"constant out of range", schema("", `<type name="K" primitiveType="int8" presence="constant">200</type>`, msg(`<field name="a" id="1" type="K"/>`)),
 			[]string{`<type name="K">`, `constant "200" does not fit int8`}},
 	}
@@ -321,4 +349,88 @@ func offsetConstants(t *testing.T, code []byte) map[string]int {
 		}
 	}
 	return got
+}
+
+// TestIsCommandGenerated checks that IsCommand lists exactly the messages
+// whose id is in fixvenue:commandIds, and that a schema without the
+// attribute gets no IsCommand.
+func TestIsCommandGenerated(t *testing.T) {
+	messages := `<sbe:message name="Place" id="1"><field name="a" id="1" type="uint8"/></sbe:message>
+  <sbe:message name="Placed" id="101"><field name="a" id="1" type="uint8"/></sbe:message>
+  <sbe:message name="Pull" id="2"><field name="a" id="1" type="uint8"/></sbe:message>`
+	for _, tt := range []struct {
+		name, attrs string
+		want        []string // nil: no IsCommand
+	}{
+		{"range", ext + `fixvenue:commandIds="1-100"`, []string{"PlaceTemplateID", "PullTemplateID"}},
+		{"range of one", ext + `fixvenue:commandIds="2-2"`, []string{"PullTemplateID"}},
+		{"no range", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, code, err := Generate([]byte(schema(tt.attrs, "", messages)), "commands.xml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, found := isCommandCases(t, code)
+			if found != (tt.want != nil) || !slices.Equal(got, tt.want) {
+				t.Errorf("IsCommand generated %v with cases %v, want %v", found, got, tt.want)
+			}
+		})
+	}
+}
+
+// isCommandCases returns the case expressions of IsCommand's switch, and
+// whether the function exists.
+func isCommandCases(t *testing.T, code []byte) ([]string, bool) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "gen.go", code, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "IsCommand" || fn.Recv != nil {
+			continue
+		}
+		var cases []string
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CaseClause); ok {
+				for _, e := range c.List {
+					cases = append(cases, e.(*ast.Ident).Name)
+				}
+			}
+			return true
+		})
+		return cases, true
+	}
+	return nil, false
+}
+
+// TestValueWrapsGenerated checks which messages get the by-value hot-path
+// wraps Decode<M> and Overwrite<M>: those without groups (a message with
+// groups needs its whole length, which they do not track).
+func TestValueWrapsGenerated(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/example.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, err := Generate(src, "example.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "gen.go", code, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil &&
+			(strings.HasPrefix(fn.Name.Name, "Decode") || strings.HasPrefix(fn.Name.Name, "Overwrite")) {
+			got = append(got, fn.Name.Name)
+		}
+	}
+	want := []string{"DecodeQuote", "OverwriteQuote", "DecodeEmpty", "OverwriteEmpty"}
+	if !slices.Equal(got, want) {
+		t.Errorf("value wraps %v, want %v (none for Book, which has groups)", got, want)
+	}
 }

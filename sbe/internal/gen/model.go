@@ -10,7 +10,16 @@ type Schema struct {
 	Types       []*Type // named types in document order
 	Messages    []*Message
 	HasGroups   bool
+	// Commands is the id range declared by fixvenue:commandIds, or nil:
+	// the messages whose template id is in it are commands (IsCommand).
+	Commands *IDRange
 }
+
+// IDRange is an inclusive range of template ids.
+type IDRange struct{ Low, High uint16 }
+
+// Contains reports whether id is in the range.
+func (r *IDRange) Contains(id uint16) bool { return r != nil && id >= r.Low && id <= r.High }
 
 // Kind says how a type is encoded and which Go code represents it.
 type Kind int
@@ -63,6 +72,9 @@ type Field struct {
 	Offset       int
 	Type         *Type
 	Description  string
+	// TimeUnit is the field's timeUnit attribute when it has one: the text
+	// form prints the field as a UTC time (see timeUnits).
+	TimeUnit string
 }
 
 // Group is a repeating group at the end of a message, encoded with the
@@ -84,6 +96,7 @@ type Message struct {
 	Fields       []*Field
 	Groups       []*Group
 	Description  string
+	Command      bool // its id is in the schema's command range
 }
 
 // Primitive is an SBE primitive type and its Go representation.

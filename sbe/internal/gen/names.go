@@ -14,9 +14,12 @@ func checkGoNames(s *Schema) error {
 		global[name] = what
 		return nil
 	}
-	fixed := []string{"SchemaID", "SchemaVersion", "MessageHeaderSize", "TemplateIDOf", "MessageName"}
+	fixed := []string{"SchemaID", "SchemaVersion", "MessageHeaderSize", "TemplateIDOf", "MessageName", "AppendText"}
 	if s.HasGroups {
 		fixed = append(fixed, "GroupHeaderSize")
+	}
+	if s.Commands != nil {
+		fixed = append(fixed, "IsCommand")
 	}
 	for _, n := range fixed {
 		if err := add(n, "the generated package"); err != nil {
@@ -30,7 +33,7 @@ func checkGoNames(s *Schema) error {
 			}
 		}
 		if t.Kind == KindComposite {
-			if err := checkMethods(fmt.Sprintf("<composite name=%q>", t.Name), t.Members, []string{"Wrap"}); err != nil {
+			if err := checkMethods(fmt.Sprintf("<composite name=%q>", t.Name), t.Members, []string{"Wrap", "AppendText"}); err != nil {
 				return err
 			}
 		}
@@ -38,6 +41,9 @@ func checkGoNames(s *Schema) error {
 	for _, m := range s.Messages {
 		what := fmt.Sprintf("message %q", m.Name)
 		names := []string{m.GoName, m.GoName + "TemplateID", m.GoName + "BlockLength", m.GoName + "EncodedLength"}
+		if len(m.Groups) == 0 {
+			names = append(names, "Decode"+m.GoName, "Overwrite"+m.GoName)
+		}
 		for _, g := range m.Groups {
 			names = append(names, g.TypeName+"Group", g.TypeName+"Entry", g.TypeName+"BlockLength")
 		}
@@ -54,7 +60,7 @@ func checkGoNames(s *Schema) error {
 				return err
 			}
 		}
-		reserved := []string{"WrapEncode", "WrapDecode", "EncodedLength"}
+		reserved := []string{"WrapEncode", "WrapDecode", "EncodedLength", "AppendText", "String"}
 		for _, g := range m.Groups {
 			reserved = append(reserved, g.GoName, g.GoName+"Count")
 		}
@@ -62,7 +68,7 @@ func checkGoNames(s *Schema) error {
 			return err
 		}
 		for _, g := range m.Groups {
-			if err := checkMethods(fmt.Sprintf("<message name=%q> <group name=%q>", m.Name, g.Name), g.Fields, nil); err != nil {
+			if err := checkMethods(fmt.Sprintf("<message name=%q> <group name=%q>", m.Name, g.Name), g.Fields, []string{"AppendText"}); err != nil {
 				return err
 			}
 		}
@@ -113,7 +119,7 @@ func fieldMethods(f *Field) []string {
 	switch {
 	case f.Type.IsConstant(), f.Type.Kind == KindComposite:
 	case f.Type.Kind == KindCharArray:
-		names = append(names, "Set"+f.GoName, "Set"+f.GoName+"String")
+		names = append(names, f.GoName+"Array", "Set"+f.GoName, "Set"+f.GoName+"String")
 	default:
 		names = append(names, "Set"+f.GoName)
 	}
