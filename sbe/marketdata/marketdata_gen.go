@@ -2753,7 +2753,7 @@ const (
 
 // EndOfSession is a flyweight over message "EndOfSession" (template 10).
 //
-// The publisher stops; no sequenced message follows on this channel.
+// The publisher stops (unsequenced, after a Heartbeat with the next seq); a restarted venue continues the sequence.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
