@@ -56,7 +56,7 @@
 // package keeps what the reference suite's scripts need: the filling rule
 // above and splitting a message into fields with garbled ones kept.
 //
-// Limits: a received message may be at most MaxMessageBytes long; a script
+// Limits: a received message may be at most MessageBytesMax long; a script
 // file at most MaxScriptBytes; connection numbers are one digit, 1 to 9. The
 // runner talks TCP without TLS.
 package fixtests

@@ -9,10 +9,10 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
-// MaxMessageBytes bounds one message received from the acceptor. Session
+// MessageBytesMax bounds one message received from the acceptor. Session
 // and order messages in the scripts are a few hundred bytes; anything
 // larger is reported as a framing failure rather than buffered without end.
-const MaxMessageBytes = 1 << 16
+const MessageBytesMax = 1 << 16
 
 // verifyChecksum checks that a framed message's CheckSum field equals the
 // byte sum of everything before it, and says both when they differ.
@@ -33,14 +33,14 @@ var (
 )
 
 // messageReader splits the byte stream of one connection into messages,
-// with a buffer bounded by MaxMessageBytes.
+// with a buffer bounded by MessageBytesMax.
 type messageReader struct {
 	conn net.Conn
 	in   *fixwire.Reader
 }
 
 func newMessageReader(conn net.Conn) *messageReader {
-	return &messageReader{conn: conn, in: fixwire.NewReader(conn, MaxMessageBytes)}
+	return &messageReader{conn: conn, in: fixwire.NewReader(conn, MessageBytesMax)}
 }
 
 // buffered returns the bytes received but not yet returned as a message.

@@ -237,7 +237,7 @@ func (r *scriptRun) expect(c *connection, raw []byte) *Failure {
 		case errors.Is(err, errPeerClosed):
 			f.Reason = "the acceptor closed the connection instead of sending the expected message"
 		case errors.Is(err, fixwire.ErrTooLarge):
-			f.Reason = fmt.Sprintf("received bytes are %v (%d bytes)", err, MaxMessageBytes)
+			f.Reason = fmt.Sprintf("received bytes are %v (%d bytes)", err, MessageBytesMax)
 		case errors.Is(err, fixwire.ErrFrame):
 			f.Reason = "received bytes are " + err.Error()
 		default:

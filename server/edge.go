@@ -47,7 +47,7 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 	return edge.Config{
 		DropEmptyValues:         dropEmpty,
 		Address:                 cfg.FIX.Addr,
-		MaxMessageBytes:         cfg.FIX.MessageBytesMax,
+		MessageBytesMax:         cfg.FIX.MessageBytesMax,
 		LogonTimeout:            cfg.FIX.LogonTimeout.Duration,
 		Authenticator:           creds,
 		ConnectionsMax:          cfg.FIX.ConnectionsMax,

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,27 +72,28 @@ const (
 	PaceSpin // spin on the clock, long waits too: on time, but burns a core
 )
 
+// paceNames are the names of the Paces, in order: their one text form.
+var paceNames = [...]string{PaceYield: "yield", PaceSleep: "sleep", PaceSpin: "spin"}
+
 func (p Pace) String() string {
-	switch p {
-	case PaceSpin:
-		return "spin"
-	case PaceSleep:
-		return "sleep"
+	if int(p) < len(paceNames) {
+		return paceNames[p]
 	}
-	return "yield"
+	return "Pace(" + strconv.Itoa(int(p)) + ")"
 }
 
-// ParsePace reads "sleep", "spin" or "yield".
-func ParsePace(s string) (Pace, error) {
-	switch s {
-	case "sleep":
-		return PaceSleep, nil
-	case "spin":
-		return PaceSpin, nil
-	case "yield":
-		return PaceYield, nil
+// MarshalText writes the Pace's name.
+func (p Pace) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads "yield", "sleep" or "spin"; on error p is unchanged.
+func (p *Pace) UnmarshalText(b []byte) error {
+	for i, name := range paceNames {
+		if string(b) == name {
+			*p = Pace(i)
+			return nil
+		}
 	}
-	return 0, fmt.Errorf("pipeharness: unknown pace %q (sleep, spin or yield)", s)
+	return fmt.Errorf("pipeharness: unknown pace %q (yield, sleep or spin)", b)
 }
 
 // Config describes one run.

@@ -197,7 +197,7 @@ func hostileCases() []hostileCase {
 		// Disconnected: a size claim the edge will not buffer.
 		{name: "BodyLength huge", logon: true, react: reactClose, reason: ReasonOversize,
 			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "999999999") })},
-		{name: "BodyLength over MaxMessageBytes", logon: true, react: reactClose, reason: ReasonOversize,
+		{name: "BodyLength over MessageBytesMax", logon: true, react: reactClose, reason: ReasonOversize,
 			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "65537") })},
 		{name: "BodyLength of twenty digits", logon: true, react: reactClose, reason: ReasonOversize,
 			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "12345678901234567890") })},

@@ -14,7 +14,7 @@ import (
 // at them.
 const (
 	DefaultAddress                 = "127.0.0.1:9878"
-	DefaultMaxMessageBytes         = 65536
+	DefaultMessageBytesMax         = 65536
 	DefaultLogonTimeout            = 5 * time.Second
 	DefaultConnectionsMax          = 1024
 	DefaultConnectionsPerSourceMax = 256
@@ -23,8 +23,8 @@ const (
 	DefaultOutboundBytesMax        = 4 << 20
 	DefaultOutboundQueueMax        = 4096
 	DefaultWriteTimeout            = 5 * time.Second
-	// MaxMessageBytesLimit is the largest MaxMessageBytes accepted.
-	MaxMessageBytesLimit = 1 << 24
+	// MessageBytesMaxLimit is the largest MessageBytesMax accepted.
+	MessageBytesMaxLimit = 1 << 24
 	// compIDBytesMax bounds SenderCompID and TargetCompID in a Logon, which
 	// become map keys.
 	compIDBytesMax = 64
@@ -57,10 +57,10 @@ type Config struct {
 	Address string
 	// BeginStrings a Logon may use; default {"FIX.4.4"}.
 	BeginStrings []string
-	// MaxMessageBytes is the largest BodyLength (9) accepted; a larger claim
+	// MessageBytesMax is the largest BodyLength (9) accepted; a larger claim
 	// closes the connection. The inbound buffer of a connection is at most
 	// this plus 43 bytes of header and trailer.
-	MaxMessageBytes int
+	MessageBytesMax int
 	// LogonTimeout bounds the time from accept to a complete Logon,
 	// TLS handshake included.
 	LogonTimeout time.Duration
@@ -132,11 +132,11 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("edge: BeginString %q is not FIX.d.d or FIXT.d.d", b)
 		}
 	}
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+	if c.MessageBytesMax == 0 {
+		c.MessageBytesMax = DefaultMessageBytesMax
 	}
-	if c.MaxMessageBytes < bodyLengthMin || c.MaxMessageBytes > MaxMessageBytesLimit {
-		return c, fmt.Errorf("edge: MaxMessageBytes %d outside [%d, %d]", c.MaxMessageBytes, bodyLengthMin, MaxMessageBytesLimit)
+	if c.MessageBytesMax < bodyLengthMin || c.MessageBytesMax > MessageBytesMaxLimit {
+		return c, fmt.Errorf("edge: MessageBytesMax %d outside [%d, %d]", c.MessageBytesMax, bodyLengthMin, MessageBytesMaxLimit)
 	}
 	if c.Authenticator == nil {
 		return c, errors.New("edge: Config.Authenticator is required")

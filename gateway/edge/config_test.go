@@ -11,7 +11,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxMessageBytes != DefaultMaxMessageBytes || c.LogonTimeout != DefaultLogonTimeout ||
+	if c.MessageBytesMax != DefaultMessageBytesMax || c.LogonTimeout != DefaultLogonTimeout ||
 		c.ConnectionsMax != DefaultConnectionsMax || c.OutboundBytesMax != DefaultOutboundBytesMax ||
 		c.Accepts != DefaultAccepts || c.LogonsPerCompID != DefaultLogonsPerCompID ||
 		len(c.BeginStrings) != 1 || c.BeginStrings[0] != "FIX.4.4" || c.TLS != nil || c.Logger == nil {
@@ -28,7 +28,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{}, "Authenticator is required"},
 		{Config{Authenticator: auth, BeginStrings: []string{"FIX.4.4\x019=1"}}, "BeginString"},
 		{Config{Authenticator: auth, BeginStrings: []string{"HTTP/1.1"}}, "BeginString"},
-		{Config{Authenticator: auth, MaxMessageBytes: 1 << 30}, "MaxMessageBytes"},
+		{Config{Authenticator: auth, MessageBytesMax: 1 << 30}, "MessageBytesMax"},
 		{Config{Authenticator: auth, Accepts: Rate{PerSecond: 1}}, "Burst"},
 		{Config{Authenticator: auth, ConnectionsMax: -1}, "negative"},
 		{Config{Authenticator: auth, TLSClientCAFile: "ca.pem"}, "TLSClientCAFile needs"},

@@ -68,7 +68,7 @@ func newConn(l *Listener, nc net.Conn, raw *net.TCPConn, source netip.Addr) *Con
 		nc:         nc,
 		raw:        raw,
 		source:     source,
-		fr:         newFramer(l.cfg.MaxMessageBytes, l.cfg.DropEmptyValues),
+		fr:         newFramer(l.cfg.MessageBytesMax, l.cfg.DropEmptyValues),
 		wake:       make(chan struct{}, 1),
 		written:    make(chan struct{}, 1),
 		killed:     make(chan struct{}),

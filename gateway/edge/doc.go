@@ -91,7 +91,7 @@
 //	  number, or not matching its data field                                   the field boundaries are unknown
 //	data field other than XmlData holding SOH           drop                   QuickFIX/Go splits it into fields it never had
 //	bytes before "8=FIX"                                skip, count            resynchronise
-//	BodyLength above MaxMessageBytes or of 10+ digits   close                  cannot be buffered; only a hostile client sends it
+//	BodyLength above MessageBytesMax or of 10+ digits   close                  cannot be buffered; only a hostile client sends it
 //	any other field with an empty value                 pass                   QuickFIX/Go answers Reject 373=4 and consumes the number
 //	a BeginString other than the session's              pass                   QuickFIX/Go answers Logout "Incorrect BeginString"
 //	everything else (PossDup, resends, bad values)      pass, unchanged        QuickFIX/Go applies the FIX session rules
@@ -148,8 +148,8 @@
 //
 // Every bound has a name: ConnectionsMax, ConnectionsPerSourceMax,
 // SourcesMax, CompIDsMax, Accepts, LogonsPerSource, LogonsPerCompID,
-// MaxMessageBytes (the inbound buffer of a connection starts at 4 KiB and
-// grows once to MaxMessageBytes plus 43 bytes), OutboundBytesMax,
+// MessageBytesMax (the inbound buffer of a connection starts at 4 KiB and
+// grows once to MessageBytesMax plus 43 bytes), OutboundBytesMax,
 // OutboundQueueMax, LogonTimeout, WriteTimeout, readyQueueMax (connections
 // that passed the gate and wait for QuickFIX/Go's Accept), refusalLingerMax.
 // Reaching one is counted in Stats (one counter per Reason) and ends the

@@ -20,7 +20,7 @@ import (
 //	prefix      matching "8=FIX"
 //	begin       the rest of the BeginString, up to SOH: FIX.d.d or FIXT.d.d
 //	bodyTag     "9="
-//	bodyLength  digits up to SOH: at most 9 digits and Config.MaxMessageBytes
+//	bodyLength  digits up to SOH: at most 9 digits and Config.MessageBytesMax
 //	fieldStart  first digit of a tag, or the trailer when the body is complete
 //	tag         tag digits up to '='
 //	value       value bytes up to SOH
@@ -101,7 +101,7 @@ type framer struct {
 	state frameState
 
 	bufferBytesMax int // the buffer never grows past this
-	bodyBytesMax   int // Config.MaxMessageBytes
+	bodyBytesMax   int // Config.MessageBytesMax
 	dropEmpty      bool
 
 	// Per message scratch.

@@ -139,7 +139,7 @@ func TestFramerTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			max := tc.max
 			if max == 0 {
-				max = DefaultMaxMessageBytes
+				max = DefaultMessageBytesMax
 			}
 			for _, chunk := range []int{1, 7, 1 << 20} {
 				got, garbage := frameEvents(tc.input, chunk, max, false)
@@ -156,11 +156,11 @@ func TestFramerTable(t *testing.T) {
 
 func TestFramerEmptyValue(t *testing.T) {
 	m := fixMsg("35=D", "34=2", "49=CLIENT1", "44=", "58=")
-	got, _ := frameEvents(cat(m, goodMsg), 1<<20, DefaultMaxMessageBytes, true)
+	got, _ := frameEvents(cat(m, goodMsg), 1<<20, DefaultMessageBytesMax, true)
 	if want := []string{"unusable:empty_value", "ok:" + string(goodMsg)}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("DropEmptyValues: got %q want %q", got, want)
 	}
-	f := newFramer(DefaultMaxMessageBytes, false)
+	f := newFramer(DefaultMessageBytesMax, false)
 	copy(f.space(), m)
 	f.wrote(len(m))
 	if v := f.next(); v != frameOK || f.emptyTag != 44 {
@@ -173,21 +173,21 @@ func TestFramerEmptyValue(t *testing.T) {
 func TestFramerBufferGrowsOnce(t *testing.T) {
 	big := fixMsg("35=D", "34=2", "58="+strings.Repeat("x", 20000))
 	input := cat(goodMsg, big, goodMsg, big)
-	got, _ := frameEvents(input, 3000, DefaultMaxMessageBytes, false)
+	got, _ := frameEvents(input, 3000, DefaultMessageBytesMax, false)
 	want := []string{"ok:" + string(goodMsg), "ok:" + string(big), "ok:" + string(goodMsg), "ok:" + string(big)}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %d events, want %d", len(got), len(want))
 	}
-	f := newFramer(DefaultMaxMessageBytes, false)
+	f := newFramer(DefaultMessageBytesMax, false)
 	if len(f.buf) != initialBufferBytes {
 		t.Fatalf("initial buffer %d bytes", len(f.buf))
 	}
-	if f.bufferBytesMax != DefaultMaxMessageBytes+headerBytesMax+trailerBytes {
+	if f.bufferBytesMax != DefaultMessageBytesMax+headerBytesMax+trailerBytes {
 		t.Fatalf("buffer bound %d", f.bufferBytesMax)
 	}
 }
 
-// TestFramerLargestMessage: a message of exactly MaxMessageBytes body fits.
+// TestFramerLargestMessage: a message of exactly MessageBytesMax body fits.
 func TestFramerLargestMessage(t *testing.T) {
 	const max = 1000
 	pad := max - len("35=D\x01") - len("58=\x01")
@@ -206,7 +206,7 @@ func TestFramerLargestMessage(t *testing.T) {
 func benchFramer(tb testing.TB) (*framer, int) {
 	msg := fixMsg("35=D", "34=1234", "49=CLIENT1", "52=20260101-12:00:00.000", "56=VENUE",
 		"11=ORDER-000001", "21=1", "55=ACME", "54=1", "60=20260101-12:00:00.000", "38=100", "40=2", "44=100.25", "59=0")
-	f := newFramer(DefaultMaxMessageBytes, false)
+	f := newFramer(DefaultMessageBytesMax, false)
 	space := f.space()
 	n := 0
 	for n+len(msg) <= len(space) {

@@ -27,7 +27,7 @@ const (
 	ReasonWrongBeginString // a BeginString other than the session's before Logon
 
 	// Connections closed for what they sent.
-	ReasonOversize       // BodyLength larger than Config.MaxMessageBytes, or more than 9 digits
+	ReasonOversize       // BodyLength larger than Config.MessageBytesMax, or more than 9 digits
 	ReasonNotLogon       // the first message was not a Logon
 	ReasonLogonTimeout   // no Logon (or TLS handshake) within Config.LogonTimeout
 	ReasonLogonMalformed // a Logon with an empty, repeated or unusable field
