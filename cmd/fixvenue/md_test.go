@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,33 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
-func freeUDPPort(t *testing.T) int {
+// freeUDPPort and freeTCPPort return a loopback port free a moment ago, for
+// the addresses a test must know before the venue starts.
+func freeUDPPort(t *testing.T) int { return freePort(t, "udp") }
+
+func freeTCPPort(t *testing.T) int { return freePort(t, "tcp") }
+
+func freePort(t *testing.T, network string) int {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addr net.Addr
+	if network == "tcp" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addr = l.Addr()
+	} else {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		addr = c.LocalAddr()
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
+	_, port, _ := net.SplitHostPort(addr.String())
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 // TestMarketDataBookEndToEnd sends orders over FIX to `fixvenue serve` and

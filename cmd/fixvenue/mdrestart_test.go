@@ -48,16 +48,6 @@ func levelText(px float64, qty, orders int64) string {
 	return fmt.Sprintf("%.6f×%d/%d", px, qty, orders)
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // engineBooks is what the matcher holds, from `fixvenue journal book`
 // (a replay of the journal into a matcher, in another process).
 func engineBooks(t *testing.T, cfg string) map[string]bookLevels {
