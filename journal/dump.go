@@ -140,6 +140,13 @@ func formatCommand(w io.Writer, p []byte) error {
 			return err
 		}
 		fmt.Fprintf(w, "Tick ts=%s", ts(m.TimestampNs()))
+	case venue.OperatorCommandTemplateID:
+		var m venue.OperatorCommand
+		if err := m.WrapDecode(p, 0); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "OperatorCommand ts=%s action=%s status=%s session=%d instrument=%d account=%q operator=%q reason=%q",
+			ts(m.TimestampNs()), m.Action(), m.Status(), m.FilterSessionIdx(), m.InstrumentID(), m.Account(), m.Operator(), m.Reason())
 	default:
 		return fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
 	}

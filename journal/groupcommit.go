@@ -106,7 +106,8 @@ func isCommand(templateID uint16) bool {
 	switch templateID {
 	case venue.NewOrderTemplateID, venue.CancelOrderTemplateID, venue.ReplaceOrderTemplateID,
 		venue.MassCancelTemplateID, venue.OrderStatusRequestTemplateID, venue.SessionDisconnectedTemplateID,
-		venue.SetTradingStatusTemplateID, venue.EndOfDayTemplateID, venue.SnapshotTemplateID, venue.TickTemplateID:
+		venue.SetTradingStatusTemplateID, venue.EndOfDayTemplateID, venue.SnapshotTemplateID, venue.TickTemplateID,
+		venue.OperatorCommandTemplateID:
 		return true
 	}
 	return false

@@ -100,6 +100,8 @@ func MessageName(templateID uint16) string {
 		return "Snapshot"
 	case 10:
 		return "Tick"
+	case 11:
+		return "OperatorCommand"
 	case 101:
 		return "OrderAccepted"
 	case 102:
@@ -118,6 +120,8 @@ func MessageName(templateID uint16) string {
 		return "MassCancelReport"
 	case 109:
 		return "TradingStatusChanged"
+	case 110:
+		return "OperatorResult"
 	}
 	return ""
 }
@@ -527,6 +531,8 @@ const (
 	RejectReasonSystemBusy                     RejectReason = 17
 	RejectReasonThrottled                      RejectReason = 18
 	RejectReasonTradingHalted                  RejectReason = 19
+	RejectReasonInvalidTransition              RejectReason = 20
+	RejectReasonUnknownSession                 RejectReason = 21
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -572,6 +578,10 @@ func (v RejectReason) String() string {
 		return "Throttled"
 	case RejectReasonTradingHalted:
 		return "TradingHalted"
+	case RejectReasonInvalidTransition:
+		return "InvalidTransition"
+	case RejectReasonUnknownSession:
+		return "UnknownSession"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -579,7 +589,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession:
 		return true
 	}
 	return false
@@ -696,6 +706,54 @@ func (v TradingStatus) Valid() bool {
 	}
 	return false
 }
+
+// OperatorActionType is the enum "OperatorActionType", encoded as uint8.
+// What an OperatorCommand does.
+type OperatorActionType uint8
+
+// The values of OperatorActionType.
+const (
+	OperatorActionTypeSetTradingStatus OperatorActionType = 1
+	OperatorActionTypeEndOfDay         OperatorActionType = 2
+	OperatorActionTypeMassCancel       OperatorActionType = 3
+	OperatorActionTypeSessionLogout    OperatorActionType = 4
+	OperatorActionTypeSessionDisable   OperatorActionType = 5
+	OperatorActionTypeSessionEnable    OperatorActionType = 6
+)
+
+// String returns the schema name of v, or OperatorActionType(n) for a value the schema does not define.
+func (v OperatorActionType) String() string {
+	switch v {
+	case OperatorActionTypeSetTradingStatus:
+		return "SetTradingStatus"
+	case OperatorActionTypeEndOfDay:
+		return "EndOfDay"
+	case OperatorActionTypeMassCancel:
+		return "MassCancel"
+	case OperatorActionTypeSessionLogout:
+		return "SessionLogout"
+	case OperatorActionTypeSessionDisable:
+		return "SessionDisable"
+	case OperatorActionTypeSessionEnable:
+		return "SessionEnable"
+	}
+	return "OperatorActionType(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v OperatorActionType) Valid() bool {
+	switch v {
+	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable:
+		return true
+	}
+	return false
+}
+
+// OperatorNameLength is the length in bytes of the char array type "OperatorName".
+const OperatorNameLength = 16
+
+// OperatorReasonLength is the length in bytes of the char array type "OperatorReason".
+const OperatorReasonLength = 64
 
 // BooleanType is the enum "BooleanType", encoded as uint8.
 type BooleanType uint8
@@ -2943,6 +3001,323 @@ func (m *Tick) SetTimestampNs(v int64) {
 		return
 	}
 	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// The constants of message "OperatorCommand".
+const (
+	OperatorCommandTemplateID  uint16 = 11
+	OperatorCommandBlockLength int    = 120
+	// OperatorCommandEncodedLength is the header plus the block.
+	OperatorCommandEncodedLength int = MessageHeaderSize + OperatorCommandBlockLength
+)
+
+// The offsets of the fields of message "OperatorCommand", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OperatorCommandFOffset.
+const (
+	OperatorCommandSeqOffset              int = 0  // uint64
+	OperatorCommandTimestampNsOffset      int = 8  // int64
+	OperatorCommandActionOffset           int = 16 // OperatorActionType (uint8)
+	OperatorCommandStatusOffset           int = 17 // TradingStatus (uint8)
+	OperatorCommandFilterSessionIdxOffset int = 18 // uint16
+	OperatorCommandInstrumentIDOffset     int = 20 // uint32
+	OperatorCommandAccountOffset          int = 24 // char[16]
+	OperatorCommandOperatorOffset         int = 40 // char[16]
+	OperatorCommandReasonOffset           int = 56 // char[64]
+)
+
+// OperatorCommand is a flyweight over message "OperatorCommand" (template 11).
+//
+// An operator's or the schedule's action, with who and why: the audit trail is the journal.
+// The zero value is unwrapped: getters return zero values and setters write nothing.
+type OperatorCommand struct {
+	buf []byte // the message, header included, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there and
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OperatorCommandEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OperatorCommand) WrapEncode(buf []byte, off int) error {
+	b := window(buf, off, OperatorCommandEncodedLength)
+	if b == nil {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	encodeHeader(b, OperatorCommandTemplateID, OperatorCommandBlockLength)
+	m.buf = b
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OperatorCommandBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OperatorCommand) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OperatorCommandTemplateID, OperatorCommandBlockLength)
+	if err != nil {
+		return err
+	}
+	m.buf = window(buf, off, MessageHeaderSize+acting)
+	return nil
+}
+
+// EncodedLength is the header plus the acting block length (which may
+// exceed ours for a newer sender), or 0 when m is not wrapped.
+func (m *OperatorCommand) EncodedLength() int { return len(m.buf) }
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m *OperatorCommand) Seq() uint64 {
+	b := m.buf
+	if len(b) < 16 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetSeq(v uint64) {
+	b := m.buf
+	if len(b) < 16 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m *OperatorCommand) TimestampNs() int64 {
+	b := m.buf
+	if len(b) < 24 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetTimestampNs(v int64) {
+	b := m.buf
+	if len(b) < 24 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// Action reads field "action" (id 3) at offset 16 (uint8).
+func (m *OperatorCommand) Action() OperatorActionType {
+	b := m.buf
+	if len(b) < 25 {
+		return 0
+	}
+	return OperatorActionType(b[24])
+}
+
+// SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetAction(v OperatorActionType) {
+	b := m.buf
+	if len(b) < 25 {
+		return
+	}
+	b[24] = uint8(v)
+}
+
+// Status reads field "status" (id 4) at offset 17 (uint8).
+//
+// SetTradingStatus: the new status.
+func (m *OperatorCommand) Status() TradingStatus {
+	b := m.buf
+	if len(b) < 26 {
+		return 0
+	}
+	return TradingStatus(b[25])
+}
+
+// SetStatus writes field "status" (id 4); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetStatus(v TradingStatus) {
+	b := m.buf
+	if len(b) < 26 {
+		return
+	}
+	b[25] = uint8(v)
+}
+
+// FilterSessionIdx reads field "filterSessionIdx" (id 5) at offset 18 (uint16).
+//
+// MassCancel and session actions: the session; 0xFFFF: any (MassCancel only).
+func (m *OperatorCommand) FilterSessionIdx() uint16 {
+	b := m.buf
+	if len(b) < 28 {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(b[26:28])
+}
+
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 5); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetFilterSessionIdx(v uint16) {
+	b := m.buf
+	if len(b) < 28 {
+		return
+	}
+	binary.LittleEndian.PutUint16(b[26:28], v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+//
+// SetTradingStatus and MassCancel: 0 means every instrument.
+func (m *OperatorCommand) InstrumentID() uint32 {
+	b := m.buf
+	if len(b) < 32 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetInstrumentID(v uint32) {
+	b := m.buf
+	if len(b) < 32 {
+		return
+	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// Account returns field "account" (id 7) at offset 24 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// MassCancel: empty means any account.
+func (m *OperatorCommand) Account() []byte {
+	b := m.buf
+	if len(b) < 48 {
+		return nil
+	}
+	v := b[32:48:48]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SetAccount writes field "account" (id 7), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 48 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[32:48:48]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 7), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 48 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[32:48:48]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Operator returns field "operator" (id 8) at offset 40 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m *OperatorCommand) Operator() []byte {
+	b := m.buf
+	if len(b) < 64 {
+		return nil
+	}
+	v := b[48:64:64]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SetOperator writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 64 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[48:64:64]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 64 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[48:64:64]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 9) at offset 56 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m *OperatorCommand) Reason() []byte {
+	b := m.buf
+	if len(b) < 128 {
+		return nil
+	}
+	v := b[64:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SetReason writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 128 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[64:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorCommand) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 128 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[64:128:128]
+	clear(field[copy(field, v):])
+	return nil
 }
 
 // The constants of message "OrderAccepted".
@@ -6654,4 +7029,242 @@ func (m *TradingStatusChanged) SetStatus(v TradingStatus) {
 		return
 	}
 	b[28] = uint8(v)
+}
+
+// The constants of message "OperatorResult".
+const (
+	OperatorResultTemplateID  uint16 = 110
+	OperatorResultBlockLength int    = 44
+	// OperatorResultEncodedLength is the header plus the block.
+	OperatorResultEncodedLength int = MessageHeaderSize + OperatorResultBlockLength
+)
+
+// The offsets of the fields of message "OperatorResult", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OperatorResultFOffset.
+const (
+	OperatorResultCauseSeqOffset         int = 0  // uint64
+	OperatorResultTimestampNsOffset      int = 8  // int64
+	OperatorResultActionOffset           int = 16 // OperatorActionType (uint8)
+	OperatorResultReasonOffset           int = 17 // RejectReason (uint8)
+	OperatorResultFilterSessionIdxOffset int = 18 // uint16
+	OperatorResultInstrumentIDOffset     int = 20 // uint32
+	OperatorResultCountOffset            int = 24 // uint32
+	OperatorResultOperatorOffset         int = 28 // char[16]
+)
+
+// OperatorResult is a flyweight over message "OperatorResult" (template 110).
+//
+// The outcome of an OperatorCommand; its other events (status changes, cancels) precede it.
+// The zero value is unwrapped: getters return zero values and setters write nothing.
+type OperatorResult struct {
+	buf []byte // the message, header included, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there and
+// zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OperatorResultEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OperatorResult) WrapEncode(buf []byte, off int) error {
+	b := window(buf, off, OperatorResultEncodedLength)
+	if b == nil {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	encodeHeader(b, OperatorResultTemplateID, OperatorResultBlockLength)
+	m.buf = b
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OperatorResultBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OperatorResult) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	acting, err := decodeHeader(buf, off, OperatorResultTemplateID, OperatorResultBlockLength)
+	if err != nil {
+		return err
+	}
+	m.buf = window(buf, off, MessageHeaderSize+acting)
+	return nil
+}
+
+// EncodedLength is the header plus the acting block length (which may
+// exceed ours for a newer sender), or 0 when m is not wrapped.
+func (m *OperatorResult) EncodedLength() int { return len(m.buf) }
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m *OperatorResult) CauseSeq() uint64 {
+	b := m.buf
+	if len(b) < 16 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetCauseSeq(v uint64) {
+	b := m.buf
+	if len(b) < 16 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m *OperatorResult) TimestampNs() int64 {
+	b := m.buf
+	if len(b) < 24 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetTimestampNs(v int64) {
+	b := m.buf
+	if len(b) < 24 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// Action reads field "action" (id 3) at offset 16 (uint8).
+func (m *OperatorResult) Action() OperatorActionType {
+	b := m.buf
+	if len(b) < 25 {
+		return 0
+	}
+	return OperatorActionType(b[24])
+}
+
+// SetAction writes field "action" (id 3); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetAction(v OperatorActionType) {
+	b := m.buf
+	if len(b) < 25 {
+		return
+	}
+	b[24] = uint8(v)
+}
+
+// Reason reads field "reason" (id 4) at offset 17 (uint8).
+//
+// None when done; else why nothing changed.
+func (m *OperatorResult) Reason() RejectReason {
+	b := m.buf
+	if len(b) < 26 {
+		return 0
+	}
+	return RejectReason(b[25])
+}
+
+// SetReason writes field "reason" (id 4); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetReason(v RejectReason) {
+	b := m.buf
+	if len(b) < 26 {
+		return
+	}
+	b[25] = uint8(v)
+}
+
+// FilterSessionIdx reads field "filterSessionIdx" (id 5) at offset 18 (uint16).
+func (m *OperatorResult) FilterSessionIdx() uint16 {
+	b := m.buf
+	if len(b) < 28 {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(b[26:28])
+}
+
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 5); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetFilterSessionIdx(v uint16) {
+	b := m.buf
+	if len(b) < 28 {
+		return
+	}
+	binary.LittleEndian.PutUint16(b[26:28], v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+func (m *OperatorResult) InstrumentID() uint32 {
+	b := m.buf
+	if len(b) < 32 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetInstrumentID(v uint32) {
+	b := m.buf
+	if len(b) < 32 {
+		return
+	}
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// Count reads field "count" (id 7) at offset 24 (uint32).
+//
+// instruments changed or orders cancelled or expired.
+func (m *OperatorResult) Count() uint32 {
+	b := m.buf
+	if len(b) < 36 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b[32:36])
+}
+
+// SetCount writes field "count" (id 7); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetCount(v uint32) {
+	b := m.buf
+	if len(b) < 36 {
+		return
+	}
+	binary.LittleEndian.PutUint32(b[32:36], v)
+}
+
+// Operator returns field "operator" (id 8) at offset 28 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m *OperatorResult) Operator() []byte {
+	b := m.buf
+	if len(b) < 52 {
+		return nil
+	}
+	v := b[36:52:52]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SetOperator writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorResult) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 52 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[36:52:52]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written;
+// an unwrapped flyweight gives sbe.ErrShortBuffer.
+func (m *OperatorResult) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	b := m.buf
+	if len(b) < 52 {
+		return sbe.ErrShortBuffer
+	}
+	field := b[36:52:52]
+	clear(field[copy(field, v):])
+	return nil
 }
