@@ -64,7 +64,7 @@ type Schedule struct {
 	// EndOfDay is when the venue's day ends: DAY orders expire, the day's
 	// ClOrdIDs are forgotten, a snapshot is written and the journal
 	// segments before it are archived. It is after every group's close.
-	EndOfDay Duration       `toml:"end_of_day"`
+	EndOfDay Duration        `toml:"end_of_day"`
 	Groups   []ScheduleGroup `toml:"group"`
 }
 
