@@ -33,6 +33,10 @@ type Admin struct {
 	Tokens []AdminToken `toml:"token"`
 }
 
+// Enabled reports whether the admin API listens: it needs an address and at
+// least one token (an API that refuses every call would only hold a port).
+func (a *Admin) Enabled() bool { return a.Addr != "" && len(a.Tokens) > 0 }
+
 // AdminToken is one operator's bearer token, hashed.
 type AdminToken struct {
 	Operator string `toml:"operator"`

@@ -145,8 +145,12 @@ func formatCommand(w io.Writer, p []byte) error {
 		if err := m.WrapDecode(p, 0); err != nil {
 			return err
 		}
+		status := "-" // only SetTradingStatus carries one
+		if m.Status() != 0 {
+			status = m.Status().String()
+		}
 		fmt.Fprintf(w, "OperatorCommand ts=%s action=%s status=%s session=%d instrument=%d account=%q operator=%q reason=%q",
-			ts(m.TimestampNs()), m.Action(), m.Status(), m.FilterSessionIdx(), m.InstrumentID(), m.Account(), m.Operator(), m.Reason())
+			ts(m.TimestampNs()), m.Action(), status, m.FilterSessionIdx(), m.InstrumentID(), m.Account(), m.Operator(), m.Reason())
 	default:
 		return fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
 	}
