@@ -2,13 +2,14 @@
 //
 //	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A]
 //	fixvenue journal verify|dump --data DIR
+//	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|eod|logout|disable|enable|hash-token
 //	fixvenue md      watch|book|latency --symbol SYM
 //	fixvenue load    [options]          open-loop FIX load generator
 //	fixvenue bench   pipeline|echo|plot|table [options]   the latency lab
 //	fixvenue version
 //
-// Each subcommand lives in its own file (serve.go, journal.go, md.go, load.go,
-// bench.go) and registers itself in the commands table; the work is done by
+// Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
+// load.go, bench.go) and registers itself in the commands table; the work is done by
 // the library packages (server, journal, marketdata, bench/...), so that tests
 // can drive the same code. Tests that need the real binary build it once
 // (main_test.go) and run it as a child process: kill -9 crash cycles, the
