@@ -236,3 +236,73 @@ func (h *prefixHashSink) Commit() {
 		h.left--
 	}
 }
+
+// TestTradingDayRestart stops the venue mid-day and again before an end of
+// day it then misses: after each restart the state is what the day without
+// a restart gives (the first test): mid-day the book and status are back;
+// after the missed end of day, the close and the end of day run once at
+// start, in order, the DAY order has expired and the GTC order rests.
+func TestTradingDayRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 10-second trading day")
+	}
+	dir := t.TempDir()
+	s := tradingDayVenue(t, dir)
+	waitOpening(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "day", side: "1", qty: "5", px: "99.00"})
+	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "day", 150: "0"})
+	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
+	next := c.NextOut
+	c.Close()
+	before := instrumentsOf(t, s)["ACME"]
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dayStart := time.Now().Truncate(10 * time.Second)
+
+	// Restart mid-day: nothing was missed; book and status are back.
+	s2 := tradingDayVenue(t, dir)
+	waitReady(t, s2)
+	if got := instrumentsOf(t, s2)["ACME"]; got.Status != "Open" || got != before || got.BidQty != 5 || got.RestingOrders != 2 {
+		t.Fatalf("after a mid-day restart ACME is %+v; before it was %+v", got, before)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Down across the close and the end of day.
+	time.Sleep(time.Until(dayStart.Add(8500 * time.Millisecond)))
+	s3 := tradingDayVenue(t, dir)
+	waitReady(t, s3)
+	var st ops.StatusInfo
+	adminCall(t, s3, "GET", "/v1/status", aliceToken, "", &st)
+	if e := st.LastEndOfDay; e == nil || e.Expired != 1 || e.SnapshotSeq < 0 {
+		t.Fatalf("the missed end of day did not run at start: %+v", st)
+	}
+	acme := instrumentsOf(t, s3)["ACME"]
+	if acme.Status != "Closed" || acme.Bid != "98.00" || acme.BidQty != 5 || acme.RestingOrders != 1 {
+		t.Fatalf("after the missed end of day ACME is %+v; want closed with the GTC bid only", acme)
+	}
+	caughtUp := scrape(t, s3)
+	for _, kind := range []string{"close", "end_of_day"} {
+		if v := metricValue(t, caughtUp, `fixvenue_schedule_transitions_total{caught_up="true",kind="`+kind+`"}`); v != "1" {
+			t.Errorf("%s caught up %s times, want once", kind, v)
+		}
+	}
+	// The session hears of the expiry when it comes back.
+	r, err := fixclient.Dial(s3.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = next
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
+}
