@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
 
@@ -34,6 +35,17 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		archivedSegs: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_journal_archived_segments_total",
 			Help: "Journal segments moved to the archive at end of day since start."}),
 	}
+	// Every series exists from the start, at zero, so that dashboards and
+	// alerts see an action or a transition that never happened.
+	for _, a := range []venue.OperatorActionType{venue.OperatorActionTypeSetTradingStatus, venue.OperatorActionTypeEndOfDay,
+		venue.OperatorActionTypeMassCancel, venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable,
+		venue.OperatorActionTypeSessionEnable} {
+		m.actions.WithLabelValues(a.String(), venue.RejectReasonNone.String())
+	}
+	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay} {
+		m.transitions.WithLabelValues(k.String(), "false")
+		m.transitions.WithLabelValues(k.String(), "true")
+	}
 	archiveDir := filepath.Join(o.journalDir(), journal.ArchiveDirName)
 	reg.MustRegister(m.actions, m.transitions, m.phase, m.nextTransition, m.archivedSegs,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_archive_bytes",
@@ -51,7 +63,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	return m
 }
 
-func (m *metrics) action(operator string, r Result) {
+func (m *metrics) action(r Result) {
 	m.actions.WithLabelValues(r.Action.String(), r.Reason.String()).Inc()
 }
 

@@ -264,7 +264,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 		return r, ErrTimeout
 	}
 	if o.metrics != nil {
-		o.metrics.action(a.Operator, r)
+		o.metrics.action(r)
 	}
 	o.log.Info("operator command", "seq", cmdSeq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
 		"result", r.Reason.String(), "count", r.Count)
