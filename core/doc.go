@@ -133,7 +133,9 @@
 // changes the venue: set an instrument's trading status (one or all),
 // EndOfDay, cancel the orders of a session, account or instrument, and
 // the session actions (logout, disable, enable) that the gateway carries
-// out. It names the operator and the reason, so the journal is the audit
+// out, and moving an instrument's price band (reference price and percent)
+// within the levels its configured band allocated, when every resting
+// order stays inside it. It names the operator and the reason, so the journal is the audit
 // trail. It is answered by one OperatorResult, after the events it caused
 // (TradingStatusChanged, OrderCancelled). A command that names an unknown
 // instrument or session, or asks for a status the instrument already has,

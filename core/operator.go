@@ -24,6 +24,8 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 		count = m.endOfDay()
 	case venue.OperatorActionTypeMassCancel:
 		reason, count = m.operatorMassCancel(c.FilterSessionIdx(), c.InstrumentID(), c.Account())
+	case venue.OperatorActionTypeSetPriceBand:
+		reason, count = m.operatorSetBand(c.InstrumentID(), c.RefPriceTicks(), c.BandPercent())
 	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
 		// The gateway acts on these from the result; the matcher only checks
 		// that the session exists, so that the journal records the outcome.
@@ -99,5 +101,9 @@ func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.Reje
 	e.SetInstrumentID(c.InstrumentID())
 	e.SetCount(count)
 	_ = e.SetOperator(c.Operator())
+	if c.Action() == venue.OperatorActionTypeSetPriceBand && reason == venue.RejectReasonNone {
+		e.SetRefPriceTicks(c.RefPriceTicks())
+		e.SetBandPercent(c.BandPercent())
+	}
 	m.sink.Commit()
 }

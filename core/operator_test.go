@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -124,5 +125,84 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 5, action: venue.OperatorActionTypeSessionDisable, session: 2}); r.Reason() != venue.RejectReasonNone {
 		t.Fatalf("disable session 2: %s", r.Reason())
+	}
+}
+
+func TestOperatorSetBand(t *testing.T) {
+	m := invariantsFixture(t) // instrument 1: reference 1000 ticks, band 10%: [900, 1100]
+	levels := func() string {
+		return fmt.Sprint(m.BookLevels(1, venue.SideBuy, nil), m.BookLevels(1, venue.SideSell, nil))
+	}
+	book := levels()
+	band := func(seq uint64, ref, pct int64) venue.OperatorResult {
+		var buf [cmdSlotSize]byte
+		cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1})
+		var c venue.OperatorCommand
+		mustEncode(c.WrapDecode(cmd, 0))
+		c.SetRefPriceTicks(ref)
+		c.SetBandPercent(pct)
+		sink := NewBufferSink(2)
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		var r venue.OperatorResult
+		mustEncode(r.WrapDecode(sink.Event(sink.Len()-1), 0))
+		return r
+	}
+	for _, c := range []struct {
+		ref, pct int64
+		want     venue.RejectReason
+	}{
+		{1000, 20, venue.RejectReasonInvalidPriceBand}, // 401 ticks: wider than the 201 levels allocated
+		{0, 5, venue.RejectReasonInvalidPriceBand},
+		{1000, 100, venue.RejectReasonInvalidPriceBand},
+		{1100, 5, venue.RejectReasonOrdersOutsideBand}, // [1045, 1155]: the bids would be below it
+	} {
+		if r := band(200, c.ref, c.pct); r.Reason() != c.want {
+			t.Errorf("band %d ±%d%%: %s, want %s", c.ref, c.pct, r.Reason(), c.want)
+		}
+		if lo, hi, _ := m.Band(1); lo != 900 || hi != 1100 || levels() != book {
+			t.Fatalf("refused band %d ±%d%% changed the band to [%d, %d] or the book", c.ref, c.pct, lo, hi)
+		}
+	}
+	for i, c := range []struct{ ref, pct, lo, hi int64 }{{1000, 5, 950, 1050}, {1020, 5, 969, 1071}, {980, 8, 902, 1058}} {
+		r := band(uint64(300+i), c.ref, c.pct)
+		if lo, hi, _ := m.Band(1); r.Reason() != venue.RejectReasonNone || r.RefPriceTicks() != c.ref || lo != c.lo || hi != c.hi {
+			t.Fatalf("band %d ±%d%%: %s, band [%d, %d]", c.ref, c.pct, r.Reason(), lo, hi)
+		}
+		if got := levels(); got != book {
+			t.Fatalf("band %d ±%d%% moved the book:\n%s\nwas\n%s", c.ref, c.pct, got, book)
+		}
+	}
+	// Orders follow the new band, and the band survives a snapshot.
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(4)
+	for i, px := range []int64{901, 1057} {
+		if err := m.Apply(encodeNewOrder(buf[:], &newOrderArgs{seq: uint64(400 + i), ts: 1, session: 3, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+			instrument: 1, px: px, qty: 1, clOrdID: fmt.Sprintf("band%d", i)}), sink); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rej venue.OrderRejected
+	if rej.WrapDecode(sink.Event(0), 0) != nil || rej.Reason() != venue.RejectReasonPriceOutOfBand {
+		t.Fatalf("an order below the new band was not rejected")
+	}
+	var snap bytes.Buffer
+	if err := m.WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	restored := mustMatcher(t, Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}})
+	if err := restored.ReadSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, _ := restored.Band(1); lo != 902 || hi != 1058 {
+		t.Fatalf("restored band [%d, %d]", lo, hi)
+	}
+	if fmt.Sprint(restored.BookLevels(1, venue.SideSell, nil)) != fmt.Sprint(m.BookLevels(1, venue.SideSell, nil)) {
+		t.Fatal("restored book differs")
 	}
 }

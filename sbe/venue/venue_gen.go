@@ -533,6 +533,8 @@ const (
 	RejectReasonTradingHalted                  RejectReason = 19
 	RejectReasonInvalidTransition              RejectReason = 20
 	RejectReasonUnknownSession                 RejectReason = 21
+	RejectReasonInvalidPriceBand               RejectReason = 22
+	RejectReasonOrdersOutsideBand              RejectReason = 23
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -582,6 +584,10 @@ func (v RejectReason) String() string {
 		return "InvalidTransition"
 	case RejectReasonUnknownSession:
 		return "UnknownSession"
+	case RejectReasonInvalidPriceBand:
+		return "InvalidPriceBand"
+	case RejectReasonOrdersOutsideBand:
+		return "OrdersOutsideBand"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -589,7 +595,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand:
 		return true
 	}
 	return false
@@ -719,6 +725,7 @@ const (
 	OperatorActionTypeSessionLogout    OperatorActionType = 4
 	OperatorActionTypeSessionDisable   OperatorActionType = 5
 	OperatorActionTypeSessionEnable    OperatorActionType = 6
+	OperatorActionTypeSetPriceBand     OperatorActionType = 7
 )
 
 // String returns the schema name of v, or OperatorActionType(n) for a value the schema does not define.
@@ -736,6 +743,8 @@ func (v OperatorActionType) String() string {
 		return "SessionDisable"
 	case OperatorActionTypeSessionEnable:
 		return "SessionEnable"
+	case OperatorActionTypeSetPriceBand:
+		return "SetPriceBand"
 	}
 	return "OperatorActionType(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -743,7 +752,7 @@ func (v OperatorActionType) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v OperatorActionType) Valid() bool {
 	switch v {
-	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable:
+	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand:
 		return true
 	}
 	return false
@@ -3006,7 +3015,7 @@ func (m *Tick) SetTimestampNs(v int64) {
 // The constants of message "OperatorCommand".
 const (
 	OperatorCommandTemplateID  uint16 = 11
-	OperatorCommandBlockLength int    = 120
+	OperatorCommandBlockLength int    = 136
 	// OperatorCommandEncodedLength is the header plus the block.
 	OperatorCommandEncodedLength int = MessageHeaderSize + OperatorCommandBlockLength
 )
@@ -3015,15 +3024,17 @@ const (
 // of its block: field F of a message wrapped at off starts at
 // off+MessageHeaderSize+OperatorCommandFOffset.
 const (
-	OperatorCommandSeqOffset              int = 0  // uint64
-	OperatorCommandTimestampNsOffset      int = 8  // int64
-	OperatorCommandActionOffset           int = 16 // OperatorActionType (uint8)
-	OperatorCommandStatusOffset           int = 17 // TradingStatus (uint8)
-	OperatorCommandFilterSessionIdxOffset int = 18 // uint16
-	OperatorCommandInstrumentIDOffset     int = 20 // uint32
-	OperatorCommandAccountOffset          int = 24 // char[16]
-	OperatorCommandOperatorOffset         int = 40 // char[16]
-	OperatorCommandReasonOffset           int = 56 // char[64]
+	OperatorCommandSeqOffset              int = 0   // uint64
+	OperatorCommandTimestampNsOffset      int = 8   // int64
+	OperatorCommandActionOffset           int = 16  // OperatorActionType (uint8)
+	OperatorCommandStatusOffset           int = 17  // TradingStatus (uint8)
+	OperatorCommandFilterSessionIdxOffset int = 18  // uint16
+	OperatorCommandInstrumentIDOffset     int = 20  // uint32
+	OperatorCommandAccountOffset          int = 24  // char[16]
+	OperatorCommandOperatorOffset         int = 40  // char[16]
+	OperatorCommandReasonOffset           int = 56  // char[64]
+	OperatorCommandRefPriceTicksOffset    int = 120 // int64
+	OperatorCommandBandPercentOffset      int = 128 // int64
 )
 
 // OperatorCommand is a flyweight over message "OperatorCommand" (template 11).
@@ -3318,6 +3329,46 @@ func (m *OperatorCommand) SetReasonString(v string) error {
 	field := b[64:128:128]
 	clear(field[copy(field, v):])
 	return nil
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 10) at offset 120 (int64).
+//
+// SetPriceBand: the new reference price.
+func (m *OperatorCommand) RefPriceTicks() int64 {
+	b := m.buf
+	if len(b) < 136 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[128:136]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 10); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetRefPriceTicks(v int64) {
+	b := m.buf
+	if len(b) < 136 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[128:136], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 11) at offset 128 (int64).
+//
+// SetPriceBand: the new half-width in percent, in (0, 100).
+func (m *OperatorCommand) BandPercent() int64 {
+	b := m.buf
+	if len(b) < 144 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[136:144]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 11); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorCommand) SetBandPercent(v int64) {
+	b := m.buf
+	if len(b) < 144 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
 }
 
 // The constants of message "OrderAccepted".
@@ -7034,7 +7085,7 @@ func (m *TradingStatusChanged) SetStatus(v TradingStatus) {
 // The constants of message "OperatorResult".
 const (
 	OperatorResultTemplateID  uint16 = 110
-	OperatorResultBlockLength int    = 44
+	OperatorResultBlockLength int    = 60
 	// OperatorResultEncodedLength is the header plus the block.
 	OperatorResultEncodedLength int = MessageHeaderSize + OperatorResultBlockLength
 )
@@ -7051,6 +7102,8 @@ const (
 	OperatorResultInstrumentIDOffset     int = 20 // uint32
 	OperatorResultCountOffset            int = 24 // uint32
 	OperatorResultOperatorOffset         int = 28 // char[16]
+	OperatorResultRefPriceTicksOffset    int = 44 // int64
+	OperatorResultBandPercentOffset      int = 52 // int64
 )
 
 // OperatorResult is a flyweight over message "OperatorResult" (template 110).
@@ -7267,4 +7320,44 @@ func (m *OperatorResult) SetOperatorString(v string) error {
 	field := b[36:52:52]
 	clear(field[copy(field, v):])
 	return nil
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 9) at offset 44 (int64).
+//
+// SetPriceBand: the reference price now in force.
+func (m *OperatorResult) RefPriceTicks() int64 {
+	b := m.buf
+	if len(b) < 60 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 9); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetRefPriceTicks(v int64) {
+	b := m.buf
+	if len(b) < 60 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 10) at offset 52 (int64).
+//
+// SetPriceBand: the band now in force.
+func (m *OperatorResult) BandPercent() int64 {
+	b := m.buf
+	if len(b) < 68 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 10); it does nothing on a flyweight that is not wrapped.
+func (m *OperatorResult) SetBandPercent(v int64) {
+	b := m.buf
+	if len(b) < 68 {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
