@@ -9,6 +9,12 @@ import (
 // refPriceTicksMax keeps refPriceTicks × (100 + bandPercent) within int64.
 const refPriceTicksMax = math.MaxInt64 / (2 * percentScale)
 
+// BandTicks returns the price band, in ticks, that bandPercent around
+// refPriceTicks gives: the edges are rounded inward to whole ticks.
+func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
+	return bandTicks(refPriceTicks, bandPercent)
+}
+
 // operatorSetBand moves an instrument's price band to bandPercent around
 // refPriceTicks (see "Operator commands" in doc.go). The levels were
 // allocated for the configured band, so the new band may not span more

@@ -151,6 +151,9 @@ func formatCommand(w io.Writer, p []byte) error {
 		}
 		fmt.Fprintf(w, "OperatorCommand ts=%s action=%s status=%s session=%d instrument=%d account=%q operator=%q reason=%q",
 			ts(m.TimestampNs()), m.Action(), status, m.FilterSessionIdx(), m.InstrumentID(), m.Account(), m.Operator(), m.Reason())
+		if m.Action() == venue.OperatorActionTypeSetPriceBand {
+			fmt.Fprintf(w, " ref_ticks=%d band_percent=%d", m.RefPriceTicks(), m.BandPercent())
+		}
 	default:
 		return fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
 	}

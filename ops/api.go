@@ -52,6 +52,10 @@ type InstrumentInfo struct {
 	ID            uint32 `json:"id"`
 	Symbol        string `json:"symbol"`
 	Status        string `json:"status"`
+	RefPrice      string `json:"ref_price,omitempty"` // empty when unknown (moved before a restart)
+	BandPercent   int64  `json:"band_percent,omitempty"`
+	BandLow       string `json:"band_low"`
+	BandHigh      string `json:"band_high"`
 	LastPrice     string `json:"last_price,omitempty"`
 	LastQty       int64  `json:"last_qty"`
 	Volume        int64  `json:"volume"`
@@ -87,10 +91,17 @@ type StatusInfo struct {
 
 // actionRequest is the body of every POST: why, and the filters of a cancel.
 type actionRequest struct {
-	Reason     string `json:"reason"`
-	Session    string `json:"session,omitempty"`
-	Account    string `json:"account,omitempty"`
-	Instrument string `json:"instrument,omitempty"`
+	Reason      string `json:"reason"`
+	Session     string `json:"session,omitempty"`
+	Account     string `json:"account,omitempty"`
+	Instrument  string `json:"instrument,omitempty"`
+	RefPrice    string `json:"ref_price,omitempty"`
+	BandPercent int64  `json:"band_percent,omitempty"`
+}
+
+// onlyReason reports whether the request carries nothing but its reason.
+func (r *actionRequest) onlyReason() bool {
+	return r.Session == "" && r.Account == "" && r.Instrument == "" && r.RefPrice == "" && r.BandPercent == 0
 }
 
 type operatorKey struct{}
@@ -124,6 +135,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	mux.HandleFunc("GET /v1/status", o.auth(o.handleStatus))
 	mux.HandleFunc("GET /v1/instruments", o.auth(o.handleInstruments))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/{action}", o.auth(o.handleInstrumentAction))
+	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
 	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
 	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
 	mux.HandleFunc("GET /v1/sessions", o.auth(o.handleSessions))
@@ -257,6 +269,12 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 	case r.Reason == venue.RejectReasonInvalidTransition:
 		writeJSON(w, http.StatusConflict, apiError{Error: "nothing to do: the transition makes no sense in the current state (nothing changed)",
 			Code: "invalid_transition", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonInvalidPriceBand:
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the band would span more ticks than the configured band allocates (nothing changed)",
+			Code: "band_too_wide", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonOrdersOutsideBand:
+		writeJSON(w, http.StatusConflict, apiError{Error: "resting orders lie outside the new band; cancel them first (nothing changed)",
+			Code: "orders_outside_band", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonUnknownInstrument || r.Reason == venue.RejectReasonUnknownSession:
 		writeJSON(w, http.StatusNotFound, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "not_found", Seq: r.Seq})
 	default:
@@ -292,8 +310,10 @@ func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 		}
 		return string(decimal.FormatTicks(nil, ticks, in.Tick))
 	}
-	return InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), LastPrice: price(st.LastPriceTicks, st.LastQty),
-		LastQty: st.LastQty, Volume: st.Volume, Trades: st.Trades, Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
+	return InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), RefPrice: price(st.RefPriceTicks, st.RefPriceTicks),
+		BandPercent: st.BandPercent, BandLow: price(st.BandLowTicks, 1), BandHigh: price(st.BandHighTicks, 1),
+		LastPrice: price(st.LastPriceTicks, st.LastQty),
+		LastQty:   st.LastQty, Volume: st.Volume, Trades: st.Trades, Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
 		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders}
 }
 
@@ -319,13 +339,43 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.Session != "" || req.Account != "" || req.Instrument != "" {
+	if !req.onlyReason() {
 		refuse(w, http.StatusBadRequest, "bad_body", "an instrument action takes only a reason; the instrument is in the path")
 		return
 	}
 	operator := operatorOf(r)
 	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: id,
 		Operator: operator, Reason: req.Reason})
+	o.answer(w, operator, res, err, nil)
+}
+
+// handleBand moves an instrument's reference price and band.
+func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
+	in, ok := o.bySymbol[r.PathValue("symbol")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q (a band is set one instrument at a time)", r.PathValue("symbol"))
+		return
+	}
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	if req.Session != "" || req.Account != "" || req.Instrument != "" {
+		refuse(w, http.StatusBadRequest, "bad_body", "a band change takes a reason, ref_price and band_percent")
+		return
+	}
+	ref, err := decimal.ParseTicks([]byte(req.RefPrice), in.Tick)
+	if err != nil || ref <= 0 {
+		refuse(w, http.StatusBadRequest, "bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, in.TickSize)
+		return
+	}
+	if req.BandPercent <= 0 || req.BandPercent >= 100 {
+		refuse(w, http.StatusBadRequest, "bad_band", "band_percent %d is outside (0, 100)", req.BandPercent)
+		return
+	}
+	operator := operatorOf(r)
+	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPriceBand, Instrument: in.ID, RefPriceTicks: ref,
+		BandPercent: req.BandPercent, Operator: operator, Reason: req.Reason})
 	o.answer(w, operator, res, err, nil)
 }
 
@@ -336,6 +386,10 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	a := Action{Kind: venue.OperatorActionTypeMassCancel, Session: AnySession, Account: req.Account,
 		Operator: operatorOf(r), Reason: req.Reason}
+	if req.RefPrice != "" || req.BandPercent != 0 {
+		refuse(w, http.StatusBadRequest, "bad_body", "a cancel takes a reason and filters: session, account, instrument")
+		return
+	}
 	if req.Session == "" && req.Account == "" && req.Instrument == "" {
 		refuse(w, http.StatusBadRequest, "no_filter", "name a session, an account or an instrument (or several); instrument \"all\" cancels every order")
 		return
@@ -365,7 +419,7 @@ func (o *Ops) handleEndOfDay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.Session != "" || req.Account != "" || req.Instrument != "" {
+	if !req.onlyReason() {
 		refuse(w, http.StatusBadRequest, "bad_body", "end of day takes only a reason")
 		return
 	}
@@ -411,7 +465,7 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.Session != "" || req.Account != "" || req.Instrument != "" {
+	if !req.onlyReason() {
 		refuse(w, http.StatusBadRequest, "bad_body", "a session action takes only a reason; the session is in the path")
 		return
 	}

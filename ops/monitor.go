@@ -6,6 +6,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -30,6 +31,10 @@ type Monitor struct {
 // instrumentView is the monitor's picture of one instrument.
 type instrumentView struct {
 	status        venue.TradingStatus
+	refPriceTicks int64 // 0 when unknown (moved before a restart)
+	bandPercent   int64
+	bandLowTicks  int64
+	bandHighTicks int64
 	lastPxTicks   int64
 	lastQty       int64
 	volume        int64
@@ -62,6 +67,10 @@ type Result struct {
 // InstrumentState is a copy of the monitor's view of one instrument.
 type InstrumentState struct {
 	Status               venue.TradingStatus
+	RefPriceTicks        int64 // 0 when unknown (moved before a restart)
+	BandPercent          int64
+	BandLowTicks         int64
+	BandHighTicks        int64
 	LastPriceTicks       int64
 	LastQty              int64
 	Volume               int64
@@ -72,11 +81,19 @@ type InstrumentState struct {
 	BidLevels, AskLevels int
 }
 
-func newMonitor(statuses map[uint32]venue.TradingStatus) *Monitor {
-	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(statuses)), orders: map[uint64]restingOrder{},
+// instrumentSeed is what the monitor starts from for one instrument.
+type instrumentSeed struct {
+	status                      venue.TradingStatus
+	refPriceTicks, bandPercent  int64
+	bandLowTicks, bandHighTicks int64
+}
+
+func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
+	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(seeds)), orders: map[uint64]restingOrder{},
 		bySession: map[uint16]int{}, waiters: map[uint64]chan Result{}, hash: xxhash.New(), results: map[resultKey]int64{}}
-	for id, st := range statuses {
-		m.instruments[id] = &instrumentView{status: st, bids: map[int64]int64{}, asks: map[int64]int64{}}
+	for id, sd := range seeds {
+		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
+			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
 }
@@ -148,6 +165,10 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
 			m.results[resultKey{r.Action, r.Reason}]++
+			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
+				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
+				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)
+			}
 			if w, ok := m.waiters[r.Seq]; ok {
 				w <- r // buffered: one result per command
 				delete(m.waiters, r.Seq)
@@ -243,7 +264,8 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 	if in == nil {
 		return InstrumentState{}, false
 	}
-	st := InstrumentState{Status: in.status, LastPriceTicks: in.lastPxTicks, LastQty: in.lastQty, Volume: in.volume,
+	st := InstrumentState{Status: in.status, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
+		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, LastPriceTicks: in.lastPxTicks, LastQty: in.lastQty, Volume: in.volume,
 		Trades: in.trades, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
 	for px, qty := range in.bids {
 		if st.BidQty == 0 || px > st.BidTicks {

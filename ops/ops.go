@@ -114,16 +114,24 @@ func New(cfg Config) (*Ops, error) {
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{},
 		stop: make(chan struct{})}
-	statuses := map[uint32]venue.TradingStatus{}
+	seeds := map[uint32]instrumentSeed{}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
 		st, _ := cfg.Matcher.TradingStatus(in.ID)
-		statuses[in.ID] = st
+		// The band in force is the matcher's (an operator may have moved it
+		// before a restart); its reference price and percent are known when
+		// it is still the configured band.
+		sd := instrumentSeed{status: st}
+		sd.bandLowTicks, sd.bandHighTicks, _ = cfg.Matcher.Band(in.ID)
+		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
+			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
+		}
+		seeds[in.ID] = sd
 	}
 	for _, s := range cfg.Sessions {
 		o.byCompID[s.CompID] = s
 	}
-	o.monitor = newMonitor(statuses)
+	o.monitor = newMonitor(seeds)
 	var views []core.OrderView
 	for _, in := range cfg.Instruments {
 		views = cfg.Matcher.BookOrders(in.ID, venue.SideBuy, views[:0])
@@ -208,8 +216,10 @@ type Action struct {
 	Session    uint16 // massCancelAnySession for any
 	Instrument uint32 // 0 for all
 	Account    string
-	Operator   string
-	Reason     string
+	// RefPriceTicks and BandPercent: SetPriceBand.
+	RefPriceTicks, BandPercent int64
+	Operator                   string
+	Reason                     string
 }
 
 // AnySession in Action.Session matches every session (MassCancel).
@@ -246,6 +256,8 @@ func (o *Ops) Do(a Action) (Result, error) {
 	_ = c.SetAccountString(a.Account)
 	_ = c.SetOperatorString(a.Operator)
 	_ = c.SetReasonString(a.Reason)
+	c.SetRefPriceTicks(a.RefPriceTicks)
+	c.SetBandPercent(a.BandPercent)
 	p.Commands.Publish(seq)
 	timeout := o.cfg.Admin.CallTimeout.Duration
 	timer := time.NewTimer(timeout)

@@ -141,6 +141,11 @@ func TestAdminAPI(t *testing.T) {
 		{"POST", "/v1/sessions/CLIENT2/logout", aliceToken, `{"reason":"not logged on"}`, 409},
 		{"POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"not disabled"}`, 409},
 		{"DELETE", "/v1/instruments", aliceToken, "", 404},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.005","band_percent":5}`, 400},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00"}`, 400},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00","band_percent":100}`, 400},
+		{"POST", "/v1/instruments/all/band", aliceToken, `{"reason":"x","ref_price":"100.00","band_percent":5}`, 404},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"x","band_percent":5}`, 400},
 	} {
 		var e map[string]any
 		if code := adminCall(t, s, bad.method, bad.path, bad.token, bad.body, &e); code != bad.code || e["error"] == "" || e["code"] == "" {
@@ -178,6 +183,32 @@ func TestAdminAPI(t *testing.T) {
 	for _, id := range []string{"d1", "g1", "a1"} {
 		expectER(t, c, map[int]string{11: id, 150: "4", 39: "4"})
 	}
+
+	// Reference price and band: too wide for the levels, or leaving a resting
+	// order outside, is refused; a band that fits moves, and orders follow it.
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "97.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "b1", 150: "0"})
+	for _, bad := range []struct {
+		body string
+		code int
+	}{
+		{`{"reason":"too wide","ref_price":"100.00","band_percent":20}`, 422},
+		{`{"reason":"past the bid","ref_price":"110.00","band_percent":5}`, 409},
+	} {
+		if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, bad.body, nil); code != bad.code {
+			t.Errorf("band %s: %d, want %d", bad.body, code, bad.code)
+		}
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"102.00","band_percent":5}`, &res); code != 200 {
+		t.Fatalf("band: %d", code)
+	}
+	if got := instrumentsOf(t, s)["ACME"]; got.RefPrice != "102.00" || got.BandPercent != 5 || got.BandLow != "96.90" || got.BandHigh != "107.10" || got.Bid != "97.00" {
+		t.Fatalf("ACME after the band change: %+v", got)
+	}
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "1", px: "96.00"})
+	expectER(t, c, map[int]string{11: "b2", 150: "8"})
+	sendOrder(t, c, order{id: "b3", side: "2", qty: "1", px: "107.10"})
+	expectER(t, c, map[int]string{11: "b3", 150: "0"})
 
 	// Sessions: list, disable (logon refused), enable, logout.
 	var sessions []ops.SessionInfo
@@ -236,11 +267,21 @@ func TestAdminAPI(t *testing.T) {
 		`action=SessionEnable status=- session=1 instrument=0 account="" operator="alice" reason="paid"`,
 		`action=SessionLogout status=- session=0 instrument=0 account="" operator="alice" reason="end of test"`,
 		`action=EndOfDay status=- session=0 instrument=0 account="" operator="bob" reason="early close"`,
+		`action=SetPriceBand status=- session=0 instrument=1 account="" operator="alice" reason="new reference" ref_ticks=10200 band_percent=5`,
 	} {
 		if !strings.Contains(dump.String(), want) {
 			t.Errorf("journal lacks %s", want)
 		}
 	}
+
+	// After a restart (from the end-of-day snapshot) the moved band holds.
+	s2 := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	if got := instrumentsOf(t, s2)["ACME"]; got.BandLow != "96.90" || got.BandHigh != "107.10" || got.RefPrice != "" || got.Bid != "97.00" {
+		t.Fatalf("ACME after a restart: %+v", got)
+	}
+	c2 := logon(t, s2, "CLIENT3", true)
+	sendOrder(t, c2, order{id: "r1", side: "1", qty: "1", px: "96.00"})
+	expectER(t, c2, map[int]string{11: "r1", 150: "8"})
 	if t.Failed() {
 		for _, line := range strings.Split(dump.String(), "\n") {
 			if strings.Contains(line, "OperatorCommand") {

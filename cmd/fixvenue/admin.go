@@ -36,6 +36,8 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
   sessions                            sessions: logged on, address, sequence numbers, open orders
   halt|resume|close SYMBOL|all --reason R
   cancel [--session C] [--account A] [--instrument S|all] --reason R
+  band SYMBOL --ref-price P --band-percent N --reason R
+                                      move the reference price and price band
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
   logout|disable|enable COMPID --reason R
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
@@ -55,6 +57,8 @@ type adminClient struct {
 	session string
 	account string
 	instr   string
+	refPx   string
+	bandPct int64
 }
 
 func cmdAdmin(args []string) int { return runAdmin(args, os.Stdout, os.Stderr) }
@@ -83,6 +87,8 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.session, "session", "", "cancel: the session's CompID")
 	fs.StringVar(&c.account, "account", "", "cancel: the account")
 	fs.StringVar(&c.instr, "instrument", "", "cancel: the instrument's symbol, or all")
+	fs.StringVar(&c.refPx, "ref-price", "", "band: the new reference price")
+	fs.Int64Var(&c.bandPct, "band-percent", 0, "band: the new half-width of the band, in percent")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -191,6 +197,12 @@ func (c *adminClient) run(sub string, args []string) int {
 			}
 		}
 		return c.action("/v1/cancel", body)
+	case "band":
+		if !want(1, "one SYMBOL") {
+			return 2
+		}
+		return c.actionBody("/v1/instruments/"+url.PathEscape(args[0])+"/band",
+			map[string]any{"reason": c.reason, "ref_price": c.refPx, "band_percent": c.bandPct})
 	case "eod":
 		if !want(0, "no argument") {
 			return 2
@@ -207,6 +219,14 @@ func (c *adminClient) run(sub string, args []string) int {
 }
 
 func (c *adminClient) action(path string, body map[string]string) int {
+	b := make(map[string]any, len(body))
+	for k, v := range body {
+		b[k] = v
+	}
+	return c.actionBody(path, b)
+}
+
+func (c *adminClient) actionBody(path string, body map[string]any) int {
 	var res ops.ActionResponse
 	return c.call("POST", path, body, &res, func() {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d affected)\n", res.Action, res.Result, res.Operator, res.Seq, res.Count)
@@ -291,10 +311,10 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 
 func (c *adminClient) printInstruments(list []ops.InstrumentInfo) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "SYMBOL\tID\tSTATUS\tBID\tBID QTY\tASK\tASK QTY\tLAST\tLAST QTY\tVOLUME\tTRADES\tRESTING\t")
+	fmt.Fprintln(w, "SYMBOL\tID\tSTATUS\tBID\tBID QTY\tASK\tASK QTY\tLAST\tLAST QTY\tVOLUME\tTRADES\tRESTING\tBAND\t")
 	for _, in := range list {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t\n", in.Symbol, in.ID, in.Status, dash(in.Bid), in.BidQty,
-			dash(in.Ask), in.AskQty, dash(in.LastPrice), in.LastQty, in.Volume, in.Trades, in.RestingOrders)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%s..%s\t\n", in.Symbol, in.ID, in.Status, dash(in.Bid), in.BidQty,
+			dash(in.Ask), in.AskQty, dash(in.LastPrice), in.LastQty, in.Volume, in.Trades, in.RestingOrders, in.BandLow, in.BandHigh)
 	}
 	w.Flush()
 }

@@ -85,6 +85,9 @@ sha256 = %q
 		{[]string{"sessions"}, 0, "CLIENT2   false      true", ""},
 		{[]string{"enable", "CLIENT2", "--reason", "cli enable"}, 0, "SessionEnable: done by carol", ""},
 		{[]string{"logout", "CLIENT3", "--reason", "not on"}, 1, "", "not logged on"},
+		{[]string{"band", "ACME", "--ref-price", "101.00", "--band-percent", "5", "--reason", "cli band"}, 0, "SetPriceBand: done by carol", ""},
+		{[]string{"instruments"}, 0, "95.95..106.05", ""},
+		{[]string{"band", "ACME", "--ref-price", "101.001", "--band-percent", "5", "--reason", "x"}, 1, "", "bad_price"},
 		{[]string{"eod", "--reason", "cli eod"}, 0, "end of day: 0 DAY orders expired, snapshot seq", ""},
 		{[]string{"explode"}, 2, "", "unknown command"},
 	} {
@@ -116,7 +119,7 @@ sha256 = %q
 		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}
 	for _, reason := range []string{"cli halt", "again", "cli resume", "cli close", "cli cancel", "cli cancel account",
-		"cli disable", "cli enable", "cli eod"} {
+		"cli disable", "cli enable", "cli band", "cli eod"} {
 		if !strings.Contains(string(dump), fmt.Sprintf(`operator="carol" reason=%q`, reason)) {
 			t.Errorf("journal lacks the action %q", reason)
 		}
