@@ -17,3 +17,22 @@ func (g *Gateway) SessionID(idx uint16) (quickfix.SessionID, bool) {
 	}
 	return g.sessions[idx].cfg.ID, true
 }
+
+// SessionRates are a session's counts over the last second, as its
+// throttles see them (a direction without a limit is not counted: 0).
+type SessionRates struct {
+	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
+}
+
+// Rates returns session idx's counts over the last second.
+func (g *Gateway) Rates(idx uint16) SessionRates {
+	if int(idx) >= len(g.sessions) {
+		return SessionRates{}
+	}
+	s := g.sessions[idx]
+	now := g.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionRates{MessagesPerSecond: s.messages.countAt(now), OrdersPerSecond: s.orders.countAt(now),
+		CancelsPerSecond: s.cancels.countAt(now)}
+}

@@ -76,6 +76,10 @@ type SessionInfo struct {
 	NextSenderSeq int    `json:"next_sender_seq"`
 	NextTargetSeq int    `json:"next_target_seq"`
 	OpenOrders    int    `json:"open_orders"`
+	// Counts over the last second (the throttles' windows).
+	MessagesPerSecond int `json:"messages_per_second"`
+	OrdersPerSecond   int `json:"orders_per_second"`
+	CancelsPerSecond  int `json:"cancels_per_second"`
 }
 
 // StatusInfo answers GET /v1/status.
@@ -436,6 +440,7 @@ func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {
 			st := sc.SessionState(s.Idx)
 			info.LoggedOn, info.Disabled, info.Address = st.LoggedOn, st.Disabled, st.Address
 			info.NextSenderSeq, info.NextTargetSeq = st.NextSenderSeq, st.NextTargetSeq
+			info.MessagesPerSecond, info.OrdersPerSecond, info.CancelsPerSecond = st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond
 		}
 		out = append(out, info)
 	}

@@ -46,6 +46,8 @@ type SessionState struct {
 	// NextSenderSeq and NextTargetSeq are the next outgoing and expected
 	// incoming MsgSeqNum (0 when unknown).
 	NextSenderSeq, NextTargetSeq int
+	// Counts over the last second, as the session's throttles see them.
+	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
 }
 
 // Session names one configured FIX session.

@@ -98,6 +98,8 @@ func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
 		return st
 	}
 	st.LoggedOn = s.gw.LoggedOn(idx)
+	r := s.gw.Rates(idx)
+	st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond = r.MessagesPerSecond, r.OrdersPerSecond, r.CancelsPerSecond
 	if s.edge != nil && st.LoggedOn {
 		if c, ok := s.edge.Session(edgeKey(id)); ok {
 			st.Address = c.RemoteAddr().String()

@@ -208,6 +208,7 @@ func TestAdminAPI(t *testing.T) {
 	sendOrder(t, c, order{id: "b2", side: "1", qty: "1", px: "96.00"})
 	expectER(t, c, map[int]string{11: "b2", 150: "8"})
 	sendOrder(t, c, order{id: "b3", side: "2", qty: "1", px: "107.10"})
+	lastOrder := time.Now()
 	expectER(t, c, map[int]string{11: "b3", 150: "0"})
 
 	// Sessions: list, disable (logon refused), enable, logout.
@@ -215,8 +216,13 @@ func TestAdminAPI(t *testing.T) {
 	if code := adminCall(t, s, "GET", "/v1/sessions", aliceToken, "", &sessions); code != 200 || len(sessions) != 5 {
 		t.Fatalf("sessions: %d %v", code, sessions)
 	}
-	if !sessions[0].LoggedOn || sessions[0].Address == "" || sessions[0].NextSenderSeq < 2 || sessions[1].LoggedOn {
+	if !sessions[0].LoggedOn || sessions[0].Address == "" || sessions[0].NextSenderSeq < 2 || sessions[1].LoggedOn ||
+		sessions[0].OpenOrders != 2 {
 		t.Fatalf("sessions %+v", sessions[:2])
+	}
+	// The rates cover the last second: the orders above count while they are in it.
+	if time.Since(lastOrder) < 900*time.Millisecond && (sessions[0].OrdersPerSecond < 1 || sessions[0].MessagesPerSecond < 1) {
+		t.Fatalf("CLIENT1 rates %+v just after its orders", sessions[0])
 	}
 	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res); code != 200 {
 		t.Fatalf("disable: %d", code)

@@ -321,10 +321,10 @@ func (c *adminClient) printInstruments(list []ops.InstrumentInfo) {
 
 func (c *adminClient) printSessions(list []ops.SessionInfo) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS")
+	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS\tMSG/S\tORDERS/S\tCANCELS/S")
 	for _, s := range list {
-		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
-			s.NextTargetSeq, s.OpenOrders)
+		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
+			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond)
 	}
 	w.Flush()
 }
