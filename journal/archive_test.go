@@ -142,3 +142,23 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReplayRefusesAMissingArchive: without its archived segments a journal
+// no longer starts at seq 0, and a replay from the start says so instead of
+// building a state that never existed.
+func TestReplayRefusesAMissingArchive(t *testing.T) {
+	dir := t.TempDir()
+	writeWorkload(t, dir, journal.Config{SegmentBytes: 64 << 10}, 5, 3000)
+	if _, err := journal.ArchiveSegments(dir, 2000, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Verify(dir, matcherConfig(), nil); err != nil {
+		t.Fatalf("verify with the archive: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, journal.ArchiveDirName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Verify(dir, matcherConfig(), nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("earlier segments are missing")) {
+		t.Fatalf("verify without the archive: %v", err)
+	}
+}

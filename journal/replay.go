@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -97,6 +98,12 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		}
 		if err != nil {
 			return res, err
+		}
+		if res.FirstSeq < 0 && rec.Seq != from {
+			// Segments before this one are gone: applying from here would
+			// give a state that never existed.
+			return res, fmt.Errorf("journal: the first record is seq %d but replay needs seq %d: earlier segments are missing (archived segments belong in %s)",
+				rec.Seq, from, filepath.Join(dir, ArchiveDirName))
 		}
 		if bufSink != nil {
 			bufSink.Reset()

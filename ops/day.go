@@ -140,7 +140,10 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
 		o.metrics.transition(tr.Kind, caughtUp)
 	}
 	if tr.Kind == schedule.EndOfDay {
-		if _, _, err := o.EndOfDay(OperatorSchedule, fmt.Sprintf("%s end_of_day", tr.Day)); err != nil {
+		if err := o.retry(func() error {
+			_, _, err := o.EndOfDay(OperatorSchedule, fmt.Sprintf("%s end_of_day", tr.Day))
+			return err
+		}); err != nil {
 			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
 		}
 		return
@@ -160,14 +163,42 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
 		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != g {
 			continue
 		}
-		r, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: in.ID,
-			Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)})
+		var r Result
+		err := o.retry(func() (err error) {
+			r, err = o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: in.ID,
+				Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)})
+			return err
+		})
 		if err != nil {
 			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
 		} else if r.Reason != venue.RejectReasonNone && r.Reason != venue.RejectReasonInvalidTransition {
 			o.log.Warn("schedule: status change refused", "instrument", in.Symbol, "reason", r.Reason.String())
 		}
 	}
+}
+
+// Retries of a scheduled command that could not be journaled (the command
+// ring stayed full) or not confirmed in time. Running one twice changes
+// nothing the second time, so a retry after a timeout is safe.
+const (
+	transitionAttemptsMax = 5
+	transitionRetryWait   = 500 * time.Millisecond
+)
+
+func (o *Ops) retry(f func() error) error {
+	var err error
+	for attempt := 0; attempt < transitionAttemptsMax; attempt++ {
+		if err = f(); err == nil || errors.Is(err, ErrStopping) {
+			return err
+		}
+		o.log.Warn("schedule: command not confirmed; trying again", "attempt", attempt+1, "err", err)
+		select {
+		case <-o.stop:
+			return ErrStopping
+		case <-time.After(transitionRetryWait):
+		}
+	}
+	return err
 }
 
 func clip(s string, n int) string {
