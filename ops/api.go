@@ -65,6 +65,8 @@ type InstrumentInfo struct {
 	Ask           string `json:"ask,omitempty"`
 	AskQty        int64  `json:"ask_qty"`
 	RestingOrders int    `json:"resting_orders"`
+	BidQtyTotal   int64  `json:"bid_qty_total"` // all resting buy quantity
+	AskQtyTotal   int64  `json:"ask_qty_total"`
 }
 
 // SessionInfo is one row of GET /v1/sessions.
@@ -318,7 +320,8 @@ func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 		BandPercent: st.BandPercent, BandLow: price(st.BandLowTicks, 1), BandHigh: price(st.BandHighTicks, 1),
 		LastPrice: price(st.LastPriceTicks, st.LastQty),
 		LastQty:   st.LastQty, Volume: st.Volume, Trades: st.Trades, Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
-		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders}
+		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders,
+		BidQtyTotal: st.BidQtyTotal, AskQtyTotal: st.AskQtyTotal}
 }
 
 var instrumentActions = map[string]venue.TradingStatus{

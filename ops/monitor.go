@@ -79,6 +79,8 @@ type InstrumentState struct {
 	BidTicks, BidQty     int64 // zero when no bid
 	AskTicks, AskQty     int64 // zero when no ask
 	BidLevels, AskLevels int
+	// BidQtyTotal and AskQtyTotal are the quantity resting on each side.
+	BidQtyTotal, AskQtyTotal int64
 }
 
 // instrumentSeed is what the monitor starts from for one instrument.
@@ -268,11 +270,13 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, LastPriceTicks: in.lastPxTicks, LastQty: in.lastQty, Volume: in.volume,
 		Trades: in.trades, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
 	for px, qty := range in.bids {
+		st.BidQtyTotal += qty
 		if st.BidQty == 0 || px > st.BidTicks {
 			st.BidTicks, st.BidQty = px, qty
 		}
 	}
 	for px, qty := range in.asks {
+		st.AskQtyTotal += qty
 		if st.AskQty == 0 || px < st.AskTicks {
 			st.AskTicks, st.AskQty = px, qty
 		}

@@ -112,7 +112,8 @@ func TestAdminAPI(t *testing.T) {
 		expectER(t, c, map[int]string{11: id, 150: "0"})
 	}
 	acme := instrumentsOf(t, s)["ACME"]
-	if acme.Status != "Open" || acme.Bid != "99.00" || acme.BidQty != 10 || acme.Ask != "101.50" || acme.RestingOrders != 3 {
+	if acme.Status != "Open" || acme.Bid != "99.00" || acme.BidQty != 10 || acme.Ask != "101.50" || acme.RestingOrders != 3 ||
+		acme.BidQtyTotal != 15 || acme.AskQtyTotal != 7 {
 		t.Fatalf("ACME %+v", acme)
 	}
 
