@@ -2,14 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -96,6 +100,26 @@ sha256 = %q
 			t.Errorf("admin %v: exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q, stderr with %q", c.args, code, out, errs, c.code, c.out, c.errs)
 		}
 	}
+	// Log a session out: its client sees the connection close.
+	fc, err := fixclient.Dial(v.fixAddr, "CLIENT3", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	if _, err := fc.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := admin(token, "logout", "CLIENT3", "--reason", "cli logout"); code != 0 || !strings.Contains(out, "SessionLogout: done by carol") {
+		t.Fatalf("logout: %d %s %s", code, out, errs)
+	}
+	for {
+		if _, err := fc.ReadAny(10 * time.Second); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after logout the connection is not closed: %v", err)
+			}
+			break
+		}
+	}
 	// --json prints the API's JSON.
 	code, out, _ := admin(token, "instruments", "--json")
 	var list []ops.InstrumentInfo
@@ -119,7 +143,7 @@ sha256 = %q
 		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}
 	for _, reason := range []string{"cli halt", "again", "cli resume", "cli close", "cli cancel", "cli cancel account",
-		"cli disable", "cli enable", "cli band", "cli eod"} {
+		"cli disable", "cli enable", "cli band", "cli logout", "cli eod"} {
 		if !strings.Contains(string(dump), fmt.Sprintf(`operator="carol" reason=%q`, reason)) {
 			t.Errorf("journal lacks the action %q", reason)
 		}
