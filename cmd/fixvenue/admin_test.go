@@ -152,3 +152,25 @@ sha256 = %q
 		t.Error("a refused call reached the journal")
 	}
 }
+
+// TestServeRefusesBadOperationsConfig: a malformed schedule or an admin API
+// beyond loopback without TLS stops `fixvenue serve` at start with the key.
+func TestServeRefusesBadOperationsConfig(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct{ text, want string }{
+		{"[schedule]\nenabled = true\ntime_zone = \"Atlantis/Capital\"\nend_of_day = \"17h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n", "schedule.time_zone"},
+		{"[schedule]\nenabled = true\ntime_zone = \"UTC\"\nend_of_day = \"15h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n", "schedule.group[0].close"},
+		{"[schedule]\nenabled = true\ntime_zone = \"UTC\"\nend_of_day = \"17h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"9h\"\nopen = \"8h\"\nclose = \"16h\"\n", "phases overlap"},
+		{"[admin]\naddr = \"0.0.0.0:0\"\n", "admin.addr"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("bad%d.toml", i))
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("[venue]\ndata_dir = %q\n", dir)+c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(binPath, "serve", "--config", path).CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: %v\n%s\nwant exit 2 naming %q", c.want, err, out, c.want)
+		}
+	}
+}
