@@ -17,20 +17,22 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// compressedDay is a trading day of ten seconds: pre-open at 0 s, open
-// from 1 s to 7 s, close at 7 s, end of day at 8 s.
+// compressedDay is a trading day of twelve seconds: pre-open at 1 s, open
+// from 2 s to 8 s, close at 8 s, end of day at 9 s, closed until the next
+// day's pre-open.
 const compressedDay = `
 [schedule]
 enabled = true
 time_zone = "Europe/Paris"
-day = "10s"
-end_of_day = "8s"
+day = "12s"
+end_of_day = "9s"
 [[schedule.group]]
 name = "all"
-pre_open = "0s"
-open = "1s"
-close = "7s"
+pre_open = "1s"
+open = "2s"
+close = "8s"
 `
+const compressedDayLength = 12 * time.Second
 
 // tradingDayConfig is a venue with the compressed day, a ClOrdID table
 // smaller than the orders of two days, small journal segments (so that end
@@ -59,7 +61,7 @@ func tradingDayVenue(t *testing.T, dir string) *Server {
 func waitOpening(t *testing.T, s *Server) {
 	t.Helper()
 	waitReady(t, s)
-	waitStatus(t, s, "ACME", "Halted", 12*time.Second) // pre-open
+	waitStatus(t, s, "ACME", "Halted", compressedDayLength+2*time.Second) // pre-open
 	waitStatus(t, s, "ACME", "Open", 2*time.Second)
 }
 
@@ -128,7 +130,7 @@ func iocBurst(t *testing.T, c *fixclient.Client, prefix string, n int) {
 // live gives the running venue's events hash.
 func TestTradingDayCompressed(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two 10-second trading days")
+		t.Skip("runs two 12-second trading days")
 	}
 	dir := t.TempDir()
 	s := tradingDayVenue(t, dir)
@@ -150,7 +152,7 @@ func TestTradingDayCompressed(t *testing.T) {
 	expectER(t, c1, map[int]string{11: "hit", 150: "F", 39: "2"})
 	iocBurst(t, c1, "d1", 250)
 	started := time.Now().UnixNano()
-	eod1 := waitEndOfDay(t, s, started, 12*time.Second)
+	eod1 := waitEndOfDay(t, s, started, compressedDayLength)
 	expectER(t, c1, map[int]string{11: "c1-day", 150: "C", 39: "C"})
 	if eod1.Expired != 2 || eod1.SnapshotSeq < 0 {
 		t.Fatalf("day 1 end of day %+v", eod1)
@@ -166,7 +168,7 @@ func TestTradingDayCompressed(t *testing.T) {
 	if entered := 3 + 1 + 250 + 310; entered <= cfg.Engine.ClOrdIDsMax {
 		t.Fatalf("only %d orders entered; the test needs more than clordids_max %d", entered, cfg.Engine.ClOrdIDsMax)
 	}
-	eod2 := waitEndOfDay(t, s, eod1.CompletedUnixNs, 12*time.Second)
+	eod2 := waitEndOfDay(t, s, eod1.CompletedUnixNs, compressedDayLength)
 	if eod2.Expired != 0 || eod2.ArchivedSegs < 1 || eod2.ArchiveError != "" {
 		t.Fatalf("day 2 end of day %+v; want the first segments archived", eod2)
 	}
@@ -244,7 +246,7 @@ func (h *prefixHashSink) Commit() {
 // start, in order, the DAY order has expired and the GTC order rests.
 func TestTradingDayRestart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 10-second trading day")
+		t.Skip("runs a 12-second trading day")
 	}
 	dir := t.TempDir()
 	s := tradingDayVenue(t, dir)
@@ -260,7 +262,7 @@ func TestTradingDayRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dayStart := time.Now().Truncate(10 * time.Second)
+	dayStart := time.Now().Truncate(compressedDayLength) // compressed days start at multiples of their length
 
 	// Restart mid-day: nothing was missed; book and status are back.
 	s2 := tradingDayVenue(t, dir)
@@ -273,7 +275,7 @@ func TestTradingDayRestart(t *testing.T) {
 	}
 
 	// Down across the close and the end of day.
-	time.Sleep(time.Until(dayStart.Add(8500 * time.Millisecond)))
+	time.Sleep(time.Until(dayStart.Add(9500 * time.Millisecond)))
 	s3 := tradingDayVenue(t, dir)
 	waitReady(t, s3)
 	var st ops.StatusInfo
