@@ -65,6 +65,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	if res.Segments < 3 || len(archived) != res.Segments || len(live)+res.Segments != len(segsBefore) {
 		t.Fatalf("archived %+v: %d files in the archive, %d live of %d", res, len(archived), len(live), len(segsBefore))
 	}
+	t.Logf("archived %d segments: %d bytes → %d bytes gzip", res.Segments, res.RawBytes, res.CompressedBytes)
 	if res.CompressedBytes >= res.RawBytes/4 {
 		t.Fatalf("archive %d bytes for %d raw: not compressed", res.CompressedBytes, res.RawBytes)
 	}
