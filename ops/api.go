@@ -21,6 +21,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // The admin API: JSON over HTTP, documented in README "Operating the
@@ -98,6 +99,8 @@ type StatusInfo struct {
 // actionRequest is the body of every POST: why, and the filters of a cancel.
 type actionRequest struct {
 	Reason      string `json:"reason"`
+	Group       string `json:"group,omitempty"`
+	Phase       string `json:"phase,omitempty"`
 	Session     string `json:"session,omitempty"`
 	Account     string `json:"account,omitempty"`
 	Instrument  string `json:"instrument,omitempty"`
@@ -107,7 +110,8 @@ type actionRequest struct {
 
 // onlyReason reports whether the request carries nothing but its reason.
 func (r *actionRequest) onlyReason() bool {
-	return r.Session == "" && r.Account == "" && r.Instrument == "" && r.RefPrice == "" && r.BandPercent == 0
+	return r.Session == "" && r.Account == "" && r.Instrument == "" && r.RefPrice == "" && r.BandPercent == 0 &&
+		r.Group == "" && r.Phase == ""
 }
 
 type operatorKey struct{}
@@ -144,6 +148,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
 	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
 	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
+	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
 	mux.HandleFunc("GET /v1/sessions", o.auth(o.handleSessions))
 	mux.HandleFunc("POST /v1/sessions/{comp_id}/{action}", o.auth(o.handleSessionAction))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -367,7 +372,7 @@ func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.Session != "" || req.Account != "" || req.Instrument != "" {
+	if req.Session != "" || req.Account != "" || req.Instrument != "" || req.Group != "" || req.Phase != "" {
 		refuse(w, http.StatusBadRequest, "bad_body", "a band change takes a reason, ref_price and band_percent")
 		return
 	}
@@ -393,7 +398,7 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	a := Action{Kind: venue.OperatorActionTypeMassCancel, Session: AnySession, Account: req.Account,
 		Operator: operatorOf(r), Reason: req.Reason}
-	if req.RefPrice != "" || req.BandPercent != 0 {
+	if req.RefPrice != "" || req.BandPercent != 0 || req.Group != "" || req.Phase != "" {
 		refuse(w, http.StatusBadRequest, "bad_body", "a cancel takes a reason and filters: session, account, instrument")
 		return
 	}
@@ -433,6 +438,53 @@ func (o *Ops) handleEndOfDay(w http.ResponseWriter, r *http.Request) {
 	operator := operatorOf(r)
 	res, rep, err := o.EndOfDay(operator, req.Reason)
 	o.answer(w, operator, res, err, &rep)
+}
+
+var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": schedule.Open, "close": schedule.Close}
+
+// handlePhase moves a schedule group to a phase now, as its scheduled
+// transition would: one command per instrument of the group. Instruments
+// already in that phase's status are left alone; when all are, the call is
+// a conflict.
+func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	kind, ok := phases[req.Phase]
+	if !ok || req.Session != "" || req.Account != "" || req.Instrument != "" || req.RefPrice != "" || req.BandPercent != 0 {
+		refuse(w, http.StatusBadRequest, "bad_body", "a phase change takes a reason, a group and a phase: pre_open, open or close (end of day: POST /v1/eod)")
+		return
+	}
+	group := -1
+	for g, grp := range o.cfg.Schedule.Groups {
+		if grp.Name == req.Group {
+			group = g
+		}
+	}
+	if !o.cfg.Schedule.Enabled || group < 0 {
+		refuse(w, http.StatusNotFound, "unknown_group", "no schedule group %q ([schedule] enabled with [[schedule.group]])", req.Group)
+		return
+	}
+	operator := operatorOf(r)
+	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
+	for _, in := range o.cfg.Instruments {
+		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != group {
+			continue
+		}
+		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: statusOf(kind), Instrument: in.ID,
+			Operator: operator, Reason: req.Reason})
+		if err != nil {
+			o.answer(w, operator, res, err, nil)
+			return
+		}
+		total.Seq = res.Seq
+		if res.Reason == venue.RejectReasonNone {
+			total.Reason = venue.RejectReasonNone
+			total.Count += res.Count
+		}
+	}
+	o.answer(w, operator, total, nil, nil)
 }
 
 func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {

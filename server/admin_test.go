@@ -297,3 +297,55 @@ func TestAdminAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminPhase moves a schedule group to a phase now, as its transition
+// would: refused for an unknown group or phase, and a conflict when every
+// instrument is already there.
+func TestAdminPhase(t *testing.T) {
+	// A schedule that trades only three days from now: idle for the test.
+	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
+	sched := fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = "UTC"
+trading_days = [%q]
+end_of_day = "17h"
+[[schedule.group]]
+name = "acme"
+instruments = ["ACME"]
+pre_open = "7h"
+open = "8h"
+close = "16h"
+[[schedule.group]]
+name = "rest"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`, day)
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+sched), Options{})
+	waitReady(t, s)
+	if got := instrumentsOf(t, s); got["ACME"].Status != "Closed" || got["LOTS"].Status != "Closed" {
+		t.Fatalf("a day that does not trade starts closed: %+v", got)
+	}
+	var res ops.ActionResponse
+	for _, c := range []struct {
+		body   string
+		code   int
+		status string
+	}{
+		{`{"reason":"early","group":"acme","phase":"pre_open"}`, 200, "Halted"},
+		{`{"reason":"open now","group":"acme","phase":"open"}`, 200, "Open"},
+		{`{"reason":"again","group":"acme","phase":"open"}`, 409, "Open"},
+		{`{"reason":"x","group":"nope","phase":"open"}`, 404, "Open"},
+		{`{"reason":"x","group":"acme","phase":"end_of_day"}`, 400, "Open"},
+		{`{"reason":"x","group":"acme","phase":"close","session":"CLIENT1"}`, 400, "Open"},
+		{`{"reason":"done","group":"acme","phase":"close"}`, 200, "Closed"},
+	} {
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, c.body, &res); code != c.code {
+			t.Errorf("%s: %d, want %d", c.body, code, c.code)
+		}
+		if got := instrumentsOf(t, s); got["ACME"].Status != c.status || got["LOTS"].Status != "Closed" {
+			t.Errorf("after %s: ACME %s, LOTS %s", c.body, got["ACME"].Status, got["LOTS"].Status)
+		}
+	}
+}

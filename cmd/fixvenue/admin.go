@@ -38,6 +38,8 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
   cancel [--session C] [--account A] [--instrument S|all] --reason R
   band SYMBOL --ref-price P --band-percent N --reason R
                                       move the reference price and price band
+  phase GROUP pre_open|open|close --reason R
+                                      move a schedule group to a phase now
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
   logout|disable|enable COMPID --reason R
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
@@ -203,6 +205,11 @@ func (c *adminClient) run(sub string, args []string) int {
 		}
 		return c.actionBody("/v1/instruments/"+url.PathEscape(args[0])+"/band",
 			map[string]any{"reason": c.reason, "ref_price": c.refPx, "band_percent": c.bandPct})
+	case "phase":
+		if !want(2, "a schedule GROUP and a phase: pre_open, open or close") {
+			return 2
+		}
+		return c.action("/v1/phase", map[string]string{"reason": c.reason, "group": args[0], "phase": args[1]})
 	case "eod":
 		if !want(0, "no argument") {
 			return 2

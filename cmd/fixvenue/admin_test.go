@@ -93,6 +93,7 @@ sha256 = %q
 		{[]string{"instruments"}, 0, "95.95..106.05", ""},
 		{[]string{"band", "ACME", "--ref-price", "101.001", "--band-percent", "5", "--reason", "x"}, 1, "", "bad_price"},
 		{[]string{"eod", "--reason", "cli eod"}, 0, "end of day: 0 DAY orders expired, snapshot seq", ""},
+		{[]string{"phase", "equities", "open", "--reason", "no schedule here"}, 1, "", "unknown_group"},
 		{[]string{"explode"}, 2, "", "unknown command"},
 	} {
 		code, out, errs := admin(token, c.args...)
