@@ -11,6 +11,13 @@
 // statuses, last trades, best bid and offer and resting orders from events,
 // seeded once from the matcher before the pipeline starts.
 //
+// The admin API (api.go) lists instruments, sessions and status, and
+// changes trading status (one instrument, all, or a schedule group's
+// phase), price bands, cancels by session/account/instrument, ends the
+// day, and logs out, disables or enables sessions. Input is checked before
+// anything is journaled: a token whose SHA-256 is configured, a strict JSON
+// body within admin.body_bytes_max with a reason, known names.
+//
 // Do publishes one command and waits (admin.call_timeout) for its
 // OperatorResult and for durability; a command the matcher refuses
 // (unknown instrument or session, a transition that makes no sense)
