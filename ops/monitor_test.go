@@ -135,3 +135,49 @@ func sameBook(m *core.Matcher, mon *Monitor, id uint32) error {
 	}
 	return nil
 }
+
+// BenchmarkMonitorApply is the monitor's cost per event of a random order
+// flow (its allocations are map growth for resting orders and levels).
+func BenchmarkMonitorApply(b *testing.B) {
+	cfg := core.Config{OrdersMax: 4096, ClOrdIDsMax: 1 << 20, SessionsMax: 4, Instruments: []core.InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10},
+		{ID: 2, Symbol: "B", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 5000, BandPercent: 10}}}
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 256)
+	sink := core.NewBufferSink(1 << 16)
+	var live []uint64
+	for seq := uint64(0); seq < 50_000; seq++ {
+		start := sink.Len()
+		if err := m.Apply(randomCommand(rng, buf, seq, live), sink); err != nil {
+			b.Fatal(err)
+		}
+		for i := start; i < sink.Len(); i++ {
+			var e venue.OrderAccepted
+			if e.WrapDecode(sink.Event(i), 0) == nil {
+				live = append(live, e.OrderID())
+			}
+		}
+		if len(live) > 256 {
+			live = live[len(live)-256:]
+		}
+	}
+	events := make([][]byte, sink.Len())
+	for i := range events {
+		events[i] = sink.Event(i)
+	}
+	b.ResetTimer()
+	b.ReportAllocs()
+	var mon *Monitor
+	for i := 0; i < b.N; i++ {
+		if i%len(events) == 0 {
+			b.StopTimer()
+			mon = newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpen}, 2: {status: venue.TradingStatusOpen}})
+			b.StartTimer()
+		}
+		mon.apply(events[i%len(events)])
+	}
+}
