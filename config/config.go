@@ -62,6 +62,8 @@ type Config struct {
 	SessionDefaults SessionDefaults `toml:"session_defaults"`
 	Sessions        []Session       `toml:"session"`
 	Instruments     []Instrument    `toml:"instrument"`
+	Admin           Admin           `toml:"admin"`
+	Schedule        Schedule        `toml:"schedule"`
 }
 
 // Venue holds identity and storage.
@@ -372,6 +374,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateSessions()...)
 	errs = append(errs, c.validateInstruments()...)
+	errs = append(errs, c.validateOperations()...)
 	return errors.Join(errs...)
 }
 

@@ -20,5 +20,14 @@
 // SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
 // there is only one place to set each of them.
 //
-// Limits: at most SessionsMax sessions and InstrumentsMax instruments.
+// [admin] (operations.go) configures the admin API: its address (loopback
+// unless TLS is set), TLS with optional client certificates, and the
+// operators' bearer tokens, stored as SHA-256 hashes. [schedule] configures
+// the trading day: an IANA time zone, groups of instruments with pre-open,
+// open and close offsets, one end of day, trading days and holidays;
+// overlapping phases, an end of day before a close, an unknown time zone or
+// symbol are errors naming the key.
+//
+// Limits: at most SessionsMax sessions and InstrumentsMax instruments,
+// AdminTokensMax tokens, ScheduleGroupsMax schedule groups.
 package config

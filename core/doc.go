@@ -127,6 +127,22 @@
 // DAY orders and forgets the day's ClOrdIDs except the current ones of live
 // orders. SetTradingStatus answers TradingStatusChanged.
 //
+// # Operator commands
+//
+// OperatorCommand is how an operator (the admin API) or the trading schedule
+// changes the venue: set an instrument's trading status (one or all),
+// EndOfDay, cancel the orders of a session, account or instrument, and
+// the session actions (logout, disable, enable) that the gateway carries
+// out, and moving an instrument's price band (reference price and percent)
+// within the levels its configured band allocated, when every resting
+// order stays inside it. It names the operator and the reason, so the journal is the audit
+// trail. It is answered by one OperatorResult, after the events it caused
+// (TradingStatusChanged, OrderCancelled). A command that names an unknown
+// instrument or session, or asks for a status the instrument already has,
+// changes nothing and is answered with the reason (UnknownInstrument,
+// UnknownSession, InvalidTransition); it is never an Apply error, because
+// an error stops the venue.
+//
 // # Structures and their costs
 //
 // Price levels: each side of each instrument is an array with one level per

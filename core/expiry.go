@@ -21,13 +21,15 @@ func (m *Matcher) expireGTD() {
 // per-day bound. It costs O(live orders + ClOrdIDsMax), since both tables
 // are cleared and rebuilt: about half a second at the default 4 Mi ClOrdIDs
 // the first time (the tables' pages are touched), less afterwards. It runs
-// when the market is closed.
-func (m *Matcher) endOfDay() {
+// when the market is closed. It returns how many DAY orders expired.
+func (m *Matcher) endOfDay() uint32 {
+	var expired uint32
 	for oi := m.all.head; oi != noOrder; {
 		o := &m.pool.orders[oi]
 		next := o.allNext
 		if o.tif == venue.TimeInForceDay {
 			m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
+			expired++
 		}
 		oi = next
 	}
@@ -36,4 +38,5 @@ func (m *Matcher) endOfDay() {
 		func(ri recIdx) bool { return m.index.recs[ri].slot != noOrder },
 		func(from, to recIdx) { orders[m.index.recs[to].slot].rec = to },
 	)
+	return expired
 }

@@ -27,7 +27,15 @@ func (m *Matcher) massCancel(c *venue.MassCancel) {
 		m.emitMassCancelReport(c, venue.RejectReasonUnsupportedOrderCharacteristic, 0)
 		return
 	}
-	filterSession := c.FilterSessionIdx()
+	cancelled := m.cancelMatching(c.FilterSessionIdx(), instrumentID, side, account)
+	m.emitMassCancelReport(c, venue.RejectReasonNone, cancelled)
+}
+
+// cancelMatching cancels, with reason MassCancel and in OrderID order, every
+// live order that matches all the filters (filterSession massCancelAnySession,
+// instrumentID 0, side 0 and an empty account match anything), and returns
+// how many it cancelled. The filters must have been checked.
+func (m *Matcher) cancelMatching(filterSession uint16, instrumentID uint32, side uint8, account []byte) uint32 {
 	var oi orderIdx
 	switch {
 	case filterSession == massCancelAnySession:
@@ -53,7 +61,7 @@ func (m *Matcher) massCancel(c *venue.MassCancel) {
 		}
 		oi = next
 	}
-	m.emitMassCancelReport(c, venue.RejectReasonNone, cancelled)
+	return cancelled
 }
 
 // cancelSessionDayOrders is cancel-on-disconnect: the session's DAY orders

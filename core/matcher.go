@@ -130,6 +130,8 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applySetTradingStatus(cmd)
 	case venue.EndOfDayTemplateID:
 		err = m.applyEndOfDay(cmd)
+	case venue.OperatorCommandTemplateID:
+		err = m.applyOperatorCommand(cmd)
 	case venue.SnapshotTemplateID:
 		var c venue.Snapshot
 		if err = c.WrapDecode(cmd, 0); err == nil {

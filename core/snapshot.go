@@ -217,10 +217,13 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 	}
 	id := binary.LittleEndian.Uint32(b)
 	low, high := int64(binary.LittleEndian.Uint64(b[4:])), int64(binary.LittleEndian.Uint64(b[12:]))
-	if id != in.id || low != in.bandLowTicks || high != in.bandHighTicks {
-		return fmt.Errorf("%w: instrument %d band [%d, %d], the config has %d [%d, %d]",
-			ErrSnapshot, id, low, high, in.id, in.bandLowTicks, in.bandHighTicks)
+	// An operator may have moved the band (operatorSetBand) within the
+	// levels the configuration allocates.
+	if id != in.id || low > high || high-low+1 > int64(len(in.sides[0].levels)) {
+		return fmt.Errorf("%w: instrument %d band [%d, %d] does not fit the config's %d with %d levels",
+			ErrSnapshot, id, low, high, in.id, len(in.sides[0].levels))
 	}
+	in.bandLowTicks, in.bandHighTicks = low, high
 	status := venue.TradingStatus(b[20])
 	if !status.Valid() {
 		return fmt.Errorf("%w: instrument %d status %d", ErrSnapshot, id, status)

@@ -97,7 +97,9 @@ func TestReadSnapshotRefusesBadInput(t *testing.T) {
 
 	other := cfg
 	other.Instruments = append([]InstrumentConfig(nil), cfg.Instruments...)
-	other.Instruments[0].BandPercent++
+	// A band is state (an operator may move it within the configured
+	// levels), but it never outgrows the levels the configuration allocates.
+	other.Instruments[0].BandPercent--
 	small := cfg
 	small.OrdersMax = 1
 	small.ClOrdIDsMax = 1
@@ -113,7 +115,7 @@ func TestReadSnapshotRefusesBadInput(t *testing.T) {
 		{"truncated", cfg, snap[:len(snap)-5]},
 		{"flipped byte", cfg, flipped},
 		{"not a snapshot", cfg, []byte("definitely not a matcher snapshot at all")},
-		{"other band", other, snap},
+		{"band wider than the levels", other, snap},
 		{"too small", small, snap},
 	}
 	for _, c := range cases {

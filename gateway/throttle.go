@@ -48,3 +48,9 @@ func (w *slidingWindow) advance(nowNs int64) {
 	}
 	w.bucketNow = b
 }
+
+// countAt returns the events counted over the second before nowNs.
+func (w *slidingWindow) countAt(nowNs int64) int {
+	w.advance(nowNs)
+	return w.total
+}

@@ -151,6 +151,22 @@
 // snapshots: it replays every record into a fresh matcher and hashes every
 // event byte (xxhash64), and two runs must print the same line.
 //
+// # Archive
+//
+// ArchiveSegments, run by the venue at end of day once the day's snapshot is
+// durable, moves every sealed segment whose records all precede the
+// snapshot to <journal>/archive/journal-<first seq>.seg.gz (compress/gzip,
+// the segment byte for byte). Each file is written as .tmp, synced, renamed
+// and the archive directory synced before the live segment is removed and
+// the journal directory synced, so a crash leaves every record in one place
+// or both. A Reader (and so Replay, Verify and dump) reads the archived
+// segments before the live ones when it is asked for records they hold,
+// decompressing one segment at a time into memory, and checks them exactly
+// as live ones: `journal verify` covers the whole chain. A replay from a
+// snapshot at or after the archived records never opens the archive, so the
+// archive can live on other storage once written. Open (recovery) reads
+// only the live directory.
+//
 // # Limits
 //
 // Append, Flush, Close and Run belong to one goroutine; Durable, Err and

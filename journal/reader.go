@@ -46,6 +46,9 @@ type ReaderOptions struct {
 	Progress func(Progress)
 	// Logger receives the torn-tail warning; nil means slog.Default().
 	Logger *slog.Logger
+	// LiveOnly leaves out the archived segments (archive.go): the reader
+	// starts at the first segment of the journal directory itself.
+	LiveOnly bool
 }
 
 // Reader returns the records of a journal directory in sequence order,
@@ -78,6 +81,17 @@ func NewReader(dir string, opts ReaderOptions) (*Reader, error) {
 	segs, err := listSegments(dir)
 	if err != nil {
 		return nil, err
+	}
+	if !opts.LiveOnly && (len(segs) == 0 || opts.FromSeq < segs[0].firstSeq) {
+		var firstLive uint64
+		if len(segs) > 0 {
+			firstLive = segs[0].firstSeq
+		}
+		archived, err := listArchived(dir, firstLive, len(segs) > 0)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(archived, segs...)
 	}
 	// Skip segments that lie wholly before FromSeq: the last segment that
 	// starts at or before it holds it.

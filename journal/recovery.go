@@ -65,7 +65,7 @@ func Open(dir string, cfg Config) (*Writer, error) {
 // recover scans the directory and positions the writer.
 func (w *Writer) recover() error {
 	// The reader's own torn-tail warning is silenced: recovery logs the cut.
-	r, err := NewReader(w.dir, ReaderOptions{Logger: slog.New(slog.DiscardHandler)})
+	r, err := NewReader(w.dir, ReaderOptions{Logger: slog.New(slog.DiscardHandler), LiveOnly: true})
 	if err != nil {
 		return err
 	}

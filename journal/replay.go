@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -111,6 +112,12 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		if err != nil {
 			return res, err
 		}
+		if res.FirstSeq < 0 && rec.Seq != from {
+			// Segments before this one are gone: applying from here would
+			// give a state that never existed.
+			return res, fmt.Errorf("journal: the first record is seq %d but replay needs seq %d: earlier segments are missing (archived segments belong in %s)",
+				rec.Seq, from, filepath.Join(dir, ArchiveDirName))
+		}
 		if bufSink != nil {
 			bufSink.Reset()
 		}
@@ -130,8 +137,8 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 // snapshotForJournal finds the newest valid snapshot that the journal can
 // continue: its seq must be at most the journal's last seq (a snapshot
 // ahead of the journal holds commands that never became durable) and at
-// least the first segment's first seq minus one (the records after it
-// must all be present).
+// least the first segment's first seq minus one, archived segments
+// included (the records after it must all be present).
 func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	segs, err := listSegments(dir)
 	if err != nil || len(segs) == 0 {
@@ -141,7 +148,18 @@ func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logge
 	if err != nil {
 		return SnapshotFile{}, false, err
 	}
-	return latestSnapshot(dir, int64(segs[0].firstSeq)-1, last, usable, logger)
+	// The reader reads archived segments when asked for their records, so
+	// a snapshot older than the live segments is usable too (one whose
+	// companion state the newest snapshot lacks, say).
+	first := segs[0].firstSeq
+	archived, err := listArchived(dir, first, true)
+	if err != nil {
+		return SnapshotFile{}, false, err
+	}
+	if len(archived) > 0 {
+		first = archived[0].firstSeq
+	}
+	return latestSnapshot(dir, int64(first)-1, last, usable, logger)
 }
 
 // lastSeqOf scans only the last segment (the one starting at from) for the

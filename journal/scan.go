@@ -99,6 +99,13 @@ type segmentScan struct {
 // openSegmentScan opens a segment and checks its header against its name
 // and size. buf is the read window storage to use.
 func openSegmentScan(seg segmentFile, buf []byte) (*segmentScan, error) {
+	if seg.archived {
+		b, err := readArchived(seg.path)
+		if err != nil {
+			return nil, err
+		}
+		return newSegmentScan(bytes.NewReader(b), int64(len(b)), seg, buf)
+	}
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: open segment: %w", err)

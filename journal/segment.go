@@ -48,6 +48,7 @@ type segmentFile struct {
 	path     string
 	name     string
 	firstSeq uint64
+	archived bool // gzip-compressed in the archive directory (archive.go)
 }
 
 // listSegments returns the segments of dir in sequence order. Files that

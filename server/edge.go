@@ -89,6 +89,9 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		return nil, err
 	}
 	ec.Logger = s.log
+	if s.sessCtl != nil {
+		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)
+	}
 	l, err := edge.Listen(ec)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -72,6 +73,8 @@ type Server struct {
 	fixmd     *fixmd.Handler
 	stopFeed  func()
 	closing   atomic.Bool
+	ops       *ops.Ops        // the control plane (server/admin.go)
+	sessCtl   *sessionControl // operator logout and disable of sessions
 
 	closeOnce sync.Once
 }
@@ -133,10 +136,19 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.journal.Close()
 		return nil, err
 	}
+	if s.sessCtl, err = s.newSessionControl(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
 	if err := s.buildSessions(); err != nil {
 		s.journal.Close()
 		return nil, err
 	}
+	if err := s.buildOps(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	s.ops.SetSessionControl(s.sessCtl)
 	return s, nil
 }
 
@@ -211,7 +223,8 @@ func (s *Server) buildPipeline() error {
 		return err
 	}
 	s.pipe = p
-	if s.cfg.Journal.SnapshotInterval.Duration > 0 {
+	// End of day writes a snapshot even when no periodic ones are taken.
+	if s.cfg.Journal.SnapshotInterval.Duration > 0 || s.cfg.Schedule.Enabled || s.cfg.Admin.Enabled() {
 		snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: filepath.Join(s.cfg.Venue.DataDir, "journal"),
 			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
 		if err != nil {
@@ -367,7 +380,7 @@ func (s *Server) Start() error {
 		s.stores.RunSyncer(s.opts.StoreSyncInterval, s.stopSync)
 	}()
 	s.stopSnaps = make(chan struct{})
-	if s.snaps != nil {
+	if s.snaps != nil && s.cfg.Journal.SnapshotInterval.Duration > 0 {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -393,6 +406,10 @@ func (s *Server) Start() error {
 	if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
+	}
+	if err := s.ops.Start(func() bool { return !s.closing.Load() }); err != nil {
+		s.Close()
+		return err
 	}
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
 		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
@@ -446,6 +463,9 @@ func (s *Server) Pipeline() *pipeline.Pipeline { return s.pipe }
 func (s *Server) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
+		if s.ops != nil {
+			s.ops.Close() // no operator or schedule command after this
+		}
 		if s.acceptor != nil {
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		}
@@ -464,6 +484,9 @@ func (s *Server) Close() error {
 		}
 		close(s.stopSync)
 		s.wg.Wait()
+		if s.ops != nil {
+			s.ops.Wait()
+		}
 		if s.stores != nil {
 			if err := s.stores.Close(); err != nil {
 				errs = append(errs, err)

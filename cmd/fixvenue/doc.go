@@ -1,15 +1,16 @@
 // Command fixvenue is the venue's one binary.
 //
 //	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A] [--ready-file F]
-//	fixvenue journal verify|dump --data DIR
+//	fixvenue journal verify|dump|book --data DIR
+//	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|eod|logout|disable|enable|hash-token
 //	fixvenue md      watch|book|latency --symbol SYM
 //	fixvenue load    [options]          open-loop FIX load generator
 //	fixvenue bench   pipeline|echo|plot|table [options]   the latency lab
 //	fixvenue version
 //
-// Each subcommand lives in its own file (serve.go, journal.go, md.go, load.go,
-// bench.go) and registers itself in the commands table; the work is done by
-// the library packages (server, journal, marketdata/feedclient, bench/...), so that tests
+// Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
+// load.go, bench.go) and registers itself in the commands table; the work is done by
+// the library packages (server, ops, journal, marketdata/feedclient, bench/...), so that tests
 // can drive the same code. Tests that need the real binary build it once
 // (main_test.go) and run it as a child process, learning its addresses from
 // its --ready-file: kill -9 crash cycles, the market data book, the known

@@ -20,6 +20,7 @@ commands:
   serve     run the venue (embedded demo config unless --config is given)
   journal   verify or dump the journal (journal verify --data DIR)
   md        watch or print a book from the market data feed
+  admin     operate a running venue over its admin API (admin -h)
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
   version   print the version

@@ -31,6 +31,8 @@ var codecs = map[string]func() sbetest.Codec{
 	"OrderStatus":          func() sbetest.Codec { return new(venue.OrderStatus) },
 	"MassCancelReport":     func() sbetest.Codec { return new(venue.MassCancelReport) },
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
+	"OperatorCommand":      func() sbetest.Codec { return new(venue.OperatorCommand) },
+	"OperatorResult":       func() sbetest.Codec { return new(venue.OperatorResult) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {

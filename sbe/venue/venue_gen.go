@@ -128,6 +128,8 @@ func MessageName(templateID uint16) string {
 		return "Snapshot"
 	case 10:
 		return "Tick"
+	case 11:
+		return "OperatorCommand"
 	case 101:
 		return "OrderAccepted"
 	case 102:
@@ -146,6 +148,8 @@ func MessageName(templateID uint16) string {
 		return "MassCancelReport"
 	case 109:
 		return "TradingStatusChanged"
+	case 110:
+		return "OperatorResult"
 	}
 	return ""
 }
@@ -173,7 +177,7 @@ func appendQuoted(dst, v []byte) []byte {
 // Every other message of the schema is an event.
 func IsCommand(templateID uint16) bool {
 	switch templateID {
-	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID:
+	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID:
 		return true
 	}
 	return false
@@ -250,6 +254,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 			return dst, err
 		}
 		return m.AppendText(dst), nil
+	case OperatorCommandTemplateID:
+		var m OperatorCommand
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
 	case OrderAcceptedTemplateID:
 		var m OrderAccepted
 		if err := m.WrapDecode(buf, off); err != nil {
@@ -300,6 +310,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case TradingStatusChangedTemplateID:
 		var m TradingStatusChanged
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OperatorResultTemplateID:
+		var m OperatorResult
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -707,6 +723,10 @@ const (
 	RejectReasonSystemBusy                     RejectReason = 17
 	RejectReasonThrottled                      RejectReason = 18
 	RejectReasonTradingHalted                  RejectReason = 19
+	RejectReasonInvalidTransition              RejectReason = 20
+	RejectReasonUnknownSession                 RejectReason = 21
+	RejectReasonInvalidPriceBand               RejectReason = 22
+	RejectReasonOrdersOutsideBand              RejectReason = 23
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -752,6 +772,14 @@ func (v RejectReason) String() string {
 		return "Throttled"
 	case RejectReasonTradingHalted:
 		return "TradingHalted"
+	case RejectReasonInvalidTransition:
+		return "InvalidTransition"
+	case RejectReasonUnknownSession:
+		return "UnknownSession"
+	case RejectReasonInvalidPriceBand:
+		return "InvalidPriceBand"
+	case RejectReasonOrdersOutsideBand:
+		return "OrdersOutsideBand"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -759,7 +787,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand:
 		return true
 	}
 	return false
@@ -876,6 +904,57 @@ func (v TradingStatus) Valid() bool {
 	}
 	return false
 }
+
+// OperatorActionType is the enum "OperatorActionType", encoded as uint8.
+// What an OperatorCommand does.
+type OperatorActionType uint8
+
+// The values of OperatorActionType.
+const (
+	OperatorActionTypeSetTradingStatus OperatorActionType = 1
+	OperatorActionTypeEndOfDay         OperatorActionType = 2
+	OperatorActionTypeMassCancel       OperatorActionType = 3
+	OperatorActionTypeSessionLogout    OperatorActionType = 4
+	OperatorActionTypeSessionDisable   OperatorActionType = 5
+	OperatorActionTypeSessionEnable    OperatorActionType = 6
+	OperatorActionTypeSetPriceBand     OperatorActionType = 7
+)
+
+// String returns the schema name of v, or OperatorActionType(n) for a value the schema does not define.
+func (v OperatorActionType) String() string {
+	switch v {
+	case OperatorActionTypeSetTradingStatus:
+		return "SetTradingStatus"
+	case OperatorActionTypeEndOfDay:
+		return "EndOfDay"
+	case OperatorActionTypeMassCancel:
+		return "MassCancel"
+	case OperatorActionTypeSessionLogout:
+		return "SessionLogout"
+	case OperatorActionTypeSessionDisable:
+		return "SessionDisable"
+	case OperatorActionTypeSessionEnable:
+		return "SessionEnable"
+	case OperatorActionTypeSetPriceBand:
+		return "SetPriceBand"
+	}
+	return "OperatorActionType(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v OperatorActionType) Valid() bool {
+	switch v {
+	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand:
+		return true
+	}
+	return false
+}
+
+// OperatorNameLength is the length in bytes of the char array type "OperatorName".
+const OperatorNameLength = 16
+
+// OperatorReasonLength is the length in bytes of the char array type "OperatorReason".
+const OperatorReasonLength = 64
 
 // BooleanType is the enum "BooleanType", encoded as uint8.
 type BooleanType uint8
@@ -3272,6 +3351,361 @@ func (m *Tick) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *Tick) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OperatorCommand".
+const (
+	OperatorCommandTemplateID  uint16 = 11
+	OperatorCommandBlockLength int    = 136
+	// OperatorCommandEncodedLength is the header plus the block.
+	OperatorCommandEncodedLength int = MessageHeaderSize + OperatorCommandBlockLength
+)
+
+// The offsets of the fields of message "OperatorCommand", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OperatorCommandFOffset.
+const (
+	OperatorCommandSeqOffset              int = 0   // uint64
+	OperatorCommandTimestampNsOffset      int = 8   // int64
+	OperatorCommandActionOffset           int = 16  // OperatorActionType (uint8)
+	OperatorCommandStatusOffset           int = 17  // TradingStatus (uint8)
+	OperatorCommandFilterSessionIdxOffset int = 18  // uint16
+	OperatorCommandInstrumentIDOffset     int = 20  // uint32
+	OperatorCommandAccountOffset          int = 24  // char[16]
+	OperatorCommandOperatorOffset         int = 40  // char[16]
+	OperatorCommandReasonOffset           int = 56  // char[64]
+	OperatorCommandRefPriceTicksOffset    int = 120 // int64
+	OperatorCommandBandPercentOffset      int = 128 // int64
+)
+
+// OperatorCommand is a flyweight over message "OperatorCommand" (template 11, a command).
+//
+// An operator's or the schedule's action, with who and why: the audit trail is the journal.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OperatorCommand struct {
+	buf *[MessageHeaderSize + OperatorCommandBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OperatorCommandEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OperatorCommand) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OperatorCommandEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OperatorCommandBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OperatorCommandTemplateID, OperatorCommandBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OperatorCommandBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OperatorCommand) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OperatorCommandTemplateID, OperatorCommandBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OperatorCommandBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OperatorCommandTemplateID, OperatorCommandBlockLength)
+}
+
+// DecodeOperatorCommand returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOperatorCommand(buf []byte) (m OperatorCommand, ok bool) {
+	if !validMessage(buf, OperatorCommandTemplateID, OperatorCommandBlockLength) {
+		return OperatorCommand{}, false
+	}
+	return OperatorCommand{buf: (*[MessageHeaderSize + OperatorCommandBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOperatorCommand writes the header of a OperatorCommand at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OperatorCommandEncodedLength.
+// Like DecodeOperatorCommand it is inlined and its result stays in a register.
+func OverwriteOperatorCommand(buf []byte) (m OperatorCommand, ok bool) {
+	if len(buf) < OperatorCommandEncodedLength {
+		return OperatorCommand{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OperatorCommandBlockLength]byte)(buf)
+	// The header as one word: blockLength 136, templateId 11, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000b0088)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OperatorCommand) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m OperatorCommand) Seq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1).
+func (m OperatorCommand) SetSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OperatorCommand) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OperatorCommand) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// Action reads field "action" (id 3) at offset 16 (uint8).
+func (m OperatorCommand) Action() OperatorActionType {
+	b := m.buf
+	return OperatorActionType(b[24])
+}
+
+// SetAction writes field "action" (id 3).
+func (m OperatorCommand) SetAction(v OperatorActionType) {
+	b := m.buf
+	b[24] = uint8(v)
+}
+
+// Status reads field "status" (id 4) at offset 17 (uint8).
+//
+// SetTradingStatus: the new status.
+func (m OperatorCommand) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[25])
+}
+
+// SetStatus writes field "status" (id 4).
+func (m OperatorCommand) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[25] = uint8(v)
+}
+
+// FilterSessionIdx reads field "filterSessionIdx" (id 5) at offset 18 (uint16).
+//
+// MassCancel and session actions: the session; 0xFFFF: any (MassCancel only).
+func (m OperatorCommand) FilterSessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[26:28])
+}
+
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 5).
+func (m OperatorCommand) SetFilterSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[26:28], v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+//
+// SetTradingStatus and MassCancel: 0 means every instrument.
+func (m OperatorCommand) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OperatorCommand) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// Account returns field "account" (id 7) at offset 24 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// MassCancel: empty means any account.
+func (m OperatorCommand) Account() []byte {
+	v := m.buf[32:48:48]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 7) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCommand) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[32:48])
+}
+
+// SetAccount writes field "account" (id 7), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[32:48:48]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 7), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[32:48:48]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Operator returns field "operator" (id 8) at offset 40 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OperatorCommand) Operator() []byte {
+	v := m.buf[48:64:64]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCommand) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[48:64])
+}
+
+// SetOperator writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[48:64:64]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[48:64:64]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 9) at offset 56 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OperatorCommand) Reason() []byte {
+	v := m.buf[64:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ReasonArray returns field "reason" (id 9) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCommand) ReasonArray() *[OperatorReasonLength]byte {
+	return (*[OperatorReasonLength]byte)(m.buf[64:128])
+}
+
+// SetReason writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[64:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCommand) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[64:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 10) at offset 120 (int64).
+//
+// SetPriceBand: the new reference price.
+func (m OperatorCommand) RefPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[128:136]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 10).
+func (m OperatorCommand) SetRefPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[128:136], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 11) at offset 128 (int64).
+//
+// SetPriceBand: the new half-width in percent, in (0, 100).
+func (m OperatorCommand) BandPercent() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[136:144]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 11).
+func (m OperatorCommand) SetBandPercent(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
+}
+
+// AppendText appends m as one line of text: "OperatorCommand", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OperatorCommand) AppendText(dst []byte) []byte {
+	dst = append(dst, "OperatorCommand"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TimestampNs()), 10)
+	dst = append(dst, " action="...)
+	dst = append(dst, m.Action().String()...)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " filterSessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.FilterSessionIdx()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " reason="...)
+	dst = appendQuoted(dst, m.Reason())
+	dst = append(dst, " refPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
+	dst = append(dst, " bandPercent="...)
+	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OperatorCommand) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderAccepted".
 const (
@@ -6791,3 +7225,287 @@ func (m *TradingStatusChanged) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *TradingStatusChanged) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OperatorResult".
+const (
+	OperatorResultTemplateID  uint16 = 110
+	OperatorResultBlockLength int    = 60
+	// OperatorResultEncodedLength is the header plus the block.
+	OperatorResultEncodedLength int = MessageHeaderSize + OperatorResultBlockLength
+)
+
+// The offsets of the fields of message "OperatorResult", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OperatorResultFOffset.
+const (
+	OperatorResultCauseSeqOffset         int = 0  // uint64
+	OperatorResultTimestampNsOffset      int = 8  // int64
+	OperatorResultActionOffset           int = 16 // OperatorActionType (uint8)
+	OperatorResultReasonOffset           int = 17 // RejectReason (uint8)
+	OperatorResultFilterSessionIdxOffset int = 18 // uint16
+	OperatorResultInstrumentIDOffset     int = 20 // uint32
+	OperatorResultCountOffset            int = 24 // uint32
+	OperatorResultOperatorOffset         int = 28 // char[16]
+	OperatorResultRefPriceTicksOffset    int = 44 // int64
+	OperatorResultBandPercentOffset      int = 52 // int64
+)
+
+// OperatorResult is a flyweight over message "OperatorResult" (template 110).
+//
+// The outcome of an OperatorCommand; its other events (status changes, cancels) precede it.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OperatorResult struct {
+	buf *[MessageHeaderSize + OperatorResultBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OperatorResultEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OperatorResult) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OperatorResultEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OperatorResultBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OperatorResultTemplateID, OperatorResultBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OperatorResultBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OperatorResult) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OperatorResultTemplateID, OperatorResultBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OperatorResultBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OperatorResultTemplateID, OperatorResultBlockLength)
+}
+
+// DecodeOperatorResult returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOperatorResult(buf []byte) (m OperatorResult, ok bool) {
+	if !validMessage(buf, OperatorResultTemplateID, OperatorResultBlockLength) {
+		return OperatorResult{}, false
+	}
+	return OperatorResult{buf: (*[MessageHeaderSize + OperatorResultBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOperatorResult writes the header of a OperatorResult at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OperatorResultEncodedLength.
+// Like DecodeOperatorResult it is inlined and its result stays in a register.
+func OverwriteOperatorResult(buf []byte) (m OperatorResult, ok bool) {
+	if len(buf) < OperatorResultEncodedLength {
+		return OperatorResult{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OperatorResultBlockLength]byte)(buf)
+	// The header as one word: blockLength 60, templateId 110, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006e003c)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OperatorResult) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OperatorResult) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OperatorResult) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OperatorResult) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OperatorResult) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// Action reads field "action" (id 3) at offset 16 (uint8).
+func (m OperatorResult) Action() OperatorActionType {
+	b := m.buf
+	return OperatorActionType(b[24])
+}
+
+// SetAction writes field "action" (id 3).
+func (m OperatorResult) SetAction(v OperatorActionType) {
+	b := m.buf
+	b[24] = uint8(v)
+}
+
+// Reason reads field "reason" (id 4) at offset 17 (uint8).
+//
+// None when done; else why nothing changed.
+func (m OperatorResult) Reason() RejectReason {
+	b := m.buf
+	return RejectReason(b[25])
+}
+
+// SetReason writes field "reason" (id 4).
+func (m OperatorResult) SetReason(v RejectReason) {
+	b := m.buf
+	b[25] = uint8(v)
+}
+
+// FilterSessionIdx reads field "filterSessionIdx" (id 5) at offset 18 (uint16).
+func (m OperatorResult) FilterSessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[26:28])
+}
+
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 5).
+func (m OperatorResult) SetFilterSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[26:28], v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+func (m OperatorResult) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OperatorResult) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// Count reads field "count" (id 7) at offset 24 (uint32).
+//
+// instruments changed or orders cancelled or expired.
+func (m OperatorResult) Count() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[32:36])
+}
+
+// SetCount writes field "count" (id 7).
+func (m OperatorResult) SetCount(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[32:36], v)
+}
+
+// Operator returns field "operator" (id 8) at offset 28 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OperatorResult) Operator() []byte {
+	v := m.buf[36:52:52]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorResult) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[36:52])
+}
+
+// SetOperator writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorResult) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[36:52:52]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorResult) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[36:52:52]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 9) at offset 44 (int64).
+//
+// SetPriceBand: the reference price now in force.
+func (m OperatorResult) RefPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 9).
+func (m OperatorResult) SetRefPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 10) at offset 52 (int64).
+//
+// SetPriceBand: the band now in force.
+func (m OperatorResult) BandPercent() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 10).
+func (m OperatorResult) SetBandPercent(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
+}
+
+// AppendText appends m as one line of text: "OperatorResult", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OperatorResult) AppendText(dst []byte) []byte {
+	dst = append(dst, "OperatorResult"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TimestampNs()), 10)
+	dst = append(dst, " action="...)
+	dst = append(dst, m.Action().String()...)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " filterSessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.FilterSessionIdx()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " count="...)
+	dst = strconv.AppendUint(dst, uint64(m.Count()), 10)
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " refPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
+	dst = append(dst, " bandPercent="...)
+	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OperatorResult) String() string { return string(m.AppendText(nil)) }

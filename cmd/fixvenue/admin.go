@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+func init() { commands["admin"] = cmdAdmin }
+
+// Environment variables the admin CLI reads when the flags are not given.
+const (
+	adminAddrEnv  = "FIXVENUE_ADMIN_ADDR"
+	adminTokenEnv = "FIXVENUE_ADMIN_TOKEN"
+)
+
+const adminUsage = `usage: fixvenue admin <command> [options]
+
+commands (each with --addr, --token, --json, --timeout; README "Operating the venue"):
+  status                              venue status, next scheduled transition, last end of day
+  instruments                         instruments: status, last trade, best bid and offer, resting orders
+  sessions                            sessions: logged on, address, sequence numbers, open orders
+  halt|resume|close SYMBOL|all --reason R
+  cancel [--session C] [--account A] [--instrument S|all] --reason R
+  band SYMBOL --ref-price P --band-percent N --reason R
+                                      move the reference price and price band
+  phase GROUP pre_open|open|close --reason R
+                                      move a schedule group to a phase now
+  eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
+  logout|disable|enable COMPID --reason R
+  hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
+
+--addr defaults to $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; --token to $FIXVENUE_ADMIN_TOKEN.
+`
+
+// adminClient calls the admin API.
+type adminClient struct {
+	base    string
+	token   string
+	http    *http.Client
+	asJSON  bool
+	out     io.Writer
+	errOut  io.Writer
+	reason  string
+	session string
+	account string
+	instr   string
+	refPx   string
+	bandPct int64
+}
+
+func cmdAdmin(args []string) int { return runAdmin(args, os.Stdout, os.Stderr) }
+
+func runAdmin(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, adminUsage)
+		return 2
+	}
+	sub := args[0]
+	if sub == "hash-token" {
+		return adminHashToken(args[1:], os.Stdin, stdout, stderr)
+	}
+	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address (host:port), $"+adminAddrEnv)
+	token := fs.String("token", os.Getenv(adminTokenEnv), "bearer token, $"+adminTokenEnv)
+	asJSON := fs.Bool("json", false, "print the API's JSON instead of a table")
+	timeout := fs.Duration("timeout", 90*time.Second, "give up on the call after this long")
+	useTLS := fs.Bool("tls", false, "use https")
+	caFile := fs.String("ca-file", "", "with --tls: CA certificate that signed the API's certificate")
+	certFile := fs.String("cert-file", "", "with --tls: client certificate (when the API requires one)")
+	keyFile := fs.String("key-file", "", "with --tls: client key")
+	c := &adminClient{out: stdout, errOut: stderr}
+	fs.StringVar(&c.reason, "reason", "", "why: journaled with the action (required for every change)")
+	fs.StringVar(&c.session, "session", "", "cancel: the session's CompID")
+	fs.StringVar(&c.account, "account", "", "cancel: the account")
+	fs.StringVar(&c.instr, "instrument", "", "cancel: the instrument's symbol, or all")
+	fs.StringVar(&c.refPx, "ref-price", "", "band: the new reference price")
+	fs.Int64Var(&c.bandPct, "band-percent", 0, "band: the new half-width of the band, in percent")
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return 2
+	}
+	c.asJSON, c.token = *asJSON, *token
+	scheme := "http"
+	transport := &http.Transport{}
+	if *useTLS {
+		scheme = "https"
+		tc, err := adminClientTLS(*caFile, *certFile, *keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "fixvenue admin: %v\n", err)
+			return 2
+		}
+		transport.TLSClientConfig = tc
+	}
+	c.base = scheme + "://" + *addr
+	c.http = &http.Client{Timeout: *timeout, Transport: transport}
+	return c.run(sub, positional)
+}
+
+// parseInterspersed parses flags before, between and after positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func adminClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, errors.New("--ca-file: no certificate in it")
+		}
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file, --key-file: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+func (c *adminClient) run(sub string, args []string) int {
+	want := func(n int, what string) bool {
+		if len(args) != n {
+			fmt.Fprintf(c.errOut, "fixvenue admin %s: want %s\n", sub, what)
+			return false
+		}
+		return true
+	}
+	switch sub {
+	case "status":
+		if !want(0, "no argument") {
+			return 2
+		}
+		var st ops.StatusInfo
+		return c.call("GET", "/v1/status", nil, &st, func() { c.printStatus(&st) })
+	case "instruments":
+		if !want(0, "no argument") {
+			return 2
+		}
+		var list []ops.InstrumentInfo
+		return c.call("GET", "/v1/instruments", nil, &list, func() { c.printInstruments(list) })
+	case "sessions":
+		if !want(0, "no argument") {
+			return 2
+		}
+		var list []ops.SessionInfo
+		return c.call("GET", "/v1/sessions", nil, &list, func() { c.printSessions(list) })
+	case "halt", "resume", "close":
+		if !want(1, "one SYMBOL (or all)") {
+			return 2
+		}
+		return c.action("/v1/instruments/"+url.PathEscape(args[0])+"/"+sub, map[string]string{"reason": c.reason})
+	case "cancel":
+		if !want(0, "filters as --session, --account, --instrument") {
+			return 2
+		}
+		body := map[string]string{"reason": c.reason}
+		for k, v := range map[string]string{"session": c.session, "account": c.account, "instrument": c.instr} {
+			if v != "" {
+				body[k] = v
+			}
+		}
+		return c.action("/v1/cancel", body)
+	case "band":
+		if !want(1, "one SYMBOL") {
+			return 2
+		}
+		return c.actionBody("/v1/instruments/"+url.PathEscape(args[0])+"/band",
+			map[string]any{"reason": c.reason, "ref_price": c.refPx, "band_percent": c.bandPct})
+	case "phase":
+		if !want(2, "a schedule GROUP and a phase: pre_open, open or close") {
+			return 2
+		}
+		return c.action("/v1/phase", map[string]string{"reason": c.reason, "group": args[0], "phase": args[1]})
+	case "eod":
+		if !want(0, "no argument") {
+			return 2
+		}
+		return c.action("/v1/eod", map[string]string{"reason": c.reason})
+	case "logout", "disable", "enable":
+		if !want(1, "one session CompID") {
+			return 2
+		}
+		return c.action("/v1/sessions/"+url.PathEscape(args[0])+"/"+sub, map[string]string{"reason": c.reason})
+	}
+	fmt.Fprintf(c.errOut, "fixvenue admin: unknown command %q\n\n%s", sub, adminUsage)
+	return 2
+}
+
+func (c *adminClient) action(path string, body map[string]string) int {
+	b := make(map[string]any, len(body))
+	for k, v := range body {
+		b[k] = v
+	}
+	return c.actionBody(path, b)
+}
+
+func (c *adminClient) actionBody(path string, body map[string]any) int {
+	var res ops.ActionResponse
+	return c.call("POST", path, body, &res, func() {
+		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d affected)\n", res.Action, res.Result, res.Operator, res.Seq, res.Count)
+		if e := res.EndOfDay; e != nil {
+			fmt.Fprintf(c.out, "end of day: %d DAY orders expired, snapshot seq %d, %d segments archived (%d bytes compressed)\n",
+				e.Expired, e.SnapshotSeq, e.ArchivedSegs, e.ArchivedGzip)
+			if e.SnapshotError != "" || e.ArchiveError != "" {
+				fmt.Fprintf(c.out, "warning: %s%s\n", e.SnapshotError, e.ArchiveError)
+			}
+		}
+	})
+}
+
+// call makes one request; on success it prints the JSON (--json) or calls
+// table, on refusal it prints the API's reason and returns 1.
+func (c *adminClient) call(method, path string, body any, out any, table func()) int {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		fmt.Fprintf(c.errOut, "fixvenue admin: %v\n", err)
+		return 2
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		fmt.Fprintf(c.errOut, "fixvenue admin: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		fmt.Fprintf(c.errOut, "fixvenue admin: reading the answer: %v\n", err)
+		return 1
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error, Code string }
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(raw))
+		}
+		fmt.Fprintf(c.errOut, "fixvenue admin: %s (HTTP %d %s)\n", e.Error, resp.StatusCode, e.Code)
+		if c.asJSON {
+			c.out.Write(raw)
+		}
+		return 1
+	}
+	if c.asJSON {
+		c.out.Write(raw)
+		return 0
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		fmt.Fprintf(c.errOut, "fixvenue admin: unexpected answer: %v\n", err)
+		return 1
+	}
+	table()
+	return 0
+}
+
+func (c *adminClient) printStatus(st *ops.StatusInfo) {
+	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "ready\t%v\n", st.Ready)
+	fmt.Fprintf(w, "durable seq\t%d\n", st.DurableSeq)
+	fmt.Fprintf(w, "events since start\t%d (hash %s)\n", st.EventsSinceStart, st.EventsHash)
+	fmt.Fprintf(w, "schedule\t%v\n", map[bool]string{true: "on", false: "off"}[st.ScheduleEnabled])
+	if st.NextTransition != "" {
+		fmt.Fprintf(w, "next transition\t%s\n", st.NextTransition)
+	}
+	if e := st.LastEndOfDay; e != nil {
+		fmt.Fprintf(w, "last end of day\tseq %d, %d expired, snapshot %d, %d segments archived, at %s\n", e.Seq, e.Expired,
+			e.SnapshotSeq, e.ArchivedSegs, time.Unix(0, e.CompletedUnixNs).UTC().Format(time.RFC3339))
+	}
+	w.Flush()
+}
+
+func (c *adminClient) printInstruments(list []ops.InstrumentInfo) {
+	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "SYMBOL\tID\tSTATUS\tBID\tBID QTY\tASK\tASK QTY\tLAST\tLAST QTY\tVOLUME\tTRADES\tRESTING\tBAND\t")
+	for _, in := range list {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%s..%s\t\n", in.Symbol, in.ID, in.Status, dash(in.Bid), in.BidQty,
+			dash(in.Ask), in.AskQty, dash(in.LastPrice), in.LastQty, in.Volume, in.Trades, in.RestingOrders, in.BandLow, in.BandHigh)
+	}
+	w.Flush()
+}
+
+func (c *adminClient) printSessions(list []ops.SessionInfo) {
+	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS\tMSG/S\tORDERS/S\tCANCELS/S")
+	for _, s := range list {
+		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
+			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond)
+	}
+	w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var token string
+	switch len(args) {
+	case 0:
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			fmt.Fprintf(stderr, "fixvenue admin hash-token: %v\n", err)
+			return 1
+		}
+		token = strings.TrimRight(line, "\r\n")
+	case 1:
+		token = args[0]
+	default:
+		fmt.Fprintln(stderr, "usage: fixvenue admin hash-token [TOKEN]")
+		return 2
+	}
+	if len(token) < 16 {
+		fmt.Fprintln(stderr, "fixvenue admin hash-token: use a token of at least 16 characters (e.g. openssl rand -hex 32)")
+		return 2
+	}
+	fmt.Fprintf(stdout, "[[admin.token]]\noperator = \"YOUR-NAME\"\nsha256 = %q\n", ops.HashToken(token))
+	return 0
+}

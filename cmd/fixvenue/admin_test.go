@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+var adminLine = regexp.MustCompile(`msg="admin API listening" addr=(\S+)`)
+
+// TestAdminCLI runs `fixvenue admin` against a `fixvenue serve` process:
+// every command works, refusals exit 1 with the API's reason, and every
+// change is in the journal with its operator and reason.
+func TestAdminCLI(t *testing.T) {
+	dir := t.TempDir()
+	const token = "cli-test-token-0123456789abcdef"
+	cfg := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[engine]
+orders_max = 1024
+clordids_max = 4096
+command_ring_slots = 1024
+event_ring_slots = 4096
+[marketdata]
+enabled = false
+[admin]
+addr = "127.0.0.1:0"
+[[admin.token]]
+operator = "carol"
+sha256 = %q
+`, dir, ops.HashToken(token))
+	cfgPath := filepath.Join(dir, "venue.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := startVenue(t, cfgPath)
+	m := adminLine.FindStringSubmatch(v.logs())
+	if m == nil {
+		t.Fatalf("no admin API address in the log:\n%s", v.logs())
+	}
+	addr := m[1]
+	admin := func(env string, args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
+		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+env)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errOut.String()
+	}
+	for _, c := range []struct {
+		args      []string
+		code      int
+		out, errs string
+	}{
+		{[]string{"status"}, 0, "ready", ""},
+		{[]string{"instruments"}, 0, "ACME   1    Open", ""},
+		{[]string{"sessions"}, 0, "CLIENT1", ""},
+		{[]string{"halt", "ACME", "--reason", "cli halt"}, 0, "SetTradingStatus: done by carol", ""},
+		{[]string{"halt", "--reason", "again", "ACME"}, 1, "", "invalid_transition"},
+		{[]string{"halt", "NOPE", "--reason", "x"}, 1, "", "unknown instrument"},
+		{[]string{"halt", "ACME"}, 1, "", "give a reason"},
+		{[]string{"resume", "all", "--reason", "cli resume"}, 0, "done by carol", ""},
+		{[]string{"close", "GLOBEX", "--reason", "cli close"}, 0, "done by carol", ""},
+		{[]string{"cancel", "--session", "CLIENT1", "--instrument", "ACME", "--reason", "cli cancel"}, 0, "MassCancel: done by carol", ""},
+		{[]string{"cancel", "--account", "ACC1", "--reason", "cli cancel account"}, 0, "MassCancel: done", ""},
+		{[]string{"cancel", "--reason", "no filter"}, 1, "", "name a session"},
+		{[]string{"disable", "CLIENT2", "--reason", "cli disable"}, 0, "SessionDisable: done by carol", ""},
+		{[]string{"sessions"}, 0, "CLIENT2   false      true", ""},
+		{[]string{"enable", "CLIENT2", "--reason", "cli enable"}, 0, "SessionEnable: done by carol", ""},
+		{[]string{"logout", "CLIENT3", "--reason", "not on"}, 1, "", "not logged on"},
+		{[]string{"band", "ACME", "--ref-price", "101.00", "--band-percent", "5", "--reason", "cli band"}, 0, "SetPriceBand: done by carol", ""},
+		{[]string{"instruments"}, 0, "95.95..106.05", ""},
+		{[]string{"band", "ACME", "--ref-price", "101.001", "--band-percent", "5", "--reason", "x"}, 1, "", "bad_price"},
+		{[]string{"eod", "--reason", "cli eod"}, 0, "end of day: 0 DAY orders expired, snapshot seq", ""},
+		{[]string{"phase", "equities", "open", "--reason", "no schedule here"}, 1, "", "unknown_group"},
+		{[]string{"explode"}, 2, "", "unknown command"},
+	} {
+		code, out, errs := admin(token, c.args...)
+		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errs, c.errs) {
+			t.Errorf("admin %v: exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q, stderr with %q", c.args, code, out, errs, c.code, c.out, c.errs)
+		}
+	}
+	// Log a session out: its client sees the connection close.
+	fc, err := fixclient.Dial(v.fixAddr, "CLIENT3", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	if _, err := fc.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := admin(token, "logout", "CLIENT3", "--reason", "cli logout"); code != 0 || !strings.Contains(out, "SessionLogout: done by carol") {
+		t.Fatalf("logout: %d %s %s", code, out, errs)
+	}
+	for {
+		if _, err := fc.ReadAny(10 * time.Second); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after logout the connection is not closed: %v", err)
+			}
+			break
+		}
+	}
+	// --json prints the API's JSON.
+	code, out, _ := admin(token, "instruments", "--json")
+	var list []ops.InstrumentInfo
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[1].Status != "Closed" {
+		t.Fatalf("instruments --json: %d %s", code, out)
+	}
+	// Without the right token nothing is done.
+	for _, tok := range []string{"", "not-the-token-at-all"} {
+		if code, _, errs := admin(tok, "halt", "ACME", "--reason", "intruder"); code != 1 || !strings.Contains(errs, "HTTP 401") {
+			t.Errorf("token %q: exit %d %s", tok, code, errs)
+		}
+	}
+	code, out, _ = admin("", "hash-token", token)
+	if code != 0 || !strings.Contains(out, ops.HashToken(token)) {
+		t.Fatalf("hash-token: %d %s", code, out)
+	}
+	v.kill()
+
+	dump, err := exec.Command(binPath, "journal", "dump", "--config", cfgPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("journal dump: %v\n%s", err, dump)
+	}
+	for _, reason := range []string{"cli halt", "again", "cli resume", "cli close", "cli cancel", "cli cancel account",
+		"cli disable", "cli enable", "cli band", "cli logout", "cli eod"} {
+		if !strings.Contains(string(dump), fmt.Sprintf(`operator="carol" reason=%q`, reason)) {
+			t.Errorf("journal lacks the action %q", reason)
+		}
+	}
+	if strings.Contains(string(dump), "intruder") || strings.Contains(string(dump), "no filter") {
+		t.Error("a refused call reached the journal")
+	}
+}
+
+// TestServeRefusesBadOperationsConfig: a malformed schedule or an admin API
+// beyond loopback without TLS stops `fixvenue serve` at start with the key.
+func TestServeRefusesBadOperationsConfig(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct{ text, want string }{
+		{"[schedule]\nenabled = true\ntime_zone = \"Atlantis/Capital\"\nend_of_day = \"17h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n", "schedule.time_zone"},
+		{"[schedule]\nenabled = true\ntime_zone = \"UTC\"\nend_of_day = \"15h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n", "schedule.group[0].close"},
+		{"[schedule]\nenabled = true\ntime_zone = \"UTC\"\nend_of_day = \"17h\"\n[[schedule.group]]\nname = \"g\"\npre_open = \"9h\"\nopen = \"8h\"\nclose = \"16h\"\n", "phases overlap"},
+		{"[admin]\naddr = \"0.0.0.0:0\"\n", "admin.addr"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("bad%d.toml", i))
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("[venue]\ndata_dir = %q\n", dir)+c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(binPath, "serve", "--config", path).CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: %v\n%s\nwant exit 2 naming %q", c.want, err, out, c.want)
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+	_ "time/tzdata" // schedule.time_zone must resolve on hosts without a zoneinfo database
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// This file holds the configuration of operations: the admin API ([admin])
+// and the trading day ([schedule]). README "Operating the venue" shows both.
+
+// Admin configures the admin HTTP API.
+type Admin struct {
+	// Addr is the admin listener; "" turns the API off. It must be a
+	// loopback address unless TLS is configured.
+	Addr            string `toml:"addr"`
+	TLSCertFile     string `toml:"tls_cert_file"`
+	TLSKeyFile      string `toml:"tls_key_file"`
+	TLSClientCAFile string `toml:"tls_client_ca_file"`
+	// BodyBytesMax bounds a request body; a larger one is refused (413).
+	BodyBytesMax int `toml:"body_bytes_max"`
+	// CallTimeout bounds how long a call waits for its command to be
+	// applied and durable.
+	CallTimeout Duration `toml:"call_timeout"`
+	// Tokens are the bearer tokens that may call the API, stored as the
+	// SHA-256 of the token (`fixvenue admin hash-token` prints it).
+	Tokens []AdminToken `toml:"token"`
+}
+
+// Enabled reports whether the admin API listens: it needs an address and at
+// least one token (an API that refuses every call would only hold a port).
+func (a *Admin) Enabled() bool { return a.Addr != "" && len(a.Tokens) > 0 }
+
+// AdminToken is one operator's bearer token, hashed.
+type AdminToken struct {
+	Operator string `toml:"operator"`
+	SHA256   string `toml:"sha256"`
+}
+
+// Bounds of the admin configuration.
+const (
+	AdminTokensMax      = 256
+	AdminBodyBytesLimit = 1 << 20
+)
+
+// Schedule configures the trading day. Times are offsets from the start of
+// the day in the venue's time zone, as Go durations ("7h50m" is 07:50).
+type Schedule struct {
+	Enabled bool `toml:"enabled"`
+	// TimeZone is the venue's IANA time zone ("Europe/London").
+	TimeZone string `toml:"time_zone"`
+	// Day is the length of a trading day: 24h (the default) for calendar
+	// days in TimeZone. A shorter day ("6s") runs compressed days back to
+	// back from the Unix epoch, for tests and demonstrations; trading days
+	// and holidays then do not apply.
+	Day Duration `toml:"day"`
+	// TradingDays are the weekdays that trade ("Mon" … "Sun"); default
+	// Monday to Friday.
+	TradingDays []string `toml:"trading_days"`
+	// Holidays are dates (YYYY-MM-DD) that do not trade.
+	Holidays []string `toml:"holidays"`
+	// EndOfDay is when the venue's day ends: DAY orders expire, the day's
+	// ClOrdIDs are forgotten, a snapshot is written and the journal
+	// segments before it are archived. It is after every group's close.
+	EndOfDay Duration        `toml:"end_of_day"`
+	Groups   []ScheduleGroup `toml:"group"`
+}
+
+// ScheduleGroup gives the phases of a group of instruments.
+type ScheduleGroup struct {
+	Name string `toml:"name"`
+	// Instruments are symbols; empty means every instrument in no other group.
+	Instruments []string `toml:"instruments"`
+	// PreOpen: cancels accepted, no new orders and no matching (the venue
+	// has no call phase yet); Open: continuous trading; Close: closed.
+	PreOpen Duration `toml:"pre_open"`
+	Open    Duration `toml:"open"`
+	Close   Duration `toml:"close"`
+}
+
+// ScheduleGroupsMax bounds schedule.group.
+const ScheduleGroupsMax = 256
+
+var weekdayNames = map[string]time.Weekday{"Sun": time.Sunday, "Mon": time.Monday, "Tue": time.Tuesday,
+	"Wed": time.Wednesday, "Thu": time.Thursday, "Fri": time.Friday, "Sat": time.Saturday}
+
+// Weekdays returns the schedule's trading days (validated).
+func (s *Schedule) Weekdays() map[time.Weekday]bool {
+	days := s.TradingDays
+	if len(days) == 0 {
+		days = []string{"Mon", "Tue", "Wed", "Thu", "Fri"}
+	}
+	out := make(map[time.Weekday]bool, len(days))
+	for _, d := range days {
+		out[weekdayNames[d]] = true
+	}
+	return out
+}
+
+// Location returns the schedule's time zone (validated).
+func (s *Schedule) Location() *time.Location {
+	loc, err := time.LoadLocation(s.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// DayLength returns the length of a day (24h unless compressed).
+func (s *Schedule) DayLength() time.Duration {
+	if s.Day.Duration == 0 {
+		return 24 * time.Hour
+	}
+	return s.Day.Duration
+}
+
+// validateOperations checks [admin] and [schedule].
+func (c *Config) validateOperations() []error {
+	errs := c.Admin.validate()
+	if c.Schedule.Enabled {
+		errs = append(errs, c.Schedule.validate(c.Instruments)...)
+	}
+	return errs
+}
+
+func (a *Admin) validate() []error {
+	var errs []error
+	add := func(format string, v ...any) { errs = append(errs, fmt.Errorf(format, v...)) }
+	if a.BodyBytesMax <= 0 || a.BodyBytesMax > AdminBodyBytesLimit {
+		add("admin.body_bytes_max: %d is outside [1, %d]", a.BodyBytesMax, AdminBodyBytesLimit)
+	}
+	if a.CallTimeout.Duration <= 0 {
+		add("admin.call_timeout: must be positive")
+	}
+	if (a.TLSCertFile == "") != (a.TLSKeyFile == "") {
+		add("admin.tls_cert_file, admin.tls_key_file: give both or neither")
+	}
+	if a.TLSClientCAFile != "" && a.TLSCertFile == "" {
+		add("admin.tls_client_ca_file: client certificates need admin.tls_cert_file")
+	}
+	if a.Addr != "" {
+		host, _, err := net.SplitHostPort(a.Addr)
+		switch {
+		case err != nil:
+			add("admin.addr: %v", err)
+		case a.TLSCertFile == "" && !isLoopback(host):
+			add("admin.addr: %q is not a loopback address; the admin API listens elsewhere only with TLS (admin.tls_cert_file)", a.Addr)
+		}
+	}
+	if len(a.Tokens) > AdminTokensMax {
+		add("admin.token: %d tokens, at most %d", len(a.Tokens), AdminTokensMax)
+	}
+	seen := map[string]bool{}
+	for i, t := range a.Tokens {
+		key := fmt.Sprintf("admin.token[%d]", i)
+		if t.Operator == "" || len(t.Operator) > venue.OperatorNameLength || strings.IndexFunc(t.Operator, notPrintableASCII) >= 0 {
+			add("%s.operator: %q must be 1 to %d printable ASCII characters", key, t.Operator, venue.OperatorNameLength)
+		}
+		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {
+			add("%s.sha256: want the 64 hex digits of the token's SHA-256 (fixvenue admin hash-token)", key)
+		}
+		if seen[strings.ToLower(t.SHA256)] {
+			add("%s.sha256: the same token is given twice", key)
+		}
+		seen[strings.ToLower(t.SHA256)] = true
+	}
+	return errs
+}
+
+func notPrintableASCII(r rune) bool { return r <= ' ' || r > '~' }
+
+// isLoopback reports whether host names only the loopback interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Schedule) validate(instruments []Instrument) []error {
+	var errs []error
+	add := func(format string, v ...any) { errs = append(errs, fmt.Errorf(format, v...)) }
+	if s.TimeZone == "" {
+		add("schedule.time_zone: give the venue's IANA time zone (e.g. \"Europe/London\")")
+	} else if _, err := time.LoadLocation(s.TimeZone); err != nil {
+		add("schedule.time_zone: %q is not a known IANA time zone", s.TimeZone)
+	}
+	day := s.DayLength()
+	if day <= 0 || day > 24*time.Hour || (day < 24*time.Hour && day < time.Second) {
+		add("schedule.day: %s is outside [1s, 24h]", s.Day.Duration)
+	}
+	for i, d := range s.TradingDays {
+		if _, ok := weekdayNames[d]; !ok {
+			add("schedule.trading_days[%d]: %q is not Mon, Tue, Wed, Thu, Fri, Sat or Sun", i, d)
+		}
+	}
+	for i, h := range s.Holidays {
+		if _, err := time.Parse(time.DateOnly, h); err != nil {
+			add("schedule.holidays[%d]: %q is not a YYYY-MM-DD date", i, h)
+		}
+	}
+	if s.EndOfDay.Duration <= 0 || s.EndOfDay.Duration >= day {
+		add("schedule.end_of_day: %s must be after the start of the day and before its end (%s)", s.EndOfDay.Duration, day)
+	}
+	if len(s.Groups) == 0 {
+		add("schedule.group: at least one group is needed")
+	}
+	if len(s.Groups) > ScheduleGroupsMax {
+		add("schedule.group: %d groups, at most %d", len(s.Groups), ScheduleGroupsMax)
+	}
+	known := map[string]bool{}
+	for _, in := range instruments {
+		known[in.Symbol] = true
+	}
+	owner := map[string]int{}
+	catchAll := -1
+	for i, g := range s.Groups {
+		key := fmt.Sprintf("schedule.group[%d]", i)
+		if g.Name == "" {
+			add("%s.name: must not be empty", key)
+		}
+		if !(0 <= g.PreOpen.Duration && g.PreOpen.Duration < g.Open.Duration && g.Open.Duration < g.Close.Duration) {
+			add("%s: want 0 <= pre_open < open < close, have %s, %s, %s (phases overlap)", key, g.PreOpen.Duration, g.Open.Duration, g.Close.Duration)
+		}
+		if g.Close.Duration > s.EndOfDay.Duration {
+			add("%s.close: %s is after schedule.end_of_day %s", key, g.Close.Duration, s.EndOfDay.Duration)
+		}
+		if len(g.Instruments) == 0 {
+			if catchAll >= 0 {
+				add("%s.instruments: schedule.group[%d] already takes every other instrument", key, catchAll)
+			}
+			catchAll = i
+		}
+		for _, sym := range g.Instruments {
+			if !known[sym] {
+				add("%s.instruments: %q is not a configured instrument", key, sym)
+			}
+			if j, dup := owner[sym]; dup {
+				add("%s.instruments: %q is already in schedule.group[%d]", key, sym, j)
+			}
+			owner[sym] = i
+		}
+	}
+	return errs
+}
+
+// ErrNoGroup is returned by GroupOf for an instrument no group covers.
+var ErrNoGroup = errors.New("no schedule group covers the instrument")
+
+// GroupOf returns the index of the schedule group that covers symbol.
+func (s *Schedule) GroupOf(symbol string) (int, error) {
+	catchAll := -1
+	for i, g := range s.Groups {
+		if len(g.Instruments) == 0 {
+			catchAll = i
+		}
+		for _, sym := range g.Instruments {
+			if sym == symbol {
+				return i, nil
+			}
+		}
+	}
+	if catchAll < 0 {
+		return 0, fmt.Errorf("%s: %w", symbol, ErrNoGroup)
+	}
+	return catchAll, nil
+}

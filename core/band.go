@@ -1,0 +1,81 @@
+package core
+
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// refPriceTicksMax keeps refPriceTicks × (100 + bandPercent) within int64.
+const refPriceTicksMax = math.MaxInt64 / (2 * percentScale)
+
+// BandTicks returns the price band, in ticks, that bandPercent around
+// refPriceTicks gives: the edges are rounded inward to whole ticks.
+func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
+	return bandTicks(refPriceTicks, bandPercent)
+}
+
+// operatorSetBand moves an instrument's price band to bandPercent around
+// refPriceTicks (see "Operator commands" in doc.go). The levels were
+// allocated for the configured band, so the new band may not span more
+// ticks than that (InvalidPriceBand; a wider one needs new reference data
+// and a restart), and every resting order must lie inside it
+// (OrdersOutsideBand): nothing is cancelled or moved by a band change.
+// The book keeps its levels and priorities: each side's levels shift by
+// the distance between the old and the new band low, O(band width).
+func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercent int64) (venue.RejectReason, uint32) {
+	ii, ok := m.instrByID.lookup(instrumentID)
+	if !ok {
+		return venue.RejectReasonUnknownInstrument, 0
+	}
+	if refPriceTicks <= 0 || refPriceTicks > refPriceTicksMax || bandPercent <= 0 || bandPercent >= percentScale {
+		return venue.RejectReasonInvalidPriceBand, 0
+	}
+	low, high := bandTicks(refPriceTicks, bandPercent)
+	in := &m.instruments[ii]
+	if low > high || high-low+1 > int64(len(in.sides[0].levels)) {
+		return venue.RejectReasonInvalidPriceBand, 0
+	}
+	for s := range in.sides {
+		side := &in.sides[s]
+		if side.orders == 0 {
+			continue
+		}
+		lowest, highest := side.bitmap.nextAtOrAbove(0), side.bitmap.prevAtOrBelow(side.bitmap.size-1)
+		if in.bandLowTicks+int64(lowest) < low || in.bandLowTicks+int64(highest) > high {
+			return venue.RejectReasonOrdersOutsideBand, 0
+		}
+	}
+	if shift := int32(in.bandLowTicks - low); shift != 0 {
+		for s := range in.sides {
+			in.sides[s].shift(shift)
+		}
+	}
+	in.bandLowTicks, in.bandHighTicks = low, high
+	return venue.RejectReasonNone, 1
+}
+
+// shift moves every non-empty level from index i to i+d, with its FIFO,
+// and the bitmap and best with them. The caller has checked that the
+// occupied levels land inside the side's levels.
+func (s *bookSide) shift(d int32) {
+	if s.orders == 0 {
+		return
+	}
+	lo, hi := s.bitmap.nextAtOrAbove(0), s.bitmap.prevAtOrBelow(s.bitmap.size-1)
+	for i := lo; i >= 0 && i <= hi; i = s.bitmap.nextAtOrAbove(i + 1) {
+		s.bitmap.clear(i)
+	}
+	copy(s.levels[lo+d:hi+d+1], s.levels[lo:hi+1])
+	for i := lo; i <= hi; i++ {
+		if i < lo+d || i > hi+d {
+			s.levels[i] = level{head: noOrder, tail: noOrder}
+		}
+	}
+	for i := lo + d; i <= hi+d; i++ {
+		if s.levels[i].orders > 0 {
+			s.bitmap.set(i)
+		}
+	}
+	s.best += d
+}

@@ -1,0 +1,109 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// applyOperatorCommand applies an OperatorCommand: an action of an operator
+// or of the trading schedule, journaled with who did it and why (see
+// "Operator commands" in doc.go). Unlike SetTradingStatus, a command that
+// names something unknown or asks for a transition that makes no sense is
+// not an error that stops the venue: it changes nothing and is answered with
+// an OperatorResult carrying the reason, so the refused attempt stays in the
+// journal too.
+func (m *Matcher) applyOperatorCommand(cmd []byte) error {
+	var c venue.OperatorCommand
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	var reason venue.RejectReason
+	var count uint32
+	switch c.Action() {
+	case venue.OperatorActionTypeSetTradingStatus:
+		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status())
+	case venue.OperatorActionTypeEndOfDay:
+		count = m.endOfDay()
+	case venue.OperatorActionTypeMassCancel:
+		reason, count = m.operatorMassCancel(c.FilterSessionIdx(), c.InstrumentID(), c.Account())
+	case venue.OperatorActionTypeSetPriceBand:
+		reason, count = m.operatorSetBand(c.InstrumentID(), c.RefPriceTicks(), c.BandPercent())
+	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
+		// The gateway acts on these from the result; the matcher only checks
+		// that the session exists, so that the journal records the outcome.
+		if int(c.FilterSessionIdx()) >= len(m.sessions) {
+			reason = venue.RejectReasonUnknownSession
+		}
+	default:
+		reason = venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	m.emitOperatorResult(&c, reason, count)
+	return nil
+}
+
+// operatorSetStatus moves one instrument (or every instrument, for id 0) to
+// status. Moving an instrument to the status it already has is refused
+// (InvalidTransition); for every instrument, those already there are left
+// alone and the command is refused only when none would change.
+func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus) (venue.RejectReason, uint32) {
+	if !status.Valid() {
+		return venue.RejectReasonInvalidTransition, 0
+	}
+	if instrumentID != 0 {
+		ii, ok := m.instrByID.lookup(instrumentID)
+		if !ok {
+			return venue.RejectReasonUnknownInstrument, 0
+		}
+		if m.instruments[ii].status == status {
+			return venue.RejectReasonInvalidTransition, 0
+		}
+		m.instruments[ii].status = status
+		m.emitTradingStatusChanged(instrumentID, status)
+		return venue.RejectReasonNone, 1
+	}
+	var changed uint32
+	for i := range m.instruments {
+		in := &m.instruments[i]
+		if in.status == status {
+			continue
+		}
+		in.status = status
+		m.emitTradingStatusChanged(in.id, status)
+		changed++
+	}
+	if changed == 0 {
+		return venue.RejectReasonInvalidTransition, 0
+	}
+	return venue.RejectReasonNone, changed
+}
+
+// operatorMassCancel cancels the live orders of one session (or any, with
+// massCancelAnySession), one instrument (or any, 0) and one account (or any,
+// empty). An unknown instrument or session is refused.
+func (m *Matcher) operatorMassCancel(filterSession uint16, instrumentID uint32, account []byte) (venue.RejectReason, uint32) {
+	if instrumentID != 0 {
+		if _, ok := m.instrByID.lookup(instrumentID); !ok {
+			return venue.RejectReasonUnknownInstrument, 0
+		}
+	}
+	if filterSession != massCancelAnySession && int(filterSession) >= len(m.sessions) {
+		return venue.RejectReasonUnknownSession, 0
+	}
+	return venue.RejectReasonNone, m.cancelMatching(filterSession, instrumentID, 0, account)
+}
+
+func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.RejectReason, count uint32) {
+	var e venue.OperatorResult
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetAction(c.Action())
+	e.SetReason(reason)
+	e.SetFilterSessionIdx(c.FilterSessionIdx())
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetCount(count)
+	_ = e.SetOperator(c.Operator())
+	if c.Action() == venue.OperatorActionTypeSetPriceBand && reason == venue.RejectReasonNone {
+		e.SetRefPriceTicks(c.RefPriceTicks())
+		e.SetBandPercent(c.BandPercent())
+	}
+	m.sink.Commit()
+}

@@ -1,0 +1,208 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+type operatorArgs struct {
+	seq        uint64
+	action     venue.OperatorActionType
+	status     venue.TradingStatus
+	session    uint16
+	instrument uint32
+	account    string
+}
+
+func encodeOperator(buf []byte, a operatorArgs) []byte {
+	var c venue.OperatorCommand
+	mustEncode(c.WrapEncode(buf, 0))
+	c.SetSeq(a.seq)
+	c.SetTimestampNs(1) // before the fixture's GTD order expires
+	c.SetAction(a.action)
+	c.SetStatus(a.status)
+	c.SetFilterSessionIdx(a.session)
+	c.SetInstrumentID(a.instrument)
+	mustEncode(c.SetAccountString(a.account))
+	mustEncode(c.SetOperatorString("alice"))
+	mustEncode(c.SetReasonString("test"))
+	return buf[:c.EncodedLength()]
+}
+
+// operatorResult applies an operator command and returns its result event,
+// checking that it is the last event and names the operator.
+func operatorResult(t *testing.T, m *Matcher, a operatorArgs) (venue.OperatorResult, int) {
+	t.Helper()
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(8)
+	if err := m.Apply(encodeOperator(buf[:], a), sink); err != nil {
+		t.Fatalf("%+v: Apply: %v", a, err)
+	}
+	if err := m.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	var r venue.OperatorResult
+	if sink.Len() == 0 {
+		t.Fatalf("%+v: no event", a)
+	}
+	if err := r.WrapDecode(sink.Event(sink.Len()-1), 0); err != nil {
+		t.Fatalf("%+v: last event is not an OperatorResult: %v", a, err)
+	}
+	if r.CauseSeq() != a.seq || r.Action() != a.action || !bytes.Equal(r.Operator(), []byte("alice")) {
+		t.Fatalf("%+v: result cause %d action %s operator %q", a, r.CauseSeq(), r.Action(), r.Operator())
+	}
+	return r, sink.Len() - 1
+}
+
+func TestOperatorCommands(t *testing.T) {
+	m := invariantsFixture(t) // instrument 1; sessions 1 and 2 have live orders
+	snap := func() []byte {
+		var b bytes.Buffer
+		if err := m.WriteSnapshot(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	refused := []struct {
+		name string
+		args operatorArgs
+		want venue.RejectReason
+	}{
+		{"resume an open instrument", operatorArgs{action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusOpen, instrument: 1}, venue.RejectReasonInvalidTransition},
+		{"open all when all are open", operatorArgs{action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusOpen}, venue.RejectReasonInvalidTransition},
+		{"unknown instrument", operatorArgs{action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusHalted, instrument: 9}, venue.RejectReasonUnknownInstrument},
+		{"invalid status", operatorArgs{action: venue.OperatorActionTypeSetTradingStatus, status: 9, instrument: 1}, venue.RejectReasonInvalidTransition},
+		{"cancel an unknown instrument", operatorArgs{action: venue.OperatorActionTypeMassCancel, session: 1, instrument: 9}, venue.RejectReasonUnknownInstrument},
+		{"cancel an unknown session", operatorArgs{action: venue.OperatorActionTypeMassCancel, session: 4}, venue.RejectReasonUnknownSession},
+		{"disable an unknown session", operatorArgs{action: venue.OperatorActionTypeSessionDisable, session: 4}, venue.RejectReasonUnknownSession},
+		{"unknown action", operatorArgs{action: 99}, venue.RejectReasonUnsupportedOrderCharacteristic},
+	}
+	seq := uint64(100)
+	// The snapshot holds the matcher's clock: move it to the commands' time first.
+	var buf [cmdSlotSize]byte
+	if err := m.Apply(encodeTick(buf[:], seq-1, 1), NewBufferSink(1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range refused {
+		before := snap()
+		c.args.seq = seq
+		seq++
+		r, others := operatorResult(t, m, c.args)
+		if r.Reason() != c.want || others != 0 {
+			t.Errorf("%s: reason %s with %d other events, want %s and none", c.name, r.Reason(), others, c.want)
+		}
+		if after := snap(); !bytes.Equal(before, after) {
+			t.Errorf("%s: the state changed", c.name)
+		}
+	}
+	// Halt, halt again (refused), cancel session 1's orders, close everything, EOD.
+	r, n := operatorResult(t, m, operatorArgs{seq: seq, action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusHalted, instrument: 1})
+	if r.Reason() != venue.RejectReasonNone || r.Count() != 1 || n != 1 {
+		t.Fatalf("halt: %s count %d events %d", r.Reason(), r.Count(), n)
+	}
+	if st, _ := m.TradingStatus(1); st != venue.TradingStatusHalted {
+		t.Fatalf("status %s after halt", st)
+	}
+	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 1, action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusHalted, instrument: 1}); r.Reason() != venue.RejectReasonInvalidTransition {
+		t.Fatalf("halt twice: %s", r.Reason())
+	}
+	live := m.RestingOrders()
+	r, n = operatorResult(t, m, operatorArgs{seq: seq + 2, action: venue.OperatorActionTypeMassCancel, session: 1})
+	if r.Reason() != venue.RejectReasonNone || int(r.Count()) != n || n == 0 || m.RestingOrders() != live-n {
+		t.Fatalf("cancel session 1: %s count %d events %d live %d → %d", r.Reason(), r.Count(), n, live, m.RestingOrders())
+	}
+	r, _ = operatorResult(t, m, operatorArgs{seq: seq + 3, action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusClosed})
+	if r.Reason() != venue.RejectReasonNone || r.Count() != 1 {
+		t.Fatalf("close all: %s count %d", r.Reason(), r.Count())
+	}
+	live = m.RestingOrders()
+	r, n = operatorResult(t, m, operatorArgs{seq: seq + 4, action: venue.OperatorActionTypeEndOfDay})
+	if r.Reason() != venue.RejectReasonNone || int(r.Count()) != n || m.RestingOrders() != live-n {
+		t.Fatalf("end of day: %s count %d events %d", r.Reason(), r.Count(), n)
+	}
+	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 5, action: venue.OperatorActionTypeSessionDisable, session: 2}); r.Reason() != venue.RejectReasonNone {
+		t.Fatalf("disable session 2: %s", r.Reason())
+	}
+}
+
+func TestOperatorSetBand(t *testing.T) {
+	m := invariantsFixture(t) // instrument 1: reference 1000 ticks, band 10%: [900, 1100]
+	levels := func() string {
+		return fmt.Sprint(m.BookLevels(1, venue.SideBuy, nil), m.BookLevels(1, venue.SideSell, nil))
+	}
+	book := levels()
+	band := func(seq uint64, ref, pct int64) venue.OperatorResult {
+		var buf [cmdSlotSize]byte
+		cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1})
+		var c venue.OperatorCommand
+		mustEncode(c.WrapDecode(cmd, 0))
+		c.SetRefPriceTicks(ref)
+		c.SetBandPercent(pct)
+		sink := NewBufferSink(2)
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		var r venue.OperatorResult
+		mustEncode(r.WrapDecode(sink.Event(sink.Len()-1), 0))
+		return r
+	}
+	for _, c := range []struct {
+		ref, pct int64
+		want     venue.RejectReason
+	}{
+		{1000, 20, venue.RejectReasonInvalidPriceBand}, // 401 ticks: wider than the 201 levels allocated
+		{0, 5, venue.RejectReasonInvalidPriceBand},
+		{1000, 100, venue.RejectReasonInvalidPriceBand},
+		{1100, 5, venue.RejectReasonOrdersOutsideBand}, // [1045, 1155]: the bids would be below it
+	} {
+		if r := band(200, c.ref, c.pct); r.Reason() != c.want {
+			t.Errorf("band %d ±%d%%: %s, want %s", c.ref, c.pct, r.Reason(), c.want)
+		}
+		if lo, hi, _ := m.Band(1); lo != 900 || hi != 1100 || levels() != book {
+			t.Fatalf("refused band %d ±%d%% changed the band to [%d, %d] or the book", c.ref, c.pct, lo, hi)
+		}
+	}
+	for i, c := range []struct{ ref, pct, lo, hi int64 }{{1000, 5, 950, 1050}, {1020, 5, 969, 1071}, {980, 8, 902, 1058}} {
+		r := band(uint64(300+i), c.ref, c.pct)
+		if lo, hi, _ := m.Band(1); r.Reason() != venue.RejectReasonNone || r.RefPriceTicks() != c.ref || lo != c.lo || hi != c.hi {
+			t.Fatalf("band %d ±%d%%: %s, band [%d, %d]", c.ref, c.pct, r.Reason(), lo, hi)
+		}
+		if got := levels(); got != book {
+			t.Fatalf("band %d ±%d%% moved the book:\n%s\nwas\n%s", c.ref, c.pct, got, book)
+		}
+	}
+	// Orders follow the new band, and the band survives a snapshot.
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(4)
+	for i, px := range []int64{901, 1057} {
+		if err := m.Apply(encodeNewOrder(buf[:], &newOrderArgs{seq: uint64(400 + i), ts: 1, session: 3, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+			instrument: 1, px: px, qty: 1, clOrdID: fmt.Sprintf("band%d", i)}), sink); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rej venue.OrderRejected
+	if rej.WrapDecode(sink.Event(0), 0) != nil || rej.Reason() != venue.RejectReasonPriceOutOfBand {
+		t.Fatalf("an order below the new band was not rejected")
+	}
+	var snap bytes.Buffer
+	if err := m.WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	restored := mustMatcher(t, Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}})
+	if err := restored.ReadSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, _ := restored.Band(1); lo != 902 || hi != 1058 {
+		t.Fatalf("restored band [%d, %d]", lo, hi)
+	}
+	if fmt.Sprint(restored.BookLevels(1, venue.SideSell, nil)) != fmt.Sprint(m.BookLevels(1, venue.SideSell, nil)) {
+		t.Fatal("restored book differs")
+	}
+}

@@ -1,0 +1,38 @@
+package gateway
+
+import "github.com/quickfixgo/quickfix"
+
+// LoggedOn reports whether session idx is logged on (false for an unknown index).
+func (g *Gateway) LoggedOn(idx uint16) bool {
+	if int(idx) >= len(g.sessions) {
+		return false
+	}
+	return g.sessions[idx].loggedOn.Load()
+}
+
+// SessionID returns the QuickFIX/Go id of session idx.
+func (g *Gateway) SessionID(idx uint16) (quickfix.SessionID, bool) {
+	if int(idx) >= len(g.sessions) {
+		return quickfix.SessionID{}, false
+	}
+	return g.sessions[idx].cfg.ID, true
+}
+
+// SessionRates are a session's counts over the last second, as its
+// throttles see them (a direction without a limit is not counted: 0).
+type SessionRates struct {
+	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
+}
+
+// Rates returns session idx's counts over the last second.
+func (g *Gateway) Rates(idx uint16) SessionRates {
+	if int(idx) >= len(g.sessions) {
+		return SessionRates{}
+	}
+	s := g.sessions[idx]
+	now := g.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionRates{MessagesPerSecond: s.messages.countAt(now), OrdersPerSecond: s.orders.countAt(now),
+		CancelsPerSecond: s.cancels.countAt(now)}
+}

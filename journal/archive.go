@@ -1,0 +1,194 @@
+package journal
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The archive: sealed segments that a snapshot has made unnecessary for
+// start-up are moved, gzip-compressed, to the archive subdirectory of the
+// journal directory (see "Archive" in doc.go). A Reader still reads them,
+// transparently, when it is asked for records they hold, so `journal
+// verify` and a replay from the first command cover archive and live
+// segments as one chain; a replay from a snapshot taken after them never
+// opens them.
+const (
+	// ArchiveDirName is the archive's directory inside a journal directory.
+	ArchiveDirName  = "archive"
+	archivedSuffix  = ".gz"
+	archiveGzipMode = gzip.BestSpeed
+	// archivedSegmentBytesMax bounds the decompressed size of one archived
+	// segment a Reader accepts (it is read into memory): a segment is at
+	// most SegmentBytesLimit.
+	archivedSegmentBytesMax = SegmentBytesLimit
+)
+
+// ArchiveResult says what ArchiveSegments moved.
+type ArchiveResult struct {
+	Segments        int   // segments moved to the archive
+	RawBytes        int64 // their size in the live directory
+	CompressedBytes int64 // their size in the archive
+}
+
+// ArchiveSegments moves every sealed segment whose records all have a seq
+// at most throughSeq (the seq of a durable snapshot) to the archive, in
+// order. Each is compressed to a temporary file, synced, renamed into
+// place and the archive directory synced before the live segment is
+// removed and the journal directory synced, so that a crash at any point
+// leaves every record in the live directory, the archive, or both (a Reader
+// prefers the live copy). The last segment, which the writer appends to,
+// is never moved.
+func ArchiveSegments(dir string, throughSeq uint64, sync SyncFunc) (ArchiveResult, error) {
+	var res ArchiveResult
+	if sync == nil {
+		sync = DefaultSync
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return res, err
+	}
+	archive := filepath.Join(dir, ArchiveDirName)
+	for i := 0; i+1 < len(segs); i++ {
+		// Segment i holds seqs up to segs[i+1].firstSeq-1.
+		if segs[i+1].firstSeq > throughSeq+1 {
+			break
+		}
+		if res.Segments == 0 {
+			if err := os.MkdirAll(archive, 0o750); err != nil {
+				return res, fmt.Errorf("journal: archive: %w", err)
+			}
+		}
+		raw, compressed, err := archiveSegment(dir, archive, segs[i], sync)
+		if err != nil {
+			return res, err
+		}
+		res.Segments++
+		res.RawBytes += raw
+		res.CompressedBytes += compressed
+	}
+	return res, nil
+}
+
+// archiveSegment compresses one sealed segment into the archive and then
+// removes it from the live directory.
+func archiveSegment(dir, archive string, seg segmentFile, sync SyncFunc) (raw, compressed int64, err error) {
+	final := filepath.Join(archive, seg.name+archivedSuffix)
+	tmp := final + tmpSuffix
+	in, err := os.Open(seg.path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: archive: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: archive: %w", err)
+	}
+	fail := func(step string, err error) (int64, int64, error) {
+		_ = out.Close()
+		_ = os.Remove(tmp)
+		return 0, 0, fmt.Errorf("journal: archive %s: %s: %w", seg.name, step, err)
+	}
+	zw, err := gzip.NewWriterLevel(out, archiveGzipMode)
+	if err != nil {
+		return fail("compress", err)
+	}
+	zw.Name = seg.name
+	if raw, err = io.Copy(zw, in); err != nil {
+		return fail("compress", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fail("compress", err)
+	}
+	if err := sync(out, SyncFile); err != nil {
+		return fail("sync", err)
+	}
+	if compressed, err = out.Seek(0, io.SeekEnd); err != nil {
+		return fail("size", err)
+	}
+	if err := out.Close(); err != nil {
+		return fail("close", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.Remove(tmp)
+		return 0, 0, fmt.Errorf("journal: archive %s: %w", seg.name, err)
+	}
+	if err := syncDirPath(archive, sync); err != nil {
+		return 0, 0, err
+	}
+	if err := os.Remove(seg.path); err != nil {
+		return 0, 0, fmt.Errorf("journal: archive: remove %s: %w", seg.name, err)
+	}
+	return raw, compressed, syncDirPath(dir, sync)
+}
+
+func syncDirPath(dir string, sync SyncFunc) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("journal: sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := sync(d, SyncDir); err != nil {
+		return fmt.Errorf("journal: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// listArchived returns the archived segments of the journal in dir that
+// come before its first live segment (firstLive; all of them when the live
+// directory is empty), in sequence order. A segment in both places is read
+// from the live directory.
+func listArchived(dir string, firstLive uint64, haveLive bool) ([]segmentFile, error) {
+	archive := filepath.Join(dir, ArchiveDirName)
+	entries, err := os.ReadDir(archive)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: list %s: %w", archive, err)
+	}
+	var segs []segmentFile
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), archivedSuffix)
+		if !ok || !strings.HasPrefix(name, segmentPrefix) {
+			continue
+		}
+		first, ok := parseSegmentName(name)
+		if !ok {
+			return nil, fmt.Errorf("journal: %s: unexpected archived segment name", filepath.Join(archive, e.Name()))
+		}
+		if haveLive && first >= firstLive {
+			continue
+		}
+		segs = append(segs, segmentFile{path: filepath.Join(archive, e.Name()), name: name, firstSeq: first, archived: true})
+	}
+	// ReadDir sorts by name, and names sort by first seq (twenty digits).
+	return segs, nil
+}
+
+// readArchived decompresses an archived segment into memory.
+func readArchived(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open archived segment: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, &CorruptionError{Segment: path, Offset: 0, Reason: "archived segment: " + err.Error()}
+	}
+	var b bytes.Buffer
+	n, err := io.Copy(&b, io.LimitReader(zr, archivedSegmentBytesMax+1))
+	if err != nil {
+		return nil, &CorruptionError{Segment: path, Offset: n, Reason: "archived segment: " + err.Error()}
+	}
+	if n > archivedSegmentBytesMax {
+		return nil, &CorruptionError{Segment: path, Offset: n, Reason: "archived segment larger than a segment may be"}
+	}
+	return b.Bytes(), nil
+}

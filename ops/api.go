@@ -1,0 +1,558 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// The admin API: JSON over HTTP, documented in README "Operating the
+// venue". Every /v1 call needs a bearer token whose SHA-256 is in
+// [admin]; the token's operator is journaled with each action.
+
+// AllInstruments in an instrument path means every instrument.
+const AllInstruments = "all"
+
+// apiError is the body of every refusal.
+type apiError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+	Seq   uint64 `json:"seq,omitempty"` // the journaled command, when the matcher refused it
+}
+
+// ActionResponse answers a call that journaled a command.
+type ActionResponse struct {
+	Seq      uint64          `json:"seq"`
+	Action   string          `json:"action"`
+	Operator string          `json:"operator"`
+	Result   string          `json:"result"`
+	Count    uint32          `json:"count"`
+	EndOfDay *EndOfDayReport `json:"end_of_day,omitempty"`
+}
+
+// InstrumentInfo is one row of GET /v1/instruments.
+type InstrumentInfo struct {
+	ID            uint32 `json:"id"`
+	Symbol        string `json:"symbol"`
+	Status        string `json:"status"`
+	RefPrice      string `json:"ref_price,omitempty"` // empty when unknown (moved before a restart)
+	BandPercent   int64  `json:"band_percent,omitempty"`
+	BandLow       string `json:"band_low"`
+	BandHigh      string `json:"band_high"`
+	LastPrice     string `json:"last_price,omitempty"`
+	LastQty       int64  `json:"last_qty"`
+	Volume        int64  `json:"volume"`
+	Trades        int64  `json:"trades"`
+	Bid           string `json:"bid,omitempty"`
+	BidQty        int64  `json:"bid_qty"`
+	Ask           string `json:"ask,omitempty"`
+	AskQty        int64  `json:"ask_qty"`
+	RestingOrders int    `json:"resting_orders"`
+	BidQtyTotal   int64  `json:"bid_qty_total"` // all resting buy quantity
+	AskQtyTotal   int64  `json:"ask_qty_total"`
+}
+
+// SessionInfo is one row of GET /v1/sessions.
+type SessionInfo struct {
+	CompID        string `json:"comp_id"`
+	LoggedOn      bool   `json:"logged_on"`
+	Disabled      bool   `json:"disabled"`
+	Address       string `json:"address,omitempty"`
+	NextSenderSeq int    `json:"next_sender_seq"`
+	NextTargetSeq int    `json:"next_target_seq"`
+	OpenOrders    int    `json:"open_orders"`
+	// Counts over the last second (the throttles' windows).
+	MessagesPerSecond int `json:"messages_per_second"`
+	OrdersPerSecond   int `json:"orders_per_second"`
+	CancelsPerSecond  int `json:"cancels_per_second"`
+}
+
+// StatusInfo answers GET /v1/status.
+type StatusInfo struct {
+	Ready            bool            `json:"ready"`
+	DurableSeq       int64           `json:"durable_seq"`
+	EventsSinceStart int64           `json:"events_since_start"`
+	EventsHash       string          `json:"events_hash"`
+	ScheduleEnabled  bool            `json:"schedule_enabled"`
+	NextTransition   string          `json:"next_transition,omitempty"`
+	LastEndOfDay     *EndOfDayReport `json:"last_end_of_day,omitempty"`
+}
+
+// actionRequest is the body of every POST: why, and the filters of a cancel.
+type actionRequest struct {
+	Reason      string `json:"reason"`
+	Group       string `json:"group,omitempty"`
+	Phase       string `json:"phase,omitempty"`
+	Session     string `json:"session,omitempty"`
+	Account     string `json:"account,omitempty"`
+	Instrument  string `json:"instrument,omitempty"`
+	RefPrice    string `json:"ref_price,omitempty"`
+	BandPercent int64  `json:"band_percent,omitempty"`
+}
+
+// onlyReason reports whether the request carries nothing but its reason.
+func (r *actionRequest) onlyReason() bool {
+	return r.Session == "" && r.Account == "" && r.Instrument == "" && r.RefPrice == "" && r.BandPercent == 0 &&
+		r.Group == "" && r.Phase == ""
+}
+
+type operatorKey struct{}
+
+func (o *Ops) listen(fixReady func() bool) error {
+	a := o.cfg.Admin
+	l, err := net.Listen("tcp", a.Addr)
+	if err != nil {
+		return fmt.Errorf("admin.addr: %w", err)
+	}
+	if a.TLSCertFile != "" {
+		tc, err := adminTLS(a)
+		if err != nil {
+			l.Close()
+			return err
+		}
+		l = tls.NewListener(l, tc)
+	}
+	o.listener = l
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if o.ready.Load() && fixReady() {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "not ready: journal replay, FIX listener or schedule catch-up pending", Code: "not_ready"})
+	})
+	mux.HandleFunc("GET /v1/status", o.auth(o.handleStatus))
+	mux.HandleFunc("GET /v1/instruments", o.auth(o.handleInstruments))
+	mux.HandleFunc("POST /v1/instruments/{symbol}/{action}", o.auth(o.handleInstrumentAction))
+	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
+	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
+	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
+	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
+	mux.HandleFunc("GET /v1/sessions", o.auth(o.handleSessions))
+	mux.HandleFunc("POST /v1/sessions/{comp_id}/{action}", o.auth(o.handleSessionAction))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint: " + r.Method + " " + r.URL.Path, Code: "not_found"})
+	})
+	o.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
+	go func() { _ = o.server.Serve(l) }()
+	o.log.Info("admin API listening", "addr", l.Addr().String(), "tls", a.TLSCertFile != "", "tokens", len(a.Tokens))
+	return nil
+}
+
+func adminTLS(a config.Admin) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(a.TLSCertFile, a.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("admin.tls_cert_file: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if a.TLSClientCAFile != "" {
+		pem, err := os.ReadFile(a.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("admin.tls_client_ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("admin.tls_client_ca_file: no certificate in it")
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// HashToken returns the hex SHA-256 of a token, as [[admin.token]] stores it.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// auth admits a call with a bearer token of the configuration and passes
+// its operator on. Every configured hash is compared, in constant time.
+func (o *Ops) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "missing bearer token (Authorization: Bearer <token>)", Code: "unauthorized"})
+			return
+		}
+		sum := sha256.Sum256([]byte(token))
+		operator := ""
+		for _, t := range o.cfg.Admin.Tokens {
+			want, err := hex.DecodeString(t.SHA256)
+			if err == nil && subtle.ConstantTimeCompare(sum[:], want) == 1 {
+				operator = t.Operator
+			}
+		}
+		if operator == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue", error="invalid_token"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "unknown token", Code: "unauthorized"})
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, operator)))
+	}
+}
+
+func operatorOf(r *http.Request) string { s, _ := r.Context().Value(operatorKey{}).(string); return s }
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func refuse(w http.ResponseWriter, code int, errCode, format string, a ...any) {
+	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, a...), Code: errCode})
+}
+
+// readAction decodes a POST body strictly: one JSON object, known fields,
+// within admin.body_bytes_max, with a reason the journal can hold.
+func (o *Ops) readAction(w http.ResponseWriter, r *http.Request) (actionRequest, bool) {
+	var req actionRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "request body over %d bytes (admin.body_bytes_max)", o.cfg.Admin.BodyBytesMax)
+		return req, false
+	}
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "bad_body", "reading the body: %v", err)
+		return req, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		refuse(w, http.StatusBadRequest, "bad_json", "body is not the JSON object expected: %v", err)
+		return req, false
+	}
+	if dec.More() {
+		refuse(w, http.StatusBadRequest, "bad_json", "body holds more than one JSON value")
+		return req, false
+	}
+	switch {
+	case strings.TrimSpace(req.Reason) == "":
+		refuse(w, http.StatusBadRequest, "no_reason", "give a reason: it is journaled with the action")
+	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
+		refuse(w, http.StatusBadRequest, "bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
+	case len(req.Account) > venue.AccountLength || strings.IndexFunc(req.Account, nonPrintable) >= 0:
+		refuse(w, http.StatusBadRequest, "bad_account", "account must be at most %d printable ASCII characters", venue.AccountLength)
+	default:
+		return req, true
+	}
+	return req, false
+}
+
+func nonPrintable(r rune) bool { return r < ' ' || r > '~' }
+
+// answer writes the outcome of a journaled command.
+func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error, eod *EndOfDayReport) {
+	switch {
+	case errors.Is(err, ErrBusy):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "busy"})
+	case err != nil:
+		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonNone:
+		writeJSON(w, http.StatusOK, ActionResponse{Seq: r.Seq, Action: r.Action.String(), Operator: operator,
+			Result: "done", Count: r.Count, EndOfDay: eod})
+	case r.Reason == venue.RejectReasonInvalidTransition:
+		writeJSON(w, http.StatusConflict, apiError{Error: "nothing to do: the transition makes no sense in the current state (nothing changed)",
+			Code: "invalid_transition", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonInvalidPriceBand:
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the band would span more ticks than the configured band allocates (nothing changed)",
+			Code: "band_too_wide", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonOrdersOutsideBand:
+		writeJSON(w, http.StatusConflict, apiError{Error: "resting orders lie outside the new band; cancel them first (nothing changed)",
+			Code: "orders_outside_band", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonUnknownInstrument || r.Reason == venue.RejectReasonUnknownSession:
+		writeJSON(w, http.StatusNotFound, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "not_found", Seq: r.Seq})
+	default:
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "refused", Seq: r.Seq})
+	}
+}
+
+func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
+	n, h := o.monitor.EventsHash()
+	st := StatusInfo{Ready: o.ready.Load(), DurableSeq: o.cfg.Pipeline.Durable().Load(), EventsSinceStart: n,
+		EventsHash: fmt.Sprintf("%016x", h), ScheduleEnabled: o.plan != nil, LastEndOfDay: o.lastEOD.Load()}
+	if o.plan != nil {
+		if tr, ok := o.plan.Next(o.cfg.Now()); ok {
+			st.NextTransition = tr.String()
+		}
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (o *Ops) handleInstruments(w http.ResponseWriter, r *http.Request) {
+	out := make([]InstrumentInfo, 0, len(o.cfg.Instruments))
+	for _, in := range o.cfg.Instruments {
+		out = append(out, o.instrumentInfo(in))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
+	st, _ := o.monitor.Instrument(in.ID)
+	price := func(ticks, qty int64) string {
+		if qty == 0 {
+			return ""
+		}
+		return string(decimal.FormatTicks(nil, ticks, in.Tick))
+	}
+	return InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), RefPrice: price(st.RefPriceTicks, st.RefPriceTicks),
+		BandPercent: st.BandPercent, BandLow: price(st.BandLowTicks, 1), BandHigh: price(st.BandHighTicks, 1),
+		LastPrice: price(st.LastPriceTicks, st.LastQty),
+		LastQty:   st.LastQty, Volume: st.Volume, Trades: st.Trades, Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
+		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders,
+		BidQtyTotal: st.BidQtyTotal, AskQtyTotal: st.AskQtyTotal}
+}
+
+var instrumentActions = map[string]venue.TradingStatus{
+	"halt": venue.TradingStatusHalted, "resume": venue.TradingStatusOpen, "close": venue.TradingStatusClosed}
+
+func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
+	status, ok := instrumentActions[r.PathValue("action")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_action", "unknown instrument action %q: halt, resume or close", r.PathValue("action"))
+		return
+	}
+	var id uint32
+	if sym := r.PathValue("symbol"); sym != AllInstruments {
+		in, ok := o.bySymbol[sym]
+		if !ok {
+			refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q", sym)
+			return
+		}
+		id = in.ID
+	}
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	if !req.onlyReason() {
+		refuse(w, http.StatusBadRequest, "bad_body", "an instrument action takes only a reason; the instrument is in the path")
+		return
+	}
+	operator := operatorOf(r)
+	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: id,
+		Operator: operator, Reason: req.Reason})
+	o.answer(w, operator, res, err, nil)
+}
+
+// handleBand moves an instrument's reference price and band.
+func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
+	in, ok := o.bySymbol[r.PathValue("symbol")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q (a band is set one instrument at a time)", r.PathValue("symbol"))
+		return
+	}
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	if req.Session != "" || req.Account != "" || req.Instrument != "" || req.Group != "" || req.Phase != "" {
+		refuse(w, http.StatusBadRequest, "bad_body", "a band change takes a reason, ref_price and band_percent")
+		return
+	}
+	ref, err := decimal.ParseTicks([]byte(req.RefPrice), in.Tick)
+	if err != nil || ref <= 0 {
+		refuse(w, http.StatusBadRequest, "bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, in.TickSize)
+		return
+	}
+	if req.BandPercent <= 0 || req.BandPercent >= 100 {
+		refuse(w, http.StatusBadRequest, "bad_band", "band_percent %d is outside (0, 100)", req.BandPercent)
+		return
+	}
+	operator := operatorOf(r)
+	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPriceBand, Instrument: in.ID, RefPriceTicks: ref,
+		BandPercent: req.BandPercent, Operator: operator, Reason: req.Reason})
+	o.answer(w, operator, res, err, nil)
+}
+
+func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	a := Action{Kind: venue.OperatorActionTypeMassCancel, Session: AnySession, Account: req.Account,
+		Operator: operatorOf(r), Reason: req.Reason}
+	if req.RefPrice != "" || req.BandPercent != 0 || req.Group != "" || req.Phase != "" {
+		refuse(w, http.StatusBadRequest, "bad_body", "a cancel takes a reason and filters: session, account, instrument")
+		return
+	}
+	if req.Session == "" && req.Account == "" && req.Instrument == "" {
+		refuse(w, http.StatusBadRequest, "no_filter", "name a session, an account or an instrument (or several); instrument \"all\" cancels every order")
+		return
+	}
+	if req.Session != "" {
+		s, ok := o.byCompID[req.Session]
+		if !ok {
+			refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", req.Session)
+			return
+		}
+		a.Session = s.Idx
+	}
+	if req.Instrument != "" && req.Instrument != AllInstruments {
+		in, ok := o.bySymbol[req.Instrument]
+		if !ok {
+			refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q", req.Instrument)
+			return
+		}
+		a.Instrument = in.ID
+	}
+	res, err := o.Do(a)
+	o.answer(w, a.Operator, res, err, nil)
+}
+
+func (o *Ops) handleEndOfDay(w http.ResponseWriter, r *http.Request) {
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	if !req.onlyReason() {
+		refuse(w, http.StatusBadRequest, "bad_body", "end of day takes only a reason")
+		return
+	}
+	operator := operatorOf(r)
+	res, rep, err := o.EndOfDay(operator, req.Reason)
+	o.answer(w, operator, res, err, &rep)
+}
+
+var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": schedule.Open, "close": schedule.Close}
+
+// handlePhase moves a schedule group to a phase now, as its scheduled
+// transition would: one command per instrument of the group. Instruments
+// already in that phase's status are left alone; when all are, the call is
+// a conflict.
+func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	kind, ok := phases[req.Phase]
+	if !ok || req.Session != "" || req.Account != "" || req.Instrument != "" || req.RefPrice != "" || req.BandPercent != 0 {
+		refuse(w, http.StatusBadRequest, "bad_body", "a phase change takes a reason, a group and a phase: pre_open, open or close (end of day: POST /v1/eod)")
+		return
+	}
+	group := -1
+	for g, grp := range o.cfg.Schedule.Groups {
+		if grp.Name == req.Group {
+			group = g
+		}
+	}
+	if !o.cfg.Schedule.Enabled || group < 0 {
+		refuse(w, http.StatusNotFound, "unknown_group", "no schedule group %q ([schedule] enabled with [[schedule.group]])", req.Group)
+		return
+	}
+	operator := operatorOf(r)
+	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
+	for _, in := range o.cfg.Instruments {
+		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != group {
+			continue
+		}
+		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: statusOf(kind), Instrument: in.ID,
+			Operator: operator, Reason: req.Reason})
+		if err != nil {
+			o.answer(w, operator, res, err, nil)
+			return
+		}
+		total.Seq = res.Seq
+		if res.Reason == venue.RejectReasonNone {
+			total.Reason = venue.RejectReasonNone
+			total.Count += res.Count
+		}
+	}
+	o.answer(w, operator, total, nil, nil)
+}
+
+func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {
+	out := make([]SessionInfo, 0, len(o.cfg.Sessions))
+	for _, s := range o.cfg.Sessions {
+		info := SessionInfo{CompID: s.CompID, OpenOrders: o.monitor.SessionOrders(s.Idx)}
+		if sc := o.cfg.SessionControl; sc != nil {
+			st := sc.SessionState(s.Idx)
+			info.LoggedOn, info.Disabled, info.Address = st.LoggedOn, st.Disabled, st.Address
+			info.NextSenderSeq, info.NextTargetSeq = st.NextSenderSeq, st.NextTargetSeq
+			info.MessagesPerSecond, info.OrdersPerSecond, info.CancelsPerSecond = st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond
+		}
+		out = append(out, info)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+var sessionActions = map[string]venue.OperatorActionType{"logout": venue.OperatorActionTypeSessionLogout,
+	"disable": venue.OperatorActionTypeSessionDisable, "enable": venue.OperatorActionTypeSessionEnable}
+
+func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
+	kind, ok := sessionActions[r.PathValue("action")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_action", "unknown session action %q: logout, disable or enable", r.PathValue("action"))
+		return
+	}
+	s, ok := o.byCompID[r.PathValue("comp_id")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", r.PathValue("comp_id"))
+		return
+	}
+	sc := o.cfg.SessionControl
+	if sc == nil {
+		refuse(w, http.StatusServiceUnavailable, "no_sessions", "session control is not available")
+		return
+	}
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return
+	}
+	if !req.onlyReason() {
+		refuse(w, http.StatusBadRequest, "bad_body", "a session action takes only a reason; the session is in the path")
+		return
+	}
+	st := sc.SessionState(s.Idx)
+	switch {
+	case kind == venue.OperatorActionTypeSessionLogout && !st.LoggedOn:
+		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not logged on (nothing changed)", s.CompID)
+		return
+	case kind == venue.OperatorActionTypeSessionDisable && st.Disabled:
+		refuse(w, http.StatusConflict, "invalid_transition", "session %s is already disabled (nothing changed)", s.CompID)
+		return
+	case kind == venue.OperatorActionTypeSessionEnable && !st.Disabled:
+		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not disabled (nothing changed)", s.CompID)
+		return
+	}
+	operator := operatorOf(r)
+	res, err := o.Do(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: req.Reason})
+	if err == nil && res.Reason == venue.RejectReasonNone {
+		// Journaled and durable: now act on the connection.
+		switch kind {
+		case venue.OperatorActionTypeSessionLogout:
+			sc.Logout(s.Idx)
+		case venue.OperatorActionTypeSessionDisable:
+			sc.SetDisabled(s.Idx, true)
+		case venue.OperatorActionTypeSessionEnable:
+			sc.SetDisabled(s.Idx, false)
+		}
+	}
+	o.answer(w, operator, res, err, nil)
+}

@@ -1,0 +1,209 @@
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// catchUpMax bounds the transitions run at start for the time the venue was
+// down: the last ones are what decides the state (schedule.Plan.Between).
+const catchUpMax = 64
+
+// scheduleStateFile records the last transition run, so that a restart runs
+// the ones it missed and no other.
+const scheduleStateFile = "schedule.state"
+
+type scheduleState struct {
+	LastUnixNs int64  `json:"last_unix_ns"`
+	Last       string `json:"last"`
+}
+
+func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, scheduleStateFile) }
+
+func (o *Ops) loadScheduleState() (time.Time, bool, error) {
+	b, err := os.ReadFile(o.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	var st scheduleState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return time.Time{}, false, fmt.Errorf("%s: %w", o.statePath(), err)
+	}
+	return time.Unix(0, st.LastUnixNs), true, nil
+}
+
+func (o *Ops) saveScheduleState(at time.Time, what string) {
+	b, _ := json.Marshal(scheduleState{LastUnixNs: at.UnixNano(), Last: what})
+	if err := WriteFileDurably(o.statePath(), b); err != nil {
+		// The transition is journaled; a restart would run it again, and
+		// running a transition twice changes nothing (it is refused).
+		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
+	}
+}
+
+// runSchedule catches up, then runs each transition at its time until Close.
+func (o *Ops) runSchedule() {
+	now := o.cfg.Now()
+	last, found, err := o.loadScheduleState()
+	if err != nil {
+		o.log.Error("schedule: progress unreadable; bringing every group to its phase now", "err", err)
+	}
+	if !found {
+		o.applyPhasesAt(now)
+		o.saveScheduleState(now, "start")
+		last = now
+	} else {
+		missed := o.plan.Between(last, now, catchUpMax)
+		for _, tr := range missed {
+			if o.stopping() {
+				return
+			}
+			o.runTransition(tr, true)
+			o.saveScheduleState(tr.At, tr.String())
+			last = tr.At
+		}
+		if len(missed) > 0 {
+			o.log.Info("schedule: caught up", "transitions", len(missed))
+		}
+	}
+	o.ready.Store(true)
+	for {
+		tr, ok := o.plan.Next(last)
+		if !ok {
+			o.log.Warn("schedule: no trading day within a year; the schedule is idle")
+			<-o.stop
+			return
+		}
+		if o.metrics != nil {
+			o.metrics.nextTransition.Set(float64(tr.At.UnixNano()) / 1e9)
+		}
+		timer := time.NewTimer(tr.At.Sub(o.cfg.Now()))
+		select {
+		case <-o.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		o.runTransition(tr, false)
+		o.saveScheduleState(tr.At, tr.String())
+		last = tr.At
+	}
+}
+
+func (o *Ops) stopping() bool {
+	select {
+	case <-o.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// applyPhasesAt brings every group to the status its phase at t gives (a
+// first start, with no record of earlier transitions).
+func (o *Ops) applyPhasesAt(t time.Time) {
+	for g, grp := range o.cfg.Schedule.Groups {
+		kind, ok := o.plan.PhaseAt(t, g)
+		if !ok {
+			kind = schedule.Close
+		}
+		o.setGroupStatus(g, statusOf(kind), fmt.Sprintf("start: %s %s", grp.Name, kind))
+	}
+}
+
+// statusOf maps a phase to the instruments' trading status. Pre-open is
+// Halted: cancels are accepted, new orders are not, nothing matches (the
+// matcher has no call phase to collect orders in yet).
+func statusOf(k schedule.Kind) venue.TradingStatus {
+	switch k {
+	case schedule.PreOpen:
+		return venue.TradingStatusHalted
+	case schedule.Open:
+		return venue.TradingStatusOpen
+	}
+	return venue.TradingStatusClosed
+}
+
+func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
+	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
+	if o.metrics != nil {
+		o.metrics.transition(tr.Kind, caughtUp)
+	}
+	if tr.Kind == schedule.EndOfDay {
+		if err := o.retry(func() error {
+			_, _, err := o.EndOfDay(OperatorSchedule, fmt.Sprintf("%s end_of_day", tr.Day))
+			return err
+		}); err != nil {
+			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
+		}
+		return
+	}
+	grp := o.cfg.Schedule.Groups[tr.Group]
+	o.setGroupStatus(tr.Group, statusOf(tr.Kind), fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, grp.Name))
+	if o.metrics != nil {
+		o.metrics.phase.WithLabelValues(grp.Name).Set(float64(tr.Kind))
+	}
+}
+
+// setGroupStatus moves every instrument of group g to status. An instrument
+// already there refuses the command (InvalidTransition), which is expected:
+// an operator may have acted first.
+func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
+	for _, in := range o.cfg.Instruments {
+		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != g {
+			continue
+		}
+		var r Result
+		err := o.retry(func() (err error) {
+			r, err = o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: in.ID,
+				Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)})
+			return err
+		})
+		if err != nil {
+			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
+		} else if r.Reason != venue.RejectReasonNone && r.Reason != venue.RejectReasonInvalidTransition {
+			o.log.Warn("schedule: status change refused", "instrument", in.Symbol, "reason", r.Reason.String())
+		}
+	}
+}
+
+// Retries of a scheduled command that could not be journaled (the command
+// ring stayed full) or not confirmed in time. Running one twice changes
+// nothing the second time, so a retry after a timeout is safe.
+const (
+	transitionAttemptsMax = 5
+	transitionRetryWait   = 500 * time.Millisecond
+)
+
+func (o *Ops) retry(f func() error) error {
+	var err error
+	for attempt := 0; attempt < transitionAttemptsMax; attempt++ {
+		if err = f(); err == nil || errors.Is(err, ErrStopping) {
+			return err
+		}
+		o.log.Warn("schedule: command not confirmed; trying again", "attempt", attempt+1, "err", err)
+		select {
+		case <-o.stop:
+			return ErrStopping
+		case <-time.After(transitionRetryWait):
+		}
+	}
+	return err
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,38 @@
+// Package ops is the venue's control plane: the admin HTTP API, the
+// trading day (the schedule's transitions and the end-of-day sequence),
+// and the Monitor they read.
+//
+// Every change is an OperatorCommand published into the command ring like
+// any client command, so it is journaled before it takes effect, replayed
+// after a restart, and names the operator (an admin token's operator, or
+// "schedule") and the reason: the journal is the audit trail (`fixvenue
+// journal dump` prints it). Ops never reads or writes the matcher's state
+// from another goroutine: the Monitor is an event-ring consumer that keeps
+// statuses, last trades, best bid and offer and resting orders from events,
+// seeded once from the matcher before the pipeline starts.
+//
+// The admin API (api.go) lists instruments, sessions and status, and
+// changes trading status (one instrument, all, or a schedule group's
+// phase), price bands, cancels by session/account/instrument, ends the
+// day, and logs out, disables or enables sessions. Input is checked before
+// anything is journaled: a token whose SHA-256 is configured, a strict JSON
+// body within admin.body_bytes_max with a reason, known names.
+//
+// Do publishes one command and waits (admin.call_timeout) for its
+// OperatorResult and for durability; a command the matcher refuses
+// (unknown instrument or session, a transition that makes no sense)
+// changed nothing and is answered with the reason. EndOfDay runs the EOD
+// command, then a Snapshot command, then journal.ArchiveSegments up to that
+// snapshot once its file is published.
+//
+// The schedule's progress (the last transition run) is kept in
+// <data_dir>/schedule.state. At start the transitions missed since then
+// run once, in order (at most catchUpMax, the last ones); with no state
+// file, every group is brought to the status of its phase now. A
+// transition run twice (a crash between journaling it and saving the
+// state) changes nothing the second time.
+//
+// Limits: the Monitor's last trade, volume and events hash cover events
+// since start; pre-open is the Halted status (cancels only) because the
+// matcher has no call phase; one end of day runs at a time.
+package ops

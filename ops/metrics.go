@@ -1,0 +1,89 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// metrics are the control plane's Prometheus metrics (the Grafana
+// dashboard's operations row).
+type metrics struct {
+	actions        *prometheus.CounterVec
+	transitions    *prometheus.CounterVec
+	phase          *prometheus.GaugeVec
+	nextTransition prometheus.Gauge
+	archivedSegs   prometheus.Counter
+}
+
+func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_operator_actions_total",
+			Help: "Operator commands (admin API and schedule) applied, by action and result (None: done)."}, []string{"action", "result"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_schedule_transitions_total",
+			Help: "Scheduled transitions run, by kind; caught_up=true for those run at start for time the venue was down."}, []string{"kind", "caught_up"}),
+		phase: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_schedule_phase",
+			Help: "The last transition of each schedule group: 1 pre-open, 2 open, 3 close."}, []string{"group"}),
+		nextTransition: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_schedule_next_transition_timestamp_seconds",
+			Help: "When the next scheduled transition runs (Unix seconds)."}),
+		archivedSegs: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_journal_archived_segments_total",
+			Help: "Journal segments moved to the archive at end of day since start."}),
+	}
+	// Every series exists from the start, at zero, so that dashboards and
+	// alerts see an action or a transition that never happened.
+	for _, a := range []venue.OperatorActionType{venue.OperatorActionTypeSetTradingStatus, venue.OperatorActionTypeEndOfDay,
+		venue.OperatorActionTypeMassCancel, venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable,
+		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand} {
+		m.actions.WithLabelValues(a.String(), venue.RejectReasonNone.String())
+	}
+	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay} {
+		m.transitions.WithLabelValues(k.String(), "false")
+		m.transitions.WithLabelValues(k.String(), "true")
+	}
+	archiveDir := filepath.Join(o.journalDir(), journal.ArchiveDirName)
+	reg.MustRegister(m.actions, m.transitions, m.phase, m.nextTransition, m.archivedSegs,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_archive_bytes",
+			Help: "Bytes in the journal archive (compressed segments)."}, func() float64 { return float64(dirBytes(archiveDir)) }))
+	for _, in := range o.cfg.Instruments {
+		id := in.ID
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_instrument_trading_status",
+			Help:        "Trading status of each instrument: 1 open, 2 halted, 3 closed.",
+			ConstLabels: prometheus.Labels{"symbol": in.Symbol, "instrument_id": strconv.FormatUint(uint64(id), 10)}},
+			func() float64 {
+				st, _ := o.monitor.Instrument(id)
+				return float64(st.Status)
+			}))
+	}
+	return m
+}
+
+func (m *metrics) action(r Result) {
+	m.actions.WithLabelValues(r.Action.String(), r.Reason.String()).Inc()
+}
+
+func (m *metrics) transition(k schedule.Kind, caughtUp bool) {
+	m.transitions.WithLabelValues(k.String(), strconv.FormatBool(caughtUp)).Inc()
+}
+
+func (m *metrics) archived(res journal.ArchiveResult) { m.archivedSegs.Add(float64(res.Segments)) }
+
+// dirBytes sums the sizes of the regular files in dir (0 when it is absent).
+func dirBytes(dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
+}

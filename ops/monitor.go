@@ -1,0 +1,312 @@
+package ops
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Monitor is an event-ring consumer that keeps what the operator sees of
+// the market (status, last trade, best bid and offer, resting orders per
+// instrument and per session) and hands OperatorResult events to the calls
+// waiting for them. It learns only from events, like market data: the
+// matcher's state is never read from another goroutine (DESIGN.md,
+// "Control plane apart from the data plane").
+type Monitor struct {
+	mu          sync.Mutex
+	instruments map[uint32]*instrumentView
+	orders      map[uint64]restingOrder
+	bySession   map[uint16]int
+	waiters     map[uint64]chan Result
+	hash        *xxhash.Digest
+	events      int64
+	results     map[resultKey]int64
+}
+
+// instrumentView is the monitor's picture of one instrument.
+type instrumentView struct {
+	status        venue.TradingStatus
+	refPriceTicks int64 // 0 when unknown (moved before a restart)
+	bandPercent   int64
+	bandLowTicks  int64
+	bandHighTicks int64
+	lastPxTicks   int64
+	lastQty       int64
+	volume        int64
+	trades        int64
+	restingOrders int
+	bids, asks    map[int64]int64 // price → resting quantity
+}
+
+type restingOrder struct {
+	instrumentID uint32
+	session      uint16
+	side         venue.Side
+	priceTicks   int64
+	leavesQty    int64
+}
+
+type resultKey struct {
+	action venue.OperatorActionType
+	reason venue.RejectReason
+}
+
+// Result is the outcome of an OperatorCommand, from its OperatorResult event.
+type Result struct {
+	Seq    uint64
+	Action venue.OperatorActionType
+	Reason venue.RejectReason
+	Count  uint32
+}
+
+// InstrumentState is a copy of the monitor's view of one instrument.
+type InstrumentState struct {
+	Status               venue.TradingStatus
+	RefPriceTicks        int64 // 0 when unknown (moved before a restart)
+	BandPercent          int64
+	BandLowTicks         int64
+	BandHighTicks        int64
+	LastPriceTicks       int64
+	LastQty              int64
+	Volume               int64
+	Trades               int64
+	RestingOrders        int
+	BidTicks, BidQty     int64 // zero when no bid
+	AskTicks, AskQty     int64 // zero when no ask
+	BidLevels, AskLevels int
+	// BidQtyTotal and AskQtyTotal are the quantity resting on each side.
+	BidQtyTotal, AskQtyTotal int64
+}
+
+// instrumentSeed is what the monitor starts from for one instrument.
+type instrumentSeed struct {
+	status                      venue.TradingStatus
+	refPriceTicks, bandPercent  int64
+	bandLowTicks, bandHighTicks int64
+}
+
+func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
+	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(seeds)), orders: map[uint64]restingOrder{},
+		bySession: map[uint16]int{}, waiters: map[uint64]chan Result{}, hash: xxhash.New(), results: map[resultKey]int64{}}
+	for id, sd := range seeds {
+		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
+			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
+	}
+	return m
+}
+
+// run consumes the event ring until the barrier is alerted or closed.
+func (m *Monitor) run(events *ring.Ring, barrier *ring.Barrier, own *ring.Sequence) {
+	next := own.Load() + 1
+	for {
+		avail, err := barrier.WaitFor(next)
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		for ; next <= avail; next++ {
+			m.apply(events.Slot(next))
+		}
+		m.mu.Unlock()
+		own.Store(avail)
+		events.Wake()
+	}
+}
+
+// apply updates the view with one event (m.mu held).
+func (m *Monitor) apply(ev []byte) {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(ev))
+	if n <= len(ev) {
+		_, _ = m.hash.Write(ev[:n])
+	}
+	m.events++
+	tid, err := venue.TemplateIDOf(ev, 0)
+	if err != nil {
+		return
+	}
+	switch tid {
+	case venue.OrderAcceptedTemplateID:
+		var e venue.OrderAccepted
+		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
+			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
+				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+		}
+	case venue.FillTemplateID:
+		var e venue.Fill
+		if e.WrapDecode(ev, 0) == nil {
+			m.fill(&e)
+		}
+	case venue.OrderCancelledTemplateID:
+		var e venue.OrderCancelled
+		if e.WrapDecode(ev, 0) == nil {
+			m.remove(e.OrderID())
+		}
+	case venue.OrderReplacedTemplateID:
+		var e venue.OrderReplaced
+		if e.WrapDecode(ev, 0) == nil {
+			m.remove(e.OrderID())
+			if e.LeavesQty() > 0 {
+				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
+					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+			}
+		}
+	case venue.TradingStatusChangedTemplateID:
+		var e venue.TradingStatusChanged
+		if e.WrapDecode(ev, 0) == nil {
+			if in := m.instruments[e.InstrumentID()]; in != nil {
+				in.status = e.Status()
+			}
+		}
+	case venue.OperatorResultTemplateID:
+		var e venue.OperatorResult
+		if e.WrapDecode(ev, 0) == nil {
+			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
+			m.results[resultKey{r.Action, r.Reason}]++
+			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
+				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
+				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)
+			}
+			if w, ok := m.waiters[r.Seq]; ok {
+				w <- r // buffered: one result per command
+				delete(m.waiters, r.Seq)
+			}
+		}
+	}
+}
+
+func (m *Monitor) rest(orderID uint64, o restingOrder) {
+	in := m.instruments[o.instrumentID]
+	if in == nil {
+		return
+	}
+	m.orders[orderID] = o
+	m.bySession[o.session]++
+	in.restingOrders++
+	in.side(o.side)[o.priceTicks] += o.leavesQty
+}
+
+func (m *Monitor) remove(orderID uint64) {
+	o, ok := m.orders[orderID]
+	if !ok {
+		return
+	}
+	delete(m.orders, orderID)
+	if m.bySession[o.session]--; m.bySession[o.session] == 0 {
+		delete(m.bySession, o.session)
+	}
+	in := m.instruments[o.instrumentID]
+	in.restingOrders--
+	levels := in.side(o.side)
+	if levels[o.priceTicks] -= o.leavesQty; levels[o.priceTicks] <= 0 {
+		delete(levels, o.priceTicks)
+	}
+}
+
+func (m *Monitor) fill(e *venue.Fill) {
+	in := m.instruments[e.InstrumentID()]
+	if in == nil {
+		return
+	}
+	if e.Aggressor() == venue.BooleanTypeTrue {
+		in.lastPxTicks, in.lastQty = e.LastPriceTicks(), e.LastQty()
+		in.volume += e.LastQty()
+		in.trades++
+	}
+	o, ok := m.orders[e.OrderID()]
+	if !ok {
+		return // the aggressor of its own command: never rested
+	}
+	levels := in.side(o.side)
+	if levels[o.priceTicks] -= e.LastQty(); levels[o.priceTicks] <= 0 {
+		delete(levels, o.priceTicks)
+	}
+	o.leavesQty = e.LeavesQty()
+	if o.leavesQty == 0 {
+		m.orders[e.OrderID()] = o
+		m.remove(e.OrderID())
+		return
+	}
+	m.orders[e.OrderID()] = o
+}
+
+func (in *instrumentView) side(s venue.Side) map[int64]int64 {
+	if s == venue.SideBuy {
+		return in.bids
+	}
+	return in.asks
+}
+
+// expect registers a wait for the OperatorResult of command seq; call it
+// before the command is published.
+func (m *Monitor) expect(seq uint64) chan Result {
+	ch := make(chan Result, 1)
+	m.mu.Lock()
+	m.waiters[seq] = ch
+	m.mu.Unlock()
+	return ch
+}
+
+// forget drops a wait that will not be read (the call gave up).
+func (m *Monitor) forget(seq uint64) {
+	m.mu.Lock()
+	delete(m.waiters, seq)
+	m.mu.Unlock()
+}
+
+// Instrument returns a copy of the view of one instrument.
+func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	in := m.instruments[id]
+	if in == nil {
+		return InstrumentState{}, false
+	}
+	st := InstrumentState{Status: in.status, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
+		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, LastPriceTicks: in.lastPxTicks, LastQty: in.lastQty, Volume: in.volume,
+		Trades: in.trades, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
+	for px, qty := range in.bids {
+		st.BidQtyTotal += qty
+		if st.BidQty == 0 || px > st.BidTicks {
+			st.BidTicks, st.BidQty = px, qty
+		}
+	}
+	for px, qty := range in.asks {
+		st.AskQtyTotal += qty
+		if st.AskQty == 0 || px < st.AskTicks {
+			st.AskTicks, st.AskQty = px, qty
+		}
+	}
+	return st, true
+}
+
+// SessionOrders returns the number of resting orders of a session.
+func (m *Monitor) SessionOrders(idx uint16) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bySession[idx]
+}
+
+// EventsHash returns the number of events seen since start and the
+// xxhash64 of their bytes: for a venue started on an empty journal it
+// equals the events_hash of `fixvenue journal verify`.
+func (m *Monitor) EventsHash() (int64, uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.events, m.hash.Sum64()
+}
+
+// resultCounts copies the count of OperatorResults by action and reason.
+func (m *Monitor) resultCounts() map[resultKey]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[resultKey]int64, len(m.results))
+	for k, v := range m.results {
+		out[k] = v
+	}
+	return out
+}

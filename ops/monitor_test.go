@@ -1,0 +1,183 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// TestMonitorFollowsTheMatcher feeds the monitor the events of random
+// commands applied by a real matcher and checks after every command that
+// its best bid and offer, resting orders and resting quantities equal the
+// matcher's book.
+func TestMonitorFollowsTheMatcher(t *testing.T) {
+	cfg := core.Config{OrdersMax: 512, ClOrdIDsMax: 8192, SessionsMax: 4, Instruments: []core.InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10},
+		{ID: 2, Symbol: "B", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 5000, BandPercent: 10}}}
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon := newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpen}, 2: {status: venue.TradingStatusOpen}})
+	rng := rand.New(rand.NewPCG(7, 21))
+	buf := make([]byte, 256)
+	sink := core.NewBufferSink(64)
+	var live []uint64
+	const commands = 5000
+	for seq := uint64(0); seq < commands; seq++ {
+		cmd := randomCommand(rng, buf, seq, live)
+		sink.Reset()
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < sink.Len(); i++ {
+			ev := sink.Event(i)
+			mon.apply(ev)
+			if id, err := venue.TemplateIDOf(ev, 0); err == nil && id == venue.OrderAcceptedTemplateID {
+				var e venue.OrderAccepted
+				_ = e.WrapDecode(ev, 0)
+				live = append(live, e.OrderID())
+			}
+		}
+		if len(live) > 256 {
+			live = live[len(live)-256:]
+		}
+		for _, in := range cfg.Instruments {
+			if err := sameBook(m, mon, in.ID); err != nil {
+				t.Fatalf("after command %d: instrument %d: %v", seq, in.ID, err)
+			}
+		}
+	}
+	if n, _ := mon.EventsHash(); n < commands {
+		t.Fatalf("%d events for %d commands", n, commands)
+	}
+	if a, _ := mon.Instrument(1); a.Trades == 0 || a.Volume == 0 || m.RestingOrders() == 0 {
+		t.Fatalf("the workload neither trades nor rests: %+v, %d resting", a, m.RestingOrders())
+	}
+}
+
+func randomCommand(rng *rand.Rand, buf []byte, seq uint64, live []uint64) []byte {
+	instrument := uint32(1 + rng.IntN(2))
+	mid := int64(10000)
+	if instrument == 2 {
+		mid = 5000
+	}
+	switch r := rng.IntN(100); {
+	case r < 2:
+		var c venue.OperatorCommand
+		_ = c.WrapEncode(buf, 0)
+		c.SetSeq(seq)
+		c.SetTimestampNs(int64(seq))
+		c.SetAction(venue.OperatorActionTypeEndOfDay)
+		return buf[:c.EncodedLength()]
+	case r < 30 && len(live) > 0:
+		var c venue.CancelOrder
+		_ = c.WrapEncode(buf, 0)
+		c.SetSeq(seq)
+		c.SetTimestampNs(int64(seq))
+		c.SetSessionIdx(1)
+		c.SetSide(venue.SideBuy)
+		c.SetInstrumentID(instrument)
+		c.SetOrderID(live[rng.IntN(len(live))])
+		_ = c.SetClOrdIDString(fmt.Sprintf("c%d", seq))
+		return buf[:c.EncodedLength()]
+	default:
+		var c venue.NewOrder
+		_ = c.WrapEncode(buf, 0)
+		c.SetSeq(seq)
+		c.SetTimestampNs(int64(seq))
+		c.SetSessionIdx(uint16(rng.IntN(3)))
+		c.SetSide(venue.Side(1 + rng.IntN(2)))
+		c.SetOrdType(venue.OrdTypeLimit)
+		if rng.IntN(10) == 0 {
+			c.SetOrdType(venue.OrdTypeMarket)
+		} else {
+			c.SetPriceTicks(mid - 20 + rng.Int64N(41))
+		}
+		c.SetInstrumentID(instrument)
+		c.SetTimeInForce([]venue.TimeInForce{venue.TimeInForceDay, venue.TimeInForceGTC, venue.TimeInForceIOC}[rng.IntN(3)])
+		if c.OrdType() == venue.OrdTypeMarket {
+			c.SetTimeInForce(venue.TimeInForceIOC)
+		}
+		c.SetQty(1 + rng.Int64N(20))
+		_ = c.SetClOrdIDString(fmt.Sprintf("o%d", seq))
+		return buf[:c.EncodedLength()]
+	}
+}
+
+// sameBook compares the monitor's view of an instrument with the matcher's book.
+func sameBook(m *core.Matcher, mon *Monitor, id uint32) error {
+	st, _ := mon.Instrument(id)
+	bids, asks := m.BookLevels(id, venue.SideBuy, nil), m.BookLevels(id, venue.SideSell, nil)
+	var orders int
+	var bidQty, askQty int64
+	for _, l := range bids {
+		orders += l.Orders
+		bidQty += l.Qty
+	}
+	for _, l := range asks {
+		orders += l.Orders
+		askQty += l.Qty
+	}
+	want := InstrumentState{Status: st.Status, RestingOrders: orders, BidLevels: len(bids), AskLevels: len(asks),
+		BidQtyTotal: bidQty, AskQtyTotal: askQty, LastPriceTicks: st.LastPriceTicks, LastQty: st.LastQty, Volume: st.Volume, Trades: st.Trades}
+	if len(bids) > 0 {
+		want.BidTicks, want.BidQty = bids[0].PriceTicks, bids[0].Qty
+	}
+	if len(asks) > 0 {
+		want.AskTicks, want.AskQty = asks[0].PriceTicks, asks[0].Qty
+	}
+	if st != want {
+		return fmt.Errorf("monitor %+v, matcher %+v", st, want)
+	}
+	return nil
+}
+
+// BenchmarkMonitorApply is the monitor's cost per event of a random order
+// flow (its allocations are map growth for resting orders and levels).
+func BenchmarkMonitorApply(b *testing.B) {
+	cfg := core.Config{OrdersMax: 4096, ClOrdIDsMax: 1 << 20, SessionsMax: 4, Instruments: []core.InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10},
+		{ID: 2, Symbol: "B", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 5000, BandPercent: 10}}}
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 256)
+	sink := core.NewBufferSink(1 << 16)
+	var live []uint64
+	for seq := uint64(0); seq < 50_000; seq++ {
+		start := sink.Len()
+		if err := m.Apply(randomCommand(rng, buf, seq, live), sink); err != nil {
+			b.Fatal(err)
+		}
+		for i := start; i < sink.Len(); i++ {
+			var e venue.OrderAccepted
+			if e.WrapDecode(sink.Event(i), 0) == nil {
+				live = append(live, e.OrderID())
+			}
+		}
+		if len(live) > 256 {
+			live = live[len(live)-256:]
+		}
+	}
+	events := make([][]byte, sink.Len())
+	for i := range events {
+		events[i] = sink.Event(i)
+	}
+	b.ResetTimer()
+	b.ReportAllocs()
+	var mon *Monitor
+	for i := 0; i < b.N; i++ {
+		if i%len(events) == 0 {
+			b.StopTimer()
+			mon = newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpen}, 2: {status: venue.TradingStatusOpen}})
+			b.StartTimer()
+		}
+		mon.apply(events[i%len(events)])
+	}
+}

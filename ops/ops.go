@@ -1,0 +1,416 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// Operator names used by the venue itself in OperatorCommands.
+const (
+	OperatorSchedule = "schedule"
+)
+
+// SessionControl is what operations need of the gateway's sessions.
+type SessionControl interface {
+	// SessionState returns a session's connection state.
+	SessionState(idx uint16) SessionState
+	// Logout ends a session's connection (its client may log on again).
+	Logout(idx uint16)
+	// SetDisabled refuses (or again accepts) a session's logons; a disabled
+	// session that is logged on is logged out.
+	SetDisabled(idx uint16, disabled bool)
+}
+
+// SessionState is a session's connection state as the gateway knows it.
+type SessionState struct {
+	LoggedOn bool
+	Disabled bool
+	Address  string
+	// NextSenderSeq and NextTargetSeq are the next outgoing and expected
+	// incoming MsgSeqNum (0 when unknown).
+	NextSenderSeq, NextTargetSeq int
+	// Counts over the last second, as the session's throttles see them.
+	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
+}
+
+// Session names one configured FIX session.
+type Session struct {
+	Idx    uint16
+	CompID string
+}
+
+// Config wires Ops into a venue.
+type Config struct {
+	Admin       config.Admin
+	Schedule    config.Schedule
+	Instruments []config.Instrument
+	Sessions    []Session
+	// DataDir is the venue's data directory: the journal is DataDir/journal,
+	// the schedule's progress DataDir/schedule.state.
+	DataDir  string
+	Pipeline *pipeline.Pipeline
+	// Matcher is read once, in New, before the pipeline starts (its
+	// statuses and resting orders seed the Monitor).
+	Matcher *core.Matcher
+	// Snapshots returns the snapshotter's counters; nil when snapshots are off.
+	Snapshots *journal.SnapshotterStats
+	// SessionControl is the gateway (set before Start; nil disables the session calls).
+	SessionControl SessionControl
+	Sync           journal.SyncFunc
+	Logger         *slog.Logger
+	Registry       *prometheus.Registry
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Ops is the venue's control plane: the admin API, the trading day, and
+// the Monitor they read. Every change it makes is an OperatorCommand in
+// the command ring, so it is journaled, replayed and in the audit trail.
+type Ops struct {
+	cfg      Config
+	log      *slog.Logger
+	monitor  *Monitor
+	plan     *schedule.Plan
+	bySymbol map[string]config.Instrument
+	byCompID map[string]Session
+	metrics  *metrics
+	ready    atomic.Bool
+	eodMu    sync.Mutex // one end of day at a time (schedule and operator)
+	lastEOD  atomic.Pointer[EndOfDayReport]
+
+	listener net.Listener
+	server   *http.Server
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closed   sync.Once
+}
+
+// New builds the control plane and registers its event consumer. Call it
+// after the journal was replayed and before the pipeline starts.
+func New(cfg Config) (*Ops, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Pipeline == nil || cfg.Matcher == nil {
+		return nil, errors.New("ops: Pipeline and Matcher are required")
+	}
+	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{},
+		stop: make(chan struct{})}
+	seeds := map[uint32]instrumentSeed{}
+	for _, in := range cfg.Instruments {
+		o.bySymbol[in.Symbol] = in
+		st, _ := cfg.Matcher.TradingStatus(in.ID)
+		// The band in force is the matcher's (an operator may have moved it
+		// before a restart); its reference price and percent are known when
+		// it is still the configured band.
+		sd := instrumentSeed{status: st}
+		sd.bandLowTicks, sd.bandHighTicks, _ = cfg.Matcher.Band(in.ID)
+		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
+			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
+		}
+		seeds[in.ID] = sd
+	}
+	for _, s := range cfg.Sessions {
+		o.byCompID[s.CompID] = s
+	}
+	o.monitor = newMonitor(seeds)
+	var views []core.OrderView
+	for _, in := range cfg.Instruments {
+		views = cfg.Matcher.BookOrders(in.ID, venue.SideBuy, views[:0])
+		views = cfg.Matcher.BookOrders(in.ID, venue.SideSell, views)
+		for _, v := range views {
+			o.monitor.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
+				priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
+		}
+	}
+	if cfg.Schedule.Enabled {
+		o.plan = schedule.New(cfg.Schedule)
+	}
+	if cfg.Registry != nil {
+		o.metrics = newMetrics(o, cfg.Registry)
+	}
+	barrier, own := cfg.Pipeline.AddEventConsumer()
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		// Waits for the first event; the pipeline's Stop alerts the barrier.
+		o.monitor.run(cfg.Pipeline.Events, barrier, own)
+	}()
+	return o, nil
+}
+
+// Monitor returns the control plane's view of the market.
+func (o *Ops) Monitor() *Monitor { return o.monitor }
+
+// SetSessionControl connects the gateway (built after New).
+func (o *Ops) SetSessionControl(sc SessionControl) { o.cfg.SessionControl = sc }
+
+// Start opens the admin listener and starts the trading day. The schedule
+// first catches up on the transitions missed while the venue was down;
+// /readyz answers ready once that is done and fixReady reports true.
+func (o *Ops) Start(fixReady func() bool) error {
+	if o.cfg.Admin.Enabled() {
+		if err := o.listen(fixReady); err != nil {
+			return err
+		}
+	}
+	if o.plan == nil {
+		o.ready.Store(true)
+		return nil
+	}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		o.runSchedule()
+	}()
+	return nil
+}
+
+// Addr is the admin API's address ("" when off).
+func (o *Ops) Addr() string {
+	if o.listener == nil {
+		return ""
+	}
+	return o.listener.Addr().String()
+}
+
+// Close stops the admin API and the schedule. Call it before the pipeline
+// stops: no command is published afterwards.
+func (o *Ops) Close() {
+	o.closed.Do(func() {
+		close(o.stop)
+		if o.server != nil {
+			_ = o.server.Close()
+		}
+	})
+}
+
+// Wait waits for the control plane's goroutines (after the pipeline stopped).
+func (o *Ops) Wait() { o.wg.Wait() }
+
+// journalDir is where the journal lives.
+func (o *Ops) journalDir() string { return filepath.Join(o.cfg.DataDir, "journal") }
+
+// Action is one OperatorCommand to publish.
+type Action struct {
+	Kind       venue.OperatorActionType
+	Status     venue.TradingStatus
+	Session    uint16 // massCancelAnySession for any
+	Instrument uint32 // 0 for all
+	Account    string
+	// RefPriceTicks and BandPercent: SetPriceBand.
+	RefPriceTicks, BandPercent int64
+	Operator                   string
+	Reason                     string
+}
+
+// AnySession in Action.Session matches every session (MassCancel).
+const AnySession = 0xFFFF
+
+// Errors of Do.
+var (
+	ErrBusy     = errors.New("the command ring stayed full; try again")
+	ErrTimeout  = errors.New("the command was published but not applied and durable in time")
+	ErrStopping = errors.New("the venue is stopping")
+)
+
+// Do publishes an action as an OperatorCommand, waits until it is applied
+// and durable, and returns its result. A refused action (Result.Reason not
+// None) changed nothing; it is journaled all the same.
+func (o *Ops) Do(a Action) (Result, error) {
+	p := o.cfg.Pipeline
+	seq, slot, err := p.Commands.Claim()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
+	}
+	cmdSeq := p.SeqBase() + uint64(seq)
+	wait := o.monitor.expect(cmdSeq)
+	var c venue.OperatorCommand
+	_ = c.WrapEncode(slot, 0)
+	c.SetSeq(cmdSeq)
+	c.SetTimestampNs(o.cfg.Now().UnixNano())
+	c.SetAction(a.Kind)
+	c.SetStatus(a.Status)
+	c.SetFilterSessionIdx(a.Session)
+	c.SetInstrumentID(a.Instrument)
+	// Lengths were checked by the caller; a longer value would be cut by
+	// the flyweight's error, which would leave the field empty.
+	_ = c.SetAccountString(a.Account)
+	_ = c.SetOperatorString(a.Operator)
+	_ = c.SetReasonString(a.Reason)
+	c.SetRefPriceTicks(a.RefPriceTicks)
+	c.SetBandPercent(a.BandPercent)
+	p.Commands.Publish(seq)
+	timeout := o.cfg.Admin.CallTimeout.Duration
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var r Result
+	select {
+	case r = <-wait:
+	case <-timer.C:
+		o.monitor.forget(cmdSeq)
+		return Result{Seq: cmdSeq}, ErrTimeout
+	case <-o.stop:
+		o.monitor.forget(cmdSeq)
+		return Result{Seq: cmdSeq}, ErrStopping
+	}
+	if !p.WaitDurable(int64(cmdSeq), timeout) {
+		return r, ErrTimeout
+	}
+	if o.metrics != nil {
+		o.metrics.action(r)
+	}
+	o.log.Info("operator command", "seq", cmdSeq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
+		"result", r.Reason.String(), "count", r.Count)
+	return r, nil
+}
+
+// EndOfDayReport says what an end of day did.
+type EndOfDayReport struct {
+	Seq             uint64 `json:"seq"`
+	Expired         uint32 `json:"expired_orders"`
+	SnapshotSeq     int64  `json:"snapshot_seq"` // -1: no snapshot (journal.snapshot_interval = 0s, or it failed)
+	ArchivedSegs    int    `json:"archived_segments"`
+	ArchivedRaw     int64  `json:"archived_raw_bytes"`
+	ArchivedGzip    int64  `json:"archived_compressed_bytes"`
+	ArchiveError    string `json:"archive_error,omitempty"`
+	SnapshotError   string `json:"snapshot_error,omitempty"`
+	CompletedUnixNs int64  `json:"completed_unix_ns"`
+}
+
+// snapshotWaitMax bounds how long end of day waits for its snapshot file.
+const snapshotWaitMax = 60 * time.Second
+
+// EndOfDay runs the end-of-day sequence: the EndOfDay command (DAY orders
+// expire, the day's ClOrdIDs are forgotten), then a Snapshot command, and
+// once that snapshot is on disk, the archiving of the journal segments it
+// makes unnecessary. The snapshot and the archive only shorten start-up:
+// when either fails, the day has still ended, and the report says why.
+func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) {
+	o.eodMu.Lock()
+	defer o.eodMu.Unlock()
+	rep := EndOfDayReport{SnapshotSeq: -1}
+	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
+	rep.Seq, rep.Expired = r.Seq, r.Count
+	if err != nil || r.Reason != venue.RejectReasonNone {
+		return r, rep, err
+	}
+	snapSeq, err := o.snapshot()
+	if err != nil {
+		rep.SnapshotError = err.Error()
+		o.log.Warn("end of day: no snapshot, journal not archived", "err", err)
+	} else {
+		rep.SnapshotSeq = int64(snapSeq)
+		res, err := journal.ArchiveSegments(o.journalDir(), snapSeq, o.cfg.Sync)
+		rep.ArchivedSegs, rep.ArchivedRaw, rep.ArchivedGzip = res.Segments, res.RawBytes, res.CompressedBytes
+		if err != nil {
+			rep.ArchiveError = err.Error()
+			o.log.Error("end of day: journal archive failed", "err", err)
+		}
+		if o.metrics != nil {
+			o.metrics.archived(res)
+		}
+	}
+	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
+	o.lastEOD.Store(&rep)
+	o.log.Info("end of day", "seq", rep.Seq, "expired", rep.Expired, "snapshot_seq", rep.SnapshotSeq,
+		"archived_segments", rep.ArchivedSegs, "archived_bytes", rep.ArchivedGzip)
+	return r, rep, nil
+}
+
+// snapshot journals a Snapshot command and waits until its file is
+// published. The periodic snapshot may be in flight: then the capture is
+// skipped and the command is journaled again.
+func (o *Ops) snapshot() (uint64, error) {
+	stats := o.cfg.Snapshots
+	if stats == nil {
+		return 0, errors.New("snapshots are off (journal.snapshot_interval = \"0s\")")
+	}
+	p := o.cfg.Pipeline
+	deadline := time.Now().Add(snapshotWaitMax)
+	for attempt := 0; attempt < 3; attempt++ {
+		skipped, failed := stats.Skipped.Load(), stats.Failed.Load()
+		seq, slot, err := p.Commands.Claim()
+		if err != nil {
+			return 0, fmt.Errorf("snapshot command: %w", err)
+		}
+		cmdSeq := p.SeqBase() + uint64(seq)
+		var c venue.Snapshot
+		_ = c.WrapEncode(slot, 0)
+		c.SetSeq(cmdSeq)
+		c.SetTimestampNs(o.cfg.Now().UnixNano())
+		c.SetSnapshotID(cmdSeq)
+		p.Commands.Publish(seq)
+		for stats.LastSeq.Load() < int64(cmdSeq) {
+			if stats.Skipped.Load() != skipped {
+				break // a periodic snapshot was being written: try again
+			}
+			if stats.Failed.Load() != failed {
+				return 0, fmt.Errorf("snapshot %d failed (see the log)", cmdSeq)
+			}
+			if time.Now().After(deadline) {
+				return 0, fmt.Errorf("snapshot %d not written within %s", cmdSeq, snapshotWaitMax)
+			}
+			select {
+			case <-o.stop:
+				return 0, ErrStopping
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if stats.LastSeq.Load() >= int64(cmdSeq) {
+			return cmdSeq, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0, errors.New("snapshot skipped three times: another snapshot was always in flight")
+}
+
+// WriteFileDurably replaces a small file: temporary file, fsync, rename,
+// directory fsync, so that a crash leaves the old or the new content.
+func WriteFileDurably(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

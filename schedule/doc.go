@@ -1,0 +1,20 @@
+// Package schedule computes the venue's trading day from the [schedule]
+// configuration: for each group of instruments a pre-open, an open and a
+// close, and for the venue an end of day, as offsets from the start of the
+// day in the venue's IANA time zone. Days that are not trading days
+// (weekends by default) and holidays have no transitions. A compressed day
+// ("day" shorter than 24h) repeats back to back from the Unix epoch, for
+// tests and demonstrations.
+//
+// A Plan is a pure function of the configuration and the times it is asked
+// about: it reads no clock and keeps no state. The ops package turns each
+// transition into journaled commands at its time, and after a restart asks
+// Between(last applied, now) for the transitions it missed, which it runs
+// once, in order (bounded: only the last ones when a venue was down for
+// long, see Between).
+//
+// Limits: days are scanned at most daysScannedMax ahead or back; an
+// offset of 24h or more is refused by config validation; on a day a
+// clock change skips, an offset inside the skipped hour moves with the
+// clock (time.Date's normalisation).
+package schedule

@@ -1,0 +1,199 @@
+package schedule
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+)
+
+// Kind is what a transition does.
+type Kind uint8
+
+// The transitions of a trading day, in the order they happen.
+const (
+	PreOpen Kind = iota + 1
+	Open
+	Close
+	EndOfDay
+)
+
+func (k Kind) String() string {
+	switch k {
+	case PreOpen:
+		return "pre_open"
+	case Open:
+		return "open"
+	case Close:
+		return "close"
+	case EndOfDay:
+		return "end_of_day"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Transition is one scheduled change.
+type Transition struct {
+	At    time.Time
+	Day   string // the trading day it belongs to: a date, or "day-N" for compressed days
+	Kind  Kind
+	Group int // index into the schedule's groups; -1 for EndOfDay
+}
+
+func (t Transition) String() string {
+	if t.Group < 0 {
+		return fmt.Sprintf("%s %s at %s", t.Day, t.Kind, t.At.Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("%s %s group %d at %s", t.Day, t.Kind, t.Group, t.At.Format(time.RFC3339Nano))
+}
+
+// daysScannedMax bounds how many days Between and Next look through: a
+// year and a bit, more than any run of holidays and weekends.
+const daysScannedMax = 400
+
+// Plan computes the transitions of a validated schedule. It has no state
+// and reads no clock: every answer is a function of its arguments.
+type Plan struct {
+	sched    config.Schedule
+	loc      *time.Location
+	day      time.Duration
+	weekdays map[time.Weekday]bool
+	holidays map[string]bool
+}
+
+// New builds the plan of a schedule that config validation accepted.
+func New(s config.Schedule) *Plan {
+	p := &Plan{sched: s, loc: s.Location(), day: s.DayLength(), weekdays: s.Weekdays(), holidays: map[string]bool{}}
+	for _, h := range s.Holidays {
+		p.holidays[h] = true
+	}
+	return p
+}
+
+// Compressed reports whether days are shorter than a calendar day.
+func (p *Plan) Compressed() bool { return p.day < 24*time.Hour }
+
+// dayOf returns the start of the day holding t and its name.
+func (p *Plan) dayOf(t time.Time) (time.Time, string) {
+	if p.Compressed() {
+		n := t.UnixNano() / int64(p.day)
+		if t.UnixNano() < 0 && t.UnixNano()%int64(p.day) != 0 {
+			n--
+		}
+		return time.Unix(0, n*int64(p.day)), fmt.Sprintf("day-%d", n)
+	}
+	lt := t.In(p.loc)
+	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, p.loc)
+	return start, start.Format(time.DateOnly)
+}
+
+// nextDay returns the start of the day after the one starting at start.
+func (p *Plan) nextDay(start time.Time) time.Time {
+	if p.Compressed() {
+		return start.Add(p.day)
+	}
+	return time.Date(start.Year(), start.Month(), start.Day()+1, 0, 0, 0, 0, p.loc)
+}
+
+// at returns the time offset into the day starting at start: on calendar
+// days by wall clock, so that 8h is 08:00 also on the days clocks change.
+func (p *Plan) at(start time.Time, offset time.Duration) time.Time {
+	if p.Compressed() {
+		return start.Add(offset)
+	}
+	h := int(offset / time.Hour)
+	m := int(offset % time.Hour / time.Minute)
+	s := int(offset % time.Minute / time.Second)
+	ns := int(offset % time.Second)
+	return time.Date(start.Year(), start.Month(), start.Day(), h, m, s, ns, p.loc)
+}
+
+// Trades reports whether the day starting at start trades.
+func (p *Plan) trades(start time.Time, name string) bool {
+	if p.Compressed() {
+		return true
+	}
+	return p.weekdays[start.Weekday()] && !p.holidays[name]
+}
+
+// dayTransitions returns the transitions of one trading day in time order
+// (ties: pre-open, open, close, then end of day; then by group).
+func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
+	var out []Transition
+	for g, grp := range p.sched.Groups {
+		out = append(out,
+			Transition{At: p.at(start, grp.PreOpen.Duration), Day: name, Kind: PreOpen, Group: g},
+			Transition{At: p.at(start, grp.Open.Duration), Day: name, Kind: Open, Group: g},
+			Transition{At: p.at(start, grp.Close.Duration), Day: name, Kind: Close, Group: g})
+	}
+	out = append(out, Transition{At: p.at(start, p.sched.EndOfDay.Duration), Day: name, Kind: EndOfDay, Group: -1})
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Group < out[j].Group
+	})
+	return out
+}
+
+// Between returns the transitions with after < At <= until, in order. When
+// there are more than max, only the last max are returned (a venue down for
+// weeks needs the end of its last day, not every day it missed).
+func (p *Plan) Between(after, until time.Time, max int) []Transition {
+	var out []Transition
+	start, name := p.dayOf(after)
+	for i := 0; i < daysScannedMax && !start.After(until); i++ {
+		if p.trades(start, name) {
+			for _, t := range p.dayTransitions(start, name) {
+				if t.At.After(after) && !t.At.After(until) {
+					out = append(out, t)
+				}
+			}
+		}
+		start = p.nextDay(start)
+		_, name = p.dayOf(start)
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// Next returns the first transition after t, or ok=false when none comes
+// within daysScannedMax days (a schedule whose every day is a holiday).
+func (p *Plan) Next(t time.Time) (Transition, bool) {
+	start, name := p.dayOf(t)
+	for i := 0; i < daysScannedMax; i++ {
+		if p.trades(start, name) {
+			for _, tr := range p.dayTransitions(start, name) {
+				if tr.At.After(t) {
+					return tr, true
+				}
+			}
+		}
+		start = p.nextDay(start)
+		_, name = p.dayOf(start)
+	}
+	return Transition{}, false
+}
+
+// PhaseAt returns the last transition of group g at or before t within the
+// same day, or ok=false when the day does not trade or the group's pre-open
+// has not come: then the group is closed.
+func (p *Plan) PhaseAt(t time.Time, g int) (Kind, bool) {
+	start, name := p.dayOf(t)
+	if !p.trades(start, name) {
+		return 0, false
+	}
+	var kind Kind
+	for _, tr := range p.dayTransitions(start, name) {
+		if tr.Group == g && !tr.At.After(t) {
+			kind = tr.Kind
+		}
+	}
+	return kind, kind != 0
+}

@@ -1,0 +1,150 @@
+package schedule_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+func parse(t *testing.T, sched string) (*config.Config, error) {
+	t.Helper()
+	return config.Parse([]byte(sched), "test.toml")
+}
+
+const london = `
+[schedule]
+enabled = true
+time_zone = "Europe/London"
+holidays = ["2026-12-25"]
+end_of_day = "17h"
+[[schedule.group]]
+name = "all"
+pre_open = "7h50m"
+open = "8h"
+close = "16h30m"
+`
+
+func TestCalendarDays(t *testing.T) {
+	cfg, err := parse(t, london)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := schedule.New(cfg.Schedule)
+	loc, _ := time.LoadLocation("Europe/London")
+	// Thursday 24 Dec 2026 12:00 to Tuesday 29 Dec 12:00: the 25th is a
+	// holiday, the 26th and 27th a weekend, Monday the 28th trades.
+	got := p.Between(time.Date(2026, 12, 24, 12, 0, 0, 0, loc), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 100)
+	var lines []string
+	for _, tr := range got {
+		lines = append(lines, tr.Day+" "+tr.Kind.String()+" "+tr.At.In(loc).Format("15:04"))
+	}
+	want := []string{"2026-12-24 close 16:30", "2026-12-24 end_of_day 17:00",
+		"2026-12-28 pre_open 07:50", "2026-12-28 open 08:00", "2026-12-28 close 16:30", "2026-12-28 end_of_day 17:00",
+		"2026-12-29 pre_open 07:50", "2026-12-29 open 08:00"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("transitions:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// Only the last ones when many were missed.
+	if last := p.Between(time.Date(2026, 12, 24, 12, 0, 0, 0, loc), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 3); len(last) != 3 || last[2].Kind != schedule.Open {
+		t.Fatalf("bounded: %v", last)
+	}
+	// Wall clock across the change to summer time (29 March 2026): 08:00 local is 07:00 UTC.
+	next, ok := p.Next(time.Date(2026, 3, 30, 7, 55, 0, 0, loc))
+	if !ok || next.Kind != schedule.Open || next.At.UTC().Hour() != 7 {
+		t.Fatalf("next after summer time starts: %v", next)
+	}
+	// Friday evening: the next transition is Monday's pre-open.
+	next, _ = p.Next(time.Date(2026, 12, 4, 18, 0, 0, 0, loc))
+	if next.Day != "2026-12-07" || next.Kind != schedule.PreOpen {
+		t.Fatalf("next after Friday: %v", next)
+	}
+	for _, c := range []struct {
+		at   time.Time
+		kind schedule.Kind
+		ok   bool
+	}{
+		{time.Date(2026, 12, 1, 7, 0, 0, 0, loc), 0, false},
+		{time.Date(2026, 12, 1, 7, 55, 0, 0, loc), schedule.PreOpen, true},
+		{time.Date(2026, 12, 1, 12, 0, 0, 0, loc), schedule.Open, true},
+		{time.Date(2026, 12, 1, 18, 0, 0, 0, loc), schedule.Close, true},
+		{time.Date(2026, 12, 5, 12, 0, 0, 0, loc), 0, false}, // Saturday
+	} {
+		if kind, ok := p.PhaseAt(c.at, 0); kind != c.kind || ok != c.ok {
+			t.Errorf("phase at %s: %s %v, want %s %v", c.at, kind, ok, c.kind, c.ok)
+		}
+	}
+}
+
+func TestCompressedDays(t *testing.T) {
+	cfg, err := parse(t, `
+[schedule]
+enabled = true
+time_zone = "UTC"
+day = "4s"
+end_of_day = "3500ms"
+[[schedule.group]]
+name = "a"
+instruments = ["ACME"]
+pre_open = "0s"
+open = "1s"
+close = "3s"
+[[schedule.group]]
+name = "rest"
+pre_open = "500ms"
+open = "1500ms"
+close = "2500ms"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := schedule.New(cfg.Schedule)
+	base := time.Unix(400, 0) // a day boundary (400 = 100 × 4 s)
+	got := p.Between(base.Add(-time.Nanosecond), base.Add(8*time.Second-time.Nanosecond), 100)
+	if len(got) != 14 {
+		t.Fatalf("%d transitions in two days: %v", len(got), got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].At.Before(got[i-1].At) {
+			t.Fatalf("out of order: %v then %v", got[i-1], got[i])
+		}
+	}
+	if got[0].Day != "day-100" || got[0].Kind != schedule.PreOpen || got[0].Group != 0 || got[6].Kind != schedule.EndOfDay || got[7].Day != "day-101" {
+		t.Fatalf("transitions: %v", got)
+	}
+}
+
+func TestBadSchedulesAreRefusedNamingTheKey(t *testing.T) {
+	good := `
+[schedule]
+enabled = true
+time_zone = "UTC"
+end_of_day = "17h"
+[[schedule.group]]
+name = "g"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`
+	if _, err := parse(t, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`time_zone = "UTC"`, `time_zone = "Mars/Olympus"`, "schedule.time_zone"},
+		{`end_of_day = "17h"`, `end_of_day = "15h"`, "schedule.group[0].close"},
+		{`open = "8h"`, `open = "6h"`, "phases overlap"},
+		{`close = "16h"`, `close = "8h"`, "phases overlap"},
+		{`end_of_day = "17h"`, `end_of_day = "25h"`, "schedule.end_of_day"},
+		{`name = "g"`, "name = \"g\"\ninstruments = [\"NOPE\"]", `"NOPE" is not a configured instrument`},
+		{`time_zone = "UTC"`, "time_zone = \"UTC\"\nholidays = [\"25/12/2026\"]", "schedule.holidays[0]"},
+		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = [\"Monday\"]", "schedule.trading_days[0]"},
+		{`open = "8h"`, `open = "eight"`, "open"},
+	} {
+		text := strings.Replace(good, c.from, c.to, 1)
+		if _, err := parse(t, text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: error %v, want one naming %q", c.from, c.to, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/fixvenue/fixvenue/gateway/edge"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// This file wires the control plane (package ops: admin API, trading day)
+// into the venue, and gives it the sessions: state from the gateway, the
+// edge and the FIX stores; logout and disable through the edge.
+
+// disabledSessionsFile keeps the sessions an operator disabled, so that a
+// restart keeps refusing their logons (the journal holds who did it and why).
+const disabledSessionsFile = "sessions.disabled"
+
+// buildOps creates the control plane; the pipeline must exist and not yet run.
+func (s *Server) buildOps() error {
+	var sessions []ops.Session
+	for i := range s.cfg.Sessions {
+		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID})
+	}
+	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.cfg.Instruments, Sessions: sessions,
+		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Sync: s.opts.JournalSync,
+		Logger: s.log, Registry: s.registry}
+	if s.snaps != nil {
+		oc.Snapshots = s.snaps.Stats()
+	}
+	o, err := ops.New(oc)
+	if err != nil {
+		return err
+	}
+	s.ops = o
+	return nil
+}
+
+// sessionControl implements ops.SessionControl over the running venue.
+type sessionControl struct {
+	s        *Server
+	mu       sync.Mutex
+	disabled map[string]bool // client CompIDs
+}
+
+func (s *Server) newSessionControl() (*sessionControl, error) {
+	sc := &sessionControl{s: s, disabled: map[string]bool{}}
+	b, err := os.ReadFile(sc.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return sc, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	if err := json.Unmarshal(b, &ids); err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.path(), err)
+	}
+	for _, id := range ids {
+		sc.disabled[id] = true
+	}
+	return sc, nil
+}
+
+func (sc *sessionControl) path() string {
+	return filepath.Join(sc.s.cfg.Venue.DataDir, disabledSessionsFile)
+}
+
+// authenticator refuses the logons of disabled sessions, then asks next.
+func (sc *sessionControl) authenticator(next edge.Authenticator) edge.Authenticator {
+	return edge.AuthenticatorFunc(func(req *edge.LogonRequest) error {
+		sc.mu.Lock()
+		off := sc.disabled[req.Key.ClientCompID]
+		sc.mu.Unlock()
+		if off {
+			return fmt.Errorf("session %s disabled by an operator", req.Key.ClientCompID)
+		}
+		return next.Authenticate(req)
+	})
+}
+
+func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
+	s := sc.s
+	var st ops.SessionState
+	if int(idx) >= len(s.cfg.Sessions) {
+		return st
+	}
+	sc.mu.Lock()
+	st.Disabled = sc.disabled[s.cfg.Sessions[idx].CompID]
+	sc.mu.Unlock()
+	id, ok := s.gw.SessionID(idx)
+	if !ok {
+		return st
+	}
+	st.LoggedOn = s.gw.LoggedOn(idx)
+	r := s.gw.Rates(idx)
+	st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond = r.MessagesPerSecond, r.OrdersPerSecond, r.CancelsPerSecond
+	if s.edge != nil && st.LoggedOn {
+		if c, ok := s.edge.Session(edgeKey(id)); ok {
+			st.Address = c.RemoteAddr().String()
+		}
+	}
+	if store, ok := s.stores.Lookup(id); ok {
+		st.NextSenderSeq, st.NextTargetSeq = store.NextSenderMsgSeqNum(), store.NextTargetMsgSeqNum()
+	}
+	return st
+}
+
+// Logout closes the session's connection: QuickFIX/Go ends the session and
+// cancel-on-disconnect applies as for any disconnect.
+func (sc *sessionControl) Logout(idx uint16) {
+	if id, ok := sc.s.gw.SessionID(idx); ok && sc.s.edge != nil {
+		edgePacer{sc.s.edge}.Disconnect(id)
+	}
+}
+
+func (sc *sessionControl) SetDisabled(idx uint16, disabled bool) {
+	if int(idx) >= len(sc.s.cfg.Sessions) {
+		return
+	}
+	compID := sc.s.cfg.Sessions[idx].CompID
+	sc.mu.Lock()
+	if disabled {
+		sc.disabled[compID] = true
+	} else {
+		delete(sc.disabled, compID)
+	}
+	ids := make([]string, 0, len(sc.disabled))
+	for id := range sc.disabled {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	b, _ := json.Marshal(ids)
+	err := ops.WriteFileDurably(sc.path(), b)
+	sc.mu.Unlock()
+	if err != nil {
+		sc.s.log.Error("disabled sessions not saved; the change holds until restart", "file", sc.path(), "err", err)
+	}
+	if disabled {
+		sc.Logout(idx)
+	}
+}
+
+// AdminAddr is the admin API's address, or "" when it is off.
+func (s *Server) AdminAddr() string {
+	if s.ops == nil {
+		return ""
+	}
+	return s.ops.Addr()
+}
+
+// Ops exposes the control plane (tests).
+func (s *Server) Ops() *ops.Ops { return s.ops }

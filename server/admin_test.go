@@ -1,0 +1,351 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+const (
+	aliceToken = "alice-token-0123456789"
+	bobToken   = "bob-token-9876543210"
+)
+
+// adminConfig is the [admin] section of the admin tests: two operators.
+func adminConfig() string {
+	return fmt.Sprintf(`
+[admin]
+addr = "127.0.0.1:0"
+call_timeout = "5s"
+body_bytes_max = 1024
+[[admin.token]]
+operator = "alice"
+sha256 = %q
+[[admin.token]]
+operator = "bob"
+sha256 = %q
+`, ops.HashToken(aliceToken), ops.HashToken(bobToken))
+}
+
+// adminCall makes one admin API call on the venue's real socket and
+// decodes the JSON answer into out (when not nil).
+func adminCall(t *testing.T, s *Server, method, path, token, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.AdminAddr()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s %s: content type %q, body %s", method, path, resp.Header.Get("Content-Type"), b)
+	}
+	var anyJSON any
+	if err := json.Unmarshal(b, &anyJSON); err != nil {
+		t.Fatalf("%s %s: answer is not JSON: %s", method, path, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func instrumentsOf(t *testing.T, s *Server) map[string]ops.InstrumentInfo {
+	t.Helper()
+	var list []ops.InstrumentInfo
+	if code := adminCall(t, s, "GET", "/v1/instruments", aliceToken, "", &list); code != 200 {
+		t.Fatalf("instruments: %d", code)
+	}
+	out := map[string]ops.InstrumentInfo{}
+	for _, in := range list {
+		out[in.Symbol] = in
+	}
+	return out
+}
+
+func durableSeq(t *testing.T, s *Server) int64 {
+	t.Helper()
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 {
+		t.Fatalf("status: %d", code)
+	}
+	return st.DurableSeq
+}
+
+// TestAdminAPI drives every admin call over HTTP against a venue with FIX
+// clients on TCP, refuses every bad input with nothing journaled, and finds
+// each action in the journal with its operator and reason.
+func TestAdminAPI(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	var health map[string]string
+	if code := adminCall(t, s, "GET", "/healthz", "", "", &health); code != 200 || health["status"] != "alive" {
+		t.Fatalf("healthz %d %v", code, health)
+	}
+	if code := adminCall(t, s, "GET", "/readyz", "", "", nil); code != 200 {
+		t.Fatalf("readyz %d", code)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "10", px: "99.00"})
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "5", px: "98.00", tif: "1"})
+	sendOrder(t, c, order{id: "a1", side: "2", qty: "7", px: "101.50"})
+	for _, id := range []string{"d1", "g1", "a1"} {
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+	}
+	acme := instrumentsOf(t, s)["ACME"]
+	if acme.Status != "Open" || acme.Bid != "99.00" || acme.BidQty != 10 || acme.Ask != "101.50" || acme.RestingOrders != 3 ||
+		acme.BidQtyTotal != 15 || acme.AskQtyTotal != 7 {
+		t.Fatalf("ACME %+v", acme)
+	}
+
+	// Bad input: each refused with a JSON reason, and nothing journaled.
+	before := durableSeq(t, s)
+	for _, bad := range []struct {
+		method, path, token, body string
+		code                      int
+	}{
+		{"GET", "/v1/instruments", "", "", 401},
+		{"POST", "/v1/instruments/ACME/halt", "", `{"reason":"x"}`, 401},
+		{"POST", "/v1/instruments/ACME/halt", "wrong-token", `{"reason":"x"}`, 401},
+		{"POST", "/v1/instruments/NOPE/halt", aliceToken, `{"reason":"x"}`, 404},
+		{"POST", "/v1/instruments/ACME/explode", aliceToken, `{"reason":"x"}`, 404},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":`, 400},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"x","colour":"red"}`, 400},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"x"} {"reason":"y"}`, 400},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{}`, 400},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"` + strings.Repeat("r", 65) + `"}`, 400},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"` + strings.Repeat("r", 2000) + `"}`, 413},
+		{"POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"already open"}`, 409},
+		{"POST", "/v1/cancel", aliceToken, `{"reason":"no filter"}`, 400},
+		{"POST", "/v1/cancel", aliceToken, `{"reason":"x","session":"NOBODY"}`, 404},
+		{"POST", "/v1/cancel", aliceToken, `{"reason":"x","instrument":"NOPE"}`, 404},
+		{"POST", "/v1/sessions/NOBODY/disable", aliceToken, `{"reason":"x"}`, 404},
+		{"POST", "/v1/sessions/CLIENT2/logout", aliceToken, `{"reason":"not logged on"}`, 409},
+		{"POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"not disabled"}`, 409},
+		{"DELETE", "/v1/instruments", aliceToken, "", 404},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.005","band_percent":5}`, 400},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00"}`, 400},
+		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00","band_percent":100}`, 400},
+		{"POST", "/v1/instruments/all/band", aliceToken, `{"reason":"x","ref_price":"100.00","band_percent":5}`, 404},
+		{"POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"x","band_percent":5}`, 400},
+	} {
+		var e map[string]any
+		if code := adminCall(t, s, bad.method, bad.path, bad.token, bad.body, &e); code != bad.code || e["error"] == "" || e["code"] == "" {
+			t.Errorf("%s %s %q: %d %v, want %d with an error", bad.method, bad.path, bad.body, code, e, bad.code)
+		}
+	}
+	// The refused resume reached the matcher (it decides transitions) and is
+	// journaled as a refused attempt; nothing else is.
+	if after := durableSeq(t, s); after != before+1 {
+		t.Fatalf("durable seq %d → %d: bad input was journaled", before, after)
+	}
+	if got := instrumentsOf(t, s)["ACME"]; got.Status != "Open" || got.RestingOrders != 3 {
+		t.Fatalf("ACME changed by refused calls: %+v", got)
+	}
+
+	// Halt: new orders are refused, and halting twice is a conflict.
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news pending"}`, &res); code != 200 ||
+		res.Operator != "alice" || res.Result != "done" || res.Count != 1 {
+		t.Fatalf("halt: %d %+v", code, res)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"again"}`, nil); code != 409 {
+		t.Fatalf("halt twice: %d", code)
+	}
+	sendOrder(t, c, order{id: "h1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "h1", 150: "8"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/all/resume", bobToken, `{"reason":"news out"}`, &res); code != 200 || res.Count != 1 || res.Operator != "bob" {
+		t.Fatalf("resume all: %d %+v", code, res)
+	}
+
+	// Cancel a session's orders on one instrument: the client hears of each.
+	if code := adminCall(t, s, "POST", "/v1/cancel", aliceToken, `{"reason":"runaway client","session":"CLIENT1","instrument":"ACME"}`, &res); code != 200 || res.Count != 3 {
+		t.Fatalf("cancel: %d %+v", code, res)
+	}
+	for _, id := range []string{"d1", "g1", "a1"} {
+		expectER(t, c, map[int]string{11: id, 150: "4", 39: "4"})
+	}
+
+	// Reference price and band: too wide for the levels, or leaving a resting
+	// order outside, is refused; a band that fits moves, and orders follow it.
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "97.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "b1", 150: "0"})
+	for _, bad := range []struct {
+		body string
+		code int
+	}{
+		{`{"reason":"too wide","ref_price":"100.00","band_percent":20}`, 422},
+		{`{"reason":"past the bid","ref_price":"110.00","band_percent":5}`, 409},
+	} {
+		if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, bad.body, nil); code != bad.code {
+			t.Errorf("band %s: %d, want %d", bad.body, code, bad.code)
+		}
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"102.00","band_percent":5}`, &res); code != 200 {
+		t.Fatalf("band: %d", code)
+	}
+	if got := instrumentsOf(t, s)["ACME"]; got.RefPrice != "102.00" || got.BandPercent != 5 || got.BandLow != "96.90" || got.BandHigh != "107.10" || got.Bid != "97.00" {
+		t.Fatalf("ACME after the band change: %+v", got)
+	}
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "1", px: "96.00"})
+	expectER(t, c, map[int]string{11: "b2", 150: "8"})
+	sendOrder(t, c, order{id: "b3", side: "2", qty: "1", px: "107.10"})
+	lastOrder := time.Now()
+	expectER(t, c, map[int]string{11: "b3", 150: "0"})
+
+	// Sessions: list, disable (logon refused), enable, logout.
+	var sessions []ops.SessionInfo
+	if code := adminCall(t, s, "GET", "/v1/sessions", aliceToken, "", &sessions); code != 200 || len(sessions) != 5 {
+		t.Fatalf("sessions: %d %v", code, sessions)
+	}
+	if !sessions[0].LoggedOn || sessions[0].Address == "" || sessions[0].NextSenderSeq < 2 || sessions[1].LoggedOn ||
+		sessions[0].OpenOrders != 2 {
+		t.Fatalf("sessions %+v", sessions[:2])
+	}
+	// The rates cover the last second: the orders above count while they are in it.
+	if time.Since(lastOrder) < 900*time.Millisecond && (sessions[0].OrdersPerSecond < 1 || sessions[0].MessagesPerSecond < 1) {
+		t.Fatalf("CLIENT1 rates %+v just after its orders", sessions[0])
+	}
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res); code != 200 {
+		t.Fatalf("disable: %d", code)
+	}
+	refused, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := refused.Logon(true); err == nil {
+		t.Fatalf("disabled session logged on: %v", m)
+	}
+	refused.Close()
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"paid"}`, &res); code != 200 {
+		t.Fatalf("enable: %d", code)
+	}
+	time.Sleep(1100 * time.Millisecond) // the edge's logon rate per CompID
+	logon(t, s, "CLIENT2", true)
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"end of test"}`, &res); code != 200 {
+		t.Fatalf("logout: %d", code)
+	}
+	if _, err := c.Read(readWait); err == nil {
+		// Drain until the connection closes.
+		for err == nil {
+			_, err = c.Read(readWait)
+		}
+	}
+
+	// End of day now: a snapshot is written.
+	if code := adminCall(t, s, "POST", "/v1/eod", bobToken, `{"reason":"early close"}`, &res); code != 200 ||
+		res.EndOfDay == nil || res.EndOfDay.SnapshotSeq < 0 {
+		t.Fatalf("eod: %d %+v", code, res)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The journal is the audit trail: every action with its operator and reason.
+	var dump bytes.Buffer
+	if err := journal.Dump(filepath.Join(dir, "journal"), &dump, journal.DumpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`action=SetTradingStatus status=Open session=0 instrument=1 account="" operator="alice" reason="already open"`,
+		`action=SetTradingStatus status=Halted session=0 instrument=1 account="" operator="alice" reason="news pending"`,
+		`action=SetTradingStatus status=Open session=0 instrument=0 account="" operator="bob" reason="news out"`,
+		`action=MassCancel status=- session=0 instrument=1 account="" operator="alice" reason="runaway client"`,
+		`action=SessionDisable status=- session=1 instrument=0 account="" operator="alice" reason="unpaid bill"`,
+		`action=SessionEnable status=- session=1 instrument=0 account="" operator="alice" reason="paid"`,
+		`action=SessionLogout status=- session=0 instrument=0 account="" operator="alice" reason="end of test"`,
+		`action=EndOfDay status=- session=0 instrument=0 account="" operator="bob" reason="early close"`,
+		`action=SetPriceBand status=- session=0 instrument=1 account="" operator="alice" reason="new reference" ref_ticks=10200 band_percent=5`,
+	} {
+		if !strings.Contains(dump.String(), want) {
+			t.Errorf("journal lacks %s", want)
+		}
+	}
+
+	// After a restart (from the end-of-day snapshot) the moved band holds.
+	s2 := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	if got := instrumentsOf(t, s2)["ACME"]; got.BandLow != "96.90" || got.BandHigh != "107.10" || got.RefPrice != "" || got.Bid != "97.00" {
+		t.Fatalf("ACME after a restart: %+v", got)
+	}
+	c2 := logon(t, s2, "CLIENT3", true)
+	sendOrder(t, c2, order{id: "r1", side: "1", qty: "1", px: "96.00"})
+	expectER(t, c2, map[int]string{11: "r1", 150: "8"})
+	if t.Failed() {
+		for _, line := range strings.Split(dump.String(), "\n") {
+			if strings.Contains(line, "OperatorCommand") {
+				t.Log(line)
+			}
+		}
+	}
+}
+
+// TestAdminPhase moves a schedule group to a phase now, as its transition
+// would: refused for an unknown group or phase, and a conflict when every
+// instrument is already there.
+func TestAdminPhase(t *testing.T) {
+	// A schedule that trades only three days from now: idle for the test.
+	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
+	sched := fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = "UTC"
+trading_days = [%q]
+end_of_day = "17h"
+[[schedule.group]]
+name = "acme"
+instruments = ["ACME"]
+pre_open = "7h"
+open = "8h"
+close = "16h"
+[[schedule.group]]
+name = "rest"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`, day)
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+sched), Options{})
+	waitReady(t, s)
+	if got := instrumentsOf(t, s); got["ACME"].Status != "Closed" || got["LOTS"].Status != "Closed" {
+		t.Fatalf("a day that does not trade starts closed: %+v", got)
+	}
+	var res ops.ActionResponse
+	for _, c := range []struct {
+		body   string
+		code   int
+		status string
+	}{
+		{`{"reason":"early","group":"acme","phase":"pre_open"}`, 200, "Halted"},
+		{`{"reason":"open now","group":"acme","phase":"open"}`, 200, "Open"},
+		{`{"reason":"again","group":"acme","phase":"open"}`, 409, "Open"},
+		{`{"reason":"x","group":"nope","phase":"open"}`, 404, "Open"},
+		{`{"reason":"x","group":"acme","phase":"end_of_day"}`, 400, "Open"},
+		{`{"reason":"x","group":"acme","phase":"close","session":"CLIENT1"}`, 400, "Open"},
+		{`{"reason":"done","group":"acme","phase":"close"}`, 200, "Closed"},
+	} {
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, c.body, &res); code != c.code {
+			t.Errorf("%s: %d, want %d", c.body, code, c.code)
+		}
+		if got := instrumentsOf(t, s); got["ACME"].Status != c.status || got["LOTS"].Status != "Closed" {
+			t.Errorf("after %s: ACME %s, LOTS %s", c.body, got["ACME"].Status, got["LOTS"].Status)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// compressedDay is a trading day of twelve seconds: pre-open at 1 s, open
+// from 2 s to 8 s, close at 8 s, end of day at 9 s, closed until the next
+// day's pre-open.
+const compressedDay = `
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+day = "12s"
+end_of_day = "9s"
+[[schedule.group]]
+name = "all"
+pre_open = "1s"
+open = "2s"
+close = "8s"
+`
+const compressedDayLength = 12 * time.Second
+
+// tradingDayConfig is a venue with the compressed day, a ClOrdID table
+// smaller than the orders of two days, small journal segments (so that end
+// of day has sealed segments to archive), snapshots only at end of day, and
+// sessions whose DAY orders survive a disconnect (so that an offline
+// session's order expires at end of day).
+func tradingDayConfig(t *testing.T, dir string) string {
+	return adminConfig() + compressedDay + `
+[session_defaults]
+cancel_on_disconnect = false
+`
+}
+
+func tradingDayVenue(t *testing.T, dir string) *Server {
+	t.Helper()
+	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
+	cfg.Engine.OrdersMax = 256
+	cfg.Engine.ClOrdIDsMax = 320
+	cfg.Journal.SegmentBytes = 65536
+	cfg.Journal.SnapshotInterval.Duration = 0
+	return startServer(t, cfg, Options{})
+}
+
+// waitOpening waits for the start of an open phase (a status other than
+// Open, then Open), so that the whole phase lies ahead.
+func waitOpening(t *testing.T, s *Server) {
+	t.Helper()
+	waitReady(t, s)
+	waitStatus(t, s, "ACME", "Halted", compressedDayLength+2*time.Second) // pre-open
+	waitStatus(t, s, "ACME", "Open", 2*time.Second)
+}
+
+func waitReady(t *testing.T, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for adminCall(t, s, "GET", "/readyz", "", "", nil) != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("venue not ready in 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitStatus polls the admin API until instrument sym has status.
+func waitStatus(t *testing.T, s *Server, sym, status string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if instrumentsOf(t, s)[sym].Status == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not %s within %s: %+v", sym, status, within, instrumentsOf(t, s)[sym])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitEndOfDay polls until an end of day later than after has completed.
+func waitEndOfDay(t *testing.T, s *Server, after int64, within time.Duration) *ops.EndOfDayReport {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var st ops.StatusInfo
+		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+		if e := st.LastEndOfDay; e != nil && e.CompletedUnixNs > after {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no end of day within %s", within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// iocBurst sends n IOC sells that cannot trade (no bid that high) and
+// checks that each is accepted, then cancelled: none is refused.
+func iocBurst(t *testing.T, c *fixclient.Client, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("%s-%d", prefix, i), side: "2", qty: "1", px: "105.00", tif: "3"})
+	}
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+		expectER(t, c, map[int]string{11: id, 150: "4"})
+	}
+}
+
+// TestTradingDayCompressed runs two compressed days with orders flowing:
+// DAY orders expire at end of day with 150=C (an offline session hears of it
+// through resend at its next logon), GTC orders survive, more orders than
+// engine.clordids_max are entered across the two days and none is refused,
+// the archive holds the sealed segments, and journal verify over archive +
+// live gives the running venue's events hash.
+func TestTradingDayCompressed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two 12-second trading days")
+	}
+	dir := t.TempDir()
+	s := tradingDayVenue(t, dir)
+	cfg := s.cfg
+	waitOpening(t, s)
+
+	// Day 1.
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	sendOrder(t, c2, order{id: "c2-day", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c2, map[int]string{11: "c2-day", 150: "0"})
+	c2Next := c2.NextOut
+	c2.Close() // offline from now on; its DAY order stays (cancel_on_disconnect = false)
+	sendOrder(t, c1, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	sendOrder(t, c1, order{id: "c1-day", side: "2", qty: "5", px: "101.00"})
+	sendOrder(t, c1, order{id: "hit", side: "2", qty: "2", px: "99.00"})
+	expectER(t, c1, map[int]string{11: "gtc", 150: "0"})
+	expectER(t, c1, map[int]string{11: "c1-day", 150: "0"})
+	expectER(t, c1, map[int]string{11: "hit", 150: "F", 39: "2"})
+	iocBurst(t, c1, "d1", 250)
+	started := time.Now().UnixNano()
+	eod1 := waitEndOfDay(t, s, started, compressedDayLength)
+	expectER(t, c1, map[int]string{11: "c1-day", 150: "C", 39: "C"})
+	if eod1.Expired != 2 || eod1.SnapshotSeq < 0 {
+		t.Fatalf("day 1 end of day %+v", eod1)
+	}
+
+	// Day 2: more orders than the ClOrdID table holds in all, none refused.
+	waitOpening(t, s)
+	acme := instrumentsOf(t, s)["ACME"]
+	if acme.Bid != "98.00" || acme.BidQty != 5 || acme.RestingOrders != 1 || acme.Ask != "" {
+		t.Fatalf("day 2 opens with %+v; want only the GTC bid", acme)
+	}
+	iocBurst(t, c1, "d2", 310)
+	if entered := 3 + 1 + 250 + 310; entered <= cfg.Engine.ClOrdIDsMax {
+		t.Fatalf("only %d orders entered; the test needs more than clordids_max %d", entered, cfg.Engine.ClOrdIDsMax)
+	}
+	eod2 := waitEndOfDay(t, s, eod1.CompletedUnixNs, compressedDayLength)
+	if eod2.Expired != 0 || eod2.ArchivedSegs < 1 || eod2.ArchiveError != "" {
+		t.Fatalf("day 2 end of day %+v; want the first segments archived", eod2)
+	}
+	archived, _ := filepath.Glob(filepath.Join(dir, "journal", journal.ArchiveDirName, "journal-*.seg.gz"))
+	live, _ := filepath.Glob(filepath.Join(dir, "journal", "journal-*.seg"))
+	if len(archived) != eod2.ArchivedSegs || len(live) == 0 || strings.HasSuffix(live[0], "journal-00000000000000000000.seg") {
+		t.Fatalf("archive %v, live %v", archived, live)
+	}
+
+	// The offline session logs on: the fill and the expiry come by resend.
+	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = c2Next
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "c2-day", 150: "F", 39: "1", 43: "Y"})
+	expectER(t, r, map[int]string{11: "c2-day", 150: "C", 39: "C", 14: "2", 43: "Y"})
+	r.Close()
+	c1.Close()
+	time.Sleep(100 * time.Millisecond)
+
+	var st ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// journal verify over archive + live replays what the venue ran; the
+	// schedule may have moved on after the status was read, so the first
+	// events_since_start events are compared.
+	v, err := journal.Verify(filepath.Join(dir, "journal"), MatcherConfig(cfg), nil)
+	if err != nil || v.Events < st.EventsSinceStart {
+		t.Fatalf("verify %v (%v) covers fewer events than the venue's %d", v, err, st.EventsSinceStart)
+	}
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &prefixHashSink{digest: xxhash.New(), left: st.EventsSinceStart}
+	if _, err := journal.Replay(filepath.Join(dir, "journal"), m, sink, journal.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%016x", sink.digest.Sum64()); got != st.EventsHash {
+		t.Fatalf("replay of archive + live hashes the first %d events to %s, the running venue to %s", st.EventsSinceStart, got, st.EventsHash)
+	}
+}
+
+// prefixHashSink hashes the first left events as journal.HashSink does.
+type prefixHashSink struct {
+	slot   [core.EventSlotMin]byte
+	digest *xxhash.Digest
+	left   int64
+}
+
+func (h *prefixHashSink) Claim() []byte { return h.slot[:] }
+
+func (h *prefixHashSink) Commit() {
+	if h.left > 0 {
+		n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(h.slot[:]))
+		_, _ = h.digest.Write(h.slot[:n])
+		h.left--
+	}
+}
+
+// TestTradingDayRestart stops the venue mid-day and again before an end of
+// day it then misses: after each restart the state is what the day without
+// a restart gives (the first test): mid-day the book and status are back;
+// after the missed end of day, the close and the end of day run once at
+// start, in order, the DAY order has expired and the GTC order rests.
+func TestTradingDayRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 12-second trading day")
+	}
+	dir := t.TempDir()
+	s := tradingDayVenue(t, dir)
+	waitOpening(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "day", side: "1", qty: "5", px: "99.00"})
+	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "day", 150: "0"})
+	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
+	next := c.NextOut
+	c.Close()
+	before := instrumentsOf(t, s)["ACME"]
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dayStart := time.Now().Truncate(compressedDayLength) // compressed days start at multiples of their length
+
+	// Restart mid-day: nothing was missed; book and status are back.
+	s2 := tradingDayVenue(t, dir)
+	waitReady(t, s2)
+	if got := instrumentsOf(t, s2)["ACME"]; got.Status != "Open" || got != before || got.BidQty != 5 || got.RestingOrders != 2 {
+		t.Fatalf("after a mid-day restart ACME is %+v; before it was %+v", got, before)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Down across the close and the end of day.
+	time.Sleep(time.Until(dayStart.Add(9500 * time.Millisecond)))
+	s3 := tradingDayVenue(t, dir)
+	waitReady(t, s3)
+	var st ops.StatusInfo
+	adminCall(t, s3, "GET", "/v1/status", aliceToken, "", &st)
+	if e := st.LastEndOfDay; e == nil || e.Expired != 1 || e.SnapshotSeq < 0 {
+		t.Fatalf("the missed end of day did not run at start: %+v", st)
+	}
+	acme := instrumentsOf(t, s3)["ACME"]
+	if acme.Status != "Closed" || acme.Bid != "98.00" || acme.BidQty != 5 || acme.RestingOrders != 1 {
+		t.Fatalf("after the missed end of day ACME is %+v; want closed with the GTC bid only", acme)
+	}
+	caughtUp := scrape(t, s3)
+	for _, kind := range []string{"close", "end_of_day"} {
+		if v := metricValue(t, caughtUp, `fixvenue_schedule_transitions_total{caught_up="true",kind="`+kind+`"}`); v != "1" {
+			t.Errorf("%s caught up %s times, want once", kind, v)
+		}
+	}
+	// The session hears of the expiry when it comes back.
+	r, err := fixclient.Dial(s3.FIXAddr(), "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.NextOut = next
+	if _, err := r.Logon(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
+}
