@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -260,21 +260,23 @@ func TestAdminAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The journal is the audit trail: every action with its operator and reason.
+	// The journal is the audit trail: every action with its operator and
+	// reason, in the command's generated text form (a status of 0 is an
+	// action that carries none).
 	var dump bytes.Buffer
 	if err := journal.Dump(filepath.Join(dir, "journal"), &dump, journal.DumpOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`action=SetTradingStatus status=Open session=0 instrument=1 account="" operator="alice" reason="already open"`,
-		`action=SetTradingStatus status=Halted session=0 instrument=1 account="" operator="alice" reason="news pending"`,
-		`action=SetTradingStatus status=Open session=0 instrument=0 account="" operator="bob" reason="news out"`,
-		`action=MassCancel status=- session=0 instrument=1 account="" operator="alice" reason="runaway client"`,
-		`action=SessionDisable status=- session=1 instrument=0 account="" operator="alice" reason="unpaid bill"`,
-		`action=SessionEnable status=- session=1 instrument=0 account="" operator="alice" reason="paid"`,
-		`action=SessionLogout status=- session=0 instrument=0 account="" operator="alice" reason="end of test"`,
-		`action=EndOfDay status=- session=0 instrument=0 account="" operator="bob" reason="early close"`,
-		`action=SetPriceBand status=- session=0 instrument=1 account="" operator="alice" reason="new reference" ref_ticks=10200 band_percent=5`,
+		`action=SetTradingStatus status=Open filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="already open"`,
+		`action=SetTradingStatus status=Halted filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="news pending"`,
+		`action=SetTradingStatus status=Open filterSessionIdx=0 instrumentId=0 account="" operator="bob" reason="news out"`,
+		`action=MassCancel status=TradingStatus(0) filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="runaway client"`,
+		`action=SessionDisable status=TradingStatus(0) filterSessionIdx=1 instrumentId=0 account="" operator="alice" reason="unpaid bill"`,
+		`action=SessionEnable status=TradingStatus(0) filterSessionIdx=1 instrumentId=0 account="" operator="alice" reason="paid"`,
+		`action=SessionLogout status=TradingStatus(0) filterSessionIdx=0 instrumentId=0 account="" operator="alice" reason="end of test"`,
+		`action=EndOfDay status=TradingStatus(0) filterSessionIdx=0 instrumentId=0 account="" operator="bob" reason="early close"`,
+		`action=SetPriceBand status=TradingStatus(0) filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="new reference" refPriceTicks=10200 bandPercent=5`,
 	} {
 		if !strings.Contains(dump.String(), want) {
 			t.Errorf("journal lacks %s", want)

@@ -11,7 +11,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/fixvenue/fixvenue/core"
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
