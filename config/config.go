@@ -62,6 +62,7 @@ type Config struct {
 	SessionDefaults SessionDefaults `toml:"session_defaults"`
 	Sessions        []Session       `toml:"session"`
 	Instruments     []Instrument    `toml:"instrument"`
+	Export          Export          `toml:"export"`
 }
 
 // Venue holds identity and storage.
@@ -182,6 +183,11 @@ type Session struct {
 	AllowedSourceAddresses  []string          `toml:"allowed_source_addresses"`
 	SenderCompID            string            `toml:"venue_comp_id"`
 	QuickFIX                map[string]string `toml:"quickfix"`
+	// Kind is "order" (the default) or "dropcopy" (see dropcopy.go).
+	Kind         string   `toml:"kind"`
+	CopySessions []string `toml:"copy_sessions"`
+	CopyAccounts []string `toml:"copy_accounts"`
+	CopyAll      bool     `toml:"copy_all"`
 }
 
 // Instrument is one tradable instrument.
@@ -371,6 +377,8 @@ func (c *Config) validate() error {
 		}
 	}
 	errs = append(errs, c.validateSessions()...)
+	errs = append(errs, c.validateDropCopy()...)
+	errs = append(errs, c.validateExport()...)
 	errs = append(errs, c.validateInstruments()...)
 	return errors.Join(errs...)
 }

@@ -322,7 +322,7 @@ func (s *Server) buildSessions() error {
 		}
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
-			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg})
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc)})
 	}
 	gw, err := gateway.New(gcfg, s.pipe.Commands)
 	if err != nil {
