@@ -72,6 +72,7 @@ type Server struct {
 	fixmd     *fixmd.Handler
 	stopFeed  func()
 	closing   atomic.Bool
+	export    *exportState
 
 	closeOnce sync.Once
 }
@@ -134,6 +135,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if err := s.buildSessions(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	if err := s.buildExport(); err != nil {
 		s.journal.Close()
 		return nil, err
 	}
@@ -390,6 +395,7 @@ func (s *Server) Start() error {
 		s.metricsS = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go s.metricsS.Serve(l)
 	}
+	s.startExport()
 	if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
@@ -469,6 +475,7 @@ func (s *Server) Close() error {
 				errs = append(errs, err)
 			}
 		}
+		s.stopExport()
 		if s.snaps != nil {
 			s.snaps.Close()
 		}
