@@ -22,6 +22,7 @@ commands:
   md        watch or print a book from the market data feed
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
+  events    tail or verify the event stream on NATS JetStream (events tail|verify)
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.
