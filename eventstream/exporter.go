@@ -184,7 +184,7 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 	}
 	e.met.connected.Set(1)
 	if e.lastErr != "" {
-		e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", last.EventSeq+1)
+		e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", e.acked.EventSeq+1)
 		e.lastErr = ""
 	}
 	for {
