@@ -71,6 +71,9 @@ type Exporter struct {
 	// batch holds produced events not yet acknowledged by the stream.
 	batch []Event
 	acked Position
+	// filledTo is the seq of the last command applied to the shadow
+	// matcher; once the batch is acknowledged, every command up to it is done.
+	filledTo int64
 	met   *metrics
 	// lastErr is logged only when it changes, so an outage is one line.
 	lastErr string
@@ -113,12 +116,10 @@ func New(cfg Config) (*Exporter, error) {
 // noEvent marks acked before the exporter has read the stream.
 const noEvent = ^uint64(0)
 
-// Lag is the number of durable commands after the one of the last event
-// the stream acknowledged (all of them before the stream was read).
+// Lag is the number of durable commands whose events the stream has not
+// all acknowledged (all of them before the stream was read).
 func (e *Exporter) Lag() int64 {
-	d := e.cfg.Durable()
-	a := e.met.ackedCause.Load()
-	return max(0, d-a)
+	return max(0, e.cfg.Durable()-e.met.doneSeq.Load())
 }
 
 // Run exports until stop is closed. Failures are logged and retried; Run
@@ -281,15 +282,15 @@ func (e *Exporter) rebuild(last *Event) error {
 		e.setAcked(last.Position)
 	} else {
 		e.setAcked(Position{})
-		e.met.ackedCause.Store(-1)
 	}
+	e.filledTo = int64(from) - 1
+	e.met.doneSeq.Store(e.filledTo)
 	e.log.Info("event export: shadow matcher started", "journal_from_seq", from, "stream_last_event_seq", e.next.EventSeq-1)
 	return nil
 }
 
 func (e *Exporter) setAcked(p Position) {
 	e.acked = p
-	e.met.ackedCause.Store(int64(p.CauseSeq))
 	e.met.ackedEvent.Set(float64(p.EventSeq))
 }
 
@@ -311,6 +312,10 @@ func (e *Exporter) fill() error {
 		}
 		if err := e.take(rec.Seq); err != nil {
 			return err
+		}
+		e.filledTo = int64(rec.Seq)
+		if len(e.batch) == 0 {
+			e.met.doneSeq.Store(e.filledTo) // nothing of it left to publish
 		}
 	}
 	return nil
@@ -376,6 +381,7 @@ func (e *Exporter) publish(js jetstream.JetStream, lost <-chan struct{}) error {
 		}
 	}
 	e.setAcked(e.batch[len(e.batch)-1].Position)
+	e.met.doneSeq.Store(e.filledTo)
 	e.met.events.Add(float64(len(e.batch)))
 	e.batch = e.batch[:0]
 	return nil

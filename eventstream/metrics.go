@@ -13,8 +13,10 @@ type metrics struct {
 	events     prometheus.Counter
 	ackedEvent prometheus.Gauge
 	lag        prometheus.GaugeFunc
-	// ackedCause is the command seq of the last acknowledged event (-1: none).
-	ackedCause atomic.Int64
+	// doneSeq is the seq of the last command whose events the stream has
+	// all acknowledged (-1: none); commands without events count as soon
+	// as the ones before them do.
+	doneSeq atomic.Int64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		ackedEvent: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_export_event_seq",
 			Help: "Event sequence of the last event the stream acknowledged."}),
 	}
-	m.ackedCause.Store(-1)
+	m.doneSeq.Store(-1)
 	if reg != nil {
 		reg.MustRegister(m.connected, m.errors, m.events, m.ackedEvent)
 	}

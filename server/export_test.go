@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -9,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 const exportSection = `
@@ -93,32 +91,7 @@ func waitExported(t *testing.T, s *Server) {
 // verifyStream is `fixvenue events verify`: the stream against the journal.
 func verifyStream(t *testing.T, s *Server) eventstream.Summary {
 	t.Helper()
-	nc, err := nats.Connect(s.EmbeddedNATS().URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stream, err := eventstream.SummarizeStream(ctx, js, s.cfg.ExportStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	jour, prefix, err := eventstream.SummarizeJournal(filepath.Join(s.cfg.Venue.DataDir, "journal"), MatcherConfig(s.cfg), stream.Events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eventstream.Compare(stream, jour, prefix); err != nil {
-		t.Fatal(err)
-	}
-	if stream.Events == 0 {
-		t.Fatal("no events exported")
-	}
-	return stream
+	return verifyAt(t, s, s.EmbeddedNATS().URL())
 }
 
 // TestExportSurvivesNATSRestartAndVenueRestart: the embedded NATS server
@@ -129,6 +102,9 @@ func verifyStream(t *testing.T, s *Server) eventstream.Summary {
 func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, exportSection)
+	// Snapshots, so that the restarted exporter starts its shadow matcher
+	// from one (eventstream/doc.go, "Outages and restarts").
+	cfg.Journal.SnapshotInterval.Duration = 50 * time.Millisecond
 	s := startServer(t, cfg, Options{})
 	if s.EmbeddedNATS() == nil {
 		t.Fatal("no embedded NATS server")
@@ -163,9 +139,13 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 		t.Fatal("the outage left no trace in fixvenue_export_errors_total")
 	}
 	s.Close()
+	if snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal")); err != nil || len(snaps) == 0 {
+		t.Fatalf("no snapshot to restart the export from (%v)", err)
+	}
 
 	// A new venue on the same data: it resumes from the stream's end.
 	cfg2 := testConfig(t, dir, exportSection)
+	cfg2.Journal.SnapshotInterval.Duration = 50 * time.Millisecond
 	s2 := startServer(t, cfg2, Options{})
 	loadRun(t, s2, "b", 50, nil)
 	waitExported(t, s2)
