@@ -74,7 +74,7 @@ type Exporter struct {
 	// filledTo is the seq of the last command applied to the shadow
 	// matcher; once the batch is acknowledged, every command up to it is done.
 	filledTo int64
-	met   *metrics
+	met      *metrics
 	// lastErr is logged only when it changes, so an outage is one line.
 	lastErr string
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
