@@ -188,8 +188,8 @@ func newDropCopyMetrics(reg prometheus.Registerer) dropCopyMetrics {
 	return m
 }
 
-// LoggedOn reports whether the session of the client CompID comp is logged on.
-func (g *Gateway) LoggedOn(comp string) bool {
+// ClientLoggedOn reports whether the session of the client CompID comp is logged on.
+func (g *Gateway) ClientLoggedOn(comp string) bool {
 	for _, s := range g.sessions {
 		if s.cfg.ID.TargetCompID == comp {
 			return s.loggedOn.Load()

@@ -285,7 +285,7 @@ func TestDropCopy(t *testing.T) {
 func waitLoggedOff(t *testing.T, s *Server, comp string) {
 	t.Helper()
 	for deadline := time.Now().Add(readWait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if !s.Gateway().LoggedOn(comp) {
+		if !s.Gateway().ClientLoggedOn(comp) {
 			return
 		}
 	}
