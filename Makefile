@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash interop clean
+.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash interop clean
 
 all: build
 
@@ -59,6 +59,10 @@ bench-latency: build
 
 bench-fix: build
 	@./scripts/bench-fix.sh
+
+# ExecutionReport latency with the NATS event export on against off, interleaved pairs (needs a quiet machine).
+bench-export: build
+	@./scripts/bench-export.sh
 
 conformance: build
 	@./scripts/conformance.sh

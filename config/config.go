@@ -64,6 +64,7 @@ type Config struct {
 	Instruments     []Instrument    `toml:"instrument"`
 	Admin           Admin           `toml:"admin"`
 	Schedule        Schedule        `toml:"schedule"`
+	Export          Export          `toml:"export"`
 }
 
 // Venue holds identity and storage.
@@ -184,6 +185,11 @@ type Session struct {
 	AllowedSourceAddresses  []string          `toml:"allowed_source_addresses"`
 	SenderCompID            string            `toml:"venue_comp_id"`
 	QuickFIX                map[string]string `toml:"quickfix"`
+	// Kind is "order" (the default) or "dropcopy" (see dropcopy.go).
+	Kind         string   `toml:"kind"`
+	CopySessions []string `toml:"copy_sessions"`
+	CopyAccounts []string `toml:"copy_accounts"`
+	CopyAll      bool     `toml:"copy_all"`
 }
 
 // Instrument is one tradable instrument.
@@ -373,6 +379,8 @@ func (c *Config) validate() error {
 		}
 	}
 	errs = append(errs, c.validateSessions()...)
+	errs = append(errs, c.validateDropCopy()...)
+	errs = append(errs, c.validateExport()...)
 	errs = append(errs, c.validateInstruments()...)
 	errs = append(errs, c.validateOperations()...)
 	return errors.Join(errs...)

@@ -28,6 +28,12 @@
 // overlapping phases, an end of day before a close, an unknown time zone or
 // symbol are errors naming the key.
 //
+// A session's kind is "order" (the default) or "dropcopy": a drop-copy session
+// enters no orders and is granted the ExecutionReports of other sessions by
+// CompID (copy_sessions), by account (copy_accounts) or all (copy_all); a
+// grant that names no order session is an error. The [export] section
+// configures the event export to NATS JetStream (export.go).
+//
 // Limits: at most SessionsMax sessions and InstrumentsMax instruments,
 // AdminTokensMax tokens, ScheduleGroupsMax schedule groups.
 package config

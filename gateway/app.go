@@ -82,6 +82,9 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		g.throttleLogout(s)
 		return nil
 	}
+	if s.cfg.DropCopy != nil {
+		return g.dropCopyRequest(s, m)
+	}
 	msgType, err := m.MsgType()
 	if err != nil {
 		return err

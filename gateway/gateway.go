@@ -32,6 +32,8 @@ type SessionConfig struct {
 	OrdersPerSecondReject   int
 	CancelsPerSecondReject  int
 	MessagesPerSecondLogout int
+	// DropCopy, when set, makes this a drop-copy session (dropcopy.go).
+	DropCopy *DropCopyGrant
 }
 
 // Config configures a Gateway.
@@ -87,6 +89,8 @@ type Gateway struct {
 	er     erBuilder
 	failed atomic.Pointer[error]
 	extra  map[string]ExtraHandler
+	// copyAccounts are the drop-copy sessions granted each account (nil: none).
+	copyAccounts map[string][]*session
 }
 
 // session is the gateway's state for one FIX session.
@@ -158,6 +162,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		g.sessions = append(g.sessions, s)
 		g.bySession[sc.ID] = s
 	}
+	g.wireDropCopy()
 	return g, nil
 }
 

@@ -16,6 +16,7 @@ type Metrics struct {
 	outboundDropped           prometheus.Counter
 	durableWaitNs             prometheus.Histogram
 	eventAge                  prometheus.Histogram
+	dropCopyMetrics
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -48,5 +49,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
 			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge)
 	}
+	m.dropCopyMetrics = newDropCopyMetrics(reg)
 	return m
 }

@@ -32,6 +32,9 @@ type sender struct {
 	loggedOn atomic.Bool
 	overflow atomic.Bool
 	done     chan struct{}
+	// copy, when set, sees every message just before it is queued (drop
+	// copy, dropcopy.go); it runs on the enqueuing goroutine.
+	copy     func(*quickfix.Message)
 	stopOnce sync.Once
 	finished chan struct{}
 }
@@ -47,6 +50,11 @@ func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *G
 // has made room — answers are never dropped; they wait in the session's store
 // for the client's next logon.
 func (s *sender) enqueue(m *quickfix.Message) {
+	if s.copy != nil {
+		// Before the original is queued: once queued, its sender may be
+		// writing the header that the copy reads.
+		s.copy(m)
+	}
 	select {
 	case s.queue <- m:
 		return

@@ -75,6 +75,7 @@ type Server struct {
 	closing   atomic.Bool
 	ops       *ops.Ops        // the control plane (server/admin.go)
 	sessCtl   *sessionControl // operator logout and disable of sessions
+	export    *exportState
 
 	closeOnce sync.Once
 }
@@ -149,6 +150,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
+	if err := s.buildExport(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -335,7 +340,7 @@ func (s *Server) buildSessions() error {
 		}
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
-			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg})
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc)})
 	}
 	gw, err := gateway.New(gcfg, s.pipe.Commands)
 	if err != nil {
@@ -403,6 +408,7 @@ func (s *Server) Start() error {
 		s.metricsS = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go s.metricsS.Serve(l)
 	}
+	s.startExport()
 	if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
@@ -492,6 +498,7 @@ func (s *Server) Close() error {
 				errs = append(errs, err)
 			}
 		}
+		s.stopExport()
 		if s.snaps != nil {
 			s.snaps.Close()
 		}

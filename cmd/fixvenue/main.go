@@ -23,6 +23,7 @@ commands:
   admin     operate a running venue over its admin API (admin -h)
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
+  events    tail or verify the event stream on NATS JetStream (events tail|verify)
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.

@@ -86,6 +86,9 @@ func cmdServe(args []string) int {
 	if *readyFile != "" {
 		ready := readyInfo{PID: os.Getpid(), FIXAddr: srv.FIXAddr(), MetricsAddr: srv.MetricsAddr(),
 			FeedAddr: srv.FeedAddr(), RecoveryAddr: srv.RecoveryAddr()}
+		if n := srv.EmbeddedNATS(); n != nil {
+			ready.NATSURL = n.URL()
+		}
 		if err := writeReadyFile(*readyFile, ready); err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %v\n", err)
 			srv.Close()
@@ -113,6 +116,7 @@ type readyInfo struct {
 	MetricsAddr  string `json:"metrics_addr"`
 	FeedAddr     string `json:"feed_addr"`
 	RecoveryAddr string `json:"recovery_addr"`
+	NATSURL      string `json:"nats_url,omitempty"` // the embedded NATS server's
 }
 
 // writeReadyFile writes r as one line of JSON to path atomically: into a

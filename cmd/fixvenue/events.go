@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/server"
+)
+
+func init() { commands["events"] = cmdEvents }
+
+// verifyTimeout bounds reading the whole stream in `events verify`.
+const verifyTimeout = 10 * time.Minute
+
+// subjectList collects repeated --subject flags.
+type subjectList []string
+
+func (s *subjectList) String() string     { return strings.Join(*s, ",") }
+func (s *subjectList) Set(v string) error { *s = append(*s, v); return nil }
+
+func cmdEvents(args []string) int {
+	if len(args) == 0 || (args[0] != "tail" && args[0] != "verify") {
+		fmt.Fprintln(os.Stderr, "usage: fixvenue events tail [--nats URL] [--from SEQ] [--subject SUBJ]... [--json] [--count N]\n"+
+			"       fixvenue events verify [--nats URL] [--data DIR]\n(both take --config FILE and --stream NAME)")
+		return 2
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("events "+sub, flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "the venue's configuration (export section, instruments)")
+	natsURL := fs.String("nats", "", "NATS URL (default: export.nats_url, else the embedded server's export.embedded_addr)")
+	stream := fs.String("stream", "", "JetStream stream (default: the configuration's)")
+	from := fs.Uint64("from", 1, "tail: the first event sequence to print")
+	var subjects subjectList
+	fs.Var(&subjects, "subject", "tail: only this subject (wildcards allowed; repeatable)")
+	asJSON := fs.Bool("json", false, "tail: one JSON object per line")
+	count := fs.Int64("count", 0, "tail: stop after this many events (0: follow until interrupted)")
+	dataDir := fs.String("data", "", "verify: data directory (default: venue.data_dir of the config)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue events: %v\n", err)
+		return 2
+	}
+	if *stream == "" {
+		*stream = cfg.ExportStream()
+	}
+	js, nc, err := dialJetStream(cfg, *natsURL)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue events: %v\n", err)
+		return 1
+	}
+	defer nc.Close()
+	if sub == "verify" {
+		if *dataDir == "" {
+			*dataDir = cfg.Venue.DataDir
+		}
+		return eventsVerify(js, cfg, *stream, filepath.Join(*dataDir, "journal"), os.Stdout)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := eventsTail(ctx, js, *stream, *from, subjects, *asJSON, *count, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "fixvenue events tail: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// dialJetStream connects with the configuration's credentials and TLS.
+func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.Conn, error) {
+	if url == "" {
+		url = cfg.Export.NATSURL
+	}
+	if url == "" {
+		url = "nats://" + cfg.Export.EmbeddedAddr
+	}
+	opts, err := server.NATSOptions(&cfg.Export)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("nats %s: %w", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return js, nc, nil
+}
+
+// errTailDone ends a tail that printed its --count events.
+var errTailDone = errors.New("done")
+
+// eventsTail prints the stream's events from sequence from, following new
+// ones, until ctx ends or count events were printed.
+func eventsTail(ctx context.Context, js jetstream.JetStream, stream string, from uint64, subjects []string, asJSON bool, count int64, w io.Writer) error {
+	var printed int64
+	enc := json.NewEncoder(w)
+	err := eventstream.ReadStream(ctx, js, stream, from, subjects, true, func(subject string, _ uint64, ev eventstream.Event) error {
+		text, err := venue.AppendText(nil, ev.Bytes, 0)
+		if err != nil {
+			text = []byte("undecodable: " + err.Error())
+		}
+		if asJSON {
+			err = enc.Encode(struct {
+				EventSeq uint64 `json:"eventSeq"`
+				CauseSeq uint64 `json:"causeSeq"`
+				Index    uint32 `json:"index"`
+				Subject  string `json:"subject"`
+				Text     string `json:"text"`
+			}{ev.EventSeq, ev.CauseSeq, ev.Index, subject, string(text)})
+		} else {
+			_, err = fmt.Fprintf(w, "%d %s %s\n", ev.EventSeq, subject, text)
+		}
+		if err != nil {
+			return err
+		}
+		if printed++; count > 0 && printed >= count {
+			return errTailDone
+		}
+		return nil
+	})
+	if errors.Is(err, errTailDone) {
+		return nil
+	}
+	return err
+}
+
+// eventsVerify compares the stream with the journal and prints both.
+func eventsVerify(js jetstream.JetStream, cfg *config.Config, stream, journalDir string, w io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
+	defer cancel()
+	st, err := eventstream.SummarizeStream(ctx, js, stream)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
+		return 1
+	}
+	jour, prefix, err := eventstream.SummarizeJournal(journalDir, server.MatcherConfig(cfg), st.Events)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(w, "stream  %s\njournal %s\n", st, jour)
+	if err := eventstream.Compare(st, jour, prefix); err != nil {
+		fmt.Fprintf(w, "MISMATCH: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(w, "OK: the stream holds every event of the journal, in order")
+	return 0
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEventsVerifyAfterLoad runs `fixvenue serve` with the export on and
+// its embedded NATS server, a `fixvenue load` run against it, then
+// `fixvenue events verify` (the stream against the journal, over the
+// process's own files) and `fixvenue events tail`.
+func TestEventsVerifyAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "venue.toml")
+	cfgText := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[marketdata]
+enabled = false
+[engine]
+orders_max = 65536
+clordids_max = 262144
+[export]
+enabled = true
+embedded_addr = "127.0.0.1:0"
+format = "json"
+`, filepath.Join(dir, "data"))
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := startVenue(t, cfgPath)
+	if v.ready.NATSURL == "" {
+		t.Fatalf("ready file names no NATS URL: %+v", v.ready)
+	}
+	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "2", "--rate", "500", "--mix", "mixed",
+		"--duration", "1s", "--warmup", "0s", "--p99-max", "1m", "--json", "--quiet").Output()
+	if err != nil {
+		t.Fatalf("load: %v\n%s\n%s", err, out, v.logs())
+	}
+	// The export follows the journal on its own; verify until it caught up
+	// (bounded), and it must then say OK.
+	var verify []byte
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		verify, err = exec.Command(binPath, "events", "verify", "--config", cfgPath, "--nats", v.ready.NATSURL).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || !strings.Contains(string(verify), "behind") {
+			t.Fatalf("events verify: %v\n%s", err, verify)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(string(verify), "OK:") || strings.Contains(string(verify), "events=0 ") {
+		t.Fatalf("events verify:\n%s", verify)
+	}
+	tail := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--from", "2",
+		"--subject", "fixvenue.VENUE.orders.>", "--json", "--count", "3")
+	stdout, err := tail.Output()
+	if err != nil {
+		t.Fatalf("events tail: %v\n%s", err, stdout)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(stdout)))
+	lines := 0
+	for ; sc.Scan(); lines++ {
+		var ev struct {
+			EventSeq uint64 `json:"eventSeq"`
+			Subject  string `json:"subject"`
+			Text     string `json:"text"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("tail line %q: %v", sc.Text(), err)
+		}
+		if ev.EventSeq < 2 || !strings.HasPrefix(ev.Subject, "fixvenue.VENUE.orders.") || ev.Text == "" {
+			t.Fatalf("tail line %q", sc.Text())
+		}
+	}
+	if lines != 3 {
+		t.Fatalf("tail printed %d lines, want 3:\n%s", lines, stdout)
+	}
+}

@@ -1,0 +1,35 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDropCopyConfig(t *testing.T) {
+	base := "[[session]]\ncomp_id = \"C1\"\n"
+	ok := base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_sessions = [\"C1\"]\ncopy_accounts = [\"A1\"]\n"
+	c, err := Parse([]byte(ok), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sessions[0].IsDropCopy() || !c.Sessions[1].IsDropCopy() {
+		t.Fatalf("kinds: %+v", c.Sessions)
+	}
+	for _, tc := range []struct{ text, want string }{
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\n", "needs copy_sessions, copy_accounts or copy_all"},
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_sessions = [\"NOPE\"]\n", `"NOPE" is not the CompID of an order session`},
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_sessions = [\"DC\"]\n", `"DC" is not the CompID of an order session`},
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"copy\"\n", `kind: "copy" is not`},
+		{"[[session]]\ncomp_id = \"C1\"\ncopy_all = true\n", `need kind = "dropcopy"`},
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_accounts = [\"ABCDEFGHIJKLMNOPQ\"]\n", "is not an account of 1 to 16"},
+		{base + "[export]\nformat = \"xml\"\n", `export.format: "xml"`},
+		{base + "[export]\nsubject_prefix = \"a.b\"\n", "export.subject_prefix"},
+		{base + "[export]\npublish_window = 0\n", "export.publish_window"},
+		{base + "[export]\nenabled = true\nembedded_addr = \"nope\"\n", "export.embedded_addr"},
+	} {
+		_, err := Parse([]byte(tc.text), "t.toml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error with %q", tc.text, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Export configures the event export to NATS JetStream (package
+// eventstream). With Enabled and no NATSURL the venue runs an embedded NATS
+// server with JetStream on EmbeddedAddr (loopback), storing in
+// <data_dir>/nats: one switch for a single-node setup.
+type Export struct {
+	Enabled bool `toml:"enabled"`
+	// NATSURL is an external NATS server or cluster (comma-separated URLs).
+	NATSURL string `toml:"nats_url"`
+	// Credentials for an external NATS: a .creds file, or user and
+	// password, or a token.
+	CredsFile string `toml:"creds_file"`
+	User      string `toml:"user"`
+	Password  string `toml:"password"`
+	Token     string `toml:"token"`
+	// TLS to an external NATS: the CA that signs its certificate, and a
+	// client certificate and key when it asks for one.
+	TLSCAFile   string `toml:"tls_ca_file"`
+	TLSCertFile string `toml:"tls_cert_file"`
+	TLSKeyFile  string `toml:"tls_key_file"`
+	// EmbeddedAddr is where the embedded server listens (port 0: any).
+	EmbeddedAddr string `toml:"embedded_addr"`
+	// Format of the payload: "sbe" or "json".
+	Format string `toml:"format"`
+	// SubjectPrefix starts every subject: <prefix>.<venue>.<kind>[.<symbol>].
+	SubjectPrefix string `toml:"subject_prefix"`
+	// Venue names the venue in subjects and the stream (default: venue.sender_comp_id).
+	Venue string `toml:"venue"`
+	// Stream is the JetStream stream (default: FIXVENUE_<venue>).
+	Stream string `toml:"stream"`
+	// PublishWindow bounds the events published before the exporter waits
+	// for the stream's acknowledgements.
+	PublishWindow int `toml:"publish_window"`
+}
+
+// PublishWindowMax bounds export.publish_window.
+const PublishWindowMax = 1 << 16
+
+// Embedded reports whether the venue runs its own NATS server.
+func (e Export) Embedded() bool { return e.Enabled && e.NATSURL == "" }
+
+// natsToken reports whether s is usable as a NATS subject token (no dots,
+// wildcards or white space).
+func natsToken(s string) bool { return s != "" && !strings.ContainsAny(s, ".*> \t\r\n") }
+
+// ExportVenue is the venue's name in subjects and the stream name.
+func (c *Config) ExportVenue() string {
+	if c.Export.Venue != "" {
+		return c.Export.Venue
+	}
+	return c.Venue.SenderCompID
+}
+
+// ExportStream is the JetStream stream the events go to.
+func (c *Config) ExportStream() string {
+	if c.Export.Stream != "" {
+		return c.Export.Stream
+	}
+	return "FIXVENUE_" + c.ExportVenue()
+}
+
+func (c *Config) validateExport() []error {
+	e := &c.Export
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if e.Format != "sbe" && e.Format != "json" {
+		add("export.format: %q is not sbe or json", e.Format)
+	}
+	if !natsToken(e.SubjectPrefix) {
+		add("export.subject_prefix: %q is not a NATS subject token", e.SubjectPrefix)
+	}
+	if !natsToken(c.ExportVenue()) {
+		add("export.venue: %q is not a NATS subject token (set export.venue)", c.ExportVenue())
+	}
+	if !natsToken(c.ExportStream()) || strings.ContainsAny(c.ExportStream(), "/\\") {
+		add("export.stream: %q is not a valid stream name", c.ExportStream())
+	}
+	if e.PublishWindow <= 0 || e.PublishWindow > PublishWindowMax {
+		add("export.publish_window: %d is outside [1, %d]", e.PublishWindow, PublishWindowMax)
+	}
+	if e.Enabled && e.NATSURL == "" {
+		if err := checkAddr("export.embedded_addr", e.EmbeddedAddr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
+		add("export.tls_cert_file, export.tls_key_file: give both or neither")
+	}
+	if e.CredsFile != "" && (e.User != "" || e.Token != "") {
+		add("export.creds_file: give a creds file, or user and password, or a token, not several")
+	}
+	return errs
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# ExecutionReport latency with the event export on against off
+# (make bench-export): the same `fixvenue load` run, RATE orders/s over
+# SESSIONS sessions, against a fresh venue with [export] off and one with
+# the export on to its embedded NATS server (JetStream on loopback), in
+# PAIRS interleaved pairs (off/on, then on/off, …) so that drift in the
+# machine's load falls on both. After each export-on run, `fixvenue events
+# verify` checks the stream against that venue's journal. The target is a
+# p99 within 5% of export off; only a quiet machine can show that, so the
+# summary records the load average before and after each run.
+#
+# Output: docs/bench/export/<UTC stamp>/ (.hgrm, JSON and SVG per run,
+# summary.md). Knobs (environment): RATE, SESSIONS, MIX, PAIRS, DURATION,
+# WARMUP, DRAIN, OUT. Each load run is bounded by DURATION+WARMUP+DRAIN
+# plus RUN_GRACE seconds, the venue's start-up by START_TIMEOUT seconds.
+set -euo pipefail
+
+RATE=${RATE:-5000}
+SESSIONS=${SESSIONS:-4}
+MIX=${MIX:-cross}
+PAIRS=${PAIRS:-3}
+DURATION=${DURATION:-20s}
+WARMUP=${WARMUP:-2s}
+DRAIN=${DRAIN:-5s}
+RUN_GRACE=${RUN_GRACE:-60}
+START_TIMEOUT=${START_TIMEOUT:-60}
+
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin/fixvenue}
+[ -x "$BIN" ] || { echo "bench-export.sh: $BIN not built (make build)" >&2; exit 1; }
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-docs/bench/export/$stamp}
+mkdir -p "$OUT"
+work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-bench-export.XXXXXX")
+VENUE_BIN=$BIN
+VENUE_START_TIMEOUT=$START_TIMEOUT
+. scripts/lib/venue.sh
+
+cleanup() {
+	venue_stop
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+secs() {
+	local d=$1
+	case $d in
+	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
+	*m) echo $((${d%m} * 60)) ;;
+	*s) echo "${d%s}" ;;
+	*) echo "$d" ;;
+	esac
+}
+limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+
+{
+	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo
+	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3); venue, NATS and load generator share it"
+	echo "- runs: $PAIRS interleaved pairs; $RATE orders/s, $SESSIONS sessions, mix $MIX, duration $DURATION, warm-up $WARMUP, fsync batch, throttles off"
+	echo "- latency: each order's due time → its first ExecutionReport"
+	echo
+} > "$OUT/summary.md"
+
+# run EXPORT NAME: a fresh venue (export on or off), one load run, and with
+# the export on a verify of the stream.
+run() {
+	local export=$1 name=$2
+	local dir=$work/$name
+	mkdir -p "$dir"
+	cat > "$dir/venue.toml" <<TOML
+[session_defaults]
+orders_per_second_reject = 0
+cancels_per_second_reject = 0
+messages_per_second_logout = 0
+
+[export]
+enabled = $export
+embedded_addr = "127.0.0.1:0"
+TOML
+	venue_start "$dir/venue.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
+		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn
+	local nats_url
+	nats_url=$(venue_ready_field "$dir/venue.log.ready" nats_url)
+	local before
+	before=$(loadavg)
+	local rc=0
+	timeout "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
+		--rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max 1m \
+		--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
+	echo "- $name: load average $before before, $(loadavg) after; load status $rc" >> "$OUT/summary.md"
+	if [ "$export" = true ]; then
+		local i
+		for ((i = 0; i < 60; i++)); do
+			if "$BIN" events verify --config "$dir/venue.toml" --data "$dir/data" --nats "$nats_url" > "$OUT/$name.verify" 2>&1; then
+				break
+			fi
+			sleep 1
+		done
+		echo "  - verify: $(tail -1 "$OUT/$name.verify")" >> "$OUT/summary.md"
+	fi
+	venue_stop
+	jsons+=("$OUT/$name.json")
+}
+
+jsons=()
+for ((p = 1; p <= PAIRS; p++)); do
+	if ((p % 2)); then order="false true"; else order="true false"; fi
+	for export in $order; do
+		label=off
+		[ "$export" = true ] && label=on
+		echo "bench-export.sh: pair $p, export $label" >&2
+		run "$export" "export-$label-$p"
+	done
+done
+{
+	echo
+	echo "Rows in run order: $(for j in "${jsons[@]}"; do basename "$j" .json; done | paste -sd, -)."
+	echo
+	"$BIN" bench table "${jsons[@]}"
+} >> "$OUT/summary.md"
+cat "$OUT/summary.md"

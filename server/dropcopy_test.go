@@ -1,0 +1,293 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/quickfix/datadictionary"
+
+	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+const dropCopySessions = `
+[[session]]
+comp_id = "DC1"
+kind = "dropcopy"
+copy_sessions = ["CLIENT1"]
+[[session]]
+comp_id = "DCACC"
+kind = "dropcopy"
+copy_accounts = ["ACC9"]
+[[session]]
+comp_id = "DCALL"
+kind = "dropcopy"
+copy_all = true
+`
+
+// strictValidator validates messages as a QuickFIX client with its data
+// dictionary on would: the FIX 4.4 dictionary beside the worktree
+// (../shared/quickfix/FIX44.xml) when it is there, else the venue's own.
+func strictValidator(t *testing.T) quickfix.Validator {
+	t.Helper()
+	path := filepath.Join("..", "..", "shared", "quickfix", "FIX44.xml")
+	if _, err := os.Stat(path); err != nil {
+		p, err := spec.WriteFIX44(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = p
+	}
+	dd, err := datadictionary.Parse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return quickfix.NewValidator(quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, RejectInvalidMessage: true,
+		CheckUserDefinedFields: true, CheckFieldsHaveValues: true}, dd, nil)
+}
+
+// validate parses a received message as QuickFIX/Go would and runs the
+// strict validator over it.
+func validate(t *testing.T, v quickfix.Validator, m *fixclient.Message) {
+	t.Helper()
+	qm := quickfix.NewMessage()
+	if err := quickfix.ParseMessage(qm, bytes.NewBuffer(append([]byte(nil), m.Raw...))); err != nil {
+		t.Fatalf("parse %s: %v", m, err)
+	}
+	if rej := v.Validate(qm); rej != nil {
+		t.Fatalf("invalid against FIX44.xml: %v (reason %d) in %s", rej, rej.RejectReason(), m)
+	}
+}
+
+// dcReader reads a drop-copy connection, remembering the highest MsgSeqNum
+// seen so that a reconnect can ask for the gap.
+type dcReader struct {
+	c       *fixclient.Client
+	lastSeq int
+	copies  map[int]*fixclient.Message // by MsgSeqNum: a resend replaces nothing
+	resent  int                        // copies received with PossDupFlag
+}
+
+func newDCReader(c *fixclient.Client) *dcReader {
+	return &dcReader{c: c, copies: map[int]*fixclient.Message{}}
+}
+
+// readCopies reads until n copies are held in all, or fails at the deadline.
+func (r *dcReader) readCopies(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(readWait)
+	for len(r.copies) < n {
+		m, err := r.c.ReadAny(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("%s: %d of %d copies: %v", r.c.Sender, len(r.copies), n, err)
+		}
+		r.lastSeq = max(r.lastSeq, m.SeqNum())
+		switch m.Type() {
+		case "1":
+			if err := r.c.Send("0", fixclient.F(112, m.Get(112))); err != nil {
+				t.Fatal(err)
+			}
+		case "8":
+			if m.Get(43) == "Y" {
+				r.resent++
+			}
+			r.copies[m.SeqNum()] = m
+		case "0", "4", "A":
+		default:
+			t.Fatalf("%s: unexpected %s", r.c.Sender, m)
+		}
+	}
+}
+
+// inOrder returns the copies in MsgSeqNum order.
+func (r *dcReader) inOrder() []*fixclient.Message {
+	seqs := make([]int, 0, len(r.copies))
+	for s := range r.copies {
+		seqs = append(seqs, s)
+	}
+	sort.Ints(seqs)
+	out := make([]*fixclient.Message, len(seqs))
+	for i, s := range seqs {
+		out[i] = r.copies[s]
+	}
+	return out
+}
+
+// erKey identifies an ExecutionReport across the original and its copy.
+func erKey(m *fixclient.Message) string {
+	return m.Get(17) + "/" + m.Get(150) + "/" + m.Get(11) + "/" + m.Get(39) + "/" + m.Get(14)
+}
+
+// checkCopies asserts that copies are exactly want, in the same order,
+// each marked as a copy naming its original session and valid for a strict
+// client.
+func checkCopies(t *testing.T, v quickfix.Validator, name string, copies []*fixclient.Message, want []*fixclient.Message, origin map[string]string) {
+	t.Helper()
+	if len(copies) != len(want) {
+		t.Fatalf("%s: %d copies, want %d", name, len(copies), len(want))
+	}
+	for i, c := range copies {
+		validate(t, v, c)
+		if c.Get(797) != "Y" {
+			t.Fatalf("%s: copy without 797=Y: %s", name, c)
+		}
+		if erKey(c) != erKey(want[i]) {
+			t.Fatalf("%s: copy %d is %s, want %s", name, i, c, want[i])
+		}
+		if got, exp := c.Get(128), origin[erKey(want[i])]; got != exp {
+			t.Fatalf("%s: copy %d names %q in 128, want %q", name, i, got, exp)
+		}
+	}
+}
+
+// venueOrder sorts reports by their matcher ExecIDs, which the matcher
+// assigns in event order (gateway ExecIDs start with G and are not in it).
+func venueOrder(t *testing.T, ers []*fixclient.Message) []*fixclient.Message {
+	out := append([]*fixclient.Message(nil), ers...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, errA := strconv.ParseUint(out[i].Get(17), 10, 64)
+		b, errB := strconv.ParseUint(out[j].Get(17), 10, 64)
+		if errA != nil || errB != nil {
+			t.Fatalf("venueOrder on a gateway ExecID: %s, %s", out[i], out[j])
+		}
+		return a < b
+	})
+	return out
+}
+
+func TestDropCopy(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	s := startServer(t, cfg, Options{})
+	v := strictValidator(t)
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	dc1 := newDCReader(logon(t, s, "DC1", true))
+	dcAcc := newDCReader(logon(t, s, "DCACC", true))
+	dcAll := newDCReader(logon(t, s, "DCALL", true))
+
+	// A drop-copy session enters nothing: its order is refused with a
+	// BusinessMessageReject, not an ExecutionReport.
+	c3 := logon(t, s, "CLIENT3", true) // a session no drop copy is granted by name
+	sendOrder(t, dc1.c, order{id: "dc-1", side: "1", qty: "5", px: "100.00"})
+	rej, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "D"})
+	if err != nil {
+		t.Fatalf("drop-copy order: %v", err)
+	}
+	validate(t, v, rej)
+	if err := dc1.c.Send("H", fixclient.F(11, "x"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "H"}); err != nil {
+		t.Fatalf("drop-copy status request: %v", err)
+	}
+
+	origin := map[string]string{}
+	var got1, got2 []*fixclient.Message
+	read := func(c *fixclient.Client, dst *[]*fixclient.Message, want map[int]string) {
+		m := expectER(t, c, want)
+		*dst = append(*dst, m)
+		origin[erKey(m)] = c.Sender
+	}
+	// CLIENT2 rests a sell for account ACC9; CLIENT1 rests a buy, takes
+	// part of the sell, and sends one order the gateway itself refuses.
+	sendOrder(t, c2, order{id: "s1", side: "2", qty: "10", px: "100.00", extra: []fixclient.Field{fixclient.F(1, "ACC9")}})
+	read(c2, &got2, map[int]string{11: "s1", 150: "0"})
+	sendOrder(t, c1, order{id: "b1", side: "1", qty: "5", px: "99.00"})
+	read(c1, &got1, map[int]string{11: "b1", 150: "0"})
+	sendOrder(t, c1, order{id: "b2", side: "1", qty: "4", px: "100.00", extra: []fixclient.Field{fixclient.F(1, "ACC1")}})
+	read(c1, &got1, map[int]string{11: "b2", 150: "0"})
+	read(c1, &got1, map[int]string{11: "b2", 150: "F"})
+	read(c2, &got2, map[int]string{11: "s1", 150: "F"})
+	sendOrder(t, c1, order{id: "bad", sym: "NOPE", side: "1", qty: "1", px: "1.00"})
+	read(c1, &got1, map[int]string{11: "bad", 150: "8"})
+	sendOrder(t, c2, order{id: "s2", side: "2", qty: "3", px: "105.00"})
+	read(c2, &got2, map[int]string{11: "s2", 150: "0"})
+
+	dc1.readCopies(t, len(got1))
+	checkCopies(t, v, "DC1", dc1.inOrder(), got1, origin)
+	var acc9 []*fixclient.Message
+	for _, m := range venueOrder(t, got2) {
+		if m.Get(1) == "ACC9" {
+			acc9 = append(acc9, m)
+		}
+	}
+	dcAcc.readCopies(t, len(acc9))
+	checkCopies(t, v, "DCACC", dcAcc.inOrder(), acc9, origin)
+	// DCALL: every report of both sessions; the matcher's in ExecID
+	// order, the gateway's reject after b2's fill (it was sent after it).
+	var matcherERs []*fixclient.Message
+	for _, m := range append(append([]*fixclient.Message(nil), got1...), got2...) {
+		if m.Get(11) != "bad" {
+			matcherERs = append(matcherERs, m)
+		}
+	}
+	all := venueOrder(t, matcherERs)
+	for i, m := range all {
+		if m.Get(11) == "s2" { // sent after the gateway reject was received
+			all = append(all[:i], append([]*fixclient.Message{got1[len(got1)-1]}, all[i:]...)...)
+			break
+		}
+	}
+	dcAll.readCopies(t, len(all))
+	checkCopies(t, v, "DCALL", dcAll.inOrder(), all, origin)
+
+	// Nothing more: no copy of anything else (CLIENT3's order) reaches DC1.
+	sendOrder(t, c3, order{id: "c3", side: "1", qty: "1", px: "90.00"})
+	expectER(t, c3, map[int]string{11: "c3", 150: "0"})
+	if m, err := dc1.c.Read(300 * time.Millisecond); err == nil && m.Type() == "8" {
+		t.Fatalf("DC1 got a report of a session it is not granted: %s", m)
+	}
+
+	// DC1 drops without a Logout; CLIENT1 trades on; DC1 comes back and
+	// asks for the gap with an ordinary ResendRequest.
+	seenBefore := dc1.lastSeq
+	nextOut := dc1.c.NextOut
+	dc1.c.Close()
+	waitLoggedOff(t, s, "DC1")
+	sendOrder(t, c1, order{id: "b3", side: "1", qty: "2", px: "100.00"})
+	read(c1, &got1, map[int]string{11: "b3", 150: "0"})
+	read(c1, &got1, map[int]string{11: "b3", 150: "F"})
+	read(c2, &got2, map[int]string{11: "s1", 150: "F"})
+	sendOrder(t, c1, order{id: "b4", side: "1", qty: "1", px: "98.00"})
+	read(c1, &got1, map[int]string{11: "b4", 150: "0"})
+
+	again, err := fixclient.Dial(s.FIXAddr(), "DC1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	again.NextOut = nextOut
+	if err := again.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Expect(readWait, "A", nil); err != nil {
+		t.Fatalf("DC1 logon again: %v", err)
+	}
+	if err := again.Send("2", fixclient.F(7, strconv.Itoa(seenBefore+1)), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	dc1.c = again
+	dc1.readCopies(t, len(got1))
+	checkCopies(t, v, "DC1 after reconnect", dc1.inOrder(), got1, origin)
+	if dc1.resent == 0 {
+		t.Fatal("DC1: no copy came back through the resend")
+	}
+}
+
+// waitLoggedOff waits until the venue has noticed that a session dropped.
+func waitLoggedOff(t *testing.T, s *Server, comp string) {
+	t.Helper()
+	for deadline := time.Now().Add(readWait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !s.Gateway().ClientLoggedOn(comp) {
+			return
+		}
+	}
+	t.Fatal(fmt.Errorf("%s still logged on", comp))
+}

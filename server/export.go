@@ -1,0 +1,148 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/eventstream"
+)
+
+// exportState is the event export's part of a Server (README.md, "Event
+// stream"): an exporter that follows the journal, off the order path, and
+// the embedded NATS server when the configuration asks for one.
+type exportState struct {
+	exporter *eventstream.Exporter
+	embedded *eventstream.Embedded
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// natsConnectTimeout bounds a connection attempt to NATS.
+const natsConnectTimeout = 2 * time.Second
+
+// buildExport prepares the exporter; the embedded NATS server starts here
+// too, so that a port already taken fails the start.
+func (s *Server) buildExport() error {
+	cfg := s.cfg
+	if !cfg.Export.Enabled {
+		return nil
+	}
+	x := &exportState{}
+	url := cfg.Export.NATSURL
+	if cfg.Export.Embedded() {
+		emb, err := eventstream.StartEmbedded(cfg.Export.EmbeddedAddr, filepath.Join(cfg.Venue.DataDir, "nats"))
+		if err != nil {
+			return fmt.Errorf("export.embedded_addr: %w", err)
+		}
+		x.embedded = emb
+		url = emb.URL()
+	}
+	opts, err := NATSOptions(&cfg.Export)
+	if err != nil {
+		x.close()
+		return err
+	}
+	subj := eventstream.Subjects{Prefix: cfg.Export.SubjectPrefix, Venue: cfg.ExportVenue(), Symbols: map[uint32]string{}}
+	for _, in := range cfg.Instruments {
+		subj.Symbols[in.ID] = in.Symbol
+	}
+	connect := func() (*nats.Conn, error) {
+		if x.embedded != nil {
+			url = x.embedded.URL()
+		}
+		return nats.Connect(url, opts...)
+	}
+	x.exporter, err = eventstream.New(eventstream.Config{
+		JournalDir: filepath.Join(cfg.Venue.DataDir, "journal"),
+		NewMatcher: func() (*core.Matcher, error) { return core.NewMatcher(MatcherConfig(cfg)) },
+		Durable:    s.pipe.Durable().Load,
+		Connect:    connect, Subjects: subj, Stream: cfg.ExportStream(),
+		Format: eventstream.Format(cfg.Export.Format), Window: cfg.Export.PublishWindow,
+		Logger: s.log, Registerer: s.registry,
+	})
+	if err != nil {
+		x.close()
+		return err
+	}
+	s.export = x
+	return nil
+}
+
+// NATSOptions are the connection options of the configuration: no
+// reconnection of its own (the exporter reconnects and reads the stream's
+// end first), credentials and TLS.
+func NATSOptions(e *config.Export) ([]nats.Option, error) {
+	opts := []nats.Option{nats.Name("fixvenue"), nats.NoReconnect(), nats.Timeout(natsConnectTimeout)}
+	switch {
+	case e.CredsFile != "":
+		opts = append(opts, nats.UserCredentials(e.CredsFile))
+	case e.User != "":
+		opts = append(opts, nats.UserInfo(e.User, e.Password))
+	case e.Token != "":
+		opts = append(opts, nats.Token(e.Token))
+	}
+	if e.TLSCAFile != "" {
+		opts = append(opts, nats.RootCAs(e.TLSCAFile))
+	}
+	if e.TLSCertFile != "" {
+		opts = append(opts, nats.ClientCert(e.TLSCertFile, e.TLSKeyFile))
+	}
+	if e.TLSCAFile != "" || e.TLSCertFile != "" || strings.HasPrefix(e.NATSURL, "tls://") {
+		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	return opts, nil
+}
+
+// startExport runs the exporter on its own goroutine.
+func (s *Server) startExport() {
+	x := s.export
+	if x == nil {
+		return
+	}
+	x.stop, x.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(x.done)
+		x.exporter.Run(x.stop)
+	}()
+	s.log.Info("event export", "stream", s.cfg.ExportStream(), "format", s.cfg.Export.Format, "embedded_nats", x.embedded != nil)
+}
+
+// stopExport stops the exporter, then the embedded server.
+func (s *Server) stopExport() {
+	if x := s.export; x != nil {
+		if x.stop != nil {
+			close(x.stop)
+			<-x.done
+		}
+		x.close()
+	}
+}
+
+func (x *exportState) close() {
+	if x.embedded != nil {
+		x.embedded.Stop()
+	}
+}
+
+// EmbeddedNATS is the embedded NATS server, or nil (tests stop and start it).
+func (s *Server) EmbeddedNATS() *eventstream.Embedded {
+	if s.export == nil {
+		return nil
+	}
+	return s.export.embedded
+}
+
+// ExportLag is the number of durable commands not yet in the stream (-1: export off).
+func (s *Server) ExportLag() int64 {
+	if s.export == nil {
+		return -1
+	}
+	return s.export.exporter.Lag()
+}

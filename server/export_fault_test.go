@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fixvenue/fixvenue/eventstream"
+)
+
+// externalNATS starts a NATS server standing for an external one, learns
+// its port, and stops it: the venue is then configured with a NATS that
+// is down at its start.
+func externalNATS(t *testing.T) (*eventstream.Embedded, string) {
+	t.Helper()
+	n, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	url := n.URL()
+	n.Stop()
+	return n, url
+}
+
+// TestExportNATSDownAtStart: the venue starts and trades with its NATS
+// unreachable; once NATS comes up the stream catches up with the journal.
+func TestExportNATSDownAtStart(t *testing.T) {
+	n, url := externalNATS(t)
+	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for i := 0; i < 20; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	if lag := s.ExportLag(); lag < 20 {
+		t.Fatalf("export lag %d with NATS down, want at least 20", lag)
+	}
+	m := scrape(t, s)
+	if metricValue(t, m, "fixvenue_export_connected") != "0" || metricValue(t, m, "fixvenue_export_lag_commands") == "0" {
+		t.Fatalf("metrics do not show the outage:\n%s", grepLines(m, "fixvenue_export"))
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitExported(t, s)
+	verifyAt(t, s, url)
+}
+
+// TestExportRefusesAForeignStream: a stream of the same name whose last
+// message the venue did not write is never appended to; the venue trades
+// on, and the export goes on once the stream is the venue's again.
+func TestExportRefusesAForeignStream(t *testing.T) {
+	n, url := externalNATS(t)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	subj := eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}
+	st, err := eventstream.EnsureStream(ctx, js, cfg.ExportStream(), subj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "fixvenue.VENUE.orders.ACME", []byte("not an event")); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	for deadline := time.Now().Add(10 * time.Second); metricValue(t, scrape(t, s), "fixvenue_export_errors_total") == "0"; {
+		if time.Now().After(deadline) {
+			t.Fatal("no export error counted for a foreign stream")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("the exporter wrote into a foreign stream: %d messages", info.State.Msgs)
+	}
+	// An operator removes the foreign stream: the exporter recreates it
+	// and exports everything from the journal's start.
+	if err := js.DeleteStream(ctx, cfg.ExportStream()); err != nil {
+		t.Fatal(err)
+	}
+	waitExported(t, s)
+	verifyAt(t, s, url)
+}
+
+// TestExportRefusesAStreamWithAGap: a stream whose last message is not at
+// the sequence its event says (messages removed) is refused, as is a
+// stream that ends beyond the journal.
+func TestExportRefusesAStreamWithAGap(t *testing.T) {
+	n, url := externalNATS(t)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for i := 0; i < 5; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	waitExported(t, s)
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut the stream's last message and republish it one sequence later.
+	last, err := st.GetMsg(ctx, info.State.LastSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, info.State.LastSeq); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, info.State.LastSeq-1); err != nil {
+		t.Fatal(err)
+	}
+	last.Header.Del(jetstream.ExpectedLastSeqHeader)
+	last.Header.Del(jetstream.MsgIDHeader)
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: last.Subject, Header: last.Header, Data: last.Data}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eventstream.LastEvent(ctx, st); err == nil || !strings.Contains(err.Error(), "gap") {
+		t.Fatalf("LastEvent of a stream with a gap: %v", err)
+	}
+	errorsBefore := metricValue(t, scrape(t, s), "fixvenue_export_errors_total")
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	for deadline := time.Now().Add(10 * time.Second); metricValue(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
+		if time.Now().After(deadline) {
+			t.Fatal("no export error counted for a stream with a gap")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := eventstream.SummarizeStream(ctx, js, cfg.ExportStream()); err == nil || !strings.Contains(err.Error(), "gap") {
+		t.Fatalf("verify of a stream with a gap: %v", err)
+	}
+}
+
+func jetStream(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// verifyAt checks the stream at url against the venue's journal. Sessions
+// that just logged out may still add commands (cancel-on-disconnect), so a
+// stream that is only behind is read again, for a bounded time.
+func verifyAt(t *testing.T, s *Server, url string) eventstream.Summary {
+	t.Helper()
+	js := jetStream(t, url)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		stream, err := eventstream.SummarizeStream(ctx, js, s.cfg.ExportStream())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		jour, prefix, err := eventstream.SummarizeJournal(filepath.Join(s.cfg.Venue.DataDir, "journal"), MatcherConfig(s.cfg), stream.Events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = eventstream.Compare(stream, jour, prefix)
+		if err == nil && stream.Events > 0 {
+			return stream
+		}
+		if err == nil || !strings.Contains(err.Error(), "behind") || time.Now().After(deadline) {
+			t.Fatalf("%v (stream %s)", err, stream)
+		}
+	}
+}
+
+func grepLines(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
