@@ -11,6 +11,8 @@ import (
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // A strict FIX client: a QuickFIX/Go initiator that validates every message
@@ -476,6 +478,78 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		// An invalid Side value is refused by the venue's own dictionary check.
 		a.send("D", limit("bad1", "ACME", "Z", "1", "99.00")...)
 		a.expect("3", map[int]string{371: "54", 373: "5"})
+	})
+
+	run("mass status", func(t *testing.T) {
+		a.send("AF", "584", "ms0", "585", "7")
+		none := a.expect("8", map[int]string{584: "ms0", 150: "I", 37: "NONE", 911: "0", 912: "Y"})
+		if none.get(58) != "no open orders" {
+			t.Errorf("empty mass status: %s", none.raw)
+		}
+		a.send("D", limit("ms1", "ACME", "1", "5", "96.00", "1", "ACC-M")...)
+		a.expect("8", map[int]string{11: "ms1", 150: "0"})
+		a.send("D", limit("ms2", "LOTS", "2", "20", "52.00")...)
+		a.expect("8", map[int]string{11: "ms2", 150: "0"})
+		b.send("D", limit("ms3", "LOTS", "1", "10", "52.00")...)
+		b.expect("8", map[int]string{11: "ms3", 150: "F"})
+		a.expect("8", map[int]string{11: "ms2", 150: "F", 39: "1"})
+		a.send("AF", "584", "ms-all", "585", "7")
+		r1 := a.expect("8", map[int]string{584: "ms-all", 11: "ms1"})
+		r2 := a.expect("8", map[int]string{584: "ms-all", 11: "ms2"})
+		if r1.get(150) != "I" || r1.get(39) != "0" || r1.get(911) != "2" || r1.get(912) != "" || r1.get(1) != "ACC-M" || r1.get(151) != "5" {
+			t.Errorf("first report: %s", r1.raw)
+		}
+		if r2.get(39) != "1" || r2.get(14) != "10" || r2.get(151) != "10" || r2.get(912) != "Y" || r2.get(6) != "52.000000" {
+			t.Errorf("last report: %s", r2.raw)
+		}
+		a.send("AF", "584", "ms-sec", "585", "1", "55", "LOTS")
+		a.expect("8", map[int]string{584: "ms-sec", 11: "ms2", 911: "1", 912: "Y"})
+		a.send("AF", "584", "ms-acc", "585", "7", "1", "ACC-M")
+		a.expect("8", map[int]string{584: "ms-acc", 11: "ms1", 911: "1", 912: "Y"})
+		// What the venue cannot serve is refused, never ignored.
+		a.send("AF", "584", "ms-bad1", "585", "1", "55", "NOPE")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad1", 380: "2"})
+		a.send("AF", "584", "ms-bad2", "585", "1")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad2", 380: "5"})
+		a.send("AF", "584", "ms-bad3", "585", "3")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad3", 380: "0"})
+		a.send("AF", "585", "7")
+		a.expect("3", map[int]string{371: "584", 373: "1"})
+		a.send("q", "11", "ms-mc", "530", "7", "60", now())
+		a.expect("r", map[int]string{11: "ms-mc", 533: "2"})
+	})
+
+	run("trading session status", func(t *testing.T) {
+		a.send("g", "335", "ts1", "263", "0")
+		a.expect("h", map[int]string{335: "ts1", 336: "ALL", 340: "2"})
+		a.send("g", "335", "ts2", "263", "0", "336", "HALTD")
+		a.expect("h", map[int]string{335: "ts2", 336: "HALTD", 340: "1"})
+		a.send("g", "335", "ts3", "263", "1", "336", "CLSD")
+		a.expect("h", map[int]string{335: "ts3", 336: "CLSD", 340: "3"})
+		a.send("g", "335", "ts4", "263", "0", "336", "NOPE")
+		a.expect("h", map[int]string{335: "ts4", 336: "NOPE", 340: "6", 567: "1"})
+		a.send("g", "263", "0")
+		a.expect("3", map[int]string{371: "335", 373: "1"})
+		// Halting an instrument tells every logged-on session, unasked.
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusHalted, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "1"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "1"})
+		a.send("D", limit("h1", "ACME", "1", "1", "99.00")...)
+		a.expect("8", map[int]string{11: "h1", 150: "8", 103: "2"})
+		a.send("g", "335", "ts5", "263", "0", "336", "ACME")
+		a.expect("h", map[int]string{335: "ts5", 336: "ACME", 340: "1"})
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusOpen, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "2"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "2"})
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusClosed, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "3"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "3"})
 	})
 
 	a.t, b.t = t, t
