@@ -126,6 +126,9 @@ type session struct {
 	// answered on the session (-1: none). SessionDisconnected is not: it may
 	// produce no event, and an answer must not wait for one that never comes.
 	lastCmd atomic.Int64
+	// massStatusBusy is set while a mass status streams its reports: one at
+	// a time per session.
+	massStatusBusy atomic.Bool
 }
 
 // DefaultOutboundQueueMax is the default bound of a session's outbound queue:

@@ -50,23 +50,37 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 	default:
 		return businessReject(businessRejOther, reqID, "MassStatusReqType "+typ+" is not supported (1 and 7 are)")
 	}
+	if !s.massStatusBusy.CompareAndSwap(false, true) {
+		return businessReject(businessRejOther, reqID, "a mass status is still being sent on this session")
+	}
 	account := fieldBytes(req, tag.Account)
 	g.awaitEarlierAnswers(s)
 	orders := g.open.snapshot(s.idx, instrumentID, account)
 	if len(orders) == 0 {
 		g.noOpenOrders(s, req, reqID)
+		s.massStatusBusy.Store(false)
 		return nil
 	}
+	// The reports are streamed from a goroutine of their own: QuickFIX/Go
+	// writes a session's messages from the goroutine that runs FromApp, so
+	// waiting here for queue room would wait for ourselves.
+	go g.streamMassStatus(s, orders, reqID)
+	return nil
+}
+
+// streamMassStatus writes the reports of a mass status, paced by the
+// session's connection (enqueueWait).
+func (g *Gateway) streamMassStatus(s *session, orders []openOrder, reqID string) {
+	defer s.massStatusBusy.Store(false)
 	var b erBuilder
 	for i := range orders {
 		m := g.massStatusReport(&b, &orders[i], reqID, len(orders), i == len(orders)-1)
 		if !s.out.enqueueWait(m, massStatusStallMax) {
 			g.log.Warn("mass status stopped: the session is gone or does not read", "session", s.cfg.ID.String(),
 				"sent", i, "of", len(orders))
-			break
+			return
 		}
 	}
-	return nil
 }
 
 // massStatusReport writes the report of one open order.
@@ -145,7 +159,11 @@ func (s *sender) enqueueWait(m *quickfix.Message, stallMax time.Duration) bool {
 		if !s.loggedOn.Load() || time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(pollWait)
+		select {
+		case <-s.done:
+			return false
+		case <-time.After(pollWait):
+		}
 	}
 	s.enqueue(m)
 	return true
