@@ -163,8 +163,8 @@ func TestRejectReasons(t *testing.T) {
 		text   string
 	}{
 		{order{id: "r1", sym: "NOPE", side: "1", qty: "1", px: "1"}, "1", "unknown symbol"},
-		{order{id: "r2", side: "1", qty: "1", px: "100.001"}, "18", "tick"},
-		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "16", "band"},
+		{order{id: "r2", side: "1", qty: "1", px: "100.001"}, "99", "tick size 0.01"},
+		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "99", "band 90.00 to 110.00"},
 		{order{id: "r4", sym: "LOTS", side: "1", qty: "15", px: "50.00"}, "13", "lot"},
 		{order{id: "r5", sym: "LOTS", side: "1", qty: "2000", px: "50.00"}, "13", "maximum"},
 		{order{id: "r6", side: "1", qty: "1", px: "100.00", tif: "2"}, "11", "time in force"},
