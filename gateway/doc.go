@@ -42,7 +42,8 @@
 // 65,536): a command that answers one session more than that at once, a mass
 // cancel of more resting orders, disconnects the session, whose answers then
 // wait in its store for the next logon (a mass status is paced instead: it
-// fills at most half the queue, waiting up to massStatusStallMax for room);
+// keeps at most massStatusWindowMax reports queued and the connection's
+// outbound buffer at most half full, waiting up to massStatusStallMax);
 // OpenOrdersMax orders in the open-order view (the matcher's OrdersMax);
 // statusReqsMax pending
 // OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema

@@ -146,16 +146,32 @@ func businessReject(reason businessRejectReason, refID, text string) quickfix.Me
 	return quickfix.NewBusinessMessageRejectErrorWithRefID(text, n, refID, nil)
 }
 
-// enqueueWait hands a report of a long answer to the session without ever
-// filling its outbound queue past half (the other half stays for the
-// answers outbound hands over meanwhile, whose overflow would disconnect
-// the session): back-pressure on the requesting session, not a disconnect.
-// It reports false when the session logged out or the queue stayed that
-// full for stallMax.
+// Backlogger is what a Pacer may also tell: whether a session's connection
+// has more than half its outbound bounds waiting for the client (the FIX
+// edge closes a connection that reaches them).
+type Backlogger interface {
+	Backlogged(id quickfix.SessionID) bool
+}
+
+// massStatusWindowMax bounds the reports of a mass status waiting in the
+// session's outbound queue at once (a quarter of the queue when that is
+// less).
+const massStatusWindowMax = 64
+
+// enqueueWait hands a report of a long answer to the session while at most
+// a small window of the session's outbound queue is in use (the rest stays
+// for the answers outbound hands over meanwhile, whose overflow would
+// disconnect the session) and, when the pacer tells (Backlogger), while the
+// connection's outbound buffer is at most half full: the window plus that
+// half stay below the edge's bounds, so the stream is back-pressure on the
+// requesting session, not a disconnect. It reports false when the session
+// logged out or stayed that full for stallMax.
 func (s *sender) enqueueWait(m *quickfix.Message, stallMax time.Duration) bool {
 	const pollWait = 100 * time.Microsecond
+	window := max(1, min(massStatusWindowMax, cap(s.queue)/4))
 	deadline := time.Now().Add(stallMax)
-	for len(s.queue) >= cap(s.queue)/2 {
+	backlog, _ := s.pacer.(Backlogger)
+	for len(s.queue) >= window || (backlog != nil && backlog.Backlogged(s.id)) {
 		if !s.loggedOn.Load() || time.Now().After(deadline) {
 			return false
 		}
