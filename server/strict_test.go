@@ -54,6 +54,8 @@ type strictClient struct {
 	wake     chan struct{}
 	logon    chan struct{}
 	rejected []string // session Rejects this client sent: each is a test failure
+	password string   // sent in the Logon (554) when set
+	wire     []string // every message received, admin ones included, as text
 }
 
 func parseStrict(raw string) *strictMsg {
@@ -93,6 +95,9 @@ func (c *strictClient) OnLogon(quickfix.SessionID) {
 }
 func (c *strictClient) OnLogout(quickfix.SessionID) {}
 func (c *strictClient) ToAdmin(m *quickfix.Message, _ quickfix.SessionID) {
+	if t, _ := m.MsgType(); t == "A" && c.password != "" {
+		m.Body.SetString(tag.Password, c.password)
+	}
 	if t, _ := m.MsgType(); t == "3" {
 		c.mu.Lock()
 		c.rejected = append(c.rejected, strings.ReplaceAll(m.String(), "\x01", "|"))
@@ -114,6 +119,19 @@ func (c *strictClient) FromApp(m *quickfix.Message, _ quickfix.SessionID) quickf
 // startStrict logs a strict initiator on as comp to the venue.
 func startStrict(t *testing.T, s *Server, comp string) *strictClient {
 	t.Helper()
+	c := connectStrict(t, s, comp, "")
+	select {
+	case <-c.logon:
+	case <-time.After(readWait):
+		t.Fatalf("%s: no logon within %v", comp, readWait)
+	}
+	return c
+}
+
+// connectStrict starts a strict initiator for comp (with a password when
+// one is given) without waiting for its logon.
+func connectStrict(t *testing.T, s *Server, comp, password string) *strictClient {
+	t.Helper()
 	host, port, err := net.SplitHostPort(s.FIXAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +141,7 @@ func startStrict(t *testing.T, s *Server, comp string) *strictClient {
 		t.Fatal(err)
 	}
 	c := &strictClient{t: t, id: quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: comp, TargetCompID: "VENUE"},
-		wake: make(chan struct{}, 1), logon: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), logon: make(chan struct{}, 1), password: password}
 	settings := quickfix.NewSettings()
 	ss := quickfix.NewSessionSettings()
 	for k, v := range map[string]string{"BeginString": "FIX.4.4", "SenderCompID": comp, "TargetCompID": "VENUE",
@@ -137,7 +155,7 @@ func startStrict(t *testing.T, s *Server, comp string) *strictClient {
 	if _, err := settings.AddSession(ss); err != nil {
 		t.Fatal(err)
 	}
-	c.init, err = quickfix.NewInitiator(c, quickfix.NewMemoryStoreFactory(), settings, strictLog{t})
+	c.init, err = quickfix.NewInitiator(c, quickfix.NewMemoryStoreFactory(), settings, strictLog{t, c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +163,6 @@ func startStrict(t *testing.T, s *Server, comp string) *strictClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.init.Stop() })
-	select {
-	case <-c.logon:
-	case <-time.After(readWait):
-		t.Fatalf("%s: no logon within %v", comp, readWait)
-	}
 	return c
 }
 
@@ -243,14 +256,22 @@ func (c *strictClient) checkNoRejects() {
 
 // strictLog writes the strict client's QuickFIX/Go log to the test log
 // under -v, so that a refused message can be read with the engine's reason.
-type strictLog struct{ t *testing.T }
+type strictLog struct {
+	t *testing.T
+	c *strictClient
+}
 
 func (l strictLog) Create() (quickfix.Log, error)                             { return l, nil }
 func (l strictLog) CreateSessionLog(quickfix.SessionID) (quickfix.Log, error) { return l, nil }
-func (l strictLog) OnIncoming(b []byte)                                       { l.logf("client in: %s", b) }
-func (l strictLog) OnOutgoing(b []byte)                                       { l.logf("client out: %s", b) }
-func (l strictLog) OnEvent(s string)                                          { l.logf("client event: %s", s) }
-func (l strictLog) OnEventf(f string, a ...interface{})                       { l.logf("client event: "+f, a...) }
+func (l strictLog) OnIncoming(b []byte) {
+	l.c.mu.Lock()
+	l.c.wire = append(l.c.wire, strings.ReplaceAll(string(b), "\x01", "|"))
+	l.c.mu.Unlock()
+	l.logf("client in: %s", b)
+}
+func (l strictLog) OnOutgoing(b []byte)                 { l.logf("client out: %s", b) }
+func (l strictLog) OnEvent(s string)                    { l.logf("client event: %s", s) }
+func (l strictLog) OnEventf(f string, a ...interface{}) { l.logf("client event: "+f, a...) }
 func (l strictLog) logf(f string, a ...interface{}) {
 	if testing.Verbose() {
 		l.t.Logf(strings.ReplaceAll(f, "\x01", "|"), a...)
@@ -570,5 +591,39 @@ func TestStrictClientThrottleAndLogout(t *testing.T) {
 		c.send("H", "11", "t0", "55", "ACME", "54", "1", "790", strconv.Itoa(i))
 	}
 	c.expect("5", map[int]string{58: "message rate limit exceeded"})
+	c.checkNoRejects()
+}
+
+// TestStrictClientLogonRefused: the Logout the FIX edge writes itself when it
+// refuses a Logon (wrong password) reaches a strict client intact, with its
+// Text, and the client refuses nothing.
+func TestStrictClientLogonRefused(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), `
+[[session]]
+comp_id = "LOCKED"
+password = "secret"
+`), Options{})
+	c := connectStrict(t, s, "LOCKED", "wrong")
+	deadline := time.Now().Add(readWait)
+	for {
+		c.mu.Lock()
+		var logout string
+		for _, m := range c.wire {
+			if strings.Contains(m, "|35=5|") {
+				logout = m
+			}
+		}
+		c.mu.Unlock()
+		if logout != "" {
+			if !strings.Contains(logout, "|58=Logon refused|") {
+				t.Fatalf("refusal: %s", logout)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Logout within %v", readWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	c.checkNoRejects()
 }
