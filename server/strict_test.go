@@ -377,6 +377,8 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		a.expect("9", map[int]string{11: "a6", 434: "2", 102: "99"})
 		a.send("G", "11", "a7", "41", "a5", "55", "ACME", "54", "1", "60", now(), "38", "4", "40", "2", "44", "98.001")
 		a.expect("9", map[int]string{11: "a7", 434: "2", 102: "99"})
+		a.send("F", "11", "a7b", "41", "a5", "37", "999999", "55", "ACME", "54", "1", "60", now())
+		a.expect("9", map[int]string{11: "a7b", 434: "1", 102: "99", 58: "OrderID does not match OrigClOrdID"})
 		a.send("F", "11", "a8", "41", "a5", "55", "ACME", "54", "1", "60", now())
 		a.expect("8", map[int]string{11: "a8", 150: "4"})
 	})
@@ -625,5 +627,21 @@ password = "secret"
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	c.checkNoRejects()
+}
+
+// TestStrictClientCapacityReject: an order past the matcher's order pool is
+// rejected with a FIX 4.4 OrdRejReason (99) that a strict client accepts.
+func TestStrictClientCapacityReject(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Engine.OrdersMax = 2
+	s := startServer(t, cfg, Options{})
+	c := startStrict(t, s, "CLIENT3")
+	for _, id := range []string{"cap1", "cap2"} {
+		c.send("D", limit(id, "ACME", "1", "1", "95.00")...)
+		c.expect("8", map[int]string{11: id, 150: "0"})
+	}
+	c.send("D", limit("cap3", "ACME", "1", "1", "95.00")...)
+	c.expect("8", map[int]string{11: "cap3", 150: "8", 103: "99", 58: "venue capacity exceeded"})
 	c.checkNoRejects()
 }
