@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -45,29 +46,29 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 
 // gatewayER starts an ExecutionReport for an order the venue holds nothing of
 // (OrderID NONE, OrdStatus Rejected, nothing done), echoing the request's fields.
-func (g *Gateway) gatewayER(req *quickfix.Message, execType string, echo ...quickfix.Tag) *quickfix.Message {
+func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "8")
-	m.Body.SetString(tagOrderID, "NONE")
-	copyField(m, req, tagClOrdID)
-	m.Body.SetString(tagExecID, g.gatewayExecID())
-	m.Body.SetString(tagExecType, execType)
-	m.Body.SetString(tagOrdStatus, "8")
+	m.Body.SetString(tag.OrderID, "NONE")
+	copyField(m, req, tag.ClOrdID)
+	m.Body.SetString(tag.ExecID, g.gatewayExecID())
+	m.Body.SetString(tag.ExecType, string(et))
+	m.Body.SetString(tag.OrdStatus, string(ordStatusRejected))
 	for _, t := range echo {
 		copyField(m, req, t)
 	}
-	m.Body.SetString(tagLeavesQty, "0")
-	m.Body.SetString(tagCumQty, "0")
-	m.Body.SetString(tagAvgPx, "0")
+	m.Body.SetString(tag.LeavesQty, "0")
+	m.Body.SetString(tag.CumQty, "0")
+	m.Body.SetString(tag.AvgPx, "0")
 	return m
 }
 
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
 	g.awaitEarlierAnswers(s)
-	m := g.gatewayER(req, "8", tagSymbol, tagSide, tagOrderQty, tagOrdType, tagPrice, tagTimeInForce, tagAccount)
-	m.Body.SetString(tagOrdRejReason, strconv.Itoa(rej.ordRejReason))
-	m.Body.SetString(tagText, rej.text)
-	m.Body.SetString(tagTransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
+	m := g.gatewayER(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.TimeInForce, tag.Account)
+	m.Body.SetInt(tag.OrdRejReason, int(rej.reason))
+	m.Body.SetString(tag.Text, rej.text)
+	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	g.metrics.rejects.WithLabelValues("gateway").Inc()
 	s.out.enqueue(m)
 }
@@ -76,97 +77,43 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "9")
-	if v, err := req.Body.GetBytes(tagOrderID); err == nil && len(v) > 0 {
-		m.Body.SetBytes(tagOrderID, append([]byte(nil), v...))
+	if v, err := req.Body.GetBytes(tag.OrderID); err == nil && len(v) > 0 {
+		m.Body.SetBytes(tag.OrderID, append([]byte(nil), v...))
 	} else {
-		m.Body.SetString(tagOrderID, "NONE")
+		m.Body.SetString(tag.OrderID, "NONE")
 	}
-	copyField(m, req, tagClOrdID)
-	if v, err := req.Body.GetBytes(tagOrigClOrdID); err == nil && len(v) > 0 {
-		m.Body.SetBytes(tagOrigClOrdID, append([]byte(nil), v...))
+	copyField(m, req, tag.ClOrdID)
+	if v, err := req.Body.GetBytes(tag.OrigClOrdID); err == nil && len(v) > 0 {
+		m.Body.SetBytes(tag.OrigClOrdID, append([]byte(nil), v...))
 	} else {
-		m.Body.SetString(tagOrigClOrdID, "NONE")
+		m.Body.SetString(tag.OrigClOrdID, "NONE")
 	}
-	m.Body.SetString(tagOrdStatus, "8")
-	m.Body.SetString(tagCxlRejResponseTo, strconv.Itoa(int(responseTo)))
-	reason := rej.ordRejReason
-	if reason != 0 && reason != 1 && reason != 6 {
-		reason = 99
-	}
-	m.Body.SetString(tagCxlRejReason, strconv.Itoa(reason))
-	m.Body.SetString(tagText, rej.text)
+	m.Body.SetString(tag.OrdStatus, string(ordStatusRejected))
+	m.Body.SetString(tag.CxlRejResponseTo, string(cxlRejResponseToOf(responseTo)))
+	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOfOrd(rej.reason)))
+	m.Body.SetString(tag.Text, rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
 	s.out.enqueue(m)
 }
 
-func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason int, text string) {
+func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason massCancelRejectReason, text string) {
 	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "r")
-	copyField(m, req, tagClOrdID)
-	m.Body.SetString(tagOrderID, "NONE")
-	copyField(m, req, tagMassCancelRequestType)
-	m.Body.SetString(tagMassCancelResponse, "0")
-	m.Body.SetString(tagMassCancelRejectRsn, strconv.Itoa(reason))
-	m.Body.SetString(tagTotalAffectedOrders, "0")
-	m.Body.SetString(tagText, text)
+	copyField(m, req, tag.ClOrdID)
+	m.Body.SetString(tag.OrderID, "NONE")
+	copyField(m, req, tag.MassCancelRequestType)
+	m.Body.SetString(tag.MassCancelResponse, string(massCancelResponseRejected))
+	m.Body.SetInt(tag.MassCancelRejectReason, int(reason))
+	m.Body.SetString(tag.TotalAffectedOrders, "0")
+	m.Body.SetString(tag.Text, text)
 	s.out.enqueue(m)
 }
 
 func (g *Gateway) sendUnknownStatus(s *session, req *quickfix.Message, text string) {
 	g.awaitEarlierAnswers(s)
-	m := g.gatewayER(req, "I", tagSymbol, tagSide, tagOrdStatusReqID)
-	m.Body.SetString(tagOrdRejReason, "5")
-	m.Body.SetString(tagText, text)
-	s.out.enqueue(m)
-}
-
-// onSecurityListRequest answers with every instrument (559=4) or one symbol (559=0).
-func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
-	g.awaitEarlierAnswers(s)
-	m := quickfix.NewMessage()
-	m.Header.SetString(35, "y")
-	copyField(m, req, tagSecurityReqID)
-	m.Body.SetString(tagSecurityResponseID, g.gatewayExecID())
-	typ, _ := req.Body.GetString(tagSecurityListReqType)
-	var list []*Instrument
-	switch typ {
-	case "4":
-		for i := range g.cfg.Instruments {
-			list = append(list, &g.cfg.Instruments[i])
-		}
-	case "0":
-		sym, _ := req.Body.GetString(tagSymbol)
-		if in := g.bySymbol[sym]; in != nil {
-			list = append(list, in)
-		}
-	default:
-		m.Body.SetString(tagSecurityRequestResult, "1") // invalid or unsupported request
-		m.Body.SetString(tagText, "SecurityListRequestType "+typ+" is not supported (0 and 4 are)")
-		s.out.enqueue(m)
-		return
-	}
-	if len(list) == 0 {
-		m.Body.SetString(tagSecurityRequestResult, "2") // no instruments found
-		s.out.enqueue(m)
-		return
-	}
-	m.Body.SetString(tagSecurityRequestResult, "0")
-	m.Body.SetInt(tagTotNoRelatedSym, len(list))
-	m.Body.SetString(tagLastFragment, "Y")
-	// FIX 4.4 has no MinPriceIncrement (969) in SecurityList, so strict clients
-	// would reject it: the tick size travels in the entry's Text.
-	group := quickfix.NewRepeatingGroup(tagNoRelatedSym, quickfix.GroupTemplate{
-		quickfix.GroupElement(tagSymbol), quickfix.GroupElement(tagRoundLot),
-		quickfix.GroupElement(tagMinTradeVol), quickfix.GroupElement(tagText),
-	})
-	for _, in := range list {
-		row := group.Add()
-		row.SetString(tagSymbol, in.Symbol)
-		row.SetString(tagRoundLot, strconv.FormatInt(in.LotSize, 10))
-		row.SetString(tagMinTradeVol, strconv.FormatInt(in.MinQty, 10))
-		row.SetString(tagText, "tick size "+in.Tick.String())
-	}
-	m.Body.SetGroup(group)
+	m := g.gatewayER(req, execTypeOrderStatus, tag.Symbol, tag.Side, tag.OrdStatusReqID)
+	m.Body.SetInt(tag.OrdRejReason, int(ordRejUnknownOrder))
+	m.Body.SetString(tag.Text, text)
 	s.out.enqueue(m)
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 )
 
 // DisconnectCommandWait bounds how long a logout waits for a command slot for
@@ -102,6 +103,10 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		g.onMassCancel(s, m, now)
 	case "x":
 		g.onSecurityListRequest(s, m)
+	case "AF":
+		return g.onMassStatus(s, m)
+	case "g":
+		g.onTradingSessionStatusRequest(s, m)
 	default:
 		if h := g.extraHandler(msgType); h != nil {
 			return h(s.idx, m)
@@ -121,7 +126,7 @@ func (g *Gateway) throttleLogout(s *session) {
 	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "5")
-	m.Body.SetString(tagText, "message rate limit exceeded")
+	m.Body.SetString(tag.Text, "message rate limit exceeded")
 	// Through the session's sender, so that the Logout follows the answers
 	// already queued for the session instead of overtaking them.
 	s.out.enqueue(m)

@@ -6,9 +6,14 @@
 // OrderMassCancelRequest become one command each, encoded straight into a
 // claimed slot of the command ring (sbe/venue flyweights, no copy); prices go
 // from the decimal string to ticks and an off-tick price is refused, never
-// rounded. SecurityListRequest is answered from the configuration; other
-// message types go to handlers registered with Handle (market data) or get a
-// BusinessMessageReject (380=3). What the gateway refuses on its own (unknown
+// rounded. SecurityListRequest is answered from the configuration,
+// TradingSessionStatusRequest from the instruments' trading status, and
+// OrderMassStatusRequest from the gateway's view of each session's open
+// orders (kept by outbound from the events, seeded from the matcher's books
+// at start-up; see docs/ARCHITECTURE.md); other message types go to handlers
+// registered with Handle (market data) or get a BusinessMessageReject (380=3).
+// Every enumerated value written is a typed constant of fixenums.go, valid in
+// the FIX 4.4 dictionary the venue ships (a test checks each). What the gateway refuses on its own (unknown
 // symbol, off-tick price, unsupported order type or time in force, throttled,
 // command ring busy past its claim timeout, venue halted) is answered without
 // a command, after the answers to the session's earlier commands, so that a
@@ -30,10 +35,17 @@
 // rejected past their limits, the session logged out past its message limit),
 // cancel-on-disconnect through a journaled SessionDisconnected command.
 //
+// A trading status change reaches every logged-on session as an unsolicited
+// TradingSessionStatus (325=Y).
+//
 // Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
 // 65,536): a command that answers one session more than that at once, a mass
 // cancel of more resting orders, disconnects the session, whose answers then
-// wait in its store for the next logon; statusReqsMax pending
+// wait in its store for the next logon (a mass status is paced instead: it
+// keeps at most massStatusWindowMax reports queued and the connection's
+// outbound buffer at most half full, waiting up to massStatusStallMax);
+// OpenOrdersMax orders in the open-order view (the matcher's OrdersMax);
+// statusReqsMax pending
 // OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema
 // (36 and 16 characters), refused beyond. Prometheus metrics are named
 // fixvenue_*; nothing here logs message contents, so passwords never reach a log.

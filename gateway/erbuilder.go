@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 )
@@ -43,8 +44,12 @@ type erField struct {
 // newER starts a report on the outbound goroutine's builder. instID selects
 // the tick size for prices and the symbol.
 func (g *Gateway) newER(instID uint32) *erBuilder {
-	b := &g.er
-	b.inst = g.byID[instID]
+	return g.er.reset(g.byID[instID])
+}
+
+// reset starts a new report for an instrument (nil: unknown) on b.
+func (b *erBuilder) reset(inst *Instrument) *erBuilder {
+	b.inst = inst
 	if b.body == nil {
 		b.body = make([]byte, 0, erBodyMax)
 	}
@@ -102,9 +107,9 @@ func (b *erBuilder) price(tag quickfix.Tag, ticks int64) *erBuilder {
 // avgPx writes AvgPx = notional / qty with four more decimals than the tick.
 func (b *erBuilder) avgPx(notional, qty int64) *erBuilder {
 	if qty == 0 || b.inst == nil {
-		return b.str(tagAvgPx, "0")
+		return b.str(tag.AvgPx, "0")
 	}
-	return b.close(decimal.FormatRatio(b.open(tagAvgPx), notional, qty, b.inst.Tick, 4))
+	return b.close(decimal.FormatRatio(b.open(tag.AvgPx), notional, qty, b.inst.Tick, 4))
 }
 
 // time writes a UTCTimestamp with milliseconds.
@@ -112,12 +117,17 @@ func (b *erBuilder) time(tag quickfix.Tag, ns int64) *erBuilder {
 	return b.close(time.Unix(0, ns).UTC().AppendFormat(b.open(tag), "20060102-15:04:05.000"))
 }
 
+// exec writes ExecType (150) and OrdStatus (39).
+func (b *erBuilder) exec(et execType, st ordStatus) *erBuilder {
+	return b.str(tag.ExecType, string(et)).str(tag.OrdStatus, string(st))
+}
+
 // symbol writes the report's instrument symbol.
 func (b *erBuilder) symbol() *erBuilder {
 	if b.inst != nil {
-		return b.str(tagSymbol, b.inst.Symbol)
+		return b.str(tag.Symbol, b.inst.Symbol)
 	}
-	return b.str(tagSymbol, "[N/A]")
+	return b.str(tag.Symbol, "[N/A]")
 }
 
 // message finishes the report as a quickfix.Message of type 8.

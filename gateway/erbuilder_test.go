@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 )
@@ -47,17 +48,17 @@ func TestERBuilderWire(t *testing.T) {
 		want  map[quickfix.Tag]string // set field by field on the reference
 	}{
 		{"accepted", func(b *erBuilder) {
-			b.uint(tagOrderID, 12).bytes(tagClOrdID, []byte("c-1")).uint(tagExecID, 3).str(tagExecType, "0").
-				str(tagOrdStatus, "0").symbol().str(tagSide, "1").int(tagOrderQty, 10).price(tagPrice, 10010).
-				bytes(tagAccount, nil).int(tagLeavesQty, 10).str(tagCumQty, "0").avgPx(0, 0).time(tagTransactTime, ts)
-		}, map[quickfix.Tag]string{tagOrderID: "12", tagClOrdID: "c-1", tagExecID: "3", tagExecType: "0", tagOrdStatus: "0",
-			tagSymbol: "ACME", tagSide: "1", tagOrderQty: "10", tagPrice: "100.10", tagLeavesQty: "10", tagCumQty: "0",
-			tagAvgPx: "0", tagTransactTime: "20261130-15:04:05.678"}},
+			b.uint(tag.OrderID, 12).bytes(tag.ClOrdID, []byte("c-1")).uint(tag.ExecID, 3).str(tag.ExecType, "0").
+				str(tag.OrdStatus, "0").symbol().str(tag.Side, "1").int(tag.OrderQty, 10).price(tag.Price, 10010).
+				bytes(tag.Account, nil).int(tag.LeavesQty, 10).str(tag.CumQty, "0").avgPx(0, 0).time(tag.TransactTime, ts)
+		}, map[quickfix.Tag]string{tag.OrderID: "12", tag.ClOrdID: "c-1", tag.ExecID: "3", tag.ExecType: "0", tag.OrdStatus: "0",
+			tag.Symbol: "ACME", tag.Side: "1", tag.OrderQty: "10", tag.Price: "100.10", tag.LeavesQty: "10", tag.CumQty: "0",
+			tag.AvgPx: "0", tag.TransactTime: "20261130-15:04:05.678"}},
 		{"fill with a repeated tag", func(b *erBuilder) {
-			b.str(tagText, "first").int(tagCumQty, 4).avgPx(40040, 4).price(tagLastPx, -5).str(tagText, "last").
-				bytes(tagAccount, []byte("ACC-A"))
-		}, map[quickfix.Tag]string{tagText: "last", tagCumQty: "4", tagAvgPx: "100.100000", tagLastPx: "-0.05", tagAccount: "ACC-A"}},
-		{"one field", func(b *erBuilder) { b.str(tagExecType, "I") }, map[quickfix.Tag]string{tagExecType: "I"}},
+			b.str(tag.Text, "first").int(tag.CumQty, 4).avgPx(40040, 4).price(tag.LastPx, -5).str(tag.Text, "last").
+				bytes(tag.Account, []byte("ACC-A"))
+		}, map[quickfix.Tag]string{tag.Text: "last", tag.CumQty: "4", tag.AvgPx: "100.100000", tag.LastPx: "-0.05", tag.Account: "ACC-A"}},
+		{"one field", func(b *erBuilder) { b.str(tag.ExecType, "I") }, map[quickfix.Tag]string{tag.ExecType: "I"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := g.newER(7)
@@ -93,9 +94,9 @@ func TestERBuilderFieldsDoNotAllocate(t *testing.T) {
 	id := []byte("client-order-000001")
 	allocs := testing.AllocsPerRun(1000, func() {
 		b := g.newER(1)
-		b.uint(tagOrderID, 123456).bytes(tagClOrdID, id).uint(tagExecID, 99).str(tagExecType, "F").
-			symbol().int(tagOrderQty, 100).price(tagPrice, 10010).price(tagLastPx, 10010).int(tagLastQty, 5).
-			avgPx(50050, 5).time(tagTransactTime, 1_796_000_000_123_456_789)
+		b.uint(tag.OrderID, 123456).bytes(tag.ClOrdID, id).uint(tag.ExecID, 99).str(tag.ExecType, "F").
+			symbol().int(tag.OrderQty, 100).price(tag.Price, 10010).price(tag.LastPx, 10010).int(tag.LastQty, 5).
+			avgPx(50050, 5).time(tag.TransactTime, 1_796_000_000_123_456_789)
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per report's fields, want 0", allocs)
@@ -108,11 +109,11 @@ func BenchmarkERBuild(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		bd := g.newER(1)
-		bd.uint(tagOrderID, uint64(i)).bytes(tagClOrdID, id).uint(tagExecID, uint64(i)).str(tagExecType, "F").
-			str(tagOrdStatus, "1").symbol().str(tagSide, "1").int(tagOrderQty, 100).str(tagOrdType, "2").
-			price(tagPrice, 10010).str(tagTimeInForce, "0").price(tagLastPx, 10010).int(tagLastQty, 5).
-			int(tagLeavesQty, 95).int(tagCumQty, 5).avgPx(50050, 5).uint(tagSecondaryExecID, 7).
-			time(tagTransactTime, 1_796_000_000_123_456_789)
+		bd.uint(tag.OrderID, uint64(i)).bytes(tag.ClOrdID, id).uint(tag.ExecID, uint64(i)).str(tag.ExecType, "F").
+			str(tag.OrdStatus, "1").symbol().str(tag.Side, "1").int(tag.OrderQty, 100).str(tag.OrdType, "2").
+			price(tag.Price, 10010).str(tag.TimeInForce, "0").price(tag.LastPx, 10010).int(tag.LastQty, 5).
+			int(tag.LeavesQty, 95).int(tag.CumQty, 5).avgPx(50050, 5).uint(tag.SecondaryExecID, 7).
+			time(tag.TransactTime, 1_796_000_000_123_456_789)
 		_ = withHeader(bd.message()).String()
 	}
 }
@@ -127,24 +128,24 @@ func BenchmarkERBuildFieldByField(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		m := quickfix.NewMessage()
 		m.Header.SetString(35, "8")
-		m.Body.SetString(tagOrderID, strconv.FormatUint(uint64(i), 10))
-		m.Body.SetBytes(tagClOrdID, append([]byte(nil), id...))
-		m.Body.SetString(tagExecID, strconv.FormatUint(uint64(i), 10))
-		m.Body.SetString(tagExecType, "F")
-		m.Body.SetString(tagOrdStatus, "1")
-		m.Body.SetString(tagSymbol, "ACME")
-		m.Body.SetString(tagSide, "1")
-		m.Body.SetString(tagOrderQty, strconv.FormatInt(100, 10))
-		m.Body.SetString(tagOrdType, "2")
-		m.Body.SetString(tagPrice, string(decimal.FormatTicks(buf[:0], 10010, tick)))
-		m.Body.SetString(tagTimeInForce, "0")
-		m.Body.SetString(tagLastPx, string(decimal.FormatTicks(buf[:0], 10010, tick)))
-		m.Body.SetString(tagLastQty, strconv.FormatInt(5, 10))
-		m.Body.SetString(tagLeavesQty, strconv.FormatInt(95, 10))
-		m.Body.SetString(tagCumQty, strconv.FormatInt(5, 10))
-		m.Body.SetString(tagAvgPx, string(decimal.FormatRatio(buf[:0], 50050, 5, tick, 4)))
-		m.Body.SetString(tagSecondaryExecID, "7")
-		m.Body.SetString(tagTransactTime, time.Unix(0, 1_796_000_000_123_456_789).UTC().Format("20060102-15:04:05.000"))
+		m.Body.SetString(tag.OrderID, strconv.FormatUint(uint64(i), 10))
+		m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), id...))
+		m.Body.SetString(tag.ExecID, strconv.FormatUint(uint64(i), 10))
+		m.Body.SetString(tag.ExecType, "F")
+		m.Body.SetString(tag.OrdStatus, "1")
+		m.Body.SetString(tag.Symbol, "ACME")
+		m.Body.SetString(tag.Side, "1")
+		m.Body.SetString(tag.OrderQty, strconv.FormatInt(100, 10))
+		m.Body.SetString(tag.OrdType, "2")
+		m.Body.SetString(tag.Price, string(decimal.FormatTicks(buf[:0], 10010, tick)))
+		m.Body.SetString(tag.TimeInForce, "0")
+		m.Body.SetString(tag.LastPx, string(decimal.FormatTicks(buf[:0], 10010, tick)))
+		m.Body.SetString(tag.LastQty, strconv.FormatInt(5, 10))
+		m.Body.SetString(tag.LeavesQty, strconv.FormatInt(95, 10))
+		m.Body.SetString(tag.CumQty, strconv.FormatInt(5, 10))
+		m.Body.SetString(tag.AvgPx, string(decimal.FormatRatio(buf[:0], 50050, 5, tick, 4)))
+		m.Body.SetString(tag.SecondaryExecID, "7")
+		m.Body.SetString(tag.TransactTime, time.Unix(0, 1_796_000_000_123_456_789).UTC().Format("20060102-15:04:05.000"))
 		_ = withHeader(m).String()
 	}
 }

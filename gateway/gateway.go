@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Instrument is what the gateway knows of an instrument: how to name it and
@@ -23,6 +24,13 @@ type Instrument struct {
 	Tick   decimal.Tick
 	// Lot, MinQty and MaxQty are published in SecurityList answers; the matcher enforces them.
 	LotSize, MinQty, MaxQty int64
+	// BandLowTicks and BandHighTicks are the price band's edges (both
+	// allowed; 0 and 0 when unknown): published in SecurityList answers and
+	// named in the Text of a reject for a price outside them.
+	BandLowTicks, BandHighTicks int64
+	// Status is the instrument's trading status when the gateway starts
+	// (after replay); TradingStatusChanged events keep it current.
+	Status venue.TradingStatus
 }
 
 // SessionConfig describes one FIX session the venue accepts.
@@ -64,7 +72,15 @@ type Config struct {
 	OnSessionEnd func(sessionIdx uint16)
 	// Now returns the current time in Unix nanoseconds (tests may fix it).
 	Now func() int64
+	// OpenOrdersMax bounds the open-order view that answers
+	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
+	// its books (DefaultOpenOrdersMax when 0).
+	OpenOrdersMax int
 }
+
+// DefaultOpenOrdersMax is the open-order view's bound when the configuration
+// gives none.
+const DefaultOpenOrdersMax = 1 << 20
 
 // Gateway turns FIX messages into commands and events into FIX messages.
 type Gateway struct {
@@ -91,6 +107,15 @@ type Gateway struct {
 	extra  map[string]ExtraHandler
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
+	// open is the open-order view (openorders.go); openHeld are its changes
+	// from the events of the chunk outbound is building (outbound's
+	// goroutine only), applied in handOver.
+	open     *openOrders
+	openHeld []openChange
+	// status is each instrument's trading status (venue.TradingStatus),
+	// keyed like byID; statusHeld are changes waiting for handOver.
+	status     map[uint32]*atomic.Uint32
+	statusHeld []statusChange
 }
 
 // session is the gateway's state for one FIX session.
@@ -109,6 +134,9 @@ type session struct {
 	// answered on the session (-1: none). SessionDisconnected is not: it may
 	// produce no event, and an answer must not wait for one that never comes.
 	lastCmd atomic.Int64
+	// massStatusBusy is set while a mass status streams its reports: one at
+	// a time per session.
+	massStatusBusy atomic.Bool
 }
 
 // DefaultOutboundQueueMax is the default bound of a session's outbound queue:
@@ -139,10 +167,14 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
+	if cfg.OpenOrdersMax <= 0 {
+		cfg.OpenOrdersMax = DefaultOpenOrdersMax
+	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
 		bySymbol: map[string]*Instrument{}, byID: map[uint32]*Instrument{},
-		bySession: map[quickfix.SessionID]*session{},
+		bySession: map[quickfix.SessionID]*session{}, status: map[uint32]*atomic.Uint32{},
+		open: newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
 	}
 	g.dispatched.Store(-1)
 	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
@@ -151,6 +183,12 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		in := &cfg.Instruments[i]
 		g.bySymbol[in.Symbol] = in
 		g.byID[in.ID] = in
+		st := new(atomic.Uint32)
+		if in.Status == 0 {
+			in.Status = venue.TradingStatusOpen
+		}
+		st.Store(uint32(in.Status))
+		g.status[in.ID] = st
 	}
 	for i, sc := range cfg.Sessions {
 		s := &session{idx: uint16(i), cfg: sc}

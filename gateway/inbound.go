@@ -7,63 +7,17 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// FIX tags the gateway reads or writes.
-const (
-	tagAccount               quickfix.Tag = 1
-	tagAvgPx                 quickfix.Tag = 6
-	tagClOrdID               quickfix.Tag = 11
-	tagCumQty                quickfix.Tag = 14
-	tagExecID                quickfix.Tag = 17
-	tagExecInst              quickfix.Tag = 18
-	tagLastPx                quickfix.Tag = 31
-	tagLastQty               quickfix.Tag = 32
-	tagOrderID               quickfix.Tag = 37
-	tagOrderQty              quickfix.Tag = 38
-	tagOrdStatus             quickfix.Tag = 39
-	tagOrdType               quickfix.Tag = 40
-	tagOrigClOrdID           quickfix.Tag = 41
-	tagPossResend            quickfix.Tag = 97
-	tagPrice                 quickfix.Tag = 44
-	tagSide                  quickfix.Tag = 54
-	tagSymbol                quickfix.Tag = 55
-	tagText                  quickfix.Tag = 58
-	tagTimeInForce           quickfix.Tag = 59
-	tagTransactTime          quickfix.Tag = 60
-	tagCxlRejReason          quickfix.Tag = 102
-	tagOrdRejReason          quickfix.Tag = 103
-	tagExpireTime            quickfix.Tag = 126
-	tagNoRelatedSym          quickfix.Tag = 146
-	tagExecType              quickfix.Tag = 150
-	tagLeavesQty             quickfix.Tag = 151
-	tagSecurityReqID         quickfix.Tag = 320
-	tagSecurityResponseID    quickfix.Tag = 322
-	tagCxlRejResponseTo      quickfix.Tag = 434
-	tagMassCancelRequestType quickfix.Tag = 530
-	tagMassCancelResponse    quickfix.Tag = 531
-	tagMassCancelRejectRsn   quickfix.Tag = 532
-	tagTotalAffectedOrders   quickfix.Tag = 533
-	tagSecurityListReqType   quickfix.Tag = 559
-	tagSecurityRequestResult quickfix.Tag = 560
-	tagRoundLot              quickfix.Tag = 561
-	tagMinTradeVol           quickfix.Tag = 562
-	tagOrdStatusReqID        quickfix.Tag = 790
-	// tagSecondaryExecID carries the trade id on fills: FIX 4.4 has no TrdMatchID (880) in ExecutionReport.
-	tagSecondaryExecID   quickfix.Tag = 527
-	tagMinPriceIncrement quickfix.Tag = 969
-	tagTotNoRelatedSym   quickfix.Tag = 393
-	tagLastFragment      quickfix.Tag = 893
-)
-
 // rejection is a refusal decided in the gateway, before any command exists.
 type rejection struct {
-	ordRejReason int    // FIX OrdRejReason (103) or CxlRejReason (102)
-	text         string // FIX Text (58)
+	reason ordRejReason // FIX OrdRejReason (103); cxlRejReasonOfOrd gives CxlRejReason (102)
+	text   string       // FIX Text (58)
 }
 
 var qtyTick = decimal.Tick{Mantissa: 1, Scale: 0}
@@ -139,61 +93,61 @@ type orderFields struct {
 // parseOrder validates an order's fields; a refusal carries the FIX reason and text.
 func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 	var o orderFields
-	o.clOrdID = fieldBytes(m, tagClOrdID)
+	o.clOrdID = fieldBytes(m, tag.ClOrdID)
 	if len(o.clOrdID) == 0 || len(o.clOrdID) > venue.ClOrdIDLength {
-		return o, &rejection{99, "ClOrdID must be 1 to " + strconv.Itoa(venue.ClOrdIDLength) + " characters"}
+		return o, &rejection{ordRejOther, "ClOrdID must be 1 to " + strconv.Itoa(venue.ClOrdIDLength) + " characters"}
 	}
-	o.account = fieldBytes(m, tagAccount)
+	o.account = fieldBytes(m, tag.Account)
 	if len(o.account) > venue.AccountLength {
-		return o, &rejection{15, "Account longer than " + strconv.Itoa(venue.AccountLength) + " characters"}
+		return o, &rejection{ordRejUnknownAccount, "Account longer than " + strconv.Itoa(venue.AccountLength) + " characters"}
 	}
-	sym := fieldBytes(m, tagSymbol)
+	sym := fieldBytes(m, tag.Symbol)
 	o.inst = g.bySymbol[string(sym)]
 	if o.inst == nil {
-		return o, &rejection{1, "unknown symbol " + string(sym)}
+		return o, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
 	var ok bool
-	if o.side, ok = parseSide(fieldBytes(m, tagSide)); !ok {
-		return o, &rejection{11, "unsupported side " + string(fieldBytes(m, tagSide))}
+	if o.side, ok = parseSide(fieldBytes(m, tag.Side)); !ok {
+		return o, &rejection{ordRejUnsupportedOrderChar, "unsupported side " + string(fieldBytes(m, tag.Side))}
 	}
-	if o.ordType, ok = parseOrdType(fieldBytes(m, tagOrdType)); !ok {
-		return o, &rejection{11, "unsupported order type " + string(fieldBytes(m, tagOrdType))}
+	if o.ordType, ok = parseOrdType(fieldBytes(m, tag.OrdType)); !ok {
+		return o, &rejection{ordRejUnsupportedOrderChar, "unsupported order type " + string(fieldBytes(m, tag.OrdType))}
 	}
-	if o.tif, ok = parseTIF(fieldBytes(m, tagTimeInForce)); !ok {
-		return o, &rejection{11, "unsupported time in force " + string(fieldBytes(m, tagTimeInForce))}
+	if o.tif, ok = parseTIF(fieldBytes(m, tag.TimeInForce)); !ok {
+		return o, &rejection{ordRejUnsupportedOrderChar, "unsupported time in force " + string(fieldBytes(m, tag.TimeInForce))}
 	}
-	qty, err := decimal.ParseTicks(fieldBytes(m, tagOrderQty), qtyTick)
+	qty, err := decimal.ParseTicks(fieldBytes(m, tag.OrderQty), qtyTick)
 	if err != nil || qty <= 0 {
-		return o, &rejection{13, "OrderQty must be a positive whole number"}
+		return o, &rejection{ordRejIncorrectQuantity, "OrderQty must be a positive whole number"}
 	}
 	o.qty = qty
-	price := fieldBytes(m, tagPrice)
+	price := fieldBytes(m, tag.Price)
 	switch {
 	case o.ordType == venue.OrdTypeLimit && len(price) == 0:
-		return o, &rejection{99, "limit order without Price"}
+		return o, &rejection{ordRejOther, "limit order without Price"}
 	case o.ordType == venue.OrdTypeLimit:
 		ticks, err := decimal.ParseTicks(price, o.inst.Tick)
 		if errors.Is(err, decimal.ErrOffTick) {
-			return o, &rejection{18, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}
+			return o, &rejection{ordRejOther, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}
 		}
 		if err != nil || ticks <= 0 {
-			return o, &rejection{99, "invalid price " + string(price)}
+			return o, &rejection{ordRejOther, "invalid price " + string(price)}
 		}
 		o.priceTicks = ticks
 	}
 	if o.tif == venue.TimeInForceGTD {
-		t, err := m.Body.GetTime(tagExpireTime)
+		t, err := m.Body.GetTime(tag.ExpireTime)
 		if err != nil {
-			return o, &rejection{99, "GTD order without a valid ExpireTime (126)"}
+			return o, &rejection{ordRejOther, "GTD order without a valid ExpireTime (126)"}
 		}
 		o.expireNs = t.UnixNano()
 	}
-	if inst := fieldBytes(m, tagExecInst); len(inst) > 0 {
+	if inst := fieldBytes(m, tag.ExecInst); len(inst) > 0 {
 		for _, f := range bytes.Fields(inst) {
 			if len(f) == 1 && f[0] == '6' {
 				o.postOnly = true
 			} else {
-				return o, &rejection{11, "unsupported ExecInst " + string(f)}
+				return o, &rejection{ordRejUnsupportedOrderChar, "unsupported ExecInst " + string(f)}
 			}
 		}
 	}
@@ -203,15 +157,15 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 // claim takes a command slot, or explains why none can be had.
 func (g *Gateway) claim() (int64, []byte, *rejection) {
 	if err := g.halted(); err != nil {
-		return 0, nil, &rejection{99, "venue halted: " + err.Error()}
+		return 0, nil, &rejection{ordRejOther, "venue halted: " + err.Error()}
 	}
 	seq, slot, err := g.commands.Claim()
 	if err != nil {
 		if errors.Is(err, ring.ErrBusy) {
 			g.metrics.busy.Inc()
-			return 0, nil, &rejection{99, "system busy, try again"}
+			return 0, nil, &rejection{ordRejOther, "system busy, try again"}
 		}
-		return 0, nil, &rejection{99, "venue not accepting orders: " + err.Error()}
+		return 0, nil, &rejection{ordRejOther, "venue not accepting orders: " + err.Error()}
 	}
 	return seq, slot, nil
 }
@@ -219,7 +173,7 @@ func (g *Gateway) claim() (int64, []byte, *rejection) {
 func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	o, rej := g.parseOrder(m)
 	if rej == nil && !s.throttleOrder(now) {
-		rej = &rejection{99, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
+		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
 		g.metrics.throttled.Inc()
 	}
 	var seq int64
@@ -244,7 +198,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	if o.postOnly {
 		flags |= venue.OrderFlagsPostOnly
 	}
-	if possResend, _ := m.Header.GetBool(tagPossResend); possResend {
+	if possResend, _ := m.Header.GetBool(tag.PossResend); possResend {
 		flags |= venue.OrderFlagsPossResend
 	}
 	c.SetFlags(flags)
@@ -270,33 +224,33 @@ type cancelFields struct {
 
 func (g *Gateway) parseCancel(m *quickfix.Message) (cancelFields, *rejection) {
 	var c cancelFields
-	c.clOrdID = fieldBytes(m, tagClOrdID)
-	c.origClOrdID = fieldBytes(m, tagOrigClOrdID)
+	c.clOrdID = fieldBytes(m, tag.ClOrdID)
+	c.origClOrdID = fieldBytes(m, tag.OrigClOrdID)
 	if len(c.clOrdID) == 0 || len(c.clOrdID) > venue.ClOrdIDLength || len(c.origClOrdID) > venue.ClOrdIDLength {
-		return c, &rejection{99, "ClOrdID and OrigClOrdID must be 1 to " + strconv.Itoa(venue.ClOrdIDLength) + " characters"}
+		return c, &rejection{ordRejOther, "ClOrdID and OrigClOrdID must be 1 to " + strconv.Itoa(venue.ClOrdIDLength) + " characters"}
 	}
-	if id := fieldBytes(m, tagOrderID); len(id) > 0 {
+	if id := fieldBytes(m, tag.OrderID); len(id) > 0 {
 		if v, err := strconv.ParseUint(string(id), 10, 64); err == nil {
 			c.orderID = v
 		} else if len(c.origClOrdID) == 0 {
-			return c, &rejection{1, "unknown OrderID " + string(id)}
+			return c, &rejection{ordRejUnknownSymbol, "unknown OrderID " + string(id)}
 		}
 	}
 	if len(c.origClOrdID) == 0 && c.orderID == 0 {
-		return c, &rejection{1, "neither OrigClOrdID nor OrderID given"}
+		return c, &rejection{ordRejUnknownSymbol, "neither OrigClOrdID nor OrderID given"}
 	}
-	sym := fieldBytes(m, tagSymbol)
+	sym := fieldBytes(m, tag.Symbol)
 	if c.inst = g.bySymbol[string(sym)]; c.inst == nil {
-		return c, &rejection{1, "unknown symbol " + string(sym)}
+		return c, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
-	c.side, _ = parseSide(fieldBytes(m, tagSide))
+	c.side, _ = parseSide(fieldBytes(m, tag.Side))
 	return c, nil
 }
 
 func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	c, rej := g.parseCancel(m)
 	if rej == nil && !s.throttleCancel(now) {
-		rej = &rejection{99, "throttled: more than " + strconv.Itoa(s.cfg.CancelsPerSecondReject) + " cancels per second"}
+		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.CancelsPerSecondReject) + " cancels per second"}
 		g.metrics.throttled.Inc()
 	}
 	var seq int64
@@ -329,11 +283,11 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	if rej == nil {
 		o, rej = g.parseOrder(m)
 		if rej != nil {
-			rej.ordRejReason = 99
+			rej.reason = ordRejOther
 		}
 	}
 	if rej == nil && !s.throttleOrder(now) {
-		rej = &rejection{99, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
+		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
 		g.metrics.throttled.Inc()
 	}
 	var seq int64
@@ -367,12 +321,12 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 }
 
 func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
-	clOrdID := fieldBytes(m, tagClOrdID)
+	clOrdID := fieldBytes(m, tag.ClOrdID)
 	var orderID uint64
-	if id := fieldBytes(m, tagOrderID); len(id) > 0 {
+	if id := fieldBytes(m, tag.OrderID); len(id) > 0 {
 		orderID, _ = strconv.ParseUint(string(id), 10, 64)
 	}
-	inst := g.bySymbol[string(fieldBytes(m, tagSymbol))]
+	inst := g.bySymbol[string(fieldBytes(m, tag.Symbol))]
 	if len(clOrdID) > venue.ClOrdIDLength || inst == nil || (len(clOrdID) == 0 && orderID == 0) {
 		g.sendUnknownStatus(s, m, "unknown order")
 		return
@@ -382,7 +336,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 		g.sendUnknownStatus(s, m, rej.text)
 		return
 	}
-	side, _ := parseSide(fieldBytes(m, tagSide))
+	side, _ := parseSide(fieldBytes(m, tag.Side))
 	var cmd venue.OrderStatusRequest
 	_ = cmd.WrapEncode(slot, 0)
 	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
@@ -392,7 +346,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	cmd.SetInstrumentID(inst.ID)
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
-	if reqID := fieldBytes(m, tagOrdStatusReqID); len(reqID) > 0 {
+	if reqID := fieldBytes(m, tag.OrdStatusReqID); len(reqID) > 0 {
 		s.rememberStatusReq(int64(g.cfg.SeqBase)+seq, string(reqID))
 	}
 	g.commands.Publish(seq)
@@ -439,41 +393,41 @@ const (
 )
 
 func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
-	clOrdID := fieldBytes(m, tagClOrdID)
-	typ := fieldBytes(m, tagMassCancelRequestType)
+	clOrdID := fieldBytes(m, tag.ClOrdID)
+	typ := fieldBytes(m, tag.MassCancelRequestType)
 	var instID uint32
-	reject := func(reason int, text string) { g.rejectMassCancel(s, m, reason, text) }
+	reject := func(reason massCancelRejectReason, text string) { g.rejectMassCancel(s, m, reason, text) }
 	switch {
 	case len(clOrdID) == 0 || len(clOrdID) > venue.ClOrdIDLength:
-		reject(99, "ClOrdID must be 1 to "+strconv.Itoa(venue.ClOrdIDLength)+" characters")
+		reject(massCancelRejOther, "ClOrdID must be 1 to "+strconv.Itoa(venue.ClOrdIDLength)+" characters")
 		return
 	case len(typ) == 1 && typ[0] == massCancelAll:
 	case len(typ) == 1 && typ[0] == massCancelBySecurity:
-		inst := g.bySymbol[string(fieldBytes(m, tagSymbol))]
+		inst := g.bySymbol[string(fieldBytes(m, tag.Symbol))]
 		if inst == nil {
-			reject(1, "unknown symbol "+string(fieldBytes(m, tagSymbol)))
+			reject(massCancelRejInvalidSecurity, "unknown symbol "+string(fieldBytes(m, tag.Symbol)))
 			return
 		}
 		instID = inst.ID
 	default:
-		reject(0, "MassCancelRequestType "+string(typ)+" is not supported (1 and 7 are)")
+		reject(massCancelRejNotSupported, "MassCancelRequestType "+string(typ)+" is not supported (1 and 7 are)")
 		return
 	}
-	account := fieldBytes(m, tagAccount)
+	account := fieldBytes(m, tag.Account)
 	if len(account) > venue.AccountLength {
-		reject(99, "Account longer than "+strconv.Itoa(venue.AccountLength)+" characters")
+		reject(massCancelRejOther, "Account longer than "+strconv.Itoa(venue.AccountLength)+" characters")
 		return
 	}
 	if !s.throttleCancel(now) {
-		reject(99, "throttled")
+		reject(massCancelRejOther, "throttled")
 		return
 	}
 	seq, slot, rej := g.claim()
 	if rej != nil {
-		reject(99, rej.text)
+		reject(massCancelRejOther, rej.text)
 		return
 	}
-	side, _ := parseSide(fieldBytes(m, tagSide))
+	side, _ := parseSide(fieldBytes(m, tag.Side))
 	var cmd venue.MassCancel
 	_ = cmd.WrapEncode(slot, 0)
 	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
@@ -494,23 +448,33 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 // ring's claim timeout for a slot, retrying until deadline: this command must not be lost.
 func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 	s := g.sessions[idx]
+	seq, slot, err := g.claimWait(deadline)
+	if err != nil {
+		return err
+	}
+	var cmd venue.SessionDisconnected
+	_ = cmd.WrapEncode(slot, 0)
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
+	cmd.SetTimestampNs(g.cfg.Now())
+	cmd.SetSessionIdx(s.idx)
+	if s.cfg.CancelOnDisconnect {
+		cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
+	}
+	g.commands.Publish(seq)
+	return nil
+}
+
+// claimWait claims a command slot for a command that must not be lost
+// (a disconnect, an operator's), retrying a busy ring until deadline.
+func (g *Gateway) claimWait(deadline time.Duration) (int64, []byte, error) {
 	end := time.Now().Add(deadline)
 	for {
 		seq, slot, err := g.commands.Claim()
 		if err == nil {
-			var cmd venue.SessionDisconnected
-			_ = cmd.WrapEncode(slot, 0)
-			cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
-			cmd.SetTimestampNs(g.cfg.Now())
-			cmd.SetSessionIdx(s.idx)
-			if s.cfg.CancelOnDisconnect {
-				cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
-			}
-			g.commands.Publish(seq)
-			return nil
+			return seq, slot, nil
 		}
 		if !errors.Is(err, ring.ErrBusy) || time.Now().After(end) {
-			return err
+			return 0, nil, err
 		}
 	}
 }

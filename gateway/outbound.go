@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -91,6 +93,10 @@ func (g *Gateway) handOver() {
 			s.out.enqueue(a.m)
 		}
 	}
+	if refused := g.open.apply(g.openHeld); refused > 0 {
+		g.log.Error("open-order view full: mass status will miss orders", "refused", refused, "max", g.open.max)
+	}
+	g.applyStatus()
 	g.releaseHeld()
 }
 
@@ -98,6 +104,8 @@ func (g *Gateway) handOver() {
 func (g *Gateway) releaseHeld() {
 	clear(g.held)
 	g.held = g.held[:0]
+	g.openHeld = g.openHeld[:0]
+	g.statusHeld = g.statusHeld[:0]
 }
 
 // causeOf reads an event's causeSeq: every event's block starts with it
@@ -136,7 +144,9 @@ func (g *Gateway) sessionOf(idx uint16) *session {
 	return nil
 }
 
-// dispatch turns one event into at most one FIX message for its session.
+// dispatch turns one event into at most one FIX message for its session (a
+// trading status change into one for every logged-on session), and notes
+// what the event changes in the open-order view.
 func (g *Gateway) dispatch(slot []byte) {
 	tid, err := venue.TemplateIDOf(slot, 0)
 	if err != nil {
@@ -148,6 +158,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.OrderAccepted
 		if e.WrapDecode(slot, 0) == nil {
 			g.onAccepted(&e)
+			g.openAccepted(&e)
 		}
 	case venue.OrderRejectedTemplateID:
 		var e venue.OrderRejected
@@ -158,16 +169,19 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.Fill
 		if e.WrapDecode(slot, 0) == nil {
 			g.onFill(&e)
+			g.openFilled(&e)
 		}
 	case venue.OrderCancelledTemplateID:
 		var e venue.OrderCancelled
 		if e.WrapDecode(slot, 0) == nil {
 			g.onCancelled(&e)
+			g.openRemoved(e.SessionIdx(), e.OrderID())
 		}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		if e.WrapDecode(slot, 0) == nil {
 			g.onReplaced(&e)
+			g.openReplaced(&e)
 		}
 	case venue.CancelRejectedTemplateID:
 		var e venue.CancelRejected
@@ -184,53 +198,22 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onMassCancelReport(&e)
 		}
-	}
-}
-
-func sideChar(s venue.Side) string {
-	if s == venue.SideSell {
-		return "2"
-	}
-	return "1"
-}
-
-func ordTypeChar(t venue.OrdType) string {
-	if t == venue.OrdTypeMarket {
-		return "1"
-	}
-	return "2"
-}
-
-func tifChar(t venue.TimeInForce) string { return strconv.Itoa(int(t)) }
-
-// ordStatusChar maps the engine's OrdStatus to FIX 39.
-func ordStatusChar(s venue.OrdStatus) string {
-	switch s {
-	case venue.OrdStatusNew:
-		return "0"
-	case venue.OrdStatusPartiallyFilled:
-		return "1"
-	case venue.OrdStatusFilled:
-		return "2"
-	case venue.OrdStatusCancelled:
-		return "4"
-	case venue.OrdStatusReplaced:
-		return "5"
-	case venue.OrdStatusExpired:
-		return "C"
-	default:
-		return "8"
+	case venue.TradingStatusChangedTemplateID:
+		var e venue.TradingStatusChanged
+		if e.WrapDecode(slot, 0) == nil {
+			g.onTradingStatusChanged(&e)
+		}
 	}
 }
 
 // orderCommon writes the order identity fields shared by every report.
 func (b *erBuilder) orderCommon(side venue.Side, ordType venue.OrdType, tif venue.TimeInForce, priceTicks, qty int64, account []byte) *erBuilder {
-	b.symbol().str(tagSide, sideChar(side)).int(tagOrderQty, qty).str(tagOrdType, ordTypeChar(ordType))
+	b.symbol().str(tag.Side, string(sideOf(side))).int(tag.OrderQty, qty).str(tag.OrdType, string(ordTypeOf(ordType)))
 	if ordType == venue.OrdTypeLimit {
-		b.price(tagPrice, priceTicks)
+		b.price(tag.Price, priceTicks)
 	}
-	b.str(tagTimeInForce, tifChar(tif))
-	b.bytes(tagAccount, account)
+	b.str(tag.TimeInForce, string(timeInForceOf(tif)))
+	b.bytes(tag.Account, account)
 	return b
 }
 
@@ -242,18 +225,29 @@ func (g *Gateway) deliver(idx uint16, m *quickfix.Message, receivedNs int64) {
 
 func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 	b := g.newER(e.InstrumentID())
-	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-		str(tagExecType, "0").str(tagOrdStatus, "0").
+	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+		exec(execTypeNew, ordStatusNew).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs())
+		int(tag.LeavesQty, e.LeavesQty()).str(tag.CumQty, "0").str(tag.AvgPx, "0").time(tag.TransactTime, e.TimestampNs())
 	if e.TimeInForce() == venue.TimeInForceGTD {
-		b.time(tagExpireTime, e.ExpireTimeNs())
+		b.time(tag.ExpireTime, e.ExpireTimeNs())
 	}
 	if e.Flags().Has(venue.OrderFlagsPostOnly) {
-		b.str(tagExecInst, "6")
+		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 	g.metrics.execReports.Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+}
+
+// rejectText is RejectText with the instrument's limits where they make the
+// reason precise (the band's edges for a price outside it).
+func (g *Gateway) rejectText(r venue.RejectReason, instrumentID uint32) string {
+	in := g.byID[instrumentID]
+	if r == venue.RejectReasonPriceOutOfBand && in != nil && in.BandHighTicks > 0 {
+		return RejectText(r) + " " + string(decimal.FormatTicks(nil, in.BandLowTicks, in.Tick)) + " to " +
+			string(decimal.FormatTicks(nil, in.BandHighTicks, in.Tick))
+	}
+	return RejectText(r)
 }
 
 // RejectText returns the venue's words for a reject reason.
@@ -301,52 +295,14 @@ func RejectText(r venue.RejectReason) string {
 	return r.String()
 }
 
-// ordRejReason maps the engine's reason to FIX OrdRejReason (103).
-func ordRejReason(r venue.RejectReason) int {
-	switch r {
-	case venue.RejectReasonUnknownInstrument:
-		return 1
-	case venue.RejectReasonInstrumentHalted, venue.RejectReasonInstrumentClosed, venue.RejectReasonTradingHalted:
-		return 2
-	case venue.RejectReasonUnknownOrder:
-		return 5
-	case venue.RejectReasonDuplicateClOrdID:
-		return 6
-	case venue.RejectReasonUnsupportedOrderCharacteristic:
-		return 11
-	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange:
-		return 13
-	case venue.RejectReasonPriceOutOfBand:
-		return 16
-	case venue.RejectReasonInvalidPriceIncrement:
-		return 18
-	case venue.RejectReasonCapacityExceeded:
-		return 3
-	}
-	return 99
-}
-
-// cxlRejReason maps the engine's reason to FIX CxlRejReason (102).
-func cxlRejReason(r venue.RejectReason) int {
-	switch r {
-	case venue.RejectReasonTooLateToCancel:
-		return 0
-	case venue.RejectReasonUnknownOrder:
-		return 1
-	case venue.RejectReasonDuplicateClOrdID:
-		return 6
-	}
-	return 99
-}
-
 func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	b := g.newER(e.InstrumentID())
-	b.str(tagOrderID, "NONE").bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-		str(tagExecType, "8").str(tagOrdStatus, "8").
+	b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+		exec(execTypeRejected, ordStatusRejected).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		str(tagLeavesQty, "0").str(tagCumQty, "0").str(tagAvgPx, "0").
-		int(tagOrdRejReason, int64(ordRejReason(e.Reason()))).str(tagText, RejectText(e.Reason())).
-		time(tagTransactTime, e.TimestampNs())
+		str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
+		int(tag.OrdRejReason, int64(ordRejReasonOf(e.Reason()))).str(tag.Text, g.rejectText(e.Reason(), e.InstrumentID())).
+		time(tag.TransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
@@ -354,12 +310,12 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 
 func (g *Gateway) onFill(e *venue.Fill) {
 	b := g.newER(e.InstrumentID())
-	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-		str(tagExecType, "F").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
+	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+		exec(execTypeTrade, ordStatusOf(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		price(tagLastPx, e.LastPriceTicks()).int(tagLastQty, e.LastQty()).
-		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		uint(tagSecondaryExecID, e.TradeID()).time(tagTransactTime, e.TimestampNs())
+		price(tag.LastPx, e.LastPriceTicks()).int(tag.LastQty, e.LastQty()).
+		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
+		uint(tag.SecondaryExecID, e.TradeID()).time(tag.TransactTime, e.TimestampNs())
 	if e.Aggressor() == venue.BooleanTypeTrue {
 		g.metrics.trades.Inc()
 	}
@@ -394,35 +350,35 @@ func CancelText(r venue.CancelReason) string {
 
 func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 	b := g.newER(e.InstrumentID())
-	execType := "4"
+	et := execTypeCanceled
 	switch {
 	case e.OrdStatus() == venue.OrdStatusExpired:
-		execType = "C"
+		et = execTypeExpired
 	case e.Reason() == venue.CancelReasonReplacedToZero:
 		// The replace was accepted and ended the order Filled (FIX 4.4
 		// Appendix D): ExecType Replaced, OrdStatus Filled, OrderQty = CumQty.
-		execType = "5"
+		et = execTypeReplaced
 	}
-	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).bytes(tagOrigClOrdID, e.OrigClOrdID()).
-		uint(tagExecID, e.ExecID()).str(tagExecType, execType).str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
+	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).bytes(tag.OrigClOrdID, e.OrigClOrdID()).
+		uint(tag.ExecID, e.ExecID()).exec(et, ordStatusOf(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		str(tagLeavesQty, "0").int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		str(tagText, CancelText(e.Reason())).time(tagTransactTime, e.TimestampNs())
+		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
+		str(tag.Text, CancelText(e.Reason())).time(tag.TransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 	b := g.newER(e.InstrumentID())
-	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).bytes(tagOrigClOrdID, e.OrigClOrdID()).
-		uint(tagExecID, e.ExecID()).str(tagExecType, "5").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
+	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).bytes(tag.OrigClOrdID, e.OrigClOrdID()).
+		uint(tag.ExecID, e.ExecID()).exec(execTypeReplaced, ordStatusOf(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		time(tagTransactTime, e.TimestampNs())
+		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
+		time(tag.TransactTime, e.TimestampNs())
 	if e.PriorityLost() == venue.BooleanTypeTrue {
-		b.str(tagText, "replaced: time priority lost")
+		b.str(tag.Text, "replaced: time priority lost")
 	} else {
-		b.str(tagText, "replaced: time priority kept")
+		b.str(tag.Text, "replaced: time priority kept")
 	}
 	g.metrics.execReports.Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
@@ -432,20 +388,20 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "9")
 	if e.OrderID() != 0 {
-		m.Body.SetString(tagOrderID, strconv.FormatUint(e.OrderID(), 10))
+		m.Body.SetString(tag.OrderID, strconv.FormatUint(e.OrderID(), 10))
 	} else {
-		m.Body.SetString(tagOrderID, "NONE")
+		m.Body.SetString(tag.OrderID, "NONE")
 	}
-	m.Body.SetBytes(tagClOrdID, append([]byte(nil), e.ClOrdID()...))
+	m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), e.ClOrdID()...))
 	orig := e.OrigClOrdID()
 	if len(orig) == 0 {
 		orig = []byte("NONE")
 	}
-	m.Body.SetBytes(tagOrigClOrdID, append([]byte(nil), orig...))
-	m.Body.SetString(tagOrdStatus, ordStatusChar(e.OrdStatus()))
-	m.Body.SetString(tagCxlRejResponseTo, strconv.Itoa(int(e.ResponseTo())))
-	m.Body.SetString(tagCxlRejReason, strconv.Itoa(cxlRejReason(e.Reason())))
-	m.Body.SetString(tagText, RejectText(e.Reason()))
+	m.Body.SetBytes(tag.OrigClOrdID, append([]byte(nil), orig...))
+	m.Body.SetString(tag.OrdStatus, string(ordStatusOf(e.OrdStatus())))
+	m.Body.SetString(tag.CxlRejResponseTo, string(cxlRejResponseToOf(e.ResponseTo())))
+	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOf(e.Reason())))
+	m.Body.SetString(tag.Text, RejectText(e.Reason()))
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }
@@ -453,20 +409,20 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
-		b.str(tagOrderID, "NONE").bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-			str(tagExecType, "I").str(tagOrdStatus, "8").symbol().str(tagSide, sideChar(e.Side())).
-			str(tagLeavesQty, "0").str(tagCumQty, "0").str(tagAvgPx, "0").
-			int(tagOrdRejReason, 5).str(tagText, RejectText(venue.RejectReasonUnknownOrder))
+		b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+			exec(execTypeOrderStatus, ordStatusRejected).symbol().str(tag.Side, string(sideOf(e.Side()))).
+			str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
+			int(tag.OrdRejReason, int64(ordRejUnknownOrder)).str(tag.Text, RejectText(venue.RejectReasonUnknownOrder))
 	} else {
-		b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
-			str(tagExecType, "I").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
+		b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+			exec(execTypeOrderStatus, ordStatusOf(e.OrdStatus())).
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
+			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
 	}
-	b.time(tagTransactTime, e.TimestampNs())
+	b.time(tag.TransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {
 		if reqID, ok := s.takeStatusReq(int64(e.CauseSeq())); ok {
-			b.str(tagOrdStatusReqID, reqID)
+			b.str(tag.OrdStatusReqID, reqID)
 		}
 	}
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
@@ -475,23 +431,26 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 	m := quickfix.NewMessage()
 	m.Header.SetString(35, "r")
-	m.Body.SetBytes(tagClOrdID, append([]byte(nil), e.ClOrdID()...))
-	m.Body.SetString(tagOrderID, "MC"+strconv.FormatUint(e.CauseSeq(), 10))
-	typ := string([]byte{e.MassCancelRequestType()})
-	m.Body.SetString(tagMassCancelRequestType, typ)
-	if e.Reason() == venue.RejectReasonNone {
-		m.Body.SetString(tagMassCancelResponse, typ)
-	} else {
-		m.Body.SetString(tagMassCancelResponse, "0")
-		m.Body.SetString(tagMassCancelRejectRsn, "99")
-		m.Body.SetString(tagText, RejectText(e.Reason()))
+	m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), e.ClOrdID()...))
+	m.Body.SetString(tag.OrderID, "MC"+strconv.FormatUint(e.CauseSeq(), 10))
+	typ, done := massCancelRequestBySecurity, massCancelResponseBySecurity
+	if e.MassCancelRequestType() == massCancelAll {
+		typ, done = massCancelRequestAll, massCancelResponseAll
 	}
-	m.Body.SetString(tagTotalAffectedOrders, strconv.FormatUint(uint64(e.CancelledCount()), 10))
+	m.Body.SetString(tag.MassCancelRequestType, string(typ))
+	if e.Reason() == venue.RejectReasonNone {
+		m.Body.SetString(tag.MassCancelResponse, string(done))
+	} else {
+		m.Body.SetString(tag.MassCancelResponse, string(massCancelResponseRejected))
+		m.Body.SetInt(tag.MassCancelRejectReason, int(massCancelRejOther))
+		m.Body.SetString(tag.Text, RejectText(e.Reason()))
+	}
+	m.Body.SetString(tag.TotalAffectedOrders, strconv.FormatUint(uint64(e.CancelledCount()), 10))
 	if inst := g.byID[e.InstrumentID()]; inst != nil {
-		m.Body.SetString(tagSymbol, inst.Symbol)
+		m.Body.SetString(tag.Symbol, inst.Symbol)
 	}
 	if e.Side() != 0 {
-		m.Body.SetString(tagSide, sideChar(venue.Side(e.Side())))
+		m.Body.SetString(tag.Side, string(sideOf(venue.Side(e.Side()))))
 	}
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }

@@ -90,7 +90,7 @@ func TestOrderLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sl.String(), "55=ACME|561=1|562=1|58=tick size 0.01") {
+	if !strings.Contains(sl.String(), "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|58=tick size 0.01, lot 1, quantity 1 to 100000, price band 90.00-110.00|") {
 		t.Fatalf("security list: %s", sl)
 	}
 
@@ -163,8 +163,8 @@ func TestRejectReasons(t *testing.T) {
 		text   string
 	}{
 		{order{id: "r1", sym: "NOPE", side: "1", qty: "1", px: "1"}, "1", "unknown symbol"},
-		{order{id: "r2", side: "1", qty: "1", px: "100.001"}, "18", "tick"},
-		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "16", "band"},
+		{order{id: "r2", side: "1", qty: "1", px: "100.001"}, "99", "tick size 0.01"},
+		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "99", "band 90.00 to 110.00"},
 		{order{id: "r4", sym: "LOTS", side: "1", qty: "15", px: "50.00"}, "13", "lot"},
 		{order{id: "r5", sym: "LOTS", side: "1", qty: "2000", px: "50.00"}, "13", "maximum"},
 		{order{id: "r6", side: "1", qty: "1", px: "100.00", tif: "2"}, "11", "time in force"},

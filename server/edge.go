@@ -76,6 +76,15 @@ func (p edgePacer) WriteDone(id quickfix.SessionID) <-chan struct{} {
 	return nil
 }
 
+// Backlogged reports whether the session's connection has more than half
+// its outbound bounds waiting for the client (gateway.Backlogger).
+func (p edgePacer) Backlogged(id quickfix.SessionID) bool {
+	if c, ok := p.l.Session(edgeKey(id)); ok {
+		return c.Backlogged()
+	}
+	return false
+}
+
 func (p edgePacer) Disconnect(id quickfix.SessionID) {
 	if c, ok := p.l.Session(edgeKey(id)); ok {
 		c.Close()

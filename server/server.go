@@ -299,8 +299,11 @@ func (s *Server) buildSessions() error {
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
 		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase()}
 	for _, in := range cfg.Instruments {
+		// The matcher is not running yet: its band and status (after replay) are read here once.
+		low, high, _ := s.matcher.Band(in.ID)
+		status, _ := s.matcher.TradingStatus(in.ID)
 		gcfg.Instruments = append(gcfg.Instruments, gateway.Instrument{ID: in.ID, Symbol: in.Symbol, Tick: in.Tick,
-			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty})
+			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, BandLowTicks: low, BandHighTicks: high, Status: status})
 	}
 	// The listener is bound before QuickFIX/Go is configured: QuickFIX/Go routes
 	// a connection to a session by the port it arrived on, so it must be told the
@@ -342,11 +345,13 @@ func (s *Server) buildSessions() error {
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
 			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc)})
 	}
+	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
 	gw, err := gateway.New(gcfg, s.pipe.Commands)
 	if err != nil {
 		return err
 	}
 	s.gw = gw
+	s.seedOpenOrders()
 	if s.edge != nil {
 		gw.SetPacer(edgePacer{s.edge})
 	}

@@ -45,10 +45,14 @@ func quickfixCppMissing() string {
 // TestInteropQuickFIXCpp runs an initiator built on QuickFIX/C++, a FIX engine
 // independent of the QuickFIX/Go the venue uses, against `fixvenue serve`:
 // logon, a resting order, a cross with both fills checked, an order and its
-// cancel, a cancel of an unknown order (OrderCancelReject), the cancel of the
-// rest of the partly filled order, logout. QuickFIX/C++ validates every
-// message from the venue against the FIX 4.4 data dictionary, so a malformed
-// report fails the run with the engine's own words.
+// cancel, a cancel of an unknown order (OrderCancelReject), orders refused
+// for an off-tick price, a price outside the band, a quantity above the
+// maximum and an unknown symbol (ExecutionReport 150=8 with OrdRejReason 99,
+// 99, 13, 1), an OrderMassStatusRequest, a TradingSessionStatusRequest and a
+// SecurityListRequest, the cancel of the rest of the partly filled order,
+// logout. QuickFIX/C++ validates every message from the venue against the
+// FIX 4.4 data dictionary (UseDataDictionary=Y), so a malformed report or a
+// value outside the dictionary fails the run with the engine's own words.
 func TestInteropQuickFIXCpp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the QuickFIX/C++ compile and run")

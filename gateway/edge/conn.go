@@ -317,3 +317,14 @@ func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(
 func (c *Conn) SetWriteDeadline(time.Time) error { return nil }
 
 var _ net.Conn = (*Conn)(nil)
+
+// Backlogged reports whether the bytes or writes waiting for the client are
+// past half their bounds (OutboundBytesMax, OutboundQueueMax). A producer
+// that can wait (the gateway's mass status stream) waits while it is, so a
+// client that reads, only slower than the venue writes, is paced instead of
+// reaching the bounds that close its connection.
+func (c *Conn) Backlogged() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queuedBytes > c.l.cfg.OutboundBytesMax/2 || c.queuedWrites > c.l.cfg.OutboundQueueMax/2
+}

@@ -127,6 +127,8 @@
 // each flush bounded by WriteTimeout; it never blocks QuickFIX/Go. A client
 // that stops reading fills the buffer or stalls a flush and is disconnected
 // (ReasonOutboundFull, ReasonWriteTimeout); nobody else notices.
+// Conn.Backlogged tells a producer that can wait (the gateway's mass
+// status) that more than half of either bound is in use.
 //
 // Returning at once is not enough: QuickFIX/Go's session loop spins when
 // more than one message waits for a busy writer, and several spinning

@@ -12,8 +12,18 @@
 //      OrderCancelRequest for B2                  -> ER 150=4 39=4.
 //   5. An OrderCancelRequest for an unknown order -> OrderCancelReject 35=9
 //      with CxlRejResponseTo 434=1 and CxlRejReason 102=1 (unknown order).
-//   6. An OrderCancelRequest for B1's remaining 6 -> ER 150=4 39=4 CumQty 4.
-//   7. Logout, answered by the venue's Logout.
+//   6. Orders the venue refuses, one per kind of reason: off the 0.01 tick
+//      (100.005), outside the price band (150.00), above the maximum
+//      quantity, an unknown symbol -> ER 150=8 39=8 with OrdRejReason 99,
+//      99, 13, 1 (values FIX 4.4 defines; the off-tick and band rejects once
+//      sent 18 and 16, which QuickFIX/C++ refused).
+//   7. OrderMassStatusRequest (AF, all orders) -> one ER 150=I for B1, the
+//      only open order: 39=1, 584 echoed, 911=1, 912=Y.
+//   8. TradingSessionStatusRequest (g) for ACME -> TradingSessionStatus (h)
+//      340=2 (open); SecurityListRequest (x, all) -> SecurityList (y) 560=0
+//      with ACME's tick size, lot and band.
+//   9. An OrderCancelRequest for B1's remaining 6 -> ER 150=4 39=4 CumQty 4.
+//  10. Logout, answered by the venue's Logout.
 // Every ExecutionReport must carry 37, 17, 39, 55, 54, 151, 14 and 6 and a
 // fresh ExecID, and no application message may be left unread at the end.
 //
@@ -38,6 +48,9 @@
 #include <quickfix/SocketInitiator.h>
 #include <quickfix/fix44/NewOrderSingle.h>
 #include <quickfix/fix44/OrderCancelRequest.h>
+#include <quickfix/fix44/OrderMassStatusRequest.h>
+#include <quickfix/fix44/SecurityListRequest.h>
+#include <quickfix/fix44/TradingSessionStatusRequest.h>
 
 #include <chrono>
 #include <cmath>
@@ -290,6 +303,9 @@ class Script {
     cross();
     orderThenCancel();
     cancelUnknown();
+    rejects();
+    massStatus();
+    sessionServices();
     cancelRest();
     expectNothingUnread("before logout");
     logout();
@@ -361,6 +377,65 @@ class Script {
     ok("OrderCancelReject CxlRejReason=1 Text=\"" + Interop::field(rej, 58) + "\"");
   }
 
+  void rejects() {
+    struct Case {
+      const char *id, *what, *symbol;
+      int qty;
+      double px;
+      const char *reason;
+    };
+    const Case cases[] = {
+        {"R1", "price off the tick", symbol, 1, 100.005, "99"},
+        {"R2", "price outside the band", symbol, 1, 150.00, "99"},
+        {"R3", "quantity above the maximum", symbol, 2000000, 99.00, "13"},
+        {"R4", "unknown symbol", "NOSUCH", 1, 99.00, "1"},
+    };
+    for (const Case &c : cases) {
+      step(std::string("rejected order: ") + c.what);
+      const std::string id = run_ + "-" + c.id;
+      sendOrderOn(c.symbol, id, FIX::Side_BUY, c.qty, c.px, "REJ7");
+      FIX::Message er = expectER(id, "8");
+      expectFields(er, id, {{39, "8"}, {103, c.reason}});
+      ok("ER Rejected OrdRejReason=" + Interop::field(er, 103) + " Text=\"" + Interop::field(er, 58) + "\"");
+    }
+  }
+
+  void massStatus() {
+    step("OrderMassStatusRequest for all orders (B1 is the only open one)");
+    const std::string reqID = run_ + "-MS1";
+    FIX44::OrderMassStatusRequest req(FIX::MassStatusReqID(reqID),
+                                      FIX::MassStatusReqType(FIX::MassStatusReqType_STATUS_FOR_ALL_ORDERS));
+    send(req);
+    FIX::Message er = expectER(b1(), "I");
+    expectFields(er, b1(), {{39, "1"}, {584, reqID}, {911, "1"}, {912, "Y"}, {37, b1OrderID_}});
+    expectNumbers(er, b1(), {{151, 6}, {14, 4}});
+    ok("ER OrderStatus for B1 with 584=" + reqID + " 911=1 912=Y");
+  }
+
+  void sessionServices() {
+    step("TradingSessionStatusRequest for ACME, SecurityListRequest for all");
+    const std::string tsID = run_ + "-TS1";
+    FIX44::TradingSessionStatusRequest ts(FIX::TradSesReqID(tsID), FIX::SubscriptionRequestType('0'));
+    ts.set(FIX::TradingSessionID(symbol));
+    send(ts);
+    FIX::Message h = app_.take(deadline_, "TradingSessionStatus for " + tsID, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "h" && Interop::field(m, 335) == tsID;
+    });
+    expectFields(h, tsID, {{336, symbol}, {340, "2"}});
+    ok("TradingSessionStatus 336=ACME 340=2 (open)");
+    const std::string slID = run_ + "-SL1";
+    FIX44::SecurityListRequest sl(FIX::SecurityReqID(slID), FIX::SecurityListRequestType(4));
+    send(sl);
+    FIX::Message y = app_.take(deadline_, "SecurityList for " + slID, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "y" && Interop::field(m, 320) == slID;
+    });
+    expectFields(y, slID, {{560, "0"}, {146, "1"}});
+    const std::string raw = readable(y.toString());
+    const std::string want = "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|";
+    if (raw.find(want) == std::string::npos) throw ScriptFailure("SecurityList lacks " + want + ": " + raw);
+    ok("SecurityList: ACME tick 0.01, lot 1, band 90.00-110.00");
+  }
+
   void cancelRest() {
     step("cancel B1's remaining 6");
     const std::string c1 = run_ + "-C1";
@@ -402,9 +477,14 @@ class Script {
   }
 
   void sendOrder(const std::string &clOrdID, char side, int qty, double px, const std::string &account) {
+    sendOrderOn(symbol, clOrdID, side, qty, px, account);
+  }
+
+  void sendOrderOn(const std::string &sym, const std::string &clOrdID, char side, int qty, double px,
+                   const std::string &account) {
     FIX44::NewOrderSingle nos(FIX::ClOrdID(clOrdID), FIX::Side(side), FIX::TransactTime(3),
                               FIX::OrdType(FIX::OrdType_LIMIT));
-    nos.set(FIX::Symbol(symbol));
+    nos.set(FIX::Symbol(sym));
     nos.set(FIX::OrderQty(qty));
     nos.set(FIX::Price(px));
     nos.set(FIX::TimeInForce(FIX::TimeInForce_DAY));

@@ -1,0 +1,51 @@
+package gateway
+
+import "testing"
+
+// TestOpenOrdersApply: a fill keeps what a Fill event does not carry
+// (ExpireTime, post-only), a replace keeps post-only, an end removes, and
+// the bound refuses a new order instead of growing past it.
+func TestOpenOrdersApply(t *testing.T) {
+	v := newOpenOrders(2, 2)
+	entered := openOrder{orderID: 1, instrumentID: 7, postOnly: true, expireTimeNs: 99, qty: 10, leavesQty: 10}
+	entered.setClOrdID([]byte("c1"))
+	entered.setAccount([]byte("A"))
+	if refused := v.apply([]openChange{{session: 0, kind: openEntered, order: entered}}); refused != 0 {
+		t.Fatalf("refused %d", refused)
+	}
+	filled := openOrder{orderID: 1, instrumentID: 7, qty: 10, leavesQty: 4, cumQty: 6, cumNotionalTicks: 600}
+	filled.setClOrdID([]byte("c1"))
+	filled.setAccount([]byte("A"))
+	v.apply([]openChange{{session: 0, kind: openFilled, order: filled}})
+	got := v.snapshot(0, 0, nil)
+	if len(got) != 1 || got[0].leavesQty != 4 || got[0].cumQty != 6 || !got[0].postOnly || got[0].expireTimeNs != 99 {
+		t.Fatalf("after the fill: %+v", got)
+	}
+	replaced := filled
+	replaced.setClOrdID([]byte("c2"))
+	replaced.expireTimeNs = 123
+	v.apply([]openChange{{session: 0, kind: openReplaced, order: replaced}})
+	got = v.snapshot(0, 7, []byte("A"))
+	if len(got) != 1 || string(got[0].ClOrdID()) != "c2" || !got[0].postOnly || got[0].expireTimeNs != 123 {
+		t.Fatalf("after the replace: %+v", got)
+	}
+	if n := len(v.snapshot(0, 8, nil)) + len(v.snapshot(0, 0, []byte("B"))) + len(v.snapshot(1, 0, nil)); n != 0 {
+		t.Fatalf("filters let %d other orders through", n)
+	}
+	// The bound: two orders in all sessions.
+	refused := v.apply([]openChange{
+		{session: 1, kind: openEntered, order: openOrder{orderID: 3}},
+		{session: 1, kind: openEntered, order: openOrder{orderID: 2}},
+	})
+	if refused != 1 || v.n != 2 {
+		t.Fatalf("refused %d, holding %d; want 1 refused, 2 held", refused, v.n)
+	}
+	v.apply([]openChange{{session: 0, kind: openEnded, order: openOrder{orderID: 1}}, {session: 0, kind: openEnded, order: openOrder{orderID: 1}}})
+	if v.n != 1 || len(v.snapshot(0, 0, nil)) != 0 {
+		t.Fatalf("after the end: n=%d", v.n)
+	}
+	v.apply([]openChange{{session: 1, kind: openEntered, order: openOrder{orderID: 2}}})
+	if got := v.snapshot(1, 0, nil); len(got) != 2 || got[0].orderID != 2 || got[1].orderID != 3 {
+		t.Fatalf("snapshot not in OrderID order: %+v", got)
+	}
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"strconv"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/core/decimal"
+)
+
+// onSecurityListRequest answers with every instrument (559=4) or one symbol
+// (559=0), fields in the dictionary's order (see fixBody).
+//
+// FIX 4.4 has no MinPriceIncrement (969 is FIX 5.0, and a strict FIX 4.4
+// client refuses it as an undefined tag), no maximum order quantity and no
+// price limits in SecurityList. Each entry therefore carries the tick size,
+// the minimum quantity and the price band as Stipulations (StipulationType
+// MININCR, MINQTY and PRICE, the FIX 4.4 values for them), the lot as
+// RoundLot (561), the minimum as MinTradeVol (562), and all of it, the
+// maximum quantity included, in the entry's Text (58). See "SecurityList"
+// in docs/ARCHITECTURE.md.
+func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
+	g.awaitEarlierAnswers(s)
+	var w fixBody
+	reqID, _ := req.Body.GetString(tag.SecurityReqID)
+	w.str(tag.SecurityReqID, reqID).str(tag.SecurityResponseID, g.gatewayExecID())
+	typ, _ := req.Body.GetString(tag.SecurityListRequestType)
+	var list []*Instrument
+	switch typ {
+	case "4":
+		for i := range g.cfg.Instruments {
+			list = append(list, &g.cfg.Instruments[i])
+		}
+	case "0":
+		sym, _ := req.Body.GetString(tag.Symbol)
+		if in := g.bySymbol[sym]; in != nil {
+			list = append(list, in)
+		}
+	default:
+		// SecurityList has no Text (58) outside its entries in FIX 4.4:
+		// the result alone says the request type is not supported.
+		w.str(tag.SecurityRequestResult, string(securityRequestInvalid))
+		s.out.enqueue(w.message("y"))
+		return
+	}
+	if len(list) == 0 {
+		w.str(tag.SecurityRequestResult, string(securityRequestNoInstrument))
+		s.out.enqueue(w.message("y"))
+		return
+	}
+	w.str(tag.SecurityRequestResult, string(securityRequestValid)).int(tag.TotNoRelatedSym, int64(len(list))).
+		str(tag.LastFragment, string(fixYes)).int(tag.NoRelatedSym, int64(len(list)))
+	for _, in := range list {
+		writeSecurity(&w, in)
+	}
+	s.out.enqueue(w.message("y"))
+}
+
+// writeSecurity writes one NoRelatedSym entry, in the group's order: Symbol,
+// NoStipulations, RoundLot, MinTradeVol, Text.
+func writeSecurity(w *fixBody, in *Instrument) {
+	tick := in.Tick.String()
+	minQty := strconv.FormatInt(in.MinQty, 10)
+	lot := strconv.FormatInt(in.LotSize, 10)
+	text := "tick size " + tick + ", lot " + lot + ", quantity " + minQty + " to " + strconv.FormatInt(in.MaxQty, 10)
+	band := ""
+	stips := int64(2)
+	if in.BandHighTicks > 0 {
+		band = string(decimal.FormatTicks(nil, in.BandLowTicks, in.Tick)) + "-" + string(decimal.FormatTicks(nil, in.BandHighTicks, in.Tick))
+		text += ", price band " + band
+		stips++
+	}
+	w.str(tag.Symbol, in.Symbol).int(tag.NoStipulations, stips).
+		str(tag.StipulationType, string(stipulationMinIncrement)).str(tag.StipulationValue, tick).
+		str(tag.StipulationType, string(stipulationMinQty)).str(tag.StipulationValue, minQty)
+	if band != "" {
+		w.str(tag.StipulationType, string(stipulationPriceRange)).str(tag.StipulationValue, band)
+	}
+	w.str(tag.RoundLot, lot).str(tag.MinTradeVol, minQty).str(tag.Text, text)
+}

@@ -1,0 +1,150 @@
+package gateway
+
+import (
+	"errors"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Trading status over FIX: TradingSessionStatusRequest (g) is answered with
+// TradingSessionStatus (h), and every logged-on session gets an unsolicited
+// h (325=Y) when an instrument is opened, halted or closed. FIX 4.4's h has
+// no instrument: an instrument's status travels as the trading session named
+// after its symbol (TradingSessionID 336 = Symbol), the venue's as the
+// session venueTradingSessionID. See "TradingSessionStatusRequest" in
+// docs/ARCHITECTURE.md.
+
+// venueTradingSessionID names the venue-wide trading session: a g without
+// TradingSessionID, or with this one, is answered with the venue's status.
+const venueTradingSessionID = "ALL"
+
+// statusChange is a TradingStatusChanged waiting for handOver.
+type statusChange struct {
+	instrumentID uint32
+	status       venue.TradingStatus
+}
+
+// onTradingStatusChanged (outbound) builds an unsolicited h for every
+// session logged on now; the status itself changes in handOver.
+func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
+	in := g.byID[e.InstrumentID()]
+	if in == nil {
+		return
+	}
+	g.statusHeld = append(g.statusHeld, statusChange{e.InstrumentID(), e.Status()})
+	for _, s := range g.sessions {
+		if !s.loggedOn.Load() {
+			continue
+		}
+		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(e.Status()), "")
+		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
+		g.deliver(s.idx, m, 0)
+	}
+}
+
+// applyStatus makes the held status changes (handOver).
+func (g *Gateway) applyStatus() {
+	for _, c := range g.statusHeld {
+		if st := g.status[c.instrumentID]; st != nil {
+			st.Store(uint32(c.status))
+		}
+	}
+}
+
+// instrumentStatus returns an instrument's current trading status.
+func (g *Gateway) instrumentStatus(id uint32) venue.TradingStatus {
+	if st := g.status[id]; st != nil {
+		return venue.TradingStatus(st.Load())
+	}
+	return venue.TradingStatusClosed
+}
+
+// venueStatus is the venue-wide status: halted after a failure stop, else
+// open while any instrument is open, halted while any is halted, closed.
+func (g *Gateway) venueStatus() tradSesStatus {
+	if g.halted() != nil {
+		return tradSesHalted
+	}
+	best := tradSesClosed
+	for id := range g.status {
+		switch g.instrumentStatus(id) {
+		case venue.TradingStatusOpen:
+			return tradSesOpen
+		case venue.TradingStatusHalted:
+			best = tradSesHalted
+		}
+	}
+	return best
+}
+
+func tradingSessionStatus(reqID, sessionID string, status tradSesStatus, text string) *quickfix.Message {
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, "h")
+	if reqID != "" {
+		m.Body.SetString(tag.TradSesReqID, reqID)
+	}
+	m.Body.SetString(tag.TradingSessionID, sessionID)
+	m.Body.SetString(tag.TradSesStatus, string(status))
+	if text != "" {
+		m.Body.SetString(tag.Text, text)
+	}
+	return m
+}
+
+// onTradingSessionStatusRequest answers a g with the status of the trading
+// session it names: an instrument's symbol, or the venue's (none or "ALL").
+// An unknown TradingSessionID is answered with TradSesStatus 6 (request
+// rejected) and TradSesStatusRejReason 1 (unknown trading session). Every
+// SubscriptionRequestType gets the current status (the unsolicited updates
+// go to every logged-on session regardless). Missing required fields never
+// reach here: the data dictionary answers them with a session Reject.
+func (g *Gateway) onTradingSessionStatusRequest(s *session, req *quickfix.Message) {
+	g.awaitEarlierAnswers(s)
+	reqID, _ := req.Body.GetString(tag.TradSesReqID)
+	id, _ := req.Body.GetString(tag.TradingSessionID)
+	var m *quickfix.Message
+	switch in := g.bySymbol[id]; {
+	case id == "" || id == venueTradingSessionID:
+		m = tradingSessionStatus(reqID, venueTradingSessionID, g.venueStatus(), "")
+	case in != nil:
+		m = tradingSessionStatus(reqID, id, tradSesStatusOf(g.instrumentStatus(in.ID)), "")
+	default:
+		m = tradingSessionStatus(reqID, id, tradSesRejected,
+			"unknown TradingSessionID "+id+": use a symbol, or "+venueTradingSessionID+" for the venue")
+		m.Body.SetString(tag.TradSesStatusRejReason, string(tradSesRejUnknownSession))
+	}
+	s.out.enqueue(m)
+}
+
+// ErrUnknownSymbol is returned for an instrument the venue does not list.
+var ErrUnknownSymbol = errors.New("unknown symbol")
+
+// SetTradingStatus journals an operator's SetTradingStatus command for an
+// instrument: the matcher applies it (a halted instrument takes cancels
+// only) and its TradingStatusChanged reaches every logged-on session as an
+// unsolicited TradingSessionStatus. It waits up to wait for a command slot.
+func (g *Gateway) SetTradingStatus(symbol string, status venue.TradingStatus, wait time.Duration) error {
+	in := g.bySymbol[symbol]
+	if in == nil {
+		return ErrUnknownSymbol
+	}
+	if !status.Valid() {
+		return errors.New("gateway: invalid trading status " + status.String())
+	}
+	seq, slot, err := g.claimWait(wait)
+	if err != nil {
+		return err
+	}
+	var cmd venue.SetTradingStatus
+	_ = cmd.WrapEncode(slot, 0)
+	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
+	cmd.SetTimestampNs(g.cfg.Now())
+	cmd.SetInstrumentID(in.ID)
+	cmd.SetStatus(status)
+	g.commands.Publish(seq)
+	return nil
+}

@@ -1,0 +1,647 @@
+package server
+
+import (
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// A strict FIX client: a QuickFIX/Go initiator that validates every message
+// the venue sends against the FIX 4.4 dictionary the venue ships
+// (gateway/spec/FIX44.xml), as validating engines do by default (QuickFIX/C++
+// and QuickFIX/J both would have refused 103=18). A message that fails is
+// answered with a session Reject (35=3), which ToAdmin records: the tests
+// below fail on any such Reject, and on any expected message that never
+// reaches the application (a refused message never does).
+
+// strictSettings are the initiator's validation settings, the strictest
+// QuickFIX/Go has.
+var strictSettings = map[string]string{
+	"ValidateFieldsOutOfOrder":  "Y",
+	"RejectInvalidMessage":      "Y",
+	"ValidateFieldsHaveValues":  "Y",
+	"ValidateUserDefinedFields": "Y",
+	"AllowUnknownMsgFields":     "N",
+	"CheckLatency":              "Y",
+	"MaxLatency":                "120",
+}
+
+// strictMsg is one message the strict client received, as text and fields
+// (the first value of each tag, and every tag=value in order for groups).
+type strictMsg struct {
+	raw    string
+	fields map[int]string
+}
+
+func (m *strictMsg) get(t int) string { return m.fields[t] }
+
+// strictClient is one strict initiator session.
+type strictClient struct {
+	t        *testing.T
+	id       quickfix.SessionID
+	init     *quickfix.Initiator
+	mu       sync.Mutex
+	inbox    []*strictMsg
+	wake     chan struct{}
+	logon    chan struct{}
+	rejected []string // session Rejects this client sent: each is a test failure
+	password string   // sent in the Logon (554) when set
+	wire     []string // every message received, admin ones included, as text
+}
+
+func parseStrict(raw string) *strictMsg {
+	m := &strictMsg{raw: strings.ReplaceAll(raw, "\x01", "|"), fields: map[int]string{}}
+	for _, f := range strings.Split(raw, "\x01") {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			continue
+		}
+		if _, seen := m.fields[n]; !seen {
+			m.fields[n] = v
+		}
+	}
+	return m
+}
+
+func (c *strictClient) received(m *quickfix.Message) {
+	c.mu.Lock()
+	c.inbox = append(c.inbox, parseStrict(m.String()))
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *strictClient) OnCreate(quickfix.SessionID) {}
+func (c *strictClient) OnLogon(quickfix.SessionID) {
+	select {
+	case c.logon <- struct{}{}:
+	default:
+	}
+}
+func (c *strictClient) OnLogout(quickfix.SessionID) {}
+func (c *strictClient) ToAdmin(m *quickfix.Message, _ quickfix.SessionID) {
+	if t, _ := m.MsgType(); t == "A" && c.password != "" {
+		m.Body.SetString(tag.Password, c.password)
+	}
+	if t, _ := m.MsgType(); t == "3" {
+		c.mu.Lock()
+		c.rejected = append(c.rejected, strings.ReplaceAll(m.String(), "\x01", "|"))
+		c.mu.Unlock()
+	}
+}
+func (c *strictClient) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }
+func (c *strictClient) FromAdmin(m *quickfix.Message, _ quickfix.SessionID) quickfix.MessageRejectError {
+	if t, _ := m.MsgType(); t == "3" || t == "5" {
+		c.received(m)
+	}
+	return nil
+}
+func (c *strictClient) FromApp(m *quickfix.Message, _ quickfix.SessionID) quickfix.MessageRejectError {
+	c.received(m)
+	return nil
+}
+
+// startStrict logs a strict initiator on as comp to the venue.
+func startStrict(t *testing.T, s *Server, comp string) *strictClient {
+	t.Helper()
+	c := connectStrict(t, s, comp, "")
+	select {
+	case <-c.logon:
+	case <-time.After(readWait):
+		t.Fatalf("%s: no logon within %v", comp, readWait)
+	}
+	return c
+}
+
+// connectStrict starts a strict initiator for comp (with a password when
+// one is given) without waiting for its logon.
+func connectStrict(t *testing.T, s *Server, comp, password string) *strictClient {
+	t.Helper()
+	host, port, err := net.SplitHostPort(s.FIXAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict, err := filepath.Abs(filepath.Join("..", "gateway", "spec", "FIX44.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &strictClient{t: t, id: quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: comp, TargetCompID: "VENUE"},
+		wake: make(chan struct{}, 1), logon: make(chan struct{}, 1), password: password}
+	settings := quickfix.NewSettings()
+	ss := quickfix.NewSessionSettings()
+	for k, v := range map[string]string{"BeginString": "FIX.4.4", "SenderCompID": comp, "TargetCompID": "VENUE",
+		"SocketConnectHost": host, "SocketConnectPort": port, "HeartBtInt": "30", "ResetOnLogon": "Y",
+		"ReconnectInterval": "30", "DataDictionary": dict} {
+		ss.Set(k, v)
+	}
+	for k, v := range strictSettings {
+		ss.Set(k, v)
+	}
+	if _, err := settings.AddSession(ss); err != nil {
+		t.Fatal(err)
+	}
+	c.init, err = quickfix.NewInitiator(c, quickfix.NewMemoryStoreFactory(), settings, strictLog{t, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.init.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.init.Stop() })
+	return c
+}
+
+// send sends an application message of type msgType with the fields given
+// as tag, value pairs (in order; a repeating group is written as its count
+// tag followed by its members' fields, which QuickFIX/Go keeps in order).
+func (c *strictClient) send(msgType string, kv ...string) {
+	c.t.Helper()
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, msgType)
+	for i := 0; i+1 < len(kv); i += 2 {
+		n, err := strconv.Atoi(kv[i])
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		m.Body.SetString(quickfix.Tag(n), kv[i+1])
+	}
+	if err := quickfix.SendToTarget(m, c.id); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// sendGroup sends a message whose body has one repeating group.
+func (c *strictClient) sendGroup(msgType string, body []string, g *quickfix.RepeatingGroup) {
+	c.t.Helper()
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, msgType)
+	for i := 0; i+1 < len(body); i += 2 {
+		n, _ := strconv.Atoi(body[i])
+		m.Body.SetString(quickfix.Tag(n), body[i+1])
+	}
+	m.Body.SetGroup(g)
+	if err := quickfix.SendToTarget(m, c.id); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func matches(m *strictMsg, msgType string, want map[int]string) bool {
+	if m.get(35) != msgType {
+		return false
+	}
+	for k, v := range want {
+		if m.get(k) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// expect waits for a message of msgType with the given field values (first
+// occurrence of each tag), takes it from the inbox and returns it.
+func (c *strictClient) expect(msgType string, want map[int]string) *strictMsg {
+	c.t.Helper()
+	deadline := time.NewTimer(readWait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		for i, m := range c.inbox {
+			if matches(m, msgType, want) {
+				c.inbox = append(c.inbox[:i], c.inbox[i+1:]...)
+				c.mu.Unlock()
+				return m
+			}
+		}
+		rejected := append([]string(nil), c.rejected...)
+		inbox := make([]string, 0, len(c.inbox))
+		for _, m := range c.inbox {
+			inbox = append(inbox, m.raw)
+		}
+		c.mu.Unlock()
+		if len(rejected) > 0 {
+			c.t.Fatalf("%s rejected messages from the venue:\n%s", c.id.SenderCompID, strings.Join(rejected, "\n"))
+		}
+		select {
+		case <-c.wake:
+		case <-deadline.C:
+			c.t.Fatalf("%s: no %s with %v within %v; unread:\n%s", c.id.SenderCompID, msgType, want, readWait, strings.Join(inbox, "\n"))
+		}
+	}
+}
+
+// checkNoRejects fails the test if the client refused any message.
+func (c *strictClient) checkNoRejects() {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.rejected) > 0 {
+		c.t.Fatalf("%s rejected messages from the venue:\n%s", c.id.SenderCompID, strings.Join(c.rejected, "\n"))
+	}
+}
+
+// strictLog writes the strict client's QuickFIX/Go log to the test log
+// under -v, so that a refused message can be read with the engine's reason.
+type strictLog struct {
+	t *testing.T
+	c *strictClient
+}
+
+func (l strictLog) Create() (quickfix.Log, error)                             { return l, nil }
+func (l strictLog) CreateSessionLog(quickfix.SessionID) (quickfix.Log, error) { return l, nil }
+func (l strictLog) OnIncoming(b []byte) {
+	l.c.mu.Lock()
+	l.c.wire = append(l.c.wire, strings.ReplaceAll(string(b), "\x01", "|"))
+	l.c.mu.Unlock()
+	l.logf("client in: %s", b)
+}
+func (l strictLog) OnOutgoing(b []byte)                 { l.logf("client out: %s", b) }
+func (l strictLog) OnEvent(s string)                    { l.logf("client event: %s", s) }
+func (l strictLog) OnEventf(f string, a ...interface{}) { l.logf("client event: "+f, a...) }
+func (l strictLog) logf(f string, a ...interface{}) {
+	if testing.Verbose() {
+		l.t.Logf(strings.ReplaceAll(f, "\x01", "|"), a...)
+	}
+}
+
+func now() string { return time.Now().UTC().Format("20060102-15:04:05.000") }
+
+// limit is the fields of a DAY limit order.
+func limit(id, sym, side, qty, px string, extra ...string) []string {
+	return append([]string{"11", id, "55", sym, "54", side, "60", now(), "38", qty, "40", "2", "44", px, "59", "0"}, extra...)
+}
+
+// strictConfig is testConfig with a halted and a closed instrument.
+const strictInstruments = `
+[[instrument]]
+id = 3
+symbol = "HALTD"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "10.00"
+band_percent = 10
+status = "halted"
+[[instrument]]
+id = 4
+symbol = "CLSD"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "10.00"
+band_percent = 10
+status = "closed"
+`
+
+// TestStrictClientAcceptsEveryMessage drives the venue through every kind of
+// message it sends, each received by a strict QuickFIX/Go client.
+func TestStrictClientAcceptsEveryMessage(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close() // the feed sends here; nobody needs to read it
+	cfg := testConfig(t, t.TempDir(), strictInstruments)
+	cfg.MarketData.Enabled = true
+	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
+	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
+	s := startServer(t, cfg, Options{})
+	a := startStrict(t, s, "CLIENT3")
+	b := startStrict(t, s, "CLIENT4")
+
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			a.t, b.t = t, t
+			f(t)
+		})
+	}
+	run("fills", func(t *testing.T) {
+		a.send("D", limit("a1", "ACME", "2", "10", "100.10", "1", "ACC-A")...)
+		a.expect("8", map[int]string{11: "a1", 150: "0", 39: "0"})
+		b.send("D", limit("b1", "ACME", "1", "4", "100.20")...)
+		b.expect("8", map[int]string{11: "b1", 150: "0"})
+		b.expect("8", map[int]string{11: "b1", 150: "F", 39: "2"})
+		a.expect("8", map[int]string{11: "a1", 150: "F", 39: "1"})
+		b.send("D", limit("b2", "ACME", "1", "6", "100.10")...)
+		a.expect("8", map[int]string{11: "a1", 150: "F", 39: "2", 151: "0"})
+		b.expect("8", map[int]string{11: "b2", 150: "F", 39: "2"})
+		// A market order takes what rests, then its remainder is cancelled.
+		a.send("D", limit("a1m", "ACME", "2", "3", "100.00")...)
+		a.expect("8", map[int]string{11: "a1m", 150: "0"})
+		b.send("D", "11", "b3", "55", "ACME", "54", "1", "60", now(), "38", "5", "40", "1", "59", "3")
+		b.expect("8", map[int]string{11: "b3", 150: "F", 39: "1"})
+		b.expect("8", map[int]string{11: "b3", 150: "4", 39: "4"})
+	})
+
+	run("replace status cancel", func(t *testing.T) {
+		a.send("D", limit("a2", "ACME", "1", "5", "99.00")...)
+		a.expect("8", map[int]string{11: "a2", 150: "0"})
+		a.send("G", "11", "a3", "41", "a2", "55", "ACME", "54", "1", "60", now(), "38", "4", "40", "2", "44", "99.00")
+		a.expect("8", map[int]string{11: "a3", 41: "a2", 150: "5", 39: "0"})
+		a.send("H", "11", "a3", "55", "ACME", "54", "1", "790", "st1")
+		a.expect("8", map[int]string{11: "a3", 150: "I", 39: "0", 790: "st1"})
+		a.send("H", "11", "nosuch", "55", "ACME", "54", "1")
+		a.expect("8", map[int]string{11: "nosuch", 150: "I", 39: "8", 103: "5"})
+		a.send("F", "11", "a4", "41", "a3", "55", "ACME", "54", "1", "60", now())
+		a.expect("8", map[int]string{11: "a4", 150: "4", 39: "4"})
+	})
+
+	run("cancel rejects", func(t *testing.T) {
+		a.send("F", "11", "c1", "41", "a3", "55", "ACME", "54", "1", "60", now())
+		a.expect("9", map[int]string{11: "c1", 434: "1", 102: "0"})
+		a.send("F", "11", "c2", "41", "never", "55", "ACME", "54", "1", "60", now())
+		a.expect("9", map[int]string{11: "c2", 434: "1", 102: "1"})
+		a.send("F", "11", "c3", "41", "a3", "55", "NOPE", "54", "1", "60", now())
+		a.expect("9", map[int]string{11: "c3", 434: "1", 102: "1"})
+		a.send("D", limit("a5", "ACME", "1", "5", "98.00")...)
+		a.expect("8", map[int]string{11: "a5", 150: "0"})
+		a.send("G", "11", "a1", "41", "a5", "55", "ACME", "54", "1", "60", now(), "38", "4", "40", "2", "44", "98.00")
+		a.expect("9", map[int]string{11: "a1", 434: "2", 102: "6"})
+		a.send("G", "11", "a6", "41", "a5", "55", "ACME", "54", "2", "60", now(), "38", "4", "40", "2", "44", "98.00")
+		a.expect("9", map[int]string{11: "a6", 434: "2", 102: "99"})
+		a.send("G", "11", "a7", "41", "a5", "55", "ACME", "54", "1", "60", now(), "38", "4", "40", "2", "44", "98.001")
+		a.expect("9", map[int]string{11: "a7", 434: "2", 102: "99"})
+		a.send("F", "11", "a7b", "41", "a5", "37", "999999", "55", "ACME", "54", "1", "60", now())
+		a.expect("9", map[int]string{11: "a7b", 434: "1", 102: "99", 58: "OrderID does not match OrigClOrdID"})
+		a.send("F", "11", "a8", "41", "a5", "55", "ACME", "54", "1", "60", now())
+		a.expect("8", map[int]string{11: "a8", 150: "4"})
+	})
+
+	run("order rejects", func(t *testing.T) {
+		past := time.Now().Add(-time.Hour).UTC().Format("20060102-15:04:05")
+		cases := []struct {
+			name   string
+			fields []string
+			reason string
+			text   string
+		}{
+			{"unknown symbol", limit("r1", "NOPE", "1", "1", "1.00"), "1", "unknown symbol NOPE"},
+			{"instrument halted", limit("r2", "HALTD", "1", "1", "10.00"), "2", "instrument halted: cancels only"},
+			{"instrument closed", limit("r3", "CLSD", "1", "1", "10.00"), "2", "instrument closed"},
+			{"duplicate ClOrdID", limit("a1", "ACME", "1", "1", "99.00"), "6", "duplicate ClOrdID"},
+			{"unsupported side", limit("r4", "ACME", "5", "1", "99.00"), "11", "unsupported side 5"},
+			{"unsupported order type", append(limit("r5", "ACME", "1", "1", "99.00")[:10], "40", "3", "44", "99.00", "99", "99.00", "59", "0"), "11", "unsupported order type 3"},
+			{"unsupported time in force", append(limit("r6", "ACME", "1", "1", "99.00")[:14], "59", "2"), "11", "unsupported time in force 2"},
+			{"unsupported ExecInst", limit("r7", "ACME", "1", "1", "99.00", "18", "1"), "11", "unsupported ExecInst 1"},
+			{"quantity zero", limit("r8", "ACME", "1", "0", "99.00"), "13", "OrderQty must be a positive whole number"},
+			{"quantity not a lot multiple", limit("r9", "LOTS", "1", "15", "50.00"), "13", "quantity is not a multiple of the lot size"},
+			{"quantity above maximum", limit("r10", "ACME", "1", "200000", "99.00"), "13", "quantity outside the instrument's minimum and maximum"},
+			{"account too long", limit("r11", "ACME", "1", "1", "99.00", "1", "ACCOUNT-NAME-TOO-LONG"), "15", "Account longer than 16 characters"},
+			{"price off tick", limit("r12", "ACME", "1", "1", "100.005"), "99", "price 100.005 is not a multiple of the tick size 0.01"},
+			{"price outside band", limit("r13", "ACME", "1", "1", "150.00"), "99", "price outside the instrument's price band 90.00 to 110.00"},
+			{"limit without price", append(limit("r14", "ACME", "1", "1", "99.00")[:12], "59", "0"), "99", "limit order without Price"},
+			{"GTD without ExpireTime", append(limit("r15", "ACME", "1", "1", "99.00")[:14], "59", "6"), "99", "GTD order without a valid ExpireTime (126)"},
+			{"GTD expire time in past", append(limit("r16", "ACME", "1", "1", "99.00")[:14], "59", "6", "126", past), "99", "expire time is in the past"},
+			{"post-only would take", limit("r17", "ACME", "1", "1", "100.00", "18", "6"), "99", "post-only order would take liquidity"},
+		}
+		// Liquidity for the post-only case.
+		b.send("D", limit("liq1", "ACME", "2", "1", "100.00")...)
+		b.expect("8", map[int]string{11: "liq1", 150: "0"})
+		for _, c := range cases {
+			a.send("D", c.fields...)
+			m := a.expect("8", map[int]string{11: c.fields[1], 150: "8", 39: "8"})
+			if m.get(103) != c.reason || m.get(58) != c.text {
+				t.Errorf("%s: 103=%s 58=%q, want 103=%s 58=%q", c.name, m.get(103), m.get(58), c.reason, c.text)
+			}
+		}
+		b.send("F", "11", "liq1c", "41", "liq1", "55", "ACME", "54", "2", "60", now())
+		b.expect("8", map[int]string{11: "liq1c", 150: "4"})
+	})
+
+	run("fill or kill and expiry", func(t *testing.T) {
+		a.send("D", append(limit("k1", "ACME", "1", "1", "99.00")[:14], "59", "4")...)
+		a.expect("8", map[int]string{11: "k1", 39: "4"})
+		// GTD one second ahead, expired by the first command after that time.
+		expire := time.Now().Add(time.Second).UTC().Format("20060102-15:04:05.000")
+		a.send("D", append(limit("g1", "ACME", "1", "1", "97.00")[:14], "59", "6", "126", expire)...)
+		a.expect("8", map[int]string{11: "g1", 150: "0"})
+		time.Sleep(1200 * time.Millisecond)
+		a.send("H", "11", "g1", "55", "ACME", "54", "1")
+		a.expect("8", map[int]string{11: "g1", 150: "C", 39: "C"})
+		a.expect("8", map[int]string{11: "g1", 150: "I", 39: "C"})
+	})
+
+	run("mass cancel", func(t *testing.T) {
+		a.send("D", limit("m1", "ACME", "1", "1", "95.00")...)
+		a.expect("8", map[int]string{11: "m1", 150: "0"})
+		a.send("q", "11", "mc1", "530", "7", "60", now())
+		a.expect("8", map[int]string{11: "m1", 150: "4"})
+		a.expect("r", map[int]string{11: "mc1", 530: "7", 531: "7", 533: "1"})
+		a.send("q", "11", "mc2", "530", "1", "55", "NOPE", "60", now())
+		a.expect("r", map[int]string{11: "mc2", 531: "0", 532: "1"})
+		a.send("q", "11", "mc3", "530", "3", "60", now())
+		a.expect("r", map[int]string{11: "mc3", 531: "0", 532: "0"})
+	})
+
+	run("security list", func(t *testing.T) {
+		a.send("x", "320", "sl1", "559", "4")
+		m := a.expect("y", map[int]string{320: "sl1", 560: "0", 146: "4"})
+		if !strings.Contains(m.raw, "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|") {
+			t.Errorf("security list: %s", m.raw)
+		}
+		a.send("x", "320", "sl2", "559", "0", "55", "NOPE")
+		a.expect("y", map[int]string{320: "sl2", 560: "2"})
+		a.send("x", "320", "sl3", "559", "1")
+		a.expect("y", map[int]string{320: "sl3", 560: "1"})
+	})
+
+	run("market data", func(t *testing.T) {
+		types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
+		types.Add().SetString(tag.MDEntryType, "0")
+		types.Add().SetString(tag.MDEntryType, "1")
+		syms := func(sym string) *quickfix.RepeatingGroup {
+			g := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
+			g.Add().SetString(tag.Symbol, sym)
+			return g
+		}
+		mdReq := func(id, sym string) {
+			m := quickfix.NewMessage()
+			m.Header.SetString(tag.MsgType, "V")
+			m.Body.SetString(tag.MDReqID, id)
+			m.Body.SetString(tag.SubscriptionRequestType, "1")
+			m.Body.SetString(tag.MarketDepth, "5")
+			m.Body.SetString(tag.MDUpdateType, "1")
+			m.Body.SetGroup(types)
+			m.Body.SetGroup(syms(sym))
+			if err := quickfix.SendToTarget(m, a.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mdReq("md1", "ACME")
+		a.expect("W", map[int]string{262: "md1", 55: "ACME"})
+		b.send("D", limit("mdo", "ACME", "1", "7", "99.50")...)
+		b.expect("8", map[int]string{11: "mdo", 150: "0"})
+		a.expect("X", map[int]string{262: "md1", 279: "0", 270: "99.50"})
+		mdReq("md2", "NOPE")
+		a.expect("Y", map[int]string{262: "md2", 281: "0"})
+		b.send("F", "11", "mdc", "41", "mdo", "55", "ACME", "54", "1", "60", now())
+		b.expect("8", map[int]string{11: "mdc", 150: "4"})
+		a.expect("X", map[int]string{262: "md1", 279: "2"})
+	})
+
+	run("business and session rejects", func(t *testing.T) {
+		a.send("c", "320", "sd1", "321", "0")
+		a.expect("j", map[int]string{372: "c", 380: "3"})
+		// An invalid Side value is refused by the venue's own dictionary check.
+		a.send("D", limit("bad1", "ACME", "Z", "1", "99.00")...)
+		a.expect("3", map[int]string{371: "54", 373: "5"})
+	})
+
+	run("mass status", func(t *testing.T) {
+		a.send("AF", "584", "ms0", "585", "7")
+		none := a.expect("8", map[int]string{584: "ms0", 150: "I", 37: "NONE", 911: "0", 912: "Y"})
+		if none.get(58) != "no open orders" {
+			t.Errorf("empty mass status: %s", none.raw)
+		}
+		a.send("D", limit("ms1", "ACME", "1", "5", "96.00", "1", "ACC-M")...)
+		a.expect("8", map[int]string{11: "ms1", 150: "0"})
+		a.send("D", limit("ms2", "LOTS", "2", "20", "52.00")...)
+		a.expect("8", map[int]string{11: "ms2", 150: "0"})
+		b.send("D", limit("ms3", "LOTS", "1", "10", "52.00")...)
+		b.expect("8", map[int]string{11: "ms3", 150: "F"})
+		a.expect("8", map[int]string{11: "ms2", 150: "F", 39: "1"})
+		a.send("AF", "584", "ms-all", "585", "7")
+		r1 := a.expect("8", map[int]string{584: "ms-all", 11: "ms1"})
+		r2 := a.expect("8", map[int]string{584: "ms-all", 11: "ms2"})
+		if r1.get(150) != "I" || r1.get(39) != "0" || r1.get(911) != "2" || r1.get(912) != "" || r1.get(1) != "ACC-M" || r1.get(151) != "5" {
+			t.Errorf("first report: %s", r1.raw)
+		}
+		if r2.get(39) != "1" || r2.get(14) != "10" || r2.get(151) != "10" || r2.get(912) != "Y" || r2.get(6) != "52.000000" {
+			t.Errorf("last report: %s", r2.raw)
+		}
+		a.send("AF", "584", "ms-sec", "585", "1", "55", "LOTS")
+		a.expect("8", map[int]string{584: "ms-sec", 11: "ms2", 911: "1", 912: "Y"})
+		a.send("AF", "584", "ms-acc", "585", "7", "1", "ACC-M")
+		a.expect("8", map[int]string{584: "ms-acc", 11: "ms1", 911: "1", 912: "Y"})
+		// What the venue cannot serve is refused, never ignored.
+		a.send("AF", "584", "ms-bad1", "585", "1", "55", "NOPE")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad1", 380: "2"})
+		a.send("AF", "584", "ms-bad2", "585", "1")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad2", 380: "5"})
+		a.send("AF", "584", "ms-bad3", "585", "3")
+		a.expect("j", map[int]string{372: "AF", 379: "ms-bad3", 380: "0"})
+		a.send("AF", "585", "7")
+		a.expect("3", map[int]string{371: "584", 373: "1"})
+		a.send("q", "11", "ms-mc", "530", "7", "60", now())
+		a.expect("r", map[int]string{11: "ms-mc", 533: "2"})
+	})
+
+	run("trading session status", func(t *testing.T) {
+		a.send("g", "335", "ts1", "263", "0")
+		a.expect("h", map[int]string{335: "ts1", 336: "ALL", 340: "2"})
+		a.send("g", "335", "ts2", "263", "0", "336", "HALTD")
+		a.expect("h", map[int]string{335: "ts2", 336: "HALTD", 340: "1"})
+		a.send("g", "335", "ts3", "263", "1", "336", "CLSD")
+		a.expect("h", map[int]string{335: "ts3", 336: "CLSD", 340: "3"})
+		a.send("g", "335", "ts4", "263", "0", "336", "NOPE")
+		a.expect("h", map[int]string{335: "ts4", 336: "NOPE", 340: "6", 567: "1"})
+		a.send("g", "263", "0")
+		a.expect("3", map[int]string{371: "335", 373: "1"})
+		// Halting an instrument tells every logged-on session, unasked.
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusHalted, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "1"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "1"})
+		a.send("D", limit("h1", "ACME", "1", "1", "99.00")...)
+		a.expect("8", map[int]string{11: "h1", 150: "8", 103: "2"})
+		a.send("g", "335", "ts5", "263", "0", "336", "ACME")
+		a.expect("h", map[int]string{335: "ts5", 336: "ACME", 340: "1"})
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusOpen, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "2"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "2"})
+		if err := s.Gateway().SetTradingStatus("ACME", venue.TradingStatusClosed, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "3"})
+		b.expect("h", map[int]string{325: "Y", 336: "ACME", 340: "3"})
+	})
+
+	a.t, b.t = t, t
+	a.checkNoRejects()
+	b.checkNoRejects()
+}
+
+// TestStrictClientThrottleAndLogout: the throttle's reject and the Logout of
+// a session over its message rate reach a strict client intact.
+func TestStrictClientThrottleAndLogout(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := startStrict(t, s, "SLOW")
+	for i := range 4 { // 3 orders a second are allowed
+		c.send("D", limit("t"+strconv.Itoa(i), "ACME", "1", "1", "90.00")...)
+	}
+	c.expect("8", map[int]string{11: "t3", 150: "8", 103: "99"})
+	for i := range 6 { // 8 messages a second
+		c.send("H", "11", "t0", "55", "ACME", "54", "1", "790", strconv.Itoa(i))
+	}
+	c.expect("5", map[int]string{58: "message rate limit exceeded"})
+	c.checkNoRejects()
+}
+
+// TestStrictClientLogonRefused: the Logout the FIX edge writes itself when it
+// refuses a Logon (wrong password) reaches a strict client intact, with its
+// Text, and the client refuses nothing.
+func TestStrictClientLogonRefused(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), `
+[[session]]
+comp_id = "LOCKED"
+password = "secret"
+`), Options{})
+	c := connectStrict(t, s, "LOCKED", "wrong")
+	deadline := time.Now().Add(readWait)
+	for {
+		c.mu.Lock()
+		var logout string
+		for _, m := range c.wire {
+			if strings.Contains(m, "|35=5|") {
+				logout = m
+			}
+		}
+		c.mu.Unlock()
+		if logout != "" {
+			if !strings.Contains(logout, "|58=Logon refused|") {
+				t.Fatalf("refusal: %s", logout)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Logout within %v", readWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.checkNoRejects()
+}
+
+// TestStrictClientCapacityReject: an order past the matcher's order pool is
+// rejected with a FIX 4.4 OrdRejReason (99) that a strict client accepts.
+func TestStrictClientCapacityReject(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Engine.OrdersMax = 2
+	s := startServer(t, cfg, Options{})
+	c := startStrict(t, s, "CLIENT3")
+	for _, id := range []string{"cap1", "cap2"} {
+		c.send("D", limit(id, "ACME", "1", "1", "95.00")...)
+		c.expect("8", map[int]string{11: id, 150: "0"})
+	}
+	c.send("D", limit("cap3", "ACME", "1", "1", "95.00")...)
+	c.expect("8", map[int]string{11: "cap3", 150: "8", 103: "99", 58: "venue capacity exceeded"})
+	c.checkNoRejects()
+}
