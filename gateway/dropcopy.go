@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 )
 
 // Drop copy (README.md, "Drop copy"). A drop-copy session enters nothing:
@@ -34,15 +35,6 @@ type DropCopyGrant struct {
 	Sessions []string // client CompIDs (TargetCompID of the original session)
 	Accounts []string
 }
-
-// FIX tags of the copy.
-const (
-	tagDeliverToCompID  quickfix.Tag = 128
-	tagCopyMsgIndicator quickfix.Tag = 797
-	tagMsgType          quickfix.Tag = 35
-	// businessRejectNotAuthorized is BusinessRejectReason (380) 6.
-	businessRejectNotAuthorized = 6
-)
 
 // copyRoute is an order session's drop-copy routing.
 type copyRoute struct {
@@ -100,7 +92,7 @@ func contains(list []string, v string) bool {
 // queued, QuickFIX/Go may be writing its header): an ExecutionReport is copied to each drop-copy session granted its session
 // or its Account, once per drop-copy session.
 func (r *copyRoute) copy(m *quickfix.Message) {
-	if t, err := m.Header.GetBytes(tagMsgType); err != nil || string(t) != "8" {
+	if t, err := m.Header.GetBytes(tag.MsgType); err != nil || string(t) != "8" {
 		return
 	}
 	var byAccount []*session
@@ -127,7 +119,7 @@ func (r *copyRoute) copy(m *quickfix.Message) {
 // erBuilder.message) is that field when an account is set, its value
 // running on to the other fields after the first SOH.
 func accountOf(m *quickfix.Message) []byte {
-	v, err := m.Body.GetBytes(tagAccount)
+	v, err := m.Body.GetBytes(tag.Account)
 	if err != nil {
 		return nil
 	}
@@ -151,14 +143,14 @@ func containsSession(list []*session, s *session) bool {
 // it sends).
 func dropCopyOf(m *quickfix.Message, client string) *quickfix.Message {
 	c := quickfix.NewMessage()
-	c.Header.SetString(tagMsgType, "8")
-	c.Header.SetString(tagDeliverToCompID, client)
+	c.Header.SetString(tag.MsgType, "8")
+	c.Header.SetString(tag.DeliverToCompID, client)
 	for _, tag := range m.Body.Tags() {
 		if v, err := m.Body.GetBytes(tag); err == nil {
 			c.Body.SetBytes(tag, append([]byte(nil), v...))
 		}
 	}
-	c.Body.SetString(tagCopyMsgIndicator, "Y")
+	c.Body.SetString(tag.CopyMsgIndicator, string(fixYes))
 	return c
 }
 
@@ -167,7 +159,7 @@ func dropCopyOf(m *quickfix.Message, client string) *quickfix.Message {
 // message is refused with a BusinessMessageReject (380=6).
 func (g *Gateway) dropCopyRequest(*session, *quickfix.Message) quickfix.MessageRejectError {
 	g.metrics.dropCopyRefused.Inc()
-	return quickfix.NewBusinessMessageRejectError("drop-copy session: not authorized to send application messages", businessRejectNotAuthorized, nil)
+	return businessReject(businessRejNotAuthorized, "", "drop-copy session: not authorized to send application messages")
 }
 
 // dropCopyMetrics count the copies and the refused requests.

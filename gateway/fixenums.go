@@ -174,10 +174,11 @@ const (
 	businessRejUnknownSecurity    businessRejectReason = "2"
 	businessRejUnsupportedMsg     businessRejectReason = "3"
 	businessRejConditionalMissing businessRejectReason = "5"
+	businessRejNotAuthorized      businessRejectReason = "6"
 )
 
 // fixBoolean is FIX Boolean Y (LastFragment 893, LastRptRequested 912,
-// UnsolicitedIndicator 325).
+// UnsolicitedIndicator 325, CopyMsgIndicator 797).
 type fixBoolean string
 
 const fixYes fixBoolean = "Y"

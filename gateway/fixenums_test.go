@@ -34,7 +34,7 @@ var enumFieldOf = map[string][]quickfix.Tag{
 	"tradSesStatus":          {tag.TradSesStatus},
 	"tradSesStatusRejReason": {tag.TradSesStatusRejReason},
 	"businessRejectReason":   {tag.BusinessRejectReason},
-	"fixBoolean":             {tag.LastFragment, tag.LastRptRequested, tag.UnsolicitedIndicator},
+	"fixBoolean":             {tag.LastFragment, tag.LastRptRequested, tag.UnsolicitedIndicator, tag.CopyMsgIndicator},
 }
 
 func loadDictionary(t *testing.T) *datadictionary.DataDictionary {
