@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/fixtests/fixclient"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestMassStatusAfterRestartStreamsPastTheQueue rests more orders than a
