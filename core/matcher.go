@@ -39,6 +39,8 @@ type Matcher struct {
 
 	qty quantityLedger
 
+	risk riskState
+
 	// The command being applied.
 	sink     EventSink
 	causeSeq uint64
@@ -75,6 +77,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		ordersMax:   cfg.OrdersMax,
 		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
 		prefetches:  newPrefetchQueue(),
+		risk:        newRiskState(&cfg),
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
 	ids := make([]uint32, len(cfg.Instruments))
@@ -130,6 +133,10 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applySetTradingStatus(cmd)
 	case venue.EndOfDayTemplateID:
 		err = m.applyEndOfDay(cmd)
+	case venue.RiskSetLimitTemplateID:
+		err = m.applyRiskSetLimit(cmd)
+	case venue.RiskControlTemplateID:
+		err = m.applyRiskControl(cmd)
 	case venue.SnapshotTemplateID:
 		var c venue.Snapshot
 		if err = c.WrapDecode(cmd, 0); err == nil {
@@ -145,6 +152,9 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		if _, e := venue.TemplateIDOf(cmd, 0); e != nil {
 			err = e // another schema's message
 		}
+	}
+	if m.risk.pending > 0 {
+		m.riskRunPendingKills()
 	}
 	m.sink = nil
 	if invariantsEnabled {

@@ -38,7 +38,16 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		m.emitRejected(&c, reason)
 		return nil
 	}
+	var subj uint16
+	if m.riskChecks() {
+		var reason venue.RejectReason
+		if subj, reason = m.riskCheckNew(&c, ii, in); reason != venue.RejectReasonNone {
+			m.emitRejected(&c, reason)
+			return nil
+		}
+	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
+	m.riskSetSubject(oi, subj)
 	m.executeNewOrder(in, oi)
 	return nil
 }
@@ -190,6 +199,7 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 		m.listOrder(oi)
+		m.riskRest(o)
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}

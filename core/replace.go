@@ -33,6 +33,7 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	nr := &m.index.recs[newRec]
 	or := &m.index.recs[oldRec]
+	nr.riskSubject = or.riskSubject
 	m.index.setOrder(o.orderID, newRec)
 	o.rec = newRec
 	origClOrdID := &or.key
@@ -77,11 +78,14 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	}
 	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
 	if !priorityLost {
+		m.riskUnrest(o)
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
+		m.riskRest(o)
 		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
+	m.riskUnrest(o)
 	bs.unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
@@ -93,6 +97,7 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	m.riskRest(o)
 }
 
 // validateReplace returns why a replace of the live order behind record ri
@@ -138,6 +143,9 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.qty > o.cumQty &&
 		in.wouldTake(sideIndex(o.side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
+	}
+	if m.riskChecks() {
+		return m.riskCheckReplace(c, o)
 	}
 	return venue.RejectReasonNone
 }

@@ -1,0 +1,423 @@
+package core
+
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Pre-trade risk (package documentation, "Risk").
+//
+// A risk subject is a session or an account listed in RiskConfig.Accounts:
+// subjects 0 to SessionsMax−1 are the sessions, then the accounts in sorted
+// order. An order belongs to its account's subject when the account is
+// listed, else to its session's; the ClOrdID record keeps that subject
+// (clOrdRecord.riskSubject) so that fills and cancels find it without a
+// lookup. Each subject has its limits and its figures; each (subject,
+// instrument) pair a riskCell with the position and the per-instrument
+// limits.
+//
+// Open figures count resting orders only: riskRest adds an order when it
+// joins a price level, riskUnrest takes it off when it leaves one, and a
+// fill of a resting order takes the filled part off. Executed figures
+// (position, the day's net bought notional, the loss) change at each fill.
+//
+// Loss: each subject values its position in an instrument at its own last
+// fill price there (markTicks); the loss is what it paid net of what it
+// received (costBase) minus the value of what it holds (heldValue). It is
+// exact for closed positions and marks open ones at the subject's last
+// trade, which needs no market-wide state and so stays O(1) per fill.
+//
+// An automatic kill (breach count or loss) is decided during the command
+// but carried out at its end (riskRunPendingKills), so that a match in
+// progress never sees its counterparties disappear.
+
+// riskSubject holds one session's or account's limits (0: none) and figures.
+type riskSubject struct {
+	maxOrderQty       int64
+	maxOrderNotional  int64
+	maxOpenOrders     int64
+	maxOpenNotional   int64
+	creditLimit       int64
+	maxPosition       int64
+	killAfterBreaches int64
+	killAtLoss        int64
+
+	openOrders      int64
+	openNotional    int64 // gross: buys + sells, leaves × price
+	openBuyNotional int64
+	dayNetBought    int64 // executed buy notional − sell notional today
+	costBase        int64 // what the day's loss is measured from
+	heldValue       int64 // Σ position × markTicks over instruments
+	breaches        int64 // risk rejects today
+
+	killed      bool
+	killPending bool
+	pendingWhy  venue.RiskLimit
+}
+
+// riskCell is one subject's figures and limit overrides in one instrument.
+type riskCell struct {
+	position    int64 // executed, net: buys − sells
+	openBuyQty  int64
+	openSellQty int64
+	markTicks   int64
+	// Overrides of the subject's limits for this instrument; 0: the subject's.
+	maxOrderQty      int64
+	maxOrderNotional int64
+	maxPosition      int64
+	_                int64
+}
+
+type riskState struct {
+	on          bool // RiskConfig given: every figure is kept
+	killed      int  // subjects with the kill switch on
+	pending     int  // subjects whose automatic kill waits for the end of the command
+	sessionsMax int
+	instruments int
+	subjects    []riskSubject
+	cells       []riskCell
+	accounts    riskAccountTable
+	names       [][venue.AccountLength]byte // account of each account subject
+}
+
+func newRiskState(cfg *Config) riskState {
+	r := riskState{sessionsMax: cfg.SessionsMax, instruments: len(cfg.Instruments)}
+	n := cfg.SessionsMax
+	var names []string
+	if cfg.Risk != nil {
+		names = sortedAccounts(cfg.Risk)
+		n += len(names)
+	}
+	r.subjects = make([]riskSubject, n)
+	if cfg.Risk == nil {
+		return r
+	}
+	r.on = true
+	r.cells = make([]riskCell, n*len(cfg.Instruments))
+	r.accounts = newRiskAccountTable(names, cfg.SessionsMax)
+	r.names = make([][venue.AccountLength]byte, len(names))
+	for i := 0; i < cfg.SessionsMax; i++ {
+		l := &cfg.Risk.Sessions
+		if o, ok := cfg.Risk.SessionOverrides[uint16(i)]; ok {
+			l = &o
+		}
+		r.configure(i, l, cfg.Instruments)
+	}
+	for i, a := range names {
+		copy(r.names[i][:], a)
+		l := cfg.Risk.Accounts[a]
+		r.configure(cfg.SessionsMax+i, &l, cfg.Instruments)
+	}
+	return r
+}
+
+func (r *riskState) configure(subject int, l *RiskLimits, instruments []InstrumentConfig) {
+	s := &r.subjects[subject]
+	s.maxOrderQty, s.maxOrderNotional = l.MaxOrderQty, l.MaxOrderNotional
+	s.maxOpenOrders, s.maxOpenNotional = l.MaxOpenOrders, l.MaxOpenNotional
+	s.creditLimit, s.maxPosition = l.CreditLimit, l.MaxPosition
+	s.killAfterBreaches, s.killAtLoss = l.KillAfterBreaches, l.KillAtLoss
+	for ii := range instruments {
+		if il, ok := l.Instruments[instruments[ii].ID]; ok {
+			c := &r.cells[subject*len(instruments)+ii]
+			c.maxOrderQty, c.maxOrderNotional, c.maxPosition = il.MaxOrderQty, il.MaxOrderNotional, il.MaxPosition
+		}
+	}
+}
+
+// subjectOf is the subject of an order from session with this account.
+func (r *riskState) subjectOf(session uint16, account *[venue.AccountLength]byte) uint16 {
+	if s, ok := r.accounts.lookup(account); ok {
+		return s
+	}
+	return session
+}
+
+func (r *riskState) scopeOf(subject uint16) venue.RiskScope {
+	if int(subject) < r.sessionsMax {
+		return venue.RiskScopeSession
+	}
+	return venue.RiskScopeAccount
+}
+
+func (r *riskState) cell(subject uint16, ii uint16) *riskCell {
+	return &r.cells[int(subject)*r.instruments+int(ii)]
+}
+
+// orElse returns an instrument override v, else the subject's limit.
+func orElse(v, subjectLimit int64) int64 {
+	if v != 0 {
+		return v
+	}
+	return subjectLimit
+}
+
+// over reports whether current + request passes limit (0: none), without
+// overflowing: request > limit − current.
+func over(current, request, limit int64) bool {
+	if limit == 0 {
+		return false
+	}
+	if current < 0 && limit > math.MaxInt64+current {
+		return false // limit − current would overflow: far below the limit
+	}
+	return request > limit-current
+}
+
+// worstPosition is the absolute position a cell reaches if every open order
+// of one side fills.
+func (c *riskCell) worstPosition() int64 {
+	return max(c.position+c.openBuyQty, c.openSellQty-c.position)
+}
+
+// riskChecks reports whether a new order must go through riskCheckNew:
+// risk is configured, or some kill switch is on.
+func (m *Matcher) riskChecks() bool { return m.risk.on || m.risk.killed > 0 }
+
+// riskCheckNew checks a new order that passed every other check. It
+// returns the order's subject and RejectReasonNone, or reports the breach
+// (RiskBreach) and returns the reason to reject it with.
+func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint16, venue.RejectReason) {
+	r := &m.risk
+	subj := r.subjectOf(c.sessionIdx, &c.account)
+	s := &r.subjects[subj]
+	if s.killed || r.subjects[c.sessionIdx].killed {
+		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
+		return subj, venue.RejectReasonKillSwitchActive
+	}
+	if !r.on {
+		return subj, venue.RejectReasonNone
+	}
+	cl := r.cell(subj, ii)
+	px := c.priceTicks
+	if c.ordType == venue.OrdTypeMarket {
+		px = in.bandLowTicks // a market sell is worth at least the band's low edge
+		if c.side == venue.SideBuy {
+			px = in.bandHighTicks // and a market buy at most its high edge
+		}
+	}
+	notional := px * c.qty
+	rests := canRest(c.ordType, c.tif)
+	limit, current, request := int64(0), int64(0), int64(0)
+	which := venue.RiskLimitNone
+	switch {
+	case over(0, c.qty, orElse(cl.maxOrderQty, s.maxOrderQty)):
+		which, limit, request = venue.RiskLimitMaxOrderQty, orElse(cl.maxOrderQty, s.maxOrderQty), c.qty
+	case over(0, notional, orElse(cl.maxOrderNotional, s.maxOrderNotional)):
+		which, limit, request = venue.RiskLimitMaxOrderNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional), notional
+	case rests && over(s.openOrders, 1, s.maxOpenOrders):
+		which, limit, current, request = venue.RiskLimitMaxOpenOrders, s.maxOpenOrders, s.openOrders, 1
+	case rests && over(s.openNotional, notional, s.maxOpenNotional):
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, notional
+	case c.side == venue.SideBuy && over(s.dayNetBought+s.openBuyNotional, notional, s.creditLimit):
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, s.dayNetBought+s.openBuyNotional, notional
+	default:
+		limit = orElse(cl.maxPosition, s.maxPosition)
+		current = cl.position + cl.openBuyQty
+		if c.side == venue.SideSell {
+			current = cl.openSellQty - cl.position
+		}
+		if !over(current, c.qty, limit) {
+			return subj, venue.RejectReasonNone
+		}
+		which, request = venue.RiskLimitMaxPosition, c.qty
+	}
+	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &c.account)
+	return subj, venue.RejectReasonRiskLimitExceeded
+}
+
+// riskCheckReplace checks a replace of live order o to newPriceTicks and
+// newQty on its delta: a figure the replace does not increase always
+// passes, so an order over a lowered limit can still be reduced.
+func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
+	r := &m.risk
+	subj := m.index.recs[o.rec].riskSubject
+	if !r.on {
+		subj = r.subjectOf(o.sessionIdx, &o.account)
+	}
+	s := &r.subjects[subj]
+	in := m.instrumentOf(o)
+	if s.killed || r.subjects[o.sessionIdx].killed {
+		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &o.account)
+		return venue.RejectReasonKillSwitchActive
+	}
+	if !r.on || c.qty <= o.cumQty {
+		return venue.RejectReasonNone
+	}
+	cl := r.cell(subj, o.instrument)
+	oldNotional, newNotional := o.priceTicks*o.qty, c.priceTicks*c.qty
+	newLeaves := c.qty - o.cumQty
+	dLeaves := newLeaves - o.leavesQty
+	dOpen := c.priceTicks*newLeaves - o.priceTicks*o.leavesQty
+	limit, current, request := int64(0), int64(0), int64(0)
+	which := venue.RiskLimitNone
+	switch {
+	case c.qty > o.qty && over(0, c.qty, orElse(cl.maxOrderQty, s.maxOrderQty)):
+		which, limit, request = venue.RiskLimitMaxOrderQty, orElse(cl.maxOrderQty, s.maxOrderQty), c.qty
+	case newNotional > oldNotional && over(0, newNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional)):
+		which, limit, request = venue.RiskLimitMaxOrderNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional), newNotional
+	case dOpen > 0 && over(s.openNotional, dOpen, s.maxOpenNotional):
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, dOpen
+	case dOpen > 0 && o.side == venue.SideBuy && over(s.dayNetBought+s.openBuyNotional, dOpen, s.creditLimit):
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, s.dayNetBought+s.openBuyNotional, dOpen
+	default:
+		limit = orElse(cl.maxPosition, s.maxPosition)
+		current = cl.position + cl.openBuyQty
+		if o.side == venue.SideSell {
+			current = cl.openSellQty - cl.position
+		}
+		if dLeaves <= 0 || !over(current, dLeaves, limit) {
+			return venue.RejectReasonNone
+		}
+		which, request = venue.RiskLimitMaxPosition, dLeaves
+	}
+	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &o.account)
+	return venue.RejectReasonRiskLimitExceeded
+}
+
+// riskBreach reports a breach and counts it towards KillAfterBreaches.
+func (m *Matcher) riskBreach(session, subj uint16, which venue.RiskLimit, instrumentID uint32, limit, current, request int64,
+	account *[venue.AccountLength]byte) {
+	m.emitRiskBreach(session, subj, which, instrumentID, limit, current, request, account)
+	s := &m.risk.subjects[subj]
+	s.breaches++
+	if s.killAfterBreaches != 0 && s.breaches >= s.killAfterBreaches {
+		m.riskKillLater(subj, venue.RiskLimitKillAfterBreaches)
+	}
+}
+
+func (m *Matcher) riskKillLater(subj uint16, why venue.RiskLimit) {
+	s := &m.risk.subjects[subj]
+	if s.killed || s.killPending {
+		return
+	}
+	s.killPending, s.pendingWhy = true, why
+	m.risk.pending++
+}
+
+// riskSetSubject records the subject of an accepted order in its record.
+func (m *Matcher) riskSetSubject(oi orderIdx, subj uint16) {
+	if !m.risk.on {
+		return
+	}
+	m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+}
+
+// riskRest counts order o, which has just joined a price level, as open.
+func (m *Matcher) riskRest(o *order) {
+	if !m.risk.on {
+		return
+	}
+	m.riskOpen(o, 1, o.leavesQty)
+}
+
+// riskUnrest takes order o, which is leaving its price level, off the open figures.
+func (m *Matcher) riskUnrest(o *order) {
+	if !m.risk.on {
+		return
+	}
+	m.riskOpen(o, -1, -o.leavesQty)
+}
+
+// riskOpen adds count orders and leaves (both may be negative) of resting
+// order o to its subject's open figures.
+func (m *Matcher) riskOpen(o *order, count, leaves int64) {
+	subj := m.index.recs[o.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	n := leaves * o.priceTicks
+	s.openOrders += count
+	s.openNotional += n
+	cl := m.risk.cell(subj, o.instrument)
+	if o.side == venue.SideBuy {
+		s.openBuyNotional += n
+		cl.openBuyQty += leaves
+	} else {
+		cl.openSellQty += leaves
+	}
+}
+
+// riskTrade accounts for a trade of qty at px between aggressor o and
+// resting r: r's filled part is no longer open, and both execute.
+func (m *Matcher) riskTrade(o, r *order, px, qty int64) {
+	m.riskOpen(r, 0, -qty)
+	m.riskExecute(o, px, qty)
+	m.riskExecute(r, px, qty)
+}
+
+func (m *Matcher) riskExecute(o *order, px, qty int64) {
+	subj := m.index.recs[o.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	cl := m.risk.cell(subj, o.instrument)
+	value := px * qty
+	if o.side == venue.SideSell {
+		qty, value = -qty, -value
+	}
+	s.heldValue += (cl.position+qty)*px - cl.position*cl.markTicks
+	cl.position += qty
+	cl.markTicks = px
+	s.dayNetBought += value
+	s.costBase += value
+	if s.killAtLoss != 0 && s.costBase-s.heldValue >= s.killAtLoss {
+		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
+	}
+}
+
+// riskRunPendingKills carries out the automatic kills decided during the
+// command, in subject order.
+func (m *Matcher) riskRunPendingKills() {
+	for i := range m.risk.subjects {
+		s := &m.risk.subjects[i]
+		if !s.killPending {
+			continue
+		}
+		s.killPending = false
+		m.risk.pending--
+		n := m.riskKill(uint16(i))
+		m.emitRiskControlResult(uint16(i), venue.RiskActionAutoKill, venue.RiskResultApplied, s.pendingWhy, 0, 0, n)
+		if m.risk.pending == 0 {
+			return
+		}
+	}
+}
+
+// riskKill turns subject's kill switch on and cancels its open orders: a
+// session's are every order of the session, an account's every order
+// whose subject it is. It returns how many it cancelled.
+func (m *Matcher) riskKill(subj uint16) uint32 {
+	s := &m.risk.subjects[subj]
+	if !s.killed {
+		s.killed = true
+		m.risk.killed++
+	}
+	var n uint32
+	if int(subj) < m.risk.sessionsMax {
+		for oi := m.sessions[subj].head; oi != noOrder; {
+			next := m.pool.orders[oi].sessNext
+			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
+			n++
+			oi = next
+		}
+		return n
+	}
+	for oi := m.all.head; oi != noOrder; {
+		o := &m.pool.orders[oi]
+		next := o.allNext
+		if m.index.recs[o.rec].riskSubject == subj {
+			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
+			n++
+		}
+		oi = next
+	}
+	return n
+}
+
+// riskEndOfDay starts the day's figures again: net bought notional,
+// breaches, and the loss (measured from the positions' value now).
+func (m *Matcher) riskEndOfDay() {
+	for i := range m.risk.subjects {
+		s := &m.risk.subjects[i]
+		s.dayNetBought, s.breaches = 0, 0
+		s.costBase = s.heldValue
+	}
+}
