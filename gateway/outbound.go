@@ -184,6 +184,21 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onMassCancelReport(&e)
 		}
+	case venue.RiskBreachTemplateID:
+		var e venue.RiskBreach
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskBreach(&e)
+		}
+	case venue.RiskControlResultTemplateID:
+		var e venue.RiskControlResult
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskControlResult(&e)
+		}
+	case venue.RiskUtilisationTemplateID:
+		var e venue.RiskUtilisation
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskUtilisation(&e)
+		}
 	}
 }
 
@@ -297,6 +312,10 @@ func RejectText(r venue.RejectReason) string {
 		return "throttled"
 	case venue.RejectReasonTradingHalted:
 		return "trading halted"
+	case venue.RejectReasonRiskLimitExceeded:
+		return "order exceeds limit"
+	case venue.RejectReasonKillSwitchActive:
+		return "kill switch on"
 	}
 	return r.String()
 }
@@ -320,7 +339,7 @@ func ordRejReason(r venue.RejectReason) int {
 		return 16
 	case venue.RejectReasonInvalidPriceIncrement:
 		return 18
-	case venue.RejectReasonCapacityExceeded:
+	case venue.RejectReasonCapacityExceeded, venue.RejectReasonRiskLimitExceeded, venue.RejectReasonKillSwitchActive:
 		return 3
 	}
 	return 99
@@ -340,12 +359,16 @@ func cxlRejReason(r venue.RejectReason) int {
 }
 
 func (g *Gateway) onRejected(e *venue.OrderRejected) {
+	text := RejectText(e.Reason())
+	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
+		text = t
+	}
 	b := g.newER(e.InstrumentID())
 	b.str(tagOrderID, "NONE").bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 		str(tagExecType, "8").str(tagOrdStatus, "8").
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tagLeavesQty, "0").str(tagCumQty, "0").str(tagAvgPx, "0").
-		int(tagOrdRejReason, int64(ordRejReason(e.Reason()))).str(tagText, RejectText(e.Reason())).
+		int(tagOrdRejReason, int64(ordRejReason(e.Reason()))).str(tagText, text).
 		time(tagTransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
@@ -388,6 +411,8 @@ func CancelText(r venue.CancelReason) string {
 		return "market order remainder cancelled: no more liquidity within the price band"
 	case venue.CancelReasonReplacedToZero:
 		return "replaced to a quantity at or below the filled quantity"
+	case venue.CancelReasonKillSwitch:
+		return "cancelled by the kill switch"
 	}
 	return r.String()
 }
@@ -445,7 +470,11 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	m.Body.SetString(tagOrdStatus, ordStatusChar(e.OrdStatus()))
 	m.Body.SetString(tagCxlRejResponseTo, strconv.Itoa(int(e.ResponseTo())))
 	m.Body.SetString(tagCxlRejReason, strconv.Itoa(cxlRejReason(e.Reason())))
-	m.Body.SetString(tagText, RejectText(e.Reason()))
+	text := RejectText(e.Reason())
+	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
+		text = t
+	}
+	m.Body.SetString(tagText, text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }

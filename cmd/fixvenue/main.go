@@ -22,6 +22,7 @@ commands:
   md        watch or print a book from the market data feed
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
+  risk      kill switch and limit changes on the running venue (risk kill|reset|limits)
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.

@@ -31,6 +31,11 @@ var codecs = map[string]func() sbetest.Codec{
 	"OrderStatus":          func() sbetest.Codec { return new(venue.OrderStatus) },
 	"MassCancelReport":     func() sbetest.Codec { return new(venue.MassCancelReport) },
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
+	"RiskSetLimit":         func() sbetest.Codec { return new(venue.RiskSetLimit) },
+	"RiskControl":          func() sbetest.Codec { return new(venue.RiskControl) },
+	"RiskBreach":           func() sbetest.Codec { return new(venue.RiskBreach) },
+	"RiskControlResult":    func() sbetest.Codec { return new(venue.RiskControlResult) },
+	"RiskUtilisation":      func() sbetest.Codec { return new(venue.RiskUtilisation) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {
