@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"testing"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -140,4 +142,50 @@ func (f *eventFormatter) riskText(b *strings.Builder, tid uint16, ev []byte) boo
 		return false
 	}
 	return true
+}
+
+// workloadRisk is the risk configuration of the benchmark workload: none,
+// unless FIXVENUE_BENCH_RISK is set (make bench-instr measures both) or a
+// test sets riskEverywhere. Then every session has every limit, so high
+// that nothing is refused: each check runs and passes.
+func workloadRisk() *RiskConfig {
+	if !riskEverywhere && os.Getenv("FIXVENUE_BENCH_RISK") == "" {
+		return nil
+	}
+	const high = 1 << 60
+	return &RiskConfig{Sessions: RiskLimits{MaxOrderQty: high, MaxOrderNotional: high, MaxOpenOrders: high,
+		MaxOpenNotional: high, CreditLimit: high, MaxPosition: high, KillAfterBreaches: high, KillAtLoss: high}}
+}
+
+var riskEverywhere bool
+
+// TestApplyDoesNotAllocateWithRisk runs the allocation test with limits on
+// every session, then the risk commands.
+func TestApplyDoesNotAllocateWithRisk(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	riskEverywhere = true
+	defer func() { riskEverywhere = false }()
+	TestApplyDoesNotAllocate(t)
+	w := newWorkload(t, 10)
+	var buf [cmdSlotSize]byte
+	for _, c := range []struct {
+		name string
+		run  func()
+	}{
+		{"set limit", func() {
+			w.apply(t, encodeRiskSetLimit(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskLimitMaxOrderQty, 0, 1<<40))
+		}},
+		{"kill and reset", func() {
+			w.apply(t, encodeRiskControl(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskActionKill))
+			w.apply(t, encodeRiskControl(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskActionReset))
+		}},
+		{"report", func() { w.apply(t, encodeRiskControl(buf[:], 0, 0, 0, 0, "", venue.RiskActionReport)) }},
+	} {
+		c.run()
+		if allocs := testing.AllocsPerRun(100, c.run); allocs != 0 {
+			t.Errorf("%s: %v allocations per run", c.name, allocs)
+		}
+	}
 }
