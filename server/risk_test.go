@@ -153,3 +153,35 @@ func grepLines(text, substr string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// riskDashboardExtra has every kind of risk metric appear: limits with
+// utilisation, and frequent reports.
+const riskDashboardExtra = `
+[risk]
+control_token = "secret"
+report_interval = "20ms"
+[risk.sessions]
+max_order_qty = 100
+credit_limit = 100000000
+max_position = 1000
+`
+
+// riskMetricsExported provokes a risk reject and a kill, waits (at most
+// readWait) for a utilisation report to reach the gauges, and returns the
+// scrape.
+func riskMetricsExported(t *testing.T, s *Server, c *fixclient.Client) string {
+	t.Helper()
+	sendOrder(t, c, order{id: "risk1", side: "1", qty: "101", px: "99.00"})
+	expectER(t, c, map[int]string{11: "risk1", 150: "8", 103: "3"})
+	if status, body := riskPost(t, s, "/risk/kill", "secret", url.Values{"session": {"CLIENT2"}}); status != 200 {
+		t.Fatalf("kill: %d %s", status, body)
+	}
+	deadline := time.Now().Add(readWait)
+	for {
+		text := scrape(t, s)
+		if strings.Contains(text, "fixvenue_risk_credit_utilisation_ratio{") || time.Now().After(deadline) {
+			return text
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
