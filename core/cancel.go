@@ -7,7 +7,9 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 func (m *Matcher) removeOrder(oi orderIdx) {
 	o := &m.pool.orders[oi]
 	if o.resting {
-		m.riskUnrest(o)
+		if m.risk.on {
+			m.riskOpen(o, -1, -o.leavesQty)
+		}
 		in := m.instrumentOf(o)
 		in.sides[sideIndex(o.side)].unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	}

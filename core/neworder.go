@@ -199,7 +199,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 		m.listOrder(oi)
-		m.riskRest(o)
+		if m.risk.on {
+			m.riskOpen(o, 1, o.leavesQty)
+		}
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}

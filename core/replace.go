@@ -78,14 +78,17 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	}
 	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
 	if !priorityLost {
-		m.riskUnrest(o)
+		if m.risk.on {
+			m.riskOpen(o, 0, newLeaves-oldLeaves)
+		}
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
-		m.riskRest(o)
 		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
-	m.riskUnrest(o)
+	if m.risk.on {
+		m.riskOpen(o, -1, -oldLeaves)
+	}
 	bs.unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
@@ -97,7 +100,9 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
-	m.riskRest(o)
+	if m.risk.on {
+		m.riskOpen(o, 1, o.leavesQty)
+	}
 }
 
 // validateReplace returns why a replace of the live order behind record ri

@@ -17,9 +17,9 @@ import (
 // instrument) pair a riskCell with the position and the per-instrument
 // limits.
 //
-// Open figures count resting orders only: riskRest adds an order when it
-// joins a price level, riskUnrest takes it off when it leaves one, and a
-// fill of a resting order takes the filled part off. Executed figures
+// Open figures count resting orders only: riskOpen adds an order when it
+// joins a price level and takes it off when it leaves one, and a fill of a
+// resting order takes the filled part off. Executed figures
 // (position, the day's net bought notional, the loss) change at each fill.
 //
 // Loss: each subject values its position in an instrument at its own last
@@ -32,7 +32,12 @@ import (
 // but carried out at its end (riskRunPendingKills), so that a match in
 // progress never sees its counterparties disappear.
 
-// riskSubject holds one session's or account's limits (0: none) and figures.
+// riskNone is a limit that is not set: every figure is at most it, so the
+// checks need no test for "no limit". Figures are far below it (a sum would
+// have to pass 2^63 ticks to wrap, and then the order would pass).
+const riskNone = math.MaxInt64
+
+// riskSubject holds one session's or account's limits (riskNone: none) and figures.
 type riskSubject struct {
 	maxOrderQty       int64
 	maxOrderNotional  int64
@@ -56,18 +61,22 @@ type riskSubject struct {
 	pendingWhy  venue.RiskLimit
 }
 
-// riskCell is one subject's figures and limit overrides in one instrument.
+// riskCell is one subject's figures and limits in one instrument. The
+// limits are the ones in force (the instrument's override, else the
+// subject's), so that a check reads one field; overrides marks which are
+// overrides, which a change of the subject's limit leaves alone.
 type riskCell struct {
-	position    int64 // executed, net: buys − sells
-	openBuyQty  int64
-	openSellQty int64
-	markTicks   int64
-	// Overrides of the subject's limits for this instrument; 0: the subject's.
+	position         int64 // executed, net: buys − sells
+	openBuyQty       int64
+	openSellQty      int64
+	markTicks        int64
 	maxOrderQty      int64
 	maxOrderNotional int64
 	maxPosition      int64
-	_                int64
+	overrides        uint8 // 1<<RiskLimit of each override
 }
+
+func riskBit(l venue.RiskLimit) uint8 { return 1 << l }
 
 type riskState struct {
 	on          bool // RiskConfig given: every figure is kept
@@ -112,22 +121,52 @@ func newRiskState(cfg *Config) riskState {
 	return r
 }
 
+// noneIfZero turns a configured 0 (no limit) into riskNone.
+func noneIfZero(v int64) int64 {
+	if v <= 0 {
+		return riskNone
+	}
+	return v
+}
+
+// shown is a limit as events report it: 0 for none.
+func shown(v int64) int64 {
+	if v == riskNone {
+		return 0
+	}
+	return v
+}
+
 func (r *riskState) configure(subject int, l *RiskLimits, instruments []InstrumentConfig) {
 	s := &r.subjects[subject]
-	s.maxOrderQty, s.maxOrderNotional = l.MaxOrderQty, l.MaxOrderNotional
-	s.maxOpenOrders, s.maxOpenNotional = l.MaxOpenOrders, l.MaxOpenNotional
-	s.creditLimit, s.maxPosition = l.CreditLimit, l.MaxPosition
-	s.killAfterBreaches, s.killAtLoss = l.KillAfterBreaches, l.KillAtLoss
+	s.maxOrderQty, s.maxOrderNotional = noneIfZero(l.MaxOrderQty), noneIfZero(l.MaxOrderNotional)
+	s.maxOpenOrders, s.maxOpenNotional = noneIfZero(l.MaxOpenOrders), noneIfZero(l.MaxOpenNotional)
+	s.creditLimit, s.maxPosition = noneIfZero(l.CreditLimit), noneIfZero(l.MaxPosition)
+	s.killAfterBreaches, s.killAtLoss = noneIfZero(l.KillAfterBreaches), noneIfZero(l.KillAtLoss)
 	for ii := range instruments {
-		if il, ok := l.Instruments[instruments[ii].ID]; ok {
-			c := &r.cells[subject*len(instruments)+ii]
-			c.maxOrderQty, c.maxOrderNotional, c.maxPosition = il.MaxOrderQty, il.MaxOrderNotional, il.MaxPosition
+		c := &r.cells[subject*len(instruments)+ii]
+		c.maxOrderQty, c.maxOrderNotional, c.maxPosition = s.maxOrderQty, s.maxOrderNotional, s.maxPosition
+		il, ok := l.Instruments[instruments[ii].ID]
+		if !ok {
+			continue
+		}
+		if il.MaxOrderQty > 0 {
+			c.maxOrderQty, c.overrides = il.MaxOrderQty, c.overrides|riskBit(venue.RiskLimitMaxOrderQty)
+		}
+		if il.MaxOrderNotional > 0 {
+			c.maxOrderNotional, c.overrides = il.MaxOrderNotional, c.overrides|riskBit(venue.RiskLimitMaxOrderNotional)
+		}
+		if il.MaxPosition > 0 {
+			c.maxPosition, c.overrides = il.MaxPosition, c.overrides|riskBit(venue.RiskLimitMaxPosition)
 		}
 	}
 }
 
 // subjectOf is the subject of an order from session with this account.
 func (r *riskState) subjectOf(session uint16, account *[venue.AccountLength]byte) uint16 {
+	if len(r.accounts.subjects) == 0 || account[0] == 0 {
+		return session
+	}
 	if s, ok := r.accounts.lookup(account); ok {
 		return s
 	}
@@ -145,26 +184,6 @@ func (r *riskState) cell(subject uint16, ii uint16) *riskCell {
 	return &r.cells[int(subject)*r.instruments+int(ii)]
 }
 
-// orElse returns an instrument override v, else the subject's limit.
-func orElse(v, subjectLimit int64) int64 {
-	if v != 0 {
-		return v
-	}
-	return subjectLimit
-}
-
-// over reports whether current + request passes limit (0: none), without
-// overflowing: request > limit − current.
-func over(current, request, limit int64) bool {
-	if limit == 0 {
-		return false
-	}
-	if current < 0 && limit > math.MaxInt64+current {
-		return false // limit − current would overflow: far below the limit
-	}
-	return request > limit-current
-}
-
 // worstPosition is the absolute position a cell reaches if every open order
 // of one side fills.
 func (c *riskCell) worstPosition() int64 {
@@ -175,12 +194,28 @@ func (c *riskCell) worstPosition() int64 {
 // risk is configured, or some kill switch is on.
 func (m *Matcher) riskChecks() bool { return m.risk.on || m.risk.killed > 0 }
 
+// riskNotional values an order: a market order at the far edge of the band
+// (a buy at its high, a sell at its low), which bounds what it can trade at.
+func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, qty int64) int64 {
+	if ordType == venue.OrdTypeMarket {
+		priceTicks = in.bandLowTicks
+		if side == venue.SideBuy {
+			priceTicks = in.bandHighTicks
+		}
+	}
+	return priceTicks * qty
+}
+
 // riskCheckNew checks a new order that passed every other check. It
 // returns the order's subject and RejectReasonNone, or reports the breach
-// (RiskBreach) and returns the reason to reject it with.
+// (RiskBreach) and returns the reason to reject it with. The passing path
+// compares each figure once; riskRefuseNew finds which limit failed.
 func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint16, venue.RejectReason) {
 	r := &m.risk
-	subj := r.subjectOf(c.sessionIdx, &c.account)
+	subj := c.sessionIdx
+	if len(r.accounts.subjects) != 0 && c.account[0] != 0 {
+		subj = r.subjectOf(c.sessionIdx, &c.account)
+	}
 	s := &r.subjects[subj]
 	if s.killed || r.subjects[c.sessionIdx].killed {
 		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
@@ -189,47 +224,52 @@ func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint1
 	if !r.on {
 		return subj, venue.RejectReasonNone
 	}
-	cl := r.cell(subj, ii)
-	px := c.priceTicks
-	if c.ordType == venue.OrdTypeMarket {
-		px = in.bandLowTicks // a market sell is worth at least the band's low edge
-		if c.side == venue.SideBuy {
-			px = in.bandHighTicks // and a market buy at most its high edge
-		}
+	cl := &r.cells[int(subj)*r.instruments+int(ii)]
+	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
+	ok := c.qty <= cl.maxOrderQty && notional <= cl.maxOrderNotional
+	if canRest(c.ordType, c.tif) {
+		ok = ok && s.openOrders < s.maxOpenOrders && s.openNotional+notional <= s.maxOpenNotional
 	}
-	notional := px * c.qty
-	rests := canRest(c.ordType, c.tif)
-	limit, current, request := int64(0), int64(0), int64(0)
-	which := venue.RiskLimitNone
-	switch {
-	case over(0, c.qty, orElse(cl.maxOrderQty, s.maxOrderQty)):
-		which, limit, request = venue.RiskLimitMaxOrderQty, orElse(cl.maxOrderQty, s.maxOrderQty), c.qty
-	case over(0, notional, orElse(cl.maxOrderNotional, s.maxOrderNotional)):
-		which, limit, request = venue.RiskLimitMaxOrderNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional), notional
-	case rests && over(s.openOrders, 1, s.maxOpenOrders):
-		which, limit, current, request = venue.RiskLimitMaxOpenOrders, s.maxOpenOrders, s.openOrders, 1
-	case rests && over(s.openNotional, notional, s.maxOpenNotional):
-		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, notional
-	case c.side == venue.SideBuy && over(s.dayNetBought+s.openBuyNotional, notional, s.creditLimit):
-		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, s.dayNetBought+s.openBuyNotional, notional
-	default:
-		limit = orElse(cl.maxPosition, s.maxPosition)
-		current = cl.position + cl.openBuyQty
-		if c.side == venue.SideSell {
-			current = cl.openSellQty - cl.position
-		}
-		if !over(current, c.qty, limit) {
-			return subj, venue.RejectReasonNone
-		}
-		which, request = venue.RiskLimitMaxPosition, c.qty
+	if c.side == venue.SideBuy {
+		ok = ok && s.dayNetBought+s.openBuyNotional+notional <= s.creditLimit && cl.position+cl.openBuyQty+c.qty <= cl.maxPosition
+	} else {
+		ok = ok && cl.openSellQty-cl.position+c.qty <= cl.maxPosition
 	}
-	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &c.account)
+	if ok {
+		return subj, venue.RejectReasonNone
+	}
+	m.riskRefuseNew(c, subj, s, cl, in, notional)
 	return subj, venue.RejectReasonRiskLimitExceeded
 }
 
-// riskCheckReplace checks a replace of live order o to newPriceTicks and
-// newQty on its delta: a figure the replace does not increase always
-// passes, so an order over a lowered limit can still be reduced.
+// riskRefuseNew reports the first limit a new order breaches, in the
+// order of the package documentation.
+func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj uint16, s *riskSubject, cl *riskCell, in *instrument, notional int64) {
+	rests := canRest(c.ordType, c.tif)
+	position := cl.position + cl.openBuyQty
+	if c.side == venue.SideSell {
+		position = cl.openSellQty - cl.position
+	}
+	credit := s.dayNetBought + s.openBuyNotional
+	which, limit, current, request := venue.RiskLimitMaxPosition, cl.maxPosition, position, c.qty
+	switch {
+	case c.qty > cl.maxOrderQty:
+		which, limit, current, request = venue.RiskLimitMaxOrderQty, cl.maxOrderQty, 0, c.qty
+	case notional > cl.maxOrderNotional:
+		which, limit, current, request = venue.RiskLimitMaxOrderNotional, cl.maxOrderNotional, 0, notional
+	case rests && s.openOrders >= s.maxOpenOrders:
+		which, limit, current, request = venue.RiskLimitMaxOpenOrders, s.maxOpenOrders, s.openOrders, 1
+	case rests && s.openNotional+notional > s.maxOpenNotional:
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, notional
+	case c.side == venue.SideBuy && credit+notional > s.creditLimit:
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, credit, notional
+	}
+	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &c.account)
+}
+
+// riskCheckReplace checks a replace of live order o on its delta: a figure
+// the replace does not increase always passes, so an order over a lowered
+// limit can still be reduced.
 func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
 	r := &m.risk
 	subj := m.index.recs[o.rec].riskSubject
@@ -247,30 +287,28 @@ func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
 	}
 	cl := r.cell(subj, o.instrument)
 	oldNotional, newNotional := o.priceTicks*o.qty, c.priceTicks*c.qty
-	newLeaves := c.qty - o.cumQty
-	dLeaves := newLeaves - o.leavesQty
-	dOpen := c.priceTicks*newLeaves - o.priceTicks*o.leavesQty
-	limit, current, request := int64(0), int64(0), int64(0)
-	which := venue.RiskLimitNone
+	dLeaves := c.qty - o.cumQty - o.leavesQty
+	dOpen := c.priceTicks*(c.qty-o.cumQty) - o.priceTicks*o.leavesQty
+	position := cl.position + cl.openBuyQty
+	if o.side == venue.SideSell {
+		position = cl.openSellQty - cl.position
+	}
+	credit := s.dayNetBought + s.openBuyNotional
+	var which venue.RiskLimit
+	var limit, current, request int64
 	switch {
-	case c.qty > o.qty && over(0, c.qty, orElse(cl.maxOrderQty, s.maxOrderQty)):
-		which, limit, request = venue.RiskLimitMaxOrderQty, orElse(cl.maxOrderQty, s.maxOrderQty), c.qty
-	case newNotional > oldNotional && over(0, newNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional)):
-		which, limit, request = venue.RiskLimitMaxOrderNotional, orElse(cl.maxOrderNotional, s.maxOrderNotional), newNotional
-	case dOpen > 0 && over(s.openNotional, dOpen, s.maxOpenNotional):
+	case c.qty > o.qty && c.qty > cl.maxOrderQty:
+		which, limit, request = venue.RiskLimitMaxOrderQty, cl.maxOrderQty, c.qty
+	case newNotional > oldNotional && newNotional > cl.maxOrderNotional:
+		which, limit, request = venue.RiskLimitMaxOrderNotional, cl.maxOrderNotional, newNotional
+	case dOpen > 0 && s.openNotional+dOpen > s.maxOpenNotional:
 		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, dOpen
-	case dOpen > 0 && o.side == venue.SideBuy && over(s.dayNetBought+s.openBuyNotional, dOpen, s.creditLimit):
-		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, s.dayNetBought+s.openBuyNotional, dOpen
+	case dOpen > 0 && o.side == venue.SideBuy && credit+dOpen > s.creditLimit:
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, credit, dOpen
+	case dLeaves > 0 && position+dLeaves > cl.maxPosition:
+		which, limit, current, request = venue.RiskLimitMaxPosition, cl.maxPosition, position, dLeaves
 	default:
-		limit = orElse(cl.maxPosition, s.maxPosition)
-		current = cl.position + cl.openBuyQty
-		if o.side == venue.SideSell {
-			current = cl.openSellQty - cl.position
-		}
-		if dLeaves <= 0 || !over(current, dLeaves, limit) {
-			return venue.RejectReasonNone
-		}
-		which, request = venue.RiskLimitMaxPosition, dLeaves
+		return venue.RejectReasonNone
 	}
 	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &o.account)
 	return venue.RejectReasonRiskLimitExceeded
@@ -282,7 +320,7 @@ func (m *Matcher) riskBreach(session, subj uint16, which venue.RiskLimit, instru
 	m.emitRiskBreach(session, subj, which, instrumentID, limit, current, request, account)
 	s := &m.risk.subjects[subj]
 	s.breaches++
-	if s.killAfterBreaches != 0 && s.breaches >= s.killAfterBreaches {
+	if s.breaches >= s.killAfterBreaches {
 		m.riskKillLater(subj, venue.RiskLimitKillAfterBreaches)
 	}
 }
@@ -304,31 +342,18 @@ func (m *Matcher) riskSetSubject(oi orderIdx, subj uint16) {
 	m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
 }
 
-// riskRest counts order o, which has just joined a price level, as open.
-func (m *Matcher) riskRest(o *order) {
-	if !m.risk.on {
-		return
-	}
-	m.riskOpen(o, 1, o.leavesQty)
-}
-
-// riskUnrest takes order o, which is leaving its price level, off the open figures.
-func (m *Matcher) riskUnrest(o *order) {
-	if !m.risk.on {
-		return
-	}
-	m.riskOpen(o, -1, -o.leavesQty)
-}
-
 // riskOpen adds count orders and leaves (both may be negative) of resting
-// order o to its subject's open figures.
+// order o to its subject's open figures: +1 and its leaves when it joins a
+// price level, −1 and its leaves when it leaves one, 0 and the filled
+// quantity when it trades. Callers test m.risk.on first, so that without
+// risk the order path pays one test per call site.
 func (m *Matcher) riskOpen(o *order, count, leaves int64) {
 	subj := m.index.recs[o.rec].riskSubject
 	s := &m.risk.subjects[subj]
 	n := leaves * o.priceTicks
 	s.openOrders += count
 	s.openNotional += n
-	cl := m.risk.cell(subj, o.instrument)
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
 	if o.side == venue.SideBuy {
 		s.openBuyNotional += n
 		cl.openBuyQty += leaves
@@ -348,17 +373,18 @@ func (m *Matcher) riskTrade(o, r *order, px, qty int64) {
 func (m *Matcher) riskExecute(o *order, px, qty int64) {
 	subj := m.index.recs[o.rec].riskSubject
 	s := &m.risk.subjects[subj]
-	cl := m.risk.cell(subj, o.instrument)
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
 	value := px * qty
 	if o.side == venue.SideSell {
 		qty, value = -qty, -value
 	}
-	s.heldValue += (cl.position+qty)*px - cl.position*cl.markTicks
-	cl.position += qty
+	position := cl.position
+	s.heldValue += (position+qty)*px - position*cl.markTicks
+	cl.position = position + qty
 	cl.markTicks = px
 	s.dayNetBought += value
 	s.costBase += value
-	if s.killAtLoss != 0 && s.costBase-s.heldValue >= s.killAtLoss {
+	if s.costBase-s.heldValue >= s.killAtLoss {
 		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
 	}
 }

@@ -56,28 +56,25 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 	if value <= 0 || limit == venue.RiskLimitNone || !limit.Valid() {
 		return venue.RiskResultInvalidValue, 0
 	}
-	s := &r.subjects[subj]
+	perInstrument := limit == venue.RiskLimitMaxOrderQty || limit == venue.RiskLimitMaxOrderNotional || limit == venue.RiskLimitMaxPosition
 	if instrumentID != 0 {
 		ii, ok := m.instrByID.lookup(instrumentID)
 		if !ok {
 			return venue.RiskResultUnknownInstrument, 0
 		}
-		cl := r.cell(subj, ii)
-		switch limit {
-		case venue.RiskLimitMaxOrderQty:
-			cl.maxOrderQty = value
-		case venue.RiskLimitMaxOrderNotional:
-			cl.maxOrderNotional = value
-		case venue.RiskLimitMaxPosition:
-			if w := cl.worstPosition(); w > value {
-				return venue.RiskResultWouldBreach, w
-			}
-			cl.maxPosition = value
-		default:
+		if !perInstrument {
 			return venue.RiskResultNotPerInstrument, 0
 		}
+		cl := r.cell(subj, ii)
+		if w := cl.worstPosition(); limit == venue.RiskLimitMaxPosition && w > value {
+			return venue.RiskResultWouldBreach, w
+		}
+		cl.setLimit(limit, value)
+		cl.overrides |= riskBit(limit)
 		return venue.RiskResultApplied, 0
 	}
+	s := &r.subjects[subj]
+	cells := r.cells[int(subj)*r.instruments : (int(subj)+1)*r.instruments]
 	var figure int64
 	var field *int64
 	switch limit {
@@ -104,9 +101,9 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 	case venue.RiskLimitMaxPosition:
 		field = &s.maxPosition
 		// The subject-wide limit governs the instruments without their own.
-		for ii := 0; ii < r.instruments; ii++ {
-			if cl := r.cell(subj, uint16(ii)); cl.maxPosition == 0 {
-				figure = max(figure, cl.worstPosition())
+		for i := range cells {
+			if cells[i].overrides&riskBit(limit) == 0 {
+				figure = max(figure, cells[i].worstPosition())
 			}
 		}
 	}
@@ -114,7 +111,26 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		return venue.RiskResultWouldBreach, figure
 	}
 	*field = value
+	if perInstrument {
+		for i := range cells {
+			if cells[i].overrides&riskBit(limit) == 0 {
+				cells[i].setLimit(limit, value)
+			}
+		}
+	}
 	return venue.RiskResultApplied, 0
+}
+
+// setLimit sets one of the limits a cell holds.
+func (c *riskCell) setLimit(limit venue.RiskLimit, value int64) {
+	switch limit {
+	case venue.RiskLimitMaxOrderQty:
+		c.maxOrderQty = value
+	case venue.RiskLimitMaxOrderNotional:
+		c.maxOrderNotional = value
+	case venue.RiskLimitMaxPosition:
+		c.maxPosition = value
+	}
 }
 
 func (m *Matcher) applyRiskControl(cmd []byte) error {
@@ -165,7 +181,8 @@ func (m *Matcher) riskReport(session uint16) {
 		s := &r.subjects[i]
 		subj := uint16(i)
 		used, limit := m.riskPositionUse(subj)
-		if !s.killed && s.openOrders == 0 && s.creditLimit == 0 && limit == 0 && s.maxOpenOrders == 0 && s.maxOpenNotional == 0 {
+		if !s.killed && s.openOrders == 0 && s.creditLimit == riskNone && limit == 0 && s.maxOpenOrders == riskNone &&
+			s.maxOpenNotional == riskNone {
 			continue
 		}
 		e := venue.RiskUtilisation{}
@@ -177,7 +194,7 @@ func (m *Matcher) riskReport(session uint16) {
 			e.SetKilled(venue.BooleanTypeTrue)
 		}
 		e.SetCreditUsed(s.dayNetBought + s.openBuyNotional)
-		e.SetCreditLimit(s.creditLimit)
+		e.SetCreditLimit(shown(s.creditLimit))
 		e.SetPositionUsed(used)
 		e.SetPositionLimit(limit)
 		e.SetOpenOrders(s.openOrders)
@@ -206,10 +223,9 @@ func (m *Matcher) riskPositionUse(subj uint16) (used, limit int64) {
 	if !r.on {
 		return 0, 0
 	}
-	s := &r.subjects[subj]
 	for ii := 0; ii < r.instruments; ii++ {
 		cl := r.cell(subj, uint16(ii))
-		w, l := cl.worstPosition(), orElse(cl.maxPosition, s.maxPosition)
+		w, l := cl.worstPosition(), shown(cl.maxPosition)
 		switch {
 		case l == 0 && limit == 0:
 			used = max(used, w)

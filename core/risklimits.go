@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -193,12 +192,4 @@ func sortedAccounts(r *RiskConfig) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// limitOrNone turns a configured 0 (none) into the internal "none".
-func limitOrNone(v int64) int64 {
-	if v <= 0 {
-		return math.MaxInt64
-	}
-	return v
 }

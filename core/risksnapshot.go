@@ -11,7 +11,7 @@ import (
 //	u32 subjects, u32 cells (0 when risk is off)
 //	per subject  riskSubjectWords i64 (limits, then figures; see
 //	             riskSubject.words), u8 killed
-//	per cell     riskCellWords i64 (see riskCell.words)
+//	per cell     riskCellWords i64 (see riskCell.words), u8 overrides
 //
 // Limits are in it because operators change them with journaled commands
 // that a replay from this snapshot no longer sees. Subjects follow their
@@ -54,6 +54,7 @@ func (m *Matcher) writeRiskSnapshot(bw *bufio.Writer) {
 		for _, w := range r.cells[i].words() {
 			bw.Write(binary.LittleEndian.AppendUint64(b[:0], uint64(*w)))
 		}
+		bw.WriteByte(r.cells[i].overrides)
 	}
 }
 
@@ -86,12 +87,13 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 		}
 	}
 	for i := range r.cells {
-		if b, err = sr.next(8 * riskCellWords); err != nil {
+		if b, err = sr.next(8*riskCellWords + 1); err != nil {
 			return err
 		}
 		for j, w := range r.cells[i].words() {
 			*w = int64(binary.LittleEndian.Uint64(b[8*j:]))
 		}
+		r.cells[i].overrides = b[8*riskCellWords]
 	}
 	return nil
 }
