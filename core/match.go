@@ -108,7 +108,7 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
 	if m.risk.on {
-		m.riskTrade(o, r, px, qty)
+		m.riskTradeResting(r, px, qty)
 	}
 	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID)
 	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID)

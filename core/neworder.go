@@ -191,6 +191,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	}
 	if in.canTrade(o) {
 		m.match(in, oi)
+		if m.risk.on {
+			m.riskAfterMatch(o, 0, 0)
+		}
 	}
 	switch {
 	case o.leavesQty == 0:

@@ -94,7 +94,11 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	o.qty = newQty
 	o.leavesQty = newLeaves
 	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
 	m.match(in, oi)
+	if m.risk.on {
+		m.riskAfterMatch(o, cumQty, cumNotional)
+	}
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))
 		return

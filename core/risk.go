@@ -88,6 +88,7 @@ type riskState struct {
 	cells       []riskCell
 	accounts    riskAccountTable
 	names       [][venue.AccountLength]byte // account of each account subject
+	lastPx      int64                       // the price of the last trade (riskAfterMatch)
 }
 
 func newRiskState(cfg *Config) riskState {
@@ -217,7 +218,7 @@ func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint1
 		subj = r.subjectOf(c.sessionIdx, &c.account)
 	}
 	s := &r.subjects[subj]
-	if s.killed || r.subjects[c.sessionIdx].killed {
+	if r.killed > 0 && (s.killed || r.subjects[c.sessionIdx].killed) {
 		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
 		return subj, venue.RejectReasonKillSwitchActive
 	}
@@ -364,17 +365,62 @@ func (m *Matcher) riskOpen(o *order, count, leaves int64) {
 
 // riskTrade accounts for a trade of qty at px between aggressor o and
 // resting r: r's filled part is no longer open, and both execute.
-func (m *Matcher) riskTrade(o, r *order, px, qty int64) {
-	m.riskOpen(r, 0, -qty)
-	m.riskExecute(o, px, qty)
-	m.riskExecute(r, px, qty)
+// riskTradeResting accounts for a trade of qty at px by resting order r: its
+// filled part is no longer open, and it executes. The aggressor's side is
+// accounted once per match (riskAfterMatch), from its cumulative figures.
+//
+// It is riskOpen and riskExecute in one, for the fill is the hot path with
+// limits on. When the fill leaves r with no leaves, r stops counting as an
+// open order here, and removeOrder, which then finishes it, skips it (an
+// order leaves the book with no leaves only after a full fill: cancels and
+// replaces take it off the book before they change its leaves).
+func (m *Matcher) riskTradeResting(r *order, px, qty int64) {
+	m.risk.lastPx = px
+	subj := m.index.recs[r.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(r.instrument)]
+	if r.leavesQty == 0 {
+		s.openOrders--
+	}
+	open := qty * r.priceTicks
+	s.openNotional -= open
+	value := px * qty
+	position := cl.position
+	newPosition := position - qty
+	if r.side == venue.SideBuy {
+		s.openBuyNotional -= open
+		cl.openBuyQty -= qty
+		newPosition = position + qty
+		s.dayNetBought += value
+		s.costBase += value
+	} else {
+		cl.openSellQty -= qty
+		s.dayNetBought -= value
+		s.costBase -= value
+	}
+	s.heldValue += newPosition*px - position*cl.markTicks
+	cl.position = newPosition
+	cl.markTicks = px
+	if s.costBase-s.heldValue >= s.killAtLoss {
+		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
+	}
 }
 
-func (m *Matcher) riskExecute(o *order, px, qty int64) {
+// riskAfterMatch accounts for what aggressor o traded in a match that
+// started with cumQty and cumNotionalTicks before: the same figures as one
+// riskExecute per fill (the mark is the last trade's price), at the cost of one.
+func (m *Matcher) riskAfterMatch(o *order, cumQtyBefore, cumNotionalBefore int64) {
+	if qty := o.cumQty - cumQtyBefore; qty > 0 {
+		m.riskExecute(o, m.risk.lastPx, qty, o.cumNotionalTicks-cumNotionalBefore)
+	}
+}
+
+// riskExecute accounts for qty of order o executed for value (price ticks ×
+// quantity), the last part at px.
+func (m *Matcher) riskExecute(o *order, px, qty, value int64) {
 	subj := m.index.recs[o.rec].riskSubject
 	s := &m.risk.subjects[subj]
 	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
-	value := px * qty
 	if o.side == venue.SideSell {
 		qty, value = -qty, -value
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // The risk section of a snapshot (see snapshot.go):
@@ -104,4 +106,63 @@ func (r *riskState) reset() {
 	clear(r.subjects)
 	clear(r.cells)
 	r.killed, r.pending = 0, 0
+}
+
+// checkRiskInvariants recomputes every subject's open figures from the
+// resting orders (CheckInvariants): the counts that riskOpen and
+// riskTradeResting keep must equal them, and every order's subject must be
+// the one its account and session give.
+func (m *Matcher) checkRiskInvariants() error {
+	r := &m.risk
+	if !r.on {
+		if r.pending != 0 {
+			return fmt.Errorf("risk: %d automatic kills pending between commands", r.pending)
+		}
+		return nil
+	}
+	killed := 0
+	type open struct{ orders, notional, buyNotional int64 }
+	want := make([]open, len(r.subjects))
+	buys := make([]int64, len(r.cells))
+	sells := make([]int64, len(r.cells))
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+		o := &m.pool.orders[oi]
+		subj := m.index.recs[o.rec].riskSubject
+		if subj != r.subjectOf(o.sessionIdx, &o.account) {
+			return fmt.Errorf("risk: order %d has subject %d, its account and session give %d", o.orderID, subj, r.subjectOf(o.sessionIdx, &o.account))
+		}
+		n := o.leavesQty * o.priceTicks
+		w := &want[subj]
+		w.orders++
+		w.notional += n
+		ci := int(subj)*r.instruments + int(o.instrument)
+		if o.side == venue.SideBuy {
+			w.buyNotional += n
+			buys[ci] += o.leavesQty
+		} else {
+			sells[ci] += o.leavesQty
+		}
+	}
+	for i := range r.subjects {
+		s := &r.subjects[i]
+		if s.killed {
+			killed++
+		}
+		if s.killPending {
+			return fmt.Errorf("risk: subject %d has an automatic kill pending between commands", i)
+		}
+		if w := want[i]; s.openOrders != w.orders || s.openNotional != w.notional || s.openBuyNotional != w.buyNotional {
+			return fmt.Errorf("risk: subject %d counts %d open orders, %d open notional, %d open buy notional; the book has %d, %d, %d",
+				i, s.openOrders, s.openNotional, s.openBuyNotional, w.orders, w.notional, w.buyNotional)
+		}
+	}
+	for i := range r.cells {
+		if c := &r.cells[i]; c.openBuyQty != buys[i] || c.openSellQty != sells[i] {
+			return fmt.Errorf("risk: cell %d counts %d/%d open buy/sell quantity, the book has %d/%d", i, c.openBuyQty, c.openSellQty, buys[i], sells[i])
+		}
+	}
+	if killed != r.killed || r.pending != 0 {
+		return fmt.Errorf("risk: %d subjects killed, counted %d; %d kills pending", killed, r.killed, r.pending)
+	}
+	return nil
 }
