@@ -33,9 +33,10 @@ import (
 // progress never sees its counterparties disappear.
 
 // riskNone is a limit that is not set: every figure is at most it, so the
-// checks need no test for "no limit". Figures are far below it (a sum would
-// have to pass 2^63 ticks to wrap, and then the order would pass).
-const riskNone = math.MaxInt64
+// checks need no test for "no limit". It is half the int64 range so that
+// limit − figure cannot wrap for figures within ±2^62 (about 4.6e18
+// ticks), which is how riskCheckNew tests all limits at once.
+const riskNone = math.MaxInt64 / 2
 
 // riskSubject holds one session's or account's limits (riskNone: none) and figures.
 type riskSubject struct {
@@ -227,16 +228,18 @@ func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint1
 	}
 	cl := &r.cells[int(subj)*r.instruments+int(ii)]
 	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
-	ok := c.qty <= cl.maxOrderQty && notional <= cl.maxOrderNotional
+	// Each term is a limit's headroom after this order; one is negative
+	// when the order breaches it (riskNone keeps them from wrapping).
+	headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
 	if canRest(c.ordType, c.tif) {
-		ok = ok && s.openOrders < s.maxOpenOrders && s.openNotional+notional <= s.maxOpenNotional
+		headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
 	}
 	if c.side == venue.SideBuy {
-		ok = ok && s.dayNetBought+s.openBuyNotional+notional <= s.creditLimit && cl.position+cl.openBuyQty+c.qty <= cl.maxPosition
+		headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
 	} else {
-		ok = ok && cl.openSellQty-cl.position+c.qty <= cl.maxPosition
+		headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
 	}
-	if ok {
+	if headroom >= 0 {
 		return subj, venue.RejectReasonNone
 	}
 	m.riskRefuseNew(c, subj, s, cl, in, notional)

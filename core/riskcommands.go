@@ -53,7 +53,7 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 	if !r.on {
 		return venue.RiskResultNotEnabled, 0
 	}
-	if value <= 0 || limit == venue.RiskLimitNone || !limit.Valid() {
+	if value <= 0 || value > RiskLimitMax || limit == venue.RiskLimitNone || !limit.Valid() {
 		return venue.RiskResultInvalidValue, 0
 	}
 	perInstrument := limit == venue.RiskLimitMaxOrderQty || limit == venue.RiskLimitMaxOrderNotional || limit == venue.RiskLimitMaxPosition

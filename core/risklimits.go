@@ -11,6 +11,10 @@ import (
 // listed account is a risk subject with a uint16 index (see risk.go).
 const RiskAccountsMax = 4096
 
+// RiskLimitMax is the largest limit (about 4.6e18): larger values are
+// refused, as riskNone stands for "none" (risk.go).
+const RiskLimitMax = riskNone - 1
+
 // riskCellsMax bounds subjects × instruments: each pair is a riskCell of 64
 // bytes, reserved at start-up, so the bound is 64 MiB.
 const riskCellsMax = 1 << 20
@@ -108,16 +112,18 @@ func (l *RiskLimits) validate(known map[uint32]bool) error {
 	}{{"max order qty", l.MaxOrderQty}, {"max order notional", l.MaxOrderNotional}, {"max open orders", l.MaxOpenOrders},
 		{"max open notional", l.MaxOpenNotional}, {"credit limit", l.CreditLimit}, {"max position", l.MaxPosition},
 		{"kill after breaches", l.KillAfterBreaches}, {"kill at loss", l.KillAtLoss}} {
-		if v.v < 0 {
-			return fmt.Errorf("%s %d is negative", v.name, v.v)
+		if v.v < 0 || v.v > RiskLimitMax {
+			return fmt.Errorf("%s %d is outside [0, %d]", v.name, v.v, int64(RiskLimitMax))
 		}
 	}
 	for id, il := range l.Instruments {
 		if !known[id] {
 			return fmt.Errorf("limits for unknown instrument %d", id)
 		}
-		if il.MaxOrderQty < 0 || il.MaxOrderNotional < 0 || il.MaxPosition < 0 {
-			return fmt.Errorf("instrument %d: negative limit", id)
+		for _, v := range []int64{il.MaxOrderQty, il.MaxOrderNotional, il.MaxPosition} {
+			if v < 0 || v > RiskLimitMax {
+				return fmt.Errorf("instrument %d: limit %d is outside [0, %d]", id, v, int64(RiskLimitMax))
+			}
 		}
 	}
 	return nil
