@@ -181,8 +181,8 @@ func (m *Matcher) riskReport(session uint16) {
 		s := &r.subjects[i]
 		subj := uint16(i)
 		used, limit := m.riskPositionUse(subj)
-		if !s.killed && s.openOrders == 0 && s.creditLimit == riskNone && limit == 0 && s.maxOpenOrders == riskNone &&
-			s.maxOpenNotional == riskNone {
+		hasLimits := r.on && (s.creditLimit != riskNone || limit != 0 || s.maxOpenOrders != riskNone || s.maxOpenNotional != riskNone)
+		if !s.killed && s.openOrders == 0 && !hasLimits {
 			continue
 		}
 		e := venue.RiskUtilisation{}
