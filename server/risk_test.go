@@ -185,3 +185,66 @@ func riskMetricsExported(t *testing.T, s *Server, c *fixclient.Client) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestEachRiskLimitOverFIX meets every limit of one session in turn over
+// FIX, then its breach count trips the kill switch.
+func TestEachRiskLimitOverFIX(t *testing.T) {
+	extra := `
+[risk]
+[risk.sessions]
+max_order_qty = 100
+[[risk.session]]
+comp_id = "CLIENT3"
+max_order_notional = 500000
+max_open_orders = 2
+max_open_notional = 300000
+credit_limit = 250000
+kill_after_breaches = 5
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	c := logon(t, s, "CLIENT3", true)
+	other := logon(t, s, "CLIENT4", true)
+	refuse := func(id, side, qty, px, text string) {
+		t.Helper()
+		sendOrder(t, c, order{id: id, side: side, qty: qty, px: px})
+		expectER(t, c, map[int]string{11: id, 150: "8", 39: "8", 103: "3", 58: "order exceeds limit: " + text})
+	}
+	accept := func(id, side, qty, px string) {
+		t.Helper()
+		sendOrder(t, c, order{id: id, side: side, qty: qty, px: px})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+	}
+	refuse("n1", "1", "60", "99.00", "max order notional of session:CLIENT3 in ACME: 594000 > 500000 (price ticks × quantity)")
+	accept("b1", "1", "10", "95.00")
+	refuse("n2", "2", "20", "105.00", "max open notional of session:CLIENT3: 95000 open + 210000 > 300000 (price ticks × quantity)")
+	accept("s1", "2", "10", "105.00")
+	refuse("n3", "1", "1", "94.00", "max open orders of session:CLIENT3: 2 open + 1 > 2")
+
+	// CLIENT4 sells into b1: CLIENT3 has bought 95000 of its 250000 credit.
+	sendOrder(t, other, order{id: "x1", side: "2", qty: "10", px: "95.00"})
+	expectER(t, other, map[int]string{11: "x1", 150: "F", 39: "2"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 39: "2"})
+	refuse("n4", "1", "17", "94.00", "credit limit of session:CLIENT3: 95000 used + 159800 > 250000 (price ticks × quantity)")
+
+	// A replace is checked on its delta: a smaller one passes, a larger one
+	// is refused (the fifth breach, which trips the kill switch).
+	if err := c.Send("G", fixclient.F(11, "s2"), fixclient.F(41, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "105.00")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "s2", 150: "5", 151: "5"})
+	if err := c.Send("G", fixclient.F(11, "s3"), fixclient.F(41, "s2"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "30"), fixclient.F(40, "2"), fixclient.F(44, "105.00")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "s3", 41: "s2", 434: "2",
+		58: "order exceeds limit: max open notional of session:CLIENT3: 52500 open + 262500 > 300000 (price ticks × quantity)"}); err != nil {
+		t.Fatalf("%v (received: %v)", err, c.Received)
+	}
+	expectER(t, c, map[int]string{11: "s2", 150: "4", 58: "cancelled by the kill switch"})
+	sendOrder(t, c, order{id: "n5", side: "2", qty: "1", px: "105.00"})
+	expectER(t, c, map[int]string{11: "n5", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT3"})
+	// Other sessions trade on.
+	sendOrder(t, other, order{id: "x2", side: "2", qty: "1", px: "105.00"})
+	expectER(t, other, map[int]string{11: "x2", 150: "0"})
+}
