@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -12,7 +13,7 @@ import (
 //
 //	[risk]
 //	control_token = "…"          # enables POST /risk/* on the metrics listener
-//	report_interval = "10s"      # journals a utilisation report this often
+//	report_interval = "10s"      # journals a utilisation report this often (the default)
 //	[risk.sessions]              # every session's limits
 //	max_order_qty = 10000
 //	[[risk.session]]             # one session's, replacing [risk.sessions]
@@ -33,6 +34,17 @@ type Risk struct {
 	Sessions       RiskLimits    `toml:"sessions"`
 	Session        []RiskSession `toml:"session"`
 	Account        []RiskAccount `toml:"account"`
+}
+
+// RiskReportIntervalDefault applies when risk.report_interval is unset or "0s".
+const RiskReportIntervalDefault = 10 * time.Second
+
+// ReportEvery is how often the venue journals a risk utilisation report.
+func (r *Risk) ReportEvery() time.Duration {
+	if r.ReportInterval.Duration <= 0 {
+		return RiskReportIntervalDefault
+	}
+	return r.ReportInterval.Duration
 }
 
 // RiskLimits are one session's or account's limits (nil: none).

@@ -375,11 +375,11 @@ func (s *Server) Start() error {
 			s.runSnapshots(s.cfg.Journal.SnapshotInterval.Duration)
 		}()
 	}
-	if s.cfg.Risk != nil && s.cfg.Risk.ReportInterval.Duration > 0 {
+	if s.cfg.Risk != nil {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.runRiskReports(s.cfg.Risk.ReportInterval.Duration)
+			s.runRiskReports(s.cfg.Risk.ReportEvery())
 		}()
 	}
 	if s.cfg.Metrics.Addr != "" {
