@@ -153,9 +153,6 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 			err = e // another schema's message
 		}
 	}
-	if m.risk.pending > 0 {
-		m.riskRunPendingKills()
-	}
 	m.sink = nil
 	if invariantsEnabled {
 		m.checkAfterApply(templateID)
@@ -183,6 +180,9 @@ func (m *Matcher) applyReplace(cmd []byte) error {
 	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	m.replaceOrder(&c)
+	if m.risk.pending > 0 { // a breach or a fill tripped an automatic kill (risk.go)
+		m.riskRunPendingKills()
+	}
 	return nil
 }
 

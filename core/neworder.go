@@ -38,16 +38,11 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		m.emitRejected(&c, reason)
 		return nil
 	}
-	var subj uint16
 	if m.riskChecks() {
-		var reason venue.RejectReason
-		if subj, reason = m.riskCheckNew(&c, ii, in); reason != venue.RejectReasonNone {
-			m.emitRejected(&c, reason)
-			return nil
-		}
+		m.enterCheckedOrder(&c, ii, in, h, at)
+		return nil
 	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
-	m.riskSetSubject(oi, subj)
 	m.executeNewOrder(in, oi)
 	return nil
 }

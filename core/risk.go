@@ -30,7 +30,8 @@ import (
 //
 // An automatic kill (breach count or loss) is decided during the command
 // but carried out at its end (riskRunPendingKills), so that a match in
-// progress never sees its counterparties disappear.
+// progress never sees its counterparties disappear. Only new orders and
+// replaces breach limits or trade, so only they look for pending kills.
 
 // riskNone is a limit that is not set: every figure is at most it, so the
 // checks need no test for "no limit". It is half the int64 range so that
@@ -81,6 +82,7 @@ func riskBit(l venue.RiskLimit) uint8 { return 1 << l }
 
 type riskState struct {
 	on          bool // RiskConfig given: every figure is kept
+	checks      bool // on, or some kill switch on: new orders and replaces go through the checks
 	killed      int  // subjects with the kill switch on
 	pending     int  // subjects whose automatic kill waits for the end of the command
 	sessionsMax int
@@ -104,7 +106,7 @@ func newRiskState(cfg *Config) riskState {
 	if cfg.Risk == nil {
 		return r
 	}
-	r.on = true
+	r.on, r.checks = true, true
 	r.cells = make([]riskCell, n*len(cfg.Instruments))
 	r.accounts = newRiskAccountTable(names, cfg.SessionsMax)
 	r.names = make([][venue.AccountLength]byte, len(names))
@@ -194,7 +196,13 @@ func (c *riskCell) worstPosition() int64 {
 
 // riskChecks reports whether a new order must go through riskCheckNew:
 // risk is configured, or some kill switch is on.
-func (m *Matcher) riskChecks() bool { return m.risk.on || m.risk.killed > 0 }
+func (m *Matcher) riskChecks() bool { return m.risk.checks }
+
+// countKilled adds n (±1) to the subjects whose kill switch is on.
+func (r *riskState) countKilled(n int) {
+	r.killed += n
+	r.checks = r.on || r.killed > 0
+}
 
 // riskNotional values an order: a market order at the far edge of the band
 // (a buy at its high, a sell at its low), which bounds what it can trade at.
@@ -338,12 +346,21 @@ func (m *Matcher) riskKillLater(subj uint16, why venue.RiskLimit) {
 	m.risk.pending++
 }
 
-// riskSetSubject records the subject of an accepted order in its record.
-func (m *Matcher) riskSetSubject(oi orderIdx, subj uint16) {
-	if !m.risk.on {
-		return
+// enterCheckedOrder is the end of applyNewOrder when risk checks apply: the
+// order is refused, or accepted with its subject recorded, and executed.
+// Apart from it, the order path without risk pays one test.
+func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
+	subj, reason := m.riskCheckNew(c, ii, in)
+	if reason != venue.RejectReasonNone {
+		m.emitRejected(c, reason)
+	} else {
+		oi := m.acceptNewOrder(c, ii, h, at)
+		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+		m.executeNewOrder(in, oi)
 	}
-	m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+	if m.risk.pending > 0 {
+		m.riskRunPendingKills()
+	}
 }
 
 // riskOpen adds count orders and leaves (both may be negative) of resting
@@ -463,7 +480,7 @@ func (m *Matcher) riskKill(subj uint16) uint32 {
 	s := &m.risk.subjects[subj]
 	if !s.killed {
 		s.killed = true
-		m.risk.killed++
+		m.risk.countKilled(1)
 	}
 	var n uint32
 	if int(subj) < m.risk.sessionsMax {

@@ -168,7 +168,7 @@ func (m *Matcher) riskReset(subj uint16) {
 	s := &m.risk.subjects[subj]
 	if s.killed {
 		s.killed = false
-		m.risk.killed--
+		m.risk.countKilled(-1)
 	}
 	s.breaches = 0
 }

@@ -83,7 +83,7 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 		case 0:
 		case 1:
 			s.killed = true
-			r.killed++
+			r.countKilled(1)
 		default:
 			return fmt.Errorf("%w: risk subject %d: kill flag %d", ErrSnapshot, i, b[8*riskSubjectWords])
 		}
@@ -105,7 +105,7 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 func (r *riskState) reset() {
 	clear(r.subjects)
 	clear(r.cells)
-	r.killed, r.pending = 0, 0
+	r.killed, r.pending, r.checks = 0, 0, r.on
 }
 
 // checkRiskInvariants recomputes every subject's open figures from the
