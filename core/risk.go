@@ -36,7 +36,7 @@ import (
 // riskNone is a limit that is not set: every figure is at most it, so the
 // checks need no test for "no limit". It is half the int64 range so that
 // limit − figure cannot wrap for figures within ±2^62 (about 4.6e18
-// ticks), which is how riskCheckNew tests all limits at once.
+// ticks), which is how riskPasses tests all limits at once.
 const riskNone = math.MaxInt64 / 2
 
 // riskSubject holds one session's or account's limits (riskNone: none) and figures.
@@ -194,7 +194,7 @@ func (c *riskCell) worstPosition() int64 {
 	return max(c.position+c.openBuyQty, c.openSellQty-c.position)
 }
 
-// riskChecks reports whether a new order must go through riskCheckNew:
+// riskChecks reports whether a new order must go through enterCheckedOrder:
 // risk is configured, or some kill switch is on.
 func (m *Matcher) riskChecks() bool { return m.risk.checks }
 
@@ -216,24 +216,38 @@ func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceT
 	return priceTicks * qty
 }
 
-// riskCheckNew checks a new order that passed every other check. It
-// returns the order's subject and RejectReasonNone, or reports the breach
-// (RiskBreach) and returns the reason to reject it with. The passing path
-// compares each figure once; riskRefuseNew finds which limit failed.
-func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint16, venue.RejectReason) {
+// enterCheckedOrder is the end of applyNewOrder when risk checks apply
+// (package documentation, "Risk"): the order is refused, or accepted with
+// its subject recorded and executed. Apart from it, the order path without
+// risk pays one test.
+func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
 	r := &m.risk
 	subj := c.sessionIdx
 	if len(r.accounts.subjects) != 0 && c.account[0] != 0 {
 		subj = r.subjectOf(c.sessionIdx, &c.account)
 	}
-	s := &r.subjects[subj]
-	if r.killed > 0 && (s.killed || r.subjects[c.sessionIdx].killed) {
+	switch {
+	case r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed):
 		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
-		return subj, venue.RejectReasonKillSwitchActive
+		m.emitRejected(c, venue.RejectReasonKillSwitchActive)
+	case r.on && !r.riskPasses(c, subj, ii, in):
+		m.riskRefuseNew(c, subj, ii, in)
+		m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
+	default:
+		oi := m.acceptNewOrder(c, ii, h, at)
+		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+		m.executeNewOrder(in, oi)
 	}
-	if !r.on {
-		return subj, venue.RejectReasonNone
+	if r.pending > 0 {
+		m.riskRunPendingKills()
 	}
+}
+
+// riskPasses reports whether a new order of subject subj keeps within
+// every limit. It calls nothing, so it needs no frame: the passing path
+// compares each figure once, and riskRefuseNew finds which limit failed.
+func (r *riskState) riskPasses(c *newOrderCmd, subj, ii uint16, in *instrument) bool {
+	s := &r.subjects[subj]
 	cl := &r.cells[int(subj)*r.instruments+int(ii)]
 	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
 	// Each term is a limit's headroom after this order; one is negative
@@ -247,16 +261,15 @@ func (m *Matcher) riskCheckNew(c *newOrderCmd, ii uint16, in *instrument) (uint1
 	} else {
 		headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
 	}
-	if headroom >= 0 {
-		return subj, venue.RejectReasonNone
-	}
-	m.riskRefuseNew(c, subj, s, cl, in, notional)
-	return subj, venue.RejectReasonRiskLimitExceeded
+	return headroom >= 0
 }
 
 // riskRefuseNew reports the first limit a new order breaches, in the
 // order of the package documentation.
-func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj uint16, s *riskSubject, cl *riskCell, in *instrument, notional int64) {
+func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument) {
+	s := &m.risk.subjects[subj]
+	cl := m.risk.cell(subj, ii)
+	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
 	rests := canRest(c.ordType, c.tif)
 	position := cl.position + cl.openBuyQty
 	if c.side == venue.SideSell {
@@ -344,23 +357,6 @@ func (m *Matcher) riskKillLater(subj uint16, why venue.RiskLimit) {
 	}
 	s.killPending, s.pendingWhy = true, why
 	m.risk.pending++
-}
-
-// enterCheckedOrder is the end of applyNewOrder when risk checks apply: the
-// order is refused, or accepted with its subject recorded, and executed.
-// Apart from it, the order path without risk pays one test.
-func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
-	subj, reason := m.riskCheckNew(c, ii, in)
-	if reason != venue.RejectReasonNone {
-		m.emitRejected(c, reason)
-	} else {
-		oi := m.acceptNewOrder(c, ii, h, at)
-		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
-		m.executeNewOrder(in, oi)
-	}
-	if m.risk.pending > 0 {
-		m.riskRunPendingKills()
-	}
 }
 
 // riskOpen adds count orders and leaves (both may be negative) of resting
