@@ -1,6 +1,8 @@
 package core
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -187,5 +189,49 @@ func TestApplyDoesNotAllocateWithRisk(t *testing.T) {
 		if allocs := testing.AllocsPerRun(100, c.run); allocs != 0 {
 			t.Errorf("%s: %v allocations per run", c.name, allocs)
 		}
+	}
+}
+
+// TestRiskSnapshotRefusesOtherRiskConfig: a snapshot holds each session's
+// and account's figures by position, so a venue configured with other
+// accounts (or without risk) refuses it instead of mixing them up, and a
+// venue with the same configuration restores the limits changed at runtime.
+func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
+	cfg := propertyConfigs()[2]
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(4)
+	if err := m.Apply(encodeRiskSetLimit(buf[:], 1, 1, 0, venue.RiskScopeAccount, "A", venue.RiskLimitCreditLimit, 0, 123), sink); err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := m.WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	more, renamed := cfg, cfg
+	more.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "B": {}, "Z": {}}}
+	renamed.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "C": {}}}
+	for name, c := range map[string]Config{"more accounts": more, "other accounts": renamed, "no risk": propertyConfigs()[0]} {
+		o, err := NewMatcher(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.ReadSnapshot(bytes.NewReader(snap.Bytes())); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "risk") {
+			t.Errorf("%s: %v, want a risk mismatch", name, err)
+		}
+	}
+	same, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := same.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	subj, _ := same.risk.accounts.lookup(&[venue.AccountLength]byte{'A'})
+	if got := same.risk.subjects[subj].creditLimit; got != 123 {
+		t.Fatalf("restored credit limit %d, want 123", got)
 	}
 }

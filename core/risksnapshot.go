@@ -11,6 +11,7 @@ import (
 // The risk section of a snapshot (see snapshot.go):
 //
 //	u32 subjects, u32 cells (0 when risk is off)
+//	per account  16 bytes: its name, NUL-padded (subjects after the sessions)
 //	per subject  riskSubjectWords i64 (limits, then figures; see
 //	             riskSubject.words), u8 killed
 //	per cell     riskCellWords i64 (see riskCell.words), u8 overrides
@@ -41,6 +42,9 @@ func (m *Matcher) writeRiskSnapshot(bw *bufio.Writer) {
 	var b [8]byte
 	bw.Write(binary.LittleEndian.AppendUint32(b[:0], uint32(len(r.subjects))))
 	bw.Write(binary.LittleEndian.AppendUint32(b[:0], uint32(len(r.cells))))
+	for i := range r.names {
+		bw.Write(r.names[i][:])
+	}
 	for i := range r.subjects {
 		s := &r.subjects[i]
 		for _, w := range s.words() {
@@ -70,6 +74,14 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 	if int(subjects) != len(r.subjects) || int(cells) != len(r.cells) {
 		return fmt.Errorf("%w: risk for %d sessions and accounts and %d cells, the config has %d and %d",
 			ErrSnapshot, subjects, cells, len(r.subjects), len(r.cells))
+	}
+	for i := range r.names {
+		if b, err = sr.next(venue.AccountLength); err != nil {
+			return err
+		}
+		if [venue.AccountLength]byte(b) != r.names[i] {
+			return fmt.Errorf("%w: risk account %d is %q, the config has %q", ErrSnapshot, i, trimNUL(b), trimNUL(r.names[i][:]))
+		}
 	}
 	for i := range r.subjects {
 		s := &r.subjects[i]
