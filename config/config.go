@@ -65,6 +65,7 @@ type Config struct {
 	Admin           Admin           `toml:"admin"`
 	Schedule        Schedule        `toml:"schedule"`
 	Export          Export          `toml:"export"`
+	Risk            *Risk           `toml:"risk"`
 }
 
 // Venue holds identity and storage.
@@ -383,6 +384,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateExport()...)
 	errs = append(errs, c.validateInstruments()...)
 	errs = append(errs, c.validateOperations()...)
+	errs = append(errs, c.validateRisk()...)
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,9 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 func (m *Matcher) removeOrder(oi orderIdx) {
 	o := &m.pool.orders[oi]
 	if o.resting {
+		if m.risk.on && o.leavesQty > 0 { // a filled order stopped counting at its last fill (riskTradeResting)
+			m.riskOpen(o, -1, -o.leavesQty)
+		}
 		in := m.instrumentOf(o)
 		in.sides[sideIndex(o.side)].unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	}

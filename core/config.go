@@ -77,6 +77,9 @@ type Config struct {
 	// carry StpMode Default, per account. Accounts that are absent, and the
 	// empty account, use CancelResting. Keys are at most AccountLength bytes.
 	AccountStpModes map[string]venue.StpMode
+	// Risk turns pre-trade risk limits on (risklimits.go); nil: no limits,
+	// and no figure is kept. Session kill switches work either way.
+	Risk *RiskConfig
 }
 
 // bandTicks returns the band edges, rounded inward to whole ticks, clamped to
@@ -143,7 +146,7 @@ func (c *Config) validate() error {
 			return configError("AccountStpModes[%q] = %d is not a concrete mode", account, mode)
 		}
 	}
-	return nil
+	return c.validateRisk()
 }
 
 func (in *InstrumentConfig) validate(levelsMax int) error {

@@ -143,6 +143,35 @@
 // UnknownSession, InvalidTransition); it is never an Apply error, because
 // an error stops the venue.
 //
+// # Risk
+//
+// With Config.Risk, a new order that passed every check above is checked
+// against pre-trade limits (risklimits.go, risk.go) of its subject: the
+// account's when Config.Risk.Accounts lists it, else the session's. In
+// order: maximum order quantity, maximum order notional (a market order
+// valued at the band's far edge), open orders and gross open notional (for
+// orders that can rest), credit (buys: executed buy notional net of sells
+// today plus open buys) and the worst-case position in the instrument. The
+// first breach is reported in a RiskBreach event (limit, figure, request)
+// followed by OrderRejected with RiskLimitExceeded. A replace is checked on
+// its delta (a figure it does not increase passes), and refused with a
+// RiskBreach and a CancelRejected. A session or account whose kill switch is
+// on gets KillSwitchActive (RiskBreach with limit None) for new orders and
+// replaces; cancels pass. Session kill switches work without Config.Risk.
+//
+// RiskControl turns a kill switch on (cancelling the subject's orders,
+// reason KillSwitch) or off, or reports utilisation (RiskUtilisation
+// events); RiskSetLimit changes one limit. Each answers RiskControlResult;
+// an invalid value, an unknown session, account or instrument, or a limit
+// that the figures already pass is refused and changes nothing. An
+// automatic kill (KillAfterBreaches, KillAtLoss) is decided during a command
+// and carried out at its end, with a RiskControlResult AutoKill. EndOfDay
+// restarts the day's figures. Limits and figures are in the snapshot.
+// Without Config.Risk the order path pays one test per order, per trade and
+// per order joining or leaving a price level; with limits on every session
+// a place+cancel costs 12% more instructions, a fill+refill 18%
+// (docs/benchmarks.md, "Risk checks").
+//
 // # Structures and their costs
 //
 // Price levels: each side of each instrument is an array with one level per

@@ -163,7 +163,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		_ = e.WrapDecode(ev, 0)
 		fmt.Fprintf(&b, "trading-status %s %s", f.sym(e.InstrumentID()), e.Status())
 	default:
-		fmt.Fprintf(&b, "unknown event template %d", tid)
+		if !f.riskText(&b, tid, ev) {
+			fmt.Fprintf(&b, "unknown event template %d", tid)
+		}
 	}
 	return b.String()
 }

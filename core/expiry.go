@@ -33,6 +33,7 @@ func (m *Matcher) endOfDay() uint32 {
 		}
 		oi = next
 	}
+	m.riskEndOfDay()
 	orders := m.pool.orders
 	m.index.compact(m.lastOrderID,
 		func(ri recIdx) bool { return m.index.recs[ri].slot != noOrder },

@@ -26,11 +26,17 @@ func fuzzFrames(data []byte, yield func([]byte)) {
 // The matcher must never panic,
 // must write no event when it refuses bytes, must keep every invariant after
 // every command, and must agree byte for byte with the reference model.
-func FuzzMatcher(f *testing.F) {
-	cfg := propertyConfigs()[1]
+func FuzzMatcher(f *testing.F) { fuzzAgainstModel(f, propertyConfigs()[1]) }
+
+// FuzzMatcherRisk is FuzzMatcher on a venue with risk limits
+// (propertyRisk), whose seeds include the risk commands.
+func FuzzMatcherRisk(f *testing.F) { fuzzAgainstModel(f, propertyConfigs()[2]) }
+
+func fuzzAgainstModel(f *testing.F, cfg Config) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		f.Add(fuzzSeed(cfg, seed, 12))
 	}
+	f.Add(fuzzSeed(cfg, 5, 200))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := NewMatcher(cfg)
 		if err != nil {

@@ -133,7 +133,7 @@ func (s *script) runCase(cmds []string, lineNo int) string {
 			s.t.Fatalf("%s:%d: %v", s.file, lineNo, err)
 		}
 		switch name {
-		case "config", "instrument", "stp":
+		case "config", "instrument", "stp", "risk":
 			if !configuring {
 				s.pending = &Config{OrdersMax: 64, ClOrdIDsMax: 256, SessionsMax: 8}
 				configuring = true
@@ -211,6 +211,8 @@ func (s *script) configure(name string, a args) error {
 			c.AccountStpModes = map[string]venue.StpMode{}
 		}
 		c.AccountStpModes[a.str("acct", "")] = parseStp(a.str("mode", "resting"))
+	case "risk":
+		configureRisk(c, a)
 	}
 	return a.unused()
 }
@@ -328,7 +330,9 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		touched[s.instrument(a)] = true
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q", name)
+		if cmd = s.riskCommand(name, a, session); cmd == nil {
+			return fmt.Errorf("unknown command %q", name)
+		}
 	}
 	return s.apply(cmd, out, touched)
 }

@@ -85,6 +85,9 @@ func (m *Matcher) CheckInvariants() error {
 	if m.pool.inUse != resting {
 		return fmt.Errorf("%d pool slots in use but %d resting orders", m.pool.inUse, resting)
 	}
+	if err := m.checkRiskInvariants(); err != nil {
+		return err
+	}
 	if resting > m.ordersMax {
 		return fmt.Errorf("%d resting orders exceed OrdersMax %d", resting, m.ordersMax)
 	}

@@ -107,6 +107,9 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
+	if m.risk.on {
+		m.riskTradeResting(r, px, qty)
+	}
 	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID)
 	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID)
 	if r.leavesQty == 0 {

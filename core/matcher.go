@@ -39,6 +39,8 @@ type Matcher struct {
 
 	qty quantityLedger
 
+	risk riskState
+
 	// The command being applied.
 	sink     EventSink
 	causeSeq uint64
@@ -75,6 +77,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		ordersMax:   cfg.OrdersMax,
 		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
 		prefetches:  newPrefetchQueue(),
+		risk:        newRiskState(&cfg),
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
 	ids := make([]uint32, len(cfg.Instruments))
@@ -132,6 +135,10 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applyEndOfDay(cmd)
 	case venue.OperatorCommandTemplateID:
 		err = m.applyOperatorCommand(cmd)
+	case venue.RiskSetLimitTemplateID:
+		err = m.applyRiskSetLimit(cmd)
+	case venue.RiskControlTemplateID:
+		err = m.applyRiskControl(cmd)
 	case venue.SnapshotTemplateID:
 		var c venue.Snapshot
 		if err = c.WrapDecode(cmd, 0); err == nil {
@@ -175,6 +182,9 @@ func (m *Matcher) applyReplace(cmd []byte) error {
 	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	m.replaceOrder(&c)
+	if m.risk.pending > 0 { // a breach or a fill tripped an automatic kill (risk.go)
+		m.riskRunPendingKills()
+	}
 	return nil
 }
 

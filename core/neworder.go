@@ -38,6 +38,10 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		m.emitRejected(&c, reason)
 		return nil
 	}
+	if m.riskChecks() {
+		m.enterCheckedOrder(&c, ii, in, h, at)
+		return nil
+	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
 	m.executeNewOrder(in, oi)
 	return nil
@@ -182,6 +186,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	}
 	if in.canTrade(o) {
 		m.match(in, oi)
+		if m.risk.on {
+			m.riskAfterMatch(o, 0, 0)
+		}
 	}
 	switch {
 	case o.leavesQty == 0:
@@ -190,6 +197,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 		m.listOrder(oi)
+		if m.risk.on {
+			m.riskOpen(o, 1, o.leavesQty)
+		}
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}

@@ -49,6 +49,7 @@ func propertyConfigs() []Config {
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,
 			AccountStpModes: map[string]venue.StpMode{"AGG": venue.StpModeCancelAggressor, "BTH": venue.StpModeCancelBoth}},
 		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, Instruments: instruments[:2]},
+		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments, Risk: propertyRisk()},
 	}
 }
 
@@ -330,6 +331,8 @@ func (g *commandGen) next() []byte {
 	case r < 936:
 		g.last = "eod"
 		return encodeEndOfDay(g.buf[:], g.seq, g.now)
+	case r < 950:
+		return g.riskCommand()
 	case r < 990:
 		g.now += int64(g.rng.IntN(300))
 		g.last = "tick"

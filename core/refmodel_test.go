@@ -72,11 +72,12 @@ type refModel struct {
 	now         int64
 	seq         uint64
 	sink        *BufferSink
+	risk        *refRisk // refmodel_risk_test.go
 }
 
 func newRefModel(cfg Config) *refModel {
 	m := &refModel{cfg: cfg, instruments: map[uint32]*refInstrument{}, live: map[uint64]*refOrder{},
-		records: map[refKey]*refRecord{}, current: map[uint64]refKey{}}
+		records: map[refKey]*refRecord{}, current: map[uint64]refKey{}, risk: newRefRisk(cfg)}
 	for _, in := range cfg.Instruments {
 		ri := &refInstrument{cfg: in, status: in.Status}
 		if ri.status == 0 {
@@ -184,9 +185,24 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 			return false
 		}
 		m.start(c.Seq(), c.TimestampNs())
+	case venue.RiskSetLimitTemplateID:
+		var c venue.RiskSetLimit
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.riskSetLimit(&c)
+	case venue.RiskControlTemplateID:
+		var c venue.RiskControl
+		if c.WrapDecode(cmd, 0) != nil {
+			return false
+		}
+		m.start(c.Seq(), c.TimestampNs())
+		m.riskControl(&c)
 	default:
 		return false
 	}
+	m.riskEndOfCommand()
 	return true
 }
 
@@ -304,6 +320,9 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	}
 	if reason := m.checkNew(c, in); reason != venue.RejectReasonNone {
 		m.reject(c, reason)
+		return
+	}
+	if m.riskRefusesNew(c, in) {
 		return
 	}
 	m.lastOrder++
@@ -438,6 +457,7 @@ func (m *refModel) fokFillable(o *refOrder) bool {
 
 // match trades o against the best resting order until it is done.
 func (m *refModel) match(o *refOrder) {
+	defer m.riskMatchEnded(o)
 	for o.leaves > 0 {
 		opp := m.book(o.instrument, oppositeSide(o.side))
 		if len(opp) == 0 || !crossesAt(o, opp[0].price) {
@@ -467,6 +487,7 @@ func (m *refModel) match(o *refOrder) {
 		}
 		m.fill(o, true, qty, r.price, r.orderID)
 		m.fill(r, false, qty, r.price, o.orderID)
+		m.riskTraded(r, qty, r.price)
 		if r.leaves == 0 {
 			delete(m.live, r.orderID)
 			m.finalize(r, venue.OrdStatusFilled)
@@ -768,7 +789,7 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 	if o.flags&venue.OrderFlagsPostOnly != 0 && lost && c.Qty() > o.cum && m.wouldTake(o.instrument, o.side, c.PriceTicks()) {
 		return venue.RejectReasonPostOnlyWouldTake
 	}
-	return venue.RejectReasonNone
+	return m.riskReplaceReason(c, o)
 }
 
 func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, orig string) {
@@ -905,6 +926,7 @@ func (m *refModel) endOfDay() {
 			m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
 		}
 	}
+	m.riskEndOfDay()
 	for key, rec := range m.records {
 		if !rec.live {
 			delete(m.records, key)

@@ -33,6 +33,7 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	nr := &m.index.recs[newRec]
 	or := &m.index.recs[oldRec]
+	nr.riskSubject = or.riskSubject
 	m.index.setOrder(o.orderID, newRec)
 	o.rec = newRec
 	origClOrdID := &or.key
@@ -77,22 +78,35 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	}
 	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
 	if !priorityLost {
+		if m.risk.on {
+			m.riskOpen(o, 0, newLeaves-oldLeaves)
+		}
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
 		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
+	}
+	if m.risk.on {
+		m.riskOpen(o, -1, -oldLeaves)
 	}
 	bs.unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
 	o.leavesQty = newLeaves
 	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
 	m.match(in, oi)
+	if m.risk.on {
+		m.riskAfterMatch(o, cumQty, cumNotional)
+	}
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	if m.risk.on {
+		m.riskOpen(o, 1, o.leavesQty)
+	}
 }
 
 // validateReplace returns why a replace of the live order behind record ri
@@ -138,6 +152,9 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.qty > o.cumQty &&
 		in.wouldTake(sideIndex(o.side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
+	}
+	if m.riskChecks() {
+		return m.riskCheckReplace(c, o)
 	}
 	return venue.RejectReasonNone
 }

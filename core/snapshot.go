@@ -13,9 +13,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 1:
+// Snapshot format (all integers little-endian), version 2:
 //
-//	magic        8 bytes "FVCORE\x00\x01"
+//	magic        8 bytes "FVCORE\x00\x02"
 //	instruments  u32 count, then per instrument (config order):
 //	             u32 id, i64 band low ticks, i64 band high ticks, u8 status
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
@@ -26,6 +26,7 @@ import (
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
 //	             then asks, best level first, then time (see writeOrder)
+//	risk         limits and figures of pre-trade risk (risksnapshot.go)
 //	trailer      u32 CRC-32C of every byte before it
 //
 // The snapshot holds the logical state only: pool slots, free-list order and
@@ -34,7 +35,7 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 1}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 2}
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
@@ -87,6 +88,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 			}
 		}
 	}
+	m.writeRiskSnapshot(bw)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("core: writing snapshot: %w", err)
 	}
@@ -162,7 +164,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		return err
 	}
 	if [8]byte(b[:8]) != snapshotMagic {
-		return fmt.Errorf("%w: not a matcher snapshot (version 1)", ErrSnapshot)
+		return fmt.Errorf("%w: not a matcher snapshot (version 2)", ErrSnapshot)
 	}
 	if n := binary.LittleEndian.Uint32(b[8:]); int(n) != len(m.instruments) {
 		return fmt.Errorf("%w: %d instruments, the config has %d", ErrSnapshot, n, len(m.instruments))
@@ -197,6 +199,9 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	m.index.recsUsed = int(recs)
 	m.index.rebuild(m.lastOrderID)
 	if err := m.readOrders(sr); err != nil {
+		return err
+	}
+	if err := m.readRiskSnapshot(sr); err != nil {
 		return err
 	}
 	want := sr.crc.Sum32()
@@ -249,6 +254,9 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
 	r.sessionIdx = binary.LittleEndian.Uint16(b[4:])
 	r.side, r.ordType, r.tif, r.ordStatus = venue.Side(b[7]), venue.OrdType(b[8]), venue.TimeInForce(b[9]), venue.OrdStatus(b[10])
 	r.slot = noOrder
+	if m.risk.on {
+		r.riskSubject = m.risk.subjectOf(r.sessionIdx, &r.account)
+	}
 	// Lookups compare padded keys: the ClOrdID must be NUL-padded after its length.
 	if r.key.bytes() != id || r.key.len() != int(b[6]) || int(r.sessionIdx) >= len(m.sessions) ||
 		r.orderID == 0 || r.orderID > m.lastOrderID || !r.ordStatus.Valid() {
@@ -379,5 +387,6 @@ func (m *Matcher) resetState() {
 	m.all = newOrderList()
 	m.lastOrderID, m.lastExecID, m.lastTradeID = 0, 0, 0
 	m.qty = quantityLedger{}
+	m.risk.reset()
 	m.nowNs, m.causeSeq = 0, 0
 }

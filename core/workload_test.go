@@ -124,6 +124,7 @@ func newWorkloadSized(tb testing.TB, depth, clOrdIDsMax int) *workload {
 		SessionsMax: 4,
 		Instruments: []InstrumentConfig{{ID: workloadInstrument, Symbol: "BENCH", TickSize: "0.01", LotSize: 1,
 			MinQty: 1, MaxQty: 1_000_000, RefPriceTicks: workloadRefTicks, BandPercent: 20}},
+		Risk: workloadRisk(),
 	}
 	m, err := NewMatcher(cfg)
 	if err != nil {

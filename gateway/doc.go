@@ -31,6 +31,13 @@
 // A full queue means the client is not reading: the session is disconnected,
 // and its answers still reach the FIX store for the next logon.
 //
+// Risk (risk.go): a reject caused by a pre-trade limit or a kill switch
+// follows a RiskBreach event of the same command; outbound keeps the last
+// one and writes OrdRejReason 3 (order exceeds limit) with a Text naming the
+// limit, whose it is and the figures (on a replace, the OrderCancelReject's
+// Text). RiskControlResult answers the control endpoint (AwaitRiskResult)
+// and, with RiskBreach and RiskUtilisation, feeds the fixvenue_risk_* metrics.
+//
 // Sessions: throttles over a sliding one-second window (orders and cancels
 // rejected past their limits, the session logged out past its message limit),
 // cancel-on-disconnect through a journaled SessionDisconnected command.

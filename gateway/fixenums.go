@@ -201,6 +201,8 @@ func ordRejReasonOf(r venue.RejectReason) ordRejReason {
 		return ordRejUnsupportedOrderChar
 	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange:
 		return ordRejIncorrectQuantity
+	case venue.RejectReasonRiskLimitExceeded, venue.RejectReasonKillSwitchActive:
+		return ordRejExceedsLimit
 	}
 	return ordRejOther
 }

@@ -92,6 +92,9 @@ type Gateway struct {
 	sessions  []*session
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
+	breach    lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
+	riskMu    sync.Mutex // guards riskWaits
+	riskWaits map[int64]chan RiskResult
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// execEpoch is the start time of this gateway (ms, base 36), the prefix of
 	// its ExecIDs: read once in New, so that importing the package reads no clock.

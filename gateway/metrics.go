@@ -17,6 +17,7 @@ type Metrics struct {
 	durableWaitNs             prometheus.Histogram
 	eventAge                  prometheus.Histogram
 	dropCopyMetrics
+	risk *riskMetrics
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -44,8 +45,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_event_age_seconds",
 			Help:    "Age of the last event of each batch outbound takes from the event ring (FIX arrival → outbound sees the event), before the durability wait.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 24)}),
+		risk: newRiskMetrics(),
 	}
 	if reg != nil {
+		reg.MustRegister(m.risk.collectors()...)
 		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
 			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge)
 	}

@@ -203,6 +203,21 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onTradingStatusChanged(&e)
 		}
+	case venue.RiskBreachTemplateID:
+		var e venue.RiskBreach
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskBreach(&e)
+		}
+	case venue.RiskControlResultTemplateID:
+		var e venue.RiskControlResult
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskControlResult(&e)
+		}
+	case venue.RiskUtilisationTemplateID:
+		var e venue.RiskUtilisation
+		if e.WrapDecode(slot, 0) == nil {
+			g.onRiskUtilisation(&e)
+		}
 	}
 }
 
@@ -291,17 +306,25 @@ func RejectText(r venue.RejectReason) string {
 		return "throttled"
 	case venue.RejectReasonTradingHalted:
 		return "trading halted"
+	case venue.RejectReasonRiskLimitExceeded:
+		return "order exceeds limit"
+	case venue.RejectReasonKillSwitchActive:
+		return "kill switch on"
 	}
 	return r.String()
 }
 
 func (g *Gateway) onRejected(e *venue.OrderRejected) {
+	text := g.riskText(int64(e.CauseSeq()), e.Reason())
+	if text == "" {
+		text = g.rejectText(e.Reason(), e.InstrumentID())
+	}
 	b := g.newER(e.InstrumentID())
 	b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 		exec(execTypeRejected, ordStatusRejected).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
-		int(tag.OrdRejReason, int64(ordRejReasonOf(e.Reason()))).str(tag.Text, g.rejectText(e.Reason(), e.InstrumentID())).
+		int(tag.OrdRejReason, int64(ordRejReasonOf(e.Reason()))).str(tag.Text, text).
 		time(tag.TransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
@@ -344,6 +367,8 @@ func CancelText(r venue.CancelReason) string {
 		return "market order remainder cancelled: no more liquidity within the price band"
 	case venue.CancelReasonReplacedToZero:
 		return "replaced to a quantity at or below the filled quantity"
+	case venue.CancelReasonKillSwitch:
+		return "cancelled by the kill switch"
 	}
 	return r.String()
 }
@@ -401,7 +426,11 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	m.Body.SetString(tag.OrdStatus, string(ordStatusOf(e.OrdStatus())))
 	m.Body.SetString(tag.CxlRejResponseTo, string(cxlRejResponseToOf(e.ResponseTo())))
 	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOf(e.Reason())))
-	m.Body.SetString(tag.Text, RejectText(e.Reason()))
+	text := RejectText(e.Reason())
+	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
+		text = t
+	}
+	m.Body.SetString(tag.Text, text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }

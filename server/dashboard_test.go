@@ -26,11 +26,11 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	s := startServer(t, testConfig(t, t.TempDir(), riskDashboardExtra), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "r1", sym: "NOPE", side: "1", qty: "1", px: "1"}) // one reject, so the reason vector exists
 	expectER(t, c, map[int]string{11: "r1", 150: "8"})
-	exported := scrape(t, s)
+	exported := riskMetricsExported(t, s, c)
 	name := regexp.MustCompile(`\b((?:fixvenue|go|process)_[a-z_]+)`)
 	checked := 0
 	for _, p := range dash.Panels {

@@ -88,6 +88,7 @@ func MatcherConfig(cfg *config.Config) core.Config {
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
 			BandPercent: in.BandPercent, Status: in.Status})
 	}
+	mc.Risk = matcherRisk(cfg)
 	return mc
 }
 
@@ -397,6 +398,13 @@ func (s *Server) Start() error {
 			s.runSnapshots(s.cfg.Journal.SnapshotInterval.Duration)
 		}()
 	}
+	if s.cfg.Risk != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.runRiskReports(s.cfg.Risk.ReportEvery())
+		}()
+	}
 	if s.cfg.Metrics.Addr != "" {
 		l, err := net.Listen("tcp", s.cfg.Metrics.Addr)
 		if err != nil {
@@ -406,6 +414,7 @@ func (s *Server) Start() error {
 		s.metricsL = l
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+		s.registerRiskControl(mux)
 		if s.cfg.Metrics.TestHooks {
 			mux.HandleFunc("/test/seqnums", s.handleSetSeqNums)
 			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")

@@ -24,6 +24,7 @@ commands:
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
   events    tail or verify the event stream on NATS JetStream (events tail|verify)
+  risk      kill switch and limit changes on the running venue (risk kill|reset|limits)
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.

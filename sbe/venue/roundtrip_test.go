@@ -33,6 +33,11 @@ var codecs = map[string]func() sbetest.Codec{
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
 	"OperatorCommand":      func() sbetest.Codec { return new(venue.OperatorCommand) },
 	"OperatorResult":       func() sbetest.Codec { return new(venue.OperatorResult) },
+	"RiskSetLimit":         func() sbetest.Codec { return new(venue.RiskSetLimit) },
+	"RiskControl":          func() sbetest.Codec { return new(venue.RiskControl) },
+	"RiskBreach":           func() sbetest.Codec { return new(venue.RiskBreach) },
+	"RiskControlResult":    func() sbetest.Codec { return new(venue.RiskControlResult) },
+	"RiskUtilisation":      func() sbetest.Codec { return new(venue.RiskUtilisation) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {

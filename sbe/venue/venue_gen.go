@@ -130,6 +130,10 @@ func MessageName(templateID uint16) string {
 		return "Tick"
 	case 11:
 		return "OperatorCommand"
+	case 40:
+		return "RiskSetLimit"
+	case 41:
+		return "RiskControl"
 	case 101:
 		return "OrderAccepted"
 	case 102:
@@ -150,6 +154,12 @@ func MessageName(templateID uint16) string {
 		return "TradingStatusChanged"
 	case 110:
 		return "OperatorResult"
+	case 140:
+		return "RiskBreach"
+	case 141:
+		return "RiskControlResult"
+	case 142:
+		return "RiskUtilisation"
 	}
 	return ""
 }
@@ -177,7 +187,7 @@ func appendQuoted(dst, v []byte) []byte {
 // Every other message of the schema is an event.
 func IsCommand(templateID uint16) bool {
 	switch templateID {
-	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID:
+	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID, RiskSetLimitTemplateID, RiskControlTemplateID:
 		return true
 	}
 	return false
@@ -260,6 +270,18 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 			return dst, err
 		}
 		return m.AppendText(dst), nil
+	case RiskSetLimitTemplateID:
+		var m RiskSetLimit
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RiskControlTemplateID:
+		var m RiskControl
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
 	case OrderAcceptedTemplateID:
 		var m OrderAccepted
 		if err := m.WrapDecode(buf, off); err != nil {
@@ -316,6 +338,24 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case OperatorResultTemplateID:
 		var m OperatorResult
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RiskBreachTemplateID:
+		var m RiskBreach
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RiskControlResultTemplateID:
+		var m RiskControlResult
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case RiskUtilisationTemplateID:
+		var m RiskUtilisation
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -727,6 +767,8 @@ const (
 	RejectReasonUnknownSession                 RejectReason = 21
 	RejectReasonInvalidPriceBand               RejectReason = 22
 	RejectReasonOrdersOutsideBand              RejectReason = 23
+	RejectReasonRiskLimitExceeded              RejectReason = 40
+	RejectReasonKillSwitchActive               RejectReason = 41
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -780,6 +822,10 @@ func (v RejectReason) String() string {
 		return "InvalidPriceBand"
 	case RejectReasonOrdersOutsideBand:
 		return "OrdersOutsideBand"
+	case RejectReasonRiskLimitExceeded:
+		return "RiskLimitExceeded"
+	case RejectReasonKillSwitchActive:
+		return "KillSwitchActive"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -787,7 +833,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
 		return true
 	}
 	return false
@@ -807,6 +853,7 @@ const (
 	CancelReasonExpiry          CancelReason = 7
 	CancelReasonMarketRemainder CancelReason = 8
 	CancelReasonReplacedToZero  CancelReason = 9
+	CancelReasonKillSwitch      CancelReason = 40
 )
 
 // String returns the schema name of v, or CancelReason(n) for a value the schema does not define.
@@ -830,6 +877,8 @@ func (v CancelReason) String() string {
 		return "MarketRemainder"
 	case CancelReasonReplacedToZero:
 		return "ReplacedToZero"
+	case CancelReasonKillSwitch:
+		return "KillSwitch"
 	}
 	return "CancelReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -837,7 +886,7 @@ func (v CancelReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v CancelReason) Valid() bool {
 	switch v {
-	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero:
+	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero, CancelReasonKillSwitch:
 		return true
 	}
 	return false
@@ -980,6 +1029,176 @@ func (v BooleanType) String() string {
 func (v BooleanType) Valid() bool {
 	switch v {
 	case BooleanTypeFalse, BooleanTypeTrue:
+		return true
+	}
+	return false
+}
+
+// RiskLimit is the enum "RiskLimit", encoded as uint8.
+// A pre-trade risk limit (core/risk.go).
+type RiskLimit uint8
+
+// The values of RiskLimit.
+const (
+	RiskLimitNone              RiskLimit = 0
+	RiskLimitMaxOrderQty       RiskLimit = 1
+	RiskLimitMaxOrderNotional  RiskLimit = 2
+	RiskLimitMaxOpenOrders     RiskLimit = 3
+	RiskLimitMaxOpenNotional   RiskLimit = 4
+	RiskLimitCreditLimit       RiskLimit = 5
+	RiskLimitMaxPosition       RiskLimit = 6
+	RiskLimitKillAfterBreaches RiskLimit = 7
+	RiskLimitKillAtLoss        RiskLimit = 8
+)
+
+// String returns the schema name of v, or RiskLimit(n) for a value the schema does not define.
+func (v RiskLimit) String() string {
+	switch v {
+	case RiskLimitNone:
+		return "None"
+	case RiskLimitMaxOrderQty:
+		return "MaxOrderQty"
+	case RiskLimitMaxOrderNotional:
+		return "MaxOrderNotional"
+	case RiskLimitMaxOpenOrders:
+		return "MaxOpenOrders"
+	case RiskLimitMaxOpenNotional:
+		return "MaxOpenNotional"
+	case RiskLimitCreditLimit:
+		return "CreditLimit"
+	case RiskLimitMaxPosition:
+		return "MaxPosition"
+	case RiskLimitKillAfterBreaches:
+		return "KillAfterBreaches"
+	case RiskLimitKillAtLoss:
+		return "KillAtLoss"
+	}
+	return "RiskLimit(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v RiskLimit) Valid() bool {
+	switch v {
+	case RiskLimitNone, RiskLimitMaxOrderQty, RiskLimitMaxOrderNotional, RiskLimitMaxOpenOrders, RiskLimitMaxOpenNotional, RiskLimitCreditLimit, RiskLimitMaxPosition, RiskLimitKillAfterBreaches, RiskLimitKillAtLoss:
+		return true
+	}
+	return false
+}
+
+// RiskScope is the enum "RiskScope", encoded as uint8.
+// Whom a risk command addresses.
+type RiskScope uint8
+
+// The values of RiskScope.
+const (
+	RiskScopeSession RiskScope = 1
+	RiskScopeAccount RiskScope = 2
+)
+
+// String returns the schema name of v, or RiskScope(n) for a value the schema does not define.
+func (v RiskScope) String() string {
+	switch v {
+	case RiskScopeSession:
+		return "Session"
+	case RiskScopeAccount:
+		return "Account"
+	}
+	return "RiskScope(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v RiskScope) Valid() bool {
+	switch v {
+	case RiskScopeSession, RiskScopeAccount:
+		return true
+	}
+	return false
+}
+
+// RiskAction is the enum "RiskAction", encoded as uint8.
+type RiskAction uint8
+
+// The values of RiskAction.
+const (
+	RiskActionSetLimit RiskAction = 1
+	RiskActionKill     RiskAction = 2
+	RiskActionReset    RiskAction = 3
+	RiskActionReport   RiskAction = 4
+	RiskActionAutoKill RiskAction = 5
+)
+
+// String returns the schema name of v, or RiskAction(n) for a value the schema does not define.
+func (v RiskAction) String() string {
+	switch v {
+	case RiskActionSetLimit:
+		return "SetLimit"
+	case RiskActionKill:
+		return "Kill"
+	case RiskActionReset:
+		return "Reset"
+	case RiskActionReport:
+		return "Report"
+	case RiskActionAutoKill:
+		return "AutoKill"
+	}
+	return "RiskAction(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v RiskAction) Valid() bool {
+	switch v {
+	case RiskActionSetLimit, RiskActionKill, RiskActionReset, RiskActionReport, RiskActionAutoKill:
+		return true
+	}
+	return false
+}
+
+// RiskResult is the enum "RiskResult", encoded as uint8.
+// The outcome of a risk command.
+type RiskResult uint8
+
+// The values of RiskResult.
+const (
+	RiskResultApplied           RiskResult = 0
+	RiskResultNotEnabled        RiskResult = 1
+	RiskResultUnknownSession    RiskResult = 2
+	RiskResultUnknownAccount    RiskResult = 3
+	RiskResultUnknownInstrument RiskResult = 4
+	RiskResultInvalidValue      RiskResult = 5
+	RiskResultWouldBreach       RiskResult = 6
+	RiskResultNotPerInstrument  RiskResult = 7
+	RiskResultInvalidAction     RiskResult = 8
+)
+
+// String returns the schema name of v, or RiskResult(n) for a value the schema does not define.
+func (v RiskResult) String() string {
+	switch v {
+	case RiskResultApplied:
+		return "Applied"
+	case RiskResultNotEnabled:
+		return "NotEnabled"
+	case RiskResultUnknownSession:
+		return "UnknownSession"
+	case RiskResultUnknownAccount:
+		return "UnknownAccount"
+	case RiskResultUnknownInstrument:
+		return "UnknownInstrument"
+	case RiskResultInvalidValue:
+		return "InvalidValue"
+	case RiskResultWouldBreach:
+		return "WouldBreach"
+	case RiskResultNotPerInstrument:
+		return "NotPerInstrument"
+	case RiskResultInvalidAction:
+		return "InvalidAction"
+	}
+	return "RiskResult(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v RiskResult) Valid() bool {
+	switch v {
+	case RiskResultApplied, RiskResultNotEnabled, RiskResultUnknownSession, RiskResultUnknownAccount, RiskResultUnknownInstrument, RiskResultInvalidValue, RiskResultWouldBreach, RiskResultNotPerInstrument, RiskResultInvalidAction:
 		return true
 	}
 	return false
@@ -3682,7 +3901,7 @@ func (m *OperatorCommand) AppendText(dst []byte) []byte {
 	dst = append(dst, " seq="...)
 	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
 	dst = append(dst, " timestampNs="...)
-	dst = strconv.AppendInt(dst, int64(m.TimestampNs()), 10)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, " action="...)
 	dst = append(dst, m.Action().String()...)
 	dst = append(dst, " status="...)
@@ -3706,6 +3925,478 @@ func (m *OperatorCommand) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *OperatorCommand) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "RiskSetLimit".
+const (
+	RiskSetLimitTemplateID  uint16 = 40
+	RiskSetLimitBlockLength int    = 48
+	// RiskSetLimitEncodedLength is the header plus the block.
+	RiskSetLimitEncodedLength int = MessageHeaderSize + RiskSetLimitBlockLength
+)
+
+// The offsets of the fields of message "RiskSetLimit", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RiskSetLimitFOffset.
+const (
+	RiskSetLimitSeqOffset          int = 0  // uint64
+	RiskSetLimitTimestampNsOffset  int = 8  // int64
+	RiskSetLimitSessionIdxOffset   int = 16 // uint16
+	RiskSetLimitScopeOffset        int = 18 // RiskScope (uint8)
+	RiskSetLimitLimitOffset        int = 19 // RiskLimit (uint8)
+	RiskSetLimitInstrumentIDOffset int = 20 // uint32
+	RiskSetLimitValueOffset        int = 24 // int64
+	RiskSetLimitAccountOffset      int = 32 // char[16]
+)
+
+// RiskSetLimit is a flyweight over message "RiskSetLimit" (template 40, a command).
+//
+// Operator: set one pre-trade risk limit of a session or an account.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type RiskSetLimit struct {
+	buf *[MessageHeaderSize + RiskSetLimitBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RiskSetLimitEncodedLength, leaving m unwrapped and buf untouched.
+func (m *RiskSetLimit) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < RiskSetLimitEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + RiskSetLimitBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RiskSetLimitTemplateID, RiskSetLimitBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// RiskSetLimitBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *RiskSetLimit) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RiskSetLimitTemplateID, RiskSetLimitBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RiskSetLimitBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, RiskSetLimitTemplateID, RiskSetLimitBlockLength)
+}
+
+// DecodeRiskSetLimit returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRiskSetLimit(buf []byte) (m RiskSetLimit, ok bool) {
+	if !validMessage(buf, RiskSetLimitTemplateID, RiskSetLimitBlockLength) {
+		return RiskSetLimit{}, false
+	}
+	return RiskSetLimit{buf: (*[MessageHeaderSize + RiskSetLimitBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRiskSetLimit writes the header of a RiskSetLimit at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RiskSetLimitEncodedLength.
+// Like DecodeRiskSetLimit it is inlined and its result stays in a register.
+func OverwriteRiskSetLimit(buf []byte) (m RiskSetLimit, ok bool) {
+	if len(buf) < RiskSetLimitEncodedLength {
+		return RiskSetLimit{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RiskSetLimitBlockLength]byte)(buf)
+	// The header as one word: blockLength 48, templateId 40, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100280030)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RiskSetLimit) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m RiskSetLimit) Seq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1).
+func (m RiskSetLimit) SetSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m RiskSetLimit) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m RiskSetLimit) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+//
+// the session addressed (scope Session).
+func (m RiskSetLimit) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m RiskSetLimit) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Scope reads field "scope" (id 4) at offset 18 (uint8).
+func (m RiskSetLimit) Scope() RiskScope {
+	b := m.buf
+	return RiskScope(b[26])
+}
+
+// SetScope writes field "scope" (id 4).
+func (m RiskSetLimit) SetScope(v RiskScope) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// Limit reads field "limit" (id 5) at offset 19 (uint8).
+func (m RiskSetLimit) Limit() RiskLimit {
+	b := m.buf
+	return RiskLimit(b[27])
+}
+
+// SetLimit writes field "limit" (id 5).
+func (m RiskSetLimit) SetLimit(v RiskLimit) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+//
+// 0: every instrument.
+func (m RiskSetLimit) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m RiskSetLimit) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// Value reads field "value" (id 7) at offset 24 (int64).
+//
+// quantity, count or notional in ticks; must be positive.
+func (m RiskSetLimit) Value() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetValue writes field "value" (id 7).
+func (m RiskSetLimit) SetValue(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// Account returns field "account" (id 8) at offset 32 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// the account addressed (scope Account).
+func (m RiskSetLimit) Account() []byte {
+	v := m.buf[40:56:56]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskSetLimit) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[40:56])
+}
+
+// SetAccount writes field "account" (id 8), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[40:56:56]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 8), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[40:56:56]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "RiskSetLimit", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RiskSetLimit) AppendText(dst []byte) []byte {
+	dst = append(dst, "RiskSetLimit"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " scope="...)
+	dst = append(dst, m.Scope().String()...)
+	dst = append(dst, " limit="...)
+	dst = append(dst, m.Limit().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " value="...)
+	dst = strconv.AppendInt(dst, int64(m.Value()), 10)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RiskSetLimit) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "RiskControl".
+const (
+	RiskControlTemplateID  uint16 = 41
+	RiskControlBlockLength int    = 36
+	// RiskControlEncodedLength is the header plus the block.
+	RiskControlEncodedLength int = MessageHeaderSize + RiskControlBlockLength
+)
+
+// The offsets of the fields of message "RiskControl", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RiskControlFOffset.
+const (
+	RiskControlSeqOffset         int = 0  // uint64
+	RiskControlTimestampNsOffset int = 8  // int64
+	RiskControlSessionIdxOffset  int = 16 // uint16
+	RiskControlScopeOffset       int = 18 // RiskScope (uint8)
+	RiskControlActionOffset      int = 19 // RiskAction (uint8)
+	RiskControlAccountOffset     int = 20 // char[16]
+)
+
+// RiskControl is a flyweight over message "RiskControl" (template 41, a command).
+//
+// Operator: kill switch on or off, or a report of risk utilisation.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type RiskControl struct {
+	buf *[MessageHeaderSize + RiskControlBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RiskControlEncodedLength, leaving m unwrapped and buf untouched.
+func (m *RiskControl) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < RiskControlEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + RiskControlBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RiskControlTemplateID, RiskControlBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// RiskControlBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *RiskControl) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RiskControlTemplateID, RiskControlBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RiskControlBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, RiskControlTemplateID, RiskControlBlockLength)
+}
+
+// DecodeRiskControl returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRiskControl(buf []byte) (m RiskControl, ok bool) {
+	if !validMessage(buf, RiskControlTemplateID, RiskControlBlockLength) {
+		return RiskControl{}, false
+	}
+	return RiskControl{buf: (*[MessageHeaderSize + RiskControlBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRiskControl writes the header of a RiskControl at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RiskControlEncodedLength.
+// Like DecodeRiskControl it is inlined and its result stays in a register.
+func OverwriteRiskControl(buf []byte) (m RiskControl, ok bool) {
+	if len(buf) < RiskControlEncodedLength {
+		return RiskControl{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RiskControlBlockLength]byte)(buf)
+	// The header as one word: blockLength 36, templateId 41, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100290024)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RiskControl) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m RiskControl) Seq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1).
+func (m RiskControl) SetSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m RiskControl) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m RiskControl) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m RiskControl) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m RiskControl) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Scope reads field "scope" (id 4) at offset 18 (uint8).
+func (m RiskControl) Scope() RiskScope {
+	b := m.buf
+	return RiskScope(b[26])
+}
+
+// SetScope writes field "scope" (id 4).
+func (m RiskControl) SetScope(v RiskScope) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// Action reads field "action" (id 5) at offset 19 (uint8).
+//
+// Kill, Reset or Report (Report ignores the scope).
+func (m RiskControl) Action() RiskAction {
+	b := m.buf
+	return RiskAction(b[27])
+}
+
+// SetAction writes field "action" (id 5).
+func (m RiskControl) SetAction(v RiskAction) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// Account returns field "account" (id 6) at offset 20 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskControl) Account() []byte {
+	v := m.buf[28:44:44]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 6) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskControl) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[28:44])
+}
+
+// SetAccount writes field "account" (id 6), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[28:44:44]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 6), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[28:44:44]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "RiskControl", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RiskControl) AppendText(dst []byte) []byte {
+	dst = append(dst, "RiskControl"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " scope="...)
+	dst = append(dst, m.Scope().String()...)
+	dst = append(dst, " action="...)
+	dst = append(dst, m.Action().String()...)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RiskControl) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderAccepted".
 const (
@@ -7487,7 +8178,7 @@ func (m *OperatorResult) AppendText(dst []byte) []byte {
 	dst = append(dst, " causeSeq="...)
 	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
 	dst = append(dst, " timestampNs="...)
-	dst = strconv.AppendInt(dst, int64(m.TimestampNs()), 10)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, " action="...)
 	dst = append(dst, m.Action().String()...)
 	dst = append(dst, " reason="...)
@@ -7509,3 +8200,960 @@ func (m *OperatorResult) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *OperatorResult) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "RiskBreach".
+const (
+	RiskBreachTemplateID  uint16 = 140
+	RiskBreachBlockLength int    = 64
+	// RiskBreachEncodedLength is the header plus the block.
+	RiskBreachEncodedLength int = MessageHeaderSize + RiskBreachBlockLength
+)
+
+// The offsets of the fields of message "RiskBreach", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RiskBreachFOffset.
+const (
+	RiskBreachCauseSeqOffset     int = 0  // uint64
+	RiskBreachTimestampNsOffset  int = 8  // int64
+	RiskBreachSessionIdxOffset   int = 16 // uint16
+	RiskBreachScopeOffset        int = 18 // RiskScope (uint8)
+	RiskBreachLimitOffset        int = 19 // RiskLimit (uint8)
+	RiskBreachInstrumentIDOffset int = 20 // uint32
+	RiskBreachLimitValueOffset   int = 24 // int64
+	RiskBreachCurrentValueOffset int = 32 // int64
+	RiskBreachRequestValueOffset int = 40 // int64
+	RiskBreachAccountOffset      int = 48 // char[16]
+)
+
+// RiskBreach is a flyweight over message "RiskBreach" (template 140).
+//
+// A request would breach a risk limit; the OrderRejected or CancelRejected follows.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type RiskBreach struct {
+	buf *[MessageHeaderSize + RiskBreachBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RiskBreachEncodedLength, leaving m unwrapped and buf untouched.
+func (m *RiskBreach) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < RiskBreachEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + RiskBreachBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RiskBreachTemplateID, RiskBreachBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// RiskBreachBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *RiskBreach) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RiskBreachTemplateID, RiskBreachBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RiskBreachBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, RiskBreachTemplateID, RiskBreachBlockLength)
+}
+
+// DecodeRiskBreach returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRiskBreach(buf []byte) (m RiskBreach, ok bool) {
+	if !validMessage(buf, RiskBreachTemplateID, RiskBreachBlockLength) {
+		return RiskBreach{}, false
+	}
+	return RiskBreach{buf: (*[MessageHeaderSize + RiskBreachBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRiskBreach writes the header of a RiskBreach at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RiskBreachEncodedLength.
+// Like DecodeRiskBreach it is inlined and its result stays in a register.
+func OverwriteRiskBreach(buf []byte) (m RiskBreach, ok bool) {
+	if len(buf) < RiskBreachEncodedLength {
+		return RiskBreach{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RiskBreachBlockLength]byte)(buf)
+	// The header as one word: blockLength 64, templateId 140, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1008c0040)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RiskBreach) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m RiskBreach) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m RiskBreach) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m RiskBreach) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m RiskBreach) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m RiskBreach) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m RiskBreach) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Scope reads field "scope" (id 4) at offset 18 (uint8).
+//
+// whose limit: the session's or the account's.
+func (m RiskBreach) Scope() RiskScope {
+	b := m.buf
+	return RiskScope(b[26])
+}
+
+// SetScope writes field "scope" (id 4).
+func (m RiskBreach) SetScope(v RiskScope) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// Limit reads field "limit" (id 5) at offset 19 (uint8).
+//
+// None: the kill switch is on.
+func (m RiskBreach) Limit() RiskLimit {
+	b := m.buf
+	return RiskLimit(b[27])
+}
+
+// SetLimit writes field "limit" (id 5).
+func (m RiskBreach) SetLimit(v RiskLimit) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+func (m RiskBreach) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m RiskBreach) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// LimitValue reads field "limitValue" (id 7) at offset 24 (int64).
+func (m RiskBreach) LimitValue() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetLimitValue writes field "limitValue" (id 7).
+func (m RiskBreach) SetLimitValue(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// CurrentValue reads field "currentValue" (id 8) at offset 32 (int64).
+//
+// the figure before this request.
+func (m RiskBreach) CurrentValue() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetCurrentValue writes field "currentValue" (id 8).
+func (m RiskBreach) SetCurrentValue(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// RequestValue reads field "requestValue" (id 9) at offset 40 (int64).
+//
+// what this request adds to it.
+func (m RiskBreach) RequestValue() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetRequestValue writes field "requestValue" (id 9).
+func (m RiskBreach) SetRequestValue(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// Account returns field "account" (id 10) at offset 48 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskBreach) Account() []byte {
+	v := m.buf[56:72:72]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 10) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskBreach) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[56:72])
+}
+
+// SetAccount writes field "account" (id 10), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskBreach) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[56:72:72]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 10), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskBreach) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[56:72:72]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "RiskBreach", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RiskBreach) AppendText(dst []byte) []byte {
+	dst = append(dst, "RiskBreach"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " scope="...)
+	dst = append(dst, m.Scope().String()...)
+	dst = append(dst, " limit="...)
+	dst = append(dst, m.Limit().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " limitValue="...)
+	dst = strconv.AppendInt(dst, int64(m.LimitValue()), 10)
+	dst = append(dst, " currentValue="...)
+	dst = strconv.AppendInt(dst, int64(m.CurrentValue()), 10)
+	dst = append(dst, " requestValue="...)
+	dst = strconv.AppendInt(dst, int64(m.RequestValue()), 10)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RiskBreach) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "RiskControlResult".
+const (
+	RiskControlResultTemplateID  uint16 = 141
+	RiskControlResultBlockLength int    = 59
+	// RiskControlResultEncodedLength is the header plus the block.
+	RiskControlResultEncodedLength int = MessageHeaderSize + RiskControlResultBlockLength
+)
+
+// The offsets of the fields of message "RiskControlResult", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RiskControlResultFOffset.
+const (
+	RiskControlResultCauseSeqOffset       int = 0  // uint64
+	RiskControlResultTimestampNsOffset    int = 8  // int64
+	RiskControlResultSessionIdxOffset     int = 16 // uint16
+	RiskControlResultScopeOffset          int = 18 // RiskScope (uint8)
+	RiskControlResultActionOffset         int = 19 // RiskAction (uint8)
+	RiskControlResultResultOffset         int = 20 // RiskResult (uint8)
+	RiskControlResultLimitOffset          int = 21 // RiskLimit (uint8)
+	RiskControlResultReservedOffset       int = 22 // uint8
+	RiskControlResultInstrumentIDOffset   int = 23 // uint32
+	RiskControlResultValueOffset          int = 27 // int64
+	RiskControlResultCancelledCountOffset int = 35 // uint32
+	RiskControlResultReserved2Offset      int = 39 // uint32
+	RiskControlResultAccountOffset        int = 43 // char[16]
+)
+
+// RiskControlResult is a flyweight over message "RiskControlResult" (template 141).
+//
+// The outcome of a risk command, or an automatic kill.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type RiskControlResult struct {
+	buf *[MessageHeaderSize + RiskControlResultBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RiskControlResultEncodedLength, leaving m unwrapped and buf untouched.
+func (m *RiskControlResult) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < RiskControlResultEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + RiskControlResultBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RiskControlResultTemplateID, RiskControlResultBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// RiskControlResultBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *RiskControlResult) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RiskControlResultTemplateID, RiskControlResultBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RiskControlResultBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, RiskControlResultTemplateID, RiskControlResultBlockLength)
+}
+
+// DecodeRiskControlResult returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRiskControlResult(buf []byte) (m RiskControlResult, ok bool) {
+	if !validMessage(buf, RiskControlResultTemplateID, RiskControlResultBlockLength) {
+		return RiskControlResult{}, false
+	}
+	return RiskControlResult{buf: (*[MessageHeaderSize + RiskControlResultBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRiskControlResult writes the header of a RiskControlResult at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RiskControlResultEncodedLength.
+// Like DecodeRiskControlResult it is inlined and its result stays in a register.
+func OverwriteRiskControlResult(buf []byte) (m RiskControlResult, ok bool) {
+	if len(buf) < RiskControlResultEncodedLength {
+		return RiskControlResult{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RiskControlResultBlockLength]byte)(buf)
+	// The header as one word: blockLength 59, templateId 141, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1008d003b)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RiskControlResult) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m RiskControlResult) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m RiskControlResult) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m RiskControlResult) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m RiskControlResult) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m RiskControlResult) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m RiskControlResult) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Scope reads field "scope" (id 4) at offset 18 (uint8).
+func (m RiskControlResult) Scope() RiskScope {
+	b := m.buf
+	return RiskScope(b[26])
+}
+
+// SetScope writes field "scope" (id 4).
+func (m RiskControlResult) SetScope(v RiskScope) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// Action reads field "action" (id 5) at offset 19 (uint8).
+func (m RiskControlResult) Action() RiskAction {
+	b := m.buf
+	return RiskAction(b[27])
+}
+
+// SetAction writes field "action" (id 5).
+func (m RiskControlResult) SetAction(v RiskAction) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// Result reads field "result" (id 6) at offset 20 (uint8).
+func (m RiskControlResult) Result() RiskResult {
+	b := m.buf
+	return RiskResult(b[28])
+}
+
+// SetResult writes field "result" (id 6).
+func (m RiskControlResult) SetResult(v RiskResult) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// Limit reads field "limit" (id 7) at offset 21 (uint8).
+//
+// SetLimit: the limit; AutoKill: the limit that tripped.
+func (m RiskControlResult) Limit() RiskLimit {
+	b := m.buf
+	return RiskLimit(b[29])
+}
+
+// SetLimit writes field "limit" (id 7).
+func (m RiskControlResult) SetLimit(v RiskLimit) {
+	b := m.buf
+	b[29] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 8) at offset 22 (uint8).
+func (m RiskControlResult) Reserved() uint8 {
+	b := m.buf
+	return b[30]
+}
+
+// SetReserved writes field "reserved" (id 8).
+func (m RiskControlResult) SetReserved(v uint8) {
+	b := m.buf
+	b[30] = v
+}
+
+// InstrumentID reads field "instrumentId" (id 9) at offset 23 (uint32).
+func (m RiskControlResult) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[31:35])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 9).
+func (m RiskControlResult) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[31:35], v)
+}
+
+// Value reads field "value" (id 10) at offset 27 (int64).
+//
+// SetLimit: the new value; refused: the figure in the way.
+func (m RiskControlResult) Value() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[35:43]))
+}
+
+// SetValue writes field "value" (id 10).
+func (m RiskControlResult) SetValue(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[35:43], uint64(v))
+}
+
+// CancelledCount reads field "cancelledCount" (id 11) at offset 35 (uint32).
+//
+// orders a kill cancelled.
+func (m RiskControlResult) CancelledCount() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[43:47])
+}
+
+// SetCancelledCount writes field "cancelledCount" (id 11).
+func (m RiskControlResult) SetCancelledCount(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[43:47], v)
+}
+
+// Reserved2 reads field "reserved2" (id 12) at offset 39 (uint32).
+func (m RiskControlResult) Reserved2() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[47:51])
+}
+
+// SetReserved2 writes field "reserved2" (id 12).
+func (m RiskControlResult) SetReserved2(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[47:51], v)
+}
+
+// Account returns field "account" (id 13) at offset 43 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskControlResult) Account() []byte {
+	v := m.buf[51:67:67]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 13) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskControlResult) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[51:67])
+}
+
+// SetAccount writes field "account" (id 13), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControlResult) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[51:67:67]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 13), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControlResult) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[51:67:67]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "RiskControlResult", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RiskControlResult) AppendText(dst []byte) []byte {
+	dst = append(dst, "RiskControlResult"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " scope="...)
+	dst = append(dst, m.Scope().String()...)
+	dst = append(dst, " action="...)
+	dst = append(dst, m.Action().String()...)
+	dst = append(dst, " result="...)
+	dst = append(dst, m.Result().String()...)
+	dst = append(dst, " limit="...)
+	dst = append(dst, m.Limit().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " value="...)
+	dst = strconv.AppendInt(dst, int64(m.Value()), 10)
+	dst = append(dst, " cancelledCount="...)
+	dst = strconv.AppendUint(dst, uint64(m.CancelledCount()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RiskControlResult) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "RiskUtilisation".
+const (
+	RiskUtilisationTemplateID  uint16 = 142
+	RiskUtilisationBlockLength int    = 96
+	// RiskUtilisationEncodedLength is the header plus the block.
+	RiskUtilisationEncodedLength int = MessageHeaderSize + RiskUtilisationBlockLength
+)
+
+// The offsets of the fields of message "RiskUtilisation", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+RiskUtilisationFOffset.
+const (
+	RiskUtilisationCauseSeqOffset      int = 0  // uint64
+	RiskUtilisationTimestampNsOffset   int = 8  // int64
+	RiskUtilisationSessionIdxOffset    int = 16 // uint16
+	RiskUtilisationScopeOffset         int = 18 // RiskScope (uint8)
+	RiskUtilisationKilledOffset        int = 19 // BooleanType (uint8)
+	RiskUtilisationReservedOffset      int = 20 // uint32
+	RiskUtilisationCreditUsedOffset    int = 24 // int64
+	RiskUtilisationCreditLimitOffset   int = 32 // int64
+	RiskUtilisationPositionUsedOffset  int = 40 // int64
+	RiskUtilisationPositionLimitOffset int = 48 // int64
+	RiskUtilisationOpenOrdersOffset    int = 56 // int64
+	RiskUtilisationOpenNotionalOffset  int = 64 // int64
+	RiskUtilisationBreachesOffset      int = 72 // int64
+	RiskUtilisationAccountOffset       int = 80 // char[16]
+)
+
+// RiskUtilisation is a flyweight over message "RiskUtilisation" (template 142).
+//
+// Answering a Report: one session's or account's figures against its limits.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type RiskUtilisation struct {
+	buf *[MessageHeaderSize + RiskUtilisationBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+RiskUtilisationEncodedLength, leaving m unwrapped and buf untouched.
+func (m *RiskUtilisation) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < RiskUtilisationEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + RiskUtilisationBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), RiskUtilisationTemplateID, RiskUtilisationBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// RiskUtilisationBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *RiskUtilisation) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, RiskUtilisationTemplateID, RiskUtilisationBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + RiskUtilisationBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, RiskUtilisationTemplateID, RiskUtilisationBlockLength)
+}
+
+// DecodeRiskUtilisation returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeRiskUtilisation(buf []byte) (m RiskUtilisation, ok bool) {
+	if !validMessage(buf, RiskUtilisationTemplateID, RiskUtilisationBlockLength) {
+		return RiskUtilisation{}, false
+	}
+	return RiskUtilisation{buf: (*[MessageHeaderSize + RiskUtilisationBlockLength]byte)(buf)}, true
+}
+
+// OverwriteRiskUtilisation writes the header of a RiskUtilisation at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than RiskUtilisationEncodedLength.
+// Like DecodeRiskUtilisation it is inlined and its result stays in a register.
+func OverwriteRiskUtilisation(buf []byte) (m RiskUtilisation, ok bool) {
+	if len(buf) < RiskUtilisationEncodedLength {
+		return RiskUtilisation{}, false
+	}
+	m.buf = (*[MessageHeaderSize + RiskUtilisationBlockLength]byte)(buf)
+	// The header as one word: blockLength 96, templateId 142, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1008e0060)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *RiskUtilisation) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m RiskUtilisation) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m RiskUtilisation) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m RiskUtilisation) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m RiskUtilisation) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m RiskUtilisation) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m RiskUtilisation) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Scope reads field "scope" (id 4) at offset 18 (uint8).
+func (m RiskUtilisation) Scope() RiskScope {
+	b := m.buf
+	return RiskScope(b[26])
+}
+
+// SetScope writes field "scope" (id 4).
+func (m RiskUtilisation) SetScope(v RiskScope) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// Killed reads field "killed" (id 5) at offset 19 (uint8).
+func (m RiskUtilisation) Killed() BooleanType {
+	b := m.buf
+	return BooleanType(b[27])
+}
+
+// SetKilled writes field "killed" (id 5).
+func (m RiskUtilisation) SetKilled(v BooleanType) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 6) at offset 20 (uint32).
+func (m RiskUtilisation) Reserved() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetReserved writes field "reserved" (id 6).
+func (m RiskUtilisation) SetReserved(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// CreditUsed reads field "creditUsed" (id 7) at offset 24 (int64).
+//
+// executed buy notional net of sells today plus open buy notional.
+func (m RiskUtilisation) CreditUsed() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetCreditUsed writes field "creditUsed" (id 7).
+func (m RiskUtilisation) SetCreditUsed(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// CreditLimit reads field "creditLimit" (id 8) at offset 32 (int64).
+//
+// 0: none.
+func (m RiskUtilisation) CreditLimit() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetCreditLimit writes field "creditLimit" (id 8).
+func (m RiskUtilisation) SetCreditLimit(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// PositionUsed reads field "positionUsed" (id 9) at offset 40 (int64).
+//
+// the largest worst-case absolute position over instruments.
+func (m RiskUtilisation) PositionUsed() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetPositionUsed writes field "positionUsed" (id 9).
+func (m RiskUtilisation) SetPositionUsed(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// PositionLimit reads field "positionLimit" (id 10) at offset 48 (int64).
+//
+// the limit of that instrument, 0: none.
+func (m RiskUtilisation) PositionLimit() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
+}
+
+// SetPositionLimit writes field "positionLimit" (id 10).
+func (m RiskUtilisation) SetPositionLimit(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
+}
+
+// OpenOrders reads field "openOrders" (id 11) at offset 56 (int64).
+func (m RiskUtilisation) OpenOrders() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[64:72]))
+}
+
+// SetOpenOrders writes field "openOrders" (id 11).
+func (m RiskUtilisation) SetOpenOrders(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
+}
+
+// OpenNotional reads field "openNotional" (id 12) at offset 64 (int64).
+func (m RiskUtilisation) OpenNotional() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[72:80]))
+}
+
+// SetOpenNotional writes field "openNotional" (id 12).
+func (m RiskUtilisation) SetOpenNotional(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
+}
+
+// Breaches reads field "breaches" (id 13) at offset 72 (int64).
+//
+// risk rejects today.
+func (m RiskUtilisation) Breaches() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[80:88]))
+}
+
+// SetBreaches writes field "breaches" (id 13).
+func (m RiskUtilisation) SetBreaches(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[80:88], uint64(v))
+}
+
+// Account returns field "account" (id 14) at offset 80 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskUtilisation) Account() []byte {
+	v := m.buf[88:104:104]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 14) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskUtilisation) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[88:104])
+}
+
+// SetAccount writes field "account" (id 14), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskUtilisation) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[88:104:104]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 14), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskUtilisation) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[88:104:104]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "RiskUtilisation", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *RiskUtilisation) AppendText(dst []byte) []byte {
+	dst = append(dst, "RiskUtilisation"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " scope="...)
+	dst = append(dst, m.Scope().String()...)
+	dst = append(dst, " killed="...)
+	dst = append(dst, m.Killed().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " creditUsed="...)
+	dst = strconv.AppendInt(dst, int64(m.CreditUsed()), 10)
+	dst = append(dst, " creditLimit="...)
+	dst = strconv.AppendInt(dst, int64(m.CreditLimit()), 10)
+	dst = append(dst, " positionUsed="...)
+	dst = strconv.AppendInt(dst, int64(m.PositionUsed()), 10)
+	dst = append(dst, " positionLimit="...)
+	dst = strconv.AppendInt(dst, int64(m.PositionLimit()), 10)
+	dst = append(dst, " openOrders="...)
+	dst = strconv.AppendInt(dst, int64(m.OpenOrders()), 10)
+	dst = append(dst, " openNotional="...)
+	dst = strconv.AppendInt(dst, int64(m.OpenNotional()), 10)
+	dst = append(dst, " breaches="...)
+	dst = strconv.AppendInt(dst, int64(m.Breaches()), 10)
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *RiskUtilisation) String() string { return string(m.AppendText(nil)) }

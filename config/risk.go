@@ -1,0 +1,177 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Risk turns on pre-trade risk limits (core/risklimits.go, README "Risk
+// limits"). With no [risk] table no figure is kept and no order pays for
+// the checks; session kill switches work either way.
+//
+//	[risk]
+//	control_token = "…"          # enables POST /risk/* on the metrics listener
+//	report_interval = "10s"      # journals a utilisation report this often (the default)
+//	[risk.sessions]              # every session's limits
+//	max_order_qty = 10000
+//	[[risk.session]]             # one session's, replacing [risk.sessions]
+//	comp_id = "CLIENT1"
+//	credit_limit = 100000000
+//	[[risk.account]]             # an account's (FIX tag 1)
+//	name = "FUND1"
+//	max_position = 5000
+//	[[risk.account.instrument]]  # per-instrument overrides
+//	symbol = "ACME"
+//	max_position = 1000
+//
+// Notionals are price ticks × quantity. A limit that is absent is none; a
+// limit of 0 or less is refused.
+type Risk struct {
+	ControlToken   string        `toml:"control_token"`
+	ReportInterval Duration      `toml:"report_interval"`
+	Sessions       RiskLimits    `toml:"sessions"`
+	Session        []RiskSession `toml:"session"`
+	Account        []RiskAccount `toml:"account"`
+}
+
+// RiskReportIntervalDefault applies when risk.report_interval is unset or "0s".
+const RiskReportIntervalDefault = 10 * time.Second
+
+// ReportEvery is how often the venue journals a risk utilisation report.
+func (r *Risk) ReportEvery() time.Duration {
+	if r.ReportInterval.Duration <= 0 {
+		return RiskReportIntervalDefault
+	}
+	return r.ReportInterval.Duration
+}
+
+// RiskLimits are one session's or account's limits (nil: none).
+type RiskLimits struct {
+	MaxOrderQty       *int64           `toml:"max_order_qty"`
+	MaxOrderNotional  *int64           `toml:"max_order_notional"`
+	MaxOpenOrders     *int64           `toml:"max_open_orders"`
+	MaxOpenNotional   *int64           `toml:"max_open_notional"`
+	CreditLimit       *int64           `toml:"credit_limit"`
+	MaxPosition       *int64           `toml:"max_position"`
+	KillAfterBreaches *int64           `toml:"kill_after_breaches"`
+	KillAtLoss        *int64           `toml:"kill_at_loss"`
+	Instrument        []RiskInstrument `toml:"instrument"`
+}
+
+// RiskInstrument overrides per-instrument limits.
+type RiskInstrument struct {
+	Symbol           string `toml:"symbol"`
+	MaxOrderQty      *int64 `toml:"max_order_qty"`
+	MaxOrderNotional *int64 `toml:"max_order_notional"`
+	MaxPosition      *int64 `toml:"max_position"`
+}
+
+// RiskSession names a session by its CompID.
+type RiskSession struct {
+	CompID string `toml:"comp_id"`
+	RiskLimits
+}
+
+// RiskAccount names an account.
+type RiskAccount struct {
+	Name string `toml:"name"`
+	RiskLimits
+}
+
+// Value reads an optional limit: 0 when absent.
+func Value(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// SessionIndex is the index of the session with this CompID, or -1.
+func (c *Config) SessionIndex(compID string) int {
+	for i := range c.Sessions {
+		if c.Sessions[i].CompID == compID {
+			return i
+		}
+	}
+	return -1
+}
+
+// InstrumentBySymbol returns the instrument with this symbol, or nil.
+func (c *Config) InstrumentBySymbol(symbol string) *Instrument {
+	for i := range c.Instruments {
+		if c.Instruments[i].Symbol == symbol {
+			return &c.Instruments[i]
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateRisk() []error {
+	r := c.Risk
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if r.ReportInterval.Duration < 0 {
+		add("risk.report_interval: must not be negative")
+	}
+	check := func(where string, l *RiskLimits) {
+		for _, v := range []struct {
+			key string
+			p   *int64
+		}{{"max_order_qty", l.MaxOrderQty}, {"max_order_notional", l.MaxOrderNotional}, {"max_open_orders", l.MaxOpenOrders},
+			{"max_open_notional", l.MaxOpenNotional}, {"credit_limit", l.CreditLimit}, {"max_position", l.MaxPosition},
+			{"kill_after_breaches", l.KillAfterBreaches}, {"kill_at_loss", l.KillAtLoss}} {
+			if v.p != nil && *v.p <= 0 {
+				add("%s.%s: %d must be positive (leave it out for no limit)", where, v.key, *v.p)
+			}
+		}
+		seen := map[string]bool{}
+		for i, in := range l.Instrument {
+			w := fmt.Sprintf("%s.instrument[%d]", where, i)
+			if c.InstrumentBySymbol(in.Symbol) == nil {
+				add("%s: unknown instrument %q", w, in.Symbol)
+			}
+			if seen[in.Symbol] {
+				add("%s: instrument %q appears twice", w, in.Symbol)
+			}
+			seen[in.Symbol] = true
+			for _, v := range []*int64{in.MaxOrderQty, in.MaxOrderNotional, in.MaxPosition} {
+				if v != nil && *v <= 0 {
+					add("%s: limits must be positive, have %d", w, *v)
+				}
+			}
+		}
+	}
+	check("risk.sessions", &r.Sessions)
+	seen := map[string]bool{}
+	for i := range r.Session {
+		s := &r.Session[i]
+		w := fmt.Sprintf("risk.session[%d]", i)
+		if c.SessionIndex(s.CompID) < 0 {
+			add("%s: unknown session comp_id %q", w, s.CompID)
+		}
+		if seen[s.CompID] {
+			add("%s: session %q appears twice", w, s.CompID)
+		}
+		seen[s.CompID] = true
+		check(w, &s.RiskLimits)
+	}
+	seen = map[string]bool{}
+	for i := range r.Account {
+		a := &r.Account[i]
+		w := fmt.Sprintf("risk.account[%d]", i)
+		if a.Name == "" || len(a.Name) > venue.AccountLength {
+			add("%s: name %q must be 1 to %d characters", w, a.Name, venue.AccountLength)
+		}
+		if seen[a.Name] {
+			add("%s: account %q appears twice", w, a.Name)
+		}
+		seen[a.Name] = true
+		check(w, &a.RiskLimits)
+	}
+	return errs
+}

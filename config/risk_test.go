@@ -1,0 +1,44 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRiskConfig(t *testing.T) {
+	good := `
+[risk]
+control_token = "t"
+[risk.sessions]
+max_order_qty = 100
+[[risk.session]]
+comp_id = "CLIENT2"
+credit_limit = 5000
+[[risk.account]]
+name = "FUND"
+max_position = 10
+[[risk.account.instrument]]
+symbol = "ACME"
+max_position = 5
+`
+	c, err := Parse([]byte(good), "risk.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Value(c.Risk.Sessions.MaxOrderQty) != 100 || Value(c.Risk.Account[0].Instrument[0].MaxPosition) != 5 {
+		t.Fatalf("parsed %+v", c.Risk)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"[risk.sessions]\nmax_order_qty = 0\n", "risk.sessions.max_order_qty: 0 must be positive"},
+		{"[risk.sessions]\ncredit_limit = -5\n", "risk.sessions.credit_limit: -5 must be positive"},
+		{"[[risk.session]]\ncomp_id = \"NOBODY\"\n", `unknown session comp_id "NOBODY"`},
+		{"[[risk.account]]\nname = \"FUND\"\n[[risk.account.instrument]]\nsymbol = \"NOPE\"\n", `unknown instrument "NOPE"`},
+		{"[[risk.account]]\nname = \"A\"\n[[risk.account]]\nname = \"A\"\n", `account "A" appears twice`},
+		{"[[risk.account]]\nname = \"ABCDEFGHIJKLMNOPQ\"\n", "must be 1 to 16 characters"},
+	} {
+		_, err := Parse([]byte(bad.text), "bad.toml")
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want %q", bad.text, err, bad.want)
+		}
+	}
+}

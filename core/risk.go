@@ -1,0 +1,511 @@
+package core
+
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Pre-trade risk (package documentation, "Risk").
+//
+// A risk subject is a session or an account listed in RiskConfig.Accounts:
+// subjects 0 to SessionsMax−1 are the sessions, then the accounts in sorted
+// order. An order belongs to its account's subject when the account is
+// listed, else to its session's; the ClOrdID record keeps that subject
+// (clOrdRecord.riskSubject) so that fills and cancels find it without a
+// lookup. Each subject has its limits and its figures; each (subject,
+// instrument) pair a riskCell with the position and the per-instrument
+// limits.
+//
+// Open figures count resting orders only: riskOpen adds an order when it
+// joins a price level and takes it off when it leaves one, and a fill of a
+// resting order takes the filled part off. Executed figures
+// (position, the day's net bought notional, the loss) change at each fill.
+//
+// Loss: each subject values its position in an instrument at its own last
+// fill price there (markTicks); the loss is what it paid net of what it
+// received (costBase) minus the value of what it holds (heldValue). It is
+// exact for closed positions and marks open ones at the subject's last
+// trade, which needs no market-wide state and so stays O(1) per fill.
+//
+// An automatic kill (breach count or loss) is decided during the command
+// but carried out at its end (riskRunPendingKills), so that a match in
+// progress never sees its counterparties disappear. Only new orders and
+// replaces breach limits or trade, so only they look for pending kills.
+
+// riskNone is a limit that is not set: every figure is at most it, so the
+// checks need no test for "no limit". It is half the int64 range so that
+// limit − figure cannot wrap for figures within ±2^62 (about 4.6e18
+// ticks), which is how riskPasses tests all limits at once.
+const riskNone = math.MaxInt64 / 2
+
+// riskSubject holds one session's or account's limits (riskNone: none) and figures.
+type riskSubject struct {
+	maxOrderQty       int64
+	maxOrderNotional  int64
+	maxOpenOrders     int64
+	maxOpenNotional   int64
+	creditLimit       int64
+	maxPosition       int64
+	killAfterBreaches int64
+	killAtLoss        int64
+
+	openOrders      int64
+	openNotional    int64 // gross: buys + sells, leaves × price
+	openBuyNotional int64
+	dayNetBought    int64 // executed buy notional − sell notional today
+	costBase        int64 // what the day's loss is measured from
+	heldValue       int64 // Σ position × markTicks over instruments
+	breaches        int64 // risk rejects today
+
+	killed      bool
+	killPending bool
+	pendingWhy  venue.RiskLimit
+}
+
+// riskCell is one subject's figures and limits in one instrument. The
+// limits are the ones in force (the instrument's override, else the
+// subject's), so that a check reads one field; overrides marks which are
+// overrides, which a change of the subject's limit leaves alone.
+type riskCell struct {
+	position         int64 // executed, net: buys − sells
+	openBuyQty       int64
+	openSellQty      int64
+	markTicks        int64
+	maxOrderQty      int64
+	maxOrderNotional int64
+	maxPosition      int64
+	overrides        uint8 // 1<<RiskLimit of each override
+}
+
+func riskBit(l venue.RiskLimit) uint8 { return 1 << l }
+
+type riskState struct {
+	on          bool // RiskConfig given: every figure is kept
+	checks      bool // on, or some kill switch on: new orders and replaces go through the checks
+	killed      int  // subjects with the kill switch on
+	pending     int  // subjects whose automatic kill waits for the end of the command
+	sessionsMax int
+	instruments int
+	subjects    []riskSubject
+	cells       []riskCell
+	accounts    riskAccountTable
+	names       [][venue.AccountLength]byte // account of each account subject
+	lastPx      int64                       // the price of the last trade (riskAfterMatch)
+}
+
+func newRiskState(cfg *Config) riskState {
+	r := riskState{sessionsMax: cfg.SessionsMax, instruments: len(cfg.Instruments)}
+	n := cfg.SessionsMax
+	var names []string
+	if cfg.Risk != nil {
+		names = sortedAccounts(cfg.Risk)
+		n += len(names)
+	}
+	r.subjects = make([]riskSubject, n)
+	if cfg.Risk == nil {
+		return r
+	}
+	r.on, r.checks = true, true
+	r.cells = make([]riskCell, n*len(cfg.Instruments))
+	r.accounts = newRiskAccountTable(names, cfg.SessionsMax)
+	r.names = make([][venue.AccountLength]byte, len(names))
+	for i := 0; i < cfg.SessionsMax; i++ {
+		l := &cfg.Risk.Sessions
+		if o, ok := cfg.Risk.SessionOverrides[uint16(i)]; ok {
+			l = &o
+		}
+		r.configure(i, l, cfg.Instruments)
+	}
+	for i, a := range names {
+		copy(r.names[i][:], a)
+		l := cfg.Risk.Accounts[a]
+		r.configure(cfg.SessionsMax+i, &l, cfg.Instruments)
+	}
+	return r
+}
+
+// noneIfZero turns a configured 0 (no limit) into riskNone.
+func noneIfZero(v int64) int64 {
+	if v <= 0 {
+		return riskNone
+	}
+	return v
+}
+
+// shown is a limit as events report it: 0 for none.
+func shown(v int64) int64 {
+	if v == riskNone {
+		return 0
+	}
+	return v
+}
+
+func (r *riskState) configure(subject int, l *RiskLimits, instruments []InstrumentConfig) {
+	s := &r.subjects[subject]
+	s.maxOrderQty, s.maxOrderNotional = noneIfZero(l.MaxOrderQty), noneIfZero(l.MaxOrderNotional)
+	s.maxOpenOrders, s.maxOpenNotional = noneIfZero(l.MaxOpenOrders), noneIfZero(l.MaxOpenNotional)
+	s.creditLimit, s.maxPosition = noneIfZero(l.CreditLimit), noneIfZero(l.MaxPosition)
+	s.killAfterBreaches, s.killAtLoss = noneIfZero(l.KillAfterBreaches), noneIfZero(l.KillAtLoss)
+	for ii := range instruments {
+		c := &r.cells[subject*len(instruments)+ii]
+		c.maxOrderQty, c.maxOrderNotional, c.maxPosition = s.maxOrderQty, s.maxOrderNotional, s.maxPosition
+		il, ok := l.Instruments[instruments[ii].ID]
+		if !ok {
+			continue
+		}
+		if il.MaxOrderQty > 0 {
+			c.maxOrderQty, c.overrides = il.MaxOrderQty, c.overrides|riskBit(venue.RiskLimitMaxOrderQty)
+		}
+		if il.MaxOrderNotional > 0 {
+			c.maxOrderNotional, c.overrides = il.MaxOrderNotional, c.overrides|riskBit(venue.RiskLimitMaxOrderNotional)
+		}
+		if il.MaxPosition > 0 {
+			c.maxPosition, c.overrides = il.MaxPosition, c.overrides|riskBit(venue.RiskLimitMaxPosition)
+		}
+	}
+}
+
+// subjectOf is the subject of an order from session with this account.
+func (r *riskState) subjectOf(session uint16, account *[venue.AccountLength]byte) uint16 {
+	if len(r.accounts.subjects) == 0 || account[0] == 0 {
+		return session
+	}
+	if s, ok := r.accounts.lookup(account); ok {
+		return s
+	}
+	return session
+}
+
+func (r *riskState) scopeOf(subject uint16) venue.RiskScope {
+	if int(subject) < r.sessionsMax {
+		return venue.RiskScopeSession
+	}
+	return venue.RiskScopeAccount
+}
+
+func (r *riskState) cell(subject uint16, ii uint16) *riskCell {
+	return &r.cells[int(subject)*r.instruments+int(ii)]
+}
+
+// worstPosition is the absolute position a cell reaches if every open order
+// of one side fills.
+func (c *riskCell) worstPosition() int64 {
+	return max(c.position+c.openBuyQty, c.openSellQty-c.position)
+}
+
+// riskChecks reports whether a new order must go through enterCheckedOrder:
+// risk is configured, or some kill switch is on.
+func (m *Matcher) riskChecks() bool { return m.risk.checks }
+
+// countKilled adds n (±1) to the subjects whose kill switch is on.
+func (r *riskState) countKilled(n int) {
+	r.killed += n
+	r.checks = r.on || r.killed > 0
+}
+
+// riskNotional values an order: a market order at the far edge of the band
+// (a buy at its high, a sell at its low), which bounds what it can trade at.
+func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, qty int64) int64 {
+	if ordType == venue.OrdTypeMarket {
+		priceTicks = in.bandLowTicks
+		if side == venue.SideBuy {
+			priceTicks = in.bandHighTicks
+		}
+	}
+	return priceTicks * qty
+}
+
+// enterCheckedOrder is the end of applyNewOrder when risk checks apply
+// (package documentation, "Risk"): the order is refused, or accepted with
+// its subject recorded and executed. Apart from it, the order path without
+// risk pays one test.
+func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
+	r := &m.risk
+	subj := c.sessionIdx
+	if len(r.accounts.subjects) != 0 && c.account[0] != 0 {
+		subj = r.subjectOf(c.sessionIdx, &c.account)
+	}
+	switch {
+	case r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed):
+		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
+		m.emitRejected(c, venue.RejectReasonKillSwitchActive)
+	case r.on && !r.riskPasses(c, subj, ii, in):
+		m.riskRefuseNew(c, subj, ii, in)
+		m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
+	default:
+		oi := m.acceptNewOrder(c, ii, h, at)
+		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+		m.executeNewOrder(in, oi)
+	}
+	if r.pending > 0 {
+		m.riskRunPendingKills()
+	}
+}
+
+// riskPasses reports whether a new order of subject subj keeps within
+// every limit. It calls nothing, so it needs no frame: the passing path
+// compares each figure once, and riskRefuseNew finds which limit failed.
+func (r *riskState) riskPasses(c *newOrderCmd, subj, ii uint16, in *instrument) bool {
+	s := &r.subjects[subj]
+	cl := &r.cells[int(subj)*r.instruments+int(ii)]
+	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
+	// Each term is a limit's headroom after this order; one is negative
+	// when the order breaches it (riskNone keeps them from wrapping).
+	headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
+	if canRest(c.ordType, c.tif) {
+		headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
+	}
+	if c.side == venue.SideBuy {
+		headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
+	} else {
+		headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
+	}
+	return headroom >= 0
+}
+
+// riskRefuseNew reports the first limit a new order breaches, in the
+// order of the package documentation.
+func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument) {
+	s := &m.risk.subjects[subj]
+	cl := m.risk.cell(subj, ii)
+	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
+	rests := canRest(c.ordType, c.tif)
+	position := cl.position + cl.openBuyQty
+	if c.side == venue.SideSell {
+		position = cl.openSellQty - cl.position
+	}
+	credit := s.dayNetBought + s.openBuyNotional
+	which, limit, current, request := venue.RiskLimitMaxPosition, cl.maxPosition, position, c.qty
+	switch {
+	case c.qty > cl.maxOrderQty:
+		which, limit, current, request = venue.RiskLimitMaxOrderQty, cl.maxOrderQty, 0, c.qty
+	case notional > cl.maxOrderNotional:
+		which, limit, current, request = venue.RiskLimitMaxOrderNotional, cl.maxOrderNotional, 0, notional
+	case rests && s.openOrders >= s.maxOpenOrders:
+		which, limit, current, request = venue.RiskLimitMaxOpenOrders, s.maxOpenOrders, s.openOrders, 1
+	case rests && s.openNotional+notional > s.maxOpenNotional:
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, notional
+	case c.side == venue.SideBuy && credit+notional > s.creditLimit:
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, credit, notional
+	}
+	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &c.account)
+}
+
+// riskCheckReplace checks a replace of live order o on its delta: a figure
+// the replace does not increase always passes, so an order over a lowered
+// limit can still be reduced.
+func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
+	r := &m.risk
+	subj := m.index.recs[o.rec].riskSubject
+	if !r.on {
+		subj = r.subjectOf(o.sessionIdx, &o.account)
+	}
+	s := &r.subjects[subj]
+	in := m.instrumentOf(o)
+	if s.killed || r.subjects[o.sessionIdx].killed {
+		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &o.account)
+		return venue.RejectReasonKillSwitchActive
+	}
+	if !r.on || c.qty <= o.cumQty {
+		return venue.RejectReasonNone
+	}
+	cl := r.cell(subj, o.instrument)
+	oldNotional, newNotional := o.priceTicks*o.qty, c.priceTicks*c.qty
+	dLeaves := c.qty - o.cumQty - o.leavesQty
+	dOpen := c.priceTicks*(c.qty-o.cumQty) - o.priceTicks*o.leavesQty
+	position := cl.position + cl.openBuyQty
+	if o.side == venue.SideSell {
+		position = cl.openSellQty - cl.position
+	}
+	credit := s.dayNetBought + s.openBuyNotional
+	var which venue.RiskLimit
+	var limit, current, request int64
+	switch {
+	case c.qty > o.qty && c.qty > cl.maxOrderQty:
+		which, limit, request = venue.RiskLimitMaxOrderQty, cl.maxOrderQty, c.qty
+	case newNotional > oldNotional && newNotional > cl.maxOrderNotional:
+		which, limit, request = venue.RiskLimitMaxOrderNotional, cl.maxOrderNotional, newNotional
+	case dOpen > 0 && s.openNotional+dOpen > s.maxOpenNotional:
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, dOpen
+	case dOpen > 0 && o.side == venue.SideBuy && credit+dOpen > s.creditLimit:
+		which, limit, current, request = venue.RiskLimitCreditLimit, s.creditLimit, credit, dOpen
+	case dLeaves > 0 && position+dLeaves > cl.maxPosition:
+		which, limit, current, request = venue.RiskLimitMaxPosition, cl.maxPosition, position, dLeaves
+	default:
+		return venue.RejectReasonNone
+	}
+	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &o.account)
+	return venue.RejectReasonRiskLimitExceeded
+}
+
+// riskBreach reports a breach and counts it towards KillAfterBreaches.
+func (m *Matcher) riskBreach(session, subj uint16, which venue.RiskLimit, instrumentID uint32, limit, current, request int64,
+	account *[venue.AccountLength]byte) {
+	m.emitRiskBreach(session, subj, which, instrumentID, limit, current, request, account)
+	s := &m.risk.subjects[subj]
+	s.breaches++
+	if s.breaches >= s.killAfterBreaches {
+		m.riskKillLater(subj, venue.RiskLimitKillAfterBreaches)
+	}
+}
+
+func (m *Matcher) riskKillLater(subj uint16, why venue.RiskLimit) {
+	s := &m.risk.subjects[subj]
+	if s.killed || s.killPending {
+		return
+	}
+	s.killPending, s.pendingWhy = true, why
+	m.risk.pending++
+}
+
+// riskOpen adds count orders and leaves (both may be negative) of resting
+// order o to its subject's open figures: +1 and its leaves when it joins a
+// price level, −1 and its leaves when it leaves one, 0 and the filled
+// quantity when it trades. Callers test m.risk.on first, so that without
+// risk the order path pays one test per call site.
+func (m *Matcher) riskOpen(o *order, count, leaves int64) {
+	subj := m.index.recs[o.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	n := leaves * o.priceTicks
+	s.openOrders += count
+	s.openNotional += n
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
+	if o.side == venue.SideBuy {
+		s.openBuyNotional += n
+		cl.openBuyQty += leaves
+	} else {
+		cl.openSellQty += leaves
+	}
+}
+
+// riskTrade accounts for a trade of qty at px between aggressor o and
+// resting r: r's filled part is no longer open, and both execute.
+// riskTradeResting accounts for a trade of qty at px by resting order r: its
+// filled part is no longer open, and it executes. The aggressor's side is
+// accounted once per match (riskAfterMatch), from its cumulative figures.
+//
+// It is riskOpen and riskExecute in one, for the fill is the hot path with
+// limits on. When the fill leaves r with no leaves, r stops counting as an
+// open order here, and removeOrder, which then finishes it, skips it (an
+// order leaves the book with no leaves only after a full fill: cancels and
+// replaces take it off the book before they change its leaves).
+func (m *Matcher) riskTradeResting(r *order, px, qty int64) {
+	m.risk.lastPx = px
+	subj := m.index.recs[r.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(r.instrument)]
+	if r.leavesQty == 0 {
+		s.openOrders--
+	}
+	open := qty * r.priceTicks
+	s.openNotional -= open
+	value := px * qty
+	position := cl.position
+	newPosition := position - qty
+	if r.side == venue.SideBuy {
+		s.openBuyNotional -= open
+		cl.openBuyQty -= qty
+		newPosition = position + qty
+		s.dayNetBought += value
+		s.costBase += value
+	} else {
+		cl.openSellQty -= qty
+		s.dayNetBought -= value
+		s.costBase -= value
+	}
+	s.heldValue += newPosition*px - position*cl.markTicks
+	cl.position = newPosition
+	cl.markTicks = px
+	if s.costBase-s.heldValue >= s.killAtLoss {
+		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
+	}
+}
+
+// riskAfterMatch accounts for what aggressor o traded in a match that
+// started with cumQty and cumNotionalTicks before: the same figures as one
+// riskExecute per fill (the mark is the last trade's price), at the cost of one.
+func (m *Matcher) riskAfterMatch(o *order, cumQtyBefore, cumNotionalBefore int64) {
+	if qty := o.cumQty - cumQtyBefore; qty > 0 {
+		m.riskExecute(o, m.risk.lastPx, qty, o.cumNotionalTicks-cumNotionalBefore)
+	}
+}
+
+// riskExecute accounts for qty of order o executed for value (price ticks ×
+// quantity), the last part at px.
+func (m *Matcher) riskExecute(o *order, px, qty, value int64) {
+	subj := m.index.recs[o.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
+	if o.side == venue.SideSell {
+		qty, value = -qty, -value
+	}
+	position := cl.position
+	s.heldValue += (position+qty)*px - position*cl.markTicks
+	cl.position = position + qty
+	cl.markTicks = px
+	s.dayNetBought += value
+	s.costBase += value
+	if s.costBase-s.heldValue >= s.killAtLoss {
+		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
+	}
+}
+
+// riskRunPendingKills carries out the automatic kills decided during the
+// command, in subject order.
+func (m *Matcher) riskRunPendingKills() {
+	for i := range m.risk.subjects {
+		s := &m.risk.subjects[i]
+		if !s.killPending {
+			continue
+		}
+		s.killPending = false
+		m.risk.pending--
+		n := m.riskKill(uint16(i))
+		m.emitRiskControlResult(uint16(i), venue.RiskActionAutoKill, venue.RiskResultApplied, s.pendingWhy, 0, 0, n)
+		if m.risk.pending == 0 {
+			return
+		}
+	}
+}
+
+// riskKill turns subject's kill switch on and cancels its open orders: a
+// session's are every order of the session, an account's every order
+// whose subject it is. It returns how many it cancelled.
+func (m *Matcher) riskKill(subj uint16) uint32 {
+	s := &m.risk.subjects[subj]
+	if !s.killed {
+		s.killed = true
+		m.risk.countKilled(1)
+	}
+	var n uint32
+	if int(subj) < m.risk.sessionsMax {
+		for oi := m.sessions[subj].head; oi != noOrder; {
+			next := m.pool.orders[oi].sessNext
+			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
+			n++
+			oi = next
+		}
+		return n
+	}
+	for oi := m.all.head; oi != noOrder; {
+		o := &m.pool.orders[oi]
+		next := o.allNext
+		if m.index.recs[o.rec].riskSubject == subj {
+			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
+			n++
+		}
+		oi = next
+	}
+	return n
+}
+
+// riskEndOfDay starts the day's figures again: net bought notional,
+// breaches, and the loss (measured from the positions' value now).
+func (m *Matcher) riskEndOfDay() {
+	for i := range m.risk.subjects {
+		s := &m.risk.subjects[i]
+		s.dayNetBought, s.breaches = 0, 0
+		s.costBase = s.heldValue
+	}
+}

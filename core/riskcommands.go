@@ -1,0 +1,285 @@
+package core
+
+import "github.com/fixvenue/fixvenue/sbe/venue"
+
+// The operator's risk commands: RiskSetLimit changes one limit, RiskControl
+// turns a kill switch on or off or reports utilisation. Each is answered by
+// a RiskControlResult (and a Report by RiskUtilisation events); a refused
+// change leaves everything as it was. They are journaled like every
+// command, so a replay changes the same limit at the same point.
+
+func (m *Matcher) applyRiskSetLimit(cmd []byte) error {
+	var c venue.RiskSetLimit
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	var account [venue.AccountLength]byte
+	loadAccount(&account, c.AccountArray())
+	subj, result := m.riskAddressed(c.Scope(), c.SessionIdx(), &account)
+	limit, instrumentID, value := c.Limit(), c.InstrumentID(), c.Value()
+	var figure int64
+	if result == venue.RiskResultApplied {
+		result, figure = m.riskSetLimit(subj, limit, instrumentID, value)
+	}
+	if result != venue.RiskResultApplied {
+		value = figure
+	}
+	m.emitRiskControlResultFor(c.SessionIdx(), c.Scope(), &account, venue.RiskActionSetLimit, result, limit, instrumentID, value, 0)
+	return nil
+}
+
+// riskAddressed resolves the session or account a risk command names.
+func (m *Matcher) riskAddressed(scope venue.RiskScope, session uint16, account *[venue.AccountLength]byte) (uint16, venue.RiskResult) {
+	switch scope {
+	case venue.RiskScopeSession:
+		if int(session) >= m.risk.sessionsMax {
+			return 0, venue.RiskResultUnknownSession
+		}
+		return session, venue.RiskResultApplied
+	case venue.RiskScopeAccount:
+		if s, ok := m.risk.accounts.lookup(account); ok {
+			return s, venue.RiskResultApplied
+		}
+		return 0, venue.RiskResultUnknownAccount
+	}
+	return 0, venue.RiskResultInvalidAction
+}
+
+// riskSetLimit validates and applies a limit change. A change that would
+// leave the subject in breach at once is refused with the figure in the way.
+func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID uint32, value int64) (venue.RiskResult, int64) {
+	r := &m.risk
+	if !r.on {
+		return venue.RiskResultNotEnabled, 0
+	}
+	if value <= 0 || value > RiskLimitMax || limit == venue.RiskLimitNone || !limit.Valid() {
+		return venue.RiskResultInvalidValue, 0
+	}
+	perInstrument := limit == venue.RiskLimitMaxOrderQty || limit == venue.RiskLimitMaxOrderNotional || limit == venue.RiskLimitMaxPosition
+	if instrumentID != 0 {
+		ii, ok := m.instrByID.lookup(instrumentID)
+		if !ok {
+			return venue.RiskResultUnknownInstrument, 0
+		}
+		if !perInstrument {
+			return venue.RiskResultNotPerInstrument, 0
+		}
+		cl := r.cell(subj, ii)
+		if w := cl.worstPosition(); limit == venue.RiskLimitMaxPosition && w > value {
+			return venue.RiskResultWouldBreach, w
+		}
+		cl.setLimit(limit, value)
+		cl.overrides |= riskBit(limit)
+		return venue.RiskResultApplied, 0
+	}
+	s := &r.subjects[subj]
+	cells := r.cells[int(subj)*r.instruments : (int(subj)+1)*r.instruments]
+	var figure int64
+	var field *int64
+	switch limit {
+	case venue.RiskLimitMaxOrderQty:
+		field = &s.maxOrderQty
+	case venue.RiskLimitMaxOrderNotional:
+		field = &s.maxOrderNotional
+	case venue.RiskLimitMaxOpenOrders:
+		field, figure = &s.maxOpenOrders, s.openOrders
+	case venue.RiskLimitMaxOpenNotional:
+		field, figure = &s.maxOpenNotional, s.openNotional
+	case venue.RiskLimitCreditLimit:
+		field, figure = &s.creditLimit, s.dayNetBought+s.openBuyNotional
+	case venue.RiskLimitKillAfterBreaches:
+		field, figure = &s.killAfterBreaches, s.breaches
+		if figure >= value {
+			return venue.RiskResultWouldBreach, figure
+		}
+	case venue.RiskLimitKillAtLoss:
+		field, figure = &s.killAtLoss, s.costBase-s.heldValue
+		if figure >= value {
+			return venue.RiskResultWouldBreach, figure
+		}
+	case venue.RiskLimitMaxPosition:
+		field = &s.maxPosition
+		// The subject-wide limit governs the instruments without their own.
+		for i := range cells {
+			if cells[i].overrides&riskBit(limit) == 0 {
+				figure = max(figure, cells[i].worstPosition())
+			}
+		}
+	}
+	if figure > value {
+		return venue.RiskResultWouldBreach, figure
+	}
+	*field = value
+	if perInstrument {
+		for i := range cells {
+			if cells[i].overrides&riskBit(limit) == 0 {
+				cells[i].setLimit(limit, value)
+			}
+		}
+	}
+	return venue.RiskResultApplied, 0
+}
+
+// setLimit sets one of the limits a cell holds.
+func (c *riskCell) setLimit(limit venue.RiskLimit, value int64) {
+	switch limit {
+	case venue.RiskLimitMaxOrderQty:
+		c.maxOrderQty = value
+	case venue.RiskLimitMaxOrderNotional:
+		c.maxOrderNotional = value
+	case venue.RiskLimitMaxPosition:
+		c.maxPosition = value
+	}
+}
+
+func (m *Matcher) applyRiskControl(cmd []byte) error {
+	var c venue.RiskControl
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	var account [venue.AccountLength]byte
+	loadAccount(&account, c.AccountArray())
+	action := c.Action()
+	if action == venue.RiskActionReport {
+		m.riskReport(c.SessionIdx())
+		return nil
+	}
+	subj, result := m.riskAddressed(c.Scope(), c.SessionIdx(), &account)
+	var cancelled uint32
+	if result == venue.RiskResultApplied {
+		switch action {
+		case venue.RiskActionKill:
+			cancelled = m.riskKill(subj)
+		case venue.RiskActionReset:
+			m.riskReset(subj)
+		default:
+			result = venue.RiskResultInvalidAction
+		}
+	}
+	m.emitRiskControlResultFor(c.SessionIdx(), c.Scope(), &account, action, result, venue.RiskLimitNone, 0, 0, cancelled)
+	return nil
+}
+
+// riskReset turns a kill switch off and forgets the day's breaches, which
+// would otherwise trip KillAfterBreaches again at the next one.
+func (m *Matcher) riskReset(subj uint16) {
+	s := &m.risk.subjects[subj]
+	if s.killed {
+		s.killed = false
+		m.risk.countKilled(-1)
+	}
+	s.breaches = 0
+}
+
+// riskReport answers a Report with one RiskUtilisation per subject that has
+// a limit, open orders or its kill switch on.
+func (m *Matcher) riskReport(session uint16) {
+	r := &m.risk
+	for i := range r.subjects {
+		s := &r.subjects[i]
+		subj := uint16(i)
+		used, limit := m.riskPositionUse(subj)
+		hasLimits := r.on && (s.creditLimit != riskNone || limit != 0 || s.maxOpenOrders != riskNone || s.maxOpenNotional != riskNone)
+		if !s.killed && s.openOrders == 0 && !hasLimits {
+			continue
+		}
+		e := venue.RiskUtilisation{}
+		_ = e.WrapEncode(m.claim(), 0)
+		e.SetCauseSeq(m.causeSeq)
+		e.SetTimestampNs(m.nowNs)
+		m.riskSubjectFields(subj, session, &e)
+		if s.killed {
+			e.SetKilled(venue.BooleanTypeTrue)
+		}
+		e.SetCreditUsed(s.dayNetBought + s.openBuyNotional)
+		e.SetCreditLimit(shown(s.creditLimit))
+		e.SetPositionUsed(used)
+		e.SetPositionLimit(limit)
+		e.SetOpenOrders(s.openOrders)
+		e.SetOpenNotional(s.openNotional)
+		e.SetBreaches(s.breaches)
+		m.sink.Commit()
+	}
+}
+
+// riskSubjectFields names a subject in a RiskUtilisation.
+func (m *Matcher) riskSubjectFields(subj, session uint16, e *venue.RiskUtilisation) {
+	e.SetScope(m.risk.scopeOf(subj))
+	if int(subj) < m.risk.sessionsMax {
+		e.SetSessionIdx(subj)
+		return
+	}
+	e.SetSessionIdx(session)
+	putAccount(e.AccountArray(), &m.risk.names[int(subj)-m.risk.sessionsMax])
+}
+
+// riskPositionUse is a subject's most used position limit: the worst-case
+// position and the limit of the instrument where their ratio is highest
+// (where there is no limit, the largest position and 0).
+func (m *Matcher) riskPositionUse(subj uint16) (used, limit int64) {
+	r := &m.risk
+	if !r.on {
+		return 0, 0
+	}
+	for ii := 0; ii < r.instruments; ii++ {
+		cl := r.cell(subj, uint16(ii))
+		w, l := cl.worstPosition(), shown(cl.maxPosition)
+		switch {
+		case l == 0 && limit == 0:
+			used = max(used, w)
+		case l != 0 && (limit == 0 || w*limit > used*l):
+			used, limit = w, l
+		}
+	}
+	return used, limit
+}
+
+// emitRiskBreach reports that a request of session would breach subject's
+// limit (RiskLimitNone: its kill switch is on).
+func (m *Matcher) emitRiskBreach(session, subj uint16, which venue.RiskLimit, instrumentID uint32, limit, current, request int64,
+	account *[venue.AccountLength]byte) {
+	var e venue.RiskBreach
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(session)
+	e.SetScope(m.risk.scopeOf(subj))
+	e.SetLimit(which)
+	e.SetInstrumentID(instrumentID)
+	e.SetLimitValue(limit)
+	e.SetCurrentValue(current)
+	e.SetRequestValue(request)
+	putAccount(e.AccountArray(), account)
+	m.sink.Commit()
+}
+
+// emitRiskControlResult answers for a subject (automatic kills).
+func (m *Matcher) emitRiskControlResult(subj uint16, action venue.RiskAction, result venue.RiskResult, which venue.RiskLimit,
+	instrumentID uint32, value int64, cancelled uint32) {
+	var account [venue.AccountLength]byte
+	session := subj
+	if int(subj) >= m.risk.sessionsMax {
+		account, session = m.risk.names[int(subj)-m.risk.sessionsMax], 0
+	}
+	m.emitRiskControlResultFor(session, m.risk.scopeOf(subj), &account, action, result, which, instrumentID, value, cancelled)
+}
+
+func (m *Matcher) emitRiskControlResultFor(session uint16, scope venue.RiskScope, account *[venue.AccountLength]byte,
+	action venue.RiskAction, result venue.RiskResult, which venue.RiskLimit, instrumentID uint32, value int64, cancelled uint32) {
+	var e venue.RiskControlResult
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(session)
+	e.SetScope(scope)
+	e.SetAction(action)
+	e.SetResult(result)
+	e.SetLimit(which)
+	e.SetInstrumentID(instrumentID)
+	e.SetValue(value)
+	e.SetCancelledCount(cancelled)
+	putAccount(e.AccountArray(), account)
+	m.sink.Commit()
+}

@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Pre-trade risk answers (doc.go, "Risk"). The matcher reports a breach in
+// a RiskBreach event just before the OrderRejected or CancelRejected it
+// causes, with the same causeSeq; outbound keeps the last one and turns it
+// into the reject's Text, naming the limit and the figures. Risk rejects
+// carry OrdRejReason 3 (order exceeds limit).
+
+// lastBreach is the RiskBreach outbound saw last (outbound goroutine only).
+type lastBreach struct {
+	cause   int64
+	session uint16
+	scope   venue.RiskScope
+	limit   venue.RiskLimit
+	instID  uint32
+	limitV  int64
+	current int64
+	request int64
+	account string
+}
+
+type riskMetrics struct {
+	rejects     *prometheus.CounterVec
+	commands    *prometheus.CounterVec
+	creditUse   *prometheus.GaugeVec
+	positionUse *prometheus.GaugeVec
+	killed      *prometheus.GaugeVec
+}
+
+func newRiskMetrics() *riskMetrics {
+	return &riskMetrics{
+		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_risk_rejects_total",
+			Help: "Orders and replaces refused by a pre-trade risk limit or a kill switch (limit=None), by limit and scope."},
+			[]string{"limit", "scope"}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_risk_commands_total",
+			Help: "Risk commands and automatic kills, by action and result."}, []string{"action", "result"}),
+		creditUse: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_risk_credit_utilisation_ratio",
+			Help: "Credit used (net bought today plus open buys) over the credit limit, at the last risk report."}, []string{"subject"}),
+		positionUse: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_risk_position_utilisation_ratio",
+			Help: "The most used position limit (worst-case position over its limit), at the last risk report."}, []string{"subject"}),
+		killed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_risk_kill_switch",
+			Help: "1 while a session's or account's kill switch is on (as of the last risk report or kill)."}, []string{"subject"}),
+	}
+}
+
+func (r *riskMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.rejects, r.commands, r.creditUse, r.positionUse, r.killed}
+}
+
+// subjectName names a session by its CompID, an account by "account:" and its name.
+func (g *Gateway) subjectName(scope venue.RiskScope, session uint16, account []byte) string {
+	if scope == venue.RiskScopeAccount {
+		return "account:" + string(account)
+	}
+	if s := g.sessionOf(session); s != nil {
+		return "session:" + s.cfg.ID.TargetCompID
+	}
+	return "session:" + strconv.Itoa(int(session))
+}
+
+func (g *Gateway) onRiskBreach(e *venue.RiskBreach) {
+	g.breach = lastBreach{cause: int64(e.CauseSeq()), session: e.SessionIdx(), scope: e.Scope(), limit: e.Limit(),
+		instID: e.InstrumentID(), limitV: e.LimitValue(), current: e.CurrentValue(), request: e.RequestValue(),
+		account: string(e.Account())}
+	g.metrics.risk.rejects.WithLabelValues(e.Limit().String(), e.Scope().String()).Inc()
+}
+
+func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
+	g.answerRiskWait(e)
+	g.metrics.risk.commands.WithLabelValues(e.Action().String(), e.Result().String()).Inc()
+	if e.Result() != venue.RiskResultApplied {
+		return
+	}
+	name := g.subjectName(e.Scope(), e.SessionIdx(), e.Account())
+	switch e.Action() {
+	case venue.RiskActionKill, venue.RiskActionAutoKill:
+		g.metrics.risk.killed.WithLabelValues(name).Set(1)
+	case venue.RiskActionReset:
+		g.metrics.risk.killed.WithLabelValues(name).Set(0)
+	}
+}
+
+func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
+	name := g.subjectName(e.Scope(), e.SessionIdx(), e.Account())
+	m := g.metrics.risk
+	if l := e.CreditLimit(); l > 0 {
+		m.creditUse.WithLabelValues(name).Set(float64(e.CreditUsed()) / float64(l))
+	}
+	if l := e.PositionLimit(); l > 0 {
+		m.positionUse.WithLabelValues(name).Set(float64(e.PositionUsed()) / float64(l))
+	}
+	killed := 0.0
+	if e.Killed() == venue.BooleanTypeTrue {
+		killed = 1
+	}
+	m.killed.WithLabelValues(name).Set(killed)
+}
+
+// riskText is the Text of a risk reject caused by command cause, from the
+// RiskBreach that preceded it; "" when there is none.
+func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
+	b := &g.breach
+	if reason != venue.RejectReasonRiskLimitExceeded && reason != venue.RejectReasonKillSwitchActive || b.cause != cause {
+		return ""
+	}
+	who := g.subjectName(b.scope, b.session, []byte(b.account))
+	in := ""
+	if inst := g.byID[b.instID]; inst != nil {
+		in = " in " + inst.Symbol
+	}
+	switch b.limit {
+	case venue.RiskLimitNone:
+		return "kill switch on for " + who
+	case venue.RiskLimitMaxOrderQty:
+		return fmt.Sprintf("order exceeds limit: max order quantity of %s%s: %d > %d", who, in, b.request, b.limitV)
+	case venue.RiskLimitMaxOrderNotional:
+		return fmt.Sprintf("order exceeds limit: max order notional of %s%s: %d > %d (price ticks × quantity)", who, in, b.request, b.limitV)
+	case venue.RiskLimitMaxOpenOrders:
+		return fmt.Sprintf("order exceeds limit: max open orders of %s: %d open + %d > %d", who, b.current, b.request, b.limitV)
+	case venue.RiskLimitMaxOpenNotional:
+		return fmt.Sprintf("order exceeds limit: max open notional of %s: %d open + %d > %d (price ticks × quantity)", who, b.current, b.request, b.limitV)
+	case venue.RiskLimitCreditLimit:
+		return fmt.Sprintf("order exceeds limit: credit limit of %s: %d used + %d > %d (price ticks × quantity)", who, b.current, b.request, b.limitV)
+	case venue.RiskLimitMaxPosition:
+		return fmt.Sprintf("order exceeds limit: max position of %s%s: %d + %d > %d", who, in, b.current, b.request, b.limitV)
+	}
+	return "order exceeds limit: " + b.limit.String()
+}
+
+// RiskResult is the matcher's answer to a risk command, for the control endpoint.
+type RiskResult struct {
+	Seq       int64  `json:"seq"`
+	Action    string `json:"action"`
+	Result    string `json:"result"`
+	Limit     string `json:"limit,omitempty"`
+	Value     int64  `json:"value,omitempty"`
+	Cancelled uint32 `json:"cancelled"`
+}
+
+// AwaitRiskResult returns a channel that receives the RiskControlResult of
+// command seq once outbound sees it and the command is durable. Call it
+// before publishing the command; ForgetRiskResult drops a wait given up.
+func (g *Gateway) AwaitRiskResult(seq int64) <-chan RiskResult {
+	ch := make(chan RiskResult, 1)
+	g.riskMu.Lock()
+	if g.riskWaits == nil {
+		g.riskWaits = map[int64]chan RiskResult{}
+	}
+	g.riskWaits[seq] = ch
+	g.riskMu.Unlock()
+	return ch
+}
+
+// ForgetRiskResult stops waiting for command seq.
+func (g *Gateway) ForgetRiskResult(seq int64) {
+	g.riskMu.Lock()
+	delete(g.riskWaits, seq)
+	g.riskMu.Unlock()
+}
+
+func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
+	g.riskMu.Lock()
+	ch := g.riskWaits[int64(e.CauseSeq())]
+	delete(g.riskWaits, int64(e.CauseSeq()))
+	g.riskMu.Unlock()
+	if ch != nil {
+		ch <- RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(), Result: e.Result().String(),
+			Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()}
+	}
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+const riskExtra = `
+[risk]
+control_token = "secret"
+[risk.sessions]
+max_order_qty = 100
+[[risk.account]]
+name = "FUND"
+max_position = 30
+[[risk.account.instrument]]
+symbol = "ACME"
+max_position = 15
+`
+
+// riskPost calls the control endpoint over HTTP and returns the status and body.
+func riskPost(t *testing.T, s *Server, path, token string, form url.Values) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+s.MetricsAddr()+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestRiskLimitsOverFIX drives the limits, the kill switch and a limit
+// change through real FIX sessions and the control endpoint, then restarts
+// the venue: the replay applies the change at the same point.
+func TestRiskLimitsOverFIX(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, riskExtra)
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	fund := []fixclient.Field{fixclient.F(1, "FUND")}
+
+	sendOrder(t, c, order{id: "q1", side: "1", qty: "101", px: "99.00"})
+	expectER(t, c, map[int]string{11: "q1", 150: "8", 103: "3",
+		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 101 > 100"})
+
+	sendOrder(t, c, order{id: "p1", side: "1", qty: "10", px: "95.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p1", 150: "0"})
+	sendOrder(t, c, order{id: "p2", side: "1", qty: "6", px: "95.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p2", 150: "8", 103: "3",
+		58: "order exceeds limit: max position of account:FUND in ACME: 10 + 6 > 15"})
+
+	// Bad requests change nothing and say why.
+	for _, bad := range []struct {
+		path, token string
+		form        url.Values
+		status      int
+		want        string
+	}{
+		{"/risk/kill", "wrong", url.Values{"account": {"FUND"}}, 401, "token"},
+		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"0"}}, 400, "must be a positive integer"},
+		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"NOPE"}}, 400, "unknown instrument"},
+		{"/risk/limit", "secret", url.Values{"account": {"NOBODY"}, "limit": {"credit_limit"}, "value": {"5"}}, 409, "UnknownAccount"},
+		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"ACME"}}, 409, "WouldBreach"},
+		{"/risk/kill", "secret", url.Values{"session": {"NOBODY"}}, 400, "unknown session"},
+	} {
+		status, body := riskPost(t, s, bad.path, bad.token, bad.form)
+		if status != bad.status || !strings.Contains(body, bad.want) {
+			t.Errorf("%s %v: %d %q, want %d with %q", bad.path, bad.form, status, body, bad.status, bad.want)
+		}
+	}
+
+	// A limit change in the middle of the day applies to the next order.
+	status, body := riskPost(t, s, "/risk/limit", "secret", url.Values{"session": {"CLIENT1"}, "limit": {"max_order_qty"}, "value": {"5"}})
+	if status != 200 || !strings.Contains(body, `"result":"Applied"`) {
+		t.Fatalf("limit change: %d %s", status, body)
+	}
+	sendOrder(t, c, order{id: "q2", side: "2", qty: "6", px: "105.00"})
+	expectER(t, c, map[int]string{11: "q2", 150: "8", 103: "3",
+		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 6 > 5"})
+
+	// The kill switch cancels FUND's order and refuses its new ones until reset.
+	status, body = riskPost(t, s, "/risk/kill", "secret", url.Values{"account": {"FUND"}})
+	var res struct {
+		Result    string `json:"result"`
+		Cancelled int    `json:"cancelled"`
+	}
+	if status != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Result != "Applied" || res.Cancelled != 1 {
+		t.Fatalf("kill: %d %s", status, body)
+	}
+	expectER(t, c, map[int]string{11: "p1", 150: "4", 58: "cancelled by the kill switch"})
+	sendOrder(t, c, order{id: "p3", side: "2", qty: "1", px: "105.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p3", 150: "8", 103: "3", 58: "kill switch on for account:FUND"})
+	if status, body := riskPost(t, s, "/risk/reset", "secret", url.Values{"account": {"FUND"}}); status != 200 {
+		t.Fatalf("reset: %d %s", status, body)
+	}
+	sendOrder(t, c, order{id: "p4", side: "2", qty: "1", px: "105.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p4", 150: "0"})
+
+	metrics := scrape(t, s)
+	if !strings.Contains(metrics, `fixvenue_risk_rejects_total{limit="MaxOrderQty",scope="Session"} 2`) ||
+		!strings.Contains(metrics, `fixvenue_risk_rejects_total{limit="None",scope="Account"} 1`) {
+		t.Errorf("risk reject metrics missing:\n%s", grepLines(metrics, "fixvenue_risk"))
+	}
+	c.Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two replays of the journal agree, and a restarted venue applies the
+	// changed limit: it was journaled where it happened.
+	mc := MatcherConfig(cfg)
+	v1, err := journal.Verify(filepath.Join(dir, "journal"), mc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := journal.Verify(filepath.Join(dir, "journal"), mc, nil)
+	if err != nil || v1.EventsHash != v2.EventsHash || v1.Records == 0 {
+		t.Fatalf("replays differ: %v / %v (%v)", v1, v2, err)
+	}
+	s2 := startServer(t, testConfig(t, dir, riskExtra), Options{})
+	c2 := logon(t, s2, "CLIENT2", true)
+	c1 := logon(t, s2, "CLIENT1", true)
+	sendOrder(t, c2, order{id: "r1", side: "1", qty: "6", px: "95.00"})
+	expectER(t, c2, map[int]string{11: "r1", 150: "0"})
+	sendOrder(t, c1, order{id: "r2", side: "1", qty: "6", px: "95.00"})
+	expectER(t, c1, map[int]string{11: "r2", 150: "8", 103: "3",
+		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 6 > 5"})
+}
+
+// riskDashboardExtra has every kind of risk metric appear: limits with
+// utilisation, and frequent reports.
+const riskDashboardExtra = `
+[risk]
+control_token = "secret"
+report_interval = "20ms"
+[risk.sessions]
+max_order_qty = 100
+credit_limit = 100000000
+max_position = 1000
+`
+
+// riskMetricsExported provokes a risk reject and a kill, waits (at most
+// readWait) for a utilisation report to reach the gauges, and returns the
+// scrape.
+func riskMetricsExported(t *testing.T, s *Server, c *fixclient.Client) string {
+	t.Helper()
+	sendOrder(t, c, order{id: "risk1", side: "1", qty: "101", px: "99.00"})
+	expectER(t, c, map[int]string{11: "risk1", 150: "8", 103: "3"})
+	if status, body := riskPost(t, s, "/risk/kill", "secret", url.Values{"session": {"CLIENT2"}}); status != 200 {
+		t.Fatalf("kill: %d %s", status, body)
+	}
+	deadline := time.Now().Add(readWait)
+	for {
+		text := scrape(t, s)
+		if strings.Contains(text, "fixvenue_risk_credit_utilisation_ratio{") || time.Now().After(deadline) {
+			return text
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEachRiskLimitOverFIX meets every limit of one session in turn over
+// FIX, then its breach count trips the kill switch.
+func TestEachRiskLimitOverFIX(t *testing.T) {
+	extra := `
+[risk]
+[risk.sessions]
+max_order_qty = 100
+[[risk.session]]
+comp_id = "CLIENT3"
+max_order_notional = 500000
+max_open_orders = 2
+max_open_notional = 300000
+credit_limit = 250000
+kill_after_breaches = 5
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	c := logon(t, s, "CLIENT3", true)
+	other := logon(t, s, "CLIENT4", true)
+	refuse := func(id, side, qty, px, text string) {
+		t.Helper()
+		sendOrder(t, c, order{id: id, side: side, qty: qty, px: px})
+		expectER(t, c, map[int]string{11: id, 150: "8", 39: "8", 103: "3", 58: "order exceeds limit: " + text})
+	}
+	accept := func(id, side, qty, px string) {
+		t.Helper()
+		sendOrder(t, c, order{id: id, side: side, qty: qty, px: px})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+	}
+	refuse("n1", "1", "60", "99.00", "max order notional of session:CLIENT3 in ACME: 594000 > 500000 (price ticks × quantity)")
+	accept("b1", "1", "10", "95.00")
+	refuse("n2", "2", "20", "105.00", "max open notional of session:CLIENT3: 95000 open + 210000 > 300000 (price ticks × quantity)")
+	accept("s1", "2", "10", "105.00")
+	refuse("n3", "1", "1", "94.00", "max open orders of session:CLIENT3: 2 open + 1 > 2")
+
+	// CLIENT4 sells into b1: CLIENT3 has bought 95000 of its 250000 credit.
+	sendOrder(t, other, order{id: "x1", side: "2", qty: "10", px: "95.00"})
+	expectER(t, other, map[int]string{11: "x1", 150: "F", 39: "2"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 39: "2"})
+	refuse("n4", "1", "17", "94.00", "credit limit of session:CLIENT3: 95000 used + 159800 > 250000 (price ticks × quantity)")
+
+	// A replace is checked on its delta: a smaller one passes, a larger one
+	// is refused (the fifth breach, which trips the kill switch).
+	if err := c.Send("G", fixclient.F(11, "s2"), fixclient.F(41, "s1"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "105.00")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "s2", 150: "5", 151: "5"})
+	if err := c.Send("G", fixclient.F(11, "s3"), fixclient.F(41, "s2"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "30"), fixclient.F(40, "2"), fixclient.F(44, "105.00")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "s3", 41: "s2", 434: "2",
+		58: "order exceeds limit: max open notional of session:CLIENT3: 52500 open + 262500 > 300000 (price ticks × quantity)"}); err != nil {
+		t.Fatalf("%v (received: %v)", err, c.Received)
+	}
+	expectER(t, c, map[int]string{11: "s2", 150: "4", 58: "cancelled by the kill switch"})
+	sendOrder(t, c, order{id: "n5", side: "2", qty: "1", px: "105.00"})
+	expectER(t, c, map[int]string{11: "n5", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT3"})
+	// Other sessions trade on.
+	sendOrder(t, other, order{id: "x2", side: "2", qty: "1", px: "105.00"})
+	expectER(t, other, map[int]string{11: "x2", 150: "0"})
+}
