@@ -67,16 +67,21 @@
 // of the known order instead); unknown instrument (UnknownInstrument); side,
 // type, time in force, STP mode or flag bits not in the schema
 // (UnsupportedOrderCharacteristic); instrument halted or closed
-// (InstrumentHalted, InstrumentClosed); a market order with a price or
-// post-only, a post-only IOC/FOK, an expire time on a non-GTD order
+// (InstrumentHalted, InstrumentClosed); a stop or stop-limit order with
+// post-only (StopPostOnly); a market or stop order with a price or
+// post-only, a stop price on an order that is not a stop, a post-only
+// IOC/FOK, an expire time on a non-GTD order
 // (UnsupportedOrderCharacteristic); a GTD expire time before the command's
 // timestamp (ExpireTimeInPast); a limit price ≤ 0 ticks
 // (InvalidPriceIncrement: prices are whole ticks, so off-tick decimals are
-// the gateway's to refuse) or outside the band (PriceOutOfBand); a quantity
+// the gateway's to refuse) or outside the band (PriceOutOfBand); a stop
+// price likewise, then a stop-limit whose limit its stop price already
+// passes (StopLimitPriceWrongSide), a stop price at or through the last
+// trade price (StopPxAtOrThroughMarket); a quantity
 // ≤ 0 (QtyOutOfRange), not a multiple of the lot (QtyNotLotMultiple), or
 // outside [MinQty, MaxQty] (QtyOutOfRange); OrdersMax orders already resting
-// when this one could rest, or ClOrdIDsMax ClOrdIDs used today
-// (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
+// when this one could rest or is a stop, StopsMax stops waiting, or
+// ClOrdIDsMax ClOrdIDs used today (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
 // Rejected orders leave no trace: their ClOrdIDs may be used again.
 //
 // Time in force: DAY rests until EndOfDay (then OrderCancelled, ordStatus
@@ -111,6 +116,25 @@
 // order's current state under its current ClOrdID, else ordStatus Unknown
 // with reason UnknownOrder.
 //
+// # Stops
+//
+// A Stop or StopLimit order (with its stop price in stopPxTicks) is
+// accepted and then waits off the book, invisible to market data, until
+// the instrument's last trade price reaches its stop price: at or above it
+// for a buy, at or below for a sell. Stops are elected after the order that
+// traded has finished (filled, rested or cancelled), inside the same
+// command, one at a time, each finishing before the next is chosen: buy
+// stops first, the lowest stop price first, then sell stops, the highest
+// first, earliest first within a stop price. An elected stop is reported
+// with OrderTriggered and then executes as a market order (Stop) or a limit
+// order (StopLimit) with its time in force; it keeps its OrderID, ClOrdID
+// and OrdType in every later event. Its trades may elect further stops:
+// the cascade runs until the last trade price elects no waiting stop. A
+// waiting stop can be cancelled, mass cancelled, expired (DAY at EndOfDay,
+// GTD at its time) and replaced (a new stop price or a larger quantity
+// loses its place among the stops of its stop price; a replace never
+// elects it; a replace of an elected stop-limit ignores the stop price).
+//
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from
 // Config.AccountStpModes, else CancelResting): CancelResting cancels the
@@ -137,6 +161,13 @@
 // whatever the depth; finding the next best level when the best empties reads
 // at most 2 + levels/4096 words. The price band is the only set of prices an
 // order can have, which is what makes the array possible.
+//
+// Waiting stops are held in the same structure as the book, a second pair
+// of price-level arrays per instrument indexed by stop price (stop.go), so
+// that parking, cancelling and electing the next stop are O(1); they take
+// order slots (StopsMax of the OrdersMax) and are listed like resting
+// orders. Checking for elected stops after an order costs one test when
+// the instrument has no stops.
 //
 // Orders live in a pool of OrdersMax+1 fixed slots with a free list (the
 // extra slot serves an order that will not rest while the books are full).
@@ -191,7 +222,8 @@
 //
 // CheckInvariants verifies the whole state (books never crossed, level totals
 // equal their FIFOs, bitmap and best agree, every pool slot in use is a
-// resting order indexed everywhere, the GTD heap holds exactly the GTD
+// resting order or a waiting stop indexed everywhere, waiting stops only in
+// the stop structures and never elected by the last trade price, the GTD heap holds exactly the GTD
 // orders, and quantity is conserved: ordered = filled + cancelled + resting).
 // Tests call it after every command; building with -tags invariants makes
 // Apply call it and panic on a broken invariant: after every command while

@@ -43,6 +43,7 @@ func (m *Matcher) emitAccepted(o *order) {
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
+	e.SetStopPxTicks(o.stopPxTicks)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -130,6 +131,7 @@ func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLe
 	e.SetOldPriceTicks(oldPriceTicks)
 	e.SetOldLeavesQty(oldLeavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
+	e.SetStopPxTicks(o.stopPxTicks)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	origClOrdID.putOrNone(e.OrigClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
@@ -199,6 +201,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(o.leavesQty)
 		e.SetCumQty(o.cumQty)
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
+		e.SetStopPxTicks(o.stopPxTicks)
 		_ = e.SetAccount(o.account[:])
 	} else {
 		e.SetSide(r.side)
@@ -256,5 +259,31 @@ func (m *Matcher) emitTradingStatusChanged(instrumentID uint32, status venue.Tra
 	e.SetTimestampNs(m.nowNs)
 	e.SetInstrumentID(instrumentID)
 	e.SetStatus(status)
+	m.sink.Commit()
+}
+
+// emitTriggered reports that stop order o was triggered by a trade at
+// triggerPriceTicks; its fills or its rest follow.
+func (m *Matcher) emitTriggered(o *order, triggerPriceTicks int64) {
+	var e venue.OrderTriggered
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrumentID())
+	e.SetTimeInForce(o.tif)
+	e.SetFlags(o.flags)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(o.priceTicks)
+	e.SetStopPxTicks(o.stopPxTicks)
+	e.SetTriggerPriceTicks(triggerPriceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
 }

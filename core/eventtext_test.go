@@ -52,6 +52,13 @@ func (f *eventFormatter) orderText(b *strings.Builder, instrument uint32, side v
 
 func lower(s string) string { return strings.ToLower(s) }
 
+// optStop prints a stop price when there is one.
+func optStop(b *strings.Builder, f *eventFormatter, instrument uint32, stopPxTicks int64) {
+	if stopPxTicks != 0 {
+		fmt.Fprintf(b, " stop=%s", f.px(instrument, stopPxTicks))
+	}
+}
+
 func optAccount(b *strings.Builder, account []byte) {
 	if len(account) > 0 {
 		fmt.Fprintf(b, " acct=%s", account)
@@ -80,9 +87,21 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, "accepted s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		if e.Flags() != 0 {
 			fmt.Fprintf(&b, " flags=%s", e.Flags())
 		}
+		if e.ExpireTimeNs() != 0 {
+			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
+		}
+		optAccount(&b, e.Account())
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "triggered s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s stop=%s by=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()),
+			f.px(e.InstrumentID(), e.StopPxTicks()), f.px(e.InstrumentID(), e.TriggerPriceTicks()), e.Qty(), e.LeavesQty())
 		if e.ExpireTimeNs() != 0 {
 			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
 		}
@@ -132,6 +151,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d old=%d@%s",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(),
 			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		if e.ExpireTimeNs() != 0 {
 			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
 		}
@@ -152,6 +172,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		optAccount(&b, e.Account())
 	case venue.MassCancelReportTemplateID:
 		var e venue.MassCancelReport
@@ -190,6 +211,10 @@ func eventInstrument(ev []byte) uint32 {
 		return e.InstrumentID()
 	case venue.TradingStatusChangedTemplateID:
 		var e venue.TradingStatusChanged
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
 		_ = e.WrapDecode(ev, 0)
 		return e.InstrumentID()
 	}

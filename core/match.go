@@ -30,7 +30,7 @@ func (in *instrument) wouldTake(s int, priceTicks int64) bool {
 func (in *instrument) canTrade(o *order) bool {
 	s := sideIndex(o.side)
 	best := in.sides[opposite(s)].best
-	return best >= 0 && crosses(s, o.ordType == venue.OrdTypeMarket, o.priceTicks, in.bandLowTicks+int64(best))
+	return best >= 0 && crosses(s, marketLike(o.ordType), o.priceTicks, in.bandLowTicks+int64(best))
 }
 
 // selfTrade reports whether two orders share a (non-empty) account.
@@ -48,7 +48,7 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 	o := &orders[oi]
 	s := sideIndex(o.side)
 	opp := &in.sides[opposite(s)]
-	market := o.ordType == venue.OrdTypeMarket
+	market := marketLike(o.ordType)
 	for o.leavesQty > 0 && opp.best >= 0 {
 		li := opp.best
 		px := in.bandLowTicks + int64(li)
@@ -107,6 +107,7 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
+	m.instruments[o.instrument].lastTradeTicks = px
 	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID)
 	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID)
 	if r.leavesQty == 0 {
@@ -121,7 +122,7 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 	s := sideIndex(o.side)
 	opp := &in.sides[opposite(s)]
-	market := o.ordType == venue.OrdTypeMarket
+	market := marketLike(o.ordType)
 	mode := venue.StpModeNone
 	if o.account[0] != 0 {
 		mode = m.stpModeOf(o)

@@ -39,14 +39,21 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		return nil
 	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
+	if c.stopPxTicks != 0 {
+		m.parkStop(in, oi) // validated: only stop orders carry a stop price
+		return nil
+	}
 	m.executeNewOrder(in, oi)
+	if in.stops[0].orders|in.stops[1].orders != 0 {
+		m.runStops(in)
+	}
 	return nil
 }
 
 // canRest reports whether an order of this type and time in force rests
 // when it is not filled at once.
 func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return ordType == venue.OrdTypeLimit &&
+	return limitLike(ordType) &&
 		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 }
 
@@ -61,7 +68,14 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 		return reason
 	}
 	postOnly := flags.Has(venue.OrderFlagsPostOnly)
-	if ordType == venue.OrdTypeMarket && (c.priceTicks != 0 || postOnly) {
+	stop := isStop(ordType)
+	if stop && postOnly {
+		return venue.RejectReasonStopPostOnly
+	}
+	if marketLike(ordType) && (c.priceTicks != 0 || postOnly) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if !stop && c.stopPxTicks != 0 {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if postOnly && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
@@ -70,15 +84,21 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 	if reason := m.validateExpiry(tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if ordType == venue.OrdTypeLimit {
+	if limitLike(ordType) {
 		if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
+			return reason
+		}
+	}
+	if stop {
+		if reason := validateStopPx(in, side, ordType, c.priceTicks, c.stopPxTicks); reason != venue.RejectReasonNone {
 			return reason
 		}
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if (canRest(ordType, tif) && m.pool.inUse >= m.ordersMax) || m.index.full() {
+	if ((canRest(ordType, tif) || stop) && m.pool.inUse >= m.ordersMax) || m.index.full() ||
+		(stop && m.stopsWaiting >= m.stopsMax) {
 		return venue.RejectReasonCapacityExceeded
 	}
 	if postOnly && in.wouldTake(sideIndex(side), c.priceTicks) {
@@ -163,6 +183,8 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	o.resting, o.listed = false, false
 	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
+	o.stopPxTicks = c.stopPxTicks
+	o.waiting = false
 	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
 	o.rec = m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.setOrder(o.orderID, o.rec)
@@ -189,11 +211,13 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	case canRest(o.ordType, o.tif):
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
-		m.listOrder(oi)
-		if o.tif == venue.TimeInForceGTD {
-			m.gtd.push(oi)
+		if !o.listed { // a triggered stop-limit has been listed since it was accepted
+			m.listOrder(oi)
+			if o.tif == venue.TimeInForceGTD {
+				m.gtd.push(oi)
+			}
 		}
-	case o.ordType == venue.OrdTypeMarket:
+	case marketLike(o.ordType):
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	default:
 		m.cancelOrderQty(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)

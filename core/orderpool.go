@@ -31,6 +31,7 @@ type order struct {
 	stpMode          venue.StpMode
 	resting          bool // in a price level
 	listed           bool // in its session's list and the list of all orders
+	waiting          bool // an untriggered stop, in its instrument's trigger structure
 
 	rec     recIdx // the record of the order's current ClOrdID
 	heapPos int32  // position in the GTD heap, -1 when not in it
@@ -38,6 +39,7 @@ type order struct {
 	// ordType and the instrument's id, which never change (see wire.go).
 	reportWord       uint64
 	expireTimeNs     int64
+	stopPxTicks      int64    // Stop and StopLimit: the trigger price; else 0
 	sessNext         orderIdx // the session's live orders, by OrderID
 	sessPrev         orderIdx
 	allNext, allPrev orderIdx // every live order, by OrderID
@@ -100,7 +102,7 @@ func (p *orderPool) clearSlot(i orderIdx) {
 func (p *orderPool) release(i orderIdx) {
 	o := &p.orders[i]
 	o.next = p.freeHead
-	o.resting, o.listed = false, false
+	o.resting, o.listed, o.waiting = false, false, false
 	p.freeHead = i
 	p.inUse--
 }

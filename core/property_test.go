@@ -2,10 +2,12 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +50,7 @@ func propertyConfigs() []Config {
 	return []Config{
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,
 			AccountStpModes: map[string]venue.StpMode{"AGG": venue.StpModeCancelAggressor, "BTH": venue.StpModeCancelBoth}},
-		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, Instruments: instruments[:2]},
+		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, StopsMax: 4, Instruments: instruments[:2]},
 	}
 }
 
@@ -177,6 +179,37 @@ func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
 			if n != len(want) {
 				t.Fatalf("instrument %d side %v: levels count %d orders, model %d", in.ID, side, n, len(want))
 			}
+			compareStops(t, m, model, in.ID, side)
+		}
+	}
+}
+
+// compareStops compares the waiting stops of one side, in election order.
+func compareStops(t *testing.T, m *Matcher, model *refModel, instrument uint32, side venue.Side) {
+	t.Helper()
+	var want []*refOrder
+	for _, o := range model.live {
+		if o.waiting && o.instrument == instrument && o.side == side {
+			want = append(want, o)
+		}
+	}
+	slices.SortFunc(want, func(a, b *refOrder) int {
+		if a.stopPx != b.stopPx {
+			if side == venue.SideBuy {
+				return cmp.Compare(a.stopPx, b.stopPx)
+			}
+			return cmp.Compare(b.stopPx, a.stopPx)
+		}
+		return cmp.Compare(a.priority, b.priority)
+	})
+	got := m.StopOrders(instrument, side, nil)
+	if len(got) != len(want) {
+		t.Fatalf("instrument %d side %v: %d waiting stops, model %d", instrument, side, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.OrderID != w.orderID || g.StopPxTicks != w.stopPx || g.LeavesQty != w.leaves || !g.Waiting {
+			t.Fatalf("instrument %d side %v stop %d: %+v, model %+v", instrument, side, i, g, *w)
 		}
 	}
 }
@@ -380,10 +413,21 @@ func (g *commandGen) newOrder() []byte {
 	default:
 		a.tif = venue.TimeInForce(2)
 	}
-	if g.pct(8) {
+	switch k := g.rng.IntN(100); {
+	case k < 8:
 		a.ordType = venue.OrdTypeMarket
-	} else {
+	case k < 14:
+		a.ordType = venue.OrdTypeStop
+		a.stopPx = g.stopPx(in, a.side)
+	case k < 20:
+		a.ordType = venue.OrdTypeStopLimit
+		a.stopPx = g.stopPx(in, a.side)
+		a.px = g.stopLimitPx(in, a.side, a.stopPx)
+	default:
 		a.px = g.price(in, a.side)
+		if g.pct(1) {
+			a.stopPx = a.px
+		}
 	}
 	if g.pct(6) {
 		a.flags |= venue.OrderFlagsPostOnly
@@ -394,11 +438,42 @@ func (g *commandGen) newOrder() []byte {
 	if g.pct(1) {
 		a.side, a.stp, a.flags = venue.Side(g.rng.IntN(4)), venue.StpMode(g.rng.IntN(7)), venue.OrderFlags(g.rng.IntN(8))
 	}
-	if g.pct(1) && a.ordType == venue.OrdTypeMarket {
+	if g.pct(1) && (a.ordType == venue.OrdTypeMarket || a.ordType == venue.OrdTypeStop) {
 		a.px = 5
 	}
 	g.last = fmt.Sprintf("new %+v", a)
 	return encodeNewOrder(g.buf[:], &a)
+}
+
+// stopPx picks a stop price a few ticks beyond the last trade (or the
+// reference price), on the side where it waits; sometimes at or through
+// it, which is refused.
+func (g *commandGen) stopPx(in InstrumentConfig, side venue.Side) int64 {
+	last := g.model.instruments[in.ID].lastTrade
+	if last == 0 {
+		last = in.RefPriceTicks
+	}
+	d := int64(1 + g.rng.IntN(8))
+	if g.pct(8) {
+		d = -int64(g.rng.IntN(3))
+	}
+	if side == venue.SideBuy {
+		return last + d
+	}
+	return last - d
+}
+
+// stopLimitPx picks a stop-limit's limit: mostly at or beyond the stop
+// price on the side it trades, sometimes short of it (refused).
+func (g *commandGen) stopLimitPx(in InstrumentConfig, side venue.Side, stopPx int64) int64 {
+	d := int64(g.rng.IntN(5))
+	if g.pct(8) {
+		d = -1
+	}
+	if side == venue.SideBuy {
+		return stopPx + d
+	}
+	return stopPx - d
 }
 
 func (g *commandGen) cancel() []byte {
@@ -446,8 +521,13 @@ func (g *commandGen) replace() []byte {
 				a.origClOrdID = ""
 			}
 		}
-		a.px, a.qty = o.price, o.qty
+		a.px, a.qty, a.ordType, a.stopPx = o.price, o.qty, o.ordType, o.stopPx
 		switch k := g.rng.IntN(10); {
+		case o.waiting && k < 4:
+			a.stopPx = g.stopPx(in, a.side)
+			if o.ordType == venue.OrdTypeStopLimit {
+				a.px = g.stopLimitPx(in, a.side, a.stopPx)
+			}
 		case k < 4:
 			a.px = g.price(in, a.side)
 		case k < 6:
@@ -476,6 +556,9 @@ func (g *commandGen) replace() []byte {
 		}
 		if g.pct(2) {
 			a.tif = venue.TimeInForceIOC
+		}
+		if g.pct(2) {
+			a.stopPx = g.stopPx(in, a.side)
 		}
 		if g.pct(2) {
 			a.clOrdID = g.oldID(o.session)

@@ -42,7 +42,15 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 		m.replaceToFilled(oi, &nr.key, origClOrdID)
 		return
 	}
+	if o.waiting {
+		m.amendStop(o, oi, c, origClOrdID)
+		return
+	}
+	in := m.instrumentOf(o)
 	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
+	if in.stops[0].orders|in.stops[1].orders != 0 {
+		m.runStops(in)
+	}
 }
 
 // replaceToFilled ends an order whose replace asks for no more than it has
@@ -70,11 +78,7 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
 	newLeaves := newQty - o.cumQty
 	m.qty.orderedQty += newQty - o.qty
-	if o.tif == venue.TimeInForceGTD && newExpireTimeNs != o.expireTimeNs {
-		m.gtd.remove(oi)
-		o.expireTimeNs = newExpireTimeNs
-		m.gtd.push(oi)
-	}
+	m.setExpiry(o, oi, newExpireTimeNs)
 	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
 	if !priorityLost {
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
@@ -93,6 +97,16 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+}
+
+// setExpiry gives a GTD order a new expire time (its place in the GTD heap
+// follows); other orders have none.
+func (m *Matcher) setExpiry(o *order, oi orderIdx, newExpireTimeNs int64) {
+	if o.tif == venue.TimeInForceGTD && newExpireTimeNs != o.expireTimeNs {
+		m.gtd.remove(oi)
+		o.expireTimeNs = newExpireTimeNs
+		m.gtd.push(oi)
+	}
 }
 
 // validateReplace returns why a replace of the live order behind record ri
@@ -125,7 +139,7 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if reason := m.validateExpiry(o.tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
+	if reason := validateReplacePrices(c, o, in); reason != venue.RejectReasonNone {
 		return reason
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
@@ -138,6 +152,28 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if o.flags.Has(venue.OrderFlagsPostOnly) && priorityLost && c.qty > o.cumQty &&
 		in.wouldTake(sideIndex(o.side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
+	}
+	return venue.RejectReasonNone
+}
+
+// validateReplacePrices checks a replace's limit and stop prices. A limit
+// or stop-limit order needs a valid limit price, a stop order none. A
+// waiting stop's new stop price is checked as a new stop order's is; an
+// elected stop-limit's stop price no longer matters and the replace's is
+// ignored; other orders carry none.
+func validateReplacePrices(c *replaceCmd, o *order, in *instrument) venue.RejectReason {
+	if limitLike(o.ordType) {
+		if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
+			return reason
+		}
+	} else if c.priceTicks != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	switch {
+	case o.waiting:
+		return validateStopPx(in, o.side, o.ordType, c.priceTicks, c.stopPxTicks)
+	case !isStop(o.ordType) && c.stopPxTicks != 0:
+		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	return venue.RejectReasonNone
 }

@@ -13,11 +13,12 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 1:
+// Snapshot format (all integers little-endian), version 2:
 //
-//	magic        8 bytes "FVCORE\x00\x01"
+//	magic        8 bytes "FVCORE\x00\x02"
 //	instruments  u32 count, then per instrument (config order):
-//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status
+//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status,
+//	             i64 last trade price ticks (0: none yet)
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled
@@ -25,7 +26,9 @@ import (
 //	             in record order (see writeRecord)
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
-//	             then asks, best level first, then time (see writeOrder)
+//	             then asks, best level first, then time, then the waiting
+//	             stops, buy stops then sell stops, first elected first (see
+//	             appendOrder; its last byte tells a waiting stop)
 //	trailer      u32 CRC-32C of every byte before it
 //
 // The snapshot holds the logical state only: pool slots, free-list order and
@@ -34,14 +37,14 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 1}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 2}
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
 	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4
+	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 8 + 1
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -63,6 +66,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandLowTicks))
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
 		b = append(b, byte(in.status))
+		b = binary.LittleEndian.AppendUint64(b, uint64(in.lastTradeTicks))
 		bw.Write(b)
 	}
 	b = scratch[:0]
@@ -78,8 +82,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		for s := range in.sides {
-			bs := &in.sides[s]
+		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := bs.best; li >= 0; li = bs.nextBest(li) {
 				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
 					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi]))
@@ -119,7 +122,12 @@ func appendOrder(b []byte, o *order) []byte {
 	}
 	b = append(b, o.account[:]...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(o.rec))
-	return b
+	b = binary.LittleEndian.AppendUint64(b, uint64(o.stopPxTicks))
+	var waiting byte
+	if o.waiting {
+		waiting = 1
+	}
+	return append(b, waiting)
 }
 
 // snapshotReader reads fixed-size pieces and checksums them.
@@ -162,7 +170,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		return err
 	}
 	if [8]byte(b[:8]) != snapshotMagic {
-		return fmt.Errorf("%w: not a matcher snapshot (version 1)", ErrSnapshot)
+		return fmt.Errorf("%w: not a matcher snapshot (version 2)", ErrSnapshot)
 	}
 	if n := binary.LittleEndian.Uint32(b[8:]); int(n) != len(m.instruments) {
 		return fmt.Errorf("%w: %d instruments, the config has %d", ErrSnapshot, n, len(m.instruments))
@@ -211,7 +219,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 }
 
 func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
-	b, err := sr.next(4 + 8 + 8 + 1)
+	b, err := sr.next(4 + 8 + 8 + 1 + 8)
 	if err != nil {
 		return err
 	}
@@ -226,6 +234,10 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 		return fmt.Errorf("%w: instrument %d status %d", ErrSnapshot, id, status)
 	}
 	in.status = status
+	in.lastTradeTicks = int64(binary.LittleEndian.Uint64(b[21:]))
+	if in.lastTradeTicks != 0 && !in.inBand(in.lastTradeTicks) {
+		return fmt.Errorf("%w: instrument %d last trade %d outside the band", ErrSnapshot, id, in.lastTradeTicks)
+	}
 	return nil
 }
 
@@ -312,6 +324,8 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
 	loadAccount(&o.account, (*[venue.AccountLength]byte)(b[48:]))
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
+	o.stopPxTicks = int64(binary.LittleEndian.Uint64(b[52+venue.AccountLength:]))
+	waiting := b[60+venue.AccountLength]
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
 	}
@@ -327,23 +341,34 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 		return bad("disagrees with its ClOrdID record")
 	}
 	ii, ok := m.instrByID.lookup(r.instrumentID)
-	if !ok || !o.side.Valid() || !canRest(o.ordType, o.tif) || !o.flags.Valid() || !o.stpMode.Valid() {
+	if !ok || !o.side.Valid() || !o.ordType.Valid() || !o.tif.Valid() || !o.flags.Valid() || !o.stpMode.Valid() ||
+		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !isStop(o.ordType)) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
 	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
-	if !in.inBand(o.priceTicks) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty {
+	if (limitLike(o.ordType) && !in.inBand(o.priceTicks)) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty ||
+		(isStop(o.ordType) && !in.inBand(o.stopPxTicks)) {
 		return bad("price or quantities are inconsistent")
 	}
-	bs := &in.sides[sideIndex(o.side)]
-	li := in.levelIndex(o.priceTicks)
+	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)
+	if waiting == 1 {
+		bs, li = &in.stops[sideIndex(o.side)], in.levelIndex(o.stopPxTicks)
+		if m.stopsWaiting >= m.stopsMax {
+			return bad("exceeds StopsMax")
+		}
+	}
 	if bs.best >= 0 && bs.better(li, bs.best) {
 		return bad("is not in priority order")
 	}
 	o.rec = ri
 	r.slot = oi
-	bs.pushBack(m.pool.orders, li, oi)
+	if waiting == 1 {
+		m.parkStopOnly(in, oi)
+	} else {
+		bs.pushBack(m.pool.orders, li, oi)
+	}
 	return oi, nil
 }
 
@@ -355,8 +380,8 @@ func (m *Matcher) resetState() {
 	for i := range m.instruments {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen
-		for s := range in.sides {
-			bs := &in.sides[s]
+		in.lastTradeTicks = 0
+		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := range bs.levels {
 				bs.levels[li] = level{head: noOrder, tail: noOrder}
 			}
@@ -365,6 +390,7 @@ func (m *Matcher) resetState() {
 			bs.best, bs.orders, bs.qtyRest = -1, 0, 0
 		}
 	}
+	m.stopsWaiting = 0
 	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
 	m.index.recsUsed = 0

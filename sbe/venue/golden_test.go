@@ -24,7 +24,7 @@ func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 var newOrderGolden = concat(
 	[]byte{
-		104, 0, // blockLength 104
+		112, 0, // blockLength 112
 		1, 0, // templateId 1
 		1, 0, // schemaId 1
 		0, 0, // version 0
@@ -42,8 +42,9 @@ var newOrderGolden = concat(
 		0xe8, 0x03, 0, 0, 0, 0, 0, 0, // @36 qty 1000
 		0, 0, 0, 0, 0, 0, 0, 0, // @44 expireTimeNs 0
 	},
-	chars("ORD-1", 36), // @52 clOrdId
-	chars("ACC42", 16), // @88 account
+	chars("ORD-1", 36),                   // @52 clOrdId
+	chars("ACC42", 16),                   // @88 account
+	[]byte{0x10, 0x27, 0, 0, 0, 0, 0, 0}, // @104 stopPxTicks 10000
 )
 
 func TestGoldenNewOrder(t *testing.T) {
@@ -68,6 +69,7 @@ func TestGoldenNewOrder(t *testing.T) {
 	m.SetQty(1000)
 	mustSet(t, m.SetClOrdIDString("ORD-1"))
 	mustSet(t, m.SetAccount([]byte("ACC42")))
+	m.SetStopPxTicks(10000)
 	compareGolden(t, buf, newOrderGolden)
 
 	var d venue.NewOrder

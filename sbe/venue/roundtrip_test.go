@@ -31,6 +31,7 @@ var codecs = map[string]func() sbetest.Codec{
 	"OrderStatus":          func() sbetest.Codec { return new(venue.OrderStatus) },
 	"MassCancelReport":     func() sbetest.Codec { return new(venue.MassCancelReport) },
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
+	"OrderTriggered":       func() sbetest.Codec { return new(venue.OrderTriggered) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {

@@ -146,6 +146,8 @@ func MessageName(templateID uint16) string {
 		return "MassCancelReport"
 	case 109:
 		return "TradingStatusChanged"
+	case 110:
+		return "OrderTriggered"
 	}
 	return ""
 }
@@ -300,6 +302,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case TradingStatusChangedTemplateID:
 		var m TradingStatusChanged
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderTriggeredTemplateID:
+		var m OrderTriggered
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -492,8 +500,10 @@ type OrdType uint8
 
 // The values of OrdType.
 const (
-	OrdTypeMarket OrdType = 1
-	OrdTypeLimit  OrdType = 2
+	OrdTypeMarket    OrdType = 1
+	OrdTypeLimit     OrdType = 2
+	OrdTypeStop      OrdType = 3
+	OrdTypeStopLimit OrdType = 4
 )
 
 // String returns the schema name of v, or OrdType(n) for a value the schema does not define.
@@ -503,6 +513,10 @@ func (v OrdType) String() string {
 		return "Market"
 	case OrdTypeLimit:
 		return "Limit"
+	case OrdTypeStop:
+		return "Stop"
+	case OrdTypeStopLimit:
+		return "StopLimit"
 	}
 	return "OrdType(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -510,7 +524,7 @@ func (v OrdType) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v OrdType) Valid() bool {
 	switch v {
-	case OrdTypeMarket, OrdTypeLimit:
+	case OrdTypeMarket, OrdTypeLimit, OrdTypeStop, OrdTypeStopLimit:
 		return true
 	}
 	return false
@@ -707,6 +721,9 @@ const (
 	RejectReasonSystemBusy                     RejectReason = 17
 	RejectReasonThrottled                      RejectReason = 18
 	RejectReasonTradingHalted                  RejectReason = 19
+	RejectReasonStopPxAtOrThroughMarket        RejectReason = 20
+	RejectReasonStopLimitPriceWrongSide        RejectReason = 21
+	RejectReasonStopPostOnly                   RejectReason = 22
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -752,6 +769,12 @@ func (v RejectReason) String() string {
 		return "Throttled"
 	case RejectReasonTradingHalted:
 		return "TradingHalted"
+	case RejectReasonStopPxAtOrThroughMarket:
+		return "StopPxAtOrThroughMarket"
+	case RejectReasonStopLimitPriceWrongSide:
+		return "StopLimitPriceWrongSide"
+	case RejectReasonStopPostOnly:
+		return "StopPostOnly"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -759,7 +782,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly:
 		return true
 	}
 	return false
@@ -909,7 +932,7 @@ func (v BooleanType) Valid() bool {
 // The constants of message "NewOrder".
 const (
 	NewOrderTemplateID  uint16 = 1
-	NewOrderBlockLength int    = 104
+	NewOrderBlockLength int    = 112
 	// NewOrderEncodedLength is the header plus the block.
 	NewOrderEncodedLength int = MessageHeaderSize + NewOrderBlockLength
 )
@@ -918,21 +941,22 @@ const (
 // of its block: field F of a message wrapped at off starts at
 // off+MessageHeaderSize+NewOrderFOffset.
 const (
-	NewOrderSeqOffset          int = 0  // uint64
-	NewOrderTimestampNsOffset  int = 8  // int64
-	NewOrderSessionIdxOffset   int = 16 // uint16
-	NewOrderSideOffset         int = 18 // Side (uint8)
-	NewOrderOrdTypeOffset      int = 19 // OrdType (uint8)
-	NewOrderInstrumentIDOffset int = 20 // uint32
-	NewOrderTimeInForceOffset  int = 24 // TimeInForce (uint8)
-	NewOrderFlagsOffset        int = 25 // OrderFlags (uint8)
-	NewOrderStpModeOffset      int = 26 // StpMode (uint8)
-	NewOrderReservedOffset     int = 27 // uint8
-	NewOrderPriceTicksOffset   int = 28 // int64
-	NewOrderQtyOffset          int = 36 // int64
-	NewOrderExpireTimeNsOffset int = 44 // int64
-	NewOrderClOrdIDOffset      int = 52 // char[36]
-	NewOrderAccountOffset      int = 88 // char[16]
+	NewOrderSeqOffset          int = 0   // uint64
+	NewOrderTimestampNsOffset  int = 8   // int64
+	NewOrderSessionIdxOffset   int = 16  // uint16
+	NewOrderSideOffset         int = 18  // Side (uint8)
+	NewOrderOrdTypeOffset      int = 19  // OrdType (uint8)
+	NewOrderInstrumentIDOffset int = 20  // uint32
+	NewOrderTimeInForceOffset  int = 24  // TimeInForce (uint8)
+	NewOrderFlagsOffset        int = 25  // OrderFlags (uint8)
+	NewOrderStpModeOffset      int = 26  // StpMode (uint8)
+	NewOrderReservedOffset     int = 27  // uint8
+	NewOrderPriceTicksOffset   int = 28  // int64
+	NewOrderQtyOffset          int = 36  // int64
+	NewOrderExpireTimeNsOffset int = 44  // int64
+	NewOrderClOrdIDOffset      int = 52  // char[36]
+	NewOrderAccountOffset      int = 88  // char[16]
+	NewOrderStopPxTicksOffset  int = 104 // int64
 )
 
 // NewOrder is a flyweight over message "NewOrder" (template 1, a command).
@@ -995,8 +1019,8 @@ func OverwriteNewOrder(buf []byte) (m NewOrder, ok bool) {
 		return NewOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 104, templateId 1, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010068)
+	// The header as one word: blockLength 112, templateId 1, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010070)
 	return m, true
 }
 
@@ -1242,6 +1266,20 @@ func (m NewOrder) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 16) at offset 104 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m NewOrder) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[112:120]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 16).
+func (m NewOrder) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[112:120], uint64(v))
+}
+
 // AppendText appends m as one line of text: "NewOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -1277,6 +1315,8 @@ func (m *NewOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	return dst
 }
 
@@ -1573,7 +1613,7 @@ func (m *CancelOrder) String() string { return string(m.AppendText(nil)) }
 // The constants of message "ReplaceOrder".
 const (
 	ReplaceOrderTemplateID  uint16 = 3
-	ReplaceOrderBlockLength int    = 148
+	ReplaceOrderBlockLength int    = 156
 	// ReplaceOrderEncodedLength is the header plus the block.
 	ReplaceOrderEncodedLength int = MessageHeaderSize + ReplaceOrderBlockLength
 )
@@ -1598,6 +1638,7 @@ const (
 	ReplaceOrderClOrdIDOffset      int = 60  // char[36]
 	ReplaceOrderOrigClOrdIDOffset  int = 96  // char[36]
 	ReplaceOrderAccountOffset      int = 132 // char[16]
+	ReplaceOrderStopPxTicksOffset  int = 148 // int64
 )
 
 // ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3, a command).
@@ -1660,8 +1701,8 @@ func OverwriteReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
 		return ReplaceOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 148, templateId 3, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100030094)
+	// The header as one word: blockLength 156, templateId 3, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x10003009c)
 	return m, true
 }
 
@@ -1945,6 +1986,20 @@ func (m ReplaceOrder) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 17) at offset 148 (int64).
+//
+// Stop and StopLimit: the new trigger price; else 0.
+func (m ReplaceOrder) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[156:164]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 17).
+func (m ReplaceOrder) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[156:164], uint64(v))
+}
+
 // AppendText appends m as one line of text: "ReplaceOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -1982,6 +2037,8 @@ func (m *ReplaceOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.OrigClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	return dst
 }
 
@@ -3276,7 +3333,7 @@ func (m *Tick) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderAccepted".
 const (
 	OrderAcceptedTemplateID  uint16 = 101
-	OrderAcceptedBlockLength int    = 128
+	OrderAcceptedBlockLength int    = 136
 	// OrderAcceptedEncodedLength is the header plus the block.
 	OrderAcceptedEncodedLength int = MessageHeaderSize + OrderAcceptedBlockLength
 )
@@ -3302,6 +3359,7 @@ const (
 	OrderAcceptedExpireTimeNsOffset int = 68  // int64
 	OrderAcceptedClOrdIDOffset      int = 76  // char[36]
 	OrderAcceptedAccountOffset      int = 112 // char[16]
+	OrderAcceptedStopPxTicksOffset  int = 128 // int64
 )
 
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
@@ -3364,8 +3422,8 @@ func OverwriteOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
 		return OrderAccepted{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)
-	// The header as one word: blockLength 128, templateId 101, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650080)
+	// The header as one word: blockLength 136, templateId 101, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650088)
 	return m, true
 }
 
@@ -3635,6 +3693,20 @@ func (m OrderAccepted) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 18) at offset 128 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderAccepted) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[136:144]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 18).
+func (m OrderAccepted) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderAccepted", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -3674,6 +3746,8 @@ func (m *OrderAccepted) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	return dst
 }
 
@@ -5034,7 +5108,7 @@ func (m *OrderCancelled) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderReplaced".
 const (
 	OrderReplacedTemplateID  uint16 = 105
-	OrderReplacedBlockLength int    = 196
+	OrderReplacedBlockLength int    = 204
 	// OrderReplacedEncodedLength is the header plus the block.
 	OrderReplacedEncodedLength int = MessageHeaderSize + OrderReplacedBlockLength
 )
@@ -5066,6 +5140,7 @@ const (
 	OrderReplacedClOrdIDOffset          int = 108 // char[36]
 	OrderReplacedOrigClOrdIDOffset      int = 144 // char[36]
 	OrderReplacedAccountOffset          int = 180 // char[16]
+	OrderReplacedStopPxTicksOffset      int = 196 // int64
 )
 
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
@@ -5128,8 +5203,8 @@ func OverwriteOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
 		return OrderReplaced{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)
-	// The header as one word: blockLength 196, templateId 105, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900c4)
+	// The header as one word: blockLength 204, templateId 105, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900cc)
 	return m, true
 }
 
@@ -5505,6 +5580,20 @@ func (m OrderReplaced) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 24) at offset 196 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderReplaced) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[204:212]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 24).
+func (m OrderReplaced) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[204:212], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderReplaced", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -5556,6 +5645,8 @@ func (m *OrderReplaced) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.OrigClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	return dst
 }
 
@@ -5901,7 +5992,7 @@ func (m *CancelRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderStatus".
 const (
 	OrderStatusTemplateID  uint16 = 107
-	OrderStatusBlockLength int    = 136
+	OrderStatusBlockLength int    = 144
 	// OrderStatusEncodedLength is the header plus the block.
 	OrderStatusEncodedLength int = MessageHeaderSize + OrderStatusBlockLength
 )
@@ -5929,6 +6020,7 @@ const (
 	OrderStatusCumNotionalTicksOffset int = 76  // int64
 	OrderStatusClOrdIDOffset          int = 84  // char[36]
 	OrderStatusAccountOffset          int = 120 // char[16]
+	OrderStatusStopPxTicksOffset      int = 136 // int64
 )
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
@@ -5991,8 +6083,8 @@ func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
 		return OrderStatus{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
-	// The header as one word: blockLength 136, templateId 107, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0088)
+	// The header as one word: blockLength 144, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0090)
 	return m, true
 }
 
@@ -6290,6 +6382,20 @@ func (m OrderStatus) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 20) at offset 136 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderStatus) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[144:152]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 20).
+func (m OrderStatus) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[144:152], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderStatus", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -6333,6 +6439,8 @@ func (m *OrderStatus) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	return dst
 }
 
@@ -6791,3 +6899,446 @@ func (m *TradingStatusChanged) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *TradingStatusChanged) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OrderTriggered".
+const (
+	OrderTriggeredTemplateID  uint16 = 110
+	OrderTriggeredBlockLength int    = 144
+	// OrderTriggeredEncodedLength is the header plus the block.
+	OrderTriggeredEncodedLength int = MessageHeaderSize + OrderTriggeredBlockLength
+)
+
+// The offsets of the fields of message "OrderTriggered", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderTriggeredFOffset.
+const (
+	OrderTriggeredCauseSeqOffset          int = 0   // uint64
+	OrderTriggeredTimestampNsOffset       int = 8   // int64
+	OrderTriggeredSessionIdxOffset        int = 16  // uint16
+	OrderTriggeredSideOffset              int = 18  // Side (uint8)
+	OrderTriggeredOrdTypeOffset           int = 19  // OrdType (uint8)
+	OrderTriggeredInstrumentIDOffset      int = 20  // uint32
+	OrderTriggeredTimeInForceOffset       int = 24  // TimeInForce (uint8)
+	OrderTriggeredFlagsOffset             int = 25  // OrderFlags (uint8)
+	OrderTriggeredReservedOffset          int = 26  // uint16
+	OrderTriggeredOrderIDOffset           int = 28  // uint64
+	OrderTriggeredExecIDOffset            int = 36  // uint64
+	OrderTriggeredPriceTicksOffset        int = 44  // int64
+	OrderTriggeredStopPxTicksOffset       int = 52  // int64
+	OrderTriggeredTriggerPriceTicksOffset int = 60  // int64
+	OrderTriggeredQtyOffset               int = 68  // int64
+	OrderTriggeredLeavesQtyOffset         int = 76  // int64
+	OrderTriggeredExpireTimeNsOffset      int = 84  // int64
+	OrderTriggeredClOrdIDOffset           int = 92  // char[36]
+	OrderTriggeredAccountOffset           int = 128 // char[16]
+)
+
+// OrderTriggered is a flyweight over message "OrderTriggered" (template 110).
+//
+// A stop or stop-limit order was triggered by the last trade price; it now trades as a market or limit order, in Fill events that follow.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OrderTriggered struct {
+	buf *[MessageHeaderSize + OrderTriggeredBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderTriggeredEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OrderTriggered) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OrderTriggeredEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderTriggeredTemplateID, OrderTriggeredBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OrderTriggeredBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OrderTriggered) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderTriggeredTemplateID, OrderTriggeredBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OrderTriggeredTemplateID, OrderTriggeredBlockLength)
+}
+
+// DecodeOrderTriggered returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderTriggered(buf []byte) (m OrderTriggered, ok bool) {
+	if !validMessage(buf, OrderTriggeredTemplateID, OrderTriggeredBlockLength) {
+		return OrderTriggered{}, false
+	}
+	return OrderTriggered{buf: (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderTriggered writes the header of a OrderTriggered at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderTriggeredEncodedLength.
+// Like DecodeOrderTriggered it is inlined and its result stays in a register.
+func OverwriteOrderTriggered(buf []byte) (m OrderTriggered, ok bool) {
+	if len(buf) < OrderTriggeredEncodedLength {
+		return OrderTriggered{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf)
+	// The header as one word: blockLength 144, templateId 110, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006e0090)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderTriggered) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderTriggered) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderTriggered) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OrderTriggered) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderTriggered) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m OrderTriggered) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderTriggered) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Side reads field "side" (id 4) at offset 18 (uint8).
+func (m OrderTriggered) Side() Side {
+	b := m.buf
+	return Side(b[26])
+}
+
+// SetSide writes field "side" (id 4).
+func (m OrderTriggered) SetSide(v Side) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// OrdType reads field "ordType" (id 5) at offset 19 (uint8).
+//
+// Stop or StopLimit, as entered.
+func (m OrderTriggered) OrdType() OrdType {
+	b := m.buf
+	return OrdType(b[27])
+}
+
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderTriggered) SetOrdType(v OrdType) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+func (m OrderTriggered) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderTriggered) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
+func (m OrderTriggered) TimeInForce() TimeInForce {
+	b := m.buf
+	return TimeInForce(b[32])
+}
+
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderTriggered) SetTimeInForce(v TimeInForce) {
+	b := m.buf
+	b[32] = uint8(v)
+}
+
+// Flags reads field "flags" (id 8) at offset 25 (uint8).
+func (m OrderTriggered) Flags() OrderFlags {
+	b := m.buf
+	return OrderFlags(b[33])
+}
+
+// SetFlags writes field "flags" (id 8).
+func (m OrderTriggered) SetFlags(v OrderFlags) {
+	b := m.buf
+	b[33] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 9) at offset 26 (uint16).
+func (m OrderTriggered) Reserved() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[34:36])
+}
+
+// SetReserved writes field "reserved" (id 9).
+func (m OrderTriggered) SetReserved(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[34:36], v)
+}
+
+// OrderID reads field "orderId" (id 10) at offset 28 (uint64).
+func (m OrderTriggered) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[36:44])
+}
+
+// SetOrderID writes field "orderId" (id 10).
+func (m OrderTriggered) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[36:44], v)
+}
+
+// ExecID reads field "execId" (id 11) at offset 36 (uint64).
+func (m OrderTriggered) ExecID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[44:52])
+}
+
+// SetExecID writes field "execId" (id 11).
+func (m OrderTriggered) SetExecID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[44:52], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 12) at offset 44 (int64).
+//
+// the limit price of a StopLimit; 0 for a Stop.
+func (m OrderTriggered) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 12).
+func (m OrderTriggered) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
+}
+
+// StopPxTicks reads field "stopPxTicks" (id 13) at offset 52 (int64).
+func (m OrderTriggered) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 13).
+func (m OrderTriggered) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
+}
+
+// TriggerPriceTicks reads field "triggerPriceTicks" (id 14) at offset 60 (int64).
+//
+// the last trade price that triggered it.
+func (m OrderTriggered) TriggerPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
+}
+
+// SetTriggerPriceTicks writes field "triggerPriceTicks" (id 14).
+func (m OrderTriggered) SetTriggerPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
+}
+
+// Qty reads field "qty" (id 15) at offset 68 (int64).
+func (m OrderTriggered) Qty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
+}
+
+// SetQty writes field "qty" (id 15).
+func (m OrderTriggered) SetQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
+}
+
+// LeavesQty reads field "leavesQty" (id 16) at offset 76 (int64).
+func (m OrderTriggered) LeavesQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
+}
+
+// SetLeavesQty writes field "leavesQty" (id 16).
+func (m OrderTriggered) SetLeavesQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
+}
+
+// ExpireTimeNs reads field "expireTimeNs" (id 17) at offset 84 (int64).
+func (m OrderTriggered) ExpireTimeNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[92:100]))
+}
+
+// SetExpireTimeNs writes field "expireTimeNs" (id 17).
+func (m OrderTriggered) SetExpireTimeNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
+}
+
+// ClOrdID returns field "clOrdId" (id 18) at offset 92 (char[36]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OrderTriggered) ClOrdID() []byte {
+	v := m.buf[100:136:136]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderTriggered) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[100:136])
+}
+
+// SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetClOrdID(v []byte) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[100:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetClOrdIDString(v string) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[100:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Account returns field "account" (id 19) at offset 128 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OrderTriggered) Account() []byte {
+	v := m.buf[136:152:152]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 19) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderTriggered) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[136:152])
+}
+
+// SetAccount writes field "account" (id 19), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[136:152:152]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 19), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[136:152:152]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "OrderTriggered", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderTriggered) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderTriggered"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " triggerPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.TriggerPriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderTriggered) String() string { return string(m.AppendText(nil)) }
