@@ -182,6 +182,7 @@ type Tracker struct {
 	cancelled venue.OrderCancelled
 	replaced  venue.OrderReplaced
 	status    venue.TradingStatusChanged
+	triggered venue.OrderTriggered
 
 	mAdded    mdsbe.OrderAdded
 	mModified mdsbe.OrderModified
@@ -260,6 +261,8 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyReplaced(ev)
 	case venue.TradingStatusChangedTemplateID:
 		err = t.applyStatus(ev)
+	case venue.OrderTriggeredTemplateID:
+		err = t.applyTriggered(ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}
@@ -345,16 +348,52 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
 		return err
 	}
-	ii, _, err := t.instrument(m.InstrumentID())
+	if isStop(m.OrdType()) {
+		// A stop waits off the book and stays unpublished until its
+		// OrderTriggered (see the package documentation, "Stops").
+		t.eventsIgnored++
+		return nil
+	}
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty())
+}
+
+// isStop reports whether an order type waits for a trigger off the book.
+func isStop(t venue.OrdType) bool {
+	return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit
+}
+
+// applyTriggered enters an elected stop as an order of the current command.
+// The engine elects a stop only once the order before it has finished, so
+// the orders entered so far are published first: that keeps the orders of
+// one command in flight within pendingMax, however long the cascade.
+func (t *Tracker) applyTriggered(ev []byte) error {
+	m := &t.triggered
+	if err := m.WrapDecode(ev, 0); err != nil {
+		return err
+	}
+	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
+		return err
+	}
+	if err := t.publishPending(true); err != nil {
+		return err
+	}
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty())
+}
+
+// enterOrder starts tracking an order that may trade before it rests: it is
+// pending until the command (or, for an elected stop, its turn) ends.
+func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint64, ordType venue.OrdType,
+	tif venue.TimeInForce, priceTicks, leavesQty int64) error {
+	ii, _, err := t.instrument(instrumentID)
 	if err != nil {
 		return err
 	}
-	side, err := sideOf(m.Side())
+	side, err := sideOf(vside)
 	if err != nil {
 		return err
 	}
-	id := OrderID(m.OrderID())
-	if id == 0 || m.LeavesQty() < 0 {
+	id := OrderID(orderID)
+	if id == 0 || leavesQty < 0 {
 		return ErrInconsistent
 	}
 	if t.index.get(id) != noOrder {
@@ -368,9 +407,8 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		return err
 	}
 	o := &t.orders[oi]
-	o.priceTicks, o.leavesQty, o.inst, o.side = m.PriceTicks(), m.LeavesQty(), ii, side
-	tif := m.TimeInForce()
-	o.canRest = m.OrdType() == venue.OrdTypeLimit &&
+	o.priceTicks, o.leavesQty, o.inst, o.side = priceTicks, leavesQty, ii, side
+	o.canRest = (ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit) &&
 		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 	t.addPending(oi)
 	return nil
@@ -444,6 +482,10 @@ func (t *Tracker) applyCancelled(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
+	if oi == noOrder && isStop(m.OrdType()) {
+		t.eventsIgnored++ // a waiting stop: never published
+		return nil
+	}
 	if oi == noOrder {
 		return ErrUnknownOrder
 	}
@@ -489,6 +531,10 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
+	if oi == noOrder && isStop(m.OrdType()) {
+		t.eventsIgnored++ // a waiting stop: never published
+		return nil
+	}
 	if oi == noOrder {
 		return ErrUnknownOrder
 	}

@@ -169,10 +169,16 @@ func (s *venueSim) newOrder() []byte {
 	c.SetSide(side)
 	c.SetInstrumentID(in.ID)
 	c.SetQty(in.LotSize * int64(1+s.rng.IntN(10)))
-	if s.rng.IntN(100) < 12 {
+	k := s.rng.IntN(100)
+	switch {
+	case k < 12:
 		c.SetOrdType(venue.OrdTypeMarket)
 		c.SetTimeInForce(venue.TimeInForceIOC)
-	} else {
+	case k < 24:
+		// A stop a few ticks beyond the last trade: it stays off the book
+		// until a trade elects it (then it trades or rests in a cascade).
+		s.stopOrder(&c, in, side)
+	default:
 		c.SetOrdType(venue.OrdTypeLimit)
 		c.SetPriceTicks(s.price(in, side))
 		switch r := s.rng.IntN(100); {
@@ -198,6 +204,32 @@ func (s *venueSim) newOrder() []byte {
 	s.must(c.SetClOrdIDString(s.newClOrdID()))
 	s.must(c.SetAccountString(simAccounts[s.rng.IntN(len(simAccounts))]))
 	return s.cmd[:c.EncodedLength()]
+}
+
+// stopOrder makes c a stop or stop-limit order waiting a few ticks beyond
+// the last trade price (or the reference price).
+func (s *venueSim) stopOrder(c *venue.NewOrder, in core.InstrumentConfig, side venue.Side) {
+	last, ok := s.m.LastTradePrice(in.ID)
+	if !ok {
+		last = in.RefPriceTicks
+	}
+	d := int64(1 + s.rng.IntN(6))
+	stopPx := last + d
+	if side == venue.SideSell {
+		stopPx = last - d
+	}
+	c.SetStopPxTicks(stopPx)
+	c.SetTimeInForce(venue.TimeInForceDay)
+	if s.rng.IntN(2) == 0 {
+		c.SetOrdType(venue.OrdTypeStop)
+		return
+	}
+	c.SetOrdType(venue.OrdTypeStopLimit)
+	limit := stopPx + int64(s.rng.IntN(4))
+	if side == venue.SideSell {
+		limit = stopPx - int64(s.rng.IntN(4))
+	}
+	c.SetPriceTicks(limit)
 }
 
 // pickLive returns a known live order, or a made-up one now and then.
@@ -241,6 +273,8 @@ func (s *venueSim) replace() []byte {
 	if ok {
 		c.SetTimeInForce(ov.TimeInForce)
 		c.SetExpireTimeNs(ov.ExpireTimeNs)
+		c.SetOrdType(ov.OrdType)
+		c.SetStopPxTicks(ov.StopPxTicks)
 		lot := int64(1)
 		for _, in := range simInstruments {
 			if in.ID == o.inst {
