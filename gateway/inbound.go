@@ -29,6 +29,7 @@ const (
 	tagOrdType               quickfix.Tag = 40
 	tagOrigClOrdID           quickfix.Tag = 41
 	tagPossResend            quickfix.Tag = 97
+	tagStopPx                quickfix.Tag = 99
 	tagPrice                 quickfix.Tag = 44
 	tagSide                  quickfix.Tag = 54
 	tagSymbol                quickfix.Tag = 55
@@ -96,6 +97,10 @@ func parseOrdType(b []byte) (venue.OrdType, bool) {
 			return venue.OrdTypeMarket, true
 		case '2':
 			return venue.OrdTypeLimit, true
+		case '3':
+			return venue.OrdTypeStop, true
+		case '4':
+			return venue.OrdTypeStopLimit, true
 		}
 	}
 	return 0, false
@@ -129,6 +134,7 @@ type orderFields struct {
 	ordType    venue.OrdType
 	tif        venue.TimeInForce
 	priceTicks int64
+	stopPx     int64 // Stop and StopLimit: StopPx (99) in ticks
 	qty        int64
 	expireNs   int64
 	postOnly   bool
@@ -168,10 +174,11 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 	}
 	o.qty = qty
 	price := fieldBytes(m, tagPrice)
+	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
 	switch {
-	case o.ordType == venue.OrdTypeLimit && len(price) == 0:
+	case limit && len(price) == 0:
 		return o, &rejection{99, "limit order without Price"}
-	case o.ordType == venue.OrdTypeLimit:
+	case limit:
 		ticks, err := decimal.ParseTicks(price, o.inst.Tick)
 		if errors.Is(err, decimal.ErrOffTick) {
 			return o, &rejection{18, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}
@@ -180,6 +187,9 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 			return o, &rejection{99, "invalid price " + string(price)}
 		}
 		o.priceTicks = ticks
+	}
+	if rej := o.parseStopPx(fieldBytes(m, tagStopPx)); rej != nil {
+		return o, rej
 	}
 	if o.tif == venue.TimeInForceGTD {
 		t, err := m.Body.GetTime(tagExpireTime)
@@ -198,6 +208,32 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 		}
 	}
 	return o, nil
+}
+
+// parseStopPx reads StopPx (99): required on a stop or stop-limit order
+// (40=3 or 4), refused on any other. Its checks against the market are the
+// matcher's (core, "Stops"). The FIX 4.4 OrdRejReason values are 99 (Other)
+// for a missing or malformed StopPx and 11 (Unsupported order
+// characteristic) for a StopPx on another order type.
+func (o *orderFields) parseStopPx(stopPx []byte) *rejection {
+	stop := o.ordType == venue.OrdTypeStop || o.ordType == venue.OrdTypeStopLimit
+	switch {
+	case !stop && len(stopPx) > 0:
+		return &rejection{11, "StopPx (99) is only allowed on stop (40=3) and stop-limit (40=4) orders"}
+	case !stop:
+		return nil
+	case len(stopPx) == 0:
+		return &rejection{99, "stop order without StopPx (99)"}
+	}
+	ticks, err := decimal.ParseTicks(stopPx, o.inst.Tick)
+	if errors.Is(err, decimal.ErrOffTick) {
+		return &rejection{99, "StopPx " + string(stopPx) + " is not a multiple of the tick size " + o.inst.Tick.String()}
+	}
+	if err != nil || ticks <= 0 {
+		return &rejection{99, "invalid StopPx " + string(stopPx)}
+	}
+	o.stopPx = ticks
+	return nil
 }
 
 // claim takes a command slot, or explains why none can be had.
@@ -252,6 +288,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	c.SetPriceTicks(o.priceTicks)
 	c.SetQty(o.qty)
 	c.SetExpireTimeNs(o.expireNs)
+	c.SetStopPxTicks(o.stopPx)
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
 	g.commands.Publish(seq)
@@ -358,6 +395,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	cmd.SetPriceTicks(o.priceTicks)
 	cmd.SetQty(o.qty)
 	cmd.SetExpireTimeNs(o.expireNs)
+	cmd.SetStopPxTicks(o.stopPx)
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)

@@ -184,6 +184,11 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onMassCancelReport(&e)
 		}
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
+		if e.WrapDecode(slot, 0) == nil {
+			g.onTriggered(&e)
+		}
 	}
 }
 
@@ -195,8 +200,13 @@ func sideChar(s venue.Side) string {
 }
 
 func ordTypeChar(t venue.OrdType) string {
-	if t == venue.OrdTypeMarket {
+	switch t {
+	case venue.OrdTypeMarket:
 		return "1"
+	case venue.OrdTypeStop:
+		return "3"
+	case venue.OrdTypeStopLimit:
+		return "4"
 	}
 	return "2"
 }
@@ -226,11 +236,19 @@ func ordStatusChar(s venue.OrdStatus) string {
 // orderCommon writes the order identity fields shared by every report.
 func (b *erBuilder) orderCommon(side venue.Side, ordType venue.OrdType, tif venue.TimeInForce, priceTicks, qty int64, account []byte) *erBuilder {
 	b.symbol().str(tagSide, sideChar(side)).int(tagOrderQty, qty).str(tagOrdType, ordTypeChar(ordType))
-	if ordType == venue.OrdTypeLimit {
+	if ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit {
 		b.price(tagPrice, priceTicks)
 	}
 	b.str(tagTimeInForce, tifChar(tif))
 	b.bytes(tagAccount, account)
+	return b
+}
+
+// stopPx writes StopPx (99) when the event carries one (stop orders).
+func (b *erBuilder) stopPx(stopPxTicks int64) *erBuilder {
+	if stopPxTicks != 0 {
+		b.price(tagStopPx, stopPxTicks)
+	}
 	return b
 }
 
@@ -245,13 +263,33 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 		str(tagExecType, "0").str(tagOrdStatus, "0").
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs())
+		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs()).
+		stopPx(e.StopPxTicks())
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tagExpireTime, e.ExpireTimeNs())
 	}
 	if e.Flags().Has(venue.OrderFlagsPostOnly) {
 		b.str(tagExecInst, "6")
 	}
+	g.metrics.execReports.Inc()
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+}
+
+// onTriggered reports an elected stop: ExecType L (Triggered or Activated
+// by System), the order still New; its fills or rest follow in their own
+// reports. LastPx is not set: nothing traded yet; Text names the trade
+// price that elected it.
+func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
+	b := g.newER(e.InstrumentID())
+	b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
+		str(tagExecType, "L").str(tagOrdStatus, "0").
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		stopPx(e.StopPxTicks()).
+		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs())
+	if e.TimeInForce() == venue.TimeInForceGTD {
+		b.time(tagExpireTime, e.ExpireTimeNs())
+	}
+	b.str(tagText, "stop triggered by a trade at "+b.priceText(e.TriggerPriceTicks()))
 	g.metrics.execReports.Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
@@ -297,6 +335,12 @@ func RejectText(r venue.RejectReason) string {
 		return "throttled"
 	case venue.RejectReasonTradingHalted:
 		return "trading halted"
+	case venue.RejectReasonStopPxAtOrThroughMarket:
+		return "StopPx is at or through the last trade price: a buy stop must be above it, a sell stop below it"
+	case venue.RejectReasonStopLimitPriceWrongSide:
+		return "stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"
+	case venue.RejectReasonStopPostOnly:
+		return "post-only (ExecInst 6) is not allowed on a stop or stop-limit order"
 	}
 	return r.String()
 }
@@ -312,8 +356,10 @@ func ordRejReason(r venue.RejectReason) int {
 		return 5
 	case venue.RejectReasonDuplicateClOrdID:
 		return 6
-	case venue.RejectReasonUnsupportedOrderCharacteristic:
+	case venue.RejectReasonUnsupportedOrderCharacteristic, venue.RejectReasonStopPostOnly:
 		return 11
+	case venue.RejectReasonStopPxAtOrThroughMarket, venue.RejectReasonStopLimitPriceWrongSide:
+		return 0 // Broker / Exchange option: a venue rule the order breaks
 	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange:
 		return 13
 	case venue.RejectReasonPriceOutOfBand:
@@ -418,7 +464,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		uint(tagExecID, e.ExecID()).str(tagExecType, "5").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		time(tagTransactTime, e.TimestampNs())
+		time(tagTransactTime, e.TimestampNs()).stopPx(e.StopPxTicks())
 	if e.PriorityLost() == venue.BooleanTypeTrue {
 		b.str(tagText, "replaced: time priority lost")
 	} else {
@@ -461,7 +507,8 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 		b.uint(tagOrderID, e.OrderID()).bytes(tagClOrdID, e.ClOrdID()).uint(tagExecID, e.ExecID()).
 			str(tagExecType, "I").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
+			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
+			stopPx(e.StopPxTicks())
 	}
 	b.time(tagTransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {
