@@ -165,7 +165,7 @@ func (m *Matcher) orderView(oi orderIdx) OrderView {
 		CumQty:           o.cumQty,
 		CumNotionalTicks: o.cumNotionalTicks,
 		ExpireTimeNs:     o.expireTimeNs,
-		StopPxTicks:      o.stopPxTicks,
+		StopPxTicks:      m.stopPxOf(o),
 		Waiting:          o.waiting,
 		ClOrdID:          string(m.index.recs[o.rec].id()),
 		Account:          string(trimNUL(o.account[:])),

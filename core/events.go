@@ -34,8 +34,9 @@ func orderStatusOf(o *order) venue.OrdStatus {
 	return venue.OrdStatusPartiallyFilled
 }
 
-// emitAccepted reports OrderAccepted for o.
-func (m *Matcher) emitAccepted(o *order) {
+// emitAccepted reports OrderAccepted for o, whose stop price (0 when it is
+// not a stop) the caller has at hand.
+func (m *Matcher) emitAccepted(o *order, stopPxTicks int64) {
 	slot := m.claim()
 	m.putReportHead(slot, o, uint8(o.flags), 0)
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
@@ -43,7 +44,7 @@ func (m *Matcher) emitAccepted(o *order) {
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
-	e.SetStopPxTicks(o.stopPxTicks)
+	e.SetStopPxTicks(stopPxTicks)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -131,7 +132,7 @@ func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLe
 	e.SetOldPriceTicks(oldPriceTicks)
 	e.SetOldLeavesQty(oldLeavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
-	e.SetStopPxTicks(o.stopPxTicks)
+	e.SetStopPxTicks(m.stopPxOf(o))
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	origClOrdID.putOrNone(e.OrigClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
@@ -201,7 +202,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(o.leavesQty)
 		e.SetCumQty(o.cumQty)
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
-		e.SetStopPxTicks(o.stopPxTicks)
+		e.SetStopPxTicks(m.stopPxOf(o))
 		_ = e.SetAccount(o.account[:])
 	} else {
 		e.SetSide(r.side)
@@ -264,7 +265,7 @@ func (m *Matcher) emitTradingStatusChanged(instrumentID uint32, status venue.Tra
 
 // emitTriggered reports that stop order o was triggered by a trade at
 // triggerPriceTicks; its fills or its rest follow.
-func (m *Matcher) emitTriggered(o *order, triggerPriceTicks int64) {
+func (m *Matcher) emitTriggered(o *order, stopPxTicks, triggerPriceTicks int64) {
 	var e venue.OrderTriggered
 	_ = e.WrapEncode(m.claim(), 0)
 	e.SetCauseSeq(m.causeSeq)
@@ -278,7 +279,7 @@ func (m *Matcher) emitTriggered(o *order, triggerPriceTicks int64) {
 	e.SetOrderID(o.orderID)
 	e.SetExecID(m.nextExecID())
 	e.SetPriceTicks(o.priceTicks)
-	e.SetStopPxTicks(o.stopPxTicks)
+	e.SetStopPxTicks(stopPxTicks)
 	e.SetTriggerPriceTicks(triggerPriceTicks)
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leavesQty)
@@ -286,4 +287,12 @@ func (m *Matcher) emitTriggered(o *order, triggerPriceTicks int64) {
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
+}
+
+// stopPxOf is an order's stop price, 0 for an order that is not a stop.
+func (m *Matcher) stopPxOf(o *order) int64 {
+	if o.stopLevel == 0 {
+		return 0
+	}
+	return m.instrumentOf(o).stopPxOf(o)
 }

@@ -254,7 +254,7 @@ func (m *Matcher) checkStopLevel(in *instrument, ii, s int, li int32) (int, int6
 			return 0, 0, fmt.Errorf("stop level %d loops", li)
 		case o.prev != prev || !o.waiting || o.resting || !o.listed:
 			return 0, 0, fmt.Errorf("stop order %d: links or flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
-		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.stopPxTicks) != li || !isStop(o.ordType):
+		case int(o.instrument) != ii || sideIndex(o.side) != s || o.stopLevel-1 != li || !isStop(o.ordType):
 			return 0, 0, fmt.Errorf("stop order %d is in the wrong stop level", o.orderID)
 		case o.cumQty != 0 || o.leavesQty != o.qty || o.qty <= 0:
 			return 0, 0, fmt.Errorf("stop order %d: qty %d leaves %d cum %d", o.orderID, o.qty, o.leavesQty, o.cumQty)

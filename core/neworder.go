@@ -40,11 +40,13 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
 	if c.stopPxTicks != 0 {
-		m.parkStop(in, oi) // validated: only stop orders carry a stop price
+		// Validated: only stop orders carry a stop price, inside the band.
+		m.pool.orders[oi].stopLevel = in.stopLevelOf(c.stopPxTicks)
+		m.parkStop(in, oi)
 		return nil
 	}
 	m.executeNewOrder(in, oi)
-	if in.stops[0].orders|in.stops[1].orders != 0 {
+	if m.stopsWaiting != 0 {
 		m.runStops(in)
 	}
 	return nil
@@ -67,15 +69,11 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
 		return reason
 	}
+	if isStop(ordType) || c.stopPxTicks != 0 {
+		return m.validateStopOrder(c, in) // the rest of the checks, for stops (stop.go)
+	}
 	postOnly := flags.Has(venue.OrderFlagsPostOnly)
-	stop := isStop(ordType)
-	if stop && postOnly {
-		return venue.RejectReasonStopPostOnly
-	}
-	if marketLike(ordType) && (c.priceTicks != 0 || postOnly) {
-		return venue.RejectReasonUnsupportedOrderCharacteristic
-	}
-	if !stop && c.stopPxTicks != 0 {
+	if ordType == venue.OrdTypeMarket && (c.priceTicks != 0 || postOnly) {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if postOnly && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
@@ -84,21 +82,15 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 	if reason := m.validateExpiry(tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if limitLike(ordType) {
+	if ordType == venue.OrdTypeLimit {
 		if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
-			return reason
-		}
-	}
-	if stop {
-		if reason := validateStopPx(in, side, ordType, c.priceTicks, c.stopPxTicks); reason != venue.RejectReasonNone {
 			return reason
 		}
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if ((canRest(ordType, tif) || stop) && m.pool.inUse >= m.ordersMax) || m.index.full() ||
-		(stop && m.stopsWaiting >= m.stopsMax) {
+	if (canRest(ordType, tif) && m.pool.inUse >= m.ordersMax) || m.index.full() {
 		return venue.RejectReasonCapacityExceeded
 	}
 	if postOnly && in.wouldTake(sideIndex(side), c.priceTicks) {
@@ -180,17 +172,16 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	o.reportWord = reportWordOf(c.sessionIdx, c.side, c.ordType, m.instruments[ii].id)
 	o.flags = c.flags &^ venue.OrderFlagsPossResend
 	o.stpMode = c.stpMode
-	o.resting, o.listed = false, false
+	o.resting, o.listed, o.waiting = false, false, false
 	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
-	o.stopPxTicks = c.stopPxTicks
-	o.waiting = false
+	o.stopLevel = 0 // a stop's is set when it is parked
 	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
 	o.rec = m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.setOrder(o.orderID, o.rec)
 
 	m.qty.orderedQty += o.qty
-	m.emitAccepted(o)
+	m.emitAccepted(o, c.stopPxTicks)
 	return oi
 }
 

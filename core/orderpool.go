@@ -35,11 +35,15 @@ type order struct {
 
 	rec     recIdx // the record of the order's current ClOrdID
 	heapPos int32  // position in the GTD heap, -1 when not in it
+	// stopLevel is, for a Stop or StopLimit order, 1 + the level of its stop
+	// price in the band (stop prices are inside it), else 0: it fits the
+	// padding before reportWord, where an int64 would make the order 136
+	// bytes instead of two cache lines (TestOrderSize). See stopPxOf.
+	stopLevel int32
 	// reportWord is bytes 24-31 of the order's events: sessionIdx, side,
 	// ordType and the instrument's id, which never change (see wire.go).
 	reportWord       uint64
 	expireTimeNs     int64
-	stopPxTicks      int64    // Stop and StopLimit: the trigger price; else 0
 	sessNext         orderIdx // the session's live orders, by OrderID
 	sessPrev         orderIdx
 	allNext, allPrev orderIdx // every live order, by OrderID

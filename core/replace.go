@@ -48,7 +48,7 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	}
 	in := m.instrumentOf(o)
 	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
-	if in.stops[0].orders|in.stops[1].orders != 0 {
+	if m.stopsWaiting != 0 {
 		m.runStops(in)
 	}
 }

@@ -44,7 +44,7 @@ var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
 	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 8 + 1
+	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -122,7 +122,7 @@ func appendOrder(b []byte, o *order) []byte {
 	}
 	b = append(b, o.account[:]...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(o.rec))
-	b = binary.LittleEndian.AppendUint64(b, uint64(o.stopPxTicks))
+	b = binary.LittleEndian.AppendUint32(b, uint32(o.stopLevel))
 	var waiting byte
 	if o.waiting {
 		waiting = 1
@@ -324,8 +324,8 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
 	loadAccount(&o.account, (*[venue.AccountLength]byte)(b[48:]))
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
-	o.stopPxTicks = int64(binary.LittleEndian.Uint64(b[52+venue.AccountLength:]))
-	waiting := b[60+venue.AccountLength]
+	o.stopLevel = int32(binary.LittleEndian.Uint32(b[52+venue.AccountLength:]))
+	waiting := b[56+venue.AccountLength]
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
 	}
@@ -349,12 +349,12 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
 	if (limitLike(o.ordType) && !in.inBand(o.priceTicks)) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty ||
-		(isStop(o.ordType) && !in.inBand(o.stopPxTicks)) {
+		isStop(o.ordType) != (o.stopLevel != 0) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
 		return bad("price or quantities are inconsistent")
 	}
 	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)
 	if waiting == 1 {
-		bs, li = &in.stops[sideIndex(o.side)], in.levelIndex(o.stopPxTicks)
+		bs, li = &in.stops[sideIndex(o.side)], o.stopLevel-1
 		if m.stopsWaiting >= m.stopsMax {
 			return bad("exceeds StopsMax")
 		}

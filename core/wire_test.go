@@ -152,7 +152,8 @@ func TestEventEncoding(t *testing.T) {
 			}
 		}
 
-		m.emitAccepted(o)
+		stopPx := int64(rng.IntN(2)) * rng.Int64()
+		m.emitAccepted(o, stopPx)
 		var ea venue.OrderAccepted
 		_ = ea.WrapEncode(want[:], 0)
 		ea.SetCauseSeq(m.causeSeq)
@@ -169,6 +170,7 @@ func TestEventEncoding(t *testing.T) {
 		ea.SetQty(o.qty)
 		ea.SetLeavesQty(o.leavesQty)
 		ea.SetExpireTimeNs(o.expireTimeNs)
+		ea.SetStopPxTicks(stopPx)
 		_ = ea.SetClOrdID(clOrdID)
 		_ = ea.SetAccount(account)
 		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
