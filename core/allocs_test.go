@@ -38,6 +38,10 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 	refillBid := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceGTC, ref-1, workloadOrderQty)
 	buyStop := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeStopLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceDay, stopPx: ref + 5, px: ref + 6, qty: 5})
+	// An iceberg inside the spread, taken in two slices by one buy.
+	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: ref, qty: 2 * workloadOrderQty, maxFloor: workloadOrderQty})
+	takeIceberg := order(2, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceIOC, ref, 2*workloadOrderQty)
 	var buf, statusBuf, massBuf, discBuf, tsBuf, tickBuf, unknownCancelBuf [cmdSlotSize]byte
 	replaceAway := &stampedCmd{}
 	replaceBack := &stampedCmd{}
@@ -76,6 +80,10 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 			w.apply(t, take.stamp(w.id(nil)))
 			w.apply(t, refill.stamp(w.id(nil)))
 		}, []uint16{venue.OrderTriggeredTemplateID, venue.FillTemplateID}},
+		{"iceberg refilled", func() {
+			w.apply(t, iceberg.stamp(w.id(nil)))
+			w.apply(t, takeIceberg.stamp(w.id(nil)))
+		}, []uint16{venue.OrderRefilledTemplateID, venue.FillTemplateID}},
 		{"new rejected", func() { w.apply(t, reject.stamp(w.id(nil))) }, []uint16{venue.OrderRejectedTemplateID}},
 		{"replace away and back", func() {
 			id := w.id(nil)

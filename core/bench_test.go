@@ -416,3 +416,30 @@ func BenchmarkStopCascade10(b *testing.B) {
 			got, w.m.Counters().LastTradeID-trades, b.N, w.m.RestingOrders(), resting, w.m.WaitingStops())
 	}
 }
+
+// BenchmarkIcebergRefill rests an iceberg of 50 showing 10 inside the
+// spread and takes it with one buy of 50: five slices, four refills (each
+// an OrderRefilled and a move to the back of the level). An iteration is
+// the two commands.
+func BenchmarkIcebergRefill(b *testing.B) {
+	w := newWorkload(b, 10)
+	const slices = 5
+	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: workloadRefTicks, qty: slices * workloadOrderQty, maxFloor: workloadOrderQty})
+	take := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, tif: venue.TimeInForceIOC, px: workloadRefTicks, qty: slices * workloadOrderQty})
+	trades := w.m.Counters().LastTradeID
+	refills := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = w.m.Apply(iceberg.stamp(w.id(b)), w.sink)
+		_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
+	}
+	b.StopTimer()
+	got := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF] - refills
+	if got != uint64((slices-1)*b.N) || w.m.Counters().LastTradeID-trades != uint64(slices*b.N) {
+		b.Fatalf("%d refills, %d trades in %d iterations", got, w.m.Counters().LastTradeID-trades, b.N)
+	}
+	checkWorkloadBook(b, w)
+}

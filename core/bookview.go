@@ -32,6 +32,8 @@ type OrderView struct {
 	ExpireTimeNs     int64
 	StopPxTicks      int64 // Stop and StopLimit orders: the trigger price
 	Waiting          bool  // an untriggered stop, off the book
+	MaxFloorQty      int64 // an iceberg's display size, else 0
+	DisplayQty       int64 // what the book shows: an iceberg's slice, else LeavesQty
 	ClOrdID          string
 	Account          string
 }
@@ -167,6 +169,8 @@ func (m *Matcher) orderView(oi orderIdx) OrderView {
 		ExpireTimeNs:     o.expireTimeNs,
 		StopPxTicks:      m.stopPxOf(o),
 		Waiting:          o.waiting,
+		MaxFloorQty:      m.maxFloorOf(oi),
+		DisplayQty:       m.displayOf(oi),
 		ClOrdID:          string(m.index.recs[o.rec].id()),
 		Account:          string(trimNUL(o.account[:])),
 	}

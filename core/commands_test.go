@@ -22,6 +22,7 @@ type newOrderArgs struct {
 	px, qty    int64
 	expireNs   int64
 	stopPx     int64
+	maxFloor   int64
 	clOrdID    string
 	account    string
 }
@@ -42,6 +43,7 @@ func encodeNewOrder(buf []byte, a *newOrderArgs) []byte {
 	c.SetQty(a.qty)
 	c.SetExpireTimeNs(a.expireNs)
 	c.SetStopPxTicks(a.stopPx)
+	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetAccountString(a.account))
 	return buf[:c.EncodedLength()]
@@ -84,6 +86,7 @@ type replaceArgs struct {
 	px, qty     int64
 	expireNs    int64
 	stopPx      int64
+	maxFloor    int64
 	clOrdID     string
 	origClOrdID string
 	account     string
@@ -104,6 +107,7 @@ func encodeReplace(buf []byte, a *replaceArgs) []byte {
 	c.SetQty(a.qty)
 	c.SetExpireTimeNs(a.expireNs)
 	c.SetStopPxTicks(a.stopPx)
+	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
 	mustEncode(c.SetAccountString(a.account))

@@ -79,7 +79,12 @@
 // passes (StopLimitPriceWrongSide), a stop price at or through the last
 // trade price (StopPxAtOrThroughMarket); a quantity
 // ≤ 0 (QtyOutOfRange), not a multiple of the lot (QtyNotLotMultiple), or
-// outside [MinQty, MaxQty] (QtyOutOfRange); OrdersMax orders already resting
+// outside [MinQty, MaxQty] (QtyOutOfRange); a display size (maxFloorQty)
+// on an order that is not a resting limit order (a stop, market, IOC or
+// FOK: UnsupportedOrderCharacteristic), negative or above the quantity
+// (MaxFloorAboveQty) or off the lot (MaxFloorNotLotMultiple); flag Iceberg
+// set by the client (UnsupportedOrderCharacteristic: the matcher sets it
+// from maxFloorQty); OrdersMax orders already resting
 // when this one could rest or is a stop, StopsMax stops waiting, or
 // ClOrdIDsMax ClOrdIDs used today (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
 // Rejected orders leave no trace: their ClOrdIDs may be used again.
@@ -134,6 +139,25 @@
 // GTD at its time) and replaced (a new stop price or a larger quantity
 // loses its place among the stops of its stop price; a replace never
 // elects it; a replace of an elected stop-limit ignores the stop price).
+//
+// # Icebergs
+//
+// A limit order with a maxFloorQty (FIX MaxFloor) is an iceberg: it trades
+// its whole quantity on arrival, and once resting the book shows, and
+// trades, only a display slice of at most maxFloorQty. When a trade
+// empties the slice and quantity is left, a new slice is cut from the
+// reserve and the order goes to the back of its price level (OrderRefilled,
+// after the Fill): the aggressor goes on to the orders behind it, and may
+// come back to the new slice. Events carry the display (displayQty in
+// OrderAccepted, Fill and OrderReplaced) beside the full quantities, and
+// OrderAccepted has flag Iceberg. A FOK counts the reserves it would reach
+// through refills: all of them, unless a same-account order stops it
+// (CancelAggressor, CancelBoth) before the slices have passed. A replace
+// may change maxFloorQty (0 makes a plain order, and a plain order may
+// become an iceberg): that loses priority like a new price; a smaller
+// quantity keeps it, the slice shrinking only below the new leaves. The
+// display lives beside the order (orderPool.ext), so that the order stays
+// 128 bytes and other orders pay one flag test per trade.
 //
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from

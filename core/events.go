@@ -36,7 +36,7 @@ func orderStatusOf(o *order) venue.OrdStatus {
 
 // emitAccepted reports OrderAccepted for o, whose stop price (0 when it is
 // not a stop) the caller has at hand.
-func (m *Matcher) emitAccepted(o *order, stopPxTicks int64) {
+func (m *Matcher) emitAccepted(o *order, stopPxTicks, maxFloorQty, displayQty int64) {
 	slot := m.claim()
 	m.putReportHead(slot, o, uint8(o.flags), 0)
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
@@ -45,6 +45,8 @@ func (m *Matcher) emitAccepted(o *order, stopPxTicks int64) {
 	e.SetLeavesQty(o.leavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
 	e.SetStopPxTicks(stopPxTicks)
+	e.SetMaxFloorQty(maxFloorQty)
+	e.SetDisplayQty(displayQty)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -70,8 +72,9 @@ func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 	m.sink.Commit()
 }
 
-// emitFill reports one side of a trade for order o.
-func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64) {
+// emitFill reports one side of a trade for order o, which shows displayQty
+// after it (its leaves, or an iceberg's display slice).
+func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64) {
 	slot := m.claim()
 	status := venue.OrdStatusPartiallyFilled
 	if o.leavesQty == 0 {
@@ -92,6 +95,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 	e.SetCumQty(o.cumQty)
 	e.SetCumNotionalTicks(o.cumNotionalTicks)
 	e.SetContraOrderID(contraOrderID)
+	e.SetDisplayQty(displayQty)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -115,8 +119,9 @@ func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venu
 	m.sink.Commit()
 }
 
-// emitReplaced reports OrderReplaced for o, whose current ClOrdID is the new one.
-func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
+// emitReplaced reports OrderReplaced for order oi, whose current ClOrdID is the new one.
+func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
+	o := &m.pool.orders[oi]
 	slot := m.claim()
 	var lost uint8
 	if priorityLost {
@@ -133,6 +138,8 @@ func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLe
 	e.SetOldLeavesQty(oldLeavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
 	e.SetStopPxTicks(m.stopPxOf(o))
+	e.SetMaxFloorQty(m.maxFloorOf(oi))
+	e.SetDisplayQty(m.displayOf(oi))
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	origClOrdID.putOrNone(e.OrigClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
@@ -203,6 +210,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetCumQty(o.cumQty)
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
 		e.SetStopPxTicks(m.stopPxOf(o))
+		e.SetMaxFloorQty(m.maxFloorOf(r.slot))
 		_ = e.SetAccount(o.account[:])
 	} else {
 		e.SetSide(r.side)
@@ -295,4 +303,18 @@ func (m *Matcher) stopPxOf(o *order) int64 {
 		return 0
 	}
 	return m.instrumentOf(o).stopPxOf(o)
+}
+
+// emitRefilled reports an iceberg's new display slice at the back of its level.
+func (m *Matcher) emitRefilled(o *order, displayQty int64) {
+	var e venue.OrderRefilled
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(o.instrumentID())
+	e.SetSide(o.side)
+	e.SetOrderID(o.orderID)
+	e.SetPriceTicks(o.priceTicks)
+	e.SetDisplayQty(displayQty)
+	m.sink.Commit()
 }

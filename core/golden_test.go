@@ -29,10 +29,10 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 // Configuration lines (config, instrument, stp) start a new matcher. Command
 // lines:
 //
-//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
+//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
-//	replace s=1 id=b2 orig=b1 px= qty= [stop=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
+//	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
 //	status s=1 id=b1 [order=N] [side=] [instr=]
 //	disconnect s=1 [cod=false]
@@ -119,6 +119,7 @@ type script struct {
 type scriptOrder struct {
 	side       venue.Side
 	ordType    venue.OrdType
+	maxFloor   int64
 	instrument uint32
 	tif        venue.TimeInForce
 	expireNs   int64
@@ -382,12 +383,12 @@ func (s *script) rememberOrder(ev []byte) {
 		var e venue.OrderAccepted
 		_ = e.WrapDecode(ev, 0)
 		s.orders[orderKey(e.SessionIdx(), string(e.ClOrdID()))] = &scriptOrder{
-			side: e.Side(), ordType: e.OrdType(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
+			side: e.Side(), ordType: e.OrdType(), maxFloor: e.MaxFloorQty(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		_ = e.WrapDecode(ev, 0)
 		s.orders[orderKey(e.SessionIdx(), string(e.ClOrdID()))] = &scriptOrder{
-			side: e.Side(), ordType: e.OrdType(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
+			side: e.Side(), ordType: e.OrdType(), maxFloor: e.MaxFloorQty(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
 	}
 }
 
@@ -400,6 +401,7 @@ func (s *script) newOrder(a args, session uint16) []byte {
 		clOrdID: a.str("id", ""), account: a.str("acct", "")}
 	na.px = s.price(a, instrument, 0)
 	na.stopPx = s.decimalArg(a, "stop", instrument)
+	na.maxFloor = int64(a.int("floor", 0))
 	na.flags = venue.OrderFlags(a.int("flags", 0))
 	if a.flag("post") {
 		na.flags |= venue.OrderFlagsPostOnly
@@ -430,6 +432,7 @@ func (s *script) replace(a args, session uint16) []byte {
 		ra.ordType = parseOrdType(v)
 	}
 	ra.stopPx = s.decimalArg(a, "stop", ra.instrument)
+	ra.maxFloor = int64(a.int("floor", int(known.maxFloor)))
 	if v, ok := a.get("tif"); ok {
 		ra.tif = parseTIF(v)
 	}
@@ -488,6 +491,9 @@ func (s *script) printBook(out *strings.Builder, instrument uint32) {
 				id := o.ClOrdID
 				if o.SessionIdx != 1 {
 					id = fmt.Sprintf("s%d:%s", o.SessionIdx, id)
+				}
+				if o.MaxFloorQty != 0 {
+					id += fmt.Sprintf("(shows %d)", o.DisplayQty)
 				}
 				ids = append(ids, fmt.Sprintf("%s=%d", id, o.LeavesQty))
 			}

@@ -191,6 +191,9 @@ func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, e
 			return 0, 0, fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
 		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
 			return 0, 0, fmt.Errorf("order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
+		case isIceberg(o) && (m.pool.ext[oi].maxFloorQty <= 0 || m.pool.ext[oi].displayQty <= 0 ||
+			m.pool.ext[oi].displayQty > min(m.pool.ext[oi].maxFloorQty, o.leavesQty)):
+			return 0, 0, fmt.Errorf("iceberg %d: display %+v of leaves %d", o.orderID, m.pool.ext[oi], o.leavesQty)
 		case o.orderID == 0 || o.orderID > m.lastOrderID:
 			return 0, 0, fmt.Errorf("order id %d beyond the counter %d", o.orderID, m.lastOrderID)
 		}

@@ -94,11 +94,18 @@ func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri ord
 }
 
 // trade executes aggressor oi against resting ri at level li of side opp,
-// for the smaller of the two leaves, and reports both fills (aggressor first).
+// for the smaller of the aggressor's leaves and what the resting order shows
+// (an iceberg's display slice, else its leaves), and reports both fills
+// (aggressor first). An iceberg whose slice it empties is refilled.
 func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	orders := m.pool.orders
 	o, r := &orders[oi], &orders[ri]
-	qty := min(o.leavesQty, r.leavesQty)
+	icebergs := (o.flags | r.flags) & venue.OrderFlagsIceberg
+	avail := r.leavesQty
+	if icebergs != 0 {
+		avail = m.displayOf(ri)
+	}
+	qty := min(o.leavesQty, avail)
 	m.lastTradeID++
 	o.leavesQty -= qty
 	o.cumQty += qty
@@ -108,10 +115,16 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
 	m.instruments[o.instrument].lastTradeTicks = px
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID)
+	oDisplay, rDisplay := o.leavesQty, r.leavesQty
+	if icebergs != 0 {
+		oDisplay, rDisplay = m.tradeDisplays(oi, ri, qty)
+	}
+	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, oDisplay)
+	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, rDisplay)
 	if r.leavesQty == 0 {
 		m.finish(ri, venue.OrdStatusFilled)
+	} else if rDisplay == 0 {
+		m.refill(opp, li, ri)
 	}
 }
 
@@ -139,6 +152,10 @@ func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 			}
 			continue
 		}
+		// Icebergs show a slice on the first pass through the level and
+		// their reserves come after (refills go to the back), so the
+		// reserves count only if no same-account order stops the pass.
+		var hidden int64
 		for ri := opp.levels[li].head; ri != noOrder; ri = m.pool.orders[ri].next {
 			r := &m.pool.orders[ri]
 			if selfTrade(o, r) {
@@ -147,10 +164,15 @@ func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 				}
 				return false
 			}
-			need -= r.leavesQty
+			show := m.displayOf(ri)
+			need -= show
+			hidden += r.leavesQty - show
 			if need <= 0 {
 				return true
 			}
+		}
+		if need -= hidden; need <= 0 {
+			return true
 		}
 	}
 	return false

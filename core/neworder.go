@@ -63,7 +63,8 @@ func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
 // The checks run in a fixed order, so one order gets one documented reason.
 func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
 	side, ordType, tif, flags := c.side, c.ordType, c.tif, c.flags
-	if !side.Valid() || !ordType.Valid() || !tif.Valid() || !flags.Valid() || !c.stpMode.Valid() {
+	// Flag Iceberg is the matcher's to set, from maxFloorQty.
+	if !side.Valid() || !ordType.Valid() || !tif.Valid() || flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
@@ -89,6 +90,11 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
+	}
+	if c.maxFloorQty != 0 {
+		if reason := validateMaxFloor(in, ordType, tif, c.qty, c.maxFloorQty); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	if (canRest(ordType, tif) && m.pool.inUse >= m.ordersMax) || m.index.full() {
 		return venue.RejectReasonCapacityExceeded
@@ -170,7 +176,7 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	o.sessionIdx, o.instrument = c.sessionIdx, ii
 	o.side, o.ordType, o.tif = c.side, c.ordType, c.tif
 	o.reportWord = reportWordOf(c.sessionIdx, c.side, c.ordType, m.instruments[ii].id)
-	o.flags = c.flags &^ venue.OrderFlagsPossResend
+	o.flags = c.flags &^ (venue.OrderFlagsPossResend | venue.OrderFlagsIceberg)
 	o.stpMode = c.stpMode
 	o.resting, o.listed, o.waiting = false, false, false
 	o.heapPos = -1
@@ -181,7 +187,12 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	m.index.setOrder(o.orderID, o.rec)
 
 	m.qty.orderedQty += o.qty
-	m.emitAccepted(o, c.stopPxTicks)
+	display := o.qty
+	if c.maxFloorQty != 0 {
+		m.setIceberg(oi, c.maxFloorQty)
+		display = m.pool.ext[oi].displayQty
+	}
+	m.emitAccepted(o, c.stopPxTicks, c.maxFloorQty, display)
 	return oi
 }
 
@@ -202,6 +213,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	case canRest(o.ordType, o.tif):
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+		if isIceberg(o) {
+			m.setIceberg(oi, m.pool.ext[oi].maxFloorQty) // its first slice, after what it traded
+		}
 		if !o.listed { // a triggered stop-limit has been listed since it was accepted
 			m.listOrder(oi)
 			if o.tif == venue.TimeInForceGTD {

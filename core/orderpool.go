@@ -62,13 +62,23 @@ func (o *order) instrumentID() uint32 { return uint32(o.reportWord >> 32) }
 // order that will not rest (IOC, FOK, market) can always be matched even when
 // the books hold OrdersMax orders.
 type orderPool struct {
-	orders   []order
+	orders []order
+	// ext holds, by the same index, what only icebergs use (their orders
+	// have flag Iceberg), kept out of order so that it stays 128 bytes.
+	ext      []orderExt
 	freeHead orderIdx
 	inUse    int
 }
 
+// orderExt is an iceberg's display: maxFloorQty is the size of a display
+// slice, displayQty what is left of the current one (iceberg.go).
+type orderExt struct {
+	maxFloorQty int64
+	displayQty  int64
+}
+
 func newOrderPool(slots int) orderPool {
-	p := orderPool{orders: make([]order, slots)}
+	p := orderPool{orders: make([]order, slots), ext: make([]orderExt, slots)}
 	p.reset()
 	return p
 }

@@ -167,7 +167,8 @@ func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
 			}
 			for i := range got {
 				g, w := got[i], want[i]
-				if g.OrderID != w.orderID || g.LeavesQty != w.leaves || g.PriceTicks != w.price || g.ClOrdID != w.clOrdID {
+				if g.OrderID != w.orderID || g.LeavesQty != w.leaves || g.PriceTicks != w.price || g.ClOrdID != w.clOrdID ||
+					g.DisplayQty != w.shown() || g.MaxFloorQty != w.maxFloor {
 					t.Fatalf("instrument %d side %v position %d: %+v, model %+v", in.ID, side, i, g, *w)
 				}
 			}
@@ -429,6 +430,9 @@ func (g *commandGen) newOrder() []byte {
 			a.stopPx = a.px
 		}
 	}
+	if g.pct(12) {
+		a.maxFloor = g.maxFloor(in, a.qty)
+	}
 	if g.pct(6) {
 		a.flags |= venue.OrderFlagsPostOnly
 	}
@@ -476,6 +480,19 @@ func (g *commandGen) stopLimitPx(in InstrumentConfig, side venue.Side, stopPx in
 	return stopPx - d
 }
 
+// maxFloor picks an iceberg's display size: mostly a lot multiple below
+// the quantity, sometimes above it or off the lot (refused).
+func (g *commandGen) maxFloor(in InstrumentConfig, qty int64) int64 {
+	mf := in.LotSize * int64(1+g.rng.IntN(3))
+	switch {
+	case g.pct(5):
+		return qty + in.LotSize
+	case g.pct(5) && in.LotSize > 1:
+		return mf + 1
+	}
+	return min(mf, qty)
+}
+
 func (g *commandGen) cancel() []byte {
 	a := cancelArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, instrument: 1}
 	n := g.rng.IntN(1000)
@@ -521,7 +538,7 @@ func (g *commandGen) replace() []byte {
 				a.origClOrdID = ""
 			}
 		}
-		a.px, a.qty, a.ordType, a.stopPx = o.price, o.qty, o.ordType, o.stopPx
+		a.px, a.qty, a.ordType, a.stopPx, a.maxFloor = o.price, o.qty, o.ordType, o.stopPx, o.maxFloor
 		switch k := g.rng.IntN(10); {
 		case o.waiting && k < 4:
 			a.stopPx = g.stopPx(in, a.side)
@@ -559,6 +576,12 @@ func (g *commandGen) replace() []byte {
 		}
 		if g.pct(2) {
 			a.stopPx = g.stopPx(in, a.side)
+		}
+		switch {
+		case g.pct(6):
+			a.maxFloor = g.maxFloor(in, a.qty)
+		case g.pct(3):
+			a.maxFloor = 0
 		}
 		if g.pct(2) {
 			a.clOrdID = g.oldID(o.session)

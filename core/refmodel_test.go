@@ -30,6 +30,8 @@ type refOrder struct {
 	notional   int64
 	expire     int64
 	stopPx     int64
+	maxFloor   int64  // an iceberg's display size, else 0
+	display    int64  // an iceberg's current display slice
 	waiting    bool   // an untriggered stop: in live, but not in the book
 	priority   uint64 // time priority: lower is earlier
 }
@@ -313,9 +315,11 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	o := &refOrder{orderID: m.lastOrder, session: c.SessionIdx(), clOrdID: key.clOrdID, account: string(c.Account()),
 		instrument: c.InstrumentID(), side: c.Side(), ordType: c.OrdType(), tif: c.TimeInForce(),
 		flags: c.Flags() &^ venue.OrderFlagsPossResend, stp: c.StpMode(), price: c.PriceTicks(), qty: c.Qty(),
-		leaves: c.Qty(), expire: c.ExpireTimeNs(), stopPx: c.StopPxTicks()}
+		maxFloor: c.MaxFloorQty(),
+		leaves:   c.Qty(), expire: c.ExpireTimeNs(), stopPx: c.StopPxTicks()}
 	m.records[key] = &refRecord{orderID: o.orderID, live: true, session: o.session, clOrdID: o.clOrdID}
 	m.current[o.orderID] = key
+	o.setIceberg(o.maxFloor)
 	m.accepted(o)
 	if o.stopPx != 0 {
 		o.waiting = true
@@ -340,6 +344,7 @@ func (m *refModel) execute(o *refOrder) {
 		m.finalize(o, finalStatus(o))
 	case (o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit) &&
 		(o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+		o.setIceberg(o.maxFloor)
 		m.priority++
 		o.priority = m.priority
 		m.live[o.orderID] = o
@@ -432,6 +437,40 @@ func (m *refModel) stopReason(in *refInstrument, side venue.Side, typ venue.OrdT
 	return venue.RejectReasonNone
 }
 
+// setIceberg makes o an iceberg of display size mf (or none when 0) with a
+// fresh display slice.
+func (o *refOrder) setIceberg(mf int64) {
+	o.maxFloor = mf
+	o.flags &^= venue.OrderFlagsIceberg
+	o.display = 0
+	if mf != 0 {
+		o.flags |= venue.OrderFlagsIceberg
+		o.display = min(mf, o.leaves)
+	}
+}
+
+// shown is what the book shows of o: an iceberg's slice, else its leaves.
+func (o *refOrder) shown() int64 {
+	if o.maxFloor != 0 {
+		return o.display
+	}
+	return o.leaves
+}
+
+// maxFloorReason checks an iceberg's display size as NewOrder and replace do.
+func maxFloorReason(in *refInstrument, typ venue.OrdType, tif venue.TimeInForce, qty, mf int64) venue.RejectReason {
+	if typ != venue.OrdTypeLimit || (tif != venue.TimeInForceDay && tif != venue.TimeInForceGTC && tif != venue.TimeInForceGTD) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if mf < 0 || mf > qty {
+		return venue.RejectReasonMaxFloorAboveQty
+	}
+	if mf%in.cfg.LotSize != 0 {
+		return venue.RejectReasonMaxFloorNotLotMultiple
+	}
+	return venue.RejectReasonNone
+}
+
 func (m *refModel) waitingStops() int {
 	n := 0
 	for _, o := range m.live {
@@ -496,6 +535,11 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
 		return r
 	}
+	if c.MaxFloorQty() != 0 {
+		if r := maxFloorReason(in, typ, tif, c.Qty(), c.MaxFloorQty()); r != venue.RejectReasonNone {
+			return r
+		}
+	}
 	stopsMax := m.cfg.StopsMax
 	if stopsMax == 0 {
 		stopsMax = m.cfg.OrdersMax
@@ -541,26 +585,63 @@ func (m *refModel) wouldTake(instrument uint32, side venue.Side, px int64) bool 
 	return len(opp) > 0 && crossesAt(probe, opp[0].price)
 }
 
-// fokFillable counts what match would trade, with the same STP rules.
-func (m *refModel) fokFillable(o *refOrder) bool {
-	mode := venue.StpModeNone
-	if o.account != "" {
-		mode = m.stpMode(o)
-	}
-	var total int64
-	for _, r := range m.book(o.instrument, oppositeSide(o.side)) {
-		if !crossesAt(o, r.price) {
-			break
+// better reports whether resting order a comes before b for an aggressor
+// on side: better price, then time.
+func better(side venue.Side, a, b *refOrder) bool {
+	if a.price != b.price {
+		if side == venue.SideBuy {
+			return a.price < b.price
 		}
-		if o.account != "" && r.account == o.account && mode != venue.StpModeNone {
-			if mode == venue.StpModeCancelResting {
+		return a.price > b.price
+	}
+	return a.priority < b.priority
+}
+
+// fokFillable runs match on a copy of the opposite side, with the same STP
+// rules and iceberg refills, and reports whether it would fill o.
+func (m *refModel) fokFillable(o *refOrder) bool {
+	var book []refOrder
+	for _, r := range m.book(o.instrument, oppositeSide(o.side)) {
+		book = append(book, *r)
+	}
+	need, priority := o.qty, m.priority
+	for need > 0 {
+		best := -1
+		for i := range book {
+			r := &book[i]
+			if r.leaves == 0 {
 				continue
 			}
-			break
+			if best < 0 || better(o.side, r, &book[best]) {
+				best = i
+			}
 		}
-		total += r.leaves
+		if best < 0 || !crossesAt(o, book[best].price) {
+			return false
+		}
+		r := &book[best]
+		if o.account != "" && r.account == o.account {
+			switch m.stpMode(o) {
+			case venue.StpModeCancelResting:
+				r.leaves = 0
+				continue
+			case venue.StpModeCancelAggressor, venue.StpModeCancelBoth:
+				return false
+			}
+		}
+		qty := min(need, r.shown())
+		need -= qty
+		r.leaves -= qty
+		if r.maxFloor != 0 {
+			r.display -= qty
+			if r.display == 0 && r.leaves > 0 {
+				r.display = min(r.maxFloor, r.leaves)
+				priority++
+				r.priority = priority
+			}
+		}
 	}
-	return total >= o.qty
+	return true
 }
 
 // match trades o against the best resting order until it is done.
@@ -585,21 +666,48 @@ func (m *refModel) match(o *refOrder) {
 				return
 			}
 		}
-		qty := min(o.leaves, r.leaves)
+		qty := min(o.leaves, r.shown())
 		m.lastTrade++
 		for _, x := range []*refOrder{o, r} {
 			x.leaves -= qty
 			x.cum += qty
 			x.notional += qty * r.price
 		}
+		if r.maxFloor != 0 {
+			r.display -= qty
+		}
 		m.instruments[o.instrument].lastTrade = r.price
-		m.fill(o, true, qty, r.price, r.orderID)
-		m.fill(r, false, qty, r.price, o.orderID)
-		if r.leaves == 0 {
+		oShown := o.leaves
+		if o.maxFloor != 0 {
+			oShown = min(o.maxFloor, o.leaves)
+		}
+		m.fill(o, true, qty, r.price, r.orderID, oShown)
+		m.fill(r, false, qty, r.price, o.orderID, r.shown())
+		switch {
+		case r.leaves == 0:
 			delete(m.live, r.orderID)
 			m.finalize(r, venue.OrdStatusFilled)
+		case r.shown() == 0:
+			// A new slice from the reserve, at the back of the queue.
+			r.display = min(r.maxFloor, r.leaves)
+			m.priority++
+			r.priority = m.priority
+			m.refilled(r)
 		}
 	}
+}
+
+func (m *refModel) refilled(o *refOrder) {
+	var e venue.OrderRefilled
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetInstrumentID(o.instrument)
+	e.SetSide(o.side)
+	e.SetOrderID(o.orderID)
+	e.SetPriceTicks(o.price)
+	e.SetDisplayQty(o.display)
+	m.sink.Commit()
 }
 
 // cancelLeaves reports the cancel of o's leaves; the caller ends the order.
@@ -692,12 +800,14 @@ func (m *refModel) accepted(o *refOrder) {
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
 	e.SetStopPxTicks(o.stopPx)
+	e.SetMaxFloorQty(o.maxFloor)
+	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
-func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64) {
+func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64, shown int64) {
 	var e venue.Fill
 	m.encode(&e)
 	e.SetCauseSeq(m.seq)
@@ -726,6 +836,7 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
 	e.SetContraOrderID(contra)
+	e.SetDisplayQty(shown)
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
@@ -843,7 +954,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	oldPrice, oldLeaves := o.price, o.leaves
-	lost := c.PriceTicks() != o.price || c.Qty() > o.qty
+	lost := c.PriceTicks() != o.price || c.Qty() > o.qty || c.MaxFloorQty() != o.maxFloor
 	if o.waiting {
 		lost = c.StopPxTicks() != o.stopPx || c.Qty() > o.qty
 		o.stopPx = c.StopPxTicks()
@@ -852,6 +963,12 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		o.expire = c.ExpireTimeNs()
 	}
 	o.price, o.qty, o.leaves = c.PriceTicks(), c.Qty(), c.Qty()-o.cum
+	switch {
+	case lost:
+		o.setIceberg(c.MaxFloorQty())
+	case o.maxFloor != 0:
+		o.display = min(o.display, o.leaves)
+	}
 	m.replaced(o, lost, oldPrice, oldLeaves, oldClOrdID)
 	if o.waiting {
 		if lost {
@@ -870,6 +987,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		m.finalize(o, finalStatus(o))
 		return
 	}
+	o.setIceberg(o.maxFloor)
 	m.priority++
 	o.priority = m.priority
 	m.live[o.orderID] = o
@@ -913,6 +1031,11 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
 		return r
 	}
+	if c.MaxFloorQty() != 0 {
+		if r := maxFloorReason(in, o.ordType, o.tif, c.Qty(), c.MaxFloorQty()); r != venue.RejectReasonNone {
+			return r
+		}
+	}
 	if len(m.records) >= m.cfg.ClOrdIDsMax {
 		return venue.RejectReasonCapacityExceeded
 	}
@@ -948,6 +1071,8 @@ func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, o
 	e.SetOldLeavesQty(oldLeaves)
 	e.SetExpireTimeNs(o.expire)
 	e.SetStopPxTicks(o.stopPx)
+	e.SetMaxFloorQty(o.maxFloor)
+	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
 	_ = e.SetAccountString(o.account)
@@ -1036,6 +1161,7 @@ func (m *refModel) statusOf(rec *refRecord) {
 		e.SetCumQty(o.cum)
 		e.SetCumNotionalTicks(o.notional)
 		e.SetStopPxTicks(o.stopPx)
+		e.SetMaxFloorQty(o.maxFloor)
 		_ = e.SetAccountString(o.account)
 	} else {
 		e.SetSide(rec.side)

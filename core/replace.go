@@ -47,7 +47,7 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 		return
 	}
 	in := m.instrumentOf(o)
-	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
+	m.amendOrder(o, oi, c, origClOrdID)
 	if m.stopsWaiting != 0 {
 		m.runStops(in)
 	}
@@ -70,33 +70,45 @@ func (m *Matcher) replaceToFilled(oi orderIdx, clOrdID, origClOrdID *clOrdKey) {
 	m.finish(oi, venue.OrdStatusFilled)
 }
 
-// amendOrder changes a live order's price, quantity and expiry once the
-// replace is accepted, and matches it if it lost priority and now crosses.
-func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newExpireTimeNs int64, origClOrdID *clOrdKey) {
+// amendOrder changes a live order's price, quantity, expiry and iceberg
+// display size once the replace is accepted, and matches it if it lost
+// priority and now crosses. A smaller quantity at the same price and
+// display size keeps priority (an iceberg's slice shrinks only when the
+// leaves fall below it); anything else loses it.
+func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *clOrdKey) {
+	newPriceTicks, newQty := c.priceTicks, c.qty
 	in := m.instrumentOf(o)
 	bs := &in.sides[sideIndex(o.side)]
 	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
 	newLeaves := newQty - o.cumQty
 	m.qty.orderedQty += newQty - o.qty
-	m.setExpiry(o, oi, newExpireTimeNs)
-	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
+	m.setExpiry(o, oi, c.expireTimeNs)
+	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty || c.maxFloorQty != m.maxFloorOf(oi)
 	if !priorityLost {
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
-		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
+		if isIceberg(o) {
+			e := &m.pool.ext[oi]
+			e.displayQty = min(e.displayQty, o.leavesQty)
+		}
+		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	bs.unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
 	o.leavesQty = newLeaves
-	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.setIceberg(oi, c.maxFloorQty)
+	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	m.match(in, oi)
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	if isIceberg(o) {
+		m.setIceberg(oi, c.maxFloorQty) // its slice after what it traded
+	}
 }
 
 // setExpiry gives a GTD order a new expire time (its place in the GTD heap
@@ -144,6 +156,11 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
+	}
+	if c.maxFloorQty != 0 {
+		if reason := validateMaxFloor(in, o.ordType, o.tif, c.qty, c.maxFloorQty); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	if m.index.full() {
 		return venue.RejectReasonCapacityExceeded

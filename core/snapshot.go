@@ -28,7 +28,8 @@ import (
 //	             priority order: instrument by instrument (config order), bids
 //	             then asks, best level first, then time, then the waiting
 //	             stops, buy stops then sell stops, first elected first (see
-//	             appendOrder; its last byte tells a waiting stop)
+//	             appendOrder: after the record index, the stop level, a
+//	             waiting-stop byte, an iceberg's maxFloorQty and display)
 //	trailer      u32 CRC-32C of every byte before it
 //
 // The snapshot holds the logical state only: pool slots, free-list order and
@@ -44,7 +45,7 @@ var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
 	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1
+	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -85,7 +86,11 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := bs.best; li >= 0; li = bs.nextBest(li) {
 				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
-					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi]))
+					ext := orderExt{maxFloorQty: m.maxFloorOf(oi)} // a slot keeps an earlier iceberg's
+					if ext.maxFloorQty != 0 {
+						ext.displayQty = m.displayOf(oi)
+					}
+					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi], &ext))
 				}
 			}
 		}
@@ -113,7 +118,7 @@ func appendRecord(b []byte, r *clOrdRecord) []byte {
 	return b
 }
 
-func appendOrder(b []byte, o *order) []byte {
+func appendOrder(b []byte, o *order, e *orderExt) []byte {
 	b = binary.LittleEndian.AppendUint64(b, o.orderID)
 	b = binary.LittleEndian.AppendUint16(b, o.sessionIdx)
 	b = append(b, byte(o.side), byte(o.ordType), byte(o.tif), byte(o.flags), byte(o.stpMode))
@@ -127,7 +132,9 @@ func appendOrder(b []byte, o *order) []byte {
 	if o.waiting {
 		waiting = 1
 	}
-	return append(b, waiting)
+	b = append(b, waiting)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.maxFloorQty))
+	return binary.LittleEndian.AppendUint64(b, uint64(e.displayQty))
 }
 
 // snapshotReader reads fixed-size pieces and checksums them.
@@ -326,6 +333,8 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
 	o.stopLevel = int32(binary.LittleEndian.Uint32(b[52+venue.AccountLength:]))
 	waiting := b[56+venue.AccountLength]
+	ext := orderExt{maxFloorQty: int64(binary.LittleEndian.Uint64(b[57+venue.AccountLength:])),
+		displayQty: int64(binary.LittleEndian.Uint64(b[65+venue.AccountLength:]))}
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
 	}
@@ -362,6 +371,11 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	if bs.best >= 0 && bs.better(li, bs.best) {
 		return bad("is not in priority order")
 	}
+	if isIceberg(o) != (ext.maxFloorQty != 0) || (isIceberg(o) && (waiting == 1 || ext.displayQty <= 0 ||
+		ext.displayQty > min(ext.maxFloorQty, o.leavesQty))) || (!isIceberg(o) && ext.displayQty != 0) {
+		return bad("iceberg display is inconsistent")
+	}
+	m.pool.ext[oi] = ext
 	o.rec = ri
 	r.slot = oi
 	if waiting == 1 {

@@ -84,6 +84,9 @@ func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.Reject
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
+	if c.maxFloorQty != 0 {
+		return validateMaxFloor(in, ordType, tif, c.qty, c.maxFloorQty) // a stop cannot be an iceberg
+	}
 	if m.pool.inUse >= m.ordersMax || m.index.full() || m.stopsWaiting >= m.stopsMax {
 		return venue.RejectReasonCapacityExceeded
 	}
@@ -178,11 +181,11 @@ func (m *Matcher) amendStop(o *order, oi orderIdx, c *replaceCmd, origClOrdID *c
 	if !priorityLost {
 		ss.reduce(o.stopLevel-1, o, oldLeaves-c.qty)
 		o.qty, o.priceTicks = c.qty, c.priceTicks
-		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
+		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	m.unparkStop(oi)
 	o.qty, o.leavesQty, o.priceTicks, o.stopLevel = c.qty, c.qty, c.priceTicks, newStopLevel
 	m.parkStopOnly(in, oi)
-	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 }

@@ -89,6 +89,7 @@ type newOrderCmd struct {
 	qty          int64
 	expireTimeNs int64
 	stopPxTicks  int64
+	maxFloorQty  int64
 	instrumentID uint32
 	sessionIdx   uint16
 	side         venue.Side
@@ -106,7 +107,7 @@ func (c *newOrderCmd) decode(w venue.NewOrder) {
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif, c.flags, c.stpMode = w.TimeInForce(), w.Flags(), w.StpMode()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
-	c.stopPxTicks = w.StopPxTicks()
+	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())
 }
@@ -142,6 +143,7 @@ type replaceCmd struct {
 	qty          int64
 	expireTimeNs int64
 	stopPxTicks  int64
+	maxFloorQty  int64
 	instrumentID uint32
 	sessionIdx   uint16
 	side         venue.Side
@@ -160,7 +162,7 @@ func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
-	c.stopPxTicks = w.StopPxTicks()
+	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	c.origLen = c.origClOrdID.load(w.OrigClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())

@@ -64,7 +64,7 @@ func (g *Gateway) gatewayER(req *quickfix.Message, execType string, echo ...quic
 
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
 	g.awaitEarlierAnswers(s)
-	m := g.gatewayER(req, "8", tagSymbol, tagSide, tagOrderQty, tagOrdType, tagPrice, tagStopPx, tagTimeInForce, tagAccount)
+	m := g.gatewayER(req, "8", tagSymbol, tagSide, tagOrderQty, tagOrdType, tagPrice, tagStopPx, tagTimeInForce, tagAccount, tagMaxFloor)
 	m.Body.SetString(tagOrdRejReason, strconv.Itoa(rej.ordRejReason))
 	m.Body.SetString(tagText, rej.text)
 	m.Body.SetString(tagTransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))

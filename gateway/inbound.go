@@ -30,6 +30,7 @@ const (
 	tagOrigClOrdID           quickfix.Tag = 41
 	tagPossResend            quickfix.Tag = 97
 	tagStopPx                quickfix.Tag = 99
+	tagMaxFloor              quickfix.Tag = 111
 	tagPrice                 quickfix.Tag = 44
 	tagSide                  quickfix.Tag = 54
 	tagSymbol                quickfix.Tag = 55
@@ -135,6 +136,7 @@ type orderFields struct {
 	tif        venue.TimeInForce
 	priceTicks int64
 	stopPx     int64 // Stop and StopLimit: StopPx (99) in ticks
+	maxFloor   int64 // an iceberg's display quantity, MaxFloor (111); 0 when absent
 	qty        int64
 	expireNs   int64
 	postOnly   bool
@@ -190,6 +192,15 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 	}
 	if rej := o.parseStopPx(fieldBytes(m, tagStopPx)); rej != nil {
 		return o, rej
+	}
+	if mf := fieldBytes(m, tagMaxFloor); len(mf) > 0 {
+		// Its limits against the quantity and the lot are the matcher's
+		// (core, "Icebergs"), answered with OrdRejReason 13.
+		v, err := decimal.ParseTicks(mf, qtyTick)
+		if err != nil || v < 0 {
+			return o, &rejection{13, "MaxFloor (111) must be a whole number, not " + string(mf)}
+		}
+		o.maxFloor = v
 	}
 	if o.tif == venue.TimeInForceGTD {
 		t, err := m.Body.GetTime(tagExpireTime)
@@ -289,6 +300,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	c.SetQty(o.qty)
 	c.SetExpireTimeNs(o.expireNs)
 	c.SetStopPxTicks(o.stopPx)
+	c.SetMaxFloorQty(o.maxFloor)
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
 	g.commands.Publish(seq)
@@ -396,6 +408,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	cmd.SetQty(o.qty)
 	cmd.SetExpireTimeNs(o.expireNs)
 	cmd.SetStopPxTicks(o.stopPx)
+	cmd.SetMaxFloorQty(o.maxFloor)
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)

@@ -244,6 +244,14 @@ func (b *erBuilder) orderCommon(side venue.Side, ordType venue.OrdType, tif venu
 	return b
 }
 
+// maxFloor writes MaxFloor (111) for an iceberg.
+func (b *erBuilder) maxFloor(maxFloorQty int64) *erBuilder {
+	if maxFloorQty != 0 {
+		b.int(tagMaxFloor, maxFloorQty)
+	}
+	return b
+}
+
 // stopPx writes StopPx (99) when the event carries one (stop orders).
 func (b *erBuilder) stopPx(stopPxTicks int64) *erBuilder {
 	if stopPxTicks != 0 {
@@ -264,7 +272,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 		str(tagExecType, "0").str(tagOrdStatus, "0").
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tagLeavesQty, e.LeavesQty()).str(tagCumQty, "0").str(tagAvgPx, "0").time(tagTransactTime, e.TimestampNs()).
-		stopPx(e.StopPxTicks())
+		stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tagExpireTime, e.ExpireTimeNs())
 	}
@@ -341,6 +349,10 @@ func RejectText(r venue.RejectReason) string {
 		return "stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"
 	case venue.RejectReasonStopPostOnly:
 		return "post-only (ExecInst 6) is not allowed on a stop or stop-limit order"
+	case venue.RejectReasonMaxFloorAboveQty:
+		return "MaxFloor (111) is larger than OrderQty"
+	case venue.RejectReasonMaxFloorNotLotMultiple:
+		return "MaxFloor (111) is not a multiple of the lot size"
 	}
 	return r.String()
 }
@@ -360,7 +372,8 @@ func ordRejReason(r venue.RejectReason) int {
 		return 11
 	case venue.RejectReasonStopPxAtOrThroughMarket, venue.RejectReasonStopLimitPriceWrongSide:
 		return 0 // Broker / Exchange option: a venue rule the order breaks
-	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange:
+	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange,
+		venue.RejectReasonMaxFloorAboveQty, venue.RejectReasonMaxFloorNotLotMultiple:
 		return 13
 	case venue.RejectReasonPriceOutOfBand:
 		return 16
@@ -464,7 +477,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		uint(tagExecID, e.ExecID()).str(tagExecType, "5").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		time(tagTransactTime, e.TimestampNs()).stopPx(e.StopPxTicks())
+		time(tagTransactTime, e.TimestampNs()).stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	if e.PriorityLost() == venue.BooleanTypeTrue {
 		b.str(tagText, "replaced: time priority lost")
 	} else {
@@ -508,7 +521,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			str(tagExecType, "I").str(tagOrdStatus, ordStatusChar(e.OrdStatus())).
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 			int(tagLeavesQty, e.LeavesQty()).int(tagCumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-			stopPx(e.StopPxTicks())
+			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	}
 	b.time(tagTransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {

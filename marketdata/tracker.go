@@ -141,6 +141,9 @@ type order struct {
 	side       sideIdx
 	state      orderState
 	canRest    bool // a limit DAY, GTC or GTD order: one that rests when not filled
+	// iceberg: leavesQty is the order's display slice (see the package
+	// documentation, "Icebergs"); the reserve behind it is never known here.
+	iceberg bool
 }
 
 // instrument is the tracked state of one instrument.
@@ -183,6 +186,7 @@ type Tracker struct {
 	replaced  venue.OrderReplaced
 	status    venue.TradingStatusChanged
 	triggered venue.OrderTriggered
+	refilled  venue.OrderRefilled
 
 	mAdded    mdsbe.OrderAdded
 	mModified mdsbe.OrderModified
@@ -263,6 +267,8 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyStatus(ev)
 	case venue.OrderTriggeredTemplateID:
 		err = t.applyTriggered(ev)
+	case venue.OrderRefilledTemplateID:
+		err = t.applyRefilled(ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}
@@ -354,7 +360,8 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		t.eventsIgnored++
 		return nil
 	}
-	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty())
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(),
+		m.DisplayQty(), m.Flags().Has(venue.OrderFlagsIceberg))
 }
 
 // isStop reports whether an order type waits for a trigger off the book.
@@ -377,13 +384,50 @@ func (t *Tracker) applyTriggered(ev []byte) error {
 	if err := t.publishPending(true); err != nil {
 		return err
 	}
-	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty())
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty(), false)
+}
+
+// applyRefilled publishes an iceberg's new display slice. The Fill that
+// emptied the last slice took the order off the book, as an order executed
+// in full; the new slice is added at the back of its level, where the
+// engine put it. Nothing says how much is left behind it.
+func (t *Tracker) applyRefilled(ev []byte) error {
+	m := &t.refilled
+	if err := m.WrapDecode(ev, 0); err != nil {
+		return err
+	}
+	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
+		return err
+	}
+	ii, in, err := t.instrument(m.InstrumentID())
+	if err != nil {
+		return err
+	}
+	side, err := sideOf(m.Side())
+	if err != nil {
+		return err
+	}
+	id := OrderID(m.OrderID())
+	if id == 0 || m.DisplayQty() <= 0 {
+		return ErrInconsistent
+	}
+	if t.index.get(id) != noOrder {
+		return ErrDuplicateOrder
+	}
+	oi, err := t.allocOrder(id)
+	if err != nil {
+		return err
+	}
+	o := &t.orders[oi]
+	o.priceTicks, o.leavesQty, o.inst, o.side = m.PriceTicks(), m.DisplayQty(), ii, side
+	o.canRest, o.iceberg = true, true
+	return t.rest(in, oi, true)
 }
 
 // enterOrder starts tracking an order that may trade before it rests: it is
 // pending until the command (or, for an elected stop, its turn) ends.
 func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint64, ordType venue.OrdType,
-	tif venue.TimeInForce, priceTicks, leavesQty int64) error {
+	tif venue.TimeInForce, priceTicks, leavesQty int64, iceberg bool) error {
 	ii, _, err := t.instrument(instrumentID)
 	if err != nil {
 		return err
@@ -407,7 +451,7 @@ func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint
 		return err
 	}
 	o := &t.orders[oi]
-	o.priceTicks, o.leavesQty, o.inst, o.side = priceTicks, leavesQty, ii, side
+	o.priceTicks, o.leavesQty, o.inst, o.side, o.iceberg = priceTicks, leavesQty, ii, side, iceberg
 	o.canRest = (ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit) &&
 		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 	t.addPending(oi)
@@ -426,7 +470,7 @@ func (t *Tracker) applyFill(ev []byte) error {
 	if err != nil {
 		return err
 	}
-	if m.LastQty() <= 0 || m.LeavesQty() < 0 {
+	if m.LastQty() <= 0 || m.DisplayQty() < 0 {
 		return ErrInconsistent
 	}
 	if m.Aggressor() == venue.BooleanTypeTrue {
@@ -439,11 +483,13 @@ func (t *Tracker) applyFill(ev []byte) error {
 		return ErrUnknownOrder
 	}
 	o := &t.orders[oi]
-	if o.inst != ii || o.leavesQty-m.LastQty() != m.LeavesQty() {
+	if o.inst != ii || (o.leavesQty-m.LastQty() != m.DisplayQty() && !(o.iceberg && o.state == orderPending)) {
+		// Only an incoming iceberg's display may not fall by the trade: it
+		// is the slice it will show, cut from what is left.
 		return ErrInconsistent
 	}
 	if o.state == orderPending {
-		o.leavesQty = m.LeavesQty()
+		o.leavesQty = m.DisplayQty()
 		return nil
 	}
 	return t.executeResting(in, oi, m.TradeID(), m.LastPriceTicks(), m.LastQty())
@@ -490,7 +536,7 @@ func (t *Tracker) applyCancelled(ev []byte) error {
 		return ErrUnknownOrder
 	}
 	o := &t.orders[oi]
-	if o.inst != ii || o.leavesQty != m.CancelledQty() {
+	if o.inst != ii || o.leavesQty > m.CancelledQty() || (!o.iceberg && o.leavesQty != m.CancelledQty()) {
 		return ErrInconsistent
 	}
 	if o.state == orderPending {
@@ -543,10 +589,12 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 	if err != nil {
 		return err
 	}
-	if o.inst != ii || o.side != side || o.leavesQty != m.OldLeavesQty() || m.LeavesQty() < 0 {
+	if o.inst != ii || o.side != side || (!o.iceberg && o.leavesQty != m.OldLeavesQty()) || m.DisplayQty() < 0 {
 		return ErrInconsistent
 	}
-	newPriceTicks, newLeavesQty := m.PriceTicks(), m.LeavesQty()
+	// An iceberg shows its display slice, and may become one or stop being one.
+	newPriceTicks, newLeavesQty := m.PriceTicks(), m.DisplayQty()
+	o.iceberg = m.MaxFloorQty() != 0
 	if o.state == orderPending {
 		// Replaced within the command that entered it: it is still unpublished.
 		o.priceTicks, o.leavesQty = newPriceTicks, newLeavesQty
@@ -578,6 +626,7 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		}
 		n := &t.orders[ni]
 		n.priceTicks, n.leavesQty, n.inst, n.side, n.canRest = newPriceTicks, newLeavesQty, ii, side, true
+		n.iceberg = m.MaxFloorQty() != 0
 		t.addPending(ni)
 		return nil
 	default:
@@ -682,7 +731,8 @@ func (t *Tracker) EndCommand() error {
 // EndBatch publishes what is certain at the end of a batch of events that
 // may stop inside a command: orders that can rest are published now (if
 // more of the command's Fill events follow, they reduce the order as any
-// resting order), while market, IOC and FOK orders, which never rest, stay
+// resting order), while market, IOC and FOK orders, which never rest, and
+// icebergs, whose display is known only when they stop trading, stay
 // hidden until the command ends.
 func (t *Tracker) EndBatch() error { return t.publishPending(false) }
 
@@ -695,7 +745,9 @@ func (t *Tracker) publishPending(commandEnded bool) error {
 			t.freeOrder(oi)
 			continue
 		}
-		if !o.canRest && !commandEnded {
+		// An incoming iceberg stays pending to the end of its command: its
+		// display is cut from what is left when it stops trading.
+		if (!o.canRest || o.iceberg) && !commandEnded {
 			i++
 			continue
 		}

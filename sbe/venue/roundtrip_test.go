@@ -32,6 +32,7 @@ var codecs = map[string]func() sbetest.Codec{
 	"MassCancelReport":     func() sbetest.Codec { return new(venue.MassCancelReport) },
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
 	"OrderTriggered":       func() sbetest.Codec { return new(venue.OrderTriggered) },
+	"OrderRefilled":        func() sbetest.Codec { return new(venue.OrderRefilled) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {

@@ -148,6 +148,8 @@ func MessageName(templateID uint16) string {
 		return "TradingStatusChanged"
 	case 110:
 		return "OrderTriggered"
+	case 111:
+		return "OrderRefilled"
 	}
 	return ""
 }
@@ -308,6 +310,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case OrderTriggeredTemplateID:
 		var m OrderTriggered
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderRefilledTemplateID:
+		var m OrderRefilled
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -576,13 +584,16 @@ type OrderFlags uint8
 const (
 	OrderFlagsPostOnly   OrderFlags = 1 << 0
 	OrderFlagsPossResend OrderFlags = 1 << 1
+	OrderFlagsIceberg    OrderFlags = 1 << 2
 )
 
 // Has reports whether every bit of f is set in v.
 func (v OrderFlags) Has(f OrderFlags) bool { return v&f == f }
 
 // Valid reports whether v sets only bits the schema defines.
-func (v OrderFlags) Valid() bool { return v&^(OrderFlagsPostOnly|OrderFlagsPossResend) == 0 }
+func (v OrderFlags) Valid() bool {
+	return v&^(OrderFlagsPostOnly|OrderFlagsPossResend|OrderFlagsIceberg) == 0
+}
 
 // String lists the choices set in v, separated by |; undefined bits are
 // written as bitN, and the empty set as "none".
@@ -601,6 +612,8 @@ func (v OrderFlags) String() string {
 			name = "PostOnly"
 		case OrderFlagsPossResend:
 			name = "PossResend"
+		case OrderFlagsIceberg:
+			name = "Iceberg"
 		}
 		if s != "" {
 			s += "|"
@@ -724,6 +737,8 @@ const (
 	RejectReasonStopPxAtOrThroughMarket        RejectReason = 20
 	RejectReasonStopLimitPriceWrongSide        RejectReason = 21
 	RejectReasonStopPostOnly                   RejectReason = 22
+	RejectReasonMaxFloorAboveQty               RejectReason = 23
+	RejectReasonMaxFloorNotLotMultiple         RejectReason = 24
 )
 
 // String returns the schema name of v, or RejectReason(n) for a value the schema does not define.
@@ -775,6 +790,10 @@ func (v RejectReason) String() string {
 		return "StopLimitPriceWrongSide"
 	case RejectReasonStopPostOnly:
 		return "StopPostOnly"
+	case RejectReasonMaxFloorAboveQty:
+		return "MaxFloorAboveQty"
+	case RejectReasonMaxFloorNotLotMultiple:
+		return "MaxFloorNotLotMultiple"
 	}
 	return "RejectReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -782,7 +801,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple:
 		return true
 	}
 	return false
@@ -932,7 +951,7 @@ func (v BooleanType) Valid() bool {
 // The constants of message "NewOrder".
 const (
 	NewOrderTemplateID  uint16 = 1
-	NewOrderBlockLength int    = 112
+	NewOrderBlockLength int    = 120
 	// NewOrderEncodedLength is the header plus the block.
 	NewOrderEncodedLength int = MessageHeaderSize + NewOrderBlockLength
 )
@@ -957,6 +976,7 @@ const (
 	NewOrderClOrdIDOffset      int = 52  // char[36]
 	NewOrderAccountOffset      int = 88  // char[16]
 	NewOrderStopPxTicksOffset  int = 104 // int64
+	NewOrderMaxFloorQtyOffset  int = 112 // int64
 )
 
 // NewOrder is a flyweight over message "NewOrder" (template 1, a command).
@@ -1019,8 +1039,8 @@ func OverwriteNewOrder(buf []byte) (m NewOrder, ok bool) {
 		return NewOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 112, templateId 1, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010070)
+	// The header as one word: blockLength 120, templateId 1, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010078)
 	return m, true
 }
 
@@ -1280,6 +1300,20 @@ func (m NewOrder) SetStopPxTicks(v int64) {
 	binary.LittleEndian.PutUint64(b[112:120], uint64(v))
 }
 
+// MaxFloorQty reads field "maxFloorQty" (id 17) at offset 112 (int64).
+//
+// iceberg: the quantity displayed at a time (FIX MaxFloor); 0: all of it.
+func (m NewOrder) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[120:128]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 17).
+func (m NewOrder) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[120:128], uint64(v))
+}
+
 // AppendText appends m as one line of text: "NewOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -1317,6 +1351,8 @@ func (m *NewOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.Account())
 	dst = append(dst, " stopPxTicks="...)
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -1613,7 +1649,7 @@ func (m *CancelOrder) String() string { return string(m.AppendText(nil)) }
 // The constants of message "ReplaceOrder".
 const (
 	ReplaceOrderTemplateID  uint16 = 3
-	ReplaceOrderBlockLength int    = 156
+	ReplaceOrderBlockLength int    = 164
 	// ReplaceOrderEncodedLength is the header plus the block.
 	ReplaceOrderEncodedLength int = MessageHeaderSize + ReplaceOrderBlockLength
 )
@@ -1639,6 +1675,7 @@ const (
 	ReplaceOrderOrigClOrdIDOffset  int = 96  // char[36]
 	ReplaceOrderAccountOffset      int = 132 // char[16]
 	ReplaceOrderStopPxTicksOffset  int = 148 // int64
+	ReplaceOrderMaxFloorQtyOffset  int = 156 // int64
 )
 
 // ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3, a command).
@@ -1701,8 +1738,8 @@ func OverwriteReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
 		return ReplaceOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 156, templateId 3, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x10003009c)
+	// The header as one word: blockLength 164, templateId 3, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000300a4)
 	return m, true
 }
 
@@ -2000,6 +2037,20 @@ func (m ReplaceOrder) SetStopPxTicks(v int64) {
 	binary.LittleEndian.PutUint64(b[156:164], uint64(v))
 }
 
+// MaxFloorQty reads field "maxFloorQty" (id 18) at offset 156 (int64).
+//
+// iceberg: the new display quantity; 0: not an iceberg.
+func (m ReplaceOrder) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[164:172]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 18).
+func (m ReplaceOrder) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[164:172], uint64(v))
+}
+
 // AppendText appends m as one line of text: "ReplaceOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -2039,6 +2090,8 @@ func (m *ReplaceOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.Account())
 	dst = append(dst, " stopPxTicks="...)
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -3333,7 +3386,7 @@ func (m *Tick) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderAccepted".
 const (
 	OrderAcceptedTemplateID  uint16 = 101
-	OrderAcceptedBlockLength int    = 136
+	OrderAcceptedBlockLength int    = 152
 	// OrderAcceptedEncodedLength is the header plus the block.
 	OrderAcceptedEncodedLength int = MessageHeaderSize + OrderAcceptedBlockLength
 )
@@ -3360,6 +3413,8 @@ const (
 	OrderAcceptedClOrdIDOffset      int = 76  // char[36]
 	OrderAcceptedAccountOffset      int = 112 // char[16]
 	OrderAcceptedStopPxTicksOffset  int = 128 // int64
+	OrderAcceptedMaxFloorQtyOffset  int = 136 // int64
+	OrderAcceptedDisplayQtyOffset   int = 144 // int64
 )
 
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
@@ -3422,8 +3477,8 @@ func OverwriteOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
 		return OrderAccepted{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)
-	// The header as one word: blockLength 136, templateId 101, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650088)
+	// The header as one word: blockLength 152, templateId 101, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650098)
 	return m, true
 }
 
@@ -3707,6 +3762,34 @@ func (m OrderAccepted) SetStopPxTicks(v int64) {
 	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
 }
 
+// MaxFloorQty reads field "maxFloorQty" (id 19) at offset 136 (int64).
+//
+// iceberg: the display quantity asked for; else 0.
+func (m OrderAccepted) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[144:152]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 19).
+func (m OrderAccepted) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[144:152], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 20) at offset 144 (int64).
+//
+// what the book would show of the order now: min(maxFloorQty, leavesQty) for an iceberg, else leavesQty.
+func (m OrderAccepted) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[152:160]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 20).
+func (m OrderAccepted) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[152:160], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderAccepted", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -3748,6 +3831,10 @@ func (m *OrderAccepted) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.Account())
 	dst = append(dst, " stopPxTicks="...)
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -4119,7 +4206,7 @@ func (m *OrderRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "Fill".
 const (
 	FillTemplateID  uint16 = 103
-	FillBlockLength int    = 168
+	FillBlockLength int    = 176
 	// FillEncodedLength is the header plus the block.
 	FillEncodedLength int = MessageHeaderSize + FillBlockLength
 )
@@ -4151,6 +4238,7 @@ const (
 	FillContraOrderIDOffset    int = 108 // uint64
 	FillClOrdIDOffset          int = 116 // char[36]
 	FillAccountOffset          int = 152 // char[16]
+	FillDisplayQtyOffset       int = 168 // int64
 )
 
 // Fill is a flyweight over message "Fill" (template 103).
@@ -4213,8 +4301,8 @@ func OverwriteFill(buf []byte) (m Fill, ok bool) {
 		return Fill{}, false
 	}
 	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf)
-	// The header as one word: blockLength 168, templateId 103, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700a8)
+	// The header as one word: blockLength 176, templateId 103, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700b0)
 	return m, true
 }
 
@@ -4562,6 +4650,20 @@ func (m Fill) SetAccountString(v string) error {
 	return nil
 }
 
+// DisplayQty reads field "displayQty" (id 24) at offset 168 (int64).
+//
+// the order's displayed quantity after the fill (an iceberg's display slice; leavesQty otherwise).
+func (m Fill) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[176:184]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 24).
+func (m Fill) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[176:184], uint64(v))
+}
+
 // AppendText appends m as one line of text: "Fill", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -4613,6 +4715,8 @@ func (m *Fill) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -5108,7 +5212,7 @@ func (m *OrderCancelled) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderReplaced".
 const (
 	OrderReplacedTemplateID  uint16 = 105
-	OrderReplacedBlockLength int    = 204
+	OrderReplacedBlockLength int    = 220
 	// OrderReplacedEncodedLength is the header plus the block.
 	OrderReplacedEncodedLength int = MessageHeaderSize + OrderReplacedBlockLength
 )
@@ -5141,6 +5245,8 @@ const (
 	OrderReplacedOrigClOrdIDOffset      int = 144 // char[36]
 	OrderReplacedAccountOffset          int = 180 // char[16]
 	OrderReplacedStopPxTicksOffset      int = 196 // int64
+	OrderReplacedMaxFloorQtyOffset      int = 204 // int64
+	OrderReplacedDisplayQtyOffset       int = 212 // int64
 )
 
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
@@ -5203,8 +5309,8 @@ func OverwriteOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
 		return OrderReplaced{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)
-	// The header as one word: blockLength 204, templateId 105, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900cc)
+	// The header as one word: blockLength 220, templateId 105, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900dc)
 	return m, true
 }
 
@@ -5594,6 +5700,34 @@ func (m OrderReplaced) SetStopPxTicks(v int64) {
 	binary.LittleEndian.PutUint64(b[204:212], uint64(v))
 }
 
+// MaxFloorQty reads field "maxFloorQty" (id 25) at offset 204 (int64).
+//
+// iceberg: the display quantity; else 0.
+func (m OrderReplaced) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[212:220]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 25).
+func (m OrderReplaced) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[212:220], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 26) at offset 212 (int64).
+//
+// what the book shows of the order: min(maxFloorQty, leavesQty) for an iceberg, else leavesQty.
+func (m OrderReplaced) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[220:228]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 26).
+func (m OrderReplaced) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[220:228], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderReplaced", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -5647,6 +5781,10 @@ func (m *OrderReplaced) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.Account())
 	dst = append(dst, " stopPxTicks="...)
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -5992,7 +6130,7 @@ func (m *CancelRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderStatus".
 const (
 	OrderStatusTemplateID  uint16 = 107
-	OrderStatusBlockLength int    = 144
+	OrderStatusBlockLength int    = 152
 	// OrderStatusEncodedLength is the header plus the block.
 	OrderStatusEncodedLength int = MessageHeaderSize + OrderStatusBlockLength
 )
@@ -6021,6 +6159,7 @@ const (
 	OrderStatusClOrdIDOffset          int = 84  // char[36]
 	OrderStatusAccountOffset          int = 120 // char[16]
 	OrderStatusStopPxTicksOffset      int = 136 // int64
+	OrderStatusMaxFloorQtyOffset      int = 144 // int64
 )
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
@@ -6083,8 +6222,8 @@ func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
 		return OrderStatus{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
-	// The header as one word: blockLength 144, templateId 107, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0090)
+	// The header as one word: blockLength 152, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0098)
 	return m, true
 }
 
@@ -6396,6 +6535,20 @@ func (m OrderStatus) SetStopPxTicks(v int64) {
 	binary.LittleEndian.PutUint64(b[144:152], uint64(v))
 }
 
+// MaxFloorQty reads field "maxFloorQty" (id 21) at offset 144 (int64).
+//
+// iceberg: the display quantity; else 0.
+func (m OrderStatus) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[152:160]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 21).
+func (m OrderStatus) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[152:160], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderStatus", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -6441,6 +6594,8 @@ func (m *OrderStatus) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.Account())
 	dst = append(dst, " stopPxTicks="...)
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -7342,3 +7497,240 @@ func (m *OrderTriggered) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *OrderTriggered) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OrderRefilled".
+const (
+	OrderRefilledTemplateID  uint16 = 111
+	OrderRefilledBlockLength int    = 48
+	// OrderRefilledEncodedLength is the header plus the block.
+	OrderRefilledEncodedLength int = MessageHeaderSize + OrderRefilledBlockLength
+)
+
+// The offsets of the fields of message "OrderRefilled", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderRefilledFOffset.
+const (
+	OrderRefilledCauseSeqOffset     int = 0  // uint64
+	OrderRefilledTimestampNsOffset  int = 8  // int64
+	OrderRefilledInstrumentIDOffset int = 16 // uint32
+	OrderRefilledSideOffset         int = 20 // Side (uint8)
+	OrderRefilledReservedOffset     int = 21 // uint8
+	OrderRefilledReserved2Offset    int = 22 // uint16
+	OrderRefilledOrderIDOffset      int = 24 // uint64
+	OrderRefilledPriceTicksOffset   int = 32 // int64
+	OrderRefilledDisplayQtyOffset   int = 40 // int64
+)
+
+// OrderRefilled is a flyweight over message "OrderRefilled" (template 111).
+//
+// An iceberg's display slice was filled: a new slice from its reserve joins the back of the queue at its price.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OrderRefilled struct {
+	buf *[MessageHeaderSize + OrderRefilledBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderRefilledEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OrderRefilled) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OrderRefilledEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderRefilledTemplateID, OrderRefilledBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OrderRefilledBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OrderRefilled) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderRefilledTemplateID, OrderRefilledBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OrderRefilledTemplateID, OrderRefilledBlockLength)
+}
+
+// DecodeOrderRefilled returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderRefilled(buf []byte) (m OrderRefilled, ok bool) {
+	if !validMessage(buf, OrderRefilledTemplateID, OrderRefilledBlockLength) {
+		return OrderRefilled{}, false
+	}
+	return OrderRefilled{buf: (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderRefilled writes the header of a OrderRefilled at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderRefilledEncodedLength.
+// Like DecodeOrderRefilled it is inlined and its result stays in a register.
+func OverwriteOrderRefilled(buf []byte) (m OrderRefilled, ok bool) {
+	if len(buf) < OrderRefilledEncodedLength {
+		return OrderRefilled{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf)
+	// The header as one word: blockLength 48, templateId 111, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006f0030)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderRefilled) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderRefilled) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderRefilled) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OrderRefilled) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderRefilled) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m OrderRefilled) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m OrderRefilled) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Side reads field "side" (id 4) at offset 20 (uint8).
+func (m OrderRefilled) Side() Side {
+	b := m.buf
+	return Side(b[28])
+}
+
+// SetSide writes field "side" (id 4).
+func (m OrderRefilled) SetSide(v Side) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 5) at offset 21 (uint8).
+func (m OrderRefilled) Reserved() uint8 {
+	b := m.buf
+	return b[29]
+}
+
+// SetReserved writes field "reserved" (id 5).
+func (m OrderRefilled) SetReserved(v uint8) {
+	b := m.buf
+	b[29] = v
+}
+
+// Reserved2 reads field "reserved2" (id 6) at offset 22 (uint16).
+func (m OrderRefilled) Reserved2() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[30:32])
+}
+
+// SetReserved2 writes field "reserved2" (id 6).
+func (m OrderRefilled) SetReserved2(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[30:32], v)
+}
+
+// OrderID reads field "orderId" (id 7) at offset 24 (uint64).
+func (m OrderRefilled) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[32:40])
+}
+
+// SetOrderID writes field "orderId" (id 7).
+func (m OrderRefilled) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 8) at offset 32 (int64).
+func (m OrderRefilled) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m OrderRefilled) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 9) at offset 40 (int64).
+//
+// the new display slice; the reserve behind it is not published.
+func (m OrderRefilled) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 9).
+func (m OrderRefilled) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// AppendText appends m as one line of text: "OrderRefilled", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderRefilled) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderRefilled"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderRefilled) String() string { return string(m.AppendText(nil)) }
