@@ -399,29 +399,18 @@ func (t *Tracker) applyRefilled(ev []byte) error {
 	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
 		return err
 	}
-	ii, in, err := t.instrument(m.InstrumentID())
-	if err != nil {
-		return err
-	}
-	side, err := sideOf(m.Side())
-	if err != nil {
-		return err
-	}
-	id := OrderID(m.OrderID())
-	if id == 0 || m.DisplayQty() <= 0 {
+	if m.DisplayQty() <= 0 {
 		return ErrInconsistent
 	}
-	if t.index.get(id) != noOrder {
-		return ErrDuplicateOrder
-	}
-	oi, err := t.allocOrder(id)
+	// Entered as a resting limit order, then rested at once.
+	err := t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), venue.OrdTypeLimit, venue.TimeInForceGTC,
+		m.PriceTicks(), m.DisplayQty(), true)
 	if err != nil {
 		return err
 	}
-	o := &t.orders[oi]
-	o.priceTicks, o.leavesQty, o.inst, o.side = m.PriceTicks(), m.DisplayQty(), ii, side
-	o.canRest, o.iceberg = true, true
-	return t.rest(in, oi, true)
+	oi := t.index.get(OrderID(m.OrderID()))
+	t.dropPending(oi)
+	return t.rest(&t.insts[t.orders[oi].inst], oi, true)
 }
 
 // enterOrder starts tracking an order that may trade before it rests: it is
