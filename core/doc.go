@@ -79,14 +79,14 @@
 // passes (StopLimitPriceWrongSide), a stop price at or through the last
 // trade price (StopPxAtOrThroughMarket); a quantity
 // ≤ 0 (QtyOutOfRange), not a multiple of the lot (QtyNotLotMultiple), or
-// outside [MinQty, MaxQty] (QtyOutOfRange); a display size (maxFloorQty)
-// on an order that is not a resting limit order (a stop, market, IOC or
-// FOK: UnsupportedOrderCharacteristic), negative or above the quantity
-// (MaxFloorAboveQty) or off the lot (MaxFloorNotLotMultiple); flag Iceberg
-// set by the client (UnsupportedOrderCharacteristic: the matcher sets it
-// from maxFloorQty); OrdersMax orders already resting
+// outside [MinQty, MaxQty] (QtyOutOfRange); OrdersMax orders already resting
 // when this one could rest or is a stop, StopsMax stops waiting, or
-// ClOrdIDsMax ClOrdIDs used today (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
+// ClOrdIDsMax ClOrdIDs used today (CapacityExceeded); post-only that would
+// trade (PostOnlyWouldTake). Last, a display size (maxFloorQty) on an order that is not a resting
+// limit order (a stop, market, IOC or FOK: UnsupportedOrderCharacteristic),
+// negative or above the quantity (MaxFloorAboveQty) or off the lot
+// (MaxFloorNotLotMultiple). Flag Iceberg in a NewOrder is refused
+// (UnsupportedOrderCharacteristic): the matcher sets it from maxFloorQty.
 // Rejected orders leave no trace: their ClOrdIDs may be used again.
 //
 // Time in force: DAY rests until EndOfDay (then OrderCancelled, ordStatus

@@ -34,9 +34,10 @@ func orderStatusOf(o *order) venue.OrdStatus {
 	return venue.OrdStatusPartiallyFilled
 }
 
-// emitAccepted reports OrderAccepted for o, whose stop price (0 when it is
-// not a stop) the caller has at hand.
-func (m *Matcher) emitAccepted(o *order, stopPxTicks, maxFloorQty, displayQty int64) {
+// emitAccepted reports OrderAccepted for o, entered by c, which has its stop
+// price and display size (read after the slot is claimed: values passed in
+// would be saved across the sink's call).
+func (m *Matcher) emitAccepted(o *order, c *newOrderCmd) {
 	slot := m.claim()
 	m.putReportHead(slot, o, uint8(o.flags), 0)
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
@@ -44,9 +45,9 @@ func (m *Matcher) emitAccepted(o *order, stopPxTicks, maxFloorQty, displayQty in
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
-	e.SetStopPxTicks(stopPxTicks)
-	e.SetMaxFloorQty(maxFloorQty)
-	e.SetDisplayQty(displayQty)
+	e.SetStopPxTicks(c.stopPxTicks)
+	e.SetMaxFloorQty(c.maxFloorQty)
+	e.SetDisplayQty(c.displayQty) // 0 but for an iceberg (the schema)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()

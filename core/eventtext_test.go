@@ -99,7 +99,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
-		optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
+		if e.MaxFloorQty() != 0 { // else displayQty is 0: all is shown
+			optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
+		}
 		if e.Flags() != 0 {
 			fmt.Fprintf(&b, " flags=%s", e.Flags())
 		}

@@ -75,19 +75,26 @@ func (m *Matcher) refill(bs *bookSide, li int32, ri orderIdx) {
 	m.emitRefilled(r, e.displayQty)
 }
 
-// tradeDisplays takes a trade of qty off resting iceberg ri's display slice
-// and returns what each side shows after it: for aggressor oi, the slice it
-// would rest with (min(maxFloorQty, leaves) for an iceberg), for ri its slice.
-func (m *Matcher) tradeDisplays(oi, ri orderIdx, qty int64) (oDisplay, rDisplay int64) {
+// tradeIceberg is trade when either order is an iceberg: the resting one
+// trades only its display slice, each side reports what it shows after the
+// trade, and a resting iceberg whose slice is emptied is refilled.
+func (m *Matcher) tradeIceberg(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	o, r := &m.pool.orders[oi], &m.pool.orders[ri]
-	oDisplay, rDisplay = o.leavesQty, r.leavesQty
+	qty := min(o.leavesQty, m.displayOf(ri))
+	m.fillBoth(opp, li, px, o, r, qty)
+	oDisplay, rDisplay := o.leavesQty, r.leavesQty
 	if isIceberg(o) {
-		oDisplay = min(m.pool.ext[oi].maxFloorQty, o.leavesQty)
+		oDisplay = min(m.pool.ext[oi].maxFloorQty, o.leavesQty) // the slice it would rest with
 	}
 	if isIceberg(r) {
-		e := &m.pool.ext[ri]
-		e.displayQty -= qty
-		rDisplay = e.displayQty
+		m.pool.ext[ri].displayQty -= qty
+		rDisplay = m.pool.ext[ri].displayQty
 	}
-	return oDisplay, rDisplay
+	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, oDisplay)
+	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, rDisplay)
+	if r.leavesQty == 0 {
+		m.finish(ri, venue.OrdStatusFilled)
+	} else if rDisplay == 0 {
+		m.refill(opp, li, ri)
+	}
 }

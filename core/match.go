@@ -59,10 +59,11 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 			r := &orders[ri]
 			next := r.next
 			if selfTrade(o, r) {
-				if stop := m.preventSelfTrade(opp, li, px, oi, ri); stop {
+				if stop := m.preventSelfTrade(in, opp, li, px, oi, ri); stop {
 					return
 				}
 			} else {
+				in.lastTradeTicks = px // here rather than in trade, which has no instrument at hand
 				m.trade(opp, li, px, oi, ri)
 			}
 			ri = next
@@ -73,11 +74,12 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 // preventSelfTrade applies the aggressor's STP mode to a resting order of the
 // same account. It reports whether matching must stop (the aggressor is
 // cancelled). Mode None lets the trade happen.
-func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri orderIdx) (stop bool) {
+func (m *Matcher) preventSelfTrade(in *instrument, opp *bookSide, li int32, px int64, oi, ri orderIdx) (stop bool) {
 	orders := m.pool.orders
 	o := &orders[oi]
 	switch m.stpModeOf(o) {
 	case venue.StpModeNone:
+		in.lastTradeTicks = px
 		m.trade(opp, li, px, oi, ri)
 		return false
 	case venue.StpModeCancelAggressor:
@@ -100,12 +102,22 @@ func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri ord
 func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	orders := m.pool.orders
 	o, r := &orders[oi], &orders[ri]
-	icebergs := (o.flags | r.flags) & venue.OrderFlagsIceberg
-	avail := r.leavesQty
-	if icebergs != 0 {
-		avail = m.displayOf(ri)
+	if (o.flags|r.flags)&venue.OrderFlagsIceberg != 0 {
+		m.tradeIceberg(opp, li, px, oi, ri) // iceberg.go
+		return
 	}
-	qty := min(o.leavesQty, avail)
+	qty := min(o.leavesQty, r.leavesQty)
+	m.fillBoth(opp, li, px, o, r, qty)
+	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty)
+	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty)
+	if r.leavesQty == 0 {
+		m.finish(ri, venue.OrdStatusFilled)
+	}
+}
+
+// fillBoth books a trade of qty at px between aggressor o and resting r
+// (at level li of side opp) and takes its TradeID; the caller reports it.
+func (m *Matcher) fillBoth(opp *bookSide, li int32, px int64, o, r *order, qty int64) {
 	m.lastTradeID++
 	o.leavesQty -= qty
 	o.cumQty += qty
@@ -114,18 +126,6 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
-	m.instruments[o.instrument].lastTradeTicks = px
-	oDisplay, rDisplay := o.leavesQty, r.leavesQty
-	if icebergs != 0 {
-		oDisplay, rDisplay = m.tradeDisplays(oi, ri, qty)
-	}
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, oDisplay)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, rDisplay)
-	if r.leavesQty == 0 {
-		m.finish(ri, venue.OrdStatusFilled)
-	} else if rDisplay == 0 {
-		m.refill(opp, li, ri)
-	}
 }
 
 // fokFillable reports whether a FOK order can be filled completely now,

@@ -535,11 +535,6 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
 		return r
 	}
-	if c.MaxFloorQty() != 0 {
-		if r := maxFloorReason(in, typ, tif, c.Qty(), c.MaxFloorQty()); r != venue.RejectReasonNone {
-			return r
-		}
-	}
 	stopsMax := m.cfg.StopsMax
 	if stopsMax == 0 {
 		stopsMax = m.cfg.OrdersMax
@@ -552,6 +547,9 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	}
 	if post && m.wouldTake(c.InstrumentID(), side, c.PriceTicks()) {
 		return venue.RejectReasonPostOnlyWouldTake
+	}
+	if c.MaxFloorQty() != 0 {
+		return maxFloorReason(in, typ, tif, c.Qty(), c.MaxFloorQty())
 	}
 	return venue.RejectReasonNone
 }
@@ -801,7 +799,7 @@ func (m *refModel) accepted(o *refOrder) {
 	e.SetExpireTimeNs(o.expire)
 	e.SetStopPxTicks(o.stopPx)
 	e.SetMaxFloorQty(o.maxFloor)
-	e.SetDisplayQty(o.shown())
+	e.SetDisplayQty(o.display) // 0 but for an iceberg
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetAccountString(o.account)
 	m.sink.Commit()

@@ -54,11 +54,15 @@ func (in *instrument) stopLevelOf(stopPxTicks int64) int32 {
 	return in.levelIndex(stopPxTicks) + 1
 }
 
-// validateStopOrder finishes validateNewOrder for an order that is a stop
-// or carries a stop price, with the same checks in the same order (see the
-// package documentation) and the stop's own between the limit price and the
-// quantity. Apart, they cost the other orders one test.
+// validateStopOrder is validateNewOrder for an order that is a stop or
+// carries a stop price (or has an undefined type), with the same checks in
+// the same order (see the package documentation) and the stop's own between
+// the limit price and the quantity. Apart, they cost the other orders one
+// test.
 func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
+	if reason := validateHead(c, in); reason != venue.RejectReasonNone {
+		return reason
+	}
 	ordType, tif := c.ordType, c.tif
 	stop := isStop(ordType)
 	postOnly := c.flags.Has(venue.OrderFlagsPostOnly)
@@ -84,11 +88,11 @@ func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.Reject
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if c.maxFloorQty != 0 {
-		return validateMaxFloor(in, ordType, tif, c.qty, c.maxFloorQty) // a stop cannot be an iceberg
-	}
 	if m.pool.inUse >= m.ordersMax || m.index.full() || m.stopsWaiting >= m.stopsMax {
 		return venue.RejectReasonCapacityExceeded
+	}
+	if c.maxFloorQty != 0 {
+		return validateMaxFloor(in, ordType, tif, c.qty, c.maxFloorQty) // a stop cannot be an iceberg
 	}
 	return venue.RejectReasonNone
 }

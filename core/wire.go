@@ -90,6 +90,7 @@ type newOrderCmd struct {
 	expireTimeNs int64
 	stopPxTicks  int64
 	maxFloorQty  int64
+	displayQty   int64 // an iceberg's first display slice, set when it is accepted
 	instrumentID uint32
 	sessionIdx   uint16
 	side         venue.Side

@@ -154,7 +154,7 @@ func TestEventEncoding(t *testing.T) {
 
 		stopPx := int64(rng.IntN(2)) * rng.Int64()
 		maxFloor, display := int64(rng.IntN(2))*rng.Int64(), rng.Int64()
-		m.emitAccepted(o, stopPx, maxFloor, display)
+		m.emitAccepted(o, &newOrderCmd{stopPxTicks: stopPx, maxFloorQty: maxFloor, displayQty: display})
 		var ea venue.OrderAccepted
 		_ = ea.WrapEncode(want[:], 0)
 		ea.SetCauseSeq(m.causeSeq)
@@ -179,7 +179,7 @@ func TestEventEncoding(t *testing.T) {
 		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
 
 		aggressor := rng.IntN(2) == 0
-		m.emitFill(o, aggressor, a, b, c, d, display)
+		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty)
 		var ef venue.Fill
 		_ = ef.WrapEncode(want[:], 0)
 		ef.SetCauseSeq(m.causeSeq)
@@ -207,7 +207,7 @@ func TestEventEncoding(t *testing.T) {
 		ef.SetCumQty(o.cumQty)
 		ef.SetCumNotionalTicks(o.cumNotionalTicks)
 		ef.SetContraOrderID(d)
-		ef.SetDisplayQty(display)
+		ef.SetDisplayQty(o.leavesQty)
 		_ = ef.SetClOrdID(clOrdID)
 		_ = ef.SetAccount(account)
 		check("Fill", venue.FillEncodedLength)

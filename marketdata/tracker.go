@@ -360,8 +360,10 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		t.eventsIgnored++
 		return nil
 	}
-	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(),
-		m.DisplayQty(), m.Flags().Has(venue.OrderFlagsIceberg))
+	if m.Flags().Has(venue.OrderFlagsIceberg) {
+		return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.DisplayQty(), true)
+	}
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty(), false)
 }
 
 // isStop reports whether an order type waits for a trigger off the book.

@@ -3778,7 +3778,7 @@ func (m OrderAccepted) SetMaxFloorQty(v int64) {
 
 // DisplayQty reads field "displayQty" (id 20) at offset 144 (int64).
 //
-// what the book would show of the order now: min(maxFloorQty, leavesQty) for an iceberg, else leavesQty.
+// an iceberg's first display slice, min(maxFloorQty, leavesQty); 0 for other orders, which show their leavesQty.
 func (m OrderAccepted) DisplayQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[152:160]))
