@@ -138,9 +138,13 @@ func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, ol
 	e.SetOldPriceTicks(oldPriceTicks)
 	e.SetOldLeavesQty(oldLeavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
-	e.SetStopPxTicks(m.stopPxOf(o))
-	e.SetMaxFloorQty(m.maxFloorOf(oi))
-	e.SetDisplayQty(m.displayOf(oi))
+	stopPx, maxFloor, display := int64(0), int64(0), o.leavesQty
+	if o.stopLevel != 0 || isIceberg(o) {
+		stopPx, maxFloor, display = m.stopPxOf(o), m.maxFloorOf(oi), m.displayOf(oi)
+	}
+	e.SetStopPxTicks(stopPx)
+	e.SetMaxFloorQty(maxFloor)
+	e.SetDisplayQty(display)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	origClOrdID.putOrNone(e.OrigClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)

@@ -82,8 +82,11 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
 	newLeaves := newQty - o.cumQty
 	m.qty.orderedQty += newQty - o.qty
-	m.setExpiry(o, oi, c.expireTimeNs)
-	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty || c.maxFloorQty != m.maxFloorOf(oi)
+	if o.tif == venue.TimeInForceGTD && c.expireTimeNs != o.expireTimeNs {
+		m.setExpiry(o, oi, c.expireTimeNs)
+	}
+	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty ||
+		((c.maxFloorQty != 0 || isIceberg(o)) && c.maxFloorQty != m.maxFloorOf(oi))
 	if !priorityLost {
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
@@ -98,7 +101,9 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
 	o.leavesQty = newLeaves
-	m.setIceberg(oi, c.maxFloorQty)
+	if c.maxFloorQty != 0 || isIceberg(o) {
+		m.setIceberg(oi, c.maxFloorQty)
+	}
 	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	m.match(in, oi)
 	if o.leavesQty == 0 {
@@ -151,7 +156,13 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if reason := m.validateExpiry(o.tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if reason := validateReplacePrices(c, o, in); reason != venue.RejectReasonNone {
+	var reason venue.RejectReason
+	if o.ordType == venue.OrdTypeLimit && c.stopPxTicks == 0 {
+		reason = validatePrice(in, c.priceTicks) // validateReplacePrices of a limit order
+	} else {
+		reason = validateReplacePrices(c, o, in)
+	}
+	if reason != venue.RejectReasonNone {
 		return reason
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
