@@ -69,7 +69,7 @@ func (m *Matcher) CheckInvariants() error {
 	for ii := range m.instruments {
 		in := &m.instruments[ii]
 		for s := range in.sides {
-			n, qty, err := m.checkSide(in, ii, s)
+			n, qty, err := m.checkSide(&in.sides[s], func(li int32) (int, int64, error) { return m.checkLevel(in, ii, s, li) })
 			if err != nil {
 				return fmt.Errorf("instrument %d side %d: %w", in.id, s, err)
 			}
@@ -125,9 +125,9 @@ func (m *Matcher) CheckInvariants() error {
 	return nil
 }
 
-// checkSide verifies one book side and returns its order count and leaves.
-func (m *Matcher) checkSide(in *instrument, ii, s int) (int, int64, error) {
-	bs := &in.sides[s]
+// checkSide verifies one side of levels (a book side or a side of stops),
+// each level by checkLevel, and returns its order count and leaves.
+func (m *Matcher) checkSide(bs *bookSide, checkLevel func(li int32) (int, int64, error)) (int, int64, error) {
 	best := int32(-1)
 	var count int
 	var total int64
@@ -146,7 +146,7 @@ func (m *Matcher) checkSide(in *instrument, ii, s int) (int, int64, error) {
 		if best < 0 || bs.better(int32(li), best) {
 			best = int32(li)
 		}
-		n, qty, err := m.checkLevel(in, ii, s, int32(li))
+		n, qty, err := checkLevel(int32(li))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -213,29 +213,12 @@ func (m *Matcher) checkStops(in *instrument, ii int) (int, int64, error) {
 	var count int
 	var total int64
 	for s := range in.stops {
-		ss := &in.stops[s]
-		best := int32(-1)
-		for li := range ss.levels {
-			lv := &ss.levels[li]
-			if (lv.head == noOrder) == ss.bitmap.isSet(int32(li)) {
-				return 0, 0, fmt.Errorf("stop level %d: head and bitmap disagree", li)
-			}
-			if lv.head == noOrder {
-				continue
-			}
-			if best < 0 || ss.better(int32(li), best) {
-				best = int32(li)
-			}
-			n, qty, err := m.checkStopLevel(in, ii, s, int32(li))
-			if err != nil {
-				return 0, 0, err
-			}
-			count += n
-			total += qty
+		n, qty, err := m.checkSide(&in.stops[s], func(li int32) (int, int64, error) { return m.checkStopLevel(in, ii, s, li) })
+		if err != nil {
+			return 0, 0, fmt.Errorf("side %d: %w", s, err)
 		}
-		if best != ss.best || int(ss.orders) != 0 && ss.qtyRest <= 0 {
-			return 0, 0, fmt.Errorf("side %d: best stop level %d, cached %d", s, best, ss.best)
-		}
+		count += n
+		total += qty
 	}
 	if oi := in.electedStop(); oi != noOrder {
 		return 0, 0, fmt.Errorf("stop order %d is elected by the last trade %d but waits", m.pool.orders[oi].orderID, in.lastTradeTicks)
