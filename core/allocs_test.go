@@ -30,6 +30,18 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 	reject := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, 1, 5) // out of band
 	gtd := newStampedOrder(newOrderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceGTD, px: ref - 2, qty: 1, expireNs: 10})
+	// A sell stop below the last trade (ref+1, from "fill + refill"), a
+	// sell that trades at ref-1 and elects it, and the bids it took put back.
+	sellStop := newStampedOrder(newOrderArgs{session: 3, side: venue.SideSell, ordType: venue.OrdTypeStop,
+		instrument: workloadInstrument, tif: venue.TimeInForceDay, stopPx: ref, qty: workloadOrderQty})
+	hitBid := order(2, venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceDay, ref-1, workloadOrderQty)
+	refillBid := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceGTC, ref-1, workloadOrderQty)
+	buyStop := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeStopLimit,
+		instrument: workloadInstrument, tif: venue.TimeInForceDay, stopPx: ref + 5, px: ref + 6, qty: 5})
+	// An iceberg inside the spread, taken in two slices by one buy.
+	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: ref, qty: 2 * workloadOrderQty, maxFloor: workloadOrderQty})
+	takeIceberg := order(2, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceIOC, ref, 2*workloadOrderQty)
 	var buf, statusBuf, massBuf, discBuf, tsBuf, tickBuf, unknownCancelBuf [cmdSlotSize]byte
 	replaceAway := &stampedCmd{}
 	replaceBack := &stampedCmd{}
@@ -55,6 +67,23 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 			w.apply(t, market.stamp(w.id(nil)))
 			w.apply(t, refill.stamp(w.id(nil)))
 		}, []uint16{venue.FillTemplateID}},
+		{"stop parked + cancel", func() {
+			id := w.id(nil)
+			w.apply(t, buyStop.stamp(id))
+			w.apply(t, cancel.stamp(id))
+		}, []uint16{venue.OrderAcceptedTemplateID, venue.OrderCancelledTemplateID}},
+		{"stop elected + refill", func() {
+			w.apply(t, sellStop.stamp(w.id(nil)))
+			w.apply(t, hitBid.stamp(w.id(nil)))
+			w.apply(t, refillBid.stamp(w.id(nil)))
+			w.apply(t, refillBid.stamp(w.id(nil)))
+			w.apply(t, take.stamp(w.id(nil)))
+			w.apply(t, refill.stamp(w.id(nil)))
+		}, []uint16{venue.OrderTriggeredTemplateID, venue.FillTemplateID}},
+		{"iceberg refilled", func() {
+			w.apply(t, iceberg.stamp(w.id(nil)))
+			w.apply(t, takeIceberg.stamp(w.id(nil)))
+		}, []uint16{venue.OrderRefilledTemplateID, venue.FillTemplateID}},
 		{"new rejected", func() { w.apply(t, reject.stamp(w.id(nil))) }, []uint16{venue.OrderRejectedTemplateID}},
 		{"replace away and back", func() {
 			id := w.id(nil)

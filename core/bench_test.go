@@ -362,3 +362,84 @@ func (t *flowTracker) follow(s *BufferSink) {
 		}
 	}
 }
+
+// BenchmarkStopCascade10 elects ten stops in one command: ten buy stops
+// wait at ref+1 … ref+10, and a buy at ref+1 trades there, electing the
+// first, whose trade at ref+2 elects the second, and so on up to ref+11.
+// An iteration is 24 commands: the ten stops entered, the electing order
+// (10 OrderTriggered, 11 trades), the eleven asks put back, and a sell at
+// ref−1 with its bid put back, which moves the last trade price below the
+// stops again.
+func BenchmarkStopCascade10(b *testing.B) {
+	const stops = 10
+	w := newWorkload(b, 0)
+	const ref = workloadRefTicks
+	var asks []*stampedCmd
+	for level := int64(1); level <= stops+1; level++ {
+		asks = append(asks, newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+			instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref + level, qty: 1}))
+	}
+	bid := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref - 1, qty: 1})
+	var stopCmds []*stampedCmd
+	for level := int64(1); level <= stops; level++ {
+		stopCmds = append(stopCmds, newStampedOrder(newOrderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeStop,
+			instrument: workloadInstrument, stopPx: ref + level, qty: 1}))
+	}
+	trigger := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: ref + 1, qty: 1})
+	reset := newStampedOrder(newOrderArgs{session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: ref - 1, qty: 1})
+	for _, c := range append(asks, bid) {
+		w.apply(b, c.stamp(w.id(nil)))
+	}
+	resting, trades := w.m.RestingOrders(), w.m.Counters().LastTradeID
+	triggered := w.sink.kinds[venue.OrderTriggeredTemplateID&0xFF]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, c := range stopCmds {
+			_ = w.m.Apply(c.stamp(w.id(b)), w.sink)
+		}
+		_ = w.m.Apply(trigger.stamp(w.id(b)), w.sink)
+		for _, c := range asks {
+			_ = w.m.Apply(c.stamp(w.id(b)), w.sink)
+		}
+		_ = w.m.Apply(reset.stamp(w.id(b)), w.sink)
+		_ = w.m.Apply(bid.stamp(w.id(b)), w.sink)
+	}
+	b.StopTimer()
+	got := w.sink.kinds[venue.OrderTriggeredTemplateID&0xFF] - triggered
+	if got != uint64(stops*b.N) || w.m.Counters().LastTradeID-trades != uint64((stops+2)*b.N) ||
+		w.m.RestingOrders() != resting || w.m.WaitingStops() != 0 {
+		b.Fatalf("%d stops elected, %d trades in %d iterations; %d resting (%d before), %d waiting",
+			got, w.m.Counters().LastTradeID-trades, b.N, w.m.RestingOrders(), resting, w.m.WaitingStops())
+	}
+}
+
+// BenchmarkIcebergRefill rests an iceberg of 50 showing 10 inside the
+// spread and takes it with one buy of 50: five slices, four refills (each
+// an OrderRefilled and a move to the back of the level). An iteration is
+// the two commands.
+func BenchmarkIcebergRefill(b *testing.B) {
+	w := newWorkload(b, 10)
+	const slices = 5
+	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: workloadRefTicks, qty: slices * workloadOrderQty, maxFloor: workloadOrderQty})
+	take := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, tif: venue.TimeInForceIOC, px: workloadRefTicks, qty: slices * workloadOrderQty})
+	trades := w.m.Counters().LastTradeID
+	refills := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = w.m.Apply(iceberg.stamp(w.id(b)), w.sink)
+		_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
+	}
+	b.StopTimer()
+	got := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF] - refills
+	if got != uint64((slices-1)*b.N) || w.m.Counters().LastTradeID-trades != uint64(slices*b.N) {
+		b.Fatalf("%d refills, %d trades in %d iterations", got, w.m.Counters().LastTradeID-trades, b.N)
+	}
+	checkWorkloadBook(b, w)
+}

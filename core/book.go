@@ -35,6 +35,14 @@ type instrument struct {
 	bandLowTicks  int64
 	bandHighTicks int64
 	sides         [2]bookSide // [sideIndex(Buy)], [sideIndex(Sell)]
+	// stops holds the untriggered stop orders by side, a level per stop
+	// price with the same indexes as sides: the buy stops' best level is
+	// the lowest stop price (the first a rising price reaches), the sell
+	// stops' the highest (see stop.go).
+	stops [2]bookSide
+	// lastTradeTicks is the price of the instrument's last trade, 0 before
+	// the first one: it triggers stops.
+	lastTradeTicks int64
 }
 
 func newInstrument(c *InstrumentConfig) instrument {
@@ -53,17 +61,25 @@ func newInstrument(c *InstrumentConfig) instrument {
 		in.status = venue.TradingStatusOpen
 	}
 	for s := range in.sides {
-		in.sides[s] = bookSide{
-			levels: make([]level, levels),
-			bitmap: newLevelBitmap(levels),
-			best:   -1,
-			bid:    s == 0,
-		}
-		for i := range in.sides[s].levels {
-			in.sides[s].levels[i] = level{head: noOrder, tail: noOrder}
-		}
+		in.sides[s] = newBookSide(levels, s == 0)
+		// Buy stops are elected lowest price first, as asks are matched.
+		in.stops[s] = newBookSide(levels, s != 0)
 	}
 	return in
+}
+
+// newBookSide allocates an empty side of levels price levels.
+func newBookSide(levels int32, bid bool) bookSide {
+	bs := bookSide{
+		levels: make([]level, levels),
+		bitmap: newLevelBitmap(levels),
+		best:   -1,
+		bid:    bid,
+	}
+	for i := range bs.levels {
+		bs.levels[i] = level{head: noOrder, tail: noOrder}
+	}
+	return bs
 }
 
 // sideIndex maps a valid Side to 0 (buy) or 1 (sell).

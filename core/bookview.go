@@ -30,6 +30,10 @@ type OrderView struct {
 	CumQty           int64
 	CumNotionalTicks int64
 	ExpireTimeNs     int64
+	StopPxTicks      int64 // Stop and StopLimit orders: the trigger price
+	Waiting          bool  // an untriggered stop, off the book
+	MaxFloorQty      int64 // an iceberg's display size, else 0
+	DisplayQty       int64 // what the book shows: an iceberg's slice, else LeavesQty
 	ClOrdID          string
 	Account          string
 }
@@ -47,8 +51,12 @@ func (m *Matcher) Counters() Counters {
 	return Counters{LastOrderID: m.lastOrderID, LastExecID: m.lastExecID, LastTradeID: m.lastTradeID}
 }
 
-// RestingOrders returns the number of orders resting in all books.
-func (m *Matcher) RestingOrders() int { return m.pool.inUse }
+// RestingOrders returns the number of orders resting in all books (not
+// counting the untriggered stops, which are not in a book).
+func (m *Matcher) RestingOrders() int { return m.pool.inUse - m.stopsWaiting }
+
+// WaitingStops returns the number of untriggered stop orders.
+func (m *Matcher) WaitingStops() int { return m.stopsWaiting }
 
 // TradingStatus returns an instrument's status, or ok=false when it is unknown.
 func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool) {
@@ -107,6 +115,32 @@ func (m *Matcher) BookOrders(instrumentID uint32, side venue.Side, dst []OrderVi
 	return dst
 }
 
+// StopOrders appends the untriggered stops of one side in election order
+// (the stop price a moving price reaches first, then time) to dst.
+func (m *Matcher) StopOrders(instrumentID uint32, side venue.Side, dst []OrderView) []OrderView {
+	in, bs := m.bookSideOf(instrumentID, side)
+	if bs == nil {
+		return dst
+	}
+	ss := &in.stops[sideIndex(side)]
+	for li := ss.best; li >= 0; li = ss.nextBest(li) {
+		for oi := ss.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
+			dst = append(dst, m.orderView(oi))
+		}
+	}
+	return dst
+}
+
+// LastTradePrice returns an instrument's last trade price, ok=false before
+// its first trade (or for an unknown instrument).
+func (m *Matcher) LastTradePrice(instrumentID uint32) (priceTicks int64, ok bool) {
+	ii, found := m.instrByID.lookup(instrumentID)
+	if !found || m.instruments[ii].lastTradeTicks == 0 {
+		return 0, false
+	}
+	return m.instruments[ii].lastTradeTicks, true
+}
+
 // Order returns the live order with this OrderID.
 func (m *Matcher) Order(orderID uint64) (OrderView, bool) {
 	ri := m.index.findOrder(orderID)
@@ -133,6 +167,10 @@ func (m *Matcher) orderView(oi orderIdx) OrderView {
 		CumQty:           o.cumQty,
 		CumNotionalTicks: o.cumNotionalTicks,
 		ExpireTimeNs:     o.expireTimeNs,
+		StopPxTicks:      m.stopPxOf(o),
+		Waiting:          o.waiting,
+		MaxFloorQty:      m.maxFloorOf(oi),
+		DisplayQty:       m.displayOf(oi),
 		ClOrdID:          string(m.index.recs[o.rec].id()),
 		Account:          string(trimNUL(o.account[:])),
 	}

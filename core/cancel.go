@@ -12,6 +12,8 @@ func (m *Matcher) removeOrder(oi orderIdx) {
 		}
 		in := m.instrumentOf(o)
 		in.sides[sideIndex(o.side)].unlink(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	} else if o.waiting {
+		m.unparkStop(oi)
 	}
 	if o.listed {
 		m.unlistOrder(oi)

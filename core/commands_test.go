@@ -21,6 +21,8 @@ type newOrderArgs struct {
 	stp        venue.StpMode
 	px, qty    int64
 	expireNs   int64
+	stopPx     int64
+	maxFloor   int64
 	clOrdID    string
 	account    string
 }
@@ -40,6 +42,8 @@ func encodeNewOrder(buf []byte, a *newOrderArgs) []byte {
 	c.SetPriceTicks(a.px)
 	c.SetQty(a.qty)
 	c.SetExpireTimeNs(a.expireNs)
+	c.SetStopPxTicks(a.stopPx)
+	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetAccountString(a.account))
 	return buf[:c.EncodedLength()]
@@ -81,6 +85,8 @@ type replaceArgs struct {
 	orderID     uint64
 	px, qty     int64
 	expireNs    int64
+	stopPx      int64
+	maxFloor    int64
 	clOrdID     string
 	origClOrdID string
 	account     string
@@ -100,6 +106,8 @@ func encodeReplace(buf []byte, a *replaceArgs) []byte {
 	c.SetPriceTicks(a.px)
 	c.SetQty(a.qty)
 	c.SetExpireTimeNs(a.expireNs)
+	c.SetStopPxTicks(a.stopPx)
+	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
 	mustEncode(c.SetAccountString(a.account))

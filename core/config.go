@@ -66,6 +66,11 @@ type Config struct {
 	// answered for finished orders. At the bound, new orders and replaces are
 	// rejected with CapacityExceeded. It must be at least OrdersMax.
 	ClOrdIDsMax int
+	// StopsMax bounds the untriggered stop and stop-limit orders of all
+	// instruments together; 0 means OrdersMax. A waiting stop also holds
+	// one of the OrdersMax order slots. At either bound a new stop order is
+	// rejected with CapacityExceeded.
+	StopsMax int
 	// SessionsMax bounds session indexes: commands from sessionIdx ≥
 	// SessionsMax are rejected (CapacityExceeded or UnknownOrder).
 	SessionsMax int
@@ -103,6 +108,13 @@ func configError(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errConfig}, a...)...)
 }
 
+func (c *Config) stopsMax() int {
+	if c.StopsMax == 0 {
+		return c.OrdersMax
+	}
+	return c.StopsMax
+}
+
 func (c *Config) levelsPerSideMax() int {
 	if c.LevelsPerSideMax == 0 {
 		return LevelsPerSideMaxDefault
@@ -117,6 +129,9 @@ func (c *Config) validate() error {
 	}
 	if c.ClOrdIDsMax < c.OrdersMax || c.ClOrdIDsMax > ClOrdIDsMaxLimit {
 		return configError("ClOrdIDsMax %d is outside [OrdersMax=%d, %d]", c.ClOrdIDsMax, c.OrdersMax, ClOrdIDsMaxLimit)
+	}
+	if c.StopsMax < 0 || c.StopsMax > c.OrdersMax {
+		return configError("StopsMax %d is outside [0, OrdersMax=%d]", c.StopsMax, c.OrdersMax)
 	}
 	if c.SessionsMax <= 0 || c.SessionsMax > SessionsMaxLimit {
 		return configError("SessionsMax %d is outside [1, %d]", c.SessionsMax, SessionsMaxLimit)

@@ -67,16 +67,26 @@
 // of the known order instead); unknown instrument (UnknownInstrument); side,
 // type, time in force, STP mode or flag bits not in the schema
 // (UnsupportedOrderCharacteristic); instrument halted or closed
-// (InstrumentHalted, InstrumentClosed); a market order with a price or
-// post-only, a post-only IOC/FOK, an expire time on a non-GTD order
+// (InstrumentHalted, InstrumentClosed); a stop or stop-limit order with
+// post-only (StopPostOnly); a market or stop order with a price or
+// post-only, a stop price on an order that is not a stop, a post-only
+// IOC/FOK, an expire time on a non-GTD order
 // (UnsupportedOrderCharacteristic); a GTD expire time before the command's
 // timestamp (ExpireTimeInPast); a limit price ≤ 0 ticks
 // (InvalidPriceIncrement: prices are whole ticks, so off-tick decimals are
-// the gateway's to refuse) or outside the band (PriceOutOfBand); a quantity
+// the gateway's to refuse) or outside the band (PriceOutOfBand); a stop
+// price likewise, then a stop-limit whose limit its stop price already
+// passes (StopLimitPriceWrongSide), a stop price at or through the last
+// trade price (StopPxAtOrThroughMarket); a quantity
 // ≤ 0 (QtyOutOfRange), not a multiple of the lot (QtyNotLotMultiple), or
 // outside [MinQty, MaxQty] (QtyOutOfRange); OrdersMax orders already resting
-// when this one could rest, or ClOrdIDsMax ClOrdIDs used today
-// (CapacityExceeded); post-only that would trade (PostOnlyWouldTake).
+// when this one could rest or is a stop, StopsMax stops waiting, or
+// ClOrdIDsMax ClOrdIDs used today (CapacityExceeded); post-only that would
+// trade (PostOnlyWouldTake). Last, a display size (maxFloorQty) on an order that is not a resting
+// limit order (a stop, market, IOC or FOK: UnsupportedOrderCharacteristic),
+// negative or above the quantity (MaxFloorAboveQty) or off the lot
+// (MaxFloorNotLotMultiple). Flag Iceberg in a NewOrder is refused
+// (UnsupportedOrderCharacteristic): the matcher sets it from maxFloorQty.
 // Rejected orders leave no trace: their ClOrdIDs may be used again.
 //
 // Time in force: DAY rests until EndOfDay (then OrderCancelled, ordStatus
@@ -110,6 +120,44 @@
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
 // with reason UnknownOrder.
+//
+// # Stops
+//
+// A Stop or StopLimit order (with its stop price in stopPxTicks) is
+// accepted and then waits off the book, invisible to market data, until
+// the instrument's last trade price reaches its stop price: at or above it
+// for a buy, at or below for a sell. Stops are elected after the order that
+// traded has finished (filled, rested or cancelled), inside the same
+// command, one at a time, each finishing before the next is chosen: buy
+// stops first, the lowest stop price first, then sell stops, the highest
+// first, earliest first within a stop price. An elected stop is reported
+// with OrderTriggered and then executes as a market order (Stop) or a limit
+// order (StopLimit) with its time in force; it keeps its OrderID, ClOrdID
+// and OrdType in every later event. Its trades may elect further stops:
+// the cascade runs until the last trade price elects no waiting stop. A
+// waiting stop can be cancelled, mass cancelled, expired (DAY at EndOfDay,
+// GTD at its time) and replaced (a new stop price or a larger quantity
+// loses its place among the stops of its stop price; a replace never
+// elects it; a replace of an elected stop-limit ignores the stop price).
+//
+// # Icebergs
+//
+// A limit order with a maxFloorQty (FIX MaxFloor) is an iceberg: it trades
+// its whole quantity on arrival, and once resting the book shows, and
+// trades, only a display slice of at most maxFloorQty. When a trade
+// empties the slice and quantity is left, a new slice is cut from the
+// reserve and the order goes to the back of its price level (OrderRefilled,
+// after the Fill): the aggressor goes on to the orders behind it, and may
+// come back to the new slice. Events carry the display (displayQty in
+// OrderAccepted, Fill and OrderReplaced) beside the full quantities, and
+// OrderAccepted has flag Iceberg. A FOK counts the reserves it would reach
+// through refills: all of them, unless a same-account order stops it
+// (CancelAggressor, CancelBoth) before the slices have passed. A replace
+// may change maxFloorQty (0 makes a plain order, and a plain order may
+// become an iceberg): that loses priority like a new price; a smaller
+// quantity keeps it, the slice shrinking only below the new leaves. The
+// display lives beside the order (orderPool.ext), so that the order stays
+// 128 bytes and other orders pay one flag test per trade.
 //
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from
@@ -183,6 +231,13 @@
 // at most 2 + levels/4096 words. The price band is the only set of prices an
 // order can have, which is what makes the array possible.
 //
+// Waiting stops are held in the same structure as the book, a second pair
+// of price-level arrays per instrument indexed by stop price (stop.go), so
+// that parking, cancelling and electing the next stop are O(1); they take
+// order slots (StopsMax of the OrdersMax) and are listed like resting
+// orders. Checking for elected stops after an order costs one test when
+// the instrument has no stops.
+//
 // Orders live in a pool of OrdersMax+1 fixed slots with a free list (the
 // extra slot serves an order that will not rest while the books are full).
 // Each live order is also in its session's list and in the list of all
@@ -236,7 +291,8 @@
 //
 // CheckInvariants verifies the whole state (books never crossed, level totals
 // equal their FIFOs, bitmap and best agree, every pool slot in use is a
-// resting order indexed everywhere, the GTD heap holds exactly the GTD
+// resting order or a waiting stop indexed everywhere, waiting stops only in
+// the stop structures and never elected by the last trade price, the GTD heap holds exactly the GTD
 // orders, and quantity is conserved: ordered = filled + cancelled + resting).
 // Tests call it after every command; building with -tags invariants makes
 // Apply call it and panic on a broken invariant: after every command while

@@ -34,8 +34,10 @@ func orderStatusOf(o *order) venue.OrdStatus {
 	return venue.OrdStatusPartiallyFilled
 }
 
-// emitAccepted reports OrderAccepted for o.
-func (m *Matcher) emitAccepted(o *order) {
+// emitAccepted reports OrderAccepted for o, entered by c, which has its stop
+// price and display size (read after the slot is claimed: values passed in
+// would be saved across the sink's call).
+func (m *Matcher) emitAccepted(o *order, c *newOrderCmd) {
 	slot := m.claim()
 	m.putReportHead(slot, o, uint8(o.flags), 0)
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
@@ -43,6 +45,9 @@ func (m *Matcher) emitAccepted(o *order) {
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
+	e.SetStopPxTicks(c.stopPxTicks)
+	e.SetMaxFloorQty(c.maxFloorQty)
+	e.SetDisplayQty(c.displayQty) // 0 but for an iceberg (the schema)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -68,8 +73,9 @@ func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 	m.sink.Commit()
 }
 
-// emitFill reports one side of a trade for order o.
-func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64) {
+// emitFill reports one side of a trade for order o, which shows displayQty
+// after it (its leaves, or an iceberg's display slice).
+func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64) {
 	slot := m.claim()
 	status := venue.OrdStatusPartiallyFilled
 	if o.leavesQty == 0 {
@@ -90,6 +96,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 	e.SetCumQty(o.cumQty)
 	e.SetCumNotionalTicks(o.cumNotionalTicks)
 	e.SetContraOrderID(contraOrderID)
+	e.SetDisplayQty(displayQty)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
 	m.sink.Commit()
@@ -113,8 +120,9 @@ func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venu
 	m.sink.Commit()
 }
 
-// emitReplaced reports OrderReplaced for o, whose current ClOrdID is the new one.
-func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
+// emitReplaced reports OrderReplaced for order oi, whose current ClOrdID is the new one.
+func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
+	o := &m.pool.orders[oi]
 	slot := m.claim()
 	var lost uint8
 	if priorityLost {
@@ -130,6 +138,13 @@ func (m *Matcher) emitReplaced(o *order, priorityLost bool, oldPriceTicks, oldLe
 	e.SetOldPriceTicks(oldPriceTicks)
 	e.SetOldLeavesQty(oldLeavesQty)
 	e.SetExpireTimeNs(o.expireTimeNs)
+	stopPx, maxFloor, display := int64(0), int64(0), o.leavesQty
+	if o.stopLevel != 0 || isIceberg(o) {
+		stopPx, maxFloor, display = m.stopPxOf(o), m.maxFloorOf(oi), m.displayOf(oi)
+	}
+	e.SetStopPxTicks(stopPx)
+	e.SetMaxFloorQty(maxFloor)
+	e.SetDisplayQty(display)
 	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
 	origClOrdID.putOrNone(e.OrigClOrdIDArray())
 	putAccount(e.AccountArray(), &o.account)
@@ -199,6 +214,8 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(o.leavesQty)
 		e.SetCumQty(o.cumQty)
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
+		e.SetStopPxTicks(m.stopPxOf(o))
+		e.SetMaxFloorQty(m.maxFloorOf(r.slot))
 		_ = e.SetAccount(o.account[:])
 	} else {
 		e.SetSide(r.side)
@@ -256,5 +273,53 @@ func (m *Matcher) emitTradingStatusChanged(instrumentID uint32, status venue.Tra
 	e.SetTimestampNs(m.nowNs)
 	e.SetInstrumentID(instrumentID)
 	e.SetStatus(status)
+	m.sink.Commit()
+}
+
+// emitTriggered reports that stop order o was triggered by a trade at
+// triggerPriceTicks; its fills or its rest follow.
+func (m *Matcher) emitTriggered(o *order, stopPxTicks, triggerPriceTicks int64) {
+	var e venue.OrderTriggered
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetSessionIdx(o.sessionIdx)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrumentID())
+	e.SetTimeInForce(o.tif)
+	e.SetFlags(o.flags)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.nextExecID())
+	e.SetPriceTicks(o.priceTicks)
+	e.SetStopPxTicks(stopPxTicks)
+	e.SetTriggerPriceTicks(triggerPriceTicks)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leavesQty)
+	e.SetExpireTimeNs(o.expireTimeNs)
+	m.index.recs[o.rec].key.put(e.ClOrdIDArray())
+	putAccount(e.AccountArray(), &o.account)
+	m.sink.Commit()
+}
+
+// stopPxOf is an order's stop price, 0 for an order that is not a stop.
+func (m *Matcher) stopPxOf(o *order) int64 {
+	if o.stopLevel == 0 {
+		return 0
+	}
+	return m.instrumentOf(o).stopPxOf(o)
+}
+
+// emitRefilled reports an iceberg's new display slice at the back of its level.
+func (m *Matcher) emitRefilled(o *order, displayQty int64) {
+	var e venue.OrderRefilled
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(o.instrumentID())
+	e.SetSide(o.side)
+	e.SetOrderID(o.orderID)
+	e.SetPriceTicks(o.priceTicks)
+	e.SetDisplayQty(displayQty)
 	m.sink.Commit()
 }

@@ -52,6 +52,24 @@ func (f *eventFormatter) orderText(b *strings.Builder, instrument uint32, side v
 
 func lower(s string) string { return strings.ToLower(s) }
 
+// optIceberg prints an iceberg's display size, and the displayed quantity
+// when it is not the leaves.
+func optIceberg(b *strings.Builder, maxFloorQty, displayQty, leavesQty int64) {
+	if maxFloorQty != 0 {
+		fmt.Fprintf(b, " floor=%d", maxFloorQty)
+	}
+	if displayQty != leavesQty {
+		fmt.Fprintf(b, " show=%d", displayQty)
+	}
+}
+
+// optStop prints a stop price when there is one.
+func optStop(b *strings.Builder, f *eventFormatter, instrument uint32, stopPxTicks int64) {
+	if stopPxTicks != 0 {
+		fmt.Fprintf(b, " stop=%s", f.px(instrument, stopPxTicks))
+	}
+}
+
 func optAccount(b *strings.Builder, account []byte) {
 	if len(account) > 0 {
 		fmt.Fprintf(b, " acct=%s", account)
@@ -80,6 +98,10 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, "accepted s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
+		if e.MaxFloorQty() != 0 { // else displayQty is 0: all is shown
+			optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
+		}
 		if e.Flags() != 0 {
 			fmt.Fprintf(&b, " flags=%s", e.Flags())
 		}
@@ -87,6 +109,22 @@ func (f *eventFormatter) text(ev []byte) string {
 			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
 		}
 		optAccount(&b, e.Account())
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "triggered s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		fmt.Fprintf(&b, " px=%s stop=%s by=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()),
+			f.px(e.InstrumentID(), e.StopPxTicks()), f.px(e.InstrumentID(), e.TriggerPriceTicks()), e.Qty(), e.LeavesQty())
+		if e.ExpireTimeNs() != 0 {
+			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
+		}
+		optAccount(&b, e.Account())
+	case venue.OrderRefilledTemplateID:
+		var e venue.OrderRefilled
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "refilled order=%d %s %s px=%s show=%d", e.OrderID(), f.sym(e.InstrumentID()),
+			lower(e.Side().String()), f.px(e.InstrumentID(), e.PriceTicks()), e.DisplayQty())
 	case venue.OrderRejectedTemplateID:
 		var e venue.OrderRejected
 		_ = e.WrapDecode(ev, 0)
@@ -106,6 +144,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
 			e.LastQty(), f.px(e.InstrumentID(), e.LastPriceTicks()), f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(),
 			e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(), e.OrdStatus(), e.ContraOrderID())
+		optIceberg(&b, 0, e.DisplayQty(), e.LeavesQty())
 		optAccount(&b, e.Account())
 	case venue.OrderCancelledTemplateID:
 		var e venue.OrderCancelled
@@ -132,6 +171,8 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d old=%d@%s",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(),
 			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
+		optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
 		if e.ExpireTimeNs() != 0 {
 			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
 		}
@@ -152,6 +193,8 @@ func (f *eventFormatter) text(ev []byte) string {
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
+		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
+		optIceberg(&b, e.MaxFloorQty(), 0, 0)
 		optAccount(&b, e.Account())
 	case venue.MassCancelReportTemplateID:
 		var e venue.MassCancelReport
@@ -192,6 +235,14 @@ func eventInstrument(ev []byte) uint32 {
 		return e.InstrumentID()
 	case venue.TradingStatusChangedTemplateID:
 		var e venue.TradingStatusChanged
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.OrderRefilledTemplateID:
+		var e venue.OrderRefilled
 		_ = e.WrapDecode(ev, 0)
 		return e.InstrumentID()
 	}

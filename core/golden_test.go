@@ -29,10 +29,10 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 // Configuration lines (config, instrument, stp) start a new matcher. Command
 // lines:
 //
-//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
+//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
-//	replace s=1 id=b2 orig=b1 px= qty= [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
+//	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
 //	status s=1 id=b1 [order=N] [side=] [instr=]
 //	disconnect s=1 [cod=false]
@@ -118,6 +118,8 @@ type script struct {
 
 type scriptOrder struct {
 	side       venue.Side
+	ordType    venue.OrdType
+	maxFloor   int64
 	instrument uint32
 	tif        venue.TimeInForce
 	expireNs   int64
@@ -187,6 +189,7 @@ func (s *script) configure(name string, a args) error {
 		c.ClOrdIDsMax = a.int("clordids", c.ClOrdIDsMax)
 		c.SessionsMax = a.int("sessions", c.SessionsMax)
 		c.LevelsPerSideMax = a.int("levels", 0)
+		c.StopsMax = a.int("stops", 0)
 	case "instrument":
 		tick, err := decimal.ParseTick(a.str("tick", "0.01"))
 		if err != nil {
@@ -255,6 +258,19 @@ func (s *script) price(a args, instrument uint32, def int64) int64 {
 	n, err := decimal.ParseTicks([]byte(v), tick)
 	if err != nil {
 		s.t.Fatalf("px=%s: %v", v, err)
+	}
+	return n
+}
+
+// decimalArg reads key= as a decimal of the instrument's tick, 0 when absent.
+func (s *script) decimalArg(a args, key string, instrument uint32) int64 {
+	v, ok := a.get(key)
+	if !ok {
+		return 0
+	}
+	n, err := decimal.ParseTicks([]byte(v), s.f.ticks[instrument])
+	if err != nil {
+		s.t.Fatalf("%s=%s: %v", key, v, err)
 	}
 	return n
 }
@@ -371,12 +387,12 @@ func (s *script) rememberOrder(ev []byte) {
 		var e venue.OrderAccepted
 		_ = e.WrapDecode(ev, 0)
 		s.orders[orderKey(e.SessionIdx(), string(e.ClOrdID()))] = &scriptOrder{
-			side: e.Side(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
+			side: e.Side(), ordType: e.OrdType(), maxFloor: e.MaxFloorQty(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		_ = e.WrapDecode(ev, 0)
 		s.orders[orderKey(e.SessionIdx(), string(e.ClOrdID()))] = &scriptOrder{
-			side: e.Side(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
+			side: e.Side(), ordType: e.OrdType(), maxFloor: e.MaxFloorQty(), instrument: e.InstrumentID(), tif: e.TimeInForce(), expireNs: e.ExpireTimeNs()}
 	}
 }
 
@@ -388,6 +404,8 @@ func (s *script) newOrder(a args, session uint16) []byte {
 		qty: int64(a.int("qty", 1)), expireNs: int64(a.int("exp", 0)),
 		clOrdID: a.str("id", ""), account: a.str("acct", "")}
 	na.px = s.price(a, instrument, 0)
+	na.stopPx = s.decimalArg(a, "stop", instrument)
+	na.maxFloor = int64(a.int("floor", 0))
 	na.flags = venue.OrderFlags(a.int("flags", 0))
 	if a.flag("post") {
 		na.flags |= venue.OrderFlagsPostOnly
@@ -411,9 +429,14 @@ func (s *script) replace(a args, session uint16) []byte {
 	if v, ok := a.get("side"); ok {
 		ra.side = parseSide(v)
 	}
+	if isStop(known.ordType) {
+		ra.ordType = known.ordType
+	}
 	if v, ok := a.get("type"); ok {
 		ra.ordType = parseOrdType(v)
 	}
+	ra.stopPx = s.decimalArg(a, "stop", ra.instrument)
+	ra.maxFloor = int64(a.int("floor", int(known.maxFloor)))
 	if v, ok := a.get("tif"); ok {
 		ra.tif = parseTIF(v)
 	}
@@ -473,6 +496,9 @@ func (s *script) printBook(out *strings.Builder, instrument uint32) {
 				if o.SessionIdx != 1 {
 					id = fmt.Sprintf("s%d:%s", o.SessionIdx, id)
 				}
+				if o.MaxFloorQty != 0 {
+					id += fmt.Sprintf("(shows %d)", o.DisplayQty)
+				}
 				ids = append(ids, fmt.Sprintf("%s=%d", id, o.LeavesQty))
 			}
 			fmt.Fprintf(out, "book %s %s %s qty=%d [%s]\n", sym, name, s.f.px(instrument, px), qty, strings.Join(ids, " "))
@@ -481,6 +507,12 @@ func (s *script) printBook(out *strings.Builder, instrument uint32) {
 	}
 	if empty {
 		fmt.Fprintf(out, "book %s empty\n", sym)
+	}
+	for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
+		for _, o := range s.m.StopOrders(instrument, side, nil) {
+			fmt.Fprintf(out, "stop %s %s %s stop=%s px=%s qty=%d\n", sym, lower(side.String()), o.ClOrdID,
+				s.f.px(instrument, o.StopPxTicks), s.f.px(instrument, o.PriceTicks), o.LeavesQty)
+		}
 	}
 }
 
@@ -564,7 +596,7 @@ func parseSide(v string) venue.Side {
 }
 
 func parseOrdType(v string) venue.OrdType {
-	return venue.OrdType(enumValue(v, map[string]uint8{"market": 1, "limit": 2}))
+	return venue.OrdType(enumValue(v, map[string]uint8{"market": 1, "limit": 2, "stop": 3, "stoplimit": 4}))
 }
 
 func parseTIF(v string) venue.TimeInForce {

@@ -65,31 +65,42 @@ func (m *Matcher) invariantUnits() int {
 // = filled (both sides) + cancelled + resting leaves.
 func (m *Matcher) CheckInvariants() error {
 	var restingLeaves int64
-	var resting int
+	var resting, waiting int
 	for ii := range m.instruments {
 		in := &m.instruments[ii]
 		for s := range in.sides {
-			n, qty, err := m.checkSide(in, ii, s)
+			n, qty, err := m.checkSide(&in.sides[s], func(li int32) (int, int64, error) { return m.checkLevel(in, ii, s, li) })
 			if err != nil {
 				return fmt.Errorf("instrument %d side %d: %w", in.id, s, err)
 			}
 			resting += n
 			restingLeaves += qty
 		}
+		n, qty, err := m.checkStops(in, ii)
+		if err != nil {
+			return fmt.Errorf("instrument %d stops: %w", in.id, err)
+		}
+		waiting += n
+		restingLeaves += qty
 		bid, okBid := in.bestPrice(0)
 		ask, okAsk := in.bestPrice(1)
 		if okBid && okAsk && bid >= ask {
 			return fmt.Errorf("instrument %d is crossed: bid %d ≥ ask %d", in.id, bid, ask)
 		}
 	}
+	if waiting != m.stopsWaiting || waiting > m.stopsMax {
+		return fmt.Errorf("%d stops waiting, counted %d, bound %d", waiting, m.stopsWaiting, m.stopsMax)
+	}
+	// From here on a waiting stop counts as a live order like a resting one.
+	resting += waiting
 	if m.pool.inUse != resting {
-		return fmt.Errorf("%d pool slots in use but %d resting orders", m.pool.inUse, resting)
+		return fmt.Errorf("%d pool slots in use but %d resting orders and stops", m.pool.inUse, resting)
 	}
 	if err := m.checkRiskInvariants(); err != nil {
 		return err
 	}
 	if resting > m.ordersMax {
-		return fmt.Errorf("%d resting orders exceed OrdersMax %d", resting, m.ordersMax)
+		return fmt.Errorf("%d resting orders and stops exceed OrdersMax %d", resting, m.ordersMax)
 	}
 	free := 0
 	for i := m.pool.freeHead; i != noOrder; i = m.pool.orders[i].next {
@@ -117,9 +128,9 @@ func (m *Matcher) CheckInvariants() error {
 	return nil
 }
 
-// checkSide verifies one book side and returns its order count and leaves.
-func (m *Matcher) checkSide(in *instrument, ii, s int) (int, int64, error) {
-	bs := &in.sides[s]
+// checkSide verifies one side of levels (a book side or a side of stops),
+// each level by checkLevel, and returns its order count and leaves.
+func (m *Matcher) checkSide(bs *bookSide, checkLevel func(li int32) (int, int64, error)) (int, int64, error) {
 	best := int32(-1)
 	var count int
 	var total int64
@@ -138,7 +149,7 @@ func (m *Matcher) checkSide(in *instrument, ii, s int) (int, int64, error) {
 		if best < 0 || bs.better(int32(li), best) {
 			best = int32(li)
 		}
-		n, qty, err := m.checkLevel(in, ii, s, int32(li))
+		n, qty, err := checkLevel(int32(li))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -173,16 +184,19 @@ func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, e
 			return 0, 0, fmt.Errorf("level %d loops", li)
 		case o.prev != prev:
 			return 0, 0, fmt.Errorf("order %d: prev link %d, want %d", o.orderID, o.prev, prev)
-		case !o.resting || !o.listed:
+		case !o.resting || !o.listed || o.waiting:
 			return 0, 0, fmt.Errorf("order %d in a level but resting=%v listed=%v", o.orderID, o.resting, o.listed)
 		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.priceTicks) != li:
 			return 0, 0, fmt.Errorf("order %d is in the wrong level", o.orderID)
 		case o.reportWord != reportWordOf(o.sessionIdx, o.side, o.ordType, in.id):
 			return 0, 0, fmt.Errorf("order %d: report word %#x disagrees with its fields", o.orderID, o.reportWord)
-		case o.ordType != venue.OrdTypeLimit || !canRest(o.ordType, o.tif):
+		case !canRest(o.ordType, o.tif):
 			return 0, 0, fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
 		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
 			return 0, 0, fmt.Errorf("order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
+		case isIceberg(o) && (m.pool.ext[oi].maxFloorQty <= 0 || m.pool.ext[oi].displayQty <= 0 ||
+			m.pool.ext[oi].displayQty > min(m.pool.ext[oi].maxFloorQty, o.leavesQty)):
+			return 0, 0, fmt.Errorf("iceberg %d: display %+v of leaves %d", o.orderID, m.pool.ext[oi], o.leavesQty)
 		case o.orderID == 0 || o.orderID > m.lastOrderID:
 			return 0, 0, fmt.Errorf("order id %d beyond the counter %d", o.orderID, m.lastOrderID)
 		}
@@ -191,6 +205,54 @@ func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, e
 	}
 	if lv.tail != prev || int(lv.orders) != n || lv.qty != qty {
 		return 0, 0, fmt.Errorf("level %d: tail %d/%d, orders %d/%d, qty %d/%d", li, lv.tail, prev, lv.orders, n, lv.qty, qty)
+	}
+	return n, qty, nil
+}
+
+// checkStops verifies an instrument's trigger structure (as checkSide does a
+// book side) and that the last trade price elects none of its stops: every
+// elected stop ran inside the command that elected it.
+func (m *Matcher) checkStops(in *instrument, ii int) (int, int64, error) {
+	var count int
+	var total int64
+	for s := range in.stops {
+		n, qty, err := m.checkSide(&in.stops[s], func(li int32) (int, int64, error) { return m.checkStopLevel(in, ii, s, li) })
+		if err != nil {
+			return 0, 0, fmt.Errorf("side %d: %w", s, err)
+		}
+		count += n
+		total += qty
+	}
+	if oi := in.electedStop(); oi != noOrder {
+		return 0, 0, fmt.Errorf("stop order %d is elected by the last trade %d but waits", m.pool.orders[oi].orderID, in.lastTradeTicks)
+	}
+	return count, total, nil
+}
+
+// checkStopLevel walks the FIFO of one stop price.
+func (m *Matcher) checkStopLevel(in *instrument, ii, s int, li int32) (int, int64, error) {
+	lv := &in.stops[s].levels[li]
+	prev := noOrder
+	var n int
+	var qty int64
+	for oi := lv.head; oi != noOrder; oi = m.pool.orders[oi].next {
+		o := &m.pool.orders[oi]
+		n++
+		switch {
+		case n > len(m.pool.orders):
+			return 0, 0, fmt.Errorf("stop level %d loops", li)
+		case o.prev != prev || !o.waiting || o.resting || !o.listed:
+			return 0, 0, fmt.Errorf("stop order %d: links or flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
+		case int(o.instrument) != ii || sideIndex(o.side) != s || o.stopLevel-1 != li || !isStop(o.ordType):
+			return 0, 0, fmt.Errorf("stop order %d is in the wrong stop level", o.orderID)
+		case o.cumQty != 0 || o.leavesQty != o.qty || o.qty <= 0:
+			return 0, 0, fmt.Errorf("stop order %d: qty %d leaves %d cum %d", o.orderID, o.qty, o.leavesQty, o.cumQty)
+		}
+		qty += o.leavesQty
+		prev = oi
+	}
+	if lv.tail != prev || int(lv.orders) != n || lv.qty != qty {
+		return 0, 0, fmt.Errorf("stop level %d: tail, count or qty disagree", li)
 	}
 	return n, qty, nil
 }
@@ -205,7 +267,7 @@ func (m *Matcher) checkLists(resting int) error {
 	prev := noOrder
 	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
 		o := &m.pool.orders[oi]
-		if n++; n > resting || o.allPrev != prev || o.orderID <= lastID || !o.resting {
+		if n++; n > resting || o.allPrev != prev || o.orderID <= lastID || o.resting == o.waiting {
 			return fmt.Errorf("all-orders list broken at order %d", o.orderID)
 		}
 		lastID, prev = o.orderID, oi
@@ -242,7 +304,7 @@ func (m *Matcher) checkGTD() error {
 	for i := range h.items {
 		it := &h.items[i]
 		o := &m.pool.orders[it.slot]
-		if int(o.heapPos) != i || o.tif != venue.TimeInForceGTD || !o.resting ||
+		if int(o.heapPos) != i || o.tif != venue.TimeInForceGTD || o.resting == o.waiting ||
 			it.expireTimeNs != o.expireTimeNs || it.orderID != o.orderID {
 			return fmt.Errorf("GTD heap entry %d disagrees with order %d", i, o.orderID)
 		}

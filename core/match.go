@@ -30,7 +30,7 @@ func (in *instrument) wouldTake(s int, priceTicks int64) bool {
 func (in *instrument) canTrade(o *order) bool {
 	s := sideIndex(o.side)
 	best := in.sides[opposite(s)].best
-	return best >= 0 && crosses(s, o.ordType == venue.OrdTypeMarket, o.priceTicks, in.bandLowTicks+int64(best))
+	return best >= 0 && crosses(s, marketLike(o.ordType), o.priceTicks, in.bandLowTicks+int64(best))
 }
 
 // selfTrade reports whether two orders share a (non-empty) account.
@@ -48,7 +48,7 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 	o := &orders[oi]
 	s := sideIndex(o.side)
 	opp := &in.sides[opposite(s)]
-	market := o.ordType == venue.OrdTypeMarket
+	market := marketLike(o.ordType)
 	for o.leavesQty > 0 && opp.best >= 0 {
 		li := opp.best
 		px := in.bandLowTicks + int64(li)
@@ -59,10 +59,11 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 			r := &orders[ri]
 			next := r.next
 			if selfTrade(o, r) {
-				if stop := m.preventSelfTrade(opp, li, px, oi, ri); stop {
+				if stop := m.preventSelfTrade(in, opp, li, px, oi, ri); stop {
 					return
 				}
 			} else {
+				in.lastTradeTicks = px // here rather than in trade, which has no instrument at hand
 				m.trade(opp, li, px, oi, ri)
 			}
 			ri = next
@@ -73,11 +74,12 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 // preventSelfTrade applies the aggressor's STP mode to a resting order of the
 // same account. It reports whether matching must stop (the aggressor is
 // cancelled). Mode None lets the trade happen.
-func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri orderIdx) (stop bool) {
+func (m *Matcher) preventSelfTrade(in *instrument, opp *bookSide, li int32, px int64, oi, ri orderIdx) (stop bool) {
 	orders := m.pool.orders
 	o := &orders[oi]
 	switch m.stpModeOf(o) {
 	case venue.StpModeNone:
+		in.lastTradeTicks = px
 		m.trade(opp, li, px, oi, ri)
 		return false
 	case venue.StpModeCancelAggressor:
@@ -94,11 +96,28 @@ func (m *Matcher) preventSelfTrade(opp *bookSide, li int32, px int64, oi, ri ord
 }
 
 // trade executes aggressor oi against resting ri at level li of side opp,
-// for the smaller of the two leaves, and reports both fills (aggressor first).
+// for the smaller of the aggressor's leaves and what the resting order shows
+// (an iceberg's display slice, else its leaves), and reports both fills
+// (aggressor first). An iceberg whose slice it empties is refilled.
 func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	orders := m.pool.orders
 	o, r := &orders[oi], &orders[ri]
+	if (o.flags|r.flags)&venue.OrderFlagsIceberg != 0 {
+		m.tradeIceberg(opp, li, px, oi, ri) // iceberg.go
+		return
+	}
 	qty := min(o.leavesQty, r.leavesQty)
+	m.fillBoth(opp, li, px, o, r, qty)
+	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty)
+	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty)
+	if r.leavesQty == 0 {
+		m.finish(ri, venue.OrdStatusFilled)
+	}
+}
+
+// fillBoth books a trade of qty at px between aggressor o and resting r
+// (at level li of side opp) and takes its TradeID; the caller reports it.
+func (m *Matcher) fillBoth(opp *bookSide, li int32, px int64, o, r *order, qty int64) {
 	m.lastTradeID++
 	o.leavesQty -= qty
 	o.cumQty += qty
@@ -110,11 +129,6 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	if m.risk.on {
 		m.riskTradeResting(r, px, qty)
 	}
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID)
-	if r.leavesQty == 0 {
-		m.finish(ri, venue.OrdStatusFilled)
-	}
 }
 
 // fokFillable reports whether a FOK order can be filled completely now,
@@ -124,7 +138,7 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 	s := sideIndex(o.side)
 	opp := &in.sides[opposite(s)]
-	market := o.ordType == venue.OrdTypeMarket
+	market := marketLike(o.ordType)
 	mode := venue.StpModeNone
 	if o.account[0] != 0 {
 		mode = m.stpModeOf(o)
@@ -141,6 +155,10 @@ func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 			}
 			continue
 		}
+		// Icebergs show a slice on the first pass through the level and
+		// their reserves come after (refills go to the back), so the
+		// reserves count only if no same-account order stops the pass.
+		var hidden int64
 		for ri := opp.levels[li].head; ri != noOrder; ri = m.pool.orders[ri].next {
 			r := &m.pool.orders[ri]
 			if selfTrade(o, r) {
@@ -149,10 +167,15 @@ func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 				}
 				return false
 			}
-			need -= r.leavesQty
+			show := m.displayOf(ri)
+			need -= show
+			hidden += r.leavesQty - show
 			if need <= 0 {
 				return true
 			}
+		}
+		if need -= hidden; need <= 0 {
+			return true
 		}
 	}
 	return false

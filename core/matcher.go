@@ -30,7 +30,10 @@ type Matcher struct {
 	sessions    []orderList // each session's live orders, by OrderID
 	all         orderList   // every live order, by OrderID
 	ordersMax   int
-	stpModes    map[[venue.AccountLength]byte]venue.StpMode
+	stopsMax    int // bound of stopsWaiting (Config.StopsMax)
+	// stopsWaiting counts the untriggered stops of all instruments.
+	stopsWaiting int
+	stpModes     map[[venue.AccountLength]byte]venue.StpMode
 
 	// Identity counters: the last OrderID, ExecID and TradeID handed out.
 	lastOrderID uint64
@@ -75,6 +78,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		sessions:    make([]orderList, cfg.SessionsMax),
 		all:         newOrderList(),
 		ordersMax:   cfg.OrdersMax,
+		stopsMax:    cfg.stopsMax(),
 		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
 		prefetches:  newPrefetchQueue(),
 		risk:        newRiskState(&cfg),

@@ -34,6 +34,10 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		return nil
 	}
 	in := &m.instruments[ii]
+	if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 { // Stop, StopLimit: the last types
+		m.newSpecialOrder(&c, ii, h, at) // apart, so that plain orders pay one test for them
+		return nil
+	}
 	if reason := m.validateNewOrder(&c, in); reason != venue.RejectReasonNone {
 		m.emitRejected(&c, reason)
 		return nil
@@ -44,13 +48,45 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
 	m.executeNewOrder(in, oi)
+	if m.stopsWaiting != 0 {
+		m.runStops(in)
+	}
 	return nil
+}
+
+// newSpecialOrder validates and enters a stop order (parked: stop.go), an
+// iceberg (iceberg.go), or an order that carries a stop price without being
+// a stop (refused).
+func (m *Matcher) newSpecialOrder(c *newOrderCmd, ii uint16, h, at uint64) {
+	in := &m.instruments[ii]
+	if reason := m.validateSpecialOrder(c, in); reason != venue.RejectReasonNone {
+		m.emitRejected(c, reason)
+		return
+	}
+	if c.maxFloorQty != 0 { // for OrderAccepted (validated: the client cannot set the flag)
+		c.displayQty = min(c.maxFloorQty, c.qty)
+		c.flags |= venue.OrderFlagsIceberg
+	}
+	oi := m.acceptNewOrder(c, ii, h, at)
+	if c.maxFloorQty != 0 {
+		m.setIceberg(oi, c.maxFloorQty)
+	}
+	if c.stopPxTicks != 0 {
+		// Validated: only stop orders carry a stop price, inside the band.
+		m.pool.orders[oi].stopLevel = in.stopLevelOf(c.stopPxTicks)
+		m.parkStop(in, oi)
+		return
+	}
+	m.executeNewOrder(in, oi)
+	if m.stopsWaiting != 0 {
+		m.runStops(in)
+	}
 }
 
 // canRest reports whether an order of this type and time in force rests
 // when it is not filled at once.
 func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return ordType == venue.OrdTypeLimit &&
+	return limitLike(ordType) &&
 		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 }
 
@@ -58,7 +94,9 @@ func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
 // The checks run in a fixed order, so one order gets one documented reason.
 func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
 	side, ordType, tif, flags := c.side, c.ordType, c.tif, c.flags
-	if !side.Valid() || !ordType.Valid() || !tif.Valid() || !flags.Valid() || !c.stpMode.Valid() {
+	// validateHead, written out: it is too large to be inlined.
+	if !side.Valid() || !ordType.Valid() || !tif.Valid() ||
+		flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
@@ -89,6 +127,30 @@ func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectR
 		return venue.RejectReasonPostOnlyWouldTake
 	}
 	return venue.RejectReasonNone
+}
+
+// validateSpecialOrder validates a stop (validateStopOrder), an order
+// with a stop price that is no stop, or an iceberg: the display size is
+// checked last, after every check of validateNewOrder.
+func (m *Matcher) validateSpecialOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
+	if c.ordType >= venue.OrdTypeStop || c.stopPxTicks != 0 {
+		return m.validateStopOrder(c, in)
+	}
+	if reason := m.validateNewOrder(c, in); reason != venue.RejectReasonNone {
+		return reason
+	}
+	return validateMaxFloor(in, c.ordType, c.tif, c.qty, c.maxFloorQty)
+}
+
+// validateHead makes the first checks of every NewOrder: values the schema
+// defines (flag Iceberg is the matcher's to set, from maxFloorQty), then the
+// instrument's status.
+func validateHead(c *newOrderCmd, in *instrument) venue.RejectReason {
+	if !c.side.Valid() || !c.ordType.Valid() || !c.tif.Valid() ||
+		c.flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	return statusReject(in.status)
 }
 
 // statusReject maps a trading status to the reject of an order entry.
@@ -164,15 +226,16 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	o.reportWord = reportWordOf(c.sessionIdx, c.side, c.ordType, m.instruments[ii].id)
 	o.flags = c.flags &^ venue.OrderFlagsPossResend
 	o.stpMode = c.stpMode
-	o.resting, o.listed = false, false
+	o.resting, o.listed, o.waiting = false, false, false
 	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
+	o.stopLevel = 0 // a stop's is set when it is parked
 	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
 	o.rec = m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.setOrder(o.orderID, o.rec)
 
 	m.qty.orderedQty += o.qty
-	m.emitAccepted(o)
+	m.emitAccepted(o, c)
 	return oi
 }
 
@@ -196,6 +259,10 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	case canRest(o.ordType, o.tif):
 		// Rest it in the book (written out: the common end of an order).
 		in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+		if isIceberg(o) || o.listed {
+			m.restSpecial(oi)
+			return
+		}
 		m.listOrder(oi)
 		if m.risk.on {
 			m.riskOpen(o, 1, o.leavesQty)
@@ -203,10 +270,25 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}
-	case o.ordType == venue.OrdTypeMarket:
+	case marketLike(o.ordType):
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	default:
 		m.cancelOrderQty(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
+	}
+}
+
+// restSpecial finishes resting an iceberg (its first slice, cut after what
+// it traded) or an elected stop-limit (listed since it was accepted).
+func (m *Matcher) restSpecial(oi orderIdx) {
+	o := &m.pool.orders[oi]
+	if isIceberg(o) {
+		m.setIceberg(oi, m.pool.ext[oi].maxFloorQty)
+	}
+	if !o.listed {
+		m.listOrder(oi)
+		if o.tif == venue.TimeInForceGTD {
+			m.gtd.push(oi)
+		}
 	}
 }
 

@@ -31,9 +31,15 @@ type order struct {
 	stpMode          venue.StpMode
 	resting          bool // in a price level
 	listed           bool // in its session's list and the list of all orders
+	waiting          bool // an untriggered stop, in its instrument's trigger structure
 
 	rec     recIdx // the record of the order's current ClOrdID
 	heapPos int32  // position in the GTD heap, -1 when not in it
+	// stopLevel is, for a Stop or StopLimit order, 1 + the level of its stop
+	// price in the band (stop prices are inside it), else 0: it fits the
+	// padding before reportWord, where an int64 would make the order 136
+	// bytes instead of two cache lines (TestOrderSize). See stopPxOf.
+	stopLevel int32
 	// reportWord is bytes 24-31 of the order's events: sessionIdx, side,
 	// ordType and the instrument's id, which never change (see wire.go).
 	reportWord       uint64
@@ -56,13 +62,23 @@ func (o *order) instrumentID() uint32 { return uint32(o.reportWord >> 32) }
 // order that will not rest (IOC, FOK, market) can always be matched even when
 // the books hold OrdersMax orders.
 type orderPool struct {
-	orders   []order
+	orders []order
+	// ext holds, by the same index, what only icebergs use (their orders
+	// have flag Iceberg), kept out of order so that it stays 128 bytes.
+	ext      []orderExt
 	freeHead orderIdx
 	inUse    int
 }
 
+// orderExt is an iceberg's display: maxFloorQty is the size of a display
+// slice, displayQty what is left of the current one (iceberg.go).
+type orderExt struct {
+	maxFloorQty int64
+	displayQty  int64
+}
+
 func newOrderPool(slots int) orderPool {
-	p := orderPool{orders: make([]order, slots)}
+	p := orderPool{orders: make([]order, slots), ext: make([]orderExt, slots)}
 	p.reset()
 	return p
 }
@@ -100,7 +116,7 @@ func (p *orderPool) clearSlot(i orderIdx) {
 func (p *orderPool) release(i orderIdx) {
 	o := &p.orders[i]
 	o.next = p.freeHead
-	o.resting, o.listed = false, false
+	o.resting, o.listed, o.waiting = false, false, false
 	p.freeHead = i
 	p.inUse--
 }

@@ -2,10 +2,12 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +50,7 @@ func propertyConfigs() []Config {
 	return []Config{
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,
 			AccountStpModes: map[string]venue.StpMode{"AGG": venue.StpModeCancelAggressor, "BTH": venue.StpModeCancelBoth}},
-		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, Instruments: instruments[:2]},
+		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, StopsMax: 4, Instruments: instruments[:2]},
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments, Risk: propertyRisk()},
 	}
 }
@@ -166,7 +168,8 @@ func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
 			}
 			for i := range got {
 				g, w := got[i], want[i]
-				if g.OrderID != w.orderID || g.LeavesQty != w.leaves || g.PriceTicks != w.price || g.ClOrdID != w.clOrdID {
+				if g.OrderID != w.orderID || g.LeavesQty != w.leaves || g.PriceTicks != w.price || g.ClOrdID != w.clOrdID ||
+					g.DisplayQty != w.shown() || g.MaxFloorQty != w.maxFloor {
 					t.Fatalf("instrument %d side %v position %d: %+v, model %+v", in.ID, side, i, g, *w)
 				}
 			}
@@ -178,6 +181,37 @@ func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
 			if n != len(want) {
 				t.Fatalf("instrument %d side %v: levels count %d orders, model %d", in.ID, side, n, len(want))
 			}
+			compareStops(t, m, model, in.ID, side)
+		}
+	}
+}
+
+// compareStops compares the waiting stops of one side, in election order.
+func compareStops(t *testing.T, m *Matcher, model *refModel, instrument uint32, side venue.Side) {
+	t.Helper()
+	var want []*refOrder
+	for _, o := range model.live {
+		if o.waiting && o.instrument == instrument && o.side == side {
+			want = append(want, o)
+		}
+	}
+	slices.SortFunc(want, func(a, b *refOrder) int {
+		if a.stopPx != b.stopPx {
+			if side == venue.SideBuy {
+				return cmp.Compare(a.stopPx, b.stopPx)
+			}
+			return cmp.Compare(b.stopPx, a.stopPx)
+		}
+		return cmp.Compare(a.priority, b.priority)
+	})
+	got := m.StopOrders(instrument, side, nil)
+	if len(got) != len(want) {
+		t.Fatalf("instrument %d side %v: %d waiting stops, model %d", instrument, side, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.OrderID != w.orderID || g.StopPxTicks != w.stopPx || g.LeavesQty != w.leaves || !g.Waiting {
+			t.Fatalf("instrument %d side %v stop %d: %+v, model %+v", instrument, side, i, g, *w)
 		}
 	}
 }
@@ -383,10 +417,24 @@ func (g *commandGen) newOrder() []byte {
 	default:
 		a.tif = venue.TimeInForce(2)
 	}
-	if g.pct(8) {
+	switch k := g.rng.IntN(100); {
+	case k < 8:
 		a.ordType = venue.OrdTypeMarket
-	} else {
+	case k < 14:
+		a.ordType = venue.OrdTypeStop
+		a.stopPx = g.stopPx(in, a.side)
+	case k < 20:
+		a.ordType = venue.OrdTypeStopLimit
+		a.stopPx = g.stopPx(in, a.side)
+		a.px = g.stopLimitPx(in, a.side, a.stopPx)
+	default:
 		a.px = g.price(in, a.side)
+		if g.pct(1) {
+			a.stopPx = a.px
+		}
+	}
+	if g.pct(12) {
+		a.maxFloor = g.maxFloor(in, a.qty)
 	}
 	if g.pct(6) {
 		a.flags |= venue.OrderFlagsPostOnly
@@ -397,11 +445,55 @@ func (g *commandGen) newOrder() []byte {
 	if g.pct(1) {
 		a.side, a.stp, a.flags = venue.Side(g.rng.IntN(4)), venue.StpMode(g.rng.IntN(7)), venue.OrderFlags(g.rng.IntN(8))
 	}
-	if g.pct(1) && a.ordType == venue.OrdTypeMarket {
+	if g.pct(1) && (a.ordType == venue.OrdTypeMarket || a.ordType == venue.OrdTypeStop) {
 		a.px = 5
 	}
 	g.last = fmt.Sprintf("new %+v", a)
 	return encodeNewOrder(g.buf[:], &a)
+}
+
+// stopPx picks a stop price a few ticks beyond the last trade (or the
+// reference price), on the side where it waits; sometimes at or through
+// it, which is refused.
+func (g *commandGen) stopPx(in InstrumentConfig, side venue.Side) int64 {
+	last := g.model.instruments[in.ID].lastTrade
+	if last == 0 {
+		last = in.RefPriceTicks
+	}
+	d := int64(1 + g.rng.IntN(8))
+	if g.pct(8) {
+		d = -int64(g.rng.IntN(3))
+	}
+	if side == venue.SideBuy {
+		return last + d
+	}
+	return last - d
+}
+
+// stopLimitPx picks a stop-limit's limit: mostly at or beyond the stop
+// price on the side it trades, sometimes short of it (refused).
+func (g *commandGen) stopLimitPx(in InstrumentConfig, side venue.Side, stopPx int64) int64 {
+	d := int64(g.rng.IntN(5))
+	if g.pct(8) {
+		d = -1
+	}
+	if side == venue.SideBuy {
+		return stopPx + d
+	}
+	return stopPx - d
+}
+
+// maxFloor picks an iceberg's display size: mostly a lot multiple below
+// the quantity, sometimes above it or off the lot (refused).
+func (g *commandGen) maxFloor(in InstrumentConfig, qty int64) int64 {
+	mf := in.LotSize * int64(1+g.rng.IntN(3))
+	switch {
+	case g.pct(5):
+		return qty + in.LotSize
+	case g.pct(5) && in.LotSize > 1:
+		return mf + 1
+	}
+	return min(mf, qty)
 }
 
 func (g *commandGen) cancel() []byte {
@@ -449,8 +541,13 @@ func (g *commandGen) replace() []byte {
 				a.origClOrdID = ""
 			}
 		}
-		a.px, a.qty = o.price, o.qty
+		a.px, a.qty, a.ordType, a.stopPx, a.maxFloor = o.price, o.qty, o.ordType, o.stopPx, o.maxFloor
 		switch k := g.rng.IntN(10); {
+		case o.waiting && k < 4:
+			a.stopPx = g.stopPx(in, a.side)
+			if o.ordType == venue.OrdTypeStopLimit {
+				a.px = g.stopLimitPx(in, a.side, a.stopPx)
+			}
 		case k < 4:
 			a.px = g.price(in, a.side)
 		case k < 6:
@@ -479,6 +576,15 @@ func (g *commandGen) replace() []byte {
 		}
 		if g.pct(2) {
 			a.tif = venue.TimeInForceIOC
+		}
+		if g.pct(2) {
+			a.stopPx = g.stopPx(in, a.side)
+		}
+		switch {
+		case g.pct(6):
+			a.maxFloor = g.maxFloor(in, a.qty)
+		case g.pct(3):
+			a.maxFloor = 0
 		}
 		if g.pct(2) {
 			a.clOrdID = g.oldID(o.session)

@@ -29,6 +29,10 @@ type refOrder struct {
 	cum        int64
 	notional   int64
 	expire     int64
+	stopPx     int64
+	maxFloor   int64  // an iceberg's display size, else 0
+	display    int64  // an iceberg's current display slice
+	waiting    bool   // an untriggered stop: in live, but not in the book
 	priority   uint64 // time priority: lower is earlier
 }
 
@@ -52,6 +56,7 @@ type refInstrument struct {
 	cfg       InstrumentConfig
 	status    venue.TradingStatus
 	low, high int64
+	lastTrade int64 // 0 before the first trade
 }
 
 type refKey struct {
@@ -245,7 +250,7 @@ func (m *refModel) liveByOrderID() []*refOrder {
 func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
 	var out []*refOrder
 	for _, o := range m.live {
-		if o.instrument == instrument && o.side == side {
+		if o.instrument == instrument && o.side == side && !o.waiting {
 			out = append(out, o)
 		}
 	}
@@ -271,7 +276,7 @@ func oppositeSide(s venue.Side) venue.Side {
 // crossesAt reports whether order o may trade at price px.
 func crossesAt(o *refOrder, px int64) bool {
 	switch {
-	case o.ordType == venue.OrdTypeMarket:
+	case o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop:
 		return true
 	case o.side == venue.SideBuy:
 		return px <= o.price
@@ -329,10 +334,25 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	o := &refOrder{orderID: m.lastOrder, session: c.SessionIdx(), clOrdID: key.clOrdID, account: string(c.Account()),
 		instrument: c.InstrumentID(), side: c.Side(), ordType: c.OrdType(), tif: c.TimeInForce(),
 		flags: c.Flags() &^ venue.OrderFlagsPossResend, stp: c.StpMode(), price: c.PriceTicks(), qty: c.Qty(),
-		leaves: c.Qty(), expire: c.ExpireTimeNs()}
+		maxFloor: c.MaxFloorQty(),
+		leaves:   c.Qty(), expire: c.ExpireTimeNs(), stopPx: c.StopPxTicks()}
 	m.records[key] = &refRecord{orderID: o.orderID, live: true, session: o.session, clOrdID: o.clOrdID}
 	m.current[o.orderID] = key
+	o.setIceberg(o.maxFloor)
 	m.accepted(o)
+	if o.stopPx != 0 {
+		o.waiting = true
+		m.priority++
+		o.priority = m.priority
+		m.live[o.orderID] = o
+		return
+	}
+	m.execute(o)
+	m.runStops(o.instrument)
+}
+
+// execute matches an accepted (or elected) order, then rests or ends it.
+func (m *refModel) execute(o *refOrder) {
 	if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
 		m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
 		return
@@ -341,15 +361,143 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	switch {
 	case o.leaves == 0:
 		m.finalize(o, finalStatus(o))
-	case o.ordType == venue.OrdTypeLimit && (o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+	case (o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit) &&
+		(o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+		o.setIceberg(o.maxFloor)
 		m.priority++
 		o.priority = m.priority
 		m.live[o.orderID] = o
-	case o.ordType == venue.OrdTypeMarket:
+	case o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop:
 		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
 	default:
 		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
 	}
+}
+
+// runStops elects stops one at a time, each executed before the next is
+// looked for: the buy stop with the lowest stop price at or below the last
+// trade, else the sell stop with the highest at or above it; earliest first
+// within a stop price.
+func (m *refModel) runStops(instrument uint32) {
+	in := m.instruments[instrument]
+	for in.lastTrade != 0 {
+		var next *refOrder
+		for _, o := range m.live {
+			if !o.waiting || o.instrument != instrument {
+				continue
+			}
+			buy := o.side == venue.SideBuy
+			if (buy && o.stopPx > in.lastTrade) || (!buy && o.stopPx < in.lastTrade) {
+				continue
+			}
+			switch {
+			case next == nil:
+				next = o
+			case buy != (next.side == venue.SideBuy):
+				if buy {
+					next = o
+				}
+			case o.stopPx != next.stopPx:
+				if (buy && o.stopPx < next.stopPx) || (!buy && o.stopPx > next.stopPx) {
+					next = o
+				}
+			case o.priority < next.priority:
+				next = o
+			}
+		}
+		if next == nil {
+			return
+		}
+		delete(m.live, next.orderID)
+		next.waiting = false
+		m.triggered(next, in.lastTrade)
+		m.execute(next)
+	}
+}
+
+func (m *refModel) triggered(o *refOrder, by int64) {
+	var e venue.OrderTriggered
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	e.SetFlags(o.flags)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetStopPxTicks(o.stopPx)
+	e.SetTriggerPriceTicks(by)
+	e.SetQty(o.qty)
+	e.SetLeavesQty(o.leaves)
+	e.SetExpireTimeNs(o.expire)
+	_ = e.SetClOrdIDString(o.clOrdID)
+	_ = e.SetAccountString(o.account)
+	m.sink.Commit()
+}
+
+// stopReason checks a stop price as a new stop order's or a waiting stop's
+// replace: in the band, a stop-limit's limit not passed by it, and not at
+// or through the last trade.
+func (m *refModel) stopReason(in *refInstrument, side venue.Side, typ venue.OrdType, px, stopPx int64) venue.RejectReason {
+	if r := priceReason(in, stopPx); r != venue.RejectReasonNone {
+		return r
+	}
+	buy := side == venue.SideBuy
+	if typ == venue.OrdTypeStopLimit && ((buy && px < stopPx) || (!buy && px > stopPx)) {
+		return venue.RejectReasonStopLimitPriceWrongSide
+	}
+	if in.lastTrade != 0 && ((buy && stopPx <= in.lastTrade) || (!buy && stopPx >= in.lastTrade)) {
+		return venue.RejectReasonStopPxAtOrThroughMarket
+	}
+	return venue.RejectReasonNone
+}
+
+// setIceberg makes o an iceberg of display size mf (or none when 0) with a
+// fresh display slice.
+func (o *refOrder) setIceberg(mf int64) {
+	o.maxFloor = mf
+	o.flags &^= venue.OrderFlagsIceberg
+	o.display = 0
+	if mf != 0 {
+		o.flags |= venue.OrderFlagsIceberg
+		o.display = min(mf, o.leaves)
+	}
+}
+
+// shown is what the book shows of o: an iceberg's slice, else its leaves.
+func (o *refOrder) shown() int64 {
+	if o.maxFloor != 0 {
+		return o.display
+	}
+	return o.leaves
+}
+
+// maxFloorReason checks an iceberg's display size as NewOrder and replace do.
+func maxFloorReason(in *refInstrument, typ venue.OrdType, tif venue.TimeInForce, qty, mf int64) venue.RejectReason {
+	if typ != venue.OrdTypeLimit || (tif != venue.TimeInForceDay && tif != venue.TimeInForceGTC && tif != venue.TimeInForceGTD) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if mf < 0 || mf > qty {
+		return venue.RejectReasonMaxFloorAboveQty
+	}
+	if mf%in.cfg.LotSize != 0 {
+		return venue.RejectReasonMaxFloorNotLotMultiple
+	}
+	return venue.RejectReasonNone
+}
+
+func (m *refModel) waitingStops() int {
+	n := 0
+	for _, o := range m.live {
+		if o.waiting {
+			n++
+		}
+	}
+	return n
 }
 
 func finalStatus(o *refOrder) venue.OrdStatus {
@@ -363,7 +511,7 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	side, typ, tif, flags, stp := c.Side(), c.OrdType(), c.TimeInForce(), c.Flags(), c.StpMode()
 	validTIF := tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceIOC ||
 		tif == venue.TimeInForceFOK || tif == venue.TimeInForceGTD
-	if (side != venue.SideBuy && side != venue.SideSell) || (typ != venue.OrdTypeMarket && typ != venue.OrdTypeLimit) ||
+	if (side != venue.SideBuy && side != venue.SideSell) || typ < venue.OrdTypeMarket || typ > venue.OrdTypeStopLimit ||
 		!validTIF || flags > 3 || stp > 4 {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
@@ -374,7 +522,14 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 		return venue.RejectReasonInstrumentClosed
 	}
 	post := flags&venue.OrderFlagsPostOnly != 0
-	if typ == venue.OrdTypeMarket && (c.PriceTicks() != 0 || post) {
+	stop := typ == venue.OrdTypeStop || typ == venue.OrdTypeStopLimit
+	if stop && post {
+		return venue.RejectReasonStopPostOnly
+	}
+	if (typ == venue.OrdTypeMarket || typ == venue.OrdTypeStop) && (c.PriceTicks() != 0 || post) {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if !stop && c.StopPxTicks() != 0 {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if post && (tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK) {
@@ -386,20 +541,34 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	if tif == venue.TimeInForceGTD && c.ExpireTimeNs() < m.now {
 		return venue.RejectReasonExpireTimeInPast
 	}
-	if typ == venue.OrdTypeLimit {
+	if typ == venue.OrdTypeLimit || typ == venue.OrdTypeStopLimit {
 		if r := priceReason(in, c.PriceTicks()); r != venue.RejectReasonNone {
+			return r
+		}
+	}
+	if stop {
+		if r := m.stopReason(in, side, typ, c.PriceTicks(), c.StopPxTicks()); r != venue.RejectReasonNone {
 			return r
 		}
 	}
 	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
 		return r
 	}
-	rests := typ == venue.OrdTypeLimit && (tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
-	if (rests && len(m.live) >= m.cfg.OrdersMax) || len(m.records) >= m.cfg.ClOrdIDsMax {
+	stopsMax := m.cfg.StopsMax
+	if stopsMax == 0 {
+		stopsMax = m.cfg.OrdersMax
+	}
+	rests := (typ == venue.OrdTypeLimit || typ == venue.OrdTypeStopLimit) &&
+		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+	if ((rests || stop) && len(m.live) >= m.cfg.OrdersMax) || len(m.records) >= m.cfg.ClOrdIDsMax ||
+		(stop && m.waitingStops() >= stopsMax) {
 		return venue.RejectReasonCapacityExceeded
 	}
 	if post && m.wouldTake(c.InstrumentID(), side, c.PriceTicks()) {
 		return venue.RejectReasonPostOnlyWouldTake
+	}
+	if c.MaxFloorQty() != 0 {
+		return maxFloorReason(in, typ, tif, c.Qty(), c.MaxFloorQty())
 	}
 	return venue.RejectReasonNone
 }
@@ -433,26 +602,63 @@ func (m *refModel) wouldTake(instrument uint32, side venue.Side, px int64) bool 
 	return len(opp) > 0 && crossesAt(probe, opp[0].price)
 }
 
-// fokFillable counts what match would trade, with the same STP rules.
-func (m *refModel) fokFillable(o *refOrder) bool {
-	mode := venue.StpModeNone
-	if o.account != "" {
-		mode = m.stpMode(o)
-	}
-	var total int64
-	for _, r := range m.book(o.instrument, oppositeSide(o.side)) {
-		if !crossesAt(o, r.price) {
-			break
+// better reports whether resting order a comes before b for an aggressor
+// on side: better price, then time.
+func better(side venue.Side, a, b *refOrder) bool {
+	if a.price != b.price {
+		if side == venue.SideBuy {
+			return a.price < b.price
 		}
-		if o.account != "" && r.account == o.account && mode != venue.StpModeNone {
-			if mode == venue.StpModeCancelResting {
+		return a.price > b.price
+	}
+	return a.priority < b.priority
+}
+
+// fokFillable runs match on a copy of the opposite side, with the same STP
+// rules and iceberg refills, and reports whether it would fill o.
+func (m *refModel) fokFillable(o *refOrder) bool {
+	var book []refOrder
+	for _, r := range m.book(o.instrument, oppositeSide(o.side)) {
+		book = append(book, *r)
+	}
+	need, priority := o.qty, m.priority
+	for need > 0 {
+		best := -1
+		for i := range book {
+			r := &book[i]
+			if r.leaves == 0 {
 				continue
 			}
-			break
+			if best < 0 || better(o.side, r, &book[best]) {
+				best = i
+			}
 		}
-		total += r.leaves
+		if best < 0 || !crossesAt(o, book[best].price) {
+			return false
+		}
+		r := &book[best]
+		if o.account != "" && r.account == o.account {
+			switch m.stpMode(o) {
+			case venue.StpModeCancelResting:
+				r.leaves = 0
+				continue
+			case venue.StpModeCancelAggressor, venue.StpModeCancelBoth:
+				return false
+			}
+		}
+		qty := min(need, r.shown())
+		need -= qty
+		r.leaves -= qty
+		if r.maxFloor != 0 {
+			r.display -= qty
+			if r.display == 0 && r.leaves > 0 {
+				r.display = min(r.maxFloor, r.leaves)
+				priority++
+				r.priority = priority
+			}
+		}
 	}
-	return total >= o.qty
+	return true
 }
 
 // match trades o against the best resting order until it is done.
@@ -478,21 +684,49 @@ func (m *refModel) match(o *refOrder) {
 				return
 			}
 		}
-		qty := min(o.leaves, r.leaves)
+		qty := min(o.leaves, r.shown())
 		m.lastTrade++
 		for _, x := range []*refOrder{o, r} {
 			x.leaves -= qty
 			x.cum += qty
 			x.notional += qty * r.price
 		}
-		m.fill(o, true, qty, r.price, r.orderID)
-		m.fill(r, false, qty, r.price, o.orderID)
+		if r.maxFloor != 0 {
+			r.display -= qty
+		}
+		m.instruments[o.instrument].lastTrade = r.price
+		oShown := o.leaves
+		if o.maxFloor != 0 {
+			oShown = min(o.maxFloor, o.leaves)
+		}
+		m.fill(o, true, qty, r.price, r.orderID, oShown)
+		m.fill(r, false, qty, r.price, o.orderID, r.shown())
 		m.riskTraded(r, qty, r.price)
-		if r.leaves == 0 {
+		switch {
+		case r.leaves == 0:
 			delete(m.live, r.orderID)
 			m.finalize(r, venue.OrdStatusFilled)
+		case r.shown() == 0:
+			// A new slice from the reserve, at the back of the queue.
+			r.display = min(r.maxFloor, r.leaves)
+			m.priority++
+			r.priority = m.priority
+			m.refilled(r)
 		}
 	}
+}
+
+func (m *refModel) refilled(o *refOrder) {
+	var e venue.OrderRefilled
+	m.encode(&e)
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+	e.SetInstrumentID(o.instrument)
+	e.SetSide(o.side)
+	e.SetOrderID(o.orderID)
+	e.SetPriceTicks(o.price)
+	e.SetDisplayQty(o.display)
+	m.sink.Commit()
 }
 
 // cancelLeaves reports the cancel of o's leaves; the caller ends the order.
@@ -584,12 +818,15 @@ func (m *refModel) accepted(o *refOrder) {
 	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
+	e.SetStopPxTicks(o.stopPx)
+	e.SetMaxFloorQty(o.maxFloor)
+	e.SetDisplayQty(o.display) // 0 but for an iceberg
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
-func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64) {
+func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64, shown int64) {
 	var e venue.Fill
 	m.encode(&e)
 	e.SetCauseSeq(m.seq)
@@ -618,6 +855,7 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
 	e.SetContraOrderID(contra)
+	e.SetDisplayQty(shown)
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
@@ -735,12 +973,30 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	oldPrice, oldLeaves := o.price, o.leaves
-	lost := c.PriceTicks() != o.price || c.Qty() > o.qty
+	lost := c.PriceTicks() != o.price || c.Qty() > o.qty || c.MaxFloorQty() != o.maxFloor
+	if o.waiting {
+		lost = c.StopPxTicks() != o.stopPx || c.Qty() > o.qty
+		o.stopPx = c.StopPxTicks()
+	}
 	if o.tif == venue.TimeInForceGTD {
 		o.expire = c.ExpireTimeNs()
 	}
 	o.price, o.qty, o.leaves = c.PriceTicks(), c.Qty(), c.Qty()-o.cum
+	switch {
+	case lost:
+		o.setIceberg(c.MaxFloorQty())
+	case o.maxFloor != 0:
+		o.display = min(o.display, o.leaves)
+	}
 	m.replaced(o, lost, oldPrice, oldLeaves, oldClOrdID)
+	if o.waiting {
+		if lost {
+			m.priority++
+			o.priority = m.priority
+		}
+		return
+	}
+	defer m.runStops(o.instrument)
 	if !lost {
 		return
 	}
@@ -750,6 +1006,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		m.finalize(o, finalStatus(o))
 		return
 	}
+	o.setIceberg(o.maxFloor)
 	m.priority++
 	o.priority = m.priority
 	m.live[o.orderID] = o
@@ -776,11 +1033,27 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 	if o.tif == venue.TimeInForceGTD && c.ExpireTimeNs() < m.now {
 		return venue.RejectReasonExpireTimeInPast
 	}
-	if r := priceReason(in, c.PriceTicks()); r != venue.RejectReasonNone {
-		return r
+	if o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit {
+		if r := priceReason(in, c.PriceTicks()); r != venue.RejectReasonNone {
+			return r
+		}
+	} else if c.PriceTicks() != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if o.waiting {
+		if r := m.stopReason(in, o.side, o.ordType, c.PriceTicks(), c.StopPxTicks()); r != venue.RejectReasonNone {
+			return r
+		}
+	} else if o.ordType != venue.OrdTypeStop && o.ordType != venue.OrdTypeStopLimit && c.StopPxTicks() != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if r := qtyReason(in, c.Qty()); r != venue.RejectReasonNone {
 		return r
+	}
+	if c.MaxFloorQty() != 0 {
+		if r := maxFloorReason(in, o.ordType, o.tif, c.Qty(), c.MaxFloorQty()); r != venue.RejectReasonNone {
+			return r
+		}
 	}
 	if len(m.records) >= m.cfg.ClOrdIDsMax {
 		return venue.RejectReasonCapacityExceeded
@@ -816,6 +1089,9 @@ func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, o
 	e.SetOldPriceTicks(oldPrice)
 	e.SetOldLeavesQty(oldLeaves)
 	e.SetExpireTimeNs(o.expire)
+	e.SetStopPxTicks(o.stopPx)
+	e.SetMaxFloorQty(o.maxFloor)
+	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
 	_ = e.SetAccountString(o.account)
@@ -903,6 +1179,8 @@ func (m *refModel) statusOf(rec *refRecord) {
 		e.SetLeavesQty(o.leaves)
 		e.SetCumQty(o.cum)
 		e.SetCumNotionalTicks(o.notional)
+		e.SetStopPxTicks(o.stopPx)
+		e.SetMaxFloorQty(o.maxFloor)
 		_ = e.SetAccountString(o.account)
 	} else {
 		e.SetSide(rec.side)

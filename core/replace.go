@@ -43,7 +43,15 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 		m.replaceToFilled(oi, &nr.key, origClOrdID)
 		return
 	}
-	m.amendOrder(o, oi, c.priceTicks, newQty, c.expireTimeNs, origClOrdID)
+	if o.waiting {
+		m.amendStop(o, oi, c, origClOrdID)
+		return
+	}
+	in := m.instrumentOf(o)
+	m.amendOrder(o, oi, c, origClOrdID)
+	if m.stopsWaiting != 0 {
+		m.runStops(in)
+	}
 }
 
 // replaceToFilled ends an order whose replace asks for no more than it has
@@ -63,27 +71,34 @@ func (m *Matcher) replaceToFilled(oi orderIdx, clOrdID, origClOrdID *clOrdKey) {
 	m.finish(oi, venue.OrdStatusFilled)
 }
 
-// amendOrder changes a live order's price, quantity and expiry once the
-// replace is accepted, and matches it if it lost priority and now crosses.
-func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newExpireTimeNs int64, origClOrdID *clOrdKey) {
+// amendOrder changes a live order's price, quantity, expiry and iceberg
+// display size once the replace is accepted, and matches it if it lost
+// priority and now crosses. A smaller quantity at the same price and
+// display size keeps priority (an iceberg's slice shrinks only when the
+// leaves fall below it); anything else loses it.
+func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *clOrdKey) {
+	newPriceTicks, newQty := c.priceTicks, c.qty
 	in := m.instrumentOf(o)
 	bs := &in.sides[sideIndex(o.side)]
 	oldPriceTicks, oldLeaves := o.priceTicks, o.leavesQty
 	newLeaves := newQty - o.cumQty
 	m.qty.orderedQty += newQty - o.qty
-	if o.tif == venue.TimeInForceGTD && newExpireTimeNs != o.expireTimeNs {
-		m.gtd.remove(oi)
-		o.expireTimeNs = newExpireTimeNs
-		m.gtd.push(oi)
+	if o.tif == venue.TimeInForceGTD && c.expireTimeNs != o.expireTimeNs {
+		m.setExpiry(o, oi, c.expireTimeNs)
 	}
-	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty
+	priorityLost := newPriceTicks != o.priceTicks || newQty > o.qty ||
+		((c.maxFloorQty != 0 || isIceberg(o)) && c.maxFloorQty != m.maxFloorOf(oi))
 	if !priorityLost {
 		if m.risk.on {
 			m.riskOpen(o, 0, newLeaves-oldLeaves)
 		}
 		bs.reduce(in.levelIndex(o.priceTicks), o, oldLeaves-newLeaves)
 		o.qty = newQty
-		m.emitReplaced(o, false, oldPriceTicks, oldLeaves, origClOrdID)
+		if isIceberg(o) {
+			e := &m.pool.ext[oi]
+			e.displayQty = min(e.displayQty, o.leavesQty)
+		}
+		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	if m.risk.on {
@@ -93,7 +108,10 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 	o.priceTicks = newPriceTicks
 	o.qty = newQty
 	o.leavesQty = newLeaves
-	m.emitReplaced(o, true, oldPriceTicks, oldLeaves, origClOrdID)
+	if c.maxFloorQty != 0 || isIceberg(o) {
+		m.setIceberg(oi, c.maxFloorQty)
+	}
+	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
 	m.match(in, oi)
 	if m.risk.on {
@@ -104,8 +122,21 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, newPriceTicks, newQty, newEx
 		return
 	}
 	bs.pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	if isIceberg(o) {
+		m.setIceberg(oi, c.maxFloorQty) // its slice after what it traded
+	}
 	if m.risk.on {
 		m.riskOpen(o, 1, o.leavesQty)
+	}
+}
+
+// setExpiry gives a GTD order a new expire time (its place in the GTD heap
+// follows); other orders have none.
+func (m *Matcher) setExpiry(o *order, oi orderIdx, newExpireTimeNs int64) {
+	if o.tif == venue.TimeInForceGTD && newExpireTimeNs != o.expireTimeNs {
+		m.gtd.remove(oi)
+		o.expireTimeNs = newExpireTimeNs
+		m.gtd.push(oi)
 	}
 }
 
@@ -139,11 +170,22 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if reason := m.validateExpiry(o.tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
+	var reason venue.RejectReason
+	if o.ordType == venue.OrdTypeLimit && c.stopPxTicks == 0 {
+		reason = validatePrice(in, c.priceTicks) // validateReplacePrices of a limit order
+	} else {
+		reason = validateReplacePrices(c, o, in)
+	}
+	if reason != venue.RejectReasonNone {
 		return reason
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
 		return reason
+	}
+	if c.maxFloorQty != 0 {
+		if reason := validateMaxFloor(in, o.ordType, o.tif, c.qty, c.maxFloorQty); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	if m.index.full() {
 		return venue.RejectReasonCapacityExceeded
@@ -155,6 +197,28 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	}
 	if m.riskChecks() {
 		return m.riskCheckReplace(c, o)
+	}
+	return venue.RejectReasonNone
+}
+
+// validateReplacePrices checks a replace's limit and stop prices. A limit
+// or stop-limit order needs a valid limit price, a stop order none. A
+// waiting stop's new stop price is checked as a new stop order's is; an
+// elected stop-limit's stop price no longer matters and the replace's is
+// ignored; other orders carry none.
+func validateReplacePrices(c *replaceCmd, o *order, in *instrument) venue.RejectReason {
+	if limitLike(o.ordType) {
+		if reason := validatePrice(in, c.priceTicks); reason != venue.RejectReasonNone {
+			return reason
+		}
+	} else if c.priceTicks != 0 {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	switch {
+	case o.waiting:
+		return validateStopPx(in, o.side, o.ordType, c.priceTicks, c.stopPxTicks)
+	case !isStop(o.ordType) && c.stopPxTicks != 0:
+		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	return venue.RejectReasonNone
 }

@@ -13,11 +13,12 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 2:
+// Snapshot format (all integers little-endian), version 3:
 //
-//	magic        8 bytes "FVCORE\x00\x02"
+//	magic        8 bytes "FVCORE\x00\x03"
 //	instruments  u32 count, then per instrument (config order):
-//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status
+//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status,
+//	             i64 last trade price ticks (0: none yet)
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled
@@ -25,7 +26,10 @@ import (
 //	             in record order (see writeRecord)
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
-//	             then asks, best level first, then time (see writeOrder)
+//	             then asks, best level first, then time, then the waiting
+//	             stops, buy stops then sell stops, first elected first (see
+//	             appendOrder: after the record index, the stop level, a
+//	             waiting-stop byte, an iceberg's maxFloorQty and display)
 //	risk         limits and figures of pre-trade risk (risksnapshot.go)
 //	trailer      u32 CRC-32C of every byte before it
 //
@@ -35,14 +39,14 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 2}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 3}
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
 	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4
+	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -64,6 +68,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandLowTicks))
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
 		b = append(b, byte(in.status))
+		b = binary.LittleEndian.AppendUint64(b, uint64(in.lastTradeTicks))
 		bw.Write(b)
 	}
 	b = scratch[:0]
@@ -79,11 +84,14 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		for s := range in.sides {
-			bs := &in.sides[s]
+		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := bs.best; li >= 0; li = bs.nextBest(li) {
 				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
-					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi]))
+					ext := orderExt{maxFloorQty: m.maxFloorOf(oi)} // a slot keeps an earlier iceberg's
+					if ext.maxFloorQty != 0 {
+						ext.displayQty = m.displayOf(oi)
+					}
+					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi], &ext))
 				}
 			}
 		}
@@ -112,7 +120,7 @@ func appendRecord(b []byte, r *clOrdRecord) []byte {
 	return b
 }
 
-func appendOrder(b []byte, o *order) []byte {
+func appendOrder(b []byte, o *order, e *orderExt) []byte {
 	b = binary.LittleEndian.AppendUint64(b, o.orderID)
 	b = binary.LittleEndian.AppendUint16(b, o.sessionIdx)
 	b = append(b, byte(o.side), byte(o.ordType), byte(o.tif), byte(o.flags), byte(o.stpMode))
@@ -121,7 +129,14 @@ func appendOrder(b []byte, o *order) []byte {
 	}
 	b = append(b, o.account[:]...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(o.rec))
-	return b
+	b = binary.LittleEndian.AppendUint32(b, uint32(o.stopLevel))
+	var waiting byte
+	if o.waiting {
+		waiting = 1
+	}
+	b = append(b, waiting)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.maxFloorQty))
+	return binary.LittleEndian.AppendUint64(b, uint64(e.displayQty))
 }
 
 // snapshotReader reads fixed-size pieces and checksums them.
@@ -164,7 +179,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		return err
 	}
 	if [8]byte(b[:8]) != snapshotMagic {
-		return fmt.Errorf("%w: not a matcher snapshot (version 2)", ErrSnapshot)
+		return fmt.Errorf("%w: not a matcher snapshot (version 3)", ErrSnapshot)
 	}
 	if n := binary.LittleEndian.Uint32(b[8:]); int(n) != len(m.instruments) {
 		return fmt.Errorf("%w: %d instruments, the config has %d", ErrSnapshot, n, len(m.instruments))
@@ -216,7 +231,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 }
 
 func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
-	b, err := sr.next(4 + 8 + 8 + 1)
+	b, err := sr.next(4 + 8 + 8 + 1 + 8)
 	if err != nil {
 		return err
 	}
@@ -234,6 +249,10 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 		return fmt.Errorf("%w: instrument %d status %d", ErrSnapshot, id, status)
 	}
 	in.status = status
+	in.lastTradeTicks = int64(binary.LittleEndian.Uint64(b[21:]))
+	if in.lastTradeTicks != 0 && !in.inBand(in.lastTradeTicks) {
+		return fmt.Errorf("%w: instrument %d last trade %d outside the band", ErrSnapshot, id, in.lastTradeTicks)
+	}
 	return nil
 }
 
@@ -323,6 +342,10 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.expireTimeNs = int64(binary.LittleEndian.Uint64(b[40:]))
 	loadAccount(&o.account, (*[venue.AccountLength]byte)(b[48:]))
 	ri := recIdx(binary.LittleEndian.Uint32(b[48+venue.AccountLength:]))
+	o.stopLevel = int32(binary.LittleEndian.Uint32(b[52+venue.AccountLength:]))
+	waiting := b[56+venue.AccountLength]
+	ext := orderExt{maxFloorQty: int64(binary.LittleEndian.Uint64(b[57+venue.AccountLength:])),
+		displayQty: int64(binary.LittleEndian.Uint64(b[65+venue.AccountLength:]))}
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
 	}
@@ -338,23 +361,39 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 		return bad("disagrees with its ClOrdID record")
 	}
 	ii, ok := m.instrByID.lookup(r.instrumentID)
-	if !ok || !o.side.Valid() || !canRest(o.ordType, o.tif) || !o.flags.Valid() || !o.stpMode.Valid() {
+	if !ok || !o.side.Valid() || !o.ordType.Valid() || !o.tif.Valid() || !o.flags.Valid() || !o.stpMode.Valid() ||
+		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !isStop(o.ordType)) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
 	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
-	if !in.inBand(o.priceTicks) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty {
+	if (limitLike(o.ordType) && !in.inBand(o.priceTicks)) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty ||
+		isStop(o.ordType) != (o.stopLevel != 0) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
 		return bad("price or quantities are inconsistent")
 	}
-	bs := &in.sides[sideIndex(o.side)]
-	li := in.levelIndex(o.priceTicks)
+	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)
+	if waiting == 1 {
+		bs, li = &in.stops[sideIndex(o.side)], o.stopLevel-1
+		if m.stopsWaiting >= m.stopsMax {
+			return bad("exceeds StopsMax")
+		}
+	}
 	if bs.best >= 0 && bs.better(li, bs.best) {
 		return bad("is not in priority order")
 	}
+	if isIceberg(o) != (ext.maxFloorQty != 0) || (isIceberg(o) && (waiting == 1 || ext.displayQty <= 0 ||
+		ext.displayQty > min(ext.maxFloorQty, o.leavesQty))) || (!isIceberg(o) && ext.displayQty != 0) {
+		return bad("iceberg display is inconsistent")
+	}
+	m.pool.ext[oi] = ext
 	o.rec = ri
 	r.slot = oi
-	bs.pushBack(m.pool.orders, li, oi)
+	if waiting == 1 {
+		m.parkStopOnly(in, oi)
+	} else {
+		bs.pushBack(m.pool.orders, li, oi)
+	}
 	return oi, nil
 }
 
@@ -366,8 +405,8 @@ func (m *Matcher) resetState() {
 	for i := range m.instruments {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen
-		for s := range in.sides {
-			bs := &in.sides[s]
+		in.lastTradeTicks = 0
+		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := range bs.levels {
 				bs.levels[li] = level{head: noOrder, tail: noOrder}
 			}
@@ -376,6 +415,7 @@ func (m *Matcher) resetState() {
 			bs.best, bs.orders, bs.qtyRest = -1, 0, 0
 		}
 	}
+	m.stopsWaiting = 0
 	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
 	m.index.recsUsed = 0

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -296,5 +297,13 @@ func TestClOrdIndexSharedPrefix(t *testing.T) {
 		if findID(&x, 8, id) != noRec {
 			t.Fatalf("%q found in another session", id)
 		}
+	}
+}
+
+// TestOrderSize holds an order slot to two cache lines: the pool is indexed
+// by a shift, and a filled resting order touches at most two lines.
+func TestOrderSize(t *testing.T) {
+	if size := unsafe.Sizeof(order{}); size != 128 {
+		t.Fatalf("order is %d bytes, want 128", size)
 	}
 }

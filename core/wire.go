@@ -88,6 +88,9 @@ type newOrderCmd struct {
 	priceTicks   int64
 	qty          int64
 	expireTimeNs int64
+	stopPxTicks  int64
+	maxFloorQty  int64
+	displayQty   int64 // an iceberg's first display slice, set when it is accepted
 	instrumentID uint32
 	sessionIdx   uint16
 	side         venue.Side
@@ -105,6 +108,7 @@ func (c *newOrderCmd) decode(w venue.NewOrder) {
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif, c.flags, c.stpMode = w.TimeInForce(), w.Flags(), w.StpMode()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
+	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())
 }
@@ -139,6 +143,8 @@ type replaceCmd struct {
 	priceTicks   int64
 	qty          int64
 	expireTimeNs int64
+	stopPxTicks  int64
+	maxFloorQty  int64
 	instrumentID uint32
 	sessionIdx   uint16
 	side         venue.Side
@@ -157,6 +163,7 @@ func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
+	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	c.origLen = c.origClOrdID.load(w.OrigClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())

@@ -130,7 +130,7 @@ func TestEventEncoding(t *testing.T) {
 		o := &m.pool.orders[oi]
 		o.orderID, o.sessionIdx = rng.Uint64(), uint16(rng.IntN(8))
 		o.side, o.ordType, o.tif = venue.Side(rng.IntN(256)), venue.OrdType(rng.IntN(256)), venue.TimeInForce(rng.IntN(256))
-		o.flags = venue.OrderFlags(rng.IntN(256))
+		o.flags = venue.OrderFlags(rng.IntN(256)) &^ venue.OrderFlagsIceberg // icebergs: TestGolden, the property test
 		o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, 0xA1B2C3D4)
 		o.priceTicks, o.qty, o.leavesQty = rng.Int64(), rng.Int64(), int64(rng.IntN(2))*rng.Int64()
 		o.cumQty, o.cumNotionalTicks, o.expireTimeNs = int64(rng.IntN(2))*rng.Int64(), rng.Int64(), rng.Int64()
@@ -152,7 +152,9 @@ func TestEventEncoding(t *testing.T) {
 			}
 		}
 
-		m.emitAccepted(o)
+		stopPx := int64(rng.IntN(2)) * rng.Int64()
+		maxFloor, display := int64(rng.IntN(2))*rng.Int64(), rng.Int64()
+		m.emitAccepted(o, &newOrderCmd{stopPxTicks: stopPx, maxFloorQty: maxFloor, displayQty: display})
 		var ea venue.OrderAccepted
 		_ = ea.WrapEncode(want[:], 0)
 		ea.SetCauseSeq(m.causeSeq)
@@ -169,12 +171,15 @@ func TestEventEncoding(t *testing.T) {
 		ea.SetQty(o.qty)
 		ea.SetLeavesQty(o.leavesQty)
 		ea.SetExpireTimeNs(o.expireTimeNs)
+		ea.SetStopPxTicks(stopPx)
+		ea.SetMaxFloorQty(maxFloor)
+		ea.SetDisplayQty(display)
 		_ = ea.SetClOrdID(clOrdID)
 		_ = ea.SetAccount(account)
 		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
 
 		aggressor := rng.IntN(2) == 0
-		m.emitFill(o, aggressor, a, b, c, d)
+		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty)
 		var ef venue.Fill
 		_ = ef.WrapEncode(want[:], 0)
 		ef.SetCauseSeq(m.causeSeq)
@@ -202,6 +207,7 @@ func TestEventEncoding(t *testing.T) {
 		ef.SetCumQty(o.cumQty)
 		ef.SetCumNotionalTicks(o.cumNotionalTicks)
 		ef.SetContraOrderID(d)
+		ef.SetDisplayQty(o.leavesQty)
 		_ = ef.SetClOrdID(clOrdID)
 		_ = ef.SetAccount(account)
 		check("Fill", venue.FillEncodedLength)
@@ -241,7 +247,7 @@ func TestEventEncoding(t *testing.T) {
 		check("OrderCancelled", venue.OrderCancelledEncodedLength)
 
 		lost := rng.IntN(2) == 0
-		m.emitReplaced(o, lost, b, c, &otherKey)
+		m.emitReplaced(oi, lost, b, c, &otherKey)
 		var er venue.OrderReplaced
 		_ = er.WrapEncode(want[:], 0)
 		er.SetCauseSeq(m.causeSeq)
@@ -265,6 +271,7 @@ func TestEventEncoding(t *testing.T) {
 		er.SetOldPriceTicks(b)
 		er.SetOldLeavesQty(c)
 		er.SetExpireTimeNs(o.expireTimeNs)
+		er.SetDisplayQty(o.leavesQty)
 		_ = er.SetClOrdID(clOrdID)
 		_ = er.SetOrigClOrdID(other)
 		_ = er.SetAccount(account)

@@ -17,7 +17,13 @@
 // symbol, off-tick price, unsupported order type or time in force, throttled,
 // command ring busy past its claim timeout, venue halted) is answered without
 // a command, after the answers to the session's earlier commands, so that a
-// session's answers keep the order of its requests.
+// session's answers keep the order of its requests. Order types: market,
+// limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
+// refused on others); MaxFloor (111) makes an iceberg. Reports echo StopPx
+// and MaxFloor where the event carries them (accepts, replaces, status,
+// triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
+// 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
+// then the usual fills.
 //
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX
 // messages while their commands are being made durable (an ExecutionReport's

@@ -104,6 +104,14 @@ func (b *erBuilder) price(tag quickfix.Tag, ticks int64) *erBuilder {
 	return b.close(decimal.FormatTicks(b.open(tag), ticks, b.inst.Tick))
 }
 
+// priceText formats a price in ticks as the reports write prices.
+func (b *erBuilder) priceText(ticks int64) string {
+	if b.inst == nil {
+		return strconv.FormatInt(ticks, 10)
+	}
+	return string(decimal.FormatTicks(nil, ticks, b.inst.Tick))
+}
+
 // avgPx writes AvgPx = notional / qty with four more decimals than the tick.
 func (b *erBuilder) avgPx(notional, qty int64) *erBuilder {
 	if qty == 0 || b.inst == nil {

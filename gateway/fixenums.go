@@ -71,6 +71,7 @@ const (
 	execTypeReplaced    execType = "5"
 	execTypeRejected    execType = "8"
 	execTypeExpired     execType = "C"
+	execTypeRestated    execType = "D"
 	execTypeTrade       execType = "F"
 	execTypeOrderStatus execType = "I"
 )
@@ -103,8 +104,10 @@ const (
 type ordType string
 
 const (
-	ordTypeMarket ordType = "1"
-	ordTypeLimit  ordType = "2"
+	ordTypeMarket    ordType = "1"
+	ordTypeLimit     ordType = "2"
+	ordTypeStop      ordType = "3"
+	ordTypeStopLimit ordType = "4"
 )
 
 // timeInForce is FIX TimeInForce (59).
@@ -166,6 +169,14 @@ type tradSesStatusRejReason string
 
 const tradSesRejUnknownSession tradSesStatusRejReason = "1"
 
+// execRestatementReason is FIX ExecRestatementReason (378), which a
+// Restated report (150=D) carries.
+type execRestatementReason string
+
+// restatedOther is the reason of the one restatement the venue sends: a stop
+// triggered by a trade (FIX 4.4 has no ExecType for it; Text says so).
+const restatedOther execRestatementReason = "99"
+
 // businessRejectReason is FIX BusinessRejectReason (380).
 type businessRejectReason string
 
@@ -197,9 +208,10 @@ func ordRejReasonOf(r venue.RejectReason) ordRejReason {
 		return ordRejUnknownOrder
 	case venue.RejectReasonDuplicateClOrdID:
 		return ordRejDuplicateOrder
-	case venue.RejectReasonUnsupportedOrderCharacteristic:
+	case venue.RejectReasonUnsupportedOrderCharacteristic, venue.RejectReasonStopPostOnly:
 		return ordRejUnsupportedOrderChar
-	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange:
+	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange,
+		venue.RejectReasonMaxFloorAboveQty, venue.RejectReasonMaxFloorNotLotMultiple:
 		return ordRejIncorrectQuantity
 	case venue.RejectReasonRiskLimitExceeded, venue.RejectReasonKillSwitchActive:
 		return ordRejExceedsLimit
@@ -241,8 +253,13 @@ func sideOf(s venue.Side) side {
 }
 
 func ordTypeOf(t venue.OrdType) ordType {
-	if t == venue.OrdTypeMarket {
+	switch t {
+	case venue.OrdTypeMarket:
 		return ordTypeMarket
+	case venue.OrdTypeStop:
+		return ordTypeStop
+	case venue.OrdTypeStopLimit:
+		return ordTypeStopLimit
 	}
 	return ordTypeLimit
 }

@@ -34,6 +34,7 @@ var enumFieldOf = map[string][]quickfix.Tag{
 	"tradSesStatus":          {tag.TradSesStatus},
 	"tradSesStatusRejReason": {tag.TradSesStatusRejReason},
 	"businessRejectReason":   {tag.BusinessRejectReason},
+	"execRestatementReason":  {tag.ExecRestatementReason},
 	"fixBoolean":             {tag.LastFragment, tag.LastRptRequested, tag.UnsolicitedIndicator, tag.CopyMsgIndicator},
 }
 

@@ -50,6 +50,10 @@ func parseOrdType(b []byte) (venue.OrdType, bool) {
 			return venue.OrdTypeMarket, true
 		case '2':
 			return venue.OrdTypeLimit, true
+		case '3':
+			return venue.OrdTypeStop, true
+		case '4':
+			return venue.OrdTypeStopLimit, true
 		}
 	}
 	return 0, false
@@ -88,6 +92,8 @@ type orderFields struct {
 	postOnly   bool
 	clOrdID    []byte
 	account    []byte
+	stopPx     int64 // Stop and StopLimit: StopPx (99) in ticks
+	maxFloor   int64 // an iceberg's display quantity, MaxFloor (111); 0 when absent
 }
 
 // parseOrder validates an order's fields; a refusal carries the FIX reason and text.
@@ -122,10 +128,11 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 	}
 	o.qty = qty
 	price := fieldBytes(m, tag.Price)
+	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
 	switch {
-	case o.ordType == venue.OrdTypeLimit && len(price) == 0:
+	case limit && len(price) == 0:
 		return o, &rejection{ordRejOther, "limit order without Price"}
-	case o.ordType == venue.OrdTypeLimit:
+	case limit:
 		ticks, err := decimal.ParseTicks(price, o.inst.Tick)
 		if errors.Is(err, decimal.ErrOffTick) {
 			return o, &rejection{ordRejOther, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}
@@ -134,6 +141,18 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 			return o, &rejection{ordRejOther, "invalid price " + string(price)}
 		}
 		o.priceTicks = ticks
+	}
+	if rej := o.parseStopPx(fieldBytes(m, tag.StopPx)); rej != nil {
+		return o, rej
+	}
+	if mf := fieldBytes(m, tag.MaxFloor); len(mf) > 0 {
+		// Its limits against the quantity and the lot are the matcher's
+		// (core, "Icebergs"), answered with OrdRejReason 13.
+		v, err := decimal.ParseTicks(mf, qtyTick)
+		if err != nil || v < 0 {
+			return o, &rejection{ordRejIncorrectQuantity, "MaxFloor (111) must be a whole number, not " + string(mf)}
+		}
+		o.maxFloor = v
 	}
 	if o.tif == venue.TimeInForceGTD {
 		t, err := m.Body.GetTime(tag.ExpireTime)
@@ -152,6 +171,32 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 		}
 	}
 	return o, nil
+}
+
+// parseStopPx reads StopPx (99): required on a stop or stop-limit order
+// (40=3 or 4), refused on any other. Its checks against the market are the
+// matcher's (core, "Stops"). FIX 4.4 has no OrdRejReason for a missing or
+// malformed StopPx: 99 (Other) with a Text; a StopPx on another order type
+// is 11 (Unsupported order characteristic).
+func (o *orderFields) parseStopPx(stopPx []byte) *rejection {
+	stop := o.ordType == venue.OrdTypeStop || o.ordType == venue.OrdTypeStopLimit
+	switch {
+	case !stop && len(stopPx) > 0:
+		return &rejection{ordRejUnsupportedOrderChar, "StopPx (99) is only allowed on stop (40=3) and stop-limit (40=4) orders"}
+	case !stop:
+		return nil
+	case len(stopPx) == 0:
+		return &rejection{ordRejOther, "stop order without StopPx (99)"}
+	}
+	ticks, err := decimal.ParseTicks(stopPx, o.inst.Tick)
+	if errors.Is(err, decimal.ErrOffTick) {
+		return &rejection{ordRejOther, "StopPx " + string(stopPx) + " is not a multiple of the tick size " + o.inst.Tick.String()}
+	}
+	if err != nil || ticks <= 0 {
+		return &rejection{ordRejOther, "invalid StopPx " + string(stopPx)}
+	}
+	o.stopPx = ticks
+	return nil
 }
 
 // claim takes a command slot, or explains why none can be had.
@@ -206,6 +251,8 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	c.SetPriceTicks(o.priceTicks)
 	c.SetQty(o.qty)
 	c.SetExpireTimeNs(o.expireNs)
+	c.SetStopPxTicks(o.stopPx)
+	c.SetMaxFloorQty(o.maxFloor)
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
 	g.commands.Publish(seq)
@@ -312,6 +359,8 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	cmd.SetPriceTicks(o.priceTicks)
 	cmd.SetQty(o.qty)
 	cmd.SetExpireTimeNs(o.expireNs)
+	cmd.SetStopPxTicks(o.stopPx)
+	cmd.SetMaxFloorQty(o.maxFloor)
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)

@@ -218,17 +218,38 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onRiskUtilisation(&e)
 		}
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
+		if e.WrapDecode(slot, 0) == nil {
+			g.onTriggered(&e)
+		}
 	}
 }
 
 // orderCommon writes the order identity fields shared by every report.
 func (b *erBuilder) orderCommon(side venue.Side, ordType venue.OrdType, tif venue.TimeInForce, priceTicks, qty int64, account []byte) *erBuilder {
 	b.symbol().str(tag.Side, string(sideOf(side))).int(tag.OrderQty, qty).str(tag.OrdType, string(ordTypeOf(ordType)))
-	if ordType == venue.OrdTypeLimit {
+	if ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit {
 		b.price(tag.Price, priceTicks)
 	}
 	b.str(tag.TimeInForce, string(timeInForceOf(tif)))
 	b.bytes(tag.Account, account)
+	return b
+}
+
+// maxFloor writes MaxFloor (111) for an iceberg.
+func (b *erBuilder) maxFloor(maxFloorQty int64) *erBuilder {
+	if maxFloorQty != 0 {
+		b.int(tag.MaxFloor, maxFloorQty)
+	}
+	return b
+}
+
+// stopPx writes StopPx (99) when the event carries one (stop orders).
+func (b *erBuilder) stopPx(stopPxTicks int64) *erBuilder {
+	if stopPxTicks != 0 {
+		b.price(tag.StopPx, stopPxTicks)
+	}
 	return b
 }
 
@@ -243,13 +264,35 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 		exec(execTypeNew, ordStatusNew).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-		int(tag.LeavesQty, e.LeavesQty()).str(tag.CumQty, "0").str(tag.AvgPx, "0").time(tag.TransactTime, e.TimestampNs())
+		int(tag.LeavesQty, e.LeavesQty()).str(tag.CumQty, "0").str(tag.AvgPx, "0").time(tag.TransactTime, e.TimestampNs()).
+		stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tag.ExpireTime, e.ExpireTimeNs())
 	}
 	if e.Flags().Has(venue.OrderFlagsPostOnly) {
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
+	g.metrics.execReports.Inc()
+	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+}
+
+// onTriggered reports an elected stop. FIX 4.4 has no ExecType for it (the
+// later "Triggered or Activated by System" L is not in the dictionary
+// clients validate against), so it is a Restated report (150=D,
+// ExecRestatementReason 99 Other) of the order, still New, whose Text names
+// the trade price that elected it; its fills or rest follow in their own
+// reports. LastPx is not set: nothing traded yet.
+func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
+	b := g.newER(e.InstrumentID())
+	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
+		exec(execTypeRestated, ordStatusNew).str(tag.ExecRestatementReason, string(restatedOther)).
+		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
+		stopPx(e.StopPxTicks()).
+		int(tag.LeavesQty, e.LeavesQty()).str(tag.CumQty, "0").str(tag.AvgPx, "0").time(tag.TransactTime, e.TimestampNs())
+	if e.TimeInForce() == venue.TimeInForceGTD {
+		b.time(tag.ExpireTime, e.ExpireTimeNs())
+	}
+	b.str(tag.Text, "stop triggered by a trade at "+b.priceText(e.TriggerPriceTicks()))
 	g.metrics.execReports.Inc()
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
@@ -268,6 +311,16 @@ func (g *Gateway) rejectText(r venue.RejectReason, instrumentID uint32) string {
 // RejectText returns the venue's words for a reject reason.
 func RejectText(r venue.RejectReason) string {
 	switch r {
+	case venue.RejectReasonStopPxAtOrThroughMarket:
+		return "StopPx is at or through the last trade price: a buy stop must be above it, a sell stop below it"
+	case venue.RejectReasonStopLimitPriceWrongSide:
+		return "stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"
+	case venue.RejectReasonStopPostOnly:
+		return "post-only (ExecInst 6) is not allowed on a stop or stop-limit order"
+	case venue.RejectReasonMaxFloorAboveQty:
+		return "MaxFloor (111) is larger than OrderQty"
+	case venue.RejectReasonMaxFloorNotLotMultiple:
+		return "MaxFloor (111) is not a multiple of the lot size"
 	case venue.RejectReasonUnknownInstrument:
 		return "unknown instrument"
 	case venue.RejectReasonInstrumentHalted:
@@ -399,7 +452,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		uint(tag.ExecID, e.ExecID()).exec(execTypeReplaced, ordStatusOf(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		time(tag.TransactTime, e.TimestampNs())
+		time(tag.TransactTime, e.TimestampNs()).stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	if e.PriorityLost() == venue.BooleanTypeTrue {
 		b.str(tag.Text, "replaced: time priority lost")
 	} else {
@@ -446,7 +499,8 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 		b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 			exec(execTypeOrderStatus, ordStatusOf(e.OrdStatus())).
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
-			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty())
+			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
+			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	}
 	b.time(tag.TransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {

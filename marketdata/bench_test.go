@@ -22,6 +22,7 @@ func acceptedEvent(causeSeq, orderID uint64, side venue.Side, priceTicks, qty in
 	m.SetPriceTicks(priceTicks)
 	m.SetQty(qty)
 	m.SetLeavesQty(qty)
+	m.SetDisplayQty(qty)
 	return buf
 }
 

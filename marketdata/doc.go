@@ -38,6 +38,32 @@
 // after every command of long random streams that the tracker's books,
 // orders in priority order and statuses equal the matcher's.
 //
+// # Stops
+//
+// A stop or stop-limit order waits off the engine's book until a trade
+// elects it, and the feed must not show it before: the tracker ignores the
+// OrderAccepted of a Stop or StopLimit order, and the OrderCancelled and
+// OrderReplaced of such an order it does not hold (a waiting stop; an
+// elected one it holds like any order). OrderTriggered enters the stop as
+// an order of the current command, pending like a new one. The engine
+// elects a stop only once the order before it has finished, so at
+// OrderTriggered the tracker first publishes what the command has entered
+// so far: a cascade of any length keeps at most one order pending, and the
+// orders rest in the engine's order.
+//
+// # Icebergs
+//
+// An iceberg shows only a display slice; the tracker holds that slice as
+// the order's quantity and never reads what tells the reserve behind it
+// (TestTrackerNeverReadsIcebergReserve changes those fields and requires
+// the same feed). It reads displayQty from OrderAccepted, Fill and
+// OrderReplaced. A Fill that empties a slice takes the order off the book
+// like any order executed in full; the OrderRefilled that follows adds the
+// new slice at the back of its level (OrderAdded with the same OrderID),
+// where the engine put it. An incoming iceberg stays pending until its
+// command ends, even across EndBatch, since its slice is cut from what is
+// left when it stops trading.
+//
 // The tracker is allocated once (OrdersMax orders, LevelsMax levels per side
 // per instrument: set both at least as large as the engine's) and applies an
 // event without allocating (about 100 ns on the development machine). An

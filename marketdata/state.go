@@ -14,7 +14,7 @@ import (
 // so that a venue can start from a snapshot instead of replaying its whole
 // journal (see "Restarts" in doc.go). All integers little-endian:
 //
-//	magic "FVMDST01" (8)
+//	magic "FVMDST02" (8)
 //	nextSeq   u64   sequence number of the next feed message
 //	timeNs    i64   event time of the last event applied
 //	instCount u32
@@ -23,12 +23,13 @@ import (
 //	  lastTradeQty i64 | volume i64
 //	  per side (bids, then asks): orderCount u32, then per order in
 //	  priority order (best level first, then time): orderId u64 |
-//	  priceTicks i64 | leavesQty i64
+//	  priceTicks i64 | shown qty i64 (an iceberg's display slice, else the
+//	  leaves) | flags u8 (bit 0: an iceberg)
 //
 // The file around it (length, CRC, atomic publication) is the journal's
 // snapshot file; the state holds exactly what the tracker derived from the
 // events of the commands up to the snapshot's seq, never engine state.
-const stateMagic = "FVMDST01"
+const stateMagic = "FVMDST02"
 
 // ErrBadState is wrapped by every error of Feed.Restore.
 var ErrBadState = errors.New("marketdata: bad feed state")
@@ -65,6 +66,11 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 					u64(uint64(o.id))
 					u64(uint64(o.priceTicks))
 					u64(uint64(o.leavesQty))
+					var flags byte
+					if o.iceberg {
+						flags = 1
+					}
+					bw.WriteByte(flags)
 				}
 			}
 		}
@@ -112,10 +118,14 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 			n := u32()
 			for k := uint32(0); k < n && rerr == nil; k++ {
 				id, px, qty := OrderID(u64()), int64(u64()), int64(u64())
+				flags := read(1)[0]
 				if rerr != nil {
 					break
 				}
-				if err := t.restoreOrder(int32(i), sideIdx(si), id, px, qty); err != nil {
+				if flags > 1 {
+					return 0, fmt.Errorf("%w: order %d flags %#x", ErrBadState, id, flags)
+				}
+				if err := t.restoreOrder(int32(i), sideIdx(si), id, px, qty, flags == 1); err != nil {
 					return 0, fmt.Errorf("%w: %v", ErrBadState, err)
 				}
 			}
@@ -132,7 +142,7 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 
 // restoreOrder rests an order at the back of its level without publishing
 // anything: the orders arrive in priority order.
-func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks, qty int64) error {
+func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks, qty int64, iceberg bool) error {
 	if id == 0 || qty <= 0 {
 		return ErrInconsistent
 	}
@@ -145,6 +155,7 @@ func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks,
 	}
 	o := &t.orders[oi]
 	o.priceTicks, o.leavesQty, o.inst, o.side, o.canRest, o.state = priceTicks, qty, inst, side, true, orderResting
+	o.iceberg = iceberg
 	s := &t.insts[inst].sides[side]
 	li, found := s.search(priceTicks)
 	if !found {

@@ -141,6 +141,9 @@ type order struct {
 	side       sideIdx
 	state      orderState
 	canRest    bool // a limit DAY, GTC or GTD order: one that rests when not filled
+	// iceberg: leavesQty is the order's display slice (see the package
+	// documentation, "Icebergs"); the reserve behind it is never known here.
+	iceberg bool
 }
 
 // instrument is the tracked state of one instrument.
@@ -182,6 +185,8 @@ type Tracker struct {
 	cancelled venue.OrderCancelled
 	replaced  venue.OrderReplaced
 	status    venue.TradingStatusChanged
+	triggered venue.OrderTriggered
+	refilled  venue.OrderRefilled
 
 	mAdded    mdsbe.OrderAdded
 	mModified mdsbe.OrderModified
@@ -260,6 +265,10 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyReplaced(ev)
 	case venue.TradingStatusChangedTemplateID:
 		err = t.applyStatus(ev)
+	case venue.OrderTriggeredTemplateID:
+		err = t.applyTriggered(ev)
+	case venue.OrderRefilledTemplateID:
+		err = t.applyRefilled(ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}
@@ -345,16 +354,81 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
 		return err
 	}
-	ii, _, err := t.instrument(m.InstrumentID())
+	if isStop(m.OrdType()) {
+		// A stop waits off the book and stays unpublished until its
+		// OrderTriggered (see the package documentation, "Stops").
+		t.eventsIgnored++
+		return nil
+	}
+	if m.Flags().Has(venue.OrderFlagsIceberg) {
+		return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.DisplayQty(), true)
+	}
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty(), false)
+}
+
+// isStop reports whether an order type waits for a trigger off the book.
+func isStop(t venue.OrdType) bool {
+	return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit
+}
+
+// applyTriggered enters an elected stop as an order of the current command.
+// The engine elects a stop only once the order before it has finished, so
+// the orders entered so far are published first: that keeps the orders of
+// one command in flight within pendingMax, however long the cascade.
+func (t *Tracker) applyTriggered(ev []byte) error {
+	m := &t.triggered
+	if err := m.WrapDecode(ev, 0); err != nil {
+		return err
+	}
+	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
+		return err
+	}
+	if err := t.publishPending(true); err != nil {
+		return err
+	}
+	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty(), false)
+}
+
+// applyRefilled publishes an iceberg's new display slice. The Fill that
+// emptied the last slice took the order off the book, as an order executed
+// in full; the new slice is added at the back of its level, where the
+// engine put it. Nothing says how much is left behind it.
+func (t *Tracker) applyRefilled(ev []byte) error {
+	m := &t.refilled
+	if err := m.WrapDecode(ev, 0); err != nil {
+		return err
+	}
+	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
+		return err
+	}
+	if m.DisplayQty() <= 0 {
+		return ErrInconsistent
+	}
+	// Entered as a resting limit order, then rested at once.
+	err := t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), venue.OrdTypeLimit, venue.TimeInForceGTC,
+		m.PriceTicks(), m.DisplayQty(), true)
 	if err != nil {
 		return err
 	}
-	side, err := sideOf(m.Side())
+	oi := t.index.get(OrderID(m.OrderID()))
+	t.dropPending(oi)
+	return t.rest(&t.insts[t.orders[oi].inst], oi, true)
+}
+
+// enterOrder starts tracking an order that may trade before it rests: it is
+// pending until the command (or, for an elected stop, its turn) ends.
+func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint64, ordType venue.OrdType,
+	tif venue.TimeInForce, priceTicks, leavesQty int64, iceberg bool) error {
+	ii, _, err := t.instrument(instrumentID)
 	if err != nil {
 		return err
 	}
-	id := OrderID(m.OrderID())
-	if id == 0 || m.LeavesQty() < 0 {
+	side, err := sideOf(vside)
+	if err != nil {
+		return err
+	}
+	id := OrderID(orderID)
+	if id == 0 || leavesQty < 0 {
 		return ErrInconsistent
 	}
 	if t.index.get(id) != noOrder {
@@ -368,9 +442,8 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		return err
 	}
 	o := &t.orders[oi]
-	o.priceTicks, o.leavesQty, o.inst, o.side = m.PriceTicks(), m.LeavesQty(), ii, side
-	tif := m.TimeInForce()
-	o.canRest = m.OrdType() == venue.OrdTypeLimit &&
+	o.priceTicks, o.leavesQty, o.inst, o.side, o.iceberg = priceTicks, leavesQty, ii, side, iceberg
+	o.canRest = (ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit) &&
 		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
 	t.addPending(oi)
 	return nil
@@ -388,7 +461,7 @@ func (t *Tracker) applyFill(ev []byte) error {
 	if err != nil {
 		return err
 	}
-	if m.LastQty() <= 0 || m.LeavesQty() < 0 {
+	if m.LastQty() <= 0 || m.DisplayQty() < 0 {
 		return ErrInconsistent
 	}
 	if m.Aggressor() == venue.BooleanTypeTrue {
@@ -401,11 +474,13 @@ func (t *Tracker) applyFill(ev []byte) error {
 		return ErrUnknownOrder
 	}
 	o := &t.orders[oi]
-	if o.inst != ii || o.leavesQty-m.LastQty() != m.LeavesQty() {
+	if o.inst != ii || (o.leavesQty-m.LastQty() != m.DisplayQty() && !(o.iceberg && o.state == orderPending)) {
+		// Only an incoming iceberg's display may not fall by the trade: it
+		// is the slice it will show, cut from what is left.
 		return ErrInconsistent
 	}
 	if o.state == orderPending {
-		o.leavesQty = m.LeavesQty()
+		o.leavesQty = m.DisplayQty()
 		return nil
 	}
 	return t.executeResting(in, oi, m.TradeID(), m.LastPriceTicks(), m.LastQty())
@@ -444,11 +519,15 @@ func (t *Tracker) applyCancelled(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
+	if oi == noOrder && isStop(m.OrdType()) {
+		t.eventsIgnored++ // a waiting stop: never published
+		return nil
+	}
 	if oi == noOrder {
 		return ErrUnknownOrder
 	}
 	o := &t.orders[oi]
-	if o.inst != ii || o.leavesQty != m.CancelledQty() {
+	if o.inst != ii || o.leavesQty > m.CancelledQty() || (!o.iceberg && o.leavesQty != m.CancelledQty()) {
 		return ErrInconsistent
 	}
 	if o.state == orderPending {
@@ -489,6 +568,10 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
+	if oi == noOrder && isStop(m.OrdType()) {
+		t.eventsIgnored++ // a waiting stop: never published
+		return nil
+	}
 	if oi == noOrder {
 		return ErrUnknownOrder
 	}
@@ -497,10 +580,12 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 	if err != nil {
 		return err
 	}
-	if o.inst != ii || o.side != side || o.leavesQty != m.OldLeavesQty() || m.LeavesQty() < 0 {
+	if o.inst != ii || o.side != side || (!o.iceberg && o.leavesQty != m.OldLeavesQty()) || m.DisplayQty() < 0 {
 		return ErrInconsistent
 	}
-	newPriceTicks, newLeavesQty := m.PriceTicks(), m.LeavesQty()
+	// An iceberg shows its display slice, and may become one or stop being one.
+	newPriceTicks, newLeavesQty := m.PriceTicks(), m.DisplayQty()
+	o.iceberg = m.MaxFloorQty() != 0
 	if o.state == orderPending {
 		// Replaced within the command that entered it: it is still unpublished.
 		o.priceTicks, o.leavesQty = newPriceTicks, newLeavesQty
@@ -532,6 +617,7 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		}
 		n := &t.orders[ni]
 		n.priceTicks, n.leavesQty, n.inst, n.side, n.canRest = newPriceTicks, newLeavesQty, ii, side, true
+		n.iceberg = m.MaxFloorQty() != 0
 		t.addPending(ni)
 		return nil
 	default:
@@ -636,7 +722,8 @@ func (t *Tracker) EndCommand() error {
 // EndBatch publishes what is certain at the end of a batch of events that
 // may stop inside a command: orders that can rest are published now (if
 // more of the command's Fill events follow, they reduce the order as any
-// resting order), while market, IOC and FOK orders, which never rest, stay
+// resting order), while market, IOC and FOK orders, which never rest, and
+// icebergs, whose display is known only when they stop trading, stay
 // hidden until the command ends.
 func (t *Tracker) EndBatch() error { return t.publishPending(false) }
 
@@ -649,7 +736,9 @@ func (t *Tracker) publishPending(commandEnded bool) error {
 			t.freeOrder(oi)
 			continue
 		}
-		if !o.canRest && !commandEnded {
+		// An incoming iceberg stays pending to the end of its command: its
+		// display is cut from what is left when it stops trading.
+		if (!o.canRest || o.iceberg) && !commandEnded {
 			i++
 			continue
 		}

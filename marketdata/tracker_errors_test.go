@@ -33,6 +33,7 @@ func fillEvent(causeSeq, orderID uint64, lastQty, leavesQty int64) []byte {
 	m.SetLastPriceTicks(1000)
 	m.SetLastQty(lastQty)
 	m.SetLeavesQty(leavesQty)
+	m.SetDisplayQty(leavesQty)
 	return buf
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // packetCapture is a packet.Sink that keeps copies of the packets.
@@ -124,10 +125,23 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var trades, resting int
+		var trades, resting, triggered, cascades, refills int
 		batchLeft := 0
 		for step := 0; step < commands; step++ {
 			events := sim.next()
+			n := 0
+			for _, ev := range events.All() {
+				switch tid, _ := venue.TemplateIDOf(ev, 0); tid {
+				case venue.OrderTriggeredTemplateID:
+					n++
+				case venue.OrderRefilledTemplateID:
+					refills++
+				}
+			}
+			triggered += n
+			if n > 1 {
+				cascades++
+			}
 			split := -1
 			if run.mode == splitCommand && events.Len() > 1 {
 				split = 1 + sim.rng.IntN(events.Len()-1)
@@ -172,10 +186,11 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 			t.Fatalf("seed %d: a loss-free feed needed recovery: %+v", seed, cs)
 		}
 		// The stream must have exercised the book: trades and a deep book.
-		if trades == 0 || resting < 20 {
-			t.Fatalf("seed %d: weak stream: volume %d, at most %d resting orders", seed, trades, resting)
+		if trades == 0 || resting < 20 || triggered == 0 || cascades == 0 || refills == 0 {
+			t.Fatalf("seed %d: weak stream: volume %d, at most %d resting orders, %d stops elected, %d cascades, %d iceberg refills",
+				seed, trades, resting, triggered, cascades, refills)
 		}
-		t.Logf("seed %d mode %d: %d commands, %d events, %d messages, volume %d, max resting %d",
-			seed, run.mode, commands, tr.Stats().EventsApplied, tr.Stats().MessagesQueued, trades, resting)
+		t.Logf("seed %d mode %d: %d commands, %d events, %d messages, volume %d, max resting %d, %d stops elected, %d cascades, %d iceberg refills",
+			seed, run.mode, commands, tr.Stats().EventsApplied, tr.Stats().MessagesQueued, trades, resting, triggered, cascades, refills)
 	}
 }

@@ -169,10 +169,16 @@ func (s *venueSim) newOrder() []byte {
 	c.SetSide(side)
 	c.SetInstrumentID(in.ID)
 	c.SetQty(in.LotSize * int64(1+s.rng.IntN(10)))
-	if s.rng.IntN(100) < 12 {
+	k := s.rng.IntN(100)
+	switch {
+	case k < 12:
 		c.SetOrdType(venue.OrdTypeMarket)
 		c.SetTimeInForce(venue.TimeInForceIOC)
-	} else {
+	case k < 24:
+		// A stop a few ticks beyond the last trade: it stays off the book
+		// until a trade elects it (then it trades or rests in a cascade).
+		s.stopOrder(&c, in, side)
+	default:
 		c.SetOrdType(venue.OrdTypeLimit)
 		c.SetPriceTicks(s.price(in, side))
 		switch r := s.rng.IntN(100); {
@@ -191,6 +197,10 @@ func (s *venueSim) newOrder() []byte {
 		if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 5 {
 			c.SetFlags(venue.OrderFlagsPostOnly)
 		}
+		if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 20 {
+			// An iceberg: the feed must show only its display slice.
+			c.SetMaxFloorQty(min(c.Qty(), in.LotSize*int64(1+s.rng.IntN(3))))
+		}
 	}
 	if s.rng.IntN(100) < 10 {
 		c.SetStpMode(venue.StpMode(s.rng.IntN(5)))
@@ -198,6 +208,32 @@ func (s *venueSim) newOrder() []byte {
 	s.must(c.SetClOrdIDString(s.newClOrdID()))
 	s.must(c.SetAccountString(simAccounts[s.rng.IntN(len(simAccounts))]))
 	return s.cmd[:c.EncodedLength()]
+}
+
+// stopOrder makes c a stop or stop-limit order waiting a few ticks beyond
+// the last trade price (or the reference price).
+func (s *venueSim) stopOrder(c *venue.NewOrder, in core.InstrumentConfig, side venue.Side) {
+	last, ok := s.m.LastTradePrice(in.ID)
+	if !ok {
+		last = in.RefPriceTicks
+	}
+	d := int64(1 + s.rng.IntN(6))
+	stopPx := last + d
+	if side == venue.SideSell {
+		stopPx = last - d
+	}
+	c.SetStopPxTicks(stopPx)
+	c.SetTimeInForce(venue.TimeInForceDay)
+	if s.rng.IntN(2) == 0 {
+		c.SetOrdType(venue.OrdTypeStop)
+		return
+	}
+	c.SetOrdType(venue.OrdTypeStopLimit)
+	limit := stopPx + int64(s.rng.IntN(4))
+	if side == venue.SideSell {
+		limit = stopPx - int64(s.rng.IntN(4))
+	}
+	c.SetPriceTicks(limit)
 }
 
 // pickLive returns a known live order, or a made-up one now and then.
@@ -241,6 +277,9 @@ func (s *venueSim) replace() []byte {
 	if ok {
 		c.SetTimeInForce(ov.TimeInForce)
 		c.SetExpireTimeNs(ov.ExpireTimeNs)
+		c.SetOrdType(ov.OrdType)
+		c.SetStopPxTicks(ov.StopPxTicks)
+		c.SetMaxFloorQty(ov.MaxFloorQty)
 		lot := int64(1)
 		for _, in := range simInstruments {
 			if in.ID == o.inst {
@@ -255,6 +294,9 @@ func (s *venueSim) replace() []byte {
 		case r < 90: // quantity down: keeps priority, or ends the order
 			c.SetQty(max(lot, ov.Qty-lot*int64(1+s.rng.IntN(5))))
 		default: // unchanged: a no-op replace
+		}
+		if ov.MaxFloorQty != 0 && s.rng.IntN(10) == 0 {
+			c.SetMaxFloorQty(min(c.Qty(), lot*int64(1+s.rng.IntN(3)))) // a new display size
 		}
 	}
 	s.must(c.SetClOrdIDString(s.newClOrdID()))
@@ -383,7 +425,8 @@ func compareWithMatcher(t testing.TB, m *core.Matcher, tr *Tracker, step int) {
 			if side == venue.SideSell {
 				wire = mdsbe.SideSell
 			}
-			ml = m.BookLevels(in.ID, side, ml[:0])
+			// The feed shows what the book displays: icebergs' slices only.
+			ml = displayedLevels(m.BookOrders(in.ID, side, mo[:0]), ml[:0])
 			tl, _ = tr.AppendLevels(tl[:0], InstrumentID(in.ID), wire, 0)
 			if len(ml) != len(tl) {
 				t.Fatalf("step %d inst %d %v: %d levels in the matcher, %d in the tracker\nmatcher %v\ntracker %v",
@@ -400,7 +443,7 @@ func compareWithMatcher(t testing.TB, m *core.Matcher, tr *Tracker, step int) {
 				t.Fatalf("step %d inst %d %v: %d orders in the matcher, %d in the tracker", step, in.ID, side, len(mo), len(to))
 			}
 			for i := range mo {
-				if mo[i].OrderID != uint64(to[i].OrderID) || mo[i].LeavesQty != to[i].Qty || mo[i].PriceTicks != to[i].PriceTicks {
+				if mo[i].OrderID != uint64(to[i].OrderID) || mo[i].DisplayQty != to[i].Qty || mo[i].PriceTicks != to[i].PriceTicks {
 					t.Fatalf("step %d inst %d %v order %d: matcher %d %d@%d tracker %+v", step, in.ID, side, i,
 						mo[i].OrderID, mo[i].LeavesQty, mo[i].PriceTicks, to[i])
 				}
@@ -415,4 +458,18 @@ func compareWithMatcher(t testing.TB, m *core.Matcher, tr *Tracker, step int) {
 	if got, want := tr.Stats().OrdersHeld, m.RestingOrders(); got != want {
 		t.Fatalf("step %d: tracker holds %d orders, matcher rests %d", step, got, want)
 	}
+}
+
+// displayedLevels sums the displayed quantity of a side's orders (in
+// priority order) by price level, as the feed shows the book.
+func displayedLevels(orders []core.OrderView, dst []core.Level) []core.Level {
+	for _, o := range orders {
+		if n := len(dst); n > 0 && dst[n-1].PriceTicks == o.PriceTicks {
+			dst[n-1].Qty += o.DisplayQty
+			dst[n-1].Orders++
+			continue
+		}
+		dst = append(dst, core.Level{PriceTicks: o.PriceTicks, Qty: o.DisplayQty, Orders: 1})
+	}
+	return dst
 }

@@ -268,7 +268,7 @@ func TestSets(t *testing.T) {
 	if !both.Has(venue.OrderFlagsPossResend) || venue.OrderFlagsPostOnly.Has(both) || !venue.OrderFlags(0).Has(0) {
 		t.Errorf("Has is wrong")
 	}
-	if !both.Valid() || venue.OrderFlags(4).Valid() {
+	if !both.Valid() || !venue.OrderFlagsIceberg.Valid() || venue.OrderFlags(8).Valid() {
 		t.Errorf("Valid is wrong")
 	}
 	for v, want := range map[venue.OrderFlags]string{0: "none", both: "PostOnly|PossResend", 0x81: "PostOnly|bit7"} {

@@ -24,7 +24,7 @@ func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 var newOrderGolden = concat(
 	[]byte{
-		104, 0, // blockLength 104
+		120, 0, // blockLength 120
 		1, 0, // templateId 1
 		1, 0, // schemaId 1
 		0, 0, // version 0
@@ -42,8 +42,10 @@ var newOrderGolden = concat(
 		0xe8, 0x03, 0, 0, 0, 0, 0, 0, // @36 qty 1000
 		0, 0, 0, 0, 0, 0, 0, 0, // @44 expireTimeNs 0
 	},
-	chars("ORD-1", 36), // @52 clOrdId
-	chars("ACC42", 16), // @88 account
+	chars("ORD-1", 36),                   // @52 clOrdId
+	chars("ACC42", 16),                   // @88 account
+	[]byte{0x10, 0x27, 0, 0, 0, 0, 0, 0}, // @104 stopPxTicks 10000
+	[]byte{0x05, 0, 0, 0, 0, 0, 0, 0},    // @112 maxFloorQty 5
 )
 
 func TestGoldenNewOrder(t *testing.T) {
@@ -68,6 +70,8 @@ func TestGoldenNewOrder(t *testing.T) {
 	m.SetQty(1000)
 	mustSet(t, m.SetClOrdIDString("ORD-1"))
 	mustSet(t, m.SetAccount([]byte("ACC42")))
+	m.SetStopPxTicks(10000)
+	m.SetMaxFloorQty(5)
 	compareGolden(t, buf, newOrderGolden)
 
 	var d venue.NewOrder
@@ -86,7 +90,7 @@ func TestGoldenNewOrder(t *testing.T) {
 
 var fillGolden = concat(
 	[]byte{
-		168, 0, // blockLength 168
+		176, 0, // blockLength 176
 		103, 0, // templateId 103
 		1, 0, // schemaId 1
 		0, 0, // version 0
@@ -113,7 +117,8 @@ var fillGolden = concat(
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // @108 contraOrderId max uint64
 	},
 	chars("0123456789abcdef0123456789abcdef0123", 36), // @116 clOrdId, full length
-	chars("", 16), // @152 account, empty
+	chars("", 16),                     // @152 account, empty
+	[]byte{0x0a, 0, 0, 0, 0, 0, 0, 0}, // @168 displayQty 10
 )
 
 func TestGoldenFill(t *testing.T) {
@@ -146,6 +151,7 @@ func TestGoldenFill(t *testing.T) {
 	m.SetCumNotionalTicks(299970)
 	m.SetContraOrderID(^uint64(0))
 	mustSet(t, m.SetClOrdIDString("0123456789abcdef0123456789abcdef0123"))
+	m.SetDisplayQty(10)
 	compareGolden(t, buf, fillGolden)
 
 	var d venue.Fill

@@ -38,6 +38,8 @@ var codecs = map[string]func() sbetest.Codec{
 	"RiskBreach":           func() sbetest.Codec { return new(venue.RiskBreach) },
 	"RiskControlResult":    func() sbetest.Codec { return new(venue.RiskControlResult) },
 	"RiskUtilisation":      func() sbetest.Codec { return new(venue.RiskUtilisation) },
+	"OrderTriggered":       func() sbetest.Codec { return new(venue.OrderTriggered) },
+	"OrderRefilled":        func() sbetest.Codec { return new(venue.OrderRefilled) },
 }
 
 func TestCodecsCoverSchema(t *testing.T) {

@@ -22,7 +22,7 @@ func TestTextGolden(t *testing.T) {
 		{"NewOrder", newOrderGolden, "NewOrder seq=72623859790382856 timestampNs=2024-04-05T19:34:38Z " +
 			"sessionIdx=4660 side=Sell ordType=Limit instrumentId=305419896 timeInForce=IOC " +
 			"flags=PostOnly|PossResend stpMode=CancelResting reserved=0 priceTicks=-100 qty=1000 expireTimeNs=0 " +
-			`clOrdId="ORD-1" account="ACC42"`},
+			`clOrdId="ORD-1" account="ACC42" stopPxTicks=10000 maxFloorQty=5`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

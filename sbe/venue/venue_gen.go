@@ -160,6 +160,10 @@ func MessageName(templateID uint16) string {
 		return "RiskControlResult"
 	case 142:
 		return "RiskUtilisation"
+	case 111:
+		return "OrderTriggered"
+	case 112:
+		return "OrderRefilled"
 	}
 	return ""
 }
@@ -360,6 +364,18 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 			return dst, err
 		}
 		return m.AppendText(dst), nil
+	case OrderTriggeredTemplateID:
+		var m OrderTriggered
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OrderRefilledTemplateID:
+		var m OrderRefilled
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
 	}
 	return dst, sbe.ErrUnknownTemplate
 }
@@ -548,8 +564,10 @@ type OrdType uint8
 
 // The values of OrdType.
 const (
-	OrdTypeMarket OrdType = 1
-	OrdTypeLimit  OrdType = 2
+	OrdTypeMarket    OrdType = 1
+	OrdTypeLimit     OrdType = 2
+	OrdTypeStop      OrdType = 3
+	OrdTypeStopLimit OrdType = 4
 )
 
 // String returns the schema name of v, or OrdType(n) for a value the schema does not define.
@@ -559,6 +577,10 @@ func (v OrdType) String() string {
 		return "Market"
 	case OrdTypeLimit:
 		return "Limit"
+	case OrdTypeStop:
+		return "Stop"
+	case OrdTypeStopLimit:
+		return "StopLimit"
 	}
 	return "OrdType(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -566,7 +588,7 @@ func (v OrdType) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v OrdType) Valid() bool {
 	switch v {
-	case OrdTypeMarket, OrdTypeLimit:
+	case OrdTypeMarket, OrdTypeLimit, OrdTypeStop, OrdTypeStopLimit:
 		return true
 	}
 	return false
@@ -618,13 +640,16 @@ type OrderFlags uint8
 const (
 	OrderFlagsPostOnly   OrderFlags = 1 << 0
 	OrderFlagsPossResend OrderFlags = 1 << 1
+	OrderFlagsIceberg    OrderFlags = 1 << 2
 )
 
 // Has reports whether every bit of f is set in v.
 func (v OrderFlags) Has(f OrderFlags) bool { return v&f == f }
 
 // Valid reports whether v sets only bits the schema defines.
-func (v OrderFlags) Valid() bool { return v&^(OrderFlagsPostOnly|OrderFlagsPossResend) == 0 }
+func (v OrderFlags) Valid() bool {
+	return v&^(OrderFlagsPostOnly|OrderFlagsPossResend|OrderFlagsIceberg) == 0
+}
 
 // String lists the choices set in v, separated by |; undefined bits are
 // written as bitN, and the empty set as "none".
@@ -643,6 +668,8 @@ func (v OrderFlags) String() string {
 			name = "PostOnly"
 		case OrderFlagsPossResend:
 			name = "PossResend"
+		case OrderFlagsIceberg:
+			name = "Iceberg"
 		}
 		if s != "" {
 			s += "|"
@@ -767,6 +794,11 @@ const (
 	RejectReasonUnknownSession                 RejectReason = 21
 	RejectReasonInvalidPriceBand               RejectReason = 22
 	RejectReasonOrdersOutsideBand              RejectReason = 23
+	RejectReasonStopPxAtOrThroughMarket        RejectReason = 24
+	RejectReasonStopLimitPriceWrongSide        RejectReason = 25
+	RejectReasonStopPostOnly                   RejectReason = 26
+	RejectReasonMaxFloorAboveQty               RejectReason = 27
+	RejectReasonMaxFloorNotLotMultiple         RejectReason = 28
 	RejectReasonRiskLimitExceeded              RejectReason = 40
 	RejectReasonKillSwitchActive               RejectReason = 41
 )
@@ -822,6 +854,16 @@ func (v RejectReason) String() string {
 		return "InvalidPriceBand"
 	case RejectReasonOrdersOutsideBand:
 		return "OrdersOutsideBand"
+	case RejectReasonStopPxAtOrThroughMarket:
+		return "StopPxAtOrThroughMarket"
+	case RejectReasonStopLimitPriceWrongSide:
+		return "StopLimitPriceWrongSide"
+	case RejectReasonStopPostOnly:
+		return "StopPostOnly"
+	case RejectReasonMaxFloorAboveQty:
+		return "MaxFloorAboveQty"
+	case RejectReasonMaxFloorNotLotMultiple:
+		return "MaxFloorNotLotMultiple"
 	case RejectReasonRiskLimitExceeded:
 		return "RiskLimitExceeded"
 	case RejectReasonKillSwitchActive:
@@ -833,7 +875,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
 		return true
 	}
 	return false
@@ -1207,7 +1249,7 @@ func (v RiskResult) Valid() bool {
 // The constants of message "NewOrder".
 const (
 	NewOrderTemplateID  uint16 = 1
-	NewOrderBlockLength int    = 104
+	NewOrderBlockLength int    = 120
 	// NewOrderEncodedLength is the header plus the block.
 	NewOrderEncodedLength int = MessageHeaderSize + NewOrderBlockLength
 )
@@ -1216,21 +1258,23 @@ const (
 // of its block: field F of a message wrapped at off starts at
 // off+MessageHeaderSize+NewOrderFOffset.
 const (
-	NewOrderSeqOffset          int = 0  // uint64
-	NewOrderTimestampNsOffset  int = 8  // int64
-	NewOrderSessionIdxOffset   int = 16 // uint16
-	NewOrderSideOffset         int = 18 // Side (uint8)
-	NewOrderOrdTypeOffset      int = 19 // OrdType (uint8)
-	NewOrderInstrumentIDOffset int = 20 // uint32
-	NewOrderTimeInForceOffset  int = 24 // TimeInForce (uint8)
-	NewOrderFlagsOffset        int = 25 // OrderFlags (uint8)
-	NewOrderStpModeOffset      int = 26 // StpMode (uint8)
-	NewOrderReservedOffset     int = 27 // uint8
-	NewOrderPriceTicksOffset   int = 28 // int64
-	NewOrderQtyOffset          int = 36 // int64
-	NewOrderExpireTimeNsOffset int = 44 // int64
-	NewOrderClOrdIDOffset      int = 52 // char[36]
-	NewOrderAccountOffset      int = 88 // char[16]
+	NewOrderSeqOffset          int = 0   // uint64
+	NewOrderTimestampNsOffset  int = 8   // int64
+	NewOrderSessionIdxOffset   int = 16  // uint16
+	NewOrderSideOffset         int = 18  // Side (uint8)
+	NewOrderOrdTypeOffset      int = 19  // OrdType (uint8)
+	NewOrderInstrumentIDOffset int = 20  // uint32
+	NewOrderTimeInForceOffset  int = 24  // TimeInForce (uint8)
+	NewOrderFlagsOffset        int = 25  // OrderFlags (uint8)
+	NewOrderStpModeOffset      int = 26  // StpMode (uint8)
+	NewOrderReservedOffset     int = 27  // uint8
+	NewOrderPriceTicksOffset   int = 28  // int64
+	NewOrderQtyOffset          int = 36  // int64
+	NewOrderExpireTimeNsOffset int = 44  // int64
+	NewOrderClOrdIDOffset      int = 52  // char[36]
+	NewOrderAccountOffset      int = 88  // char[16]
+	NewOrderStopPxTicksOffset  int = 104 // int64
+	NewOrderMaxFloorQtyOffset  int = 112 // int64
 )
 
 // NewOrder is a flyweight over message "NewOrder" (template 1, a command).
@@ -1293,8 +1337,8 @@ func OverwriteNewOrder(buf []byte) (m NewOrder, ok bool) {
 		return NewOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + NewOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 104, templateId 1, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010068)
+	// The header as one word: blockLength 120, templateId 1, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100010078)
 	return m, true
 }
 
@@ -1540,6 +1584,34 @@ func (m NewOrder) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 16) at offset 104 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m NewOrder) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[112:120]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 16).
+func (m NewOrder) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[112:120], uint64(v))
+}
+
+// MaxFloorQty reads field "maxFloorQty" (id 17) at offset 112 (int64).
+//
+// iceberg: the quantity displayed at a time (FIX MaxFloor); 0: all of it.
+func (m NewOrder) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[120:128]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 17).
+func (m NewOrder) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[120:128], uint64(v))
+}
+
 // AppendText appends m as one line of text: "NewOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -1575,6 +1647,10 @@ func (m *NewOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -1871,7 +1947,7 @@ func (m *CancelOrder) String() string { return string(m.AppendText(nil)) }
 // The constants of message "ReplaceOrder".
 const (
 	ReplaceOrderTemplateID  uint16 = 3
-	ReplaceOrderBlockLength int    = 148
+	ReplaceOrderBlockLength int    = 164
 	// ReplaceOrderEncodedLength is the header plus the block.
 	ReplaceOrderEncodedLength int = MessageHeaderSize + ReplaceOrderBlockLength
 )
@@ -1896,6 +1972,8 @@ const (
 	ReplaceOrderClOrdIDOffset      int = 60  // char[36]
 	ReplaceOrderOrigClOrdIDOffset  int = 96  // char[36]
 	ReplaceOrderAccountOffset      int = 132 // char[16]
+	ReplaceOrderStopPxTicksOffset  int = 148 // int64
+	ReplaceOrderMaxFloorQtyOffset  int = 156 // int64
 )
 
 // ReplaceOrder is a flyweight over message "ReplaceOrder" (template 3, a command).
@@ -1958,8 +2036,8 @@ func OverwriteReplaceOrder(buf []byte) (m ReplaceOrder, ok bool) {
 		return ReplaceOrder{}, false
 	}
 	m.buf = (*[MessageHeaderSize + ReplaceOrderBlockLength]byte)(buf)
-	// The header as one word: blockLength 148, templateId 3, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100030094)
+	// The header as one word: blockLength 164, templateId 3, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000300a4)
 	return m, true
 }
 
@@ -2243,6 +2321,34 @@ func (m ReplaceOrder) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 17) at offset 148 (int64).
+//
+// Stop and StopLimit: the new trigger price; else 0.
+func (m ReplaceOrder) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[156:164]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 17).
+func (m ReplaceOrder) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[156:164], uint64(v))
+}
+
+// MaxFloorQty reads field "maxFloorQty" (id 18) at offset 156 (int64).
+//
+// iceberg: the new display quantity; 0: not an iceberg.
+func (m ReplaceOrder) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[164:172]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 18).
+func (m ReplaceOrder) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[164:172], uint64(v))
+}
+
 // AppendText appends m as one line of text: "ReplaceOrder", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -2280,6 +2386,10 @@ func (m *ReplaceOrder) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.OrigClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -4401,7 +4511,7 @@ func (m *RiskControl) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderAccepted".
 const (
 	OrderAcceptedTemplateID  uint16 = 101
-	OrderAcceptedBlockLength int    = 128
+	OrderAcceptedBlockLength int    = 152
 	// OrderAcceptedEncodedLength is the header plus the block.
 	OrderAcceptedEncodedLength int = MessageHeaderSize + OrderAcceptedBlockLength
 )
@@ -4427,6 +4537,9 @@ const (
 	OrderAcceptedExpireTimeNsOffset int = 68  // int64
 	OrderAcceptedClOrdIDOffset      int = 76  // char[36]
 	OrderAcceptedAccountOffset      int = 112 // char[16]
+	OrderAcceptedStopPxTicksOffset  int = 128 // int64
+	OrderAcceptedMaxFloorQtyOffset  int = 136 // int64
+	OrderAcceptedDisplayQtyOffset   int = 144 // int64
 )
 
 // OrderAccepted is a flyweight over message "OrderAccepted" (template 101).
@@ -4489,8 +4602,8 @@ func OverwriteOrderAccepted(buf []byte) (m OrderAccepted, ok bool) {
 		return OrderAccepted{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderAcceptedBlockLength]byte)(buf)
-	// The header as one word: blockLength 128, templateId 101, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650080)
+	// The header as one word: blockLength 152, templateId 101, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100650098)
 	return m, true
 }
 
@@ -4760,6 +4873,48 @@ func (m OrderAccepted) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 18) at offset 128 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderAccepted) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[136:144]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 18).
+func (m OrderAccepted) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
+}
+
+// MaxFloorQty reads field "maxFloorQty" (id 19) at offset 136 (int64).
+//
+// iceberg: the display quantity asked for; else 0.
+func (m OrderAccepted) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[144:152]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 19).
+func (m OrderAccepted) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[144:152], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 20) at offset 144 (int64).
+//
+// an iceberg's first display slice, min(maxFloorQty, leavesQty); 0 for other orders, which show their leavesQty.
+func (m OrderAccepted) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[152:160]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 20).
+func (m OrderAccepted) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[152:160], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderAccepted", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -4799,6 +4954,12 @@ func (m *OrderAccepted) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -5170,7 +5331,7 @@ func (m *OrderRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "Fill".
 const (
 	FillTemplateID  uint16 = 103
-	FillBlockLength int    = 168
+	FillBlockLength int    = 176
 	// FillEncodedLength is the header plus the block.
 	FillEncodedLength int = MessageHeaderSize + FillBlockLength
 )
@@ -5202,6 +5363,7 @@ const (
 	FillContraOrderIDOffset    int = 108 // uint64
 	FillClOrdIDOffset          int = 116 // char[36]
 	FillAccountOffset          int = 152 // char[16]
+	FillDisplayQtyOffset       int = 168 // int64
 )
 
 // Fill is a flyweight over message "Fill" (template 103).
@@ -5264,8 +5426,8 @@ func OverwriteFill(buf []byte) (m Fill, ok bool) {
 		return Fill{}, false
 	}
 	m.buf = (*[MessageHeaderSize + FillBlockLength]byte)(buf)
-	// The header as one word: blockLength 168, templateId 103, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700a8)
+	// The header as one word: blockLength 176, templateId 103, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006700b0)
 	return m, true
 }
 
@@ -5613,6 +5775,20 @@ func (m Fill) SetAccountString(v string) error {
 	return nil
 }
 
+// DisplayQty reads field "displayQty" (id 24) at offset 168 (int64).
+//
+// the order's displayed quantity after the fill (an iceberg's display slice; leavesQty otherwise).
+func (m Fill) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[176:184]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 24).
+func (m Fill) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[176:184], uint64(v))
+}
+
 // AppendText appends m as one line of text: "Fill", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -5664,6 +5840,8 @@ func (m *Fill) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -6159,7 +6337,7 @@ func (m *OrderCancelled) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderReplaced".
 const (
 	OrderReplacedTemplateID  uint16 = 105
-	OrderReplacedBlockLength int    = 196
+	OrderReplacedBlockLength int    = 220
 	// OrderReplacedEncodedLength is the header plus the block.
 	OrderReplacedEncodedLength int = MessageHeaderSize + OrderReplacedBlockLength
 )
@@ -6191,6 +6369,9 @@ const (
 	OrderReplacedClOrdIDOffset          int = 108 // char[36]
 	OrderReplacedOrigClOrdIDOffset      int = 144 // char[36]
 	OrderReplacedAccountOffset          int = 180 // char[16]
+	OrderReplacedStopPxTicksOffset      int = 196 // int64
+	OrderReplacedMaxFloorQtyOffset      int = 204 // int64
+	OrderReplacedDisplayQtyOffset       int = 212 // int64
 )
 
 // OrderReplaced is a flyweight over message "OrderReplaced" (template 105).
@@ -6253,8 +6434,8 @@ func OverwriteOrderReplaced(buf []byte) (m OrderReplaced, ok bool) {
 		return OrderReplaced{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderReplacedBlockLength]byte)(buf)
-	// The header as one word: blockLength 196, templateId 105, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900c4)
+	// The header as one word: blockLength 220, templateId 105, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006900dc)
 	return m, true
 }
 
@@ -6630,6 +6811,48 @@ func (m OrderReplaced) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 24) at offset 196 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderReplaced) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[204:212]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 24).
+func (m OrderReplaced) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[204:212], uint64(v))
+}
+
+// MaxFloorQty reads field "maxFloorQty" (id 25) at offset 204 (int64).
+//
+// iceberg: the display quantity; else 0.
+func (m OrderReplaced) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[212:220]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 25).
+func (m OrderReplaced) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[212:220], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 26) at offset 212 (int64).
+//
+// what the book shows of the order: min(maxFloorQty, leavesQty) for an iceberg, else leavesQty.
+func (m OrderReplaced) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[220:228]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 26).
+func (m OrderReplaced) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[220:228], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderReplaced", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -6681,6 +6904,12 @@ func (m *OrderReplaced) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.OrigClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
 	return dst
 }
 
@@ -7026,7 +7255,7 @@ func (m *CancelRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderStatus".
 const (
 	OrderStatusTemplateID  uint16 = 107
-	OrderStatusBlockLength int    = 136
+	OrderStatusBlockLength int    = 152
 	// OrderStatusEncodedLength is the header plus the block.
 	OrderStatusEncodedLength int = MessageHeaderSize + OrderStatusBlockLength
 )
@@ -7054,6 +7283,8 @@ const (
 	OrderStatusCumNotionalTicksOffset int = 76  // int64
 	OrderStatusClOrdIDOffset          int = 84  // char[36]
 	OrderStatusAccountOffset          int = 120 // char[16]
+	OrderStatusStopPxTicksOffset      int = 136 // int64
+	OrderStatusMaxFloorQtyOffset      int = 144 // int64
 )
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
@@ -7116,8 +7347,8 @@ func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
 		return OrderStatus{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
-	// The header as one word: blockLength 136, templateId 107, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0088)
+	// The header as one word: blockLength 152, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0098)
 	return m, true
 }
 
@@ -7415,6 +7646,34 @@ func (m OrderStatus) SetAccountString(v string) error {
 	return nil
 }
 
+// StopPxTicks reads field "stopPxTicks" (id 20) at offset 136 (int64).
+//
+// Stop and StopLimit: the trigger price; else 0.
+func (m OrderStatus) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[144:152]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 20).
+func (m OrderStatus) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[144:152], uint64(v))
+}
+
+// MaxFloorQty reads field "maxFloorQty" (id 21) at offset 144 (int64).
+//
+// iceberg: the display quantity; else 0.
+func (m OrderStatus) MaxFloorQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[152:160]))
+}
+
+// SetMaxFloorQty writes field "maxFloorQty" (id 21).
+func (m OrderStatus) SetMaxFloorQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[152:160], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderStatus", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -7458,6 +7717,10 @@ func (m *OrderStatus) AppendText(dst []byte) []byte {
 	dst = appendQuoted(dst, m.ClOrdID())
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " maxFloorQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
 	return dst
 }
 
@@ -9157,3 +9420,683 @@ func (m *RiskUtilisation) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *RiskUtilisation) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OrderTriggered".
+const (
+	OrderTriggeredTemplateID  uint16 = 111
+	OrderTriggeredBlockLength int    = 144
+	// OrderTriggeredEncodedLength is the header plus the block.
+	OrderTriggeredEncodedLength int = MessageHeaderSize + OrderTriggeredBlockLength
+)
+
+// The offsets of the fields of message "OrderTriggered", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderTriggeredFOffset.
+const (
+	OrderTriggeredCauseSeqOffset          int = 0   // uint64
+	OrderTriggeredTimestampNsOffset       int = 8   // int64
+	OrderTriggeredSessionIdxOffset        int = 16  // uint16
+	OrderTriggeredSideOffset              int = 18  // Side (uint8)
+	OrderTriggeredOrdTypeOffset           int = 19  // OrdType (uint8)
+	OrderTriggeredInstrumentIDOffset      int = 20  // uint32
+	OrderTriggeredTimeInForceOffset       int = 24  // TimeInForce (uint8)
+	OrderTriggeredFlagsOffset             int = 25  // OrderFlags (uint8)
+	OrderTriggeredReservedOffset          int = 26  // uint16
+	OrderTriggeredOrderIDOffset           int = 28  // uint64
+	OrderTriggeredExecIDOffset            int = 36  // uint64
+	OrderTriggeredPriceTicksOffset        int = 44  // int64
+	OrderTriggeredStopPxTicksOffset       int = 52  // int64
+	OrderTriggeredTriggerPriceTicksOffset int = 60  // int64
+	OrderTriggeredQtyOffset               int = 68  // int64
+	OrderTriggeredLeavesQtyOffset         int = 76  // int64
+	OrderTriggeredExpireTimeNsOffset      int = 84  // int64
+	OrderTriggeredClOrdIDOffset           int = 92  // char[36]
+	OrderTriggeredAccountOffset           int = 128 // char[16]
+)
+
+// OrderTriggered is a flyweight over message "OrderTriggered" (template 111).
+//
+// A stop or stop-limit order was triggered by the last trade price; it now trades as a market or limit order, in Fill events that follow.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OrderTriggered struct {
+	buf *[MessageHeaderSize + OrderTriggeredBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderTriggeredEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OrderTriggered) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OrderTriggeredEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderTriggeredTemplateID, OrderTriggeredBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OrderTriggeredBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OrderTriggered) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderTriggeredTemplateID, OrderTriggeredBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OrderTriggeredTemplateID, OrderTriggeredBlockLength)
+}
+
+// DecodeOrderTriggered returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderTriggered(buf []byte) (m OrderTriggered, ok bool) {
+	if !validMessage(buf, OrderTriggeredTemplateID, OrderTriggeredBlockLength) {
+		return OrderTriggered{}, false
+	}
+	return OrderTriggered{buf: (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderTriggered writes the header of a OrderTriggered at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderTriggeredEncodedLength.
+// Like DecodeOrderTriggered it is inlined and its result stays in a register.
+func OverwriteOrderTriggered(buf []byte) (m OrderTriggered, ok bool) {
+	if len(buf) < OrderTriggeredEncodedLength {
+		return OrderTriggered{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderTriggeredBlockLength]byte)(buf)
+	// The header as one word: blockLength 144, templateId 111, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006f0090)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderTriggered) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderTriggered) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderTriggered) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OrderTriggered) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderTriggered) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// SessionIdx reads field "sessionIdx" (id 3) at offset 16 (uint16).
+func (m OrderTriggered) SessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetSessionIdx writes field "sessionIdx" (id 3).
+func (m OrderTriggered) SetSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Side reads field "side" (id 4) at offset 18 (uint8).
+func (m OrderTriggered) Side() Side {
+	b := m.buf
+	return Side(b[26])
+}
+
+// SetSide writes field "side" (id 4).
+func (m OrderTriggered) SetSide(v Side) {
+	b := m.buf
+	b[26] = uint8(v)
+}
+
+// OrdType reads field "ordType" (id 5) at offset 19 (uint8).
+//
+// Stop or StopLimit, as entered.
+func (m OrderTriggered) OrdType() OrdType {
+	b := m.buf
+	return OrdType(b[27])
+}
+
+// SetOrdType writes field "ordType" (id 5).
+func (m OrderTriggered) SetOrdType(v OrdType) {
+	b := m.buf
+	b[27] = uint8(v)
+}
+
+// InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
+func (m OrderTriggered) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 6).
+func (m OrderTriggered) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// TimeInForce reads field "timeInForce" (id 7) at offset 24 (uint8).
+func (m OrderTriggered) TimeInForce() TimeInForce {
+	b := m.buf
+	return TimeInForce(b[32])
+}
+
+// SetTimeInForce writes field "timeInForce" (id 7).
+func (m OrderTriggered) SetTimeInForce(v TimeInForce) {
+	b := m.buf
+	b[32] = uint8(v)
+}
+
+// Flags reads field "flags" (id 8) at offset 25 (uint8).
+func (m OrderTriggered) Flags() OrderFlags {
+	b := m.buf
+	return OrderFlags(b[33])
+}
+
+// SetFlags writes field "flags" (id 8).
+func (m OrderTriggered) SetFlags(v OrderFlags) {
+	b := m.buf
+	b[33] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 9) at offset 26 (uint16).
+func (m OrderTriggered) Reserved() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[34:36])
+}
+
+// SetReserved writes field "reserved" (id 9).
+func (m OrderTriggered) SetReserved(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[34:36], v)
+}
+
+// OrderID reads field "orderId" (id 10) at offset 28 (uint64).
+func (m OrderTriggered) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[36:44])
+}
+
+// SetOrderID writes field "orderId" (id 10).
+func (m OrderTriggered) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[36:44], v)
+}
+
+// ExecID reads field "execId" (id 11) at offset 36 (uint64).
+func (m OrderTriggered) ExecID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[44:52])
+}
+
+// SetExecID writes field "execId" (id 11).
+func (m OrderTriggered) SetExecID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[44:52], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 12) at offset 44 (int64).
+//
+// the limit price of a StopLimit; 0 for a Stop.
+func (m OrderTriggered) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[52:60]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 12).
+func (m OrderTriggered) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[52:60], uint64(v))
+}
+
+// StopPxTicks reads field "stopPxTicks" (id 13) at offset 52 (int64).
+func (m OrderTriggered) StopPxTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[60:68]))
+}
+
+// SetStopPxTicks writes field "stopPxTicks" (id 13).
+func (m OrderTriggered) SetStopPxTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
+}
+
+// TriggerPriceTicks reads field "triggerPriceTicks" (id 14) at offset 60 (int64).
+//
+// the last trade price that triggered it.
+func (m OrderTriggered) TriggerPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[68:76]))
+}
+
+// SetTriggerPriceTicks writes field "triggerPriceTicks" (id 14).
+func (m OrderTriggered) SetTriggerPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[68:76], uint64(v))
+}
+
+// Qty reads field "qty" (id 15) at offset 68 (int64).
+func (m OrderTriggered) Qty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[76:84]))
+}
+
+// SetQty writes field "qty" (id 15).
+func (m OrderTriggered) SetQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[76:84], uint64(v))
+}
+
+// LeavesQty reads field "leavesQty" (id 16) at offset 76 (int64).
+func (m OrderTriggered) LeavesQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[84:92]))
+}
+
+// SetLeavesQty writes field "leavesQty" (id 16).
+func (m OrderTriggered) SetLeavesQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[84:92], uint64(v))
+}
+
+// ExpireTimeNs reads field "expireTimeNs" (id 17) at offset 84 (int64).
+func (m OrderTriggered) ExpireTimeNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[92:100]))
+}
+
+// SetExpireTimeNs writes field "expireTimeNs" (id 17).
+func (m OrderTriggered) SetExpireTimeNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[92:100], uint64(v))
+}
+
+// ClOrdID returns field "clOrdId" (id 18) at offset 92 (char[36]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OrderTriggered) ClOrdID() []byte {
+	v := m.buf[100:136:136]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ClOrdIDArray returns field "clOrdId" (id 18) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderTriggered) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[100:136])
+}
+
+// SetClOrdID writes field "clOrdId" (id 18), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetClOrdID(v []byte) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[100:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetClOrdIDString writes field "clOrdId" (id 18), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetClOrdIDString(v string) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[100:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Account returns field "account" (id 19) at offset 128 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OrderTriggered) Account() []byte {
+	v := m.buf[136:152:152]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// AccountArray returns field "account" (id 19) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OrderTriggered) AccountArray() *[AccountLength]byte {
+	return (*[AccountLength]byte)(m.buf[136:152])
+}
+
+// SetAccount writes field "account" (id 19), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetAccount(v []byte) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[136:152:152]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetAccountString writes field "account" (id 19), padding it with NULs. A value longer than
+// AccountLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OrderTriggered) SetAccountString(v string) error {
+	if len(v) > AccountLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[136:152:152]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "OrderTriggered", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderTriggered) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderTriggered"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " sessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " ordType="...)
+	dst = append(dst, m.OrdType().String()...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " timeInForce="...)
+	dst = append(dst, m.TimeInForce().String()...)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " execId="...)
+	dst = strconv.AppendUint(dst, uint64(m.ExecID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " stopPxTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
+	dst = append(dst, " triggerPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.TriggerPriceTicks()), 10)
+	dst = append(dst, " qty="...)
+	dst = strconv.AppendInt(dst, int64(m.Qty()), 10)
+	dst = append(dst, " leavesQty="...)
+	dst = strconv.AppendInt(dst, int64(m.LeavesQty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " account="...)
+	dst = appendQuoted(dst, m.Account())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderTriggered) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OrderRefilled".
+const (
+	OrderRefilledTemplateID  uint16 = 112
+	OrderRefilledBlockLength int    = 48
+	// OrderRefilledEncodedLength is the header plus the block.
+	OrderRefilledEncodedLength int = MessageHeaderSize + OrderRefilledBlockLength
+)
+
+// The offsets of the fields of message "OrderRefilled", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OrderRefilledFOffset.
+const (
+	OrderRefilledCauseSeqOffset     int = 0  // uint64
+	OrderRefilledTimestampNsOffset  int = 8  // int64
+	OrderRefilledInstrumentIDOffset int = 16 // uint32
+	OrderRefilledSideOffset         int = 20 // Side (uint8)
+	OrderRefilledReservedOffset     int = 21 // uint8
+	OrderRefilledReserved2Offset    int = 22 // uint16
+	OrderRefilledOrderIDOffset      int = 24 // uint64
+	OrderRefilledPriceTicksOffset   int = 32 // int64
+	OrderRefilledDisplayQtyOffset   int = 40 // int64
+)
+
+// OrderRefilled is a flyweight over message "OrderRefilled" (template 112).
+//
+// An iceberg's display slice was filled: a new slice from its reserve joins the back of the queue at its price.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OrderRefilled struct {
+	buf *[MessageHeaderSize + OrderRefilledBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OrderRefilledEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OrderRefilled) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OrderRefilledEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OrderRefilledTemplateID, OrderRefilledBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OrderRefilledBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OrderRefilled) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OrderRefilledTemplateID, OrderRefilledBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OrderRefilledTemplateID, OrderRefilledBlockLength)
+}
+
+// DecodeOrderRefilled returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOrderRefilled(buf []byte) (m OrderRefilled, ok bool) {
+	if !validMessage(buf, OrderRefilledTemplateID, OrderRefilledBlockLength) {
+		return OrderRefilled{}, false
+	}
+	return OrderRefilled{buf: (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOrderRefilled writes the header of a OrderRefilled at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OrderRefilledEncodedLength.
+// Like DecodeOrderRefilled it is inlined and its result stays in a register.
+func OverwriteOrderRefilled(buf []byte) (m OrderRefilled, ok bool) {
+	if len(buf) < OrderRefilledEncodedLength {
+		return OrderRefilled{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OrderRefilledBlockLength]byte)(buf)
+	// The header as one word: blockLength 48, templateId 112, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100700030)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OrderRefilled) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m OrderRefilled) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m OrderRefilled) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OrderRefilled) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OrderRefilled) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m OrderRefilled) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m OrderRefilled) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Side reads field "side" (id 4) at offset 20 (uint8).
+func (m OrderRefilled) Side() Side {
+	b := m.buf
+	return Side(b[28])
+}
+
+// SetSide writes field "side" (id 4).
+func (m OrderRefilled) SetSide(v Side) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 5) at offset 21 (uint8).
+func (m OrderRefilled) Reserved() uint8 {
+	b := m.buf
+	return b[29]
+}
+
+// SetReserved writes field "reserved" (id 5).
+func (m OrderRefilled) SetReserved(v uint8) {
+	b := m.buf
+	b[29] = v
+}
+
+// Reserved2 reads field "reserved2" (id 6) at offset 22 (uint16).
+func (m OrderRefilled) Reserved2() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[30:32])
+}
+
+// SetReserved2 writes field "reserved2" (id 6).
+func (m OrderRefilled) SetReserved2(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[30:32], v)
+}
+
+// OrderID reads field "orderId" (id 7) at offset 24 (uint64).
+func (m OrderRefilled) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[32:40])
+}
+
+// SetOrderID writes field "orderId" (id 7).
+func (m OrderRefilled) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 8) at offset 32 (int64).
+func (m OrderRefilled) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m OrderRefilled) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// DisplayQty reads field "displayQty" (id 9) at offset 40 (int64).
+//
+// the new display slice; the reserve behind it is not published.
+func (m OrderRefilled) DisplayQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetDisplayQty writes field "displayQty" (id 9).
+func (m OrderRefilled) SetDisplayQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// AppendText appends m as one line of text: "OrderRefilled", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OrderRefilled) AppendText(dst []byte) []byte {
+	dst = append(dst, "OrderRefilled"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " side="...)
+	dst = append(dst, m.Side().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " displayQty="...)
+	dst = strconv.AppendInt(dst, int64(m.DisplayQty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OrderRefilled) String() string { return string(m.AppendText(nil)) }
