@@ -67,7 +67,15 @@ func (m *Matcher) newSpecialOrder(c *newOrderCmd, ii uint16, h, at uint64) {
 		c.displayQty = min(c.maxFloorQty, c.qty)
 		c.flags |= venue.OrderFlagsIceberg
 	}
-	oi := m.acceptNewOrder(c, ii, h, at)
+	if m.riskChecks() {
+		m.enterCheckedOrder(c, ii, in, h, at)
+		return
+	}
+	m.enterSpecialOrder(in, m.acceptNewOrder(c, ii, h, at), c)
+}
+
+// enterSpecialOrder parks an accepted stop, or executes an accepted iceberg.
+func (m *Matcher) enterSpecialOrder(in *instrument, oi orderIdx, c *newOrderCmd) {
 	if c.maxFloorQty != 0 {
 		m.setIceberg(oi, c.maxFloorQty)
 	}
@@ -281,6 +289,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 // it traded) or an elected stop-limit (listed since it was accepted).
 func (m *Matcher) restSpecial(oi orderIdx) {
 	o := &m.pool.orders[oi]
+	if m.risk.on {
+		m.riskOpen(o, 1, o.leavesQty)
+	}
 	if isIceberg(o) {
 		m.setIceberg(oi, m.pool.ext[oi].maxFloorQty)
 	}

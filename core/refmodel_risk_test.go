@@ -183,15 +183,17 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 		return false
 	}
 	px := c.PriceTicks()
-	if c.OrdType() == venue.OrdTypeMarket {
+	if c.OrdType() == venue.OrdTypeMarket || c.OrdType() == venue.OrdTypeStop {
 		px = in.low
 		if c.Side() == venue.SideBuy {
 			px = in.high
 		}
 	}
 	notional := px * c.Qty()
-	rests := c.OrdType() == venue.OrdTypeLimit && (c.TimeInForce() == venue.TimeInForceDay ||
-		c.TimeInForce() == venue.TimeInForceGTC || c.TimeInForce() == venue.TimeInForceGTD)
+	// Held: it may rest, or it is a stop, which waits (and counts as open) until elected.
+	rests := (c.OrdType() == venue.OrdTypeLimit || c.OrdType() == venue.OrdTypeStopLimit) && (c.TimeInForce() == venue.TimeInForceDay ||
+		c.TimeInForce() == venue.TimeInForceGTC || c.TimeInForce() == venue.TimeInForceGTD) ||
+		c.OrdType() == venue.OrdTypeStop || c.OrdType() == venue.OrdTypeStopLimit
 	f := m.riskOpen(subj)
 	l := &r.limits[subj]
 	credit := r.bought[subj] + f.buyNotional

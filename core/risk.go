@@ -207,7 +207,7 @@ func (r *riskState) countKilled(n int) {
 // riskNotional values an order: a market order at the far edge of the band
 // (a buy at its high, a sell at its low), which bounds what it can trade at.
 func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, qty int64) int64 {
-	if ordType == venue.OrdTypeMarket {
+	if marketLike(ordType) { // a stop trades as a market order once elected
 		priceTicks = in.bandLowTicks
 		if side == venue.SideBuy {
 			priceTicks = in.bandHighTicks
@@ -236,7 +236,14 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 	default:
 		oi := m.acceptNewOrder(c, ii, h, at)
 		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
+		if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 {
+			m.enterSpecialOrder(in, oi, c)
+			break
+		}
 		m.executeNewOrder(in, oi)
+		if m.stopsWaiting != 0 {
+			m.runStops(in)
+		}
 	}
 	if r.pending > 0 {
 		m.riskRunPendingKills()
@@ -253,7 +260,7 @@ func (r *riskState) riskPasses(c *newOrderCmd, subj, ii uint16, in *instrument) 
 	// Each term is a limit's headroom after this order; one is negative
 	// when the order breaches it (riskNone keeps them from wrapping).
 	headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
-	if canRest(c.ordType, c.tif) {
+	if riskHeld(c.ordType, c.tif) {
 		headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
 	}
 	if c.side == venue.SideBuy {
@@ -264,13 +271,19 @@ func (r *riskState) riskPasses(c *newOrderCmd, subj, ii uint16, in *instrument) 
 	return headroom >= 0
 }
 
+// riskHeld reports whether a new order counts against the open-order
+// limits: one that may rest, and every stop, which waits until elected.
+func riskHeld(ordType venue.OrdType, tif venue.TimeInForce) bool {
+	return canRest(ordType, tif) || isStop(ordType)
+}
+
 // riskRefuseNew reports the first limit a new order breaches, in the
 // order of the package documentation.
 func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument) {
 	s := &m.risk.subjects[subj]
 	cl := m.risk.cell(subj, ii)
 	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
-	rests := canRest(c.ordType, c.tif)
+	rests := riskHeld(c.ordType, c.tif)
 	position := cl.position + cl.openBuyQty
 	if c.side == venue.SideSell {
 		position = cl.openSellQty - cl.position

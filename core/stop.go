@@ -134,6 +134,9 @@ func (m *Matcher) parkStopOnly(in *instrument, oi orderIdx) {
 	in.stops[sideIndex(o.side)].pushBack(m.pool.orders, o.stopLevel-1, oi)
 	o.resting, o.waiting = false, true // pushBack marks an order resting in the book
 	m.stopsWaiting++
+	if m.risk.on { // a waiting stop is an open order of its subject (core doc, "Risk")
+		m.riskOpen(o, 1, o.leavesQty)
+	}
 }
 
 // unparkStop takes a waiting stop out of the trigger structure.
@@ -143,6 +146,9 @@ func (m *Matcher) unparkStop(oi orderIdx) {
 	in.stops[sideIndex(o.side)].unlink(m.pool.orders, o.stopLevel-1, oi)
 	o.waiting = false
 	m.stopsWaiting--
+	if m.risk.on {
+		m.riskOpen(o, -1, -o.leavesQty)
+	}
 }
 
 // electedStop returns the next stop the last trade price elects, or noOrder.
@@ -183,8 +189,14 @@ func (m *Matcher) amendStop(o *order, oi orderIdx, c *replaceCmd, origClOrdID *c
 	newStopLevel := in.stopLevelOf(c.stopPxTicks)
 	priorityLost := newStopLevel != o.stopLevel || c.qty > o.qty
 	if !priorityLost {
+		if m.risk.on {
+			m.riskOpen(o, -1, -o.leavesQty)
+		}
 		ss.reduce(o.stopLevel-1, o, oldLeaves-c.qty)
 		o.qty, o.priceTicks = c.qty, c.priceTicks
+		if m.risk.on {
+			m.riskOpen(o, 1, o.leavesQty)
+		}
 		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
