@@ -349,6 +349,25 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		b.expect("8", map[int]string{11: "b3", 150: "4", 39: "4"})
 	})
 
+	run("stop triggered by an iceberg's trade", func(t *testing.T) {
+		// The last trade is 100.00: a buy stop at 100.20 waits.
+		b.send("D", "11", "bs1", "55", "ACME", "54", "1", "60", now(), "38", "2", "40", "3", "99", "100.20", "59", "0")
+		b.expect("8", map[int]string{11: "bs1", 150: "0", 39: "0", 40: "3", 99: "100.20"})
+		a.send("D", limit("ai1", "ACME", "2", "6", "100.20", "111", "2")...)
+		a.expect("8", map[int]string{11: "ai1", 150: "0", 111: "2"})
+		b.send("D", limit("bl1", "ACME", "1", "2", "100.20")...)
+		b.expect("8", map[int]string{11: "bl1", 150: "0"})
+		b.expect("8", map[int]string{11: "bl1", 150: "F", 39: "2"})
+		a.expect("8", map[int]string{11: "ai1", 150: "F", 39: "1"})
+		// The trade at 100.20 elects the stop: a Restated report, then its fill
+		// against the iceberg's next slice.
+		b.expect("8", map[int]string{11: "bs1", 150: "D", 378: "99", 39: "0"})
+		b.expect("8", map[int]string{11: "bs1", 150: "F", 39: "2"})
+		a.expect("8", map[int]string{11: "ai1", 150: "F", 39: "1"})
+		a.send("F", "11", "ai2", "41", "ai1", "55", "ACME", "54", "2", "60", now())
+		a.expect("8", map[int]string{11: "ai2", 150: "4"})
+	})
+
 	run("replace status cancel", func(t *testing.T) {
 		a.send("D", limit("a2", "ACME", "1", "5", "99.00")...)
 		a.expect("8", map[int]string{11: "a2", 150: "0"})
@@ -396,7 +415,11 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"instrument closed", limit("r3", "CLSD", "1", "1", "10.00"), "2", "instrument closed"},
 			{"duplicate ClOrdID", limit("a1", "ACME", "1", "1", "99.00"), "6", "duplicate ClOrdID"},
 			{"unsupported side", limit("r4", "ACME", "5", "1", "99.00"), "11", "unsupported side 5"},
-			{"unsupported order type", append(limit("r5", "ACME", "1", "1", "99.00")[:10], "40", "3", "44", "99.00", "99", "99.00", "59", "0"), "11", "unsupported order type 3"},
+			{"unsupported order type", append(limit("r5", "ACME", "1", "1", "99.00")[:10], "40", "6", "44", "99.00", "59", "0"), "11", "unsupported order type 6"},
+			{"stop-limit price on the wrong side", append(limit("r5s", "ACME", "1", "1", "99.00")[:10], "40", "4", "44", "98.00", "99", "99.00", "59", "0"), "99",
+				"stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"},
+			{"stop without StopPx", append(limit("r5t", "ACME", "1", "1", "99.00")[:10], "40", "3", "59", "0"), "99", "stop order without StopPx (99)"},
+			{"MaxFloor above OrderQty", limit("r5m", "ACME", "1", "5", "99.00", "111", "10"), "13", "MaxFloor (111) is larger than OrderQty"},
 			{"unsupported time in force", append(limit("r6", "ACME", "1", "1", "99.00")[:14], "59", "2"), "11", "unsupported time in force 2"},
 			{"unsupported ExecInst", limit("r7", "ACME", "1", "1", "99.00", "18", "1"), "11", "unsupported ExecInst 1"},
 			{"quantity zero", limit("r8", "ACME", "1", "0", "99.00"), "13", "OrderQty must be a positive whole number"},
