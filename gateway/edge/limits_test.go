@@ -162,7 +162,10 @@ func TestIdleConnections(t *testing.T) {
 		ConnectionsMax:          idle + 10,
 		ConnectionsPerSourceMax: idle + 10,
 		Accepts:                 Rate{PerSecond: 1e6, Burst: idle + 10},
-		LogonTimeout:            2 * time.Second,
+		// Long enough for all of them to be open at once even when the
+		// machine is busy (dialing 2,000 took over 2 s under a parallel
+		// race-detector run).
+		LogonTimeout: 8 * time.Second,
 	}, noDictionary, "CLIENT1")
 	witness := v.logon("CLIENT1")
 	stats := v.l.Stats()
