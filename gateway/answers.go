@@ -69,6 +69,7 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 	m.Body.SetString(tagText, rej.text)
 	m.Body.SetString(tagTransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	g.metrics.rejects.WithLabelValues("gateway").Inc()
+	s.rejects.Add(1)
 	s.out.enqueue(m)
 }
 
@@ -96,6 +97,7 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 	m.Body.SetString(tagCxlRejReason, strconv.Itoa(reason))
 	m.Body.SetString(tagText, rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
+	s.rejects.Add(1)
 	s.out.enqueue(m)
 }
 

@@ -87,6 +87,9 @@ func (g *Gateway) handOver() {
 		if s := g.sessionOf(a.idx); s != nil {
 			if a.receivedNs > 0 {
 				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
+				if g.cfg.OrderToER != nil {
+					g.cfg.OrderToER.Record(now - a.receivedNs)
+				}
 			}
 			s.out.enqueue(a.m)
 		}
@@ -349,6 +352,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 		time(tagTransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
+	g.countReject(e.SessionIdx())
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
@@ -447,6 +451,7 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	m.Body.SetString(tagCxlRejReason, strconv.Itoa(cxlRejReason(e.Reason())))
 	m.Body.SetString(tagText, RejectText(e.Reason()))
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
+	g.countReject(e.SessionIdx())
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }
 

@@ -32,7 +32,8 @@ venue_start() {
 	shift
 	local ready=$log.ready
 	rm -f "$ready"
-	"$VENUE_BIN" serve --ready-file "$ready" "$@" >"$log" 2>&1 &
+	# The admin listener (API and console) on an OS-chosen port unless "$@" says otherwise.
+	"$VENUE_BIN" serve --ready-file "$ready" --admin-addr 127.0.0.1:0 "$@" >"$log" 2>&1 &
 	venue_pid=$!
 	local i
 	for ((i = 0; i < VENUE_START_TIMEOUT * 10; i++)); do
