@@ -320,7 +320,7 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 // events are contiguous), measured after the flush that sent them.
 func (f *Feed) recordLatency(src EventSource, from, to int64) {
 	now := time.Now().UnixNano()
-	var last uint64
+	last := ^uint64(0) // no command yet (0 is the first command's seq)
 	for s := from; s <= to; s++ {
 		ev := src.Slot(s)
 		cause := causeSeqOf(ev)
