@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash interop clean
+.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash interop clean
 
 all: build
 
@@ -68,6 +68,12 @@ interop: build
 
 crash: build
 	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 120m -v ./cmd/fixvenue/
+
+# Screenshots of the console's pages (headless Chromium, a venue with a little
+# trading) into docs/img/, shown in README.
+console-screenshots:
+	mkdir -p docs/img
+	FIXVENUE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleScreenshots' -v ./server/ | grep -E '^(---|ok|FAIL)'
 
 clean:
 	rm -rf bin

@@ -125,12 +125,12 @@ type bookView struct {
 	FeedSeq    uint64      `json:"feedSeq"`
 	Bids       []levelView `json:"bids"`
 	Asks       []levelView `json:"asks"`
-	Trades     []tradeView `json:"trades"`
+	Tape       []tradeView `json:"tape"` // the last trades, newest first
 	Chart      chartView   `json:"chart"`
 }
 
 func (c *Console) bookView(in config.Instrument) bookView {
-	v := bookView{marketRow: c.marketRow(in), Bids: []levelView{}, Asks: []levelView{}, Trades: []tradeView{}}
+	v := bookView{marketRow: c.marketRow(in), Bids: []levelView{}, Asks: []levelView{}, Tape: []tradeView{}}
 	if c.cfg.Depth != nil {
 		var d marketdata.Depth
 		if err := c.cfg.Depth.Depth(marketdata.InstrumentID(in.ID), LadderLevels, &d); err == nil {
@@ -149,7 +149,7 @@ func (c *Console) bookView(in config.Instrument) bookView {
 		if tr.Aggressor == venue.SideSell {
 			side = "sell"
 		}
-		v.Trades = append(v.Trades, tradeView{Time: time.Unix(0, tr.TimeNs).UTC().Format("15:04:05.000"), Price: price(tr.PriceTicks, in),
+		v.Tape = append(v.Tape, tradeView{Time: time.Unix(0, tr.TimeNs).UTC().Format("15:04:05.000"), Price: price(tr.PriceTicks, in),
 			Qty: tr.Qty, Side: side})
 	}
 	v.Chart.Points = make([][2]int64, 0, len(t.Chart))

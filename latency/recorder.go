@@ -121,7 +121,7 @@ func fill(d *Distribution, h *hdrhistogram.Histogram) {
 	for i, p := range Percentiles {
 		d.CurveNs[i] = h.ValueAtQuantile(p)
 	}
-	d.CurveNs[len(Percentiles)-1] = d.MaxNs
+	d.CurveNs[0], d.CurveNs[len(Percentiles)-1] = h.Min(), d.MaxNs
 }
 
 // Summary returns the figures published by the last Rotate (safe from any

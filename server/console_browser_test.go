@@ -324,16 +324,21 @@ func TestConsoleScreenshots(t *testing.T) {
 		send(b, "2", "3", px, "3")
 		send(a, "1", "2", fmt.Sprintf("100.%02d", (i*11)%25), "3")
 	}
+	for _, call := range []string{"/v1/instruments/LOTS/halt", "/v1/instruments/LOTS/resume"} {
+		if code := adminCall(t, s, "POST", call, aliceToken, `{"reason":"screenshot"}`, nil); code != 200 {
+			t.Fatalf("%s: HTTP %d", call, code)
+		}
+	}
 	time.Sleep(2500 * time.Millisecond) // two latency rotations
 	shot := func(path, name, ready string) {
 		t.Helper()
 		open(t, ctx, base+path)
 		waitFor(t, ctx, name, ready)
-		img, err := chromedp.Run(ctx, chromedp.FullScreenshot(60))
+		img, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "console-"+name+".jpg"), img, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "console-"+name+".png"), img, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -53,7 +53,7 @@
     fill("#ladder", levels, ([b, a]) => row([num(b ? b.orders : ""), el("td", "n bid", b ? b.qty : ""), el("td", "n bid px", b ? b.price : ""),
       el("td", "n ask px", a ? a.price : ""), el("td", "n ask", a ? a.qty : ""), num(a ? a.orders : "")]));
     $("#feed").textContent = v.marketData ? "From the market data feed's books, up to sequence " + (v.feedSeq - 1) + "." : "Market data is off: no depth.";
-    fill("#trades", v.trades, (t) => row([t.time, num(t.price), num(t.qty), el("td", t.side, t.side)]));
+    fill("#trades", v.tape, (t) => row([t.time, num(t.price), num(t.qty), el("td", t.side, t.side)]));
     chart($("#chart"), v.chart);
   }
 
@@ -126,7 +126,7 @@
   // log scale of 1/(1-p), y the latency in µs on a log scale.
   function plot(box, lines) {
     box.replaceChildren();
-    const W = 800, H = 300, L = 70, R = 200, T = 10, B = 30;
+    const W = 800, H = 300, L = 70, R = 30, T = 10, B = 30;
     box.appendChild(svg("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
     const xs = (p) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
     const xmax = xs(99.999);
@@ -147,7 +147,7 @@
     let drawn = 0;
     lines.forEach((l, i) => {
       const pts = l.d.curve.filter((c) => c.p < 100);
-      box.appendChild(svg("text", { x: W - R + 10, y: T + 16 + i * 18, class: colours[i % 4] + " legend" }, l.name + (pts.length ? "" : " (no data)")));
+      box.appendChild(svg("text", { x: L + 10, y: T + 18 + i * 18, class: colours[i % 4] + " legend" }, l.name + (pts.length ? "" : " (no data)")));
       if (pts.length === 0) return;
       let d = "";
       pts.forEach((c, j) => { d += (j ? " L" : "M") + x(c.p).toFixed(1) + " " + y(c.us).toFixed(1); });
@@ -184,7 +184,7 @@
       if (s.loggedOn) td.appendChild(act("Logout", "Log out " + s.compId, "POST", base + "logout", {}));
       td.appendChild(s.disabled ? act("Enable", "Enable " + s.compId, "POST", base + "enable", {})
         : act("Disable", "Disable " + s.compId + " (logs it out and refuses its logons)", "POST", base + "disable", {}));
-      if (s.openOrders > 0) td.appendChild(act("Cancel", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
+      if (s.openOrders > 0) td.appendChild(act("Cancel orders", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
       const tr = row([s.compId, el("td", "", s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off"), num(s.openOrders), td]);
       tr.dataset.comp = s.compId;
       return tr;
