@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -351,17 +352,17 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
 		return bySession[r.Session]
 	case venue.OperatorActionTypeMassCancel:
-		t := ""
+		var parts []string
 		if r.Session != ops.AnySession {
-			t = "session " + bySession[r.Session]
+			parts = append(parts, "session "+bySession[r.Session])
 		}
 		if r.Instrument != 0 {
-			t += " " + byID[r.Instrument]
+			parts = append(parts, byID[r.Instrument])
 		}
-		if t == "" {
+		if len(parts) == 0 {
 			return "all"
 		}
-		return t
+		return strings.Join(parts, " ")
 	}
 	if name := byID[r.Instrument]; name != "" {
 		return name
