@@ -163,7 +163,10 @@ func TestConsoleBookLive(t *testing.T) {
 	d := logon(t, s, "CLIENT2", true)
 	sendOrder(t, d, order{id: "x1", side: "2", qty: "10", px: "99.00", tif: "3"})
 	expectER(t, d, map[int]string{11: "x1", 150: "F", 31: "99.00", 32: "10"})
+	filled := time.Now()
 	waitFor(t, ctx, "the trade is listed", `document.querySelectorAll("#trades tbody tr").length === 1`)
+	// Logged, not asserted (speed is not what tests check; the page updates 4 times a second).
+	t.Logf("the trade showed in the browser %s after its ExecutionReport", time.Since(filled).Round(time.Millisecond))
 	if got := eval[string](t, ctx, text("#trades tbody tr")); !strings.Contains(got, "99.00\t10\tsell") {
 		t.Fatalf("trade row %q", got)
 	}
