@@ -46,6 +46,7 @@ venue_start() {
 			venue_metrics_addr=$(venue_ready_field "$ready" metrics_addr)
 			venue_feed_addr=$(venue_ready_field "$ready" feed_addr)
 			venue_recovery_addr=$(venue_ready_field "$ready" recovery_addr)
+			venue_admin_addr=$(venue_ready_field "$ready" admin_addr)
 			return 0
 		fi
 		if ! kill -0 "$venue_pid" 2>/dev/null; then
