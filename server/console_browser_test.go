@@ -240,6 +240,26 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	waitFor(t, ctx, "ACME open again", text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
 	sendOrder(t, c, order{id: "h2", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h2", 150: "0"})
+	// Cancel the session's orders, then log it out, from the page.
+	act := func(comp, action, reason string) {
+		t.Helper()
+		btn := fmt.Sprintf(`#ops-sessions tr[data-comp=%q] button[data-action=%q]`, comp, action)
+		waitFor(t, ctx, action+" button for "+comp, fmt.Sprintf(`document.querySelector(%q) !== null`, btn))
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#reason"), reason), chromedp.Click(chromedp.CSS(btn)),
+			chromedp.Click(chromedp.CSS("#confirm-yes"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	act("CLIENT1", "cancel orders", "risk check")
+	expectER(t, c, map[int]string{11: "h2", 150: "4"})
+	waitFor(t, ctx, "the cancel is done", text("#result")+`.includes("MassCancel: done by alice") && `+text("#result")+`.includes("count 1")`)
+	act("CLIENT1", "logout", "end of test")
+	if !c.Closed(readWait) {
+		t.Fatal("CLIENT1 still connected after the console's logout")
+	}
+	waitFor(t, ctx, "CLIENT1 logged off", text(`#ops-sessions tr[data-comp="CLIENT1"]`)+`.includes("logged off")`)
+	waitFor(t, ctx, "the journal lists the cancel and the logout", `(() => { const t = `+text("#journal tbody")+`;
+		return t.includes("MassCancel") && t.includes("session CLIENT1") && t.includes("SessionLogout"); })()`)
 	// The page never shows a token.
 	if html := eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, aliceToken) {
 		t.Fatal("the page holds the token")
