@@ -21,10 +21,12 @@
 //     (never stored); and the operator commands the journal recorded.
 //
 // Every figure comes from the venue's event stream, never from engine
-// state: the ops Monitor (statuses, best bid and offer, resting orders),
-// the market data DepthCache (the ladder), and the console's own consumer
-// of committed events, the tape (trades, chart, operator commands), which
-// sees a command's events only once the command is durable.
+// state: the market data DepthCache (status, last trade, volume, best bid
+// and offer, the ladder: the feed's view, durable commands only), the
+// console's own consumer of committed events, the tape (trades, chart,
+// operator commands; also durable commands only), and the ops Monitor
+// (resting orders per session, the reference price, and the market rows
+// when market data is off).
 //
 // Updates reach a browser over Server-Sent Events (stream.go): at most
 // updates_per_second per browser, changes in between coalesced, one

@@ -173,6 +173,16 @@ func (t *tape) instrument(id uint32) (instrumentCopy, bool) {
 	return c, true
 }
 
+// tradesSinceStart is the number of trades of an instrument since start.
+func (t *tape) tradesSinceStart(id uint32) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if in := t.byID[id]; in != nil {
+		return in.tradesN
+	}
+	return 0
+}
+
 // operatorRecords copies the operator commands kept, newest first.
 func (t *tape) operatorRecords() []OperatorRecord {
 	t.mu.Lock()

@@ -31,7 +31,7 @@ type marketRow struct {
 	ChangePct string `json:"changePct"`
 	Up        int    `json:"up"` // 1 up, -1 down, 0 unchanged or no trade
 	Volume    int64  `json:"volume"`
-	Trades    int64  `json:"trades"`
+	Trades    int    `json:"trades"` // since start
 	Bid       string `json:"bid"`
 	BidQty    int64  `json:"bidQty"`
 	Ask       string `json:"ask"`
@@ -47,20 +47,44 @@ func price(ticks int64, in config.Instrument) string {
 }
 
 func (c *Console) marketRow(in config.Instrument) marketRow {
-	st, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
-	row := marketRow{Symbol: in.Symbol, Status: st.Status.String(), LastQty: st.LastQty, Volume: st.Volume, Trades: st.Trades,
-		BidQty: st.BidQty, AskQty: st.AskQty}
-	if st.BidQty > 0 {
-		row.Bid = price(st.BidTicks, in)
+	mon, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
+	row := marketRow{Symbol: in.Symbol, Trades: c.tape.tradesSinceStart(in.ID)}
+	var lastTicks int64
+	if d, ok := c.top(in); ok {
+		// The feed's view: only durable commands, like everything that leaves the venue.
+		row.Status, lastTicks, row.LastQty, row.Volume = d.State.Status.String(), d.State.LastTradePriceTicks, d.State.LastTradeQty, d.State.Volume
+		if len(d.Bids) > 0 {
+			row.Bid, row.BidQty = price(d.Bids[0].PriceTicks, in), d.Bids[0].Qty
+		}
+		if len(d.Asks) > 0 {
+			row.Ask, row.AskQty = price(d.Asks[0].PriceTicks, in), d.Asks[0].Qty
+		}
+	} else {
+		// Market data off: the ops Monitor's view (events, not yet durable ones excluded).
+		row.Status, lastTicks, row.LastQty, row.Volume = mon.Status.String(), mon.LastPriceTicks, mon.LastQty, mon.Volume
+		if mon.BidQty > 0 {
+			row.Bid, row.BidQty = price(mon.BidTicks, in), mon.BidQty
+		}
+		if mon.AskQty > 0 {
+			row.Ask, row.AskQty = price(mon.AskTicks, in), mon.AskQty
+		}
 	}
-	if st.AskQty > 0 {
-		row.Ask = price(st.AskTicks, in)
-	}
-	if st.Trades > 0 {
-		row.Last = price(st.LastPriceTicks, in)
-		row.Change, row.ChangePct, row.Up = change(st.LastPriceTicks, refTicks(st, in), in)
+	if row.LastQty > 0 {
+		row.Last = price(lastTicks, in)
+		row.Change, row.ChangePct, row.Up = change(lastTicks, refTicks(mon, in), in)
 	}
 	return row
+}
+
+// top copies the best levels and the state of an instrument from the
+// market data depth cache (false: market data is off).
+func (c *Console) top(in config.Instrument) (marketdata.Depth, bool) {
+	var d marketdata.Depth
+	if c.cfg.Depth == nil {
+		return d, false
+	}
+	err := c.cfg.Depth.Depth(marketdata.InstrumentID(in.ID), 1, &d)
+	return d, err == nil
 }
 
 // refTicks is the price a change is measured from: the reference price in
