@@ -8,12 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
 
 // The console's tests in a real browser: headless Chromium (Debian's
@@ -115,17 +118,25 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // operators' tokens on OS-chosen loopback ports.
 func consoleVenue(t *testing.T, extraConsole string) (*Server, string) {
 	t.Helper()
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	s, base, _ := consoleVenueFeed(t, extraConsole)
+	return s, base
+}
+
+// consoleVenueFeed is consoleVenue and the socket the market data feed is
+// sent to (read it, or leave it: nobody needs to).
+func consoleVenueFeed(t *testing.T, extraConsole string) (*Server, string, *net.UDPConn) {
+	t.Helper()
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { udp.Close() }) // the feed's destination; nobody needs to read it
+	t.Cleanup(func() { udp.Close() })
 	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n"+extraConsole)
 	cfg.MarketData.Enabled = true
 	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
 	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
 	s := startServer(t, cfg, Options{})
-	return s, "http://" + s.AdminAddr()
+	return s, "http://" + s.AdminAddr(), udp
 }
 
 // text is the innerText of the first element matching a CSS selector.
@@ -191,11 +202,28 @@ func TestConsoleBookLive(t *testing.T) {
 }
 
 // TestConsoleHaltReachesFIX: a halt confirmed on the Operations page with
-// an operator token is journaled; a FIX client's next order is rejected
-// as halted, and the page shows the status and the journal's record. A
-// forged token changes nothing.
+// an operator token is journaled; a market data client sees the status
+// change, a FIX client's next order is rejected as halted, and the page
+// shows the status and the journal's record. A forged token changes
+// nothing.
 func TestConsoleHaltReachesFIX(t *testing.T) {
-	s, base := consoleVenue(t, "")
+	s, base, udp := consoleVenueFeed(t, "")
+	// A market data client on the feed: it sees the instrument's status change.
+	halted := make(chan struct{})
+	var once sync.Once
+	feed, err := feedclient.New(feedclient.Config{RecoveryAddr: s.RecoveryAddr(), Callbacks: feedclient.Callbacks{
+		OnBook: func(b *feedclient.Book) {
+			if b.InstrumentID == 1 && b.Status == mdsbe.TradingStatusHalted {
+				once.Do(func() { close(halted) })
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	feedDone := make(chan error, 1)
+	go func() { feedDone <- feed.RunConn(feedCtx, udp) }()
+	t.Cleanup(func() { stopFeed(); <-feedDone })
 	ctx := newBrowser(t)
 	c := logon(t, s, "CLIENT1", true)
 	open(t, ctx, base+"/operations")
@@ -221,6 +249,12 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	waitFor(t, ctx, "the halt is done", text("#result")+`.includes("SetTradingStatus: done by alice")`)
 	waitFor(t, ctx, "the page shows ACME halted", text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Halted")`)
 	waitFor(t, ctx, "the journal lists the halt", `(() => { const t = `+text("#journal tbody")+`; return t.includes("SetTradingStatus") && t.includes("ACME") && t.includes("alice"); })()`)
+	// The market data client sees the status change.
+	select {
+	case <-halted:
+	case <-time.After(browserWait):
+		t.Fatal("the feed client did not see ACME halted")
+	}
 	// The FIX client sees the instrument halted: its order is rejected.
 	sendOrder(t, c, order{id: "h1", side: "1", qty: "1", px: "99.00"})
 	er := expectER(t, c, map[int]string{11: "h1", 150: "8"})
