@@ -28,6 +28,9 @@ import (
 // machines are shared, and speed is not what these tests assert.
 const browserWait = 15 * time.Second
 
+// browserStartMax bounds Chromium's start.
+const browserStartMax = 60 * time.Second
+
 // chromiumPath finds the browser, or "" when none is installed.
 func chromiumPath() string {
 	if p := os.Getenv("FIXVENUE_CHROMIUM"); p != "" {
@@ -62,8 +65,18 @@ func newBrowser(t *testing.T) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
+		stopped := make(chan struct{})
+		go func() {
+			cancel()
+			cancelAlloc()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(browserStartMax):
+			t.Errorf("chromium did not stop within %s", browserStartMax)
+			return
+		}
 		// Chromium's helpers may still write in the profile for a moment.
 		for range 50 {
 			if os.RemoveAll(profile) == nil {
@@ -72,8 +85,17 @@ func newBrowser(t *testing.T) context.Context {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("chromium %s: %v", path, err)
+	// The first run starts the browser; its context must not carry a
+	// deadline (it would end the browser), so the wait is bounded here.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("chromium %s: %v", path, err)
+		}
+	case <-time.After(browserStartMax):
+		t.Fatalf("chromium %s did not start within %s", path, browserStartMax)
 	}
 	return ctx
 }
@@ -100,6 +122,21 @@ func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
 		body, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.querySelector("main") ? document.querySelector("main").innerText : ""`))
 		t.Fatalf("%s: %v\npage text:\n%s", what, err, body)
 	}
+}
+
+// confirmAction types a token and a reason on the Operations page, clicks
+// an action's button and confirms. The button is found and clicked in one
+// step inside the page: the tables are rebuilt at every update, so a node
+// found by one call could be gone by the next.
+func confirmAction(t *testing.T, ctx context.Context, token, reason, button string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, browserWait)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.SetValue(chromedp.CSS("#token"), token), chromedp.SetValue(chromedp.CSS("#reason"), reason)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "click "+button, fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b) return false; b.click(); return true; })()`, button))
+	waitFor(t, ctx, "confirm", `(() => { if (document.getElementById("confirm").hidden) return false; document.getElementById("confirm-yes").click(); return true; })()`)
 }
 
 // eval evaluates an expression in the page.
@@ -223,21 +260,21 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	feedCtx, stopFeed := context.WithCancel(context.Background())
 	feedDone := make(chan error, 1)
 	go func() { feedDone <- feed.RunConn(feedCtx, udp) }()
-	t.Cleanup(func() { stopFeed(); <-feedDone })
+	t.Cleanup(func() {
+		stopFeed()
+		select {
+		case <-feedDone:
+		case <-time.After(readWait):
+			t.Error("the feed client did not stop")
+		}
+	})
 	ctx := newBrowser(t)
 	c := logon(t, s, "CLIENT1", true)
 	open(t, ctx, base+"/operations")
 	waitFor(t, ctx, "the instruments are listed", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button') !== null`)
 	halt := func(token string) {
 		t.Helper()
-		if err := chromedp.Do(ctx,
-			chromedp.SetValue(chromedp.CSS("#token"), token),
-			chromedp.SetValue(chromedp.CSS("#reason"), "console test"),
-			chromedp.Click(chromedp.CSS(`#ops-instruments tr[data-symbol="ACME"] button[data-action="halt"]`)),
-			chromedp.WaitVisible(chromedp.CSS("#confirm")),
-			chromedp.Click(chromedp.CSS("#confirm-yes"))); err != nil {
-			t.Fatal(err)
-		}
+		confirmAction(t, ctx, token, "console test", `#ops-instruments tr[data-symbol="ACME"] button[data-action="halt"]`)
 	}
 	before := durableSeq(t, s)
 	halt("forged-token")
@@ -266,23 +303,14 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	waitFor(t, ctx, "market shows Halted", text(`#market tr[data-symbol="ACME"]`)+`.includes("Halted")`)
 	open(t, ctx, base+"/operations")
 	waitFor(t, ctx, "resume button", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]') !== null`)
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#token"), aliceToken), chromedp.SetValue(chromedp.CSS("#reason"), "resume"),
-		chromedp.Click(chromedp.CSS(`#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]`)),
-		chromedp.Click(chromedp.CSS("#confirm-yes"))); err != nil {
-		t.Fatal(err)
-	}
+	confirmAction(t, ctx, aliceToken, "resume", `#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]`)
 	waitFor(t, ctx, "ACME open again", text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
 	sendOrder(t, c, order{id: "h2", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h2", 150: "0"})
 	// Cancel the session's orders, then log it out, from the page.
 	act := func(comp, action, reason string) {
 		t.Helper()
-		btn := fmt.Sprintf(`#ops-sessions tr[data-comp=%q] button[data-action=%q]`, comp, action)
-		waitFor(t, ctx, action+" button for "+comp, fmt.Sprintf(`document.querySelector(%q) !== null`, btn))
-		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#reason"), reason), chromedp.Click(chromedp.CSS(btn)),
-			chromedp.Click(chromedp.CSS("#confirm-yes"))); err != nil {
-			t.Fatal(err)
-		}
+		confirmAction(t, ctx, aliceToken, reason, fmt.Sprintf(`#ops-sessions tr[data-comp=%q] button[data-action=%q]`, comp, action))
 	}
 	act("CLIENT1", "cancel orders", "risk check")
 	expectER(t, c, map[int]string{11: "h2", 150: "4"})
@@ -391,7 +419,9 @@ func TestConsoleScreenshots(t *testing.T) {
 		t.Helper()
 		open(t, ctx, base+path)
 		waitFor(t, ctx, name, ready)
-		img, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		sctx, cancel := context.WithTimeout(ctx, browserWait)
+		defer cancel()
+		img, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
