@@ -3,12 +3,12 @@ GO        ?= go
 BIN       := bin/fixvenue
 PKGS      := ./...
 # Packages with goroutines, rings or sockets run under the race detector.
-RACE_PKGS := ./core/... ./journal/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/...
+RACE_PKGS := ./core/... ./journal/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/... ./console/... ./latency/...
 FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash interop clean
+.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash interop clean
 
 all: build
 
@@ -72,6 +72,12 @@ interop: build
 
 crash: build
 	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 120m -v ./cmd/fixvenue/
+
+# Screenshots of the console's pages (headless Chromium, a venue with a little
+# trading) into docs/img/, shown in README.
+console-screenshots:
+	mkdir -p docs/img
+	FIXVENUE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleScreenshots' -v ./server/ | grep -E '^(---|ok|FAIL)'
 
 clean:
 	rm -rf bin

@@ -31,16 +31,58 @@ type Admin struct {
 	// Tokens are the bearer tokens that may call the API, stored as the
 	// SHA-256 of the token (`fixvenue admin hash-token` prints it).
 	Tokens []AdminToken `toml:"token"`
+	// Console configures the web console served on the admin address.
+	Console Console `toml:"console"`
 }
 
-// Enabled reports whether the admin API listens: it needs an address and at
-// least one token (an API that refuses every call would only hold a port).
-func (a *Admin) Enabled() bool { return a.Addr != "" && len(a.Tokens) > 0 }
+// Console configures the operators' web console (package console).
+type Console struct {
+	// Enabled serves the console's pages on the admin address.
+	Enabled bool `toml:"enabled"`
+	// UpdatesPerSecond bounds the updates one browser's event stream gets;
+	// changes in between are coalesced into the next update.
+	UpdatesPerSecond int `toml:"updates_per_second"`
+	// StreamsMax bounds the event streams open at once (all browsers).
+	StreamsMax int `toml:"streams_max"`
+	// WriteTimeout bounds one update's write to a browser; a browser that
+	// does not read for this long is dropped.
+	WriteTimeout Duration `toml:"write_timeout"`
+}
+
+// Bounds of the console configuration.
+const (
+	ConsoleUpdatesPerSecondMax = 50
+	ConsoleStreamsLimit        = 1024
+)
+
+// Enabled reports whether the admin listener runs: it needs an address.
+// Without an operator token every change is refused (see Roles).
+func (a *Admin) Enabled() bool { return a.Addr != "" }
+
+// OperatorTokens counts the tokens that may change things.
+func (a *Admin) OperatorTokens() int {
+	n := 0
+	for _, t := range a.Tokens {
+		if t.Role != RoleRead {
+			n++
+		}
+	}
+	return n
+}
+
+// Admin token roles: an operator token may read and change; a read token
+// may only read (the console's pages and the API's GET calls).
+const (
+	RoleOperator = "operator"
+	RoleRead     = "read"
+)
 
 // AdminToken is one operator's bearer token, hashed.
 type AdminToken struct {
 	Operator string `toml:"operator"`
 	SHA256   string `toml:"sha256"`
+	// Role is "operator" (the default) or "read".
+	Role string `toml:"role"`
 }
 
 // Bounds of the admin configuration.
@@ -129,6 +171,9 @@ func (c *Config) validateOperations() []error {
 	return errs
 }
 
+// Validate checks the admin section alone (after a command-line override).
+func (a *Admin) Validate() []error { return a.validate() }
+
 func (a *Admin) validate() []error {
 	var errs []error
 	add := func(format string, v ...any) { errs = append(errs, fmt.Errorf(format, v...)) }
@@ -153,6 +198,15 @@ func (a *Admin) validate() []error {
 			add("admin.addr: %q is not a loopback address; the admin API listens elsewhere only with TLS (admin.tls_cert_file)", a.Addr)
 		}
 	}
+	if c := a.Console; c.UpdatesPerSecond < 1 || c.UpdatesPerSecond > ConsoleUpdatesPerSecondMax {
+		add("admin.console.updates_per_second: %d is outside [1, %d]", c.UpdatesPerSecond, ConsoleUpdatesPerSecondMax)
+	}
+	if c := a.Console; c.StreamsMax < 1 || c.StreamsMax > ConsoleStreamsLimit {
+		add("admin.console.streams_max: %d is outside [1, %d]", c.StreamsMax, ConsoleStreamsLimit)
+	}
+	if a.Console.WriteTimeout.Duration <= 0 {
+		add("admin.console.write_timeout: must be positive")
+	}
 	if len(a.Tokens) > AdminTokensMax {
 		add("admin.token: %d tokens, at most %d", len(a.Tokens), AdminTokensMax)
 	}
@@ -164,6 +218,9 @@ func (a *Admin) validate() []error {
 		}
 		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {
 			add("%s.sha256: want the 64 hex digits of the token's SHA-256 (fixvenue admin hash-token)", key)
+		}
+		if t.Role != "" && t.Role != RoleOperator && t.Role != RoleRead {
+			add("%s.role: %q is not %q or %q", key, t.Role, RoleOperator, RoleRead)
 		}
 		if seen[strings.ToLower(t.SHA256)] {
 			add("%s.sha256: the same token is given twice", key)

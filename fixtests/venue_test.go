@@ -54,6 +54,7 @@ func startVenue(t *testing.T, configFile string) venue {
 	cfg.Venue.DataDir = t.TempDir()
 	cfg.FIX.Addr = "127.0.0.1:0"
 	cfg.Metrics.Addr = "127.0.0.1:0"
+	cfg.Admin.Addr = "127.0.0.1:0"
 	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
 	logTo := io.Discard
 	if os.Getenv(venueLogEnv) != "" {

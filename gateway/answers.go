@@ -70,6 +70,7 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 	m.Body.SetString(tag.Text, rej.text)
 	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	g.metrics.rejects.WithLabelValues("gateway").Inc()
+	s.rejects.Add(1)
 	s.out.enqueue(m)
 }
 
@@ -93,6 +94,7 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOfOrd(rej.reason)))
 	m.Body.SetString(tag.Text, rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
+	s.rejects.Add(1)
 	s.out.enqueue(m)
 }
 

@@ -76,6 +76,16 @@ type Config struct {
 	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
 	// its books (DefaultOpenOrdersMax when 0).
 	OpenOrdersMax int
+	// OrderToER, when set, records for each answer to a client's message
+	// the nanoseconds from its arrival to its hand-over to the session
+	// (after durability), in the venue's HdrHistograms (package latency).
+	OrderToER LatencyRecorder
+}
+
+// LatencyRecorder takes one latency in nanoseconds without allocating
+// (latency.Recorder).
+type LatencyRecorder interface {
+	Record(ns int64)
 }
 
 // DefaultOpenOrdersMax is the open-order view's bound when the configuration
@@ -131,6 +141,9 @@ type session struct {
 	messages slidingWindow
 	loggedOn atomic.Bool
 	out      *sender
+	// rejects and throttleHits count since start the session's rejected
+	// orders and cancels and its throttles' refusals (SessionRates).
+	rejects, throttleHits atomic.Int64
 	// statusReqs are OrdStatusReqIDs waiting for their answer (bounded by statusReqsMax; guarded by mu).
 	statusReqs []statusReq
 	// lastCmd is the seq of the last command this session published that is

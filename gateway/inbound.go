@@ -531,17 +531,25 @@ func (g *Gateway) claimWait(deadline time.Duration) (int64, []byte, error) {
 func (s *session) throttleOrder(now int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.orders.allow(now)
+	return s.counted(s.orders.allow(now))
 }
 
 func (s *session) throttleCancel(now int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancels.allow(now)
+	return s.counted(s.cancels.allow(now))
 }
 
 func (s *session) throttleMessage(now int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.messages.allow(now)
+	return s.counted(s.messages.allow(now))
+}
+
+// counted counts a throttle's refusal (SessionRates.ThrottleHits).
+func (s *session) counted(allowed bool) bool {
+	if !allowed {
+		s.throttleHits.Add(1)
+	}
+	return allowed
 }

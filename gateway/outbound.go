@@ -89,6 +89,9 @@ func (g *Gateway) handOver() {
 		if s := g.sessionOf(a.idx); s != nil {
 			if a.receivedNs > 0 {
 				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
+				if g.cfg.OrderToER != nil {
+					g.cfg.OrderToER.Record(now - a.receivedNs)
+				}
 			}
 			s.out.enqueue(a.m)
 		}
@@ -381,6 +384,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 		time(tag.TransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
+	g.countReject(e.SessionIdx())
 	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
 }
 
@@ -485,6 +489,7 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	}
 	m.Body.SetString(tag.Text, text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
+	g.countReject(e.SessionIdx())
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())
 }
 

@@ -22,6 +22,16 @@ func (g *Gateway) SessionID(idx uint16) (quickfix.SessionID, bool) {
 // throttles see them (a direction without a limit is not counted: 0).
 type SessionRates struct {
 	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
+	// Rejects (orders and cancels, by the gateway or the matcher) and
+	// ThrottleHits (a throttle's refusals) count since start.
+	Rejects, ThrottleHits int64
+}
+
+// countReject counts a reject answered to session idx.
+func (g *Gateway) countReject(idx uint16) {
+	if s := g.sessionOf(idx); s != nil {
+		s.rejects.Add(1)
+	}
 }
 
 // Rates returns session idx's counts over the last second.
@@ -34,5 +44,5 @@ func (g *Gateway) Rates(idx uint16) SessionRates {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return SessionRates{MessagesPerSecond: s.messages.countAt(now), OrdersPerSecond: s.orders.countAt(now),
-		CancelsPerSecond: s.cancels.countAt(now)}
+		CancelsPerSecond: s.cancels.countAt(now), Rejects: s.rejects.Load(), ThrottleHits: s.throttleHits.Load()}
 }

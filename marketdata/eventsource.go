@@ -105,6 +105,15 @@ func causeSeqOf(ev []byte) uint64 {
 	return binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
 }
 
+// timestampOf reads an event's timestampNs, the field after causeSeq in
+// every event's block (the FIX arrival stamp of its command).
+func timestampOf(ev []byte) int64 {
+	if len(ev) < venue.MessageHeaderSize+16 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize+8:]))
+}
+
 // Slot implements EventSource.
 func (s RingSource) Slot(seq int64) []byte { return s.Ring.Slot(seq) }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Defaults of FeedConfig.
@@ -54,6 +55,17 @@ type FeedConfig struct {
 	// Clock gives the wall-clock time of heartbeats and rate limits;
 	// nil means time.Now. Sequenced messages never use it.
 	Clock func() time.Time
+
+	// OrderToFeed, when set, records for each command whose events change
+	// a book or a status the nanoseconds from the command's timestamp (the
+	// FIX arrival stamp) to the flush of the packet carrying its messages.
+	OrderToFeed LatencyRecorder
+}
+
+// LatencyRecorder takes one latency in nanoseconds without allocating
+// (latency.Recorder).
+type LatencyRecorder interface {
+	Record(ns int64)
 }
 
 func (c *FeedConfig) fill() error {
@@ -294,7 +306,34 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 			return f.fail(err)
 		}
 	}
-	return f.endBatchLocked()
+	if err := f.endBatchLocked(); err != nil {
+		return err
+	}
+	if f.cfg.OrderToFeed != nil {
+		f.recordLatency(src, from, to)
+	}
+	return nil
+}
+
+// recordLatency records the order-to-feed latency of each command in
+// [from, to] that changed a book or a status, once per command (its
+// events are contiguous), measured after the flush that sent them.
+func (f *Feed) recordLatency(src EventSource, from, to int64) {
+	now := time.Now().UnixNano()
+	last := ^uint64(0) // no command yet (0 is the first command's seq)
+	for s := from; s <= to; s++ {
+		ev := src.Slot(s)
+		cause := causeSeqOf(ev)
+		if cause == last {
+			continue
+		}
+		switch tid, _ := venue.TemplateIDOf(ev, 0); tid {
+		case venue.OrderAcceptedTemplateID, venue.FillTemplateID, venue.OrderCancelledTemplateID,
+			venue.OrderReplacedTemplateID, venue.TradingStatusChangedTemplateID:
+			last = cause
+			f.cfg.OrderToFeed.Record(now - timestampOf(ev))
+		}
+	}
 }
 
 // SnapshotAt asks for the feed's state after command seq: the venue calls it

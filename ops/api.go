@@ -131,6 +131,9 @@ func (o *Ops) listen(fixReady func() bool) error {
 		l = tls.NewListener(l, tc)
 	}
 	o.listener = l
+	if tcp, ok := l.Addr().(*net.TCPAddr); ok {
+		o.loopback = tcp.IP.IsLoopback()
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
@@ -142,22 +145,32 @@ func (o *Ops) listen(fixReady func() bool) error {
 		}
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "not ready: journal replay, FIX listener or schedule catch-up pending", Code: "not_ready"})
 	})
-	mux.HandleFunc("GET /v1/status", o.auth(o.handleStatus))
-	mux.HandleFunc("GET /v1/instruments", o.auth(o.handleInstruments))
+	mux.HandleFunc("GET /v1/status", o.authRead(o.handleStatus))
+	mux.HandleFunc("GET /v1/instruments", o.authRead(o.handleInstruments))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/{action}", o.auth(o.handleInstrumentAction))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
 	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
 	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
 	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
-	mux.HandleFunc("GET /v1/sessions", o.auth(o.handleSessions))
+	mux.HandleFunc("GET /v1/sessions", o.authRead(o.handleSessions))
 	mux.HandleFunc("POST /v1/sessions/{comp_id}/{action}", o.auth(o.handleSessionAction))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint: " + r.Method + " " + r.URL.Path, Code: "not_found"})
-	})
+	}
+	mux.HandleFunc("/v1/", notFound)
+	if o.console != nil {
+		mux.Handle("/", o.console) // the web console's pages (package console)
+	} else {
+		mux.HandleFunc("/", notFound)
+	}
 	o.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
 	go func() { _ = o.server.Serve(l) }()
-	o.log.Info("admin API listening", "addr", l.Addr().String(), "tls", a.TLSCertFile != "", "tokens", len(a.Tokens))
+	o.log.Info("admin API listening", "addr", l.Addr().String(), "tls", a.TLSCertFile != "", "tokens", len(a.Tokens),
+		"operator_tokens", a.OperatorTokens(), "console", o.console != nil)
+	if a.OperatorTokens() == 0 {
+		o.log.Warn("admin API: no operator token configured; every change is refused (add an [[admin.token]])")
+	}
 	return nil
 }
 
@@ -187,27 +200,65 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// auth admits a call with a bearer token of the configuration and passes
-// its operator on. Every configured hash is compared, in constant time.
-func (o *Ops) auth(next http.HandlerFunc) http.HandlerFunc {
+// TokenCookie is the cookie a browser may carry a read token in (the
+// console's sign-in page sets it); changes need the Authorization header,
+// so that a page elsewhere cannot make a browser change anything.
+const TokenCookie = "fixvenue_token"
+
+// Authorize checks a request's token for reading or, with operate, for a
+// change. It returns the token's operator ("" for an anonymous read on a
+// loopback listener), or the HTTP status and the reason of a refusal:
+// 401 without a known token, 403 when the token (or the configuration)
+// does not allow the change. Every configured hash is compared, in
+// constant time.
+func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status int, code, reason string) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && !operate {
+		if c, err := r.Cookie(TokenCookie); err == nil {
+			token, ok = c.Value, true
+		}
+	}
+	if operate && o.cfg.Admin.OperatorTokens() == 0 {
+		return "", http.StatusForbidden, "no_operator_token",
+			"changes are refused: no operator token is configured (add an [[admin.token]]; `fixvenue admin hash-token` hashes it)"
+	}
+	if !ok || token == "" {
+		if !operate && o.loopback {
+			return "", 0, "", ""
+		}
+		return "", http.StatusUnauthorized, "unauthorized", "missing bearer token (Authorization: Bearer <token>)"
+	}
+	sum := sha256.Sum256([]byte(token))
+	role := ""
+	for _, t := range o.cfg.Admin.Tokens {
+		want, err := hex.DecodeString(t.SHA256)
+		if err == nil && subtle.ConstantTimeCompare(sum[:], want) == 1 {
+			operator, role = t.Operator, t.Role
+		}
+	}
+	if operator == "" {
+		return "", http.StatusUnauthorized, "unauthorized", "unknown token"
+	}
+	if operate && role == config.RoleRead {
+		return "", http.StatusForbidden, "read_only_token", "the token of " + operator + " may only read"
+	}
+	return operator, 0, "", ""
+}
+
+// auth admits a change with an operator token and passes its operator on.
+func (o *Ops) auth(next http.HandlerFunc) http.HandlerFunc { return o.authFor(true, next) }
+
+// authRead admits a read: anonymous on a loopback listener, else a token.
+func (o *Ops) authRead(next http.HandlerFunc) http.HandlerFunc { return o.authFor(false, next) }
+
+func (o *Ops) authFor(operate bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
-			writeJSON(w, http.StatusUnauthorized, apiError{Error: "missing bearer token (Authorization: Bearer <token>)", Code: "unauthorized"})
-			return
-		}
-		sum := sha256.Sum256([]byte(token))
-		operator := ""
-		for _, t := range o.cfg.Admin.Tokens {
-			want, err := hex.DecodeString(t.SHA256)
-			if err == nil && subtle.ConstantTimeCompare(sum[:], want) == 1 {
-				operator = t.Operator
+		operator, status, code, reason := o.Authorize(r, operate)
+		if status != 0 {
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
 			}
-		}
-		if operator == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue", error="invalid_token"`)
-			writeJSON(w, http.StatusUnauthorized, apiError{Error: "unknown token", Code: "unauthorized"})
+			writeJSON(w, status, apiError{Error: reason, Code: code})
 			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, operator)))

@@ -15,8 +15,12 @@
 // changes trading status (one instrument, all, or a schedule group's
 // phase), price bands, cancels by session/account/instrument, ends the
 // day, and logs out, disables or enables sessions. Input is checked before
-// anything is journaled: a token whose SHA-256 is configured, a strict JSON
-// body within admin.body_bytes_max with a reason, known names.
+// anything is journaled: for a change, an operator token whose SHA-256 is
+// configured (Authorize; with none configured every change is refused),
+// a strict JSON body within admin.body_bytes_max with a reason, known
+// names. Reads need no token on a loopback listener, else a read or
+// operator token. The web console (package console) is served on the same
+// listener (SetConsole) and goes through Authorize too.
 //
 // Do publishes one command and waits (admin.call_timeout) for its
 // OperatorResult and for durability; a command the matcher refuses

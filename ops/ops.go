@@ -48,6 +48,8 @@ type SessionState struct {
 	NextSenderSeq, NextTargetSeq int
 	// Counts over the last second, as the session's throttles see them.
 	MessagesPerSecond, OrdersPerSecond, CancelsPerSecond int
+	// Rejects (orders and cancels) and ThrottleHits count since start.
+	Rejects, ThrottleHits int64
 }
 
 // Session names one configured FIX session.
@@ -96,6 +98,8 @@ type Ops struct {
 	lastEOD  atomic.Pointer[EndOfDayReport]
 
 	listener net.Listener
+	loopback bool         // the listener is on a loopback address: reads need no token
+	console  http.Handler // served on the admin address beside the API (SetConsole)
 	server   *http.Server
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -161,6 +165,28 @@ func New(cfg Config) (*Ops, error) {
 
 // Monitor returns the control plane's view of the market.
 func (o *Ops) Monitor() *Monitor { return o.monitor }
+
+// SetConsole serves h (the web console) on the admin address for every
+// path outside /v1/, /healthz and /readyz. Call it before Start.
+func (o *Ops) SetConsole(h http.Handler) { o.console = h }
+
+// CanOperate reports whether an operator token is configured (without
+// one, every change is refused).
+func (o *Ops) CanOperate() bool { return o.cfg.Admin.OperatorTokens() > 0 }
+
+// Sessions returns the configured sessions.
+func (o *Ops) Sessions() []Session { return o.cfg.Sessions }
+
+// Instruments returns the configured instruments.
+func (o *Ops) Instruments() []config.Instrument { return o.cfg.Instruments }
+
+// SessionState returns a session's connection state (zero without session control).
+func (o *Ops) SessionState(idx uint16) SessionState {
+	if o.cfg.SessionControl == nil {
+		return SessionState{}
+	}
+	return o.cfg.SessionControl.SessionState(idx)
+}
 
 // SetSessionControl connects the gateway (built after New).
 func (o *Ops) SetSessionControl(sc SessionControl) { o.cfg.SessionControl = sc }

@@ -100,6 +100,7 @@ func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
 	st.LoggedOn = s.gw.LoggedOn(idx)
 	r := s.gw.Rates(idx)
 	st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond = r.MessagesPerSecond, r.OrdersPerSecond, r.CancelsPerSecond
+	st.Rejects, st.ThrottleHits = r.Rejects, r.ThrottleHits
 	if s.edge != nil && st.LoggedOn {
 		if c, ok := s.edge.Session(edgeKey(id)); ok {
 			st.Address = c.RemoteAddr().String()

@@ -123,7 +123,7 @@ func TestAdminAPI(t *testing.T) {
 		method, path, token, body string
 		code                      int
 	}{
-		{"GET", "/v1/instruments", "", "", 401},
+		{"GET", "/v1/instruments", "wrong-token", "", 401},
 		{"POST", "/v1/instruments/ACME/halt", "", `{"reason":"x"}`, 401},
 		{"POST", "/v1/instruments/ACME/halt", "wrong-token", `{"reason":"x"}`, 401},
 		{"POST", "/v1/instruments/NOPE/halt", aliceToken, `{"reason":"x"}`, 404},

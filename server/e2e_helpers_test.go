@@ -15,9 +15,13 @@ import (
 
 const readWait = 5 * time.Second
 
-// testConfig is a small venue on OS-chosen loopback ports.
+// testConfig is a small venue on OS-chosen loopback ports (the admin
+// listener too, unless extra has its own [admin]).
 func testConfig(t *testing.T, dataDir string, extra string) *config.Config {
 	t.Helper()
+	if !strings.Contains(extra, "[admin]") {
+		extra += "\n[admin]\naddr = \"127.0.0.1:0\"\n"
+	}
 	text := fmt.Sprintf(`
 [venue]
 data_dir = %q

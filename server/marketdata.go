@@ -48,8 +48,8 @@ func (s *Server) buildFeed() error {
 		capture = s.mdSnaps.Capture
 	}
 	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.Cache(), CaptureState: capture,
-		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration,
-		Recovery:          marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
+		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: s.orderToFeed,
+		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	if err != nil {
 		return err
 	}
@@ -76,12 +76,13 @@ func (k *feedReplaySink) Commit() {
 	}
 }
 
-// startFeed consumes the event ring (behind durability) and serves heartbeats
-// and recovery.
-func (s *Server) startFeed() {
+// committedEvents adds an event-ring consumer that is handed the events of
+// durable, completely applied commands only (marketdata.RingSource): the
+// feed and the console read the stream behind durability.
+func (s *Server) committedEvents() marketdata.RingSource {
 	barrier, own := s.pipe.AddEventConsumer()
 	p := s.pipe
-	src := marketdata.RingSource{Ring: p.Events, Barrier: barrier, Sequence: own,
+	return marketdata.RingSource{Ring: p.Events, Barrier: barrier, Sequence: own,
 		CommandsReady: func() int64 {
 			applied := int64(p.SeqBase()) + p.MatcherSequence()
 			if d := p.Durable().Load(); d < applied {
@@ -90,6 +91,12 @@ func (s *Server) startFeed() {
 			return applied
 		},
 		Durable: p.Durable().Load}
+}
+
+// startFeed consumes the event ring (behind durability) and serves heartbeats
+// and recovery.
+func (s *Server) startFeed() {
+	src := s.committedEvents()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopFeed = cancel
 	s.wg.Add(2)

@@ -21,6 +21,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/gateway"
@@ -29,6 +30,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -73,9 +75,14 @@ type Server struct {
 	fixmd     *fixmd.Handler
 	stopFeed  func()
 	closing   atomic.Bool
-	ops       *ops.Ops        // the control plane (server/admin.go)
-	sessCtl   *sessionControl // operator logout and disable of sessions
-	export    *exportState
+	ops       *ops.Ops         // the control plane (server/admin.go)
+	sessCtl   *sessionControl  // operator logout and disable of sessions
+	console   *console.Console // the web console on the admin address (server/console.go)
+	// orderToER and orderToFeed are the venue's own latency histograms
+	// (package latency), rotated by a goroutine between Start and Close.
+	orderToER, orderToFeed *latency.Recorder
+	stopLatency            chan struct{}
+	export                 *exportState
 
 	closeOnce sync.Once
 }
@@ -105,7 +112,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if opts.StoreSyncInterval <= 0 {
 		opts.StoreSyncInterval = cfg.Journal.FIXStoreSync.Duration
 	}
-	s := &Server{cfg: cfg, opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), stopSync: make(chan struct{})}
+	s := &Server{cfg: cfg, opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), stopSync: make(chan struct{}),
+		orderToER: latency.New("order to ExecutionReport"), orderToFeed: latency.New("order to feed"), stopLatency: make(chan struct{})}
 	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -152,6 +160,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.ops.SetSessionControl(s.sessCtl)
 	if err := s.buildExport(); err != nil {
+		s.journal.Close()
+		return nil, err
+	}
+	if err := s.buildConsole(); err != nil {
 		s.journal.Close()
 		return nil, err
 	}
@@ -230,7 +242,7 @@ func (s *Server) buildPipeline() error {
 	}
 	s.pipe = p
 	// End of day writes a snapshot even when no periodic ones are taken.
-	if s.cfg.Journal.SnapshotInterval.Duration > 0 || s.cfg.Schedule.Enabled || s.cfg.Admin.Enabled() {
+	if s.cfg.Journal.SnapshotInterval.Duration > 0 || s.cfg.Schedule.Enabled || (s.cfg.Admin.Enabled() && s.cfg.Admin.OperatorTokens() > 0) {
 		snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: filepath.Join(s.cfg.Venue.DataDir, "journal"),
 			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
 		if err != nil {
@@ -298,7 +310,7 @@ func (s *Server) buildSessions() error {
 	cfg := s.cfg
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
-		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase()}
+		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase(), OrderToER: s.orderToER}
 	for _, in := range cfg.Instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.
 		low, high, _ := s.matcher.Band(in.ID)
@@ -390,6 +402,7 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.stores.RunSyncer(s.opts.StoreSyncInterval, s.stopSync)
 	}()
+	s.startConsole()
 	s.stopSnaps = make(chan struct{})
 	if s.snaps != nil && s.cfg.Journal.SnapshotInterval.Duration > 0 {
 		s.wg.Add(1)
@@ -486,6 +499,10 @@ func (s *Server) Close() error {
 		if s.ops != nil {
 			s.ops.Close() // no operator or schedule command after this
 		}
+		if s.console != nil {
+			s.console.Close()
+		}
+		close(s.stopLatency)
 		if s.acceptor != nil {
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		}

@@ -52,6 +52,8 @@ func cmdLoad(args []string) int {
 	svg := fs.String("svg", "", "write an SVG percentile plot (ramp: one line per step)")
 	label := fs.String("label", "", "title of the plot")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	consoleStreams := fs.Int("console-streams", 0, "hold this many web console event streams open during the run, as that many browsers would")
+	consoleURL := fs.String("console-url", "http://127.0.0.1:9465/stream/book-ACME", "the console stream --console-streams opens")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -68,6 +70,14 @@ func cmdLoad(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *consoleStreams < 0 || *consoleStreams > consoleStreamsMax {
+		fmt.Fprintf(os.Stderr, "fixvenue load: --console-streams %d is outside [0, %d]\n", *consoleStreams, consoleStreamsMax)
+		return 2
+	}
+	if *consoleStreams > 0 {
+		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
+		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
+	}
 	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label, p99MaxUs: float64(*p99Max) / 1e3}
 	if *ramp {
 		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: out.p99MaxUs}

@@ -50,7 +50,7 @@ type venueProc struct {
 func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 	t.Helper()
 	readyPath := filepath.Join(t.TempDir(), "ready.json")
-	args := append([]string{"serve", "--config", cfgPath, "--metrics-addr", "off", "--log-level", "debug",
+	args := append([]string{"serve", "--config", cfgPath, "--metrics-addr", "off", "--admin-addr", "127.0.0.1:0", "--log-level", "debug",
 		"--ready-file", readyPath}, extra...)
 	cmd := exec.Command(binPath, args...)
 	stderr, err := cmd.StderrPipe()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ func cmdServe(args []string) int {
 	dataDir := fs.String("data", "", "data directory (overrides venue.data_dir)")
 	fixAddr := fs.String("fix-addr", "", "FIX listen address (overrides fix.addr)")
 	metricsAddr := fs.String("metrics-addr", "", "Prometheus listen address (overrides metrics.addr; \"off\" disables)")
+	adminAddr := fs.String("admin-addr", "", "admin API and console listen address (overrides admin.addr; \"off\" disables)")
 	mdAddr := fs.String("md-addr", "", "market data UDP destination (overrides marketdata.feed_addr)")
 	mdRecovery := fs.String("md-recovery-addr", "", "market data recovery TCP address (overrides marketdata.recovery_addr)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -60,6 +62,17 @@ func cmdServe(args []string) int {
 	default:
 		cfg.Metrics.Addr = *metricsAddr
 	}
+	switch *adminAddr {
+	case "":
+	case "off":
+		cfg.Admin.Addr = ""
+	default:
+		cfg.Admin.Addr = *adminAddr
+		if errs := cfg.Admin.Validate(); len(errs) > 0 {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --admin-addr: %v\n", errors.Join(errs...))
+			return 2
+		}
+	}
 	if *mdAddr != "" {
 		cfg.MarketData.FeedAddr = *mdAddr
 	}
@@ -83,8 +96,11 @@ func cmdServe(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "fixvenue: FIX 4.4 on %s (TargetCompID %s, SenderCompID %s…%s); metrics on http://%s/metrics; Ctrl-C to stop\n",
 		srv.FIXAddr(), cfg.Venue.SenderCompID, cfg.Sessions[0].CompID, cfg.Sessions[len(cfg.Sessions)-1].CompID, srv.MetricsAddr())
+	if a := srv.AdminAddr(); a != "" && cfg.Admin.Console.Enabled {
+		fmt.Fprintf(os.Stderr, "fixvenue: console on http://%s/ (admin API on the same address)\n", a)
+	}
 	if *readyFile != "" {
-		ready := readyInfo{PID: os.Getpid(), FIXAddr: srv.FIXAddr(), MetricsAddr: srv.MetricsAddr(),
+		ready := readyInfo{PID: os.Getpid(), FIXAddr: srv.FIXAddr(), MetricsAddr: srv.MetricsAddr(), AdminAddr: srv.AdminAddr(),
 			FeedAddr: srv.FeedAddr(), RecoveryAddr: srv.RecoveryAddr()}
 		if n := srv.EmbeddedNATS(); n != nil {
 			ready.NATSURL = n.URL()
@@ -114,6 +130,7 @@ type readyInfo struct {
 	PID          int    `json:"pid"`
 	FIXAddr      string `json:"fix_addr"`
 	MetricsAddr  string `json:"metrics_addr"`
+	AdminAddr    string `json:"admin_addr"`
 	FeedAddr     string `json:"feed_addr"`
 	RecoveryAddr string `json:"recovery_addr"`
 	NATSURL      string `json:"nats_url,omitempty"` // the embedded NATS server's

@@ -27,7 +27,7 @@ func TestReadyFile(t *testing.T) {
 	defer udp.Close() // the feed's destination; nobody needs to read it
 	readyPath := filepath.Join(dir, "ready.json")
 	cmd := exec.Command(binPath, "serve", "--data", filepath.Join(dir, "data"), "--log-level", "warn",
-		"--fix-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
+		"--fix-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
 		"--md-addr", udp.LocalAddr().String(), "--md-recovery-addr", "127.0.0.1:0", "--ready-file", readyPath)
 	logPath := filepath.Join(dir, "serve.log")
 	logFile, err := os.Create(logPath)
@@ -126,7 +126,7 @@ func TestReadyFileUnwritable(t *testing.T) {
 	}
 	defer udp.Close()
 	cmd := exec.Command(binPath, "serve", "--data", filepath.Join(dir, "data"), "--log-level", "warn",
-		"--fix-addr", "127.0.0.1:0", "--metrics-addr", "off", "--md-addr", udp.LocalAddr().String(),
+		"--fix-addr", "127.0.0.1:0", "--metrics-addr", "off", "--admin-addr", "off", "--md-addr", udp.LocalAddr().String(),
 		"--md-recovery-addr", "127.0.0.1:0", "--ready-file", filepath.Join(dir, "missing", "ready.json"))
 	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	defer timer.Stop()

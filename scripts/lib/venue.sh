@@ -32,7 +32,8 @@ venue_start() {
 	shift
 	local ready=$log.ready
 	rm -f "$ready"
-	"$VENUE_BIN" serve --ready-file "$ready" "$@" >"$log" 2>&1 &
+	# The admin listener (API and console) on an OS-chosen port unless "$@" says otherwise.
+	"$VENUE_BIN" serve --ready-file "$ready" --admin-addr 127.0.0.1:0 "$@" >"$log" 2>&1 &
 	venue_pid=$!
 	local i
 	for ((i = 0; i < VENUE_START_TIMEOUT * 10; i++)); do
@@ -45,6 +46,7 @@ venue_start() {
 			venue_metrics_addr=$(venue_ready_field "$ready" metrics_addr)
 			venue_feed_addr=$(venue_ready_field "$ready" feed_addr)
 			venue_recovery_addr=$(venue_ready_field "$ready" recovery_addr)
+			venue_admin_addr=$(venue_ready_field "$ready" admin_addr)
 			return 0
 		fi
 		if ! kill -0 "$venue_pid" 2>/dev/null; then

@@ -1,0 +1,275 @@
+package console
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/latency"
+	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+//go:embed web
+var webFS embed.FS
+
+// Config wires a Console into a venue.
+type Config struct {
+	Settings config.Console
+	// Ops is the control plane: its Monitor (statuses, last trade, best
+	// bid and offer, resting orders), the sessions, and Authorize.
+	Ops *ops.Ops
+	// Depth is the market data depth cache (the ladder); nil when market
+	// data is off.
+	Depth *marketdata.DepthCache
+	// Events hands out committed events (durable and applied) for the
+	// tape: trades, chart, operator commands.
+	Events marketdata.EventSource
+	// OrderToER and OrderToFeed are the venue's latency recorders (nil: not measured).
+	OrderToER, OrderToFeed *latency.Recorder
+	// SecureCookies marks the sign-in cookie Secure (the listener has TLS).
+	SecureCookies bool
+	Logger        *slog.Logger
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Console serves the operators' web pages (see doc.go).
+type Console struct {
+	cfg   Config
+	log   *slog.Logger
+	tape  *tape
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+
+	bySymbol map[string]config.Instrument
+	byCompID map[string]ops.Session
+
+	// payloads caches each stream topic's last update, shared by every
+	// browser watching it (bounded: one entry per topic, and topics are
+	// the pages and the configured instruments).
+	payloadMu sync.Mutex
+	payloads  map[string]*payload
+
+	rates rateSampler
+
+	streams atomic.Int64 // event streams open now
+	dropped atomic.Int64 // streams ended because a browser stopped reading
+	stop    chan struct{}
+	once    sync.Once
+}
+
+// Pages of the console, in the order of its navigation bar.
+var pageNames = []string{"market", "book", "sessions", "session", "latency", "operations", "notfound", "signin"}
+
+// New builds the console. Run must be started for the tape.
+func New(cfg Config) (*Console, error) {
+	if cfg.Ops == nil {
+		return nil, errors.New("console: Ops is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := cfg.Settings
+	if s.UpdatesPerSecond < 1 || s.StreamsMax < 1 || s.WriteTimeout.Duration <= 0 {
+		return nil, fmt.Errorf("console: updates_per_second, streams_max and write_timeout must be positive")
+	}
+	c := &Console{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]ops.Session{},
+		payloads: map[string]*payload{}, pages: map[string]*template.Template{}, stop: make(chan struct{})}
+	var ids []uint32
+	for _, in := range cfg.Ops.Instruments() {
+		c.bySymbol[in.Symbol] = in
+		ids = append(ids, in.ID)
+	}
+	for _, s := range cfg.Ops.Sessions() {
+		c.byCompID[s.CompID] = s
+	}
+	c.tape = newTape(ids)
+	c.rates.last = map[uint16]rateSample{}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(template.FuncMap{}).ParseFS(webFS, "web/layout.html", "web/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console: page %s: %w", name, err)
+		}
+		c.pages[name] = t
+	}
+	static, err := fs.Sub(webFS, "web/static")
+	if err != nil {
+		return nil, err
+	}
+	m := http.NewServeMux()
+	m.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(static)))
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/market", http.StatusFound) })
+	m.HandleFunc("GET /signin", c.handleSignInPage)
+	m.HandleFunc("POST /signin", c.handleSignIn)
+	m.HandleFunc("GET /market", c.read(c.handleMarket))
+	m.HandleFunc("GET /market/{symbol}", c.read(c.handleBook))
+	m.HandleFunc("GET /sessions", c.read(c.handleSessions))
+	m.HandleFunc("GET /sessions/{comp_id}", c.read(c.handleSession))
+	m.HandleFunc("GET /latency", c.read(c.handleLatency))
+	m.HandleFunc("GET /operations", c.read(c.handleOperations))
+	m.HandleFunc("GET /stream/{topic}", c.read(c.handleStream))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.notFound(w, r, "no such page: "+r.URL.Path)
+	})
+	c.mux = m
+	return c, nil
+}
+
+// staticHandler serves the embedded JavaScript and CSS.
+func staticHandler(static fs.FS) http.Handler {
+	files := http.FileServerFS(static)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves the console's pages and streams.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	// The pages load only their own script and style, and are never framed.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	c.mux.ServeHTTP(w, r)
+}
+
+// Run consumes committed events for the tape until the venue stops.
+func (c *Console) Run() error {
+	if c.cfg.Events == nil {
+		return nil
+	}
+	return c.tape.run(c.cfg.Events)
+}
+
+// Close ends the event streams.
+func (c *Console) Close() { c.once.Do(func() { close(c.stop) }) }
+
+// Streams returns the event streams open now and those dropped since start
+// because their browser stopped reading.
+func (c *Console) Streams() (open, dropped int64) { return c.streams.Load(), c.dropped.Load() }
+
+// read admits a read: anonymous on a loopback listener, else a read or
+// operator token (header or the sign-in cookie).
+func (c *Console) read(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, status, _, reason := c.cfg.Ops.Authorize(r, false); status != 0 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
+			c.render(w, status, "signin", pageData{Title: "Sign in", Message: reason, Next: r.URL.Path})
+			return
+		}
+		next(w, r)
+	}
+}
+
+// pageData is what every page template gets.
+type pageData struct {
+	Title   string
+	Page    string // the navigation entry to mark
+	Topic   string // the stream the page follows ("" for none)
+	Message string
+	Next    string
+	Symbol  string
+	CompID  string
+	Init    any // the page's first update, as its stream sends it
+}
+
+func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := c.pages[name].Execute(w, d); err != nil {
+		c.log.Warn("console: page not rendered", "page", name, "err", err)
+	}
+}
+
+func (c *Console) notFound(w http.ResponseWriter, r *http.Request, msg string) {
+	c.render(w, http.StatusNotFound, "notfound", pageData{Title: "Not found", Message: msg})
+}
+
+func (c *Console) handleMarket(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "market", pageData{Title: "Market", Page: "market", Topic: "market", Init: c.marketView()})
+}
+
+func (c *Console) handleBook(w http.ResponseWriter, r *http.Request) {
+	in, ok := c.bySymbol[r.PathValue("symbol")]
+	if !ok {
+		c.notFound(w, r, fmt.Sprintf("no instrument %q", r.PathValue("symbol")))
+		return
+	}
+	c.render(w, http.StatusOK, "book", pageData{Title: in.Symbol, Page: "market", Topic: "book-" + in.Symbol, Symbol: in.Symbol,
+		Init: c.bookView(in)})
+}
+
+func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "sessions", pageData{Title: "Sessions", Page: "sessions", Topic: "sessions", Init: c.sessionsView()})
+}
+
+func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
+	s, ok := c.byCompID[r.PathValue("comp_id")]
+	if !ok {
+		c.notFound(w, r, fmt.Sprintf("no session %q", r.PathValue("comp_id")))
+		return
+	}
+	c.render(w, http.StatusOK, "session", pageData{Title: s.CompID, Page: "sessions", Topic: "sessions", CompID: s.CompID,
+		Init: c.sessionsView()})
+}
+
+func (c *Console) handleLatency(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "latency", pageData{Title: "Latency", Page: "latency", Topic: "latency", Init: c.latencyView()})
+}
+
+func (c *Console) handleOperations(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "operations", pageData{Title: "Operations", Page: "operations", Topic: "operations",
+		Init: c.operationsView()})
+}
+
+// signInMax bounds the sign-in form's body.
+const signInMax = 4 << 10
+
+func (c *Console) handleSignInPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "signin", pageData{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))})
+}
+
+// handleSignIn checks a token and keeps it in an HttpOnly cookie, which
+// admits reads only (changes need the token in the Authorization header).
+func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, signInMax)
+	if err := r.ParseForm(); err != nil {
+		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read"})
+		return
+	}
+	token, next := r.PostForm.Get("token"), safeNext(r.PostForm.Get("next"))
+	probe := r.Clone(r.Context())
+	probe.Header = http.Header{"Authorization": {"Bearer " + token}}
+	if _, status, _, reason := c.cfg.Ops.Authorize(probe, false); status != 0 || token == "" {
+		if reason == "" {
+			reason = "give a token"
+		}
+		c.render(w, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Message: reason, Next: next})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: ops.TokenCookie, Value: token, Path: "/", HttpOnly: true,
+		Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// safeNext keeps a redirect on this site.
+func safeNext(p string) string {
+	if len(p) < 1 || p[0] != '/' || (len(p) > 1 && (p[1] == '/' || p[1] == '\\')) {
+		return "/market"
+	}
+	return p
+}

@@ -1,0 +1,133 @@
+package console
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+func fill(t *testing.T, instrument uint32, aggressor bool, side venue.Side, px, qty, tsNs int64) []byte {
+	t.Helper()
+	buf := make([]byte, 256)
+	var e venue.Fill
+	if err := e.WrapEncode(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.SetInstrumentID(instrument)
+	e.SetSide(side)
+	e.SetLastPriceTicks(px)
+	e.SetLastQty(qty)
+	e.SetTimestampNs(tsNs)
+	if aggressor {
+		e.SetAggressor(venue.BooleanTypeTrue)
+	} else {
+		e.SetAggressor(venue.BooleanTypeFalse)
+	}
+	return buf
+}
+
+// TestTapeKeepsLastTrades: one trade per aggressor fill, newest first,
+// bounded by TradesKept and ChartPointsMax; unknown instruments ignored;
+// applying an event does not allocate.
+func TestTapeKeepsLastTrades(t *testing.T) {
+	tp := newTape([]uint32{1, 2})
+	n := ChartPointsMax + 10
+	for i := 0; i < n; i++ {
+		tp.apply(fill(t, 1, true, venue.SideBuy, int64(1000+i), 1, int64(i)))
+		tp.apply(fill(t, 1, false, venue.SideSell, int64(1000+i), 1, int64(i))) // the resting side: no trade
+	}
+	tp.apply(fill(t, 9, true, venue.SideBuy, 5, 5, 0)) // unknown instrument
+	c, ok := tp.instrument(1)
+	if !ok || c.TradesSinceStart != n || len(c.Trades) != TradesKept || len(c.Chart) != ChartPointsMax {
+		t.Fatalf("tape: %v %d trades, %d kept, %d chart points", ok, c.TradesSinceStart, len(c.Trades), len(c.Chart))
+	}
+	if c.Trades[0].PriceTicks != int64(1000+n-1) || c.Chart[0].priceTicks != int64(1000+n-ChartPointsMax) ||
+		c.Chart[len(c.Chart)-1].priceTicks != int64(1000+n-1) {
+		t.Fatalf("order: newest trade %d, chart from %d to %d", c.Trades[0].PriceTicks, c.Chart[0].priceTicks, c.Chart[len(c.Chart)-1].priceTicks)
+	}
+	if c.FirstTicks != 1000 || c.LowTicks != 1000 || c.HighTicks != int64(1000+n-1) {
+		t.Fatalf("first/low/high %d %d %d", c.FirstTicks, c.LowTicks, c.HighTicks)
+	}
+	if c2, _ := tp.instrument(2); c2.TradesSinceStart != 0 || len(c2.Chart) != 0 {
+		t.Fatalf("instrument 2 has trades: %+v", c2)
+	}
+	if _, ok := tp.instrument(9); ok {
+		t.Fatal("unknown instrument has a tape")
+	}
+	ev := fill(t, 1, true, venue.SideSell, 999, 2, 1)
+	if a := testing.AllocsPerRun(100, func() { tp.apply(ev) }); a != 0 {
+		t.Fatalf("apply allocates %v", a)
+	}
+}
+
+func TestChangeFormatting(t *testing.T) {
+	tick, err := decimal.ParseTick("0.01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := config.Instrument{Tick: tick}
+	for _, c := range []struct {
+		last, ref int64
+		change    string
+		pct       string
+		up        int
+	}{
+		{9900, 10000, "-1.00", "-1.00%", -1},
+		{10050, 10000, "+0.50", "+0.50%", 1},
+		{10000, 10000, "0.00", "0.00%", 0},
+		{10001, 30000, "-199.99", "-66.66%", -1},
+		{5, 0, "+0.05", "", 1},
+	} {
+		ch, pct, up := change(c.last, c.ref, in)
+		if ch != c.change || pct != c.pct || up != c.up {
+			t.Errorf("change(%d, %d) = %q %q %d, want %q %q %d", c.last, c.ref, ch, pct, up, c.change, c.pct, c.up)
+		}
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{"/sessions": "/sessions", "": "/market", "//evil.example": "/market",
+		"/\\evil": "/market", "https://evil.example/": "/market", "/": "/"} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRejectRate(t *testing.T) {
+	r := rateSampler{last: map[uint16]rateSample{}}
+	t0 := time.Unix(100, 0)
+	if got := r.rejectRate(1, 10, t0); got != 0 {
+		t.Fatalf("first sample: %v", got)
+	}
+	if got := r.rejectRate(1, 30, t0.Add(2*time.Second)); got != 10 {
+		t.Fatalf("20 rejects in 2s: %v", got)
+	}
+	if got := r.rejectRate(1, 99, t0.Add(2100*time.Millisecond)); got != 10 {
+		t.Fatalf("too soon to measure: %v", got)
+	}
+}
+
+func TestOperatorTarget(t *testing.T) {
+	bySession := map[uint16]string{0: "CLIENT1", 3: "CLIENT4"}
+	byID := map[uint32]string{1: "ACME"}
+	for _, c := range []struct {
+		r    OperatorRecord
+		want string
+	}{
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1}, "ACME"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus}, "all"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSessionLogout, Session: 3}, "CLIENT4"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0}, "session CLIENT1"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Instrument: 1}, "ACME"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession}, "all"},
+	} {
+		if got := target(c.r, bySession, byID); got != c.want {
+			t.Errorf("%v: %q, want %q", c.r.Action, got, c.want)
+		}
+	}
+}

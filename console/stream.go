@@ -1,0 +1,140 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// A browser follows its page over Server-Sent Events. Each stream wakes
+// UpdatesPerSecond times a second, takes its topic's current update (built
+// at most once per wake-up interval and shared by every browser on the
+// topic) and sends it when it differs from what that browser got last: so
+// changes in between are coalesced, a browser costs at most
+// UpdatesPerSecond writes a second, and the only thing a stream holds is
+// a reference to the shared update it sent last. Each write has a
+// deadline (write_timeout): a browser that stops reading fills its socket
+// buffers, the write times out and the stream ends. README "Operating the
+// venue" describes the console.
+
+// keepaliveEvery sends a comment on an idle stream, so that proxies keep it
+// and a browser that went away is noticed.
+const keepaliveEvery = 15 * time.Second
+
+// payload is one topic's last update.
+type payload struct {
+	at   time.Time
+	body []byte
+}
+
+// topicBuild returns the builder of a topic's update (false: unknown topic).
+func (c *Console) topicBuild(topic string) (func() any, bool) {
+	switch topic {
+	case "market":
+		return func() any { return c.marketView() }, true
+	case "sessions":
+		return func() any { return c.sessionsView() }, true
+	case "latency":
+		return func() any { return c.latencyView() }, true
+	case "operations":
+		return func() any { return c.operationsView() }, true
+	}
+	if sym, ok := strings.CutPrefix(topic, "book-"); ok {
+		if in, ok := c.bySymbol[sym]; ok {
+			return func() any { return c.bookView(in) }, true
+		}
+	}
+	return nil, false
+}
+
+// current returns a topic's update, built again when the cached one is
+// older than one update interval.
+func (c *Console) current(topic string, build func() any) []byte {
+	interval := time.Second / time.Duration(c.cfg.Settings.UpdatesPerSecond)
+	c.payloadMu.Lock()
+	defer c.payloadMu.Unlock()
+	now := c.cfg.Now()
+	p := c.payloads[topic]
+	if p != nil && now.Sub(p.at) < interval/2 {
+		return p.body
+	}
+	body, err := json.Marshal(build())
+	if err != nil {
+		c.log.Error("console: update not encoded", "topic", topic, "err", err)
+		body = []byte(`{}`)
+	}
+	c.payloads[topic] = &payload{at: now, body: body}
+	return body
+}
+
+func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
+	topic := r.PathValue("topic")
+	build, ok := c.topicBuild(topic)
+	if !ok {
+		http.Error(w, "no such stream: "+topic, http.StatusNotFound)
+		return
+	}
+	if c.streams.Add(1) > int64(c.cfg.Settings.StreamsMax) {
+		c.streams.Add(-1)
+		http.Error(w, "too many console streams open (admin.console.streams_max)", http.StatusServiceUnavailable)
+		return
+	}
+	defer c.streams.Add(-1)
+	rc := http.NewResponseController(w)
+	// The admin server's read and write timeouts bound API calls; a stream
+	// lives on, with a deadline on each write instead.
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	tick := time.NewTicker(time.Second / time.Duration(c.cfg.Settings.UpdatesPerSecond))
+	defer tick.Stop()
+	var sent []byte
+	lastWrite := time.Now()
+	for {
+		body := c.current(topic, build)
+		if changed := !bytes.Equal(body, sent); changed || time.Since(lastWrite) > keepaliveEvery {
+			var err error
+			if changed {
+				err = c.write(rc, w, "data: ", body, "\n\n")
+				sent = body
+			} else {
+				err = c.write(rc, w, ": keepalive", nil, "\n\n")
+			}
+			if err != nil {
+				c.dropped.Add(1)
+				c.log.Debug("console: stream dropped (browser not reading)", "topic", topic, "remote", r.RemoteAddr, "err", err)
+				return
+			}
+			lastWrite = time.Now()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-c.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// write sends one event within the write timeout.
+func (c *Console) write(rc *http.ResponseController, w http.ResponseWriter, prefix string, body []byte, suffix string) error {
+	if err := rc.SetWriteDeadline(time.Now().Add(c.cfg.Settings.WriteTimeout.Duration)); err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(prefix)); err != nil {
+		return err
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(suffix)); err != nil {
+		return err
+	}
+	return rc.Flush()
+}

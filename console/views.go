@@ -1,0 +1,395 @@
+package console
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/latency"
+	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The views are what the pages and their streams show, encoded as JSON.
+// Prices are decimal strings formatted from ticks; the chart's points
+// carry ticks (integers) and the browser only scales them to pixels.
+
+// LadderLevels is how many price levels per side the depth ladder shows.
+const LadderLevels = 15
+
+type marketRow struct {
+	Symbol    string `json:"symbol"`
+	Status    string `json:"status"`
+	Last      string `json:"last"`
+	LastQty   int64  `json:"lastQty"`
+	Change    string `json:"change"`
+	ChangePct string `json:"changePct"`
+	Up        int    `json:"up"` // 1 up, -1 down, 0 unchanged or no trade
+	Volume    int64  `json:"volume"`
+	Trades    int    `json:"trades"` // since start
+	Bid       string `json:"bid"`
+	BidQty    int64  `json:"bidQty"`
+	Ask       string `json:"ask"`
+	AskQty    int64  `json:"askQty"`
+}
+
+type marketView struct {
+	Instruments []marketRow `json:"instruments"`
+}
+
+func price(ticks int64, in config.Instrument) string {
+	return string(decimal.FormatTicks(nil, ticks, in.Tick))
+}
+
+func (c *Console) marketRow(in config.Instrument) marketRow {
+	mon, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
+	row := marketRow{Symbol: in.Symbol, Trades: c.tape.tradesSinceStart(in.ID)}
+	var lastTicks int64
+	if d, ok := c.top(in); ok {
+		// The feed's view: only durable commands, like everything that leaves the venue.
+		row.Status, lastTicks, row.LastQty, row.Volume = d.State.Status.String(), d.State.LastTradePriceTicks, d.State.LastTradeQty, d.State.Volume
+		if len(d.Bids) > 0 {
+			row.Bid, row.BidQty = price(d.Bids[0].PriceTicks, in), d.Bids[0].Qty
+		}
+		if len(d.Asks) > 0 {
+			row.Ask, row.AskQty = price(d.Asks[0].PriceTicks, in), d.Asks[0].Qty
+		}
+	} else {
+		// Market data off: the ops Monitor's view (events, not yet durable ones excluded).
+		row.Status, lastTicks, row.LastQty, row.Volume = mon.Status.String(), mon.LastPriceTicks, mon.LastQty, mon.Volume
+		if mon.BidQty > 0 {
+			row.Bid, row.BidQty = price(mon.BidTicks, in), mon.BidQty
+		}
+		if mon.AskQty > 0 {
+			row.Ask, row.AskQty = price(mon.AskTicks, in), mon.AskQty
+		}
+	}
+	if row.LastQty > 0 {
+		row.Last = price(lastTicks, in)
+		row.Change, row.ChangePct, row.Up = change(lastTicks, refTicks(mon, in), in)
+	}
+	return row
+}
+
+// top copies the best levels and the state of an instrument from the
+// market data depth cache (false: market data is off).
+func (c *Console) top(in config.Instrument) (marketdata.Depth, bool) {
+	var d marketdata.Depth
+	if c.cfg.Depth == nil {
+		return d, false
+	}
+	err := c.cfg.Depth.Depth(marketdata.InstrumentID(in.ID), 1, &d)
+	return d, err == nil
+}
+
+// refTicks is the price a change is measured from: the reference price in
+// force (the price band's), else the configured one.
+func refTicks(st ops.InstrumentState, in config.Instrument) int64 {
+	if st.RefPriceTicks > 0 {
+		return st.RefPriceTicks
+	}
+	return in.RefPriceTicks
+}
+
+// change formats last − ref, in price and in percent (two decimals, from
+// integers: basis points of a hundredth).
+func change(last, ref int64, in config.Instrument) (string, string, int) {
+	d := last - ref
+	sign, up := "+", 1
+	switch {
+	case d < 0:
+		sign, up, d = "-", -1, -d
+	case d == 0:
+		sign, up = "", 0
+	}
+	pct := ""
+	if ref > 0 {
+		bp := (d*10000 + ref/2) / ref // hundredths of a percent
+		pct = fmt.Sprintf("%s%d.%02d%%", sign, bp/100, bp%100)
+	}
+	return sign + price(d, in), pct, up
+}
+
+func (c *Console) marketView() marketView {
+	v := marketView{Instruments: make([]marketRow, 0, len(c.bySymbol))}
+	for _, in := range c.cfg.Ops.Instruments() {
+		v.Instruments = append(v.Instruments, c.marketRow(in))
+	}
+	return v
+}
+
+type levelView struct {
+	Price  string `json:"price"`
+	Qty    int64  `json:"qty"`
+	Orders int    `json:"orders"`
+}
+
+type tradeView struct {
+	Time  string `json:"time"`
+	Price string `json:"price"`
+	Qty   int64  `json:"qty"`
+	Side  string `json:"side"` // the aggressor's
+}
+
+type chartView struct {
+	// Points are [unix milliseconds, price ticks] of the last trades.
+	Points [][2]int64 `json:"points"`
+	// TickSize scales ticks to prices for the axis labels.
+	Low, High, First, Last string
+	LowTicks, HighTicks    int64
+}
+
+type bookView struct {
+	marketRow
+	MarketData bool        `json:"marketData"` // false: market data is off, no ladder
+	FeedSeq    uint64      `json:"feedSeq"`
+	Bids       []levelView `json:"bids"`
+	Asks       []levelView `json:"asks"`
+	Tape       []tradeView `json:"tape"` // the last trades, newest first
+	Chart      chartView   `json:"chart"`
+}
+
+func (c *Console) bookView(in config.Instrument) bookView {
+	v := bookView{marketRow: c.marketRow(in), Bids: []levelView{}, Asks: []levelView{}, Tape: []tradeView{}}
+	if c.cfg.Depth != nil {
+		var d marketdata.Depth
+		if err := c.cfg.Depth.Depth(marketdata.InstrumentID(in.ID), LadderLevels, &d); err == nil {
+			v.MarketData, v.FeedSeq = true, d.NextSeq
+			for _, l := range d.Bids {
+				v.Bids = append(v.Bids, levelView{Price: price(l.PriceTicks, in), Qty: l.Qty, Orders: l.OrderCount})
+			}
+			for _, l := range d.Asks {
+				v.Asks = append(v.Asks, levelView{Price: price(l.PriceTicks, in), Qty: l.Qty, Orders: l.OrderCount})
+			}
+		}
+	}
+	t, _ := c.tape.instrument(in.ID)
+	for _, tr := range t.Trades {
+		side := "buy"
+		if tr.Aggressor == venue.SideSell {
+			side = "sell"
+		}
+		v.Tape = append(v.Tape, tradeView{Time: time.Unix(0, tr.TimeNs).UTC().Format("15:04:05.000"), Price: price(tr.PriceTicks, in),
+			Qty: tr.Qty, Side: side})
+	}
+	v.Chart.Points = make([][2]int64, 0, len(t.Chart))
+	for _, p := range t.Chart {
+		v.Chart.Points = append(v.Chart.Points, [2]int64{p.timeNs / 1e6, p.priceTicks})
+	}
+	if len(t.Chart) > 0 {
+		v.Chart.Low, v.Chart.High, v.Chart.LowTicks, v.Chart.HighTicks = price(t.LowTicks, in), price(t.HighTicks, in), t.LowTicks, t.HighTicks
+		v.Chart.First, v.Chart.Last = price(t.FirstTicks, in), price(t.Chart[len(t.Chart)-1].priceTicks, in)
+	}
+	return v
+}
+
+type sessionRow struct {
+	CompID            string  `json:"compId"`
+	LoggedOn          bool    `json:"loggedOn"`
+	Disabled          bool    `json:"disabled"`
+	Address           string  `json:"address"`
+	NextSenderSeq     int     `json:"nextSenderSeq"`
+	NextTargetSeq     int     `json:"nextTargetSeq"`
+	MessagesPerSecond int     `json:"messagesPerSecond"`
+	OrdersPerSecond   int     `json:"ordersPerSecond"`
+	CancelsPerSecond  int     `json:"cancelsPerSecond"`
+	RejectsPerSecond  float64 `json:"rejectsPerSecond"`
+	Rejects           int64   `json:"rejects"`
+	ThrottleHits      int64   `json:"throttleHits"`
+	OpenOrders        int     `json:"openOrders"`
+}
+
+type sessionsView struct {
+	Sessions []sessionRow `json:"sessions"`
+	LoggedOn int          `json:"loggedOn"`
+}
+
+// rateSampler turns the sessions' reject counts into rates over the time
+// between two updates.
+type rateSampler struct {
+	mu   sync.Mutex
+	last map[uint16]rateSample // one per configured session
+}
+
+type rateSample struct {
+	at      time.Time
+	rejects int64
+	rate    float64
+}
+
+func (r *rateSampler) rejectRate(idx uint16, rejects int64, now time.Time) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev, ok := r.last[idx]
+	if ok && now.Sub(prev.at) < 500*time.Millisecond {
+		return prev.rate // too soon to measure: keep the last rate
+	}
+	rate := 0.0
+	if ok && rejects >= prev.rejects {
+		rate = float64(rejects-prev.rejects) / now.Sub(prev.at).Seconds()
+	}
+	r.last[idx] = rateSample{at: now, rejects: rejects, rate: rate}
+	return rate
+}
+
+func (c *Console) sessionsView() sessionsView {
+	now := c.cfg.Now()
+	sessions := c.cfg.Ops.Sessions()
+	v := sessionsView{Sessions: make([]sessionRow, 0, len(sessions))}
+	for _, s := range sessions {
+		st := c.cfg.Ops.SessionState(s.Idx)
+		row := sessionRow{CompID: s.CompID, LoggedOn: st.LoggedOn, Disabled: st.Disabled, Address: st.Address,
+			NextSenderSeq: st.NextSenderSeq, NextTargetSeq: st.NextTargetSeq, MessagesPerSecond: st.MessagesPerSecond,
+			OrdersPerSecond: st.OrdersPerSecond, CancelsPerSecond: st.CancelsPerSecond, Rejects: st.Rejects,
+			ThrottleHits: st.ThrottleHits, OpenOrders: c.cfg.Ops.Monitor().SessionOrders(s.Idx),
+			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now)}
+		if st.LoggedOn {
+			v.LoggedOn++
+		}
+		v.Sessions = append(v.Sessions, row)
+	}
+	return v
+}
+
+type curvePoint struct {
+	Percentile float64 `json:"p"`
+	Micros     float64 `json:"us"`
+}
+
+type distributionView struct {
+	Count int64        `json:"count"`
+	P50   string       `json:"p50"`
+	P99   string       `json:"p99"`
+	P999  string       `json:"p999"`
+	Max   string       `json:"max"`
+	Curve []curvePoint `json:"curve"`
+}
+
+type latencySeries struct {
+	Name       string           `json:"name"`
+	Measured   bool             `json:"measured"`
+	LastMinute distributionView `json:"lastMinute"`
+	SinceStart distributionView `json:"sinceStart"`
+	Clamped    int64            `json:"clamped"`
+}
+
+type latencyView struct {
+	Series []latencySeries `json:"series"`
+	At     string          `json:"at"`
+}
+
+func micros(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " µs" }
+
+func distribution(d latency.Distribution) distributionView {
+	v := distributionView{Count: d.Count, Curve: []curvePoint{}}
+	if d.Count == 0 {
+		return v
+	}
+	v.P50, v.P99, v.P999, v.Max = micros(d.P50Ns), micros(d.P99Ns), micros(d.P999Ns), micros(d.MaxNs)
+	for i, p := range latency.Percentiles {
+		v.Curve = append(v.Curve, curvePoint{Percentile: p, Micros: float64(d.CurveNs[i]) / 1e3})
+	}
+	return v
+}
+
+func (c *Console) latencyView() latencyView {
+	v := latencyView{}
+	var at int64
+	for _, r := range []struct {
+		name string
+		rec  *latency.Recorder
+	}{{"order to ExecutionReport", c.cfg.OrderToER}, {"order to market data feed", c.cfg.OrderToFeed}} {
+		s := latencySeries{Name: r.name, LastMinute: distribution(latency.Distribution{}), SinceStart: distribution(latency.Distribution{})}
+		if r.rec != nil {
+			sum := r.rec.Summary()
+			s.Measured, s.Clamped = true, sum.Clamped
+			s.LastMinute, s.SinceStart = distribution(sum.LastMinute), distribution(sum.SinceStart)
+			at = max(at, sum.AtUnixNs)
+		}
+		v.Series = append(v.Series, s)
+	}
+	if at > 0 {
+		v.At = time.Unix(0, at).UTC().Format("15:04:05")
+	}
+	return v
+}
+
+type operatorRow struct {
+	Seq      uint64 `json:"seq"`
+	Time     string `json:"time"`
+	Action   string `json:"action"`
+	Target   string `json:"target"`
+	Result   string `json:"result"`
+	Count    uint32 `json:"count"`
+	Operator string `json:"operator"`
+}
+
+type statusRow struct {
+	Symbol string `json:"symbol"`
+	Status string `json:"status"`
+}
+
+type operationsView struct {
+	Instruments []statusRow   `json:"instruments"`
+	Sessions    []sessionRow  `json:"sessions"`
+	Journal     []operatorRow `json:"journal"`
+	CanOperate  bool          `json:"canOperate"` // an operator token is configured
+	Notice      string        `json:"notice"`
+}
+
+func (c *Console) operationsView() operationsView {
+	v := operationsView{Instruments: []statusRow{}, Journal: []operatorRow{}, Sessions: c.sessionsView().Sessions}
+	byID := map[uint32]string{}
+	for _, in := range c.cfg.Ops.Instruments() {
+		st, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
+		v.Instruments = append(v.Instruments, statusRow{Symbol: in.Symbol, Status: st.Status.String()})
+		byID[in.ID] = in.Symbol
+	}
+	bySession := map[uint16]string{}
+	for _, s := range c.cfg.Ops.Sessions() {
+		bySession[s.Idx] = s.CompID
+	}
+	for _, r := range c.tape.operatorRecords() {
+		row := operatorRow{Seq: r.Seq, Time: time.Unix(0, r.TimeNs).UTC().Format("15:04:05"), Action: r.Action.String(),
+			Result: "done", Count: r.Count, Operator: r.Operator}
+		if r.Reason != venue.RejectReasonNone {
+			row.Result = "refused: " + r.Reason.String()
+		}
+		row.Target = target(r, bySession, byID)
+		v.Journal = append(v.Journal, row)
+	}
+	v.CanOperate = c.cfg.Ops.CanOperate()
+	if !v.CanOperate {
+		v.Notice = "No operator token is configured ([[admin.token]] in the configuration): every action is refused."
+	}
+	return v
+}
+
+// target names what an operator command acted on.
+func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) string {
+	switch r.Action {
+	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
+		return bySession[r.Session]
+	case venue.OperatorActionTypeMassCancel:
+		var parts []string
+		if r.Session != ops.AnySession {
+			parts = append(parts, "session "+bySession[r.Session])
+		}
+		if r.Instrument != 0 {
+			parts = append(parts, byID[r.Instrument])
+		}
+		if len(parts) == 0 {
+			return "all"
+		}
+		return strings.Join(parts, " ")
+	}
+	if name := byID[r.Instrument]; name != "" {
+		return name
+	}
+	return "all"
+}

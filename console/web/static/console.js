@@ -1,0 +1,237 @@
+// fixvenue console: renders each page from its first update (the JSON in
+// #init) and then from its Server-Sent Events stream. No dependencies.
+"use strict";
+(function () {
+  const $ = (s) => document.querySelector(s);
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function row(cells) {
+    const tr = el("tr");
+    for (const c of cells) tr.appendChild(c instanceof Node ? c : el("td", "", c));
+    return tr;
+  }
+  const num = (v) => el("td", "n", v);
+  const link = (href, text) => { const td = el("td"); const a = el("a", "", text); a.href = href; td.appendChild(a); return td; };
+  function fill(sel, list, fn) {
+    const tb = $(sel + " tbody");
+    if (tb) tb.replaceChildren(...list.map(fn));
+  }
+  const statusCell = (s) => el("td", "status s-" + s.toLowerCase(), s);
+
+  function market(v) {
+    fill("#market", v.instruments, (i) => {
+      const cls = i.up > 0 ? "n up" : i.up < 0 ? "n down" : "n";
+      const tr = row([link("/market/" + encodeURIComponent(i.symbol), i.symbol), statusCell(i.status), el("td", cls, i.last),
+        el("td", cls, i.change), el("td", cls, i.changePct), num(i.volume), num(i.trades), num(i.bidQty || ""), num(i.bid),
+        num(i.ask), num(i.askQty || "")]);
+      tr.dataset.symbol = i.symbol;
+      return tr;
+    });
+  }
+
+  function book(v) {
+    const st = $("#status");
+    st.textContent = v.status;
+    st.className = "status s-" + v.status.toLowerCase();
+    const sum = $("#summary");
+    sum.replaceChildren();
+    for (const [k, val] of [["last", v.last ? v.last + " × " + v.lastQty : "no trade"], ["change", v.change ? v.change + " (" + v.changePct + ")" : ""],
+      ["volume", v.volume], ["trades", v.trades], ["bid", v.bid ? v.bidQty + " @ " + v.bid : "none"], ["ask", v.ask ? v.askQty + " @ " + v.ask : "none"]]) {
+      const d = el("div");
+      d.appendChild(el("span", "k", k));
+      d.appendChild(el("span", "v", val));
+      sum.appendChild(d);
+    }
+    const levels = [];
+    for (let i = 0; i < Math.max(v.bids.length, v.asks.length); i++) levels.push([v.bids[i], v.asks[i]]);
+    fill("#ladder", levels, ([b, a]) => row([num(b ? b.orders : ""), el("td", "n bid", b ? b.qty : ""), el("td", "n bid px", b ? b.price : ""),
+      el("td", "n ask px", a ? a.price : ""), el("td", "n ask", a ? a.qty : ""), num(a ? a.orders : "")]));
+    $("#feed").textContent = v.marketData ? "From the market data feed's books, up to sequence " + (v.feedSeq - 1) + "." : "Market data is off: no depth.";
+    fill("#trades", v.tape, (t) => row([t.time, num(t.price), num(t.qty), el("td", t.side, t.side)]));
+    chart($("#chart"), v.chart);
+  }
+
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // chart draws the trades' prices over time: ticks scaled to the box.
+  function chart(box, c) {
+    box.replaceChildren();
+    const W = 800, H = 240, L = 70, R = 10, T = 10, B = 30;
+    box.appendChild(svg("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
+    const pts = c.points || [];
+    if (pts.length === 0) {
+      box.appendChild(svg("text", { x: W / 2, y: H / 2, class: "empty", "text-anchor": "middle" }, "no trade yet"));
+      return;
+    }
+    const t0 = pts[0][0], t1 = Math.max(pts[pts.length - 1][0], t0 + 1);
+    let lo = c.LowTicks, hi = c.HighTicks;
+    if (hi === lo) { lo -= 1; hi += 1; }
+    const x = (t) => L + (t - t0) / (t1 - t0) * (W - L - R);
+    const y = (p) => T + (hi - p) / (hi - lo) * (H - T - B);
+    let d = "";
+    pts.forEach((p, i) => { d += (i ? " L" : "M") + x(p[0]).toFixed(1) + " " + y(p[1]).toFixed(1); });
+    if (pts.length === 1) d += " L" + (W - R) + " " + y(pts[0][1]).toFixed(1);
+    box.appendChild(svg("path", { d: d, class: "line" }));
+    box.appendChild(svg("text", { x: L - 6, y: y(c.HighTicks) + 4, "text-anchor": "end" }, c.High));
+    box.appendChild(svg("text", { x: L - 6, y: y(c.LowTicks) + 4, "text-anchor": "end" }, c.Low));
+    const fmt = (ms) => new Date(ms).toISOString().substring(11, 19);
+    box.appendChild(svg("text", { x: L, y: H - 10 }, fmt(t0)));
+    box.appendChild(svg("text", { x: W - R, y: H - 10, "text-anchor": "end" }, fmt(pts[pts.length - 1][0])));
+  }
+
+  function sessions(v) {
+    const only = document.body.dataset.comp;
+    const list = only ? v.sessions.filter((s) => s.compId === only) : v.sessions;
+    const c = $("#count");
+    if (c) c.textContent = v.loggedOn + " of " + v.sessions.length + " logged on";
+    fill("#sessions", list, (s) => {
+      const state = s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off";
+      const tr = row([link("/sessions/" + encodeURIComponent(s.compId), s.compId), el("td", "st-" + state.replace(" ", "-"), state),
+        s.address, num(s.nextSenderSeq), num(s.nextTargetSeq), num(s.messagesPerSecond), num(s.ordersPerSecond),
+        num(s.cancelsPerSecond), num(s.rejectsPerSecond.toFixed(1)), num(s.rejects), num(s.throttleHits), num(s.openOrders)]);
+      tr.dataset.comp = s.compId;
+      tr.dataset.state = state;
+      return tr;
+    });
+  }
+
+  const colours = ["c0", "c1", "c2", "c3"];
+  function latency(v) {
+    $("#at").textContent = v.at ? "at " + v.at + " UTC" : "";
+    const lines = [];
+    for (const s of v.series) {
+      for (const [w, d] of [["last minute", s.lastMinute], ["since start", s.sinceStart]]) {
+        lines.push({ name: s.name + ", " + w, d: d });
+      }
+    }
+    fill("#latency", lines, (l) => {
+      const [path, win] = l.name.split(", ");
+      return row([path, win, num(l.d.count), num(l.d.p50 || "–"), num(l.d.p99 || "–"), num(l.d.p999 || "–"), num(l.d.max || "–")]);
+    });
+    plot($("#plot"), lines);
+  }
+
+  // plot draws percentile curves: x is the percentile on the usual
+  // log scale of 1/(1-p), y the latency in µs on a log scale.
+  function plot(box, lines) {
+    box.replaceChildren();
+    const W = 800, H = 300, L = 70, R = 30, T = 10, B = 30;
+    box.appendChild(svg("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
+    const xs = (p) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
+    const xmax = xs(99.999);
+    let ymax = 1, ymin = Infinity;
+    for (const l of lines) for (const c of l.d.curve) { ymax = Math.max(ymax, c.us); ymin = Math.min(ymin, Math.max(c.us, 0.1)); }
+    if (!isFinite(ymin)) ymin = 1;
+    const ly = (u) => Math.log10(Math.max(u, 0.1));
+    const lo = Math.floor(ly(ymin)), hi = Math.max(Math.ceil(ly(ymax)), lo + 1);
+    const x = (p) => L + xs(p) / xmax * (W - L - R);
+    const y = (u) => T + (hi - ly(u)) / (hi - lo) * (H - T - B);
+    for (let e = lo; e <= hi; e++) {
+      box.appendChild(svg("line", { x1: L, x2: W - R, y1: y(10 ** e), y2: y(10 ** e), class: "grid" }));
+      box.appendChild(svg("text", { x: L - 6, y: y(10 ** e) + 4, "text-anchor": "end" }, (10 ** e >= 1000 ? 10 ** (e - 3) + " ms" : 10 ** e + " µs")));
+    }
+    for (const p of [50, 90, 99, 99.9, 99.99, 99.999]) {
+      box.appendChild(svg("text", { x: x(p), y: H - 10, "text-anchor": "middle" }, p + "%"));
+    }
+    let drawn = 0;
+    lines.forEach((l, i) => {
+      const pts = l.d.curve.filter((c) => c.p < 100);
+      box.appendChild(svg("text", { x: L + 10, y: T + 18 + i * 18, class: colours[i % 4] + " legend" }, l.name + (pts.length ? "" : " (no data)")));
+      if (pts.length === 0) return;
+      let d = "";
+      pts.forEach((c, j) => { d += (j ? " L" : "M") + x(c.p).toFixed(1) + " " + y(c.us).toFixed(1); });
+      box.appendChild(svg("path", { d: d, class: "curve " + colours[i % 4], "data-points": pts.length }));
+      drawn++;
+    });
+    box.dataset.curves = drawn;
+  }
+
+  let pending = null;
+  function operations(v) {
+    const n = $("#notice");
+    n.hidden = !v.notice;
+    n.textContent = v.notice;
+    const act = (label, what, method, path, body) => {
+      const b = el("button", "act", label);
+      b.type = "button";
+      b.dataset.action = label.toLowerCase();
+      b.addEventListener("click", () => ask(what, method, path, body));
+      return b;
+    };
+    fill("#ops-instruments", v.instruments, (i) => {
+      const td = el("td");
+      const base = "/v1/instruments/" + encodeURIComponent(i.symbol) + "/";
+      td.appendChild(i.status === "Halted" ? act("Resume", "Resume " + i.symbol, "POST", base + "resume", {})
+        : act("Halt", "Halt " + i.symbol, "POST", base + "halt", {}));
+      const tr = row([i.symbol, statusCell(i.status), td]);
+      tr.dataset.symbol = i.symbol;
+      return tr;
+    });
+    fill("#ops-sessions", v.sessions, (s) => {
+      const td = el("td");
+      const base = "/v1/sessions/" + encodeURIComponent(s.compId) + "/";
+      if (s.loggedOn) td.appendChild(act("Logout", "Log out " + s.compId, "POST", base + "logout", {}));
+      td.appendChild(s.disabled ? act("Enable", "Enable " + s.compId, "POST", base + "enable", {})
+        : act("Disable", "Disable " + s.compId + " (logs it out and refuses its logons)", "POST", base + "disable", {}));
+      if (s.openOrders > 0) td.appendChild(act("Cancel orders", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
+      const tr = row([s.compId, el("td", "", s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off"), num(s.openOrders), td]);
+      tr.dataset.comp = s.compId;
+      return tr;
+    });
+    fill("#journal", v.journal, (j) => row([num(j.seq), j.time, j.action, j.target, j.result, num(j.count), j.operator]));
+  }
+
+  function ask(what, method, path, body) {
+    pending = { method: method, path: path, body: body };
+    $("#confirm-text").textContent = what + "?";
+    $("#confirm").hidden = false;
+  }
+
+  async function confirmed() {
+    const p = pending;
+    pending = null;
+    $("#confirm").hidden = true;
+    if (!p) return;
+    const body = Object.assign({ reason: $("#reason").value }, p.body);
+    const out = $("#result");
+    try {
+      const r = await fetch(p.path, { method: p.method, headers: { "Authorization": "Bearer " + $("#token").value, "Content-Type": "application/json" },
+        body: JSON.stringify(body), credentials: "omit" });
+      const j = await r.json();
+      out.className = "result " + (r.ok ? "ok" : "bad");
+      out.textContent = r.ok ? j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + j.count + ")"
+        : "HTTP " + r.status + ": " + j.error;
+    } catch (e) {
+      out.className = "result bad";
+      out.textContent = "failed: " + e;
+    }
+  }
+
+  const topic = document.body.dataset.topic || "";
+  const render = topic === "market" ? market : topic.startsWith("book-") ? book : topic === "sessions" ? sessions
+    : topic === "latency" ? latency : topic === "operations" ? operations : null;
+  if (!render) return;
+  if (topic === "operations") {
+    $("#confirm-yes").addEventListener("click", confirmed);
+    $("#confirm-no").addEventListener("click", () => { pending = null; $("#confirm").hidden = true; });
+  }
+  const init = $("#init");
+  if (init) render(JSON.parse(init.textContent));
+  const live = $("#live");
+  let updates = 0;
+  const es = new EventSource("/stream/" + encodeURIComponent(topic));
+  es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
+  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+  es.onmessage = (e) => { updates++; document.body.dataset.updates = updates; render(JSON.parse(e.data)); };
+})();

@@ -1,0 +1,54 @@
+package ops
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/config"
+)
+
+// TestAuthorize: reads are anonymous only on a loopback listener; a read
+// token reads, never changes; the sign-in cookie admits reads only; with
+// no operator token configured every change is refused.
+func TestAuthorize(t *testing.T) {
+	tokens := []config.AdminToken{{Operator: "alice", SHA256: HashToken("op-token")},
+		{Operator: "carol", SHA256: HashToken("read-token"), Role: config.RoleRead}}
+	req := func(header, cookie string) *http.Request {
+		r := httptest.NewRequest("GET", "/market", nil)
+		if header != "" {
+			r.Header.Set("Authorization", "Bearer "+header)
+		}
+		if cookie != "" {
+			r.AddCookie(&http.Cookie{Name: TokenCookie, Value: cookie})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name           string
+		loopback       bool
+		tokens         []config.AdminToken
+		header, cookie string
+		operate        bool
+		status         int
+		operator       string
+	}{
+		{"loopback anonymous read", true, tokens, "", "", false, 0, ""},
+		{"remote anonymous read", false, tokens, "", "", false, 401, ""},
+		{"remote read token", false, tokens, "read-token", "", false, 0, "carol"},
+		{"remote read cookie", false, tokens, "", "read-token", false, 0, "carol"},
+		{"remote forged cookie", false, tokens, "", "forged", false, 401, ""},
+		{"loopback forged header", true, tokens, "forged", "", false, 401, ""},
+		{"change without token", true, tokens, "", "", true, 401, ""},
+		{"change with cookie only", true, tokens, "", "op-token", true, 401, ""},
+		{"change with read token", true, tokens, "read-token", "", true, 403, ""},
+		{"change with operator token", false, tokens, "op-token", "", true, 0, "alice"},
+		{"change with no operator configured", true, tokens[1:], "read-token", "", true, 403, ""},
+	} {
+		o := &Ops{cfg: Config{Admin: config.Admin{Tokens: c.tokens}}, loopback: c.loopback}
+		op, status, code, reason := o.Authorize(req(c.header, c.cookie), c.operate)
+		if status != c.status || op != c.operator || (status != 0 && (code == "" || reason == "")) {
+			t.Errorf("%s: operator %q status %d (%s: %s), want %q %d", c.name, op, status, code, reason, c.operator, c.status)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// These tests of the console need no browser: access, bounds, and a
+// browser that stops reading its stream.
+
+// consoleGet fetches a console page or stream head with an optional token.
+func consoleGet(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b)
+}
+
+// TestConsoleDefaultsWithoutTokens: with no [[admin.token]] the admin
+// listener still serves the console and the read-only API on loopback,
+// and refuses every change with a clear 403, journaling nothing.
+func TestConsoleDefaultsWithoutTokens(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	base := "http://" + s.AdminAddr()
+	if s.AdminAddr() == "" || s.Console() == nil {
+		t.Fatal("the admin listener and the console are off by default")
+	}
+	for _, p := range []string{"/market", "/market/ACME", "/sessions", "/sessions/CLIENT1", "/latency", "/operations", "/static/console.js", "/healthz"} {
+		if code, _ := consoleGet(t, base+p, ""); code != 200 {
+			t.Errorf("GET %s: HTTP %d", p, code)
+		}
+	}
+	for _, p := range []string{"/market/NOPE", "/sessions/NOBODY", "/nothing"} {
+		if code, body := consoleGet(t, base+p, ""); code != 404 || !strings.Contains(body, "<h1>Not found</h1>") {
+			t.Errorf("GET %s: HTTP %d, want the 404 page", p, code)
+		}
+	}
+	if code, _ := consoleGet(t, base+"/v1/nothing", ""); code != 404 {
+		t.Errorf("GET /v1/nothing: HTTP %d", code)
+	}
+	var list []ops.InstrumentInfo
+	if code := adminCall(t, s, "GET", "/v1/instruments", "", "", &list); code != 200 || len(list) != 2 {
+		t.Fatalf("instruments without a token on loopback: %d %v", code, list)
+	}
+	before := s.Pipeline().Durable().Load()
+	var e map[string]string
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", "", `{"reason":"x"}`, &e); code != 403 || e["code"] != "no_operator_token" ||
+		!strings.Contains(e["error"], "no operator token is configured") {
+		t.Fatalf("a change without operator tokens: %d %v", code, e)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", "some-token", `{"reason":"x"}`, nil); code != 403 {
+		t.Fatalf("a change with a token while none is configured: %d", code)
+	}
+	if after := s.Pipeline().Durable().Load(); after != before {
+		t.Fatalf("refused changes journaled %d commands", after-before)
+	}
+	if _, page := consoleGet(t, base+"/operations", ""); !strings.Contains(page, "No operator token is configured") {
+		t.Fatal("the Operations page does not say that changes are refused")
+	}
+}
+
+// TestConsoleReadToken: a read token may read but not change (403, nothing
+// journaled); a forged token is 401 on the API and on the pages.
+func TestConsoleReadToken(t *testing.T) {
+	const reader = "reader-token-0123456789"
+	extra := adminConfig() + fmt.Sprintf("[[admin.token]]\noperator = \"carol\"\nsha256 = %q\nrole = \"read\"\n", ops.HashToken(reader))
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	base := "http://" + s.AdminAddr()
+	if code, _ := consoleGet(t, base+"/market", reader); code != 200 {
+		t.Fatalf("read token on a page: %d", code)
+	}
+	if code := adminCall(t, s, "GET", "/v1/sessions", reader, "", nil); code != 200 {
+		t.Fatalf("read token on GET /v1/sessions: %d", code)
+	}
+	before := durableSeq(t, s)
+	var e map[string]string
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", reader, `{"reason":"x"}`, &e); code != 403 || e["code"] != "read_only_token" {
+		t.Fatalf("read token on a change: %d %v", code, e)
+	}
+	if code, _ := consoleGet(t, base+"/market", "forged"); code != 401 {
+		t.Fatalf("forged token on a page: %d", code)
+	}
+	if after := durableSeq(t, s); after != before {
+		t.Fatalf("refused changes journaled %d commands", after-before)
+	}
+	if st := instrumentsOf(t, s)["ACME"]; st.Status != "Open" {
+		t.Fatalf("ACME %s after refused calls", st.Status)
+	}
+}
+
+// TestConsoleStreamBounds: unknown streams are 404, streams beyond
+// streams_max are refused, and a browser that stops reading is dropped
+// once a write waits write_timeout: the stream ends and nothing of it is
+// kept.
+func TestConsoleStreamBounds(t *testing.T) {
+	s, base := consoleVenue(t, "updates_per_second = 50\nstreams_max = 2\nwrite_timeout = \"300ms\"\n")
+	if code, _ := consoleGet(t, base+"/stream/book-NOPE", ""); code != 404 {
+		t.Fatalf("unknown stream: %d", code)
+	}
+	// A client that reads nothing, with a small receive buffer.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	stalled, err := d.Dial("tcp", s.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	fmt.Fprintf(stalled, "GET /stream/book-ACME HTTP/1.1\r\nHost: console\r\n\r\n")
+	// A second stream that reads: the bound is two.
+	reader, err := net.Dial("tcp", s.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	fmt.Fprintf(reader, "GET /stream/market HTTP/1.1\r\nHost: console\r\n\r\n")
+	br := bufio.NewReader(reader)
+	reader.SetReadDeadline(time.Now().Add(readWait))
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("second stream: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, br)
+	waitUntil(t, "two streams open", func() bool { open, _ := s.Console().Streams(); return open == 2 })
+	if code, body := consoleGet(t, base+"/stream/market", ""); code != 503 || !strings.Contains(body, "streams_max") {
+		t.Fatalf("third stream: %d %s", code, body)
+	}
+	// Trades make every update of the stalled stream larger (the chart and
+	// the tape) until its socket buffers are full and a write times out.
+	a, b := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	for i := 0; i < 3000; i++ {
+		if _, dropped := s.Console().Streams(); dropped > 0 {
+			break
+		}
+		sendOrder(t, a, order{id: fmt.Sprintf("b%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, a, map[int]string{11: fmt.Sprintf("b%d", i), 150: "0"})
+		sendOrder(t, b, order{id: fmt.Sprintf("s%d", i), side: "2", qty: "1", px: "99.00", tif: "3"})
+		expectER(t, b, map[int]string{11: fmt.Sprintf("s%d", i), 150: "F"})
+	}
+	waitUntil(t, "the stalled stream dropped", func() bool { open, dropped := s.Console().Streams(); return dropped == 1 && open == 1 })
+	// The reading stream lives on and the bound admits a new one.
+	if code, _ := consoleGet(t, base+"/market/ACME", ""); code != 200 {
+		t.Fatalf("page after the drop: %d", code)
+	}
+}
+
+// waitUntil polls cond for readWait.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(readWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, readWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
