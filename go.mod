@@ -12,6 +12,8 @@ require (
 	github.com/quickfixgo/fix44 v0.1.0
 	github.com/quickfixgo/quickfix v0.9.11
 	github.com/quickfixgo/tag v0.1.0
+	go.etcd.io/raft/v3 v3.7.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -26,5 +28,4 @@ require (
 	github.com/shopspring/decimal v1.4.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

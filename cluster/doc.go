@@ -1,0 +1,86 @@
+// Package cluster replicates the venue's command journal over etcd's Raft
+// (go.etcd.io/raft/v3): a batch of commands is one Raft entry, and a batch
+// counts as durable only once a quorum of replicas has it on disk.
+//
+// The library implements only the algorithm; this package supplies its
+// storage (the venue's own journal segments) and, in transport.go, its
+// network. A Node belongs to one goroutine: Tick, Step, Propose and
+// Process are plain calls, so a test can drive three nodes in one
+// goroutine over a simulated network (sim_test.go) and a server drives each
+// from its own loop.
+//
+// # Files
+//
+// A replica's directory is an ordinary journal directory (journal/doc.go)
+// plus three small files:
+//
+//	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
+//	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
+//	                 "FVRAFTHS" | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc32c u32
+//	                 (the valid slot with the higher version holds the state; a torn
+//	                 write damages only the slot being written)
+//	raft.index       one 32-byte record per Raft entry, record i-1 for index i:
+//	                 index u64 | term u64 | first seq u64 | count u32 | crc32c u32
+//
+// An entry's data is its commands as journal record frames, exactly as a
+// segment holds them (journal.AppendFrame): every replica checks each
+// frame's CRC and seq before writing it, and writes the same frames into
+// its segments, so `fixvenue journal verify` reads a replica's journal
+// like a single node's and prints the same line on every replica. The
+// entry's Raft index and term live in raft.index rather than in the
+// segments, which keeps the segment format, Reader, Replay and Verify
+// unchanged. An entry with no commands (the empty entry a new leader
+// commits) has count 0.
+//
+// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes and
+// fdatasyncs the command frames through journal.Writer, then writes and
+// fdatasyncs their index records, then the hard state if it changed; only
+// then are the responses that depend on the write delivered (the
+// acknowledgement to the leader, a vote). When Raft replaces an
+// uncommitted tail, the index is cut first, then the journal
+// (journal.TruncateAfter). Open reconciles a crash between any two of these
+// steps: a torn index record at the end is cut, journal records after the
+// last indexed entry are cut (they were never acknowledged), and an index
+// naming records the journal lacks is corruption, reported, never guessed.
+//
+// A directory is bound to one cluster and node by cluster.id. A node
+// refuses a directory whose cluster.id names another cluster or node, and
+// a directory holding a single-node journal without one
+// (ErrForeignJournal): joining with it would mix two histories.
+//
+// # Raft settings
+//
+// AsyncStorageWrites, CheckQuorum and PreVote are on. Node.Process sends
+// the messages for peers before it writes, so followers write a batch while
+// the leader fdatasyncs it. MaxInflightMsgs (256) and MaxInflightBytes
+// (32 MiB) pipeline appends to each follower; MaxUncommittedEntriesSize
+// (64 MiB) refuses proposals beyond it. A tick is 50 ms by default;
+// heartbeat 1 tick, election 10 ticks (500 ms, randomised by Raft up to
+// twice that).
+//
+// # Committed, applied, durable
+//
+// Node.Committed is the seq of the last command this node knows committed
+// and has passed to NodeConfig.Apply, in order, exactly once per process:
+// at Open the committed part of the journal, later each committed entry.
+// It is the durable sequence of a replicated journal: a command at or
+// below it is on the disks of a quorum. The leader proposes with
+// ProposeNext (the seq after its whole log when it became leader); it may
+// take orders only when Serving (leader, and it has applied an entry of
+// its own term, hence everything committed before). A proposal accepted by
+// a leader that loses leadership before a quorum has it may be replaced by
+// the next leader; LostLeadership counts those moments, and whoever applied
+// such commands speculatively must rebuild its state from the committed
+// log.
+//
+// # Limits
+//
+// Membership is static (Voters); configuration changes are refused. Raft
+// snapshots are not produced or accepted: a replica keeps
+// EntriesInMemoryMax entries in memory behind its applied index, and a
+// follower further behind than that cannot catch up from the leader (copy
+// a replica's directory instead). A restarted replica replays its whole
+// committed journal (no matcher snapshot yet). Raft randomises election
+// timeouts from crypto/rand, so the simulation's faults are reproducible
+// from its seed but its elections are not.
+package cluster
