@@ -1,0 +1,241 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3"
+)
+
+// Runner bounds and defaults.
+const (
+	DefaultTickInterval = 50 * time.Millisecond
+	// proposalsQueuedMax bounds proposals waiting for the node goroutine.
+	proposalsQueuedMax = 64
+	// stepBurstMax bounds the messages stepped before Raft's output is processed.
+	stepBurstMax = 256
+)
+
+// ErrLostLeadership is returned for a proposal whose fate is unknown
+// because this node stopped leading: the commands may or may not commit.
+var ErrLostLeadership = errors.New("cluster: lost leadership; commands not acknowledged")
+
+// ErrStopped is returned once the runner has stopped.
+var ErrStopped = errors.New("cluster: node stopped")
+
+type proposal struct {
+	frames []byte
+	last   int64 // seq of the last command
+	done   chan error
+}
+
+// Role is what a node is doing, as the runner reports it.
+type Role int
+
+// The roles a runner reports through OnRole.
+const (
+	RoleFollower Role = iota // not leading: apply committed commands, refuse clients
+	RoleServing              // leading with everything committed applied: take orders
+	RoleDeposed              // was serving and lost it: the speculative state must be rebuilt
+)
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	Node         *Node
+	Transport    *Transport
+	TickInterval time.Duration // default 50 ms
+	// OnRole is called on the runner goroutine when the role changes. For
+	// RoleServing it is called once Serving holds, so the caller can take
+	// over the state Apply built and start taking orders from ProposeNext.
+	OnRole func(Role)
+	Logger *slog.Logger
+}
+
+// Runner drives a Node from one goroutine: ticks, messages from the
+// transport, proposals, and requests from other goroutines (Do).
+type Runner struct {
+	cfg     RunnerConfig
+	props   chan proposal
+	ctl     chan func(*Node)
+	stop    chan struct{}
+	done    chan struct{}
+	waiting []proposal
+	serving bool
+	lost    uint64
+	once    sync.Once
+}
+
+// NewRunner prepares a runner; Run starts it.
+func NewRunner(cfg RunnerConfig) *Runner {
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = DefaultTickInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Runner{cfg: cfg, props: make(chan proposal, proposalsQueuedMax), ctl: make(chan func(*Node), 16),
+		stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Run drives the node until Stop or a fail-stop error.
+func (r *Runner) Run() error {
+	defer close(r.done)
+	n, tr := r.cfg.Node, r.cfg.Transport
+	ticker := time.NewTicker(r.cfg.TickInterval)
+	defer ticker.Stop()
+	r.lost = n.LostLeadership()
+	for {
+		select {
+		case <-r.stop:
+			r.finish(ErrStopped)
+			return nil
+		case <-ticker.C:
+			n.Tick()
+		case m := <-tr.Inbound():
+			_ = n.Step(m)
+		burst:
+			for range stepBurstMax {
+				select {
+				case m = <-tr.Inbound():
+					_ = n.Step(m)
+				default:
+					break burst
+				}
+			}
+		case id := <-tr.Unreachable():
+			n.ReportUnreachable(id)
+		case p := <-r.props:
+			if err := n.Propose(p.frames); err != nil {
+				p.done <- err
+			} else {
+				r.waiting = append(r.waiting, p)
+			}
+		case f := <-r.ctl:
+			f(n)
+		}
+		if err := n.Process(); err != nil {
+			r.finish(err)
+			return err
+		}
+		r.settle()
+	}
+}
+
+// settle answers proposals that committed or whose fate became unknown, and
+// reports role changes.
+func (r *Runner) settle() {
+	n := r.cfg.Node
+	if lost := n.LostLeadership(); lost != r.lost {
+		r.lost = lost
+		r.finish(ErrLostLeadership)
+		if r.serving {
+			r.serving = false
+			r.cfg.Logger.Warn("cluster: lost leadership", "node", n.cfg.NodeID, "committed_seq", n.Committed().Load())
+			r.role(RoleDeposed)
+		}
+	}
+	committed := n.Committed().Load()
+	k := 0
+	for ; k < len(r.waiting) && r.waiting[k].last <= committed; k++ {
+		r.waiting[k].done <- nil
+	}
+	r.waiting = r.waiting[k:]
+	if !r.serving && n.Serving() {
+		r.serving = true
+		r.cfg.Logger.Info("cluster: leading", "node", n.cfg.NodeID, "term", n.Status().Term,
+			"committed_seq", committed, "next_seq", n.ProposeNext())
+		r.role(RoleServing)
+	}
+}
+
+func (r *Runner) role(role Role) {
+	if r.cfg.OnRole != nil {
+		r.cfg.OnRole(role)
+	}
+}
+
+func (r *Runner) finish(err error) {
+	for _, p := range r.waiting {
+		p.done <- err
+	}
+	r.waiting = r.waiting[:0]
+}
+
+// Propose offers frames (journal.AppendFrame; the first seq must be the
+// node's ProposeNext) as one entry and waits until a quorum has them on
+// disk, or until their fate is unknown (ErrLostLeadership). It copies
+// frames. Safe from any goroutine.
+func (r *Runner) Propose(frames []byte, last int64) error {
+	p := proposal{frames: bytes.Clone(frames), last: last, done: make(chan error, 1)}
+	select {
+	case r.props <- p:
+	case <-r.done:
+		return ErrStopped
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-r.done:
+		select {
+		case err := <-p.done:
+			return err
+		default:
+			return ErrStopped
+		}
+	}
+}
+
+// Do runs f on the runner goroutine (status, leader transfer) and waits.
+func (r *Runner) Do(f func(*Node)) error {
+	done := make(chan struct{})
+	select {
+	case r.ctl <- func(n *Node) { f(n); close(done) }:
+	case <-r.done:
+		return ErrStopped
+	}
+	select {
+	case <-done:
+		return nil
+	case <-r.done:
+		return ErrStopped
+	}
+}
+
+// Stop ends Run and waits for it.
+func (r *Runner) Stop() {
+	r.once.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+// NodeStatus is one node's view for `fixvenue cluster status`.
+type NodeStatus struct {
+	ID           uint64 `json:"id"`
+	Lead         uint64 `json:"lead"`
+	Term         uint64 `json:"term"`
+	State        string `json:"state"`
+	Commit       uint64 `json:"commit_index"`
+	Applied      uint64 `json:"applied_index"`
+	CommittedSeq int64  `json:"committed_seq"`
+	// Match is, on the leader, the last index each follower has on disk.
+	Match map[uint64]uint64 `json:"match,omitempty"`
+}
+
+// Status reads the node's status on its goroutine.
+func (r *Runner) Status() (NodeStatus, error) {
+	var st NodeStatus
+	err := r.Do(func(n *Node) {
+		s := n.Status()
+		st = NodeStatus{ID: s.ID, Lead: s.Lead, Term: s.HardState.GetTerm(), State: s.RaftState.String(),
+			Commit: s.HardState.GetCommit(), Applied: n.AppliedIndex(), CommittedSeq: n.Committed().Load()}
+		if s.RaftState == raft.StateLeader {
+			st.Match = map[uint64]uint64{}
+			for id, pr := range s.Progress {
+				st.Match[id] = pr.Match
+			}
+		}
+	})
+	return st, err
+}
