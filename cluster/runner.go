@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -66,6 +67,9 @@ type Runner struct {
 	serving bool
 	lost    uint64
 	once    sync.Once
+
+	lead        atomic.Uint64 // the leader as of the last Process
+	leadChanges atomic.Int64
 }
 
 // NewRunner prepares a runner; Run starts it.
@@ -128,12 +132,15 @@ func (r *Runner) Run() error {
 // reports role changes.
 func (r *Runner) settle() {
 	n := r.cfg.Node
+	if lead := n.Lead(); r.lead.Swap(lead) != lead {
+		r.leadChanges.Add(1)
+	}
 	if lost := n.LostLeadership(); lost != r.lost {
 		r.lost = lost
 		r.finish(ErrLostLeadership)
 		if r.serving {
 			r.serving = false
-			r.cfg.Logger.Warn("cluster: lost leadership", "node", n.cfg.NodeID, "committed_seq", n.Committed().Load())
+			r.cfg.Logger.Warn("cluster: lost leadership", "committed_seq", n.Committed().Load())
 			r.role(RoleDeposed)
 		}
 	}
@@ -145,7 +152,7 @@ func (r *Runner) settle() {
 	r.waiting = r.waiting[k:]
 	if !r.serving && n.Serving() {
 		r.serving = true
-		r.cfg.Logger.Info("cluster: leading", "node", n.cfg.NodeID, "term", n.Status().Term,
+		r.cfg.Logger.Info("cluster: leading", "term", n.Status().HardState.GetTerm(),
 			"committed_seq", committed, "next_seq", n.ProposeNext())
 		r.role(RoleServing)
 	}
@@ -203,6 +210,12 @@ func (r *Runner) Do(f func(*Node)) error {
 		return ErrStopped
 	}
 }
+
+// Lead is the leader as of the last Process (0: none); safe from any goroutine.
+func (r *Runner) Lead() uint64 { return r.lead.Load() }
+
+// LeaderChanges counts changes of the known leader (to none included).
+func (r *Runner) LeaderChanges() int64 { return r.leadChanges.Load() }
 
 // Stop ends Run and waits for it.
 func (r *Runner) Stop() {

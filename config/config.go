@@ -62,6 +62,7 @@ type Config struct {
 	SessionDefaults SessionDefaults `toml:"session_defaults"`
 	Sessions        []Session       `toml:"session"`
 	Instruments     []Instrument    `toml:"instrument"`
+	Cluster         Cluster         `toml:"cluster"`
 }
 
 // Venue holds identity and storage.
@@ -372,6 +373,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateSessions()...)
 	errs = append(errs, c.validateInstruments()...)
+	errs = append(errs, c.validateCluster()...)
 	return errors.Join(errs...)
 }
 

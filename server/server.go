@@ -43,6 +43,10 @@ type Options struct {
 	// StoreSyncInterval is the FIX message store's group fsync interval
 	// (default: the configuration's journal.fix_store_sync).
 	StoreSyncInterval time.Duration
+	// Replica, when set, is a cluster node's state at the moment it starts
+	// to lead: the server takes its matcher and journal instead of
+	// replaying its own (server/cluster.go).
+	Replica *Replica
 }
 
 // Server is one running venue.
@@ -51,7 +55,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	matcher  *core.Matcher
-	journal  *journal.Writer
+	journal  venueJournal
 	pipe     *pipeline.Pipeline
 	gw       *gateway.Gateway
 	acceptor *quickfix.Acceptor
@@ -104,6 +108,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	if opts.Replica != nil {
+		return s.newOnReplica(opts.Replica)
+	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err
@@ -113,9 +120,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	jc.Logger = s.log
 	jc.Sync = opts.JournalSync
 	jc.OnFlush = s.journalFlushMetrics()
-	if s.journal, err = journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc); err != nil {
+	w, err := journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc)
+	if err != nil {
 		return nil, err
 	}
+	s.journal = w
 	if cfg.MarketData.Enabled {
 		if err := s.buildFeed(); err != nil {
 			s.journal.Close()

@@ -22,6 +22,7 @@ commands:
   md        watch or print a book from the market data feed
   load      open-loop FIX load generator
   bench     open-loop pipeline latency harness (bench pipeline)
+  cluster   status of a Raft cluster's nodes, leader transfer
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.

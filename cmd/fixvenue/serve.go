@@ -72,6 +72,9 @@ func cmdServe(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
+	if cfg.Cluster.Enabled() {
+		return serveCluster(cfg, log, *readyFile)
+	}
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
@@ -113,6 +116,7 @@ type readyInfo struct {
 	MetricsAddr  string `json:"metrics_addr"`
 	FeedAddr     string `json:"feed_addr"`
 	RecoveryAddr string `json:"recovery_addr"`
+	StatusAddr   string `json:"status_addr,omitempty"` // a cluster node's /cluster/status
 }
 
 // writeReadyFile writes r as one line of JSON to path atomically: into a
