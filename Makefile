@@ -3,12 +3,12 @@ GO        ?= go
 BIN       := bin/fixvenue
 PKGS      := ./...
 # Packages with goroutines, rings or sockets run under the race detector.
-RACE_PKGS := ./core/... ./journal/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/...
+RACE_PKGS := ./core/... ./journal/... ./cluster/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/...
 FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash interop clean
+.PHONY: all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix conformance crash cluster cluster-crash interop clean
 
 all: build
 
@@ -68,6 +68,14 @@ interop: build
 
 crash: build
 	FIXVENUE_CRASH_CYCLES=1000 $(GO) test -count=1 -run 'TestCrash' -timeout 120m -v ./cmd/fixvenue/
+
+# Three cluster nodes on 127.0.0.1 (deploy/cluster/); Ctrl-C stops them.
+cluster: build
+	@./scripts/cluster.sh
+
+# kill -9 of the cluster's leader under load, 200 times (make test runs 20).
+cluster-crash: build
+	FIXVENUE_CLUSTER_CYCLES=200 $(GO) test -count=1 -run 'TestClusterKill9Leader' -timeout 120m -v ./cmd/fixvenue/
 
 clean:
 	rm -rf bin

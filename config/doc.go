@@ -20,5 +20,11 @@
 // SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
 // there is only one place to set each of them.
 //
-// Limits: at most SessionsMax sessions and InstrumentsMax instruments.
+// [cluster] (cluster.go) makes the venue one node of a Raft cluster when its
+// node_id is not 0; every node's file lists every node ([[cluster.peer]]:
+// id, raft_addr, fix_addr, status_addr). Without it, or with node_id 0, the
+// venue is a single node, the default.
+//
+// Limits: at most SessionsMax sessions, InstrumentsMax instruments and
+// ClusterNodesMax cluster nodes.
 package config
