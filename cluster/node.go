@@ -50,6 +50,9 @@ type NodeConfig struct {
 	// committed part of the journal, then each command as it commits.
 	// Returning an error stops the node (fail-stop).
 	Apply func(seq uint64, cmd []byte) error
+	// OnCheck receives the leader's events hash from a committed check entry
+	// (ProposeCheck); nil ignores them. An error stops the node.
+	OnCheck func(seq, hash uint64) error
 	// Send transmits a message to another node; it must not block (a
 	// transport drops what it cannot queue: Raft retransmits).
 	Send   func(m *raftpb.Message)
@@ -193,6 +196,18 @@ func (n *Node) Propose(frames []byte) error {
 	return nil
 }
 
+// ProposeCheck offers the leader's events hash after Snapshot command seq
+// as a check entry (hashcheck.go); followers compare it with their own.
+func (n *Node) ProposeCheck(seq, hash uint64) error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if !n.IsLeader() {
+		return ErrNotLeader
+	}
+	return n.rn.Propose(EncodeCheck(seq, hash))
+}
+
 // Process does everything Raft asks for: sends messages to peers first, so
 // that followers write a batch while this node syncs it; persists entries
 // and hard state; applies committed entries; then delivers the responses
@@ -258,6 +273,16 @@ func (n *Node) persist(m *raftpb.Message) error {
 
 func (n *Node) apply(ents []*raftpb.Entry) error {
 	for _, e := range ents {
+		if seq, hash, ok, err := decodeCheck(e.GetData()); ok {
+			if err == nil && n.cfg.OnCheck != nil {
+				err = n.cfg.OnCheck(seq, hash)
+			}
+			if err != nil {
+				return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
+			}
+			n.appliedIndex = e.GetIndex()
+			continue
+		}
 		for data := e.GetData(); len(data) > 0; {
 			seq, payload, size, err := journal.NextFrame(data)
 			if err != nil {

@@ -267,6 +267,10 @@ func (l *Log) Append(ents []*raftpb.Entry) error {
 			return fmt.Errorf("cluster: entry %d has type %v; membership changes are not supported", e.GetIndex(), e.GetType())
 		}
 		m := entryMeta{index: e.GetIndex(), term: e.GetTerm(), firstSeq: l.w.NextSeq()}
+		if _, _, isCheck, _ := decodeCheck(e.GetData()); isCheck {
+			metas = append(metas, m) // no commands: nothing for the journal
+			continue
+		}
 		for data := e.GetData(); len(data) > 0; {
 			seq, payload, n, err := journal.NextFrame(data)
 			if err != nil {

@@ -60,10 +60,14 @@ type RunnerConfig struct {
 type Runner struct {
 	cfg     RunnerConfig
 	props   chan proposal
+	checks  chan [2]uint64 // seq, events hash
 	ctl     chan func(*Node)
 	stop    chan struct{}
 	done    chan struct{}
 	waiting []proposal
+	// held are checks waiting for their Snapshot command to commit: a check
+	// proposed earlier could commit while the command itself is replaced.
+	held    [][2]uint64
 	serving bool
 	lost    uint64
 	once    sync.Once
@@ -81,7 +85,8 @@ func NewRunner(cfg RunnerConfig) *Runner {
 		cfg.Logger = slog.Default()
 	}
 	return &Runner{cfg: cfg, props: make(chan proposal, proposalsQueuedMax), ctl: make(chan func(*Node), 16),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		checks: make(chan [2]uint64, checkPointsMax),
+		stop:   make(chan struct{}), done: make(chan struct{})}
 }
 
 // Run drives the node until Stop or a fail-stop error.
@@ -117,6 +122,10 @@ func (r *Runner) Run() error {
 			} else {
 				r.waiting = append(r.waiting, p)
 			}
+		case c := <-r.checks:
+			if len(r.held) < checkPointsMax {
+				r.held = append(r.held, c)
+			}
 		case f := <-r.ctl:
 			f(n)
 		}
@@ -137,6 +146,7 @@ func (r *Runner) settle() {
 	}
 	if lost := n.LostLeadership(); lost != r.lost {
 		r.lost = lost
+		r.held = r.held[:0]
 		r.finish(ErrLostLeadership)
 		if r.serving {
 			r.serving = false
@@ -145,6 +155,10 @@ func (r *Runner) settle() {
 		}
 	}
 	committed := n.Committed().Load()
+	for len(r.held) > 0 && int64(r.held[0][0]) <= committed {
+		_ = n.ProposeCheck(r.held[0][0], r.held[0][1]) // best effort: a lost check compares nothing
+		r.held = r.held[1:]
+	}
 	k := 0
 	for ; k < len(r.waiting) && r.waiting[k].last <= committed; k++ {
 		r.waiting[k].done <- nil
@@ -192,6 +206,17 @@ func (r *Runner) Propose(frames []byte, last int64) error {
 		default:
 			return ErrStopped
 		}
+	}
+}
+
+// ProposeCheck queues the leader's events hash after Snapshot command seq
+// without blocking; it is proposed once seq has committed, so that it always
+// follows its command in the log. When the queue is full, or the leadership
+// is lost first, the check is dropped.
+func (r *Runner) ProposeCheck(seq, hash uint64) {
+	select {
+	case r.checks <- [2]uint64{seq, hash}:
+	default:
 	}
 }
 

@@ -29,9 +29,13 @@ type simReplica struct {
 	id   uint64
 	dir  string
 	node *Node
-	m    *core.Matcher
-	hash *journal.HashSink
-	up   bool
+	m     *core.Matcher
+	hash  *journal.HashSink
+	check *HashCheck
+	up    bool
+	// checkedAt is the last seq this replica proposed a check for as leader.
+	checkedAt int64
+	hashAt    map[uint64]uint64 // this replica's hash at each check point
 }
 
 type simMsg struct {
@@ -54,6 +58,7 @@ type sim struct {
 	flow      *orderFlow
 	proposed  int
 	crashes   int
+	checks    int // check entries applied, on any replica
 	truncated uint64 // uncommitted tails cut, summed over replica lifetimes
 }
 
@@ -87,10 +92,11 @@ func (s *sim) start(r *simReplica) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	r.m, r.hash = m, journal.NewHashSink()
+	r.m, r.hash, r.check, r.checkedAt, r.hashAt = m, journal.NewHashSink(), NewHashCheck(), -1, map[uint64]uint64{}
 	r.node, err = Open(NodeConfig{ClusterID: 0xC1, NodeID: r.id, Voters: []uint64{1, 2, 3}, Dir: r.dir,
 		Journal: journal.Config{SegmentBytes: 16 << 10, PayloadBytesMax: 512, BufferBytes: 64 << 10},
 		Apply:   func(seq uint64, cmd []byte) error { return s.apply(r, seq, cmd) },
+		OnCheck: func(seq, hash uint64) error { s.checks++; return r.check.Leader(seq, hash) },
 		Send:    func(m *raftpb.Message) { s.send(r.id, m) },
 		Logger:  quietLogger()})
 	if err != nil {
@@ -107,8 +113,19 @@ func (s *sim) apply(r *simReplica, seq uint64, cmd []byte) error {
 	} else {
 		s.committed[seq] = bytes.Clone(cmd)
 	}
-	return r.m.Apply(cmd, r.hash)
+	if err := r.m.Apply(cmd, r.hash); err != nil {
+		return err
+	}
+	if seq%simCheckEvery == simCheckEvery-1 {
+		r.hashAt[seq] = r.hash.Sum64()
+		return r.check.Own(seq, r.hash.Sum64())
+	}
+	return nil
 }
+
+// simCheckEvery spaces the simulation's check points (the venue checks at
+// Snapshot commands).
+const simCheckEvery = 8
 
 // send puts a message on the wire: encoded as the TCP transport does, then
 // dropped, cut or delayed up to 3 ticks (so also reordered).
@@ -193,6 +210,17 @@ func (s *sim) step(propose bool) {
 		}
 		_ = r.node.Step(m) // a stale message may be refused; Raft copes
 	}
+	if l := s.leader(); l != nil {
+		// The leader sends its hash at its latest check point once committed.
+		if c := l.node.Committed().Load(); c >= 0 {
+			point := c - (c+1)%simCheckEvery
+			if point >= 0 && point > l.checkedAt {
+				if l.node.ProposeCheck(uint64(point), l.hashAt[uint64(point)]) == nil {
+					l.checkedAt = point
+				}
+			}
+		}
+	}
 	if l := s.leader(); propose && l != nil {
 		count := 1 + s.rng.IntN(4)
 		if err := l.node.Propose(s.flow.batch(s.t, l.node.ProposeNext(), count)); err == nil {
@@ -253,9 +281,12 @@ func TestSimulatedClusterKeepsEveryCommittedCommand(t *testing.T) {
 		s.step(true)
 	}
 	s.converge()
-	t.Logf("seed %d: %d ticks, %d commands proposed, %d committed, %d crashes, %d uncommitted tails cut",
-		seed, s.tick, s.proposed, len(s.committed), s.crashes, s.truncated+s.replicas[0].node.Truncations()+
+	t.Logf("seed %d: %d ticks, %d commands proposed, %d committed, %d crashes, %d check entries applied, %d uncommitted tails cut",
+		seed, s.tick, s.proposed, len(s.committed), s.crashes, s.checks, s.truncated+s.replicas[0].node.Truncations()+
 			s.replicas[1].node.Truncations()+s.replicas[2].node.Truncations())
+	if s.checks == 0 {
+		t.Fatal("no check entry was applied: the hash comparison was not exercised")
+	}
 	if len(s.committed) < steps/10 {
 		t.Fatalf("only %d commands committed in %d ticks: the cluster made too little progress to prove anything", len(s.committed), steps)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +21,10 @@ import (
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // venueJournal is the journal as the server uses it: a local
@@ -40,6 +43,52 @@ type venueJournal interface {
 type Replica struct {
 	Matcher *core.Matcher
 	Journal *cluster.Journal
+	// Hash, when set, receives a copy of every event the pipeline's matcher
+	// writes (the leader's events hash, continuing the follower's).
+	Hash *journal.HashSink
+	// OnSnapshot is called on the matcher goroutine after a Snapshot command.
+	OnSnapshot func(seq uint64)
+}
+
+// pipelineMatcher is the matcher as the pipeline runs it: on a cluster
+// leader it also hashes every event, for the checks at snapshot points.
+func (s *Server) pipelineMatcher() pipeline.Applier {
+	if r := s.opts.Replica; r != nil && r.Hash != nil {
+		return &hashingMatcher{Matcher: s.matcher, tee: teeSink{hash: r.Hash}}
+	}
+	return s.matcher
+}
+
+// hashingMatcher applies commands with core.Matcher and passes every event
+// both to the pipeline's sink and to a hash. Prefetch is core.Matcher's.
+type hashingMatcher struct {
+	*core.Matcher
+	tee teeSink
+}
+
+func (h *hashingMatcher) Apply(cmd []byte, sink core.EventSink) error {
+	h.tee.inner = sink
+	return h.Matcher.Apply(cmd, &h.tee)
+}
+
+type teeSink struct {
+	inner core.EventSink
+	hash  *journal.HashSink
+	slot  []byte
+}
+
+func (t *teeSink) Claim() []byte {
+	t.slot = t.inner.Claim()
+	return t.slot
+}
+
+// Commit hashes the event exactly as journal.HashSink hashes it (header and
+// block), then commits it to the pipeline.
+func (t *teeSink) Commit() {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(t.slot))
+	copy(t.hash.Claim(), t.slot[:n])
+	t.hash.Commit()
+	t.inner.Commit()
 }
 
 // newOnReplica builds the server of a new leader on the replica's state.
@@ -67,6 +116,7 @@ type ClusterNode struct {
 	log     *slog.Logger
 	matcher *core.Matcher
 	hash    *journal.HashSink
+	check   *cluster.HashCheck
 	leading atomic.Bool
 	node    *cluster.Node
 	tr      *cluster.Transport
@@ -84,6 +134,9 @@ type ClusterNode struct {
 	runDone chan struct{}
 
 	stop chan struct{} // closed by Close
+
+	diverged   atomic.Bool
+	mismatches atomic.Int64
 }
 
 // StartCluster opens the replica in the data directory, binds the Raft,
@@ -100,7 +153,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		return nil, err
 	}
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
-		hash: journal.NewHashSink(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
+		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
 	raftL, err := net.Listen("tcp", self.RaftAddr)
 	if err != nil {
@@ -119,7 +172,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
 		Dir: filepath.Join(cfg.Venue.DataDir, "journal"), Journal: jc, ElectionTicks: cl.ElectionTicks(),
-		Apply: c.applyCommitted, Send: c.tr.Send, Logger: c.log})
+		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log})
 	if err != nil {
 		c.tr.Close()
 		return nil, err
@@ -140,6 +193,11 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	go func() {
 		defer close(c.runDone)
 		if err := c.runner.Run(); err != nil {
+			if errors.Is(err, cluster.ErrDiverged) {
+				c.diverged.Store(true)
+				c.mismatches.Add(1)
+				c.log.Error("cluster: ALERT: this replica diverged from the leader and stopped applying; inspect it, then replace its journal with a copy of a healthy replica's", "err", err)
+			}
 			c.failed <- err
 		}
 	}()
@@ -151,11 +209,25 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 // applyCommitted is the hot standby: while following, every committed
 // command goes through this node's own matcher, and its events are hashed.
 // Once leading, the pipeline's matcher has applied them already.
-func (c *ClusterNode) applyCommitted(_ uint64, cmd []byte) error {
+func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
-	return c.matcher.Apply(cmd, c.hash)
+	if err := c.matcher.Apply(cmd, c.hash); err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
+		return c.check.Own(seq, c.hash.Sum64())
+	}
+	return nil
+}
+
+// leaderHash receives the leader's events hash at a snapshot point.
+func (c *ClusterNode) leaderHash(seq, hash uint64) error {
+	if c.leading.Load() {
+		return nil
+	}
+	return c.check.Leader(seq, hash)
 }
 
 // onRole runs on the runner goroutine.
@@ -176,7 +248,8 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 func (c *ClusterNode) serve(next uint64) {
 	c.gate.Close()
 	opts := c.opts
-	opts.Replica = &Replica{Matcher: c.matcher, Journal: cluster.NewJournal(c.runner, c.node, next)}
+	opts.Replica = &Replica{Matcher: c.matcher, Journal: cluster.NewJournal(c.runner, c.node, next), Hash: c.hash,
+		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }}
 	srv, err := New(c.cfg, opts)
 	if err == nil {
 		err = srv.Start()
@@ -261,6 +334,10 @@ func (c *ClusterNode) startStatus(addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/cluster/status", func(w http.ResponseWriter, _ *http.Request) {
+		if c.diverged.Load() {
+			http.Error(w, "diverged: this replica's events hash differs from the leader's; it stopped", http.StatusServiceUnavailable)
+			return
+		}
 		st, err := c.runner.Status()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -317,6 +394,10 @@ func (c *ClusterNode) registerMetrics() {
 			st(func(s cluster.NodeStatus) float64 { return float64(s.Applied) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_leader_changes_total", Help: "Changes of the leader this node knows (to none included)."},
 			func() float64 { return float64(c.runner.LeaderChanges()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_hash_mismatches_total", Help: "Snapshot points where this replica's events hash differed from the leader's (it stops)."},
+			func() float64 { return float64(c.mismatches.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_hash_checks_total", Help: "Snapshot points where this replica's events hash equalled the leader's."},
+			func() float64 { return float64(c.check.Checked.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_conns_rejected_total", Help: "Peer connections refused (garbage, other cluster)."},
 			func() float64 { return float64(ts.ConnsRejected.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_frames_bad_total", Help: "Peer frames with a bad length, CRC or message."},

@@ -205,7 +205,7 @@ func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir,
 
 func (s *Server) buildPipeline() error {
 	p, err := pipeline.New(pipeline.Config{
-		Matcher: s.matcher, Journal: s.journal, SeqBase: s.journal.NextSeq(),
+		Matcher: s.pipelineMatcher(), Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
@@ -242,6 +242,9 @@ func (s *Server) sessionEnded(idx uint16) {
 // state is copied to memory there, and written, synced and published by the
 // snapshotter's goroutine once the command is durable.
 func (s *Server) captureSnapshot(seq uint64) {
+	if r := s.opts.Replica; r != nil && r.OnSnapshot != nil {
+		r.OnSnapshot(seq)
+	}
 	if s.snaps == nil {
 		return
 	}

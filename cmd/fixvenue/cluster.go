@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/server"
 )
@@ -58,6 +60,14 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 		return 0
 	case err := <-node.Failed():
 		log.Error("cluster node failed (fail-stop)", "err", err)
+		if !errors.Is(err, cluster.ErrDiverged) {
+			return 1
+		}
+		// A diverged replica stays up, stopped, so that its alert (status,
+		// metric) can be seen; it takes no part in the cluster any more.
+		got := <-sig
+		log.Info("shutting down", "signal", got.String())
+		node.Close()
 		return 1
 	case <-node.Deposed():
 		exe, err := os.Executable()

@@ -117,6 +117,16 @@ type clusterHarness struct {
 func freeAddr(t *testing.T) string { return "127.0.0.1:" + strconv.Itoa(freeTCPPort(t)) }
 
 func newClusterHarness(t *testing.T) *clusterHarness {
+	h := writeClusterConfigs(t, nil)
+	for i := range 3 {
+		h.start(i)
+	}
+	return h
+}
+
+// writeClusterConfigs prepares three nodes' configurations and links;
+// extra(i) is appended to node i's file.
+func writeClusterConfigs(t *testing.T, extra func(i int) string) *clusterHarness {
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string
@@ -164,13 +174,13 @@ node_id = %d
 heartbeat = "50ms"
 election = "500ms"
 %s`, h.data[i], clusterSessions, i+1, peers.String())
+		if extra != nil {
+			text += extra(i)
+		}
 		h.cfgs[i] = filepath.Join(dir, fmt.Sprintf("node%d.toml", i+1))
 		if err := os.WriteFile(h.cfgs[i], []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for i := range 3 {
-		h.start(i)
 	}
 	for i := range clusterSessions {
 		h.clients = append(h.clients, &clusterClient{comp: "CLIENT" + strconv.Itoa(i+1), acked: map[string]string{},
@@ -610,4 +620,87 @@ func TestClusterPartitions(t *testing.T) {
 		}
 	}
 	h.finish()
+}
+
+// TestClusterDivergedFollowerStops gives node 3 a narrower price band than
+// the others, so that its matcher rejects orders the others accept: at the
+// first snapshot point its events hash differs from the leader's, and it
+// stops with an alert (log, status, metric) while the healthy follower's
+// checks pass.
+func TestClusterDivergedFollowerStops(t *testing.T) {
+	h := writeClusterConfigs(t, func(i int) string {
+		if i != 2 {
+			return ""
+		}
+		return `
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000000
+ref_price = "100.00"
+band_percent = 5
+`
+	})
+	h.start(0)
+	h.start(1)
+	l := h.leader(30 * time.Second)
+	h.start(2)
+	wait := h.round("diverge", false)
+	time.Sleep(1500 * time.Millisecond)
+	h.endRound(wait)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c := http.Client{Timeout: time.Second}
+		resp, err := c.Get("http://" + h.status[2] + "/cluster/status")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(b), "diverged") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 3 did not report divergence in 20 s; its log:\n%s", h.procs[2].logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(h.procs[2].logs(), "ALERT: this replica diverged") {
+		t.Errorf("node 3 logged no alert")
+	}
+	if got := metricValue(t, h.status[2], "fixvenue_cluster_hash_mismatches_total"); got != 1 {
+		t.Errorf("node 3 hash mismatches metric %v, want 1", got)
+	}
+	healthy := 1 - l // the follower among nodes 1 and 2
+	if got := metricValue(t, h.status[healthy], "fixvenue_cluster_hash_checks_total"); got < 1 {
+		t.Errorf("node %d compared no snapshot point (%v): the check proved nothing", healthy+1, got)
+	}
+	if st, err := h.nodeStatus(l); err != nil || !st.Serving {
+		t.Errorf("the leader stopped serving: %+v %v", st, err)
+	}
+}
+
+// metricValue reads one unlabelled metric from addr/metrics.
+func metricValue(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("%s/metrics has no %s", addr, name)
+	return 0
 }
