@@ -26,9 +26,9 @@ import (
 // schedule, the checks at the end must hold.
 
 type simReplica struct {
-	id   uint64
-	dir  string
-	node *Node
+	id    uint64
+	dir   string
+	node  *Node
 	m     *core.Matcher
 	hash  *journal.HashSink
 	check *HashCheck
@@ -58,7 +58,7 @@ type sim struct {
 	flow      *orderFlow
 	proposed  int
 	crashes   int
-	checks    int // check entries applied, on any replica
+	checks    int    // check entries applied, on any replica
 	truncated uint64 // uncommitted tails cut, summed over replica lifetimes
 }
 
