@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -15,6 +16,10 @@ import (
 // snapshots) waits for the quorum, unchanged. Append and Flush belong to
 // the pipeline's journal goroutine.
 type Journal struct {
+	// OnCommit, when set, is called after each batch a quorum acknowledged,
+	// with its size and the time from proposal to acknowledgement (metrics).
+	OnCommit func(records int, took time.Duration)
+
 	runner  *Runner
 	node    *Node
 	frames  []byte
@@ -54,12 +59,22 @@ func (j *Journal) Flush() error {
 	if len(j.frames) == 0 {
 		return nil
 	}
+	start := time.Now()
 	if err := j.runner.Propose(j.frames, j.last); err != nil {
 		j.err = err
 		return err
 	}
+	if j.OnCommit != nil {
+		j.OnCommit(int(j.last-j.firstOfBatch()+1), time.Since(start))
+	}
 	j.frames = j.frames[:0]
 	return nil
+}
+
+// firstOfBatch is the seq of the batch's first command.
+func (j *Journal) firstOfBatch() int64 {
+	seq, _, _, _ := journal.NextFrame(j.frames)
+	return int64(seq)
 }
 
 // DurableSequence is the seq of the last command a quorum has on disk.

@@ -74,6 +74,7 @@ type Runner struct {
 
 	lead        atomic.Uint64 // the leader as of the last Process
 	leadChanges atomic.Int64
+	refused     atomic.Int64 // proposals Raft refused (not leader, transfer, uncommitted bound)
 }
 
 // NewRunner prepares a runner; Run starts it.
@@ -118,6 +119,7 @@ func (r *Runner) Run() error {
 			n.ReportUnreachable(id)
 		case p := <-r.props:
 			if err := n.Propose(p.frames); err != nil {
+				r.refused.Add(1)
 				p.done <- err
 			} else {
 				r.waiting = append(r.waiting, p)
@@ -238,6 +240,9 @@ func (r *Runner) Do(f func(*Node)) error {
 
 // Lead is the leader as of the last Process (0: none); safe from any goroutine.
 func (r *Runner) Lead() uint64 { return r.lead.Load() }
+
+// ProposalsRefused counts proposals Raft refused.
+func (r *Runner) ProposalsRefused() int64 { return r.refused.Load() }
 
 // LeaderChanges counts changes of the known leader (to none included).
 func (r *Runner) LeaderChanges() int64 { return r.leadChanges.Load() }

@@ -135,8 +135,9 @@ type ClusterNode struct {
 
 	stop chan struct{} // closed by Close
 
-	diverged   atomic.Bool
-	mismatches atomic.Int64
+	diverged      atomic.Bool
+	mismatches    atomic.Int64
+	commitSeconds prometheus.Histogram
 }
 
 // StartCluster opens the replica in the data directory, binds the Raft,
@@ -248,7 +249,9 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 func (c *ClusterNode) serve(next uint64) {
 	c.gate.Close()
 	opts := c.opts
-	opts.Replica = &Replica{Matcher: c.matcher, Journal: cluster.NewJournal(c.runner, c.node, next), Hash: c.hash,
+	j := cluster.NewJournal(c.runner, c.node, next)
+	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
+	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }}
 	srv, err := New(c.cfg, opts)
 	if err == nil {
@@ -383,7 +386,22 @@ func (c *ClusterNode) registerMetrics() {
 		}
 	}
 	ts := c.tr.Stats()
-	c.reg.MustRegister(
+	c.commitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_cluster_commit_seconds",
+		Help:    "Leader: time from proposing a batch to a quorum having it on disk.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)})
+	c.reg.MustRegister(c.commitSeconds,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_follower_lag_entries", Help: "Leader: entries the slowest follower has not yet on disk."},
+			st(func(s cluster.NodeStatus) float64 {
+				lag := uint64(0)
+				for _, m := range s.Match {
+					if s.Commit > m {
+						lag = max(lag, s.Commit-m)
+					}
+				}
+				return float64(lag)
+			})),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_proposals_refused_total", Help: "Batches Raft refused (no longer leader, leadership transfer, uncommitted bound): the pipeline fails and the node restarts."},
+			func() float64 { return float64(c.runner.ProposalsRefused()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_term", Help: "Raft term."},
 			st(func(s cluster.NodeStatus) float64 { return float64(s.Term) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_leader", Help: "Id of the leader this node knows (0: none)."},

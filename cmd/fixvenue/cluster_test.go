@@ -114,10 +114,29 @@ type clusterHarness struct {
 	stop    chan struct{} // closed to end a round without a crash
 }
 
-func freeAddr(t *testing.T) string { return "127.0.0.1:" + strconv.Itoa(freeTCPPort(t)) }
+// freeAddrs reserves n distinct loopback addresses: all are held open
+// together, so that none is handed out twice, until release, after which
+// the nodes bind them.
+func freeAddrs(t *testing.T, n int) (addrs []string, release func()) {
+	t.Helper()
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs, func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+}
 
 func newClusterHarness(t *testing.T) *clusterHarness {
-	h := writeClusterConfigs(t, nil)
+	h := writeClusterConfigs(t, nil, false)
 	for i := range 3 {
 		h.start(i)
 	}
@@ -125,13 +144,16 @@ func newClusterHarness(t *testing.T) *clusterHarness {
 }
 
 // writeClusterConfigs prepares three nodes' configurations and links;
-// extra(i) is appended to node i's file.
-func writeClusterConfigs(t *testing.T, extra func(i int) string) *clusterHarness {
+// extra(i) is appended to node i's file; cod is every session's
+// cancel-on-disconnect (the grace after a failover is 3 s).
+func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clusterHarness {
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string
+	// The nodes' addresses stay reserved while the proxies bind theirs.
+	addrs, release := freeAddrs(t, 9)
 	for i := range 3 {
-		raft[i], h.fix[i], h.status[i] = freeAddr(t), freeAddr(t), freeAddr(t)
+		raft[i], h.fix[i], h.status[i] = addrs[3*i], addrs[3*i+1], addrs[3*i+2]
 		h.data[i] = filepath.Join(dir, "node"+strconv.Itoa(i+1))
 	}
 	for from := range 3 {
@@ -141,6 +163,7 @@ func writeClusterConfigs(t *testing.T, extra func(i int) string) *clusterHarness
 			}
 		}
 	}
+	release()
 	for i := range 3 {
 		var peers strings.Builder
 		for j := range 3 {
@@ -164,7 +187,7 @@ snapshot_interval = "500ms"
 [marketdata]
 enabled = false
 [session_defaults]
-cancel_on_disconnect = false
+cancel_on_disconnect = %v
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
@@ -173,7 +196,8 @@ cluster_id = 4242
 node_id = %d
 heartbeat = "50ms"
 election = "500ms"
-%s`, h.data[i], clusterSessions, i+1, peers.String())
+cancel_grace = "3s"
+%s`, h.data[i], cod, clusterSessions, i+1, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
@@ -643,7 +667,7 @@ max_qty = 1000000
 ref_price = "100.00"
 band_percent = 5
 `
-	})
+	}, false)
 	h.start(0)
 	h.start(1)
 	l := h.leader(30 * time.Second)
@@ -703,4 +727,110 @@ func metricValue(t *testing.T, addr, name string) float64 {
 	}
 	t.Fatalf("%s/metrics has no %s", addr, name)
 	return 0
+}
+
+// TestClusterCancelOnDisconnectAcrossFailover: after the leader is killed,
+// a cancel-on-disconnect session that logs on to the new leader within the
+// grace keeps its orders; one that stays away longer has them cancelled by
+// a journaled command, on every replica.
+func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
+	h := writeClusterConfigs(t, nil, true)
+	for i := range 3 {
+		h.start(i)
+	}
+	l := h.leader(30 * time.Second)
+	back, away := h.clients[0], h.clients[1]
+	orders := map[*clusterClient][]string{}
+	for _, c := range []*clusterClient{back, away} {
+		cl, err := c.connect(h.fix[:], 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 5 {
+			id := fmt.Sprintf("%s-cod-%d", c.comp, n)
+			if err := cl.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+				t.Fatal(err)
+			}
+			orders[c] = append(orders[c], id)
+		}
+		defer cl.Close()
+	}
+	h.kill(l)
+	status := func(c *clusterClient, want string) {
+		t.Helper()
+		cl, err := c.connect(h.fix[:], 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		for _, id := range orders[c] {
+			if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+				t.Fatal(err)
+			}
+			m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Get(39) != want {
+				t.Errorf("%s %s: 39=%s, want %s", c.comp, id, m.Get(39), want)
+			}
+		}
+	}
+	// back logs on to the new leader at once and stays; away comes back after the grace.
+	cl, err := back.connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	time.Sleep(5 * time.Second)
+	status(away, "4")
+	for _, id := range orders[back] {
+		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Fatal(err)
+		}
+		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Get(39) != "0" {
+			t.Errorf("%s %s: 39=%s, want 0 (it came back within the grace)", back.comp, id, m.Get(39))
+		}
+	}
+}
+
+// TestClusterStatusAndTransfer runs `fixvenue cluster status` and hands the
+// leadership to a follower with `fixvenue cluster transfer`.
+func TestClusterStatusAndTransfer(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	h.converge(10 * time.Second)
+	out, err := exec.Command(binPath, "cluster", "status", "--config", h.cfgs[0]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster status: %v\n%s", err, out)
+	}
+	if strings.Count(string(out), "StateLeader") != 1 || strings.Count(string(out), "StateFollower") != 2 {
+		t.Fatalf("cluster status:\n%s", out)
+	}
+	t.Logf("cluster status:\n%s", out)
+	to := (l + 1) % 3
+	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", strconv.Itoa(to+1)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster transfer: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if st, err := h.nodeStatus(to); err == nil && st.Serving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d does not serve 15 s after the transfer", to+1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.converge(20 * time.Second)
 }
