@@ -73,6 +73,19 @@
 // such commands speculatively must rebuild its state from the committed
 // log.
 //
+// # Hash checks
+//
+// Every replica hashes the events its matcher writes (xxhash64 of each
+// event's bytes, as `journal verify` does), from the first command on. The
+// leader's pipeline matcher hashes too; after a Snapshot command commits,
+// the leader proposes a check entry carrying (seq, its hash), which holds
+// no command and is not written to the journal (hashcheck.go). A follower
+// compares it with its own hash after the same command (HashCheck, either
+// may come first); a difference is ErrDiverged: the follower stops, with
+// an alert. A check entry is best effort: one lost with a leader, or read
+// back from disk after a restart (where only its index record survives),
+// compares nothing.
+//
 // # Limits
 //
 // Membership is static (Voters); configuration changes are refused. Raft
@@ -80,7 +93,10 @@
 // EntriesInMemoryMax entries in memory behind its applied index, and a
 // follower further behind than that cannot catch up from the leader (copy
 // a replica's directory instead). A restarted replica replays its whole
-// committed journal (no matcher snapshot yet). Raft randomises election
+// committed journal (no matcher snapshot yet), so none of a replica's
+// segments may be archived or deleted while it is a member. A failed write
+// or fdatasync fail-stops the replica (journal/doc.go, "Durability and
+// gating"); the others carry on while they are a quorum. Raft randomises election
 // timeouts from crypto/rand, so the simulation's faults are reproducible
 // from its seed but its elections are not.
 package cluster

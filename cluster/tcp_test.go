@@ -2,6 +2,10 @@ package cluster
 
 import (
 	"encoding/binary"
+	"errors"
+	"os"
+	"sync/atomic"
+	"syscall"
 	"hash/crc32"
 	"net"
 	"path/filepath"
@@ -26,6 +30,8 @@ type tcpNode struct {
 	m      *core.Matcher
 	hash   *journal.HashSink
 	done   chan error
+	// failSync makes every journal sync of this node fail with EIO.
+	failSync atomic.Bool
 }
 
 func listenLoopback(t *testing.T) net.Listener {
@@ -79,7 +85,14 @@ func startTCPNode(t *testing.T, n *tcpNode, clusterID uint64, addrs map[uint64]s
 	}
 	n.m, n.hash = m, journal.NewHashSink()
 	n.tr = NewTransport(TransportConfig{ClusterID: clusterID, NodeID: n.id, Listener: n.ln, Peers: peers, Logger: quietLogger()})
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if n.failSync.Load() {
+			return syscall.EIO
+		}
+		return journal.DefaultSync(f, kind)
+	}
 	n.node, err = Open(NodeConfig{ClusterID: clusterID, NodeID: n.id, Voters: []uint64{1, 2, 3}, Dir: n.dir,
+		Journal: journal.Config{Sync: sync},
 		Apply: func(seq uint64, cmd []byte) error {
 			n.mu.Lock()
 			defer n.mu.Unlock()
@@ -275,4 +288,43 @@ func TestTCPClusterFailoverKeepsAcknowledgedCommands(t *testing.T) {
 			t.Errorf("node %d journal verify %q, first node %q", n.id, v.String(), line)
 		}
 	}
+}
+
+// A follower whose fdatasync fails stops (fail-stop, as a single node
+// does); the leader and the other follower are a quorum and carry on.
+func TestTCPClusterFollowerDiskFailureFailStops(t *testing.T) {
+	nodes := startTCPCluster(t, 0xD15C)
+	l, next := waitLeader(t, nodes)
+	flow := newOrderFlow(9)
+	last, err := proposeOrders(t, l, next, flow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *tcpNode
+	for _, n := range nodes {
+		if n != l {
+			f = n
+			break
+		}
+	}
+	f.failSync.Store(true)
+	if last, err = proposeOrders(t, l, uint64(last+1), flow, 30); err != nil {
+		t.Fatalf("the leader stopped committing after one follower's disk failed: %v", err)
+	}
+	select {
+	case err := <-f.done:
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("follower stopped with %v, want EIO", err)
+		}
+		f.done <- err // for stop()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower whose disk failed is still running")
+	}
+	var others []*tcpNode
+	for _, n := range nodes {
+		if n != f {
+			others = append(others, n)
+		}
+	}
+	waitApplied(t, others, last)
 }
