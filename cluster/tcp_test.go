@@ -3,14 +3,14 @@ package cluster
 import (
 	"encoding/binary"
 	"errors"
-	"os"
-	"sync/atomic"
-	"syscall"
 	"hash/crc32"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
