@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,6 +113,10 @@ type clusterHarness struct {
 	links   map[[2]int]*linkProxy // [from, to] node index
 	clients []*clusterClient
 	stop    chan struct{} // closed to end a round without a crash
+	resent  atomic.Int64  // orders resent with PossResend after a failover
+	// resentKnown counts those the new leader already held (committed, but
+	// the acknowledgement was lost with the old leader): answered with status.
+	resentKnown atomic.Int64
 }
 
 // freeAddrs reserves n distinct loopback addresses: all are held open
@@ -383,6 +388,50 @@ func (c *clusterClient) verify(cl *fixclient.Client, all bool) error {
 	return nil
 }
 
+// resend sends again, with PossResend (97=Y), the newest orders that got
+// no answer before the failover (the client contract): each must be
+// answered as new (150=0) or, when it had been committed, with its status
+// (150=I), resting, and never refused as a duplicate.
+func (c *clusterClient) resend(cl *fixclient.Client) (resent, known int, err error) {
+	var ids []string
+	for i := len(c.sentList) - 1; i >= 0 && len(ids) < 20; i-- {
+		c.mu.Lock()
+		_, ok := c.acked[c.sentList[i]]
+		c.mu.Unlock()
+		if !ok {
+			ids = append(ids, c.sentList[i])
+		}
+	}
+	for _, id := range ids {
+		n, _ := strconv.Atoi(id[strings.LastIndex(id, "-")+1:])
+		if err := cl.Send("D", fixclient.F(97, "Y"), fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+			fixclient.F(44, fmt.Sprintf("%d.%02d", 91+n%8, n%100)), fixclient.F(59, "1")); err != nil {
+			return 0, 0, err
+		}
+		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id})
+		if err != nil {
+			return 0, 0, fmt.Errorf("resent %s: %w", id, err)
+		}
+		if m.Get(150) == "I" {
+			known++
+		}
+		if et := m.Get(150); (et != "0" && et != "I") || m.Get(39) != "0" {
+			return 0, 0, fmt.Errorf("resent %s (PossResend) answered 150=%s 39=%s: %s", id, et, m.Get(39), m)
+		}
+		c.mu.Lock()
+		c.acked[id] = m.Get(17)
+		if m.Get(150) == "0" {
+			if prev, ok := c.execIDs[m.Get(17)]; ok && prev != id {
+				c.reused = append(c.reused, fmt.Sprintf("ExecID %s for %s and %s", m.Get(17), prev, id))
+			}
+			c.execIDs[m.Get(17)] = id
+		}
+		c.mu.Unlock()
+	}
+	return len(ids), known, nil
+}
+
 // trade sends about 500 orders/s until the connection ends, recording acknowledgements.
 func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), stop <-chan struct{}) {
 	done := make(chan struct{})
@@ -462,6 +511,14 @@ func (h *clusterHarness) round(tag string, verifyAll bool) (wait func()) {
 				cl.Close()
 				return
 			}
+			n, known, err := c.resend(cl)
+			if err != nil {
+				h.t.Errorf("%s round %s: %v", c.comp, tag, err)
+				cl.Close()
+				return
+			}
+			h.resent.Add(int64(n))
+			h.resentKnown.Add(int64(known))
 			c.trade(cl, tag, started, stop)
 		}(c)
 	}
@@ -501,7 +558,8 @@ func (h *clusterHarness) checkClients() {
 			h.t.Errorf("%s: %s", c.comp, r)
 		}
 	}
-	h.t.Logf("%d orders acknowledged over all rounds", acked)
+	h.t.Logf("%d orders acknowledged over all rounds; %d resent with PossResend after a failover, of which %d were already committed (answered with their status)",
+		acked, h.resent.Load(), h.resentKnown.Load())
 	if acked == 0 {
 		h.t.Fatal("no order was acknowledged: the test proved nothing")
 	}
