@@ -164,6 +164,7 @@ func (s *hardStateStore) close() error { return s.f.Close() }
 type entryMeta struct {
 	index, term, firstSeq uint64
 	count                 uint32
+	bytes                 int64 // the entry's data held in memory (not stored)
 }
 
 func (m entryMeta) nextSeq() uint64 { return m.firstSeq + uint64(m.count) }

@@ -19,6 +19,10 @@ import (
 // behind than that cannot catch up from this leader (doc.go, "Limits").
 const EntriesInMemoryMax = 1 << 16
 
+// EntriesInMemoryBytesMax bounds the bytes of those entries (large batches
+// make few entries hold much memory); the older half goes first.
+const EntriesInMemoryBytesMax = 256 << 20
+
 // ErrCorrupt is wrapped by errors about damaged replica files.
 var ErrCorrupt = errors.New("cluster: replica files are damaged")
 
@@ -30,17 +34,23 @@ var ErrCorrupt = errors.New("cluster: replica files are damaged")
 // It implements raft.Storage over the entries it keeps in memory. One
 // goroutine (the node's) uses it.
 type Log struct {
-	dir     string
-	jcfg    journal.Config
-	w       *journal.Writer
-	idx     *os.File
-	hs      *hardStateStore
-	state   hardState
-	mem     *raft.MemoryStorage
-	metas   []entryMeta // the entries in mem: metas[k].index == metaBase+k
-	voters  []uint64
-	logger  *slog.Logger
-	scratch []byte
+	dir   string
+	jcfg  journal.Config
+	w     *journal.Writer
+	idx   *os.File
+	hs    *hardStateStore
+	state hardState
+	mem   *raft.MemoryStorage
+	metas []entryMeta // the entries in mem: metas[k].index == metaBase+k
+	// memBytes is the data held in mem (the sum of metas' bytes).
+	memBytes int64
+	// entriesMax and bytesMax are EntriesInMemoryMax and
+	// EntriesInMemoryBytesMax (tests lower them).
+	entriesMax int
+	bytesMax   int64
+	voters     []uint64
+	logger     *slog.Logger
+	scratch    []byte
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
@@ -60,7 +70,8 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	}
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
-	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger}
+	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
+		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax}
 	ok := false
 	defer func() {
 		if !ok {
@@ -196,7 +207,8 @@ func (l *Log) load(all []entryMeta) error {
 			return err
 		}
 		defer r.Close()
-		for _, m := range l.metas {
+		for k := range l.metas {
+			m := &l.metas[k]
 			var data []byte
 			for range m.count {
 				rec, err := r.Next()
@@ -205,6 +217,8 @@ func (l *Log) load(all []entryMeta) error {
 				}
 				data = journal.AppendFrame(data, rec.Seq, rec.Payload)
 			}
+			m.bytes = int64(len(data))
+			l.memBytes += m.bytes
 			ents = append(ents, &raftpb.Entry{Index: new(m.index), Term: new(m.term), Type: new(raftpb.EntryNormal), Data: data})
 		}
 	}
@@ -266,7 +280,7 @@ func (l *Log) Append(ents []*raftpb.Entry) error {
 		if e.GetType() != raftpb.EntryNormal {
 			return fmt.Errorf("cluster: entry %d has type %v; membership changes are not supported", e.GetIndex(), e.GetType())
 		}
-		m := entryMeta{index: e.GetIndex(), term: e.GetTerm(), firstSeq: l.w.NextSeq()}
+		m := entryMeta{index: e.GetIndex(), term: e.GetTerm(), firstSeq: l.w.NextSeq(), bytes: int64(len(e.GetData()))}
 		if _, _, isCheck, _ := decodeCheck(e.GetData()); isCheck {
 			metas = append(metas, m) // no commands: nothing for the journal
 			continue
@@ -300,6 +314,9 @@ func (l *Log) Append(ents []*raftpb.Entry) error {
 		return fmt.Errorf("cluster: sync index: %w", err)
 	}
 	l.metas = append(l.metas, metas...)
+	for _, m := range metas {
+		l.memBytes += m.bytes
+	}
 	return l.mem.Append(ents)
 }
 
@@ -319,6 +336,9 @@ func (l *Log) truncateFrom(first uint64) error {
 	if err := fdatasync(l.idx); err != nil {
 		return fmt.Errorf("cluster: sync index: %w", err)
 	}
+	for _, cut := range l.metas[first-l.metas[0].index:] {
+		l.memBytes -= cut.bytes
+	}
 	l.metas = l.metas[:first-l.metas[0].index]
 	return l.truncateJournal(m.firstSeq)
 }
@@ -336,17 +356,28 @@ func (l *Log) SetHardState(term, vote, commit uint64) error {
 	return l.mem.SetHardState(l.raftHardState())
 }
 
-// Compact drops entries before index from memory (never from disk), keeping
-// EntriesInMemoryMax behind applied.
+// Compact drops entries from memory (never from disk) once more than
+// EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes are held,
+// down to half of each bound, keeping every entry after applied. The
+// hysteresis keeps the copying MemoryStorage.Compact does rare.
 func (l *Log) Compact(applied uint64) error {
-	if len(l.metas) == 0 || applied < l.metas[0].index+EntriesInMemoryMax {
+	if len(l.metas) <= l.entriesMax && l.memBytes <= l.bytesMax {
 		return nil
 	}
-	to := applied - EntriesInMemoryMax/2
-	if err := l.mem.Compact(to); err != nil {
+	drop, bytes := 0, l.memBytes
+	for drop < len(l.metas) && l.metas[drop].index < applied &&
+		(len(l.metas)-drop > l.entriesMax/2 || bytes > l.bytesMax/2) {
+		bytes -= l.metas[drop].bytes
+		drop++
+	}
+	if drop == 0 {
+		return nil
+	}
+	if err := l.mem.Compact(l.metas[drop-1].index); err != nil {
 		return err
 	}
-	l.metas = l.metas[to+1-l.metas[0].index:]
+	l.metas = l.metas[drop:]
+	l.memBytes = bytes
 	return nil
 }
 
