@@ -89,10 +89,11 @@
 // # Limits
 //
 // Membership is static (Voters); configuration changes are refused. Raft
-// snapshots are not produced or accepted: a replica keeps
-// EntriesInMemoryMax entries in memory behind its applied index, and a
-// follower further behind than that cannot catch up from the leader (copy
-// a replica's directory instead). A restarted replica replays its whole
+// snapshots are not produced or accepted: a replica keeps at most
+// EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes in memory
+// (dropping the older half when either is passed, never an entry it has
+// not applied), and a follower behind what the leader still holds cannot
+// catch up from it (copy a replica's directory instead). A restarted replica replays its whole
 // committed journal (no matcher snapshot yet), so none of a replica's
 // segments may be archived or deleted while it is a member. A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
