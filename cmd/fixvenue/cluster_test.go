@@ -475,7 +475,13 @@ func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), 
 		case <-done:
 			return
 		case <-stop:
-			cl.Logout()
+			// Log out; the reader goroutine sees the venue close the connection.
+			_ = cl.Send("5")
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+			}
+			cl.Close()
 			<-done
 			return
 		default:
