@@ -58,6 +58,24 @@
 // heartbeat 1 tick, election 10 ticks (500 ms, randomised by Raft up to
 // twice that).
 //
+// # Transport
+//
+// Transport carries Raft messages between nodes over TCP: each node dials
+// one stream to every peer and sends on it, and receives on the streams
+// its peers dial. A stream opens with a 40-byte hello:
+//
+//	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | reserved u32 | crc32c u32
+//
+// then carries frames of length u32 | crc32c u32 of the payload | payload
+// (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
+// magic or CRC, another cluster's id, or a node that is not a peer, and a
+// frame with a bad length, CRC or message, or one whose sender or receiver
+// differs from the hello's, close the stream; the event is logged and
+// counted (TransportStats) and the node carries on. Sending never blocks
+// the node: each peer has a queue of peerQueueMessagesMax messages, and a
+// message that does not fit is dropped (Raft resends) and the peer reported
+// unreachable. Received messages wait in a queue of inboundMessagesMax.
+//
 // # Committed, applied, durable
 //
 // Node.Committed is the seq of the last command this node knows committed

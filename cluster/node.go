@@ -13,8 +13,9 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-// Raft settings (doc.go, "Raft settings"). A tick is Config.TickInterval
-// (50 ms by default): heartbeats every tick, elections after 10 to 20.
+// Raft settings (doc.go, "Raft settings"). A tick is
+// RunnerConfig.TickInterval (50 ms by default): heartbeats every tick,
+// elections after 10 to 20 ticks.
 const (
 	DefaultHeartbeatTicks = 1
 	DefaultElectionTicks  = 10

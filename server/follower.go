@@ -14,7 +14,7 @@ import (
 // followerGate answers FIX connections while this node does not lead: it
 // reads the Logon and refuses it with a Logout whose Text names the
 // leader's FIX address, so that a client tries the next address it knows
-// (README, "Cluster: the client contract").
+// (README, "Cluster: three replicas").
 type followerGate struct {
 	ln     net.Listener
 	leader func() string // the leader's FIX address, "" while none is known
