@@ -15,28 +15,9 @@ import (
 func TestMemoryWindowIsBoundedAndSurvivesRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n1")
 	open := func(hash *journal.HashSink) *Node {
-		m, err := core.NewMatcher(testMatcherConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := Open(NodeConfig{ClusterID: 5, NodeID: 1, Voters: []uint64{1}, Dir: dir,
-			Apply: func(_ uint64, cmd []byte) error { return m.Apply(cmd, hash) },
-			Send:  func(*raftpb.Message) {}, Logger: quietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := openSingle(t, dir, hash)
 		n.log.entriesMax, n.log.bytesMax = 16, 4096
-		for range 50 {
-			n.Tick()
-			if err := n.Process(); err != nil {
-				t.Fatal(err)
-			}
-			if n.Serving() {
-				return n
-			}
-		}
-		t.Fatal("a single node did not elect itself")
-		return nil
+		return n
 	}
 	hash := journal.NewHashSink()
 	n := open(hash)
@@ -69,4 +50,31 @@ func TestMemoryWindowIsBoundedAndSurvivesRestart(t *testing.T) {
 	if n.Committed().Load() == committed && again.Sum64() != want {
 		t.Fatalf("replayed events hash %016x, live %016x", again.Sum64(), want)
 	}
+}
+
+// openSingle opens a one-node cluster in dir over a real matcher and ticks
+// it until it serves.
+func openSingle(t *testing.T, dir string, hash *journal.HashSink) *Node {
+	t.Helper()
+	m, err := core.NewMatcher(testMatcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(NodeConfig{ClusterID: 5, NodeID: 1, Voters: []uint64{1}, Dir: dir,
+		Apply: func(_ uint64, cmd []byte) error { return m.Apply(cmd, hash) },
+		Send:  func(*raftpb.Message) {}, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		n.Tick()
+		if err := n.Process(); err != nil {
+			t.Fatal(err)
+		}
+		if n.Serving() {
+			return n
+		}
+	}
+	t.Fatal("a single node did not elect itself")
+	return nil
 }
