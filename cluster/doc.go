@@ -76,6 +76,23 @@
 // message that does not fit is dropped (Raft resends) and the peer reported
 // unreachable. Received messages wait in a queue of inboundMessagesMax.
 //
+// # Fast failover
+//
+// With CheckQuorum and PreVote a follower ignores pre-votes while it has
+// heard from its leader within an election timeout, and campaigns only
+// after its own randomised timeout (10 to 20 ticks). When the leader's
+// process dies, its streams to the followers end at once; a follower whose
+// stream from the leader ended and that then hears nothing from it for
+// leaderSilenceTicks (4 ticks, 200 ms by default) forgets it (raft
+// ForgetLeader: it may grant pre-votes now), and the follower with the
+// lowest id among the other voters campaigns, every campaignEveryTicks, at
+// most campaignsMax times (runner.go). A stream that ends while the leader
+// lives (a connection reset) is redialled within redialPause and the
+// leader's next heartbeat clears the suspicion; if it does not, a campaign
+// is a pre-vote, which a follower still hearing the leader refuses, so a
+// live leader keeps its place unless it has really lost touch with both
+// followers.
+//
 // # Committed, applied, durable
 //
 // Node.Committed is the seq of the last command this node knows committed

@@ -351,6 +351,23 @@ func (n *Node) Lead() uint64 { return n.rn.BasicStatus().Lead }
 // TransferLeader asks the leader to hand leadership to node to.
 func (n *Node) TransferLeader(to uint64) { n.rn.TransferLeader(to) }
 
+// ForgetLeader makes a follower leaderless (it then grants pre-votes at once).
+func (n *Node) ForgetLeader() error { return n.rn.ForgetLeader() }
+
+// Campaign starts an election (a pre-vote first).
+func (n *Node) Campaign() error { return n.rn.Campaign() }
+
+// firstVoterWithout reports whether this node has the lowest id of the
+// voters other than id: the one to campaign when id is gone.
+func (n *Node) firstVoterWithout(id uint64) bool {
+	for _, v := range n.cfg.Voters {
+		if v != id && v < n.cfg.NodeID {
+			return false
+		}
+	}
+	return true
+}
+
 // ReportUnreachable tells Raft a message to id could not be sent.
 func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Runner bounds and defaults.
@@ -18,6 +19,14 @@ const (
 	proposalsQueuedMax = 64
 	// stepBurstMax bounds the messages stepped before Raft's output is processed.
 	stepBurstMax = 256
+	// leaderSilenceTicks: after the leader's stream to this node ended, this
+	// many ticks without a message from it make the node forget it
+	// (doc.go, "Fast failover").
+	leaderSilenceTicks = 4
+	// campaignEveryTicks and campaignsMax pace the campaigns of the node
+	// that starts the election after its leader's stream ended.
+	campaignEveryTicks = 2
+	campaignsMax       = 5
 )
 
 // ErrLostLeadership is returned for a proposal whose fate is unknown
@@ -72,6 +81,13 @@ type Runner struct {
 	lost    uint64
 	once    sync.Once
 
+	// Fast failover (doc.go): the leader whose stream ended, the tick count
+	// since, whether a message from it came since, and campaigns made.
+	suspect      uint64
+	suspectTicks int
+	heardSuspect bool
+	campaigns    int
+
 	lead        atomic.Uint64 // the leader as of the last Process
 	leadChanges atomic.Int64
 	refused     atomic.Int64 // proposals Raft refused (not leader, transfer, uncommitted bound)
@@ -104,16 +120,21 @@ func (r *Runner) Run() error {
 			return nil
 		case <-ticker.C:
 			n.Tick()
+			r.tickSuspect()
 		case m := <-tr.Inbound():
-			_ = n.Step(m)
+			r.step(m)
 		burst:
 			for range stepBurstMax {
 				select {
 				case m = <-tr.Inbound():
-					_ = n.Step(m)
+					r.step(m)
 				default:
 					break burst
 				}
+			}
+		case id := <-tr.Ended():
+			if id == n.Lead() && !n.IsLeader() && r.suspect == 0 {
+				r.suspect, r.suspectTicks, r.heardSuspect, r.campaigns = id, 0, false, 0
 			}
 		case id := <-tr.Unreachable():
 			n.ReportUnreachable(id)
@@ -136,6 +157,42 @@ func (r *Runner) Run() error {
 			return err
 		}
 		r.settle()
+	}
+}
+
+func (r *Runner) step(m *raftpb.Message) {
+	if m.GetFrom() == r.suspect {
+		r.heardSuspect = true
+	}
+	_ = r.cfg.Node.Step(m)
+}
+
+// tickSuspect is the fast failover: a leader whose stream ended and that
+// stays silent for leaderSilenceTicks is forgotten, which lets this node
+// grant pre-votes at once, and the follower with the lowest id campaigns
+// (PreVote keeps a campaign against a live leader harmless). Without it a
+// follower waits out its randomised election timeout (10 to 20 ticks).
+func (r *Runner) tickSuspect() {
+	n := r.cfg.Node
+	if r.suspect == 0 {
+		return
+	}
+	lead := n.Lead()
+	if r.heardSuspect || (lead != 0 && lead != r.suspect) || n.IsLeader() || r.campaigns >= campaignsMax {
+		r.suspect = 0
+		return
+	}
+	r.suspectTicks++
+	if r.suspectTicks < leaderSilenceTicks {
+		return
+	}
+	if lead == r.suspect {
+		_ = n.ForgetLeader()
+	}
+	if n.firstVoterWithout(r.suspect) && (r.suspectTicks-leaderSilenceTicks)%campaignEveryTicks == 0 {
+		r.campaigns++
+		r.cfg.Logger.Info("cluster: leader's stream ended and it is silent: campaigning", "leader", r.suspect)
+		_ = n.Campaign()
 	}
 }
 

@@ -60,6 +60,7 @@ type Transport struct {
 	cfg         TransportConfig
 	inbound     chan *raftpb.Message
 	unreachable chan uint64
+	ended       chan uint64
 	peers       map[uint64]*peerLink
 	stats       TransportStats
 	closed      chan struct{}
@@ -80,7 +81,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 		cfg.Logger = slog.Default()
 	}
 	t := &Transport{cfg: cfg, inbound: make(chan *raftpb.Message, inboundMessagesMax),
-		unreachable: make(chan uint64, 64), peers: map[uint64]*peerLink{}, closed: make(chan struct{}),
+		unreachable: make(chan uint64, 64), ended: make(chan uint64, 64), peers: map[uint64]*peerLink{}, closed: make(chan struct{}),
 		conns: map[net.Conn]struct{}{}}
 	for id, addr := range cfg.Peers {
 		p := &peerLink{id: id, addr: addr, queue: make(chan []byte, peerQueueMessagesMax)}
@@ -98,6 +99,9 @@ func (t *Transport) Inbound() <-chan *raftpb.Message { return t.inbound }
 
 // Unreachable delivers ids of peers a message could not reach.
 func (t *Transport) Unreachable() <-chan uint64 { return t.unreachable }
+
+// Ended delivers ids of peers whose stream to this node ended.
+func (t *Transport) Ended() <-chan uint64 { return t.ended }
 
 // Stats are the transport's counters.
 func (t *Transport) Stats() *TransportStats { return &t.stats }
@@ -228,7 +232,15 @@ func (t *Transport) accept() {
 			defer t.wg.Done()
 			defer t.track(conn, false)
 			defer conn.Close()
-			if err := t.readStream(conn); err != nil && !errors.Is(err, io.EOF) {
+			from, err := t.readStream(conn)
+			if from != 0 {
+				// A peer's stream ended: the node may suspect that peer (runner.go).
+				select {
+				case t.ended <- from:
+				default:
+				}
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
 				select {
 				case <-t.closed:
 				default:
@@ -242,50 +254,51 @@ func (t *Transport) accept() {
 // errPeer marks a stream closed for what the peer sent.
 var errPeer = errors.New("cluster: peer sent")
 
-func (t *Transport) readStream(conn net.Conn) error {
+// readStream reads one peer's stream until it ends; from is the peer once
+// its hello was good (0 before).
+func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
 	r := bufio.NewReaderSize(conn, 64<<10)
 	conn.SetReadDeadline(time.Now().Add(helloTimeout))
 	var h [helloBytes]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		t.stats.ConnsRejected.Add(1)
-		return fmt.Errorf("%w no hello: %v", errPeer, err)
+		return 0, fmt.Errorf("%w no hello: %v", errPeer, err)
 	}
-	from, err := t.checkHello(h[:])
-	if err != nil {
+	if from, err = t.checkHello(h[:]); err != nil {
 		t.stats.ConnsRejected.Add(1)
-		return err
+		return 0, err
 	}
 	conn.SetReadDeadline(time.Time{})
 	var hdr [wireHeaderBytes]byte
 	var payload []byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return err
+			return from, err
 		}
 		n := binary.LittleEndian.Uint32(hdr[:])
 		if n == 0 || n > wireMessageBytes {
 			t.stats.FramesBad.Add(1)
-			return fmt.Errorf("%w a frame of %d bytes (node %d)", errPeer, n, from)
+			return from, fmt.Errorf("%w a frame of %d bytes (node %d)", errPeer, n, from)
 		}
 		if cap(payload) < int(n) {
 			payload = make([]byte, n)
 		}
 		payload = payload[:n]
 		if _, err := io.ReadFull(r, payload); err != nil {
-			return err
+			return from, err
 		}
 		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
 			t.stats.FramesBad.Add(1)
-			return fmt.Errorf("%w a frame with a bad CRC (node %d)", errPeer, from)
+			return from, fmt.Errorf("%w a frame with a bad CRC (node %d)", errPeer, from)
 		}
 		m := &raftpb.Message{}
 		if err := proto.Unmarshal(payload, m); err != nil {
 			t.stats.FramesBad.Add(1)
-			return fmt.Errorf("%w a frame that is not a Raft message (node %d): %v", errPeer, from, err)
+			return from, fmt.Errorf("%w a frame that is not a Raft message (node %d): %v", errPeer, from, err)
 		}
 		if m.GetFrom() != from || m.GetTo() != t.cfg.NodeID {
 			t.stats.FramesBad.Add(1)
-			return fmt.Errorf("%w a message from %d to %d on the stream of node %d", errPeer, m.GetFrom(), m.GetTo(), from)
+			return from, fmt.Errorf("%w a message from %d to %d on the stream of node %d", errPeer, m.GetFrom(), m.GetTo(), from)
 		}
 		select {
 		case t.inbound <- m:
