@@ -3,12 +3,12 @@ GO        ?= go
 BIN       := bin/fixvenue
 PKGS      := ./...
 # Packages with goroutines, rings or sockets run under the race detector.
-RACE_PKGS := ./core/... ./journal/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/... ./console/... ./latency/...
+RACE_PKGS := ./core/... ./journal/... ./cluster/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/... ./console/... ./latency/...
 FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash interop clean
+.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash cluster cluster-crash interop clean
 
 all: build
 
@@ -78,6 +78,14 @@ crash: build
 console-screenshots:
 	mkdir -p docs/img
 	FIXVENUE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleScreenshots' -v ./server/ | grep -E '^(---|ok|FAIL)'
+
+# Three cluster nodes on 127.0.0.1 (deploy/cluster/); Ctrl-C stops them.
+cluster: build
+	@./scripts/cluster.sh
+
+# kill -9 of the cluster's leader under load, 200 times (make test runs 20).
+cluster-crash: build
+	FIXVENUE_CLUSTER_CYCLES=200 $(GO) test -count=1 -run 'TestClusterKill9Leader' -timeout 120m -v ./cmd/fixvenue/
 
 clean:
 	rm -rf bin

@@ -15,6 +15,8 @@ require (
 	github.com/quickfixgo/fix44 v0.1.0
 	github.com/quickfixgo/quickfix v0.9.11
 	github.com/quickfixgo/tag v0.1.0
+	go.etcd.io/raft/v3 v3.7.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -40,5 +42,4 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

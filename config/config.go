@@ -66,6 +66,7 @@ type Config struct {
 	Schedule        Schedule        `toml:"schedule"`
 	Export          Export          `toml:"export"`
 	Risk            *Risk           `toml:"risk"`
+	Cluster         Cluster         `toml:"cluster"`
 }
 
 // Venue holds identity and storage.
@@ -385,6 +386,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateInstruments()...)
 	errs = append(errs, c.validateOperations()...)
 	errs = append(errs, c.validateRisk()...)
+	errs = append(errs, c.validateCluster()...)
 	return errors.Join(errs...)
 }
 

@@ -34,6 +34,12 @@
 // grant that names no order session is an error. The [export] section
 // configures the event export to NATS JetStream (export.go).
 //
-// Limits: at most SessionsMax sessions and InstrumentsMax instruments,
-// AdminTokensMax tokens, ScheduleGroupsMax schedule groups.
+// [cluster] (cluster.go) makes the venue one node of a Raft cluster when its
+// node_id is not 0; every node's file lists every node ([[cluster.peer]]:
+// id, raft_addr, fix_addr, status_addr). Without it, or with node_id 0, the
+// venue is a single node, the default.
+//
+// Limits: at most SessionsMax sessions, InstrumentsMax instruments,
+// AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
+// ClusterNodesMax cluster nodes.
 package config

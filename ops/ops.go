@@ -75,9 +75,13 @@ type Config struct {
 	Snapshots *journal.SnapshotterStats
 	// SessionControl is the gateway (set before Start; nil disables the session calls).
 	SessionControl SessionControl
-	Sync           journal.SyncFunc
-	Logger         *slog.Logger
-	Registry       *prometheus.Registry
+	// KeepJournal leaves every journal segment in place at end of day: a
+	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
+	// "Cluster"), so its segments are never archived.
+	KeepJournal bool
+	Sync        journal.SyncFunc
+	Logger      *slog.Logger
+	Registry    *prometheus.Registry
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
@@ -345,8 +349,7 @@ func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) 
 	if err != nil {
 		rep.SnapshotError = err.Error()
 		o.log.Warn("end of day: no snapshot, journal not archived", "err", err)
-	} else {
-		rep.SnapshotSeq = int64(snapSeq)
+	} else if rep.SnapshotSeq = int64(snapSeq); !o.cfg.KeepJournal {
 		res, err := journal.ArchiveSegments(o.journalDir(), snapSeq, o.cfg.Sync)
 		rep.ArchivedSegs, rep.ArchivedRaw, rep.ArchivedGzip = res.Segments, res.RawBytes, res.CompressedBytes
 		if err != nil {

@@ -29,7 +29,8 @@ func (s *Server) buildOps() error {
 	}
 	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.cfg.Instruments, Sessions: sessions,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Sync: s.opts.JournalSync,
-		Logger: s.log, Registry: s.registry}
+		KeepJournal: s.cfg.Cluster.Enabled(),
+		Logger:      s.log, Registry: s.registry}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()
 	}

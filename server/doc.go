@@ -17,4 +17,9 @@
 // Shutdown is the reverse: stop accepting and log sessions out (their
 // SessionDisconnected commands are journaled), drain the rings, flush and close
 // the journal and the FIX message stores.
+//
+// A cluster node (StartCluster, cluster.go) follows first: its own matcher
+// applies every committed command and a follower gate refuses FIX logons,
+// naming the leader. When the node leads, New builds the venue on that
+// matcher and on the replicated journal (Options.Replica), without a replay.
 package server

@@ -46,6 +46,10 @@ type Options struct {
 	// StoreSyncInterval is the FIX message store's group fsync interval
 	// (default: the configuration's journal.fix_store_sync).
 	StoreSyncInterval time.Duration
+	// Replica, when set, is a cluster node's state at the moment it starts
+	// to lead: the server takes its matcher and journal instead of
+	// replaying its own (server/cluster.go).
+	Replica *Replica
 }
 
 // Server is one running venue.
@@ -54,7 +58,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	matcher  *core.Matcher
-	journal  *journal.Writer
+	journal  venueJournal
 	pipe     *pipeline.Pipeline
 	gw       *gateway.Gateway
 	acceptor *quickfix.Acceptor
@@ -117,6 +121,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	if opts.Replica != nil {
+		return s.newOnReplica(opts.Replica)
+	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err
@@ -126,9 +133,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	jc.Logger = s.log
 	jc.Sync = opts.JournalSync
 	jc.OnFlush = s.journalFlushMetrics()
-	if s.journal, err = journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc); err != nil {
+	w, err := journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc)
+	if err != nil {
 		return nil, err
 	}
+	s.journal = w
 	if cfg.MarketData.Enabled {
 		if err := s.buildFeed(); err != nil {
 			s.journal.Close()
@@ -226,7 +235,7 @@ func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir,
 
 func (s *Server) buildPipeline() error {
 	p, err := pipeline.New(pipeline.Config{
-		Matcher: s.matcher, Journal: s.journal, SeqBase: s.journal.NextSeq(),
+		Matcher: s.pipelineMatcher(), Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
 		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
@@ -264,6 +273,9 @@ func (s *Server) sessionEnded(idx uint16) {
 // state is copied to memory there, and written, synced and published by the
 // snapshotter's goroutine once the command is durable.
 func (s *Server) captureSnapshot(seq uint64) {
+	if r := s.opts.Replica; r != nil && r.OnSnapshot != nil {
+		r.OnSnapshot(seq)
+	}
 	if s.snaps == nil {
 		return
 	}

@@ -25,6 +25,7 @@ commands:
   bench     open-loop pipeline latency harness (bench pipeline)
   events    tail or verify the event stream on NATS JetStream (events tail|verify)
   risk      kill switch and limit changes on the running venue (risk kill|reset|limits)
+  cluster   status of a Raft cluster's nodes, leader transfer
   version   print the version
 
 Run "fixvenue <command> -h" for a command's options.

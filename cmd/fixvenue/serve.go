@@ -85,6 +85,9 @@ func cmdServe(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
+	if cfg.Cluster.Enabled() {
+		return serveCluster(cfg, log, *readyFile)
+	}
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
@@ -133,7 +136,8 @@ type readyInfo struct {
 	AdminAddr    string `json:"admin_addr"`
 	FeedAddr     string `json:"feed_addr"`
 	RecoveryAddr string `json:"recovery_addr"`
-	NATSURL      string `json:"nats_url,omitempty"` // the embedded NATS server's
+	NATSURL      string `json:"nats_url,omitempty"`    // the embedded NATS server's
+	StatusAddr   string `json:"status_addr,omitempty"` // a cluster node's /cluster/status
 }
 
 // writeReadyFile writes r as one line of JSON to path atomically: into a

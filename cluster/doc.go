@@ -1,0 +1,138 @@
+// Package cluster replicates the venue's command journal over etcd's Raft
+// (go.etcd.io/raft/v3): a batch of commands is one Raft entry, and a batch
+// counts as durable only once a quorum of replicas has it on disk.
+//
+// The library implements only the algorithm; this package supplies its
+// storage (the venue's own journal segments) and, in transport.go, its
+// network. A Node belongs to one goroutine: Tick, Step, Propose and
+// Process are plain calls, so a test can drive three nodes in one
+// goroutine over a simulated network (sim_test.go) and a server drives each
+// from its own loop.
+//
+// # Files
+//
+// A replica's directory is an ordinary journal directory (journal/doc.go)
+// plus three small files:
+//
+//	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
+//	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
+//	                 "FVRAFTHS" | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc32c u32
+//	                 (the valid slot with the higher version holds the state; a torn
+//	                 write damages only the slot being written)
+//	raft.index       one 32-byte record per Raft entry, record i-1 for index i:
+//	                 index u64 | term u64 | first seq u64 | count u32 | crc32c u32
+//
+// An entry's data is its commands as journal record frames, exactly as a
+// segment holds them (journal.AppendFrame): every replica checks each
+// frame's CRC and seq before writing it, and writes the same frames into
+// its segments, so `fixvenue journal verify` reads a replica's journal
+// like a single node's and prints the same line on every replica. The
+// entry's Raft index and term live in raft.index rather than in the
+// segments, which keeps the segment format, Reader, Replay and Verify
+// unchanged. An entry with no commands (the empty entry a new leader
+// commits) has count 0.
+//
+// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes and
+// fdatasyncs the command frames through journal.Writer, then writes and
+// fdatasyncs their index records, then the hard state if it changed; only
+// then are the responses that depend on the write delivered (the
+// acknowledgement to the leader, a vote). When Raft replaces an
+// uncommitted tail, the index is cut first, then the journal
+// (journal.TruncateAfter). Open reconciles a crash between any two of these
+// steps: a torn index record at the end is cut, journal records after the
+// last indexed entry are cut (they were never acknowledged), and an index
+// naming records the journal lacks is corruption, reported, never guessed.
+//
+// A directory is bound to one cluster and node by cluster.id. A node
+// refuses a directory whose cluster.id names another cluster or node, and
+// a directory holding a single-node journal without one
+// (ErrForeignJournal): joining with it would mix two histories.
+//
+// # Raft settings
+//
+// AsyncStorageWrites, CheckQuorum and PreVote are on. Node.Process sends
+// the messages for peers before it writes, so followers write a batch while
+// the leader fdatasyncs it. MaxInflightMsgs (256) and MaxInflightBytes
+// (32 MiB) pipeline appends to each follower; MaxUncommittedEntriesSize
+// (64 MiB) refuses proposals beyond it. A tick is 50 ms by default;
+// heartbeat 1 tick, election 10 ticks (500 ms, randomised by Raft up to
+// twice that).
+//
+// # Transport
+//
+// Transport carries Raft messages between nodes over TCP: each node dials
+// one stream to every peer and sends on it, and receives on the streams
+// its peers dial. A stream opens with a 40-byte hello:
+//
+//	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | reserved u32 | crc32c u32
+//
+// then carries frames of length u32 | crc32c u32 of the payload | payload
+// (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
+// magic or CRC, another cluster's id, or a node that is not a peer, and a
+// frame with a bad length, CRC or message, or one whose sender or receiver
+// differs from the hello's, close the stream; the event is logged and
+// counted (TransportStats) and the node carries on. Sending never blocks
+// the node: each peer has a queue of peerQueueMessagesMax messages, and a
+// message that does not fit is dropped (Raft resends) and the peer reported
+// unreachable. Received messages wait in a queue of inboundMessagesMax.
+//
+// # Fast failover
+//
+// With CheckQuorum and PreVote a follower ignores pre-votes while it has
+// heard from its leader within an election timeout, and campaigns only
+// after its own randomised timeout (10 to 20 ticks). When the leader's
+// process dies, its streams to the followers end at once; a follower whose
+// stream from the leader ended and that then hears nothing from it for
+// leaderSilenceTicks (4 ticks, 200 ms by default) forgets it (raft
+// ForgetLeader: it may grant pre-votes now), and the follower with the
+// lowest id among the other voters campaigns, every campaignEveryTicks, at
+// most campaignsMax times (runner.go). A stream that ends while the leader
+// lives (a connection reset) is redialled within redialPause and the
+// leader's next heartbeat clears the suspicion; if it does not, a campaign
+// is a pre-vote, which a follower still hearing the leader refuses, so a
+// live leader keeps its place unless it has really lost touch with both
+// followers.
+//
+// # Committed, applied, durable
+//
+// Node.Committed is the seq of the last command this node knows committed
+// and has passed to NodeConfig.Apply, in order, exactly once per process:
+// at Open the committed part of the journal, later each committed entry.
+// It is the durable sequence of a replicated journal: a command at or
+// below it is on the disks of a quorum. The leader proposes with
+// ProposeNext (the seq after its whole log when it became leader); it may
+// take orders only when Serving (leader, and it has applied an entry of
+// its own term, hence everything committed before). A proposal accepted by
+// a leader that loses leadership before a quorum has it may be replaced by
+// the next leader; LostLeadership counts those moments, and whoever applied
+// such commands speculatively must rebuild its state from the committed
+// log.
+//
+// # Hash checks
+//
+// Every replica hashes the events its matcher writes (xxhash64 of each
+// event's bytes, as `journal verify` does), from the first command on. The
+// leader's pipeline matcher hashes too; after a Snapshot command commits,
+// the leader proposes a check entry carrying (seq, its hash), which holds
+// no command and is not written to the journal (hashcheck.go). A follower
+// compares it with its own hash after the same command (HashCheck, either
+// may come first); a difference is ErrDiverged: the follower stops, with
+// an alert. A check entry is best effort: one lost with a leader, or read
+// back from disk after a restart (where only its index record survives),
+// compares nothing.
+//
+// # Limits
+//
+// Membership is static (Voters); configuration changes are refused. Raft
+// snapshots are not produced or accepted: a replica keeps at most
+// EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes in memory
+// (dropping the older half when either is passed, never an entry it has
+// not applied), and a follower behind what the leader still holds cannot
+// catch up from it (copy a replica's directory instead). A restarted replica replays its whole
+// committed journal (no matcher snapshot yet), so none of a replica's
+// segments may be archived or deleted while it is a member. A failed write
+// or fdatasync fail-stops the replica (journal/doc.go, "Durability and
+// gating"); the others carry on while they are a quorum. Raft randomises election
+// timeouts from crypto/rand, so the simulation's faults are reproducible
+// from its seed but its elections are not.
+package cluster

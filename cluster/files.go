@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// The small files a replica keeps beside its journal segments (doc.go,
+// "Files"). Each is fixed-size, little-endian and CRC32C-checked.
+const (
+	identityFile  = "cluster.id"
+	hardStateFile = "raft.hardstate"
+	indexFile     = "raft.index"
+
+	identityMagic  = "FVCLUSTR"
+	hardStateMagic = "FVRAFTHS"
+
+	identityBytes  = 32 // magic 8 | cluster id u64 | node id u64 | reserved u32 | crc u32
+	hardStateSlot  = 48 // magic 8 | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc u32
+	indexRecordLen = 32 // index u64 | term u64 | first seq u64 | count u32 | crc u32
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrForeignJournal is returned when a journal directory belongs to another
+// cluster or another node: joining with it would mix two histories.
+var ErrForeignJournal = errors.New("cluster: journal belongs to another cluster")
+
+// checkIdentity makes sure dir belongs to (clusterID, nodeID): it writes the
+// identity file into a directory that has none and no journal yet, and
+// refuses a directory whose identity differs or whose journal predates it.
+func checkIdentity(dir string, clusterID, nodeID uint64, hasJournal bool) error {
+	path := filepath.Join(dir, identityFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if hasJournal {
+			return fmt.Errorf("%w: %s holds a journal but no %s (a single-node journal cannot join a cluster)", ErrForeignJournal, dir, identityFile)
+		}
+		return writeIdentity(dir, clusterID, nodeID)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if len(b) != identityBytes || string(b[:8]) != identityMagic ||
+		binary.LittleEndian.Uint32(b[28:]) != crc32.Checksum(b[:28], castagnoli) {
+		return fmt.Errorf("cluster: %s is damaged", path)
+	}
+	gotCluster, gotNode := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
+	if gotCluster != clusterID || gotNode != nodeID {
+		return fmt.Errorf("%w: %s says cluster %016x node %d, this node is cluster %016x node %d",
+			ErrForeignJournal, path, gotCluster, gotNode, clusterID, nodeID)
+	}
+	return nil
+}
+
+func writeIdentity(dir string, clusterID, nodeID uint64) error {
+	b := make([]byte, identityBytes)
+	copy(b, identityMagic)
+	binary.LittleEndian.PutUint64(b[8:], clusterID)
+	binary.LittleEndian.PutUint64(b[16:], nodeID)
+	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
+	tmp := filepath.Join(dir, identityFile+".tmp")
+	if err := writeSynced(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, identityFile)); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("cluster: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// hardState is Raft's term, vote and commit index.
+type hardState struct{ term, vote, commit uint64 }
+
+// hardStateStore keeps the hard state in two fixed slots written in turn,
+// each fdatasynced: a write torn by a crash damages only the slot being
+// written, and the other still holds the previous state.
+type hardStateStore struct {
+	f       *os.File
+	version uint64 // of the last slot written
+	buf     [hardStateSlot]byte
+}
+
+func openHardState(dir string) (*hardStateStore, hardState, error) {
+	f, err := os.OpenFile(filepath.Join(dir, hardStateFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, hardState{}, fmt.Errorf("cluster: %w", err)
+	}
+	s := &hardStateStore{f: f}
+	var best hardState
+	b := make([]byte, 2*hardStateSlot)
+	n, _ := f.ReadAt(b, 0)
+	for slot := 0; slot+hardStateSlot <= n; slot += hardStateSlot {
+		p := b[slot : slot+hardStateSlot]
+		if string(p[:8]) != hardStateMagic || binary.LittleEndian.Uint32(p[44:]) != crc32.Checksum(p[:44], castagnoli) {
+			continue // never written, or torn by a crash: the other slot holds the state
+		}
+		if v := binary.LittleEndian.Uint64(p[8:]); v >= s.version {
+			s.version = v
+			best = hardState{term: binary.LittleEndian.Uint64(p[16:]), vote: binary.LittleEndian.Uint64(p[24:]),
+				commit: binary.LittleEndian.Uint64(p[32:])}
+		}
+	}
+	return s, best, nil
+}
+
+// save writes hs to the slot not holding the newest state and fdatasyncs.
+func (s *hardStateStore) save(hs hardState) error {
+	s.version++
+	p := s.buf[:]
+	clear(p)
+	copy(p, hardStateMagic)
+	binary.LittleEndian.PutUint64(p[8:], s.version)
+	binary.LittleEndian.PutUint64(p[16:], hs.term)
+	binary.LittleEndian.PutUint64(p[24:], hs.vote)
+	binary.LittleEndian.PutUint64(p[32:], hs.commit)
+	binary.LittleEndian.PutUint32(p[44:], crc32.Checksum(p[:44], castagnoli))
+	if _, err := s.f.WriteAt(p, int64(s.version%2)*hardStateSlot); err != nil {
+		return fmt.Errorf("cluster: write hard state: %w", err)
+	}
+	if err := fdatasync(s.f); err != nil {
+		return fmt.Errorf("cluster: sync hard state: %w", err)
+	}
+	return nil
+}
+
+func (s *hardStateStore) close() error { return s.f.Close() }
+
+// entryMeta describes one Raft entry: the commands it carries are the
+// journal records firstSeq .. firstSeq+count-1 (count 0: an empty entry,
+// such as the one a new leader commits in its term).
+type entryMeta struct {
+	index, term, firstSeq uint64
+	count                 uint32
+	bytes                 int64 // the entry's data held in memory (not stored)
+}
+
+func (m entryMeta) nextSeq() uint64 { return m.firstSeq + uint64(m.count) }
+
+func encodeMeta(dst []byte, m entryMeta) {
+	binary.LittleEndian.PutUint64(dst[0:], m.index)
+	binary.LittleEndian.PutUint64(dst[8:], m.term)
+	binary.LittleEndian.PutUint64(dst[16:], m.firstSeq)
+	binary.LittleEndian.PutUint32(dst[24:], m.count)
+	binary.LittleEndian.PutUint32(dst[28:], crc32.Checksum(dst[:28], castagnoli))
+}
+
+func decodeMeta(src []byte) (entryMeta, bool) {
+	if binary.LittleEndian.Uint32(src[28:]) != crc32.Checksum(src[:28], castagnoli) {
+		return entryMeta{}, false
+	}
+	return entryMeta{index: binary.LittleEndian.Uint64(src[0:]), term: binary.LittleEndian.Uint64(src[8:]),
+		firstSeq: binary.LittleEndian.Uint64(src[16:]), count: binary.LittleEndian.Uint32(src[24:])}, true
+}

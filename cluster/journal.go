@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// Journal is the leader's journal as the pipeline sees it
+// (pipeline.Journal): Append collects a batch of commands as journal
+// frames, Flush proposes the batch as one Raft entry and returns once a
+// quorum has it on disk, and DurableSequence is the node's committed seq.
+// So everything that waits for the durable sequence (ExecutionReports,
+// snapshots) waits for the quorum, unchanged. Append and Flush belong to
+// the pipeline's journal goroutine.
+type Journal struct {
+	// OnCommit, when set, is called after each batch a quorum acknowledged,
+	// with its size and the time from proposal to acknowledgement (metrics).
+	OnCommit func(records int, took time.Duration)
+
+	runner  *Runner
+	node    *Node
+	frames  []byte
+	last    int64
+	nextSeq uint64
+	err     error
+}
+
+// NewJournal returns the journal of a serving leader, whose pipeline
+// numbers commands from next (the node's ProposeNext when it started
+// serving).
+func NewJournal(r *Runner, n *Node, next uint64) *Journal {
+	return &Journal{runner: r, node: n, last: int64(next) - 1, nextSeq: next}
+}
+
+// Append adds one command to the batch; seq must follow the previous one.
+func (j *Journal) Append(seq uint64, payload []byte) error {
+	if j.err != nil {
+		return j.err
+	}
+	if int64(seq) != j.last+1 {
+		return fmt.Errorf("cluster journal: command seq %d after %d", seq, j.last)
+	}
+	j.frames = journal.AppendFrame(j.frames, seq, payload)
+	j.last = int64(seq)
+	j.nextSeq = seq + 1
+	return nil
+}
+
+// Flush replicates the batch and waits for the quorum. An error is final:
+// after a lost leadership the commands' fate is unknown, so the pipeline
+// must stop acknowledging (it fails) and the node rebuild from the log.
+func (j *Journal) Flush() error {
+	if j.err != nil {
+		return j.err
+	}
+	if len(j.frames) == 0 {
+		return nil
+	}
+	start := time.Now()
+	if err := j.runner.Propose(j.frames, j.last); err != nil {
+		j.err = err
+		return err
+	}
+	if j.OnCommit != nil {
+		j.OnCommit(int(j.last-j.firstOfBatch()+1), time.Since(start))
+	}
+	j.frames = j.frames[:0]
+	return nil
+}
+
+// firstOfBatch is the seq of the batch's first command.
+func (j *Journal) firstOfBatch() int64 {
+	seq, _, _, _ := journal.NextFrame(j.frames)
+	return int64(seq)
+}
+
+// DurableSequence is the seq of the last command a quorum has on disk.
+func (j *Journal) DurableSequence() *ring.Sequence { return j.node.Committed() }
+
+// NextSeq is the seq the next command must carry.
+func (j *Journal) NextSeq() uint64 { return j.nextSeq }
+
+// Close flushes what is pending; the runner and node are closed by their owner.
+func (j *Journal) Close() error { return j.Flush() }

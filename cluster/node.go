@@ -1,0 +1,397 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// Raft settings (doc.go, "Raft settings"). A tick is
+// RunnerConfig.TickInterval (50 ms by default): heartbeats every tick,
+// elections after 10 to 20 ticks.
+const (
+	DefaultHeartbeatTicks = 1
+	DefaultElectionTicks  = 10
+	// maxSizePerMsgBytes bounds the entries of one append message.
+	maxSizePerMsgBytes = 1 << 20
+	// maxInflightMsgs and maxInflightBytes bound the appends in flight to one
+	// follower: batches are pipelined, not sent one round trip at a time.
+	maxInflightMsgs  = 256
+	maxInflightBytes = 32 << 20
+	// maxUncommittedBytes bounds what a leader accepts before a quorum has
+	// it; a proposal beyond it is refused (back-pressure, never a drop).
+	maxUncommittedBytes = 64 << 20
+)
+
+// Errors of Propose.
+var (
+	// ErrNotLeader: only the leader takes proposals.
+	ErrNotLeader = errors.New("cluster: not the leader")
+	// ErrSequence: a proposal's first command must carry ProposeNext().
+	ErrSequence = errors.New("cluster: proposal does not continue the log")
+)
+
+// NodeConfig configures a Node.
+type NodeConfig struct {
+	ClusterID uint64
+	NodeID    uint64
+	Voters    []uint64 // every voting node, this one included
+	Dir       string   // the replica's journal directory
+	Journal   journal.Config
+	// HeartbeatTicks and ElectionTicks default to 1 and 10.
+	HeartbeatTicks, ElectionTicks int
+	// Apply receives every committed command once, in seq order: at Open the
+	// committed part of the journal, then each command as it commits.
+	// Returning an error stops the node (fail-stop).
+	Apply func(seq uint64, cmd []byte) error
+	// OnCheck receives the leader's events hash from a committed check entry
+	// (ProposeCheck); nil ignores them. An error stops the node.
+	OnCheck func(seq, hash uint64) error
+	// Send transmits a message to another node; it must not block (a
+	// transport drops what it cannot queue: Raft retransmits).
+	Send   func(m *raftpb.Message)
+	Logger *slog.Logger
+}
+
+// Node is one replica: Raft (etcd's RawNode, with AsyncStorageWrites,
+// CheckQuorum and PreVote) over a Log. Its methods belong to one goroutine;
+// Committed and Failed may be read from any.
+type Node struct {
+	cfg NodeConfig
+	log *Log
+	rn  *raft.RawNode
+
+	committed    *ring.Sequence // seq of the last committed command applied here
+	appliedIndex uint64
+	proposeNext  uint64 // seq the next proposal must start with (leader only)
+	leaderTerm   uint64 // term in which this node last became leader, 0 if not leader
+	lostTerms    uint64 // times this node stopped being leader
+
+	failed error
+}
+
+// Open opens the replica in cfg.Dir, applies its committed commands through
+// cfg.Apply and returns a follower ready to be ticked.
+func Open(cfg NodeConfig) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.HeartbeatTicks == 0 {
+		cfg.HeartbeatTicks = DefaultHeartbeatTicks
+	}
+	if cfg.ElectionTicks == 0 {
+		cfg.ElectionTicks = DefaultElectionTicks
+	}
+	switch {
+	case cfg.NodeID == 0 || !slices.Contains(cfg.Voters, cfg.NodeID):
+		return nil, fmt.Errorf("cluster: node id %d is not one of the voters %v", cfg.NodeID, cfg.Voters)
+	case cfg.ClusterID == 0:
+		return nil, errors.New("cluster: cluster id 0")
+	case cfg.Apply == nil || cfg.Send == nil:
+		return nil, errors.New("cluster: Apply and Send are required")
+	}
+	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, cfg.Journal, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1)}
+	if err := n.replayCommitted(); err != nil {
+		log.Close()
+		return nil, err
+	}
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID: cfg.NodeID, ElectionTick: cfg.ElectionTicks, HeartbeatTick: cfg.HeartbeatTicks,
+		Storage: log, Applied: n.appliedIndex,
+		MaxSizePerMsg: maxSizePerMsgBytes, MaxInflightMsgs: maxInflightMsgs, MaxInflightBytes: maxInflightBytes,
+		MaxUncommittedEntriesSize: maxUncommittedBytes,
+		CheckQuorum:               true, PreVote: true, AsyncStorageWrites: true,
+		Logger: raftLogger{cfg.Logger.With("node", cfg.NodeID)},
+	})
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	n.rn = rn
+	return n, nil
+}
+
+// replayCommitted applies the journal's records up to the last committed
+// entry; the uncommitted tail waits for Raft to commit or replace it.
+func (n *Node) replayCommitted() error {
+	commit := n.log.state.commit
+	end, ok := n.log.SeqEnd(commit)
+	if !ok {
+		return fmt.Errorf("%w: commit index %d not in the log", ErrCorrupt, commit)
+	}
+	if end >= 0 {
+		r, err := journal.NewReader(n.cfg.Dir, journal.ReaderOptions{Logger: n.cfg.Logger})
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for int64(n.committed.Load()) < end {
+			rec, err := r.Next()
+			if err != nil {
+				return fmt.Errorf("%w: replaying committed commands: %v", ErrCorrupt, err)
+			}
+			if err := n.cfg.Apply(rec.Seq, rec.Payload); err != nil {
+				return fmt.Errorf("cluster: applying committed command seq %d: %w", rec.Seq, err)
+			}
+			n.committed.Store(int64(rec.Seq))
+		}
+	}
+	n.appliedIndex = commit
+	return nil
+}
+
+// Tick advances Raft's logical clock by one tick.
+func (n *Node) Tick() { n.rn.Tick() }
+
+// Step hands Raft a message from another node.
+func (n *Node) Step(m *raftpb.Message) error {
+	if !slices.Contains(n.cfg.Voters, m.GetFrom()) || m.GetTo() != n.cfg.NodeID {
+		return fmt.Errorf("cluster: message from %d to %d is not for this node", m.GetFrom(), m.GetTo())
+	}
+	return n.rn.Step(m)
+}
+
+// ProposeNext is the seq the next proposal must start with.
+func (n *Node) ProposeNext() uint64 { return n.proposeNext }
+
+// Propose offers one batch of journal frames (journal.AppendFrame) as one
+// Raft entry. Its first seq must be ProposeNext(). A refused proposal
+// leaves nothing behind; an accepted one may still be lost if this node
+// loses leadership before a quorum has it (LostLeadership counts that).
+func (n *Node) Propose(frames []byte) error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if !n.IsLeader() {
+		return ErrNotLeader
+	}
+	count := uint64(0)
+	for data := frames; len(data) > 0; count++ {
+		seq, _, size, err := journal.NextFrame(data)
+		if err != nil {
+			return err
+		}
+		if seq != n.proposeNext+count {
+			return fmt.Errorf("%w: command seq %d, expected %d", ErrSequence, seq, n.proposeNext+count)
+		}
+		data = data[size:]
+	}
+	if count == 0 {
+		return errors.New("cluster: empty proposal")
+	}
+	if err := n.rn.Propose(frames); err != nil {
+		return err
+	}
+	n.proposeNext += count
+	return nil
+}
+
+// ProposeCheck offers the leader's events hash after Snapshot command seq
+// as a check entry (hashcheck.go); followers compare it with their own.
+func (n *Node) ProposeCheck(seq, hash uint64) error {
+	if n.failed != nil {
+		return n.failed
+	}
+	if !n.IsLeader() {
+		return ErrNotLeader
+	}
+	return n.rn.Propose(EncodeCheck(seq, hash))
+}
+
+// Process does everything Raft asks for: sends messages to peers first, so
+// that followers write a batch while this node syncs it; persists entries
+// and hard state; applies committed entries; then delivers the responses
+// that were waiting for those writes.
+func (n *Node) Process() error {
+	if n.failed != nil {
+		return n.failed
+	}
+	for n.rn.HasReady() {
+		rd := n.rn.Ready()
+		var local []*raftpb.Message
+		for _, m := range rd.Messages {
+			if to := m.GetTo(); to == raft.LocalAppendThread || to == raft.LocalApplyThread {
+				local = append(local, m)
+				continue
+			}
+			n.cfg.Send(m)
+		}
+		for _, m := range local {
+			var err error
+			if m.GetTo() == raft.LocalAppendThread {
+				err = n.persist(m)
+			} else {
+				err = n.apply(m.GetEntries())
+			}
+			if err != nil {
+				n.failed = fmt.Errorf("cluster: node %d fail-stop: %w", n.cfg.NodeID, err)
+				n.cfg.Logger.Error("cluster: fail-stop", "node", n.cfg.NodeID, "err", err)
+				return n.failed
+			}
+			for _, r := range m.GetResponses() {
+				n.deliver(r)
+			}
+		}
+	}
+	n.trackLeadership()
+	return nil
+}
+
+func (n *Node) deliver(m *raftpb.Message) {
+	if m.GetTo() == n.cfg.NodeID {
+		// Responses to itself (append and apply acknowledgements, its own vote).
+		if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+			n.cfg.Logger.Warn("cluster: local step", "err", err)
+		}
+		return
+	}
+	n.cfg.Send(m)
+}
+
+func (n *Node) persist(m *raftpb.Message) error {
+	if s := m.GetSnapshot(); s != nil && s.GetMetadata().GetIndex() != 0 {
+		return errors.New("received a Raft snapshot; catching up from snapshots is not supported")
+	}
+	if err := n.log.Append(m.GetEntries()); err != nil {
+		return err
+	}
+	if m.Term != nil {
+		return n.log.SetHardState(m.GetTerm(), m.GetVote(), m.GetCommit())
+	}
+	return nil
+}
+
+func (n *Node) apply(ents []*raftpb.Entry) error {
+	for _, e := range ents {
+		if seq, hash, ok, err := decodeCheck(e.GetData()); ok {
+			if err == nil && n.cfg.OnCheck != nil {
+				err = n.cfg.OnCheck(seq, hash)
+			}
+			if err != nil {
+				return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
+			}
+			n.appliedIndex = e.GetIndex()
+			continue
+		}
+		for data := e.GetData(); len(data) > 0; {
+			seq, payload, size, err := journal.NextFrame(data)
+			if err != nil {
+				return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
+			}
+			if want := uint64(n.committed.Load() + 1); seq != want {
+				return fmt.Errorf("committed entry %d carries seq %d, expected %d", e.GetIndex(), seq, want)
+			}
+			if err := n.cfg.Apply(seq, payload); err != nil {
+				return fmt.Errorf("applying committed command seq %d: %w", seq, err)
+			}
+			n.committed.Store(int64(seq))
+			data = data[size:]
+		}
+		n.appliedIndex = e.GetIndex()
+	}
+	return n.log.Compact(n.appliedIndex)
+}
+
+// trackLeadership notices becoming leader (proposals continue the whole
+// log, which Process has just persisted) and losing it.
+func (n *Node) trackLeadership() {
+	st := n.rn.BasicStatus()
+	leader := st.RaftState == raft.StateLeader
+	switch {
+	case leader && n.leaderTerm != st.HardState.GetTerm():
+		n.leaderTerm = st.HardState.GetTerm()
+		n.proposeNext = n.log.NextSeq()
+	case !leader && n.leaderTerm != 0:
+		n.leaderTerm = 0
+		n.lostTerms++
+	}
+}
+
+// IsLeader reports whether this node leads (as of the last Process).
+func (n *Node) IsLeader() bool { return n.leaderTerm != 0 }
+
+// Serving reports whether this node may take orders: it leads, and it has
+// applied an entry of its own term, hence everything committed before it.
+func (n *Node) Serving() bool {
+	if !n.IsLeader() {
+		return false
+	}
+	t, err := n.log.Term(n.appliedIndex)
+	return err == nil && t == n.leaderTerm
+}
+
+// LostLeadership counts the times this node stopped being leader; a
+// pipeline that applied commands speculatively must rebuild when it moves.
+func (n *Node) LostLeadership() uint64 { return n.lostTerms }
+
+// Committed is the seq of the last committed command applied on this node:
+// the durable sequence of a replicated journal.
+func (n *Node) Committed() *ring.Sequence { return n.committed }
+
+// AppliedIndex is the Raft index of the last applied entry.
+func (n *Node) AppliedIndex() uint64 { return n.appliedIndex }
+
+// Status is Raft's view of this node.
+func (n *Node) Status() raft.Status { return n.rn.Status() }
+
+// Lead is the id of the leader this node knows of (0: none).
+func (n *Node) Lead() uint64 { return n.rn.BasicStatus().Lead }
+
+// TransferLeader asks the leader to hand leadership to node to.
+func (n *Node) TransferLeader(to uint64) { n.rn.TransferLeader(to) }
+
+// ForgetLeader makes a follower leaderless (it then grants pre-votes at once).
+func (n *Node) ForgetLeader() error { return n.rn.ForgetLeader() }
+
+// Campaign starts an election (a pre-vote first).
+func (n *Node) Campaign() error { return n.rn.Campaign() }
+
+// firstVoterWithout reports whether this node has the lowest id of the
+// voters other than id: the one to campaign when id is gone.
+func (n *Node) firstVoterWithout(id uint64) bool {
+	for _, v := range n.cfg.Voters {
+		if v != id && v < n.cfg.NodeID {
+			return false
+		}
+	}
+	return true
+}
+
+// ReportUnreachable tells Raft a message to id could not be sent.
+func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+
+// Truncations counts the uncommitted tails this node cut since it opened.
+func (n *Node) Truncations() uint64 { return n.log.truncations }
+
+// Err is the fail-stop error, if any.
+func (n *Node) Err() error { return n.failed }
+
+// Close closes the replica's files.
+func (n *Node) Close() error { return n.log.Close() }
+
+// raftLogger sends etcd raft's log lines to slog.
+type raftLogger struct{ l *slog.Logger }
+
+func (r raftLogger) Debug(v ...any)              { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Debugf(f string, v ...any)   { r.l.Debug(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Info(v ...any)               { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Infof(f string, v ...any)    { r.l.Debug(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Warning(v ...any)            { r.l.Warn(fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(f string, v ...any) { r.l.Warn(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Error(v ...any)              { r.l.Error(fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(f string, v ...any)   { r.l.Error(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Fatal(v ...any)              { r.l.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
+func (r raftLogger) Fatalf(f string, v ...any)   { r.Fatal(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Panic(v ...any)              { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Panicf(f string, v ...any)   { panic(fmt.Sprintf(f, v...)) }

@@ -1,0 +1,330 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// tcpNode is one replica with its real TCP transport and runner.
+type tcpNode struct {
+	id     uint64
+	dir    string
+	ln     net.Listener
+	tr     *Transport
+	node   *Node
+	runner *Runner
+	mu     sync.Mutex
+	m      *core.Matcher
+	hash   *journal.HashSink
+	done   chan error
+	// failSync makes every journal sync of this node fail with EIO.
+	failSync atomic.Bool
+}
+
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// startTCPCluster starts three replicas on 127.0.0.1 with a 10 ms tick.
+func startTCPCluster(t *testing.T, clusterID uint64) []*tcpNode {
+	root := t.TempDir()
+	nodes := make([]*tcpNode, 3)
+	addrs := map[uint64]string{}
+	for i := range nodes {
+		n := &tcpNode{id: uint64(i + 1), dir: filepath.Join(root, "n"+strconv.Itoa(i+1)), ln: listenLoopback(t)}
+		nodes[i] = n
+		addrs[n.id] = n.ln.Addr().String()
+	}
+	for _, n := range nodes {
+		startTCPNode(t, n, clusterID, addrs)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.stop()
+		}
+	})
+	return nodes
+}
+
+func startTCPNode(t *testing.T, n *tcpNode, clusterID uint64, addrs map[uint64]string) {
+	t.Helper()
+	peers := map[uint64]string{}
+	for id, a := range addrs {
+		if id != n.id {
+			peers[id] = a
+		}
+	}
+	if n.ln == nil {
+		ln, err := net.Listen("tcp", addrs[n.id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.ln = ln
+	}
+	m, err := core.NewMatcher(testMatcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.m, n.hash = m, journal.NewHashSink()
+	n.tr = NewTransport(TransportConfig{ClusterID: clusterID, NodeID: n.id, Listener: n.ln, Peers: peers, Logger: quietLogger()})
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if n.failSync.Load() {
+			return syscall.EIO
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	n.node, err = Open(NodeConfig{ClusterID: clusterID, NodeID: n.id, Voters: []uint64{1, 2, 3}, Dir: n.dir,
+		Journal: journal.Config{Sync: sync},
+		Apply: func(seq uint64, cmd []byte) error {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.m.Apply(cmd, n.hash)
+		},
+		Send: n.tr.Send, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.runner = NewRunner(RunnerConfig{Node: n.node, Transport: n.tr, TickInterval: 10 * time.Millisecond, Logger: quietLogger()})
+	n.done = make(chan error, 1)
+	go func() { n.done <- n.runner.Run() }()
+}
+
+func (n *tcpNode) stop() {
+	if n.runner == nil {
+		return
+	}
+	n.runner.Stop()
+	n.tr.Close()
+	n.node.Close()
+	n.runner, n.ln = nil, nil
+}
+
+// leader waits for a serving leader and returns it with its next seq.
+func waitLeader(t *testing.T, nodes []*tcpNode) (*tcpNode, uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range nodes {
+			if n.runner == nil {
+				continue
+			}
+			var serving bool
+			var next uint64
+			if n.runner.Do(func(nd *Node) { serving, next = nd.Serving(), nd.ProposeNext() }) == nil && serving {
+				return n, next
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no leader within 10 s")
+	return nil, 0
+}
+
+// proposeOrders proposes count batches on the leader; it returns the last
+// seq acknowledged (committed), or the error that stopped it.
+func proposeOrders(t *testing.T, l *tcpNode, next uint64, flow *orderFlow, batches int) (int64, error) {
+	last := int64(next) - 1
+	for range batches {
+		frames := flow.batch(t, uint64(last+1), 3)
+		if err := l.runner.Propose(frames, last+3); err != nil {
+			return last, err
+		}
+		last += 3
+	}
+	return last, nil
+}
+
+func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
+	nodes := startTCPCluster(t, 0xFEED)
+	l, next := waitLeader(t, nodes)
+	flow := newOrderFlow(3)
+	if _, err := proposeOrders(t, l, next, flow, 50); err != nil {
+		t.Fatal(err)
+	}
+	// Hostile peers against a follower: garbage, another cluster's hello, and
+	// a valid hello followed by a frame with a bad CRC. Each stream is closed.
+	var f *tcpNode
+	for _, n := range nodes {
+		if n != l {
+			f = n
+		}
+	}
+	hello := func(cluster, from, to uint64) []byte {
+		b := make([]byte, helloBytes)
+		copy(b, helloMagic)
+		binary.LittleEndian.PutUint64(b[8:], cluster)
+		binary.LittleEndian.PutUint64(b[16:], from)
+		binary.LittleEndian.PutUint64(b[24:], to)
+		binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
+		return b
+	}
+	badFrame := append(hello(0xFEED, l.id, f.id), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
+	for name, data := range map[string][]byte{
+		"garbage":       []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
+		"other cluster": hello(0xBAD, l.id, f.id),
+		"bad crc":       badFrame,
+	} {
+		c, err := net.Dial("tcp", f.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatalf("%s: stream not closed: %v", name, err)
+		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("%s: stream still open after 5 s", name)
+		}
+		c.Close()
+	}
+	if got := f.tr.Stats().ConnsRejected.Load(); got < 2 {
+		t.Errorf("connections rejected: %d, want 2", got)
+	}
+	if got := f.tr.Stats().FramesBad.Load(); got < 1 {
+		t.Errorf("bad frames: %d, want 1", got)
+	}
+	last, err := proposeOrders(t, l, uint64(l.node.Committed().Load()+1), flow, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, nodes, last)
+}
+
+// waitApplied waits until every running node has applied up to seq, then
+// compares their events hashes.
+func waitApplied(t *testing.T, nodes []*tcpNode, seq int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, n := range nodes {
+		for n.node.Committed().Load() < seq {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d applied up to %d, want %d", n.id, n.node.Committed().Load(), seq)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for _, n := range nodes {
+		n.mu.Lock()
+		h := n.hash.Sum64()
+		n.mu.Unlock()
+		nodes[0].mu.Lock()
+		h0 := nodes[0].hash.Sum64()
+		nodes[0].mu.Unlock()
+		if h != h0 {
+			t.Errorf("node %d events hash %016x, node 1 %016x", n.id, h, h0)
+		}
+	}
+}
+
+// Stopping the leader (its files as a crash leaves them: every write the
+// node answered for is synced) elects another; every acknowledged command
+// is on the new leader; the old leader rejoins and converges.
+func TestTCPClusterFailoverKeepsAcknowledgedCommands(t *testing.T) {
+	nodes := startTCPCluster(t, 0xFEED)
+	addrs := map[uint64]string{}
+	for _, n := range nodes {
+		addrs[n.id] = n.ln.Addr().String()
+	}
+	flow := newOrderFlow(5)
+	acked := int64(-1)
+	cycles := 5
+	if testing.Short() {
+		cycles = 2
+	}
+	for range cycles {
+		l, next := waitLeader(t, nodes)
+		if int64(next) <= acked {
+			t.Fatalf("new leader proposes from seq %d, but seq %d was acknowledged", next, acked)
+		}
+		last, err := proposeOrders(t, l, next, flow, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = last
+		l.stop()
+		nl, _ := waitLeader(t, nodes)
+		if got := nl.node.Committed().Load(); got < acked {
+			// Committed on the new leader may trail until it applies its term's entry.
+			waitApplied(t, []*tcpNode{nl}, acked)
+		}
+		startTCPNode(t, l, 0xFEED, addrs)
+	}
+	l, next := waitLeader(t, nodes)
+	last, err := proposeOrders(t, l, next, flow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, nodes, last)
+	var line string
+	for _, n := range nodes {
+		n.stop()
+		v, err := journal.Verify(n.dir, testMatcherConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "" {
+			line = v.String()
+		} else if v.String() != line {
+			t.Errorf("node %d journal verify %q, first node %q", n.id, v.String(), line)
+		}
+	}
+}
+
+// A follower whose fdatasync fails stops (fail-stop, as a single node
+// does); the leader and the other follower are a quorum and carry on.
+func TestTCPClusterFollowerDiskFailureFailStops(t *testing.T) {
+	nodes := startTCPCluster(t, 0xD15C)
+	l, next := waitLeader(t, nodes)
+	flow := newOrderFlow(9)
+	last, err := proposeOrders(t, l, next, flow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *tcpNode
+	for _, n := range nodes {
+		if n != l {
+			f = n
+			break
+		}
+	}
+	f.failSync.Store(true)
+	if last, err = proposeOrders(t, l, uint64(last+1), flow, 30); err != nil {
+		t.Fatalf("the leader stopped committing after one follower's disk failed: %v", err)
+	}
+	select {
+	case err := <-f.done:
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("follower stopped with %v, want EIO", err)
+		}
+		f.done <- err // for stop()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower whose disk failed is still running")
+	}
+	var others []*tcpNode
+	for _, n := range nodes {
+		if n != f {
+			others = append(others, n)
+		}
+	}
+	waitApplied(t, others, last)
+}

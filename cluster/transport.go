@@ -1,0 +1,338 @@
+package cluster
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Transport bounds and timeouts (doc.go, "Transport").
+const (
+	helloMagic       = "FVRAFT01"
+	helloBytes       = 40 // magic 8 | cluster id u64 | from u64 | to u64 | reserved u32 | crc32c u32
+	wireHeaderBytes  = 8  // length u32 | crc32c u32 of the payload
+	wireMessageBytes = 16 << 20
+	// peerQueueMessagesMax bounds the messages waiting for one peer's
+	// connection; beyond it messages are dropped (Raft resends) and the
+	// peer is reported unreachable.
+	peerQueueMessagesMax = 4096
+	// inboundMessagesMax bounds received messages the node has not taken yet.
+	inboundMessagesMax = 4096
+	dialTimeout        = time.Second
+	helloTimeout       = 5 * time.Second
+	writeTimeout       = 5 * time.Second
+	redialPause        = 100 * time.Millisecond
+)
+
+// TransportConfig configures a Transport.
+type TransportConfig struct {
+	ClusterID uint64
+	NodeID    uint64
+	Listener  net.Listener      // the Raft address, bound by the caller
+	Peers     map[uint64]string // Raft address of every other node
+	Logger    *slog.Logger
+}
+
+// TransportStats counts what the transport refused or dropped.
+type TransportStats struct {
+	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node
+	FramesBad     atomic.Int64 // bad length, CRC or message: the connection is closed
+	DroppedOut    atomic.Int64 // messages dropped because a peer's queue was full
+	DroppedIn     atomic.Int64 // messages dropped because the node's inbound queue was full
+}
+
+// Transport carries Raft messages over one TCP stream per peer and
+// direction: a dialled stream sends, an accepted one receives. Every
+// frame is length-prefixed and CRC32C-checked; a stream that sends a bad
+// hello or a bad frame is closed and logged, and the node goes on.
+type Transport struct {
+	cfg         TransportConfig
+	inbound     chan *raftpb.Message
+	unreachable chan uint64
+	ended       chan uint64
+	peers       map[uint64]*peerLink
+	stats       TransportStats
+	closed      chan struct{}
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	conns       map[net.Conn]struct{}
+}
+
+type peerLink struct {
+	id    uint64
+	addr  string
+	queue chan []byte
+}
+
+// NewTransport starts accepting on cfg.Listener and dialling every peer.
+func NewTransport(cfg TransportConfig) *Transport {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	t := &Transport{cfg: cfg, inbound: make(chan *raftpb.Message, inboundMessagesMax),
+		unreachable: make(chan uint64, 64), ended: make(chan uint64, 64), peers: map[uint64]*peerLink{}, closed: make(chan struct{}),
+		conns: map[net.Conn]struct{}{}}
+	for id, addr := range cfg.Peers {
+		p := &peerLink{id: id, addr: addr, queue: make(chan []byte, peerQueueMessagesMax)}
+		t.peers[id] = p
+		t.wg.Add(1)
+		go t.runPeer(p)
+	}
+	t.wg.Add(1)
+	go t.accept()
+	return t
+}
+
+// Inbound delivers the messages received from peers.
+func (t *Transport) Inbound() <-chan *raftpb.Message { return t.inbound }
+
+// Unreachable delivers ids of peers a message could not reach.
+func (t *Transport) Unreachable() <-chan uint64 { return t.unreachable }
+
+// Ended delivers ids of peers whose stream to this node ended.
+func (t *Transport) Ended() <-chan uint64 { return t.ended }
+
+// Stats are the transport's counters.
+func (t *Transport) Stats() *TransportStats { return &t.stats }
+
+// Send queues m for its peer without blocking.
+func (t *Transport) Send(m *raftpb.Message) {
+	p := t.peers[m.GetTo()]
+	if p == nil {
+		return
+	}
+	payload, err := proto.Marshal(m)
+	if err != nil || len(payload) > wireMessageBytes {
+		t.cfg.Logger.Error("cluster: message not sent", "to", m.GetTo(), "bytes", len(payload), "err", err)
+		return
+	}
+	frame := make([]byte, wireHeaderBytes+len(payload))
+	binary.LittleEndian.PutUint32(frame, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(frame[4:], crc32.Checksum(payload, castagnoli))
+	copy(frame[wireHeaderBytes:], payload)
+	select {
+	case p.queue <- frame:
+	default:
+		t.stats.DroppedOut.Add(1)
+		t.reportUnreachable(p.id)
+	}
+}
+
+func (t *Transport) reportUnreachable(id uint64) {
+	select {
+	case t.unreachable <- id:
+	default:
+	}
+}
+
+func (t *Transport) hello(to uint64) []byte {
+	b := make([]byte, helloBytes)
+	copy(b, helloMagic)
+	binary.LittleEndian.PutUint64(b[8:], t.cfg.ClusterID)
+	binary.LittleEndian.PutUint64(b[16:], t.cfg.NodeID)
+	binary.LittleEndian.PutUint64(b[24:], to)
+	binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
+	return b
+}
+
+// runPeer keeps one outgoing stream to p and writes its queue to it.
+func (t *Transport) runPeer(p *peerLink) {
+	defer t.wg.Done()
+	for {
+		conn, err := net.DialTimeout("tcp", p.addr, dialTimeout)
+		if err == nil {
+			t.track(conn, true)
+			err = t.writeStream(conn, p)
+			t.track(conn, false)
+			conn.Close()
+		}
+		select {
+		case <-t.closed:
+			return
+		case <-time.After(redialPause):
+		}
+		if err != nil {
+			t.reportUnreachable(p.id)
+		}
+	}
+}
+
+func (t *Transport) writeStream(conn net.Conn, p *peerLink) error {
+	w := bufio.NewWriterSize(conn, 64<<10)
+	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := w.Write(t.hello(p.id)); err != nil {
+		return err
+	}
+	for {
+		var frame []byte
+		select {
+		case <-t.closed:
+			return nil
+		case frame = <-p.queue:
+		}
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		// Write whatever else is queued before flushing: one system call per burst.
+		for more := true; more; {
+			select {
+			case frame = <-p.queue:
+				if _, err := w.Write(frame); err != nil {
+					return err
+				}
+			default:
+				more = false
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+func (t *Transport) track(c net.Conn, add bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if add {
+		t.conns[c] = struct{}{}
+	} else {
+		delete(t.conns, c)
+	}
+}
+
+func (t *Transport) accept() {
+	defer t.wg.Done()
+	for {
+		conn, err := t.cfg.Listener.Accept()
+		if err != nil {
+			select {
+			case <-t.closed:
+				return
+			default:
+			}
+			t.cfg.Logger.Warn("cluster: accept", "err", err)
+			time.Sleep(redialPause)
+			continue
+		}
+		t.track(conn, true)
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.track(conn, false)
+			defer conn.Close()
+			from, err := t.readStream(conn)
+			if from != 0 {
+				// A peer's stream ended: the node may suspect that peer (runner.go).
+				select {
+				case t.ended <- from:
+				default:
+				}
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				select {
+				case <-t.closed:
+				default:
+					t.cfg.Logger.Warn("cluster: peer stream closed", "remote", conn.RemoteAddr().String(), "err", err)
+				}
+			}
+		}()
+	}
+}
+
+// errPeer marks a stream closed for what the peer sent.
+var errPeer = errors.New("cluster: peer sent")
+
+// readStream reads one peer's stream until it ends; from is the peer once
+// its hello was good (0 before).
+func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
+	r := bufio.NewReaderSize(conn, 64<<10)
+	conn.SetReadDeadline(time.Now().Add(helloTimeout))
+	var h [helloBytes]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		t.stats.ConnsRejected.Add(1)
+		return 0, fmt.Errorf("%w no hello: %v", errPeer, err)
+	}
+	if from, err = t.checkHello(h[:]); err != nil {
+		t.stats.ConnsRejected.Add(1)
+		return 0, err
+	}
+	conn.SetReadDeadline(time.Time{})
+	var hdr [wireHeaderBytes]byte
+	var payload []byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return from, err
+		}
+		n := binary.LittleEndian.Uint32(hdr[:])
+		if n == 0 || n > wireMessageBytes {
+			t.stats.FramesBad.Add(1)
+			return from, fmt.Errorf("%w a frame of %d bytes (node %d)", errPeer, n, from)
+		}
+		if cap(payload) < int(n) {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return from, err
+		}
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
+			t.stats.FramesBad.Add(1)
+			return from, fmt.Errorf("%w a frame with a bad CRC (node %d)", errPeer, from)
+		}
+		m := &raftpb.Message{}
+		if err := proto.Unmarshal(payload, m); err != nil {
+			t.stats.FramesBad.Add(1)
+			return from, fmt.Errorf("%w a frame that is not a Raft message (node %d): %v", errPeer, from, err)
+		}
+		if m.GetFrom() != from || m.GetTo() != t.cfg.NodeID {
+			t.stats.FramesBad.Add(1)
+			return from, fmt.Errorf("%w a message from %d to %d on the stream of node %d", errPeer, m.GetFrom(), m.GetTo(), from)
+		}
+		select {
+		case t.inbound <- m:
+		default:
+			t.stats.DroppedIn.Add(1)
+		}
+	}
+}
+
+func (t *Transport) checkHello(h []byte) (uint64, error) {
+	if string(h[:8]) != helloMagic || binary.LittleEndian.Uint32(h[36:]) != crc32.Checksum(h[:36], castagnoli) {
+		return 0, fmt.Errorf("%w garbage instead of a hello", errPeer)
+	}
+	cluster, from, to := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[16:]), binary.LittleEndian.Uint64(h[24:])
+	switch {
+	case cluster != t.cfg.ClusterID:
+		return 0, fmt.Errorf("%w cluster id %016x, this is cluster %016x", errPeer, cluster, t.cfg.ClusterID)
+	case to != t.cfg.NodeID:
+		return 0, fmt.Errorf("%w a hello for node %d, this is node %d", errPeer, to, t.cfg.NodeID)
+	case t.peers[from] == nil:
+		return 0, fmt.Errorf("%w a hello from unknown node %d", errPeer, from)
+	}
+	return from, nil
+}
+
+// Close stops the transport and closes every stream.
+func (t *Transport) Close() error {
+	close(t.closed)
+	err := t.cfg.Listener.Close()
+	t.mu.Lock()
+	for c := range t.conns {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	return err
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fixvenue/fixvenue/cluster"
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/server"
+)
+
+func init() {
+	commands["cluster"] = cmdCluster
+}
+
+// serveCluster runs `fixvenue serve` as a node of [cluster]. When the node
+// loses the leadership it served with, its matcher may hold commands that
+// never committed: the process replaces itself (exec of the same binary
+// with the same arguments), which rebuilds it from the committed log as a
+// follower, the same path as a restart after kill -9.
+func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
+	node, err := server.StartCluster(cfg, server.Options{Logger: log})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "fixvenue: cluster node %d; FIX on %s when leading; status on http://%s/cluster/status\n",
+		cfg.Cluster.NodeID, node.FIXAddr(), node.StatusAddr())
+	if readyFile != "" {
+		ready := readyInfo{PID: os.Getpid(), FIXAddr: node.FIXAddr(), StatusAddr: node.StatusAddr(), MetricsAddr: cfg.Metrics.Addr}
+		if err := writeReadyFile(readyFile, ready); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %v\n", err)
+			node.Close()
+			return 1
+		}
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case got := <-sig:
+		log.Info("shutting down", "signal", got.String())
+		if readyFile != "" {
+			os.Remove(readyFile)
+		}
+		if err := node.Close(); err != nil {
+			log.Error("shutdown", "err", err)
+			return 1
+		}
+		return 0
+	case err := <-node.Failed():
+		log.Error("cluster node failed (fail-stop)", "err", err)
+		if !errors.Is(err, cluster.ErrDiverged) {
+			return 1
+		}
+		// A diverged replica stays up, stopped, so that its alert (status,
+		// metric) can be seen; it takes no part in the cluster any more.
+		got := <-sig
+		log.Info("shutting down", "signal", got.String())
+		node.Close()
+		return 1
+	case <-node.Deposed():
+		exe, err := os.Executable()
+		if err == nil {
+			log.Warn("restarting to rebuild from the committed log", "exe", exe)
+			err = syscall.Exec(exe, os.Args, os.Environ())
+		}
+		log.Error("restart after losing leadership failed", "err", err)
+		return 1
+	}
+}
+
+func cmdCluster(args []string) int {
+	if len(args) == 0 || (args[0] != "status" && args[0] != "transfer") {
+		fmt.Fprint(os.Stderr, `usage: fixvenue cluster status --config FILE
+       fixvenue cluster transfer --config FILE --to NODE_ID
+
+status asks every node of [cluster] for its view (leader, term, commit and
+applied index, lag); transfer asks the leader to hand leadership to a node
+(planned maintenance).
+`)
+		return 2
+	}
+	fs := flag.NewFlagSet("cluster "+args[0], flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
+	to := fs.Uint64("to", 0, "transfer: the node that should lead")
+	asJSON := fs.Bool("json", false, "status: print JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue cluster: %v\n", err)
+		return 2
+	}
+	if !cfg.Cluster.Enabled() {
+		fmt.Fprintln(os.Stderr, "fixvenue cluster: the configuration has no [cluster] node_id")
+		return 2
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	if args[0] == "transfer" {
+		return clusterTransfer(client, cfg, *to)
+	}
+	return clusterStatus(client, cfg, *asJSON, os.Stdout)
+}
+
+func fetchStatus(client *http.Client, addr string) (server.ClusterStatus, error) {
+	var st server.ClusterStatus
+	resp, err := client.Get("http://" + addr + "/cluster/status")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return st, fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return st, json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
+}
+
+func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.Writer) int {
+	peers := cfg.Cluster.Peers
+	sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
+	all := map[uint64]server.ClusterStatus{}
+	var leaderCommit uint64
+	for _, p := range peers {
+		st, err := fetchStatus(client, p.StatusAddr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "node %d (%s): %v\n", p.ID, p.StatusAddr, err)
+			continue
+		}
+		all[p.ID] = st
+		if st.State == "StateLeader" {
+			leaderCommit = st.Commit
+		}
+	}
+	if asJSON {
+		_ = json.NewEncoder(out).Encode(all)
+	} else {
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tSTATE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tCOMMITTED_SEQ\tLAG\tSERVING\tFIX")
+		for _, p := range peers {
+			st, ok := all[p.ID]
+			if !ok {
+				fmt.Fprintf(tw, "%d\tunreachable\t\t\t\t\t\t\t\t%s\n", p.ID, p.FIXAddr)
+				continue
+			}
+			lag := "-"
+			if leaderCommit > 0 {
+				lag = fmt.Sprint(int64(leaderCommit) - int64(st.Applied))
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%s\n", p.ID, st.State, st.Lead, st.Term, st.Commit,
+				st.Applied, st.CommittedSeq, lag, st.Serving, st.FIXAddr)
+		}
+		tw.Flush()
+	}
+	if len(all) == 0 {
+		return 1
+	}
+	return 0
+}
+
+func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
+	if to == 0 {
+		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required")
+		return 2
+	}
+	for _, p := range cfg.Cluster.Peers {
+		st, err := fetchStatus(client, p.StatusAddr)
+		if err != nil || st.State != "StateLeader" {
+			continue
+		}
+		resp, err := client.Post(fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), "text/plain", nil)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
+			return 1
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		fmt.Printf("node %d: %s", p.ID, b)
+		if resp.StatusCode != http.StatusOK {
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: no leader answered")
+	return 1
+}

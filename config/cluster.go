@@ -1,0 +1,118 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Cluster defaults and bounds (cluster/doc.go, "Raft settings").
+const (
+	DefaultClusterHeartbeat   = 50 * time.Millisecond
+	DefaultClusterElection    = 500 * time.Millisecond
+	DefaultClusterCancelGrace = 10 * time.Second
+	ClusterNodesMax           = 7
+)
+
+// Cluster is [cluster]: replication of the journal over Raft. node_id 0
+// (the default) runs a single node, as without the table.
+type Cluster struct {
+	ClusterID uint64 `toml:"cluster_id"`
+	NodeID    uint64 `toml:"node_id"`
+	// Heartbeat is Raft's tick (default 50 ms); Election a whole multiple of
+	// it (default 500 ms; Raft randomises each timeout up to twice that).
+	Heartbeat Duration `toml:"heartbeat"`
+	Election  Duration `toml:"election"`
+	// CancelGrace: after a failover, the new leader cancels the orders of a
+	// cancel-on-disconnect session that has not logged on to it within this
+	// time (default 10 s).
+	CancelGrace Duration      `toml:"cancel_grace"`
+	Peers       []ClusterPeer `toml:"peer"`
+}
+
+// ClusterPeer is one node of the cluster, this one included.
+type ClusterPeer struct {
+	ID       uint64 `toml:"id"`
+	RaftAddr string `toml:"raft_addr"`
+	// FIXAddr is where the node takes FIX sessions when it leads; followers
+	// name the leader's in the Logout that refuses a logon.
+	FIXAddr string `toml:"fix_addr"`
+	// StatusAddr is the node's metrics address, which serves /cluster/status.
+	StatusAddr string `toml:"status_addr"`
+}
+
+// Enabled reports whether the venue runs as a cluster node.
+func (c Cluster) Enabled() bool { return c.NodeID != 0 }
+
+// Self is this node's peer entry.
+func (c Cluster) Self() ClusterPeer {
+	for _, p := range c.Peers {
+		if p.ID == c.NodeID {
+			return p
+		}
+	}
+	return ClusterPeer{}
+}
+
+// HeartbeatInterval is the Raft tick.
+func (c Cluster) HeartbeatInterval() time.Duration {
+	if c.Heartbeat.Duration == 0 {
+		return DefaultClusterHeartbeat
+	}
+	return c.Heartbeat.Duration
+}
+
+// ElectionTicks is the election timeout in ticks.
+func (c Cluster) ElectionTicks() int {
+	e := c.Election.Duration
+	if e == 0 {
+		e = DefaultClusterElection
+	}
+	return int(e / c.HeartbeatInterval())
+}
+
+// CancelGraceInterval is CancelGrace or its default.
+func (c Cluster) CancelGraceInterval() time.Duration {
+	if c.CancelGrace.Duration == 0 {
+		return DefaultClusterCancelGrace
+	}
+	return c.CancelGrace.Duration
+}
+
+func (c *Config) validateCluster() []error {
+	cl := c.Cluster
+	if !cl.Enabled() {
+		return nil
+	}
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if cl.ClusterID == 0 {
+		add("cluster.cluster_id: must be set (any number other than 0, the same on every node)")
+	}
+	if n := len(cl.Peers); n == 0 || n > ClusterNodesMax {
+		add("cluster.peer: %d nodes, want 1..%d", n, ClusterNodesMax)
+	}
+	seen := map[uint64]bool{}
+	for i, p := range cl.Peers {
+		if p.ID == 0 || seen[p.ID] {
+			add("cluster.peer[%d].id: %d is zero or repeated", i, p.ID)
+		}
+		seen[p.ID] = true
+		for key, addr := range map[string]string{"raft_addr": p.RaftAddr, "fix_addr": p.FIXAddr, "status_addr": p.StatusAddr} {
+			if err := checkAddr(fmt.Sprintf("cluster.peer[%d].%s", i, key), addr); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if !seen[cl.NodeID] {
+		add("cluster.node_id: %d is not one of cluster.peer", cl.NodeID)
+	}
+	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 || cl.CancelGrace.Duration < 0 {
+		add("cluster.heartbeat, cluster.election, cluster.cancel_grace: must not be negative")
+	} else if t := cl.ElectionTicks(); t < 3 || (cl.Election.Duration != 0 && cl.Election.Duration%cl.HeartbeatInterval() != 0) {
+		add("cluster.election: must be a whole multiple of cluster.heartbeat and at least 3 of them")
+	}
+	if c.MarketData.Enabled {
+		add("marketdata.enabled: the feed is not published by a cluster yet; set it false with [cluster]")
+	}
+	return errs
+}

@@ -1,0 +1,443 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fixvenue/fixvenue/cluster"
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// venueJournal is the journal as the server uses it: a local
+// journal.Writer, or a cluster leader's replicated cluster.Journal.
+type venueJournal interface {
+	Append(seq uint64, payload []byte) error
+	Flush() error
+	DurableSequence() *ring.Sequence
+	NextSeq() uint64
+	Close() error
+}
+
+// Replica is a cluster node's state when it starts to lead: a matcher that
+// has applied every committed command, and the replicated journal that
+// numbers the next commands.
+type Replica struct {
+	Matcher *core.Matcher
+	Journal *cluster.Journal
+	// Hash, when set, receives a copy of every event the pipeline's matcher
+	// writes (the leader's events hash, continuing the follower's).
+	Hash *journal.HashSink
+	// OnSnapshot is called on the matcher goroutine after a Snapshot command.
+	OnSnapshot func(seq uint64)
+}
+
+// pipelineMatcher is the matcher as the pipeline runs it: on a cluster
+// leader it also hashes every event, for the checks at snapshot points.
+func (s *Server) pipelineMatcher() pipeline.Applier {
+	if r := s.opts.Replica; r != nil && r.Hash != nil {
+		return &hashingMatcher{Matcher: s.matcher, tee: teeSink{hash: r.Hash}}
+	}
+	return s.matcher
+}
+
+// hashingMatcher applies commands with core.Matcher and passes every event
+// both to the pipeline's sink and to a hash. Prefetch is core.Matcher's.
+type hashingMatcher struct {
+	*core.Matcher
+	tee teeSink
+}
+
+func (h *hashingMatcher) Apply(cmd []byte, sink core.EventSink) error {
+	h.tee.inner = sink
+	return h.Matcher.Apply(cmd, &h.tee)
+}
+
+type teeSink struct {
+	inner core.EventSink
+	hash  *journal.HashSink
+	slot  []byte
+}
+
+func (t *teeSink) Claim() []byte {
+	t.slot = t.inner.Claim()
+	return t.slot
+}
+
+// Commit hashes the event exactly as journal.HashSink hashes it (header and
+// block), then commits it to the pipeline.
+func (t *teeSink) Commit() {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(t.slot))
+	copy(t.hash.Claim(), t.slot[:n])
+	t.hash.Commit()
+	t.inner.Commit()
+}
+
+// newOnReplica builds the server of a new leader on the replica's state.
+// Nothing is replayed: the matcher is the hot standby's.
+func (s *Server) newOnReplica(r *Replica) (*Server, error) {
+	s.matcher, s.journal = r.Matcher, r.Journal
+	if err := s.buildPipeline(); err != nil {
+		return nil, err
+	}
+	if err := s.buildSessions(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ClusterNode is `fixvenue serve` with [cluster]: a Raft replica whose
+// matcher applies every committed command (hot standby) while it follows,
+// and which becomes a full venue (Server) when it leads. A node that loses
+// leadership after serving has applied commands that may never commit; it
+// stops taking orders at once (its pipeline fails) and reports Deposed, and
+// its owner restarts it, so it rebuilds from the committed log.
+type ClusterNode struct {
+	cfg     *config.Config
+	opts    Options
+	log     *slog.Logger
+	matcher *core.Matcher
+	hash    *journal.HashSink
+	check   *cluster.HashCheck
+	leading atomic.Bool
+	node    *cluster.Node
+	tr      *cluster.Transport
+	runner  *cluster.Runner
+	gate    *followerGate
+	status  *http.Server
+	statusL net.Listener
+	reg     *prometheus.Registry
+
+	mu      sync.Mutex
+	srv     *Server
+	deposed chan struct{}
+	failed  chan error
+	once    sync.Once
+	runDone chan struct{}
+
+	stop chan struct{} // closed by Close
+
+	diverged      atomic.Bool
+	mismatches    atomic.Int64
+	commitSeconds prometheus.Histogram
+}
+
+// StartCluster opens the replica in the data directory, binds the Raft,
+// status and FIX addresses of this node and starts following.
+func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cl := cfg.Cluster
+	self := cl.Self()
+	cfg.FIX.Addr = self.FIXAddr
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
+		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
+		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
+	raftL, err := net.Listen("tcp", self.RaftAddr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster raft_addr: %w", err)
+	}
+	peers, voters := map[uint64]string{}, []uint64{}
+	for _, p := range cl.Peers {
+		voters = append(voters, p.ID)
+		if p.ID != cl.NodeID {
+			peers[p.ID] = p.RaftAddr
+		}
+	}
+	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Listener: raftL,
+		Peers: peers, Logger: c.log})
+	jc := JournalConfig(cfg)
+	jc.Sync = opts.JournalSync
+	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
+		Dir: filepath.Join(cfg.Venue.DataDir, "journal"), Journal: jc, ElectionTicks: cl.ElectionTicks(),
+		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log})
+	if err != nil {
+		c.tr.Close()
+		return nil, err
+	}
+	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
+		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, Logger: c.log})
+	if c.gate, err = startFollowerGate(self.FIXAddr, c.leaderFIX, c.log); err != nil {
+		c.tr.Close()
+		c.node.Close()
+		return nil, fmt.Errorf("cluster fix_addr: %w", err)
+	}
+	if err := c.startStatus(self.StatusAddr); err != nil {
+		c.gate.Close()
+		c.tr.Close()
+		c.node.Close()
+		return nil, err
+	}
+	go func() {
+		defer close(c.runDone)
+		if err := c.runner.Run(); err != nil {
+			if errors.Is(err, cluster.ErrDiverged) {
+				c.diverged.Store(true)
+				c.mismatches.Add(1)
+				c.log.Error("cluster: ALERT: this replica diverged from the leader and stopped applying; inspect it, then replace its journal with a copy of a healthy replica's", "err", err)
+			}
+			c.failed <- err
+		}
+	}()
+	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(),
+		"committed_seq", c.node.Committed().Load())
+	return c, nil
+}
+
+// applyCommitted is the hot standby: while following, every committed
+// command goes through this node's own matcher, and its events are hashed.
+// Once leading, the pipeline's matcher has applied them already.
+func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
+	if c.leading.Load() {
+		return nil
+	}
+	if err := c.matcher.Apply(cmd, c.hash); err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
+		return c.check.Own(seq, c.hash.Sum64())
+	}
+	return nil
+}
+
+// leaderHash receives the leader's events hash at a snapshot point.
+func (c *ClusterNode) leaderHash(seq, hash uint64) error {
+	if c.leading.Load() {
+		return nil
+	}
+	return c.check.Leader(seq, hash)
+}
+
+// onRole runs on the runner goroutine.
+func (c *ClusterNode) onRole(role cluster.Role) {
+	switch role {
+	case cluster.RoleServing:
+		// From here on the runner never touches the matcher: the server owns it.
+		c.leading.Store(true)
+		next := c.node.ProposeNext()
+		go c.serve(next)
+	case cluster.RoleDeposed:
+		c.log.Error("cluster: leadership lost: taking no more orders; restart to rebuild from the committed log")
+		c.once.Do(func() { close(c.deposed) })
+	}
+}
+
+// serve turns this node into the venue.
+func (c *ClusterNode) serve(next uint64) {
+	c.gate.Close()
+	opts := c.opts
+	j := cluster.NewJournal(c.runner, c.node, next)
+	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
+	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
+		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }}
+	srv, err := New(c.cfg, opts)
+	if err == nil {
+		err = srv.Start()
+	}
+	if err != nil {
+		c.failed <- fmt.Errorf("cluster: starting to lead: %w", err)
+		return
+	}
+	c.mu.Lock()
+	c.srv = srv
+	c.mu.Unlock()
+	go c.cancelAbsentSessions(srv)
+}
+
+// cancelAbsentSessions applies cancel-on-disconnect across a failover:
+// after the grace period, every cancel-on-disconnect session that has not
+// logged on to this leader gets a journaled SessionDisconnected command.
+func (c *ClusterNode) cancelAbsentSessions(srv *Server) {
+	select {
+	case <-time.After(c.cfg.Cluster.CancelGraceInterval()):
+	case <-c.deposed:
+		return
+	case <-c.stop:
+		return
+	}
+	for i := range c.cfg.Sessions {
+		idx := uint16(i)
+		if !c.cfg.CancelOnDisconnect(&c.cfg.Sessions[i]) || srv.gw.LoggedOn(idx) {
+			continue
+		}
+		if err := srv.gw.Disconnected(idx, time.Second); err != nil {
+			c.log.Error("cluster: could not journal cancel-on-disconnect after failover", "session", c.cfg.Sessions[i].CompID, "err", err)
+		}
+	}
+}
+
+// leaderFIX is the leader's FIX address as this node knows it.
+func (c *ClusterNode) leaderFIX() string {
+	lead := c.runner.Lead()
+	for _, p := range c.cfg.Cluster.Peers {
+		if p.ID == lead && lead != c.cfg.Cluster.NodeID {
+			return p.FIXAddr
+		}
+	}
+	return ""
+}
+
+// Deposed is closed when this node lost the leadership it served with.
+func (c *ClusterNode) Deposed() <-chan struct{} { return c.deposed }
+
+// Failed delivers a fail-stop error (disk, divergence, start-up as leader).
+func (c *ClusterNode) Failed() <-chan error { return c.failed }
+
+// StatusAddr is the bound status address.
+func (c *ClusterNode) StatusAddr() string { return c.statusL.Addr().String() }
+
+// FIXAddr is this node's FIX address.
+func (c *ClusterNode) FIXAddr() string { return c.cfg.FIX.Addr }
+
+// Server is the venue while this node leads, else nil.
+func (c *ClusterNode) Server() *Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.srv
+}
+
+// ClusterStatus is what /cluster/status answers.
+type ClusterStatus struct {
+	cluster.NodeStatus
+	Serving    bool   `json:"serving"`
+	FIXAddr    string `json:"fix_addr"`
+	EventsHash string `json:"events_hash,omitempty"` // of the commands applied as follower
+}
+
+func (c *ClusterNode) startStatus(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cluster status_addr: %w", err)
+	}
+	c.statusL = l
+	c.registerMetrics()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/cluster/status", func(w http.ResponseWriter, _ *http.Request) {
+		if c.diverged.Load() {
+			http.Error(w, "diverged: this replica's events hash differs from the leader's; it stopped", http.StatusServiceUnavailable)
+			return
+		}
+		st, err := c.runner.Status()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		out := ClusterStatus{NodeStatus: st, Serving: c.Server() != nil, FIXAddr: c.cfg.FIX.Addr}
+		if !c.leading.Load() {
+			// The hash is read on the runner goroutine, which owns it while following.
+			_ = c.runner.Do(func(*cluster.Node) { out.EventsHash = fmt.Sprintf("%016x", c.hash.Sum64()) })
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("/cluster/transfer", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST /cluster/transfer?to=<node id>", http.StatusMethodNotAllowed)
+			return
+		}
+		to, err := strconv.ParseUint(r.URL.Query().Get("to"), 10, 64)
+		if err != nil {
+			http.Error(w, "to: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := c.runner.Do(func(n *cluster.Node) { n.TransferLeader(to) }); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "leadership transfer to node %d requested\n", to)
+	})
+	c.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go c.status.Serve(l)
+	return nil
+}
+
+func (c *ClusterNode) registerMetrics() {
+	st := func(f func(cluster.NodeStatus) float64) func() float64 {
+		return func() float64 {
+			s, err := c.runner.Status()
+			if err != nil {
+				return 0
+			}
+			return f(s)
+		}
+	}
+	ts := c.tr.Stats()
+	c.commitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_cluster_commit_seconds",
+		Help:    "Leader: time from proposing a batch to a quorum having it on disk.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)})
+	c.reg.MustRegister(c.commitSeconds,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_follower_lag_entries", Help: "Leader: entries the slowest follower has not yet on disk."},
+			st(func(s cluster.NodeStatus) float64 {
+				lag := uint64(0)
+				for _, m := range s.Match {
+					if s.Commit > m {
+						lag = max(lag, s.Commit-m)
+					}
+				}
+				return float64(lag)
+			})),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_proposals_refused_total", Help: "Batches Raft refused (no longer leader, leadership transfer, uncommitted bound): the pipeline fails and the node restarts."},
+			func() float64 { return float64(c.runner.ProposalsRefused()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_term", Help: "Raft term."},
+			st(func(s cluster.NodeStatus) float64 { return float64(s.Term) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_leader", Help: "Id of the leader this node knows (0: none)."},
+			st(func(s cluster.NodeStatus) float64 { return float64(s.Lead) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_commit_index", Help: "Raft commit index."},
+			st(func(s cluster.NodeStatus) float64 { return float64(s.Commit) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_applied_index", Help: "Raft index applied on this node."},
+			st(func(s cluster.NodeStatus) float64 { return float64(s.Applied) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_leader_changes_total", Help: "Changes of the leader this node knows (to none included)."},
+			func() float64 { return float64(c.runner.LeaderChanges()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_hash_mismatches_total", Help: "Snapshot points where this replica's events hash differed from the leader's (it stops)."},
+			func() float64 { return float64(c.mismatches.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_hash_checks_total", Help: "Snapshot points where this replica's events hash equalled the leader's."},
+			func() float64 { return float64(c.check.Checked.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_conns_rejected_total", Help: "Peer connections refused (garbage, other cluster)."},
+			func() float64 { return float64(ts.ConnsRejected.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_frames_bad_total", Help: "Peer frames with a bad length, CRC or message."},
+			func() float64 { return float64(ts.FramesBad.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_messages_dropped_total", Help: "Raft messages dropped at a full queue."},
+			func() float64 { return float64(ts.DroppedOut.Load() + ts.DroppedIn.Load()) }),
+	)
+}
+
+// Close stops the venue (if leading), the node and its listeners.
+func (c *ClusterNode) Close() error {
+	var errs []error
+	if srv := c.Server(); srv != nil {
+		errs = append(errs, srv.Close())
+	}
+	close(c.stop)
+	c.runner.Stop()
+	c.gate.Close()
+	errs = append(errs, c.tr.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = c.status.Shutdown(ctx)
+	cancel()
+	errs = append(errs, c.node.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+)
+
+// followerGate answers FIX connections while this node does not lead: it
+// reads the Logon and refuses it with a Logout whose Text names the
+// leader's FIX address, so that a client tries the next address it knows
+// (README, "Cluster: three replicas").
+type followerGate struct {
+	ln     net.Listener
+	leader func() string // the leader's FIX address, "" while none is known
+	log    *slog.Logger
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+}
+
+// Bounds of the gate: one Logon per connection, read within followerReadWait.
+const (
+	followerReadWait     = 5 * time.Second
+	followerMessageBytes = 8 << 10
+	followerConnsMax     = 256
+)
+
+func startFollowerGate(addr string, leader func() string, log *slog.Logger) (*followerGate, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	g := &followerGate{ln: ln, leader: leader, log: log, conns: map[net.Conn]struct{}{}}
+	g.wg.Add(1)
+	go g.serve()
+	return g, nil
+}
+
+func (g *followerGate) serve() {
+	defer g.wg.Done()
+	for {
+		c, err := g.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		g.mu.Lock()
+		if len(g.conns) >= followerConnsMax {
+			g.mu.Unlock()
+			c.Close()
+			continue
+		}
+		g.conns[c] = struct{}{}
+		g.mu.Unlock()
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.refuse(c)
+			g.mu.Lock()
+			delete(g.conns, c)
+			g.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// refuse reads one message and, when it is a Logon, answers with a Logout
+// that names the leader.
+func (g *followerGate) refuse(c net.Conn) {
+	c.SetDeadline(time.Now().Add(followerReadWait))
+	msg, err := fixwire.NewReader(c, followerMessageBytes).Next()
+	if err != nil {
+		return
+	}
+	var msgType, sender, target, begin string
+	it := fixwire.NewIterator(msg)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		switch f.Tag {
+		case 8:
+			begin = string(f.Value)
+		case 35:
+			msgType = string(f.Value)
+		case 49:
+			sender = string(f.Value)
+		case 56:
+			target = string(f.Value)
+		}
+	}
+	if msgType != "A" || begin == "" {
+		return
+	}
+	text := "not the leader; no leader elected yet, try the other nodes"
+	if l := g.leader(); l != "" {
+		text = "not the leader; leader FIX address " + l
+	}
+	body := []byte("35=5\x0149=" + target + "\x0156=" + sender + "\x0134=1\x0152=" +
+		time.Now().UTC().Format("20060102-15:04:05.000") + "\x0158=" + text + "\x01")
+	_, _ = c.Write(fixwire.AppendMessage(nil, begin, body))
+	g.log.Info("cluster: logon refused on a follower", "comp_id", sender, "leader_fix", g.leader())
+}
+
+// Addr is the bound FIX address.
+func (g *followerGate) Addr() string { return g.ln.Addr().String() }
+
+// Close stops accepting and ends every open connection.
+func (g *followerGate) Close() {
+	g.ln.Close()
+	g.mu.Lock()
+	for c := range g.conns {
+		c.Close()
+	}
+	g.mu.Unlock()
+	g.wg.Wait()
+}
+
+func formatID(id uint64) string { return strconv.FormatUint(id, 10) }
