@@ -181,6 +181,8 @@ func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clus
 		text := fmt.Sprintf(`
 [venue]
 data_dir = %q
+[admin]
+addr = "127.0.0.1:0"
 [engine]
 orders_max = 131072
 clordids_max = 524288
