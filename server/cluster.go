@@ -95,10 +95,7 @@ func (t *teeSink) Commit() {
 // Nothing is replayed: the matcher is the hot standby's.
 func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 	s.matcher, s.journal = r.Matcher, r.Journal
-	if err := s.buildPipeline(); err != nil {
-		return nil, err
-	}
-	if err := s.buildSessions(); err != nil {
+	if err := s.buildServing(); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -151,32 +151,36 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 		return nil, err
 	}
-	if err := s.buildPipeline(); err != nil {
-		s.journal.Close()
-		return nil, err
-	}
-	if s.sessCtl, err = s.newSessionControl(); err != nil {
-		s.journal.Close()
-		return nil, err
-	}
-	if err := s.buildSessions(); err != nil {
-		s.journal.Close()
-		return nil, err
-	}
-	if err := s.buildOps(); err != nil {
-		s.journal.Close()
-		return nil, err
-	}
-	s.ops.SetSessionControl(s.sessCtl)
-	if err := s.buildExport(); err != nil {
-		s.journal.Close()
-		return nil, err
-	}
-	if err := s.buildConsole(); err != nil {
+	if err := s.buildServing(); err != nil {
 		s.journal.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// buildServing builds what serves clients and operators on a recovered
+// matcher and journal: the pipeline, the FIX sessions, the control plane,
+// the event export and the console. A cluster's new leader builds the same
+// on its replica's state (newOnReplica).
+func (s *Server) buildServing() error {
+	if err := s.buildPipeline(); err != nil {
+		return err
+	}
+	var err error
+	if s.sessCtl, err = s.newSessionControl(); err != nil {
+		return err
+	}
+	if err := s.buildSessions(); err != nil {
+		return err
+	}
+	if err := s.buildOps(); err != nil {
+		return err
+	}
+	s.ops.SetSessionControl(s.sessCtl)
+	if err := s.buildExport(); err != nil {
+		return err
+	}
+	return s.buildConsole()
 }
 
 // replay applies every journaled command to the fresh matcher before any

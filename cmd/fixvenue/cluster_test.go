@@ -255,6 +255,11 @@ func (h *clusterHarness) leader(timeout time.Duration) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	for i, p := range h.procs {
+		if p != nil {
+			h.t.Logf("node %d log:\n%s", i+1, lastLines(p.logs(), 60))
+		}
+	}
 	h.t.Fatalf("no node serves after %s", timeout)
 	return -1
 }
@@ -941,4 +946,10 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	h.converge(20 * time.Second)
+}
+
+// lastLines is the end of a log, for a failure message.
+func lastLines(log string, n int) string {
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
