@@ -161,8 +161,10 @@ const spinCPUsMin = 4
 
 // smallMachineWait is what "auto" chooses below spinCPUsMin CPUs: the best
 // locked choice measured over FIX on 2 CPUs (docs/benchmarks.md, "Locked
-// matcher thread").
-const smallMachineWait = ring.SpinThenPark
+// matcher thread"): park after a spin of well under a microsecond. Spinning
+// tens of microseconds first (spinpark) held a processor the sessions needed
+// and doubled p99; a pure spin or yield cost 10-40 times the median.
+const smallMachineWait = ring.SpinPark
 
 // MatcherThread is how the matcher runs, and why.
 type MatcherThread struct {
@@ -176,11 +178,9 @@ type MatcherThread struct {
 // MatcherThread resolves wait_strategy, lock_os_thread and matcher_cpu for a
 // machine with cpus usable CPUs (runtime.GOMAXPROCS(0)). Unset, the matcher
 // runs on a locked thread (the design's matcher thread); "auto" busy-spins it
-// with at least spinCPUsMin CPUs, and below that lets it spin for tens of
-// microseconds and then park, the locked choice measured best on 2 CPUs: a
-// pure spin there takes a core from the sessions, and parking straight away
-// pays a futex hand-off of the thread for nearly every command
-// (docs/benchmarks.md, "Locked matcher thread").
+// with at least spinCPUsMin CPUs, and below that parks after a short spin,
+// the locked choice measured best on 2 CPUs: any longer spin there takes a
+// processor from the sessions (docs/benchmarks.md, "Locked matcher thread").
 func (e Engine) MatcherThread(cpus int) MatcherThread {
 	t := MatcherThread{Wait: e.WaitStrategy.Strategy, Locked: true}
 	switch {
@@ -191,7 +191,7 @@ func (e Engine) MatcherThread(cpus int) MatcherThread {
 		t.Reason = fmt.Sprintf("auto: %d CPUs (at least %d): the matcher spins on a thread of its own", cpus, spinCPUsMin)
 	default:
 		t.Wait = smallMachineWait
-		t.Reason = fmt.Sprintf("auto: %d CPUs (below %d, no core to give a spinning matcher): %s, the best locked choice measured on 2 CPUs", cpus, spinCPUsMin, smallMachineWait)
+		t.Reason = fmt.Sprintf("auto: %d CPUs (below %d, no core to give a spinning matcher): %s, the best locked wait measured on 2 CPUs", cpus, spinCPUsMin, smallMachineWait)
 	}
 	if e.LockOSThread != nil && !*e.LockOSThread {
 		t.Locked = false

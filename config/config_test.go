@@ -173,7 +173,7 @@ func TestMatcherThreadLocked(t *testing.T) {
 }
 
 // TestMatcherThread: unset, the matcher is locked; "auto" spins with 4 CPUs
-// or more and spins then parks below; explicit settings win; a pin needs a
+// or more and parks after a short spin below; explicit settings win; a pin needs a
 // locked thread.
 func TestMatcherThread(t *testing.T) {
 	yes, no, cpu := true, false, 1
@@ -183,7 +183,7 @@ func TestMatcherThread(t *testing.T) {
 		cpus   int
 		want   MatcherThread
 	}{
-		{"auto, 2 CPUs", Engine{WaitStrategy: WaitSetting{Auto: true}}, 2, MatcherThread{Wait: ring.SpinThenPark, Locked: true}},
+		{"auto, 2 CPUs", Engine{WaitStrategy: WaitSetting{Auto: true}}, 2, MatcherThread{Wait: ring.SpinPark, Locked: true}},
 		{"auto, 4 CPUs", Engine{WaitStrategy: WaitSetting{Auto: true}}, 4, MatcherThread{Wait: ring.BusySpin, Locked: true}},
 		{"auto, 64 CPUs, pinned", Engine{WaitStrategy: WaitSetting{Auto: true}, MatcherCPU: &cpu}, 64, MatcherThread{Wait: ring.BusySpin, Locked: true, Pinned: true, CPU: 1}},
 		{"park configured", Engine{WaitStrategy: WaitSetting{Strategy: ring.SpinPark}}, 8, MatcherThread{Wait: ring.SpinPark, Locked: true}},

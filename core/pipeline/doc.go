@@ -32,10 +32,11 @@
 // Config.UnlockedMatcher says otherwise, and pinned to a CPU with
 // Config.PinMatcher. The lock has a price on shared cores: waking a parked
 // goroutine locked to its thread costs a futex hand-off of that thread
-// (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core VM), so
-// the venue pairs it with a wait that parks rarely: a busy spin with 4 CPUs
-// or more, SpinThenPark below (config.Engine.MatcherThread;
-// docs/benchmarks.md, "Locked matcher thread"). A command's events are published together, once the command is
+// (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core VM). The
+// venue busy-spins a locked matcher with 4 CPUs or more; below that it
+// parks after a short spin, measured better on 2 CPUs than spinning longer
+// (SpinThenPark), which holds a processor the sessions need
+// (config.Engine.MatcherThread; docs/benchmarks.md, "Locked matcher thread"). A command's events are published together, once the command is
 // applied (and every eventPublishBatchMax events within one). When the
 // matcher is a Prefetcher, the loop shows it the published commands up to
 // Config.PrefetchDistance ahead (Prefetch) before applying the current one.

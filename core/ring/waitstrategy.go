@@ -32,10 +32,12 @@ const (
 	BusySpin
 	// SpinThenPark spins for longer before it parks (spinThenParkTriesMax
 	// re-checks, tens of microseconds), so a consumer fed every few tens of
-	// microseconds rarely parks. It suits one consumer on a locked OS thread,
-	// where each park and wake-up is a futex hand-off of the thread
-	// (docs/benchmarks.md, "Locked matcher thread"); the pipeline gives it to
-	// the matcher only and lets every other waiter park as SpinPark does.
+	// microseconds rarely parks, saving the futex hand-off that each park of
+	// a locked OS thread costs. The pipeline gives it to the matcher only and
+	// lets every other waiter park as SpinPark does. Over FIX on 2 CPUs it
+	// lost to SpinPark (the spin holds a processor the sessions need:
+	// docs/benchmarks.md, "Locked matcher thread"); it is for a machine with a
+	// little spare CPU but not a core to give a BusySpin matcher.
 	// Producers waiting for space behave as under SpinPark.
 	SpinThenPark
 
