@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-export conformance crash cluster cluster-crash interop clean
+.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-fix-ladder bench-matcher-thread bench-export conformance crash cluster cluster-crash interop clean
 
 all: build
 
@@ -57,8 +57,17 @@ bench-instr:
 bench-latency: build
 	@./scripts/bench-latency.sh
 
+# The venue and its durable floor (fixvenue bench echo --journal) alternated over FIX; prints the ratios.
 bench-fix: build
+	@./scripts/bench-fix-floor.sh
+
+# The venue alone up a rate ladder (1, 4, 16 sessions; fsync batch and none), with .hgrm/SVG per run.
+bench-fix-ladder: build
 	@./scripts/bench-fix.sh
+
+# Locked/unlocked matcher thread x wait strategy over FIX, interleaved rounds (docs/benchmarks.md, "Locked matcher thread").
+bench-matcher-thread: build
+	@./scripts/bench-matcher-thread.sh
 
 # ExecutionReport latency with the NATS event export on against off, interleaved pairs (needs a quiet machine).
 bench-export: build

@@ -104,37 +104,106 @@ type Metrics struct {
 
 // Engine sizes the matcher and the rings.
 type Engine struct {
-	OrdersMax        int               `toml:"orders_max"`
-	ClOrdIDsMax      int               `toml:"clordids_max"`
-	WaitStrategy     ring.WaitStrategy `toml:"wait_strategy"`
-	CommandRingSlots int               `toml:"command_ring_slots"`
-	EventRingSlots   int               `toml:"event_ring_slots"`
-	ClaimTimeout     Duration          `toml:"claim_timeout"`
-	// LockOSThread pins the matcher goroutine to its OS thread (default:
-	// only with wait_strategy "spin"; see MatcherThreadLocked).
+	OrdersMax        int         `toml:"orders_max"`
+	ClOrdIDsMax      int         `toml:"clordids_max"`
+	WaitStrategy     WaitSetting `toml:"wait_strategy"`
+	CommandRingSlots int         `toml:"command_ring_slots"`
+	EventRingSlots   int         `toml:"event_ring_slots"`
+	ClaimTimeout     Duration    `toml:"claim_timeout"`
+	// LockOSThread locks the matcher goroutine to its OS thread; unset means
+	// locked (the design's matcher thread), see MatcherThread.
 	LockOSThread *bool `toml:"lock_os_thread"`
+	// MatcherCPU pins the matcher's locked thread to this CPU (Linux); unset
+	// leaves its placement to the kernel.
+	MatcherCPU *int `toml:"matcher_cpu"`
 }
 
-// MatcherThreadLocked says whether the matcher goroutine runs locked to its
-// OS thread: as configured, else only when the wait strategy is "spin".
-//
-// A busy-spinning matcher is the design's configuration for a machine with a
-// core to give it, and there it gets its own thread. With "park" or "yield"
-// the matcher shares the cores, and on the 2-core machine of
-// docs/benchmarks.md ("Locked matcher thread") the unlocked matcher was
-// measured better: waking a
-// parked goroutine locked to its thread is a futex hand-off of that thread
-// (7-20 times an ordinary wake-up), so a locked matcher costs more CPU per
-// command at low and moderate rates and answers later (FIX p50 25-35% lower
-// unlocked at 5,000 and 10,000 orders/s), and in 60 s soaks at 12,000
-// orders/s on 16 sessions p99 was 100-147 ms unlocked against 121-487 ms
-// locked, four pairs interleaved. Soaks near saturation swing widely from
-// run to run, so "lock_os_thread = true" keeps the other choice available.
-func (e Engine) MatcherThreadLocked() bool {
-	if e.LockOSThread != nil {
-		return *e.LockOSThread
+// WaitSetting is engine.wait_strategy: "auto" (the default: chosen from the
+// machine's CPU count, see MatcherThread) or one ring.WaitStrategy by name.
+type WaitSetting struct {
+	Auto     bool
+	Strategy ring.WaitStrategy // when not Auto
+}
+
+// UnmarshalText reads "auto" or a ring.WaitStrategy name.
+func (w *WaitSetting) UnmarshalText(b []byte) error {
+	if string(b) == "auto" {
+		*w = WaitSetting{Auto: true}
+		return nil
 	}
-	return e.WaitStrategy == ring.BusySpin
+	var s ring.WaitStrategy
+	if err := s.UnmarshalText(b); err != nil {
+		return fmt.Errorf("unknown wait strategy %q (want auto, spin, yield, park or spinpark)", b)
+	}
+	*w = WaitSetting{Strategy: s}
+	return nil
+}
+
+// MarshalText returns "auto" or the strategy's name.
+func (w WaitSetting) MarshalText() ([]byte, error) {
+	if w.Auto {
+		return []byte("auto"), nil
+	}
+	return w.Strategy.MarshalText()
+}
+
+// String returns the configuration name.
+func (w WaitSetting) String() string {
+	if w.Auto {
+		return "auto"
+	}
+	return w.Strategy.String()
+}
+
+// spinCPUsMin is the smallest CPU count (GOMAXPROCS) at which "auto" lets the
+// matcher busy-spin: one core for the matcher's spinning thread, one for the
+// gateway's sessions, one for the journal and the outbound path, one for the
+// rest (market data, metrics, the operating system).
+const spinCPUsMin = 4
+
+// smallMachineWait is what "auto" chooses below spinCPUsMin CPUs: the best
+// locked choice measured over FIX on 2 CPUs (docs/benchmarks.md, "Locked
+// matcher thread"): park after a spin of well under a microsecond. Spinning
+// tens of microseconds first (spinpark) held a processor the sessions needed
+// and doubled p99; a pure spin or yield cost 10-40 times the median.
+const smallMachineWait = ring.SpinPark
+
+// MatcherThread is how the matcher runs, and why.
+type MatcherThread struct {
+	Wait   ring.WaitStrategy
+	Locked bool
+	Pinned bool
+	CPU    int    // when Pinned
+	Reason string // for the log line, /metrics and the README's explanation
+}
+
+// MatcherThread resolves wait_strategy, lock_os_thread and matcher_cpu for a
+// machine with cpus usable CPUs (runtime.GOMAXPROCS(0)). Unset, the matcher
+// runs on a locked thread (the design's matcher thread); "auto" busy-spins it
+// with at least spinCPUsMin CPUs, and below that parks after a short spin,
+// the locked choice measured best on 2 CPUs: any longer spin there takes a
+// processor from the sessions (docs/benchmarks.md, "Locked matcher thread").
+func (e Engine) MatcherThread(cpus int) MatcherThread {
+	t := MatcherThread{Wait: e.WaitStrategy.Strategy, Locked: true}
+	switch {
+	case !e.WaitStrategy.Auto:
+		t.Reason = "wait_strategy configured"
+	case cpus >= spinCPUsMin:
+		t.Wait = ring.BusySpin
+		t.Reason = fmt.Sprintf("auto: %d CPUs (at least %d): the matcher spins on a thread of its own", cpus, spinCPUsMin)
+	default:
+		t.Wait = smallMachineWait
+		t.Reason = fmt.Sprintf("auto: %d CPUs (below %d, no core to give a spinning matcher): %s, the best locked wait measured on 2 CPUs", cpus, spinCPUsMin, smallMachineWait)
+	}
+	if e.LockOSThread != nil && !*e.LockOSThread {
+		t.Locked = false
+		t.Reason += "; lock_os_thread = false"
+	}
+	if e.MatcherCPU != nil && t.Locked {
+		t.Pinned, t.CPU = true, *e.MatcherCPU
+		t.Reason += fmt.Sprintf("; pinned to CPU %d", t.CPU)
+	}
+	return t
 }
 
 // Journal selects durability.
@@ -356,6 +425,13 @@ func (c *Config) validate() error {
 		add("engine.event_ring_slots: %d is not a power of two", c.Engine.EventRingSlots)
 	} else if c.Engine.EventRingSlots < EventRingSlotsMin {
 		add("engine.event_ring_slots: %d is below %d", c.Engine.EventRingSlots, EventRingSlotsMin)
+	}
+	if c.Engine.MatcherCPU != nil {
+		if *c.Engine.MatcherCPU < 0 {
+			add("engine.matcher_cpu: %d is negative", *c.Engine.MatcherCPU)
+		} else if c.Engine.LockOSThread != nil && !*c.Engine.LockOSThread {
+			add("engine.matcher_cpu: pinning needs a locked matcher thread (lock_os_thread = false)")
+		}
 	}
 	if c.Engine.ClaimTimeout.Duration < 0 {
 		add("engine.claim_timeout: must not be negative")

@@ -58,7 +58,7 @@ HeartBtInt = "5"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.FIX.Addr != "127.0.0.1:19878" || c.Journal.Fsync != journal.PolicyNone || c.Engine.WaitStrategy != ring.SpinPark {
+	if c.FIX.Addr != "127.0.0.1:19878" || c.Journal.Fsync != journal.PolicyNone || !c.Engine.WaitStrategy.Auto {
 		t.Fatalf("overrides not applied over defaults: %+v", c)
 	}
 	if len(c.Sessions) != 1 || c.VenueCompID(&c.Sessions[0]) != "ISLD" || c.CancelOnDisconnect(&c.Sessions[0]) {
@@ -75,7 +75,7 @@ HeartBtInt = "5"
 func TestBadConfigNamesTheKey(t *testing.T) {
 	tests := []struct{ text, key string }{
 		{"[fix]\nadr = \"x\"", "fix.adr"},
-		{"[engine]\nwait_strategy = \"sleep\"", `line 2 (last key "engine.wait_strategy"): ring: unknown wait strategy "sleep" (want spin, yield or park)`},
+		{"[engine]\nwait_strategy = \"sleep\"", `line 2 (last key "engine.wait_strategy"): unknown wait strategy "sleep" (want auto, spin, yield, park or spinpark)`},
 		{"[engine]\nwait_strategy = 1", `(last key "engine.wait_strategy")`},
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
 		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
@@ -115,7 +115,7 @@ func TestTypedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Engine.WaitStrategy != ring.BusySpin || c.Journal.Fsync != journal.PolicyNone {
+	if c.Engine.WaitStrategy != (WaitSetting{Strategy: ring.BusySpin}) || c.Journal.Fsync != journal.PolicyNone {
 		t.Fatalf("wait_strategy = %v, fsync = %v", c.Engine.WaitStrategy, c.Journal.Fsync)
 	}
 	want := []venue.TradingStatus{venue.TradingStatusOpen, venue.TradingStatusHalted, venue.TradingStatusClosed}
@@ -128,7 +128,7 @@ func TestTypedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Engine.WaitStrategy != ring.SpinPark || d.Journal.Fsync != journal.PolicyBatch || d.Instruments[0].Status != venue.TradingStatusOpen {
+	if !d.Engine.WaitStrategy.Auto || d.Journal.Fsync != journal.PolicyBatch || d.Instruments[0].Status != venue.TradingStatusOpen {
 		t.Fatalf("defaults: wait_strategy = %v, fsync = %v, status = %v", d.Engine.WaitStrategy, d.Journal.Fsync, d.Instruments[0].Status)
 	}
 }
@@ -147,16 +147,16 @@ func TestLoadFile(t *testing.T) {
 	}
 }
 
-// The matcher's thread is locked when configured so, else only with the
-// busy-spin wait strategy.
+// The matcher's thread is locked unless configured otherwise, whatever the
+// wait strategy.
 func TestMatcherThreadLocked(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		want bool
 	}{
-		{"", false},
-		{"[engine]\nwait_strategy = \"park\"\n", false},
-		{"[engine]\nwait_strategy = \"yield\"\n", false},
+		{"", true},
+		{"[engine]\nwait_strategy = \"park\"\n", true},
+		{"[engine]\nwait_strategy = \"yield\"\n", true},
 		{"[engine]\nwait_strategy = \"spin\"\n", true},
 		{"[engine]\nlock_os_thread = true\n", true},
 		{"[engine]\nlock_os_thread = false\n", false},
@@ -166,8 +166,50 @@ func TestMatcherThreadLocked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.Engine.MatcherThreadLocked(); got != tc.want {
-			t.Errorf("%q: MatcherThreadLocked = %v, want %v", tc.text, got, tc.want)
+		if got := c.Engine.MatcherThread(2).Locked; got != tc.want {
+			t.Errorf("%q: locked = %v, want %v", tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestMatcherThread: unset, the matcher is locked; "auto" spins with 4 CPUs
+// or more and parks after a short spin below; explicit settings win; a pin needs a
+// locked thread.
+func TestMatcherThread(t *testing.T) {
+	yes, no, cpu := true, false, 1
+	tests := []struct {
+		name   string
+		engine Engine
+		cpus   int
+		want   MatcherThread
+	}{
+		{"auto, 2 CPUs", Engine{WaitStrategy: WaitSetting{Auto: true}}, 2, MatcherThread{Wait: ring.SpinPark, Locked: true}},
+		{"auto, 4 CPUs", Engine{WaitStrategy: WaitSetting{Auto: true}}, 4, MatcherThread{Wait: ring.BusySpin, Locked: true}},
+		{"auto, 64 CPUs, pinned", Engine{WaitStrategy: WaitSetting{Auto: true}, MatcherCPU: &cpu}, 64, MatcherThread{Wait: ring.BusySpin, Locked: true, Pinned: true, CPU: 1}},
+		{"park configured", Engine{WaitStrategy: WaitSetting{Strategy: ring.SpinPark}}, 8, MatcherThread{Wait: ring.SpinPark, Locked: true}},
+		{"unlocked", Engine{WaitStrategy: WaitSetting{Strategy: ring.SpinYield}, LockOSThread: &no}, 2, MatcherThread{Wait: ring.SpinYield}},
+		{"locked explicitly", Engine{WaitStrategy: WaitSetting{Strategy: ring.SpinPark}, LockOSThread: &yes}, 2, MatcherThread{Wait: ring.SpinPark, Locked: true}},
+	}
+	for _, tt := range tests {
+		got := tt.engine.MatcherThread(tt.cpus)
+		if got.Reason == "" {
+			t.Errorf("%s: no reason given", tt.name)
+		}
+		got.Reason = ""
+		if got != tt.want {
+			t.Errorf("%s: MatcherThread(%d) = %+v, want %+v", tt.name, tt.cpus, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"[engine]\nmatcher_cpu = -1\n", "[engine]\nmatcher_cpu = 1\nlock_os_thread = false\n", "[engine]\nwait_strategy = \"fast\"\n"} {
+		if _, err := Parse([]byte(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "engine") && !strings.Contains(err.Error(), "wait strategy") {
+			t.Errorf("Parse(%q) error = %v, want a clear error", bad, err)
+		}
+	}
+	c, err := Parse([]byte("[engine]\nwait_strategy = \"spinpark\"\nmatcher_cpu = 0\n"), "ok.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Engine.MatcherThread(2); got.Wait != ring.SpinThenPark || !got.Locked || !got.Pinned || got.CPU != 0 {
+		t.Fatalf("spinpark on CPU 0: %+v", got)
 	}
 }

@@ -86,11 +86,13 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if s.cfg.DropCopy != nil {
 		return g.dropCopyRequest(s, m)
 	}
-	msgType, err := m.MsgType()
+	// The type as bytes: switching on string(b) compares without a copy, where
+	// m.MsgType() would allocate a string per message.
+	msgTypeBytes, err := m.Header.GetBytes(tag.MsgType)
 	if err != nil {
 		return err
 	}
-	switch msgType {
+	switch string(msgTypeBytes) {
 	case "D":
 		g.onNewOrderSingle(s, m, now)
 	case "F":
@@ -108,7 +110,7 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	case "g":
 		g.onTradingSessionStatusRequest(s, m)
 	default:
-		if h := g.extraHandler(msgType); h != nil {
+		if h := g.extraHandler(string(msgTypeBytes)); h != nil {
 			return h(s.idx, m)
 		}
 		return quickfix.UnsupportedMessageType()

@@ -22,7 +22,14 @@ type rejection struct {
 
 var qtyTick = decimal.Tick{Mantissa: 1, Scale: 0}
 
+// fieldBytes returns a body field's value, nil when it is absent. It asks Has
+// first: QuickFIX/Go's GetBytes builds a formatted reject error for an
+// absent field (several allocations), and most orders omit some of the
+// optional fields read here.
 func fieldBytes(m *quickfix.Message, tag quickfix.Tag) []byte {
+	if !m.Body.Has(tag) {
+		return nil
+	}
 	b, err := m.Body.GetBytes(tag)
 	if err != nil {
 		return nil
@@ -243,7 +250,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	if o.postOnly {
 		flags |= venue.OrderFlagsPostOnly
 	}
-	if possResend, _ := m.Header.GetBool(tag.PossResend); possResend {
+	if possResend(m) {
 		flags |= venue.OrderFlagsPossResend
 	}
 	c.SetFlags(flags)
@@ -258,6 +265,16 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	g.commands.Publish(seq)
 	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 	g.metrics.orders.Inc()
+}
+
+// possResend reports PossResend (97) = Y, without the error GetBool builds
+// when the field is absent.
+func possResend(m *quickfix.Message) bool {
+	if !m.Header.Has(tag.PossResend) {
+		return false
+	}
+	v, err := m.Header.GetBytes(tag.PossResend)
+	return err == nil && len(v) == 1 && v[0] == 'Y'
 }
 
 // cancelFields are the identifiers of a cancel or replace.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole path over FIX on loopback (make bench-fix): `fixvenue serve`
+# The whole path over FIX on loopback (make bench-fix-ladder): `fixvenue serve`
 # driven by `fixvenue load` with 1, 4 and 16 sessions, passive and cross
 # mixes, up a rate ladder, first with the journal's fsync "batch" (the
 # default) and then with fsync "none" (benchmarks only: answers leave before

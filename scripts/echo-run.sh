@@ -9,13 +9,15 @@
 #
 # Environment: DURABLE (1: journal in a fresh directory), DUR (default 10s),
 # WARMUP (2s), PORT (default 29879, on 127.0.0.1), EGMP (the echo's
-# GOMAXPROCS, default 2).
+# GOMAXPROCS, default 2), JSON (write the load generator's result as JSON to
+# this file, with the echo's CPU over the run added as venue_cpu_s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { echo "usage: $0 RATE SESSIONS" >&2; exit 2; }
 rate=$1 sessions=$2
 port=${PORT:-29879}
 [ -x bin/fixvenue ] || make build >/dev/null
+. scripts/lib/venue.sh # proc_cpu_s
 dir=$(mktemp -d)
 trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 journal=()
@@ -24,5 +26,15 @@ GOMAXPROCS=${EGMP:-2} bin/fixvenue bench echo --addr 127.0.0.1:$port "${journal[
 pid=$!
 for _ in $(seq 100); do grep -q "echo venue on" "$dir/echo.log" && break; sleep 0.1; done
 echo "== echo durable=${DURABLE:-0} rate=$rate sessions=$sessions"
-bin/fixvenue load --addr 127.0.0.1:$port --sessions "$sessions" --rate "$rate" \
-	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
+cpu0=$(proc_cpu_s "$pid")
+load=(bin/fixvenue load --addr 127.0.0.1:$port --sessions "$sessions" --rate "$rate"
+	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet)
+if [ -n "${JSON:-}" ]; then
+	"${load[@]}" --json > "$JSON.load" || true
+	cpu=$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.3f", b - a }')
+	jq --argjson cpu "$cpu" '. + {venue_cpu_s: $cpu}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
+	jq -r '"load: p50 \(.latency.p50_us) µs, p99 \(.latency.p99_us) µs, \(.orders_sent) orders sent, lost \(.lost_orders) orders and \(.lost_cancels) cancels; echo CPU \(.venue_cpu_s) s"' "$JSON"
+else
+	"${load[@]}" || true
+	awk -v a="$cpu0" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "echo CPU %.2f s over the run\n", b - a }'
+fi

@@ -4,7 +4,10 @@
 # with bin/fixvenue load (passive mix), prints the load generator's summary
 # and the venue's round-trip and durability-wait metrics, and stops the venue.
 #
-#   scripts/fix-run.sh WAIT FSYNC RATE SESSIONS      e.g. scripts/fix-run.sh park batch 5000 4
+#   scripts/fix-run.sh WAIT FSYNC RATE SESSIONS      e.g. scripts/fix-run.sh auto batch 5000 4
+#
+# WAIT is engine.wait_strategy: auto (the venue's default, chosen by CPU
+# count), spin, yield, park or spinpark.
 #
 # Environment: DUR (default 10s), WARMUP (2s), VBIN (venue binary, default
 # bin/fixvenue), VGMP (the venue's GOMAXPROCS, default 2), EXTRA (more serve
@@ -13,7 +16,9 @@
 # loopback ports the OS chooses, read from the venue's ready file), VGODEBUG (the venue's
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
-# venue's default, locked only with the spin wait strategy), LOADTIME (a
+# venue's default, locked), JSON (write the load generator's result
+# as JSON to this file, with the venue's CPU, allocations and GC cycles over
+# the run added as venue_cpu_s, venue_mallocs, venue_alloc_bytes, venue_gcs), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU),
 # ENGINE_EXTRA (more lines for the [engine] table, e.g. "event_ring_slots = 1024").
 set -euo pipefail
@@ -44,14 +49,39 @@ GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} venue_start "$dir
 	--fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
 	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:0 ${EXTRA:-}
 metrics=$venue_metrics_addr
-cpu0=$(curl -s "$metrics/metrics" | awk '/^process_cpu_seconds_total / { print $2 }')
-echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions (venue CPU at start ${cpu0:-?} s)"
-${LOADTIME:-} bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate" \
-	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet || true
-# The venue's CPU per order (robust to a noisy machine, unlike latency).
-curl -s "$metrics/metrics" | awk -v cpu0="${cpu0:-0}" '
-/^process_cpu_seconds_total / { cpu = $2 - cpu0 } /^fixvenue_orders_total / { orders = $2 } /^fixvenue_cancels_total / { cancels = $2 }
-END { if (orders > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order (after start-up)\n", cpu, orders, cancels, cpu * 1e6 / orders }' || true
+# scrape NAME...: the values of unlabelled metrics, space-separated, in order.
+scrape() {
+	curl -s "$metrics/metrics" | awk -v names="$*" '
+	BEGIN { n = split(names, want, " ") } { v[$1] = $2 }
+	END { for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), (want[i] in v ? v[want[i]] : 0); print "" }'
+}
+mem=(go_memstats_mallocs_total go_memstats_alloc_bytes_total go_gc_duration_seconds_count)
+read -r mallocs0 bytes0 gcs0 < <(scrape "${mem[@]}")
+cpu0=$(proc_cpu_s "$venue_pid")
+echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions lock=${LOCK:-default} (venue CPU at start $cpu0 s)"
+load=(bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate"
+	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet)
+if [ -n "${JSON:-}" ]; then
+	${LOADTIME:-} "${load[@]}" --json > "$JSON.load" || true
+else
+	${LOADTIME:-} "${load[@]}" || true
+fi
+cpu1=$(proc_cpu_s "$venue_pid")
+read -r mallocs1 bytes1 gcs1 < <(scrape "${mem[@]}")
+read -r orders cancels < <(scrape fixvenue_orders_total fixvenue_cancels_total)
+# The venue's CPU and allocations per order, from the start of the load to its
+# end (robust to a noisy machine, unlike latency; allocations are exact).
+awk -v c0="$cpu0" -v c1="$cpu1" -v m0="$mallocs0" -v m1="$mallocs1" -v b0="$bytes0" -v b1="$bytes1" -v g0="$gcs0" -v g1="$gcs1" -v o="$orders" -v x="$cancels" '
+BEGIN { if (o > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order; %.1f allocations, %.0f bytes per order; %d GC cycles\n",
+	c1 - c0, o, x, (c1 - c0) * 1e6 / o, (m1 - m0) / o, (b1 - b0) / o, g1 - g0 }'
+if [ -n "${JSON:-}" ]; then
+	jq --argjson cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')" \
+		--argjson m "$(awk -v a="$mallocs0" -v b="$mallocs1" 'BEGIN { printf "%d", b - a }')" \
+		--argjson b "$(awk -v a="$bytes0" -v b="$bytes1" 'BEGIN { printf "%d", b - a }')" \
+		--argjson g "$(awk -v a="$gcs0" -v b="$gcs1" 'BEGIN { printf "%d", b - a }')" \
+		'. + {venue_cpu_s: $cpu, venue_mallocs: $m, venue_alloc_bytes: $b, venue_gcs: $g}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
+	jq -r '"load: p50 \(.latency.p50_us) µs, p99 \(.latency.p99_us) µs, \(.orders_sent) orders sent, lost \(.lost_orders) orders and \(.lost_cancels) cancels"' "$JSON"
+fi
 # The venue's own histograms: count, mean and bucket-estimated p50/p99.
 curl -s "$metrics/metrics" | awk '
 /^fixvenue_[a-z_]*_bucket\{/ {

@@ -109,6 +109,10 @@ func TestOrderLifecycle(t *testing.T) {
 	for _, name := range []string{"fixvenue_order_round_trip_seconds_count", "fixvenue_journal_durable_seq", "go_goroutines", "fixvenue_command_ring_occupancy"} {
 		metricValue(t, m, name)
 	}
+	// The matcher runs on a locked thread by default, and the metric says so and why.
+	if !strings.Contains(m, `fixvenue_matcher_thread_info{`) || !strings.Contains(m, `locked="true"`) || !strings.Contains(m, `reason="`) {
+		t.Errorf("no fixvenue_matcher_thread_info with locked=\"true\" and a reason:\n%s", m)
+	}
 	// The stage histograms saw the orders: flushes with their fsync time and
 	// batch size, the event age at outbound, and the edge's outbound count.
 	for _, name := range []string{"fixvenue_journal_fsync_seconds_count", "fixvenue_journal_flush_records_count",

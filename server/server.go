@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,8 @@ type Server struct {
 	wg       sync.WaitGroup
 	replayed int64
 	snaps    *journal.Snapshotter
+	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
+	matcherThread config.MatcherThread
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
 	mdSnaps   *journal.Snapshotter
 	stopSnaps chan struct{}
@@ -238,11 +241,13 @@ func (s *Server) replay() error {
 func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir, "mdstate") }
 
 func (s *Server) buildPipeline() error {
+	s.matcherThread = s.cfg.Engine.MatcherThread(runtime.GOMAXPROCS(0))
+	mt := s.matcherThread
 	p, err := pipeline.New(pipeline.Config{
 		Matcher: s.pipelineMatcher(), Journal: s.journal, SeqBase: s.journal.NextSeq(),
 		CommandSlots: s.cfg.Engine.CommandRingSlots, EventSlots: s.cfg.Engine.EventRingSlots,
-		Wait: s.cfg.Engine.WaitStrategy, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
-		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !s.cfg.Engine.MatcherThreadLocked(),
+		Wait: mt.Wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
+		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !mt.Locked, PinMatcher: mt.Pinned, MatcherCPU: mt.CPU,
 		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
@@ -462,7 +467,7 @@ func (s *Server) Start() error {
 	}
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
 		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
-		"fsync", s.cfg.Journal.Fsync, "wait", s.cfg.Engine.WaitStrategy, "matcher_thread_locked", s.cfg.Engine.MatcherThreadLocked())
+		"fsync", s.cfg.Journal.Fsync, "wait", s.matcherThread.Wait, "matcher_thread_locked", s.matcherThread.Locked, "matcher_thread", s.matcherThread.Reason)
 	return nil
 }
 
@@ -585,7 +590,16 @@ func (s *Server) journalFlushMetrics() func(journal.FlushInfo) {
 
 func (s *Server) registerCoreMetrics() {
 	p := s.pipe
-	s.registry.MustRegister(
+	mt := s.matcherThread
+	cpu := ""
+	if mt.Pinned {
+		cpu = strconv.Itoa(mt.CPU)
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_matcher_thread_info",
+		Help:        "How the matcher runs (always 1): locked to its OS thread or not, its wait strategy, the CPU it is pinned to, and why.",
+		ConstLabels: prometheus.Labels{"locked": strconv.FormatBool(mt.Locked), "wait": mt.Wait.String(), "cpu": cpu, "reason": mt.Reason}})
+	info.Set(1)
+	s.registry.MustRegister(info,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_command_ring_occupancy", Help: "Commands published but not yet applied by the matcher."},
 			func() float64 { return float64(p.Commands.Cursor() - p.MatcherSequence()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_lag", Help: "Commands published but not yet durable."},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -71,18 +72,18 @@ func cmdBenchPipeline(args []string) int {
 	hgrm := fs.String("hgrm", "", "write the latency distribution to this .hgrm file")
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
-	lockOS := fs.Bool("lock-os-thread", false, "lock the matcher goroutine to its OS thread (default: as the venue does, only with --wait spin)")
+	lockOS := fs.Bool("lock-os-thread", false, "lock the matcher goroutine to its OS thread (unset: locked, as the venue does)")
 	procs := fs.Int("procs", 0, "GOMAXPROCS for the run (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	engine := config.Engine{WaitStrategy: cfg.Wait}
+	engine := config.Engine{WaitStrategy: config.WaitSetting{Strategy: cfg.Wait}}
 	if flagSet(fs, "lock-os-thread") {
 		engine.LockOSThread = lockOS
 	}
-	*lockOS = engine.MatcherThreadLocked() // the venue's rule
+	*lockOS = engine.MatcherThread(runtime.GOMAXPROCS(0)).Locked // the venue's rule
 	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
 	if err != nil {
 		return 2

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 )
@@ -41,4 +42,23 @@ func startProfiles(cmd, cpuProfile, traceFile string) (stop func(), err error) {
 		stops = append(stops, func() { trace.Stop(); f.Close() })
 	}
 	return stop, nil
+}
+
+// writeAllocsProfile writes the allocations since start (the "allocs"
+// profile, sampled every runtime.MemProfileRate bytes) to file; a failure is
+// printed, prefixed by cmd.
+func writeAllocsProfile(cmd, file string) {
+	// The profile shows the heap as of the last collection; the venue's
+	// preallocated heap makes collections rare, so force one.
+	runtime.GC()
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: --memprofile: %v\n", cmd, err)
+	}
 }

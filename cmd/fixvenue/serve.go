@@ -28,6 +28,7 @@ func cmdServe(args []string) int {
 	printConfig := fs.Bool("print-default-config", false, "print the embedded default configuration and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (written at shutdown)")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the whole run to this file (large: for short runs)")
+	memProfile := fs.String("memprofile", "", "write the allocations of the whole run (pprof allocs profile, sampled) to this file at shutdown")
 	readyFile := fs.String("ready-file", "", "once serving, write the bound addresses and the pid to this file as JSON (atomically; removed at a clean stop)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -81,6 +82,10 @@ func cmdServe(args []string) int {
 	}
 
 	stopProfiles, err := startProfiles("fixvenue serve", *cpuProfile, *traceFile)
+	if err == nil && *memProfile != "" {
+		stopCPU := stopProfiles
+		stopProfiles = func() { stopCPU(); writeAllocsProfile("fixvenue serve", *memProfile) }
+	}
 	if err != nil {
 		return 2
 	}

@@ -26,16 +26,17 @@
 // OnFail is called the same way.
 //
 // The matcher goroutine never allocates, never logs on its hot path and never
-// blocks on a channel: it waits with the ring's wait strategy only. It runs
-// locked to its OS thread (runtime.LockOSThread) unless
-// Config.UnlockedMatcher says otherwise. The lock is a measured trade: waking
-// a parked goroutine locked to its thread costs a futex hand-off of that
-// thread (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core
-// VM), while a locked matcher has a thread of its own. The venue locks it
-// only with the busy-spin wait strategy, the configuration for a machine with
-// a core to give the matcher; parking on shared cores it runs unlocked
-// (config.Engine.MatcherThreadLocked; docs/benchmarks.md, "Locked matcher
-// thread"). A command's events are published together, once the command is
+// blocks on a channel: it waits with Config.Wait only (SpinThenPark is the
+// matcher's alone: the rings and their other waiters then park as SpinPark).
+// It runs locked to its OS thread (runtime.LockOSThread) unless
+// Config.UnlockedMatcher says otherwise, and pinned to a CPU with
+// Config.PinMatcher. The lock has a price on shared cores: waking a parked
+// goroutine locked to its thread costs a futex hand-off of that thread
+// (BenchmarkParkedWake: 7-20 times an unlocked wake-up on a 2-core VM). The
+// venue busy-spins a locked matcher with 4 CPUs or more; below that it
+// parks after a short spin, measured better on 2 CPUs than spinning longer
+// (SpinThenPark), which holds a processor the sessions need
+// (config.Engine.MatcherThread; docs/benchmarks.md, "Locked matcher thread"). A command's events are published together, once the command is
 // applied (and every eventPublishBatchMax events within one). When the
 // matcher is a Prefetcher, the loop shows it the published commands up to
 // Config.PrefetchDistance ahead (Prefetch) before applying the current one.

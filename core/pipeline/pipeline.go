@@ -63,6 +63,10 @@ type Config struct {
 	// hands the waker's processor away, and unlocked gives a shorter tail
 	// (both measured: docs/benchmarks.md, "Locked matcher thread").
 	UnlockedMatcher bool
+	// PinMatcher pins the matcher's locked thread to CPU MatcherCPU
+	// (sched_setaffinity; Linux only); unset leaves placement to the kernel.
+	PinMatcher bool
+	MatcherCPU int
 	// OnSnapshot, when set, is called on the matcher goroutine right after a
 	// Snapshot command was applied, with that command's seq: the matcher's state
 	// is then exactly the state after that seq.
@@ -106,13 +110,19 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// SpinThenPark is the matcher's alone: every other waiter parks after
+	// the short spin, so that only one goroutine holds a processor spinning.
+	ringWait := cfg.Wait
+	if ringWait == ring.SpinThenPark {
+		ringWait = ring.SpinPark
+	}
 	cmds, err := ring.New(ring.Config{Slots: cfg.CommandSlots, SlotSize: SlotBytes, Producer: ring.MultiProducer,
-		Wait: cfg.Wait, ClaimTimeout: cfg.ClaimTimeout})
+		Wait: ringWait, ClaimTimeout: cfg.ClaimTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("command ring: %w", err)
 	}
 	evs, err := ring.New(ring.Config{Slots: cfg.EventSlots, SlotSize: SlotBytes, Producer: ring.SingleProducer,
-		Wait: cfg.Wait, ClaimTimeout: ring.DefaultClaimTimeout})
+		Wait: ringWait, ClaimTimeout: ring.DefaultClaimTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("event ring: %w", err)
 	}
@@ -125,7 +135,10 @@ func New(cfg Config) (*Pipeline, error) {
 	} else {
 		p.durable = ring.NewSequence(int64(cfg.SeqBase) - 1)
 	}
-	p.matcherBarrier = cmds.NewBarrier()
+	if cfg.PinMatcher && (cfg.UnlockedMatcher || cfg.MatcherCPU < 0) {
+		return nil, fmt.Errorf("pipeline: pinning the matcher to CPU %d needs a locked matcher thread and a CPU >= 0", cfg.MatcherCPU)
+	}
+	p.matcherBarrier = cmds.NewBarrierWait(cfg.Wait)
 	cmds.AddGatingSequences(p.matcherSeq)
 	ch := make(chan struct{})
 	p.durableCh.Store(&ch)
@@ -271,6 +284,13 @@ func (p *Pipeline) runMatcher() {
 	if !p.cfg.UnlockedMatcher {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if p.cfg.PinMatcher {
+			if err := pinThread(p.cfg.MatcherCPU); err != nil {
+				// Pinning is a placement hint: the matcher runs correctly
+				// anywhere, so a refused pin is logged, not fatal.
+				p.cfg.Logger.Warn("matcher thread not pinned", "cpu", p.cfg.MatcherCPU, "err", err)
+			}
+		}
 	}
 	sink := &eventSink{r: p.Events, n: &p.eventsPublished}
 	prefetcher, _ := p.cfg.Matcher.(Prefetcher)

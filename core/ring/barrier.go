@@ -1,6 +1,9 @@
 package ring
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Barrier is how one consumer waits for the ring: it tracks the ring's
 // publication and, optionally, other consumers' sequences the consumer must
@@ -8,6 +11,7 @@ import "sync/atomic"
 // be called from two goroutines at once. Alert may be called from anywhere.
 type Barrier struct {
 	ring    *Ring
+	wait    WaitStrategy // how WaitFor waits; the ring's unless NewBarrierWait chose another
 	deps    []*Sequence
 	wake    wakeToken // a parked WaitFor waits here
 	_       cacheLinePad
@@ -21,8 +25,20 @@ type Barrier struct {
 // barriers at start-up: each is registered with the ring for wake-ups for the
 // ring's life.
 func (r *Ring) NewBarrier(deps ...*Sequence) *Barrier {
+	return r.NewBarrierWait(r.wait, deps...)
+}
+
+// NewBarrierWait is NewBarrier for a consumer that waits with its own
+// strategy w instead of the ring's: the pipeline's matcher spins longer
+// (SpinThenPark) than the other consumers of the same ring. Producers still
+// wait with the ring's strategy. An undefined w panics (a programming error).
+func (r *Ring) NewBarrierWait(w WaitStrategy, deps ...*Sequence) *Barrier {
+	if !w.Valid() {
+		panic(fmt.Sprintf("ring: NewBarrierWait with undefined wait strategy %d", uint8(w)))
+	}
 	b := &Barrier{
 		ring: r,
+		wait: w,
 		deps: append([]*Sequence(nil), deps...),
 		wake: newWakeToken(),
 	}
@@ -71,7 +87,7 @@ func (b *Barrier) waitSlow(seq int64) (int64, error) {
 		if r.closed.Load() && b.exhausted(seq) {
 			return seq - 1, ErrClosed
 		}
-		if r.wait.consumerStep(tries) {
+		if b.wait.consumerStep(tries) {
 			b.park(seq)
 		}
 	}

@@ -486,7 +486,7 @@ func (w *spaceWait) step(r *Ring, wrapPoint int64) error {
 		r.busyCount.Add(1)
 		return ErrBusy
 	}
-	if r.wait == SpinPark && r.mode == SingleProducer && w.tries >= spinTriesMax {
+	if (r.wait == SpinPark || r.wait == SpinThenPark) && r.mode == SingleProducer && w.tries >= spinTriesMax {
 		r.parkForSpace(wrapPoint, w.deadline)
 	} else {
 		r.wait.producerStep(w.tries)

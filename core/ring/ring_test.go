@@ -16,7 +16,7 @@ import (
 // test asserts how fast anything is.
 const hangLimit = 60 * time.Second
 
-var allStrategies = []WaitStrategy{BusySpin, SpinYield, SpinPark}
+var allStrategies = []WaitStrategy{BusySpin, SpinYield, SpinPark, SpinThenPark}
 
 // Every test item is laid out the same way in its slot: producer id, that
 // producer's counter, the sequence the producer claimed, and a word left for
@@ -213,6 +213,7 @@ func TestWaitStrategyText(t *testing.T) {
 		{"yield", SpinYield, true},
 		{"park", SpinPark, true},
 		{"block", SpinPark, true},
+		{"spinpark", SpinThenPark, true},
 		{"", SpinPark, false},
 		{"Spin", SpinPark, false},
 		{"sleep", SpinPark, false},
@@ -224,7 +225,7 @@ func TestWaitStrategyText(t *testing.T) {
 			t.Fatalf("UnmarshalText(%q) error = %v, want ok=%v", tt.name, err, tt.ok)
 		}
 		if !tt.ok {
-			want := fmt.Sprintf("unknown wait strategy %q (want spin, yield or park)", tt.name)
+			want := fmt.Sprintf("unknown wait strategy %q (want spin, yield, park or spinpark)", tt.name)
 			if !strings.Contains(err.Error(), want) || got != SpinYield {
 				t.Fatalf("UnmarshalText(%q) = %v, %v; want it unchanged and an error containing %q", tt.name, got, err, want)
 			}
@@ -972,4 +973,65 @@ func TestWakeReleasesConsumerParkedOnForeignSequence(t *testing.T) {
 	case <-time.After(hangLimit):
 		t.Fatal("Wake did not wake the consumer parked on its dependency")
 	}
+}
+
+// TestNewBarrierWaitUsesItsOwnStrategy: on a SpinPark ring, a barrier made
+// with BusySpin never parks while it waits, and one made with NewBarrier does
+// (the pipeline relies on this to let only the matcher spin longer).
+func TestNewBarrierWaitUsesItsOwnStrategy(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		own        bool
+		wantParked bool
+	}{{"ring's strategy", false, true}, {"own BusySpin", true, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := New(Config{Slots: 8, SlotSize: SlotSizeMin, Producer: SingleProducer, Wait: SpinPark, ClaimTimeout: DefaultClaimTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := r.NewBarrier()
+			if tt.own {
+				b = r.NewBarrierWait(BusySpin)
+			}
+			done := make(chan int64, 1)
+			go func() {
+				avail, _ := b.WaitFor(0)
+				done <- avail
+			}()
+			parked := false
+			for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline) && !parked; {
+				parked = r.sleepers.Load() != 0
+				time.Sleep(time.Millisecond)
+			}
+			if parked != tt.wantParked {
+				t.Fatalf("consumer parked = %v, want %v", parked, tt.wantParked)
+			}
+			seq, _, err := r.Claim()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Publish(seq)
+			select {
+			case avail := <-done:
+				if avail != 0 {
+					t.Fatalf("WaitFor(0) = %d, want 0", avail)
+				}
+			case <-time.After(hangLimit):
+				t.Fatal("consumer never saw the publication")
+			}
+		})
+	}
+}
+
+func TestNewBarrierWaitRejectsAnUndefinedStrategy(t *testing.T) {
+	r, err := New(Config{Slots: 8, SlotSize: SlotSizeMin, Wait: SpinPark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewBarrierWait(waitStrategyCount) did not panic")
+		}
+	}()
+	r.NewBarrierWait(waitStrategyCount)
 }

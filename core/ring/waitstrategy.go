@@ -30,6 +30,16 @@ const (
 	// It calls runtime.Gosched once every busySpinYieldEvery failed checks
 	// and never sleeps.
 	BusySpin
+	// SpinThenPark spins for longer before it parks (spinThenParkTriesMax
+	// re-checks, tens of microseconds), so a consumer fed every few tens of
+	// microseconds rarely parks, saving the futex hand-off that each park of
+	// a locked OS thread costs. The pipeline gives it to the matcher only and
+	// lets every other waiter park as SpinPark does. Over FIX on 2 CPUs it
+	// lost to SpinPark (the spin holds a processor the sessions need:
+	// docs/benchmarks.md, "Locked matcher thread"); it is for a machine with a
+	// little spare CPU but not a core to give a BusySpin matcher.
+	// Producers waiting for space behave as under SpinPark.
+	SpinThenPark
 
 	waitStrategyCount // number of strategies; keep last
 )
@@ -88,18 +98,26 @@ const (
 	// that and costs nothing measurable when the other goroutine is running
 	// elsewhere, because Gosched returns at once when nobody else is runnable.
 	busySpinYieldEvery = 1 << 10
+	// spinThenParkTriesMax is how many times a SpinThenPark consumer
+	// re-checks before it parks: on the machine of docs/benchmarks.md one
+	// re-check of the command ring is a few nanoseconds, so this spins for
+	// roughly 20-60 µs, about the interval between commands at 10,000-20,000
+	// commands/s. It does not yield while spinning: on a locked thread a
+	// yield is itself a futex hand-off of the thread.
+	spinThenParkTriesMax = 1 << 13
 )
 
 // waitStrategyNames maps each strategy to its configuration name.
 var waitStrategyNames = [waitStrategyCount]string{
-	SpinPark:  "park",
-	SpinYield: "yield",
-	BusySpin:  "spin",
+	SpinPark:     "park",
+	SpinYield:    "yield",
+	BusySpin:     "spin",
+	SpinThenPark: "spinpark",
 }
 
 // UnmarshalText reads the strategy named in configuration: "spin"
-// (BusySpin), "yield" (SpinYield), or "park" (SpinPark; "block" is accepted
-// as another name for it). Any other name is an error, never a silent default.
+// (BusySpin), "yield" (SpinYield), "park" (SpinPark; "block" is accepted
+// as another name for it), or "spinpark" (SpinThenPark). Any other name is an error, never a silent default.
 func (w *WaitStrategy) UnmarshalText(b []byte) error {
 	if string(b) == "block" {
 		*w = SpinPark
@@ -111,7 +129,7 @@ func (w *WaitStrategy) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("ring: unknown wait strategy %q (want spin, yield or park)", b)
+	return fmt.Errorf("ring: unknown wait strategy %q (want spin, yield, park or spinpark)", b)
 }
 
 // MarshalText returns the configuration name; an undefined strategy is an error.
@@ -147,6 +165,8 @@ func (w WaitStrategy) consumerStep(tries int) (park bool) {
 			runtime.Gosched()
 		}
 		return false
+	case SpinThenPark:
+		return tries >= spinThenParkTriesMax
 	default: // SpinPark
 		return tries >= spinTriesMax
 	}
@@ -164,7 +184,7 @@ func (w WaitStrategy) producerStep(tries int) {
 		if tries >= spinTriesMax {
 			runtime.Gosched()
 		}
-	default: // SpinPark
+	default: // SpinPark and SpinThenPark
 		if tries >= spinTriesMax {
 			time.Sleep(spaceSleepNs)
 		}

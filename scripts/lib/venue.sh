@@ -13,6 +13,9 @@
 #       Sends SIGTERM, waits up to VENUE_STOP_TIMEOUT seconds (default 10) for a clean
 #       stop, then sends SIGKILL; waits for the process. Does nothing when none runs.
 #
+#   proc_cpu_s PID
+#       Prints the process's CPU time so far (user + system, seconds) from /proc.
+#
 # VENUE_BIN is the binary (default bin/fixvenue). The caller sets its own traps and calls
 # venue_stop from them; one venue at a time per script.
 
@@ -77,4 +80,11 @@ venue_stop() {
 	wait "$venue_pid" 2>/dev/null || true # its status is the venue's, not ours
 	venue_pid=
 	return 0
+}
+
+proc_cpu_s() {
+	# Fields 14 and 15 of /proc/PID/stat (after the parenthesised name) are utime and stime in clock ticks.
+	local hz
+	hz=$(getconf CLK_TCK)
+	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%.3f\n", ($12 + $13) / hz }'
 }
