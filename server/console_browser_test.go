@@ -292,7 +292,11 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	case <-time.After(browserWait):
 		t.Fatal("the feed client did not see ACME halted")
 	}
-	// The FIX client sees the instrument halted: its order is rejected.
+	// The FIX client hears of it: an unsolicited TradingSessionStatus (35=h,
+	// 325=Y) for ACME, halted (340=1); then its order is rejected.
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "1", 325: "Y"}); err != nil {
+		t.Fatalf("the FIX client heard no halt: %v", err)
+	}
 	sendOrder(t, c, order{id: "h1", side: "1", qty: "1", px: "99.00"})
 	er := expectER(t, c, map[int]string{11: "h1", 150: "8"})
 	if !strings.Contains(er.Get(58), "halted") {
