@@ -196,10 +196,13 @@
 // With Config.Risk, a new order that passed every check above is checked
 // against pre-trade limits (risklimits.go, risk.go) of its subject: the
 // account's when Config.Risk.Accounts lists it, else the session's. In
-// order: maximum order quantity, maximum order notional (a market order
-// valued at the band's far edge), open orders and gross open notional (for
-// orders that can rest), credit (buys: executed buy notional net of sells
-// today plus open buys) and the worst-case position in the instrument. The
+// order: maximum order quantity, maximum order notional (a market or stop
+// order valued at the band's far edge), open orders and gross open notional
+// (for orders that can rest, and stops, which wait), credit (buys: executed
+// buy notional net of sells today plus open buys) and the worst-case
+// position in the instrument. Stops and icebergs pass the same checks; a
+// waiting stop is an open order of its subject at its limit price (0 for a
+// stop), from its parking to its election, cancel or expiry. The
 // first breach is reported in a RiskBreach event (limit, figure, request)
 // followed by OrderRejected with RiskLimitExceeded. A replace is checked on
 // its delta (a figure it does not increase passes), and refused with a
