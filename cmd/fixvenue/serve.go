@@ -102,8 +102,12 @@ func cmdServe(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "fixvenue: FIX 4.4 on %s (TargetCompID %s, SenderCompID %s…%s); metrics on http://%s/metrics; Ctrl-C to stop\n",
-		srv.FIXAddr(), cfg.Venue.SenderCompID, cfg.Sessions[0].CompID, cfg.Sessions[len(cfg.Sessions)-1].CompID, srv.MetricsAddr())
+	metrics := "metrics off"
+	if a := srv.MetricsAddr(); a != "" {
+		metrics = "metrics on http://" + a + "/metrics"
+	}
+	fmt.Fprintf(os.Stderr, "fixvenue: FIX 4.4 on %s (TargetCompID %s, SenderCompID %s…%s); %s; Ctrl-C to stop\n",
+		srv.FIXAddr(), cfg.Venue.SenderCompID, cfg.Sessions[0].CompID, cfg.Sessions[len(cfg.Sessions)-1].CompID, metrics)
 	if a := srv.AdminAddr(); a != "" && cfg.Admin.Console.Enabled {
 		fmt.Fprintf(os.Stderr, "fixvenue: console on http://%s/ (admin API on the same address)\n", a)
 	}
