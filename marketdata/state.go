@@ -116,6 +116,7 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 		in.volume = int64(u64())
 		for si := range in.sides {
 			n := u32()
+			s := &in.sides[si]
 			for k := uint32(0); k < n && rerr == nil; k++ {
 				id, px, qty := OrderID(u64()), int64(u64()), int64(u64())
 				flags := read(1)[0]
@@ -124,6 +125,11 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 				}
 				if flags > 1 {
 					return 0, fmt.Errorf("%w: order %d flags %#x", ErrBadState, id, flags)
+				}
+				// Priority order: each order at the worst level so far or a
+				// worse one, so that a loaded state writes back the same.
+				if len(s.levels) > 0 && s.better(px, s.levels[0].priceTicks) {
+					return 0, fmt.Errorf("%w: instrument %d: orders out of priority order", ErrBadState, in.def.ID)
 				}
 				if err := t.restoreOrder(int32(i), sideIdx(si), id, px, qty, flags == 1); err != nil {
 					return 0, fmt.Errorf("%w: %v", ErrBadState, err)
