@@ -170,9 +170,10 @@ func (m *Matcher) checkSide(bs *bookSide, checkLevel func(li int32) (int, int64,
 	return count, total, nil
 }
 
-// checkLevel walks one level's FIFO.
-func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, error) {
-	lv := &in.sides[s].levels[li]
+// walkLevel walks the FIFO of level lv (a book level, or a stop price's):
+// it checks the links, the loop bound, and the level's tail, order count and
+// quantity against its orders, and calls check on each order.
+func (m *Matcher) walkLevel(lv *level, what string, li int32, check func(oi orderIdx, o *order) error) (int, int64, error) {
 	prev := noOrder
 	var n int
 	var qty int64
@@ -181,32 +182,44 @@ func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, e
 		n++
 		switch {
 		case n > len(m.pool.orders):
-			return 0, 0, fmt.Errorf("level %d loops", li)
+			return 0, 0, fmt.Errorf("%s %d loops", what, li)
 		case o.prev != prev:
 			return 0, 0, fmt.Errorf("order %d: prev link %d, want %d", o.orderID, o.prev, prev)
-		case !o.resting || !o.listed || o.waiting:
-			return 0, 0, fmt.Errorf("order %d in a level but resting=%v listed=%v", o.orderID, o.resting, o.listed)
-		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.priceTicks) != li:
-			return 0, 0, fmt.Errorf("order %d is in the wrong level", o.orderID)
-		case o.reportWord != reportWordOf(o.sessionIdx, o.side, o.ordType, in.id):
-			return 0, 0, fmt.Errorf("order %d: report word %#x disagrees with its fields", o.orderID, o.reportWord)
-		case !canRest(o.ordType, o.tif):
-			return 0, 0, fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
-		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
-			return 0, 0, fmt.Errorf("order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
-		case isIceberg(o) && (m.pool.ext[oi].maxFloorQty <= 0 || m.pool.ext[oi].displayQty <= 0 ||
-			m.pool.ext[oi].displayQty > min(m.pool.ext[oi].maxFloorQty, o.leavesQty)):
-			return 0, 0, fmt.Errorf("iceberg %d: display %+v of leaves %d", o.orderID, m.pool.ext[oi], o.leavesQty)
-		case o.orderID == 0 || o.orderID > m.lastOrderID:
-			return 0, 0, fmt.Errorf("order id %d beyond the counter %d", o.orderID, m.lastOrderID)
+		}
+		if err := check(oi, o); err != nil {
+			return 0, 0, err
 		}
 		qty += o.leavesQty
 		prev = oi
 	}
 	if lv.tail != prev || int(lv.orders) != n || lv.qty != qty {
-		return 0, 0, fmt.Errorf("level %d: tail %d/%d, orders %d/%d, qty %d/%d", li, lv.tail, prev, lv.orders, n, lv.qty, qty)
+		return 0, 0, fmt.Errorf("%s %d: tail %d/%d, orders %d/%d, qty %d/%d", what, li, lv.tail, prev, lv.orders, n, lv.qty, qty)
 	}
 	return n, qty, nil
+}
+
+// checkLevel checks the orders of one book level.
+func (m *Matcher) checkLevel(in *instrument, ii, s int, li int32) (int, int64, error) {
+	return m.walkLevel(&in.sides[s].levels[li], "level", li, func(oi orderIdx, o *order) error {
+		switch {
+		case !o.resting || !o.listed || o.waiting:
+			return fmt.Errorf("order %d in a level but resting=%v listed=%v", o.orderID, o.resting, o.listed)
+		case int(o.instrument) != ii || sideIndex(o.side) != s || in.levelIndex(o.priceTicks) != li:
+			return fmt.Errorf("order %d is in the wrong level", o.orderID)
+		case o.reportWord != reportWordOf(o.sessionIdx, o.side, o.ordType, in.id):
+			return fmt.Errorf("order %d: report word %#x disagrees with its fields", o.orderID, o.reportWord)
+		case !canRest(o.ordType, o.tif):
+			return fmt.Errorf("order %d of type %v/%v rests", o.orderID, o.ordType, o.tif)
+		case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
+			return fmt.Errorf("order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
+		case isIceberg(o) && (m.pool.ext[oi].maxFloorQty <= 0 || m.pool.ext[oi].displayQty <= 0 ||
+			m.pool.ext[oi].displayQty > min(m.pool.ext[oi].maxFloorQty, o.leavesQty)):
+			return fmt.Errorf("iceberg %d: display %+v of leaves %d", o.orderID, m.pool.ext[oi], o.leavesQty)
+		case o.orderID == 0 || o.orderID > m.lastOrderID:
+			return fmt.Errorf("order id %d beyond the counter %d", o.orderID, m.lastOrderID)
+		}
+		return nil
+	})
 }
 
 // checkStops verifies an instrument's trigger structure (as checkSide does a
@@ -229,32 +242,19 @@ func (m *Matcher) checkStops(in *instrument, ii int) (int, int64, error) {
 	return count, total, nil
 }
 
-// checkStopLevel walks the FIFO of one stop price.
+// checkStopLevel checks the orders waiting at one stop price.
 func (m *Matcher) checkStopLevel(in *instrument, ii, s int, li int32) (int, int64, error) {
-	lv := &in.stops[s].levels[li]
-	prev := noOrder
-	var n int
-	var qty int64
-	for oi := lv.head; oi != noOrder; oi = m.pool.orders[oi].next {
-		o := &m.pool.orders[oi]
-		n++
+	return m.walkLevel(&in.stops[s].levels[li], "stop level", li, func(_ orderIdx, o *order) error {
 		switch {
-		case n > len(m.pool.orders):
-			return 0, 0, fmt.Errorf("stop level %d loops", li)
-		case o.prev != prev || !o.waiting || o.resting || !o.listed:
-			return 0, 0, fmt.Errorf("stop order %d: links or flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
+		case !o.waiting || o.resting || !o.listed:
+			return fmt.Errorf("stop order %d: flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
 		case int(o.instrument) != ii || sideIndex(o.side) != s || o.stopLevel-1 != li || !isStop(o.ordType):
-			return 0, 0, fmt.Errorf("stop order %d is in the wrong stop level", o.orderID)
+			return fmt.Errorf("stop order %d is in the wrong stop level", o.orderID)
 		case o.cumQty != 0 || o.leavesQty != o.qty || o.qty <= 0:
-			return 0, 0, fmt.Errorf("stop order %d: qty %d leaves %d cum %d", o.orderID, o.qty, o.leavesQty, o.cumQty)
+			return fmt.Errorf("stop order %d: qty %d leaves %d cum %d", o.orderID, o.qty, o.leavesQty, o.cumQty)
 		}
-		qty += o.leavesQty
-		prev = oi
-	}
-	if lv.tail != prev || int(lv.orders) != n || lv.qty != qty {
-		return 0, 0, fmt.Errorf("stop level %d: tail, count or qty disagree", li)
-	}
-	return n, qty, nil
+		return nil
+	})
 }
 
 // checkLists verifies the all-orders list and the session lists.
