@@ -33,6 +33,9 @@ type Config struct {
 	// Events hands out committed events (durable and applied) for the
 	// tape: trades, chart, operator commands.
 	Events marketdata.EventSource
+	// Tape is the tape the venue rebuilt at start-up from the journal
+	// (NewTape, Restore, Replay); nil: a new one, empty until events come.
+	Tape *Tape
 	// OrderToER and OrderToFeed are the venue's latency recorders (nil: not measured).
 	OrderToER, OrderToFeed *latency.Recorder
 	// SecureCookies marks the sign-in cookie Secure (the listener has TLS).
@@ -46,7 +49,7 @@ type Config struct {
 type Console struct {
 	cfg   Config
 	log   *slog.Logger
-	tape  *tape
+	tape  *Tape
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 
@@ -95,7 +98,10 @@ func New(cfg Config) (*Console, error) {
 	for _, s := range cfg.Ops.Sessions() {
 		c.byCompID[s.CompID] = s
 	}
-	c.tape = newTape(ids)
+	c.tape = cfg.Tape
+	if c.tape == nil {
+		c.tape = NewTape(ids, nil)
+	}
 	c.rates.last = map[uint16]rateSample{}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(template.FuncMap{}).ParseFS(webFS, "web/layout.html", "web/"+name+".html")

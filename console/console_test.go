@@ -34,25 +34,25 @@ func fill(t *testing.T, instrument uint32, aggressor bool, side venue.Side, px, 
 // bounded by TradesKept and ChartPointsMax; unknown instruments ignored;
 // applying an event does not allocate.
 func TestTapeKeepsLastTrades(t *testing.T) {
-	tp := newTape([]uint32{1, 2})
-	n := ChartPointsMax + 10
-	for i := 0; i < n; i++ {
-		tp.apply(fill(t, 1, true, venue.SideBuy, int64(1000+i), 1, int64(i)))
-		tp.apply(fill(t, 1, false, venue.SideSell, int64(1000+i), 1, int64(i))) // the resting side: no trade
+	tp := NewTape([]uint32{1, 2}, nil)
+	n := int64(ChartPointsMax + 10)
+	for i := int64(0); i < n; i++ {
+		tp.apply(fill(t, 1, true, venue.SideBuy, 1000+i, 1, i))
+		tp.apply(fill(t, 1, false, venue.SideSell, 1000+i, 1, i)) // the resting side: no trade
 	}
 	tp.apply(fill(t, 9, true, venue.SideBuy, 5, 5, 0)) // unknown instrument
 	c, ok := tp.instrument(1)
-	if !ok || c.TradesSinceStart != n || len(c.Trades) != TradesKept || len(c.Chart) != ChartPointsMax {
-		t.Fatalf("tape: %v %d trades, %d kept, %d chart points", ok, c.TradesSinceStart, len(c.Trades), len(c.Chart))
+	if !ok || c.TradesOfDay != n || len(c.Trades) != TradesKept || len(c.Chart) != ChartPointsMax {
+		t.Fatalf("tape: %v %d trades, %d kept, %d chart points", ok, c.TradesOfDay, len(c.Trades), len(c.Chart))
 	}
-	if c.Trades[0].PriceTicks != int64(1000+n-1) || c.Chart[0].priceTicks != int64(1000+n-ChartPointsMax) ||
-		c.Chart[len(c.Chart)-1].priceTicks != int64(1000+n-1) {
+	if c.Trades[0].PriceTicks != 1000+n-1 || c.Chart[0].priceTicks != 1000+n-ChartPointsMax ||
+		c.Chart[len(c.Chart)-1].priceTicks != 1000+n-1 {
 		t.Fatalf("order: newest trade %d, chart from %d to %d", c.Trades[0].PriceTicks, c.Chart[0].priceTicks, c.Chart[len(c.Chart)-1].priceTicks)
 	}
-	if c.FirstTicks != 1000 || c.LowTicks != 1000 || c.HighTicks != int64(1000+n-1) {
+	if c.FirstTicks != 1000 || c.LowTicks != 1000 || c.HighTicks != 1000+n-1 {
 		t.Fatalf("first/low/high %d %d %d", c.FirstTicks, c.LowTicks, c.HighTicks)
 	}
-	if c2, _ := tp.instrument(2); c2.TradesSinceStart != 0 || len(c2.Chart) != 0 {
+	if c2, _ := tp.instrument(2); c2.TradesOfDay != 0 || len(c2.Chart) != 0 {
 		t.Fatalf("instrument 2 has trades: %+v", c2)
 	}
 	if _, ok := tp.instrument(9); ok {

@@ -5,10 +5,12 @@
 // load; no build step, nothing from elsewhere):
 //
 //   - /market: every instrument's status, last trade, change from the
-//     reference price in force, volume, best bid and offer;
+//     reference price in force, the day's volume and trades, best bid and
+//     offer;
 //   - /market/{symbol}: the depth ladder (LadderLevels price levels a side,
-//     from the market data feed's books), the last TradesKept trades and a
-//     chart of the last ChartPointsMax trades' prices, drawn in SVG;
+//     from the market data feed's books), the day's last TradesKept trades
+//     and a chart of the day's last ChartPointsMax trades' prices, drawn in
+//     SVG;
 //   - /sessions and /sessions/{comp_id}: each FIX session's state, peer,
 //     sequence numbers, message, order, cancel and reject rates, throttle
 //     hits and open orders;
@@ -42,8 +44,27 @@
 // URL is a 404 page; a missing or forged token is 401, a read token used
 // for a change 403, with nothing done.
 //
-// Limits: the tape covers events since start (a restart empties the
-// trades and chart); the chart shows trades, not time bars; the journal
-// list shows the last OperatorResultsKept operator commands, without
-// their reason (in the command: `fixvenue journal dump` prints it).
+// # The day and restarts
+//
+// The day starts at the last EndOfDay the journal holds (before any, at
+// the journal's start): an EndOfDay done empties each instrument's trades,
+// chart, volume and first, high and low prices. The change is measured
+// from the reference price of the last SetPriceBand the tape saw, else the
+// Monitor's (the configured one while its band is in force), else the
+// day's first trade.
+//
+// A restart rebuilds the tape as the venue rebuilds the feed (package
+// marketdata, "Restarts"): the venue hands the tape every event of the
+// replayed journal (Tape.Replay), and saves the tape's state (state.go)
+// beside each snapshot, captured after the snapshot's command as the
+// feed's is (Tape.SnapshotAt), so that a start from that snapshot restores
+// it (Tape.Restore) and replays the commands after it. A snapshot without
+// the tape's state is passed over, so the pages after a restart show what
+// they showed before it: the same trades, chart points, volume and
+// operator commands. A cluster's new leader starts its tape empty.
+//
+// Limits: the chart shows the day's last ChartPointsMax trades, not time
+// bars; the journal list shows the last OperatorResultsKept operator
+// commands, without their reason (in the command: `fixvenue journal dump`
+// prints it).
 package console

@@ -1,7 +1,10 @@
 package console
 
 import (
+	"encoding/binary"
+	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -9,10 +12,11 @@ import (
 
 // Bounds of the tape.
 const (
-	// TradesKept is how many last trades each instrument's page lists.
+	// TradesKept is how many last trades of the day each instrument's page
+	// lists.
 	TradesKept = 50
 	// ChartPointsMax is how many trades the price chart of an instrument
-	// draws: the last ChartPointsMax since start.
+	// draws: the day's last ChartPointsMax.
 	ChartPointsMax = 2048
 	// OperatorResultsKept is how many operator commands the Operations
 	// page lists.
@@ -45,42 +49,71 @@ type chartPoint struct {
 	timeNs, priceTicks int64
 }
 
-// instrumentTape is what the tape keeps of one instrument: fixed rings,
-// allocated at start.
+// instrumentTape is what the tape keeps of one instrument's day: fixed
+// rings, allocated at start.
 type instrumentTape struct {
-	trades      [TradesKept]Trade
-	tradesN     int // trades recorded since start
-	chart       []chartPoint
-	chartN      int
-	firstTicks  int64 // the first trade since start (0: none)
-	highTicks   int64
-	lowTicks    int64
-	statusTimes int64 // last status change, event time
+	trades     [TradesKept]Trade
+	tradesN    int64 // trades of the day
+	chart      []chartPoint
+	chartN     int64
+	firstTicks int64 // the day's first trade (0: none)
+	highTicks  int64
+	lowTicks   int64
+	volume     int64 // quantity traded in the day
+	refTicks   int64 // the reference price of the last SetPriceBand (0: none seen)
 }
 
-// tape is the console's consumer of committed events: it keeps the trades,
-// the chart points and the operator commands the pages show. Every other
-// figure comes from the ops Monitor and the market data depth cache, which
-// are also built from events.
-type tape struct {
-	mu      sync.Mutex
-	byID    map[uint32]*instrumentTape // fixed at construction
-	ops     [OperatorResultsKept]OperatorRecord
-	opsN    int
-	events  int64
-	lastErr error
+// Tape is the console's consumer of committed events: it keeps each
+// instrument's trades of the day, the chart points, the day's volume and
+// the operator commands the pages show. The day starts at the last
+// EndOfDay the events carry. Every other figure comes from the ops
+// Monitor and the market data depth cache, which are also built from
+// events.
+//
+// A restart rebuilds it as the feed is rebuilt (doc.go "Restarts"): the
+// venue hands it the events of the replayed journal (Replay), after the
+// state saved with the snapshot the replay starts from (Restore).
+type Tape struct {
+	mu       sync.Mutex
+	byID     map[uint32]*instrumentTape // fixed at construction
+	ops      [OperatorResultsKept]OperatorRecord
+	opsN     int64
+	dayNs    int64 // time of the last EndOfDay (0: none seen)
+	events   int64
+	replayed int64 // events handed by Replay
+
+	// snapPoint is the command after which the state is to be captured
+	// (0: none), as for the feed (marketdata.Feed.SnapshotAt).
+	snapPoint atomic.Uint64
+	capture   func(seq uint64, write func(io.Writer) error) error
 }
 
-func newTape(ids []uint32) *tape {
-	t := &tape{byID: make(map[uint32]*instrumentTape, len(ids))}
+// NewTape makes the tape of the instruments ids. capture, if set, is
+// handed the tape's state (state.go) at the points SnapshotAt asks for.
+func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error) error) *Tape {
+	t := &Tape{byID: make(map[uint32]*instrumentTape, len(ids)), capture: capture}
 	for _, id := range ids {
 		t.byID[id] = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)}
 	}
 	return t
 }
 
+// Replay records the event of a replayed command, at start-up before Run.
+func (t *Tape) Replay(ev []byte) {
+	t.mu.Lock()
+	t.apply(ev)
+	t.replayed++
+	t.mu.Unlock()
+}
+
+// SnapshotAt asks for the tape's state after command seq: the venue calls
+// it when it captures the matcher's snapshot of seq. The tape captures its
+// state just before it applies the first event of a later command, when it
+// has applied every event up to seq and none after.
+func (t *Tape) SnapshotAt(seq uint64) { t.snapPoint.Store(seq) }
+
 // run consumes committed events until WaitFor fails (the venue stops).
-func (t *tape) run(src marketdata.EventSource) error {
+func (t *Tape) run(src marketdata.EventSource) error {
 	next := src.Next()
 	for {
 		avail, err := src.WaitFor(next)
@@ -89,7 +122,7 @@ func (t *tape) run(src marketdata.EventSource) error {
 		}
 		t.mu.Lock()
 		for s := next; s <= avail; s++ {
-			t.apply(src.Slot(s))
+			t.applyCommitted(src.Slot(s))
 		}
 		t.mu.Unlock()
 		src.Release(avail)
@@ -97,8 +130,37 @@ func (t *tape) run(src marketdata.EventSource) error {
 	}
 }
 
-// apply records one event (t.mu held). It does not allocate.
-func (t *tape) apply(ev []byte) {
+// applyCommitted records a committed event (t.mu held), after capturing
+// the state asked for when the event is the first of a later command.
+func (t *Tape) applyCommitted(ev []byte) {
+	if p := t.snapPoint.Load(); p != 0 && causeSeqOf(ev) > p {
+		t.captureState(p)
+	}
+	t.apply(ev)
+}
+
+// captureState hands the state to capture (t.mu held). A failure costs
+// only this snapshot's state: the venue then starts from an older one, or
+// from the whole journal.
+func (t *Tape) captureState(seq uint64) {
+	t.snapPoint.CompareAndSwap(seq, 0)
+	if t.capture != nil {
+		_ = t.capture(seq, t.writeState)
+	}
+}
+
+// causeSeqOf reads an event's causeSeq, the first field of every event's
+// block (the command that caused it).
+func causeSeqOf(ev []byte) uint64 {
+	if len(ev) < venue.MessageHeaderSize+8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
+}
+
+// apply records one event (t.mu held). It does not allocate, but for the
+// operator's name of an operator command.
+func (t *Tape) apply(ev []byte) {
 	t.events++
 	tid, err := venue.TemplateIDOf(ev, 0)
 	if err != nil {
@@ -110,30 +172,56 @@ func (t *tape) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) != nil || e.Aggressor() != venue.BooleanTypeTrue {
 			return // one trade gives two fills: the aggressor's is the trade
 		}
-		in := t.byID[e.InstrumentID()]
-		if in == nil {
-			return
+		if in := t.byID[e.InstrumentID()]; in != nil {
+			in.add(Trade{TimeNs: e.TimestampNs(), PriceTicks: e.LastPriceTicks(), Qty: e.LastQty(), Aggressor: e.Side()})
 		}
-		px := e.LastPriceTicks()
-		in.trades[in.tradesN%TradesKept] = Trade{TimeNs: e.TimestampNs(), PriceTicks: px, Qty: e.LastQty(), Aggressor: e.Side()}
-		in.tradesN++
-		in.chart[in.chartN%ChartPointsMax] = chartPoint{timeNs: e.TimestampNs(), priceTicks: px}
-		in.chartN++
-		if in.firstTicks == 0 {
-			in.firstTicks, in.highTicks, in.lowTicks = px, px, px
-		}
-		in.highTicks, in.lowTicks = max(in.highTicks, px), min(in.lowTicks, px)
 	case venue.OperatorResultTemplateID:
 		var e venue.OperatorResult
 		if e.WrapDecode(ev, 0) != nil {
 			return
 		}
-		r := &t.ops[t.opsN%OperatorResultsKept]
-		*r = OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
-			Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
-		r.Operator = string(trimNul(e.Operator())) // one small string per operator command, off the order path
-		t.opsN++
+		t.operatorResult(&e)
 	}
+}
+
+func (in *instrumentTape) add(tr Trade) {
+	in.trades[in.tradesN%TradesKept] = tr
+	in.tradesN++
+	in.chart[in.chartN%ChartPointsMax] = chartPoint{timeNs: tr.TimeNs, priceTicks: tr.PriceTicks}
+	in.chartN++
+	in.volume += tr.Qty
+	px := tr.PriceTicks
+	if in.firstTicks == 0 {
+		in.firstTicks, in.highTicks, in.lowTicks = px, px, px
+	}
+	in.highTicks, in.lowTicks = max(in.highTicks, px), min(in.lowTicks, px)
+}
+
+// newDay forgets the day's trades; the reference price stays in force.
+func (in *instrumentTape) newDay() {
+	in.tradesN, in.chartN, in.firstTicks, in.highTicks, in.lowTicks, in.volume = 0, 0, 0, 0, 0, 0
+}
+
+// operatorResult records an operator command; an EndOfDay done starts a
+// new day, a SetPriceBand done moves the reference price.
+func (t *Tape) operatorResult(e *venue.OperatorResult) {
+	done := e.Reason() == venue.RejectReasonNone
+	switch {
+	case done && e.Action() == venue.OperatorActionTypeEndOfDay:
+		t.dayNs = e.TimestampNs()
+		for _, in := range t.byID {
+			in.newDay()
+		}
+	case done && e.Action() == venue.OperatorActionTypeSetPriceBand:
+		if in := t.byID[e.InstrumentID()]; in != nil {
+			in.refTicks = e.RefPriceTicks()
+		}
+	}
+	r := &t.ops[t.opsN%OperatorResultsKept]
+	*r = OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
+		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
+	r.Operator = string(trimNul(e.Operator())) // one small string per operator command, off the order path
+	t.opsN++
 }
 
 func trimNul(b []byte) []byte {
@@ -149,20 +237,23 @@ func trimNul(b []byte) []byte {
 type instrumentCopy struct {
 	Trades                          []Trade // newest first
 	Chart                           []chartPoint
-	TradesSinceStart                int
+	TradesOfDay, Volume             int64
 	FirstTicks, HighTicks, LowTicks int64
+	RefTicks                        int64 // 0: no SetPriceBand seen
+	DayNs                           int64 // the last EndOfDay (0: none seen)
 }
 
 // instrument copies one instrument's tape (false: unknown instrument).
-func (t *tape) instrument(id uint32) (instrumentCopy, bool) {
+func (t *Tape) instrument(id uint32) (instrumentCopy, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	in := t.byID[id]
 	if in == nil {
 		return instrumentCopy{}, false
 	}
-	c := instrumentCopy{TradesSinceStart: in.tradesN, FirstTicks: in.firstTicks, HighTicks: in.highTicks, LowTicks: in.lowTicks}
-	for i := 0; i < min(in.tradesN, TradesKept); i++ {
+	c := in.summary()
+	c.DayNs = t.dayNs
+	for i := int64(0); i < min(in.tradesN, TradesKept); i++ {
 		c.Trades = append(c.Trades, in.trades[(in.tradesN-1-i)%TradesKept])
 	}
 	n := min(in.chartN, ChartPointsMax)
@@ -173,22 +264,27 @@ func (t *tape) instrument(id uint32) (instrumentCopy, bool) {
 	return c, true
 }
 
-// tradesSinceStart is the number of trades of an instrument since start.
-func (t *tape) tradesSinceStart(id uint32) int {
+func (in *instrumentTape) summary() instrumentCopy {
+	return instrumentCopy{TradesOfDay: in.tradesN, Volume: in.volume, FirstTicks: in.firstTicks, HighTicks: in.highTicks,
+		LowTicks: in.lowTicks, RefTicks: in.refTicks}
+}
+
+// daySummary is an instrument's figures of the day without its lists.
+func (t *Tape) daySummary(id uint32) instrumentCopy {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if in := t.byID[id]; in != nil {
-		return in.tradesN
+		return in.summary()
 	}
-	return 0
+	return instrumentCopy{}
 }
 
 // operatorRecords copies the operator commands kept, newest first.
-func (t *tape) operatorRecords() []OperatorRecord {
+func (t *Tape) operatorRecords() []OperatorRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]OperatorRecord, 0, min(t.opsN, OperatorResultsKept))
-	for i := 0; i < min(t.opsN, OperatorResultsKept); i++ {
+	for i := int64(0); i < min(t.opsN, OperatorResultsKept); i++ {
 		out = append(out, t.ops[(t.opsN-1-i)%OperatorResultsKept])
 	}
 	return out

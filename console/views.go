@@ -29,9 +29,9 @@ type marketRow struct {
 	LastQty   int64  `json:"lastQty"`
 	Change    string `json:"change"`
 	ChangePct string `json:"changePct"`
-	Up        int    `json:"up"` // 1 up, -1 down, 0 unchanged or no trade
-	Volume    int64  `json:"volume"`
-	Trades    int    `json:"trades"` // since start
+	Up        int    `json:"up"`     // 1 up, -1 down, 0 unchanged or no trade
+	Volume    int64  `json:"volume"` // of the day
+	Trades    int64  `json:"trades"` // of the day
 	Bid       string `json:"bid"`
 	BidQty    int64  `json:"bidQty"`
 	Ask       string `json:"ask"`
@@ -48,11 +48,14 @@ func price(ticks int64, in config.Instrument) string {
 
 func (c *Console) marketRow(in config.Instrument) marketRow {
 	mon, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
-	row := marketRow{Symbol: in.Symbol, Trades: c.tape.tradesSinceStart(in.ID)}
+	day := c.tape.daySummary(in.ID)
+	// The day's figures are the tape's: the feed's and the Monitor's volume
+	// count every trade since the first command.
+	row := marketRow{Symbol: in.Symbol, Trades: day.TradesOfDay, Volume: day.Volume}
 	var lastTicks int64
 	if d, ok := c.top(in); ok {
 		// The feed's view: only durable commands, like everything that leaves the venue.
-		row.Status, lastTicks, row.LastQty, row.Volume = d.State.Status.String(), d.State.LastTradePriceTicks, d.State.LastTradeQty, d.State.Volume
+		row.Status, lastTicks, row.LastQty = d.State.Status.String(), d.State.LastTradePriceTicks, d.State.LastTradeQty
 		if len(d.Bids) > 0 {
 			row.Bid, row.BidQty = price(d.Bids[0].PriceTicks, in), d.Bids[0].Qty
 		}
@@ -61,7 +64,7 @@ func (c *Console) marketRow(in config.Instrument) marketRow {
 		}
 	} else {
 		// Market data off: the ops Monitor's view (events, not yet durable ones excluded).
-		row.Status, lastTicks, row.LastQty, row.Volume = mon.Status.String(), mon.LastPriceTicks, mon.LastQty, mon.Volume
+		row.Status, lastTicks, row.LastQty = mon.Status.String(), mon.LastPriceTicks, mon.LastQty
 		if mon.BidQty > 0 {
 			row.Bid, row.BidQty = price(mon.BidTicks, in), mon.BidQty
 		}
@@ -71,7 +74,7 @@ func (c *Console) marketRow(in config.Instrument) marketRow {
 	}
 	if row.LastQty > 0 {
 		row.Last = price(lastTicks, in)
-		row.Change, row.ChangePct, row.Up = change(lastTicks, refTicks(mon, in), in)
+		row.Change, row.ChangePct, row.Up = change(lastTicks, refTicks(day, mon, in), in)
 	}
 	return row
 }
@@ -88,10 +91,18 @@ func (c *Console) top(in config.Instrument) (marketdata.Depth, bool) {
 }
 
 // refTicks is the price a change is measured from: the reference price in
-// force (the price band's), else the configured one.
-func refTicks(st ops.InstrumentState, in config.Instrument) int64 {
-	if st.RefPriceTicks > 0 {
+// force (the last SetPriceBand's the tape saw, else the Monitor's, which
+// knows the configured one while it is in force); when an operator moved
+// the band before the journal the venue replayed, the day's first trade;
+// else the configured reference price.
+func refTicks(day instrumentCopy, st ops.InstrumentState, in config.Instrument) int64 {
+	switch {
+	case day.RefTicks > 0:
+		return day.RefTicks
+	case st.RefPriceTicks > 0:
 		return st.RefPriceTicks
+	case day.FirstTicks > 0:
+		return day.FirstTicks
 	}
 	return in.RefPriceTicks
 }
@@ -142,6 +153,9 @@ type chartView struct {
 	// TickSize scales ticks to prices for the axis labels.
 	Low, High, First, Last string
 	LowTicks, HighTicks    int64
+	// DayStart is when the day began (the last end of day, UTC); "" when
+	// the journal holds none.
+	DayStart string `json:"dayStart"`
 }
 
 type bookView struct {
@@ -180,6 +194,9 @@ func (c *Console) bookView(in config.Instrument) bookView {
 	v.Chart.Points = make([][2]int64, 0, len(t.Chart))
 	for _, p := range t.Chart {
 		v.Chart.Points = append(v.Chart.Points, [2]int64{p.timeNs / 1e6, p.priceTicks})
+	}
+	if t.DayNs > 0 {
+		v.Chart.DayStart = time.Unix(0, t.DayNs).UTC().Format("2006-01-02 15:04:05")
 	}
 	if len(t.Chart) > 0 {
 		v.Chart.Low, v.Chart.High, v.Chart.LowTicks, v.Chart.HighTicks = price(t.LowTicks, in), price(t.HighTicks, in), t.LowTicks, t.HighTicks

@@ -2,8 +2,12 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/console"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
@@ -18,7 +22,7 @@ func (s *Server) buildConsole() error {
 	if !a.Enabled() || !a.Console.Enabled {
 		return nil
 	}
-	cc := console.Config{Settings: a.Console, Ops: s.ops, Events: s.committedEvents(), OrderToER: s.orderToER,
+	cc := console.Config{Settings: a.Console, Ops: s.ops, Events: s.committedEvents(), Tape: s.tape, OrderToER: s.orderToER,
 		OrderToFeed: s.orderToFeed, SecureCookies: a.TLSCertFile != "", Logger: s.log}
 	if s.fixmd != nil {
 		cc.Depth = s.fixmd.Cache()
@@ -31,6 +35,39 @@ func (s *Server) buildConsole() error {
 	s.ops.SetConsole(c)
 	return nil
 }
+
+// buildTape makes the console's tape before the replay, which rebuilds it
+// (Server.replay), and its state's snapshotter: the state is saved beside
+// every snapshot, periodic or end of day, so that a restart from any of them
+// has the day's trades. A new leader of a cluster builds its console without
+// one (its tape starts empty).
+func (s *Server) buildTape() error {
+	a := s.cfg.Admin
+	if !a.Enabled() || !a.Console.Enabled {
+		return nil
+	}
+	if err := os.MkdirAll(s.consoleStateDir(), 0o755); err != nil {
+		return fmt.Errorf("console state: %w", err)
+	}
+	// One more than the journal keeps, as for the feed's state.
+	snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.consoleStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
+		Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
+	if err != nil {
+		return err
+	}
+	s.consoleSnaps = snaps
+	ids := make([]uint32, 0, len(s.cfg.Instruments))
+	for _, in := range s.cfg.Instruments {
+		ids = append(ids, in.ID)
+	}
+	s.tape = console.NewTape(ids, snaps.Capture)
+	return nil
+}
+
+// consoleStateDir holds the console tape's state saved with each snapshot
+// (console/state.go), in the journal's snapshot file format, named by the
+// same seq.
+func (s *Server) consoleStateDir() string { return filepath.Join(s.cfg.Venue.DataDir, "consolestate") }
 
 // startConsole runs the console's consumer and the latency rotation.
 func (s *Server) startConsole() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,115 +13,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/fixvenue/fixvenue/internal/browsertest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
 
 // The console's tests in a real browser: headless Chromium (Debian's
-// chromium package; .ci/run installs it) driven by chromedp, against a
-// venue on loopback with FIX clients over TCP.
-
-// browserWait bounds every wait for the page. The pages update at
-// updates_per_second (4 here); the bound is generous because the test
-// machines are shared, and speed is not what these tests assert.
-const browserWait = 15 * time.Second
-
-// browserStartMax bounds Chromium's start.
-const browserStartMax = 60 * time.Second
-
-// chromiumPath finds the browser, or "" when none is installed.
-func chromiumPath() string {
-	if p := os.Getenv("FIXVENUE_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// newBrowser starts headless Chromium with a fresh profile and no network
-// beyond what the page asks for (loopback), and returns its tab's context.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := chromiumPath()
-	if path == "" {
-		t.Skip("chromium is not installed (apt-get install chromium, as .ci/run does): the console's browser tests are skipped")
-	}
-	profile, err := os.MkdirTemp("", "fixvenue-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true)}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		stopped := make(chan struct{})
-		go func() {
-			cancel()
-			cancelAlloc()
-			close(stopped)
-		}()
-		select {
-		case <-stopped:
-		case <-time.After(browserStartMax):
-			t.Errorf("chromium did not stop within %s", browserStartMax)
-			return
-		}
-		// Chromium's helpers may still write in the profile for a moment.
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	// The first run starts the browser; its context must not carry a
-	// deadline (it would end the browser), so the wait is bounded here.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("chromium %s: %v", path, err)
-		}
-	case <-time.After(browserStartMax):
-		t.Fatalf("chromium %s did not start within %s", path, browserStartMax)
-	}
-	return ctx
-}
-
-// open navigates the tab and returns the page's HTTP status.
-func open(t *testing.T, ctx context.Context, url string) int64 {
-	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, browserWait)
-	defer cancel()
-	resp, err := chromedp.Run(tctx, chromedp.NavigateResponse(url))
-	if err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
-	return resp.Status
-}
-
-// waitFor polls a JavaScript predicate in the page until it is true.
-func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
-	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, browserWait+5*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(tctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait), chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		body, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.querySelector("main") ? document.querySelector("main").innerText : ""`))
-		t.Fatalf("%s: %v\npage text:\n%s", what, err, body)
-	}
-}
+// chromium package; .ci/run installs it) driven by chromedp
+// (internal/browsertest), against a venue on loopback with FIX clients over
+// TCP.
 
 // confirmAction types a token and a reason on the Operations page, clicks
 // an action's button and confirms. The button is found and clicked in one
@@ -130,25 +30,13 @@ func waitFor(t *testing.T, ctx context.Context, what, predicate string) {
 // found by one call could be gone by the next.
 func confirmAction(t *testing.T, ctx context.Context, token, reason, button string) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, browserWait)
+	tctx, cancel := context.WithTimeout(ctx, browsertest.Wait)
 	defer cancel()
 	if err := chromedp.Do(tctx, chromedp.SetValue(chromedp.CSS("#token"), token), chromedp.SetValue(chromedp.CSS("#reason"), reason)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "click "+button, fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b) return false; b.click(); return true; })()`, button))
-	waitFor(t, ctx, "confirm", `(() => { if (document.getElementById("confirm").hidden) return false; document.getElementById("confirm-yes").click(); return true; })()`)
-}
-
-// eval evaluates an expression in the page.
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, browserWait)
-	defer cancel()
-	v, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	return v
+	browsertest.WaitFor(t, ctx, "click "+button, fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b) return false; b.click(); return true; })()`, button))
+	browsertest.WaitFor(t, ctx, "confirm", `(() => { if (document.getElementById("confirm").hidden) return false; document.getElementById("confirm-yes").click(); return true; })()`)
 }
 
 // consoleVenue starts a venue with market data, the console and two
@@ -176,22 +64,17 @@ func consoleVenueFeed(t *testing.T, extraConsole string) (*Server, string, *net.
 	return s, "http://" + s.AdminAddr(), udp
 }
 
-// text is the innerText of the first element matching a CSS selector.
-func text(sel string) string {
-	return fmt.Sprintf(`(document.querySelector(%q) ? document.querySelector(%q).innerText : "")`, sel, sel)
-}
-
 // TestConsoleBookLive: orders entered over FIX appear in the ladder, a
 // trade in the trades list and the chart, and the market page shows the
 // instrument's last trade, each through the page's event stream.
 func TestConsoleBookLive(t *testing.T) {
 	s, base := consoleVenue(t, "")
-	ctx := newBrowser(t)
-	if code := open(t, ctx, base+"/market/ACME"); code != 200 {
+	ctx := browsertest.New(t)
+	if code := browsertest.Open(t, ctx, base+"/market/ACME"); code != 200 {
 		t.Fatalf("/market/ACME: HTTP %d", code)
 	}
-	waitFor(t, ctx, "the stream connects", `document.getElementById("live").textContent === "live"`)
-	if got := eval[string](t, ctx, text("#ladder tbody")); strings.TrimSpace(got) != "" {
+	browsertest.WaitFor(t, ctx, "the stream connects", `document.getElementById("live").textContent === "live"`)
+	if got := browsertest.Eval[string](t, ctx, browsertest.Text("#ladder tbody")); strings.TrimSpace(got) != "" {
 		t.Fatalf("empty book shows levels: %q", got)
 	}
 	c := logon(t, s, "CLIENT1", true)
@@ -201,9 +84,9 @@ func TestConsoleBookLive(t *testing.T) {
 	for _, id := range []string{"b1", "b2", "s1"} {
 		expectER(t, c, map[int]string{11: id, 150: "0"})
 	}
-	waitFor(t, ctx, "the ladder shows both bids and the ask",
-		`(() => { const t = `+text("#ladder tbody")+`; return t.includes("99.00") && t.includes("98.50") && t.includes("101.25"); })()`)
-	rows := eval[[]string](t, ctx, `[...document.querySelectorAll("#ladder tbody tr")].map(r => [...r.cells].map(c => c.innerText).join("|"))`)
+	browsertest.WaitFor(t, ctx, "the ladder shows both bids and the ask",
+		`(() => { const t = `+browsertest.Text("#ladder tbody")+`; return t.includes("99.00") && t.includes("98.50") && t.includes("101.25"); })()`)
+	rows := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#ladder tbody tr")].map(r => [...r.cells].map(c => c.innerText).join("|"))`)
 	if len(rows) != 2 || rows[0] != "1|10|99.00|101.25|6|1" || rows[1] != "1|4|98.50|||" {
 		t.Fatalf("ladder rows %q", rows)
 	}
@@ -212,28 +95,28 @@ func TestConsoleBookLive(t *testing.T) {
 	sendOrder(t, d, order{id: "x1", side: "2", qty: "10", px: "99.00", tif: "3"})
 	expectER(t, d, map[int]string{11: "x1", 150: "F", 31: "99.00", 32: "10"})
 	filled := time.Now()
-	waitFor(t, ctx, "the trade is listed", `document.querySelectorAll("#trades tbody tr").length === 1`)
+	browsertest.WaitFor(t, ctx, "the trade is listed", `document.querySelectorAll("#trades tbody tr").length === 1`)
 	// Logged, not asserted (speed is not what tests check; the page updates 4 times a second).
 	t.Logf("the trade showed in the browser %s after its ExecutionReport", time.Since(filled).Round(time.Millisecond))
-	if got := eval[string](t, ctx, text("#trades tbody tr")); !strings.Contains(got, "99.00\t10\tsell") {
+	if got := browsertest.Eval[string](t, ctx, browsertest.Text("#trades tbody tr")); !strings.Contains(got, "99.00\t10\tsell") {
 		t.Fatalf("trade row %q", got)
 	}
-	waitFor(t, ctx, "the ladder loses the traded level", `!`+text("#ladder tbody")+`.includes("99.00")`)
-	if n := eval[int](t, ctx, `document.querySelectorAll("#chart path.line").length`); n != 1 {
+	browsertest.WaitFor(t, ctx, "the ladder loses the traded level", `!`+browsertest.Text("#ladder tbody")+`.includes("99.00")`)
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#chart path.line").length`); n != 1 {
 		t.Fatalf("chart has %d lines", n)
 	}
-	if st := eval[string](t, ctx, text("#summary")); !strings.Contains(st, "10 @ 99.00") && !strings.Contains(st, "99.00 × 10") {
+	if st := browsertest.Eval[string](t, ctx, browsertest.Text("#summary")); !strings.Contains(st, "10 @ 99.00") && !strings.Contains(st, "99.00 × 10") {
 		t.Fatalf("summary %q", st)
 	}
 	// The market page shows the last trade and the change from the reference price (100.00).
-	open(t, ctx, base+"/market")
-	waitFor(t, ctx, "the market row shows the trade", `(() => { const r = document.querySelector('#market tr[data-symbol="ACME"]');
+	browsertest.Open(t, ctx, base+"/market")
+	browsertest.WaitFor(t, ctx, "the market row shows the trade", `(() => { const r = document.querySelector('#market tr[data-symbol="ACME"]');
 		return r && r.innerText.includes("99.00") && r.innerText.includes("-1.00") && r.innerText.includes("-1.00%"); })()`)
 	// An unknown instrument is a 404 page.
-	if code := open(t, ctx, base+"/market/NOPE"); code != 404 {
+	if code := browsertest.Open(t, ctx, base+"/market/NOPE"); code != 404 {
 		t.Fatalf("/market/NOPE: HTTP %d", code)
 	}
-	if got := eval[string](t, ctx, text("main")); !strings.Contains(got, `no instrument "NOPE"`) {
+	if got := browsertest.Eval[string](t, ctx, browsertest.Text("main")); !strings.Contains(got, `no instrument "NOPE"`) {
 		t.Fatalf("404 page says %q", got)
 	}
 }
@@ -268,28 +151,28 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 			t.Error("the feed client did not stop")
 		}
 	})
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t)
 	c := logon(t, s, "CLIENT1", true)
-	open(t, ctx, base+"/operations")
-	waitFor(t, ctx, "the instruments are listed", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button') !== null`)
+	browsertest.Open(t, ctx, base+"/operations")
+	browsertest.WaitFor(t, ctx, "the instruments are listed", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button') !== null`)
 	halt := func(token string) {
 		t.Helper()
 		confirmAction(t, ctx, token, "console test", `#ops-instruments tr[data-symbol="ACME"] button[data-action="halt"]`)
 	}
 	before := durableSeq(t, s)
 	halt("forged-token")
-	waitFor(t, ctx, "the forged token is refused", text("#result")+`.includes("HTTP 401")`)
+	browsertest.WaitFor(t, ctx, "the forged token is refused", browsertest.Text("#result")+`.includes("HTTP 401")`)
 	if after := durableSeq(t, s); after != before {
 		t.Fatalf("a forged token journaled %d commands", after-before)
 	}
 	halt(aliceToken)
-	waitFor(t, ctx, "the halt is done", text("#result")+`.includes("SetTradingStatus: done by alice")`)
-	waitFor(t, ctx, "the page shows ACME halted", text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Halted")`)
-	waitFor(t, ctx, "the journal lists the halt", `(() => { const t = `+text("#journal tbody")+`; return t.includes("SetTradingStatus") && t.includes("ACME") && t.includes("alice"); })()`)
+	browsertest.WaitFor(t, ctx, "the halt is done", browsertest.Text("#result")+`.includes("SetTradingStatus: done by alice")`)
+	browsertest.WaitFor(t, ctx, "the page shows ACME halted", browsertest.Text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Halted")`)
+	browsertest.WaitFor(t, ctx, "the journal lists the halt", `(() => { const t = `+browsertest.Text("#journal tbody")+`; return t.includes("SetTradingStatus") && t.includes("ACME") && t.includes("alice"); })()`)
 	// The market data client sees the status change.
 	select {
 	case <-halted:
-	case <-time.After(browserWait):
+	case <-time.After(browsertest.Wait):
 		t.Fatal("the feed client did not see ACME halted")
 	}
 	// The FIX client hears of it: an unsolicited TradingSessionStatus (35=h,
@@ -303,12 +186,12 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 		t.Fatalf("reject text %q", er.Get(58))
 	}
 	// The market page shows it too; then resume from the page.
-	open(t, ctx, base+"/market")
-	waitFor(t, ctx, "market shows Halted", text(`#market tr[data-symbol="ACME"]`)+`.includes("Halted")`)
-	open(t, ctx, base+"/operations")
-	waitFor(t, ctx, "resume button", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]') !== null`)
+	browsertest.Open(t, ctx, base+"/market")
+	browsertest.WaitFor(t, ctx, "market shows Halted", browsertest.Text(`#market tr[data-symbol="ACME"]`)+`.includes("Halted")`)
+	browsertest.Open(t, ctx, base+"/operations")
+	browsertest.WaitFor(t, ctx, "resume button", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]') !== null`)
 	confirmAction(t, ctx, aliceToken, "resume", `#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]`)
-	waitFor(t, ctx, "ACME open again", text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
+	browsertest.WaitFor(t, ctx, "ACME open again", browsertest.Text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
 	sendOrder(t, c, order{id: "h2", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h2", 150: "0"})
 	// Cancel the session's orders, then log it out, from the page.
@@ -318,16 +201,16 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	}
 	act("CLIENT1", "cancel orders", "risk check")
 	expectER(t, c, map[int]string{11: "h2", 150: "4"})
-	waitFor(t, ctx, "the cancel is done", text("#result")+`.includes("MassCancel: done by alice") && `+text("#result")+`.includes("count 1")`)
+	browsertest.WaitFor(t, ctx, "the cancel is done", browsertest.Text("#result")+`.includes("MassCancel: done by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
 	act("CLIENT1", "logout", "end of test")
 	if !c.Closed(readWait) {
 		t.Fatal("CLIENT1 still connected after the console's logout")
 	}
-	waitFor(t, ctx, "CLIENT1 logged off", text(`#ops-sessions tr[data-comp="CLIENT1"]`)+`.includes("logged off")`)
-	waitFor(t, ctx, "the journal lists the cancel and the logout", `(() => { const t = `+text("#journal tbody")+`;
+	browsertest.WaitFor(t, ctx, "CLIENT1 logged off", browsertest.Text(`#ops-sessions tr[data-comp="CLIENT1"]`)+`.includes("logged off")`)
+	browsertest.WaitFor(t, ctx, "the journal lists the cancel and the logout", `(() => { const t = `+browsertest.Text("#journal tbody")+`;
 		return t.includes("MassCancel") && t.includes("session CLIENT1") && t.includes("SessionLogout"); })()`)
 	// The page never shows a token.
-	if html := eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, aliceToken) {
+	if html := browsertest.Eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, aliceToken) {
 		t.Fatal("the page holds the token")
 	}
 }
@@ -337,18 +220,18 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 // is a 404 page.
 func TestConsoleSessionsLogOnOff(t *testing.T) {
 	s, base := consoleVenue(t, "")
-	ctx := newBrowser(t)
-	open(t, ctx, base+"/sessions")
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/sessions")
 	row := `document.querySelector('#sessions tr[data-comp="CLIENT3"]')`
-	waitFor(t, ctx, "CLIENT3 logged off", row+` && `+row+`.dataset.state === "logged off"`)
+	browsertest.WaitFor(t, ctx, "CLIENT3 logged off", row+` && `+row+`.dataset.state === "logged off"`)
 	c := logon(t, s, "CLIENT3", true)
-	waitFor(t, ctx, "CLIENT3 logged on", row+`.dataset.state === "logged on" && `+row+`.innerText.includes("127.0.0.1:")`)
+	browsertest.WaitFor(t, ctx, "CLIENT3 logged on", row+`.dataset.state === "logged on" && `+row+`.innerText.includes("127.0.0.1:")`)
 	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "o1", 150: "0"})
-	waitFor(t, ctx, "one open order", row+`.cells[11].innerText === "1"`)
+	browsertest.WaitFor(t, ctx, "one open order", row+`.cells[11].innerText === "1"`)
 	c.Logout()
-	waitFor(t, ctx, "CLIENT3 logged off again", row+`.dataset.state === "logged off"`)
-	if code := open(t, ctx, base+"/sessions/NOBODY"); code != 404 {
+	browsertest.WaitFor(t, ctx, "CLIENT3 logged off again", row+`.dataset.state === "logged off"`)
+	if code := browsertest.Open(t, ctx, base+"/sessions/NOBODY"); code != 404 {
 		t.Fatalf("/sessions/NOBODY: HTTP %d", code)
 	}
 }
@@ -357,7 +240,7 @@ func TestConsoleSessionsLogOnOff(t *testing.T) {
 // percentile curves from the venue's HdrHistograms.
 func TestConsoleLatencyPlot(t *testing.T) {
 	s, base := consoleVenue(t, "")
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t)
 	c := logon(t, s, "CLIENT1", true)
 	for i := range 20 {
 		sendOrder(t, c, order{id: fmt.Sprintf("l%d", i), side: "1", qty: "1", px: "99.00"})
@@ -365,12 +248,12 @@ func TestConsoleLatencyPlot(t *testing.T) {
 	for i := range 20 {
 		expectER(t, c, map[int]string{11: fmt.Sprintf("l%d", i), 150: "0"})
 	}
-	open(t, ctx, base+"/latency")
+	browsertest.Open(t, ctx, base+"/latency")
 	// The histograms rotate once a second; the page follows.
-	waitFor(t, ctx, "four curves drawn", `document.getElementById("plot").dataset.curves === "4"`)
+	browsertest.WaitFor(t, ctx, "four curves drawn", `document.getElementById("plot").dataset.curves === "4"`)
 	// The feed may flush the last command's packet after a rotation: wait for all 20.
-	waitFor(t, ctx, "every order counted", `[...document.querySelectorAll("#latency tbody tr")].every(r => r.cells[2].innerText === "20")`)
-	rows := eval[[]string](t, ctx, `[...document.querySelectorAll("#latency tbody tr")].map(r => r.innerText)`)
+	browsertest.WaitFor(t, ctx, "every order counted", `[...document.querySelectorAll("#latency tbody tr")].every(r => r.cells[2].innerText === "20")`)
+	rows := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#latency tbody tr")].map(r => r.innerText)`)
 	if len(rows) != 4 {
 		t.Fatalf("latency rows %q", rows)
 	}
@@ -379,7 +262,7 @@ func TestConsoleLatencyPlot(t *testing.T) {
 			t.Errorf("latency row %q: want 20 values with percentiles", r)
 		}
 	}
-	if n := eval[int](t, ctx, `Number(document.querySelector("#plot path.curve").dataset.points)`); n < 5 {
+	if n := browsertest.Eval[int](t, ctx, `Number(document.querySelector("#plot path.curve").dataset.points)`); n < 5 {
 		t.Fatalf("curve has %d points", n)
 	}
 }
@@ -393,7 +276,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		t.Skip("set FIXVENUE_SCREENSHOTS to a folder (make console-screenshots)")
 	}
 	s, base := consoleVenue(t, "")
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t)
 	a, b := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
 	n := 0
 	send := func(c *fixclient.Client, side, qty, px, tif string) {
@@ -421,9 +304,9 @@ func TestConsoleScreenshots(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // two latency rotations
 	shot := func(path, name, ready string) {
 		t.Helper()
-		open(t, ctx, base+path)
-		waitFor(t, ctx, name, ready)
-		sctx, cancel := context.WithTimeout(ctx, browserWait)
+		browsertest.Open(t, ctx, base+path)
+		browsertest.WaitFor(t, ctx, name, ready)
+		sctx, cancel := context.WithTimeout(ctx, browsertest.Wait)
 		defer cancel()
 		img, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 		if err != nil {

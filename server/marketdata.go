@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata"
@@ -55,25 +54,6 @@ func (s *Server) buildFeed() error {
 	}
 	s.feed = f
 	return nil
-}
-
-// feedReplaySink hands the events of replayed commands to the feed (see
-// marketdata.Feed.Replay), so that the feed's books, statistics and sequence
-// numbers after a start are those the same journal produced before it. The
-// matcher cannot take an error from a sink, so the first one is kept and
-// stops the start-up after the command that caused it.
-type feedReplaySink struct {
-	feed *marketdata.Feed
-	slot [core.EventSlotMin]byte
-	err  error
-}
-
-func (k *feedReplaySink) Claim() []byte { return k.slot[:] }
-
-func (k *feedReplaySink) Commit() {
-	if k.err == nil {
-		k.err = k.feed.Replay(k.slot[:])
-	}
 }
 
 // committedEvents adds an event-ring consumer that is handed the events of

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,15 +77,19 @@ type Server struct {
 	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
 	matcherThread config.MatcherThread
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
-	mdSnaps   *journal.Snapshotter
-	stopSnaps chan struct{}
-	feed      *marketdata.Feed
-	fixmd     *fixmd.Handler
-	stopFeed  func()
-	closing   atomic.Bool
-	ops       *ops.Ops         // the control plane (server/admin.go)
-	sessCtl   *sessionControl  // operator logout and disable of sessions
-	console   *console.Console // the web console on the admin address (server/console.go)
+	mdSnaps *journal.Snapshotter
+	// tape is the console's, rebuilt by the replay; consoleSnaps writes its
+	// state beside each snapshot (see consoleStateDir).
+	tape         *console.Tape
+	consoleSnaps *journal.Snapshotter
+	stopSnaps    chan struct{}
+	feed         *marketdata.Feed
+	fixmd        *fixmd.Handler
+	stopFeed     func()
+	closing      atomic.Bool
+	ops          *ops.Ops         // the control plane (server/admin.go)
+	sessCtl      *sessionControl  // operator logout and disable of sessions
+	console      *console.Console // the web console on the admin address (server/console.go)
 	// orderToER and orderToFeed are the venue's own latency histograms
 	// (package latency), rotated by a goroutine between Start and Close.
 	orderToER, orderToFeed *latency.Recorder
@@ -147,10 +152,20 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := s.buildTape(); err != nil {
+		s.journal.Close()
+		if s.feed != nil {
+			s.feed.Close()
+		}
+		return nil, err
+	}
 	if err := s.replay(); err != nil {
 		s.journal.Close()
 		if s.feed != nil {
 			s.feed.Close()
+		}
+		if s.consoleSnaps != nil {
+			s.consoleSnaps.Close()
 		}
 		return nil, err
 	}
@@ -190,38 +205,33 @@ func (s *Server) buildServing() error {
 // session is accepted, from the newest snapshot the journal can continue.
 // Market data never reads engine state: its books, statistics and sequence
 // numbers are rebuilt from the feed's own state saved with that snapshot
-// and the events of the commands after it (a snapshot without the feed's
-// state is passed over; with none, the whole journal is replayed).
+// and the events of the commands after it; the console's tape (the day's
+// trades) is rebuilt the same way from its own state. A snapshot without
+// the state of each of them is passed over; with none, the whole journal
+// is replayed.
 func (s *Server) replay() error {
 	start := time.Now()
 	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
-	var sink core.EventSink
-	var feedSink *feedReplaySink
+	sink := &replaySink{feed: s.feed, tape: s.tape}
+	var states []sideState
 	if s.feed != nil {
-		feedSink = &feedReplaySink{feed: s.feed}
-		sink = feedSink
-		states, err := journal.ListSnapshots(s.mdStateDir())
-		if err != nil {
-			return fmt.Errorf("market data state: %w", err)
-		}
-		have := make(map[uint64]string, len(states))
-		for _, st := range states {
-			have[st.Seq] = st.Path
-		}
-		opts.SnapshotUsable = func(seq uint64) bool {
-			_, err := journal.CheckSnapshot(have[seq])
-			return have[seq] != "" && err == nil
-		}
-		opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
-			if _, err := journal.ReadSnapshot(have[sf.Seq], s.feed.Restore); err != nil {
-				return fmt.Errorf("market data state %s (remove it to rebuild the feed from the whole journal): %w", have[sf.Seq], err)
-			}
-			return nil
+		states = append(states, sideState{"market data state", s.mdStateDir(), s.feed.Restore})
+	}
+	if s.tape != nil {
+		states = append(states, sideState{"console state", s.consoleStateDir(), s.tape.Restore})
+	}
+	if len(states) > 0 {
+		if err := useSideStates(&opts, states); err != nil {
+			return err
 		}
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink, opts)
-	if err == nil && feedSink != nil {
-		if err = feedSink.err; err == nil {
+	var es core.EventSink
+	if s.feed != nil || s.tape != nil {
+		es = sink
+	}
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, es, opts)
+	if err == nil && s.feed != nil {
+		if err = sink.err; err == nil {
 			err = s.feed.EndReplay()
 		}
 	}
@@ -234,6 +244,75 @@ func (s *Server) replay() error {
 	}
 	s.log.Info("journal replayed", "commands", res.Records, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
 	return nil
+}
+
+// sideState is a state saved beside each snapshot by a consumer of events
+// (the feed, the console's tape), in the journal's snapshot file format,
+// named by the snapshot's seq.
+type sideState struct {
+	what    string
+	dir     string
+	restore func(io.Reader) error
+}
+
+// useSideStates makes the replay start only from a snapshot every state
+// has a valid file for, and load each state with it.
+func useSideStates(opts *journal.ReplayOptions, states []sideState) error {
+	have := make([]map[uint64]string, len(states))
+	for i, st := range states {
+		files, err := journal.ListSnapshots(st.dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.what, err)
+		}
+		have[i] = make(map[uint64]string, len(files))
+		for _, f := range files {
+			have[i][f.Seq] = f.Path
+		}
+	}
+	opts.SnapshotUsable = func(seq uint64) bool {
+		for i := range states {
+			if have[i][seq] == "" {
+				return false
+			}
+			if _, err := journal.CheckSnapshot(have[i][seq]); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
+		for i, st := range states {
+			if _, err := journal.ReadSnapshot(have[i][sf.Seq], st.restore); err != nil {
+				return fmt.Errorf("%s %s (remove it to rebuild from the whole journal): %w", st.what, have[i][sf.Seq], err)
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// replaySink hands the events of replayed commands to the feed (see
+// marketdata.Feed.Replay) and to the console's tape, so that the feed's
+// books, statistics and sequence numbers, and the day's trades the console
+// shows, after a start are those the same journal produced before it. The
+// matcher cannot take an error from a sink, so the feed's first one is kept
+// and stops the start-up after the command that caused it.
+type replaySink struct {
+	feed *marketdata.Feed // nil: market data is off
+	tape *console.Tape    // nil: the console is off
+	slot [core.EventSlotMin]byte
+	err  error
+}
+
+func (k *replaySink) Claim() []byte { return k.slot[:] }
+
+func (k *replaySink) Commit() {
+	if k.feed != nil && k.err == nil {
+		k.err = k.feed.Replay(k.slot[:])
+	}
+	if k.tape != nil {
+		k.tape.Replay(k.slot[:])
+	}
 }
 
 // mdStateDir holds the market-data feed's state saved with each snapshot,
@@ -294,6 +373,9 @@ func (s *Server) captureSnapshot(seq uint64) {
 	}
 	if s.feed != nil {
 		s.feed.SnapshotAt(seq)
+	}
+	if s.tape != nil && s.consoleSnaps != nil {
+		s.tape.SnapshotAt(seq)
 	}
 }
 
@@ -556,6 +638,9 @@ func (s *Server) Close() error {
 		}
 		if s.mdSnaps != nil {
 			s.mdSnaps.Close()
+		}
+		if s.consoleSnaps != nil {
+			s.consoleSnaps.Close()
 		}
 		if err := s.journal.Close(); err != nil {
 			errs = append(errs, err)

@@ -42,7 +42,7 @@
     const sum = $("#summary");
     sum.replaceChildren();
     for (const [k, val] of [["last", v.last ? v.last + " × " + v.lastQty : "no trade"], ["change", v.change ? v.change + " (" + v.changePct + ")" : ""],
-      ["volume", v.volume], ["trades", v.trades], ["bid", v.bid ? v.bidQty + " @ " + v.bid : "none"], ["ask", v.ask ? v.askQty + " @ " + v.ask : "none"]]) {
+      ["volume today", v.volume], ["trades today", v.trades], ["bid", v.bid ? v.bidQty + " @ " + v.bid : "none"], ["ask", v.ask ? v.askQty + " @ " + v.ask : "none"]]) {
       const d = el("div");
       d.appendChild(el("span", "k", k));
       d.appendChild(el("span", "v", val));
@@ -55,6 +55,7 @@
     $("#feed").textContent = v.marketData ? "From the market data feed's books, up to sequence " + (v.feedSeq - 1) + "." : "Market data is off: no depth.";
     fill("#trades", v.tape, (t) => row([t.time, num(t.price), num(t.qty), el("td", t.side, t.side)]));
     chart($("#chart"), v.chart);
+    $("#daystart").textContent = v.chart.dayStart ? "since the end of day at " + v.chart.dayStart + " UTC" : "since the journal's start";
   }
 
   function svg(tag, attrs, text) {

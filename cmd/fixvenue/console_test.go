@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/browsertest"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// tapeTrade is a trade as the console lists it.
+type tapeTrade struct {
+	Price string `json:"price"`
+	Qty   int64  `json:"qty"`
+	Side  string `json:"side"`
+}
+
+// consoleDay is what the test expects the console to show of ACME's day.
+type consoleDay struct {
+	trades []tapeTrade // oldest first
+}
+
+func (d consoleDay) volume() int64 {
+	var v int64
+	for _, tr := range d.trades {
+		v += tr.Qty
+	}
+	return v
+}
+
+// bookStream is the part of the book page's stream the test checks.
+type bookStream struct {
+	Volume    int64  `json:"volume"`
+	Trades    int64  `json:"trades"`
+	Last      string `json:"last"`
+	Change    string `json:"change"`
+	ChangePct string `json:"changePct"`
+	Tape      []struct {
+		Time string `json:"time"`
+		tapeTrade
+	} `json:"tape"`
+	Chart struct {
+		Points   [][2]int64 `json:"points"`
+		DayStart string     `json:"dayStart"`
+	} `json:"chart"`
+}
+
+// firstUpdate reads the first update of a console stream (Server-Sent Events).
+func firstUpdate(t *testing.T, url string, into any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if body, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if err := json.Unmarshal([]byte(body), into); err != nil {
+				t.Fatalf("%s: %v", url, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s: no update: %v", url, sc.Err())
+}
+
+// consoleShows checks that the stream and the page in the browser show
+// exactly the day's trades of want, newest first, its chart points, volume
+// and change from the reference price ref (the last band set), and returns
+// the rows and the chart's path as the browser drew them.
+func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDay, wantChange, wantPct string) (rows []string, path string) {
+	t.Helper()
+	n := len(want.trades)
+	// The console reads the events behind the ExecutionReports: the last
+	// trade may reach it a moment after its report reached the test.
+	var b bookStream
+	for deadline := time.Now().Add(browsertest.Wait); ; {
+		b = bookStream{}
+		firstUpdate(t, base+"/stream/book-ACME", &b)
+		if b.Trades >= int64(n) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b.Trades != int64(n) || b.Volume != want.volume() || len(b.Tape) != n || len(b.Chart.Points) != n {
+		t.Fatalf("stream: %d trades, volume %d, %d listed, %d chart points; want %d trades, volume %d\n%+v", b.Trades, b.Volume,
+			len(b.Tape), len(b.Chart.Points), n, want.volume(), b)
+	}
+	for i, tr := range b.Tape {
+		if w := want.trades[n-1-i]; tr.tapeTrade != w {
+			t.Fatalf("stream: trade %d is %+v, want %+v", i, tr.tapeTrade, w)
+		}
+		if p := b.Chart.Points[n-1-i]; fmt.Sprintf("%d.%02d", p[1]/100, p[1]%100) != tr.Price {
+			t.Fatalf("stream: chart point %d is %d ticks, trade %s", n-1-i, p[1], tr.Price)
+		}
+	}
+	if b.Change != wantChange || b.ChangePct != wantPct || b.Chart.DayStart == "" {
+		t.Fatalf("stream: change %q %q (want %q %q), day start %q", b.Change, b.ChangePct, wantChange, wantPct, b.Chart.DayStart)
+	}
+	var m struct {
+		Instruments []struct {
+			Symbol string `json:"symbol"`
+			Volume int64  `json:"volume"`
+			Trades int64  `json:"trades"`
+			Change string `json:"change"`
+		} `json:"instruments"`
+	}
+	firstUpdate(t, base+"/stream/market", &m)
+	for _, in := range m.Instruments {
+		if in.Symbol == "ACME" && (in.Volume != b.Volume || in.Trades != b.Trades || in.Change != b.Change) {
+			t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
+		}
+	}
+	browsertest.Open(t, ctx, base+"/market/ACME")
+	browsertest.WaitFor(t, ctx, "the page lists the day's trades", fmt.Sprintf(
+		`document.getElementById("live").textContent === "live" && document.querySelectorAll("#trades tbody tr").length === %d`, n))
+	rows = browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#trades tbody tr")].map(r => [...r.cells].map(c => c.innerText).join("|"))`)
+	for i, r := range rows {
+		tr := b.Tape[i]
+		if w := fmt.Sprintf("%s|%s|%d|%s", tr.Time, tr.Price, tr.Qty, tr.Side); r != w {
+			t.Fatalf("page row %d %q, stream %q", i, r, w)
+		}
+	}
+	path = browsertest.Eval[string](t, ctx, `document.querySelector("#chart path.line").getAttribute("d")`)
+	if got := strings.Count(path, "M") + strings.Count(path, "L"); got != max(n, 2) {
+		t.Fatalf("the chart's line has %d points for %d trades: %q", got, n, path)
+	}
+	if s := browsertest.Eval[string](t, ctx, browsertest.Text("#summary")); !strings.Contains(s, fmt.Sprintf("volume today%d\n", want.volume())) {
+		t.Fatalf("summary %q, want volume %d", s, want.volume())
+	}
+	return rows, path
+}
+
+// TestConsoleTapeSurvivesRestarts: the book page's trades list and price
+// chart hold the day's trades (those since the last end of day) across
+// restarts with SIGTERM and kill -9, whether the venue starts from a
+// snapshot with the tape's state beside it or replays the whole journal;
+// the page in a browser shows exactly the rows and the chart it showed
+// before the stop, and the streams agree on volume and change from the
+// reference price an operator set.
+func TestConsoleTapeSurvivesRestarts(t *testing.T) {
+	dir := t.TempDir()
+	const token = "console-test-token-0123456789abcdef"
+	cfg := filepath.Join(dir, "venue.toml")
+	text := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[journal]
+snapshot_interval = "200ms"
+[marketdata]
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:0"
+[admin]
+addr = "127.0.0.1:0"
+[admin.console]
+enabled = true
+[[admin.token]]
+operator = "carol"
+sha256 = %q
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, 3]
+`, filepath.Join(dir, "data"), freeUDPPort(t), ops.HashToken(token))
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browsertest.New(t)
+	admin := func(v *venueProc, path, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, "http://"+v.ready.AdminAddr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: HTTP %d", path, resp.StatusCode)
+		}
+	}
+
+	var day consoleDay
+	id := 0
+	// trade makes one trade per price: CLIENT1 rests the passive side,
+	// CLIENT3 takes it with an IOC order, buying on even counts. Both stay
+	// logged on until the venue stops (waitForFeedState logs CLIENT2 on).
+	var maker, taker *fixclient.Client
+	trade := func(prices ...string) {
+		t.Helper()
+		for _, px := range prices {
+			id++
+			qty, aggressor, passive := int64(1+id%4), "1", "2"
+			if id%2 == 1 {
+				aggressor, passive = "2", "1"
+			}
+			sendLimit(t, maker, fmt.Sprintf("m%d", id), passive, px, qty, "1")
+			if _, err := maker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("m%d", id), 150: "0"}); err != nil {
+				t.Fatal(err)
+			}
+			sendLimit(t, taker, fmt.Sprintf("t%d", id), aggressor, px, qty, "3")
+			if _, err := taker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("t%d", id), 150: "F", 32: fmt.Sprint(qty)}); err != nil {
+				t.Fatal(err)
+			}
+			side := map[string]string{"1": "buy", "2": "sell"}[aggressor]
+			day.trades = append(day.trades, tapeTrade{Price: px, Qty: qty, Side: side})
+		}
+	}
+	start := func() *venueProc {
+		v := startVenue(t, cfg)
+		m, k := logonClient(t, v, "CLIENT1"), logonClient(t, v, "CLIENT3")
+		t.Cleanup(func() { m.Close(); k.Close() })
+		maker, taker = m, k
+		return v
+	}
+	stateDir := filepath.Join(dir, "data", "consolestate")
+
+	v := start()
+	trade("100.10", "99.90") // yesterday's: the end of day drops them
+	admin(v, "/v1/eod", `{"reason":"test end of day"}`)
+	day = consoleDay{}
+	admin(v, "/v1/instruments/ACME/band", `{"reason":"test","ref_price":"102.00","band_percent":5}`)
+	trade("101.00", "103.50", "100.50", "102.25")
+	began := time.Now()
+	waitForFeedState(t, v.fixAddr, stateDir, began)
+	trade("101.75", "100.98")             // after the tape's state: replayed
+	const change, pct = "-1.02", "-1.00%" // 100.98 from the reference price 102.00
+	rows, path := consoleShows(t, ctx, "http://"+v.ready.AdminAddr, day, change, pct)
+
+	for cycle, how := range []string{"SIGTERM", "kill -9", "kill -9, the tape's state removed"} {
+		if how == "SIGTERM" {
+			if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-v.exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
+			}
+		} else {
+			v.kill()
+		}
+		whole := strings.Contains(how, "removed")
+		if whole {
+			if err := os.RemoveAll(stateDir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v = start()
+		if loaded := strings.Contains(v.logs(), `msg="snapshot loaded"`); loaded == whole {
+			t.Fatalf("after %s: snapshot loaded = %v:\n%s", how, loaded, v.logs())
+		}
+		gotRows, gotPath := consoleShows(t, ctx, "http://"+v.ready.AdminAddr, day, change, pct)
+		if !reflect.DeepEqual(gotRows, rows) || gotPath != path {
+			t.Fatalf("after %s the page shows\n%q\n%s\nbefore it\n%q\n%s", how, gotRows, gotPath, rows, path)
+		}
+		t.Logf("after %s: the same %d trades and chart", how, len(rows))
+		if cycle == 2 {
+			break
+		}
+		trade("101.40")
+		waitForFeedState(t, v.fixAddr, stateDir, time.Now())
+		trade("100.98")
+		rows, path = consoleShows(t, ctx, "http://"+v.ready.AdminAddr, day, change, pct)
+	}
+}
+
+func logonClient(t *testing.T, v *venueProc, comp string) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(v.fixAddr, comp, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sendLimit(t *testing.T, c *fixclient.Client, id, side, px string, qty int64, tif string) {
+	t.Helper()
+	if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, side), fixclient.F(60, fixclient.Timestamp(time.Now())),
+		fixclient.F(38, fmt.Sprint(qty)), fixclient.F(40, "2"), fixclient.F(44, px), fixclient.F(59, tif)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,196 @@
+package console
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The tape's state, saved beside each snapshot of the journal (in the
+// journal's snapshot file format, which adds the CRC) so that a restart
+// from that snapshot has the day's trades from before it. Little-endian:
+//
+//	magic u32 "FVCT" | version u32 (1) | dayNs i64 | instruments u32
+//	per instrument, by id:
+//	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
+//	  volume i64 | ref i64
+//	  kept u32, then kept × (timeNs i64 | priceTicks i64 | qty i64 | side u8), oldest first
+//	  points u32, then points × (timeNs i64 | priceTicks i64), oldest first
+//	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
+//	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name), oldest first
+//
+// kept and points never exceed TradesKept, ChartPointsMax and
+// OperatorResultsKept, nameLen venue.OperatorNameLength; a state that says
+// otherwise is refused. An instrument of the state that is not configured
+// any more is skipped; a configured one the state lacks starts empty.
+
+const (
+	stateMagic   = 0x54435646 // "FVCT"
+	stateVersion = 1
+)
+
+// writeState writes the state (t.mu held).
+func (t *Tape) writeState(w io.Writer) error {
+	b := make([]byte, 0, 4096)
+	b = binary.LittleEndian.AppendUint32(b, stateMagic)
+	b = binary.LittleEndian.AppendUint32(b, stateVersion)
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.dayNs))
+	ids := make([]uint32, 0, len(t.byID))
+	for id := range t.byID {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		in := t.byID[id]
+		b = binary.LittleEndian.AppendUint32(b, id)
+		for _, v := range []int64{in.tradesN, in.chartN, in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks} {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+		kept := min(in.tradesN, TradesKept)
+		b = binary.LittleEndian.AppendUint32(b, uint32(kept))
+		for i := in.tradesN - kept; i < in.tradesN; i++ {
+			tr := in.trades[i%TradesKept]
+			b = binary.LittleEndian.AppendUint64(b, uint64(tr.TimeNs))
+			b = binary.LittleEndian.AppendUint64(b, uint64(tr.PriceTicks))
+			b = binary.LittleEndian.AppendUint64(b, uint64(tr.Qty))
+			b = append(b, byte(tr.Aggressor))
+		}
+		points := min(in.chartN, ChartPointsMax)
+		b = binary.LittleEndian.AppendUint32(b, uint32(points))
+		for i := in.chartN - points; i < in.chartN; i++ {
+			p := in.chart[i%ChartPointsMax]
+			b = binary.LittleEndian.AppendUint64(b, uint64(p.timeNs))
+			b = binary.LittleEndian.AppendUint64(b, uint64(p.priceTicks))
+		}
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.opsN))
+	kept := min(t.opsN, OperatorResultsKept)
+	b = binary.LittleEndian.AppendUint32(b, uint32(kept))
+	for i := t.opsN - kept; i < t.opsN; i++ {
+		r := t.ops[i%OperatorResultsKept]
+		b = binary.LittleEndian.AppendUint64(b, r.Seq)
+		b = binary.LittleEndian.AppendUint64(b, uint64(r.TimeNs))
+		b = append(b, byte(r.Action), byte(r.Reason))
+		b = binary.LittleEndian.AppendUint16(b, r.Session)
+		b = binary.LittleEndian.AppendUint32(b, r.Instrument)
+		b = binary.LittleEndian.AppendUint32(b, r.Count)
+		name := r.Operator[:min(len(r.Operator), venue.OperatorNameLength)]
+		b = append(b, byte(len(name)))
+		b = append(b, name...)
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// stateReader reads the state's fields; the first error sticks.
+type stateReader struct {
+	r   *bufio.Reader
+	buf [8]byte
+	err error
+}
+
+func (s *stateReader) read(n int) []byte {
+	if s.err != nil {
+		return s.buf[:n]
+	}
+	if _, err := io.ReadFull(s.r, s.buf[:n]); err != nil {
+		s.err = fmt.Errorf("console state: truncated: %w", err)
+	}
+	return s.buf[:n]
+}
+
+// name reads an operator's name of n bytes (n within OperatorNameLength).
+func (s *stateReader) name(n int) string {
+	var b [venue.OperatorNameLength]byte
+	if s.err != nil {
+		return ""
+	}
+	if _, err := io.ReadFull(s.r, b[:n]); err != nil {
+		s.err = fmt.Errorf("console state: truncated: %w", err)
+	}
+	return string(b[:n])
+}
+
+func (s *stateReader) u8() uint8   { return s.read(1)[0] }
+func (s *stateReader) u16() uint16 { return binary.LittleEndian.Uint16(s.read(2)) }
+func (s *stateReader) u32() uint32 { return binary.LittleEndian.Uint32(s.read(4)) }
+func (s *stateReader) u64() uint64 { return binary.LittleEndian.Uint64(s.read(8)) }
+func (s *stateReader) i64() int64  { return int64(s.u64()) }
+
+// count reads a list's length and refuses one beyond limit.
+func (s *stateReader) count(what string, limit int64) int64 {
+	n := int64(s.u32())
+	if s.err == nil && n > limit {
+		s.err = fmt.Errorf("console state: %d %s, more than the %d kept", n, what, limit)
+	}
+	return n
+}
+
+// Restore loads a state written by the tape into a tape that has recorded
+// nothing yet, before Replay and Run.
+func (t *Tape) Restore(r io.Reader) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.events != 0 {
+		return errors.New("console: Restore into a tape that has recorded events")
+	}
+	s := &stateReader{r: bufio.NewReader(r)}
+	if magic, version := s.u32(), s.u32(); s.err == nil && (magic != stateMagic || version != stateVersion) {
+		return fmt.Errorf("console state: magic %#x version %d, want %#x version %d", magic, version, stateMagic, stateVersion)
+	}
+	t.dayNs = s.i64()
+	n := s.count("instruments", 1<<20)
+	for i := int64(0); i < n && s.err == nil; i++ {
+		id := s.u32()
+		in := t.byID[id]
+		if in == nil {
+			in = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)} // not configured any more: read and dropped
+		}
+		s.instrument(in)
+	}
+	t.opsN = s.i64()
+	kept := s.count("operator commands", OperatorResultsKept)
+	if s.err == nil && (t.opsN < kept || t.opsN < 0) {
+		s.err = fmt.Errorf("console state: %d operator commands kept of %d", kept, t.opsN)
+	}
+	for i := t.opsN - kept; i < t.opsN && s.err == nil; i++ {
+		rec := OperatorRecord{Seq: s.u64(), TimeNs: s.i64(), Action: venue.OperatorActionType(s.u8()), Reason: venue.RejectReason(s.u8()),
+			Session: s.u16(), Instrument: s.u32(), Count: s.u32()}
+		nameLen := int(s.u8())
+		if s.err == nil && nameLen > venue.OperatorNameLength {
+			s.err = fmt.Errorf("console state: operator name of %d bytes", nameLen)
+		}
+		rec.Operator = s.name(nameLen)
+		t.ops[i%OperatorResultsKept] = rec
+	}
+	if _, err := s.r.ReadByte(); s.err == nil && err != io.EOF {
+		s.err = errors.New("console state: bytes after the end")
+	}
+	return s.err
+}
+
+// instrument reads one instrument's part of the state into in.
+func (s *stateReader) instrument(in *instrumentTape) {
+	in.tradesN, in.chartN = s.i64(), s.i64()
+	in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks = s.i64(), s.i64(), s.i64(), s.i64(), s.i64()
+	kept := s.count("trades", TradesKept)
+	if s.err == nil && (in.tradesN < kept || in.tradesN < 0) {
+		s.err = fmt.Errorf("console state: %d trades kept of %d", kept, in.tradesN)
+	}
+	for i := in.tradesN - kept; i < in.tradesN && s.err == nil; i++ {
+		in.trades[i%TradesKept] = Trade{TimeNs: s.i64(), PriceTicks: s.i64(), Qty: s.i64(), Aggressor: venue.Side(s.u8())}
+	}
+	points := s.count("chart points", ChartPointsMax)
+	if s.err == nil && (in.chartN < points || in.chartN < 0) {
+		s.err = fmt.Errorf("console state: %d chart points kept of %d", points, in.chartN)
+	}
+	for i := in.chartN - points; i < in.chartN && s.err == nil; i++ {
+		in.chart[i%ChartPointsMax] = chartPoint{timeNs: s.i64(), priceTicks: s.i64()}
+	}
+}

@@ -1,0 +1,156 @@
+package console
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+func operatorResult(t *testing.T, seq uint64, action venue.OperatorActionType, reason venue.RejectReason, instrument uint32, refTicks, tsNs int64) []byte {
+	t.Helper()
+	buf := make([]byte, 256)
+	var e venue.OperatorResult
+	if err := e.WrapEncode(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.SetCauseSeq(seq)
+	e.SetAction(action)
+	e.SetReason(reason)
+	e.SetInstrumentID(instrument)
+	e.SetRefPriceTicks(refTicks)
+	e.SetTimestampNs(tsNs)
+	if err := e.SetOperator([]byte("carol")); err != nil {
+		t.Fatal(err)
+	}
+	return buf
+}
+
+// TestTapeDay: an EndOfDay done starts the day again (trades, chart,
+// volume, first/high/low), a refused one does not; a SetPriceBand done
+// moves the reference price, which stays across the end of day.
+func TestTapeDay(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	tp.apply(fill(t, 1, true, venue.SideBuy, 1000, 3, 10))
+	tp.apply(operatorResult(t, 5, venue.OperatorActionTypeSetPriceBand, venue.RejectReasonNone, 1, 1010, 11))
+	tp.apply(operatorResult(t, 6, venue.OperatorActionTypeEndOfDay, venue.RejectReasonUnknownInstrument, 0, 0, 12))
+	if c, _ := tp.instrument(1); c.TradesOfDay != 1 || c.Volume != 3 || c.RefTicks != 1010 || c.DayNs != 0 {
+		t.Fatalf("before the end of day: %+v", c)
+	}
+	tp.apply(operatorResult(t, 7, venue.OperatorActionTypeEndOfDay, venue.RejectReasonNone, 0, 0, 20))
+	c, _ := tp.instrument(1)
+	if c.TradesOfDay != 0 || c.Volume != 0 || len(c.Trades) != 0 || len(c.Chart) != 0 || c.FirstTicks != 0 || c.RefTicks != 1010 || c.DayNs != 20 {
+		t.Fatalf("after the end of day: %+v", c)
+	}
+	tp.apply(fill(t, 1, true, venue.SideSell, 990, 2, 30))
+	tp.apply(fill(t, 1, true, venue.SideBuy, 995, 4, 31))
+	c, _ = tp.instrument(1)
+	if c.TradesOfDay != 2 || c.Volume != 6 || c.FirstTicks != 990 || c.LowTicks != 990 || c.HighTicks != 995 || c.Trades[0].PriceTicks != 995 {
+		t.Fatalf("the new day: %+v", c)
+	}
+	if ops := tp.operatorRecords(); len(ops) != 3 || ops[0].Seq != 7 || ops[0].Operator != "carol" {
+		t.Fatalf("operator records: %+v", ops)
+	}
+}
+
+// TestTapeState: the state written at a snapshot and restored gives the
+// same pages as the tape it came from, and the events after it continue
+// both alike; a damaged state is refused with a reason.
+func TestTapeState(t *testing.T) {
+	a := NewTape([]uint32{1, 2}, nil)
+	for i := int64(0); i < TradesKept+7; i++ {
+		a.apply(fill(t, 1, true, venue.SideBuy, 1000+i%13, 1+i%3, 100+i))
+	}
+	a.apply(fill(t, 2, true, venue.SideSell, 50, 9, 5))
+	for i := uint64(0); i < OperatorResultsKept+3; i++ {
+		a.apply(operatorResult(t, i, venue.OperatorActionTypeSetPriceBand, venue.RejectReasonNone, 2, int64(60+i), int64(i)))
+	}
+	var state bytes.Buffer
+	if err := a.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	b := NewTape([]uint32{1, 2, 3}, nil) // 3: configured since, starts empty
+	if err := b.Restore(bytes.NewReader(state.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	next := fill(t, 1, true, venue.SideSell, 1200, 5, 999)
+	a.apply(next)
+	b.Replay(next)
+	for _, id := range []uint32{1, 2} {
+		ca, _ := a.instrument(id)
+		cb, _ := b.instrument(id)
+		if !reflect.DeepEqual(ca, cb) {
+			t.Fatalf("instrument %d:\nbefore %+v\nafter  %+v", id, ca, cb)
+		}
+	}
+	if !reflect.DeepEqual(a.operatorRecords(), b.operatorRecords()) {
+		t.Fatal("operator records differ after the restore")
+	}
+	if c, _ := b.instrument(3); c.TradesOfDay != 0 {
+		t.Fatalf("instrument 3: %+v", c)
+	}
+	if err := b.Restore(bytes.NewReader(state.Bytes())); err == nil {
+		t.Fatal("a restore into a tape with events was accepted")
+	}
+	raw := state.Bytes()
+	tooMany := bytes.Clone(raw)
+	// The first instrument's kept trades: after the header (4+4+8+4), its id (4) and seven i64.
+	tooMany[24+56] = TradesKept + 1
+	for name, bad := range map[string][]byte{
+		"truncated":      raw[:len(raw)-3],
+		"trailing bytes": append(bytes.Clone(raw), 0),
+		"magic":          append([]byte{'x'}, raw[1:]...),
+		"too many":       tooMany,
+	} {
+		err := NewTape([]uint32{1, 2}, nil).Restore(bytes.NewReader(bad))
+		if err == nil || !strings.HasPrefix(err.Error(), "console state:") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestTapeCapturesAtSnapshotPoint: the state is handed over before the
+// first event of a command after the snapshot's, holding every event up to
+// it and none after.
+func TestTapeCapturesAtSnapshotPoint(t *testing.T) {
+	type capture struct {
+		seq   uint64
+		state []byte
+	}
+	var got []capture
+	tp := NewTape([]uint32{1}, func(seq uint64, write func(io.Writer) error) error {
+		var b bytes.Buffer
+		err := write(&b)
+		got = append(got, capture{seq, b.Bytes()})
+		return err
+	})
+	withSeq := func(ev []byte, seq uint64) []byte {
+		var e venue.Fill
+		if err := e.WrapDecode(ev, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.SetCauseSeq(seq)
+		return ev
+	}
+	tp.applyCommitted(withSeq(fill(t, 1, true, venue.SideBuy, 1000, 1, 1), 4))
+	tp.SnapshotAt(5)
+	tp.applyCommitted(withSeq(fill(t, 1, true, venue.SideBuy, 1001, 1, 2), 5)) // the snapshot's command: before the capture
+	if len(got) != 0 {
+		t.Fatalf("captured before a later command: %v", got)
+	}
+	tp.applyCommitted(withSeq(fill(t, 1, true, venue.SideBuy, 1002, 1, 3), 6))
+	tp.applyCommitted(withSeq(fill(t, 1, true, venue.SideBuy, 1003, 1, 4), 7))
+	if len(got) != 1 || got[0].seq != 5 {
+		t.Fatalf("captures: %v", got)
+	}
+	restored := NewTape([]uint32{1}, nil)
+	if err := restored.Restore(bytes.NewReader(got[0].state)); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := restored.instrument(1); c.TradesOfDay != 2 || c.Trades[0].PriceTicks != 1001 {
+		t.Fatalf("the state after command 5: %+v", c)
+	}
+}
