@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -178,4 +181,84 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestConsoleSignIn: the sign-in form keeps a valid token in an HttpOnly,
+// SameSite cookie and redirects on this site only; a forged token gets 401
+// and no cookie; the cookie admits pages, a forged cookie is 401, and the
+// cookie alone changes nothing. No page or log shows the token.
+func TestConsoleSignIn(t *testing.T) {
+	var logs strings.Builder
+	var logMu sync.Mutex
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	base := "http://" + s.AdminAddr()
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	signIn := func(token, next string) (*http.Response, string) {
+		t.Helper()
+		resp, err := noRedirect.PostForm(base+"/signin", url.Values{"token": {token}, "next": {next}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp, string(b)
+	}
+	resp, body := signIn("forged-token", "/sessions")
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 || strings.Contains(body, "forged-token") {
+		t.Fatalf("forged token: HTTP %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	resp, body = signIn(aliceToken, "//elsewhere.example/")
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/market" || len(cookies) != 1 {
+		t.Fatalf("sign-in: HTTP %d to %q, cookies %v", resp.StatusCode, resp.Header.Get("Location"), cookies)
+	}
+	if c := cookies[0]; c.Name != ops.TokenCookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Value != aliceToken ||
+		strings.Contains(body, aliceToken) {
+		t.Fatalf("cookie %+v", c)
+	}
+	withCookie := func(method, path, value string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"reason":"cookie"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.AddCookie(&http.Cookie{Name: ops.TokenCookie, Value: value})
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := withCookie("GET", "/market", aliceToken); code != 200 {
+		t.Fatalf("page with the cookie: HTTP %d", code)
+	}
+	if code := withCookie("GET", "/market", "forged"); code != 401 {
+		t.Fatalf("page with a forged cookie: HTTP %d", code)
+	}
+	before := durableSeq(t, s)
+	if code := withCookie("POST", "/v1/instruments/ACME/halt", aliceToken); code != 401 {
+		t.Fatalf("a change with the cookie alone: HTTP %d", code)
+	}
+	if after := durableSeq(t, s); after != before {
+		t.Fatalf("a refused change journaled %d commands", after-before)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if strings.Contains(logs.String(), aliceToken) || strings.Contains(logs.String(), "forged-token") {
+		t.Fatal("a token is in the log")
+	}
+}
+
+// lockedWriter serialises a log's writes.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
