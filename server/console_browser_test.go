@@ -22,7 +22,13 @@ import (
 // The console's tests in a real browser: headless Chromium (Debian's
 // chromium package; .ci/run installs it) driven by chromedp
 // (internal/browsertest), against a venue on loopback with FIX clients over
-// TCP.
+// TCP. The tests share one browser, each in a tab of its own.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browsertest.Close()
+	os.Exit(code)
+}
 
 // confirmAction types a token and a reason on the Operations page, clicks
 // an action's button and confirms. The button is found and clicked in one

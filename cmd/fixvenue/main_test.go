@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/browsertest"
 )
 
 // binPath is the fixvenue binary built once for the tests that run it as a child process.
@@ -31,6 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	browsertest.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

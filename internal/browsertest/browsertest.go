@@ -1,6 +1,7 @@
 // Package browsertest drives headless Chromium (Debian's chromium package;
 // .ci/run installs it) with chromedp for the console's tests in a real
-// browser: a fresh profile per test, and every step bounded in time.
+// browser: one browser per test binary with a fresh profile, a tab in a
+// browser context of its own per test, and every step bounded in time.
 // Without a browser installed, New skips the test and says why.
 package browsertest
 
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,17 +41,24 @@ func chromiumPath() string {
 	return ""
 }
 
-// New starts headless Chromium with a fresh profile and no network
-// beyond what the page asks for (loopback), and returns its tab's context.
-func New(t *testing.T) context.Context {
-	t.Helper()
-	path := chromiumPath()
-	if path == "" {
-		t.Skip("chromium is not installed (apt-get install chromium, as .ci/run does): the console's browser tests are skipped")
-	}
+// browser is the test binary's one Chromium, started by the first New
+// and stopped by Close: a start costs seconds on a busy machine, a tab in a
+// browser context of its own a fraction of that.
+var browser struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab, which keeps it running
+	stop    func()
+	profile string
+	err     error
+}
+
+// start runs Chromium with a fresh profile and no network beyond what the
+// pages ask for (loopback).
+func start(path string) {
 	profile, err := os.MkdirTemp("", "fixvenue-chromium-")
 	if err != nil {
-		t.Fatal(err)
+		browser.err = err
+		return
 	}
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 900),
@@ -59,40 +68,73 @@ func New(t *testing.T) context.Context {
 		chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true)}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		stopped := make(chan struct{})
-		go func() {
-			cancel()
-			cancelAlloc()
-			close(stopped)
-		}()
-		select {
-		case <-stopped:
-		case <-time.After(StartMax):
-			t.Errorf("chromium did not stop within %s", StartMax)
-			return
-		}
-		// Chromium's helpers may still write in the profile for a moment.
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
+	browser.ctx, browser.profile = ctx, profile
+	browser.stop = func() {
+		cancel()
+		cancelAlloc()
+	}
 	// The first run starts the browser; its context must not carry a
 	// deadline (it would end the browser), so the wait is bounded here.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
+	if err := bounded(func() error { return chromedp.Do(ctx) }); err != nil {
+		browser.err = fmt.Errorf("chromium %s: %w", path, err)
+	}
+}
+
+// bounded runs f and waits for it at most StartMax.
+func bounded(f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("chromium %s: %v", path, err)
-		}
+	case err := <-done:
+		return err
 	case <-time.After(StartMax):
-		t.Fatalf("chromium %s did not start within %s", path, StartMax)
+		return fmt.Errorf("not done within %s", StartMax)
+	}
+}
+
+// New returns a new tab of the test binary's headless Chromium (started
+// by the first call), in a browser context of its own: the test's cookies
+// and storage are its own, and go with the tab when the test ends.
+func New(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if path == "" {
+		t.Skip("chromium is not installed (apt-get install chromium, as .ci/run does): the console's browser tests are skipped")
+	}
+	browser.once.Do(func() { start(path) })
+	if browser.err != nil {
+		t.Fatal(browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(func() {
+		if err := bounded(func() error { cancel(); return nil }); err != nil {
+			t.Errorf("the tab did not close: %v", err)
+		}
+	})
+	if err := bounded(func() error { return chromedp.Do(ctx) }); err != nil {
+		t.Fatalf("a new tab: %v", err)
 	}
 	return ctx
+}
+
+// Close stops the browser, if one was started; a TestMain calls it after
+// the tests. (Without it the browser still ends with the test binary:
+// chromedp starts it with a parent-death signal on Linux.)
+func Close() {
+	if browser.stop == nil {
+		return
+	}
+	if err := bounded(func() error { browser.stop(); return nil }); err != nil {
+		fmt.Fprintf(os.Stderr, "browsertest: chromium did not stop: %v\n", err)
+		return
+	}
+	// Chromium's helpers may still write in the profile for a moment.
+	for range 50 {
+		if os.RemoveAll(browser.profile) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Open navigates the tab and returns the page's HTTP status.
