@@ -10,7 +10,7 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-func fill(t *testing.T, instrument uint32, aggressor bool, side venue.Side, px, qty, tsNs int64) []byte {
+func fill(t testing.TB, instrument uint32, aggressor bool, side venue.Side, px, qty, tsNs int64) []byte {
 	t.Helper()
 	buf := make([]byte, 256)
 	var e venue.Fill

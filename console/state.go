@@ -32,6 +32,9 @@ import (
 const (
 	stateMagic   = 0x54435646 // "FVCT"
 	stateVersion = 1
+	// stateInstrumentsMax bounds the instruments a state may list (the
+	// instrument IDs are uint32; a venue configures far fewer).
+	stateInstrumentsMax = 1 << 20
 )
 
 // writeState writes the state (t.mu held).
@@ -145,7 +148,7 @@ func (t *Tape) Restore(r io.Reader) error {
 		return fmt.Errorf("console state: magic %#x version %d, want %#x version %d", magic, version, stateMagic, stateVersion)
 	}
 	t.dayNs = s.i64()
-	n := s.count("instruments", 1<<20)
+	n := s.count("instruments", stateInstrumentsMax)
 	for i := int64(0); i < n && s.err == nil; i++ {
 		id := s.u32()
 		in := t.byID[id]

@@ -7,7 +7,9 @@
 #
 #   scripts/console-cost.sh [RATE] [SESSIONS] [STREAMS] [ROUNDS]   default 5000 4 20 3
 #
-# Environment: DUR (default 20s), WARMUP (3s).
+# Environment: DUR (default 20s), WARMUP (3s), MIX (passive: the ladder
+# changes, nothing trades; mixed: half the orders trade, so the streams also
+# carry the trades list and the chart, the heaviest update).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-5000} sessions=${2:-4} streams=${3:-20} rounds=${4:-3}
@@ -33,7 +35,7 @@ run() {
 	read -r c0 o0 < <(cpu_orders)
 	echo "== $label"
 	bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate" --duration "${DUR:-20s}" \
-		--warmup "${WARMUP:-3s}" --mix passive --quiet "$@" 2>&1 | grep -E '^(latency|         p50|answers|console)' || true
+		--warmup "${WARMUP:-3s}" --mix "${MIX:-passive}" --quiet "$@" 2>&1 | grep -E '^(latency|         p50|answers|console)' || true
 	read -r c1 o1 < <(cpu_orders)
 	awk -v c="$c1" -v c0="$c0" -v o="$o1" -v o0="$o0" 'BEGIN { if (o > o0) printf "venue CPU per order: %.1f µs\n", (c - c0) * 1e6 / (o - o0) }'
 }
