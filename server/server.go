@@ -171,6 +171,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	if err := s.buildServing(); err != nil {
 		s.journal.Close()
+		if s.consoleSnaps != nil {
+			s.consoleSnaps.Close()
+		}
 		return nil, err
 	}
 	return s, nil
