@@ -4,8 +4,10 @@
 // data, and Prometheus metrics. Only cmd/fixvenue imports it.
 //
 // Start-up order matters and is fixed: recover the journal (cut a torn tail,
-// refuse corruption), replay every journaled command into a fresh matcher and
-// into market data, then start the pipeline, then accept FIX sessions. No
+// refuse corruption), replay every journaled command into a fresh matcher,
+// into market data and into the web console's tape (the day's trades), from
+// the newest snapshot beside which both saved their state (mdstate/,
+// consolestate/), then start the pipeline, then accept FIX sessions. No
 // session is accepted before the replayed state is complete.
 //
 // With risk.control_token, the metrics listener also serves POST /risk/kill,
