@@ -412,6 +412,7 @@ func (s *Server) Start() error {
 		s.startFeed()
 	}
 	s.pipe.Start()
+	s.startExportTap()
 	s.gw.Start()
 	s.wg.Add(1)
 	go func() {
