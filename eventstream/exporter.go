@@ -199,8 +199,9 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 	var lostOnce sync.Once
 	nc.SetDisconnectErrHandler(func(*nats.Conn, error) { lostOnce.Do(func() { close(lost) }) })
 	nc.SetClosedHandler(func(*nats.Conn) { lostOnce.Do(func() { close(lost) }) })
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(e.cfg.Window+1),
-		jetstream.WithPublishAsyncTimeout(e.cfg.AckTimeout))
+	// No per-message ack timer (WithPublishAsyncTimeout): idle checks the
+	// oldest pending event against AckTimeout instead.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(e.cfg.Window+1))
 	if err != nil {
 		return err
 	}
@@ -278,9 +279,7 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	case err := <-fail:
 		return fmt.Errorf("event %d: %w", e.pend[e.pHead].EventSeq, err)
 	}
-	if !wait.Stop() {
-		<-wait.C
-	}
+	wait.Stop()
 	return nil
 }
 
@@ -657,13 +656,21 @@ func (s *collectSink) Commit() {
 	s.events = append(s.events, append([]byte(nil), s.slot[:eventLen(s.slot[:])]...))
 }
 
+// DuplicatesWindow is the duplicate window of a stream the exporter
+// creates. Every publish also expects the stream's last sequence, which
+// alone keeps duplicates out; the window only has to cover a resend after
+// a lost ack (Retry plus a reconnection), and JetStream keeps one entry per
+// message of the window in memory (the embedded server's are the venue's
+// heap): 10 s instead of the default 2 minutes.
+const DuplicatesWindow = 10 * time.Second
+
 // EnsureStream returns the stream, creating it when it does not exist. An
 // existing stream must take the venue's subjects.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects) (jetstream.Stream, error) {
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj.All()},
-			Storage: jetstream.FileStorage, Description: "fixvenue events, in order, one message per event (Fixvenue-Event-Seq = stream sequence)"})
+			Storage: jetstream.FileStorage, Duplicates: DuplicatesWindow, Description: "fixvenue events, in order, one message per event (Fixvenue-Event-Seq = stream sequence)"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)
