@@ -76,6 +76,9 @@ type Config struct {
 	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
 	// its books (DefaultOpenOrdersMax when 0).
 	OpenOrdersMax int
+	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
+	// a period beyond their FIX store (dropcopyreplay.go).
+	ReplayEvents ReplayEvents
 	// OrderToER, when set, records for each answer to a client's message
 	// the nanoseconds from its arrival to its hand-over to the session
 	// (after durability), in the venue's HdrHistograms (package latency).
