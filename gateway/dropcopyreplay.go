@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/quickfixgo/quickfix"
@@ -27,7 +26,10 @@ import (
 // TotNumTradeReports (748) the number sent. The copies are rebuilt from the
 // journal's durable commands by a matcher of their own (Config.ReplayEvents):
 // reports that never reached the matcher (the gateway's own rejects) are
-// not in the journal and are not replayed. Live copies keep flowing
+// not in the journal and are not replayed, and a gateway with no sessions
+// renders them, so what came from a session's live state (a status
+// report's OrdStatusReqID, the session's name in a risk reject's Text) is
+// not in the replayed copy. Live copies keep flowing
 // meanwhile; a client tells a replayed report it already has by its ExecID.
 //
 // Refused with an AQ Rejected (750=2): a request from an order session
@@ -124,9 +126,6 @@ func tradeRequestAck(r replayRequest, result, status, total int, text string) *q
 	return m
 }
 
-// replayBusy is set while a replay runs (one venue wide).
-var replayBusy atomic.Bool
-
 // onTradeCaptureReportRequest answers an AD from session s.
 func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 	r := parseReplayRequest(m)
@@ -135,7 +134,7 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 		r.refusal, r.refusalText = tradeRequestUnauthorized, "only drop-copy sessions may ask for reports"
 	case r.refusal == 0 && g.cfg.ReplayEvents == nil:
 		r.refusal, r.refusalText = tradeRequestOther, "this venue does not replay reports"
-	case r.refusal == 0 && !replayBusy.CompareAndSwap(false, true):
+	case r.refusal == 0 && !g.replayBusy.CompareAndSwap(false, true):
 		r.refusal, r.refusalText = tradeRequestOther, "another replay is running: ask again later"
 	}
 	if r.refusal != 0 {
@@ -145,7 +144,7 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 	}
 	s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestAccepted, -1, ""))
 	go func() {
-		defer replayBusy.Store(false)
+		defer g.replayBusy.Store(false)
 		n, next, err := g.replayCopies(s, r)
 		text := ""
 		switch {

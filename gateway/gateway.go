@@ -121,6 +121,9 @@ type Gateway struct {
 	er     erBuilder
 	failed atomic.Pointer[error]
 	extra  map[string]ExtraHandler
+	// replayBusy is set while a drop-copy replay runs (one at a time:
+	// dropcopyreplay.go).
+	replayBusy atomic.Bool
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
 	// open is the open-order view (openorders.go); openHeld are its changes
