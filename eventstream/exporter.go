@@ -103,6 +103,7 @@ type Exporter struct {
 	pHead, pLen, pPub int
 	acked             Position
 	met               *metrics
+	subjects          map[subjectKey]string
 	// lastErr is logged only when it changes, so an outage is one line.
 	lastErr string
 }
@@ -131,7 +132,7 @@ func New(cfg Config) (*Exporter, error) {
 		cfg.AckTimeout = AckTimeoutDefault
 	}
 	e := &Exporter{cfg: cfg, log: cfg.Logger, tap: cfg.Tap, met: newMetrics(cfg.Registerer),
-		runBase: -1, popped: -1, pend: make([]pendingEvent, cfg.Window)}
+		runBase: -1, popped: -1, pend: make([]pendingEvent, cfg.Window), subjects: map[subjectKey]string{}}
 	if e.tap != nil && e.tap.src.SeqBase == 0 {
 		// The run started on an empty journal: its first event is the first.
 		e.runBase = 0
@@ -572,7 +573,7 @@ func (e *Exporter) push(pos Position, b []byte) {
 func (e *Exporter) publish(js jetstream.JetStream) error {
 	for ; e.pPub < e.pLen; e.pPub++ {
 		p := e.pendAt(e.pPub)
-		m := message(e.cfg.Subjects.Subject(p.Bytes), p.Event, e.cfg.Format)
+		m := message(e.subject(p.Bytes), p.Event, e.cfg.Format)
 		f, err := js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(p.EventSeq-1))
 		if err != nil {
 			return fmt.Errorf("publish event %d: %w", p.EventSeq, err)
@@ -580,6 +581,29 @@ func (e *Exporter) publish(js jetstream.JetStream) error {
 		p.fut, p.published = f, time.Now()
 	}
 	return nil
+}
+
+// subjectsCachedMax bounds the exporter's cache of subjects (one per kind
+// and instrument); beyond it subjects are built per event.
+const subjectsCachedMax = 4096
+
+type subjectKey struct {
+	kind string
+	inst uint32
+}
+
+// subject is Subjects.Subject, built once per kind and instrument.
+func (e *Exporter) subject(ev []byte) string {
+	kind, inst := kindAndInstrument(ev)
+	k := subjectKey{kind, inst}
+	if s, ok := e.subjects[k]; ok {
+		return s
+	}
+	s := e.cfg.Subjects.Subject(ev)
+	if len(e.subjects) < subjectsCachedMax {
+		e.subjects[k] = s
+	}
+	return s
 }
 
 // collectAcks takes the acks that have arrived, oldest first, without
