@@ -23,8 +23,8 @@
 // for nothing in the pipeline: a slow or absent NATS never delays an
 // ExecutionReport nor holds ring space; the export only falls behind
 // (fixvenue_export_lag_commands). Publishing is pipelined: up to
-// export.publish_window events are in flight, their acks taken as they
-// come, oldest first.
+// export.publish_window events are in flight, their acks taken oldest
+// first at each poll (Config.Poll) rather than one wake-up per ack.
 //
 // # Catching up from the journal
 //

@@ -256,7 +256,11 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 	}
 }
 
-// idle waits for the oldest event's ack, the poll tick (new events) or stop.
+// idle waits for the poll tick (new events, and the acks that came
+// meanwhile, taken together) or stop; only with the window full does it
+// wake for the oldest event's ack itself. An ack does not wake the
+// exporter on its own: at thousands of events a second that would be
+// thousands of wake-ups, and the export has no hurry.
 func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	wait.Reset(e.cfg.Poll)
 	var ok <-chan *jetstream.PubAck
@@ -266,7 +270,9 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 		if time.Since(front.published) > e.cfg.AckTimeout {
 			return fmt.Errorf("no ack for event %d within %s", front.EventSeq, e.cfg.AckTimeout)
 		}
-		ok, fail = front.fut.Ok(), front.fut.Err()
+		if e.pLen == len(e.pend) {
+			ok, fail = front.fut.Ok(), front.fut.Err()
+		}
 	}
 	select {
 	case <-stop:
@@ -275,7 +281,6 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	case <-wait.C:
 		return nil
 	case a := <-ok:
-		// Hand the ack back: collectAcks reads it from the future.
 		return e.acknowledge(a)
 	case err := <-fail:
 		return fmt.Errorf("event %d: %w", e.pend[e.pHead].EventSeq, err)
