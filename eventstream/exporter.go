@@ -430,6 +430,15 @@ func (e *Exporter) fill() (took bool, err error) {
 // fillFromTap takes the tap's next event when it is durable. A hole (the
 // tap dropped events the exporter needs) starts a catch-up.
 func (e *Exporter) fillFromTap(durable int64) (bool, error) {
+	if e.tap == nil || e.runBase < 0 {
+		// The tap cannot be mapped to the stream yet (a catch-up that
+		// failed before it met the tap): catch up again.
+		var last *Event
+		if e.haveLast {
+			last = &e.last
+		}
+		return true, e.catchUp(last)
+	}
 	want := int64(e.next) - 1 - e.runBase // the ring sequence of the next event
 	for {
 		seen := e.tap.seen.Load()
