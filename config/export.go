@@ -37,10 +37,19 @@ type Export struct {
 	// PublishWindow bounds the events published before the exporter waits
 	// for the stream's acknowledgements.
 	PublishWindow int `toml:"publish_window"`
+	// TapEvents bounds the committed events the exporter may be behind the
+	// matcher before it catches up from the journal (a power of two).
+	TapEvents int `toml:"tap_events"`
 }
 
 // PublishWindowMax bounds export.publish_window.
 const PublishWindowMax = 1 << 16
+
+// TapEventsMin and TapEventsMax bound export.tap_events.
+const (
+	TapEventsMin = 256
+	TapEventsMax = 1 << 22
+)
 
 // Embedded reports whether the venue runs its own NATS server.
 func (e Export) Embedded() bool { return e.Enabled && e.NATSURL == "" }
@@ -83,6 +92,9 @@ func (c *Config) validateExport() []error {
 	}
 	if e.PublishWindow <= 0 || e.PublishWindow > PublishWindowMax {
 		add("export.publish_window: %d is outside [1, %d]", e.PublishWindow, PublishWindowMax)
+	}
+	if e.TapEvents < TapEventsMin || e.TapEvents > TapEventsMax || !isPow2(e.TapEvents) {
+		add("export.tap_events: %d is not a power of two in [%d, %d]", e.TapEvents, TapEventsMin, TapEventsMax)
 	}
 	if e.Enabled && e.NATSURL == "" {
 		if err := checkAddr("export.embedded_addr", e.EmbeddedAddr); err != nil {

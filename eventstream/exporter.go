@@ -19,13 +19,18 @@ import (
 
 // Config configures an Exporter.
 type Config struct {
-	// JournalDir is the journal (and its snapshots) the events come from.
+	// JournalDir is the journal (and its snapshots) the exporter catches
+	// up from when the tap cannot give it the events it needs.
 	JournalDir string
-	// NewMatcher returns a fresh matcher configured as the venue's.
+	// NewMatcher returns a fresh matcher configured as the venue's, for a
+	// catch-up from the journal (doc.go, "Catching up from the journal").
 	NewMatcher func() (*core.Matcher, error)
 	// Durable returns the highest durable command seq (-1: none); nothing
 	// after it is exported.
 	Durable func() int64
+	// Tap holds the venue's own events (nil: every event comes from the
+	// journal through a matcher of the exporter's own, as for a tool).
+	Tap *Tap
 	// Connect dials NATS. The connection must not reconnect on its own
 	// (nats.NoReconnect): the exporter reconnects itself and reads where
 	// the stream ends before it publishes again.
@@ -33,7 +38,7 @@ type Config struct {
 	Subjects Subjects
 	Stream   string
 	Format   Format
-	// Window bounds the events published before waiting for their acks.
+	// Window bounds the events published and not yet acknowledged.
 	Window int
 	Logger *slog.Logger
 	// Registerer receives the exporter's metrics (nil: not registered).
@@ -41,9 +46,9 @@ type Config struct {
 	// Retry is the wait after a failure (NATS unreachable, a stream it
 	// cannot continue) before the next attempt. Default RetryDefault.
 	Retry time.Duration
-	// Poll is the wait for new durable commands once caught up. Default PollDefault.
+	// Poll is the wait for new events once caught up. Default PollDefault.
 	Poll time.Duration
-	// AckTimeout bounds the wait for a window's acks. Default AckTimeoutDefault.
+	// AckTimeout bounds the wait for an event's ack. Default AckTimeoutDefault.
 	AckTimeout time.Duration
 }
 
@@ -56,25 +61,49 @@ const (
 	opTimeout = 5 * time.Second
 )
 
+// pendingEvent is an event taken for the stream and not yet acknowledged.
+type pendingEvent struct {
+	Event
+	buf       [core.EventSlotMin]byte
+	fut       jetstream.PubAckFuture // nil: not published on this connection
+	published time.Time
+}
+
 // Exporter publishes every durable event to a JetStream stream, in order,
 // each once (see doc.go).
 type Exporter struct {
 	cfg Config
 	log *slog.Logger
-	// The shadow matcher: it applies the journal's durable commands and
-	// produces the same events as the venue's (determinism).
-	m      *core.Matcher
-	tail   *journal.Tailer
-	sink   collectSink
-	next   Position // the position the next produced event takes (EventSeq, CauseSeq of the command being applied)
-	skipTo *Event   // while rebuilding: the stream's last event, not yet reached
-	// batch holds produced events not yet acknowledged by the stream.
-	batch []Event
-	acked Position
-	// filledTo is the seq of the last command applied to the shadow
-	// matcher; once the batch is acknowledged, every command up to it is done.
-	filledTo int64
-	met      *metrics
+	tap *Tap
+	// runBase maps the tap to the stream: the run's event of ring
+	// sequence k is event runBase+k+1 (-1: not known yet; a catch-up
+	// learns it where it meets the tap).
+	runBase int64
+	// popped is the ring sequence of the last entry taken off the tap.
+	popped int64
+	// Catch-up state, while m is not nil: a matcher of the exporter's own
+	// applies the journal's durable commands from a snapshot and produces
+	// the venue's events (determinism) until they meet the tap's.
+	m        *core.Matcher
+	tail     *journal.Tailer
+	sink     collectSink
+	staged   []Event // events of the last applied command, not yet pending
+	skipTo   *Event  // while catching up: the stream's last event, not yet reached
+	filledTo int64   // the last command applied by the catch-up matcher
+	// next is the event sequence the next event taken gets.
+	next uint64
+	// last is the last event taken (or the stream's last, after a resume).
+	last     Event
+	lastBuf  [core.EventSlotMin]byte
+	haveLast bool
+	// pend is a ring of Window events taken and not yet acknowledged:
+	// pLen of them from pHead, the first pPub of those published on this
+	// connection.
+	pend              []pendingEvent
+	pHead, pLen, pPub int
+	acked             Position
+	met               *metrics
+	subjects          map[subjectKey]string
 	// lastErr is logged only when it changes, so an outage is one line.
 	lastErr string
 }
@@ -102,12 +131,22 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.AckTimeout <= 0 {
 		cfg.AckTimeout = AckTimeoutDefault
 	}
-	e := &Exporter{cfg: cfg, log: cfg.Logger, met: newMetrics(cfg.Registerer)}
+	e := &Exporter{cfg: cfg, log: cfg.Logger, tap: cfg.Tap, met: newMetrics(cfg.Registerer),
+		runBase: -1, popped: -1, pend: make([]pendingEvent, cfg.Window), subjects: map[subjectKey]string{}}
+	if e.tap != nil && e.tap.src.SeqBase == 0 {
+		// The run started on an empty journal: its first event is the first.
+		e.runBase = 0
+	}
 	e.met.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_export_lag_commands",
 		Help: "Durable commands whose events the stream has not acknowledged yet."},
 		func() float64 { return float64(e.Lag()) })
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(e.met.lag)
+		if e.tap != nil {
+			cfg.Registerer.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_export_tap_dropped_total",
+				Help: "Events the export's tap could not keep (the exporter was behind by more than its bound); the exporter rebuilt them from the journal."},
+				func() float64 { return float64(e.tap.Dropped()) }))
+		}
 	}
 	e.acked.EventSeq = noEvent
 	return e, nil
@@ -125,11 +164,7 @@ func (e *Exporter) Lag() int64 {
 // Run exports until stop is closed. Failures are logged and retried; Run
 // returns only at stop.
 func (e *Exporter) Run(stop <-chan struct{}) {
-	defer func() {
-		if e.tail != nil {
-			_ = e.tail.Close()
-		}
-	}()
+	defer e.endCatchUp()
 	for {
 		err := e.connection(stop)
 		select {
@@ -165,8 +200,9 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 	var lostOnce sync.Once
 	nc.SetDisconnectErrHandler(func(*nats.Conn, error) { lostOnce.Do(func() { close(lost) }) })
 	nc.SetClosedHandler(func(*nats.Conn) { lostOnce.Do(func() { close(lost) }) })
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(e.cfg.Window+1),
-		jetstream.WithPublishAsyncTimeout(e.cfg.AckTimeout))
+	// No per-message ack timer (WithPublishAsyncTimeout): idle checks the
+	// oldest pending event against AckTimeout instead.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(e.cfg.Window+1))
 	if err != nil {
 		return err
 	}
@@ -188,6 +224,8 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 		e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", e.acked.EventSeq+1)
 		e.lastErr = ""
 	}
+	wait := time.NewTimer(e.cfg.Poll)
+	defer wait.Stop()
 	for {
 		select {
 		case <-stop:
@@ -197,29 +235,65 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 		if !nc.IsConnected() {
 			return fmt.Errorf("nats: connection lost (%v)", nc.LastError())
 		}
-		if len(e.batch) == 0 {
-			if err := e.fill(); err != nil {
-				return err
-			}
+		took, err := e.fill()
+		if err != nil {
+			return err
 		}
-		if len(e.batch) == 0 {
-			select {
-			case <-stop:
-				return nil
-			case <-time.After(e.cfg.Poll):
-			}
+		if err := e.publish(js); err != nil {
+			return err
+		}
+		acked, err := e.collectAcks()
+		if err != nil {
+			return err
+		}
+		e.updateDone()
+		if took || acked {
 			continue
 		}
-		if err := e.publish(js, lost); err != nil {
+		if err := e.idle(wait, stop, lost); err != nil {
 			return err
 		}
 	}
 }
 
+// idle waits for the poll tick (new events, and the acks that came
+// meanwhile, taken together) or stop; only with the window full does it
+// wake for the oldest event's ack itself. An ack does not wake the
+// exporter on its own: at thousands of events a second that would be
+// thousands of wake-ups, and the export has no hurry.
+func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
+	wait.Reset(e.cfg.Poll)
+	var ok <-chan *jetstream.PubAck
+	var fail <-chan error
+	if e.pPub > 0 {
+		front := &e.pend[e.pHead]
+		if time.Since(front.published) > e.cfg.AckTimeout {
+			return fmt.Errorf("no ack for event %d within %s", front.EventSeq, e.cfg.AckTimeout)
+		}
+		if e.pLen == len(e.pend) {
+			ok, fail = front.fut.Ok(), front.fut.Err()
+		}
+	}
+	select {
+	case <-stop:
+	case <-lost:
+		return errors.New("nats: connection lost")
+	case <-wait.C:
+		return nil
+	case a := <-ok:
+		return e.acknowledge(a)
+	case err := <-fail:
+		return fmt.Errorf("event %d: %w", e.pend[e.pHead].EventSeq, err)
+	}
+	wait.Stop()
+	return nil
+}
+
 // resume positions the exporter after last, the stream's last event (nil:
 // an empty stream). The events it still holds continue the stream when
-// last is their predecessor; otherwise the shadow matcher is rebuilt from
-// the journal up to last.
+// last is their predecessor; a fresh stream of a run that started on an
+// empty journal starts from the tap; otherwise the exporter catches up
+// from the journal up to last.
 func (e *Exporter) resume(last *Event) error {
 	var lastPos Position
 	if last != nil {
@@ -229,25 +303,56 @@ func (e *Exporter) resume(last *Event) error {
 				e.cfg.Stream, last.CauseSeq, d)
 		}
 	}
-	if e.m != nil && e.skipTo == nil && e.acked.EventSeq != noEvent {
+	e.pPub = 0 // nothing is published on the new connection yet
+	if e.acked.EventSeq != noEvent && e.skipTo == nil {
 		if lastPos == e.acked {
 			return nil
 		}
-		for i := range e.batch {
-			if e.batch[i].Position == lastPos {
-				e.batch = e.batch[i+1:]
+		for i := 0; i < e.pLen; i++ {
+			if e.pendAt(i).Position == lastPos {
+				for ; i >= 0; i-- {
+					e.popPending()
+				}
 				e.setAcked(lastPos)
 				return nil
 			}
 		}
 	}
-	return e.rebuild(last)
+	e.pHead, e.pLen = 0, 0
+	e.setAcked(lastPos)
+	e.haveLast = last != nil
+	if last != nil {
+		n := copy(e.lastBuf[:], last.Bytes)
+		e.last = Event{Position: lastPos, Bytes: e.lastBuf[:n]}
+	}
+	if last == nil && e.runBase == 0 && e.popped < 0 && e.m == nil {
+		// Nothing taken off the tap yet: it holds this run's events from
+		// the first, which is the journal's first.
+		e.next = 1
+		e.met.doneSeq.Store(-1)
+		return nil
+	}
+	return e.catchUp(last)
 }
 
-// rebuild starts a fresh shadow matcher from the newest snapshot before
-// the stream's last event's command (or the journal's start), to skip the
-// events up to that one and export from the next.
-func (e *Exporter) rebuild(last *Event) error {
+// pendAt is the i-th pending event from the oldest.
+func (e *Exporter) pendAt(i int) *pendingEvent { return &e.pend[(e.pHead+i)%len(e.pend)] }
+
+func (e *Exporter) popPending() {
+	e.pend[e.pHead].fut = nil
+	e.pHead = (e.pHead + 1) % len(e.pend)
+	e.pLen--
+	if e.pPub > 0 {
+		e.pPub--
+	}
+}
+
+// catchUp starts a matcher of the exporter's own from the newest snapshot
+// before the command of last (the event to continue after; nil: the
+// journal's start) and the journal after it, to skip the events up to
+// last and produce the ones after it, until they meet the tap's events.
+func (e *Exporter) catchUp(last *Event) error {
+	e.endCatchUp()
 	m, err := e.cfg.NewMatcher()
 	if err != nil {
 		return err
@@ -268,25 +373,34 @@ func (e *Exporter) rebuild(last *Event) error {
 			}
 		}
 	}
-	if e.tail != nil {
-		_ = e.tail.Close()
-	}
 	if e.tail, err = journal.NewTailer(e.cfg.JournalDir, from); err != nil {
 		return err
 	}
-	e.m, e.batch, e.skipTo = m, e.batch[:0], nil
-	e.next = Position{EventSeq: 1}
+	e.m, e.staged, e.skipTo = m, e.staged[:0], nil
+	e.next = 1
 	if last != nil {
-		e.skipTo = last
-		e.next.EventSeq = last.EventSeq + 1
-		e.setAcked(last.Position)
-	} else {
-		e.setAcked(Position{})
+		cp := *last
+		cp.Bytes = append([]byte(nil), last.Bytes...)
+		e.skipTo = &cp
+		e.next = last.EventSeq + 1
 	}
 	e.filledTo = int64(from) - 1
-	e.met.doneSeq.Store(e.filledTo)
-	e.log.Info("event export: shadow matcher started", "journal_from_seq", from, "stream_last_event_seq", e.next.EventSeq-1)
+	if e.pLen == 0 {
+		e.met.doneSeq.Store(e.filledTo)
+	}
+	e.met.catchUps.Inc()
+	e.met.catchingUp.Set(1)
+	e.log.Info("event export: catching up from the journal", "journal_from_seq", from, "stream_last_event_seq", e.next-1)
 	return nil
+}
+
+// endCatchUp drops the catch-up matcher: from here the tap gives the events.
+func (e *Exporter) endCatchUp() {
+	if e.tail != nil {
+		_ = e.tail.Close()
+	}
+	e.m, e.tail, e.staged, e.skipTo = nil, nil, nil, nil
+	e.met.catchingUp.Set(0)
 }
 
 func (e *Exporter) setAcked(p Position) {
@@ -294,35 +408,139 @@ func (e *Exporter) setAcked(p Position) {
 	e.met.ackedEvent.Set(float64(p.EventSeq))
 }
 
-// fill applies durable commands to the shadow matcher until the batch
-// holds Window events or nothing durable is left.
-func (e *Exporter) fill() error {
+// fill takes events, up to Window pending: from the tap, or while
+// catching up from the journal. It reports whether it took any.
+func (e *Exporter) fill() (took bool, err error) {
 	durable := e.cfg.Durable()
-	for len(e.batch) < e.cfg.Window {
+	for e.pLen < len(e.pend) {
+		var ok bool
+		if e.m != nil {
+			ok, err = e.fillFromJournal(durable)
+		} else {
+			ok, err = e.fillFromTap(durable)
+		}
+		if err != nil || !ok {
+			return took, err
+		}
+		took = true
+	}
+	return took, nil
+}
+
+// fillFromTap takes the tap's next event when it is durable. A hole (the
+// tap dropped events the exporter needs) starts a catch-up.
+func (e *Exporter) fillFromTap(durable int64) (bool, error) {
+	if e.tap == nil || e.runBase < 0 {
+		// The tap cannot be mapped to the stream yet (a catch-up that
+		// failed before it met the tap): catch up again.
+		var last *Event
+		if e.haveLast {
+			last = &e.last
+		}
+		return true, e.catchUp(last)
+	}
+	want := int64(e.next) - 1 - e.runBase // the ring sequence of the next event
+	for {
+		seen := e.tap.seen.Load()
+		h := e.tap.head()
+		switch {
+		case h == nil && seen < want:
+			return false, nil
+		case h != nil && h.ringSeq < want:
+			e.popTap(h)
+			continue
+		case h == nil || h.ringSeq > want:
+			e.log.Warn("event export: the tap dropped events the stream needs; catching up from the journal",
+				"next_event_seq", e.next, "tap_dropped_total", e.tap.Dropped())
+			var last *Event
+			if e.haveLast {
+				last = &e.last
+			}
+			return true, e.catchUp(last)
+		case int64(h.cause()) > durable:
+			return false, nil
+		}
+		e.push(Position{EventSeq: e.next, CauseSeq: h.cause(), Index: h.index}, h.bytes[:h.n])
+		e.next++
+		e.popTap(h)
+		return true, nil
+	}
+}
+
+func (e *Exporter) popTap(h *tapEntry) {
+	e.popped = h.ringSeq
+	e.tap.pop()
+}
+
+// fillFromJournal takes the catch-up's next event, applying the next
+// durable command when the last one's are all taken, and hands over to
+// the tap where its events continue the catch-up's.
+func (e *Exporter) fillFromJournal(durable int64) (bool, error) {
+	for len(e.staged) == 0 {
+		if e.handOver() {
+			return true, nil
+		}
 		rec, ok, err := e.tail.Next(durable)
 		if err != nil {
-			return fmt.Errorf("journal: %w", err)
+			return false, fmt.Errorf("journal: %w", err)
 		}
 		if !ok {
-			return nil
+			return false, nil
 		}
 		e.sink.reset()
 		if err := e.m.Apply(rec.Payload, &e.sink); err != nil {
-			return fmt.Errorf("shadow matcher at seq %d: %w", rec.Seq, err)
+			return false, fmt.Errorf("catch-up matcher at seq %d: %w", rec.Seq, err)
 		}
 		if err := e.take(rec.Seq); err != nil {
-			return err
+			return false, err
 		}
 		e.filledTo = int64(rec.Seq)
-		if len(e.batch) == 0 {
-			e.met.doneSeq.Store(e.filledTo) // nothing of it left to publish
-		}
 	}
-	return nil
+	ev := e.staged[0]
+	e.staged = e.staged[1:]
+	e.push(ev.Position, ev.Bytes)
+	return true, nil
 }
 
-// take moves the events of command seq from the sink to the batch, or
-// passes over them while the stream already holds them.
+// handOver ends the catch-up when the tap's oldest event is the next one
+// to take: with runBase known, by its ring sequence; otherwise when it is
+// the first event of the next command, which fixes runBase.
+func (e *Exporter) handOver() bool {
+	if e.tap == nil || e.skipTo != nil {
+		return false
+	}
+	for {
+		h := e.tap.head()
+		if e.runBase >= 0 {
+			want := int64(e.next) - 1 - e.runBase
+			if h != nil && h.ringSeq < want {
+				e.popTap(h)
+				continue
+			}
+			if want < 0 || (h == nil && e.tap.seen.Load() >= want) || (h != nil && h.ringSeq != want) {
+				return false // the tap no longer has that event (or never had it)
+			}
+		} else {
+			if h == nil {
+				return false
+			}
+			if int64(h.cause()) <= e.filledTo {
+				e.popTap(h)
+				continue
+			}
+			if int64(h.cause()) != e.filledTo+1 || h.index != 0 {
+				return false
+			}
+			e.runBase = int64(e.next) - 1 - h.ringSeq
+		}
+		e.log.Info("event export: caught up; following the venue's events", "next_event_seq", e.next, "journal_seq", e.filledTo)
+		e.endCatchUp()
+		return true
+	}
+}
+
+// take moves the events of command seq from the sink to the staged
+// events, or passes over them while the stream already holds them.
 func (e *Exporter) take(seq uint64) error {
 	for i, b := range e.sink.events {
 		pos := Position{CauseSeq: seq, Index: uint32(i)}
@@ -339,9 +557,9 @@ func (e *Exporter) take(seq uint64) error {
 				continue
 			}
 		}
-		pos.EventSeq = e.next.EventSeq
-		e.next.EventSeq++
-		e.batch = append(e.batch, Event{Position: pos, Bytes: b})
+		pos.EventSeq = e.next
+		e.next++
+		e.staged = append(e.staged, Event{Position: pos, Bytes: b})
 	}
 	if s := e.skipTo; s != nil && seq >= s.CauseSeq {
 		return fmt.Errorf("stream %s: its last event is index %d of command %d, which has %d events in the journal: not this journal's stream",
@@ -350,41 +568,113 @@ func (e *Exporter) take(seq uint64) error {
 	return nil
 }
 
-// publish sends the batch and waits for every ack. Each message expects
-// the stream's last sequence to be its own minus one, so the stream can
-// never get a gap or a foreign message in between: a publish that does not
-// continue the stream fails, and the exporter reads the stream's end again.
-func (e *Exporter) publish(js jetstream.JetStream, lost <-chan struct{}) error {
-	futures := make([]jetstream.PubAckFuture, 0, len(e.batch))
-	for _, ev := range e.batch {
-		m := message(e.cfg.Subjects.Subject(ev.Bytes), ev, e.cfg.Format)
-		f, err := js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(ev.EventSeq-1))
+// push adds an event to the pending ones and remembers it as the last taken.
+func (e *Exporter) push(pos Position, b []byte) {
+	p := e.pendAt(e.pLen)
+	n := copy(p.buf[:], b)
+	p.Event = Event{Position: pos, Bytes: p.buf[:n]}
+	p.fut = nil
+	e.pLen++
+	n = copy(e.lastBuf[:], b)
+	e.last, e.haveLast = Event{Position: pos, Bytes: e.lastBuf[:n]}, true
+}
+
+// publish sends the pending events not yet sent on this connection,
+// without waiting for their acks. Each message expects the stream's last
+// sequence to be its own minus one, so the stream can never get a gap or
+// a foreign message in between: a publish that does not continue the
+// stream fails, and the exporter reads the stream's end again.
+func (e *Exporter) publish(js jetstream.JetStream) error {
+	for ; e.pPub < e.pLen; e.pPub++ {
+		p := e.pendAt(e.pPub)
+		m := message(e.subject(p.Bytes), p.Event, e.cfg.Format)
+		f, err := js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(p.EventSeq-1))
 		if err != nil {
-			return fmt.Errorf("publish event %d: %w", ev.EventSeq, err)
+			return fmt.Errorf("publish event %d: %w", p.EventSeq, err)
 		}
-		futures = append(futures, f)
+		p.fut, p.published = f, time.Now()
 	}
-	timeout := time.NewTimer(e.cfg.AckTimeout)
-	defer timeout.Stop()
-	for i, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			if ack.Sequence != e.batch[i].EventSeq {
-				return fmt.Errorf("stream %s stored event %d at sequence %d", e.cfg.Stream, e.batch[i].EventSeq, ack.Sequence)
-			}
-		case err := <-f.Err():
-			return fmt.Errorf("event %d: %w", e.batch[i].EventSeq, err)
-		case <-timeout.C:
-			return fmt.Errorf("no ack for event %d within %s", e.batch[i].EventSeq, e.cfg.AckTimeout)
-		case <-lost:
-			return fmt.Errorf("nats: connection lost waiting for the ack of event %d", e.batch[i].EventSeq)
-		}
-	}
-	e.setAcked(e.batch[len(e.batch)-1].Position)
-	e.met.doneSeq.Store(e.filledTo)
-	e.met.events.Add(float64(len(e.batch)))
-	e.batch = e.batch[:0]
 	return nil
+}
+
+// subjectsCachedMax bounds the exporter's cache of subjects (one per kind
+// and instrument); beyond it subjects are built per event.
+const subjectsCachedMax = 4096
+
+type subjectKey struct {
+	kind string
+	inst uint32
+}
+
+// subject is Subjects.Subject, built once per kind and instrument.
+func (e *Exporter) subject(ev []byte) string {
+	kind, inst := kindAndInstrument(ev)
+	k := subjectKey{kind, inst}
+	if s, ok := e.subjects[k]; ok {
+		return s
+	}
+	s := e.cfg.Subjects.Subject(ev)
+	if len(e.subjects) < subjectsCachedMax {
+		e.subjects[k] = s
+	}
+	return s
+}
+
+// collectAcks takes the acks that have arrived, oldest first, without
+// waiting, and reports whether there were any.
+func (e *Exporter) collectAcks() (bool, error) {
+	any := false
+	for e.pLen > 0 && e.pPub > 0 {
+		front := &e.pend[e.pHead]
+		select {
+		case a := <-front.fut.Ok():
+			if err := e.acknowledge(a); err != nil {
+				return any, err
+			}
+			any = true
+		case err := <-front.fut.Err():
+			return any, fmt.Errorf("event %d: %w", front.EventSeq, err)
+		default:
+			return any, nil
+		}
+	}
+	return any, nil
+}
+
+// acknowledge records the ack of the oldest pending event.
+func (e *Exporter) acknowledge(a *jetstream.PubAck) error {
+	front := &e.pend[e.pHead]
+	if a.Sequence != front.EventSeq {
+		return fmt.Errorf("stream %s stored event %d at sequence %d", e.cfg.Stream, front.EventSeq, a.Sequence)
+	}
+	e.setAcked(front.Position)
+	e.met.events.Inc()
+	e.popPending()
+	return nil
+}
+
+// updateDone sets the last command whose events the stream has all
+// acknowledged (for the lag).
+func (e *Exporter) updateDone() {
+	var done int64
+	switch {
+	case e.pLen > 0:
+		done = int64(e.pend[e.pHead].CauseSeq) - 1
+	case e.m != nil && len(e.staged) > 0:
+		done = int64(e.staged[0].CauseSeq) - 1
+	case e.m != nil:
+		done = e.filledTo
+	case e.tap != nil:
+		durable := e.cfg.Durable()
+		if h := e.tap.head(); h != nil {
+			done = min(durable, int64(h.cause())-1)
+		} else {
+			done = min(durable, e.tap.complete.Load())
+		}
+	default:
+		return
+	}
+	e.met.doneSeq.Store(max(done, e.met.doneSeq.Load()))
 }
 
 // collectSink keeps a copy of each event of one command.
@@ -404,13 +694,21 @@ func (s *collectSink) Commit() {
 	s.events = append(s.events, append([]byte(nil), s.slot[:eventLen(s.slot[:])]...))
 }
 
+// DuplicatesWindow is the duplicate window of a stream the exporter
+// creates. Every publish also expects the stream's last sequence, which
+// alone keeps duplicates out; the window only has to cover a resend after
+// a lost ack (Retry plus a reconnection), and JetStream keeps one entry per
+// message of the window in memory (the embedded server's are the venue's
+// heap): 10 s instead of the default 2 minutes.
+const DuplicatesWindow = 10 * time.Second
+
 // EnsureStream returns the stream, creating it when it does not exist. An
 // existing stream must take the venue's subjects.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects) (jetstream.Stream, error) {
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj.All()},
-			Storage: jetstream.FileStorage, Description: "fixvenue events, in order, one message per event (Fixvenue-Event-Seq = stream sequence)"})
+			Storage: jetstream.FileStorage, Duplicates: DuplicatesWindow, Description: "fixvenue events, in order, one message per event (Fixvenue-Event-Seq = stream sequence)"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)

@@ -12,6 +12,8 @@ type metrics struct {
 	errors     prometheus.Counter
 	events     prometheus.Counter
 	ackedEvent prometheus.Gauge
+	catchUps   prometheus.Counter
+	catchingUp prometheus.Gauge
 	lag        prometheus.GaugeFunc
 	// doneSeq is the seq of the last command whose events the stream has
 	// all acknowledged (-1: none); commands without events count as soon
@@ -29,10 +31,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Events the stream acknowledged since start."}),
 		ackedEvent: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_export_event_seq",
 			Help: "Event sequence of the last event the stream acknowledged."}),
+		catchingUp: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_export_catching_up",
+			Help: "1 while the exporter rebuilds events from the journal with a matcher of its own, 0 while it follows the venue's events."}),
+		catchUps: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_export_catchups_total",
+			Help: "Times the exporter rebuilt events from the journal with a matcher of its own (a restart, a stream behind the tap, events the tap dropped)."}),
 	}
 	m.doneSeq.Store(-1)
 	if reg != nil {
-		reg.MustRegister(m.connected, m.errors, m.events, m.ackedEvent)
+		reg.MustRegister(m.connected, m.errors, m.events, m.ackedEvent, m.catchUps, m.catchingUp)
 	}
 	return m
 }

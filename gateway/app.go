@@ -83,6 +83,10 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		g.throttleLogout(s)
 		return nil
 	}
+	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "AD" {
+		g.onTradeCaptureReportRequest(s, m)
+		return nil
+	}
 	if s.cfg.DropCopy != nil {
 		return g.dropCopyRequest(s, m)
 	}

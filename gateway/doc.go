@@ -51,6 +51,14 @@
 // A trading status change reaches every logged-on session as an unsolicited
 // TradingSessionStatus (325=Y).
 //
+// A drop-copy session (dropcopy.go) enters nothing and receives a copy of
+// each ExecutionReport of its grants (797=Y, DeliverToCompID 128); beyond
+// its FIX store it asks for a period's copies with a
+// TradeCaptureReportRequest (35=AD), answered by AQ Accepted, the copies
+// rebuilt from the journal (Config.ReplayEvents), and AQ Completed
+// (dropcopyreplay.go): at most replayReportsMax copies per request, one
+// replay at a time, paced to keep the session's queue at most half full.
+//
 // Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
 // 65,536): a command that answers one session more than that at once, a mass
 // cancel of more resting orders, disconnects the session, whose answers then

@@ -154,8 +154,9 @@ func dropCopyOf(m *quickfix.Message, client string) *quickfix.Message {
 	return c
 }
 
-// dropCopyRequest answers an application message from a drop-copy session:
-// a drop-copy session may not enter orders nor ask for anything, so every
+// dropCopyRequest answers an application message from a drop-copy session
+// other than a TradeCaptureReportRequest (dropcopyreplay.go): a drop-copy
+// session may not enter orders nor ask for anything else, so every such
 // message is refused with a BusinessMessageReject (380=6).
 func (g *Gateway) dropCopyRequest(*session, *quickfix.Message) quickfix.MessageRejectError {
 	g.metrics.dropCopyRefused.Inc()

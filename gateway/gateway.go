@@ -76,6 +76,9 @@ type Config struct {
 	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
 	// its books (DefaultOpenOrdersMax when 0).
 	OpenOrdersMax int
+	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
+	// a period beyond their FIX store (dropcopyreplay.go).
+	ReplayEvents ReplayEvents
 	// OrderToER, when set, records for each answer to a client's message
 	// the nanoseconds from its arrival to its hand-over to the session
 	// (after durability), in the venue's HdrHistograms (package latency).
@@ -118,6 +121,9 @@ type Gateway struct {
 	er     erBuilder
 	failed atomic.Pointer[error]
 	extra  map[string]ExtraHandler
+	// replayBusy is set while a drop-copy replay runs (one at a time:
+	// dropcopyreplay.go).
+	replayBusy atomic.Bool
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
 	// open is the open-order view (openorders.go); openHeld are its changes

@@ -10,8 +10,11 @@
 # summary records the load average before and after each run.
 #
 # Output: docs/bench/export/<UTC stamp>/ (.hgrm, JSON and SVG per run,
-# summary.md). Knobs (environment): RATE, SESSIONS, MIX, PAIRS, DURATION,
-# WARMUP, DRAIN, OUT. Each load run is bounded by DURATION+WARMUP+DRAIN
+# summary.md). The summary also gives the venue process's CPU seconds
+# (user+system, the embedded NATS server included) over each run: less
+# sensitive to a busy machine than latency. Knobs (environment): RATE,
+# SESSIONS, MIX, PAIRS, DURATION, WARMUP, DRAIN, OUT, and PROFILE=1 for a
+# CPU profile of each venue (<run>.cpu.pprof). Each load run is bounded by DURATION+WARMUP+DRAIN
 # plus RUN_GRACE seconds, the venue's start-up by START_TIMEOUT seconds.
 set -euo pipefail
 
@@ -54,6 +57,12 @@ secs() {
 }
 limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+# cpusecs PID: the process's user+system CPU seconds so far.
+cpusecs() {
+	local ticks
+	ticks=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || { echo unknown; return; }
+	awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }'
+}
 
 {
 	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -80,17 +89,20 @@ messages_per_second_logout = 0
 enabled = $export
 embedded_addr = "127.0.0.1:0"
 TOML
+	local profile=()
+	[ "${PROFILE:-0}" = 1 ] && profile=(--cpuprofile "$OUT/$name.cpu.pprof")
 	venue_start "$dir/venue.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
-		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn
+		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn "${profile[@]}"
 	local nats_url
 	nats_url=$(venue_ready_field "$dir/venue.log.ready" nats_url)
-	local before
+	local before cpu0
 	before=$(loadavg)
+	cpu0=$(cpusecs "$venue_pid")
 	local rc=0
 	timeout "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
 		--rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max 1m \
 		--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
-	echo "- $name: load average $before before, $(loadavg) after; load status $rc" >> "$OUT/summary.md"
+	echo "- $name: load average $before before, $(loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(cpusecs "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"
 	if [ "$export" = true ]; then
 		local i
 		for ((i = 0; i < 60; i++)); do

@@ -1,8 +1,15 @@
 package server
 
 import (
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // dropCopyGrant is the gateway's view of a drop-copy session's grants, nil
@@ -12,4 +19,66 @@ func dropCopyGrant(sc *config.Session) *gateway.DropCopyGrant {
 		return nil
 	}
 	return &gateway.DropCopyGrant{All: sc.CopyAll, Sessions: sc.CopySessions, Accounts: sc.CopyAccounts}
+}
+
+// replayEvents is gateway.ReplayEvents over the journal: a matcher of its
+// own, configured as the venue's, applies the journal's durable commands
+// from the first (determinism: the venue's events, byte for byte). It
+// takes as much memory as the venue's matcher while it runs; the gateway
+// runs one at a time.
+func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) error {
+	m, err := core.NewMatcher(MatcherConfig(s.cfg))
+	if err != nil {
+		return err
+	}
+	t, err := journal.NewTailer(filepath.Join(s.cfg.Venue.DataDir, "journal"), 0)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	durable := s.pipe.Durable().Load()
+	sink := &replaySink{fn: fn}
+	for first := true; ; first = false {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		rec, ok, err := t.Next(durable)
+		if err != nil || !ok {
+			return err
+		}
+		if first && rec.Seq != 0 {
+			return errJournalArchived
+		}
+		if err := m.Apply(rec.Payload, sink); err != nil {
+			return err
+		}
+		if sink.stopped {
+			return nil
+		}
+	}
+}
+
+// errJournalArchived: the journal's first commands were archived away, so
+// a replay from its start cannot rebuild the state.
+var errJournalArchived = errors.New("the journal no longer starts at its first command (archived): reports cannot be rebuilt")
+
+// replaySink hands each event to fn until fn says stop.
+type replaySink struct {
+	slot    [core.EventSlotMin]byte
+	fn      func(ev []byte) bool
+	stopped bool
+}
+
+func (r *replaySink) Claim() []byte {
+	clear(r.slot[:venue.MessageHeaderSize])
+	return r.slot[:]
+}
+
+func (r *replaySink) Commit() {
+	if !r.stopped {
+		n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(r.slot[:]))
+		r.stopped = !r.fn(r.slot[:n])
+	}
 }

@@ -15,13 +15,17 @@ import (
 )
 
 // exportState is the event export's part of a Server (README.md, "Event
-// stream"): an exporter that follows the journal, off the order path, and
-// the embedded NATS server when the configuration asks for one.
+// stream"): a tap that copies the matcher's events off the event ring, an
+// exporter that publishes them (both off the order path), and the
+// embedded NATS server when the configuration asks for one.
 type exportState struct {
+	tap      *eventstream.Tap
 	exporter *eventstream.Exporter
 	embedded *eventstream.Embedded
 	stop     chan struct{}
 	done     chan struct{}
+	tapDone  chan struct{}
+	running  bool // the exporter's goroutine was started
 }
 
 // natsConnectTimeout bounds a connection attempt to NATS.
@@ -59,11 +63,21 @@ func (s *Server) buildExport() error {
 		}
 		return nats.Connect(url, opts...)
 	}
+	// The tap is a gating consumer of the event ring that only copies
+	// (eventstream/doc.go, "Where the events come from").
+	_, tapSeq := s.pipe.AddEventConsumer()
+	p := s.pipe
+	x.tap, err = eventstream.NewTap(eventstream.TapSource{Ring: p.Events, Sequence: tapSeq, SeqBase: p.SeqBase(),
+		Applied: func() int64 { return int64(p.SeqBase()) + p.MatcherSequence() }}, cfg.Export.TapEvents)
+	if err != nil {
+		x.close()
+		return err
+	}
 	x.exporter, err = eventstream.New(eventstream.Config{
 		JournalDir: filepath.Join(cfg.Venue.DataDir, "journal"),
 		NewMatcher: func() (*core.Matcher, error) { return core.NewMatcher(MatcherConfig(cfg)) },
-		Durable:    s.pipe.Durable().Load,
-		Connect:    connect, Subjects: subj, Stream: cfg.ExportStream(),
+		Durable:    s.pipe.Durable().Load, Tap: x.tap,
+		Connect: connect, Subjects: subj, Stream: cfg.ExportStream(),
 		Format: eventstream.Format(cfg.Export.Format), Window: cfg.Export.PublishWindow,
 		Logger: s.log, Registerer: s.registry,
 	})
@@ -100,13 +114,28 @@ func NATSOptions(e *config.Export) ([]nats.Option, error) {
 	return opts, nil
 }
 
+// startExportTap runs the tap's copier, with the pipeline: it gates the
+// event ring, so it must run whenever the matcher does.
+func (s *Server) startExportTap() {
+	x := s.export
+	if x == nil {
+		return
+	}
+	x.stop, x.done = make(chan struct{}), make(chan struct{})
+	x.tapDone = make(chan struct{})
+	go func() {
+		defer close(x.tapDone)
+		x.tap.Run(x.stop, eventstream.TapPollDefault)
+	}()
+}
+
 // startExport runs the exporter on its own goroutine.
 func (s *Server) startExport() {
 	x := s.export
 	if x == nil {
 		return
 	}
-	x.stop, x.done = make(chan struct{}), make(chan struct{})
+	x.running = true
 	go func() {
 		defer close(x.done)
 		x.exporter.Run(x.stop)
@@ -119,7 +148,10 @@ func (s *Server) stopExport() {
 	if x := s.export; x != nil {
 		if x.stop != nil {
 			close(x.stop)
-			<-x.done
+			<-x.tapDone
+			if x.running {
+				<-x.done
+			}
 		}
 		x.close()
 	}

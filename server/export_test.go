@@ -134,8 +134,14 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 	t.Logf("NATS was down for %s of the run", outage)
 	waitExported(t, s)
 	first := verifyStream(t, s)
-	if m := scrape(t, s); metricValue(t, m, "fixvenue_export_errors_total") == "0" {
+	m := scrape(t, s)
+	if metricValue(t, m, "fixvenue_export_errors_total") == "0" {
 		t.Fatal("the outage left no trace in fixvenue_export_errors_total")
+	}
+	// The tap held every event through the outage: the exporter never
+	// built a matcher of its own.
+	if v := metricValue(t, m, "fixvenue_export_catchups_total"); v != "0" {
+		t.Fatalf("a venue started on an empty journal caught up from it %s times; the tap should have served every event", v)
 	}
 	s.Close()
 	if snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal")); err != nil || len(snaps) == 0 {
@@ -151,6 +157,64 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 	second := verifyStream(t, s2)
 	if second.Events <= first.Events {
 		t.Fatalf("after the restart the stream has %d events, before %d", second.Events, first.Events)
+	}
+	// The restarted exporter caught up from the journal (its stream ends
+	// before this run's first event), then met the tap and dropped its
+	// matcher; the orders after that come from the tap.
+	if v := metricValue(t, scrape(t, s2), "fixvenue_export_catchups_total"); v == "0" {
+		t.Fatal("the restarted exporter did not catch up from the journal")
+	}
+	waitFollowingTap(t, s2)
+	sendAndWait(t, s2, "after-handover")
+	waitExported(t, s2)
+	if third := verifyStream(t, s2); third.Events <= second.Events {
+		t.Fatalf("after the hand-over the stream has %d events, before %d", third.Events, second.Events)
+	}
+}
+
+// waitFollowingTap waits until the exporter has left its catch-up and
+// follows the tap, sending an order now and then: a catch-up hands over
+// where the tap holds the first event of the next command.
+func waitFollowingTap(t *testing.T, s *Server) {
+	t.Helper()
+	for i := 0; metricValue(t, scrape(t, s), "fixvenue_export_catching_up") != "0"; i++ {
+		if i == 100 {
+			t.Fatal("the exporter is still catching up from the journal after 100 orders")
+		}
+		sendAndWait(t, s, fmt.Sprintf("handover-%d", i))
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestExportCatchesUpWhenTheTapDrops: with a tap of 256 events and NATS
+// away while the venue trades, the tap drops events; once NATS is back
+// the exporter rebuilds the missing ones from the journal, then follows
+// the tap again, and the stream matches the journal.
+func TestExportCatchesUpWhenTheTapDrops(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, exportSection+"tap_events = 256\n")
+	s := startServer(t, cfg, Options{})
+	sendAndWait(t, s, "before")
+	waitExported(t, s)
+	s.EmbeddedNATS().Stop()
+	loadRun(t, s, "a", 100, nil) // 300 orders: more than 256 events
+	m := scrape(t, s)
+	if v := metricValue(t, m, "fixvenue_export_tap_dropped_total"); v == "0" {
+		t.Fatal("the tap dropped nothing while NATS was away")
+	}
+	if err := s.EmbeddedNATS().Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitExported(t, s)
+	before := verifyStream(t, s)
+	if v := metricValue(t, scrape(t, s), "fixvenue_export_catchups_total"); v == "0" {
+		t.Fatal("the exporter did not catch up from the journal")
+	}
+	waitFollowingTap(t, s)
+	sendAndWait(t, s, "after")
+	waitExported(t, s)
+	if after := verifyStream(t, s); after.Events <= before.Events {
+		t.Fatalf("after the catch-up the stream has %d events, before %d", after.Events, before.Events)
 	}
 }
 

@@ -417,6 +417,10 @@ func (s *Server) buildSessions() error {
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
 		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase(), OrderToER: s.orderToER}
+	if s.opts.Replica == nil {
+		// A single venue's journal is one directory from its first command.
+		gcfg.ReplayEvents = s.replayEvents
+	}
 	for _, in := range cfg.Instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.
 		low, high, _ := s.matcher.Band(in.ID)
@@ -497,6 +501,7 @@ func (s *Server) Start() error {
 		s.startFeed()
 	}
 	s.pipe.Start()
+	s.startExportTap()
 	s.gw.Start()
 	s.wg.Add(1)
 	go func() {

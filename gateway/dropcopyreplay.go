@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+)
+
+// Drop-copy replay (README.md, "Drop copy"). Beyond its FIX store's bound a
+// drop-copy session asks for the ExecutionReports of a period with a
+// TradeCaptureReportRequest (35=AD): FIX 4.4 has no message to resend an
+// application's reports by range, and AD is its request for the post-trade
+// record of a period (TradeRequestType 569=0, all trades; the period in
+// TrdCapDtGrp: NoDates 580=1 or 2, each entry TradeDate 75, the group's
+// delimiter, and TransactTime 60: from and, optionally, to, both
+// inclusive). Both AD and its acknowledgement
+// TradeCaptureReportRequestAck (35=AQ) are in FIX44.xml, so strict clients
+// accept the exchange. The venue answers an AQ Accepted (750=0), then the
+// copies, exactly as it copies them live (797=Y, DeliverToCompID 128) and
+// only those of the session's grants, whose TransactTime lies in the
+// period, in the venue's order, then an AQ Completed (750=1) with
+// TotNumTradeReports (748) the number sent. The copies are rebuilt from the
+// journal's durable commands by a matcher of their own (Config.ReplayEvents):
+// reports that never reached the matcher (the gateway's own rejects) are
+// not in the journal and are not replayed, and a gateway with no sessions
+// renders them, so what came from a session's live state (a status
+// report's OrdStatusReqID, the session's name in a risk reject's Text) is
+// not in the replayed copy. Live copies keep flowing
+// meanwhile; a client tells a replayed report it already has by its ExecID.
+//
+// Refused with an AQ Rejected (750=2): a request from an order session
+// (749=9, not authorized: only drop-copy sessions have grants), a
+// TradeRequestType other than 0 (749=8), a subscription (263 other than 0)
+// or no period (749=99), and a request while another replay runs, venue
+// wide (749=99: a replay holds a matcher; ask again). At most
+// replayReportsMax reports are sent per request; the Completed AQ's Text
+// then says where to ask again.
+
+// replayReportsMax bounds the copies one request is sent.
+const replayReportsMax = 100_000
+
+// replayQueueWait bounds how long a replay waits for room in the
+// drop-copy session's outbound queue before it gives up.
+const replayQueueWait = 30 * time.Second
+
+// TradeRequestResult (749) and TradeRequestStatus (750) values.
+const (
+	tradeRequestSuccessful       = 0
+	tradeRequestTypeNotSupported = 8
+	tradeRequestUnauthorized     = 9
+	tradeRequestOther            = 99
+	tradeRequestAccepted         = 0
+	tradeRequestCompleted        = 1
+	tradeRequestRejected         = 2
+)
+
+// ReplayEvents walks the events of the journal's durable commands in order,
+// calling fn with each (header and block); fn returns false to stop early.
+// It returns when the durable commands are done, fn stopped or stop closed.
+type ReplayEvents func(stop <-chan struct{}, fn func(ev []byte) bool) error
+
+// replayRequest is a parsed TradeCaptureReportRequest.
+type replayRequest struct {
+	id, reqType  string
+	fromNs, toNs int64
+	refusal      int // 0: none, else TradeRequestResult
+	refusalText  string
+}
+
+// parseReplayRequest reads an AD.
+func parseReplayRequest(m *quickfix.Message) replayRequest {
+	var r replayRequest
+	r.id, _ = m.Body.GetString(tag.TradeRequestID)
+	r.reqType, _ = m.Body.GetString(tag.TradeRequestType)
+	if r.reqType != "0" {
+		r.refusal, r.refusalText = tradeRequestTypeNotSupported, "only TradeRequestType 0 (all trades) is served"
+		return r
+	}
+	if sub, err := m.Body.GetString(tag.SubscriptionRequestType); err == nil && sub != "0" {
+		r.refusal, r.refusalText = tradeRequestOther, "subscriptions are not served: live copies already flow on this session"
+		return r
+	}
+	dates := quickfix.NewRepeatingGroup(tag.NoDates, quickfix.GroupTemplate{
+		quickfix.GroupElement(tag.TradeDate), quickfix.GroupElement(tag.TransactTime)})
+	if err := m.Body.GetGroup(dates); err != nil || dates.Len() < 1 || dates.Len() > 2 {
+		r.refusal, r.refusalText = tradeRequestOther, "give the period as NoDates (580) 1 or 2 with TransactTime (60) from [and to]"
+		return r
+	}
+	r.toNs = 1<<63 - 1
+	for i := 0; i < dates.Len(); i++ {
+		t, err := dates.Get(i).GetTime(tag.TransactTime)
+		if err != nil {
+			r.refusal, r.refusalText = tradeRequestOther, "each NoDates (580) entry needs a TransactTime (60)"
+			return r
+		}
+		if i == 0 {
+			r.fromNs = t.UnixNano()
+		} else {
+			r.toNs = t.UnixNano()
+		}
+	}
+	if r.toNs < r.fromNs {
+		r.refusal, r.refusalText = tradeRequestOther, "the period ends before it starts"
+	}
+	return r
+}
+
+// tradeRequestAck builds an AQ. total < 0 leaves TotNumTradeReports out.
+func tradeRequestAck(r replayRequest, result, status, total int, text string) *quickfix.Message {
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, "AQ")
+	m.Body.SetString(tag.TradeRequestID, r.id)
+	m.Body.SetString(tag.TradeRequestType, r.reqType)
+	m.Body.SetInt(tag.TradeRequestResult, result)
+	m.Body.SetInt(tag.TradeRequestStatus, status)
+	if total >= 0 {
+		m.Body.SetInt(tag.TotNumTradeReports, total)
+	}
+	if text != "" {
+		m.Body.SetString(tag.Text, text)
+	}
+	return m
+}
+
+// onTradeCaptureReportRequest answers an AD from session s.
+func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
+	r := parseReplayRequest(m)
+	switch {
+	case s.cfg.DropCopy == nil:
+		r.refusal, r.refusalText = tradeRequestUnauthorized, "only drop-copy sessions may ask for reports"
+	case r.refusal == 0 && g.cfg.ReplayEvents == nil:
+		r.refusal, r.refusalText = tradeRequestOther, "this venue does not replay reports"
+	case r.refusal == 0 && !g.replayBusy.CompareAndSwap(false, true):
+		r.refusal, r.refusalText = tradeRequestOther, "another replay is running: ask again later"
+	}
+	if r.refusal != 0 {
+		g.metrics.dropCopyRefused.Inc()
+		s.out.enqueue(tradeRequestAck(r, r.refusal, tradeRequestRejected, -1, r.refusalText))
+		return
+	}
+	s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestAccepted, -1, ""))
+	go func() {
+		defer g.replayBusy.Store(false)
+		n, next, err := g.replayCopies(s, r)
+		text := ""
+		switch {
+		case err != nil:
+			g.log.Warn("drop-copy replay failed", "session", s.cfg.ID.String(), "err", err)
+			s.out.enqueue(tradeRequestAck(r, tradeRequestOther, tradeRequestRejected, n, "replay failed after "+strconv.Itoa(n)+" reports: "+err.Error()))
+			return
+		case next != 0:
+			text = fmt.Sprintf("first %d reports of the period; ask again from TransactTime %s",
+				n, time.Unix(0, next).UTC().Format("20060102-15:04:05.000000000"))
+		}
+		s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestCompleted, n, text))
+	}()
+}
+
+// replayCopies sends s the copies of the period's reports of its grants.
+// next is the TransactTime of the first report left out by the bound (0:
+// none left out).
+func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, err error) {
+	// A gateway of its own renders the reports: it has the instruments but
+	// no session, so rendering touches no live state.
+	rg := &Gateway{cfg: g.cfg, log: g.log, bySymbol: g.bySymbol, byID: g.byID, metrics: NewMetrics(nil)}
+	grant := s.cfg.DropCopy
+	stop := make(chan struct{})
+	defer close(stop)
+	var waitErr error
+	err = g.cfg.ReplayEvents(stop, func(ev []byte) bool {
+		rg.dispatch(ev)
+		held := rg.held
+		rg.held, rg.openHeld, rg.statusHeld = rg.held[:0], rg.openHeld[:0], rg.statusHeld[:0]
+		for _, h := range held {
+			if h.receivedNs < r.fromNs || h.receivedNs > r.toNs {
+				continue
+			}
+			if t, e := h.m.Header.GetBytes(tag.MsgType); e != nil || string(t) != "8" {
+				continue
+			}
+			orig := g.sessionOf(h.idx)
+			if orig == nil || orig.cfg.DropCopy != nil {
+				continue
+			}
+			client := orig.cfg.ID.TargetCompID
+			if !grant.All && !contains(grant.Sessions, client) && !contains(grant.Accounts, string(accountOf(h.m))) {
+				continue
+			}
+			if n == replayReportsMax {
+				next = h.receivedNs
+				return false
+			}
+			if waitErr = waitQueueRoom(s); waitErr != nil {
+				return false
+			}
+			s.out.enqueue(dropCopyOf(h.m, client))
+			g.metrics.dropCopies.Inc()
+			n++
+		}
+		return true
+	})
+	return n, next, errors.Join(err, waitErr)
+}
+
+// waitQueueRoom waits until the session's outbound queue is at most half
+// full, so that a replay never fills it (a full queue disconnects).
+func waitQueueRoom(s *session) error {
+	deadline := time.Now().Add(replayQueueWait)
+	for len(s.out.queue) > cap(s.out.queue)/2 {
+		if !s.loggedOn.Load() {
+			return fmt.Errorf("session %s logged off", s.cfg.ID.String())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("session %s read nothing for %s", s.cfg.ID.String(), replayQueueWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// tradeRequest is a TradeCaptureReportRequest body for a period from
+// (and to, when not zero), as a strict client writes it.
+func tradeRequest(id, reqType string, from, to time.Time) ([]string, *quickfix.RepeatingGroup) {
+	g := quickfix.NewRepeatingGroup(tag.NoDates, quickfix.GroupTemplate{
+		quickfix.GroupElement(tag.TradeDate), quickfix.GroupElement(tag.TransactTime)})
+	// TradeDate (75) first: it is the group's delimiter.
+	for _, at := range []time.Time{from, to} {
+		if at.IsZero() {
+			break
+		}
+		e := g.Add()
+		e.SetString(tag.TradeDate, at.UTC().Format("20060102"))
+		e.SetString(tag.TransactTime, at.UTC().Format("20060102-15:04:05.000"))
+	}
+	return []string{"568", id, "569", reqType}, g
+}
+
+// TestDropCopyReplayBeyondTheStore: a drop-copy session that logs on with
+// a reset (its FIX store gives it nothing of what it missed) asks for a
+// period with a TradeCaptureReportRequest and receives, between an AQ
+// Accepted and an AQ Completed, exactly the copies of its grant's reports
+// of that period, in the venue's order, rebuilt from the journal; a
+// strict QuickFIX/Go client accepts every message. An order session's
+// request, an unsupported request type and a request without a period are
+// refused.
+func TestDropCopyReplayBeyondTheStore(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+
+	// Before the period: not replayed.
+	sendOrder(t, c1, order{id: "early", side: "1", qty: "1", px: "98.00"})
+	expectER(t, c1, map[int]string{11: "early", 150: "0"})
+	time.Sleep(5 * time.Millisecond)
+	from := time.Now().Truncate(time.Millisecond).Add(time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+
+	// The period: CLIENT1's reports (DC1's grant) and CLIENT2's (not).
+	var want []*fixclient.Message
+	sendOrder(t, c2, order{id: "s1", side: "2", qty: "10", px: "100.00"})
+	expectER(t, c2, map[int]string{11: "s1", 150: "0"})
+	for i := 0; i < 5; i++ {
+		id := fmt.Sprintf("b%d", i)
+		sendOrder(t, c1, order{id: id, side: "1", qty: "1", px: "100.00"})
+		want = append(want, expectER(t, c1, map[int]string{11: id, 150: "0"}))
+		want = append(want, expectER(t, c1, map[int]string{11: id, 150: "F"}))
+	}
+	sendOrder(t, c1, order{id: "rest", side: "1", qty: "2", px: "97.00"})
+	want = append(want, expectER(t, c1, map[int]string{11: "rest", 150: "0"}))
+	waitDurableAll(t, s)
+
+	// The drop copy logs on with a reset: nothing is resent to it.
+	dc := startStrict(t, s, "DC1")
+	body, dates := tradeRequest("R1", "0", from, time.Time{})
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0"})
+	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1"})
+	if done.get(748) != strconv.Itoa(len(want)) {
+		t.Fatalf("TotNumTradeReports %s, want %d: %s", done.get(748), len(want), done.raw)
+	}
+	var got []*strictMsg
+	for range want {
+		got = append(got, dc.expect("8", map[int]string{797: "Y", 128: "CLIENT1"}))
+	}
+	for i, m := range got {
+		w := want[i]
+		for _, tg := range []int{11, 17, 37, 39, 150, 14, 151, 60} {
+			if m.get(tg) != w.Get(tg) {
+				t.Fatalf("replayed copy %d: tag %d is %q, the original's %q\ncopy: %s\noriginal: %s", i, tg, m.get(tg), w.Get(tg), m.raw, w)
+			}
+		}
+	}
+	dc.checkNoRejects()
+
+	// A period that ends before the trades: only "early" is before it, so nothing.
+	body, dates = tradeRequest("R2", "0", from.Add(-time.Hour), from.Add(-time.Millisecond))
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R2", 750: "0"})
+	done = dc.expect("AQ", map[int]string{568: "R2", 750: "1"})
+	if done.get(748) != "1" {
+		t.Fatalf("a period holding only 'early': TotNumTradeReports %s", done.get(748))
+	}
+	dc.expect("8", map[int]string{797: "Y", 11: "early"})
+
+	// Refusals, each an AQ Rejected with its TradeRequestResult.
+	body, dates = tradeRequest("R3", "1", from, time.Time{})
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R3", 749: "8", 750: "2"})
+	dc.send("AD", "568", "R4", "569", "0")
+	dc.expect("AQ", map[int]string{568: "R4", 749: "99", 750: "2"})
+	dc.checkNoRejects()
+	if err := c1.Send("AD", fixclient.F(568, "R5"), fixclient.F(569, "0"), fixclient.F(580, "1"),
+		fixclient.F(75, from.UTC().Format("20060102")), fixclient.F(60, from.UTC().Format("20060102-15:04:05.000"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c1.Expect(readWait, "AQ", map[int]string{568: "R5", 749: "9", 750: "2"}); err != nil {
+		t.Fatalf("an order session's request: %v", err)
+	}
+}
+
+// waitDurableAll waits until every command so far is durable (bounded).
+func waitDurableAll(t *testing.T, s *Server) {
+	t.Helper()
+	p := s.Pipeline()
+	for deadline := time.Now().Add(10 * time.Second); p.Durable().Load() < int64(p.SeqBase())+p.MatcherSequence(); {
+		if time.Now().After(deadline) {
+			t.Fatal("commands not durable within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
