@@ -37,7 +37,7 @@ func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) err
 	}
 	defer t.Close()
 	durable := s.pipe.Durable().Load()
-	sink := &replaySink{fn: fn}
+	sink := &reportSink{fn: fn}
 	for first := true; ; first = false {
 		select {
 		case <-stop:
@@ -64,19 +64,19 @@ func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) err
 // a replay from its start cannot rebuild the state.
 var errJournalArchived = errors.New("the journal no longer starts at its first command (archived): reports cannot be rebuilt")
 
-// replaySink hands each event to fn until fn says stop.
-type replaySink struct {
+// reportSink hands each event to fn until fn says stop.
+type reportSink struct {
 	slot    [core.EventSlotMin]byte
 	fn      func(ev []byte) bool
 	stopped bool
 }
 
-func (r *replaySink) Claim() []byte {
+func (r *reportSink) Claim() []byte {
 	clear(r.slot[:venue.MessageHeaderSize])
 	return r.slot[:]
 }
 
-func (r *replaySink) Commit() {
+func (r *reportSink) Commit() {
 	if !r.stopped {
 		n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(r.slot[:]))
 		r.stopped = !r.fn(r.slot[:n])
