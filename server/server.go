@@ -180,6 +180,7 @@ func (s *Server) buildServing() error {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
+	s.ops.SetRisk(s) // risk.go
 	if err := s.buildExport(); err != nil {
 		return err
 	}
@@ -433,6 +434,9 @@ func (s *Server) Start() error {
 		}()
 	}
 	if s.cfg.Risk != nil {
+		if s.cfg.Risk.ControlToken != "" {
+			s.log.Warn("risk.control_token is not used: risk calls are on the admin API (fixvenue admin risk, [[admin.token]])")
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -448,7 +452,6 @@ func (s *Server) Start() error {
 		s.metricsL = l
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-		s.registerRiskControl(mux)
 		if s.cfg.Metrics.TestHooks {
 			mux.HandleFunc("/test/seqnums", s.handleSetSeqNums)
 			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")
