@@ -117,11 +117,11 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
-	if m.risk.on {
-		m.riskTradeResting(r, px, qty)
-	}
 	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty)
 	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty)
+	if m.risk.on { // after the reports, which need no figure, so that fewer values live across the call
+		m.riskTradeResting(r, px, qty)
+	}
 	if r.leavesQty == 0 {
 		m.finish(ri, venue.OrdStatusFilled)
 	}

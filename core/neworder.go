@@ -67,13 +67,11 @@ func (m *Matcher) newSpecialOrder(c *newOrderCmd, ii uint16, h, at uint64) {
 		c.displayQty = min(c.maxFloorQty, c.qty)
 		c.flags |= venue.OrderFlagsIceberg
 	}
-	if m.risk.checks && !m.riskAdmit(c, ii, in) {
+	if m.risk.checks {
+		m.enterCheckedOrder(c, ii, in, h, at) // risk.go
 		return
 	}
 	m.enterSpecialOrder(in, m.acceptNewOrder(c, ii, h, at), c)
-	if m.risk.pending > 0 { // a breach or a fill tripped an automatic kill (risk.go)
-		m.riskRunPendingKills()
-	}
 }
 
 // enterSpecialOrder parks an accepted stop, or executes an accepted iceberg.

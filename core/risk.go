@@ -212,68 +212,62 @@ func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceT
 	return priceTicks * qty
 }
 
-// enterCheckedOrder is the end of applyNewOrder for a plain order when risk
-// checks apply: the end without them, after riskAdmit, and the automatic
-// kills a fill may have tripped.
+// enterCheckedOrder is the end of applyNewOrder (and of newSpecialOrder)
+// when risk checks apply (package documentation, "Risk"): the order is
+// refused (RiskBreach and OrderRejected), or it enters as without risk
+// with its subject written into the ClOrdID record that acceptNewOrder
+// fills next (add leaves that field alone), and the automatic kills a
+// breach or a fill tripped run at its end. The passing path calls nothing
+// but the account lookup and compares each figure once; riskRefuseNew
+// finds which limit failed. Apart from it the order path pays one test.
 func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
-	if !m.riskAdmit(c, ii, in) {
-		return
-	}
-	oi := m.acceptNewOrder(c, ii, h, at)
-	m.executeNewOrder(in, oi)
-	if m.stopsWaiting != 0 {
-		m.runStops(in)
-	}
-	if m.risk.pending > 0 {
-		m.riskRunPendingKills()
-	}
-}
-
-// riskAdmit decides, when risk checks apply (package documentation,
-// "Risk"), whether a valid new order may enter: it writes the order's
-// subject into the ClOrdID record that acceptNewOrder will fill next (add
-// leaves that field alone), or refuses the order (RiskBreach and
-// OrderRejected) and reports false. The passing path calls nothing but the
-// account lookup and compares each figure once; riskRefuseNew finds which
-// limit failed.
-func (m *Matcher) riskAdmit(c *newOrderCmd, ii uint16, in *instrument) bool {
 	r := &m.risk
 	subj := c.sessionIdx
 	if len(r.accounts.subjects) != 0 && c.account[0] != 0 {
 		subj = r.subjectOf(c.sessionIdx, &c.account)
 	}
-	m.index.recs[m.index.recsUsed].riskSubject = subj // validated: the table has room
 	if r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed) {
 		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
 		m.emitRejected(c, venue.RejectReasonKillSwitchActive)
-		return false
+		return
 	}
-	if !r.on {
-		return true
+	if r.on {
+		s := &r.subjects[subj]
+		cl := &r.cells[int(subj)*r.instruments+int(ii)]
+		notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
+		// Each term is a limit's headroom after this order; one is negative
+		// when the order breaches it (riskNone keeps them from wrapping).
+		headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
+		if riskHeld(c.ordType, c.tif) {
+			headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
+		}
+		if c.side == venue.SideBuy {
+			headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
+		} else {
+			headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
+		}
+		if headroom < 0 {
+			m.riskRefuseNew(c, subj, ii, in)
+			m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
+			if r.pending > 0 {
+				m.riskRunPendingKills()
+			}
+			return
+		}
 	}
-	s := &r.subjects[subj]
-	cl := &r.cells[int(subj)*r.instruments+int(ii)]
-	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
-	// Each term is a limit's headroom after this order; one is negative
-	// when the order breaches it (riskNone keeps them from wrapping).
-	headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
-	if riskHeld(c.ordType, c.tif) {
-		headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
-	}
-	if c.side == venue.SideBuy {
-		headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
+	m.index.recs[m.index.recsUsed].riskSubject = subj // validated: the table has room
+	oi := m.acceptNewOrder(c, ii, h, at)
+	if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 {
+		m.enterSpecialOrder(in, oi, c)
 	} else {
-		headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
+		m.executeNewOrder(in, oi)
+		if m.stopsWaiting != 0 {
+			m.runStops(in)
+		}
 	}
-	if headroom >= 0 {
-		return true
-	}
-	m.riskRefuseNew(c, subj, ii, in)
-	m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
 	if r.pending > 0 {
 		m.riskRunPendingKills()
 	}
-	return false
 }
 
 // riskHeld reports whether a new order counts against the open-order
