@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -122,7 +123,7 @@ type RiskLimitKey struct {
 // account with limits, one value per (subject, limit, instrument).
 type riskSeen struct {
 	reports map[string]RiskReport
-	limits  map[RiskLimitKey]int64 // limits changed by RiskSetLimit since start
+	limits  map[RiskLimitKey]int64 // the matcher's at start (SeedRisk), then as RiskSetLimit changed them
 }
 
 func (g *Gateway) seeRisk(name string, change func(*RiskReport)) {
@@ -137,7 +138,7 @@ func (g *Gateway) seeRisk(name string, change func(*RiskReport)) {
 }
 
 // RiskSeen returns copies of each subject's latest report, by subject
-// name, and of the limits changed since start.
+// name, and of the limits in force.
 func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 	g.riskMu.Lock()
 	defer g.riskMu.Unlock()
@@ -243,5 +244,28 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 	if ch != nil {
 		ch <- RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(), Result: e.Result().String(),
 			Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()}
+	}
+}
+
+// SeedRisk sets what RiskSeen starts from: the limits and kill switches the
+// matcher holds (core.Matcher.RiskLimitsNow, read before the pipeline
+// starts), so that limits changed before a restart show too.
+func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits) {
+	for _, l := range list {
+		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
+		g.seeRisk(name, func(r *RiskReport) { r.Killed = l.Killed })
+		g.riskMu.Lock()
+		if g.riskSeen.limits == nil {
+			g.riskSeen.limits = map[RiskLimitKey]int64{}
+		}
+		for which, v := range l.Limits {
+			g.riskSeen.limits[RiskLimitKey{Subject: name, Limit: which}] = v
+		}
+		for id, limits := range l.Instruments {
+			for which, v := range limits {
+				g.riskSeen.limits[RiskLimitKey{Subject: name, Limit: which, InstrumentID: id}] = v
+			}
+		}
+		g.riskMu.Unlock()
 	}
 }

@@ -188,38 +188,30 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	}
 }
 
-// RiskSubjects lists each session, then each account with limits: its
-// limits (configured, then as changed since start) and its latest report.
+// RiskSubjects lists each configured session, then each account with
+// limits: its limits (the matcher's at start, then as changed), kill
+// switch and latest report.
 func (s *Server) RiskSubjects() []ops.RiskSubject {
-	reports, changed := s.gw.RiskSeen()
+	reports, limits := s.gw.RiskSeen()
+	symbols := make(map[uint32]string, len(s.cfg.Instruments))
+	for _, in := range s.cfg.Instruments {
+		symbols[in.ID] = in.Symbol
+	}
 	var out []ops.RiskSubject
-	add := func(scope, name string, l *config.RiskLimits) {
+	add := func(scope, name string) {
+		key := scope + ":" + name
 		subj := ops.RiskSubject{Scope: scope, Name: name, Limits: map[string]int64{}}
-		if l != nil {
-			for key, v := range riskLimitValues(l) {
-				subj.Limits[key] = v
-			}
-			for _, in := range l.Instrument {
-				for key, v := range map[string]*int64{"max_order_qty": in.MaxOrderQty, "max_order_notional": in.MaxOrderNotional, "max_position": in.MaxPosition} {
-					if v != nil {
-						subj.Limits[key+":"+in.Symbol] = *v
-					}
-				}
-			}
-		}
-		for k, v := range changed {
-			if k.Subject != scope+":"+name {
+		for k, v := range limits {
+			if k.Subject != key {
 				continue
 			}
-			key := riskLimitNames[k.Limit]
-			for _, inst := range s.cfg.Instruments {
-				if k.InstrumentID != 0 && inst.ID == k.InstrumentID {
-					key += ":" + inst.Symbol
-				}
+			limit := riskLimitNames[k.Limit]
+			if k.InstrumentID != 0 {
+				limit += ":" + symbols[k.InstrumentID]
 			}
-			subj.Limits[key] = v
+			subj.Limits[limit] = v
 		}
-		if r, ok := reports[scope+":"+name]; ok {
+		if r, ok := reports[key]; ok {
 			subj.Killed = r.Killed
 			if r.Seq != 0 {
 				subj.Figures = &ops.RiskFigures{ReportSeq: r.Seq, CreditUsed: r.CreditUsed, CreditLimit: r.CreditLimit,
@@ -229,35 +221,12 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 		}
 		out = append(out, subj)
 	}
-	r := s.cfg.Risk
 	for i := range s.cfg.Sessions {
-		var l *config.RiskLimits
-		if r != nil {
-			l = &r.Sessions
-			for j := range r.Session {
-				if r.Session[j].CompID == s.cfg.Sessions[i].CompID {
-					l = &r.Session[j].RiskLimits
-				}
-			}
-		}
-		add("session", s.cfg.Sessions[i].CompID, l)
+		add("session", s.cfg.Sessions[i].CompID)
 	}
-	if r != nil {
-		for i := range r.Account {
-			add("account", r.Account[i].Name, &r.Account[i].RiskLimits)
-		}
-	}
-	return out
-}
-
-// riskLimitValues are a subject's configured limits for all instruments, by name.
-func riskLimitValues(l *config.RiskLimits) map[string]int64 {
-	out := map[string]int64{}
-	for key, v := range map[string]*int64{"max_order_qty": l.MaxOrderQty, "max_order_notional": l.MaxOrderNotional,
-		"max_open_orders": l.MaxOpenOrders, "max_open_notional": l.MaxOpenNotional, "credit_limit": l.CreditLimit,
-		"max_position": l.MaxPosition, "kill_after_breaches": l.KillAfterBreaches, "kill_at_loss": l.KillAtLoss} {
-		if v != nil {
-			out[key] = *v
+	if s.cfg.Risk != nil {
+		for i := range s.cfg.Risk.Account {
+			add("account", s.cfg.Risk.Account[i].Name)
 		}
 	}
 	return out

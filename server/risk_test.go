@@ -147,6 +147,16 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 	sendOrder(t, c1, order{id: "r2", side: "1", qty: "6", px: "95.00"})
 	expectER(t, c1, map[int]string{11: "r2", 150: "8", 103: "3",
 		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 6 > 5"})
+	// The admin API's view shows the limit in force after the replay, the
+	// configured ones, and the per-instrument override.
+	view := map[string]map[string]int64{}
+	for _, subj := range s2.RiskSubjects() {
+		view[subj.Scope+":"+subj.Name] = subj.Limits
+	}
+	if view["session:CLIENT1"]["max_order_qty"] != 5 || view["session:CLIENT2"]["max_order_qty"] != 100 ||
+		view["account:FUND"]["max_position"] != 30 || view["account:FUND"]["max_position:ACME"] != 15 {
+		t.Fatalf("risk view after restart: %v", view)
+	}
 }
 
 // riskDashboardExtra has every kind of risk metric appear: limits with

@@ -180,7 +180,8 @@ func (s *Server) buildServing() error {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
-	s.ops.SetRisk(s) // risk.go
+	s.ops.SetRisk(s)                         // risk.go
+	s.gw.SeedRisk(s.matcher.RiskLimitsNow()) // the matcher does not run yet
 	if err := s.buildExport(); err != nil {
 		return err
 	}
