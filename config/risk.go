@@ -12,7 +12,6 @@ import (
 // the checks; session kill switches work either way.
 //
 //	[risk]
-//	control_token = "…"          # enables POST /risk/* on the metrics listener
 //	report_interval = "10s"      # journals a utilisation report this often (the default)
 //	[risk.sessions]              # every session's limits
 //	max_order_qty = 10000
@@ -29,6 +28,8 @@ import (
 // Notionals are price ticks × quantity. A limit that is absent is none; a
 // limit of 0 or less is refused.
 type Risk struct {
+	// ControlToken is no longer used: risk calls are on the admin API
+	// ([[admin.token]]); a configuration that sets it gets a warning.
 	ControlToken   string        `toml:"control_token"`
 	ReportInterval Duration      `toml:"report_interval"`
 	Sessions       RiskLimits    `toml:"sessions"`

@@ -18,7 +18,8 @@
 //     p99.9 and max over the last minute and since start, with a
 //     percentile plot, from the venue's HdrHistograms (package latency);
 //   - /operations: halt or resume an instrument, log out, disable or
-//     enable a session, cancel a session's orders, each confirmed on the
+//     enable a session, cancel a session's orders, turn a session's kill
+//     switch on or off (ops, "Risk"), each confirmed on the
 //     page and sent to the admin API with the operator token typed there
 //     (never stored); and the operator commands the journal recorded.
 //

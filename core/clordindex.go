@@ -34,7 +34,7 @@ type clOrdRecord struct {
 	ordType          venue.OrdType
 	tif              venue.TimeInForce
 	ordStatus        venue.OrdStatus // Replaced, Filled, Cancelled or Expired once not current
-	riskSubject      uint16          // the order's risk subject (risk.go); set after add
+	riskSubject      uint16          // the order's risk subject (risk.go): enterCheckedOrder writes it before add
 }
 
 // id returns the record's ClOrdID (a copy, for tests and views).

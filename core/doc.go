@@ -220,8 +220,11 @@
 // restarts the day's figures. Limits and figures are in the snapshot.
 // Without Config.Risk the order path pays one test per order, per trade and
 // per order joining or leaving a price level; with limits on every session
-// a place+cancel costs 12% more instructions, a fill+refill 18%
-// (docs/benchmarks.md, "Risk checks").
+// a place+cancel costs 10% more instructions, a fill+refill 15% and a
+// sweep 13% (docs/benchmarks.md, "Risk checks"). A new order's checks are
+// written out in enterCheckedOrder, with no call on the passing path but
+// the account lookup; the aggressor's figures change once per match, each
+// resting order's once per fill.
 //
 // # Structures and their costs
 //

@@ -42,8 +42,8 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		m.emitRejected(&c, reason)
 		return nil
 	}
-	if m.riskChecks() {
-		m.enterCheckedOrder(&c, ii, in, h, at)
+	if m.risk.checks {
+		m.enterCheckedOrder(&c, ii, in, h, at) // risk.go; without risk the order path pays this one test
 		return nil
 	}
 	oi := m.acceptNewOrder(&c, ii, h, at)
@@ -67,8 +67,8 @@ func (m *Matcher) newSpecialOrder(c *newOrderCmd, ii uint16, h, at uint64) {
 		c.displayQty = min(c.maxFloorQty, c.qty)
 		c.flags |= venue.OrderFlagsIceberg
 	}
-	if m.riskChecks() {
-		m.enterCheckedOrder(c, ii, in, h, at)
+	if m.risk.checks {
+		m.enterCheckedOrder(c, ii, in, h, at) // risk.go
 		return
 	}
 	m.enterSpecialOrder(in, m.acceptNewOrder(c, ii, h, at), c)

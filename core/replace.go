@@ -195,7 +195,7 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 		in.wouldTake(sideIndex(o.side), c.priceTicks) {
 		return venue.RejectReasonPostOnlyWouldTake
 	}
-	if m.riskChecks() {
+	if m.risk.checks {
 		return m.riskCheckReplace(c, o)
 	}
 	return venue.RejectReasonNone

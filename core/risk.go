@@ -194,10 +194,6 @@ func (c *riskCell) worstPosition() int64 {
 	return max(c.position+c.openBuyQty, c.openSellQty-c.position)
 }
 
-// riskChecks reports whether a new order must go through enterCheckedOrder:
-// risk is configured, or some kill switch is on.
-func (m *Matcher) riskChecks() bool { return m.risk.checks }
-
 // countKilled adds n (±1) to the subjects whose kill switch is on.
 func (r *riskState) countKilled(n int) {
 	r.killed += n
@@ -216,30 +212,54 @@ func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceT
 	return priceTicks * qty
 }
 
-// enterCheckedOrder is the end of applyNewOrder when risk checks apply
-// (package documentation, "Risk"): the order is refused, or accepted with
-// its subject recorded and executed. Apart from it, the order path without
-// risk pays one test.
+// enterCheckedOrder is the end of applyNewOrder (and of newSpecialOrder)
+// when risk checks apply (package documentation, "Risk"): the order is
+// refused (RiskBreach and OrderRejected), or it enters as without risk
+// with its subject written into the ClOrdID record that acceptNewOrder
+// fills next (add leaves that field alone), and the automatic kills a
+// breach or a fill tripped run at its end. The passing path calls nothing
+// but the account lookup and compares each figure once; riskRefuseNew
+// finds which limit failed. Apart from it the order path pays one test.
 func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h, at uint64) {
 	r := &m.risk
 	subj := c.sessionIdx
 	if len(r.accounts.subjects) != 0 && c.account[0] != 0 {
 		subj = r.subjectOf(c.sessionIdx, &c.account)
 	}
-	switch {
-	case r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed):
+	if r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed) {
 		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
 		m.emitRejected(c, venue.RejectReasonKillSwitchActive)
-	case r.on && !r.riskPasses(c, subj, ii, in):
-		m.riskRefuseNew(c, subj, ii, in)
-		m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
-	default:
-		oi := m.acceptNewOrder(c, ii, h, at)
-		m.index.recs[m.pool.orders[oi].rec].riskSubject = subj
-		if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 {
-			m.enterSpecialOrder(in, oi, c)
-			break
+		return
+	}
+	if r.on {
+		s := &r.subjects[subj]
+		cl := &r.cells[int(subj)*r.instruments+int(ii)]
+		notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
+		// Each term is a limit's headroom after this order; one is negative
+		// when the order breaches it (riskNone keeps them from wrapping).
+		headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
+		if riskHeld(c.ordType, c.tif) {
+			headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
 		}
+		if c.side == venue.SideBuy {
+			headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
+		} else {
+			headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
+		}
+		if headroom < 0 {
+			m.riskRefuseNew(c, subj, ii, in)
+			m.emitRejected(c, venue.RejectReasonRiskLimitExceeded)
+			if r.pending > 0 {
+				m.riskRunPendingKills()
+			}
+			return
+		}
+	}
+	m.index.recs[m.index.recsUsed].riskSubject = subj // validated: the table has room
+	oi := m.acceptNewOrder(c, ii, h, at)
+	if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 {
+		m.enterSpecialOrder(in, oi, c)
+	} else {
 		m.executeNewOrder(in, oi)
 		if m.stopsWaiting != 0 {
 			m.runStops(in)
@@ -248,27 +268,6 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 	if r.pending > 0 {
 		m.riskRunPendingKills()
 	}
-}
-
-// riskPasses reports whether a new order of subject subj keeps within
-// every limit. It calls nothing, so it needs no frame: the passing path
-// compares each figure once, and riskRefuseNew finds which limit failed.
-func (r *riskState) riskPasses(c *newOrderCmd, subj, ii uint16, in *instrument) bool {
-	s := &r.subjects[subj]
-	cl := &r.cells[int(subj)*r.instruments+int(ii)]
-	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
-	// Each term is a limit's headroom after this order; one is negative
-	// when the order breaches it (riskNone keeps them from wrapping).
-	headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
-	if riskHeld(c.ordType, c.tif) {
-		headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
-	}
-	if c.side == venue.SideBuy {
-		headroom |= (s.creditLimit - s.dayNetBought - s.openBuyNotional - notional) | (cl.maxPosition - cl.position - cl.openBuyQty - c.qty)
-	} else {
-		headroom |= cl.maxPosition - cl.openSellQty + cl.position - c.qty
-	}
-	return headroom >= 0
 }
 
 // riskHeld reports whether a new order counts against the open-order

@@ -235,3 +235,32 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 		t.Fatalf("restored credit limit %d, want 123", got)
 	}
 }
+
+// TestRiskLimitsNow: the view of limits follows the configuration, a
+// runtime change (subject-wide and per instrument) and the kill switch.
+func TestRiskLimitsNow(t *testing.T) {
+	riskEverywhere = true
+	defer func() { riskEverywhere = false }()
+	w := newWorkload(t, 10)
+	var buf [cmdSlotSize]byte
+	w.apply(t, encodeRiskSetLimit(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskLimitCreditLimit, 0, 5000))
+	w.apply(t, encodeRiskSetLimit(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskLimitMaxPosition, workloadInstrument, 70))
+	w.apply(t, encodeRiskControl(buf[:], 0, 0, 3, venue.RiskScopeSession, "", venue.RiskActionKill))
+	list := w.m.RiskLimitsNow()
+	var got *RiskSubjectLimits
+	for i := range list {
+		if list[i].Scope == venue.RiskScopeSession && list[i].Session == 3 {
+			got = &list[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("session 3 missing from %+v", list)
+	}
+	if !got.Killed || got.Limits[venue.RiskLimitCreditLimit] != 5000 || got.Limits[venue.RiskLimitMaxOrderQty] != 1<<60 ||
+		got.Instruments[workloadInstrument][venue.RiskLimitMaxPosition] != 70 || len(got.Instruments[workloadInstrument]) != 1 {
+		t.Fatalf("session 3: %+v", *got)
+	}
+	if list[0].Killed || list[0].Limits[venue.RiskLimitCreditLimit] != 1<<60 || list[0].Instruments != nil {
+		t.Fatalf("session 0: %+v", list[0])
+	}
+}

@@ -283,3 +283,73 @@ func (m *Matcher) emitRiskControlResultFor(session uint16, scope venue.RiskScope
 	putAccount(e.AccountArray(), account)
 	m.sink.Commit()
 }
+
+// RiskSubjectLimits is one subject's limits as the matcher holds them, for
+// views (a limit that is not set is absent).
+type RiskSubjectLimits struct {
+	Scope   venue.RiskScope
+	Session uint16 // the session's index, for a session
+	Account string // the account, for an account
+	Killed  bool
+	Limits  map[venue.RiskLimit]int64
+	// Instruments holds the per-instrument overrides, by instrument id.
+	Instruments map[uint32]map[venue.RiskLimit]int64
+}
+
+// RiskLimitsNow lists every subject that has a limit or its kill switch on,
+// in subject order. It reads matcher state, so call it only while the
+// matcher does not run (before the pipeline starts, as ops seeds its
+// Monitor); a running venue learns of changes from RiskControlResult events.
+func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
+	r := &m.risk
+	var out []RiskSubjectLimits
+	for i := range r.subjects {
+		s := &r.subjects[i]
+		l := RiskSubjectLimits{Scope: r.scopeOf(uint16(i)), Session: uint16(i), Killed: s.killed, Limits: map[venue.RiskLimit]int64{}}
+		if i >= r.sessionsMax {
+			l.Session = 0
+			name := r.names[i-r.sessionsMax]
+			l.Account = string(name[:accountLen(&name)])
+		}
+		for which, v := range map[venue.RiskLimit]int64{venue.RiskLimitMaxOrderQty: s.maxOrderQty,
+			venue.RiskLimitMaxOrderNotional: s.maxOrderNotional, venue.RiskLimitMaxOpenOrders: s.maxOpenOrders,
+			venue.RiskLimitMaxOpenNotional: s.maxOpenNotional, venue.RiskLimitCreditLimit: s.creditLimit,
+			venue.RiskLimitMaxPosition: s.maxPosition, venue.RiskLimitKillAfterBreaches: s.killAfterBreaches,
+			venue.RiskLimitKillAtLoss: s.killAtLoss} {
+			if r.on && v != riskNone {
+				l.Limits[which] = v
+			}
+		}
+		for ii := 0; r.on && ii < r.instruments; ii++ {
+			c := r.cell(uint16(i), uint16(ii))
+			for which, v := range map[venue.RiskLimit]int64{venue.RiskLimitMaxOrderQty: c.maxOrderQty,
+				venue.RiskLimitMaxOrderNotional: c.maxOrderNotional, venue.RiskLimitMaxPosition: c.maxPosition} {
+				if c.overrides&riskBit(which) == 0 {
+					continue
+				}
+				if l.Instruments == nil {
+					l.Instruments = map[uint32]map[venue.RiskLimit]int64{}
+				}
+				id := m.instruments[ii].id
+				if l.Instruments[id] == nil {
+					l.Instruments[id] = map[venue.RiskLimit]int64{}
+				}
+				l.Instruments[id][which] = v
+			}
+		}
+		if len(l.Limits) != 0 || l.Instruments != nil || l.Killed {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// accountLen is the length of a NUL-padded account.
+func accountLen(a *[venue.AccountLength]byte) int {
+	for i, b := range a {
+		if b == 0 {
+			return i
+		}
+	}
+	return len(a)
+}

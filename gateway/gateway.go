@@ -106,7 +106,8 @@ type Gateway struct {
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
 	breach    lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
-	riskMu    sync.Mutex // guards riskWaits
+	riskMu    sync.Mutex // guards riskWaits and riskSeen
+	riskSeen  riskSeen   // what the admin API shows of risk (risk.go)
 	riskWaits map[int64]chan RiskResult
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// execEpoch is the start time of this gateway (ms, base 36), the prefix of

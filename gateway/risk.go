@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -84,9 +85,72 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 	switch e.Action() {
 	case venue.RiskActionKill, venue.RiskActionAutoKill:
 		g.metrics.risk.killed.WithLabelValues(name).Set(1)
+		g.seeRisk(name, func(r *RiskReport) { r.Killed = true })
 	case venue.RiskActionReset:
 		g.metrics.risk.killed.WithLabelValues(name).Set(0)
+		g.seeRisk(name, func(r *RiskReport) { r.Killed = false })
+	case venue.RiskActionSetLimit:
+		key := RiskLimitKey{Subject: name, Limit: e.Limit(), InstrumentID: e.InstrumentID()}
+		g.riskMu.Lock()
+		if g.riskSeen.limits == nil {
+			g.riskSeen.limits = map[RiskLimitKey]int64{}
+		}
+		g.riskSeen.limits[key] = e.Value()
+		g.riskMu.Unlock()
 	}
+}
+
+// RiskReport is a subject's state as outbound last saw it: the kill switch
+// (from kills, resets and reports) and the figures of its latest
+// RiskUtilisation (Seq 0: none yet).
+type RiskReport struct {
+	Seq                                int64
+	Killed                             bool
+	CreditUsed, CreditLimit            int64
+	PositionUsed, PositionLimit        int64
+	OpenOrders, OpenNotional, Breaches int64
+}
+
+// RiskLimitKey names one limit of one subject ("session:ID" or
+// "account:NAME"), InstrumentID 0 for all instruments.
+type RiskLimitKey struct {
+	Subject      string
+	Limit        venue.RiskLimit
+	InstrumentID uint32
+}
+
+// riskSeen is bounded by the configuration: one report per session and
+// account with limits, one value per (subject, limit, instrument).
+type riskSeen struct {
+	reports map[string]RiskReport
+	limits  map[RiskLimitKey]int64 // the matcher's at start (SeedRisk), then as RiskSetLimit changed them
+}
+
+func (g *Gateway) seeRisk(name string, change func(*RiskReport)) {
+	g.riskMu.Lock()
+	defer g.riskMu.Unlock()
+	if g.riskSeen.reports == nil {
+		g.riskSeen.reports = map[string]RiskReport{}
+	}
+	r := g.riskSeen.reports[name]
+	change(&r)
+	g.riskSeen.reports[name] = r
+}
+
+// RiskSeen returns copies of each subject's latest report, by subject
+// name, and of the limits in force.
+func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
+	g.riskMu.Lock()
+	defer g.riskMu.Unlock()
+	reports := make(map[string]RiskReport, len(g.riskSeen.reports))
+	for k, v := range g.riskSeen.reports {
+		reports[k] = v
+	}
+	limits := make(map[RiskLimitKey]int64, len(g.riskSeen.limits))
+	for k, v := range g.riskSeen.limits {
+		limits[k] = v
+	}
+	return reports, limits
 }
 
 func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
@@ -103,6 +167,11 @@ func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
 		killed = 1
 	}
 	m.killed.WithLabelValues(name).Set(killed)
+	g.seeRisk(name, func(r *RiskReport) {
+		*r = RiskReport{Seq: int64(e.CauseSeq()), Killed: killed == 1, CreditUsed: e.CreditUsed(), CreditLimit: e.CreditLimit(),
+			PositionUsed: e.PositionUsed(), PositionLimit: e.PositionLimit(), OpenOrders: e.OpenOrders(),
+			OpenNotional: e.OpenNotional(), Breaches: e.Breaches()}
+	})
 }
 
 // riskText is the Text of a risk reject caused by command cause, from the
@@ -175,5 +244,28 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 	if ch != nil {
 		ch <- RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(), Result: e.Result().String(),
 			Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()}
+	}
+}
+
+// SeedRisk sets what RiskSeen starts from: the limits and kill switches the
+// matcher holds (core.Matcher.RiskLimitsNow, read before the pipeline
+// starts), so that limits changed before a restart show too.
+func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits) {
+	for _, l := range list {
+		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
+		g.seeRisk(name, func(r *RiskReport) { r.Killed = l.Killed })
+		g.riskMu.Lock()
+		if g.riskSeen.limits == nil {
+			g.riskSeen.limits = map[RiskLimitKey]int64{}
+		}
+		for which, v := range l.Limits {
+			g.riskSeen.limits[RiskLimitKey{Subject: name, Limit: which}] = v
+		}
+		for id, limits := range l.Instruments {
+			for which, v := range limits {
+				g.riskSeen.limits[RiskLimitKey{Subject: name, Limit: which, InstrumentID: id}] = v
+			}
+		}
+		g.riskMu.Unlock()
 	}
 }

@@ -154,6 +154,8 @@ func (o *Ops) listen(fixReady func() bool) error {
 	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
 	mux.HandleFunc("GET /v1/sessions", o.authRead(o.handleSessions))
 	mux.HandleFunc("POST /v1/sessions/{comp_id}/{action}", o.auth(o.handleSessionAction))
+	mux.HandleFunc("GET /v1/risk", o.authRead(o.handleRiskView))
+	mux.HandleFunc("POST /v1/risk/{action}", o.auth(o.handleRiskAction))
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint: " + r.Method + " " + r.URL.Path, Code: "not_found"})
 	}

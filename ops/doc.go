@@ -14,7 +14,9 @@
 // The admin API (api.go) lists instruments, sessions and status, and
 // changes trading status (one instrument, all, or a schedule group's
 // phase), price bands, cancels by session/account/instrument, ends the
-// day, and logs out, disables or enables sessions. Input is checked before
+// day, and logs out, disables or enables sessions; with the venue's Risk
+// (risk.go) it shows pre-trade risk per session and account and turns kill
+// switches on and off and changes limits. Input is checked before
 // anything is journaled: for a change, an operator token whose SHA-256 is
 // configured (Authorize; with none configured every change is refused),
 // a strict JSON body within admin.body_bytes_max with a reason, known

@@ -104,6 +104,7 @@ type Ops struct {
 	listener net.Listener
 	loopback bool         // the listener is on a loopback address: reads need no token
 	console  http.Handler // served on the admin address beside the API (SetConsole)
+	risk     Risk         // the venue's pre-trade risk (SetRisk; nil: off)
 	server   *http.Server
 	stop     chan struct{}
 	wg       sync.WaitGroup

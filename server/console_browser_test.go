@@ -205,8 +205,19 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 		t.Helper()
 		confirmAction(t, ctx, aliceToken, reason, fmt.Sprintf(`#ops-sessions tr[data-comp=%q] button[data-action=%q]`, comp, action))
 	}
+	// The kill switch from the page: the FIX client sees its order cancelled
+	// and its next one refused, until the reset.
+	act("CLIENT1", "kill", "runaway algo")
+	expectER(t, c, map[int]string{11: "h2", 150: "4", 58: "cancelled by the kill switch"})
+	browsertest.WaitFor(t, ctx, "the kill is done", browsertest.Text("#result")+`.includes("Kill: Applied by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
+	sendOrder(t, c, order{id: "h3", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "h3", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT1"})
+	act("CLIENT1", "reset", "fixed")
+	browsertest.WaitFor(t, ctx, "the reset is done", browsertest.Text("#result")+`.includes("Reset: Applied by alice")`)
+	sendOrder(t, c, order{id: "h4", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "h4", 150: "0"})
 	act("CLIENT1", "cancel orders", "risk check")
-	expectER(t, c, map[int]string{11: "h2", 150: "4"})
+	expectER(t, c, map[int]string{11: "h4", 150: "4"})
 	browsertest.WaitFor(t, ctx, "the cancel is done", browsertest.Text("#result")+`.includes("MassCancel: done by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
 	act("CLIENT1", "logout", "end of test")
 	if !c.Closed(readWait) {

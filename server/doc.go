@@ -10,10 +10,9 @@
 // consolestate/), then start the pipeline, then accept FIX sessions. No
 // session is accepted before the replayed state is complete.
 //
-// With risk.control_token, the metrics listener also serves POST /risk/kill,
-// /risk/reset and /risk/limit (risk.go): each call is checked against the
-// configuration, journaled as a risk command, and answered with the
-// matcher's result once durable. With a [risk] table the server journals a
+// The Server is the admin API's ops.Risk (risk.go): each risk call is
+// checked against the configuration, journaled as a risk command, and
+// answered with the matcher's result once durable. With a [risk] table the server journals a
 // utilisation report every risk.report_interval.
 //
 // Shutdown is the reverse: stop accepting and log sessions out (their

@@ -1,38 +1,41 @@
 package server
 
 import (
-	"crypto/subtle"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// The risk control endpoint (README, "Risk limits"): POST /risk/kill,
-// /risk/reset and /risk/limit on the metrics listener, registered only when
-// risk.control_token is set and answered only with "Authorization: Bearer
-// <token>". Each call is checked against the configuration, journaled as a
-// RiskControl or RiskSetLimit command, and answered with the matcher's
-// RiskControlResult once the command is durable, so that the audit trail
-// and a replay hold every operator action. No admin API existed when this
-// was written; one can call the same commands.
+// Pre-trade risk on the admin API (package ops, "Risk"): each call is
+// checked against the configuration, journaled as a RiskControl or
+// RiskSetLimit command, and answered with the matcher's RiskControlResult
+// once the command is durable, so that the audit trail and a replay hold
+// every operator action. The Server implements ops.Risk.
 
 // riskResultWait bounds how long a control call waits for its answer.
 const riskResultWait = 5 * time.Second
 
-// riskLimitKeys are the limit names of /risk/limit, as in the configuration.
+// riskLimitKeys are the limit names of the admin API, as in the configuration.
 var riskLimitKeys = map[string]venue.RiskLimit{
 	"max_order_qty": venue.RiskLimitMaxOrderQty, "max_order_notional": venue.RiskLimitMaxOrderNotional,
 	"max_open_orders": venue.RiskLimitMaxOpenOrders, "max_open_notional": venue.RiskLimitMaxOpenNotional,
 	"credit_limit": venue.RiskLimitCreditLimit, "max_position": venue.RiskLimitMaxPosition,
 	"kill_after_breaches": venue.RiskLimitKillAfterBreaches, "kill_at_loss": venue.RiskLimitKillAtLoss,
 }
+
+// riskLimitNames are riskLimitKeys the other way round.
+var riskLimitNames = func() map[venue.RiskLimit]string {
+	out := make(map[venue.RiskLimit]string, len(riskLimitKeys))
+	for k, v := range riskLimitKeys {
+		out[v] = k
+	}
+	return out
+}()
 
 // matcherRisk translates the [risk] table for the matcher (nil: off).
 func matcherRisk(cfg *config.Config) *core.RiskConfig {
@@ -65,15 +68,6 @@ func matcherRisk(cfg *config.Config) *core.RiskConfig {
 	return mr
 }
 
-func (s *Server) registerRiskControl(mux *http.ServeMux) {
-	if s.cfg.Risk == nil || s.cfg.Risk.ControlToken == "" {
-		return
-	}
-	for _, action := range []string{"kill", "reset", "limit"} {
-		mux.HandleFunc("/risk/"+action, func(w http.ResponseWriter, r *http.Request) { s.handleRisk(w, r, action) })
-	}
-}
-
 // riskRequest is what a control call asks for, checked against the configuration.
 type riskRequest struct {
 	scope        venue.RiskScope
@@ -84,70 +78,76 @@ type riskRequest struct {
 	value        int64
 }
 
-func (s *Server) parseRiskRequest(r *http.Request, action string) (riskRequest, error) {
+func badRisk(status int, code, format string, a ...any) error {
+	return &ops.RiskError{Status: status, Code: code, Reason: fmt.Sprintf(format, a...)}
+}
+
+func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	var q riskRequest
-	session, account := r.FormValue("session"), r.FormValue("account")
 	switch {
-	case (session == "") == (account == ""):
-		return q, errors.New("name exactly one of session (a CompID) and account")
-	case session != "":
-		idx := s.cfg.SessionIndex(session)
+	case (in.Session == "") == (in.Account == ""):
+		return q, badRisk(http.StatusBadRequest, "bad_subject", "name exactly one of session (a CompID) and account")
+	case in.Session != "":
+		idx := s.cfg.SessionIndex(in.Session)
 		if idx < 0 {
-			return q, fmt.Errorf("unknown session %q", session)
+			return q, badRisk(http.StatusNotFound, "unknown_session", "unknown session %q", in.Session)
 		}
 		q.scope, q.session = venue.RiskScopeSession, uint16(idx)
 	default:
-		if len(account) > venue.AccountLength {
-			return q, fmt.Errorf("account %q is longer than %d characters", account, venue.AccountLength)
+		if len(in.Account) > venue.AccountLength {
+			return q, badRisk(http.StatusBadRequest, "bad_account", "account %q is longer than %d characters", in.Account, venue.AccountLength)
 		}
-		q.scope, q.account = venue.RiskScopeAccount, account
+		if !s.riskAccountKnown(in.Account) {
+			return q, badRisk(http.StatusNotFound, "unknown_account", "unknown account %q: accounts with limits are the [[risk.account]] tables", in.Account)
+		}
+		q.scope, q.account = venue.RiskScopeAccount, in.Account
 	}
-	if action != "limit" {
+	if in.Action != "limit" {
 		return q, nil
 	}
 	var ok bool
-	if q.limit, ok = riskLimitKeys[r.FormValue("limit")]; !ok {
-		return q, fmt.Errorf("unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", r.FormValue("limit"))
+	if q.limit, ok = riskLimitKeys[in.Limit]; !ok {
+		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
 	}
-	v, err := strconv.ParseInt(r.FormValue("value"), 10, 64)
-	if err != nil || v <= 0 {
-		return q, fmt.Errorf("value %q must be a positive integer", r.FormValue("value"))
+	if in.Value <= 0 {
+		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer", in.Value)
 	}
-	q.value = v
-	if sym := r.FormValue("instrument"); sym != "" {
-		in := s.cfg.InstrumentBySymbol(sym)
-		if in == nil {
-			return q, fmt.Errorf("unknown instrument %q", sym)
+	q.value = in.Value
+	if in.Instrument != "" {
+		inst := s.cfg.InstrumentBySymbol(in.Instrument)
+		if inst == nil {
+			return q, badRisk(http.StatusNotFound, "unknown_instrument", "unknown instrument %q", in.Instrument)
 		}
-		q.instrumentID = in.ID
+		q.instrumentID = inst.ID
 	}
 	return q, nil
 }
 
-func (s *Server) handleRisk(w http.ResponseWriter, r *http.Request, action string) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
+func (s *Server) riskAccountKnown(name string) bool {
+	if s.cfg.Risk == nil {
+		return false
 	}
-	want := "Bearer " + s.cfg.Risk.ControlToken
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) != 1 {
-		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
-		return
+	for i := range s.cfg.Risk.Account {
+		if s.cfg.Risk.Account[i].Name == name {
+			return true
+		}
 	}
-	q, err := s.parseRiskRequest(r, action)
+	return false
+}
+
+// RiskCommand journals one checked risk call and waits for its answer.
+func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
+	q, err := s.parseRiskRequest(in)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return ops.RiskAnswer{}, err
 	}
 	seq, slot, err := s.pipe.Commands.Claim()
 	if err != nil {
-		http.Error(w, "command ring busy: "+err.Error(), http.StatusServiceUnavailable)
-		return
+		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "busy", "command ring busy: %v", err)
 	}
 	abs := s.pipe.SeqBase() + uint64(seq)
 	now := time.Now().UnixNano()
-	switch action {
-	case "limit":
+	if in.Action == "limit" {
 		var c venue.RiskSetLimit
 		_ = c.WrapEncode(slot, 0)
 		c.SetSeq(abs)
@@ -158,7 +158,7 @@ func (s *Server) handleRisk(w http.ResponseWriter, r *http.Request, action strin
 		c.SetInstrumentID(q.instrumentID)
 		c.SetValue(q.value)
 		_ = c.SetAccountString(q.account)
-	default:
+	} else {
 		var c venue.RiskControl
 		_ = c.WrapEncode(slot, 0)
 		c.SetSeq(abs)
@@ -166,25 +166,70 @@ func (s *Server) handleRisk(w http.ResponseWriter, r *http.Request, action strin
 		c.SetSessionIdx(q.session)
 		c.SetScope(q.scope)
 		c.SetAction(venue.RiskActionKill)
-		if action == "reset" {
+		if in.Action == "reset" {
 			c.SetAction(venue.RiskActionReset)
 		}
 		_ = c.SetAccountString(q.account)
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
-	w.Header().Set("Content-Type", "application/json")
 	select {
 	case res := <-answer:
+		ans := ops.RiskAnswer{Seq: res.Seq, Action: res.Action, Result: res.Result, Limit: res.Limit, Value: res.Value,
+			Cancelled: res.Cancelled, Operator: in.Operator}
 		if res.Result != venue.RiskResultApplied.String() {
-			w.WriteHeader(http.StatusConflict)
+			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
+				Reason: "refused by the matcher: " + res.Result + " (nothing changed)", Seq: res.Seq}
 		}
-		json.NewEncoder(w).Encode(res)
+		return ans, nil
 	case <-time.After(riskResultWait):
 		s.gw.ForgetRiskResult(int64(abs))
-		w.WriteHeader(http.StatusGatewayTimeout)
-		json.NewEncoder(w).Encode(map[string]any{"seq": abs, "error": "no answer yet; the command is journaled"})
+		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
 	}
+}
+
+// RiskSubjects lists each configured session, then each account with
+// limits: its limits (the matcher's at start, then as changed), kill
+// switch and latest report.
+func (s *Server) RiskSubjects() []ops.RiskSubject {
+	reports, limits := s.gw.RiskSeen()
+	symbols := make(map[uint32]string, len(s.cfg.Instruments))
+	for _, in := range s.cfg.Instruments {
+		symbols[in.ID] = in.Symbol
+	}
+	var out []ops.RiskSubject
+	add := func(scope, name string) {
+		key := scope + ":" + name
+		subj := ops.RiskSubject{Scope: scope, Name: name, Limits: map[string]int64{}}
+		for k, v := range limits {
+			if k.Subject != key {
+				continue
+			}
+			limit := riskLimitNames[k.Limit]
+			if k.InstrumentID != 0 {
+				limit += ":" + symbols[k.InstrumentID]
+			}
+			subj.Limits[limit] = v
+		}
+		if r, ok := reports[key]; ok {
+			subj.Killed = r.Killed
+			if r.Seq != 0 {
+				subj.Figures = &ops.RiskFigures{ReportSeq: r.Seq, CreditUsed: r.CreditUsed, CreditLimit: r.CreditLimit,
+					PositionUsed: r.PositionUsed, PositionLimit: r.PositionLimit, OpenOrders: r.OpenOrders,
+					OpenNotional: r.OpenNotional, Breaches: r.Breaches}
+			}
+		}
+		out = append(out, subj)
+	}
+	for i := range s.cfg.Sessions {
+		add("session", s.cfg.Sessions[i].CompID)
+	}
+	if s.cfg.Risk != nil {
+		for i := range s.cfg.Risk.Account {
+			add("account", s.cfg.Risk.Account[i].Name)
+		}
+	}
+	return out
 }
 
 // runRiskReports journals a utilisation report every interval, which the

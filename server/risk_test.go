@@ -2,21 +2,22 @@ package server
 
 import (
 	"encoding/json"
-	"io"
+	"errors"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 const riskExtra = `
 [risk]
-control_token = "secret"
 [risk.sessions]
 max_order_qty = 100
 [[risk.account]]
@@ -27,22 +28,26 @@ symbol = "ACME"
 max_position = 15
 `
 
-// riskPost calls the control endpoint over HTTP and returns the status and body.
-func riskPost(t *testing.T, s *Server, path, token string, form url.Values) (int, string) {
+// riskPost makes a risk call as the admin API does (ops, "Risk"; over HTTP
+// in cmd/fixvenue's TestAdminRiskDrivesARunningVenue) and returns the HTTP
+// status the API would answer and the JSON body.
+func riskPost(t *testing.T, s *Server, path string, form url.Values) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+s.MetricsAddr()+path, strings.NewReader(form.Encode()))
+	q := ops.RiskRequest{Action: strings.TrimPrefix(path, "/risk/"), Session: form.Get("session"), Account: form.Get("account"),
+		Limit: form.Get("limit"), Instrument: form.Get("instrument"), Reason: "test", Operator: "test"}
+	if v := form.Get("value"); v != "" {
+		q.Value, _ = strconv.ParseInt(v, 10, 64)
+	}
+	ans, err := s.RiskCommand(q)
+	var re *ops.RiskError
+	if errors.As(err, &re) {
+		return re.Status, re.Code + ": " + re.Reason
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	b, _ := json.Marshal(ans)
+	return http.StatusOK, string(b)
 }
 
 // TestRiskLimitsOverFIX drives the limits, the kill switch and a limit
@@ -67,26 +72,26 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 
 	// Bad requests change nothing and say why.
 	for _, bad := range []struct {
-		path, token string
-		form        url.Values
-		status      int
-		want        string
+		path   string
+		form   url.Values
+		status int
+		want   string
 	}{
-		{"/risk/kill", "wrong", url.Values{"account": {"FUND"}}, 401, "token"},
-		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"0"}}, 400, "must be a positive integer"},
-		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"NOPE"}}, 400, "unknown instrument"},
-		{"/risk/limit", "secret", url.Values{"account": {"NOBODY"}, "limit": {"credit_limit"}, "value": {"5"}}, 409, "UnknownAccount"},
-		{"/risk/limit", "secret", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"ACME"}}, 409, "WouldBreach"},
-		{"/risk/kill", "secret", url.Values{"session": {"NOBODY"}}, 400, "unknown session"},
+		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"0"}}, 400, "must be a positive integer"},
+		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"-3"}}, 400, "must be a positive integer"},
+		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"NOPE"}}, 404, "unknown instrument"},
+		{"/risk/limit", url.Values{"account": {"NOBODY"}, "limit": {"credit_limit"}, "value": {"5"}}, 404, "unknown account"},
+		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"ACME"}}, 409, "WouldBreach"},
+		{"/risk/kill", url.Values{"session": {"NOBODY"}}, 404, "unknown session"},
 	} {
-		status, body := riskPost(t, s, bad.path, bad.token, bad.form)
+		status, body := riskPost(t, s, bad.path, bad.form)
 		if status != bad.status || !strings.Contains(body, bad.want) {
 			t.Errorf("%s %v: %d %q, want %d with %q", bad.path, bad.form, status, body, bad.status, bad.want)
 		}
 	}
 
 	// A limit change in the middle of the day applies to the next order.
-	status, body := riskPost(t, s, "/risk/limit", "secret", url.Values{"session": {"CLIENT1"}, "limit": {"max_order_qty"}, "value": {"5"}})
+	status, body := riskPost(t, s, "/risk/limit", url.Values{"session": {"CLIENT1"}, "limit": {"max_order_qty"}, "value": {"5"}})
 	if status != 200 || !strings.Contains(body, `"result":"Applied"`) {
 		t.Fatalf("limit change: %d %s", status, body)
 	}
@@ -95,7 +100,7 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 6 > 5"})
 
 	// The kill switch cancels FUND's order and refuses its new ones until reset.
-	status, body = riskPost(t, s, "/risk/kill", "secret", url.Values{"account": {"FUND"}})
+	status, body = riskPost(t, s, "/risk/kill", url.Values{"account": {"FUND"}})
 	var res struct {
 		Result    string `json:"result"`
 		Cancelled int    `json:"cancelled"`
@@ -106,7 +111,7 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 	expectER(t, c, map[int]string{11: "p1", 150: "4", 58: "cancelled by the kill switch"})
 	sendOrder(t, c, order{id: "p3", side: "2", qty: "1", px: "105.00", extra: fund})
 	expectER(t, c, map[int]string{11: "p3", 150: "8", 103: "3", 58: "kill switch on for account:FUND"})
-	if status, body := riskPost(t, s, "/risk/reset", "secret", url.Values{"account": {"FUND"}}); status != 200 {
+	if status, body := riskPost(t, s, "/risk/reset", url.Values{"account": {"FUND"}}); status != 200 {
 		t.Fatalf("reset: %d %s", status, body)
 	}
 	sendOrder(t, c, order{id: "p4", side: "2", qty: "1", px: "105.00", extra: fund})
@@ -142,13 +147,22 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 	sendOrder(t, c1, order{id: "r2", side: "1", qty: "6", px: "95.00"})
 	expectER(t, c1, map[int]string{11: "r2", 150: "8", 103: "3",
 		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 6 > 5"})
+	// The admin API's view shows the limit in force after the replay, the
+	// configured ones, and the per-instrument override.
+	view := map[string]map[string]int64{}
+	for _, subj := range s2.RiskSubjects() {
+		view[subj.Scope+":"+subj.Name] = subj.Limits
+	}
+	if view["session:CLIENT1"]["max_order_qty"] != 5 || view["session:CLIENT2"]["max_order_qty"] != 100 ||
+		view["account:FUND"]["max_position"] != 30 || view["account:FUND"]["max_position:ACME"] != 15 {
+		t.Fatalf("risk view after restart: %v", view)
+	}
 }
 
 // riskDashboardExtra has every kind of risk metric appear: limits with
 // utilisation, and frequent reports.
 const riskDashboardExtra = `
 [risk]
-control_token = "secret"
 report_interval = "20ms"
 [risk.sessions]
 max_order_qty = 100
@@ -163,7 +177,7 @@ func riskMetricsExported(t *testing.T, s *Server, c *fixclient.Client) string {
 	t.Helper()
 	sendOrder(t, c, order{id: "risk1", side: "1", qty: "101", px: "99.00"})
 	expectER(t, c, map[int]string{11: "risk1", 150: "8", 103: "3"})
-	if status, body := riskPost(t, s, "/risk/kill", "secret", url.Values{"session": {"CLIENT2"}}); status != 200 {
+	if status, body := riskPost(t, s, "/risk/kill", url.Values{"session": {"CLIENT2"}}); status != 200 {
 		t.Fatalf("kill: %d %s", status, body)
 	}
 	deadline := time.Now().Add(readWait)

@@ -198,6 +198,8 @@ func (s *Server) buildServing() error {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
+	s.ops.SetRisk(s)                         // risk.go
+	s.gw.SeedRisk(s.matcher.RiskLimitsNow()) // the matcher does not run yet
 	if err := s.buildExport(); err != nil {
 		return err
 	}
@@ -523,6 +525,9 @@ func (s *Server) Start() error {
 		}()
 	}
 	if s.cfg.Risk != nil {
+		if s.cfg.Risk.ControlToken != "" {
+			s.log.Warn("risk.control_token is not used: risk calls are on the admin API (fixvenue admin risk, [[admin.token]])")
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -538,7 +543,6 @@ func (s *Server) Start() error {
 		s.metricsL = l
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-		s.registerRiskControl(mux)
 		if s.cfg.Metrics.TestHooks {
 			mux.HandleFunc("/test/seqnums", s.handleSetSeqNums)
 			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")

@@ -42,6 +42,11 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
                                       move a schedule group to a phase now
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
   logout|disable|enable COMPID --reason R
+  risk show                           each session's and account's limits, kill switch and figures
+  risk kill|reset --session C|--account A --reason R
+                                      turn a kill switch on (cancelling the orders) or off
+  risk limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
+                                      change one limit (fixvenue risk … is the same command)
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
 --addr defaults to $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; --token to $FIXVENUE_ADMIN_TOKEN.
@@ -61,6 +66,8 @@ type adminClient struct {
 	instr   string
 	refPx   string
 	bandPct int64
+	limit   string
+	value   int64
 }
 
 func cmdAdmin(args []string) int { return runAdmin(args, os.Stdout, os.Stderr) }
@@ -91,6 +98,8 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.instr, "instrument", "", "cancel: the instrument's symbol, or all")
 	fs.StringVar(&c.refPx, "ref-price", "", "band: the new reference price")
 	fs.Int64Var(&c.bandPct, "band-percent", 0, "band: the new half-width of the band, in percent")
+	fs.StringVar(&c.limit, "limit", "", "risk limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
+	fs.Int64Var(&c.value, "value", 0, "risk limits: the new value (quantity, count or notional in price ticks)")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -220,6 +229,8 @@ func (c *adminClient) run(sub string, args []string) int {
 			return 2
 		}
 		return c.action("/v1/sessions/"+url.PathEscape(args[0])+"/"+sub, map[string]string{"reason": c.reason})
+	case "risk":
+		return c.risk(args)
 	}
 	fmt.Fprintf(c.errOut, "fixvenue admin: unknown command %q\n\n%s", sub, adminUsage)
 	return 2

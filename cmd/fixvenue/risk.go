@@ -1,76 +1,64 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
-	"strings"
-	"time"
+	"text/tabwriter"
+
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 func init() { commands["risk"] = cmdRisk }
 
-// cmdRisk drives the running venue's risk control endpoint (server/risk.go):
-//
-//	fixvenue risk kill   --session CLIENT1 | --account FUND
-//	fixvenue risk reset  --session CLIENT1 | --account FUND
-//	fixvenue risk limits --account FUND --limit credit_limit --value 1000000 [--instrument ACME]
-//
-// The token comes from --token or FIXVENUE_RISK_TOKEN; the endpoint is the
-// metrics listener (--addr).
+// cmdRisk is `fixvenue admin risk …` under its older name: one
+// implementation, on the admin API.
 func cmdRisk(args []string) int {
-	if len(args) == 0 || (args[0] != "kill" && args[0] != "reset" && args[0] != "limits") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue risk kill|reset|limits [options] (fixvenue risk kill -h)")
+	return runAdmin(append([]string{"risk"}, args...), os.Stdout, os.Stderr)
+}
+
+// risk runs `fixvenue admin risk show|kill|reset|limits`.
+func (c *adminClient) risk(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(c.errOut, "fixvenue admin risk: want one of show, kill, reset, limits")
 		return 2
 	}
-	action := args[0]
-	fs := flag.NewFlagSet("risk "+action, flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:9464", "the venue's metrics listener")
-	token := fs.String("token", os.Getenv("FIXVENUE_RISK_TOKEN"), "risk.control_token of the venue (default $FIXVENUE_RISK_TOKEN)")
-	session := fs.String("session", "", "the session's CompID")
-	account := fs.String("account", "", "the account (FIX tag 1)")
-	limit := fs.String("limit", "", "limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
-	value := fs.String("value", "", "limits: the new value (quantity, count or notional in price ticks)")
-	instrument := fs.String("instrument", "", "limits: the instrument's symbol (max_order_qty, max_order_notional, max_position)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	form := url.Values{}
-	for k, v := range map[string]string{"session": *session, "account": *account} {
+	body := map[string]any{"reason": c.reason}
+	for k, v := range map[string]string{"session": c.session, "account": c.account} {
 		if v != "" {
-			form.Set(k, v)
+			body[k] = v
 		}
 	}
-	path := "/risk/" + action
-	if action == "limits" {
-		path = "/risk/limit"
-		form.Set("limit", *limit)
-		form.Set("value", *value)
-		if *instrument != "" {
-			form.Set("instrument", *instrument)
+	var ans ops.RiskAnswer
+	printAnswer := func() {
+		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d orders cancelled)\n", ans.Action, ans.Result, ans.Operator, ans.Seq, ans.Cancelled)
+	}
+	switch args[0] {
+	case "show":
+		var list []ops.RiskSubject
+		return c.call("GET", "/v1/risk", nil, &list, func() { c.printRisk(list) })
+	case "kill", "reset":
+		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
+	case "limits":
+		body["limit"], body["value"] = c.limit, c.value
+		if c.instr != "" {
+			body["instrument"] = c.instr
 		}
+		return c.call("POST", "/v1/risk/limit", body, &ans, printAnswer)
 	}
-	req, err := http.NewRequest(http.MethodPost, "http://"+*addr+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fixvenue risk:", err)
-		return 2
+	fmt.Fprintf(c.errOut, "fixvenue admin risk: unknown action %q: show, kill, reset or limits\n", args[0])
+	return 2
+}
+
+func (c *adminClient) printRisk(list []ops.RiskSubject) {
+	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SUBJECT\tKILLED\tCREDIT USED/LIMIT\tPOSITION USED/LIMIT\tOPEN ORDERS\tBREACHES\tLIMITS")
+	for _, s := range list {
+		credit, position, open, breaches := "-", "-", "-", "-"
+		if f := s.Figures; f != nil {
+			credit, position = fmt.Sprintf("%d/%d", f.CreditUsed, f.CreditLimit), fmt.Sprintf("%d/%d", f.PositionUsed, f.PositionLimit)
+			open, breaches = fmt.Sprint(f.OpenOrders), fmt.Sprint(f.Breaches)
+		}
+		fmt.Fprintf(w, "%s:%s\t%v\t%s\t%s\t%s\t%s\t%v\n", s.Scope, s.Name, s.Killed, credit, position, open, breaches, s.Limits)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", "Bearer "+*token)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fixvenue risk:", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(os.Stderr, "fixvenue risk: %s: %s", resp.Status, body)
-		return 1
-	}
-	os.Stdout.Write(body)
-	return 0
+	w.Flush()
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,22 +13,34 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
-// TestRiskCommandDrivesARunningVenue runs `fixvenue risk` as a separate
-// process against a running `fixvenue serve`: a kill cancels the session's
-// order, a bad limit is refused with the reason and a non-zero exit, a wrong
-// token is refused, and a reset lets the session trade again.
-func TestRiskCommandDrivesARunningVenue(t *testing.T) {
+// TestAdminRiskDrivesARunningVenue runs `fixvenue admin risk` (and its
+// older name `fixvenue risk`) as separate processes against a running
+// `fixvenue serve`: a kill cancels the FIX client's resting order and its
+// next order is refused, bad input gets a 4xx JSON reason and changes
+// nothing, a read token may look but not kill, a reset lets the session
+// trade again and a changed limit is enforced and shown.
+func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "venue.toml")
+	const token, readToken = "risk-test-token-0123456789abcdef", "risk-read-token-0123456789abcdef"
 	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\ncontrol_token = \"tok\"\n[risk.sessions]\nmax_order_qty = 100\n",
-		filepath.Join(dir, "data"))
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[admin.token]]\noperator = \"viewer\"\nrole = \"read\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"200ms\"\n[risk.sessions]\nmax_order_qty = 100\n"+
+		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
+		filepath.Join(dir, "data"), ops.HashToken(token), ops.HashToken(readToken))
+	cfg := filepath.Join(dir, "venue.toml")
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
+	v := startVenue(t, cfg)
+	m := adminLine.FindStringSubmatch(v.logs())
+	if m == nil {
+		t.Fatalf("no admin API address in the log:\n%s", v.logs())
+	}
+	addr := m[1]
 	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +56,10 @@ func TestRiskCommandDrivesARunningVenue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	risk := func(token string, args ...string) (string, int) {
+	run := func(name, tok string, args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"risk"}, append(args, "--addr", v.ready.MetricsAddr)...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_RISK_TOKEN="+token)
+		cmd := exec.Command(binPath, append([]string{name}, args...)...)
+		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+tok)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -54,11 +69,20 @@ func TestRiskCommandDrivesARunningVenue(t *testing.T) {
 		}
 		return string(out), code
 	}
+	admin := func(tok string, args ...string) (string, int) {
+		t.Helper()
+		return run("admin", tok, append([]string{"risk"}, args...)...)
+	}
+
 	order("o1")
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	if out, code := risk("tok", "kill", "--session", "CLIENT1"); code != 0 || !strings.Contains(out, `"cancelled":1`) {
+	if out, code := admin(readToken, "kill", "--session", "CLIENT1", "--reason", "look only"); code != 1 || !strings.Contains(out, "403") {
+		t.Fatalf("kill with a read token: exit %d: %s", code, out)
+	}
+	if out, code := admin(token, "kill", "--session", "CLIENT1", "--reason", "runaway algo"); code != 0 ||
+		!strings.Contains(out, "Kill: Applied by rita") || !strings.Contains(out, "1 orders cancelled") {
 		t.Fatalf("kill: exit %d: %s", code, out)
 	}
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "4"}); err != nil {
@@ -68,21 +92,76 @@ func TestRiskCommandDrivesARunningVenue(t *testing.T) {
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o2", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT1"}); err != nil {
 		t.Fatal(err)
 	}
-	if out, code := risk("tok", "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "0"); code != 1 || !strings.Contains(out, "must be a positive integer") {
-		t.Fatalf("bad limit: exit %d: %s", code, out)
+
+	// Bad input over HTTP: a 4xx with a JSON reason, and nothing journaled.
+	post := func(path, tok, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var out map[string]any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s: not JSON: %s", path, raw)
+		}
+		return resp.StatusCode, out
 	}
-	if out, code := risk("wrong", "reset", "--session", "CLIENT1"); code != 1 || !strings.Contains(out, "401") {
-		t.Fatalf("wrong token: exit %d: %s", code, out)
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		code       string
+	}{
+		{"/v1/risk/limit", `{"reason":"r","account":"NOBODY","limit":"credit_limit","value":5}`, 404, "unknown_account"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"credit_limit","value":-5}`, 400, "bad_value"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"credit_limit","value":0}`, 400, "bad_value"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"nope","value":5}`, 400, "unknown_limit"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"max_position","value":5,"instrument":"NOPE"}`, 404, "unknown_instrument"},
+		{"/v1/risk/kill", `{"reason":"r","session":"NOBODY"}`, 404, "unknown_session"},
+		{"/v1/risk/kill", `{"reason":"r","session":"CLIENT1","account":"FUND"}`, 400, "bad_subject"},
+		{"/v1/risk/kill", `{"session":"CLIENT1"}`, 400, "no_reason"},
+		{"/v1/risk/kill", `{"reason":"r","session":"CLIENT1","extra":1}`, 400, "bad_json"},
+		{"/v1/risk/explode", `{"reason":"r","session":"CLIENT1"}`, 404, "unknown_action"},
+	} {
+		status, body := post(tc.path, token, tc.body)
+		if status != tc.status || body["code"] != tc.code || body["error"] == "" {
+			t.Errorf("POST %s %s: %d %v, want %d %s", tc.path, tc.body, status, body, tc.status, tc.code)
+		}
 	}
-	if out, code := risk("tok", "reset", "--session", "CLIENT1"); code != 0 || !strings.Contains(out, `"result":"Applied"`) {
-		t.Fatalf("reset: exit %d: %s", code, out)
+
+	if out, code := run("risk", token, "reset", "--session", "CLIENT1", "--reason", "fixed"); code != 0 || !strings.Contains(out, "Reset: Applied") {
+		t.Fatalf("reset (fixvenue risk): exit %d: %s", code, out)
 	}
-	if out, code := risk("tok", "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "4"); code != 0 {
+	if out, code := admin(token, "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "4", "--reason", "tighter"); code != 0 {
 		t.Fatalf("limit: exit %d: %s", code, out)
 	}
 	order("o3")
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o3", 150: "8", 103: "3",
 		58: "order exceeds limit: max order quantity of session:CLIENT1 in ACME: 5 > 4"}); err != nil {
 		t.Fatal(err)
+	}
+	// The view: anyone on loopback may read it; the changed limit and the
+	// reset kill switch show, and figures arrive with the reports (for the
+	// subjects the matcher reports: credit, position or open-order limits,
+	// open orders, or a kill switch on).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, code := run("admin", "", "risk", "show", "--json")
+		var list []ops.RiskSubject
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 {
+			t.Fatalf("show: exit %d: %s", code, out)
+		}
+		s := list[0]
+		if s.Name == "CLIENT1" && !s.Killed && s.Limits["max_order_qty"] == 4 && list[1].Limits["max_order_qty"] == 100 &&
+			list[2].Name == "FUND" && list[2].Limits["credit_limit"] == 1000000 && list[2].Figures != nil && list[2].Figures.CreditLimit == 1000000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("show never gave the changed limit and figures: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

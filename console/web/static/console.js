@@ -186,6 +186,8 @@
       td.appendChild(s.disabled ? act("Enable", "Enable " + s.compId, "POST", base + "enable", {})
         : act("Disable", "Disable " + s.compId + " (logs it out and refuses its logons)", "POST", base + "disable", {}));
       if (s.openOrders > 0) td.appendChild(act("Cancel orders", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
+      td.appendChild(act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
+      td.appendChild(act("Reset", "Kill switch off for " + s.compId, "POST", "/v1/risk/reset", { session: s.compId }));
       const tr = row([s.compId, el("td", "", s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off"), num(s.openOrders), td]);
       tr.dataset.comp = s.compId;
       return tr;
@@ -211,7 +213,7 @@
         body: JSON.stringify(body), credentials: "omit" });
       const j = await r.json();
       out.className = "result " + (r.ok ? "ok" : "bad");
-      out.textContent = r.ok ? j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + j.count + ")"
+      out.textContent = r.ok ? j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")"
         : "HTTP " + r.status + ": " + j.error;
     } catch (e) {
       out.className = "result bad";

@@ -1,0 +1,161 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Pre-trade risk on the admin API (README "Risk limits"): GET /v1/risk
+// shows each subject's limits and utilisation; POST /v1/risk/kill,
+// /v1/risk/reset and /v1/risk/limit turn a session's or an account's kill
+// switch on or off and change one limit. The venue's Risk (server/risk.go)
+// checks each call against the configuration, journals it as a
+// RiskControl or RiskSetLimit command and answers with the matcher's
+// RiskControlResult once the command is durable.
+
+// RiskRequest is the body of POST /v1/risk/{action}: a reason, exactly one
+// of session (a CompID) and account, and for a limit its name, value and
+// optionally an instrument.
+type RiskRequest struct {
+	Reason     string `json:"reason"`
+	Session    string `json:"session,omitempty"`
+	Account    string `json:"account,omitempty"`
+	Limit      string `json:"limit,omitempty"`
+	Value      int64  `json:"value,omitempty"`
+	Instrument string `json:"instrument,omitempty"`
+	// Action is kill, reset or limit: the path's, not the body's.
+	Action string `json:"-"`
+	// Operator is the token's operator, logged with the reason.
+	Operator string `json:"-"`
+}
+
+// RiskAnswer is the matcher's answer to a risk call.
+type RiskAnswer struct {
+	Seq       int64  `json:"seq"`
+	Action    string `json:"action"`
+	Result    string `json:"result"`
+	Limit     string `json:"limit,omitempty"`
+	Value     int64  `json:"value,omitempty"`
+	Cancelled uint32 `json:"cancelled"`
+	Operator  string `json:"operator"`
+}
+
+// RiskError is a refused risk call: the HTTP status, a code and the reason.
+type RiskError struct {
+	Status int
+	Code   string
+	Reason string
+	Seq    int64 // the journaled command, when the matcher refused it
+}
+
+func (e *RiskError) Error() string { return e.Reason }
+
+// RiskSubject is one row of GET /v1/risk: a session's or an account's
+// limits (absent: none) and its figures from the latest utilisation report.
+type RiskSubject struct {
+	Scope   string           `json:"scope"` // session or account
+	Name    string           `json:"name"`
+	Killed  bool             `json:"killed"`
+	Limits  map[string]int64 `json:"limits"`
+	Figures *RiskFigures     `json:"figures,omitempty"` // nil before the first report
+}
+
+// RiskFigures are a subject's figures in a RiskUtilisation report.
+type RiskFigures struct {
+	ReportSeq     int64 `json:"report_seq"`
+	CreditUsed    int64 `json:"credit_used"`
+	CreditLimit   int64 `json:"credit_limit"`
+	PositionUsed  int64 `json:"position_used"`
+	PositionLimit int64 `json:"position_limit"`
+	OpenOrders    int64 `json:"open_orders"`
+	OpenNotional  int64 `json:"open_notional"`
+	Breaches      int64 `json:"breaches"`
+}
+
+// Risk is what the admin API needs of the venue's pre-trade risk.
+type Risk interface {
+	// RiskCommand checks, journals and applies one call; a *RiskError
+	// says why nothing changed.
+	RiskCommand(q RiskRequest) (RiskAnswer, error)
+	// RiskSubjects lists every subject with limits, in subject order.
+	RiskSubjects() []RiskSubject
+}
+
+// SetRisk wires the venue's risk in (before Start); nil leaves the risk
+// calls answering 404.
+func (o *Ops) SetRisk(r Risk) { o.risk = r }
+
+func (o *Ops) handleRiskView(w http.ResponseWriter, r *http.Request) {
+	if o.risk == nil {
+		refuse(w, http.StatusNotFound, "no_risk", "pre-trade risk is off (no [risk] table)")
+		return
+	}
+	writeJSON(w, http.StatusOK, o.risk.RiskSubjects())
+}
+
+func (o *Ops) handleRiskAction(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	if action != "kill" && action != "reset" && action != "limit" {
+		refuse(w, http.StatusNotFound, "unknown_action", "unknown risk action %q: kill, reset or limit", action)
+		return
+	}
+	if o.risk == nil {
+		refuse(w, http.StatusNotFound, "no_risk", "pre-trade risk is off (no [risk] table)")
+		return
+	}
+	q, ok := o.readRisk(w, r)
+	if !ok {
+		return
+	}
+	q.Action, q.Operator = action, operatorOf(r)
+	if action != "limit" && (q.Limit != "" || q.Value != 0 || q.Instrument != "") {
+		refuse(w, http.StatusBadRequest, "bad_body", "a %s takes a reason and a session or an account", action)
+		return
+	}
+	ans, err := o.risk.RiskCommand(q)
+	var re *RiskError
+	switch {
+	case errors.As(err, &re):
+		writeJSON(w, re.Status, apiError{Error: re.Reason, Code: re.Code, Seq: uint64(re.Seq)})
+	case err != nil:
+		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout"})
+	default:
+		o.log.Info("risk action", "action", action, "operator", q.Operator, "reason", q.Reason, "session", q.Session,
+			"account", q.Account, "limit", q.Limit, "value", q.Value, "instrument", q.Instrument, "seq", ans.Seq)
+		writeJSON(w, http.StatusOK, ans)
+	}
+}
+
+// readRisk decodes a risk call's body as readAction does an action's.
+func (o *Ops) readRisk(w http.ResponseWriter, r *http.Request) (RiskRequest, bool) {
+	var q RiskRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "request body over %d bytes (admin.body_bytes_max)", o.cfg.Admin.BodyBytesMax)
+		return q, false
+	case err != nil:
+		refuse(w, http.StatusBadRequest, "bad_body", "reading the body: %v", err)
+		return q, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil || dec.More() {
+		refuse(w, http.StatusBadRequest, "bad_json", "body is not the one JSON object expected (reason, session or account, limit, value, instrument)")
+		return q, false
+	}
+	switch {
+	case strings.TrimSpace(q.Reason) == "" || strings.IndexFunc(q.Reason, nonPrintable) >= 0:
+		refuse(w, http.StatusBadRequest, "no_reason", "give a reason in printable ASCII: it is logged with the action and the operator")
+	case (q.Session == "") == (q.Account == ""):
+		refuse(w, http.StatusBadRequest, "bad_subject", "name exactly one of session (a CompID) and account")
+	default:
+		return q, true
+	}
+	return q, false
+}
