@@ -22,8 +22,15 @@ var (
 // Matcher is the venue's matching engine: a deterministic state machine fed
 // one command at a time by one goroutine. See the package documentation.
 type Matcher struct {
-	instruments []instrument
+	instruments []instrument // capacity Config.InstrumentsMax; the first configured come from the config
 	instrByID   instrumentIndex
+	configured  int
+	// added is the reference data of instruments[configured:], symbols the
+	// index of every symbol (addinstrument.go); levelsMax bounds a new
+	// instrument's band (Config.LevelsPerSideMax).
+	added     []AddedInstrument
+	symbols   map[string]uint16
+	levelsMax int
 	pool        orderPool
 	index       clOrdIndex
 	gtd         gtdHeap
@@ -72,7 +79,11 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{
-		instruments: make([]instrument, len(cfg.Instruments)),
+		instruments: make([]instrument, len(cfg.Instruments), cfg.instrumentsMax()),
+		configured:  len(cfg.Instruments),
+		added:       make([]AddedInstrument, 0, cfg.instrumentsMax()-len(cfg.Instruments)),
+		symbols:     make(map[string]uint16, cfg.instrumentsMax()),
+		levelsMax:   cfg.levelsPerSideMax(),
 		pool:        newOrderPool(cfg.OrdersMax + 1),
 		index:       newClOrdIndex(cfg.ClOrdIDsMax),
 		sessions:    make([]orderList, cfg.SessionsMax),
@@ -88,8 +99,9 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 	for i := range cfg.Instruments {
 		m.instruments[i] = newInstrument(&cfg.Instruments[i])
 		ids[i] = cfg.Instruments[i].ID
+		m.symbols[cfg.Instruments[i].Symbol] = uint16(i)
 	}
-	m.instrByID = newInstrumentIndex(ids)
+	m.instrByID = newInstrumentIndex(ids, cfg.instrumentsMax())
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()
 	}
@@ -139,6 +151,8 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applyEndOfDay(cmd)
 	case venue.OperatorCommandTemplateID:
 		err = m.applyOperatorCommand(cmd)
+	case venue.AddInstrumentTemplateID:
+		err = m.applyAddInstrument(cmd)
 	case venue.RiskSetLimitTemplateID:
 		err = m.applyRiskSetLimit(cmd)
 	case venue.RiskControlTemplateID:

@@ -96,7 +96,8 @@ type Server struct {
 
 // MatcherConfig translates the venue configuration for the matcher.
 func MatcherConfig(cfg *config.Config) core.Config {
-	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions)}
+	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions),
+		InstrumentsMax: cfg.InstrumentsMax()}
 	for _, in := range cfg.Instruments {
 		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
