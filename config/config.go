@@ -104,16 +104,16 @@ type Metrics struct {
 
 // Engine sizes the matcher and the rings.
 type Engine struct {
-	OrdersMax        int         `toml:"orders_max"`
-	ClOrdIDsMax      int         `toml:"clordids_max"`
+	OrdersMax   int `toml:"orders_max"`
+	ClOrdIDsMax int `toml:"clordids_max"`
 	// InstrumentsMaxSetting is engine.instruments_max: the configured
 	// instruments plus those an operator may add while the venue runs
 	// (README, "Adding an instrument"); 0 means InstrumentsMax().
-	InstrumentsMaxSetting int `toml:"instruments_max"`
-	WaitStrategy     WaitSetting `toml:"wait_strategy"`
-	CommandRingSlots int         `toml:"command_ring_slots"`
-	EventRingSlots   int         `toml:"event_ring_slots"`
-	ClaimTimeout     Duration    `toml:"claim_timeout"`
+	InstrumentsMaxSetting int         `toml:"instruments_max"`
+	WaitStrategy          WaitSetting `toml:"wait_strategy"`
+	CommandRingSlots      int         `toml:"command_ring_slots"`
+	EventRingSlots        int         `toml:"event_ring_slots"`
+	ClaimTimeout          Duration    `toml:"claim_timeout"`
 	// LockOSThread locks the matcher goroutine to its OS thread; unset means
 	// locked (the design's matcher thread), see MatcherThread.
 	LockOSThread *bool `toml:"lock_os_thread"`

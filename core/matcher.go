@@ -31,13 +31,13 @@ type Matcher struct {
 	added     []AddedInstrument
 	symbols   map[string]uint16
 	levelsMax int
-	pool        orderPool
-	index       clOrdIndex
-	gtd         gtdHeap
-	sessions    []orderList // each session's live orders, by OrderID
-	all         orderList   // every live order, by OrderID
-	ordersMax   int
-	stopsMax    int // bound of stopsWaiting (Config.StopsMax)
+	pool      orderPool
+	index     clOrdIndex
+	gtd       gtdHeap
+	sessions  []orderList // each session's live orders, by OrderID
+	all       orderList   // every live order, by OrderID
+	ordersMax int
+	stopsMax  int // bound of stopsWaiting (Config.StopsMax)
 	// stopsWaiting counts the untriggered stops of all instruments.
 	stopsWaiting int
 	stpModes     map[[venue.AccountLength]byte]venue.StpMode
