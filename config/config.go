@@ -292,6 +292,10 @@ type Instrument struct {
 	BandPercent int64  `toml:"band_percent"`
 	// Status is the status the instrument starts in; unset means open.
 	Status venue.TradingStatus `toml:"status"`
+	// Group names the schedule group of an instrument added while the
+	// venue ran (configured ones are placed by [[schedule.group]]
+	// instruments); empty: the group its symbol falls in.
+	Group string `toml:"-"`
 
 	Tick          decimal.Tick `toml:"-"`
 	RefPriceTicks int64        `toml:"-"`

@@ -181,9 +181,6 @@ func (o *Ops) CanOperate() bool { return o.cfg.Admin.OperatorTokens() > 0 }
 // Sessions returns the configured sessions.
 func (o *Ops) Sessions() []Session { return o.cfg.Sessions }
 
-// Instruments returns the configured instruments.
-func (o *Ops) Instruments() []config.Instrument { return o.cfg.Instruments }
-
 // SessionState returns a session's connection state (zero without session control).
 func (o *Ops) SessionState(idx uint16) SessionState {
 	if o.cfg.SessionControl == nil {
@@ -291,21 +288,9 @@ func (o *Ops) Do(a Action) (Result, error) {
 	c.SetRefPriceTicks(a.RefPriceTicks)
 	c.SetBandPercent(a.BandPercent)
 	p.Commands.Publish(seq)
-	timeout := o.cfg.Admin.CallTimeout.Duration
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var r Result
-	select {
-	case r = <-wait:
-	case <-timer.C:
-		o.monitor.forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrTimeout
-	case <-o.stop:
-		o.monitor.forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrStopping
-	}
-	if !p.WaitDurable(int64(cmdSeq), timeout) {
-		return r, ErrTimeout
+	r, err := o.await(cmdSeq, wait)
+	if err != nil {
+		return r, err
 	}
 	if o.metrics != nil {
 		o.metrics.action(r)

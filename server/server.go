@@ -90,6 +90,9 @@ type Server struct {
 	orderToER, orderToFeed *latency.Recorder
 	stopLatency            chan struct{}
 	export                 *exportState
+	// instruments are the configured instruments and those the journal
+	// added, as they were after replay (server/instruments.go).
+	instruments []config.Instrument
 
 	closeOnce sync.Once
 }
@@ -167,6 +170,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 // the event export and the console. A cluster's new leader builds the same
 // on its replica's state (newOnReplica).
 func (s *Server) buildServing() error {
+	s.learnInstruments()
 	if err := s.buildPipeline(); err != nil {
 		return err
 	}
@@ -333,7 +337,7 @@ func (s *Server) buildSessions() error {
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
 		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase(), OrderToER: s.orderToER}
-	for _, in := range cfg.Instruments {
+	for _, in := range s.instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.
 		low, high, _ := s.matcher.Band(in.ID)
 		status, _ := s.matcher.TradingStatus(in.ID)
@@ -403,6 +407,7 @@ func (s *Server) buildSessions() error {
 	s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
+	s.registerInstrumentMetrics()
 	return nil
 }
 
@@ -467,7 +472,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
-		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
+		"sessions", len(s.cfg.Sessions), "instruments", len(s.instruments), "data", s.cfg.Venue.DataDir,
 		"fsync", s.cfg.Journal.Fsync, "wait", s.matcherThread.Wait, "matcher_thread_locked", s.matcherThread.Locked, "matcher_thread", s.matcherThread.Reason)
 	return nil
 }
