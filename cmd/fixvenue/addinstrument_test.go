@@ -143,6 +143,15 @@ sha256 = %q
 			t.Fatalf("order %s: %v", id, err)
 		}
 	}
+	// Halted like any instrument: an order is refused until it resumes.
+	if code, out, errs := admin("halt", "NEWCO", "--reason", "halt NEWCO"); code != 0 || !strings.Contains(out, "SetTradingStatus: done") {
+		t.Fatalf("halt NEWCO: %d %s %s", code, out, errs)
+	}
+	order(c1, "halted", "1", "10", "20.00")
+	expectER(c1, "halted", map[int]string{150: "8"})
+	if code, out, errs := admin("resume", "NEWCO", "--reason", "resume NEWCO"); code != 0 || !strings.Contains(out, "SetTradingStatus: done") {
+		t.Fatalf("resume NEWCO: %d %s %s", code, out, errs)
+	}
 	order(c1, "off-tick", "1", "10", "20.01")
 	expectER(c1, "off-tick", map[int]string{150: "8"})
 	order(c1, "b1", "1", "30", "20.00")
@@ -246,6 +255,13 @@ sha256 = %q
 	admin = adminRunner(t, v, token)
 	wantListed("after kill -9", 2)
 	wantBook("after kill -9", 2, 10, 20)
+	if code, out, errs := admin("band", "NEWCO", "--ref-price", "20.50", "--band-percent", "5", "--reason", "band NEWCO"); code != 0 ||
+		!strings.Contains(out, "SetPriceBand: done") {
+		t.Fatalf("band NEWCO: %d %s %s", code, out, errs)
+	}
+	if code, out, _ := admin("instruments"); code != 0 || !strings.Contains(out, "19.50..21.50") {
+		t.Fatalf("NEWCO's new band is not listed:\n%s", out)
+	}
 	c2 = logOn(t, v.fixAddr, "CLIENT2")
 	order(c2, "s2", "2", "10", "20.00")
 	expectER(c2, "s2", map[int]string{150: "F", 32: "10"})
