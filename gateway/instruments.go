@@ -98,5 +98,8 @@ func (g *Gateway) onInstrumentAdded(e *venue.InstrumentAdded) {
 	g.instruments.Store(g.instruments.Load().with(in))
 }
 
+// Knows reports whether the gateway lists an instrument.
+func (g *Gateway) Knows(id uint32) bool { return g.byID(id) != nil }
+
 // InstrumentCount returns how many instruments the gateway lists now.
 func (g *Gateway) InstrumentCount() int { return len(g.instruments.Load().list) }

@@ -26,7 +26,9 @@
 // restart: the request is checked in full (symbol, tick, price on the
 // tick, quantities, band, status, schedule group, an unused id and symbol,
 // room under engine.instruments_max) and journaled as an AddInstrument
-// command; AddInstrument waits for its InstrumentAdded and durability. The
+// command; AddInstrument waits for its InstrumentAdded, durability, and
+// until the gateway and FIX market data know it (Config.Listed), so a
+// client told of the instrument can order it at once. The
 // Monitor learns the instrument from that event (Instruments lists the
 // configured ones, then the added ones), places it in its schedule group
 // (its group, else the group its symbol falls in) and registers its status

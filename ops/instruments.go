@@ -220,6 +220,9 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 	if err != nil {
 		return r, err
 	}
+	if r.Reason == venue.RejectReasonNone && !o.awaitListed(a.ID, a.Symbol) {
+		return r, ErrTimeout
+	}
 	if o.metrics != nil {
 		o.metrics.actions.WithLabelValues(addInstrumentAction, r.Reason.String()).Inc()
 	}
@@ -247,6 +250,27 @@ func (o *Ops) await(cmdSeq uint64, wait chan Result) (Result, error) {
 		return r, ErrTimeout
 	}
 	return r, nil
+}
+
+// awaitListed waits (admin.call_timeout at most) until Config.Listed
+// reports the instrument known: the gateway and market data learn it from
+// the same event as the Monitor, on their own goroutines.
+func (o *Ops) awaitListed(id uint32, symbol string) bool {
+	if o.cfg.Listed == nil {
+		return true
+	}
+	deadline := time.Now().Add(o.cfg.Admin.CallTimeout.Duration)
+	for !o.cfg.Listed(id, symbol) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-o.stop:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true
 }
 
 // addedList is the monitor's record of the instruments added since start.

@@ -75,6 +75,10 @@ type Config struct {
 	Snapshots *journal.SnapshotterStats
 	// SessionControl is the gateway (set before Start; nil disables the session calls).
 	SessionControl SessionControl
+	// Listed, when set, reports whether the parts that serve clients (the
+	// gateway, FIX market data) know an instrument: an addition is answered
+	// once they do, so a client told of it can use it at once.
+	Listed func(id uint32, symbol string) bool
 	// KeepJournal leaves every journal segment in place at end of day: a
 	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
 	// "Cluster"), so its segments are never archived.

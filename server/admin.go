@@ -34,6 +34,7 @@ func (s *Server) buildOps() error {
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()
 	}
+	oc.Listed = s.instrumentListed
 	o, err := ops.New(oc)
 	if err != nil {
 		return err

@@ -35,3 +35,17 @@ func (s *Server) registerInstrumentMetrics() {
 			Help: "The bound of listed instruments (engine.instruments_max)."},
 			func() float64 { return float64(s.matcher.InstrumentsMax()) }))
 }
+
+// instrumentListed reports whether the gateway and, with market data on,
+// the FIX market data cache know an instrument (ops.Config.Listed).
+func (s *Server) instrumentListed(id uint32, symbol string) bool {
+	if !s.gw.Knows(id) {
+		return false
+	}
+	if s.fixmd != nil {
+		if _, ok := s.fixmd.Cache().Lookup(symbol); !ok {
+			return false
+		}
+	}
+	return true
+}
