@@ -415,7 +415,8 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 }
 
 // resetState empties every book, list, index and counter, keeping the
-// memory and the configuration (instrument statuses go back to Open).
+// memory and the configuration (instrument statuses go back to Open); the
+// instruments added by commands are forgotten.
 func (m *Matcher) resetState() {
 	m.dropAddedInstruments()
 	m.prefetches = newPrefetchQueue()

@@ -72,17 +72,6 @@ func (g *Gateway) bySymbolBytes(symbol []byte) *Instrument {
 // byID returns the instrument with a wire id, or nil.
 func (g *Gateway) byID(id uint32) *Instrument { return g.instruments.Load().byID[id] }
 
-// Instruments returns the instruments the gateway lists now.
-func (g *Gateway) Instruments() []Instrument {
-	t := g.instruments.Load()
-	out := make([]Instrument, len(t.list))
-	for i, in := range t.list {
-		out[i] = *in
-		out[i].Status = venue.TradingStatus(t.status[in.ID].Load())
-	}
-	return out
-}
-
 // onInstrumentAdded (outbound) lists an instrument the matcher added. It
 // takes effect at once, before the command is durable: an order for it is
 // a later command, so it is answered only after the addition is durable

@@ -112,6 +112,9 @@ func TestTrackerLearnsAddedInstrument(t *testing.T) {
 		status.Status() != mdsbe.TradingStatusOpen {
 		t.Fatalf("second message is not NEWCO's status with rptSeq 1: %x", out.bySeq[2])
 	}
+	if defs := tr.Instruments(); len(defs) != 2 || defs[1].Symbol != "NEWCO" || defs[1].LevelsMax != 81 {
+		t.Fatalf("definitions %+v", defs)
+	}
 	snap, err := encodeSnapshot(tr, 1, b.NextSeq()-1, 1, 9, 1<<20)
 	if err != nil || !bytes.Contains(snap, []byte("NEWCO")) {
 		t.Fatalf("snapshot of NEWCO: %v", err)
