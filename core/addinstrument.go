@@ -25,6 +25,23 @@ type AddedInstrument struct {
 	Group string
 }
 
+// instrumentListing is what the matcher keeps of the instruments beyond
+// their books: which were added, with their reference data, and every
+// symbol (configured and added), for the duplicate check.
+type instrumentListing struct {
+	configured int               // instruments[:configured] come from the configuration
+	added      []AddedInstrument // the reference data of instruments[configured:]
+	symbols    map[string]uint16 // every listed symbol → its instrument index
+	levelsMax  int               // Config.LevelsPerSideMax: the widest band a new instrument may have
+}
+
+func newInstrumentListing(cfg *Config) instrumentListing {
+	return instrumentListing{configured: len(cfg.Instruments),
+		added:     make([]AddedInstrument, 0, cfg.instrumentsMax()-len(cfg.Instruments)),
+		symbols:   make(map[string]uint16, cfg.instrumentsMax()),
+		levelsMax: cfg.levelsPerSideMax()}
+}
+
 // tickScaleMax bounds a tick size's decimal places (10^18 fits an int64).
 const tickScaleMax = 18
 
@@ -32,7 +49,7 @@ const tickScaleMax = 18
 // commands, in the order they were added. Like every state accessor, call
 // it from the goroutine that applies commands, or before it starts.
 func (m *Matcher) AddedInstruments() []AddedInstrument {
-	return append([]AddedInstrument(nil), m.added...)
+	return append([]AddedInstrument(nil), m.listing.added...)
 }
 
 // InstrumentsMax returns the bound of configured plus added instruments.
@@ -78,7 +95,7 @@ func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 	if _, dup := m.instrByID.lookup(a.ID); dup {
 		return venue.RejectReasonDuplicateInstrument
 	}
-	if _, dup := m.symbols[a.Symbol]; dup {
+	if _, dup := m.listing.symbols[a.Symbol]; dup {
 		return venue.RejectReasonDuplicateInstrument
 	}
 	if len(m.instruments) == cap(m.instruments) {
@@ -86,14 +103,14 @@ func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 	}
 	ic := InstrumentConfig{ID: a.ID, Symbol: a.Symbol, TickSize: a.Tick.String(), LotSize: a.LotSize, MinQty: a.MinQty,
 		MaxQty: a.MaxQty, RefPriceTicks: a.RefPriceTicks, BandPercent: a.BandPercent, Status: a.Status}
-	if ic.validate(m.levelsMax) != nil {
+	if ic.validate(m.listing.levelsMax) != nil {
 		return venue.RejectReasonInvalidInstrument
 	}
 	if a.Status == 0 {
 		a.Status = venue.TradingStatusOpen
 	}
 	m.listInstrument(&ic)
-	m.added = append(m.added, *a)
+	m.listing.added = append(m.listing.added, *a)
 	return venue.RejectReasonNone
 }
 
@@ -102,22 +119,22 @@ func (m *Matcher) listInstrument(ic *InstrumentConfig) {
 	ii := uint16(len(m.instruments))
 	m.instruments = append(m.instruments, newInstrument(ic))
 	m.instrByID.insert(ic.ID, ii)
-	m.symbols[ic.Symbol] = ii
+	m.listing.symbols[ic.Symbol] = ii
 }
 
 // dropAddedInstruments forgets the added instruments (resetState): the
 // table goes back to the configured ones.
 func (m *Matcher) dropAddedInstruments() {
-	if len(m.added) == 0 {
+	if len(m.listing.added) == 0 {
 		return
 	}
-	for _, a := range m.added {
-		delete(m.symbols, a.Symbol)
+	for _, a := range m.listing.added {
+		delete(m.listing.symbols, a.Symbol)
 	}
-	clear(m.instruments[m.configured:])
-	m.instruments = m.instruments[:m.configured]
-	m.added = m.added[:0]
-	ids := make([]uint32, m.configured)
+	clear(m.instruments[m.listing.configured:])
+	m.instruments = m.instruments[:m.listing.configured]
+	m.listing.added = m.listing.added[:0]
+	ids := make([]uint32, m.listing.configured)
 	for i := range ids {
 		ids[i] = m.instruments[i].id
 	}

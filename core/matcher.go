@@ -22,22 +22,15 @@ var (
 // Matcher is the venue's matching engine: a deterministic state machine fed
 // one command at a time by one goroutine. See the package documentation.
 type Matcher struct {
-	instruments []instrument // capacity Config.InstrumentsMax; the first configured come from the config
+	instruments []instrument
 	instrByID   instrumentIndex
-	configured  int
-	// added is the reference data of instruments[configured:], symbols the
-	// index of every symbol (addinstrument.go); levelsMax bounds a new
-	// instrument's band (Config.LevelsPerSideMax).
-	added     []AddedInstrument
-	symbols   map[string]uint16
-	levelsMax int
-	pool      orderPool
-	index     clOrdIndex
-	gtd       gtdHeap
-	sessions  []orderList // each session's live orders, by OrderID
-	all       orderList   // every live order, by OrderID
-	ordersMax int
-	stopsMax  int // bound of stopsWaiting (Config.StopsMax)
+	pool        orderPool
+	index       clOrdIndex
+	gtd         gtdHeap
+	sessions    []orderList // each session's live orders, by OrderID
+	all         orderList   // every live order, by OrderID
+	ordersMax   int
+	stopsMax    int // bound of stopsWaiting (Config.StopsMax)
 	// stopsWaiting counts the untriggered stops of all instruments.
 	stopsWaiting int
 	stpModes     map[[venue.AccountLength]byte]venue.StpMode
@@ -61,6 +54,10 @@ type Matcher struct {
 
 	// When builds with the invariants tag check next (see checkAfterApply).
 	invariantsDue invariantSchedule
+
+	// listing holds the instruments added by commands (addinstrument.go);
+	// last, so that the fields every command uses keep their places.
+	listing instrumentListing
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -80,10 +77,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 	}
 	m := &Matcher{
 		instruments: make([]instrument, len(cfg.Instruments), cfg.instrumentsMax()),
-		configured:  len(cfg.Instruments),
-		added:       make([]AddedInstrument, 0, cfg.instrumentsMax()-len(cfg.Instruments)),
-		symbols:     make(map[string]uint16, cfg.instrumentsMax()),
-		levelsMax:   cfg.levelsPerSideMax(),
+		listing:     newInstrumentListing(&cfg),
 		pool:        newOrderPool(cfg.OrdersMax + 1),
 		index:       newClOrdIndex(cfg.ClOrdIDsMax),
 		sessions:    make([]orderList, cfg.SessionsMax),
@@ -99,7 +93,7 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 	for i := range cfg.Instruments {
 		m.instruments[i] = newInstrument(&cfg.Instruments[i])
 		ids[i] = cfg.Instruments[i].ID
-		m.symbols[cfg.Instruments[i].Symbol] = uint16(i)
+		m.listing.symbols[cfg.Instruments[i].Symbol] = uint16(i)
 	}
 	m.instrByID = newInstrumentIndex(ids, cfg.instrumentsMax())
 	for i := range m.sessions {

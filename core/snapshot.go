@@ -20,7 +20,7 @@ import (
 //	magic        8 bytes "FVCORE\x00\x04"
 //	instruments  u32 count, then per instrument (config order, then the
 //	             added ones in the order they were added): for an added
-//	             instrument first its reference data (writeAdded), then for
+//	             instrument first its reference data (appendAdded), then for
 //	             every one u32 id, i64 band low ticks, i64 band high ticks,
 //	             u8 status, i64 last trade price ticks (0: none yet)
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
@@ -68,8 +68,8 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	bw.Write(b)
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		if i >= m.configured {
-			bw.Write(appendAdded(scratch[:0], &m.added[i-m.configured]))
+		if i >= m.listing.configured {
+			bw.Write(appendAdded(scratch[:0], &m.listing.added[i-m.listing.configured]))
 		}
 		b = binary.LittleEndian.AppendUint32(scratch[:0], in.id)
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandLowTicks))
@@ -193,11 +193,11 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		return fmt.Errorf("%w: not a matcher snapshot (version 4)", ErrSnapshot)
 	}
 	n := int(binary.LittleEndian.Uint32(b[8:]))
-	if n < m.configured || n > cap(m.instruments) {
-		return fmt.Errorf("%w: %d instruments, the config has %d and allows %d", ErrSnapshot, n, m.configured, cap(m.instruments))
+	if n < m.listing.configured || n > cap(m.instruments) {
+		return fmt.Errorf("%w: %d instruments, the config has %d and allows %d", ErrSnapshot, n, m.listing.configured, cap(m.instruments))
 	}
 	for i := range n {
-		if i >= m.configured {
+		if i >= m.listing.configured {
 			if err := m.readAdded(sr); err != nil {
 				return err
 			}
