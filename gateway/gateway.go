@@ -94,18 +94,16 @@ const DefaultOpenOrdersMax = 1 << 20
 
 // Gateway turns FIX messages into commands and events into FIX messages.
 type Gateway struct {
-	cfg      Config
-	log      *slog.Logger
-	commands *ring.Ring
-	// instruments is the listed instruments (instruments.go).
-	instruments atomic.Pointer[instrumentTable]
-	sessions    []*session
-	bySession   map[quickfix.SessionID]*session
-	metrics     *Metrics
-	breach      lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
-	riskMu      sync.Mutex // guards riskWaits
-	riskWaits   map[int64]chan RiskResult
-	execSeq     atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
+	cfg       Config
+	log       *slog.Logger
+	commands  *ring.Ring
+	sessions  []*session
+	bySession map[quickfix.SessionID]*session
+	metrics   *Metrics
+	breach    lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
+	riskMu    sync.Mutex // guards riskWaits
+	riskWaits map[int64]chan RiskResult
+	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// execEpoch is the start time of this gateway (ms, base 36), the prefix of
 	// its ExecIDs: read once in New, so that importing the package reads no clock.
 	execEpoch string
@@ -127,6 +125,9 @@ type Gateway struct {
 	openHeld []openChange
 	// statusHeld are trading status changes waiting for handOver.
 	statusHeld []statusChange
+
+	// instruments is the listed instruments (instruments.go).
+	instruments atomic.Pointer[instrumentTable]
 }
 
 // session is the gateway's state for one FIX session.

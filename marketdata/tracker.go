@@ -86,12 +86,13 @@ func NewInstrumentDef(id uint32, symbol string, tick decimal.Tick, lotSize int64
 // TrackerConfig sizes a Tracker.
 type TrackerConfig struct {
 	Instruments []InstrumentDef
+	OrdersMax   int // resting orders, as the engine's orders_max; 0 means OrdersMaxDefault
+	LevelsMax   int // levels per side per instrument; 0 means LevelsMaxDefault
+
 	// InstrumentsMax bounds the configured instruments plus those added by
 	// InstrumentAdded events (the engine's instruments_max); 0 means
 	// len(Instruments).
 	InstrumentsMax int
-	OrdersMax      int // resting orders, as the engine's orders_max; 0 means OrdersMaxDefault
-	LevelsMax      int // levels per side per instrument; 0 means LevelsMaxDefault
 }
 
 func (c *TrackerConfig) fill() error {
