@@ -104,18 +104,35 @@ type Metrics struct {
 
 // Engine sizes the matcher and the rings.
 type Engine struct {
-	OrdersMax        int         `toml:"orders_max"`
-	ClOrdIDsMax      int         `toml:"clordids_max"`
-	WaitStrategy     WaitSetting `toml:"wait_strategy"`
-	CommandRingSlots int         `toml:"command_ring_slots"`
-	EventRingSlots   int         `toml:"event_ring_slots"`
-	ClaimTimeout     Duration    `toml:"claim_timeout"`
+	OrdersMax   int `toml:"orders_max"`
+	ClOrdIDsMax int `toml:"clordids_max"`
+	// InstrumentsMaxSetting is engine.instruments_max: the configured
+	// instruments plus those an operator may add while the venue runs
+	// (README, "Adding an instrument"); 0 means InstrumentsMax().
+	InstrumentsMaxSetting int         `toml:"instruments_max"`
+	WaitStrategy          WaitSetting `toml:"wait_strategy"`
+	CommandRingSlots      int         `toml:"command_ring_slots"`
+	EventRingSlots        int         `toml:"event_ring_slots"`
+	ClaimTimeout          Duration    `toml:"claim_timeout"`
 	// LockOSThread locks the matcher goroutine to its OS thread; unset means
 	// locked (the design's matcher thread), see MatcherThread.
 	LockOSThread *bool `toml:"lock_os_thread"`
 	// MatcherCPU pins the matcher's locked thread to this CPU (Linux); unset
 	// leaves its placement to the kernel.
 	MatcherCPU *int `toml:"matcher_cpu"`
+}
+
+// InstrumentsAddedDefault is the room for added instruments when
+// engine.instruments_max is not set: the table then holds the configured
+// instruments and this many more (an empty slot costs about 1 KiB).
+const InstrumentsAddedDefault = 256
+
+// InstrumentsMax returns the bound of configured plus added instruments.
+func (c *Config) InstrumentsMax() int {
+	if c.Engine.InstrumentsMaxSetting != 0 {
+		return c.Engine.InstrumentsMaxSetting
+	}
+	return min(len(c.Instruments)+InstrumentsAddedDefault, InstrumentsMax)
 }
 
 // WaitSetting is engine.wait_strategy: "auto" (the default: chosen from the
@@ -275,6 +292,10 @@ type Instrument struct {
 	BandPercent int64  `toml:"band_percent"`
 	// Status is the status the instrument starts in; unset means open.
 	Status venue.TradingStatus `toml:"status"`
+	// Group names the schedule group of an instrument added while the
+	// venue ran (configured ones are placed by [[schedule.group]]
+	// instruments); empty: the group its symbol falls in.
+	Group string `toml:"-"`
 
 	Tick          decimal.Tick `toml:"-"`
 	RefPriceTicks int64        `toml:"-"`
@@ -417,6 +438,9 @@ func (c *Config) validate() error {
 	}
 	if c.Engine.ClOrdIDsMax < c.Engine.OrdersMax {
 		add("engine.clordids_max: must be at least engine.orders_max")
+	}
+	if n := c.Engine.InstrumentsMaxSetting; n != 0 && (n < len(c.Instruments) || n > InstrumentsMax) {
+		add("engine.instruments_max: %d is outside [%d configured instruments, %d]", n, len(c.Instruments), InstrumentsMax)
 	}
 	if !isPow2(c.Engine.CommandRingSlots) {
 		add("engine.command_ring_slots: %d is not a power of two", c.Engine.CommandRingSlots)

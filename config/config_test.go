@@ -26,6 +26,9 @@ func TestDefaultConfig(t *testing.T) {
 	if c.FIX.Addr != "127.0.0.1:9878" || c.Metrics.Addr != "127.0.0.1:9464" || c.Venue.SenderCompID != "VENUE" {
 		t.Fatalf("addresses: %+v %+v", c.FIX, c.Metrics)
 	}
+	if got := c.InstrumentsMax(); got != len(c.Instruments)+InstrumentsAddedDefault {
+		t.Errorf("default InstrumentsMax %d, want the configured instruments + %d", got, InstrumentsAddedDefault)
+	}
 	acme := c.Instruments[0]
 	if acme.Symbol != "ACME" || acme.RefPriceTicks != 10000 || acme.Tick.Scale != 2 || acme.BandPercent != 10 {
 		t.Fatalf("ACME = %+v", acme)
@@ -79,6 +82,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[engine]\nwait_strategy = 1", `(last key "engine.wait_strategy")`},
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
 		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
+		{"[engine]\ninstruments_max = 2", "engine.instruments_max: 2 is outside [3 configured instruments, 65535]"},
 		{"[journal]\nfsync = \"always\"", `line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`},
 		{"[journal]\nfsync = \"\"", `(last key "journal.fsync"): journal: fsync policy "" is not batch or none`},
 		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted or closed`},

@@ -210,7 +210,7 @@ func (c *Console) handleMarket(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) handleBook(w http.ResponseWriter, r *http.Request) {
-	in, ok := c.bySymbol[r.PathValue("symbol")]
+	in, ok := c.instrument(r.PathValue("symbol"))
 	if !ok {
 		c.notFound(w, r, fmt.Sprintf("no instrument %q", r.PathValue("symbol")))
 		return
@@ -278,4 +278,14 @@ func safeNext(p string) string {
 		return "/market"
 	}
 	return p
+}
+
+// instrument finds a listed instrument by symbol: a configured one, or
+// one added while the venue runs (the control plane learns it from its
+// InstrumentAdded event).
+func (c *Console) instrument(symbol string) (config.Instrument, bool) {
+	if in, ok := c.bySymbol[symbol]; ok {
+		return in, true
+	}
+	return c.cfg.Ops.Instrument(symbol)
 }

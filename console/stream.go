@@ -42,7 +42,7 @@ func (c *Console) topicBuild(topic string) (func() any, bool) {
 		return func() any { return c.operationsView() }, true
 	}
 	if sym, ok := strings.CutPrefix(topic, "book-"); ok {
-		if in, ok := c.bySymbol[sym]; ok {
+		if in, ok := c.instrument(sym); ok {
 			return func() any { return c.bookView(in) }, true
 		}
 	}

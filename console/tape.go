@@ -167,6 +167,11 @@ func (t *Tape) apply(ev []byte) {
 		return
 	}
 	switch tid {
+	case venue.InstrumentAddedTemplateID:
+		var e venue.InstrumentAdded
+		if e.WrapDecode(ev, 0) == nil && e.Reason() == venue.RejectReasonNone && t.byID[e.InstrumentID()] == nil {
+			t.byID[e.InstrumentID()] = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)}
+		}
 	case venue.FillTemplateID:
 		var e venue.Fill
 		if e.WrapDecode(ev, 0) != nil || e.Aggressor() != venue.BooleanTypeTrue {

@@ -78,6 +78,10 @@ type Config struct {
 	// width in ticks plus one); 0 means LevelsPerSideMaxDefault.
 	LevelsPerSideMax int
 	Instruments      []InstrumentConfig
+	// InstrumentsMax bounds the configured instruments plus those added by
+	// AddInstrument commands; 0 means len(Instruments) (none can be added).
+	// The instrument table and its id index are sized for it at start-up.
+	InstrumentsMax int
 	// AccountStpModes gives the self-trade prevention mode of orders that
 	// carry StpMode Default, per account. Accounts that are absent, and the
 	// empty account, use CancelResting. Keys are at most AccountLength bytes.
@@ -115,6 +119,13 @@ func (c *Config) stopsMax() int {
 	return c.StopsMax
 }
 
+func (c *Config) instrumentsMax() int {
+	if c.InstrumentsMax == 0 {
+		return len(c.Instruments)
+	}
+	return c.InstrumentsMax
+}
+
 func (c *Config) levelsPerSideMax() int {
 	if c.LevelsPerSideMax == 0 {
 		return LevelsPerSideMaxDefault
@@ -141,6 +152,9 @@ func (c *Config) validate() error {
 	}
 	if len(c.Instruments) == 0 || len(c.Instruments) > InstrumentsMax {
 		return configError("%d instruments, want 1 to %d", len(c.Instruments), InstrumentsMax)
+	}
+	if n := c.instrumentsMax(); n < len(c.Instruments) || n > InstrumentsMax {
+		return configError("InstrumentsMax %d is outside [%d instruments, %d]", n, len(c.Instruments), InstrumentsMax)
 	}
 	seen := make(map[uint32]bool, len(c.Instruments))
 	for i := range c.Instruments {

@@ -191,6 +191,24 @@
 // UnknownSession, InvalidTransition); it is never an Apply error, because
 // an error stops the venue.
 //
+// # Adding instruments
+//
+// AddInstrument lists an instrument while the venue runs (addinstrument.go):
+// id, symbol, tick, lot, quantity bounds, reference price and band, initial
+// status and schedule group. The matcher checks it as it checks a
+// configured instrument (Config.validate) and refuses, changing nothing, a
+// used id or symbol (DuplicateInstrument), bad values (InvalidInstrument), a
+// full table (CapacityExceeded: Config.InstrumentsMax configured plus added
+// instruments) and any addition while risk limits are on
+// (UnsupportedOrderCharacteristic: risk keeps one cell per subject and
+// configured instrument). It answers with one InstrumentAdded carrying the
+// reference data and the band in ticks, or the reason. The instrument
+// table and its id index are sized for InstrumentsMax by NewMatcher, so
+// nothing another command uses moves or grows; the command itself
+// allocates its book's levels (O(band width)) and is the one command that
+// allocates. The added instruments' reference data is matcher state: the
+// snapshot carries it (format version 4) and ReadSnapshot lists them again.
+//
 // # Risk
 //
 // With Config.Risk, a new order that passed every check above is checked

@@ -3,9 +3,10 @@ package core
 import "math/bits"
 
 // instrumentIndex maps instrument ids to indexes into Matcher.instruments:
-// an open-addressing table with linear probing, built once at start-up and at
-// most a quarter full, so a lookup is a multiply, a shift and usually one
-// probe (a Go map costs several times more on every order).
+// an open-addressing table with linear probing, sized at start-up for
+// Config.InstrumentsMax so that it is at most a quarter full even after
+// instruments are added (AddInstrument), so a lookup is a multiply, a shift
+// and usually one probe (a Go map costs several times more on every order).
 type instrumentIndex struct {
 	slots []instrumentSlot
 	shift uint
@@ -16,17 +17,30 @@ type instrumentSlot struct {
 	idx uint16
 }
 
-func newInstrumentIndex(ids []uint32) instrumentIndex {
-	size := 1 << bits.Len(uint(4*len(ids)-1))
+// newInstrumentIndex sizes the table for capacity ids and enters ids.
+func newInstrumentIndex(ids []uint32, capacity int) instrumentIndex {
+	size := 1 << bits.Len(uint(4*max(capacity, len(ids), 1)-1))
 	x := instrumentIndex{slots: make([]instrumentSlot, size), shift: uint(64 - bits.TrailingZeros(uint(size)))}
-	for i, id := range ids {
-		j := x.home(id)
-		for x.slots[j].id != 0 {
-			j = (j + 1) & (len(x.slots) - 1)
-		}
-		x.slots[j] = instrumentSlot{id: id, idx: uint16(i)}
-	}
+	x.rebuild(ids)
 	return x
+}
+
+// rebuild empties the table and enters ids, id i at index i.
+func (x *instrumentIndex) rebuild(ids []uint32) {
+	clear(x.slots)
+	for i, id := range ids {
+		x.insert(id, uint16(i))
+	}
+}
+
+// insert enters an id that is not in the table yet; the table's size
+// (four slots per instrument allowed) guarantees a free slot.
+func (x *instrumentIndex) insert(id uint32, idx uint16) {
+	j := x.home(id)
+	for x.slots[j].id != 0 {
+		j = (j + 1) & (len(x.slots) - 1)
+	}
+	x.slots[j] = instrumentSlot{id: id, idx: idx}
 }
 
 func (x *instrumentIndex) home(id uint32) int {

@@ -54,6 +54,10 @@ type Matcher struct {
 
 	// When builds with the invariants tag check next (see checkAfterApply).
 	invariantsDue invariantSchedule
+
+	// listing holds the instruments added by commands (addinstrument.go);
+	// last, so that the fields every command uses keep their places.
+	listing instrumentListing
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -72,7 +76,8 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{
-		instruments: make([]instrument, len(cfg.Instruments)),
+		instruments: make([]instrument, len(cfg.Instruments), cfg.instrumentsMax()),
+		listing:     newInstrumentListing(&cfg),
 		pool:        newOrderPool(cfg.OrdersMax + 1),
 		index:       newClOrdIndex(cfg.ClOrdIDsMax),
 		sessions:    make([]orderList, cfg.SessionsMax),
@@ -88,8 +93,9 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 	for i := range cfg.Instruments {
 		m.instruments[i] = newInstrument(&cfg.Instruments[i])
 		ids[i] = cfg.Instruments[i].ID
+		m.listing.symbols[cfg.Instruments[i].Symbol] = uint16(i)
 	}
-	m.instrByID = newInstrumentIndex(ids)
+	m.instrByID = newInstrumentIndex(ids, cfg.instrumentsMax())
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()
 	}
@@ -139,6 +145,8 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applyEndOfDay(cmd)
 	case venue.OperatorCommandTemplateID:
 		err = m.applyOperatorCommand(cmd)
+	case venue.AddInstrumentTemplateID:
+		err = m.applyAddInstrument(cmd)
 	case venue.RiskSetLimitTemplateID:
 		err = m.applyRiskSetLimit(cmd)
 	case venue.RiskControlTemplateID:

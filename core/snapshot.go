@@ -2,6 +2,7 @@ package core
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,15 +11,18 @@ import (
 	"io"
 	"slices"
 
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 3:
+// Snapshot format (all integers little-endian), version 4:
 //
-//	magic        8 bytes "FVCORE\x00\x03"
-//	instruments  u32 count, then per instrument (config order):
-//	             u32 id, i64 band low ticks, i64 band high ticks, u8 status,
-//	             i64 last trade price ticks (0: none yet)
+//	magic        8 bytes "FVCORE\x00\x04"
+//	instruments  u32 count, then per instrument (config order, then the
+//	             added ones in the order they were added): for an added
+//	             instrument first its reference data (appendAdded), then for
+//	             every one u32 id, i64 band low ticks, i64 band high ticks,
+//	             u8 status, i64 last trade price ticks (0: none yet)
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled
@@ -39,7 +43,7 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 3}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 4}
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
@@ -64,6 +68,9 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	bw.Write(b)
 	for i := range m.instruments {
 		in := &m.instruments[i]
+		if i >= m.listing.configured {
+			bw.Write(appendAdded(scratch[:0], &m.listing.added[i-m.listing.configured]))
+		}
 		b = binary.LittleEndian.AppendUint32(scratch[:0], in.id)
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandLowTicks))
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
@@ -179,12 +186,22 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		return err
 	}
 	if [8]byte(b[:8]) != snapshotMagic {
-		return fmt.Errorf("%w: not a matcher snapshot (version 3)", ErrSnapshot)
+		if [7]byte(b[:7]) == [7]byte(snapshotMagic[:7]) {
+			return fmt.Errorf("%w: matcher snapshot version %d, this build reads version %d only (restart from the journal: move the snapshot files aside)",
+				ErrSnapshot, b[7], snapshotMagic[7])
+		}
+		return fmt.Errorf("%w: not a matcher snapshot (version 4)", ErrSnapshot)
 	}
-	if n := binary.LittleEndian.Uint32(b[8:]); int(n) != len(m.instruments) {
-		return fmt.Errorf("%w: %d instruments, the config has %d", ErrSnapshot, n, len(m.instruments))
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	if n < m.listing.configured || n > cap(m.instruments) {
+		return fmt.Errorf("%w: %d instruments, the config has %d and allows %d", ErrSnapshot, n, m.listing.configured, cap(m.instruments))
 	}
-	for i := range m.instruments {
+	for i := range n {
+		if i >= m.listing.configured {
+			if err := m.readAdded(sr); err != nil {
+				return err
+			}
+		}
 		if err := m.readInstrument(sr, &m.instruments[i]); err != nil {
 			return err
 		}
@@ -398,8 +415,10 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 }
 
 // resetState empties every book, list, index and counter, keeping the
-// memory and the configuration (instrument statuses go back to Open).
+// memory and the configuration (instrument statuses go back to Open); the
+// instruments added by commands are forgotten.
 func (m *Matcher) resetState() {
+	m.dropAddedInstruments()
 	m.prefetches = newPrefetchQueue()
 	m.invariantsDue = invariantSchedule{} // a new state is checked at the next command
 	for i := range m.instruments {
@@ -429,4 +448,44 @@ func (m *Matcher) resetState() {
 	m.qty = quantityLedger{}
 	m.risk.reset()
 	m.nowNs, m.causeSeq = 0, 0
+}
+
+// addedSnapshotSize is the size of an added instrument's reference data.
+const addedSnapshotSize = 4 + 1 + 1 + 6*8 + venue.SymbolLength + venue.GroupNameLength
+
+// appendAdded encodes an added instrument's reference data.
+func appendAdded(b []byte, a *AddedInstrument) []byte {
+	b = binary.LittleEndian.AppendUint32(b, a.ID)
+	b = append(b, byte(a.Status), byte(a.Tick.Scale))
+	for _, v := range []int64{a.Tick.Mantissa, a.LotSize, a.MinQty, a.MaxQty, a.RefPriceTicks, a.BandPercent} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	var sym [venue.SymbolLength]byte
+	var group [venue.GroupNameLength]byte
+	copy(sym[:], a.Symbol)
+	copy(group[:], a.Group)
+	b = append(b, sym[:]...)
+	return append(b, group[:]...)
+}
+
+// readAdded lists an added instrument again from its reference data, with
+// the checks of the AddInstrument command.
+func (m *Matcher) readAdded(sr *snapshotReader) error {
+	b, err := sr.next(addedSnapshotSize)
+	if err != nil {
+		return err
+	}
+	a := AddedInstrument{ID: binary.LittleEndian.Uint32(b), Status: venue.TradingStatus(b[4]),
+		Tick: decimal.Tick{Scale: int(b[5])}}
+	v := b[6:]
+	for _, p := range []*int64{&a.Tick.Mantissa, &a.LotSize, &a.MinQty, &a.MaxQty, &a.RefPriceTicks, &a.BandPercent} {
+		*p = int64(binary.LittleEndian.Uint64(v))
+		v = v[8:]
+	}
+	a.Symbol = string(bytes.TrimRight(v[:venue.SymbolLength], "\x00"))
+	a.Group = string(bytes.TrimRight(v[venue.SymbolLength:], "\x00"))
+	if reason := m.addInstrument(&a); reason != venue.RejectReasonNone {
+		return fmt.Errorf("%w: added instrument %d %q: %v", ErrSnapshot, a.ID, a.Symbol, reason)
+	}
+	return nil
 }

@@ -260,7 +260,7 @@ func TestInstrumentIndex(t *testing.T) {
 				ids = append(ids, id)
 			}
 		}
-		x := newInstrumentIndex(ids)
+		x := newInstrumentIndex(ids, len(ids))
 		for i, id := range ids {
 			if got, ok := x.lookup(id); !ok || int(got) != i {
 				t.Fatalf("n=%d: lookup(%d) = %d %v, want %d", n, id, got, ok, i)

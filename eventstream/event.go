@@ -66,7 +66,7 @@ func eventLen(slot []byte) int {
 const (
 	KindTrades = "trades" // Fill events
 	KindOrders = "orders" // every other order event
-	KindStatus = "status" // TradingStatusChanged
+	KindStatus = "status" // TradingStatusChanged, InstrumentAdded
 )
 
 // kindAndInstrument classifies an event for its subject.
@@ -79,7 +79,7 @@ func kindAndInstrument(ev []byte) (string, uint32) {
 	case venue.FillTemplateID:
 		m, _ := venue.DecodeFill(ev)
 		return KindTrades, m.InstrumentID()
-	case venue.TradingStatusChangedTemplateID:
+	case venue.TradingStatusChangedTemplateID, venue.InstrumentAddedTemplateID:
 		return KindStatus, 0
 	case venue.OrderAcceptedTemplateID:
 		m, _ := venue.DecodeOrderAccepted(ev)
@@ -115,9 +115,15 @@ type Subjects struct {
 	Symbols       map[uint32]string
 }
 
-// Subject is the subject of an event.
+// Subject is the subject of an event. An InstrumentAdded event that listed
+// an instrument enters its symbol in Symbols, so the instrument's later
+// events get their own subjects: call Subject from one goroutine, in event
+// order.
 func (s Subjects) Subject(ev []byte) string {
 	kind, inst := kindAndInstrument(ev)
+	if a, ok := venue.DecodeInstrumentAdded(ev); ok && a.Reason() == venue.RejectReasonNone && s.Symbols != nil {
+		s.Symbols[a.InstrumentID()] = string(a.Symbol())
+	}
 	if kind == KindStatus {
 		return s.Prefix + "." + s.Venue + "." + kind
 	}

@@ -43,6 +43,25 @@ func TestSubjects(t *testing.T) {
 	if got := s.Subject(buf[:eventLen(buf)]); got != "fixvenue.V1.status" {
 		t.Fatalf("status subject %q", got)
 	}
+	// An instrument listed while the venue runs: its addition is a status
+	// event, and its later events get its symbol.
+	for _, reason := range []venue.RejectReason{venue.RejectReasonDuplicateInstrument, venue.RejectReasonNone} {
+		add := make([]byte, core.EventSlotMin)
+		var a venue.InstrumentAdded
+		if err := a.WrapEncode(add, 0); err != nil {
+			t.Fatal(err)
+		}
+		a.SetInstrumentID(9)
+		a.SetReason(reason)
+		_ = a.SetSymbolString("NEWCO")
+		if got := s.Subject(add[:eventLen(add)]); got != "fixvenue.V1.status" {
+			t.Fatalf("InstrumentAdded subject %q", got)
+		}
+		want := map[bool]string{true: "fixvenue.V1.trades.NEWCO", false: "fixvenue.V1.trades._"}[reason == venue.RejectReasonNone]
+		if got := s.Subject(fillEvent(t, 9)); got != want {
+			t.Fatalf("after an InstrumentAdded (%s): fill subject %q, want %q", reason, got, want)
+		}
+	}
 }
 
 // TestMessageRoundTrip: both formats decode to the same event bytes and position.

@@ -164,9 +164,11 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 // next is the TransactTime of the first report left out by the bound (0:
 // none left out).
 func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, err error) {
-	// A gateway of its own renders the reports: it has the instruments but
-	// no session, so rendering touches no live state.
-	rg := &Gateway{cfg: g.cfg, log: g.log, bySymbol: g.bySymbol, byID: g.byID, metrics: NewMetrics(nil)}
+	// A gateway of its own renders the reports: it starts with the
+	// configured instruments, learns added ones from the replayed events and
+	// has no session, so rendering touches no live state.
+	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil)}
+	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy
 	stop := make(chan struct{})
 	defer close(stop)

@@ -44,7 +44,7 @@ type erField struct {
 // newER starts a report on the outbound goroutine's builder. instID selects
 // the tick size for prices and the symbol.
 func (g *Gateway) newER(instID uint32) *erBuilder {
-	return g.er.reset(g.byID[instID])
+	return g.er.reset(g.byID(instID))
 }
 
 // reset starts a new report for an instrument (nil: unknown) on b.

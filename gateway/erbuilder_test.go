@@ -31,7 +31,9 @@ func acmeGateway(tb testing.TB, id uint32) *Gateway {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Gateway{byID: map[uint32]*Instrument{id: {ID: id, Symbol: "ACME", Tick: tick}}}
+	g := &Gateway{}
+	g.instruments.Store(newInstrumentTable([]Instrument{{ID: id, Symbol: "ACME", Tick: tick}}))
+	return g
 }
 
 // TestERBuilderWire checks that an ExecutionReport written by erBuilder goes

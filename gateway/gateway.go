@@ -100,8 +100,6 @@ type Gateway struct {
 	cfg       Config
 	log       *slog.Logger
 	commands  *ring.Ring
-	bySymbol  map[string]*Instrument
-	byID      map[uint32]*Instrument
 	sessions  []*session
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
@@ -132,10 +130,11 @@ type Gateway struct {
 	// goroutine only), applied in handOver.
 	open     *openOrders
 	openHeld []openChange
-	// status is each instrument's trading status (venue.TradingStatus),
-	// keyed like byID; statusHeld are changes waiting for handOver.
-	status     map[uint32]*atomic.Uint32
+	// statusHeld are trading status changes waiting for handOver.
 	statusHeld []statusChange
+
+	// instruments is the listed instruments (instruments.go).
+	instruments atomic.Pointer[instrumentTable]
 }
 
 // session is the gateway's state for one FIX session.
@@ -195,24 +194,13 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
-		bySymbol: map[string]*Instrument{}, byID: map[uint32]*Instrument{},
-		bySession: map[quickfix.SessionID]*session{}, status: map[uint32]*atomic.Uint32{},
-		open: newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
+		bySession: map[quickfix.SessionID]*session{},
+		open:      newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
 	}
 	g.dispatched.Store(-1)
 	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
 	g.held = make([]heldAnswer, 0, buildAheadMax)
-	for i := range cfg.Instruments {
-		in := &cfg.Instruments[i]
-		g.bySymbol[in.Symbol] = in
-		g.byID[in.ID] = in
-		st := new(atomic.Uint32)
-		if in.Status == 0 {
-			in.Status = venue.TradingStatusOpen
-		}
-		st.Store(uint32(in.Status))
-		g.status[in.ID] = st
-	}
+	g.instruments.Store(newInstrumentTable(cfg.Instruments))
 	for i, sc := range cfg.Sessions {
 		s := &session{idx: uint16(i), cfg: sc}
 		s.lastCmd.Store(-1)

@@ -115,7 +115,7 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 		return o, &rejection{ordRejUnknownAccount, "Account longer than " + strconv.Itoa(venue.AccountLength) + " characters"}
 	}
 	sym := fieldBytes(m, tag.Symbol)
-	o.inst = g.bySymbol[string(sym)]
+	o.inst = g.bySymbolBytes(sym)
 	if o.inst == nil {
 		return o, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
@@ -304,7 +304,7 @@ func (g *Gateway) parseCancel(m *quickfix.Message) (cancelFields, *rejection) {
 		return c, &rejection{ordRejUnknownSymbol, "neither OrigClOrdID nor OrderID given"}
 	}
 	sym := fieldBytes(m, tag.Symbol)
-	if c.inst = g.bySymbol[string(sym)]; c.inst == nil {
+	if c.inst = g.bySymbolBytes(sym); c.inst == nil {
 		return c, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
 	c.side, _ = parseSide(fieldBytes(m, tag.Side))
@@ -392,7 +392,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	if id := fieldBytes(m, tag.OrderID); len(id) > 0 {
 		orderID, _ = strconv.ParseUint(string(id), 10, 64)
 	}
-	inst := g.bySymbol[string(fieldBytes(m, tag.Symbol))]
+	inst := g.bySymbolBytes(fieldBytes(m, tag.Symbol))
 	if len(clOrdID) > venue.ClOrdIDLength || inst == nil || (len(clOrdID) == 0 && orderID == 0) {
 		g.sendUnknownStatus(s, m, "unknown order")
 		return
@@ -469,7 +469,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		return
 	case len(typ) == 1 && typ[0] == massCancelAll:
 	case len(typ) == 1 && typ[0] == massCancelBySecurity:
-		inst := g.bySymbol[string(fieldBytes(m, tag.Symbol))]
+		inst := g.bySymbolBytes(fieldBytes(m, tag.Symbol))
 		if inst == nil {
 			reject(massCancelRejInvalidSecurity, "unknown symbol "+string(fieldBytes(m, tag.Symbol)))
 			return

@@ -15,8 +15,8 @@ import (
 // ExecInst, OrderID, PossResend) allocates nothing, where asking QuickFIX/Go
 // for an absent field builds a reject error each time.
 func TestParseOrderDoesNotAllocate(t *testing.T) {
-	inst := &Instrument{ID: 7, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 1, Scale: 2}}
-	g := &Gateway{bySymbol: map[string]*Instrument{inst.Symbol: inst}}
+	g := &Gateway{}
+	g.instruments.Store(newInstrumentTable([]Instrument{{ID: 7, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 1, Scale: 2}}}))
 	order := quickfix.NewMessage()
 	order.Header.SetString(tag.MsgType, "D")
 	order.Body.SetString(tag.ClOrdID, "c1").SetString(tag.Symbol, "ACME").SetString(tag.Side, "1").
@@ -26,7 +26,7 @@ func TestParseOrderDoesNotAllocate(t *testing.T) {
 	cancel.Body.SetString(tag.ClOrdID, "c2").SetString(tag.OrigClOrdID, "c1").SetString(tag.Symbol, "ACME").SetString(tag.Side, "1")
 
 	o, rej := g.parseOrder(order)
-	if rej != nil || o.inst != inst || o.side != venue.SideBuy || o.priceTicks != 10025 || o.qty != 10 || o.account != nil || o.tif != venue.TimeInForceDay {
+	if rej != nil || o.inst != g.byID(7) || o.side != venue.SideBuy || o.priceTicks != 10025 || o.qty != 10 || o.account != nil || o.tif != venue.TimeInForceDay {
 		t.Fatalf("parseOrder = %+v, %v", o, rej)
 	}
 	if possResend(order) {

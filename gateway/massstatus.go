@@ -42,7 +42,7 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 		if err != nil || sym == "" {
 			return businessReject(businessRejConditionalMissing, reqID, "MassStatusReqType 1 needs a Symbol (55)")
 		}
-		in := g.bySymbol[sym]
+		in := g.bySymbol(sym)
 		if in == nil {
 			return businessReject(businessRejUnknownSecurity, reqID, "unknown symbol "+sym)
 		}
@@ -85,7 +85,7 @@ func (g *Gateway) streamMassStatus(s *session, orders []openOrder, reqID string)
 
 // massStatusReport writes the report of one open order.
 func (g *Gateway) massStatusReport(b *erBuilder, o *openOrder, reqID string, total int, last bool) *quickfix.Message {
-	b.reset(g.byID[o.instrumentID])
+	b.reset(g.byID(o.instrumentID))
 	st := ordStatusNew
 	if o.cumQty > 0 {
 		st = ordStatusPartiallyFilled

@@ -206,6 +206,11 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onTradingStatusChanged(&e)
 		}
+	case venue.InstrumentAddedTemplateID:
+		var e venue.InstrumentAdded
+		if e.WrapDecode(slot, 0) == nil {
+			g.onInstrumentAdded(&e)
+		}
 	case venue.RiskBreachTemplateID:
 		var e venue.RiskBreach
 		if e.WrapDecode(slot, 0) == nil {
@@ -303,7 +308,7 @@ func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
 // rejectText is RejectText with the instrument's limits where they make the
 // reason precise (the band's edges for a price outside it).
 func (g *Gateway) rejectText(r venue.RejectReason, instrumentID uint32) string {
-	in := g.byID[instrumentID]
+	in := g.byID(instrumentID)
 	if r == venue.RejectReasonPriceOutOfBand && in != nil && in.BandHighTicks > 0 {
 		return RejectText(r) + " " + string(decimal.FormatTicks(nil, in.BandLowTicks, in.Tick)) + " to " +
 			string(decimal.FormatTicks(nil, in.BandHighTicks, in.Tick))
@@ -534,7 +539,7 @@ func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 		m.Body.SetString(tag.Text, RejectText(e.Reason()))
 	}
 	m.Body.SetString(tag.TotalAffectedOrders, strconv.FormatUint(uint64(e.CancelledCount()), 10))
-	if inst := g.byID[e.InstrumentID()]; inst != nil {
+	if inst := g.byID(e.InstrumentID()); inst != nil {
 		m.Body.SetString(tag.Symbol, inst.Symbol)
 	}
 	if e.Side() != 0 {

@@ -183,7 +183,7 @@ func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
 	}
 	who := g.subjectName(b.scope, b.session, []byte(b.account))
 	in := ""
-	if inst := g.byID[b.instID]; inst != nil {
+	if inst := g.byID(b.instID); inst != nil {
 		in = " in " + inst.Symbol
 	}
 	switch b.limit {

@@ -29,12 +29,10 @@ func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
 	var list []*Instrument
 	switch typ {
 	case "4":
-		for i := range g.cfg.Instruments {
-			list = append(list, &g.cfg.Instruments[i])
-		}
+		list = g.instruments.Load().list
 	case "0":
 		sym, _ := req.Body.GetString(tag.Symbol)
-		if in := g.bySymbol[sym]; in != nil {
+		if in := g.bySymbol(sym); in != nil {
 			list = append(list, in)
 		}
 	default:

@@ -31,7 +31,7 @@ type statusChange struct {
 // onTradingStatusChanged (outbound) builds an unsolicited h for every
 // session logged on now; the status itself changes in handOver.
 func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
-	in := g.byID[e.InstrumentID()]
+	in := g.byID(e.InstrumentID())
 	if in == nil {
 		return
 	}
@@ -48,8 +48,9 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 
 // applyStatus makes the held status changes (handOver).
 func (g *Gateway) applyStatus() {
+	t := g.instruments.Load()
 	for _, c := range g.statusHeld {
-		if st := g.status[c.instrumentID]; st != nil {
+		if st := t.status[c.instrumentID]; st != nil {
 			st.Store(uint32(c.status))
 		}
 	}
@@ -57,7 +58,7 @@ func (g *Gateway) applyStatus() {
 
 // instrumentStatus returns an instrument's current trading status.
 func (g *Gateway) instrumentStatus(id uint32) venue.TradingStatus {
-	if st := g.status[id]; st != nil {
+	if st := g.instruments.Load().status[id]; st != nil {
 		return venue.TradingStatus(st.Load())
 	}
 	return venue.TradingStatusClosed
@@ -70,7 +71,7 @@ func (g *Gateway) venueStatus() tradSesStatus {
 		return tradSesHalted
 	}
 	best := tradSesClosed
-	for id := range g.status {
+	for id := range g.instruments.Load().status {
 		switch g.instrumentStatus(id) {
 		case venue.TradingStatusOpen:
 			return tradSesOpen
@@ -107,7 +108,7 @@ func (g *Gateway) onTradingSessionStatusRequest(s *session, req *quickfix.Messag
 	reqID, _ := req.Body.GetString(tag.TradSesReqID)
 	id, _ := req.Body.GetString(tag.TradingSessionID)
 	var m *quickfix.Message
-	switch in := g.bySymbol[id]; {
+	switch in := g.bySymbol(id); {
 	case id == "" || id == venueTradingSessionID:
 		m = tradingSessionStatus(reqID, venueTradingSessionID, g.venueStatus(), "")
 	case in != nil:
@@ -128,7 +129,7 @@ var ErrUnknownSymbol = errors.New("unknown symbol")
 // only) and its TradingStatusChanged reaches every logged-on session as an
 // unsolicited TradingSessionStatus. It waits up to wait for a command slot.
 func (g *Gateway) SetTradingStatus(symbol string, status venue.TradingStatus, wait time.Duration) error {
-	in := g.bySymbol[symbol]
+	in := g.bySymbol(symbol)
 	if in == nil {
 		return ErrUnknownSymbol
 	}

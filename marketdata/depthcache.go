@@ -55,7 +55,11 @@ var ErrDepthTooLarge = errors.New("marketdata: depth beyond the cache's DepthMax
 // changed instrument per batch on the feed goroutine.
 type DepthCache struct {
 	depthMax int
-	books    map[InstrumentID]*cachedBook // fixed at construction
+	// listMu guards the two maps: the feed goroutine adds the book of an
+	// instrument listed while the venue runs (OnUpdate); readers are the
+	// FIX sessions. A book, once in, is never removed.
+	listMu   sync.RWMutex
+	books    map[InstrumentID]*cachedBook
 	bySymbol map[string]InstrumentID
 	notify   func(InstrumentID)
 }
@@ -88,9 +92,9 @@ func NewDepthCache(instruments []InstrumentDef, depthMax int, notify func(Instru
 
 // OnUpdate implements UpdateListener.
 func (c *DepthCache) OnUpdate(v BookView) {
-	b := c.books[v.id]
+	b := c.book(v.id)
 	if b == nil {
-		return
+		b = c.add(v.State().Def)
 	}
 	b.mu.Lock()
 	b.bids, b.asks = v.TopOfBook(c.depthMax, b.bids, b.asks)
@@ -102,8 +106,28 @@ func (c *DepthCache) OnUpdate(v BookView) {
 	}
 }
 
+func (c *DepthCache) book(id InstrumentID) *cachedBook {
+	c.listMu.RLock()
+	b := c.books[id]
+	c.listMu.RUnlock()
+	return b
+}
+
+// add enters the book of an instrument the tracker added (feed goroutine).
+func (c *DepthCache) add(d InstrumentDef) *cachedBook {
+	b := &cachedBook{def: d, state: InstrumentState{Def: d, Status: d.Status},
+		bids: make([]Level, 0, c.depthMax), asks: make([]Level, 0, c.depthMax)}
+	c.listMu.Lock()
+	c.books[d.ID] = b
+	c.bySymbol[d.Symbol] = d.ID
+	c.listMu.Unlock()
+	return b
+}
+
 // Lookup finds an instrument by symbol.
 func (c *DepthCache) Lookup(symbol string) (InstrumentDef, bool) {
+	c.listMu.RLock()
+	defer c.listMu.RUnlock()
 	id, ok := c.bySymbol[symbol]
 	if !ok {
 		return InstrumentDef{}, false
@@ -128,7 +152,7 @@ func (c *DepthCache) Depth(id InstrumentID, depth int, dst *Depth) error {
 	if depth <= 0 {
 		depth = c.depthMax
 	}
-	b := c.books[id]
+	b := c.book(id)
 	if b == nil {
 		return ErrUnknownInstrument
 	}

@@ -96,6 +96,20 @@
 // batches that end inside a command the books stay exact; only an order that
 // rests can be shown early (EndBatch).
 //
+// # Adding an instrument
+//
+// An InstrumentAdded event (the engine listed an instrument while the venue
+// runs) opens an empty book for it, with as many levels per side as its
+// band holds, and publishes in the sequenced stream an InstrumentDefinition
+// (symbol, tick, lot and status; it has no rptSeq) followed by an
+// InstrumentStatus (the instrument's rptSeq 1), so a running client learns
+// it without a snapshot (feedclient applies a sequenced definition). From
+// then on it is like a configured instrument: in snapshots, in the saved
+// state (which carries its definition) and in the DepthCache, which adds
+// its book at its first update. TrackerConfig.InstrumentsMax bounds
+// configured plus added instruments, the engine's own bound; the instrument
+// table and the dirty list are sized for it at start.
+//
 // # Restarts
 //
 // The feed's sequence continues across a restart of the venue; it is never
@@ -143,8 +157,9 @@
 // with AppendLevelChanges to turn two copies into incremental refresh
 // entries.
 //
-// Limits: one channel per Feed; the feed carries no instrument definitions
-// on UDP (they are in every snapshot, which a client takes to join); a
+// Limits: one channel per Feed; the feed carries instrument definitions on
+// UDP only for instruments added while the venue runs (the others are in
+// every snapshot, which a client takes to join); a
 // snapshot is encoded while holding the feed's lock, so a very deep book
 // delays the feed by the encoding time (about 30 ns per order).
 package marketdata

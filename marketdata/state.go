@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
@@ -14,11 +15,14 @@ import (
 // so that a venue can start from a snapshot instead of replaying its whole
 // journal (see "Restarts" in doc.go). All integers little-endian:
 //
-//	magic "FVMDST02" (8)
+//	magic "FVMDST03" (8)
 //	nextSeq   u64   sequence number of the next feed message
 //	timeNs    i64   event time of the last event applied
 //	instCount u32
-//	per instrument, in configuration order:
+//	per instrument, in configuration order, then the added ones in the
+//	order they were added:
+//	  an added one first: symbol [16] (NUL padded) | tickMantissa i64 |
+//	  tickExponent i8 | lotSize i64 | initial status u8 | levelsMax u32
 //	  id u32 | status u8 | rptSeq u64 | lastTradePriceTicks i64 |
 //	  lastTradeQty i64 | volume i64
 //	  per side (bids, then asks): orderCount u32, then per order in
@@ -29,7 +33,7 @@ import (
 // The file around it (length, CRC, atomic publication) is the journal's
 // snapshot file; the state holds exactly what the tracker derived from the
 // events of the commands up to the snapshot's seq, never engine state.
-const stateMagic = "FVMDST02"
+const stateMagic = "FVMDST03"
 
 // ErrBadState is wrapped by every error of Feed.Restore.
 var ErrBadState = errors.New("marketdata: bad feed state")
@@ -47,6 +51,16 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 	u32(uint32(len(t.insts)))
 	for i := range t.insts {
 		in := &t.insts[i]
+		if i >= len(t.cfg.Instruments) {
+			var sym [mdsbe.SymbolLength]byte
+			copy(sym[:], in.def.Symbol)
+			bw.Write(sym[:])
+			u64(uint64(in.def.TickMantissa))
+			bw.WriteByte(byte(in.def.TickExponent))
+			u64(uint64(in.def.LotSize))
+			bw.WriteByte(byte(in.def.Status))
+			u32(uint32(in.def.LevelsMax))
+		}
 		u32(uint32(in.def.ID))
 		bw.WriteByte(byte(in.status))
 		u64(in.rptSeq)
@@ -96,15 +110,38 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 	}
 	u64 := func() uint64 { return binary.LittleEndian.Uint64(read(8)) }
 	u32 := func() uint32 { return binary.LittleEndian.Uint32(read(4)) }
-	if string(read(8)) != stateMagic {
+	if magic := string(read(8)); magic != stateMagic {
+		if magic[:6] == stateMagic[:6] {
+			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s only (remove the state to rebuild the feed from the journal)",
+				ErrBadState, magic[6:], stateMagic[6:])
+		}
 		return 0, fmt.Errorf("%w: not a feed state (magic)", ErrBadState)
 	}
 	nextSeq := u64()
 	t.timeNs = int64(u64())
-	if n := u32(); rerr == nil && int(n) != len(t.insts) {
-		return 0, fmt.Errorf("%w: %d instruments, the configuration has %d", ErrBadState, n, len(t.insts))
+	n := int(u32())
+	if rerr == nil && (n < len(t.cfg.Instruments) || n > cap(t.insts)) {
+		return 0, fmt.Errorf("%w: %d instruments, the configuration has %d and allows %d", ErrBadState, n, len(t.cfg.Instruments), cap(t.insts))
 	}
-	for i := 0; i < len(t.insts) && rerr == nil; i++ {
+	for i := 0; i < n && rerr == nil; i++ {
+		if i >= len(t.insts) {
+			var sym [mdsbe.SymbolLength]byte
+			if rerr == nil {
+				_, rerr = io.ReadFull(br, sym[:])
+			}
+			d := InstrumentDef{Symbol: strings.TrimRight(string(sym[:]), "\x00"), TickMantissa: int64(u64())}
+			d.TickExponent = int8(read(1)[0])
+			d.LotSize = int64(u64())
+			d.Status = mdsbe.TradingStatus(read(1)[0])
+			d.LevelsMax = int(u32())
+			d.ID = InstrumentID(binary.LittleEndian.Uint32(peek4(br, &rerr)))
+			if rerr != nil {
+				break
+			}
+			if _, err := t.addInstrument(d); err != nil {
+				return 0, fmt.Errorf("%w: added instrument %d %q: %v", ErrBadState, d.ID, d.Symbol, err)
+			}
+		}
 		in := &t.insts[i]
 		if id := InstrumentID(u32()); rerr == nil && id != in.def.ID {
 			return 0, fmt.Errorf("%w: instrument %d where the configuration has %d", ErrBadState, id, in.def.ID)
@@ -173,4 +210,18 @@ func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks,
 	s.levels[li].qty += qty
 	t.linkTail(s, li, oi)
 	return nil
+}
+
+// peek4 returns the next 4 bytes without consuming them (the id of an added
+// instrument, read again with the rest of its state).
+func peek4(br *bufio.Reader, rerr *error) []byte {
+	if *rerr != nil {
+		return make([]byte, 4)
+	}
+	b, err := br.Peek(4)
+	if err != nil {
+		*rerr = err
+		return make([]byte, 4)
+	}
+	return b
 }

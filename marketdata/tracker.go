@@ -88,6 +88,11 @@ type TrackerConfig struct {
 	Instruments []InstrumentDef
 	OrdersMax   int // resting orders, as the engine's orders_max; 0 means OrdersMaxDefault
 	LevelsMax   int // levels per side per instrument; 0 means LevelsMaxDefault
+
+	// InstrumentsMax bounds the configured instruments plus those added by
+	// InstrumentAdded events (the engine's instruments_max); 0 means
+	// len(Instruments).
+	InstrumentsMax int
 }
 
 func (c *TrackerConfig) fill() error {
@@ -105,6 +110,12 @@ func (c *TrackerConfig) fill() error {
 	}
 	if len(c.Instruments) == 0 || len(c.Instruments) > InstrumentsMax {
 		return fmt.Errorf("marketdata: %d instruments, want 1 to %d", len(c.Instruments), InstrumentsMax)
+	}
+	if c.InstrumentsMax == 0 {
+		c.InstrumentsMax = len(c.Instruments)
+	}
+	if c.InstrumentsMax < len(c.Instruments) || c.InstrumentsMax > InstrumentsMax {
+		return fmt.Errorf("marketdata: InstrumentsMax %d outside [%d instruments, %d]", c.InstrumentsMax, len(c.Instruments), InstrumentsMax)
 	}
 	for _, d := range c.Instruments {
 		if d.ID == 0 {
@@ -163,8 +174,8 @@ type instrument struct {
 // single-threaded: one goroutine calls Apply and EndCommand and reads views.
 type Tracker struct {
 	cfg       TrackerConfig
-	insts     []instrument
-	instIndex map[InstrumentID]int32 // built once; read-only afterwards
+	insts     []instrument // capacity cfg.InstrumentsMax; the configured ones first
+	instIndex map[InstrumentID]int32
 	orders    []order
 	freeHead  orderIdx
 	index     orderIndex
@@ -212,9 +223,9 @@ func NewTracker(cfg TrackerConfig, out *packet.Builder) (*Tracker, error) {
 	}
 	t := &Tracker{
 		cfg:       cfg,
-		insts:     make([]instrument, len(cfg.Instruments)),
-		dirty:     make([]int32, 0, len(cfg.Instruments)),
-		instIndex: make(map[InstrumentID]int32, len(cfg.Instruments)),
+		insts:     make([]instrument, len(cfg.Instruments), cfg.InstrumentsMax),
+		dirty:     make([]int32, 0, cfg.InstrumentsMax),
+		instIndex: make(map[InstrumentID]int32, cfg.InstrumentsMax),
 		// Room for the engine's resting orders plus one command's in flight.
 		orders: make([]order, cfg.OrdersMax+pendingMax),
 		index:  newOrderIndex(cfg.OrdersMax + pendingMax),
@@ -225,18 +236,7 @@ func NewTracker(cfg TrackerConfig, out *packet.Builder) (*Tracker, error) {
 			return nil, fmt.Errorf("marketdata: instrument %d listed twice", d.ID)
 		}
 		t.instIndex[d.ID] = int32(i)
-		in := &t.insts[i]
-		in.def = d
-		in.status = d.Status
-		if !in.status.Valid() {
-			in.status = mdsbe.TradingStatusOpen
-		}
-		levelsMax := cfg.LevelsMax
-		if d.LevelsMax > 0 {
-			levelsMax = d.LevelsMax
-		}
-		in.sides[bidSide] = bookSide{levels: make([]level, 0, levelsMax), bid: true}
-		in.sides[askSide] = bookSide{levels: make([]level, 0, levelsMax)}
+		t.initInstrument(&t.insts[i], d)
 	}
 	for i := range t.orders {
 		t.orders[i].next = orderIdx(i + 1)
@@ -269,6 +269,8 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyTriggered(ev)
 	case venue.OrderRefilledTemplateID:
 		err = t.applyRefilled(ev)
+	case venue.InstrumentAddedTemplateID:
+		err = t.applyInstrumentAdded(ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}

@@ -101,9 +101,15 @@ func (t *Tracker) State(id InstrumentID) (InstrumentState, error) {
 		BidLevels: len(in.sides[bidSide].levels), AskLevels: len(in.sides[askSide].levels)}, nil
 }
 
-// Instruments returns the configured instrument definitions in
-// configuration order. The slice is the tracker's own: do not modify it.
-func (t *Tracker) Instruments() []InstrumentDef { return t.cfg.Instruments }
+// Instruments returns the instrument definitions: the configured ones in
+// configuration order, then those added by InstrumentAdded events.
+func (t *Tracker) Instruments() []InstrumentDef {
+	out := make([]InstrumentDef, len(t.insts))
+	for i := range t.insts {
+		out[i] = t.insts[i].def
+	}
+	return out
+}
 
 // TrackerStats counts the tracker's work.
 type TrackerStats struct {

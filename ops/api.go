@@ -147,6 +147,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	})
 	mux.HandleFunc("GET /v1/status", o.authRead(o.handleStatus))
 	mux.HandleFunc("GET /v1/instruments", o.authRead(o.handleInstruments))
+	mux.HandleFunc("POST /v1/instruments", o.auth(o.handleAddInstrument))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/{action}", o.auth(o.handleInstrumentAction))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
 	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
@@ -285,24 +286,7 @@ func refuse(w http.ResponseWriter, code int, errCode, format string, a ...any) {
 // within admin.body_bytes_max, with a reason the journal can hold.
 func (o *Ops) readAction(w http.ResponseWriter, r *http.Request) (actionRequest, bool) {
 	var req actionRequest
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "request body over %d bytes (admin.body_bytes_max)", o.cfg.Admin.BodyBytesMax)
-		return req, false
-	}
-	if err != nil {
-		refuse(w, http.StatusBadRequest, "bad_body", "reading the body: %v", err)
-		return req, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		refuse(w, http.StatusBadRequest, "bad_json", "body is not the JSON object expected: %v", err)
-		return req, false
-	}
-	if dec.More() {
-		refuse(w, http.StatusBadRequest, "bad_json", "body holds more than one JSON value")
+	if !o.decodeBody(w, r, &req) {
 		return req, false
 	}
 	switch {
@@ -316,6 +300,32 @@ func (o *Ops) readAction(w http.ResponseWriter, r *http.Request) (actionRequest,
 		return req, true
 	}
 	return req, false
+}
+
+// decodeBody decodes a POST body strictly into v: one JSON object, known
+// fields, within admin.body_bytes_max.
+func (o *Ops) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "request body over %d bytes (admin.body_bytes_max)", o.cfg.Admin.BodyBytesMax)
+		return false
+	}
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "bad_body", "reading the body: %v", err)
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		refuse(w, http.StatusBadRequest, "bad_json", "body is not the JSON object expected: %v", err)
+		return false
+	}
+	if dec.More() {
+		refuse(w, http.StatusBadRequest, "bad_json", "body holds more than one JSON value")
+		return false
+	}
+	return true
 }
 
 func nonPrintable(r rune) bool { return r < ' ' || r > '~' }
@@ -359,8 +369,9 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *Ops) handleInstruments(w http.ResponseWriter, r *http.Request) {
-	out := make([]InstrumentInfo, 0, len(o.cfg.Instruments))
-	for _, in := range o.cfg.Instruments {
+	listed := o.Instruments()
+	out := make([]InstrumentInfo, 0, len(listed))
+	for _, in := range listed {
 		out = append(out, o.instrumentInfo(in))
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -393,7 +404,7 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 	}
 	var id uint32
 	if sym := r.PathValue("symbol"); sym != AllInstruments {
-		in, ok := o.bySymbol[sym]
+		in, ok := o.instrument(sym)
 		if !ok {
 			refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q", sym)
 			return
@@ -416,7 +427,7 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 
 // handleBand moves an instrument's reference price and band.
 func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
-	in, ok := o.bySymbol[r.PathValue("symbol")]
+	in, ok := o.instrument(r.PathValue("symbol"))
 	if !ok {
 		refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q (a band is set one instrument at a time)", r.PathValue("symbol"))
 		return
@@ -468,7 +479,7 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 		a.Session = s.Idx
 	}
 	if req.Instrument != "" && req.Instrument != AllInstruments {
-		in, ok := o.bySymbol[req.Instrument]
+		in, ok := o.instrument(req.Instrument)
 		if !ok {
 			refuse(w, http.StatusNotFound, "unknown_instrument", "unknown instrument %q", req.Instrument)
 			return
@@ -521,8 +532,8 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	}
 	operator := operatorOf(r)
 	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
-	for _, in := range o.cfg.Instruments {
-		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != group {
+	for _, in := range o.Instruments() {
+		if gi, err := o.groupOf(&in); err != nil || gi != group {
 			continue
 		}
 		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: statusOf(kind), Instrument: in.ID,

@@ -159,8 +159,8 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
 // already there refuses the command (InvalidTransition), which is expected:
 // an operator may have acted first.
 func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
-	for _, in := range o.cfg.Instruments {
-		if gi, err := o.cfg.Schedule.GroupOf(in.Symbol); err != nil || gi != g {
+	for _, in := range o.Instruments() {
+		if gi, err := o.groupOf(&in); err != nil || gi != g {
 			continue
 		}
 		var r Result

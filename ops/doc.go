@@ -24,6 +24,18 @@
 // operator token. The web console (package console) is served on the same
 // listener (SetConsole) and goes through Authorize too.
 //
+// POST /v1/instruments (instruments.go) lists a new instrument without a
+// restart: the request is checked in full (symbol, tick, price on the
+// tick, quantities, band, status, schedule group, an unused id and symbol,
+// room under engine.instruments_max) and journaled as an AddInstrument
+// command; AddInstrument waits for its InstrumentAdded, durability, and
+// until the gateway and FIX market data know it (Config.Listed), so a
+// client told of the instrument can order it at once. The
+// Monitor learns the instrument from that event (Instruments lists the
+// configured ones, then the added ones), places it in its schedule group
+// (its group, else the group its symbol falls in) and registers its status
+// gauge; halts, bands and cancels then treat it like any other.
+//
 // Do publishes one command and waits (admin.call_timeout) for its
 // OperatorResult and for durability; a command the matcher refuses
 // (unknown instrument or session, a transition that makes no sense)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -51,16 +52,25 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_archive_bytes",
 			Help: "Bytes in the journal archive (compressed segments)."}, func() float64 { return float64(dirBytes(archiveDir)) }))
 	for _, in := range o.cfg.Instruments {
-		id := in.ID
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_instrument_trading_status",
-			Help:        "Trading status of each instrument: 1 open, 2 halted, 3 closed.",
-			ConstLabels: prometheus.Labels{"symbol": in.Symbol, "instrument_id": strconv.FormatUint(uint64(id), 10)}},
-			func() float64 {
-				st, _ := o.monitor.Instrument(id)
-				return float64(st.Status)
-			}))
+		registerStatusGauge(o, reg, in)
 	}
+	m.actions.WithLabelValues(addInstrumentAction, venue.RejectReasonNone.String())
+	// An instrument added while the venue runs gets its gauge then (the
+	// monitor calls this under its lock; the gauge reads it only when
+	// scraped).
+	o.monitor.onAdded = func(in config.Instrument) { registerStatusGauge(o, reg, in) }
 	return m
+}
+
+func registerStatusGauge(o *Ops, reg *prometheus.Registry, in config.Instrument) {
+	id := in.ID
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_instrument_trading_status",
+		Help:        "Trading status of each instrument: 1 open, 2 halted, 3 closed.",
+		ConstLabels: prometheus.Labels{"symbol": in.Symbol, "instrument_id": strconv.FormatUint(uint64(id), 10)}},
+		func() float64 {
+			st, _ := o.monitor.Instrument(id)
+			return float64(st.Status)
+		}))
 }
 
 func (m *metrics) action(r Result) {

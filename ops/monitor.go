@@ -6,6 +6,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -26,6 +27,10 @@ type Monitor struct {
 	hash        *xxhash.Digest
 	events      int64
 	results     map[resultKey]int64
+	// added are the instruments listed by InstrumentAdded events since
+	// start; onAdded, when set, hears of each (under mu).
+	added   addedList
+	onAdded func(config.Instrument)
 }
 
 // instrumentView is the monitor's picture of one instrument.
@@ -161,6 +166,11 @@ func (m *Monitor) apply(ev []byte) {
 			if in := m.instruments[e.InstrumentID()]; in != nil {
 				in.status = e.Status()
 			}
+		}
+	case venue.InstrumentAddedTemplateID:
+		var e venue.InstrumentAdded
+		if e.WrapDecode(ev, 0) == nil {
+			m.applyInstrumentAdded(&e)
 		}
 	case venue.OperatorResultTemplateID:
 		var e venue.OperatorResult

@@ -75,6 +75,10 @@ type Config struct {
 	Snapshots *journal.SnapshotterStats
 	// SessionControl is the gateway (set before Start; nil disables the session calls).
 	SessionControl SessionControl
+	// Listed, when set, reports whether the parts that serve clients (the
+	// gateway, FIX market data) know an instrument: an addition is answered
+	// once they do, so a client told of it can use it at once.
+	Listed func(id uint32, symbol string) bool
 	// KeepJournal leaves every journal segment in place at end of day: a
 	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
 	// "Cluster"), so its segments are never archived.
@@ -181,9 +185,6 @@ func (o *Ops) CanOperate() bool { return o.cfg.Admin.OperatorTokens() > 0 }
 
 // Sessions returns the configured sessions.
 func (o *Ops) Sessions() []Session { return o.cfg.Sessions }
-
-// Instruments returns the configured instruments.
-func (o *Ops) Instruments() []config.Instrument { return o.cfg.Instruments }
 
 // SessionState returns a session's connection state (zero without session control).
 func (o *Ops) SessionState(idx uint16) SessionState {
@@ -292,21 +293,9 @@ func (o *Ops) Do(a Action) (Result, error) {
 	c.SetRefPriceTicks(a.RefPriceTicks)
 	c.SetBandPercent(a.BandPercent)
 	p.Commands.Publish(seq)
-	timeout := o.cfg.Admin.CallTimeout.Duration
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var r Result
-	select {
-	case r = <-wait:
-	case <-timer.C:
-		o.monitor.forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrTimeout
-	case <-o.stop:
-		o.monitor.forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrStopping
-	}
-	if !p.WaitDurable(int64(cmdSeq), timeout) {
-		return r, ErrTimeout
+	r, err := o.await(cmdSeq, wait)
+	if err != nil {
+		return r, err
 	}
 	if o.metrics != nil {
 		o.metrics.action(r)

@@ -27,13 +27,14 @@ func (s *Server) buildOps() error {
 	for i := range s.cfg.Sessions {
 		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID})
 	}
-	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.cfg.Instruments, Sessions: sessions,
+	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
 		Logger:      s.log, Registry: s.registry}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()
 	}
+	oc.Listed = s.instrumentListed
 	o, err := ops.New(oc)
 	if err != nil {
 		return err

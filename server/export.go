@@ -54,7 +54,7 @@ func (s *Server) buildExport() error {
 		return err
 	}
 	subj := eventstream.Subjects{Prefix: cfg.Export.SubjectPrefix, Venue: cfg.ExportVenue(), Symbols: map[uint32]string{}}
-	for _, in := range cfg.Instruments {
+	for _, in := range s.instruments {
 		subj.Symbols[in.ID] = in.Symbol
 	}
 	connect := func() (*nats.Conn, error) {

@@ -15,7 +15,7 @@ import (
 // buildFeed creates the market data feed from the configuration.
 func (s *Server) buildFeed() error {
 	cfg := s.cfg
-	tc := marketdata.TrackerConfig{OrdersMax: cfg.Engine.OrdersMax}
+	tc := marketdata.TrackerConfig{OrdersMax: cfg.Engine.OrdersMax, InstrumentsMax: cfg.InstrumentsMax()}
 	for _, in := range cfg.Instruments {
 		def, err := marketdata.NewInstrumentDef(in.ID, in.Symbol, in.Tick, in.LotSize, in.Status)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 // matcher does: the matcher's views may only be read while it is stopped.
 func (s *Server) seedOpenOrders() {
 	var resting []core.OrderView
-	for _, in := range s.cfg.Instruments {
+	for _, in := range s.instruments {
 		resting = s.matcher.BookOrders(in.ID, venue.SideBuy, resting)
 		resting = s.matcher.BookOrders(in.ID, venue.SideSell, resting)
 	}

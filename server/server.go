@@ -95,13 +95,17 @@ type Server struct {
 	orderToER, orderToFeed *latency.Recorder
 	stopLatency            chan struct{}
 	export                 *exportState
+	// instruments are the configured instruments and those the journal
+	// added, as they were after replay (server/instruments.go).
+	instruments []config.Instrument
 
 	closeOnce sync.Once
 }
 
 // MatcherConfig translates the venue configuration for the matcher.
 func MatcherConfig(cfg *config.Config) core.Config {
-	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions)}
+	mc := core.Config{OrdersMax: cfg.Engine.OrdersMax, ClOrdIDsMax: cfg.Engine.ClOrdIDsMax, SessionsMax: len(cfg.Sessions),
+		InstrumentsMax: cfg.InstrumentsMax()}
 	for _, in := range cfg.Instruments {
 		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
@@ -184,6 +188,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 // the event export and the console. A cluster's new leader builds the same
 // on its replica's state (newOnReplica).
 func (s *Server) buildServing() error {
+	s.learnInstruments()
 	if err := s.buildPipeline(); err != nil {
 		return err
 	}
@@ -423,7 +428,7 @@ func (s *Server) buildSessions() error {
 		// A single venue's journal is one directory from its first command.
 		gcfg.ReplayEvents = s.replayEvents
 	}
-	for _, in := range cfg.Instruments {
+	for _, in := range s.instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.
 		low, high, _ := s.matcher.Band(in.ID)
 		status, _ := s.matcher.TradingStatus(in.ID)
@@ -493,6 +498,7 @@ func (s *Server) buildSessions() error {
 	s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
+	s.registerInstrumentMetrics()
 	return nil
 }
 
@@ -560,7 +566,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
-		"sessions", len(s.cfg.Sessions), "instruments", len(s.cfg.Instruments), "data", s.cfg.Venue.DataDir,
+		"sessions", len(s.cfg.Sessions), "instruments", len(s.instruments), "data", s.cfg.Venue.DataDir,
 		"fsync", s.cfg.Journal.Fsync, "wait", s.matcherThread.Wait, "matcher_thread_locked", s.matcherThread.Locked, "matcher_thread", s.matcherThread.Reason)
 	return nil
 }

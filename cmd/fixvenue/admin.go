@@ -38,6 +38,9 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
   cancel [--session C] [--account A] [--instrument S|all] --reason R
   band SYMBOL --ref-price P --band-percent N --reason R
                                       move the reference price and price band
+  instrument add SYMBOL --tick-size T --lot-size L --min-qty N --max-qty M --ref-price P --band-percent B
+             [--id ID] [--status open|halted|closed] [--group G] --reason R
+                                      list a new instrument now, without a restart
   phase GROUP pre_open|open|close --reason R
                                       move a schedule group to a phase now
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
@@ -68,6 +71,14 @@ type adminClient struct {
 	bandPct int64
 	limit   string
 	value   int64
+	add     addFlags
+}
+
+// addFlags are the options of `admin instrument add`.
+type addFlags struct {
+	id                  uint
+	tick, status, group string
+	lot, minQty, maxQty int64
 }
 
 func cmdAdmin(args []string) int { return runAdmin(args, os.Stdout, os.Stderr) }
@@ -97,9 +108,16 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.account, "account", "", "cancel: the account")
 	fs.StringVar(&c.instr, "instrument", "", "cancel: the instrument's symbol, or all")
 	fs.StringVar(&c.refPx, "ref-price", "", "band: the new reference price")
-	fs.Int64Var(&c.bandPct, "band-percent", 0, "band: the new half-width of the band, in percent")
 	fs.StringVar(&c.limit, "limit", "", "risk limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
 	fs.Int64Var(&c.value, "value", 0, "risk limits: the new value (quantity, count or notional in price ticks)")
+	fs.Int64Var(&c.bandPct, "band-percent", 0, "band, instrument add: the half-width of the band, in percent")
+	fs.UintVar(&c.add.id, "id", 0, "instrument add: the wire id (default: one more than the highest listed)")
+	fs.StringVar(&c.add.tick, "tick-size", "", "instrument add: the tick size, e.g. 0.01")
+	fs.Int64Var(&c.add.lot, "lot-size", 0, "instrument add: every quantity is a multiple of it")
+	fs.Int64Var(&c.add.minQty, "min-qty", 0, "instrument add: the smallest order quantity")
+	fs.Int64Var(&c.add.maxQty, "max-qty", 0, "instrument add: the largest order quantity")
+	fs.StringVar(&c.add.status, "status", "", "instrument add: open (default), halted or closed")
+	fs.StringVar(&c.add.group, "group", "", "instrument add: the schedule group (default: the group its symbol falls in)")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -214,6 +232,12 @@ func (c *adminClient) run(sub string, args []string) int {
 		}
 		return c.actionBody("/v1/instruments/"+url.PathEscape(args[0])+"/band",
 			map[string]any{"reason": c.reason, "ref_price": c.refPx, "band_percent": c.bandPct})
+	case "instrument":
+		if len(args) != 2 || args[0] != "add" {
+			fmt.Fprintf(c.errOut, "fixvenue admin instrument: want add SYMBOL and options\n")
+			return 2
+		}
+		return c.addInstrument(args[1])
 	case "phase":
 		if !want(2, "a schedule GROUP and a phase: pre_open, open or close") {
 			return 2
@@ -376,4 +400,21 @@ func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "[[admin.token]]\noperator = \"YOUR-NAME\"\nsha256 = %q\n", ops.HashToken(token))
 	return 0
+}
+
+// addInstrument calls POST /v1/instruments.
+func (c *adminClient) addInstrument(symbol string) int {
+	body := ops.AddInstrumentRequest{Reason: c.reason, ID: uint32(c.add.id), Symbol: symbol, TickSize: c.add.tick,
+		LotSize: c.add.lot, MinQty: c.add.minQty, MaxQty: c.add.maxQty, RefPrice: c.refPx, BandPercent: c.bandPct,
+		Status: c.add.status, Group: c.add.group}
+	if uint(body.ID) != c.add.id {
+		fmt.Fprintf(c.errOut, "fixvenue admin instrument add: --id %d does not fit 32 bits\n", c.add.id)
+		return 2
+	}
+	var res ops.AddInstrumentResponse
+	return c.call("POST", "/v1/instruments", body, &res, func() {
+		in := res.Instrument
+		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d)\n", res.Action, res.Result, res.Operator, res.Seq)
+		fmt.Fprintf(c.out, "%s id %d %s, band %s..%s\n", in.Symbol, in.ID, in.Status, in.BandLow, in.BandHigh)
+	})
 }

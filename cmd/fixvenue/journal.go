@@ -133,7 +133,12 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 	}
 	found := false
 	var levels []core.Level
-	for _, in := range cfg.Instruments {
+	// The configured instruments, then those the journal added.
+	listed := append([]config.Instrument(nil), cfg.Instruments...)
+	for _, a := range m.AddedInstruments() {
+		listed = append(listed, config.Instrument{ID: a.ID, Symbol: a.Symbol, Tick: a.Tick})
+	}
+	for _, in := range listed {
 		if symbol != "" && in.Symbol != symbol {
 			continue
 		}
@@ -160,7 +165,7 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 		}
 	}
 	if !found {
-		return fmt.Errorf("no instrument %q in the configuration", symbol)
+		return fmt.Errorf("no instrument %q in the configuration or the journal", symbol)
 	}
 	return nil
 }

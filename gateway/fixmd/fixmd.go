@@ -43,7 +43,6 @@ type Handler struct {
 	pend    map[marketdata.InstrumentID]bool
 	wake    chan struct{}
 	stop    chan struct{}
-	ticks   map[marketdata.InstrumentID]decimal.Tick
 	scratch marketdata.Depth
 }
 
@@ -52,10 +51,7 @@ type Handler struct {
 // Attach before the handler serves a request or Run starts.
 func New(defs []marketdata.InstrumentDef) (*Handler, error) {
 	f := &Handler{subs: map[marketdata.InstrumentID][]*mdSub{}, pend: map[marketdata.InstrumentID]bool{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), ticks: map[marketdata.InstrumentID]decimal.Tick{}}
-	for _, d := range defs {
-		f.ticks[d.ID] = decimal.Tick{Mantissa: d.TickMantissa, Scale: -int(d.TickExponent)}
-	}
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	cache, err := marketdata.NewDepthCache(defs, DepthMax, f.notify)
 	if err != nil {
 		return nil, err
@@ -185,7 +181,7 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		}
 	}
 	for _, def := range defs {
-		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: f.ticks[def.ID], depth: depth, incremental: updType == "1"}
+		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: decimal.Tick{Mantissa: def.TickMantissa, Scale: -int(def.TickExponent)}, depth: depth, incremental: updType == "1"}
 		if err := f.cache.Depth(def.ID, depth, &sub.prev); err != nil {
 			f.reject(idx, reqID, 0, err.Error())
 			return nil

@@ -531,6 +531,14 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 			return err
 		}
 		b.Status = m.Status()
+	case mdsbe.InstrumentDefinitionTemplateID:
+		// An instrument listed while the venue runs: its definition comes
+		// in the sequenced stream, its InstrumentStatus (rptSeq 1) next.
+		b, err := c.define(msg)
+		if err != nil {
+			return err
+		}
+		c.markChanged(b)
 	case mdsbe.OrderAddedTemplateID, mdsbe.OrderModifiedTemplateID, mdsbe.OrderExecutedTemplateID, mdsbe.OrderDeletedTemplateID:
 		id, rptSeq, err := mboKeys(tid, msg)
 		if err != nil {
@@ -571,4 +579,25 @@ func mboKeys(tid uint16, msg []byte) (uint32, uint64, error) {
 		err := m.WrapDecode(msg, 0)
 		return m.InstrumentID(), m.RptSeq(), err
 	}
+}
+
+// define applies an InstrumentDefinition, from a snapshot or from the
+// sequenced stream (an instrument added while the venue runs).
+func (c *Client) define(msg []byte) (*Book, error) {
+	var m mdsbe.InstrumentDefinition
+	if err := m.WrapDecode(msg, 0); err != nil {
+		return nil, err
+	}
+	b, err := c.book(m.InstrumentID())
+	if err != nil {
+		return nil, err
+	}
+	if sym := m.Symbol(); string(sym) != b.Symbol {
+		delete(c.bySym, b.Symbol)
+		b.Symbol = string(sym)
+	}
+	c.bySym[b.Symbol] = b
+	b.TickMantissa, b.TickExponent, b.LotSize = m.TickMantissa(), m.TickExponent(), m.LotSize()
+	b.Status, b.Defined = m.Status(), true
+	return b, nil
 }

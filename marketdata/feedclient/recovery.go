@@ -207,21 +207,9 @@ func (c *Client) applySnapshotMessage(msg []byte) error {
 			b.reset()
 		}
 	case mdsbe.InstrumentDefinitionTemplateID:
-		var m mdsbe.InstrumentDefinition
-		if err := m.WrapDecode(msg, 0); err != nil {
+		if _, err := c.define(msg); err != nil {
 			return err
 		}
-		b, err := c.book(m.InstrumentID())
-		if err != nil {
-			return err
-		}
-		if sym := m.Symbol(); string(sym) != b.Symbol {
-			delete(c.bySym, b.Symbol)
-			b.Symbol = string(sym)
-		}
-		c.bySym[b.Symbol] = b
-		b.TickMantissa, b.TickExponent, b.LotSize = m.TickMantissa(), m.TickExponent(), m.LotSize()
-		b.Status, b.Defined = m.Status(), true
 	case mdsbe.SnapshotEntriesTemplateID:
 		var m mdsbe.SnapshotEntries
 		if err := m.WrapDecode(msg, 0); err != nil {

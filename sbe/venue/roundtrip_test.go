@@ -33,6 +33,8 @@ var codecs = map[string]func() sbetest.Codec{
 	"TradingStatusChanged": func() sbetest.Codec { return new(venue.TradingStatusChanged) },
 	"OperatorCommand":      func() sbetest.Codec { return new(venue.OperatorCommand) },
 	"OperatorResult":       func() sbetest.Codec { return new(venue.OperatorResult) },
+	"AddInstrument":        func() sbetest.Codec { return new(venue.AddInstrument) },
+	"InstrumentAdded":      func() sbetest.Codec { return new(venue.InstrumentAdded) },
 	"RiskSetLimit":         func() sbetest.Codec { return new(venue.RiskSetLimit) },
 	"RiskControl":          func() sbetest.Codec { return new(venue.RiskControl) },
 	"RiskBreach":           func() sbetest.Codec { return new(venue.RiskBreach) },

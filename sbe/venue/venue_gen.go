@@ -134,6 +134,8 @@ func MessageName(templateID uint16) string {
 		return "RiskSetLimit"
 	case 41:
 		return "RiskControl"
+	case 60:
+		return "AddInstrument"
 	case 101:
 		return "OrderAccepted"
 	case 102:
@@ -164,6 +166,8 @@ func MessageName(templateID uint16) string {
 		return "OrderTriggered"
 	case 112:
 		return "OrderRefilled"
+	case 160:
+		return "InstrumentAdded"
 	}
 	return ""
 }
@@ -191,7 +195,7 @@ func appendQuoted(dst, v []byte) []byte {
 // Every other message of the schema is an event.
 func IsCommand(templateID uint16) bool {
 	switch templateID {
-	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID, RiskSetLimitTemplateID, RiskControlTemplateID:
+	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID, RiskSetLimitTemplateID, RiskControlTemplateID, AddInstrumentTemplateID:
 		return true
 	}
 	return false
@@ -286,6 +290,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 			return dst, err
 		}
 		return m.AppendText(dst), nil
+	case AddInstrumentTemplateID:
+		var m AddInstrument
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
 	case OrderAcceptedTemplateID:
 		var m OrderAccepted
 		if err := m.WrapDecode(buf, off); err != nil {
@@ -372,6 +382,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case OrderRefilledTemplateID:
 		var m OrderRefilled
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case InstrumentAddedTemplateID:
+		var m InstrumentAdded
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -799,6 +815,8 @@ const (
 	RejectReasonStopPostOnly                   RejectReason = 26
 	RejectReasonMaxFloorAboveQty               RejectReason = 27
 	RejectReasonMaxFloorNotLotMultiple         RejectReason = 28
+	RejectReasonDuplicateInstrument            RejectReason = 50
+	RejectReasonInvalidInstrument              RejectReason = 51
 	RejectReasonRiskLimitExceeded              RejectReason = 40
 	RejectReasonKillSwitchActive               RejectReason = 41
 )
@@ -864,6 +882,10 @@ func (v RejectReason) String() string {
 		return "MaxFloorAboveQty"
 	case RejectReasonMaxFloorNotLotMultiple:
 		return "MaxFloorNotLotMultiple"
+	case RejectReasonDuplicateInstrument:
+		return "DuplicateInstrument"
+	case RejectReasonInvalidInstrument:
+		return "InvalidInstrument"
 	case RejectReasonRiskLimitExceeded:
 		return "RiskLimitExceeded"
 	case RejectReasonKillSwitchActive:
@@ -875,7 +897,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonDuplicateInstrument, RejectReasonInvalidInstrument, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
 		return true
 	}
 	return false
@@ -1046,6 +1068,12 @@ const OperatorNameLength = 16
 
 // OperatorReasonLength is the length in bytes of the char array type "OperatorReason".
 const OperatorReasonLength = 64
+
+// SymbolLength is the length in bytes of the char array type "Symbol".
+const SymbolLength = 16
+
+// GroupNameLength is the length in bytes of the char array type "GroupName".
+const GroupNameLength = 16
 
 // BooleanType is the enum "BooleanType", encoded as uint8.
 type BooleanType uint8
@@ -4507,6 +4535,458 @@ func (m *RiskControl) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *RiskControl) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "AddInstrument".
+const (
+	AddInstrumentTemplateID  uint16 = 60
+	AddInstrumentBlockLength int    = 184
+	// AddInstrumentEncodedLength is the header plus the block.
+	AddInstrumentEncodedLength int = MessageHeaderSize + AddInstrumentBlockLength
+)
+
+// The offsets of the fields of message "AddInstrument", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+AddInstrumentFOffset.
+const (
+	AddInstrumentSeqOffset           int = 0   // uint64
+	AddInstrumentTimestampNsOffset   int = 8   // int64
+	AddInstrumentInstrumentIDOffset  int = 16  // uint32
+	AddInstrumentStatusOffset        int = 20  // TradingStatus (uint8)
+	AddInstrumentTickScaleOffset     int = 21  // uint8
+	AddInstrumentReservedOffset      int = 22  // uint16
+	AddInstrumentTickMantissaOffset  int = 24  // int64
+	AddInstrumentLotSizeOffset       int = 32  // int64
+	AddInstrumentMinQtyOffset        int = 40  // int64
+	AddInstrumentMaxQtyOffset        int = 48  // int64
+	AddInstrumentRefPriceTicksOffset int = 56  // int64
+	AddInstrumentBandPercentOffset   int = 64  // int64
+	AddInstrumentSymbolOffset        int = 72  // char[16]
+	AddInstrumentGroupOffset         int = 88  // char[16]
+	AddInstrumentOperatorOffset      int = 104 // char[16]
+	AddInstrumentReasonOffset        int = 120 // char[64]
+)
+
+// AddInstrument is a flyweight over message "AddInstrument" (template 60, a command).
+//
+// Operator: list a new instrument while the venue runs; answered by InstrumentAdded.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type AddInstrument struct {
+	buf *[MessageHeaderSize + AddInstrumentBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+AddInstrumentEncodedLength, leaving m unwrapped and buf untouched.
+func (m *AddInstrument) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < AddInstrumentEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + AddInstrumentBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), AddInstrumentTemplateID, AddInstrumentBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// AddInstrumentBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *AddInstrument) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, AddInstrumentTemplateID, AddInstrumentBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + AddInstrumentBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, AddInstrumentTemplateID, AddInstrumentBlockLength)
+}
+
+// DecodeAddInstrument returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeAddInstrument(buf []byte) (m AddInstrument, ok bool) {
+	if !validMessage(buf, AddInstrumentTemplateID, AddInstrumentBlockLength) {
+		return AddInstrument{}, false
+	}
+	return AddInstrument{buf: (*[MessageHeaderSize + AddInstrumentBlockLength]byte)(buf)}, true
+}
+
+// OverwriteAddInstrument writes the header of a AddInstrument at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than AddInstrumentEncodedLength.
+// Like DecodeAddInstrument it is inlined and its result stays in a register.
+func OverwriteAddInstrument(buf []byte) (m AddInstrument, ok bool) {
+	if len(buf) < AddInstrumentEncodedLength {
+		return AddInstrument{}, false
+	}
+	m.buf = (*[MessageHeaderSize + AddInstrumentBlockLength]byte)(buf)
+	// The header as one word: blockLength 184, templateId 60, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1003c00b8)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *AddInstrument) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m AddInstrument) Seq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1).
+func (m AddInstrument) SetSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m AddInstrument) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m AddInstrument) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+//
+// the new instrument's wire id, not 0 and not in use.
+func (m AddInstrument) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m AddInstrument) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Status reads field "status" (id 4) at offset 20 (uint8).
+//
+// the status it starts in.
+func (m AddInstrument) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[28])
+}
+
+// SetStatus writes field "status" (id 4).
+func (m AddInstrument) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// TickScale reads field "tickScale" (id 5) at offset 21 (uint8).
+//
+// tick size = tickMantissa × 10^-tickScale.
+func (m AddInstrument) TickScale() uint8 {
+	b := m.buf
+	return b[29]
+}
+
+// SetTickScale writes field "tickScale" (id 5).
+func (m AddInstrument) SetTickScale(v uint8) {
+	b := m.buf
+	b[29] = v
+}
+
+// Reserved reads field "reserved" (id 6) at offset 22 (uint16).
+func (m AddInstrument) Reserved() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[30:32])
+}
+
+// SetReserved writes field "reserved" (id 6).
+func (m AddInstrument) SetReserved(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[30:32], v)
+}
+
+// TickMantissa reads field "tickMantissa" (id 7) at offset 24 (int64).
+func (m AddInstrument) TickMantissa() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetTickMantissa writes field "tickMantissa" (id 7).
+func (m AddInstrument) SetTickMantissa(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// LotSize reads field "lotSize" (id 8) at offset 32 (int64).
+func (m AddInstrument) LotSize() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetLotSize writes field "lotSize" (id 8).
+func (m AddInstrument) SetLotSize(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// MinQty reads field "minQty" (id 9) at offset 40 (int64).
+func (m AddInstrument) MinQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetMinQty writes field "minQty" (id 9).
+func (m AddInstrument) SetMinQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// MaxQty reads field "maxQty" (id 10) at offset 48 (int64).
+func (m AddInstrument) MaxQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
+}
+
+// SetMaxQty writes field "maxQty" (id 10).
+func (m AddInstrument) SetMaxQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 11) at offset 56 (int64).
+func (m AddInstrument) RefPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[64:72]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 11).
+func (m AddInstrument) SetRefPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 12) at offset 64 (int64).
+//
+// half-width of the price band in percent of refPriceTicks, in (0, 100).
+func (m AddInstrument) BandPercent() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[72:80]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 12).
+func (m AddInstrument) SetBandPercent(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
+}
+
+// Symbol returns field "symbol" (id 13) at offset 72 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m AddInstrument) Symbol() []byte {
+	v := m.buf[80:96:96]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SymbolArray returns field "symbol" (id 13) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m AddInstrument) SymbolArray() *[SymbolLength]byte {
+	return (*[SymbolLength]byte)(m.buf[80:96])
+}
+
+// SetSymbol writes field "symbol" (id 13), padding it with NULs. A value longer than
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetSymbol(v []byte) error {
+	if len(v) > SymbolLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[80:96:96]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetSymbolString writes field "symbol" (id 13), padding it with NULs. A value longer than
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetSymbolString(v string) error {
+	if len(v) > SymbolLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[80:96:96]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Group returns field "group" (id 14) at offset 88 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m AddInstrument) Group() []byte {
+	v := m.buf[96:112:112]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// GroupArray returns field "group" (id 14) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m AddInstrument) GroupArray() *[GroupNameLength]byte {
+	return (*[GroupNameLength]byte)(m.buf[96:112])
+}
+
+// SetGroup writes field "group" (id 14), padding it with NULs. A value longer than
+// GroupNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetGroup(v []byte) error {
+	if len(v) > GroupNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[96:112:112]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetGroupString writes field "group" (id 14), padding it with NULs. A value longer than
+// GroupNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetGroupString(v string) error {
+	if len(v) > GroupNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[96:112:112]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Operator returns field "operator" (id 15) at offset 104 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m AddInstrument) Operator() []byte {
+	v := m.buf[112:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 15) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m AddInstrument) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[112:128])
+}
+
+// SetOperator writes field "operator" (id 15), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[112:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 15), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[112:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 16) at offset 120 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m AddInstrument) Reason() []byte {
+	v := m.buf[128:192:192]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ReasonArray returns field "reason" (id 16) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m AddInstrument) ReasonArray() *[OperatorReasonLength]byte {
+	return (*[OperatorReasonLength]byte)(m.buf[128:192])
+}
+
+// SetReason writes field "reason" (id 16), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[128:192:192]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 16), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m AddInstrument) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[128:192:192]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "AddInstrument", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *AddInstrument) AppendText(dst []byte) []byte {
+	dst = append(dst, "AddInstrument"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " tickScale="...)
+	dst = strconv.AppendUint(dst, uint64(m.TickScale()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " tickMantissa="...)
+	dst = strconv.AppendInt(dst, int64(m.TickMantissa()), 10)
+	dst = append(dst, " lotSize="...)
+	dst = strconv.AppendInt(dst, int64(m.LotSize()), 10)
+	dst = append(dst, " minQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MinQty()), 10)
+	dst = append(dst, " maxQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxQty()), 10)
+	dst = append(dst, " refPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
+	dst = append(dst, " bandPercent="...)
+	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	dst = append(dst, " symbol="...)
+	dst = appendQuoted(dst, m.Symbol())
+	dst = append(dst, " group="...)
+	dst = appendQuoted(dst, m.Group())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " reason="...)
+	dst = appendQuoted(dst, m.Reason())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *AddInstrument) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "OrderAccepted".
 const (
@@ -10100,3 +10580,455 @@ func (m *OrderRefilled) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *OrderRefilled) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "InstrumentAdded".
+const (
+	InstrumentAddedTemplateID  uint16 = 160
+	InstrumentAddedBlockLength int    = 136
+	// InstrumentAddedEncodedLength is the header plus the block.
+	InstrumentAddedEncodedLength int = MessageHeaderSize + InstrumentAddedBlockLength
+)
+
+// The offsets of the fields of message "InstrumentAdded", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+InstrumentAddedFOffset.
+const (
+	InstrumentAddedCauseSeqOffset      int = 0   // uint64
+	InstrumentAddedTimestampNsOffset   int = 8   // int64
+	InstrumentAddedInstrumentIDOffset  int = 16  // uint32
+	InstrumentAddedStatusOffset        int = 20  // TradingStatus (uint8)
+	InstrumentAddedTickScaleOffset     int = 21  // uint8
+	InstrumentAddedReasonOffset        int = 22  // RejectReason (uint8)
+	InstrumentAddedReservedOffset      int = 23  // uint8
+	InstrumentAddedTickMantissaOffset  int = 24  // int64
+	InstrumentAddedLotSizeOffset       int = 32  // int64
+	InstrumentAddedMinQtyOffset        int = 40  // int64
+	InstrumentAddedMaxQtyOffset        int = 48  // int64
+	InstrumentAddedRefPriceTicksOffset int = 56  // int64
+	InstrumentAddedBandPercentOffset   int = 64  // int64
+	InstrumentAddedBandLowTicksOffset  int = 72  // int64
+	InstrumentAddedBandHighTicksOffset int = 80  // int64
+	InstrumentAddedSymbolOffset        int = 88  // char[16]
+	InstrumentAddedGroupOffset         int = 104 // char[16]
+	InstrumentAddedOperatorOffset      int = 120 // char[16]
+)
+
+// InstrumentAdded is a flyweight over message "InstrumentAdded" (template 160).
+//
+// The outcome of AddInstrument: with reason None the instrument now trades, with this reference data; else nothing changed.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type InstrumentAdded struct {
+	buf *[MessageHeaderSize + InstrumentAddedBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+InstrumentAddedEncodedLength, leaving m unwrapped and buf untouched.
+func (m *InstrumentAdded) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < InstrumentAddedEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentAddedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), InstrumentAddedTemplateID, InstrumentAddedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// InstrumentAddedBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *InstrumentAdded) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, InstrumentAddedTemplateID, InstrumentAddedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + InstrumentAddedBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, InstrumentAddedTemplateID, InstrumentAddedBlockLength)
+}
+
+// DecodeInstrumentAdded returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeInstrumentAdded(buf []byte) (m InstrumentAdded, ok bool) {
+	if !validMessage(buf, InstrumentAddedTemplateID, InstrumentAddedBlockLength) {
+		return InstrumentAdded{}, false
+	}
+	return InstrumentAdded{buf: (*[MessageHeaderSize + InstrumentAddedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteInstrumentAdded writes the header of a InstrumentAdded at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than InstrumentAddedEncodedLength.
+// Like DecodeInstrumentAdded it is inlined and its result stays in a register.
+func OverwriteInstrumentAdded(buf []byte) (m InstrumentAdded, ok bool) {
+	if len(buf) < InstrumentAddedEncodedLength {
+		return InstrumentAdded{}, false
+	}
+	m.buf = (*[MessageHeaderSize + InstrumentAddedBlockLength]byte)(buf)
+	// The header as one word: blockLength 136, templateId 160, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100a00088)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *InstrumentAdded) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m InstrumentAdded) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m InstrumentAdded) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m InstrumentAdded) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m InstrumentAdded) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m InstrumentAdded) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m InstrumentAdded) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Status reads field "status" (id 4) at offset 20 (uint8).
+func (m InstrumentAdded) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[28])
+}
+
+// SetStatus writes field "status" (id 4).
+func (m InstrumentAdded) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// TickScale reads field "tickScale" (id 5) at offset 21 (uint8).
+func (m InstrumentAdded) TickScale() uint8 {
+	b := m.buf
+	return b[29]
+}
+
+// SetTickScale writes field "tickScale" (id 5).
+func (m InstrumentAdded) SetTickScale(v uint8) {
+	b := m.buf
+	b[29] = v
+}
+
+// Reason reads field "reason" (id 6) at offset 22 (uint8).
+//
+// None when added; else why nothing changed.
+func (m InstrumentAdded) Reason() RejectReason {
+	b := m.buf
+	return RejectReason(b[30])
+}
+
+// SetReason writes field "reason" (id 6).
+func (m InstrumentAdded) SetReason(v RejectReason) {
+	b := m.buf
+	b[30] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 7) at offset 23 (uint8).
+func (m InstrumentAdded) Reserved() uint8 {
+	b := m.buf
+	return b[31]
+}
+
+// SetReserved writes field "reserved" (id 7).
+func (m InstrumentAdded) SetReserved(v uint8) {
+	b := m.buf
+	b[31] = v
+}
+
+// TickMantissa reads field "tickMantissa" (id 8) at offset 24 (int64).
+func (m InstrumentAdded) TickMantissa() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetTickMantissa writes field "tickMantissa" (id 8).
+func (m InstrumentAdded) SetTickMantissa(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// LotSize reads field "lotSize" (id 9) at offset 32 (int64).
+func (m InstrumentAdded) LotSize() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetLotSize writes field "lotSize" (id 9).
+func (m InstrumentAdded) SetLotSize(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// MinQty reads field "minQty" (id 10) at offset 40 (int64).
+func (m InstrumentAdded) MinQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetMinQty writes field "minQty" (id 10).
+func (m InstrumentAdded) SetMinQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// MaxQty reads field "maxQty" (id 11) at offset 48 (int64).
+func (m InstrumentAdded) MaxQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
+}
+
+// SetMaxQty writes field "maxQty" (id 11).
+func (m InstrumentAdded) SetMaxQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
+}
+
+// RefPriceTicks reads field "refPriceTicks" (id 12) at offset 56 (int64).
+func (m InstrumentAdded) RefPriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[64:72]))
+}
+
+// SetRefPriceTicks writes field "refPriceTicks" (id 12).
+func (m InstrumentAdded) SetRefPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
+}
+
+// BandPercent reads field "bandPercent" (id 13) at offset 64 (int64).
+func (m InstrumentAdded) BandPercent() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[72:80]))
+}
+
+// SetBandPercent writes field "bandPercent" (id 13).
+func (m InstrumentAdded) SetBandPercent(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
+}
+
+// BandLowTicks reads field "bandLowTicks" (id 14) at offset 72 (int64).
+//
+// the band's edges in ticks (both allowed).
+func (m InstrumentAdded) BandLowTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[80:88]))
+}
+
+// SetBandLowTicks writes field "bandLowTicks" (id 14).
+func (m InstrumentAdded) SetBandLowTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[80:88], uint64(v))
+}
+
+// BandHighTicks reads field "bandHighTicks" (id 15) at offset 80 (int64).
+func (m InstrumentAdded) BandHighTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[88:96]))
+}
+
+// SetBandHighTicks writes field "bandHighTicks" (id 15).
+func (m InstrumentAdded) SetBandHighTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[88:96], uint64(v))
+}
+
+// Symbol returns field "symbol" (id 16) at offset 88 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m InstrumentAdded) Symbol() []byte {
+	v := m.buf[96:112:112]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// SymbolArray returns field "symbol" (id 16) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m InstrumentAdded) SymbolArray() *[SymbolLength]byte {
+	return (*[SymbolLength]byte)(m.buf[96:112])
+}
+
+// SetSymbol writes field "symbol" (id 16), padding it with NULs. A value longer than
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetSymbol(v []byte) error {
+	if len(v) > SymbolLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[96:112:112]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetSymbolString writes field "symbol" (id 16), padding it with NULs. A value longer than
+// SymbolLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetSymbolString(v string) error {
+	if len(v) > SymbolLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[96:112:112]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Group returns field "group" (id 17) at offset 104 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m InstrumentAdded) Group() []byte {
+	v := m.buf[112:128:128]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// GroupArray returns field "group" (id 17) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m InstrumentAdded) GroupArray() *[GroupNameLength]byte {
+	return (*[GroupNameLength]byte)(m.buf[112:128])
+}
+
+// SetGroup writes field "group" (id 17), padding it with NULs. A value longer than
+// GroupNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetGroup(v []byte) error {
+	if len(v) > GroupNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[112:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetGroupString writes field "group" (id 17), padding it with NULs. A value longer than
+// GroupNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetGroupString(v string) error {
+	if len(v) > GroupNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[112:128:128]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Operator returns field "operator" (id 18) at offset 120 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m InstrumentAdded) Operator() []byte {
+	v := m.buf[128:144:144]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 18) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m InstrumentAdded) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[128:144])
+}
+
+// SetOperator writes field "operator" (id 18), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[128:144:144]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 18), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m InstrumentAdded) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[128:144:144]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "InstrumentAdded", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *InstrumentAdded) AppendText(dst []byte) []byte {
+	dst = append(dst, "InstrumentAdded"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " tickScale="...)
+	dst = strconv.AppendUint(dst, uint64(m.TickScale()), 10)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " tickMantissa="...)
+	dst = strconv.AppendInt(dst, int64(m.TickMantissa()), 10)
+	dst = append(dst, " lotSize="...)
+	dst = strconv.AppendInt(dst, int64(m.LotSize()), 10)
+	dst = append(dst, " minQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MinQty()), 10)
+	dst = append(dst, " maxQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MaxQty()), 10)
+	dst = append(dst, " refPriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
+	dst = append(dst, " bandPercent="...)
+	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	dst = append(dst, " bandLowTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.BandLowTicks()), 10)
+	dst = append(dst, " bandHighTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.BandHighTicks()), 10)
+	dst = append(dst, " symbol="...)
+	dst = appendQuoted(dst, m.Symbol())
+	dst = append(dst, " group="...)
+	dst = appendQuoted(dst, m.Group())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *InstrumentAdded) String() string { return string(m.AppendText(nil)) }

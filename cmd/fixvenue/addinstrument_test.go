@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// TestAddInstrumentWithoutRestart lists an instrument on a running `fixvenue
+// serve` with `fixvenue admin instrument add`, then shows that every part of
+// the venue knows it: FIX clients find it in a SecurityList, trade it and
+// subscribe to its market data; a feed client that was running before the
+// addition builds its book; the admin API lists it. It survives a SIGTERM
+// restart (from a snapshot) and a kill -9 restart (snapshots removed: the
+// journal alone adds it again), book included. Bad requests are refused
+// with the reason and change nothing.
+func TestAddInstrumentWithoutRestart(t *testing.T) {
+	dir := t.TempDir()
+	const token = "add-instrument-token-0123456789"
+	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	recoveryAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	cfgPath := filepath.Join(dir, "venue.toml")
+	text := fmt.Sprintf(`
+[venue]
+data_dir = %q
+[fix]
+addr = "127.0.0.1:0"
+[engine]
+orders_max = 1024
+clordids_max = 4096
+command_ring_slots = 1024
+event_ring_slots = 4096
+instruments_max = 4
+[journal]
+snapshot_interval = "200ms"
+[marketdata]
+feed_addr = %q
+recovery_addr = %q
+heartbeat_interval = "100ms"
+[session_defaults]
+cancel_on_disconnect = false
+[admin]
+addr = "127.0.0.1:0"
+[[admin.token]]
+operator = "carol"
+sha256 = %q
+`, filepath.Join(dir, "data"), feedAddr, recoveryAddr, ops.HashToken(token))
+	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client, err := feedclient.New(feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- client.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-runDone
+	}()
+
+	v := startVenue(t, cfgPath)
+	admin := adminRunner(t, v, token)
+	add := []string{"instrument", "add", "NEWCO", "--tick-size", "0.05", "--lot-size", "10", "--min-qty", "10", "--max-qty", "10000",
+		"--ref-price", "20.00", "--band-percent", "10", "--reason", "listing NEWCO"}
+	with := func(args ...string) []string {
+		out := append([]string(nil), add...)
+		for i := 0; i < len(args); i += 2 {
+			found := false
+			for j := range out {
+				if out[j] == args[i] {
+					out[j+1], found = args[i+1], true
+				}
+			}
+			if !found {
+				out = append(out, args[i], args[i+1])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{with("--reason", ""), "no_reason"},
+		{with("--tick-size", "0"), "bad_tick_size"},
+		{with("--ref-price", "20.01"), "bad_price"},
+		{with("--max-qty", "5"), "bad_quantity"},
+		{with("--band-percent", "100"), "bad_band"},
+		{with("--status", "sleepy"), "bad_status"},
+		{with("--group", "equities"), "unknown_group"},
+		{append(with(), "--id", "2"), "duplicate_instrument"},
+		{[]string{"instrument", "add", "ACME", "--tick-size", "0.01", "--lot-size", "1", "--min-qty", "1", "--max-qty", "10",
+			"--ref-price", "1", "--band-percent", "5", "--reason", "again"}, "duplicate_instrument"},
+		{with("--tick-size", "0.0001", "--ref-price", "1000"), "invalid_instrument"}, // 2,000,001 ticks: wider than a book side
+	} {
+		if code, out, errs := admin(c.args...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("admin %v: exit %d\n%s%s\nwant exit 1 with %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if code, out, errs := admin(add...); code != 0 || !strings.Contains(out, "AddInstrument: done by carol") ||
+		!strings.Contains(out, "NEWCO id 4 Open, band 18.00..22.00") {
+		t.Fatalf("instrument add: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := admin("instrument", "add", "FULL", "--tick-size", "1", "--lot-size", "1", "--min-qty", "1", "--max-qty", "1",
+		"--ref-price", "10", "--band-percent", "5", "--reason", "one too many"); code != 1 || !strings.Contains(errs, "instruments_full") {
+		t.Errorf("past engine.instruments_max: exit %d %s", code, errs)
+	}
+
+	// FIX: the SecurityList lists it, an order off its tick is refused, and
+	// two sessions trade it; market data answers for it.
+	c1, c2 := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
+	if err := c1.Send("x", fixclient.F(320, "sl1"), fixclient.F(559, "0"), fixclient.F(55, "NEWCO")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c1.Expect(10*time.Second, "y", map[int]string{320: "sl1", 560: "0", 55: "NEWCO", 561: "10"}); err != nil ||
+		!strings.Contains(m.Get(58), "price band 18.00-22.00") {
+		t.Fatalf("SecurityList for NEWCO: %v %v", m, err)
+	}
+	order := func(c *fixclient.Client, id, side, qty, px string) {
+		t.Helper()
+		if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "NEWCO"), fixclient.F(54, side), fixclient.F(38, qty),
+			fixclient.F(40, "2"), fixclient.F(44, px), fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectER := func(c *fixclient.Client, id string, want map[int]string) {
+		t.Helper()
+		want[11] = id
+		if _, err := c.Expect(10*time.Second, "8", want); err != nil {
+			t.Fatalf("order %s: %v", id, err)
+		}
+	}
+	// Halted like any instrument: an order is refused until it resumes.
+	if code, out, errs := admin("halt", "NEWCO", "--reason", "halt NEWCO"); code != 0 || !strings.Contains(out, "SetTradingStatus: done") {
+		t.Fatalf("halt NEWCO: %d %s %s", code, out, errs)
+	}
+	order(c1, "halted", "1", "10", "20.00")
+	expectER(c1, "halted", map[int]string{150: "8"})
+	if code, out, errs := admin("resume", "NEWCO", "--reason", "resume NEWCO"); code != 0 || !strings.Contains(out, "SetTradingStatus: done") {
+		t.Fatalf("resume NEWCO: %d %s %s", code, out, errs)
+	}
+	order(c1, "off-tick", "1", "10", "20.01")
+	expectER(c1, "off-tick", map[int]string{150: "8"})
+	order(c1, "b1", "1", "30", "20.00")
+	expectER(c1, "b1", map[int]string{150: "0"})
+	order(c2, "s1", "2", "20", "20.00")
+	expectER(c2, "s1", map[int]string{150: "F", 31: "20.00", 32: "20"})
+	expectER(c1, "b1", map[int]string{150: "F", 32: "20", 151: "10"})
+	if err := c2.Send("V", fixclient.F(262, "md1"), fixclient.F(263, "0"), fixclient.F(264, "0"), fixclient.F(267, "1"),
+		fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "NEWCO")); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := c2.Expect(10*time.Second, "W", map[int]string{262: "md1", 55: "NEWCO"}); err != nil ||
+		!strings.Contains(w.String(), "|269=0|270=20.00|271=10|") {
+		t.Fatalf("market data snapshot of NEWCO: %v %v, want a bid of 10 at 20", w, err)
+	}
+	c1.Close()
+	c2.Close()
+
+	// The feed client, running since before the addition, holds its book.
+	wantBook := func(stage string, bidLevels int, bidQty int64, volume int64) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		var got string
+		for time.Now().Before(deadline) {
+			if err := client.Inspect(context.Background(), func(c *feedclient.Client) {
+				b := c.BookBySymbol("NEWCO")
+				switch {
+				case b == nil || !c.InSync():
+					got = "no book in sync"
+				case !b.Defined || b.InstrumentID != 4 || b.LotSize != 10 || len(b.Bids) != bidLevels || b.Bids[0].PriceTicks != 400 ||
+					b.Bids[0].Qty != bidQty || b.Volume != volume:
+					got = fmt.Sprintf("%+v", *b)
+				default:
+					got = ""
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got == "" {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("%s: feed book of NEWCO: %s, want %d bid levels, the best 10 × 20.00, volume %d", stage, got, bidLevels, volume)
+	}
+	wantBook("after the trade", 1, 10, 20)
+	wantListed := func(stage string, resting int) {
+		t.Helper()
+		code, out, errs := admin("instruments", "--json")
+		var list []ops.InstrumentInfo
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 4 {
+			t.Fatalf("%s: instruments: %d %s %s", stage, code, out, errs)
+		}
+		if in := list[3]; in.Symbol != "NEWCO" || in.ID != 4 || in.Bid != "20.00" || in.RestingOrders != resting || in.BandLow != "18.00" {
+			t.Fatalf("%s: NEWCO is %+v", stage, in)
+		}
+	}
+	wantListed("after the trade", 1)
+	if book := engineBooks(t, cfgPath)["NEWCO"]; len(book.Bids) != 1 {
+		t.Fatalf("journal book has no NEWCO bid: %+v", book)
+	}
+
+	// SIGTERM, once a snapshot (matcher and feed) holds the instrument.
+	waitForFeedState(t, v.fixAddr, filepath.Join(dir, "data", "mdstate"), time.Now())
+	if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-v.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
+	}
+	v = startVenue(t, cfgPath)
+	if !strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+		t.Fatalf("the restart did not start from a snapshot:\n%s", v.logs())
+	}
+	admin = adminRunner(t, v, token)
+	wantListed("after SIGTERM", 1)
+	wantBook("after SIGTERM", 1, 10, 20)
+	c1 = logOn(t, v.fixAddr, "CLIENT1")
+	order(c1, "b2", "1", "50", "19.95")
+	expectER(c1, "b2", map[int]string{150: "0"})
+	c1.Close()
+
+	// kill -9, and start from the journal alone.
+	v.kill()
+	for _, d := range []string{filepath.Join(dir, "data", "mdstate"), filepath.Join(dir, "data", "journal")} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".snap") {
+				if err := os.Remove(filepath.Join(d, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	v = startVenue(t, cfgPath)
+	if strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+		t.Fatal("a snapshot was loaded after they were removed")
+	}
+	admin = adminRunner(t, v, token)
+	wantListed("after kill -9", 2)
+	wantBook("after kill -9", 2, 10, 20)
+	if code, out, errs := admin("band", "NEWCO", "--ref-price", "20.50", "--band-percent", "5", "--reason", "band NEWCO"); code != 0 ||
+		!strings.Contains(out, "SetPriceBand: done") {
+		t.Fatalf("band NEWCO: %d %s %s", code, out, errs)
+	}
+	if code, out, _ := admin("instruments"); code != 0 || !strings.Contains(out, "19.50..21.50") {
+		t.Fatalf("NEWCO's new band is not listed:\n%s", out)
+	}
+	c2 = logOn(t, v.fixAddr, "CLIENT2")
+	order(c2, "s2", "2", "10", "20.00")
+	expectER(c2, "s2", map[int]string{150: "F", 32: "10"})
+	c2.Close()
+	v.kill()
+
+	dump, err := exec.Command(binPath, "journal", "dump", "--config", cfgPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("journal dump: %v\n%s", err, dump)
+	}
+	if !strings.Contains(string(dump), `symbol="NEWCO"`) || !strings.Contains(string(dump), `operator="carol" reason="listing NEWCO"`) {
+		t.Error("the journal lacks the addition with its operator and reason")
+	}
+	for _, refused := range []string{`reason="one too many"`, `reason="again"`} {
+		if strings.Contains(string(dump), refused) {
+			t.Errorf("a call the API refused reached the journal: %s", refused)
+		}
+	}
+}
+
+// adminRunner runs `fixvenue admin` against a venue with a token.
+func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) (int, string, string) {
+	m := adminLine.FindStringSubmatch(v.logs())
+	if m == nil {
+		t.Fatalf("no admin API address in the log:\n%s", v.logs())
+	}
+	return func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
+		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+m[1], "FIXVENUE_ADMIN_TOKEN="+token)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errOut.String()
+	}
+}
+
+func logOn(t *testing.T, addr, compID string) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(addr, compID, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,323 @@
+package ops
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Adding an instrument while the venue runs (README, "Adding an
+// instrument"): POST /v1/instruments journals an AddInstrument command;
+// the matcher lists the instrument and answers with InstrumentAdded, from
+// which every part of the venue (gateway, market data, this control plane,
+// the console) learns it.
+
+// AddInstrumentRequest is the body of POST /v1/instruments.
+type AddInstrumentRequest struct {
+	Reason string `json:"reason"`
+	// ID is the instrument's wire id; 0: one more than the highest listed.
+	ID          uint32 `json:"id,omitempty"`
+	Symbol      string `json:"symbol"`
+	TickSize    string `json:"tick_size"`
+	LotSize     int64  `json:"lot_size"`
+	MinQty      int64  `json:"min_qty"`
+	MaxQty      int64  `json:"max_qty"`
+	RefPrice    string `json:"ref_price"`
+	BandPercent int64  `json:"band_percent"`
+	// Status is open (the default), halted or closed.
+	Status string `json:"status,omitempty"`
+	// Group is the schedule group; empty: the group its symbol falls in.
+	Group string `json:"group,omitempty"`
+}
+
+// AddInstrumentResponse answers a successful POST /v1/instruments.
+type AddInstrumentResponse struct {
+	ActionResponse
+	Instrument InstrumentInfo `json:"instrument"`
+}
+
+var addStatuses = map[string]venue.TradingStatus{"": venue.TradingStatusOpen, "open": venue.TradingStatusOpen,
+	"halted": venue.TradingStatusHalted, "closed": venue.TradingStatusClosed}
+
+// Instruments returns the listed instruments: the configured ones and
+// those added, in the order they were listed.
+func (o *Ops) Instruments() []config.Instrument {
+	return append(append([]config.Instrument(nil), o.cfg.Instruments...), o.monitor.addedInstruments()...)
+}
+
+// Instrument finds a listed instrument by symbol.
+func (o *Ops) Instrument(symbol string) (config.Instrument, bool) {
+	return o.instrument(symbol)
+}
+
+func (o *Ops) instrument(symbol string) (config.Instrument, bool) {
+	if in, ok := o.bySymbol[symbol]; ok {
+		return in, true
+	}
+	return o.monitor.addedInstrument(symbol)
+}
+
+// groupOf returns the schedule group of an instrument.
+func (o *Ops) groupOf(in *config.Instrument) (int, error) {
+	if in.Group == "" {
+		return o.cfg.Schedule.GroupOf(in.Symbol)
+	}
+	for g, grp := range o.cfg.Schedule.Groups {
+		if grp.Name == in.Group {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: schedule group %q: %w", in.Symbol, in.Group, config.ErrNoGroup)
+}
+
+// checkAdd validates a request; it returns the instrument to add, or the
+// HTTP status, code and reason of a refusal. Everything the matcher would
+// refuse is checked here too, so that a refusal says precisely why; the
+// matcher checks again (it is the one that decides, in command order).
+func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.TradingStatus, int, string, string) {
+	a := core.AddedInstrument{ID: req.ID, Symbol: req.Symbol, LotSize: req.LotSize, MinQty: req.MinQty, MaxQty: req.MaxQty,
+		BandPercent: req.BandPercent, Group: req.Group}
+	bad := func(code, format string, args ...any) (core.AddedInstrument, venue.TradingStatus, int, string, string) {
+		return a, 0, http.StatusBadRequest, code, fmt.Sprintf(format, args...)
+	}
+	conflict := func(code, format string, args ...any) (core.AddedInstrument, venue.TradingStatus, int, string, string) {
+		return a, 0, http.StatusConflict, code, fmt.Sprintf(format, args...)
+	}
+	listed := o.Instruments()
+	var err error
+	switch {
+	case strings.TrimSpace(req.Reason) == "":
+		return bad("no_reason", "give a reason: it is journaled with the action")
+	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
+		return bad("bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
+	case req.Symbol == "" || len(req.Symbol) > venue.SymbolLength || strings.IndexFunc(req.Symbol, nonSymbol) >= 0 ||
+		req.Symbol == AllInstruments:
+		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q)",
+			req.Symbol, venue.SymbolLength, AllInstruments)
+	}
+	if a.Tick, err = decimal.ParseTick(req.TickSize); err != nil || a.Tick.Scale > 18 {
+		return bad("bad_tick_size", "tick_size %q is not a positive decimal with at most 18 decimal places", req.TickSize)
+	}
+	if a.RefPriceTicks, err = decimal.ParseTicks([]byte(req.RefPrice), a.Tick); err != nil || a.RefPriceTicks <= 0 {
+		return bad("bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, req.TickSize)
+	}
+	status, ok := addStatuses[req.Status]
+	switch {
+	case req.LotSize <= 0 || req.MinQty <= 0 || req.MaxQty < req.MinQty:
+		return bad("bad_quantity", "need lot_size > 0 and 0 < min_qty <= max_qty, have %d, %d, %d", req.LotSize, req.MinQty, req.MaxQty)
+	case req.BandPercent <= 0 || req.BandPercent >= 100:
+		return bad("bad_band", "band_percent %d is outside (0, 100)", req.BandPercent)
+	case !ok:
+		return bad("bad_status", "status %q: open, halted or closed", req.Status)
+	case req.Group != "" && !o.cfg.Schedule.Enabled:
+		return bad("unknown_group", "group %q: the venue has no schedule ([schedule] enabled)", req.Group)
+	}
+	a.Status = status
+	if o.cfg.Schedule.Enabled {
+		in := config.Instrument{Symbol: a.Symbol, Group: a.Group}
+		if _, err := o.groupOf(&in); err != nil {
+			return bad("unknown_group", "%v: name one of the [[schedule.group]] names", err)
+		}
+	}
+	for _, in := range listed {
+		if req.ID == 0 && in.ID >= a.ID {
+			a.ID = in.ID + 1 // wraps to 0 after the highest id: refused below
+		}
+	}
+	for _, in := range listed {
+		if in.Symbol == a.Symbol {
+			return conflict("duplicate_instrument", "symbol %q is listed already (id %d)", a.Symbol, in.ID)
+		}
+		if in.ID == a.ID {
+			return conflict("duplicate_instrument", "id %d is listed already (%s)", a.ID, in.Symbol)
+		}
+	}
+	if a.ID == 0 {
+		return bad("bad_id", "no free instrument id above the listed ones: give one")
+	}
+	if len(listed) >= o.cfg.Matcher.InstrumentsMax() {
+		return conflict("instruments_full", "%d instruments are listed, engine.instruments_max is %d", len(listed), o.cfg.Matcher.InstrumentsMax())
+	}
+	return a, status, 0, "", ""
+}
+
+// nonSymbol refuses what a FIX Symbol or a feed symbol may not hold.
+func nonSymbol(r rune) bool { return r <= ' ' || r > '~' || r == '=' }
+
+func (o *Ops) handleAddInstrument(w http.ResponseWriter, r *http.Request) {
+	var req AddInstrumentRequest
+	if !o.decodeBody(w, r, &req) {
+		return
+	}
+	a, _, status, code, reason := o.checkAdd(&req)
+	if status != 0 {
+		refuse(w, status, code, "%s", reason)
+		return
+	}
+	operator := operatorOf(r)
+	res, err := o.AddInstrument(&a, operator, req.Reason)
+	switch {
+	case err != nil || res.Reason != venue.RejectReasonNone:
+		o.answerAdd(w, operator, res, err)
+	default:
+		in, _ := o.instrument(a.Symbol)
+		writeJSON(w, http.StatusOK, AddInstrumentResponse{ActionResponse: ActionResponse{Seq: res.Seq, Action: addInstrumentAction,
+			Operator: operator, Result: "done", Count: 1}, Instrument: o.instrumentInfo(in)})
+	}
+}
+
+// addInstrumentAction names the action in answers, logs and metrics.
+const addInstrumentAction = "AddInstrument"
+
+func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err error) {
+	switch {
+	case err != nil:
+		o.answer(w, operator, r, err, nil)
+	case r.Reason == venue.RejectReasonDuplicateInstrument:
+		writeJSON(w, http.StatusConflict, apiError{Error: "the id or symbol was listed meanwhile (nothing changed)", Code: "duplicate_instrument", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonCapacityExceeded:
+		writeJSON(w, http.StatusConflict, apiError{Error: "the instrument table is full: engine.instruments_max (nothing changed)", Code: "instruments_full", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonUnsupportedOrderCharacteristic:
+		writeJSON(w, http.StatusConflict, apiError{Error: "instruments cannot be added while pre-trade risk limits are configured ([risk]); list it in the configuration and restart (nothing changed)",
+			Code: "risk_limits_on", Seq: r.Seq})
+	case r.Reason == venue.RejectReasonInvalidInstrument:
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: the band spans more ticks than engine levels allow, or max_qty × band high overflows (nothing changed)",
+			Code: "invalid_instrument", Seq: r.Seq})
+	default:
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "refused", Seq: r.Seq})
+	}
+}
+
+// AddInstrument journals an AddInstrument command, waits until it is
+// applied and durable, and returns its result (Reason None: listed).
+func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (Result, error) {
+	p := o.cfg.Pipeline
+	seq, slot, err := p.Commands.Claim()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
+	}
+	cmdSeq := p.SeqBase() + uint64(seq)
+	wait := o.monitor.expect(cmdSeq)
+	if err := core.EncodeAddInstrument(slot, cmdSeq, o.cfg.Now().UnixNano(), a, operator, reason); err != nil {
+		// Lengths were checked: this is a bug. The slot must still be
+		// published (a claimed slot cannot be given back), as a Tick.
+		var t venue.Tick
+		_ = t.WrapEncode(slot, 0)
+		t.SetSeq(cmdSeq)
+		t.SetTimestampNs(o.cfg.Now().UnixNano())
+		p.Commands.Publish(seq)
+		o.monitor.forget(cmdSeq)
+		return Result{Seq: cmdSeq}, err
+	}
+	p.Commands.Publish(seq)
+	r, err := o.await(cmdSeq, wait)
+	if err != nil {
+		return r, err
+	}
+	if r.Reason == venue.RejectReasonNone && !o.awaitListed(a.ID, a.Symbol) {
+		return r, ErrTimeout
+	}
+	if o.metrics != nil {
+		o.metrics.actions.WithLabelValues(addInstrumentAction, r.Reason.String()).Inc()
+	}
+	o.log.Info("operator command", "seq", cmdSeq, "action", addInstrumentAction, "operator", operator, "reason", reason,
+		"result", r.Reason.String(), "instrument", a.ID, "symbol", a.Symbol)
+	return r, nil
+}
+
+// await waits for the result of command seq and for it to be durable.
+func (o *Ops) await(cmdSeq uint64, wait chan Result) (Result, error) {
+	timeout := o.cfg.Admin.CallTimeout.Duration
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var r Result
+	select {
+	case r = <-wait:
+	case <-timer.C:
+		o.monitor.forget(cmdSeq)
+		return Result{Seq: cmdSeq}, ErrTimeout
+	case <-o.stop:
+		o.monitor.forget(cmdSeq)
+		return Result{Seq: cmdSeq}, ErrStopping
+	}
+	if !o.cfg.Pipeline.WaitDurable(int64(cmdSeq), timeout) {
+		return r, ErrTimeout
+	}
+	return r, nil
+}
+
+// awaitListed waits (admin.call_timeout at most) until Config.Listed
+// reports the instrument known: the gateway and market data learn it from
+// the same event as the Monitor, on their own goroutines.
+func (o *Ops) awaitListed(id uint32, symbol string) bool {
+	if o.cfg.Listed == nil {
+		return true
+	}
+	deadline := time.Now().Add(o.cfg.Admin.CallTimeout.Duration)
+	for !o.cfg.Listed(id, symbol) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-o.stop:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true
+}
+
+// addedList is the monitor's record of the instruments added since start.
+type addedList struct {
+	list     []config.Instrument
+	bySymbol map[string]int
+}
+
+// applyInstrumentAdded (m.mu held) lists an added instrument and answers
+// the call waiting for it.
+func (m *Monitor) applyInstrumentAdded(e *venue.InstrumentAdded) {
+	r := Result{Seq: e.CauseSeq(), Reason: e.Reason(), Count: 0}
+	if r.Reason == venue.RejectReasonNone && m.instruments[e.InstrumentID()] == nil {
+		r.Count = 1
+		tick := decimal.Tick{Mantissa: e.TickMantissa(), Scale: int(e.TickScale())}
+		in := config.Instrument{ID: e.InstrumentID(), Symbol: string(e.Symbol()), TickSize: tick.String(), LotSize: e.LotSize(),
+			MinQty: e.MinQty(), MaxQty: e.MaxQty(), RefPrice: string(decimal.FormatTicks(nil, e.RefPriceTicks(), tick)),
+			BandPercent: e.BandPercent(), Status: e.Status(), Tick: tick, RefPriceTicks: e.RefPriceTicks(), Group: string(e.Group())}
+		m.instruments[in.ID] = &instrumentView{status: in.Status, refPriceTicks: in.RefPriceTicks, bandPercent: in.BandPercent,
+			bandLowTicks: e.BandLowTicks(), bandHighTicks: e.BandHighTicks(), bids: map[int64]int64{}, asks: map[int64]int64{}}
+		if m.added.bySymbol == nil {
+			m.added.bySymbol = map[string]int{}
+		}
+		m.added.bySymbol[in.Symbol] = len(m.added.list)
+		m.added.list = append(m.added.list, in)
+		if m.onAdded != nil {
+			m.onAdded(in)
+		}
+	}
+	if w, ok := m.waiters[r.Seq]; ok {
+		w <- r // buffered: one result per command
+		delete(m.waiters, r.Seq)
+	}
+}
+
+func (m *Monitor) addedInstruments() []config.Instrument {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]config.Instrument(nil), m.added.list...)
+}
+
+func (m *Monitor) addedInstrument(symbol string) (config.Instrument, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, ok := m.added.bySymbol[symbol]
+	if !ok {
+		return config.Instrument{}, false
+	}
+	return m.added.list[i], true
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// TestAddInstrumentScheduleGroup adds instruments through the admin API on
+// a venue with a schedule: each joins its schedule group (the one named,
+// or the group its symbol falls in), so a phase change of the group moves
+// it, before and after a restart. Malformed calls are refused and change
+// nothing; the metrics count the instruments.
+func TestAddInstrumentScheduleGroup(t *testing.T) {
+	// A schedule that trades only three days from now: idle for the test.
+	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
+	sched := fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = "UTC"
+trading_days = [%q]
+end_of_day = "17h"
+[[schedule.group]]
+name = "acme"
+instruments = ["ACME"]
+pre_open = "7h"
+open = "8h"
+close = "16h"
+[[schedule.group]]
+name = "rest"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`, day)
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+sched)
+	s := startServer(t, cfg, Options{})
+	waitReady(t, s)
+	instrument := func(symbol, extra string) string {
+		return fmt.Sprintf(`{"reason":"listing %s","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,`+
+			`"ref_price":"10.00","band_percent":10,"status":"closed"%s}`, symbol, symbol, extra)
+	}
+	for _, c := range []struct {
+		token, body string
+		code        int
+		errCode     string
+	}{
+		{"", instrument("NOTOKEN", ""), 401, "unauthorized"},
+		{aliceToken, instrument("BADGROUP", `,"group":"nope"`), 400, "unknown_group"},
+		{aliceToken, instrument("EXTRA", `,"colour":"red"`), 400, "bad_json"},
+		{aliceToken, instrument("LONG", `,"group":"`+strings.Repeat("x", 1024)+`"`), 413, "body_too_large"},
+		{aliceToken, instrument("has space", ""), 400, "bad_symbol"},
+		{aliceToken, instrument("all", ""), 400, "bad_symbol"},
+		{aliceToken, instrument("LOTS", ""), 409, "duplicate_instrument"},
+	} {
+		var e struct{ Code string }
+		if code := adminCall(t, s, "POST", "/v1/instruments", c.token, c.body, &e); code != c.code || e.Code != c.errCode {
+			t.Errorf("%.60s: %d %q, want %d %q", c.body, code, e.Code, c.code, c.errCode)
+		}
+	}
+	if got := instrumentsOf(t, s); len(got) != 2 {
+		t.Fatalf("refused calls listed instruments: %+v", got)
+	}
+	var res ops.AddInstrumentResponse
+	if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, instrument("NEWCO", `,"group":"acme"`), &res); code != 200 ||
+		res.Instrument.Symbol != "NEWCO" || res.Instrument.ID != 3 || res.Instrument.Status != "Closed" || res.Operator != "alice" {
+		t.Fatalf("add NEWCO: %d %+v", code, res)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments", bobToken, instrument("TWO", `,"id":70`), &res); code != 200 || res.Instrument.ID != 70 {
+		t.Fatalf("add TWO: %d %+v", code, res)
+	}
+	text := scrape(t, s)
+	if metricValue(t, text, "fixvenue_instruments") != "4" || !strings.Contains(text, `fixvenue_instrument_trading_status{instrument_id="70",symbol="TWO"} 3`) ||
+		!strings.Contains(text, `fixvenue_operator_actions_total{action="AddInstrument",result="None"} 2`) {
+		t.Errorf("metrics do not count the added instruments:\n%s", text)
+	}
+	phase := func(s *Server, group, phase string, want map[string]string) {
+		t.Helper()
+		var r ops.ActionResponse
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, fmt.Sprintf(`{"reason":"test","group":%q,"phase":%q}`, group, phase), &r); code != 200 {
+			t.Fatalf("phase %s %s: %d", group, phase, code)
+		}
+		got := instrumentsOf(t, s)
+		for sym, st := range want {
+			if got[sym].Status != st {
+				t.Errorf("after %s %s: %s is %s, want %s", group, phase, sym, got[sym].Status, st)
+			}
+		}
+	}
+	phase(s, "acme", "open", map[string]string{"ACME": "Open", "NEWCO": "Open", "LOTS": "Closed", "TWO": "Closed"})
+	phase(s, "rest", "open", map[string]string{"LOTS": "Open", "TWO": "Open"})
+	s.Close()
+
+	s = startServer(t, cfg, Options{})
+	waitReady(t, s)
+	phase(s, "acme", "close", map[string]string{"ACME": "Closed", "NEWCO": "Closed", "LOTS": "Open", "TWO": "Open"})
+	if metricValue(t, scrape(t, s), "fixvenue_instruments") != "4" {
+		t.Error("after a restart the venue does not count the added instruments")
+	}
+}
