@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -54,6 +55,14 @@ type Matcher struct {
 
 	// When builds with the invariants tag check next (see checkAfterApply).
 	invariantsDue invariantSchedule
+
+	// Auctions (auction.go): the ids of the instruments whose book holds a
+	// call's orders (at most one entry per instrument), the command time at
+	// which runAuctionTimers has work (math.MaxInt64: none) and the
+	// throttle of AuctionIndicative.
+	calls                []uint32
+	timerDueNs           int64
+	indicativeIntervalNs int64
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -72,16 +81,19 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{
-		instruments: make([]instrument, len(cfg.Instruments)),
-		pool:        newOrderPool(cfg.OrdersMax + 1),
-		index:       newClOrdIndex(cfg.ClOrdIDsMax),
-		sessions:    make([]orderList, cfg.SessionsMax),
-		all:         newOrderList(),
-		ordersMax:   cfg.OrdersMax,
-		stopsMax:    cfg.stopsMax(),
-		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
-		prefetches:  newPrefetchQueue(),
-		risk:        newRiskState(&cfg),
+		instruments:          make([]instrument, len(cfg.Instruments)),
+		pool:                 newOrderPool(cfg.OrdersMax + 1),
+		index:                newClOrdIndex(cfg.ClOrdIDsMax),
+		sessions:             make([]orderList, cfg.SessionsMax),
+		all:                  newOrderList(),
+		ordersMax:            cfg.OrdersMax,
+		stopsMax:             cfg.stopsMax(),
+		stpModes:             make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
+		prefetches:           newPrefetchQueue(),
+		risk:                 newRiskState(&cfg),
+		calls:                make([]uint32, 0, len(cfg.Instruments)),
+		timerDueNs:           math.MaxInt64,
+		indicativeIntervalNs: cfg.IndicativeIntervalNs,
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
 	ids := make([]uint32, len(cfg.Instruments))
@@ -90,6 +102,11 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		ids[i] = cfg.Instruments[i].ID
 	}
 	m.instrByID = newInstrumentIndex(ids)
+	for i := range m.instruments {
+		if m.instruments[i].auction.phase != 0 { // configured to start in a call
+			m.joinCalls(&m.instruments[i])
+		}
+	}
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()
 	}
@@ -159,6 +176,9 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 			err = e // another schema's message
 		}
 	}
+	if len(m.calls) != 0 && err == nil {
+		m.refreshIndicatives()
+	}
 	m.sink = nil
 	if invariantsEnabled {
 		m.checkAfterApply(templateID)
@@ -173,6 +193,9 @@ func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	m.nowNs = timestampNs
 	if len(m.gtd.items) > 0 {
 		m.expireGTD()
+	}
+	if timestampNs >= m.timerDueNs {
+		m.runAuctionTimers()
 	}
 }
 
@@ -234,8 +257,7 @@ func (m *Matcher) applySetTradingStatus(cmd []byte) error {
 		return ErrInvalidCommand
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.instruments[ii].status = c.Status()
-	m.emitTradingStatusChanged(c.InstrumentID(), c.Status())
+	m.changeStatus(&m.instruments[ii], c.Status())
 	return nil
 }
 
