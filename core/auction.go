@@ -287,8 +287,11 @@ func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
 
 // executeUncross trades qty at px: the head of the buy queue (market buys,
 // then bids from the best) against the head of the sell queue, each trade
-// the smaller of the two leaves, buy side reported first, both passive and
-// flagged auction. The price was chosen so that qty is there on both sides.
+// the smaller of what the two show (an iceberg trades its slice, and a
+// slice it empties is refilled at the back of its level, as in continuous
+// trading), buy side reported first, both passive and flagged auction. The
+// price was chosen so that qty is there on both sides: level totals count
+// icebergs' reserves, which come round again after their refills.
 func (m *Matcher) executeUncross(in *instrument, px, qty int64) {
 	for qty > 0 {
 		bs, bli := in.auctionHead(0)
@@ -298,20 +301,28 @@ func (m *Matcher) executeUncross(in *instrument, px, qty int64) {
 		}
 		bi, si := bs.levels[bli].head, ss.levels[sli].head
 		b, s := &m.pool.orders[bi], &m.pool.orders[si]
-		q := min(qty, b.leavesQty, s.leavesQty)
+		q := min(qty, m.displayOf(bi), m.displayOf(si))
 		m.lastTradeID++
 		m.auctionFill(bs, bli, bi, px, q)
 		m.auctionFill(ss, sli, si, px, q)
 		m.qty.filledQty += 2 * q
 		m.emitFill(b, false, m.lastTradeID, px, q, s.orderID, m.shownAfterAuction(bi, q), 1)
 		m.emitFill(s, false, m.lastTradeID, px, q, b.orderID, m.shownAfterAuction(si, q), 1)
-		if b.leavesQty == 0 {
-			m.finish(bi, venue.OrdStatusFilled)
-		}
-		if s.leavesQty == 0 {
-			m.finish(si, venue.OrdStatusFilled)
-		}
+		m.afterAuctionFill(bs, bli, bi)
+		m.afterAuctionFill(ss, sli, si)
 		qty -= q
+	}
+}
+
+// afterAuctionFill ends a filled order, or refills an iceberg whose slice
+// the fill emptied.
+func (m *Matcher) afterAuctionFill(bs *bookSide, li int32, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	switch {
+	case o.leavesQty == 0:
+		m.finish(oi, venue.OrdStatusFilled)
+	case isIceberg(o) && m.pool.ext[oi].displayQty == 0:
+		m.refill(bs, li, oi)
 	}
 }
 
@@ -335,22 +346,15 @@ func (m *Matcher) auctionFill(bs *bookSide, li int32, oi orderIdx, px, qty int64
 	}
 }
 
-// shownAfterAuction is what an order shows after an uncross fill of qty:
-// an iceberg trades its reserve too in an uncross (the volume counted it),
-// keeps its place (there is no queue to go to the back of) and shows what
-// remains of its slice, or a new slice when the fill took the slice.
+// shownAfterAuction is what an order shows after an uncross fill of qty
+// (at most its display): an iceberg's slice shrinks by it.
 func (m *Matcher) shownAfterAuction(oi orderIdx, qty int64) int64 {
 	o := &m.pool.orders[oi]
-	if !isIceberg(o) || o.leavesQty == 0 {
+	if !isIceberg(o) {
 		return o.leavesQty
 	}
-	e := &m.pool.ext[oi]
-	if qty < e.displayQty {
-		e.displayQty -= qty
-	} else {
-		e.displayQty = min(e.maxFloorQty, o.leavesQty)
-	}
-	return e.displayQty
+	m.pool.ext[oi].displayQty -= qty
+	return m.pool.ext[oi].displayQty
 }
 
 // expireAuctionOrders cancels, after an uncross (all), the market orders

@@ -188,9 +188,10 @@
 // the least imbalance, then the highest when every remaining candidate
 // leaves buyers over (the lowest for sellers), then the closest to the
 // reference price (last trade, else RefPriceTicks; the lower on a tie);
-// market orders alone trade at the reference price. Icebergs trade their
-// reserve in an uncross and keep their place. Self-trade prevention does
-// not apply in an uncross. A halt keeps the call's orders: opening or
+// market orders alone trade at the reference price. The volume counts
+// icebergs' reserves; they trade slice by slice, refilled at the back of
+// their level as in continuous trading. Self-trade prevention does not
+// apply in an uncross. A halt keeps the call's orders: opening or
 // closing from it uncrosses. Stops elected by an opening or volatility
 // uncross run at once; after a closing uncross they wait, elected, until
 // the instrument opens.

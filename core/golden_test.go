@@ -29,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 // Configuration lines (config, instrument, stp) start a new matcher. Command
 // lines:
 //
-//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
+//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|opening|ioc|fok|gtd|close] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
 //	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]

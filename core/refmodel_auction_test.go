@@ -280,23 +280,18 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 	id := in.cfg.ID
 	r := m.uncrossPrice(in)
 	m.uncrossEvent(in, r)
-	buys := append(m.queued(id, venue.SideBuy), m.book(id, venue.SideBuy)...)
-	sells := append(m.queued(id, venue.SideSell), m.book(id, venue.SideSell)...)
 	m.uncrossing = true
 	for left := r.matched; left > 0; {
-		b, s := buys[0], sells[0]
-		q := min(left, b.leaves, s.leaves)
+		b := append(m.queued(id, venue.SideBuy), m.book(id, venue.SideBuy)...)[0]
+		s := append(m.queued(id, venue.SideSell), m.book(id, venue.SideSell)...)[0]
+		q := min(left, b.shown(), s.shown())
 		m.lastTrade++
 		for _, x := range []*refOrder{b, s} {
 			x.leaves -= q
 			x.cum += q
 			x.notional += q * r.px
 			if x.maxFloor != 0 {
-				if q < x.display {
-					x.display -= q
-				} else {
-					x.display = min(x.maxFloor, x.leaves)
-				}
+				x.display -= q
 			}
 		}
 		m.fill(b, false, q, r.px, s.orderID, b.shown())
@@ -305,16 +300,16 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 		m.riskTraded(s, q, r.px)
 		m.risk.aggQty, m.risk.aggValue = 0, 0 // both sides rest: no aggressor to book at the end
 		for _, x := range []*refOrder{b, s} {
-			if x.leaves == 0 {
+			switch {
+			case x.leaves == 0:
 				delete(m.live, x.orderID)
 				m.finalize(x, venue.OrdStatusFilled)
+			case x.maxFloor != 0 && x.display == 0:
+				x.display = min(x.maxFloor, x.leaves)
+				m.priority++
+				x.priority = m.priority
+				m.refilled(x)
 			}
-		}
-		if b.leaves == 0 {
-			buys = buys[1:]
-		}
-		if s.leaves == 0 {
-			sells = sells[1:]
 		}
 		left -= q
 	}
