@@ -129,6 +129,12 @@ type Gateway struct {
 	// keyed like byID; statusHeld are changes waiting for handOver.
 	status     map[uint32]*atomic.Uint32
 	statusHeld []statusChange
+	// interruption is the Text of the TradingSessionStatus that follows a
+	// VolatilityInterruption (outbound only; tradingstatus.go).
+	interruption struct {
+		instrumentID uint32
+		text         string
+	}
 }
 
 // session is the gateway's state for one FIX session.
