@@ -54,9 +54,9 @@ type auctionState struct {
 }
 
 // bookSig is what an indicative price depends on, summed up: an order
-// joining or leaving a side counts an edit, a fill or a smaller quantity
-// moves a total, and replaces counts the replaces in a call (a marker of -1:
-// not looked at yet).
+// joining a side moves its count and quantity, one leaving it counts an
+// edit, a fill or a smaller quantity moves a total; replaces counts the
+// replaces in a call (-1 marks a book not looked at yet).
 type bookSig struct {
 	bidQty, askQty, marketBuyQty, marketSellQty int64
 	edits                                       [4]uint32
@@ -101,6 +101,14 @@ func phaseTIF(phase venue.TradingStatus) venue.TimeInForce {
 		return venue.TimeInForceAtTheClose
 	}
 	return venue.TimeInForceDay // no order is expired for it: see expireAuctionOrders
+}
+
+// continuousTIF reports whether tif is a time in force of continuous
+// trading (DAY, GTC, IOC, FOK, GTD): one test of a bit mask.
+func continuousTIF(tif venue.TimeInForce) bool {
+	const mask = 1<<venue.TimeInForceDay | 1<<venue.TimeInForceGTC | 1<<venue.TimeInForceIOC |
+		1<<venue.TimeInForceFOK | 1<<venue.TimeInForceGTD
+	return tif < 8 && mask>>tif&1 != 0
 }
 
 // entryReject is statusReject for a new order: outside a call phase a

@@ -22,8 +22,9 @@ type bookSide struct {
 	best   int32 // index of the best non-empty level, -1 when empty
 	bid    bool  // bids: best is the highest index; asks: the lowest
 	orders int32
-	// edits counts the orders that joined or left the side, so that a call
-	// can tell that its book changed (auction.go, bookSig).
+	// edits counts the orders that left the side, so that a call can tell
+	// that its book changed even when an order of the same quantity took
+	// the place of one that left (auction.go, bookSig).
 	edits   uint32
 	qtyRest int64
 }
@@ -139,7 +140,6 @@ func (s *bookSide) pushBack(orders []order, li int32, oi orderIdx) {
 	lv.orders++
 	lv.qty += o.leavesQty
 	s.orders++
-	s.edits++
 	s.qtyRest += o.leavesQty
 	o.resting = true
 }

@@ -176,7 +176,7 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 			err = e // another schema's message
 		}
 	}
-	if len(m.calls) != 0 && err == nil {
+	if len(m.calls) != 0 { // a command that was not applied changed nothing: it publishes nothing
 		m.refreshIndicatives()
 	}
 	m.sink = nil

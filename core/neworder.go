@@ -101,13 +101,14 @@ func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
 // The checks run in a fixed order, so one order gets one documented reason.
 func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
 	side, ordType, tif, flags := c.side, c.ordType, c.tif, c.flags
-	// validateHead, written out: it is too large to be inlined.
-	if !side.Valid() || !ordType.Valid() || !tif.Valid() ||
-		flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
-		return venue.RejectReasonUnsupportedOrderCharacteristic
-	}
-	if reason := m.entryReject(in, ordType, tif); reason != venue.RejectReasonNone {
-		return reason
+	// validateHead, written out for an order of continuous trading (it is
+	// too large to be inlined); anything else takes validateHead itself.
+	if !side.Valid() || !ordType.Valid() || !continuousTIF(tif) ||
+		flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() ||
+		in.status != venue.TradingStatusOpen {
+		if reason := m.validateHead(c, in); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	postOnly := flags.Has(venue.OrderFlagsPostOnly)
 	if ordType == venue.OrdTypeMarket && (c.priceTicks != 0 || postOnly) {
