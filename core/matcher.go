@@ -187,14 +187,22 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 }
 
 // begin starts applying a decoded command: it sets the event context and
-// expires the GTD orders whose time has passed.
+// expires the GTD orders whose time has passed, then runs the auction
+// timers that are due (auction.go). It is small enough to be inlined.
 func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	m.causeSeq = seq
 	m.nowNs = timestampNs
+	if len(m.gtd.items) > 0 || timestampNs >= m.timerDueNs {
+		m.runTimers()
+	}
+}
+
+// runTimers is the rare part of begin.
+func (m *Matcher) runTimers() {
 	if len(m.gtd.items) > 0 {
 		m.expireGTD()
 	}
-	if timestampNs >= m.timerDueNs {
+	if m.nowNs >= m.timerDueNs {
 		m.runAuctionTimers()
 	}
 }
