@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,8 +19,10 @@ func TestScheduledOpeningAuction(t *testing.T) {
 	}
 	s := tradingDayVenue(t, t.TempDir())
 	waitReady(t, s)
-	waitStatus(t, s, "ACME", "OpeningCall", compressedDayLength+2*time.Second)
 	c := logon(t, s, "CLIENT1", true)
+	// The start of a call, so that its whole second lies ahead.
+	waitStatus(t, s, "ACME", "Closed", compressedDayLength+2*time.Second)
+	waitStatus(t, s, "ACME", "OpeningCall", compressedDayLength+2*time.Second)
 	sendOrder(t, c, order{id: "opg-buy", side: "1", qty: "10", px: "100.50"})
 	sendOrder(t, c, order{id: "opg-sell", side: "2", qty: "10", px: "100.00"})
 	sendOrder(t, c, order{id: "at-open", side: "1", qty: "1", px: "99.00", tif: "2"})
@@ -38,5 +41,43 @@ func TestScheduledOpeningAuction(t *testing.T) {
 	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
 	if st := instrumentsOf(t, s)["ACME"]; st.Bid != "" || st.Ask != "" {
 		t.Fatalf("after the uncross the book should be empty: %+v", st)
+	}
+}
+
+// TestVolatilityAuctionEndsOnItsOwn: an order that would trade outside
+// ACME's dynamic band (1.00 around the last trade) does not; FIX clients
+// hear why in a TradingSessionStatus (340=4 and the reason in Text); and
+// with no further order, the venue's own timer journals the command that
+// ends the volatility auction, which uncrosses the crossed book (625=6).
+func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].VolatilityBandTicks = 100
+			cfg.Instruments[i].VolatilityAuction.Duration = 500 * time.Millisecond
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 31: "100.00"})
+	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00"})
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00"})
+	expectER(t, c, map[int]string{11: "s2", 150: "0"})
+	expectER(t, c, map[int]string{11: "b2", 150: "0"}) // no fill: 102.00 is outside 99.00 to 101.00
+	h, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"})
+	if err != nil {
+		t.Fatalf("no TradingSessionStatus for the interruption: %v (received %v)", err, c.Received)
+	}
+	if text := h.Get(58); !strings.Contains(text, "volatility interruption: a trade at 102.00 would be outside 99.00 to 101.00") {
+		t.Fatalf("Text %q does not say why", text)
+	}
+	// The buy side of an uncross's trade is reported first.
+	expectER(t, c, map[int]string{11: "b2", 150: "F", 31: "102.00", 625: "6"})
+	expectER(t, c, map[int]string{11: "s2", 150: "F", 31: "102.00", 625: "6"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the reopening: %v", err)
 	}
 }
