@@ -40,7 +40,7 @@
 // since start; one end of day runs at a time. Pre-open is the opening call
 // and a group's closing_call the closing call; the matcher uncrosses when
 // the next transition opens or closes the instrument. A volatility
-// auction ends at the first command at or after its end: no timer of
-// this package sends one (an idle instrument uncrosses with the next
-// order, cancel or transition).
+// auction ends at the first command at or after its end; the auction
+// timer (every 50 ms) journals a Tick once an end has passed, so that an
+// idle instrument uncrosses too.
 package ops
