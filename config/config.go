@@ -120,6 +120,10 @@ type Engine struct {
 	// MatcherCPU pins the matcher's locked thread to this CPU (Linux); unset
 	// leaves its placement to the kernel.
 	MatcherCPU *int `toml:"matcher_cpu"`
+	// IndicativeInterval throttles an instrument's indicative uncross during
+	// a call (core.Config.IndicativeIntervalNs, measured in command time);
+	// 0s: after every change.
+	IndicativeInterval Duration `toml:"indicative_interval"`
 }
 
 // InstrumentsAddedDefault is the room for added instruments when
@@ -296,6 +300,12 @@ type Instrument struct {
 	// venue ran (configured ones are placed by [[schedule.group]]
 	// instruments); empty: the group its symbol falls in.
 	Group string `toml:"-"`
+	// VolatilityBandTicks is the half-width, in ticks, of the dynamic band
+	// around the last trade outside which an order does not trade and the
+	// instrument enters a volatility auction of VolatilityAuction (unset:
+	// two minutes); 0: no volatility interruption ("Auctions" in core/doc.go).
+	VolatilityBandTicks int64    `toml:"volatility_band_ticks"`
+	VolatilityAuction   Duration `toml:"volatility_auction"`
 
 	Tick          decimal.Tick `toml:"-"`
 	RefPriceTicks int64        `toml:"-"`
@@ -460,6 +470,9 @@ func (c *Config) validate() error {
 	if c.Engine.ClaimTimeout.Duration < 0 {
 		add("engine.claim_timeout: must not be negative")
 	}
+	if c.Engine.IndicativeInterval.Duration < 0 {
+		add("engine.indicative_interval: must not be negative")
+	}
 	if c.Journal.SnapshotInterval.Duration < 0 {
 		add("journal.snapshot_interval: must not be negative")
 	}
@@ -568,6 +581,9 @@ func (c *Config) validateInstruments() []error {
 			errs = append(errs, fmt.Errorf("%s.ref_price: %q is not a positive multiple of tick_size %s", key, in.RefPrice, in.TickSize))
 		}
 		in.RefPriceTicks = ref
+		if in.VolatilityBandTicks < 0 || in.VolatilityAuction.Duration < 0 {
+			errs = append(errs, fmt.Errorf("%s.volatility_band_ticks and volatility_auction: must not be negative", key))
+		}
 		if in.LotSize <= 0 {
 			errs = append(errs, fmt.Errorf("%s.lot_size: must be positive", key))
 		}

@@ -85,7 +85,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[engine]\ninstruments_max = 2", "engine.instruments_max: 2 is outside [3 configured instruments, 65535]"},
 		{"[journal]\nfsync = \"always\"", `line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`},
 		{"[journal]\nfsync = \"\"", `(last key "journal.fsync"): journal: fsync policy "" is not batch or none`},
-		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted or closed`},
+		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted, closed, opening-call, closing-call or volatility-auction`},
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},

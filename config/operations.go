@@ -119,11 +119,14 @@ type ScheduleGroup struct {
 	Name string `toml:"name"`
 	// Instruments are symbols; empty means every instrument in no other group.
 	Instruments []string `toml:"instruments"`
-	// PreOpen: cancels accepted, no new orders and no matching (the venue
-	// has no call phase yet); Open: continuous trading; Close: closed.
-	PreOpen Duration `toml:"pre_open"`
-	Open    Duration `toml:"open"`
-	Close   Duration `toml:"close"`
+	// PreOpen: the opening call (orders and cancels accepted, no matching),
+	// which uncrosses at Open; Open: continuous trading; ClosingCall, when
+	// set (after Open, before Close): the closing call, which uncrosses at
+	// Close; Close: closed. See "Auctions" in core/doc.go.
+	PreOpen     Duration `toml:"pre_open"`
+	Open        Duration `toml:"open"`
+	ClosingCall Duration `toml:"closing_call"`
+	Close       Duration `toml:"close"`
 }
 
 // ScheduleGroupsMax bounds schedule.group.
@@ -285,6 +288,9 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 		}
 		if !(0 <= g.PreOpen.Duration && g.PreOpen.Duration < g.Open.Duration && g.Open.Duration < g.Close.Duration) {
 			add("%s: want 0 <= pre_open < open < close, have %s, %s, %s (phases overlap)", key, g.PreOpen.Duration, g.Open.Duration, g.Close.Duration)
+		}
+		if cc := g.ClosingCall.Duration; cc != 0 && !(g.Open.Duration < cc && cc < g.Close.Duration) {
+			add("%s.closing_call: want open < closing_call < close, have %s, %s, %s", key, g.Open.Duration, cc, g.Close.Duration)
 		}
 		if g.Close.Duration > s.EndOfDay.Duration {
 			add("%s.close: %s is after schedule.end_of_day %s", key, g.Close.Duration, s.EndOfDay.Duration)

@@ -110,6 +110,9 @@ func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 		a.Status = venue.TradingStatusOpen
 	}
 	m.listInstrument(&ic)
+	if in := &m.instruments[len(m.instruments)-1]; in.auction.phase != 0 { // listed in a call
+		m.joinCalls(in)
+	}
 	m.listing.added = append(m.listing.added, *a)
 	return venue.RejectReasonNone
 }

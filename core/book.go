@@ -17,11 +17,15 @@ type level struct {
 // whose cost depends on the band width (see levelBitmap), never on the number
 // of orders or levels in the book.
 type bookSide struct {
-	levels  []level
-	bitmap  levelBitmap
-	best    int32 // index of the best non-empty level, -1 when empty
-	bid     bool  // bids: best is the highest index; asks: the lowest
-	orders  int32
+	levels []level
+	bitmap levelBitmap
+	best   int32 // index of the best non-empty level, -1 when empty
+	bid    bool  // bids: best is the highest index; asks: the lowest
+	orders int32
+	// edits counts the orders that left the side, so that a call can tell
+	// that its book changed even when an order of the same quantity took
+	// the place of one that left (auction.go, bookSig).
+	edits   uint32
 	qtyRest int64
 }
 
@@ -43,6 +47,8 @@ type instrument struct {
 	// lastTradeTicks is the price of the instrument's last trade, 0 before
 	// the first one: it triggers stops.
 	lastTradeTicks int64
+	// auction is the state of call phases and volatility auctions (auction.go).
+	auction auctionState
 }
 
 func newInstrument(c *InstrumentConfig) instrument {
@@ -60,6 +66,7 @@ func newInstrument(c *InstrumentConfig) instrument {
 	if in.status == 0 {
 		in.status = venue.TradingStatusOpen
 	}
+	in.auction = newAuctionState(c)
 	for s := range in.sides {
 		in.sides[s] = newBookSide(levels, s == 0)
 		// Buy stops are elected lowest price first, as asks are matched.
@@ -155,6 +162,7 @@ func (s *bookSide) unlink(orders []order, li int32, oi orderIdx) {
 	lv.orders--
 	lv.qty -= o.leavesQty
 	s.orders--
+	s.edits++
 	s.qtyRest -= o.leavesQty
 	o.resting = false
 	o.next, o.prev = noOrder, noOrder

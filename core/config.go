@@ -52,7 +52,19 @@ type InstrumentConfig struct {
 	BandPercent int64
 	// Status is the trading status at start-up; 0 means Open.
 	Status venue.TradingStatus
+	// VolatilityBandTicks is the half-width of the dynamic band around the
+	// last trade price (the configured reference before the first trade):
+	// in continuous trading an order that would trade outside it does not,
+	// and the instrument enters a volatility auction (auction.go). 0: off.
+	VolatilityBandTicks int64
+	// VolatilityAuctionNs is how long a volatility auction lasts before it
+	// uncrosses; 0 means VolatilityAuctionNsDefault.
+	VolatilityAuctionNs int64
 }
+
+// VolatilityAuctionNsDefault is the length of a volatility auction when the
+// configuration does not give one: two minutes, as on Xetra.
+const VolatilityAuctionNsDefault = 120_000_000_000
 
 // Config sizes the matcher. Everything is allocated by NewMatcher; nothing
 // grows afterwards.
@@ -89,6 +101,11 @@ type Config struct {
 	// Risk turns pre-trade risk limits on (risklimits.go); nil: no limits,
 	// and no figure is kept. Session kill switches work either way.
 	Risk *RiskConfig
+	// IndicativeIntervalNs throttles AuctionIndicative events: at most one
+	// per instrument per interval of command time (the commands' journaled
+	// timestamps, never a clock), the last change published at the first
+	// command after the interval. 0: after every command that changes it.
+	IndicativeIntervalNs int64
 }
 
 // bandTicks returns the band edges, rounded inward to whole ticks, clamped to
@@ -175,6 +192,9 @@ func (c *Config) validate() error {
 			return configError("AccountStpModes[%q] = %d is not a concrete mode", account, mode)
 		}
 	}
+	if c.IndicativeIntervalNs < 0 {
+		return configError("IndicativeIntervalNs %d is negative", c.IndicativeIntervalNs)
+	}
 	return c.validateRisk()
 }
 
@@ -210,6 +230,9 @@ func (in *InstrumentConfig) validate(levelsMax int) error {
 	}
 	if in.Status != 0 && !in.Status.Valid() {
 		return configError("status %d is not a TradingStatus", in.Status)
+	}
+	if in.VolatilityBandTicks < 0 || in.VolatilityAuctionNs < 0 {
+		return configError("VolatilityBandTicks %d and VolatilityAuctionNs %d must not be negative", in.VolatilityBandTicks, in.VolatilityAuctionNs)
 	}
 	return nil
 }

@@ -159,6 +159,55 @@
 // display lives beside the order (orderPool.ext), so that the order stays
 // 128 bytes and other orders pay one flag test per trade.
 //
+// # Auctions
+//
+// A trading status may be a call phase: OpeningCall, ClosingCall or
+// VolatilityAuction (auction.go). In a call, new orders, cancels and
+// replaces are taken and nothing matches: limit orders rest even when the
+// book crosses, market orders wait in a FIFO per side, IOC and FOK are
+// refused (ImmediateInCall), and a market order needs a free order slot.
+// TimeInForce AtTheOpening (FIX 59=2) is taken only in the opening call,
+// AtTheClose (59=7) only in the closing call (AtTheOpeningOutsideCall,
+// AtTheCloseOutsideCall; never on a stop); the uncross expires those left
+// over (OrderCancelled, reason Expiry, ordStatus Expired). A replace of a
+// waiting market order is refused (UnsupportedOrderCharacteristic).
+//
+// After every command that changes a call's book, AuctionIndicative gives
+// the price, volume and imbalance the book would uncross at now, when they
+// differ from the last one published, at most once per
+// Config.IndicativeIntervalNs of command time (a change held back is
+// published by the first command at or after the interval: no clock is
+// read). Moving the instrument to Open or Closed uncrosses: AuctionUncrossed
+// (price, volume, imbalance, and the rule that decided: MaxVolume,
+// MinImbalance, MarketPressure or ReferencePrice; NoCross when nothing
+// trades), then the trades, all at that price, market orders first, then
+// limit orders in price-time priority, buy side reported first, neither
+// the aggressor, flag auction set; then the market orders left over are
+// cancelled (MarketRemainder) and the status changes. The price is the
+// candidate (a price of a resting limit order) with the most volume, then
+// the least imbalance, then the highest when every remaining candidate
+// leaves buyers over (the lowest for sellers), then the closest to the
+// reference price (last trade, else RefPriceTicks; the lower on a tie);
+// market orders alone trade at the reference price. The volume counts
+// icebergs' reserves; they trade slice by slice, refilled at the back of
+// their level as in continuous trading. Self-trade prevention does not
+// apply in an uncross. A halt keeps the call's orders: opening or
+// closing from it uncrosses. Stops elected by an opening or volatility
+// uncross run at once; after a closing uncross they wait, elected, until
+// the instrument opens.
+//
+// Volatility interruption: with InstrumentConfig.VolatilityBandTicks, an
+// order in continuous trading that would trade at a price more than that
+// from the last trade price before it (RefPriceTicks before the first
+// trade) does not: VolatilityInterruption, then the instrument enters
+// VolatilityAuction, the order's remainder rests (a limit order, or a
+// market order, which waits) or is cancelled (IOC), and the auction
+// uncrosses back to Open at the first command whose timestamp reaches
+// VolatilityAuctionNs later, before that command's own effect (the
+// operations timer sends a Tick then), or earlier when an operator opens
+// it. A FOK counts only the liquidity inside the band, so it is killed
+// rather than interrupted half-filled.
+//
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from
 // Config.AccountStpModes, else CancelResting): CancelResting cancels the
@@ -207,7 +256,7 @@
 // nothing another command uses moves or grows; the command itself
 // allocates its book's levels (O(band width)) and is the one command that
 // allocates. The added instruments' reference data is matcher state: the
-// snapshot carries it (format version 4) and ReadSnapshot lists them again.
+// snapshot carries it (format version 5, with the auction state) and ReadSnapshot lists them again.
 //
 // # Risk
 //

@@ -39,7 +39,7 @@ func orderStatusOf(o *order) venue.OrdStatus {
 // would be saved across the sink's call).
 func (m *Matcher) emitAccepted(o *order, c *newOrderCmd) {
 	slot := m.claim()
-	m.putReportHead(slot, o, uint8(o.flags), 0)
+	m.putReportHead(slot, o, uint8(o.flags), 0, 0)
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)
@@ -74,8 +74,9 @@ func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 }
 
 // emitFill reports one side of a trade for order o, which shows displayQty
-// after it (its leaves, or an iceberg's display slice).
-func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64) {
+// after it (its leaves, or an iceberg's display slice); auction is 1 for
+// the trades of an uncross (the event's auction flag), else 0.
+func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64, auction uint8) {
 	slot := m.claim()
 	status := venue.OrdStatusPartiallyFilled
 	if o.leavesQty == 0 {
@@ -85,7 +86,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 	if aggressor {
 		aggressorFlag = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(slot, o, aggressorFlag, uint8(status))
+	m.putReportHead(slot, o, aggressorFlag, uint8(status), auction)
 	e, _ := venue.OverwriteFill(slot) // claim's slots hold any event
 	e.SetTradeID(tradeID)
 	e.SetPriceTicks(o.priceTicks)
@@ -107,7 +108,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 // ClOrdID and the order's; otherwise the order's and nothing (nil).
 func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID *clOrdKey) {
 	slot := m.claim()
-	m.putReportHead(slot, o, uint8(reason), uint8(status))
+	m.putReportHead(slot, o, uint8(reason), uint8(status), 0)
 	e, _ := venue.OverwriteOrderCancelled(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)
@@ -128,7 +129,7 @@ func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, ol
 	if priorityLost {
 		lost = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(slot, o, lost, uint8(orderStatusOf(o)))
+	m.putReportHead(slot, o, lost, uint8(orderStatusOf(o)), 0)
 	e, _ := venue.OverwriteOrderReplaced(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)

@@ -139,6 +139,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Aggressor() == venue.BooleanTypeTrue {
 			role = "aggressor"
 		}
+		if e.Auction() == venue.BooleanTypeTrue {
+			role = "auction"
+		}
 		fmt.Fprintf(&b, "fill s=%d id=%s order=%d exec=%d trade=%d %s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.TradeID(), role)
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
@@ -205,6 +208,23 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.TradingStatusChanged
 		_ = e.WrapDecode(ev, 0)
 		fmt.Fprintf(&b, "trading-status %s %s", f.sym(e.InstrumentID()), e.Status())
+	case venue.AuctionIndicativeTemplateID:
+		var e venue.AuctionIndicative
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "indicative %s %s px=%s matched=%d imbalance=%s:%d rule=%s", f.sym(e.InstrumentID()), e.Status(),
+			f.px(e.InstrumentID(), e.PriceTicks()), e.MatchedQty(), e.ImbalanceSide(), e.ImbalanceQty(), e.Rule())
+	case venue.AuctionUncrossedTemplateID:
+		var e venue.AuctionUncrossed
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "uncrossed %s %s px=%s matched=%d imbalance=%s:%d rule=%s ref=%s", f.sym(e.InstrumentID()), e.Status(),
+			f.px(e.InstrumentID(), e.PriceTicks()), e.MatchedQty(), e.ImbalanceSide(), e.ImbalanceQty(), e.Rule(),
+			f.px(e.InstrumentID(), e.ReferencePriceTicks()))
+	case venue.VolatilityInterruptionTemplateID:
+		var e venue.VolatilityInterruption
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "volatility-interruption %s order=%d px=%s ref=%s band=[%s, %s] until=%d", f.sym(e.InstrumentID()), e.OrderID(),
+			f.px(e.InstrumentID(), e.PriceTicks()), f.px(e.InstrumentID(), e.ReferencePriceTicks()),
+			f.px(e.InstrumentID(), e.BandLowTicks()), f.px(e.InstrumentID(), e.BandHighTicks()), e.AuctionEndNs())
 	default:
 		if !f.riskText(&b, tid, ev) {
 			fmt.Fprintf(&b, "unknown event template %d", tid)
@@ -243,6 +263,18 @@ func eventInstrument(ev []byte) uint32 {
 		return e.InstrumentID()
 	case venue.OrderRefilledTemplateID:
 		var e venue.OrderRefilled
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.AuctionIndicativeTemplateID:
+		var e venue.AuctionIndicative
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.AuctionUncrossedTemplateID:
+		var e venue.AuctionUncrossed
+		_ = e.WrapDecode(ev, 0)
+		return e.InstrumentID()
+	case venue.VolatilityInterruptionTemplateID:
+		var e venue.VolatilityInterruption
 		_ = e.WrapDecode(ev, 0)
 		return e.InstrumentID()
 	}

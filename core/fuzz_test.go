@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 var writeFuzzCorpus = flag.Bool("write-fuzz-corpus", false, "regenerate testdata/fuzz/FuzzMatcher seed files")
@@ -37,6 +39,7 @@ func fuzzAgainstModel(f *testing.F, cfg Config) {
 		f.Add(fuzzSeed(cfg, seed, 12))
 	}
 	f.Add(fuzzSeed(cfg, 5, 200))
+	f.Add(fuzzAuctionSeed(cfg))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := NewMatcher(cfg)
 		if err != nil {
@@ -78,6 +81,44 @@ func fuzzSeed(cfg Config, seed uint64, commands int) []byte {
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(cmd)))
 		out = append(out, cmd...)
 	}
+	return out
+}
+
+// fuzzAuctionSeed frames an opening call on the first instrument (orders
+// that cross, market orders on both sides, an order at the opening, a
+// replace), the uncross, and a sweep through the dynamic band when the
+// instrument has one, then a tick past the volatility auction's end.
+func fuzzAuctionSeed(cfg Config) []byte {
+	in := cfg.Instruments[0]
+	ref, lot := in.RefPriceTicks, in.MinQty
+	var out []byte
+	var seq uint64
+	add := func(cmd []byte) {
+		seq++
+		binary.LittleEndian.PutUint64(cmd[8:], seq) // every command's block starts with seq
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(cmd)))
+		out = append(out, cmd...)
+	}
+	var buf [cmdSlotSize]byte
+	order := func(id string, side venue.Side, typ venue.OrdType, tif venue.TimeInForce, px int64) {
+		add(encodeNewOrder(buf[:], &newOrderArgs{ts: int64(seq) * 10, session: 1, side: side, ordType: typ, instrument: in.ID,
+			tif: tif, px: px, qty: lot, clOrdID: id}))
+	}
+	add(encodeTradingStatus(buf[:], 0, 1, in.ID, venue.TradingStatusOpeningCall))
+	order("a1", venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, ref+1)
+	order("a2", venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceDay, ref-1)
+	order("a3", venue.SideBuy, venue.OrdTypeMarket, venue.TimeInForceDay, 0)
+	order("a4", venue.SideSell, venue.OrdTypeMarket, venue.TimeInForceDay, 0)
+	order("a5", venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceAtTheOpening, ref)
+	add(encodeReplace(buf[:], &replaceArgs{ts: int64(seq) * 10, session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: in.ID, px: ref + 2, qty: 2 * lot, clOrdID: "a1b", origClOrdID: "a1"}))
+	add(encodeTradingStatus(buf[:], 0, int64(seq)*10, in.ID, venue.TradingStatusOpen))
+	for k := int64(1); k <= 4; k++ {
+		order(fmt.Sprintf("s%d", k), venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceDay, ref+4*k)
+	}
+	add(encodeNewOrder(buf[:], &newOrderArgs{ts: int64(seq) * 10, session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
+		instrument: in.ID, qty: 4 * lot, clOrdID: "sweep"}))
+	add(encodeTick(buf[:], 0, 1<<40))
 	return out
 }
 

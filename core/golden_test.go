@@ -29,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 // Configuration lines (config, instrument, stp) start a new matcher. Command
 // lines:
 //
-//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|ioc|fok|gtd] [exp=NS]
+//	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|opening|ioc|fok|gtd|close] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
 //	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
@@ -190,6 +190,7 @@ func (s *script) configure(name string, a args) error {
 		c.SessionsMax = a.int("sessions", c.SessionsMax)
 		c.LevelsPerSideMax = a.int("levels", 0)
 		c.StopsMax = a.int("stops", 0)
+		c.IndicativeIntervalNs = int64(a.int("indicative", 0))
 	case "instrument":
 		tick, err := decimal.ParseTick(a.str("tick", "0.01"))
 		if err != nil {
@@ -208,6 +209,7 @@ func (s *script) configure(name string, a args) error {
 			TickSize: a.str("tick", "0.01"), LotSize: int64(a.int("lot", 1)),
 			MinQty: int64(a.int("min", 1)), MaxQty: int64(a.int("max", 1000)),
 			RefPriceTicks: ref, BandPercent: int64(a.int("band", 10)), Status: status,
+			VolatilityBandTicks: int64(a.int("volband", 0)), VolatilityAuctionNs: int64(a.int("volauction", 0)),
 		})
 	case "stp":
 		if c.AccountStpModes == nil {
@@ -509,6 +511,11 @@ func (s *script) printBook(out *strings.Builder, instrument uint32) {
 		fmt.Fprintf(out, "book %s empty\n", sym)
 	}
 	for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
+		for _, o := range s.m.AuctionMarketOrders(instrument, side, nil) {
+			fmt.Fprintf(out, "market %s %s %s qty=%d\n", sym, lower(side.String()), o.ClOrdID, o.LeavesQty)
+		}
+	}
+	for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
 		for _, o := range s.m.StopOrders(instrument, side, nil) {
 			fmt.Fprintf(out, "stop %s %s %s stop=%s px=%s qty=%d\n", sym, lower(side.String()), o.ClOrdID,
 				s.f.px(instrument, o.StopPxTicks), s.f.px(instrument, o.PriceTicks), o.LeavesQty)
@@ -600,7 +607,7 @@ func parseOrdType(v string) venue.OrdType {
 }
 
 func parseTIF(v string) venue.TimeInForce {
-	return venue.TimeInForce(enumValue(v, map[string]uint8{"day": 0, "gtc": 1, "ioc": 3, "fok": 4, "gtd": 6}))
+	return venue.TimeInForce(enumValue(v, map[string]uint8{"day": 0, "gtc": 1, "opening": 2, "ioc": 3, "fok": 4, "gtd": 6, "close": 7}))
 }
 
 func parseStp(v string) venue.StpMode {
@@ -608,5 +615,6 @@ func parseStp(v string) venue.StpMode {
 }
 
 func parseTradingStatus(v string) venue.TradingStatus {
-	return venue.TradingStatus(enumValue(v, map[string]uint8{"open": 1, "halted": 2, "closed": 3}))
+	return venue.TradingStatus(enumValue(v, map[string]uint8{"open": 1, "halted": 2, "closed": 3,
+		"opening-call": 4, "closing-call": 5, "volatility-auction": 6}))
 }

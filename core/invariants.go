@@ -65,7 +65,7 @@ func (m *Matcher) invariantUnits() int {
 // = filled (both sides) + cancelled + resting leaves.
 func (m *Matcher) CheckInvariants() error {
 	var restingLeaves int64
-	var resting, waiting int
+	var resting, waiting, queued int
 	for ii := range m.instruments {
 		in := &m.instruments[ii]
 		for s := range in.sides {
@@ -82,17 +82,19 @@ func (m *Matcher) CheckInvariants() error {
 		}
 		waiting += n
 		restingLeaves += qty
-		bid, okBid := in.bestPrice(0)
-		ask, okAsk := in.bestPrice(1)
-		if okBid && okAsk && bid >= ask {
-			return fmt.Errorf("instrument %d is crossed: bid %d ≥ ask %d", in.id, bid, ask)
+		n, qty, err = m.checkAuction(in, ii)
+		if err != nil {
+			return fmt.Errorf("instrument %d auction: %w", in.id, err)
 		}
+		queued += n
+		restingLeaves += qty
 	}
 	if waiting != m.stopsWaiting || waiting > m.stopsMax {
 		return fmt.Errorf("%d stops waiting, counted %d, bound %d", waiting, m.stopsWaiting, m.stopsMax)
 	}
-	// From here on a waiting stop counts as a live order like a resting one.
-	resting += waiting
+	// From here on a waiting stop, and a market order waiting for an
+	// uncross, counts as a live order like a resting one.
+	resting += waiting + queued
 	if m.pool.inUse != resting {
 		return fmt.Errorf("%d pool slots in use but %d resting orders and stops", m.pool.inUse, resting)
 	}
@@ -236,7 +238,7 @@ func (m *Matcher) checkStops(in *instrument, ii int) (int, int64, error) {
 		count += n
 		total += qty
 	}
-	if oi := in.electedStop(); oi != noOrder {
+	if oi := in.electedStop(); oi != noOrder && in.status == venue.TradingStatusOpen { // after a closing uncross they wait (auction.go)
 		return 0, 0, fmt.Errorf("stop order %d is elected by the last trade %d but waits", m.pool.orders[oi].orderID, in.lastTradeTicks)
 	}
 	return count, total, nil
@@ -359,4 +361,52 @@ func (m *Matcher) checkRecords(resting int) error {
 		}
 	}
 	return nil
+}
+
+// checkAuction verifies an instrument's call state: a book is crossed only
+// while it holds a call's orders (never after an uncross), market orders
+// wait only then, in their FIFOs, and the instrument is in the list of
+// calls exactly then. It returns the waiting market orders and their leaves.
+func (m *Matcher) checkAuction(in *instrument, ii int) (int, int64, error) {
+	a := &in.auction
+	bid, okBid := in.bestPrice(0)
+	ask, okAsk := in.bestPrice(1)
+	switch {
+	case a.phase == 0 && okBid && okAsk && bid >= ask:
+		return 0, 0, fmt.Errorf("crossed outside a call: bid %d ≥ ask %d", bid, ask)
+	case a.phase != 0 && !isCall(a.phase):
+		return 0, 0, fmt.Errorf("phase %v is not a call", a.phase)
+	case (a.phase != 0) != m.inCalls(in.id):
+		return 0, 0, fmt.Errorf("phase %v but listed in calls %v", a.phase, m.inCalls(in.id))
+	case isCall(in.status) && a.phase != in.status:
+		return 0, 0, fmt.Errorf("status %v with phase %v", in.status, a.phase)
+	case (a.endNs != 0) != (in.status == venue.TradingStatusVolatilityAuction):
+		return 0, 0, fmt.Errorf("volatility auction end %d in status %v", a.endNs, in.status)
+	}
+	var count int
+	var total int64
+	for s := range a.market {
+		n, qty, err := m.checkSide(&a.market[s], func(li int32) (int, int64, error) {
+			return m.walkLevel(&a.market[s].levels[li], "market queue", li, func(_ orderIdx, o *order) error {
+				switch {
+				case !o.waiting || o.resting || !o.listed || o.stopLevel != 0:
+					return fmt.Errorf("market order %d: flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
+				case int(o.instrument) != ii || sideIndex(o.side) != s || o.ordType != venue.OrdTypeMarket:
+					return fmt.Errorf("order %d is in the wrong market queue", o.orderID)
+				case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
+					return fmt.Errorf("market order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		count += n
+		total += qty
+	}
+	if count != 0 && a.phase == 0 {
+		return 0, 0, fmt.Errorf("%d market orders wait outside a call", count)
+	}
+	return count, total, nil
 }

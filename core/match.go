@@ -49,11 +49,15 @@ func (m *Matcher) match(in *instrument, oi orderIdx) {
 	s := sideIndex(o.side)
 	opp := &in.sides[opposite(s)]
 	market := marketLike(o.ordType)
+	ref := in.lastTradeTicks // the dynamic band's centre stays put for the whole order
 	for o.leavesQty > 0 && opp.best >= 0 {
 		li := opp.best
 		px := in.bandLowTicks + int64(li)
 		if !crosses(s, market, o.priceTicks, px) {
 			return
+		}
+		if in.auction.volBandTicks != 0 && m.interrupts(in, oi, px, ref) {
+			return // a volatility auction now (auction.go)
 		}
 		for ri := opp.levels[li].head; ri != noOrder && o.leavesQty > 0; {
 			r := &orders[ri]
@@ -117,8 +121,8 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty)
+	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty, 0)
+	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty, 0)
 	if m.risk.on { // after the reports, which need no figure, so that fewer values live across the call
 		m.riskTradeResting(r, px, qty)
 	}
@@ -157,7 +161,7 @@ func (m *Matcher) fokFillable(in *instrument, o *order) bool {
 	}
 	need := o.qty
 	for li := opp.best; li >= 0; li = opp.nextBest(li) {
-		if !crosses(s, market, o.priceTicks, in.bandLowTicks+int64(li)) {
+		if px := in.bandLowTicks + int64(li); !crosses(s, market, o.priceTicks, px) || !in.insideVolatilityBand(px) {
 			return false
 		}
 		if mode == venue.StpModeNone {

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/fixvenue/fixvenue/sbe"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -58,6 +59,13 @@ type Matcher struct {
 	// listing holds the instruments added by commands (addinstrument.go);
 	// last, so that the fields every command uses keep their places.
 	listing instrumentListing
+	// Auctions (auction.go): the ids of the instruments whose book holds a
+	// call's orders (at most one entry per instrument), the command time at
+	// which runAuctionTimers has work (math.MaxInt64: none) and the
+	// throttle of AuctionIndicative.
+	calls                []uint32
+	timerDueNs           int64
+	indicativeIntervalNs int64
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -76,17 +84,20 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{
-		instruments: make([]instrument, len(cfg.Instruments), cfg.instrumentsMax()),
-		listing:     newInstrumentListing(&cfg),
-		pool:        newOrderPool(cfg.OrdersMax + 1),
-		index:       newClOrdIndex(cfg.ClOrdIDsMax),
-		sessions:    make([]orderList, cfg.SessionsMax),
-		all:         newOrderList(),
-		ordersMax:   cfg.OrdersMax,
-		stopsMax:    cfg.stopsMax(),
-		stpModes:    make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
-		prefetches:  newPrefetchQueue(),
-		risk:        newRiskState(&cfg),
+		instruments:          make([]instrument, len(cfg.Instruments), cfg.instrumentsMax()),
+		listing:              newInstrumentListing(&cfg),
+		pool:                 newOrderPool(cfg.OrdersMax + 1),
+		index:                newClOrdIndex(cfg.ClOrdIDsMax),
+		sessions:             make([]orderList, cfg.SessionsMax),
+		all:                  newOrderList(),
+		ordersMax:            cfg.OrdersMax,
+		stopsMax:             cfg.stopsMax(),
+		stpModes:             make(map[[venue.AccountLength]byte]venue.StpMode, len(cfg.AccountStpModes)),
+		prefetches:           newPrefetchQueue(),
+		risk:                 newRiskState(&cfg),
+		calls:                make([]uint32, 0, cfg.instrumentsMax()),
+		timerDueNs:           math.MaxInt64,
+		indicativeIntervalNs: cfg.IndicativeIntervalNs,
 	}
 	m.gtd = newGTDHeap(cfg.OrdersMax+1, m.pool.orders)
 	ids := make([]uint32, len(cfg.Instruments))
@@ -96,6 +107,11 @@ func NewMatcher(cfg Config) (*Matcher, error) {
 		m.listing.symbols[cfg.Instruments[i].Symbol] = uint16(i)
 	}
 	m.instrByID = newInstrumentIndex(ids, cfg.instrumentsMax())
+	for i := range m.instruments {
+		if m.instruments[i].auction.phase != 0 { // configured to start in a call
+			m.joinCalls(&m.instruments[i])
+		}
+	}
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()
 	}
@@ -167,6 +183,9 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 			err = e // another schema's message
 		}
 	}
+	if len(m.calls) != 0 { // a command that was not applied changed nothing: it publishes nothing
+		m.refreshIndicatives()
+	}
 	m.sink = nil
 	if invariantsEnabled {
 		m.checkAfterApply(templateID)
@@ -175,12 +194,23 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 }
 
 // begin starts applying a decoded command: it sets the event context and
-// expires the GTD orders whose time has passed.
+// expires the GTD orders whose time has passed, then runs the auction
+// timers that are due (auction.go). It is small enough to be inlined.
 func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	m.causeSeq = seq
 	m.nowNs = timestampNs
+	if len(m.gtd.items) > 0 || timestampNs >= m.timerDueNs {
+		m.runTimers()
+	}
+}
+
+// runTimers is the rare part of begin.
+func (m *Matcher) runTimers() {
 	if len(m.gtd.items) > 0 {
 		m.expireGTD()
+	}
+	if m.nowNs >= m.timerDueNs {
+		m.runAuctionTimers()
 	}
 }
 
@@ -242,8 +272,7 @@ func (m *Matcher) applySetTradingStatus(cmd []byte) error {
 		return ErrInvalidCommand
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.instruments[ii].status = c.Status()
-	m.emitTradingStatusChanged(c.InstrumentID(), c.Status())
+	m.changeStatus(&m.instruments[ii], c.Status())
 	return nil
 }
 

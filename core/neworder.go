@@ -94,21 +94,21 @@ func (m *Matcher) enterSpecialOrder(in *instrument, oi orderIdx, c *newOrderCmd)
 // canRest reports whether an order of this type and time in force rests
 // when it is not filled at once.
 func canRest(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return limitLike(ordType) &&
-		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+	return limitLike(ordType) && tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
 }
 
 // validateNewOrder returns why an order must be refused, or RejectReasonNone.
 // The checks run in a fixed order, so one order gets one documented reason.
 func (m *Matcher) validateNewOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
 	side, ordType, tif, flags := c.side, c.ordType, c.tif, c.flags
-	// validateHead, written out: it is too large to be inlined.
-	if !side.Valid() || !ordType.Valid() || !tif.Valid() ||
-		flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
-		return venue.RejectReasonUnsupportedOrderCharacteristic
-	}
-	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
-		return reason
+	// validateHead, written out for an order of continuous trading (it is
+	// too large to be inlined); anything else takes validateHead itself.
+	if !side.Valid() || !ordType.Valid() || !continuousTIF(tif) ||
+		flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() ||
+		in.status != venue.TradingStatusOpen {
+		if reason := m.validateHead(c, in); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	postOnly := flags.Has(venue.OrderFlagsPostOnly)
 	if ordType == venue.OrdTypeMarket && (c.priceTicks != 0 || postOnly) {
@@ -152,13 +152,13 @@ func (m *Matcher) validateSpecialOrder(c *newOrderCmd, in *instrument) venue.Rej
 
 // validateHead makes the first checks of every NewOrder: values the schema
 // defines (flag Iceberg is the matcher's to set, from maxFloorQty), then the
-// instrument's status.
-func validateHead(c *newOrderCmd, in *instrument) venue.RejectReason {
+// instrument's status and phase (entryReject).
+func (m *Matcher) validateHead(c *newOrderCmd, in *instrument) venue.RejectReason {
 	if !c.side.Valid() || !c.ordType.Valid() || !c.tif.Valid() ||
 		c.flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsPossResend) != 0 || !c.stpMode.Valid() {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
-	return statusReject(in.status)
+	return m.entryReject(in, c.ordType, c.tif)
 }
 
 // statusReject maps a trading status to the reject of an order entry.
@@ -251,6 +251,10 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 // cancels it according to its type and time in force.
 func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	o := &m.pool.orders[oi]
+	if in.status != venue.TradingStatusOpen { // a call phase, or an elected stop after a closing uncross
+		m.enterWithoutMatching(in, oi)
+		return
+	}
 	if o.tif == venue.TimeInForceFOK && !m.fokFillable(in, o) {
 		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 		return
@@ -278,6 +282,8 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}
+	case m.canQueueMarket(in, o): // it traded up to a volatility interruption
+		m.queueMarket(in, oi)
 	case marketLike(o.ordType):
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
 	default:

@@ -55,8 +55,7 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if m.instruments[ii].status == status {
 			return venue.RejectReasonInvalidTransition, 0
 		}
-		m.instruments[ii].status = status
-		m.emitTradingStatusChanged(instrumentID, status)
+		m.changeStatus(&m.instruments[ii], status)
 		return venue.RejectReasonNone, 1
 	}
 	var changed uint32
@@ -65,8 +64,7 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if in.status == status {
 			continue
 		}
-		in.status = status
-		m.emitTradingStatusChanged(in.id, status)
+		m.changeStatus(in, status)
 		changed++
 	}
 	if changed == 0 {

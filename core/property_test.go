@@ -43,15 +43,17 @@ func propertyCommands() int {
 // enough that the pool and the ClOrdID table fill up.
 func propertyConfigs() []Config {
 	instruments := []InstrumentConfig{
-		{ID: 1, Symbol: "AAA", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 50, RefPriceTicks: 1000, BandPercent: 2},
+		{ID: 1, Symbol: "AAA", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 50, RefPriceTicks: 1000, BandPercent: 2,
+			VolatilityBandTicks: 8, VolatilityAuctionNs: 400},
 		{ID: 2, Symbol: "BBB", TickSize: "0.05", LotSize: 5, MinQty: 10, MaxQty: 100, RefPriceTicks: 500, BandPercent: 4},
-		{ID: 7, Symbol: "CCC", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 20, RefPriceTicks: 100, BandPercent: 10},
+		{ID: 7, Symbol: "CCC", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 20, RefPriceTicks: 100, BandPercent: 10,
+			VolatilityBandTicks: 3, Status: venue.TradingStatusOpeningCall},
 	}
 	return []Config{
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,
 			AccountStpModes: map[string]venue.StpMode{"AGG": venue.StpModeCancelAggressor, "BTH": venue.StpModeCancelBoth}},
 		{OrdersMax: 12, ClOrdIDsMax: 60, SessionsMax: 3, StopsMax: 4, Instruments: instruments[:2]},
-		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments, Risk: propertyRisk()},
+		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments, Risk: propertyRisk(), IndicativeIntervalNs: 100},
 	}
 }
 
@@ -353,8 +355,8 @@ func (g *commandGen) next() []byte {
 		return encodeDisconnect(g.buf[:], g.seq, g.now, g.session(), g.pct(70))
 	case r < 935:
 		in := g.instrumentID()
-		st := venue.TradingStatus(1 + g.rng.IntN(3))
-		if g.pct(80) {
+		st := venue.TradingStatus(1 + g.rng.IntN(6)) // Open, Halted, Closed and the three calls
+		if g.pct(65) {
 			st = venue.TradingStatusOpen // keep instruments open most of the time
 		}
 		if g.pct(3) {
@@ -415,7 +417,7 @@ func (g *commandGen) newOrder() []byte {
 		a.tif = venue.TimeInForceGTD
 		a.expireNs = g.now + int64(g.rng.IntN(3000)) - 50
 	default:
-		a.tif = venue.TimeInForce(2)
+		a.tif = []venue.TimeInForce{venue.TimeInForceAtTheOpening, venue.TimeInForceAtTheClose, 5}[g.rng.IntN(3)]
 	}
 	switch k := g.rng.IntN(100); {
 	case k < 8:

@@ -191,8 +191,8 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 	}
 	notional := px * c.Qty()
 	// Held: it may rest, or it is a stop, which waits (and counts as open) until elected.
-	rests := (c.OrdType() == venue.OrdTypeLimit || c.OrdType() == venue.OrdTypeStopLimit) && (c.TimeInForce() == venue.TimeInForceDay ||
-		c.TimeInForce() == venue.TimeInForceGTC || c.TimeInForce() == venue.TimeInForceGTD) ||
+	rests := (c.OrdType() == venue.OrdTypeLimit || c.OrdType() == venue.OrdTypeStopLimit) &&
+		c.TimeInForce() != venue.TimeInForceIOC && c.TimeInForce() != venue.TimeInForceFOK ||
 		c.OrdType() == venue.OrdTypeStop || c.OrdType() == venue.OrdTypeStopLimit
 	f := m.riskOpen(subj)
 	l := &r.limits[subj]

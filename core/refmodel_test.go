@@ -33,6 +33,7 @@ type refOrder struct {
 	maxFloor   int64  // an iceberg's display size, else 0
 	display    int64  // an iceberg's current display slice
 	waiting    bool   // an untriggered stop: in live, but not in the book
+	queued     bool   // a market order waiting for an uncross: in live, not in the book
 	priority   uint64 // time priority: lower is earlier
 }
 
@@ -56,7 +57,8 @@ type refInstrument struct {
 	cfg       InstrumentConfig
 	status    venue.TradingStatus
 	low, high int64
-	lastTrade int64 // 0 before the first trade
+	lastTrade int64      // 0 before the first trade
+	auction   refAuction // refmodel_auction_test.go
 }
 
 type refKey struct {
@@ -78,6 +80,8 @@ type refModel struct {
 	seq         uint64
 	sink        *BufferSink
 	risk        *refRisk // refmodel_risk_test.go
+	calls       []uint32 // instruments in a call, in the order they entered it
+	uncrossing  bool     // fills are an uncross's
 }
 
 func newRefModel(cfg Config) *refModel {
@@ -92,6 +96,10 @@ func newRefModel(cfg Config) *refModel {
 		ri.low = (in.RefPriceTicks*(100-in.BandPercent) + 99) / 100
 		ri.high = in.RefPriceTicks * (100 + in.BandPercent) / 100
 		m.instruments[in.ID] = ri
+		if isCall(ri.status) {
+			ri.auction.phase = ri.status
+			m.calls = append(m.calls, in.ID)
+		}
 	}
 	return m
 }
@@ -163,14 +171,7 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 			return false
 		}
 		m.start(c.Seq(), c.TimestampNs())
-		in.status = c.Status()
-		var e venue.TradingStatusChanged
-		m.encode(&e)
-		e.SetCauseSeq(m.seq)
-		e.SetTimestampNs(m.now)
-		e.SetInstrumentID(c.InstrumentID())
-		e.SetStatus(c.Status())
-		m.sink.Commit()
+		m.setStatus(in, c.Status())
 	case venue.EndOfDayTemplateID:
 		var c venue.EndOfDay
 		if c.WrapDecode(cmd, 0) != nil {
@@ -208,6 +209,7 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 		return false
 	}
 	m.riskEndOfCommand()
+	m.refreshIndicatives()
 	return true
 }
 
@@ -235,6 +237,7 @@ func (m *refModel) start(seq uint64, now int64) {
 	for _, o := range expired {
 		m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
 	}
+	m.auctionTimers()
 }
 
 func (m *refModel) liveByOrderID() []*refOrder {
@@ -250,7 +253,7 @@ func (m *refModel) liveByOrderID() []*refOrder {
 func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
 	var out []*refOrder
 	for _, o := range m.live {
-		if o.instrument == instrument && o.side == side && !o.waiting {
+		if o.instrument == instrument && o.side == side && !o.waiting && !o.queued {
 			out = append(out, o)
 		}
 	}
@@ -353,6 +356,10 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 
 // execute matches an accepted (or elected) order, then rests or ends it.
 func (m *refModel) execute(o *refOrder) {
+	if m.instruments[o.instrument].status != venue.TradingStatusOpen {
+		m.enterWithoutMatching(o)
+		return
+	}
 	if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
 		m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
 		return
@@ -367,6 +374,8 @@ func (m *refModel) execute(o *refOrder) {
 		m.priority++
 		o.priority = m.priority
 		m.live[o.orderID] = o
+	case m.canQueue(o):
+		m.queue(o)
 	case o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop:
 		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
 	default:
@@ -478,7 +487,7 @@ func (o *refOrder) shown() int64 {
 
 // maxFloorReason checks an iceberg's display size as NewOrder and replace do.
 func maxFloorReason(in *refInstrument, typ venue.OrdType, tif venue.TimeInForce, qty, mf int64) venue.RejectReason {
-	if typ != venue.OrdTypeLimit || (tif != venue.TimeInForceDay && tif != venue.TimeInForceGTC && tif != venue.TimeInForceGTD) {
+	if typ != venue.OrdTypeLimit || tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if mf < 0 || mf > qty {
@@ -510,7 +519,8 @@ func finalStatus(o *refOrder) venue.OrdStatus {
 func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectReason {
 	side, typ, tif, flags, stp := c.Side(), c.OrdType(), c.TimeInForce(), c.Flags(), c.StpMode()
 	validTIF := tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceIOC ||
-		tif == venue.TimeInForceFOK || tif == venue.TimeInForceGTD
+		tif == venue.TimeInForceFOK || tif == venue.TimeInForceGTD || tif == venue.TimeInForceAtTheOpening ||
+		tif == venue.TimeInForceAtTheClose
 	if (side != venue.SideBuy && side != venue.SideSell) || typ < venue.OrdTypeMarket || typ > venue.OrdTypeStopLimit ||
 		!validTIF || flags > 3 || stp > 4 {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
@@ -520,6 +530,9 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 		return venue.RejectReasonInstrumentHalted
 	case venue.TradingStatusClosed:
 		return venue.RejectReasonInstrumentClosed
+	}
+	if r := m.phaseReason(in, typ, tif); r != venue.RejectReasonNone {
+		return r
 	}
 	post := flags&venue.OrderFlagsPostOnly != 0
 	stop := typ == venue.OrdTypeStop || typ == venue.OrdTypeStopLimit
@@ -558,8 +571,7 @@ func (m *refModel) checkNew(c *venue.NewOrder, in *refInstrument) venue.RejectRe
 	if stopsMax == 0 {
 		stopsMax = m.cfg.OrdersMax
 	}
-	rests := (typ == venue.OrdTypeLimit || typ == venue.OrdTypeStopLimit) &&
-		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+	rests := (typ == venue.OrdTypeLimit || typ == venue.OrdTypeStopLimit) && tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
 	if ((rests || stop) && len(m.live) >= m.cfg.OrdersMax) || len(m.records) >= m.cfg.ClOrdIDsMax ||
 		(stop && m.waitingStops() >= stopsMax) {
 		return venue.RejectReasonCapacityExceeded
@@ -633,7 +645,7 @@ func (m *refModel) fokFillable(o *refOrder) bool {
 				best = i
 			}
 		}
-		if best < 0 || !crossesAt(o, book[best].price) {
+		if best < 0 || !crossesAt(o, book[best].price) || !m.insideVolatilityBand(o.instrument, book[best].price) {
 			return false
 		}
 		r := &book[best]
@@ -664,9 +676,13 @@ func (m *refModel) fokFillable(o *refOrder) bool {
 // match trades o against the best resting order until it is done.
 func (m *refModel) match(o *refOrder) {
 	defer m.riskMatchEnded(o)
+	ref := m.instruments[o.instrument].lastTrade
 	for o.leaves > 0 {
 		opp := m.book(o.instrument, oppositeSide(o.side))
 		if len(opp) == 0 || !crossesAt(o, opp[0].price) {
+			return
+		}
+		if m.interrupts(o, opp[0].price, ref) {
 			return
 		}
 		r := opp[0]
@@ -839,6 +855,9 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	if aggressor {
 		e.SetAggressor(venue.BooleanTypeTrue)
 	}
+	if m.uncrossing {
+		e.SetAuction(venue.BooleanTypeTrue)
+	}
 	if o.leaves == 0 {
 		e.SetOrdStatus(venue.OrdStatusFilled)
 	} else {
@@ -1000,6 +1019,11 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 	if !lost {
 		return
 	}
+	if m.instruments[o.instrument].status != venue.TradingStatusOpen { // a call: no matching
+		m.priority++
+		o.priority = m.priority
+		return
+	}
 	delete(m.live, o.orderID)
 	m.match(o)
 	if o.leaves == 0 {
@@ -1024,7 +1048,7 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 		return venue.RejectReasonInstrumentClosed
 	}
 	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif ||
-		(len(c.Account()) > 0 && string(c.Account()) != o.account) {
+		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if o.tif != venue.TimeInForceGTD && c.ExpireTimeNs() != 0 {

@@ -112,6 +112,11 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 		m.setIceberg(oi, c.maxFloorQty)
 	}
 	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
+	if in.status != venue.TradingStatusOpen { // a call: no matching (auction.go)
+		in.auction.replaces++
+		m.restAccepted(in, oi)
+		return
+	}
 	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
 	m.match(in, oi)
 	if m.risk.on {
@@ -160,7 +165,8 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
 		return reason
 	}
-	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif {
+	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif ||
+		o.ordType == venue.OrdTypeMarket { // one waiting for an uncross: it has no price to change
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	// Both accounts are NUL-padded after their first NUL.

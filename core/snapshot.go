@@ -9,20 +9,27 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 4:
+// Snapshot format (all integers little-endian), version 5:
 //
-//	magic        8 bytes "FVCORE\x00\x04"
+//	magic        8 bytes "FVCORE\x00\x05"
 //	instruments  u32 count, then per instrument (config order, then the
 //	             added ones in the order they were added): for an added
 //	             instrument first its reference data (appendAdded), then for
 //	             every one u32 id, i64 band low ticks, i64 band high ticks,
-//	             u8 status, i64 last trade price ticks (0: none yet)
+//	             u8 status, i64 last trade price ticks (0: none yet), then
+//	             its auction state: u8 call phase (0: none), u8 indicative
+//	             pending, i64 volatility auction end, i64 time of the last
+//	             indicative, and that indicative (i64 price, matched and
+//	             imbalance quantities, u8 imbalance side, u8 rule)
+//	calls        u32 count, then u32 instrument ids: the instruments in a
+//	             call, in the order their indicatives are looked at
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled
@@ -31,9 +38,10 @@ import (
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
 //	             then asks, best level first, then time, then the waiting
-//	             stops, buy stops then sell stops, first elected first (see
-//	             appendOrder: after the record index, the stop level, a
-//	             waiting-stop byte, an iceberg's maxFloorQty and display)
+//	             stops, buy stops then sell stops, first elected first, then
+//	             the market orders waiting for an uncross, buys then sells
+//	             (see appendOrder: after the record index, the stop level, a
+//	             waiting byte, an iceberg's maxFloorQty and display)
 //	risk         limits and figures of pre-trade risk (risksnapshot.go)
 //	trailer      u32 CRC-32C of every byte before it
 //
@@ -43,7 +51,7 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 4}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 5}
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
@@ -76,8 +84,13 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
 		b = append(b, byte(in.status))
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.lastTradeTicks))
-		bw.Write(b)
+		bw.Write(appendAuction(b, &in.auction))
 	}
+	b = binary.LittleEndian.AppendUint32(scratch[:0], uint32(len(m.calls)))
+	for _, id := range m.calls {
+		b = binary.LittleEndian.AppendUint32(b, id)
+	}
+	bw.Write(b)
 	b = scratch[:0]
 	for _, v := range []uint64{m.lastOrderID, m.lastExecID, m.lastTradeID, uint64(m.nowNs),
 		uint64(m.qty.orderedQty), uint64(m.qty.filledQty), uint64(m.qty.cancelledQty)} {
@@ -91,7 +104,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
+		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1], &in.auction.market[0], &in.auction.market[1]} {
 			for li := bs.best; li >= 0; li = bs.nextBest(li) {
 				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
 					ext := orderExt{maxFloorQty: m.maxFloorOf(oi)} // a slot keeps an earlier iceberg's
@@ -190,7 +203,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 			return fmt.Errorf("%w: matcher snapshot version %d, this build reads version %d only (restart from the journal: move the snapshot files aside)",
 				ErrSnapshot, b[7], snapshotMagic[7])
 		}
-		return fmt.Errorf("%w: not a matcher snapshot (version 4)", ErrSnapshot)
+		return fmt.Errorf("%w: not a matcher snapshot (version 5)", ErrSnapshot)
 	}
 	n := int(binary.LittleEndian.Uint32(b[8:]))
 	if n < m.listing.configured || n > cap(m.instruments) {
@@ -205,6 +218,9 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		if err := m.readInstrument(sr, &m.instruments[i]); err != nil {
 			return err
 		}
+	}
+	if err := m.readCalls(sr); err != nil {
+		return err
 	}
 	if b, err = sr.next(7*8 + 4); err != nil {
 		return err
@@ -233,6 +249,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if err := m.readOrders(sr); err != nil {
 		return err
 	}
+	m.resyncAuctions()
 	if err := m.readRiskSnapshot(sr); err != nil {
 		return err
 	}
@@ -269,6 +286,12 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 	in.lastTradeTicks = int64(binary.LittleEndian.Uint64(b[21:]))
 	if in.lastTradeTicks != 0 && !in.inBand(in.lastTradeTicks) {
 		return fmt.Errorf("%w: instrument %d last trade %d outside the band", ErrSnapshot, id, in.lastTradeTicks)
+	}
+	if b, err = sr.next(snapshotAuctionSize); err != nil {
+		return err
+	}
+	if !readAuction(b, &in.auction) {
+		return fmt.Errorf("%w: instrument %d auction state is inconsistent", ErrSnapshot, id)
 	}
 	return nil
 }
@@ -379,7 +402,7 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	}
 	ii, ok := m.instrByID.lookup(r.instrumentID)
 	if !ok || !o.side.Valid() || !o.ordType.Valid() || !o.tif.Valid() || !o.flags.Valid() || !o.stpMode.Valid() ||
-		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !isStop(o.ordType)) {
+		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !isStop(o.ordType) && o.ordType != venue.OrdTypeMarket) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
@@ -390,7 +413,13 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 		return bad("price or quantities are inconsistent")
 	}
 	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)
-	if waiting == 1 {
+	queued := waiting == 1 && o.ordType == venue.OrdTypeMarket // waiting for an uncross
+	if queued {
+		bs, li = &in.auction.market[sideIndex(o.side)], 0
+		if in.auction.phase == 0 || o.stopLevel != 0 || o.priceTicks != 0 {
+			return bad("waits for an uncross outside a call")
+		}
+	} else if waiting == 1 {
 		bs, li = &in.stops[sideIndex(o.side)], o.stopLevel-1
 		if m.stopsWaiting >= m.stopsMax {
 			return bad("exceeds StopsMax")
@@ -406,9 +435,13 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	m.pool.ext[oi] = ext
 	o.rec = ri
 	r.slot = oi
-	if waiting == 1 {
+	switch {
+	case queued:
+		bs.pushBack(m.pool.orders, li, oi)
+		o.resting, o.waiting = false, true // the risk snapshot holds its figures
+	case waiting == 1:
 		m.parkStopOnly(in, oi)
-	} else {
+	default:
 		bs.pushBack(m.pool.orders, li, oi)
 	}
 	return oi, nil
@@ -425,6 +458,8 @@ func (m *Matcher) resetState() {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen
 		in.lastTradeTicks = 0
+		in.auction = newAuctionState(&InstrumentConfig{RefPriceTicks: in.auction.refTicks, VolatilityBandTicks: in.auction.volBandTicks,
+			VolatilityAuctionNs: in.auction.volAuctionNs})
 		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := range bs.levels {
 				bs.levels[li] = level{head: noOrder, tail: noOrder}
@@ -435,6 +470,8 @@ func (m *Matcher) resetState() {
 		}
 	}
 	m.stopsWaiting = 0
+	m.calls = m.calls[:0]
+	m.timerDueNs = math.MaxInt64
 	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
 	m.index.recsUsed = 0

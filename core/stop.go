@@ -60,7 +60,7 @@ func (in *instrument) stopLevelOf(stopPxTicks int64) int32 {
 // the limit price and the quantity. Apart, they cost the other orders one
 // test.
 func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.RejectReason {
-	if reason := validateHead(c, in); reason != venue.RejectReasonNone {
+	if reason := m.validateHead(c, in); reason != venue.RejectReasonNone {
 		return reason
 	}
 	ordType, tif := c.ordType, c.tif
@@ -139,9 +139,14 @@ func (m *Matcher) parkStopOnly(in *instrument, oi orderIdx) {
 	}
 }
 
-// unparkStop takes a waiting stop out of the trigger structure.
+// unparkStop takes a waiting stop out of the trigger structure, or a
+// market order waiting for an uncross (stopLevel 0) out of its FIFO.
 func (m *Matcher) unparkStop(oi orderIdx) {
 	o := &m.pool.orders[oi]
+	if o.stopLevel == 0 {
+		m.unqueueMarket(oi)
+		return
+	}
 	in := m.instrumentOf(o)
 	in.stops[sideIndex(o.side)].unlink(m.pool.orders, o.stopLevel-1, oi)
 	o.waiting = false

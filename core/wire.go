@@ -62,15 +62,15 @@ func (k *clOrdKey) putOrNone(field *[venue.ClOrdIDLength]byte) {
 }
 
 // putReportHead writes the report head of an order-flow event for order o
-// into the event's slot (see above): e1 and e2 are its two bytes after
+// into the event's slot (see above): e1, e2 and e3 are its three bytes after
 // timeInForce, and the event takes the next ExecID. The event's flyweight
 // writes the header. It is small enough to be inlined.
-func (m *Matcher) putReportHead(slot []byte, o *order, e1, e2 uint8) {
+func (m *Matcher) putReportHead(slot []byte, o *order, e1, e2, e3 uint8) {
 	h := slot[:reportExecIDAt+8]
 	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
 	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
 	binary.LittleEndian.PutUint64(h[reportSessionAt:], o.reportWord)
-	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16)
+	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16|uint32(e3)<<24)
 	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
 	m.lastExecID++
 	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.lastExecID)

@@ -179,7 +179,8 @@ func TestEventEncoding(t *testing.T) {
 		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
 
 		aggressor := rng.IntN(2) == 0
-		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty)
+		auction := uint8(rng.IntN(2))
+		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty, auction)
 		var ef venue.Fill
 		_ = ef.WrapEncode(want[:], 0)
 		ef.SetCauseSeq(m.causeSeq)
@@ -192,6 +193,7 @@ func TestEventEncoding(t *testing.T) {
 		if aggressor {
 			ef.SetAggressor(venue.BooleanTypeTrue)
 		}
+		ef.SetAuction(venue.BooleanType(auction))
 		ef.SetOrdStatus(venue.OrdStatusPartiallyFilled)
 		if o.leavesQty == 0 {
 			ef.SetOrdStatus(venue.OrdStatusFilled)

@@ -114,11 +114,13 @@ const (
 type timeInForce string
 
 const (
-	timeInForceDay timeInForce = "0"
-	timeInForceGTC timeInForce = "1"
-	timeInForceIOC timeInForce = "3"
-	timeInForceFOK timeInForce = "4"
-	timeInForceGTD timeInForce = "6"
+	timeInForceDay          timeInForce = "0"
+	timeInForceGTC          timeInForce = "1"
+	timeInForceAtTheOpening timeInForce = "2"
+	timeInForceIOC          timeInForce = "3"
+	timeInForceFOK          timeInForce = "4"
+	timeInForceGTD          timeInForce = "6"
+	timeInForceAtTheClose   timeInForce = "7"
 )
 
 // execInst is FIX ExecInst (18).
@@ -161,6 +163,8 @@ const (
 	tradSesHalted   tradSesStatus = "1"
 	tradSesOpen     tradSesStatus = "2"
 	tradSesClosed   tradSesStatus = "3"
+	tradSesPreOpen  tradSesStatus = "4" // the opening call and a volatility auction: orders taken, no matching
+	tradSesPreClose tradSesStatus = "5" // the closing call
 	tradSesRejected tradSesStatus = "6"
 )
 
@@ -208,7 +212,8 @@ func ordRejReasonOf(r venue.RejectReason) ordRejReason {
 		return ordRejUnknownOrder
 	case venue.RejectReasonDuplicateClOrdID:
 		return ordRejDuplicateOrder
-	case venue.RejectReasonUnsupportedOrderCharacteristic, venue.RejectReasonStopPostOnly:
+	case venue.RejectReasonUnsupportedOrderCharacteristic, venue.RejectReasonStopPostOnly,
+		venue.RejectReasonAtTheOpeningOutsideCall, venue.RejectReasonAtTheCloseOutsideCall, venue.RejectReasonImmediateInCall:
 		return ordRejUnsupportedOrderChar
 	case venue.RejectReasonQtyNotLotMultiple, venue.RejectReasonQtyOutOfRange,
 		venue.RejectReasonMaxFloorAboveQty, venue.RejectReasonMaxFloorNotLotMultiple:
@@ -274,6 +279,10 @@ func timeInForceOf(t venue.TimeInForce) timeInForce {
 		return timeInForceFOK
 	case venue.TimeInForceGTD:
 		return timeInForceGTD
+	case venue.TimeInForceAtTheOpening:
+		return timeInForceAtTheOpening
+	case venue.TimeInForceAtTheClose:
+		return timeInForceAtTheClose
 	}
 	return timeInForceDay
 }
@@ -312,6 +321,10 @@ func tradSesStatusOf(s venue.TradingStatus) tradSesStatus {
 		return tradSesHalted
 	case venue.TradingStatusClosed:
 		return tradSesClosed
+	case venue.TradingStatusOpeningCall, venue.TradingStatusVolatilityAuction:
+		return tradSesPreOpen
+	case venue.TradingStatusClosingCall:
+		return tradSesPreClose
 	}
 	return tradSesOpen
 }

@@ -135,6 +135,12 @@ type Gateway struct {
 
 	// instruments is the listed instruments (instruments.go).
 	instruments atomic.Pointer[instrumentTable]
+	// interruption is the Text of the TradingSessionStatus that follows a
+	// VolatilityInterruption (outbound only; tradingstatus.go).
+	interruption struct {
+		instrumentID uint32
+		text         string
+	}
 }
 
 // session is the gateway's state for one FIX session.

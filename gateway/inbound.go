@@ -82,6 +82,10 @@ func parseTIF(b []byte) (venue.TimeInForce, bool) {
 			return venue.TimeInForceFOK, true
 		case '6':
 			return venue.TimeInForceGTD, true
+		case '2':
+			return venue.TimeInForceAtTheOpening, true
+		case '7':
+			return venue.TimeInForceAtTheClose, true
 		}
 	}
 	return 0, false

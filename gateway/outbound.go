@@ -231,6 +231,11 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onTriggered(&e)
 		}
+	case venue.VolatilityInterruptionTemplateID:
+		var e venue.VolatilityInterruption
+		if e.WrapDecode(slot, 0) == nil {
+			g.onVolatilityInterruption(&e)
+		}
 	}
 }
 
@@ -321,6 +326,12 @@ func RejectText(r venue.RejectReason) string {
 	switch r {
 	case venue.RejectReasonStopPxAtOrThroughMarket:
 		return "StopPx is at or through the last trade price: a buy stop must be above it, a sell stop below it"
+	case venue.RejectReasonAtTheOpeningOutsideCall:
+		return "TimeInForce 2 (at the opening) is accepted only during the opening call, and not on a stop order"
+	case venue.RejectReasonAtTheCloseOutsideCall:
+		return "TimeInForce 7 (at the close) is accepted only during the closing call, and not on a stop order"
+	case venue.RejectReasonImmediateInCall:
+		return "IOC and FOK orders are not accepted during a call phase: nothing matches until the uncross"
 	case venue.RejectReasonStopLimitPriceWrongSide:
 		return "stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"
 	case venue.RejectReasonStopPostOnly:
@@ -401,6 +412,12 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		price(tag.LastPx, e.LastPriceTicks()).int(tag.LastQty, e.LastQty()).
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		uint(tag.SecondaryExecID, e.TradeID()).time(tag.TransactTime, e.TimestampNs())
+	if e.Auction() == venue.BooleanTypeTrue {
+		// A trade of an uncross: the call's status still holds until the
+		// TradingStatusChanged that follows the trades (auction.go).
+		b.str(tag.TradingSessionSubID, string(auctionSubID(g.instrumentStatus(e.InstrumentID()))))
+		g.metrics.trades.Inc()
+	}
 	if e.Aggressor() == venue.BooleanTypeTrue {
 		g.metrics.trades.Inc()
 	}

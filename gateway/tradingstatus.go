@@ -7,6 +7,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -36,14 +37,71 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 		return
 	}
 	g.statusHeld = append(g.statusHeld, statusChange{e.InstrumentID(), e.Status()})
+	text := g.statusText(e.InstrumentID(), e.Status())
 	for _, s := range g.sessions {
 		if !s.loggedOn.Load() {
 			continue
 		}
-		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(e.Status()), "")
+		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(e.Status()), text)
 		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
 		g.deliver(s.idx, m, 0)
 	}
+}
+
+// statusText says what a status means for orders, and why an instrument
+// entered a volatility auction (the VolatilityInterruption before it).
+func (g *Gateway) statusText(instrumentID uint32, status venue.TradingStatus) string {
+	switch status {
+	case venue.TradingStatusOpeningCall:
+		return "opening call: orders and cancels accepted, no matching until the uncross at the open"
+	case venue.TradingStatusClosingCall:
+		return "closing call: orders and cancels accepted, no matching until the uncross at the close"
+	case venue.TradingStatusVolatilityAuction:
+		if g.interruption.instrumentID == instrumentID && g.interruption.text != "" {
+			text := g.interruption.text
+			g.interruption.text = ""
+			return text
+		}
+		return "volatility auction: orders and cancels accepted, no matching until the uncross"
+	}
+	return ""
+}
+
+// onVolatilityInterruption (outbound) keeps the reason for the
+// TradingSessionStatus of the status change that follows it.
+func (g *Gateway) onVolatilityInterruption(e *venue.VolatilityInterruption) {
+	in := g.byID(e.InstrumentID())
+	if in == nil {
+		return
+	}
+	px := func(ticks int64) string { return string(decimal.FormatTicks(nil, ticks, in.Tick)) }
+	g.interruption.instrumentID = e.InstrumentID()
+	g.interruption.text = "volatility interruption: a trade at " + px(e.PriceTicks()) + " would be outside " +
+		px(e.BandLowTicks()) + " to " + px(e.BandHighTicks()) + " around the last trade " + px(e.ReferencePriceTicks()) +
+		"; volatility auction until " + time.Unix(0, e.AuctionEndNs()).UTC().Format(time.RFC3339Nano)
+}
+
+// tradingSessionSubID is FIX TradingSessionSubID (625), a free string in
+// FIX 4.4 (so not in fixenums.go, whose values the dictionary enumerates): the venue uses the values FIX 5.0 defines for it to say in which
+// auction a trade was made (an ExecutionReport of an uncross).
+type tradingSessionSubID string
+
+const (
+	tradingSessionSubIDOpeningAuction  tradingSessionSubID = "2"
+	tradingSessionSubIDClosingAuction  tradingSessionSubID = "4"
+	tradingSessionSubIDIntradayAuction tradingSessionSubID = "6"
+)
+
+// auctionSubID is the TradingSessionSubID (625) of an uncross's trades
+// from the call phase they end.
+func auctionSubID(phase venue.TradingStatus) tradingSessionSubID {
+	switch phase {
+	case venue.TradingStatusOpeningCall:
+		return tradingSessionSubIDOpeningAuction
+	case venue.TradingStatusClosingCall:
+		return tradingSessionSubIDClosingAuction
+	}
+	return tradingSessionSubIDIntradayAuction
 }
 
 // applyStatus makes the held status changes (handOver).

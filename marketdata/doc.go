@@ -64,6 +64,23 @@
 // command ends, even across EndBatch, since its slice is cut from what is
 // left when it stops trading.
 //
+// # Auctions
+//
+// In a call phase (InstrumentStatus OpeningCall, ClosingCall,
+// VolatilityAuction) the engine's book may cross, and the feed shows it
+// as it is. Market orders waiting for the uncross are in no book: the
+// tracker ignores the OrderAccepted of a market order in a call, the
+// OrderCancelled of one it does not hold, and the auction Fill of one it
+// does not hold; a market order whose sweep a volatility interruption cut
+// leaves the tracker at the end of its command. AuctionIndicative and
+// AuctionUncrossed become AuctionUpdate messages (kind Indicative or
+// Uncrossed: price, volume, imbalance side and quantity, and the rule that
+// chose the price); an uncross's trades are Trade messages with auction
+// True, published from the buy side's Fill (aggressorSide Buy), followed by
+// the OrderExecuted of both orders. A VolatilityInterruption gives the
+// reason of the InstrumentStatus that follows it. A snapshot does not
+// carry the last AuctionUpdate: a client that recovers sees the next one.
+//
 // The tracker is allocated once (OrdersMax orders, LevelsMax levels per side
 // per instrument: set both at least as large as the engine's) and applies an
 // event without allocating (about 100 ns on the development machine). An

@@ -143,6 +143,7 @@ func (t *Tracker) emitTrade(in *instrument, f *venue.Fill) error {
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
 	buyID, sellID := f.OrderID(), f.ContraOrderID()
+	m.SetAuction(mdsbe.BooleanType(f.Auction()))
 	if f.Side() == venue.SideBuy {
 		m.SetAggressorSide(mdsbe.SideBuy)
 	} else {
@@ -171,6 +172,8 @@ func (t *Tracker) emitStatus(in *instrument) error {
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
 	m.SetStatus(in.status)
+	m.SetReason(in.statusReason)
+	in.statusReason = mdsbe.StatusReasonNone
 	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetTransactTimeNs(t.timeNs)
 	return nil

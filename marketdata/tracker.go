@@ -151,7 +151,8 @@ type order struct {
 	inst       int32
 	side       sideIdx
 	state      orderState
-	canRest    bool // a limit DAY, GTC or GTD order: one that rests when not filled
+	canRest    bool // a limit order but IOC and FOK: one that rests when not filled
+	market     bool // a market order: its remainder waits unseen in a volatility auction
 	// iceberg: leavesQty is the order's display slice (see the package
 	// documentation, "Icebergs"); the reserve behind it is never known here.
 	iceberg bool
@@ -167,6 +168,9 @@ type instrument struct {
 	lastTradeQty        int64
 	volume              int64
 	dirty               bool // changed since the last Feed flush
+	// statusReason goes with the next InstrumentStatus: a volatility
+	// interruption announces the status change that follows it.
+	statusReason mdsbe.StatusReason
 }
 
 // Tracker rebuilds every instrument's book from venue events and writes the
@@ -198,6 +202,7 @@ type Tracker struct {
 	status    venue.TradingStatusChanged
 	triggered venue.OrderTriggered
 	refilled  venue.OrderRefilled
+	auctions  auctionDecoders // auction.go
 
 	mAdded    mdsbe.OrderAdded
 	mModified mdsbe.OrderModified
@@ -206,6 +211,7 @@ type Tracker struct {
 	mLevel    mdsbe.PriceLevelUpdate
 	mTrade    mdsbe.Trade
 	mStatus   mdsbe.InstrumentStatus
+	mAuction  mdsbe.AuctionUpdate
 
 	eventsApplied  uint64
 	eventsIgnored  uint64
@@ -271,6 +277,8 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyRefilled(ev)
 	case venue.InstrumentAddedTemplateID:
 		err = t.applyInstrumentAdded(ev)
+	case venue.AuctionIndicativeTemplateID, venue.AuctionUncrossedTemplateID, venue.VolatilityInterruptionTemplateID:
+		err = t.applyAuction(tid, ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}
@@ -362,6 +370,10 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		t.eventsIgnored++
 		return nil
 	}
+	if waitsForUncross(t, m.InstrumentID(), m.OrdType()) {
+		t.eventsIgnored++ // a market order in a call: never in the book (auction.go)
+		return nil
+	}
 	if m.Flags().Has(venue.OrderFlagsIceberg) {
 		return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.DisplayQty(), true)
 	}
@@ -446,7 +458,8 @@ func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint
 	o := &t.orders[oi]
 	o.priceTicks, o.leavesQty, o.inst, o.side, o.iceberg = priceTicks, leavesQty, ii, side, iceberg
 	o.canRest = (ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit) &&
-		(tif == venue.TimeInForceDay || tif == venue.TimeInForceGTC || tif == venue.TimeInForceGTD)
+		tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
+	o.market = ordType == venue.OrdTypeMarket
 	t.addPending(oi)
 	return nil
 }
@@ -466,12 +479,18 @@ func (t *Tracker) applyFill(ev []byte) error {
 	if m.LastQty() <= 0 || m.DisplayQty() < 0 {
 		return ErrInconsistent
 	}
-	if m.Aggressor() == venue.BooleanTypeTrue {
+	auction := m.Auction() == venue.BooleanTypeTrue
+	// An uncross's trade has no aggressor: it is published from its buy
+	// side's Fill, which comes first.
+	if m.Aggressor() == venue.BooleanTypeTrue || (auction && m.Side() == venue.SideBuy) {
 		if err := t.emitTrade(in, m); err != nil {
 			return err
 		}
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
+	if oi == noOrder && auction && m.OrdType() == venue.OrdTypeMarket {
+		return nil // a market order that waited for the uncross, unseen
+	}
 	if oi == noOrder {
 		return ErrUnknownOrder
 	}
@@ -521,8 +540,8 @@ func (t *Tracker) applyCancelled(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
-	if oi == noOrder && isStop(m.OrdType()) {
-		t.eventsIgnored++ // a waiting stop: never published
+	if oi == noOrder && (isStop(m.OrdType()) || m.OrdType() == venue.OrdTypeMarket) {
+		t.eventsIgnored++ // a waiting stop, or a market order waiting for an uncross: never published
 		return nil
 	}
 	if oi == noOrder {
@@ -745,6 +764,10 @@ func (t *Tracker) publishPending(commandEnded bool) error {
 			continue
 		}
 		t.dropPending(oi)
+		if !o.canRest && o.market && isCall(t.insts[o.inst].status) {
+			t.freeOrder(oi) // interrupted: it waits for the uncross, unseen (auction.go)
+			continue
+		}
 		if !o.canRest {
 			t.freeOrder(oi)
 			return ErrInconsistent

@@ -125,7 +125,7 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var trades, resting, triggered, cascades, refills int
+		var trades, resting, triggered, cascades, refills, uncrosses, interruptions int
 		batchLeft := 0
 		for step := 0; step < commands; step++ {
 			events := sim.next()
@@ -136,6 +136,13 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 					n++
 				case venue.OrderRefilledTemplateID:
 					refills++
+				case venue.AuctionUncrossedTemplateID:
+					var u venue.AuctionUncrossed
+					if u.WrapDecode(ev, 0) == nil && u.MatchedQty() > 0 {
+						uncrosses++
+					}
+				case venue.VolatilityInterruptionTemplateID:
+					interruptions++
 				}
 			}
 			triggered += n
@@ -186,11 +193,11 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 			t.Fatalf("seed %d: a loss-free feed needed recovery: %+v", seed, cs)
 		}
 		// The stream must have exercised the book: trades and a deep book.
-		if trades == 0 || resting < 20 || triggered == 0 || cascades == 0 || refills == 0 {
-			t.Fatalf("seed %d: weak stream: volume %d, at most %d resting orders, %d stops elected, %d cascades, %d iceberg refills",
-				seed, trades, resting, triggered, cascades, refills)
+		if trades == 0 || resting < 20 || triggered == 0 || cascades == 0 || refills == 0 || uncrosses == 0 || interruptions == 0 {
+			t.Fatalf("seed %d: weak stream: volume %d, at most %d resting orders, %d stops elected, %d cascades, %d iceberg refills, %d uncrosses that traded, %d volatility interruptions",
+				seed, trades, resting, triggered, cascades, refills, uncrosses, interruptions)
 		}
-		t.Logf("seed %d mode %d: %d commands, %d events, %d messages, volume %d, max resting %d, %d stops elected, %d cascades, %d iceberg refills",
-			seed, run.mode, commands, tr.Stats().EventsApplied, tr.Stats().MessagesQueued, trades, resting, triggered, cascades, refills)
+		t.Logf("seed %d mode %d: %d commands, %d events, %d messages, volume %d, max resting %d, %d stops elected, %d cascades, %d iceberg refills, %d uncrosses, %d interruptions",
+			seed, run.mode, commands, tr.Stats().EventsApplied, tr.Stats().MessagesQueued, trades, resting, triggered, cascades, refills, uncrosses, interruptions)
 	}
 }

@@ -17,7 +17,8 @@ import (
 const simSessions = 4
 
 var simInstruments = []core.InstrumentConfig{
-	{ID: 1, Symbol: "ACME", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 1000, BandPercent: 10},
+	{ID: 1, Symbol: "ACME", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 1000, BandPercent: 10,
+		VolatilityBandTicks: 15, VolatilityAuctionNs: 100_000_000}, // interruptions, ended by ticks
 	{ID: 2, Symbol: "GLOBEX", TickSize: "0.05", LotSize: 10, MinQty: 10, MaxQty: 10000, RefPriceTicks: 500, BandPercent: 10},
 	{ID: 7, Symbol: "INITECH", TickSize: "0.001", LotSize: 100, MinQty: 100, MaxQty: 100000, RefPriceTicks: 2500, BandPercent: 2},
 }
@@ -174,6 +175,9 @@ func (s *venueSim) newOrder() []byte {
 	case k < 12:
 		c.SetOrdType(venue.OrdTypeMarket)
 		c.SetTimeInForce(venue.TimeInForceIOC)
+		if s.rng.IntN(2) == 0 {
+			c.SetTimeInForce(venue.TimeInForceDay) // waits for the uncross in a call
+		}
 	case k < 24:
 		// A stop a few ticks beyond the last trade: it stays off the book
 		// until a trade elects it (then it trades or rests in a cascade).
@@ -189,10 +193,14 @@ func (s *venueSim) newOrder() []byte {
 		case r < 75:
 			c.SetTimeInForce(venue.TimeInForceGTD)
 			c.SetExpireTimeNs(s.nowNs + s.rng.Int64N(200_000_000))
-		case r < 90:
+		case r < 86:
 			c.SetTimeInForce(venue.TimeInForceIOC)
-		default:
+		case r < 96:
 			c.SetTimeInForce(venue.TimeInForceFOK)
+		case r < 98:
+			c.SetTimeInForce(venue.TimeInForceAtTheOpening) // refused outside the opening call
+		default:
+			c.SetTimeInForce(venue.TimeInForceAtTheClose)
 		}
 		if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 5 {
 			c.SetFlags(venue.OrderFlagsPostOnly)
@@ -339,12 +347,18 @@ func (s *venueSim) setStatus() []byte {
 	c.SetTimestampNs(s.nowNs)
 	c.SetInstrumentID(s.pickInstrument().ID)
 	switch r := s.rng.IntN(20); {
-	case r < 16:
-		c.SetStatus(venue.TradingStatusOpen)
-	case r < 19:
+	case r < 12:
+		c.SetStatus(venue.TradingStatusOpen) // from a call: the uncross
+	case r < 14:
 		c.SetStatus(venue.TradingStatusHalted)
-	default:
+	case r < 15:
 		c.SetStatus(venue.TradingStatusClosed)
+	case r < 17:
+		c.SetStatus(venue.TradingStatusOpeningCall)
+	case r < 19:
+		c.SetStatus(venue.TradingStatusClosingCall)
+	default:
+		c.SetStatus(venue.TradingStatusVolatilityAuction)
 	}
 	return s.cmd[:c.EncodedLength()]
 }
@@ -455,7 +469,12 @@ func compareWithMatcher(t testing.TB, m *core.Matcher, tr *Tracker, step int) {
 			t.Fatalf("step %d inst %d: status matcher %v tracker %v (%v)", step, in.ID, ms, st.Status, err)
 		}
 	}
-	if got, want := tr.Stats().OrdersHeld, m.RestingOrders(); got != want {
+	// Market orders waiting for an uncross are in no book the feed shows.
+	waiting := 0
+	for _, in := range simInstruments {
+		waiting += len(m.AuctionMarketOrders(in.ID, venue.SideBuy, nil)) + len(m.AuctionMarketOrders(in.ID, venue.SideSell, nil))
+	}
+	if got, want := tr.Stats().OrdersHeld, m.RestingOrders()-waiting; got != want {
 		t.Fatalf("step %d: tracker holds %d orders, matcher rests %d", step, got, want)
 	}
 }

@@ -504,7 +504,8 @@ func (o *Ops) handleEndOfDay(w http.ResponseWriter, r *http.Request) {
 	o.answer(w, operator, res, err, &rep)
 }
 
-var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": schedule.Open, "close": schedule.Close}
+var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": schedule.Open, "closing_call": schedule.ClosingCall,
+	"close": schedule.Close}
 
 // handlePhase moves a schedule group to a phase now, as its scheduled
 // transition would: one command per instrument of the group. Instruments
@@ -517,7 +518,7 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	}
 	kind, ok := phases[req.Phase]
 	if !ok || req.Session != "" || req.Account != "" || req.Instrument != "" || req.RefPrice != "" || req.BandPercent != 0 {
-		refuse(w, http.StatusBadRequest, "bad_body", "a phase change takes a reason, a group and a phase: pre_open, open or close (end of day: POST /v1/eod)")
+		refuse(w, http.StatusBadRequest, "bad_body", "a phase change takes a reason, a group and a phase: pre_open, open, closing_call or close (end of day: POST /v1/eod)")
 		return
 	}
 	group := -1

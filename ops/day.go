@@ -122,14 +122,18 @@ func (o *Ops) applyPhasesAt(t time.Time) {
 }
 
 // statusOf maps a phase to the instruments' trading status. Pre-open is
-// Halted: cancels are accepted, new orders are not, nothing matches (the
-// matcher has no call phase to collect orders in yet).
+// the opening call and the closing call the closing call: orders and
+// cancels are accepted and nothing matches; the matcher uncrosses when the
+// next transition opens or closes the instrument ("Auctions" in
+// core/doc.go).
 func statusOf(k schedule.Kind) venue.TradingStatus {
 	switch k {
 	case schedule.PreOpen:
-		return venue.TradingStatusHalted
+		return venue.TradingStatusOpeningCall
 	case schedule.Open:
 		return venue.TradingStatusOpen
+	case schedule.ClosingCall:
+		return venue.TradingStatusClosingCall
 	}
 	return venue.TradingStatusClosed
 }

@@ -51,6 +51,10 @@
 // state) changes nothing the second time.
 //
 // Limits: the Monitor's last trade, volume and events hash cover events
-// since start; pre-open is the Halted status (cancels only) because the
-// matcher has no call phase; one end of day runs at a time.
+// since start; one end of day runs at a time. Pre-open is the opening call
+// and a group's closing_call the closing call; the matcher uncrosses when
+// the next transition opens or closes the instrument. A volatility
+// auction ends at the first command at or after its end; the auction
+// timer (every 50 ms) journals a Tick once an end has passed, so that an
+// idle instrument uncrosses too.
 package ops

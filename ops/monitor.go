@@ -46,6 +46,9 @@ type instrumentView struct {
 	trades        int64
 	restingOrders int
 	bids, asks    map[int64]int64 // price → resting quantity
+	// volatilityEndNs is when the running volatility auction ends (0: none),
+	// from its VolatilityInterruption: the auction timer sends a Tick then.
+	volatilityEndNs int64
 }
 
 type restingOrder struct {
@@ -165,6 +168,16 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			if in := m.instruments[e.InstrumentID()]; in != nil {
 				in.status = e.Status()
+				if in.status != venue.TradingStatusVolatilityAuction {
+					in.volatilityEndNs = 0
+				}
+			}
+		}
+	case venue.VolatilityInterruptionTemplateID:
+		var e venue.VolatilityInterruption
+		if e.WrapDecode(ev, 0) == nil {
+			if in := m.instruments[e.InstrumentID()]; in != nil {
+				in.volatilityEndNs = e.AuctionEndNs()
 			}
 		}
 	case venue.InstrumentAddedTemplateID:
@@ -197,7 +210,9 @@ func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	m.orders[orderID] = o
 	m.bySession[o.session]++
 	in.restingOrders++
-	in.side(o.side)[o.priceTicks] += o.leavesQty
+	if o.priceTicks != 0 { // a market order waiting for an uncross has no price level
+		in.side(o.side)[o.priceTicks] += o.leavesQty
+	}
 }
 
 func (m *Monitor) remove(orderID uint64) {
@@ -222,7 +237,8 @@ func (m *Monitor) fill(e *venue.Fill) {
 	if in == nil {
 		return
 	}
-	if e.Aggressor() == venue.BooleanTypeTrue {
+	// One Fill of each trade counts: the aggressor's, or an uncross's buy side.
+	if e.Aggressor() == venue.BooleanTypeTrue || (e.Auction() == venue.BooleanTypeTrue && e.Side() == venue.SideBuy) {
 		in.lastPxTicks, in.lastQty = e.LastPriceTicks(), e.LastQty()
 		in.volume += e.LastQty()
 		in.trades++
@@ -319,4 +335,18 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// volatilityDue reports whether a volatility auction's end has come (at
+// nowNs) while the instrument is still in it: the matcher ends it at the
+// first command at or after its end, so a Tick is due.
+func (m *Monitor) volatilityDue(nowNs int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range m.instruments {
+		if in.volatilityEndNs != 0 && nowNs >= in.volatilityEndNs && in.status == venue.TradingStatusVolatilityAuction {
+			return true
+		}
+	}
+	return false
 }

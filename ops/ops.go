@@ -206,6 +206,11 @@ func (o *Ops) Start(fixReady func() bool) error {
 			return err
 		}
 	}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		o.runAuctionTimer()
+	}()
 	if o.plan == nil {
 		o.ready.Store(true)
 		return nil
@@ -216,6 +221,46 @@ func (o *Ops) Start(fixReady func() bool) error {
 		o.runSchedule()
 	}()
 	return nil
+}
+
+// auctionTimerPeriod is how often the auction timer looks for a volatility
+// auction whose time is up.
+const auctionTimerPeriod = 50 * time.Millisecond
+
+// runAuctionTimer journals a Tick command when a volatility auction's time
+// is up, so that the matcher uncrosses it without waiting for other
+// traffic: the end is a journaled command, and a replay ends it at the
+// same place ("Auctions" in core/doc.go). It stops with Close.
+func (o *Ops) runAuctionTimer() {
+	t := time.NewTicker(auctionTimerPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-t.C:
+		}
+		now := o.cfg.Now().UnixNano()
+		if o.monitor.volatilityDue(now) {
+			o.tick(now)
+		}
+	}
+}
+
+// tick publishes a Tick command stamped nowNs; a full ring skips it (the
+// next period tries again).
+func (o *Ops) tick(nowNs int64) {
+	p := o.cfg.Pipeline
+	seq, slot, err := p.Commands.Claim()
+	if err != nil {
+		o.log.Warn("auction timer: command ring full; trying again next period", "err", err)
+		return
+	}
+	var c venue.Tick
+	_ = c.WrapEncode(slot, 0)
+	c.SetSeq(p.SeqBase() + uint64(seq))
+	c.SetTimestampNs(nowNs)
+	p.Commands.Publish(seq)
 }
 
 // Addr is the admin API's address ("" when off).

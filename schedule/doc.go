@@ -1,6 +1,7 @@
 // Package schedule computes the venue's trading day from the [schedule]
-// configuration: for each group of instruments a pre-open, an open and a
-// close, and for the venue an end of day, as offsets from the start of the
+// configuration: for each group of instruments a pre-open (the opening
+// call), an open, an optional closing call and a close, and for the venue
+// an end of day, as offsets from the start of the
 // day in the venue's IANA time zone. Days that are not trading days
 // (weekends by default) and holidays have no transitions. A compressed day
 // ("day" shorter than 24h) repeats back to back from the Unix epoch, for

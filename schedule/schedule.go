@@ -11,12 +11,16 @@ import (
 // Kind is what a transition does.
 type Kind uint8
 
-// The transitions of a trading day, in the order they happen.
+// The transitions of a trading day: PreOpen, Open, ClosingCall (when the
+// group has one), Close, EndOfDay happen in that order; ClosingCall comes
+// last in value so that the numbers of the others stay as they were (they
+// are a metric's values).
 const (
 	PreOpen Kind = iota + 1
 	Open
 	Close
 	EndOfDay
+	ClosingCall
 )
 
 func (k Kind) String() string {
@@ -29,6 +33,8 @@ func (k Kind) String() string {
 		return "close"
 	case EndOfDay:
 		return "end_of_day"
+	case ClosingCall:
+		return "closing_call"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -126,6 +132,9 @@ func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
 			Transition{At: p.at(start, grp.PreOpen.Duration), Day: name, Kind: PreOpen, Group: g},
 			Transition{At: p.at(start, grp.Open.Duration), Day: name, Kind: Open, Group: g},
 			Transition{At: p.at(start, grp.Close.Duration), Day: name, Kind: Close, Group: g})
+		if grp.ClosingCall.Duration != 0 {
+			out = append(out, Transition{At: p.at(start, grp.ClosingCall.Duration), Day: name, Kind: ClosingCall, Group: g})
+		}
 	}
 	out = append(out, Transition{At: p.at(start, p.sched.EndOfDay.Duration), Day: name, Kind: EndOfDay, Group: -1})
 	sort.SliceStable(out, func(i, j int) bool {

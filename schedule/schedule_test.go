@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,10 +142,47 @@ close = "16h"
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\nholidays = [\"25/12/2026\"]", "schedule.holidays[0]"},
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = [\"Monday\"]", "schedule.trading_days[0]"},
 		{`open = "8h"`, `open = "eight"`, "open"},
+		{`close = "16h"`, "closing_call = \"16h\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
+		{`close = "16h"`, "closing_call = \"7h30m\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
 	} {
 		text := strings.Replace(good, c.from, c.to, 1)
 		if _, err := parse(t, text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s → %s: error %v, want one naming %q", c.from, c.to, err, c.want)
 		}
+	}
+}
+
+// TestClosingCall: a group with a closing call has it between its open and
+// its close, and PhaseAt reports it during the call.
+func TestClosingCall(t *testing.T) {
+	cfg, err := parse(t, `
+[schedule]
+enabled = true
+time_zone = "UTC"
+day = "4s"
+end_of_day = "3500ms"
+[[schedule.group]]
+name = "a"
+pre_open = "0s"
+open = "1s"
+closing_call = "2500ms"
+close = "3s"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := schedule.New(cfg.Schedule)
+	base := time.Unix(400, 0)
+	got := p.Between(base.Add(-time.Nanosecond), base.Add(4*time.Second-time.Nanosecond), 100)
+	var kinds []schedule.Kind
+	for _, tr := range got {
+		kinds = append(kinds, tr.Kind)
+	}
+	want := []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall, schedule.Close, schedule.EndOfDay}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("transitions %v, want %v", kinds, want)
+	}
+	if k, ok := p.PhaseAt(base.Add(2700*time.Millisecond), 0); !ok || k != schedule.ClosingCall {
+		t.Fatalf("phase at 2.7 s: %v %v, want closing_call", k, ok)
 	}
 }

@@ -335,7 +335,7 @@ close = "16h"
 		code   int
 		status string
 	}{
-		{`{"reason":"early","group":"acme","phase":"pre_open"}`, 200, "Halted"},
+		{`{"reason":"early","group":"acme","phase":"pre_open"}`, 200, "OpeningCall"},
 		{`{"reason":"open now","group":"acme","phase":"open"}`, 200, "Open"},
 		{`{"reason":"again","group":"acme","phase":"open"}`, 409, "Open"},
 		{`{"reason":"x","group":"nope","phase":"open"}`, 404, "Open"},

@@ -171,7 +171,7 @@ func TestRejectReasons(t *testing.T) {
 		{order{id: "r3", side: "1", qty: "1", px: "150.00"}, "99", "band 90.00 to 110.00"},
 		{order{id: "r4", sym: "LOTS", side: "1", qty: "15", px: "50.00"}, "13", "lot"},
 		{order{id: "r5", sym: "LOTS", side: "1", qty: "2000", px: "50.00"}, "13", "maximum"},
-		{order{id: "r6", side: "1", qty: "1", px: "100.00", tif: "2"}, "11", "time in force"},
+		{order{id: "r6", side: "1", qty: "1", px: "100.00", tif: "2"}, "11", "(at the opening) is accepted only during the opening call"},
 		{order{id: "r7", side: "1", qty: "1", px: "100.00", typ: "P"}, "11", "order type"},
 		{order{id: "r9", side: "1", qty: "1", typ: "3"}, "99", "StopPx"},
 		{order{id: "r8", side: "1", qty: "1.5", px: "100.00"}, "13", "OrderQty"},

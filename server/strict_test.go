@@ -420,7 +420,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 				"stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"},
 			{"stop without StopPx", append(limit("r5t", "ACME", "1", "1", "99.00")[:10], "40", "3", "59", "0"), "99", "stop order without StopPx (99)"},
 			{"MaxFloor above OrderQty", limit("r5m", "ACME", "1", "5", "99.00", "111", "10"), "13", "MaxFloor (111) is larger than OrderQty"},
-			{"unsupported time in force", append(limit("r6", "ACME", "1", "1", "99.00")[:14], "59", "2"), "11", "unsupported time in force 2"},
+			{"unsupported time in force", append(limit("r6", "ACME", "1", "1", "99.00")[:14], "59", "5"), "11", "unsupported time in force 5"},
 			{"unsupported ExecInst", limit("r7", "ACME", "1", "1", "99.00", "18", "1"), "11", "unsupported ExecInst 1"},
 			{"quantity zero", limit("r8", "ACME", "1", "0", "99.00"), "13", "OrderQty must be a positive whole number"},
 			{"quantity not a lot multiple", limit("r9", "LOTS", "1", "15", "50.00"), "13", "quantity is not a multiple of the lot size"},

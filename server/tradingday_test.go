@@ -17,9 +17,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// compressedDay is a trading day of twelve seconds: pre-open at 1 s, open
-// from 2 s to 8 s, close at 8 s, end of day at 9 s, closed until the next
-// day's pre-open.
+// compressedDay is a trading day of twelve seconds: pre-open (the opening
+// call) at 1 s, open from 2 s to 8 s, close at 8 s, end of day at 9 s,
+// closed until the next day's pre-open.
 const compressedDay = `
 [schedule]
 enabled = true
@@ -61,7 +61,7 @@ func tradingDayVenue(t *testing.T, dir string) *Server {
 func waitOpening(t *testing.T, s *Server) {
 	t.Helper()
 	waitReady(t, s)
-	waitStatus(t, s, "ACME", "Halted", compressedDayLength+2*time.Second) // pre-open
+	waitStatus(t, s, "ACME", "OpeningCall", compressedDayLength+2*time.Second) // pre-open: the opening call
 	waitStatus(t, s, "ACME", "Open", 2*time.Second)
 }
 

@@ -34,7 +34,11 @@ type Book struct {
 	LotSize      int64
 	Defined      bool // an InstrumentDefinition was received
 
-	Status              mdsbe.TradingStatus
+	Status       mdsbe.TradingStatus
+	StatusReason mdsbe.StatusReason // why the last status change happened, when the venue said
+	// Auction is the last AuctionUpdate: during a call the indicative
+	// uncross, after it the uncross itself (Kind tells which).
+	Auction             Auction
 	RptSeq              uint64
 	LastTradePriceTicks int64
 	LastTradeQty        int64
@@ -44,6 +48,18 @@ type Book struct {
 	Asks []Level // best first
 
 	levelsMax int
+}
+
+// Auction is what an AuctionUpdate says: the price a call uncrosses (or
+// would uncross) at, the quantity that trades there, what is left over and
+// on which side, and the rule that chose the price.
+type Auction struct {
+	Kind          mdsbe.AuctionUpdateKind
+	PriceTicks    int64
+	MatchedQty    int64
+	ImbalanceSide mdsbe.ImbalanceSide
+	ImbalanceQty  int64
+	Rule          mdsbe.AuctionRule
 }
 
 func (b *Book) side(s mdsbe.Side) (*[]Level, bool, error) {

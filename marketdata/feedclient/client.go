@@ -227,9 +227,10 @@ type Client struct {
 	stats        Stats
 
 	// Decoders, reused.
-	mLevel  mdsbe.PriceLevelUpdate
-	mTrade  mdsbe.Trade
-	mStatus mdsbe.InstrumentStatus
+	mLevel   mdsbe.PriceLevelUpdate
+	mTrade   mdsbe.Trade
+	mStatus  mdsbe.InstrumentStatus
+	mAuction mdsbe.AuctionUpdate
 }
 
 // New returns a client; Run starts it. A nil cfg.Recoverer means the TCP
@@ -530,7 +531,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		if err != nil {
 			return err
 		}
-		b.Status = m.Status()
+		b.Status, b.StatusReason = m.Status(), m.Reason()
 	case mdsbe.InstrumentDefinitionTemplateID:
 		// An instrument listed while the venue runs: its definition comes
 		// in the sequenced stream, its InstrumentStatus (rptSeq 1) next.
@@ -539,6 +540,17 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 			return err
 		}
 		c.markChanged(b)
+	case mdsbe.AuctionUpdateTemplateID:
+		m := &c.mAuction
+		if err := m.WrapDecode(msg, 0); err != nil {
+			return err
+		}
+		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		if err != nil {
+			return err
+		}
+		b.Auction = Auction{Kind: m.Kind(), PriceTicks: m.PriceTicks(), MatchedQty: m.MatchedQty(),
+			ImbalanceSide: m.ImbalanceSide(), ImbalanceQty: m.ImbalanceQty(), Rule: m.Rule()}
 	case mdsbe.OrderAddedTemplateID, mdsbe.OrderModifiedTemplateID, mdsbe.OrderExecutedTemplateID, mdsbe.OrderDeletedTemplateID:
 		id, rptSeq, err := mboKeys(tid, msg)
 		if err != nil {

@@ -128,6 +128,8 @@ func MessageName(templateID uint16) string {
 		return "Trade"
 	case 9:
 		return "InstrumentStatus"
+	case 14:
+		return "AuctionUpdate"
 	case 10:
 		return "EndOfSession"
 	case 11:
@@ -229,6 +231,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case InstrumentStatusTemplateID:
 		var m InstrumentStatus
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case AuctionUpdateTemplateID:
+		var m AuctionUpdate
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -661,9 +669,12 @@ type TradingStatus uint8
 
 // The values of TradingStatus.
 const (
-	TradingStatusOpen   TradingStatus = 1
-	TradingStatusHalted TradingStatus = 2
-	TradingStatusClosed TradingStatus = 3
+	TradingStatusOpen              TradingStatus = 1
+	TradingStatusHalted            TradingStatus = 2
+	TradingStatusClosed            TradingStatus = 3
+	TradingStatusOpeningCall       TradingStatus = 4
+	TradingStatusClosingCall       TradingStatus = 5
+	TradingStatusVolatilityAuction TradingStatus = 6
 )
 
 // String returns the schema name of v, or TradingStatus(n) for a value the schema does not define.
@@ -675,6 +686,12 @@ func (v TradingStatus) String() string {
 		return "Halted"
 	case TradingStatusClosed:
 		return "Closed"
+	case TradingStatusOpeningCall:
+		return "OpeningCall"
+	case TradingStatusClosingCall:
+		return "ClosingCall"
+	case TradingStatusVolatilityAuction:
+		return "VolatilityAuction"
 	}
 	return "TradingStatus(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -682,7 +699,137 @@ func (v TradingStatus) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v TradingStatus) Valid() bool {
 	switch v {
-	case TradingStatusOpen, TradingStatusHalted, TradingStatusClosed:
+	case TradingStatusOpen, TradingStatusHalted, TradingStatusClosed, TradingStatusOpeningCall, TradingStatusClosingCall, TradingStatusVolatilityAuction:
+		return true
+	}
+	return false
+}
+
+// StatusReason is the enum "StatusReason", encoded as uint8.
+// Why the status changed, when the venue says.
+type StatusReason uint8
+
+// The values of StatusReason.
+const (
+	StatusReasonNone                   StatusReason = 0
+	StatusReasonVolatilityInterruption StatusReason = 1
+)
+
+// String returns the schema name of v, or StatusReason(n) for a value the schema does not define.
+func (v StatusReason) String() string {
+	switch v {
+	case StatusReasonNone:
+		return "None"
+	case StatusReasonVolatilityInterruption:
+		return "VolatilityInterruption"
+	}
+	return "StatusReason(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v StatusReason) Valid() bool {
+	switch v {
+	case StatusReasonNone, StatusReasonVolatilityInterruption:
+		return true
+	}
+	return false
+}
+
+// AuctionUpdateKind is the enum "AuctionUpdateKind", encoded as uint8.
+type AuctionUpdateKind uint8
+
+// The values of AuctionUpdateKind.
+const (
+	AuctionUpdateKindIndicative AuctionUpdateKind = 1
+	AuctionUpdateKindUncrossed  AuctionUpdateKind = 2
+)
+
+// String returns the schema name of v, or AuctionUpdateKind(n) for a value the schema does not define.
+func (v AuctionUpdateKind) String() string {
+	switch v {
+	case AuctionUpdateKindIndicative:
+		return "Indicative"
+	case AuctionUpdateKindUncrossed:
+		return "Uncrossed"
+	}
+	return "AuctionUpdateKind(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v AuctionUpdateKind) Valid() bool {
+	switch v {
+	case AuctionUpdateKindIndicative, AuctionUpdateKindUncrossed:
+		return true
+	}
+	return false
+}
+
+// ImbalanceSide is the enum "ImbalanceSide", encoded as uint8.
+type ImbalanceSide uint8
+
+// The values of ImbalanceSide.
+const (
+	ImbalanceSideNone ImbalanceSide = 0
+	ImbalanceSideBuy  ImbalanceSide = 1
+	ImbalanceSideSell ImbalanceSide = 2
+)
+
+// String returns the schema name of v, or ImbalanceSide(n) for a value the schema does not define.
+func (v ImbalanceSide) String() string {
+	switch v {
+	case ImbalanceSideNone:
+		return "None"
+	case ImbalanceSideBuy:
+		return "Buy"
+	case ImbalanceSideSell:
+		return "Sell"
+	}
+	return "ImbalanceSide(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v ImbalanceSide) Valid() bool {
+	switch v {
+	case ImbalanceSideNone, ImbalanceSideBuy, ImbalanceSideSell:
+		return true
+	}
+	return false
+}
+
+// AuctionRule is the enum "AuctionRule", encoded as uint8.
+// Which rule chose the price (core/auction.go).
+type AuctionRule uint8
+
+// The values of AuctionRule.
+const (
+	AuctionRuleNoCross        AuctionRule = 0
+	AuctionRuleMaxVolume      AuctionRule = 1
+	AuctionRuleMinImbalance   AuctionRule = 2
+	AuctionRuleMarketPressure AuctionRule = 3
+	AuctionRuleReferencePrice AuctionRule = 4
+)
+
+// String returns the schema name of v, or AuctionRule(n) for a value the schema does not define.
+func (v AuctionRule) String() string {
+	switch v {
+	case AuctionRuleNoCross:
+		return "NoCross"
+	case AuctionRuleMaxVolume:
+		return "MaxVolume"
+	case AuctionRuleMinImbalance:
+		return "MinImbalance"
+	case AuctionRuleMarketPressure:
+		return "MarketPressure"
+	case AuctionRuleReferencePrice:
+		return "ReferencePrice"
+	}
+	return "AuctionRule(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v AuctionRule) Valid() bool {
+	switch v {
+	case AuctionRuleNoCross, AuctionRuleMaxVolume, AuctionRuleMinImbalance, AuctionRuleMarketPressure, AuctionRuleReferencePrice:
 		return true
 	}
 	return false
@@ -2278,7 +2425,7 @@ const (
 const (
 	TradeInstrumentIDOffset   int = 0  // uint32
 	TradeAggressorSideOffset  int = 4  // Side (uint8)
-	TradeReservedOffset       int = 5  // uint8
+	TradeAuctionOffset        int = 5  // BooleanType (uint8)
 	TradeReserved2Offset      int = 6  // uint16
 	TradeRptSeqOffset         int = 8  // uint64
 	TradeTradeIDOffset        int = 16 // uint64
@@ -2378,6 +2525,8 @@ func (m Trade) SetInstrumentID(v uint32) {
 }
 
 // AggressorSide reads field "aggressorSide" (id 2) at offset 4 (uint8).
+//
+// Buy for an auction trade, which has no aggressor.
 func (m Trade) AggressorSide() Side {
 	b := m.buf
 	return Side(b[12])
@@ -2389,16 +2538,18 @@ func (m Trade) SetAggressorSide(v Side) {
 	b[12] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m Trade) Reserved() uint8 {
+// Auction reads field "auction" (id 3) at offset 5 (uint8).
+//
+// True: a trade of an auction's uncross, at its one price.
+func (m Trade) Auction() BooleanType {
 	b := m.buf
-	return b[13]
+	return BooleanType(b[13])
 }
 
-// SetReserved writes field "reserved" (id 3).
-func (m Trade) SetReserved(v uint8) {
+// SetAuction writes field "auction" (id 3).
+func (m Trade) SetAuction(v BooleanType) {
 	b := m.buf
-	b[13] = v
+	b[13] = uint8(v)
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
@@ -2520,8 +2671,8 @@ func (m *Trade) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
 	dst = append(dst, " aggressorSide="...)
 	dst = append(dst, m.AggressorSide().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " auction="...)
+	dst = append(dst, m.Auction().String()...)
 	dst = append(dst, " reserved2="...)
 	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
 	dst = append(dst, " rptSeq="...)
@@ -2560,7 +2711,7 @@ const (
 const (
 	InstrumentStatusInstrumentIDOffset   int = 0  // uint32
 	InstrumentStatusStatusOffset         int = 4  // TradingStatus (uint8)
-	InstrumentStatusReservedOffset       int = 5  // uint8
+	InstrumentStatusReasonOffset         int = 5  // StatusReason (uint8)
 	InstrumentStatusReserved2Offset      int = 6  // uint16
 	InstrumentStatusRptSeqOffset         int = 8  // uint64
 	InstrumentStatusTransactTimeNsOffset int = 16 // int64
@@ -2568,7 +2719,7 @@ const (
 
 // InstrumentStatus is a flyweight over message "InstrumentStatus" (template 9).
 //
-// The instrument opened, halted or closed.
+// The instrument opened, halted, closed, or entered a call or a volatility auction.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
@@ -2665,16 +2816,16 @@ func (m InstrumentStatus) SetStatus(v TradingStatus) {
 	b[12] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 3) at offset 5 (uint8).
-func (m InstrumentStatus) Reserved() uint8 {
+// Reason reads field "reason" (id 3) at offset 5 (uint8).
+func (m InstrumentStatus) Reason() StatusReason {
 	b := m.buf
-	return b[13]
+	return StatusReason(b[13])
 }
 
-// SetReserved writes field "reserved" (id 3).
-func (m InstrumentStatus) SetReserved(v uint8) {
+// SetReason writes field "reason" (id 3).
+func (m InstrumentStatus) SetReason(v StatusReason) {
 	b := m.buf
-	b[13] = v
+	b[13] = uint8(v)
 }
 
 // Reserved2 reads field "reserved2" (id 4) at offset 6 (uint16).
@@ -2722,8 +2873,8 @@ func (m *InstrumentStatus) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
 	dst = append(dst, " status="...)
 	dst = append(dst, m.Status().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reason="...)
+	dst = append(dst, m.Reason().String()...)
 	dst = append(dst, " reserved2="...)
 	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
 	dst = append(dst, " rptSeq="...)
@@ -2735,6 +2886,290 @@ func (m *InstrumentStatus) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *InstrumentStatus) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "AuctionUpdate".
+const (
+	AuctionUpdateTemplateID  uint16 = 14
+	AuctionUpdateBlockLength int    = 51
+	// AuctionUpdateEncodedLength is the header plus the block.
+	AuctionUpdateEncodedLength int = MessageHeaderSize + AuctionUpdateBlockLength
+)
+
+// The offsets of the fields of message "AuctionUpdate", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+AuctionUpdateFOffset.
+const (
+	AuctionUpdateInstrumentIDOffset   int = 0  // uint32
+	AuctionUpdateStatusOffset         int = 4  // TradingStatus (uint8)
+	AuctionUpdateKindOffset           int = 5  // AuctionUpdateKind (uint8)
+	AuctionUpdateImbalanceSideOffset  int = 6  // ImbalanceSide (uint8)
+	AuctionUpdateRuleOffset           int = 7  // AuctionRule (uint8)
+	AuctionUpdateReservedOffset       int = 8  // uint8
+	AuctionUpdateReserved2Offset      int = 9  // uint16
+	AuctionUpdateRptSeqOffset         int = 11 // uint64
+	AuctionUpdatePriceTicksOffset     int = 19 // int64
+	AuctionUpdateMatchedQtyOffset     int = 27 // int64
+	AuctionUpdateImbalanceQtyOffset   int = 35 // int64
+	AuctionUpdateTransactTimeNsOffset int = 43 // int64
+)
+
+// AuctionUpdate is a flyweight over message "AuctionUpdate" (template 14).
+//
+// During a call, the indicative uncross (price, volume, imbalance), after each change (throttled by the venue); at its end, the uncross itself, before its trades.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type AuctionUpdate struct {
+	buf *[MessageHeaderSize + AuctionUpdateBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+AuctionUpdateEncodedLength, leaving m unwrapped and buf untouched.
+func (m *AuctionUpdate) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < AuctionUpdateEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + AuctionUpdateBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), AuctionUpdateTemplateID, AuctionUpdateBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// AuctionUpdateBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *AuctionUpdate) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, AuctionUpdateTemplateID, AuctionUpdateBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + AuctionUpdateBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, AuctionUpdateTemplateID, AuctionUpdateBlockLength)
+}
+
+// DecodeAuctionUpdate returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeAuctionUpdate(buf []byte) (m AuctionUpdate, ok bool) {
+	if !validMessage(buf, AuctionUpdateTemplateID, AuctionUpdateBlockLength) {
+		return AuctionUpdate{}, false
+	}
+	return AuctionUpdate{buf: (*[MessageHeaderSize + AuctionUpdateBlockLength]byte)(buf)}, true
+}
+
+// OverwriteAuctionUpdate writes the header of a AuctionUpdate at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than AuctionUpdateEncodedLength.
+// Like DecodeAuctionUpdate it is inlined and its result stays in a register.
+func OverwriteAuctionUpdate(buf []byte) (m AuctionUpdate, ok bool) {
+	if len(buf) < AuctionUpdateEncodedLength {
+		return AuctionUpdate{}, false
+	}
+	m.buf = (*[MessageHeaderSize + AuctionUpdateBlockLength]byte)(buf)
+	// The header as one word: blockLength 51, templateId 14, schemaId 2, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x2000e0033)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *AuctionUpdate) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// InstrumentID reads field "instrumentId" (id 1) at offset 0 (uint32).
+func (m AuctionUpdate) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[8:12])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 1).
+func (m AuctionUpdate) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[8:12], v)
+}
+
+// Status reads field "status" (id 2) at offset 4 (uint8).
+//
+// the call phase.
+func (m AuctionUpdate) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[12])
+}
+
+// SetStatus writes field "status" (id 2).
+func (m AuctionUpdate) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[12] = uint8(v)
+}
+
+// Kind reads field "kind" (id 3) at offset 5 (uint8).
+func (m AuctionUpdate) Kind() AuctionUpdateKind {
+	b := m.buf
+	return AuctionUpdateKind(b[13])
+}
+
+// SetKind writes field "kind" (id 3).
+func (m AuctionUpdate) SetKind(v AuctionUpdateKind) {
+	b := m.buf
+	b[13] = uint8(v)
+}
+
+// ImbalanceSide reads field "imbalanceSide" (id 4) at offset 6 (uint8).
+func (m AuctionUpdate) ImbalanceSide() ImbalanceSide {
+	b := m.buf
+	return ImbalanceSide(b[14])
+}
+
+// SetImbalanceSide writes field "imbalanceSide" (id 4).
+func (m AuctionUpdate) SetImbalanceSide(v ImbalanceSide) {
+	b := m.buf
+	b[14] = uint8(v)
+}
+
+// Rule reads field "rule" (id 5) at offset 7 (uint8).
+//
+// NoCross: nothing would trade (price 0).
+func (m AuctionUpdate) Rule() AuctionRule {
+	b := m.buf
+	return AuctionRule(b[15])
+}
+
+// SetRule writes field "rule" (id 5).
+func (m AuctionUpdate) SetRule(v AuctionRule) {
+	b := m.buf
+	b[15] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 6) at offset 8 (uint8).
+func (m AuctionUpdate) Reserved() uint8 {
+	b := m.buf
+	return b[16]
+}
+
+// SetReserved writes field "reserved" (id 6).
+func (m AuctionUpdate) SetReserved(v uint8) {
+	b := m.buf
+	b[16] = v
+}
+
+// Reserved2 reads field "reserved2" (id 7) at offset 9 (uint16).
+func (m AuctionUpdate) Reserved2() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[17:19])
+}
+
+// SetReserved2 writes field "reserved2" (id 7).
+func (m AuctionUpdate) SetReserved2(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[17:19], v)
+}
+
+// RptSeq reads field "rptSeq" (id 8) at offset 11 (uint64).
+func (m AuctionUpdate) RptSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[19:27])
+}
+
+// SetRptSeq writes field "rptSeq" (id 8).
+func (m AuctionUpdate) SetRptSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[19:27], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 9) at offset 19 (int64).
+func (m AuctionUpdate) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[27:35]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 9).
+func (m AuctionUpdate) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[27:35], uint64(v))
+}
+
+// MatchedQty reads field "matchedQty" (id 10) at offset 27 (int64).
+func (m AuctionUpdate) MatchedQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[35:43]))
+}
+
+// SetMatchedQty writes field "matchedQty" (id 10).
+func (m AuctionUpdate) SetMatchedQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[35:43], uint64(v))
+}
+
+// ImbalanceQty reads field "imbalanceQty" (id 11) at offset 35 (int64).
+func (m AuctionUpdate) ImbalanceQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[43:51]))
+}
+
+// SetImbalanceQty writes field "imbalanceQty" (id 11).
+func (m AuctionUpdate) SetImbalanceQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[43:51], uint64(v))
+}
+
+// TransactTimeNs reads field "transactTimeNs" (id 12) at offset 43 (int64).
+func (m AuctionUpdate) TransactTimeNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[51:59]))
+}
+
+// SetTransactTimeNs writes field "transactTimeNs" (id 12).
+func (m AuctionUpdate) SetTransactTimeNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[51:59], uint64(v))
+}
+
+// AppendText appends m as one line of text: "AuctionUpdate", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *AuctionUpdate) AppendText(dst []byte) []byte {
+	dst = append(dst, "AuctionUpdate"...)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " kind="...)
+	dst = append(dst, m.Kind().String()...)
+	dst = append(dst, " imbalanceSide="...)
+	dst = append(dst, m.ImbalanceSide().String()...)
+	dst = append(dst, " rule="...)
+	dst = append(dst, m.Rule().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " rptSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.RptSeq()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " matchedQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MatchedQty()), 10)
+	dst = append(dst, " imbalanceQty="...)
+	dst = strconv.AppendInt(dst, int64(m.ImbalanceQty()), 10)
+	dst = append(dst, " transactTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.TransactTimeNs()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *AuctionUpdate) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "EndOfSession".
 const (

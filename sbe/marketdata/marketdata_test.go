@@ -25,6 +25,7 @@ var codecs = map[string]func() sbetest.Codec{
 	"PriceLevelUpdate":     func() sbetest.Codec { return new(marketdata.PriceLevelUpdate) },
 	"Trade":                func() sbetest.Codec { return new(marketdata.Trade) },
 	"InstrumentStatus":     func() sbetest.Codec { return new(marketdata.InstrumentStatus) },
+	"AuctionUpdate":        func() sbetest.Codec { return new(marketdata.AuctionUpdate) },
 	"EndOfSession":         func() sbetest.Codec { return new(marketdata.EndOfSession) },
 	"SnapshotStart":        func() sbetest.Codec { return new(marketdata.SnapshotStart) },
 	"SnapshotEntries":      func() sbetest.Codec { return new(marketdata.SnapshotEntries) },

@@ -168,6 +168,12 @@ func MessageName(templateID uint16) string {
 		return "OrderRefilled"
 	case 160:
 		return "InstrumentAdded"
+	case 113:
+		return "AuctionIndicative"
+	case 114:
+		return "AuctionUncrossed"
+	case 115:
+		return "VolatilityInterruption"
 	}
 	return ""
 }
@@ -388,6 +394,24 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case InstrumentAddedTemplateID:
 		var m InstrumentAdded
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case AuctionIndicativeTemplateID:
+		var m AuctionIndicative
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case AuctionUncrossedTemplateID:
+		var m AuctionUncrossed
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case VolatilityInterruptionTemplateID:
+		var m VolatilityInterruption
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -616,11 +640,13 @@ type TimeInForce uint8
 
 // The values of TimeInForce.
 const (
-	TimeInForceDay TimeInForce = 0
-	TimeInForceGTC TimeInForce = 1
-	TimeInForceIOC TimeInForce = 3
-	TimeInForceFOK TimeInForce = 4
-	TimeInForceGTD TimeInForce = 6
+	TimeInForceDay          TimeInForce = 0
+	TimeInForceGTC          TimeInForce = 1
+	TimeInForceAtTheOpening TimeInForce = 2
+	TimeInForceIOC          TimeInForce = 3
+	TimeInForceFOK          TimeInForce = 4
+	TimeInForceGTD          TimeInForce = 6
+	TimeInForceAtTheClose   TimeInForce = 7
 )
 
 // String returns the schema name of v, or TimeInForce(n) for a value the schema does not define.
@@ -630,12 +656,16 @@ func (v TimeInForce) String() string {
 		return "Day"
 	case TimeInForceGTC:
 		return "GTC"
+	case TimeInForceAtTheOpening:
+		return "AtTheOpening"
 	case TimeInForceIOC:
 		return "IOC"
 	case TimeInForceFOK:
 		return "FOK"
 	case TimeInForceGTD:
 		return "GTD"
+	case TimeInForceAtTheClose:
+		return "AtTheClose"
 	}
 	return "TimeInForce(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -643,7 +673,7 @@ func (v TimeInForce) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v TimeInForce) Valid() bool {
 	switch v {
-	case TimeInForceDay, TimeInForceGTC, TimeInForceIOC, TimeInForceFOK, TimeInForceGTD:
+	case TimeInForceDay, TimeInForceGTC, TimeInForceAtTheOpening, TimeInForceIOC, TimeInForceFOK, TimeInForceGTD, TimeInForceAtTheClose:
 		return true
 	}
 	return false
@@ -817,6 +847,9 @@ const (
 	RejectReasonMaxFloorNotLotMultiple         RejectReason = 28
 	RejectReasonDuplicateInstrument            RejectReason = 50
 	RejectReasonInvalidInstrument              RejectReason = 51
+	RejectReasonAtTheOpeningOutsideCall        RejectReason = 29
+	RejectReasonAtTheCloseOutsideCall          RejectReason = 30
+	RejectReasonImmediateInCall                RejectReason = 31
 	RejectReasonRiskLimitExceeded              RejectReason = 40
 	RejectReasonKillSwitchActive               RejectReason = 41
 )
@@ -886,6 +919,12 @@ func (v RejectReason) String() string {
 		return "DuplicateInstrument"
 	case RejectReasonInvalidInstrument:
 		return "InvalidInstrument"
+	case RejectReasonAtTheOpeningOutsideCall:
+		return "AtTheOpeningOutsideCall"
+	case RejectReasonAtTheCloseOutsideCall:
+		return "AtTheCloseOutsideCall"
+	case RejectReasonImmediateInCall:
+		return "ImmediateInCall"
 	case RejectReasonRiskLimitExceeded:
 		return "RiskLimitExceeded"
 	case RejectReasonKillSwitchActive:
@@ -897,7 +936,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonDuplicateInstrument, RejectReasonInvalidInstrument, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonDuplicateInstrument, RejectReasonInvalidInstrument, RejectReasonAtTheOpeningOutsideCall, RejectReasonAtTheCloseOutsideCall, RejectReasonImmediateInCall, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
 		return true
 	}
 	return false
@@ -991,9 +1030,12 @@ type TradingStatus uint8
 
 // The values of TradingStatus.
 const (
-	TradingStatusOpen   TradingStatus = 1
-	TradingStatusHalted TradingStatus = 2
-	TradingStatusClosed TradingStatus = 3
+	TradingStatusOpen              TradingStatus = 1
+	TradingStatusHalted            TradingStatus = 2
+	TradingStatusClosed            TradingStatus = 3
+	TradingStatusOpeningCall       TradingStatus = 4
+	TradingStatusClosingCall       TradingStatus = 5
+	TradingStatusVolatilityAuction TradingStatus = 6
 )
 
 // String returns the schema name of v, or TradingStatus(n) for a value the schema does not define.
@@ -1005,6 +1047,12 @@ func (v TradingStatus) String() string {
 		return "Halted"
 	case TradingStatusClosed:
 		return "Closed"
+	case TradingStatusOpeningCall:
+		return "OpeningCall"
+	case TradingStatusClosingCall:
+		return "ClosingCall"
+	case TradingStatusVolatilityAuction:
+		return "VolatilityAuction"
 	}
 	return "TradingStatus(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -1012,7 +1060,79 @@ func (v TradingStatus) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v TradingStatus) Valid() bool {
 	switch v {
-	case TradingStatusOpen, TradingStatusHalted, TradingStatusClosed:
+	case TradingStatusOpen, TradingStatusHalted, TradingStatusClosed, TradingStatusOpeningCall, TradingStatusClosingCall, TradingStatusVolatilityAuction:
+		return true
+	}
+	return false
+}
+
+// AuctionRule is the enum "AuctionRule", encoded as uint8.
+// Which rule chose an uncrossing price (core/auction.go).
+type AuctionRule uint8
+
+// The values of AuctionRule.
+const (
+	AuctionRuleNoCross        AuctionRule = 0
+	AuctionRuleMaxVolume      AuctionRule = 1
+	AuctionRuleMinImbalance   AuctionRule = 2
+	AuctionRuleMarketPressure AuctionRule = 3
+	AuctionRuleReferencePrice AuctionRule = 4
+)
+
+// String returns the schema name of v, or AuctionRule(n) for a value the schema does not define.
+func (v AuctionRule) String() string {
+	switch v {
+	case AuctionRuleNoCross:
+		return "NoCross"
+	case AuctionRuleMaxVolume:
+		return "MaxVolume"
+	case AuctionRuleMinImbalance:
+		return "MinImbalance"
+	case AuctionRuleMarketPressure:
+		return "MarketPressure"
+	case AuctionRuleReferencePrice:
+		return "ReferencePrice"
+	}
+	return "AuctionRule(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v AuctionRule) Valid() bool {
+	switch v {
+	case AuctionRuleNoCross, AuctionRuleMaxVolume, AuctionRuleMinImbalance, AuctionRuleMarketPressure, AuctionRuleReferencePrice:
+		return true
+	}
+	return false
+}
+
+// ImbalanceSide is the enum "ImbalanceSide", encoded as uint8.
+// The side with quantity left over at the uncrossing price.
+type ImbalanceSide uint8
+
+// The values of ImbalanceSide.
+const (
+	ImbalanceSideNone ImbalanceSide = 0
+	ImbalanceSideBuy  ImbalanceSide = 1
+	ImbalanceSideSell ImbalanceSide = 2
+)
+
+// String returns the schema name of v, or ImbalanceSide(n) for a value the schema does not define.
+func (v ImbalanceSide) String() string {
+	switch v {
+	case ImbalanceSideNone:
+		return "None"
+	case ImbalanceSideBuy:
+		return "Buy"
+	case ImbalanceSideSell:
+		return "Sell"
+	}
+	return "ImbalanceSide(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
+// Valid reports whether v is a value the schema defines.
+func (v ImbalanceSide) Valid() bool {
+	switch v {
+	case ImbalanceSideNone, ImbalanceSideBuy, ImbalanceSideSell:
 		return true
 	}
 	return false
@@ -5829,7 +5949,7 @@ const (
 	FillTimeInForceOffset      int = 24  // TimeInForce (uint8)
 	FillAggressorOffset        int = 25  // BooleanType (uint8)
 	FillOrdStatusOffset        int = 26  // OrdStatus (uint8)
-	FillReservedOffset         int = 27  // uint8
+	FillAuctionOffset          int = 27  // BooleanType (uint8)
 	FillOrderIDOffset          int = 28  // uint64
 	FillExecIDOffset           int = 36  // uint64
 	FillTradeIDOffset          int = 44  // uint64
@@ -6029,16 +6149,18 @@ func (m Fill) SetOrdStatus(v OrdStatus) {
 	b[34] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m Fill) Reserved() uint8 {
+// Auction reads field "auction" (id 10) at offset 27 (uint8).
+//
+// True: a trade of an auction's uncross, at its one price.
+func (m Fill) Auction() BooleanType {
 	b := m.buf
-	return b[35]
+	return BooleanType(b[35])
 }
 
-// SetReserved writes field "reserved" (id 10).
-func (m Fill) SetReserved(v uint8) {
+// SetAuction writes field "auction" (id 10).
+func (m Fill) SetAuction(v BooleanType) {
 	b := m.buf
-	b[35] = v
+	b[35] = uint8(v)
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
@@ -6292,8 +6414,8 @@ func (m *Fill) AppendText(dst []byte) []byte {
 	dst = append(dst, m.Aggressor().String()...)
 	dst = append(dst, " ordStatus="...)
 	dst = append(dst, m.OrdStatus().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " auction="...)
+	dst = append(dst, m.Auction().String()...)
 	dst = append(dst, " orderId="...)
 	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
 	dst = append(dst, " execId="...)
@@ -8520,7 +8642,7 @@ const (
 
 // TradingStatusChanged is a flyweight over message "TradingStatusChanged" (template 109).
 //
-// An instrument opened, halted or closed.
+// An instrument opened, halted, closed, or entered a call or a volatility auction.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
@@ -11032,3 +11154,792 @@ func (m *InstrumentAdded) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *InstrumentAdded) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "AuctionIndicative".
+const (
+	AuctionIndicativeTemplateID  uint16 = 113
+	AuctionIndicativeBlockLength int    = 48
+	// AuctionIndicativeEncodedLength is the header plus the block.
+	AuctionIndicativeEncodedLength int = MessageHeaderSize + AuctionIndicativeBlockLength
+)
+
+// The offsets of the fields of message "AuctionIndicative", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+AuctionIndicativeFOffset.
+const (
+	AuctionIndicativeCauseSeqOffset      int = 0  // uint64
+	AuctionIndicativeTimestampNsOffset   int = 8  // int64
+	AuctionIndicativeInstrumentIDOffset  int = 16 // uint32
+	AuctionIndicativeStatusOffset        int = 20 // TradingStatus (uint8)
+	AuctionIndicativeImbalanceSideOffset int = 21 // ImbalanceSide (uint8)
+	AuctionIndicativeRuleOffset          int = 22 // AuctionRule (uint8)
+	AuctionIndicativeReservedOffset      int = 23 // uint8
+	AuctionIndicativePriceTicksOffset    int = 24 // int64
+	AuctionIndicativeMatchedQtyOffset    int = 32 // int64
+	AuctionIndicativeImbalanceQtyOffset  int = 40 // int64
+)
+
+// AuctionIndicative is a flyweight over message "AuctionIndicative" (template 113).
+//
+// During a call: the price the book would uncross at now, its volume and imbalance (throttled: core/auction.go).
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type AuctionIndicative struct {
+	buf *[MessageHeaderSize + AuctionIndicativeBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+AuctionIndicativeEncodedLength, leaving m unwrapped and buf untouched.
+func (m *AuctionIndicative) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < AuctionIndicativeEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + AuctionIndicativeBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), AuctionIndicativeTemplateID, AuctionIndicativeBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// AuctionIndicativeBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *AuctionIndicative) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, AuctionIndicativeTemplateID, AuctionIndicativeBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + AuctionIndicativeBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, AuctionIndicativeTemplateID, AuctionIndicativeBlockLength)
+}
+
+// DecodeAuctionIndicative returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeAuctionIndicative(buf []byte) (m AuctionIndicative, ok bool) {
+	if !validMessage(buf, AuctionIndicativeTemplateID, AuctionIndicativeBlockLength) {
+		return AuctionIndicative{}, false
+	}
+	return AuctionIndicative{buf: (*[MessageHeaderSize + AuctionIndicativeBlockLength]byte)(buf)}, true
+}
+
+// OverwriteAuctionIndicative writes the header of a AuctionIndicative at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than AuctionIndicativeEncodedLength.
+// Like DecodeAuctionIndicative it is inlined and its result stays in a register.
+func OverwriteAuctionIndicative(buf []byte) (m AuctionIndicative, ok bool) {
+	if len(buf) < AuctionIndicativeEncodedLength {
+		return AuctionIndicative{}, false
+	}
+	m.buf = (*[MessageHeaderSize + AuctionIndicativeBlockLength]byte)(buf)
+	// The header as one word: blockLength 48, templateId 113, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100710030)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *AuctionIndicative) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m AuctionIndicative) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m AuctionIndicative) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m AuctionIndicative) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m AuctionIndicative) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m AuctionIndicative) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m AuctionIndicative) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Status reads field "status" (id 4) at offset 20 (uint8).
+//
+// the call phase.
+func (m AuctionIndicative) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[28])
+}
+
+// SetStatus writes field "status" (id 4).
+func (m AuctionIndicative) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// ImbalanceSide reads field "imbalanceSide" (id 5) at offset 21 (uint8).
+func (m AuctionIndicative) ImbalanceSide() ImbalanceSide {
+	b := m.buf
+	return ImbalanceSide(b[29])
+}
+
+// SetImbalanceSide writes field "imbalanceSide" (id 5).
+func (m AuctionIndicative) SetImbalanceSide(v ImbalanceSide) {
+	b := m.buf
+	b[29] = uint8(v)
+}
+
+// Rule reads field "rule" (id 6) at offset 22 (uint8).
+//
+// the rule that chose the price; NoCross: nothing would trade.
+func (m AuctionIndicative) Rule() AuctionRule {
+	b := m.buf
+	return AuctionRule(b[30])
+}
+
+// SetRule writes field "rule" (id 6).
+func (m AuctionIndicative) SetRule(v AuctionRule) {
+	b := m.buf
+	b[30] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 7) at offset 23 (uint8).
+func (m AuctionIndicative) Reserved() uint8 {
+	b := m.buf
+	return b[31]
+}
+
+// SetReserved writes field "reserved" (id 7).
+func (m AuctionIndicative) SetReserved(v uint8) {
+	b := m.buf
+	b[31] = v
+}
+
+// PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
+//
+// 0 when nothing would trade.
+func (m AuctionIndicative) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m AuctionIndicative) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// MatchedQty reads field "matchedQty" (id 9) at offset 32 (int64).
+func (m AuctionIndicative) MatchedQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetMatchedQty writes field "matchedQty" (id 9).
+func (m AuctionIndicative) SetMatchedQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// ImbalanceQty reads field "imbalanceQty" (id 10) at offset 40 (int64).
+//
+// quantity left unmatched at the price on imbalanceSide.
+func (m AuctionIndicative) ImbalanceQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetImbalanceQty writes field "imbalanceQty" (id 10).
+func (m AuctionIndicative) SetImbalanceQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// AppendText appends m as one line of text: "AuctionIndicative", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *AuctionIndicative) AppendText(dst []byte) []byte {
+	dst = append(dst, "AuctionIndicative"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " imbalanceSide="...)
+	dst = append(dst, m.ImbalanceSide().String()...)
+	dst = append(dst, " rule="...)
+	dst = append(dst, m.Rule().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " matchedQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MatchedQty()), 10)
+	dst = append(dst, " imbalanceQty="...)
+	dst = strconv.AppendInt(dst, int64(m.ImbalanceQty()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *AuctionIndicative) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "AuctionUncrossed".
+const (
+	AuctionUncrossedTemplateID  uint16 = 114
+	AuctionUncrossedBlockLength int    = 56
+	// AuctionUncrossedEncodedLength is the header plus the block.
+	AuctionUncrossedEncodedLength int = MessageHeaderSize + AuctionUncrossedBlockLength
+)
+
+// The offsets of the fields of message "AuctionUncrossed", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+AuctionUncrossedFOffset.
+const (
+	AuctionUncrossedCauseSeqOffset            int = 0  // uint64
+	AuctionUncrossedTimestampNsOffset         int = 8  // int64
+	AuctionUncrossedInstrumentIDOffset        int = 16 // uint32
+	AuctionUncrossedStatusOffset              int = 20 // TradingStatus (uint8)
+	AuctionUncrossedImbalanceSideOffset       int = 21 // ImbalanceSide (uint8)
+	AuctionUncrossedRuleOffset                int = 22 // AuctionRule (uint8)
+	AuctionUncrossedReservedOffset            int = 23 // uint8
+	AuctionUncrossedPriceTicksOffset          int = 24 // int64
+	AuctionUncrossedMatchedQtyOffset          int = 32 // int64
+	AuctionUncrossedImbalanceQtyOffset        int = 40 // int64
+	AuctionUncrossedReferencePriceTicksOffset int = 48 // int64
+)
+
+// AuctionUncrossed is a flyweight over message "AuctionUncrossed" (template 114).
+//
+// A call ended: the trades at its one price follow, flagged auction.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type AuctionUncrossed struct {
+	buf *[MessageHeaderSize + AuctionUncrossedBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+AuctionUncrossedEncodedLength, leaving m unwrapped and buf untouched.
+func (m *AuctionUncrossed) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < AuctionUncrossedEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + AuctionUncrossedBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), AuctionUncrossedTemplateID, AuctionUncrossedBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// AuctionUncrossedBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *AuctionUncrossed) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, AuctionUncrossedTemplateID, AuctionUncrossedBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + AuctionUncrossedBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, AuctionUncrossedTemplateID, AuctionUncrossedBlockLength)
+}
+
+// DecodeAuctionUncrossed returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeAuctionUncrossed(buf []byte) (m AuctionUncrossed, ok bool) {
+	if !validMessage(buf, AuctionUncrossedTemplateID, AuctionUncrossedBlockLength) {
+		return AuctionUncrossed{}, false
+	}
+	return AuctionUncrossed{buf: (*[MessageHeaderSize + AuctionUncrossedBlockLength]byte)(buf)}, true
+}
+
+// OverwriteAuctionUncrossed writes the header of a AuctionUncrossed at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than AuctionUncrossedEncodedLength.
+// Like DecodeAuctionUncrossed it is inlined and its result stays in a register.
+func OverwriteAuctionUncrossed(buf []byte) (m AuctionUncrossed, ok bool) {
+	if len(buf) < AuctionUncrossedEncodedLength {
+		return AuctionUncrossed{}, false
+	}
+	m.buf = (*[MessageHeaderSize + AuctionUncrossedBlockLength]byte)(buf)
+	// The header as one word: blockLength 56, templateId 114, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100720038)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *AuctionUncrossed) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m AuctionUncrossed) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m AuctionUncrossed) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m AuctionUncrossed) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m AuctionUncrossed) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m AuctionUncrossed) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m AuctionUncrossed) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Status reads field "status" (id 4) at offset 20 (uint8).
+//
+// the call phase that ended.
+func (m AuctionUncrossed) Status() TradingStatus {
+	b := m.buf
+	return TradingStatus(b[28])
+}
+
+// SetStatus writes field "status" (id 4).
+func (m AuctionUncrossed) SetStatus(v TradingStatus) {
+	b := m.buf
+	b[28] = uint8(v)
+}
+
+// ImbalanceSide reads field "imbalanceSide" (id 5) at offset 21 (uint8).
+func (m AuctionUncrossed) ImbalanceSide() ImbalanceSide {
+	b := m.buf
+	return ImbalanceSide(b[29])
+}
+
+// SetImbalanceSide writes field "imbalanceSide" (id 5).
+func (m AuctionUncrossed) SetImbalanceSide(v ImbalanceSide) {
+	b := m.buf
+	b[29] = uint8(v)
+}
+
+// Rule reads field "rule" (id 6) at offset 22 (uint8).
+//
+// the rule that decided the price; NoCross: nothing traded.
+func (m AuctionUncrossed) Rule() AuctionRule {
+	b := m.buf
+	return AuctionRule(b[30])
+}
+
+// SetRule writes field "rule" (id 6).
+func (m AuctionUncrossed) SetRule(v AuctionRule) {
+	b := m.buf
+	b[30] = uint8(v)
+}
+
+// Reserved reads field "reserved" (id 7) at offset 23 (uint8).
+func (m AuctionUncrossed) Reserved() uint8 {
+	b := m.buf
+	return b[31]
+}
+
+// SetReserved writes field "reserved" (id 7).
+func (m AuctionUncrossed) SetReserved(v uint8) {
+	b := m.buf
+	b[31] = v
+}
+
+// PriceTicks reads field "priceTicks" (id 8) at offset 24 (int64).
+//
+// 0 when nothing traded.
+func (m AuctionUncrossed) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[32:40]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 8).
+func (m AuctionUncrossed) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], uint64(v))
+}
+
+// MatchedQty reads field "matchedQty" (id 9) at offset 32 (int64).
+func (m AuctionUncrossed) MatchedQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetMatchedQty writes field "matchedQty" (id 9).
+func (m AuctionUncrossed) SetMatchedQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// ImbalanceQty reads field "imbalanceQty" (id 10) at offset 40 (int64).
+func (m AuctionUncrossed) ImbalanceQty() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetImbalanceQty writes field "imbalanceQty" (id 10).
+func (m AuctionUncrossed) SetImbalanceQty(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// ReferencePriceTicks reads field "referencePriceTicks" (id 11) at offset 48 (int64).
+//
+// the last trade price, else the configured reference: the last rule's.
+func (m AuctionUncrossed) ReferencePriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
+}
+
+// SetReferencePriceTicks writes field "referencePriceTicks" (id 11).
+func (m AuctionUncrossed) SetReferencePriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
+}
+
+// AppendText appends m as one line of text: "AuctionUncrossed", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *AuctionUncrossed) AppendText(dst []byte) []byte {
+	dst = append(dst, "AuctionUncrossed"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " status="...)
+	dst = append(dst, m.Status().String()...)
+	dst = append(dst, " imbalanceSide="...)
+	dst = append(dst, m.ImbalanceSide().String()...)
+	dst = append(dst, " rule="...)
+	dst = append(dst, m.Rule().String()...)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " matchedQty="...)
+	dst = strconv.AppendInt(dst, int64(m.MatchedQty()), 10)
+	dst = append(dst, " imbalanceQty="...)
+	dst = strconv.AppendInt(dst, int64(m.ImbalanceQty()), 10)
+	dst = append(dst, " referencePriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.ReferencePriceTicks()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *AuctionUncrossed) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "VolatilityInterruption".
+const (
+	VolatilityInterruptionTemplateID  uint16 = 115
+	VolatilityInterruptionBlockLength int    = 72
+	// VolatilityInterruptionEncodedLength is the header plus the block.
+	VolatilityInterruptionEncodedLength int = MessageHeaderSize + VolatilityInterruptionBlockLength
+)
+
+// The offsets of the fields of message "VolatilityInterruption", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+VolatilityInterruptionFOffset.
+const (
+	VolatilityInterruptionCauseSeqOffset            int = 0  // uint64
+	VolatilityInterruptionTimestampNsOffset         int = 8  // int64
+	VolatilityInterruptionInstrumentIDOffset        int = 16 // uint32
+	VolatilityInterruptionReservedOffset            int = 20 // uint32
+	VolatilityInterruptionOrderIDOffset             int = 24 // uint64
+	VolatilityInterruptionPriceTicksOffset          int = 32 // int64
+	VolatilityInterruptionReferencePriceTicksOffset int = 40 // int64
+	VolatilityInterruptionBandLowTicksOffset        int = 48 // int64
+	VolatilityInterruptionBandHighTicksOffset       int = 56 // int64
+	VolatilityInterruptionAuctionEndNsOffset        int = 64 // int64
+)
+
+// VolatilityInterruption is a flyweight over message "VolatilityInterruption" (template 115).
+//
+// An order would have traded outside the dynamic band around the last trade: it did not, and the instrument enters a volatility auction (TradingStatusChanged follows).
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type VolatilityInterruption struct {
+	buf *[MessageHeaderSize + VolatilityInterruptionBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+VolatilityInterruptionEncodedLength, leaving m unwrapped and buf untouched.
+func (m *VolatilityInterruption) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < VolatilityInterruptionEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + VolatilityInterruptionBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), VolatilityInterruptionTemplateID, VolatilityInterruptionBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// VolatilityInterruptionBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *VolatilityInterruption) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, VolatilityInterruptionTemplateID, VolatilityInterruptionBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + VolatilityInterruptionBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, VolatilityInterruptionTemplateID, VolatilityInterruptionBlockLength)
+}
+
+// DecodeVolatilityInterruption returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeVolatilityInterruption(buf []byte) (m VolatilityInterruption, ok bool) {
+	if !validMessage(buf, VolatilityInterruptionTemplateID, VolatilityInterruptionBlockLength) {
+		return VolatilityInterruption{}, false
+	}
+	return VolatilityInterruption{buf: (*[MessageHeaderSize + VolatilityInterruptionBlockLength]byte)(buf)}, true
+}
+
+// OverwriteVolatilityInterruption writes the header of a VolatilityInterruption at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than VolatilityInterruptionEncodedLength.
+// Like DecodeVolatilityInterruption it is inlined and its result stays in a register.
+func OverwriteVolatilityInterruption(buf []byte) (m VolatilityInterruption, ok bool) {
+	if len(buf) < VolatilityInterruptionEncodedLength {
+		return VolatilityInterruption{}, false
+	}
+	m.buf = (*[MessageHeaderSize + VolatilityInterruptionBlockLength]byte)(buf)
+	// The header as one word: blockLength 72, templateId 115, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100730048)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *VolatilityInterruption) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// CauseSeq reads field "causeSeq" (id 1) at offset 0 (uint64).
+func (m VolatilityInterruption) CauseSeq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetCauseSeq writes field "causeSeq" (id 1).
+func (m VolatilityInterruption) SetCauseSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m VolatilityInterruption) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m VolatilityInterruption) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// InstrumentID reads field "instrumentId" (id 3) at offset 16 (uint32).
+func (m VolatilityInterruption) InstrumentID() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[24:28])
+}
+
+// SetInstrumentID writes field "instrumentId" (id 3).
+func (m VolatilityInterruption) SetInstrumentID(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[24:28], v)
+}
+
+// Reserved reads field "reserved" (id 4) at offset 20 (uint32).
+func (m VolatilityInterruption) Reserved() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetReserved writes field "reserved" (id 4).
+func (m VolatilityInterruption) SetReserved(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// OrderID reads field "orderId" (id 5) at offset 24 (uint64).
+//
+// the order that would have traded.
+func (m VolatilityInterruption) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[32:40])
+}
+
+// SetOrderID writes field "orderId" (id 5).
+func (m VolatilityInterruption) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], v)
+}
+
+// PriceTicks reads field "priceTicks" (id 6) at offset 32 (int64).
+//
+// the price it would have traded at.
+func (m VolatilityInterruption) PriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[40:48]))
+}
+
+// SetPriceTicks writes field "priceTicks" (id 6).
+func (m VolatilityInterruption) SetPriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[40:48], uint64(v))
+}
+
+// ReferencePriceTicks reads field "referencePriceTicks" (id 7) at offset 40 (int64).
+//
+// the band's centre: the last trade price before the order.
+func (m VolatilityInterruption) ReferencePriceTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[48:56]))
+}
+
+// SetReferencePriceTicks writes field "referencePriceTicks" (id 7).
+func (m VolatilityInterruption) SetReferencePriceTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[48:56], uint64(v))
+}
+
+// BandLowTicks reads field "bandLowTicks" (id 8) at offset 48 (int64).
+func (m VolatilityInterruption) BandLowTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[56:64]))
+}
+
+// SetBandLowTicks writes field "bandLowTicks" (id 8).
+func (m VolatilityInterruption) SetBandLowTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[56:64], uint64(v))
+}
+
+// BandHighTicks reads field "bandHighTicks" (id 9) at offset 56 (int64).
+func (m VolatilityInterruption) BandHighTicks() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[64:72]))
+}
+
+// SetBandHighTicks writes field "bandHighTicks" (id 9).
+func (m VolatilityInterruption) SetBandHighTicks(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[64:72], uint64(v))
+}
+
+// AuctionEndNs reads field "auctionEndNs" (id 10) at offset 64 (int64).
+//
+// when the volatility auction uncrosses: at the first command at or after it.
+func (m VolatilityInterruption) AuctionEndNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[72:80]))
+}
+
+// SetAuctionEndNs writes field "auctionEndNs" (id 10).
+func (m VolatilityInterruption) SetAuctionEndNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[72:80], uint64(v))
+}
+
+// AppendText appends m as one line of text: "VolatilityInterruption", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *VolatilityInterruption) AppendText(dst []byte) []byte {
+	dst = append(dst, "VolatilityInterruption"...)
+	dst = append(dst, " causeSeq="...)
+	dst = strconv.AppendUint(dst, uint64(m.CauseSeq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " instrumentId="...)
+	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " priceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.PriceTicks()), 10)
+	dst = append(dst, " referencePriceTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.ReferencePriceTicks()), 10)
+	dst = append(dst, " bandLowTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.BandLowTicks()), 10)
+	dst = append(dst, " bandHighTicks="...)
+	dst = strconv.AppendInt(dst, int64(m.BandHighTicks()), 10)
+	dst = append(dst, " auctionEndNs="...)
+	dst = strconv.AppendInt(dst, int64(m.AuctionEndNs()), 10)
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *VolatilityInterruption) String() string { return string(m.AppendText(nil)) }

@@ -1,0 +1,698 @@
+package core
+
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Call auctions (see "Auctions" in doc.go). An instrument in a call phase
+// (OpeningCall, ClosingCall, VolatilityAuction) accepts orders, cancels and
+// replaces, and matches nothing: limit orders rest, even crossed, and
+// market orders wait in a FIFO per side (auctionState.market). The call
+// ends with an uncross when the instrument moves to Open or Closed (or when
+// a volatility auction's time is up): every trade prints at one price, and
+// market orders trade before limit orders.
+//
+// The uncrossing price is chosen among the prices of the non-empty levels,
+// walked once in ascending order with the quantity each side would trade
+// there (buy: market buys and bids at or above; sell: market sells and
+// asks at or below; the level totals and the side totals are kept by the
+// book, so a price costs O(1)): the most volume, then the least imbalance,
+// then market pressure (the highest price when every remaining candidate
+// leaves buyers over, the lowest when every one leaves sellers over), then
+// the candidate closest to the reference price (the last trade, else the
+// configured reference; the lower of two at the same distance). A walk
+// costs O(non-empty levels) plus the bitmap words between them.
+
+// auctionState is an instrument's part in call phases.
+type auctionState struct {
+	// market holds the market orders waiting for the uncross, one FIFO
+	// (level 0) per side. Their orders are marked waiting with stopLevel 0,
+	// which tells them from waiting stops (stopLevel ≥ 1).
+	market [2]bookSide
+	// phase is the call phase whose orders the book holds, 0 when none: it
+	// stays while an operator halts the call, so that the uncross still runs
+	// when the instrument opens or closes.
+	phase venue.TradingStatus
+	// refTicks is the configured reference price, the last tie-break's
+	// when the instrument has not traded.
+	refTicks int64
+	// volBandTicks and volAuctionNs configure volatility interruptions.
+	volBandTicks int64
+	volAuctionNs int64
+	// endNs is when the running volatility auction uncrosses, 0 when none.
+	endNs int64
+	// Indicative publication: the book totals last looked at, the command
+	// time and content of the last AuctionIndicative, and whether a change
+	// waits for the throttle interval to pass.
+	sig       bookSig
+	replaces  int64 // replaces that moved an order in a call (see bookSig)
+	shownAtNs int64
+	shown     auctionResult
+	pending   bool
+}
+
+// bookSig is what an indicative price depends on, summed up: an order
+// joining a side moves its count and quantity, one leaving it counts an
+// edit, a fill or a smaller quantity moves a total; replaces counts the
+// replaces in a call (-1 marks a book not looked at yet).
+type bookSig struct {
+	bidQty, askQty, marketBuyQty, marketSellQty int64
+	edits                                       [4]uint32
+	replaces                                    int64
+}
+
+// auctionResult is an uncrossing price and what trades there.
+type auctionResult struct {
+	priceTicks    int64
+	matchedQty    int64
+	imbalanceQty  int64
+	imbalanceSide venue.ImbalanceSide
+	rule          venue.AuctionRule
+}
+
+func newAuctionState(c *InstrumentConfig) auctionState {
+	a := auctionState{refTicks: c.RefPriceTicks, volBandTicks: c.VolatilityBandTicks, volAuctionNs: c.VolatilityAuctionNs}
+	if a.volAuctionNs == 0 {
+		a.volAuctionNs = VolatilityAuctionNsDefault
+	}
+	for s := range a.market {
+		a.market[s] = newBookSide(1, s == 0)
+	}
+	if isCall(c.Status) {
+		a.phase = c.Status
+	}
+	return a
+}
+
+// isCall reports whether a status is a call phase.
+func isCall(s venue.TradingStatus) bool {
+	return s == venue.TradingStatusOpeningCall || s == venue.TradingStatusClosingCall || s == venue.TradingStatusVolatilityAuction
+}
+
+// phaseTIF is the time in force that takes part only in a call phase's
+// uncross (0 when the phase has none).
+func phaseTIF(phase venue.TradingStatus) venue.TimeInForce {
+	switch phase {
+	case venue.TradingStatusOpeningCall:
+		return venue.TimeInForceAtTheOpening
+	case venue.TradingStatusClosingCall:
+		return venue.TimeInForceAtTheClose
+	}
+	return venue.TimeInForceDay // no order is expired for it: see expireAuctionOrders
+}
+
+// continuousTIF reports whether tif is a time in force of continuous
+// trading (DAY, GTC, IOC, FOK, GTD): one test of a bit mask.
+func continuousTIF(tif venue.TimeInForce) bool {
+	const mask = 1<<venue.TimeInForceDay | 1<<venue.TimeInForceGTC | 1<<venue.TimeInForceIOC |
+		1<<venue.TimeInForceFOK | 1<<venue.TimeInForceGTD
+	return tif < 8 && mask>>tif&1 != 0
+}
+
+// entryReject is statusReject for a new order: outside a call phase a
+// TimeInForce of the opening or the close is refused, inside one IOC and
+// FOK are, and a market order needs an order slot as it waits. The common
+// case (Open, a continuous time in force) costs two tests.
+func (m *Matcher) entryReject(in *instrument, ordType venue.OrdType, tif venue.TimeInForce) venue.RejectReason {
+	if in.status == venue.TradingStatusOpen && tif != venue.TimeInForceAtTheOpening && tif != venue.TimeInForceAtTheClose {
+		return venue.RejectReasonNone
+	}
+	return m.entryRejectSlow(in, ordType, tif)
+}
+
+func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif venue.TimeInForce) venue.RejectReason {
+	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
+		return reason
+	}
+	switch {
+	case tif == venue.TimeInForceAtTheOpening && (in.status != venue.TradingStatusOpeningCall || isStop(ordType)):
+		return venue.RejectReasonAtTheOpeningOutsideCall
+	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || isStop(ordType)):
+		return venue.RejectReasonAtTheCloseOutsideCall
+	case !isCall(in.status):
+		return venue.RejectReasonNone
+	case tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK:
+		return venue.RejectReasonImmediateInCall
+	case ordType == venue.OrdTypeMarket && m.pool.inUse >= m.ordersMax:
+		return venue.RejectReasonCapacityExceeded
+	}
+	return venue.RejectReasonNone
+}
+
+// enterWithoutMatching is executeNewOrder outside continuous trading: an
+// accepted order (or an elected stop) joins the book without trading. A
+// market order waits for the uncross in a call (a stop elected as a market
+// order does not: it is cancelled, as outside a call).
+func (m *Matcher) enterWithoutMatching(in *instrument, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	switch {
+	case canRest(o.ordType, o.tif):
+		m.restAccepted(in, oi)
+	case m.canQueueMarket(in, o):
+		m.queueMarket(in, oi)
+	case marketLike(o.ordType):
+		m.cancelQuiet(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled)
+	default:
+		m.cancelQuiet(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled)
+	}
+}
+
+// restAccepted puts an accepted order that can rest into the book, as the
+// end of executeNewOrder does.
+func (m *Matcher) restAccepted(in *instrument, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
+	if isIceberg(o) || o.listed {
+		m.restSpecial(oi)
+		return
+	}
+	m.listOrder(oi)
+	if m.risk.on {
+		m.riskOpen(o, 1, o.leavesQty)
+	}
+	if o.tif == venue.TimeInForceGTD {
+		m.gtd.push(oi)
+	}
+}
+
+// canQueueMarket reports whether market order o (the remainder of one that
+// traded before a volatility interruption, or a new one in a call) waits
+// for the uncross: a plain market order, not IOC or FOK, in a call, with
+// an order slot left beside the spare one non-resting orders use.
+func (m *Matcher) canQueueMarket(in *instrument, o *order) bool {
+	return o.ordType == venue.OrdTypeMarket && in.auction.phase != 0 && isCall(in.status) &&
+		o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK && m.pool.inUse <= m.ordersMax
+}
+
+// queueMarket puts market order oi at the back of its side's market FIFO.
+func (m *Matcher) queueMarket(in *instrument, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	in.auction.market[sideIndex(o.side)].pushBack(m.pool.orders, 0, oi)
+	o.resting, o.waiting = false, true // pushBack marks an order resting in the book
+	if !o.listed {
+		m.listOrder(oi)
+		if o.tif == venue.TimeInForceGTD {
+			m.gtd.push(oi)
+		}
+	}
+	if m.risk.on {
+		m.riskOpen(o, 1, o.leavesQty)
+	}
+}
+
+// unqueueMarket takes a waiting market order out of its FIFO.
+func (m *Matcher) unqueueMarket(oi orderIdx) {
+	o := &m.pool.orders[oi]
+	m.instrumentOf(o).auction.market[sideIndex(o.side)].unlink(m.pool.orders, 0, oi)
+	o.waiting = false
+	if m.risk.on && o.leavesQty > 0 { // a filled one stopped counting at its last fill
+		m.riskOpen(o, -1, -o.leavesQty)
+	}
+}
+
+// changeStatus moves an instrument to status (SetTradingStatus, operator
+// and schedule commands, volatility interruptions) and reports it. Moving
+// to Open or Closed while the book holds a call's orders uncrosses first;
+// entering a call remembers its phase; leaving a volatility auction by
+// another way stops its timer.
+func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
+	a := &in.auction
+	if a.phase != 0 && (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) {
+		m.uncross(in, status)
+		return
+	}
+	a.endNs = 0
+	if isCall(status) {
+		if a.phase != 0 && a.phase != status {
+			m.expireAuctionOrders(in, phaseTIF(a.phase), false)
+		}
+		if a.phase == 0 {
+			m.joinCalls(in)
+		}
+		a.phase = status
+		if status == venue.TradingStatusVolatilityAuction {
+			a.endNs = m.nowNs + a.volAuctionNs
+			m.timerDueNs = min(m.timerDueNs, a.endNs)
+		}
+	}
+	in.status = status
+	m.emitTradingStatusChanged(in.id, status)
+	if status == venue.TradingStatusOpen && m.stopsWaiting != 0 { // stops a closing uncross elected
+		m.runStops(in)
+	}
+}
+
+// joinCalls adds an instrument to the list of those whose indicative price
+// is watched (m.calls, bounded by the number of instruments).
+func (m *Matcher) joinCalls(in *instrument) {
+	m.calls = append(m.calls, in.id)
+	in.auction.sig = bookSig{replaces: -1} // publish at the first look
+	in.auction.replaces = 0
+	in.auction.shown, in.auction.shownAtNs = auctionResult{}, 0
+	in.auction.pending = false
+}
+
+// leaveCalls removes an instrument from m.calls, keeping the order of the rest.
+func (m *Matcher) leaveCalls(in *instrument) {
+	for i, id := range m.calls {
+		if id == in.id {
+			copy(m.calls[i:], m.calls[i+1:])
+			m.calls = m.calls[:len(m.calls)-1]
+			return
+		}
+	}
+}
+
+// uncross ends the call of instrument in at one price (auctionPrice),
+// reports it, trades, cancels the market orders left over and expires the
+// orders of the phase's time in force, then moves the instrument to next.
+// When next is Open, the stops the uncross price elects run after, as
+// after any trade; after a closing uncross they wait, elected, until the
+// instrument opens again (changeStatus) or a command runs stops in a call,
+// so that nothing rests crossed in a closed book.
+func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
+	a := &in.auction
+	r := m.auctionPrice(in)
+	m.emitUncrossed(in, a.phase, &r)
+	if r.matchedQty > 0 {
+		m.executeUncross(in, r.priceTicks, r.matchedQty)
+		in.lastTradeTicks = r.priceTicks
+	}
+	m.expireAuctionOrders(in, phaseTIF(a.phase), true)
+	a.phase, a.endNs = 0, 0
+	m.leaveCalls(in)
+	in.status = next
+	m.emitTradingStatusChanged(in.id, next)
+	if next == venue.TradingStatusOpen && m.stopsWaiting != 0 {
+		m.runStops(in)
+	}
+	if m.risk.pending > 0 { // an uncross fill tripped an automatic kill (risk.go)
+		m.riskRunPendingKills()
+	}
+}
+
+// executeUncross trades qty at px: the head of the buy queue (market buys,
+// then bids from the best) against the head of the sell queue, each trade
+// the smaller of what the two show (an iceberg trades its slice, and a
+// slice it empties is refilled at the back of its level, as in continuous
+// trading), buy side reported first, both passive and flagged auction. The
+// price was chosen so that qty is there on both sides: level totals count
+// icebergs' reserves, which come round again after their refills.
+func (m *Matcher) executeUncross(in *instrument, px, qty int64) {
+	for qty > 0 {
+		bs, bli := in.auctionHead(0)
+		ss, sli := in.auctionHead(1)
+		if bli < 0 || sli < 0 {
+			panic("core: uncross ran out of orders before its volume")
+		}
+		bi, si := bs.levels[bli].head, ss.levels[sli].head
+		b, s := &m.pool.orders[bi], &m.pool.orders[si]
+		q := min(qty, m.displayOf(bi), m.displayOf(si))
+		m.lastTradeID++
+		m.auctionFill(bs, bli, bi, px, q)
+		m.auctionFill(ss, sli, si, px, q)
+		m.qty.filledQty += 2 * q
+		m.emitFill(b, false, m.lastTradeID, px, q, s.orderID, m.shownAfterAuction(bi, q), 1)
+		m.emitFill(s, false, m.lastTradeID, px, q, b.orderID, m.shownAfterAuction(si, q), 1)
+		m.afterAuctionFill(bs, bli, bi)
+		m.afterAuctionFill(ss, sli, si)
+		qty -= q
+	}
+}
+
+// afterAuctionFill ends a filled order, or refills an iceberg whose slice
+// the fill emptied.
+func (m *Matcher) afterAuctionFill(bs *bookSide, li int32, oi orderIdx) {
+	o := &m.pool.orders[oi]
+	switch {
+	case o.leavesQty == 0:
+		m.finish(oi, venue.OrdStatusFilled)
+	case isIceberg(o) && m.pool.ext[oi].displayQty == 0:
+		m.refill(bs, li, oi)
+	}
+}
+
+// auctionHead returns where the next order of side s trades in an uncross:
+// the market FIFO while it holds orders, else the best level (-1: none).
+func (in *instrument) auctionHead(s int) (*bookSide, int32) {
+	if mk := &in.auction.market[s]; mk.best >= 0 {
+		return mk, 0
+	}
+	return &in.sides[s], in.sides[s].best
+}
+
+// auctionFill books qty at px for order oi at level li of bs.
+func (m *Matcher) auctionFill(bs *bookSide, li int32, oi orderIdx, px, qty int64) {
+	o := &m.pool.orders[oi]
+	bs.reduce(li, o, qty)
+	o.cumQty += qty
+	o.cumNotionalTicks += px * qty
+	if m.risk.on {
+		m.riskTradeResting(o, px, qty)
+	}
+}
+
+// shownAfterAuction is what an order shows after an uncross fill of qty
+// (at most its display): an iceberg's slice shrinks by it.
+func (m *Matcher) shownAfterAuction(oi orderIdx, qty int64) int64 {
+	o := &m.pool.orders[oi]
+	if !isIceberg(o) {
+		return o.leavesQty
+	}
+	m.pool.ext[oi].displayQty -= qty
+	return m.pool.ext[oi].displayQty
+}
+
+// expireAuctionOrders cancels, after an uncross (all), the market orders
+// left over (MarketRemainder), and the orders of time in force tif
+// (Expiry, ordStatus Expired): bids best first, then asks, then the market
+// buys and sells in time order. It costs O(orders of the instrument).
+func (m *Matcher) expireAuctionOrders(in *instrument, tif venue.TimeInForce, all bool) {
+	if tif != venue.TimeInForceDay {
+		for s := range in.sides {
+			bs := &in.sides[s]
+			for li := bs.best; li >= 0; li = bs.nextBest(li) {
+				for oi := bs.levels[li].head; oi != noOrder; {
+					next := m.pool.orders[oi].next
+					if m.pool.orders[oi].tif == tif {
+						m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
+					}
+					oi = next
+				}
+			}
+		}
+	}
+	if !all {
+		return
+	}
+	for s := range in.auction.market {
+		mk := &in.auction.market[s]
+		for mk.best >= 0 {
+			m.cancelQuiet(mk.levels[0].head, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled)
+		}
+	}
+}
+
+// referencePrice is the last rule's reference: the last trade price, else
+// the configured reference price.
+func (in *instrument) referencePrice() int64 {
+	if in.lastTradeTicks != 0 {
+		return in.lastTradeTicks
+	}
+	return in.auction.refTicks
+}
+
+// auctionPrice chooses the uncrossing price of an instrument's book (see
+// the top of this file) in one ascending walk over the non-empty levels of
+// both sides.
+func (m *Matcher) auctionPrice(in *instrument) auctionResult {
+	bids, asks := &in.sides[0], &in.sides[1]
+	marketBuy, marketSell := in.auction.market[0].qtyRest, in.auction.market[1].qtyRest
+	t := candidates{ref: in.referencePrice()}
+	var bidsBelow, asksAtOrBelow int64
+	bi, ai := bids.bitmap.nextAtOrAbove(0), asks.best
+	for bi >= 0 || ai >= 0 {
+		li := bi
+		if li < 0 || (ai >= 0 && ai < li) {
+			li = ai
+		}
+		var bidsAt int64
+		if li == bi {
+			bidsAt = bids.levels[li].qty
+			bi = bids.bitmap.nextAtOrAbove(li + 1)
+		}
+		if li == ai {
+			asksAtOrBelow += asks.levels[li].qty
+			ai = asks.bitmap.nextAtOrAbove(li + 1)
+		}
+		t.consider(in.bandLowTicks+int64(li), marketBuy+bids.qtyRest-bidsBelow, marketSell+asksAtOrBelow)
+		bidsBelow += bidsAt
+	}
+	if t.volume == 0 && marketBuy > 0 && marketSell > 0 {
+		// Market orders on both sides and no limit price between them: they
+		// trade at the reference price.
+		t.consider(t.ref, marketBuy, marketSell)
+		r := t.result()
+		r.rule = venue.AuctionRuleReferencePrice
+		return r
+	}
+	return t.result()
+}
+
+// candidates keeps, during auctionPrice's walk, the best volume, the least
+// imbalance at it, and what the last two rules need of the prices that tie
+// on both: the lowest and highest, their imbalance sides, and the one
+// closest to the reference.
+type candidates struct {
+	ref                       int64
+	volume, absImbalance      int64
+	atVolume, atImbalance     int
+	low, high, closest        int64 // prices
+	lowImb, highImb, closeImb int64 // buy − sell at them
+	buyOver, sellOver, even   bool
+}
+
+func (t *candidates) consider(px, buy, sell int64) {
+	v := min(buy, sell)
+	if v <= 0 {
+		return
+	}
+	imb := buy - sell
+	abs := max(imb, -imb)
+	switch {
+	case v > t.volume:
+		t.volume, t.atVolume = v, 1
+		t.restart(px, imb, abs)
+	case v == t.volume:
+		t.atVolume++
+		switch {
+		case abs < t.absImbalance:
+			t.restart(px, imb, abs)
+		case abs == t.absImbalance:
+			t.atImbalance++
+			t.high, t.highImb = px, imb
+			t.note(imb)
+			if distance(px, t.ref) < distance(t.closest, t.ref) {
+				t.closest, t.closeImb = px, imb
+			}
+		}
+	}
+}
+
+func (t *candidates) restart(px, imb, abs int64) {
+	t.absImbalance, t.atImbalance = abs, 1
+	t.low, t.high, t.closest = px, px, px
+	t.lowImb, t.highImb, t.closeImb = imb, imb, imb
+	t.buyOver, t.sellOver, t.even = false, false, false
+	t.note(imb)
+}
+
+func (t *candidates) note(imb int64) {
+	switch {
+	case imb > 0:
+		t.buyOver = true
+	case imb < 0:
+		t.sellOver = true
+	default:
+		t.even = true
+	}
+}
+
+func distance(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// result applies the rules in order to what the walk kept.
+func (t *candidates) result() auctionResult {
+	if t.volume == 0 {
+		return auctionResult{rule: venue.AuctionRuleNoCross}
+	}
+	px, imb, rule := t.closest, t.closeImb, venue.AuctionRuleReferencePrice
+	switch {
+	case t.atVolume == 1:
+		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMaxVolume
+	case t.atImbalance == 1:
+		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMinImbalance
+	case t.buyOver && !t.sellOver && !t.even:
+		px, imb, rule = t.high, t.highImb, venue.AuctionRuleMarketPressure
+	case t.sellOver && !t.buyOver && !t.even:
+		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMarketPressure
+	}
+	r := auctionResult{priceTicks: px, matchedQty: t.volume, rule: rule}
+	switch {
+	case imb > 0:
+		r.imbalanceSide, r.imbalanceQty = venue.ImbalanceSideBuy, imb
+	case imb < 0:
+		r.imbalanceSide, r.imbalanceQty = venue.ImbalanceSideSell, -imb
+	}
+	return r
+}
+
+// signature sums up the book for refreshIndicatives.
+func (in *instrument) signature() bookSig {
+	return bookSig{
+		bidQty: in.sides[0].qtyRest, askQty: in.sides[1].qtyRest,
+		marketBuyQty: in.auction.market[0].qtyRest, marketSellQty: in.auction.market[1].qtyRest,
+		edits:    [4]uint32{in.sides[0].edits, in.sides[1].edits, in.auction.market[0].edits, in.auction.market[1].edits},
+		replaces: in.auction.replaces,
+	}
+}
+
+// refreshIndicatives runs after every command while an instrument is in a
+// call: for each one whose book changed, it publishes the indicative
+// uncross now, or when the throttle interval has passed (runAuctionTimers).
+// It costs O(instruments in a call) per command plus a walk per change.
+func (m *Matcher) refreshIndicatives() {
+	for _, id := range m.calls {
+		ii, _ := m.instrByID.lookup(id)
+		in := &m.instruments[ii]
+		a := &in.auction
+		if sig := in.signature(); sig != a.sig {
+			a.sig = sig
+			// Pending means "the published indicative is out of date".
+			a.pending = a.pending || a.shownAtNs == 0 || m.auctionPrice(in) != a.shown
+		}
+		if !a.pending {
+			continue
+		}
+		if due := a.shownAtNs + m.indicativeIntervalNs; a.shownAtNs != 0 && m.nowNs < due {
+			m.timerDueNs = min(m.timerDueNs, due)
+			continue
+		}
+		m.publishIndicative(in)
+	}
+}
+
+// publishIndicative emits AuctionIndicative when the indicative uncross
+// differs from the last one published.
+func (m *Matcher) publishIndicative(in *instrument) {
+	a := &in.auction
+	a.pending = false
+	r := m.auctionPrice(in)
+	if r == a.shown && a.shownAtNs != 0 {
+		return
+	}
+	a.shown, a.shownAtNs = r, m.nowNs
+	m.emitIndicative(in, &r)
+}
+
+// runAuctionTimers runs, before a command whose timestamp has reached
+// m.timerDueNs, the volatility auctions that are over (an uncross back to
+// Open) and the indicative publications the throttle held back, in the
+// order of m.calls; then it finds the next due time.
+func (m *Matcher) runAuctionTimers() {
+	m.timerDueNs = math.MaxInt64
+	for i := 0; i < len(m.calls); {
+		ii, _ := m.instrByID.lookup(m.calls[i])
+		in := &m.instruments[ii]
+		a := &in.auction
+		if a.endNs != 0 && m.nowNs >= a.endNs && in.status == venue.TradingStatusVolatilityAuction {
+			m.uncross(in, venue.TradingStatusOpen) // leaves m.calls: i is the next one now
+			continue
+		}
+		if a.endNs != 0 {
+			m.timerDueNs = min(m.timerDueNs, a.endNs)
+		}
+		if a.pending {
+			if due := a.shownAtNs + m.indicativeIntervalNs; m.nowNs >= due {
+				m.publishIndicative(in)
+			} else {
+				m.timerDueNs = min(m.timerDueNs, due)
+			}
+		}
+		i++
+	}
+}
+
+// interrupts reports whether a trade at px breaks instrument in's dynamic
+// band around ref (the last trade price before the aggressor, else the
+// configured reference): then it reports the interruption and starts the
+// volatility auction, and the aggressor trades no further.
+func (m *Matcher) interrupts(in *instrument, oi orderIdx, px, ref int64) bool {
+	if ref == 0 {
+		ref = in.auction.refTicks
+	}
+	band := in.auction.volBandTicks
+	if px >= ref-band && px <= ref+band {
+		return false
+	}
+	m.emitVolatilityInterruption(in, m.pool.orders[oi].orderID, px, ref, m.nowNs+in.auction.volAuctionNs)
+	m.changeStatus(in, venue.TradingStatusVolatilityAuction)
+	return true
+}
+
+// insideVolatilityBand reports whether a trade at px stays inside the
+// dynamic band (always, when the instrument has none): a FOK counts only
+// that liquidity, so that it is killed rather than interrupted half-filled.
+func (in *instrument) insideVolatilityBand(px int64) bool {
+	band := in.auction.volBandTicks
+	if band == 0 {
+		return true
+	}
+	ref := in.referencePrice()
+	return px >= ref-band && px <= ref+band
+}
+
+func (m *Matcher) emitIndicative(in *instrument, r *auctionResult) {
+	var e venue.AuctionIndicative
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(in.id)
+	e.SetStatus(in.status)
+	e.SetImbalanceSide(r.imbalanceSide)
+	e.SetRule(r.rule)
+	e.SetPriceTicks(r.priceTicks)
+	e.SetMatchedQty(r.matchedQty)
+	e.SetImbalanceQty(r.imbalanceQty)
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitUncrossed(in *instrument, phase venue.TradingStatus, r *auctionResult) {
+	var e venue.AuctionUncrossed
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(in.id)
+	e.SetStatus(phase)
+	e.SetImbalanceSide(r.imbalanceSide)
+	e.SetRule(r.rule)
+	e.SetPriceTicks(r.priceTicks)
+	e.SetMatchedQty(r.matchedQty)
+	e.SetImbalanceQty(r.imbalanceQty)
+	e.SetReferencePriceTicks(in.referencePrice())
+	m.sink.Commit()
+}
+
+func (m *Matcher) emitVolatilityInterruption(in *instrument, orderID uint64, px, ref, endNs int64) {
+	var e venue.VolatilityInterruption
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetInstrumentID(in.id)
+	e.SetOrderID(orderID)
+	e.SetPriceTicks(px)
+	e.SetReferencePriceTicks(ref)
+	e.SetBandLowTicks(ref - in.auction.volBandTicks)
+	e.SetBandHighTicks(ref + in.auction.volBandTicks)
+	e.SetAuctionEndNs(endNs)
+	m.sink.Commit()
+}
+
+// AuctionMarketOrders appends the market orders of one side waiting for an
+// uncross, in time order, to dst (a read-only view, as BookOrders).
+func (m *Matcher) AuctionMarketOrders(instrumentID uint32, side venue.Side, dst []OrderView) []OrderView {
+	in, bs := m.bookSideOf(instrumentID, side)
+	if bs == nil {
+		return dst
+	}
+	for oi := in.auction.market[sideIndex(side)].levels[0].head; oi != noOrder; oi = m.pool.orders[oi].next {
+		dst = append(dst, m.orderView(oi))
+	}
+	return dst
+}

@@ -1,0 +1,117 @@
+package marketdata
+
+import (
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// Call auctions on the feed (see the package documentation, "Auctions"):
+// an AuctionIndicative or AuctionUncrossed event becomes an AuctionUpdate,
+// a VolatilityInterruption gives the reason of the InstrumentStatus that
+// follows it, and an uncross's trades are Trade messages flagged auction.
+// Market orders waiting for an uncross are in no book: their accepts,
+// fills and cancels change nothing the feed shows but the trades.
+
+// auctionDecoders are the flyweights of the auction events.
+type auctionDecoders struct {
+	indicative   venue.AuctionIndicative
+	uncrossed    venue.AuctionUncrossed
+	interruption venue.VolatilityInterruption
+}
+
+// isCall reports whether a status is a call phase.
+func isCall(s mdsbe.TradingStatus) bool {
+	return s == mdsbe.TradingStatusOpeningCall || s == mdsbe.TradingStatusClosingCall || s == mdsbe.TradingStatusVolatilityAuction
+}
+
+// waitsForUncross reports whether an accepted order of this type on this
+// instrument waits for an uncross off the book: a market order in a call.
+func waitsForUncross(t *Tracker, instrumentID uint32, ordType venue.OrdType) bool {
+	if ordType != venue.OrdTypeMarket {
+		return false
+	}
+	_, in, err := t.instrument(instrumentID)
+	return err == nil && isCall(in.status)
+}
+
+func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
+	d := &t.auctions
+	var u auctionUpdate
+	switch tid {
+	case venue.AuctionIndicativeTemplateID:
+		if err := d.indicative.WrapDecode(ev, 0); err != nil {
+			return err
+		}
+		e := &d.indicative
+		u = auctionUpdate{e.CauseSeq(), e.TimestampNs(), e.InstrumentID(), e.Status(), mdsbe.AuctionUpdateKindIndicative,
+			e.ImbalanceSide(), e.Rule(), e.PriceTicks(), e.MatchedQty(), e.ImbalanceQty()}
+	case venue.AuctionUncrossedTemplateID:
+		if err := d.uncrossed.WrapDecode(ev, 0); err != nil {
+			return err
+		}
+		e := &d.uncrossed
+		u = auctionUpdate{e.CauseSeq(), e.TimestampNs(), e.InstrumentID(), e.Status(), mdsbe.AuctionUpdateKindUncrossed,
+			e.ImbalanceSide(), e.Rule(), e.PriceTicks(), e.MatchedQty(), e.ImbalanceQty()}
+	default: // VolatilityInterruption
+		if err := d.interruption.WrapDecode(ev, 0); err != nil {
+			return err
+		}
+		e := &d.interruption
+		if err := t.beginEvent(e.CauseSeq(), e.TimestampNs()); err != nil {
+			return err
+		}
+		_, in, err := t.instrument(e.InstrumentID())
+		if err != nil {
+			return err
+		}
+		in.statusReason = mdsbe.StatusReasonVolatilityInterruption
+		return nil
+	}
+	if err := t.beginEvent(u.causeSeq, u.timeNs); err != nil {
+		return err
+	}
+	_, in, err := t.instrument(u.instrumentID)
+	if err != nil {
+		return err
+	}
+	if !u.side.Valid() || !u.rule.Valid() || !mdsbe.TradingStatus(u.status).Valid() {
+		return ErrInconsistent
+	}
+	return t.emitAuction(in, &u)
+}
+
+// auctionUpdate is what an AuctionUpdate message says.
+type auctionUpdate struct {
+	causeSeq     uint64
+	timeNs       int64
+	instrumentID uint32
+	status       venue.TradingStatus
+	kind         mdsbe.AuctionUpdateKind
+	side         venue.ImbalanceSide
+	rule         venue.AuctionRule
+	priceTicks   int64
+	matchedQty   int64
+	imbalanceQty int64
+}
+
+func (t *Tracker) emitAuction(in *instrument, u *auctionUpdate) error {
+	buf, off, err := t.out.Reserve(mdsbe.AuctionUpdateEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
+	m := &t.mAuction
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetStatus(mdsbe.TradingStatus(u.status))
+	m.SetKind(u.kind)
+	m.SetImbalanceSide(mdsbe.ImbalanceSide(u.side))
+	m.SetRule(mdsbe.AuctionRule(u.rule))
+	m.SetRptSeq(t.nextRptSeq(in))
+	m.SetPriceTicks(u.priceTicks)
+	m.SetMatchedQty(u.matchedQty)
+	m.SetImbalanceQty(u.imbalanceQty)
+	m.SetTransactTimeNs(t.timeNs)
+	return nil
+}

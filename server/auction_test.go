@@ -1,0 +1,83 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScheduledOpeningAuction runs the opening call of the compressed
+// trading day over FIX on TCP: in the pre-open a crossing buy and sell and
+// an order at the opening (59=2) are accepted and do not trade; at the
+// scheduled open the book uncrosses at one price (the reference 100.00,
+// closest of the tied prices), both fills carry TradingSessionSubID 2
+// (opening auction), and the order at the opening that did not trade
+// expires.
+func TestScheduledOpeningAuction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a compressed day's opening call")
+	}
+	s := tradingDayVenue(t, t.TempDir())
+	waitReady(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	// The start of a call, so that its whole second lies ahead.
+	waitStatus(t, s, "ACME", "Closed", compressedDayLength+2*time.Second)
+	waitStatus(t, s, "ACME", "OpeningCall", compressedDayLength+2*time.Second)
+	sendOrder(t, c, order{id: "opg-buy", side: "1", qty: "10", px: "100.50"})
+	sendOrder(t, c, order{id: "opg-sell", side: "2", qty: "10", px: "100.00"})
+	sendOrder(t, c, order{id: "at-open", side: "1", qty: "1", px: "99.00", tif: "2"})
+	sendOrder(t, c, order{id: "ioc", side: "1", qty: "1", px: "99.00", tif: "3"})
+	expectER(t, c, map[int]string{11: "opg-buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "opg-sell", 150: "0"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "0", 59: "2"})
+	expectER(t, c, map[int]string{11: "ioc", 150: "8", 103: "11",
+		58: "IOC and FOK orders are not accepted during a call phase: nothing matches until the uncross"})
+	if st := instrumentsOf(t, s)["ACME"]; st.Status != "OpeningCall" || st.Bid != "100.50" || st.Ask != "100.00" {
+		t.Fatalf("in the call the book should rest crossed: %+v", st)
+	}
+	waitStatus(t, s, "ACME", "Open", 3*time.Second)
+	expectER(t, c, map[int]string{11: "opg-buy", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "opg-sell", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
+	if st := instrumentsOf(t, s)["ACME"]; st.Bid != "" || st.Ask != "" {
+		t.Fatalf("after the uncross the book should be empty: %+v", st)
+	}
+}
+
+// TestVolatilityAuctionEndsOnItsOwn: an order that would trade outside
+// ACME's dynamic band (1.00 around the last trade) does not; FIX clients
+// hear why in a TradingSessionStatus (340=4 and the reason in Text); and
+// with no further order, the venue's own timer journals the command that
+// ends the volatility auction, which uncrosses the crossed book (625=6).
+func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].VolatilityBandTicks = 100
+			cfg.Instruments[i].VolatilityAuction.Duration = 500 * time.Millisecond
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 31: "100.00"})
+	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00"})
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00"})
+	expectER(t, c, map[int]string{11: "s2", 150: "0"})
+	expectER(t, c, map[int]string{11: "b2", 150: "0"}) // no fill: 102.00 is outside 99.00 to 101.00
+	h, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"})
+	if err != nil {
+		t.Fatalf("no TradingSessionStatus for the interruption: %v (received %v)", err, c.Received)
+	}
+	if text := h.Get(58); !strings.Contains(text, "volatility interruption: a trade at 102.00 would be outside 99.00 to 101.00") {
+		t.Fatalf("Text %q does not say why", text)
+	}
+	// The buy side of an uncross's trade is reported first.
+	expectER(t, c, map[int]string{11: "b2", 150: "F", 31: "102.00", 625: "6"})
+	expectER(t, c, map[int]string{11: "s2", 150: "F", 31: "102.00", 625: "6"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the reopening: %v", err)
+	}
+}
