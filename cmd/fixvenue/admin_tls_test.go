@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -68,39 +67,16 @@ func TestAdminTLSWithClientCertificates(t *testing.T) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, nil, nil)
 	const token = "tls-test-token-0123456789abcdef"
 	f := func(name string) string { return filepath.Join(dir, name) }
-	cfg := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
-orders_max = 1024
-clordids_max = 4096
-command_ring_slots = 1024
-event_ring_slots = 4096
-[marketdata]
-enabled = false
-[admin]
-addr = "127.0.0.1:0"
-tls_cert_file = %q
+	_, addr := startAdminVenue(t, dir, `tls_cert_file = %q
 tls_key_file = %q
 tls_client_ca_file = %q
 [[admin.token]]
 operator = "dave"
 sha256 = %q
-`, filepath.Join(dir, "data"), f("server.crt"), f("server.key"), f("ca.crt"), ops.HashToken(token))
-	cfgPath := f("venue.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	v := startVenue(t, cfgPath)
-	m := adminLine.FindStringSubmatch(v.logs())
-	if m == nil {
-		t.Fatalf("no admin API address in the log:\n%s", v.logs())
-	}
+`, f("server.crt"), f("server.key"), f("ca.crt"), ops.HashToken(token))
 	run := func(args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", m[1], "--token", token, "--timeout", "10s")...)...)
+		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", addr, "--token", token, "--timeout", "10s")...)...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode(), string(out)

@@ -22,12 +22,7 @@ const crashSessions = 4
 
 func crashConfig(t *testing.T, dir string) string {
 	t.Helper()
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
+	return writeVenueConfig(t, dir, `[engine]
 orders_max = 65536
 clordids_max = 262144
 command_ring_slots = 4096
@@ -50,12 +45,7 @@ ResetOnLogon = "N"
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
-`, filepath.Join(dir, "data"), freeUDPPort(t), freeTCPPort(t), crashSessions)
-	p := filepath.Join(dir, "venue.toml")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+`, freeUDPPort(t), freeTCPPort(t), crashSessions)
 }
 
 // crashClient is one session's view across crashes: what it sent, what the

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // binPath is the fixvenue binary built once for the tests that run it as a child process.
@@ -33,6 +35,34 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// writeVenueConfig writes dir/venue.toml and returns its path: a venue with
+// its data in dir/data and its FIX acceptor on an OS-chosen loopback port,
+// then body (more TOML tables, formatted with args).
+func writeVenueConfig(t *testing.T, dir, body string, args ...any) string {
+	t.Helper()
+	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n", filepath.Join(dir, "data")) + fmt.Sprintf(body, args...)
+	path := filepath.Join(dir, "venue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// logOn connects to the FIX address as sender (target VENUE) and logs on
+// with a sequence reset; the caller closes the client.
+func logOn(t *testing.T, addr, sender string) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(addr, sender, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Logon(true); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c
 }
 
 // venueProc is a running `fixvenue serve` child process.

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,22 +16,11 @@ import (
 // token is refused, and a reset lets the session trade again.
 func TestRiskCommandDrivesARunningVenue(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\ncontrol_token = \"tok\"\n[risk.sessions]\nmax_order_qty = 100\n",
-		filepath.Join(dir, "data"))
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\ncontrol_token = \"tok\"\n[risk.sessions]\nmax_order_qty = 100\n")
 	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	order := func(id string) {
 		t.Helper()
 		if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
