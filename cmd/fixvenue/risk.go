@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,12 +21,10 @@ func init() { commands["risk"] = cmdRisk }
 // The token comes from --token or FIXVENUE_RISK_TOKEN; the endpoint is the
 // metrics listener (--addr).
 func cmdRisk(args []string) int {
-	if len(args) == 0 || (args[0] != "kill" && args[0] != "reset" && args[0] != "limits") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue risk kill|reset|limits [options] (fixvenue risk kill -h)")
+	action, fs, ok := subcommand("risk", args, "usage: fixvenue risk kill|reset|limits [options] (fixvenue risk kill -h)", "kill", "reset", "limits")
+	if !ok {
 		return 2
 	}
-	action := args[0]
-	fs := flag.NewFlagSet("risk "+action, flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9464", "the venue's metrics listener")
 	token := fs.String("token", os.Getenv("FIXVENUE_RISK_TOKEN"), "risk.control_token of the venue (default $FIXVENUE_RISK_TOKEN)")
 	session := fs.String("session", "", "the session's CompID")

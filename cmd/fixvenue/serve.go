@@ -45,9 +45,8 @@ func cmdServe(args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+	cfg := loadConfig("serve", *cfgPath)
+	if cfg == nil {
 		return 2
 	}
 	if *dataDir != "" {
