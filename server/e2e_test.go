@@ -253,15 +253,7 @@ func TestCancelOnDisconnectAcrossReconnect(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 
 	// Reconnect without resetting: the venue's cancel reached the store while we were away.
-	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = c.NextOut
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s, "CLIENT3", c.NextOut)
 	// The venue's next sequence number is above what we saw: we ask for the gap.
 	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
