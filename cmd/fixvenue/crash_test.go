@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -64,18 +63,7 @@ type crashClient struct {
 // clients saw acknowledged is there, that nothing unsent was invented, and
 // that sequence numbers continue (never a silent reset to 1).
 func TestCrashKill9(t *testing.T) {
-	cycles := 20
-	if testing.Short() {
-		cycles = 3
-	}
-	if v := os.Getenv("FIXVENUE_CRASH_CYCLES"); v != "" {
-		cycles, _ = strconv.Atoi(v)
-	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("FIXVENUE_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
-	t.Logf("seed %d, %d cycles (FIXVENUE_CRASH_SEED, FIXVENUE_CRASH_CYCLES)", seed, cycles)
+	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CRASH")
 	rng := rand.New(rand.NewSource(seed))
 	dir := t.TempDir()
 	cfg := crashConfig(t, dir)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,26 @@ func logOn(t *testing.T, addr, sender string) *fixclient.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// cyclesAndSeed gives a crash test its count of kill cycles (20, 3 with
+// -short, or $PREFIX_CYCLES) and its random seed (the clock, or
+// $PREFIX_SEED to replay a run), and logs both.
+func cyclesAndSeed(t *testing.T, prefix string) (cycles int, seed int64) {
+	t.Helper()
+	cycles = 20
+	if testing.Short() {
+		cycles = 3
+	}
+	if v := os.Getenv(prefix + "_CYCLES"); v != "" {
+		cycles, _ = strconv.Atoi(v)
+	}
+	seed = time.Now().UnixNano()
+	if v := os.Getenv(prefix + "_SEED"); v != "" {
+		seed, _ = strconv.ParseInt(v, 10, 64)
+	}
+	t.Logf("seed %d, %d cycles (%s_SEED, %s_CYCLES)", seed, cycles, prefix, prefix)
+	return cycles, seed
 }
 
 // venueProc is a running `fixvenue serve` child process.
