@@ -37,15 +37,9 @@ type Pair struct {
 func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
 	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serialNumber.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
+	tmpl := template(name)
+	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+	tmpl.KeyUsage = x509.KeyUsageCertSign
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -62,14 +56,9 @@ func NewCA(t testing.TB, name string) *CA {
 func (ca *CA) Issue(t testing.TB, cn string, server bool) Pair {
 	t.Helper()
 	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serialNumber.Add(1)),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	tmpl := template(cn)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
@@ -108,6 +97,17 @@ func (ca *CA) WriteFile(t testing.TB, dir, name string) string {
 	path := filepath.Join(dir, name+".crt")
 	writeFile(t, path, ca.PEM)
 	return path
+}
+
+// template is a certificate for the common name cn, with the next serial
+// number, valid from an hour ago to an hour from now.
+func template(cn string) *x509.Certificate {
+	return &x509.Certificate{
+		SerialNumber: big.NewInt(serialNumber.Add(1)),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
 }
 
 func writeFile(t testing.TB, path string, data []byte) {
