@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/mix"
 )
 
 // Bounds of one run.
@@ -31,36 +33,26 @@ const (
 	priceBytesMax  = 20
 )
 
-// Mix is the kind of orders a run sends.
-type Mix uint8
+// Mix is the kind of orders a run sends: MixPassive resting orders (buys
+// below, sells above the price), each cancelled cancelLagSlots orders later,
+// so the book stays flat; MixCross buy/sell pairs at the same price that
+// trade; MixMixed alternates passive pairs and crossing pairs.
+type Mix = mix.Mix
 
+// The mixes, by the names ParseMix reads.
 const (
-	// MixPassive sends resting orders (buys below, sells above the price),
-	// each cancelled cancelLagSlots orders later, so the book stays flat.
-	MixPassive Mix = iota
-	// MixCross sends buy/sell pairs at the same price that trade.
-	MixCross
-	// MixMixed alternates passive pairs and crossing pairs.
-	MixMixed
+	MixPassive = mix.Passive
+	MixCross   = mix.Cross
+	MixMixed   = mix.Mixed
 )
 
-var mixNames = [...]string{MixPassive: "passive", MixCross: "cross", MixMixed: "mixed"}
-
-func (m Mix) String() string {
-	if int(m) < len(mixNames) {
-		return mixNames[m]
-	}
-	return "mix(" + strconv.Itoa(int(m)) + ")"
-}
-
-// ParseMix reads "passive", "cross" or "mixed".
+// ParseMix reads a mix by its name: passive, cross or mixed.
 func ParseMix(s string) (Mix, error) {
-	for i, n := range mixNames {
-		if n == s {
-			return Mix(i), nil
-		}
+	m, err := mix.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: %w", err)
 	}
-	return 0, fmt.Errorf("loadgen: unknown mix %q (passive, cross or mixed)", s)
+	return m, nil
 }
 
 // Config describes one open-loop run.

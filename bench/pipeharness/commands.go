@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
+
+	"github.com/fixvenue/fixvenue/bench/mix"
 )
 
 // Order flow constants.
@@ -17,35 +19,25 @@ const (
 	clOrdIDDigits  = 12
 )
 
-// Mix is the order flow of a run.
-type Mix uint8
+// Mix is the order flow of a run: MixPassive resting orders, each cancelled
+// cancelLagUnits orders later; MixCross a resting buy and a sell that
+// trades against it; MixMixed alternates passive and crossing units.
+type Mix = mix.Mix
 
+// The mixes, by the names ParseMix reads.
 const (
-	// MixPassive: resting orders, each cancelled cancelLagUnits orders later.
-	MixPassive Mix = iota
-	// MixCross: a resting buy and a sell that trades against it.
-	MixCross
-	// MixMixed alternates passive and crossing units.
-	MixMixed
+	MixPassive = mix.Passive
+	MixCross   = mix.Cross
+	MixMixed   = mix.Mixed
 )
 
-var mixNames = [...]string{MixPassive: "passive", MixCross: "cross", MixMixed: "mixed"}
-
-func (m Mix) String() string {
-	if int(m) < len(mixNames) {
-		return mixNames[m]
-	}
-	return fmt.Sprintf("mix(%d)", m)
-}
-
-// ParseMix reads "passive", "cross" or "mixed".
+// ParseMix reads a mix by its name: passive, cross or mixed.
 func ParseMix(s string) (Mix, error) {
-	for i, n := range mixNames {
-		if n == s {
-			return Mix(i), nil
-		}
+	m, err := mix.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("pipeharness: %w", err)
 	}
-	return 0, fmt.Errorf("pipeharness: unknown mix %q (passive, cross or mixed)", s)
+	return m, nil
 }
 
 // flow encodes command j of the schedule. Commands come in units of two:
