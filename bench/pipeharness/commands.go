@@ -1,11 +1,8 @@
 package pipeharness
 
 import (
-	"fmt"
-
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/sbe/venue"
-
-	"github.com/fixvenue/fixvenue/bench/mix"
 )
 
 // Order flow constants.
@@ -19,34 +16,13 @@ const (
 	clOrdIDDigits  = 12
 )
 
-// Mix is the order flow of a run: MixPassive resting orders, each cancelled
-// cancelLagUnits orders later; MixCross a resting buy and a sell that
-// trades against it; MixMixed alternates passive and crossing units.
-type Mix = mix.Mix
-
-// The mixes, by the names ParseMix reads.
-const (
-	MixPassive = mix.Passive
-	MixCross   = mix.Cross
-	MixMixed   = mix.Mixed
-)
-
-// ParseMix reads a mix by its name: passive, cross or mixed.
-func ParseMix(s string) (Mix, error) {
-	m, err := mix.Parse(s)
-	if err != nil {
-		return 0, fmt.Errorf("pipeharness: %w", err)
-	}
-	return m, nil
-}
-
 // flow encodes command j of the schedule. Commands come in units of two:
 // a passive unit is a new resting order and the cancel of the passive order
 // placed cancelLagUnits passive units earlier (while there is none, a second
 // resting order on the other side, never cancelled, seeds the book); a cross
 // unit is a resting buy and a sell at the same price that fills it.
 type flow struct {
-	mix     Mix
+	mix     loadmix.Mix
 	clOrdID [1 + clOrdIDDigits]byte
 	origID  [1 + clOrdIDDigits]byte
 }
@@ -55,9 +31,9 @@ type flow struct {
 // passive units.
 func (f *flow) unitIsPassive(u int64) (bool, int64) {
 	switch f.mix {
-	case MixPassive:
+	case loadmix.Passive:
 		return true, u
-	case MixCross:
+	case loadmix.Cross:
 		return false, 0
 	}
 	return u%2 == 1, u / 2

@@ -16,6 +16,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/bench/pace"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
@@ -110,7 +111,7 @@ type Config struct {
 	JournalDir string
 	// Fsync is the journal's policy when Journal is on.
 	Fsync journal.Policy
-	Mix   Mix
+	Mix   loadmix.Mix // passive: resting orders, each cancelled cancelLagUnits later; cross: a resting buy and a sell that trades with it; mixed: both in turn
 	Pace  Pace
 	// UnlockedMatcher runs the matcher goroutine without LockOSThread
 	// (pipeline.Config.UnlockedMatcher).
@@ -215,7 +216,7 @@ func (c *Config) validate() error {
 		return errors.New("pipeharness: duration must be positive and warm-up not negative")
 	case !c.Wait.Valid():
 		return errors.New("pipeharness: unknown wait strategy")
-	case c.Mix > MixMixed:
+	case c.Mix > loadmix.Mixed:
 		return errors.New("pipeharness: unknown mix")
 	case c.Procs < 0:
 		return fmt.Errorf("pipeharness: procs %d is negative", c.Procs)
