@@ -18,6 +18,7 @@ import (
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/bench/pace"
+	"github.com/fixvenue/fixvenue/bench/progress"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -491,27 +492,13 @@ func (h *harness) startProgress() func() {
 	if h.cfg.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var lastPub, lastDone int64
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			pub, comp := h.published.Load(), h.completed.Load()
-			fmt.Fprintf(h.cfg.Progress, "pipeline: %5.1fs  published %d (%d/s)  completed %d (%d/s)  in flight %d\n",
-				time.Since(h.start).Seconds(), pub, pub-lastPub, comp, comp-lastDone, pub-comp)
-			lastPub, lastDone = pub, comp
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	var lastPub, lastDone int64
+	return progress.Every(time.Second, func() {
+		pub, comp := h.published.Load(), h.completed.Load()
+		fmt.Fprintf(h.cfg.Progress, "pipeline: %5.1fs  published %d (%d/s)  completed %d (%d/s)  in flight %d\n",
+			time.Since(h.start).Seconds(), pub, pub-lastPub, comp, comp-lastDone, pub-comp)
+		lastPub, lastDone = pub, comp
+	})
 }
 
 func (h *harness) result() *Result {
