@@ -19,10 +19,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	dir := t.TempDir()
 	cfg := journal.Config{SegmentBytes: 64 << 10}
 	const n = 6000
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	m, err := core.NewMatcher(matcherConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -85,10 +85,7 @@ func TestVerifyReportsProgress(t *testing.T) {
 
 func TestReplayStopsAtARefusedCommand(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	gen := newWorkload(4)
 	buf := make([]byte, 256)
 	for i := range uint64(10) {
@@ -119,10 +116,7 @@ func TestReplayStopsAtARefusedCommand(t *testing.T) {
 func TestDump(t *testing.T) {
 	dir := t.TempDir()
 	writeWorkload(t, dir, journal.Config{SegmentBytes: 1 << 20}, 5, 200)
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	if err := w.Append(200, []byte("not sbe at all")); err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +205,7 @@ func (l *ledger) ReadSnapshot(r io.Reader) error {
 // same later events as replaying everything.
 func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
 	gen := newWorkload(6)
 	buf := make([]byte, 256)
 	live := &ledger{}
@@ -278,10 +269,7 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 // snapshot holds undurable state and must not be loaded.
 func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	gen := newWorkload(7)
 	buf := make([]byte, 256)
 	live := &ledger{}
@@ -392,10 +380,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // snapshots) and the same later events as a full replay.
 func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
 	live, err := core.NewMatcher(matcherConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -143,10 +143,7 @@ func (w *workload) pick(session uint16) string {
 // to a matcher as they are generated.
 func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n int) journal.VerifyResult {
 	t.Helper()
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	m, err := core.NewMatcher(matcherConfig())
 	if err != nil {
 		t.Fatal(err)
