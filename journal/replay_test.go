@@ -103,11 +103,8 @@ func TestReplayStopsAtARefusedCommand(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = journal.Replay(dir, m, nil, journal.ReplayOptions{})
+	m := newMatcher(t)
+	_, err := journal.Replay(dir, m, nil, journal.ReplayOptions{})
 	if !errors.Is(err, core.ErrUnknownTemplate) || !strings.Contains(err.Error(), "seq 10") {
 		t.Fatalf("replay: %v", err)
 	}
@@ -381,10 +378,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	dir := t.TempDir()
 	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
-	live, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := newMatcher(t)
 	gen := newWorkload(8)
 	buf := make([]byte, 256)
 	const n, snapSeq = 6000, 3999
@@ -410,12 +404,12 @@ func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	full, _ := core.NewMatcher(matcherConfig())
+	full := newMatcher(t)
 	fullSink := core.NewBufferSink(4 * n)
 	if _, err := journal.Replay(dir, full, fullSink, journal.ReplayOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	restored, _ := core.NewMatcher(matcherConfig())
+	restored := newMatcher(t)
 	suffixSink := core.NewBufferSink(4 * n)
 	res, err := journal.Replay(dir, restored, suffixSink, journal.ReplayOptions{UseSnapshot: true})
 	if err != nil {

@@ -10,6 +10,16 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
+// newMatcher is a matcher of matcherConfig, failing the test on error.
+func newMatcher(t testing.TB) *core.Matcher {
+	t.Helper()
+	m, err := core.NewMatcher(matcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // matcherConfig is a small venue: two instruments around 100.00.
 func matcherConfig() core.Config {
 	inst := func(id uint32, sym string) core.InstrumentConfig {
@@ -144,10 +154,7 @@ func (w *workload) pick(session uint16) string {
 func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n int) journal.VerifyResult {
 	t.Helper()
 	w := openWriter(t, dir, cfg)
-	m, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMatcher(t)
 	sink := journal.NewHashSink()
 	gen := newWorkload(seed)
 	buf := make([]byte, 256)
