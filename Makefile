@@ -8,7 +8,7 @@ FUZZTIME  ?= 2m
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-instr bench-latency bench-fix bench-fix-ladder bench-matcher-thread bench-export conformance crash cluster cluster-crash interop clean
+.PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-ab bench-instr bench-latency bench-fix bench-fix-ladder bench-matcher-thread bench-export conformance crash cluster cluster-crash interop clean
 
 all: build
 
@@ -48,6 +48,11 @@ fuzz:
 
 bench:
 	@./scripts/bench.sh $(BENCHCOUNT) $(BENCHTIME)
+
+# make bench's packages at REV against this tree in one run, each benchmark's two builds back to
+# back, BENCHCOUNT rounds (make bench-ab REV=2541f54); benchstat old → new in docs/bench/ab/.
+bench-ab:
+	@./scripts/bench-ab.sh $(REV) $(BENCHCOUNT) $(BENCHTIME)
 
 # The matcher benchmarks' instructions per iteration, by callgrind (needs valgrind):
 # a count, unlike ns/op, does not move with the machine's load. BENCH='Name/sub:A:B ...' picks.

@@ -22,6 +22,23 @@ var long = flag.Bool("long", false, "also run the slow heartbeat scripts (about 
 // slowQuickFIXScripts wait for real heartbeat intervals (12 s and 34 s).
 var slowQuickFIXScripts = []string{"4a_NoDataSentDuringHeartBtInt", "6_SendTestRequest"}
 
+// skipEchoAndSlow skips what skipEcho skips (nil: nothing), and the slow
+// heartbeat scripts unless the long run is asked for.
+func skipEchoAndSlow(skipEcho func(string) string) func(string) string {
+	return func(path string) string {
+		if skipEcho != nil {
+			if r := skipEcho(path); r != "" {
+				return r
+			}
+		}
+		stem := strings.TrimSuffix(filepath.Base(path), ".def")
+		if !runLong() && slices.Contains(slowQuickFIXScripts, stem) {
+			return "slow heartbeat script; run with -long or " + longEnv + "=1"
+		}
+		return ""
+	}
+}
+
 func runLong() bool { return *long || os.Getenv(longEnv) != "" }
 
 // quickfixDefs returns the QuickFIX scripts' folder or skips the test,
@@ -51,16 +68,7 @@ func TestQuickFIXSessionScriptsAgainstQuickFIXGo(t *testing.T) {
 		Addr: addr,
 		Dirs: []string{dir},
 		Out:  &out,
-		Skip: func(path string) string {
-			if r := skipEcho(path); r != "" {
-				return r
-			}
-			stem := strings.TrimSuffix(filepath.Base(path), ".def")
-			if !runLong() && slices.Contains(slowQuickFIXScripts, stem) {
-				return "slow heartbeat script; run with -long or " + longEnv + "=1"
-			}
-			return ""
-		},
+		Skip: skipEchoAndSlow(skipEcho),
 	}
 	sum, err := fixtests.RunDir(context.Background(), o)
 	t.Logf("report:\n%s", out.String())

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -149,18 +148,7 @@ func TestVenueConformance(t *testing.T) {
 	v := startVenue(t, "conformance.toml")
 	runAgainstVenue(t, v, fixtests.Options{
 		Dirs: dirs,
-		Skip: func(path string) string {
-			if skipEcho != nil {
-				if r := skipEcho(path); r != "" {
-					return r
-				}
-			}
-			stem := strings.TrimSuffix(filepath.Base(path), ".def")
-			if !runLong() && slices.Contains(slowQuickFIXScripts, stem) {
-				return "slow heartbeat script; run with -long or " + longEnv + "=1"
-			}
-			return ""
-		},
+		Skip: skipEchoAndSlow(skipEcho),
 	}, want)
 }
 

@@ -19,14 +19,8 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	dir := t.TempDir()
 	cfg := journal.Config{SegmentBytes: 64 << 10}
 	const n = 6000
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
+	m := newMatcher(t)
 	gen := newWorkload(11)
 	buf := make([]byte, 256)
 	const snapSeq = 4000
@@ -95,10 +89,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	}
 	snap := filepath.Join(dir, journal.SnapshotName(snapSeq))
 	copyFile(t, snap, filepath.Join(noArchive, filepath.Base(snap)))
-	fromSnap, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromSnap := newMatcher(t)
 	rr, err := journal.Replay(noArchive, fromSnap, nil, journal.ReplayOptions{UseSnapshot: true})
 	if err != nil || rr.Snapshot == nil || rr.Records != n-snapSeq-1 {
 		t.Fatalf("replay from the snapshot without the archive: %+v %v", rr, err)

@@ -35,6 +35,16 @@ func smallConfig() journal.Config {
 
 // appendRange appends seqs [from, to) with payloadFor, flushing every
 // flushEvery records and at the end.
+// openWriter opens the journal in dir with cfg, failing the test on error.
+func openWriter(t testing.TB, dir string, cfg journal.Config) *journal.Writer {
+	t.Helper()
+	w, err := journal.Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func appendRange(t testing.TB, w *journal.Writer, from, to uint64, flushEvery int) {
 	t.Helper()
 	for s := from; s < to; s++ {

@@ -92,10 +92,7 @@ func TestRunGroupCommit(t *testing.T) {
 		wokenAt = append(wokenAt, fi.DurableSeq)
 		mu.Unlock()
 	}}
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	cr := newCommandRing(t, 1024)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(cr.r, cr.barrier, cr.own) }()
@@ -173,10 +170,7 @@ func TestRunGroupCommit(t *testing.T) {
 func TestRunContinuesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	for run := range 3 {
-		w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 		base := w.NextSeq()
 		if base != uint64(run*10) {
 			t.Fatalf("run %d starts at %d", run, base)
@@ -213,10 +207,7 @@ func TestRunFailsOnBrokenCommands(t *testing.T) {
 		"wrong seq":    func(slot []byte) { slot[8] = 0x55 },
 	} {
 		t.Run(name, func(t *testing.T) {
-			w, err := journal.Open(t.TempDir(), journal.Config{SegmentBytes: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := openWriter(t, t.TempDir(), journal.Config{SegmentBytes: 1 << 20})
 			defer w.Close()
 			cr := newCommandRing(t, 16)
 			done := make(chan error, 1)

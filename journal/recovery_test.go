@@ -46,10 +46,7 @@ func frameSpans(t testing.TB, dir string) []frameSpan {
 func writeJournal(t testing.TB, n uint64, flushEvery int) string {
 	t.Helper()
 	dir := t.TempDir()
-	w, err := journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, smallConfig())
 	appendRange(t, w, 0, n, flushEvery)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -202,10 +199,7 @@ func TestBitFlipInSealedSegment(t *testing.T) {
 		flip(off, mask)
 	}
 	// Undamaged again, it opens.
-	w, err := journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, smallConfig())
 	w.Close()
 }
 
@@ -269,10 +263,7 @@ func TestLeftoverTempFilesAreRemoved(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("half made"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	w, err := journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, smallConfig())
 	defer w.Close()
 	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("leftover temporary still there: %v", err)

@@ -85,10 +85,7 @@ func TestVerifyReportsProgress(t *testing.T) {
 
 func TestReplayStopsAtARefusedCommand(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	gen := newWorkload(4)
 	buf := make([]byte, 256)
 	for i := range uint64(10) {
@@ -106,11 +103,8 @@ func TestReplayStopsAtARefusedCommand(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = journal.Replay(dir, m, nil, journal.ReplayOptions{})
+	m := newMatcher(t)
+	_, err := journal.Replay(dir, m, nil, journal.ReplayOptions{})
 	if !errors.Is(err, core.ErrUnknownTemplate) || !strings.Contains(err.Error(), "seq 10") {
 		t.Fatalf("replay: %v", err)
 	}
@@ -119,10 +113,7 @@ func TestReplayStopsAtARefusedCommand(t *testing.T) {
 func TestDump(t *testing.T) {
 	dir := t.TempDir()
 	writeWorkload(t, dir, journal.Config{SegmentBytes: 1 << 20}, 5, 200)
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	if err := w.Append(200, []byte("not sbe at all")); err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +202,7 @@ func (l *ledger) ReadSnapshot(r io.Reader) error {
 // same later events as replaying everything.
 func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
 	gen := newWorkload(6)
 	buf := make([]byte, 256)
 	live := &ledger{}
@@ -278,10 +266,7 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 // snapshot holds undurable state and must not be loaded.
 func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
 	gen := newWorkload(7)
 	buf := make([]byte, 256)
 	live := &ledger{}
@@ -392,14 +377,8 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // snapshots) and the same later events as a full replay.
 func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
+	live := newMatcher(t)
 	gen := newWorkload(8)
 	buf := make([]byte, 256)
 	const n, snapSeq = 6000, 3999
@@ -425,12 +404,12 @@ func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	full, _ := core.NewMatcher(matcherConfig())
+	full := newMatcher(t)
 	fullSink := core.NewBufferSink(4 * n)
 	if _, err := journal.Replay(dir, full, fullSink, journal.ReplayOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	restored, _ := core.NewMatcher(matcherConfig())
+	restored := newMatcher(t)
 	suffixSink := core.NewBufferSink(4 * n)
 	res, err := journal.Replay(dir, restored, suffixSink, journal.ReplayOptions{UseSnapshot: true})
 	if err != nil {

@@ -13,10 +13,7 @@ import (
 // durable sequence it was given.
 func TestTailerFollowsAWriter(t *testing.T) {
 	dir := t.TempDir()
-	w, err := journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, smallConfig())
 	const n = 3000
 	done := make(chan struct{})
 	go func() {

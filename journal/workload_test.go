@@ -10,6 +10,16 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
+// newMatcher is a matcher of matcherConfig, failing the test on error.
+func newMatcher(t testing.TB) *core.Matcher {
+	t.Helper()
+	m, err := core.NewMatcher(matcherConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // matcherConfig is a small venue: two instruments around 100.00.
 func matcherConfig() core.Config {
 	inst := func(id uint32, sym string) core.InstrumentConfig {
@@ -143,14 +153,8 @@ func (w *workload) pick(session uint16) string {
 // to a matcher as they are generated.
 func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n int) journal.VerifyResult {
 	t.Helper()
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := core.NewMatcher(matcherConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
+	m := newMatcher(t)
 	sink := journal.NewHashSink()
 	gen := newWorkload(seed)
 	buf := make([]byte, 256)

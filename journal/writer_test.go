@@ -73,10 +73,7 @@ func TestReaderFromSeqSkipsEarlierSegments(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig()
 	cfg.FirstSeq = 100
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	appendRange(t, w, 100, 1100, 50)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -105,10 +102,7 @@ func TestReaderFromSeqSkipsEarlierSegments(t *testing.T) {
 }
 
 func TestAppendRejectsBadInputWithoutFailing(t *testing.T) {
-	w, err := journal.Open(t.TempDir(), smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, t.TempDir(), smallConfig())
 	defer w.Close()
 	if err := w.Append(1, []byte("x")); !errors.Is(err, journal.ErrSequence) {
 		t.Fatalf("seq 1 on an empty journal: %v, want ErrSequence", err)
@@ -135,10 +129,7 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	cfg.BufferBytes = 1 << 20
 	cfg.Policy = journal.PolicyNone
-	w, err := journal.Open(t.TempDir(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, t.TempDir(), cfg)
 	defer w.Close()
 	payload := payloadFor(1)
 	seq := uint64(0)
@@ -175,10 +166,7 @@ func TestGroupCommitOneFsyncPerFlush(t *testing.T) {
 	rec := newSyncRecorder()
 	// Default 64 MiB segments (no roll); a 64 KiB buffer that big batches spill.
 	cfg := journal.Config{Sync: rec.sync, BufferBytes: 64 << 10}
-	w, err := journal.Open(t.TempDir(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, t.TempDir(), cfg)
 	defer w.Close()
 	var next uint64
 	for _, batch := range []int{1, 2, 10, 1000, 5000} {
@@ -219,10 +207,7 @@ func TestGroupCommitOneFsyncPerFlush(t *testing.T) {
 // on: while fdatasync has not returned, Durable does not move.
 func TestSlowFsyncHoldsDurable(t *testing.T) {
 	rec := newSyncRecorder()
-	w, err := journal.Open(t.TempDir(), journal.Config{Sync: rec.sync})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, t.TempDir(), journal.Config{Sync: rec.sync})
 	defer w.Close()
 	appendRange(t, w, 0, 5, 0) // durable = 4, gate not yet installed
 	rec.mu.Lock()
@@ -368,10 +353,7 @@ func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 
 func TestPolicyNoneNeverSyncsRecords(t *testing.T) {
 	rec := newSyncRecorder()
-	w, err := journal.Open(t.TempDir(), journal.Config{Policy: journal.PolicyNone, Sync: rec.sync})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, t.TempDir(), journal.Config{Policy: journal.PolicyNone, Sync: rec.sync})
 	defer w.Close()
 	appendRange(t, w, 0, 100, 10)
 	if got := rec.count(journal.SyncData); got != 0 {

@@ -34,28 +34,13 @@ BIN=${BIN:-bin/fixvenue}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-docs/bench/export/$stamp}
 mkdir -p "$OUT"
-work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-bench-export.XXXXXX")
 VENUE_BIN=$BIN
 VENUE_START_TIMEOUT=$START_TIMEOUT
 . scripts/lib/venue.sh
-
-cleanup() {
-	venue_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-secs() {
-	local d=$1
-	case $d in
-	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
-	*m) echo $((${d%m} * 60)) ;;
-	*s) echo "${d%s}" ;;
-	*) echo "$d" ;;
-	esac
-}
-limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
+. scripts/lib/duration.sh
+venue_workdir bench-export
+work=$venue_work
+limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + $(duration_s "$DRAIN") + RUN_GRACE))
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
 # cpusecs PID: the process's user+system CPU seconds so far.
 cpusecs() {
@@ -79,16 +64,14 @@ run() {
 	local export=$1 name=$2
 	local dir=$work/$name
 	mkdir -p "$dir"
-	cat > "$dir/venue.toml" <<TOML
-[session_defaults]
-orders_per_second_reject = 0
-cancels_per_second_reject = 0
-messages_per_second_logout = 0
-
+	{
+		venue_throttles_off
+		cat <<TOML
 [export]
 enabled = $export
 embedded_addr = "127.0.0.1:0"
 TOML
+	} > "$dir/venue.toml"
 	local profile=()
 	[ "${PROFILE:-0}" = 1 ] && profile=(--cpuprofile "$OUT/$name.cpu.pprof")
 	venue_start "$dir/venue.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \

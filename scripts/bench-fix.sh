@@ -34,46 +34,25 @@ BIN=${BIN:-bin/fixvenue}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-docs/bench/fix/$stamp}
 mkdir -p "$OUT"
-work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-bench-fix.XXXXXX")
 VENUE_BIN=$BIN
 VENUE_START_TIMEOUT=$START_TIMEOUT
 . scripts/lib/venue.sh
-
-cleanup() {
-	venue_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-secs() {
-	local d=$1
-	case $d in
-	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
-	*m) echo $((${d%m} * 60)) ;;
-	*s) echo "${d%s}" ;;
-	*) echo "$d" ;;
-	esac
-}
-limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + $(secs "$DRAIN") + RUN_GRACE))
+. scripts/lib/duration.sh
+venue_workdir bench-fix
+work=$venue_work
+limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + $(duration_s "$DRAIN") + RUN_GRACE))
 
 # start_venue FSYNC NAME: a fresh venue; sets fix_addr.
 start_venue() {
 	local fsync=$1 name=$2
 	local dir=$work/$name
 	mkdir -p "$dir"
-	# Throttles off: the load generator offers more than the demo limits
-	# (5,000 orders/s per session) allow, and a throttle reject is not the
-	# latency being measured. Everything else is the demo configuration.
-	cat > "$dir/venue.toml" <<TOML
-[journal]
-fsync = "$fsync"
-
-[session_defaults]
-orders_per_second_reject = 0
-cancels_per_second_reject = 0
-messages_per_second_logout = 0
-TOML
+	# Throttles off (venue_throttles_off says why); everything else is the
+	# demo configuration.
+	{
+		printf '[journal]\nfsync = "%s"\n' "$fsync"
+		venue_throttles_off
+	} > "$dir/venue.toml"
 	venue_start "$dir/venue.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
 		--md-addr "127.0.0.1:$((20000 + RANDOM % 20000))" --md-recovery-addr 127.0.0.1:0 --log-level warn
 	fix_addr=$venue_fix_addr

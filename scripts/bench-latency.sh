@@ -31,16 +31,8 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-docs/bench/pipeline/$stamp}
 mkdir -p "$OUT"
 
-secs() { # 10s → 10, 1500ms → 2 (rounded up), 1m → 60
-	local d=$1
-	case $d in
-	*ms) echo $(((${d%ms} + 999) / 1000)) ;;
-	*m) echo $((${d%m} * 60)) ;;
-	*s) echo "${d%s}" ;;
-	*) echo "$d" ;;
-	esac
-}
-limit=$(($(secs "$DURATION") + $(secs "$WARMUP") + RUN_GRACE))
+. scripts/lib/duration.sh
+limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + RUN_GRACE))
 
 {
 	echo "# fixvenue pipeline harness — $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -33,14 +33,8 @@ if [ ! -x "$bin" ]; then
 	exit 2
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-conformance.XXXXXX")
-
-cleanup() {
-	venue_stop
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+venue_workdir conformance
+tmp=$venue_work
 
 # start_venue NAME CONFIG: starts a venue, sets fix_addr and metrics_addr from its ready file.
 start_venue() {

@@ -16,14 +16,9 @@ rate=${1:-5000} sessions=${2:-4} streams=${3:-20} rounds=${4:-3}
 [ -x bin/fixvenue ] || make build >/dev/null
 VENUE_BIN=bin/fixvenue
 . scripts/lib/venue.sh
-dir=$(mktemp -d)
-trap 'venue_stop; rm -rf "$dir"' EXIT
-cat > "$dir/venue.toml" <<TOML
-[session_defaults]
-orders_per_second_reject = 0
-cancels_per_second_reject = 0
-messages_per_second_logout = 0
-TOML
+venue_workdir console-cost
+dir=$venue_work
+venue_throttles_off > "$dir/venue.toml"
 venue_start "$dir/serve.log" --config "$dir/venue.toml" --data "$dir/data" --fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
 	--md-addr 127.0.0.1:0 --md-recovery-addr 127.0.0.1:0
 cpu_orders() {

@@ -39,10 +39,7 @@ fsync = "$fsync"
 wait_strategy = "$wait"
 ${LOCK:+lock_os_thread = $LOCK}
 ${ENGINE_EXTRA:-}
-[session_defaults]
-orders_per_second_reject = 0
-cancels_per_second_reject = 0
-messages_per_second_logout = 0
+$(venue_throttles_off)
 TOML
 # shellcheck disable=SC2086 # EXTRA is a list of flags
 GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} venue_start "$dir/serve.log" --config "$dir/venue.toml" --data "$dir/data" \

@@ -67,16 +67,11 @@ if [ ! -x "$BIN" ]; then
 	go build -o "$BIN" ./cmd/fixvenue
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-interop.XXXXXX")
 VENUE_BIN=$BIN
 VENUE_START_TIMEOUT=$START_TIMEOUT
 . scripts/lib/venue.sh
-cleanup() {
-	venue_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+venue_workdir interop
+work=$venue_work
 
 venue_start "$work/venue.log" --config interop/quickfixcpp/venue.toml --data "$work/data" --metrics-addr off || exit 2
 addr=$venue_fix_addr

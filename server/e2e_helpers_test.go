@@ -103,6 +103,23 @@ func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
 	return c
 }
 
+// resume logs comp on again without a sequence reset, its next outgoing
+// sequence number nextOut, and returns the client and the venue's Logon.
+func resume(t *testing.T, s *Server, comp string, nextOut int) (*fixclient.Client, *fixclient.Message) {
+	t.Helper()
+	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.NextOut = nextOut
+	lg, err := c.Logon(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, lg
+}
+
 type order struct {
 	id, sym, side, qty, px, tif, typ string
 	extra                            []fixclient.Field

@@ -191,24 +191,24 @@ func TestRejectReasons(t *testing.T) {
 	expectER(t, c, map[int]string{11: "d1", 150: "8", 103: "6"})
 	c.NextOut-- // resend the last one as PossResend with its original sequence number? No: a new seq with 97=Y in the header.
 	c.NextOut++
-	possResend := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
-		fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, fixclient.Timestamp(time.Now())),
-		fixclient.F(11, "d1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-		fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
-	c.NextOut++
-	if err := c.SendRaw(possResend); err != nil {
-		t.Fatal(err)
+	// sendPossResend sends a buy of 1 at 95.00 as clOrdID with PossResend=Y
+	// in its header, at the next sequence number.
+	sendPossResend := func(clOrdID string) {
+		t.Helper()
+		now := fixclient.Timestamp(time.Now())
+		msg := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
+			fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, now),
+			fixclient.F(11, clOrdID), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, now),
+			fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
+		c.NextOut++
+		if err := c.SendRaw(msg); err != nil {
+			t.Fatal(err)
+		}
 	}
+	sendPossResend("d1")
 	expectER(t, c, map[int]string{11: "d1", 150: "I", 39: "0"})
 	// Unknown ClOrdID with PossResend=Y is a new order.
-	fresh := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
-		fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, fixclient.Timestamp(time.Now())),
-		fixclient.F(11, "d2"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-		fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
-	c.NextOut++
-	if err := c.SendRaw(fresh); err != nil {
-		t.Fatal(err)
-	}
+	sendPossResend("d2")
 	expectER(t, c, map[int]string{11: "d2", 150: "0"})
 	// A cancel must carry a new ClOrdID: reusing the order's own is a
 	// duplicate (CxlRejReason 6), and the order stays.
@@ -253,15 +253,7 @@ func TestCancelOnDisconnectAcrossReconnect(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 
 	// Reconnect without resetting: the venue's cancel reached the store while we were away.
-	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = c.NextOut
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s, "CLIENT3", c.NextOut)
 	// The venue's next sequence number is above what we saw: we ask for the gap.
 	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)

@@ -18,15 +18,7 @@ func TestLogonWithSeqGap(t *testing.T) {
 	next := c.NextOut
 	c.Close()
 	time.Sleep(100 * time.Millisecond)
-	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = next + 50
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s, "CLIENT1", next+50)
 	if err := r.Send("H", fixclient.F(11, "g1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
 		t.Fatal(err)
 	}

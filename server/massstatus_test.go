@@ -42,15 +42,7 @@ func TestMassStatusAfterRestartStreamsPastTheQueue(t *testing.T) {
 	cfg2 := testConfig(t, dir, "")
 	cfg2.FIX.OutboundQueueMax = queueMax
 	s2 := startServer(t, cfg2, Options{})
-	r, err := fixclient.Dial(s2.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = next
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s2, "CLIENT1", next)
 	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
 		t.Fatal(err)
 	}

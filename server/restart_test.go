@@ -27,16 +27,7 @@ func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
 	if s2.Replayed() == 0 {
 		t.Fatal("nothing replayed")
 	}
-	r, err := fixclient.Dial(s2.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = next
-	lg, err := r.Logon(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, lg := resume(t, s2, "CLIENT1", next)
 	if lg.SeqNum() <= ack.SeqNum() {
 		t.Fatalf("venue logon seq %d after having sent %d: sequence numbers were reset", lg.SeqNum(), ack.SeqNum())
 	}
@@ -71,16 +62,7 @@ func TestSetSeqNumsHook(t *testing.T) {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = 7
-	lg, err := r.Logon(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lg := resume(t, s, "CLIENT1", 7)
 	if lg.SeqNum() != 40 {
 		t.Fatalf("venue logon seq %d, want 40 after the hook", lg.SeqNum())
 	}
@@ -121,15 +103,7 @@ func TestRestartFromSnapshot(t *testing.T) {
 	if s2.Replayed() >= total {
 		t.Fatalf("replayed %d of %d commands: the snapshot was not used", s2.Replayed(), total)
 	}
-	r, err := fixclient.Dial(s2.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = next
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s2, "CLIENT1", next)
 	for id, side := range map[string]string{"before": "1", "after": "2"} {
 		if err := r.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, side)); err != nil {
 			t.Fatal(err)

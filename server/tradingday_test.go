@@ -179,15 +179,7 @@ func TestTradingDayCompressed(t *testing.T) {
 	}
 
 	// The offline session logs on: the fill and the expiry come by resend.
-	r, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = c2Next
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s, "CLIENT2", c2Next)
 	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}
@@ -294,15 +286,7 @@ func TestTradingDayRestart(t *testing.T) {
 		}
 	}
 	// The session hears of the expiry when it comes back.
-	r, err := fixclient.Dial(s3.FIXAddr(), "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.NextOut = next
-	if _, err := r.Logon(false); err != nil {
-		t.Fatal(err)
-	}
+	r, _ := resume(t, s3, "CLIENT1", next)
 	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
 // Bounds of one run.
@@ -31,38 +33,6 @@ const (
 	priceBytesMax  = 20
 )
 
-// Mix is the kind of orders a run sends.
-type Mix uint8
-
-const (
-	// MixPassive sends resting orders (buys below, sells above the price),
-	// each cancelled cancelLagSlots orders later, so the book stays flat.
-	MixPassive Mix = iota
-	// MixCross sends buy/sell pairs at the same price that trade.
-	MixCross
-	// MixMixed alternates passive pairs and crossing pairs.
-	MixMixed
-)
-
-var mixNames = [...]string{MixPassive: "passive", MixCross: "cross", MixMixed: "mixed"}
-
-func (m Mix) String() string {
-	if int(m) < len(mixNames) {
-		return mixNames[m]
-	}
-	return "mix(" + strconv.Itoa(int(m)) + ")"
-}
-
-// ParseMix reads "passive", "cross" or "mixed".
-func ParseMix(s string) (Mix, error) {
-	for i, n := range mixNames {
-		if n == s {
-			return Mix(i), nil
-		}
-	}
-	return 0, fmt.Errorf("loadgen: unknown mix %q (passive, cross or mixed)", s)
-}
-
 // Config describes one open-loop run.
 type Config struct {
 	Addr         string // venue FIX address, host:port
@@ -77,7 +47,7 @@ type Config struct {
 	Duration      time.Duration // measured part of the schedule
 	Warmup        time.Duration // unrecorded part before it
 	Drain         time.Duration // wait for answers after the last due time
-	Mix           Mix
+	Mix           loadmix.Mix   // passive: resting buys below and sells above the price, each cancelled cancelLagSlots orders later; cross: buy/sell pairs at one price that trade; mixed: both in turn
 	Symbol        string
 	Price         string // decimal price of crossing orders, inside the band
 	Spread        string // passive orders rest at Price−Spread (buy) and Price+Spread (sell)
@@ -96,7 +66,7 @@ func DefaultConfig() Config {
 	return Config{
 		Addr: "127.0.0.1:9878", Sessions: 4, FirstSession: 1, SenderPrefix: "CLIENT", TargetCompID: "VENUE",
 		RatePerSecond: 5000, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: 5 * time.Second,
-		Mix: MixPassive, Symbol: "ACME", Price: "100.00", Spread: "0.50", Qty: 10,
+		Mix: loadmix.Passive, Symbol: "ACME", Price: "100.00", Spread: "0.50", Qty: 10,
 		HeartBtIntS: 30, LogonTimeout: 10 * time.Second,
 	}
 }
@@ -119,7 +89,7 @@ func (c *Config) validate() error {
 	if total := c.totalOrders(); total > OrdersPerRunMax {
 		bad("%d orders in the run, more than %d: shorten it or lower the rate", total, OrdersPerRunMax)
 	}
-	if c.Mix > MixMixed {
+	if c.Mix > loadmix.Mixed {
 		bad("unknown mix %d", c.Mix)
 	}
 	if c.Symbol == "" || len(c.Symbol) > symbolBytesMax || strings.ContainsRune(c.Symbol, soh) {

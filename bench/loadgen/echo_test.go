@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
 // The echo venue answers every order and cancel, over real TCP, for every
@@ -16,7 +18,7 @@ func TestEchoAnswersEverything(t *testing.T) {
 	}
 	e := NewEcho(ln, "VENUE")
 	defer e.Close()
-	for _, mix := range []Mix{MixPassive, MixCross, MixMixed} {
+	for _, mix := range []loadmix.Mix{loadmix.Passive, loadmix.Cross, loadmix.Mixed} {
 		cfg := testConfig(e.Addr(), 4000, 250*time.Millisecond)
 		cfg.Sessions, cfg.Mix = 3, mix
 		res, err := Run(context.Background(), cfg)

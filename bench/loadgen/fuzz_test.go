@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
@@ -19,7 +20,7 @@ func FuzzInbound(f *testing.F) {
 	f.Add(fixclient.Build(fixclient.F(35, "9"), fixclient.F(34, "3"), fixclient.F(11, "RUN001C0000000000"), fixclient.F(102, "1")))
 	f.Add([]byte("8=FIX.4.4\x019=5\x0135=0\x0110=000\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, s := testRunner(t, MixMixed, 1)
+		_, s := testRunner(t, loadmix.Mixed, 1)
 		s.conn = discardConn{}
 		for len(b) > 0 {
 			n, err := frameLength(b)

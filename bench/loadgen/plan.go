@@ -1,5 +1,7 @@
 package loadgen
 
+import "github.com/fixvenue/fixvenue/bench/loadmix"
+
 // orderKind selects an order's template.
 type orderKind uint8
 
@@ -23,7 +25,7 @@ type plan struct {
 	totalOrders  int64
 	warmupOrders int64
 	intervalNs   float64
-	mix          Mix
+	mix          loadmix.Mix
 }
 
 func newPlan(c *Config) plan {
@@ -45,7 +47,7 @@ func (p *plan) dueNs(i int64) int64 { return int64(float64(i) * p.intervalNs) }
 // orders share a session.
 func (p *plan) kind(i int64) orderKind {
 	sell := i%2 == 1
-	cross := p.mix == MixCross || p.mix == MixMixed && (i/2)%2 == 0
+	cross := p.mix == loadmix.Cross || p.mix == loadmix.Mixed && (i/2)%2 == 0
 	switch {
 	case cross && sell:
 		return crossSell
@@ -69,7 +71,7 @@ func (p *plan) sessionOrders(s int64) int64 {
 // cancelLagSlots more to cancel its last passive orders.
 func (p *plan) sessionSlots(s int64) int64 {
 	n := p.sessionOrders(s)
-	if p.mix != MixCross && n > 0 {
+	if p.mix != loadmix.Cross && n > 0 {
 		n += cancelLagSlots
 	}
 	return n
@@ -80,7 +82,7 @@ func (p *plan) global(s, k int64) int64 { return s + k*p.sessions }
 
 // cancelTarget returns the order cancelled in slot k of session s, if any.
 func (p *plan) cancelTarget(s, k int64) (int64, bool) {
-	if p.mix == MixCross || k < cancelLagSlots {
+	if p.mix == loadmix.Cross || k < cancelLagSlots {
 		return 0, false
 	}
 	target := k - cancelLagSlots
@@ -98,9 +100,9 @@ func (p *plan) cancelDueNs(i int64) int64 { return p.dueNs(i + cancelLagSlots*p.
 // passiveOrders counts the passive orders, which is the number of cancels.
 func (p *plan) passiveOrders() int64 {
 	switch p.mix {
-	case MixPassive:
+	case loadmix.Passive:
 		return p.totalOrders
-	case MixCross:
+	case loadmix.Cross:
 		return 0
 	}
 	// Mixed: indexes 4m+2 and 4m+3 are passive.

@@ -3,16 +3,18 @@ package loadgen
 import (
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
 func TestPlanKinds(t *testing.T) {
 	cases := []struct {
-		mix  Mix
+		mix  loadmix.Mix
 		want []orderKind
 	}{
-		{MixPassive, []orderKind{passiveBuy, passiveSell, passiveBuy, passiveSell, passiveBuy, passiveSell, passiveBuy, passiveSell}},
-		{MixCross, []orderKind{crossBuy, crossSell, crossBuy, crossSell, crossBuy, crossSell, crossBuy, crossSell}},
-		{MixMixed, []orderKind{crossBuy, crossSell, passiveBuy, passiveSell, crossBuy, crossSell, passiveBuy, passiveSell}},
+		{loadmix.Passive, []orderKind{passiveBuy, passiveSell, passiveBuy, passiveSell, passiveBuy, passiveSell, passiveBuy, passiveSell}},
+		{loadmix.Cross, []orderKind{crossBuy, crossSell, crossBuy, crossSell, crossBuy, crossSell, crossBuy, crossSell}},
+		{loadmix.Mixed, []orderKind{crossBuy, crossSell, passiveBuy, passiveSell, crossBuy, crossSell, passiveBuy, passiveSell}},
 	}
 	for _, c := range cases {
 		p := plan{mix: c.mix, sessions: 3}
@@ -28,7 +30,7 @@ func TestPlanKinds(t *testing.T) {
 // cancelled exactly once, by its own session, after it was sent, and the
 // number of cancels is passiveOrders.
 func TestPlanCoversEveryOrderOnce(t *testing.T) {
-	for _, mix := range []Mix{MixPassive, MixCross, MixMixed} {
+	for _, mix := range []loadmix.Mix{loadmix.Passive, loadmix.Cross, loadmix.Mixed} {
 		for _, sessions := range []int{1, 3, 16} {
 			for _, total := range []int64{0, 1, 5, 99, 1000} {
 				cfg := DefaultConfig()
@@ -121,13 +123,13 @@ func TestPassivePrices(t *testing.T) {
 }
 
 func TestMixNames(t *testing.T) {
-	for _, m := range []Mix{MixPassive, MixCross, MixMixed} {
-		got, err := ParseMix(m.String())
+	for _, m := range []loadmix.Mix{loadmix.Passive, loadmix.Cross, loadmix.Mixed} {
+		got, err := loadmix.Parse(m.String())
 		if err != nil || got != m {
-			t.Errorf("ParseMix(%q) = %v, %v", m.String(), got, err)
+			t.Errorf("loadmix.Parse(%q) = %v, %v", m.String(), got, err)
 		}
 	}
-	if _, err := ParseMix("aggressive"); err == nil {
+	if _, err := loadmix.Parse("aggressive"); err == nil {
 		t.Error("unknown mix accepted")
 	}
 }

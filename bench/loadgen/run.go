@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/progress"
 )
 
 // Run timing.
@@ -161,27 +163,13 @@ func (r *runner) startProgress() func() {
 	if r.cfg.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(progressInterval)
-		defer t.Stop()
-		var lastSent, lastAnswered, lastERs int64
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			sent, answered, ers := r.ordersSent.Load(), r.ordersAnswered.Load(), r.ers.Load()
-			secs := progressInterval.Seconds()
-			fmt.Fprintf(r.cfg.Progress, "load: %5.1fs  sent %d orders (%.0f/s)  answered %d (%.0f/s)  ERs %.0f/s  pending %d  send lag max %s  rejects %d  failed sessions %d\n",
-				time.Since(r.start).Seconds(), sent, float64(sent-lastSent)/secs, answered, float64(answered-lastAnswered)/secs,
-				float64(ers-lastERs)/secs, sent-answered, formatNs(r.lagMaxNs.Swap(0)), r.rejects.Load(), r.failed.Load())
-			lastSent, lastAnswered, lastERs = sent, answered, ers
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	var lastSent, lastAnswered, lastERs int64
+	return progress.Every(progressInterval, func() {
+		sent, answered, ers := r.ordersSent.Load(), r.ordersAnswered.Load(), r.ers.Load()
+		secs := progressInterval.Seconds()
+		fmt.Fprintf(r.cfg.Progress, "load: %5.1fs  sent %d orders (%.0f/s)  answered %d (%.0f/s)  ERs %.0f/s  pending %d  send lag max %s  rejects %d  failed sessions %d\n",
+			time.Since(r.start).Seconds(), sent, float64(sent-lastSent)/secs, answered, float64(answered-lastAnswered)/secs,
+			float64(ers-lastERs)/secs, sent-answered, formatNs(r.lagMaxNs.Swap(0)), r.rejects.Load(), r.failed.Load())
+		lastSent, lastAnswered, lastERs = sent, answered, ers
+	})
 }

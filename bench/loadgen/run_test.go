@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
 // testConfig is a short run against addr.
@@ -155,7 +157,7 @@ func TestRejectsByKind(t *testing.T) {
 func TestSessionsAndCrossMix(t *testing.T) {
 	r := newResponder(t, nil)
 	cfg := testConfig(r.addr(), 1000, 200*time.Millisecond)
-	cfg.Sessions, cfg.Mix, cfg.FirstSession = 3, MixCross, 5
+	cfg.Sessions, cfg.Mix, cfg.FirstSession = 3, loadmix.Cross, 5
 	res := runOK(t, cfg)
 	if res.OrdersSent != 200 || res.CancelsSent != 0 || res.Lost() != 0 {
 		t.Fatalf("sent %d orders, %d cancels, lost %d", res.OrdersSent, res.CancelsSent, res.Lost())

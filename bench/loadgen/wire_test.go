@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // testRunner is a runner with one session and no connection, for the codec
 // and handler tests.
-func testRunner(t testing.TB, mix Mix, sessions int) (*runner, *session) {
+func testRunner(t testing.TB, mix loadmix.Mix, sessions int) (*runner, *session) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Sessions, cfg.Mix, cfg.RatePerSecond, cfg.Duration, cfg.Warmup = sessions, mix, 1000, time.Second, 0
@@ -51,7 +52,7 @@ func leftPad(v int) string {
 }
 
 func TestTemplatesPatchInPlace(t *testing.T) {
-	_, s := testRunner(t, MixMixed, 1)
+	_, s := testRunner(t, loadmix.Mixed, 1)
 	now := time.Date(2026, 3, 4, 5, 6, 7, 891_000_000, time.UTC)
 	var clk wallClock
 	ts := clk.stamp(now)
@@ -179,7 +180,7 @@ func corruptChecksum(msg []byte) []byte {
 // its latency) must not allocate, or the client's garbage collector would
 // add pauses to the figures it reports.
 func TestHotPathDoesNotAllocate(t *testing.T) {
-	r, s := testRunner(t, MixPassive, 1)
+	r, s := testRunner(t, loadmix.Passive, 1)
 	var clk wallClock
 	out := make([]byte, templateBytesMax)
 	ers := make([][]byte, 0, 100)

@@ -1,8 +1,7 @@
 package pipeharness
 
 import (
-	"fmt"
-
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -17,44 +16,13 @@ const (
 	clOrdIDDigits  = 12
 )
 
-// Mix is the order flow of a run.
-type Mix uint8
-
-const (
-	// MixPassive: resting orders, each cancelled cancelLagUnits orders later.
-	MixPassive Mix = iota
-	// MixCross: a resting buy and a sell that trades against it.
-	MixCross
-	// MixMixed alternates passive and crossing units.
-	MixMixed
-)
-
-var mixNames = [...]string{MixPassive: "passive", MixCross: "cross", MixMixed: "mixed"}
-
-func (m Mix) String() string {
-	if int(m) < len(mixNames) {
-		return mixNames[m]
-	}
-	return fmt.Sprintf("mix(%d)", m)
-}
-
-// ParseMix reads "passive", "cross" or "mixed".
-func ParseMix(s string) (Mix, error) {
-	for i, n := range mixNames {
-		if n == s {
-			return Mix(i), nil
-		}
-	}
-	return 0, fmt.Errorf("pipeharness: unknown mix %q (passive, cross or mixed)", s)
-}
-
 // flow encodes command j of the schedule. Commands come in units of two:
 // a passive unit is a new resting order and the cancel of the passive order
 // placed cancelLagUnits passive units earlier (while there is none, a second
 // resting order on the other side, never cancelled, seeds the book); a cross
 // unit is a resting buy and a sell at the same price that fills it.
 type flow struct {
-	mix     Mix
+	mix     loadmix.Mix
 	clOrdID [1 + clOrdIDDigits]byte
 	origID  [1 + clOrdIDDigits]byte
 }
@@ -63,9 +31,9 @@ type flow struct {
 // passive units.
 func (f *flow) unitIsPassive(u int64) (bool, int64) {
 	switch f.mix {
-	case MixPassive:
+	case loadmix.Passive:
 		return true, u
-	case MixCross:
+	case loadmix.Cross:
 		return false, 0
 	}
 	return u%2 == 1, u / 2

@@ -16,7 +16,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/bench/pace"
+	"github.com/fixvenue/fixvenue/bench/progress"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -110,7 +112,7 @@ type Config struct {
 	JournalDir string
 	// Fsync is the journal's policy when Journal is on.
 	Fsync journal.Policy
-	Mix   Mix
+	Mix   loadmix.Mix // passive: resting orders, each cancelled cancelLagUnits later; cross: a resting buy and a sell that trades with it; mixed: both in turn
 	Pace  Pace
 	// UnlockedMatcher runs the matcher goroutine without LockOSThread
 	// (pipeline.Config.UnlockedMatcher).
@@ -215,7 +217,7 @@ func (c *Config) validate() error {
 		return errors.New("pipeharness: duration must be positive and warm-up not negative")
 	case !c.Wait.Valid():
 		return errors.New("pipeharness: unknown wait strategy")
-	case c.Mix > MixMixed:
+	case c.Mix > loadmix.Mixed:
 		return errors.New("pipeharness: unknown mix")
 	case c.Procs < 0:
 		return fmt.Errorf("pipeharness: procs %d is negative", c.Procs)
@@ -490,27 +492,13 @@ func (h *harness) startProgress() func() {
 	if h.cfg.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var lastPub, lastDone int64
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			pub, comp := h.published.Load(), h.completed.Load()
-			fmt.Fprintf(h.cfg.Progress, "pipeline: %5.1fs  published %d (%d/s)  completed %d (%d/s)  in flight %d\n",
-				time.Since(h.start).Seconds(), pub, pub-lastPub, comp, comp-lastDone, pub-comp)
-			lastPub, lastDone = pub, comp
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	var lastPub, lastDone int64
+	return progress.Every(time.Second, func() {
+		pub, comp := h.published.Load(), h.completed.Load()
+		fmt.Fprintf(h.cfg.Progress, "pipeline: %5.1fs  published %d (%d/s)  completed %d (%d/s)  in flight %d\n",
+			time.Since(h.start).Seconds(), pub, pub-lastPub, comp, comp-lastDone, pub-comp)
+		lastPub, lastDone = pub, comp
+	})
 }
 
 func (h *harness) result() *Result {

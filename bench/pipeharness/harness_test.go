@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -38,8 +39,8 @@ func TestRunCompletesEveryCommand(t *testing.T) {
 		{"journal off", func(*Config) {}},
 		{"journal batch", func(c *Config) { c.Journal, c.JournalDir = true, t.TempDir() }},
 		{"journal none, yield", func(c *Config) { c.Journal, c.Fsync, c.Wait = true, journal.PolicyNone, ring.SpinYield }},
-		{"cross", func(c *Config) { c.Mix = MixCross }},
-		{"mixed, spin pace", func(c *Config) { c.Mix, c.Pace = MixMixed, PaceSpin }},
+		{"cross", func(c *Config) { c.Mix = loadmix.Cross }},
+		{"mixed, spin pace", func(c *Config) { c.Mix, c.Pace = loadmix.Mixed, PaceSpin }},
 		{"sleep pace, matcher unlocked", func(c *Config) { c.Pace, c.UnlockedMatcher = PaceSleep, true }},
 	}
 	for _, c := range cases {
@@ -131,7 +132,7 @@ func TestConfigRefusals(t *testing.T) {
 // The flow, applied straight to a matcher, keeps the book flat and never
 // produces a reject, for every mix.
 func TestFlowKeepsTheBookFlat(t *testing.T) {
-	for _, mix := range []Mix{MixPassive, MixCross, MixMixed} {
+	for _, mix := range []loadmix.Mix{loadmix.Passive, loadmix.Cross, loadmix.Mixed} {
 		m, err := core.NewMatcher(core.Config{OrdersMax: ordersMax, ClOrdIDsMax: 1 << 16, SessionsMax: 1, LevelsPerSideMax: 4096,
 			Instruments: []core.InstrumentConfig{{ID: instrumentID, Symbol: "ACME", TickSize: "0.01", LotSize: 1, MinQty: 1,
 				MaxQty: 1_000_000, RefPriceTicks: refPriceTicks, BandPercent: 10}}})
@@ -182,7 +183,7 @@ func TestFlowKeepsTheBookFlat(t *testing.T) {
 }
 
 func TestFlowEncodeDoesNotAllocate(t *testing.T) {
-	f := flow{mix: MixMixed}
+	f := flow{mix: loadmix.Mixed}
 	slot := make([]byte, 256)
 	j := int64(0)
 	if a := testing.AllocsPerRun(1000, func() { f.encode(slot, j, uint64(j), j); j++ }); a != 0 {

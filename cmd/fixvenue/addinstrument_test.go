@@ -284,14 +284,14 @@ sha256 = %q
 
 // adminRunner runs `fixvenue admin` against a venue with a token.
 func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) (int, string, string) {
-	m := adminLine.FindStringSubmatch(v.logs())
-	if m == nil {
-		t.Fatalf("no admin API address in the log:\n%s", v.logs())
+	addr := v.ready.AdminAddr
+	if addr == "" {
+		t.Fatalf("no admin API address in the ready file:\n%s", v.logs())
 	}
 	return func(args ...string) (int, string, string) {
 		t.Helper()
 		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+m[1], "FIXVENUE_ADMIN_TOKEN="+token)
+		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()
@@ -303,17 +303,4 @@ func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) 
 		}
 		return code, out.String(), errOut.String()
 	}
-}
-
-func logOn(t *testing.T, addr, compID string) *fixclient.Client {
-	t.Helper()
-	c, err := fixclient.Dial(addr, compID, "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

@@ -8,29 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
-var adminLine = regexp.MustCompile(`msg="admin API listening" addr=(\S+)`)
-
-// TestAdminCLI runs `fixvenue admin` against a `fixvenue serve` process:
-// every command works, refusals exit 1 with the API's reason, and every
-// change is in the journal with its operator and reason.
-func TestAdminCLI(t *testing.T) {
-	dir := t.TempDir()
-	const token = "cli-test-token-0123456789abcdef"
-	cfg := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
+// adminVenueTOML is a small venue without market data and with its admin
+// API on an OS-chosen loopback port; what follows it adds keys to [admin].
+const adminVenueTOML = `[engine]
 orders_max = 1024
 clordids_max = 4096
 command_ring_slots = 1024
@@ -39,20 +26,29 @@ event_ring_slots = 4096
 enabled = false
 [admin]
 addr = "127.0.0.1:0"
-[[admin.token]]
+`
+
+// startAdminVenue runs a venue of adminVenueTOML followed by adminTOML
+// (formatted with args) in dir and returns it with its admin API's address.
+func startAdminVenue(t *testing.T, dir, adminTOML string, args ...any) (*venueProc, string) {
+	t.Helper()
+	v := startVenue(t, writeVenueConfig(t, dir, adminVenueTOML+adminTOML, args...))
+	if v.ready.AdminAddr == "" {
+		t.Fatalf("the ready file names no admin address: %+v\n%s", v.ready, v.logs())
+	}
+	return v, v.ready.AdminAddr
+}
+
+// TestAdminCLI runs `fixvenue admin` against a `fixvenue serve` process:
+// every command works, refusals exit 1 with the API's reason, and every
+// change is in the journal with its operator and reason.
+func TestAdminCLI(t *testing.T) {
+	dir := t.TempDir()
+	const token = "cli-test-token-0123456789abcdef"
+	v, addr := startAdminVenue(t, dir, `[[admin.token]]
 operator = "carol"
 sha256 = %q
-`, dir, ops.HashToken(token))
-	cfgPath := filepath.Join(dir, "venue.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	v := startVenue(t, cfgPath)
-	m := adminLine.FindStringSubmatch(v.logs())
-	if m == nil {
-		t.Fatalf("no admin API address in the log:\n%s", v.logs())
-	}
-	addr := m[1]
+`, ops.HashToken(token))
 	admin := func(env string, args ...string) (int, string, string) {
 		t.Helper()
 		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
@@ -102,14 +98,8 @@ sha256 = %q
 		}
 	}
 	// Log a session out: its client sees the connection close.
-	fc, err := fixclient.Dial(v.fixAddr, "CLIENT3", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fc := logOn(t, v.fixAddr, "CLIENT3")
 	defer fc.Close()
-	if _, err := fc.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	if code, out, errs := admin(token, "logout", "CLIENT3", "--reason", "cli logout"); code != 0 || !strings.Contains(out, "SessionLogout: done by carol") {
 		t.Fatalf("logout: %d %s %s", code, out, errs)
 	}
@@ -139,7 +129,7 @@ sha256 = %q
 	}
 	v.kill()
 
-	dump, err := exec.Command(binPath, "journal", "dump", "--config", cfgPath).CombinedOutput()
+	dump, err := exec.Command(binPath, "journal", "dump", "--config", filepath.Join(dir, "venue.toml")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}

@@ -1,106 +1,37 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"fmt"
-	"math/big"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/fixvenue/fixvenue/internal/testcert"
 	"github.com/fixvenue/fixvenue/ops"
 )
-
-// pemPair writes a certificate for tmpl, signed by parent (self-signed when
-// parent is nil), and its key, as dir/name.crt and dir/name.key.
-func pemPair(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for file, block := range map[string]*pem.Block{name + ".crt": {Type: "CERTIFICATE", Bytes: der},
-		name + ".key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(filepath.Join(dir, file), pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
 
 // TestAdminTLSWithClientCertificates: with [admin] TLS and a client CA, the
 // CLI reaches the API only over TLS with a client certificate the CA signed,
 // and still needs its token.
 func TestAdminTLSWithClientCertificates(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey := pemPair(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "admin CA"},
-		IsCA: true, KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}, nil, nil)
-	pemPair(t, dir, "server", &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "venue"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}, ca, caKey)
-	pemPair(t, dir, "client", &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "operator"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, caKey)
-	pemPair(t, dir, "stranger", &x509.Certificate{SerialNumber: big.NewInt(4), Subject: pkix.Name{CommonName: "stranger"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, nil, nil)
+	ca := testcert.NewCA(t, "admin CA")
+	ca.WriteFile(t, dir, "ca")
+	ca.Issue(t, "venue", true).WriteFiles(t, dir, "server")
+	ca.Issue(t, "operator", false).WriteFiles(t, dir, "client")
+	testcert.NewCA(t, "stranger CA").Issue(t, "stranger", false).WriteFiles(t, dir, "stranger")
 	const token = "tls-test-token-0123456789abcdef"
 	f := func(name string) string { return filepath.Join(dir, name) }
-	cfg := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
-orders_max = 1024
-clordids_max = 4096
-command_ring_slots = 1024
-event_ring_slots = 4096
-[marketdata]
-enabled = false
-[admin]
-addr = "127.0.0.1:0"
-tls_cert_file = %q
+	_, addr := startAdminVenue(t, dir, `tls_cert_file = %q
 tls_key_file = %q
 tls_client_ca_file = %q
 [[admin.token]]
 operator = "dave"
 sha256 = %q
-`, filepath.Join(dir, "data"), f("server.crt"), f("server.key"), f("ca.crt"), ops.HashToken(token))
-	cfgPath := f("venue.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	v := startVenue(t, cfgPath)
-	m := adminLine.FindStringSubmatch(v.logs())
-	if m == nil {
-		t.Fatalf("no admin API address in the log:\n%s", v.logs())
-	}
+`, f("server.crt"), f("server.key"), f("ca.crt"), ops.HashToken(token))
 	run := func(args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", m[1], "--token", token, "--timeout", "10s")...)...)
+		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", addr, "--token", token, "--timeout", "10s")...)...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode(), string(out)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/loadgen"
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/bench/pipeharness"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -98,7 +99,7 @@ func cmdBenchPipeline(args []string) int {
 	default:
 		return benchFail(fmt.Errorf("--journal %q: on or off", *journalOn))
 	}
-	if cfg.Mix, err = pipeharness.ParseMix(*mix); err != nil {
+	if cfg.Mix, err = loadmix.Parse(*mix); err != nil {
 		return benchFail(err)
 	}
 	if !*quiet {

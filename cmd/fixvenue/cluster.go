@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,26 +80,24 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 }
 
 func cmdCluster(args []string) int {
-	if len(args) == 0 || (args[0] != "status" && args[0] != "transfer") {
-		fmt.Fprint(os.Stderr, `usage: fixvenue cluster status --config FILE
+	sub, fs, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE
        fixvenue cluster transfer --config FILE --to NODE_ID
 
 status asks every node of [cluster] for its view (leader, term, commit and
 applied index, lag); transfer asks the leader to hand leadership to a node
 (planned maintenance).
-`)
+`, "status", "transfer")
+	if !ok {
 		return 2
 	}
-	fs := flag.NewFlagSet("cluster "+args[0], flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
 	to := fs.Uint64("to", 0, "transfer: the node that should lead")
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue cluster: %v\n", err)
+	cfg := loadConfig("cluster", *cfgPath)
+	if cfg == nil {
 		return 2
 	}
 	if !cfg.Cluster.Enabled() {
@@ -108,7 +105,7 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 		return 2
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
-	if args[0] == "transfer" {
+	if sub == "transfer" {
 		return clusterTransfer(client, cfg, *to)
 	}
 	return clusterStatus(client, cfg, *asJSON, os.Stdout)

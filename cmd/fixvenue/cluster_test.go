@@ -604,19 +604,8 @@ func (h *clusterHarness) finish() {
 // identically. FIXVENUE_CLUSTER_CYCLES overrides the count (make
 // cluster-crash runs 200).
 func TestClusterKill9Leader(t *testing.T) {
-	cycles := 20
-	if testing.Short() {
-		cycles = 3
-	}
-	if v := os.Getenv("FIXVENUE_CLUSTER_CYCLES"); v != "" {
-		cycles, _ = strconv.Atoi(v)
-	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("FIXVENUE_CLUSTER_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
+	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CLUSTER")
 	rng := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d, %d cycles (FIXVENUE_CLUSTER_SEED, FIXVENUE_CLUSTER_CYCLES)", seed, cycles)
 	h := newClusterHarness(t)
 	var failovers, elections, builds []time.Duration
 	down := -1

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -22,12 +21,7 @@ const crashSessions = 4
 
 func crashConfig(t *testing.T, dir string) string {
 	t.Helper()
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
+	return writeVenueConfig(t, dir, `[engine]
 orders_max = 65536
 clordids_max = 262144
 command_ring_slots = 4096
@@ -50,12 +44,7 @@ ResetOnLogon = "N"
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
-`, filepath.Join(dir, "data"), freeUDPPort(t), freeTCPPort(t), crashSessions)
-	p := filepath.Join(dir, "venue.toml")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+`, freeUDPPort(t), freeTCPPort(t), crashSessions)
 }
 
 // crashClient is one session's view across crashes: what it sent, what the
@@ -74,18 +63,7 @@ type crashClient struct {
 // clients saw acknowledged is there, that nothing unsent was invented, and
 // that sequence numbers continue (never a silent reset to 1).
 func TestCrashKill9(t *testing.T) {
-	cycles := 20
-	if testing.Short() {
-		cycles = 3
-	}
-	if v := os.Getenv("FIXVENUE_CRASH_CYCLES"); v != "" {
-		cycles, _ = strconv.Atoi(v)
-	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("FIXVENUE_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseInt(v, 10, 64)
-	}
-	t.Logf("seed %d, %d cycles (FIXVENUE_CRASH_SEED, FIXVENUE_CRASH_CYCLES)", seed, cycles)
+	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CRASH")
 	rng := rand.New(rand.NewSource(seed))
 	dir := t.TempDir()
 	cfg := crashConfig(t, dir)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,13 +33,11 @@ func (s *subjectList) String() string     { return strings.Join(*s, ",") }
 func (s *subjectList) Set(v string) error { *s = append(*s, v); return nil }
 
 func cmdEvents(args []string) int {
-	if len(args) == 0 || (args[0] != "tail" && args[0] != "verify") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue events tail [--nats URL] [--from SEQ] [--subject SUBJ]... [--json] [--count N]\n"+
-			"       fixvenue events verify [--nats URL] [--data DIR]\n(both take --config FILE and --stream NAME)")
+	sub, fs, ok := subcommand("events", args, "usage: fixvenue events tail [--nats URL] [--from SEQ] [--subject SUBJ]... [--json] [--count N]\n"+
+		"       fixvenue events verify [--nats URL] [--data DIR]\n(both take --config FILE and --stream NAME)", "tail", "verify")
+	if !ok {
 		return 2
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("events "+sub, flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "the venue's configuration (export section, instruments)")
 	natsURL := fs.String("nats", "", "NATS URL (default: export.nats_url, else the embedded server's export.embedded_addr)")
 	stream := fs.String("stream", "", "JetStream stream (default: the configuration's)")
@@ -53,9 +50,8 @@ func cmdEvents(args []string) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue events: %v\n", err)
+	cfg := loadConfig("events", *cfgPath)
+	if cfg == nil {
 		return 2
 	}
 	if *stream == "" {

@@ -3,10 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +15,7 @@ import (
 // process's own files) and `fixvenue events tail`.
 func TestEventsVerifyAfterLoad(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "venue.toml")
-	cfgText := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[marketdata]
+	cfgPath := writeVenueConfig(t, dir, `[marketdata]
 enabled = false
 [engine]
 orders_max = 65536
@@ -33,10 +24,7 @@ clordids_max = 262144
 enabled = true
 embedded_addr = "127.0.0.1:0"
 format = "json"
-`, filepath.Join(dir, "data"))
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	v := startVenue(t, cfgPath)
 	if v.ready.NATSURL == "" {
 		t.Fatalf("ready file names no NATS URL: %+v", v.ready)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,20 +14,10 @@ import (
 // catalogue of hostile inputs runs against the edge in gateway/edge.)
 func TestKnownCrashShapesAgainstTheVenue(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 3]\n", filepath.Join(dir, "data"))
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 3]\n")
 	v := startVenue(t, cfg)
-	witness, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	witness := logOn(t, v.fixAddr, "CLIENT1")
 	defer witness.Close()
-	if _, err := witness.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	now := func() string { return fixclient.Timestamp(time.Now()) }
 	hdr := func(seq string) []fixclient.Field {
 		return []fixclient.Field{fixclient.F(35, "D"), fixclient.F(49, "CLIENT2"), fixclient.F(56, "VENUE"), fixclient.F(34, seq), fixclient.F(52, now())}

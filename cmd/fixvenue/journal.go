@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,12 +20,10 @@ import (
 func init() { commands["journal"] = cmdJournal }
 
 func cmdJournal(args []string) int {
-	if len(args) == 0 || (args[0] != "verify" && args[0] != "dump" && args[0] != "book") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue journal verify|dump|book --data DIR [--config FILE] [--symbol SYM]")
+	sub, fs, ok := subcommand("journal", args, "usage: fixvenue journal verify|dump|book --data DIR [--config FILE] [--symbol SYM]", "verify", "dump", "book")
+	if !ok {
 		return 2
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("journal "+sub, flag.ContinueOnError)
 	dataDir := fs.String("data", "", "data directory (default: venue.data_dir of the config)")
 	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
 	from := fs.Uint64("from", 0, "dump: first sequence number to print")
@@ -34,9 +31,8 @@ func cmdJournal(args []string) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
+	cfg := loadConfig("journal", *cfgPath)
+	if cfg == nil {
 		return 2
 	}
 	if *dataDir == "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/bench/hdrplot"
 	"github.com/fixvenue/fixvenue/bench/loadgen"
+	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
 func init() { commands["load"] = cmdLoad }
@@ -57,7 +58,7 @@ func cmdLoad(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	m, err := loadgen.ParseMix(*mix)
+	m, err := loadmix.Parse(*mix)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 		return 2

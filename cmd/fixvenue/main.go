@@ -1,8 +1,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+
+	"github.com/fixvenue/fixvenue/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -44,4 +49,27 @@ func main() {
 		os.Exit(2)
 	}
 	os.Exit(cmd(os.Args[2:]))
+}
+
+// subcommand picks the subcommand of `fixvenue cmd`: args[0] when it is one
+// of subs, with a flag set named after both for the rest of args; otherwise
+// it prints usage and ok is false (the command then exits 2).
+func subcommand(cmd string, args []string, usage string, subs ...string) (sub string, fs *flag.FlagSet, ok bool) {
+	if len(args) == 0 || !slices.Contains(subs, args[0]) {
+		fmt.Fprintln(os.Stderr, strings.TrimSuffix(usage, "\n"))
+		return "", nil, false
+	}
+	return args[0], flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError), true
+}
+
+// loadConfig loads the configuration file at path (the built-in defaults
+// when path is empty); on error it prints "fixvenue cmd: error" and
+// returns nil (the command then exits 2).
+func loadConfig(cmd, path string) *config.Config {
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue %s: %v\n", cmd, err)
+		return nil
+	}
+	return cfg
 }

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/browsertest"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // binPath is the fixvenue binary built once for the tests that run it as a child process.
@@ -36,6 +38,56 @@ func TestMain(m *testing.M) {
 	browsertest.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// writeVenueConfig writes dir/venue.toml and returns its path: a venue with
+// its data in dir/data and its FIX acceptor on an OS-chosen loopback port,
+// then body (more TOML tables, formatted with args).
+func writeVenueConfig(t *testing.T, dir, body string, args ...any) string {
+	t.Helper()
+	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n", filepath.Join(dir, "data")) + fmt.Sprintf(body, args...)
+	path := filepath.Join(dir, "venue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// logOn connects to the FIX address as sender (target VENUE) and logs on
+// with a sequence reset; the client is closed when the test ends (a caller
+// may close it sooner).
+func logOn(t *testing.T, addr, sender string) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(addr, sender, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Logon(true); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c
+}
+
+// cyclesAndSeed gives a crash test its count of kill cycles (20, 3 with
+// -short, or $PREFIX_CYCLES) and its random seed (the clock, or
+// $PREFIX_SEED to replay a run), and logs both.
+func cyclesAndSeed(t *testing.T, prefix string) (cycles int, seed int64) {
+	t.Helper()
+	cycles = 20
+	if testing.Short() {
+		cycles = 3
+	}
+	if v := os.Getenv(prefix + "_CYCLES"); v != "" {
+		cycles, _ = strconv.Atoi(v)
+	}
+	seed = time.Now().UnixNano()
+	if v := os.Getenv(prefix + "_SEED"); v != "" {
+		seed, _ = strconv.ParseInt(v, 10, 64)
+	}
+	t.Logf("seed %d, %d cycles (%s_SEED, %s_CYCLES)", seed, cycles, prefix, prefix)
+	return cycles, seed
 }
 
 // venueProc is a running `fixvenue serve` child process.

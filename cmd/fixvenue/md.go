@@ -24,13 +24,11 @@ func cmdMD(args []string) int {
 	if len(args) > 0 && args[0] == "latency" {
 		return cmdMDLatency(args[1:])
 	}
-	if len(args) == 0 || (args[0] != "watch" && args[0] != "book") {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue md watch|book|latency --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D]")
+	sub, fs, ok := subcommand("md", args, "usage: fixvenue md watch|book|latency --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D]", "watch", "book")
+	if !ok {
 		return 2
 	}
-	sub := args[0]
 	def, _ := config.Load("")
-	fs := flag.NewFlagSet("md "+sub, flag.ContinueOnError)
 	symbol := fs.String("symbol", "ACME", "instrument symbol")
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (unicast or multicast group)")
 	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service")

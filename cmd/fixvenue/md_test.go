@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,32 +49,17 @@ func freePort(t *testing.T, network string) int {
 func TestMarketDataBookEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	udp := freeUDPPort(t)
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[marketdata]
+	cfg := writeVenueConfig(t, dir, `[marketdata]
 feed_addr = "127.0.0.1:%d"
 recovery_addr = "127.0.0.1:0"
 heartbeat_interval = "200ms"
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, 2]
-`, filepath.Join(dir, "data"), udp)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, udp)
 	v := startVenue(t, cfg)
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	orders := []struct{ id, side, qty, px string }{
 		{"b1", "1", "10", "99.50"}, {"b2", "1", "5", "99.50"}, {"b3", "1", "7", "99.00"},
 		{"s1", "2", "3", "100.50"}, {"s2", "2", "4", "101.00"}, {"x", "2", "2", "99.50"}, // x trades 2 against b1
@@ -116,12 +99,7 @@ range = [1, 2]
 func TestMarketDataLatencyTool(t *testing.T) {
 	dir := t.TempDir()
 	udp := freeUDPPort(t)
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nfeed_addr = \"127.0.0.1:%d\"\nrecovery_addr = \"127.0.0.1:0\"\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 1]\n",
-		filepath.Join(dir, "data"), udp)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nfeed_addr = \"127.0.0.1:%d\"\nrecovery_addr = \"127.0.0.1:0\"\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 1]\n", udp)
 	v := startVenue(t, cfg)
 	tool := exec.Command(binPath, "md", "latency", "--feed-addr", fmt.Sprintf("127.0.0.1:%d", udp), "--duration", "2s")
 	var out strings.Builder
@@ -130,14 +108,8 @@ func TestMarketDataLatencyTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // let it bind the feed address
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 20; i++ {
 		if err := c.Send("D", fixclient.F(11, fmt.Sprintf("l%d", i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "99.00")); err != nil {

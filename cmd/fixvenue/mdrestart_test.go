@@ -167,13 +167,7 @@ func TestMarketDataSurvivesRestarts(t *testing.T) {
 	toolAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	fanOutUDP(t, feedAddr, clientAddr, toolAddr)
 	recoveryAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[journal]
+	cfg := writeVenueConfig(t, dir, `[journal]
 snapshot_interval = "300ms"
 [marketdata]
 feed_addr = %q
@@ -184,10 +178,7 @@ cancel_on_disconnect = false
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, 2]
-`, filepath.Join(dir, "data"), feedAddr, recoveryAddr)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, feedAddr, recoveryAddr)
 
 	client, err := feedclient.New(feedclient.Config{FeedAddr: clientAddr, RecoveryAddr: recoveryAddr})
 	if err != nil {
@@ -304,14 +295,8 @@ func fanOutUDP(t *testing.T, from string, to ...string) {
 // order status meanwhile).
 func waitForFeedState(t *testing.T, addr, dir string, since time.Time) {
 	t.Helper()
-	c, err := fixclient.Dial(addr, "CLIENT2", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, addr, "CLIENT2")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	deadline := time.Now().Add(15 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		entries, _ := os.ReadDir(dir)
@@ -387,14 +372,8 @@ func checkFeedEqualsEngine(t *testing.T, cfg string, v *venueProc, client *feedc
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT2", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, v.fixAddr, "CLIENT2")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	for i, in := range mdInstruments {
 		if got := fixBook(t, c, fmt.Sprintf("r%d-%d", cycle, i), in.symbol); fmt.Sprint(got) != fmt.Sprint(want[in.symbol]) {
 			t.Fatalf("cycle %d: FIX market data for %s = %v, the engine holds %v", cycle, in.symbol, got, want[in.symbol])
@@ -407,14 +386,8 @@ func checkFeedEqualsEngine(t *testing.T, cfg string, v *venueProc, client *feedc
 // answer and adds the fills to volume.
 func tradeAFew(t *testing.T, addr string, rng *rand.Rand, resting []restingOrder, nextID *int, volume map[string]int64, cycle int) []restingOrder {
 	t.Helper()
-	c, err := fixclient.Dial(addr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, addr, "CLIENT1")
 	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
 	// Every order comes from this session, so each trade gives two fills here.
 	traded := map[string]int64{}
 	answer := func(id string, want map[int]string) *fixclient.Message {

@@ -36,11 +36,10 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := startVenue(t, cfg)
-	m := adminLine.FindStringSubmatch(v.logs())
-	if m == nil {
-		t.Fatalf("no admin API address in the log:\n%s", v.logs())
+	addr := v.ready.AdminAddr
+	if addr == "" {
+		t.Fatalf("no admin API address in the ready file:\n%s", v.logs())
 	}
-	addr := m[1]
 	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
 	if err != nil {
 		t.Fatal(err)

@@ -45,9 +45,8 @@ func cmdServe(args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+	cfg := loadConfig("serve", *cfgPath)
+	if cfg == nil {
 		return 2
 	}
 	if *dataDir != "" {
@@ -56,19 +55,8 @@ func cmdServe(args []string) int {
 	if *fixAddr != "" {
 		cfg.FIX.Addr = *fixAddr
 	}
-	switch *metricsAddr {
-	case "":
-	case "off":
-		cfg.Metrics.Addr = ""
-	default:
-		cfg.Metrics.Addr = *metricsAddr
-	}
-	switch *adminAddr {
-	case "":
-	case "off":
-		cfg.Admin.Addr = ""
-	default:
-		cfg.Admin.Addr = *adminAddr
+	overrideAddr(&cfg.Metrics.Addr, *metricsAddr)
+	if overrideAddr(&cfg.Admin.Addr, *adminAddr) {
 		if errs := cfg.Admin.Validate(); len(errs) > 0 {
 			fmt.Fprintf(os.Stderr, "fixvenue serve: --admin-addr: %v\n", errors.Join(errs...))
 			return 2
@@ -134,6 +122,22 @@ func cmdServe(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// overrideAddr applies a listener's address flag to its configured address:
+// "" keeps the configuration's, "off" turns the listener off, anything else
+// replaces it (and then the result is true: the caller validates it).
+func overrideAddr(addr *string, flag string) (replaced bool) {
+	switch flag {
+	case "":
+		return false
+	case "off":
+		*addr = ""
+		return false
+	default:
+		*addr = flag
+		return true
+	}
 }
 
 // readyInfo is what --ready-file holds once the venue serves: the addresses

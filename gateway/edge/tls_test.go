@@ -1,110 +1,31 @@
 package edge
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/testcert"
 )
-
-// testCA issues certificates for the TLS tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-var serialNumber atomic.Int64
-
-func newTestCA(t testing.TB, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serialNumber.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a key pair for cn (a client) or for 127.0.0.1 (server).
-func (ca *testCA) issue(t testing.TB, cn string, server bool) (tls.Certificate, []byte, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serialNumber.Add(1)),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pair, certPEM, keyPEM
-}
 
 // tlsSetup is a CA, a server key pair in files, and the client pool.
 type tlsSetup struct {
-	ca                        *testCA
+	ca                        *testcert.CA
 	certFile, keyFile, caFile string
 	roots                     *x509.CertPool
 }
 
 func newTLSSetup(t testing.TB) *tlsSetup {
 	t.Helper()
-	ca := newTestCA(t, "fixvenue test CA")
-	_, certPEM, keyPEM := ca.issue(t, "venue", true)
+	ca := testcert.NewCA(t, "fixvenue test CA")
 	dir := t.TempDir()
-	s := &tlsSetup{ca: ca, certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), caFile: filepath.Join(dir, "ca.pem")}
-	for file, data := range map[string][]byte{s.certFile: certPEM, s.keyFile: keyPEM, s.caFile: ca.pem} {
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := &tlsSetup{ca: ca, caFile: ca.WriteFile(t, dir, "ca")}
+	s.certFile, s.keyFile = ca.Issue(t, "venue", true).WriteFiles(t, dir, "venue")
 	s.roots = x509.NewCertPool()
-	s.roots.AddCert(ca.cert)
+	s.roots.AddCert(ca.Cert)
 	return s
 }
 
@@ -171,9 +92,9 @@ func TestMutualTLS(t *testing.T) {
 	t.Parallel()
 	s := newTLSSetup(t)
 	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile, TLSClientCAFile: s.caFile}, noDictionary, "CLIENT1", "CLIENT2")
-	client1, _, _ := s.ca.issue(t, "CLIENT1", false)
-	client2, _, _ := s.ca.issue(t, "CLIENT2", false)
-	stranger, _, _ := newTestCA(t, "another CA").issue(t, "CLIENT1", false)
+	client1 := s.ca.Issue(t, "CLIENT1", false).TLS
+	client2 := s.ca.Issue(t, "CLIENT2", false).TLS
+	stranger := testcert.NewCA(t, "another CA").Issue(t, "CLIENT1", false).TLS
 
 	c, _, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client1}})
 	if err != nil {
@@ -225,8 +146,8 @@ func TestMutualTLS(t *testing.T) {
 }
 
 func TestCertificateBinding(t *testing.T) {
-	ca := newTestCA(t, "binding CA")
-	_, pemCN, _ := ca.issue(t, "CLIENT1", false)
+	ca := testcert.NewCA(t, "binding CA")
+	pemCN := ca.Issue(t, "CLIENT1", false).CertPEM
 	block, _ := pem.Decode(pemCN)
 	cert, _ := x509.ParseCertificate(block.Bytes)
 	creds := Credentials{

@@ -18,6 +18,13 @@ func newTestClient(t testing.TB, f *scriptFeed, clock *fakeClock, cb Callbacks) 
 	return c
 }
 
+// deliver hands the client packets in the order given.
+func deliver(c *Client, packets [][]byte) {
+	for _, p := range packets {
+		c.HandlePacket(p)
+	}
+}
+
 func TestInOrderFeed(t *testing.T) {
 	f := newScriptFeed(t, 1)
 	clock := &fakeClock{now: time.Unix(1, 0)}
@@ -51,15 +58,11 @@ func TestGapRecoveredByRetransmission(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1, 0)}
 	var recs []Recovery
 	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	lost := f.step()
 	next := f.step()
 	from := seqOf(lost[0])
-	for _, p := range next {
-		c.HandlePacket(p)
-	}
+	deliver(c, next)
 	if c.Stats().Reordered == 0 || c.Stats().Retransmissions != 0 {
 		t.Fatalf("the gap was not held open: %+v", c.Stats())
 	}
@@ -84,19 +87,11 @@ func TestLateReorderedPacketNeedsNoRecovery(t *testing.T) {
 	f := newScriptFeed(t, 3)
 	clock := &fakeClock{now: time.Unix(1, 0)}
 	c := newTestClient(t, f, clock, Callbacks{})
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	a, b := f.step(), f.step()
-	for _, p := range b {
-		c.HandlePacket(p)
-	}
-	for _, p := range a {
-		c.HandlePacket(p)
-	}
-	for _, p := range b { // and a duplicate
-		c.HandlePacket(p)
-	}
+	deliver(c, b)
+	deliver(c, a)
+	deliver(c, b) // and a duplicate
 	compareModel(t, c, f)
 	if s := c.Stats(); s.Retransmissions != 0 || s.Snapshots != 1 || s.Duplicates == 0 {
 		t.Fatalf("stats %+v", s)
@@ -109,15 +104,11 @@ func TestRejectedRetransmissionFallsBackToSnapshot(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1, 0)}
 	var recs []Recovery
 	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	for i := 0; i < 5; i++ {
 		f.step() // all lost, and more than the window holds
 	}
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	clock.advance(time.Second)
 	c.Poll()
 	compareModel(t, c, f)
@@ -132,9 +123,7 @@ func TestTailLossFoundByHeartbeat(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1, 0)}
 	var inSync []bool
 	c := newTestClient(t, f, clock, Callbacks{OnHeartbeat: func(_ uint64, ok bool) { inSync = append(inSync, ok) }})
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	f.step() // lost, and the channel goes idle
 	c.HandlePacket(f.heartbeat())
 	compareModel(t, c, f)
@@ -149,14 +138,10 @@ func TestUnrecoveredGapIsReportedThenHealed(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1, 0)}
 	var recs []Recovery
 	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	f.step()
 	f.failRetransmit, f.failSnapshot = true, true
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	clock.advance(time.Second)
 	c.Poll()
 	last := recs[len(recs)-1]
@@ -181,17 +166,13 @@ func TestInconsistencyResynchronises(t *testing.T) {
 	var recs []Recovery
 	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
 	for i := 0; i < 50; i++ {
-		for _, p := range f.step() {
-			c.HandlePacket(p)
-		}
+		deliver(c, f.step())
 	}
 	// The model moves on without telling: the next message's rptSeq jumps.
 	f.books[1].rptSeq += 5
 	f.books[1].bids = nil
 	for i := 0; i < 50; i++ {
-		for _, p := range f.step() {
-			c.HandlePacket(p)
-		}
+		deliver(c, f.step())
 	}
 	compareModel(t, c, f)
 	found := false
@@ -250,9 +231,7 @@ func TestLossyDelivery(t *testing.T) {
 				clock.advance(time.Duration(rng.IntN(4)) * time.Millisecond)
 				c.Poll()
 			}
-			for _, p := range held {
-				c.HandlePacket(p)
-			}
+			deliver(c, held)
 			clock.advance(time.Second)
 			c.HandlePacket(f.heartbeat())
 			compareModel(t, c, f)
@@ -310,14 +289,10 @@ func TestFullReorderBufferRecoversAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range f.step() {
-		c.HandlePacket(p)
-	}
+	deliver(c, f.step())
 	f.step() // lost
 	for i := 0; i < 10; i++ {
-		for _, p := range f.step() {
-			c.HandlePacket(p)
-		}
+		deliver(c, f.step())
 	}
 	compareModel(t, c, f)
 	if s := c.Stats(); s.Retransmissions == 0 || !c.InSync() {

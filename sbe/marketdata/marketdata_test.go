@@ -15,7 +15,7 @@ const schemaPath = "../../schemas/marketdata.xml"
 
 // codecs lists every message of marketdata.xml; TestCodecsCoverSchema fails
 // when the schema gains a message that is not here.
-var codecs = map[string]func() sbetest.Codec{
+var codecs = sbetest.Codecs{
 	"Heartbeat":            func() sbetest.Codec { return new(marketdata.Heartbeat) },
 	"InstrumentDefinition": func() sbetest.Codec { return new(marketdata.InstrumentDefinition) },
 	"OrderAdded":           func() sbetest.Codec { return new(marketdata.OrderAdded) },
@@ -38,31 +38,11 @@ var codecs = map[string]func() sbetest.Codec{
 }
 
 func TestCodecsCoverSchema(t *testing.T) {
-	s := sbetest.LoadSchema(t, schemaPath)
-	if len(codecs) != len(s.Messages) {
-		t.Errorf("codecs lists %d messages, the schema has %d", len(codecs), len(s.Messages))
-	}
-	for _, m := range s.Messages {
-		if codecs[m.Name] == nil {
-			t.Errorf("message %q is missing from codecs", m.Name)
-		}
-		if got := marketdata.MessageName(m.ID); got != m.Name {
-			t.Errorf("MessageName(%d) = %q, want %q", m.ID, got, m.Name)
-		}
-	}
+	sbetest.CheckCodecs(t, sbetest.LoadSchema(t, schemaPath), codecs, marketdata.MessageName)
 }
 
 func TestRoundTripEveryMessage(t *testing.T) {
-	s := sbetest.LoadSchema(t, schemaPath)
-	for _, m := range s.Messages {
-		t.Run(m.Name, func(t *testing.T) {
-			newCodec := codecs[m.Name]
-			if newCodec == nil {
-				t.Skip("not in codecs; TestCodecsCoverSchema reports it")
-			}
-			sbetest.RoundTrip(t, m, newCodec(), newCodec())
-		})
-	}
+	sbetest.RoundTripAll(t, sbetest.LoadSchema(t, schemaPath), codecs)
 }
 
 // snapshotEntriesGolden is written out by hand from the schema: a 40-byte

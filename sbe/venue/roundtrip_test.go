@@ -11,7 +11,7 @@ const schemaPath = "../../schemas/venue.xml"
 
 // codecs lists a constructor for every message of venue.xml; TestCodecsCoverSchema
 // fails when a message is added to the schema and not here.
-var codecs = map[string]func() sbetest.Codec{
+var codecs = sbetest.Codecs{
 	"NewOrder":               func() sbetest.Codec { return new(venue.NewOrder) },
 	"CancelOrder":            func() sbetest.Codec { return new(venue.CancelOrder) },
 	"ReplaceOrder":           func() sbetest.Codec { return new(venue.ReplaceOrder) },
@@ -48,31 +48,11 @@ var codecs = map[string]func() sbetest.Codec{
 }
 
 func TestCodecsCoverSchema(t *testing.T) {
-	s := sbetest.LoadSchema(t, schemaPath)
-	if len(codecs) != len(s.Messages) {
-		t.Errorf("codecs lists %d messages, the schema has %d", len(codecs), len(s.Messages))
-	}
-	for _, m := range s.Messages {
-		if codecs[m.Name] == nil {
-			t.Errorf("message %q is missing from codecs", m.Name)
-		}
-		if got := venue.MessageName(m.ID); got != m.Name {
-			t.Errorf("MessageName(%d) = %q, want %q", m.ID, got, m.Name)
-		}
-	}
+	sbetest.CheckCodecs(t, sbetest.LoadSchema(t, schemaPath), codecs, venue.MessageName)
 }
 
 // TestRoundTripEveryMessage sets every field of every message to a distinct
 // value and reads it back, through the encoder and through a decoder.
 func TestRoundTripEveryMessage(t *testing.T) {
-	s := sbetest.LoadSchema(t, schemaPath)
-	for _, m := range s.Messages {
-		t.Run(m.Name, func(t *testing.T) {
-			newCodec := codecs[m.Name]
-			if newCodec == nil {
-				t.Skip("not in codecs; TestCodecsCoverSchema reports it")
-			}
-			sbetest.RoundTrip(t, m, newCodec(), newCodec())
-		})
-	}
+	sbetest.RoundTripAll(t, sbetest.LoadSchema(t, schemaPath), codecs)
 }

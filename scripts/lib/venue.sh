@@ -16,6 +16,15 @@
 #   proc_cpu_s PID
 #       Prints the process's CPU time so far (user + system, seconds) from /proc.
 #
+#   venue_workdir NAME
+#       Makes a temporary directory $TMPDIR/fixvenue-NAME.XXXXXX, its path in venue_work,
+#       and sets the script's traps: at exit the venue stops and the directory goes;
+#       SIGINT and SIGTERM exit 130 (through the exit trap).
+#   venue_throttles_off
+#       Prints the [session_defaults] table that turns the per-session throttles off, for a
+#       venue configuration: a load generator offers more than the demo's limits (5,000
+#       orders/s per session) allow, and a throttle reject is not what a benchmark measures.
+#
 # VENUE_BIN is the binary (default bin/fixvenue). The caller sets its own traps and calls
 # venue_stop from them; one venue at a time per script.
 
@@ -87,4 +96,19 @@ proc_cpu_s() {
 	local hz
 	hz=$(getconf CLK_TCK)
 	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%.3f\n", ($12 + $13) / hz }'
+}
+
+venue_workdir() {
+	venue_work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-$1.XXXXXX")
+	trap 'venue_stop; rm -rf "$venue_work"' EXIT
+	trap 'exit 130' INT TERM
+}
+
+venue_throttles_off() {
+	cat <<'TOML'
+[session_defaults]
+orders_per_second_reject = 0
+cancels_per_second_reject = 0
+messages_per_second_logout = 0
+TOML
 }

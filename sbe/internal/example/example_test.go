@@ -12,7 +12,7 @@ import (
 
 const schemaPath = "../../testdata/example.xml"
 
-var codecs = map[string]func() sbetest.Codec{
+var codecs = sbetest.Codecs{
 	"Quote": func() sbetest.Codec { return new(example.Quote) },
 	"Book":  func() sbetest.Codec { return new(example.Book) },
 	"Empty": func() sbetest.Codec { return new(example.Empty) },
@@ -20,14 +20,8 @@ var codecs = map[string]func() sbetest.Codec{
 
 func TestRoundTripEveryMessage(t *testing.T) {
 	s := sbetest.LoadSchema(t, schemaPath)
-	if len(s.Messages) != len(codecs) {
-		t.Fatalf("schema has %d messages, codecs %d", len(s.Messages), len(codecs))
-	}
-	for _, m := range s.Messages {
-		t.Run(m.Name, func(t *testing.T) {
-			sbetest.RoundTrip(t, m, codecs[m.Name](), codecs[m.Name]())
-		})
-	}
+	sbetest.CheckCodecs(t, s, codecs, nil)
+	sbetest.RoundTripAll(t, s, codecs)
 }
 
 // bookGolden is a Book with two bids and one ask, written out by hand from

@@ -37,6 +37,46 @@ func LoadSchema(t testing.TB, path string) *gen.Schema {
 	return s
 }
 
+// Codecs maps each message name of a schema to a constructor of its
+// generated flyweight.
+type Codecs map[string]func() Codec
+
+// CheckCodecs fails t unless codecs lists every message of s and nothing
+// else, and, when messageName (the generated MessageName) is not nil, it
+// names every template ID of s: a message added to a schema must be added to
+// its package's tests.
+func CheckCodecs(t testing.TB, s *gen.Schema, codecs Codecs, messageName func(uint16) string) {
+	t.Helper()
+	if len(codecs) != len(s.Messages) {
+		t.Errorf("codecs lists %d messages, the schema has %d", len(codecs), len(s.Messages))
+	}
+	for _, m := range s.Messages {
+		if codecs[m.Name] == nil {
+			t.Errorf("message %q is missing from codecs", m.Name)
+		}
+		if messageName == nil {
+			continue
+		}
+		if got := messageName(m.ID); got != m.Name {
+			t.Errorf("MessageName(%d) = %q, want %q", m.ID, got, m.Name)
+		}
+	}
+}
+
+// RoundTripAll runs RoundTrip on every message of s that codecs lists, each
+// as a subtest (one that codecs lacks is skipped: CheckCodecs reports it).
+func RoundTripAll(t *testing.T, s *gen.Schema, codecs Codecs) {
+	for _, m := range s.Messages {
+		t.Run(m.Name, func(t *testing.T) {
+			newCodec := codecs[m.Name]
+			if newCodec == nil {
+				t.Skip("not in codecs; CheckCodecs reports it")
+			}
+			RoundTrip(t, m, newCodec(), newCodec())
+		})
+	}
+}
+
 // filler produces a value for each field that differs from every other
 // field's: every byte of a field is a distinct function of a running counter.
 type filler struct{ next uint64 }
