@@ -24,8 +24,10 @@ type Pacer interface {
 // message only after the connection reports the previous write, so at most one
 // application message is ever queued inside QuickFIX/Go per session.
 type sender struct {
-	id       quickfix.SessionID
-	queue    chan *quickfix.Message
+	id    quickfix.SessionID
+	queue chan outMsg
+	// free holds sent reports for reuse (reuse.go), at most reportsReusedMax.
+	free     chan *quickfix.Message
 	writeMax time.Duration
 	g        *Gateway
 	pacer    Pacer
@@ -40,8 +42,15 @@ type sender struct {
 }
 
 func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *Gateway) *sender {
-	return &sender{id: id, queue: make(chan *quickfix.Message, queueMax), writeMax: writeMax, g: g,
-		done: make(chan struct{}), finished: make(chan struct{})}
+	return &sender{id: id, queue: make(chan outMsg, queueMax), free: make(chan *quickfix.Message, reportsReusedMax),
+		writeMax: writeMax, g: g, done: make(chan struct{}), finished: make(chan struct{})}
+}
+
+// outMsg is a queued message; reuse marks a report from takeReport, given
+// back to the free list once sent.
+type outMsg struct {
+	m     *quickfix.Message
+	reuse bool
 }
 
 // enqueue hands a message to the session. When the queue is full the client is
@@ -49,14 +58,18 @@ func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *G
 // the message still goes in once the sender, no longer pacing a dead connection,
 // has made room — answers are never dropped; they wait in the session's store
 // for the client's next logon.
-func (s *sender) enqueue(m *quickfix.Message) {
+func (s *sender) enqueue(m *quickfix.Message) { s.enqueueOut(outMsg{m: m}) }
+
+// enqueueOut is enqueue for a message that may be a reused report.
+func (s *sender) enqueueOut(o outMsg) {
+	m := o.m
 	if s.copy != nil {
 		// Before the original is queued: once queued, its sender may be
 		// writing the header that the copy reads.
 		s.copy(m)
 	}
 	select {
-	case s.queue <- m:
+	case s.queue <- o:
 		return
 	default:
 	}
@@ -69,7 +82,7 @@ func (s *sender) enqueue(m *quickfix.Message) {
 		}
 	}
 	select {
-	case s.queue <- m:
+	case s.queue <- o:
 	case <-s.done:
 	}
 }
@@ -80,14 +93,18 @@ func (s *sender) run() {
 	timer.Stop()
 	for {
 		select {
-		case m := <-s.queue:
-			s.send(m, timer)
+		case o := <-s.queue:
+			s.send(o.m, timer)
+			if o.reuse {
+				// QuickFIX/Go keeps only the bytes it built (reuse.go).
+				s.giveBack(o.m)
+			}
 		case <-s.done:
 			// Hand over what is left so that it reaches the store.
 			for {
 				select {
-				case m := <-s.queue:
-					_ = quickfix.SendToTarget(m, s.id)
+				case o := <-s.queue:
+					_ = quickfix.SendToTarget(o.m, s.id)
 				default:
 					return
 				}
