@@ -15,6 +15,9 @@
 #
 #   proc_cpu_s PID
 #       Prints the process's CPU time so far (user + system, seconds) from /proc.
+#   proc_ctxsw PID
+#       Prints the context switches of all the process's threads so far (voluntary:
+#       a thread blocked, i.e. each later wake-up; then involuntary), from /proc.
 #
 # VENUE_BIN is the binary (default bin/fixvenue). The caller sets its own traps and calls
 # venue_stop from them; one venue at a time per script.
@@ -80,6 +83,10 @@ venue_stop() {
 	wait "$venue_pid" 2>/dev/null || true # its status is the venue's, not ours
 	venue_pid=
 	return 0
+}
+
+proc_ctxsw() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { v += $2 } /^nonvoluntary_ctxt_switches/ { n += $2 } END { print v + 0, n + 0 }'
 }
 
 proc_cpu_s() {
