@@ -94,7 +94,7 @@ func (g *Gateway) handOver() {
 					g.cfg.OrderToER.Record(now - a.receivedNs)
 				}
 			}
-			s.out.enqueueOut(outMsg{m: a.m, reuse: a.reuse})
+			s.out.sendDirect(outMsg{m: a.m, reuse: a.reuse})
 		}
 	}
 	if refused := g.open.apply(g.openHeld); refused > 0 {
