@@ -42,8 +42,8 @@ func TestAllocationsPerOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every answer arrives once, in sequence: reports sent by outbound
-	// itself and by the session's sender goroutine keep their order.
+	// Every answer arrives, once, with no gap in the venue's sequence
+	// numbers, whether outbound or the session's sender goroutine sent it.
 	if res.OrdersSent < 4000 || res.LostOrders+res.LostCancels+res.OrdersUnsent != 0 || res.RejectsTotal != 0 ||
 		res.SeqGaps != 0 || res.UnknownAnswers != 0 || res.ERs != res.OrdersSent+res.CancelsSent {
 		t.Fatalf("load run: %d orders and %d cancels sent, %d ExecutionReports, lost %d orders and %d cancels, %d unsent, %d rejects, %d sequence gaps, %d unknown answers",
