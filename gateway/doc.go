@@ -31,9 +31,13 @@
 // QuickFIX/Go as a single field, the same bytes on the wire at half the cost
 // of setting its fields one by one), and a message is
 // handed to its session only once the command that caused it is durable; each
-// session's messages then go through a bounded queue to a sender that hands QuickFIX/Go
-// one message at a time, after the connection reported the previous write
-// (QuickFIX/Go's send path spins on a busy writer, see docs/ARCHITECTURE.md).
+// session's messages reach QuickFIX/Go one at a time, after the connection
+// reported the previous write (QuickFIX/Go's send path spins on a busy writer,
+// see docs/ARCHITECTURE.md): outbound sends a report itself when the session
+// has nothing queued and its last write is reported, otherwise through a
+// bounded queue to the session's sender goroutine. A sent ExecutionReport's
+// quickfix.Message is reused for the session's next one (reuse.go; at most
+// reportsReusedMax kept per session).
 // A full queue means the client is not reading: the session is disconnected,
 // and its answers still reach the FIX store for the next logon.
 //

@@ -138,7 +138,8 @@ func (b *erBuilder) symbol() *erBuilder {
 	return b.str(tag.Symbol, "[N/A]")
 }
 
-// message finishes the report as a quickfix.Message of type 8.
+// message finishes the report as a new quickfix.Message of type 8 (into: in
+// m, a message from newReport or sender.takeReport).
 //
 // QuickFIX/Go serialises a field as "tag=" + value + SOH and computes
 // BodyLength and CheckSum from those bytes, so the sorted body is handed to it
@@ -148,7 +149,9 @@ func (b *erBuilder) symbol() *erBuilder {
 // allocation for the body instead of a map entry, a field slice and two or
 // three byte slices per field. The message's Body therefore holds one field:
 // nothing reads an outbound report's body before QuickFIX/Go writes it.
-func (b *erBuilder) message() *quickfix.Message {
+func (b *erBuilder) message() *quickfix.Message { return b.into(newReport()) }
+
+func (b *erBuilder) into(m *quickfix.Message) *quickfix.Message {
 	// Insertion sort by tag, stable, so that the last of a repeated tag is
 	// the one kept below (QuickFIX/Go's Set overwrites too).
 	f := b.fields[:b.n]
@@ -167,8 +170,6 @@ func (b *erBuilder) message() *quickfix.Message {
 		size += int(f[i].end - f[i].start)
 	}
 	f = f[:kept]
-	m := quickfix.NewMessage()
-	m.Header.SetString(quickfix.Tag(35), "8")
 	if kept == 0 {
 		return m
 	}

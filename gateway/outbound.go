@@ -34,6 +34,7 @@ type heldAnswer struct {
 	idx        uint16
 	m          *quickfix.Message
 	receivedNs int64
+	reuse      bool // m is from the session's free list (reuse.go)
 }
 
 // RunOutbound consumes the event ring until the barrier is alerted. It turns
@@ -93,7 +94,7 @@ func (g *Gateway) handOver() {
 					g.cfg.OrderToER.Record(now - a.receivedNs)
 				}
 			}
-			s.out.enqueue(a.m)
+			s.out.sendDirect(outMsg{m: a.m, reuse: a.reuse})
 		}
 	}
 	if refused := g.open.apply(g.openHeld); refused > 0 {
@@ -272,6 +273,17 @@ func (g *Gateway) deliver(idx uint16, m *quickfix.Message, receivedNs int64) {
 	g.held = append(g.held, heldAnswer{idx: idx, m: m, receivedNs: receivedNs})
 }
 
+// deliverER finishes b's report in a message of session idx's free list
+// (reuse.go) and holds it like deliver.
+func (g *Gateway) deliverER(idx uint16, b *erBuilder, receivedNs int64) {
+	s := g.sessionOf(idx)
+	if s == nil {
+		g.deliver(idx, b.message(), receivedNs)
+		return
+	}
+	g.held = append(g.held, heldAnswer{idx: idx, m: b.into(s.out.takeReport()), receivedNs: receivedNs, reuse: true})
+}
+
 func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 	b := g.newER(e.InstrumentID())
 	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
@@ -286,7 +298,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 // onTriggered reports an elected stop. FIX 4.4 has no ExecType for it (the
@@ -307,7 +319,7 @@ func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
 	}
 	b.str(tag.Text, "stop triggered by a trade at "+b.priceText(e.TriggerPriceTicks()))
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 // rejectText is RejectText with the instrument's limits where they make the
@@ -401,7 +413,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 func (g *Gateway) onFill(e *venue.Fill) {
@@ -422,7 +434,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		g.metrics.trades.Inc()
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 // CancelText returns the venue's words for why an order was cancelled.
@@ -469,7 +481,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tag.Text, CancelText(e.Reason())).time(tag.TransactTime, e.TimestampNs())
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
@@ -485,7 +497,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		b.str(tag.Text, "replaced: time priority kept")
 	}
 	g.metrics.execReports.Inc()
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
@@ -535,7 +547,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			b.str(tag.OrdStatusReqID, reqID)
 		}
 	}
-	g.deliver(e.SessionIdx(), b.message(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {

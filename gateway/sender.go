@@ -23,9 +23,17 @@ type Pacer interface {
 // busy (see docs/ARCHITECTURE.md); the sender therefore hands QuickFIX/Go the next
 // message only after the connection reports the previous write, so at most one
 // application message is ever queued inside QuickFIX/Go per session.
+//
+// Outbound hands a report to QuickFIX/Go itself when the session has nothing
+// queued and its previous write is reported (sendDirect): most reports then
+// cost the sender goroutine no wake-up at all (docs/benchmarks.md, "The FIX
+// path against its floor"). Whoever sends holds sendMu; the wait for a
+// write's report is made before the session's next send, not after it.
 type sender struct {
-	id       quickfix.SessionID
-	queue    chan *quickfix.Message
+	id    quickfix.SessionID
+	queue chan outMsg
+	// free holds sent reports for reuse (reuse.go), at most reportsReusedMax.
+	free     chan *quickfix.Message
 	writeMax time.Duration
 	g        *Gateway
 	pacer    Pacer
@@ -37,11 +45,28 @@ type sender struct {
 	copy     func(*quickfix.Message)
 	stopOnce sync.Once
 	finished chan struct{}
+	// sendMu is held by whoever hands the session a message (outbound in
+	// sendDirect, or the sender goroutine), and while the sender goroutine
+	// waits for the previous write. pending counts messages queued and not
+	// yet sent: a direct send is only made when it is 0, so messages keep
+	// their order.
+	sendMu  sync.Mutex
+	pending atomic.Int32
+	// awaited is the connection channel that will report the last send's
+	// write (nil: no write awaited); guarded by sendMu.
+	awaited <-chan struct{}
 }
 
 func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *Gateway) *sender {
-	return &sender{id: id, queue: make(chan *quickfix.Message, queueMax), writeMax: writeMax, g: g,
-		done: make(chan struct{}), finished: make(chan struct{})}
+	return &sender{id: id, queue: make(chan outMsg, queueMax), free: make(chan *quickfix.Message, reportsReusedMax),
+		writeMax: writeMax, g: g, done: make(chan struct{}), finished: make(chan struct{})}
+}
+
+// outMsg is a queued message; reuse marks a report from takeReport, given
+// back to the free list once sent.
+type outMsg struct {
+	m     *quickfix.Message
+	reuse bool
 }
 
 // enqueue hands a message to the session. When the queue is full the client is
@@ -49,14 +74,19 @@ func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *G
 // the message still goes in once the sender, no longer pacing a dead connection,
 // has made room — answers are never dropped; they wait in the session's store
 // for the client's next logon.
-func (s *sender) enqueue(m *quickfix.Message) {
+func (s *sender) enqueue(m *quickfix.Message) { s.enqueueOut(outMsg{m: m}) }
+
+// enqueueOut is enqueue for a message that may be a reused report.
+func (s *sender) enqueueOut(o outMsg) {
+	m := o.m
+	s.pending.Add(1)
 	if s.copy != nil {
 		// Before the original is queued: once queued, its sender may be
 		// writing the header that the copy reads.
 		s.copy(m)
 	}
 	select {
-	case s.queue <- m:
+	case s.queue <- o:
 		return
 	default:
 	}
@@ -69,9 +99,70 @@ func (s *sender) enqueue(m *quickfix.Message) {
 		}
 	}
 	select {
-	case s.queue <- m:
+	case s.queue <- o:
+	case <-s.done:
+		s.pending.Add(-1)
+	}
+}
+
+// sendDirect sends o on the calling goroutine when nothing is queued for the
+// session, no one else is sending to it and its last write is reported;
+// otherwise it queues o for the sender goroutine. Outbound calls it for the
+// answers it hands over.
+func (s *sender) sendDirect(o outMsg) {
+	if s.pending.Load() != 0 || !s.tryAcquire() {
+		s.enqueueOut(o)
+		return
+	}
+	if s.copy != nil {
+		s.copy(o.m)
+	}
+	s.sendHeld(o.m)
+	s.sendMu.Unlock()
+	if o.reuse {
+		s.giveBack(o.m)
+	}
+}
+
+// tryAcquire locks sendMu without waiting, when the last write is reported
+// (or can no longer be).
+func (s *sender) tryAcquire() bool {
+	if !s.sendMu.TryLock() {
+		return false
+	}
+	if s.awaitedGone() {
+		return true
+	}
+	select {
+	case <-s.awaited:
+		return true
+	default:
+		s.sendMu.Unlock()
+		return false
+	}
+}
+
+// acquire locks sendMu for the sender goroutine and waits up to writeMax
+// for the last write's report.
+func (s *sender) acquire(timer *time.Timer) {
+	s.sendMu.Lock()
+	if s.awaitedGone() {
+		return
+	}
+	timer.Reset(s.writeMax)
+	select {
+	case <-s.awaited:
+	case <-timer.C:
 	case <-s.done:
 	}
+	timer.Stop()
+}
+
+// awaitedGone reports that no write report is to be waited for: none is
+// awaited, or the session logged out or its connection changed since the
+// send. The caller holds sendMu.
+func (s *sender) awaitedGone() bool {
+	return s.awaited == nil || s.pacer == nil || !s.loggedOn.Load() || s.pacer.WriteDone(s.id) != s.awaited
 }
 
 func (s *sender) run() {
@@ -80,14 +171,21 @@ func (s *sender) run() {
 	timer.Stop()
 	for {
 		select {
-		case m := <-s.queue:
-			s.send(m, timer)
+		case o := <-s.queue:
+			s.acquire(timer)
+			s.sendHeld(o.m)
+			s.sendMu.Unlock()
+			s.pending.Add(-1)
+			if o.reuse {
+				// QuickFIX/Go keeps only the bytes it built (reuse.go).
+				s.giveBack(o.m)
+			}
 		case <-s.done:
 			// Hand over what is left so that it reaches the store.
 			for {
 				select {
-				case m := <-s.queue:
-					_ = quickfix.SendToTarget(m, s.id)
+				case o := <-s.queue:
+					_ = quickfix.SendToTarget(o.m, s.id)
 				default:
 					return
 				}
@@ -96,7 +194,9 @@ func (s *sender) run() {
 	}
 }
 
-func (s *sender) send(m *quickfix.Message, timer *time.Timer) {
+// sendHeld hands m to QuickFIX/Go and notes the write to await before the
+// session's next send; the caller holds sendMu.
+func (s *sender) sendHeld(m *quickfix.Message) {
 	var written <-chan struct{}
 	if s.pacer != nil && s.loggedOn.Load() {
 		written = s.pacer.WriteDone(s.id)
@@ -108,21 +208,13 @@ func (s *sender) send(m *quickfix.Message, timer *time.Timer) {
 			}
 		}
 	}
-	if err := quickfix.SendToTarget(m, s.id); err != nil {
+	err := quickfix.SendToTarget(m, s.id)
+	if err != nil {
 		s.g.log.Error("send failed", "session", s.id.String(), "err", err)
-		return
 	}
-	if written == nil {
-		return
-	}
-	timer.Reset(s.writeMax)
-	select {
-	case <-written:
-		if !timer.Stop() {
-			<-timer.C
-		}
-	case <-timer.C:
-	case <-s.done:
+	s.awaited = written
+	if err != nil {
+		s.awaited = nil
 	}
 }
 

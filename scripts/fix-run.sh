@@ -18,7 +18,8 @@
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
 # venue's default, locked), JSON (write the load generator's result
 # as JSON to this file, with the venue's CPU, allocations and GC cycles over
-# the run added as venue_cpu_s, venue_mallocs, venue_alloc_bytes, venue_gcs), LOADTIME (a
+# the run added as venue_cpu_s, venue_mallocs, venue_alloc_bytes, venue_gcs,
+# venue_voluntary_switches), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU),
 # ENGINE_EXTRA (more lines for the [engine] table, e.g. "event_ring_slots = 1024").
 set -euo pipefail
@@ -55,6 +56,7 @@ scrape() {
 mem=(go_memstats_mallocs_total go_memstats_alloc_bytes_total go_gc_duration_seconds_count)
 read -r mallocs0 bytes0 gcs0 < <(scrape "${mem[@]}")
 cpu0=$(proc_cpu_s "$venue_pid")
+read -r vsw0 isw0 < <(proc_ctxsw "$venue_pid")
 echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions lock=${LOCK:-default} (venue CPU at start $cpu0 s)"
 load=(bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate"
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet)
@@ -64,6 +66,7 @@ else
 	${LOADTIME:-} "${load[@]}" || true
 fi
 cpu1=$(proc_cpu_s "$venue_pid")
+read -r vsw1 isw1 < <(proc_ctxsw "$venue_pid")
 read -r mallocs1 bytes1 gcs1 < <(scrape "${mem[@]}")
 read -r orders cancels < <(scrape fixvenue_orders_total fixvenue_cancels_total)
 # The venue's CPU and allocations per order, from the start of the load to its
@@ -71,12 +74,17 @@ read -r orders cancels < <(scrape fixvenue_orders_total fixvenue_cancels_total)
 awk -v c0="$cpu0" -v c1="$cpu1" -v m0="$mallocs0" -v m1="$mallocs1" -v b0="$bytes0" -v b1="$bytes1" -v g0="$gcs0" -v g1="$gcs1" -v o="$orders" -v x="$cancels" '
 BEGIN { if (o > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order; %.1f allocations, %.0f bytes per order; %d GC cycles\n",
 	c1 - c0, o, x, (c1 - c0) * 1e6 / o, (m1 - m0) / o, (b1 - b0) / o, g1 - g0 }'
+# Threads blocking and woken again (voluntary switches) per order: the
+# hand-offs that cost a thread wake-up, counted by the kernel.
+awk -v v0="$vsw0" -v v1="$vsw1" -v i0="$isw0" -v i1="$isw1" -v o="$orders" '
+BEGIN { if (o > 0) printf "venue threads: %.2f voluntary, %.2f involuntary context switches per order\n", (v1 - v0) / o, (i1 - i0) / o }'
 if [ -n "${JSON:-}" ]; then
 	jq --argjson cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')" \
 		--argjson m "$(awk -v a="$mallocs0" -v b="$mallocs1" 'BEGIN { printf "%d", b - a }')" \
 		--argjson b "$(awk -v a="$bytes0" -v b="$bytes1" 'BEGIN { printf "%d", b - a }')" \
 		--argjson g "$(awk -v a="$gcs0" -v b="$gcs1" 'BEGIN { printf "%d", b - a }')" \
-		'. + {venue_cpu_s: $cpu, venue_mallocs: $m, venue_alloc_bytes: $b, venue_gcs: $g}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
+		--argjson sw "$((vsw1 - vsw0))" \
+		'. + {venue_cpu_s: $cpu, venue_mallocs: $m, venue_alloc_bytes: $b, venue_gcs: $g, venue_voluntary_switches: $sw}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
 	jq -r '"load: p50 \(.latency.p50_us) µs, p99 \(.latency.p99_us) µs, \(.orders_sent) orders sent, lost \(.lost_orders) orders and \(.lost_cancels) cancels"' "$JSON"
 fi
 # The venue's own histograms: count, mean and bucket-estimated p50/p99.

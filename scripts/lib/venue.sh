@@ -15,6 +15,9 @@
 #
 #   proc_cpu_s PID
 #       Prints the process's CPU time so far (user + system, seconds) from /proc.
+#   proc_ctxsw PID
+#       Prints the context switches of all the process's threads so far (voluntary:
+#       a thread blocked, i.e. each later wake-up; then involuntary), from /proc.
 #
 #   venue_workdir NAME
 #       Makes a temporary directory $TMPDIR/fixvenue-NAME.XXXXXX, its path in venue_work,
@@ -89,6 +92,10 @@ venue_stop() {
 	wait "$venue_pid" 2>/dev/null || true # its status is the venue's, not ours
 	venue_pid=
 	return 0
+}
+
+proc_ctxsw() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { v += $2 } /^nonvoluntary_ctxt_switches/ { n += $2 } END { print v + 0, n + 0 }'
 }
 
 proc_cpu_s() {

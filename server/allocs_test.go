@@ -1,0 +1,57 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/bench/loadgen"
+)
+
+// allocsPerOrderMax bounds the allocations of one order over FIX (a
+// NewOrderSingle and its cancel in, two ExecutionReports out), almost all of
+// them QuickFIX/Go's per-message work (docs/benchmarks.md, "The FIX path
+// against its floor"): 238 before sent reports were reused, 193 since (a burst beyond a
+// session's free list of reused reports allocates new ones).
+const allocsPerOrderMax = 215
+
+// TestAllocationsPerOrder counts the allocations of the venue and the load
+// generator in this process over a paced passive load on real TCP sessions:
+// the load generator's send and receive path allocates nothing
+// (TestHotPathDoesNotAllocate), so the count is the venue's, plus the
+// sessions' logons spread over the orders. Allocation counts do not depend
+// on the machine's load, unlike the timings this test never asserts.
+func TestAllocationsPerOrder(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a 2.5 s load run, counted without the race detector")
+	}
+	cfg := testConfig(t, t.TempDir(), "")
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	lc := loadgen.DefaultConfig()
+	lc.Addr, lc.Sessions, lc.RatePerSecond = s.FIXAddr(), 2, 2000
+	lc.Duration, lc.Warmup, lc.Drain = 2*time.Second, 500*time.Millisecond, 5*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := loadgen.Run(ctx, lc)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every answer arrives, once, with no gap in the venue's sequence
+	// numbers, whether outbound or the session's sender goroutine sent it.
+	if res.OrdersSent < 4000 || res.LostOrders+res.LostCancels+res.OrdersUnsent != 0 || res.RejectsTotal != 0 ||
+		res.SeqGaps != 0 || res.UnknownAnswers != 0 || res.ERs != res.OrdersSent+res.CancelsSent {
+		t.Fatalf("load run: %d orders and %d cancels sent, %d ExecutionReports, lost %d orders and %d cancels, %d unsent, %d rejects, %d sequence gaps, %d unknown answers",
+			res.OrdersSent, res.CancelsSent, res.ERs, res.LostOrders, res.LostCancels, res.OrdersUnsent, res.RejectsTotal, res.SeqGaps, res.UnknownAnswers)
+	}
+	per := float64(after.Mallocs-before.Mallocs) / float64(res.OrdersSent)
+	t.Logf("%.1f allocations per order over %d orders (%d ExecutionReports)", per, res.OrdersSent, res.ERs)
+	if per > allocsPerOrderMax {
+		t.Fatalf("%.1f allocations per order, want at most %d", per, allocsPerOrderMax)
+	}
+}
