@@ -383,8 +383,10 @@ func BenchmarkStopCascade10(b *testing.B) {
 		instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref - 1, qty: 1})
 	var stopCmds []*stampedCmd
 	for level := int64(1); level <= stops; level++ {
+		// GTC: the EndOfDay that w.id runs when the ClOrdID table fills
+		// must not expire stops waiting in the middle of an iteration.
 		stopCmds = append(stopCmds, newStampedOrder(newOrderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeStop,
-			instrument: workloadInstrument, stopPx: ref + level, qty: 1}))
+			instrument: workloadInstrument, tif: venue.TimeInForceGTC, stopPx: ref + level, qty: 1}))
 	}
 	trigger := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: ref + 1, qty: 1})
