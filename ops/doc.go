@@ -8,7 +8,7 @@
 // "schedule") and the reason: the journal is the audit trail (`fixvenue
 // journal dump` prints it). Ops never reads or writes the matcher's state
 // from another goroutine: the Monitor is an event-ring consumer that keeps
-// statuses, last trades, best bid and offer and resting orders from events,
+// statuses, best bid and offer and resting orders from events,
 // seeded once from the matcher before the pipeline starts.
 //
 // The admin API (api.go) lists instruments, sessions and status, and
@@ -36,7 +36,13 @@
 // transition run twice (a crash between journaling it and saving the
 // state) changes nothing the second time.
 //
-// Limits: the Monitor's last trade, volume and events hash cover events
-// since start; pre-open is the Halted status (cancels only) because the
-// matcher has no call phase; one end of day runs at a time.
+// GET /v1/instruments reports the day's last trade, volume, trades and
+// previous close from the DaySource (SetDaySource: the console's tape, kept
+// whenever the admin API is on), the figures the console shows: the day
+// starts at the last EndOfDay and survives restarts and a cluster's
+// failover.
+//
+// Limits: the Monitor's events hash covers events since start; pre-open
+// is the Halted status (cancels only) because the matcher has no call
+// phase; one end of day runs at a time.
 package ops
