@@ -65,7 +65,9 @@
 // it (Tape.Restore) and replays the commands after it. A snapshot without
 // the tape's state is passed over, so the pages after a restart show what
 // they showed before it: the same trades, chart points, volume and
-// operator commands. A cluster's new leader starts its tape empty.
+// operator commands. A cluster node keeps a tape while it follows, fed
+// with the events of each command it applies as the command commits
+// (Tape.Replay), so that a new leader's pages and admin API show the day.
 //
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator

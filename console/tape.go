@@ -104,7 +104,8 @@ func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error)
 	return t
 }
 
-// Replay records the event of a replayed command, at start-up before Run.
+// Replay records the event of a command applied before Run: a replayed
+// one at start-up, or one a cluster follower applied as it committed.
 func (t *Tape) Replay(ev []byte) {
 	t.mu.Lock()
 	t.apply(ev)

@@ -399,3 +399,58 @@ func sendLimit(t *testing.T, c *fixclient.Client, id, side, px string, qty int64
 		t.Fatal(err)
 	}
 }
+
+// TestClusterNewLeaderShowsTheDay: a cluster's followers keep the
+// console's tape from the commands they apply as they commit, so that after
+// the leader is killed, the new leader's console and admin API show the
+// day's trades the old leader showed.
+func TestClusterNewLeaderShowsTheDay(t *testing.T) {
+	admins, release := freeAddrs(t, 3)
+	h := writeClusterConfigs(t, func(int) string { return "\n[admin.console]\nenabled = true\n" }, false)
+	release()
+	for i := range 3 {
+		h.procs[i] = startVenue(t, h.cfgs[i], "--admin-addr", admins[i])
+	}
+	l := h.leader(30 * time.Second)
+	maker, taker := logonClient(t, h.procs[l], "CLIENT1"), logonClient(t, h.procs[l], "CLIENT2")
+	defer maker.Close()
+	defer taker.Close()
+	var day consoleDay
+	for i, px := range []string{"99.50", "100.25", "100.00"} {
+		qty := int64(1 + i)
+		sendLimit(t, maker, fmt.Sprintf("m%d", i), "2", px, qty, "1")
+		if _, err := maker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("m%d", i), 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		sendLimit(t, taker, fmt.Sprintf("t%d", i), "1", px, qty, "3")
+		if _, err := taker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("t%d", i), 150: "F"}); err != nil {
+			t.Fatal(err)
+		}
+		day.trades = append(day.trades, tapeTrade{Price: px, Qty: qty, Side: "buy"})
+	}
+	// shows reads the book stream and the admin API of the leader at base
+	// until they show the day's trades.
+	shows := func(base string) (b bookStream) {
+		t.Helper()
+		eventually(t, base+" shows the day", func() error {
+			b = bookStream{}
+			firstUpdate(t, base+"/stream/book-ACME", &b)
+			api := apiInstrument(t, base, "ACME")
+			if b.Trades != int64(len(day.trades)) || b.Volume != day.volume() || len(b.Tape) != len(day.trades) ||
+				api.Trades != b.Trades || api.Volume != b.Volume || api.LastPrice != "100.00" || b.Last != "100.00" {
+				return fmt.Errorf("book stream %+v, GET /v1/instruments %+v; want %d trades, volume %d", b, api, len(day.trades), day.volume())
+			}
+			return nil
+		})
+		return b
+	}
+	before := shows("http://" + admins[l])
+	h.kill(l)
+	n := h.leader(30 * time.Second)
+	after := shows("http://" + admins[n])
+	if !reflect.DeepEqual(after.Tape, before.Tape) || !reflect.DeepEqual(after.Chart.Points, before.Chart.Points) {
+		t.Fatalf("node %d (the new leader) lists\n%+v\n%v\nnode %d listed\n%+v\n%v", n+1, after.Tape, after.Chart.Points, l+1,
+			before.Tape, before.Chart.Points)
+	}
+	t.Logf("node %d, leading after node %d was killed, shows the same %d trades", n+1, l+1, len(after.Tape))
+}
