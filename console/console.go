@@ -157,7 +157,7 @@ func (c *Console) Run() error {
 	if c.cfg.Events == nil {
 		return nil
 	}
-	return c.tape.run(c.cfg.Events)
+	return c.tape.Run(c.cfg.Events)
 }
 
 // Close ends the event streams.

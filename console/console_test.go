@@ -131,3 +131,23 @@ func TestOperatorTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestTapeCountsAnUncrossOnce: an uncross's trade is two fills, neither
+// the aggressor; the buy side's counts once, with no aggressor side.
+func TestTapeCountsAnUncrossOnce(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	for _, side := range []venue.Side{venue.SideBuy, venue.SideSell} {
+		ev := fill(t, 1, false, side, 1005, 30, 7)
+		var e venue.Fill
+		if err := e.WrapDecode(ev, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.SetAuction(venue.BooleanTypeTrue)
+		tp.apply(ev)
+	}
+	tp.apply(fill(t, 1, false, venue.SideSell, 1006, 5, 8)) // a resting side's fill: not a trade
+	got, _ := tp.instrument(1)
+	if len(got.Trades) != 1 || got.Trades[0] != (Trade{TimeNs: 7, PriceTicks: 1005, Qty: 30}) || got.Volume != 30 {
+		t.Fatalf("tape after an uncross: %+v, volume %d", got.Trades, got.Volume)
+	}
+}

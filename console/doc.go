@@ -4,9 +4,9 @@
 // Pages (html/template, embedded with the small JavaScript and CSS they
 // load; no build step, nothing from elsewhere):
 //
-//   - /market: every instrument's status, last trade, change from the
-//     reference price in force, the day's volume and trades, best bid and
-//     offer;
+//   - /market: every instrument's status, the day's last trade, the
+//     reference (labelled: previous close or reference price) and the
+//     change from it, the day's volume and trades, best bid and offer;
 //   - /market/{symbol}: the depth ladder (LadderLevels price levels a side,
 //     from the market data feed's books), the day's last TradesKept trades
 //     and a chart of the day's last ChartPointsMax trades' prices, drawn in
@@ -24,12 +24,14 @@
 //     (never stored); and the operator commands the journal recorded.
 //
 // Every figure comes from the venue's event stream, never from engine
-// state: the market data DepthCache (status, last trade, volume, best bid
-// and offer, the ladder: the feed's view, durable commands only), the
-// console's own consumer of committed events, the tape (trades, chart,
-// operator commands; also durable commands only), and the ops Monitor
-// (resting orders per session, the reference price, and the market rows
-// when market data is off).
+// state: the market data DepthCache (status, best bid and offer, the
+// ladder: the feed's view, durable commands only), the console's own
+// consumer of committed events, the tape (the day's last trade, volume,
+// trades and chart, the previous close, operator commands; also durable
+// commands only), and the ops Monitor (resting orders per session, the
+// reference price, and status and best bid and offer when market data is
+// off). The admin API's GET /v1/instruments reports the day from the same
+// tape (Tape.DayFigures, an ops.DaySource), so the two never disagree.
 //
 // Updates reach a browser over Server-Sent Events (stream.go): at most
 // updates_per_second per browser, changes in between coalesced, one
@@ -49,10 +51,12 @@
 //
 // The day starts at the last EndOfDay the journal holds (before any, at
 // the journal's start): an EndOfDay done empties each instrument's trades,
-// chart, volume and first, high and low prices. The change is measured
-// from the reference price of the last SetPriceBand the tape saw, else the
-// Monitor's (the configured one while its band is in force), else the
-// day's first trade.
+// chart, volume, last trade and first, high and low prices, and the day's
+// last trade, if it traded, becomes the previous close, which the market
+// row shows as its reference until the next trade, as an exchange does.
+// The change is measured from the previous close or the reference price of
+// a SetPriceBand, whichever the tape saw last; else the Monitor's (the
+// configured one while its band is in force), else the day's first trade.
 //
 // A restart rebuilds the tape as the venue rebuilds the feed (package
 // marketdata, "Restarts"): the venue hands the tape every event of the
@@ -62,7 +66,9 @@
 // it (Tape.Restore) and replays the commands after it. A snapshot without
 // the tape's state is passed over, so the pages after a restart show what
 // they showed before it: the same trades, chart points, volume and
-// operator commands. A cluster's new leader starts its tape empty.
+// operator commands. A cluster node keeps a tape while it follows, fed
+// with the events of each command it applies as the command commits
+// (Tape.Replay), so that a new leader's pages and admin API show the day.
 //
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator

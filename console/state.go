@@ -15,10 +15,10 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (1) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (2) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
-//	  volume i64 | ref i64
+//	  volume i64 | ref i64 | close i64 | refIsClose u8
 //	  kept u32, then kept × (timeNs i64 | priceTicks i64 | qty i64 | side u8), oldest first
 //	  points u32, then points × (timeNs i64 | priceTicks i64), oldest first
 //	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
@@ -26,12 +26,13 @@ import (
 //
 // kept and points never exceed TradesKept, ChartPointsMax and
 // OperatorResultsKept, nameLen venue.OperatorNameLength; a state that says
-// otherwise is refused. An instrument of the state that is not configured
+// otherwise is refused. Version 1, without close and refIsClose, is read
+// as a state that saw no close. An instrument of the state that is not configured
 // any more is skipped; a configured one the state lacks starts empty.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 1
+	stateVersion = 2
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -52,9 +53,10 @@ func (t *Tape) writeState(w io.Writer) error {
 	for _, id := range ids {
 		in := t.byID[id]
 		b = binary.LittleEndian.AppendUint32(b, id)
-		for _, v := range []int64{in.tradesN, in.chartN, in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks} {
+		for _, v := range []int64{in.tradesN, in.chartN, in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks, in.closeTicks} {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
+		b = append(b, boolByte(in.refIsClose))
 		kept := min(in.tradesN, TradesKept)
 		b = binary.LittleEndian.AppendUint32(b, uint32(kept))
 		for i := in.tradesN - kept; i < in.tradesN; i++ {
@@ -91,11 +93,19 @@ func (t *Tape) writeState(w io.Writer) error {
 	return err
 }
 
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
 // stateReader reads the state's fields; the first error sticks.
 type stateReader struct {
-	r   *bufio.Reader
-	buf [8]byte
-	err error
+	version uint32
+	r       *bufio.Reader
+	buf     [8]byte
+	err     error
 }
 
 func (s *stateReader) read(n int) []byte {
@@ -144,9 +154,11 @@ func (t *Tape) Restore(r io.Reader) error {
 		return errors.New("console: Restore into a tape that has recorded events")
 	}
 	s := &stateReader{r: bufio.NewReader(r)}
-	if magic, version := s.u32(), s.u32(); s.err == nil && (magic != stateMagic || version != stateVersion) {
-		return fmt.Errorf("console state: magic %#x version %d, want %#x version %d", magic, version, stateMagic, stateVersion)
+	magic, version := s.u32(), s.u32()
+	if s.err == nil && (magic != stateMagic || version < 1 || version > stateVersion) {
+		return fmt.Errorf("console state: magic %#x version %d, want %#x version 1 to %d", magic, version, stateMagic, stateVersion)
 	}
+	s.version = version
 	t.dayNs = s.i64()
 	n := s.count("instruments", stateInstrumentsMax)
 	for i := int64(0); i < n && s.err == nil; i++ {
@@ -182,6 +194,15 @@ func (t *Tape) Restore(r io.Reader) error {
 func (s *stateReader) instrument(in *instrumentTape) {
 	in.tradesN, in.chartN = s.i64(), s.i64()
 	in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks = s.i64(), s.i64(), s.i64(), s.i64(), s.i64()
+	if s.version >= 2 {
+		in.closeTicks = s.i64()
+		switch b := s.u8(); {
+		case b > 1 && s.err == nil:
+			s.err = fmt.Errorf("console state: refIsClose %d", b)
+		default:
+			in.refIsClose = b == 1
+		}
+	}
 	kept := s.count("trades", TradesKept)
 	if s.err == nil && (in.tradesN < kept || in.tradesN < 0) {
 		s.err = fmt.Errorf("console state: %d trades kept of %d", kept, in.tradesN)

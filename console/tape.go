@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -28,7 +29,7 @@ type Trade struct {
 	TimeNs     int64
 	PriceTicks int64
 	Qty        int64
-	Aggressor  venue.Side
+	Aggressor  venue.Side // 0: an auction's uncross, which has none
 }
 
 // OperatorRecord is an operator command as the journal recorded it (from
@@ -60,7 +61,12 @@ type instrumentTape struct {
 	highTicks  int64
 	lowTicks   int64
 	volume     int64 // quantity traded in the day
-	refTicks   int64 // the reference price of the last SetPriceBand (0: none seen)
+	// refTicks is the reference price the change is measured from: the
+	// previous close or the last SetPriceBand's, whichever came later (0:
+	// neither seen); refIsClose says it is the previous close.
+	refTicks   int64
+	refIsClose bool
+	closeTicks int64 // the last trade of the last day that traded (0: none seen)
 }
 
 // Tape is the console's consumer of committed events: it keeps each
@@ -98,7 +104,8 @@ func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error)
 	return t
 }
 
-// Replay records the event of a replayed command, at start-up before Run.
+// Replay records the event of a command applied before Run: a replayed
+// one at start-up, or one a cluster follower applied as it committed.
 func (t *Tape) Replay(ev []byte) {
 	t.mu.Lock()
 	t.apply(ev)
@@ -112,8 +119,10 @@ func (t *Tape) Replay(ev []byte) {
 // has applied every event up to seq and none after.
 func (t *Tape) SnapshotAt(seq uint64) { t.snapPoint.Store(seq) }
 
-// run consumes committed events until WaitFor fails (the venue stops).
-func (t *Tape) run(src marketdata.EventSource) error {
+// Run consumes committed events until WaitFor fails (the venue stops).
+// Console.Run runs it; a venue without the console runs it for the admin
+// API's day figures (DayFigures).
+func (t *Tape) Run(src marketdata.EventSource) error {
 	next := src.Next()
 	for {
 		avail, err := src.WaitFor(next)
@@ -174,11 +183,20 @@ func (t *Tape) apply(ev []byte) {
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
-		if e.WrapDecode(ev, 0) != nil || e.Aggressor() != venue.BooleanTypeTrue {
-			return // one trade gives two fills: the aggressor's is the trade
+		if e.WrapDecode(ev, 0) != nil {
+			return
+		}
+		// One trade gives two fills: the aggressor's is the trade; an
+		// uncross has no aggressor, and its buy side's fill is the trade.
+		var aggressor venue.Side
+		switch {
+		case e.Aggressor() == venue.BooleanTypeTrue:
+			aggressor = e.Side()
+		case e.Auction() != venue.BooleanTypeTrue || e.Side() != venue.SideBuy:
+			return
 		}
 		if in := t.byID[e.InstrumentID()]; in != nil {
-			in.add(Trade{TimeNs: e.TimestampNs(), PriceTicks: e.LastPriceTicks(), Qty: e.LastQty(), Aggressor: e.Side()})
+			in.add(Trade{TimeNs: e.TimestampNs(), PriceTicks: e.LastPriceTicks(), Qty: e.LastQty(), Aggressor: aggressor})
 		}
 	case venue.OperatorResultTemplateID:
 		var e venue.OperatorResult
@@ -202,13 +220,19 @@ func (in *instrumentTape) add(tr Trade) {
 	in.highTicks, in.lowTicks = max(in.highTicks, px), min(in.lowTicks, px)
 }
 
-// newDay forgets the day's trades; the reference price stays in force.
+// newDay forgets the day's trades. A day that traded closes at its last
+// trade, which becomes the reference price, as on an exchange; after a day
+// without trades the reference price in force stays.
 func (in *instrumentTape) newDay() {
+	if in.tradesN > 0 {
+		in.closeTicks = in.trades[(in.tradesN-1)%TradesKept].PriceTicks
+		in.refTicks, in.refIsClose = in.closeTicks, true
+	}
 	in.tradesN, in.chartN, in.firstTicks, in.highTicks, in.lowTicks, in.volume = 0, 0, 0, 0, 0, 0
 }
 
 // operatorResult records an operator command; an EndOfDay done starts a
-// new day, a SetPriceBand done moves the reference price.
+// new day, a SetPriceBand done sets the reference price.
 func (t *Tape) operatorResult(e *venue.OperatorResult) {
 	done := e.Reason() == venue.RejectReasonNone
 	switch {
@@ -219,7 +243,7 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 		}
 	case done && e.Action() == venue.OperatorActionTypeSetPriceBand:
 		if in := t.byID[e.InstrumentID()]; in != nil {
-			in.refTicks = e.RefPriceTicks()
+			in.refTicks, in.refIsClose = e.RefPriceTicks(), false
 		}
 	}
 	r := &t.ops[t.opsN%OperatorResultsKept]
@@ -244,7 +268,10 @@ type instrumentCopy struct {
 	Chart                           []chartPoint
 	TradesOfDay, Volume             int64
 	FirstTicks, HighTicks, LowTicks int64
-	RefTicks                        int64 // 0: no SetPriceBand seen
+	LastTicks, LastQty              int64 // the day's last trade (LastQty 0: none)
+	RefTicks                        int64 // 0: no previous close nor SetPriceBand seen
+	RefIsClose                      bool  // RefTicks is the previous close
+	CloseTicks                      int64 // the previous close (0: none seen)
 	DayNs                           int64 // the last EndOfDay (0: none seen)
 }
 
@@ -270,8 +297,21 @@ func (t *Tape) instrument(id uint32) (instrumentCopy, bool) {
 }
 
 func (in *instrumentTape) summary() instrumentCopy {
-	return instrumentCopy{TradesOfDay: in.tradesN, Volume: in.volume, FirstTicks: in.firstTicks, HighTicks: in.highTicks,
-		LowTicks: in.lowTicks, RefTicks: in.refTicks}
+	c := instrumentCopy{TradesOfDay: in.tradesN, Volume: in.volume, FirstTicks: in.firstTicks, HighTicks: in.highTicks,
+		LowTicks: in.lowTicks, RefTicks: in.refTicks, RefIsClose: in.refIsClose, CloseTicks: in.closeTicks}
+	if in.tradesN > 0 {
+		last := in.trades[(in.tradesN-1)%TradesKept]
+		c.LastTicks, c.LastQty = last.PriceTicks, last.Qty
+	}
+	return c
+}
+
+// DayFigures gives an instrument's figures of the day to the admin API
+// (ops.DaySource), the same the pages show.
+func (t *Tape) DayFigures(id uint32) ops.DayFigures {
+	d := t.daySummary(id)
+	return ops.DayFigures{LastPriceTicks: d.LastTicks, LastQty: d.LastQty, Volume: d.Volume, Trades: d.TradesOfDay,
+		PrevCloseTicks: d.CloseTicks}
 }
 
 // daySummary is an instrument's figures of the day without its lists.

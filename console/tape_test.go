@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"reflect"
 	"strings"
@@ -30,8 +31,9 @@ func operatorResult(t testing.TB, seq uint64, action venue.OperatorActionType, r
 }
 
 // TestTapeDay: an EndOfDay done starts the day again (trades, chart,
-// volume, first/high/low), a refused one does not; a SetPriceBand done
-// moves the reference price, which stays across the end of day.
+// volume, first/high/low, last trade), a refused one does not; the day's
+// last trade becomes the previous close and the reference price, until a
+// SetPriceBand done sets another; a day without trades keeps both.
 func TestTapeDay(t *testing.T) {
 	tp := NewTape([]uint32{1}, nil)
 	tp.apply(fill(t, 1, true, venue.SideBuy, 1000, 3, 10))
@@ -42,8 +44,17 @@ func TestTapeDay(t *testing.T) {
 	}
 	tp.apply(operatorResult(t, 7, venue.OperatorActionTypeEndOfDay, venue.RejectReasonNone, 0, 0, 20))
 	c, _ := tp.instrument(1)
-	if c.TradesOfDay != 0 || c.Volume != 0 || len(c.Trades) != 0 || len(c.Chart) != 0 || c.FirstTicks != 0 || c.RefTicks != 1010 || c.DayNs != 20 {
+	if c.TradesOfDay != 0 || c.Volume != 0 || len(c.Trades) != 0 || len(c.Chart) != 0 || c.FirstTicks != 0 || c.LastQty != 0 ||
+		c.RefTicks != 1000 || !c.RefIsClose || c.CloseTicks != 1000 || c.DayNs != 20 {
 		t.Fatalf("after the end of day: %+v", c)
+	}
+	if d := tp.DayFigures(1); d.LastQty != 0 || d.Volume != 0 || d.Trades != 0 || d.PrevCloseTicks != 1000 {
+		t.Fatalf("day figures after the end of day: %+v", d)
+	}
+	tp.apply(operatorResult(t, 8, venue.OperatorActionTypeSetPriceBand, venue.RejectReasonNone, 1, 1020, 21))
+	tp.apply(operatorResult(t, 9, venue.OperatorActionTypeEndOfDay, venue.RejectReasonNone, 0, 0, 22)) // a day without trades
+	if c, _ = tp.instrument(1); c.RefTicks != 1020 || c.RefIsClose || c.CloseTicks != 1000 || c.DayNs != 22 {
+		t.Fatalf("after a day without trades: %+v", c)
 	}
 	tp.apply(fill(t, 1, true, venue.SideSell, 990, 2, 30))
 	tp.apply(fill(t, 1, true, venue.SideBuy, 995, 4, 31))
@@ -51,7 +62,10 @@ func TestTapeDay(t *testing.T) {
 	if c.TradesOfDay != 2 || c.Volume != 6 || c.FirstTicks != 990 || c.LowTicks != 990 || c.HighTicks != 995 || c.Trades[0].PriceTicks != 995 {
 		t.Fatalf("the new day: %+v", c)
 	}
-	if ops := tp.operatorRecords(); len(ops) != 3 || ops[0].Seq != 7 || ops[0].Operator != "carol" {
+	if d := tp.DayFigures(1); d.LastPriceTicks != 995 || d.LastQty != 4 || d.Volume != 6 || d.Trades != 2 || d.PrevCloseTicks != 1000 {
+		t.Fatalf("day figures of the new day: %+v", d)
+	}
+	if ops := tp.operatorRecords(); len(ops) != 5 || ops[0].Seq != 9 || ops[0].Operator != "carol" {
 		t.Fatalf("operator records: %+v", ops)
 	}
 }
@@ -61,6 +75,8 @@ func TestTapeDay(t *testing.T) {
 // both alike; a damaged state is refused with a reason.
 func TestTapeState(t *testing.T) {
 	a := NewTape([]uint32{1, 2}, nil)
+	a.apply(fill(t, 1, true, venue.SideBuy, 1500, 1, 1))
+	a.apply(operatorResult(t, 2, venue.OperatorActionTypeEndOfDay, venue.RejectReasonNone, 0, 0, 2)) // closes at 1500
 	for i := int64(0); i < TradesKept+7; i++ {
 		a.apply(fill(t, 1, true, venue.SideBuy, 1000+i%13, 1+i%3, 100+i))
 	}
@@ -92,13 +108,33 @@ func TestTapeState(t *testing.T) {
 	if c, _ := b.instrument(3); c.TradesOfDay != 0 {
 		t.Fatalf("instrument 3: %+v", c)
 	}
+	if c, _ := b.instrument(1); c.CloseTicks != 1500 || !c.RefIsClose {
+		t.Fatalf("instrument 1's close after the restore: %+v", c)
+	}
+	// A state of version 1 (no close) is still read: a venue upgraded
+	// starts from the snapshot it left.
+	v1 := []byte("FVCT\x01\x00\x00\x00")
+	v1 = binary.LittleEndian.AppendUint64(v1, 77) // dayNs
+	v1 = binary.LittleEndian.AppendUint32(v1, 1)
+	v1 = binary.LittleEndian.AppendUint32(v1, 1) // instrument 1
+	for _, v := range []int64{0, 0, 0, 0, 0, 0, 1234} {
+		v1 = binary.LittleEndian.AppendUint64(v1, uint64(v))
+	}
+	v1 = append(v1, make([]byte, 4+4+8+4)...) // no trades, no points, no operator commands
+	old := NewTape([]uint32{1}, nil)
+	if err := old.Restore(bytes.NewReader(v1)); err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	if c, _ := old.instrument(1); c.RefTicks != 1234 || c.RefIsClose || c.CloseTicks != 0 || c.DayNs != 77 {
+		t.Fatalf("version 1: %+v", c)
+	}
 	if err := b.Restore(bytes.NewReader(state.Bytes())); err == nil {
 		t.Fatal("a restore into a tape with events was accepted")
 	}
 	raw := state.Bytes()
 	tooMany := bytes.Clone(raw)
-	// The first instrument's kept trades: after the header (4+4+8+4), its id (4) and seven i64.
-	tooMany[24+56] = TradesKept + 1
+	// The first instrument's kept trades: after the header (4+4+8+4), its id (4), eight i64 and a byte.
+	tooMany[24+65] = TradesKept + 1
 	for name, bad := range map[string][]byte{
 		"truncated":      raw[:len(raw)-3],
 		"trailing bytes": append(bytes.Clone(raw), 0),

@@ -29,9 +29,11 @@ type marketRow struct {
 	LastQty   int64  `json:"lastQty"`
 	Change    string `json:"change"`
 	ChangePct string `json:"changePct"`
-	Up        int    `json:"up"`     // 1 up, -1 down, 0 unchanged or no trade
-	Volume    int64  `json:"volume"` // of the day
-	Trades    int64  `json:"trades"` // of the day
+	Up        int    `json:"up"`       // 1 up, -1 down, 0 unchanged or no trade
+	Ref       string `json:"ref"`      // the price the change is measured from
+	RefLabel  string `json:"refLabel"` // what Ref is: "previous close", "reference price", "first trade"
+	Volume    int64  `json:"volume"`   // of the day
+	Trades    int64  `json:"trades"`   // of the day
 	Bid       string `json:"bid"`
 	BidQty    int64  `json:"bidQty"`
 	Ask       string `json:"ask"`
@@ -49,13 +51,13 @@ func price(ticks int64, in config.Instrument) string {
 func (c *Console) marketRow(in config.Instrument) marketRow {
 	mon, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
 	day := c.tape.daySummary(in.ID)
-	// The day's figures are the tape's: the feed's and the Monitor's volume
-	// count every trade since the first command.
-	row := marketRow{Symbol: in.Symbol, Trades: day.TradesOfDay, Volume: day.Volume}
-	var lastTicks int64
+	// The day's figures, last trade included, are the tape's alone: after
+	// an end of day the row shows no last trade but the previous close,
+	// like the trades list and the chart (doc.go, "The day and restarts").
+	row := marketRow{Symbol: in.Symbol, Trades: day.TradesOfDay, Volume: day.Volume, LastQty: day.LastQty}
 	if d, ok := c.top(in); ok {
 		// The feed's view: only durable commands, like everything that leaves the venue.
-		row.Status, lastTicks, row.LastQty = d.State.Status.String(), d.State.LastTradePriceTicks, d.State.LastTradeQty
+		row.Status = d.State.Status.String()
 		if len(d.Bids) > 0 {
 			row.Bid, row.BidQty = price(d.Bids[0].PriceTicks, in), d.Bids[0].Qty
 		}
@@ -64,7 +66,7 @@ func (c *Console) marketRow(in config.Instrument) marketRow {
 		}
 	} else {
 		// Market data off: the ops Monitor's view (events, not yet durable ones excluded).
-		row.Status, lastTicks, row.LastQty = mon.Status.String(), mon.LastPriceTicks, mon.LastQty
+		row.Status = mon.Status.String()
 		if mon.BidQty > 0 {
 			row.Bid, row.BidQty = price(mon.BidTicks, in), mon.BidQty
 		}
@@ -72,9 +74,11 @@ func (c *Console) marketRow(in config.Instrument) marketRow {
 			row.Ask, row.AskQty = price(mon.AskTicks, in), mon.AskQty
 		}
 	}
-	if row.LastQty > 0 {
-		row.Last = price(lastTicks, in)
-		row.Change, row.ChangePct, row.Up = change(lastTicks, refTicks(day, mon, in), in)
+	ref, label := refTicks(day, mon, in)
+	row.Ref, row.RefLabel = price(ref, in), label
+	if day.LastQty > 0 {
+		row.Last = price(day.LastTicks, in)
+		row.Change, row.ChangePct, row.Up = change(day.LastTicks, ref, in)
 	}
 	return row
 }
@@ -90,21 +94,23 @@ func (c *Console) top(in config.Instrument) (marketdata.Depth, bool) {
 	return d, err == nil
 }
 
-// refTicks is the price a change is measured from: the reference price in
-// force (the last SetPriceBand's the tape saw, else the Monitor's, which
-// knows the configured one while it is in force); when an operator moved
-// the band before the journal the venue replayed, the day's first trade;
-// else the configured reference price.
-func refTicks(day instrumentCopy, st ops.InstrumentState, in config.Instrument) int64 {
+// refTicks is the price a change is measured from, and its label: the
+// previous close or the last SetPriceBand's reference price, whichever the
+// tape saw last; else the Monitor's (the configured one while its band is
+// in force); when an operator moved the band before the journal the venue
+// replayed, the day's first trade; else the configured reference price.
+func refTicks(day instrumentCopy, st ops.InstrumentState, in config.Instrument) (int64, string) {
 	switch {
+	case day.RefTicks > 0 && day.RefIsClose:
+		return day.RefTicks, "previous close"
 	case day.RefTicks > 0:
-		return day.RefTicks
+		return day.RefTicks, "reference price"
 	case st.RefPriceTicks > 0:
-		return st.RefPriceTicks
+		return st.RefPriceTicks, "reference price"
 	case day.FirstTicks > 0:
-		return day.FirstTicks
+		return day.FirstTicks, "first trade"
 	}
-	return in.RefPriceTicks
+	return in.RefPriceTicks, "reference price"
 }
 
 // change formats last − ref, in price and in percent (two decimals, from
@@ -185,8 +191,11 @@ func (c *Console) bookView(in config.Instrument) bookView {
 	t, _ := c.tape.instrument(in.ID)
 	for _, tr := range t.Trades {
 		side := "buy"
-		if tr.Aggressor == venue.SideSell {
+		switch tr.Aggressor {
+		case venue.SideSell:
 			side = "sell"
+		case 0:
+			side = "auction"
 		}
 		v.Tape = append(v.Tape, tradeView{Time: time.Unix(0, tr.TimeNs).UTC().Format("15:04:05.000"), Price: price(tr.PriceTicks, in),
 			Qty: tr.Qty, Side: side})

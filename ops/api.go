@@ -50,17 +50,20 @@ type ActionResponse struct {
 
 // InstrumentInfo is one row of GET /v1/instruments.
 type InstrumentInfo struct {
-	ID            uint32 `json:"id"`
-	Symbol        string `json:"symbol"`
-	Status        string `json:"status"`
-	RefPrice      string `json:"ref_price,omitempty"` // empty when unknown (moved before a restart)
-	BandPercent   int64  `json:"band_percent,omitempty"`
-	BandLow       string `json:"band_low"`
-	BandHigh      string `json:"band_high"`
+	ID          uint32 `json:"id"`
+	Symbol      string `json:"symbol"`
+	Status      string `json:"status"`
+	RefPrice    string `json:"ref_price,omitempty"` // empty when unknown (moved before a restart)
+	BandPercent int64  `json:"band_percent,omitempty"`
+	BandLow     string `json:"band_low"`
+	BandHigh    string `json:"band_high"`
+	// LastPrice, LastQty, Volume and Trades are the day's (DayFigures),
+	// PrevClose the last trade of the last day that traded.
 	LastPrice     string `json:"last_price,omitempty"`
 	LastQty       int64  `json:"last_qty"`
 	Volume        int64  `json:"volume"`
 	Trades        int64  `json:"trades"`
+	PrevClose     string `json:"prev_close,omitempty"`
 	Bid           string `json:"bid,omitempty"`
 	BidQty        int64  `json:"bid_qty"`
 	Ask           string `json:"ask,omitempty"`
@@ -379,6 +382,10 @@ func (o *Ops) handleInstruments(w http.ResponseWriter, r *http.Request) {
 
 func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 	st, _ := o.monitor.Instrument(in.ID)
+	var day DayFigures
+	if o.day != nil {
+		day = o.day.DayFigures(in.ID)
+	}
 	price := func(ticks, qty int64) string {
 		if qty == 0 {
 			return ""
@@ -387,8 +394,8 @@ func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 	}
 	return InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), RefPrice: price(st.RefPriceTicks, st.RefPriceTicks),
 		BandPercent: st.BandPercent, BandLow: price(st.BandLowTicks, 1), BandHigh: price(st.BandHighTicks, 1),
-		LastPrice: price(st.LastPriceTicks, st.LastQty),
-		LastQty:   st.LastQty, Volume: st.Volume, Trades: st.Trades, Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
+		LastPrice: price(day.LastPriceTicks, day.LastQty), LastQty: day.LastQty, Volume: day.Volume, Trades: day.Trades,
+		PrevClose: price(day.PrevCloseTicks, day.PrevCloseTicks), Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
 		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders,
 		BidQtyTotal: st.BidQtyTotal, AskQtyTotal: st.AskQtyTotal}
 }

@@ -8,7 +8,7 @@
 // "schedule") and the reason: the journal is the audit trail (`fixvenue
 // journal dump` prints it). Ops never reads or writes the matcher's state
 // from another goroutine: the Monitor is an event-ring consumer that keeps
-// statuses, last trades, best bid and offer and resting orders from events,
+// statuses, best bid and offer and resting orders from events,
 // seeded once from the matcher before the pipeline starts.
 //
 // The admin API (api.go) lists instruments, sessions and status, and
@@ -50,10 +50,16 @@
 // transition run twice (a crash between journaling it and saving the
 // state) changes nothing the second time.
 //
-// Limits: the Monitor's last trade, volume and events hash cover events
-// since start; one end of day runs at a time. Pre-open is the opening call
-// and a group's closing_call the closing call; the matcher uncrosses when
-// the next transition opens or closes the instrument. A volatility
+// GET /v1/instruments reports the day's last trade, volume, trades and
+// previous close from the DaySource (SetDaySource: the console's tape, kept
+// whenever the admin API is on), the figures the console shows: the day
+// starts at the last EndOfDay and survives restarts and a cluster's
+// failover.
+//
+// Limits: the Monitor's events hash covers events since start; one end of
+// day runs at a time. Pre-open is the opening call and a group's
+// closing_call the closing call; the matcher uncrosses when the next
+// transition opens or closes the instrument. A volatility
 // auction ends at the first command at or after its end; the auction
 // timer (every 50 ms) journals a Tick once an end has passed, so that an
 // idle instrument uncrosses too.

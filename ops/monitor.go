@@ -13,8 +13,8 @@ import (
 )
 
 // Monitor is an event-ring consumer that keeps what the operator sees of
-// the market (status, last trade, best bid and offer, resting orders per
-// instrument and per session) and hands OperatorResult events to the calls
+// the market (status, best bid and offer, resting orders per instrument
+// and per session; the day's trades are the DaySource's) and hands OperatorResult events to the calls
 // waiting for them. It learns only from events, like market data: the
 // matcher's state is never read from another goroutine (DESIGN.md,
 // "Control plane apart from the data plane").
@@ -40,10 +40,6 @@ type instrumentView struct {
 	bandPercent   int64
 	bandLowTicks  int64
 	bandHighTicks int64
-	lastPxTicks   int64
-	lastQty       int64
-	volume        int64
-	trades        int64
 	restingOrders int
 	bids, asks    map[int64]int64 // price → resting quantity
 	// volatilityEndNs is when the running volatility auction ends (0: none),
@@ -79,10 +75,6 @@ type InstrumentState struct {
 	BandPercent          int64
 	BandLowTicks         int64
 	BandHighTicks        int64
-	LastPriceTicks       int64
-	LastQty              int64
-	Volume               int64
-	Trades               int64
 	RestingOrders        int
 	BidTicks, BidQty     int64 // zero when no bid
 	AskTicks, AskQty     int64 // zero when no ask
@@ -237,12 +229,6 @@ func (m *Monitor) fill(e *venue.Fill) {
 	if in == nil {
 		return
 	}
-	// One Fill of each trade counts: the aggressor's, or an uncross's buy side.
-	if e.Aggressor() == venue.BooleanTypeTrue || (e.Auction() == venue.BooleanTypeTrue && e.Side() == venue.SideBuy) {
-		in.lastPxTicks, in.lastQty = e.LastPriceTicks(), e.LastQty()
-		in.volume += e.LastQty()
-		in.trades++
-	}
 	o, ok := m.orders[e.OrderID()]
 	if !ok {
 		return // the aggressor of its own command: never rested
@@ -293,8 +279,7 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 		return InstrumentState{}, false
 	}
 	st := InstrumentState{Status: in.status, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
-		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, LastPriceTicks: in.lastPxTicks, LastQty: in.lastQty, Volume: in.volume,
-		Trades: in.trades, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
+		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
 	for px, qty := range in.bids {
 		st.BidQtyTotal += qty
 		if st.BidQty == 0 || px > st.BidTicks {

@@ -109,6 +109,7 @@ type Ops struct {
 	loopback bool         // the listener is on a loopback address: reads need no token
 	console  http.Handler // served on the admin address beside the API (SetConsole)
 	risk     Risk         // the venue's pre-trade risk (SetRisk; nil: off)
+	day      DaySource    // the day's trades (SetDaySource); nil: none reported
 	server   *http.Server
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -178,6 +179,29 @@ func (o *Ops) Monitor() *Monitor { return o.monitor }
 // SetConsole serves h (the web console) on the admin address for every
 // path outside /v1/, /healthz and /readyz. Call it before Start.
 func (o *Ops) SetConsole(h http.Handler) { o.console = h }
+
+// DayFigures are an instrument's figures of the trading day, which starts
+// at the last EndOfDay the journal holds (package console, "The day and
+// restarts"), so that they survive restarts and a cluster's failover.
+type DayFigures struct {
+	// LastPriceTicks and LastQty are the day's last trade (LastQty 0: no
+	// trade yet today).
+	LastPriceTicks, LastQty int64
+	Volume, Trades          int64
+	// PrevCloseTicks is the last trade of the last day that traded (0:
+	// none in the journal).
+	PrevCloseTicks int64
+}
+
+// DaySource gives the day's figures of an instrument: the console's tape,
+// the one consumer of committed events that keeps the day.
+type DaySource interface {
+	DayFigures(instrumentID uint32) DayFigures
+}
+
+// SetDaySource makes GET /v1/instruments report the day's trades from d,
+// the same figures the console shows. Call it before Start.
+func (o *Ops) SetDaySource(d DaySource) { o.day = d }
 
 // CanOperate reports whether an operator token is configured (without
 // one, every change is refused).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -48,6 +49,9 @@ type Replica struct {
 	Hash *journal.HashSink
 	// OnSnapshot is called on the matcher goroutine after a Snapshot command.
 	OnSnapshot func(seq uint64)
+	// Tape is the console's tape the follower kept (clustertape.go); nil
+	// when the admin API is off.
+	Tape *console.Tape
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -94,7 +98,7 @@ func (t *teeSink) Commit() {
 // newOnReplica builds the server of a new leader on the replica's state.
 // Nothing is replayed: the matcher is the hot standby's.
 func (s *Server) newOnReplica(r *Replica) (*Server, error) {
-	s.matcher, s.journal = r.Matcher, r.Journal
+	s.matcher, s.journal, s.tape = r.Matcher, r.Journal, r.Tape
 	if err := s.buildServing(); err != nil {
 		return nil, err
 	}
@@ -113,6 +117,8 @@ type ClusterNode struct {
 	log     *slog.Logger
 	matcher *core.Matcher
 	hash    *journal.HashSink
+	sink    core.EventSink // the follower matcher's: the hash, and the tape (clustertape.go)
+	tape    *console.Tape
 	check   *cluster.HashCheck
 	leading atomic.Bool
 	node    *cluster.Node
@@ -153,6 +159,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
 		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
+	c.sink, c.tape = followerSink(cfg, c.hash)
 	raftL, err := net.Listen("tcp", self.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster raft_addr: %w", err)
@@ -211,7 +218,7 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
-	if err := c.matcher.Apply(cmd, c.hash); err != nil {
+	if err := c.matcher.Apply(cmd, c.sink); err != nil {
 		return err
 	}
 	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
@@ -249,7 +256,7 @@ func (c *ClusterNode) serve(next uint64) {
 	j := cluster.NewJournal(c.runner, c.node, next)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
-		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }}
+		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }, Tape: c.tape}
 	srv, err := New(c.cfg, opts)
 	if err == nil {
 		err = srv.Start()

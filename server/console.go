@@ -15,11 +15,19 @@ import (
 // This file wires the web console (package console) onto the admin
 // address, and rotates the venue's latency histograms (package latency).
 
-// buildConsole creates the console and its event consumer; the pipeline
-// must exist and not yet run.
+// buildConsole creates the console and its event consumer, or the tape's
+// alone when the console is off, and makes the admin API report the day
+// from the tape (ops.DaySource), the figures the console shows; the
+// pipeline must exist and not yet run.
 func (s *Server) buildConsole() error {
+	if s.tape != nil {
+		s.ops.SetDaySource(s.tape)
+	}
 	a := s.cfg.Admin
 	if !a.Enabled() || !a.Console.Enabled {
+		if s.tape != nil {
+			s.tapeEvents = s.committedEvents() // the admin API's day figures, without the console
+		}
 		return nil
 	}
 	cc := console.Config{Settings: a.Console, Ops: s.ops, Events: s.committedEvents(), Tape: s.tape, OrderToER: s.orderToER,
@@ -39,11 +47,11 @@ func (s *Server) buildConsole() error {
 // buildTape makes the console's tape before the replay, which rebuilds it
 // (Server.replay), and its state's snapshotter: the state is saved beside
 // every snapshot, periodic or end of day, so that a restart from any of them
-// has the day's trades. A new leader of a cluster builds its console without
-// one (its tape starts empty).
+// has the day's trades. The admin API reports the day from it too, so it is
+// kept whenever the admin API is on, with the console or without. A new
+// leader of a cluster takes the tape its replica kept (Replica.Tape).
 func (s *Server) buildTape() error {
-	a := s.cfg.Admin
-	if !a.Enabled() || !a.Console.Enabled {
+	if !s.cfg.Admin.Enabled() {
 		return nil
 	}
 	if err := os.MkdirAll(s.consoleStateDir(), 0o755); err != nil {
@@ -76,13 +84,17 @@ func (s *Server) startConsole() {
 		defer s.wg.Done()
 		latency.Run(s.stopLatency, s.orderToER, s.orderToFeed)
 	}()
-	if s.console == nil {
+	run := func() error { return s.console.Run() }
+	switch {
+	case s.console == nil && s.tape == nil:
 		return
+	case s.console == nil:
+		run = func() error { return s.tape.Run(s.tapeEvents) }
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.console.Run(); err != nil && !errors.Is(err, marketdata.ErrFeedClosed) && !s.closing.Load() {
+		if err := run(); err != nil && !errors.Is(err, marketdata.ErrFeedClosed) && !s.closing.Load() {
 			s.log.Error("console: event consumer stopped", "err", err)
 		}
 	}()

@@ -81,6 +81,7 @@ type Server struct {
 	// tape is the console's, rebuilt by the replay; consoleSnaps writes its
 	// state beside each snapshot (see consoleStateDir).
 	tape         *console.Tape
+	tapeEvents   marketdata.EventSource // the tape's events when the console is off
 	consoleSnaps *journal.Snapshotter
 	stopSnaps    chan struct{}
 	feed         *marketdata.Feed

@@ -353,10 +353,10 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 
 func (c *adminClient) printInstruments(list []ops.InstrumentInfo) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "SYMBOL\tID\tSTATUS\tBID\tBID QTY\tASK\tASK QTY\tLAST\tLAST QTY\tVOLUME\tTRADES\tRESTING\tBAND\t")
+	fmt.Fprintln(w, "SYMBOL\tID\tSTATUS\tBID\tBID QTY\tASK\tASK QTY\tLAST\tLAST QTY\tVOLUME\tTRADES\tPREV CLOSE\tRESTING\tBAND\t")
 	for _, in := range list {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%s..%s\t\n", in.Symbol, in.ID, in.Status, dash(in.Bid), in.BidQty,
-			dash(in.Ask), in.AskQty, dash(in.LastPrice), in.LastQty, in.Volume, in.Trades, in.RestingOrders, in.BandLow, in.BandHigh)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%s..%s\t\n", in.Symbol, in.ID, in.Status, dash(in.Bid), in.BidQty,
+			dash(in.Ask), in.AskQty, dash(in.LastPrice), in.LastQty, in.Volume, in.Trades, dash(in.PrevClose), in.RestingOrders, in.BandLow, in.BandHigh)
 	}
 	w.Flush()
 }

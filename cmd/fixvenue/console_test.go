@@ -133,6 +133,10 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 			t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
 		}
 	}
+	// The admin API reports the same day, whatever the process saw since it started.
+	if api := apiInstrument(t, base, "ACME"); api.Volume != b.Volume || api.Trades != b.Trades || api.LastPrice != b.Last {
+		t.Fatalf("GET /v1/instruments: %+v; the console: volume %d, trades %d, last %s", api, b.Volume, b.Trades, b.Last)
+	}
 	browsertest.Open(t, ctx, base+"/market/ACME")
 	browsertest.WaitFor(t, ctx, "the page lists the day's trades", fmt.Sprintf(
 		`document.getElementById("live").textContent === "live" && document.querySelectorAll("#trades tbody tr").length === %d`, n))
@@ -242,10 +246,29 @@ range = [1, 3]
 	stateDir := filepath.Join(dir, "data", "consolestate")
 
 	v := start()
+	base := "http://" + v.ready.AdminAddr
 	trade("100.10", "99.90") // yesterday's: the end of day drops them
 	admin(v, "/v1/eod", `{"reason":"test end of day"}`)
 	day = consoleDay{}
+	// A new day: no last trade yet, the previous close is the reference, on
+	// the page and in the admin API.
+	// The tape reads the events behind the admin call's answer: it may see
+	// the end of day a moment later.
+	eventually(t, "the new day on the market page and in the admin API", func() error {
+		r, api := marketRowOf(t, base, "ACME"), apiInstrument(t, base, "ACME")
+		if r.Last != "" || r.Change != "" || r.Volume != 0 || r.Trades != 0 || r.Ref != "99.90" || r.RefLabel != "previous close" ||
+			api.LastPrice != "" || api.Volume != 0 || api.Trades != 0 || api.PrevClose != "99.90" {
+			return fmt.Errorf("market row %+v, GET /v1/instruments %+v", r, api)
+		}
+		return nil
+	})
 	admin(v, "/v1/instruments/ACME/band", `{"reason":"test","ref_price":"102.00","band_percent":5}`)
+	eventually(t, "the reference price an operator set", func() error {
+		if r := marketRowOf(t, base, "ACME"); r.Ref != "102.00" || r.RefLabel != "reference price" {
+			return fmt.Errorf("market row %+v", r)
+		}
+		return nil
+	})
 	trade("101.00", "103.50", "100.50", "102.25")
 	began := time.Now()
 	waitForFeedState(t, v.fixAddr, stateDir, began)
@@ -291,6 +314,72 @@ range = [1, 3]
 	}
 }
 
+// eventually retries check until it passes or browsertest.Wait passed.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(browsertest.Wait)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// apiInstrument reads one instrument's row of GET /v1/instruments.
+func apiInstrument(t *testing.T, base, symbol string) ops.InstrumentInfo {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/instruments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list []ops.InstrumentInfo
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/instruments: HTTP %d, %v", resp.StatusCode, err)
+	}
+	for _, in := range list {
+		if in.Symbol == symbol {
+			return in
+		}
+	}
+	t.Fatalf("GET /v1/instruments: no %s in %+v", symbol, list)
+	return ops.InstrumentInfo{}
+}
+
+// marketRowOf reads one instrument's row of the market page's stream.
+func marketRowOf(t *testing.T, base, symbol string) (row struct {
+	Symbol, Last, Ref, RefLabel, Change string
+	Volume, Trades                      int64
+}) {
+	t.Helper()
+	var m struct {
+		Instruments []struct {
+			Symbol   string `json:"symbol"`
+			Last     string `json:"last"`
+			Ref      string `json:"ref"`
+			RefLabel string `json:"refLabel"`
+			Change   string `json:"change"`
+			Volume   int64  `json:"volume"`
+			Trades   int64  `json:"trades"`
+		} `json:"instruments"`
+	}
+	firstUpdate(t, base+"/stream/market", &m)
+	for _, in := range m.Instruments {
+		if in.Symbol == symbol {
+			row.Symbol, row.Last, row.Ref, row.RefLabel, row.Change, row.Volume, row.Trades = in.Symbol, in.Last, in.Ref, in.RefLabel,
+				in.Change, in.Volume, in.Trades
+			return row
+		}
+	}
+	t.Fatalf("market stream: no %s", symbol)
+	return row
+}
+
 func logonClient(t *testing.T, v *venueProc, comp string) *fixclient.Client {
 	t.Helper()
 	c, err := fixclient.Dial(v.fixAddr, comp, "VENUE")
@@ -309,4 +398,59 @@ func sendLimit(t *testing.T, c *fixclient.Client, id, side, px string, qty int64
 		fixclient.F(38, fmt.Sprint(qty)), fixclient.F(40, "2"), fixclient.F(44, px), fixclient.F(59, tif)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestClusterNewLeaderShowsTheDay: a cluster's followers keep the
+// console's tape from the commands they apply as they commit, so that after
+// the leader is killed, the new leader's console and admin API show the
+// day's trades the old leader showed.
+func TestClusterNewLeaderShowsTheDay(t *testing.T) {
+	admins, release := freeAddrs(t, 3)
+	h := writeClusterConfigs(t, func(int) string { return "\n[admin.console]\nenabled = true\n" }, false)
+	release()
+	for i := range 3 {
+		h.procs[i] = startVenue(t, h.cfgs[i], "--admin-addr", admins[i])
+	}
+	l := h.leader(30 * time.Second)
+	maker, taker := logonClient(t, h.procs[l], "CLIENT1"), logonClient(t, h.procs[l], "CLIENT2")
+	defer maker.Close()
+	defer taker.Close()
+	var day consoleDay
+	for i, px := range []string{"99.50", "100.25", "100.00"} {
+		qty := int64(1 + i)
+		sendLimit(t, maker, fmt.Sprintf("m%d", i), "2", px, qty, "1")
+		if _, err := maker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("m%d", i), 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		sendLimit(t, taker, fmt.Sprintf("t%d", i), "1", px, qty, "3")
+		if _, err := taker.Expect(10*time.Second, "8", map[int]string{11: fmt.Sprintf("t%d", i), 150: "F"}); err != nil {
+			t.Fatal(err)
+		}
+		day.trades = append(day.trades, tapeTrade{Price: px, Qty: qty, Side: "buy"})
+	}
+	// shows reads the book stream and the admin API of the leader at base
+	// until they show the day's trades.
+	shows := func(base string) (b bookStream) {
+		t.Helper()
+		eventually(t, base+" shows the day", func() error {
+			b = bookStream{}
+			firstUpdate(t, base+"/stream/book-ACME", &b)
+			api := apiInstrument(t, base, "ACME")
+			if b.Trades != int64(len(day.trades)) || b.Volume != day.volume() || len(b.Tape) != len(day.trades) ||
+				api.Trades != b.Trades || api.Volume != b.Volume || api.LastPrice != "100.00" || b.Last != "100.00" {
+				return fmt.Errorf("book stream %+v, GET /v1/instruments %+v; want %d trades, volume %d", b, api, len(day.trades), day.volume())
+			}
+			return nil
+		})
+		return b
+	}
+	before := shows("http://" + admins[l])
+	h.kill(l)
+	n := h.leader(30 * time.Second)
+	after := shows("http://" + admins[n])
+	if !reflect.DeepEqual(after.Tape, before.Tape) || !reflect.DeepEqual(after.Chart.Points, before.Chart.Points) {
+		t.Fatalf("node %d (the new leader) lists\n%+v\n%v\nnode %d listed\n%+v\n%v", n+1, after.Tape, after.Chart.Points, l+1,
+			before.Tape, before.Chart.Points)
+	}
+	t.Logf("node %d, leading after node %d was killed, shows the same %d trades", n+1, l+1, len(after.Tape))
 }

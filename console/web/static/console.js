@@ -24,11 +24,19 @@
   }
   const statusCell = (s) => el("td", "status s-" + s.toLowerCase(), s);
 
+  // refCell shows the price the change is measured from, labelled.
+  function refCell(i) {
+    const td = num(i.ref);
+    td.title = i.refLabel;
+    td.appendChild(el("span", "k", " " + (i.refLabel === "previous close" ? "prev close" : i.refLabel === "first trade" ? "first" : "ref")));
+    return td;
+  }
+
   function market(v) {
     fill("#market", v.instruments, (i) => {
       const cls = i.up > 0 ? "n up" : i.up < 0 ? "n down" : "n";
       const tr = row([link("/market/" + encodeURIComponent(i.symbol), i.symbol), statusCell(i.status), el("td", cls, i.last),
-        el("td", cls, i.change), el("td", cls, i.changePct), num(i.volume), num(i.trades), num(i.bidQty || ""), num(i.bid),
+        refCell(i), el("td", cls, i.change), el("td", cls, i.changePct), num(i.volume), num(i.trades), num(i.bidQty || ""), num(i.bid),
         num(i.ask), num(i.askQty || "")]);
       tr.dataset.symbol = i.symbol;
       return tr;
@@ -41,7 +49,7 @@
     st.className = "status s-" + v.status.toLowerCase();
     const sum = $("#summary");
     sum.replaceChildren();
-    for (const [k, val] of [["last", v.last ? v.last + " × " + v.lastQty : "no trade"], ["change", v.change ? v.change + " (" + v.changePct + ")" : ""],
+    for (const [k, val] of [["last", v.last ? v.last + " × " + v.lastQty : "no trade today"], [v.refLabel, v.ref], ["change", v.change ? v.change + " (" + v.changePct + ")" : ""],
       ["volume today", v.volume], ["trades today", v.trades], ["bid", v.bid ? v.bidQty + " @ " + v.bid : "none"], ["ask", v.ask ? v.askQty + " @ " + v.ask : "none"]]) {
       const d = el("div");
       d.appendChild(el("span", "k", k));
