@@ -11,37 +11,37 @@
 //
 // # Files
 //
-// A replica's directory is an ordinary journal directory (journal/doc.go)
-// plus three small files:
+// A replica's directory is a journal directory (journal/doc.go) whose
+// segments hold each Raft entry as an entry mark (index, term, command
+// count; journal/doc.go, "Raft entry marks") followed by the entry's
+// command frames, unchanged, plus two small files:
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
 //	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
 //	                 "FVRAFTHS" | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc32c u32
 //	                 (the valid slot with the higher version holds the state; a torn
 //	                 write damages only the slot being written)
-//	raft.index       one 32-byte record per Raft entry, record i-1 for index i:
-//	                 index u64 | term u64 | first seq u64 | count u32 | crc32c u32
 //
 // An entry's data is its commands as journal record frames, exactly as a
 // segment holds them (journal.AppendFrame): every replica checks each
 // frame's CRC and seq before writing it, and writes the same frames into
-// its segments, so `fixvenue journal verify` reads a replica's journal
-// like a single node's and prints the same line on every replica. The
-// entry's Raft index and term live in raft.index rather than in the
-// segments, which keeps the segment format, Reader, Replay and Verify
-// unchanged. An entry with no commands (the empty entry a new leader
-// commits) has count 0.
+// its segments behind the entry's mark, so `fixvenue journal verify` reads
+// a replica's journal like a single node's and prints the same first line
+// on every replica (its second line, the last entry's index and term, may
+// differ while logs end at different entries). An entry with no commands
+// (the empty entry a new leader commits, a hash check) has a mark of 0
+// commands. A directory with a raft.index file (an earlier layout, which
+// kept index and term beside the journal) is refused with a clear error.
 //
-// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes and
-// fdatasyncs the command frames through journal.Writer, then writes and
-// fdatasyncs their index records, then the hard state if it changed; only
-// then are the responses that depend on the write delivered (the
-// acknowledgement to the leader, a vote). When Raft replaces an
-// uncommitted tail, the index is cut first, then the journal
-// (journal.TruncateAfter). Open reconciles a crash between any two of these
-// steps: a torn index record at the end is cut, journal records after the
-// last indexed entry are cut (they were never acknowledged), and an index
-// naming records the journal lacks is corruption, reported, never guessed.
+// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes the
+// marks and command frames through journal.Writer with one fdatasync, then
+// the hard state if it changed; only then are the responses that depend on
+// the write delivered (the acknowledgement to the leader, a vote). When
+// Raft replaces an uncommitted tail, the journal is cut from the first
+// replaced entry's mark on (journal.TruncateEntries). At Open, a last entry
+// whose commands end early (a crash during its write, so never
+// acknowledged) is cut the same way; any other disorder of marks is
+// corruption, reported, never guessed.
 //
 // A directory is bound to one cluster and node by cluster.id. A node
 // refuses a directory whose cluster.id names another cluster or node, and

@@ -29,15 +29,15 @@ var ErrCorrupt = errors.New("cluster: replica files are damaged")
 // Log is a replica's Raft log on disk. The commands of every entry are the
 // journal's records, written by a journal.Writer into the venue's own
 // segment files (so `fixvenue journal verify` reads a replica's journal like
-// any other); raft.index holds one 32-byte record per entry naming its term
-// and the seqs of its commands; raft.hardstate holds term, vote and commit.
+// any other), each entry's commands behind a mark naming its index and term
+// (journal/doc.go, "Raft entry marks"); raft.hardstate holds term, vote and
+// commit.
 // It implements raft.Storage over the entries it keeps in memory. One
 // goroutine (the node's) uses it.
 type Log struct {
 	dir   string
 	jcfg  journal.Config
 	w     *journal.Writer
-	idx   *os.File
 	hs    *hardStateStore
 	state hardState
 	mem   *raft.MemoryStorage
@@ -50,7 +50,6 @@ type Log struct {
 	bytesMax   int64
 	voters     []uint64
 	logger     *slog.Logger
-	scratch    []byte
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
@@ -82,11 +81,11 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	if l.hs, l.state, err = openHardState(dir); err != nil {
 		return nil, err
 	}
-	all, err := l.readIndex()
-	if err != nil {
+	if l.w, err = journal.Open(dir, l.jcfg); err != nil {
 		return nil, err
 	}
-	if err := l.openJournal(all); err != nil {
+	all, err := l.readEntries()
+	if err != nil {
 		return nil, err
 	}
 	if l.state.commit > uint64(len(all)) {
@@ -99,78 +98,63 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	return l, nil
 }
 
-// readIndex reads raft.index. A damaged record at the end with nothing
-// valid after it is a torn write of an entry never acknowledged (the index
-// record is synced before the node answers for the entry): it is cut.
-func (l *Log) readIndex() ([]entryMeta, error) {
-	f, err := os.OpenFile(filepath.Join(l.dir, indexFile), os.O_CREATE|os.O_RDWR, 0o644)
+// readEntries reads the Raft entry marks of the journal (doc.go, "Files").
+// The last entry's commands may end early: its write never completed, so it
+// was never acknowledged, and it is cut.
+func (l *Log) readEntries() ([]entryMeta, error) {
+	r, err := journal.NewReader(l.dir, journal.ReaderOptions{Entries: true, LiveOnly: true,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+		return nil, err
 	}
-	l.idx = f
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: read index: %w", err)
-	}
+	defer r.Close()
 	var all []entryMeta
-	next := uint64(0)
-	for off := 0; off+indexRecordLen <= len(b); off += indexRecordLen {
-		m, valid := decodeMeta(b[off : off+indexRecordLen])
-		good := valid && m.index == uint64(len(all))+1 && m.firstSeq == next &&
-			(len(all) == 0 || m.term >= all[len(all)-1].term)
-		if !good {
-			for rest := off + indexRecordLen; rest+indexRecordLen <= len(b); rest += indexRecordLen {
-				if _, v := decodeMeta(b[rest : rest+indexRecordLen]); v {
-					return nil, fmt.Errorf("%w: %s: bad record at offset %d followed by valid ones", ErrCorrupt, indexFile, off)
-				}
-			}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		all = append(all, m)
-		next = m.nextSeq()
-	}
-	if keep := int64(len(all)) * indexRecordLen; keep != int64(len(b)) {
-		l.logger.Warn("cluster: cut torn tail of raft index", "offset", keep, "bytes", int64(len(b))-keep)
-		if err := f.Truncate(keep); err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
+		if err != nil {
+			return nil, err
 		}
-		if err := fdatasync(f); err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
+		e := rec.Entry
+		switch {
+		case e.Index == 0 && len(all) == 0:
+			return nil, fmt.Errorf("%w: %s@%d: command seq %d before any Raft entry mark", ErrCorrupt, rec.Segment, rec.Offset, rec.Seq)
+		case e.Index == 0:
+			continue
+		case e.Index != uint64(len(all))+1:
+			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not 1", ErrCorrupt, rec.Segment, rec.Offset, e.Index)
+		}
+		all = append(all, entryMeta{index: e.Index, term: e.Term, firstSeq: rec.Seq, count: e.Commands})
+	}
+	if st := r.Entries(); st.Remaining > 0 {
+		last := all[len(all)-1]
+		l.logger.Warn("cluster: cutting an entry whose commands end early (its write never completed)",
+			"index", last.index, "missing_commands", st.Remaining)
+		all = all[:len(all)-1]
+		if err := l.truncateEntries(last.index, last.firstSeq); err != nil {
+			return nil, err
 		}
 	}
-	return all, nil
-}
-
-// openJournal opens the journal and makes it end where the index ends:
-// records after the last indexed entry belong to an entry whose index
-// record never reached the disk, so it was never acknowledged.
-func (l *Log) openJournal(all []entryMeta) error {
 	want := uint64(0)
 	if len(all) > 0 {
 		want = all[len(all)-1].nextSeq()
 	}
-	w, err := journal.Open(l.dir, l.jcfg)
-	if err != nil {
-		return err
+	if got := l.w.NextSeq(); got != want {
+		return nil, fmt.Errorf("%w: the entries hold commands up to seq %d but the journal continues at %d", ErrCorrupt, int64(want)-1, got)
 	}
-	l.w = w
-	switch got := w.NextSeq(); {
-	case got < want:
-		return fmt.Errorf("%w: the index names commands up to seq %d but the journal ends before %d", ErrCorrupt, want-1, got)
-	case got > want:
-		l.logger.Warn("cluster: cutting journal records of an entry never indexed", "from_seq", want, "to_seq", got-1)
-		return l.truncateJournal(want)
-	}
-	return nil
+	return all, nil
 }
 
-// truncateJournal removes every record from seq next on.
-func (l *Log) truncateJournal(next uint64) error {
+// truncateEntries removes entry from and every later one from the journal;
+// the next command appended must then carry nextSeq.
+func (l *Log) truncateEntries(from, nextSeq uint64) error {
 	if err := l.w.Close(); err != nil {
 		return err
 	}
 	l.w = nil
-	if err := journal.TruncateAfter(l.dir, int64(next)-1, l.logger); err != nil {
+	if err := journal.TruncateEntries(l.dir, from, l.logger); err != nil {
 		return err
 	}
 	w, err := journal.Open(l.dir, l.jcfg)
@@ -178,8 +162,8 @@ func (l *Log) truncateJournal(next uint64) error {
 		return err
 	}
 	l.w = w
-	if w.NextSeq() != next {
-		return fmt.Errorf("%w: journal ends before %d after truncation at %d", ErrCorrupt, w.NextSeq(), next)
+	if w.NextSeq() != nextSeq {
+		return fmt.Errorf("%w: journal continues at %d after cutting entry %d, expected %d", ErrCorrupt, w.NextSeq(), from, nextSeq)
 	}
 	return nil
 }
@@ -281,43 +265,45 @@ func (l *Log) Append(ents []*raftpb.Entry) error {
 			return fmt.Errorf("cluster: entry %d has type %v; membership changes are not supported", e.GetIndex(), e.GetType())
 		}
 		m := entryMeta{index: e.GetIndex(), term: e.GetTerm(), firstSeq: l.w.NextSeq(), bytes: int64(len(e.GetData()))}
-		if _, _, isCheck, _ := decodeCheck(e.GetData()); isCheck {
-			metas = append(metas, m) // no commands: nothing for the journal
-			continue
-		}
-		for data := e.GetData(); len(data) > 0; {
-			seq, payload, n, err := journal.NextFrame(data)
-			if err != nil {
-				return fmt.Errorf("cluster: entry %d: %w", e.GetIndex(), err)
-			}
-			if err := l.w.Append(seq, payload); err != nil {
-				return fmt.Errorf("cluster: entry %d, command seq %d: %w", e.GetIndex(), seq, err)
-			}
-			m.count++
-			data = data[n:]
+		if err := l.appendEntry(&m, e.GetData()); err != nil {
+			return err
 		}
 		metas = append(metas, m)
 	}
 	if err := l.w.Flush(); err != nil {
 		return err
 	}
-	l.scratch = l.scratch[:0]
-	for _, m := range metas {
-		var rec [indexRecordLen]byte
-		encodeMeta(rec[:], m)
-		l.scratch = append(l.scratch, rec[:]...)
-	}
-	if _, err := l.idx.WriteAt(l.scratch, int64(first-1)*indexRecordLen); err != nil {
-		return fmt.Errorf("cluster: write index: %w", err)
-	}
-	if err := fdatasync(l.idx); err != nil {
-		return fmt.Errorf("cluster: sync index: %w", err)
-	}
 	l.metas = append(l.metas, metas...)
 	for _, m := range metas {
 		l.memBytes += m.bytes
 	}
 	return l.mem.Append(ents)
+}
+
+// appendEntry buffers the entry's mark and its command frames in the
+// journal, checking each frame's CRC and seq first; m.count is set.
+func (l *Log) appendEntry(m *entryMeta, data []byte) error {
+	if _, _, isCheck, _ := decodeCheck(data); isCheck {
+		data = nil // no commands: only the mark keeps the entry's place
+	}
+	for rest := data; len(rest) > 0; m.count++ {
+		_, _, n, err := journal.NextFrame(rest)
+		if err != nil {
+			return fmt.Errorf("cluster: entry %d: %w", m.index, err)
+		}
+		rest = rest[n:]
+	}
+	if err := l.w.AppendEntryMark(journal.EntryMark{Index: m.index, Term: m.term, Commands: m.count}); err != nil {
+		return fmt.Errorf("cluster: entry %d: %w", m.index, err)
+	}
+	for len(data) > 0 {
+		seq, payload, n, _ := journal.NextFrame(data)
+		if err := l.w.Append(seq, payload); err != nil {
+			return fmt.Errorf("cluster: entry %d, command seq %d: %w", m.index, seq, err)
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // truncateFrom removes entries first.. (an uncommitted tail that the
@@ -328,19 +314,12 @@ func (l *Log) truncateFrom(first uint64) error {
 		return fmt.Errorf("cluster: cannot truncate the log at index %d (commit %d)", first, l.state.commit)
 	}
 	l.truncations++
-	l.truncations++
 	l.logger.Warn("cluster: truncating uncommitted tail", "from_index", first, "from_seq", m.firstSeq)
-	if err := l.idx.Truncate(int64(first-1) * indexRecordLen); err != nil {
-		return fmt.Errorf("cluster: truncate index: %w", err)
-	}
-	if err := fdatasync(l.idx); err != nil {
-		return fmt.Errorf("cluster: sync index: %w", err)
-	}
 	for _, cut := range l.metas[first-l.metas[0].index:] {
 		l.memBytes -= cut.bytes
 	}
 	l.metas = l.metas[:first-l.metas[0].index]
-	return l.truncateJournal(m.firstSeq)
+	return l.truncateEntries(first, m.firstSeq)
 }
 
 // SetHardState persists term, vote and commit when they changed.
@@ -387,10 +366,6 @@ func (l *Log) Close() error {
 	if l.w != nil {
 		errs = append(errs, l.w.Close())
 		l.w = nil
-	}
-	if l.idx != nil {
-		errs = append(errs, l.idx.Close())
-		l.idx = nil
 	}
 	if l.hs != nil {
 		errs = append(errs, l.hs.close())

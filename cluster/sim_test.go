@@ -310,6 +310,9 @@ func TestSimulatedClusterKeepsEveryCommittedCommand(t *testing.T) {
 		if v.EventsHash != r.hash.Sum64() {
 			t.Errorf("node %d: journal verify hash %016x, live events hash %016x", r.id, v.EventsHash, r.hash.Sum64())
 		}
+		if v.Entries.Marks == 0 || v.Entries.Remaining > 0 {
+			t.Errorf("node %d: journal verify found %d entry marks, the last missing %d commands", r.id, v.Entries.Marks, v.Entries.Remaining)
+		}
 		if verify == "" {
 			verify = v.String()
 		} else if v.String() != verify {
