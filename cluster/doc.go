@@ -121,16 +121,46 @@
 // back from disk after a restart (where only its index record survives),
 // compares nothing.
 //
+// # Raft snapshots
+//
+// A replica keeps at most EntriesInMemoryMax entries (NodeConfig, the
+// config's cluster.entries_in_memory) or EntriesInMemoryBytesMax bytes of
+// its Raft log in memory, dropping the older half when either is passed
+// (never an entry it has not applied). A follower that needs an entry the
+// leader no longer holds (it was down, or is new) gets a Raft snapshot:
+// the leader's Log.Snapshot starts a build on a background goroutine,
+// replaying its journal from its base (below) up to the compaction point
+// into a fresh State (NodeConfig.NewState; the venue's is MatcherState: the
+// matcher's snapshot and the running events hash), and answers "try again"
+// until it is ready; Raft retries on the next heartbeat response. The
+// snapshot's data is the next seq u64 and the saved state; it travels as
+// one transport message (at most SnapshotBytesMax). A snapshot sent and
+// not acknowledged within snapshotReportTicks is reported failed, so that
+// the leader probes that follower again.
+//
+// The follower installs it before it acknowledges: it writes
+//
+//	raft.snapshot    "FVRSNAPF" | index u64 | term u64 | next seq u64 | data bytes u64 |
+//	                 crc32c u32 of bytes 0..40 and the data | reserved u32 | data
+//
+// as raft.snapshot.tmp (fsynced), moves its journal segments to
+// replaced-<index>/ (kept for inspection, never read again), renames the
+// file into place and syncs the directory, then restores its state
+// (NodeConfig.Restore) and continues its journal, empty, at the next seq.
+// A crash in between is finished at the next Open. The snapshot is then the
+// base of that replica's log: Open restores it and replays the journal
+// after it, and it builds its own snapshots from it. Such a journal starts
+// at the snapshot's next seq, so `fixvenue journal verify` (which replays
+// from seq 0) cannot check it on its own: compare /cluster/status's
+// events_hash instead, or verify a replica that never needed a snapshot.
+//
 // # Limits
 //
-// Membership is static (Voters); configuration changes are refused. Raft
-// snapshots are not produced or accepted: a replica keeps at most
-// EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes in memory
-// (dropping the older half when either is passed, never an entry it has
-// not applied), and a follower behind what the leader still holds cannot
-// catch up from it (copy a replica's directory instead). A restarted replica replays its whole
-// committed journal (no matcher snapshot yet), so none of a replica's
-// segments may be archived or deleted while it is a member. A failed write
+// Membership is static (Voters); configuration changes are refused. A
+// snapshot build replays the journal from the base, so its time grows with
+// the journal (journal replay speed, docs/benchmarks.md). A restarted
+// replica replays its committed journal after its base, so none of a
+// replica's segments may be archived or deleted while it is a member. A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
 // gating"); the others carry on while they are a quorum. Raft randomises election
 // timeouts from crypto/rand, so the simulation's faults are reproducible

@@ -50,13 +50,32 @@ type Log struct {
 	bytesMax   int64
 	voters     []uint64
 	logger     *slog.Logger
+	// base is the Raft snapshot the log starts after (nil: the log starts
+	// at index 1), built the newest snapshot this node made for followers,
+	// newState makes the fresh state a build replays into (nil: none built).
+	base, built *raftpb.Snapshot
+	newState    func() (State, error)
+	building    bool
+	buildDone   chan builtSnapshot
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
 
+// LogConfig configures OpenLog beyond the directory and the identity.
+type LogConfig struct {
+	Journal journal.Config
+	// EntriesInMemoryMax defaults to EntriesInMemoryMax.
+	EntriesInMemoryMax int
+	// NewState, when set, lets this node build Raft snapshots for followers
+	// behind its compaction point (snapshot.go).
+	NewState func() (State, error)
+	Logger   *slog.Logger
+}
+
 // OpenLog opens (or creates) the replica files in dir for node nodeID of
 // cluster clusterID with the given voters.
-func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal.Config, logger *slog.Logger) (*Log, error) {
+func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfig) (*Log, error) {
+	jcfg, logger := cfg.Journal, cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -70,7 +89,11 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
-		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax}
+		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState,
+		buildDone: make(chan builtSnapshot, 1)}
+	if cfg.EntriesInMemoryMax > 0 {
+		l.entriesMax = cfg.EntriesInMemoryMax
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -81,6 +104,9 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	if l.hs, l.state, err = openHardState(dir); err != nil {
 		return nil, err
 	}
+	if l.jcfg.FirstSeq, err = l.loadBase(); err != nil {
+		return nil, err
+	}
 	if l.w, err = journal.Open(dir, l.jcfg); err != nil {
 		return nil, err
 	}
@@ -88,8 +114,11 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	if err != nil {
 		return nil, err
 	}
-	if l.state.commit > uint64(len(all)) {
-		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, len(all))
+	// A crash between installing a snapshot and saving the hard state that
+	// goes with it leaves the older commit index: the snapshot is committed.
+	l.state.commit = max(l.state.commit, l.baseIndex())
+	if end := l.baseIndex() + uint64(len(all)); l.state.commit > end {
+		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, end)
 	}
 	if err := l.load(all); err != nil {
 		return nil, err
@@ -123,8 +152,8 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 			return nil, fmt.Errorf("%w: %s@%d: command seq %d before any Raft entry mark", ErrCorrupt, rec.Segment, rec.Offset, rec.Seq)
 		case e.Index == 0:
 			continue
-		case e.Index != uint64(len(all))+1:
-			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not 1", ErrCorrupt, rec.Segment, rec.Offset, e.Index)
+		case e.Index != l.baseIndex()+uint64(len(all))+1:
+			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not %d", ErrCorrupt, rec.Segment, rec.Offset, e.Index, l.baseIndex()+1)
 		}
 		all = append(all, entryMeta{index: e.Index, term: e.Term, firstSeq: rec.Seq, count: e.Commands})
 	}
@@ -137,7 +166,7 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 			return nil, err
 		}
 	}
-	want := uint64(0)
+	want := l.jcfg.FirstSeq
 	if len(all) > 0 {
 		want = all[len(all)-1].nextSeq()
 	}
@@ -168,25 +197,33 @@ func (l *Log) truncateEntries(from, nextSeq uint64) error {
 	return nil
 }
 
-// load puts the entries from the commit index (or the last
-// EntriesInMemoryMax, whichever is earlier) into memory.
+// baseIndex is the index of the snapshot the log starts after (0: none).
+func (l *Log) baseIndex() uint64 { return l.base.GetMetadata().GetIndex() }
+
+// load puts the entries from the commit index (or the last entriesMax,
+// whichever is earlier) into memory, after the base snapshot if any.
 func (l *Log) load(all []entryMeta) error {
-	from := uint64(1)
-	if n := uint64(len(all)); n > EntriesInMemoryMax {
-		from = min(l.state.commit+1, n+1-EntriesInMemoryMax)
+	if l.base != nil {
+		if err := l.mem.ApplySnapshot(metaOnly(l.base)); err != nil {
+			return err
+		}
 	}
-	if from > 1 {
-		prev := all[from-2]
+	skip := 0
+	if len(all) > l.entriesMax {
+		skip = min(int(l.state.commit-l.baseIndex()), len(all)-l.entriesMax)
+	}
+	if skip > 0 {
+		prev := all[skip-1]
 		snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{Index: new(prev.index), Term: new(prev.term),
 			ConfState: &raftpb.ConfState{Voters: l.voters}}}
 		if err := l.mem.ApplySnapshot(snap); err != nil {
 			return err
 		}
 	}
-	l.metas = append(l.metas[:0], all[from-1:]...)
+	l.metas = append(l.metas[:0], all[skip:]...)
 	ents := make([]*raftpb.Entry, 0, len(l.metas))
 	if len(l.metas) > 0 {
-		r, err := journal.NewReader(l.dir, journal.ReaderOptions{FromSeq: l.metas[0].firstSeq, Logger: l.logger})
+		r, err := journal.NewReader(l.dir, journal.ReaderOptions{FromSeq: l.metas[0].firstSeq, Logger: l.logger, LiveOnly: true})
 		if err != nil {
 			return err
 		}
@@ -236,8 +273,8 @@ func (l *Log) SeqEnd(index uint64) (int64, bool) {
 	if m, ok := l.metaOf(index); ok {
 		return int64(m.nextSeq()) - 1, true
 	}
-	if index == 0 {
-		return -1, true
+	if index == l.baseIndex() {
+		return int64(l.jcfg.FirstSeq) - 1, true
 	}
 	return 0, false
 }
@@ -397,10 +434,3 @@ func (l *Log) LastIndex() (uint64, error) { return l.mem.LastIndex() }
 
 // FirstIndex is the first entry held in memory.
 func (l *Log) FirstIndex() (uint64, error) { return l.mem.FirstIndex() }
-
-// Snapshot is never available: a follower that needs entries no longer in
-// memory cannot catch up from this node (doc.go, "Limits"). Raft retries
-// later rather than sending an empty state.
-func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
-	return nil, raft.ErrSnapshotTemporarilyUnavailable
-}

@@ -113,7 +113,7 @@ func TestOpenRefusesLegacyIndexFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, legacyIndexFile), make([]byte, 32), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenLog(dir, 5, 1, []uint64{1}, journal.Config{}, quietLogger())
+	_, err := OpenLog(dir, 5, 1, []uint64{1}, LogConfig{Logger: quietLogger()})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), legacyIndexFile) {
 		t.Fatalf("open with %s: %v", legacyIndexFile, err)
 	}

@@ -170,7 +170,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
 		Dir: filepath.Join(cfg.Venue.DataDir, "journal"), Journal: jc, ElectionTicks: cl.ElectionTicks(),
-		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log})
+		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
+		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore})
 	if err != nil {
 		c.tr.Close()
 		return nil, err
@@ -217,6 +218,27 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
 		return c.check.Own(seq, c.hash.Sum64())
 	}
+	return nil
+}
+
+// newState is a fresh replica state, into which the node replays its
+// journal to build a Raft snapshot for a follower too far behind.
+func (c *ClusterNode) newState() (cluster.State, error) {
+	return cluster.NewMatcherState(MatcherConfig(c.cfg))
+}
+
+// restore makes a Raft snapshot's state this follower's hot standby (runner
+// goroutine, or Open): its matcher and its running events hash.
+func (c *ClusterNode) restore(state []byte, next uint64) error {
+	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg))
+	if err != nil {
+		return err
+	}
+	if err := st.Load(state); err != nil {
+		return err
+	}
+	c.matcher, c.hash = st.Matcher, st.Hash
+	c.log.Info("cluster: state restored from a Raft snapshot", "next_seq", next, "events_hash", fmt.Sprintf("%016x", c.hash.Sum64()))
 	return nil
 }
 

@@ -152,6 +152,12 @@ func newClusterHarness(t *testing.T) *clusterHarness {
 // extra(i) is appended to node i's file; cod is every session's
 // cancel-on-disconnect (the grace after a failover is 3 s).
 func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clusterHarness {
+	return writeClusterConfigsWith(t, extra, cod, "")
+}
+
+// writeClusterConfigsWith is writeClusterConfigs with clusterKeys added to
+// every node's [cluster] table.
+func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, clusterKeys string) *clusterHarness {
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string
@@ -204,7 +210,8 @@ node_id = %d
 heartbeat = "50ms"
 election = "500ms"
 cancel_grace = "3s"
-%s`, h.data[i], cod, clusterSessions, i+1, peers.String())
+%s
+%s`, h.data[i], cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
