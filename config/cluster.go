@@ -118,8 +118,5 @@ func (c *Config) validateCluster() []error {
 	} else if t := cl.ElectionTicks(); t < 3 || (cl.Election.Duration != 0 && cl.Election.Duration%cl.HeartbeatInterval() != 0) {
 		add("cluster.election: must be a whole multiple of cluster.heartbeat and at least 3 of them")
 	}
-	if c.MarketData.Enabled {
-		add("marketdata.enabled: the feed is not published by a cluster yet; set it false with [cluster]")
-	}
 	return errs
 }

@@ -23,7 +23,10 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/latency"
+	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -48,6 +51,13 @@ type Replica struct {
 	Hash *journal.HashSink
 	// OnSnapshot is called on the matcher goroutine after a Snapshot command.
 	OnSnapshot func(seq uint64)
+	// Feed and FixMD, when set, are the hot standby's market data: a feed
+	// that has been handed the events of every committed command in replay
+	// mode (nothing sent), so that the new leader's feed continues the
+	// sequence (marketdata/doc.go, "Restarts"). OrderToFeed is its histogram.
+	Feed        *marketdata.Feed
+	FixMD       *fixmd.Handler
+	OrderToFeed *latency.Recorder
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -95,6 +105,12 @@ func (t *teeSink) Commit() {
 // Nothing is replayed: the matcher is the hot standby's.
 func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 	s.matcher, s.journal = r.Matcher, r.Journal
+	if r.Feed != nil {
+		s.feed, s.fixmd, s.orderToFeed = r.Feed, r.FixMD, r.OrderToFeed
+		if err := s.feed.EndReplay(); err != nil {
+			return nil, fmt.Errorf("market data: %w", err)
+		}
+	}
 	if err := s.buildServing(); err != nil {
 		return nil, err
 	}
@@ -132,6 +148,14 @@ type ClusterNode struct {
 
 	stop chan struct{} // closed by Close
 
+	// feed and fixmd are the standby market data (Replica.Feed), fed on the
+	// runner goroutine by standbySink while following; nil when market data
+	// is off or the feed's state is unknown (after a Raft snapshot).
+	feed        *marketdata.Feed
+	fixmd       *fixmd.Handler
+	orderToFeed *latency.Recorder
+	sink        standbySink
+
 	diverged      atomic.Bool
 	mismatches    atomic.Int64
 	commitSeconds prometheus.Histogram
@@ -166,6 +190,14 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	}
 	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Listener: raftL,
 		Peers: peers, Logger: c.log})
+	if cfg.MarketData.Enabled {
+		c.orderToFeed = latency.New("order to feed")
+		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil); err != nil {
+			raftL.Close()
+			return nil, err
+		}
+	}
+	c.sink = standbySink{hash: c.hash, feed: c.feed, log: c.log}
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
@@ -174,6 +206,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore})
 	if err != nil {
 		c.tr.Close()
+		c.closeFeed()
 		return nil, err
 	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
@@ -212,8 +245,12 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
-	if err := c.matcher.Apply(cmd, c.hash); err != nil {
+	if err := c.matcher.Apply(cmd, &c.sink); err != nil {
 		return err
+	}
+	if c.sink.err != nil {
+		c.log.Error("cluster: ALERT: the standby market data feed failed; this node will not publish market data if it leads", "err", c.sink.err)
+		c.closeFeed()
 	}
 	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
 		return c.check.Own(seq, c.hash.Sum64())
@@ -238,8 +275,46 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		return err
 	}
 	c.matcher, c.hash = st.Matcher, st.Hash
+	c.sink.hash = st.Hash
+	if c.feed != nil {
+		// The snapshot holds no feed state, and this replica no longer has
+		// the commands before it: the feed cannot continue the sequence.
+		c.log.Error("cluster: ALERT: restored from a Raft snapshot, which carries no market data state; this node will not publish market data if it leads (restart it from a copy of a replica's directory to get it back)")
+		c.closeFeed()
+	}
 	c.log.Info("cluster: state restored from a Raft snapshot", "next_seq", next, "events_hash", fmt.Sprintf("%016x", c.hash.Sum64()))
 	return nil
+}
+
+// closeFeed drops the standby feed (runner goroutine, or before it runs).
+func (c *ClusterNode) closeFeed() {
+	if c.feed != nil {
+		c.feed.Close()
+		c.feed, c.fixmd, c.sink.feed, c.sink.err = nil, nil, nil, nil
+	}
+}
+
+// standbySink passes every event of a committed command applied while
+// following to the running hash and, in replay mode (nothing is sent), to
+// the standby feed. The matcher cannot take an error from a sink: the first
+// one is kept and the feed dropped by applyCommitted.
+type standbySink struct {
+	hash *journal.HashSink
+	feed *marketdata.Feed
+	log  *slog.Logger
+	slot [core.EventSlotMin]byte
+	err  error
+}
+
+func (k *standbySink) Claim() []byte { return k.slot[:] }
+
+func (k *standbySink) Commit() {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(k.slot[:]))
+	copy(k.hash.Claim(), k.slot[:n])
+	k.hash.Commit()
+	if k.feed != nil && k.err == nil {
+		k.err = k.feed.Replay(k.slot[:n])
+	}
 }
 
 // leaderHash receives the leader's events hash at a snapshot point.
@@ -271,7 +346,15 @@ func (c *ClusterNode) serve(next uint64) {
 	j := cluster.NewJournal(c.runner, c.node, next)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
-		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }}
+		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
+		Feed:       c.feed, FixMD: c.fixmd, OrderToFeed: c.orderToFeed}
+	if c.cfg.MarketData.Enabled && c.feed == nil {
+		// Serve without the feed rather than publish a sequence a receiver
+		// could not reconcile.
+		cfg := *c.cfg
+		cfg.MarketData.Enabled = false
+		c.cfg = &cfg
+	}
 	srv, err := New(c.cfg, opts)
 	if err == nil {
 		err = srv.Start()
@@ -452,6 +535,9 @@ func (c *ClusterNode) Close() error {
 	}
 	close(c.stop)
 	c.runner.Stop()
+	if c.Server() == nil {
+		c.closeFeed() // a follower's standby feed; a leader's server closed it
+	}
 	c.gate.Close()
 	errs = append(errs, c.tr.Close())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

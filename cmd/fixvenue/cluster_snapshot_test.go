@@ -13,7 +13,7 @@ import (
 // journal, then the log, and ends with the same committed seq and events
 // hash as the other follower. Every acknowledged order is then on the leader.
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
-	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n")
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", nil)
 	for i := range 3 {
 		h.start(i)
 	}

@@ -152,12 +152,13 @@ func newClusterHarness(t *testing.T) *clusterHarness {
 // extra(i) is appended to node i's file; cod is every session's
 // cancel-on-disconnect (the grace after a failover is 3 s).
 func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clusterHarness {
-	return writeClusterConfigsWith(t, extra, cod, "")
+	return writeClusterConfigsWith(t, extra, cod, "", nil)
 }
 
 // writeClusterConfigsWith is writeClusterConfigs with clusterKeys added to
-// every node's [cluster] table.
-func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, clusterKeys string) *clusterHarness {
+// every node's [cluster] table and, when set, marketData(i) as node i's
+// [marketdata] table (else market data is off).
+func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, clusterKeys string, marketData func(i int) string) *clusterHarness {
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string
@@ -184,6 +185,10 @@ func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, c
 			}
 			fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = %q\nfix_addr = %q\nstatus_addr = %q\n\n", j+1, addr, h.fix[j], h.status[j])
 		}
+		md := "enabled = false"
+		if marketData != nil {
+			md = marketData(i)
+		}
 		text := fmt.Sprintf(`
 [venue]
 data_dir = %q
@@ -198,7 +203,7 @@ event_ring_slots = 16384
 segment_bytes = 4194304
 snapshot_interval = "500ms"
 [marketdata]
-enabled = false
+%s
 [session_defaults]
 cancel_on_disconnect = %v
 [[session]]
@@ -211,7 +216,7 @@ heartbeat = "50ms"
 election = "500ms"
 cancel_grace = "3s"
 %s
-%s`, h.data[i], cod, clusterSessions, i+1, clusterKeys, peers.String())
+%s`, h.data[i], md, cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
