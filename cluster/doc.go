@@ -14,7 +14,8 @@
 // A replica's directory is a journal directory (journal/doc.go) whose
 // segments hold each Raft entry as an entry mark (index, term, command
 // count; journal/doc.go, "Raft entry marks") followed by the entry's
-// command frames, unchanged, plus two small files:
+// command frames, unchanged, plus two small files (and raft.snapshot once
+// the replica caught up from a Raft snapshot, see "Raft snapshots"):
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
 //	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
