@@ -185,6 +185,7 @@ func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, c
 			}
 			fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = %q\nfix_addr = %q\nstatus_addr = %q\n\n", j+1, addr, h.fix[j], h.status[j])
 		}
+		ordersMax := clusterOrdersMax()
 		md := "enabled = false"
 		if marketData != nil {
 			md = marketData(i)
@@ -195,8 +196,8 @@ data_dir = %q
 [admin]
 addr = "127.0.0.1:0"
 [engine]
-orders_max = 131072
-clordids_max = 524288
+orders_max = %d
+clordids_max = %d
 command_ring_slots = 4096
 event_ring_slots = 16384
 [journal]
@@ -216,7 +217,7 @@ heartbeat = "50ms"
 election = "500ms"
 cancel_grace = "3s"
 %s
-%s`, h.data[i], md, cod, clusterSessions, i+1, clusterKeys, peers.String())
+%s`, h.data[i], ordersMax, 4*ordersMax, md, cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
@@ -230,6 +231,18 @@ cancel_grace = "3s"
 			execIDs: map[string]string{}})
 	}
 	return h
+}
+
+// clusterOrdersMax sizes the order pool for the crash run: every order the
+// sessions send rests (about 1,000 per kill cycle), and a full pool would
+// reject the orders resent after a failover.
+func clusterOrdersMax() int {
+	n := 131072
+	cycles, _ := strconv.Atoi(os.Getenv("FIXVENUE_CLUSTER_CYCLES"))
+	for n < cycles*1500 {
+		n *= 2
+	}
+	return n
 }
 
 func (h *clusterHarness) start(i int) { h.procs[i] = startVenue(h.t, h.cfgs[i]) }
