@@ -11,37 +11,38 @@
 //
 // # Files
 //
-// A replica's directory is an ordinary journal directory (journal/doc.go)
-// plus three small files:
+// A replica's directory is a journal directory (journal/doc.go) whose
+// segments hold each Raft entry as an entry mark (index, term, command
+// count; journal/doc.go, "Raft entry marks") followed by the entry's
+// command frames, unchanged, plus two small files (and raft.snapshot once
+// the replica caught up from a Raft snapshot, see "Raft snapshots"):
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
 //	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
 //	                 "FVRAFTHS" | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc32c u32
 //	                 (the valid slot with the higher version holds the state; a torn
 //	                 write damages only the slot being written)
-//	raft.index       one 32-byte record per Raft entry, record i-1 for index i:
-//	                 index u64 | term u64 | first seq u64 | count u32 | crc32c u32
 //
 // An entry's data is its commands as journal record frames, exactly as a
 // segment holds them (journal.AppendFrame): every replica checks each
 // frame's CRC and seq before writing it, and writes the same frames into
-// its segments, so `fixvenue journal verify` reads a replica's journal
-// like a single node's and prints the same line on every replica. The
-// entry's Raft index and term live in raft.index rather than in the
-// segments, which keeps the segment format, Reader, Replay and Verify
-// unchanged. An entry with no commands (the empty entry a new leader
-// commits) has count 0.
+// its segments behind the entry's mark, so `fixvenue journal verify` reads
+// a replica's journal like a single node's and prints the same first line
+// on every replica (its second line, the last entry's index and term, may
+// differ while logs end at different entries). An entry with no commands
+// (the empty entry a new leader commits, a hash check) has a mark of 0
+// commands. A directory with a raft.index file (an earlier layout, which
+// kept index and term beside the journal) is refused with a clear error.
 //
-// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes and
-// fdatasyncs the command frames through journal.Writer, then writes and
-// fdatasyncs their index records, then the hard state if it changed; only
-// then are the responses that depend on the write delivered (the
-// acknowledgement to the leader, a vote). When Raft replaces an
-// uncommitted tail, the index is cut first, then the journal
-// (journal.TruncateAfter). Open reconciles a crash between any two of these
-// steps: a torn index record at the end is cut, journal records after the
-// last indexed entry are cut (they were never acknowledged), and an index
-// naming records the journal lacks is corruption, reported, never guessed.
+// Appending entries (Log.Append, for Raft's MsgStorageAppend) writes the
+// marks and command frames through journal.Writer with one fdatasync, then
+// the hard state if it changed; only then are the responses that depend on
+// the write delivered (the acknowledgement to the leader, a vote). When
+// Raft replaces an uncommitted tail, the journal is cut from the first
+// replaced entry's mark on (journal.TruncateEntries). At Open, a last entry
+// whose commands end early (a crash during its write, so never
+// acknowledged) is cut the same way; any other disorder of marks is
+// corruption, reported, never guessed.
 //
 // A directory is bound to one cluster and node by cluster.id. A node
 // refuses a directory whose cluster.id names another cluster or node, and
@@ -121,16 +122,46 @@
 // back from disk after a restart (where only its index record survives),
 // compares nothing.
 //
+// # Raft snapshots
+//
+// A replica keeps at most EntriesInMemoryMax entries (NodeConfig, the
+// config's cluster.entries_in_memory) or EntriesInMemoryBytesMax bytes of
+// its Raft log in memory, dropping the older half when either is passed
+// (never an entry it has not applied). A follower that needs an entry the
+// leader no longer holds (it was down, or is new) gets a Raft snapshot:
+// the leader's Log.Snapshot starts a build on a background goroutine,
+// replaying its journal from its base (below) up to the compaction point
+// into a fresh State (NodeConfig.NewState; the venue's is MatcherState: the
+// matcher's snapshot and the running events hash), and answers "try again"
+// until it is ready; Raft retries on the next heartbeat response. The
+// snapshot's data is the next seq u64 and the saved state; it travels as
+// one transport message (at most SnapshotBytesMax). A snapshot sent and
+// not acknowledged within snapshotReportTicks is reported failed, so that
+// the leader probes that follower again.
+//
+// The follower installs it before it acknowledges: it writes
+//
+//	raft.snapshot    "FVRSNAPF" | index u64 | term u64 | next seq u64 | data bytes u64 |
+//	                 crc32c u32 of bytes 0..40 and the data | reserved u32 | data
+//
+// as raft.snapshot.tmp (fsynced), moves its journal segments to
+// replaced-<index>/ (kept for inspection, never read again), renames the
+// file into place and syncs the directory, then restores its state
+// (NodeConfig.Restore) and continues its journal, empty, at the next seq.
+// A crash in between is finished at the next Open. The snapshot is then the
+// base of that replica's log: Open restores it and replays the journal
+// after it, and it builds its own snapshots from it. Such a journal starts
+// at the snapshot's next seq, so `fixvenue journal verify` (which replays
+// from seq 0) cannot check it on its own: compare /cluster/status's
+// events_hash instead, or verify a replica that never needed a snapshot.
+//
 // # Limits
 //
-// Membership is static (Voters); configuration changes are refused. Raft
-// snapshots are not produced or accepted: a replica keeps at most
-// EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes in memory
-// (dropping the older half when either is passed, never an entry it has
-// not applied), and a follower behind what the leader still holds cannot
-// catch up from it (copy a replica's directory instead). A restarted replica replays its whole
-// committed journal (no matcher snapshot yet), so none of a replica's
-// segments may be archived or deleted while it is a member. A failed write
+// Membership is static (Voters); configuration changes are refused. A
+// snapshot build replays the journal from the base, so its time grows with
+// the journal (journal replay speed, docs/benchmarks.md). A restarted
+// replica replays its committed journal after its base, so none of a
+// replica's segments may be archived or deleted while it is a member. A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
 // gating"); the others carry on while they are a quorum. Raft randomises election
 // timeouts from crypto/rand, so the simulation's faults are reproducible

@@ -14,14 +14,15 @@ import (
 const (
 	identityFile  = "cluster.id"
 	hardStateFile = "raft.hardstate"
-	indexFile     = "raft.index"
+	// legacyIndexFile held the entries' index and term beside the journal
+	// in an earlier layout; they are now marks in the segments.
+	legacyIndexFile = "raft.index"
 
 	identityMagic  = "FVCLUSTR"
 	hardStateMagic = "FVRAFTHS"
 
-	identityBytes  = 32 // magic 8 | cluster id u64 | node id u64 | reserved u32 | crc u32
-	hardStateSlot  = 48 // magic 8 | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc u32
-	indexRecordLen = 32 // index u64 | term u64 | first seq u64 | count u32 | crc u32
+	identityBytes = 32 // magic 8 | cluster id u64 | node id u64 | reserved u32 | crc u32
+	hardStateSlot = 48 // magic 8 | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc u32
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -34,6 +35,10 @@ var ErrForeignJournal = errors.New("cluster: journal belongs to another cluster"
 // identity file into a directory that has none and no journal yet, and
 // refuses a directory whose identity differs or whose journal predates it.
 func checkIdentity(dir string, clusterID, nodeID uint64, hasJournal bool) error {
+	if _, err := os.Stat(filepath.Join(dir, legacyIndexFile)); err == nil {
+		return fmt.Errorf("%w: %s holds %s, the layout of an earlier build; this build keeps each entry's index and term in the segments (start this replica from a copy of a current replica's directory)",
+			ErrCorrupt, dir, legacyIndexFile)
+	}
 	path := filepath.Join(dir, identityFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -168,19 +173,3 @@ type entryMeta struct {
 }
 
 func (m entryMeta) nextSeq() uint64 { return m.firstSeq + uint64(m.count) }
-
-func encodeMeta(dst []byte, m entryMeta) {
-	binary.LittleEndian.PutUint64(dst[0:], m.index)
-	binary.LittleEndian.PutUint64(dst[8:], m.term)
-	binary.LittleEndian.PutUint64(dst[16:], m.firstSeq)
-	binary.LittleEndian.PutUint32(dst[24:], m.count)
-	binary.LittleEndian.PutUint32(dst[28:], crc32.Checksum(dst[:28], castagnoli))
-}
-
-func decodeMeta(src []byte) (entryMeta, bool) {
-	if binary.LittleEndian.Uint32(src[28:]) != crc32.Checksum(src[:28], castagnoli) {
-		return entryMeta{}, false
-	}
-	return entryMeta{index: binary.LittleEndian.Uint64(src[0:]), term: binary.LittleEndian.Uint64(src[8:]),
-		firstSeq: binary.LittleEndian.Uint64(src[16:]), count: binary.LittleEndian.Uint32(src[24:])}, true
-}

@@ -17,8 +17,8 @@ var ErrDiverged = errors.New("cluster: events hash differs from the leader's")
 //
 //	"FVCHECK1" | seq u64 | events hash u64 | crc32c u32 of the 24 bytes before
 //
-// It carries no command, so it is not written to the journal (raft.index
-// counts it as an entry of 0 commands) and is lost for replicas that read
+// It carries no command, so only its entry mark (of 0 commands) is written
+// to the journal, and it is lost for replicas that read
 // it back from disk after a restart: a check is best effort, never a
 // condition for progress.
 const (

@@ -8,6 +8,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -58,6 +59,19 @@ type NodeConfig struct {
 	// transport drops what it cannot queue: Raft retransmits).
 	Send   func(m *raftpb.Message)
 	Logger *slog.Logger
+	// EntriesInMemoryMax bounds the Raft log a replica holds in memory
+	// (default EntriesInMemoryMax); a follower behind what is left needs a
+	// Raft snapshot.
+	EntriesInMemoryMax int
+	// NewState and Restore enable Raft snapshots (doc.go, "Raft
+	// snapshots"). NewState returns a fresh state, into which this node
+	// replays its journal to build a snapshot for a follower too far
+	// behind. Restore replaces the state Apply builds with a snapshot's, at
+	// Open when the log starts after a snapshot and when one arrives; Apply
+	// then continues with command next. Without them a follower behind the
+	// leader's compaction point cannot catch up.
+	NewState func() (State, error)
+	Restore  func(state []byte, next uint64) error
 }
 
 // Node is one replica: Raft (etcd's RawNode, with AsyncStorageWrites,
@@ -73,6 +87,10 @@ type Node struct {
 	proposeNext  uint64 // seq the next proposal must start with (leader only)
 	leaderTerm   uint64 // term in which this node last became leader, 0 if not leader
 	lostTerms    uint64 // times this node stopped being leader
+	// snapSent holds, per follower a snapshot was sent to, the ticks since:
+	// one not acknowledged within snapshotReportTicks is reported failed, so
+	// that the leader probes that follower again (etcd raft waits for it).
+	snapSent map[uint64]int
 
 	failed error
 }
@@ -97,11 +115,15 @@ func Open(cfg NodeConfig) (*Node, error) {
 	case cfg.Apply == nil || cfg.Send == nil:
 		return nil, errors.New("cluster: Apply and Send are required")
 	}
-	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, cfg.Journal, cfg.Logger)
+	if (cfg.NewState == nil) != (cfg.Restore == nil) {
+		return nil, errors.New("cluster: NewState and Restore go together")
+	}
+	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, LogConfig{Journal: cfg.Journal,
+		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1)}
+	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1), snapSent: map[uint64]int{}}
 	if err := n.replayCommitted(); err != nil {
 		log.Close()
 		return nil, err
@@ -130,8 +152,23 @@ func (n *Node) replayCommitted() error {
 	if !ok {
 		return fmt.Errorf("%w: commit index %d not in the log", ErrCorrupt, commit)
 	}
-	if end >= 0 {
-		r, err := journal.NewReader(n.cfg.Dir, journal.ReaderOptions{Logger: n.cfg.Logger})
+	from := uint64(0)
+	if base := n.log.base; base != nil {
+		next, state, err := snapshotNext(base)
+		if err != nil {
+			return err
+		}
+		if n.cfg.Restore == nil {
+			return fmt.Errorf("cluster: the log starts after a Raft snapshot but this node cannot restore one")
+		}
+		if err := n.cfg.Restore(state, next); err != nil {
+			return fmt.Errorf("cluster: restoring the Raft snapshot at index %d: %w", base.GetMetadata().GetIndex(), err)
+		}
+		n.committed.Store(int64(next) - 1)
+		from = next
+	}
+	if end >= int64(from) {
+		r, err := journal.NewReader(n.cfg.Dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: n.cfg.Logger})
 		if err != nil {
 			return err
 		}
@@ -151,8 +188,26 @@ func (n *Node) replayCommitted() error {
 	return nil
 }
 
+// snapshotReportTicks is how long a sent snapshot may go unacknowledged
+// before it is reported failed (then the leader probes again and, if
+// needed, sends a new one).
+const snapshotReportTicks = 40
+
 // Tick advances Raft's logical clock by one tick.
-func (n *Node) Tick() { n.rn.Tick() }
+func (n *Node) Tick() {
+	n.rn.Tick()
+	for to, ticks := range n.snapSent {
+		if ticks+1 < snapshotReportTicks {
+			n.snapSent[to] = ticks + 1
+			continue
+		}
+		delete(n.snapSent, to)
+		if pr, ok := n.rn.Status().Progress[to]; ok && pr.State == tracker.StateSnapshot {
+			n.cfg.Logger.Warn("cluster: snapshot not acknowledged; probing the follower again", "to", to)
+			n.rn.ReportSnapshot(to, raft.SnapshotFailure)
+		}
+	}
+}
 
 // Step hands Raft a message from another node.
 func (n *Node) Step(m *raftpb.Message) error {
@@ -225,6 +280,11 @@ func (n *Node) Process() error {
 				local = append(local, m)
 				continue
 			}
+			if m.GetType() == raftpb.MsgSnap {
+				n.snapSent[m.GetTo()] = 0
+				n.cfg.Logger.Info("cluster: sending a Raft snapshot", "to", m.GetTo(),
+					"index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(m.GetSnapshot().GetData()))
+			}
 			n.cfg.Send(m)
 		}
 		for _, m := range local {
@@ -261,7 +321,9 @@ func (n *Node) deliver(m *raftpb.Message) {
 
 func (n *Node) persist(m *raftpb.Message) error {
 	if s := m.GetSnapshot(); s != nil && s.GetMetadata().GetIndex() != 0 {
-		return errors.New("received a Raft snapshot; catching up from snapshots is not supported")
+		if err := n.installSnapshot(s); err != nil {
+			return err
+		}
 	}
 	if err := n.log.Append(m.GetEntries()); err != nil {
 		return err
@@ -269,6 +331,24 @@ func (n *Node) persist(m *raftpb.Message) error {
 	if m.Term != nil {
 		return n.log.SetHardState(m.GetTerm(), m.GetVote(), m.GetCommit())
 	}
+	return nil
+}
+
+// installSnapshot makes a leader's snapshot this follower's state: the log
+// starts after it and the applied state is the snapshot's.
+func (n *Node) installSnapshot(s *raftpb.Snapshot) error {
+	if n.cfg.Restore == nil {
+		return errors.New("received a Raft snapshot but this node cannot restore one (NodeConfig.Restore)")
+	}
+	state, next, err := n.log.installSnapshot(s)
+	if err != nil {
+		return err
+	}
+	if err := n.cfg.Restore(state, next); err != nil {
+		return fmt.Errorf("restoring the Raft snapshot at index %d: %w", s.GetMetadata().GetIndex(), err)
+	}
+	n.committed.Store(int64(next) - 1)
+	n.appliedIndex = s.GetMetadata().GetIndex()
 	return nil
 }
 

@@ -29,15 +29,15 @@ var ErrCorrupt = errors.New("cluster: replica files are damaged")
 // Log is a replica's Raft log on disk. The commands of every entry are the
 // journal's records, written by a journal.Writer into the venue's own
 // segment files (so `fixvenue journal verify` reads a replica's journal like
-// any other); raft.index holds one 32-byte record per entry naming its term
-// and the seqs of its commands; raft.hardstate holds term, vote and commit.
+// any other), each entry's commands behind a mark naming its index and term
+// (journal/doc.go, "Raft entry marks"); raft.hardstate holds term, vote and
+// commit.
 // It implements raft.Storage over the entries it keeps in memory. One
 // goroutine (the node's) uses it.
 type Log struct {
 	dir   string
 	jcfg  journal.Config
 	w     *journal.Writer
-	idx   *os.File
 	hs    *hardStateStore
 	state hardState
 	mem   *raft.MemoryStorage
@@ -50,14 +50,32 @@ type Log struct {
 	bytesMax   int64
 	voters     []uint64
 	logger     *slog.Logger
-	scratch    []byte
+	// base is the Raft snapshot the log starts after (nil: the log starts
+	// at index 1), built the newest snapshot this node made for followers,
+	// newState makes the fresh state a build replays into (nil: none built).
+	base, built *raftpb.Snapshot
+	newState    func() (State, error)
+	building    bool
+	buildDone   chan builtSnapshot
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
 
+// LogConfig configures OpenLog beyond the directory and the identity.
+type LogConfig struct {
+	Journal journal.Config
+	// EntriesInMemoryMax defaults to EntriesInMemoryMax.
+	EntriesInMemoryMax int
+	// NewState, when set, lets this node build Raft snapshots for followers
+	// behind its compaction point (snapshot.go).
+	NewState func() (State, error)
+	Logger   *slog.Logger
+}
+
 // OpenLog opens (or creates) the replica files in dir for node nodeID of
 // cluster clusterID with the given voters.
-func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal.Config, logger *slog.Logger) (*Log, error) {
+func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfig) (*Log, error) {
+	jcfg, logger := cfg.Journal, cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -71,7 +89,11 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
-		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax}
+		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState,
+		buildDone: make(chan builtSnapshot, 1)}
+	if cfg.EntriesInMemoryMax > 0 {
+		l.entriesMax = cfg.EntriesInMemoryMax
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -82,15 +104,21 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	if l.hs, l.state, err = openHardState(dir); err != nil {
 		return nil, err
 	}
-	all, err := l.readIndex()
+	if l.jcfg.FirstSeq, err = l.loadBase(); err != nil {
+		return nil, err
+	}
+	if l.w, err = journal.Open(dir, l.jcfg); err != nil {
+		return nil, err
+	}
+	all, err := l.readEntries()
 	if err != nil {
 		return nil, err
 	}
-	if err := l.openJournal(all); err != nil {
-		return nil, err
-	}
-	if l.state.commit > uint64(len(all)) {
-		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, len(all))
+	// A crash between installing a snapshot and saving the hard state that
+	// goes with it leaves the older commit index: the snapshot is committed.
+	l.state.commit = max(l.state.commit, l.baseIndex())
+	if end := l.baseIndex() + uint64(len(all)); l.state.commit > end {
+		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, end)
 	}
 	if err := l.load(all); err != nil {
 		return nil, err
@@ -99,78 +127,63 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, jcfg journal
 	return l, nil
 }
 
-// readIndex reads raft.index. A damaged record at the end with nothing
-// valid after it is a torn write of an entry never acknowledged (the index
-// record is synced before the node answers for the entry): it is cut.
-func (l *Log) readIndex() ([]entryMeta, error) {
-	f, err := os.OpenFile(filepath.Join(l.dir, indexFile), os.O_CREATE|os.O_RDWR, 0o644)
+// readEntries reads the Raft entry marks of the journal (doc.go, "Files").
+// The last entry's commands may end early: its write never completed, so it
+// was never acknowledged, and it is cut.
+func (l *Log) readEntries() ([]entryMeta, error) {
+	r, err := journal.NewReader(l.dir, journal.ReaderOptions{Entries: true, LiveOnly: true,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+		return nil, err
 	}
-	l.idx = f
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: read index: %w", err)
-	}
+	defer r.Close()
 	var all []entryMeta
-	next := uint64(0)
-	for off := 0; off+indexRecordLen <= len(b); off += indexRecordLen {
-		m, valid := decodeMeta(b[off : off+indexRecordLen])
-		good := valid && m.index == uint64(len(all))+1 && m.firstSeq == next &&
-			(len(all) == 0 || m.term >= all[len(all)-1].term)
-		if !good {
-			for rest := off + indexRecordLen; rest+indexRecordLen <= len(b); rest += indexRecordLen {
-				if _, v := decodeMeta(b[rest : rest+indexRecordLen]); v {
-					return nil, fmt.Errorf("%w: %s: bad record at offset %d followed by valid ones", ErrCorrupt, indexFile, off)
-				}
-			}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		all = append(all, m)
-		next = m.nextSeq()
+		if err != nil {
+			return nil, err
+		}
+		e := rec.Entry
+		switch {
+		case e.Index == 0 && len(all) == 0:
+			return nil, fmt.Errorf("%w: %s@%d: command seq %d before any Raft entry mark", ErrCorrupt, rec.Segment, rec.Offset, rec.Seq)
+		case e.Index == 0:
+			continue
+		case e.Index != l.baseIndex()+uint64(len(all))+1:
+			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not %d", ErrCorrupt, rec.Segment, rec.Offset, e.Index, l.baseIndex()+1)
+		}
+		all = append(all, entryMeta{index: e.Index, term: e.Term, firstSeq: rec.Seq, count: e.Commands})
 	}
-	if keep := int64(len(all)) * indexRecordLen; keep != int64(len(b)) {
-		l.logger.Warn("cluster: cut torn tail of raft index", "offset", keep, "bytes", int64(len(b))-keep)
-		if err := f.Truncate(keep); err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
+	if st := r.Entries(); st.Remaining > 0 {
+		last := all[len(all)-1]
+		l.logger.Warn("cluster: cutting an entry whose commands end early (its write never completed)",
+			"index", last.index, "missing_commands", st.Remaining)
+		all = all[:len(all)-1]
+		if err := l.truncateEntries(last.index, last.firstSeq); err != nil {
+			return nil, err
 		}
-		if err := fdatasync(f); err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
-		}
+	}
+	want := l.jcfg.FirstSeq
+	if len(all) > 0 {
+		want = all[len(all)-1].nextSeq()
+	}
+	if got := l.w.NextSeq(); got != want {
+		return nil, fmt.Errorf("%w: the entries hold commands up to seq %d but the journal continues at %d", ErrCorrupt, int64(want)-1, got)
 	}
 	return all, nil
 }
 
-// openJournal opens the journal and makes it end where the index ends:
-// records after the last indexed entry belong to an entry whose index
-// record never reached the disk, so it was never acknowledged.
-func (l *Log) openJournal(all []entryMeta) error {
-	want := uint64(0)
-	if len(all) > 0 {
-		want = all[len(all)-1].nextSeq()
-	}
-	w, err := journal.Open(l.dir, l.jcfg)
-	if err != nil {
-		return err
-	}
-	l.w = w
-	switch got := w.NextSeq(); {
-	case got < want:
-		return fmt.Errorf("%w: the index names commands up to seq %d but the journal ends before %d", ErrCorrupt, want-1, got)
-	case got > want:
-		l.logger.Warn("cluster: cutting journal records of an entry never indexed", "from_seq", want, "to_seq", got-1)
-		return l.truncateJournal(want)
-	}
-	return nil
-}
-
-// truncateJournal removes every record from seq next on.
-func (l *Log) truncateJournal(next uint64) error {
+// truncateEntries removes entry from and every later one from the journal;
+// the next command appended must then carry nextSeq.
+func (l *Log) truncateEntries(from, nextSeq uint64) error {
 	if err := l.w.Close(); err != nil {
 		return err
 	}
 	l.w = nil
-	if err := journal.TruncateAfter(l.dir, int64(next)-1, l.logger); err != nil {
+	if err := journal.TruncateEntries(l.dir, from, l.logger); err != nil {
 		return err
 	}
 	w, err := journal.Open(l.dir, l.jcfg)
@@ -178,31 +191,39 @@ func (l *Log) truncateJournal(next uint64) error {
 		return err
 	}
 	l.w = w
-	if w.NextSeq() != next {
-		return fmt.Errorf("%w: journal ends before %d after truncation at %d", ErrCorrupt, w.NextSeq(), next)
+	if w.NextSeq() != nextSeq {
+		return fmt.Errorf("%w: journal continues at %d after cutting entry %d, expected %d", ErrCorrupt, w.NextSeq(), from, nextSeq)
 	}
 	return nil
 }
 
-// load puts the entries from the commit index (or the last
-// EntriesInMemoryMax, whichever is earlier) into memory.
+// baseIndex is the index of the snapshot the log starts after (0: none).
+func (l *Log) baseIndex() uint64 { return l.base.GetMetadata().GetIndex() }
+
+// load puts the entries from the commit index (or the last entriesMax,
+// whichever is earlier) into memory, after the base snapshot if any.
 func (l *Log) load(all []entryMeta) error {
-	from := uint64(1)
-	if n := uint64(len(all)); n > EntriesInMemoryMax {
-		from = min(l.state.commit+1, n+1-EntriesInMemoryMax)
+	if l.base != nil {
+		if err := l.mem.ApplySnapshot(metaOnly(l.base)); err != nil {
+			return err
+		}
 	}
-	if from > 1 {
-		prev := all[from-2]
+	skip := 0
+	if len(all) > l.entriesMax {
+		skip = min(int(l.state.commit-l.baseIndex()), len(all)-l.entriesMax)
+	}
+	if skip > 0 {
+		prev := all[skip-1]
 		snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{Index: new(prev.index), Term: new(prev.term),
 			ConfState: &raftpb.ConfState{Voters: l.voters}}}
 		if err := l.mem.ApplySnapshot(snap); err != nil {
 			return err
 		}
 	}
-	l.metas = append(l.metas[:0], all[from-1:]...)
+	l.metas = append(l.metas[:0], all[skip:]...)
 	ents := make([]*raftpb.Entry, 0, len(l.metas))
 	if len(l.metas) > 0 {
-		r, err := journal.NewReader(l.dir, journal.ReaderOptions{FromSeq: l.metas[0].firstSeq, Logger: l.logger})
+		r, err := journal.NewReader(l.dir, journal.ReaderOptions{FromSeq: l.metas[0].firstSeq, Logger: l.logger, LiveOnly: true})
 		if err != nil {
 			return err
 		}
@@ -252,8 +273,8 @@ func (l *Log) SeqEnd(index uint64) (int64, bool) {
 	if m, ok := l.metaOf(index); ok {
 		return int64(m.nextSeq()) - 1, true
 	}
-	if index == 0 {
-		return -1, true
+	if index == l.baseIndex() {
+		return int64(l.jcfg.FirstSeq) - 1, true
 	}
 	return 0, false
 }
@@ -281,43 +302,45 @@ func (l *Log) Append(ents []*raftpb.Entry) error {
 			return fmt.Errorf("cluster: entry %d has type %v; membership changes are not supported", e.GetIndex(), e.GetType())
 		}
 		m := entryMeta{index: e.GetIndex(), term: e.GetTerm(), firstSeq: l.w.NextSeq(), bytes: int64(len(e.GetData()))}
-		if _, _, isCheck, _ := decodeCheck(e.GetData()); isCheck {
-			metas = append(metas, m) // no commands: nothing for the journal
-			continue
-		}
-		for data := e.GetData(); len(data) > 0; {
-			seq, payload, n, err := journal.NextFrame(data)
-			if err != nil {
-				return fmt.Errorf("cluster: entry %d: %w", e.GetIndex(), err)
-			}
-			if err := l.w.Append(seq, payload); err != nil {
-				return fmt.Errorf("cluster: entry %d, command seq %d: %w", e.GetIndex(), seq, err)
-			}
-			m.count++
-			data = data[n:]
+		if err := l.appendEntry(&m, e.GetData()); err != nil {
+			return err
 		}
 		metas = append(metas, m)
 	}
 	if err := l.w.Flush(); err != nil {
 		return err
 	}
-	l.scratch = l.scratch[:0]
-	for _, m := range metas {
-		var rec [indexRecordLen]byte
-		encodeMeta(rec[:], m)
-		l.scratch = append(l.scratch, rec[:]...)
-	}
-	if _, err := l.idx.WriteAt(l.scratch, int64(first-1)*indexRecordLen); err != nil {
-		return fmt.Errorf("cluster: write index: %w", err)
-	}
-	if err := fdatasync(l.idx); err != nil {
-		return fmt.Errorf("cluster: sync index: %w", err)
-	}
 	l.metas = append(l.metas, metas...)
 	for _, m := range metas {
 		l.memBytes += m.bytes
 	}
 	return l.mem.Append(ents)
+}
+
+// appendEntry buffers the entry's mark and its command frames in the
+// journal, checking each frame's CRC and seq first; m.count is set.
+func (l *Log) appendEntry(m *entryMeta, data []byte) error {
+	if _, _, isCheck, _ := decodeCheck(data); isCheck {
+		data = nil // no commands: only the mark keeps the entry's place
+	}
+	for rest := data; len(rest) > 0; m.count++ {
+		_, _, n, err := journal.NextFrame(rest)
+		if err != nil {
+			return fmt.Errorf("cluster: entry %d: %w", m.index, err)
+		}
+		rest = rest[n:]
+	}
+	if err := l.w.AppendEntryMark(journal.EntryMark{Index: m.index, Term: m.term, Commands: m.count}); err != nil {
+		return fmt.Errorf("cluster: entry %d: %w", m.index, err)
+	}
+	for len(data) > 0 {
+		seq, payload, n, _ := journal.NextFrame(data)
+		if err := l.w.Append(seq, payload); err != nil {
+			return fmt.Errorf("cluster: entry %d, command seq %d: %w", m.index, seq, err)
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // truncateFrom removes entries first.. (an uncommitted tail that the
@@ -328,19 +351,12 @@ func (l *Log) truncateFrom(first uint64) error {
 		return fmt.Errorf("cluster: cannot truncate the log at index %d (commit %d)", first, l.state.commit)
 	}
 	l.truncations++
-	l.truncations++
 	l.logger.Warn("cluster: truncating uncommitted tail", "from_index", first, "from_seq", m.firstSeq)
-	if err := l.idx.Truncate(int64(first-1) * indexRecordLen); err != nil {
-		return fmt.Errorf("cluster: truncate index: %w", err)
-	}
-	if err := fdatasync(l.idx); err != nil {
-		return fmt.Errorf("cluster: sync index: %w", err)
-	}
 	for _, cut := range l.metas[first-l.metas[0].index:] {
 		l.memBytes -= cut.bytes
 	}
 	l.metas = l.metas[:first-l.metas[0].index]
-	return l.truncateJournal(m.firstSeq)
+	return l.truncateEntries(first, m.firstSeq)
 }
 
 // SetHardState persists term, vote and commit when they changed.
@@ -388,10 +404,6 @@ func (l *Log) Close() error {
 		errs = append(errs, l.w.Close())
 		l.w = nil
 	}
-	if l.idx != nil {
-		errs = append(errs, l.idx.Close())
-		l.idx = nil
-	}
 	if l.hs != nil {
 		errs = append(errs, l.hs.close())
 		l.hs = nil
@@ -422,10 +434,3 @@ func (l *Log) LastIndex() (uint64, error) { return l.mem.LastIndex() }
 
 // FirstIndex is the first entry held in memory.
 func (l *Log) FirstIndex() (uint64, error) { return l.mem.FirstIndex() }
-
-// Snapshot is never available: a follower that needs entries no longer in
-// memory cannot catch up from this node (doc.go, "Limits"). Raft retries
-// later rather than sending an empty state.
-func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
-	return nil, raft.ErrSnapshotTemporarilyUnavailable
-}

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/journal"
@@ -40,10 +42,10 @@ func TestHardStateTornSlotFallsBack(t *testing.T) {
 	}
 }
 
-// A crash between writing an entry's commands and its index record leaves
-// journal records no index names, and maybe part of an index record: Open
-// cuts both, and the replica goes on from the last indexed entry.
-func TestOpenCutsUnindexedTail(t *testing.T) {
+// A crash in the middle of an entry's write leaves its mark with fewer
+// commands than it names: Open cuts the entry, and the replica goes on from
+// the entry before it.
+func TestOpenCutsPartialEntry(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n1")
 	hash := journal.NewHashSink()
 	n := openSingle(t, dir, hash)
@@ -58,33 +60,34 @@ func TestOpenCutsUnindexedTail(t *testing.T) {
 	}
 	next := n.log.NextSeq()
 	lastIndex, _ := n.log.LastIndex()
+	lastTerm, _ := n.log.Term(lastIndex)
 	n.Close()
-	// The commands of an entry that never got its index record...
+	// The mark of an entry of 3 commands, and only 2 of them.
 	w, err := journal.Open(dir, journal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range uint64(3) {
+	if err := w.AppendEntryMark(journal.EntryMark{Index: lastIndex + 1, Term: lastTerm, Commands: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range uint64(2) {
 		if err := w.Append(next+i, flow.next(t, next+i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.Close()
-	// ...and half of its index record.
-	f, err := os.OpenFile(filepath.Join(dir, indexFile), os.O_WRONLY|os.O_APPEND, 0)
+	res, err := journal.Verify(dir, testMatcherConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(make([]byte, indexRecordLen/2))
-	f.Close()
+	if !strings.Contains(res.RaftLine(), "last_entry_missing_commands=1") {
+		t.Fatalf("verify's raft line %q does not name the missing command", res.RaftLine())
+	}
 
 	n = openSingle(t, dir, journal.NewHashSink())
 	defer n.Close()
 	if got := n.log.NextSeq(); got != next {
-		t.Fatalf("journal continues at %d, want %d (the unindexed records cut)", got, next)
-	}
-	if st, _ := os.Stat(filepath.Join(dir, indexFile)); st.Size()%indexRecordLen != 0 {
-		t.Fatalf("index of %d bytes: the torn record was not cut", st.Size())
+		t.Fatalf("journal continues at %d, want %d (the partial entry cut)", got, next)
 	}
 	if li, _ := n.log.LastIndex(); li < lastIndex {
 		t.Fatalf("last index %d, was %d", li, lastIndex)
@@ -97,5 +100,21 @@ func TestOpenCutsUnindexedTail(t *testing.T) {
 	}
 	if n.Committed().Load() != int64(next)+1 {
 		t.Fatalf("committed %d after one more batch, want %d", n.Committed().Load(), next+1)
+	}
+}
+
+// A directory in the earlier layout (raft.index beside the journal) is
+// refused with a clear error rather than read as something else.
+func TestOpenRefusesLegacyIndexFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, legacyIndexFile), make([]byte, 32), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenLog(dir, 5, 1, []uint64{1}, LogConfig{Logger: quietLogger()})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), legacyIndexFile) {
+		t.Fatalf("open with %s: %v", legacyIndexFile, err)
 	}
 }

@@ -60,6 +60,8 @@ type sim struct {
 	crashes   int
 	checks    int    // check entries applied, on any replica
 	truncated uint64 // uncommitted tails cut, summed over replica lifetimes
+	// entriesMax is each replica's EntriesInMemoryMax (0: the default).
+	entriesMax int
 }
 
 func simSeed(t *testing.T) uint64 {
@@ -98,7 +100,16 @@ func (s *sim) start(r *simReplica) {
 		Apply:   func(seq uint64, cmd []byte) error { return s.apply(r, seq, cmd) },
 		OnCheck: func(seq, hash uint64) error { s.checks++; return r.check.Leader(seq, hash) },
 		Send:    func(m *raftpb.Message) { s.send(r.id, m) },
-		Logger:  quietLogger()})
+		Logger:  debugLogger(), EntriesInMemoryMax: s.entriesMax,
+		NewState: func() (State, error) { return NewMatcherState(testMatcherConfig()) },
+		Restore: func(state []byte, _ uint64) error {
+			st, err := NewMatcherState(testMatcherConfig())
+			if err == nil {
+				err = st.Load(state)
+			}
+			r.m, r.hash = st.Matcher, st.Hash
+			return err
+		}})
 	if err != nil {
 		s.t.Fatalf("node %d open: %v", r.id, err)
 	}
@@ -309,6 +320,9 @@ func TestSimulatedClusterKeepsEveryCommittedCommand(t *testing.T) {
 		}
 		if v.EventsHash != r.hash.Sum64() {
 			t.Errorf("node %d: journal verify hash %016x, live events hash %016x", r.id, v.EventsHash, r.hash.Sum64())
+		}
+		if v.Entries.Marks == 0 || v.Entries.Remaining > 0 {
+			t.Errorf("node %d: journal verify found %d entry marks, the last missing %d commands", r.id, v.Entries.Marks, v.Entries.Remaining)
 		}
 		if verify == "" {
 			verify = v.String()

@@ -30,11 +30,12 @@ type tcpNode struct {
 	m      *core.Matcher
 	hash   *journal.HashSink
 	done   chan error
+	tick   time.Duration // the runner's tick (10 ms when zero)
 	// failSync makes every journal sync of this node fail with EIO.
 	failSync atomic.Bool
 }
 
-func listenLoopback(t *testing.T) net.Listener {
+func listenLoopback(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +45,12 @@ func listenLoopback(t *testing.T) net.Listener {
 }
 
 // startTCPCluster starts three replicas on 127.0.0.1 with a 10 ms tick.
-func startTCPCluster(t *testing.T, clusterID uint64) []*tcpNode {
+func startTCPCluster(t testing.TB, clusterID uint64) []*tcpNode {
+	return startTCPClusterTick(t, clusterID, 10*time.Millisecond)
+}
+
+// startTCPClusterTick starts three replicas on 127.0.0.1 with the given tick.
+func startTCPClusterTick(t testing.TB, clusterID uint64, tick time.Duration) []*tcpNode {
 	root := t.TempDir()
 	nodes := make([]*tcpNode, 3)
 	addrs := map[uint64]string{}
@@ -54,6 +60,7 @@ func startTCPCluster(t *testing.T, clusterID uint64) []*tcpNode {
 		addrs[n.id] = n.ln.Addr().String()
 	}
 	for _, n := range nodes {
+		n.tick = tick
 		startTCPNode(t, n, clusterID, addrs)
 	}
 	t.Cleanup(func() {
@@ -64,7 +71,7 @@ func startTCPCluster(t *testing.T, clusterID uint64) []*tcpNode {
 	return nodes
 }
 
-func startTCPNode(t *testing.T, n *tcpNode, clusterID uint64, addrs map[uint64]string) {
+func startTCPNode(t testing.TB, n *tcpNode, clusterID uint64, addrs map[uint64]string) {
 	t.Helper()
 	peers := map[uint64]string{}
 	for id, a := range addrs {
@@ -102,7 +109,10 @@ func startTCPNode(t *testing.T, n *tcpNode, clusterID uint64, addrs map[uint64]s
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.runner = NewRunner(RunnerConfig{Node: n.node, Transport: n.tr, TickInterval: 10 * time.Millisecond, Logger: quietLogger()})
+	if n.tick == 0 {
+		n.tick = 10 * time.Millisecond
+	}
+	n.runner = NewRunner(RunnerConfig{Node: n.node, Transport: n.tr, TickInterval: n.tick, Logger: quietLogger()})
 	n.done = make(chan error, 1)
 	go func() { n.done <- n.runner.Run() }()
 }
@@ -118,7 +128,7 @@ func (n *tcpNode) stop() {
 }
 
 // leader waits for a serving leader and returns it with its next seq.
-func waitLeader(t *testing.T, nodes []*tcpNode) (*tcpNode, uint64) {
+func waitLeader(t testing.TB, nodes []*tcpNode) (*tcpNode, uint64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

@@ -25,8 +25,12 @@ type Cluster struct {
 	// CancelGrace: after a failover, the new leader cancels the orders of a
 	// cancel-on-disconnect session that has not logged on to it within this
 	// time (default 10 s).
-	CancelGrace Duration      `toml:"cancel_grace"`
-	Peers       []ClusterPeer `toml:"peer"`
+	CancelGrace Duration `toml:"cancel_grace"`
+	// EntriesInMemory bounds the Raft log a node keeps in memory to serve
+	// followers (0: the default, 65,536 entries); a follower further behind
+	// catches up from a Raft snapshot (cluster/doc.go, "Raft snapshots").
+	EntriesInMemory int           `toml:"entries_in_memory"`
+	Peers           []ClusterPeer `toml:"peer"`
 }
 
 // ClusterPeer is one node of the cluster, this one included.
@@ -106,13 +110,13 @@ func (c *Config) validateCluster() []error {
 	if !seen[cl.NodeID] {
 		add("cluster.node_id: %d is not one of cluster.peer", cl.NodeID)
 	}
+	if cl.EntriesInMemory < 0 || (cl.EntriesInMemory > 0 && cl.EntriesInMemory < 8) {
+		add("cluster.entries_in_memory: %d; 0 for the default, else at least 8", cl.EntriesInMemory)
+	}
 	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 || cl.CancelGrace.Duration < 0 {
 		add("cluster.heartbeat, cluster.election, cluster.cancel_grace: must not be negative")
 	} else if t := cl.ElectionTicks(); t < 3 || (cl.Election.Duration != 0 && cl.Election.Duration%cl.HeartbeatInterval() != 0) {
 		add("cluster.election: must be a whole multiple of cluster.heartbeat and at least 3 of them")
-	}
-	if c.MarketData.Enabled {
-		add("marketdata.enabled: the feed is not published by a cluster yet; set it false with [cluster]")
 	}
 	return errs
 }

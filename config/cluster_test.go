@@ -56,7 +56,7 @@ func TestClusterRejectsBadValues(t *testing.T) {
 		"repeated peer id":   {"id = 3", "id = 1"},
 		"bad address":        {`raft_addr = "127.0.0.1:9703"`, `raft_addr = "nowhere"`},
 		"election too short": {"node_id = 2", "node_id = 2\nelection = \"100ms\""},
-		"market data on":     {"enabled = false", "enabled = true"},
+		"entries too few":    {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
 	} {
 		text := strings.Replace(clusterTOML, tc.edit, tc.want, 1)
 		if _, err := Parse([]byte(text), "cluster.toml"); err == nil {

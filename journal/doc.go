@@ -63,6 +63,34 @@
 // either policy, so a sealed segment (any segment but the last) is always
 // complete on disk.
 //
+// # Raft entry marks
+//
+// A replicated journal (cluster/doc.go) writes before the command frames of
+// each Raft entry a mark of 32 bytes that carries the entry's index and term
+// around the unchanged command frames:
+//
+//	entry mark (32 bytes)
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 0  0xFFFFFFFF (no record length)  | 4  crc32c u32 of bytes 8..32      |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 8  Raft index u64 (never 0)                                           |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 16 Raft term u64                                                      |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//	| 24 commands u32: the records that follow | 28 reserved u32, zero      |
+//	+--------+--------+--------+--------+--------+--------+--------+--------+
+//
+// A mark has no seq; the records after it keep theirs. A reader checks that
+// each mark's index is the previous one's plus one, that terms never
+// decrease, that each entry gets exactly its commands before the next mark,
+// and, once a mark was seen, that no record lies outside an entry: any
+// other order is corruption. At the end of the data the last entry may
+// miss commands (a write that never completed); Reader.Entries reports it
+// and the replica cuts that entry (TruncateEntries). A mark and its records
+// may lie in different segments. A single node's journal holds no marks and
+// reads exactly as before; Replay, Verify and Tailer skip marks, Dump and a
+// Reader with ReaderOptions.Entries return them.
+//
 // # Recovery and the torn tail
 //
 // Open reads every segment and checks every frame. Damage in a sealed

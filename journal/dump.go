@@ -23,12 +23,16 @@ type DumpOptions struct {
 //
 //	journal-00000000000000000000.seg@64 seq=0 NewOrder seq=0 timestampNs=2026-11-30T10:00:00.000000001Z sessionIdx=1 ...
 //
+// A replicated journal's Raft entry marks get a line of their own:
+//
+//	journal-00000000000000000000.seg@64 raft_entry index=2 term=1 commands=3 first_seq=0
+//
 // A payload that does not decode is printed in hex with the decoding
 // error, so that a damaged or foreign record can still be examined. A last
 // line starting with "#" sums up. Dump never writes to the journal;
 // corruption ends it with the same error Open would give.
 func Dump(dir string, out io.Writer, opts DumpOptions) error {
-	r, err := NewReader(dir, ReaderOptions{FromSeq: opts.FromSeq, Progress: opts.Progress, Logger: opts.Logger})
+	r, err := NewReader(dir, ReaderOptions{FromSeq: opts.FromSeq, Progress: opts.Progress, Logger: opts.Logger, Entries: true})
 	if err != nil {
 		return err
 	}
@@ -45,12 +49,20 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 			_ = bw.Flush()
 			return err
 		}
+		if rec.Entry.Index != 0 {
+			fmt.Fprintf(bw, "%s@%d raft_entry index=%d term=%d commands=%d first_seq=%d\n",
+				rec.Segment, rec.Offset, rec.Entry.Index, rec.Entry.Term, rec.Entry.Commands, rec.Seq)
+			continue
+		}
 		fmt.Fprintf(bw, "%s@%d seq=%d ", rec.Segment, rec.Offset, rec.Seq)
 		scratch = writeCommand(bw, rec.Payload, scratch)
 		bw.WriteByte('\n')
 		records++
 	}
 	fmt.Fprintf(bw, "# records=%d last_seq=%d segments=%d", records, r.LastSeq(), r.Segments())
+	if e := r.Entries(); e.Marks > 0 {
+		fmt.Fprintf(bw, " raft_entries=%d last_index=%d last_term=%d", e.Marks, e.Last.Index, e.Last.Term)
+	}
 	if t := r.Tail(); t != nil {
 		fmt.Fprintf(bw, " torn_tail=%s@%d bytes=%d (%s)", t.Segment, t.Offset, t.Bytes, t.Reason)
 	}

@@ -28,6 +28,15 @@ const (
 
 	// segmentMagic opens every segment file.
 	segmentMagic = "FVJOURNL"
+
+	// EntryMarkBytes is the size of a Raft entry mark (doc.go, "Raft entry
+	// marks"): a replicated journal writes one before the command frames of
+	// each Raft entry.
+	EntryMarkBytes = 32
+
+	// entryMarkLength is the length field that tells a mark from a record:
+	// far above PayloadBytesLimit, so no record can carry it.
+	entryMarkLength = 0xFFFF_FFFF
 )
 
 // Offsets of the segment header fields.
@@ -126,4 +135,37 @@ func putFrame(dst []byte, seq uint64, payload []byte) {
 // carry; src must hold the whole frame.
 func frameCRC(frame []byte) uint32 {
 	return crc32.Checksum(frame[8:], castagnoli)
+}
+
+// EntryMark is a Raft entry's place in a replicated journal: its index and
+// term, and how many command records follow it (0 for an entry that holds
+// no command).
+type EntryMark struct {
+	Index, Term uint64
+	Commands    uint32
+}
+
+// putEntryMark writes the mark m into dst[:EntryMarkBytes].
+func putEntryMark(dst []byte, m EntryMark) {
+	dst = dst[:EntryMarkBytes]
+	binary.LittleEndian.PutUint32(dst[0:], entryMarkLength)
+	binary.LittleEndian.PutUint64(dst[8:], m.Index)
+	binary.LittleEndian.PutUint64(dst[16:], m.Term)
+	binary.LittleEndian.PutUint32(dst[24:], m.Commands)
+	binary.LittleEndian.PutUint32(dst[28:], 0)
+	binary.LittleEndian.PutUint32(dst[4:], crc32.Checksum(dst[8:], castagnoli))
+}
+
+// decodeEntryMark checks the mark at the start of src (which holds at least
+// EntryMarkBytes) and decodes it; ok is false for a bad CRC, a non-zero
+// reserved field or index 0.
+func decodeEntryMark(src []byte) (EntryMark, bool) {
+	src = src[:EntryMarkBytes]
+	if binary.LittleEndian.Uint32(src[4:]) != crc32.Checksum(src[8:], castagnoli) ||
+		binary.LittleEndian.Uint32(src[28:]) != 0 {
+		return EntryMark{}, false
+	}
+	m := EntryMark{Index: binary.LittleEndian.Uint64(src[8:]), Term: binary.LittleEndian.Uint64(src[16:]),
+		Commands: binary.LittleEndian.Uint32(src[24:])}
+	return m, m.Index != 0
 }

@@ -18,6 +18,10 @@ type Record struct {
 	Payload []byte // valid until the next call to Next; copy it to keep it
 	Segment string // base name of the segment file
 	Offset  int64  // byte offset of the frame in that file
+	// Entry is a Raft entry mark (Entry.Index > 0, Payload nil, Seq the seq
+	// its first command carries); only a Reader with ReaderOptions.Entries
+	// returns marks.
+	Entry EntryMark
 }
 
 // Progress reports how far a scan has come, for progress bars.
@@ -49,6 +53,18 @@ type ReaderOptions struct {
 	// LiveOnly leaves out the archived segments (archive.go): the reader
 	// starts at the first segment of the journal directory itself.
 	LiveOnly bool
+	// Entries makes Next return the Raft entry marks of a replicated
+	// journal as well as its records (doc.go, "Raft entry marks").
+	Entries bool
+}
+
+// EntryStats sums up the Raft entry marks a Reader has passed.
+type EntryStats struct {
+	Marks     int64     // marks read
+	Last      EntryMark // the last mark read
+	LastOff   int64     // its offset in LastSeg
+	LastSeg   string    // base name of its segment
+	Remaining int64     // commands of the last mark not read yet (-1 before any mark)
 }
 
 // Reader returns the records of a journal directory in sequence order,
@@ -68,6 +84,7 @@ type Reader struct {
 	lastSeq int64
 	records int64
 	tail    *TailDamage
+	entries EntryStats
 	err     error // sticky: io.EOF or the first error
 	// progress accounting
 	bytesTotal  int64
@@ -102,7 +119,8 @@ func NewReader(dir string, opts ReaderOptions) (*Reader, error) {
 		}
 	}
 	segs = segs[first:]
-	r := &Reader{segs: segs, opts: opts, logger: opts.Logger, lastSeq: -1, buf: make([]byte, readBufferBytes)}
+	r := &Reader{segs: segs, opts: opts, logger: opts.Logger, lastSeq: -1, buf: make([]byte, readBufferBytes),
+		entries: EntryStats{Remaining: -1}}
 	if r.logger == nil {
 		r.logger = slog.Default()
 	}
@@ -152,7 +170,21 @@ func (r *Reader) Next() (Record, error) {
 			r.finish(err)
 			break
 		}
+		if st == frameMark {
+			if err := r.checkMark(); err != nil {
+				r.finish(err)
+				break
+			}
+			if r.opts.Entries && r.cur.nextSeq >= r.opts.FromSeq {
+				return Record{Seq: r.cur.nextSeq, Segment: r.segs[r.idx].name, Offset: r.cur.frameOff, Entry: r.cur.mark}, nil
+			}
+			continue
+		}
 		if st == frameOK {
+			if err := r.countCommand(); err != nil {
+				r.finish(err)
+				break
+			}
 			r.lastSeq = int64(r.cur.seq)
 			r.maybeReport()
 			if r.cur.seq < r.opts.FromSeq {
@@ -166,6 +198,47 @@ func (r *Reader) Next() (Record, error) {
 		}
 	}
 	return Record{}, r.err
+}
+
+// Entries sums up the Raft entry marks read so far. After io.EOF,
+// Remaining > 0 means the last entry's commands end early: the tail of an
+// entry whose write never completed (never acknowledged).
+func (r *Reader) Entries() EntryStats { return r.entries }
+
+// checkMark checks a mark against the previous one: indexes follow each
+// other, terms never decrease, and the previous entry got all its commands.
+func (r *Reader) checkMark() error {
+	m, e := r.cur.mark, &r.entries
+	bad := ""
+	switch {
+	case e.Remaining > 0:
+		bad = fmt.Sprintf("entry %d ends after %d of its %d commands, entry %d follows",
+			e.Last.Index, int64(e.Last.Commands)-e.Remaining, e.Last.Commands, m.Index)
+	case e.Marks > 0 && m.Index != e.Last.Index+1:
+		bad = fmt.Sprintf("entry %d follows entry %d", m.Index, e.Last.Index)
+	case e.Marks > 0 && m.Term < e.Last.Term:
+		bad = fmt.Sprintf("entry %d has term %d, below the previous entry's %d", m.Index, m.Term, e.Last.Term)
+	}
+	if bad != "" {
+		return &CorruptionError{Segment: r.cur.path, Offset: r.cur.frameOff, Reason: bad}
+	}
+	e.Marks++
+	e.Last, e.LastOff, e.LastSeg, e.Remaining = m, r.cur.frameOff, r.segs[r.idx].name, int64(m.Commands)
+	return nil
+}
+
+// countCommand counts a record against its entry's mark: once a journal
+// has marks, every record belongs to one.
+func (r *Reader) countCommand() error {
+	e := &r.entries
+	if e.Remaining == 0 {
+		return &CorruptionError{Segment: r.cur.path, Offset: r.cur.frameOff,
+			Reason: fmt.Sprintf("record seq %d after the %d commands of entry %d, without a mark", r.cur.seq, e.Last.Commands, e.Last.Index)}
+	}
+	if e.Remaining > 0 {
+		e.Remaining--
+	}
+	return nil
 }
 
 // open starts the segment at r.idx and checks that it continues the previous one.

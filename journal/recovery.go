@@ -117,6 +117,7 @@ func (w *Writer) recover() error {
 	}
 	w.bufOff = end
 	w.nextSeq = r.NextSeq()
+	w.segRecords = int64(w.nextSeq - last.firstSeq)
 	w.lastSeq = int64(w.nextSeq) - 1
 	w.durable.Store(w.lastSeq)
 	return nil

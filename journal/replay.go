@@ -51,6 +51,7 @@ type ReplayResult struct {
 	LastSeq  int64         // seq of the last record applied (or the snapshot's), -1 if none
 	Snapshot *SnapshotFile // the snapshot loaded, or nil
 	Tail     *TailDamage   // a torn tail the read-only scan stopped at (Open cuts it)
+	Entries  EntryStats    // the Raft entry marks passed (a replicated journal)
 }
 
 // replayScratchEvents sizes the default sink: enough for the events of one
@@ -131,6 +132,7 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		res.Records++
 	}
 	res.Tail = r.Tail()
+	res.Entries = r.Entries()
 	return res, nil
 }
 
@@ -189,10 +191,29 @@ type VerifyResult struct {
 	EventBytes int64
 	EventsHash uint64 // xxhash64 of every event byte, in order
 	Tail       *TailDamage
+	Entries    EntryStats // Raft entry marks, for a replicated journal
 }
 
 func (v VerifyResult) String() string {
 	return fmt.Sprintf("records=%d last_seq=%d events_hash=%016x", v.Records, v.LastSeq, v.EventsHash)
+}
+
+// RaftLine is the second line `fixvenue journal verify` prints for a
+// replicated journal (empty for a single node's): how many Raft entry marks
+// it holds, the last one's index and term, and, when the last entry's
+// commands end early, how many are missing (a write never completed, which
+// the replica cuts when it opens). It is apart from String because replicas
+// agree on the commands while their logs may end at different entries.
+func (v VerifyResult) RaftLine() string {
+	e := v.Entries
+	if e.Marks == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("raft_entries=%d last_index=%d last_term=%d", e.Marks, e.Last.Index, e.Last.Term)
+	if e.Remaining > 0 {
+		line += fmt.Sprintf(" last_entry_missing_commands=%d", e.Remaining)
+	}
+	return line
 }
 
 // Verify replays the whole journal in dir (every record, no snapshot) into
@@ -211,7 +232,7 @@ func Verify(dir string, cfg core.Config, progress func(Progress)) (VerifyResult,
 		return VerifyResult{}, err
 	}
 	return VerifyResult{Records: res.Records, LastSeq: res.LastSeq, Events: sink.Events(), EventBytes: sink.Bytes(),
-		EventsHash: sink.Sum64(), Tail: res.Tail}, nil
+		EventsHash: sink.Sum64(), Tail: res.Tail, Entries: res.Entries}, nil
 }
 
 // HashSink is a core.EventSink that hashes every event byte (xxhash64) and
@@ -251,3 +272,33 @@ func (h *HashSink) Events() int64 { return h.events }
 
 // Bytes is the number of event bytes hashed.
 func (h *HashSink) Bytes() int64 { return h.bytes }
+
+// hashStateMagic opens HashSink's saved state.
+const hashStateMagic = "FVHASH01"
+
+// MarshalBinary saves the hash's state (the running digest and the counts),
+// so that a replica restored from a snapshot continues the same running
+// hash as if it had applied every command itself.
+func (h *HashSink) MarshalBinary() ([]byte, error) {
+	d, err := h.digest.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(hashStateMagic), make([]byte, 16)...)
+	binary.LittleEndian.PutUint64(b[8:], uint64(h.events))
+	binary.LittleEndian.PutUint64(b[16:], uint64(h.bytes))
+	return append(b, d...), nil
+}
+
+// UnmarshalBinary restores a state MarshalBinary saved.
+func (h *HashSink) UnmarshalBinary(b []byte) error {
+	if len(b) < 24 || string(b[:8]) != hashStateMagic {
+		return errors.New("journal: not a saved events hash")
+	}
+	if err := h.digest.UnmarshalBinary(b[24:]); err != nil {
+		return fmt.Errorf("journal: saved events hash: %w", err)
+	}
+	h.events = int64(binary.LittleEndian.Uint64(b[8:]))
+	h.bytes = int64(binary.LittleEndian.Uint64(b[16:]))
+	return nil
+}

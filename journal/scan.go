@@ -73,10 +73,11 @@ func (w *window) bytes(off int64, n int) ([]byte, error) {
 type frameStatus uint8
 
 const (
-	frameOK  frameStatus = iota // a complete record with a good CRC and the expected seq
-	frameEnd                    // a zero length field, or no room for another frame
-	frameBad                    // a length that cannot be, or a CRC mismatch
-	frameGap                    // a good CRC but not the expected sequence
+	frameOK   frameStatus = iota // a complete record with a good CRC and the expected seq
+	frameEnd                     // a zero length field, or no room for another frame
+	frameBad                     // a length that cannot be, or a CRC mismatch
+	frameGap                     // a good CRC but not the expected sequence
+	frameMark                    // a Raft entry mark with a good CRC (checked further by Reader)
 )
 
 // segmentScan walks the frames of one segment in order.
@@ -92,6 +93,8 @@ type segmentScan struct {
 	seq      uint64
 	payload  []byte
 	frameOff int64
+	// Set by next for frameMark (frameOff too).
+	mark EntryMark
 	// Set by next for frameBad and frameGap.
 	badReason string
 }
@@ -171,6 +174,9 @@ func (s *segmentScan) next() (frameStatus, error) {
 	if length == 0 {
 		return frameEnd, nil
 	}
+	if length == entryMarkLength {
+		return s.nextMark(off)
+	}
 	if length > PayloadBytesLimit || off+FrameHeaderBytes+int64(length) > s.win.size {
 		s.badReason = fmt.Sprintf("length field %d does not fit (limit %d, %d bytes left in segment)",
 			length, PayloadBytesLimit, s.win.size-off-FrameHeaderBytes)
@@ -193,6 +199,26 @@ func (s *segmentScan) next() (frameStatus, error) {
 	s.off = off + FrameHeaderBytes + int64(length)
 	s.nextSeq = seq + 1
 	return frameOK, nil
+}
+
+// nextMark reads the Raft entry mark at off.
+func (s *segmentScan) nextMark(off int64) (frameStatus, error) {
+	if off+EntryMarkBytes > s.win.size {
+		s.badReason = fmt.Sprintf("entry mark does not fit (%d bytes left in segment)", s.win.size-off)
+		return frameBad, nil
+	}
+	b, err := s.win.bytes(off, EntryMarkBytes)
+	if err != nil {
+		return 0, fmt.Errorf("journal: read %s at %d: %w", s.path, off, err)
+	}
+	m, ok := decodeEntryMark(b)
+	if !ok {
+		s.badReason = "entry mark with a bad crc32c, reserved field or index 0"
+		return frameBad, nil
+	}
+	s.mark, s.frameOff = m, off
+	s.off = off + EntryMarkBytes
+	return frameMark, nil
 }
 
 // tailReport describes the bytes of a segment after its last good record.
@@ -248,6 +274,13 @@ func validFrameAt(b []byte) (int, bool) {
 		return 0, false
 	}
 	length := binary.LittleEndian.Uint32(b)
+	if length == entryMarkLength {
+		if len(b) < EntryMarkBytes {
+			return 0, false
+		}
+		_, ok := decodeEntryMark(b)
+		return EntryMarkBytes, ok
+	}
 	if length == 0 || length > PayloadBytesLimit || FrameHeaderBytes+int(length) > len(b) {
 		return 0, false
 	}

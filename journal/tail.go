@@ -60,6 +60,8 @@ func (t *Tailer) Next(upTo int64) (rec Record, ok bool, err error) {
 			}
 		}
 		switch st {
+		case frameMark:
+			continue // a Raft entry's mark: the tailer follows commands only
 		case frameOK:
 			if t.cur.seq < t.next {
 				continue // before from, in the segment that holds it

@@ -55,6 +55,73 @@ func TruncateAfter(dir string, lastKeep int64, logger *slog.Logger) error {
 	return syncDir(dir)
 }
 
+// TruncateEntries removes the Raft entry fromIndex and every entry after it
+// (their marks and their records) from the replicated journal in dir, as a
+// replica does when its leader replaces an uncommitted tail. No Writer may
+// be open on dir. Like TruncateAfter it zeroes the segment holding the
+// mark from the mark on, deletes the segments after it and the snapshots
+// after the last record kept, and syncs. A journal that holds no mark for
+// fromIndex is left as it is.
+func TruncateEntries(dir string, fromIndex uint64, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cut, err := findEntry(dir, fromIndex)
+	if err != nil || cut == nil {
+		return err
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return err
+	}
+	at := -1
+	for i, seg := range segs {
+		if seg.name == cut.Segment {
+			at = i
+		}
+	}
+	if at < 0 {
+		return fmt.Errorf("journal: truncate: entry %d is in %s, which is not a live segment", fromIndex, cut.Segment)
+	}
+	for i := len(segs) - 1; i > at; i-- {
+		if err := os.Remove(segs[i].path); err != nil {
+			return fmt.Errorf("journal: truncate: %w", err)
+		}
+		logger.Warn("journal: truncated segment", "segment", segs[i].name, "from_entry", fromIndex)
+	}
+	if err := zeroFrom(segs[at].path, cut.Offset); err != nil {
+		return fmt.Errorf("journal: truncate %s at %d: %w", cut.Segment, cut.Offset, err)
+	}
+	logger.Warn("journal: truncated entries", "segment", cut.Segment, "offset", cut.Offset,
+		"from_entry", fromIndex, "from_seq", cut.Seq)
+	if err := removeSnapshotsAfter(dir, int64(cut.Seq)-1); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// findEntry returns the mark of Raft entry index (its segment, offset and
+// the seq of its first command), or nil when the journal has none.
+func findEntry(dir string, index uint64) (*Record, error) {
+	r, err := NewReader(dir, ReaderOptions{Entries: true, LiveOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Entry.Index == index {
+			return &Record{Seq: rec.Seq, Segment: rec.Segment, Offset: rec.Offset, Entry: rec.Entry}, nil
+		}
+	}
+}
+
 // findRecord returns the record with seq (its segment and offset), or nil
 // when the journal ends before it.
 func findRecord(dir string, seq int64) (*Record, error) {

@@ -140,6 +140,8 @@ type Writer struct {
 	nextSeq    uint64 // the seq the next Append must carry
 	lastSeq    int64  // seq of the last appended record, -1 if none
 	batchRecs  int    // records since the last flush
+	batchMarks int    // Raft entry marks since the last flush
+	segRecords int64  // records in the current segment
 	batchBytes int    // their payload bytes
 	closed     bool
 
@@ -223,10 +225,53 @@ func (w *Writer) Append(seq uint64, payload []byte) error {
 	putFrame(w.buf[start:], seq, payload)
 	w.nextSeq = seq + 1
 	w.lastSeq = int64(seq)
+	w.segRecords++
 	w.batchRecs++
 	w.batchBytes += n
 	w.stats.Records.Add(1)
 	w.stats.PayloadBytes.Add(int64(n))
+	return nil
+}
+
+// AppendEntryMark adds the mark of a Raft entry whose m.Commands records
+// the caller appends next (doc.go, "Raft entry marks"); a replicated
+// journal writes one before each entry. Like Append it only buffers; Flush
+// makes it durable with the batch. It does not allocate.
+func (w *Writer) AppendEntryMark(m EntryMark) error {
+	if f := w.failure.Load(); f != nil {
+		return f
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	if m.Index == 0 {
+		return errors.New("journal: entry mark with index 0")
+	}
+	switch {
+	case w.seg == nil:
+		if err := w.startSegment(w.nextSeq); err != nil {
+			return err
+		}
+	case w.bufOff+int64(len(w.buf)+EntryMarkBytes) > w.segBytes:
+		if w.segRecords == 0 {
+			// The next segment would take this one's name (segments are
+			// named by their first record's seq).
+			return w.fail("roll", fmt.Errorf("segment of %d bytes filled with entry marks alone", w.segBytes))
+		}
+		if err := w.roll(w.nextSeq); err != nil {
+			return err
+		}
+	}
+	if len(w.buf)+EntryMarkBytes > cap(w.buf) {
+		if err := w.writeBuffered(); err != nil {
+			return err
+		}
+		w.stats.Spills.Add(1)
+	}
+	start := len(w.buf)
+	w.buf = w.buf[:start+EntryMarkBytes]
+	putEntryMark(w.buf[start:], m)
+	w.batchMarks++
 	return nil
 }
 
@@ -241,7 +286,7 @@ func (w *Writer) Flush() error {
 	if w.closed {
 		return ErrClosed
 	}
-	if w.batchRecs == 0 {
+	if w.batchRecs == 0 && w.batchMarks == 0 {
 		return nil
 	}
 	if err := w.writeBuffered(); err != nil {
@@ -267,7 +312,7 @@ func (w *Writer) Flush() error {
 	if w.cfg.OnFlush != nil {
 		w.cfg.OnFlush(FlushInfo{Records: w.batchRecs, PayloadBytes: w.batchBytes, FsyncNs: syncNs, DurableSeq: w.lastSeq})
 	}
-	w.batchRecs, w.batchBytes = 0, 0
+	w.batchRecs, w.batchBytes, w.batchMarks = 0, 0, 0
 	return nil
 }
 
@@ -315,6 +360,7 @@ func (w *Writer) startSegment(firstSeq uint64) error {
 	}
 	w.seg, w.segPath, w.segBytes = f, path, w.cfg.SegmentBytes
 	w.bufOff = SegmentHeaderBytes
+	w.segRecords = 0
 	w.stats.SegmentsCreated.Add(1)
 	return nil
 }

@@ -153,6 +153,13 @@
 // none the whole journal is replayed. Either way the feed holds only what it
 // derived from events.
 //
+// A cluster (docs/ARCHITECTURE.md, "Cluster") keeps this property across a
+// failover the same way: each follower hands the events of every committed
+// command to a standby feed in replay mode, and the node that becomes
+// leader ends the replay and publishes from there, so its first message
+// follows the last one derived from the committed log; the old leader
+// published only committed commands.
+//
 // EndOfSession, sent at a clean stop, is therefore unsequenced: it travels
 // after a Heartbeat carrying the next sequence number in one unsequenced
 // packet, and takes no number a restarted venue could not reproduce.

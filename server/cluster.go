@@ -24,7 +24,10 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/latency"
+	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -52,6 +55,13 @@ type Replica struct {
 	// Tape is the console's tape the follower kept (clustertape.go); nil
 	// when the admin API is off.
 	Tape *console.Tape
+	// Feed and FixMD, when set, are the hot standby's market data: a feed
+	// that has been handed the events of every committed command in replay
+	// mode (nothing sent), so that the new leader's feed continues the
+	// sequence (marketdata/doc.go, "Restarts"). OrderToFeed is its histogram.
+	Feed        *marketdata.Feed
+	FixMD       *fixmd.Handler
+	OrderToFeed *latency.Recorder
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -99,6 +109,12 @@ func (t *teeSink) Commit() {
 // Nothing is replayed: the matcher is the hot standby's.
 func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 	s.matcher, s.journal, s.tape = r.Matcher, r.Journal, r.Tape
+	if r.Feed != nil {
+		s.feed, s.fixmd, s.orderToFeed = r.Feed, r.FixMD, r.OrderToFeed
+		if err := s.feed.EndReplay(); err != nil {
+			return nil, fmt.Errorf("market data: %w", err)
+		}
+	}
 	if err := s.buildServing(); err != nil {
 		return nil, err
 	}
@@ -117,8 +133,7 @@ type ClusterNode struct {
 	log     *slog.Logger
 	matcher *core.Matcher
 	hash    *journal.HashSink
-	sink    core.EventSink // the follower matcher's: the hash, and the tape (clustertape.go)
-	tape    *console.Tape
+	tape    *console.Tape // kept while following (clustertape.go); nil when the admin API is off
 	check   *cluster.HashCheck
 	leading atomic.Bool
 	node    *cluster.Node
@@ -137,6 +152,14 @@ type ClusterNode struct {
 	runDone chan struct{}
 
 	stop chan struct{} // closed by Close
+
+	// feed and fixmd are the standby market data (Replica.Feed), fed on the
+	// runner goroutine by standbySink while following; nil when market data
+	// is off or the feed's state is unknown (after a Raft snapshot).
+	feed        *marketdata.Feed
+	fixmd       *fixmd.Handler
+	orderToFeed *latency.Recorder
+	sink        standbySink
 
 	diverged      atomic.Bool
 	mismatches    atomic.Int64
@@ -159,7 +182,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
 		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
-	c.sink, c.tape = followerSink(cfg, c.hash)
+	c.tape = followerTape(cfg)
 	raftL, err := net.Listen("tcp", self.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster raft_addr: %w", err)
@@ -173,13 +196,23 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	}
 	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Listener: raftL,
 		Peers: peers, Logger: c.log})
+	if cfg.MarketData.Enabled {
+		c.orderToFeed = latency.New("order to feed")
+		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil); err != nil {
+			raftL.Close()
+			return nil, err
+		}
+	}
+	c.sink = standbySink{hash: c.hash, feed: c.feed, tape: c.tape, log: c.log}
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
 		Dir: filepath.Join(cfg.Venue.DataDir, "journal"), Journal: jc, ElectionTicks: cl.ElectionTicks(),
-		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log})
+		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
+		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore})
 	if err != nil {
 		c.tr.Close()
+		c.closeFeed()
 		return nil, err
 	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
@@ -218,13 +251,80 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
-	if err := c.matcher.Apply(cmd, c.sink); err != nil {
+	if err := c.matcher.Apply(cmd, &c.sink); err != nil {
 		return err
+	}
+	if c.sink.err != nil {
+		c.log.Error("cluster: ALERT: the standby market data feed failed; this node will not publish market data if it leads", "err", c.sink.err)
+		c.closeFeed()
 	}
 	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
 		return c.check.Own(seq, c.hash.Sum64())
 	}
 	return nil
+}
+
+// newState is a fresh replica state, into which the node replays its
+// journal to build a Raft snapshot for a follower too far behind.
+func (c *ClusterNode) newState() (cluster.State, error) {
+	return cluster.NewMatcherState(MatcherConfig(c.cfg))
+}
+
+// restore makes a Raft snapshot's state this follower's hot standby (runner
+// goroutine, or Open): its matcher and its running events hash.
+func (c *ClusterNode) restore(state []byte, next uint64) error {
+	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg))
+	if err != nil {
+		return err
+	}
+	if err := st.Load(state); err != nil {
+		return err
+	}
+	c.matcher, c.hash = st.Matcher, st.Hash
+	c.sink.hash = st.Hash
+	if c.feed != nil {
+		// The snapshot holds no feed state, and this replica no longer has
+		// the commands before it: the feed cannot continue the sequence.
+		c.log.Error("cluster: ALERT: restored from a Raft snapshot, which carries no market data state; this node will not publish market data if it leads (restart it from a copy of a replica's directory to get it back)")
+		c.closeFeed()
+	}
+	c.log.Info("cluster: state restored from a Raft snapshot", "next_seq", next, "events_hash", fmt.Sprintf("%016x", c.hash.Sum64()))
+	return nil
+}
+
+// closeFeed drops the standby feed (runner goroutine, or before it runs).
+func (c *ClusterNode) closeFeed() {
+	if c.feed != nil {
+		c.feed.Close()
+		c.feed, c.fixmd, c.sink.feed, c.sink.err = nil, nil, nil, nil
+	}
+}
+
+// standbySink passes every event of a committed command applied while
+// following to the running hash and, in replay mode (nothing is sent), to
+// the standby feed. The matcher cannot take an error from a sink: the first
+// one is kept and the feed dropped by applyCommitted.
+type standbySink struct {
+	hash *journal.HashSink
+	feed *marketdata.Feed
+	tape *console.Tape
+	log  *slog.Logger
+	slot [core.EventSlotMin]byte
+	err  error
+}
+
+func (k *standbySink) Claim() []byte { return k.slot[:] }
+
+func (k *standbySink) Commit() {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(k.slot[:]))
+	copy(k.hash.Claim(), k.slot[:n])
+	k.hash.Commit()
+	if k.feed != nil && k.err == nil {
+		k.err = k.feed.Replay(k.slot[:n])
+	}
+	if k.tape != nil {
+		k.tape.Replay(k.slot[:n])
+	}
 }
 
 // leaderHash receives the leader's events hash at a snapshot point.
@@ -256,7 +356,15 @@ func (c *ClusterNode) serve(next uint64) {
 	j := cluster.NewJournal(c.runner, c.node, next)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
-		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) }, Tape: c.tape}
+		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
+		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed}
+	if c.cfg.MarketData.Enabled && c.feed == nil {
+		// Serve without the feed rather than publish a sequence a receiver
+		// could not reconcile.
+		cfg := *c.cfg
+		cfg.MarketData.Enabled = false
+		c.cfg = &cfg
+	}
 	srv, err := New(c.cfg, opts)
 	if err == nil {
 		err = srv.Start()
@@ -437,6 +545,9 @@ func (c *ClusterNode) Close() error {
 	}
 	close(c.stop)
 	c.runner.Stop()
+	if c.Server() == nil {
+		c.closeFeed() // a follower's standby feed; a leader's server closed it
+	}
 	c.gate.Close()
 	errs = append(errs, c.tr.Close())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

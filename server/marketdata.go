@@ -7,19 +7,42 @@ import (
 	"io"
 	"os"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
 )
 
 // buildFeed creates the market data feed from the configuration.
 func (s *Server) buildFeed() error {
-	cfg := s.cfg
+	var capture func(uint64, func(io.Writer) error) error
+	if s.cfg.Journal.SnapshotInterval.Duration > 0 {
+		if err := os.MkdirAll(s.mdStateDir(), 0o755); err != nil {
+			return fmt.Errorf("market data state: %w", err)
+		}
+		// One more than the journal keeps, so the newest snapshot's state is
+		// there even while the next one is being written.
+		var err error
+		if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
+			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
+			return err
+		}
+		capture = s.mdSnaps.Capture
+	}
+	var err error
+	s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture)
+	return err
+}
+
+// newFeed builds the FIX market data handler and the feed from the
+// configuration; capture, when set, saves the feed's state at snapshots.
+func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uint64, func(io.Writer) error) error) (*fixmd.Handler, *marketdata.Feed, error) {
 	tc := marketdata.TrackerConfig{OrdersMax: cfg.Engine.OrdersMax, InstrumentsMax: cfg.InstrumentsMax()}
 	for _, in := range cfg.Instruments {
 		def, err := marketdata.NewInstrumentDef(in.ID, in.Symbol, in.Tick, in.LotSize, in.Status)
 		if err != nil {
-			return fmt.Errorf("marketdata instrument %s: %w", in.Symbol, err)
+			return nil, nil, fmt.Errorf("marketdata instrument %s: %w", in.Symbol, err)
 		}
 		tc.Instruments = append(tc.Instruments, def)
 		// Levels per side cover the whole price band.
@@ -30,30 +53,15 @@ func (s *Server) buildFeed() error {
 	}
 	md, err := fixmd.New(tc.Instruments)
 	if err != nil {
-		return err
-	}
-	s.fixmd = md
-	var capture func(uint64, func(io.Writer) error) error
-	if cfg.Journal.SnapshotInterval.Duration > 0 {
-		if err := os.MkdirAll(s.mdStateDir(), 0o755); err != nil {
-			return fmt.Errorf("market data state: %w", err)
-		}
-		// One more than the journal keeps, so the newest snapshot's state is
-		// there even while the next one is being written.
-		if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
-			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
-			return err
-		}
-		capture = s.mdSnaps.Capture
+		return nil, nil, err
 	}
 	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.Cache(), CaptureState: capture,
-		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: s.orderToFeed,
+		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: orderToFeed,
 		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	s.feed = f
-	return nil
+	return md, f, nil
 }
 
 // committedEvents adds an event-ring consumer that is handed the events of

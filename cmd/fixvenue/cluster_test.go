@@ -152,6 +152,13 @@ func newClusterHarness(t *testing.T) *clusterHarness {
 // extra(i) is appended to node i's file; cod is every session's
 // cancel-on-disconnect (the grace after a failover is 3 s).
 func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clusterHarness {
+	return writeClusterConfigsWith(t, extra, cod, "", nil)
+}
+
+// writeClusterConfigsWith is writeClusterConfigs with clusterKeys added to
+// every node's [cluster] table and, when set, marketData(i) as node i's
+// [marketdata] table (else market data is off).
+func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, clusterKeys string, marketData func(i int) string) *clusterHarness {
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string
@@ -178,21 +185,26 @@ func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clus
 			}
 			fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = %q\nfix_addr = %q\nstatus_addr = %q\n\n", j+1, addr, h.fix[j], h.status[j])
 		}
+		ordersMax := clusterOrdersMax()
+		md := "enabled = false"
+		if marketData != nil {
+			md = marketData(i)
+		}
 		text := fmt.Sprintf(`
 [venue]
 data_dir = %q
 [admin]
 addr = "127.0.0.1:0"
 [engine]
-orders_max = 131072
-clordids_max = 524288
+orders_max = %d
+clordids_max = %d
 command_ring_slots = 4096
 event_ring_slots = 16384
 [journal]
 segment_bytes = 4194304
 snapshot_interval = "500ms"
 [marketdata]
-enabled = false
+%s
 [session_defaults]
 cancel_on_disconnect = %v
 [[session]]
@@ -204,7 +216,8 @@ node_id = %d
 heartbeat = "50ms"
 election = "500ms"
 cancel_grace = "3s"
-%s`, h.data[i], cod, clusterSessions, i+1, peers.String())
+%s
+%s`, h.data[i], ordersMax, 4*ordersMax, md, cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
@@ -218,6 +231,18 @@ cancel_grace = "3s"
 			execIDs: map[string]string{}})
 	}
 	return h
+}
+
+// clusterOrdersMax sizes the order pool for the crash run: every order the
+// sessions send rests (about 1,000 per kill cycle), and a full pool would
+// reject the orders resent after a failover.
+func clusterOrdersMax() int {
+	n := 131072
+	cycles, _ := strconv.Atoi(os.Getenv("FIXVENUE_CLUSTER_CYCLES"))
+	for n < cycles*1500 {
+		n *= 2
+	}
+	return n
 }
 
 func (h *clusterHarness) start(i int) { h.procs[i] = startVenue(h.t, h.cfgs[i]) }
@@ -304,7 +329,8 @@ func (h *clusterHarness) converge(timeout time.Duration) {
 }
 
 // verifyJournals stops every node and checks that `journal verify` prints
-// the same line for each.
+// the same first line (records, last seq, events hash) for each, and a
+// second line naming the Raft entries the segments' marks hold.
 func (h *clusterHarness) verifyJournals() {
 	var first string
 	for i := range 3 {
@@ -313,13 +339,18 @@ func (h *clusterHarness) verifyJournals() {
 		if err != nil {
 			h.t.Fatalf("node %d: journal verify: %v\n%s", i+1, err, out)
 		}
-		if i == 0 {
-			first = string(out)
-		} else if string(out) != first {
-			h.t.Fatalf("journal verify differs: node 1 %q, node %d %q", first, i+1, out)
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[1], "raft_entries=") {
+			h.t.Fatalf("node %d: journal verify prints %q, want the commands' line and the Raft entries' line", i+1, out)
 		}
+		if i == 0 {
+			first = lines[0]
+		} else if lines[0] != first {
+			h.t.Fatalf("journal verify differs: node 1 %q, node %d %q", first, i+1, lines[0])
+		}
+		h.t.Logf("node %d: %s", i+1, lines[1])
 	}
-	h.t.Logf("journal verify on all three nodes: %s", strings.TrimSpace(first))
+	h.t.Logf("journal verify on all three nodes: %s", first)
 }
 
 // clusterClient is one session's view across failovers.

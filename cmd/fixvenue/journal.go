@@ -53,6 +53,9 @@ func cmdJournal(args []string) int {
 			return 1
 		}
 		fmt.Println(res.String())
+		if line := res.RaftLine(); line != "" {
+			fmt.Println(line)
+		}
 	case "book":
 		err := printEngineBooks(os.Stdout, dir, cfg, *symbol)
 		bar.done()

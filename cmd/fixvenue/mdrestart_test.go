@@ -180,17 +180,7 @@ comp_id = "CLIENT%%d"
 range = [1, 2]
 `, feedAddr, recoveryAddr)
 
-	client, err := feedclient.New(feedclient.Config{FeedAddr: clientAddr, RecoveryAddr: recoveryAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- client.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-runDone
-	}()
+	client := startFeedClient(t, feedclient.Config{FeedAddr: clientAddr, RecoveryAddr: recoveryAddr})
 
 	volume := map[string]int64{} // traded quantity per symbol, from the fills' ExecutionReports
 	var resting []restingOrder   // orders the test may cancel later
@@ -379,6 +369,23 @@ func checkFeedEqualsEngine(t *testing.T, cfg string, v *venueProc, client *feedc
 			t.Fatalf("cycle %d: FIX market data for %s = %v, the engine holds %v", cycle, in.symbol, got, want[in.symbol])
 		}
 	}
+}
+
+// startFeedClient runs a feed client until the test ends.
+func startFeedClient(t *testing.T, cfg feedclient.Config) *feedclient.Client {
+	t.Helper()
+	client, err := feedclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- client.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-runDone
+	})
+	return client
 }
 
 // tradeAFew sends limit orders on every instrument at a few levels each side,

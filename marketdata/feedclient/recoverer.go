@@ -107,14 +107,33 @@ func (t *tcpRecoverer) send(msgLen int, encode func(buf []byte, off int)) error 
 	return t.w.Flush()
 }
 
-// Retransmit implements Recoverer.
+// Retransmit implements Recoverer. A request that fails on a connection
+// kept from an earlier one before any answer arrived is sent once more on a
+// new connection: the service at the address may have moved (a cluster's
+// new leader) or restarted since.
 func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (mdsbe.RetransmitRejectReason, error) {
+	reused := t.hasConn()
+	reason, answered, err := t.retransmit(fromSeq, count, fn)
+	if err != nil && reused && !answered {
+		reason, _, err = t.retransmit(fromSeq, count, fn)
+	}
+	return reason, err
+}
+
+// hasConn reports whether a connection is kept from an earlier request.
+func (t *tcpRecoverer) hasConn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conn != nil
+}
+
+func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (reason mdsbe.RetransmitRejectReason, answered bool, err error) {
 	if err := t.connect(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	t.reqID++
 	reqID := t.reqID
-	err := t.send(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int) {
+	err = t.send(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int) {
 		var m mdsbe.RetransmitRequest
 		_ = m.WrapEncode(buf, off)
 		m.SetRequestID(reqID)
@@ -123,7 +142,7 @@ func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 	})
 	if err != nil {
 		t.drop()
-		return 0, err
+		return 0, answered, err
 	}
 	for {
 		pkt, err := packet.ReadFrame(t.r, t.frame)
@@ -132,12 +151,13 @@ func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 		}
 		if err != nil {
 			t.drop()
-			return 0, err
+			return 0, answered, err
 		}
+		answered = true
 		if t.rd.Seq != 0 {
 			if err := fn(pkt); err != nil {
 				t.drop()
-				return 0, err
+				return 0, answered, err
 			}
 			continue
 		}
@@ -147,16 +167,16 @@ func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 			case mdsbe.RetransmitEndTemplateID:
 				var m mdsbe.RetransmitEnd
 				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
-					return 0, nil
+					return 0, true, nil
 				}
 			case mdsbe.RetransmitRejectTemplateID:
 				var m mdsbe.RetransmitReject
 				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
 					if !m.Reason().Valid() {
 						t.drop()
-						return 0, ErrRecoveryProtocol
+						return 0, true, ErrRecoveryProtocol
 					}
-					return m.Reason(), nil
+					return m.Reason(), true, nil
 				}
 			}
 		}

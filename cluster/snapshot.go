@@ -1,0 +1,352 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// State is a replica's applied state as a Raft snapshot carries it (doc.go,
+// "Raft snapshots").
+type State interface {
+	// Apply applies one committed command.
+	Apply(seq uint64, cmd []byte) error
+	// Save returns the state after the last command applied.
+	Save() ([]byte, error)
+	// Load makes a fresh state the one Save returned.
+	Load(data []byte) error
+}
+
+// MatcherState is the venue's replica state: a matcher and the running
+// hash of every event it wrote, so that a replica restored from a snapshot
+// goes on comparing hashes with the leader.
+type MatcherState struct {
+	Matcher *core.Matcher
+	Hash    *journal.HashSink
+}
+
+// NewMatcherState returns an empty state over a new matcher.
+func NewMatcherState(cfg core.Config) (*MatcherState, error) {
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &MatcherState{Matcher: m, Hash: journal.NewHashSink()}, nil
+}
+
+// Apply applies cmd to the matcher and hashes its events.
+func (s *MatcherState) Apply(_ uint64, cmd []byte) error { return s.Matcher.Apply(cmd, s.Hash) }
+
+// matcherStateMagic opens a saved MatcherState:
+// "FVRSTATE" | hash state bytes u32 | hash state | matcher snapshot (core).
+const matcherStateMagic = "FVRSTATE"
+
+// Save writes the hash state, then the matcher's snapshot.
+func (s *MatcherState) Save() ([]byte, error) {
+	h, err := s.Hash.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(matcherStateMagic)
+	_ = binary.Write(&b, binary.LittleEndian, uint32(len(h)))
+	b.Write(h)
+	if err := s.Matcher.WriteSnapshot(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Load restores what Save wrote into a fresh state.
+func (s *MatcherState) Load(data []byte) error {
+	if len(data) < 12 || string(data[:8]) != matcherStateMagic {
+		return fmt.Errorf("%w: not a saved replica state", ErrCorrupt)
+	}
+	n := int(binary.LittleEndian.Uint32(data[8:]))
+	if 12+n > len(data) {
+		return fmt.Errorf("%w: saved replica state cut short", ErrCorrupt)
+	}
+	if err := s.Hash.UnmarshalBinary(data[12 : 12+n]); err != nil {
+		return err
+	}
+	return s.Matcher.ReadSnapshot(bytes.NewReader(data[12+n:]))
+}
+
+// Raft snapshot files and bounds (doc.go, "Raft snapshots").
+const (
+	snapshotFile  = "raft.snapshot"
+	snapshotMagic = "FVRSNAPF"
+	// snapshotHeaderBytes: magic 8 | index u64 | term u64 | next seq u64 |
+	// data bytes u64 | crc32c u32 of bytes 0..40 and the data | reserved u32.
+	snapshotHeaderBytes = 48
+	// SnapshotBytesMax bounds a Raft snapshot's data: it travels as one
+	// transport frame. A state larger than that cannot be sent, and a
+	// follower behind the leader's compaction point then cannot catch up
+	// (it is logged).
+	SnapshotBytesMax = wireMessageBytes - 1<<20
+	// replacedDirPrefix names the directory that keeps a replica's segments
+	// once a snapshot replaced them: replaced-<snapshot index>.
+	replacedDirPrefix = "replaced-"
+)
+
+// snapshotNext returns the seq of the first command after the snapshot and
+// the saved state (a Raft snapshot's data is next seq u64 | state).
+func snapshotNext(s *raftpb.Snapshot) (uint64, []byte, error) {
+	d := s.GetData()
+	if len(d) < 8 {
+		return 0, nil, fmt.Errorf("%w: Raft snapshot of %d bytes", ErrCorrupt, len(d))
+	}
+	return binary.LittleEndian.Uint64(d), d[8:], nil
+}
+
+func snapshotData(next uint64, state []byte) []byte {
+	d := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(state)), next)
+	return append(d, state...)
+}
+
+// writeSnapshotFile writes s to path (synced), as snapshotHeaderBytes of
+// header and the data.
+func writeSnapshotFile(path string, s *raftpb.Snapshot) error {
+	md := s.GetMetadata()
+	h := make([]byte, snapshotHeaderBytes, snapshotHeaderBytes+len(s.GetData()))
+	copy(h, snapshotMagic)
+	next, _, err := snapshotNext(s)
+	if err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(h[8:], md.GetIndex())
+	binary.LittleEndian.PutUint64(h[16:], md.GetTerm())
+	binary.LittleEndian.PutUint64(h[24:], next)
+	binary.LittleEndian.PutUint64(h[32:], uint64(len(s.GetData())))
+	crc := crc32.Update(crc32.Checksum(h[:40], castagnoli), castagnoli, s.GetData())
+	binary.LittleEndian.PutUint32(h[40:], crc)
+	return writeSynced(path, append(h, s.GetData()...))
+}
+
+// readSnapshotFile reads a snapshot file; nil, nil when there is none.
+func readSnapshotFile(path string, voters []uint64) (*raftpb.Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if len(b) < snapshotHeaderBytes || string(b[:8]) != snapshotMagic ||
+		binary.LittleEndian.Uint64(b[32:]) != uint64(len(b)-snapshotHeaderBytes) ||
+		binary.LittleEndian.Uint32(b[40:]) != crc32.Update(crc32.Checksum(b[:40], castagnoli), castagnoli, b[snapshotHeaderBytes:]) {
+		return nil, fmt.Errorf("%w: %s is damaged", ErrCorrupt, path)
+	}
+	return &raftpb.Snapshot{Data: b[snapshotHeaderBytes:], Metadata: &raftpb.SnapshotMetadata{
+		Index: new(binary.LittleEndian.Uint64(b[8:])), Term: new(binary.LittleEndian.Uint64(b[16:])),
+		ConfState: &raftpb.ConfState{Voters: voters}}}, nil
+}
+
+// metaOnly is s without its data, for raft.MemoryStorage (which only needs
+// index and term; Log.Snapshot serves the data).
+func metaOnly(s *raftpb.Snapshot) *raftpb.Snapshot {
+	return &raftpb.Snapshot{Metadata: s.GetMetadata()}
+}
+
+// loadBase reads the snapshot this replica's log starts after, finishing an
+// install that a crash interrupted (raft.snapshot.tmp written, segments
+// not all moved yet), and returns the seq its journal continues at.
+func (l *Log) loadBase() (uint64, error) {
+	path := filepath.Join(l.dir, snapshotFile)
+	if tmp, err := readSnapshotFile(path+".tmp", l.voters); err == nil && tmp != nil {
+		l.logger.Warn("cluster: finishing a snapshot install a crash interrupted", "index", tmp.GetMetadata().GetIndex())
+		if err := l.finishInstall(tmp); err != nil {
+			return 0, err
+		}
+	}
+	base, err := readSnapshotFile(path, l.voters)
+	if err != nil || base == nil {
+		return 0, err
+	}
+	next, _, err := snapshotNext(base)
+	if err != nil {
+		return 0, err
+	}
+	l.base = base
+	return next, nil
+}
+
+// finishInstall moves every live segment of the journal to
+// replaced-<index>/ (they hold commands the snapshot covers, or a tail the
+// leader replaced), then renames raft.snapshot.tmp into place. No writer
+// is open.
+func (l *Log) finishInstall(s *raftpb.Snapshot) error {
+	segs, _ := filepath.Glob(filepath.Join(l.dir, "journal-*.seg"))
+	if len(segs) > 0 {
+		to := filepath.Join(l.dir, fmt.Sprintf("%s%020d", replacedDirPrefix, s.GetMetadata().GetIndex()))
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+		for _, p := range segs {
+			if err := os.Rename(p, filepath.Join(to, filepath.Base(p))); err != nil {
+				return fmt.Errorf("cluster: %w", err)
+			}
+		}
+		if err := syncDir(to); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(l.dir, snapshotFile)
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return syncDir(l.dir)
+}
+
+// installSnapshot makes s this replica's base (a follower too far behind):
+// the snapshot file is written, the journal's segments move aside, and the
+// journal starts empty at the snapshot's next seq. It returns the state to
+// restore and that seq.
+func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
+	next, state, err := snapshotNext(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	md := s.GetMetadata()
+	if md.GetIndex() <= l.state.commit {
+		return nil, 0, fmt.Errorf("cluster: snapshot at index %d is not ahead of the commit index %d", md.GetIndex(), l.state.commit)
+	}
+	l.logger.Warn("cluster: installing a Raft snapshot from the leader", "index", md.GetIndex(), "term", md.GetTerm(),
+		"next_seq", next, "bytes", len(s.GetData()))
+	s = &raftpb.Snapshot{Data: s.GetData(), Metadata: &raftpb.SnapshotMetadata{Index: new(md.GetIndex()),
+		Term: new(md.GetTerm()), ConfState: &raftpb.ConfState{Voters: l.voters}}}
+	if err := writeSnapshotFile(filepath.Join(l.dir, snapshotFile+".tmp"), s); err != nil {
+		return nil, 0, err
+	}
+	if err := l.w.Close(); err != nil {
+		return nil, 0, err
+	}
+	l.w = nil
+	if err := l.finishInstall(s); err != nil {
+		return nil, 0, err
+	}
+	l.jcfg.FirstSeq = next
+	if l.w, err = journal.Open(l.dir, l.jcfg); err != nil {
+		return nil, 0, err
+	}
+	l.base, l.built = s, nil
+	l.mem = raft.NewMemoryStorage()
+	if err := l.mem.ApplySnapshot(metaOnly(s)); err != nil {
+		return nil, 0, err
+	}
+	l.metas, l.memBytes = l.metas[:0], 0
+	return state, next, nil
+}
+
+// builtSnapshot is what the background builder hands back.
+type builtSnapshot struct {
+	snap *raftpb.Snapshot
+	err  error
+}
+
+// Snapshot serves a follower too far behind (raft.Storage): the newest
+// snapshot at or after the compaction point. When there is none, one is
+// built on a background goroutine, by replaying the journal from the base
+// (or the start) up to the compaction point into a fresh State, and Raft
+// is told to retry (it does, on the next heartbeat response).
+func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
+	first, _ := l.mem.FirstIndex()
+	need := first - 1
+	select {
+	case b := <-l.buildDone:
+		l.building = false
+		if b.err != nil {
+			l.logger.Error("cluster: building a Raft snapshot failed", "err", b.err)
+		} else {
+			l.built = b.snap
+		}
+	default:
+	}
+	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
+		if s != nil && s.GetMetadata().GetIndex() >= need {
+			return s, nil
+		}
+	}
+	if !l.building && l.newState != nil && need > 0 {
+		term, err := l.mem.Term(need)
+		if err != nil {
+			return nil, err
+		}
+		end, ok := l.SeqEnd(need)
+		if !ok {
+			return nil, raft.ErrSnapshotTemporarilyUnavailable
+		}
+		l.building = true
+		go func(base *raftpb.Snapshot) {
+			s, err := buildSnapshot(l.dir, base, l.newState, l.voters, need, term, end)
+			l.buildDone <- builtSnapshot{snap: s, err: err}
+		}(l.base)
+	}
+	return nil, raft.ErrSnapshotTemporarilyUnavailable
+}
+
+// buildSnapshot replays the committed commands up to lastSeq onto the base
+// (or an empty state) and saves the result as the snapshot of entry index.
+// It reads the journal while the writer appends: every record up to
+// lastSeq is complete on disk, and it reads no further.
+func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, error), voters []uint64,
+	index, term uint64, lastSeq int64) (*raftpb.Snapshot, error) {
+	st, err := newState()
+	if err != nil {
+		return nil, err
+	}
+	from := uint64(0)
+	if base != nil {
+		next, data, err := snapshotNext(base)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Load(data); err != nil {
+			return nil, err
+		}
+		from = next
+	}
+	if lastSeq >= int64(from) {
+		r, err := journal.NewReader(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("cluster: the journal ends before seq %d", lastSeq)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := st.Apply(rec.Seq, rec.Payload); err != nil {
+				return nil, fmt.Errorf("cluster: snapshot: applying seq %d: %w", rec.Seq, err)
+			}
+			if int64(rec.Seq) == lastSeq {
+				break
+			}
+		}
+	}
+	data, err := st.Save()
+	if err != nil {
+		return nil, err
+	}
+	if len(data)+8 > SnapshotBytesMax {
+		return nil, fmt.Errorf("cluster: a snapshot of %d bytes exceeds SnapshotBytesMax (%d)", len(data)+8, SnapshotBytesMax)
+	}
+	return &raftpb.Snapshot{Data: snapshotData(uint64(lastSeq+1), data), Metadata: &raftpb.SnapshotMetadata{
+		Index: new(index), Term: new(term), ConfState: &raftpb.ConfState{Voters: voters}}}, nil
+}
