@@ -36,7 +36,16 @@ var enumFieldOf = map[string][]quickfix.Tag{
 	"businessRejectReason":   {tag.BusinessRejectReason},
 	"execRestatementReason":  {tag.ExecRestatementReason},
 	"fixBoolean":             {tag.LastFragment, tag.LastRptRequested, tag.UnsolicitedIndicator, tag.CopyMsgIndicator},
+	// fixmd/fixenums.go: FIX market data.
+	"mdEntryType":    {tag.MDEntryType},
+	"mdUpdateAction": {tag.MDUpdateAction},
+	"mdReqRejReason": {tag.MDReqRejReason},
+	"tradeCondition": {tag.TradeCondition},
 }
+
+// enumFiles are the files that hold the enum types: the gateway's and its
+// market data package's.
+var enumFiles = []string{"fixenums.go", filepath.Join("fixmd", "fixenums.go")}
 
 func loadDictionary(t *testing.T) *datadictionary.DataDictionary {
 	t.Helper()
@@ -61,16 +70,20 @@ func inDictionary(dd *datadictionary.DataDictionary, field quickfix.Tag, value s
 }
 
 // TestWrittenEnumsInDictionary reads every constant of an enum type in
-// fixenums.go (the only values the gateway writes into enumerated fields)
+// enumFiles (the only values the gateway writes into enumerated fields)
 // and checks it against the FIX 4.4 dictionary the venue ships.
 func TestWrittenEnumsInDictionary(t *testing.T) {
 	dd := loadDictionary(t)
-	file, err := parser.ParseFile(token.NewFileSet(), "fixenums.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	var decls []ast.Decl
+	for _, name := range enumFiles {
+		file, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decls = append(decls, file.Decls...)
 	}
 	checked := map[string]int{}
-	for _, decl := range file.Decls {
+	for _, decl := range decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok {
 			continue

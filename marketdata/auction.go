@@ -77,7 +77,25 @@ func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
 	if !u.side.Valid() || !u.rule.Valid() || !mdsbe.TradingStatus(u.status).Valid() {
 		return ErrInconsistent
 	}
+	if u.kind == mdsbe.AuctionUpdateKindIndicative {
+		in.indicative = Indicative{Active: true, PriceTicks: u.priceTicks, MatchedQty: u.matchedQty,
+			ImbalanceSide: u.side, ImbalanceQty: u.imbalanceQty, Rule: u.rule}
+	} else {
+		in.indicative = Indicative{}
+	}
 	return t.emitAuction(in, &u)
+}
+
+// Indicative is the uncross a call would make now, as its last
+// AuctionIndicative said; Active is false outside a call and after the
+// uncross.
+type Indicative struct {
+	Active        bool
+	PriceTicks    int64
+	MatchedQty    int64
+	ImbalanceSide venue.ImbalanceSide
+	ImbalanceQty  int64
+	Rule          venue.AuctionRule
 }
 
 // auctionUpdate is what an AuctionUpdate message says.

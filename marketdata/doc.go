@@ -80,6 +80,9 @@
 // the OrderExecuted of both orders. A VolatilityInterruption gives the
 // reason of the InstrumentStatus that follows it. A snapshot does not
 // carry the last AuctionUpdate: a client that recovers sees the next one.
+// InstrumentState.Indicative (so a DepthCache's copy, which FIX market
+// data reads) holds the last indicative until the uncross or a status that
+// is not a call clears it; the feed's saved state does not carry it either.
 //
 // The tracker is allocated once (OrdersMax orders, LevelsMax levels per side
 // per instrument: set both at least as large as the engine's) and applies an

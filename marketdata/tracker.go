@@ -171,6 +171,9 @@ type instrument struct {
 	// statusReason goes with the next InstrumentStatus: a volatility
 	// interruption announces the status change that follows it.
 	statusReason mdsbe.StatusReason
+	// indicative is the call's last AuctionIndicative; cleared by the
+	// uncross and by any status that is not a call (doc.go, "Auctions").
+	indicative Indicative
 }
 
 // Tracker rebuilds every instrument's book from venue events and writes the
@@ -722,6 +725,9 @@ func (t *Tracker) applyStatus(ev []byte) error {
 
 func (t *Tracker) setStatus(in *instrument, st mdsbe.TradingStatus) error {
 	in.status = st
+	if !isCall(st) {
+		in.indicative = Indicative{}
+	}
 	return t.emitStatus(in)
 }
 

@@ -28,6 +28,7 @@ type InstrumentState struct {
 	Volume              int64
 	BidLevels           int
 	AskLevels           int
+	Indicative          Indicative // the call's indicative uncross, if any
 }
 
 // The views below read the tracker's books. Like Apply they belong to the
@@ -98,7 +99,7 @@ func (t *Tracker) State(id InstrumentID) (InstrumentState, error) {
 	in := &t.insts[i]
 	return InstrumentState{Def: in.def, Status: in.status, RptSeq: in.rptSeq,
 		LastTradePriceTicks: in.lastTradePriceTicks, LastTradeQty: in.lastTradeQty, Volume: in.volume,
-		BidLevels: len(in.sides[bidSide].levels), AskLevels: len(in.sides[askSide].levels)}, nil
+		BidLevels: len(in.sides[bidSide].levels), AskLevels: len(in.sides[askSide].levels), Indicative: in.indicative}, nil
 }
 
 // Instruments returns the instrument definitions: the configured ones in

@@ -565,6 +565,48 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		a.expect("r", map[int]string{11: "ms-mc", 533: "2"})
 	})
 
+	run("auction market data", func(t *testing.T) {
+		// An opening call on LOTS: a subscription to MDEntryType A (IMBALANCE)
+		// gets the indicative uncross as it changes, then its deletion.
+		if err := s.Gateway().SetTradingStatus("LOTS", venue.TradingStatusOpeningCall, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("h", map[int]string{325: "Y", 336: "LOTS"})
+		m := quickfix.NewMessage()
+		m.Header.SetString(tag.MsgType, "V")
+		m.Body.SetString(tag.MDReqID, "imb1")
+		m.Body.SetString(tag.SubscriptionRequestType, "1")
+		m.Body.SetString(tag.MarketDepth, "0")
+		m.Body.SetString(tag.MDUpdateType, "1")
+		types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
+		types.Add().SetString(tag.MDEntryType, "A")
+		m.Body.SetGroup(types)
+		g := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
+		g.Add().SetString(tag.Symbol, "LOTS")
+		m.Body.SetGroup(g)
+		if err := quickfix.SendToTarget(m, a.id); err != nil {
+			t.Fatal(err)
+		}
+		a.expect("W", map[int]string{262: "imb1", 55: "LOTS"})
+		b.send("D", limit("au1", "LOTS", "1", "20", "52.00")...)
+		b.expect("8", map[int]string{11: "au1", 150: "0"})
+		b.send("D", limit("au2", "LOTS", "2", "10", "51.50")...)
+		b.expect("8", map[int]string{11: "au2", 150: "0"})
+		// 51.50 and 52.00 both trade 10 with 10 bought over: market pressure
+		// takes the higher.
+		x := a.expect("X", map[int]string{262: "imb1", 269: "A", 55: "LOTS", 270: "52.00", 271: "10", 277: "P"})
+		if x.get(58) != "imbalance buy 10; rule MarketPressure" {
+			t.Errorf("indicative: %s", x.raw)
+		}
+		if err := s.Gateway().SetTradingStatus("LOTS", venue.TradingStatusOpen, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		b.expect("8", map[int]string{11: "au2", 150: "F", 31: "52.00"})
+		a.expect("X", map[int]string{262: "imb1", 279: "2", 269: "A", 270: "52.00"})
+		b.send("F", "11", "au1c", "41", "au1", "55", "LOTS", "54", "1", "60", now())
+		b.expect("8", map[int]string{11: "au1c", 150: "4"})
+	})
+
 	run("trading session status", func(t *testing.T) {
 		a.send("g", "335", "ts1", "263", "0")
 		a.expect("h", map[int]string{335: "ts1", 336: "ALL", 340: "2"})

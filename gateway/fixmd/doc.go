@@ -8,7 +8,34 @@
 // venue cannot serve is refused with a MarketDataRequestReject (Y) and a
 // MDReqRejReason: 0 unknown symbol or too many subscriptions, 1 duplicate
 // MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,
-// 6 unsupported MDUpdateType, 8 an MDEntryType other than bid (0) and offer (1).
+// 6 unsupported MDUpdateType, 8 an MDEntryType other than bid (0), offer
+// (1) and imbalance (A). A request without NoMDEntryTypes gets bids and
+// offers; otherwise only the types it lists.
+//
+// # Auctions
+//
+// During a call (opening, closing or volatility auction) the matcher
+// publishes the uncross the book would make now (core's "Auctions"); a
+// subscription to MDEntryType A (IMBALANCE, the FIX 4.4 value: 4.4 has no
+// auction clearing price type) gets it as one entry per instrument:
+//
+//	269=A  IMBALANCE
+//	270    MDEntryPx: the indicative uncrossing price (absent when nothing
+//	       would trade, rule NoCross)
+//	271    MDEntrySize: the volume that would trade at it
+//	277    TradeCondition: P (imbalance, more buyers) or Q (more sellers);
+//	       absent when the sides match
+//	58     Text: "imbalance <buy|sell|none> <qty>; rule <rule>", the
+//	       quantity left over and the rule that chose the price
+//	       (MaxVolume, MinImbalance, MarketPressure, ReferencePrice, NoCross)
+//
+// The W of a subscription carries the entry while a call is on; each change
+// sends an X entry with MDUpdateAction 0 (the call's first indicative) or 1
+// (a new price, volume or imbalance; there is one entry per instrument, so
+// no MDEntryID), and the uncross, or any status that is not a call, sends
+// MDUpdateAction 2 with the last price. Changes come as often as the
+// matcher publishes them (engine indicative_interval). After a restart from
+// a feed snapshot the entry returns with the call's next change.
 //
 // Books come from a marketdata.DepthCache that the feed keeps current after
 // each batch of durable events, never from the engine, so FIX market data

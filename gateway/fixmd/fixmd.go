@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Bounds of FIX market data.
@@ -31,8 +32,12 @@ type mdSub struct {
 	tick        decimal.Tick
 	depth       int
 	incremental bool
+	types       entryTypes
 	prev        marketdata.Depth
 }
+
+// entryTypes are the MDEntryTypes a request asked for.
+type entryTypes struct{ bids, offers, imbalance bool }
 
 // Handler serves MarketDataRequests from a depth cache.
 type Handler struct {
@@ -90,22 +95,27 @@ func (f *Handler) Run() {
 			return
 		case <-f.wake:
 		}
-		f.mu.Lock()
-		for id := range f.pend {
-			delete(f.pend, id)
-			for _, sub := range f.subs[id] {
-				f.refresh(sub)
-			}
-		}
-		f.mu.Unlock()
+		f.sendPending()
 	}
 }
 
-func (f *Handler) reject(idx uint16, reqID string, reason int, text string) {
+// sendPending sends the refreshes of the instruments marked since the last call.
+func (f *Handler) sendPending() {
+	f.mu.Lock()
+	for id := range f.pend {
+		delete(f.pend, id)
+		for _, sub := range f.subs[id] {
+			f.refresh(sub)
+		}
+	}
+	f.mu.Unlock()
+}
+
+func (f *Handler) reject(idx uint16, reqID string, reason mdReqRejReason, text string) {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "Y")
 	m.Body.SetString(tag.MDReqID, reqID)
-	m.Body.SetString(tag.MDReqRejReason, strconv.Itoa(reason))
+	m.Body.SetString(tag.MDReqRejReason, string(reason))
 	m.Body.SetString(tag.Text, text)
 	f.out.Send(idx, m)
 }
@@ -120,7 +130,7 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		return nil
 	}
 	if subType != "0" && subType != "1" {
-		f.reject(idx, reqID, 4, "SubscriptionRequestType "+subType+" is not supported")
+		f.reject(idx, reqID, mdRejUnsupportedSubType, "SubscriptionRequestType "+subType+" is not supported")
 		return nil
 	}
 	depth, _ := req.Body.GetInt(tag.MarketDepth)
@@ -128,26 +138,35 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		depth = DepthMax
 	}
 	if depth < 0 || depth > DepthMax {
-		f.reject(idx, reqID, 5, "MarketDepth must be 0 (full, up to "+strconv.Itoa(DepthMax)+" levels) or 1 to "+strconv.Itoa(DepthMax))
+		f.reject(idx, reqID, mdRejUnsupportedDepth, "MarketDepth must be 0 (full, up to "+strconv.Itoa(DepthMax)+" levels) or 1 to "+strconv.Itoa(DepthMax))
 		return nil
 	}
 	updType, _ := req.Body.GetString(tag.MDUpdateType)
 	if subType == "1" && updType != "" && updType != "0" && updType != "1" {
-		f.reject(idx, reqID, 6, "MDUpdateType "+updType+" is not supported")
+		f.reject(idx, reqID, mdRejUnsupportedUpdType, "MDUpdateType "+updType+" is not supported")
 		return nil
 	}
+	want := entryTypes{bids: true, offers: true}
 	types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
-	if err := req.Body.GetGroup(types); err == nil {
+	if err := req.Body.GetGroup(types); err == nil && types.Len() > 0 {
+		want = entryTypes{}
 		for i := 0; i < types.Len(); i++ {
-			if t, _ := types.Get(i).GetString(tag.MDEntryType); t != "0" && t != "1" {
-				f.reject(idx, reqID, 8, "MDEntryType "+t+" is not supported (0 bid and 1 offer are)")
+			switch t, _ := types.Get(i).GetString(tag.MDEntryType); mdEntryType(t) {
+			case mdEntryBid:
+				want.bids = true
+			case mdEntryOffer:
+				want.offers = true
+			case mdEntryImbalance:
+				want.imbalance = true
+			default:
+				f.reject(idx, reqID, mdRejUnsupportedEntry, "MDEntryType "+t+" is not supported (0 bid, 1 offer and A imbalance are)")
 				return nil
 			}
 		}
 	}
 	syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
 	if err := req.Body.GetGroup(syms); err != nil || syms.Len() == 0 {
-		f.reject(idx, reqID, 0, "no symbol requested")
+		f.reject(idx, reqID, mdRejUnknownSymbol, "no symbol requested")
 		return nil
 	}
 	var defs []marketdata.InstrumentDef
@@ -155,7 +174,7 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		sym, _ := syms.Get(i).GetString(tag.Symbol)
 		def, ok := f.cache.Lookup(sym)
 		if !ok {
-			f.reject(idx, reqID, 0, "unknown symbol "+sym)
+			f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol "+sym)
 			return nil
 		}
 		defs = append(defs, def)
@@ -169,21 +188,21 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 				if s.session == idx {
 					n++
 					if s.reqID == reqID {
-						f.reject(idx, reqID, 1, "duplicate MDReqID "+reqID)
+						f.reject(idx, reqID, mdRejDuplicateMDReqID, "duplicate MDReqID "+reqID)
 						return nil
 					}
 				}
 			}
 		}
 		if n+len(defs) > SubscriptionsMax {
-			f.reject(idx, reqID, 0, "too many subscriptions on this session (at most "+strconv.Itoa(SubscriptionsMax)+")")
+			f.reject(idx, reqID, mdRejUnknownSymbol, "too many subscriptions on this session (at most "+strconv.Itoa(SubscriptionsMax)+")")
 			return nil
 		}
 	}
 	for _, def := range defs {
-		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: decimal.Tick{Mantissa: def.TickMantissa, Scale: -int(def.TickExponent)}, depth: depth, incremental: updType == "1"}
+		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: decimal.Tick{Mantissa: def.TickMantissa, Scale: -int(def.TickExponent)}, depth: depth, incremental: updType == "1", types: want}
 		if err := f.cache.Depth(def.ID, depth, &sub.prev); err != nil {
-			f.reject(idx, reqID, 0, err.Error())
+			f.reject(idx, reqID, mdRejUnknownSymbol, err.Error())
 			return nil
 		}
 		f.out.Send(idx, f.fullRefresh(sub, &sub.prev))
@@ -223,20 +242,68 @@ func (f *Handler) SessionEnded(idx uint16) {
 	}
 }
 
-func (f *Handler) entry(g *quickfix.RepeatingGroup, sub *mdSub, action string, typ string, l marketdata.Level) {
+// mdEntryGroup is the template of MDFullGrp (W) or, with the update
+// action and symbol, MDIncGrp (X).
+func mdEntryGroup(incremental bool) *quickfix.RepeatingGroup {
+	var t quickfix.GroupTemplate
+	if incremental {
+		t = append(t, quickfix.GroupElement(tag.MDUpdateAction))
+	}
+	t = append(t, quickfix.GroupElement(tag.MDEntryType))
+	if incremental {
+		t = append(t, quickfix.GroupElement(tag.Symbol))
+	}
+	t = append(t, quickfix.GroupElement(tag.MDEntryPx), quickfix.GroupElement(tag.MDEntrySize),
+		quickfix.GroupElement(tag.TradeCondition), quickfix.GroupElement(tag.NumberOfOrders), quickfix.GroupElement(tag.Text))
+	return quickfix.NewRepeatingGroup(tag.NoMDEntries, t)
+}
+
+// row adds an entry: action is empty in a W.
+func (f *Handler) row(g *quickfix.RepeatingGroup, sub *mdSub, action mdUpdateAction, typ mdEntryType) *quickfix.Group {
 	row := g.Add()
 	if action != "" {
-		row.SetString(tag.MDUpdateAction, action)
+		row.SetString(tag.MDUpdateAction, string(action))
 	}
-	row.SetString(tag.MDEntryType, typ)
+	row.SetString(tag.MDEntryType, string(typ))
 	if action != "" {
 		row.SetString(tag.Symbol, sub.inst.Symbol)
 	}
+	return row
+}
+
+func (f *Handler) entry(g *quickfix.RepeatingGroup, sub *mdSub, action mdUpdateAction, typ mdEntryType, l marketdata.Level) {
+	row := f.row(g, sub, action, typ)
 	row.SetString(tag.MDEntryPx, string(decimal.FormatTicks(nil, l.PriceTicks, sub.tick)))
-	if action != "2" {
+	if action != mdUpdateDelete {
 		row.SetString(tag.MDEntrySize, strconv.FormatInt(l.Qty, 10))
 		row.SetString(tag.NumberOfOrders, strconv.Itoa(l.OrderCount))
 	}
+}
+
+// imbalanceEntry is a call's indicative uncross as an MDEntryType A entry
+// ("Auctions" in doc.go): MDEntryPx the price (absent when nothing would
+// trade), MDEntrySize the volume that would trade, TradeCondition P or Q
+// the side left over, Text the imbalance quantity and the deciding rule.
+// A deletion carries the last price it announced.
+func (f *Handler) imbalanceEntry(g *quickfix.RepeatingGroup, sub *mdSub, action mdUpdateAction, ind marketdata.Indicative) {
+	row := f.row(g, sub, action, mdEntryImbalance)
+	if ind.Rule != venue.AuctionRuleNoCross {
+		row.SetString(tag.MDEntryPx, string(decimal.FormatTicks(nil, ind.PriceTicks, sub.tick)))
+	}
+	if action == mdUpdateDelete {
+		return
+	}
+	row.SetString(tag.MDEntrySize, strconv.FormatInt(ind.MatchedQty, 10))
+	side := "none"
+	switch ind.ImbalanceSide {
+	case venue.ImbalanceSideBuy:
+		row.SetString(tag.TradeCondition, string(tradeCondImbalanceMoreBuyers))
+		side = "buy"
+	case venue.ImbalanceSideSell:
+		row.SetString(tag.TradeCondition, string(tradeCondImbalanceMoreSellers))
+		side = "sell"
+	}
+	row.SetString(tag.Text, "imbalance "+side+" "+strconv.FormatInt(ind.ImbalanceQty, 10)+"; rule "+ind.Rule.String())
 }
 
 func (f *Handler) fullRefresh(sub *mdSub, d *marketdata.Depth) *quickfix.Message {
@@ -244,16 +311,33 @@ func (f *Handler) fullRefresh(sub *mdSub, d *marketdata.Depth) *quickfix.Message
 	m.Header.SetString(tag.MsgType, "W")
 	m.Body.SetString(tag.MDReqID, sub.reqID)
 	m.Body.SetString(tag.Symbol, sub.inst.Symbol)
-	g := quickfix.NewRepeatingGroup(tag.NoMDEntries, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType),
-		quickfix.GroupElement(tag.MDEntryPx), quickfix.GroupElement(tag.MDEntrySize), quickfix.GroupElement(tag.NumberOfOrders)})
-	for _, l := range d.Bids {
-		f.entry(g, sub, "", "0", l)
+	g := mdEntryGroup(false)
+	if sub.types.bids {
+		for _, l := range d.Bids {
+			f.entry(g, sub, "", mdEntryBid, l)
+		}
 	}
-	for _, l := range d.Asks {
-		f.entry(g, sub, "", "1", l)
+	if sub.types.offers {
+		for _, l := range d.Asks {
+			f.entry(g, sub, "", mdEntryOffer, l)
+		}
+	}
+	if sub.types.imbalance && d.State.Indicative.Active {
+		f.imbalanceEntry(g, sub, "", d.State.Indicative)
 	}
 	m.Body.SetGroup(g)
 	return m
+}
+
+// updateAction is the MDUpdateAction of a level change.
+func updateAction(k marketdata.UpdateActionKind) mdUpdateAction {
+	switch k {
+	case marketdata.UpdateNew:
+		return mdUpdateNew
+	case marketdata.UpdateChange:
+		return mdUpdateChange
+	}
+	return mdUpdateDelete
 }
 
 // refresh sends what changed for one subscription (f.mu held).
@@ -264,25 +348,41 @@ func (f *Handler) refresh(sub *mdSub) {
 	if !sub.incremental {
 		f.out.Send(sub.session, f.fullRefresh(sub, &f.scratch))
 	} else {
-		bids := marketdata.AppendLevelChanges(nil, true, sub.prev.Bids, f.scratch.Bids)
-		asks := marketdata.AppendLevelChanges(nil, false, sub.prev.Asks, f.scratch.Asks)
-		if len(bids)+len(asks) > 0 {
+		var bids, asks []marketdata.LevelChange
+		if sub.types.bids {
+			bids = marketdata.AppendLevelChanges(nil, true, sub.prev.Bids, f.scratch.Bids)
+		}
+		if sub.types.offers {
+			asks = marketdata.AppendLevelChanges(nil, false, sub.prev.Asks, f.scratch.Asks)
+		}
+		was, now := sub.prev.State.Indicative, f.scratch.State.Indicative
+		imbalance := sub.types.imbalance && was != now
+		if len(bids)+len(asks) > 0 || imbalance {
 			m := quickfix.NewMessage()
 			m.Header.SetString(tag.MsgType, "X")
 			m.Body.SetString(tag.MDReqID, sub.reqID)
-			g := quickfix.NewRepeatingGroup(tag.NoMDEntries, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDUpdateAction),
-				quickfix.GroupElement(tag.MDEntryType), quickfix.GroupElement(tag.Symbol), quickfix.GroupElement(tag.MDEntryPx),
-				quickfix.GroupElement(tag.MDEntrySize), quickfix.GroupElement(tag.NumberOfOrders)})
+			g := mdEntryGroup(true)
 			for _, c := range bids {
-				f.entry(g, sub, strconv.Itoa(int(c.Action)), "0", c.Level)
+				f.entry(g, sub, updateAction(c.Action), mdEntryBid, c.Level)
 			}
 			for _, c := range asks {
-				f.entry(g, sub, strconv.Itoa(int(c.Action)), "1", c.Level)
+				f.entry(g, sub, updateAction(c.Action), mdEntryOffer, c.Level)
+			}
+			if imbalance {
+				switch {
+				case !now.Active:
+					f.imbalanceEntry(g, sub, mdUpdateDelete, was)
+				case was.Active:
+					f.imbalanceEntry(g, sub, mdUpdateChange, now)
+				default:
+					f.imbalanceEntry(g, sub, mdUpdateNew, now)
+				}
 			}
 			m.Body.SetGroup(g)
 			f.out.Send(sub.session, m)
 		}
 	}
+	sub.prev.State = f.scratch.State
 	sub.prev.Bids = append(sub.prev.Bids[:0], f.scratch.Bids...)
 	sub.prev.Asks = append(sub.prev.Asks[:0], f.scratch.Asks...)
 }
