@@ -144,8 +144,10 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 	}
 	s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestAccepted, -1, ""))
 	go func() {
-		defer g.replayBusy.Store(false)
 		n, next, err := g.replayCopies(s, r)
+		// Free before the last answer goes out: a client that asks again
+		// as soon as it reads it must not be told a replay is running.
+		g.replayBusy.Store(false)
 		text := ""
 		switch {
 		case err != nil:
