@@ -199,9 +199,8 @@
 // configured instrument (Config.validate) and refuses, changing nothing, a
 // used id or symbol (DuplicateInstrument), bad values (InvalidInstrument), a
 // full table (CapacityExceeded: Config.InstrumentsMax configured plus added
-// instruments) and any addition while risk limits are on
-// (UnsupportedOrderCharacteristic: risk keeps one cell per subject and
-// configured instrument). It answers with one InstrumentAdded carrying the
+// instruments). With risk on, its cells (one per subject) were allocated
+// with the table and start with each subject's limits in force. It answers with one InstrumentAdded carrying the
 // reference data and the band in ticks, or the reason. The instrument
 // table and its id index are sized for InstrumentsMax by NewMatcher, so
 // nothing another command uses moves or grows; the command itself
@@ -235,7 +234,11 @@
 // that the figures already pass is refused and changes nothing. An
 // automatic kill (KillAfterBreaches, KillAtLoss) is decided during a command
 // and carried out at its end, with a RiskControlResult AutoKill. EndOfDay
-// restarts the day's figures. Limits and figures are in the snapshot.
+// restarts the day's figures. Limits and figures are in the snapshot, for
+// the listed instruments (the cells of the room left for added ones hold
+// no figures and follow the subject's limits). The cells take
+// (SessionsMax + accounts) × InstrumentsMax × 64 bytes, allocated by
+// NewMatcher.
 // Without Config.Risk the order path pays one test per order, per trade and
 // per order joining or leaving a price level; with limits on every session
 // a place+cancel costs 10% more instructions, a fill+refill 15% and a

@@ -74,7 +74,7 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		return venue.RiskResultApplied, 0
 	}
 	s := &r.subjects[subj]
-	cells := r.cells[int(subj)*r.instruments : (int(subj)+1)*r.instruments]
+	cells := r.cells[int(subj)*r.stride : (int(subj)+1)*r.stride] // listed or not: unlisted cells follow the subject's limits
 	var figure int64
 	var field *int64
 	switch limit {
@@ -223,7 +223,7 @@ func (m *Matcher) riskPositionUse(subj uint16) (used, limit int64) {
 	if !r.on {
 		return 0, 0
 	}
-	for ii := 0; ii < r.instruments; ii++ {
+	for ii := range len(m.instruments) {
 		cl := r.cell(subj, uint16(ii))
 		w, l := cl.worstPosition(), shown(cl.maxPosition)
 		switch {
@@ -320,7 +320,7 @@ func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
 				l.Limits[which] = v
 			}
 		}
-		for ii := 0; r.on && ii < r.instruments; ii++ {
+		for ii := 0; r.on && ii < len(m.instruments); ii++ {
 			c := r.cell(uint16(i), uint16(ii))
 			for which, v := range map[venue.RiskLimit]int64{venue.RiskLimitMaxOrderQty: c.maxOrderQty,
 				venue.RiskLimitMaxOrderNotional: c.maxOrderNotional, venue.RiskLimitMaxPosition: c.maxPosition} {
