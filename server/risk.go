@@ -114,8 +114,9 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	}
 	q.value = in.Value
 	if in.Instrument != "" {
-		inst := s.cfg.InstrumentBySymbol(in.Instrument)
-		if inst == nil {
+		// Configured or added at runtime: an added instrument has risk cells too.
+		inst, ok := s.ops.Instrument(in.Instrument)
+		if !ok {
 			return q, badRisk(http.StatusNotFound, "unknown_instrument", "unknown instrument %q", in.Instrument)
 		}
 		q.instrumentID = inst.ID
@@ -193,8 +194,9 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 // switch and latest report.
 func (s *Server) RiskSubjects() []ops.RiskSubject {
 	reports, limits := s.gw.RiskSeen()
-	symbols := make(map[uint32]string, len(s.cfg.Instruments))
-	for _, in := range s.cfg.Instruments {
+	listed := s.ops.Instruments()
+	symbols := make(map[uint32]string, len(listed))
+	for _, in := range listed {
 		symbols[in.ID] = in.Symbol
 	}
 	var out []ops.RiskSubject
