@@ -1,16 +1,48 @@
 package core
 
-import "github.com/fixvenue/fixvenue/sbe/venue"
+import (
+	"encoding/binary"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
 
 // The operator's risk commands: RiskSetLimit changes one limit, RiskControl
 // turns a kill switch on or off or reports utilisation. Each is answered by
 // a RiskControlResult (and a Report by RiskUtilisation events); a refused
 // change leaves everything as it was. They are journaled like every
-// command, so a replay changes the same limit at the same point.
+// command, so a replay changes the same limit at the same point. The
+// operator and the reason travel in the command, for the journal's audit
+// trail; the matcher does not read them.
+
+// The risk commands' blocks before operator and reason were appended to
+// them. A journal written then still replays: riskWidened gives such a
+// record the current block, the new fields empty.
+const (
+	riskSetLimitBlockBefore = 48
+	riskControlBlockBefore  = 36
+)
+
+// riskWidened returns cmd, or, when its acting block is at least before but
+// shorter than block (a record from before the fields were appended), a
+// copy in m.riskWiden with the block widened by zeros.
+func (m *Matcher) riskWidened(cmd []byte, before, block int) []byte {
+	if len(cmd) < venue.MessageHeaderSize {
+		return cmd
+	}
+	acting := int(binary.LittleEndian.Uint16(cmd))
+	if acting < before || acting >= block || venue.MessageHeaderSize+acting > len(cmd) ||
+		venue.MessageHeaderSize+block > len(m.riskWiden) {
+		return cmd
+	}
+	n := copy(m.riskWiden[:], cmd[:venue.MessageHeaderSize+acting])
+	clear(m.riskWiden[n : venue.MessageHeaderSize+block])
+	binary.LittleEndian.PutUint16(m.riskWiden[:], uint16(block))
+	return m.riskWiden[:venue.MessageHeaderSize+block]
+}
 
 func (m *Matcher) applyRiskSetLimit(cmd []byte) error {
 	var c venue.RiskSetLimit
-	if err := c.WrapDecode(cmd, 0); err != nil {
+	if err := c.WrapDecode(m.riskWidened(cmd, riskSetLimitBlockBefore, venue.RiskSetLimitBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
@@ -135,7 +167,7 @@ func (c *riskCell) setLimit(limit venue.RiskLimit, value int64) {
 
 func (m *Matcher) applyRiskControl(cmd []byte) error {
 	var c venue.RiskControl
-	if err := c.WrapDecode(cmd, 0); err != nil {
+	if err := c.WrapDecode(m.riskWidened(cmd, riskControlBlockBefore, venue.RiskControlBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())

@@ -159,6 +159,8 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		c.SetInstrumentID(q.instrumentID)
 		c.SetValue(q.value)
 		_ = c.SetAccountString(q.account)
+		_ = c.SetOperatorString(in.Operator) // ops checked both lengths
+		_ = c.SetReasonString(in.Reason)
 	} else {
 		var c venue.RiskControl
 		_ = c.WrapEncode(slot, 0)
@@ -171,6 +173,8 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 			c.SetAction(venue.RiskActionReset)
 		}
 		_ = c.SetAccountString(q.account)
+		_ = c.SetOperatorString(in.Operator)
+		_ = c.SetReasonString(in.Reason)
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)

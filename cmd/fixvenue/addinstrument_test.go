@@ -417,6 +417,13 @@ func TestAddInstrumentWithRiskLimits(t *testing.T) {
 	}
 	stillLimited("again2")
 	v.kill()
+	dump, err := exec.Command(binPath, "journal", "dump", "--config", cfgPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("journal dump: %v\n%s", err, dump)
+	}
+	if !strings.Contains(string(dump), `operator="rita" reason="new listing cap"`) {
+		t.Errorf("the journal lacks the limit change's operator and reason:\n%s", dump)
+	}
 }
 
 // completeSnapSince reports whether data/journal holds a snapshot written
