@@ -229,7 +229,10 @@
 //
 // RiskControl turns a kill switch on (cancelling the subject's orders,
 // reason KillSwitch) or off, or reports utilisation (RiskUtilisation
-// events); RiskSetLimit changes one limit. Each answers RiskControlResult;
+// events); RiskSetLimit changes one limit. Both carry the operator and the
+// reason for the journal, which the matcher does not read; a record from
+// before those fields were appended replays with them empty
+// (riskWidened). Each answers RiskControlResult;
 // an invalid value, an unknown session, account or instrument, or a limit
 // that the figures already pass is refused and changes nothing. An
 // automatic kill (KillAfterBreaches, KillAtLoss) is decided during a command
