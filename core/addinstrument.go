@@ -81,13 +81,10 @@ func addedFromCommand(c *venue.AddInstrument) AddedInstrument {
 }
 
 // addInstrument checks a new instrument against the table and the bounds
-// a configured one must meet, then lists it. Risk limits are kept per
-// (subject, instrument) cell for the configured instruments only, so with
-// risk on an addition is refused (UnsupportedOrderCharacteristic).
+// a configured one must meet, then lists it. Its risk cells were allocated
+// with the table (riskState.stride) and start with each subject's limits.
 func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 	switch {
-	case m.risk.on:
-		return venue.RejectReasonUnsupportedOrderCharacteristic
 	case a.ID == 0 || a.Symbol == "" || a.Tick.Mantissa <= 0 || a.Tick.Scale > tickScaleMax ||
 		(a.Status != 0 && !a.Status.Valid()):
 		return venue.RejectReasonInvalidInstrument
@@ -121,6 +118,7 @@ func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 func (m *Matcher) listInstrument(ic *InstrumentConfig) {
 	ii := uint16(len(m.instruments))
 	m.instruments = append(m.instruments, newInstrument(ic))
+	m.risk.freshInstrument(ii)
 	m.instrByID.insert(ic.ID, ii)
 	m.listing.symbols[ic.Symbol] = ii
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
@@ -208,5 +209,129 @@ func TestAddedInstrumentOrdersDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per order on an added instrument", allocs)
+	}
+}
+
+// TestAddInstrumentWithRisk: with risk limits on, an added instrument gets
+// each subject's limits in force (including one changed before it was
+// added), takes a per-instrument limit at runtime, keeps positions, stays
+// allocation-free, and its limits and figures survive a snapshot into a
+// matcher whose InstrumentsMax differs.
+func TestAddInstrumentWithRisk(t *testing.T) {
+	riskFixture := func(instrumentsMax int) *Matcher {
+		m, err := NewMatcher(Config{OrdersMax: 16, ClOrdIDsMax: 1024, SessionsMax: 4, InstrumentsMax: instrumentsMax,
+			Instruments: []InstrumentConfig{{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}},
+			Risk:        &RiskConfig{Sessions: RiskLimits{MaxOrderQty: 500}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := riskFixture(3)
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(16)
+	seq := uint64(0)
+	apply := func(cmd []byte) {
+		t.Helper()
+		sink.Reset()
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLimit := func(session uint16, limit venue.RiskLimit, instrument uint32, value int64) venue.RiskResult {
+		t.Helper()
+		seq++
+		apply(encodeRiskSetLimit(buf[:], seq, 10, session, venue.RiskScopeSession, "", limit, instrument, value))
+		var r venue.RiskControlResult
+		_ = r.WrapDecode(sink.Event(0), 0)
+		return r.Result()
+	}
+	// order returns the reject reason of a limit order on the added instrument (None: accepted).
+	order := func(session uint16, side venue.Side, qty int64) venue.RejectReason {
+		t.Helper()
+		seq++
+		a := newOrderArgs{seq: seq, ts: 100, session: session, side: side, ordType: venue.OrdTypeLimit, instrument: 7,
+			px: 400, qty: qty, clOrdID: fmt.Sprintf("o%d", seq)}
+		apply(encodeNewOrder(buf[:], &a))
+		for i := range sink.Len() {
+			if id, _ := venue.TemplateIDOf(sink.Event(i), 0); id == venue.OrderRejectedTemplateID {
+				var r venue.OrderRejected
+				_ = r.WrapDecode(sink.Event(i), 0)
+				return r.Reason()
+			}
+		}
+		return venue.RejectReasonNone
+	}
+	if r := setLimit(1, venue.RiskLimitMaxOrderQty, 0, 200); r != venue.RiskResultApplied {
+		t.Fatalf("session limit before the add: %s", r)
+	}
+	if r := setLimit(2, venue.RiskLimitMaxPosition, 7, 100); r != venue.RiskResultUnknownInstrument {
+		t.Fatalf("limit on an instrument not yet listed: %s, want UnknownInstrument", r)
+	}
+	seq++
+	if e := applyAdd(t, m, seq, newAdded()); e.Reason() != venue.RejectReasonNone {
+		t.Fatalf("add with risk on: %s", e.Reason())
+	}
+	if r := order(1, venue.SideBuy, 300); r != venue.RejectReasonRiskLimitExceeded {
+		t.Fatalf("session 1 over its changed order-size limit: %s", r)
+	}
+	if r := order(3, venue.SideBuy, 600); r != venue.RejectReasonRiskLimitExceeded {
+		t.Fatalf("session 3 over the configured order-size limit: %s", r)
+	}
+	if r := setLimit(2, venue.RiskLimitMaxPosition, 7, 100); r != venue.RiskResultApplied {
+		t.Fatalf("per-instrument limit on the added instrument: %s", r)
+	}
+	if r := order(2, venue.SideBuy, 200); r != venue.RejectReasonRiskLimitExceeded {
+		t.Fatalf("session 2 over its position limit on the added instrument: %s", r)
+	}
+	if r := order(2, venue.SideBuy, 100); r != venue.RejectReasonNone {
+		t.Fatalf("session 2 within its limit: %s", r)
+	}
+	if r := order(3, venue.SideSell, 100); r != venue.RejectReasonNone {
+		t.Fatalf("session 3's sell: %s", r)
+	}
+	if c := m.risk.cell(2, 1); c.position != 100 || c.maxPosition != 100 || c.maxOrderQty != 500 {
+		t.Fatalf("session 2's cell: %+v", *c)
+	}
+	if r := order(2, venue.SideBuy, 10); r != venue.RejectReasonRiskLimitExceeded {
+		t.Fatalf("session 2 at its position limit: %s", r)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		seq++
+		a := newOrderArgs{seq: seq, ts: 100, session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
+			px: 400, qty: 10, tif: venue.TimeInForceIOC, clOrdID: "x"}
+		sink.Reset()
+		if err := m.Apply(encodeNewOrder(buf[:], &a), sink); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per order on an added instrument with risk", allocs)
+	}
+	var snap bytes.Buffer
+	if err := m.WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, max := range []int{2, 5} {
+		r := riskFixture(max)
+		if err := r.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+			t.Fatalf("InstrumentsMax %d: %v", max, err)
+		}
+		if c := r.risk.cell(2, 1); c.position != 100 || c.maxPosition != 100 || c.overrides != riskBit(venue.RiskLimitMaxPosition) {
+			t.Fatalf("InstrumentsMax %d: restored cell %+v", max, *c)
+		}
+		if c := r.risk.cell(1, uint16(max-1)); max > 2 && c.maxOrderQty != 200 {
+			t.Fatalf("InstrumentsMax %d: unlisted cell %+v, want session 1's limits", max, *c)
+		}
+		var again bytes.Buffer
+		if err := r.WriteSnapshot(&again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(snap.Bytes(), again.Bytes()) {
+			t.Fatalf("InstrumentsMax %d: a restored matcher writes a different snapshot", max)
+		}
 	}
 }

@@ -248,9 +248,8 @@
 // configured instrument (Config.validate) and refuses, changing nothing, a
 // used id or symbol (DuplicateInstrument), bad values (InvalidInstrument), a
 // full table (CapacityExceeded: Config.InstrumentsMax configured plus added
-// instruments) and any addition while risk limits are on
-// (UnsupportedOrderCharacteristic: risk keeps one cell per subject and
-// configured instrument). It answers with one InstrumentAdded carrying the
+// instruments). With risk on, its cells (one per subject) were allocated
+// with the table and start with each subject's limits in force. It answers with one InstrumentAdded carrying the
 // reference data and the band in ticks, or the reason. The instrument
 // table and its id index are sized for InstrumentsMax by NewMatcher, so
 // nothing another command uses moves or grows; the command itself
@@ -279,12 +278,19 @@
 //
 // RiskControl turns a kill switch on (cancelling the subject's orders,
 // reason KillSwitch) or off, or reports utilisation (RiskUtilisation
-// events); RiskSetLimit changes one limit. Each answers RiskControlResult;
+// events); RiskSetLimit changes one limit. Both carry the operator and the
+// reason for the journal, which the matcher does not read; a record from
+// before those fields were appended replays with them empty
+// (riskWidened). Each answers RiskControlResult;
 // an invalid value, an unknown session, account or instrument, or a limit
 // that the figures already pass is refused and changes nothing. An
 // automatic kill (KillAfterBreaches, KillAtLoss) is decided during a command
 // and carried out at its end, with a RiskControlResult AutoKill. EndOfDay
-// restarts the day's figures. Limits and figures are in the snapshot.
+// restarts the day's figures. Limits and figures are in the snapshot, for
+// the listed instruments (the cells of the room left for added ones hold
+// no figures and follow the subject's limits). The cells take
+// (SessionsMax + accounts) × InstrumentsMax × 64 bytes, allocated by
+// NewMatcher.
 // Without Config.Risk the order path pays one test per order, per trade and
 // per order joining or leaving a price level; with limits on every session
 // a place+cancel costs 10% more instructions, a fill+refill 15% and a

@@ -44,6 +44,8 @@ type Matcher struct {
 	qty quantityLedger
 
 	risk riskState
+	// riskWiden holds an older risk command widened to today's block (riskWidened).
+	riskWiden [venue.MessageHeaderSize + venue.RiskSetLimitBlockLength]byte
 
 	// The command being applied.
 	sink     EventSink

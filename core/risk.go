@@ -15,7 +15,11 @@ import (
 // (clOrdRecord.riskSubject) so that fills and cancels find it without a
 // lookup. Each subject has its limits and its figures; each (subject,
 // instrument) pair a riskCell with the position and the per-instrument
-// limits.
+// limits. Cells are allocated at start for Config.InstrumentsMax
+// instruments (stride cells per subject), so an instrument added while the
+// venue runs already has its cells: an unlisted instrument's cells hold
+// the subject's limits and no figures (riskState.freshCells), as a new
+// instrument starts.
 //
 // Open figures count resting orders only: riskOpen adds an order when it
 // joins a price level and takes it off when it leaves one, and a fill of a
@@ -86,7 +90,7 @@ type riskState struct {
 	killed      int  // subjects with the kill switch on
 	pending     int  // subjects whose automatic kill waits for the end of the command
 	sessionsMax int
-	instruments int
+	stride      int // cells per subject: Config.InstrumentsMax (configured and added instruments)
 	subjects    []riskSubject
 	cells       []riskCell
 	accounts    riskAccountTable
@@ -95,7 +99,7 @@ type riskState struct {
 }
 
 func newRiskState(cfg *Config) riskState {
-	r := riskState{sessionsMax: cfg.SessionsMax, instruments: len(cfg.Instruments)}
+	r := riskState{sessionsMax: cfg.SessionsMax, stride: cfg.instrumentsMax()}
 	n := cfg.SessionsMax
 	var names []string
 	if cfg.Risk != nil {
@@ -107,7 +111,7 @@ func newRiskState(cfg *Config) riskState {
 		return r
 	}
 	r.on, r.checks = true, true
-	r.cells = make([]riskCell, n*len(cfg.Instruments))
+	r.cells = make([]riskCell, n*r.stride)
 	r.accounts = newRiskAccountTable(names, cfg.SessionsMax)
 	r.names = make([][venue.AccountLength]byte, len(names))
 	for i := 0; i < cfg.SessionsMax; i++ {
@@ -147,9 +151,9 @@ func (r *riskState) configure(subject int, l *RiskLimits, instruments []Instrume
 	s.maxOpenOrders, s.maxOpenNotional = noneIfZero(l.MaxOpenOrders), noneIfZero(l.MaxOpenNotional)
 	s.creditLimit, s.maxPosition = noneIfZero(l.CreditLimit), noneIfZero(l.MaxPosition)
 	s.killAfterBreaches, s.killAtLoss = noneIfZero(l.KillAfterBreaches), noneIfZero(l.KillAtLoss)
+	r.freshCells(uint16(subject), 0)
 	for ii := range instruments {
-		c := &r.cells[subject*len(instruments)+ii]
-		c.maxOrderQty, c.maxOrderNotional, c.maxPosition = s.maxOrderQty, s.maxOrderNotional, s.maxPosition
+		c := &r.cells[subject*r.stride+ii]
 		il, ok := l.Instruments[instruments[ii].ID]
 		if !ok {
 			continue
@@ -185,7 +189,35 @@ func (r *riskState) scopeOf(subject uint16) venue.RiskScope {
 }
 
 func (r *riskState) cell(subject uint16, ii uint16) *riskCell {
-	return &r.cells[int(subject)*r.instruments+int(ii)]
+	return &r.cells[int(subject)*r.stride+int(ii)]
+}
+
+// freshCell is the cell an instrument starts with: s's limits, no
+// overrides, no figures.
+func (s *riskSubject) freshCell() riskCell {
+	return riskCell{maxOrderQty: s.maxOrderQty, maxOrderNotional: s.maxOrderNotional, maxPosition: s.maxPosition}
+}
+
+// freshInstrument makes every subject's cell of instrument ii fresh, as
+// AddInstrument lists it.
+func (r *riskState) freshInstrument(ii uint16) {
+	if !r.on {
+		return
+	}
+	for subj := range r.subjects {
+		*r.cell(uint16(subj), ii) = r.subjects[subj].freshCell()
+	}
+}
+
+// freshCells sets subject's cells of the instruments from index from on
+// to what an instrument starts with: the subject's limits, no overrides,
+// no figures.
+func (r *riskState) freshCells(subject uint16, from int) {
+	fresh := r.subjects[subject].freshCell()
+	cells := r.cells[int(subject)*r.stride : (int(subject)+1)*r.stride]
+	for i := from; i < len(cells); i++ {
+		cells[i] = fresh
+	}
 }
 
 // worstPosition is the absolute position a cell reaches if every open order
@@ -233,7 +265,7 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 	}
 	if r.on {
 		s := &r.subjects[subj]
-		cl := &r.cells[int(subj)*r.instruments+int(ii)]
+		cl := &r.cells[int(subj)*r.stride+int(ii)]
 		notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
 		// Each term is a limit's headroom after this order; one is negative
 		// when the order breaches it (riskNone keeps them from wrapping).
@@ -382,7 +414,7 @@ func (m *Matcher) riskOpen(o *order, count, leaves int64) {
 	n := leaves * o.priceTicks
 	s.openOrders += count
 	s.openNotional += n
-	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
+	cl := &m.risk.cells[int(subj)*m.risk.stride+int(o.instrument)]
 	if o.side == venue.SideBuy {
 		s.openBuyNotional += n
 		cl.openBuyQty += leaves
@@ -406,7 +438,7 @@ func (m *Matcher) riskTradeResting(r *order, px, qty int64) {
 	m.risk.lastPx = px
 	subj := m.index.recs[r.rec].riskSubject
 	s := &m.risk.subjects[subj]
-	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(r.instrument)]
+	cl := &m.risk.cells[int(subj)*m.risk.stride+int(r.instrument)]
 	if r.leavesQty == 0 {
 		s.openOrders--
 	}
@@ -448,7 +480,7 @@ func (m *Matcher) riskAfterMatch(o *order, cumQtyBefore, cumNotionalBefore int64
 func (m *Matcher) riskExecute(o *order, px, qty, value int64) {
 	subj := m.index.recs[o.rec].riskSubject
 	s := &m.risk.subjects[subj]
-	cl := &m.risk.cells[int(subj)*m.risk.instruments+int(o.instrument)]
+	cl := &m.risk.cells[int(subj)*m.risk.stride+int(o.instrument)]
 	if o.side == venue.SideSell {
 		qty, value = -qty, -value
 	}

@@ -264,3 +264,43 @@ func TestRiskLimitsNow(t *testing.T) {
 		t.Fatalf("session 0: %+v", list[0])
 	}
 }
+
+// TestRiskCommandsFromBeforeOperatorFields: a journal written before the
+// risk commands carried an operator and a reason replays (their shorter
+// block is widened), and a block shorter than that is still refused.
+func TestRiskCommandsFromBeforeOperatorFields(t *testing.T) {
+	cfg := propertyConfigs()[2]
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(cmd []byte, block int) []byte {
+		b := append([]byte(nil), cmd[:venue.MessageHeaderSize+block]...)
+		b[0], b[1] = byte(block), byte(block>>8)
+		return b
+	}
+	var buf [cmdSlotSize]byte
+	sink := NewBufferSink(4)
+	limit := old(encodeRiskSetLimit(buf[:], 1, 1, 0, venue.RiskScopeAccount, "A", venue.RiskLimitCreditLimit, 0, 321), riskSetLimitBlockBefore)
+	if err := m.Apply(limit, sink); err != nil {
+		t.Fatalf("an older RiskSetLimit: %v", err)
+	}
+	var r venue.RiskControlResult
+	if err := r.WrapDecode(sink.Event(0), 0); err != nil || r.Result() != venue.RiskResultApplied {
+		t.Fatalf("an older RiskSetLimit: %v %s", err, r.String())
+	}
+	if subj, _ := m.risk.accounts.lookup(&[venue.AccountLength]byte{'A'}); m.risk.subjects[subj].creditLimit != 321 {
+		t.Fatal("the older RiskSetLimit did not change the limit")
+	}
+	sink.Reset()
+	kill := old(encodeRiskControl(buf[:], 2, 2, 0, venue.RiskScopeAccount, "A", venue.RiskActionKill), riskControlBlockBefore)
+	if err := m.Apply(kill, sink); err != nil {
+		t.Fatalf("an older RiskControl: %v", err)
+	}
+	if err := r.WrapDecode(sink.Event(sink.Len()-1), 0); err != nil || r.Result() != venue.RiskResultApplied || r.Action() != venue.RiskActionKill {
+		t.Fatalf("an older RiskControl: %v %s", err, r.String())
+	}
+	if err := m.Apply(old(kill, riskControlBlockBefore-1), sink); err == nil {
+		t.Fatal("a block shorter than any RiskControl's was applied")
+	}
+}

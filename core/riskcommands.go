@@ -1,16 +1,48 @@
 package core
 
-import "github.com/fixvenue/fixvenue/sbe/venue"
+import (
+	"encoding/binary"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
 
 // The operator's risk commands: RiskSetLimit changes one limit, RiskControl
 // turns a kill switch on or off or reports utilisation. Each is answered by
 // a RiskControlResult (and a Report by RiskUtilisation events); a refused
 // change leaves everything as it was. They are journaled like every
-// command, so a replay changes the same limit at the same point.
+// command, so a replay changes the same limit at the same point. The
+// operator and the reason travel in the command, for the journal's audit
+// trail; the matcher does not read them.
+
+// The risk commands' blocks before operator and reason were appended to
+// them. A journal written then still replays: riskWidened gives such a
+// record the current block, the new fields empty.
+const (
+	riskSetLimitBlockBefore = 48
+	riskControlBlockBefore  = 36
+)
+
+// riskWidened returns cmd, or, when its acting block is at least before but
+// shorter than block (a record from before the fields were appended), a
+// copy in m.riskWiden with the block widened by zeros.
+func (m *Matcher) riskWidened(cmd []byte, before, block int) []byte {
+	if len(cmd) < venue.MessageHeaderSize {
+		return cmd
+	}
+	acting := int(binary.LittleEndian.Uint16(cmd))
+	if acting < before || acting >= block || venue.MessageHeaderSize+acting > len(cmd) ||
+		venue.MessageHeaderSize+block > len(m.riskWiden) {
+		return cmd
+	}
+	n := copy(m.riskWiden[:], cmd[:venue.MessageHeaderSize+acting])
+	clear(m.riskWiden[n : venue.MessageHeaderSize+block])
+	binary.LittleEndian.PutUint16(m.riskWiden[:], uint16(block))
+	return m.riskWiden[:venue.MessageHeaderSize+block]
+}
 
 func (m *Matcher) applyRiskSetLimit(cmd []byte) error {
 	var c venue.RiskSetLimit
-	if err := c.WrapDecode(cmd, 0); err != nil {
+	if err := c.WrapDecode(m.riskWidened(cmd, riskSetLimitBlockBefore, venue.RiskSetLimitBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
@@ -74,7 +106,7 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		return venue.RiskResultApplied, 0
 	}
 	s := &r.subjects[subj]
-	cells := r.cells[int(subj)*r.instruments : (int(subj)+1)*r.instruments]
+	cells := r.cells[int(subj)*r.stride : (int(subj)+1)*r.stride] // listed or not: unlisted cells follow the subject's limits
 	var figure int64
 	var field *int64
 	switch limit {
@@ -135,7 +167,7 @@ func (c *riskCell) setLimit(limit venue.RiskLimit, value int64) {
 
 func (m *Matcher) applyRiskControl(cmd []byte) error {
 	var c venue.RiskControl
-	if err := c.WrapDecode(cmd, 0); err != nil {
+	if err := c.WrapDecode(m.riskWidened(cmd, riskControlBlockBefore, venue.RiskControlBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
@@ -223,7 +255,7 @@ func (m *Matcher) riskPositionUse(subj uint16) (used, limit int64) {
 	if !r.on {
 		return 0, 0
 	}
-	for ii := 0; ii < r.instruments; ii++ {
+	for ii := range len(m.instruments) {
 		cl := r.cell(subj, uint16(ii))
 		w, l := cl.worstPosition(), shown(cl.maxPosition)
 		switch {
@@ -320,7 +352,7 @@ func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
 				l.Limits[which] = v
 			}
 		}
-		for ii := 0; r.on && ii < r.instruments; ii++ {
+		for ii := 0; r.on && ii < len(m.instruments); ii++ {
 			c := r.cell(uint16(i), uint16(ii))
 			for which, v := range map[venue.RiskLimit]int64{venue.RiskLimitMaxOrderQty: c.maxOrderQty,
 				venue.RiskLimitMaxOrderNotional: c.maxOrderNotional, venue.RiskLimitMaxPosition: c.maxPosition} {

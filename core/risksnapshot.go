@@ -10,11 +10,19 @@ import (
 
 // The risk section of a snapshot (see snapshot.go):
 //
-//	u32 subjects, u32 cells (0 when risk is off)
+//	u32 subjects, u32 cells (subjects × listed instruments; 0 when risk is off)
 //	per account  16 bytes: its name, NUL-padded (subjects after the sessions)
 //	per subject  riskSubjectWords i64 (limits, then figures; see
 //	             riskSubject.words), u8 killed
-//	per cell     riskCellWords i64 (see riskCell.words), u8 overrides
+//	per cell     riskCellWords i64 (see riskCell.words), u8 overrides;
+//	             subject by subject, each in instrument order
+//
+// Cells are written for the listed instruments (configured and added)
+// only, not for the room Config.InstrumentsMax keeps, so a snapshot does
+// not depend on that bound and the layout is the one of version 4 before
+// instruments could be added with risk on (there were as many listed as
+// configured instruments): the format version stays 4. The unlisted
+// instruments' cells are made fresh from the restored subject limits.
 //
 // Limits are in it because operators change them with journaled commands
 // that a replay from this snapshot no longer sees. Subjects follow their
@@ -41,7 +49,8 @@ func (m *Matcher) writeRiskSnapshot(bw *bufio.Writer) {
 	r := &m.risk
 	var b [8]byte
 	bw.Write(binary.LittleEndian.AppendUint32(b[:0], uint32(len(r.subjects))))
-	bw.Write(binary.LittleEndian.AppendUint32(b[:0], uint32(len(r.cells))))
+	listed := r.listedCells(len(m.instruments))
+	bw.Write(binary.LittleEndian.AppendUint32(b[:0], uint32(len(r.subjects)*listed)))
 	for i := range r.names {
 		bw.Write(r.names[i][:])
 	}
@@ -56,12 +65,24 @@ func (m *Matcher) writeRiskSnapshot(bw *bufio.Writer) {
 		}
 		bw.WriteByte(killed)
 	}
-	for i := range r.cells {
-		for _, w := range r.cells[i].words() {
-			bw.Write(binary.LittleEndian.AppendUint64(b[:0], uint64(*w)))
+	for subj := range r.subjects {
+		for ii := range listed {
+			c := r.cell(uint16(subj), uint16(ii))
+			for _, w := range c.words() {
+				bw.Write(binary.LittleEndian.AppendUint64(b[:0], uint64(*w)))
+			}
+			bw.WriteByte(c.overrides)
 		}
-		bw.WriteByte(r.cells[i].overrides)
 	}
+}
+
+// listedCells is the number of cells per subject a snapshot holds: one per
+// listed instrument with risk on, none without.
+func (r *riskState) listedCells(instruments int) int {
+	if !r.on {
+		return 0
+	}
+	return instruments
 }
 
 func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
@@ -71,9 +92,10 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 		return err
 	}
 	subjects, cells := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-	if int(subjects) != len(r.subjects) || int(cells) != len(r.cells) {
-		return fmt.Errorf("%w: risk for %d sessions and accounts and %d cells, the config has %d and %d",
-			ErrSnapshot, subjects, cells, len(r.subjects), len(r.cells))
+	listed := r.listedCells(len(m.instruments)) // the instruments section came first
+	if int(subjects) != len(r.subjects) || int64(cells) != int64(len(r.subjects)*listed) {
+		return fmt.Errorf("%w: risk for %d sessions and accounts and %d cells, the config and the listed instruments give %d and %d",
+			ErrSnapshot, subjects, cells, len(r.subjects), len(r.subjects)*listed)
 	}
 	for i := range r.names {
 		if b, err = sr.next(venue.AccountLength); err != nil {
@@ -100,14 +122,21 @@ func (m *Matcher) readRiskSnapshot(sr *snapshotReader) error {
 			return fmt.Errorf("%w: risk subject %d: kill flag %d", ErrSnapshot, i, b[8*riskSubjectWords])
 		}
 	}
-	for i := range r.cells {
-		if b, err = sr.next(8*riskCellWords + 1); err != nil {
-			return err
+	for subj := range r.subjects {
+		if !r.on {
+			break
 		}
-		for j, w := range r.cells[i].words() {
-			*w = int64(binary.LittleEndian.Uint64(b[8*j:]))
+		for ii := range listed {
+			if b, err = sr.next(8*riskCellWords + 1); err != nil {
+				return err
+			}
+			c := r.cell(uint16(subj), uint16(ii))
+			for j, w := range c.words() {
+				*w = int64(binary.LittleEndian.Uint64(b[8*j:]))
+			}
+			c.overrides = b[8*riskCellWords]
 		}
-		r.cells[i].overrides = b[8*riskCellWords]
+		r.freshCells(uint16(subj), listed)
 	}
 	return nil
 }
@@ -147,7 +176,7 @@ func (m *Matcher) checkRiskInvariants() error {
 		w := &want[subj]
 		w.orders++
 		w.notional += n
-		ci := int(subj)*r.instruments + int(o.instrument)
+		ci := int(subj)*r.stride + int(o.instrument)
 		if o.side == venue.SideBuy {
 			w.buyNotional += n
 			buys[ci] += o.leavesQty
@@ -171,6 +200,14 @@ func (m *Matcher) checkRiskInvariants() error {
 	for i := range r.cells {
 		if c := &r.cells[i]; c.openBuyQty != buys[i] || c.openSellQty != sells[i] {
 			return fmt.Errorf("risk: cell %d counts %d/%d open buy/sell quantity, the book has %d/%d", i, c.openBuyQty, c.openSellQty, buys[i], sells[i])
+		}
+	}
+	for subj := range r.subjects {
+		fresh := r.subjects[subj].freshCell()
+		for ii := len(m.instruments); ii < r.stride; ii++ {
+			if c := r.cell(uint16(subj), uint16(ii)); *c != fresh {
+				return fmt.Errorf("risk: subject %d's cell of unlisted instrument %d is %+v, want the subject's limits and no figures", subj, ii, *c)
+			}
 		}
 	}
 	if killed != r.killed || r.pending != 0 {

@@ -183,9 +183,6 @@ func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err er
 		writeJSON(w, http.StatusConflict, apiError{Error: "the id or symbol was listed meanwhile (nothing changed)", Code: "duplicate_instrument", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonCapacityExceeded:
 		writeJSON(w, http.StatusConflict, apiError{Error: "the instrument table is full: engine.instruments_max (nothing changed)", Code: "instruments_full", Seq: r.Seq})
-	case r.Reason == venue.RejectReasonUnsupportedOrderCharacteristic:
-		writeJSON(w, http.StatusConflict, apiError{Error: "instruments cannot be added while pre-trade risk limits are configured ([risk]); list it in the configuration and restart (nothing changed)",
-			Code: "risk_limits_on", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonInvalidInstrument:
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: the band spans more ticks than engine levels allow, or max_qty × band high overflows (nothing changed)",
 			Code: "invalid_instrument", Seq: r.Seq})

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Pre-trade risk on the admin API (README "Risk limits"): GET /v1/risk
@@ -14,8 +16,9 @@ import (
 // /v1/risk/reset and /v1/risk/limit turn a session's or an account's kill
 // switch on or off and change one limit. The venue's Risk (server/risk.go)
 // checks each call against the configuration, journals it as a
-// RiskControl or RiskSetLimit command and answers with the matcher's
-// RiskControlResult once the command is durable.
+// RiskControl or RiskSetLimit command with the operator and the reason,
+// and answers with the matcher's RiskControlResult once the command is
+// durable.
 
 // RiskRequest is the body of POST /v1/risk/{action}: a reason, exactly one
 // of session (a CompID) and account, and for a limit its name, value and
@@ -29,7 +32,7 @@ type RiskRequest struct {
 	Instrument string `json:"instrument,omitempty"`
 	// Action is kill, reset or limit: the path's, not the body's.
 	Action string `json:"-"`
-	// Operator is the token's operator, logged with the reason.
+	// Operator is the token's operator, journaled with the reason.
 	Operator string `json:"-"`
 }
 
@@ -151,7 +154,9 @@ func (o *Ops) readRisk(w http.ResponseWriter, r *http.Request) (RiskRequest, boo
 	}
 	switch {
 	case strings.TrimSpace(q.Reason) == "" || strings.IndexFunc(q.Reason, nonPrintable) >= 0:
-		refuse(w, http.StatusBadRequest, "no_reason", "give a reason in printable ASCII: it is logged with the action and the operator")
+		refuse(w, http.StatusBadRequest, "no_reason", "give a reason in printable ASCII: it is journaled with the action and the operator")
+	case len(q.Reason) > venue.OperatorReasonLength:
+		refuse(w, http.StatusBadRequest, "bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
 	case (q.Session == "") == (q.Account == ""):
 		refuse(w, http.StatusBadRequest, "bad_subject", "name exactly one of session (a CompID) and account")
 	default:

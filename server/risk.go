@@ -114,8 +114,9 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	}
 	q.value = in.Value
 	if in.Instrument != "" {
-		inst := s.cfg.InstrumentBySymbol(in.Instrument)
-		if inst == nil {
+		// Configured or added at runtime: an added instrument has risk cells too.
+		inst, ok := s.ops.Instrument(in.Instrument)
+		if !ok {
 			return q, badRisk(http.StatusNotFound, "unknown_instrument", "unknown instrument %q", in.Instrument)
 		}
 		q.instrumentID = inst.ID
@@ -158,6 +159,8 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		c.SetInstrumentID(q.instrumentID)
 		c.SetValue(q.value)
 		_ = c.SetAccountString(q.account)
+		_ = c.SetOperatorString(in.Operator) // ops checked both lengths
+		_ = c.SetReasonString(in.Reason)
 	} else {
 		var c venue.RiskControl
 		_ = c.WrapEncode(slot, 0)
@@ -170,6 +173,8 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 			c.SetAction(venue.RiskActionReset)
 		}
 		_ = c.SetAccountString(q.account)
+		_ = c.SetOperatorString(in.Operator)
+		_ = c.SetReasonString(in.Reason)
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
@@ -193,8 +198,9 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 // switch and latest report.
 func (s *Server) RiskSubjects() []ops.RiskSubject {
 	reports, limits := s.gw.RiskSeen()
-	symbols := make(map[uint32]string, len(s.cfg.Instruments))
-	for _, in := range s.cfg.Instruments {
+	listed := s.ops.Instruments()
+	symbols := make(map[uint32]string, len(listed))
+	for _, in := range listed {
 		symbols[in.ID] = in.Symbol
 	}
 	var out []ops.RiskSubject

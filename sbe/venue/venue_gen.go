@@ -4187,7 +4187,7 @@ func (m *OperatorCommand) String() string { return string(m.AppendText(nil)) }
 // The constants of message "RiskSetLimit".
 const (
 	RiskSetLimitTemplateID  uint16 = 40
-	RiskSetLimitBlockLength int    = 48
+	RiskSetLimitBlockLength int    = 128
 	// RiskSetLimitEncodedLength is the header plus the block.
 	RiskSetLimitEncodedLength int = MessageHeaderSize + RiskSetLimitBlockLength
 )
@@ -4204,6 +4204,8 @@ const (
 	RiskSetLimitInstrumentIDOffset int = 20 // uint32
 	RiskSetLimitValueOffset        int = 24 // int64
 	RiskSetLimitAccountOffset      int = 32 // char[16]
+	RiskSetLimitOperatorOffset     int = 48 // char[16]
+	RiskSetLimitReasonOffset       int = 64 // char[64]
 )
 
 // RiskSetLimit is a flyweight over message "RiskSetLimit" (template 40, a command).
@@ -4266,8 +4268,8 @@ func OverwriteRiskSetLimit(buf []byte) (m RiskSetLimit, ok bool) {
 		return RiskSetLimit{}, false
 	}
 	m.buf = (*[MessageHeaderSize + RiskSetLimitBlockLength]byte)(buf)
-	// The header as one word: blockLength 48, templateId 40, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100280030)
+	// The header as one word: blockLength 128, templateId 40, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100280080)
 	return m, true
 }
 
@@ -4411,6 +4413,84 @@ func (m RiskSetLimit) SetAccountString(v string) error {
 	return nil
 }
 
+// Operator returns field "operator" (id 9) at offset 48 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// who changed it; empty in records written before it was added.
+func (m RiskSetLimit) Operator() []byte {
+	v := m.buf[56:72:72]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 9) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskSetLimit) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[56:72])
+}
+
+// SetOperator writes field "operator" (id 9), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[56:72:72]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 9), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[56:72:72]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 10) at offset 64 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskSetLimit) Reason() []byte {
+	v := m.buf[72:136:136]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ReasonArray returns field "reason" (id 10) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskSetLimit) ReasonArray() *[OperatorReasonLength]byte {
+	return (*[OperatorReasonLength]byte)(m.buf[72:136])
+}
+
+// SetReason writes field "reason" (id 10), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[72:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 10), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskSetLimit) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[72:136:136]
+	clear(field[copy(field, v):])
+	return nil
+}
+
 // AppendText appends m as one line of text: "RiskSetLimit", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -4432,6 +4512,10 @@ func (m *RiskSetLimit) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(m.Value()), 10)
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " reason="...)
+	dst = appendQuoted(dst, m.Reason())
 	return dst
 }
 
@@ -4441,7 +4525,7 @@ func (m *RiskSetLimit) String() string { return string(m.AppendText(nil)) }
 // The constants of message "RiskControl".
 const (
 	RiskControlTemplateID  uint16 = 41
-	RiskControlBlockLength int    = 36
+	RiskControlBlockLength int    = 116
 	// RiskControlEncodedLength is the header plus the block.
 	RiskControlEncodedLength int = MessageHeaderSize + RiskControlBlockLength
 )
@@ -4456,6 +4540,8 @@ const (
 	RiskControlScopeOffset       int = 18 // RiskScope (uint8)
 	RiskControlActionOffset      int = 19 // RiskAction (uint8)
 	RiskControlAccountOffset     int = 20 // char[16]
+	RiskControlOperatorOffset    int = 36 // char[16]
+	RiskControlReasonOffset      int = 52 // char[64]
 )
 
 // RiskControl is a flyweight over message "RiskControl" (template 41, a command).
@@ -4518,8 +4604,8 @@ func OverwriteRiskControl(buf []byte) (m RiskControl, ok bool) {
 		return RiskControl{}, false
 	}
 	m.buf = (*[MessageHeaderSize + RiskControlBlockLength]byte)(buf)
-	// The header as one word: blockLength 36, templateId 41, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100290024)
+	// The header as one word: blockLength 116, templateId 41, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x100290074)
 	return m, true
 }
 
@@ -4633,6 +4719,84 @@ func (m RiskControl) SetAccountString(v string) error {
 	return nil
 }
 
+// Operator returns field "operator" (id 7) at offset 36 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// who acted (empty for the venue's periodic Report, and in records written before it was added).
+func (m RiskControl) Operator() []byte {
+	v := m.buf[44:60:60]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 7) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskControl) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[44:60])
+}
+
+// SetOperator writes field "operator" (id 7), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[44:60:60]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 7), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[44:60:60]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 8) at offset 52 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m RiskControl) Reason() []byte {
+	v := m.buf[60:124:124]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ReasonArray returns field "reason" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m RiskControl) ReasonArray() *[OperatorReasonLength]byte {
+	return (*[OperatorReasonLength]byte)(m.buf[60:124])
+}
+
+// SetReason writes field "reason" (id 8), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[60:124:124]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 8), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m RiskControl) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[60:124:124]
+	clear(field[copy(field, v):])
+	return nil
+}
+
 // AppendText appends m as one line of text: "RiskControl", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -4650,6 +4814,10 @@ func (m *RiskControl) AppendText(dst []byte) []byte {
 	dst = append(dst, m.Action().String()...)
 	dst = append(dst, " account="...)
 	dst = appendQuoted(dst, m.Account())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " reason="...)
+	dst = appendQuoted(dst, m.Reason())
 	return dst
 }
 

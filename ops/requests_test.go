@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/config"
+)
+
+// fakeRisk records the calls that pass the admin API's own checks.
+type fakeRisk struct{ calls []RiskRequest }
+
+func (f *fakeRisk) RiskCommand(q RiskRequest) (RiskAnswer, error) {
+	f.calls = append(f.calls, q)
+	return RiskAnswer{Seq: 1, Action: q.Action, Result: "Applied", Operator: q.Operator}, nil
+}
+
+func (f *fakeRisk) RiskSubjects() []RiskSubject { return nil }
+
+func requestOps() *Ops {
+	acme := config.Instrument{ID: 1, Symbol: "ACME", TickSize: "0.01"}
+	return &Ops{cfg: Config{Admin: config.Admin{BodyBytesMax: 512}, Instruments: []config.Instrument{acme}},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), bySymbol: map[string]config.Instrument{"ACME": acme},
+		monitor: newMonitor(nil)}
+}
+
+// TestRiskRequestValidation: each malformed POST /v1/risk/{action} is
+// refused with its status and code before it reaches the venue; a good one
+// reaches it with the operator and reason.
+func TestRiskRequestValidation(t *testing.T) {
+	long := strings.Repeat("r", 65)
+	for _, c := range []struct {
+		action, body string
+		status       int
+		code         string
+	}{
+		{"limit", `{`, 400, "bad_json"},
+		{"limit", `{"reason":"r","session":"C1","extra":1}`, 400, "bad_json"},
+		{"limit", `{"reason":"r","session":"C1"}{"reason":"r"}`, 400, "bad_json"},
+		{"limit", `{"reason":"r","session":"C1","value":"5"}`, 400, "bad_json"},
+		{"limit", `{"reason":"r","session":"C1","value":1.5}`, 400, "bad_json"},
+		{"limit", `{"reason":"r","session":"C1","value":99999999999999999999}`, 400, "bad_json"},
+		{"kill", `{"session":"C1"}`, 400, "no_reason"},
+		{"kill", `{"reason":"  ","session":"C1"}`, 400, "no_reason"},
+		{"kill", `{"reason":"tab\there","session":"C1"}`, 400, "no_reason"},
+		{"kill", `{"reason":"` + long + `","session":"C1"}`, 400, "bad_reason"},
+		{"kill", `{"reason":"r"}`, 400, "bad_subject"},
+		{"kill", `{"reason":"r","session":"C1","account":"F"}`, 400, "bad_subject"},
+		{"kill", `{"reason":"r","session":"C1","limit":"max_order_qty"}`, 400, "bad_body"},
+		{"reset", `{"reason":"r","session":"C1","value":-5}`, 400, "bad_body"},
+		{"reset", `{"reason":"r","session":"C1","instrument":"ACME"}`, 400, "bad_body"},
+		{"explode", `{"reason":"r","session":"C1"}`, 404, "unknown_action"},
+		{"kill", `{"reason":"` + strings.Repeat("x", 600) + `","session":"C1"}`, 413, "body_too_large"},
+	} {
+		o, fake := requestOps(), &fakeRisk{}
+		o.SetRisk(fake)
+		req := httptest.NewRequest("POST", "/v1/risk/"+c.action, strings.NewReader(c.body))
+		req.SetPathValue("action", c.action)
+		w := httptest.NewRecorder()
+		o.handleRiskAction(w, req)
+		var got apiError
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != c.status || got.Code != c.code || got.Error == "" {
+			t.Errorf("%s %s: %d %s, want %d %s", c.action, c.body, w.Code, w.Body.String(), c.status, c.code)
+		}
+		if len(fake.calls) != 0 {
+			t.Errorf("%s %s: a refused request reached the venue: %+v", c.action, c.body, fake.calls)
+		}
+	}
+	o, fake := requestOps(), &fakeRisk{}
+	o.SetRisk(fake)
+	req := httptest.NewRequest("POST", "/v1/risk/limit", strings.NewReader(`{"reason":"cap","account":"F","limit":"max_position","value":7,"instrument":"ACME"}`))
+	req.SetPathValue("action", "limit")
+	w := httptest.NewRecorder()
+	o.handleRiskAction(w, req)
+	if w.Code != 200 || len(fake.calls) != 1 {
+		t.Fatalf("a good limit call: %d %s, %d calls", w.Code, w.Body.String(), len(fake.calls))
+	}
+	if q := fake.calls[0]; q.Action != "limit" || q.Reason != "cap" || q.Account != "F" || q.Limit != "max_position" || q.Value != 7 || q.Instrument != "ACME" {
+		t.Fatalf("the venue got %+v", q)
+	}
+	o = requestOps()
+	req = httptest.NewRequest("POST", "/v1/risk/kill", strings.NewReader(`{"reason":"r","session":"C1"}`))
+	req.SetPathValue("action", "kill")
+	w = httptest.NewRecorder()
+	o.handleRiskAction(w, req)
+	if w.Code != 404 || !strings.Contains(w.Body.String(), "no_risk") {
+		t.Fatalf("risk off: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestAddInstrumentRequestValidation: each malformed POST /v1/instruments
+// is refused with its status and code before anything is journaled (the
+// Ops has no pipeline: reaching it would panic).
+func TestAddInstrumentRequestValidation(t *testing.T) {
+	good := `"reason":"list","symbol":"NEWCO","tick_size":"0.05","lot_size":10,"min_qty":10,"max_qty":1000,"ref_price":"20.00","band_percent":10`
+	with := func(extra string) string { return `{` + good + extra + `}` }
+	// A later duplicate key wins in encoding/json: each case overrides one field.
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{`, 400, "bad_json"},
+		{with(`,"extra":1`), 400, "bad_json"},
+		{with(`,"lot_size":"10"`), 400, "bad_json"},
+		{with(`,"id":-1`), 400, "bad_json"},
+		{with(`,"reason":""`), 400, "no_reason"},
+		{with(`,"reason":"` + strings.Repeat("r", 65) + `"`), 400, "bad_reason"},
+		{with(`,"symbol":""`), 400, "bad_symbol"},
+		{with(`,"symbol":"A B"`), 400, "bad_symbol"},
+		{with(`,"symbol":"all"`), 400, "bad_symbol"},
+		{with(`,"tick_size":"-0.05"`), 400, "bad_tick_size"},
+		{with(`,"tick_size":"0"`), 400, "bad_tick_size"},
+		{with(`,"ref_price":"-20.00"`), 400, "bad_price"},
+		{with(`,"ref_price":"20.01"`), 400, "bad_price"},
+		{with(`,"lot_size":-10`), 400, "bad_quantity"},
+		{with(`,"min_qty":-10`), 400, "bad_quantity"},
+		{with(`,"max_qty":5`), 400, "bad_quantity"},
+		{with(`,"band_percent":-1`), 400, "bad_band"},
+		{with(`,"band_percent":100`), 400, "bad_band"},
+		{with(`,"status":"sleepy"`), 400, "bad_status"},
+		{with(`,"group":"late"`), 400, "unknown_group"},
+		{with(`,"symbol":"ACME"`), 409, "duplicate_instrument"},
+		{with(`,"id":1`), 409, "duplicate_instrument"},
+	} {
+		o := requestOps()
+		w := httptest.NewRecorder()
+		o.handleAddInstrument(w, httptest.NewRequest("POST", "/v1/instruments", strings.NewReader(c.body)))
+		var got apiError
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != c.status || got.Code != c.code || got.Error == "" {
+			t.Errorf("%s: %d %s, want %d %s", c.body, w.Code, w.Body.String(), c.status, c.code)
+		}
+	}
+}
