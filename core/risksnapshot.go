@@ -19,9 +19,7 @@ import (
 //
 // Cells are written for the listed instruments (configured and added)
 // only, not for the room Config.InstrumentsMax keeps, so a snapshot does
-// not depend on that bound and the layout is the one of version 4 before
-// instruments could be added with risk on (there were as many listed as
-// configured instruments): the format version stays 4. The unlisted
+// not depend on that bound. The unlisted
 // instruments' cells are made fresh from the restored subject limits.
 //
 // Limits are in it because operators change them with journaled commands
