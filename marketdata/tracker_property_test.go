@@ -97,7 +97,7 @@ func compareClient(t testing.TB, c *feedclient.Client, tr *Tracker, step int) {
 func TestTrackerEqualsMatcher(t *testing.T) {
 	commands := 12000
 	if testing.Short() || raceEnabled {
-		commands = 2000
+		commands = 4000
 	}
 	// Batching modes: how the feed's batches fall relative to commands.
 	const (
