@@ -180,7 +180,15 @@ func TestEventEncoding(t *testing.T) {
 
 		aggressor := rng.IntN(2) == 0
 		auction := uint8(rng.IntN(2))
-		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty, auction)
+		kind := fillResting
+		if aggressor {
+			kind |= fillAggressor
+		}
+		if auction != 0 {
+			kind |= fillAuction
+		}
+		m.lastTradeID = a
+		m.emitFill(o, kind, b, c, d, o.leavesQty)
 		var ef venue.Fill
 		_ = ef.WrapEncode(want[:], 0)
 		ef.SetCauseSeq(m.causeSeq)
