@@ -90,11 +90,11 @@ const (
 // saved across the sink's call (a fill is the most frequent event).
 func (m *Matcher) emitFill(o *order, kind fillKind, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64) {
 	slot := m.claim()
-	status := venue.OrdStatusPartiallyFilled
+	ext := uint32(kind) | uint32(venue.OrdStatusPartiallyFilled)<<16
 	if o.leavesQty == 0 {
-		status = venue.OrdStatusFilled
+		ext = uint32(kind) | uint32(venue.OrdStatusFilled)<<16
 	}
-	m.putReportHead(slot, o, uint32(kind)|uint32(status)<<16)
+	m.putReportHead(slot, o, ext)
 	e, _ := venue.OverwriteFill(slot) // claim's slots hold any event
 	e.SetTradeID(m.lastTradeID)
 	e.SetPriceTicks(o.priceTicks)
