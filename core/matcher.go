@@ -66,6 +66,16 @@ type Matcher struct {
 	calls                []uint32
 	timerDueNs           int64
 	indicativeIntervalNs int64
+
+	// decoded holds the client command being applied. Each decode writes
+	// every field of its struct, so reusing it costs nothing, where a local
+	// would be zeroed first on every command (10 to 23 instructions;
+	// docs/benchmarks.md, "Instruction counts per part").
+	decoded struct {
+		newOrder newOrderCmd
+		cancel   cancelCmd
+		replace  replaceCmd
+	}
 }
 
 // quantityLedger counts quantity so that the invariant "nothing is created or
@@ -220,10 +230,10 @@ func (m *Matcher) applyReplace(cmd []byte) error {
 		var refused venue.ReplaceOrder
 		return refused.WrapDecode(cmd, 0) // the reason
 	}
-	var c replaceCmd
+	c := &m.decoded.replace // decode writes every field
 	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
-	m.replaceOrder(&c)
+	m.replaceOrder(c)
 	if m.risk.pending > 0 { // a breach or a fill tripped an automatic kill (risk.go)
 		m.riskRunPendingKills()
 	}

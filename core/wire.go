@@ -116,6 +116,7 @@ func (c *newOrderCmd) decode(w venue.NewOrder) {
 	c.tif, c.flags, c.stpMode = w.TimeInForce(), w.Flags(), w.StpMode()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
 	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
+	c.displayQty = 0 // an iceberg's is set when it is accepted
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())
 }
