@@ -129,9 +129,9 @@ func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venu
 	m.sink.Commit()
 }
 
-// emitReplaced reports OrderReplaced for order oi, whose current ClOrdID is the new one.
-func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
-	o := &m.pool.orders[oi]
+// emitReplaced reports OrderReplaced for order o (slot oi, which only a
+// stop or an iceberg needs), whose current ClOrdID is the new one.
+func (m *Matcher) emitReplaced(o *order, oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
 	slot := m.claim()
 	var lost uint8
 	if priorityLost {

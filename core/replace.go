@@ -98,7 +98,7 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 			e := &m.pool.ext[oi]
 			e.displayQty = min(e.displayQty, o.leavesQty)
 		}
-		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
+		m.emitReplaced(o, oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	if m.risk.on {
@@ -111,16 +111,18 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 	if c.maxFloorQty != 0 || isIceberg(o) {
 		m.setIceberg(oi, c.maxFloorQty)
 	}
-	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.emitReplaced(o, oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	if in.status != venue.TradingStatusOpen { // a call: no matching (auction.go)
 		in.auction.replaces++
 		m.restAccepted(in, oi)
 		return
 	}
-	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
-	m.match(in, oi)
-	if m.risk.on {
+	if m.risk.on { // the figures before the match live across it only then
+		cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
+		m.match(in, oi)
 		m.riskAfterMatch(o, cumQty, cumNotional)
+	} else {
+		m.match(in, oi)
 	}
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))

@@ -257,7 +257,7 @@ func TestEventEncoding(t *testing.T) {
 		check("OrderCancelled", venue.OrderCancelledEncodedLength)
 
 		lost := rng.IntN(2) == 0
-		m.emitReplaced(oi, lost, b, c, &otherKey)
+		m.emitReplaced(o, oi, lost, b, c, &otherKey)
 		var er venue.OrderReplaced
 		_ = er.WrapEncode(want[:], 0)
 		er.SetCauseSeq(m.causeSeq)
