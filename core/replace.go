@@ -124,12 +124,16 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 		m.restAccepted(in, oi)
 		return
 	}
-	if m.risk.on { // the figures before the match live across it only then
-		cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
-		m.match(in, oi)
-		m.riskAfterMatch(o, cumQty, cumNotional)
-	} else {
-		m.match(in, oi)
+	// match's first test, made before calling it as executeNewOrder does:
+	// most replaces move an order to a price that does not cross.
+	if in.canTrade(o) {
+		if m.risk.on { // the figures before the match live across it only then
+			cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
+			m.match(in, oi)
+			m.riskAfterMatch(o, cumQty, cumNotional)
+		} else {
+			m.match(in, oi)
+		}
 	}
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))
