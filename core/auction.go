@@ -314,8 +314,8 @@ func (m *Matcher) executeUncross(in *instrument, px, qty int64) {
 		m.auctionFill(bs, bli, bi, px, q)
 		m.auctionFill(ss, sli, si, px, q)
 		m.qty.filledQty += 2 * q
-		m.emitFill(b, false, m.lastTradeID, px, q, s.orderID, m.shownAfterAuction(bi, q), 1)
-		m.emitFill(s, false, m.lastTradeID, px, q, b.orderID, m.shownAfterAuction(si, q), 1)
+		m.emitFill(b, fillAuction, px, q, s.orderID, m.shownAfterAuction(bi, q))
+		m.emitFill(s, fillAuction, px, q, b.orderID, m.shownAfterAuction(si, q))
 		m.afterAuctionFill(bs, bli, bi)
 		m.afterAuctionFill(ss, sli, si)
 		qty -= q

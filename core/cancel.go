@@ -159,7 +159,7 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 		var refused venue.CancelOrder
 		return refused.WrapDecode(cmd, 0) // the reason
 	}
-	var c cancelCmd
+	c := &m.decoded.cancel // decode writes every field
 	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx

@@ -39,7 +39,7 @@ func orderStatusOf(o *order) venue.OrdStatus {
 // would be saved across the sink's call).
 func (m *Matcher) emitAccepted(o *order, c *newOrderCmd) {
 	slot := m.claim()
-	m.putReportHead(slot, o, uint8(o.flags), 0, 0)
+	m.putReportHead(slot, o, headBytes(uint8(o.flags), 0, 0))
 	e, _ := venue.OverwriteOrderAccepted(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)
@@ -73,22 +73,30 @@ func (m *Matcher) emitRejected(c *newOrderCmd, reason venue.RejectReason) {
 	m.sink.Commit()
 }
 
-// emitFill reports one side of a trade for order o, which shows displayQty
-// after it (its leaves, or an iceberg's display slice); auction is 1 for
-// the trades of an uncross (the event's auction flag), else 0.
-func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64, auction uint8) {
+// fillKind is what a Fill's report head says of the trade besides the
+// order's status (putReportHead's ext): the aggressor flag, or the auction
+// flag of an uncross's trades, whose orders are all passive.
+type fillKind uint32
+
+const (
+	fillResting   fillKind = 0
+	fillAggressor fillKind = fillKind(venue.BooleanTypeTrue) << 8
+	fillAuction   fillKind = 1 << 24
+)
+
+// emitFill reports one side of the trade m.lastTradeID for order o, which
+// shows displayQty after it (its leaves, or an iceberg's display slice).
+// The TradeID and the flags are read, not passed, so that fewer values are
+// saved across the sink's call (a fill is the most frequent event).
+func (m *Matcher) emitFill(o *order, kind fillKind, lastPriceTicks, lastQty int64, contraOrderID uint64, displayQty int64) {
 	slot := m.claim()
-	status := venue.OrdStatusPartiallyFilled
+	ext := uint32(kind) | uint32(venue.OrdStatusPartiallyFilled)<<16
 	if o.leavesQty == 0 {
-		status = venue.OrdStatusFilled
+		ext = uint32(kind) | uint32(venue.OrdStatusFilled)<<16
 	}
-	var aggressorFlag uint8
-	if aggressor {
-		aggressorFlag = uint8(venue.BooleanTypeTrue)
-	}
-	m.putReportHead(slot, o, aggressorFlag, uint8(status), auction)
+	m.putReportHead(slot, o, ext)
 	e, _ := venue.OverwriteFill(slot) // claim's slots hold any event
-	e.SetTradeID(tradeID)
+	e.SetTradeID(m.lastTradeID)
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)
 	e.SetLastPriceTicks(lastPriceTicks)
@@ -108,7 +116,7 @@ func (m *Matcher) emitFill(o *order, aggressor bool, tradeID uint64, lastPriceTi
 // ClOrdID and the order's; otherwise the order's and nothing (nil).
 func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venue.OrdStatus, cancelledQty int64, clOrdID, origClOrdID *clOrdKey) {
 	slot := m.claim()
-	m.putReportHead(slot, o, uint8(reason), uint8(status), 0)
+	m.putReportHead(slot, o, headBytes(uint8(reason), uint8(status), 0))
 	e, _ := venue.OverwriteOrderCancelled(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)
@@ -121,15 +129,15 @@ func (m *Matcher) emitCancelled(o *order, reason venue.CancelReason, status venu
 	m.sink.Commit()
 }
 
-// emitReplaced reports OrderReplaced for order oi, whose current ClOrdID is the new one.
-func (m *Matcher) emitReplaced(oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
-	o := &m.pool.orders[oi]
+// emitReplaced reports OrderReplaced for order o (slot oi, which only a
+// stop or an iceberg needs), whose current ClOrdID is the new one.
+func (m *Matcher) emitReplaced(o *order, oi orderIdx, priorityLost bool, oldPriceTicks, oldLeavesQty int64, origClOrdID *clOrdKey) {
 	slot := m.claim()
 	var lost uint8
 	if priorityLost {
 		lost = uint8(venue.BooleanTypeTrue)
 	}
-	m.putReportHead(slot, o, lost, uint8(orderStatusOf(o)), 0)
+	m.putReportHead(slot, o, headBytes(lost, uint8(orderStatusOf(o)), 0))
 	e, _ := venue.OverwriteOrderReplaced(slot) // claim's slots hold any event
 	e.SetPriceTicks(o.priceTicks)
 	e.SetQty(o.qty)

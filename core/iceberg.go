@@ -90,8 +90,8 @@ func (m *Matcher) tradeIceberg(opp *bookSide, li int32, px int64, oi, ri orderId
 		m.pool.ext[ri].displayQty -= qty
 		rDisplay = m.pool.ext[ri].displayQty
 	}
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, oDisplay, 0)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, rDisplay, 0)
+	m.emitFill(o, fillAggressor, px, qty, r.orderID, oDisplay)
+	m.emitFill(r, fillResting, px, qty, o.orderID, rDisplay)
 	if r.leavesQty == 0 {
 		m.finish(ri, venue.OrdStatusFilled)
 	} else if rDisplay == 0 {

@@ -121,8 +121,8 @@ func (m *Matcher) trade(opp *bookSide, li int32, px int64, oi, ri orderIdx) {
 	r.cumQty += qty
 	r.cumNotionalTicks += px * qty
 	m.qty.filledQty += 2 * qty
-	m.emitFill(o, true, m.lastTradeID, px, qty, r.orderID, o.leavesQty, 0)
-	m.emitFill(r, false, m.lastTradeID, px, qty, o.orderID, r.leavesQty, 0)
+	m.emitFill(o, fillAggressor, px, qty, r.orderID, o.leavesQty)
+	m.emitFill(r, fillResting, px, qty, o.orderID, r.leavesQty)
 	if m.risk.on { // after the reports, which need no figure, so that fewer values live across the call
 		m.riskTradeResting(r, px, qty)
 	}

@@ -10,12 +10,12 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 		var refused venue.NewOrder
 		return refused.WrapDecode(cmd, 0) // the reason
 	}
-	var c newOrderCmd
+	c := &m.decoded.newOrder // decode writes every field
 	c.decode(w)
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	if int(session) >= len(m.sessions) {
-		m.emitRejected(&c, venue.RejectReasonCapacityExceeded)
+		m.emitRejected(c, venue.RejectReasonCapacityExceeded)
 		return nil
 	}
 	h := c.clOrdID.hashLen(c.clOrdIDLen, session)
@@ -25,28 +25,28 @@ func (m *Matcher) applyNewOrder(cmd []byte) error {
 			m.emitStatusOfRecord(ri)
 			return nil
 		}
-		m.emitRejected(&c, venue.RejectReasonDuplicateClOrdID)
+		m.emitRejected(c, venue.RejectReasonDuplicateClOrdID)
 		return nil
 	}
 	ii, ok := m.instrByID.lookup(c.instrumentID)
 	if !ok {
-		m.emitRejected(&c, venue.RejectReasonUnknownInstrument)
+		m.emitRejected(c, venue.RejectReasonUnknownInstrument)
 		return nil
 	}
 	in := &m.instruments[ii]
 	if c.ordType >= venue.OrdTypeStop || c.stopPxTicks|c.maxFloorQty != 0 { // Stop, StopLimit: the last types
-		m.newSpecialOrder(&c, ii, h, at) // apart, so that plain orders pay one test for them
+		m.newSpecialOrder(c, ii, h, at) // apart, so that plain orders pay one test for them
 		return nil
 	}
-	if reason := m.validateNewOrder(&c, in); reason != venue.RejectReasonNone {
-		m.emitRejected(&c, reason)
+	if reason := m.validateNewOrder(c, in); reason != venue.RejectReasonNone {
+		m.emitRejected(c, reason)
 		return nil
 	}
 	if m.risk.checks {
-		m.enterCheckedOrder(&c, ii, in, h, at) // risk.go; without risk the order path pays this one test
+		m.enterCheckedOrder(c, ii, in, h, at) // risk.go; without risk the order path pays this one test
 		return nil
 	}
-	oi := m.acceptNewOrder(&c, ii, h, at)
+	oi := m.acceptNewOrder(c, ii, h, at)
 	m.executeNewOrder(in, oi)
 	if m.stopsWaiting != 0 {
 		m.runStops(in)

@@ -17,8 +17,15 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
 	var h, at uint64
 	if reason == venue.RejectReasonNone {
+		// The new ClOrdID must be new in the session; at is its slot in
+		// the table (see clOrdIndex.probe).
 		h = c.clOrdID.hashLen(c.clOrdIDLen, session)
-		reason, at = m.validateReplace(c, ri, h)
+		var known recIdx
+		if known, at = m.index.probe(session, &c.clOrdID, h); known != noRec {
+			reason = venue.RejectReasonDuplicateClOrdID
+		} else {
+			reason = m.validateReplaceFields(c, ri)
+		}
 	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToReplace, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
@@ -98,7 +105,7 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 			e := &m.pool.ext[oi]
 			e.displayQty = min(e.displayQty, o.leavesQty)
 		}
-		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
+		m.emitReplaced(o, oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	if m.risk.on {
@@ -111,16 +118,22 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 	if c.maxFloorQty != 0 || isIceberg(o) {
 		m.setIceberg(oi, c.maxFloorQty)
 	}
-	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.emitReplaced(o, oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	if in.status != venue.TradingStatusOpen { // a call: no matching (auction.go)
 		in.auction.replaces++
 		m.restAccepted(in, oi)
 		return
 	}
-	cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
-	m.match(in, oi)
-	if m.risk.on {
-		m.riskAfterMatch(o, cumQty, cumNotional)
+	// match's first test, made before calling it as executeNewOrder does:
+	// most replaces move an order to a price that does not cross.
+	if in.canTrade(o) {
+		if m.risk.on { // the figures before the match live across it only then
+			cumQty, cumNotional := o.cumQty, o.cumNotionalTicks
+			m.match(in, oi)
+			m.riskAfterMatch(o, cumQty, cumNotional)
+		} else {
+			m.match(in, oi)
+		}
 	}
 	if o.leavesQty == 0 {
 		m.finish(oi, terminalStatus(o))
@@ -145,25 +158,17 @@ func (m *Matcher) setExpiry(o *order, oi orderIdx, newExpireTimeNs int64) {
 	}
 }
 
-// validateReplace returns why a replace of the live order behind record ri
-// must be refused, or RejectReasonNone and the new ClOrdID's slot in the
-// table (see clOrdIndex.probe); h is the hash of the new ClOrdID.
-// The order's side, instrument, type and time in force cannot change; an
-// empty account means "unchanged".
-func (m *Matcher) validateReplace(c *replaceCmd, ri recIdx, h uint64) (venue.RejectReason, uint64) {
-	known, at := m.index.probe(c.sessionIdx, &c.clOrdID, h)
-	if known != noRec {
-		return venue.RejectReasonDuplicateClOrdID, 0
-	}
-	return m.validateReplaceFields(c, ri), at
-}
-
-// validateReplaceFields checks everything of a replace but its ClOrdID.
+// validateReplaceFields returns why a replace of the live order behind
+// record ri must be refused (its ClOrdID checked apart), or
+// RejectReasonNone. The order's side, instrument, type and time in force
+// cannot change; an empty account means "unchanged".
 func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectReason {
 	o := &m.pool.orders[m.index.recs[ri].slot]
 	in := m.instrumentOf(o)
-	if reason := statusReject(in.status); reason != venue.RejectReasonNone {
-		return reason
+	if in.status != venue.TradingStatusOpen { // statusReject, tested once when open
+		if reason := statusReject(in.status); reason != venue.RejectReasonNone {
+			return reason
+		}
 	}
 	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif ||
 		o.ordType == venue.OrdTypeMarket { // one waiting for an uncross: it has no price to change

@@ -202,11 +202,11 @@ func (m *Matcher) amendStop(o *order, oi orderIdx, c *replaceCmd, origClOrdID *c
 		if m.risk.on {
 			m.riskOpen(o, 1, o.leavesQty)
 		}
-		m.emitReplaced(oi, false, oldPriceTicks, oldLeaves, origClOrdID)
+		m.emitReplaced(o, oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return
 	}
 	m.unparkStop(oi)
 	o.qty, o.leavesQty, o.priceTicks, o.stopLevel = c.qty, c.qty, c.priceTicks, newStopLevel
 	m.parkStopOnly(in, oi)
-	m.emitReplaced(oi, true, oldPriceTicks, oldLeaves, origClOrdID)
+	m.emitReplaced(o, oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 }

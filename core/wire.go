@@ -62,18 +62,25 @@ func (k *clOrdKey) putOrNone(field *[venue.ClOrdIDLength]byte) {
 }
 
 // putReportHead writes the report head of an order-flow event for order o
-// into the event's slot (see above): e1, e2 and e3 are its three bytes after
-// timeInForce, and the event takes the next ExecID. The event's flyweight
-// writes the header. It is small enough to be inlined.
-func (m *Matcher) putReportHead(slot []byte, o *order, e1, e2, e3 uint8) {
+// into the event's slot (see above): ext holds its three bytes after
+// timeInForce (headBytes), and the event takes the next ExecID. The
+// event's flyweight writes the header. It is small enough to be inlined.
+func (m *Matcher) putReportHead(slot []byte, o *order, ext uint32) {
 	h := slot[:reportExecIDAt+8]
 	binary.LittleEndian.PutUint64(h[reportCauseSeqAt:], m.causeSeq)
 	binary.LittleEndian.PutUint64(h[reportTimestampAt:], uint64(m.nowNs))
 	binary.LittleEndian.PutUint64(h[reportSessionAt:], o.reportWord)
-	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|uint32(e1)<<8|uint32(e2)<<16|uint32(e3)<<24)
+	binary.LittleEndian.PutUint32(h[reportTifAt:], uint32(o.tif)|ext)
 	binary.LittleEndian.PutUint64(h[reportOrderIDAt:], o.orderID)
 	m.lastExecID++
 	binary.LittleEndian.PutUint64(h[reportExecIDAt:], m.lastExecID)
+}
+
+// headBytes packs the three bytes of a report head after timeInForce into
+// putReportHead's ext: one word, so that an emitter passes and keeps one
+// value where it had three.
+func headBytes(e1, e2, e3 uint8) uint32 {
+	return uint32(e1)<<8 | uint32(e2)<<16 | uint32(e3)<<24
 }
 
 // Commands: the three commands of the order flow are decoded into structs
@@ -109,6 +116,7 @@ func (c *newOrderCmd) decode(w venue.NewOrder) {
 	c.tif, c.flags, c.stpMode = w.TimeInForce(), w.Flags(), w.StpMode()
 	c.priceTicks, c.qty, c.expireTimeNs = w.PriceTicks(), w.Qty(), w.ExpireTimeNs()
 	c.stopPxTicks, c.maxFloorQty = w.StopPxTicks(), w.MaxFloorQty()
+	c.displayQty = 0 // an iceberg's is set when it is accepted
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])
 	loadAccount(&c.account, w.AccountArray())
 }

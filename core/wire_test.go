@@ -180,7 +180,15 @@ func TestEventEncoding(t *testing.T) {
 
 		aggressor := rng.IntN(2) == 0
 		auction := uint8(rng.IntN(2))
-		m.emitFill(o, aggressor, a, b, c, d, o.leavesQty, auction)
+		kind := fillResting
+		if aggressor {
+			kind |= fillAggressor
+		}
+		if auction != 0 {
+			kind |= fillAuction
+		}
+		m.lastTradeID = a
+		m.emitFill(o, kind, b, c, d, o.leavesQty)
 		var ef venue.Fill
 		_ = ef.WrapEncode(want[:], 0)
 		ef.SetCauseSeq(m.causeSeq)
@@ -249,7 +257,7 @@ func TestEventEncoding(t *testing.T) {
 		check("OrderCancelled", venue.OrderCancelledEncodedLength)
 
 		lost := rng.IntN(2) == 0
-		m.emitReplaced(oi, lost, b, c, &otherKey)
+		m.emitReplaced(o, oi, lost, b, c, &otherKey)
 		var er venue.OrderReplaced
 		_ = er.WrapEncode(want[:], 0)
 		er.SetCauseSeq(m.causeSeq)
@@ -313,6 +321,12 @@ func TestCommandDecoding(t *testing.T) {
 		copy(b[:], v)
 		return b
 	}
+	// The matcher decodes into the same structs command after command
+	// (Matcher.decoded): decoding over the last command's fields must give
+	// what decoding into zeroed ones gives.
+	var reusedN newOrderCmd
+	var reusedC cancelCmd
+	var reusedR replaceCmd
 	for trial := 0; trial < 2000; trial++ {
 		cmd := fill(venue.NewOrderTemplateID, venue.NewOrderBlockLength)
 		var f venue.NewOrder
@@ -331,6 +345,10 @@ func TestCommandDecoding(t *testing.T) {
 			n.account != padded(f.Account()) {
 			t.Fatalf("NewOrder decoded as %+v", n)
 		}
+		reusedN.displayQty = rng.Int64() // the matcher sets it for an iceberg
+		if reusedN.decode(f); reusedN != n {
+			t.Fatalf("NewOrder decoded over the last one as %+v, want %+v", reusedN, n)
+		}
 
 		cmd = fill(venue.CancelOrderTemplateID, venue.CancelOrderBlockLength)
 		var fc venue.CancelOrder
@@ -346,6 +364,9 @@ func TestCommandDecoding(t *testing.T) {
 			!bytes.Equal(c.clOrdID.id(), fc.ClOrdID()) || !bytes.Equal(c.origClOrdID.id(), fc.OrigClOrdID()) ||
 			c.origLen != len(fc.OrigClOrdID()) {
 			t.Fatalf("CancelOrder decoded as %+v", c)
+		}
+		if reusedC.decode(fc); reusedC != c {
+			t.Fatalf("CancelOrder decoded over the last one as %+v, want %+v", reusedC, c)
 		}
 
 		cmd = fill(venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength)
@@ -366,6 +387,9 @@ func TestCommandDecoding(t *testing.T) {
 			!bytes.Equal(r.origClOrdID.id(), fr.OrigClOrdID()) || r.origLen != len(fr.OrigClOrdID()) ||
 			r.account != padded(fr.Account()) {
 			t.Fatalf("ReplaceOrder decoded as %+v", r)
+		}
+		if reusedR.decode(fr); reusedR != r {
+			t.Fatalf("ReplaceOrder decoded over the last one as %+v, want %+v", reusedR, r)
 		}
 	}
 }
