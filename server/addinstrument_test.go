@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -15,26 +14,7 @@ import (
 // it, before and after a restart. Malformed calls are refused and change
 // nothing; the metrics count the instruments.
 func TestAddInstrumentScheduleGroup(t *testing.T) {
-	// A schedule that trades only three days from now: idle for the test.
-	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
-	sched := fmt.Sprintf(`
-[schedule]
-enabled = true
-time_zone = "UTC"
-trading_days = [%q]
-end_of_day = "17h"
-[[schedule.group]]
-name = "acme"
-instruments = ["ACME"]
-pre_open = "7h"
-open = "8h"
-close = "16h"
-[[schedule.group]]
-name = "rest"
-pre_open = "7h"
-open = "8h"
-close = "16h"
-`, day)
+	sched := idleSchedule()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+sched)
 	s := startServer(t, cfg, Options{})

@@ -304,26 +304,7 @@ func TestAdminAPI(t *testing.T) {
 // would: refused for an unknown group or phase, and a conflict when every
 // instrument is already there.
 func TestAdminPhase(t *testing.T) {
-	// A schedule that trades only three days from now: idle for the test.
-	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
-	sched := fmt.Sprintf(`
-[schedule]
-enabled = true
-time_zone = "UTC"
-trading_days = [%q]
-end_of_day = "17h"
-[[schedule.group]]
-name = "acme"
-instruments = ["ACME"]
-pre_open = "7h"
-open = "8h"
-close = "16h"
-[[schedule.group]]
-name = "rest"
-pre_open = "7h"
-open = "8h"
-close = "16h"
-`, day)
+	sched := idleSchedule()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+sched), Options{})
 	waitReady(t, s)
 	if got := instrumentsOf(t, s); got["ACME"].Status != "Closed" || got["LOTS"].Status != "Closed" {
@@ -350,4 +331,28 @@ close = "16h"
 			t.Errorf("after %s: ACME %s, LOTS %s", c.body, got["ACME"].Status, got["LOTS"].Status)
 		}
 	}
+}
+
+// idleSchedule is a schedule with two groups (ACME alone, and the rest)
+// that trades only three days from now: idle while a test runs.
+func idleSchedule() string {
+	day := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()[:3]
+	return fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = "UTC"
+trading_days = [%q]
+end_of_day = "17h"
+[[schedule.group]]
+name = "acme"
+instruments = ["ACME"]
+pre_open = "7h"
+open = "8h"
+close = "16h"
+[[schedule.group]]
+name = "rest"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`, day)
 }

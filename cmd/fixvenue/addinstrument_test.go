@@ -290,18 +290,7 @@ func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) 
 	}
 	return func(args ...string) (int, string, string) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errOut.String()
+		return runAdminCLI(t, addr, token, args...)
 	}
 }
 

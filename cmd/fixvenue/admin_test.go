@@ -39,6 +39,24 @@ func startAdminVenue(t *testing.T, dir, adminTOML string, args ...any) (*venuePr
 	return v, v.ready.AdminAddr
 }
 
+// runAdminCLI runs `fixvenue admin args…` against the admin API at addr
+// with token, and returns its exit code, stdout and stderr.
+func runAdminCLI(t *testing.T, addr, token string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
+	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
 // TestAdminCLI runs `fixvenue admin` against a `fixvenue serve` process:
 // every command works, refusals exit 1 with the API's reason, and every
 // change is in the journal with its operator and reason.
@@ -51,18 +69,7 @@ sha256 = %q
 `, ops.HashToken(token))
 	admin := func(env string, args ...string) (int, string, string) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+env)
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errOut.String()
+		return runAdminCLI(t, addr, env, args...)
 	}
 	for _, c := range []struct {
 		args      []string
