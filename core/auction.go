@@ -248,8 +248,11 @@ func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
 // is watched (m.calls, bounded by the number of instruments).
 func (m *Matcher) joinCalls(in *instrument) {
 	m.calls = append(m.calls, in.id)
-	in.auction.sig = bookSig{replaces: -1} // publish at the first look
+	in.auction.sig = bookSig{replaces: -1} // look at the book at the next command
 	in.auction.replaces = 0
+	// What a call starts from is "nothing would trade, no imbalance" (the
+	// zero result): an indicative is published only when the book differs
+	// from it (see "Auctions" in doc.go).
 	in.auction.shown, in.auction.shownAtNs = auctionResult{}, 0
 	in.auction.pending = false
 }
@@ -434,11 +437,11 @@ func (m *Matcher) auctionPrice(in *instrument) auctionResult {
 		// Market orders on both sides and no limit price between them: they
 		// trade at the reference price.
 		t.consider(t.ref, marketBuy, marketSell)
-		r := t.result()
+		r := t.result(0, 0)
 		r.rule = venue.AuctionRuleReferencePrice
 		return r
 	}
-	return t.result()
+	return t.result(marketBuy+bids.qtyRest, marketSell+asks.qtyRest)
 }
 
 // candidates keeps, during auctionPrice's walk, the best volume, the least
@@ -507,10 +510,13 @@ func distance(a, b int64) int64 {
 	return b - a
 }
 
-// result applies the rules in order to what the walk kept.
-func (t *candidates) result() auctionResult {
+// result applies the rules in order to what the walk kept. When nothing
+// would trade (NoCross, no price), the imbalance is the side with more
+// interest in all (buy and sell: market orders plus every resting limit
+// order, reserves included) and the difference.
+func (t *candidates) result(buy, sell int64) auctionResult {
 	if t.volume == 0 {
-		return auctionResult{rule: venue.AuctionRuleNoCross}
+		return withImbalance(auctionResult{rule: venue.AuctionRuleNoCross}, buy-sell)
 	}
 	px, imb, rule := t.closest, t.closeImb, venue.AuctionRuleReferencePrice
 	switch {
@@ -523,7 +529,11 @@ func (t *candidates) result() auctionResult {
 	case t.sellOver && !t.buyOver && !t.even:
 		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMarketPressure
 	}
-	r := auctionResult{priceTicks: px, matchedQty: t.volume, rule: rule}
+	return withImbalance(auctionResult{priceTicks: px, matchedQty: t.volume, rule: rule}, imb)
+}
+
+// withImbalance sets r's imbalance from buy − sell quantity imb.
+func withImbalance(r auctionResult, imb int64) auctionResult {
 	switch {
 	case imb > 0:
 		r.imbalanceSide, r.imbalanceQty = venue.ImbalanceSideBuy, imb
@@ -555,7 +565,7 @@ func (m *Matcher) refreshIndicatives() {
 		if sig := in.signature(); sig != a.sig {
 			a.sig = sig
 			// Pending means "the published indicative is out of date".
-			a.pending = a.pending || a.shownAtNs == 0 || m.auctionPrice(in) != a.shown
+			a.pending = a.pending || m.auctionPrice(in) != a.shown
 		}
 		if !a.pending {
 			continue
@@ -574,7 +584,7 @@ func (m *Matcher) publishIndicative(in *instrument) {
 	a := &in.auction
 	a.pending = false
 	r := m.auctionPrice(in)
-	if r == a.shown && a.shownAtNs != 0 {
+	if r == a.shown {
 		return
 	}
 	a.shown, a.shownAtNs = r, m.nowNs

@@ -174,13 +174,17 @@
 //
 // After every command that changes a call's book, AuctionIndicative gives
 // the price, volume and imbalance the book would uncross at now, when they
-// differ from the last one published, at most once per
+// differ from the last one published in this call (a call starts from
+// "nothing would trade, no imbalance": a call whose book is empty, or
+// balanced with nothing crossing, publishes nothing), at most once per
 // Config.IndicativeIntervalNs of command time (a change held back is
 // published by the first command at or after the interval: no clock is
 // read). Moving the instrument to Open or Closed uncrosses: AuctionUncrossed
 // (price, volume, imbalance, and the rule that decided: MaxVolume,
 // MinImbalance, MarketPressure or ReferencePrice; NoCross when nothing
-// trades), then the trades, all at that price, market orders first, then
+// trades: then the price is 0 and the imbalance is the side with more
+// interest in all, market orders plus every resting limit order with its
+// reserve, by the difference, as in an indicative), then the trades, all at that price, market orders first, then
 // limit orders in price-time priority, buy side reported first, neither
 // the aggressor, flag auction set; then the market orders left over are
 // cancelled (MarketRemainder) and the status changes. The price is the

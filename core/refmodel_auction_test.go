@@ -16,7 +16,7 @@ type refAuction struct {
 	phase   venue.TradingStatus // the call whose orders the book holds, 0: none
 	endNs   int64               // a volatility auction's end, 0: none
 	shownAt int64               // time of the last indicative, 0: none since the call began
-	shown   refUncross          // what it said
+	shown   refUncross          // what it said; a call starts from the zero one (nothing trades)
 	pending bool                // a change waits for the throttle
 }
 
@@ -146,7 +146,7 @@ func (m *refModel) setStatus(in *refInstrument, status venue.TradingStatus) {
 		}
 		if a.phase == 0 {
 			m.calls = append(m.calls, in.cfg.ID)
-			a.shownAt, a.shown, a.pending = 0, refUncross{}, false // published after the command
+			a.shownAt, a.shown, a.pending = 0, refUncross{}, false // nothing trades: published after the command if the book differs
 		}
 		a.phase = status
 		if status == venue.TradingStatusVolatilityAuction {
@@ -236,7 +236,16 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 		if marketBuy > 0 && marketSell > 0 {
 			return refResult(ref, min(marketBuy, marketSell), marketBuy-marketSell, venue.AuctionRuleReferencePrice)
 		}
-		return refUncross{rule: venue.AuctionRuleNoCross}
+		// Nothing would trade: the imbalance is all buy interest against
+		// all sell interest.
+		buy, sell := marketBuy, marketSell
+		for _, o := range bids {
+			buy += o.leaves
+		}
+		for _, o := range asks {
+			sell += o.leaves
+		}
+		return refResult(0, 0, buy-sell, venue.AuctionRuleNoCross)
 	}
 	best := slices.MaxFunc(cands, func(a, b cand) int { return cmp.Compare(a.volume, b.volume) }).volume
 	cands = slices.DeleteFunc(cands, func(c cand) bool { return c.volume != best })
@@ -354,7 +363,7 @@ func (m *refModel) publish(in *refInstrument) {
 	a := &in.auction
 	a.pending = false
 	r := m.uncrossPrice(in)
-	if r == a.shown && a.shownAt != 0 {
+	if r == a.shown {
 		return
 	}
 	a.shown, a.shownAt = r, m.now
@@ -379,7 +388,7 @@ func (m *refModel) refreshIndicatives() {
 	for _, id := range m.calls {
 		in := m.instruments[id]
 		a := &in.auction
-		if m.uncrossPrice(in) != a.shown || a.shownAt == 0 {
+		if m.uncrossPrice(in) != a.shown {
 			a.pending = true
 		}
 		if a.pending && (a.shownAt == 0 || m.now >= a.shownAt+m.cfg.IndicativeIntervalNs) {

@@ -29,7 +29,13 @@
 //	       quantity left over and the rule that chose the price
 //	       (MaxVolume, MinImbalance, MarketPressure, ReferencePrice, NoCross)
 //
-// The W of a subscription carries the entry while a call is on; each change
+// With NoCross, 271 is 0 and the imbalance (277 and 58) is the whole buy
+// interest against the whole sell interest (market orders and every
+// resting limit order): a call with 10 bought and no sellers shows 277=P,
+// "imbalance buy 10; rule NoCross".
+//
+// The W of a subscription carries the entry while a call is on and has
+// published one (a call with an empty book has not); each change
 // sends an X entry with MDUpdateAction 0 (the call's first indicative) or 1
 // (a new price, volume or imbalance; there is one entry per instrument, so
 // no MDEntryID), and the uncross, or any status that is not a call, sends
