@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // TestScheduledOpeningAuction runs the opening call of the compressed
@@ -79,5 +81,40 @@ func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
 	expectER(t, c, map[int]string{11: "s2", 150: "F", 31: "102.00", 625: "6"})
 	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
 		t.Fatalf("no TradingSessionStatus for the reopening: %v", err)
+	}
+}
+
+// TestOperatorClosesClosingCall: ACME starts in the closing call; a buy at
+// the close (59=7), a crossing sell and a buy at the close that cannot
+// trade rest without matching; when an operator closes ACME (the admin
+// API, what the schedule does at the close) the book uncrosses at the
+// reference 100.00 (100.00 and 100.50 tie on volume and imbalance), both
+// fills carry TradingSessionSubID 4 (closing auction), the order at the
+// close left over expires, and the session hears that ACME closed (340=3).
+// A FIX client cannot end a call, so the venue scripts cannot show this
+// (fixtests/scripts/venue/auction_closing_call.def).
+func TestOperatorClosesClosingCall(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "cls-buy", side: "1", qty: "10", px: "100.50", tif: "7"})
+	sendOrder(t, c, order{id: "cls-sell", side: "2", qty: "10", px: "100.00"})
+	sendOrder(t, c, order{id: "at-close", side: "1", qty: "1", px: "99.00", tif: "7"})
+	expectER(t, c, map[int]string{11: "cls-buy", 150: "0", 59: "7"})
+	expectER(t, c, map[int]string{11: "cls-sell", 150: "0"})
+	expectER(t, c, map[int]string{11: "at-close", 150: "0", 59: "7"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "cls-buy", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
+	expectER(t, c, map[int]string{11: "cls-sell", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
+	expectER(t, c, map[int]string{11: "at-close", 150: "C", 39: "C"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "3"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the close: %v", err)
 	}
 }
