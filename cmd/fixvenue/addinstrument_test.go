@@ -159,13 +159,23 @@ sha256 = %q
 	order(c2, "s1", "2", "20", "20.00")
 	expectER(c2, "s1", map[int]string{150: "F", 31: "20.00", 32: "20"})
 	expectER(c1, "b1", map[int]string{150: "F", 32: "20", 151: "10"})
-	if err := c2.Send("V", fixclient.F(262, "md1"), fixclient.F(263, "0"), fixclient.F(264, "0"), fixclient.F(267, "1"),
-		fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "NEWCO")); err != nil {
-		t.Fatal(err)
-	}
-	if w, err := c2.Expect(10*time.Second, "W", map[int]string{262: "md1", 55: "NEWCO"}); err != nil ||
-		!strings.Contains(w.String(), "|269=0|270=20.00|271=10|") {
-		t.Fatalf("market data snapshot of NEWCO: %v %v, want a bid of 10 at 20", w, err)
+	// FIX market data follows the feed, which sees a command after it is
+	// durable, so the ExecutionReport can come first: ask until the
+	// snapshot shows the fill (bounded).
+	for i := 1; ; i++ {
+		id := fmt.Sprintf("md%d", i)
+		if err := c2.Send("V", fixclient.F(262, id), fixclient.F(263, "0"), fixclient.F(264, "0"), fixclient.F(267, "1"),
+			fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "NEWCO")); err != nil {
+			t.Fatal(err)
+		}
+		w, err := c2.Expect(10*time.Second, "W", map[int]string{262: id, 55: "NEWCO"})
+		if err == nil && strings.Contains(w.String(), "|269=0|270=20.00|271=10|") {
+			break
+		}
+		if err != nil || i == 50 {
+			t.Fatalf("market data snapshot of NEWCO: %v %v, want a bid of 10 at 20", w, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	c1.Close()
 	c2.Close()
