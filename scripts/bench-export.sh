@@ -42,12 +42,6 @@ venue_workdir bench-export
 work=$venue_work
 limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + $(duration_s "$DRAIN") + RUN_GRACE))
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
-# cpusecs PID: the process's user+system CPU seconds so far.
-cpusecs() {
-	local ticks
-	ticks=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || { echo unknown; return; }
-	awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }'
-}
 
 {
 	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -80,12 +74,12 @@ TOML
 	nats_url=$(venue_ready_field "$dir/venue.log.ready" nats_url)
 	local before cpu0
 	before=$(loadavg)
-	cpu0=$(cpusecs "$venue_pid")
+	cpu0=$(proc_cpu_s "$venue_pid")
 	local rc=0
 	timeout "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
 		--rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max 1m \
 		--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
-	echo "- $name: load average $before before, $(loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(cpusecs "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"
+	echo "- $name: load average $before before, $(loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(proc_cpu_s "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"
 	if [ "$export" = true ]; then
 		local i
 		for ((i = 0; i < 60; i++)); do
