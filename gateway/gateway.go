@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"github.com/fixvenue/fixvenue/internal/await"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -104,9 +105,9 @@ type Gateway struct {
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
 	breach    lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
-	riskMu    sync.Mutex // guards riskWaits and riskSeen
+	riskMu    sync.Mutex // guards riskSeen
 	riskSeen  riskSeen   // what the admin API shows of risk (risk.go)
-	riskWaits map[int64]chan RiskResult
+	riskWaits await.Waits[int64, RiskResult]
 	execSeq   atomic.Uint64 // gateway-local ExecIDs for rejects that never reach the matcher
 	// execEpoch is the start time of this gateway (ms, base 36), the prefix of
 	// its ExecIDs: read once in New, so that importing the package reads no clock.

@@ -218,33 +218,14 @@ type RiskResult struct {
 // AwaitRiskResult returns a channel that receives the RiskControlResult of
 // command seq once outbound sees it and the command is durable. Call it
 // before publishing the command; ForgetRiskResult drops a wait given up.
-func (g *Gateway) AwaitRiskResult(seq int64) <-chan RiskResult {
-	ch := make(chan RiskResult, 1)
-	g.riskMu.Lock()
-	if g.riskWaits == nil {
-		g.riskWaits = map[int64]chan RiskResult{}
-	}
-	g.riskWaits[seq] = ch
-	g.riskMu.Unlock()
-	return ch
-}
+func (g *Gateway) AwaitRiskResult(seq int64) <-chan RiskResult { return g.riskWaits.Expect(seq) }
 
 // ForgetRiskResult stops waiting for command seq.
-func (g *Gateway) ForgetRiskResult(seq int64) {
-	g.riskMu.Lock()
-	delete(g.riskWaits, seq)
-	g.riskMu.Unlock()
-}
+func (g *Gateway) ForgetRiskResult(seq int64) { g.riskWaits.Forget(seq) }
 
 func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
-	g.riskMu.Lock()
-	ch := g.riskWaits[int64(e.CauseSeq())]
-	delete(g.riskWaits, int64(e.CauseSeq()))
-	g.riskMu.Unlock()
-	if ch != nil {
-		ch <- RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(), Result: e.Result().String(),
-			Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()}
-	}
+	g.riskWaits.Deliver(int64(e.CauseSeq()), RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(),
+		Result: e.Result().String(), Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()})
 }
 
 // SeedRisk sets what RiskSeen starts from: the limits and kill switches the

@@ -200,7 +200,7 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
 	}
 	cmdSeq := p.SeqBase() + uint64(seq)
-	wait := o.monitor.expect(cmdSeq)
+	wait := o.monitor.waiters.Expect(cmdSeq)
 	if err := core.EncodeAddInstrument(slot, cmdSeq, o.cfg.Now().UnixNano(), a, operator, reason); err != nil {
 		// Lengths were checked: this is a bug. The slot must still be
 		// published (a claimed slot cannot be given back), as a Tick.
@@ -209,7 +209,7 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 		t.SetSeq(cmdSeq)
 		t.SetTimestampNs(o.cfg.Now().UnixNano())
 		p.Commands.Publish(seq)
-		o.monitor.forget(cmdSeq)
+		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, err
 	}
 	p.Commands.Publish(seq)
@@ -229,7 +229,7 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 }
 
 // await waits for the result of command seq and for it to be durable.
-func (o *Ops) await(cmdSeq uint64, wait chan Result) (Result, error) {
+func (o *Ops) await(cmdSeq uint64, wait <-chan Result) (Result, error) {
 	timeout := o.cfg.Admin.CallTimeout.Duration
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -237,10 +237,10 @@ func (o *Ops) await(cmdSeq uint64, wait chan Result) (Result, error) {
 	select {
 	case r = <-wait:
 	case <-timer.C:
-		o.monitor.forget(cmdSeq)
+		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, ErrTimeout
 	case <-o.stop:
-		o.monitor.forget(cmdSeq)
+		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, ErrStopping
 	}
 	if !o.cfg.Pipeline.WaitDurable(int64(cmdSeq), timeout) {
@@ -297,10 +297,7 @@ func (m *Monitor) applyInstrumentAdded(e *venue.InstrumentAdded) {
 			m.onAdded(in)
 		}
 	}
-	if w, ok := m.waiters[r.Seq]; ok {
-		w <- r // buffered: one result per command
-		delete(m.waiters, r.Seq)
-	}
+	m.waiters.Deliver(r.Seq, r)
 }
 
 func (m *Monitor) addedInstruments() []config.Instrument {

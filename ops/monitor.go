@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/binary"
+	"github.com/fixvenue/fixvenue/internal/await"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -23,7 +24,7 @@ type Monitor struct {
 	instruments map[uint32]*instrumentView
 	orders      map[uint64]restingOrder
 	bySession   map[uint16]int
-	waiters     map[uint64]chan Result
+	waiters     await.Waits[uint64, Result]
 	hash        *xxhash.Digest
 	events      int64
 	results     map[resultKey]int64
@@ -92,7 +93,7 @@ type instrumentSeed struct {
 
 func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(seeds)), orders: map[uint64]restingOrder{},
-		bySession: map[uint16]int{}, waiters: map[uint64]chan Result{}, hash: xxhash.New(), results: map[resultKey]int64{}}
+		bySession: map[uint16]int{}, hash: xxhash.New(), results: map[resultKey]int64{}}
 	for id, sd := range seeds {
 		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
 			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
@@ -186,10 +187,7 @@ func (m *Monitor) apply(ev []byte) {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
 				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)
 			}
-			if w, ok := m.waiters[r.Seq]; ok {
-				w <- r // buffered: one result per command
-				delete(m.waiters, r.Seq)
-			}
+			m.waiters.Deliver(r.Seq, r)
 		}
 	}
 }
@@ -251,23 +249,6 @@ func (in *instrumentView) side(s venue.Side) map[int64]int64 {
 		return in.bids
 	}
 	return in.asks
-}
-
-// expect registers a wait for the OperatorResult of command seq; call it
-// before the command is published.
-func (m *Monitor) expect(seq uint64) chan Result {
-	ch := make(chan Result, 1)
-	m.mu.Lock()
-	m.waiters[seq] = ch
-	m.mu.Unlock()
-	return ch
-}
-
-// forget drops a wait that will not be read (the call gave up).
-func (m *Monitor) forget(seq uint64) {
-	m.mu.Lock()
-	delete(m.waiters, seq)
-	m.mu.Unlock()
 }
 
 // Instrument returns a copy of the view of one instrument.

@@ -345,7 +345,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
 	}
 	cmdSeq := p.SeqBase() + uint64(seq)
-	wait := o.monitor.expect(cmdSeq)
+	wait := o.monitor.waiters.Expect(cmdSeq)
 	var c venue.OperatorCommand
 	_ = c.WrapEncode(slot, 0)
 	c.SetSeq(cmdSeq)
