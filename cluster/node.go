@@ -72,6 +72,10 @@ type NodeConfig struct {
 	// leader's compaction point cannot catch up.
 	NewState func() (State, error)
 	Restore  func(state []byte, next uint64) error
+	// ReceivedSnapshot and SnapshotBytesMax: LogConfig's (the transport's
+	// Transport.ReceivedSnapshot, cluster.snapshot_bytes_max).
+	ReceivedSnapshot func(index, term uint64) string
+	SnapshotBytesMax int64
 }
 
 // Node is one replica: Raft (etcd's RawNode, with AsyncStorageWrites,
@@ -90,7 +94,10 @@ type Node struct {
 	// snapSent holds, per follower a snapshot was sent to, the ticks since:
 	// one not acknowledged within snapshotReportTicks is reported failed, so
 	// that the leader probes that follower again (etcd raft waits for it).
-	snapSent map[uint64]int
+	// A transport that reports every snapshot's outcome (Transport, through
+	// the Runner) sets snapshotsReported, and the ticks count nothing.
+	snapSent          map[uint64]int
+	snapshotsReported bool
 
 	failed error
 }
@@ -119,7 +126,8 @@ func Open(cfg NodeConfig) (*Node, error) {
 		return nil, errors.New("cluster: NewState and Restore go together")
 	}
 	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, LogConfig{Journal: cfg.Journal,
-		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger})
+		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger,
+		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax})
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +217,17 @@ func (n *Node) Tick() {
 	}
 }
 
+// ReportSnapshot tells Raft whether the snapshot sent to node to arrived
+// (a transport's SnapshotReport): after a failure the leader probes that
+// follower again, after a success it resumes appending.
+func (n *Node) ReportSnapshot(to uint64, ok bool) {
+	status := raft.SnapshotFinish
+	if !ok {
+		status = raft.SnapshotFailure
+	}
+	n.rn.ReportSnapshot(to, status)
+}
+
 // Step hands Raft a message from another node.
 func (n *Node) Step(m *raftpb.Message) error {
 	if !slices.Contains(n.cfg.Voters, m.GetFrom()) || m.GetTo() != n.cfg.NodeID {
@@ -281,7 +300,9 @@ func (n *Node) Process() error {
 				continue
 			}
 			if m.GetType() == raftpb.MsgSnap {
-				n.snapSent[m.GetTo()] = 0
+				if !n.snapshotsReported {
+					n.snapSent[m.GetTo()] = 0
+				}
 				n.cfg.Logger.Info("cluster: sending a Raft snapshot", "to", m.GetTo(),
 					"index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(m.GetSnapshot().GetData()))
 			}

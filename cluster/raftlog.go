@@ -55,8 +55,12 @@ type Log struct {
 	// newState makes the fresh state a build replays into (nil: none built).
 	base, built *raftpb.Snapshot
 	newState    func() (State, error)
-	building    bool
-	buildDone   chan builtSnapshot
+	// received hands over the file a snapshot was received into
+	// (LogConfig.ReceivedSnapshot); snapshotBytesMax bounds a snapshot built.
+	received         func(index, term uint64) string
+	snapshotBytesMax int64
+	building         bool
+	buildDone        chan builtSnapshot
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
@@ -69,7 +73,14 @@ type LogConfig struct {
 	// NewState, when set, lets this node build Raft snapshots for followers
 	// behind its compaction point (snapshot.go).
 	NewState func() (State, error)
-	Logger   *slog.Logger
+	// ReceivedSnapshot, when set, hands over the file a snapshot of (index,
+	// term) was received into (Transport.ReceivedSnapshot), which an install
+	// renames into place instead of writing the data again.
+	ReceivedSnapshot func(index, term uint64) string
+	// SnapshotBytesMax bounds a snapshot this node builds (default
+	// DefaultSnapshotBytesMax).
+	SnapshotBytesMax int64
+	Logger           *slog.Logger
 }
 
 // OpenLog opens (or creates) the replica files in dir for node nodeID of
@@ -90,7 +101,10 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
 		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState,
-		buildDone: make(chan builtSnapshot, 1)}
+		received: cfg.ReceivedSnapshot, snapshotBytesMax: cfg.SnapshotBytesMax, buildDone: make(chan builtSnapshot, 1)}
+	if l.snapshotBytesMax <= 0 {
+		l.snapshotBytesMax = DefaultSnapshotBytesMax
+	}
 	if cfg.EntriesInMemoryMax > 0 {
 		l.entriesMax = cfg.EntriesInMemoryMax
 	}

@@ -101,6 +101,8 @@ func NewRunner(cfg RunnerConfig) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// The transport reports each snapshot's outcome (snapstream.go).
+	cfg.Node.snapshotsReported = true
 	return &Runner{cfg: cfg, props: make(chan proposal, proposalsQueuedMax), ctl: make(chan func(*Node), 16),
 		checks: make(chan [2]uint64, checkPointsMax),
 		stop:   make(chan struct{}), done: make(chan struct{})}
@@ -138,6 +140,8 @@ func (r *Runner) Run() error {
 			}
 		case id := <-tr.Unreachable():
 			n.ReportUnreachable(id)
+		case rep := <-tr.SnapshotReports():
+			n.ReportSnapshot(rep.To, rep.OK)
 		case p := <-r.props:
 			if err := n.Propose(p.frames); err != nil {
 				r.refused.Add(1)

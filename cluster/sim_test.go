@@ -101,9 +101,9 @@ func (s *sim) start(r *simReplica) {
 		OnCheck: func(seq, hash uint64) error { s.checks++; return r.check.Leader(seq, hash) },
 		Send:    func(m *raftpb.Message) { s.send(r.id, m) },
 		Logger:  debugLogger(), EntriesInMemoryMax: s.entriesMax,
-		NewState: func() (State, error) { return NewMatcherState(testMatcherConfig()) },
+		NewState: func() (State, error) { return NewMatcherState(testMatcherConfig(), nil) },
 		Restore: func(state []byte, _ uint64) error {
-			st, err := NewMatcherState(testMatcherConfig())
+			st, err := NewMatcherState(testMatcherConfig(), nil)
 			if err == nil {
 				err = st.Load(state)
 			}

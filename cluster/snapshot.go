@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // State is a replica's applied state as a Raft snapshot carries it (doc.go,
@@ -29,31 +31,106 @@ type State interface {
 	Load(data []byte) error
 }
 
-// MatcherState is the venue's replica state: a matcher and the running
-// hash of every event it wrote, so that a replica restored from a snapshot
-// goes on comparing hashes with the leader.
+// StatePart is a consumer of the matcher's events whose own state a Raft
+// snapshot carries beside the matcher's (the venue's market data feed and
+// console tape), so that a replica restored from a snapshot continues it
+// as if it had applied every command itself (doc.go, "Raft snapshots").
+type StatePart interface {
+	// Event takes one event of a command applied.
+	Event(ev []byte) error
+	// WriteState writes the part's state after the last command applied.
+	WriteState(w io.Writer) error
+	// Restore loads a state WriteState wrote into a part that has taken no
+	// event yet.
+	Restore(r io.Reader) error
+}
+
+// MatcherState is the venue's replica state: a matcher, the running hash of
+// every event it wrote, so that a replica restored from a snapshot goes on
+// comparing hashes with the leader, and the parts fed from the same events.
 type MatcherState struct {
 	Matcher *core.Matcher
 	Hash    *journal.HashSink
+	// Parts are saved and restored by name; Load lists in Missing those the
+	// saved state does not hold (it was saved without them), and skips the
+	// saved parts it has no consumer for.
+	Parts   map[string]StatePart
+	Missing []string
+	sink    stateSink
 }
 
-// NewMatcherState returns an empty state over a new matcher.
-func NewMatcherState(cfg core.Config) (*MatcherState, error) {
+// NewMatcherState returns an empty state over a new matcher, with parts.
+func NewMatcherState(cfg core.Config, parts map[string]StatePart) (*MatcherState, error) {
 	m, err := core.NewMatcher(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &MatcherState{Matcher: m, Hash: journal.NewHashSink()}, nil
+	s := &MatcherState{Matcher: m, Hash: journal.NewHashSink(), Parts: parts}
+	s.sink.state = s
+	for _, name := range s.partNames() {
+		s.sink.parts = append(s.sink.parts, parts[name])
+	}
+	return s, nil
 }
 
-// Apply applies cmd to the matcher and hashes its events.
-func (s *MatcherState) Apply(_ uint64, cmd []byte) error { return s.Matcher.Apply(cmd, s.Hash) }
+// stateSink hashes each event and hands it to the parts; the matcher cannot
+// take an error from a sink, so the first one is kept for Apply.
+type stateSink struct {
+	state *MatcherState
+	parts []StatePart
+	slot  [core.EventSlotMin]byte
+	err   error
+}
 
-// matcherStateMagic opens a saved MatcherState:
-// "FVRSTATE" | hash state bytes u32 | hash state | matcher snapshot (core).
-const matcherStateMagic = "FVRSTATE"
+func (k *stateSink) Claim() []byte { return k.slot[:] }
 
-// Save writes the hash state, then the matcher's snapshot.
+func (k *stateSink) Commit() {
+	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(k.slot[:]))
+	copy(k.state.Hash.Claim(), k.slot[:n])
+	k.state.Hash.Commit()
+	for _, p := range k.parts {
+		if err := p.Event(k.slot[:n]); err != nil && k.err == nil {
+			k.err = err
+		}
+	}
+}
+
+// Apply applies cmd to the matcher; its events go to the hash and the parts.
+func (s *MatcherState) Apply(seq uint64, cmd []byte) error {
+	if err := s.Matcher.Apply(cmd, &s.sink); err != nil {
+		return err
+	}
+	if err := s.sink.err; err != nil {
+		return fmt.Errorf("cluster: replica state after seq %d: %w", seq, err)
+	}
+	return nil
+}
+
+func (s *MatcherState) partNames() []string {
+	names := make([]string, 0, len(s.Parts))
+	for name := range s.Parts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// A saved MatcherState (little-endian):
+//
+//	"FVRSTAT2" | hash state bytes u32 | hash state | parts u32 |
+//	per part, by name: name bytes u8 | name | state bytes u64 | state |
+//	matcher snapshot (core), to the end
+//
+// "FVRSTATE" (an earlier build) has no parts: hash state bytes u32 | hash
+// state | matcher snapshot.
+const (
+	matcherStateMagic   = "FVRSTAT2"
+	matcherStateMagicV1 = "FVRSTATE"
+	// statePartsMax bounds the parts a saved state may list.
+	statePartsMax = 16
+)
+
+// Save writes the hash state, the parts' states, then the matcher's snapshot.
 func (s *MatcherState) Save() ([]byte, error) {
 	h, err := s.Hash.MarshalBinary()
 	if err != nil {
@@ -61,8 +138,21 @@ func (s *MatcherState) Save() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(matcherStateMagic)
-	_ = binary.Write(&b, binary.LittleEndian, uint32(len(h)))
+	b.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(h))))
 	b.Write(h)
+	names := s.partNames()
+	b.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(names))))
+	var part bytes.Buffer
+	for _, name := range names {
+		part.Reset()
+		if err := s.Parts[name].WriteState(&part); err != nil {
+			return nil, fmt.Errorf("cluster: saving the state of %s: %w", name, err)
+		}
+		b.WriteByte(byte(len(name)))
+		b.WriteString(name)
+		b.Write(binary.LittleEndian.AppendUint64(nil, uint64(part.Len())))
+		b.Write(part.Bytes())
+	}
 	if err := s.Matcher.WriteSnapshot(&b); err != nil {
 		return nil, err
 	}
@@ -71,17 +161,51 @@ func (s *MatcherState) Save() ([]byte, error) {
 
 // Load restores what Save wrote into a fresh state.
 func (s *MatcherState) Load(data []byte) error {
-	if len(data) < 12 || string(data[:8]) != matcherStateMagic {
+	if len(data) < 12 || (string(data[:8]) != matcherStateMagic && string(data[:8]) != matcherStateMagicV1) {
 		return fmt.Errorf("%w: not a saved replica state", ErrCorrupt)
 	}
-	n := int(binary.LittleEndian.Uint32(data[8:]))
-	if 12+n > len(data) {
-		return fmt.Errorf("%w: saved replica state cut short", ErrCorrupt)
+	short := fmt.Errorf("%w: saved replica state cut short", ErrCorrupt)
+	n := uint64(binary.LittleEndian.Uint32(data[8:]))
+	if 12+n > uint64(len(data)) {
+		return short
 	}
 	if err := s.Hash.UnmarshalBinary(data[12 : 12+n]); err != nil {
 		return err
 	}
-	return s.Matcher.ReadSnapshot(bytes.NewReader(data[12+n:]))
+	rest := data[12+n:]
+	found := map[string]bool{}
+	if string(data[:8]) == matcherStateMagic {
+		if len(rest) < 4 || binary.LittleEndian.Uint32(rest) > statePartsMax {
+			return short
+		}
+		parts := binary.LittleEndian.Uint32(rest)
+		rest = rest[4:]
+		for range parts {
+			if len(rest) < 1 || len(rest) < 1+int(rest[0])+8 {
+				return short
+			}
+			name := string(rest[1 : 1+rest[0]])
+			rest = rest[1+len(name):]
+			size := binary.LittleEndian.Uint64(rest)
+			if size > uint64(len(rest)-8) {
+				return short
+			}
+			if p := s.Parts[name]; p != nil {
+				if err := p.Restore(bytes.NewReader(rest[8 : 8+size])); err != nil {
+					return fmt.Errorf("cluster: restoring the state of %s: %w", name, err)
+				}
+				found[name] = true
+			}
+			rest = rest[8+size:]
+		}
+	}
+	s.Missing = s.Missing[:0]
+	for _, name := range s.partNames() {
+		if !found[name] {
+			s.Missing = append(s.Missing, name)
+		}
+	}
+	return s.Matcher.ReadSnapshot(bytes.NewReader(rest))
 }
 
 // Raft snapshot files and bounds (doc.go, "Raft snapshots").
@@ -91,11 +215,6 @@ const (
 	// snapshotHeaderBytes: magic 8 | index u64 | term u64 | next seq u64 |
 	// data bytes u64 | crc32c u32 of bytes 0..40 and the data | reserved u32.
 	snapshotHeaderBytes = 48
-	// SnapshotBytesMax bounds a Raft snapshot's data: it travels as one
-	// transport frame. A state larger than that cannot be sent, and a
-	// follower behind the leader's compaction point then cannot catch up
-	// (it is logged).
-	SnapshotBytesMax = wireMessageBytes - 1<<20
 	// replacedDirPrefix names the directory that keeps a replica's segments
 	// once a snapshot replaced them: replaced-<snapshot index>.
 	replacedDirPrefix = "replaced-"
@@ -116,23 +235,61 @@ func snapshotData(next uint64, state []byte) []byte {
 	return append(d, state...)
 }
 
+// snapshotFileHeader is the header of s's snapshot file: magic, index,
+// term, next seq (the data's first 8 bytes; 0 when it has fewer), data
+// bytes and the CRC of all that and the data.
+func snapshotFileHeader(s *raftpb.Snapshot) []byte {
+	md, data := s.GetMetadata(), s.GetData()
+	h := make([]byte, snapshotHeaderBytes)
+	copy(h, snapshotMagic)
+	binary.LittleEndian.PutUint64(h[8:], md.GetIndex())
+	binary.LittleEndian.PutUint64(h[16:], md.GetTerm())
+	if len(data) >= 8 {
+		copy(h[24:32], data)
+	}
+	binary.LittleEndian.PutUint64(h[32:], uint64(len(data)))
+	binary.LittleEndian.PutUint32(h[40:], crc32.Update(crc32.Checksum(h[:40], castagnoli), castagnoli, data))
+	return h
+}
+
 // writeSnapshotFile writes s to path (synced), as snapshotHeaderBytes of
 // header and the data.
 func writeSnapshotFile(path string, s *raftpb.Snapshot) error {
-	md := s.GetMetadata()
-	h := make([]byte, snapshotHeaderBytes, snapshotHeaderBytes+len(s.GetData()))
-	copy(h, snapshotMagic)
-	next, _, err := snapshotNext(s)
-	if err != nil {
+	if _, _, err := snapshotNext(s); err != nil {
 		return err
 	}
-	binary.LittleEndian.PutUint64(h[8:], md.GetIndex())
-	binary.LittleEndian.PutUint64(h[16:], md.GetTerm())
-	binary.LittleEndian.PutUint64(h[24:], next)
-	binary.LittleEndian.PutUint64(h[32:], uint64(len(s.GetData())))
-	crc := crc32.Update(crc32.Checksum(h[:40], castagnoli), castagnoli, s.GetData())
-	binary.LittleEndian.PutUint32(h[40:], crc)
-	return writeSynced(path, append(h, s.GetData()...))
+	return writeSynced(path, append(snapshotFileHeader(s), s.GetData()...))
+}
+
+// placeSnapshotFile makes path hold s, synced: by renaming the file the
+// transport received s into (it is one already), or else by writing it.
+func (l *Log) placeSnapshotFile(path string, s *raftpb.Snapshot) error {
+	md := s.GetMetadata()
+	if l.received != nil {
+		if got := l.received(md.GetIndex(), md.GetTerm()); got != "" {
+			if sameSnapshotFile(got, s) && os.Rename(got, path) == nil {
+				return nil
+			}
+			os.Remove(got)
+		}
+	}
+	return writeSnapshotFile(path, s)
+}
+
+// sameSnapshotFile reports whether the file at path has the header of s
+// (whose CRC covers the data) and its size.
+func sameSnapshotFile(path string, s *raftpb.Snapshot) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := make([]byte, snapshotHeaderBytes)
+	st, err := f.Stat()
+	if _, rerr := io.ReadFull(f, h); err != nil || rerr != nil {
+		return false
+	}
+	return bytes.Equal(h, snapshotFileHeader(s)) && st.Size() == int64(snapshotHeaderBytes+len(s.GetData()))
 }
 
 // readSnapshotFile reads a snapshot file; nil, nil when there is none.
@@ -227,7 +384,7 @@ func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
 		"next_seq", next, "bytes", len(s.GetData()))
 	s = &raftpb.Snapshot{Data: s.GetData(), Metadata: &raftpb.SnapshotMetadata{Index: new(md.GetIndex()),
 		Term: new(md.GetTerm()), ConfState: &raftpb.ConfState{Voters: l.voters}}}
-	if err := writeSnapshotFile(filepath.Join(l.dir, snapshotFile+".tmp"), s); err != nil {
+	if err := l.placeSnapshotFile(filepath.Join(l.dir, snapshotFile+".tmp"), s); err != nil {
 		return nil, 0, err
 	}
 	if err := l.w.Close(); err != nil {
@@ -290,7 +447,7 @@ func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
 		}
 		l.building = true
 		go func(base *raftpb.Snapshot) {
-			s, err := buildSnapshot(l.dir, base, l.newState, l.voters, need, term, end)
+			s, err := buildSnapshot(l.dir, base, l.newState, l.voters, need, term, end, l.snapshotBytesMax)
 			l.buildDone <- builtSnapshot{snap: s, err: err}
 		}(l.base)
 	}
@@ -302,7 +459,7 @@ func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
 // It reads the journal while the writer appends: every record up to
 // lastSeq is complete on disk, and it reads no further.
 func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, error), voters []uint64,
-	index, term uint64, lastSeq int64) (*raftpb.Snapshot, error) {
+	index, term uint64, lastSeq int64, bytesMax int64) (*raftpb.Snapshot, error) {
 	st, err := newState()
 	if err != nil {
 		return nil, err
@@ -344,8 +501,9 @@ func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, er
 	if err != nil {
 		return nil, err
 	}
-	if len(data)+8 > SnapshotBytesMax {
-		return nil, fmt.Errorf("cluster: a snapshot of %d bytes exceeds SnapshotBytesMax (%d)", len(data)+8, SnapshotBytesMax)
+	if int64(len(data)+8) > bytesMax {
+		return nil, fmt.Errorf("%w: the state after seq %d takes %d bytes, the bound is %d; a follower behind index %d cannot catch up until it is raised",
+			ErrSnapshotTooLarge, lastSeq, len(data)+8, bytesMax, index)
 	}
 	return &raftpb.Snapshot{Data: snapshotData(uint64(lastSeq+1), data), Metadata: &raftpb.SnapshotMetadata{
 		Index: new(index), Term: new(term), ConfState: &raftpb.ConfState{Voters: voters}}}, nil

@@ -33,6 +33,12 @@ type tcpNode struct {
 	tick   time.Duration // the runner's tick (10 ms when zero)
 	// failSync makes every journal sync of this node fail with EIO.
 	failSync atomic.Bool
+	// newState, when set, makes the node apply into a MatcherState (st,
+	// whose matcher and hash m and hash are then) and build and install
+	// Raft snapshots of it; entriesMax is its EntriesInMemoryMax.
+	newState   func() (*MatcherState, error)
+	st         *MatcherState
+	entriesMax int
 }
 
 func listenLoopback(t testing.TB) net.Listener {
@@ -91,7 +97,42 @@ func startTCPNode(t testing.TB, n *tcpNode, clusterID uint64, addrs map[uint64]s
 		t.Fatal(err)
 	}
 	n.m, n.hash = m, journal.NewHashSink()
-	n.tr = NewTransport(TransportConfig{ClusterID: clusterID, NodeID: n.id, Listener: n.ln, Peers: peers, Logger: quietLogger()})
+	apply := func(_ uint64, cmd []byte) error {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.m.Apply(cmd, n.hash)
+	}
+	var newState func() (State, error)
+	var restore func([]byte, uint64) error
+	if n.newState != nil {
+		if n.st, err = n.newState(); err != nil {
+			t.Fatal(err)
+		}
+		n.m, n.hash = n.st.Matcher, n.st.Hash
+		apply = func(seq uint64, cmd []byte) error {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.st.Apply(seq, cmd)
+		}
+		newState = func() (State, error) { return n.newState() }
+		restore = func(data []byte, _ uint64) error {
+			st, err := n.newState()
+			if err == nil {
+				err = st.Load(data)
+			}
+			if err == nil {
+				n.mu.Lock()
+				n.st, n.m, n.hash = st, st.Matcher, st.Hash
+				n.mu.Unlock()
+			}
+			return err
+		}
+	}
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n.tr = NewTransport(TransportConfig{ClusterID: clusterID, NodeID: n.id, Listener: n.ln, Peers: peers,
+		SnapshotDir: n.dir, Logger: quietLogger()})
 	sync := func(f *os.File, kind journal.SyncKind) error {
 		if n.failSync.Load() {
 			return syscall.EIO
@@ -99,12 +140,8 @@ func startTCPNode(t testing.TB, n *tcpNode, clusterID uint64, addrs map[uint64]s
 		return journal.DefaultSync(f, kind)
 	}
 	n.node, err = Open(NodeConfig{ClusterID: clusterID, NodeID: n.id, Voters: []uint64{1, 2, 3}, Dir: n.dir,
-		Journal: journal.Config{Sync: sync},
-		Apply: func(seq uint64, cmd []byte) error {
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			return n.m.Apply(cmd, n.hash)
-		},
+		Journal: journal.Config{Sync: sync}, Apply: apply, NewState: newState, Restore: restore,
+		EntriesInMemoryMax: n.entriesMax, ReceivedSnapshot: n.tr.ReceivedSnapshot,
 		Send: n.tr.Send, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)

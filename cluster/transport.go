@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,13 +42,19 @@ type TransportConfig struct {
 	NodeID    uint64
 	Listener  net.Listener      // the Raft address, bound by the caller
 	Peers     map[uint64]string // Raft address of every other node
-	Logger    *slog.Logger
+	// SnapshotDir receives Raft snapshots (the replica's directory, so
+	// that the node installs the received file by renaming it; default the
+	// system's temporary directory). SnapshotBytesMax bounds one
+	// (default DefaultSnapshotBytesMax).
+	SnapshotDir      string
+	SnapshotBytesMax int64
+	Logger           *slog.Logger
 }
 
 // TransportStats counts what the transport refused or dropped.
 type TransportStats struct {
 	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node
-	FramesBad     atomic.Int64 // bad length, CRC or message: the connection is closed
+	FramesBad     atomic.Int64 // bad length, CRC or message (snapshot chunks too): the connection is closed
 	DroppedOut    atomic.Int64 // messages dropped because a peer's queue was full
 	DroppedIn     atomic.Int64 // messages dropped because the node's inbound queue was full
 }
@@ -67,12 +74,19 @@ type Transport struct {
 	wg          sync.WaitGroup
 	mu          sync.Mutex
 	conns       map[net.Conn]struct{}
+	received    receivedSnapshot // the last snapshot received, not yet installed (mu)
+
+	snapReports chan SnapshotReport
+	snapIn      sync.Mutex // held while a snapshot is received: one at a time
+	recvCount   uint64     // names the received files (snapIn held)
 }
 
 type peerLink struct {
 	id    uint64
 	addr  string
 	queue chan []byte
+	// snapshotting is set while a snapshot stream to this peer runs.
+	snapshotting atomic.Bool
 }
 
 // NewTransport starts accepting on cfg.Listener and dialling every peer.
@@ -80,9 +94,16 @@ func NewTransport(cfg TransportConfig) *Transport {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.SnapshotDir == "" {
+		cfg.SnapshotDir = os.TempDir()
+	}
+	if cfg.SnapshotBytesMax <= 0 {
+		cfg.SnapshotBytesMax = DefaultSnapshotBytesMax
+	}
+	removeReceivedFiles(cfg.SnapshotDir)
 	t := &Transport{cfg: cfg, inbound: make(chan *raftpb.Message, inboundMessagesMax),
 		unreachable: make(chan uint64, 64), ended: make(chan uint64, 64), peers: map[uint64]*peerLink{}, closed: make(chan struct{}),
-		conns: map[net.Conn]struct{}{}}
+		conns: map[net.Conn]struct{}{}, snapReports: make(chan SnapshotReport, snapshotReportsMax)}
 	for id, addr := range cfg.Peers {
 		p := &peerLink{id: id, addr: addr, queue: make(chan []byte, peerQueueMessagesMax)}
 		t.peers[id] = p
@@ -103,13 +124,22 @@ func (t *Transport) Unreachable() <-chan uint64 { return t.unreachable }
 // Ended delivers ids of peers whose stream to this node ended.
 func (t *Transport) Ended() <-chan uint64 { return t.ended }
 
+// SnapshotReports delivers the outcome of every snapshot sent
+// (Node.ReportSnapshot).
+func (t *Transport) SnapshotReports() <-chan SnapshotReport { return t.snapReports }
+
 // Stats are the transport's counters.
 func (t *Transport) Stats() *TransportStats { return &t.stats }
 
-// Send queues m for its peer without blocking.
+// Send queues m for its peer without blocking. A snapshot goes on a stream
+// of its own (snapstream.go), whose outcome SnapshotReports delivers.
 func (t *Transport) Send(m *raftpb.Message) {
 	p := t.peers[m.GetTo()]
 	if p == nil {
+		return
+	}
+	if m.GetType() == raftpb.MsgSnap {
+		t.sendSnapshot(p, m)
 		return
 	}
 	payload, err := proto.Marshal(m)
@@ -117,10 +147,7 @@ func (t *Transport) Send(m *raftpb.Message) {
 		t.cfg.Logger.Error("cluster: message not sent", "to", m.GetTo(), "bytes", len(payload), "err", err)
 		return
 	}
-	frame := make([]byte, wireHeaderBytes+len(payload))
-	binary.LittleEndian.PutUint32(frame, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(frame[4:], crc32.Checksum(payload, castagnoli))
-	copy(frame[wireHeaderBytes:], payload)
+	frame := appendWireFrame(make([]byte, 0, wireHeaderBytes+len(payload)), payload)
 	select {
 	case p.queue <- frame:
 	default:
@@ -254,8 +281,9 @@ func (t *Transport) accept() {
 // errPeer marks a stream closed for what the peer sent.
 var errPeer = errors.New("cluster: peer sent")
 
-// readStream reads one peer's stream until it ends; from is the peer once
-// its hello was good (0 before).
+// readStream reads one peer's stream until it ends; from is the peer of a
+// message stream once its hello was good (0 before, and for a snapshot
+// stream, whose end says nothing about the peer's message stream).
 func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
 	r := bufio.NewReaderSize(conn, 64<<10)
 	conn.SetReadDeadline(time.Now().Add(helloTimeout))
@@ -268,28 +296,19 @@ func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
 		t.stats.ConnsRejected.Add(1)
 		return 0, err
 	}
+	if string(h[:8]) == snapHelloMagic {
+		return 0, t.receiveSnapshot(conn, r, from)
+	}
 	conn.SetReadDeadline(time.Time{})
-	var hdr [wireHeaderBytes]byte
 	var payload []byte
 	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return from, err
-		}
-		n := binary.LittleEndian.Uint32(hdr[:])
-		if n == 0 || n > wireMessageBytes {
+		payload, err = readWireFrame(r, payload, wireMessageBytes, "frame")
+		if errors.Is(err, errPeer) {
 			t.stats.FramesBad.Add(1)
-			return from, fmt.Errorf("%w a frame of %d bytes (node %d)", errPeer, n, from)
+			return from, fmt.Errorf("%w (node %d)", err, from)
 		}
-		if cap(payload) < int(n) {
-			payload = make([]byte, n)
-		}
-		payload = payload[:n]
-		if _, err := io.ReadFull(r, payload); err != nil {
+		if err != nil {
 			return from, err
-		}
-		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
-			t.stats.FramesBad.Add(1)
-			return from, fmt.Errorf("%w a frame with a bad CRC (node %d)", errPeer, from)
 		}
 		m := &raftpb.Message{}
 		if err := proto.Unmarshal(payload, m); err != nil {
@@ -309,7 +328,8 @@ func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
 }
 
 func (t *Transport) checkHello(h []byte) (uint64, error) {
-	if string(h[:8]) != helloMagic || binary.LittleEndian.Uint32(h[36:]) != crc32.Checksum(h[:36], castagnoli) {
+	if (string(h[:8]) != helloMagic && string(h[:8]) != snapHelloMagic) ||
+		binary.LittleEndian.Uint32(h[36:]) != crc32.Checksum(h[:36], castagnoli) {
 		return 0, fmt.Errorf("%w garbage instead of a hello", errPeer)
 	}
 	cluster, from, to := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[16:]), binary.LittleEndian.Uint64(h[24:])

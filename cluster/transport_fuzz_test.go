@@ -26,6 +26,18 @@ func frameOf(payload []byte) []byte {
 	return append(h[:], payload...)
 }
 
+// pipeStream is the receiving end of a connection on which a peer writes
+// stream and closes.
+func pipeStream(stream []byte) net.Conn {
+	client, server := net.Pipe()
+	go func() {
+		client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		client.Write(stream)
+		client.Close()
+	}()
+	return server
+}
+
 // FuzzReadStream feeds a peer's stream to readStream: a valid hello from
 // node 2, then the fuzz input, as raw bytes (odd inputs) or as the payload
 // of one well-framed message (even inputs), so the fuzzer reaches both the
@@ -47,12 +59,7 @@ func FuzzReadStream(f *testing.F) {
 		} else {
 			stream = append(stream, input...)
 		}
-		client, server := net.Pipe()
-		go func() {
-			client.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			client.Write(stream)
-			client.Close()
-		}()
+		server := pipeStream(stream)
 		from, _ := tr.readStream(server)
 		server.Close()
 		if from != 2 {

@@ -40,47 +40,62 @@ func (f *orderFlow) next(t testing.TB, seq uint64) []byte {
 	if f.rng.IntN(2) == 0 {
 		side = venue.SideSell
 	}
-	var n int
-	var err error
 	if f.rng.IntN(10) < 8 || f.nextID < 3 {
-		var m venue.NewOrder
-		err = m.WrapEncode(f.buf[:], 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(f.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(1)
-		m.SetOrdType(venue.OrdTypeLimit)
-		m.SetTimeInForce(venue.TimeInForceDay)
-		m.SetPriceTicks(10_000 + int64(f.rng.IntN(11)) - 5)
-		m.SetQty(int64(1 + f.rng.IntN(100)))
-		if err == nil {
-			err = m.SetClOrdIDString(fmt.Sprintf("o%d", f.nextID))
-		}
-		if err == nil {
-			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
-		}
-		n = m.EncodedLength()
-	} else {
-		var m venue.CancelOrder
-		err = m.WrapEncode(f.buf[:], 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(f.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(1)
-		if err == nil {
-			err = m.SetClOrdIDString(fmt.Sprintf("o%d", f.nextID))
-		}
-		if err == nil {
-			err = m.SetOrigClOrdIDString(fmt.Sprintf("o%d", 1+f.rng.IntN(f.nextID-1)))
-		}
-		n = m.EncodedLength()
+		return f.limit(t, seq, session, side, 10_000+int64(f.rng.IntN(11))-5, int64(1+f.rng.IntN(100)))
+	}
+	var m venue.CancelOrder
+	err := m.WrapEncode(f.buf[:], 0)
+	f.setHead(m, seq, session, side)
+	if err == nil {
+		err = m.SetClOrdIDString(fmt.Sprintf("o%d", f.nextID))
+	}
+	if err == nil {
+		err = m.SetOrigClOrdIDString(fmt.Sprintf("o%d", 1+f.rng.IntN(f.nextID-1)))
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f.buf[:n]
+	return f.buf[:m.EncodedLength()]
+}
+
+// orderCommand is what an order command sets first (venue.NewOrder, venue.CancelOrder).
+type orderCommand interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetInstrumentID(uint32)
+}
+
+// setHead sets the fields every order command of the flow shares: instrument 1, the flow's clock.
+func (f *orderFlow) setHead(m orderCommand, seq uint64, session uint16, side venue.Side) {
+	m.SetSeq(seq)
+	m.SetTimestampNs(f.clockNs)
+	m.SetSessionIdx(session)
+	m.SetSide(side)
+	m.SetInstrumentID(1)
+}
+
+// limit encodes a day limit order on instrument 1 with ClOrdID o<nextID>.
+func (f *orderFlow) limit(t testing.TB, seq uint64, session uint16, side venue.Side, priceTicks, qty int64) []byte {
+	t.Helper()
+	var m venue.NewOrder
+	err := m.WrapEncode(f.buf[:], 0)
+	f.setHead(m, seq, session, side)
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetTimeInForce(venue.TimeInForceDay)
+	m.SetPriceTicks(priceTicks)
+	m.SetQty(qty)
+	if err == nil {
+		err = m.SetClOrdIDString(fmt.Sprintf("o%d", f.nextID))
+	}
+	if err == nil {
+		err = m.SetAccountString(fmt.Sprintf("acct%d", session))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.buf[:m.EncodedLength()]
 }
 
 // batch encodes count commands from seq on as journal frames.

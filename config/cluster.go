@@ -29,8 +29,13 @@ type Cluster struct {
 	// EntriesInMemory bounds the Raft log a node keeps in memory to serve
 	// followers (0: the default, 65,536 entries); a follower further behind
 	// catches up from a Raft snapshot (cluster/doc.go, "Raft snapshots").
-	EntriesInMemory int           `toml:"entries_in_memory"`
-	Peers           []ClusterPeer `toml:"peer"`
+	EntriesInMemory int `toml:"entries_in_memory"`
+	// SnapshotBytesMax bounds a Raft snapshot (the matcher's, the feed's
+	// and the console tape's state), sent in chunks on a stream of its own
+	// (0: the default, 1 GiB; at least 1 MiB). A follower whose snapshot
+	// would exceed it cannot catch up, with a clear error on both sides.
+	SnapshotBytesMax int64         `toml:"snapshot_bytes_max"`
+	Peers            []ClusterPeer `toml:"peer"`
 }
 
 // ClusterPeer is one node of the cluster, this one included.
@@ -112,6 +117,9 @@ func (c *Config) validateCluster() []error {
 	}
 	if cl.EntriesInMemory < 0 || (cl.EntriesInMemory > 0 && cl.EntriesInMemory < 8) {
 		add("cluster.entries_in_memory: %d; 0 for the default, else at least 8", cl.EntriesInMemory)
+	}
+	if cl.SnapshotBytesMax < 0 || (cl.SnapshotBytesMax > 0 && cl.SnapshotBytesMax < 1<<20) {
+		add("cluster.snapshot_bytes_max: %d; 0 for the default (1 GiB), else at least 1 MiB (1048576)", cl.SnapshotBytesMax)
 	}
 	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 || cl.CancelGrace.Duration < 0 {
 		add("cluster.heartbeat, cluster.election, cluster.cancel_grace: must not be negative")

@@ -38,6 +38,14 @@ const (
 	stateInstrumentsMax = 1 << 20
 )
 
+// WriteState writes the tape's state, as saved beside a snapshot (a
+// cluster's Raft snapshot carries it too).
+func (t *Tape) WriteState(w io.Writer) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.writeState(w)
+}
+
 // writeState writes the state (t.mu held).
 func (t *Tape) writeState(w io.Writer) error {
 	b := make([]byte, 0, 4096)

@@ -38,6 +38,10 @@ type ReplayOptions struct {
 	// before the first record after it is applied (to load the companion
 	// state); its error stops the replay.
 	SnapshotLoaded func(SnapshotFile) error
+	// FromSeq, without UseSnapshot, is the first record to apply: the state
+	// machine holds the state after FromSeq-1, restored elsewhere (a
+	// cluster replica's Raft snapshot). The journal must hold that record.
+	FromSeq uint64
 	// Progress is called every few megabytes of journal and at the end.
 	Progress func(Progress)
 	// Logger receives snapshot and tail reports; nil means slog.Default().
@@ -75,7 +79,8 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		bufSink = core.NewBufferSink(replayScratchEvents)
 		sink = bufSink
 	}
-	from := uint64(0)
+	from := opts.FromSeq
+	res.LastSeq = int64(from) - 1
 	if opts.UseSnapshot {
 		loader, ok := m.(SnapshotLoader)
 		if !ok {
@@ -226,12 +231,20 @@ func Verify(dir string, cfg core.Config, progress func(Progress)) (VerifyResult,
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	sink := NewHashSink()
-	res, err := Replay(dir, m, sink, ReplayOptions{Progress: progress})
+	return VerifyFrom(dir, m, NewHashSink(), 0, progress)
+}
+
+// VerifyFrom is Verify onto a state restored elsewhere: m and sink hold the
+// matcher and the events hash after command from-1 (a cluster replica's Raft
+// snapshot), and the records from seq from on are replayed. Records counts
+// the commands before from as well, so the result reads as Verify's over
+// the whole history.
+func VerifyFrom(dir string, m StateMachine, sink *HashSink, from uint64, progress func(Progress)) (VerifyResult, error) {
+	res, err := Replay(dir, m, sink, ReplayOptions{Progress: progress, FromSeq: from})
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	return VerifyResult{Records: res.Records, LastSeq: res.LastSeq, Events: sink.Events(), EventBytes: sink.Bytes(),
+	return VerifyResult{Records: int64(from) + res.Records, LastSeq: res.LastSeq, Events: sink.Events(), EventBytes: sink.Bytes(),
 		EventsHash: sink.Sum64(), Tail: res.Tail, Entries: res.Entries}, nil
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,12 +10,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -155,7 +159,7 @@ type ClusterNode struct {
 
 	// feed and fixmd are the standby market data (Replica.Feed), fed on the
 	// runner goroutine by standbySink while following; nil when market data
-	// is off or the feed's state is unknown (after a Raft snapshot).
+	// is off or the feed failed.
 	feed        *marketdata.Feed
 	fixmd       *fixmd.Handler
 	orderToFeed *latency.Recorder
@@ -194,8 +198,13 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			peers[p.ID] = p.RaftAddr
 		}
 	}
+	dir := filepath.Join(cfg.Venue.DataDir, "journal")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		raftL.Close()
+		return nil, err
+	}
 	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Listener: raftL,
-		Peers: peers, Logger: c.log})
+		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log})
 	if cfg.MarketData.Enabled {
 		c.orderToFeed = latency.New("order to feed")
 		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil); err != nil {
@@ -207,9 +216,10 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
-		Dir: filepath.Join(cfg.Venue.DataDir, "journal"), Journal: jc, ElectionTicks: cl.ElectionTicks(),
+		Dir: dir, Journal: jc, ElectionTicks: cl.ElectionTicks(),
 		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
-		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore})
+		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore,
+		ReceivedSnapshot: c.tr.ReceivedSnapshot, SnapshotBytesMax: cl.SnapshotBytesMax})
 	if err != nil {
 		c.tr.Close()
 		c.closeFeed()
@@ -264,31 +274,91 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	return nil
 }
 
+// The parts of a cluster's replica state beside the matcher (Raft
+// snapshots carry them; cluster/doc.go, "Raft snapshots").
+const (
+	partMarketData  = "marketdata"
+	partConsoleTape = "console"
+)
+
+// feedPart is the standby feed as a part of the replica state: it takes
+// events in replay mode.
+type feedPart struct{ *marketdata.Feed }
+
+func (p feedPart) Event(ev []byte) error { return p.Replay(ev) }
+
+// tapePart is the console's tape as a part of the replica state.
+type tapePart struct{ *console.Tape }
+
+func (p tapePart) Event(ev []byte) error {
+	p.Replay(ev)
+	return nil
+}
+
 // newState is a fresh replica state, into which the node replays its
-// journal to build a Raft snapshot for a follower too far behind.
+// journal to build a Raft snapshot for a follower too far behind: the
+// matcher, the events hash, and (when configured) the feed's state, derived
+// without a socket, and the console's tape.
 func (c *ClusterNode) newState() (cluster.State, error) {
-	return cluster.NewMatcherState(MatcherConfig(c.cfg))
+	parts := map[string]cluster.StatePart{}
+	if c.cfg.MarketData.Enabled {
+		tc, err := trackerConfig(c.cfg)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := marketdata.NewFeedState(tc)
+		if err != nil {
+			return nil, err
+		}
+		parts[partMarketData] = fs
+	}
+	if tape := followerTape(c.cfg); tape != nil {
+		parts[partConsoleTape] = tapePart{tape}
+	}
+	return cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 }
 
 // restore makes a Raft snapshot's state this follower's hot standby (runner
-// goroutine, or Open): its matcher and its running events hash.
+// goroutine, or Open): its matcher, its running events hash, a new standby
+// feed restored from the snapshot's feed state (so it continues the
+// sequence), and a new console tape restored from the snapshot's.
 func (c *ClusterNode) restore(state []byte, next uint64) error {
-	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg))
+	c.closeFeed() // its recovery address is the new feed's
+	parts := map[string]cluster.StatePart{}
+	var md *fixmd.Handler
+	var feed *marketdata.Feed
+	if c.cfg.MarketData.Enabled {
+		var err error
+		if md, feed, err = newFeed(c.cfg, c.orderToFeed, nil); err != nil {
+			return fmt.Errorf("cluster: a standby feed for the Raft snapshot: %w", err)
+		}
+		parts[partMarketData] = feedPart{feed}
+	}
+	tape := followerTape(c.cfg)
+	if tape != nil {
+		parts[partConsoleTape] = tapePart{tape}
+	}
+	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
+	if err == nil {
+		err = st.Load(state)
+	}
 	if err != nil {
+		if feed != nil {
+			feed.Close()
+		}
 		return err
 	}
-	if err := st.Load(state); err != nil {
-		return err
-	}
-	c.matcher, c.hash = st.Matcher, st.Hash
-	c.sink.hash = st.Hash
-	if c.feed != nil {
-		// The snapshot holds no feed state, and this replica no longer has
-		// the commands before it: the feed cannot continue the sequence.
-		c.log.Error("cluster: ALERT: restored from a Raft snapshot, which carries no market data state; this node will not publish market data if it leads (restart it from a copy of a replica's directory to get it back)")
+	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
+	c.sink = standbySink{hash: st.Hash, feed: feed, tape: tape, log: c.log}
+	if slices.Contains(st.Missing, partMarketData) && feed != nil {
+		c.log.Error("cluster: ALERT: restored from a Raft snapshot without market data state (built by a node without market data); this node will not publish market data if it leads")
 		c.closeFeed()
 	}
-	c.log.Info("cluster: state restored from a Raft snapshot", "next_seq", next, "events_hash", fmt.Sprintf("%016x", c.hash.Sum64()))
+	if slices.Contains(st.Missing, partConsoleTape) {
+		c.log.Warn("cluster: restored from a Raft snapshot without the console tape's state; the console shows the trades from here on only")
+	}
+	c.log.Info("cluster: state restored from a Raft snapshot", "next_seq", next, "events_hash", fmt.Sprintf("%016x", c.hash.Sum64()),
+		"parts", len(parts)-len(st.Missing))
 	return nil
 }
 
@@ -437,6 +507,27 @@ type ClusterStatus struct {
 	Serving    bool   `json:"serving"`
 	FIXAddr    string `json:"fix_addr"`
 	EventsHash string `json:"events_hash,omitempty"` // of the commands applied as follower
+	// FeedNextSeq and FeedStateHash are the standby feed's next sequence
+	// number and the xxhash of its state (books, statistics, sequence), and
+	// TapeHash that of the console tape's state, as of the commands applied
+	// as follower; empty when off.
+	FeedNextSeq   uint64 `json:"feed_next_seq,omitempty"`
+	FeedStateHash string `json:"feed_state_hash,omitempty"`
+	TapeHash      string `json:"tape_hash,omitempty"`
+}
+
+// followerDigests fills the follower's feed and tape digests (runner
+// goroutine, between commands).
+func (c *ClusterNode) followerDigests(out *ClusterStatus) {
+	var b bytes.Buffer
+	if c.feed != nil && c.feed.WriteState(&b) == nil {
+		out.FeedStateHash = fmt.Sprintf("%016x", xxhash.Sum64(b.Bytes()))
+		c.feed.View(func(_ *marketdata.Tracker, next uint64) { out.FeedNextSeq = next })
+	}
+	b.Reset()
+	if c.tape != nil && c.tape.WriteState(&b) == nil {
+		out.TapeHash = fmt.Sprintf("%016x", xxhash.Sum64(b.Bytes()))
+	}
 }
 
 func (c *ClusterNode) startStatus(addr string) error {
@@ -461,7 +552,10 @@ func (c *ClusterNode) startStatus(addr string) error {
 		out := ClusterStatus{NodeStatus: st, Serving: c.Server() != nil, FIXAddr: c.cfg.FIX.Addr}
 		if !c.leading.Load() {
 			// The hash is read on the runner goroutine, which owns it while following.
-			_ = c.runner.Do(func(*cluster.Node) { out.EventsHash = fmt.Sprintf("%016x", c.hash.Sum64()) })
+			_ = c.runner.Do(func(*cluster.Node) {
+				out.EventsHash = fmt.Sprintf("%016x", c.hash.Sum64())
+				c.followerDigests(&out)
+			})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(out)

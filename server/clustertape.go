@@ -10,9 +10,9 @@ import (
 // committed command go to the tape as well as to the events hash, so that
 // when it comes to lead, its console and admin API show the day the
 // journal holds, as a restarted venue's do (console/doc.go, "The day and
-// restarts"). A replica applies its whole journal at start, so the tape
-// needs no state saved with snapshots; a node restored from a Raft
-// snapshot keeps the trades from that point on only.
+// restarts"). A Raft snapshot carries the tape's state beside the
+// matcher's (server/cluster.go, restore), so a follower caught up from one
+// has the same tape as one that applied every command.
 
 // followerTape is the tape a follower keeps (standbySink hands it the
 // events), or nil when the admin API is off.

@@ -38,18 +38,9 @@ func (s *Server) buildFeed() error {
 // newFeed builds the FIX market data handler and the feed from the
 // configuration; capture, when set, saves the feed's state at snapshots.
 func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uint64, func(io.Writer) error) error) (*fixmd.Handler, *marketdata.Feed, error) {
-	tc := marketdata.TrackerConfig{OrdersMax: cfg.Engine.OrdersMax, InstrumentsMax: cfg.InstrumentsMax()}
-	for _, in := range cfg.Instruments {
-		def, err := marketdata.NewInstrumentDef(in.ID, in.Symbol, in.Tick, in.LotSize, in.Status)
-		if err != nil {
-			return nil, nil, fmt.Errorf("marketdata instrument %s: %w", in.Symbol, err)
-		}
-		tc.Instruments = append(tc.Instruments, def)
-		// Levels per side cover the whole price band.
-		band := in.RefPriceTicks*in.BandPercent/100*2 + 2
-		if int(band) > tc.LevelsMax {
-			tc.LevelsMax = int(band)
-		}
+	tc, err := trackerConfig(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	md, err := fixmd.New(tc.Instruments)
 	if err != nil {
@@ -62,6 +53,25 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 		return nil, nil, err
 	}
 	return md, f, nil
+}
+
+// trackerConfig is the market data tracker of the configuration: a feed's,
+// or a cluster's FeedState.
+func trackerConfig(cfg *config.Config) (marketdata.TrackerConfig, error) {
+	tc := marketdata.TrackerConfig{OrdersMax: cfg.Engine.OrdersMax, InstrumentsMax: cfg.InstrumentsMax()}
+	for _, in := range cfg.Instruments {
+		def, err := marketdata.NewInstrumentDef(in.ID, in.Symbol, in.Tick, in.LotSize, in.Status)
+		if err != nil {
+			return tc, fmt.Errorf("marketdata instrument %s: %w", in.Symbol, err)
+		}
+		tc.Instruments = append(tc.Instruments, def)
+		// Levels per side cover the whole price band.
+		band := in.RefPriceTicks*in.BandPercent/100*2 + 2
+		if int(band) > tc.LevelsMax {
+			tc.LevelsMax = int(band)
+		}
+	}
+	return tc, nil
 }
 
 // committedEvents adds an event-ring consumer that is handed the events of

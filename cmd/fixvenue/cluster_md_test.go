@@ -20,15 +20,21 @@ import (
 // continues the sequence its standby feed derived from the committed log,
 // so the client keeps its book without a snapshot, and at the end its books
 // are exactly the matcher's (a replay of a node's journal).
-func TestClusterMarketDataAcrossFailover(t *testing.T) {
-	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	var recovery [3]string
+// clusterMarketData picks a feed address shared by the nodes and a recovery
+// address for each, and returns them with the nodes' [marketdata] tables.
+func clusterMarketData(t *testing.T) (feedAddr string, recovery [3]string, table func(i int) string) {
+	feedAddr = fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	for i := range recovery {
 		recovery[i] = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	}
-	h := writeClusterConfigsWith(t, nil, false, "", func(i int) string {
+	return feedAddr, recovery, func(i int) string {
 		return fmt.Sprintf("enabled = true\nfeed_addr = %q\nrecovery_addr = %q\nheartbeat_interval = \"100ms\"", feedAddr, recovery[i])
-	})
+	}
+}
+
+func TestClusterMarketDataAcrossFailover(t *testing.T) {
+	feedAddr, recovery, md := clusterMarketData(t)
+	h := writeClusterConfigsWith(t, nil, false, "", md)
 	for i := range 3 {
 		h.start(i)
 	}

@@ -9,11 +9,15 @@ import (
 // TestClusterFollowerCatchesUpFromSnapshot keeps a follower down while the
 // sessions trade, so that the leader writes far past its in-memory Raft log
 // (cluster.entries_in_memory = 16 entries): the follower rejoins, gets a
-// Raft snapshot (matcher state and events hash) built from the leader's
-// journal, then the log, and ends with the same committed seq and events
-// hash as the other follower. Every acknowledged order is then on the leader.
+// Raft snapshot (matcher state, events hash, the feed's state and the
+// console tape's) built from the leader's journal and streamed to it, then
+// the log, and ends with the same committed seq, events hash, standby feed
+// (next sequence number and state) and console tape as the other follower.
+// Every acknowledged order is then on the leader, and `journal verify`
+// prints the same line on all three nodes.
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
-	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", nil)
+	_, _, md := clusterMarketData(t)
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", md)
 	for i := range 3 {
 		h.start(i)
 	}
@@ -41,6 +45,13 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 		t.Fatalf("rejoined follower: committed %d hash %s; other follower: committed %d hash %s",
 			stB.CommittedSeq, stB.EventsHash, stO.CommittedSeq, stO.EventsHash)
 	}
+	if stB.FeedNextSeq < 2 || stB.FeedNextSeq != stO.FeedNextSeq || stB.FeedStateHash == "" || stB.FeedStateHash != stO.FeedStateHash {
+		t.Fatalf("rejoined follower's standby feed: next seq %d, state %s; other follower's: next seq %d, state %s",
+			stB.FeedNextSeq, stB.FeedStateHash, stO.FeedNextSeq, stO.FeedStateHash)
+	}
+	if stB.TapeHash == "" || stB.TapeHash != stO.TapeHash {
+		t.Fatalf("rejoined follower's console tape %s, other follower's %s", stB.TapeHash, stO.TapeHash)
+	}
 	if logs := h.procs[behind].logs(); !strings.Contains(logs, "installing a Raft snapshot") {
 		t.Fatalf("the follower caught up without a snapshot:\n%s", lastLines(logs, 40))
 	}
@@ -57,4 +68,6 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 		cl.Close()
 	}
 	h.checkClients()
+	h.quiesce(30 * time.Second)
+	h.verifyJournals()
 }

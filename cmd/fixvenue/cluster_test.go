@@ -256,6 +256,11 @@ type nodeStatus struct {
 	CommittedSeq int64  `json:"committed_seq"`
 	Serving      bool   `json:"serving"`
 	EventsHash   string `json:"events_hash"`
+	// The standby feed's next sequence number and state, and the console
+	// tape's state, as hashes (server.ClusterStatus).
+	FeedNextSeq   uint64 `json:"feed_next_seq"`
+	FeedStateHash string `json:"feed_state_hash"`
+	TapeHash      string `json:"tape_hash"`
 }
 
 func (h *clusterHarness) nodeStatus(i int) (nodeStatus, error) {

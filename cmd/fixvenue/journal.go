@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
@@ -46,7 +47,7 @@ func cmdJournal(args []string) int {
 	bar := newProgressBar(os.Stderr)
 	switch sub {
 	case "verify":
-		res, err := journal.Verify(dir, server.MatcherConfig(cfg), bar.update)
+		res, err := cluster.Verify(dir, server.MatcherConfig(cfg), bar.update)
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)

@@ -1,0 +1,35 @@
+package cluster
+
+import (
+	"path/filepath"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// Verify is `fixvenue journal verify` for a replica's directory: when its
+// log starts after a Raft snapshot (raft.snapshot), the snapshot's matcher
+// and events hash, then the journal after it; otherwise journal.Verify. The
+// result counts the commands the snapshot covers, so every replica of a
+// cluster prints the same line (doc.go, "Raft snapshots").
+func Verify(dir string, cfg core.Config, progress func(journal.Progress)) (journal.VerifyResult, error) {
+	base, err := readSnapshotFile(filepath.Join(dir, snapshotFile), nil)
+	if err != nil {
+		return journal.VerifyResult{}, err
+	}
+	if base == nil {
+		return journal.Verify(dir, cfg, progress)
+	}
+	next, data, err := snapshotNext(base)
+	if err != nil {
+		return journal.VerifyResult{}, err
+	}
+	st, err := NewMatcherState(cfg, nil)
+	if err != nil {
+		return journal.VerifyResult{}, err
+	}
+	if err := st.Load(data); err != nil {
+		return journal.VerifyResult{}, err
+	}
+	return journal.VerifyFrom(dir, st.Matcher, st.Hash, next, progress)
+}
