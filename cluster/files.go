@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // The small files a replica keeps beside its journal segments (doc.go,
@@ -94,17 +96,7 @@ func writeSynced(path string, b []byte) error {
 	return f.Close()
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("cluster: sync %s: %w", dir, err)
-	}
-	return nil
-}
+func syncDir(dir string) error { return journal.SyncDirectory(dir, journal.DefaultSync) }
 
 // hardState is Raft's term, vote and commit index.
 type hardState struct{ term, vote, commit uint64 }
@@ -155,7 +147,7 @@ func (s *hardStateStore) save(hs hardState) error {
 	if _, err := s.f.WriteAt(p, int64(s.version%2)*hardStateSlot); err != nil {
 		return fmt.Errorf("cluster: write hard state: %w", err)
 	}
-	if err := fdatasync(s.f); err != nil {
+	if err := journal.DefaultSync(s.f, journal.SyncData); err != nil {
 		return fmt.Errorf("cluster: sync hard state: %w", err)
 	}
 	return nil

@@ -68,9 +68,8 @@ func NewHashCheck() *HashCheck {
 
 // Own records this replica's hash after applying Snapshot command seq.
 func (h *HashCheck) Own(seq, hash uint64) error {
-	if want, ok := h.leader[seq]; ok {
-		delete(h.leader, seq)
-		return h.compare(seq, hash, want)
+	if leader, ok := take(h.leader, seq); ok {
+		return h.compare(seq, hash, leader)
 	}
 	boundedPut(h.own, seq, hash)
 	return nil
@@ -78,12 +77,18 @@ func (h *HashCheck) Own(seq, hash uint64) error {
 
 // Leader records the leader's hash after Snapshot command seq.
 func (h *HashCheck) Leader(seq, hash uint64) error {
-	if own, ok := h.own[seq]; ok {
-		delete(h.own, seq)
+	if own, ok := take(h.own, seq); ok {
 		return h.compare(seq, own, hash)
 	}
 	boundedPut(h.leader, seq, hash)
 	return nil
+}
+
+// take removes and returns the hash m holds after seq, if any.
+func take(m map[uint64]uint64, seq uint64) (uint64, bool) {
+	hash, ok := m[seq]
+	delete(m, seq)
+	return hash, ok
 }
 
 func (h *HashCheck) compare(seq, own, leader uint64) error {

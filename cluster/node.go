@@ -175,22 +175,15 @@ func (n *Node) replayCommitted() error {
 		n.committed.Store(int64(next) - 1)
 		from = next
 	}
-	if end >= int64(from) {
-		r, err := journal.NewReader(n.cfg.Dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: n.cfg.Logger})
-		if err != nil {
+	err := applyJournal(n.cfg.Dir, from, end, n.cfg.Logger, func(seq uint64, cmd []byte) error {
+		if err := n.cfg.Apply(seq, cmd); err != nil {
 			return err
 		}
-		defer r.Close()
-		for int64(n.committed.Load()) < end {
-			rec, err := r.Next()
-			if err != nil {
-				return fmt.Errorf("%w: replaying committed commands: %v", ErrCorrupt, err)
-			}
-			if err := n.cfg.Apply(rec.Seq, rec.Payload); err != nil {
-				return fmt.Errorf("cluster: applying committed command seq %d: %w", rec.Seq, err)
-			}
-			n.committed.Store(int64(rec.Seq))
-		}
+		n.committed.Store(int64(seq))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: replaying committed commands: %w", err)
 	}
 	n.appliedIndex = commit
 	return nil

@@ -190,6 +190,37 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 	return all, nil
 }
 
+// applyJournal hands apply the journal's records in dir from seq from
+// through last, in order (none when last < from), reading while a writer
+// may append: every record up to last is complete on disk, and it reads no
+// further. A journal that ends before last, or a damaged record, is
+// ErrCorrupt.
+func applyJournal(dir string, from uint64, last int64, logger *slog.Logger, apply func(seq uint64, cmd []byte) error) error {
+	if last < int64(from) {
+		return nil
+	}
+	r, err := journal.NewReader(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: the journal ends before seq %d", ErrCorrupt, last)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if err := apply(rec.Seq, rec.Payload); err != nil {
+			return fmt.Errorf("applying seq %d: %w", rec.Seq, err)
+		}
+		if int64(rec.Seq) >= last {
+			return nil
+		}
+	}
+}
+
 // truncateEntries removes entry from and every later one from the journal;
 // the next command appended must then carry nextSeq.
 func (l *Log) truncateEntries(from, nextSeq uint64) error {

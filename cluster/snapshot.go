@@ -475,27 +475,8 @@ func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, er
 		}
 		from = next
 	}
-	if lastSeq >= int64(from) {
-		r, err := journal.NewReader(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("cluster: the journal ends before seq %d", lastSeq)
-			}
-			if err != nil {
-				return nil, err
-			}
-			if err := st.Apply(rec.Seq, rec.Payload); err != nil {
-				return nil, fmt.Errorf("cluster: snapshot: applying seq %d: %w", rec.Seq, err)
-			}
-			if int64(rec.Seq) == lastSeq {
-				break
-			}
-		}
+	if err := applyJournal(dir, from, lastSeq, slog.New(slog.DiscardHandler), st.Apply); err != nil {
+		return nil, fmt.Errorf("cluster: building a snapshot: %w", err)
 	}
 	data, err := st.Save()
 	if err != nil {

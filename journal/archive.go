@@ -118,16 +118,18 @@ func archiveSegment(dir, archive string, seg segmentFile, sync SyncFunc) (raw, c
 		_ = os.Remove(tmp)
 		return 0, 0, fmt.Errorf("journal: archive %s: %w", seg.name, err)
 	}
-	if err := syncDirPath(archive, sync); err != nil {
+	if err := SyncDirectory(archive, sync); err != nil {
 		return 0, 0, err
 	}
 	if err := os.Remove(seg.path); err != nil {
 		return 0, 0, fmt.Errorf("journal: archive: remove %s: %w", seg.name, err)
 	}
-	return raw, compressed, syncDirPath(dir, sync)
+	return raw, compressed, SyncDirectory(dir, sync)
 }
 
-func syncDirPath(dir string, sync SyncFunc) error {
+// SyncDirectory makes the entries of directory dir durable (renames, removals,
+// new files) with sync's SyncDir. A cluster replica's small files use it too.
+func SyncDirectory(dir string, sync SyncFunc) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("journal: sync %s: %w", dir, err)

@@ -149,13 +149,8 @@ func publishSnapshot(dir string, tmp SnapshotFile, sync SyncFunc) (SnapshotFile,
 		_ = os.Remove(tmp.Path)
 		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: %w", err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
+	if err := SyncDirectory(dir, sync); err != nil {
 		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: %w", err)
-	}
-	defer d.Close()
-	if err := sync(d, SyncDir); err != nil {
-		return SnapshotFile{}, fmt.Errorf("journal: publish snapshot: sync directory: %w", err)
 	}
 	tmp.Path = final
 	return tmp, nil

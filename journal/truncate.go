@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 )
 
 // TruncateAfter removes every record whose seq is greater than lastKeep
@@ -52,7 +51,7 @@ func TruncateAfter(dir string, lastKeep int64, logger *slog.Logger) error {
 	if err := removeSnapshotsAfter(dir, lastKeep); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDirectory(dir, DefaultSync)
 }
 
 // TruncateEntries removes the Raft entry fromIndex and every entry after it
@@ -97,7 +96,7 @@ func TruncateEntries(dir string, fromIndex uint64, logger *slog.Logger) error {
 	if err := removeSnapshotsAfter(dir, int64(cut.Seq)-1); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDirectory(dir, DefaultSync)
 }
 
 // findEntry returns the mark of Raft entry index (its segment, offset and
@@ -177,14 +176,4 @@ func removeSnapshotsAfter(dir string, lastKeep int64) error {
 		}
 	}
 	return nil
-}
-
-// syncDir fsyncs a directory so that removals and renames in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(filepath.Clean(dir))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
