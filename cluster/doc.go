@@ -67,6 +67,8 @@
 //
 //	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | reserved u32 | crc32c u32
 //
+// (a Raft snapshot has a stream of its own, whose hello says "FVRSNP01";
+// see "Snapshot transfer")
 // then carries frames of length u32 | crc32c u32 of the payload | payload
 // (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
 // magic or CRC, another cluster's id, or a node that is not a peer, and a
@@ -76,6 +78,34 @@
 // the node: each peer has a queue of peerQueueMessagesMax messages, and a
 // message that does not fit is dropped (Raft resends) and the peer reported
 // unreachable. Received messages wait in a queue of inboundMessagesMax.
+//
+// # Snapshot transfer
+//
+// A MsgSnap's data (the replica state, tens of MiB for a venue with 100k
+// resting orders) does not fit the message stream's frames. The transport
+// sends it on a new connection, at most one per peer at a time:
+//
+//	hello   "FVRSNP01" | cluster id | from | to | reserved | crc32c   (as above)
+//	head    length u32 | crc32c u32 | data bytes u64 | the MsgSnap without its data (protobuf)
+//	chunks  length u32 | crc32c u32 | data, 1 to 1 MiB each, until the data bytes are read
+//	answer  one byte 0x06 from the receiver
+//
+// The receiver checks the hello as for a message stream, then each frame's
+// length and CRC, that the head is a MsgSnap from the hello's node to this
+// one, and that the data bytes are within SnapshotBytesMax (config
+// cluster.snapshot_bytes_max, default 1 GiB; the sender checks it too, and
+// the leader refuses to build a larger snapshot, with an error naming the
+// bound). It writes the chunks into raft.snapshot.recv-<n> in the replica
+// directory, in raft.snapshot's format (below), fsyncs it, and only then
+// hands the message to Raft and answers. Anything wrong (garbage, a bad
+// CRC, a stream that ends early, a second snapshot stream while one is
+// being received, a full inbound queue) closes the connection, removes the
+// file and delivers nothing; the event is logged and counted. The sender
+// reports each snapshot's outcome to Raft (Node.ReportSnapshot, through
+// the Runner): success once the answer came, failure otherwise, after
+// which the leader probes the follower again. Every write and read of the
+// stream has its own deadline (snapshotIdleWait), the answer
+// snapshotAckWait. Ordinary messages keep their 16 MiB frame bound.
 //
 // # Fast failover
 //
@@ -131,35 +161,55 @@
 // leader no longer holds (it was down, or is new) gets a Raft snapshot:
 // the leader's Log.Snapshot starts a build on a background goroutine,
 // replaying its journal from its base (below) up to the compaction point
-// into a fresh State (NodeConfig.NewState; the venue's is MatcherState: the
-// matcher's snapshot and the running events hash), and answers "try again"
-// until it is ready; Raft retries on the next heartbeat response. The
-// snapshot's data is the next seq u64 and the saved state; it travels as
-// one transport message (at most SnapshotBytesMax). A snapshot sent and
-// not acknowledged within snapshotReportTicks is reported failed, so that
-// the leader probes that follower again.
+// into a fresh State (NodeConfig.NewState), and answers "try again" until
+// it is ready; Raft retries on the next heartbeat response. The snapshot's
+// data is the next seq u64 and the saved state, sent as in "Snapshot
+// transfer". Without a transport that reports outcomes (the simulation), a
+// snapshot not acknowledged within snapshotReportTicks is reported failed.
+//
+// The venue's State is MatcherState: the matcher, the running events hash,
+// and named parts fed from the same events, which a replica needs to carry
+// on as if it had applied every command itself:
+//
+//	"FVRSTAT2" | hash state bytes u32 | hash state | parts u32 |
+//	per part, by name: name bytes u8 | name | state bytes u64 | state |
+//	matcher snapshot (core/snapshot.go), to the end
+//
+// The server's parts are "marketdata", the feed's state (marketdata/state.go,
+// FVMDST03: books, statistics, next sequence number; the leader derives it
+// with marketdata.FeedState, which numbers messages as the feed does and
+// sends none), and "console", the console tape's state (console/state.go).
+// A follower restores each into a new standby feed and tape, so it
+// publishes the same sequence numbers and shows the same tape as one that
+// applied the log. A part the saved state lacks (an "FVRSTATE" state of an
+// earlier build has none) is listed in MatcherState.Missing; the server
+// then runs without that part's data, with an alert.
 //
 // The follower installs it before it acknowledges: it writes
 //
 //	raft.snapshot    "FVRSNAPF" | index u64 | term u64 | next seq u64 | data bytes u64 |
 //	                 crc32c u32 of bytes 0..40 and the data | reserved u32 | data
 //
-// as raft.snapshot.tmp (fsynced), moves its journal segments to
+// as raft.snapshot.tmp (fsynced; the file the transport received is
+// renamed to it, not written again), moves its journal segments to
 // replaced-<index>/ (kept for inspection, never read again), renames the
 // file into place and syncs the directory, then restores its state
 // (NodeConfig.Restore) and continues its journal, empty, at the next seq.
 // A crash in between is finished at the next Open. The snapshot is then the
 // base of that replica's log: Open restores it and replays the journal
-// after it, and it builds its own snapshots from it. Such a journal starts
-// at the snapshot's next seq, so `fixvenue journal verify` (which replays
-// from seq 0) cannot check it on its own: compare /cluster/status's
-// events_hash instead, or verify a replica that never needed a snapshot.
+// after it, and it builds its own snapshots from it. `fixvenue journal
+// verify` on such a replica (Verify) starts from the base's matcher and
+// events hash and replays the journal after it, and counts the commands
+// the base covers, so it prints the same first line as the other replicas.
 //
 // # Limits
 //
 // Membership is static (Voters); configuration changes are refused. A
 // snapshot build replays the journal from the base, so its time grows with
-// the journal (journal replay speed, docs/benchmarks.md). A restarted
+// the journal (journal replay speed, docs/benchmarks.md); the leader and
+// the follower each hold a snapshot's data in memory while it is sent and
+// installed (up to cluster.snapshot_bytes_max), and a follower receives one
+// snapshot at a time. A restarted
 // replica replays its committed journal after its base, so none of a
 // replica's segments may be archived or deleted while it is a member. A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and

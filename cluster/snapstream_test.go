@@ -199,6 +199,25 @@ func TestSnapshotStreamOverTCP(t *testing.T) {
 	if recv.Stats().FramesBad.Load() != 1 {
 		t.Fatalf("%d bad frames counted, want 1", recv.Stats().FramesBad.Load())
 	}
+
+	// Over the sender's own bound: not sent at all, reported failed.
+	send.cfg.SnapshotBytesMax = 1 << 20
+	send.Send(snapMsg(randomData(2 << 20)))
+	if r := report(); r.OK {
+		t.Fatal("a snapshot over the sender's bound was reported delivered")
+	}
+}
+
+// A leader refuses to build a snapshot over the bound, naming it.
+func TestSnapshotBuildOverBoundIsRefused(t *testing.T) {
+	newState := func() (State, error) { return NewMatcherState(testMatcherConfig(), nil) }
+	_, err := buildSnapshot(t.TempDir(), nil, newState, []uint64{1, 2, 3}, 10, 2, -1, 64)
+	if !errors.Is(err, ErrSnapshotTooLarge) {
+		t.Fatalf("err %v, want ErrSnapshotTooLarge", err)
+	}
+	if _, err := buildSnapshot(t.TempDir(), nil, newState, []uint64{1, 2, 3}, 10, 2, -1, DefaultSnapshotBytesMax); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // FuzzSnapshotBody feeds untrusted bytes to the snapshot stream decoder:

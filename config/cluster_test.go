@@ -51,12 +51,14 @@ func TestClusterDefaultsAndSelf(t *testing.T) {
 
 func TestClusterRejectsBadValues(t *testing.T) {
 	for name, tc := range map[string]struct{ edit, want string }{
-		"node not a peer":    {"node_id = 2", "node_id = 5"},
-		"no cluster id":      {"cluster_id = 9", "cluster_id = 0"},
-		"repeated peer id":   {"id = 3", "id = 1"},
-		"bad address":        {`raft_addr = "127.0.0.1:9703"`, `raft_addr = "nowhere"`},
-		"election too short": {"node_id = 2", "node_id = 2\nelection = \"100ms\""},
-		"entries too few":    {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
+		"node not a peer":          {"node_id = 2", "node_id = 5"},
+		"no cluster id":            {"cluster_id = 9", "cluster_id = 0"},
+		"repeated peer id":         {"id = 3", "id = 1"},
+		"bad address":              {`raft_addr = "127.0.0.1:9703"`, `raft_addr = "nowhere"`},
+		"election too short":       {"node_id = 2", "node_id = 2\nelection = \"100ms\""},
+		"entries too few":          {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
+		"snapshot bound too small": {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = 4096"},
+		"snapshot bound negative":  {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = -1"},
 	} {
 		text := strings.Replace(clusterTOML, tc.edit, tc.want, 1)
 		if _, err := Parse([]byte(text), "cluster.toml"); err == nil {
