@@ -18,13 +18,23 @@ import (
 // Sizes of the large-state test: enough resting orders that the Raft
 // snapshot (matcher, feed and tape state) is well over the 16 MiB bound of
 // one transport message, which carried snapshots before they had streams
-// of their own.
-const (
-	bigRestingOrders    = 120_000
-	bigOrdersPerEntry   = 500
-	bigSnapshotBytesMin = 24 << 20
-	oldMessageBound     = 16 << 20
+// of their own. Under the race detector (ten times slower) the test takes
+// a quarter of the orders: still a snapshot of several chunks.
+var (
+	bigRestingOrders          = 120_000
+	bigSnapshotBytesMin int64 = 24 << 20
 )
+
+const (
+	bigOrdersPerEntry = 500
+	oldMessageBound   = 16 << 20
+)
+
+func init() {
+	if raceEnabled {
+		bigRestingOrders, bigSnapshotBytesMin = 30_000, 4<<20
+	}
+}
 
 // bigMatcherConfig is testMatcherConfig with room for the resting orders.
 func bigMatcherConfig() core.Config {
@@ -103,7 +113,7 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 	addrs := map[uint64]string{}
 	for i := range nodes {
 		n := &tcpNode{id: uint64(i + 1), dir: filepath.Join(root, string(rune('a'+i))), ln: listenLoopback(t),
-			newState: venueState, entriesMax: 16, tick: 10 * time.Millisecond}
+			newState: venueState, entriesMax: 16, tick: 50 * time.Millisecond}
 		nodes[i] = n
 		addrs[n.id] = n.ln.Addr().String()
 	}
@@ -115,7 +125,7 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 			n.stop()
 		}
 	})
-	l, next := waitLeader(t, nodes)
+	l, _ := waitLeader(t, nodes)
 	var behind, other *tcpNode
 	for _, n := range nodes {
 		switch {
@@ -130,14 +140,10 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 	behindLast, _ := behind.node.log.LastIndex()
 
 	flow := newOrderFlow(9)
-	last := int64(next) - 1
-	for range bigRestingOrders / bigOrdersPerEntry {
-		frames := flow.resting(t, uint64(last+1), bigOrdersPerEntry)
-		if err := l.runner.Propose(frames, last+bigOrdersPerEntry); err != nil {
-			t.Fatal(err)
-		}
-		last += bigOrdersPerEntry
-	}
+	live := []*tcpNode{l, other}
+	l, last := proposeAcross(t, live, bigRestingOrders/bigOrdersPerEntry, func(seq uint64) []byte {
+		return flow.resting(t, seq, bigOrdersPerEntry)
+	})
 	var first uint64
 	l.runner.Do(func(n *Node) { first, _ = n.log.FirstIndex() })
 	if first <= behindLast+1 {
@@ -161,9 +167,8 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 	}
 
 	// Trading goes on: the rejoined follower applies the log after the snapshot.
-	if last, err = proposeOrders(t, l, uint64(last+1), flow, 200); err != nil {
-		t.Fatal(err)
-	}
+	trade := func(seq uint64) []byte { return flow.batch(t, seq, 3) }
+	l, last = proposeAcross(t, nodes, 200, trade)
 	waitAppliedWithin(t, nodes, last, 30*time.Second)
 	sameVenueState(t, behind, other)
 	sameVenueState(t, behind, l)
@@ -172,13 +177,44 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 	// Restarted, it restores everything from raft.snapshot and replays the journal after it.
 	behind.stop()
 	startTCPNode(t, behind, 0x5A4B, addrs)
-	if last, err = proposeOrders(t, l, uint64(last+1), flow, 20); err != nil {
-		t.Fatal(err)
-	}
+	_, last = proposeAcross(t, nodes, 20, trade)
 	waitAppliedWithin(t, nodes, last, 30*time.Second)
 	sameVenueState(t, behind, other)
 	t.Logf("snapshot of %d bytes installed at index %d; %d commands; leader held entries from %d",
 		snap.Size(), behind.node.log.baseIndex(), last+1, first)
+}
+
+// proposeAcross proposes batches (encode makes one from its first seq) on
+// whichever of nodes serves, and returns that leader and the last seq
+// committed. A leadership change (a slow, shared machine) costs the batch
+// in flight and a wait for the next leader; the tries are bounded to twice
+// the batches.
+func proposeAcross(t *testing.T, nodes []*tcpNode, batches int, encode func(seq uint64) []byte) (*tcpNode, int64) {
+	t.Helper()
+	l, next := waitLeader(t, nodes)
+	done := 0
+	for try := 0; done < batches; try++ {
+		if try == 2*batches {
+			t.Fatalf("only %d of %d batches committed in %d tries", done, batches, try)
+		}
+		frames := encode(next)
+		count := 0
+		for rest := frames; len(rest) > 0; count++ {
+			_, _, n, err := journal.NextFrame(rest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if err := l.runner.Propose(frames, int64(next)+int64(count)-1); err != nil {
+			t.Logf("proposal at seq %d: %v; waiting for a leader", next, err)
+			l, next = waitLeader(t, nodes)
+			continue
+		}
+		next += uint64(count)
+		done++
+	}
+	return l, int64(next) - 1
 }
 
 // waitAppliedWithin waits until every node has applied up to seq.

@@ -170,7 +170,7 @@ func (t *Transport) sendSnapshot(p *peerLink, m *raftpb.Message) {
 	if int64(len(data)) > t.cfg.SnapshotBytesMax {
 		t.cfg.Logger.Error("cluster: Raft snapshot not sent: the follower cannot catch up until the bound is raised",
 			"to", p.id, "bytes", len(data), "err", fmt.Errorf("%w (%d)", ErrSnapshotTooLarge, t.cfg.SnapshotBytesMax))
-		t.reportSnapshot(p.id, false)
+		t.reportSnapshotNow(p.id)
 		return
 	}
 	head, err := snapshotHead(m)
@@ -179,15 +179,16 @@ func (t *Transport) sendSnapshot(p *peerLink, m *raftpb.Message) {
 			err = errors.New("a snapshot to this node is in flight")
 		}
 		t.cfg.Logger.Warn("cluster: Raft snapshot not sent", "to", p.id, "err", err)
-		t.reportSnapshot(p.id, false)
+		t.reportSnapshotNow(p.id)
 		return
 	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		defer p.snapshotting.Store(false)
 		start := time.Now()
 		err := t.streamSnapshot(p, head, data)
+		// Free before the report: Raft may send the next snapshot at once.
+		p.snapshotting.Store(false)
 		if err != nil {
 			t.cfg.Logger.Warn("cluster: Raft snapshot stream failed", "to", p.id, "bytes", len(data), "err", err)
 		} else {
@@ -224,6 +225,17 @@ func (t *Transport) streamSnapshot(p *peerLink, head, data []byte) error {
 		return fmt.Errorf("the receiver answered %#x", ack[0])
 	}
 	return nil
+}
+
+// reportSnapshotNow reports a failure from Send, on the node's goroutine,
+// which also drains the reports: it must not wait for room, so when the
+// queue is full the report waits on a goroutine of its own.
+func (t *Transport) reportSnapshotNow(to uint64) {
+	select {
+	case t.snapReports <- SnapshotReport{To: to}:
+	default:
+		go t.reportSnapshot(to, false)
+	}
 }
 
 func (t *Transport) reportSnapshot(to uint64, ok bool) {
