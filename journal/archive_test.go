@@ -106,10 +106,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	}
 
 	// The writer reopens on the live segments and continues the sequence.
-	w, err = journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w = openWriter(t, dir, cfg)
 	if w.NextSeq() != n {
 		t.Fatalf("reopened writer continues at %d, want %d", w.NextSeq(), n)
 	}
