@@ -1,6 +1,7 @@
 package journal_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -59,71 +60,35 @@ func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
 	case k < 70 || len(w.ids[session]) == 0:
 		var m venue.NewOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(instrument)
-		m.SetOrdType(venue.OrdTypeLimit)
-		m.SetTimeInForce(venue.TimeInForceDay)
 		if k < 5 {
 			m.SetOrdType(venue.OrdTypeMarket)
 			m.SetTimeInForce(venue.TimeInForceIOC)
+			m.SetQty(int64(1 + w.rng.IntN(100)))
 		} else {
-			m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+			tif := venue.TimeInForceDay
 			if k < 10 {
-				m.SetTimeInForce(venue.TimeInForceIOC)
+				tif = venue.TimeInForceIOC
 			}
+			w.setLimit(m, tif)
 		}
-		m.SetQty(int64(1 + w.rng.IntN(100)))
 		id := w.newID()
 		w.ids[session] = append(w.ids[session], id)
-		if err == nil {
-			err = m.SetClOrdIDString(id)
-		}
-		if err == nil {
-			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetAccountString(fmt.Sprintf("acct%d", session)))
 		n = m.EncodedLength()
 	case k < 88:
 		var m venue.CancelOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(instrument)
-		if err == nil {
-			err = m.SetClOrdIDString(w.newID())
-		}
-		if err == nil {
-			err = m.SetOrigClOrdIDString(w.pick(session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, w.newID()), m.SetOrigClOrdIDString(w.pick(session)))
 		n = m.EncodedLength()
 	case k < 97:
 		var m venue.ReplaceOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetOrdType(venue.OrdTypeLimit)
-		m.SetInstrumentID(instrument)
-		m.SetTimeInForce(venue.TimeInForceDay)
-		m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
-		m.SetQty(int64(1 + w.rng.IntN(100)))
+		w.setLimit(m, venue.TimeInForceDay)
 		id := w.newID()
 		orig := w.pick(session)
 		w.ids[session] = append(w.ids[session], id)
-		if err == nil {
-			err = m.SetClOrdIDString(id)
-		}
-		if err == nil {
-			err = m.SetOrigClOrdIDString(orig)
-		}
-		if err == nil {
-			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetOrigClOrdIDString(orig),
+			m.SetAccountString(fmt.Sprintf("acct%d", session)))
 		n = m.EncodedLength()
 	default:
 		var m venue.Tick
@@ -136,6 +101,43 @@ func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
 		t.Fatal(err)
 	}
 	return buf[:n]
+}
+
+// orderCommand is what NewOrder, CancelOrder and ReplaceOrder share: the
+// workload sets those fields the same way for each.
+type orderCommand interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetInstrumentID(uint32)
+	SetClOrdIDString(string) error
+}
+
+func (w *workload) setOrder(m orderCommand, seq uint64, session uint16, side venue.Side, instrument uint32, clOrdID string) error {
+	m.SetSeq(seq)
+	m.SetTimestampNs(w.clockNs)
+	m.SetSessionIdx(session)
+	m.SetSide(side)
+	m.SetInstrumentID(instrument)
+	return m.SetClOrdIDString(clOrdID)
+}
+
+// limitCommand is what NewOrder and ReplaceOrder share for a limit order.
+type limitCommand interface {
+	SetOrdType(venue.OrdType)
+	SetTimeInForce(venue.TimeInForce)
+	SetPriceTicks(int64)
+	SetQty(int64)
+}
+
+// setLimit makes m a limit order of tif at a random price near 100.00 for a
+// random quantity.
+func (w *workload) setLimit(m limitCommand, tif venue.TimeInForce) {
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetTimeInForce(tif)
+	m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+	m.SetQty(int64(1 + w.rng.IntN(100)))
 }
 
 func (w *workload) newID() string {
