@@ -60,14 +60,8 @@ func TestEntryMarksAroundUnchangedCommands(t *testing.T) {
 	if n := len(segmentPaths(t, marked)); n < 3 {
 		t.Fatalf("%d segments: the marks never met a segment end", n)
 	}
-	want, err := journal.Verify(plain, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := journal.Verify(marked, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustVerify(t, plain)
+	got := mustVerify(t, marked)
 	if got.String() != want.String() {
 		t.Fatalf("verify with marks %q, without %q", got, want)
 	}
@@ -116,10 +110,7 @@ func TestTruncateEntries(t *testing.T) {
 		if err := journal.TruncateEntries(marked, cut.mark.Index, quietLogger()); err != nil {
 			t.Fatal(err)
 		}
-		res, err := journal.Verify(marked, matcherConfig(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustVerify(t, marked)
 		if res.LastSeq != int64(cut.firstSeq)-1 || res.Entries.Last.Index != cut.mark.Index-1 || res.Entries.Remaining != 0 {
 			t.Fatalf("after cutting entry %d: last seq %d, last entry %d (%d missing), want %d and %d",
 				cut.mark.Index, res.LastSeq, res.Entries.Last.Index, res.Entries.Remaining, int64(cut.firstSeq)-1, cut.mark.Index-1)

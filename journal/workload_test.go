@@ -140,6 +140,35 @@ func (w *workload) setLimit(m limitCommand, tif venue.TimeInForce) {
 	m.SetQty(int64(1 + w.rng.IntN(100)))
 }
 
+// machine applies commands: a core.Matcher, or a test's own state machine.
+type machine interface {
+	Apply(cmd []byte, sink core.EventSink) error
+}
+
+// applyAndAppend generates command seq into buf, applies it to m (its
+// events into sink) and appends it to the journal j, as the venue does.
+func (w *workload) applyAndAppend(t testing.TB, m machine, sink core.EventSink, j *journal.Writer, buf []byte, seq uint64) {
+	t.Helper()
+	cmd := w.next(t, buf, seq)
+	if err := m.Apply(cmd, sink); err != nil {
+		t.Fatalf("apply %d: %v", seq, err)
+	}
+	if err := j.Append(seq, cmd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustVerify is journal.Verify of dir with matcherConfig, failing the test
+// on error.
+func mustVerify(t testing.TB, dir string) journal.VerifyResult {
+	t.Helper()
+	res, err := journal.Verify(dir, matcherConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func (w *workload) newID() string {
 	w.nextID++
 	return fmt.Sprintf("o%d", w.nextID)
@@ -161,13 +190,7 @@ func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n 
 	gen := newWorkload(seed)
 	buf := make([]byte, 256)
 	for i := range n {
-		cmd := gen.next(t, buf, uint64(i))
-		if err := m.Apply(cmd, sink); err != nil {
-			t.Fatalf("apply %d: %v", i, err)
-		}
-		if err := w.Append(uint64(i), cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, m, sink, w, buf, uint64(i))
 		if i%64 == 63 {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
