@@ -189,14 +189,8 @@ func (m *refModel) expireTIF(in *refInstrument, phase venue.TradingStatus) {
 
 // queued returns the market orders of one side waiting for an uncross, in time order.
 func (m *refModel) queued(instrument uint32, side venue.Side) []*refOrder {
-	var out []*refOrder
-	for _, o := range m.live {
-		if o.queued && o.instrument == instrument && o.side == side {
-			out = append(out, o)
-		}
-	}
-	slices.SortFunc(out, func(a, b *refOrder) int { return cmp.Compare(a.priority, b.priority) })
-	return out
+	return m.selectLive(func(o *refOrder) bool { return o.queued && o.instrument == instrument && o.side == side },
+		func(a, b *refOrder) int { return cmp.Compare(a.priority, b.priority) })
 }
 
 // uncrossPrice tries every price of the band.

@@ -225,48 +225,50 @@ func (m *refModel) encode(e encoder) {
 // passed, earliest first, ties by OrderID.
 func (m *refModel) start(seq uint64, now int64) {
 	m.seq, m.now = seq, now
-	var expired []*refOrder
-	for _, o := range m.live {
-		if o.tif == venue.TimeInForceGTD && o.expire < now {
-			expired = append(expired, o)
-		}
-	}
-	slices.SortFunc(expired, func(a, b *refOrder) int {
-		return cmp.Or(cmp.Compare(a.expire, b.expire), cmp.Compare(a.orderID, b.orderID))
-	})
+	expired := m.selectLive(func(o *refOrder) bool { return o.tif == venue.TimeInForceGTD && o.expire < now },
+		func(a, b *refOrder) int {
+			return cmp.Or(cmp.Compare(a.expire, b.expire), cmp.Compare(a.orderID, b.orderID))
+		})
 	for _, o := range expired {
 		m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
 	}
 	m.auctionTimers()
 }
 
-func (m *refModel) liveByOrderID() []*refOrder {
-	out := make([]*refOrder, 0, len(m.live))
-	for _, o := range m.live {
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b *refOrder) int { return cmp.Compare(a.orderID, b.orderID) })
-	return out
-}
-
-// book returns one side of an instrument in priority order.
-func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
+// selectLive returns the live orders keep accepts, sorted by order.
+func (m *refModel) selectLive(keep func(o *refOrder) bool, order func(a, b *refOrder) int) []*refOrder {
 	var out []*refOrder
 	for _, o := range m.live {
-		if o.instrument == instrument && o.side == side && !o.waiting && !o.queued {
+		if keep(o) {
 			out = append(out, o)
 		}
 	}
-	slices.SortFunc(out, func(a, b *refOrder) int {
-		if a.price != b.price {
-			if side == venue.SideBuy {
-				return cmp.Compare(b.price, a.price)
-			}
-			return cmp.Compare(a.price, b.price)
-		}
-		return cmp.Compare(a.priority, b.priority)
-	})
+	slices.SortFunc(out, order)
 	return out
+}
+
+// byPriceThenTime orders by the price px gives (the highest first when
+// highFirst), then by time priority.
+func byPriceThenTime(px func(o *refOrder) int64, highFirst bool) func(a, b *refOrder) int {
+	return func(a, b *refOrder) int {
+		c := cmp.Compare(px(a), px(b))
+		if highFirst {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.priority, b.priority))
+	}
+}
+
+func (m *refModel) liveByOrderID() []*refOrder {
+	return m.selectLive(func(*refOrder) bool { return true }, func(a, b *refOrder) int { return cmp.Compare(a.orderID, b.orderID) })
+}
+
+// book returns one side of an instrument in priority order: the best price
+// (the highest bid, the lowest offer) first.
+func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
+	return m.selectLive(func(o *refOrder) bool {
+		return o.instrument == instrument && o.side == side && !o.waiting && !o.queued
+	}, byPriceThenTime(func(o *refOrder) int64 { return o.price }, side == venue.SideBuy))
 }
 
 func oppositeSide(s venue.Side) venue.Side {
