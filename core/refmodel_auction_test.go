@@ -60,27 +60,7 @@ func (m *refModel) canQueue(o *refOrder) bool {
 
 func (m *refModel) queue(o *refOrder) {
 	o.queued = true
-	m.priority++
-	o.priority = m.priority
-	m.live[o.orderID] = o
-}
-
-// enterWithoutMatching is execute outside continuous trading.
-func (m *refModel) enterWithoutMatching(o *refOrder) {
-	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
-	switch {
-	case limit && o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK:
-		o.setIceberg(o.maxFloor)
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
-	case m.canQueue(o):
-		m.queue(o)
-	case !limit:
-		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
-	default:
-		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
-	}
+	m.addLive(o)
 }
 
 func (m *refModel) reference(in *refInstrument) int64 {
@@ -309,8 +289,7 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 				m.finalize(x, venue.OrdStatusFilled)
 			case x.maxFloor != 0 && x.display == 0:
 				x.display = min(x.maxFloor, x.leaves)
-				m.priority++
-				x.priority = m.priority
+				m.toBack(x)
 				m.refilled(x)
 			}
 		}

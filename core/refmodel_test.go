@@ -302,6 +302,18 @@ func (m *refModel) stpMode(o *refOrder) venue.StpMode {
 
 func (m *refModel) exec() uint64 { m.lastExec++; return m.lastExec }
 
+// toBack gives o the latest time priority: behind every order resting now.
+func (m *refModel) toBack(o *refOrder) {
+	m.priority++
+	o.priority = m.priority
+}
+
+// addLive makes o live, behind every order resting now.
+func (m *refModel) addLive(o *refOrder) {
+	m.toBack(o)
+	m.live[o.orderID] = o
+}
+
 func ordStatusOfLive(o *refOrder) venue.OrdStatus {
 	if o.cum == 0 {
 		return venue.OrdStatusNew
@@ -347,9 +359,7 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	m.accepted(o)
 	if o.stopPx != 0 {
 		o.waiting = true
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
+		m.addLive(o)
 		return
 	}
 	m.execute(o)
@@ -357,28 +367,25 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 }
 
 // execute matches an accepted (or elected) order, then rests or ends it.
+// Outside continuous trading it joins the book without matching.
 func (m *refModel) execute(o *refOrder) {
-	if m.instruments[o.instrument].status != venue.TradingStatusOpen {
-		m.enterWithoutMatching(o)
-		return
+	if m.instruments[o.instrument].status == venue.TradingStatusOpen {
+		if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
+			m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
+			return
+		}
+		m.match(o)
 	}
-	if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
-		m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
-		return
-	}
-	m.match(o)
+	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
 	switch {
 	case o.leaves == 0:
 		m.finalize(o, finalStatus(o))
-	case (o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit) &&
-		(o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+	case limit && o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK:
 		o.setIceberg(o.maxFloor)
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
+		m.addLive(o)
 	case m.canQueue(o):
 		m.queue(o)
-	case o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop:
+	case !limit:
 		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
 	default:
 		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
@@ -727,8 +734,7 @@ func (m *refModel) match(o *refOrder) {
 		case r.shown() == 0:
 			// A new slice from the reserve, at the back of the queue.
 			r.display = min(r.maxFloor, r.leaves)
-			m.priority++
-			r.priority = m.priority
+			m.toBack(r)
 			m.refilled(r)
 		}
 	}
@@ -1012,8 +1018,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 	m.replaced(o, lost, oldPrice, oldLeaves, oldClOrdID)
 	if o.waiting {
 		if lost {
-			m.priority++
-			o.priority = m.priority
+			m.toBack(o)
 		}
 		return
 	}
@@ -1022,8 +1027,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	if m.instruments[o.instrument].status != venue.TradingStatusOpen { // a call: no matching
-		m.priority++
-		o.priority = m.priority
+		m.toBack(o)
 		return
 	}
 	delete(m.live, o.orderID)
@@ -1033,9 +1037,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	o.setIceberg(o.maxFloor)
-	m.priority++
-	o.priority = m.priority
-	m.live[o.orderID] = o
+	m.addLive(o)
 }
 
 func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.RejectReason {
