@@ -2,8 +2,6 @@ package journal_test
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -73,16 +71,15 @@ func eachRecord(t testing.TB, dir string, opts journal.ReaderOptions, each func(
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for n := 0; ; n++ {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return n, r.Tail()
-		}
+	n := 0
+	for rec, err := range r.All() {
 		if err != nil {
 			t.Fatalf("read after %d records: %v", n, err)
 		}
 		each(rec)
+		n++
 	}
+	return n, r.Tail()
 }
 
 // readAll reads every record of dir with a Reader and checks each payload
