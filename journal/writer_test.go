@@ -78,10 +78,9 @@ func TestReaderFromSeqSkipsEarlierSegments(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := max(from, 100)
-		for {
-			rec, err := r.Next()
+		for rec, err := range r.All() {
 			if err != nil {
-				break
+				t.Fatalf("from %d: %v", from, err)
 			}
 			if rec.Seq != want {
 				t.Fatalf("from %d: got seq %d, want %d", from, rec.Seq, want)
