@@ -195,21 +195,27 @@ func TestAddInstrumentRefusals(t *testing.T) {
 func TestAddedInstrumentOrdersDoNotAllocate(t *testing.T) {
 	m := addFixture(t, 2)
 	applyAdd(t, m, 1, newAdded())
+	seq := uint64(1)
+	if allocs := addedOrderAllocs(t, m, &seq, 1, 200); allocs != 0 {
+		t.Fatalf("%.1f allocations per order on an added instrument", allocs)
+	}
+}
+
+// addedOrderAllocs is the allocations per IOC buy of session on the added
+// instrument (7), applied runs times with seqs after *seq.
+func addedOrderAllocs(t *testing.T, m *Matcher, seq *uint64, session uint16, runs int) float64 {
+	t.Helper()
 	var buf [cmdSlotSize]byte
 	sink := NewBufferSink(16)
-	seq := uint64(1)
-	allocs := testing.AllocsPerRun(200, func() {
-		seq++
-		a := newOrderArgs{seq: seq, ts: 100, session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
+	return testing.AllocsPerRun(runs, func() {
+		*seq++
+		a := newOrderArgs{seq: *seq, ts: 100, session: session, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
 			px: 400, qty: 10, tif: venue.TimeInForceIOC, clOrdID: "x"}
 		sink.Reset()
 		if err := m.Apply(encodeNewOrder(buf[:], &a), sink); err != nil {
 			t.Fatal(err)
 		}
 	})
-	if allocs != 0 {
-		t.Fatalf("%.1f allocations per order on an added instrument", allocs)
-	}
 }
 
 // TestAddInstrumentWithRisk: with risk limits on, an added instrument gets
@@ -299,16 +305,7 @@ func TestAddInstrumentWithRisk(t *testing.T) {
 	if r := order(2, venue.SideBuy, 10); r != venue.RejectReasonRiskLimitExceeded {
 		t.Fatalf("session 2 at its position limit: %s", r)
 	}
-	allocs := testing.AllocsPerRun(100, func() {
-		seq++
-		a := newOrderArgs{seq: seq, ts: 100, session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
-			px: 400, qty: 10, tif: venue.TimeInForceIOC, clOrdID: "x"}
-		sink.Reset()
-		if err := m.Apply(encodeNewOrder(buf[:], &a), sink); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if allocs != 0 && !invariantsEnabled { // checkRiskInvariants (invariants builds only) allocates
+	if allocs := addedOrderAllocs(t, m, &seq, 3, 100); allocs != 0 && !invariantsEnabled { // checkRiskInvariants (invariants builds only) allocates
 		t.Fatalf("%.1f allocations per order on an added instrument with risk", allocs)
 	}
 	var snap bytes.Buffer

@@ -141,42 +141,6 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 	return venue.RejectReasonNone
 }
 
-// enterWithoutMatching is executeNewOrder outside continuous trading: an
-// accepted order (or an elected stop) joins the book without trading. A
-// market order waits for the uncross in a call (a stop elected as a market
-// order does not: it is cancelled, as outside a call).
-func (m *Matcher) enterWithoutMatching(in *instrument, oi orderIdx) {
-	o := &m.pool.orders[oi]
-	switch {
-	case canRest(o.ordType, o.tif):
-		m.restAccepted(in, oi)
-	case m.canQueueMarket(in, o):
-		m.queueMarket(in, oi)
-	case marketLike(o.ordType):
-		m.cancelQuiet(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled)
-	default:
-		m.cancelQuiet(oi, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled)
-	}
-}
-
-// restAccepted puts an accepted order that can rest into the book, as the
-// end of executeNewOrder does.
-func (m *Matcher) restAccepted(in *instrument, oi orderIdx) {
-	o := &m.pool.orders[oi]
-	in.sides[sideIndex(o.side)].pushBack(m.pool.orders, in.levelIndex(o.priceTicks), oi)
-	if isIceberg(o) || o.listed {
-		m.restSpecial(oi)
-		return
-	}
-	m.listOrder(oi)
-	if m.risk.on {
-		m.riskOpen(o, 1, o.leavesQty)
-	}
-	if o.tif == venue.TimeInForceGTD {
-		m.gtd.push(oi)
-	}
-}
-
 // canQueueMarket reports whether market order o (the remainder of one that
 // traded before a volatility interruption, or a new one in a call) waits
 // for the uncross: a plain market order, not IOC or FOK, in a call, with

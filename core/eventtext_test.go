@@ -233,50 +233,27 @@ func (f *eventFormatter) text(ev []byte) string {
 	return b.String()
 }
 
+// instrumentIDAt is where each event that concerns an instrument holds its
+// id, from the start of its block (the generated offsets).
+var instrumentIDAt = map[uint16]int{
+	venue.OrderAcceptedTemplateID:          venue.OrderAcceptedInstrumentIDOffset,
+	venue.FillTemplateID:                   venue.FillInstrumentIDOffset,
+	venue.OrderCancelledTemplateID:         venue.OrderCancelledInstrumentIDOffset,
+	venue.OrderReplacedTemplateID:          venue.OrderReplacedInstrumentIDOffset,
+	venue.TradingStatusChangedTemplateID:   venue.TradingStatusChangedInstrumentIDOffset,
+	venue.OrderTriggeredTemplateID:         venue.OrderTriggeredInstrumentIDOffset,
+	venue.OrderRefilledTemplateID:          venue.OrderRefilledInstrumentIDOffset,
+	venue.AuctionIndicativeTemplateID:      venue.AuctionIndicativeInstrumentIDOffset,
+	venue.AuctionUncrossedTemplateID:       venue.AuctionUncrossedInstrumentIDOffset,
+	venue.VolatilityInterruptionTemplateID: venue.VolatilityInterruptionInstrumentIDOffset,
+}
+
 // eventInstrument returns the instrument an event concerns (0 for none).
 func eventInstrument(ev []byte) uint32 {
 	tid, _ := venue.TemplateIDOf(ev, 0)
-	switch tid {
-	case venue.OrderAcceptedTemplateID:
-		var e venue.OrderAccepted
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.FillTemplateID:
-		var e venue.Fill
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.OrderCancelledTemplateID:
-		var e venue.OrderCancelled
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.OrderReplacedTemplateID:
-		var e venue.OrderReplaced
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.TradingStatusChangedTemplateID:
-		var e venue.TradingStatusChanged
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.OrderTriggeredTemplateID:
-		var e venue.OrderTriggered
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.OrderRefilledTemplateID:
-		var e venue.OrderRefilled
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.AuctionIndicativeTemplateID:
-		var e venue.AuctionIndicative
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.AuctionUncrossedTemplateID:
-		var e venue.AuctionUncrossed
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
-	case venue.VolatilityInterruptionTemplateID:
-		var e venue.VolatilityInterruption
-		_ = e.WrapDecode(ev, 0)
-		return e.InstrumentID()
+	off, ok := instrumentIDAt[tid]
+	if at := venue.MessageHeaderSize + off; ok && len(ev) >= at+4 {
+		return binary.LittleEndian.Uint32(ev[at:])
 	}
 	return 0
 }

@@ -248,21 +248,24 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 }
 
 // executeNewOrder matches an accepted order, then rests what is left or
-// cancels it according to its type and time in force.
+// cancels it according to its type and time in force. Outside continuous
+// trading (a call phase, or an elected stop after a closing uncross) the
+// order joins the book without trading: a market order waits for the
+// uncross in a call (a stop elected as a market order does not: it is
+// cancelled, as outside a call). A replace that loses priority in a call
+// ends here too, for the same steps.
 func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 	o := &m.pool.orders[oi]
-	if in.status != venue.TradingStatusOpen { // a call phase, or an elected stop after a closing uncross
-		m.enterWithoutMatching(in, oi)
-		return
-	}
-	if o.tif == venue.TimeInForceFOK && !m.fokFillable(in, o) {
-		m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
-		return
-	}
-	if in.canTrade(o) {
-		m.match(in, oi)
-		if m.risk.on {
-			m.riskAfterMatch(o, 0, 0)
+	if in.status == venue.TradingStatusOpen {
+		if o.tif == venue.TimeInForceFOK && !m.fokFillable(in, o) {
+			m.cancelOrderQty(oi, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
+			return
+		}
+		if in.canTrade(o) {
+			m.match(in, oi)
+			if m.risk.on {
+				m.riskAfterMatch(o, 0, 0)
+			}
 		}
 	}
 	switch {
@@ -282,7 +285,7 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 		if o.tif == venue.TimeInForceGTD {
 			m.gtd.push(oi)
 		}
-	case m.canQueueMarket(in, o): // it traded up to a volatility interruption
+	case m.canQueueMarket(in, o): // in a call, or it traded up to a volatility interruption
 		m.queueMarket(in, oi)
 	case marketLike(o.ordType):
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)

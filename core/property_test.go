@@ -2,12 +2,10 @@ package core
 
 import (
 	"bytes"
-	"cmp"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,21 +189,9 @@ func compareBooks(t *testing.T, m *Matcher, model *refModel, cfg Config) {
 // compareStops compares the waiting stops of one side, in election order.
 func compareStops(t *testing.T, m *Matcher, model *refModel, instrument uint32, side venue.Side) {
 	t.Helper()
-	var want []*refOrder
-	for _, o := range model.live {
-		if o.waiting && o.instrument == instrument && o.side == side {
-			want = append(want, o)
-		}
-	}
-	slices.SortFunc(want, func(a, b *refOrder) int {
-		if a.stopPx != b.stopPx {
-			if side == venue.SideBuy {
-				return cmp.Compare(a.stopPx, b.stopPx)
-			}
-			return cmp.Compare(b.stopPx, a.stopPx)
-		}
-		return cmp.Compare(a.priority, b.priority)
-	})
+	// A buy stop elects as the price rises to it: the lowest stop first.
+	want := model.selectLive(func(o *refOrder) bool { return o.waiting && o.instrument == instrument && o.side == side },
+		byPriceThenTime(func(o *refOrder) int64 { return o.stopPx }, side == venue.SideSell))
 	got := m.StopOrders(instrument, side, nil)
 	if len(got) != len(want) {
 		t.Fatalf("instrument %d side %v: %d waiting stops, model %d", instrument, side, len(got), len(want))

@@ -60,27 +60,7 @@ func (m *refModel) canQueue(o *refOrder) bool {
 
 func (m *refModel) queue(o *refOrder) {
 	o.queued = true
-	m.priority++
-	o.priority = m.priority
-	m.live[o.orderID] = o
-}
-
-// enterWithoutMatching is execute outside continuous trading.
-func (m *refModel) enterWithoutMatching(o *refOrder) {
-	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
-	switch {
-	case limit && o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK:
-		o.setIceberg(o.maxFloor)
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
-	case m.canQueue(o):
-		m.queue(o)
-	case !limit:
-		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
-	default:
-		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
-	}
+	m.addLive(o)
 }
 
 func (m *refModel) reference(in *refInstrument) int64 {
@@ -189,14 +169,8 @@ func (m *refModel) expireTIF(in *refInstrument, phase venue.TradingStatus) {
 
 // queued returns the market orders of one side waiting for an uncross, in time order.
 func (m *refModel) queued(instrument uint32, side venue.Side) []*refOrder {
-	var out []*refOrder
-	for _, o := range m.live {
-		if o.queued && o.instrument == instrument && o.side == side {
-			out = append(out, o)
-		}
-	}
-	slices.SortFunc(out, func(a, b *refOrder) int { return cmp.Compare(a.priority, b.priority) })
-	return out
+	return m.selectLive(func(o *refOrder) bool { return o.queued && o.instrument == instrument && o.side == side },
+		func(a, b *refOrder) int { return cmp.Compare(a.priority, b.priority) })
 }
 
 // uncrossPrice tries every price of the band.
@@ -315,8 +289,7 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 				m.finalize(x, venue.OrdStatusFilled)
 			case x.maxFloor != 0 && x.display == 0:
 				x.display = min(x.maxFloor, x.leaves)
-				m.priority++
-				x.priority = m.priority
+				m.toBack(x)
 				m.refilled(x)
 			}
 		}

@@ -225,48 +225,50 @@ func (m *refModel) encode(e encoder) {
 // passed, earliest first, ties by OrderID.
 func (m *refModel) start(seq uint64, now int64) {
 	m.seq, m.now = seq, now
-	var expired []*refOrder
-	for _, o := range m.live {
-		if o.tif == venue.TimeInForceGTD && o.expire < now {
-			expired = append(expired, o)
-		}
-	}
-	slices.SortFunc(expired, func(a, b *refOrder) int {
-		return cmp.Or(cmp.Compare(a.expire, b.expire), cmp.Compare(a.orderID, b.orderID))
-	})
+	expired := m.selectLive(func(o *refOrder) bool { return o.tif == venue.TimeInForceGTD && o.expire < now },
+		func(a, b *refOrder) int {
+			return cmp.Or(cmp.Compare(a.expire, b.expire), cmp.Compare(a.orderID, b.orderID))
+		})
 	for _, o := range expired {
 		m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
 	}
 	m.auctionTimers()
 }
 
-func (m *refModel) liveByOrderID() []*refOrder {
-	out := make([]*refOrder, 0, len(m.live))
-	for _, o := range m.live {
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b *refOrder) int { return cmp.Compare(a.orderID, b.orderID) })
-	return out
-}
-
-// book returns one side of an instrument in priority order.
-func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
+// selectLive returns the live orders keep accepts, sorted by order.
+func (m *refModel) selectLive(keep func(o *refOrder) bool, order func(a, b *refOrder) int) []*refOrder {
 	var out []*refOrder
 	for _, o := range m.live {
-		if o.instrument == instrument && o.side == side && !o.waiting && !o.queued {
+		if keep(o) {
 			out = append(out, o)
 		}
 	}
-	slices.SortFunc(out, func(a, b *refOrder) int {
-		if a.price != b.price {
-			if side == venue.SideBuy {
-				return cmp.Compare(b.price, a.price)
-			}
-			return cmp.Compare(a.price, b.price)
-		}
-		return cmp.Compare(a.priority, b.priority)
-	})
+	slices.SortFunc(out, order)
 	return out
+}
+
+// byPriceThenTime orders by the price px gives (the highest first when
+// highFirst), then by time priority.
+func byPriceThenTime(px func(o *refOrder) int64, highFirst bool) func(a, b *refOrder) int {
+	return func(a, b *refOrder) int {
+		c := cmp.Compare(px(a), px(b))
+		if highFirst {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.priority, b.priority))
+	}
+}
+
+func (m *refModel) liveByOrderID() []*refOrder {
+	return m.selectLive(func(*refOrder) bool { return true }, func(a, b *refOrder) int { return cmp.Compare(a.orderID, b.orderID) })
+}
+
+// book returns one side of an instrument in priority order: the best price
+// (the highest bid, the lowest offer) first.
+func (m *refModel) book(instrument uint32, side venue.Side) []*refOrder {
+	return m.selectLive(func(o *refOrder) bool {
+		return o.instrument == instrument && o.side == side && !o.waiting && !o.queued
+	}, byPriceThenTime(func(o *refOrder) int64 { return o.price }, side == venue.SideBuy))
 }
 
 func oppositeSide(s venue.Side) venue.Side {
@@ -299,6 +301,18 @@ func (m *refModel) stpMode(o *refOrder) venue.StpMode {
 }
 
 func (m *refModel) exec() uint64 { m.lastExec++; return m.lastExec }
+
+// toBack gives o the latest time priority: behind every order resting now.
+func (m *refModel) toBack(o *refOrder) {
+	m.priority++
+	o.priority = m.priority
+}
+
+// addLive makes o live, behind every order resting now.
+func (m *refModel) addLive(o *refOrder) {
+	m.toBack(o)
+	m.live[o.orderID] = o
+}
 
 func ordStatusOfLive(o *refOrder) venue.OrdStatus {
 	if o.cum == 0 {
@@ -345,9 +359,7 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 	m.accepted(o)
 	if o.stopPx != 0 {
 		o.waiting = true
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
+		m.addLive(o)
 		return
 	}
 	m.execute(o)
@@ -355,28 +367,25 @@ func (m *refModel) newOrder(c *venue.NewOrder) {
 }
 
 // execute matches an accepted (or elected) order, then rests or ends it.
+// Outside continuous trading it joins the book without matching.
 func (m *refModel) execute(o *refOrder) {
-	if m.instruments[o.instrument].status != venue.TradingStatusOpen {
-		m.enterWithoutMatching(o)
-		return
+	if m.instruments[o.instrument].status == venue.TradingStatusOpen {
+		if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
+			m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
+			return
+		}
+		m.match(o)
 	}
-	if o.tif == venue.TimeInForceFOK && !m.fokFillable(o) {
-		m.finishCancel(o, venue.CancelReasonFokNotFilled, venue.OrdStatusCancelled, o.clOrdID, "")
-		return
-	}
-	m.match(o)
+	limit := o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit
 	switch {
 	case o.leaves == 0:
 		m.finalize(o, finalStatus(o))
-	case (o.ordType == venue.OrdTypeLimit || o.ordType == venue.OrdTypeStopLimit) &&
-		(o.tif == venue.TimeInForceDay || o.tif == venue.TimeInForceGTC || o.tif == venue.TimeInForceGTD):
+	case limit && o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK:
 		o.setIceberg(o.maxFloor)
-		m.priority++
-		o.priority = m.priority
-		m.live[o.orderID] = o
+		m.addLive(o)
 	case m.canQueue(o):
 		m.queue(o)
-	case o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop:
+	case !limit:
 		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
 	default:
 		m.finishCancel(o, venue.CancelReasonIocRemainder, venue.OrdStatusCancelled, o.clOrdID, "")
@@ -725,8 +734,7 @@ func (m *refModel) match(o *refOrder) {
 		case r.shown() == 0:
 			// A new slice from the reserve, at the back of the queue.
 			r.display = min(r.maxFloor, r.leaves)
-			m.priority++
-			r.priority = m.priority
+			m.toBack(r)
 			m.refilled(r)
 		}
 	}
@@ -1010,8 +1018,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 	m.replaced(o, lost, oldPrice, oldLeaves, oldClOrdID)
 	if o.waiting {
 		if lost {
-			m.priority++
-			o.priority = m.priority
+			m.toBack(o)
 		}
 		return
 	}
@@ -1020,8 +1027,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	if m.instruments[o.instrument].status != venue.TradingStatusOpen { // a call: no matching
-		m.priority++
-		o.priority = m.priority
+		m.toBack(o)
 		return
 	}
 	delete(m.live, o.orderID)
@@ -1031,9 +1037,7 @@ func (m *refModel) replace(c *venue.ReplaceOrder) {
 		return
 	}
 	o.setIceberg(o.maxFloor)
-	m.priority++
-	o.priority = m.priority
-	m.live[o.orderID] = o
+	m.addLive(o)
 }
 
 func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.RejectReason {

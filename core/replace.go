@@ -121,7 +121,7 @@ func (m *Matcher) amendOrder(o *order, oi orderIdx, c *replaceCmd, origClOrdID *
 	m.emitReplaced(o, oi, true, oldPriceTicks, oldLeaves, origClOrdID)
 	if in.status != venue.TradingStatusOpen { // a call: no matching (auction.go)
 		in.auction.replaces++
-		m.restAccepted(in, oi)
+		m.executeNewOrder(in, oi) // rests it, as for an order entered in the call
 		return
 	}
 	// match's first test, made before calling it as executeNewOrder does:

@@ -25,13 +25,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	buf := make([]byte, 256)
 	const snapSeq = 4000
 	for i := range uint64(n) {
-		cmd := gen.next(t, buf, i)
-		if err := m.Apply(cmd, core.NewBufferSink(1)); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Append(i, cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, m, core.NewBufferSink(1), w, buf, i)
 		if i == snapSeq {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
@@ -44,10 +38,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	before, err := journal.Verify(dir, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustVerify(t, dir)
 	segsBefore := segmentPaths(t, dir)
 
 	res, err := journal.ArchiveSegments(dir, snapSeq, nil)
@@ -106,10 +97,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	}
 
 	// The writer reopens on the live segments and continues the sequence.
-	w, err = journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w = openWriter(t, dir, cfg)
 	if w.NextSeq() != n {
 		t.Fatalf("reopened writer continues at %d, want %d", w.NextSeq(), n)
 	}

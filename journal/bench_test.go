@@ -1,8 +1,6 @@
 package journal_test
 
 import (
-	"errors"
-	"io"
 	"os"
 	"slices"
 	"sync"
@@ -209,11 +207,7 @@ func BenchmarkReplay(b *testing.B) {
 				b.Fatal(err)
 			}
 			got := 0
-			for {
-				_, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
+			for _, err := range r.All() {
 				if err != nil {
 					b.Fatal(err)
 				}

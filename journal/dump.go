@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,11 +39,7 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	bw := bufio.NewWriterSize(out, 64<<10)
 	var records int64
 	var scratch []byte // one command's text, reused
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range r.All() {
 		if err != nil {
 			_ = bw.Flush()
 			return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,26 +23,11 @@ type markedEntry struct {
 // segment ends.
 func writeMarked(t *testing.T, plain, dir string) []markedEntry {
 	t.Helper()
-	r, err := journal.NewReader(plain, journal.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var recs [][]byte
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachRecord(t, plain, journal.ReaderOptions{}, func(rec journal.Record) {
 		recs = append(recs, bytes.Clone(rec.Payload))
-	}
-	w, err := journal.Open(dir, journal.Config{SegmentBytes: 8192})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	w := openWriter(t, dir, journal.Config{SegmentBytes: 8192})
 	defer w.Close()
 	var entries []markedEntry
 	for next, index := 0, uint64(1); next < len(recs); index++ {
@@ -76,14 +60,8 @@ func TestEntryMarksAroundUnchangedCommands(t *testing.T) {
 	if n := len(segmentPaths(t, marked)); n < 3 {
 		t.Fatalf("%d segments: the marks never met a segment end", n)
 	}
-	want, err := journal.Verify(plain, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := journal.Verify(marked, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustVerify(t, plain)
+	got := mustVerify(t, marked)
 	if got.String() != want.String() {
 		t.Fatalf("verify with marks %q, without %q", got, want)
 	}
@@ -93,32 +71,20 @@ func TestEntryMarksAroundUnchangedCommands(t *testing.T) {
 		t.Fatalf("raft lines %q and %q, want %q and none", got.RaftLine(), want.RaftLine(), wantLine)
 	}
 
-	r, err := journal.NewReader(marked, journal.ReaderOptions{Entries: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	k, seq := 0, uint64(0)
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachRecord(t, marked, journal.ReaderOptions{Entries: true}, func(rec journal.Record) {
 		if rec.Entry.Index == 0 {
 			if rec.Seq != seq {
 				t.Fatalf("record seq %d, want %d", rec.Seq, seq)
 			}
 			seq++
-			continue
+			return
 		}
 		if k >= len(entries) || rec.Entry != entries[k].mark || rec.Seq != entries[k].firstSeq {
 			t.Fatalf("mark %d: %+v first seq %d, wrote %+v", k, rec.Entry, rec.Seq, entries[min(k, len(entries)-1)])
 		}
 		k++
-	}
+	})
 	if k != len(entries) || seq != 600 {
 		t.Fatalf("read %d marks and %d records, wrote %d and 600", k, seq, len(entries))
 	}
@@ -144,18 +110,12 @@ func TestTruncateEntries(t *testing.T) {
 		if err := journal.TruncateEntries(marked, cut.mark.Index, quietLogger()); err != nil {
 			t.Fatal(err)
 		}
-		res, err := journal.Verify(marked, matcherConfig(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustVerify(t, marked)
 		if res.LastSeq != int64(cut.firstSeq)-1 || res.Entries.Last.Index != cut.mark.Index-1 || res.Entries.Remaining != 0 {
 			t.Fatalf("after cutting entry %d: last seq %d, last entry %d (%d missing), want %d and %d",
 				cut.mark.Index, res.LastSeq, res.Entries.Last.Index, res.Entries.Remaining, int64(cut.firstSeq)-1, cut.mark.Index-1)
 		}
-		w, err := journal.Open(marked, journal.Config{SegmentBytes: 8192})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := openWriter(t, marked, journal.Config{SegmentBytes: 8192})
 		if w.NextSeq() != cut.firstSeq {
 			t.Fatalf("writer continues at %d, want %d", w.NextSeq(), cut.firstSeq)
 		}
@@ -200,17 +160,14 @@ func TestEntryMarkDamageIsCorruption(t *testing.T) {
 	for name, write := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "j")
-			w, err := journal.Open(dir, journal.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := openWriter(t, dir, journal.Config{})
 			if err := write(w); err != nil {
 				t.Fatal(err)
 			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			_, err = journal.Open(dir, journal.Config{})
+			_, err := journal.Open(dir, journal.Config{})
 			if !errors.Is(err, journal.ErrCorrupt) {
 				t.Fatalf("open: %v, want corruption", err)
 			}

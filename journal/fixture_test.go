@@ -2,8 +2,6 @@ package journal_test
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,30 +60,40 @@ func appendRange(t testing.TB, w *journal.Writer, from, to uint64, flushEvery in
 	}
 }
 
-// readAll reads every record of dir with a Reader and checks each payload
-// against payloadFor. It returns the seqs read and the reader's tail.
-func readAll(t testing.TB, dir string) ([]uint64, *journal.TailDamage) {
+// eachRecord reads every record of dir with a Reader made with opts and
+// calls each on it in order (rec.Payload is valid until the next call),
+// failing the test on a read error. It returns the number of records read
+// and the reader's tail.
+func eachRecord(t testing.TB, dir string, opts journal.ReaderOptions, each func(rec journal.Record)) (int, *journal.TailDamage) {
 	t.Helper()
-	r, err := journal.NewReader(dir, journal.ReaderOptions{})
+	r, err := journal.NewReader(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var seqs []uint64
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	n := 0
+	for rec, err := range r.All() {
 		if err != nil {
-			t.Fatalf("read after %d records: %v", len(seqs), err)
+			t.Fatalf("read after %d records: %v", n, err)
 		}
+		each(rec)
+		n++
+	}
+	return n, r.Tail()
+}
+
+// readAll reads every record of dir with a Reader and checks each payload
+// against payloadFor. It returns the seqs read and the reader's tail.
+func readAll(t testing.TB, dir string) ([]uint64, *journal.TailDamage) {
+	t.Helper()
+	var seqs []uint64
+	_, tail := eachRecord(t, dir, journal.ReaderOptions{}, func(rec journal.Record) {
 		if !bytes.Equal(rec.Payload, payloadFor(rec.Seq)) {
 			t.Fatalf("seq %d: payload differs (segment %s offset %d)", rec.Seq, rec.Segment, rec.Offset)
 		}
 		seqs = append(seqs, rec.Seq)
-	}
-	return seqs, r.Tail()
+	})
+	return seqs, tail
 }
 
 // segmentPaths lists the segment files of dir in order.

@@ -170,10 +170,7 @@ func TestPowerCut(t *testing.T) {
 			model := newDiskModel(dir)
 			cfg := smallConfig()
 			cfg.Sync = model.sync(t)
-			w, err := journal.Open(dir, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := openWriter(t, dir, cfg)
 			var next uint64
 			steps := 1 + rng.IntN(60)
 			for range steps {
@@ -197,7 +194,7 @@ func TestPowerCut(t *testing.T) {
 			state.apply(t, dir)
 
 			cfg.Sync = skipSync
-			w, err = journal.Open(dir, cfg)
+			w, err := journal.Open(dir, cfg)
 			if err != nil {
 				t.Fatalf("recovery after power cut (durable %d, appended %d): %v", durable, next, err)
 			}

@@ -1,8 +1,10 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -150,6 +152,27 @@ func (r *Reader) Tail() *TailDamage { return r.tail }
 
 // Segments is the number of segment files the reader covers.
 func (r *Reader) Segments() int { return len(r.segs) }
+
+// All returns the records from here on for a range loop, each as Next
+// returns it: the loop ends after the last good record (io.EOF is not
+// yielded) or after yielding an error.
+//
+//	for rec, err := range r.All() {
+//		if err != nil {
+//			return err
+//		}
+//		...
+//	}
+func (r *Reader) All() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) || !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
 
 // Next returns the next record, io.EOF after the last good one, or an error
 // (a *CorruptionError for damage that is not a torn tail).

@@ -1,9 +1,7 @@
 package journal
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -71,11 +69,7 @@ func (w *Writer) recover() error {
 	}
 	defer r.Close()
 	info := RecoveryInfo{Segments: r.Segments(), FirstSeq: -1, LastSeq: -1}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range r.All() {
 		if err != nil {
 			return err
 		}

@@ -24,22 +24,11 @@ type frameSpan struct {
 // frameSpans lists the frames of dir in order.
 func frameSpans(t testing.TB, dir string) []frameSpan {
 	t.Helper()
-	r, err := journal.NewReader(dir, journal.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var spans []frameSpan
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return spans
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachRecord(t, dir, journal.ReaderOptions{}, func(rec journal.Record) {
 		spans = append(spans, frameSpan{rec.Seq, rec.Segment, rec.Offset, rec.Offset + journal.FrameHeaderBytes + int64(len(rec.Payload))})
-	}
+	})
+	return spans
 }
 
 // writeJournal creates a journal of records [0, n) with smallConfig.

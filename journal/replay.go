@@ -110,11 +110,7 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		return res, err
 	}
 	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for rec, err := range r.All() {
 		if err != nil {
 			return res, err
 		}
@@ -177,14 +173,12 @@ func lastSeqOf(dir string, from uint64) (int64, error) {
 		return 0, err
 	}
 	defer r.Close()
-	for {
-		if _, err := r.Next(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return int64(r.NextSeq()) - 1, nil
-			}
+	for _, err := range r.All() {
+		if err != nil {
 			return 0, err
 		}
 	}
+	return int64(r.NextSeq()) - 1, nil
 }
 
 // VerifyResult is the outcome of Verify. String gives the one-line form

@@ -29,14 +29,8 @@ func TestVerifyIsDeterministic(t *testing.T) {
 	if n := len(segmentPaths(t, dir)); n < 5 {
 		t.Fatalf("%d segments; want several", n)
 	}
-	first, err := journal.Verify(dir, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := journal.Verify(dir, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustVerify(t, dir)
+	second := mustVerify(t, dir)
 	if first != second {
 		t.Fatalf("two replays differ:\n%v\n%v", first, second)
 	}
@@ -53,10 +47,7 @@ func TestVerifyIsDeterministic(t *testing.T) {
 	// A different journal gives a different hash.
 	other := t.TempDir()
 	writeWorkload(t, other, cfg, 2, 5000)
-	third, err := journal.Verify(other, matcherConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	third := mustVerify(t, other)
 	if third.EventsHash == first.EventsHash {
 		t.Fatal("two different workloads hash alike")
 	}
@@ -209,13 +200,7 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 	snapAt := map[uint64]bool{999: true, 2499: true}
 	const n = 4000
 	for i := range uint64(n) {
-		cmd := gen.next(t, buf, i)
-		if err := live.Apply(cmd, core.NewBufferSink(1)); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Append(i, cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, live, core.NewBufferSink(1), w, buf, i)
 		if snapAt[i] {
 			if _, err := journal.WriteSnapshot(dir, i, live.WriteSnapshot, nil); err != nil {
 				t.Fatal(err)
@@ -271,11 +256,7 @@ func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
 	buf := make([]byte, 256)
 	live := &ledger{}
 	for i := range uint64(100) {
-		cmd := gen.next(t, buf, i)
-		_ = live.Apply(cmd, core.NewBufferSink(1))
-		if err := w.Append(i, cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, live, core.NewBufferSink(1), w, buf, i)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -384,14 +365,8 @@ func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	const n, snapSeq = 6000, 3999
 	discard := core.NewBufferSink(64)
 	for i := range uint64(n) {
-		cmd := gen.next(t, buf, i)
 		discard.Reset()
-		if err := live.Apply(cmd, discard); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Append(i, cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, live, discard, w, buf, i)
 		if i == snapSeq {
 			if err := w.Flush(); err != nil { // the snapshot's command is durable first
 				t.Fatal(err)

@@ -107,11 +107,7 @@ func findEntry(dir string, index uint64) (*Record, error) {
 		return nil, err
 	}
 	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
+	for rec, err := range r.All() {
 		if err != nil {
 			return nil, err
 		}
@@ -119,6 +115,7 @@ func findEntry(dir string, index uint64) (*Record, error) {
 			return &Record{Seq: rec.Seq, Segment: rec.Segment, Offset: rec.Offset, Entry: rec.Entry}, nil
 		}
 	}
+	return nil, nil
 }
 
 // findRecord returns the record with seq (its segment and offset), or nil

@@ -11,10 +11,7 @@ import (
 func TestTruncateAfterCutsAcrossSegments(t *testing.T) {
 	for _, keep := range []int64{-1, 0, 37, 150, 299} {
 		dir := t.TempDir()
-		w, err := journal.Open(dir, smallConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := openWriter(t, dir, smallConfig())
 		appendRange(t, w, 0, 300, 7)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -26,10 +23,7 @@ func TestTruncateAfterCutsAcrossSegments(t *testing.T) {
 		if int64(len(seqs)) != keep+1 || tail != nil {
 			t.Fatalf("keep %d: read %d records, tail %v", keep, len(seqs), tail)
 		}
-		w, err = journal.Open(dir, smallConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		w = openWriter(t, dir, smallConfig())
 		if w.NextSeq() != uint64(keep+1) {
 			t.Fatalf("keep %d: next seq %d", keep, w.NextSeq())
 		}

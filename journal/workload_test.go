@@ -1,6 +1,7 @@
 package journal_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -59,71 +60,35 @@ func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
 	case k < 70 || len(w.ids[session]) == 0:
 		var m venue.NewOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(instrument)
-		m.SetOrdType(venue.OrdTypeLimit)
-		m.SetTimeInForce(venue.TimeInForceDay)
 		if k < 5 {
 			m.SetOrdType(venue.OrdTypeMarket)
 			m.SetTimeInForce(venue.TimeInForceIOC)
+			m.SetQty(int64(1 + w.rng.IntN(100)))
 		} else {
-			m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+			tif := venue.TimeInForceDay
 			if k < 10 {
-				m.SetTimeInForce(venue.TimeInForceIOC)
+				tif = venue.TimeInForceIOC
 			}
+			w.setLimit(m, tif)
 		}
-		m.SetQty(int64(1 + w.rng.IntN(100)))
 		id := w.newID()
 		w.ids[session] = append(w.ids[session], id)
-		if err == nil {
-			err = m.SetClOrdIDString(id)
-		}
-		if err == nil {
-			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetAccountString(fmt.Sprintf("acct%d", session)))
 		n = m.EncodedLength()
 	case k < 88:
 		var m venue.CancelOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetInstrumentID(instrument)
-		if err == nil {
-			err = m.SetClOrdIDString(w.newID())
-		}
-		if err == nil {
-			err = m.SetOrigClOrdIDString(w.pick(session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, w.newID()), m.SetOrigClOrdIDString(w.pick(session)))
 		n = m.EncodedLength()
 	case k < 97:
 		var m venue.ReplaceOrder
 		err = m.WrapEncode(buf, 0)
-		m.SetSeq(seq)
-		m.SetTimestampNs(w.clockNs)
-		m.SetSessionIdx(session)
-		m.SetSide(side)
-		m.SetOrdType(venue.OrdTypeLimit)
-		m.SetInstrumentID(instrument)
-		m.SetTimeInForce(venue.TimeInForceDay)
-		m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
-		m.SetQty(int64(1 + w.rng.IntN(100)))
+		w.setLimit(m, venue.TimeInForceDay)
 		id := w.newID()
 		orig := w.pick(session)
 		w.ids[session] = append(w.ids[session], id)
-		if err == nil {
-			err = m.SetClOrdIDString(id)
-		}
-		if err == nil {
-			err = m.SetOrigClOrdIDString(orig)
-		}
-		if err == nil {
-			err = m.SetAccountString(fmt.Sprintf("acct%d", session))
-		}
+		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetOrigClOrdIDString(orig),
+			m.SetAccountString(fmt.Sprintf("acct%d", session)))
 		n = m.EncodedLength()
 	default:
 		var m venue.Tick
@@ -136,6 +101,72 @@ func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
 		t.Fatal(err)
 	}
 	return buf[:n]
+}
+
+// orderCommand is what NewOrder, CancelOrder and ReplaceOrder share: the
+// workload sets those fields the same way for each.
+type orderCommand interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetInstrumentID(uint32)
+	SetClOrdIDString(string) error
+}
+
+func (w *workload) setOrder(m orderCommand, seq uint64, session uint16, side venue.Side, instrument uint32, clOrdID string) error {
+	m.SetSeq(seq)
+	m.SetTimestampNs(w.clockNs)
+	m.SetSessionIdx(session)
+	m.SetSide(side)
+	m.SetInstrumentID(instrument)
+	return m.SetClOrdIDString(clOrdID)
+}
+
+// limitCommand is what NewOrder and ReplaceOrder share for a limit order.
+type limitCommand interface {
+	SetOrdType(venue.OrdType)
+	SetTimeInForce(venue.TimeInForce)
+	SetPriceTicks(int64)
+	SetQty(int64)
+}
+
+// setLimit makes m a limit order of tif at a random price near 100.00 for a
+// random quantity.
+func (w *workload) setLimit(m limitCommand, tif venue.TimeInForce) {
+	m.SetOrdType(venue.OrdTypeLimit)
+	m.SetTimeInForce(tif)
+	m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
+	m.SetQty(int64(1 + w.rng.IntN(100)))
+}
+
+// machine applies commands: a core.Matcher, or a test's own state machine.
+type machine interface {
+	Apply(cmd []byte, sink core.EventSink) error
+}
+
+// applyAndAppend generates command seq into buf, applies it to m (its
+// events into sink) and appends it to the journal j, as the venue does.
+func (w *workload) applyAndAppend(t testing.TB, m machine, sink core.EventSink, j *journal.Writer, buf []byte, seq uint64) {
+	t.Helper()
+	cmd := w.next(t, buf, seq)
+	if err := m.Apply(cmd, sink); err != nil {
+		t.Fatalf("apply %d: %v", seq, err)
+	}
+	if err := j.Append(seq, cmd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustVerify is journal.Verify of dir with matcherConfig, failing the test
+// on error.
+func mustVerify(t testing.TB, dir string) journal.VerifyResult {
+	t.Helper()
+	res, err := journal.Verify(dir, matcherConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func (w *workload) newID() string {
@@ -159,13 +190,7 @@ func writeWorkload(t testing.TB, dir string, cfg journal.Config, seed uint64, n 
 	gen := newWorkload(seed)
 	buf := make([]byte, 256)
 	for i := range n {
-		cmd := gen.next(t, buf, uint64(i))
-		if err := m.Apply(cmd, sink); err != nil {
-			t.Fatalf("apply %d: %v", i, err)
-		}
-		if err := w.Append(uint64(i), cmd); err != nil {
-			t.Fatal(err)
-		}
+		gen.applyAndAppend(t, m, sink, w, buf, uint64(i))
 		if i%64 == 63 {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)

@@ -203,26 +203,11 @@ func (w *Writer) Append(seq uint64, payload []byte) error {
 	if seq != w.nextSeq {
 		return ErrSequence
 	}
-	frameBytes := FrameHeaderBytes + n
-	switch {
-	case w.seg == nil:
-		if err := w.startSegment(seq); err != nil {
-			return err
-		}
-	case w.bufOff+int64(len(w.buf)+frameBytes) > w.segBytes:
-		if err := w.roll(seq); err != nil {
-			return err
-		}
+	frame, err := w.reserve(FrameHeaderBytes+n, false)
+	if err != nil {
+		return err
 	}
-	if len(w.buf)+frameBytes > cap(w.buf) {
-		if err := w.writeBuffered(); err != nil {
-			return err
-		}
-		w.stats.Spills.Add(1)
-	}
-	start := len(w.buf)
-	w.buf = w.buf[:start+frameBytes]
-	putFrame(w.buf[start:], seq, payload)
+	putFrame(frame, seq, payload)
 	w.nextSeq = seq + 1
 	w.lastSeq = int64(seq)
 	w.segRecords++
@@ -247,32 +232,45 @@ func (w *Writer) AppendEntryMark(m EntryMark) error {
 	if m.Index == 0 {
 		return errors.New("journal: entry mark with index 0")
 	}
+	mark, err := w.reserve(EntryMarkBytes, true)
+	if err != nil {
+		return err
+	}
+	putEntryMark(mark, m)
+	w.batchMarks++
+	return nil
+}
+
+// reserve makes room in the write buffer for the size bytes of the next
+// record (seq NextSeq) or of an entry mark before it, and returns them: it
+// starts the first segment, rolls to a new one when the bytes would pass
+// the segment size, and writes the buffer out (a spill) when they would
+// pass its capacity.
+func (w *Writer) reserve(size int, entryMark bool) ([]byte, error) {
 	switch {
 	case w.seg == nil:
 		if err := w.startSegment(w.nextSeq); err != nil {
-			return err
+			return nil, err
 		}
-	case w.bufOff+int64(len(w.buf)+EntryMarkBytes) > w.segBytes:
-		if w.segRecords == 0 {
+	case w.bufOff+int64(len(w.buf)+size) > w.segBytes:
+		if entryMark && w.segRecords == 0 {
 			// The next segment would take this one's name (segments are
 			// named by their first record's seq).
-			return w.fail("roll", fmt.Errorf("segment of %d bytes filled with entry marks alone", w.segBytes))
+			return nil, w.fail("roll", fmt.Errorf("segment of %d bytes filled with entry marks alone", w.segBytes))
 		}
 		if err := w.roll(w.nextSeq); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if len(w.buf)+EntryMarkBytes > cap(w.buf) {
+	if len(w.buf)+size > cap(w.buf) {
 		if err := w.writeBuffered(); err != nil {
-			return err
+			return nil, err
 		}
 		w.stats.Spills.Add(1)
 	}
 	start := len(w.buf)
-	w.buf = w.buf[:start+EntryMarkBytes]
-	putEntryMark(w.buf[start:], m)
-	w.batchMarks++
-	return nil
+	w.buf = w.buf[:start+size]
+	return w.buf[start:], nil
 }
 
 // Flush writes everything appended since the last flush with one write

@@ -17,10 +17,7 @@ func TestRoundTripAcrossSegmentRolls(t *testing.T) {
 	rec := newSyncRecorder()
 	cfg := smallConfig()
 	cfg.Sync = rec.sync
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	const n = 3000
 	appendRange(t, w, 0, n, 37)
 	if got := w.Durable(); got != n-1 {
@@ -48,10 +45,7 @@ func TestRoundTripAcrossSegmentRolls(t *testing.T) {
 	}
 
 	// Reopen, check what recovery found, continue, and read everything again.
-	w, err = journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w = openWriter(t, dir, smallConfig())
 	info := w.Recovery()
 	if info.Records != n || info.FirstSeq != 0 || info.LastSeq != n-1 || info.Tail != nil || int64(info.Segments) != segs {
 		t.Fatalf("recovery %+v", info)
@@ -84,10 +78,9 @@ func TestReaderFromSeqSkipsEarlierSegments(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := max(from, 100)
-		for {
-			rec, err := r.Next()
+		for rec, err := range r.All() {
 			if err != nil {
-				break
+				t.Fatalf("from %d: %v", from, err)
 			}
 			if rec.Seq != want {
 				t.Fatalf("from %d: got seq %d, want %d", from, rec.Seq, want)
@@ -247,10 +240,7 @@ func TestFailStopOnSyncError(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	var flushes []journal.FlushInfo
 	cfg.OnFlush = func(fi journal.FlushInfo) { flushes = append(flushes, fi) }
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	appendRange(t, w, 0, 10, 5) // syncs 1 and 2
 	if w.Durable() != 9 || len(flushes) != 2 {
 		t.Fatalf("durable %d, %d flushes", w.Durable(), len(flushes))
@@ -260,7 +250,7 @@ func TestFailStopOnSyncError(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = w.Flush() // sync 3 fails
+	err := w.Flush() // sync 3 fails
 	if !errors.Is(err, journal.ErrFailed) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("flush error %v, want ErrFailed wrapping EIO", err)
 	}
@@ -304,10 +294,7 @@ func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 	rec := newSyncRecorder()
 	cfg := smallConfig()
 	cfg.Sync = rec.sync
-	w, err := journal.Open(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, dir, cfg)
 	var s uint64
 	for ; w.Stats().SegmentsCreated.Load() < 2; s++ {
 		if err := w.Append(s, payloadFor(s)); err != nil {
@@ -340,10 +327,7 @@ func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 	if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmp) != 0 {
 		t.Fatalf("half-made segment left behind: %v", tmp)
 	}
-	w, err = journal.Open(dir, smallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w = openWriter(t, dir, smallConfig())
 	defer w.Close()
 	if w.Recovery().LastSeq != durable || w.NextSeq() != uint64(durable+1) {
 		t.Fatalf("recovered %+v next %d, want last %d", w.Recovery(), w.NextSeq(), durable)

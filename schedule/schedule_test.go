@@ -15,6 +15,26 @@ func parse(t *testing.T, sched string) (*config.Config, error) {
 	return config.Parse([]byte(sched), "test.toml")
 }
 
+// mustPlan is the plan of a schedule that must parse.
+func mustPlan(t *testing.T, sched string) *schedule.Plan {
+	t.Helper()
+	cfg, err := parse(t, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schedule.New(cfg.Schedule)
+}
+
+// compressedDay is a schedule of 4-second days (so many fit in a test),
+// its groups to follow.
+const compressedDay = `
+[schedule]
+enabled = true
+time_zone = "UTC"
+day = "4s"
+end_of_day = "3500ms"
+`
+
 const london = `
 [schedule]
 enabled = true
@@ -29,11 +49,7 @@ close = "16h30m"
 `
 
 func TestCalendarDays(t *testing.T) {
-	cfg, err := parse(t, london)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := schedule.New(cfg.Schedule)
+	p := mustPlan(t, london)
 	loc, _ := time.LoadLocation("Europe/London")
 	// Thursday 24 Dec 2026 12:00 to Tuesday 29 Dec 12:00: the 25th is a
 	// holiday, the 26th and 27th a weekend, Monday the 28th trades.
@@ -80,12 +96,7 @@ func TestCalendarDays(t *testing.T) {
 }
 
 func TestCompressedDays(t *testing.T) {
-	cfg, err := parse(t, `
-[schedule]
-enabled = true
-time_zone = "UTC"
-day = "4s"
-end_of_day = "3500ms"
+	p := mustPlan(t, compressedDay+`
 [[schedule.group]]
 name = "a"
 instruments = ["ACME"]
@@ -98,10 +109,6 @@ pre_open = "500ms"
 open = "1500ms"
 close = "2500ms"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := schedule.New(cfg.Schedule)
 	base := time.Unix(400, 0) // a day boundary (400 = 100 × 4 s)
 	got := p.Between(base.Add(-time.Nanosecond), base.Add(8*time.Second-time.Nanosecond), 100)
 	if len(got) != 14 {
@@ -155,12 +162,7 @@ close = "16h"
 // TestClosingCall: a group with a closing call has it between its open and
 // its close, and PhaseAt reports it during the call.
 func TestClosingCall(t *testing.T) {
-	cfg, err := parse(t, `
-[schedule]
-enabled = true
-time_zone = "UTC"
-day = "4s"
-end_of_day = "3500ms"
+	p := mustPlan(t, compressedDay+`
 [[schedule.group]]
 name = "a"
 pre_open = "0s"
@@ -168,10 +170,6 @@ open = "1s"
 closing_call = "2500ms"
 close = "3s"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := schedule.New(cfg.Schedule)
 	base := time.Unix(400, 0)
 	got := p.Between(base.Add(-time.Nanosecond), base.Add(4*time.Second-time.Nanosecond), 100)
 	var kinds []schedule.Kind

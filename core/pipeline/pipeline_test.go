@@ -68,6 +68,19 @@ func (j *slowJournal) Flush() error {
 
 func (j *slowJournal) DurableSequence() *ring.Sequence { return j.durable }
 
+// startPipeline makes a pipeline of cfg with one event consumer (its
+// barrier and sequence returned) and starts it.
+func startPipeline(t *testing.T, cfg Config) (*Pipeline, *ring.Barrier, *ring.Sequence) {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier, own := p.AddEventConsumer()
+	p.Start()
+	return p, barrier, own
+}
+
 func submit(t *testing.T, p *Pipeline, word uint64) {
 	t.Helper()
 	seq, slot, err := p.Commands.Claim()
@@ -93,13 +106,8 @@ func TestDurabilityGatesOutbound(t *testing.T) {
 	const producers, perProducer = 4, 2000
 	j := &slowJournal{durable: ring.NewSequence(99), delay: 200 * time.Microsecond, seqs: nil}
 	j.seqs = []uint64{99}
-	p, err := New(Config{Matcher: &echoMatcher{}, Journal: j, SeqBase: 100, CommandSlots: 256, EventSlots: 256,
+	p, barrier, own := startPipeline(t, Config{Matcher: &echoMatcher{}, Journal: j, SeqBase: 100, CommandSlots: 256, EventSlots: 256,
 		Wait: ring.SpinPark, ClaimTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	barrier, own := p.AddEventConsumer()
-	p.Start()
 
 	var seen atomic.Int64
 	perProducerNext := make([]uint64, producers)
@@ -176,13 +184,8 @@ func waitForFailStop(t *testing.T, p *Pipeline, failed *atomic.Pointer[error], m
 
 func TestMatcherPanicIsFailStop(t *testing.T) {
 	var failed atomic.Pointer[error]
-	p, err := New(Config{Matcher: &echoMatcher{panicOn: 5}, CommandSlots: 64, EventSlots: 64,
+	p, _, _ := startPipeline(t, Config{Matcher: &echoMatcher{panicOn: 5}, CommandSlots: 64, EventSlots: 64,
 		ClaimTimeout: time.Millisecond, OnFail: func(e error) { failed.Store(&e) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.AddEventConsumer()
-	p.Start()
 	for i := 0; i < 10; i++ {
 		submit(t, p, uint64(i))
 	}
@@ -195,12 +198,7 @@ func TestMatcherPanicIsFailStop(t *testing.T) {
 
 func TestJournalFailureIsFailStop(t *testing.T) {
 	j := &slowJournal{durable: ring.NewSequence(-1), failAt: 1}
-	p, err := New(Config{Matcher: &echoMatcher{}, Journal: j, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.AddEventConsumer()
-	p.Start()
+	p, _, _ := startPipeline(t, Config{Matcher: &echoMatcher{}, Journal: j, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Millisecond})
 	submit(t, p, 1)
 	deadline := time.Now().Add(10 * time.Second)
 	for p.Err() == nil && time.Now().Before(deadline) {
@@ -213,12 +211,7 @@ func TestJournalFailureIsFailStop(t *testing.T) {
 }
 
 func TestMatcherLoopDoesNotAllocate(t *testing.T) {
-	p, err := New(Config{Matcher: &echoMatcher{}, CommandSlots: 1024, EventSlots: 1024, Wait: ring.SpinPark, ClaimTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	barrier, own := p.AddEventConsumer()
-	p.Start()
+	p, barrier, own := startPipeline(t, Config{Matcher: &echoMatcher{}, CommandSlots: 1024, EventSlots: 1024, Wait: ring.SpinPark, ClaimTimeout: time.Second})
 	defer p.Stop(time.Second)
 	next := int64(0)
 	allocs := testing.AllocsPerRun(500, func() {
@@ -238,12 +231,7 @@ func TestMatcherLoopDoesNotAllocate(t *testing.T) {
 // TestUnlockedMatcherRunsTheSamePipeline runs commands through a pipeline
 // whose matcher goroutine is not locked to its OS thread.
 func TestUnlockedMatcherRunsTheSamePipeline(t *testing.T) {
-	p, err := New(Config{Matcher: &echoMatcher{}, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Second, UnlockedMatcher: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	barrier, own := p.AddEventConsumer()
-	p.Start()
+	p, barrier, own := startPipeline(t, Config{Matcher: &echoMatcher{}, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Second, UnlockedMatcher: true})
 	for i := 0; i < 200; i++ {
 		submit(t, p, uint64(i))
 		avail, err := barrier.WaitFor(int64(i))
@@ -284,12 +272,7 @@ func (fanoutMatcher) Apply(cmd []byte, sink core.EventSink) error {
 func TestCommandWithMoreEventsThanTheRing(t *testing.T) {
 	const eventSlots = 2 * eventPublishBatchMax
 	counts := []uint64{1, 3, 5 * eventSlots, 0, eventPublishBatchMax, eventPublishBatchMax + 1, 7}
-	p, err := New(Config{Matcher: fanoutMatcher{}, CommandSlots: 64, EventSlots: eventSlots, ClaimTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	barrier, own := p.AddEventConsumer()
-	p.Start()
+	p, barrier, own := startPipeline(t, Config{Matcher: fanoutMatcher{}, CommandSlots: 64, EventSlots: eventSlots, ClaimTimeout: time.Second})
 	var total uint64
 	for _, n := range counts {
 		total += n
@@ -390,13 +373,8 @@ func (m *prefetchMatcher) Apply(cmd []byte, sink core.EventSink) error {
 func TestPipelinePrefetchesAhead(t *testing.T) {
 	const batches, perBatch, distance = 50, 8, 3
 	m := &prefetchMatcher{shown: -1, distance: distance, holdEvery: perBatch, hold: make(chan struct{})}
-	p, err := New(Config{Matcher: m, CommandSlots: 256, EventSlots: 256, ClaimTimeout: time.Second,
+	p, barrier, own := startPipeline(t, Config{Matcher: m, CommandSlots: 256, EventSlots: 256, ClaimTimeout: time.Second,
 		PrefetchDistance: distance})
-	if err != nil {
-		t.Fatal(err)
-	}
-	barrier, own := p.AddEventConsumer()
-	p.Start()
 	defer p.Stop(time.Second)
 	next := int64(0)
 	for b := 0; b < batches; b++ {

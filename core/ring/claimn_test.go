@@ -133,6 +133,29 @@ func TestClaimNAndPublishRangeRejectMisuse(t *testing.T) {
 	}
 }
 
+// produceBatches writes count items of producer p, claimed with ClaimN and
+// published with PublishRange batchSize(i) at a time (i items written so
+// far; the last batch is cut to what is left).
+func produceBatches(t *testing.T, r *Ring, p uint64, count int, batchSize func(i int) int) {
+	for i := 0; i < count; {
+		n := min(batchSize(i), count-i)
+		hi, err := r.ClaimN(n)
+		if errors.Is(err, ErrBusy) {
+			continue
+		}
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		lo := hi - int64(n) + 1
+		for s := lo; s <= hi; s++ {
+			writeItem(r.Slot(s), p, uint64(i), s)
+			i++
+		}
+		r.PublishRange(lo, hi)
+	}
+}
+
 // TestMultiProducerClaimNStress: producers claim batches of 1 to 4 slots
 // concurrently on a small ring and publish each batch at once; the consumer
 // must see every producer's items exactly once and in order.
@@ -150,34 +173,12 @@ func TestMultiProducerClaimNStress(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for i := 0; i < perProducer; {
-						n := min(1+(i+p)%4, perProducer-i)
-						hi, err := r.ClaimN(n)
-						if errors.Is(err, ErrBusy) {
-							continue
-						}
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						lo := hi - int64(n) + 1
-						for s := lo; s <= hi; s++ {
-							writeItem(r.Slot(s), uint64(p), uint64(i), s)
-							i++
-						}
-						r.PublishRange(lo, hi)
-					}
+					produceBatches(t, r, uint64(p), perProducer, func(i int) int { return 1 + (i+p)%4 })
 				}()
 			}
 			total := int64(producers * perProducer)
 			checker := newOrderChecker(producers)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, total, checker.check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, total, checker.check)
 			waitDone(t, done, "consumer")
 			wg.Wait()
 			if err := checker.complete(perProducer); err != nil {
@@ -200,32 +201,9 @@ func TestSingleProducerClaimNAcrossGoroutines(t *testing.T) {
 	for _, w := range allStrategies {
 		t.Run(w.String(), func(t *testing.T) {
 			r, cons, b := newGatedRing(t, Config{Slots: slots, SlotSize: 64, Producer: SingleProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
-			go func() {
-				for i := 0; i < items; {
-					n := min(1+i%slots, items-i)
-					hi, err := r.ClaimN(n)
-					if errors.Is(err, ErrBusy) {
-						continue
-					}
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					for s := hi - int64(n) + 1; s <= hi; s++ {
-						writeItem(r.Slot(s), 0, uint64(i), s)
-						i++
-					}
-					r.PublishRange(hi-int64(n)+1, hi)
-				}
-			}()
+			go produceBatches(t, r, 0, items, func(i int) int { return 1 + i%slots })
 			checker := newOrderChecker(1)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, items, checker.check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, items, checker.check)
 			waitDone(t, done, "consumer")
 			if err := checker.complete(items); err != nil {
 				t.Fatal(err)

@@ -65,13 +65,7 @@ func hopConsume(b *testing.B, r *Ring, bar *Barrier, cons *Sequence, total int64
 }
 
 func benchRingHop(b *testing.B, mode ProducerMode, w WaitStrategy, producers int) {
-	r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode, Wait: w, ClaimTimeout: time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cons := NewSequence(-1)
-	r.AddGatingSequences(cons)
-	bar := r.NewBarrier()
+	r, cons, bar := newGatedRing(b, Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode, Wait: w, ClaimTimeout: time.Second})
 	perProducer := b.N/producers + 1
 	total := int64(perProducer * producers)
 	b.ReportAllocs()
@@ -110,13 +104,7 @@ const hopBatchItems = 8
 func BenchmarkRingHopClaimN(b *testing.B) {
 	for _, w := range benchStrategies {
 		b.Run(w.String(), func(b *testing.B) {
-			r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: SingleProducer, Wait: w, ClaimTimeout: time.Second})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			bar := r.NewBarrier()
+			r, cons, bar := newGatedRing(b, Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: SingleProducer, Wait: w, ClaimTimeout: time.Second})
 			total := int64(b.N/hopBatchItems+1) * hopBatchItems
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -206,13 +194,7 @@ func BenchmarkChanHop64Bytes(b *testing.B) {
 func BenchmarkClaimPublishConsume(b *testing.B) {
 	for _, mode := range []ProducerMode{SingleProducer, MultiProducer} {
 		b.Run(mode.String(), func(b *testing.B) {
-			r, err := New(Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cons := NewSequence(-1)
-			r.AddGatingSequences(cons)
-			bar := r.NewBarrier()
+			r, cons, bar := newGatedRing(b, Config{Slots: hopSlots, SlotSize: hopSlotSizeByte, Producer: mode})
 			var sum uint64
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -50,7 +50,6 @@ func mustNew(t testing.TB, cfg Config) *Ring {
 	return r
 }
 
-// waitDone fails the test if done is not closed within hangLimit.
 // newGatedRing is mustNew plus one consumer: its gating sequence and a
 // barrier without dependencies.
 func newGatedRing(t testing.TB, cfg Config) (*Ring, *Sequence, *Barrier) {
@@ -60,6 +59,7 @@ func newGatedRing(t testing.TB, cfg Config) (*Ring, *Sequence, *Barrier) {
 	return r, cons, r.NewBarrier()
 }
 
+// waitDone fails the test if done is not closed within hangLimit.
 func waitDone(t *testing.T, done <-chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -86,6 +86,23 @@ func produceItems(r *Ring, id uint64, count int) (busy int64, err error) {
 		i++
 	}
 	return busy, nil
+}
+
+// produceConcurrently starts producers goroutines, each producing
+// perProducer items with produceItems (errors reported on t); the group is
+// done when they all are.
+func produceConcurrently(t *testing.T, r *Ring, producers, perProducer int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := produceItems(r, uint64(p), perProducer); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	return &wg
 }
 
 // orderChecker verifies that each producer's items arrive exactly once and in
@@ -122,6 +139,19 @@ func (c *orderChecker) complete(perProducer uint64) error {
 		}
 	}
 	return nil
+}
+
+// consumeAsync runs consumeAll in a goroutine, reporting its error on t; the
+// channel closes when it returns.
+func consumeAsync(t *testing.T, r *Ring, b *Barrier, cons *Sequence, total int64, check func(int64, []byte) error) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := consumeAll(r, b, cons, total, check); err != nil {
+			t.Error(err)
+		}
+	}()
+	return done
 }
 
 // consumeAll reads total items through b, releasing them through seq, and
@@ -348,24 +378,9 @@ func TestMultiProducerStress(t *testing.T) {
 			r, cons, b := newGatedRing(t, Config{Slots: 16, SlotSize: 64, Producer: MultiProducer, Wait: w, ClaimTimeout: DefaultClaimTimeout})
 			total := int64(producers * perProducer)
 
-			var wg sync.WaitGroup
-			for p := 0; p < producers; p++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := produceItems(r, uint64(p), perProducer); err != nil {
-						t.Error(err)
-					}
-				}()
-			}
+			wg := produceConcurrently(t, r, producers, perProducer)
 			checker := newOrderChecker(producers)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, total, checker.check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, total, checker.check)
 			waitDone(t, done, "consumer")
 			wg.Wait()
 			if err := checker.complete(uint64(perProducer)); err != nil {
@@ -396,40 +411,20 @@ func TestDependentConsumerNeverPassesItsDependency(t *testing.T) {
 	firstBarrier := r.NewBarrier()
 	secondBarrier := r.NewBarrier(first)
 
-	var wg sync.WaitGroup
-	for p := 0; p < producers; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := produceItems(r, uint64(p), perProducer); err != nil {
-				t.Error(err)
-			}
-		}()
+	wg := produceConcurrently(t, r, producers, perProducer)
+	stamp := func(seq int64, slot []byte) error {
+		binary.LittleEndian.PutUint64(slot[offStamp:], uint64(seq)^stampMagic)
+		return nil
 	}
-	firstDone, secondDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(firstDone)
-		stamp := func(seq int64, slot []byte) error {
-			binary.LittleEndian.PutUint64(slot[offStamp:], uint64(seq)^stampMagic)
-			return nil
-		}
-		if err := consumeAll(r, firstBarrier, first, total, stamp); err != nil {
-			t.Error(err)
-		}
-	}()
+	firstDone := consumeAsync(t, r, firstBarrier, first, total, stamp)
 	checker := newOrderChecker(producers)
-	go func() {
-		defer close(secondDone)
-		check := func(seq int64, slot []byte) error {
-			if got := binary.LittleEndian.Uint64(slot[offStamp:]); got != uint64(seq)^stampMagic {
-				return fmt.Errorf("second consumer read sequence %d before the first stamped it", seq)
-			}
-			return checker.check(seq, slot)
+	check := func(seq int64, slot []byte) error {
+		if got := binary.LittleEndian.Uint64(slot[offStamp:]); got != uint64(seq)^stampMagic {
+			return fmt.Errorf("second consumer read sequence %d before the first stamped it", seq)
 		}
-		if err := consumeAll(r, secondBarrier, second, total, check); err != nil {
-			t.Error(err)
-		}
-	}()
+		return checker.check(seq, slot)
+	}
+	secondDone := consumeAsync(t, r, secondBarrier, second, total, check)
 	waitDone(t, firstDone, "first consumer")
 	waitDone(t, secondDone, "second consumer")
 	wg.Wait()
@@ -584,13 +579,7 @@ func TestBackPressureRefusesThenLosesNothing(t *testing.T) {
 			refusedOnce.Wait()
 			total := int64(slots + producerCount*perProducer)
 			checker := newOrderChecker(producerCount)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, total, checker.check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, total, checker.check)
 			waitDone(t, done, "consumer")
 			wg.Wait()
 			if checker.consumed != total || r.Cursor() != total-1 {
@@ -655,6 +644,31 @@ func waitParked(t *testing.T, b *Barrier) {
 			t.Fatal("consumer never parked")
 		}
 		runtime.Gosched()
+	}
+}
+
+// wakeParked parks a WaitFor(0) on b, then runs wake, which must make the
+// wait return want without error within hangLimit (what names the wake-up).
+func wakeParked(t *testing.T, b *Barrier, wake func(), want int64, what string) {
+	t.Helper()
+	type result struct {
+		avail int64
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		avail, err := b.WaitFor(0)
+		got <- result{avail, err}
+	}()
+	waitParked(t, b)
+	wake()
+	select {
+	case res := <-got:
+		if res.err != nil || res.avail != want {
+			t.Fatalf("after %s: WaitFor(0) = %d, %v; want %d", what, res.avail, res.err, want)
+		}
+	case <-time.After(hangLimit):
+		t.Fatalf("%s did not wake the consumer", what)
 	}
 }
 
@@ -753,25 +767,7 @@ func TestCloseStillDeliversAnInFlightClaim(t *testing.T) {
 		t.Fatalf("Claim: %v", err)
 	}
 	r.Close()
-	type result struct {
-		avail int64
-		err   error
-	}
-	got := make(chan result, 1)
-	go func() {
-		avail, err := b.WaitFor(0)
-		got <- result{avail, err}
-	}()
-	waitParked(t, b)
-	r.Publish(seq)
-	select {
-	case res := <-got:
-		if res.err != nil || res.avail != 0 {
-			t.Fatalf("WaitFor(0) = %d, %v; want the in-flight sequence 0", res.avail, res.err)
-		}
-	case <-time.After(hangLimit):
-		t.Fatal("publishing the in-flight claim did not wake the consumer")
-	}
+	wakeParked(t, b, func() { r.Publish(seq) }, 0, "publishing the in-flight claim")
 }
 
 // TestParkedConsumerWakeUpIsNeverLost sets the park timeout to an hour, so a
@@ -785,13 +781,7 @@ func TestParkedConsumerWakeUpIsNeverLost(t *testing.T) {
 			cons := NewSequence(-1)
 			r.AddGatingSequences(cons)
 			b := r.NewBarrier()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, items, newOrderChecker(1).check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, items, newOrderChecker(1).check)
 			for i := 0; i < items; i++ {
 				for cons.Load() != int64(i)-1 {
 					runtime.Gosched()
@@ -840,13 +830,7 @@ func TestPublishJustBeforeParkIsNotLost(t *testing.T) {
 				r.Publish(seq)
 				published++
 			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := consumeAll(r, b, cons, items, newOrderChecker(1).check); err != nil {
-					t.Error(err)
-				}
-			}()
+			done := consumeAsync(t, r, b, cons, items, newOrderChecker(1).check)
 			waitDone(t, done, "consumer (a lost wake-up hangs here)")
 			if published != items {
 				t.Fatalf("the park window published %d items, want %d", published, items)
@@ -865,7 +849,7 @@ func TestDependentConsumerWakeUpIsNeverLost(t *testing.T) {
 	first, second := NewSequence(-1), NewSequence(-1)
 	r.AddGatingSequences(second)
 	firstBarrier, secondBarrier := r.NewBarrier(), r.NewBarrier(first)
-	firstDone, secondDone := make(chan struct{}), make(chan struct{})
+	firstDone := make(chan struct{})
 	go func() {
 		defer close(firstDone)
 		slow := func(seq int64, slot []byte) error {
@@ -884,19 +868,9 @@ func TestDependentConsumerWakeUpIsNeverLost(t *testing.T) {
 			t.Errorf("first consumer's last WaitFor: %v, want ErrAlerted", err)
 		}
 	}()
-	go func() {
-		defer close(secondDone)
-		if err := consumeAll(r, secondBarrier, second, items, newOrderChecker(1).check); err != nil {
-			t.Error(err)
-		}
-	}()
-	for i := 0; i < items; i++ {
-		seq, slot, err := r.Claim()
-		if err != nil {
-			t.Fatalf("Claim: %v", err)
-		}
-		writeItem(slot, 0, uint64(i), seq)
-		r.Publish(seq)
+	secondDone := consumeAsync(t, r, secondBarrier, second, items, newOrderChecker(1).check)
+	if _, err := produceItems(r, 0, items); err != nil {
+		t.Fatal(err)
 	}
 	waitDone(t, secondDone, "dependent consumer (a lost wake-up hangs here)")
 	firstBarrier.Alert()
@@ -953,26 +927,8 @@ func TestWakeReleasesConsumerParkedOnForeignSequence(t *testing.T) {
 		writeItem(slot, 0, uint64(i), seq)
 		r.Publish(seq)
 	}
-	type result struct {
-		avail int64
-		err   error
-	}
-	got := make(chan result, 1)
-	go func() {
-		avail, err := b.WaitFor(0)
-		got <- result{avail, err}
-	}()
-	waitParked(t, b)
-	durable.Store(1)
-	r.Wake()
-	select {
-	case res := <-got:
-		if res.err != nil || res.avail != 1 {
-			t.Fatalf("WaitFor(0) = %d, %v; want 1 (limited by the dependency)", res.avail, res.err)
-		}
-	case <-time.After(hangLimit):
-		t.Fatal("Wake did not wake the consumer parked on its dependency")
-	}
+	// The wait returns 1, limited by the dependency.
+	wakeParked(t, b, func() { durable.Store(1); r.Wake() }, 1, "Wake of a consumer parked on its dependency")
 }
 
 // TestNewBarrierWaitUsesItsOwnStrategy: on a SpinPark ring, a barrier made

@@ -90,66 +90,55 @@ func decodeFill(m *venue.Fill, buf []byte) (int64, error) {
 	return sum, nil
 }
 
-func BenchmarkEncodeNewOrder(b *testing.B) {
-	buf := make([]byte, venue.NewOrderEncodedLength)
-	var m venue.NewOrder
+// benchEncode times encode writing a message of size bytes, with a new seq
+// each time.
+func benchEncode[M any](b *testing.B, size int, encode func(*M, []byte, uint64) error) {
+	buf := make([]byte, size)
+	var m M
 	b.ReportAllocs()
-	b.SetBytes(int64(len(buf)))
+	b.SetBytes(int64(size))
 	seq := uint64(0)
 	for b.Loop() {
 		seq++
-		if err := encodeNewOrder(&m, buf, seq); err != nil {
+		if err := encode(&m, buf, seq); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchDecode times decode reading every field of a message of size bytes
+// that encode wrote.
+func benchDecode[M any](b *testing.B, size int, encode func(*M, []byte, uint64) error, decode func(*M, []byte) (int64, error)) {
+	buf := make([]byte, size)
+	var m M
+	if err := encode(&m, buf, 1); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		sum, err := decode(&m, buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkInt += sum
+	}
+}
+
+func BenchmarkEncodeNewOrder(b *testing.B) {
+	benchEncode(b, venue.NewOrderEncodedLength, encodeNewOrder)
 }
 
 func BenchmarkDecodeNewOrder(b *testing.B) {
-	buf := make([]byte, venue.NewOrderEncodedLength)
-	var m venue.NewOrder
-	if err := encodeNewOrder(&m, buf, 1); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(buf)))
-	for b.Loop() {
-		sum, err := decodeNewOrder(&m, buf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sinkInt += sum
-	}
+	benchDecode(b, venue.NewOrderEncodedLength, encodeNewOrder, decodeNewOrder)
 }
 
 func BenchmarkEncodeFill(b *testing.B) {
-	buf := make([]byte, venue.FillEncodedLength)
-	var m venue.Fill
-	b.ReportAllocs()
-	b.SetBytes(int64(len(buf)))
-	seq := uint64(0)
-	for b.Loop() {
-		seq++
-		if err := encodeFill(&m, buf, seq); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchEncode(b, venue.FillEncodedLength, encodeFill)
 }
 
 func BenchmarkDecodeFill(b *testing.B) {
-	buf := make([]byte, venue.FillEncodedLength)
-	var m venue.Fill
-	if err := encodeFill(&m, buf, 1); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(buf)))
-	for b.Loop() {
-		sum, err := decodeFill(&m, buf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sinkInt += sum
-	}
+	benchDecode(b, venue.FillEncodedLength, encodeFill, decodeFill)
 }
 
 // TestEncodeDecodeAllocateNothing is the hot-path invariant: encoding and
