@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,9 @@ const (
 	// FormatJSON is a JSON object with the event's text form and its bytes in base64.
 	FormatJSON Format = "json"
 )
+
+// schemaNames holds schemaName of each format.
+var schemaNames = map[Format]string{FormatSBE: schemaName(FormatSBE), FormatJSON: schemaName(FormatJSON)}
 
 // schemaName is the value of HeaderSchema for a format.
 func schemaName(f Format) string {
@@ -205,7 +209,7 @@ func encodeMessage(subject string, m *Message, f Format) *nats.Msg {
 	msg.Header[HeaderCauseSeq] = []string{strconv.FormatUint(m.Start.CauseSeq, 10)}
 	msg.Header[HeaderIndex] = []string{strconv.FormatUint(uint64(m.Start.Index), 10)}
 	msg.Header[HeaderStreamSeq] = []string{strconv.FormatUint(m.StreamSeq, 10)}
-	msg.Header[HeaderSchema] = []string{schemaName(f)}
+	msg.Header[HeaderSchema] = []string{schemaNames[f]}
 	msg.Data = appendPayload(nil, m.Events, f)
 	return msg
 }
@@ -222,6 +226,11 @@ func appendPayload(b []byte, events []Event, f Format) []byte {
 		out, _ := json.Marshal(js)
 		return append(b, out...)
 	}
+	n := len(b)
+	for _, ev := range events {
+		n += frameHeader + len(ev.Bytes)
+	}
+	b = slices.Grow(b, n-len(b))
 	for _, ev := range events {
 		b = binary.LittleEndian.AppendUint64(b, ev.EventSeq)
 		b = binary.LittleEndian.AppendUint32(b, ev.Index)

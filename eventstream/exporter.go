@@ -40,7 +40,9 @@ type Config struct {
 	Subjects Subjects
 	Stream   string
 	Format   Format
-	// Window bounds the events published and not yet acknowledged.
+	// Window bounds the events published and not yet acknowledged (but
+	// for the batch the stream ends in, completed after a restart). The
+	// exporter holds up to max(Window, BatchEventsMax) events.
 	Window int
 	Logger *slog.Logger
 	// Registerer receives the exporter's metrics (nil: not registered).
@@ -57,7 +59,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	RetryDefault      = time.Second
-	PollDefault       = 2 * time.Millisecond
+	PollDefault       = 10 * time.Millisecond
 	AckTimeoutDefault = 5 * time.Second
 	// opTimeout bounds one JetStream API call (stream info, get message).
 	opTimeout = 5 * time.Second
@@ -84,9 +86,8 @@ type flight struct {
 // the stream holds against its own and publishes the parts after it.
 type forcedBatch struct {
 	first, last uint64
-	stored      int // the parts the stream holds
-	subject     string
-	data        []byte // the payload of the last part the stream holds
+	stored      int    // the parts the stream holds
+	data        []byte // the events of the last part the stream holds (format sbe)
 }
 
 // batchPart is one subject's events of the batch being formed.
@@ -170,7 +171,7 @@ func New(cfg Config) (*Exporter, error) {
 		cfg.AckTimeout = AckTimeoutDefault
 	}
 	e := &Exporter{cfg: cfg, log: cfg.Logger, tap: cfg.Tap, met: newMetrics(cfg.Registerer),
-		runBase: -1, popped: -1, pend: make([]pendingEvent, cfg.Window), flights: make([]flight, cfg.Window),
+		runBase: -1, popped: -1, pend: make([]pendingEvent, max(cfg.Window, BatchEventsMax)), flights: make([]flight, cfg.Window),
 		subjects: map[subjectKey]string{}}
 	if e.tap != nil && e.tap.src.SeqBase == 0 {
 		// The run started on an empty journal: its first event is the first.
@@ -309,7 +310,7 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 		if time.Since(front.published) > e.cfg.AckTimeout {
 			return fmt.Errorf("no ack for the batch up to event %d within %s", front.last.EventSeq, e.cfg.AckTimeout)
 		}
-		if e.pLen == len(e.pend) || e.fLen == len(e.flights) {
+		if e.pPub >= e.cfg.Window || e.pLen == len(e.pend) || e.fLen == len(e.flights) {
 			ok, fail = front.fut.Ok(), front.fut.Err()
 		}
 	}
@@ -387,8 +388,7 @@ func (e *Exporter) resume(last *Message) error {
 
 // forceBatch makes the next batch the one the stream ends in (see forcedBatch).
 func (e *Exporter) forceBatch(last *Message) {
-	e.forced = &forcedBatch{first: last.First, last: last.Last, stored: last.Part, subject: last.Subject,
-		data: appendPayload(nil, last.Events, FormatSBE)}
+	e.forced = &forcedBatch{first: last.First, last: last.Last, stored: last.Part, data: appendPayload(nil, last.Events, FormatSBE)}
 }
 
 // pendAt is the i-th pending event from the oldest.
@@ -661,14 +661,16 @@ func (e *Exporter) publish(nc *nats.Conn, js jetstream.JetStream) error {
 
 // formBatch groups the next batch's events by subject (e.parts) and
 // returns their number (0: wait for more): all the unpublished ones, up to
-// BatchEventsMax and BatchPartsMax subjects, or exactly the forced batch's.
+// BatchEventsMax, BatchPartsMax subjects and Window events in flight, or
+// exactly the forced batch's (the first on a connection, whatever the
+// window: the stream holds part of it).
 // Subjects are taken in event order (an InstrumentAdded names the
 // subjects of the events after it), once per event.
 func (e *Exporter) formBatch() int {
-	n, limit := min(e.pLen-e.pPub, BatchEventsMax), BatchPartsMax
+	n, limit := min(e.pLen-e.pPub, BatchEventsMax, e.cfg.Window-e.pPub), BatchPartsMax
 	if f := e.forced; f != nil {
 		need := int(f.last - f.first + 1)
-		if n < need {
+		if e.pLen-e.pPub < need {
 			return 0
 		}
 		n, limit = need, -1
@@ -679,7 +681,7 @@ func (e *Exporter) formBatch() int {
 			return i
 		}
 	}
-	return n
+	return max(n, 0)
 }
 
 // addToPart adds an event to the part of its subject, unless it would need
@@ -720,7 +722,7 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 				e.cfg.Stream, stored, f.first, f.last, len(e.parts))
 		}
 		p := &e.parts[stored-1]
-		if p.subject != f.subject || string(appendPayload(nil, p.events, FormatSBE)) != string(f.data) {
+		if string(appendPayload(nil, p.events, FormatSBE)) != string(f.data) {
 			return fmt.Errorf("stream %s: its last message (part %d of batch %d-%d) differs from the journal's: not this journal's stream",
 				e.cfg.Stream, stored, f.first, f.last)
 		}
