@@ -137,8 +137,8 @@
 // default engine sizes) while the catch-up lasts; it replays the journal
 // from the newest snapshot before the stream's end, or from its start
 // without snapshots. Events in flight are bounded by
-// export.publish_window, one message by BatchEventsMax events (about 25
-// KiB in SBE, 100 KiB in JSON: an external NATS needs a max_payload of at
-// least that). The stream keeps what its JetStream limits keep;
+// export.publish_window, one message by BatchEventsMax events (at most 71
+// KiB in SBE, some 250 KiB in JSON: an external NATS needs a max_payload
+// of at least that). The stream keeps what its JetStream limits keep;
 // verify needs the whole stream.
 package eventstream

@@ -189,8 +189,8 @@ type Message struct {
 }
 
 // BatchEventsMax bounds the events of one batch (and so of one message:
-// 256 events are about 25 KiB in SBE, 100 KiB in JSON, under NATS's
-// default max_payload of 1 MiB).
+// 256 events are at most 71 KiB in SBE (272-byte event slots), some 250
+// KiB in JSON, under NATS's default max_payload of 1 MiB).
 const BatchEventsMax = 256
 
 // BatchPartsMax bounds the messages (subjects) of one batch; the exporter
