@@ -26,6 +26,8 @@ func TestDropCopyConfig(t *testing.T) {
 		{base + "[export]\nsubject_prefix = \"a.b\"\n", "export.subject_prefix"},
 		{base + "[export]\npublish_window = 0\n", "export.publish_window"},
 		{base + "[export]\ntap_events = 1000\n", "export.tap_events"},
+		{base + "[export]\nbatch_interval = \"0s\"\n", "export.batch_interval"},
+		{base + "[export]\nbatch_interval = \"2s\"\n", "export.batch_interval"},
 		{base + "[export]\nenabled = true\nembedded_addr = \"nope\"\n", "export.embedded_addr"},
 	} {
 		_, err := Parse([]byte(tc.text), "t.toml")

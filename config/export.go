@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Export configures the event export to NATS JetStream (package
@@ -40,7 +41,15 @@ type Export struct {
 	// TapEvents bounds the committed events the exporter may be behind the
 	// matcher before it catches up from the journal (a power of two).
 	TapEvents int `toml:"tap_events"`
+	// BatchInterval is how often the exporter takes the committed events
+	// and publishes them, as batches (eventstream/doc.go, "Messages"):
+	// longer gives fewer, larger messages and acks, for less CPU, and a
+	// stream that follows the venue later.
+	BatchInterval Duration `toml:"batch_interval"`
 }
+
+// BatchIntervalMax bounds export.batch_interval.
+const BatchIntervalMax = time.Second
 
 // PublishWindowMax bounds export.publish_window.
 const PublishWindowMax = 1 << 16
@@ -92,6 +101,9 @@ func (c *Config) validateExport() []error {
 	}
 	if e.PublishWindow <= 0 || e.PublishWindow > PublishWindowMax {
 		add("export.publish_window: %d is outside [1, %d]", e.PublishWindow, PublishWindowMax)
+	}
+	if e.BatchInterval.Duration <= 0 || e.BatchInterval.Duration > BatchIntervalMax {
+		add("export.batch_interval: %s is outside (0, %s]", e.BatchInterval.Duration, BatchIntervalMax)
 	}
 	if e.TapEvents < TapEventsMin || e.TapEvents > TapEventsMax || !isPow2(e.TapEvents) {
 		add("export.tap_events: %d is not a power of two in [%d, %d]", e.TapEvents, TapEventsMin, TapEventsMax)

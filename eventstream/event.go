@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,17 +15,25 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Message headers of every exported event (see doc.go, "Messages").
+// Message headers of every exported message (see doc.go, "Messages").
 const (
-	// HeaderEventSeq is the event's sequence: 1 for the journal's first
-	// event, one more for each event after it. It equals the message's
-	// stream sequence, and Nats-Msg-Id carries it too.
-	HeaderEventSeq = "Fixvenue-Event-Seq"
-	// HeaderCauseSeq is the seq of the journaled command that produced the event.
+	// HeaderBatch is the range of event sequences "<first>-<last>" of the
+	// batch the message is part of: 1 is the journal's first event, one
+	// more for each event after it.
+	HeaderBatch = "Fixvenue-Batch"
+	// HeaderPart is the message's place in its batch: "<part>/<parts>".
+	HeaderPart = "Fixvenue-Part"
+	// HeaderCauseSeq is the seq of the journaled command that produced
+	// the batch's first event.
 	HeaderCauseSeq = "Fixvenue-Cause-Seq"
-	// HeaderIndex is the event's index among its command's events (from 0).
+	// HeaderIndex is the index of the batch's first event among its
+	// command's events (from 0).
 	HeaderIndex = "Fixvenue-Event-Index"
-	// HeaderSchema names the payload's schema: "venue/<id>/<version>/<format>".
+	// HeaderStreamSeq is the stream sequence the message was published
+	// for: a message stored at another sequence means messages before it
+	// were removed (a gap).
+	HeaderStreamSeq = "Fixvenue-Stream-Seq"
+	// HeaderSchema names the payload's schema: "venue/<id>/<version>/<format>/batch".
 	HeaderSchema = "Fixvenue-Schema"
 )
 
@@ -39,9 +48,12 @@ const (
 	FormatJSON Format = "json"
 )
 
+// schemaNames holds schemaName of each format.
+var schemaNames = map[Format]string{FormatSBE: schemaName(FormatSBE), FormatJSON: schemaName(FormatJSON)}
+
 // schemaName is the value of HeaderSchema for a format.
 func schemaName(f Format) string {
-	return fmt.Sprintf("venue/%d/%d/%s", venue.SchemaID, venue.SchemaVersion, f)
+	return fmt.Sprintf("venue/%d/%d/%s/batch", venue.SchemaID, venue.SchemaVersion, f)
 }
 
 // Position is where an event stands in the venue's event stream.
@@ -147,7 +159,7 @@ func token(sym string) string {
 	}, sym)
 }
 
-// jsonEvent is the JSON payload.
+// jsonEvent is one event of the JSON payload (a JSON array of them).
 type jsonEvent struct {
 	EventSeq uint64 `json:"eventSeq"`
 	CauseSeq uint64 `json:"causeSeq"`
@@ -156,32 +168,85 @@ type jsonEvent struct {
 	SBE      string `json:"sbe"`
 }
 
-// message builds the NATS message of an event.
-func message(subject string, ev Event, f Format) *nats.Msg {
-	m := nats.NewMsg(subject)
-	seq := strconv.FormatUint(ev.EventSeq, 10)
-	m.Header.Set(nats.MsgIdHdr, seq)
-	m.Header.Set(HeaderEventSeq, seq)
-	m.Header.Set(HeaderCauseSeq, strconv.FormatUint(ev.CauseSeq, 10))
-	m.Header.Set(HeaderIndex, strconv.FormatUint(uint64(ev.Index), 10))
-	m.Header.Set(HeaderSchema, schemaName(f))
+// frameHeader is the bytes before each event of the SBE payload: its
+// event sequence (uint64) and its index among its command's events
+// (uint32), little-endian.
+const frameHeader = 12
+
+// Message is one stream message: one part of a batch, the events of the
+// batch that share the message's subject, in order.
+type Message struct {
+	Subject string
+	// StreamSeq is the stream sequence the message was published for.
+	StreamSeq uint64
+	// First and Last are the batch's first and last event sequences.
+	First, Last uint64
+	// Start is the position of the batch's first event.
+	Start Position
+	// Part (from 1) of Parts.
+	Part, Parts int
+	Events      []Event
+}
+
+// BatchEventsMax bounds the events of one batch (and so of one message:
+// 256 events are at most 71 KiB in SBE (272-byte event slots), some 250
+// KiB in JSON, under NATS's default max_payload of 1 MiB).
+const BatchEventsMax = 256
+
+// BatchPartsMax bounds the messages (subjects) of one batch; the exporter
+// ends a batch before an event that would need one more.
+const BatchPartsMax = 32
+
+// encodeMessage builds the NATS message of a batch's part; m.Events are
+// its events, in order.
+func encodeMessage(subject string, m *Message, f Format) *nats.Msg {
+	msg := nats.NewMsg(subject)
+	batch := strconv.FormatUint(m.First, 10) + "-" + strconv.FormatUint(m.Last, 10)
+	part := strconv.Itoa(m.Part)
+	msg.Header[nats.MsgIdHdr] = []string{batch + "/" + part}
+	msg.Header[HeaderBatch] = []string{batch}
+	msg.Header[HeaderPart] = []string{part + "/" + strconv.Itoa(m.Parts)}
+	msg.Header[HeaderCauseSeq] = []string{strconv.FormatUint(m.Start.CauseSeq, 10)}
+	msg.Header[HeaderIndex] = []string{strconv.FormatUint(uint64(m.Start.Index), 10)}
+	msg.Header[HeaderStreamSeq] = []string{strconv.FormatUint(m.StreamSeq, 10)}
+	msg.Header[HeaderSchema] = []string{schemaNames[f]}
+	msg.Data = appendPayload(nil, m.Events, f)
+	return msg
+}
+
+// appendPayload appends the payload of events in format f.
+func appendPayload(b []byte, events []Event, f Format) []byte {
 	if f == FormatJSON {
-		text, _ := venue.AppendText(nil, ev.Bytes, 0)
-		m.Data, _ = json.Marshal(jsonEvent{EventSeq: ev.EventSeq, CauseSeq: ev.CauseSeq, Index: ev.Index,
-			Text: string(text), SBE: base64.StdEncoding.EncodeToString(ev.Bytes)})
-	} else {
-		m.Data = ev.Bytes
+		js := make([]jsonEvent, len(events))
+		for i, ev := range events {
+			text, _ := venue.AppendText(nil, ev.Bytes, 0)
+			js[i] = jsonEvent{EventSeq: ev.EventSeq, CauseSeq: ev.CauseSeq, Index: ev.Index,
+				Text: string(text), SBE: base64.StdEncoding.EncodeToString(ev.Bytes)}
+		}
+		out, _ := json.Marshal(js)
+		return append(b, out...)
 	}
-	return m
+	n := len(b)
+	for _, ev := range events {
+		n += frameHeader + len(ev.Bytes)
+	}
+	b = slices.Grow(b, n-len(b))
+	for _, ev := range events {
+		b = binary.LittleEndian.AppendUint64(b, ev.EventSeq)
+		b = binary.LittleEndian.AppendUint32(b, ev.Index)
+		b = append(b, ev.Bytes...)
+	}
+	return b
 }
 
 // ErrForeign is wrapped by the error for a stream message the venue did not write.
 var ErrForeign = errors.New("eventstream: message not written by this venue's exporter")
 
-// Decode reads an exported message: its position and its SBE event bytes,
-// whichever format it was written in.
-func Decode(h nats.Header, data []byte) (Event, error) {
-	var ev Event
+// DecodeMessage reads an exported message, whichever format it was
+// written in: its batch and its events (their Bytes alias data). Events
+// must lie in the batch's range, in increasing order, each with its
+// command seq in its bytes.
+func DecodeMessage(h nats.Header, data []byte) (*Message, error) {
 	schema := h.Get(HeaderSchema)
 	var f Format
 	switch schema {
@@ -190,30 +255,70 @@ func Decode(h nats.Header, data []byte) (Event, error) {
 	case schemaName(FormatJSON):
 		f = FormatJSON
 	default:
-		return ev, fmt.Errorf("%w: schema %q, want %q or %q", ErrForeign, schema, schemaName(FormatSBE), schemaName(FormatJSON))
+		return nil, fmt.Errorf("%w: schema %q, want %q or %q", ErrForeign, schema, schemaName(FormatSBE), schemaName(FormatJSON))
 	}
-	var err1, err2, err3 error
-	ev.EventSeq, err1 = strconv.ParseUint(h.Get(HeaderEventSeq), 10, 64)
-	ev.CauseSeq, err2 = strconv.ParseUint(h.Get(HeaderCauseSeq), 10, 64)
-	idx, err3 := strconv.ParseUint(h.Get(HeaderIndex), 10, 32)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return ev, fmt.Errorf("%w: headers: %v", ErrForeign, err)
+	m := &Message{}
+	var errs [6]error
+	first, last, ok1 := strings.Cut(h.Get(HeaderBatch), "-")
+	part, parts, ok2 := strings.Cut(h.Get(HeaderPart), "/")
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("%w: headers %s %q, %s %q", ErrForeign, HeaderBatch, h.Get(HeaderBatch), HeaderPart, h.Get(HeaderPart))
 	}
-	ev.Index = uint32(idx)
+	m.First, errs[0] = strconv.ParseUint(first, 10, 64)
+	m.Last, errs[1] = strconv.ParseUint(last, 10, 64)
+	m.Part, errs[2] = strconv.Atoi(part)
+	m.Parts, errs[3] = strconv.Atoi(parts)
+	m.Start.CauseSeq, errs[4] = strconv.ParseUint(h.Get(HeaderCauseSeq), 10, 64)
+	idx, err := strconv.ParseUint(h.Get(HeaderIndex), 10, 32)
+	m.StreamSeq, errs[5] = strconv.ParseUint(h.Get(HeaderStreamSeq), 10, 64)
+	if err := errors.Join(append(errs[:], err)...); err != nil {
+		return nil, fmt.Errorf("%w: headers: %v", ErrForeign, err)
+	}
+	m.Start.Index, m.Start.EventSeq = uint32(idx), m.First
+	if m.First == 0 || m.Last < m.First || m.Last-m.First >= BatchEventsMax || m.Part < 1 || m.Part > m.Parts || m.Parts > BatchPartsMax {
+		return nil, fmt.Errorf("%w: batch %d-%d part %d/%d", ErrForeign, m.First, m.Last, m.Part, m.Parts)
+	}
 	if f == FormatJSON {
-		var j jsonEvent
-		if err := json.Unmarshal(data, &j); err != nil {
-			return ev, fmt.Errorf("%w: json: %v", ErrForeign, err)
+		var js []jsonEvent
+		if err := json.Unmarshal(data, &js); err != nil {
+			return nil, fmt.Errorf("%w: json: %v", ErrForeign, err)
 		}
-		b, err := base64.StdEncoding.DecodeString(j.SBE)
-		if err != nil {
-			return ev, fmt.Errorf("%w: json sbe: %v", ErrForeign, err)
+		for _, j := range js {
+			b, err := base64.StdEncoding.DecodeString(j.SBE)
+			if err != nil {
+				return nil, fmt.Errorf("%w: json sbe: %v", ErrForeign, err)
+			}
+			if err := m.addEvent(j.EventSeq, j.Index, b); err != nil {
+				return nil, err
+			}
 		}
-		data = b
+	} else {
+		for len(data) > 0 {
+			if len(data) < frameHeader+venue.MessageHeaderSize || frameHeader+eventLen(data[frameHeader:]) > len(data) {
+				return nil, fmt.Errorf("%w: %d payload bytes left are not an event", ErrForeign, len(data))
+			}
+			n := frameHeader + eventLen(data[frameHeader:])
+			if err := m.addEvent(binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint32(data[8:]), data[frameHeader:n]); err != nil {
+				return nil, err
+			}
+			data = data[n:]
+		}
 	}
-	if len(data) < venue.MessageHeaderSize || eventLen(data) != len(data) {
-		return ev, fmt.Errorf("%w: %d payload bytes are not one event", ErrForeign, len(data))
+	if len(m.Events) == 0 {
+		return nil, fmt.Errorf("%w: no event", ErrForeign)
 	}
-	ev.Bytes = data
-	return ev, nil
+	return m, nil
+}
+
+// addEvent appends a decoded event after checking its place.
+func (m *Message) addEvent(seq uint64, index uint32, b []byte) error {
+	if len(b) < venue.MessageHeaderSize+8 || eventLen(b) != len(b) {
+		return fmt.Errorf("%w: %d bytes are not one event", ErrForeign, len(b))
+	}
+	if seq < m.First || seq > m.Last || (len(m.Events) > 0 && seq <= m.Events[len(m.Events)-1].EventSeq) {
+		return fmt.Errorf("%w: event %d out of place in batch %d-%d", ErrForeign, seq, m.First, m.Last)
+	}
+	cause := binary.LittleEndian.Uint64(b[venue.MessageHeaderSize:])
+	m.Events = append(m.Events, Event{Position: Position{EventSeq: seq, CauseSeq: cause, Index: index}, Bytes: b})
+	return nil
 }

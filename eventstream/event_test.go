@@ -2,7 +2,9 @@ package eventstream
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -64,20 +66,43 @@ func TestSubjects(t *testing.T) {
 	}
 }
 
-// TestMessageRoundTrip: both formats decode to the same event bytes and position.
+// testBatch is a batch of events 42-44 of commands 7 and 8 in two parts:
+// events 42 and 44 on one subject, 43 on another.
+func testBatch(t *testing.T) (p1, p2 *Message) {
+	ev := func(seq, cause uint64, index uint32) Event {
+		b := fillEvent(t, uint32(seq))
+		binary.LittleEndian.PutUint64(b[venue.MessageHeaderSize:], cause)
+		return Event{Position: Position{EventSeq: seq, CauseSeq: cause, Index: index}, Bytes: b}
+	}
+	m := Message{First: 42, Last: 44, Start: Position{EventSeq: 42, CauseSeq: 7, Index: 1}, Parts: 2}
+	p1, p2 = &Message{}, &Message{}
+	*p1, *p2 = m, m
+	p1.Part, p1.StreamSeq, p1.Events = 1, 10, []Event{ev(42, 7, 1), ev(44, 8, 1)}
+	p2.Part, p2.StreamSeq, p2.Events = 2, 11, []Event{ev(43, 8, 0)}
+	return p1, p2
+}
+
+// TestMessageRoundTrip: both formats decode to the same batch, events,
+// positions and bytes; the message id is the batch's range and part.
 func TestMessageRoundTrip(t *testing.T) {
-	ev := Event{Position: Position{EventSeq: 42, CauseSeq: 7, Index: 1}, Bytes: fillEvent(t, 1)}
+	p1, _ := testBatch(t)
 	for _, f := range []Format{FormatSBE, FormatJSON} {
-		m := message("s", ev, f)
-		if m.Header.Get(nats.MsgIdHdr) != "42" {
+		m := encodeMessage("s", p1, f)
+		if m.Header.Get(nats.MsgIdHdr) != "42-44/1" {
 			t.Fatalf("%s: Nats-Msg-Id %q", f, m.Header.Get(nats.MsgIdHdr))
 		}
-		got, err := Decode(m.Header, m.Data)
+		got, err := DecodeMessage(m.Header, m.Data)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if got.Position != ev.Position || !bytes.Equal(got.Bytes, ev.Bytes) {
+		if got.First != 42 || got.Last != 44 || got.Part != 1 || got.Parts != 2 || got.Start != p1.Start || got.StreamSeq != 10 ||
+			len(got.Events) != 2 {
 			t.Fatalf("%s: got %+v", f, got)
+		}
+		for i, ev := range got.Events {
+			if ev.Position != p1.Events[i].Position || !bytes.Equal(ev.Bytes, p1.Events[i].Bytes) {
+				t.Fatalf("%s: event %d: got %+v, want %+v", f, i, ev, p1.Events[i])
+			}
 		}
 		if f == FormatJSON && !bytes.Contains(m.Data, []byte(`"text":"Fill `)) {
 			t.Fatalf("json payload without the text form: %s", m.Data)
@@ -85,14 +110,59 @@ func TestMessageRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBatchesReorder: a batch's parts give its events in event order once
+// the last part is in; a missing or repeated part is a gap.
+func TestBatchesReorder(t *testing.T) {
+	p1, p2 := testBatch(t)
+	var got []uint64
+	emit := func(ev Event) error { got = append(got, ev.EventSeq); return nil }
+	b := Batches{Next: 42}
+	if err := b.Add(p1, emit); err != nil || len(got) != 0 {
+		t.Fatalf("part 1: %v, emitted %v", err, got)
+	}
+	if err := b.Add(p2, emit); err != nil || len(got) != 3 || got[0] != 42 || got[1] != 43 || got[2] != 44 || b.Next != 45 {
+		t.Fatalf("part 2: %v, emitted %v, next %d", err, got, b.Next)
+	}
+	for name, parts := range map[string][]*Message{"part 2 first": {p2}, "part 1 twice": {p1, p1}, "not the next batch": {p1}} {
+		b := Batches{Next: 42}
+		if name == "not the next batch" {
+			b.Next = 40
+		}
+		var err error
+		for _, p := range parts {
+			if err = b.Add(p, emit); err != nil {
+				break
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "gap") {
+			t.Errorf("%s: %v, want a gap", name, err)
+		}
+	}
+	short := *p2
+	short.Events = nil
+	b = Batches{Next: 42}
+	if err := b.Add(p1, emit); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(&short, emit); err == nil || !strings.Contains(err.Error(), "gap") {
+		t.Errorf("a batch missing an event: %v, want a gap", err)
+	}
+}
+
 func TestDecodeRefusesForeignMessages(t *testing.T) {
-	good := message("s", Event{Position: Position{EventSeq: 1}, Bytes: fillEvent(t, 1)}, FormatSBE)
+	p1, _ := testBatch(t)
+	good := encodeMessage("s", p1, FormatSBE)
 	cases := map[string]func(h nats.Header) []byte{
-		"no schema":    func(h nats.Header) []byte { h.Del(HeaderSchema); return good.Data },
-		"other schema": func(h nats.Header) []byte { h.Set(HeaderSchema, "venue/2/0/sbe"); return good.Data },
-		"bad seq":      func(h nats.Header) []byte { h.Set(HeaderEventSeq, "x"); return good.Data },
-		"short data":   func(h nats.Header) []byte { return good.Data[:10] },
-		"long data":    func(h nats.Header) []byte { return append(append([]byte(nil), good.Data...), 0) },
+		"no schema":        func(h nats.Header) []byte { h.Del(HeaderSchema); return good.Data },
+		"other schema":     func(h nats.Header) []byte { h.Set(HeaderSchema, "venue/2/0/sbe/batch"); return good.Data },
+		"one-event schema": func(h nats.Header) []byte { h.Set(HeaderSchema, "venue/1/0/sbe"); return good.Data },
+		"bad batch":        func(h nats.Header) []byte { h.Set(HeaderBatch, "x"); return good.Data },
+		"batch too long":   func(h nats.Header) []byte { h.Set(HeaderBatch, "1-100000"); return good.Data },
+		"bad part":         func(h nats.Header) []byte { h.Set(HeaderPart, "3/2"); return good.Data },
+		"event outside":    func(h nats.Header) []byte { h.Set(HeaderBatch, "43-44"); return good.Data },
+		"short data":       func(h nats.Header) []byte { return good.Data[:10] },
+		"long data":        func(h nats.Header) []byte { return append(append([]byte(nil), good.Data...), 0) },
+		"no event":         func(h nats.Header) []byte { return nil },
 	}
 	for name, mutate := range cases {
 		h := nats.Header{}
@@ -100,7 +170,7 @@ func TestDecodeRefusesForeignMessages(t *testing.T) {
 			h[k] = append([]string(nil), v...)
 		}
 		data := mutate(h)
-		if _, err := Decode(h, data); !errors.Is(err, ErrForeign) {
+		if _, err := DecodeMessage(h, data); !errors.Is(err, ErrForeign) {
 			t.Errorf("%s: %v, want ErrForeign", name, err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +40,9 @@ type Config struct {
 	Subjects Subjects
 	Stream   string
 	Format   Format
-	// Window bounds the events published and not yet acknowledged.
+	// Window bounds the events published and not yet acknowledged (but
+	// for the batch the stream ends in, completed after a restart). The
+	// exporter holds up to max(Window, BatchEventsMax) events.
 	Window int
 	Logger *slog.Logger
 	// Registerer receives the exporter's metrics (nil: not registered).
@@ -55,7 +59,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	RetryDefault      = time.Second
-	PollDefault       = 2 * time.Millisecond
+	PollDefault       = 10 * time.Millisecond
 	AckTimeoutDefault = 5 * time.Second
 	// opTimeout bounds one JetStream API call (stream info, get message).
 	opTimeout = 5 * time.Second
@@ -64,9 +68,32 @@ const (
 // pendingEvent is an event taken for the stream and not yet acknowledged.
 type pendingEvent struct {
 	Event
-	buf       [core.EventSlotMin]byte
-	fut       jetstream.PubAckFuture // nil: not published on this connection
+	buf [core.EventSlotMin]byte
+}
+
+// flight is a batch published and not yet acknowledged: its events are
+// the oldest pending ones.
+type flight struct {
+	events    int
+	last      Position               // its last event
+	streamSeq uint64                 // the stream sequence of its last part
+	fut       jetstream.PubAckFuture // nil: the stream held every part already
 	published time.Time
+}
+
+// forcedBatch is a batch the stream holds parts of (after a restart or a
+// lost ack): the exporter forms the same batch again, checks the last part
+// the stream holds against its own and publishes the parts after it.
+type forcedBatch struct {
+	first, last uint64
+	stored      int    // the parts the stream holds
+	data        []byte // the events of the last part the stream holds (format sbe)
+}
+
+// batchPart is one subject's events of the batch being formed.
+type batchPart struct {
+	subject string
+	events  []Event
 }
 
 // Exporter publishes every durable event to a JetStream stream, in order,
@@ -92,18 +119,30 @@ type Exporter struct {
 	filledTo int64   // the last command applied by the catch-up matcher
 	// next is the event sequence the next event taken gets.
 	next uint64
-	// last is the last event taken (or the stream's last, after a resume).
-	last     Event
-	lastBuf  [core.EventSlotMin]byte
-	haveLast bool
+	// last is where a catch-up starts: after the last event taken, or,
+	// with lastStart, at the first event of the batch the stream ends with.
+	last      Event
+	lastBuf   [core.EventSlotMin]byte
+	haveLast  bool
+	lastStart bool
+	// skipStart: the catch-up's skipTo is the first event to take, not
+	// the last one to pass over.
+	skipStart bool
 	// pend is a ring of Window events taken and not yet acknowledged:
-	// pLen of them from pHead, the first pPub of those published on this
-	// connection.
+	// pLen of them from pHead, the first pPub of those in batches
+	// published on this connection (flights, fLen of them from fHead).
 	pend              []pendingEvent
 	pHead, pLen, pPub int
-	acked             Position
-	met               *metrics
-	subjects          map[subjectKey]string
+	flights           []flight
+	fHead, fLen       int
+	parts             []batchPart
+	// streamLast is the stream sequence of the last message published (or
+	// the stream's last, after a resume).
+	streamLast uint64
+	forced     *forcedBatch
+	acked      Position
+	met        *metrics
+	subjects   map[subjectKey]string
 	// lastErr is logged only when it changes, so an outage is one line.
 	lastErr string
 }
@@ -132,7 +171,8 @@ func New(cfg Config) (*Exporter, error) {
 		cfg.AckTimeout = AckTimeoutDefault
 	}
 	e := &Exporter{cfg: cfg, log: cfg.Logger, tap: cfg.Tap, met: newMetrics(cfg.Registerer),
-		runBase: -1, popped: -1, pend: make([]pendingEvent, cfg.Window), subjects: map[subjectKey]string{}}
+		runBase: -1, popped: -1, pend: make([]pendingEvent, max(cfg.Window, BatchEventsMax)), flights: make([]flight, cfg.Window),
+		subjects: map[subjectKey]string{}}
 	if e.tap != nil && e.tap.src.SeqBase == 0 {
 		// The run started on an empty journal: its first event is the first.
 		e.runBase = 0
@@ -239,7 +279,7 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 		if err != nil {
 			return err
 		}
-		if err := e.publish(js); err != nil {
+		if err := e.publish(nc, js); err != nil {
 			return err
 		}
 		acked, err := e.collectAcks()
@@ -265,12 +305,12 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	wait.Reset(e.cfg.Poll)
 	var ok <-chan *jetstream.PubAck
 	var fail <-chan error
-	if e.pPub > 0 {
-		front := &e.pend[e.pHead]
+	if e.fLen > 0 {
+		front := &e.flights[e.fHead]
 		if time.Since(front.published) > e.cfg.AckTimeout {
-			return fmt.Errorf("no ack for event %d within %s", front.EventSeq, e.cfg.AckTimeout)
+			return fmt.Errorf("no ack for the batch up to event %d within %s", front.last.EventSeq, e.cfg.AckTimeout)
 		}
-		if e.pLen == len(e.pend) {
+		if e.pPub >= e.cfg.Window || e.pLen == len(e.pend) || e.fLen == len(e.flights) {
 			ok, fail = front.fut.Ok(), front.fut.Err()
 		}
 	}
@@ -281,50 +321,55 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	case <-wait.C:
 		return nil
 	case a := <-ok:
-		return e.acknowledge(a)
+		return e.ackFront(a)
 	case err := <-fail:
-		return fmt.Errorf("event %d: %w", e.pend[e.pHead].EventSeq, err)
+		return fmt.Errorf("batch up to event %d: %w", e.flights[e.fHead].last.EventSeq, err)
 	}
 	wait.Stop()
 	return nil
 }
 
-// resume positions the exporter after last, the stream's last event (nil:
-// an empty stream). The events it still holds continue the stream when
-// last is their predecessor; a fresh stream of a run that started on an
-// empty journal starts from the tap; otherwise the exporter catches up
-// from the journal up to last.
-func (e *Exporter) resume(last *Event) error {
-	var lastPos Position
+// resume positions the exporter at the end of the stream, whose last
+// message is last (nil: an empty stream). When the events it holds
+// continue the stream they are published again (the batch the stream
+// ends in, if not complete, formed again and completed); a fresh stream
+// of a run that started on an empty journal starts from the tap;
+// otherwise the exporter catches up from the journal, from the first
+// event of the batch the stream ends in.
+func (e *Exporter) resume(last *Message) error {
 	if last != nil {
-		lastPos = last.Position
-		if d := e.cfg.Durable(); int64(last.CauseSeq) > d {
+		lastEv := last.Events[len(last.Events)-1]
+		if d := e.cfg.Durable(); int64(lastEv.CauseSeq) > d {
 			return fmt.Errorf("stream %s ends with an event of command %d, beyond the journal's durable %d: not this journal's stream",
-				e.cfg.Stream, last.CauseSeq, d)
+				e.cfg.Stream, lastEv.CauseSeq, d)
 		}
 	}
-	e.pPub = 0 // nothing is published on the new connection yet
+	// Nothing is published on the new connection yet.
+	e.pPub, e.fHead, e.fLen, e.forced, e.streamLast = 0, 0, 0, nil, 0
+	if last != nil {
+		e.streamLast = last.StreamSeq
+	}
 	if e.acked.EventSeq != noEvent && e.skipTo == nil {
-		if lastPos == e.acked {
+		if last == nil && e.acked.EventSeq == 0 {
 			return nil
 		}
-		for i := 0; i < e.pLen; i++ {
-			if e.pendAt(i).Position == lastPos {
-				for ; i >= 0; i-- {
-					e.popPending()
-				}
-				e.setAcked(lastPos)
-				return nil
+		held := e.acked.EventSeq + uint64(e.pLen)
+		if last != nil && last.First > e.acked.EventSeq && last.Last <= held {
+			// The stream ends in a batch of the pending events (acks lost).
+			for e.pLen > 0 && e.pend[e.pHead].EventSeq < last.First {
+				e.setAcked(e.pend[e.pHead].Position)
+				e.popPending()
 			}
+			e.forceBatch(last)
+			return nil
+		}
+		if last != nil && last.Part == last.Parts && last.Last == e.acked.EventSeq {
+			return nil
 		}
 	}
 	e.pHead, e.pLen = 0, 0
-	e.setAcked(lastPos)
-	e.haveLast = last != nil
-	if last != nil {
-		n := copy(e.lastBuf[:], last.Bytes)
-		e.last = Event{Position: lastPos, Bytes: e.lastBuf[:n]}
-	}
+	e.setAcked(Position{})
+	e.haveLast, e.lastStart = false, false
 	if last == nil && e.runBase == 0 && e.popped < 0 && e.m == nil {
 		// Nothing taken off the tap yet: it holds this run's events from
 		// the first, which is the journal's first.
@@ -332,14 +377,24 @@ func (e *Exporter) resume(last *Event) error {
 		e.met.doneSeq.Store(-1)
 		return nil
 	}
-	return e.catchUp(last)
+	if last != nil {
+		e.setAcked(Position{EventSeq: last.First - 1})
+		e.last, e.haveLast, e.lastStart = Event{Position: last.Start}, true, true
+		e.forceBatch(last)
+		return e.catchUp(&e.last, true)
+	}
+	return e.catchUp(nil, false)
+}
+
+// forceBatch makes the next batch the one the stream ends in (see forcedBatch).
+func (e *Exporter) forceBatch(last *Message) {
+	e.forced = &forcedBatch{first: last.First, last: last.Last, stored: last.Part, data: appendPayload(nil, last.Events, FormatSBE)}
 }
 
 // pendAt is the i-th pending event from the oldest.
 func (e *Exporter) pendAt(i int) *pendingEvent { return &e.pend[(e.pHead+i)%len(e.pend)] }
 
 func (e *Exporter) popPending() {
-	e.pend[e.pHead].fut = nil
 	e.pHead = (e.pHead + 1) % len(e.pend)
 	e.pLen--
 	if e.pPub > 0 {
@@ -348,10 +403,11 @@ func (e *Exporter) popPending() {
 }
 
 // catchUp starts a matcher of the exporter's own from the newest snapshot
-// before the command of last (the event to continue after; nil: the
-// journal's start) and the journal after it, to skip the events up to
-// last and produce the ones after it, until they meet the tap's events.
-func (e *Exporter) catchUp(last *Event) error {
+// before the command of last (the event to continue after, or with start
+// the first event to take; nil: the journal's start) and the journal
+// after it, to skip the events before it and produce the ones from it,
+// until they meet the tap's events.
+func (e *Exporter) catchUp(last *Event, start bool) error {
 	e.endCatchUp()
 	m, err := e.cfg.NewMatcher()
 	if err != nil {
@@ -376,13 +432,16 @@ func (e *Exporter) catchUp(last *Event) error {
 	if e.tail, err = journal.NewTailer(e.cfg.JournalDir, from); err != nil {
 		return err
 	}
-	e.m, e.staged, e.skipTo = m, e.staged[:0], nil
+	e.m, e.staged, e.skipTo, e.skipStart = m, e.staged[:0], nil, start
 	e.next = 1
 	if last != nil {
 		cp := *last
 		cp.Bytes = append([]byte(nil), last.Bytes...)
 		e.skipTo = &cp
 		e.next = last.EventSeq + 1
+		if start {
+			e.next = last.EventSeq
+		}
 	}
 	e.filledTo = int64(from) - 1
 	if e.pLen == 0 {
@@ -433,11 +492,7 @@ func (e *Exporter) fillFromTap(durable int64) (bool, error) {
 	if e.tap == nil || e.runBase < 0 {
 		// The tap cannot be mapped to the stream yet (a catch-up that
 		// failed before it met the tap): catch up again.
-		var last *Event
-		if e.haveLast {
-			last = &e.last
-		}
-		return true, e.catchUp(last)
+		return true, e.catchUpFromLast()
 	}
 	want := int64(e.next) - 1 - e.runBase // the ring sequence of the next event
 	for {
@@ -452,11 +507,7 @@ func (e *Exporter) fillFromTap(durable int64) (bool, error) {
 		case h == nil || h.ringSeq > want:
 			e.log.Warn("event export: the tap dropped events the stream needs; catching up from the journal",
 				"next_event_seq", e.next, "tap_dropped_total", e.tap.Dropped())
-			var last *Event
-			if e.haveLast {
-				last = &e.last
-			}
-			return true, e.catchUp(last)
+			return true, e.catchUpFromLast()
 		case int64(h.cause()) > durable:
 			return false, nil
 		}
@@ -465,6 +516,14 @@ func (e *Exporter) fillFromTap(durable int64) (bool, error) {
 		e.popTap(h)
 		return true, nil
 	}
+}
+
+// catchUpFromLast catches up from where the exporter is (see last).
+func (e *Exporter) catchUpFromLast() error {
+	if !e.haveLast {
+		return e.catchUp(nil, false)
+	}
+	return e.catchUp(&e.last, e.lastStart)
 }
 
 func (e *Exporter) popTap(h *tapEntry) {
@@ -548,7 +607,9 @@ func (e *Exporter) take(seq uint64) error {
 			if seq < s.CauseSeq || (seq == s.CauseSeq && pos.Index < s.Index) {
 				continue
 			}
-			if seq == s.CauseSeq && pos.Index == s.Index {
+			if seq == s.CauseSeq && pos.Index == s.Index && e.skipStart {
+				e.skipTo = nil // the first event to take
+			} else if seq == s.CauseSeq && pos.Index == s.Index {
 				if string(b) != string(s.Bytes) {
 					return fmt.Errorf("stream %s: its last event (seq %d) differs from the journal's event at command %d index %d: not this journal's stream",
 						e.cfg.Stream, s.EventSeq, seq, i)
@@ -573,27 +634,122 @@ func (e *Exporter) push(pos Position, b []byte) {
 	p := e.pendAt(e.pLen)
 	n := copy(p.buf[:], b)
 	p.Event = Event{Position: pos, Bytes: p.buf[:n]}
-	p.fut = nil
 	e.pLen++
 	n = copy(e.lastBuf[:], b)
-	e.last, e.haveLast = Event{Position: pos, Bytes: e.lastBuf[:n]}, true
+	e.last, e.haveLast, e.lastStart = Event{Position: pos, Bytes: e.lastBuf[:n]}, true, false
 }
 
-// publish sends the pending events not yet sent on this connection,
-// without waiting for their acks. Each message expects the stream's last
-// sequence to be its own minus one, so the stream can never get a gap or
-// a foreign message in between: a publish that does not continue the
-// stream fails, and the exporter reads the stream's end again.
-func (e *Exporter) publish(js jetstream.JetStream) error {
-	for ; e.pPub < e.pLen; e.pPub++ {
-		p := e.pendAt(e.pPub)
-		m := message(e.subject(p.Bytes), p.Event, e.cfg.Format)
-		f, err := js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(p.EventSeq-1))
-		if err != nil {
-			return fmt.Errorf("publish event %d: %w", p.EventSeq, err)
+// publish sends the pending events not yet sent on this connection, in
+// batches, without waiting for their acks (doc.go, "Messages"). Every
+// message expects the stream's last sequence to be its own minus one, so
+// the stream can never get a gap or a foreign message in between: a
+// publish that does not continue the stream fails, and the exporter reads
+// the stream's end again. Only a batch's last part asks for an ack: it
+// is stored only after the parts before it.
+func (e *Exporter) publish(nc *nats.Conn, js jetstream.JetStream) error {
+	for e.pPub < e.pLen && e.fLen < len(e.flights) {
+		n := e.formBatch()
+		if n == 0 {
+			return nil
 		}
-		p.fut, p.published = f, time.Now()
+		if err := e.publishBatch(nc, js, n); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// formBatch groups the next batch's events by subject (e.parts) and
+// returns their number (0: wait for more): all the unpublished ones, up to
+// BatchEventsMax, BatchPartsMax subjects and Window events in flight, or
+// exactly the forced batch's (the first on a connection, whatever the
+// window: the stream holds part of it).
+// Subjects are taken in event order (an InstrumentAdded names the
+// subjects of the events after it), once per event.
+func (e *Exporter) formBatch() int {
+	n, limit := min(e.pLen-e.pPub, BatchEventsMax, e.cfg.Window-e.pPub), BatchPartsMax
+	if f := e.forced; f != nil {
+		need := int(f.last - f.first + 1)
+		if e.pLen-e.pPub < need {
+			return 0
+		}
+		n, limit = need, -1
+	}
+	e.parts = e.parts[:0]
+	for i := 0; i < n; i++ {
+		if !e.addToPart(e.pendAt(e.pPub+i).Event, limit) {
+			return i
+		}
+	}
+	return max(n, 0)
+}
+
+// addToPart adds an event to the part of its subject, unless it would need
+// a part beyond limit.
+func (e *Exporter) addToPart(ev Event, limit int) bool {
+	subj := e.subject(ev.Bytes)
+	for i := range e.parts {
+		if e.parts[i].subject == subj {
+			e.parts[i].events = append(e.parts[i].events, ev)
+			return true
+		}
+	}
+	if len(e.parts) == limit {
+		return false
+	}
+	if len(e.parts) < cap(e.parts) {
+		e.parts = e.parts[:len(e.parts)+1]
+		e.parts[len(e.parts)-1].subject = subj
+		e.parts[len(e.parts)-1].events = append(e.parts[len(e.parts)-1].events[:0], ev)
+	} else {
+		e.parts = append(e.parts, batchPart{subject: subj, events: []Event{ev}})
+	}
+	return true
+}
+
+// publishBatch publishes the next n pending events, grouped in e.parts,
+// as one batch: one message per subject, in the order of their first events.
+func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) error {
+	first, last := e.pendAt(e.pPub), e.pendAt(e.pPub+n-1)
+	if f := e.forced; f != nil && first.EventSeq != f.first {
+		return fmt.Errorf("stream %s ends in the batch of events %d-%d, the exporter's next event is %d", e.cfg.Stream, f.first, f.last, first.EventSeq)
+	}
+	stored := 0
+	if f := e.forced; f != nil {
+		stored = f.stored
+		if stored > len(e.parts) {
+			return fmt.Errorf("stream %s holds part %d of batch %d-%d, which has %d parts in the journal: not this journal's stream",
+				e.cfg.Stream, stored, f.first, f.last, len(e.parts))
+		}
+		p := &e.parts[stored-1]
+		if string(appendPayload(nil, p.events, FormatSBE)) != string(f.data) {
+			return fmt.Errorf("stream %s: its last message (part %d of batch %d-%d) differs from the journal's: not this journal's stream",
+				e.cfg.Stream, stored, f.first, f.last)
+		}
+		e.forced = nil
+	}
+	fl := flight{events: n, last: last.Position, published: time.Now()}
+	m := Message{First: first.EventSeq, Last: last.EventSeq, Start: first.Position, Parts: len(e.parts)}
+	for i := stored; i < len(e.parts); i++ {
+		m.Part, m.Events = i+1, e.parts[i].events
+		m.StreamSeq = e.streamLast + 1
+		msg := encodeMessage(e.parts[i].subject, &m, e.cfg.Format)
+		var err error
+		if m.Part < m.Parts {
+			msg.Header[jetstream.ExpectedLastSeqHeader] = []string{strconv.FormatUint(e.streamLast, 10)}
+			err = nc.PublishMsg(msg)
+		} else {
+			fl.fut, err = js.PublishMsgAsync(msg, jetstream.WithExpectLastSequence(e.streamLast))
+		}
+		if err != nil {
+			return fmt.Errorf("publish batch %d-%d part %d: %w", m.First, m.Last, m.Part, err)
+		}
+		e.streamLast++
+	}
+	fl.streamSeq = e.streamLast
+	e.flights[(e.fHead+e.fLen)%len(e.flights)] = fl
+	e.fLen++
+	e.pPub += n
 	return nil
 }
 
@@ -610,11 +766,13 @@ type subjectKey struct {
 func (e *Exporter) subject(ev []byte) string {
 	kind, inst := kindAndInstrument(ev)
 	k := subjectKey{kind, inst}
-	if s, ok := e.subjects[k]; ok {
+	if s, ok := e.subjects[k]; ok && kind != KindStatus {
 		return s
 	}
+	// Status events always go through Subjects.Subject: an InstrumentAdded
+	// enters its symbol there. A subject of no known symbol is not kept.
 	s := e.cfg.Subjects.Subject(ev)
-	if len(e.subjects) < subjectsCachedMax {
+	if len(e.subjects) < subjectsCachedMax && !strings.HasSuffix(s, "._") {
 		e.subjects[k] = s
 	}
 	return s
@@ -624,16 +782,21 @@ func (e *Exporter) subject(ev []byte) string {
 // waiting, and reports whether there were any.
 func (e *Exporter) collectAcks() (bool, error) {
 	any := false
-	for e.pLen > 0 && e.pPub > 0 {
-		front := &e.pend[e.pHead]
+	for e.fLen > 0 {
+		front := &e.flights[e.fHead]
+		if front.fut == nil {
+			e.acknowledge(front)
+			any = true
+			continue
+		}
 		select {
 		case a := <-front.fut.Ok():
-			if err := e.acknowledge(a); err != nil {
+			if err := e.ackFront(a); err != nil {
 				return any, err
 			}
 			any = true
 		case err := <-front.fut.Err():
-			return any, fmt.Errorf("event %d: %w", front.EventSeq, err)
+			return any, fmt.Errorf("batch up to event %d: %w", front.last.EventSeq, err)
 		default:
 			return any, nil
 		}
@@ -641,16 +804,26 @@ func (e *Exporter) collectAcks() (bool, error) {
 	return any, nil
 }
 
-// acknowledge records the ack of the oldest pending event.
-func (e *Exporter) acknowledge(a *jetstream.PubAck) error {
-	front := &e.pend[e.pHead]
-	if a.Sequence != front.EventSeq {
-		return fmt.Errorf("stream %s stored event %d at sequence %d", e.cfg.Stream, front.EventSeq, a.Sequence)
+// ackFront checks the ack of the oldest batch in flight and records it.
+func (e *Exporter) ackFront(a *jetstream.PubAck) error {
+	front := &e.flights[e.fHead]
+	if a.Sequence != front.streamSeq {
+		return fmt.Errorf("stream %s stored the batch up to event %d at sequence %d, not %d", e.cfg.Stream, front.last.EventSeq, a.Sequence, front.streamSeq)
 	}
-	e.setAcked(front.Position)
-	e.met.events.Inc()
-	e.popPending()
+	e.acknowledge(front)
 	return nil
+}
+
+// acknowledge records the oldest batch in flight as stored.
+func (e *Exporter) acknowledge(f *flight) {
+	for range f.events {
+		e.popPending()
+	}
+	e.setAcked(f.last)
+	e.met.events.Add(float64(f.events))
+	f.fut = nil
+	e.fHead = (e.fHead + 1) % len(e.flights)
+	e.fLen--
 }
 
 // updateDone sets the last command whose events the stream has all
@@ -708,7 +881,7 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj.All()},
-			Storage: jetstream.FileStorage, Duplicates: DuplicatesWindow, Description: "fixvenue events, in order, one message per event (Fixvenue-Event-Seq = stream sequence)"})
+			Storage: jetstream.FileStorage, Duplicates: DuplicatesWindow, Description: "fixvenue events, in order, in batches: one message per subject of a batch (Fixvenue-Batch, Fixvenue-Part)"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)
@@ -721,11 +894,11 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 	return nil, fmt.Errorf("stream %s exists with subjects %v, not %s: not this venue's stream", name, st.CachedInfo().Config.Subjects, subj.All())
 }
 
-// LastEvent reads the stream's last event (nil for an empty stream). A
-// stream whose last message is not an event this exporter wrote at that
-// sequence (a foreign message, or a sequence that does not match, which
-// means a gap) is an error.
-func LastEvent(ctx context.Context, st jetstream.Stream) (*Event, error) {
+// LastEvent reads the stream's last message (nil for an empty stream). A
+// stream whose last message is not one this exporter wrote at that
+// sequence (a foreign message, or a message published for another
+// sequence, which means a gap) is an error.
+func LastEvent(ctx context.Context, st jetstream.Stream) (*Message, error) {
 	info, err := st.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("stream info: %w", err)
@@ -737,12 +910,13 @@ func LastEvent(ctx context.Context, st jetstream.Stream) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: last message %d: %w", info.Config.Name, info.State.LastSeq, err)
 	}
-	ev, err := Decode(raw.Header, raw.Data)
+	m, err := DecodeMessage(raw.Header, raw.Data)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: message %d: %w", info.Config.Name, raw.Sequence, err)
 	}
-	if ev.EventSeq != raw.Sequence {
-		return nil, fmt.Errorf("stream %s: message %d holds event %d: the stream has a gap or foreign messages", info.Config.Name, raw.Sequence, ev.EventSeq)
+	if m.StreamSeq != raw.Sequence {
+		return nil, fmt.Errorf("stream %s: message %d was published as message %d: the stream has a gap or foreign messages", info.Config.Name, raw.Sequence, m.StreamSeq)
 	}
-	return &ev, nil
+	m.Subject = raw.Subject
+	return m, nil
 }

@@ -28,11 +28,12 @@ func (s Summary) String() string {
 	return fmt.Sprintf("events=%d last_event_seq=%d last_cause_seq=%d events_hash=%016x", s.Events, s.LastEventSeq, s.LastCauseSeq, s.Hash)
 }
 
-// ReadStream calls fn for each message of the stream from sequence from
-// (1: the start) up to the stream's last message when ReadStream starts,
-// or, with follow, until ctx ends. filter limits the subjects (nil: all).
+// ReadStream calls fn for each message of the stream from stream sequence
+// from (1: the start) up to the stream's last message when ReadStream
+// starts, or, with follow, until ctx ends. filter limits the subjects
+// (nil: all). A message the venue did not write is an error.
 func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from uint64, filter []string, follow bool,
-	fn func(subject string, streamSeq uint64, ev Event) error) error {
+	fn func(m *Message) error) error {
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", stream, err)
@@ -74,11 +75,15 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		if err != nil {
 			return err
 		}
-		ev, err := Decode(m.Headers(), m.Data())
+		msg, err := DecodeMessage(m.Headers(), m.Data())
 		if err != nil {
 			return fmt.Errorf("stream %s message %d: %w", stream, meta.Sequence.Stream, err)
 		}
-		if err := fn(m.Subject(), meta.Sequence.Stream, ev); err != nil {
+		if msg.StreamSeq != meta.Sequence.Stream {
+			return fmt.Errorf("stream %s: message %d was published as message %d: a gap", stream, meta.Sequence.Stream, msg.StreamSeq)
+		}
+		msg.Subject = m.Subject()
+		if err := fn(msg); err != nil {
 			return err
 		}
 		if !follow && meta.Sequence.Stream >= last {
@@ -87,21 +92,127 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 	}
 }
 
+// FindEvent returns the stream sequence of the first message of the batch
+// that holds event seq (or of the first batch after it), by a binary
+// search over the stream's messages (their batches ascend); the sequence
+// after the stream's last message when the stream ends before seq.
+func FindEvent(ctx context.Context, js jetstream.JetStream, stream string, seq uint64) (uint64, error) {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	get := func(n uint64) (*Message, error) {
+		raw, err := st.GetMsg(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: message %d: %w", stream, n, err)
+		}
+		return DecodeMessage(raw.Header, raw.Data)
+	}
+	lo, hi := info.State.FirstSeq, info.State.LastSeq+1 // the answer is in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		m, err := get(mid)
+		if err != nil {
+			return 0, err
+		}
+		if m.Last < seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo > info.State.LastSeq || lo == 0 {
+		return info.State.LastSeq + 1, nil
+	}
+	m, err := get(lo)
+	if err != nil {
+		return 0, err
+	}
+	return max(info.State.FirstSeq, lo-uint64(m.Part-1)), nil
+}
+
+// Batches puts the events of a stream's messages back in event order: a
+// batch's parts each hold one subject's events, and the batch's events
+// are given, in order, once its last part is in. A message that does not
+// continue the batch (or the batch sequence) is a gap.
+type Batches struct {
+	// Next is the first event of the next batch (0: any, for a reader that
+	// starts in the middle of the stream: it passes over the parts before
+	// the first part 1).
+	Next  uint64
+	cur   *Message // the open batch's first part (nil: none)
+	got   int
+	slots []Event // the open batch's events by event sequence - First
+	fill  int
+}
+
+// Add takes the next message of the stream and calls emit for each event
+// of the batch it completes.
+func (b *Batches) Add(m *Message, emit func(Event) error) error {
+	if b.cur == nil {
+		if b.Next == 0 && m.Part != 1 {
+			return nil
+		}
+		if m.Part != 1 || (b.Next != 0 && m.First != b.Next) {
+			return fmt.Errorf("message %d is part %d of batch %d-%d, where the stream needs part 1 of the batch from event %d: a gap",
+				m.StreamSeq, m.Part, m.First, m.Last, b.Next)
+		}
+		b.cur, b.got, b.fill = m, 0, 0
+		b.slots = append(b.slots[:0], make([]Event, m.Last-m.First+1)...)
+	} else if m.First != b.cur.First || m.Last != b.cur.Last || m.Parts != b.cur.Parts || m.Part != b.got+1 {
+		return fmt.Errorf("message %d is part %d/%d of batch %d-%d, where the stream needs part %d/%d of batch %d-%d: a gap",
+			m.StreamSeq, m.Part, m.Parts, m.First, m.Last, b.got+1, b.cur.Parts, b.cur.First, b.cur.Last)
+	}
+	b.got++
+	for _, ev := range m.Events {
+		s := &b.slots[ev.EventSeq-m.First]
+		if s.EventSeq != 0 {
+			return fmt.Errorf("message %d: event %d twice in batch %d-%d", m.StreamSeq, ev.EventSeq, m.First, m.Last)
+		}
+		*s = ev
+		b.fill++
+	}
+	if b.got < m.Parts {
+		return nil
+	}
+	first, last := b.cur.First, b.cur.Last
+	b.cur = nil
+	if b.fill != len(b.slots) {
+		return fmt.Errorf("batch %d-%d: its %d parts hold %d of its %d events: a gap", first, last, m.Parts, b.fill, len(b.slots))
+	}
+	b.Next = last + 1
+	for _, ev := range b.slots {
+		if err := emit(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SummarizeStream reads the whole stream and checks that it is this
-// venue's event stream without a gap: message n holds event n.
+// venue's event stream without a gap: batches of consecutive events from
+// event 1, each batch's parts complete. A last batch not complete yet is
+// left out (the stream is behind).
 func SummarizeStream(ctx context.Context, js jetstream.JetStream, stream string) (Summary, error) {
 	sum := Summary{LastCauseSeq: -1}
 	d := xxhash.New()
-	err := ReadStream(ctx, js, stream, 1, nil, false, func(_ string, seq uint64, ev Event) error {
-		if ev.EventSeq != seq || seq != sum.LastEventSeq+1 {
-			return fmt.Errorf("stream %s: message %d holds event %d after event %d: a gap", stream, seq, ev.EventSeq, sum.LastEventSeq)
-		}
-		_, _ = d.Write(ev.Bytes)
-		sum.Events++
-		sum.LastEventSeq = ev.EventSeq
-		sum.LastCauseSeq = int64(ev.CauseSeq)
-		return nil
+	b := Batches{Next: 1}
+	err := ReadStream(ctx, js, stream, 1, nil, false, func(m *Message) error {
+		return b.Add(m, func(ev Event) error {
+			_, _ = d.Write(ev.Bytes)
+			sum.Events++
+			sum.LastEventSeq = ev.EventSeq
+			sum.LastCauseSeq = int64(ev.CauseSeq)
+			return nil
+		})
 	})
+	if err != nil {
+		err = fmt.Errorf("stream %s: %w", stream, err)
+	}
 	sum.Hash = d.Sum64()
 	return sum, err
 }

@@ -78,7 +78,7 @@ func (s *Server) buildExport() error {
 		NewMatcher: func() (*core.Matcher, error) { return core.NewMatcher(MatcherConfig(cfg)) },
 		Durable:    s.pipe.Durable().Load, Tap: x.tap,
 		Connect: connect, Subjects: subj, Stream: cfg.ExportStream(),
-		Format: eventstream.Format(cfg.Export.Format), Window: cfg.Export.PublishWindow,
+		Format: eventstream.Format(cfg.Export.Format), Window: cfg.Export.PublishWindow, Poll: cfg.Export.BatchInterval.Duration,
 		Logger: s.log, Registerer: s.registry,
 	})
 	if err != nil {

@@ -101,8 +101,7 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 }
 
 // TestExportRefusesAStreamWithAGap: a stream whose last message is not at
-// the sequence its event says (messages removed) is refused, as is a
-// stream that ends beyond the journal.
+// the sequence it was published for (messages removed) is refused.
 func TestExportRefusesAStreamWithAGap(t *testing.T) {
 	n, url := externalNATS(t)
 	if err := n.Start(); err != nil {
@@ -133,9 +132,6 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.DeleteMsg(ctx, info.State.LastSeq); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.DeleteMsg(ctx, info.State.LastSeq-1); err != nil {
 		t.Fatal(err)
 	}
 	last.Header.Del(jetstream.ExpectedLastSeqHeader)
@@ -209,4 +205,83 @@ func grepLines(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestExportCompletesAPartialBatch: a stream that ends inside a batch (its
+// last parts never stored: the venue stopped between two parts) is
+// completed by the restarted venue: it forms the same batch again from the
+// journal, checks the last part the stream holds and publishes the parts
+// after it, and the stream then matches the journal.
+func TestExportCompletesAPartialBatch(t *testing.T) {
+	n, url := externalNATS(t)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	section := fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url)
+	s := startServer(t, testConfig(t, dir, section), Options{})
+	loadRun(t, s, "a", 30, nil)
+	waitExported(t, s)
+	full := verifyAt(t, s, url)
+	s.Close()
+
+	// Copy the stream's messages up to a part that is not its batch's
+	// last into a new stream of the same name.
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream := s.cfg.ExportStream()
+	var kept []*jetstream.RawStreamMsg
+	var cut *eventstream.Message
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); cut == nil; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("no batch of several parts in the stream (message %d: %v)", seq, err)
+		}
+		m, err := eventstream.DecodeMessage(raw.Header, raw.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, raw)
+		if m.Part < m.Parts && m.First > 1 {
+			cut = m
+		}
+	}
+	if err := js.DeleteStream(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eventstream.EnsureStream(ctx, js, stream, eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range kept {
+		raw.Header.Del(jetstream.ExpectedLastSeqHeader)
+		if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if partial, err := eventstream.SummarizeStream(ctx, js, stream); err != nil || partial.LastEventSeq != cut.First-1 {
+		t.Fatalf("the cut stream: %s, %v; want it to end at event %d, before the partial batch", partial, err, cut.First-1)
+	}
+
+	s2 := startServer(t, testConfig(t, dir, section), Options{})
+	waitExported(t, s2)
+	if got := verifyAt(t, s2, url); got.Events < full.Events {
+		t.Fatalf("after the restart the stream has %d events, before the cut %d", got.Events, full.Events)
+	}
+	raw, err := st.GetMsg(ctx, uint64(len(kept))+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := eventstream.DecodeMessage(raw.Header, raw.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.First != cut.First || next.Part != cut.Part+1 {
+		t.Fatalf("the message after the cut is part %d of batch %d-%d, want part %d of batch %d-%d",
+			next.Part, next.First, next.Last, cut.Part+1, cut.First, cut.Last)
+	}
 }

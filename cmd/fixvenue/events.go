@@ -105,12 +105,18 @@ func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.C
 // errTailDone ends a tail that printed its --count events.
 var errTailDone = errors.New("done")
 
-// eventsTail prints the stream's events from sequence from, following new
-// ones, until ctx ends or count events were printed.
+// eventsTail prints the stream's events from event sequence from, one by
+// one, following new ones, until ctx ends or count events were printed.
+// Without a subject filter it puts each batch's parts back in event order
+// (eventstream.Batches); with one, each message's events are printed as
+// they come, in order within the subjects.
 func eventsTail(ctx context.Context, js jetstream.JetStream, stream string, from uint64, subjects []string, asJSON bool, count int64, w io.Writer) error {
 	var printed int64
 	enc := json.NewEncoder(w)
-	err := eventstream.ReadStream(ctx, js, stream, from, subjects, true, func(subject string, _ uint64, ev eventstream.Event) error {
+	print := func(subject string, ev eventstream.Event) error {
+		if ev.EventSeq < from {
+			return nil
+		}
 		text, err := venue.AppendText(nil, ev.Bytes, 0)
 		if err != nil {
 			text = []byte("undecodable: " + err.Error())
@@ -133,6 +139,33 @@ func eventsTail(ctx context.Context, js jetstream.JetStream, stream string, from
 			return errTailDone
 		}
 		return nil
+	}
+	start := uint64(1)
+	if from > 1 {
+		var err error
+		if start, err = eventstream.FindEvent(ctx, js, stream, from); err != nil {
+			return err
+		}
+	}
+	var batches eventstream.Batches
+	subjectOf := map[uint64]string{} // the open batch's events' subjects
+	err := eventstream.ReadStream(ctx, js, stream, start, subjects, true, func(m *eventstream.Message) error {
+		if len(subjects) > 0 {
+			for _, ev := range m.Events {
+				if err := print(m.Subject, ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for _, ev := range m.Events {
+			subjectOf[ev.EventSeq] = m.Subject
+		}
+		return batches.Add(m, func(ev eventstream.Event) error {
+			subj := subjectOf[ev.EventSeq]
+			delete(subjectOf, ev.EventSeq)
+			return print(subj, ev)
+		})
 	})
 	if errors.Is(err, errTailDone) {
 		return nil

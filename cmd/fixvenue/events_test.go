@@ -74,4 +74,26 @@ format = "json"
 	if lines != 3 {
 		t.Fatalf("tail printed %d lines, want 3:\n%s", lines, stdout)
 	}
+	// Without a subject filter the tail puts each batch's parts (one per
+	// subject) back in event order: every event from --from, one by one.
+	all, err := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--from", "5",
+		"--json", "--count", "40").Output()
+	if err != nil {
+		t.Fatalf("events tail: %v\n%s", err, all)
+	}
+	want := uint64(5)
+	subjects := map[string]bool{}
+	for sc := bufio.NewScanner(strings.NewReader(string(all))); sc.Scan(); want++ {
+		var ev struct {
+			EventSeq uint64 `json:"eventSeq"`
+			Subject  string `json:"subject"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil || ev.EventSeq != want {
+			t.Fatalf("tail line %q (%v), want event %d", sc.Text(), err, want)
+		}
+		subjects[ev.Subject] = true
+	}
+	if want != 45 || len(subjects) < 2 {
+		t.Fatalf("tail printed events up to %d on subjects %v, want 5-44 on several subjects:\n%s", want-1, subjects, all)
+	}
 }
