@@ -1,0 +1,302 @@
+package gateway
+
+import (
+	"fmt"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/quickfix/config"
+	"github.com/quickfixgo/quickfix/datadictionary"
+)
+
+// Validator does, for one session, the checks QuickFIX/Go makes with
+// RejectInvalidMessage=Y (every field's value against its type and
+// enumeration, every tag defined for its message type, no tag twice,
+// repeating groups), with the same answer, at the same point of the session's
+// flow (just before FromApp or FromAdmin, where QuickFIX/Go runs them), and
+// without allocating for a message that passes: QuickFIX/Go's validator
+// allocates a value per field and a tag set per message, a fifth of the
+// venue's allocations per order (docs/benchmarks.md, "The FIX path against
+// its floor").
+//
+// A message is read once from its wire bytes; when every field is defined
+// for the message type, none is a repeating group or XML data, none repeats,
+// and every value is of its type and enumeration, it is valid. Anything else
+// (rare on the order path) goes to QuickFIX/Go's own validator with the
+// session's settings, so that a reject is always exactly QuickFIX/Go's:
+// reason, RefTagID and text. TakeOverValidation installs it.
+type Validator struct {
+	fields  []fieldCheck // by tag; tags beyond it are not in the dictionary
+	header  tagSet
+	trailer tagSet
+	bodies  map[string]tagSet // by MsgType: the body's tags that are plain fields
+	full    quickfix.Validator
+}
+
+// fieldCheck is what the dictionary says of one tag's values.
+type fieldCheck struct {
+	kind  valueKind
+	multi bool // a space-separated list of enumerated values
+	enums map[string]datadictionary.Enum
+}
+
+type valueKind uint8
+
+const (
+	kindUndefined valueKind = iota // not in the dictionary (or a type QuickFIX/Go does not check)
+	kindAny                        // string-like types: any non-empty value
+	kindBool
+	kindInt
+	kindFloat
+	kindTimestamp
+)
+
+// tagSet is a bit set of tags below len(tagSet)*64.
+type tagSet []uint64
+
+func (s tagSet) has(t int) bool { return t>>6 < len(s) && s[t>>6]&(1<<(t&63)) != 0 }
+
+func (s *tagSet) add(t int) {
+	for t>>6 >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[t>>6] |= 1 << (t & 63)
+}
+
+// fieldTagsMax bounds the tags the fast check knows (the FIX 4.4 dictionary's
+// are below 1,000; user-defined ones from 5,000): a dictionary defining
+// higher ones has those checked by QuickFIX/Go's validator.
+const fieldTagsMax = 1 << 16
+
+// fieldsCheckedMax bounds the fields of a message the fast check reads; a
+// longer message is checked by QuickFIX/Go's validator.
+const fieldsCheckedMax = 128
+
+// kindOf maps a dictionary type to the value check QuickFIX/Go's validator
+// makes for it (validation.go in QuickFIX/Go).
+func kindOf(fixType string) valueKind {
+	switch fixType {
+	case "MULTIPLESTRINGVALUE", "MULTIPLEVALUESTRING", "MULTIPLECHARVALUE", "CHAR", "CURRENCY", "DATA",
+		"MONTHYEAR", "LOCALMKTDATE", "DATE", "EXCHANGE", "LANGUAGE", "XMLDATA", "COUNTRY", "UTCTIMEONLY",
+		"UTCDATEONLY", "UTCDATE", "TZTIMEONLY", "TZTIMESTAMP", "STRING":
+		return kindAny
+	case "BOOLEAN":
+		return kindBool
+	case "LENGTH", "DAYOFMONTH", "NUMINGROUP", "SEQNUM", "INT":
+		return kindInt
+	case "UTCTIMESTAMP", "TIME":
+		return kindTimestamp
+	case "QTY", "QUANTITY", "AMT", "PRICE", "PRICEOFFSET", "PERCENTAGE", "FLOAT":
+		return kindFloat
+	}
+	return kindUndefined
+}
+
+// NewValidator compiles dd for the fast check; settings are the session's
+// (RejectInvalidMessage is taken as on) and serve QuickFIX/Go's validator for
+// whatever the fast check does not pass.
+func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.ValidatorSettings) *Validator {
+	settings.RejectInvalidMessage = true
+	v := &Validator{bodies: make(map[string]tagSet, len(dd.Messages)), full: quickfix.NewValidator(settings, dd, nil)}
+	maxTag := 0
+	for t := range dd.FieldTypeByTag {
+		if t > maxTag && t < fieldTagsMax {
+			maxTag = t
+		}
+	}
+	v.fields = make([]fieldCheck, maxTag+1)
+	for t, ft := range dd.FieldTypeByTag {
+		if t < 0 || t > maxTag {
+			continue
+		}
+		c := fieldCheck{kind: kindOf(ft.Type), enums: ft.Enums}
+		switch ft.Type {
+		case "MULTIPLESTRINGVALUE", "MULTIPLEVALUESTRING", "MULTIPLECHARVALUE":
+			c.multi = true
+		}
+		v.fields[t] = c
+	}
+	plain := func(md *datadictionary.MessageDef) tagSet {
+		var s tagSet
+		for t, fd := range md.Fields {
+			if !fd.IsGroup() && t >= 0 && t <= maxTag {
+				s.add(t)
+			}
+		}
+		return s
+	}
+	if dd.Header != nil {
+		v.header = plain(dd.Header)
+	}
+	if dd.Trailer != nil {
+		v.trailer = plain(dd.Trailer)
+	}
+	for mt, md := range dd.Messages {
+		v.bodies[mt] = plain(md)
+	}
+	return v
+}
+
+// Validate returns QuickFIX/Go's RejectInvalidMessage verdict on m: nil when
+// valid, else its reject.
+func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
+	if v.valid(m.Bytes()) {
+		return nil
+	}
+	return v.full.Validate(m)
+}
+
+const tagXMLDataLen = 212
+
+// valid reports whether raw (one whole FIX message) surely passes: false
+// leaves the verdict to QuickFIX/Go's validator.
+func (v *Validator) valid(raw []byte) bool {
+	var seen [fieldsCheckedMax]uint32
+	n := 0
+	var body tagSet
+	for i := 0; i < len(raw); {
+		tag := 0
+		j := i
+		for ; j < len(raw) && raw[j] >= '0' && raw[j] <= '9'; j++ {
+			tag = tag*10 + int(raw[j]-'0')
+			if tag >= fieldTagsMax {
+				return false
+			}
+		}
+		if j == i || j == len(raw) || raw[j] != '=' {
+			return false
+		}
+		k := j + 1
+		for k < len(raw) && raw[k] != 0x01 {
+			k++
+		}
+		if k == len(raw) {
+			return false
+		}
+		value := raw[j+1 : k]
+		i = k + 1
+		if n == len(seen) || tag == tagXMLDataLen || tag >= len(v.fields) || len(value) == 0 {
+			return false
+		}
+		for _, s := range seen[:n] {
+			if s == uint32(tag) {
+				return false
+			}
+		}
+		seen[n] = uint32(tag)
+		n++
+		t := quickfix.Tag(tag)
+		switch {
+		case t.IsHeader():
+			if !v.header.has(tag) {
+				return false
+			}
+			if tag == 35 {
+				b, ok := v.bodies[string(value)]
+				if !ok {
+					return false
+				}
+				body = b
+			}
+		case t.IsTrailer():
+			if !v.trailer.has(tag) {
+				return false
+			}
+		default:
+			if body == nil || !body.has(tag) {
+				return false
+			}
+		}
+		if !v.fields[tag].accepts(value) {
+			return false
+		}
+		if tag == 10 {
+			return i == len(raw)
+		}
+	}
+	return false
+}
+
+// accepts reports whether value is of the field's type and enumeration, as
+// QuickFIX/Go's validator decides (it reads the value with its own types).
+func (c *fieldCheck) accepts(value []byte) bool {
+	if len(c.enums) > 0 {
+		if c.multi {
+			start := 0
+			for i := 0; i <= len(value); i++ {
+				if i == len(value) || value[i] == ' ' {
+					if _, ok := c.enums[string(value[start:i])]; !ok {
+						return false
+					}
+					start = i + 1
+				}
+			}
+		} else if _, ok := c.enums[string(value)]; !ok {
+			return false
+		}
+	}
+	switch c.kind {
+	case kindAny:
+		return true
+	case kindBool:
+		return len(value) == 1 && (value[0] == 'Y' || value[0] == 'N')
+	case kindInt:
+		var x quickfix.FIXInt
+		return x.Read(value) == nil
+	case kindFloat:
+		var x quickfix.FIXFloat
+		return x.Read(value) == nil
+	case kindTimestamp:
+		var x quickfix.FIXUTCTimestamp
+		return x.Read(value) == nil
+	}
+	return false
+}
+
+// TakeOverValidation moves the RejectInvalidMessage checks of a session from
+// QuickFIX/Go to the gateway (SessionConfig.Validator): when ss keeps them on
+// (QuickFIX/Go's default) with a DataDictionary, it sets
+// RejectInvalidMessage=N in ss and returns the Validator for the session,
+// with the dictionary parsed once per path (dicts). Otherwise it returns nil
+// and leaves ss alone.
+func TakeOverValidation(ss *quickfix.SessionSettings, dicts map[string]*datadictionary.DataDictionary) (*Validator, error) {
+	if !ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
+		return nil, nil
+	}
+	// QuickFIX/Go's defaults (validation.go's defaultValidatorSettings).
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{
+		{config.ValidateFieldsOutOfOrder, &vs.CheckFieldsOutOfOrder},
+		{config.ValidateFieldsHaveValues, &vs.CheckFieldsHaveValues},
+		{config.RejectInvalidMessage, &vs.RejectInvalidMessage},
+		{config.AllowUnknownMessageFields, &vs.AllowUnknownMessageFields},
+		{config.CheckUserDefinedFields, &vs.CheckUserDefinedFields},
+	} {
+		if !ss.HasSetting(b.name) {
+			continue
+		}
+		on, err := ss.BoolSetting(b.name)
+		if err != nil {
+			return nil, err
+		}
+		*b.dst = on
+	}
+	if !vs.RejectInvalidMessage {
+		return nil, nil
+	}
+	path, err := ss.Setting(config.DataDictionary)
+	if err != nil {
+		return nil, err
+	}
+	dd := dicts[path]
+	if dd == nil {
+		if dd, err = datadictionary.Parse(path); err != nil {
+			return nil, fmt.Errorf("data dictionary %s: %w", path, err)
+		}
+		dicts[path] = dd
+	}
+	ss.Set(config.RejectInvalidMessage, "N")
+	return NewValidator(dd, vs), nil
+}

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/quickfix/config"
+	"github.com/quickfixgo/quickfix/datadictionary"
+
+	"github.com/fixvenue/fixvenue/gateway/spec"
+)
+
+// fix44 is the dictionary the venue ships.
+func fix44(tb testing.TB) *datadictionary.DataDictionary {
+	tb.Helper()
+	dd, err := datadictionary.ParseSrc(bytes.NewReader(spec.FIX44()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dd
+}
+
+// wire frames a FIX 4.4 message from its fields after BodyLength (with '|'
+// for SOH), with the right BodyLength and CheckSum.
+func wire(fields string) []byte {
+	body := strings.ReplaceAll(fields, "|", "\x01")
+	msg := fmt.Sprintf("8=FIX.4.4\x019=%d\x01%s", len(body), body)
+	sum := 0
+	for i := 0; i < len(msg); i++ {
+		sum += int(msg[i])
+	}
+	return []byte(fmt.Sprintf("%s10=%03d\x01", msg, sum%256))
+}
+
+// parsed parses raw as QuickFIX/Go's session does.
+func parsed(tb testing.TB, dd *datadictionary.DataDictionary, raw []byte) *quickfix.Message {
+	tb.Helper()
+	m := quickfix.NewMessage()
+	if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dd, dd); err != nil {
+		tb.Fatalf("parse %q: %v", raw, err)
+	}
+	return m
+}
+
+const hdr = "49=TW|56=ISLD|34=2|52=20261202-01:02:03.456|"
+
+// validationCases are messages QuickFIX/Go accepts and refuses for each check
+// of RejectInvalidMessage, and for the checks it makes with it off.
+var validationCases = []struct{ name, fields string }{
+	{"new order", "35=D|" + hdr + "11=o1|1=ACC|21=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=101.25|59=0|"},
+	{"new order, stop limit, iceberg, expiry", "35=D|" + hdr + "11=o1|55=ACME|54=2|60=20261202-01:02:03|38=100|40=4|44=101.25|99=101|111=10|59=6|126=20261203-01:02:03.000|"},
+	{"cancel", "35=F|" + hdr + "41=o1|11=o2|55=ACME|54=1|60=20261202-01:02:03.456|38=100|"},
+	{"replace", "35=G|" + hdr + "41=o1|11=o2|55=ACME|54=1|60=20261202-01:02:03.456|38=200|40=2|44=100|"},
+	{"status", "35=H|" + hdr + "11=o1|55=ACME|54=1|"},
+	{"heartbeat", "35=0|" + hdr},
+	{"test request", "35=1|" + hdr + "112=T1|"},
+	{"logon", "35=A|" + hdr + "98=0|108=30|141=Y|"},
+	{"resend request", "35=2|" + hdr + "7=1|16=0|"},
+	{"sequence reset", "35=4|" + hdr + "123=Y|36=5|"},
+	{"possible duplicate", "35=D|49=TW|56=ISLD|34=2|43=Y|52=20261202-01:02:03.456|122=20261202-01:02:03.000|11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst list", "35=D|" + hdr + "11=o1|18=1 5|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst two spaces", "35=D|" + hdr + "11=o1|18=1  5|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst unknown", "35=D|" + hdr + "11=o1|18=1 #|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"parties group", "35=D|" + hdr + "11=o1|453=1|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count wrong", "35=D|" + hdr + "11=o1|453=2|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count not a number", "35=D|" + hdr + "11=o1|453=x|448=P1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"bad enum", "35=D|" + hdr + "11=o1|55=ACME|54=9|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"bad float", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1.2.3|"},
+	{"float with plus", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=+100|40=2|44=1|"},
+	{"bad int", "35=2|" + hdr + "7=1x|16=0|"},
+	{"negative int", "35=2|" + hdr + "7=-1|16=0|"},
+	{"bad timestamp", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=2026-12-02|38=100|40=2|44=1|"},
+	{"bad boolean", "35=D|49=TW|56=ISLD|34=2|43=X|52=20261202-01:02:03.456|11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag repeated", "35=D|" + hdr + "11=o1|55=ACME|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag not in the dictionary", "35=D|" + hdr + "11=o1|4999=x|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"user-defined tag", "35=D|" + hdr + "11=o1|5001=x|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag not for the message type", "35=0|" + hdr + "44=1|"},
+	{"empty value", "35=D|" + hdr + "11=o1|1=|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"required tag missing", "35=D|" + hdr + "11=o1|55=ACME|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"header tag in the body", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|57=X|"},
+	{"unknown message type", "35=ZZ|" + hdr},
+	{"secure data (a length field)", "35=0|" + hdr[:len(hdr)-1] + "|90=3|91=abc|"},
+}
+
+// TestValidatorAsQuickFIX checks that QuickFIX/Go with RejectInvalidMessage=N
+// followed by the gateway's Validator gives, for every case and settings,
+// the verdict of QuickFIX/Go with RejectInvalidMessage=Y: the same reject
+// (reason, RefTagID, text) or none.
+func TestValidatorAsQuickFIX(t *testing.T) {
+	dd := fix44(t)
+	settings := []quickfix.ValidatorSettings{
+		{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true},
+		{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: false, RejectInvalidMessage: true, AllowUnknownMessageFields: true},
+		{CheckFieldsOutOfOrder: false, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: false},
+	}
+	valid := 0
+	for si, vs := range settings {
+		full := quickfix.NewValidator(vs, dd, nil)
+		off := vs
+		off.RejectInvalidMessage = false
+		partial := quickfix.NewValidator(off, dd, nil)
+		ours := NewValidator(dd, vs)
+		for _, c := range validationCases {
+			m := parsed(t, dd, wire(c.fields))
+			want := full.Validate(m)
+			got := partial.Validate(m)
+			if got == nil {
+				got = ours.Validate(m)
+			}
+			if want == nil && si == 0 {
+				valid++
+			}
+			if (want == nil) != (got == nil) {
+				t.Errorf("settings %d, %s: QuickFIX/Go says %v, partial and gateway %v", si, c.name, want, got)
+				continue
+			}
+			if want == nil {
+				continue
+			}
+			if want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || fmt.Sprint(deref(want.RefTagID())) != fmt.Sprint(deref(got.RefTagID())) {
+				t.Errorf("settings %d, %s: QuickFIX/Go %q (%d, tag %v), gateway %q (%d, tag %v)", si, c.name,
+					want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID()))
+			}
+		}
+	}
+	// The cases must exercise both verdicts.
+	if valid < 10 || valid == len(validationCases) {
+		t.Fatalf("%d of %d cases valid under the default settings: the cases do not cover both verdicts", valid, len(validationCases))
+	}
+}
+
+func deref(t *quickfix.Tag) any {
+	if t == nil {
+		return nil
+	}
+	return int(*t)
+}
+
+// TestValidatorFastPath checks that the order flow's messages pass without
+// QuickFIX/Go's validator, and without allocating.
+func TestValidatorFastPath(t *testing.T) {
+	dd := fix44(t)
+	v := NewValidator(dd, quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true})
+	for _, c := range validationCases[:12] {
+		m := parsed(t, dd, wire(c.fields))
+		if !v.valid(m.Bytes()) {
+			t.Errorf("%s: not passed by the fast check", c.name)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = v.Validate(m) }); n != 0 {
+			t.Errorf("%s: %.0f allocations per Validate, want 0", c.name, n)
+		}
+	}
+}
+
+// TestTakeOverValidation checks which sessions' checks move to the gateway.
+func TestTakeOverValidation(t *testing.T) {
+	path, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dicts := map[string]*datadictionary.DataDictionary{}
+	for _, c := range []struct {
+		set  map[string]string
+		take bool
+	}{
+		{map[string]string{"DataDictionary": path}, true},
+		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "Y", config.AllowUnknownMessageFields: "Y"}, true},
+		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "N"}, false},
+		{map[string]string{}, false},
+	} {
+		ss := quickfix.NewSessionSettings()
+		for k, v := range c.set {
+			ss.Set(k, v)
+		}
+		v, err := TakeOverValidation(ss, dicts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (v != nil) != c.take {
+			t.Errorf("%v: taken over %v, want %v", c.set, v != nil, c.take)
+		}
+		if r, _ := ss.BoolSetting("RejectInvalidMessage"); c.take && r {
+			t.Errorf("%v: RejectInvalidMessage still on in QuickFIX/Go", c.set)
+		}
+	}
+	if len(dicts) != 1 {
+		t.Errorf("%d dictionaries parsed, want 1", len(dicts))
+	}
+	ss := quickfix.NewSessionSettings()
+	ss.Set("DataDictionary", path)
+	ss.Set(config.CheckUserDefinedFields, "maybe")
+	if _, err := TakeOverValidation(ss, dicts); err == nil {
+		t.Error("a setting that is not Y or N was accepted")
+	}
+}
