@@ -6,6 +6,9 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/config"
 	"github.com/quickfixgo/quickfix/datadictionary"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // Validator does, for one session, the checks QuickFIX/Go makes with
@@ -145,72 +148,53 @@ func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
 	return v.full.Validate(m)
 }
 
-const tagXMLDataLen = 212
-
 // valid reports whether raw (one whole FIX message) surely passes: false
-// leaves the verdict to QuickFIX/Go's validator.
+// leaves the verdict to QuickFIX/Go's validator, as does any field whose
+// value a length field gives (QuickFIX/Go's parser reads only XML data by
+// its length, fixwire every data field).
 func (v *Validator) valid(raw []byte) bool {
-	var seen [fieldsCheckedMax]uint32
+	var seen [fieldsCheckedMax]quickfix.Tag
 	n := 0
 	var body tagSet
-	for i := 0; i < len(raw); {
-		tag := 0
-		j := i
-		for ; j < len(raw) && raw[j] >= '0' && raw[j] <= '9'; j++ {
-			tag = tag*10 + int(raw[j]-'0')
-			if tag >= fieldTagsMax {
-				return false
-			}
-		}
-		if j == i || j == len(raw) || raw[j] != '=' {
-			return false
-		}
-		k := j + 1
-		for k < len(raw) && raw[k] != 0x01 {
-			k++
-		}
-		if k == len(raw) {
-			return false
-		}
-		value := raw[j+1 : k]
-		i = k + 1
-		if n == len(seen) || tag == tagXMLDataLen || tag >= len(v.fields) || len(value) == 0 {
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		t := int(f.Tag)
+		if n == len(seen) || t <= 0 || t >= len(v.fields) || len(f.Value) == 0 || fixwire.DataTag(f.Tag) != 0 {
 			return false
 		}
 		for _, s := range seen[:n] {
-			if s == uint32(tag) {
+			if s == f.Tag {
 				return false
 			}
 		}
-		seen[n] = uint32(tag)
+		seen[n] = f.Tag
 		n++
-		t := quickfix.Tag(tag)
 		switch {
-		case t.IsHeader():
-			if !v.header.has(tag) {
+		case f.Tag.IsHeader():
+			if !v.header.has(t) {
 				return false
 			}
-			if tag == 35 {
-				b, ok := v.bodies[string(value)]
+			if f.Tag == tag.MsgType {
+				b, ok := v.bodies[string(f.Value)]
 				if !ok {
 					return false
 				}
 				body = b
 			}
-		case t.IsTrailer():
-			if !v.trailer.has(tag) {
+		case f.Tag.IsTrailer():
+			if !v.trailer.has(t) {
 				return false
 			}
 		default:
-			if body == nil || !body.has(tag) {
+			if body == nil || !body.has(t) {
 				return false
 			}
 		}
-		if !v.fields[tag].accepts(value) {
+		if !v.fields[t].accepts(f.Value) {
 			return false
 		}
-		if tag == 10 {
-			return i == len(raw)
+		if f.Tag == tag.CheckSum {
+			return f.End == len(raw)
 		}
 	}
 	return false
