@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -132,6 +133,9 @@ func TestValidatorAsQuickFIX(t *testing.T) {
 	}
 }
 
+// rejectRequiredTagMissing is SessionRejectReason 1.
+const rejectRequiredTagMissing = 1
+
 func deref(t *quickfix.Tag) any {
 	if t == nil {
 		return nil
@@ -194,5 +198,74 @@ func TestTakeOverValidation(t *testing.T) {
 	ss.Set(config.CheckUserDefinedFields, "maybe")
 	if _, err := TakeOverValidation(ss, dicts); err == nil {
 		t.Error("a setting that is not Y or N was accepted")
+	}
+}
+
+// TestValidatorAsQuickFIXMutations compares the verdicts as
+// TestValidatorAsQuickFIX does over seeded random mutations of the cases:
+// a value replaced, a field repeated, removed or added with a tag of the
+// dictionary (in or out of the message type) or a user-defined one.
+func TestValidatorAsQuickFIXMutations(t *testing.T) {
+	dd := fix44(t)
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	full := quickfix.NewValidator(vs, dd, nil)
+	off := vs
+	off.RejectInvalidMessage = false
+	partial := quickfix.NewValidator(off, dd, nil)
+	ours := NewValidator(dd, vs)
+	rng := rand.New(rand.NewPCG(1, 2))
+	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
+	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999}
+	const mutations = 20000
+	valid, checked := 0, 0
+	for i := 0; i < mutations; i++ {
+		c := validationCases[rng.IntN(len(validationCases))]
+		fields := strings.Split(strings.TrimSuffix(c.fields, "|"), "|")
+		// Keep the first four (35, 49, 56, 34): the parser and the session
+		// checks before validation need them.
+		j := 4 + rng.IntN(len(fields)-3)
+		switch rng.IntN(4) {
+		case 0:
+			if j < len(fields) {
+				k, _, _ := strings.Cut(fields[j], "=")
+				fields[j] = k + "=" + values[rng.IntN(len(values))]
+			}
+		case 1:
+			if j < len(fields) {
+				fields = append(fields[:j+1], fields[j:]...)
+			}
+		case 2:
+			if j < len(fields) {
+				fields = append(fields[:j], fields[j+1:]...)
+			}
+		case 3:
+			f := fmt.Sprintf("%d=%s", tags[rng.IntN(len(tags))], values[rng.IntN(len(values))])
+			fields = append(fields[:j], append([]string{f}, fields[j:]...)...)
+		}
+		raw := wire(strings.Join(fields, "|") + "|")
+		m := quickfix.NewMessage()
+		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dd, dd); err != nil {
+			continue // not a message QuickFIX/Go's session would validate
+		}
+		checked++
+		want := full.Validate(m)
+		got := partial.Validate(m)
+		if got == nil {
+			got = ours.Validate(m)
+		}
+		if want == nil {
+			valid++
+		}
+		// With several required tags missing, QuickFIX/Go names any one of
+		// them (it ranges over a map): then only the reason is compared.
+		sameTag := want == nil || got == nil || want.RejectReason() == rejectRequiredTagMissing ||
+			fmt.Sprint(deref(want.RefTagID())) == fmt.Sprint(deref(got.RefTagID()))
+		if (want == nil) != (got == nil) || (want != nil && (want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || !sameTag)) {
+			t.Fatalf("%q: QuickFIX/Go says %v, partial and gateway %v", raw, want, got)
+		}
+	}
+	t.Logf("%d mutated messages compared, %d valid", checked, valid)
+	if checked < mutations/2 || valid == 0 || valid == checked {
+		t.Fatalf("%d of %d mutations parsed, %d valid: the mutations do not cover both verdicts", checked, mutations, valid)
 	}
 }
