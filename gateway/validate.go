@@ -153,22 +153,32 @@ func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
 // value a length field gives (QuickFIX/Go's parser reads only XML data by
 // its length, fixwire every data field).
 func (v *Validator) valid(raw []byte) bool {
-	var seen [fieldsCheckedMax]quickfix.Tag
-	n := 0
+	// Tags seen: a bit each below 1,024, a list above (user-defined tags).
+	var low [16]uint64
+	var high [fieldsCheckedMax]quickfix.Tag
+	n, nHigh := 0, 0
 	var body tagSet
 	it := fixwire.NewIterator(raw)
 	for f, ok := it.Next(); ok; f, ok = it.Next() {
 		t := int(f.Tag)
-		if n == len(seen) || t <= 0 || t >= len(v.fields) || len(f.Value) == 0 || fixwire.DataTag(f.Tag) != 0 {
+		if n == fieldsCheckedMax || t <= 0 || t >= len(v.fields) || len(f.Value) == 0 || fixwire.DataTag(f.Tag) != 0 {
 			return false
 		}
-		for _, s := range seen[:n] {
-			if s == f.Tag {
+		n++
+		if t < len(low)*64 {
+			if low[t>>6]&(1<<(t&63)) != 0 {
 				return false
 			}
+			low[t>>6] |= 1 << (t & 63)
+		} else {
+			for _, s := range high[:nHigh] {
+				if s == f.Tag {
+					return false
+				}
+			}
+			high[nHigh] = f.Tag
+			nHigh++
 		}
-		seen[n] = f.Tag
-		n++
 		switch {
 		case f.Tag.IsHeader():
 			if !v.header.has(t) {

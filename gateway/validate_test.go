@@ -269,3 +269,40 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 		t.Fatalf("%d of %d mutations parsed, %d valid: the mutations do not cover both verdicts", checked, mutations, valid)
 	}
 }
+
+// BenchmarkValidate: a NewOrderSingle through QuickFIX/Go's validator with
+// RejectInvalidMessage=Y (quickfix), against QuickFIX/Go's with it off
+// followed by the gateway's Validator (gateway), as a session runs them;
+// gateway-part is the Validator alone.
+func BenchmarkValidate(b *testing.B) {
+	dd := fix44(b)
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	off := vs
+	off.RejectInvalidMessage = false
+	full, partial, ours := quickfix.NewValidator(vs, dd, nil), quickfix.NewValidator(off, dd, nil), NewValidator(dd, vs)
+	m := parsed(b, dd, wire(validationCases[0].fields))
+	b.Run("quickfix", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if full.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("gateway", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if partial.Validate(m) != nil || ours.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("gateway-part", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ours.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
