@@ -159,6 +159,33 @@ func TestValidatorFastPath(t *testing.T) {
 	}
 }
 
+// TestPlainTimestamp checks that every timestamp plainTimestamp accepts is
+// one QuickFIX/Go reads, over edge dates and times and every form it tells
+// apart.
+func TestPlainTimestamp(t *testing.T) {
+	accepted := 0
+	for _, date := range []string{"20261202", "20240229", "20230229", "21000229", "20000229", "00000101", "99991231", "20261301", "20261200", "20260431", "20260430", "20261232"} {
+		for _, tod := range []string{"00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "1a:00:00"} {
+			for _, frac := range []string{"", ".123", ".123456", ".123456789", ",123", ".12", ".+12", ".1234", ".12a"} {
+				v := []byte(date + "-" + tod + frac)
+				var x quickfix.FIXUTCTimestamp
+				qf := x.Read(v) == nil
+				if plainTimestamp(v) {
+					accepted++
+					if !qf {
+						t.Errorf("%s: accepted, QuickFIX/Go refuses it", v)
+					}
+				} else if qf && frac != ",123" && frac != ".+12" {
+					t.Errorf("%s: left to QuickFIX/Go's reader, a plain timestamp it takes", v)
+				}
+			}
+		}
+	}
+	if accepted == 0 {
+		t.Fatal("no timestamp accepted")
+	}
+}
+
 // TestTakeOverValidation checks which sessions' checks move to the gateway.
 func TestTakeOverValidation(t *testing.T) {
 	path, err := spec.WriteFIX44(t.TempDir())
