@@ -86,6 +86,45 @@ var validationCases = []struct{ name, fields string }{
 	{"secure data (a length field)", "35=0|" + hdr[:len(hdr)-1] + "|90=3|91=abc|"},
 }
 
+// oracle holds QuickFIX/Go's validator with RejectInvalidMessage on (full)
+// and, as a session with the gateway's Validator runs them, QuickFIX/Go's
+// with it off (partial) followed by the Validator (ours).
+type oracle struct {
+	full, partial, ours interface {
+		Validate(*quickfix.Message) quickfix.MessageRejectError
+	}
+}
+
+func newOracle(dd *datadictionary.DataDictionary, vs quickfix.ValidatorSettings) oracle {
+	off := vs
+	off.RejectInvalidMessage = false
+	return oracle{full: quickfix.NewValidator(vs, dd, nil), partial: quickfix.NewValidator(off, dd, nil), ours: NewValidator(dd, vs)}
+}
+
+// verdicts returns QuickFIX/Go's verdict on m and the session's with the
+// Validator, and a description of how they differ ("" when they agree:
+// both none, or the same reason, text and RefTagID). With several required
+// tags missing, QuickFIX/Go names any one of them (it ranges over a map):
+// then the tag is not compared.
+func (o oracle) verdicts(m *quickfix.Message) (want, got quickfix.MessageRejectError, differ string) {
+	want = o.full.Validate(m)
+	if got = o.partial.Validate(m); got == nil {
+		got = o.ours.Validate(m)
+	}
+	switch {
+	case want == nil && got == nil:
+		return want, got, ""
+	case want == nil || got == nil:
+		return want, got, fmt.Sprintf("QuickFIX/Go says %v, partial and gateway %v", want, got)
+	}
+	sameTag := want.RejectReason() == rejectRequiredTagMissing || fmt.Sprint(deref(want.RefTagID())) == fmt.Sprint(deref(got.RefTagID()))
+	if want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || !sameTag {
+		return want, got, fmt.Sprintf("QuickFIX/Go %q (%d, tag %v), gateway %q (%d, tag %v)",
+			want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID()))
+	}
+	return want, got, ""
+}
+
 // TestValidatorAsQuickFIX checks that QuickFIX/Go with RejectInvalidMessage=N
 // followed by the gateway's Validator gives, for every case and settings,
 // the verdict of QuickFIX/Go with RejectInvalidMessage=Y: the same reject
@@ -99,31 +138,14 @@ func TestValidatorAsQuickFIX(t *testing.T) {
 	}
 	valid := 0
 	for si, vs := range settings {
-		full := quickfix.NewValidator(vs, dd, nil)
-		off := vs
-		off.RejectInvalidMessage = false
-		partial := quickfix.NewValidator(off, dd, nil)
-		ours := NewValidator(dd, vs)
+		o := newOracle(dd, vs)
 		for _, c := range validationCases {
-			m := parsed(t, dd, wire(c.fields))
-			want := full.Validate(m)
-			got := partial.Validate(m)
-			if got == nil {
-				got = ours.Validate(m)
-			}
+			want, _, differ := o.verdicts(parsed(t, dd, wire(c.fields)))
 			if want == nil && si == 0 {
 				valid++
 			}
-			if (want == nil) != (got == nil) {
-				t.Errorf("settings %d, %s: QuickFIX/Go says %v, partial and gateway %v", si, c.name, want, got)
-				continue
-			}
-			if want == nil {
-				continue
-			}
-			if want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || fmt.Sprint(deref(want.RefTagID())) != fmt.Sprint(deref(got.RefTagID())) {
-				t.Errorf("settings %d, %s: QuickFIX/Go %q (%d, tag %v), gateway %q (%d, tag %v)", si, c.name,
-					want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID()))
+			if differ != "" {
+				t.Errorf("settings %d, %s: %s", si, c.name, differ)
 			}
 		}
 	}
@@ -235,11 +257,7 @@ func TestTakeOverValidation(t *testing.T) {
 func TestValidatorAsQuickFIXMutations(t *testing.T) {
 	dd := fix44(t)
 	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
-	full := quickfix.NewValidator(vs, dd, nil)
-	off := vs
-	off.RejectInvalidMessage = false
-	partial := quickfix.NewValidator(off, dd, nil)
-	ours := NewValidator(dd, vs)
+	o := newOracle(dd, vs)
 	rng := rand.New(rand.NewPCG(1, 2))
 	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
 	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999}
@@ -275,20 +293,12 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 			continue // not a message QuickFIX/Go's session would validate
 		}
 		checked++
-		want := full.Validate(m)
-		got := partial.Validate(m)
-		if got == nil {
-			got = ours.Validate(m)
-		}
+		want, _, differ := o.verdicts(m)
 		if want == nil {
 			valid++
 		}
-		// With several required tags missing, QuickFIX/Go names any one of
-		// them (it ranges over a map): then only the reason is compared.
-		sameTag := want == nil || got == nil || want.RejectReason() == rejectRequiredTagMissing ||
-			fmt.Sprint(deref(want.RefTagID())) == fmt.Sprint(deref(got.RefTagID()))
-		if (want == nil) != (got == nil) || (want != nil && (want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || !sameTag)) {
-			t.Fatalf("%q: QuickFIX/Go says %v, partial and gateway %v", raw, want, got)
+		if differ != "" {
+			t.Fatalf("%q: %s", raw, differ)
 		}
 	}
 	t.Logf("%d mutated messages compared, %d valid", checked, valid)
