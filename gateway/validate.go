@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/config"
@@ -293,10 +297,9 @@ func plainTimestamp(v []byte) bool {
 // TakeOverValidation moves the RejectInvalidMessage checks of a session from
 // QuickFIX/Go to the gateway (SessionConfig.Validator): when ss keeps them on
 // (QuickFIX/Go's default) with a DataDictionary, it sets
-// RejectInvalidMessage=N in ss and returns the Validator for the session,
-// with the dictionary parsed once per path (dicts). Otherwise it returns nil
-// and leaves ss alone.
-func TakeOverValidation(ss *quickfix.SessionSettings, dicts map[string]*datadictionary.DataDictionary) (*Validator, error) {
+// RejectInvalidMessage=N in ss and returns the Validator for the session.
+// Otherwise it returns nil and leaves ss alone.
+func TakeOverValidation(ss *quickfix.SessionSettings) (*Validator, error) {
 	if !ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
 		return nil, nil
 	}
@@ -328,13 +331,43 @@ func TakeOverValidation(ss *quickfix.SessionSettings, dicts map[string]*datadict
 	if err != nil {
 		return nil, err
 	}
-	dd := dicts[path]
-	if dd == nil {
-		if dd, err = datadictionary.Parse(path); err != nil {
-			return nil, fmt.Errorf("data dictionary %s: %w", path, err)
-		}
-		dicts[path] = dd
+	dd, err := parsedDictionary(path)
+	if err != nil {
+		return nil, err
 	}
 	ss.Set(config.RejectInvalidMessage, "N")
 	return NewValidator(dd, vs), nil
+}
+
+// dictionaries holds each dictionary parsed, by content, at most
+// dictionariesMax: a venue writes the same one into every data directory, and
+// parsing it costs tens of milliseconds (QuickFIX/Go parses it once per
+// session on top). A parsed dictionary is only read.
+var dictionaries struct {
+	sync.Mutex
+	byContent map[[sha256.Size]byte]*datadictionary.DataDictionary
+}
+
+const dictionariesMax = 8
+
+func parsedDictionary(path string) (*datadictionary.DataDictionary, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("data dictionary: %w", err)
+	}
+	key := sha256.Sum256(src)
+	dictionaries.Lock()
+	defer dictionaries.Unlock()
+	if dd := dictionaries.byContent[key]; dd != nil {
+		return dd, nil
+	}
+	dd, err := datadictionary.ParseSrc(bytes.NewReader(src))
+	if err != nil {
+		return nil, fmt.Errorf("data dictionary %s: %w", path, err)
+	}
+	if dictionaries.byContent == nil || len(dictionaries.byContent) == dictionariesMax {
+		dictionaries.byContent = make(map[[sha256.Size]byte]*datadictionary.DataDictionary)
+	}
+	dictionaries.byContent[key] = dd
+	return dd, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -214,7 +215,6 @@ func TestTakeOverValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dicts := map[string]*datadictionary.DataDictionary{}
 	for _, c := range []struct {
 		set  map[string]string
 		take bool
@@ -228,7 +228,7 @@ func TestTakeOverValidation(t *testing.T) {
 		for k, v := range c.set {
 			ss.Set(k, v)
 		}
-		v, err := TakeOverValidation(ss, dicts)
+		v, err := TakeOverValidation(ss)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,13 +239,10 @@ func TestTakeOverValidation(t *testing.T) {
 			t.Errorf("%v: RejectInvalidMessage still on in QuickFIX/Go", c.set)
 		}
 	}
-	if len(dicts) != 1 {
-		t.Errorf("%d dictionaries parsed, want 1", len(dicts))
-	}
 	ss := quickfix.NewSessionSettings()
 	ss.Set("DataDictionary", path)
 	ss.Set(config.CheckUserDefinedFields, "maybe")
-	if _, err := TakeOverValidation(ss, dicts); err == nil {
+	if _, err := TakeOverValidation(ss); err == nil {
 		t.Error("a setting that is not Y or N was accepted")
 	}
 }
@@ -342,4 +339,31 @@ func BenchmarkValidate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDictionaryParsedOnce: the same dictionary written in two data
+// directories is parsed once.
+func TestDictionaryParsedOnce(t *testing.T) {
+	a, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	da, err := parsedDictionary(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := parsedDictionary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if da != db {
+		t.Error("the same dictionary was parsed twice")
+	}
+	if _, err := parsedDictionary(filepath.Join(t.TempDir(), "missing.xml")); err == nil {
+		t.Error("a missing dictionary was accepted")
+	}
 }

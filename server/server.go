@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/quickfixgo/quickfix"
-	"github.com/quickfixgo/quickfix/datadictionary"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/console"
@@ -461,9 +460,6 @@ func (s *Server) buildSessions() error {
 	if err != nil {
 		return err
 	}
-	// QuickFIX/Go's RejectInvalidMessage checks move to the gateway, which
-	// makes them without allocating (gateway/validate.go); one parse per dictionary.
-	dicts := make(map[string]*datadictionary.DataDictionary)
 	for i := range cfg.Sessions {
 		sc := &cfg.Sessions[i]
 		id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
@@ -475,7 +471,9 @@ func (s *Server) buildSessions() error {
 		for k, v := range cfg.QuickFIXSettings(sc) {
 			ss.Set(k, v)
 		}
-		validator, err := gateway.TakeOverValidation(ss, dicts)
+		// QuickFIX/Go's RejectInvalidMessage checks move to the gateway, which
+		// makes them without allocating (gateway/validate.go).
+		validator, err := gateway.TakeOverValidation(ss)
 		if err != nil {
 			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
 		}
