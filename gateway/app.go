@@ -64,10 +64,13 @@ func (a *application) ToAdmin(*quickfix.Message, quickfix.SessionID) {}
 // ToApp implements quickfix.Application.
 func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }
 
-// FromAdmin implements quickfix.Application. Credentials are checked by the FIX
-// edge before QuickFIX/Go sees a Logon, so that a refused logon moves no
-// sequence number.
-func (a *application) FromAdmin(*quickfix.Message, quickfix.SessionID) quickfix.MessageRejectError {
+// FromAdmin implements quickfix.Application: the session's Validator, if any,
+// in place of QuickFIX/Go's. Credentials are checked by the FIX edge before
+// QuickFIX/Go sees a Logon, so that a refused logon moves no sequence number.
+func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
+	if s, ok := a.g().bySession[id]; ok && s.cfg.Validator != nil {
+		return s.cfg.Validator.Validate(m)
+	}
 	return nil
 }
 
@@ -77,6 +80,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	s, ok := g.bySession[id]
 	if !ok {
 		return quickfix.UnsupportedMessageType()
+	}
+	if s.cfg.Validator != nil {
+		if err := s.cfg.Validator.Validate(m); err != nil {
+			return err
+		}
 	}
 	now := g.cfg.Now()
 	if !s.throttleMessage(now) {

@@ -1,6 +1,14 @@
 // Package gateway is the venue's QuickFIX/Go application: it turns FIX 4.4
 // messages into commands and events into FIX messages.
 //
+// Validation (validate.go): where a session keeps QuickFIX/Go's
+// RejectInvalidMessage on (its default), the server turns it off in
+// QuickFIX/Go and the session's Validator makes the same checks first thing
+// in FromApp and FromAdmin, where QuickFIX/Go would have made them: a message
+// whose fields are all plain, defined for its type, once each and of their
+// type and enumeration passes from its wire bytes without allocating; any
+// other goes to QuickFIX/Go's own validator, so every reject is QuickFIX/Go's.
+//
 // Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
 // OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and
 // OrderMassCancelRequest become one command each, encoded straight into a

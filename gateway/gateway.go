@@ -43,6 +43,9 @@ type SessionConfig struct {
 	MessagesPerSecondLogout int
 	// DropCopy, when set, makes this a drop-copy session (dropcopy.go).
 	DropCopy *DropCopyGrant
+	// Validator, when set, checks each message before FromApp and FromAdmin
+	// in place of QuickFIX/Go's RejectInvalidMessage (TakeOverValidation).
+	Validator *Validator
 }
 
 // Config configures a Gateway.

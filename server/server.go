@@ -471,12 +471,19 @@ func (s *Server) buildSessions() error {
 		for k, v := range cfg.QuickFIXSettings(sc) {
 			ss.Set(k, v)
 		}
+		// QuickFIX/Go's RejectInvalidMessage checks move to the gateway, which
+		// makes them without allocating (gateway/validate.go).
+		validator, err := gateway.TakeOverValidation(ss)
+		if err != nil {
+			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
+		}
 		if _, err := settings.AddSession(ss); err != nil {
 			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
 		}
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
-			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc)})
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
+			Validator: validator})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
 	gw, err := gateway.New(gcfg, s.pipe.Commands)

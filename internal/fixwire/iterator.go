@@ -1,6 +1,8 @@
 package fixwire
 
 import (
+	"bytes"
+
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 )
@@ -93,10 +95,8 @@ func (it *Iterator) valueEnd(t quickfix.Tag, from int) (int, error) {
 		}
 		return end, nil
 	}
-	for i := from; i < len(it.msg); i++ {
-		if it.msg[i] == SOH {
-			return i, nil
-		}
+	if i := bytes.IndexByte(it.msg[from:], SOH); i >= 0 {
+		return from + i, nil
 	}
 	return 0, ErrField
 }

@@ -1,0 +1,373 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/quickfix/config"
+	"github.com/quickfixgo/quickfix/datadictionary"
+	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+)
+
+// Validator does, for one session, the checks QuickFIX/Go makes with
+// RejectInvalidMessage=Y (every field's value against its type and
+// enumeration, every tag defined for its message type, no tag twice,
+// repeating groups), with the same answer, at the same point of the session's
+// flow (just before FromApp or FromAdmin, where QuickFIX/Go runs them), and
+// without allocating for a message that passes: QuickFIX/Go's validator
+// allocates a value per field and a tag set per message, a fifth of the
+// venue's allocations per order (docs/benchmarks.md, "The FIX path against
+// its floor").
+//
+// A message is read once from its wire bytes; when every field is defined
+// for the message type, none is a repeating group or XML data, none repeats,
+// and every value is of its type and enumeration, it is valid. Anything else
+// (rare on the order path) goes to QuickFIX/Go's own validator with the
+// session's settings, so that a reject is always exactly QuickFIX/Go's:
+// reason, RefTagID and text. TakeOverValidation installs it.
+type Validator struct {
+	fields  []fieldCheck // by tag; tags beyond it are not in the dictionary
+	header  tagSet
+	trailer tagSet
+	bodies  map[string]tagSet // by MsgType: the body's tags that are plain fields
+	full    quickfix.Validator
+}
+
+// fieldCheck is what the dictionary says of one tag's values.
+type fieldCheck struct {
+	kind  valueKind
+	multi bool // a space-separated list of enumerated values
+	enums map[string]datadictionary.Enum
+}
+
+type valueKind uint8
+
+const (
+	kindUndefined valueKind = iota // not in the dictionary (or a type QuickFIX/Go does not check)
+	kindAny                        // string-like types: any non-empty value
+	kindBool
+	kindInt
+	kindFloat
+	kindTimestamp
+)
+
+// tagSet is a bit set of tags below len(tagSet)*64.
+type tagSet []uint64
+
+func (s tagSet) has(t int) bool { return t>>6 < len(s) && s[t>>6]&(1<<(t&63)) != 0 }
+
+func (s *tagSet) add(t int) {
+	for t>>6 >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[t>>6] |= 1 << (t & 63)
+}
+
+// fieldTagsMax bounds the tags the fast check knows (the FIX 4.4 dictionary's
+// are below 1,000; user-defined ones from 5,000): a dictionary defining
+// higher ones has those checked by QuickFIX/Go's validator.
+const fieldTagsMax = 1 << 16
+
+// fieldsCheckedMax bounds the fields of a message the fast check reads; a
+// longer message is checked by QuickFIX/Go's validator.
+const fieldsCheckedMax = 128
+
+// kindOf maps a dictionary type to the value check QuickFIX/Go's validator
+// makes for it (validation.go in QuickFIX/Go).
+func kindOf(fixType string) valueKind {
+	switch fixType {
+	case "MULTIPLESTRINGVALUE", "MULTIPLEVALUESTRING", "MULTIPLECHARVALUE", "CHAR", "CURRENCY", "DATA",
+		"MONTHYEAR", "LOCALMKTDATE", "DATE", "EXCHANGE", "LANGUAGE", "XMLDATA", "COUNTRY", "UTCTIMEONLY",
+		"UTCDATEONLY", "UTCDATE", "TZTIMEONLY", "TZTIMESTAMP", "STRING":
+		return kindAny
+	case "BOOLEAN":
+		return kindBool
+	case "LENGTH", "DAYOFMONTH", "NUMINGROUP", "SEQNUM", "INT":
+		return kindInt
+	case "UTCTIMESTAMP", "TIME":
+		return kindTimestamp
+	case "QTY", "QUANTITY", "AMT", "PRICE", "PRICEOFFSET", "PERCENTAGE", "FLOAT":
+		return kindFloat
+	}
+	return kindUndefined
+}
+
+// NewValidator compiles dd for the fast check; settings are the session's
+// (RejectInvalidMessage is taken as on) and serve QuickFIX/Go's validator for
+// whatever the fast check does not pass.
+func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.ValidatorSettings) *Validator {
+	settings.RejectInvalidMessage = true
+	v := &Validator{bodies: make(map[string]tagSet, len(dd.Messages)), full: quickfix.NewValidator(settings, dd, nil)}
+	maxTag := 0
+	for t := range dd.FieldTypeByTag {
+		if t > maxTag && t < fieldTagsMax {
+			maxTag = t
+		}
+	}
+	v.fields = make([]fieldCheck, maxTag+1)
+	for t, ft := range dd.FieldTypeByTag {
+		if t < 0 || t > maxTag {
+			continue
+		}
+		c := fieldCheck{kind: kindOf(ft.Type), enums: ft.Enums}
+		switch ft.Type {
+		case "MULTIPLESTRINGVALUE", "MULTIPLEVALUESTRING", "MULTIPLECHARVALUE":
+			c.multi = true
+		}
+		v.fields[t] = c
+	}
+	plain := func(md *datadictionary.MessageDef) tagSet {
+		var s tagSet
+		for t, fd := range md.Fields {
+			if !fd.IsGroup() && t >= 0 && t <= maxTag {
+				s.add(t)
+			}
+		}
+		return s
+	}
+	if dd.Header != nil {
+		v.header = plain(dd.Header)
+	}
+	if dd.Trailer != nil {
+		v.trailer = plain(dd.Trailer)
+	}
+	for mt, md := range dd.Messages {
+		v.bodies[mt] = plain(md)
+	}
+	return v
+}
+
+// Validate returns QuickFIX/Go's RejectInvalidMessage verdict on m: nil when
+// valid, else its reject.
+func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
+	if v.valid(m.Bytes()) {
+		return nil
+	}
+	return v.full.Validate(m)
+}
+
+// valid reports whether raw (one whole FIX message) surely passes: false
+// leaves the verdict to QuickFIX/Go's validator, as does any field whose
+// value a length field gives (QuickFIX/Go's parser reads only XML data by
+// its length, fixwire every data field).
+func (v *Validator) valid(raw []byte) bool {
+	// Tags seen: a bit each below 1,024, a list above (user-defined tags).
+	var low [16]uint64
+	var high [fieldsCheckedMax]quickfix.Tag
+	n, nHigh := 0, 0
+	var body tagSet
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		t := int(f.Tag)
+		if n == fieldsCheckedMax || t <= 0 || t >= len(v.fields) || len(f.Value) == 0 || fixwire.DataTag(f.Tag) != 0 {
+			return false
+		}
+		n++
+		if t < len(low)*64 {
+			if low[t>>6]&(1<<(t&63)) != 0 {
+				return false
+			}
+			low[t>>6] |= 1 << (t & 63)
+		} else {
+			for _, s := range high[:nHigh] {
+				if s == f.Tag {
+					return false
+				}
+			}
+			high[nHigh] = f.Tag
+			nHigh++
+		}
+		switch {
+		case f.Tag.IsHeader():
+			if !v.header.has(t) {
+				return false
+			}
+			if f.Tag == tag.MsgType {
+				b, ok := v.bodies[string(f.Value)]
+				if !ok {
+					return false
+				}
+				body = b
+			}
+		case f.Tag.IsTrailer():
+			if !v.trailer.has(t) {
+				return false
+			}
+		default:
+			if body == nil || !body.has(t) {
+				return false
+			}
+		}
+		if !v.fields[t].accepts(f.Value) {
+			return false
+		}
+		if f.Tag == tag.CheckSum {
+			return f.End == len(raw)
+		}
+	}
+	return false
+}
+
+// accepts reports whether value is of the field's type and enumeration, as
+// QuickFIX/Go's validator decides (it reads the value with its own types).
+func (c *fieldCheck) accepts(value []byte) bool {
+	if len(c.enums) > 0 {
+		if c.multi {
+			start := 0
+			for i := 0; i <= len(value); i++ {
+				if i == len(value) || value[i] == ' ' {
+					if _, ok := c.enums[string(value[start:i])]; !ok {
+						return false
+					}
+					start = i + 1
+				}
+			}
+		} else if _, ok := c.enums[string(value)]; !ok {
+			return false
+		}
+	}
+	switch c.kind {
+	case kindAny:
+		return true
+	case kindBool:
+		return len(value) == 1 && (value[0] == 'Y' || value[0] == 'N')
+	case kindInt:
+		var x quickfix.FIXInt
+		return x.Read(value) == nil
+	case kindFloat:
+		var x quickfix.FIXFloat
+		return x.Read(value) == nil
+	case kindTimestamp:
+		if plainTimestamp(value) {
+			return true
+		}
+		var x quickfix.FIXUTCTimestamp
+		return x.Read(value) == nil
+	}
+	return false
+}
+
+// plainTimestamp reports whether value is a UTCTimestamp in digits,
+// YYYYMMDD-HH:MM:SS with none, 3, 6 or 9 fractional digits after a '.', of
+// a real date and time: every such value QuickFIX/Go reads (time.Parse), at a
+// fraction of time.Parse's cost. Any other form is left to QuickFIX/Go's
+// reader, which also takes a few more (a ',' before the fraction, a sign).
+func plainTimestamp(v []byte) bool {
+	switch len(v) {
+	case 17, 21, 24, 27:
+	default:
+		return false
+	}
+	if v[8] != '-' || v[11] != ':' || v[14] != ':' || (len(v) > 17 && v[17] != '.') {
+		return false
+	}
+	for i, c := range v {
+		switch i {
+		case 8, 11, 14, 17:
+			continue
+		}
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	num := func(i, n int) int {
+		x := 0
+		for _, c := range v[i : i+n] {
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	year, month, day := num(0, 4), num(4, 2), num(6, 2)
+	if month < 1 || month > 12 || day < 1 || num(9, 2) > 23 || num(12, 2) > 59 || num(15, 2) > 59 {
+		return false
+	}
+	days := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month]
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		days = 29
+	}
+	return day <= days
+}
+
+// TakeOverValidation moves the RejectInvalidMessage checks of a session from
+// QuickFIX/Go to the gateway (SessionConfig.Validator): when ss keeps them on
+// (QuickFIX/Go's default) with a DataDictionary, it sets
+// RejectInvalidMessage=N in ss and returns the Validator for the session.
+// Otherwise it returns nil and leaves ss alone.
+func TakeOverValidation(ss *quickfix.SessionSettings) (*Validator, error) {
+	if !ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
+		return nil, nil
+	}
+	// QuickFIX/Go's defaults (validation.go's defaultValidatorSettings).
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{
+		{config.ValidateFieldsOutOfOrder, &vs.CheckFieldsOutOfOrder},
+		{config.ValidateFieldsHaveValues, &vs.CheckFieldsHaveValues},
+		{config.RejectInvalidMessage, &vs.RejectInvalidMessage},
+		{config.AllowUnknownMessageFields, &vs.AllowUnknownMessageFields},
+		{config.CheckUserDefinedFields, &vs.CheckUserDefinedFields},
+	} {
+		if !ss.HasSetting(b.name) {
+			continue
+		}
+		on, err := ss.BoolSetting(b.name)
+		if err != nil {
+			return nil, err
+		}
+		*b.dst = on
+	}
+	if !vs.RejectInvalidMessage {
+		return nil, nil
+	}
+	path, err := ss.Setting(config.DataDictionary)
+	if err != nil {
+		return nil, err
+	}
+	dd, err := parsedDictionary(path)
+	if err != nil {
+		return nil, err
+	}
+	ss.Set(config.RejectInvalidMessage, "N")
+	return NewValidator(dd, vs), nil
+}
+
+// dictionaries holds each dictionary parsed, by content, at most
+// dictionariesMax: a venue writes the same one into every data directory, and
+// parsing it costs tens of milliseconds (QuickFIX/Go parses it once per
+// session on top). A parsed dictionary is only read.
+var dictionaries struct {
+	sync.Mutex
+	byContent map[[sha256.Size]byte]*datadictionary.DataDictionary
+}
+
+const dictionariesMax = 8
+
+func parsedDictionary(path string) (*datadictionary.DataDictionary, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("data dictionary: %w", err)
+	}
+	key := sha256.Sum256(src)
+	dictionaries.Lock()
+	defer dictionaries.Unlock()
+	if dd := dictionaries.byContent[key]; dd != nil {
+		return dd, nil
+	}
+	dd, err := datadictionary.ParseSrc(bytes.NewReader(src))
+	if err != nil {
+		return nil, fmt.Errorf("data dictionary %s: %w", path, err)
+	}
+	if dictionaries.byContent == nil || len(dictionaries.byContent) == dictionariesMax {
+		dictionaries.byContent = make(map[[sha256.Size]byte]*datadictionary.DataDictionary)
+	}
+	dictionaries.byContent[key] = dd
+	return dd, nil
+}

@@ -1,0 +1,369 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/quickfix/config"
+	"github.com/quickfixgo/quickfix/datadictionary"
+
+	"github.com/fixvenue/fixvenue/gateway/spec"
+)
+
+// fix44 is the dictionary the venue ships.
+func fix44(tb testing.TB) *datadictionary.DataDictionary {
+	tb.Helper()
+	dd, err := datadictionary.ParseSrc(bytes.NewReader(spec.FIX44()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dd
+}
+
+// wire frames a FIX 4.4 message from its fields after BodyLength (with '|'
+// for SOH), with the right BodyLength and CheckSum.
+func wire(fields string) []byte {
+	body := strings.ReplaceAll(fields, "|", "\x01")
+	msg := fmt.Sprintf("8=FIX.4.4\x019=%d\x01%s", len(body), body)
+	sum := 0
+	for i := 0; i < len(msg); i++ {
+		sum += int(msg[i])
+	}
+	return []byte(fmt.Sprintf("%s10=%03d\x01", msg, sum%256))
+}
+
+// parsed parses raw as QuickFIX/Go's session does.
+func parsed(tb testing.TB, dd *datadictionary.DataDictionary, raw []byte) *quickfix.Message {
+	tb.Helper()
+	m := quickfix.NewMessage()
+	if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dd, dd); err != nil {
+		tb.Fatalf("parse %q: %v", raw, err)
+	}
+	return m
+}
+
+const hdr = "49=TW|56=ISLD|34=2|52=20261202-01:02:03.456|"
+
+// validationCases are messages QuickFIX/Go accepts and refuses for each check
+// of RejectInvalidMessage, and for the checks it makes with it off.
+var validationCases = []struct{ name, fields string }{
+	{"new order", "35=D|" + hdr + "11=o1|1=ACC|21=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=101.25|59=0|"},
+	{"new order, stop limit, iceberg, expiry", "35=D|" + hdr + "11=o1|55=ACME|54=2|60=20261202-01:02:03|38=100|40=4|44=101.25|99=101|111=10|59=6|126=20261203-01:02:03.000|"},
+	{"cancel", "35=F|" + hdr + "41=o1|11=o2|55=ACME|54=1|60=20261202-01:02:03.456|38=100|"},
+	{"replace", "35=G|" + hdr + "41=o1|11=o2|55=ACME|54=1|60=20261202-01:02:03.456|38=200|40=2|44=100|"},
+	{"status", "35=H|" + hdr + "11=o1|55=ACME|54=1|"},
+	{"heartbeat", "35=0|" + hdr},
+	{"test request", "35=1|" + hdr + "112=T1|"},
+	{"logon", "35=A|" + hdr + "98=0|108=30|141=Y|"},
+	{"resend request", "35=2|" + hdr + "7=1|16=0|"},
+	{"sequence reset", "35=4|" + hdr + "123=Y|36=5|"},
+	{"possible duplicate", "35=D|49=TW|56=ISLD|34=2|43=Y|52=20261202-01:02:03.456|122=20261202-01:02:03.000|11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst list", "35=D|" + hdr + "11=o1|18=1 5|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst two spaces", "35=D|" + hdr + "11=o1|18=1  5|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"exec inst unknown", "35=D|" + hdr + "11=o1|18=1 #|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"parties group", "35=D|" + hdr + "11=o1|453=1|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count wrong", "35=D|" + hdr + "11=o1|453=2|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count not a number", "35=D|" + hdr + "11=o1|453=x|448=P1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"bad enum", "35=D|" + hdr + "11=o1|55=ACME|54=9|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"bad float", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1.2.3|"},
+	{"float with plus", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=+100|40=2|44=1|"},
+	{"bad int", "35=2|" + hdr + "7=1x|16=0|"},
+	{"negative int", "35=2|" + hdr + "7=-1|16=0|"},
+	{"bad timestamp", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=2026-12-02|38=100|40=2|44=1|"},
+	{"bad boolean", "35=D|49=TW|56=ISLD|34=2|43=X|52=20261202-01:02:03.456|11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag repeated", "35=D|" + hdr + "11=o1|55=ACME|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag not in the dictionary", "35=D|" + hdr + "11=o1|4999=x|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"user-defined tag", "35=D|" + hdr + "11=o1|5001=x|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"tag not for the message type", "35=0|" + hdr + "44=1|"},
+	{"empty value", "35=D|" + hdr + "11=o1|1=|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"required tag missing", "35=D|" + hdr + "11=o1|55=ACME|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"header tag in the body", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|57=X|"},
+	{"unknown message type", "35=ZZ|" + hdr},
+	{"secure data (a length field)", "35=0|" + hdr[:len(hdr)-1] + "|90=3|91=abc|"},
+}
+
+// oracle holds QuickFIX/Go's validator with RejectInvalidMessage on (full)
+// and, as a session with the gateway's Validator runs them, QuickFIX/Go's
+// with it off (partial) followed by the Validator (ours).
+type oracle struct {
+	full, partial, ours interface {
+		Validate(*quickfix.Message) quickfix.MessageRejectError
+	}
+}
+
+func newOracle(dd *datadictionary.DataDictionary, vs quickfix.ValidatorSettings) oracle {
+	off := vs
+	off.RejectInvalidMessage = false
+	return oracle{full: quickfix.NewValidator(vs, dd, nil), partial: quickfix.NewValidator(off, dd, nil), ours: NewValidator(dd, vs)}
+}
+
+// verdicts returns QuickFIX/Go's verdict on m and the session's with the
+// Validator, and a description of how they differ ("" when they agree:
+// both none, or the same reason, text and RefTagID). With several required
+// tags missing, QuickFIX/Go names any one of them (it ranges over a map):
+// then the tag is not compared.
+func (o oracle) verdicts(m *quickfix.Message) (want, got quickfix.MessageRejectError, differ string) {
+	want = o.full.Validate(m)
+	if got = o.partial.Validate(m); got == nil {
+		got = o.ours.Validate(m)
+	}
+	switch {
+	case want == nil && got == nil:
+		return want, got, ""
+	case want == nil || got == nil:
+		return want, got, fmt.Sprintf("QuickFIX/Go says %v, partial and gateway %v", want, got)
+	}
+	sameTag := want.RejectReason() == rejectRequiredTagMissing || fmt.Sprint(deref(want.RefTagID())) == fmt.Sprint(deref(got.RefTagID()))
+	if want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || !sameTag {
+		return want, got, fmt.Sprintf("QuickFIX/Go %q (%d, tag %v), gateway %q (%d, tag %v)",
+			want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID()))
+	}
+	return want, got, ""
+}
+
+// TestValidatorAsQuickFIX checks that QuickFIX/Go with RejectInvalidMessage=N
+// followed by the gateway's Validator gives, for every case and settings,
+// the verdict of QuickFIX/Go with RejectInvalidMessage=Y: the same reject
+// (reason, RefTagID, text) or none.
+func TestValidatorAsQuickFIX(t *testing.T) {
+	dd := fix44(t)
+	settings := []quickfix.ValidatorSettings{
+		{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true},
+		{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: false, RejectInvalidMessage: true, AllowUnknownMessageFields: true},
+		{CheckFieldsOutOfOrder: false, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: false},
+	}
+	valid := 0
+	for si, vs := range settings {
+		o := newOracle(dd, vs)
+		for _, c := range validationCases {
+			want, _, differ := o.verdicts(parsed(t, dd, wire(c.fields)))
+			if want == nil && si == 0 {
+				valid++
+			}
+			if differ != "" {
+				t.Errorf("settings %d, %s: %s", si, c.name, differ)
+			}
+		}
+	}
+	// The cases must exercise both verdicts.
+	if valid < 10 || valid == len(validationCases) {
+		t.Fatalf("%d of %d cases valid under the default settings: the cases do not cover both verdicts", valid, len(validationCases))
+	}
+}
+
+// rejectRequiredTagMissing is SessionRejectReason 1.
+const rejectRequiredTagMissing = 1
+
+func deref(t *quickfix.Tag) any {
+	if t == nil {
+		return nil
+	}
+	return int(*t)
+}
+
+// TestValidatorFastPath checks that the order flow's messages pass without
+// QuickFIX/Go's validator, and without allocating.
+func TestValidatorFastPath(t *testing.T) {
+	dd := fix44(t)
+	v := NewValidator(dd, quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true})
+	for _, c := range validationCases[:12] {
+		m := parsed(t, dd, wire(c.fields))
+		if !v.valid(m.Bytes()) {
+			t.Errorf("%s: not passed by the fast check", c.name)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = v.Validate(m) }); n != 0 {
+			t.Errorf("%s: %.0f allocations per Validate, want 0", c.name, n)
+		}
+	}
+}
+
+// TestPlainTimestamp checks that every timestamp plainTimestamp accepts is
+// one QuickFIX/Go reads, over edge dates and times and every form it tells
+// apart.
+func TestPlainTimestamp(t *testing.T) {
+	accepted := 0
+	for _, date := range []string{"20261202", "20240229", "20230229", "21000229", "20000229", "00000101", "99991231", "20261301", "20261200", "20260431", "20260430", "20261232"} {
+		for _, tod := range []string{"00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "1a:00:00"} {
+			for _, frac := range []string{"", ".123", ".123456", ".123456789", ",123", ".12", ".+12", ".1234", ".12a"} {
+				v := []byte(date + "-" + tod + frac)
+				var x quickfix.FIXUTCTimestamp
+				qf := x.Read(v) == nil
+				if plainTimestamp(v) {
+					accepted++
+					if !qf {
+						t.Errorf("%s: accepted, QuickFIX/Go refuses it", v)
+					}
+				} else if qf && frac != ",123" && frac != ".+12" {
+					t.Errorf("%s: left to QuickFIX/Go's reader, a plain timestamp it takes", v)
+				}
+			}
+		}
+	}
+	if accepted == 0 {
+		t.Fatal("no timestamp accepted")
+	}
+}
+
+// TestTakeOverValidation checks which sessions' checks move to the gateway.
+func TestTakeOverValidation(t *testing.T) {
+	path, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set  map[string]string
+		take bool
+	}{
+		{map[string]string{"DataDictionary": path}, true},
+		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "Y", config.AllowUnknownMessageFields: "Y"}, true},
+		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "N"}, false},
+		{map[string]string{}, false},
+	} {
+		ss := quickfix.NewSessionSettings()
+		for k, v := range c.set {
+			ss.Set(k, v)
+		}
+		v, err := TakeOverValidation(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (v != nil) != c.take {
+			t.Errorf("%v: taken over %v, want %v", c.set, v != nil, c.take)
+		}
+		if r, _ := ss.BoolSetting("RejectInvalidMessage"); c.take && r {
+			t.Errorf("%v: RejectInvalidMessage still on in QuickFIX/Go", c.set)
+		}
+	}
+	ss := quickfix.NewSessionSettings()
+	ss.Set("DataDictionary", path)
+	ss.Set(config.CheckUserDefinedFields, "maybe")
+	if _, err := TakeOverValidation(ss); err == nil {
+		t.Error("a setting that is not Y or N was accepted")
+	}
+}
+
+// TestValidatorAsQuickFIXMutations compares the verdicts as
+// TestValidatorAsQuickFIX does over seeded random mutations of the cases:
+// a value replaced, a field repeated, removed or added with a tag of the
+// dictionary (in or out of the message type) or a user-defined one.
+func TestValidatorAsQuickFIXMutations(t *testing.T) {
+	dd := fix44(t)
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	o := newOracle(dd, vs)
+	rng := rand.New(rand.NewPCG(1, 2))
+	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
+	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999}
+	const mutations = 20000
+	valid, checked := 0, 0
+	for i := 0; i < mutations; i++ {
+		c := validationCases[rng.IntN(len(validationCases))]
+		fields := strings.Split(strings.TrimSuffix(c.fields, "|"), "|")
+		// Keep the first four (35, 49, 56, 34): the parser and the session
+		// checks before validation need them.
+		j := 4 + rng.IntN(len(fields)-3)
+		switch rng.IntN(4) {
+		case 0:
+			if j < len(fields) {
+				k, _, _ := strings.Cut(fields[j], "=")
+				fields[j] = k + "=" + values[rng.IntN(len(values))]
+			}
+		case 1:
+			if j < len(fields) {
+				fields = append(fields[:j+1], fields[j:]...)
+			}
+		case 2:
+			if j < len(fields) {
+				fields = append(fields[:j], fields[j+1:]...)
+			}
+		case 3:
+			f := fmt.Sprintf("%d=%s", tags[rng.IntN(len(tags))], values[rng.IntN(len(values))])
+			fields = append(fields[:j], append([]string{f}, fields[j:]...)...)
+		}
+		raw := wire(strings.Join(fields, "|") + "|")
+		m := quickfix.NewMessage()
+		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dd, dd); err != nil {
+			continue // not a message QuickFIX/Go's session would validate
+		}
+		checked++
+		want, _, differ := o.verdicts(m)
+		if want == nil {
+			valid++
+		}
+		if differ != "" {
+			t.Fatalf("%q: %s", raw, differ)
+		}
+	}
+	t.Logf("%d mutated messages compared, %d valid", checked, valid)
+	if checked < mutations/2 || valid == 0 || valid == checked {
+		t.Fatalf("%d of %d mutations parsed, %d valid: the mutations do not cover both verdicts", checked, mutations, valid)
+	}
+}
+
+// BenchmarkValidate: a NewOrderSingle through QuickFIX/Go's validator with
+// RejectInvalidMessage=Y (quickfix), against QuickFIX/Go's with it off
+// followed by the gateway's Validator (gateway), as a session runs them;
+// gateway-part is the Validator alone.
+func BenchmarkValidate(b *testing.B) {
+	dd := fix44(b)
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	off := vs
+	off.RejectInvalidMessage = false
+	full, partial, ours := quickfix.NewValidator(vs, dd, nil), quickfix.NewValidator(off, dd, nil), NewValidator(dd, vs)
+	m := parsed(b, dd, wire(validationCases[0].fields))
+	b.Run("quickfix", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if full.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("gateway", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if partial.Validate(m) != nil || ours.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("gateway-part", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ours.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// TestDictionaryParsedOnce: the same dictionary written in two data
+// directories is parsed once.
+func TestDictionaryParsedOnce(t *testing.T) {
+	a, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := spec.WriteFIX44(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	da, err := parsedDictionary(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := parsedDictionary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if da != db {
+		t.Error("the same dictionary was parsed twice")
+	}
+	if _, err := parsedDictionary(filepath.Join(t.TempDir(), "missing.xml")); err == nil {
+		t.Error("a missing dictionary was accepted")
+	}
+}
