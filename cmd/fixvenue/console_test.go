@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -168,13 +167,7 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 func TestConsoleTapeSurvivesRestarts(t *testing.T) {
 	dir := t.TempDir()
 	const token = "console-test-token-0123456789abcdef"
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[journal]
+	cfg := writeVenueConfig(t, dir, `[journal]
 snapshot_interval = "200ms"
 [marketdata]
 feed_addr = "127.0.0.1:%d"
@@ -189,10 +182,7 @@ sha256 = %q
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, 3]
-`, filepath.Join(dir, "data"), freeUDPPort(t), ops.HashToken(token))
-	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, freeUDPPort(t), ops.HashToken(token))
 	ctx := browsertest.New(t)
 	admin := func(v *venueProc, path, body string) {
 		t.Helper()
@@ -279,14 +269,7 @@ range = [1, 3]
 
 	for cycle, how := range []string{"SIGTERM", "kill -9", "kill -9, the tape's state removed"} {
 		if how == "SIGTERM" {
-			if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-v.exited:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
-			}
+			v.stop(t)
 		} else {
 			v.kill()
 		}
@@ -297,7 +280,7 @@ range = [1, 3]
 			}
 		}
 		v = start()
-		if loaded := strings.Contains(v.logs(), `msg="snapshot loaded"`); loaded == whole {
+		if loaded := v.loadedSnapshot(); loaded == whole {
 			t.Fatalf("after %s: snapshot loaded = %v:\n%s", how, loaded, v.logs())
 		}
 		gotRows, gotPath := consoleShows(t, ctx, "http://"+v.ready.AdminAddr, day, change, pct)
