@@ -27,67 +27,92 @@ type Order struct {
 // NewOrder encodes a NewOrder.
 func NewOrder(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	var c venue.NewOrder
-	must(t, c.WrapEncode(buf, 0))
-	c.SetSeq(o.Seq)
-	c.SetTimestampNs(o.TimestampNs)
-	c.SetSessionIdx(o.Session)
-	c.SetSide(o.Side)
-	c.SetOrdType(o.OrdType)
-	c.SetInstrumentID(o.Instrument)
-	c.SetTimeInForce(o.TIF)
-	c.SetPriceTicks(o.PriceTicks)
-	c.SetQty(o.Qty)
-	must(t, c.SetClOrdIDString(o.ClOrdID))
-	must(t, c.SetAccountString(o.Account))
-	return buf[:c.EncodedLength()]
+	return encode(t, buf, func(c *venue.NewOrder) { setTerms(t, c, o) })
 }
 
 // Replace encodes a ReplaceOrder of order o.OrderID.
 func Replace(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	var c venue.ReplaceOrder
-	must(t, c.WrapEncode(buf, 0))
-	c.SetSeq(o.Seq)
-	c.SetTimestampNs(o.TimestampNs)
-	c.SetSessionIdx(o.Session)
-	c.SetSide(o.Side)
-	c.SetOrdType(o.OrdType)
-	c.SetInstrumentID(o.Instrument)
-	c.SetTimeInForce(o.TIF)
-	c.SetOrderID(o.OrderID)
-	c.SetPriceTicks(o.PriceTicks)
-	c.SetQty(o.Qty)
-	must(t, c.SetClOrdIDString(o.ClOrdID))
-	must(t, c.SetAccountString(o.Account))
-	return buf[:c.EncodedLength()]
+	return encode(t, buf, func(c *venue.ReplaceOrder) {
+		setTerms(t, c, o)
+		c.SetOrderID(o.OrderID)
+	})
 }
 
 // Cancel encodes a CancelOrder of order o.OrderID.
 func Cancel(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	var c venue.CancelOrder
-	must(t, c.WrapEncode(buf, 0))
-	c.SetSeq(o.Seq)
-	c.SetTimestampNs(o.TimestampNs)
-	c.SetSessionIdx(o.Session)
-	c.SetSide(o.Side)
-	c.SetInstrumentID(o.Instrument)
-	c.SetOrderID(o.OrderID)
-	must(t, c.SetClOrdIDString(o.ClOrdID))
-	return buf[:c.EncodedLength()]
+	return encode(t, buf, func(c *venue.CancelOrder) {
+		setAddress(t, c, o)
+		c.SetOrderID(o.OrderID)
+	})
 }
 
 // SetStatus encodes a SetTradingStatus of an instrument.
 func SetStatus(t testing.TB, buf []byte, seq uint64, timestampNs int64, instrument uint32, st venue.TradingStatus) []byte {
 	t.Helper()
-	var c venue.SetTradingStatus
+	return encode(t, buf, func(c *venue.SetTradingStatus) {
+		c.SetSeq(seq)
+		c.SetTimestampNs(timestampNs)
+		c.SetInstrumentID(instrument)
+		c.SetStatus(st)
+	})
+}
+
+// encode wraps a flyweight of type M at the start of buf, has set write its
+// fields and returns the encoded bytes.
+func encode[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	EncodedLength() int
+}](t testing.TB, buf []byte, set func(P)) []byte {
+	t.Helper()
+	c := P(new(M))
 	must(t, c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(timestampNs)
-	c.SetInstrumentID(instrument)
-	c.SetStatus(st)
+	set(c)
 	return buf[:c.EncodedLength()]
+}
+
+// address are the setters the order commands share: who sends which
+// ClOrdID about which side of which instrument.
+type address interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetInstrumentID(uint32)
+	SetClOrdIDString(string) error
+}
+
+func setAddress(t testing.TB, c address, o Order) {
+	t.Helper()
+	c.SetSeq(o.Seq)
+	c.SetTimestampNs(o.TimestampNs)
+	c.SetSessionIdx(o.Session)
+	c.SetSide(o.Side)
+	c.SetInstrumentID(o.Instrument)
+	must(t, c.SetClOrdIDString(o.ClOrdID))
+}
+
+// terms are the setters of a NewOrder and a ReplaceOrder: the address and
+// the order's terms.
+type terms interface {
+	address
+	SetOrdType(venue.OrdType)
+	SetTimeInForce(venue.TimeInForce)
+	SetPriceTicks(int64)
+	SetQty(int64)
+	SetAccountString(string) error
+}
+
+func setTerms(t testing.TB, c terms, o Order) {
+	t.Helper()
+	setAddress(t, c, o)
+	c.SetOrdType(o.OrdType)
+	c.SetTimeInForce(o.TIF)
+	c.SetPriceTicks(o.PriceTicks)
+	c.SetQty(o.Qty)
+	must(t, c.SetAccountString(o.Account))
 }
 
 func must(t testing.TB, err error) {
