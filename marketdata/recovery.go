@@ -297,49 +297,50 @@ func (c *recoveryConn) retransmit(requestID, fromSeq uint64, count uint32) error
 		}
 	}
 	s.retransmits.Add(1)
-	buf, off, err := c.out.Reserve(mdsbe.RetransmitEndEncodedLength, s.f.cfg.Clock().UnixNano())
+	return c.reply(mdsbe.RetransmitEndEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.RetransmitEnd
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(requestID)
+		m.SetFromSeq(fromSeq)
+		m.SetCount(count)
+	})
+}
+
+// reply sends one answer packet holding the message that encode writes.
+func (c *recoveryConn) reply(msgLen int, encode func(buf []byte, off int)) error {
+	buf, off, err := c.out.Reserve(msgLen, c.s.f.cfg.Clock().UnixNano())
 	if err != nil {
 		return err
 	}
-	var m mdsbe.RetransmitEnd
-	_ = m.WrapEncode(buf, off)
-	m.SetRequestID(requestID)
-	m.SetFromSeq(fromSeq)
-	m.SetCount(count)
+	encode(buf, off)
 	return c.out.Flush()
 }
 
 func (c *recoveryConn) sendRetransmitReject(requestID, fromSeq uint64, count uint32,
 	reason mdsbe.RetransmitRejectReason, oldest, nextSeq uint64) error {
-	buf, off, err := c.out.Reserve(mdsbe.RetransmitRejectEncodedLength, c.s.f.cfg.Clock().UnixNano())
-	if err != nil {
-		return err
-	}
-	var m mdsbe.RetransmitReject
-	_ = m.WrapEncode(buf, off)
-	m.SetRequestID(requestID)
-	m.SetFromSeq(fromSeq)
-	m.SetCount(count)
-	m.SetReason(reason)
-	m.SetOldestSeq(oldest)
-	m.SetNextSeq(nextSeq)
-	return c.out.Flush()
+	return c.reply(mdsbe.RetransmitRejectEncodedLength, func(buf []byte, off int) {
+		var m mdsbe.RetransmitReject
+		_ = m.WrapEncode(buf, off)
+		m.SetRequestID(requestID)
+		m.SetFromSeq(fromSeq)
+		m.SetCount(count)
+		m.SetReason(reason)
+		m.SetOldestSeq(oldest)
+		m.SetNextSeq(nextSeq)
+	})
 }
 
 func (c *recoveryConn) snapshot(requestID uint64, instrumentID uint32) error {
 	s := c.s
 	reject := func(reason mdsbe.SnapshotRejectReason) error {
 		s.snapshotsRejected.Add(1)
-		buf, off, err := c.out.Reserve(mdsbe.SnapshotRejectEncodedLength, s.f.cfg.Clock().UnixNano())
-		if err != nil {
-			return err
-		}
-		var m mdsbe.SnapshotReject
-		_ = m.WrapEncode(buf, off)
-		m.SetRequestID(requestID)
-		m.SetInstrumentID(instrumentID)
-		m.SetReason(reason)
-		return c.out.Flush()
+		return c.reply(mdsbe.SnapshotRejectEncodedLength, func(buf []byte, off int) {
+			var m mdsbe.SnapshotReject
+			_ = m.WrapEncode(buf, off)
+			m.SetRequestID(requestID)
+			m.SetInstrumentID(instrumentID)
+			m.SetReason(reason)
+		})
 	}
 	if !c.limiter.take(s.f.cfg.Clock()) {
 		return reject(mdsbe.SnapshotRejectReasonRateLimited)
