@@ -211,26 +211,26 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 		ec.finish()
 		return errEchoLogout
 	case "D":
-		ec.begin("8", ts)
-		ec.execID++
-		ec.w.uint(tag.OrderID, ec.execID)
-		ec.w.uint(tag.ExecID, ec.execID)
-		ec.w.field(tag.ClOrdID, m.clOrdID)
-		ec.w.str(tag.ExecType, "0")
-		ec.w.str(tag.OrdStatus, "0")
+		ec.report(m, "0", ts) // New
 	case "F":
-		ec.begin("8", ts)
-		ec.execID++
-		ec.w.uint(tag.OrderID, ec.execID)
-		ec.w.uint(tag.ExecID, ec.execID)
-		ec.w.field(tag.ClOrdID, m.clOrdID)
-		ec.w.str(tag.ExecType, "4")
-		ec.w.str(tag.OrdStatus, "4")
+		ec.report(m, "4", ts) // Canceled
 	default:
 		return nil
 	}
 	ec.finish()
 	return nil
+}
+
+// report begins the ExecutionReport answering m, with ExecType and
+// OrdStatus both status.
+func (ec *echoConn) report(m *inbound, status string, ts *[timestampBytes]byte) {
+	ec.begin("8", ts)
+	ec.execID++
+	ec.w.uint(tag.OrderID, ec.execID)
+	ec.w.uint(tag.ExecID, ec.execID)
+	ec.w.field(tag.ClOrdID, m.clOrdID)
+	ec.w.str(tag.ExecType, status)
+	ec.w.str(tag.OrdStatus, status)
 }
 
 func (ec *echoConn) begin(msgType string, ts *[timestampBytes]byte) {
