@@ -23,8 +23,6 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-func init() { commands["bench"] = cmdBench }
-
 func benchUsage() {
 	fmt.Fprint(os.Stderr, `usage: fixvenue bench <harness> [options]
 

@@ -19,8 +19,6 @@ import (
 	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
-func init() { commands["load"] = cmdLoad }
-
 func cmdLoad(args []string) int {
 	d := loadgen.DefaultConfig()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
