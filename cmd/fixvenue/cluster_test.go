@@ -407,10 +407,7 @@ func (c *clusterClient) verify(cl *fixclient.Client, all bool) error {
 		}
 	}
 	for _, id := range ids {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			return err
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			return fmt.Errorf("status of acknowledged %s: %w", id, err)
 		}
@@ -886,10 +883,7 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 		}
 		defer cl.Close()
 		for _, id := range orders[c] {
-			if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-				t.Fatal(err)
-			}
-			m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+			m, err := orderStatus(cl, "ACME", id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -907,10 +901,7 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	status(away, "4")
 	for _, id := range orders[back] {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			t.Fatal(err)
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -208,11 +208,7 @@ func (c *crashClient) verifyAndTrade(t *testing.T, addr string, cycle int, first
 	// Acknowledged orders must be known to the restarted venue: the last cycle's
 	// all, earlier ones a bounded sample (every order gets checked at the end).
 	for _, id := range c.toVerify(trading == nil) {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			t.Errorf("%s: %v", c.comp, err)
-			return
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			t.Errorf("%s cycle %d: status of acknowledged %s: %v", c.comp, cycle, id, err)
 			return

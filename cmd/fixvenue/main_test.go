@@ -200,16 +200,21 @@ func statusRequestsUntil(t *testing.T, c *fixclient.Client, symbol string, done 
 		if time.Now().After(deadline) {
 			return false
 		}
-		id := fmt.Sprintf("w%d", n)
-		if err := c.Send("H", fixclient.F(11, id), fixclient.F(55, symbol), fixclient.F(54, "1")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id}); err != nil {
+		if _, err := orderStatus(c, symbol, fmt.Sprintf("w%d", n)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return true
+}
+
+// orderStatus asks cl for the status of order id, a buy of symbol (35=H),
+// and waits up to 10 s for the ExecutionReport that answers (11=id, 150=I).
+func orderStatus(cl *fixclient.Client, symbol, id string) (*fixclient.Message, error) {
+	if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, symbol), fixclient.F(54, "1")); err != nil {
+		return nil, err
+	}
+	return cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
 }
 
 // readUntilClosed reads cl's messages in a goroutine, handing each to seen,
