@@ -250,24 +250,13 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 // runRiskReports journals a utilisation report every interval, which the
 // gateway turns into the risk gauges.
 func (s *Server) runRiskReports(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopSnaps:
-			return
-		case <-t.C:
-		}
-		seq, slot, err := s.pipe.Commands.Claim()
-		if err != nil {
-			s.log.Warn("risk report not journaled", "err", err)
-			continue
-		}
-		var c venue.RiskControl
-		_ = c.WrapEncode(slot, 0)
-		c.SetSeq(s.pipe.SeqBase() + uint64(seq))
-		c.SetTimestampNs(time.Now().UnixNano())
-		c.SetAction(venue.RiskActionReport)
-		s.pipe.Commands.Publish(seq)
-	}
+	s.every(interval, func() {
+		s.publish("risk report", func(slot []byte, seq uint64) {
+			var c venue.RiskControl
+			_ = c.WrapEncode(slot, 0)
+			c.SetSeq(seq)
+			c.SetTimestampNs(time.Now().UnixNano())
+			c.SetAction(venue.RiskActionReport)
+		})
+	})
 }
