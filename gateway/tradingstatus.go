@@ -194,16 +194,25 @@ func (g *Gateway) SetTradingStatus(symbol string, status venue.TradingStatus, wa
 	if !status.Valid() {
 		return errors.New("gateway: invalid trading status " + status.String())
 	}
-	seq, slot, err := g.claimWait(wait)
+	return g.publishWait(wait, func(slot []byte, seq uint64) {
+		var cmd venue.SetTradingStatus
+		_ = cmd.WrapEncode(slot, 0)
+		cmd.SetSeq(seq)
+		cmd.SetTimestampNs(g.cfg.Now())
+		cmd.SetInstrumentID(in.ID)
+		cmd.SetStatus(status)
+	})
+}
+
+// publishWait publishes a command that must not be lost (a disconnect, an
+// operator's): it claims a slot (claimWait, up to deadline), has encode
+// write the command of sequence seq into it, and publishes it.
+func (g *Gateway) publishWait(deadline time.Duration, encode func(slot []byte, seq uint64)) error {
+	seq, slot, err := g.claimWait(deadline)
 	if err != nil {
 		return err
 	}
-	var cmd venue.SetTradingStatus
-	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
-	cmd.SetTimestampNs(g.cfg.Now())
-	cmd.SetInstrumentID(in.ID)
-	cmd.SetStatus(status)
+	encode(slot, g.cfg.SeqBase+uint64(seq))
 	g.commands.Publish(seq)
 	return nil
 }
