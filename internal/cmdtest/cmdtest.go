@@ -27,13 +27,13 @@ type Order struct {
 // NewOrder encodes a NewOrder.
 func NewOrder(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	return encode(t, buf, func(c *venue.NewOrder) { setTerms(t, c, o) })
+	return Encode(t, buf, func(c *venue.NewOrder) { setTerms(t, c, o) })
 }
 
 // Replace encodes a ReplaceOrder of order o.OrderID.
 func Replace(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	return encode(t, buf, func(c *venue.ReplaceOrder) {
+	return Encode(t, buf, func(c *venue.ReplaceOrder) {
 		setTerms(t, c, o)
 		c.SetOrderID(o.OrderID)
 	})
@@ -42,7 +42,7 @@ func Replace(t testing.TB, buf []byte, o Order) []byte {
 // Cancel encodes a CancelOrder of order o.OrderID.
 func Cancel(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
-	return encode(t, buf, func(c *venue.CancelOrder) {
+	return Encode(t, buf, func(c *venue.CancelOrder) {
 		setAddress(t, c, o)
 		c.SetOrderID(o.OrderID)
 	})
@@ -51,7 +51,7 @@ func Cancel(t testing.TB, buf []byte, o Order) []byte {
 // SetStatus encodes a SetTradingStatus of an instrument.
 func SetStatus(t testing.TB, buf []byte, seq uint64, timestampNs int64, instrument uint32, st venue.TradingStatus) []byte {
 	t.Helper()
-	return encode(t, buf, func(c *venue.SetTradingStatus) {
+	return Encode(t, buf, func(c *venue.SetTradingStatus) {
 		c.SetSeq(seq)
 		c.SetTimestampNs(timestampNs)
 		c.SetInstrumentID(instrument)
@@ -59,9 +59,10 @@ func SetStatus(t testing.TB, buf []byte, seq uint64, timestampNs int64, instrume
 	})
 }
 
-// encode wraps a flyweight of type M at the start of buf, has set write its
-// fields and returns the encoded bytes.
-func encode[M any, P interface {
+// Encode wraps a command's flyweight (*M) at the start of buf, has set
+// write its fields and returns the encoded bytes: for the commands this
+// package has no function of its own for.
+func Encode[M any, P interface {
 	*M
 	WrapEncode(buf []byte, off int) error
 	EncodedLength() int
