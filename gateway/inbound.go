@@ -518,11 +518,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 // ring's claim timeout for a slot, retrying until deadline: this command must not be lost.
 func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 	s := g.sessions[idx]
-	return g.publishWait(deadline, func(slot []byte, seq uint64) {
-		var cmd venue.SessionDisconnected
-		_ = cmd.WrapEncode(slot, 0)
-		cmd.SetSeq(seq)
-		cmd.SetTimestampNs(g.cfg.Now())
+	return publishWait(g, deadline, func(cmd *venue.SessionDisconnected) {
 		cmd.SetSessionIdx(s.idx)
 		if s.cfg.CancelOnDisconnect {
 			cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
