@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/connset"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
@@ -104,11 +104,8 @@ type recoveryServer struct {
 	f       *Feed
 	cfg     RecoveryConfig
 	ln      net.Listener
-	connSem chan struct{}
+	conns   *connset.Set // bounded by ConnsMax
 	snapSem chan struct{}
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
 
 	connsAccepted, connsRefused, retransmits, retransmitsRejected atomic.Uint64
 	snapshots, snapshotsRejected, protocolErrors                  atomic.Uint64
@@ -121,9 +118,8 @@ func newRecoveryServer(f *Feed) (*recoveryServer, error) {
 		return nil, fmt.Errorf("marketdata: recovery listener: %w", err)
 	}
 	return &recoveryServer{f: f, cfg: cfg, ln: ln,
-		connSem: make(chan struct{}, cfg.ConnsMax),
-		snapSem: make(chan struct{}, cfg.SnapshotsConcurrentMax),
-		conns:   make(map[net.Conn]struct{}, cfg.ConnsMax)}, nil
+		conns:   connset.New(cfg.ConnsMax),
+		snapSem: make(chan struct{}, cfg.SnapshotsConcurrentMax)}, nil
 }
 
 func (s *recoveryServer) stats() RecoveryStats {
@@ -136,55 +132,30 @@ func (s *recoveryServer) stats() RecoveryStats {
 // serve accepts connections until ctx ends, then closes every connection
 // and waits for their goroutines.
 func (s *recoveryServer) serve(ctx context.Context) error {
-	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, func() {
 		s.ln.Close()
-		s.mu.Lock()
-		for c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
+		s.conns.Close()
 	})
 	defer stop()
-	var err error
+	defer s.conns.Wait()
 	for {
-		conn, aerr := s.ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
-				err = aerr
+		conn, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			break
+			return nil
 		}
-		select {
-		case s.connSem <- struct{}{}:
-		default:
-			s.connsRefused.Add(1)
-			conn.Close()
-			continue
-		}
-		s.mu.Lock()
 		if ctx.Err() != nil {
-			s.mu.Unlock()
 			conn.Close()
-			<-s.connSem
-			break
+			return nil
 		}
-		s.conns[conn] = struct{}{}
-		s.mu.Unlock()
-		s.connsAccepted.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.handle(conn)
-			s.mu.Lock()
-			delete(s.conns, conn)
-			s.mu.Unlock()
-			conn.Close()
-			<-s.connSem
-		}()
+		if s.conns.Serve(conn, s.handle) {
+			s.connsAccepted.Add(1)
+		} else {
+			s.connsRefused.Add(1)
+		}
 	}
-	wg.Wait()
-	return err
 }
 
 // recoveryConn is one client connection: requests in, packets out.
