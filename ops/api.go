@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
@@ -181,21 +180,9 @@ func (o *Ops) listen(fixReady func() bool) error {
 }
 
 func adminTLS(a config.Admin) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(a.TLSCertFile, a.TLSKeyFile)
+	tc, err := tlsserver.Config(a.TLSCertFile, a.TLSKeyFile, a.TLSClientCAFile)
 	if err != nil {
-		return nil, fmt.Errorf("admin.tls_cert_file: %w", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if a.TLSClientCAFile != "" {
-		pem, err := os.ReadFile(a.TLSClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("admin.tls_client_ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errors.New("admin.tls_client_ca_file: no certificate in it")
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		return nil, fmt.Errorf("admin TLS (admin.tls_cert_file, tls_key_file, tls_client_ca_file): %w", err)
 	}
 	return tc, nil
 }
