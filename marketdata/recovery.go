@@ -268,31 +268,33 @@ func (c *recoveryConn) retransmit(requestID, fromSeq uint64, count uint32) error
 		}
 	}
 	s.retransmits.Add(1)
-	return c.reply(mdsbe.RetransmitEndEncodedLength, func(buf []byte, off int) {
-		var m mdsbe.RetransmitEnd
-		_ = m.WrapEncode(buf, off)
-		m.SetRequestID(requestID)
+	return reply(c, mdsbe.RetransmitEndEncodedLength, requestID, func(m *mdsbe.RetransmitEnd) {
 		m.SetFromSeq(fromSeq)
 		m.SetCount(count)
 	})
 }
 
-// reply sends one answer packet holding the message that encode writes.
-func (c *recoveryConn) reply(msgLen int, encode func(buf []byte, off int)) error {
+// reply sends one answer packet holding a message of type *M, msgLen
+// bytes, answering request requestID; set writes the rest of it.
+func reply[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	SetRequestID(uint64)
+}](c *recoveryConn, msgLen int, requestID uint64, set func(P)) error {
 	buf, off, err := c.out.Reserve(msgLen, c.s.f.cfg.Clock().UnixNano())
 	if err != nil {
 		return err
 	}
-	encode(buf, off)
+	m := P(new(M))
+	_ = m.WrapEncode(buf, off) // Reserve gave msgLen bytes
+	m.SetRequestID(requestID)
+	set(m)
 	return c.out.Flush()
 }
 
 func (c *recoveryConn) sendRetransmitReject(requestID, fromSeq uint64, count uint32,
 	reason mdsbe.RetransmitRejectReason, oldest, nextSeq uint64) error {
-	return c.reply(mdsbe.RetransmitRejectEncodedLength, func(buf []byte, off int) {
-		var m mdsbe.RetransmitReject
-		_ = m.WrapEncode(buf, off)
-		m.SetRequestID(requestID)
+	return reply(c, mdsbe.RetransmitRejectEncodedLength, requestID, func(m *mdsbe.RetransmitReject) {
 		m.SetFromSeq(fromSeq)
 		m.SetCount(count)
 		m.SetReason(reason)
@@ -305,10 +307,7 @@ func (c *recoveryConn) snapshot(requestID uint64, instrumentID uint32) error {
 	s := c.s
 	reject := func(reason mdsbe.SnapshotRejectReason) error {
 		s.snapshotsRejected.Add(1)
-		return c.reply(mdsbe.SnapshotRejectEncodedLength, func(buf []byte, off int) {
-			var m mdsbe.SnapshotReject
-			_ = m.WrapEncode(buf, off)
-			m.SetRequestID(requestID)
+		return reply(c, mdsbe.SnapshotRejectEncodedLength, requestID, func(m *mdsbe.SnapshotReject) {
 			m.SetInstrumentID(instrumentID)
 			m.SetReason(reason)
 		})
