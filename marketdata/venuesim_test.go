@@ -169,6 +169,38 @@ func simCommand[M any, P interface {
 	})
 }
 
+// weighted is one value of a random choice: drawn when a draw in [0, n)
+// (n the last entry's below) is under below and no earlier entry's.
+type weighted[T any] struct {
+	below int
+	v     T
+}
+
+func pickWeighted[T any](s *venueSim, choices []weighted[T]) T {
+	r := s.rng.IntN(choices[len(choices)-1].below)
+	for _, c := range choices {
+		if r < c.below {
+			return c.v
+		}
+	}
+	panic("unreachable: the draw is under the last bound")
+}
+
+// simTimesInForce are a limit order's times in force, in percent.
+var simTimesInForce = []weighted[venue.TimeInForce]{
+	{40, venue.TimeInForceDay}, {65, venue.TimeInForceGTC}, {75, venue.TimeInForceGTD}, {86, venue.TimeInForceIOC},
+	{96, venue.TimeInForceFOK},
+	{98, venue.TimeInForceAtTheOpening}, // refused outside the opening call
+	{100, venue.TimeInForceAtTheClose},
+}
+
+// simStatuses are the statuses an operator sets, in twentieths: mostly
+// Open, which ends a call with its uncross.
+var simStatuses = []weighted[venue.TradingStatus]{
+	{12, venue.TradingStatusOpen}, {14, venue.TradingStatusHalted}, {15, venue.TradingStatusClosed},
+	{17, venue.TradingStatusOpeningCall}, {19, venue.TradingStatusClosingCall}, {20, venue.TradingStatusVolatilityAuction},
+}
+
 func (s *venueSim) newClOrdID() string {
 	s.clSeq++
 	return fmt.Sprintf("c%d", s.clSeq)
@@ -199,22 +231,9 @@ func (s *venueSim) newOrder() []byte {
 		default:
 			c.SetOrdType(venue.OrdTypeLimit)
 			c.SetPriceTicks(s.price(in, side))
-			switch r := s.rng.IntN(100); {
-			case r < 40:
-				c.SetTimeInForce(venue.TimeInForceDay)
-			case r < 65:
-				c.SetTimeInForce(venue.TimeInForceGTC)
-			case r < 75:
-				c.SetTimeInForce(venue.TimeInForceGTD)
+			c.SetTimeInForce(pickWeighted(s, simTimesInForce))
+			if c.TimeInForce() == venue.TimeInForceGTD {
 				c.SetExpireTimeNs(s.nowNs + s.rng.Int64N(200_000_000))
-			case r < 86:
-				c.SetTimeInForce(venue.TimeInForceIOC)
-			case r < 96:
-				c.SetTimeInForce(venue.TimeInForceFOK)
-			case r < 98:
-				c.SetTimeInForce(venue.TimeInForceAtTheOpening) // refused outside the opening call
-			default:
-				c.SetTimeInForce(venue.TimeInForceAtTheClose)
 			}
 			if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 5 {
 				c.SetFlags(venue.OrderFlagsPostOnly)
@@ -345,20 +364,7 @@ func (s *venueSim) disconnect() []byte {
 func (s *venueSim) setStatus() []byte {
 	return simCommand(s, func(c *venue.SetTradingStatus) {
 		c.SetInstrumentID(s.pickInstrument().ID)
-		switch r := s.rng.IntN(20); {
-		case r < 12:
-			c.SetStatus(venue.TradingStatusOpen) // from a call: the uncross
-		case r < 14:
-			c.SetStatus(venue.TradingStatusHalted)
-		case r < 15:
-			c.SetStatus(venue.TradingStatusClosed)
-		case r < 17:
-			c.SetStatus(venue.TradingStatusOpeningCall)
-		case r < 19:
-			c.SetStatus(venue.TradingStatusClosingCall)
-		default:
-			c.SetStatus(venue.TradingStatusVolatilityAuction)
-		}
+		c.SetStatus(pickWeighted(s, simStatuses))
 	})
 }
 
