@@ -119,19 +119,8 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 	if b.Change != wantChange || b.ChangePct != wantPct || b.Chart.DayStart == "" {
 		t.Fatalf("stream: change %q %q (want %q %q), day start %q", b.Change, b.ChangePct, wantChange, wantPct, b.Chart.DayStart)
 	}
-	var m struct {
-		Instruments []struct {
-			Symbol string `json:"symbol"`
-			Volume int64  `json:"volume"`
-			Trades int64  `json:"trades"`
-			Change string `json:"change"`
-		} `json:"instruments"`
-	}
-	firstUpdate(t, base+"/stream/market", &m)
-	for _, in := range m.Instruments {
-		if in.Symbol == "ACME" && (in.Volume != b.Volume || in.Trades != b.Trades || in.Change != b.Change) {
-			t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
-		}
+	if in := marketRowOf(t, base, "ACME"); in.Volume != b.Volume || in.Trades != b.Trades || in.Change != b.Change {
+		t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
 	}
 	// The admin API reports the same day, whatever the process saw since it started.
 	if api := apiInstrument(t, base, "ACME"); api.Volume != b.Volume || api.Trades != b.Trades || api.LastPrice != b.Last {
@@ -335,33 +324,31 @@ func apiInstrument(t *testing.T, base, symbol string) ops.InstrumentInfo {
 	return ops.InstrumentInfo{}
 }
 
+// marketRow is one instrument's row of the market page's stream.
+type marketRow struct {
+	Symbol   string `json:"symbol"`
+	Last     string `json:"last"`
+	Ref      string `json:"ref"`
+	RefLabel string `json:"refLabel"`
+	Change   string `json:"change"`
+	Volume   int64  `json:"volume"`
+	Trades   int64  `json:"trades"`
+}
+
 // marketRowOf reads one instrument's row of the market page's stream.
-func marketRowOf(t *testing.T, base, symbol string) (row struct {
-	Symbol, Last, Ref, RefLabel, Change string
-	Volume, Trades                      int64
-}) {
+func marketRowOf(t *testing.T, base, symbol string) marketRow {
 	t.Helper()
 	var m struct {
-		Instruments []struct {
-			Symbol   string `json:"symbol"`
-			Last     string `json:"last"`
-			Ref      string `json:"ref"`
-			RefLabel string `json:"refLabel"`
-			Change   string `json:"change"`
-			Volume   int64  `json:"volume"`
-			Trades   int64  `json:"trades"`
-		} `json:"instruments"`
+		Instruments []marketRow `json:"instruments"`
 	}
 	firstUpdate(t, base+"/stream/market", &m)
 	for _, in := range m.Instruments {
 		if in.Symbol == symbol {
-			row.Symbol, row.Last, row.Ref, row.RefLabel, row.Change, row.Volume, row.Trades = in.Symbol, in.Last, in.Ref, in.RefLabel,
-				in.Change, in.Volume, in.Trades
-			return row
+			return in
 		}
 	}
 	t.Fatalf("market stream: no %s", symbol)
-	return row
+	return marketRow{}
 }
 
 func logonClient(t *testing.T, v *venueProc, comp string) *fixclient.Client {
