@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // externalNATS starts a NATS server standing for an external one, learns
@@ -35,16 +36,24 @@ func externalNATS(t *testing.T, running bool) (n *eventstream.Embedded, url stri
 	return n, url, testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
 }
 
+// restingOrders logs CLIENT1 on and has n buy orders accepted (o0, o1, …),
+// which rest; it returns the logged-on client.
+func restingOrders(t *testing.T, s *Server, n int) *fixclient.Client {
+	t.Helper()
+	c := logon(t, s, "CLIENT1", true)
+	for i := 0; i < n; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	return c
+}
+
 // TestExportNATSDownAtStart: the venue starts and trades with its NATS
 // unreachable; once NATS comes up the stream catches up with the journal.
 func TestExportNATSDownAtStart(t *testing.T) {
 	n, url, cfg := externalNATS(t, false)
 	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	for i := 0; i < 20; i++ {
-		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
-		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
-	}
+	restingOrders(t, s, 20)
 	if lag := s.ExportLag(); lag < 20 {
 		t.Fatalf("export lag %d with NATS down, want at least 20", lag)
 	}
@@ -107,11 +116,7 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 func TestExportRefusesAStreamWithAGap(t *testing.T) {
 	_, url, cfg := externalNATS(t, true)
 	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	for i := 0; i < 5; i++ {
-		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
-		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
-	}
+	c := restingOrders(t, s, 5)
 	waitExported(t, s)
 	js := jetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
