@@ -6,28 +6,24 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 func fill(t testing.TB, instrument uint32, aggressor bool, side venue.Side, px, qty, tsNs int64) []byte {
 	t.Helper()
-	buf := make([]byte, 256)
-	var e venue.Fill
-	if err := e.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	e.SetInstrumentID(instrument)
-	e.SetSide(side)
-	e.SetLastPriceTicks(px)
-	e.SetLastQty(qty)
-	e.SetTimestampNs(tsNs)
-	if aggressor {
-		e.SetAggressor(venue.BooleanTypeTrue)
-	} else {
+	return cmdtest.Encode(t, make([]byte, 256), func(e *venue.Fill) {
+		e.SetInstrumentID(instrument)
+		e.SetSide(side)
+		e.SetLastPriceTicks(px)
+		e.SetLastQty(qty)
+		e.SetTimestampNs(tsNs)
 		e.SetAggressor(venue.BooleanTypeFalse)
-	}
-	return buf
+		if aggressor {
+			e.SetAggressor(venue.BooleanTypeTrue)
+		}
+	})
 }
 
 // TestTapeKeepsLastTrades: one trade per aggressor fill, newest first,

@@ -65,28 +65,19 @@ func (t *Tape) writeState(w io.Writer) error {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
 		b = append(b, boolByte(in.refIsClose))
-		kept := min(in.tradesN, TradesKept)
-		b = binary.LittleEndian.AppendUint32(b, uint32(kept))
-		for i := in.tradesN - kept; i < in.tradesN; i++ {
-			tr := in.trades[i%TradesKept]
+		b = appendKept(b, in.trades[:], in.tradesN, func(b []byte, tr Trade) []byte {
 			b = binary.LittleEndian.AppendUint64(b, uint64(tr.TimeNs))
 			b = binary.LittleEndian.AppendUint64(b, uint64(tr.PriceTicks))
 			b = binary.LittleEndian.AppendUint64(b, uint64(tr.Qty))
-			b = append(b, byte(tr.Aggressor))
-		}
-		points := min(in.chartN, ChartPointsMax)
-		b = binary.LittleEndian.AppendUint32(b, uint32(points))
-		for i := in.chartN - points; i < in.chartN; i++ {
-			p := in.chart[i%ChartPointsMax]
+			return append(b, byte(tr.Aggressor))
+		})
+		b = appendKept(b, in.chart, in.chartN, func(b []byte, p chartPoint) []byte {
 			b = binary.LittleEndian.AppendUint64(b, uint64(p.timeNs))
-			b = binary.LittleEndian.AppendUint64(b, uint64(p.priceTicks))
-		}
+			return binary.LittleEndian.AppendUint64(b, uint64(p.priceTicks))
+		})
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(t.opsN))
-	kept := min(t.opsN, OperatorResultsKept)
-	b = binary.LittleEndian.AppendUint32(b, uint32(kept))
-	for i := t.opsN - kept; i < t.opsN; i++ {
-		r := t.ops[i%OperatorResultsKept]
+	b = appendKept(b, t.ops[:], t.opsN, func(b []byte, r OperatorRecord) []byte {
 		b = binary.LittleEndian.AppendUint64(b, r.Seq)
 		b = binary.LittleEndian.AppendUint64(b, uint64(r.TimeNs))
 		b = append(b, byte(r.Action), byte(r.Reason))
@@ -95,10 +86,36 @@ func (t *Tape) writeState(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint32(b, r.Count)
 		name := r.Operator[:min(len(r.Operator), venue.OperatorNameLength)]
 		b = append(b, byte(len(name)))
-		b = append(b, name...)
-	}
+		return append(b, name...)
+	})
 	_, err := w.Write(b)
 	return err
+}
+
+// appendKept appends what a ring that has taken n entries still holds: the
+// count (uint32) of its last min(n, len(ring)) entries, then each of them,
+// oldest first, as appendOne writes it.
+func appendKept[T any](b []byte, ring []T, n int64, appendOne func([]byte, T) []byte) []byte {
+	size := int64(len(ring))
+	kept := min(n, size)
+	b = binary.LittleEndian.AppendUint32(b, uint32(kept))
+	for i := n - kept; i < n; i++ {
+		b = appendOne(b, ring[i%size])
+	}
+	return b
+}
+
+// readKept reads what appendKept wrote back into a ring that has taken n
+// entries, each as readOne reads it; what names the entries in errors.
+func readKept[T any](s *stateReader, what string, ring []T, n int64, readOne func() T) {
+	size := int64(len(ring))
+	kept := s.count(what, size)
+	if s.err == nil && (n < kept || n < 0) {
+		s.err = fmt.Errorf("console state: %d %s kept of %d", kept, what, n)
+	}
+	for i := n - kept; i < n && s.err == nil; i++ {
+		ring[i%size] = readOne()
+	}
 }
 
 func boolByte(v bool) byte {
@@ -178,11 +195,7 @@ func (t *Tape) Restore(r io.Reader) error {
 		s.instrument(in)
 	}
 	t.opsN = s.i64()
-	kept := s.count("operator commands", OperatorResultsKept)
-	if s.err == nil && (t.opsN < kept || t.opsN < 0) {
-		s.err = fmt.Errorf("console state: %d operator commands kept of %d", kept, t.opsN)
-	}
-	for i := t.opsN - kept; i < t.opsN && s.err == nil; i++ {
+	readKept(s, "operator commands", t.ops[:], t.opsN, func() OperatorRecord {
 		rec := OperatorRecord{Seq: s.u64(), TimeNs: s.i64(), Action: venue.OperatorActionType(s.u8()), Reason: venue.RejectReason(s.u8()),
 			Session: s.u16(), Instrument: s.u32(), Count: s.u32()}
 		nameLen := int(s.u8())
@@ -190,8 +203,8 @@ func (t *Tape) Restore(r io.Reader) error {
 			s.err = fmt.Errorf("console state: operator name of %d bytes", nameLen)
 		}
 		rec.Operator = s.name(nameLen)
-		t.ops[i%OperatorResultsKept] = rec
-	}
+		return rec
+	})
 	if _, err := s.r.ReadByte(); s.err == nil && err != io.EOF {
 		s.err = errors.New("console state: bytes after the end")
 	}
@@ -211,18 +224,10 @@ func (s *stateReader) instrument(in *instrumentTape) {
 			in.refIsClose = b == 1
 		}
 	}
-	kept := s.count("trades", TradesKept)
-	if s.err == nil && (in.tradesN < kept || in.tradesN < 0) {
-		s.err = fmt.Errorf("console state: %d trades kept of %d", kept, in.tradesN)
-	}
-	for i := in.tradesN - kept; i < in.tradesN && s.err == nil; i++ {
-		in.trades[i%TradesKept] = Trade{TimeNs: s.i64(), PriceTicks: s.i64(), Qty: s.i64(), Aggressor: venue.Side(s.u8())}
-	}
-	points := s.count("chart points", ChartPointsMax)
-	if s.err == nil && (in.chartN < points || in.chartN < 0) {
-		s.err = fmt.Errorf("console state: %d chart points kept of %d", points, in.chartN)
-	}
-	for i := in.chartN - points; i < in.chartN && s.err == nil; i++ {
-		in.chart[i%ChartPointsMax] = chartPoint{timeNs: s.i64(), priceTicks: s.i64()}
-	}
+	readKept(s, "trades", in.trades[:], in.tradesN, func() Trade {
+		return Trade{TimeNs: s.i64(), PriceTicks: s.i64(), Qty: s.i64(), Aggressor: venue.Side(s.u8())}
+	})
+	readKept(s, "chart points", in.chart, in.chartN, func() chartPoint {
+		return chartPoint{timeNs: s.i64(), priceTicks: s.i64()}
+	})
 }

@@ -8,26 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 func operatorResult(t testing.TB, seq uint64, action venue.OperatorActionType, reason venue.RejectReason, instrument uint32, refTicks, tsNs int64) []byte {
 	t.Helper()
-	buf := make([]byte, 256)
-	var e venue.OperatorResult
-	if err := e.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	e.SetCauseSeq(seq)
-	e.SetAction(action)
-	e.SetReason(reason)
-	e.SetInstrumentID(instrument)
-	e.SetRefPriceTicks(refTicks)
-	e.SetTimestampNs(tsNs)
-	if err := e.SetOperator([]byte("carol")); err != nil {
-		t.Fatal(err)
-	}
-	return buf
+	return cmdtest.Encode(t, make([]byte, 256), func(e *venue.OperatorResult) {
+		e.SetCauseSeq(seq)
+		e.SetAction(action)
+		e.SetReason(reason)
+		e.SetInstrumentID(instrument)
+		e.SetRefPriceTicks(refTicks)
+		e.SetTimestampNs(tsNs)
+		if err := e.SetOperator([]byte("carol")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestTapeDay: an EndOfDay done starts the day again (trades, chart,

@@ -10,20 +10,17 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 func fillEvent(t *testing.T, inst uint32) []byte {
 	t.Helper()
-	buf := make([]byte, core.EventSlotMin)
-	var f venue.Fill
-	if err := f.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.SetCauseSeq(7)
-	f.SetInstrumentID(inst)
-	f.SetLastQty(5)
-	return buf[:eventLen(buf)]
+	return cmdtest.Encode(t, make([]byte, core.EventSlotMin), func(f *venue.Fill) {
+		f.SetCauseSeq(7)
+		f.SetInstrumentID(inst)
+		f.SetLastQty(5)
+	})
 }
 
 func TestSubjects(t *testing.T) {
@@ -37,26 +34,19 @@ func TestSubjects(t *testing.T) {
 	if got := s.Subject(fillEvent(t, 9)); got != "fixvenue.V1.trades._" {
 		t.Fatalf("unknown instrument subject %q", got)
 	}
-	buf := make([]byte, core.EventSlotMin)
-	var st venue.TradingStatusChanged
-	if err := st.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Subject(buf[:eventLen(buf)]); got != "fixvenue.V1.status" {
+	status := cmdtest.Encode(t, make([]byte, core.EventSlotMin), func(*venue.TradingStatusChanged) {})
+	if got := s.Subject(status); got != "fixvenue.V1.status" {
 		t.Fatalf("status subject %q", got)
 	}
 	// An instrument listed while the venue runs: its addition is a status
 	// event, and its later events get its symbol.
 	for _, reason := range []venue.RejectReason{venue.RejectReasonDuplicateInstrument, venue.RejectReasonNone} {
-		add := make([]byte, core.EventSlotMin)
-		var a venue.InstrumentAdded
-		if err := a.WrapEncode(add, 0); err != nil {
-			t.Fatal(err)
-		}
-		a.SetInstrumentID(9)
-		a.SetReason(reason)
-		_ = a.SetSymbolString("NEWCO")
-		if got := s.Subject(add[:eventLen(add)]); got != "fixvenue.V1.status" {
+		add := cmdtest.Encode(t, make([]byte, core.EventSlotMin), func(a *venue.InstrumentAdded) {
+			a.SetInstrumentID(9)
+			a.SetReason(reason)
+			_ = a.SetSymbolString("NEWCO")
+		})
+		if got := s.Subject(add); got != "fixvenue.V1.status" {
 			t.Fatalf("InstrumentAdded subject %q", got)
 		}
 		want := map[bool]string{true: "fixvenue.V1.trades.NEWCO", false: "fixvenue.V1.trades._"}[reason == venue.RejectReasonNone]

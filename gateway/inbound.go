@@ -518,20 +518,12 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 // ring's claim timeout for a slot, retrying until deadline: this command must not be lost.
 func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 	s := g.sessions[idx]
-	seq, slot, err := g.claimWait(deadline)
-	if err != nil {
-		return err
-	}
-	var cmd venue.SessionDisconnected
-	_ = cmd.WrapEncode(slot, 0)
-	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
-	cmd.SetTimestampNs(g.cfg.Now())
-	cmd.SetSessionIdx(s.idx)
-	if s.cfg.CancelOnDisconnect {
-		cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
-	}
-	g.commands.Publish(seq)
-	return nil
+	return publishWait(g, deadline, func(cmd *venue.SessionDisconnected) {
+		cmd.SetSessionIdx(s.idx)
+		if s.cfg.CancelOnDisconnect {
+			cmd.SetCancelOnDisconnect(venue.BooleanTypeTrue)
+		}
+	})
 }
 
 // claimWait claims a command slot for a command that must not be lost

@@ -194,16 +194,31 @@ func (g *Gateway) SetTradingStatus(symbol string, status venue.TradingStatus, wa
 	if !status.Valid() {
 		return errors.New("gateway: invalid trading status " + status.String())
 	}
-	seq, slot, err := g.claimWait(wait)
+	return publishWait(g, wait, func(cmd *venue.SetTradingStatus) {
+		cmd.SetInstrumentID(in.ID)
+		cmd.SetStatus(status)
+	})
+}
+
+// publishWait publishes a command that must not be lost (a disconnect, an
+// operator's): it claims a slot (claimWait, up to deadline), wraps the
+// command's flyweight (*M) over it, stamps its sequence and time, has set
+// write the rest, and publishes it.
+func publishWait[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+}](g *Gateway, deadline time.Duration, set func(P)) error {
+	seq, slot, err := g.claimWait(deadline)
 	if err != nil {
 		return err
 	}
-	var cmd venue.SetTradingStatus
-	_ = cmd.WrapEncode(slot, 0)
+	cmd := P(new(M))
+	_ = cmd.WrapEncode(slot, 0) // a slot holds any command
 	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(g.cfg.Now())
-	cmd.SetInstrumentID(in.ID)
-	cmd.SetStatus(status)
+	set(cmd)
 	g.commands.Publish(seq)
 	return nil
 }

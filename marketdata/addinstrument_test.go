@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -62,20 +63,9 @@ func TestTrackerLearnsAddedInstrument(t *testing.T) {
 	}
 	apply(cmd[:])
 	order := func(session uint16, side venue.Side, px, qty int64, id string) {
-		var c venue.NewOrder
-		_ = c.WrapEncode(cmd[:], 0)
 		seq++
-		c.SetSeq(seq)
-		c.SetTimestampNs(int64(seq) * 10)
-		c.SetSessionIdx(session)
-		c.SetSide(side)
-		c.SetOrdType(venue.OrdTypeLimit)
-		c.SetInstrumentID(9)
-		c.SetTimeInForce(venue.TimeInForceGTC)
-		c.SetPriceTicks(px)
-		c.SetQty(qty)
-		_ = c.SetClOrdIDString(id)
-		apply(cmd[:])
+		apply(cmdtest.NewOrder(t, cmd[:], cmdtest.Order{Seq: seq, TimestampNs: int64(seq) * 10, Session: session, Instrument: 9,
+			Side: side, OrdType: venue.OrdTypeLimit, TIF: venue.TimeInForceGTC, PriceTicks: px, Qty: qty, ClOrdID: id}))
 	}
 	order(1, venue.SideBuy, 400, 30, "b1")
 	order(1, venue.SideBuy, 399, 20, "b2")

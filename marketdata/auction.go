@@ -113,12 +113,8 @@ type auctionUpdate struct {
 }
 
 func (t *Tracker) emitAuction(in *instrument, u *auctionUpdate) error {
-	buf, off, err := t.out.Reserve(mdsbe.AuctionUpdateEncodedLength, t.timeNs)
-	if err != nil {
-		return err
-	}
 	m := &t.mAuction
-	if err := m.WrapEncode(buf, off); err != nil {
+	if err := t.reserve(m, mdsbe.AuctionUpdateEncodedLength); err != nil {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))

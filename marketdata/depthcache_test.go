@@ -24,9 +24,7 @@ func TestDepthCacheFollowsTheFeed(t *testing.T) {
 	}
 	conn := udpSink(t)
 	defer conn.Close()
-	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.Listener = cache })
-	s := newScenario(t)
-	s.feed = fx.feed
+	s := newFeedScenario(t, conn, func(c *FeedConfig) { c.Listener = cache })
 	day := venue.TimeInForceDay
 	s.order(venue.SideBuy, 1000, 4, day)
 	s.order(venue.SideBuy, 1001, 6, day)

@@ -74,6 +74,16 @@ func (fx *feedFixture) run(sim *venueSim, n int) {
 	}
 }
 
+// newFeedScenario is newScenario with its events going to a running feed
+// that publishes to conn; mutate, when not nil, adjusts the feed's
+// configuration.
+func newFeedScenario(t *testing.T, conn *net.UDPConn, mutate func(*FeedConfig)) *scenario {
+	t.Helper()
+	s := newScenario(t)
+	s.feed = newFeedFixture(t, conn.LocalAddr().String(), mutate).feed
+	return s
+}
+
 // udpSink is a UDP socket on a free loopback port.
 func udpSink(t *testing.T) *net.UDPConn {
 	t.Helper()

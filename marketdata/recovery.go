@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/connset"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
@@ -104,11 +104,8 @@ type recoveryServer struct {
 	f       *Feed
 	cfg     RecoveryConfig
 	ln      net.Listener
-	connSem chan struct{}
+	conns   *connset.Set // bounded by ConnsMax
 	snapSem chan struct{}
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
 
 	connsAccepted, connsRefused, retransmits, retransmitsRejected atomic.Uint64
 	snapshots, snapshotsRejected, protocolErrors                  atomic.Uint64
@@ -121,9 +118,8 @@ func newRecoveryServer(f *Feed) (*recoveryServer, error) {
 		return nil, fmt.Errorf("marketdata: recovery listener: %w", err)
 	}
 	return &recoveryServer{f: f, cfg: cfg, ln: ln,
-		connSem: make(chan struct{}, cfg.ConnsMax),
-		snapSem: make(chan struct{}, cfg.SnapshotsConcurrentMax),
-		conns:   make(map[net.Conn]struct{}, cfg.ConnsMax)}, nil
+		conns:   connset.New(cfg.ConnsMax),
+		snapSem: make(chan struct{}, cfg.SnapshotsConcurrentMax)}, nil
 }
 
 func (s *recoveryServer) stats() RecoveryStats {
@@ -136,55 +132,30 @@ func (s *recoveryServer) stats() RecoveryStats {
 // serve accepts connections until ctx ends, then closes every connection
 // and waits for their goroutines.
 func (s *recoveryServer) serve(ctx context.Context) error {
-	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, func() {
 		s.ln.Close()
-		s.mu.Lock()
-		for c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
+		s.conns.Close()
 	})
 	defer stop()
-	var err error
+	defer s.conns.Wait()
 	for {
-		conn, aerr := s.ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
-				err = aerr
+		conn, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			break
+			return nil
 		}
-		select {
-		case s.connSem <- struct{}{}:
-		default:
-			s.connsRefused.Add(1)
-			conn.Close()
-			continue
-		}
-		s.mu.Lock()
 		if ctx.Err() != nil {
-			s.mu.Unlock()
 			conn.Close()
-			<-s.connSem
-			break
+			return nil
 		}
-		s.conns[conn] = struct{}{}
-		s.mu.Unlock()
-		s.connsAccepted.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.handle(conn)
-			s.mu.Lock()
-			delete(s.conns, conn)
-			s.mu.Unlock()
-			conn.Close()
-			<-s.connSem
-		}()
+		if s.conns.Serve(conn, s.handle) {
+			s.connsAccepted.Add(1)
+		} else {
+			s.connsRefused.Add(1)
+		}
 	}
-	wg.Wait()
-	return err
 }
 
 // recoveryConn is one client connection: requests in, packets out.
@@ -297,49 +268,49 @@ func (c *recoveryConn) retransmit(requestID, fromSeq uint64, count uint32) error
 		}
 	}
 	s.retransmits.Add(1)
-	buf, off, err := c.out.Reserve(mdsbe.RetransmitEndEncodedLength, s.f.cfg.Clock().UnixNano())
+	return reply(c, mdsbe.RetransmitEndEncodedLength, requestID, func(m *mdsbe.RetransmitEnd) {
+		m.SetFromSeq(fromSeq)
+		m.SetCount(count)
+	})
+}
+
+// reply sends one answer packet holding a message of type *M, msgLen
+// bytes, answering request requestID; set writes the rest of it.
+func reply[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	SetRequestID(uint64)
+}](c *recoveryConn, msgLen int, requestID uint64, set func(P)) error {
+	buf, off, err := c.out.Reserve(msgLen, c.s.f.cfg.Clock().UnixNano())
 	if err != nil {
 		return err
 	}
-	var m mdsbe.RetransmitEnd
-	_ = m.WrapEncode(buf, off)
+	m := P(new(M))
+	_ = m.WrapEncode(buf, off) // Reserve gave msgLen bytes
 	m.SetRequestID(requestID)
-	m.SetFromSeq(fromSeq)
-	m.SetCount(count)
+	set(m)
 	return c.out.Flush()
 }
 
 func (c *recoveryConn) sendRetransmitReject(requestID, fromSeq uint64, count uint32,
 	reason mdsbe.RetransmitRejectReason, oldest, nextSeq uint64) error {
-	buf, off, err := c.out.Reserve(mdsbe.RetransmitRejectEncodedLength, c.s.f.cfg.Clock().UnixNano())
-	if err != nil {
-		return err
-	}
-	var m mdsbe.RetransmitReject
-	_ = m.WrapEncode(buf, off)
-	m.SetRequestID(requestID)
-	m.SetFromSeq(fromSeq)
-	m.SetCount(count)
-	m.SetReason(reason)
-	m.SetOldestSeq(oldest)
-	m.SetNextSeq(nextSeq)
-	return c.out.Flush()
+	return reply(c, mdsbe.RetransmitRejectEncodedLength, requestID, func(m *mdsbe.RetransmitReject) {
+		m.SetFromSeq(fromSeq)
+		m.SetCount(count)
+		m.SetReason(reason)
+		m.SetOldestSeq(oldest)
+		m.SetNextSeq(nextSeq)
+	})
 }
 
 func (c *recoveryConn) snapshot(requestID uint64, instrumentID uint32) error {
 	s := c.s
 	reject := func(reason mdsbe.SnapshotRejectReason) error {
 		s.snapshotsRejected.Add(1)
-		buf, off, err := c.out.Reserve(mdsbe.SnapshotRejectEncodedLength, s.f.cfg.Clock().UnixNano())
-		if err != nil {
-			return err
-		}
-		var m mdsbe.SnapshotReject
-		_ = m.WrapEncode(buf, off)
-		m.SetRequestID(requestID)
-		m.SetInstrumentID(instrumentID)
-		m.SetReason(reason)
-		return c.out.Flush()
+		return reply(c, mdsbe.SnapshotRejectEncodedLength, requestID, func(m *mdsbe.SnapshotReject) {
+			m.SetInstrumentID(instrumentID)
+			m.SetReason(reason)
+		})
 	}
 	if !c.limiter.take(s.f.cfg.Clock()) {
 		return reject(mdsbe.SnapshotRejectReasonRateLimited)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -85,65 +86,30 @@ func (s *scenario) apply(cmd []byte) string {
 
 func (s *scenario) order(side venue.Side, px, qty int64, tif venue.TimeInForce) string {
 	s.seq++
-	var c venue.NewOrder
-	_ = c.WrapEncode(s.cmd[:], 0)
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(int64(s.seq))
-	c.SetSessionIdx(1)
-	c.SetSide(side)
-	c.SetOrdType(venue.OrdTypeLimit)
+	typ := venue.OrdTypeLimit
 	if px == 0 {
-		c.SetOrdType(venue.OrdTypeMarket)
+		typ = venue.OrdTypeMarket
 	}
-	c.SetInstrumentID(1)
-	c.SetTimeInForce(tif)
-	c.SetPriceTicks(px)
-	c.SetQty(qty)
-	_ = c.SetClOrdIDString(fmt.Sprintf("o%d", s.seq))
-	return s.apply(s.cmd[:c.EncodedLength()])
+	return s.apply(cmdtest.NewOrder(s.t, s.cmd[:], cmdtest.Order{Seq: s.seq, TimestampNs: int64(s.seq), Session: 1, Instrument: 1,
+		Side: side, OrdType: typ, TIF: tif, PriceTicks: px, Qty: qty, ClOrdID: fmt.Sprintf("o%d", s.seq)}))
 }
 
 func (s *scenario) replace(orderID uint64, side venue.Side, px, qty int64) string {
 	s.seq++
-	var c venue.ReplaceOrder
-	_ = c.WrapEncode(s.cmd[:], 0)
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(int64(s.seq))
-	c.SetSessionIdx(1)
-	c.SetSide(side)
-	c.SetOrdType(venue.OrdTypeLimit)
-	c.SetInstrumentID(1)
-	c.SetTimeInForce(venue.TimeInForceDay)
-	c.SetOrderID(orderID)
-	c.SetPriceTicks(px)
-	c.SetQty(qty)
-	_ = c.SetClOrdIDString(fmt.Sprintf("r%d", s.seq))
-	return s.apply(s.cmd[:c.EncodedLength()])
+	return s.apply(cmdtest.Replace(s.t, s.cmd[:], cmdtest.Order{Seq: s.seq, TimestampNs: int64(s.seq), Session: 1, Instrument: 1,
+		Side: side, OrdType: venue.OrdTypeLimit, TIF: venue.TimeInForceDay, OrderID: orderID, PriceTicks: px, Qty: qty,
+		ClOrdID: fmt.Sprintf("r%d", s.seq)}))
 }
 
 func (s *scenario) cancel(orderID uint64, side venue.Side) string {
 	s.seq++
-	var c venue.CancelOrder
-	_ = c.WrapEncode(s.cmd[:], 0)
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(int64(s.seq))
-	c.SetSessionIdx(1)
-	c.SetSide(side)
-	c.SetInstrumentID(1)
-	c.SetOrderID(orderID)
-	_ = c.SetClOrdIDString(fmt.Sprintf("x%d", s.seq))
-	return s.apply(s.cmd[:c.EncodedLength()])
+	return s.apply(cmdtest.Cancel(s.t, s.cmd[:], cmdtest.Order{Seq: s.seq, TimestampNs: int64(s.seq), Session: 1, Instrument: 1,
+		Side: side, OrderID: orderID, ClOrdID: fmt.Sprintf("x%d", s.seq)}))
 }
 
 func (s *scenario) status(st venue.TradingStatus) string {
 	s.seq++
-	var c venue.SetTradingStatus
-	_ = c.WrapEncode(s.cmd[:], 0)
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(int64(s.seq))
-	c.SetInstrumentID(1)
-	c.SetStatus(st)
-	return s.apply(s.cmd[:c.EncodedLength()])
+	return s.apply(cmdtest.SetStatus(s.t, s.cmd[:], s.seq, int64(s.seq), 1, st))
 }
 
 // describe renders one feed message.

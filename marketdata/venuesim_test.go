@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -152,6 +153,54 @@ func (s *venueSim) price(in core.InstrumentConfig, side venue.Side) int64 {
 	return mid + off
 }
 
+// simCommand encodes a command of type *M in s.cmd, stamped with the
+// simulation's seq and clock; set writes the rest.
+func simCommand[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	EncodedLength() int
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+}](s *venueSim, set func(P)) []byte {
+	return cmdtest.Encode(s.t, s.cmd[:], func(c P) {
+		c.SetSeq(s.seq)
+		c.SetTimestampNs(s.nowNs)
+		set(c)
+	})
+}
+
+// weighted is one value of a random choice: drawn when a draw in [0, n)
+// (n the last entry's below) is under below and no earlier entry's.
+type weighted[T any] struct {
+	below int
+	v     T
+}
+
+func pickWeighted[T any](s *venueSim, choices []weighted[T]) T {
+	r := s.rng.IntN(choices[len(choices)-1].below)
+	for _, c := range choices {
+		if r < c.below {
+			return c.v
+		}
+	}
+	panic("unreachable: the draw is under the last bound")
+}
+
+// simTimesInForce are a limit order's times in force, in percent.
+var simTimesInForce = []weighted[venue.TimeInForce]{
+	{40, venue.TimeInForceDay}, {65, venue.TimeInForceGTC}, {75, venue.TimeInForceGTD}, {86, venue.TimeInForceIOC},
+	{96, venue.TimeInForceFOK},
+	{98, venue.TimeInForceAtTheOpening}, // refused outside the opening call
+	{100, venue.TimeInForceAtTheClose},
+}
+
+// simStatuses are the statuses an operator sets, in twentieths: mostly
+// Open, which ends a call with its uncross.
+var simStatuses = []weighted[venue.TradingStatus]{
+	{12, venue.TradingStatusOpen}, {14, venue.TradingStatusHalted}, {15, venue.TradingStatusClosed},
+	{17, venue.TradingStatusOpeningCall}, {19, venue.TradingStatusClosingCall}, {20, venue.TradingStatusVolatilityAuction},
+}
+
 func (s *venueSim) newClOrdID() string {
 	s.clSeq++
 	return fmt.Sprintf("c%d", s.clSeq)
@@ -162,60 +211,44 @@ var simAccounts = []string{"", "A", "B", "C"}
 func (s *venueSim) newOrder() []byte {
 	in := s.pickInstrument()
 	side := s.pickSide()
-	var c venue.NewOrder
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
-	c.SetSide(side)
-	c.SetInstrumentID(in.ID)
-	c.SetQty(in.LotSize * int64(1+s.rng.IntN(10)))
-	k := s.rng.IntN(100)
-	switch {
-	case k < 12:
-		c.SetOrdType(venue.OrdTypeMarket)
-		c.SetTimeInForce(venue.TimeInForceIOC)
-		if s.rng.IntN(2) == 0 {
-			c.SetTimeInForce(venue.TimeInForceDay) // waits for the uncross in a call
-		}
-	case k < 24:
-		// A stop a few ticks beyond the last trade: it stays off the book
-		// until a trade elects it (then it trades or rests in a cascade).
-		s.stopOrder(&c, in, side)
-	default:
-		c.SetOrdType(venue.OrdTypeLimit)
-		c.SetPriceTicks(s.price(in, side))
-		switch r := s.rng.IntN(100); {
-		case r < 40:
-			c.SetTimeInForce(venue.TimeInForceDay)
-		case r < 65:
-			c.SetTimeInForce(venue.TimeInForceGTC)
-		case r < 75:
-			c.SetTimeInForce(venue.TimeInForceGTD)
-			c.SetExpireTimeNs(s.nowNs + s.rng.Int64N(200_000_000))
-		case r < 86:
+	return simCommand(s, func(c *venue.NewOrder) {
+		c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
+		c.SetSide(side)
+		c.SetInstrumentID(in.ID)
+		c.SetQty(in.LotSize * int64(1+s.rng.IntN(10)))
+		k := s.rng.IntN(100)
+		switch {
+		case k < 12:
+			c.SetOrdType(venue.OrdTypeMarket)
 			c.SetTimeInForce(venue.TimeInForceIOC)
-		case r < 96:
-			c.SetTimeInForce(venue.TimeInForceFOK)
-		case r < 98:
-			c.SetTimeInForce(venue.TimeInForceAtTheOpening) // refused outside the opening call
+			if s.rng.IntN(2) == 0 {
+				c.SetTimeInForce(venue.TimeInForceDay) // waits for the uncross in a call
+			}
+		case k < 24:
+			// A stop a few ticks beyond the last trade: it stays off the book
+			// until a trade elects it (then it trades or rests in a cascade).
+			s.stopOrder(c, in, side)
 		default:
-			c.SetTimeInForce(venue.TimeInForceAtTheClose)
+			c.SetOrdType(venue.OrdTypeLimit)
+			c.SetPriceTicks(s.price(in, side))
+			c.SetTimeInForce(pickWeighted(s, simTimesInForce))
+			if c.TimeInForce() == venue.TimeInForceGTD {
+				c.SetExpireTimeNs(s.nowNs + s.rng.Int64N(200_000_000))
+			}
+			if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 5 {
+				c.SetFlags(venue.OrderFlagsPostOnly)
+			}
+			if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 20 {
+				// An iceberg: the feed must show only its display slice.
+				c.SetMaxFloorQty(min(c.Qty(), in.LotSize*int64(1+s.rng.IntN(3))))
+			}
 		}
-		if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 5 {
-			c.SetFlags(venue.OrderFlagsPostOnly)
+		if s.rng.IntN(100) < 10 {
+			c.SetStpMode(venue.StpMode(s.rng.IntN(5)))
 		}
-		if tif := c.TimeInForce(); tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK && s.rng.IntN(100) < 20 {
-			// An iceberg: the feed must show only its display slice.
-			c.SetMaxFloorQty(min(c.Qty(), in.LotSize*int64(1+s.rng.IntN(3))))
-		}
-	}
-	if s.rng.IntN(100) < 10 {
-		c.SetStpMode(venue.StpMode(s.rng.IntN(5)))
-	}
-	s.must(c.SetClOrdIDString(s.newClOrdID()))
-	s.must(c.SetAccountString(simAccounts[s.rng.IntN(len(simAccounts))]))
-	return s.cmd[:c.EncodedLength()]
+		s.must(c.SetClOrdIDString(s.newClOrdID()))
+		s.must(c.SetAccountString(simAccounts[s.rng.IntN(len(simAccounts))]))
+	})
 }
 
 // stopOrder makes c a stop or stop-limit order waiting a few ticks beyond
@@ -255,129 +288,93 @@ func (s *venueSim) pickLive() simOrder {
 
 func (s *venueSim) cancel() []byte {
 	o := s.pickLive()
-	var c venue.CancelOrder
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetSessionIdx(o.session)
-	c.SetSide(o.side)
-	c.SetInstrumentID(o.inst)
-	c.SetOrderID(o.id)
-	s.must(c.SetClOrdIDString(s.newClOrdID()))
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(c *venue.CancelOrder) {
+		c.SetSessionIdx(o.session)
+		c.SetSide(o.side)
+		c.SetInstrumentID(o.inst)
+		c.SetOrderID(o.id)
+		s.must(c.SetClOrdIDString(s.newClOrdID()))
+	})
 }
 
 func (s *venueSim) replace() []byte {
 	o := s.pickLive()
 	ov, ok := s.m.Order(o.id)
-	var c venue.ReplaceOrder
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetSessionIdx(o.session)
-	c.SetSide(o.side)
-	c.SetOrdType(venue.OrdTypeLimit)
-	c.SetInstrumentID(o.inst)
-	c.SetTimeInForce(venue.TimeInForceDay)
-	c.SetOrderID(o.id)
-	c.SetPriceTicks(o.price)
-	c.SetQty(o.qty)
-	if ok {
-		c.SetTimeInForce(ov.TimeInForce)
-		c.SetExpireTimeNs(ov.ExpireTimeNs)
-		c.SetOrdType(ov.OrdType)
-		c.SetStopPxTicks(ov.StopPxTicks)
-		c.SetMaxFloorQty(ov.MaxFloorQty)
-		lot := int64(1)
-		for _, in := range simInstruments {
-			if in.ID == o.inst {
-				lot = in.LotSize
+	return simCommand(s, func(c *venue.ReplaceOrder) {
+		c.SetSessionIdx(o.session)
+		c.SetSide(o.side)
+		c.SetOrdType(venue.OrdTypeLimit)
+		c.SetInstrumentID(o.inst)
+		c.SetTimeInForce(venue.TimeInForceDay)
+		c.SetOrderID(o.id)
+		c.SetPriceTicks(o.price)
+		c.SetQty(o.qty)
+		if ok {
+			c.SetTimeInForce(ov.TimeInForce)
+			c.SetExpireTimeNs(ov.ExpireTimeNs)
+			c.SetOrdType(ov.OrdType)
+			c.SetStopPxTicks(ov.StopPxTicks)
+			c.SetMaxFloorQty(ov.MaxFloorQty)
+			lot := int64(1)
+			for _, in := range simInstruments {
+				if in.ID == o.inst {
+					lot = in.LotSize
+				}
+			}
+			switch r := s.rng.IntN(100); {
+			case r < 35: // re-price, maybe across the book
+				c.SetPriceTicks(ov.PriceTicks + int64(s.rng.IntN(9)) - 4)
+			case r < 60: // quantity up: loses priority
+				c.SetQty(ov.Qty + lot*int64(1+s.rng.IntN(5)))
+			case r < 90: // quantity down: keeps priority, or ends the order
+				c.SetQty(max(lot, ov.Qty-lot*int64(1+s.rng.IntN(5))))
+			default: // unchanged: a no-op replace
+			}
+			if ov.MaxFloorQty != 0 && s.rng.IntN(10) == 0 {
+				c.SetMaxFloorQty(min(c.Qty(), lot*int64(1+s.rng.IntN(3)))) // a new display size
 			}
 		}
-		switch r := s.rng.IntN(100); {
-		case r < 35: // re-price, maybe across the book
-			c.SetPriceTicks(ov.PriceTicks + int64(s.rng.IntN(9)) - 4)
-		case r < 60: // quantity up: loses priority
-			c.SetQty(ov.Qty + lot*int64(1+s.rng.IntN(5)))
-		case r < 90: // quantity down: keeps priority, or ends the order
-			c.SetQty(max(lot, ov.Qty-lot*int64(1+s.rng.IntN(5))))
-		default: // unchanged: a no-op replace
-		}
-		if ov.MaxFloorQty != 0 && s.rng.IntN(10) == 0 {
-			c.SetMaxFloorQty(min(c.Qty(), lot*int64(1+s.rng.IntN(3)))) // a new display size
-		}
-	}
-	s.must(c.SetClOrdIDString(s.newClOrdID()))
-	return s.cmd[:c.EncodedLength()]
+		s.must(c.SetClOrdIDString(s.newClOrdID()))
+	})
 }
 
 func (s *venueSim) massCancel() []byte {
-	var c venue.MassCancel
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
-	c.SetFilterSessionIdx(0xFFFF)
-	if s.rng.IntN(2) == 0 {
-		c.SetFilterSessionIdx(c.SessionIdx())
-	}
-	if s.rng.IntN(2) == 0 {
-		c.SetInstrumentID(s.pickInstrument().ID)
-	}
-	c.SetSide(uint8(s.rng.IntN(3)))
-	c.SetMassCancelRequestType(7)
-	s.must(c.SetClOrdIDString(s.newClOrdID()))
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(c *venue.MassCancel) {
+		c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
+		c.SetFilterSessionIdx(0xFFFF)
+		if s.rng.IntN(2) == 0 {
+			c.SetFilterSessionIdx(c.SessionIdx())
+		}
+		if s.rng.IntN(2) == 0 {
+			c.SetInstrumentID(s.pickInstrument().ID)
+		}
+		c.SetSide(uint8(s.rng.IntN(3)))
+		c.SetMassCancelRequestType(7)
+		s.must(c.SetClOrdIDString(s.newClOrdID()))
+	})
 }
 
 func (s *venueSim) disconnect() []byte {
-	var c venue.SessionDisconnected
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
-	c.SetCancelOnDisconnect(venue.BooleanType(s.rng.IntN(2)))
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(c *venue.SessionDisconnected) {
+		c.SetSessionIdx(uint16(1 + s.rng.IntN(simSessions)))
+		c.SetCancelOnDisconnect(venue.BooleanType(s.rng.IntN(2)))
+	})
 }
 
 func (s *venueSim) setStatus() []byte {
-	var c venue.SetTradingStatus
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	c.SetInstrumentID(s.pickInstrument().ID)
-	switch r := s.rng.IntN(20); {
-	case r < 12:
-		c.SetStatus(venue.TradingStatusOpen) // from a call: the uncross
-	case r < 14:
-		c.SetStatus(venue.TradingStatusHalted)
-	case r < 15:
-		c.SetStatus(venue.TradingStatusClosed)
-	case r < 17:
-		c.SetStatus(venue.TradingStatusOpeningCall)
-	case r < 19:
-		c.SetStatus(venue.TradingStatusClosingCall)
-	default:
-		c.SetStatus(venue.TradingStatusVolatilityAuction)
-	}
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(c *venue.SetTradingStatus) {
+		c.SetInstrumentID(s.pickInstrument().ID)
+		c.SetStatus(pickWeighted(s, simStatuses))
+	})
 }
 
 func (s *venueSim) endOfDay() []byte {
-	var c venue.EndOfDay
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(*venue.EndOfDay) {})
 }
 
 func (s *venueSim) tick() []byte {
 	s.nowNs += s.rng.Int64N(50_000_000)
-	var c venue.Tick
-	s.must(c.WrapEncode(s.cmd[:], 0))
-	c.SetSeq(s.seq)
-	c.SetTimestampNs(s.nowNs)
-	return s.cmd[:c.EncodedLength()]
+	return simCommand(s, func(*venue.Tick) {})
 }
 
 // learn keeps the live-order list as a client would, from events only.

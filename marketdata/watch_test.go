@@ -17,9 +17,7 @@ import (
 // configuration that reads it.
 func knownBook(t *testing.T) (*scenario, feedclient.Config) {
 	conn := udpSink(t)
-	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
-	s := newScenario(t)
-	s.feed = fx.feed
+	s := newFeedScenario(t, conn, nil)
 	day := venue.TimeInForceDay
 	s.order(venue.SideSell, 1005, 10, day)
 	s.order(venue.SideSell, 1007, 5, day)
@@ -27,7 +25,7 @@ func knownBook(t *testing.T) (*scenario, feedclient.Config) {
 	s.order(venue.SideBuy, 1000, 6, day)
 	s.order(venue.SideBuy, 999, 3, day)
 	s.order(venue.SideBuy, 1007, 2, day) // trades 2 @ 10.05
-	return s, feedclient.Config{Conn: conn, RecoveryAddr: fx.feed.RecoveryAddr().String()}
+	return s, feedclient.Config{Conn: conn, RecoveryAddr: s.feed.RecoveryAddr().String()}
 }
 
 func TestBookJSON(t *testing.T) {

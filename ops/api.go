@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
@@ -117,6 +116,20 @@ func (r *actionRequest) onlyReason() bool {
 		r.Group == "" && r.Phase == ""
 }
 
+// readReason reads the body of an action that carries only its reason;
+// otherwise it answers 400 with refusal and ok is false.
+func (o *Ops) readReason(w http.ResponseWriter, r *http.Request, refusal string) (reason string, ok bool) {
+	req, ok := o.readAction(w, r)
+	if !ok {
+		return "", false
+	}
+	if !req.onlyReason() {
+		refuse(w, http.StatusBadRequest, "bad_body", "%s", refusal)
+		return "", false
+	}
+	return req.Reason, true
+}
+
 type operatorKey struct{}
 
 func (o *Ops) listen(fixReady func() bool) error {
@@ -181,21 +194,9 @@ func (o *Ops) listen(fixReady func() bool) error {
 }
 
 func adminTLS(a config.Admin) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(a.TLSCertFile, a.TLSKeyFile)
+	tc, err := tlsserver.Config(a.TLSCertFile, a.TLSKeyFile, a.TLSClientCAFile)
 	if err != nil {
-		return nil, fmt.Errorf("admin.tls_cert_file: %w", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if a.TLSClientCAFile != "" {
-		pem, err := os.ReadFile(a.TLSClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("admin.tls_client_ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errors.New("admin.tls_client_ca_file: no certificate in it")
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		return nil, fmt.Errorf("admin TLS (admin.tls_cert_file, tls_key_file, tls_client_ca_file): %w", err)
 	}
 	return tc, nil
 }
@@ -418,17 +419,13 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 		}
 		id = in.ID
 	}
-	req, ok := o.readAction(w, r)
+	reason, ok := o.readReason(w, r, "an instrument action takes only a reason; the instrument is in the path")
 	if !ok {
-		return
-	}
-	if !req.onlyReason() {
-		refuse(w, http.StatusBadRequest, "bad_body", "an instrument action takes only a reason; the instrument is in the path")
 		return
 	}
 	operator := operatorOf(r)
 	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: id,
-		Operator: operator, Reason: req.Reason})
+		Operator: operator, Reason: reason})
 	o.answer(w, operator, res, err, nil)
 }
 
@@ -498,16 +495,12 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *Ops) handleEndOfDay(w http.ResponseWriter, r *http.Request) {
-	req, ok := o.readAction(w, r)
+	reason, ok := o.readReason(w, r, "end of day takes only a reason")
 	if !ok {
 		return
 	}
-	if !req.onlyReason() {
-		refuse(w, http.StatusBadRequest, "bad_body", "end of day takes only a reason")
-		return
-	}
 	operator := operatorOf(r)
-	res, rep, err := o.EndOfDay(operator, req.Reason)
+	res, rep, err := o.EndOfDay(operator, reason)
 	o.answer(w, operator, res, err, &rep)
 }
 
@@ -593,12 +586,8 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusServiceUnavailable, "no_sessions", "session control is not available")
 		return
 	}
-	req, ok := o.readAction(w, r)
+	reason, ok := o.readReason(w, r, "a session action takes only a reason; the session is in the path")
 	if !ok {
-		return
-	}
-	if !req.onlyReason() {
-		refuse(w, http.StatusBadRequest, "bad_body", "a session action takes only a reason; the session is in the path")
 		return
 	}
 	st := sc.SessionState(s.Idx)
@@ -614,7 +603,7 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	operator := operatorOf(r)
-	res, err := o.Do(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: req.Reason})
+	res, err := o.Do(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: reason})
 	if err == nil && res.Reason == venue.RejectReasonNone {
 		// Journaled and durable: now act on the connection.
 		switch kind {

@@ -194,26 +194,9 @@ func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err er
 // AddInstrument journals an AddInstrument command, waits until it is
 // applied and durable, and returns its result (Reason None: listed).
 func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (Result, error) {
-	p := o.cfg.Pipeline
-	seq, slot, err := p.Commands.Claim()
-	if err != nil {
-		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
-	}
-	cmdSeq := p.SeqBase() + uint64(seq)
-	wait := o.monitor.waiters.Expect(cmdSeq)
-	if err := core.EncodeAddInstrument(slot, cmdSeq, o.cfg.Now().UnixNano(), a, operator, reason); err != nil {
-		// Lengths were checked: this is a bug. The slot must still be
-		// published (a claimed slot cannot be given back), as a Tick.
-		var t venue.Tick
-		_ = t.WrapEncode(slot, 0)
-		t.SetSeq(cmdSeq)
-		t.SetTimestampNs(o.cfg.Now().UnixNano())
-		p.Commands.Publish(seq)
-		o.monitor.waiters.Forget(cmdSeq)
-		return Result{Seq: cmdSeq}, err
-	}
-	p.Commands.Publish(seq)
-	r, err := o.await(cmdSeq, wait)
+	r, err := o.submit(func(slot []byte, cmdSeq uint64) error {
+		return core.EncodeAddInstrument(slot, cmdSeq, o.cfg.Now().UnixNano(), a, operator, reason)
+	})
 	if err != nil {
 		return r, err
 	}
@@ -223,9 +206,35 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 	if o.metrics != nil {
 		o.metrics.actions.WithLabelValues(addInstrumentAction, r.Reason.String()).Inc()
 	}
-	o.log.Info("operator command", "seq", cmdSeq, "action", addInstrumentAction, "operator", operator, "reason", reason,
+	o.log.Info("operator command", "seq", r.Seq, "action", addInstrumentAction, "operator", operator, "reason", reason,
 		"result", r.Reason.String(), "instrument", a.ID, "symbol", a.Symbol)
 	return r, nil
+}
+
+// submit claims a command slot, has encode write the command of sequence
+// cmdSeq into it, publishes it and waits until it is applied and durable
+// (await). Should encode fail (the callers check lengths first, so a bug),
+// the slot is still published, as a Tick: a claimed slot cannot be given
+// back.
+func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, error) {
+	p := o.cfg.Pipeline
+	seq, slot, err := p.Commands.Claim()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
+	}
+	cmdSeq := p.SeqBase() + uint64(seq)
+	wait := o.monitor.waiters.Expect(cmdSeq)
+	if err := encode(slot, cmdSeq); err != nil {
+		var t venue.Tick
+		_ = t.WrapEncode(slot, 0)
+		t.SetSeq(cmdSeq)
+		t.SetTimestampNs(o.cfg.Now().UnixNano())
+		p.Commands.Publish(seq)
+		o.monitor.waiters.Forget(cmdSeq)
+		return Result{Seq: cmdSeq}, err
+	}
+	p.Commands.Publish(seq)
+	return o.await(cmdSeq, wait)
 }
 
 // await waits for the result of command seq and for it to be durable.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -29,7 +30,7 @@ func TestMonitorFollowsTheMatcher(t *testing.T) {
 	fills := 0
 	const commands = 5000
 	for seq := uint64(0); seq < commands; seq++ {
-		cmd := randomCommand(rng, buf, seq, live)
+		cmd := randomCommand(t, rng, buf, seq, live)
 		sink.Reset()
 		if err := m.Apply(cmd, sink); err != nil {
 			t.Fatal(err)
@@ -64,7 +65,7 @@ func TestMonitorFollowsTheMatcher(t *testing.T) {
 	}
 }
 
-func randomCommand(rng *rand.Rand, buf []byte, seq uint64, live []uint64) []byte {
+func randomCommand(t testing.TB, rng *rand.Rand, buf []byte, seq uint64, live []uint64) []byte {
 	instrument := uint32(1 + rng.IntN(2))
 	mid := int64(10000)
 	if instrument == 2 {
@@ -79,37 +80,26 @@ func randomCommand(rng *rand.Rand, buf []byte, seq uint64, live []uint64) []byte
 		c.SetAction(venue.OperatorActionTypeEndOfDay)
 		return buf[:c.EncodedLength()]
 	case r < 30 && len(live) > 0:
-		var c venue.CancelOrder
-		_ = c.WrapEncode(buf, 0)
-		c.SetSeq(seq)
-		c.SetTimestampNs(int64(seq))
-		c.SetSessionIdx(1)
-		c.SetSide(venue.SideBuy)
-		c.SetInstrumentID(instrument)
-		c.SetOrderID(live[rng.IntN(len(live))])
-		_ = c.SetClOrdIDString(fmt.Sprintf("c%d", seq))
-		return buf[:c.EncodedLength()]
+		return cmdtest.Cancel(t, buf, cmdtest.Order{Seq: seq, TimestampNs: int64(seq), Session: 1, Instrument: instrument,
+			Side: venue.SideBuy, OrderID: live[rng.IntN(len(live))], ClOrdID: fmt.Sprintf("c%d", seq)})
 	default:
-		var c venue.NewOrder
-		_ = c.WrapEncode(buf, 0)
-		c.SetSeq(seq)
-		c.SetTimestampNs(int64(seq))
-		c.SetSessionIdx(uint16(rng.IntN(3)))
-		c.SetSide(venue.Side(1 + rng.IntN(2)))
-		c.SetOrdType(venue.OrdTypeLimit)
+		// The draws in a fixed order (session, side, type and price,
+		// time in force, quantity), so a seed gives the same flow.
+		o := cmdtest.Order{Seq: seq, TimestampNs: int64(seq), Instrument: instrument, OrdType: venue.OrdTypeLimit,
+			ClOrdID: fmt.Sprintf("o%d", seq)}
+		o.Session = uint16(rng.IntN(3))
+		o.Side = venue.Side(1 + rng.IntN(2))
 		if rng.IntN(10) == 0 {
-			c.SetOrdType(venue.OrdTypeMarket)
+			o.OrdType = venue.OrdTypeMarket
 		} else {
-			c.SetPriceTicks(mid - 20 + rng.Int64N(41))
+			o.PriceTicks = mid - 20 + rng.Int64N(41)
 		}
-		c.SetInstrumentID(instrument)
-		c.SetTimeInForce([]venue.TimeInForce{venue.TimeInForceDay, venue.TimeInForceGTC, venue.TimeInForceIOC}[rng.IntN(3)])
-		if c.OrdType() == venue.OrdTypeMarket {
-			c.SetTimeInForce(venue.TimeInForceIOC)
+		o.TIF = []venue.TimeInForce{venue.TimeInForceDay, venue.TimeInForceGTC, venue.TimeInForceIOC}[rng.IntN(3)]
+		if o.OrdType == venue.OrdTypeMarket {
+			o.TIF = venue.TimeInForceIOC
 		}
-		c.SetQty(1 + rng.Int64N(20))
-		_ = c.SetClOrdIDString(fmt.Sprintf("o%d", seq))
-		return buf[:c.EncodedLength()]
+		o.Qty = 1 + rng.Int64N(20)
+		return cmdtest.NewOrder(t, buf, o)
 	}
 }
 
@@ -157,7 +147,7 @@ func BenchmarkMonitorApply(b *testing.B) {
 	var live []uint64
 	for seq := uint64(0); seq < 50_000; seq++ {
 		start := sink.Len()
-		if err := m.Apply(randomCommand(rng, buf, seq, live), sink); err != nil {
+		if err := m.Apply(randomCommand(b, rng, buf, seq, live), sink); err != nil {
 			b.Fatal(err)
 		}
 		for i := start; i < sink.Len(); i++ {

@@ -339,37 +339,31 @@ var (
 // and durable, and returns its result. A refused action (Result.Reason not
 // None) changed nothing; it is journaled all the same.
 func (o *Ops) Do(a Action) (Result, error) {
-	p := o.cfg.Pipeline
-	seq, slot, err := p.Commands.Claim()
-	if err != nil {
-		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
-	}
-	cmdSeq := p.SeqBase() + uint64(seq)
-	wait := o.monitor.waiters.Expect(cmdSeq)
-	var c venue.OperatorCommand
-	_ = c.WrapEncode(slot, 0)
-	c.SetSeq(cmdSeq)
-	c.SetTimestampNs(o.cfg.Now().UnixNano())
-	c.SetAction(a.Kind)
-	c.SetStatus(a.Status)
-	c.SetFilterSessionIdx(a.Session)
-	c.SetInstrumentID(a.Instrument)
-	// Lengths were checked by the caller; a longer value would be cut by
-	// the flyweight's error, which would leave the field empty.
-	_ = c.SetAccountString(a.Account)
-	_ = c.SetOperatorString(a.Operator)
-	_ = c.SetReasonString(a.Reason)
-	c.SetRefPriceTicks(a.RefPriceTicks)
-	c.SetBandPercent(a.BandPercent)
-	p.Commands.Publish(seq)
-	r, err := o.await(cmdSeq, wait)
+	r, err := o.submit(func(slot []byte, cmdSeq uint64) error {
+		var c venue.OperatorCommand
+		_ = c.WrapEncode(slot, 0)
+		c.SetSeq(cmdSeq)
+		c.SetTimestampNs(o.cfg.Now().UnixNano())
+		c.SetAction(a.Kind)
+		c.SetStatus(a.Status)
+		c.SetFilterSessionIdx(a.Session)
+		c.SetInstrumentID(a.Instrument)
+		// Lengths were checked by the caller; a longer value would be cut by
+		// the flyweight's error, which would leave the field empty.
+		_ = c.SetAccountString(a.Account)
+		_ = c.SetOperatorString(a.Operator)
+		_ = c.SetReasonString(a.Reason)
+		c.SetRefPriceTicks(a.RefPriceTicks)
+		c.SetBandPercent(a.BandPercent)
+		return nil
+	})
 	if err != nil {
 		return r, err
 	}
 	if o.metrics != nil {
 		o.metrics.action(r)
 	}
-	o.log.Info("operator command", "seq", cmdSeq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
+	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
 		"result", r.Reason.String(), "count", r.Count)
 	return r, nil
 }

@@ -29,24 +29,21 @@ RUN_GRACE=${RUN_GRACE:-60}
 START_TIMEOUT=${START_TIMEOUT:-60}
 
 cd "$(dirname "$0")/.."
-BIN=${BIN:-bin/fixvenue}
-[ -x "$BIN" ] || { echo "bench-export.sh: $BIN not built (make build)" >&2; exit 1; }
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-OUT=${OUT:-docs/bench/export/$stamp}
-mkdir -p "$OUT"
+. scripts/lib/bench.sh
+bench_bin bench-export.sh
+bench_out export
 VENUE_BIN=$BIN
 VENUE_START_TIMEOUT=$START_TIMEOUT
 . scripts/lib/venue.sh
 . scripts/lib/duration.sh
 venue_workdir bench-export
 work=$venue_work
-limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + $(duration_s "$DRAIN") + RUN_GRACE))
-loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
 
 {
 	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo
-	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3); venue, NATS and load generator share it"
+	echo "- machine: $(bench_machine); venue, NATS and load generator share it"
 	echo "- runs: $PAIRS interleaved pairs; $RATE orders/s, $SESSIONS sessions, mix $MIX, duration $DURATION, warm-up $WARMUP, fsync batch, throttles off"
 	echo "- latency: each order's due time → its first ExecutionReport"
 	echo
@@ -73,13 +70,13 @@ TOML
 	local nats_url
 	nats_url=$(venue_ready_field "$dir/venue.log.ready" nats_url)
 	local before cpu0
-	before=$(loadavg)
+	before=$(bench_loadavg)
 	cpu0=$(proc_cpu_s "$venue_pid")
 	local rc=0
 	timeout "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
 		--rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max 1m \
 		--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
-	echo "- $name: load average $before before, $(loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(proc_cpu_s "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"
+	echo "- $name: load average $before before, $(bench_loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(proc_cpu_s "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"
 	if [ "$export" = true ]; then
 		local i
 		for ((i = 0; i < 60; i++)); do

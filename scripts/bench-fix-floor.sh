@@ -20,8 +20,8 @@ CELLS=${CELLS:-"5000/4 10000/4 10000/16 15000/16"}
 ROUNDS=${ROUNDS:-2}
 WAIT=${WAIT:-auto}
 export DUR=${DUR:-8s} WARMUP=${WARMUP:-2s}
-OUT=${OUT:-docs/bench/fix-floor/$(date -u +%Y%m%dT%H%M%SZ)}
-mkdir -p "$OUT"
+. scripts/lib/bench.sh
+bench_out fix-floor
 [ -x bin/fixvenue ] || make build >/dev/null
 echo "bench-fix-floor.sh: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $ROUNDS, cells $CELLS, $DUR each -> $OUT" >&2
 for round in $(seq "$ROUNDS"); do

@@ -29,18 +29,16 @@ RUN_GRACE=${RUN_GRACE:-60}
 START_TIMEOUT=${START_TIMEOUT:-30}
 
 cd "$(dirname "$0")/.."
-BIN=${BIN:-bin/fixvenue}
-[ -x "$BIN" ] || { echo "bench-fix.sh: $BIN not built (make build)" >&2; exit 1; }
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-OUT=${OUT:-docs/bench/fix/$stamp}
-mkdir -p "$OUT"
+. scripts/lib/bench.sh
+bench_bin bench-fix.sh
+bench_out fix
 VENUE_BIN=$BIN
 VENUE_START_TIMEOUT=$START_TIMEOUT
 . scripts/lib/venue.sh
 . scripts/lib/duration.sh
 venue_workdir bench-fix
 work=$venue_work
-limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + $(duration_s "$DRAIN") + RUN_GRACE))
+limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
 
 # start_venue FSYNC NAME: a fresh venue; sets fix_addr.
 start_venue() {
@@ -61,8 +59,8 @@ start_venue() {
 {
 	echo "# fixvenue over FIX on loopback — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo
-	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3); venue and load generator share it"
-	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "- machine: $(bench_machine); venue and load generator share it"
+	echo "- load average at start: $(bench_loadavg)"
 	echo "- runs: sessions $SESSIONS, mixes $MIXES, rates $RATES (a ladder stops at the first rate not held), duration $DURATION, warm-up $WARMUP, drain $DRAIN, p99 bound $P99_MAX"
 	echo "- latency: each order's due time → its first ExecutionReport; passive orders are each cancelled, so messages/s is twice the order rate"
 	echo "- venue: demo configuration, throttles off, a fresh data directory per ladder"

@@ -25,20 +25,18 @@ PACE=${PACE:-yield}
 RUN_GRACE=${RUN_GRACE:-120}
 
 cd "$(dirname "$0")/.."
-BIN=${BIN:-bin/fixvenue}
-[ -x "$BIN" ] || { echo "bench-latency.sh: $BIN not built (make build)" >&2; exit 1; }
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-OUT=${OUT:-docs/bench/pipeline/$stamp}
-mkdir -p "$OUT"
+. scripts/lib/bench.sh
+bench_bin bench-latency.sh
+bench_out pipeline
 
 . scripts/lib/duration.sh
-limit=$(($(duration_s "$DURATION") + $(duration_s "$WARMUP") + RUN_GRACE))
+limit=$(($(duration_sum_s "$DURATION" "$WARMUP") + RUN_GRACE))
 
 {
 	echo "# fixvenue pipeline harness — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo
-	echo "- machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), kernel $(uname -r), $(go version | cut -d' ' -f3)"
-	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+	echo "- machine: $(bench_machine)"
+	echo "- load average at start: $(bench_loadavg)"
 	echo "- runs: rates $RATES (and max), waits $WAITS, journal $JOURNALS, GOMAXPROCS $PROCS (0: one per CPU), duration $DURATION, warm-up $WARMUP, mix $MIX, pace $PACE"
 	echo "- latency: due time → last event seen by the outbound stand-in (journal on: after the command is durable)"
 	echo

@@ -21,8 +21,8 @@ ROUNDS=${ROUNDS:-3}
 WAITS=${WAITS:-"spin yield park spinpark"}
 LOCKS=${LOCKS:-"true false"}
 export DUR=${DUR:-8s} WARMUP=${WARMUP:-2s}
-OUT=${OUT:-docs/bench/matcher-thread/$(date -u +%Y%m%dT%H%M%SZ)}
-mkdir -p "$OUT"
+. scripts/lib/bench.sh
+bench_out matcher-thread
 make build >/dev/null
 # A copy of the venue, so that a rebuild during the run changes no cell.
 work=$(mktemp -d)

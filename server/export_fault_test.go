@@ -11,35 +11,49 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // externalNATS starts a NATS server standing for an external one, learns
-// its port, and stops it: the venue is then configured with a NATS that
-// is down at its start.
-func externalNATS(t *testing.T) (*eventstream.Embedded, string) {
+// its port, and stops it unless running is true; cfg is a venue exporting
+// to it (so, without running, to a NATS that is down at its start).
+func externalNATS(t *testing.T, running bool) (n *eventstream.Embedded, url string, cfg *config.Config) {
 	t.Helper()
 	n, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	url := n.URL()
+	url = n.URL()
 	n.Stop()
-	return n, url
+	if running {
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n, url, testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+}
+
+// restingOrders logs CLIENT1 on and has n buy orders accepted (o0, o1, …),
+// which rest; it returns the logged-on client.
+func restingOrders(t *testing.T, s *Server, n int) *fixclient.Client {
+	t.Helper()
+	c := logon(t, s, "CLIENT1", true)
+	for i := 0; i < n; i++ {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	return c
 }
 
 // TestExportNATSDownAtStart: the venue starts and trades with its NATS
 // unreachable; once NATS comes up the stream catches up with the journal.
 func TestExportNATSDownAtStart(t *testing.T) {
-	n, url := externalNATS(t)
-	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	n, url, cfg := externalNATS(t, false)
 	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	for i := 0; i < 20; i++ {
-		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
-		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
-	}
+	restingOrders(t, s, 20)
 	if lag := s.ExportLag(); lag < 20 {
 		t.Fatalf("export lag %d with NATS down, want at least 20", lag)
 	}
@@ -58,11 +72,7 @@ func TestExportNATSDownAtStart(t *testing.T) {
 // message the venue did not write is never appended to; the venue trades
 // on, and the export goes on once the stream is the venue's again.
 func TestExportRefusesAForeignStream(t *testing.T) {
-	n, url := externalNATS(t)
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	_, url, cfg := externalNATS(t, true)
 	js := jetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -103,17 +113,9 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 // TestExportRefusesAStreamWithAGap: a stream whose last message is not at
 // the sequence it was published for (messages removed) is refused.
 func TestExportRefusesAStreamWithAGap(t *testing.T) {
-	n, url := externalNATS(t)
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	_, url, cfg := externalNATS(t, true)
 	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	for i := 0; i < 5; i++ {
-		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
-		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
-	}
+	c := restingOrders(t, s, 5)
 	waitExported(t, s)
 	js := jetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -161,14 +161,22 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 	// The restarted exporter caught up from the journal (its stream ends
 	// before this run's first event), then met the tap and dropped its
 	// matcher; the orders after that come from the tap.
-	if v := metricValue(t, scrape(t, s2), "fixvenue_export_catchups_total"); v == "0" {
-		t.Fatal("the restarted exporter did not catch up from the journal")
+	caughtUpThenTap(t, s2, second.Events, "after-handover")
+}
+
+// caughtUpThenTap checks that the exporter caught up from the journal,
+// waits until it follows the tap, and checks that an order sent then
+// reaches the stream: it holds more than before events, all the journal's.
+func caughtUpThenTap(t *testing.T, s *Server, before int64, id string) {
+	t.Helper()
+	if v := metricValue(t, scrape(t, s), "fixvenue_export_catchups_total"); v == "0" {
+		t.Fatal("the exporter did not catch up from the journal")
 	}
-	waitFollowingTap(t, s2)
-	sendAndWait(t, s2, "after-handover")
-	waitExported(t, s2)
-	if third := verifyStream(t, s2); third.Events <= second.Events {
-		t.Fatalf("after the hand-over the stream has %d events, before %d", third.Events, second.Events)
+	waitFollowingTap(t, s)
+	sendAndWait(t, s, id)
+	waitExported(t, s)
+	if after := verifyStream(t, s); after.Events <= before {
+		t.Fatalf("after the hand-over to the tap the stream has %d events, before %d", after.Events, before)
 	}
 }
 
@@ -206,16 +214,7 @@ func TestExportCatchesUpWhenTheTapDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitExported(t, s)
-	before := verifyStream(t, s)
-	if v := metricValue(t, scrape(t, s), "fixvenue_export_catchups_total"); v == "0" {
-		t.Fatal("the exporter did not catch up from the journal")
-	}
-	waitFollowingTap(t, s)
-	sendAndWait(t, s, "after")
-	waitExported(t, s)
-	if after := verifyStream(t, s); after.Events <= before.Events {
-		t.Fatalf("after the catch-up the stream has %d events, before %d", after.Events, before.Events)
-	}
+	caughtUpThenTap(t, s, verifyStream(t, s).Events, "after")
 }
 
 // sendAndWait sends one order from CLIENT4 and waits for its answer.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/connset"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
@@ -19,9 +20,8 @@ type followerGate struct {
 	ln     net.Listener
 	leader func() string // the leader's FIX address, "" while none is known
 	log    *slog.Logger
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup // the accept loop
+	conns  *connset.Set
 }
 
 // Bounds of the gate: one Logon per connection, read within followerReadWait.
@@ -36,7 +36,7 @@ func startFollowerGate(addr string, leader func() string, log *slog.Logger) (*fo
 	if err != nil {
 		return nil, err
 	}
-	g := &followerGate{ln: ln, leader: leader, log: log, conns: map[net.Conn]struct{}{}}
+	g := &followerGate{ln: ln, leader: leader, log: log, conns: connset.New(followerConnsMax)}
 	g.wg.Add(1)
 	go g.serve()
 	return g, nil
@@ -53,23 +53,7 @@ func (g *followerGate) serve() {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		g.mu.Lock()
-		if len(g.conns) >= followerConnsMax {
-			g.mu.Unlock()
-			c.Close()
-			continue
-		}
-		g.conns[c] = struct{}{}
-		g.mu.Unlock()
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			g.refuse(c)
-			g.mu.Lock()
-			delete(g.conns, c)
-			g.mu.Unlock()
-			c.Close()
-		}()
+		g.conns.Serve(c, g.refuse)
 	}
 }
 
@@ -114,12 +98,9 @@ func (g *followerGate) Addr() string { return g.ln.Addr().String() }
 // Close stops accepting and ends every open connection.
 func (g *followerGate) Close() {
 	g.ln.Close()
-	g.mu.Lock()
-	for c := range g.conns {
-		c.Close()
-	}
-	g.mu.Unlock()
+	g.conns.Close()
 	g.wg.Wait()
+	g.conns.Wait()
 }
 
 func formatID(id uint64) string { return strconv.FormatUint(id, 10) }

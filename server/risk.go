@@ -147,34 +147,21 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "busy", "command ring busy: %v", err)
 	}
 	abs := s.pipe.SeqBase() + uint64(seq)
-	now := time.Now().UnixNano()
 	if in.Action == "limit" {
 		var c venue.RiskSetLimit
 		_ = c.WrapEncode(slot, 0)
-		c.SetSeq(abs)
-		c.SetTimestampNs(now)
-		c.SetSessionIdx(q.session)
-		c.SetScope(q.scope)
+		setRiskSubject(c, abs, q, in)
 		c.SetLimit(q.limit)
 		c.SetInstrumentID(q.instrumentID)
 		c.SetValue(q.value)
-		_ = c.SetAccountString(q.account)
-		_ = c.SetOperatorString(in.Operator) // ops checked both lengths
-		_ = c.SetReasonString(in.Reason)
 	} else {
 		var c venue.RiskControl
 		_ = c.WrapEncode(slot, 0)
-		c.SetSeq(abs)
-		c.SetTimestampNs(now)
-		c.SetSessionIdx(q.session)
-		c.SetScope(q.scope)
+		setRiskSubject(c, abs, q, in)
 		c.SetAction(venue.RiskActionKill)
 		if in.Action == "reset" {
 			c.SetAction(venue.RiskActionReset)
 		}
-		_ = c.SetAccountString(q.account)
-		_ = c.SetOperatorString(in.Operator)
-		_ = c.SetReasonString(in.Reason)
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
@@ -191,6 +178,28 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		s.gw.ForgetRiskResult(int64(abs))
 		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
 	}
+}
+
+// riskSubject is what a RiskSetLimit and a RiskControl share: the command's
+// sequence and time, whom it addresses, and who asked why.
+type riskSubject interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+	SetSessionIdx(uint16)
+	SetScope(venue.RiskScope)
+	SetAccountString(string) error
+	SetOperatorString(string) error
+	SetReasonString(string) error
+}
+
+func setRiskSubject(c riskSubject, seq uint64, q riskRequest, in ops.RiskRequest) {
+	c.SetSeq(seq)
+	c.SetTimestampNs(time.Now().UnixNano())
+	c.SetSessionIdx(q.session)
+	c.SetScope(q.scope)
+	_ = c.SetAccountString(q.account)
+	_ = c.SetOperatorString(in.Operator) // ops checked both lengths
+	_ = c.SetReasonString(in.Reason)
 }
 
 // RiskSubjects lists each configured session, then each account with
@@ -241,24 +250,13 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 // runRiskReports journals a utilisation report every interval, which the
 // gateway turns into the risk gauges.
 func (s *Server) runRiskReports(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopSnaps:
-			return
-		case <-t.C:
-		}
-		seq, slot, err := s.pipe.Commands.Claim()
-		if err != nil {
-			s.log.Warn("risk report not journaled", "err", err)
-			continue
-		}
-		var c venue.RiskControl
-		_ = c.WrapEncode(slot, 0)
-		c.SetSeq(s.pipe.SeqBase() + uint64(seq))
-		c.SetTimestampNs(time.Now().UnixNano())
-		c.SetAction(venue.RiskActionReport)
-		s.pipe.Commands.Publish(seq)
-	}
+	s.every(interval, func() {
+		s.publish("risk report", func(slot []byte, seq uint64) {
+			var c venue.RiskControl
+			_ = c.WrapEncode(slot, 0)
+			c.SetSeq(seq)
+			c.SetTimestampNs(time.Now().UnixNano())
+			c.SetAction(venue.RiskActionReport)
+		})
+	})
 }

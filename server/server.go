@@ -395,31 +395,52 @@ func (s *Server) captureSnapshot(seq uint64) {
 // runSnapshots journals a Snapshot command every interval when commands arrived
 // since the last one.
 func (s *Server) runSnapshots(interval time.Duration) {
+	last := s.pipe.Commands.Cursor()
+	s.every(interval, func() {
+		if s.pipe.Commands.Cursor() == last {
+			return
+		}
+		seq, ok := s.publish("snapshot command", func(slot []byte, seq uint64) {
+			var c venue.Snapshot
+			_ = c.WrapEncode(slot, 0)
+			c.SetSeq(seq)
+			c.SetTimestampNs(time.Now().UnixNano())
+			c.SetSnapshotID(seq)
+		})
+		if ok {
+			last = seq
+		}
+	})
+}
+
+// every calls do every interval until the server stops its periodic
+// commands (stopSnaps).
+func (s *Server) every(interval time.Duration, do func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	last := s.pipe.Commands.Cursor()
 	for {
 		select {
 		case <-s.stopSnaps:
 			return
 		case <-t.C:
 		}
-		if cur := s.pipe.Commands.Cursor(); cur == last {
-			continue
-		}
-		seq, slot, err := s.pipe.Commands.Claim()
-		if err != nil {
-			s.log.Warn("snapshot command not journaled", "err", err)
-			continue
-		}
-		var c venue.Snapshot
-		_ = c.WrapEncode(slot, 0)
-		c.SetSeq(s.pipe.SeqBase() + uint64(seq))
-		c.SetTimestampNs(time.Now().UnixNano())
-		c.SetSnapshotID(s.pipe.SeqBase() + uint64(seq))
-		s.pipe.Commands.Publish(seq)
-		last = seq
+		do()
 	}
+}
+
+// publish claims a command slot, has encode write the command of sequence
+// seq into it and publishes it, and returns the slot's ring sequence. A
+// ring that stays full skips the command with a warning naming what: the
+// periodic commands are tried again next period.
+func (s *Server) publish(what string, encode func(slot []byte, seq uint64)) (int64, bool) {
+	seq, slot, err := s.pipe.Commands.Claim()
+	if err != nil {
+		s.log.Warn(what+" not journaled", "err", err)
+		return 0, false
+	}
+	encode(slot, s.pipe.SeqBase()+uint64(seq))
+	s.pipe.Commands.Publish(seq)
+	return seq, true
 }
 
 func (s *Server) buildSessions() error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,20 @@ func WriteHgrm(w io.Writer, h *hdrhistogram.Histogram) error {
 	fmt.Fprintf(bw, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n", h.Mean()/nsPerUs, h.StdDev()/nsPerUs)
 	fmt.Fprintf(bw, "#[Max     = %12.3f, Total count    = %12d]\n", float64(h.Max())/nsPerUs, h.TotalCount())
 	return bw.Flush()
+}
+
+// WriteHgrmFile writes the percentile distribution of h to the file path
+// (created or truncated), as WriteHgrm does.
+func WriteHgrmFile(path string, h *hdrhistogram.Histogram) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteHgrm(f, h); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Distribution samples the percentile distribution of h (nanoseconds) the

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/connset"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/quickfixgo/tag"
 )
@@ -34,10 +35,9 @@ const (
 type Echo struct {
 	ln           net.Listener
 	senderCompID string
-	journal      *echoJournal // nil: answers at once
-	wg           sync.WaitGroup
-	mu           sync.Mutex
-	conns        map[net.Conn]struct{}
+	journal      *echoJournal   // nil: answers at once
+	wg           sync.WaitGroup // the accept loop
+	conns        *connset.Set
 }
 
 // NewEcho serves on ln as senderCompID until Close.
@@ -55,7 +55,7 @@ func NewDurableEcho(ln net.Listener, senderCompID string, w *journal.Writer) *Ec
 }
 
 func newEcho(ln net.Listener, senderCompID string, j *echoJournal) *Echo {
-	e := &Echo{ln: ln, senderCompID: senderCompID, journal: j, conns: map[net.Conn]struct{}{}}
+	e := &Echo{ln: ln, senderCompID: senderCompID, journal: j, conns: connset.New(echoConnectionsMax)}
 	e.wg.Add(1)
 	go e.accept()
 	return e
@@ -67,12 +67,9 @@ func (e *Echo) Addr() string { return e.ln.Addr().String() }
 // Close stops accepting, closes every connection and waits for them.
 func (e *Echo) Close() error {
 	err := e.ln.Close()
-	e.mu.Lock()
-	for c := range e.conns {
-		c.Close()
-	}
-	e.mu.Unlock()
+	e.conns.Close()
 	e.wg.Wait()
+	e.conns.Wait()
 	if e.journal != nil {
 		err = errors.Join(err, e.journal.close())
 	}
@@ -86,23 +83,7 @@ func (e *Echo) accept() {
 		if err != nil {
 			return
 		}
-		e.mu.Lock()
-		if len(e.conns) >= echoConnectionsMax {
-			e.mu.Unlock()
-			c.Close()
-			continue
-		}
-		e.conns[c] = struct{}{}
-		e.mu.Unlock()
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			(&echoConn{e: e, c: c}).serve()
-			e.mu.Lock()
-			delete(e.conns, c)
-			e.mu.Unlock()
-			c.Close()
-		}()
+		e.conns.Serve(c, func(c net.Conn) { (&echoConn{e: e, c: c}).serve() })
 	}
 }
 
@@ -211,26 +192,26 @@ func (ec *echoConn) handle(msg []byte, ts *[timestampBytes]byte) error {
 		ec.finish()
 		return errEchoLogout
 	case "D":
-		ec.begin("8", ts)
-		ec.execID++
-		ec.w.uint(tag.OrderID, ec.execID)
-		ec.w.uint(tag.ExecID, ec.execID)
-		ec.w.field(tag.ClOrdID, m.clOrdID)
-		ec.w.str(tag.ExecType, "0")
-		ec.w.str(tag.OrdStatus, "0")
+		ec.report(m, "0", ts) // New
 	case "F":
-		ec.begin("8", ts)
-		ec.execID++
-		ec.w.uint(tag.OrderID, ec.execID)
-		ec.w.uint(tag.ExecID, ec.execID)
-		ec.w.field(tag.ClOrdID, m.clOrdID)
-		ec.w.str(tag.ExecType, "4")
-		ec.w.str(tag.OrdStatus, "4")
+		ec.report(m, "4", ts) // Canceled
 	default:
 		return nil
 	}
 	ec.finish()
 	return nil
+}
+
+// report begins the ExecutionReport answering m, with ExecType and
+// OrdStatus both status.
+func (ec *echoConn) report(m *inbound, status string, ts *[timestampBytes]byte) {
+	ec.begin("8", ts)
+	ec.execID++
+	ec.w.uint(tag.OrderID, ec.execID)
+	ec.w.uint(tag.ExecID, ec.execID)
+	ec.w.field(tag.ClOrdID, m.clOrdID)
+	ec.w.str(tag.ExecType, status)
+	ec.w.str(tag.OrdStatus, status)
 }
 
 func (ec *echoConn) begin(msgType string, ts *[timestampBytes]byte) {

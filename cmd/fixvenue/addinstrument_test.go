@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,13 +29,7 @@ func TestAddInstrumentWithoutRestart(t *testing.T) {
 	const token = "add-instrument-token-0123456789"
 	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	recoveryAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	cfgPath := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[engine]
+	cfgPath := writeVenueConfig(t, dir, `[engine]
 orders_max = 1024
 clordids_max = 4096
 command_ring_slots = 1024
@@ -55,10 +48,7 @@ addr = "127.0.0.1:0"
 [[admin.token]]
 operator = "carol"
 sha256 = %q
-`, filepath.Join(dir, "data"), feedAddr, recoveryAddr, ops.HashToken(token))
-	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, feedAddr, recoveryAddr, ops.HashToken(token))
 	client, err := feedclient.New(feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
 	if err != nil {
 		t.Fatal(err)
@@ -226,16 +216,9 @@ sha256 = %q
 
 	// SIGTERM, once a snapshot (matcher and feed) holds the instrument.
 	waitForFeedState(t, v.fixAddr, filepath.Join(dir, "data", "mdstate"), time.Now())
-	if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-v.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
-	}
+	v.stop(t)
 	v = startVenue(t, cfgPath)
-	if !strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+	if !v.loadedSnapshot() {
 		t.Fatalf("the restart did not start from a snapshot:\n%s", v.logs())
 	}
 	admin = adminRunner(t, v, token)
@@ -248,18 +231,9 @@ sha256 = %q
 
 	// kill -9, and start from the journal alone.
 	v.kill()
-	for _, d := range []string{filepath.Join(dir, "data", "mdstate"), filepath.Join(dir, "data", "journal")} {
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".snap") {
-				if err := os.Remove(filepath.Join(d, e.Name())); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	removeSnapshots(t, filepath.Join(dir, "data", "mdstate"), filepath.Join(dir, "data", "journal"))
 	v = startVenue(t, cfgPath)
-	if strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+	if v.loadedSnapshot() {
 		t.Fatal("a snapshot was loaded after they were removed")
 	}
 	admin = adminRunner(t, v, token)
@@ -313,14 +287,10 @@ func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) 
 func TestAddInstrumentWithRiskLimits(t *testing.T) {
 	dir := t.TempDir()
 	const token = "risk-instrument-token-0123456789"
-	cfgPath := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n"+
+	cfgPath := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
 		"[engine]\ninstruments_max = 4\n[journal]\nsnapshot_interval = \"200ms\"\n[session_defaults]\ncancel_on_disconnect = false\n"+
 		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[risk]\n[risk.sessions]\nmax_order_qty = 1000\n", filepath.Join(dir, "data"), ops.HashToken(token))
-	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+		"[risk]\n[risk.sessions]\nmax_order_qty = 1000\n", ops.HashToken(token))
 	v := startVenue(t, cfgPath)
 	admin := adminRunner(t, v, token)
 	if code, out, errs := admin("instrument", "add", "NEWCO", "--tick-size", "0.05", "--lot-size", "10", "--min-qty", "10",
@@ -361,44 +331,20 @@ func TestAddInstrumentWithRiskLimits(t *testing.T) {
 	// the console's state of the same seq (marketdata is off); a
 	// snapshot needs commands since the last, so status requests keep coming.
 	accepted := time.Now()
-	for n := 0; !completeSnapSince(filepath.Join(dir, "data"), accepted, "consolestate"); n++ {
-		if time.Since(accepted) > 15*time.Second {
-			t.Fatalf("no snapshot after the order:\n%s", v.logs())
-		}
-		id := fmt.Sprintf("w%d", n)
-		if err := c1.Send("H", fixclient.F(11, id), fixclient.F(55, "NEWCO"), fixclient.F(54, "1")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c1.Expect(10*time.Second, "8", map[int]string{11: id}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !statusRequestsUntil(t, c1, "NEWCO", func() bool { return completeSnapSince(filepath.Join(dir, "data"), accepted, "consolestate") }) {
+		t.Fatalf("no snapshot after the order:\n%s", v.logs())
 	}
 	c1.Close()
-	if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-v.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
-	}
+	v.stop(t)
 	v = startVenue(t, cfgPath)
-	if !strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+	if !v.loadedSnapshot() {
 		t.Fatalf("the restart did not start from a snapshot:\n%s", v.logs())
 	}
 	stillLimited("again1")
 	v.kill()
-	entries, _ := os.ReadDir(filepath.Join(dir, "data", "journal"))
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".snap") {
-			if err := os.Remove(filepath.Join(dir, "data", "journal", e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	removeSnapshots(t, filepath.Join(dir, "data", "journal"))
 	v = startVenue(t, cfgPath)
-	if strings.Contains(v.logs(), `msg="snapshot loaded"`) {
+	if v.loadedSnapshot() {
 		t.Fatal("a snapshot was loaded after they were removed")
 	}
 	stillLimited("again2")

@@ -20,8 +20,6 @@ import (
 	"github.com/fixvenue/fixvenue/ops"
 )
 
-func init() { commands["admin"] = cmdAdmin }
-
 // Environment variables the admin CLI reads when the flags are not given.
 const (
 	adminAddrEnv  = "FIXVENUE_ADMIN_ADDR"

@@ -23,8 +23,6 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-func init() { commands["bench"] = cmdBench }
-
 func benchUsage() {
 	fmt.Fprint(os.Stderr, `usage: fixvenue bench <harness> [options]
 
@@ -115,7 +113,7 @@ func cmdBenchPipeline(args []string) int {
 		printPipeline(os.Stdout, res)
 	}
 	if *hgrm != "" {
-		if err := writeHgrm(*hgrm, res); err != nil {
+		if err := hdrplot.WriteHgrmFile(*hgrm, res.Histogram()); err != nil {
 			return benchFail(err)
 		}
 	}
@@ -137,18 +135,6 @@ func pipelineLabel(r *pipeharness.Result) string {
 		return fmt.Sprintf("max rate (%.0f/s)", r.Throughput)
 	}
 	return fmt.Sprintf("%.0f/s (p99 %s)", r.RateTarget, hdrplot.FormatUs(r.Latency.P99Us))
-}
-
-func writeHgrm(path string, r *pipeharness.Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := hdrplot.WriteHgrm(f, r.Histogram()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func benchFail(err error) int {

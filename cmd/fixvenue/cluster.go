@@ -19,10 +19,6 @@ import (
 	"github.com/fixvenue/fixvenue/server"
 )
 
-func init() {
-	commands["cluster"] = cmdCluster
-}
-
 // serveCluster runs `fixvenue serve` as a node of [cluster]. When the node
 // loses the leadership it served with, its matcher may hold commands that
 // never committed: the process replaces itself (exec of the same binary

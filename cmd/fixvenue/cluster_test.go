@@ -412,10 +412,7 @@ func (c *clusterClient) verify(cl *fixclient.Client, all bool) error {
 		}
 	}
 	for _, id := range ids {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			return err
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			return fmt.Errorf("status of acknowledged %s: %w", id, err)
 		}
@@ -447,9 +444,7 @@ func (c *clusterClient) resend(cl *fixclient.Client) (resent, known int, err err
 	}
 	for _, id := range ids {
 		n, _ := strconv.Atoi(id[strings.LastIndex(id, "-")+1:])
-		if err := cl.Send("D", fixclient.F(97, "Y"), fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-			fixclient.F(44, fmt.Sprintf("%d.%02d", 91+n%8, n%100)), fixclient.F(59, "1")); err != nil {
+		if err := cl.Send("D", append([]fixclient.Field{fixclient.F(97, "Y")}, tradingOrder(id, n)...)...); err != nil {
 			return 0, 0, err
 		}
 		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id})
@@ -477,43 +472,29 @@ func (c *clusterClient) resend(cl *fixclient.Client) (resent, known int, err err
 
 // trade sends about 500 orders/s until the connection ends, recording acknowledgements.
 func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), stop <-chan struct{}) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			m, err := cl.Read(20 * time.Second)
-			if err != nil {
-				return
+	done := readUntilClosed(cl, func(m *fixclient.Message) {
+		if m.Type() == "8" && m.Get(150) == "0" {
+			id, exec := m.Get(11), m.Get(17)
+			c.mu.Lock()
+			if c.firstER.IsZero() {
+				c.firstER = time.Now()
 			}
-			if m.Type() == "8" && m.Get(150) == "0" {
-				id, exec := m.Get(11), m.Get(17)
-				c.mu.Lock()
-				if c.firstER.IsZero() {
-					c.firstER = time.Now()
-				}
-				c.lastER = time.Now()
-				c.acked[id] = exec
-				if prev, ok := c.execIDs[exec]; ok && prev != id {
-					c.reused = append(c.reused, fmt.Sprintf("ExecID %s for %s and %s", exec, prev, id))
-				}
-				c.execIDs[exec] = id
-				c.mu.Unlock()
+			c.lastER = time.Now()
+			c.acked[id] = exec
+			if prev, ok := c.execIDs[exec]; ok && prev != id {
+				c.reused = append(c.reused, fmt.Sprintf("ExecID %s for %s and %s", exec, prev, id))
 			}
+			c.execIDs[exec] = id
+			c.mu.Unlock()
 		}
-	}()
+	})
 	started()
 	for n := 0; ; n++ {
 		id := fmt.Sprintf("%s-%s-%d", c.comp, tag, n)
 		c.sentList = append(c.sentList, id)
-		err := cl.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-			fixclient.F(44, fmt.Sprintf("%d.%02d", 91+n%8, n%100)), fixclient.F(59, "1"))
-		if err != nil {
+		if err := sendPacedOrder(cl, id, n); err != nil {
 			break
 		}
-		// About 500 orders/s per session, 2,000 over four: bounded, so the
-		// test's cost does not depend on the machine.
-		time.Sleep(2 * time.Millisecond)
 		select {
 		case <-done:
 			return
@@ -907,10 +888,7 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 		}
 		defer cl.Close()
 		for _, id := range orders[c] {
-			if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-				t.Fatal(err)
-			}
-			m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+			m, err := orderStatus(cl, "ACME", id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -928,10 +906,7 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	status(away, "4")
 	for _, id := range orders[back] {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			t.Fatal(err)
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -120,19 +119,8 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 	if b.Change != wantChange || b.ChangePct != wantPct || b.Chart.DayStart == "" {
 		t.Fatalf("stream: change %q %q (want %q %q), day start %q", b.Change, b.ChangePct, wantChange, wantPct, b.Chart.DayStart)
 	}
-	var m struct {
-		Instruments []struct {
-			Symbol string `json:"symbol"`
-			Volume int64  `json:"volume"`
-			Trades int64  `json:"trades"`
-			Change string `json:"change"`
-		} `json:"instruments"`
-	}
-	firstUpdate(t, base+"/stream/market", &m)
-	for _, in := range m.Instruments {
-		if in.Symbol == "ACME" && (in.Volume != b.Volume || in.Trades != b.Trades || in.Change != b.Change) {
-			t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
-		}
+	if in := marketRowOf(t, base, "ACME"); in.Volume != b.Volume || in.Trades != b.Trades || in.Change != b.Change {
+		t.Fatalf("market stream %+v, book stream volume %d trades %d change %q", in, b.Volume, b.Trades, b.Change)
 	}
 	// The admin API reports the same day, whatever the process saw since it started.
 	if api := apiInstrument(t, base, "ACME"); api.Volume != b.Volume || api.Trades != b.Trades || api.LastPrice != b.Last {
@@ -168,13 +156,7 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 func TestConsoleTapeSurvivesRestarts(t *testing.T) {
 	dir := t.TempDir()
 	const token = "console-test-token-0123456789abcdef"
-	cfg := filepath.Join(dir, "venue.toml")
-	text := fmt.Sprintf(`
-[venue]
-data_dir = %q
-[fix]
-addr = "127.0.0.1:0"
-[journal]
+	cfg := writeVenueConfig(t, dir, `[journal]
 snapshot_interval = "200ms"
 [marketdata]
 feed_addr = "127.0.0.1:%d"
@@ -189,10 +171,7 @@ sha256 = %q
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, 3]
-`, filepath.Join(dir, "data"), freeUDPPort(t), ops.HashToken(token))
-	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, freeUDPPort(t), ops.HashToken(token))
 	ctx := browsertest.New(t)
 	admin := func(v *venueProc, path, body string) {
 		t.Helper()
@@ -279,14 +258,7 @@ range = [1, 3]
 
 	for cycle, how := range []string{"SIGTERM", "kill -9", "kill -9, the tape's state removed"} {
 		if how == "SIGTERM" {
-			if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-v.exited:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
-			}
+			v.stop(t)
 		} else {
 			v.kill()
 		}
@@ -297,7 +269,7 @@ range = [1, 3]
 			}
 		}
 		v = start()
-		if loaded := strings.Contains(v.logs(), `msg="snapshot loaded"`); loaded == whole {
+		if loaded := v.loadedSnapshot(); loaded == whole {
 			t.Fatalf("after %s: snapshot loaded = %v:\n%s", how, loaded, v.logs())
 		}
 		gotRows, gotPath := consoleShows(t, ctx, "http://"+v.ready.AdminAddr, day, change, pct)
@@ -352,33 +324,31 @@ func apiInstrument(t *testing.T, base, symbol string) ops.InstrumentInfo {
 	return ops.InstrumentInfo{}
 }
 
+// marketRow is one instrument's row of the market page's stream.
+type marketRow struct {
+	Symbol   string `json:"symbol"`
+	Last     string `json:"last"`
+	Ref      string `json:"ref"`
+	RefLabel string `json:"refLabel"`
+	Change   string `json:"change"`
+	Volume   int64  `json:"volume"`
+	Trades   int64  `json:"trades"`
+}
+
 // marketRowOf reads one instrument's row of the market page's stream.
-func marketRowOf(t *testing.T, base, symbol string) (row struct {
-	Symbol, Last, Ref, RefLabel, Change string
-	Volume, Trades                      int64
-}) {
+func marketRowOf(t *testing.T, base, symbol string) marketRow {
 	t.Helper()
 	var m struct {
-		Instruments []struct {
-			Symbol   string `json:"symbol"`
-			Last     string `json:"last"`
-			Ref      string `json:"ref"`
-			RefLabel string `json:"refLabel"`
-			Change   string `json:"change"`
-			Volume   int64  `json:"volume"`
-			Trades   int64  `json:"trades"`
-		} `json:"instruments"`
+		Instruments []marketRow `json:"instruments"`
 	}
 	firstUpdate(t, base+"/stream/market", &m)
 	for _, in := range m.Instruments {
 		if in.Symbol == symbol {
-			row.Symbol, row.Last, row.Ref, row.RefLabel, row.Change, row.Volume, row.Trades = in.Symbol, in.Last, in.Ref, in.RefLabel,
-				in.Change, in.Volume, in.Trades
-			return row
+			return in
 		}
 	}
 	t.Fatalf("market stream: no %s", symbol)
-	return row
+	return marketRow{}
 }
 
 func logonClient(t *testing.T, v *venueProc, comp string) *fixclient.Client {

@@ -208,11 +208,7 @@ func (c *crashClient) verifyAndTrade(t *testing.T, addr string, cycle int, first
 	// Acknowledged orders must be known to the restarted venue: the last cycle's
 	// all, earlier ones a bounded sample (every order gets checked at the end).
 	for _, id := range c.toVerify(trading == nil) {
-		if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			t.Errorf("%s: %v", c.comp, err)
-			return
-		}
-		m, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+		m, err := orderStatus(cl, "ACME", id)
 		if err != nil {
 			t.Errorf("%s cycle %d: status of acknowledged %s: %v", c.comp, cycle, id, err)
 			return
@@ -229,36 +225,21 @@ func (c *crashClient) verifyAndTrade(t *testing.T, addr string, cycle int, first
 	}
 	signal()
 	// Trade until the venue is killed: pipelined sends, acks read as they come.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			m, err := cl.Read(20 * time.Second)
-			if err != nil {
-				return
-			}
-			c.lastIn = m.SeqNum()
-			if m.Type() == "8" && m.Get(150) == "0" {
-				c.acked[m.Get(11)] = true
-			}
+	done := readUntilClosed(cl, func(m *fixclient.Message) {
+		c.lastIn = m.SeqNum()
+		if m.Type() == "8" && m.Get(150) == "0" {
+			c.acked[m.Get(11)] = true
 		}
-	}()
+	})
 	for n := 0; ; n++ {
 		id := fmt.Sprintf("%s-%d-%d", c.comp, cycle, n)
-		px := fmt.Sprintf("%d.%02d", 91+n%8, n%100)
 		c.sentList = append(c.sentList, id)
 		c.sent[id] = true
-		err := cl.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-			fixclient.F(44, px), fixclient.F(59, "1"))
+		err := sendPacedOrder(cl, id, n)
 		c.nextOut = cl.NextOut
 		if err != nil {
 			break
 		}
-		// About 500 orders/s per session: enough to have many commands in
-		// flight at the kill, bounded so that the test's cost does not depend
-		// on how fast the machine is.
-		time.Sleep(2 * time.Millisecond)
 	}
 	<-done
 }

@@ -21,8 +21,6 @@ import (
 	"github.com/fixvenue/fixvenue/server"
 )
 
-func init() { commands["events"] = cmdEvents }
-
 // verifyTimeout bounds reading the whole stream in `events verify`.
 const verifyTimeout = 10 * time.Minute
 

@@ -18,8 +18,6 @@ import (
 	"github.com/fixvenue/fixvenue/server"
 )
 
-func init() { commands["journal"] = cmdJournal }
-
 func cmdJournal(args []string) int {
 	sub, fs, ok := subcommand("journal", args, "usage: fixvenue journal verify|dump|book --data DIR [--config FILE] [--symbol SYM]", "verify", "dump", "book")
 	if !ok {

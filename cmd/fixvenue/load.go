@@ -19,8 +19,6 @@ import (
 	"github.com/fixvenue/fixvenue/bench/loadmix"
 )
 
-func init() { commands["load"] = cmdLoad }
-
 func cmdLoad(args []string) int {
 	d := loadgen.DefaultConfig()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
@@ -116,7 +114,7 @@ func (o loadOutput) single(res *loadgen.Result) int {
 		res.Print(os.Stdout)
 	}
 	if o.hgrm != "" {
-		if err := writeHgrmFile(o.hgrm, res); err != nil {
+		if err := hdrplot.WriteHgrmFile(o.hgrm, res.Histogram()); err != nil {
 			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 			return 1
 		}
@@ -151,7 +149,7 @@ func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 			fmt.Fprintf(os.Stdout, "step     %.0f orders/s %s\n\n", s.Result.RateTarget, verdict)
 		}
 		if o.hgrm != "" {
-			if err := writeHgrmFile(stepFile(o.hgrm, s.Result.RateTarget), s.Result); err != nil {
+			if err := hdrplot.WriteHgrmFile(stepFile(o.hgrm, s.Result.RateTarget), s.Result.Histogram()); err != nil {
 				fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 			}
 		}
@@ -184,18 +182,6 @@ func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 func stepFile(path string, rate float64) string {
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "-" + strconv.FormatFloat(rate, 'f', -1, 64) + ext
-}
-
-func writeHgrmFile(path string, res *loadgen.Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := hdrplot.WriteHgrm(f, res.Histogram()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func (o loadOutput) writeSVG(results []*loadgen.Result) error {

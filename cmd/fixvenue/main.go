@@ -13,8 +13,18 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// commands are the commands usage lists, each with the function that runs
+// it (its arguments after the command's name; its result the exit code).
 var commands = map[string]func(args []string) int{
 	"serve":   cmdServe,
+	"journal": cmdJournal,
+	"md":      cmdMD,
+	"admin":   cmdAdmin,
+	"load":    cmdLoad,
+	"bench":   cmdBench,
+	"events":  cmdEvents,
+	"risk":    cmdRisk,
+	"cluster": cmdCluster,
 	"version": func([]string) int { fmt.Println("fixvenue", version); return 0 },
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,6 +156,101 @@ func (v *venueProc) logs() string {
 	v.logMu.Lock()
 	defer v.logMu.Unlock()
 	return v.log.String()
+}
+
+// stop sends SIGTERM and waits up to 30 s for the venue to exit.
+func (v *venueProc) stop(t *testing.T) {
+	t.Helper()
+	if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-v.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the venue did not stop on SIGTERM:\n%s", v.logs())
+	}
+}
+
+// loadedSnapshot reports whether the venue started from a snapshot.
+func (v *venueProc) loadedSnapshot() bool { return strings.Contains(v.logs(), `msg="snapshot loaded"`) }
+
+// removeSnapshots removes the snapshot files (*.snap) of each directory.
+func removeSnapshots(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".snap") {
+				if err := os.Remove(filepath.Join(d, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// statusRequestsUntil asks c for the status of an order of symbol (35=H,
+// each answered) every 100 ms until done reports true, for at most 15 s;
+// false when the time ran out. A snapshot is taken only when commands came
+// since the last one, so a test waiting for one keeps commands coming.
+func statusRequestsUntil(t *testing.T, c *fixclient.Client, symbol string, done func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for n := 0; !done(); n++ {
+		if time.Now().After(deadline) {
+			return false
+		}
+		if _, err := orderStatus(c, symbol, fmt.Sprintf("w%d", n)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
+}
+
+// orderStatus asks cl for the status of order id, a buy of symbol (35=H),
+// and waits up to 10 s for the ExecutionReport that answers (11=id, 150=I).
+func orderStatus(cl *fixclient.Client, symbol, id string) (*fixclient.Message, error) {
+	if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, symbol), fixclient.F(54, "1")); err != nil {
+		return nil, err
+	}
+	return cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "I"})
+}
+
+// readUntilClosed reads cl's messages in a goroutine, handing each to seen,
+// until the connection ends (or stays silent for 20 s); done is closed then.
+func readUntilClosed(cl *fixclient.Client, seen func(m *fixclient.Message)) (done <-chan struct{}) {
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		for {
+			m, err := cl.Read(20 * time.Second)
+			if err != nil {
+				return
+			}
+			seen(m)
+		}
+	}()
+	return d
+}
+
+// tradingOrder is the n-th order of a trading loop: a limit buy of 1 ACME
+// at a price that varies with n, GTC.
+func tradingOrder(id string, n int) []fixclient.Field {
+	return []fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+		fixclient.F(44, fmt.Sprintf("%d.%02d", 91+n%8, n%100)), fixclient.F(59, "1")}
+}
+
+// sendPacedOrder sends tradingOrder(id, n), then sleeps 2 ms: about 500
+// orders/s per session, enough to have many commands in flight, bounded
+// so that a test's cost does not depend on how fast the machine is.
+func sendPacedOrder(cl *fixclient.Client, id string, n int) error {
+	err := cl.Send("D", tradingOrder(id, n)...)
+	if err == nil {
+		time.Sleep(2 * time.Millisecond)
+	}
+	return err
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

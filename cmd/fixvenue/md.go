@@ -18,8 +18,6 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
-func init() { commands["md"] = cmdMD }
-
 func cmdMD(args []string) int {
 	if len(args) > 0 && args[0] == "latency" {
 		return cmdMDLatency(args[1:])

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -192,7 +191,7 @@ range = [1, 2]
 	fromSnapshot := false
 	for cycle := 0; cycle <= cycles; cycle++ {
 		v := startVenue(t, cfg)
-		if loaded := strings.Contains(v.logs(), `msg="snapshot loaded"`); cycle > 0 && loaded != fromSnapshot {
+		if loaded := v.loadedSnapshot(); cycle > 0 && loaded != fromSnapshot {
 			t.Fatalf("cycle %d: snapshot loaded = %v, want %v:\n%s", cycle, loaded, fromSnapshot, v.logs())
 		}
 		checkFeedEqualsEngine(t, cfg, v, client, toolAddr, recoveryAddr, volume, cycle)
@@ -207,14 +206,7 @@ range = [1, 2]
 			waitForFeedState(t, v.fixAddr, mdState, began)
 		}
 		if cycle%2 == 0 {
-			if err := v.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-v.exited:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("cycle %d: the venue did not stop on SIGTERM:\n%s", cycle, v.logs())
-			}
+			v.stop(t)
 		} else {
 			v.kill()
 		}
@@ -287,24 +279,18 @@ func waitForFeedState(t *testing.T, addr, dir string, since time.Time) {
 	t.Helper()
 	c := logOn(t, addr, "CLIENT2")
 	defer c.Close()
-	deadline := time.Now().Add(15 * time.Second)
-	for n := 0; time.Now().Before(deadline); n++ {
+	saved := func() bool {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".snap") && info.ModTime().After(since) {
-				return
+				return true
 			}
 		}
-		id := fmt.Sprintf("w%d", n)
-		if err := c.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false
 	}
-	t.Fatalf("no feed state saved in %s within 15 s", dir)
+	if !statusRequestsUntil(t, c, "ACME", saved) {
+		t.Fatalf("no feed state saved in %s within 15 s", dir)
+	}
 }
 
 type restingOrder struct{ id, symbol, side string }

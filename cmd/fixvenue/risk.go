@@ -8,8 +8,6 @@ import (
 	"github.com/fixvenue/fixvenue/ops"
 )
 
-func init() { commands["risk"] = cmdRisk }
-
 // cmdRisk is `fixvenue admin risk …` under its older name: one
 // implementation, on the admin API.
 func cmdRisk(args []string) int {

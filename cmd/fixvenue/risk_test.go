@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +23,12 @@ import (
 func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 	dir := t.TempDir()
 	const token, readToken = "risk-test-token-0123456789abcdef", "risk-read-token-0123456789abcdef"
-	text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[marketdata]\nenabled = false\n"+
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
 		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
 		"[[admin.token]]\noperator = \"viewer\"\nrole = \"read\"\nsha256 = %q\n"+
 		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"200ms\"\n[risk.sessions]\nmax_order_qty = 100\n"+
 		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		filepath.Join(dir, "data"), ops.HashToken(token), ops.HashToken(readToken))
-	cfg := filepath.Join(dir, "venue.toml")
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		ops.HashToken(token), ops.HashToken(readToken))
 	v := startVenue(t, cfg)
 	addr := v.ready.AdminAddr
 	if addr == "" {

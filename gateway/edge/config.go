@@ -2,12 +2,12 @@ package edge
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/tlsserver"
 )
 
 // Defaults of Config, named so that the venue config and the docs can point
@@ -200,24 +200,9 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		}
 		return nil, nil
 	}
-	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	t, err := tlsserver.Config(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 	if err != nil {
-		return nil, fmt.Errorf("edge: TLS key pair: %w", err)
-	}
-	// TLS 1.3 is negotiated whenever the client offers it; 1.2 remains for
-	// older FIX engines, with Go's default (forward-secret, AEAD) suites.
-	t := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if c.TLSClientCAFile != "" {
-		pem, err := os.ReadFile(c.TLSClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("edge: TLS client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("edge: TLS client CA %s: no certificate", c.TLSClientCAFile)
-		}
-		t.ClientCAs = pool
-		t.ClientAuth = tls.RequireAndVerifyClientCert
+		return nil, fmt.Errorf("edge: TLS %w", err)
 	}
 	return t, nil
 }

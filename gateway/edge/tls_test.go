@@ -96,11 +96,17 @@ func TestMutualTLS(t *testing.T) {
 	client2 := s.ca.Issue(t, "CLIENT2", false).TLS
 	stranger := testcert.NewCA(t, "another CA").Issue(t, "CLIENT1", false).TLS
 
-	c, _, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client1}})
-	if err != nil {
-		t.Fatal(err)
+	// logOnAs connects with a client certificate and sends comp's Logon.
+	logOnAs := func(comp string, cert tls.Certificate) *fixClient {
+		t.Helper()
+		c, _, err := v.dialTLS(t, comp, &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{cert}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.sendMsg("A", logonBody(testPassword(comp))...)
+		return c
 	}
-	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	c := logOnAs("CLIENT1", client1)
 	c.expect("A")
 	c.trade("mtls-1")
 	if conn, ok := v.l.Session(SessionKey{"FIX.4.4", "CLIENT1", v.venueID}); !ok || conn.Certificate() == nil || conn.Certificate().Subject.CommonName != "CLIENT1" {
@@ -108,21 +114,13 @@ func TestMutualTLS(t *testing.T) {
 	}
 
 	// CLIENT2's certificate (and password) cannot log on as someone else.
-	impostor, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	impostor.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	impostor := logOnAs("CLIENT2", client1)
 	expectRefused(t, impostor, "Logon refused")
 	if v.l.Stats().Count(ReasonLogonRefused) != 1 {
 		t.Fatal("certificate mismatch not counted as a refused logon")
 	}
 
-	c2, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, Certificates: []tls.Certificate{client2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+	c2 := logOnAs("CLIENT2", client2)
 	c2.expect("A")
 	c2.trade("mtls-2")
 

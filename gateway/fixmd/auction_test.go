@@ -10,6 +10,7 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -65,30 +66,14 @@ func (v *callVenue) apply(cmd []byte) {
 
 func (v *callVenue) status(st venue.TradingStatus) {
 	v.seq++
-	var c venue.SetTradingStatus
-	_ = c.WrapEncode(v.cmd[:], 0)
-	c.SetSeq(v.seq)
-	c.SetTimestampNs(int64(v.seq))
-	c.SetInstrumentID(1)
-	c.SetStatus(st)
-	v.apply(v.cmd[:c.EncodedLength()])
+	v.apply(cmdtest.SetStatus(v.t, v.cmd[:], v.seq, int64(v.seq), 1, st))
 }
 
 func (v *callVenue) limit(side venue.Side, px, qty int64) {
 	v.seq++
-	var c venue.NewOrder
-	_ = c.WrapEncode(v.cmd[:], 0)
-	c.SetSeq(v.seq)
-	c.SetTimestampNs(int64(v.seq))
-	c.SetSessionIdx(1)
-	c.SetSide(side)
-	c.SetOrdType(venue.OrdTypeLimit)
-	c.SetInstrumentID(1)
-	c.SetTimeInForce(venue.TimeInForceDay)
-	c.SetPriceTicks(px)
-	c.SetQty(qty)
-	_ = c.SetClOrdIDString("o" + strconv.FormatUint(v.seq, 10))
-	v.apply(v.cmd[:c.EncodedLength()])
+	v.apply(cmdtest.NewOrder(v.t, v.cmd[:], cmdtest.Order{Seq: v.seq, TimestampNs: int64(v.seq), Session: 1, Instrument: 1,
+		Side: side, OrdType: venue.OrdTypeLimit, TIF: venue.TimeInForceDay, PriceTicks: px, Qty: qty,
+		ClOrdID: "o" + strconv.FormatUint(v.seq, 10)}))
 }
 
 // entries renders a W's or an X's MDEntries, one string per entry, with the

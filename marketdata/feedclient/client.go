@@ -488,6 +488,22 @@ func (c *Client) instrumentMessage(id uint32, rptSeq uint64) (*Book, error) {
 	return b, nil
 }
 
+// instrumentMsg is a sequenced message about one instrument.
+type instrumentMsg interface {
+	WrapDecode(buf []byte, off int) error
+	InstrumentID() uint32
+	RptSeq() uint64
+}
+
+// decodeFor decodes msg into m and returns the book of its instrument, its
+// rptSeq checked and advanced (instrumentMessage).
+func (c *Client) decodeFor(m instrumentMsg, msg []byte) (*Book, error) {
+	if err := m.WrapDecode(msg, 0); err != nil {
+		return nil, err
+	}
+	return c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+}
+
 // applyMessage applies one sequenced message.
 func (c *Client) applyMessage(seq uint64, msg []byte) error {
 	tid, err := mdsbe.TemplateIDOf(msg, 0)
@@ -497,10 +513,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 	switch tid {
 	case mdsbe.PriceLevelUpdateTemplateID:
 		m := &c.mLevel
-		if err := m.WrapDecode(msg, 0); err != nil {
-			return err
-		}
-		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		b, err := c.decodeFor(m, msg)
 		if err != nil {
 			return err
 		}
@@ -509,10 +522,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		}
 	case mdsbe.TradeTemplateID:
 		m := &c.mTrade
-		if err := m.WrapDecode(msg, 0); err != nil {
-			return err
-		}
-		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		b, err := c.decodeFor(m, msg)
 		if err != nil {
 			return err
 		}
@@ -524,10 +534,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		}
 	case mdsbe.InstrumentStatusTemplateID:
 		m := &c.mStatus
-		if err := m.WrapDecode(msg, 0); err != nil {
-			return err
-		}
-		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		b, err := c.decodeFor(m, msg)
 		if err != nil {
 			return err
 		}
@@ -542,10 +549,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		c.markChanged(b)
 	case mdsbe.AuctionUpdateTemplateID:
 		m := &c.mAuction
-		if err := m.WrapDecode(msg, 0); err != nil {
-			return err
-		}
-		b, err := c.instrumentMessage(m.InstrumentID(), m.RptSeq())
+		b, err := c.decodeFor(m, msg)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,22 @@ func newTestClient(t testing.TB, f *scriptFeed, clock *fakeClock, cb Callbacks) 
 	return c
 }
 
+// recorder keeps the recoveries a client reports.
+type recorder struct{ recs []Recovery }
+
+func (r *recorder) onRecovery(x Recovery) { r.recs = append(r.recs, x) }
+
+func (r *recorder) last() Recovery { return r.recs[len(r.recs)-1] }
+
+// newRecordingClient is newTestClient on a fake clock at 1 s, its
+// recoveries recorded.
+func newRecordingClient(t testing.TB, f *scriptFeed) (*Client, *fakeClock, *recorder) {
+	t.Helper()
+	clock := &fakeClock{now: time.Unix(1, 0)}
+	rec := &recorder{}
+	return newTestClient(t, f, clock, Callbacks{OnRecovery: rec.onRecovery}), clock, rec
+}
+
 // deliver hands the client packets in the order given.
 func deliver(c *Client, packets [][]byte) {
 	for _, p := range packets {
@@ -55,9 +71,7 @@ func TestInOrderFeed(t *testing.T) {
 
 func TestGapRecoveredByRetransmission(t *testing.T) {
 	f := newScriptFeed(t, 2)
-	clock := &fakeClock{now: time.Unix(1, 0)}
-	var recs []Recovery
-	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	c, clock, rec := newRecordingClient(t, f)
 	deliver(c, f.step())
 	lost := f.step()
 	next := f.step()
@@ -74,7 +88,7 @@ func TestGapRecoveredByRetransmission(t *testing.T) {
 	clock.advance(5 * time.Millisecond)
 	c.Poll()
 	compareModel(t, c, f)
-	last := recs[len(recs)-1]
+	last := rec.last()
 	if last.Cause != CauseGap || last.Outcome != Retransmitted || last.FromSeq != from || last.Count != seqOf(next[0])-from {
 		t.Fatalf("recovery %+v, want gap from %d", last, from)
 	}
@@ -101,9 +115,7 @@ func TestLateReorderedPacketNeedsNoRecovery(t *testing.T) {
 func TestRejectedRetransmissionFallsBackToSnapshot(t *testing.T) {
 	f := newScriptFeed(t, 4)
 	f.windowPackets = 2
-	clock := &fakeClock{now: time.Unix(1, 0)}
-	var recs []Recovery
-	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	c, clock, rec := newRecordingClient(t, f)
 	deliver(c, f.step())
 	for i := 0; i < 5; i++ {
 		f.step() // all lost, and more than the window holds
@@ -112,7 +124,7 @@ func TestRejectedRetransmissionFallsBackToSnapshot(t *testing.T) {
 	clock.advance(time.Second)
 	c.Poll()
 	compareModel(t, c, f)
-	last := recs[len(recs)-1]
+	last := rec.last()
 	if last.Outcome != Snapshotted || last.RetransmitReject != mdsbe.RetransmitRejectReasonTooOld {
 		t.Fatalf("recovery %+v", last)
 	}
@@ -135,16 +147,14 @@ func TestTailLossFoundByHeartbeat(t *testing.T) {
 
 func TestUnrecoveredGapIsReportedThenHealed(t *testing.T) {
 	f := newScriptFeed(t, 6)
-	clock := &fakeClock{now: time.Unix(1, 0)}
-	var recs []Recovery
-	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	c, clock, rec := newRecordingClient(t, f)
 	deliver(c, f.step())
 	f.step()
 	f.failRetransmit, f.failSnapshot = true, true
 	deliver(c, f.step())
 	clock.advance(time.Second)
 	c.Poll()
-	last := recs[len(recs)-1]
+	last := rec.last()
 	if last.Outcome != Unrecovered || last.Err == nil || c.InSync() || c.NextSeq() != 0 {
 		t.Fatalf("recovery %+v, in sync %v", last, c.InSync())
 	}
@@ -162,9 +172,7 @@ func TestUnrecoveredGapIsReportedThenHealed(t *testing.T) {
 
 func TestInconsistencyResynchronises(t *testing.T) {
 	f := newScriptFeed(t, 7)
-	clock := &fakeClock{now: time.Unix(1, 0)}
-	var recs []Recovery
-	c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+	c, _, rec := newRecordingClient(t, f)
 	for i := 0; i < 50; i++ {
 		deliver(c, f.step())
 	}
@@ -176,11 +184,11 @@ func TestInconsistencyResynchronises(t *testing.T) {
 	}
 	compareModel(t, c, f)
 	found := false
-	for _, r := range recs {
+	for _, r := range rec.recs {
 		found = found || (r.Cause == CauseInconsistent && r.Outcome == Snapshotted)
 	}
 	if !found || c.Stats().Inconsistencies == 0 {
-		t.Fatalf("no resynchronisation: %+v", recs)
+		t.Fatalf("no resynchronisation: %+v", rec.recs)
 	}
 }
 
@@ -203,9 +211,7 @@ func TestLossyDelivery(t *testing.T) {
 		t.Run(rate.name, func(t *testing.T) {
 			f := newScriptFeed(t, 42)
 			f.windowPackets = rate.window
-			clock := &fakeClock{now: time.Unix(1, 0)}
-			var recs []Recovery
-			c := newTestClient(t, f, clock, Callbacks{OnRecovery: func(r Recovery) { recs = append(recs, r) }})
+			c, clock, rec := newRecordingClient(t, f)
 			rng := rand.New(rand.NewPCG(1, 2))
 			var held [][]byte
 			dropped := 0
@@ -237,7 +243,7 @@ func TestLossyDelivery(t *testing.T) {
 			compareModel(t, c, f)
 			s := c.Stats()
 			var retransmitted, snapshotted int
-			for _, r := range recs {
+			for _, r := range rec.recs {
 				switch r.Outcome {
 				case Retransmitted:
 					retransmitted++
@@ -248,7 +254,7 @@ func TestLossyDelivery(t *testing.T) {
 				}
 			}
 			if dropped > 0 && retransmitted+snapshotted < 2 {
-				t.Fatalf("%d packets dropped but recoveries %+v", dropped, recs)
+				t.Fatalf("%d packets dropped but recoveries %+v", dropped, rec.recs)
 			}
 			t.Logf("dropped %d: %d retransmissions, %d snapshots (1 to join), stats %+v", dropped, retransmitted, snapshotted, s)
 		})

@@ -89,6 +89,35 @@ func (t *tcpRecoverer) Close() error {
 	return nil
 }
 
+// request connects (or keeps the connection), numbers a new request and
+// sends it, its message written by encode; on an error the connection is
+// dropped.
+func (t *tcpRecoverer) request(msgLen int, encode func(buf []byte, off int, reqID uint64)) (uint64, error) {
+	if err := t.connect(); err != nil {
+		return 0, err
+	}
+	t.reqID++
+	reqID := t.reqID
+	if err := t.send(msgLen, func(buf []byte, off int) { encode(buf, off, reqID) }); err != nil {
+		t.drop()
+		return 0, err
+	}
+	return reqID, nil
+}
+
+// readAnswer reads the next answer packet into t.rd; on an error the
+// connection is dropped.
+func (t *tcpRecoverer) readAnswer() ([]byte, error) {
+	pkt, err := packet.ReadFrame(t.r, t.frame)
+	if err == nil {
+		err = t.rd.Reset(pkt)
+	}
+	if err != nil {
+		t.drop()
+	}
+	return pkt, err
+}
+
 // send writes one request packet holding the message that encode writes.
 func (t *tcpRecoverer) send(msgLen int, encode func(buf []byte, off int)) error {
 	n := packet.HeaderSize + packet.LengthPrefixSize + msgLen
@@ -128,12 +157,7 @@ func (t *tcpRecoverer) hasConn() bool {
 }
 
 func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (reason mdsbe.RetransmitRejectReason, answered bool, err error) {
-	if err := t.connect(); err != nil {
-		return 0, false, err
-	}
-	t.reqID++
-	reqID := t.reqID
-	err = t.send(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int) {
+	reqID, err := t.request(mdsbe.RetransmitRequestEncodedLength, func(buf []byte, off int, reqID uint64) {
 		var m mdsbe.RetransmitRequest
 		_ = m.WrapEncode(buf, off)
 		m.SetRequestID(reqID)
@@ -141,16 +165,11 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 		m.SetCount(count)
 	})
 	if err != nil {
-		t.drop()
-		return 0, answered, err
+		return 0, false, err
 	}
 	for {
-		pkt, err := packet.ReadFrame(t.r, t.frame)
-		if err == nil {
-			err = t.rd.Reset(pkt)
-		}
+		pkt, err := t.readAnswer()
 		if err != nil {
-			t.drop()
 			return 0, answered, err
 		}
 		answered = true
@@ -185,28 +204,18 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 
 // Snapshot implements Recoverer.
 func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) (mdsbe.SnapshotRejectReason, error) {
-	if err := t.connect(); err != nil {
-		return 0, err
-	}
-	t.reqID++
-	reqID := t.reqID
-	err := t.send(mdsbe.SnapshotRequestEncodedLength, func(buf []byte, off int) {
+	reqID, err := t.request(mdsbe.SnapshotRequestEncodedLength, func(buf []byte, off int, reqID uint64) {
 		var m mdsbe.SnapshotRequest
 		_ = m.WrapEncode(buf, off)
 		m.SetRequestID(reqID)
 		m.SetInstrumentID(instrumentID)
 	})
 	if err != nil {
-		t.drop()
 		return 0, err
 	}
 	for {
-		pkt, err := packet.ReadFrame(t.r, t.frame)
-		if err == nil {
-			err = t.rd.Reset(pkt)
-		}
+		pkt, err := t.readAnswer()
 		if err != nil {
-			t.drop()
 			return 0, err
 		}
 		if t.rd.Seq != 0 {

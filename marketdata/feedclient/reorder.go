@@ -52,14 +52,10 @@ func (r *reorderBuffer) put(pkt []byte, seq uint64, count int) bool {
 // dropping packets that end at or before it. ok is false when none does.
 func (r *reorderBuffer) takeNext(dst []byte, expected uint64) (pkt []byte, ok bool) {
 	for i := range r.slots {
+		if !r.holdsFrom(i, expected) {
+			continue
+		}
 		s := &r.slots[i]
-		if !s.used {
-			continue
-		}
-		if s.seq+uint64(s.count) <= expected {
-			r.free(i)
-			continue
-		}
 		if s.seq <= expected && !ok {
 			pkt = append(dst[:0], r.arena[i*packet.DatagramBytesMax:i*packet.DatagramBytesMax+s.n]...)
 			r.free(i)
@@ -75,19 +71,28 @@ func (r *reorderBuffer) lowestSeq(expected uint64) (uint64, bool) {
 	var low uint64
 	found := false
 	for i := range r.slots {
-		s := &r.slots[i]
-		if !s.used {
+		if !r.holdsFrom(i, expected) {
 			continue
 		}
-		if s.seq+uint64(s.count) <= expected {
-			r.free(i)
-			continue
-		}
-		if !found || s.seq < low {
+		if s := &r.slots[i]; !found || s.seq < low {
 			low, found = s.seq, true
 		}
 	}
 	return low, found
+}
+
+// holdsFrom reports whether slot i holds a packet that still carries
+// messages from expected on; it frees one that ends before.
+func (r *reorderBuffer) holdsFrom(i int, expected uint64) bool {
+	s := &r.slots[i]
+	if !s.used {
+		return false
+	}
+	if s.seq+uint64(s.count) <= expected {
+		r.free(i)
+		return false
+	}
+	return true
 }
 
 // dropAbove forgets packets that start beyond limit.

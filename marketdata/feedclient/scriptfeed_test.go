@@ -77,12 +77,25 @@ func (f *scriptFeed) step() [][]byte {
 	return append([][]byte(nil), f.out...)
 }
 
-func (f *scriptFeed) reserve(n int) ([]byte, int) {
-	buf, off, err := f.b.Reserve(n, f.timeNs)
+// bookMessage writes a message of type *M, length bytes, about mb's
+// instrument and numbered with its rptSeq; set writes the rest.
+func bookMessage[M any, P interface {
+	*M
+	WrapEncode(buf []byte, off int) error
+	SetInstrumentID(uint32)
+	SetRptSeq(uint64)
+}](f *scriptFeed, length int, mb *modelBook, set func(P)) {
+	buf, off, err := f.b.Reserve(length, f.timeNs)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return buf, off
+	m := P(new(M))
+	if err := m.WrapEncode(buf, off); err != nil {
+		f.t.Fatal(err)
+	}
+	m.SetInstrumentID(mb.id)
+	m.SetRptSeq(mb.rptSeq)
+	set(m)
 }
 
 func (f *scriptFeed) randomMessage() {
@@ -93,20 +106,12 @@ func (f *scriptFeed) randomMessage() {
 		f.trade(mb)
 	case r < 10:
 		mb.status = mdsbe.TradingStatus(1 + f.rng.IntN(3))
-		buf, off := f.reserve(mdsbe.InstrumentStatusEncodedLength)
-		var m mdsbe.InstrumentStatus
-		_ = m.WrapEncode(buf, off)
-		m.SetInstrumentID(mb.id)
-		m.SetStatus(mb.status)
-		m.SetRptSeq(mb.rptSeq)
+		bookMessage(f, mdsbe.InstrumentStatusEncodedLength, mb, func(m *mdsbe.InstrumentStatus) { m.SetStatus(mb.status) })
 	case r < 25:
-		buf, off := f.reserve(mdsbe.OrderAddedEncodedLength)
-		var m mdsbe.OrderAdded
-		_ = m.WrapEncode(buf, off)
-		m.SetInstrumentID(mb.id)
-		m.SetSide(mdsbe.SideBuy)
-		m.SetOrderID(uint64(f.rng.IntN(1000)))
-		m.SetRptSeq(mb.rptSeq)
+		bookMessage(f, mdsbe.OrderAddedEncodedLength, mb, func(m *mdsbe.OrderAdded) {
+			m.SetSide(mdsbe.SideBuy)
+			m.SetOrderID(uint64(f.rng.IntN(1000)))
+		})
 	default:
 		f.levelUpdate(mb)
 	}
@@ -115,16 +120,13 @@ func (f *scriptFeed) randomMessage() {
 func (f *scriptFeed) trade(mb *modelBook) {
 	mb.lastPx, mb.lastQty = int64(100+f.rng.IntN(100)), int64(1+f.rng.IntN(50))
 	mb.vol += mb.lastQty
-	buf, off := f.reserve(mdsbe.TradeEncodedLength)
-	var m mdsbe.Trade
-	_ = m.WrapEncode(buf, off)
-	m.SetInstrumentID(mb.id)
-	m.SetAggressorSide(mdsbe.SideSell)
-	m.SetRptSeq(mb.rptSeq)
-	m.SetTradeID(uint64(mb.rptSeq))
-	m.SetPriceTicks(mb.lastPx)
-	m.SetQty(mb.lastQty)
-	m.SetVolume(mb.vol)
+	bookMessage(f, mdsbe.TradeEncodedLength, mb, func(m *mdsbe.Trade) {
+		m.SetAggressorSide(mdsbe.SideSell)
+		m.SetTradeID(uint64(mb.rptSeq))
+		m.SetPriceTicks(mb.lastPx)
+		m.SetQty(mb.lastQty)
+		m.SetVolume(mb.vol)
+	})
 }
 
 // levelUpdate changes one level of the model and publishes it.
@@ -163,19 +165,17 @@ func (f *scriptFeed) levelUpdate(mb *modelBook) {
 		i = f.rng.IntN(len(ls))
 		action = mdsbe.UpdateActionDelete
 	}
-	buf, off := f.reserve(mdsbe.PriceLevelUpdateEncodedLength)
-	var m mdsbe.PriceLevelUpdate
-	_ = m.WrapEncode(buf, off)
-	m.SetInstrumentID(mb.id)
-	m.SetSide(side)
-	m.SetAction(action)
-	m.SetLevelNum(uint32(i + 1))
-	m.SetRptSeq(mb.rptSeq)
-	m.SetPriceTicks(ls[i].PriceTicks)
-	if action != mdsbe.UpdateActionDelete {
-		m.SetQty(ls[i].Qty)
-		m.SetOrderCount(uint32(ls[i].OrderCount))
-	} else {
+	bookMessage(f, mdsbe.PriceLevelUpdateEncodedLength, mb, func(m *mdsbe.PriceLevelUpdate) {
+		m.SetSide(side)
+		m.SetAction(action)
+		m.SetLevelNum(uint32(i + 1))
+		m.SetPriceTicks(ls[i].PriceTicks)
+		if action != mdsbe.UpdateActionDelete {
+			m.SetQty(ls[i].Qty)
+			m.SetOrderCount(uint32(ls[i].OrderCount))
+		}
+	})
+	if action == mdsbe.UpdateActionDelete {
 		ls = append(ls[:i], ls[i+1:]...)
 	}
 	*levels = ls

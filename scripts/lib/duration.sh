@@ -4,6 +4,8 @@
 #   duration_s D
 #       Prints D (10s, 1500ms, 1m, or a bare number of seconds) in whole seconds, rounded
 #       up: 10s → 10, 1500ms → 2, 1m → 60.
+#   duration_sum_s D...
+#       Prints the sum of the Ds, each in whole seconds as duration_s gives it.
 
 duration_s() {
 	local d=$1
@@ -13,4 +15,12 @@ duration_s() {
 	*s) echo "${d%s}" ;;
 	*) echo "$d" ;;
 	esac
+}
+
+duration_sum_s() {
+	local d sum=0
+	for d in "$@"; do
+		sum=$((sum + $(duration_s "$d")))
+	done
+	echo "$sum"
 }
