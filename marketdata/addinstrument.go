@@ -77,8 +77,12 @@ func (t *Tracker) initInstrument(in *instrument, d InstrumentDef) {
 // emitDefinition writes an instrument's reference data into the sequenced
 // stream; it carries no rptSeq (the InstrumentStatus after it does).
 func (t *Tracker) emitDefinition(in *instrument) error {
-	m := &t.mDefinition
-	if err := t.reserve(m, mdsbe.InstrumentDefinitionEncodedLength); err != nil {
+	buf, off, err := t.out.Reserve(mdsbe.InstrumentDefinitionEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
+	var m mdsbe.InstrumentDefinition
+	if err := m.WrapEncode(buf, off); err != nil {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))

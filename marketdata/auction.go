@@ -113,8 +113,12 @@ type auctionUpdate struct {
 }
 
 func (t *Tracker) emitAuction(in *instrument, u *auctionUpdate) error {
+	buf, off, err := t.out.Reserve(mdsbe.AuctionUpdateEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
 	m := &t.mAuction
-	if err := t.reserve(m, mdsbe.AuctionUpdateEncodedLength); err != nil {
+	if err := m.WrapEncode(buf, off); err != nil {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))

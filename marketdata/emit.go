@@ -11,39 +11,6 @@ import (
 // with the time of the event being applied, never the wall clock, so a
 // replay writes the same bytes.
 
-// reserve wraps m over the next length bytes of the packet being built,
-// stamped with the time of the event being applied.
-func (t *Tracker) reserve(m encoder, length int) error {
-	buf, off, err := t.out.Reserve(length, t.timeNs)
-	if err != nil {
-		return err
-	}
-	return m.WrapEncode(buf, off)
-}
-
-// encoder is a feed message's flyweight.
-type encoder interface {
-	WrapEncode(buf []byte, off int) error
-}
-
-// orderMessage is a message about one order (added, modified, executed,
-// deleted).
-type orderMessage interface {
-	SetInstrumentID(uint32)
-	SetSide(mdsbe.Side)
-	SetOrderID(uint64)
-	SetRptSeq(uint64)
-}
-
-// setOrder writes which order of which instrument m is about, and numbers
-// it with the instrument's next rptSeq.
-func (t *Tracker) setOrder(m orderMessage, in *instrument, o *order) {
-	m.SetInstrumentID(uint32(in.def.ID))
-	m.SetSide(wireSide(o.side))
-	m.SetOrderID(uint64(o.id))
-	m.SetRptSeq(t.nextRptSeq(in))
-}
-
 func (t *Tracker) nextRptSeq(in *instrument) uint64 {
 	in.rptSeq++
 	if !in.dirty {
@@ -55,38 +22,59 @@ func (t *Tracker) nextRptSeq(in *instrument) uint64 {
 }
 
 func (t *Tracker) emitAdded(in *instrument, o *order) error {
-	m := &t.mAdded
-	if err := t.reserve(m, mdsbe.OrderAddedEncodedLength); err != nil {
+	buf, off, err := t.out.Reserve(mdsbe.OrderAddedEncodedLength, t.timeNs)
+	if err != nil {
 		return err
 	}
-	t.setOrder(m, in, o)
+	m := &t.mAdded
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetSide(wireSide(o.side))
+	m.SetOrderID(uint64(o.id))
+	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetPriceTicks(o.priceTicks)
 	m.SetQty(o.leavesQty)
 	return nil
 }
 
 func (t *Tracker) emitModified(in *instrument, o *order, priorityLost bool) error {
-	m := &t.mModified
-	if err := t.reserve(m, mdsbe.OrderModifiedEncodedLength); err != nil {
+	buf, off, err := t.out.Reserve(mdsbe.OrderModifiedEncodedLength, t.timeNs)
+	if err != nil {
 		return err
 	}
-	t.setOrder(m, in, o)
+	m := &t.mModified
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetSide(wireSide(o.side))
 	if priorityLost {
 		m.SetPriorityLost(mdsbe.BooleanTypeTrue)
 	} else {
 		m.SetPriorityLost(mdsbe.BooleanTypeFalse)
 	}
+	m.SetOrderID(uint64(o.id))
+	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetPriceTicks(o.priceTicks)
 	m.SetQty(o.leavesQty)
 	return nil
 }
 
 func (t *Tracker) emitExecuted(in *instrument, o *order, tradeID uint64, priceTicks, qty int64) error {
-	m := &t.mExecuted
-	if err := t.reserve(m, mdsbe.OrderExecutedEncodedLength); err != nil {
+	buf, off, err := t.out.Reserve(mdsbe.OrderExecutedEncodedLength, t.timeNs)
+	if err != nil {
 		return err
 	}
-	t.setOrder(m, in, o)
+	m := &t.mExecuted
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetSide(wireSide(o.side))
+	m.SetOrderID(uint64(o.id))
+	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetTradeID(tradeID)
 	m.SetPriceTicks(priceTicks)
 	m.SetExecQty(qty)
@@ -95,19 +83,30 @@ func (t *Tracker) emitExecuted(in *instrument, o *order, tradeID uint64, priceTi
 }
 
 func (t *Tracker) emitDeleted(in *instrument, o *order) error {
-	m := &t.mDeleted
-	if err := t.reserve(m, mdsbe.OrderDeletedEncodedLength); err != nil {
+	buf, off, err := t.out.Reserve(mdsbe.OrderDeletedEncodedLength, t.timeNs)
+	if err != nil {
 		return err
 	}
-	t.setOrder(m, in, o)
+	m := &t.mDeleted
+	if err := m.WrapEncode(buf, off); err != nil {
+		return err
+	}
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetSide(wireSide(o.side))
+	m.SetOrderID(uint64(o.id))
+	m.SetRptSeq(t.nextRptSeq(in))
 	return nil
 }
 
 // emitLevel publishes the level at index li. For Delete the caller removes
 // the level after this call, so levelNum is its rank before the removal.
 func (t *Tracker) emitLevel(in *instrument, s *bookSide, li int, action mdsbe.UpdateAction) error {
+	buf, off, err := t.out.Reserve(mdsbe.PriceLevelUpdateEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
 	m := &t.mLevel
-	if err := t.reserve(m, mdsbe.PriceLevelUpdateEncodedLength); err != nil {
+	if err := m.WrapEncode(buf, off); err != nil {
 		return err
 	}
 	lv := &s.levels[li]
@@ -134,8 +133,12 @@ func (t *Tracker) emitTrade(in *instrument, f *venue.Fill) error {
 	in.lastTradePriceTicks = f.LastPriceTicks()
 	in.lastTradeQty = f.LastQty()
 	in.volume += f.LastQty()
+	buf, off, err := t.out.Reserve(mdsbe.TradeEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
 	m := &t.mTrade
-	if err := t.reserve(m, mdsbe.TradeEncodedLength); err != nil {
+	if err := m.WrapEncode(buf, off); err != nil {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
@@ -159,8 +162,12 @@ func (t *Tracker) emitTrade(in *instrument, f *venue.Fill) error {
 }
 
 func (t *Tracker) emitStatus(in *instrument) error {
+	buf, off, err := t.out.Reserve(mdsbe.InstrumentStatusEncodedLength, t.timeNs)
+	if err != nil {
+		return err
+	}
 	m := &t.mStatus
-	if err := t.reserve(m, mdsbe.InstrumentStatusEncodedLength); err != nil {
+	if err := m.WrapEncode(buf, off); err != nil {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))

@@ -219,9 +219,6 @@ type Tracker struct {
 	eventsApplied  uint64
 	eventsIgnored  uint64
 	messagesQueued uint64
-
-	// One more flyweight, here so as not to move the fields after the others.
-	mDefinition mdsbe.InstrumentDefinition
 }
 
 // NewTracker allocates every structure the tracker will ever use. Messages
