@@ -215,10 +215,7 @@ func grepLines(text, prefix string) string {
 // journal, checks the last part the stream holds and publishes the parts
 // after it, and the stream then matches the journal.
 func TestExportCompletesAPartialBatch(t *testing.T) {
-	n, url := externalNATS(t)
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
+	_, url, _ := externalNATS(t, true)
 	dir := t.TempDir()
 	section := fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url)
 	s := startServer(t, testConfig(t, dir, section), Options{})
