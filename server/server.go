@@ -160,30 +160,30 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}
 	if err := s.buildTape(); err != nil {
-		s.journal.Close()
-		if s.feed != nil {
-			s.feed.Close()
-		}
+		s.closeRecovered()
 		return nil, err
 	}
 	if err := s.replay(); err != nil {
-		s.journal.Close()
-		if s.feed != nil {
-			s.feed.Close()
-		}
-		if s.consoleSnaps != nil {
-			s.consoleSnaps.Close()
-		}
+		s.closeRecovered()
 		return nil, err
 	}
 	if err := s.buildServing(); err != nil {
-		s.journal.Close()
-		if s.consoleSnaps != nil {
-			s.consoleSnaps.Close()
-		}
+		s.closeRecovered()
 		return nil, err
 	}
 	return s, nil
+}
+
+// closeRecovered closes what New opened before serving (journal, feed,
+// console snapshots) when a later step of New fails.
+func (s *Server) closeRecovered() {
+	s.journal.Close()
+	if s.feed != nil {
+		s.feed.Close()
+	}
+	if s.consoleSnaps != nil {
+		s.consoleSnaps.Close()
+	}
 }
 
 // buildServing builds what serves clients and operators on a recovered
