@@ -112,105 +112,85 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 	if err != nil {
 		return false
 	}
+	var ok bool
 	switch tid {
 	case venue.NewOrderTemplateID:
-		var c venue.NewOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.newOrder(&c)
+		ok = run(m, cmd, m.newOrder)
 	case venue.CancelOrderTemplateID:
-		var c venue.CancelOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.cancel(&c)
+		ok = run(m, cmd, m.cancel)
 	case venue.ReplaceOrderTemplateID:
-		var c venue.ReplaceOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.replace(&c)
+		ok = run(m, cmd, m.replace)
 	case venue.MassCancelTemplateID:
-		var c venue.MassCancel
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.massCancel(&c)
+		ok = run(m, cmd, m.massCancel)
 	case venue.OrderStatusRequestTemplateID:
-		var c venue.OrderStatusRequest
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.status(&c)
+		ok = run(m, cmd, m.status)
 	case venue.SessionDisconnectedTemplateID:
-		var c venue.SessionDisconnected
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		if c.CancelOnDisconnect() == venue.BooleanTypeTrue {
-			for _, o := range m.liveByOrderID() {
-				if o.session == c.SessionIdx() && o.tif == venue.TimeInForceDay {
-					m.cancelLive(o, venue.CancelReasonDisconnect, venue.OrdStatusCancelled, o.clOrdID, "")
-				}
-			}
-		}
+		ok = run(m, cmd, m.disconnected)
 	case venue.SetTradingStatusTemplateID:
 		var c venue.SetTradingStatus
 		if c.WrapDecode(cmd, 0) != nil {
 			return false
 		}
-		in, ok := m.instruments[c.InstrumentID()]
-		if !ok || !c.Status().Valid() {
+		in, found := m.instruments[c.InstrumentID()]
+		if !found || !c.Status().Valid() {
 			return false
 		}
 		m.start(c.Seq(), c.TimestampNs())
 		m.setStatus(in, c.Status())
+		ok = true
 	case venue.EndOfDayTemplateID:
-		var c venue.EndOfDay
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.endOfDay()
+		ok = run(m, cmd, func(*venue.EndOfDay) { m.endOfDay() })
 	case venue.SnapshotTemplateID:
-		var c venue.Snapshot
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
+		ok = run[venue.Snapshot](m, cmd, nil)
 	case venue.TickTemplateID:
-		var c venue.Tick
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
+		ok = run[venue.Tick](m, cmd, nil)
 	case venue.RiskSetLimitTemplateID:
-		var c venue.RiskSetLimit
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.riskSetLimit(&c)
+		ok = run(m, cmd, m.riskSetLimit)
 	case venue.RiskControlTemplateID:
-		var c venue.RiskControl
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.riskControl(&c)
-	default:
+		ok = run(m, cmd, m.riskControl)
+	}
+	if !ok {
 		return false
 	}
 	m.riskEndOfCommand()
 	m.refreshIndicatives()
 	return true
+}
+
+// command is what every command flyweight offers the model's dispatch.
+type command interface {
+	WrapDecode([]byte, int) error
+	Seq() uint64
+	TimestampNs() int64
+}
+
+// run decodes cmd as a T, starts the command context and hands it to do (nil:
+// the command only advances time); it reports false for bytes that do not decode.
+func run[T any, P interface {
+	*T
+	command
+}](m *refModel, cmd []byte, do func(P)) bool {
+	c := P(new(T))
+	if c.WrapDecode(cmd, 0) != nil {
+		return false
+	}
+	m.start(c.Seq(), c.TimestampNs())
+	if do != nil {
+		do(c)
+	}
+	return true
+}
+
+// disconnected cancels the session's Day orders when it asked for cancel on disconnect.
+func (m *refModel) disconnected(c *venue.SessionDisconnected) {
+	if c.CancelOnDisconnect() != venue.BooleanTypeTrue {
+		return
+	}
+	for _, o := range m.liveByOrderID() {
+		if o.session == c.SessionIdx() && o.tif == venue.TimeInForceDay {
+			m.cancelLive(o, venue.CancelReasonDisconnect, venue.OrdStatusCancelled, o.clOrdID, "")
+		}
+	}
 }
 
 type encoder interface{ WrapEncode([]byte, int) error }
