@@ -89,9 +89,7 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 		return false
 	}
 	var e venue.VolatilityInterruption
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(o.instrument)
 	e.SetOrderID(o.orderID)
 	e.SetPriceTicks(px)
@@ -142,9 +140,7 @@ func (m *refModel) setStatus(in *refInstrument, status venue.TradingStatus) {
 
 func (m *refModel) statusChanged(id uint32, status venue.TradingStatus) {
 	var e venue.TradingStatusChanged
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(id)
 	e.SetStatus(status)
 	m.sink.Commit()
@@ -317,9 +313,7 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 
 func (m *refModel) uncrossEvent(in *refInstrument, r refUncross) {
 	var e venue.AuctionUncrossed
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(in.cfg.ID)
 	e.SetStatus(in.auction.phase)
 	e.SetImbalanceSide(r.side)
@@ -341,9 +335,7 @@ func (m *refModel) publish(in *refInstrument) {
 	}
 	a.shown, a.shownAt = r, m.now
 	var e venue.AuctionIndicative
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(in.cfg.ID)
 	e.SetStatus(in.status)
 	e.SetImbalanceSide(r.side)

@@ -193,12 +193,50 @@ func (m *refModel) disconnected(c *venue.SessionDisconnected) {
 	}
 }
 
-type encoder interface{ WrapEncode([]byte, int) error }
+// event is what every event starts with: the command that caused it and its time.
+type event interface {
+	WrapEncode([]byte, int) error
+	SetCauseSeq(uint64)
+	SetTimestampNs(int64)
+}
 
-func (m *refModel) encode(e encoder) {
+// begin encodes event e into the next sink slot, stamped with the command context.
+func (m *refModel) begin(e event) {
 	if err := e.WrapEncode(m.sink.Claim(), 0); err != nil {
 		panic(err)
 	}
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+}
+
+// orderEvent is what the events about one order (accepted, triggered, fill,
+// cancelled, replaced) carry of it; the ClOrdID is left to the caller, as a
+// cancel or replace reports the request's.
+type orderEvent interface {
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetOrdType(venue.OrdType)
+	SetInstrumentID(uint32)
+	SetTimeInForce(venue.TimeInForce)
+	SetOrderID(uint64)
+	SetExecID(uint64)
+	SetPriceTicks(int64)
+	SetQty(int64)
+	SetAccountString(string) error
+}
+
+// orderFields sets o's fields of an order event and gives it the next ExecID.
+func (m *refModel) orderFields(e orderEvent, o *refOrder) {
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	_ = e.SetAccountString(o.account)
 }
 
 // start sets the command context and expires the GTD orders whose time has
@@ -415,25 +453,14 @@ func (m *refModel) runStops(instrument uint32) {
 
 func (m *refModel) triggered(o *refOrder, by int64) {
 	var e venue.OrderTriggered
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetFlags(o.flags)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
 	e.SetStopPxTicks(o.stopPx)
 	e.SetTriggerPriceTicks(by)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -722,9 +749,7 @@ func (m *refModel) match(o *refOrder) {
 
 func (m *refModel) refilled(o *refOrder) {
 	var e venue.OrderRefilled
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(o.instrument)
 	e.SetSide(o.side)
 	e.SetOrderID(o.orderID)
@@ -739,26 +764,15 @@ func (m *refModel) cancelLeaves(o *refOrder, reason venue.CancelReason, status v
 	o.leaves = 0
 	delete(m.live, o.orderID)
 	var e venue.OrderCancelled
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetReason(reason)
 	e.SetOrdStatus(status)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetCancelledQty(cancelled)
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
 	_ = e.SetClOrdIDString(clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -788,9 +802,7 @@ func (m *refModel) keep(rec *refRecord, o *refOrder, status venue.OrdStatus) {
 
 func (m *refModel) reject(c *venue.NewOrder, reason venue.RejectReason) {
 	var e venue.OrderRejected
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(c.SessionIdx())
 	e.SetSide(c.Side())
 	e.SetOrdType(c.OrdType())
@@ -807,39 +819,22 @@ func (m *refModel) reject(c *venue.NewOrder, reason venue.RejectReason) {
 
 func (m *refModel) accepted(o *refOrder) {
 	var e venue.OrderAccepted
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetFlags(o.flags)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
 	e.SetStopPxTicks(o.stopPx)
 	e.SetMaxFloorQty(o.maxFloor)
 	e.SetDisplayQty(o.display) // 0 but for an iceberg
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
 func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64, shown int64) {
 	var e venue.Fill
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	if aggressor {
 		e.SetAggressor(venue.BooleanTypeTrue)
 	}
@@ -851,11 +846,7 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	} else {
 		e.SetOrdStatus(venue.OrdStatusPartiallyFilled)
 	}
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
 	e.SetTradeID(m.lastTrade)
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLastPriceTicks(px)
 	e.SetLastQty(qty)
 	e.SetLeavesQty(o.leaves)
@@ -864,7 +855,6 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	e.SetContraOrderID(contra)
 	e.SetDisplayQty(shown)
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -914,9 +904,7 @@ func (m *refModel) nowStatus(rec *refRecord) venue.OrdStatus {
 func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *refRecord, reason venue.RejectReason,
 	instrument uint32, side venue.Side, clOrdID, orig []byte) {
 	var e venue.CancelRejected
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(session)
 	e.SetResponseTo(to)
 	e.SetReason(reason)
@@ -1075,22 +1063,12 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 
 func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, orig string) {
 	var e venue.OrderReplaced
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	if lost {
 		e.SetPriorityLost(venue.BooleanTypeTrue)
 	}
 	e.SetOrdStatus(ordStatusOfLive(o))
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
@@ -1102,7 +1080,6 @@ func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, o
 	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -1126,9 +1103,7 @@ func (m *refModel) massCancel(c *venue.MassCancel) {
 		}
 	}
 	var e venue.MassCancelReport
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(c.SessionIdx())
 	e.SetMassCancelRequestType(c.MassCancelRequestType())
 	e.SetReason(reason)
@@ -1143,9 +1118,7 @@ func (m *refModel) status(c *venue.OrderStatusRequest) {
 	rec, reason := m.find(c.SessionIdx(), string(c.ClOrdID()), c.OrderID())
 	if rec == nil || reason == venue.RejectReasonOrderIDMismatch {
 		var e venue.OrderStatus
-		m.encode(&e)
-		e.SetCauseSeq(m.seq)
-		e.SetTimestampNs(m.now)
+		m.begin(&e)
 		e.SetSessionIdx(c.SessionIdx())
 		e.SetSide(c.Side())
 		e.SetInstrumentID(c.InstrumentID())
@@ -1168,9 +1141,7 @@ func (m *refModel) statusOf(rec *refRecord) {
 		}
 	}
 	var e venue.OrderStatus
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(rec.session)
 	e.SetOrderID(rec.orderID)
 	e.SetExecID(m.exec())
