@@ -213,6 +213,12 @@ func (m *refModel) begin(e event) {
 // cancelled, replaced) carry of it; the ClOrdID is left to the caller, as a
 // cancel or replace reports the request's.
 type orderEvent interface {
+	orderHead
+	SetAccountString(string) error
+}
+
+// orderHead is an order event's fields but the ClOrdIDs and the account.
+type orderHead interface {
 	SetSessionIdx(uint16)
 	SetSide(venue.Side)
 	SetOrdType(venue.OrdType)
@@ -222,7 +228,6 @@ type orderEvent interface {
 	SetExecID(uint64)
 	SetPriceTicks(int64)
 	SetQty(int64)
-	SetAccountString(string) error
 }
 
 // orderFields sets o's fields of an order event and gives it the next ExecID.
