@@ -70,6 +70,24 @@ func optStop(b *strings.Builder, f *eventFormatter, instrument uint32, stopPxTic
 	}
 }
 
+// optExpire prints a GTD order's expiry when there is one.
+func optExpire(b *strings.Builder, expireTimeNs int64) {
+	if expireTimeNs != 0 {
+		fmt.Fprintf(b, " exp=%d", expireTimeNs)
+	}
+}
+
+// orderIdent starts the text of a report on one order: its name, the
+// session and ClOrdID, the OrderID and the ExecID.
+func orderIdent(b *strings.Builder, name string, e interface {
+	SessionIdx() uint16
+	ClOrdID() []byte
+	OrderID() uint64
+	ExecID() uint64
+}) {
+	fmt.Fprintf(b, "%s s=%d id=%s order=%d exec=%d", name, e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+}
+
 func optAccount(b *strings.Builder, account []byte) {
 	if len(account) > 0 {
 		fmt.Fprintf(b, " acct=%s", account)
@@ -95,7 +113,7 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "accepted s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+		orderIdent(&b, "accepted", e)
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
@@ -105,20 +123,16 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Flags() != 0 {
 			fmt.Fprintf(&b, " flags=%s", e.Flags())
 		}
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.OrderTriggeredTemplateID:
 		var e venue.OrderTriggered
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "triggered s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
+		orderIdent(&b, "triggered", e)
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " px=%s stop=%s by=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()),
 			f.px(e.InstrumentID(), e.StopPxTicks()), f.px(e.InstrumentID(), e.TriggerPriceTicks()), e.Qty(), e.LeavesQty())
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.OrderRefilledTemplateID:
 		var e venue.OrderRefilled
@@ -142,7 +156,8 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Auction() == venue.BooleanTypeTrue {
 			role = "auction"
 		}
-		fmt.Fprintf(&b, "fill s=%d id=%s order=%d exec=%d trade=%d %s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.TradeID(), role)
+		orderIdent(&b, "fill", e)
+		fmt.Fprintf(&b, " trade=%d %s", e.TradeID(), role)
 		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
 		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
 			e.LastQty(), f.px(e.InstrumentID(), e.LastPriceTicks()), f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(),
@@ -176,9 +191,7 @@ func (f *eventFormatter) text(ev []byte) string {
 			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.CancelRejectedTemplateID:
 		var e venue.CancelRejected
@@ -189,7 +202,8 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.OrderStatusTemplateID:
 		var e venue.OrderStatus
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "status s=%d id=%s order=%d exec=%d status=%s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus())
+		orderIdent(&b, "status", e)
+		fmt.Fprintf(&b, " status=%s", e.OrdStatus())
 		if e.Reason() != venue.RejectReasonNone {
 			fmt.Fprintf(&b, " reason=%s", e.Reason())
 		}
