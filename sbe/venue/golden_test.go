@@ -54,24 +54,23 @@ func TestGoldenNewOrder(t *testing.T) {
 	}
 	buf := make([]byte, venue.NewOrderEncodedLength)
 	var m venue.NewOrder
-	if err := m.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	m.SetSeq(0x0102030405060708)
-	m.SetTimestampNs(1_712_345_678_000_000_000)
-	m.SetSessionIdx(0x1234)
-	m.SetSide(venue.SideSell)
-	m.SetOrdType(venue.OrdTypeLimit)
-	m.SetInstrumentID(0x12345678)
-	m.SetTimeInForce(venue.TimeInForceIOC)
-	m.SetFlags(venue.OrderFlagsPostOnly | venue.OrderFlagsPossResend)
-	m.SetStpMode(venue.StpModeCancelResting)
-	m.SetPriceTicks(-100)
-	m.SetQty(1000)
-	mustSet(t, m.SetClOrdIDString("ORD-1"))
-	mustSet(t, m.SetAccount([]byte("ACC42")))
-	m.SetStopPxTicks(10000)
-	m.SetMaxFloorQty(5)
+	mustSet(t, encodeNewOrderValues(&m, buf, &newOrderValues{
+		seq:          0x0102030405060708,
+		timestampNs:  1_712_345_678_000_000_000,
+		sessionIdx:   0x1234,
+		side:         venue.SideSell,
+		ordType:      venue.OrdTypeLimit,
+		instrumentID: 0x12345678,
+		tif:          venue.TimeInForceIOC,
+		flags:        venue.OrderFlagsPostOnly | venue.OrderFlagsPossResend,
+		stpMode:      venue.StpModeCancelResting,
+		priceTicks:   -100,
+		qty:          1000,
+		stopPxTicks:  10000,
+		maxFloorQty:  5,
+		clOrdID:      []byte("ORD-1"),
+		account:      []byte("ACC42"),
+	}))
 	compareGolden(t, buf, newOrderGolden)
 
 	var d venue.NewOrder
@@ -127,31 +126,30 @@ func TestGoldenFill(t *testing.T) {
 	}
 	buf := make([]byte, venue.FillEncodedLength)
 	var m venue.Fill
-	if err := m.WrapEncode(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	m.SetCauseSeq(17)
-	m.SetTimestampNs(34)
-	m.SetSessionIdx(5)
-	m.SetSide(venue.SideBuy)
-	m.SetOrdType(venue.OrdTypeLimit)
-	m.SetInstrumentID(7)
-	m.SetTimeInForce(venue.TimeInForceGTC)
-	m.SetAggressor(venue.BooleanTypeTrue)
-	m.SetOrdStatus(venue.OrdStatusPartiallyFilled)
-	m.SetOrderID(257)
-	m.SetExecID(258)
-	m.SetTradeID(259)
-	m.SetPriceTicks(10000)
-	m.SetQty(100)
-	m.SetLastPriceTicks(9999)
-	m.SetLastQty(30)
-	m.SetLeavesQty(70)
-	m.SetCumQty(30)
-	m.SetCumNotionalTicks(299970)
-	m.SetContraOrderID(^uint64(0))
-	mustSet(t, m.SetClOrdIDString("0123456789abcdef0123456789abcdef0123"))
-	m.SetDisplayQty(10)
+	mustSet(t, encodeFillValues(&m, buf, &fillValues{
+		causeSeq:         17,
+		timestampNs:      34,
+		sessionIdx:       5,
+		side:             venue.SideBuy,
+		ordType:          venue.OrdTypeLimit,
+		instrumentID:     7,
+		tif:              venue.TimeInForceGTC,
+		aggressor:        venue.BooleanTypeTrue,
+		ordStatus:        venue.OrdStatusPartiallyFilled,
+		orderID:          257,
+		execID:           258,
+		tradeID:          259,
+		priceTicks:       10000,
+		qty:              100,
+		lastPriceTicks:   9999,
+		lastQty:          30,
+		leavesQty:        70,
+		cumQty:           30,
+		cumNotionalTicks: 299970,
+		contraOrderID:    ^uint64(0),
+		displayQty:       10,
+		clOrdID:          []byte("0123456789abcdef0123456789abcdef0123"),
+	}))
 	compareGolden(t, buf, fillGolden)
 
 	var d venue.Fill
