@@ -266,9 +266,7 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 		q := min(left, b.shown(), s.shown())
 		m.lastTrade++
 		for _, x := range []*refOrder{b, s} {
-			x.leaves -= q
-			x.cum += q
-			x.notional += q * r.px
+			x.traded(q, r.px)
 			if x.maxFloor != 0 {
 				x.display -= q
 			}
@@ -314,15 +312,29 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 func (m *refModel) uncrossEvent(in *refInstrument, r refUncross) {
 	var e venue.AuctionUncrossed
 	m.begin(&e)
-	e.SetInstrumentID(in.cfg.ID)
-	e.SetStatus(in.auction.phase)
+	r.set(&e, in.cfg.ID, in.auction.phase)
+	e.SetReferencePriceTicks(m.reference(in))
+	m.sink.Commit()
+}
+
+// set writes the uncross r of instrument id in phase status into an
+// AuctionIndicative or AuctionUncrossed, which carry the same fields.
+func (r refUncross) set(e interface {
+	SetInstrumentID(uint32)
+	SetStatus(venue.TradingStatus)
+	SetImbalanceSide(venue.ImbalanceSide)
+	SetRule(venue.AuctionRule)
+	SetPriceTicks(int64)
+	SetMatchedQty(int64)
+	SetImbalanceQty(int64)
+}, id uint32, status venue.TradingStatus) {
+	e.SetInstrumentID(id)
+	e.SetStatus(status)
 	e.SetImbalanceSide(r.side)
 	e.SetRule(r.rule)
 	e.SetPriceTicks(r.px)
 	e.SetMatchedQty(r.matched)
 	e.SetImbalanceQty(r.imbalance)
-	e.SetReferencePriceTicks(m.reference(in))
-	m.sink.Commit()
 }
 
 // publish reports the indicative uncross if it changed since the last one.
@@ -336,13 +348,7 @@ func (m *refModel) publish(in *refInstrument) {
 	a.shown, a.shownAt = r, m.now
 	var e venue.AuctionIndicative
 	m.begin(&e)
-	e.SetInstrumentID(in.cfg.ID)
-	e.SetStatus(in.status)
-	e.SetImbalanceSide(r.side)
-	e.SetRule(r.rule)
-	e.SetPriceTicks(r.px)
-	e.SetMatchedQty(r.matched)
-	e.SetImbalanceQty(r.imbalance)
+	r.set(&e, in.cfg.ID, in.status)
 	m.sink.Commit()
 }
 

@@ -499,6 +499,13 @@ func (o *refOrder) setIceberg(mf int64) {
 }
 
 // shown is what the book shows of o: an iceberg's slice, else its leaves.
+// traded books a trade of qty at px on o.
+func (o *refOrder) traded(qty, px int64) {
+	o.leaves -= qty
+	o.cum += qty
+	o.notional += qty * px
+}
+
 func (o *refOrder) shown() int64 {
 	if o.maxFloor != 0 {
 		return o.display
@@ -723,11 +730,8 @@ func (m *refModel) match(o *refOrder) {
 		}
 		qty := min(o.leaves, r.shown())
 		m.lastTrade++
-		for _, x := range []*refOrder{o, r} {
-			x.leaves -= qty
-			x.cum += qty
-			x.notional += qty * r.price
-		}
+		o.traded(qty, r.price)
+		r.traded(qty, r.price)
 		if r.maxFloor != 0 {
 			r.display -= qty
 		}
