@@ -46,8 +46,14 @@ func (f *eventFormatter) sym(instrument uint32) string {
 }
 
 // orderText is the common head of order events.
-func (f *eventFormatter) orderText(b *strings.Builder, instrument uint32, side venue.Side, ordType venue.OrdType, tif venue.TimeInForce) {
-	fmt.Fprintf(b, " %s %s %s %s", f.sym(instrument), lower(side.String()), lower(ordType.String()), lower(tif.String()))
+func (f *eventFormatter) orderText(b *strings.Builder, e interface {
+	InstrumentID() uint32
+	Side() venue.Side
+	OrdType() venue.OrdType
+	TimeInForce() venue.TimeInForce
+}) {
+	fmt.Fprintf(b, " %s %s %s %s", f.sym(e.InstrumentID()), lower(e.Side().String()), lower(e.OrdType().String()),
+		lower(e.TimeInForce().String()))
 }
 
 func lower(s string) string { return strings.ToLower(s) }
@@ -114,7 +120,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.OrderAccepted
 		_ = e.WrapDecode(ev, 0)
 		orderIdent(&b, "accepted", e)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		if e.MaxFloorQty() != 0 { // else displayQty is 0: all is shown
@@ -129,7 +135,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.OrderTriggered
 		_ = e.WrapDecode(ev, 0)
 		orderIdent(&b, "triggered", e)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s stop=%s by=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()),
 			f.px(e.InstrumentID(), e.StopPxTicks()), f.px(e.InstrumentID(), e.TriggerPriceTicks()), e.Qty(), e.LeavesQty())
 		optExpire(&b, e.ExpireTimeNs())
@@ -143,7 +149,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.OrderRejected
 		_ = e.WrapDecode(ev, 0)
 		fmt.Fprintf(&b, "rejected s=%d id=%s exec=%d reason=%s", e.SessionIdx(), e.ClOrdID(), e.ExecID(), e.Reason())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty())
 		optAccount(&b, e.Account())
 	case venue.FillTemplateID:
@@ -158,7 +164,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		}
 		orderIdent(&b, "fill", e)
 		fmt.Fprintf(&b, " trade=%d %s", e.TradeID(), role)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
 			e.LastQty(), f.px(e.InstrumentID(), e.LastPriceTicks()), f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(),
 			e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(), e.OrdStatus(), e.ContraOrderID())
@@ -172,7 +178,7 @@ func (f *eventFormatter) text(ev []byte) string {
 			fmt.Fprintf(&b, " orig=%s", o)
 		}
 		fmt.Fprintf(&b, " order=%d exec=%d reason=%s status=%s", e.OrderID(), e.ExecID(), e.Reason(), e.OrdStatus())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d cancelled=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.CancelledQty(), e.CumQty(), e.CumNotionalTicks())
 		optAccount(&b, e.Account())
@@ -185,7 +191,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		}
 		fmt.Fprintf(&b, "replaced s=%d id=%s orig=%s order=%d exec=%d status=%s priority=%s",
 			e.SessionIdx(), e.ClOrdID(), e.OrigClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus(), priority)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d old=%d@%s",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(),
 			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
@@ -207,7 +213,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Reason() != venue.RejectReasonNone {
 			fmt.Fprintf(&b, " reason=%s", e.Reason())
 		}
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
