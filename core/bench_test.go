@@ -71,13 +71,7 @@ func BenchmarkAggressiveFillRefill(b *testing.B) {
 			refill := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 				instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: workloadRefTicks + 1, qty: workloadOrderQty})
 			trades := w.m.Counters().LastTradeID
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
-				_ = w.m.Apply(refill.stamp(w.id(b)), w.sink)
-			}
-			b.StopTimer()
+			w.timePairs(b, take, refill)
 			if got := w.m.Counters().LastTradeID - trades; got != uint64(b.N) {
 				b.Fatalf("%d trades in %d iterations", got, b.N)
 			}
@@ -432,13 +426,7 @@ func BenchmarkIcebergRefill(b *testing.B) {
 		instrument: workloadInstrument, tif: venue.TimeInForceIOC, px: workloadRefTicks, qty: slices * workloadOrderQty})
 	trades := w.m.Counters().LastTradeID
 	refills := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		_ = w.m.Apply(iceberg.stamp(w.id(b)), w.sink)
-		_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
-	}
-	b.StopTimer()
+	w.timePairs(b, iceberg, take)
 	got := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF] - refills
 	if got != uint64((slices-1)*b.N) || w.m.Counters().LastTradeID-trades != uint64(slices*b.N) {
 		b.Fatalf("%d refills, %d trades in %d iterations", got, w.m.Counters().LastTradeID-trades, b.N)

@@ -156,6 +156,18 @@ func (w *workload) apply(tb testing.TB, cmd []byte) {
 	}
 }
 
+// timePairs times b.N iterations of first then second, each stamped with a
+// new ClOrdID, and stops the timer for the benchmark's checks.
+func (w *workload) timePairs(b *testing.B, first, second *stampedCmd) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = w.m.Apply(first.stamp(w.id(b)), w.sink)
+		_ = w.m.Apply(second.stamp(w.id(b)), w.sink)
+	}
+	b.StopTimer()
+}
+
 // id hands out the next ClOrdID number; when the day's ClOrdID table is
 // nearly full it runs EndOfDay (the book is GTC, so only the finished
 // orders' ClOrdIDs go), outside the benchmark's timer.
