@@ -21,18 +21,8 @@ func BenchmarkPassivePlaceCancel(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			w := newWorkload(b, depth)
-			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
-				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 			resting := w.m.RestingOrders()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				id := w.id(b)
-				_ = w.m.Apply(place.stamp(id), w.sink)
-				_ = w.m.Apply(cancel.stamp(id), w.sink)
-			}
-			b.StopTimer()
+			w.timePlaceCancel(b)
 			if w.m.RestingOrders() != resting {
 				b.Fatalf("the book drifted: %d orders, %d before", w.m.RestingOrders(), resting)
 			}
@@ -48,16 +38,7 @@ func BenchmarkPlaceCancelClOrdIDTable(b *testing.B) {
 	for _, size := range []int{1 << 16, 1 << 22} {
 		b.Run(fmt.Sprintf("clordids=%d", size), func(b *testing.B) {
 			w := newWorkloadSized(b, 10, size)
-			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
-				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				id := w.id(b)
-				_ = w.m.Apply(place.stamp(id), w.sink)
-				_ = w.m.Apply(cancel.stamp(id), w.sink)
-			}
+			w.timePlaceCancel(b)
 		})
 	}
 }
