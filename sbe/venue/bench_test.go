@@ -17,18 +17,20 @@ var (
 
 // benchNewOrder is the NewOrder the benchmarks encode, with a new seq each time.
 var benchNewOrder = newOrderValues{
-	timestampNs:  1_712_345_678_000_000_000,
-	sessionIdx:   3,
-	side:         venue.SideBuy,
-	ordType:      venue.OrdTypeLimit,
-	instrumentID: 42,
-	tif:          venue.TimeInForceDay,
-	flags:        venue.OrderFlagsPostOnly,
-	stpMode:      venue.StpModeCancelResting,
-	priceTicks:   10_050,
-	qty:          100,
-	clOrdID:      benchClOrdID,
-	account:      benchAccount,
+	orderValues: orderValues{
+		timestampNs:  1_712_345_678_000_000_000,
+		sessionIdx:   3,
+		side:         venue.SideBuy,
+		ordType:      venue.OrdTypeLimit,
+		instrumentID: 42,
+		tif:          venue.TimeInForceDay,
+		priceTicks:   10_050,
+		qty:          100,
+		clOrdID:      benchClOrdID,
+		account:      benchAccount,
+	},
+	flags:   venue.OrderFlagsPostOnly,
+	stpMode: venue.StpModeCancelResting,
 }
 
 func encodeNewOrder(m *venue.NewOrder, buf []byte, seq uint64) error {
@@ -47,25 +49,17 @@ func decodeNewOrder(m *venue.NewOrder, buf []byte) (int64, error) {
 	return sum, nil
 }
 
-// benchFill is the Fill the benchmarks encode; its ids follow the seq.
+// benchFill is the Fill of the benchmarks' NewOrder they encode; its ids
+// follow the seq.
 var benchFill = fillValues{
-	timestampNs:      1_712_345_678_000_000_000,
-	sessionIdx:       3,
-	side:             venue.SideBuy,
-	ordType:          venue.OrdTypeLimit,
-	instrumentID:     42,
-	tif:              venue.TimeInForceDay,
+	orderValues:      benchNewOrder.orderValues,
 	aggressor:        venue.BooleanTypeTrue,
 	ordStatus:        venue.OrdStatusPartiallyFilled,
-	priceTicks:       10_050,
-	qty:              100,
 	lastPriceTicks:   10_049,
 	lastQty:          30,
 	leavesQty:        70,
 	cumQty:           30,
 	cumNotionalTicks: 30 * 10_049,
-	clOrdID:          benchClOrdID,
-	account:          benchAccount,
 }
 
 func encodeFill(m *venue.Fill, buf []byte, seq uint64) error {

@@ -52,21 +52,23 @@ func TestGoldenNewOrder(t *testing.T) {
 	buf := make([]byte, venue.NewOrderEncodedLength)
 	var m venue.NewOrder
 	mustSet(t, encodeNewOrderValues(&m, buf, &newOrderValues{
-		seq:          0x0102030405060708,
-		timestampNs:  1_712_345_678_000_000_000,
-		sessionIdx:   0x1234,
-		side:         venue.SideSell,
-		ordType:      venue.OrdTypeLimit,
-		instrumentID: 0x12345678,
-		tif:          venue.TimeInForceIOC,
-		flags:        venue.OrderFlagsPostOnly | venue.OrderFlagsPossResend,
-		stpMode:      venue.StpModeCancelResting,
-		priceTicks:   -100,
-		qty:          1000,
-		stopPxTicks:  10000,
-		maxFloorQty:  5,
-		clOrdID:      []byte("ORD-1"),
-		account:      []byte("ACC42"),
+		seq: 0x0102030405060708,
+		orderValues: orderValues{
+			timestampNs:  1_712_345_678_000_000_000,
+			sessionIdx:   0x1234,
+			side:         venue.SideSell,
+			ordType:      venue.OrdTypeLimit,
+			instrumentID: 0x12345678,
+			tif:          venue.TimeInForceIOC,
+			priceTicks:   -100,
+			qty:          1000,
+			clOrdID:      []byte("ORD-1"),
+			account:      []byte("ACC42"),
+		},
+		flags:       venue.OrderFlagsPostOnly | venue.OrderFlagsPossResend,
+		stpMode:     venue.StpModeCancelResting,
+		stopPxTicks: 10000,
+		maxFloorQty: 5,
 	}))
 	compareGolden(t, buf, newOrderGolden)
 
@@ -121,20 +123,23 @@ func TestGoldenFill(t *testing.T) {
 	buf := make([]byte, venue.FillEncodedLength)
 	var m venue.Fill
 	mustSet(t, encodeFillValues(&m, buf, &fillValues{
-		causeSeq:         17,
-		timestampNs:      34,
-		sessionIdx:       5,
-		side:             venue.SideBuy,
-		ordType:          venue.OrdTypeLimit,
-		instrumentID:     7,
-		tif:              venue.TimeInForceGTC,
+		causeSeq: 17,
+		orderValues: orderValues{
+			timestampNs:  34,
+			sessionIdx:   5,
+			side:         venue.SideBuy,
+			ordType:      venue.OrdTypeLimit,
+			instrumentID: 7,
+			tif:          venue.TimeInForceGTC,
+			priceTicks:   10000,
+			qty:          100,
+			clOrdID:      []byte("0123456789abcdef0123456789abcdef0123"),
+		},
 		aggressor:        venue.BooleanTypeTrue,
 		ordStatus:        venue.OrdStatusPartiallyFilled,
 		orderID:          257,
 		execID:           258,
 		tradeID:          259,
-		priceTicks:       10000,
-		qty:              100,
 		lastPriceTicks:   9999,
 		lastQty:          30,
 		leavesQty:        70,
@@ -142,7 +147,6 @@ func TestGoldenFill(t *testing.T) {
 		cumNotionalTicks: 299970,
 		contraOrderID:    ^uint64(0),
 		displayQty:       10,
-		clOrdID:          []byte("0123456789abcdef0123456789abcdef0123"),
 	}))
 	compareGolden(t, buf, fillGolden)
 

@@ -6,23 +6,28 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // these setters, so every field is set in one place for both; each gives its
 // own values.
 
-type newOrderValues struct {
-	seq          uint64
+// orderValues are the fields a NewOrder and a Fill of that order share.
+type orderValues struct {
 	timestampNs  int64
 	sessionIdx   uint16
 	side         venue.Side
 	ordType      venue.OrdType
 	instrumentID uint32
 	tif          venue.TimeInForce
-	flags        venue.OrderFlags
-	stpMode      venue.StpMode
 	priceTicks   int64
 	qty          int64
+	clOrdID      []byte
+	account      []byte
+}
+
+type newOrderValues struct {
+	seq uint64
+	orderValues
+	flags        venue.OrderFlags
+	stpMode      venue.StpMode
 	expireTimeNs int64
 	stopPxTicks  int64
 	maxFloorQty  int64
-	clOrdID      []byte
-	account      []byte
 }
 
 // encodeNewOrderValues wraps m for encoding at the start of buf and sets v.
@@ -51,20 +56,13 @@ func encodeNewOrderValues(m *venue.NewOrder, buf []byte, v *newOrderValues) erro
 }
 
 type fillValues struct {
-	causeSeq         uint64
-	timestampNs      int64
-	sessionIdx       uint16
-	side             venue.Side
-	ordType          venue.OrdType
-	instrumentID     uint32
-	tif              venue.TimeInForce
+	causeSeq uint64
+	orderValues
 	aggressor        venue.BooleanType
 	ordStatus        venue.OrdStatus
 	orderID          uint64
 	execID           uint64
 	tradeID          uint64
-	priceTicks       int64
-	qty              int64
 	lastPriceTicks   int64
 	lastQty          int64
 	leavesQty        int64
@@ -72,8 +70,6 @@ type fillValues struct {
 	cumNotionalTicks int64
 	contraOrderID    uint64
 	displayQty       int64
-	clOrdID          []byte
-	account          []byte
 }
 
 // encodeFillValues wraps m for encoding at the start of buf and sets v.
