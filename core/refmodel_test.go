@@ -1155,34 +1155,26 @@ func (m *refModel) statusOf(rec *refRecord) {
 	e.SetOrderID(rec.orderID)
 	e.SetExecID(m.exec())
 	_ = e.SetClOrdIDString(rec.clOrdID)
+	// The order as it stands: its record, or for a live one the order's own
+	// state, taken as the record would keep it.
+	state := *rec
 	if rec.live {
 		o := m.live[rec.orderID]
-		e.SetSide(o.side)
-		e.SetOrdType(o.ordType)
-		e.SetInstrumentID(o.instrument)
-		e.SetTimeInForce(o.tif)
-		e.SetOrdStatus(ordStatusOfLive(o))
-		e.SetPriceTicks(o.price)
-		e.SetQty(o.qty)
-		e.SetLeavesQty(o.leaves)
-		e.SetCumQty(o.cum)
-		e.SetCumNotionalTicks(o.notional)
+		m.keep(&state, o, ordStatusOfLive(o))
 		e.SetStopPxTicks(o.stopPx)
 		e.SetMaxFloorQty(o.maxFloor)
-		_ = e.SetAccountString(o.account)
-	} else {
-		e.SetSide(rec.side)
-		e.SetOrdType(rec.ordType)
-		e.SetInstrumentID(rec.instrument)
-		e.SetTimeInForce(rec.tif)
-		e.SetOrdStatus(rec.status)
-		e.SetPriceTicks(rec.price)
-		e.SetQty(rec.qty)
-		e.SetLeavesQty(rec.leaves)
-		e.SetCumQty(rec.cum)
-		e.SetCumNotionalTicks(rec.notional)
-		_ = e.SetAccountString(rec.account)
 	}
+	e.SetSide(state.side)
+	e.SetOrdType(state.ordType)
+	e.SetInstrumentID(state.instrument)
+	e.SetTimeInForce(state.tif)
+	e.SetOrdStatus(state.status)
+	e.SetPriceTicks(state.price)
+	e.SetQty(state.qty)
+	e.SetLeavesQty(state.leaves)
+	e.SetCumQty(state.cum)
+	e.SetCumNotionalTicks(state.notional)
+	_ = e.SetAccountString(state.account)
 	m.sink.Commit()
 }
 
