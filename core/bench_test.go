@@ -21,18 +21,8 @@ func BenchmarkPassivePlaceCancel(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			w := newWorkload(b, depth)
-			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
-				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 			resting := w.m.RestingOrders()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				id := w.id(b)
-				_ = w.m.Apply(place.stamp(id), w.sink)
-				_ = w.m.Apply(cancel.stamp(id), w.sink)
-			}
-			b.StopTimer()
+			w.timePlaceCancel(b)
 			if w.m.RestingOrders() != resting {
 				b.Fatalf("the book drifted: %d orders, %d before", w.m.RestingOrders(), resting)
 			}
@@ -48,16 +38,7 @@ func BenchmarkPlaceCancelClOrdIDTable(b *testing.B) {
 	for _, size := range []int{1 << 16, 1 << 22} {
 		b.Run(fmt.Sprintf("clordids=%d", size), func(b *testing.B) {
 			w := newWorkloadSized(b, 10, size)
-			place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
-				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-			cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				id := w.id(b)
-				_ = w.m.Apply(place.stamp(id), w.sink)
-				_ = w.m.Apply(cancel.stamp(id), w.sink)
-			}
+			w.timePlaceCancel(b)
 		})
 	}
 }
@@ -71,13 +52,7 @@ func BenchmarkAggressiveFillRefill(b *testing.B) {
 			refill := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 				instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: workloadRefTicks + 1, qty: workloadOrderQty})
 			trades := w.m.Counters().LastTradeID
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
-				_ = w.m.Apply(refill.stamp(w.id(b)), w.sink)
-			}
-			b.StopTimer()
+			w.timePairs(b, take, refill)
 			if got := w.m.Counters().LastTradeID - trades; got != uint64(b.N) {
 				b.Fatalf("%d trades in %d iterations", got, b.N)
 			}
@@ -432,13 +407,7 @@ func BenchmarkIcebergRefill(b *testing.B) {
 		instrument: workloadInstrument, tif: venue.TimeInForceIOC, px: workloadRefTicks, qty: slices * workloadOrderQty})
 	trades := w.m.Counters().LastTradeID
 	refills := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		_ = w.m.Apply(iceberg.stamp(w.id(b)), w.sink)
-		_ = w.m.Apply(take.stamp(w.id(b)), w.sink)
-	}
-	b.StopTimer()
+	w.timePairs(b, iceberg, take)
 	got := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF] - refills
 	if got != uint64((slices-1)*b.N) || w.m.Counters().LastTradeID-trades != uint64(slices*b.N) {
 		b.Fatalf("%d refills, %d trades in %d iterations", got, w.m.Counters().LastTradeID-trades, b.N)

@@ -46,8 +46,14 @@ func (f *eventFormatter) sym(instrument uint32) string {
 }
 
 // orderText is the common head of order events.
-func (f *eventFormatter) orderText(b *strings.Builder, instrument uint32, side venue.Side, ordType venue.OrdType, tif venue.TimeInForce) {
-	fmt.Fprintf(b, " %s %s %s %s", f.sym(instrument), lower(side.String()), lower(ordType.String()), lower(tif.String()))
+func (f *eventFormatter) orderText(b *strings.Builder, e interface {
+	InstrumentID() uint32
+	Side() venue.Side
+	OrdType() venue.OrdType
+	TimeInForce() venue.TimeInForce
+}) {
+	fmt.Fprintf(b, " %s %s %s %s", f.sym(e.InstrumentID()), lower(e.Side().String()), lower(e.OrdType().String()),
+		lower(e.TimeInForce().String()))
 }
 
 func lower(s string) string { return strings.ToLower(s) }
@@ -68,6 +74,24 @@ func optStop(b *strings.Builder, f *eventFormatter, instrument uint32, stopPxTic
 	if stopPxTicks != 0 {
 		fmt.Fprintf(b, " stop=%s", f.px(instrument, stopPxTicks))
 	}
+}
+
+// optExpire prints a GTD order's expiry when there is one.
+func optExpire(b *strings.Builder, expireTimeNs int64) {
+	if expireTimeNs != 0 {
+		fmt.Fprintf(b, " exp=%d", expireTimeNs)
+	}
+}
+
+// orderIdent starts the text of a report on one order: its name, the
+// session and ClOrdID, the OrderID and the ExecID.
+func orderIdent(b *strings.Builder, name string, e interface {
+	SessionIdx() uint16
+	ClOrdID() []byte
+	OrderID() uint64
+	ExecID() uint64
+}) {
+	fmt.Fprintf(b, "%s s=%d id=%s order=%d exec=%d", name, e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
 }
 
 func optAccount(b *strings.Builder, account []byte) {
@@ -95,8 +119,8 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "accepted s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		orderIdent(&b, "accepted", e)
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		if e.MaxFloorQty() != 0 { // else displayQty is 0: all is shown
@@ -105,20 +129,16 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Flags() != 0 {
 			fmt.Fprintf(&b, " flags=%s", e.Flags())
 		}
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.OrderTriggeredTemplateID:
 		var e venue.OrderTriggered
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "triggered s=%d id=%s order=%d exec=%d", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		orderIdent(&b, "triggered", e)
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s stop=%s by=%s qty=%d leaves=%d", f.px(e.InstrumentID(), e.PriceTicks()),
 			f.px(e.InstrumentID(), e.StopPxTicks()), f.px(e.InstrumentID(), e.TriggerPriceTicks()), e.Qty(), e.LeavesQty())
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.OrderRefilledTemplateID:
 		var e venue.OrderRefilled
@@ -129,7 +149,7 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.OrderRejected
 		_ = e.WrapDecode(ev, 0)
 		fmt.Fprintf(&b, "rejected s=%d id=%s exec=%d reason=%s", e.SessionIdx(), e.ClOrdID(), e.ExecID(), e.Reason())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d", f.px(e.InstrumentID(), e.PriceTicks()), e.Qty())
 		optAccount(&b, e.Account())
 	case venue.FillTemplateID:
@@ -142,8 +162,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		if e.Auction() == venue.BooleanTypeTrue {
 			role = "auction"
 		}
-		fmt.Fprintf(&b, "fill s=%d id=%s order=%d exec=%d trade=%d %s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.TradeID(), role)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		orderIdent(&b, "fill", e)
+		fmt.Fprintf(&b, " trade=%d %s", e.TradeID(), role)
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " last=%d@%s px=%s qty=%d leaves=%d cum=%d notional=%d status=%s contra=%d",
 			e.LastQty(), f.px(e.InstrumentID(), e.LastPriceTicks()), f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(),
 			e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(), e.OrdStatus(), e.ContraOrderID())
@@ -157,7 +178,7 @@ func (f *eventFormatter) text(ev []byte) string {
 			fmt.Fprintf(&b, " orig=%s", o)
 		}
 		fmt.Fprintf(&b, " order=%d exec=%d reason=%s status=%s", e.OrderID(), e.ExecID(), e.Reason(), e.OrdStatus())
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d cancelled=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.CancelledQty(), e.CumQty(), e.CumNotionalTicks())
 		optAccount(&b, e.Account())
@@ -170,15 +191,13 @@ func (f *eventFormatter) text(ev []byte) string {
 		}
 		fmt.Fprintf(&b, "replaced s=%d id=%s orig=%s order=%d exec=%d status=%s priority=%s",
 			e.SessionIdx(), e.ClOrdID(), e.OrigClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus(), priority)
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d old=%d@%s",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks(),
 			e.OldLeavesQty(), f.px(e.InstrumentID(), e.OldPriceTicks()))
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		optIceberg(&b, e.MaxFloorQty(), e.DisplayQty(), e.LeavesQty())
-		if e.ExpireTimeNs() != 0 {
-			fmt.Fprintf(&b, " exp=%d", e.ExpireTimeNs())
-		}
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.CancelRejectedTemplateID:
 		var e venue.CancelRejected
@@ -189,11 +208,12 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.OrderStatusTemplateID:
 		var e venue.OrderStatus
 		_ = e.WrapDecode(ev, 0)
-		fmt.Fprintf(&b, "status s=%d id=%s order=%d exec=%d status=%s", e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus())
+		orderIdent(&b, "status", e)
+		fmt.Fprintf(&b, " status=%s", e.OrdStatus())
 		if e.Reason() != venue.RejectReasonNone {
 			fmt.Fprintf(&b, " reason=%s", e.Reason())
 		}
-		f.orderText(&b, e.InstrumentID(), e.Side(), e.OrdType(), e.TimeInForce())
+		f.orderText(&b, e)
 		fmt.Fprintf(&b, " px=%s qty=%d leaves=%d cum=%d notional=%d",
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())

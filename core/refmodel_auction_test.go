@@ -89,9 +89,7 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 		return false
 	}
 	var e venue.VolatilityInterruption
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(o.instrument)
 	e.SetOrderID(o.orderID)
 	e.SetPriceTicks(px)
@@ -142,9 +140,7 @@ func (m *refModel) setStatus(in *refInstrument, status venue.TradingStatus) {
 
 func (m *refModel) statusChanged(id uint32, status venue.TradingStatus) {
 	var e venue.TradingStatusChanged
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(id)
 	e.SetStatus(status)
 	m.sink.Commit()
@@ -270,9 +266,7 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 		q := min(left, b.shown(), s.shown())
 		m.lastTrade++
 		for _, x := range []*refOrder{b, s} {
-			x.leaves -= q
-			x.cum += q
-			x.notional += q * r.px
+			x.traded(q, r.px)
 			if x.maxFloor != 0 {
 				x.display -= q
 			}
@@ -317,18 +311,30 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 
 func (m *refModel) uncrossEvent(in *refInstrument, r refUncross) {
 	var e venue.AuctionUncrossed
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetInstrumentID(in.cfg.ID)
-	e.SetStatus(in.auction.phase)
+	m.begin(&e)
+	r.set(&e, in.cfg.ID, in.auction.phase)
+	e.SetReferencePriceTicks(m.reference(in))
+	m.sink.Commit()
+}
+
+// set writes the uncross r of instrument id in phase status into an
+// AuctionIndicative or AuctionUncrossed, which carry the same fields.
+func (r refUncross) set(e interface {
+	SetInstrumentID(uint32)
+	SetStatus(venue.TradingStatus)
+	SetImbalanceSide(venue.ImbalanceSide)
+	SetRule(venue.AuctionRule)
+	SetPriceTicks(int64)
+	SetMatchedQty(int64)
+	SetImbalanceQty(int64)
+}, id uint32, status venue.TradingStatus) {
+	e.SetInstrumentID(id)
+	e.SetStatus(status)
 	e.SetImbalanceSide(r.side)
 	e.SetRule(r.rule)
 	e.SetPriceTicks(r.px)
 	e.SetMatchedQty(r.matched)
 	e.SetImbalanceQty(r.imbalance)
-	e.SetReferencePriceTicks(m.reference(in))
-	m.sink.Commit()
 }
 
 // publish reports the indicative uncross if it changed since the last one.
@@ -341,16 +347,8 @@ func (m *refModel) publish(in *refInstrument) {
 	}
 	a.shown, a.shownAt = r, m.now
 	var e venue.AuctionIndicative
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetInstrumentID(in.cfg.ID)
-	e.SetStatus(in.status)
-	e.SetImbalanceSide(r.side)
-	e.SetRule(r.rule)
-	e.SetPriceTicks(r.px)
-	e.SetMatchedQty(r.matched)
-	e.SetImbalanceQty(r.imbalance)
+	m.begin(&e)
+	r.set(&e, in.cfg.ID, in.status)
 	m.sink.Commit()
 }
 

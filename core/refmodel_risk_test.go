@@ -136,9 +136,7 @@ func (m *refModel) riskLoss(subj int) int64 {
 
 func (m *refModel) riskBreachEvent(session uint16, subj int, which venue.RiskLimit, instrument uint32, limit, current, request int64, account string) {
 	var e venue.RiskBreach
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(session)
 	e.SetScope(venue.RiskScopeAccount)
 	if m.risk.isSession(subj) {
@@ -311,9 +309,7 @@ func (m *refModel) riskKill(subj int) uint32 {
 func (m *refModel) riskResult(session uint16, scope venue.RiskScope, account string, action venue.RiskAction, result venue.RiskResult,
 	which venue.RiskLimit, instrument uint32, value int64, cancelled uint32) {
 	var e venue.RiskControlResult
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(session)
 	e.SetScope(scope)
 	e.SetAction(action)
@@ -502,9 +498,7 @@ func (m *refModel) riskReport(session uint16) {
 			continue
 		}
 		var e venue.RiskUtilisation
-		m.encode(&e)
-		e.SetCauseSeq(m.seq)
-		e.SetTimestampNs(m.now)
+		m.begin(&e)
 		e.SetScope(venue.RiskScopeSession)
 		e.SetSessionIdx(uint16(subj))
 		if !r.isSession(subj) {

@@ -112,100 +112,44 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 	if err != nil {
 		return false
 	}
+	var ok bool
 	switch tid {
 	case venue.NewOrderTemplateID:
-		var c venue.NewOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.newOrder(&c)
+		ok = run(m, cmd, m.newOrder)
 	case venue.CancelOrderTemplateID:
-		var c venue.CancelOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.cancel(&c)
+		ok = run(m, cmd, m.cancel)
 	case venue.ReplaceOrderTemplateID:
-		var c venue.ReplaceOrder
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.replace(&c)
+		ok = run(m, cmd, m.replace)
 	case venue.MassCancelTemplateID:
-		var c venue.MassCancel
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.massCancel(&c)
+		ok = run(m, cmd, m.massCancel)
 	case venue.OrderStatusRequestTemplateID:
-		var c venue.OrderStatusRequest
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.status(&c)
+		ok = run(m, cmd, m.status)
 	case venue.SessionDisconnectedTemplateID:
-		var c venue.SessionDisconnected
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		if c.CancelOnDisconnect() == venue.BooleanTypeTrue {
-			for _, o := range m.liveByOrderID() {
-				if o.session == c.SessionIdx() && o.tif == venue.TimeInForceDay {
-					m.cancelLive(o, venue.CancelReasonDisconnect, venue.OrdStatusCancelled, o.clOrdID, "")
-				}
-			}
-		}
+		ok = run(m, cmd, m.disconnected)
 	case venue.SetTradingStatusTemplateID:
 		var c venue.SetTradingStatus
 		if c.WrapDecode(cmd, 0) != nil {
 			return false
 		}
-		in, ok := m.instruments[c.InstrumentID()]
-		if !ok || !c.Status().Valid() {
+		in, found := m.instruments[c.InstrumentID()]
+		if !found || !c.Status().Valid() {
 			return false
 		}
 		m.start(c.Seq(), c.TimestampNs())
 		m.setStatus(in, c.Status())
+		ok = true
 	case venue.EndOfDayTemplateID:
-		var c venue.EndOfDay
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.endOfDay()
+		ok = run(m, cmd, func(*venue.EndOfDay) { m.endOfDay() })
 	case venue.SnapshotTemplateID:
-		var c venue.Snapshot
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
+		ok = run[venue.Snapshot](m, cmd, nil)
 	case venue.TickTemplateID:
-		var c venue.Tick
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
+		ok = run[venue.Tick](m, cmd, nil)
 	case venue.RiskSetLimitTemplateID:
-		var c venue.RiskSetLimit
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.riskSetLimit(&c)
+		ok = run(m, cmd, m.riskSetLimit)
 	case venue.RiskControlTemplateID:
-		var c venue.RiskControl
-		if c.WrapDecode(cmd, 0) != nil {
-			return false
-		}
-		m.start(c.Seq(), c.TimestampNs())
-		m.riskControl(&c)
-	default:
+		ok = run(m, cmd, m.riskControl)
+	}
+	if !ok {
 		return false
 	}
 	m.riskEndOfCommand()
@@ -213,12 +157,91 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 	return true
 }
 
-type encoder interface{ WrapEncode([]byte, int) error }
+// command is what every command flyweight offers the model's dispatch.
+type command interface {
+	WrapDecode([]byte, int) error
+	Seq() uint64
+	TimestampNs() int64
+}
 
-func (m *refModel) encode(e encoder) {
+// run decodes cmd as a T, starts the command context and hands it to do (nil:
+// the command only advances time); it reports false for bytes that do not decode.
+func run[T any, P interface {
+	*T
+	command
+}](m *refModel, cmd []byte, do func(P)) bool {
+	c := P(new(T))
+	if c.WrapDecode(cmd, 0) != nil {
+		return false
+	}
+	m.start(c.Seq(), c.TimestampNs())
+	if do != nil {
+		do(c)
+	}
+	return true
+}
+
+// disconnected cancels the session's Day orders when it asked for cancel on disconnect.
+func (m *refModel) disconnected(c *venue.SessionDisconnected) {
+	if c.CancelOnDisconnect() != venue.BooleanTypeTrue {
+		return
+	}
+	for _, o := range m.liveByOrderID() {
+		if o.session == c.SessionIdx() && o.tif == venue.TimeInForceDay {
+			m.cancelLive(o, venue.CancelReasonDisconnect, venue.OrdStatusCancelled, o.clOrdID, "")
+		}
+	}
+}
+
+// event is what every event starts with: the command that caused it and its time.
+type event interface {
+	WrapEncode([]byte, int) error
+	SetCauseSeq(uint64)
+	SetTimestampNs(int64)
+}
+
+// begin encodes event e into the next sink slot, stamped with the command context.
+func (m *refModel) begin(e event) {
 	if err := e.WrapEncode(m.sink.Claim(), 0); err != nil {
 		panic(err)
 	}
+	e.SetCauseSeq(m.seq)
+	e.SetTimestampNs(m.now)
+}
+
+// orderEvent is what the events about one order (accepted, triggered, fill,
+// cancelled, replaced) carry of it; the ClOrdID is left to the caller, as a
+// cancel or replace reports the request's.
+type orderEvent interface {
+	orderHead
+	SetAccountString(string) error
+}
+
+// orderHead is an order event's fields but the ClOrdIDs and the account.
+type orderHead interface {
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetOrdType(venue.OrdType)
+	SetInstrumentID(uint32)
+	SetTimeInForce(venue.TimeInForce)
+	SetOrderID(uint64)
+	SetExecID(uint64)
+	SetPriceTicks(int64)
+	SetQty(int64)
+}
+
+// orderFields sets o's fields of an order event and gives it the next ExecID.
+func (m *refModel) orderFields(e orderEvent, o *refOrder) {
+	e.SetSessionIdx(o.session)
+	e.SetSide(o.side)
+	e.SetOrdType(o.ordType)
+	e.SetInstrumentID(o.instrument)
+	e.SetTimeInForce(o.tif)
+	e.SetOrderID(o.orderID)
+	e.SetExecID(m.exec())
+	e.SetPriceTicks(o.price)
+	e.SetQty(o.qty)
+	_ = e.SetAccountString(o.account)
 }
 
 // start sets the command context and expires the GTD orders whose time has
@@ -435,25 +458,14 @@ func (m *refModel) runStops(instrument uint32) {
 
 func (m *refModel) triggered(o *refOrder, by int64) {
 	var e venue.OrderTriggered
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetFlags(o.flags)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
 	e.SetStopPxTicks(o.stopPx)
 	e.SetTriggerPriceTicks(by)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -487,6 +499,13 @@ func (o *refOrder) setIceberg(mf int64) {
 }
 
 // shown is what the book shows of o: an iceberg's slice, else its leaves.
+// traded books a trade of qty at px on o.
+func (o *refOrder) traded(qty, px int64) {
+	o.leaves -= qty
+	o.cum += qty
+	o.notional += qty * px
+}
+
 func (o *refOrder) shown() int64 {
 	if o.maxFloor != 0 {
 		return o.display
@@ -711,11 +730,8 @@ func (m *refModel) match(o *refOrder) {
 		}
 		qty := min(o.leaves, r.shown())
 		m.lastTrade++
-		for _, x := range []*refOrder{o, r} {
-			x.leaves -= qty
-			x.cum += qty
-			x.notional += qty * r.price
-		}
+		o.traded(qty, r.price)
+		r.traded(qty, r.price)
 		if r.maxFloor != 0 {
 			r.display -= qty
 		}
@@ -742,9 +758,7 @@ func (m *refModel) match(o *refOrder) {
 
 func (m *refModel) refilled(o *refOrder) {
 	var e venue.OrderRefilled
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetInstrumentID(o.instrument)
 	e.SetSide(o.side)
 	e.SetOrderID(o.orderID)
@@ -759,26 +773,15 @@ func (m *refModel) cancelLeaves(o *refOrder, reason venue.CancelReason, status v
 	o.leaves = 0
 	delete(m.live, o.orderID)
 	var e venue.OrderCancelled
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetReason(reason)
 	e.SetOrdStatus(status)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetCancelledQty(cancelled)
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
 	_ = e.SetClOrdIDString(clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -808,9 +811,7 @@ func (m *refModel) keep(rec *refRecord, o *refOrder, status venue.OrdStatus) {
 
 func (m *refModel) reject(c *venue.NewOrder, reason venue.RejectReason) {
 	var e venue.OrderRejected
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(c.SessionIdx())
 	e.SetSide(c.Side())
 	e.SetOrdType(c.OrdType())
@@ -827,39 +828,22 @@ func (m *refModel) reject(c *venue.NewOrder, reason venue.RejectReason) {
 
 func (m *refModel) accepted(o *refOrder) {
 	var e venue.OrderAccepted
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	e.SetFlags(o.flags)
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetExpireTimeNs(o.expire)
 	e.SetStopPxTicks(o.stopPx)
 	e.SetMaxFloorQty(o.maxFloor)
 	e.SetDisplayQty(o.display) // 0 but for an iceberg
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
 func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint64, shown int64) {
 	var e venue.Fill
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	if aggressor {
 		e.SetAggressor(venue.BooleanTypeTrue)
 	}
@@ -871,11 +855,7 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	} else {
 		e.SetOrdStatus(venue.OrdStatusPartiallyFilled)
 	}
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
 	e.SetTradeID(m.lastTrade)
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLastPriceTicks(px)
 	e.SetLastQty(qty)
 	e.SetLeavesQty(o.leaves)
@@ -884,7 +864,6 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	e.SetContraOrderID(contra)
 	e.SetDisplayQty(shown)
 	_ = e.SetClOrdIDString(o.clOrdID)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -934,9 +913,7 @@ func (m *refModel) nowStatus(rec *refRecord) venue.OrdStatus {
 func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *refRecord, reason venue.RejectReason,
 	instrument uint32, side venue.Side, clOrdID, orig []byte) {
 	var e venue.CancelRejected
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(session)
 	e.SetResponseTo(to)
 	e.SetReason(reason)
@@ -1095,22 +1072,12 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 
 func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, orig string) {
 	var e venue.OrderReplaced
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
-	e.SetSessionIdx(o.session)
-	e.SetSide(o.side)
-	e.SetOrdType(o.ordType)
-	e.SetInstrumentID(o.instrument)
-	e.SetTimeInForce(o.tif)
+	m.begin(&e)
+	m.orderFields(&e, o)
 	if lost {
 		e.SetPriorityLost(venue.BooleanTypeTrue)
 	}
 	e.SetOrdStatus(ordStatusOfLive(o))
-	e.SetOrderID(o.orderID)
-	e.SetExecID(m.exec())
-	e.SetPriceTicks(o.price)
-	e.SetQty(o.qty)
 	e.SetLeavesQty(o.leaves)
 	e.SetCumQty(o.cum)
 	e.SetCumNotionalTicks(o.notional)
@@ -1122,7 +1089,6 @@ func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, o
 	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
-	_ = e.SetAccountString(o.account)
 	m.sink.Commit()
 }
 
@@ -1146,9 +1112,7 @@ func (m *refModel) massCancel(c *venue.MassCancel) {
 		}
 	}
 	var e venue.MassCancelReport
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(c.SessionIdx())
 	e.SetMassCancelRequestType(c.MassCancelRequestType())
 	e.SetReason(reason)
@@ -1163,9 +1127,7 @@ func (m *refModel) status(c *venue.OrderStatusRequest) {
 	rec, reason := m.find(c.SessionIdx(), string(c.ClOrdID()), c.OrderID())
 	if rec == nil || reason == venue.RejectReasonOrderIDMismatch {
 		var e venue.OrderStatus
-		m.encode(&e)
-		e.SetCauseSeq(m.seq)
-		e.SetTimestampNs(m.now)
+		m.begin(&e)
 		e.SetSessionIdx(c.SessionIdx())
 		e.SetSide(c.Side())
 		e.SetInstrumentID(c.InstrumentID())
@@ -1188,41 +1150,31 @@ func (m *refModel) statusOf(rec *refRecord) {
 		}
 	}
 	var e venue.OrderStatus
-	m.encode(&e)
-	e.SetCauseSeq(m.seq)
-	e.SetTimestampNs(m.now)
+	m.begin(&e)
 	e.SetSessionIdx(rec.session)
 	e.SetOrderID(rec.orderID)
 	e.SetExecID(m.exec())
 	_ = e.SetClOrdIDString(rec.clOrdID)
+	// The order as it stands: its record, or for a live one the order's own
+	// state, taken as the record would keep it.
+	state := *rec
 	if rec.live {
 		o := m.live[rec.orderID]
-		e.SetSide(o.side)
-		e.SetOrdType(o.ordType)
-		e.SetInstrumentID(o.instrument)
-		e.SetTimeInForce(o.tif)
-		e.SetOrdStatus(ordStatusOfLive(o))
-		e.SetPriceTicks(o.price)
-		e.SetQty(o.qty)
-		e.SetLeavesQty(o.leaves)
-		e.SetCumQty(o.cum)
-		e.SetCumNotionalTicks(o.notional)
+		m.keep(&state, o, ordStatusOfLive(o))
 		e.SetStopPxTicks(o.stopPx)
 		e.SetMaxFloorQty(o.maxFloor)
-		_ = e.SetAccountString(o.account)
-	} else {
-		e.SetSide(rec.side)
-		e.SetOrdType(rec.ordType)
-		e.SetInstrumentID(rec.instrument)
-		e.SetTimeInForce(rec.tif)
-		e.SetOrdStatus(rec.status)
-		e.SetPriceTicks(rec.price)
-		e.SetQty(rec.qty)
-		e.SetLeavesQty(rec.leaves)
-		e.SetCumQty(rec.cum)
-		e.SetCumNotionalTicks(rec.notional)
-		_ = e.SetAccountString(rec.account)
 	}
+	e.SetSide(state.side)
+	e.SetOrdType(state.ordType)
+	e.SetInstrumentID(state.instrument)
+	e.SetTimeInForce(state.tif)
+	e.SetOrdStatus(state.status)
+	e.SetPriceTicks(state.price)
+	e.SetQty(state.qty)
+	e.SetLeavesQty(state.leaves)
+	e.SetCumQty(state.cum)
+	e.SetCumNotionalTicks(state.notional)
+	_ = e.SetAccountString(state.account)
 	m.sink.Commit()
 }
 

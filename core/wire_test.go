@@ -145,6 +145,26 @@ func TestEventEncoding(t *testing.T) {
 		execID := m.lastExecID + 1
 		a, b, c, d := rng.Uint64(), rng.Int64(), rng.Int64(), rng.Uint64()
 		var want [EventSlotMin]byte
+		// wantOrder encodes into want what every order event carries of o.
+		wantOrder := func(e interface {
+			event
+			orderHead
+			SetAccount([]byte) error
+		}, execID uint64) {
+			_ = e.WrapEncode(want[:], 0)
+			e.SetCauseSeq(m.causeSeq)
+			e.SetTimestampNs(m.nowNs)
+			e.SetSessionIdx(o.sessionIdx)
+			e.SetSide(o.side)
+			e.SetOrdType(o.ordType)
+			e.SetInstrumentID(0xA1B2C3D4)
+			e.SetTimeInForce(o.tif)
+			e.SetOrderID(o.orderID)
+			e.SetExecID(execID)
+			e.SetPriceTicks(o.priceTicks)
+			e.SetQty(o.qty)
+			_ = e.SetAccount(account)
+		}
 		check := func(name string, n int) {
 			t.Helper()
 			if got := sink.event(); !bytes.Equal(got, want[:n]) {
@@ -156,26 +176,14 @@ func TestEventEncoding(t *testing.T) {
 		maxFloor, display := int64(rng.IntN(2))*rng.Int64(), rng.Int64()
 		m.emitAccepted(o, &newOrderCmd{stopPxTicks: stopPx, maxFloorQty: maxFloor, displayQty: display})
 		var ea venue.OrderAccepted
-		_ = ea.WrapEncode(want[:], 0)
-		ea.SetCauseSeq(m.causeSeq)
-		ea.SetTimestampNs(m.nowNs)
-		ea.SetSessionIdx(o.sessionIdx)
-		ea.SetSide(o.side)
-		ea.SetOrdType(o.ordType)
-		ea.SetInstrumentID(0xA1B2C3D4)
-		ea.SetTimeInForce(o.tif)
+		wantOrder(&ea, execID)
 		ea.SetFlags(o.flags)
-		ea.SetOrderID(o.orderID)
-		ea.SetExecID(execID)
-		ea.SetPriceTicks(o.priceTicks)
-		ea.SetQty(o.qty)
 		ea.SetLeavesQty(o.leavesQty)
 		ea.SetExpireTimeNs(o.expireTimeNs)
 		ea.SetStopPxTicks(stopPx)
 		ea.SetMaxFloorQty(maxFloor)
 		ea.SetDisplayQty(display)
 		_ = ea.SetClOrdID(clOrdID)
-		_ = ea.SetAccount(account)
 		check("OrderAccepted", venue.OrderAcceptedEncodedLength)
 
 		aggressor := rng.IntN(2) == 0
@@ -190,14 +198,7 @@ func TestEventEncoding(t *testing.T) {
 		m.lastTradeID = a
 		m.emitFill(o, kind, b, c, d, o.leavesQty)
 		var ef venue.Fill
-		_ = ef.WrapEncode(want[:], 0)
-		ef.SetCauseSeq(m.causeSeq)
-		ef.SetTimestampNs(m.nowNs)
-		ef.SetSessionIdx(o.sessionIdx)
-		ef.SetSide(o.side)
-		ef.SetOrdType(o.ordType)
-		ef.SetInstrumentID(0xA1B2C3D4)
-		ef.SetTimeInForce(o.tif)
+		wantOrder(&ef, execID+1)
 		if aggressor {
 			ef.SetAggressor(venue.BooleanTypeTrue)
 		}
@@ -206,11 +207,7 @@ func TestEventEncoding(t *testing.T) {
 		if o.leavesQty == 0 {
 			ef.SetOrdStatus(venue.OrdStatusFilled)
 		}
-		ef.SetOrderID(o.orderID)
-		ef.SetExecID(execID + 1)
 		ef.SetTradeID(a)
-		ef.SetPriceTicks(o.priceTicks)
-		ef.SetQty(o.qty)
 		ef.SetLastPriceTicks(b)
 		ef.SetLastQty(c)
 		ef.SetLeavesQty(o.leavesQty)
@@ -219,7 +216,6 @@ func TestEventEncoding(t *testing.T) {
 		ef.SetContraOrderID(d)
 		ef.SetDisplayQty(o.leavesQty)
 		_ = ef.SetClOrdID(clOrdID)
-		_ = ef.SetAccount(account)
 		check("Fill", venue.FillEncodedLength)
 
 		reason, status := venue.CancelReason(rng.IntN(256)), venue.OrdStatus(rng.IntN(256))
@@ -230,20 +226,9 @@ func TestEventEncoding(t *testing.T) {
 			m.emitCancelled(o, reason, status, b, &key, nil)
 		}
 		var ec venue.OrderCancelled
-		_ = ec.WrapEncode(want[:], 0)
-		ec.SetCauseSeq(m.causeSeq)
-		ec.SetTimestampNs(m.nowNs)
-		ec.SetSessionIdx(o.sessionIdx)
-		ec.SetSide(o.side)
-		ec.SetOrdType(o.ordType)
-		ec.SetInstrumentID(0xA1B2C3D4)
-		ec.SetTimeInForce(o.tif)
+		wantOrder(&ec, execID+2)
 		ec.SetReason(reason)
 		ec.SetOrdStatus(status)
-		ec.SetOrderID(o.orderID)
-		ec.SetExecID(execID + 2)
-		ec.SetPriceTicks(o.priceTicks)
-		ec.SetQty(o.qty)
 		ec.SetCancelledQty(b)
 		ec.SetCumQty(o.cumQty)
 		ec.SetCumNotionalTicks(o.cumNotionalTicks)
@@ -253,28 +238,16 @@ func TestEventEncoding(t *testing.T) {
 		} else {
 			_ = ec.SetClOrdID(clOrdID)
 		}
-		_ = ec.SetAccount(account)
 		check("OrderCancelled", venue.OrderCancelledEncodedLength)
 
 		lost := rng.IntN(2) == 0
 		m.emitReplaced(o, oi, lost, b, c, &otherKey)
 		var er venue.OrderReplaced
-		_ = er.WrapEncode(want[:], 0)
-		er.SetCauseSeq(m.causeSeq)
-		er.SetTimestampNs(m.nowNs)
-		er.SetSessionIdx(o.sessionIdx)
-		er.SetSide(o.side)
-		er.SetOrdType(o.ordType)
-		er.SetInstrumentID(0xA1B2C3D4)
-		er.SetTimeInForce(o.tif)
+		wantOrder(&er, execID+3)
 		if lost {
 			er.SetPriorityLost(venue.BooleanTypeTrue)
 		}
 		er.SetOrdStatus(orderStatusOf(o))
-		er.SetOrderID(o.orderID)
-		er.SetExecID(execID + 3)
-		er.SetPriceTicks(o.priceTicks)
-		er.SetQty(o.qty)
 		er.SetLeavesQty(o.leavesQty)
 		er.SetCumQty(o.cumQty)
 		er.SetCumNotionalTicks(o.cumNotionalTicks)
@@ -284,7 +257,6 @@ func TestEventEncoding(t *testing.T) {
 		er.SetDisplayQty(o.leavesQty)
 		_ = er.SetClOrdID(clOrdID)
 		_ = er.SetOrigClOrdID(other)
-		_ = er.SetAccount(account)
 		check("OrderReplaced", venue.OrderReplacedEncodedLength)
 
 		m.pool.release(oi)

@@ -156,6 +156,35 @@ func (w *workload) apply(tb testing.TB, cmd []byte) {
 	}
 }
 
+// timePlaceCancel times b.N iterations of a passive buy one tick inside
+// the book and its cancel by ClOrdID, and stops the timer for the
+// benchmark's checks.
+func (w *workload) timePlaceCancel(b *testing.B) {
+	place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
+	cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		id := w.id(b)
+		_ = w.m.Apply(place.stamp(id), w.sink)
+		_ = w.m.Apply(cancel.stamp(id), w.sink)
+	}
+	b.StopTimer()
+}
+
+// timePairs times b.N iterations of first then second, each stamped with a
+// new ClOrdID, and stops the timer for the benchmark's checks.
+func (w *workload) timePairs(b *testing.B, first, second *stampedCmd) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = w.m.Apply(first.stamp(w.id(b)), w.sink)
+		_ = w.m.Apply(second.stamp(w.id(b)), w.sink)
+	}
+	b.StopTimer()
+}
+
 // id hands out the next ClOrdID number; when the day's ClOrdID table is
 // nearly full it runs EndOfDay (the book is GTC, so only the finished
 // orders' ClOrdIDs go), outside the benchmark's timer.

@@ -15,26 +15,27 @@ var (
 	sinkInt      int64
 )
 
+// benchNewOrder is the NewOrder the benchmarks encode, with a new seq each time.
+var benchNewOrder = newOrderValues{
+	orderValues: orderValues{
+		timestampNs:  1_712_345_678_000_000_000,
+		sessionIdx:   3,
+		side:         venue.SideBuy,
+		ordType:      venue.OrdTypeLimit,
+		instrumentID: 42,
+		tif:          venue.TimeInForceDay,
+		priceTicks:   10_050,
+		qty:          100,
+		clOrdID:      benchClOrdID,
+		account:      benchAccount,
+	},
+	flags:   venue.OrderFlagsPostOnly,
+	stpMode: venue.StpModeCancelResting,
+}
+
 func encodeNewOrder(m *venue.NewOrder, buf []byte, seq uint64) error {
-	if err := m.WrapEncode(buf, 0); err != nil {
-		return err
-	}
-	m.SetSeq(seq)
-	m.SetTimestampNs(1_712_345_678_000_000_000)
-	m.SetSessionIdx(3)
-	m.SetSide(venue.SideBuy)
-	m.SetOrdType(venue.OrdTypeLimit)
-	m.SetInstrumentID(42)
-	m.SetTimeInForce(venue.TimeInForceDay)
-	m.SetFlags(venue.OrderFlagsPostOnly)
-	m.SetStpMode(venue.StpModeCancelResting)
-	m.SetPriceTicks(10_050)
-	m.SetQty(100)
-	m.SetExpireTimeNs(0)
-	if err := m.SetClOrdID(benchClOrdID); err != nil {
-		return err
-	}
-	return m.SetAccount(benchAccount)
+	benchNewOrder.seq = seq
+	return encodeNewOrderValues(m, buf, &benchNewOrder)
 }
 
 func decodeNewOrder(m *venue.NewOrder, buf []byte) (int64, error) {
@@ -48,34 +49,23 @@ func decodeNewOrder(m *venue.NewOrder, buf []byte) (int64, error) {
 	return sum, nil
 }
 
+// benchFill is the Fill of the benchmarks' NewOrder they encode; its ids
+// follow the seq.
+var benchFill = fillValues{
+	orderValues:      benchNewOrder.orderValues,
+	aggressor:        venue.BooleanTypeTrue,
+	ordStatus:        venue.OrdStatusPartiallyFilled,
+	lastPriceTicks:   10_049,
+	lastQty:          30,
+	leavesQty:        70,
+	cumQty:           30,
+	cumNotionalTicks: 30 * 10_049,
+}
+
 func encodeFill(m *venue.Fill, buf []byte, seq uint64) error {
-	if err := m.WrapEncode(buf, 0); err != nil {
-		return err
-	}
-	m.SetCauseSeq(seq)
-	m.SetTimestampNs(1_712_345_678_000_000_000)
-	m.SetSessionIdx(3)
-	m.SetSide(venue.SideBuy)
-	m.SetOrdType(venue.OrdTypeLimit)
-	m.SetInstrumentID(42)
-	m.SetTimeInForce(venue.TimeInForceDay)
-	m.SetAggressor(venue.BooleanTypeTrue)
-	m.SetOrdStatus(venue.OrdStatusPartiallyFilled)
-	m.SetOrderID(seq)
-	m.SetExecID(seq + 1)
-	m.SetTradeID(seq + 2)
-	m.SetPriceTicks(10_050)
-	m.SetQty(100)
-	m.SetLastPriceTicks(10_049)
-	m.SetLastQty(30)
-	m.SetLeavesQty(70)
-	m.SetCumQty(30)
-	m.SetCumNotionalTicks(30 * 10_049)
-	m.SetContraOrderID(seq + 3)
-	if err := m.SetClOrdID(benchClOrdID); err != nil {
-		return err
-	}
-	return m.SetAccount(benchAccount)
+	v := &benchFill
+	v.causeSeq, v.orderID, v.execID, v.tradeID, v.contraOrderID = seq, seq, seq+1, seq+2, seq+3
+	return encodeFillValues(m, buf, v)
 }
 
 func decodeFill(m *venue.Fill, buf []byte) (int64, error) {

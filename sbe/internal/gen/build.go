@@ -289,47 +289,75 @@ func (b *builder) composite(n *node, where string) (*Type, error) {
 var enumEncodings = map[string]bool{"uint8": true, "uint16": true, "char": true}
 
 func (b *builder) enum(n *node, where string) (*Type, error) {
-	if err := n.checkAttrs(where, with("name", "encodingType")...); err != nil {
+	p, err := primitiveOf(n, where, enumEncodings, "enums (uint8, uint16 or char)")
+	if err != nil {
 		return nil, err
 	}
-	enc, _ := n.attr("encodingType")
-	if !enumEncodings[enc] {
-		return nil, fmt.Errorf("%s: encodingType %q is not supported for enums (uint8, uint16 or char)", where, enc)
-	}
-	t := &Type{Kind: KindEnum, GoName: GoName(attrOr(n, "name")), Prim: primitives[enc], Size: primitives[enc].Size}
-	names, numbers := map[string]bool{}, map[uint64]string{}
-	for i := range n.Children {
-		c := &n.Children[i]
-		name, _ := c.attr("name")
-		vw := fmt.Sprintf("%s <%s name=%q>", where, c.name(), name)
-		if c.name() != "validValue" {
-			return nil, fmt.Errorf("%s: unsupported element in enum", vw)
-		}
-		if err := c.checkAttrs(vw, with("name")...); err != nil {
-			return nil, err
-		}
-		if err := checkName(vw, name); err != nil {
-			return nil, err
-		}
-		if names[name] {
-			return nil, fmt.Errorf("%s: duplicate value name %q", vw, name)
-		}
-		names[name] = true
-		v, err := enumValue(t.Prim, strings.TrimSpace(c.Text), vw)
+	t := &Type{Kind: KindEnum, GoName: GoName(attrOr(n, "name")), Prim: p, Size: p.Size}
+	numbers := map[uint64]string{}
+	err = members(n, where, "validValue", "enum", "value", func(vw, name, text string) error {
+		v, err := enumValue(t.Prim, text, vw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if other, dup := numbers[v.Number]; dup {
-			return nil, fmt.Errorf("%s: value %s is already used by %q", vw, v.Literal, other)
+			return fmt.Errorf("%s: value %s is already used by %q", vw, v.Literal, other)
 		}
 		numbers[v.Number] = name
 		v.Name, v.GoName = name, GoName(name)
 		t.Values = append(t.Values, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(t.Values) == 0 {
 		return nil, fmt.Errorf("%s: enum has no validValue", where)
 	}
 	return t, nil
+}
+
+// primitiveOf checks the attributes of an enum or a set and returns its
+// encodingType, which must be one of allowed (listed in the error as supported).
+func primitiveOf(n *node, where string, allowed map[string]bool, supported string) (*Primitive, error) {
+	if err := n.checkAttrs(where, with("name", "encodingType")...); err != nil {
+		return nil, err
+	}
+	enc, _ := n.attr("encodingType")
+	if !allowed[enc] {
+		return nil, fmt.Errorf("%s: encodingType %q is not supported for %s", where, enc, supported)
+	}
+	return primitives[enc], nil
+}
+
+// members walks the members of an enum or a set: each must be an element
+// named elem with only a name attribute, a valid name not used before in
+// the type (a duplicate is reported as a duplicate noun name). add gets
+// each member's place for errors, its name and its trimmed text.
+func members(n *node, where, elem, what, noun string, add func(at, name, text string) error) error {
+	names := map[string]bool{}
+	for i := range n.Children {
+		c := &n.Children[i]
+		name, _ := c.attr("name")
+		at := fmt.Sprintf("%s <%s name=%q>", where, c.name(), name)
+		if c.name() != elem {
+			return fmt.Errorf("%s: unsupported element in %s", at, what)
+		}
+		if err := c.checkAttrs(at, with("name")...); err != nil {
+			return err
+		}
+		if err := checkName(at, name); err != nil {
+			return err
+		}
+		if names[name] {
+			return fmt.Errorf("%s: duplicate %s name %q", at, noun, name)
+		}
+		names[name] = true
+		if err := add(at, name, strings.TrimSpace(c.Text)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func enumValue(p *Primitive, text, where string) (*EnumValue, error) {
@@ -350,42 +378,26 @@ func enumValue(p *Primitive, text, where string) (*EnumValue, error) {
 var setEncodings = map[string]bool{"uint8": true, "uint16": true, "uint32": true}
 
 func (b *builder) set(n *node, where string) (*Type, error) {
-	if err := n.checkAttrs(where, with("name", "encodingType")...); err != nil {
+	p, err := primitiveOf(n, where, setEncodings, "sets (uint8, uint16 or uint32)")
+	if err != nil {
 		return nil, err
 	}
-	enc, _ := n.attr("encodingType")
-	if !setEncodings[enc] {
-		return nil, fmt.Errorf("%s: encodingType %q is not supported for sets (uint8, uint16 or uint32)", where, enc)
-	}
-	p := primitives[enc]
 	t := &Type{Kind: KindSet, GoName: GoName(attrOr(n, "name")), Prim: p, Size: p.Size}
-	names, bits := map[string]bool{}, map[int]string{}
-	for i := range n.Children {
-		c := &n.Children[i]
-		name, _ := c.attr("name")
-		cw := fmt.Sprintf("%s <%s name=%q>", where, c.name(), name)
-		if c.name() != "choice" {
-			return nil, fmt.Errorf("%s: unsupported element in set", cw)
-		}
-		if err := c.checkAttrs(cw, with("name")...); err != nil {
-			return nil, err
-		}
-		if err := checkName(cw, name); err != nil {
-			return nil, err
-		}
-		if names[name] {
-			return nil, fmt.Errorf("%s: duplicate choice name %q", cw, name)
-		}
-		names[name] = true
-		bit, err := strconv.Atoi(strings.TrimSpace(c.Text))
+	bits := map[int]string{}
+	err = members(n, where, "choice", "set", "choice", func(cw, name, text string) error {
+		bit, err := strconv.Atoi(text)
 		if err != nil || bit < 0 || bit >= p.Size*8 {
-			return nil, fmt.Errorf("%s: bit %q is not in [0, %d]", cw, strings.TrimSpace(c.Text), p.Size*8-1)
+			return fmt.Errorf("%s: bit %q is not in [0, %d]", cw, text, p.Size*8-1)
 		}
 		if other, dup := bits[bit]; dup {
-			return nil, fmt.Errorf("%s: bit %d is already used by %q", cw, bit, other)
+			return fmt.Errorf("%s: bit %d is already used by %q", cw, bit, other)
 		}
 		bits[bit] = name
 		t.Choices = append(t.Choices, &Choice{Name: name, GoName: GoName(name), Bit: bit})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(t.Choices) == 0 {
 		return nil, fmt.Errorf("%s: set has no choice", where)

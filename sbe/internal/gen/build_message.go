@@ -8,12 +8,8 @@ import (
 func (b *builder) messages(nodes []*node) error {
 	ids, names := map[uint64]string{}, map[string]bool{}
 	for _, n := range nodes {
-		name, _ := n.attr("name")
-		where := fmt.Sprintf("<message name=%q>", name)
-		if err := n.checkAttrs(where, with("name", "id", "blockLength")...); err != nil {
-			return err
-		}
-		if err := checkName(where, name); err != nil {
+		name, where, err := element(n, "", "message", "id", "blockLength")
+		if err != nil {
 			return err
 		}
 		if names[name] {
@@ -85,19 +81,8 @@ func (b *builder) message(n *node, m *Message, where string) error {
 }
 
 func (b *builder) group(n *node, m *Message, msgWhere string, outer *scope) (*Group, error) {
-	name, _ := n.attr("name")
-	where := fmt.Sprintf("%s <group name=%q>", msgWhere, name)
-	if err := n.checkAttrs(where, with("name", "id", "dimensionType", "blockLength")...); err != nil {
-		return nil, err
-	}
-	if err := checkName(where, name); err != nil {
-		return nil, err
-	}
-	id, err := uintAttr(n, where, "id", 0xFFFF, true)
+	name, where, id, err := member(n, msgWhere, "group", outer, "dimensionType", "blockLength")
 	if err != nil {
-		return nil, err
-	}
-	if err := outer.add(name, int(id)); err != nil {
 		return nil, err
 	}
 	dim := "groupSizeEncoding"
@@ -179,19 +164,8 @@ func (b *builder) block(nodes []*node, owner *node, where string, sc *scope) ([]
 }
 
 func (b *builder) field(n *node, where string, sc *scope) (*Field, error) {
-	name, _ := n.attr("name")
-	fw := fmt.Sprintf("%s <field name=%q>", where, name)
-	if err := n.checkAttrs(fw, with("name", "id", "type", "offset", "presence", "epoch", "timeUnit")...); err != nil {
-		return nil, err
-	}
-	if err := checkName(fw, name); err != nil {
-		return nil, err
-	}
-	id, err := uintAttr(n, fw, "id", 0xFFFF, true)
+	name, fw, id, err := member(n, where, "field", sc, "type", "offset", "presence", "epoch", "timeUnit")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.add(name, int(id)); err != nil {
 		return nil, err
 	}
 	if p, ok := n.attr("presence"); ok && p != "required" {
@@ -259,6 +233,39 @@ type scope struct {
 
 func newScope(where string) *scope {
 	return &scope{where: where, names: map[string]bool{}, ids: map[int]string{}}
+}
+
+// element checks that n has only the attributes name, id and extra (and
+// the metadata ones) and a valid name; it returns the name and n's place for
+// errors, an <elem name=...> within where ("" at the top).
+func element(n *node, where, elem string, extra ...string) (name, at string, err error) {
+	name, _ = n.attr("name")
+	at = fmt.Sprintf("<%s name=%q>", elem, name)
+	if where != "" {
+		at = where + " " + at
+	}
+	if err := n.checkAttrs(at, with(append([]string{"name", "id"}, extra...)...)...); err != nil {
+		return "", "", err
+	}
+	if err := checkName(at, name); err != nil {
+		return "", "", err
+	}
+	return name, at, nil
+}
+
+// member is element for a field or a group, whose required 16-bit id and
+// name must be new in scope sc; it returns the id too.
+func member(n *node, where, elem string, sc *scope, extra ...string) (name, at string, id uint64, err error) {
+	if name, at, err = element(n, where, elem, extra...); err != nil {
+		return "", "", 0, err
+	}
+	if id, err = uintAttr(n, at, "id", 0xFFFF, true); err != nil {
+		return "", "", 0, err
+	}
+	if err := sc.add(name, int(id)); err != nil {
+		return "", "", 0, err
+	}
+	return name, at, id, nil
 }
 
 func (s *scope) add(name string, id int) error {
