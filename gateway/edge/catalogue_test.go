@@ -104,6 +104,18 @@ func hostileCases() []hostileCase {
 	logonMsg := func(c *fixClient, extra ...string) []byte {
 		return c.msgAt(1, "A", append(logonBody(testPassword(c.compID)), extra...)...)
 	}
+	// logonAs is a Logon sent from compID to venueID, each left as the client's when "".
+	logonAs := func(compID, venueID string) func(c *fixClient, seq int) []byte {
+		return func(c *fixClient, seq int) []byte {
+			if compID != "" {
+				c.compID = compID
+			}
+			if venueID != "" {
+				c.venueID = venueID
+			}
+			return logonMsg(c)
+		}
+	}
 	cases := []hostileCase{
 		// Garbled: dropped, no sequence number consumed.
 		{name: "bad CheckSum", logon: true, react: reactDrop, reason: ReasonBadCheckSum,
@@ -270,10 +282,7 @@ func hostileCases() []hostileCase {
 		{name: "message before Logon", react: reactClose, reason: ReasonNotLogon,
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(1, "D", nosBody...) })},
 		{name: "unknown CompID", react: reactClose, reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.compID = "NOBODY"
-				return logonMsg(c)
-			})},
+			send: logonAs("NOBODY", "")},
 		{name: "wrong password", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
 			send: raw(func(c *fixClient, seq int) []byte {
 				return c.msgAt(1, "A", logonBody("not-the-password")...)
@@ -281,15 +290,9 @@ func hostileCases() []hostileCase {
 		{name: "missing password", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(1, "A", logonBody("")...) })},
 		{name: "wrong TargetCompID", react: reactClose, reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.venueID = "OTHERVENUE"
-				return logonMsg(c)
-			})},
+			send: logonAs("", "OTHERVENUE")},
 		{name: "source address not allowed", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.compID = "FARAWAY"
-				return logonMsg(c)
-			})},
+			send: logonAs("FARAWAY", "")},
 		{name: "crash shape in Logon: empty MsgSeqNum", react: reactRefused, text: "tag 34 specified without value", reason: ReasonLogonMalformed,
 			send: raw(func(c *fixClient, seq int) []byte {
 				return fixMsg(append([]string{"35=A", "49=" + c.compID, "52=" + sendingTime(), "56=VENUE"}, append(logonBody(testPassword(c.compID)), "34=")...)...)
