@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/fixtests"
+	"github.com/fixvenue/fixvenue/internal/closingln"
 )
 
 // These tests prove that the runner fails when it should: against a real
@@ -345,47 +346,12 @@ func TestUnreachableAcceptorFails(t *testing.T) {
 	wantReport(t, report, "probe connection: cannot connect to "+addr)
 }
 
-// closingListener accepts connections and closes each one at once, so that
-// every eDISCONNECT succeeds; it counts the connections it saw.
-func closingListener(t *testing.T) (addr string, accepted func() int) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	n := 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			n++
-			mu.Unlock()
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-	})
-	return ln.Addr().String(), func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return n
-	}
-}
-
 // TestPauseAfterDisconnect checks that the runner waits at least
 // PauseAfterDisconnect after each eDISCONNECT that succeeded. Only the lower
 // bound is checked: a sleep never ends early, while an upper bound would
 // depend on the machine.
 func TestPauseAfterDisconnect(t *testing.T) {
-	addr, _ := closingListener(t)
+	addr, _ := closingln.Listen(t)
 	dir := t.TempDir()
 	writeScript(t, dir, "twice", "iCONNECT", "eDISCONNECT", "iCONNECT", "eDISCONNECT")
 	const pause = 150 * time.Millisecond
@@ -402,7 +368,7 @@ func TestPauseAfterDisconnect(t *testing.T) {
 // settle pause before the next script starts (a lower bound again), and that
 // both scripts still run and are counted.
 func TestSettleAfterFailure(t *testing.T) {
-	addr, accepted := closingListener(t)
+	addr, accepted := closingln.Listen(t)
 	dir := t.TempDir()
 	// The listener closes every connection, so expecting a message fails at
 	// once and expecting a disconnect passes.

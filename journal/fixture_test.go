@@ -148,6 +148,14 @@ func newSyncRecorder() *syncRecorder {
 	return &syncRecorder{counts: map[journal.SyncKind]int{}}
 }
 
+// recordedConfig is smallConfig with its syncs going to a new syncRecorder.
+func recordedConfig() (*syncRecorder, journal.Config) {
+	rec := newSyncRecorder()
+	cfg := smallConfig()
+	cfg.Sync = rec.sync
+	return rec, cfg
+}
+
 func (s *syncRecorder) sync(f *os.File, kind journal.SyncKind) error {
 	s.mu.Lock()
 	s.counts[kind]++

@@ -1,12 +1,12 @@
 package journal_test
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -54,90 +54,43 @@ func (w *workload) next(t testing.TB, buf []byte, seq uint64) []byte {
 	if w.rng.IntN(2) == 0 {
 		side = venue.SideSell
 	}
-	var n int
-	var err error
+	o := cmdtest.Order{Seq: seq, TimestampNs: w.clockNs, Session: session, Instrument: instrument, Side: side}
 	switch k := w.rng.IntN(100); {
 	case k < 70 || len(w.ids[session]) == 0:
-		var m venue.NewOrder
-		err = m.WrapEncode(buf, 0)
 		if k < 5 {
-			m.SetOrdType(venue.OrdTypeMarket)
-			m.SetTimeInForce(venue.TimeInForceIOC)
-			m.SetQty(int64(1 + w.rng.IntN(100)))
+			o.OrdType, o.TIF, o.Qty = venue.OrdTypeMarket, venue.TimeInForceIOC, int64(1+w.rng.IntN(100))
 		} else {
 			tif := venue.TimeInForceDay
 			if k < 10 {
 				tif = venue.TimeInForceIOC
 			}
-			w.setLimit(m, tif)
+			w.setLimit(&o, tif)
 		}
-		id := w.newID()
-		w.ids[session] = append(w.ids[session], id)
-		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetAccountString(fmt.Sprintf("acct%d", session)))
-		n = m.EncodedLength()
+		o.ClOrdID, o.Account = w.newID(), fmt.Sprintf("acct%d", session)
+		w.ids[session] = append(w.ids[session], o.ClOrdID)
+		return cmdtest.NewOrder(t, buf, o)
 	case k < 88:
-		var m venue.CancelOrder
-		err = m.WrapEncode(buf, 0)
-		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, w.newID()), m.SetOrigClOrdIDString(w.pick(session)))
-		n = m.EncodedLength()
+		o.ClOrdID = w.newID()
+		o.OrigClOrdID = w.pick(session)
+		return cmdtest.Cancel(t, buf, o)
 	case k < 97:
-		var m venue.ReplaceOrder
-		err = m.WrapEncode(buf, 0)
-		w.setLimit(m, venue.TimeInForceDay)
-		id := w.newID()
-		orig := w.pick(session)
-		w.ids[session] = append(w.ids[session], id)
-		err = cmp.Or(err, w.setOrder(m, seq, session, side, instrument, id), m.SetOrigClOrdIDString(orig),
-			m.SetAccountString(fmt.Sprintf("acct%d", session)))
-		n = m.EncodedLength()
-	default:
-		var m venue.Tick
-		err = m.WrapEncode(buf, 0)
+		w.setLimit(&o, venue.TimeInForceDay)
+		o.ClOrdID, o.OrigClOrdID, o.Account = w.newID(), w.pick(session), fmt.Sprintf("acct%d", session)
+		w.ids[session] = append(w.ids[session], o.ClOrdID)
+		return cmdtest.Replace(t, buf, o)
+	}
+	return cmdtest.Encode(t, buf, func(m *venue.Tick) {
 		m.SetSeq(seq)
 		m.SetTimestampNs(w.clockNs)
-		n = m.EncodedLength()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf[:n]
+	})
 }
 
-// orderCommand is what NewOrder, CancelOrder and ReplaceOrder share: the
-// workload sets those fields the same way for each.
-type orderCommand interface {
-	SetSeq(uint64)
-	SetTimestampNs(int64)
-	SetSessionIdx(uint16)
-	SetSide(venue.Side)
-	SetInstrumentID(uint32)
-	SetClOrdIDString(string) error
-}
-
-func (w *workload) setOrder(m orderCommand, seq uint64, session uint16, side venue.Side, instrument uint32, clOrdID string) error {
-	m.SetSeq(seq)
-	m.SetTimestampNs(w.clockNs)
-	m.SetSessionIdx(session)
-	m.SetSide(side)
-	m.SetInstrumentID(instrument)
-	return m.SetClOrdIDString(clOrdID)
-}
-
-// limitCommand is what NewOrder and ReplaceOrder share for a limit order.
-type limitCommand interface {
-	SetOrdType(venue.OrdType)
-	SetTimeInForce(venue.TimeInForce)
-	SetPriceTicks(int64)
-	SetQty(int64)
-}
-
-// setLimit makes m a limit order of tif at a random price near 100.00 for a
+// setLimit makes o a limit order of tif at a random price near 100.00 for a
 // random quantity.
-func (w *workload) setLimit(m limitCommand, tif venue.TimeInForce) {
-	m.SetOrdType(venue.OrdTypeLimit)
-	m.SetTimeInForce(tif)
-	m.SetPriceTicks(10_000 + int64(w.rng.IntN(21)) - 10)
-	m.SetQty(int64(1 + w.rng.IntN(100)))
+func (w *workload) setLimit(o *cmdtest.Order, tif venue.TimeInForce) {
+	o.OrdType, o.TIF = venue.OrdTypeLimit, tif
+	o.PriceTicks = 10_000 + int64(w.rng.IntN(21)) - 10
+	o.Qty = int64(1 + w.rng.IntN(100))
 }
 
 // machine applies commands: a core.Matcher, or a test's own state machine.

@@ -14,9 +14,7 @@ import (
 
 func TestRoundTripAcrossSegmentRolls(t *testing.T) {
 	dir := t.TempDir()
-	rec := newSyncRecorder()
-	cfg := smallConfig()
-	cfg.Sync = rec.sync
+	rec, cfg := recordedConfig()
 	w := openWriter(t, dir, cfg)
 	const n = 3000
 	appendRange(t, w, 0, n, 37)
@@ -233,10 +231,8 @@ func TestSlowFsyncHoldsDurable(t *testing.T) {
 
 func TestFailStopOnSyncError(t *testing.T) {
 	dir := t.TempDir()
-	rec := newSyncRecorder()
+	rec, cfg := recordedConfig()
 	rec.failData, rec.failAt = syscall.EIO, 3
-	cfg := smallConfig()
-	cfg.Sync = rec.sync
 	cfg.SegmentBytes = 1 << 20
 	var flushes []journal.FlushInfo
 	cfg.OnFlush = func(fi journal.FlushInfo) { flushes = append(flushes, fi) }
@@ -291,9 +287,7 @@ func TestFailStopOnSyncError(t *testing.T) {
 // journal reopens at the last good record.
 func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 	dir := t.TempDir()
-	rec := newSyncRecorder()
-	cfg := smallConfig()
-	cfg.Sync = rec.sync
+	rec, cfg := recordedConfig()
 	w := openWriter(t, dir, cfg)
 	var s uint64
 	for ; w.Stats().SegmentsCreated.Load() < 2; s++ {

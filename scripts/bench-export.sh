@@ -32,13 +32,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
 bench_bin bench-export.sh
 bench_out export
-VENUE_BIN=$BIN
-VENUE_START_TIMEOUT=$START_TIMEOUT
-. scripts/lib/venue.sh
-. scripts/lib/duration.sh
-venue_workdir bench-export
-work=$venue_work
-limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
+bench_venue bench-export
 
 {
 	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"

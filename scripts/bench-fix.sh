@@ -32,13 +32,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
 bench_bin bench-fix.sh
 bench_out fix
-VENUE_BIN=$BIN
-VENUE_START_TIMEOUT=$START_TIMEOUT
-. scripts/lib/venue.sh
-. scripts/lib/duration.sh
-venue_workdir bench-fix
-work=$venue_work
-limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
+bench_venue bench-fix
 
 # start_venue FSYNC NAME: a fresh venue; sets fix_addr.
 start_venue() {

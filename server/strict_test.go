@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -285,29 +286,23 @@ func limit(id, sym, side, qty, px string, extra ...string) []string {
 	return append([]string{"11", id, "55", sym, "54", side, "60", now(), "38", qty, "40", "2", "44", px, "59", "0"}, extra...)
 }
 
-// strictConfig is testConfig with a halted and a closed instrument.
-const strictInstruments = `
+// strictInstruments is a halted and a closed instrument, added to testConfig.
+var strictInstruments = strictInstrument(3, "HALTD", "halted") + strictInstrument(4, "CLSD", "closed")
+
+// strictInstrument is the TOML of one instrument in the given status.
+func strictInstrument(id int, symbol, status string) string {
+	return fmt.Sprintf(`
 [[instrument]]
-id = 3
-symbol = "HALTD"
+id = %d
+symbol = %q
 tick_size = "0.01"
 lot_size = 1
 min_qty = 1
 max_qty = 1000
 ref_price = "10.00"
 band_percent = 10
-status = "halted"
-[[instrument]]
-id = 4
-symbol = "CLSD"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "10.00"
-band_percent = 10
-status = "closed"
-`
+status = %q`, id, symbol, status)
+}
 
 // TestStrictClientAcceptsEveryMessage drives the venue through every kind of
 // message it sends, each received by a strict QuickFIX/Go client.

@@ -37,18 +37,12 @@ event_ring_slots = 4096
 instruments_max = 4
 [journal]
 snapshot_interval = "200ms"
-[marketdata]
-feed_addr = %q
-recovery_addr = %q
-heartbeat_interval = "100ms"
-[session_defaults]
-cancel_on_disconnect = false
-[admin]
+%s[admin]
 addr = "127.0.0.1:0"
 [[admin.token]]
 operator = "carol"
 sha256 = %q
-`, feedAddr, recoveryAddr, ops.HashToken(token))
+`, feedTOML(feedAddr, recoveryAddr), ops.HashToken(token))
 	client, err := feedclient.New(feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,20 @@ func writeVenueConfig(t *testing.T, dir, body string, args ...any) string {
 	return path
 }
 
+// feedTOML is the [marketdata] and [session_defaults] of a venue a test
+// restarts while reading its feed: the feed and recovery addresses, a
+// heartbeat fast enough for a test, and resting orders that outlive their
+// session's connection.
+func feedTOML(feedAddr, recoveryAddr string) string {
+	return fmt.Sprintf(`[marketdata]
+feed_addr = %q
+recovery_addr = %q
+heartbeat_interval = "100ms"
+[session_defaults]
+cancel_on_disconnect = false
+`, feedAddr, recoveryAddr)
+}
+
 // logOn connects to the FIX address as sender (target VENUE) and logs on
 // with a sequence reset; the client is closed when the test ends (a caller
 // may close it sooner).

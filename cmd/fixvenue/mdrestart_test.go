@@ -168,16 +168,10 @@ func TestMarketDataSurvivesRestarts(t *testing.T) {
 	recoveryAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	cfg := writeVenueConfig(t, dir, `[journal]
 snapshot_interval = "300ms"
-[marketdata]
-feed_addr = %q
-recovery_addr = %q
-heartbeat_interval = "100ms"
-[session_defaults]
-cancel_on_disconnect = false
-[[session]]
+%s[[session]]
 comp_id = "CLIENT%%d"
 range = [1, 2]
-`, feedAddr, recoveryAddr)
+`, feedTOML(feedAddr, recoveryAddr))
 
 	client := startFeedClient(t, feedclient.Config{FeedAddr: clientAddr, RecoveryAddr: recoveryAddr})
 

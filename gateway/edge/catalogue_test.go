@@ -104,6 +104,22 @@ func hostileCases() []hostileCase {
 	logonMsg := func(c *fixClient, extra ...string) []byte {
 		return c.msgAt(1, "A", append(logonBody(testPassword(c.compID)), extra...)...)
 	}
+	// bodyLength is an order whose BodyLength (9) says v.
+	bodyLength := func(v string) func(c *fixClient, seq int) []byte {
+		return func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), v) }
+	}
+	// logonAs is a Logon sent from compID to venueID, each left as the client's when "".
+	logonAs := func(compID, venueID string) func(c *fixClient, seq int) []byte {
+		return func(c *fixClient, seq int) []byte {
+			if compID != "" {
+				c.compID = compID
+			}
+			if venueID != "" {
+				c.venueID = venueID
+			}
+			return logonMsg(c)
+		}
+	}
 	cases := []hostileCase{
 		// Garbled: dropped, no sequence number consumed.
 		{name: "bad CheckSum", logon: true, react: reactDrop, reason: ReasonBadCheckSum,
@@ -124,11 +140,11 @@ func hostileCases() []hostileCase {
 				return withBodyLength(m, strconv.Itoa(len(m)+20))
 			})},
 		{name: "BodyLength not numeric", logon: true, react: reactDrop, reason: ReasonBadBodyLength,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "1x0") })},
+			send: bodyLength("1x0")},
 		{name: "BodyLength empty", logon: true, react: reactDrop, reason: ReasonBadBodyLength,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "") })},
+			send: bodyLength("")},
 		{name: "BodyLength negative", logon: true, react: reactDrop, reason: ReasonBadBodyLength,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "-120") })},
+			send: bodyLength("-120")},
 		{name: "BeginString not a FIX version", logon: true, react: reactDrop, reason: ReasonBadHeader,
 			send: raw(func(c *fixClient, seq int) []byte { return fixMsgBegin("FIX.44", c.headerAt(seq, "D")...) })},
 		{name: "MsgType not third", logon: true, react: reactDrop, reason: ReasonBadHeader,
@@ -196,11 +212,11 @@ func hostileCases() []hostileCase {
 
 		// Disconnected: a size claim the edge will not buffer.
 		{name: "BodyLength huge", logon: true, react: reactClose, reason: ReasonOversize,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "999999999") })},
+			send: bodyLength("999999999")},
 		{name: "BodyLength over MessageBytesMax", logon: true, react: reactClose, reason: ReasonOversize,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "65537") })},
+			send: bodyLength("65537")},
 		{name: "BodyLength of twenty digits", logon: true, react: reactClose, reason: ReasonOversize,
-			send: raw(func(c *fixClient, seq int) []byte { return withBodyLength(order()(c, seq), "12345678901234567890") })},
+			send: bodyLength("12345678901234567890")},
 
 		// Well framed, passed to QuickFIX/Go, which answers per the FIX rules.
 		{name: "empty value in the body", logon: true, react: reactReject, reject: [2]string{"4", "44"},
@@ -270,10 +286,7 @@ func hostileCases() []hostileCase {
 		{name: "message before Logon", react: reactClose, reason: ReasonNotLogon,
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(1, "D", nosBody...) })},
 		{name: "unknown CompID", react: reactClose, reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.compID = "NOBODY"
-				return logonMsg(c)
-			})},
+			send: logonAs("NOBODY", "")},
 		{name: "wrong password", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
 			send: raw(func(c *fixClient, seq int) []byte {
 				return c.msgAt(1, "A", logonBody("not-the-password")...)
@@ -281,15 +294,9 @@ func hostileCases() []hostileCase {
 		{name: "missing password", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(1, "A", logonBody("")...) })},
 		{name: "wrong TargetCompID", react: reactClose, reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.venueID = "OTHERVENUE"
-				return logonMsg(c)
-			})},
+			send: logonAs("", "OTHERVENUE")},
 		{name: "source address not allowed", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
-			send: raw(func(c *fixClient, seq int) []byte {
-				c.compID = "FARAWAY"
-				return logonMsg(c)
-			})},
+			send: logonAs("FARAWAY", "")},
 		{name: "crash shape in Logon: empty MsgSeqNum", react: reactRefused, text: "tag 34 specified without value", reason: ReasonLogonMalformed,
 			send: raw(func(c *fixClient, seq int) []byte {
 				return fixMsg(append([]string{"35=A", "49=" + c.compID, "52=" + sendingTime(), "56=VENUE"}, append(logonBody(testPassword(c.compID)), "34=")...)...)

@@ -21,6 +21,7 @@ type Order struct {
 	Qty         int64
 	OrderID     uint64 // ReplaceOrder, CancelOrder: the order addressed
 	ClOrdID     string
+	OrigClOrdID string // ReplaceOrder, CancelOrder: the ClOrdID addressed, when set
 	Account     string
 }
 
@@ -35,7 +36,7 @@ func Replace(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
 	return Encode(t, buf, func(c *venue.ReplaceOrder) {
 		setTerms(t, c, o)
-		c.SetOrderID(o.OrderID)
+		setTarget(t, c, o)
 	})
 }
 
@@ -44,7 +45,7 @@ func Cancel(t testing.TB, buf []byte, o Order) []byte {
 	t.Helper()
 	return Encode(t, buf, func(c *venue.CancelOrder) {
 		setAddress(t, c, o)
-		c.SetOrderID(o.OrderID)
+		setTarget(t, c, o)
 	})
 }
 
@@ -93,6 +94,20 @@ func setAddress(t testing.TB, c address, o Order) {
 	c.SetSide(o.Side)
 	c.SetInstrumentID(o.Instrument)
 	must(t, c.SetClOrdIDString(o.ClOrdID))
+}
+
+// target are the setters of the order a ReplaceOrder or CancelOrder addresses.
+type target interface {
+	SetOrderID(uint64)
+	SetOrigClOrdIDString(string) error
+}
+
+func setTarget(t testing.TB, c target, o Order) {
+	t.Helper()
+	c.SetOrderID(o.OrderID)
+	if o.OrigClOrdID != "" {
+		must(t, c.SetOrigClOrdIDString(o.OrigClOrdID))
+	}
 }
 
 // terms are the setters of a NewOrder and a ReplaceOrder: the address and

@@ -12,6 +12,12 @@
 #       Prints the CPU model, the CPU count, the kernel and the Go version.
 #   bench_loadavg
 #       Prints the 1, 5 and 15 minute load averages ("unknown" without /proc).
+#   bench_venue NAME
+#       For a script that runs venues and load against them (after bench_bin):
+#       sources venue.sh, with VENUE_BIN=$BIN and VENUE_START_TIMEOUT=$START_TIMEOUT,
+#       and duration.sh; makes the work directory and the traps (venue_workdir
+#       NAME), its path in work; sets limit, the bound in seconds of one load
+#       run: DURATION+WARMUP+DRAIN plus RUN_GRACE.
 
 bench_bin() {
 	BIN=${BIN:-bin/fixvenue}
@@ -30,4 +36,14 @@ bench_machine() {
 
 bench_loadavg() {
 	cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown
+}
+
+bench_venue() {
+	VENUE_BIN=$BIN
+	VENUE_START_TIMEOUT=$START_TIMEOUT
+	. scripts/lib/venue.sh
+	. scripts/lib/duration.sh
+	venue_workdir "$1"
+	work=$venue_work
+	limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
 }

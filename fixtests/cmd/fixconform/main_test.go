@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,34 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// closingAcceptor accepts connections and closes each one at once: enough
-// for a script that expects a disconnect, never enough for one that
-// expects a message.
-func closingAcceptor(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-	})
-	return ln.Addr().String()
-}
+	"github.com/fixvenue/fixvenue/internal/closingln"
+)
 
 func writeDef(t *testing.T, dir, name, body string) string {
 	t.Helper()
@@ -50,7 +24,7 @@ func writeDef(t *testing.T, dir, name, body string) string {
 }
 
 func TestRunExitStatus(t *testing.T) {
-	addr := closingAcceptor(t)
+	addr, _ := closingln.Listen(t)
 	dir := t.TempDir()
 	pass := writeDef(t, dir, "closed.def", "iCONNECT\r\neDISCONNECT\r\n")
 	writeDef(t, dir, "answer.def", "iCONNECT\r\nI8=FIX.4.4|35=0|\r\nE8=FIX.4.4|9=5|35=0|10=0|\r\n")
@@ -83,7 +57,7 @@ func TestRunExitStatus(t *testing.T) {
 }
 
 func TestRunSaysWhenQuickFIXScriptsAreMissing(t *testing.T) {
-	addr := closingAcceptor(t)
+	addr, _ := closingln.Listen(t)
 	missing := filepath.Join(t.TempDir(), "no-such-folder")
 	t.Setenv("FIXVENUE_QUICKFIX_DEFS", missing)
 	other := writeDef(t, t.TempDir(), "closed.def", "iCONNECT\r\neDISCONNECT\r\n")
@@ -102,7 +76,7 @@ func TestRunSaysWhenQuickFIXScriptsAreMissing(t *testing.T) {
 // TestRunHookAddr checks that -hook-addr carries out iSET_SESSION through the
 // venue's test hook, and that without it such a script fails.
 func TestRunHookAddr(t *testing.T) {
-	addr := closingAcceptor(t)
+	addr, _ := closingln.Listen(t)
 	var mu sync.Mutex
 	var queries []string
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
