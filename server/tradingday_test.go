@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,4 +316,27 @@ func TestTradingDayRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
+}
+
+// TestScheduleFollowsItsClock: a transition runs when the day's clock reads
+// its time, not when a timer set by an earlier reading ends. A venue whose
+// clock stands 100 ms before the close stays open well past those 100 ms;
+// once the clock passes the close, the close runs.
+func TestScheduleFollowsItsClock(t *testing.T) {
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var mu sync.Mutex
+	now := dayStart.Add(7900 * time.Millisecond) // the close is at 8 s
+	s := tradingDayVenueAt(t, t.TempDir(), func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	waitReady(t, s)
+	if got := instrumentsOf(t, s)["ACME"].Status; got != "Open" {
+		t.Fatalf("at 7.9 s ACME is %s, want Open", got)
+	}
+	time.Sleep(time.Second) // ten times the timer the first reading sets
+	if got := instrumentsOf(t, s)["ACME"].Status; got != "Open" {
+		t.Fatalf("with the clock at 7.9 s ACME is %s after a second, want Open", got)
+	}
+	mu.Lock()
+	now = dayStart.Add(8050 * time.Millisecond)
+	mu.Unlock()
+	waitStatus(t, s, "ACME", "Closed", readWait)
 }
