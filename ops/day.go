@@ -87,12 +87,16 @@ func (o *Ops) runSchedule() {
 		if o.metrics != nil {
 			o.metrics.nextTransition.Set(float64(tr.At.UnixNano()) / 1e9)
 		}
-		timer := time.NewTimer(tr.At.Sub(o.cfg.Now()))
-		select {
-		case <-o.stop:
-			timer.Stop()
-			return
-		case <-timer.C:
+		// The clock, not the timer, says when the transition is due: a wall
+		// clock stepped back (or a test's clock) is waited for again.
+		for wait := tr.At.Sub(o.cfg.Now()); wait > 0; wait = tr.At.Sub(o.cfg.Now()) {
+			timer := time.NewTimer(wait)
+			select {
+			case <-o.stop:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
 		}
 		o.runTransition(tr, false)
 		o.saveScheduleState(tr.At, tr.String())

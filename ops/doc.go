@@ -48,7 +48,9 @@
 // run once, in order (at most catchUpMax, the last ones); with no state
 // file, every group is brought to the status of its phase now. A
 // transition run twice (a crash between journaling it and saving the
-// state) changes nothing the second time.
+// state) changes nothing the second time. A transition runs once the
+// clock (Config.Now) reads its time: a timer that ends earlier by that
+// clock (a wall clock stepped back, a test's clock) is set again.
 //
 // GET /v1/instruments reports the day's last trade, volume, trades and
 // previous close from the DaySource (SetDaySource: the console's tape, kept

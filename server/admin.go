@@ -30,7 +30,7 @@ func (s *Server) buildOps() error {
 	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
-		Logger:      s.log, Registry: s.registry}
+		Logger:      s.log, Registry: s.registry, Now: s.opts.Now}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()
 	}

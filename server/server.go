@@ -52,6 +52,9 @@ type Options struct {
 	// to lead: the server takes its matcher and journal instead of
 	// replaying its own (server/cluster.go).
 	Replica *Replica
+	// Now is the trading day's clock (tests; nil: time.Now): the schedule
+	// runs a transition once it reads the transition's time.
+	Now func() time.Time
 }
 
 // Server is one running venue.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,13 +49,25 @@ cancel_on_disconnect = false
 
 func tradingDayVenue(t *testing.T, dir string) *Server {
 	t.Helper()
+	return tradingDayVenueAt(t, dir, nil)
+}
+
+// tradingDayVenueAt is tradingDayVenue with the trading day's clock now
+// (nil: the wall clock).
+func tradingDayVenueAt(t *testing.T, dir string, now func() time.Time) *Server {
+	t.Helper()
 	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
 	cfg.Engine.OrdersMax = 256
 	cfg.Engine.ClOrdIDsMax = 320
 	cfg.Journal.SegmentBytes = 65536
 	cfg.Journal.SnapshotInterval.Duration = 0
-	return startServer(t, cfg, Options{})
+	return startServer(t, cfg, Options{Now: now})
 }
+
+// stoppedClock is a trading-day clock that reads t for ever: a venue
+// started with it stays in t's phase however long its start and the
+// checks after it take on a loaded machine.
+func stoppedClock(t time.Time) func() time.Time { return func() time.Time { return t } }
 
 // waitOpening waits for the start of an open phase (a status other than
 // Open, then Open), so that the whole phase lies ahead.
@@ -236,6 +249,9 @@ func (h *prefixHashSink) Commit() {
 // a restart gives (the first test): mid-day the book and status are back;
 // after the missed end of day, the close and the end of day run once at
 // start, in order, the DAY order has expired and the GTC order rests.
+// The first venue runs on the wall clock; each restarted one on a stopped
+// clock at the moment the test restarts it in (mid-day, then after the end
+// of day), so a slow start cannot carry it into the next phase.
 func TestTradingDayRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 12-second trading day")
@@ -243,6 +259,7 @@ func TestTradingDayRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := tradingDayVenue(t, dir)
 	waitOpening(t, s)
+	dayStart := time.Now().Truncate(compressedDayLength) // compressed days start at multiples of their length
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "day", side: "1", qty: "5", px: "99.00"})
 	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
@@ -250,14 +267,21 @@ func TestTradingDayRestart(t *testing.T) {
 	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
 	next := c.NextOut
 	c.Close()
+	// The admin API's view follows the events a little after the reports.
+	waitUntil(t, "both orders in the admin API", func() bool { return instrumentsOf(t, s)["ACME"].RestingOrders == 2 })
 	before := instrumentsOf(t, s)["ACME"]
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dayStart := time.Now().Truncate(compressedDayLength) // compressed days start at multiples of their length
 
-	// Restart mid-day: nothing was missed; book and status are back.
-	s2 := tradingDayVenue(t, dir)
+	// Restart mid-day: nothing was missed; book and status are back. (The
+	// first venue's close at 8 s bounds how late this can be: its status
+	// before the restart is checked to be Open.)
+	midDay := time.Now()
+	if latest := dayStart.Add(7500 * time.Millisecond); midDay.After(latest) {
+		midDay = latest
+	}
+	s2 := tradingDayVenueAt(t, dir, stoppedClock(midDay))
 	waitReady(t, s2)
 	if got := instrumentsOf(t, s2)["ACME"]; got.Status != "Open" || got != before || got.BidQty != 5 || got.RestingOrders != 2 {
 		t.Fatalf("after a mid-day restart ACME is %+v; before it was %+v", got, before)
@@ -267,8 +291,9 @@ func TestTradingDayRestart(t *testing.T) {
 	}
 
 	// Down across the close and the end of day.
-	time.Sleep(time.Until(dayStart.Add(9500 * time.Millisecond)))
-	s3 := tradingDayVenue(t, dir)
+	afterEndOfDay := dayStart.Add(9500 * time.Millisecond)
+	time.Sleep(time.Until(afterEndOfDay))
+	s3 := tradingDayVenueAt(t, dir, stoppedClock(afterEndOfDay))
 	waitReady(t, s3)
 	var st ops.StatusInfo
 	adminCall(t, s3, "GET", "/v1/status", aliceToken, "", &st)
@@ -291,4 +316,27 @@ func TestTradingDayRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
+}
+
+// TestScheduleFollowsItsClock: a transition runs when the day's clock reads
+// its time, not when a timer set by an earlier reading ends. A venue whose
+// clock stands 100 ms before the close stays open well past those 100 ms;
+// once the clock passes the close, the close runs.
+func TestScheduleFollowsItsClock(t *testing.T) {
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var mu sync.Mutex
+	now := dayStart.Add(7900 * time.Millisecond) // the close is at 8 s
+	s := tradingDayVenueAt(t, t.TempDir(), func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	waitReady(t, s)
+	if got := instrumentsOf(t, s)["ACME"].Status; got != "Open" {
+		t.Fatalf("at 7.9 s ACME is %s, want Open", got)
+	}
+	time.Sleep(time.Second) // ten times the timer the first reading sets
+	if got := instrumentsOf(t, s)["ACME"].Status; got != "Open" {
+		t.Fatalf("with the clock at 7.9 s ACME is %s after a second, want Open", got)
+	}
+	mu.Lock()
+	now = dayStart.Add(8050 * time.Millisecond)
+	mu.Unlock()
+	waitStatus(t, s, "ACME", "Closed", readWait)
 }

@@ -170,11 +170,21 @@ func (c *fixClient) trade(clOrdID string) {
 }
 
 // waitCloseEvent waits for OnClose of compID's session with reason, among
-// the events after the first `since`.
+// the events after the first `since`. OnClose comes when QuickFIX/Go
+// closes the connection, which it does only after it has processed every
+// message the edge had already framed (up to a framer buffer of them, a few
+// hundred orders for a flooding client): the wait lasts while QuickFIX/Go
+// makes progress on them, and ends closeEventQuiet after its last one, or
+// at closeEventMax in all.
 func (v *venue) waitCloseEvent(t testing.TB, since int, compID string, reason Reason) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	start := time.Now()
+	progress := func() int64 { return v.app.fromApp.Load() + v.app.fromAdm.Load() }
+	seen, quietSince := progress(), start
+	for now := start; now.Sub(quietSince) < closeEventQuiet && now.Sub(start) < closeEventMax; now = time.Now() {
+		if p := progress(); p != seen {
+			seen, quietSince = p, now
+		}
 		for _, e := range v.closeEvents()[since:] {
 			if e.key.ClientCompID == compID {
 				if e.reason != reason {
@@ -185,8 +195,16 @@ func (v *venue) waitCloseEvent(t testing.TB, since int, compID string, reason Re
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	t.Fatalf("no OnClose for %s", compID)
+	t.Fatalf("no OnClose for %s within %s (%s since QuickFIX/Go last processed a message)",
+		compID, time.Since(start).Round(time.Millisecond), time.Since(quietSince).Round(time.Millisecond))
 }
+
+// Bounds of waitCloseEvent: the wait after the last message QuickFIX/Go
+// processed, and the whole wait.
+const (
+	closeEventQuiet = 10 * time.Second
+	closeEventMax   = 60 * time.Second
+)
 
 func (v *venue) closeEvents() []closeEvent {
 	v.mu.Lock()
