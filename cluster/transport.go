@@ -168,7 +168,22 @@ func (t *Transport) runPeer(p *peerLink) {
 	}
 }
 
+// errStreamClosed: the peer closed a stream this node dialled.
+var errStreamClosed = errors.New("cluster: peer closed the stream")
+
 func (t *Transport) writeStream(conn net.Conn, p *peerLink) error {
+	// The peer never writes on a stream this node dialled, so a read returns
+	// only when the stream ends (the peer's process died, or it dropped the
+	// stream). Noticed here, the stream is redialled at once; noticed at the
+	// next write, that write would be lost in the kernel and the next one
+	// fail, which loses the first messages after a peer's restart, votes
+	// among them (doc.go, "Fast failover").
+	gone := make(chan struct{})
+	go func() {
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		close(gone)
+	}()
 	w := bufio.NewWriterSize(conn, 64<<10)
 	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if _, err := w.Write(t.hello(p.id)); err != nil {
@@ -179,6 +194,8 @@ func (t *Transport) writeStream(conn net.Conn, p *peerLink) error {
 		select {
 		case <-t.closed:
 			return nil
+		case <-gone:
+			return errStreamClosed
 		case frame = <-p.queue:
 		}
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))

@@ -452,28 +452,9 @@ func (s *Server) buildSessions() error {
 		return fmt.Errorf("fix.addr: %w", err)
 	}
 	s.fixL = fixL
-	host, port, _ := net.SplitHostPort(fixL.Addr().String())
-	settings := quickfix.NewSettings()
-	settings.GlobalSettings().Set("SocketAcceptHost", host)
-	settings.GlobalSettings().Set("SocketAcceptPort", port)
-	dict, err := spec.WriteFIX44(filepath.Join(cfg.Venue.DataDir, "spec"))
-	if err != nil {
-		return err
-	}
 	for i := range cfg.Sessions {
 		sc := &cfg.Sessions[i]
-		id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
-		ss := quickfix.NewSessionSettings()
-		ss.Set("BeginString", id.BeginString)
-		ss.Set("SenderCompID", id.SenderCompID)
-		ss.Set("TargetCompID", id.TargetCompID)
-		ss.Set("DataDictionary", dict)
-		for k, v := range cfg.QuickFIXSettings(sc) {
-			ss.Set(k, v)
-		}
-		if _, err := settings.AddSession(ss); err != nil {
-			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
-		}
+		id := sessionID(cfg, sc)
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
 			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc)})
@@ -492,17 +473,66 @@ func (s *Server) buildSessions() error {
 		s.fixmd.Attach(gw)
 		gw.Handle("V", s.fixmd.Handle)
 	}
-	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
-		return err
+	if r := s.opts.Replica; r != nil && r.FIX != nil {
+		// A cluster's new leader takes the acceptor its follower started
+		// (server/clusterfix.go, standbyFIX); Start hands it the application
+		// and the listener.
+		s.stores, s.acceptor = r.FIX.stores, r.FIX.acceptor
+	} else {
+		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
+			return err
+		}
+		settings, err := quickfixSettings(cfg, fixL.Addr().String())
+		if err != nil {
+			return err
+		}
+		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
+			return fmt.Errorf("quickfix acceptor: %w", err)
+		}
+		s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	}
-	if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
-		return fmt.Errorf("quickfix acceptor: %w", err)
-	}
-	s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	s.registerInstrumentMetrics()
 	return nil
+}
+
+// sessionID is the QuickFIX/Go session of a configured session.
+func sessionID(cfg *config.Config, sc *config.Session) quickfix.SessionID {
+	return quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
+}
+
+// quickfixSettings configures QuickFIX/Go for the configured sessions on
+// the FIX listener's address: QuickFIX/Go routes a connection to a session
+// by the port it arrived on, so it must be the bound port.
+func quickfixSettings(cfg *config.Config, addr string) (*quickfix.Settings, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("fix.addr: %w", err)
+	}
+	settings := quickfix.NewSettings()
+	settings.GlobalSettings().Set("SocketAcceptHost", host)
+	settings.GlobalSettings().Set("SocketAcceptPort", port)
+	dict, err := spec.WriteFIX44(filepath.Join(cfg.Venue.DataDir, "spec"))
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		id := sessionID(cfg, sc)
+		ss := quickfix.NewSessionSettings()
+		ss.Set("BeginString", id.BeginString)
+		ss.Set("SenderCompID", id.SenderCompID)
+		ss.Set("TargetCompID", id.TargetCompID)
+		ss.Set("DataDictionary", dict)
+		for k, v := range cfg.QuickFIXSettings(sc) {
+			ss.Set(k, v)
+		}
+		if _, err := settings.AddSession(ss); err != nil {
+			return nil, fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
+		}
+	}
+	return settings, nil
 }
 
 // Start begins serving: pipeline, outbound, FIX acceptor, metrics.
@@ -560,7 +590,9 @@ func (s *Server) Start() error {
 		go s.metricsS.Serve(l)
 	}
 	s.startExport()
-	if err := s.acceptor.Start(); err != nil {
+	if r := s.opts.Replica; r != nil && r.FIX != nil {
+		r.FIX.serve(s.gw.Application(), s.fixL)
+	} else if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
 	}
