@@ -677,11 +677,14 @@ func TestClusterKill9Leader(t *testing.T) {
 		}
 		l := h.leader(30 * time.Second)
 		var leading, serving, campaign, elected time.Time
+		var build, resting string
 		if !killed.IsZero() {
 			logs := h.procs[l].logs()
 			leading, serving = logTime(logs, `msg="cluster: leading"`, killed), logTime(logs, `msg="fixvenue serving"`, killed)
 			// etcd raft's own lines (debug): the new leader's first pre-vote and its election.
 			campaign, elected = logTime(logs, "became pre-candidate", killed), logTime(logs, "became leader", killed)
+			build = logField(logs, `msg="cluster: venue built on the hot standby"`, "build", killed)
+			resting = logField(logs, `msg="cluster: venue built on the hot standby"`, "resting_orders", killed)
 		}
 		if rng.Intn(4) == 0 {
 			// A Raft connection drops mid-stream; the nodes redial.
@@ -702,9 +705,10 @@ func TestClusterKill9Leader(t *testing.T) {
 			for i := range d {
 				marks[i] = append(marks[i], d[i])
 			}
-			t.Logf("failover before cycle %d: pre-vote %s, elected %s, leading %s, serving %s, first logon %s, first ExecutionReport %s after the kill",
+			t.Logf("failover before cycle %d: pre-vote %s, elected %s, leading %s, serving %s, first logon %s, first ExecutionReport %s after the kill; build %s with %s resting orders",
 				cycle, campaign.Sub(prevKill).Round(time.Millisecond), elected.Sub(prevKill).Round(time.Millisecond),
-				d[0].Round(time.Millisecond), d[1].Round(time.Millisecond), d[2].Round(time.Millisecond), d[3].Round(time.Millisecond))
+				d[0].Round(time.Millisecond), d[1].Round(time.Millisecond), d[2].Round(time.Millisecond), d[3].Round(time.Millisecond),
+				build, resting)
 		}
 		if t.Failed() {
 			t.Fatalf("cycle %d failed; killed leader's log:\n%s", cycle, h.procs[l].logs())
@@ -726,6 +730,21 @@ func TestClusterKill9Leader(t *testing.T) {
 				v[len(v)/2].Round(time.Millisecond), v[len(v)-1].Round(time.Millisecond), len(v))
 		}
 	}
+}
+
+// logField returns the value of key in the first slog line of logs after
+// t that contains msg ("" if none).
+func logField(logs, msg, key string, after time.Time) string {
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, msg) || !logTime(line, msg, after).After(after) {
+			continue
+		}
+		if _, v, ok := strings.Cut(line, " "+key+"="); ok {
+			v, _, _ = strings.Cut(v, " ")
+			return v
+		}
+	}
+	return ""
 }
 
 // logTime returns the time of the first slog line of logs after t that
