@@ -199,10 +199,11 @@ func (s *Server) buildServing() error {
 	if s.sessCtl, err = s.newSessionControl(); err != nil {
 		return err
 	}
-	if err := s.buildSessions(); err != nil {
+	resting := s.bookOrders()
+	if err := s.buildSessions(resting); err != nil {
 		return err
 	}
-	if err := s.buildOps(); err != nil {
+	if err := s.buildOps(resting); err != nil {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
@@ -422,7 +423,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 	}
 }
 
-func (s *Server) buildSessions() error {
+func (s *Server) buildSessions(resting []core.OrderView) error {
 	cfg := s.cfg
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
@@ -465,7 +466,7 @@ func (s *Server) buildSessions() error {
 		return err
 	}
 	s.gw = gw
-	s.seedOpenOrders()
+	s.seedOpenOrders(resting)
 	if s.edge != nil {
 		gw.SetPacer(edgePacer{s.edge})
 	}
