@@ -92,8 +92,9 @@
 // first one's log is behind and it cannot win), each every
 // campaignEveryTicks, at most campaignsMax times (runner.go). The
 // transport notices a stream it dialled ending when it happens (the peer
-// never writes on it, so a read returns only then) and redials, instead
-// of at the next write, which the kernel would take and lose: the first
+// never writes on it, so a read returns only then), not at the next
+// write, which the kernel would take and lose, and sends the next message
+// on a new stream (an idle link does not redial a dead peer): the first
 // messages to a restarted peer, votes among them, get through. A stream
 // that ends while the leader lives (a connection reset) is redialled
 // within redialPause and the leader's next heartbeat clears the
