@@ -115,11 +115,20 @@
 // process dies, its streams to the followers end at once; a follower whose
 // stream from the leader ended and that then hears nothing from it for
 // leaderSilenceTicks (4 ticks, 200 ms by default) forgets it (raft
-// ForgetLeader: it may grant pre-votes now), and the follower with the
-// lowest id among the other voters campaigns, every campaignEveryTicks, at
-// most campaignsMax times (runner.go). A stream that ends while the leader
-// lives (a connection reset) is redialled within redialPause and the
-// leader's next heartbeat clears the suspicion; if it does not, a campaign
+// ForgetLeader: it may grant pre-votes now). The followers then campaign
+// in turn of their ids, the first one tick later (campaignAfterTicks: the
+// others saw the stream end within a tick, so they have forgotten the
+// leader and grant its pre-vote), the next one tick after it (in case the
+// first one's log is behind and it cannot win), each every
+// campaignEveryTicks, at most campaignsMax times (runner.go). The
+// transport notices a stream it dialled ending when it happens (the peer
+// never writes on it, so a read returns only then), not at the next
+// write, which the kernel would take and lose, and sends the next message
+// on a new stream (an idle link does not redial a dead peer): the first
+// messages to a restarted peer, votes among them, get through. A stream
+// that ends while the leader lives (a connection reset) is redialled
+// within redialPause and the leader's next heartbeat clears the
+// suspicion; if it does not, a campaign
 // is a pre-vote, which a follower still hearing the leader refuses, so a
 // live leader keeps its place unless it has really lost touch with both
 // followers.

@@ -451,15 +451,16 @@ func (n *Node) ForgetLeader() error { return n.rn.ForgetLeader() }
 // Campaign starts an election (a pre-vote first).
 func (n *Node) Campaign() error { return n.rn.Campaign() }
 
-// firstVoterWithout reports whether this node has the lowest id of the
-// voters other than id: the one to campaign when id is gone.
-func (n *Node) firstVoterWithout(id uint64) bool {
+// rankWithout is this node's place (0 for the lowest id) among the voters
+// other than id: the order in which they campaign when id is gone.
+func (n *Node) rankWithout(id uint64) int {
+	rank := 0
 	for _, v := range n.cfg.Voters {
 		if v != id && v < n.cfg.NodeID {
-			return false
+			rank++
 		}
 	}
-	return true
+	return rank
 }
 
 // ReportUnreachable tells Raft a message to id could not be sent.

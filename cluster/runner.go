@@ -23,8 +23,15 @@ const (
 	// many ticks without a message from it make the node forget it
 	// (doc.go, "Fast failover").
 	leaderSilenceTicks = 4
-	// campaignEveryTicks and campaignsMax pace the campaigns of the node
-	// that starts the election after its leader's stream ended.
+	// campaignAfterTicks, campaignEveryTicks and campaignsMax pace the
+	// campaigns of the followers after their leader's stream ended. The
+	// first campaigns one tick after leaderSilenceTicks: the others saw the
+	// same stream end within a tick of it, so they have forgotten the
+	// leader by then and grant the pre-vote, which they refuse while the
+	// leader's lease runs (CheckQuorum). The others campaign in turn, one
+	// tick apart, for when the first one's log is behind (a replica still
+	// catching up after a restart cannot win a vote).
+	campaignAfterTicks = leaderSilenceTicks + 1
 	campaignEveryTicks = 2
 	campaignsMax       = 5
 )
@@ -173,7 +180,7 @@ func (r *Runner) step(m *raftpb.Message) {
 
 // tickSuspect is the fast failover: a leader whose stream ended and that
 // stays silent for leaderSilenceTicks is forgotten, which lets this node
-// grant pre-votes at once, and the follower with the lowest id campaigns
+// grant pre-votes at once, and the followers campaign in turn of their ids
 // (PreVote keeps a campaign against a live leader harmless). Without it a
 // follower waits out its randomised election timeout (10 to 20 ticks).
 func (r *Runner) tickSuspect() {
@@ -193,7 +200,7 @@ func (r *Runner) tickSuspect() {
 	if lead == r.suspect {
 		_ = n.ForgetLeader()
 	}
-	if n.firstVoterWithout(r.suspect) && (r.suspectTicks-leaderSilenceTicks)%campaignEveryTicks == 0 {
+	if at := campaignAfterTicks + n.rankWithout(r.suspect); r.suspectTicks >= at && (r.suspectTicks-at)%campaignEveryTicks == 0 {
 		r.campaigns++
 		r.cfg.Logger.Info("cluster: leader's stream ended and it is silent: campaigning", "leader", r.suspect)
 		_ = n.Campaign()

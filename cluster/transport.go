@@ -176,37 +176,70 @@ func (t *Transport) hello(to uint64) []byte {
 // runPeer keeps one outgoing stream to p and writes its queue to it.
 func (t *Transport) runPeer(p *peerLink) {
 	defer t.wg.Done()
+	var first []byte
 	for {
 		conn, err := net.DialTimeout("tcp", p.addr, dialTimeout)
 		if err == nil {
 			t.track(conn, true)
-			err = t.writeStream(conn, p)
+			err = t.writeStream(conn, p, first)
 			t.track(conn, false)
 			conn.Close()
 		}
+		first = nil
 		select {
 		case <-t.closed:
 			return
 		case <-time.After(redialPause):
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, errStreamClosed):
+			// The peer closed the stream (its process died, or restarts):
+			// dial again when there is something to send, so that an idle
+			// link does not keep dialling a dead peer.
+			select {
+			case <-t.closed:
+				return
+			case first = <-p.queue:
+			}
+		case err != nil:
 			t.reportUnreachable(p.id)
 		}
 	}
 }
 
-func (t *Transport) writeStream(conn net.Conn, p *peerLink) error {
+// errStreamClosed: the peer closed a stream this node dialled.
+var errStreamClosed = errors.New("cluster: peer closed the stream")
+
+// writeStream writes the hello, then first (when set), then the queue.
+func (t *Transport) writeStream(conn net.Conn, p *peerLink, first []byte) error {
+	// The peer never writes on a stream this node dialled, so a read returns
+	// only when the stream ends (the peer's process died, or it dropped the
+	// stream). Noticed here, the next message goes on a new stream; noticed
+	// at the next write, that write would be lost in the kernel and the next
+	// one fail, which loses the first messages after a peer's restart, votes
+	// among them (doc.go, "Fast failover").
+	gone := make(chan struct{})
+	go func() {
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		close(gone)
+	}()
 	w := bufio.NewWriterSize(conn, 64<<10)
 	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if _, err := w.Write(t.hello(p.id)); err != nil {
 		return err
 	}
 	for {
-		var frame []byte
-		select {
-		case <-t.closed:
-			return nil
-		case frame = <-p.queue:
+		frame := first
+		first = nil
+		if frame == nil {
+			select {
+			case <-t.closed:
+				return nil
+			case <-gone:
+				return errStreamClosed
+			case frame = <-p.queue:
+			}
 		}
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if _, err := w.Write(frame); err != nil {

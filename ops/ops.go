@@ -71,6 +71,10 @@ type Config struct {
 	// Matcher is read once, in New, before the pipeline starts (its
 	// statuses and resting orders seed the Monitor).
 	Matcher *core.Matcher
+	// Resting, when set, is the books' orders as the caller read them from
+	// Matcher (core.Matcher.BookOrders over Instruments, both sides), so
+	// that New does not walk the books a second time; nil: New walks them.
+	Resting []core.OrderView
 	// Snapshots returns the snapshotter's counters; nil when snapshots are off.
 	Snapshots *journal.SnapshotterStats
 	// SessionControl is the gateway (set before Start; nil disables the session calls).
@@ -148,13 +152,20 @@ func New(cfg Config) (*Ops, error) {
 		o.byCompID[s.CompID] = s
 	}
 	o.monitor = newMonitor(seeds)
-	var views []core.OrderView
-	for _, in := range cfg.Instruments {
-		views = cfg.Matcher.BookOrders(in.ID, venue.SideBuy, views[:0])
-		views = cfg.Matcher.BookOrders(in.ID, venue.SideSell, views)
+	rest := func(views []core.OrderView) {
 		for _, v := range views {
 			o.monitor.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
 				priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
+		}
+	}
+	if cfg.Resting != nil {
+		rest(cfg.Resting)
+	} else {
+		var views []core.OrderView
+		for _, in := range cfg.Instruments {
+			views = cfg.Matcher.BookOrders(in.ID, venue.SideBuy, views[:0])
+			views = cfg.Matcher.BookOrders(in.ID, venue.SideSell, views)
+			rest(views)
 		}
 	}
 	if cfg.Schedule.Enabled {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -22,13 +23,13 @@ import (
 const disabledSessionsFile = "sessions.disabled"
 
 // buildOps creates the control plane; the pipeline must exist and not yet run.
-func (s *Server) buildOps() error {
+func (s *Server) buildOps(resting []core.OrderView) error {
 	var sessions []ops.Session
 	for i := range s.cfg.Sessions {
 		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID})
 	}
 	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions,
-		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Sync: s.opts.JournalSync,
+		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
 		Logger:      s.log, Registry: s.registry, Now: s.opts.Now}
 	if s.snaps != nil {

@@ -66,6 +66,8 @@ type Replica struct {
 	Feed        *marketdata.Feed
 	FixMD       *fixmd.Handler
 	OrderToFeed *latency.Recorder
+	// FIX is the QuickFIX/Go acceptor the follower started (clusterfix.go).
+	FIX *standbyFIX
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -144,6 +146,7 @@ type ClusterNode struct {
 	tr      *cluster.Transport
 	runner  *cluster.Runner
 	gate    *followerGate
+	fix     *standbyFIX // the sessions, started while following (clusterfix.go)
 	status  *http.Server
 	statusL net.Listener
 	reg     *prometheus.Registry
@@ -187,6 +190,17 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
 	c.tape = followerTape(cfg)
+	// The FIX sessions start first, so that the wait for them to run
+	// (standbyFIX.waitLive) overlaps the replay of the journal.
+	if c.fix, err = startStandbyFIX(cfg, self.FIXAddr, c.log); err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			c.fix.close()
+		}
+	}()
 	raftL, err := net.Listen("tcp", self.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster raft_addr: %w", err)
@@ -249,6 +263,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			c.failed <- err
 		}
 	}()
+	c.fix.waitLive()
+	started = true
 	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(),
 		"committed_seq", c.node.Committed().Load())
 	return c, nil
@@ -427,7 +443,7 @@ func (c *ClusterNode) serve(next uint64) {
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
-		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed}
+		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix}
 	if c.cfg.MarketData.Enabled && c.feed == nil {
 		// Serve without the feed rather than publish a sequence a receiver
 		// could not reconcile.
@@ -435,7 +451,12 @@ func (c *ClusterNode) serve(next uint64) {
 		cfg.MarketData.Enabled = false
 		c.cfg = &cfg
 	}
+	// The matcher does not run before srv.Start, and the runner no longer
+	// touches it: reading it here is safe.
+	resting := c.matcher.RestingOrders()
+	began := time.Now()
 	srv, err := New(c.cfg, opts)
+	built := time.Now()
 	if err == nil {
 		err = srv.Start()
 	}
@@ -443,6 +464,10 @@ func (c *ClusterNode) serve(next uint64) {
 		c.failed <- fmt.Errorf("cluster: starting to lead: %w", err)
 		return
 	}
+	// Where a promotion's time goes (docs/benchmarks.md, "failover"): the
+	// build walks the resting orders (open-order view, control plane).
+	c.log.Info("cluster: venue built on the hot standby", "build", built.Sub(began).String(),
+		"start", time.Since(built).String(), "resting_orders", resting)
 	c.mu.Lock()
 	c.srv = srv
 	c.mu.Unlock()
@@ -641,6 +666,7 @@ func (c *ClusterNode) Close() error {
 	c.runner.Stop()
 	if c.Server() == nil {
 		c.closeFeed() // a follower's standby feed; a leader's server closed it
+		errs = append(errs, c.fix.close())
 	}
 	c.gate.Close()
 	errs = append(errs, c.tr.Close())

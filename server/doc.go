@@ -21,6 +21,10 @@
 //
 // A cluster node (StartCluster, cluster.go) follows first: its own matcher
 // applies every committed command and a follower gate refuses FIX logons,
-// naming the leader. When the node leads, New builds the venue on that
-// matcher and on the replicated journal (Options.Replica), without a replay.
+// naming the leader. Its QuickFIX/Go acceptor is built and started when it
+// opens, with no connection reaching it (clusterfix.go). When the node
+// leads, New builds the venue on that matcher, on the replicated journal
+// and on that acceptor (Options.Replica), without a replay; StartCluster
+// returns only once the acceptor's sessions run, so that a promotion
+// waits for neither.
 package server

@@ -202,10 +202,11 @@ func (s *Server) buildServing() error {
 	if s.sessCtl, err = s.newSessionControl(); err != nil {
 		return err
 	}
-	if err := s.buildSessions(); err != nil {
+	resting := s.bookOrders()
+	if err := s.buildSessions(resting); err != nil {
 		return err
 	}
-	if err := s.buildOps(); err != nil {
+	if err := s.buildOps(resting); err != nil {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
@@ -446,7 +447,7 @@ func (s *Server) publish(what string, encode func(slot []byte, seq uint64)) (int
 	return seq, true
 }
 
-func (s *Server) buildSessions() error {
+func (s *Server) buildSessions(resting []core.OrderView) error {
 	cfg := s.cfg
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
@@ -476,17 +477,79 @@ func (s *Server) buildSessions() error {
 		return fmt.Errorf("fix.addr: %w", err)
 	}
 	s.fixL = fixL
-	host, port, _ := net.SplitHostPort(fixL.Addr().String())
+	var settings *quickfix.Settings
+	var validators []*gateway.Validator
+	if r := s.opts.Replica; r != nil && r.FIX != nil {
+		validators = r.FIX.validators
+	} else if settings, validators, err = quickfixSettings(cfg, fixL.Addr().String()); err != nil {
+		return err
+	}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		id := sessionID(cfg, sc)
+		ord, cxl, msg := cfg.Throttles(sc)
+		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
+			Validator: validators[i]})
+	}
+	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
+	gw, err := gateway.New(gcfg, s.pipe.Commands)
+	if err != nil {
+		return err
+	}
+	s.gw = gw
+	s.seedOpenOrders(resting)
+	if s.edge != nil {
+		gw.SetPacer(edgePacer{s.edge})
+	}
+	if s.fixmd != nil {
+		s.fixmd.Attach(gw)
+		gw.Handle("V", s.fixmd.Handle)
+	}
+	if r := s.opts.Replica; r != nil && r.FIX != nil {
+		// A cluster's new leader takes the acceptor its follower started
+		// (server/clusterfix.go, standbyFIX); Start hands it the application
+		// and the listener.
+		s.stores, s.acceptor = r.FIX.stores, r.FIX.acceptor
+	} else {
+		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
+			return err
+		}
+		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
+			return fmt.Errorf("quickfix acceptor: %w", err)
+		}
+		s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
+	}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registerCoreMetrics()
+	s.registerInstrumentMetrics()
+	return nil
+}
+
+// sessionID is the QuickFIX/Go session of a configured session.
+func sessionID(cfg *config.Config, sc *config.Session) quickfix.SessionID {
+	return quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
+}
+
+// quickfixSettings configures QuickFIX/Go for the configured sessions on
+// the FIX listener's address: QuickFIX/Go routes a connection to a session
+// by the port it arrived on, so it must be the bound port.
+func quickfixSettings(cfg *config.Config, addr string) (*quickfix.Settings, []*gateway.Validator, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fix.addr: %w", err)
+	}
 	settings := quickfix.NewSettings()
 	settings.GlobalSettings().Set("SocketAcceptHost", host)
 	settings.GlobalSettings().Set("SocketAcceptPort", port)
 	dict, err := spec.WriteFIX44(filepath.Join(cfg.Venue.DataDir, "spec"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	validators := make([]*gateway.Validator, len(cfg.Sessions))
 	for i := range cfg.Sessions {
 		sc := &cfg.Sessions[i]
-		id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
+		id := sessionID(cfg, sc)
 		ss := quickfix.NewSessionSettings()
 		ss.Set("BeginString", id.BeginString)
 		ss.Set("SenderCompID", id.SenderCompID)
@@ -497,43 +560,14 @@ func (s *Server) buildSessions() error {
 		}
 		// QuickFIX/Go's RejectInvalidMessage checks move to the gateway, which
 		// makes them without allocating (gateway/validate.go).
-		validator, err := gateway.TakeOverValidation(ss)
-		if err != nil {
-			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
+		if validators[i], err = gateway.TakeOverValidation(ss); err != nil {
+			return nil, nil, fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
 		}
 		if _, err := settings.AddSession(ss); err != nil {
-			return fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
+			return nil, nil, fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
 		}
-		ord, cxl, msg := cfg.Throttles(sc)
-		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
-			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
-			Validator: validator})
 	}
-	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
-	gw, err := gateway.New(gcfg, s.pipe.Commands)
-	if err != nil {
-		return err
-	}
-	s.gw = gw
-	s.seedOpenOrders()
-	if s.edge != nil {
-		gw.SetPacer(edgePacer{s.edge})
-	}
-	if s.fixmd != nil {
-		s.fixmd.Attach(gw)
-		gw.Handle("V", s.fixmd.Handle)
-	}
-	if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
-		return err
-	}
-	if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
-		return fmt.Errorf("quickfix acceptor: %w", err)
-	}
-	s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.registerCoreMetrics()
-	s.registerInstrumentMetrics()
-	return nil
+	return settings, validators, nil
 }
 
 // Start begins serving: pipeline, outbound, FIX acceptor, metrics.
@@ -591,7 +625,9 @@ func (s *Server) Start() error {
 		go s.metricsS.Serve(l)
 	}
 	s.startExport()
-	if err := s.acceptor.Start(); err != nil {
+	if r := s.opts.Replica; r != nil && r.FIX != nil {
+		r.FIX.serve(s.gw.Application(), s.fixL)
+	} else if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
 	}
