@@ -32,6 +32,20 @@ func TestFollowerBehindCompactionCatchesUpFromSnapshot(t *testing.T) {
 		t.Fatal("no leader")
 	}
 	down := s.replicas[l.id%3] // a follower
+	// It goes down holding the leader's first entry on disk, so that its
+	// journal has segments the snapshot install must keep aside (a
+	// follower stopped before any entry reached it has none).
+	for i := 0; ; i++ {
+		dl, _ := down.node.log.LastIndex()
+		ll, _ := l.node.log.LastIndex()
+		if dl > 0 && dl >= ll {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("follower %d holds index %d, the leader %d: it did not catch up in 200 ticks", down.id, dl, ll)
+		}
+		s.step(false)
+	}
 	if err := down.node.Close(); err != nil {
 		t.Fatal(err)
 	}
