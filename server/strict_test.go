@@ -13,6 +13,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -501,8 +502,29 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// The W and X come from the feed's depth cache, which applies the
+		// durable events on the feed's goroutine: an ExecutionReport can reach
+		// the client before the cache has the same event (the mass cancel
+		// above). Subscribed then, the W would show the cancelled level and a
+		// later X would delete it, first in the same X as the new order's level
+		// when both changes are sent together. So wait (bounded) until the
+		// cache shows ACME's book empty, as the matcher has it: the W is then
+		// empty and each X carries only the change this subtest makes.
+		acme, _ := s.fixmd.Cache().Lookup("ACME")
+		var d marketdata.Depth
+		for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
+			if err := s.fixmd.Cache().Depth(acme.ID, 0, &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Bids)+len(d.Asks) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the depth cache still shows ACME bids %v asks %v after %v", d.Bids, d.Asks, readWait)
+			}
+		}
 		mdReq("md1", "ACME")
-		a.expect("W", map[int]string{262: "md1", 55: "ACME"})
+		a.expect("W", map[int]string{262: "md1", 55: "ACME", 268: "0"})
 		b.send("D", limit("mdo", "ACME", "1", "7", "99.50")...)
 		b.expect("8", map[int]string{11: "mdo", 150: "0"})
 		a.expect("X", map[int]string{262: "md1", 279: "0", 270: "99.50"})
