@@ -2,10 +2,12 @@ package server
 
 import (
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // TestRestartKeepsStateAndSequenceNumbers stops the venue, starts it again on
@@ -78,7 +80,13 @@ func TestSetSeqNumsHook(t *testing.T) {
 func TestRestartFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
-	cfg.Journal.SnapshotInterval.Duration = 50 * time.Millisecond
+	// Start-up uses a snapshot only with the console tape's state saved
+	// beside it (waitUsableSnapshot), and the tape holds one snapshot point
+	// to save, at the first event of a later command ("after"): a snapshot
+	// journaled before the tape takes that event replaces the point. The
+	// interval is far above the tape's lag on a loaded machine (at 50 ms a
+	// lagging tape lost the point and the restart replayed everything).
+	cfg.Journal.SnapshotInterval.Duration = time.Second
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "before", side: "1", qty: "2", px: "96.00", tif: "1"})
@@ -94,14 +102,14 @@ func TestRestartFromSnapshot(t *testing.T) {
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
 	next := c.NextOut
 	c.Close()
-	time.Sleep(50 * time.Millisecond)
+	seq := waitUsableSnapshot(t, s)
 	total := s.Pipeline().Durable().Load() + 1
 	s.Close()
 
 	cfg2 := testConfig(t, dir, "")
 	s2 := startServer(t, cfg2, Options{})
 	if s2.Replayed() >= total {
-		t.Fatalf("replayed %d of %d commands: the snapshot was not used", s2.Replayed(), total)
+		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
 	}
 	r, _ := resume(t, s2, "CLIENT1", next)
 	for id, side := range map[string]string{"before": "1", "after": "2"} {
@@ -109,5 +117,51 @@ func TestRestartFromSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectER(t, r, map[int]string{11: id, 150: "I", 39: "0"})
+	}
+}
+
+// waitUsableSnapshot waits, bounded, until the journal holds a snapshot that
+// start-up can use, and returns its seq: one every state kept beside
+// snapshots has a file for (the console's tape when the admin API is on,
+// the feed's with market data on; Server.replay). Those states are saved on
+// their own goroutines, when each takes the first event of a command after
+// the snapshot, so they can lag the journal's snapshot by any time.
+func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
+	t.Helper()
+	var sides []string
+	if s.consoleSnaps != nil {
+		sides = append(sides, s.consoleStateDir())
+	}
+	if s.feed != nil {
+		sides = append(sides, s.mdStateDir())
+	}
+	has := func(dir string, seq uint64) bool {
+		files, _ := journal.ListSnapshots(dir)
+		for _, f := range files {
+			if f.Seq == seq {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snaps, err := journal.ListSnapshots(filepath.Join(s.cfg.Venue.DataDir, "journal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sn := range snaps {
+			usable := true
+			for _, dir := range sides {
+				usable = usable && has(dir, sn.Seq)
+			}
+			if usable {
+				return sn.Seq
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no journal snapshot of %v has its states in %v after 10 s", snaps, sides)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
