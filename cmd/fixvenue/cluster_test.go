@@ -119,25 +119,16 @@ type clusterHarness struct {
 	resentKnown atomic.Int64
 }
 
-// freeAddrs reserves n distinct loopback addresses: all are held open
-// together, so that none is handed out twice, until release, after which
-// the nodes bind them.
+// freeAddrs reserves n distinct loopback addresses outside the ephemeral
+// range (ports_test.go): all are held open together, so that none is
+// handed out twice, until release, after which the nodes bind them.
 func freeAddrs(t *testing.T, n int) (addrs []string, release func()) {
 	t.Helper()
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		addrs = append(addrs, l.Addr().String())
+	ports, release := reservePorts(t, "tcp", n)
+	for _, p := range ports {
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
 	}
-	return addrs, func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}
+	return addrs, release
 }
 
 func newClusterHarness(t *testing.T) *clusterHarness {

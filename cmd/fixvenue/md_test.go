@@ -3,10 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,33 +12,18 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
-// freeUDPPort and freeTCPPort return a loopback port free a moment ago, for
-// the addresses a test must know before the venue starts.
+// freeUDPPort and freeTCPPort return a loopback port free a moment ago and
+// outside the ephemeral range (ports_test.go), for the addresses a test
+// must know before the venue starts.
 func freeUDPPort(t *testing.T) int { return freePort(t, "udp") }
 
 func freeTCPPort(t *testing.T) int { return freePort(t, "tcp") }
 
 func freePort(t *testing.T, network string) int {
 	t.Helper()
-	var addr net.Addr
-	if network == "tcp" {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		addr = l.Addr()
-	} else {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		addr = c.LocalAddr()
-	}
-	_, port, _ := net.SplitHostPort(addr.String())
-	n, _ := strconv.Atoi(port)
-	return n
+	ports, release := reservePorts(t, network, 1)
+	release()
+	return ports[0]
 }
 
 // TestMarketDataBookEndToEnd sends orders over FIX to `fixvenue serve` and
