@@ -496,7 +496,8 @@ func (c *ClusterNode) serve(next uint64) {
 		return
 	}
 	// Where a promotion's time goes (docs/benchmarks.md, "failover"): the
-	// build walks the resting orders (open-order view, control plane).
+	// build takes the views the follower kept (standbyViews), so it no
+	// longer grows with the resting orders, logged to show it.
 	c.log.Info("cluster: venue built on the hot standby", "build", built.Sub(began).String(),
 		"start", time.Since(built).String(), "resting_orders", resting)
 	c.mu.Lock()
