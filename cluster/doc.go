@@ -190,7 +190,9 @@
 // sends none), and "console", the console tape's state (console/state.go).
 // A follower restores each into a new standby feed and tape, so it
 // publishes the same sequence numbers and shows the same tape as one that
-// applied the log. A part the saved state lacks (an "FVRSTATE" state of an
+// applied the log; its open-order view and control-plane resting orders
+// (server/doc.go) are not carried: the server reads them once from the
+// restored matcher's live orders, which the snapshot holds. A part the saved state lacks (an "FVRSTATE" state of an
 // earlier build has none) is listed in MatcherState.Missing; the server
 // then runs without that part's data, with an alert.
 //

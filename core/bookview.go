@@ -115,6 +115,25 @@ func (m *Matcher) BookOrders(instrumentID uint32, side venue.Side, dst []OrderVi
 	return dst
 }
 
+// OpenOrders appends every live order of an instrument to dst: both sides'
+// book orders (BookOrders), then the market orders waiting for an uncross
+// (AuctionMarketOrders), then the untriggered stops (StopOrders). These are
+// the orders the events have opened and not yet ended, so a view kept from
+// the events (the gateway's open orders, the control plane's monitor) holds
+// exactly these.
+func (m *Matcher) OpenOrders(instrumentID uint32, dst []OrderView) []OrderView {
+	for _, side := range [2]venue.Side{venue.SideBuy, venue.SideSell} {
+		dst = m.BookOrders(instrumentID, side, dst)
+	}
+	for _, side := range [2]venue.Side{venue.SideBuy, venue.SideSell} {
+		dst = m.AuctionMarketOrders(instrumentID, side, dst)
+	}
+	for _, side := range [2]venue.Side{venue.SideBuy, venue.SideSell} {
+		dst = m.StopOrders(instrumentID, side, dst)
+	}
+	return dst
+}
+
 // StopOrders appends the untriggered stops of one side in election order
 // (the stop price a moving price reaches first, then time) to dst.
 func (m *Matcher) StopOrders(instrumentID uint32, side venue.Side, dst []OrderView) []OrderView {

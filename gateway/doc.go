@@ -77,8 +77,9 @@
 // wait in its store for the next logon (a mass status is paced instead: it
 // keeps at most massStatusWindowMax reports queued and the connection's
 // outbound buffer at most half full, waiting up to massStatusStallMax);
-// OpenOrdersMax orders in the open-order view (the matcher's OrdersMax);
-// statusReqsMax pending
+// OpenOrdersMax orders in the open-order view (the matcher's OrdersMax; an
+// OpenView a cluster follower kept from events, Config.OpenView, has the
+// same bound); statusReqsMax pending
 // OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema
 // (36 and 16 characters), refused beyond. Prometheus metrics are named
 // fixvenue_*; nothing here logs message contents, so passwords never reach a log.

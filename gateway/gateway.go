@@ -80,6 +80,11 @@ type Config struct {
 	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
 	// its books (DefaultOpenOrdersMax when 0).
 	OpenOrdersMax int
+	// OpenView, when set, is the open-order view kept from the events a
+	// cluster's follower applied (NewOpenView): the gateway takes it as it
+	// is instead of a new one that Seed would fill from the books
+	// (openorders.go). Its bound is its own (NewOpenView's max).
+	OpenView *OpenView
 	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
 	// a period beyond their FIX store (dropcopyreplay.go).
 	ReplayEvents ReplayEvents
@@ -206,6 +211,12 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
 		bySession: map[quickfix.SessionID]*session{},
 		open:      newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
+	}
+	if cfg.OpenView != nil {
+		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {
+			return nil, fmt.Errorf("gateway: an open-order view of %d sessions for %d sessions", len(cfg.OpenView.v.bySession), len(cfg.Sessions))
+		}
+		g.open = cfg.OpenView.v
 	}
 	g.dispatched.Store(-1)
 	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -151,6 +152,12 @@ func sortByOrderID(list []openOrder) {
 // Seed enters the orders resting in the matcher's books (after replay,
 // before the matcher runs) into the open-order view.
 func (g *Gateway) Seed(orders []core.OrderView) {
+	if refused := g.open.seed(orders); refused > 0 {
+		g.log.Error("open-order view full at start-up: mass status will miss orders", "refused", refused, "max", g.open.max)
+	}
+}
+
+func (v *openOrders) seed(orders []core.OrderView) (refused int) {
 	changes := make([]openChange, 0, len(orders))
 	for i := range orders {
 		ov := &orders[i]
@@ -162,48 +169,145 @@ func (g *Gateway) Seed(orders []core.OrderView) {
 		o.setAccount([]byte(ov.Account))
 		changes = append(changes, openChange{session: ov.SessionIdx, order: o})
 	}
-	if refused := g.open.apply(changes); refused > 0 {
-		g.log.Error("open-order view full at start-up: mass status will miss orders", "refused", refused, "max", g.open.max)
+	return v.apply(changes)
+}
+
+// OpenView is an open-order view kept outside a gateway: a cluster's
+// follower applies to it the events of every committed command, as the
+// gateway does on the leader, so that at promotion the new leader's
+// gateway takes it ready (Config.OpenView) instead of walking its books
+// (docs/benchmarks.md, "failover"). It holds at most max orders, like the
+// gateway's own view; past that an insert is counted and dropped.
+type OpenView struct {
+	v       *openOrders
+	changes []openChange
+	refused int64
+}
+
+// NewOpenView is an empty view of sessions sessions holding at most max
+// orders (DefaultOpenOrdersMax when 0).
+func NewOpenView(sessions, max int) *OpenView {
+	if max <= 0 {
+		max = DefaultOpenOrdersMax
 	}
+	return &OpenView{v: newOpenOrders(sessions, max), changes: make([]openChange, 0, 8)}
+}
+
+// Seed enters the orders of a matcher's books (as Gateway.Seed does).
+func (w *OpenView) Seed(orders []core.OrderView) { w.refused += int64(w.v.seed(orders)) }
+
+// Event applies one event of a committed command.
+func (w *OpenView) Event(ev []byte) {
+	w.changes = appendOpenChange(w.changes[:0], ev)
+	if len(w.changes) > 0 {
+		w.refused += int64(w.v.apply(w.changes))
+	}
+}
+
+// Refused is how many inserts the bound refused.
+func (w *OpenView) Refused() int64 { return w.refused }
+
+// Diff describes the first difference between two views ("" when they
+// hold the same orders with the same fields): the check that a view kept
+// from events equals one seeded from the books.
+func (w *OpenView) Diff(o *OpenView) string {
+	a, b := w.v, o.v
+	if len(a.bySession) != len(b.bySession) {
+		return fmt.Sprintf("%d/%d sessions", len(a.bySession), len(b.bySession))
+	}
+	for s := range a.bySession {
+		for id, x := range a.bySession[s] {
+			if y, ok := b.bySession[s][id]; !ok || x != y {
+				return fmt.Sprintf("session %d order %d: %+v / %+v (present %v)", s, id, x, y, ok)
+			}
+		}
+		for id, y := range b.bySession[s] {
+			if _, ok := a.bySession[s][id]; !ok {
+				return fmt.Sprintf("session %d order %d: absent / %+v", s, id, y)
+			}
+		}
+	}
+	if a.n != b.n {
+		return fmt.Sprintf("%d/%d orders counted", a.n, b.n)
+	}
+	return ""
+}
+
+// appendOpenChange appends what one event changes in an open-order view
+// (nothing for an event that opens, changes or ends no order).
+func appendOpenChange(out []openChange, ev []byte) []openChange {
+	tid, err := venue.TemplateIDOf(ev, 0)
+	if err != nil {
+		return out
+	}
+	switch tid {
+	case venue.OrderAcceptedTemplateID:
+		var e venue.OrderAccepted
+		if e.WrapDecode(ev, 0) == nil {
+			out = appendAccepted(out, &e)
+		}
+	case venue.FillTemplateID:
+		var e venue.Fill
+		if e.WrapDecode(ev, 0) == nil {
+			out = appendFilled(out, &e)
+		}
+	case venue.OrderCancelledTemplateID:
+		var e venue.OrderCancelled
+		if e.WrapDecode(ev, 0) == nil {
+			out = appendRemoved(out, e.SessionIdx(), e.OrderID())
+		}
+	case venue.OrderReplacedTemplateID:
+		var e venue.OrderReplaced
+		if e.WrapDecode(ev, 0) == nil {
+			out = appendReplaced(out, &e)
+		}
+	}
+	return out
 }
 
 // Changes from events, on outbound's goroutine (dispatch): each is held in
 // g.openHeld until handOver applies it with the answers.
 
-func (g *Gateway) openAccepted(e *venue.OrderAccepted) {
+func (g *Gateway) openAccepted(e *venue.OrderAccepted) { g.openHeld = appendAccepted(g.openHeld, e) }
+func (g *Gateway) openFilled(e *venue.Fill)            { g.openHeld = appendFilled(g.openHeld, e) }
+func (g *Gateway) openReplaced(e *venue.OrderReplaced) { g.openHeld = appendReplaced(g.openHeld, e) }
+func (g *Gateway) openRemoved(session uint16, orderID uint64) {
+	g.openHeld = appendRemoved(g.openHeld, session, orderID)
+}
+
+func appendAccepted(out []openChange, e *venue.OrderAccepted) []openChange {
 	if e.LeavesQty() <= 0 {
-		return
+		return out
 	}
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), postOnly: e.Flags().Has(venue.OrderFlagsPostOnly), priceTicks: e.PriceTicks(),
 		qty: e.Qty(), leavesQty: e.LeavesQty(), expireTimeNs: e.ExpireTimeNs()}
 	o.setClOrdID(e.ClOrdID())
 	o.setAccount(e.Account())
-	g.openHeld = append(g.openHeld, openChange{session: e.SessionIdx(), order: o})
+	return append(out, openChange{session: e.SessionIdx(), order: o})
 }
 
-func (g *Gateway) openFilled(e *venue.Fill) {
+func appendFilled(out []openChange, e *venue.Fill) []openChange {
 	if e.LeavesQty() <= 0 {
-		g.openRemoved(e.SessionIdx(), e.OrderID())
-		return
+		return appendRemoved(out, e.SessionIdx(), e.OrderID())
 	}
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), priceTicks: e.PriceTicks(), qty: e.Qty(), leavesQty: e.LeavesQty(),
 		cumQty: e.CumQty(), cumNotionalTicks: e.CumNotionalTicks()}
 	o.setClOrdID(e.ClOrdID())
 	o.setAccount(e.Account())
-	g.openHeld = append(g.openHeld, openChange{session: e.SessionIdx(), kind: openFilled, order: o})
+	return append(out, openChange{session: e.SessionIdx(), kind: openFilled, order: o})
 }
 
-func (g *Gateway) openReplaced(e *venue.OrderReplaced) {
+func appendReplaced(out []openChange, e *venue.OrderReplaced) []openChange {
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), priceTicks: e.PriceTicks(), qty: e.Qty(), leavesQty: e.LeavesQty(),
 		cumQty: e.CumQty(), cumNotionalTicks: e.CumNotionalTicks(), expireTimeNs: e.ExpireTimeNs()}
 	o.setClOrdID(e.ClOrdID())
 	o.setAccount(e.Account())
-	g.openHeld = append(g.openHeld, openChange{session: e.SessionIdx(), kind: openReplaced, order: o})
+	return append(out, openChange{session: e.SessionIdx(), kind: openReplaced, order: o})
 }
 
-func (g *Gateway) openRemoved(session uint16, orderID uint64) {
-	g.openHeld = append(g.openHeld, openChange{session: session, kind: openEnded, order: openOrder{orderID: orderID}})
+func appendRemoved(out []openChange, session uint16, orderID uint64) []openChange {
+	return append(out, openChange{session: session, kind: openEnded, order: openOrder{orderID: orderID}})
 }

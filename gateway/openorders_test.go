@@ -1,6 +1,11 @@
 package gateway
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
 
 // TestOpenOrdersApply: a fill keeps what a Fill event does not carry
 // (ExpireTime, post-only), a replace keeps post-only, an end removes, and
@@ -47,5 +52,64 @@ func TestOpenOrdersApply(t *testing.T) {
 	v.apply([]openChange{{session: 1, kind: openEntered, order: openOrder{orderID: 2}}})
 	if got := v.snapshot(1, 0, nil); len(got) != 2 || got[0].orderID != 2 || got[1].orderID != 3 {
 		t.Fatalf("snapshot not in OrderID order: %+v", got)
+	}
+}
+
+// TestOpenViewEvents: a view kept outside a gateway takes events (an
+// accepted order enters, a partial fill updates, a cancel ends), refuses
+// inserts past its bound and counts them, and a gateway built on it with
+// another number of sessions is refused.
+func TestOpenViewEvents(t *testing.T) {
+	w := NewOpenView(1, 2)
+	accepted := func(id uint64) []byte {
+		var e venue.OrderAccepted
+		buf := make([]byte, 512)
+		if err := e.WrapEncode(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.SetOrderID(id)
+		e.SetQty(10)
+		e.SetLeavesQty(10)
+		if err := e.SetClOrdIDString(fmt.Sprintf("c%d", id)); err != nil {
+			t.Fatal(err)
+		}
+		return buf[:e.EncodedLength()]
+	}
+	w.Event(accepted(1))
+	w.Event(accepted(2))
+	w.Event(accepted(3))
+	if w.Refused() != 1 || w.v.n != 2 {
+		t.Fatalf("refused %d, holds %d: want 1 refused past the bound of 2", w.Refused(), w.v.n)
+	}
+	var f venue.Fill
+	buf := make([]byte, 512)
+	if err := f.WrapEncode(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.SetOrderID(1)
+	f.SetQty(10)
+	f.SetLeavesQty(4)
+	f.SetCumQty(6)
+	if err := f.SetClOrdIDString("c1"); err != nil {
+		t.Fatal(err)
+	}
+	w.Event(buf[:f.EncodedLength()])
+	var c venue.OrderCancelled
+	cbuf := make([]byte, 512)
+	if err := c.WrapEncode(cbuf, 0); err != nil {
+		t.Fatal(err)
+	}
+	c.SetOrderID(2)
+	w.Event(cbuf[:c.EncodedLength()])
+	got := w.v.snapshot(0, 0, nil)
+	if len(got) != 1 || got[0].orderID != 1 || got[0].leavesQty != 4 || got[0].cumQty != 6 || string(got[0].ClOrdID()) != "c1" {
+		t.Fatalf("after fill and cancel: %+v", got)
+	}
+	other := NewOpenView(1, 2)
+	if d := w.Diff(other); d == "" {
+		t.Fatal("Diff finds no difference between a view of one order and an empty one")
+	}
+	if _, err := New(Config{OpenView: w, Sessions: make([]SessionConfig, 2)}, nil); err == nil {
+		t.Fatal("a gateway of 2 sessions took an open-order view of 1")
 	}
 }

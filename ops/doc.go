@@ -9,7 +9,9 @@
 // journal dump` prints it). Ops never reads or writes the matcher's state
 // from another goroutine: the Monitor is an event-ring consumer that keeps
 // statuses, best bid and offer and resting orders from events,
-// seeded once from the matcher before the pipeline starts.
+// seeded once from the matcher before the pipeline starts (on a cluster's
+// new leader, its resting orders are a StandbyResting the follower kept
+// from the same events: Config.Standby).
 //
 // The admin API (api.go) lists instruments, sessions and status, and
 // changes trading status (one instrument, all, or a schedule group's

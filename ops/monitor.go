@@ -2,7 +2,9 @@ package ops
 
 import (
 	"encoding/binary"
+	"fmt"
 	"github.com/fixvenue/fixvenue/internal/await"
+	"maps"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -99,6 +101,121 @@ func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
+}
+
+// instrumentSeeds reads each instrument's status and band from a matcher
+// that is not running.
+func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint32]instrumentSeed {
+	seeds := make(map[uint32]instrumentSeed, len(instruments))
+	for _, in := range instruments {
+		st, _ := m.TradingStatus(in.ID)
+		// The band in force is the matcher's (an operator may have moved it
+		// before a restart); its reference price and percent are known when
+		// it is still the configured band.
+		sd := instrumentSeed{status: st}
+		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
+		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
+			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
+		}
+		seeds[in.ID] = sd
+	}
+	return seeds
+}
+
+// restViews enters orders read from the books.
+func (m *Monitor) restViews(views []core.OrderView) {
+	for _, v := range views {
+		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
+			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
+	}
+}
+
+// restBooks enters the live orders of a stopped matcher (OpenOrders).
+func (m *Monitor) restBooks(matcher *core.Matcher, instruments []config.Instrument) {
+	var views []core.OrderView
+	for _, in := range instruments {
+		views = matcher.OpenOrders(in.ID, views[:0])
+		m.restViews(views)
+	}
+}
+
+// takeResting moves the resting orders of a standby monitor into m (whose
+// instruments are seeded): maps change hands, nothing is copied. It takes
+// nothing and reports false when the standby has orders of an instrument m
+// does not list.
+func (m *Monitor) takeResting(from *Monitor) bool {
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	for id, f := range from.instruments {
+		if m.instruments[id] == nil && f.restingOrders > 0 {
+			return false
+		}
+	}
+	m.orders, m.bySession = from.orders, from.bySession
+	for id, in := range m.instruments {
+		if f := from.instruments[id]; f != nil {
+			in.restingOrders, in.bids, in.asks = f.restingOrders, f.bids, f.asks
+		}
+	}
+	from.orders, from.bySession, from.instruments = map[uint64]restingOrder{}, map[uint16]int{}, map[uint32]*instrumentView{}
+	return true
+}
+
+// StandbyResting is the control plane's view of the resting orders kept
+// outside a venue: a cluster's follower applies to it the events of every
+// committed command, so that a new leader's control plane takes it ready
+// (Config.Standby) instead of walking its books (docs/benchmarks.md,
+// "failover"). It holds one entry per order resting in the matcher's
+// books, so the matcher's OrdersMax bounds it.
+type StandbyResting struct{ m *Monitor }
+
+// NewStandbyResting starts the view from a stopped matcher: its live
+// orders as the caller read them (core.Matcher.OpenOrders of the
+// instruments), or, when nil, read here.
+func NewStandbyResting(matcher *core.Matcher, instruments []config.Instrument, live []core.OrderView) *StandbyResting {
+	m := newMonitor(instrumentSeeds(matcher, instruments))
+	if live != nil {
+		m.restViews(live)
+	} else {
+		m.restBooks(matcher, instruments)
+	}
+	return &StandbyResting{m: m}
+}
+
+// Event applies one event of a committed command.
+func (r *StandbyResting) Event(ev []byte) {
+	r.m.mu.Lock()
+	r.m.apply(ev)
+	r.m.mu.Unlock()
+}
+
+// Diff describes the first difference between the resting orders of two
+// views ("" when equal): the check that a view kept from events equals one
+// read from the books.
+func (r *StandbyResting) Diff(o *StandbyResting) string {
+	a, b := r.m, o.m
+	if len(a.orders) != len(b.orders) || !maps.Equal(a.bySession, b.bySession) {
+		return fmt.Sprintf("orders %d/%d, per session %v/%v", len(a.orders), len(b.orders), a.bySession, b.bySession)
+	}
+	for id, x := range a.orders {
+		if y, ok := b.orders[id]; !ok || x != y {
+			return fmt.Sprintf("order %d: %+v / %+v (present %v)", id, x, y, ok)
+		}
+	}
+	for id, x := range a.instruments {
+		y := b.instruments[id]
+		if y == nil {
+			if x.restingOrders != 0 {
+				return fmt.Sprintf("instrument %d: %d orders / unknown", id, x.restingOrders)
+			}
+			continue
+		}
+		if x.restingOrders != y.restingOrders || !maps.Equal(x.bids, y.bids) || !maps.Equal(x.asks, y.asks) {
+			return fmt.Sprintf("instrument %d: %d orders bids %v asks %v / %d orders bids %v asks %v",
+				id, x.restingOrders, x.bids, x.asks, y.restingOrders, y.bids, y.asks)
+		}
+	}
+	return ""
 }
 
 // run consumes the event ring until the barrier is alerted or closed.

@@ -71,10 +71,14 @@ type Config struct {
 	// Matcher is read once, in New, before the pipeline starts (its
 	// statuses and resting orders seed the Monitor).
 	Matcher *core.Matcher
-	// Resting, when set, is the books' orders as the caller read them from
-	// Matcher (core.Matcher.BookOrders over Instruments, both sides), so
+	// Resting, when set, is the live orders as the caller read them from
+	// Matcher (core.Matcher.OpenOrders over Instruments), so
 	// that New does not walk the books a second time; nil: New walks them.
 	Resting []core.OrderView
+	// Standby, when set, is the resting orders a cluster's follower kept
+	// from the events it applied (NewStandbyResting): New takes them as
+	// they are, without reading the books.
+	Standby *StandbyResting
 	// Snapshots returns the snapshotter's counters; nil when snapshots are off.
 	Snapshots *journal.SnapshotterStats
 	// SessionControl is the gateway (set before Start; nil disables the session calls).
@@ -134,39 +138,19 @@ func New(cfg Config) (*Ops, error) {
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{},
 		stop: make(chan struct{})}
-	seeds := map[uint32]instrumentSeed{}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
-		st, _ := cfg.Matcher.TradingStatus(in.ID)
-		// The band in force is the matcher's (an operator may have moved it
-		// before a restart); its reference price and percent are known when
-		// it is still the configured band.
-		sd := instrumentSeed{status: st}
-		sd.bandLowTicks, sd.bandHighTicks, _ = cfg.Matcher.Band(in.ID)
-		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
-			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
-		}
-		seeds[in.ID] = sd
 	}
 	for _, s := range cfg.Sessions {
 		o.byCompID[s.CompID] = s
 	}
-	o.monitor = newMonitor(seeds)
-	rest := func(views []core.OrderView) {
-		for _, v := range views {
-			o.monitor.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
-				priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
-		}
-	}
-	if cfg.Resting != nil {
-		rest(cfg.Resting)
-	} else {
-		var views []core.OrderView
-		for _, in := range cfg.Instruments {
-			views = cfg.Matcher.BookOrders(in.ID, venue.SideBuy, views[:0])
-			views = cfg.Matcher.BookOrders(in.ID, venue.SideSell, views)
-			rest(views)
-		}
+	o.monitor = newMonitor(instrumentSeeds(cfg.Matcher, cfg.Instruments))
+	switch {
+	case cfg.Standby != nil && o.monitor.takeResting(cfg.Standby.m):
+	case cfg.Resting != nil:
+		o.monitor.restViews(cfg.Resting)
+	default:
+		o.monitor.restBooks(cfg.Matcher, cfg.Instruments)
 	}
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)

@@ -28,10 +28,12 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -68,6 +70,12 @@ type Replica struct {
 	OrderToFeed *latency.Recorder
 	// FIX is the QuickFIX/Go acceptor the follower started (clusterfix.go).
 	FIX *standbyFIX
+	// Open and Resting, when both set, are the gateway's open-order view
+	// and the control plane's resting orders, kept by the follower from the
+	// events of every committed command (standbyViews), so that the new
+	// leader does not walk its books (docs/benchmarks.md, "failover").
+	Open    *gateway.OpenView
+	Resting *ops.StandbyResting
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -227,6 +235,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		}
 	}
 	c.sink = standbySink{hash: c.hash, feed: c.feed, tape: c.tape, log: c.log}
+	c.sink.open, c.sink.rest = standbyViews(cfg, m)
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
@@ -366,6 +375,7 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
 	c.sink = standbySink{hash: st.Hash, feed: feed, tape: tape, log: c.log}
+	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
 	if slices.Contains(st.Missing, partMarketData) && feed != nil {
 		c.log.Error("cluster: ALERT: restored from a Raft snapshot without market data state (built by a node without market data); this node will not publish market data if it leads")
 		c.closeFeed()
@@ -392,6 +402,8 @@ func (c *ClusterNode) closeFeed() {
 // one is kept and the feed dropped by applyCommitted.
 type standbySink struct {
 	hash *journal.HashSink
+	open *gateway.OpenView
+	rest *ops.StandbyResting
 	feed *marketdata.Feed
 	tape *console.Tape
 	log  *slog.Logger
@@ -405,12 +417,30 @@ func (k *standbySink) Commit() {
 	n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(k.slot[:]))
 	copy(k.hash.Claim(), k.slot[:n])
 	k.hash.Commit()
+	if k.open != nil {
+		k.open.Event(k.slot[:n])
+		k.rest.Event(k.slot[:n])
+	}
 	if k.feed != nil && k.err == nil {
 		k.err = k.feed.Replay(k.slot[:n])
 	}
 	if k.tape != nil {
 		k.tape.Replay(k.slot[:n])
 	}
+}
+
+// standbyViews starts the open-order view and the control plane's resting
+// orders a follower keeps from the events it applies (Replica.Open,
+// Replica.Resting) from the books of a matcher that is not running (new,
+// or restored from a Raft snapshot): the one walk of the books, while
+// following. The open-order view has the gateway's bound
+// (engine.orders_max, as buildSessions gives it).
+func standbyViews(cfg *config.Config, m *core.Matcher) (*gateway.OpenView, *ops.StandbyResting) {
+	instruments := listedInstruments(cfg, m)
+	resting := openOrdersOf(m, instruments)
+	open := gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax)
+	open.Seed(resting)
+	return open, ops.NewStandbyResting(m, instruments, resting)
 }
 
 // leaderHash receives the leader's events hash at a snapshot point.
@@ -443,7 +473,8 @@ func (c *ClusterNode) serve(next uint64) {
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
-		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix}
+		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
+		Open: c.sink.open, Resting: c.sink.rest}
 	if c.cfg.MarketData.Enabled && c.feed == nil {
 		// Serve without the feed rather than publish a sequence a receiver
 		// could not reconcile.
@@ -465,7 +496,8 @@ func (c *ClusterNode) serve(next uint64) {
 		return
 	}
 	// Where a promotion's time goes (docs/benchmarks.md, "failover"): the
-	// build walks the resting orders (open-order view, control plane).
+	// build takes the views the follower kept (standbyViews), so it no
+	// longer grows with the resting orders, logged to show it.
 	c.log.Info("cluster: venue built on the hot standby", "build", built.Sub(began).String(),
 		"start", time.Since(built).String(), "resting_orders", resting)
 	c.mu.Lock()

@@ -26,5 +26,13 @@
 // leads, New builds the venue on that matcher, on the replicated journal
 // and on that acceptor (Options.Replica), without a replay; StartCluster
 // returns only once the acceptor's sessions run, so that a promotion
-// waits for neither.
+// waits for neither. The follower also keeps, from the events of every
+// command it applies (standbySink), the gateway's open-order view
+// (gateway.OpenView, bounded by engine.orders_max like the gateway's own)
+// and the control plane's resting orders (ops.StandbyResting, one entry
+// per live order, bounded by the matcher's OrdersMax); both are started
+// by one walk of the live orders (core.Matcher.OpenOrders) when it opens
+// and when it restores a Raft snapshot, and handed over at promotion, so
+// that a new leader walks no order (docs/benchmarks.md, "failover").
+// A single venue seeds both from that walk after replay, as before.
 package server

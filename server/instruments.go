@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 )
 
@@ -15,14 +16,19 @@ import (
 // from the journal, as a replay must (docs/ARCHITECTURE.md, "Adding an
 // instrument"). Everything built here from the list (gateway, control
 // plane, console) learns later additions from the InstrumentAdded events.
-func (s *Server) learnInstruments() {
-	s.instruments = append([]config.Instrument(nil), s.cfg.Instruments...)
-	for _, a := range s.matcher.AddedInstruments() {
-		s.instruments = append(s.instruments, config.Instrument{ID: a.ID, Symbol: a.Symbol, TickSize: a.Tick.String(),
+func (s *Server) learnInstruments() { s.instruments = listedInstruments(s.cfg, s.matcher) }
+
+// listedInstruments is the configured instruments and those a stopped
+// matcher added.
+func listedInstruments(cfg *config.Config, m *core.Matcher) []config.Instrument {
+	list := append([]config.Instrument(nil), cfg.Instruments...)
+	for _, a := range m.AddedInstruments() {
+		list = append(list, config.Instrument{ID: a.ID, Symbol: a.Symbol, TickSize: a.Tick.String(),
 			LotSize: a.LotSize, MinQty: a.MinQty, MaxQty: a.MaxQty,
 			RefPrice:    string(decimal.FormatTicks(nil, a.RefPriceTicks, a.Tick)),
 			BandPercent: a.BandPercent, Status: a.Status, Tick: a.Tick, RefPriceTicks: a.RefPriceTicks, Group: a.Group})
 	}
+	return list
 }
 
 // registerInstrumentMetrics exports how many instruments the venue lists

@@ -1,21 +1,23 @@
 package server
 
 import (
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
-	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// bookOrders reads every order on the books (both sides of every
-// instrument), once for the gateway's open-order view and the control
-// plane's monitor, into a slice sized for them: on a cluster's new leader
-// this walk is most of the promotion (docs/benchmarks.md, "failover"). It
-// runs before the matcher does: the matcher's views may only be read while
-// it is stopped.
-func (s *Server) bookOrders() []core.OrderView {
-	resting := make([]core.OrderView, 0, s.matcher.RestingOrders())
-	for _, in := range s.instruments {
-		resting = s.matcher.BookOrders(in.ID, venue.SideBuy, resting)
-		resting = s.matcher.BookOrders(in.ID, venue.SideSell, resting)
+// bookOrders reads every live order (core.Matcher.OpenOrders of every
+// instrument: books, market orders waiting for an uncross, untriggered
+// stops), once for the gateway's open-order view and the control plane's
+// monitor. A cluster's new leader does not: its follower kept both from the
+// events (cluster.go, standbyViews). It runs before the matcher does: the
+// matcher's views may only be read while it is stopped.
+func (s *Server) bookOrders() []core.OrderView { return openOrdersOf(s.matcher, s.instruments) }
+
+// openOrdersOf is every live order of the instruments, in a slice sized for them.
+func openOrdersOf(m *core.Matcher, instruments []config.Instrument) []core.OrderView {
+	resting := make([]core.OrderView, 0, m.RestingOrders()+m.WaitingStops())
+	for _, in := range instruments {
+		resting = m.OpenOrders(in.ID, resting)
 	}
 	return resting
 }

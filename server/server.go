@@ -202,7 +202,10 @@ func (s *Server) buildServing() error {
 	if s.sessCtl, err = s.newSessionControl(); err != nil {
 		return err
 	}
-	resting := s.bookOrders()
+	var resting []core.OrderView
+	if r := s.opts.Replica; r == nil || r.Open == nil || r.Resting == nil {
+		resting = s.bookOrders()
+	}
 	if err := s.buildSessions(resting); err != nil {
 		return err
 	}
@@ -493,12 +496,17 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 			Validator: validators[i]})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
+	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
+		gcfg.OpenView = r.Open // kept by the follower: no walk of the books (cluster.go, standbyViews)
+	}
 	gw, err := gateway.New(gcfg, s.pipe.Commands)
 	if err != nil {
 		return err
 	}
 	s.gw = gw
-	s.seedOpenOrders(resting)
+	if gcfg.OpenView == nil {
+		s.seedOpenOrders(resting)
+	}
 	if s.edge != nil {
 		gw.SetPacer(edgePacer{s.edge})
 	}
