@@ -253,8 +253,17 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eventstream.EnsureStream(ctx, js, stream, eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
-		t.Fatal(err)
+	// The server may still be removing the deleted stream's files: creating
+	// one of the same name fails until it is done (bounded retries).
+	for try := 0; ; try++ {
+		_, err := eventstream.EnsureStream(ctx, js, stream, eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"})
+		if err == nil {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("the stream again after deleting it: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for _, raw := range kept {
 		raw.Header.Del(jetstream.ExpectedLastSeqHeader)
