@@ -107,8 +107,8 @@ type recoveryServer struct {
 	conns   *connset.Set // bounded by ConnsMax
 	snapSem chan struct{}
 
-	connsAccepted, connsRefused, retransmits, retransmitsRejected atomic.Uint64
-	snapshots, snapshotsRejected, protocolErrors                  atomic.Uint64
+	retransmits, retransmitsRejected             atomic.Uint64
+	snapshots, snapshotsRejected, protocolErrors atomic.Uint64
 }
 
 func newRecoveryServer(f *Feed) (*recoveryServer, error) {
@@ -123,7 +123,7 @@ func newRecoveryServer(f *Feed) (*recoveryServer, error) {
 }
 
 func (s *recoveryServer) stats() RecoveryStats {
-	return RecoveryStats{ConnsAccepted: s.connsAccepted.Load(), ConnsRefused: s.connsRefused.Load(),
+	return RecoveryStats{ConnsAccepted: s.conns.Accepted(), ConnsRefused: s.conns.Refused(),
 		Retransmits: s.retransmits.Load(), RetransmitsRejected: s.retransmitsRejected.Load(),
 		Snapshots: s.snapshots.Load(), SnapshotsRejected: s.snapshotsRejected.Load(),
 		ProtocolErrors: s.protocolErrors.Load()}
@@ -150,11 +150,7 @@ func (s *recoveryServer) serve(ctx context.Context) error {
 			conn.Close()
 			return nil
 		}
-		if s.conns.Serve(conn, s.handle) {
-			s.connsAccepted.Add(1)
-		} else {
-			s.connsRefused.Add(1)
-		}
+		s.conns.Serve(conn, s.handle) // counts what it accepts and refuses
 	}
 }
 

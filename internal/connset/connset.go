@@ -3,6 +3,7 @@ package connset
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Set is the connections a server is serving.
@@ -12,6 +13,10 @@ type Set struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
+
+	// Counted before the connection is closed, so a peer that sees its
+	// connection refused also sees the count.
+	accepted, refused atomic.Uint64
 }
 
 // New returns a set that serves at most max connections at once.
@@ -26,10 +31,12 @@ func (s *Set) Serve(c net.Conn, serve func(net.Conn)) bool {
 	s.mu.Lock()
 	if s.closed || len(s.conns) >= s.max {
 		s.mu.Unlock()
+		s.refused.Add(1)
 		c.Close()
 		return false
 	}
 	s.conns[c] = struct{}{}
+	s.accepted.Add(1)
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -55,3 +62,10 @@ func (s *Set) Close() {
 
 // Wait waits until every serving goroutine has returned.
 func (s *Set) Wait() { s.wg.Wait() }
+
+// Accepted counts the connections Serve started serving.
+func (s *Set) Accepted() uint64 { return s.accepted.Load() }
+
+// Refused counts the connections Serve refused; a refused connection is
+// counted before it is closed.
+func (s *Set) Refused() uint64 { return s.refused.Load() }

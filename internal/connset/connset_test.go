@@ -59,6 +59,9 @@ func TestBoundAndClose(t *testing.T) {
 	if !closedByServer(c3) {
 		t.Fatal("the refused connection is still open")
 	}
+	if s.Accepted() != 2 || s.Refused() != 1 { // counted before the close its peer saw
+		t.Fatalf("accepted %d refused %d, want 2 and 1", s.Accepted(), s.Refused())
+	}
 	c1.Close() // its serving function returns: a place is free again
 	deadline := time.Now().Add(10 * time.Second)
 	for {
