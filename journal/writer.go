@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,15 +51,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.SegmentBytes == 0 {
-		c.SegmentBytes = DefaultSegmentBytes
-	}
-	if c.BufferBytes == 0 {
-		c.BufferBytes = DefaultBufferBytes
-	}
-	if c.PayloadBytesMax == 0 {
-		c.PayloadBytesMax = DefaultPayloadBytesMax
-	}
+	c.SegmentBytes = cmp.Or(c.SegmentBytes, DefaultSegmentBytes)
+	c.BufferBytes = cmp.Or(c.BufferBytes, DefaultBufferBytes)
+	c.PayloadBytesMax = cmp.Or(c.PayloadBytesMax, DefaultPayloadBytesMax)
 	if c.Sync == nil {
 		c.Sync = DefaultSync
 	}

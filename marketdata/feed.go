@@ -1,6 +1,7 @@
 package marketdata
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,24 +70,16 @@ type LatencyRecorder interface {
 }
 
 func (c *FeedConfig) fill() error {
-	if c.Channel == 0 {
-		c.Channel = ChannelDefault
-	}
-	if c.FeedAddr == "" {
-		c.FeedAddr = FeedAddrDefault
-	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = HeartbeatIntervalDefault
-	}
+	c.Channel = cmp.Or(c.Channel, ChannelDefault)
+	c.FeedAddr = cmp.Or(c.FeedAddr, FeedAddrDefault)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, HeartbeatIntervalDefault)
 	if c.HeartbeatInterval < time.Millisecond {
 		return fmt.Errorf("marketdata: heartbeat interval %v below 1ms", c.HeartbeatInterval)
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	if c.MulticastTTL == 0 {
-		c.MulticastTTL = 1
-	}
+	c.MulticastTTL = cmp.Or(c.MulticastTTL, 1)
 	return c.Recovery.fill()
 }
 

@@ -2,6 +2,7 @@ package marketdata
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,27 +62,16 @@ type RecoveryConfig struct {
 }
 
 func (c *RecoveryConfig) fill() error {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = RecoveryAddrDefault
-	}
-	def(&c.WindowPackets, WindowPacketsDefault)
-	def(&c.RetransmitCountMax, RetransmitCountMaxDefault)
-	def(&c.ConnsMax, RecoveryConnsMaxDefault)
-	def(&c.RequestsPerSecond, RecoveryRequestsPerSecDefault)
-	def(&c.RequestBurst, RecoveryRequestBurstDefault)
-	def(&c.SnapshotsConcurrentMax, SnapshotsConcurrentMaxDefault)
-	def(&c.SnapshotBytesMax, SnapshotBytesMaxDefault)
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = RecoveryIdleTimeoutDefault
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = RecoveryWriteTimeoutDefault
-	}
+	c.Addr = cmp.Or(c.Addr, RecoveryAddrDefault)
+	c.WindowPackets = cmp.Or(c.WindowPackets, WindowPacketsDefault)
+	c.RetransmitCountMax = cmp.Or(c.RetransmitCountMax, RetransmitCountMaxDefault)
+	c.ConnsMax = cmp.Or(c.ConnsMax, RecoveryConnsMaxDefault)
+	c.RequestsPerSecond = cmp.Or(c.RequestsPerSecond, RecoveryRequestsPerSecDefault)
+	c.RequestBurst = cmp.Or(c.RequestBurst, RecoveryRequestBurstDefault)
+	c.SnapshotsConcurrentMax = cmp.Or(c.SnapshotsConcurrentMax, SnapshotsConcurrentMaxDefault)
+	c.SnapshotBytesMax = cmp.Or(c.SnapshotBytesMax, SnapshotBytesMaxDefault)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, RecoveryIdleTimeoutDefault)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, RecoveryWriteTimeoutDefault)
 	if c.WindowPackets < 1 || c.RetransmitCountMax < 1 || c.ConnsMax < 1 || c.RequestsPerSecond < 1 ||
 		c.RequestBurst < 1 || c.SnapshotsConcurrentMax < 1 || c.SnapshotBytesMax < snapshotPacketBytes {
 		return errors.New("marketdata: recovery bounds must be positive (SnapshotBytesMax at least 16 KiB)")

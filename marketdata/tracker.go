@@ -1,6 +1,7 @@
 package marketdata
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -96,12 +97,8 @@ type TrackerConfig struct {
 }
 
 func (c *TrackerConfig) fill() error {
-	if c.OrdersMax == 0 {
-		c.OrdersMax = OrdersMaxDefault
-	}
-	if c.LevelsMax == 0 {
-		c.LevelsMax = LevelsMaxDefault
-	}
+	c.OrdersMax = cmp.Or(c.OrdersMax, OrdersMaxDefault)
+	c.LevelsMax = cmp.Or(c.LevelsMax, LevelsMaxDefault)
 	if c.OrdersMax < 1 || c.OrdersMax > 1<<30 {
 		return fmt.Errorf("marketdata: OrdersMax %d outside [1, 2^30]", c.OrdersMax)
 	}
@@ -111,9 +108,7 @@ func (c *TrackerConfig) fill() error {
 	if len(c.Instruments) == 0 || len(c.Instruments) > InstrumentsMax {
 		return fmt.Errorf("marketdata: %d instruments, want 1 to %d", len(c.Instruments), InstrumentsMax)
 	}
-	if c.InstrumentsMax == 0 {
-		c.InstrumentsMax = len(c.Instruments)
-	}
+	c.InstrumentsMax = cmp.Or(c.InstrumentsMax, len(c.Instruments))
 	if c.InstrumentsMax < len(c.Instruments) || c.InstrumentsMax > InstrumentsMax {
 		return fmt.Errorf("marketdata: InstrumentsMax %d outside [%d instruments, %d]", c.InstrumentsMax, len(c.Instruments), InstrumentsMax)
 	}

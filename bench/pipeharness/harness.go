@@ -1,6 +1,7 @@
 package pipeharness
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -231,15 +232,9 @@ func Run(cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.CommandSlots == 0 {
-		cfg.CommandSlots = commandSlotsDefault
-	}
-	if cfg.EventSlots == 0 {
-		cfg.EventSlots = eventSlotsDefault
-	}
-	if cfg.dayOrdersMax == 0 {
-		cfg.dayOrdersMax = dayOrdersMax
-	}
+	cfg.CommandSlots = cmp.Or(cfg.CommandSlots, commandSlotsDefault)
+	cfg.EventSlots = cmp.Or(cfg.EventSlots, eventSlotsDefault)
+	cfg.dayOrdersMax = cmp.Or(cfg.dayOrdersMax, dayOrdersMax)
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}

@@ -1,6 +1,7 @@
 package feedclient
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -66,35 +67,17 @@ type Config struct {
 }
 
 func (c *Config) fill() error {
-	str := func(v *string, d string) {
-		if *v == "" {
-			*v = d
-		}
-	}
-	num := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	str(&c.FeedAddr, FeedAddrDefault)
-	str(&c.RecoveryAddr, RecoveryAddrDefault)
-	if c.Channel == 0 {
-		c.Channel = ChannelDefault
-	}
-	num(&c.InstrumentsMax, InstrumentsMaxDefault)
-	num(&c.LevelsMax, LevelsMaxDefault)
-	num(&c.ReorderPacketsMax, ReorderPacketsMaxDefault)
-	num(&c.RetransmitCountMax, RetransmitCountMaxDefault)
-	num(&c.ReceiveBufferBytes, ReceiveBufferBytesDefault)
-	if c.GapTimeout == 0 {
-		c.GapTimeout = GapTimeoutDefault
-	}
-	if c.RecoveryTimeout == 0 {
-		c.RecoveryTimeout = RecoveryTimeoutDefault
-	}
-	if c.SeqAheadMax == 0 {
-		c.SeqAheadMax = SeqAheadMaxDefault
-	}
+	c.FeedAddr = cmp.Or(c.FeedAddr, FeedAddrDefault)
+	c.RecoveryAddr = cmp.Or(c.RecoveryAddr, RecoveryAddrDefault)
+	c.Channel = cmp.Or(c.Channel, ChannelDefault)
+	c.InstrumentsMax = cmp.Or(c.InstrumentsMax, InstrumentsMaxDefault)
+	c.LevelsMax = cmp.Or(c.LevelsMax, LevelsMaxDefault)
+	c.ReorderPacketsMax = cmp.Or(c.ReorderPacketsMax, ReorderPacketsMaxDefault)
+	c.RetransmitCountMax = cmp.Or(c.RetransmitCountMax, RetransmitCountMaxDefault)
+	c.ReceiveBufferBytes = cmp.Or(c.ReceiveBufferBytes, ReceiveBufferBytesDefault)
+	c.GapTimeout = cmp.Or(c.GapTimeout, GapTimeoutDefault)
+	c.RecoveryTimeout = cmp.Or(c.RecoveryTimeout, RecoveryTimeoutDefault)
+	c.SeqAheadMax = cmp.Or(c.SeqAheadMax, SeqAheadMaxDefault)
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
