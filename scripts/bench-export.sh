@@ -15,7 +15,8 @@
 # sensitive to a busy machine than latency. Knobs (environment): RATE,
 # SESSIONS, MIX, PAIRS, DURATION, WARMUP, DRAIN, OUT, and PROFILE=1 for a
 # CPU profile of each venue (<run>.cpu.pprof). Each load run is bounded by DURATION+WARMUP+DRAIN
-# plus RUN_GRACE seconds, the venue's start-up by START_TIMEOUT seconds.
+# plus RUN_GRACE seconds, the venue's start-up by START_TIMEOUT seconds
+# (defaults of the bounds: bench_venue in scripts/lib/bench.sh).
 set -euo pipefail
 
 RATE=${RATE:-5000}
@@ -23,10 +24,6 @@ SESSIONS=${SESSIONS:-4}
 MIX=${MIX:-cross}
 PAIRS=${PAIRS:-3}
 DURATION=${DURATION:-20s}
-WARMUP=${WARMUP:-2s}
-DRAIN=${DRAIN:-5s}
-RUN_GRACE=${RUN_GRACE:-60}
-START_TIMEOUT=${START_TIMEOUT:-60}
 
 cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh

@@ -14,7 +14,8 @@
 #
 # Knobs (environment): SESSIONS, MIXES, RATES, FSYNCS, DURATION, WARMUP,
 # DRAIN, P99_MAX, OUT. Each load run is bounded by DURATION+WARMUP+DRAIN
-# plus RUN_GRACE seconds; the venue's start-up by START_TIMEOUT seconds.
+# plus RUN_GRACE seconds; the venue's start-up by START_TIMEOUT seconds
+# (defaults of the bounds: bench_venue in scripts/lib/bench.sh).
 set -euo pipefail
 
 SESSIONS=${SESSIONS:-"1 4 16"}
@@ -22,11 +23,7 @@ MIXES=${MIXES:-"passive cross"}
 RATES=${RATES:-"1000 2000 5000 10000 20000"}
 FSYNCS=${FSYNCS:-"batch none"}
 DURATION=${DURATION:-10s}
-WARMUP=${WARMUP:-2s}
-DRAIN=${DRAIN:-5s}
 P99_MAX=${P99_MAX:-5ms}
-RUN_GRACE=${RUN_GRACE:-60}
-START_TIMEOUT=${START_TIMEOUT:-30}
 
 cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
@@ -87,11 +84,8 @@ for fsync in $FSYNCS; do
 				fi
 			done
 			venue_stop
-			if [ ${#plot_args[@]} -gt 0 ]; then
-				"$BIN" bench plot --out "$OUT/$ladder.svg" \
-					--title "fixvenue over FIX: $sessions session(s), $mix, fsync $fsync" \
-					--subtitle "order due time → first ExecutionReport; venue and client on $(nproc) shared CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
-			fi
+			bench_plot "$OUT/$ladder.svg" "fixvenue over FIX: $sessions session(s), $mix, fsync $fsync" \
+				"order due time → first ExecutionReport; venue and client on $(nproc) shared CPUs" "${plot_args[@]}"
 		done
 	done
 	if [ ${#jsons[@]} -gt 0 ]; then

@@ -28,9 +28,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
 bench_bin bench-latency.sh
 bench_out pipeline
-
-. scripts/lib/duration.sh
-limit=$(($(duration_sum_s "$DURATION" "$WARMUP") + RUN_GRACE))
+bench_limit "$DURATION" "$WARMUP"
 
 {
 	echo "# fixvenue pipeline harness — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -63,11 +61,8 @@ for procs in $PROCS; do
 					plot_args+=("$rate/s=$OUT/$name.hgrm")
 				fi
 			done
-			if [ ${#plot_args[@]} -gt 0 ]; then
-				"$BIN" bench plot --out "$OUT/pipeline-$wait-journal-$journal-$ps.svg" \
-					--title "fixvenue pipeline: wait $wait, journal $journal, $ps, $MIX" \
-					--subtitle "due time → last event at the outbound stand-in; $(nproc) CPUs; $(date -u +%Y-%m-%d)" "${plot_args[@]}"
-			fi
+			bench_plot "$OUT/pipeline-$wait-journal-$journal-$ps.svg" "fixvenue pipeline: wait $wait, journal $journal, $ps, $MIX" \
+				"due time → last event at the outbound stand-in; $(nproc) CPUs" "${plot_args[@]}"
 		done
 	done
 done

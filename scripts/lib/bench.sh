@@ -12,12 +12,21 @@
 #       Prints the CPU model, the CPU count, the kernel and the Go version.
 #   bench_loadavg
 #       Prints the 1, 5 and 15 minute load averages ("unknown" without /proc).
+#   bench_limit D...
+#       Sources duration.sh and sets limit, the bound in seconds of one run:
+#       the sum of the durations D plus RUN_GRACE seconds.
 #   bench_venue NAME
 #       For a script that runs venues and load against them (after bench_bin):
-#       sources venue.sh, with VENUE_BIN=$BIN and VENUE_START_TIMEOUT=$START_TIMEOUT,
-#       and duration.sh; makes the work directory and the traps (venue_workdir
-#       NAME), its path in work; sets limit, the bound in seconds of one load
-#       run: DURATION+WARMUP+DRAIN plus RUN_GRACE.
+#       gives the knobs of a load run's bounds their defaults when unset
+#       (WARMUP 2s, DRAIN 5s, RUN_GRACE 60, START_TIMEOUT 60; the script sets
+#       DURATION); sources venue.sh, with VENUE_BIN=$BIN and
+#       VENUE_START_TIMEOUT=$START_TIMEOUT; makes the work directory and the
+#       traps (venue_workdir NAME), its path in work; sets limit (bench_limit)
+#       for DURATION+WARMUP+DRAIN.
+#   bench_plot SVG TITLE SUBTITLE RUNG...
+#       Plots the rungs of a rate ladder (RATE/s=HGRM, as `fixvenue bench plot`
+#       takes them) into SVG, the date appended to SUBTITLE; nothing when no
+#       rung ran.
 
 bench_bin() {
 	BIN=${BIN:-bin/fixvenue}
@@ -38,12 +47,27 @@ bench_loadavg() {
 	cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown
 }
 
+bench_limit() {
+	. scripts/lib/duration.sh
+	limit=$(($(duration_sum_s "$@") + RUN_GRACE))
+}
+
 bench_venue() {
+	WARMUP=${WARMUP:-2s}
+	DRAIN=${DRAIN:-5s}
+	RUN_GRACE=${RUN_GRACE:-60}
+	START_TIMEOUT=${START_TIMEOUT:-60}
 	VENUE_BIN=$BIN
 	VENUE_START_TIMEOUT=$START_TIMEOUT
 	. scripts/lib/venue.sh
-	. scripts/lib/duration.sh
 	venue_workdir "$1"
 	work=$venue_work
-	limit=$(($(duration_sum_s "$DURATION" "$WARMUP" "$DRAIN") + RUN_GRACE))
+	bench_limit "$DURATION" "$WARMUP" "$DRAIN"
+}
+
+bench_plot() {
+	local svg=$1 title=$2 subtitle=$3
+	shift 3
+	[ $# -gt 0 ] || return 0
+	"$BIN" bench plot --out "$svg" --title "$title" --subtitle "$subtitle; $(date -u +%Y-%m-%d)" "$@"
 }
