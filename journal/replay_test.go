@@ -193,23 +193,9 @@ func (l *ledger) ReadSnapshot(r io.Reader) error {
 // same later events as replaying everything.
 func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 	dir := t.TempDir()
-	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
-	gen := newWorkload(6)
-	buf := make([]byte, 256)
 	live := &ledger{}
-	snapAt := map[uint64]bool{999: true, 2499: true}
 	const n = 4000
-	for i := range uint64(n) {
-		gen.applyAndAppend(t, live, core.NewBufferSink(1), w, buf, i)
-		if snapAt[i] {
-			if _, err := journal.WriteSnapshot(dir, i, live.WriteSnapshot, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	journalWithSnapshots(t, dir, journal.Config{SegmentBytes: 64 << 10}, live, 6, n, 999, 2499)
 
 	full := &ledger{}
 	fullSink := core.NewBufferSink(n)
@@ -251,16 +237,8 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 // snapshot holds undurable state and must not be loaded.
 func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
 	dir := t.TempDir()
-	w := openWriter(t, dir, journal.Config{SegmentBytes: 1 << 20})
-	gen := newWorkload(7)
-	buf := make([]byte, 256)
 	live := &ledger{}
-	for i := range uint64(100) {
-		gen.applyAndAppend(t, live, core.NewBufferSink(1), w, buf, i)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	journalWithSnapshots(t, dir, journal.Config{SegmentBytes: 1 << 20}, live, 7, 100)
 	if _, err := journal.WriteSnapshot(dir, 150, live.WriteSnapshot, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -358,27 +336,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // snapshots) and the same later events as a full replay.
 func TestMatcherSnapshotPlusSuffix(t *testing.T) {
 	dir := t.TempDir()
-	w := openWriter(t, dir, journal.Config{SegmentBytes: 64 << 10})
 	live := newMatcher(t)
-	gen := newWorkload(8)
-	buf := make([]byte, 256)
 	const n, snapSeq = 6000, 3999
-	discard := core.NewBufferSink(64)
-	for i := range uint64(n) {
-		discard.Reset()
-		gen.applyAndAppend(t, live, discard, w, buf, i)
-		if i == snapSeq {
-			if err := w.Flush(); err != nil { // the snapshot's command is durable first
-				t.Fatal(err)
-			}
-			if _, err := journal.WriteSnapshot(dir, i, live.WriteSnapshot, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	journalWithSnapshots(t, dir, journal.Config{SegmentBytes: 64 << 10}, live, 8, n, snapSeq)
 	full := newMatcher(t)
 	fullSink := core.NewBufferSink(4 * n)
 	if _, err := journal.Replay(dir, full, fullSink, journal.ReplayOptions{}); err != nil {

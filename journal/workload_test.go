@@ -2,7 +2,9 @@ package journal_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -107,6 +109,39 @@ func (w *workload) applyAndAppend(t testing.TB, m machine, sink core.EventSink, 
 		t.Fatalf("apply %d: %v", seq, err)
 	}
 	if err := j.Append(seq, cmd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshotMachine is a machine that can write its state as a snapshot.
+type snapshotMachine interface {
+	machine
+	WriteSnapshot(w io.Writer) error
+}
+
+// journalWithSnapshots journals n commands of workload seed into dir with
+// cfg, applying each to m as it is generated (its events discarded), and
+// after the command of each seq in snapAt makes the journal durable and
+// writes m's snapshot: a snapshot is taken of durable commands only.
+func journalWithSnapshots(t testing.TB, dir string, cfg journal.Config, m snapshotMachine, seed uint64, n int, snapAt ...uint64) {
+	t.Helper()
+	w := openWriter(t, dir, cfg)
+	gen := newWorkload(seed)
+	buf := make([]byte, 256)
+	discard := core.NewBufferSink(64)
+	for i := range uint64(n) {
+		discard.Reset()
+		gen.applyAndAppend(t, m, discard, w, buf, i)
+		if slices.Contains(snapAt, i) {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := journal.WriteSnapshot(dir, i, m.WriteSnapshot, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
