@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -18,26 +17,9 @@ import (
 func TestArchiveKeepsTheChain(t *testing.T) {
 	dir := t.TempDir()
 	cfg := journal.Config{SegmentBytes: 64 << 10}
-	const n = 6000
-	w := openWriter(t, dir, cfg)
+	const n, snapSeq = 6000, 4000
 	m := newMatcher(t)
-	gen := newWorkload(11)
-	buf := make([]byte, 256)
-	const snapSeq = 4000
-	for i := range uint64(n) {
-		gen.applyAndAppend(t, m, core.NewBufferSink(1), w, buf, i)
-		if i == snapSeq {
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := journal.WriteSnapshot(dir, i, m.WriteSnapshot, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	journalWithSnapshots(t, dir, cfg, m, 11, n, snapSeq)
 	before := mustVerify(t, dir)
 	segsBefore := segmentPaths(t, dir)
 
@@ -97,7 +79,7 @@ func TestArchiveKeepsTheChain(t *testing.T) {
 	}
 
 	// The writer reopens on the live segments and continues the sequence.
-	w = openWriter(t, dir, cfg)
+	w := openWriter(t, dir, cfg)
 	if w.NextSeq() != n {
 		t.Fatalf("reopened writer continues at %d, want %d", w.NextSeq(), n)
 	}
