@@ -112,16 +112,24 @@ func startClient(t *testing.T, conn *net.UDPConn, recoveryAddr string, cb feedcl
 	if err != nil {
 		t.Fatal(err)
 	}
+	runClient(t, func(ctx context.Context) error { return c.RunConn(ctx, conn) })
+	return c
+}
+
+// runClient runs a feed client (run is its Run, or a RunConn) until the
+// test ends, and fails the test when it stops for any other reason than
+// the end.
+func runClient(t *testing.T, run func(context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c.RunConn(ctx, conn) }()
+	go func() { done <- run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("client Run: %v", err)
 		}
 	})
-	return c
 }
 
 // waitSnapshot waits (bounded) until the client has applied a snapshot.

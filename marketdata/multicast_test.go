@@ -1,7 +1,6 @@
 package marketdata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -42,15 +41,7 @@ func TestMulticastFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("client: %v", err)
-		}
-	}()
+	runClient(t, c.Run)
 	fx.run(sim, 500)
 	waitConverged(t, fx, c)
 }
