@@ -224,11 +224,7 @@ func TestGoName(t *testing.T) {
 // TestLayout checks the offsets the generator computes for the example
 // schema against offsets worked out by hand from its XML.
 func TestLayout(t *testing.T) {
-	src, err := os.ReadFile("../../testdata/example.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse(src, "example.xml")
+	s, err := Parse(readExample(t), "example.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,19 +259,29 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-func TestEmitIsDeterministicAndMarked(t *testing.T) {
+// readExample returns the schema of the example package.
+func readExample(t *testing.T) []byte {
+	t.Helper()
 	src, err := os.ReadFile("../../testdata/example.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, first, err := Generate(src, "example.xml")
+	return src
+}
+
+// generateExample generates the example package's code from its schema.
+func generateExample(t *testing.T) (pkg string, code []byte) {
+	t.Helper()
+	pkg, code, err := Generate(readExample(t), "example.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, second, err := Generate(src, "example.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	return pkg, code
+}
+
+func TestEmitIsDeterministicAndMarked(t *testing.T) {
+	pkg, first := generateExample(t)
+	_, second := generateExample(t)
 	if pkg != "example" || !bytes.Equal(first, second) {
 		t.Errorf("package %q; two runs equal: %v", pkg, bytes.Equal(first, second))
 	}
@@ -422,14 +428,7 @@ func isCommandCases(t *testing.T, code []byte) ([]string, bool) {
 // wraps Decode<M> and Overwrite<M>: those without groups (a message with
 // groups needs its whole length, which they do not track).
 func TestValueWrapsGenerated(t *testing.T) {
-	src, err := os.ReadFile("../../testdata/example.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, code, err := Generate(src, "example.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, code := generateExample(t)
 	f, err := parser.ParseFile(token.NewFileSet(), "gen.go", code, 0)
 	if err != nil {
 		t.Fatal(err)
