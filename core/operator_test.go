@@ -20,8 +20,7 @@ type operatorArgs struct {
 func encodeOperator(buf []byte, a operatorArgs) []byte {
 	var c venue.OperatorCommand
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(1) // before the fixture's GTD order expires
+	stampCmd(c, a.seq, 1) // at 1 ns: before the fixture's GTD order expires
 	c.SetAction(a.action)
 	c.SetStatus(a.status)
 	c.SetFilterSessionIdx(a.session)
