@@ -215,10 +215,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 	if err := m.Apply(encodeRiskSetLimit(buf[:], 1, 1, 0, venue.RiskScopeAccount, "A", venue.RiskLimitCreditLimit, 0, 123), sink); err != nil {
 		t.Fatal(err)
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, m)
 	more, renamed := cfg, cfg
 	more.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "B": {}, "Z": {}}}
 	renamed.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "C": {}}}
@@ -227,7 +224,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.ReadSnapshot(bytes.NewReader(snap.Bytes())); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "risk") {
+		if err := o.ReadSnapshot(bytes.NewReader(snap)); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "risk") {
 			t.Errorf("%s: %v, want a risk mismatch", name, err)
 		}
 	}
@@ -235,7 +232,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := same.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+	if err := same.ReadSnapshot(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
 	}
 	subj, _ := same.risk.accounts.lookup(&[venue.AccountLength]byte{'A'})
