@@ -142,21 +142,41 @@ func (m *Matcher) dropAddedInstruments() {
 	m.instrByID.rebuild(ids)
 }
 
+// referenceData is the fixed-width reference data of an instrument that an
+// AddInstrument command and its InstrumentAdded event both carry (the
+// symbol and group are set apart: the command refuses one too long).
+type referenceData interface {
+	SetInstrumentID(uint32)
+	SetStatus(venue.TradingStatus)
+	SetTickScale(uint8)
+	SetTickMantissa(int64)
+	SetLotSize(int64)
+	SetMinQty(int64)
+	SetMaxQty(int64)
+	SetRefPriceTicks(int64)
+	SetBandPercent(int64)
+}
+
+// setReferenceData writes a's reference data into a command or event.
+func (a *AddedInstrument) setReferenceData(f referenceData) {
+	f.SetInstrumentID(a.ID)
+	f.SetStatus(a.Status)
+	f.SetTickScale(uint8(a.Tick.Scale))
+	f.SetTickMantissa(a.Tick.Mantissa)
+	f.SetLotSize(a.LotSize)
+	f.SetMinQty(a.MinQty)
+	f.SetMaxQty(a.MaxQty)
+	f.SetRefPriceTicks(a.RefPriceTicks)
+	f.SetBandPercent(a.BandPercent)
+}
+
 func (m *Matcher) emitInstrumentAdded(a *AddedInstrument, reason venue.RejectReason, operator []byte) {
 	var e venue.InstrumentAdded
 	_ = e.WrapEncode(m.claim(), 0)
 	e.SetCauseSeq(m.causeSeq)
 	e.SetTimestampNs(m.nowNs)
-	e.SetInstrumentID(a.ID)
-	e.SetStatus(a.Status)
-	e.SetTickScale(uint8(a.Tick.Scale))
+	a.setReferenceData(e)
 	e.SetReason(reason)
-	e.SetTickMantissa(a.Tick.Mantissa)
-	e.SetLotSize(a.LotSize)
-	e.SetMinQty(a.MinQty)
-	e.SetMaxQty(a.MaxQty)
-	e.SetRefPriceTicks(a.RefPriceTicks)
-	e.SetBandPercent(a.BandPercent)
 	if reason == venue.RejectReasonNone {
 		low, high, _ := m.Band(a.ID)
 		e.SetBandLowTicks(low)
@@ -181,15 +201,7 @@ func EncodeAddInstrument(buf []byte, seq uint64, timestampNs int64, a *AddedInst
 	}
 	c.SetSeq(seq)
 	c.SetTimestampNs(timestampNs)
-	c.SetInstrumentID(a.ID)
-	c.SetStatus(a.Status)
-	c.SetTickScale(uint8(a.Tick.Scale))
-	c.SetTickMantissa(a.Tick.Mantissa)
-	c.SetLotSize(a.LotSize)
-	c.SetMinQty(a.MinQty)
-	c.SetMaxQty(a.MaxQty)
-	c.SetRefPriceTicks(a.RefPriceTicks)
-	c.SetBandPercent(a.BandPercent)
+	a.setReferenceData(c)
 	for _, err := range []error{c.SetSymbolString(a.Symbol), c.SetGroupString(a.Group),
 		c.SetOperatorString(operator), c.SetReasonString(reason)} {
 		if err != nil {

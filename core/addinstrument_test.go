@@ -90,36 +90,29 @@ func TestAddInstrumentTrades(t *testing.T) {
 	if fills != 2 || rejects != 1 {
 		t.Fatalf("%d fills and %d rejects, want 2 and 1", fills, rejects)
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, m)
 	r := addFixture(t, 4)
-	if err := r.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+	if err := r.ReadSnapshot(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.AddedInstruments(); len(got) != 1 || got[0] != newAdded() {
 		t.Fatalf("restored added instruments %+v", got)
 	}
-	var again bytes.Buffer
-	if err := r.WriteSnapshot(&again); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(snap.Bytes(), again.Bytes()) {
+	if !bytes.Equal(snap, snapshotOf(t, r)) {
 		t.Fatal("a restored matcher writes a different snapshot")
 	}
 	if low, high, ok := r.Band(7); !ok || low != 320 || high != 480 {
 		t.Fatalf("restored band %d-%d %v", low, high, ok)
 	}
 	// The restored book still holds the buy's 20 left.
-	if err := r.ReadSnapshot(bytes.NewReader(snap.Bytes()[:len(snap.Bytes())-1])); err == nil {
+	if err := r.ReadSnapshot(bytes.NewReader(snap[:len(snap)-1])); err == nil {
 		t.Fatal("a truncated snapshot was read")
 	}
 	if len(r.AddedInstruments()) != 0 {
 		t.Fatal("a failed read left an added instrument behind")
 	}
 	// A matcher with room for fewer instruments refuses the snapshot.
-	if err := addFixture(t, 1).ReadSnapshot(bytes.NewReader(snap.Bytes())); err == nil {
+	if err := addFixture(t, 1).ReadSnapshot(bytes.NewReader(snap)); err == nil {
 		t.Fatal("a snapshot with more instruments than InstrumentsMax was read")
 	}
 }
@@ -129,13 +122,6 @@ func TestAddInstrumentTrades(t *testing.T) {
 func TestAddInstrumentRefusals(t *testing.T) {
 	m := addFixture(t, 3)
 	applyAdd(t, m, 1, newAdded())
-	snap := func() []byte {
-		var b bytes.Buffer
-		if err := m.WriteSnapshot(&b); err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
 	with := func(f func(a *AddedInstrument)) AddedInstrument {
 		a := newAdded()
 		a.ID, a.Symbol = 8, "OTHER"
@@ -161,11 +147,11 @@ func TestAddInstrumentRefusals(t *testing.T) {
 		{"bad status", with(func(a *AddedInstrument) { a.Status = 9 }), venue.RejectReasonInvalidInstrument},
 	}
 	for i, c := range cases {
-		before := snap()
+		before := snapshotOf(t, m)
 		if e := applyAdd(t, m, uint64(10+i), c.a); e.Reason() != c.want {
 			t.Errorf("%s: reason %s, want %s", c.name, e.Reason(), c.want)
 		}
-		if !bytes.Equal(before, snap()) {
+		if !bytes.Equal(before, snapshotOf(t, m)) {
 			t.Errorf("%s: the refused command changed the state", c.name)
 		}
 	}
@@ -308,13 +294,10 @@ func TestAddInstrumentWithRisk(t *testing.T) {
 	if allocs := addedOrderAllocs(t, m, &seq, 3, 100); allocs != 0 && !invariantsEnabled { // checkRiskInvariants (invariants builds only) allocates
 		t.Fatalf("%.1f allocations per order on an added instrument with risk", allocs)
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, m)
 	for _, max := range []int{2, 5} {
 		r := riskFixture(max)
-		if err := r.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+		if err := r.ReadSnapshot(bytes.NewReader(snap)); err != nil {
 			t.Fatalf("InstrumentsMax %d: %v", max, err)
 		}
 		if c := r.risk.cell(2, 1); c.position != 100 || c.maxPosition != 100 || c.overrides != riskBit(venue.RiskLimitMaxPosition) {
@@ -323,11 +306,7 @@ func TestAddInstrumentWithRisk(t *testing.T) {
 		if c := r.risk.cell(1, uint16(max-1)); max > 2 && c.maxOrderQty != 200 {
 			t.Fatalf("InstrumentsMax %d: unlisted cell %+v, want session 1's limits", max, *c)
 		}
-		var again bytes.Buffer
-		if err := r.WriteSnapshot(&again); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(snap.Bytes(), again.Bytes()) {
+		if !bytes.Equal(snap, snapshotOf(t, r)) {
 			t.Fatalf("InstrumentsMax %d: a restored matcher writes a different snapshot", max)
 		}
 	}

@@ -612,6 +612,26 @@ func (in *instrument) insideVolatilityBand(px int64) bool {
 	return px >= ref-band && px <= ref+band
 }
 
+// auctionResultFields are the fields of an auction's result that
+// AuctionIndicative and AuctionUncrossed both carry.
+type auctionResultFields interface {
+	SetImbalanceSide(venue.ImbalanceSide)
+	SetRule(venue.AuctionRule)
+	SetPriceTicks(int64)
+	SetMatchedQty(int64)
+	SetImbalanceQty(int64)
+}
+
+// put writes r into an auction event (the flyweight is one pointer: passing
+// it as an interface does not allocate).
+func (r *auctionResult) put(e auctionResultFields) {
+	e.SetImbalanceSide(r.imbalanceSide)
+	e.SetRule(r.rule)
+	e.SetPriceTicks(r.priceTicks)
+	e.SetMatchedQty(r.matchedQty)
+	e.SetImbalanceQty(r.imbalanceQty)
+}
+
 func (m *Matcher) emitIndicative(in *instrument, r *auctionResult) {
 	var e venue.AuctionIndicative
 	_ = e.WrapEncode(m.claim(), 0)
@@ -619,11 +639,7 @@ func (m *Matcher) emitIndicative(in *instrument, r *auctionResult) {
 	e.SetTimestampNs(m.nowNs)
 	e.SetInstrumentID(in.id)
 	e.SetStatus(in.status)
-	e.SetImbalanceSide(r.imbalanceSide)
-	e.SetRule(r.rule)
-	e.SetPriceTicks(r.priceTicks)
-	e.SetMatchedQty(r.matchedQty)
-	e.SetImbalanceQty(r.imbalanceQty)
+	r.put(e)
 	m.sink.Commit()
 }
 
@@ -634,11 +650,7 @@ func (m *Matcher) emitUncrossed(in *instrument, phase venue.TradingStatus, r *au
 	e.SetTimestampNs(m.nowNs)
 	e.SetInstrumentID(in.id)
 	e.SetStatus(phase)
-	e.SetImbalanceSide(r.imbalanceSide)
-	e.SetRule(r.rule)
-	e.SetPriceTicks(r.priceTicks)
-	e.SetMatchedQty(r.matchedQty)
-	e.SetImbalanceQty(r.imbalanceQty)
+	r.put(e)
 	e.SetReferencePriceTicks(in.referencePrice())
 	m.sink.Commit()
 }

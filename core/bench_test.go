@@ -229,11 +229,7 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 		s := side()
 		apply(newOrder(venue.TimeInForceGTC, s, passive(s)))
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		tb.Fatal(err)
-	}
-	f.start = snap.Bytes()
+	f.start = snapshotOf(tb, m)
 	for range commands {
 		var cmd []byte
 		r := rng.IntN(100)

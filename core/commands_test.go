@@ -30,20 +30,10 @@ type newOrderArgs struct {
 func encodeNewOrder(buf []byte, a *newOrderArgs) []byte {
 	var c venue.NewOrder
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(a.ts)
-	c.SetSessionIdx(a.session)
-	c.SetSide(a.side)
-	c.SetOrdType(a.ordType)
-	c.SetInstrumentID(a.instrument)
-	c.SetTimeInForce(a.tif)
+	stampCmd(c, a.seq, a.ts)
+	setOrderTerms(c, a.session, a.side, a.ordType, a.instrument, a.tif, a.px, a.qty, a.expireNs, a.stopPx, a.maxFloor)
 	c.SetFlags(a.flags)
 	c.SetStpMode(a.stp)
-	c.SetPriceTicks(a.px)
-	c.SetQty(a.qty)
-	c.SetExpireTimeNs(a.expireNs)
-	c.SetStopPxTicks(a.stopPx)
-	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetAccountString(a.account))
 	return buf[:c.EncodedLength()]
@@ -63,13 +53,8 @@ type cancelArgs struct {
 func encodeCancel(buf []byte, a *cancelArgs) []byte {
 	var c venue.CancelOrder
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(a.ts)
-	c.SetSessionIdx(a.session)
-	c.SetSide(a.side)
-	c.SetInstrumentID(a.instrument)
-	c.SetOrderID(a.orderID)
-	mustEncode(c.SetClOrdIDString(a.clOrdID))
+	stampCmd(c, a.seq, a.ts)
+	setOrderRef(c, a.session, a.side, a.instrument, a.orderID, a.clOrdID)
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
 	return buf[:c.EncodedLength()]
 }
@@ -95,19 +80,9 @@ type replaceArgs struct {
 func encodeReplace(buf []byte, a *replaceArgs) []byte {
 	var c venue.ReplaceOrder
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(a.ts)
-	c.SetSessionIdx(a.session)
-	c.SetSide(a.side)
-	c.SetOrdType(a.ordType)
-	c.SetInstrumentID(a.instrument)
-	c.SetTimeInForce(a.tif)
+	stampCmd(c, a.seq, a.ts)
+	setOrderTerms(c, a.session, a.side, a.ordType, a.instrument, a.tif, a.px, a.qty, a.expireNs, a.stopPx, a.maxFloor)
 	c.SetOrderID(a.orderID)
-	c.SetPriceTicks(a.px)
-	c.SetQty(a.qty)
-	c.SetExpireTimeNs(a.expireNs)
-	c.SetStopPxTicks(a.stopPx)
-	c.SetMaxFloorQty(a.maxFloor)
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
 	mustEncode(c.SetAccountString(a.account))
@@ -129,8 +104,7 @@ type massCancelArgs struct {
 func encodeMassCancel(buf []byte, a *massCancelArgs) []byte {
 	var c venue.MassCancel
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(a.ts)
+	stampCmd(c, a.seq, a.ts)
 	c.SetSessionIdx(a.session)
 	c.SetFilterSessionIdx(a.filterSession)
 	c.SetInstrumentID(a.instrument)
@@ -154,21 +128,15 @@ type statusArgs struct {
 func encodeStatus(buf []byte, a *statusArgs) []byte {
 	var c venue.OrderStatusRequest
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(a.ts)
-	c.SetSessionIdx(a.session)
-	c.SetSide(a.side)
-	c.SetInstrumentID(a.instrument)
-	c.SetOrderID(a.orderID)
-	mustEncode(c.SetClOrdIDString(a.clOrdID))
+	stampCmd(c, a.seq, a.ts)
+	setOrderRef(c, a.session, a.side, a.instrument, a.orderID, a.clOrdID)
 	return buf[:c.EncodedLength()]
 }
 
 func encodeDisconnect(buf []byte, seq uint64, ts int64, session uint16, cancelOnDisconnect bool) []byte {
 	var c venue.SessionDisconnected
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
 	c.SetSessionIdx(session)
 	if cancelOnDisconnect {
 		c.SetCancelOnDisconnect(venue.BooleanTypeTrue)
@@ -179,8 +147,7 @@ func encodeDisconnect(buf []byte, seq uint64, ts int64, session uint16, cancelOn
 func encodeTradingStatus(buf []byte, seq uint64, ts int64, instrument uint32, status venue.TradingStatus) []byte {
 	var c venue.SetTradingStatus
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
 	c.SetInstrumentID(instrument)
 	c.SetStatus(status)
 	return buf[:c.EncodedLength()]
@@ -189,26 +156,85 @@ func encodeTradingStatus(buf []byte, seq uint64, ts int64, instrument uint32, st
 func encodeEndOfDay(buf []byte, seq uint64, ts int64) []byte {
 	var c venue.EndOfDay
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
 	return buf[:c.EncodedLength()]
 }
 
 func encodeTick(buf []byte, seq uint64, ts int64) []byte {
 	var c venue.Tick
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
 	return buf[:c.EncodedLength()]
 }
 
 func encodeSnapshotCmd(buf []byte, seq uint64, ts int64, id uint64) []byte {
 	var c venue.Snapshot
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
 	c.SetSnapshotID(id)
 	return buf[:c.EncodedLength()]
+}
+
+// The helpers below take a flyweight by value: it is one pointer, so
+// passing it as an interface does not allocate, and the tests that count
+// allocations encode commands inside the counted loop.
+
+// cmdHeader is the header every command starts with.
+type cmdHeader interface {
+	SetSeq(uint64)
+	SetTimestampNs(int64)
+}
+
+func stampCmd(c cmdHeader, seq uint64, ts int64) {
+	c.SetSeq(seq)
+	c.SetTimestampNs(ts)
+}
+
+// orderRef is how CancelOrder and OrderStatusRequest name a live order:
+// its session, side and instrument, its OrderID and the request's ClOrdID.
+type orderRef interface {
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetInstrumentID(uint32)
+	SetOrderID(uint64)
+	SetClOrdIDString(string) error
+}
+
+func setOrderRef(c orderRef, session uint16, side venue.Side, instrument uint32, orderID uint64, clOrdID string) {
+	c.SetSessionIdx(session)
+	c.SetSide(side)
+	c.SetInstrumentID(instrument)
+	c.SetOrderID(orderID)
+	mustEncode(c.SetClOrdIDString(clOrdID))
+}
+
+// orderTerms are the fields NewOrder and ReplaceOrder both carry: what a
+// new order asks for, and what a replace asks to change an order to.
+type orderTerms interface {
+	SetSessionIdx(uint16)
+	SetSide(venue.Side)
+	SetOrdType(venue.OrdType)
+	SetInstrumentID(uint32)
+	SetTimeInForce(venue.TimeInForce)
+	SetPriceTicks(int64)
+	SetQty(int64)
+	SetExpireTimeNs(int64)
+	SetStopPxTicks(int64)
+	SetMaxFloorQty(int64)
+}
+
+func setOrderTerms(c orderTerms, session uint16, side venue.Side, ordType venue.OrdType, instrument uint32,
+	tif venue.TimeInForce, px, qty, expireNs, stopPx, maxFloor int64) {
+	c.SetSessionIdx(session)
+	c.SetSide(side)
+	c.SetOrdType(ordType)
+	c.SetInstrumentID(instrument)
+	c.SetTimeInForce(tif)
+	c.SetPriceTicks(px)
+	c.SetQty(qty)
+	c.SetExpireTimeNs(expireNs)
+	c.SetStopPxTicks(stopPx)
+	c.SetMaxFloorQty(maxFloor)
 }
 
 func mustEncode(err error) {

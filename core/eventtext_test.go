@@ -94,6 +94,14 @@ func orderIdent(b *strings.Builder, name string, e interface {
 	fmt.Fprintf(b, "%s s=%d id=%s order=%d exec=%d", name, e.SessionIdx(), e.ClOrdID(), e.OrderID(), e.ExecID())
 }
 
+// boolText is yes when v is true, else no.
+func boolText(v venue.BooleanType, yes, no string) string {
+	if v == venue.BooleanTypeTrue {
+		return yes
+	}
+	return no
+}
+
 func optAccount(b *strings.Builder, account []byte) {
 	if len(account) > 0 {
 		fmt.Fprintf(b, " acct=%s", account)
@@ -155,13 +163,7 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.FillTemplateID:
 		var e venue.Fill
 		_ = e.WrapDecode(ev, 0)
-		role := "passive"
-		if e.Aggressor() == venue.BooleanTypeTrue {
-			role = "aggressor"
-		}
-		if e.Auction() == venue.BooleanTypeTrue {
-			role = "auction"
-		}
+		role := boolText(e.Auction(), "auction", boolText(e.Aggressor(), "aggressor", "passive"))
 		orderIdent(&b, "fill", e)
 		fmt.Fprintf(&b, " trade=%d %s", e.TradeID(), role)
 		f.orderText(&b, e)
@@ -185,10 +187,7 @@ func (f *eventFormatter) text(ev []byte) string {
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		_ = e.WrapDecode(ev, 0)
-		priority := "kept"
-		if e.PriorityLost() == venue.BooleanTypeTrue {
-			priority = "lost"
-		}
+		priority := boolText(e.PriorityLost(), "lost", "kept")
 		fmt.Fprintf(&b, "replaced s=%d id=%s orig=%s order=%d exec=%d status=%s priority=%s",
 			e.SessionIdx(), e.ClOrdID(), e.OrigClOrdID(), e.OrderID(), e.ExecID(), e.OrdStatus(), priority)
 		f.orderText(&b, e)

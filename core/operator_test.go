@@ -20,8 +20,7 @@ type operatorArgs struct {
 func encodeOperator(buf []byte, a operatorArgs) []byte {
 	var c venue.OperatorCommand
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(a.seq)
-	c.SetTimestampNs(1) // before the fixture's GTD order expires
+	stampCmd(c, a.seq, 1) // at 1 ns: before the fixture's GTD order expires
 	c.SetAction(a.action)
 	c.SetStatus(a.status)
 	c.SetFilterSessionIdx(a.session)
@@ -59,13 +58,6 @@ func operatorResult(t *testing.T, m *Matcher, a operatorArgs) (venue.OperatorRes
 
 func TestOperatorCommands(t *testing.T) {
 	m := invariantsFixture(t) // instrument 1; sessions 1 and 2 have live orders
-	snap := func() []byte {
-		var b bytes.Buffer
-		if err := m.WriteSnapshot(&b); err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
 	refused := []struct {
 		name string
 		args operatorArgs
@@ -87,14 +79,14 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range refused {
-		before := snap()
+		before := snapshotOf(t, m)
 		c.args.seq = seq
 		seq++
 		r, others := operatorResult(t, m, c.args)
 		if r.Reason() != c.want || others != 0 {
 			t.Errorf("%s: reason %s with %d other events, want %s and none", c.name, r.Reason(), others, c.want)
 		}
-		if after := snap(); !bytes.Equal(before, after) {
+		if after := snapshotOf(t, m); !bytes.Equal(before, after) {
 			t.Errorf("%s: the state changed", c.name)
 		}
 	}
@@ -190,13 +182,10 @@ func TestOperatorSetBand(t *testing.T) {
 	if rej.WrapDecode(sink.Event(0), 0) != nil || rej.Reason() != venue.RejectReasonPriceOutOfBand {
 		t.Fatalf("an order below the new band was not rejected")
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, m)
 	restored := mustMatcher(t, Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
 		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}})
-	if err := restored.ReadSnapshot(&snap); err != nil {
+	if err := restored.ReadSnapshot(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
 	}
 	if lo, hi, _ := restored.Band(1); lo != 902 || hi != 1058 {

@@ -52,14 +52,7 @@ func TestPrefetchChangesNothing(t *testing.T) {
 			countEvents(stats, b)
 			maxResting = max(maxResting, shown.RestingOrders())
 		}
-		var snapA, snapB bytes.Buffer
-		if err := plain.WriteSnapshot(&snapA); err != nil {
-			t.Fatal(err)
-		}
-		if err := shown.WriteSnapshot(&snapB); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(snapA.Bytes(), snapB.Bytes()) {
+		if !bytes.Equal(snapshotOf(t, plain), snapshotOf(t, shown)) {
 			t.Fatal("the snapshots differ once Prefetch is called")
 		}
 		t.Logf("%d commands, %d shown ahead, at most %d resting orders, events: %v", len(cmds), prefetches, maxResting, stats)

@@ -427,24 +427,16 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 	if figure > value {
 		return venue.RiskResultWouldBreach, figure
 	}
-	switch which {
-	case venue.RiskLimitMaxOrderQty:
-		l.orderQty = value
-	case venue.RiskLimitMaxOrderNotional:
-		l.orderNotional = value
-	case venue.RiskLimitMaxOpenOrders:
-		l.openOrders = value
-	case venue.RiskLimitMaxOpenNotional:
-		l.openNotional = value
-	case venue.RiskLimitCreditLimit:
-		l.credit = value
-	case venue.RiskLimitMaxPosition:
-		l.position = value
-	case venue.RiskLimitKillAfterBreaches:
-		l.killBreaches = value
-	case venue.RiskLimitKillAtLoss:
-		l.killLoss = value
-	}
+	*map[venue.RiskLimit]*int64{
+		venue.RiskLimitMaxOrderQty:       &l.orderQty,
+		venue.RiskLimitMaxOrderNotional:  &l.orderNotional,
+		venue.RiskLimitMaxOpenOrders:     &l.openOrders,
+		venue.RiskLimitMaxOpenNotional:   &l.openNotional,
+		venue.RiskLimitCreditLimit:       &l.credit,
+		venue.RiskLimitMaxPosition:       &l.position,
+		venue.RiskLimitKillAfterBreaches: &l.killBreaches,
+		venue.RiskLimitKillAtLoss:        &l.killLoss,
+	}[which] = value
 	return venue.RiskResultApplied, 0
 }
 

@@ -244,6 +244,30 @@ func (m *refModel) orderFields(e orderEvent, o *refOrder) {
 	_ = e.SetAccountString(o.account)
 }
 
+// setProgress sets how much of an order is left, filled, and filled for
+// how much: the fills, replaces and status reports carry all three.
+func setProgress(e interface {
+	SetLeavesQty(int64)
+	SetCumQty(int64)
+	SetCumNotionalTicks(int64)
+}, leaves, cum, notional int64) {
+	e.SetLeavesQty(leaves)
+	e.SetCumQty(cum)
+	e.SetCumNotionalTicks(notional)
+}
+
+// setStanding sets o's instructions that stand until it ends, as its
+// acceptance and its replaces report them: expiry, stop price, iceberg floor.
+func setStanding(e interface {
+	SetExpireTimeNs(int64)
+	SetStopPxTicks(int64)
+	SetMaxFloorQty(int64)
+}, o *refOrder) {
+	e.SetExpireTimeNs(o.expire)
+	e.SetStopPxTicks(o.stopPx)
+	e.SetMaxFloorQty(o.maxFloor)
+}
+
 // start sets the command context and expires the GTD orders whose time has
 // passed, earliest first, ties by OrderID.
 func (m *refModel) start(seq uint64, now int64) {
@@ -832,9 +856,7 @@ func (m *refModel) accepted(o *refOrder) {
 	m.orderFields(&e, o)
 	e.SetFlags(o.flags)
 	e.SetLeavesQty(o.leaves)
-	e.SetExpireTimeNs(o.expire)
-	e.SetStopPxTicks(o.stopPx)
-	e.SetMaxFloorQty(o.maxFloor)
+	setStanding(&e, o)
 	e.SetDisplayQty(o.display) // 0 but for an iceberg
 	_ = e.SetClOrdIDString(o.clOrdID)
 	m.sink.Commit()
@@ -858,9 +880,7 @@ func (m *refModel) fill(o *refOrder, aggressor bool, qty, px int64, contra uint6
 	e.SetTradeID(m.lastTrade)
 	e.SetLastPriceTicks(px)
 	e.SetLastQty(qty)
-	e.SetLeavesQty(o.leaves)
-	e.SetCumQty(o.cum)
-	e.SetCumNotionalTicks(o.notional)
+	setProgress(&e, o.leaves, o.cum, o.notional)
 	e.SetContraOrderID(contra)
 	e.SetDisplayQty(shown)
 	_ = e.SetClOrdIDString(o.clOrdID)
@@ -1078,14 +1098,10 @@ func (m *refModel) replaced(o *refOrder, lost bool, oldPrice, oldLeaves int64, o
 		e.SetPriorityLost(venue.BooleanTypeTrue)
 	}
 	e.SetOrdStatus(ordStatusOfLive(o))
-	e.SetLeavesQty(o.leaves)
-	e.SetCumQty(o.cum)
-	e.SetCumNotionalTicks(o.notional)
+	setProgress(&e, o.leaves, o.cum, o.notional)
 	e.SetOldPriceTicks(oldPrice)
 	e.SetOldLeavesQty(oldLeaves)
-	e.SetExpireTimeNs(o.expire)
-	e.SetStopPxTicks(o.stopPx)
-	e.SetMaxFloorQty(o.maxFloor)
+	setStanding(&e, o)
 	e.SetDisplayQty(o.shown())
 	_ = e.SetClOrdIDString(o.clOrdID)
 	_ = e.SetOrigClOrdIDString(orig)
@@ -1171,9 +1187,7 @@ func (m *refModel) statusOf(rec *refRecord) {
 	e.SetOrdStatus(state.status)
 	e.SetPriceTicks(state.price)
 	e.SetQty(state.qty)
-	e.SetLeavesQty(state.leaves)
-	e.SetCumQty(state.cum)
-	e.SetCumNotionalTicks(state.notional)
+	setProgress(&e, state.leaves, state.cum, state.notional)
 	_ = e.SetAccountString(state.account)
 	m.sink.Commit()
 }

@@ -95,27 +95,35 @@ func encodeRiskSetLimit(buf []byte, seq uint64, ts int64, session uint16, scope 
 	limit venue.RiskLimit, instrument uint32, value int64) []byte {
 	var c venue.RiskSetLimit
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
-	c.SetSessionIdx(session)
-	c.SetScope(scope)
+	stampCmd(c, seq, ts)
+	setRiskSubject(c, session, scope, account)
 	c.SetLimit(limit)
 	c.SetInstrumentID(instrument)
 	c.SetValue(value)
-	mustEncode(c.SetAccountString(account))
 	return buf[:c.EncodedLength()]
 }
 
 func encodeRiskControl(buf []byte, seq uint64, ts int64, session uint16, scope venue.RiskScope, account string, action venue.RiskAction) []byte {
 	var c venue.RiskControl
 	mustEncode(c.WrapEncode(buf, 0))
-	c.SetSeq(seq)
-	c.SetTimestampNs(ts)
+	stampCmd(c, seq, ts)
+	setRiskSubject(c, session, scope, account)
+	c.SetAction(action)
+	return buf[:c.EncodedLength()]
+}
+
+// riskSubjectFields name whom RiskSetLimit and RiskControl apply to: a
+// session or an account, as the scope says.
+type riskSubjectFields interface {
+	SetSessionIdx(uint16)
+	SetScope(venue.RiskScope)
+	SetAccountString(string) error
+}
+
+func setRiskSubject(c riskSubjectFields, session uint16, scope venue.RiskScope, account string) {
 	c.SetSessionIdx(session)
 	c.SetScope(scope)
-	c.SetAction(action)
 	mustEncode(c.SetAccountString(account))
-	return buf[:c.EncodedLength()]
 }
 
 // riskText renders the risk events; false for other templates.
@@ -207,10 +215,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 	if err := m.Apply(encodeRiskSetLimit(buf[:], 1, 1, 0, venue.RiskScopeAccount, "A", venue.RiskLimitCreditLimit, 0, 123), sink); err != nil {
 		t.Fatal(err)
 	}
-	var snap bytes.Buffer
-	if err := m.WriteSnapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, m)
 	more, renamed := cfg, cfg
 	more.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "B": {}, "Z": {}}}
 	renamed.Risk = &RiskConfig{Accounts: map[string]RiskLimits{"A": {}, "C": {}}}
@@ -219,7 +224,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.ReadSnapshot(bytes.NewReader(snap.Bytes())); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "risk") {
+		if err := o.ReadSnapshot(bytes.NewReader(snap)); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "risk") {
 			t.Errorf("%s: %v, want a risk mismatch", name, err)
 		}
 	}
@@ -227,7 +232,7 @@ func TestRiskSnapshotRefusesOtherRiskConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := same.ReadSnapshot(bytes.NewReader(snap.Bytes())); err != nil {
+	if err := same.ReadSnapshot(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
 	}
 	subj, _ := same.risk.accounts.lookup(&[venue.AccountLength]byte{'A'})

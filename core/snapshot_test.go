@@ -29,20 +29,13 @@ func TestSnapshotThenSuffixEqualsFullReplay(t *testing.T) {
 		sink := NewBufferSink(64)
 		for i, cmd := range cmds {
 			if cuts[i] {
-				var b bytes.Buffer
-				if err := full.WriteSnapshot(&b); err != nil {
-					t.Fatal(err)
-				}
-				snaps[i] = b.Bytes()
+				snaps[i] = snapshotOf(t, full)
 			}
 			sink.Reset()
 			_ = full.Apply(cmd, sink)
 			events[i] = append([]byte(nil), sink.Bytes()...)
 		}
-		var final bytes.Buffer
-		if err := full.WriteSnapshot(&final); err != nil {
-			t.Fatal(err)
-		}
+		final := snapshotOf(t, full)
 		for cut, snap := range snaps {
 			restored, err := NewMatcher(cfg)
 			if err != nil {
@@ -58,11 +51,7 @@ func TestSnapshotThenSuffixEqualsFullReplay(t *testing.T) {
 					t.Fatalf("config %d cut %d: command %d gives other events after the restore", ci, cut, i)
 				}
 			}
-			var end bytes.Buffer
-			if err := restored.WriteSnapshot(&end); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(end.Bytes(), final.Bytes()) {
+			if !bytes.Equal(snapshotOf(t, restored), final) {
 				t.Fatalf("config %d cut %d: final state differs", ci, cut)
 			}
 		}
@@ -91,11 +80,7 @@ func TestReadSnapshotRefusesBadInput(t *testing.T) {
 	if m.RestingOrders() == 0 {
 		t.Fatal("the workload left no resting orders; the test would prove little")
 	}
-	var good bytes.Buffer
-	if err := m.WriteSnapshot(&good); err != nil {
-		t.Fatal(err)
-	}
-	snap := good.Bytes()
+	snap := snapshotOf(t, m)
 
 	other := cfg
 	other.Instruments = append([]InstrumentConfig(nil), cfg.Instruments...)
@@ -136,4 +121,14 @@ func TestReadSnapshotRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
+}
+
+// snapshotOf returns m's snapshot, failing the test if it cannot be written.
+func snapshotOf(tb testing.TB, m *Matcher) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	if err := m.WriteSnapshot(&b); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
 }

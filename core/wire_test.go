@@ -300,69 +300,67 @@ func TestCommandDecoding(t *testing.T) {
 	var reusedC cancelCmd
 	var reusedR replaceCmd
 	for trial := 0; trial < 2000; trial++ {
-		cmd := fill(venue.NewOrderTemplateID, venue.NewOrderBlockLength)
-		var f venue.NewOrder
-		if err := f.WrapDecode(cmd, 0); err != nil {
-			t.Fatal(err)
-		}
-		randomField(rng, f.ClOrdIDArray()[:])
-		randomField(rng, f.AccountArray()[:])
-		var n newOrderCmd
-		n.decode(f)
-		if n.seq != f.Seq() || n.timestampNs != f.TimestampNs() || n.sessionIdx != f.SessionIdx() ||
-			n.side != f.Side() || n.ordType != f.OrdType() || n.instrumentID != f.InstrumentID() ||
-			n.tif != f.TimeInForce() || n.flags != f.Flags() || n.stpMode != f.StpMode() ||
-			n.priceTicks != f.PriceTicks() || n.qty != f.Qty() || n.expireTimeNs != f.ExpireTimeNs() ||
-			!bytes.Equal(n.clOrdID.id(), f.ClOrdID()) || n.clOrdIDLen != len(f.ClOrdID()) ||
-			n.account != padded(f.Account()) {
-			t.Fatalf("NewOrder decoded as %+v", n)
-		}
 		reusedN.displayQty = rng.Int64() // the matcher sets it for an iceberg
-		if reusedN.decode(f); reusedN != n {
-			t.Fatalf("NewOrder decoded over the last one as %+v, want %+v", reusedN, n)
-		}
+		checkCommandDecode(t, rng, "NewOrder", fill(venue.NewOrderTemplateID, venue.NewOrderBlockLength), &reusedN,
+			func(f venue.NewOrder) [][]byte { return [][]byte{f.ClOrdIDArray()[:], f.AccountArray()[:]} },
+			func(n newOrderCmd, f venue.NewOrder) bool {
+				return n.seq != f.Seq() || n.timestampNs != f.TimestampNs() || n.sessionIdx != f.SessionIdx() ||
+					n.side != f.Side() || n.ordType != f.OrdType() || n.instrumentID != f.InstrumentID() ||
+					n.tif != f.TimeInForce() || n.flags != f.Flags() || n.stpMode != f.StpMode() ||
+					n.priceTicks != f.PriceTicks() || n.qty != f.Qty() || n.expireTimeNs != f.ExpireTimeNs() ||
+					!bytes.Equal(n.clOrdID.id(), f.ClOrdID()) || n.clOrdIDLen != len(f.ClOrdID()) ||
+					n.account != padded(f.Account())
+			})
+		checkCommandDecode(t, rng, "CancelOrder", fill(venue.CancelOrderTemplateID, venue.CancelOrderBlockLength), &reusedC,
+			func(f venue.CancelOrder) [][]byte { return [][]byte{f.ClOrdIDArray()[:], f.OrigClOrdIDArray()[:]} },
+			func(c cancelCmd, fc venue.CancelOrder) bool {
+				return c.seq != fc.Seq() || c.timestampNs != fc.TimestampNs() || c.sessionIdx != fc.SessionIdx() ||
+					c.side != fc.Side() || c.instrumentID != fc.InstrumentID() || c.orderID != fc.OrderID() ||
+					!bytes.Equal(c.clOrdID.id(), fc.ClOrdID()) || !bytes.Equal(c.origClOrdID.id(), fc.OrigClOrdID()) ||
+					c.origLen != len(fc.OrigClOrdID())
+			})
+		checkCommandDecode(t, rng, "ReplaceOrder", fill(venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength), &reusedR,
+			func(f venue.ReplaceOrder) [][]byte {
+				return [][]byte{f.ClOrdIDArray()[:], f.OrigClOrdIDArray()[:], f.AccountArray()[:]}
+			},
+			func(r replaceCmd, fr venue.ReplaceOrder) bool {
+				return r.seq != fr.Seq() || r.timestampNs != fr.TimestampNs() || r.sessionIdx != fr.SessionIdx() ||
+					r.side != fr.Side() || r.ordType != fr.OrdType() || r.instrumentID != fr.InstrumentID() ||
+					r.tif != fr.TimeInForce() || r.orderID != fr.OrderID() || r.priceTicks != fr.PriceTicks() ||
+					r.qty != fr.Qty() || r.expireTimeNs != fr.ExpireTimeNs() ||
+					!bytes.Equal(r.clOrdID.id(), fr.ClOrdID()) || r.clOrdIDLen != len(fr.ClOrdID()) ||
+					!bytes.Equal(r.origClOrdID.id(), fr.OrigClOrdID()) || r.origLen != len(fr.OrigClOrdID()) ||
+					r.account != padded(fr.Account())
+			})
+	}
+}
 
-		cmd = fill(venue.CancelOrderTemplateID, venue.CancelOrderBlockLength)
-		var fc venue.CancelOrder
-		if err := fc.WrapDecode(cmd, 0); err != nil {
-			t.Fatal(err)
-		}
-		randomField(rng, fc.ClOrdIDArray()[:])
-		randomField(rng, fc.OrigClOrdIDArray()[:])
-		var c cancelCmd
-		c.decode(fc)
-		if c.seq != fc.Seq() || c.timestampNs != fc.TimestampNs() || c.sessionIdx != fc.SessionIdx() ||
-			c.side != fc.Side() || c.instrumentID != fc.InstrumentID() || c.orderID != fc.OrderID() ||
-			!bytes.Equal(c.clOrdID.id(), fc.ClOrdID()) || !bytes.Equal(c.origClOrdID.id(), fc.OrigClOrdID()) ||
-			c.origLen != len(fc.OrigClOrdID()) {
-			t.Fatalf("CancelOrder decoded as %+v", c)
-		}
-		if reusedC.decode(fc); reusedC != c {
-			t.Fatalf("CancelOrder decoded over the last one as %+v, want %+v", reusedC, c)
-		}
-
-		cmd = fill(venue.ReplaceOrderTemplateID, venue.ReplaceOrderBlockLength)
-		var fr venue.ReplaceOrder
-		if err := fr.WrapDecode(cmd, 0); err != nil {
-			t.Fatal(err)
-		}
-		randomField(rng, fr.ClOrdIDArray()[:])
-		randomField(rng, fr.OrigClOrdIDArray()[:])
-		randomField(rng, fr.AccountArray()[:])
-		var r replaceCmd
-		r.decode(fr)
-		if r.seq != fr.Seq() || r.timestampNs != fr.TimestampNs() || r.sessionIdx != fr.SessionIdx() ||
-			r.side != fr.Side() || r.ordType != fr.OrdType() || r.instrumentID != fr.InstrumentID() ||
-			r.tif != fr.TimeInForce() || r.orderID != fr.OrderID() || r.priceTicks != fr.PriceTicks() ||
-			r.qty != fr.Qty() || r.expireTimeNs != fr.ExpireTimeNs() ||
-			!bytes.Equal(r.clOrdID.id(), fr.ClOrdID()) || r.clOrdIDLen != len(fr.ClOrdID()) ||
-			!bytes.Equal(r.origClOrdID.id(), fr.OrigClOrdID()) || r.origLen != len(fr.OrigClOrdID()) ||
-			r.account != padded(fr.Account()) {
-			t.Fatalf("ReplaceOrder decoded as %+v", r)
-		}
-		if reusedR.decode(fr); reusedR != r {
-			t.Fatalf("ReplaceOrder decoded over the last one as %+v, want %+v", reusedR, r)
-		}
+// checkCommandDecode is one command of TestCommandDecoding: it wraps cmd as
+// an F, randomizes the char arrays fields gives, decodes it into a zeroed C
+// and over *reused, and fails if wrong finds the first differs from the
+// getters or the second differs from the first.
+func checkCommandDecode[F any, PF interface {
+	*F
+	WrapDecode([]byte, int) error
+}, C comparable, PC interface {
+	*C
+	decode(F)
+}](t *testing.T, rng *rand.Rand, name string, cmd []byte, reused PC, fields func(F) [][]byte, wrong func(C, F) bool) {
+	t.Helper()
+	var f F
+	if err := PF(&f).WrapDecode(cmd, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range fields(f) {
+		randomField(rng, field)
+	}
+	var c C
+	PC(&c).decode(f)
+	if wrong(c, f) {
+		t.Fatalf("%s decoded as %+v", name, c)
+	}
+	if reused.decode(f); *reused != c {
+		t.Fatalf("%s decoded over the last one as %+v, want %+v", name, *reused, c)
 	}
 }
 
