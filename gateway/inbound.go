@@ -37,60 +37,6 @@ func fieldBytes(m *quickfix.Message, tag quickfix.Tag) []byte {
 	return b
 }
 
-// parseSide maps FIX Side (54).
-func parseSide(b []byte) (venue.Side, bool) {
-	if len(b) == 1 {
-		switch b[0] {
-		case '1':
-			return venue.SideBuy, true
-		case '2':
-			return venue.SideSell, true
-		}
-	}
-	return 0, false
-}
-
-func parseOrdType(b []byte) (venue.OrdType, bool) {
-	if len(b) == 1 {
-		switch b[0] {
-		case '1':
-			return venue.OrdTypeMarket, true
-		case '2':
-			return venue.OrdTypeLimit, true
-		case '3':
-			return venue.OrdTypeStop, true
-		case '4':
-			return venue.OrdTypeStopLimit, true
-		}
-	}
-	return 0, false
-}
-
-func parseTIF(b []byte) (venue.TimeInForce, bool) {
-	if len(b) == 0 {
-		return venue.TimeInForceDay, true
-	}
-	if len(b) == 1 {
-		switch b[0] {
-		case '0':
-			return venue.TimeInForceDay, true
-		case '1':
-			return venue.TimeInForceGTC, true
-		case '3':
-			return venue.TimeInForceIOC, true
-		case '4':
-			return venue.TimeInForceFOK, true
-		case '6':
-			return venue.TimeInForceGTD, true
-		case '2':
-			return venue.TimeInForceAtTheOpening, true
-		case '7':
-			return venue.TimeInForceAtTheClose, true
-		}
-	}
-	return 0, false
-}
-
 // orderFields are the fields shared by NewOrderSingle and OrderCancelReplaceRequest.
 type orderFields struct {
 	inst       *Instrument
