@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,20 +19,12 @@ import (
 	"github.com/quickfixgo/quickfix/config"
 )
 
-// dictionaryPath finds the FIX44 data dictionary shipped in the QuickFIX/Go
-// module (v0.9.11 embeds none), so the test acceptor validates messages the
-// way a production acceptor with a DataDictionary does.
-var dictionaryPath = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/quickfixgo/quickfix").Output()
-	if err != nil {
-		return "", fmt.Errorf("go list: %w", err)
-	}
-	p := strings.TrimSpace(string(out)) + "/spec/FIX44.xml"
-	if _, err := os.Stat(p); err != nil {
-		return "", err
-	}
-	return p, nil
-})
+// dictionaryPath is the FIX 4.4 data dictionary the venue ships
+// (gateway/spec, byte for byte QuickFIX/Go v0.9.11's spec/FIX44.xml), so the
+// test acceptor validates messages the way the venue's acceptor does.
+func dictionaryPath() (string, error) {
+	return filepath.Abs(filepath.Join("..", "spec", "FIX44.xml"))
+}
 
 // testApp is a trivial venue application: every NewOrderSingle is answered
 // with one ExecutionReport echoing its ClOrdID.
