@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,11 +19,10 @@ import (
 )
 
 // dictionaryPath is the FIX 4.4 data dictionary the venue ships
-// (gateway/spec, byte for byte QuickFIX/Go v0.9.11's spec/FIX44.xml), so the
-// test acceptor validates messages the way the venue's acceptor does.
-func dictionaryPath() (string, error) {
-	return filepath.Abs(filepath.Join("..", "spec", "FIX44.xml"))
-}
+// (gateway/spec, byte for byte QuickFIX/Go v0.9.11's spec/FIX44.xml), from
+// this package's folder, where its tests and their child processes run, so
+// the test acceptor validates messages the way the venue's acceptor does.
+const dictionaryPath = "../spec/FIX44.xml"
 
 // testApp is a trivial venue application: every NewOrderSingle is answered
 // with one ExecutionReport echoing its ClOrdID.
@@ -93,11 +91,7 @@ func venueSettings(tb testing.TB, port int, extra map[string]string, clients ...
 	g.Set(config.HeartBtInt, "30")
 	g.Set(config.ResetOnLogon, "N")
 	if extra[config.DataDictionary] != "none" {
-		dd, err := dictionaryPath()
-		if err != nil {
-			tb.Fatalf("data dictionary: %v", err)
-		}
-		g.Set(config.DataDictionary, dd)
+		g.Set(config.DataDictionary, dictionaryPath)
 	}
 	for k, v := range extra {
 		if k != config.DataDictionary {
