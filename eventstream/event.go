@@ -89,33 +89,40 @@ func kindAndInstrument(ev []byte) (string, uint32) {
 	}
 	switch tid {
 	case venue.FillTemplateID:
-		m, _ := venue.DecodeFill(ev)
-		return KindTrades, m.InstrumentID()
+		return KindTrades, instrumentOf[venue.Fill](ev)
 	case venue.TradingStatusChangedTemplateID, venue.InstrumentAddedTemplateID:
 		return KindStatus, 0
-	case venue.OrderAcceptedTemplateID:
-		m, _ := venue.DecodeOrderAccepted(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.OrderRejectedTemplateID:
-		m, _ := venue.DecodeOrderRejected(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.OrderCancelledTemplateID:
-		m, _ := venue.DecodeOrderCancelled(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.OrderReplacedTemplateID:
-		m, _ := venue.DecodeOrderReplaced(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.CancelRejectedTemplateID:
-		m, _ := venue.DecodeCancelRejected(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.OrderStatusTemplateID:
-		m, _ := venue.DecodeOrderStatus(ev)
-		return KindOrders, m.InstrumentID()
-	case venue.MassCancelReportTemplateID:
-		m, _ := venue.DecodeMassCancelReport(ev)
-		return KindOrders, m.InstrumentID()
+	}
+	if instrument := orderEventInstrument[tid]; instrument != nil {
+		return KindOrders, instrument(ev)
 	}
 	return KindOrders, 0
+}
+
+// orderEventInstrument reads the instrument of each order event that names
+// one (a mass cancel over every instrument names 0).
+var orderEventInstrument = map[uint16]func(ev []byte) uint32{
+	venue.OrderAcceptedTemplateID:    instrumentOf[venue.OrderAccepted],
+	venue.OrderRejectedTemplateID:    instrumentOf[venue.OrderRejected],
+	venue.OrderCancelledTemplateID:   instrumentOf[venue.OrderCancelled],
+	venue.OrderReplacedTemplateID:    instrumentOf[venue.OrderReplaced],
+	venue.CancelRejectedTemplateID:   instrumentOf[venue.CancelRejected],
+	venue.OrderStatusTemplateID:      instrumentOf[venue.OrderStatus],
+	venue.MassCancelReportTemplateID: instrumentOf[venue.MassCancelReport],
+}
+
+// instrumentOf decodes an event of type M and returns its instrument, 0
+// when it does not decode.
+func instrumentOf[M any, P interface {
+	*M
+	WrapDecode(buf []byte, off int) error
+	InstrumentID() uint32
+}](ev []byte) uint32 {
+	var m M
+	if P(&m).WrapDecode(ev, 0) != nil {
+		return 0
+	}
+	return P(&m).InstrumentID()
 }
 
 // Subjects names the subjects of one venue's events:

@@ -76,26 +76,40 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 
 func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo venue.CxlRejResponseTo, rej *rejection) {
 	g.awaitEarlierAnswers(s)
-	m := quickfix.NewMessage()
-	m.Header.SetString(35, "9")
-	if v, err := req.Body.GetBytes(tag.OrderID); err == nil && len(v) > 0 {
-		m.Body.SetBytes(tag.OrderID, append([]byte(nil), v...))
-	} else {
-		m.Body.SetString(tag.OrderID, "NONE")
-	}
-	copyField(m, req, tag.ClOrdID)
-	if v, err := req.Body.GetBytes(tag.OrigClOrdID); err == nil && len(v) > 0 {
-		m.Body.SetBytes(tag.OrigClOrdID, append([]byte(nil), v...))
-	} else {
-		m.Body.SetString(tag.OrigClOrdID, "NONE")
-	}
-	m.Body.SetString(tag.OrdStatus, string(ordStatusRejected))
-	m.Body.SetString(tag.CxlRejResponseTo, string(cxlRejResponseToOf(responseTo)))
-	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOfOrd(rej.reason)))
-	m.Body.SetString(tag.Text, rej.text)
+	field := func(t quickfix.Tag) []byte { return append([]byte(nil), fieldBytes(req, t)...) }
+	m := cancelReject(field(tag.OrderID), field(tag.ClOrdID), field(tag.OrigClOrdID), ordStatusRejected,
+		cxlRejResponseToOf(responseTo), cxlRejReasonOfOrd(rej.reason), rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
 	s.rejects.Add(1)
 	s.out.enqueue(m)
+}
+
+// cancelReject builds an OrderCancelReject (9), for a refusal the gateway
+// decided and for one the matcher did. An OrderID or OrigClOrdID the
+// request did not give is NONE (both are required); an absent ClOrdID stays
+// absent. The message keeps the byte slices it is given.
+func cancelReject(orderID, clOrdID, origClOrdID []byte, status ordStatus, responseTo cxlRejResponseTo,
+	reason cxlRejReason, text string) *quickfix.Message {
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, "9")
+	m.Body.SetBytes(tag.OrderID, orNone(orderID))
+	if len(clOrdID) > 0 {
+		m.Body.SetBytes(tag.ClOrdID, clOrdID)
+	}
+	m.Body.SetBytes(tag.OrigClOrdID, orNone(origClOrdID))
+	m.Body.SetString(tag.OrdStatus, string(status))
+	m.Body.SetString(tag.CxlRejResponseTo, string(responseTo))
+	m.Body.SetInt(tag.CxlRejReason, int(reason))
+	m.Body.SetString(tag.Text, text)
+	return m
+}
+
+// orNone is v, or NONE when v is empty.
+func orNone(v []byte) []byte {
+	if len(v) == 0 {
+		return []byte("NONE")
+	}
+	return v
 }
 
 func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason massCancelRejectReason, text string) {

@@ -87,7 +87,7 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		}
 	}
 	now := g.cfg.Now()
-	if !s.throttleMessage(now) {
+	if !s.throttle(&s.messages, now) {
 		g.throttleLogout(s)
 		return nil
 	}

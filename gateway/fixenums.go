@@ -250,43 +250,6 @@ func cxlRejReasonOfOrd(r ordRejReason) cxlRejReason {
 	return cxlRejOther
 }
 
-func sideOf(s venue.Side) side {
-	if s == venue.SideSell {
-		return sideSell
-	}
-	return sideBuy
-}
-
-func ordTypeOf(t venue.OrdType) ordType {
-	switch t {
-	case venue.OrdTypeMarket:
-		return ordTypeMarket
-	case venue.OrdTypeStop:
-		return ordTypeStop
-	case venue.OrdTypeStopLimit:
-		return ordTypeStopLimit
-	}
-	return ordTypeLimit
-}
-
-func timeInForceOf(t venue.TimeInForce) timeInForce {
-	switch t {
-	case venue.TimeInForceGTC:
-		return timeInForceGTC
-	case venue.TimeInForceIOC:
-		return timeInForceIOC
-	case venue.TimeInForceFOK:
-		return timeInForceFOK
-	case venue.TimeInForceGTD:
-		return timeInForceGTD
-	case venue.TimeInForceAtTheOpening:
-		return timeInForceAtTheOpening
-	case venue.TimeInForceAtTheClose:
-		return timeInForceAtTheClose
-	}
-	return timeInForceDay
-}
-
 func cxlRejResponseToOf(r venue.CxlRejResponseTo) cxlRejResponseTo {
 	if r == venue.CxlRejResponseToReplace {
 		return cxlRejResponseToReplace

@@ -37,60 +37,6 @@ func fieldBytes(m *quickfix.Message, tag quickfix.Tag) []byte {
 	return b
 }
 
-// parseSide maps FIX Side (54).
-func parseSide(b []byte) (venue.Side, bool) {
-	if len(b) == 1 {
-		switch b[0] {
-		case '1':
-			return venue.SideBuy, true
-		case '2':
-			return venue.SideSell, true
-		}
-	}
-	return 0, false
-}
-
-func parseOrdType(b []byte) (venue.OrdType, bool) {
-	if len(b) == 1 {
-		switch b[0] {
-		case '1':
-			return venue.OrdTypeMarket, true
-		case '2':
-			return venue.OrdTypeLimit, true
-		case '3':
-			return venue.OrdTypeStop, true
-		case '4':
-			return venue.OrdTypeStopLimit, true
-		}
-	}
-	return 0, false
-}
-
-func parseTIF(b []byte) (venue.TimeInForce, bool) {
-	if len(b) == 0 {
-		return venue.TimeInForceDay, true
-	}
-	if len(b) == 1 {
-		switch b[0] {
-		case '0':
-			return venue.TimeInForceDay, true
-		case '1':
-			return venue.TimeInForceGTC, true
-		case '3':
-			return venue.TimeInForceIOC, true
-		case '4':
-			return venue.TimeInForceFOK, true
-		case '6':
-			return venue.TimeInForceGTD, true
-		case '2':
-			return venue.TimeInForceAtTheOpening, true
-		case '7':
-			return venue.TimeInForceAtTheClose, true
-		}
-	}
-	return 0, false
-}
-
 // orderFields are the fields shared by NewOrderSingle and OrderCancelReplaceRequest.
 type orderFields struct {
 	inst       *Instrument
@@ -226,17 +172,30 @@ func (g *Gateway) claim() (int64, []byte, *rejection) {
 	return seq, slot, nil
 }
 
+// admit passes on a refusal rej of the message's parse; else it counts the
+// message against the session's window w (perSecond what: the configured
+// rate, for the refusal's text) and claims its command slot.
+func (g *Gateway) admit(s *session, rej *rejection, w *slidingWindow, perSecond int, what string, now int64) (int64, []byte, *rejection) {
+	if rej != nil {
+		return 0, nil, rej
+	}
+	if !s.throttle(w, now) {
+		g.metrics.throttled.Inc()
+		return 0, nil, &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(perSecond) + " " + what + " per second"}
+	}
+	return g.claim()
+}
+
+// publish hands the command in slot seq to the matcher and makes it the
+// session's last command (answers.go waits for it).
+func (g *Gateway) publish(s *session, seq int64) {
+	g.commands.Publish(seq)
+	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+}
+
 func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	o, rej := g.parseOrder(m)
-	if rej == nil && !s.throttleOrder(now) {
-		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
-		g.metrics.throttled.Inc()
-	}
-	var seq int64
-	var slot []byte
-	if rej == nil {
-		seq, slot, rej = g.claim()
-	}
+	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
 		return
@@ -266,8 +225,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
 	c.SetMaxFloorQty(o.maxFloor)
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
-	g.commands.Publish(seq)
-	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+	g.publish(s, seq)
 	g.metrics.orders.Inc()
 }
 
@@ -317,15 +275,7 @@ func (g *Gateway) parseCancel(m *quickfix.Message) (cancelFields, *rejection) {
 
 func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	c, rej := g.parseCancel(m)
-	if rej == nil && !s.throttleCancel(now) {
-		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.CancelsPerSecondReject) + " cancels per second"}
-		g.metrics.throttled.Inc()
-	}
-	var seq int64
-	var slot []byte
-	if rej == nil {
-		seq, slot, rej = g.claim()
-	}
+	seq, slot, rej := g.admit(s, rej, &s.cancels, s.cfg.CancelsPerSecondReject, "cancels", now)
 	if rej != nil {
 		g.rejectCancel(s, m, venue.CxlRejResponseToCancel, rej)
 		return
@@ -340,8 +290,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	cmd.SetOrderID(c.orderID)
 	_ = cmd.SetClOrdID(c.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
-	g.commands.Publish(seq)
-	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+	g.publish(s, seq)
 	g.metrics.cancels.Inc()
 }
 
@@ -354,15 +303,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 			rej.reason = ordRejOther
 		}
 	}
-	if rej == nil && !s.throttleOrder(now) {
-		rej = &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(s.cfg.OrdersPerSecondReject) + " orders per second"}
-		g.metrics.throttled.Inc()
-	}
-	var seq int64
-	var slot []byte
-	if rej == nil {
-		seq, slot, rej = g.claim()
-	}
+	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectCancel(s, m, venue.CxlRejResponseToReplace, rej)
 		return
@@ -385,8 +326,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
-	g.commands.Publish(seq)
-	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+	g.publish(s, seq)
 	g.metrics.replaces.Inc()
 }
 
@@ -419,8 +359,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	if reqID := fieldBytes(m, tag.OrdStatusReqID); len(reqID) > 0 {
 		s.rememberStatusReq(int64(g.cfg.SeqBase)+seq, string(reqID))
 	}
-	g.commands.Publish(seq)
-	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+	g.publish(s, seq)
 }
 
 // statusReqsMax bounds the OrdStatusReqIDs a session has waiting for their
@@ -488,7 +427,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		reject(massCancelRejOther, "Account longer than "+strconv.Itoa(venue.AccountLength)+" characters")
 		return
 	}
-	if !s.throttleCancel(now) {
+	if !s.throttle(&s.cancels, now) {
 		reject(massCancelRejOther, "throttled")
 		return
 	}
@@ -509,8 +448,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	cmd.SetMassCancelRequestType(typ[0])
 	_ = cmd.SetClOrdID(clOrdID)
 	_ = cmd.SetAccount(account)
-	g.commands.Publish(seq)
-	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
+	g.publish(s, seq)
 }
 
 // Disconnected journals a SessionDisconnected command for the session, which
@@ -541,28 +479,14 @@ func (g *Gateway) claimWait(deadline time.Duration) (int64, []byte, error) {
 	}
 }
 
-func (s *session) throttleOrder(now int64) bool {
+// throttle counts a message against one of the session's windows (orders,
+// cancels, messages) and counts a refusal (SessionRates.ThrottleHits).
+func (s *session) throttle(w *slidingWindow, now int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.counted(s.orders.allow(now))
-}
-
-func (s *session) throttleCancel(now int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counted(s.cancels.allow(now))
-}
-
-func (s *session) throttleMessage(now int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counted(s.messages.allow(now))
-}
-
-// counted counts a throttle's refusal (SessionRates.ThrottleHits).
-func (s *session) counted(allowed bool) bool {
-	if !allowed {
+	if !w.allow(now) {
 		s.throttleHits.Add(1)
+		return false
 	}
-	return allowed
+	return true
 }

@@ -501,27 +501,16 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 }
 
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
-	m := quickfix.NewMessage()
-	m.Header.SetString(35, "9")
-	if e.OrderID() != 0 {
-		m.Body.SetString(tag.OrderID, strconv.FormatUint(e.OrderID(), 10))
-	} else {
-		m.Body.SetString(tag.OrderID, "NONE")
-	}
-	m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), e.ClOrdID()...))
-	orig := e.OrigClOrdID()
-	if len(orig) == 0 {
-		orig = []byte("NONE")
-	}
-	m.Body.SetBytes(tag.OrigClOrdID, append([]byte(nil), orig...))
-	m.Body.SetString(tag.OrdStatus, string(ordStatusOf(e.OrdStatus())))
-	m.Body.SetString(tag.CxlRejResponseTo, string(cxlRejResponseToOf(e.ResponseTo())))
-	m.Body.SetInt(tag.CxlRejReason, int(cxlRejReasonOf(e.Reason())))
 	text := RejectText(e.Reason())
 	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
 		text = t
 	}
-	m.Body.SetString(tag.Text, text)
+	var orderID []byte
+	if e.OrderID() != 0 {
+		orderID = strconv.AppendUint(nil, e.OrderID(), 10)
+	}
+	m := cancelReject(orderID, append([]byte(nil), e.ClOrdID()...), append([]byte(nil), e.OrigClOrdID()...),
+		ordStatusOf(e.OrdStatus()), cxlRejResponseToOf(e.ResponseTo()), cxlRejReasonOf(e.Reason()), text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
 	g.deliver(e.SessionIdx(), m, e.TimestampNs())

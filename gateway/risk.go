@@ -205,7 +205,8 @@ func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
 	return "order exceeds limit: " + b.limit.String()
 }
 
-// RiskResult is the matcher's answer to a risk command, for the control endpoint.
+// RiskResult is the matcher's answer to a risk command, for the control
+// endpoint; the admin API (ops.RiskAnswer) answers with it as JSON.
 type RiskResult struct {
 	Seq       int64  `json:"seq"`
 	Action    string `json:"action"`

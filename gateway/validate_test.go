@@ -13,6 +13,7 @@ import (
 	"github.com/quickfixgo/quickfix/datadictionary"
 
 	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 // fix44 is the dictionary the venue ships.
@@ -28,13 +29,7 @@ func fix44(tb testing.TB) *datadictionary.DataDictionary {
 // wire frames a FIX 4.4 message from its fields after BodyLength (with '|'
 // for SOH), with the right BodyLength and CheckSum.
 func wire(fields string) []byte {
-	body := strings.ReplaceAll(fields, "|", "\x01")
-	msg := fmt.Sprintf("8=FIX.4.4\x019=%d\x01%s", len(body), body)
-	sum := 0
-	for i := 0; i < len(msg); i++ {
-		sum += int(msg[i])
-	}
-	return []byte(fmt.Sprintf("%s10=%03d\x01", msg, sum%256))
+	return fixwire.AppendMessage(nil, "FIX.4.4", []byte(strings.ReplaceAll(fields, "|", "\x01")))
 }
 
 // parsed parses raw as QuickFIX/Go's session does.

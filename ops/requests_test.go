@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway"
 )
 
 // fakeRisk records the calls that pass the admin API's own checks.
@@ -16,7 +17,7 @@ type fakeRisk struct{ calls []RiskRequest }
 
 func (f *fakeRisk) RiskCommand(q RiskRequest) (RiskAnswer, error) {
 	f.calls = append(f.calls, q)
-	return RiskAnswer{Seq: 1, Action: q.Action, Result: "Applied", Operator: q.Operator}, nil
+	return RiskAnswer{RiskResult: gateway.RiskResult{Seq: 1, Action: q.Action, Result: "Applied"}, Operator: q.Operator}, nil
 }
 
 func (f *fakeRisk) RiskSubjects() []RiskSubject { return nil }

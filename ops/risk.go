@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -36,15 +37,12 @@ type RiskRequest struct {
 	Operator string `json:"-"`
 }
 
-// RiskAnswer is the matcher's answer to a risk call.
+// RiskAnswer is the matcher's answer to a risk call (the gateway's
+// RiskResult, whose fields it carries as its own in JSON) and the operator
+// who made the call.
 type RiskAnswer struct {
-	Seq       int64  `json:"seq"`
-	Action    string `json:"action"`
-	Result    string `json:"result"`
-	Limit     string `json:"limit,omitempty"`
-	Value     int64  `json:"value,omitempty"`
-	Cancelled uint32 `json:"cancelled"`
-	Operator  string `json:"operator"`
+	gateway.RiskResult
+	Operator string `json:"operator"`
 }
 
 // RiskError is a refused risk call: the HTTP status, a code and the reason.

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
@@ -41,32 +40,20 @@ sha256 = %q
 // decodes the JSON answer into out (when not nil).
 func adminCall(t *testing.T, s *Server, method, path, token, body string, out any) int {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+s.AdminAddr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("%s %s: content type %q, body %s", method, path, resp.Header.Get("Content-Type"), b)
+	a := admintest.Call(t, method, "http://"+s.AdminAddr()+path, token, body)
+	if a.ContentType != "application/json" {
+		t.Fatalf("%s %s: content type %q, body %s", method, path, a.ContentType, a.Body)
 	}
 	var anyJSON any
-	if err := json.Unmarshal(b, &anyJSON); err != nil {
-		t.Fatalf("%s %s: answer is not JSON: %s", method, path, b)
+	if err := json.Unmarshal(a.Body, &anyJSON); err != nil {
+		t.Fatalf("%s %s: answer is not JSON: %s", method, path, a.Body)
 	}
 	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		if err := json.Unmarshal(a.Body, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, a.Body)
 		}
 	}
-	return resp.StatusCode
+	return a.Status
 }
 
 func instrumentsOf(t *testing.T, s *Server) map[string]ops.InstrumentInfo {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -23,20 +24,8 @@ import (
 // consoleGet fetches a console page or stream head with an optional token.
 func consoleGet(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, string(b)
+	a := admintest.Call(t, http.MethodGet, url, token, "")
+	return a.Status, string(a.Body)
 }
 
 // TestConsoleDefaultsWithoutTokens: with no [[admin.token]] the admin

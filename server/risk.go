@@ -167,8 +167,7 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	s.pipe.Commands.Publish(seq)
 	select {
 	case res := <-answer:
-		ans := ops.RiskAnswer{Seq: res.Seq, Action: res.Action, Result: res.Result, Limit: res.Limit, Value: res.Value,
-			Cancelled: res.Cancelled, Operator: in.Operator}
+		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
 		if res.Result != venue.RiskResultApplied.String() {
 			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
 				Reason: "refused by the matcher: " + res.Result + " (nothing changed)", Seq: res.Seq}

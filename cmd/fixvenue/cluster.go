@@ -89,10 +89,7 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
 	to := fs.Uint64("to", 0, "transfer: the node that should lead")
 	asJSON := fs.Bool("json", false, "status: print JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	cfg := loadConfig("cluster", *cfgPath)
+	cfg := parseWithConfig("cluster", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return 2
 	}

@@ -35,9 +35,7 @@ func clusterMarketData(t *testing.T) (feedAddr string, recovery [3]string, table
 func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	feedAddr, recovery, md := clusterMarketData(t)
 	h := writeClusterConfigsWith(t, nil, false, "", md)
-	for i := range 3 {
-		h.start(i)
-	}
+	h.startAll()
 	l := h.leader(30 * time.Second)
 	proxy := newLeaderProxy(t, h, recovery)
 	client := startFeedClient(t, feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: proxy.Addr().String()})

@@ -18,9 +18,7 @@ import (
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	_, _, md := clusterMarketData(t)
 	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", md)
-	for i := range 3 {
-		h.start(i)
-	}
+	h.startAll()
 	l := h.leader(30 * time.Second)
 	behind, other := (l+1)%3, (l+2)%3
 	h.kill(behind)

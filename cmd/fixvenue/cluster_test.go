@@ -133,9 +133,7 @@ func freeAddrs(t *testing.T, n int) (addrs []string, release func()) {
 
 func newClusterHarness(t *testing.T) *clusterHarness {
 	h := writeClusterConfigs(t, nil, false)
-	for i := range 3 {
-		h.start(i)
-	}
+	h.startAll()
 	return h
 }
 
@@ -237,6 +235,13 @@ func clusterOrdersMax() int {
 }
 
 func (h *clusterHarness) start(i int) { h.procs[i] = startVenue(h.t, h.cfgs[i]) }
+
+// startAll starts every node.
+func (h *clusterHarness) startAll() {
+	for i := range h.procs {
+		h.start(i)
+	}
+}
 
 func (h *clusterHarness) kill(i int) { h.procs[i].kill() }
 
@@ -894,9 +899,7 @@ func metricValue(t *testing.T, addr, name string) float64 {
 // a journaled command, on every replica.
 func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 	h := writeClusterConfigs(t, nil, true)
-	for i := range 3 {
-		h.start(i)
-	}
+	h.startAll()
 	l := h.leader(30 * time.Second)
 	back, away := h.clients[0], h.clients[1]
 	orders := map[*clusterClient][]string{}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/browsertest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
@@ -175,18 +176,8 @@ range = [1, 3]
 	ctx := browsertest.New(t)
 	admin := func(v *venueProc, path, body string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, "http://"+v.ready.AdminAddr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: HTTP %d", path, resp.StatusCode)
+		if a := admintest.Call(t, http.MethodPost, "http://"+v.ready.AdminAddr+path, token, body); a.Status != http.StatusOK {
+			t.Fatalf("POST %s: HTTP %d", path, a.Status)
 		}
 	}
 

@@ -27,10 +27,7 @@ func cmdJournal(args []string) int {
 	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
 	from := fs.Uint64("from", 0, "dump: first sequence number to print")
 	symbol := fs.String("symbol", "", "book: the instrument (default: every instrument, one JSON line each)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	cfg := loadConfig("journal", *cfgPath)
+	cfg := parseWithConfig("journal", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return 2
 	}

@@ -83,3 +83,13 @@ func loadConfig(cmd, path string) *config.Config {
 	}
 	return cfg
 }
+
+// parseWithConfig parses a subcommand's args with fs, then loads the
+// configuration its --config flag (cfgPath) names; on either error it
+// returns nil (the command then exits 2).
+func parseWithConfig(cmd string, fs *flag.FlagSet, args []string, cfgPath *string) *config.Config {
+	if err := fs.Parse(args); err != nil {
+		return nil
+	}
+	return loadConfig(cmd, *cfgPath)
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -89,19 +89,12 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 	// Bad input over HTTP: a 4xx with a JSON reason, and nothing journaled.
 	post := func(path, tok, body string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+path, tok, body)
 		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s: not JSON: %s", path, raw)
+		if err := json.Unmarshal(a.Body, &out); err != nil {
+			t.Fatalf("%s: not JSON: %s", path, a.Body)
 		}
-		return resp.StatusCode, out
+		return a.Status, out
 	}
 	for _, tc := range []struct {
 		path, body string

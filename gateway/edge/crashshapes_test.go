@@ -91,11 +91,7 @@ func TestCrashShapesKillBareQuickFIX(t *testing.T) {
 // a Logout for a Logon inside the session. The process survives them all.
 func TestEmptyValueSweep(t *testing.T) {
 	t.Parallel()
-	p, err := dictionaryPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dd, err := datadictionary.Parse(p)
+	dd, err := datadictionary.Parse(dictionaryPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -252,9 +252,7 @@ var qfDictionary = func() func() *datadictionary.DataDictionary {
 	return func() *datadictionary.DataDictionary {
 		if !done {
 			done = true
-			if p, err := dictionaryPath(); err == nil {
-				dd, _ = datadictionary.Parse(p)
-			}
+			dd, _ = datadictionary.Parse(dictionaryPath)
 		}
 		return dd
 	}
