@@ -63,7 +63,7 @@ func TestAddInstrumentTrades(t *testing.T) {
 	}
 	var buf [cmdSlotSize]byte
 	sink := NewBufferSink(16)
-	for i, a := range []newOrderArgs{
+	for i, a := range []orderArgs{
 		{session: 1, side: venue.SideBuy, px: 400, qty: 30, clOrdID: "b1"},
 		{session: 2, side: venue.SideSell, px: 400, qty: 10, clOrdID: "s1"},
 		{session: 2, side: venue.SideSell, px: 400, qty: 5, clOrdID: "s2"}, // not a lot multiple
@@ -195,7 +195,7 @@ func addedOrderAllocs(t *testing.T, m *Matcher, seq *uint64, session uint16, run
 	sink := NewBufferSink(16)
 	return testing.AllocsPerRun(runs, func() {
 		*seq++
-		a := newOrderArgs{seq: *seq, ts: 100, session: session, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
+		a := orderArgs{seq: *seq, ts: 100, session: session, side: venue.SideBuy, ordType: venue.OrdTypeLimit, instrument: 7,
 			px: 400, qty: 10, tif: venue.TimeInForceIOC, clOrdID: "x"}
 		sink.Reset()
 		if err := m.Apply(encodeNewOrder(buf[:], &a), sink); err != nil {
@@ -245,7 +245,7 @@ func TestAddInstrumentWithRisk(t *testing.T) {
 	order := func(session uint16, side venue.Side, qty int64) venue.RejectReason {
 		t.Helper()
 		seq++
-		a := newOrderArgs{seq: seq, ts: 100, session: session, side: side, ordType: venue.OrdTypeLimit, instrument: 7,
+		a := orderArgs{seq: seq, ts: 100, session: session, side: side, ordType: venue.OrdTypeLimit, instrument: 7,
 			px: 400, qty: qty, clOrdID: fmt.Sprintf("o%d", seq)}
 		apply(encodeNewOrder(buf[:], &a))
 		for i := range sink.Len() {

@@ -16,11 +16,11 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 	w := newWorkload(t, 10)
 	const ref = workloadRefTicks
 	order := func(session uint16, side venue.Side, typ venue.OrdType, tif venue.TimeInForce, px, qty int64) *stampedCmd {
-		return newStampedOrder(newOrderArgs{session: session, side: side, ordType: typ, instrument: workloadInstrument,
+		return newStampedOrder(orderArgs{session: session, side: side, ordType: typ, instrument: workloadInstrument,
 			tif: tif, px: px, qty: qty})
 	}
 	passive := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, ref-1, 5)
-	cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+	cancel := newStampedCancel(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 	take := order(2, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, ref+1, workloadOrderQty)
 	refill := order(1, venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceGTC, ref+1, workloadOrderQty)
 	ioc := order(2, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceIOC, ref, 5) // does not cross
@@ -28,18 +28,18 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 	market := order(2, venue.SideBuy, venue.OrdTypeMarket, venue.TimeInForceDay, 0, workloadOrderQty)
 	day3 := order(3, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, ref-3, 1)
 	reject := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceDay, 1, 5) // out of band
-	gtd := newStampedOrder(newOrderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	gtd := newStampedOrder(orderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceGTD, px: ref - 2, qty: 1, expireNs: 10})
 	// A sell stop below the last trade (ref+1, from "fill + refill"), a
 	// sell that trades at ref-1 and elects it, and the bids it took put back.
-	sellStop := newStampedOrder(newOrderArgs{session: 3, side: venue.SideSell, ordType: venue.OrdTypeStop,
+	sellStop := newStampedOrder(orderArgs{session: 3, side: venue.SideSell, ordType: venue.OrdTypeStop,
 		instrument: workloadInstrument, tif: venue.TimeInForceDay, stopPx: ref, qty: workloadOrderQty})
 	hitBid := order(2, venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceDay, ref-1, workloadOrderQty)
 	refillBid := order(1, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceGTC, ref-1, workloadOrderQty)
-	buyStop := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeStopLimit,
+	buyStop := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeStopLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceDay, stopPx: ref + 5, px: ref + 6, qty: 5})
 	// An iceberg inside the spread, taken in two slices by one buy.
-	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+	iceberg := newStampedOrder(orderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: ref, qty: 2 * workloadOrderQty, maxFloor: workloadOrderQty})
 	takeIceberg := order(2, venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceIOC, ref, 2*workloadOrderQty)
 	var buf, statusBuf, massBuf, discBuf, tsBuf, tickBuf, unknownCancelBuf [cmdSlotSize]byte
@@ -94,10 +94,10 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 			w.apply(t, cancel.stamp(back))
 		}, []uint16{venue.OrderReplacedTemplateID}},
 		{"status", func() {
-			w.apply(t, encodeStatus(statusBuf[:], &statusArgs{session: 1, orderID: 1}))
+			w.apply(t, encodeStatus(statusBuf[:], &orderRefArgs{session: 1, orderID: 1}))
 		}, []uint16{venue.OrderStatusTemplateID}},
 		{"cancel rejected", func() {
-			w.apply(t, encodeCancel(unknownCancelBuf[:], &cancelArgs{session: 1, orderID: 1 << 40}))
+			w.apply(t, encodeCancel(unknownCancelBuf[:], &orderRefArgs{session: 1, orderID: 1 << 40}))
 		}, []uint16{venue.CancelRejectedTemplateID}},
 		{"mass cancel", func() {
 			w.apply(t, day3.stamp(w.id(nil)))

@@ -27,9 +27,9 @@ func TestAuctionDoesNotAllocate(t *testing.T) {
 	w := newWorkload(t, 10)
 	const ref = workloadRefTicks
 	var tsBuf [cmdSlotSize]byte
-	market := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
+	market := newStampedOrder(orderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
 		instrument: workloadInstrument, qty: workloadOrderQty})
-	refill := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+	refill := newStampedOrder(orderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref + 1, qty: workloadOrderQty})
 	resting := w.m.RestingOrders()
 	call := func() {
@@ -65,7 +65,7 @@ func TestAuctionDoesNotAllocate(t *testing.T) {
 	sink := &ringSink{}
 	low, high := int64(ref), int64(ref+band+1)
 	mk := func(session uint16, side venue.Side, px int64) *stampedCmd {
-		return newStampedOrder(newOrderArgs{session: session, side: side, ordType: venue.OrdTypeLimit, instrument: 1, px: px, qty: 1})
+		return newStampedOrder(orderArgs{session: session, side: side, ordType: venue.OrdTypeLimit, instrument: 1, px: px, qty: 1})
 	}
 	askHigh, buyHigh, bidLow, sellLow := mk(1, venue.SideSell, high), mk(2, venue.SideBuy, high), mk(1, venue.SideBuy, low), mk(2, venue.SideSell, low)
 	var n uint64
@@ -128,9 +128,9 @@ func BenchmarkUncross(b *testing.B) {
 			sink := &ringSink{}
 			var buys, sells []*stampedCmd
 			for k := int64(0); k < 100; k++ {
-				buys = append(buys, newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+				buys = append(buys, newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 					instrument: 1, px: ref + k, qty: 1}))
-				sells = append(sells, newStampedOrder(newOrderArgs{session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+				sells = append(sells, newStampedOrder(orderArgs{session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 					instrument: 1, px: ref - k, qty: 1}))
 			}
 			var buf [cmdSlotSize]byte

@@ -47,9 +47,9 @@ func BenchmarkAggressiveFillRefill(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			w := newWorkload(b, depth)
-			take := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+			take := newStampedOrder(orderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 				instrument: workloadInstrument, px: workloadRefTicks + 1, qty: workloadOrderQty})
-			refill := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+			refill := newStampedOrder(orderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 				instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: workloadRefTicks + 1, qty: workloadOrderQty})
 			trades := w.m.Counters().LastTradeID
 			w.timePairs(b, take, refill)
@@ -65,12 +65,12 @@ func BenchmarkMarketSweep3Levels(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			w := newWorkload(b, depth)
-			sweep := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
+			sweep := newStampedOrder(orderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
 				instrument: workloadInstrument, tif: venue.TimeInForceIOC, qty: 3 * workloadPerLevel * workloadOrderQty})
 			var refills []*stampedCmd
 			for level := 1; level <= 3; level++ {
 				for range workloadPerLevel {
-					refills = append(refills, newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell,
+					refills = append(refills, newStampedOrder(orderArgs{session: 1, side: venue.SideSell,
 						ordType: venue.OrdTypeLimit, instrument: workloadInstrument, tif: venue.TimeInForceGTC,
 						px: workloadRefTicks + int64(level), qty: workloadOrderQty}))
 				}
@@ -213,7 +213,7 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 	newOrder := func(tif venue.TimeInForce, side venue.Side, px int64) []byte {
 		seq++
 		nextID++
-		return encodeNewOrder(buf[:], &newOrderArgs{seq: seq, session: 1, side: side, ordType: venue.OrdTypeLimit,
+		return encodeNewOrder(buf[:], &orderArgs{seq: seq, session: 1, side: side, ordType: venue.OrdTypeLimit,
 			instrument: 1, tif: tif, px: px, qty: int64(1 + rng.IntN(100)), clOrdID: "f" + strconv.Itoa(nextID)})
 	}
 	// Passive price: bids below the reference, asks above, spread over the levels.
@@ -247,13 +247,13 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 		case r < 18:
 			o := t.pick(rng)
 			seq++
-			cmd = encodeCancel(buf[:], &cancelArgs{seq: seq, session: 1, side: o.side, instrument: 1,
+			cmd = encodeCancel(buf[:], &orderRefArgs{seq: seq, session: 1, side: o.side, instrument: 1,
 				clOrdID: "x", origClOrdID: o.clOrdID})
 		default:
 			o := t.pick(rng)
 			seq++
 			nextID++
-			cmd = encodeReplace(buf[:], &replaceArgs{seq: seq, session: 1, side: o.side, ordType: venue.OrdTypeLimit,
+			cmd = encodeReplace(buf[:], &orderArgs{seq: seq, session: 1, side: o.side, ordType: venue.OrdTypeLimit,
 				instrument: 1, tif: venue.TimeInForceGTC, px: passive(o.side), qty: o.qty,
 				clOrdID: "f" + strconv.Itoa(nextID), origClOrdID: o.clOrdID})
 		}
@@ -347,21 +347,21 @@ func BenchmarkStopCascade10(b *testing.B) {
 	const ref = workloadRefTicks
 	var asks []*stampedCmd
 	for level := int64(1); level <= stops+1; level++ {
-		asks = append(asks, newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		asks = append(asks, newStampedOrder(orderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 			instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref + level, qty: 1}))
 	}
-	bid := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	bid := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceGTC, px: ref - 1, qty: 1})
 	var stopCmds []*stampedCmd
 	for level := int64(1); level <= stops; level++ {
 		// GTC: the EndOfDay that w.id runs when the ClOrdID table fills
 		// must not expire stops waiting in the middle of an iteration.
-		stopCmds = append(stopCmds, newStampedOrder(newOrderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeStop,
+		stopCmds = append(stopCmds, newStampedOrder(orderArgs{session: 3, side: venue.SideBuy, ordType: venue.OrdTypeStop,
 			instrument: workloadInstrument, tif: venue.TimeInForceGTC, stopPx: ref + level, qty: 1}))
 	}
-	trigger := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	trigger := newStampedOrder(orderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: ref + 1, qty: 1})
-	reset := newStampedOrder(newOrderArgs{session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+	reset := newStampedOrder(orderArgs{session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: ref - 1, qty: 1})
 	for _, c := range append(asks, bid) {
 		w.apply(b, c.stamp(w.id(nil)))
@@ -397,9 +397,9 @@ func BenchmarkStopCascade10(b *testing.B) {
 func BenchmarkIcebergRefill(b *testing.B) {
 	w := newWorkload(b, 10)
 	const slices = 5
-	iceberg := newStampedOrder(newOrderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+	iceberg := newStampedOrder(orderArgs{session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: workloadRefTicks, qty: slices * workloadOrderQty, maxFloor: workloadOrderQty})
-	take := newStampedOrder(newOrderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	take := newStampedOrder(orderArgs{session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: venue.TimeInForceIOC, px: workloadRefTicks, qty: slices * workloadOrderQty})
 	trades := w.m.Counters().LastTradeID
 	refills := w.sink.kinds[venue.OrderRefilledTemplateID&0xFF]

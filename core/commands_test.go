@@ -9,25 +9,34 @@ import (
 
 const cmdSlotSize = 256
 
-type newOrderArgs struct {
-	seq        uint64
-	ts         int64
-	session    uint16
-	side       venue.Side
-	ordType    venue.OrdType
-	instrument uint32
-	tif        venue.TimeInForce
-	flags      venue.OrderFlags
-	stp        venue.StpMode
-	px, qty    int64
-	expireNs   int64
-	stopPx     int64
-	maxFloor   int64
-	clOrdID    string
-	account    string
+// orderArgs are the fields of a NewOrder or a ReplaceOrder. Only a NewOrder
+// carries flags and stp, only a ReplaceOrder orderID and origClOrdID; each
+// encoder panics when given a field its message does not carry, so a test
+// cannot believe it set one.
+type orderArgs struct {
+	seq         uint64
+	ts          int64
+	session     uint16
+	side        venue.Side
+	ordType     venue.OrdType
+	instrument  uint32
+	tif         venue.TimeInForce
+	flags       venue.OrderFlags
+	stp         venue.StpMode
+	orderID     uint64
+	px, qty     int64
+	expireNs    int64
+	stopPx      int64
+	maxFloor    int64
+	clOrdID     string
+	origClOrdID string
+	account     string
 }
 
-func encodeNewOrder(buf []byte, a *newOrderArgs) []byte {
+func encodeNewOrder(buf []byte, a *orderArgs) []byte {
+	if a.orderID != 0 || a.origClOrdID != "" {
+		panic("a NewOrder carries no OrderID or OrigClOrdID")
+	}
 	var c venue.NewOrder
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, a.ts)
@@ -39,7 +48,10 @@ func encodeNewOrder(buf []byte, a *newOrderArgs) []byte {
 	return buf[:c.EncodedLength()]
 }
 
-type cancelArgs struct {
+// orderRefArgs are the fields of a CancelOrder or an OrderStatusRequest:
+// both name a live order the same way (see orderRef); only a CancelOrder
+// carries origClOrdID, and encodeStatus panics when given one.
+type orderRefArgs struct {
 	seq         uint64
 	ts          int64
 	session     uint16
@@ -50,7 +62,7 @@ type cancelArgs struct {
 	origClOrdID string
 }
 
-func encodeCancel(buf []byte, a *cancelArgs) []byte {
+func encodeCancel(buf []byte, a *orderRefArgs) []byte {
 	var c venue.CancelOrder
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, a.ts)
@@ -59,25 +71,10 @@ func encodeCancel(buf []byte, a *cancelArgs) []byte {
 	return buf[:c.EncodedLength()]
 }
 
-type replaceArgs struct {
-	seq         uint64
-	ts          int64
-	session     uint16
-	side        venue.Side
-	ordType     venue.OrdType
-	instrument  uint32
-	tif         venue.TimeInForce
-	orderID     uint64
-	px, qty     int64
-	expireNs    int64
-	stopPx      int64
-	maxFloor    int64
-	clOrdID     string
-	origClOrdID string
-	account     string
-}
-
-func encodeReplace(buf []byte, a *replaceArgs) []byte {
+func encodeReplace(buf []byte, a *orderArgs) []byte {
+	if a.flags != 0 || a.stp != 0 {
+		panic("a ReplaceOrder carries no flags or STP mode")
+	}
 	var c venue.ReplaceOrder
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, a.ts)
@@ -115,17 +112,10 @@ func encodeMassCancel(buf []byte, a *massCancelArgs) []byte {
 	return buf[:c.EncodedLength()]
 }
 
-type statusArgs struct {
-	seq        uint64
-	ts         int64
-	session    uint16
-	side       venue.Side
-	instrument uint32
-	orderID    uint64
-	clOrdID    string
-}
-
-func encodeStatus(buf []byte, a *statusArgs) []byte {
+func encodeStatus(buf []byte, a *orderRefArgs) []byte {
+	if a.origClOrdID != "" {
+		panic("an OrderStatusRequest carries no OrigClOrdID")
+	}
 	var c venue.OrderStatusRequest
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, a.ts)

@@ -101,7 +101,7 @@ func fuzzAuctionSeed(cfg Config) []byte {
 	}
 	var buf [cmdSlotSize]byte
 	order := func(id string, side venue.Side, typ venue.OrdType, tif venue.TimeInForce, px int64) {
-		add(encodeNewOrder(buf[:], &newOrderArgs{ts: int64(seq) * 10, session: 1, side: side, ordType: typ, instrument: in.ID,
+		add(encodeNewOrder(buf[:], &orderArgs{ts: int64(seq) * 10, session: 1, side: side, ordType: typ, instrument: in.ID,
 			tif: tif, px: px, qty: lot, clOrdID: id}))
 	}
 	add(encodeTradingStatus(buf[:], 0, 1, in.ID, venue.TradingStatusOpeningCall))
@@ -110,13 +110,13 @@ func fuzzAuctionSeed(cfg Config) []byte {
 	order("a3", venue.SideBuy, venue.OrdTypeMarket, venue.TimeInForceDay, 0)
 	order("a4", venue.SideSell, venue.OrdTypeMarket, venue.TimeInForceDay, 0)
 	order("a5", venue.SideBuy, venue.OrdTypeLimit, venue.TimeInForceAtTheOpening, ref)
-	add(encodeReplace(buf[:], &replaceArgs{ts: int64(seq) * 10, session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	add(encodeReplace(buf[:], &orderArgs{ts: int64(seq) * 10, session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: in.ID, px: ref + 2, qty: 2 * lot, clOrdID: "a1b", origClOrdID: "a1"}))
 	add(encodeTradingStatus(buf[:], 0, int64(seq)*10, in.ID, venue.TradingStatusOpen))
 	for k := int64(1); k <= 4; k++ {
 		order(fmt.Sprintf("s%d", k), venue.SideSell, venue.OrdTypeLimit, venue.TimeInForceDay, ref+4*k)
 	}
-	add(encodeNewOrder(buf[:], &newOrderArgs{ts: int64(seq) * 10, session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
+	add(encodeNewOrder(buf[:], &orderArgs{ts: int64(seq) * 10, session: 2, side: venue.SideBuy, ordType: venue.OrdTypeMarket,
 		instrument: in.ID, qty: 4 * lot, clOrdID: "sweep"}))
 	add(encodeTick(buf[:], 0, 1<<40))
 	return out

@@ -295,7 +295,7 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		cmd = s.newOrder(a, session)
 	case "cancel":
 		known := s.orders[orderKey(session, a.str("orig", ""))]
-		ca := cancelArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""),
+		ca := orderRefArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""),
 			origClOrdID: a.str("orig", ""), orderID: uint64(a.int("order", 0))}
 		ca.side, ca.instrument = venue.SideBuy, s.cfg.Instruments[0].ID
 		if known != nil {
@@ -321,7 +321,7 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		}
 		cmd = encodeMassCancel(s.buf[:], &ma)
 	case "status":
-		sa := statusArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""), orderID: uint64(a.int("order", 0)),
+		sa := orderRefArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""), orderID: uint64(a.int("order", 0)),
 			side: parseSide(a.str("side", "buy")), instrument: s.instrument(a)}
 		cmd = encodeStatus(s.buf[:], &sa)
 	case "disconnect":
@@ -400,7 +400,7 @@ func (s *script) rememberOrder(ev []byte) {
 
 func (s *script) newOrder(a args, session uint16) []byte {
 	instrument := s.instrument(a)
-	na := newOrderArgs{seq: s.seq, ts: s.now, session: session, instrument: instrument,
+	na := orderArgs{seq: s.seq, ts: s.now, session: session, instrument: instrument,
 		side: parseSide(a.str("side", "buy")), ordType: parseOrdType(a.str("type", "limit")),
 		tif: parseTIF(a.str("tif", "day")), stp: parseStp(a.str("stp", "default")),
 		qty: int64(a.int("qty", 1)), expireNs: int64(a.int("exp", 0)),
@@ -424,7 +424,7 @@ func (s *script) replace(a args, session uint16) []byte {
 	if known == nil {
 		known = &scriptOrder{side: venue.SideBuy, instrument: s.cfg.Instruments[0].ID}
 	}
-	ra := replaceArgs{seq: s.seq, ts: s.now, session: session, side: known.side, ordType: venue.OrdTypeLimit,
+	ra := orderArgs{seq: s.seq, ts: s.now, session: session, side: known.side, ordType: venue.OrdTypeLimit,
 		instrument: known.instrument, tif: known.tif, orderID: uint64(a.int("order", 0)),
 		qty: int64(a.int("qty", 1)), expireNs: int64(a.int("exp", int(known.expireNs))),
 		clOrdID: a.str("id", ""), origClOrdID: orig, account: a.str("acct", "")}

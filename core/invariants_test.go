@@ -71,7 +71,7 @@ func invariantsFixture(t *testing.T) *Matcher {
 	}
 	var buf [cmdSlotSize]byte
 	sink := NewBufferSink(8)
-	orders := []newOrderArgs{
+	orders := []orderArgs{
 		{session: 1, side: venue.SideBuy, px: 990, qty: 10, clOrdID: "b1"},
 		{session: 1, side: venue.SideBuy, px: 995, qty: 10, clOrdID: "b2", tif: venue.TimeInForceGTD, expireNs: 5000},
 		{session: 2, side: venue.SideSell, px: 1005, qty: 10, clOrdID: "s1"},

@@ -173,7 +173,7 @@ func TestOperatorSetBand(t *testing.T) {
 	var buf [cmdSlotSize]byte
 	sink := NewBufferSink(4)
 	for i, px := range []int64{901, 1057} {
-		if err := m.Apply(encodeNewOrder(buf[:], &newOrderArgs{seq: uint64(400 + i), ts: 1, session: 3, side: venue.SideSell, ordType: venue.OrdTypeLimit,
+		if err := m.Apply(encodeNewOrder(buf[:], &orderArgs{seq: uint64(400 + i), ts: 1, session: 3, side: venue.SideSell, ordType: venue.OrdTypeLimit,
 			instrument: 1, px: px, qty: 1, clOrdID: fmt.Sprintf("band%d", i)}), sink); err != nil {
 			t.Fatal(err)
 		}

@@ -75,10 +75,10 @@ func TestPrefetchTakesAnyBytes(t *testing.T) {
 	m := mustMatcher(t, propertyConfigs()[0])
 	var buf [cmdSlotSize]byte
 	whole := map[string][]byte{
-		"new order": encodeNewOrder(buf[:], &newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+		"new order": encodeNewOrder(buf[:], &orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 			instrument: 1, px: 100, qty: 1, clOrdID: "a"}),
-		"cancel by OrderID":         encodeCancel(make([]byte, cmdSlotSize), &cancelArgs{session: 1, orderID: 1 << 62, clOrdID: "c"}),
-		"cancel addressing nothing": encodeCancel(make([]byte, cmdSlotSize), &cancelArgs{session: 1, clOrdID: "c"}),
+		"cancel by OrderID":         encodeCancel(make([]byte, cmdSlotSize), &orderRefArgs{session: 1, orderID: 1 << 62, clOrdID: "c"}),
+		"cancel addressing nothing": encodeCancel(make([]byte, cmdSlotSize), &orderRefArgs{session: 1, clOrdID: "c"}),
 	}
 	for name, cmd := range whole {
 		for n := 0; n <= len(cmd); n++ {
@@ -99,9 +99,9 @@ func TestPrefetchTakesAnyBytes(t *testing.T) {
 // before every command, so it must not allocate either.
 func TestPrefetchDoesNotAllocate(t *testing.T) {
 	w := newWorkload(t, 10)
-	place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	place := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-	cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+	cancel := newStampedCancel(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 	id := w.id(nil)
 	if err := w.m.Apply(place.stamp(id), w.sink); err != nil {
 		t.Fatal(err)

@@ -378,7 +378,7 @@ func (g *commandGen) next() []byte {
 
 func (g *commandGen) newOrder() []byte {
 	in := g.instrument()
-	a := newOrderArgs{seq: g.seq, ts: g.now, session: g.session(), instrument: in.ID,
+	a := orderArgs{seq: g.seq, ts: g.now, session: g.session(), instrument: in.ID,
 		side: venue.Side(1 + g.rng.IntN(2)), ordType: venue.OrdTypeLimit, tif: venue.TimeInForceDay,
 		qty: g.qty(in), account: g.account()}
 	if g.pct(2) {
@@ -485,7 +485,7 @@ func (g *commandGen) maxFloor(in InstrumentConfig, qty int64) int64 {
 }
 
 func (g *commandGen) cancel() []byte {
-	a := cancelArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, instrument: 1}
+	a := orderRefArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, instrument: 1}
 	n := g.rng.IntN(1000)
 	a.clOrdID = "x" + strconv.Itoa(n)
 	if o := g.liveOrder(); o != nil && g.pct(80) {
@@ -515,7 +515,7 @@ func (g *commandGen) cancel() []byte {
 }
 
 func (g *commandGen) replace() []byte {
-	a := replaceArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	a := orderArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: 1, clOrdID: g.freshID(0), qty: 10, px: 1000}
 	o := g.liveOrder()
 	if o != nil && g.pct(90) {
@@ -585,7 +585,7 @@ func (g *commandGen) replace() []byte {
 }
 
 func (g *commandGen) status() []byte {
-	a := statusArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideSell, instrument: 2}
+	a := orderRefArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideSell, instrument: 2}
 	if o := g.liveOrder(); o != nil && g.pct(50) {
 		a.session, a.clOrdID = o.session, o.clOrdID
 	} else if g.pct(60) {

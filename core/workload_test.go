@@ -77,7 +77,7 @@ func (c *stampedCmd) stamp(n uint64) []byte {
 
 const idPlaceholder = "0000000000000000"
 
-func newStampedOrder(a newOrderArgs) *stampedCmd {
+func newStampedOrder(a orderArgs) *stampedCmd {
 	c := &stampedCmd{}
 	a.clOrdID = idPlaceholder
 	c.cmd = encodeNewOrder(c.buf[:], &a)
@@ -89,7 +89,7 @@ func newStampedOrder(a newOrderArgs) *stampedCmd {
 
 // newStampedCancel encodes a cancel whose OrigClOrdID is the stamped field:
 // it cancels the order stamped with the same number.
-func newStampedCancel(a cancelArgs) *stampedCmd {
+func newStampedCancel(a orderRefArgs) *stampedCmd {
 	c := &stampedCmd{}
 	a.origClOrdID = idPlaceholder
 	a.clOrdID = "cxl"
@@ -146,7 +146,7 @@ func newWorkloadSized(tb testing.TB, depth, clOrdIDsMax int) *workload {
 // order encodes a limit order with a fresh ClOrdID (setup only: it allocates).
 func (w *workload) order(side venue.Side, px, qty int64, tif venue.TimeInForce) []byte {
 	w.nextID++
-	return newStampedOrder(newOrderArgs{session: 1, side: side, ordType: venue.OrdTypeLimit,
+	return newStampedOrder(orderArgs{session: 1, side: side, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, tif: tif, px: px, qty: qty}).stamp(w.nextID)
 }
 
@@ -160,9 +160,9 @@ func (w *workload) apply(tb testing.TB, cmd []byte) {
 // the book and its cancel by ClOrdID, and stops the timer for the
 // benchmark's checks.
 func (w *workload) timePlaceCancel(b *testing.B) {
-	place := newStampedOrder(newOrderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+	place := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-	cancel := newStampedCancel(cancelArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
+	cancel := newStampedCancel(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
