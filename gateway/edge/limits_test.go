@@ -23,10 +23,19 @@ func dialFrom(t testing.TB, from, addr string) net.Conn {
 	return conn
 }
 
-// expectRefusedAtAccept connects from address from and asserts the
-// connection is reset or closed without a byte. (The edge resets refused
-// connections, which may already fail the dial.)
-func expectRefusedAtAccept(t testing.TB, from, addr string) {
+// expectRefusedAtAccept connects to v from address from and asserts the
+// connection is reset or closed without a byte (the edge resets refused
+// connections, which may already fail the dial), and that this is the
+// first refusal v counted for reason.
+func expectRefusedAtAccept(t testing.TB, v *venue, from string, reason Reason) {
+	t.Helper()
+	expectClosedAtAccept(t, from, v.addr())
+	if got := v.l.Stats().Count(reason); got != 1 {
+		t.Fatalf("%v refusals %d, want 1", reason, got)
+	}
+}
+
+func expectClosedAtAccept(t testing.TB, from, addr string) {
 	t.Helper()
 	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 	conn, err := d.Dial("tcp", addr)
@@ -70,17 +79,11 @@ func TestConnectionLimits(t *testing.T) {
 	a1 := dialFrom(t, "127.0.0.1", v.addr())
 	dialFrom(t, "127.0.0.1", v.addr())
 	waitStat(t, "open connections", open, 2)
-	expectRefusedAtAccept(t, "127.0.0.1", v.addr())
-	if got := stats.Count(ReasonConnectionsPerSourceMax); got != 1 {
-		t.Fatalf("per-source refusals %d", got)
-	}
+	expectRefusedAtAccept(t, v, "127.0.0.1", ReasonConnectionsPerSourceMax)
 	// Another address still gets in, up to the total.
 	b1 := dialFrom(t, "127.0.0.2", v.addr())
 	waitStat(t, "open connections", open, 3)
-	expectRefusedAtAccept(t, "127.0.0.2", v.addr())
-	if got := stats.Count(ReasonConnectionsMax); got != 1 {
-		t.Fatalf("total refusals %d", got)
-	}
+	expectRefusedAtAccept(t, v, "127.0.0.2", ReasonConnectionsMax)
 	// A third address: the source table is full while both are in use.
 	_ = b1.Close()
 	waitStat(t, "open connections", open, 2)
@@ -88,10 +91,7 @@ func TestConnectionLimits(t *testing.T) {
 	waitStat(t, "open connections", open, 3)
 	_ = a1.Close()
 	waitStat(t, "open connections", open, 2)
-	expectRefusedAtAccept(t, "127.0.0.3", v.addr())
-	if got := stats.Count(ReasonSourcesTableFull); got != 1 {
-		t.Fatalf("source table refusals %d", got)
-	}
+	expectRefusedAtAccept(t, v, "127.0.0.3", ReasonSourcesTableFull)
 	// A client that logs on is counted like any other connection and works.
 	_ = b1.Close()
 	waitStat(t, "open connections", open, 1)
@@ -106,10 +106,7 @@ func TestAcceptRate(t *testing.T) {
 		dialFrom(t, "127.0.0.1", v.addr())
 	}
 	waitStat(t, "open connections", v.l.Stats().ConnectionsOpen.Load, 3)
-	expectRefusedAtAccept(t, "127.0.0.1", v.addr())
-	if got := v.l.Stats().Count(ReasonAcceptRate); got != 1 {
-		t.Fatalf("accept-rate refusals %d", got)
-	}
+	expectRefusedAtAccept(t, v, "127.0.0.1", ReasonAcceptRate)
 }
 
 func TestLogonRateLimits(t *testing.T) {
