@@ -118,9 +118,9 @@ func TestCommandLargerThanTheRingDoesNotStall(t *testing.T) {
 	}
 	// Commands are durable before the matcher is done with them (the
 	// journal and the matcher run side by side), and ready once both hold.
-	for i := 0; len(sim.live) < 2*slots; i++ {
+	for i := 0; sim.live.Len() < 2*slots; i++ {
 		if i == 5000 {
-			t.Fatalf("only %d resting orders after %d commands", len(sim.live), i)
+			t.Fatalf("only %d resting orders after %d commands", sim.live.Len(), i)
 		}
 		events := sim.apply(sim.newOrder)
 		durable.Store(int64(sim.seq))

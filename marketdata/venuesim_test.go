@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/cmdtest"
+	"github.com/fixvenue/fixvenue/internal/flowtest"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -46,17 +47,16 @@ type simOrder struct {
 }
 
 type venueSim struct {
-	t       testing.TB
-	rng     *rand.Rand
-	m       *core.Matcher
-	sink    *core.BufferSink
-	seq     uint64
-	nowNs   int64
-	clSeq   int
-	cmd     [256]byte
-	live    []simOrder
-	liveIdx map[uint64]int
-	mid     map[uint32]int64
+	t     testing.TB
+	rng   *rand.Rand
+	m     *core.Matcher
+	sink  *core.BufferSink
+	seq   uint64
+	nowNs int64
+	clSeq int
+	cmd   [256]byte
+	live  flowtest.Live[simOrder]
+	mid   map[uint32]int64
 }
 
 func newVenueSim(t testing.TB, seed uint64) *venueSim {
@@ -66,7 +66,7 @@ func newVenueSim(t testing.TB, seed uint64) *venueSim {
 		t.Fatal(err)
 	}
 	s := &venueSim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9E3779B97F4A7C15)), m: m,
-		sink: core.NewBufferSink(64), nowNs: 1_700_000_000_000_000_000, liveIdx: map[uint64]int{},
+		sink: core.NewBufferSink(64), nowNs: 1_700_000_000_000_000_000,
 		mid: map[uint32]int64{}}
 	for _, in := range simInstruments {
 		s.mid[in.ID] = in.RefPriceTicks
@@ -105,7 +105,7 @@ func (s *venueSim) apply(encode func() []byte) *core.BufferSink {
 
 func (s *venueSim) randomCommand() []byte {
 	r := s.rng.IntN(1000)
-	if r >= 560 && r < 880 && len(s.live) == 0 {
+	if r >= 560 && r < 880 && s.live.Len() == 0 {
 		r = 0 // nothing to cancel or replace
 	}
 	switch {
@@ -279,11 +279,11 @@ func (s *venueSim) stopOrder(c *venue.NewOrder, in core.InstrumentConfig, side v
 
 // pickLive returns a known live order, or a made-up one now and then.
 func (s *venueSim) pickLive() simOrder {
-	if s.rng.IntN(20) == 0 || len(s.live) == 0 {
+	if s.rng.IntN(20) == 0 || s.live.Len() == 0 {
 		return simOrder{id: uint64(1 + s.rng.IntN(100000)), session: uint16(1 + s.rng.IntN(simSessions)),
 			inst: s.pickInstrument().ID, side: s.pickSide(), price: 1000, qty: 100}
 	}
-	return s.live[s.rng.IntN(len(s.live))]
+	return s.live.At(s.rng.IntN(s.live.Len()))
 }
 
 func (s *venueSim) cancel() []byte {
@@ -384,42 +384,25 @@ func (s *venueSim) learn(ev []byte) {
 	case venue.OrderAcceptedTemplateID:
 		var m venue.OrderAccepted
 		s.must(m.WrapDecode(ev, 0))
-		s.addLive(simOrder{id: m.OrderID(), session: m.SessionIdx(), inst: m.InstrumentID(), side: m.Side(),
+		s.live.Add(m.OrderID(), simOrder{id: m.OrderID(), session: m.SessionIdx(), inst: m.InstrumentID(), side: m.Side(),
 			price: m.PriceTicks(), qty: m.Qty(), clOrdID: string(m.ClOrdID())})
 	case venue.FillTemplateID:
 		var m venue.Fill
 		s.must(m.WrapDecode(ev, 0))
 		if m.LeavesQty() == 0 {
-			s.dropLive(m.OrderID())
+			s.live.Drop(m.OrderID())
 		}
 	case venue.OrderCancelledTemplateID:
 		var m venue.OrderCancelled
 		s.must(m.WrapDecode(ev, 0))
-		s.dropLive(m.OrderID())
+		s.live.Drop(m.OrderID())
 	case venue.OrderReplacedTemplateID:
 		var m venue.OrderReplaced
 		s.must(m.WrapDecode(ev, 0))
-		if i, ok := s.liveIdx[m.OrderID()]; ok {
-			s.live[i].price, s.live[i].qty, s.live[i].clOrdID = m.PriceTicks(), m.Qty(), string(m.ClOrdID())
+		if o := s.live.Find(m.OrderID()); o != nil {
+			o.price, o.qty, o.clOrdID = m.PriceTicks(), m.Qty(), string(m.ClOrdID())
 		}
 	}
-}
-
-func (s *venueSim) addLive(o simOrder) {
-	s.liveIdx[o.id] = len(s.live)
-	s.live = append(s.live, o)
-}
-
-func (s *venueSim) dropLive(id uint64) {
-	i, ok := s.liveIdx[id]
-	if !ok {
-		return
-	}
-	last := len(s.live) - 1
-	s.live[i] = s.live[last]
-	s.liveIdx[s.live[i].id] = i
-	s.live = s.live[:last]
-	delete(s.liveIdx, id)
 }
 
 // compareWithMatcher fails the test unless the tracker's books, orders and

@@ -9,6 +9,7 @@ import (
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/cmdtest"
+	"github.com/fixvenue/fixvenue/internal/flowtest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -22,8 +23,7 @@ import (
 type standbyFlow struct {
 	rng     *rand.Rand
 	clockNs int64
-	live    []liveOrder
-	at      map[uint64]int // OrderID → index in live
+	live    flowtest.Live[liveOrder]
 	added   bool
 	buf     [512]byte
 }
@@ -44,32 +44,19 @@ func (f *standbyFlow) follow(ev []byte) {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
-			f.at[e.OrderID()] = len(f.live)
-			f.live = append(f.live, liveOrder{e.OrderID(), e.InstrumentID(), e.SessionIdx(), e.Side(), e.OrdType(), e.TimeInForce()})
+			f.live.Add(e.OrderID(), liveOrder{e.OrderID(), e.InstrumentID(), e.SessionIdx(), e.Side(), e.OrdType(), e.TimeInForce()})
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() == 0 {
-			f.drop(e.OrderID())
+			f.live.Drop(e.OrderID())
 		}
 	case venue.OrderCancelledTemplateID:
 		var e venue.OrderCancelled
 		if e.WrapDecode(ev, 0) == nil {
-			f.drop(e.OrderID())
+			f.live.Drop(e.OrderID())
 		}
 	}
-}
-
-func (f *standbyFlow) drop(id uint64) {
-	i, ok := f.at[id]
-	if !ok {
-		return
-	}
-	last := len(f.live) - 1
-	f.live[i] = f.live[last]
-	f.at[f.live[i].id] = i
-	f.live = f.live[:last]
-	delete(f.at, id)
 }
 
 // price is a limit price near an instrument's reference: buys mostly
@@ -146,12 +133,12 @@ func (f *standbyFlow) next(t *testing.T, seq uint64) []byte {
 			c.SetSessionIdx(session)
 			c.SetCancelOnDisconnect(1)
 		})
-	case r < 70 && len(f.live) > 0:
-		o := f.live[f.rng.IntN(len(f.live))]
+	case r < 70 && f.live.Len() > 0:
+		o := f.live.At(f.rng.IntN(f.live.Len()))
 		return cmdtest.Cancel(t, f.buf[:], cmdtest.Order{Seq: seq, TimestampNs: f.clockNs, Session: o.session,
 			Instrument: o.instrument, Side: o.side, OrderID: o.id, ClOrdID: fmt.Sprintf("c%d", seq)})
-	case r < 170 && len(f.live) > 0:
-		o := f.live[f.rng.IntN(len(f.live))]
+	case r < 170 && f.live.Len() > 0:
+		o := f.live.At(f.rng.IntN(f.live.Len()))
 		if o.ordType != venue.OrdTypeLimit {
 			break // only limit orders take a new price here
 		}
@@ -231,7 +218,7 @@ func TestStandbyViewsEqualBookWalk(t *testing.T) {
 	sink := standbySink{hash: journal.NewHashSink()}
 	sink.open, sink.rest = standbyViews(cfg, m)
 	count := make(map[uint16]int)
-	f := &standbyFlow{rng: rand.New(rand.NewPCG(22, 5)), clockNs: 1_780_000_000_000_000_000, at: map[uint64]int{}}
+	f := &standbyFlow{rng: rand.New(rand.NewPCG(22, 5)), clockNs: 1_780_000_000_000_000_000}
 	check := func(at uint64) {
 		t.Helper()
 		open, rest := standbyViews(cfg, m)
