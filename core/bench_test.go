@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/internal/flowtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -225,7 +226,7 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 		return ref + off
 	}
 	side := func() venue.Side { return venue.Side(1 + rng.IntN(2)) }
-	for len(t.live) < restingTarget {
+	for t.live.Len() < restingTarget {
 		s := side()
 		apply(newOrder(venue.TimeInForceGTC, s, passive(s)))
 	}
@@ -234,7 +235,7 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 		var cmd []byte
 		r := rng.IntN(100)
 		switch {
-		case r < 9 || len(t.live) < restingTarget/2:
+		case r < 9 || t.live.Len() < restingTarget/2:
 			s := side()
 			cmd = newOrder(venue.TimeInForceGTC, s, passive(s))
 		case r < 12:
@@ -266,9 +267,7 @@ func newMixedFlow(tb testing.TB, restingTarget, commands int) *mixedFlow {
 
 // flowTracker follows live orders through the events, as a client would.
 type flowTracker struct {
-	live  map[uint64]*flowOrder
-	index map[uint64]int // OrderID → position in ids
-	ids   []uint64
+	live flowtest.Live[*flowOrder]
 }
 
 type flowOrder struct {
@@ -277,31 +276,10 @@ type flowOrder struct {
 	clOrdID string
 }
 
-func newFlowTracker() *flowTracker {
-	return &flowTracker{live: map[uint64]*flowOrder{}, index: map[uint64]int{}}
-}
+func newFlowTracker() *flowTracker { return &flowTracker{} }
 
 func (t *flowTracker) pick(rng *rand.Rand) *flowOrder {
-	return t.live[t.ids[rng.IntN(len(t.ids))]]
-}
-
-func (t *flowTracker) add(id uint64, o *flowOrder) {
-	t.live[id] = o
-	t.index[id] = len(t.ids)
-	t.ids = append(t.ids, id)
-}
-
-func (t *flowTracker) remove(id uint64) {
-	i, ok := t.index[id]
-	if !ok {
-		return
-	}
-	last := t.ids[len(t.ids)-1]
-	t.ids[i] = last
-	t.index[last] = i
-	t.ids = t.ids[:len(t.ids)-1]
-	delete(t.index, id)
-	delete(t.live, id)
+	return t.live.At(rng.IntN(t.live.Len()))
 }
 
 func (t *flowTracker) follow(s *BufferSink) {
@@ -312,24 +290,24 @@ func (t *flowTracker) follow(s *BufferSink) {
 			var e venue.OrderAccepted
 			_ = e.WrapDecode(ev, 0)
 			if e.TimeInForce() == venue.TimeInForceGTC {
-				t.add(e.OrderID(), &flowOrder{side: e.Side(), qty: e.Qty(), clOrdID: string(e.ClOrdID())})
+				t.live.Add(e.OrderID(), &flowOrder{side: e.Side(), qty: e.Qty(), clOrdID: string(e.ClOrdID())})
 			}
 		case venue.OrderReplacedTemplateID:
 			var e venue.OrderReplaced
 			_ = e.WrapDecode(ev, 0)
-			if o := t.live[e.OrderID()]; o != nil {
-				o.clOrdID, o.qty = string(e.ClOrdID()), e.Qty()
+			if o := t.live.Find(e.OrderID()); o != nil {
+				(*o).clOrdID, (*o).qty = string(e.ClOrdID()), e.Qty()
 			}
 		case venue.FillTemplateID:
 			var e venue.Fill
 			_ = e.WrapDecode(ev, 0)
 			if e.LeavesQty() == 0 {
-				t.remove(e.OrderID())
+				t.live.Drop(e.OrderID())
 			}
 		case venue.OrderCancelledTemplateID:
 			var e venue.OrderCancelled
 			_ = e.WrapDecode(ev, 0)
-			t.remove(e.OrderID())
+			t.live.Drop(e.OrderID())
 		}
 	}
 }
