@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -53,7 +54,7 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 		t.Fatalf("add TWO: %d %+v", code, res)
 	}
 	text := scrape(t, s)
-	if metricValue(t, text, "fixvenue_instruments") != "4" || !strings.Contains(text, `fixvenue_instrument_trading_status{instrument_id="70",symbol="TWO"} 3`) ||
+	if metricstest.Value(t, text, "fixvenue_instruments") != "4" || !strings.Contains(text, `fixvenue_instrument_trading_status{instrument_id="70",symbol="TWO"} 3`) ||
 		!strings.Contains(text, `fixvenue_operator_actions_total{action="AddInstrument",result="None"} 2`) {
 		t.Errorf("metrics do not count the added instruments:\n%s", text)
 	}
@@ -77,7 +78,7 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 	s = startServer(t, cfg, Options{})
 	waitReady(t, s)
 	phase(s, "acme", "close", map[string]string{"ACME": "Closed", "NEWCO": "Closed", "LOTS": "Open", "TWO": "Open"})
-	if metricValue(t, scrape(t, s), "fixvenue_instruments") != "4" {
+	if metricstest.Value(t, scrape(t, s), "fixvenue_instruments") != "4" {
 		t.Error("after a restart the venue does not count the added instruments")
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
 const readWait = 5 * time.Second
@@ -159,24 +159,7 @@ func expectER(t *testing.T, c *fixclient.Client, want map[int]string) *fixclient
 
 func scrape(t *testing.T, s *Server) string {
 	t.Helper()
-	resp, err := http.Get("http://" + s.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
-}
-
-func metricValue(t *testing.T, text, name string) string {
-	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, name+" ") {
-			return strings.TrimPrefix(line, name+" ")
-		}
-	}
-	t.Fatalf("metric %s not found", name)
-	return ""
+	return metricstest.Scrape(t, s.MetricsAddr())
 }
 
 // testWriter sends logs to the test log when -v is given, else nowhere.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -103,11 +104,11 @@ func TestOrderLifecycle(t *testing.T) {
 	}
 
 	m := scrape(t, s)
-	if metricValue(t, m, "fixvenue_trades_total") != "1" || metricValue(t, m, "fixvenue_sessions_logged_on") != "2" {
+	if metricstest.Value(t, m, "fixvenue_trades_total") != "1" || metricstest.Value(t, m, "fixvenue_sessions_logged_on") != "2" {
 		t.Fatalf("metrics:\n%s", m)
 	}
 	for _, name := range []string{"fixvenue_order_round_trip_seconds_count", "fixvenue_journal_durable_seq", "go_goroutines", "fixvenue_command_ring_occupancy"} {
-		metricValue(t, m, name)
+		metricstest.Value(t, m, name)
 	}
 	// The matcher runs on a locked thread by default, and the metric says so and why.
 	if !strings.Contains(m, `fixvenue_matcher_thread_info{`) || !strings.Contains(m, `locked="true"`) || !strings.Contains(m, `reason="`) {
@@ -117,7 +118,7 @@ func TestOrderLifecycle(t *testing.T) {
 	// batch size, the event age at outbound, and the edge's outbound count.
 	for _, name := range []string{"fixvenue_journal_fsync_seconds_count", "fixvenue_journal_flush_records_count",
 		"fixvenue_outbound_event_age_seconds_count", "fixvenue_edge_messages_out_total"} {
-		if v := metricValue(t, m, name); v == "0" {
+		if v := metricstest.Value(t, m, name); v == "0" {
 			t.Errorf("%s = 0 after orders were answered", name)
 		}
 	}
@@ -380,7 +381,7 @@ func TestFIXStoreSyncInterval(t *testing.T) {
 			expectER(t, c, map[int]string{11: "sync1", 150: "0"})
 			synced := false
 			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && !synced; time.Sleep(20 * time.Millisecond) {
-				synced = metricValue(t, scrape(t, s), "fixvenue_fix_store_fsyncs_total") != "0"
+				synced = metricstest.Value(t, scrape(t, s), "fixvenue_fix_store_fsyncs_total") != "0"
 			}
 			if synced != tc.want {
 				t.Fatalf("store synced within a second = %v, want %v", synced, tc.want)

@@ -14,6 +14,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
 // externalNATS starts a NATS server standing for an external one, learns
@@ -58,7 +59,7 @@ func TestExportNATSDownAtStart(t *testing.T) {
 		t.Fatalf("export lag %d with NATS down, want at least 20", lag)
 	}
 	m := scrape(t, s)
-	if metricValue(t, m, "fixvenue_export_connected") != "0" || metricValue(t, m, "fixvenue_export_lag_commands") == "0" {
+	if metricstest.Value(t, m, "fixvenue_export_connected") != "0" || metricstest.Value(t, m, "fixvenue_export_lag_commands") == "0" {
 		t.Fatalf("metrics do not show the outage:\n%s", grepLines(m, "fixvenue_export"))
 	}
 	if err := n.Start(); err != nil {
@@ -88,7 +89,7 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "o1", 150: "0"})
-	for deadline := time.Now().Add(10 * time.Second); metricValue(t, scrape(t, s), "fixvenue_export_errors_total") == "0"; {
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == "0"; {
 		if time.Now().After(deadline) {
 			t.Fatal("no export error counted for a foreign stream")
 		}
@@ -144,10 +145,10 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 	if _, err := eventstream.LastEvent(ctx, st); err == nil || !strings.Contains(err.Error(), "gap") {
 		t.Fatalf("LastEvent of a stream with a gap: %v", err)
 	}
-	errorsBefore := metricValue(t, scrape(t, s), "fixvenue_export_errors_total")
+	errorsBefore := metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total")
 	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
-	for deadline := time.Now().Add(10 * time.Second); metricValue(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
 		if time.Now().After(deadline) {
 			t.Fatal("no export error counted for a stream with a gap")
 		}

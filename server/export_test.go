@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -120,7 +121,7 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 		if s.ExportLag() <= 0 {
 			t.Errorf("export lag %d while NATS is down", s.ExportLag())
 		}
-		for deadline := time.Now().Add(10 * time.Second); metricValue(t, scrape(t, s), "fixvenue_export_connected") != "0"; {
+		for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_connected") != "0"; {
 			if time.Now().After(deadline) {
 				t.Fatal("exporter says connected while NATS is down")
 			}
@@ -135,12 +136,12 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 	waitExported(t, s)
 	first := verifyStream(t, s)
 	m := scrape(t, s)
-	if metricValue(t, m, "fixvenue_export_errors_total") == "0" {
+	if metricstest.Value(t, m, "fixvenue_export_errors_total") == "0" {
 		t.Fatal("the outage left no trace in fixvenue_export_errors_total")
 	}
 	// The tap held every event through the outage: the exporter never
 	// built a matcher of its own.
-	if v := metricValue(t, m, "fixvenue_export_catchups_total"); v != "0" {
+	if v := metricstest.Value(t, m, "fixvenue_export_catchups_total"); v != "0" {
 		t.Fatalf("a venue started on an empty journal caught up from it %s times; the tap should have served every event", v)
 	}
 	s.Close()
@@ -169,7 +170,7 @@ func TestExportSurvivesNATSRestartAndVenueRestart(t *testing.T) {
 // reaches the stream: it holds more than before events, all the journal's.
 func caughtUpThenTap(t *testing.T, s *Server, before int64, id string) {
 	t.Helper()
-	if v := metricValue(t, scrape(t, s), "fixvenue_export_catchups_total"); v == "0" {
+	if v := metricstest.Value(t, scrape(t, s), "fixvenue_export_catchups_total"); v == "0" {
 		t.Fatal("the exporter did not catch up from the journal")
 	}
 	waitFollowingTap(t, s)
@@ -185,7 +186,7 @@ func caughtUpThenTap(t *testing.T, s *Server, before int64, id string) {
 // where the tap holds the first event of the next command.
 func waitFollowingTap(t *testing.T, s *Server) {
 	t.Helper()
-	for i := 0; metricValue(t, scrape(t, s), "fixvenue_export_catching_up") != "0"; i++ {
+	for i := 0; metricstest.Value(t, scrape(t, s), "fixvenue_export_catching_up") != "0"; i++ {
 		if i == 100 {
 			t.Fatal("the exporter is still catching up from the journal after 100 orders")
 		}
@@ -207,7 +208,7 @@ func TestExportCatchesUpWhenTheTapDrops(t *testing.T) {
 	s.EmbeddedNATS().Stop()
 	loadRun(t, s, "a", 100, nil) // 300 orders: more than 256 events
 	m := scrape(t, s)
-	if v := metricValue(t, m, "fixvenue_export_tap_dropped_total"); v == "0" {
+	if v := metricstest.Value(t, m, "fixvenue_export_tap_dropped_total"); v == "0" {
 		t.Fatal("the tap dropped nothing while NATS was away")
 	}
 	if err := s.EmbeddedNATS().Start(); err != nil {

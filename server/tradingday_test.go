@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -306,7 +307,7 @@ func TestTradingDayRestart(t *testing.T) {
 	}
 	caughtUp := scrape(t, s3)
 	for _, kind := range []string{"close", "end_of_day"} {
-		if v := metricValue(t, caughtUp, `fixvenue_schedule_transitions_total{caught_up="true",kind="`+kind+`"}`); v != "1" {
+		if v := metricstest.Value(t, caughtUp, `fixvenue_schedule_transitions_total{caught_up="true",kind="`+kind+`"}`); v != "1" {
 			t.Errorf("%s caught up %s times, want once", kind, v)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
 // The cluster tests run three `fixvenue serve` processes on 127.0.0.1.
@@ -858,39 +859,16 @@ band_percent = 5
 	if !strings.Contains(h.procs[2].logs(), "ALERT: this replica diverged") {
 		t.Errorf("node 3 logged no alert")
 	}
-	if got := metricValue(t, h.status[2], "fixvenue_cluster_hash_mismatches_total"); got != 1 {
+	if got := metricstest.Float(t, metricstest.Scrape(t, h.status[2]), "fixvenue_cluster_hash_mismatches_total"); got != 1 {
 		t.Errorf("node 3 hash mismatches metric %v, want 1", got)
 	}
 	healthy := 1 - l // the follower among nodes 1 and 2
-	if got := metricValue(t, h.status[healthy], "fixvenue_cluster_hash_checks_total"); got < 1 {
+	if got := metricstest.Float(t, metricstest.Scrape(t, h.status[healthy]), "fixvenue_cluster_hash_checks_total"); got < 1 {
 		t.Errorf("node %d compared no snapshot point (%v): the check proved nothing", healthy+1, got)
 	}
 	if st, err := h.nodeStatus(l); err != nil || !st.Serving {
 		t.Errorf("the leader stopped serving: %+v %v", st, err)
 	}
-}
-
-// metricValue reads one unlabelled metric from addr/metrics.
-func metricValue(t *testing.T, addr, name string) float64 {
-	t.Helper()
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("%s/metrics has no %s", addr, name)
-	return 0
 }
 
 // TestClusterCancelOnDisconnectAcrossFailover: after the leader is killed,
