@@ -1,38 +1,22 @@
 package metricstest
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/fixvenue/fixvenue/internal/admintest"
 )
-
-// ScrapeTimeout bounds one scrape, the answer's body included.
-const ScrapeTimeout = 5 * time.Second
-
-// BodyBytesMax bounds the metrics text a scrape reads.
-const BodyBytesMax = 4 << 20
-
-var client = &http.Client{Timeout: ScrapeTimeout}
 
 // Scrape returns the metrics text served at addr (host:port)/metrics.
 func Scrape(t testing.TB, addr string) string {
 	t.Helper()
-	resp, err := client.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	a := admintest.Call(t, http.MethodGet, "http://"+addr+"/metrics", "", "")
+	if a.Status != http.StatusOK {
+		t.Fatalf("%s/metrics: status %d: %s", addr, a.Status, a.Body)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, BodyBytesMax))
-	if err != nil {
-		t.Fatalf("%s/metrics: %v", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s/metrics: status %d: %s", addr, resp.StatusCode, b)
-	}
-	return string(b)
+	return string(a.Body)
 }
 
 // Value returns the value of the metric name in text, as written: name is
