@@ -284,31 +284,14 @@ func (t *flowTracker) pick(rng *rand.Rand) *flowOrder {
 
 func (t *flowTracker) follow(s *BufferSink) {
 	for _, ev := range s.All() {
-		tid, _ := venue.TemplateIDOf(ev, 0)
-		switch tid {
-		case venue.OrderAcceptedTemplateID:
-			var e venue.OrderAccepted
-			_ = e.WrapDecode(ev, 0)
-			if e.TimeInForce() == venue.TimeInForceGTC {
-				t.live.Add(e.OrderID(), &flowOrder{side: e.Side(), qty: e.Qty(), clOrdID: string(e.ClOrdID())})
+		_, _ = t.live.Follow(ev, func(e *venue.OrderAccepted) (*flowOrder, bool) {
+			if e.TimeInForce() != venue.TimeInForceGTC {
+				return nil, false
 			}
-		case venue.OrderReplacedTemplateID:
-			var e venue.OrderReplaced
-			_ = e.WrapDecode(ev, 0)
-			if o := t.live.Find(e.OrderID()); o != nil {
-				(*o).clOrdID, (*o).qty = string(e.ClOrdID()), e.Qty()
-			}
-		case venue.FillTemplateID:
-			var e venue.Fill
-			_ = e.WrapDecode(ev, 0)
-			if e.LeavesQty() == 0 {
-				t.live.Drop(e.OrderID())
-			}
-		case venue.OrderCancelledTemplateID:
-			var e venue.OrderCancelled
-			_ = e.WrapDecode(ev, 0)
-			t.live.Drop(e.OrderID())
-		}
+			return &flowOrder{side: e.Side(), qty: e.Qty(), clOrdID: string(e.ClOrdID())}, true
+		}, func(o **flowOrder, e *venue.OrderReplaced) {
+			(*o).clOrdID, (*o).qty = string(e.ClOrdID()), e.Qty()
+		})
 	}
 }
 

@@ -379,30 +379,13 @@ func (s *venueSim) tick() []byte {
 
 // learn keeps the live-order list as a client would, from events only.
 func (s *venueSim) learn(ev []byte) {
-	tid, _ := venue.TemplateIDOf(ev, 0)
-	switch tid {
-	case venue.OrderAcceptedTemplateID:
-		var m venue.OrderAccepted
-		s.must(m.WrapDecode(ev, 0))
-		s.live.Add(m.OrderID(), simOrder{id: m.OrderID(), session: m.SessionIdx(), inst: m.InstrumentID(), side: m.Side(),
-			price: m.PriceTicks(), qty: m.Qty(), clOrdID: string(m.ClOrdID())})
-	case venue.FillTemplateID:
-		var m venue.Fill
-		s.must(m.WrapDecode(ev, 0))
-		if m.LeavesQty() == 0 {
-			s.live.Drop(m.OrderID())
-		}
-	case venue.OrderCancelledTemplateID:
-		var m venue.OrderCancelled
-		s.must(m.WrapDecode(ev, 0))
-		s.live.Drop(m.OrderID())
-	case venue.OrderReplacedTemplateID:
-		var m venue.OrderReplaced
-		s.must(m.WrapDecode(ev, 0))
-		if o := s.live.Find(m.OrderID()); o != nil {
-			o.price, o.qty, o.clOrdID = m.PriceTicks(), m.Qty(), string(m.ClOrdID())
-		}
-	}
+	_, err := s.live.Follow(ev, func(m *venue.OrderAccepted) (simOrder, bool) {
+		return simOrder{id: m.OrderID(), session: m.SessionIdx(), inst: m.InstrumentID(), side: m.Side(),
+			price: m.PriceTicks(), qty: m.Qty(), clOrdID: string(m.ClOrdID())}, true
+	}, func(o *simOrder, m *venue.OrderReplaced) {
+		o.price, o.qty, o.clOrdID = m.PriceTicks(), m.Qty(), string(m.ClOrdID())
+	})
+	s.must(err)
 }
 
 // compareWithMatcher fails the test unless the tracker's books, orders and

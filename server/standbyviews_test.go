@@ -39,24 +39,9 @@ type liveOrder struct {
 
 // follow notes an event's effect on the live orders the flow picks from.
 func (f *standbyFlow) follow(ev []byte) {
-	id, _ := venue.TemplateIDOf(ev, 0)
-	switch id {
-	case venue.OrderAcceptedTemplateID:
-		var e venue.OrderAccepted
-		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
-			f.live.Add(e.OrderID(), liveOrder{e.OrderID(), e.InstrumentID(), e.SessionIdx(), e.Side(), e.OrdType(), e.TimeInForce()})
-		}
-	case venue.FillTemplateID:
-		var e venue.Fill
-		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() == 0 {
-			f.live.Drop(e.OrderID())
-		}
-	case venue.OrderCancelledTemplateID:
-		var e venue.OrderCancelled
-		if e.WrapDecode(ev, 0) == nil {
-			f.live.Drop(e.OrderID())
-		}
-	}
+	_, _ = f.live.Follow(ev, func(e *venue.OrderAccepted) (liveOrder, bool) {
+		return liveOrder{e.OrderID(), e.InstrumentID(), e.SessionIdx(), e.Side(), e.OrdType(), e.TimeInForce()}, e.LeavesQty() > 0
+	}, nil)
 }
 
 // price is a limit price near an instrument's reference: buys mostly

@@ -8,6 +8,7 @@ import (
 	"github.com/fixvenue/fixvenue/bench/loadmix"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/internal/flowtest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -142,7 +143,7 @@ func TestFlowKeepsTheBookFlat(t *testing.T) {
 		f := flow{mix: mix}
 		sink := core.NewBufferSink(8)
 		slot := make([]byte, 256)
-		live := map[uint64]bool{} // orders on the book, by OrderID
+		var live flowtest.Live[struct{}] // orders on the book
 		restingMax := 0
 		for j := int64(0); j < 10_000; j++ {
 			f.encode(slot, j, uint64(j), j)
@@ -154,27 +155,15 @@ func TestFlowKeepsTheBookFlat(t *testing.T) {
 				t.Fatalf("%s: command %d caused no event", mix, j)
 			}
 			for _, ev := range sink.All() {
-				tid, _ := venue.TemplateIDOf(ev, 0)
-				switch tid {
-				case venue.OrderAcceptedTemplateID:
-					var e venue.OrderAccepted
-					_ = e.WrapDecode(ev, 0)
-					live[e.OrderID()] = true
-				case venue.OrderCancelledTemplateID:
-					var e venue.OrderCancelled
-					_ = e.WrapDecode(ev, 0)
-					delete(live, e.OrderID())
-				case venue.FillTemplateID:
-					var e venue.Fill
-					_ = e.WrapDecode(ev, 0)
-					if e.LeavesQty() == 0 {
-						delete(live, e.OrderID())
-					}
-				case venue.OrderRejectedTemplateID, venue.CancelRejectedTemplateID:
+				tid, err := live.Follow(ev, func(*venue.OrderAccepted) (struct{}, bool) { return struct{}{}, true }, nil)
+				if err != nil {
+					t.Fatalf("%s: command %d: %v", mix, j, err)
+				}
+				if tid == venue.OrderRejectedTemplateID || tid == venue.CancelRejectedTemplateID {
 					t.Fatalf("%s: command %d rejected", mix, j)
 				}
 			}
-			restingMax = max(restingMax, len(live))
+			restingMax = max(restingMax, live.Len())
 		}
 		if restingMax > 2*cancelLagUnits+2 {
 			t.Errorf("%s: up to %d orders rested; the book must stay flat", mix, restingMax)
