@@ -32,6 +32,17 @@ func msg(n int) []byte {
 	return []byte(fmt.Sprintf("8=FIX.4.4\x019=5\x0135=8\x0134=%d\x0110=000\x01", n))
 }
 
+// saveMsgs saves msg(from) … msg(to) in s as the session's sends, each
+// under its own number.
+func saveMsgs(t *testing.T, s *Store, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestSurvivesReopenWithoutClose(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, 100)
@@ -60,11 +71,7 @@ func TestSurvivesReopenWithoutClose(t *testing.T) {
 func TestTornTailIsCut(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, 100)
-	for i := 1; i <= 5; i++ {
-		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveMsgs(t, s, 1, 5)
 	path := filepath.Join(dir, fileName(sid))
 	full, _ := os.ReadFile(path)
 	full = full[:s.size] // the records, without the space reserved after them
@@ -97,11 +104,7 @@ func TestTornTailIsCut(t *testing.T) {
 func TestResetAndWindow(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, 4)
-	for i := 1; i <= 10; i++ {
-		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveMsgs(t, s, 1, 10)
 	got, _ := s.GetMessages(1, 10)
 	if len(got) != 4 || string(got[0]) != string(msg(7)) {
 		t.Fatalf("window of 4 kept %d messages starting %q", len(got), got[0])
@@ -115,9 +118,7 @@ func TestResetAndWindow(t *testing.T) {
 	if got, _ := s.GetMessages(1, 10); len(got) != 0 {
 		t.Fatalf("reset kept %d messages", len(got))
 	}
-	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(1, msg(1)); err != nil {
-		t.Fatal(err)
-	}
+	saveMsgs(t, s, 1, 1)
 	r := open(t, dir, 4)
 	if r.NextSenderMsgSeqNum() != 2 {
 		t.Fatalf("after reset+1 reopen next = %d", r.NextSenderMsgSeqNum())
@@ -132,11 +133,7 @@ func TestCompaction(t *testing.T) {
 	}
 	ms, _ := f.Create(sid)
 	s := ms.(*Store)
-	for i := 1; i <= 500; i++ {
-		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveMsgs(t, s, 1, 500)
 	if s.size > 4096+1024 {
 		t.Fatalf("records grew to %d bytes despite compaction", s.size)
 	}
@@ -177,9 +174,7 @@ func TestReservedSpace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, fileName(sid))
 	s := open(t, dir, 1<<16)
-	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(1, msg(1)); err != nil {
-		t.Fatal(err)
-	}
+	saveMsgs(t, s, 1, 1)
 	st, _ := os.Stat(path)
 	if st.Size() != mapBytesMin || s.size >= st.Size() {
 		t.Fatalf("file %d bytes for %d bytes of records, want %d reserved", st.Size(), s.size, mapBytesMin)
@@ -222,15 +217,9 @@ func TestTornRecordBeforeReservedSpace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, fileName(sid))
 	s := open(t, dir, 100)
-	for i := 1; i <= 3; i++ {
-		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, msg(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveMsgs(t, s, 1, 3)
 	good := s.size
-	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(4, msg(4)); err != nil {
-		t.Fatal(err)
-	}
+	saveMsgs(t, s, 4, 4)
 	// Tear record 4: zero its last bytes in the file (as if the crash came mid-copy).
 	data, _ := os.ReadFile(path)
 	for i := s.size - 5; i < s.size; i++ {
