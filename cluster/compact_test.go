@@ -23,12 +23,7 @@ func TestMemoryWindowIsBoundedAndSurvivesRestart(t *testing.T) {
 	n := open(hash)
 	flow := newOrderFlow(1)
 	for range 300 {
-		if err := n.Propose(flow.batch(t, n.ProposeNext(), 3)); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Process(); err != nil {
-			t.Fatal(err)
-		}
+		commitBatch(t, n, flow, 3)
 		if len(n.log.metas) > 16+1 || n.log.memBytes > 4096+2048 {
 			t.Fatalf("%d entries, %d bytes in memory", len(n.log.metas), n.log.memBytes)
 		}
@@ -49,6 +44,18 @@ func TestMemoryWindowIsBoundedAndSurvivesRestart(t *testing.T) {
 	}
 	if n.Committed().Load() == committed && again.Sum64() != want {
 		t.Fatalf("replayed events hash %016x, live %016x", again.Sum64(), want)
+	}
+}
+
+// commitBatch proposes the next count commands of flow to n, a one-node
+// cluster, and processes them, which commits and applies them.
+func commitBatch(t *testing.T, n *Node, flow *orderFlow, count int) {
+	t.Helper()
+	if err := n.Propose(flow.batch(t, n.ProposeNext(), count)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Process(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -51,12 +51,7 @@ func TestOpenCutsPartialEntry(t *testing.T) {
 	n := openSingle(t, dir, hash)
 	flow := newOrderFlow(2)
 	for range 20 {
-		if err := n.Propose(flow.batch(t, n.ProposeNext(), 2)); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Process(); err != nil {
-			t.Fatal(err)
-		}
+		commitBatch(t, n, flow, 2)
 	}
 	next := n.log.NextSeq()
 	lastIndex, _ := n.log.LastIndex()
@@ -92,12 +87,7 @@ func TestOpenCutsPartialEntry(t *testing.T) {
 	if li, _ := n.log.LastIndex(); li < lastIndex {
 		t.Fatalf("last index %d, was %d", li, lastIndex)
 	}
-	if err := n.Propose(flow.batch(t, n.ProposeNext(), 2)); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Process(); err != nil {
-		t.Fatal(err)
-	}
+	commitBatch(t, n, flow, 2)
 	if n.Committed().Load() != int64(next)+1 {
 		t.Fatalf("committed %d after one more batch, want %d", n.Committed().Load(), next+1)
 	}
