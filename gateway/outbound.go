@@ -541,7 +541,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 	m := quickfix.NewMessage()
-	m.Header.SetString(35, "r")
+	m.Header.SetString(tag.MsgType, "r")
 	m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), e.ClOrdID()...))
 	m.Body.SetString(tag.OrderID, "MC"+strconv.FormatUint(e.CauseSeq(), 10))
 	typ, done := massCancelRequestBySecurity, massCancelResponseBySecurity

@@ -101,7 +101,8 @@ func valueEnd(b []byte, from, charsMax int, fail error) (int, error) {
 	return -1, nil
 }
 
-// parseDigits reads 1 to BodyLengthDigitsMax decimal digits.
+// ParseLength reads a BodyLength or a data length field's value: 1 to
+// BodyLengthDigitsMax decimal digits (leading zeros allowed).
 func ParseLength(v []byte) (int, bool) {
 	if len(v) == 0 || len(v) > BodyLengthDigitsMax {
 		return 0, false
