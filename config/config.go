@@ -503,13 +503,22 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// countError is the error of a list (key) of n entries that must hold 1 to
+// entriesMax of them (entry names one), or nil.
+func countError(key, entry string, n, entriesMax int) error {
+	switch {
+	case n == 0:
+		return fmt.Errorf("%s: at least one %s is needed", key, entry)
+	case n > entriesMax:
+		return fmt.Errorf("%s: %d %ss, at most %d", key, n, entry, entriesMax)
+	}
+	return nil
+}
+
 func (c *Config) validateSessions() []error {
 	var errs []error
-	if len(c.Sessions) == 0 {
-		errs = append(errs, errors.New("session: at least one session is needed"))
-	}
-	if len(c.Sessions) > SessionsMax {
-		errs = append(errs, fmt.Errorf("session: %d sessions, at most %d", len(c.Sessions), SessionsMax))
+	if err := countError("session", "session", len(c.Sessions), SessionsMax); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]int{}
 	for i := range c.Sessions {
@@ -546,11 +555,8 @@ func (c *Config) validateSessions() []error {
 
 func (c *Config) validateInstruments() []error {
 	var errs []error
-	if len(c.Instruments) == 0 {
-		errs = append(errs, errors.New("instrument: at least one instrument is needed"))
-	}
-	if len(c.Instruments) > InstrumentsMax {
-		errs = append(errs, fmt.Errorf("instrument: %d instruments, at most %d", len(c.Instruments), InstrumentsMax))
+	if err := countError("instrument", "instrument", len(c.Instruments), InstrumentsMax); err != nil {
+		errs = append(errs, err)
 	}
 	ids, syms := map[uint32]int{}, map[string]int{}
 	for i := range c.Instruments {

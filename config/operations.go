@@ -269,11 +269,8 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 	if s.EndOfDay.Duration <= 0 || s.EndOfDay.Duration >= day {
 		add("schedule.end_of_day: %s must be after the start of the day and before its end (%s)", s.EndOfDay.Duration, day)
 	}
-	if len(s.Groups) == 0 {
-		add("schedule.group: at least one group is needed")
-	}
-	if len(s.Groups) > ScheduleGroupsMax {
-		add("schedule.group: %d groups, at most %d", len(s.Groups), ScheduleGroupsMax)
+	if err := countError("schedule.group", "group", len(s.Groups), ScheduleGroupsMax); err != nil {
+		errs = append(errs, err)
 	}
 	known := map[string]bool{}
 	for _, in := range instruments {

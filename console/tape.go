@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/binary"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -142,7 +141,7 @@ func (t *Tape) Run(src marketdata.EventSource) error {
 // applyCommitted records a committed event (t.mu held), after capturing
 // the state asked for when the event is the first of a later command.
 func (t *Tape) applyCommitted(ev []byte) {
-	if p := t.snapPoint.Load(); p != 0 && causeSeqOf(ev) > p {
+	if p := t.snapPoint.Load(); p != 0 && venue.CauseSeqOf(ev) > p {
 		t.captureState(p)
 	}
 	t.apply(ev)
@@ -156,15 +155,6 @@ func (t *Tape) captureState(seq uint64) {
 	if t.capture != nil {
 		_ = t.capture(seq, t.writeState)
 	}
-}
-
-// causeSeqOf reads an event's causeSeq, the first field of every event's
-// block (the command that caused it).
-func causeSeqOf(ev []byte) uint64 {
-	if len(ev) < venue.MessageHeaderSize+8 {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
 }
 
 // apply records one event (t.mu held). It does not allocate, but for the

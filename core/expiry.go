@@ -26,7 +26,7 @@ func (m *Matcher) endOfDay() uint32 {
 	var expired uint32
 	for oi := m.all.head; oi != noOrder; {
 		o := &m.pool.orders[oi]
-		next := o.allNext
+		next := o.lists[listAll].next
 		if o.tif == venue.TimeInForceDay {
 			m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
 			expired++

@@ -267,9 +267,9 @@ func (m *Matcher) checkLists(resting int) error {
 	n := 0
 	var lastID uint64
 	prev := noOrder
-	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
-		if n++; n > resting || o.allPrev != prev || o.orderID <= lastID || o.resting == o.waiting {
+		if n++; n > resting || o.lists[listAll].prev != prev || o.orderID <= lastID || o.resting == o.waiting {
 			return fmt.Errorf("all-orders list broken at order %d", o.orderID)
 		}
 		lastID, prev = o.orderID, oi
@@ -281,9 +281,9 @@ func (m *Matcher) checkLists(resting int) error {
 	for si := range m.sessions {
 		sl := &m.sessions[si]
 		n, lastID, prev = 0, 0, noOrder
-		for oi := sl.head; oi != noOrder; oi = m.pool.orders[oi].sessNext {
+		for oi := sl.head; oi != noOrder; oi = m.pool.orders[oi].lists[listSession].next {
 			o := &m.pool.orders[oi]
-			if n++; n > resting || o.sessPrev != prev || o.orderID <= lastID || int(o.sessionIdx) != si {
+			if n++; n > resting || o.lists[listSession].prev != prev || o.orderID <= lastID || int(o.sessionIdx) != si {
 				return fmt.Errorf("session %d list broken at order %d", si, o.orderID)
 			}
 			lastID, prev = o.orderID, oi
@@ -318,7 +318,7 @@ func (m *Matcher) checkGTD() error {
 		}
 	}
 	gtd := 0
-	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
 		if o.tif == venue.TimeInForceGTD {
 			gtd++
@@ -353,7 +353,7 @@ func (m *Matcher) checkRecords(resting int) error {
 	if live != resting {
 		return fmt.Errorf("%d records point at live orders, %d resting", live, resting)
 	}
-	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
 		r := &x.recs[o.rec]
 		if x.find(o.sessionIdx, &r.key, r.key.hash(o.sessionIdx)) != o.rec || x.findOrder(o.orderID) != o.rec {

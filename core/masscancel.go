@@ -49,9 +49,9 @@ func (m *Matcher) cancelMatching(filterSession uint16, instrumentID uint32, side
 	var cancelled uint32
 	for oi != noOrder {
 		o := &m.pool.orders[oi]
-		next := o.allNext
+		next := o.lists[listAll].next
 		if bySession {
-			next = o.sessNext
+			next = o.lists[listSession].next
 		}
 		if (instrumentID == 0 || m.instrumentOf(o).id == instrumentID) &&
 			(side == 0 || uint8(o.side) == side) &&
@@ -69,7 +69,7 @@ func (m *Matcher) cancelMatching(filterSession uint16, instrumentID uint32, side
 func (m *Matcher) cancelSessionDayOrders(session uint16) {
 	for oi := m.sessions[session].head; oi != noOrder; {
 		o := &m.pool.orders[oi]
-		next := o.sessNext
+		next := o.lists[listSession].next
 		if o.tif == venue.TimeInForceDay {
 			m.cancelQuiet(oi, venue.CancelReasonDisconnect, venue.OrdStatusCancelled)
 		}

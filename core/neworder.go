@@ -238,7 +238,7 @@ func (m *Matcher) acceptNewOrder(c *newOrderCmd, ii uint16, h, at uint64) orderI
 	o.heapPos = -1
 	o.expireTimeNs = c.expireTimeNs
 	o.stopLevel = 0 // a stop's is set when it is parked
-	o.sessNext, o.sessPrev, o.allNext, o.allPrev = noOrder, noOrder, noOrder, noOrder
+	o.lists = unlisted()
 	o.rec = m.index.add(&c.clOrdID, h, at, o, oi)
 	m.index.setOrder(o.orderID, o.rec)
 

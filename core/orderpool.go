@@ -42,11 +42,11 @@ type order struct {
 	stopLevel int32
 	// reportWord is bytes 24-31 of the order's events: sessionIdx, side,
 	// ordType and the instrument's id, which never change (see wire.go).
-	reportWord       uint64
-	expireTimeNs     int64
-	sessNext         orderIdx // the session's live orders, by OrderID
-	sessPrev         orderIdx
-	allNext, allPrev orderIdx // every live order, by OrderID
+	reportWord   uint64
+	expireTimeNs int64
+	// lists are the order's links in its session's live orders and in
+	// every live order, both by OrderID (orderlist.go).
+	lists [listKinds]listLinks
 }
 
 // reportWordOf packs the fields of order's reportWord.
@@ -109,8 +109,7 @@ func (p *orderPool) alloc() orderIdx {
 
 // clearSlot resets slot i to an order that is in no structure.
 func (p *orderPool) clearSlot(i orderIdx) {
-	p.orders[i] = order{next: noOrder, prev: noOrder, heapPos: -1,
-		sessNext: noOrder, sessPrev: noOrder, allNext: noOrder, allPrev: noOrder}
+	p.orders[i] = order{next: noOrder, prev: noOrder, heapPos: -1, lists: unlisted()}
 }
 
 func (p *orderPool) release(i orderIdx) {

@@ -525,7 +525,7 @@ func (m *Matcher) riskKill(subj uint16) uint32 {
 	var n uint32
 	if int(subj) < m.risk.sessionsMax {
 		for oi := m.sessions[subj].head; oi != noOrder; {
-			next := m.pool.orders[oi].sessNext
+			next := m.pool.orders[oi].lists[listSession].next
 			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
 			n++
 			oi = next
@@ -534,7 +534,7 @@ func (m *Matcher) riskKill(subj uint16) uint32 {
 	}
 	for oi := m.all.head; oi != noOrder; {
 		o := &m.pool.orders[oi]
-		next := o.allNext
+		next := o.lists[listAll].next
 		if m.index.recs[o.rec].riskSubject == subj {
 			m.cancelQuiet(oi, venue.CancelReasonKillSwitch, venue.OrdStatusCancelled)
 			n++

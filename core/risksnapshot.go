@@ -164,7 +164,7 @@ func (m *Matcher) checkRiskInvariants() error {
 	want := make([]open, len(r.subjects))
 	buys := make([]int64, len(r.cells))
 	sells := make([]int64, len(r.cells))
-	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].allNext {
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
 		subj := m.index.recs[o.rec].riskSubject
 		if subj != r.subjectOf(o.sessionIdx, &o.account) {

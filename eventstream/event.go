@@ -325,7 +325,7 @@ func (m *Message) addEvent(seq uint64, index uint32, b []byte) error {
 	if seq < m.First || seq > m.Last || (len(m.Events) > 0 && seq <= m.Events[len(m.Events)-1].EventSeq) {
 		return fmt.Errorf("%w: event %d out of place in batch %d-%d", ErrForeign, seq, m.First, m.Last)
 	}
-	cause := binary.LittleEndian.Uint64(b[venue.MessageHeaderSize:])
+	cause := venue.CauseSeqOf(b)
 	m.Events = append(m.Events, Event{Position: Position{EventSeq: seq, CauseSeq: cause, Index: index}, Bytes: b})
 	return nil
 }

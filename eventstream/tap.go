@@ -1,7 +1,6 @@
 package eventstream
 
 import (
-	"encoding/binary"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -124,7 +123,7 @@ func (t *Tap) copyAvailable() {
 
 func (t *Tap) copyOne(ringSeq int64, slot []byte) {
 	n := eventLen(slot)
-	cause := binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize:])
+	cause := venue.CauseSeqOf(slot)
 	index := uint32(0)
 	if t.haveLast && cause == t.lastCause {
 		index = t.lastIndex + 1
@@ -158,5 +157,5 @@ func (t *Tap) Dropped() int64 { return t.dropped.Load() }
 
 // cause is the command seq of an entry's event.
 func (e *tapEntry) cause() uint64 {
-	return binary.LittleEndian.Uint64(e.bytes[venue.MessageHeaderSize:])
+	return venue.CauseSeqOf(e.bytes[:])
 }

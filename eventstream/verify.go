@@ -2,7 +2,6 @@ package eventstream
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -252,7 +251,7 @@ func (s *summarySink) Commit() {
 	_, _ = s.digest.Write(ev)
 	s.sum.Events++
 	s.sum.LastEventSeq = uint64(s.sum.Events)
-	s.sum.LastCauseSeq = int64(binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:]))
+	s.sum.LastCauseSeq = int64(venue.CauseSeqOf(ev))
 	if s.sum.Events == s.prefix {
 		s.prefixHash = s.digest.Sum64()
 	}

@@ -48,7 +48,7 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 // (OrderID NONE, OrdStatus Rejected, nothing done), echoing the request's fields.
 func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
-	m.Header.SetString(35, "8")
+	m.Header.SetString(tag.MsgType, "8")
 	m.Body.SetString(tag.OrderID, "NONE")
 	copyField(m, req, tag.ClOrdID)
 	m.Body.SetString(tag.ExecID, g.gatewayExecID())
@@ -115,7 +115,7 @@ func orNone(v []byte) []byte {
 func (g *Gateway) rejectMassCancel(s *session, req *quickfix.Message, reason massCancelRejectReason, text string) {
 	g.awaitEarlierAnswers(s)
 	m := quickfix.NewMessage()
-	m.Header.SetString(35, "r")
+	m.Header.SetString(tag.MsgType, "r")
 	copyField(m, req, tag.ClOrdID)
 	m.Body.SetString(tag.OrderID, "NONE")
 	copyField(m, req, tag.MassCancelRequestType)

@@ -139,7 +139,7 @@ func (g *Gateway) throttleLogout(s *session) {
 	g.metrics.throttled.Inc()
 	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
 	m := quickfix.NewMessage()
-	m.Header.SetString(35, "5")
+	m.Header.SetString(tag.MsgType, "5")
 	m.Body.SetString(tag.Text, "message rate limit exceeded")
 	// Through the session's sender, so that the Logout follows the answers
 	// already queued for the session instead of overtaking them.

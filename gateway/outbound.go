@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/binary"
 	"strconv"
 	"time"
 
@@ -54,7 +53,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 		for next <= avail {
 			end := min(avail, next+buildAheadMax-1)
 			last := events.Slot(end)
-			if ts := timestampOf(last); ts > 0 {
+			if ts := venue.TimestampNsOf(last); ts > 0 {
 				g.metrics.eventAge.Observe(float64(g.cfg.Now()-ts) / 1e9)
 			}
 			for s := next; s <= end; s++ {
@@ -62,7 +61,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 			}
 			// Events come in command order: waiting once for the last
 			// event's command covers every message built above.
-			if !g.waitDurable(causeOf(last), durable, barrier) {
+			if !g.waitDurable(int64(venue.CauseSeqOf(last)), durable, barrier) {
 				// Alerted before the commands became durable (the journal
 				// failed, or shutdown ran out of time): these answers must
 				// never leave, as no client may hear of a command before it
@@ -71,7 +70,7 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 				return ring.ErrAlerted
 			}
 			g.handOver()
-			g.dispatched.Store(causeOf(last))
+			g.dispatched.Store(int64(venue.CauseSeqOf(last)))
 			own.Store(end)
 			// The next chunk may wait for durability before this loop's
 			// next WaitFor: wake the matcher now if it waits for the space
@@ -110,18 +109,6 @@ func (g *Gateway) releaseHeld() {
 	g.held = g.held[:0]
 	g.openHeld = g.openHeld[:0]
 	g.statusHeld = g.statusHeld[:0]
-}
-
-// causeOf reads an event's causeSeq: every event's block starts with it
-// (schemas/venue.xml), so it is read without decoding the whole event.
-func causeOf(slot []byte) int64 {
-	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize:]))
-}
-
-// timestampOf reads an event's timestampNs (the FIX arrival stamp of its
-// command), the field after causeSeq in every event's block.
-func timestampOf(slot []byte) int64 {
-	return int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize+8:]))
 }
 
 // waitDurable blocks until command cause is durable and reports true, or
@@ -541,7 +528,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 	m := quickfix.NewMessage()
-	m.Header.SetString(35, "r")
+	m.Header.SetString(tag.MsgType, "r")
 	m.Body.SetBytes(tag.ClOrdID, append([]byte(nil), e.ClOrdID()...))
 	m.Body.SetString(tag.OrderID, "MC"+strconv.FormatUint(e.CauseSeq(), 10))
 	typ, done := massCancelRequestBySecurity, massCancelResponseBySecurity

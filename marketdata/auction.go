@@ -42,16 +42,12 @@ func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
 		if err := d.indicative.WrapDecode(ev, 0); err != nil {
 			return err
 		}
-		e := &d.indicative
-		u = auctionUpdate{e.CauseSeq(), e.TimestampNs(), e.InstrumentID(), e.Status(), mdsbe.AuctionUpdateKindIndicative,
-			e.ImbalanceSide(), e.Rule(), e.PriceTicks(), e.MatchedQty(), e.ImbalanceQty()}
+		u = auctionUpdateOf(&d.indicative, mdsbe.AuctionUpdateKindIndicative)
 	case venue.AuctionUncrossedTemplateID:
 		if err := d.uncrossed.WrapDecode(ev, 0); err != nil {
 			return err
 		}
-		e := &d.uncrossed
-		u = auctionUpdate{e.CauseSeq(), e.TimestampNs(), e.InstrumentID(), e.Status(), mdsbe.AuctionUpdateKindUncrossed,
-			e.ImbalanceSide(), e.Rule(), e.PriceTicks(), e.MatchedQty(), e.ImbalanceQty()}
+		u = auctionUpdateOf(&d.uncrossed, mdsbe.AuctionUpdateKindUncrossed)
 	default: // VolatilityInterruption
 		if err := d.interruption.WrapDecode(ev, 0); err != nil {
 			return err
@@ -110,6 +106,29 @@ type auctionUpdate struct {
 	priceTicks   int64
 	matchedQty   int64
 	imbalanceQty int64
+}
+
+// auctionEvent is what AuctionIndicative and AuctionUncrossed both carry.
+// The tracker passes its own flyweights by pointer, so the interface does
+// not allocate; auction events come only in call phases (an indicative
+// when the uncross it shows changes, throttled by the matcher), never on
+// the continuous order path.
+type auctionEvent interface {
+	CauseSeq() uint64
+	TimestampNs() int64
+	InstrumentID() uint32
+	Status() venue.TradingStatus
+	ImbalanceSide() venue.ImbalanceSide
+	Rule() venue.AuctionRule
+	PriceTicks() int64
+	MatchedQty() int64
+	ImbalanceQty() int64
+}
+
+// auctionUpdateOf reads the AuctionUpdate of kind that e says.
+func auctionUpdateOf(e auctionEvent, kind mdsbe.AuctionUpdateKind) auctionUpdate {
+	return auctionUpdate{e.CauseSeq(), e.TimestampNs(), e.InstrumentID(), e.Status(), kind,
+		e.ImbalanceSide(), e.Rule(), e.PriceTicks(), e.MatchedQty(), e.ImbalanceQty()}
 }
 
 func (t *Tracker) emitAuction(in *instrument, u *auctionUpdate) error {

@@ -186,35 +186,27 @@ const (
 // both best first on one side (bid: true for bids). Deletes come first, so a
 // receiver that caps its depth never holds too many levels.
 func AppendLevelChanges(dst []LevelChange, bid bool, prev, cur []Level) []LevelChange {
-	better := func(a, b int64) bool {
-		if bid {
-			return a > b
-		}
-		return a < b
-	}
-	for i, j := 0, 0; i < len(prev); {
+	dst = appendUnmatched(dst, bid, prev, cur, UpdateDelete, false)
+	return appendUnmatched(dst, bid, cur, prev, UpdateNew, true)
+}
+
+// appendUnmatched walks a and b, both best first on one side, and appends,
+// in a's order, a change of action unmatched for each level of a whose price
+// b does not hold and, when changed is set, an UpdateChange for each level
+// of a that b holds with another quantity or order count.
+func appendUnmatched(dst []LevelChange, bid bool, a, b []Level, unmatched UpdateActionKind, changed bool) []LevelChange {
+	for i, j := 0, 0; i < len(a); {
 		switch {
-		case j < len(cur) && prev[i].PriceTicks == cur[j].PriceTicks:
-			i, j = i+1, j+1
-		case j < len(cur) && better(cur[j].PriceTicks, prev[i].PriceTicks):
-			j++
-		default:
-			dst = append(dst, LevelChange{Action: UpdateDelete, Level: prev[i]})
-			i++
-		}
-	}
-	for i, j := 0, 0; j < len(cur); {
-		switch {
-		case i < len(prev) && prev[i].PriceTicks == cur[j].PriceTicks:
-			if prev[i] != cur[j] {
-				dst = append(dst, LevelChange{Action: UpdateChange, Level: cur[j]})
+		case j < len(b) && a[i].PriceTicks == b[j].PriceTicks:
+			if changed && a[i] != b[j] {
+				dst = append(dst, LevelChange{Action: UpdateChange, Level: a[i]})
 			}
 			i, j = i+1, j+1
-		case i < len(prev) && better(prev[i].PriceTicks, cur[j].PriceTicks):
-			i++
-		default:
-			dst = append(dst, LevelChange{Action: UpdateNew, Level: cur[j]})
+		case j < len(b) && (b[j].PriceTicks > a[i].PriceTicks) == bid: // b[j] is better
 			j++
+		default:
+			dst = append(dst, LevelChange{Action: unmatched, Level: a[i]})
+			i++
 		}
 	}
 	return dst

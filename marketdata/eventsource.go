@@ -1,7 +1,6 @@
 package marketdata
 
 import (
-	"encoding/binary"
 	"runtime"
 	"time"
 
@@ -89,29 +88,11 @@ func (s RingSource) WaitFor(seq int64) (int64, error) {
 // causeSeq order, so it searches from the end.
 func (s RingSource) lastCausedBy(seq, avail, watermark int64) int64 {
 	for ; avail >= seq; avail-- {
-		if int64(causeSeqOf(s.Ring.Slot(avail))) <= watermark {
+		if int64(venue.CauseSeqOf(s.Ring.Slot(avail))) <= watermark {
 			return avail
 		}
 	}
 	return seq - 1
-}
-
-// causeSeqOf reads an event's causeSeq: by the schema's convention every
-// event's block starts with it (schemas/venue.xml).
-func causeSeqOf(ev []byte) uint64 {
-	if len(ev) < venue.MessageHeaderSize+8 {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize:])
-}
-
-// timestampOf reads an event's timestampNs, the field after causeSeq in
-// every event's block (the FIX arrival stamp of its command).
-func timestampOf(ev []byte) int64 {
-	if len(ev) < venue.MessageHeaderSize+16 {
-		return 0
-	}
-	return int64(binary.LittleEndian.Uint64(ev[venue.MessageHeaderSize+8:]))
 }
 
 // Slot implements EventSource.

@@ -292,7 +292,7 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 	}
 	for s := from; s <= to; s++ {
 		ev := src.Slot(s)
-		if p := f.snapPoint.Load(); p != 0 && causeSeqOf(ev) > p {
+		if p := f.snapPoint.Load(); p != 0 && venue.CauseSeqOf(ev) > p {
 			f.captureState(p)
 		}
 		if err := f.tracker.Apply(ev); err != nil {
@@ -316,7 +316,7 @@ func (f *Feed) recordLatency(src EventSource, from, to int64) {
 	last := ^uint64(0) // no command yet (0 is the first command's seq)
 	for s := from; s <= to; s++ {
 		ev := src.Slot(s)
-		cause := causeSeqOf(ev)
+		cause := venue.CauseSeqOf(ev)
 		if cause == last {
 			continue
 		}
@@ -324,7 +324,7 @@ func (f *Feed) recordLatency(src EventSource, from, to int64) {
 		case venue.OrderAcceptedTemplateID, venue.FillTemplateID, venue.OrderCancelledTemplateID,
 			venue.OrderReplacedTemplateID, venue.TradingStatusChangedTemplateID:
 			last = cause
-			f.cfg.OrderToFeed.Record(now - timestampOf(ev))
+			f.cfg.OrderToFeed.Record(now - venue.TimestampNsOf(ev))
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // seqMessages collects each sequenced message with its number.
@@ -46,7 +47,7 @@ func TestStateContinuesTheFeed(t *testing.T) {
 	events := recordEvents(t, 91, 4000)
 	for _, cut := range []int{1, len(events) / 3, len(events) / 2, len(events) - 1} {
 		// Cut on a command boundary: the next event starts another command.
-		for cut < len(events)-1 && causeSeqOf(events[cut]) == causeSeqOf(events[cut-1]) {
+		for cut < len(events)-1 && venue.CauseSeqOf(events[cut]) == venue.CauseSeqOf(events[cut-1]) {
 			cut++
 		}
 		full, fullB, fullOut := newStateTracker(t)

@@ -112,20 +112,8 @@ func (m *inbound) set(t quickfix.Tag, v []byte, haveSeq *bool) error {
 	return nil
 }
 
-// parseUint reads 1 to intDigitsMax decimal digits.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > intDigitsMax {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	return v, true
-}
+// parseUint reads a sequence number: 1 to intDigitsMax decimal digits.
+func parseUint(b []byte) (uint64, bool) { return fixwire.ParseUint(b, intDigitsMax) }
 
 // is reports whether the one- or two-byte value b equals s.
 func is(b []byte, s string) bool { return string(b) == s }

@@ -2,7 +2,6 @@ package pipeharness
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -429,8 +428,7 @@ func (h *harness) consume(barrier *ring.Barrier, own *ring.Sequence) {
 		}
 		for ; next <= avail; next++ {
 			slot := events.Slot(next)
-			cause := binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize:])
-			ts := int64(binary.LittleEndian.Uint64(slot[venue.MessageHeaderSize+8:]))
+			cause, ts := venue.CauseSeqOf(slot), venue.TimestampNsOf(slot)
 			if h.cfg.Journal {
 				waitDurable(durable, int64(cause))
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -12,36 +13,37 @@ import (
 // files are named (empty: not taken) and returns the function that stops
 // both and closes the files. On failure it prints why, prefixed by cmd.
 func startProfiles(cmd, cpuProfile, traceFile string) (stop func(), err error) {
-	var stops []func()
-	stop = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
+	stopCPU, err := startProfile(cmd, "--cpuprofile", cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	if err != nil {
+		return func() {}, err
+	}
+	stopTrace, err := startProfile(cmd, "--trace", traceFile, trace.Start, trace.Stop)
+	if err != nil {
+		stopCPU()
+		return func() {}, err
+	}
+	return func() { stopTrace(); stopCPU() }, nil
+}
+
+// startProfile creates file and has start write a profile to it; the
+// returned function stops the profile and closes the file. An empty file
+// name takes no profile. On failure it prints why, prefixed by cmd and the
+// flag that named the file.
+func startProfile(cmd, flag, file string, start func(io.Writer) error, stop func()) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err == nil {
+		if err = start(f); err != nil {
+			f.Close()
 		}
 	}
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: --cpuprofile: %v\n", cmd, err)
-			return stop, err
-		}
-		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", cmd, flag, err)
+		return nil, err
 	}
-	if traceFile != "" {
-		f, err := os.Create(traceFile)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: --trace: %v\n", cmd, err)
-			stop()
-			return func() {}, err
-		}
-		stops = append(stops, func() { trace.Stop(); f.Close() })
-	}
-	return stop, nil
+	return func() { stop(); f.Close() }, nil
 }
 
 // writeAllocsProfile writes the allocations since start (the "allocs"

@@ -35,6 +35,9 @@
 //   - Reader frames a stream with a buffer that grows to messageBytesMax at
 //     most (NewReaderSize: a larger one, allocated once); the message it
 //     returns aliases that buffer. Every Frame error matches ErrFrame.
+//   - ParseUint reads a non-negative integer value of at most a given
+//     number of digits (a sequence number); ParseLength is ParseUint for a
+//     BodyLength or a length field.
 //
 // Nothing here allocates per message: Frame, the CheckSum functions, the
 // Iterator and SetCheckSum never allocate, the errors are fixed values,

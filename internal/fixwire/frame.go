@@ -101,17 +101,26 @@ func valueEnd(b []byte, from, charsMax int, fail error) (int, error) {
 	return -1, nil
 }
 
-// parseDigits reads 1 to BodyLengthDigitsMax decimal digits.
+// ParseLength reads a BodyLength or a data length field's value: 1 to
+// BodyLengthDigitsMax decimal digits (leading zeros allowed).
 func ParseLength(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > BodyLengthDigitsMax {
+	n, ok := ParseUint(v, BodyLengthDigitsMax)
+	return int(n), ok
+}
+
+// ParseUint reads a FIX integer field's value that must not be negative: 1
+// to digitsMax decimal digits (leading zeros allowed; a digitsMax above 19
+// would let the value overflow). It returns 0 and false for anything else.
+func ParseUint(v []byte, digitsMax int) (uint64, bool) {
+	if len(v) == 0 || len(v) > digitsMax {
 		return 0, false
 	}
-	n := 0
+	var n uint64
 	for _, c := range v {
 		if !isDigit(c) {
 			return 0, false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + uint64(c-'0')
 	}
 	return n, true
 }

@@ -219,30 +219,14 @@ class Interop : public FIX::Application {
                     const std::function<bool(const FIX::Message &)> &want) {
     std::unique_lock<std::mutex> lock(mu_);
     FIX::Message got;
-    waitLocked(lock, deadline, what, [&] {
-      for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
-        if (want(*it)) {
-          got = *it;
-          inbox_.erase(it);
-          return true;
-        }
-      }
-      return false;
-    });
+    waitLocked(lock, deadline, what, [&] { return takeLocked(want, got); });
     return got;
   }
 
   // takeIfQueued removes a matching message if one is already queued.
   bool takeIfQueued(const std::function<bool(const FIX::Message &)> &want, FIX::Message &out) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
-      if (want(*it)) {
-        out = *it;
-        inbox_.erase(it);
-        return true;
-      }
-    }
-    return false;
+    return takeLocked(want, out);
   }
 
   std::deque<FIX::Message> unread() {
@@ -266,6 +250,19 @@ class Interop : public FIX::Application {
   static std::string msgType(const FIX::Message &m) { return field(m.getHeader(), 35); }
 
  private:
+  // takeLocked moves the first queued message that matches want into out
+  // and reports whether there was one; mu_ must be held.
+  bool takeLocked(const std::function<bool(const FIX::Message &)> &want, FIX::Message &out) {
+    for (auto it = inbox_.begin(); it != inbox_.end(); ++it) {
+      if (want(*it)) {
+        out = *it;
+        inbox_.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+
   void failLocked(const std::string &why) {
     if (failure_.empty()) failure_ = why;
     cv_.notify_all();

@@ -26,6 +26,9 @@
 //	c, ok := venue.DecodeNewOrder(slot) // the same checks, inlined, for hot paths
 //	fmt.Println(d.String())              // NewOrder seq=7 timestampNs=2026-... side=Buy ...
 //
+// Every event's block starts with causeSeq and timestampNs: CauseSeqOf and
+// TimestampNsOf (event.go, written by hand) read them without a decode.
+//
 // Encoding and decoding allocate nothing (the text form aside). The buffer
 // is checked once, at the wrap; accessors then index it without a test, and
 // panic on a flyweight that is not wrapped (the wrap's error was ignored)
