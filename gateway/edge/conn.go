@@ -26,12 +26,11 @@ var (
 const initialOutboundBytes = 4096
 
 // Conn is a client connection that passed the Logon gate. QuickFIX/Go reads
-// only whole, checked messages from it, and its writes never block: on a
-// plain TCP connection with nothing waiting, a write goes to the socket at
-// once with one non-blocking system call; what the socket does not take,
-// and every write over TLS, is copied into a bounded buffer that a
-// goroutine of the Conn flushes with a write deadline (doc.go, "Writing,
-// pacing and closing").
+// only whole, checked messages from it, and its writes never block: they
+// are copied into a bounded buffer that a goroutine of the Conn flushes
+// with a write deadline, or, with Config.DirectWrites on a plain TCP
+// connection with nothing waiting, written to the socket at once with one
+// non-blocking system call (doc.go, "Writing, pacing and closing").
 //
 // Read is called by one goroutine (QuickFIX/Go's reader), Write by one
 // (QuickFIX/Go's writer); Close and the accessors may be called from any.
@@ -61,10 +60,10 @@ type Conn struct {
 	reason       Reason // why it was closed, first reason wins
 	handed       bool   // QuickFIX/Go owns the Conn
 
-	// Direct writes (plain TCP only; nil over TLS). directFn is the bound
-	// method directWrite, made once so that a write allocates nothing; it
-	// reads directBuf and leaves its result in directN and directErr, which
-	// only the Write holding busy touches.
+	// Direct writes (Config.DirectWrites on plain TCP; rc nil otherwise).
+	// directFn is the bound method directWrite, made once so that a write
+	// allocates nothing; it reads directBuf and leaves its result in
+	// directN and directErr, which only the Write holding busy touches.
 	rc        syscall.RawConn
 	directFn  func(fd uintptr) bool
 	directBuf []byte
@@ -156,13 +155,13 @@ func (c *Conn) nextMessage() ([]byte, error) {
 	}
 }
 
-// Write hands p to the socket or to the outbound buffer and returns at
-// once. On a plain TCP connection with nothing queued and no write in
-// progress it tries the socket directly, once and without waiting; what the
-// socket does not take is queued for the writer goroutine, behind which
-// every later write queues until it is flushed, so bytes keep their order.
-// When the buffer is full (the client is not reading) the connection is
-// closed and ErrOutboundFull returned.
+// Write hands p to the outbound buffer or to the socket and returns at
+// once. With Config.DirectWrites, on a plain TCP connection with nothing
+// queued and no write in progress, it tries the socket directly, once and
+// without waiting; what the socket does not take is queued for the writer
+// goroutine, behind which every later write queues until it is flushed, so
+// bytes keep their order. When the buffer is full (the client is not
+// reading) the connection is closed and ErrOutboundFull returned.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.dead {

@@ -36,6 +36,18 @@ func acceptedConn(t testing.TB, cfg Config, dial func(testing.TB, string) net.Co
 
 func dialPlain(t testing.TB, addr string) net.Conn { return dialFrom(t, "127.0.0.1", addr) }
 
+// forEachWritePath runs f with cfg through the writer goroutine only, and
+// with direct writes.
+func forEachWritePath(t *testing.T, cfg Config, f func(t *testing.T, cfg Config)) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			t.Parallel()
+			cfg.DirectWrites = direct
+			f(t, cfg)
+		})
+	}
+}
+
 // numbered returns message i of a test stream: its number, then filler,
 // size bytes in all, so any loss, repetition or reordering shows.
 func numbered(i, size int) []byte {
@@ -94,7 +106,7 @@ func readExactly(t *testing.T, client net.Conn, want []byte) {
 func TestWriteDirectThenBuffered(t *testing.T) {
 	t.Parallel()
 	const writeTimeout = 2 * time.Second
-	c, client := acceptedConn(t, Config{SocketWriteBufferBytes: 4096, WriteTimeout: writeTimeout, OutboundBytesMax: 4 << 20}, dialSmallReceiveBuffer)
+	c, client := acceptedConn(t, Config{DirectWrites: true, SocketWriteBufferBytes: 4096, WriteTimeout: writeTimeout, OutboundBytesMax: 4 << 20}, dialSmallReceiveBuffer)
 	st := c.l.Stats()
 	var want []byte
 	write := func(m []byte) {
@@ -153,11 +165,26 @@ func TestWriteDirectThenBuffered(t *testing.T) {
 	}
 }
 
+// TestWriteDirectOff: without Config.DirectWrites (the default) every
+// write goes through the writer goroutine.
+func TestWriteDirectOff(t *testing.T) {
+	t.Parallel()
+	c, client := acceptedConn(t, Config{}, dialPlain)
+	if c.rc != nil {
+		t.Fatal("direct writes on by default")
+	}
+	m := numbered(0, 300)
+	if _, err := c.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	readExactly(t, client, m)
+}
+
 // TestWriteDirectPartial: a write larger than the socket can take is
 // written in part directly and the rest by the writer goroutine.
 func TestWriteDirectPartial(t *testing.T) {
 	t.Parallel()
-	c, client := acceptedConn(t, Config{SocketWriteBufferBytes: 4096, OutboundBytesMax: 4 << 20}, dialSmallReceiveBuffer)
+	c, client := acceptedConn(t, Config{DirectWrites: true, SocketWriteBufferBytes: 4096, OutboundBytesMax: 4 << 20}, dialSmallReceiveBuffer)
 	big := make([]byte, 256<<10)
 	for i := range big {
 		big[i] = byte(i * 7)
@@ -194,31 +221,37 @@ func TestWriteBoundsCloseNonReader(t *testing.T) {
 			t.Parallel()
 			tc.cfg.SocketWriteBufferBytes = 4096
 			tc.cfg.WriteTimeout = time.Minute
-			c, client := acceptedConn(t, tc.cfg, dialSmallReceiveBuffer)
-			var err error
-			i := 0
-			for ; i < 10000 && err == nil; i++ {
-				_, err = c.Write(numbered(i, tc.size))
-			}
-			if !errors.Is(err, ErrOutboundFull) {
-				t.Fatalf("after %d writes: err %v, want ErrOutboundFull", i, err)
-			}
-			if got := c.l.Stats().Count(ReasonOutboundFull); got != 1 {
-				t.Fatalf("ReasonOutboundFull counted %d times", got)
-			}
-			select {
-			case <-c.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("connection not closed")
-			}
-			if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
-				t.Fatalf("write after the close: %v, want net.ErrClosed", err)
-			}
-			_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := io.Copy(io.Discard, client); err != nil && isTimeout(err) {
-				t.Fatal("client's connection still open")
-			}
+			forEachWritePath(t, tc.cfg, func(t *testing.T, cfg Config) {
+				testBoundsCloseNonReader(t, cfg, tc.size)
+			})
 		})
+	}
+}
+
+func testBoundsCloseNonReader(t *testing.T, cfg Config, size int) {
+	c, client := acceptedConn(t, cfg, dialSmallReceiveBuffer)
+	var err error
+	i := 0
+	for ; i < 10000 && err == nil; i++ {
+		_, err = c.Write(numbered(i, size))
+	}
+	if !errors.Is(err, ErrOutboundFull) {
+		t.Fatalf("after %d writes: err %v, want ErrOutboundFull", i, err)
+	}
+	if got := c.l.Stats().Count(ReasonOutboundFull); got != 1 {
+		t.Fatalf("ReasonOutboundFull counted %d times", got)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("connection not closed")
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after the close: %v, want net.ErrClosed", err)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, client); err != nil && isTimeout(err) {
+		t.Fatal("client's connection still open")
 	}
 }
 
@@ -227,7 +260,11 @@ func TestWriteBoundsCloseNonReader(t *testing.T) {
 // the end of the stream.
 func TestCloseFlushes(t *testing.T) {
 	t.Parallel()
-	c, client := acceptedConn(t, Config{SocketWriteBufferBytes: 4096, WriteTimeout: time.Minute}, dialSmallReceiveBuffer)
+	forEachWritePath(t, Config{SocketWriteBufferBytes: 4096, WriteTimeout: time.Minute}, testCloseFlushes)
+}
+
+func testCloseFlushes(t *testing.T, cfg Config) {
+	c, client := acceptedConn(t, cfg, dialSmallReceiveBuffer)
 	var want []byte
 	for i := 0; i < 2000; i++ {
 		m := numbered(i, 500)
@@ -264,7 +301,12 @@ func TestCloseFlushes(t *testing.T) {
 // detector checks the shared state). Every byte arrives, in order.
 func TestWriteConcurrentReader(t *testing.T) {
 	t.Parallel()
-	c, client := acceptedConn(t, Config{SocketWriteBufferBytes: 4096, WriteTimeout: 10 * time.Second, OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20}, dialSmallReceiveBuffer)
+	forEachWritePath(t, Config{SocketWriteBufferBytes: 4096, WriteTimeout: 10 * time.Second, OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20},
+		testWriteConcurrentReader)
+}
+
+func testWriteConcurrentReader(t *testing.T, cfg Config) {
+	c, client := acceptedConn(t, cfg, dialSmallReceiveBuffer)
 	var want []byte
 	for i := 0; i < 3000; i++ {
 		want = append(want, numbered(i, 50+(i*389)%3000)...)
@@ -293,7 +335,8 @@ func TestWriteConcurrentReader(t *testing.T) {
 }
 
 // TestTLSKeepsWriterGoroutine: over TLS, Write never touches the socket
-// itself (the TLS layer frames records); the writer goroutine delivers.
+// itself (the TLS layer frames records), DirectWrites or not; the writer
+// goroutine delivers.
 func TestTLSKeepsWriterGoroutine(t *testing.T) {
 	t.Parallel()
 	s := newTLSSetup(t)
@@ -306,7 +349,7 @@ func TestTLSKeepsWriterGoroutine(t *testing.T) {
 		_ = conn.SetDeadline(time.Time{})
 		return conn
 	}
-	c, client := acceptedConn(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile}, dial)
+	c, client := acceptedConn(t, Config{DirectWrites: true, TLSCertFile: s.certFile, TLSKeyFile: s.keyFile}, dial)
 	if c.rc != nil {
 		t.Fatal("a TLS connection writes to the socket directly")
 	}
@@ -324,9 +367,16 @@ func TestTLSKeepsWriterGoroutine(t *testing.T) {
 // BenchmarkConnWrite: one 300-byte message written and received, then
 // acknowledged by the client with one byte (read from the socket beneath the
 // Conn), as under the gateway's pacing, where a message is rarely written
-// while the previous one is still queued.
+// while the previous one is still queued; through the writer goroutine and
+// with direct writes.
 func BenchmarkConnWrite(b *testing.B) {
-	c, client := acceptedConn(b, Config{}, dialPlain)
+	for _, direct := range []bool{false, true} {
+		b.Run(fmt.Sprintf("direct=%v", direct), func(b *testing.B) { benchmarkConnWrite(b, Config{DirectWrites: direct}) })
+	}
+}
+
+func benchmarkConnWrite(b *testing.B, cfg Config) {
+	c, client := acceptedConn(b, cfg, dialPlain)
 	m := numbered(0, 300)
 	go func() {
 		buf := make([]byte, len(m))
