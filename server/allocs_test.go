@@ -16,7 +16,8 @@ import (
 // them QuickFIX/Go's per-message work (docs/benchmarks.md, "The FIX path
 // against its floor"): 238 before sent reports were reused, 193 since (a burst beyond a
 // session's free list of reused reports allocates new ones), 137 since the
-// gateway validates messages in place of QuickFIX/Go (gateway/validate.go).
+// gateway validates messages in place of QuickFIX/Go (gateway/validate.go),
+// 133 since the durability wait reuses its wake token (core/pipeline).
 const allocsPerOrderMax = 155
 
 // TestAllocationsPerOrder counts the allocations of the venue and the load
