@@ -14,6 +14,10 @@
 // consumers that send answers out of the process, which gate each event on
 // Durable() >= its causeSeq. Both the journal and the matcher are gating
 // sequences of the command ring, so a slot is reused only after both passed it.
+// WaitDurable sleeps until the journal's next flush wakes it (or its timeout):
+// each waiting goroutine holds a wake token (a one-slot channel and a timer,
+// made once and reused, durableTokensFree kept), so neither a wait nor a
+// flush allocates.
 //
 // Command sequence numbers continue the journal: a command in ring slot
 // sequence s carries seq SeqBase()+s, where SeqBase is the journal's next

@@ -97,9 +97,9 @@ type Pipeline struct {
 
 	eventsPublished atomic.Int64
 
-	// durableCh is closed (and replaced) after every advance of the durable
-	// sequence, so that WaitDurable sleeps until the journal moves instead of polling.
-	durableCh atomic.Pointer[chan struct{}]
+	// durableWaiters are woken after every advance of the durable sequence,
+	// so that WaitDurable sleeps until the journal moves instead of polling.
+	durableWaiters durableWaiters
 }
 
 // New builds the rings; add event consumers, then Start.
@@ -140,18 +140,11 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.matcherBarrier = cmds.NewBarrierWait(cfg.Wait)
 	cmds.AddGatingSequences(p.matcherSeq)
-	ch := make(chan struct{})
-	p.durableCh.Store(&ch)
 	return p, nil
 }
 
-// durableAdvanced wakes every WaitDurable caller. It allocates one channel per
-// call, which happens once per journal flush, never per command.
-func (p *Pipeline) durableAdvanced() {
-	next := make(chan struct{})
-	old := p.durableCh.Swap(&next)
-	close(*old)
-}
+// durableAdvanced wakes every WaitDurable caller, once per journal flush.
+func (p *Pipeline) durableAdvanced() { p.durableWaiters.wake() }
 
 // WaitDurable blocks until command seq is durable or timeout passes, and
 // reports whether it is durable. Outbound consumers call it before an answer
@@ -160,19 +153,16 @@ func (p *Pipeline) WaitDurable(seq int64, timeout time.Duration) bool {
 	if p.durable.Load() >= seq {
 		return true
 	}
-	var timer *time.Timer
+	t := p.durableWaiters.register()
+	defer p.durableWaiters.unregister(t)
+	t.timer.Reset(timeout)
 	for {
-		ch := *p.durableCh.Load()
 		if p.durable.Load() >= seq {
 			return true
 		}
-		if timer == nil {
-			timer = time.NewTimer(timeout)
-			defer timer.Stop()
-		}
 		select {
-		case <-ch:
-		case <-timer.C:
+		case <-t.ch:
+		case <-t.timer.C:
 			return p.durable.Load() >= seq
 		}
 	}
