@@ -92,10 +92,6 @@ type FIX struct {
 	LogonsPerCompIDBurst     int     `toml:"logons_per_comp_id_burst"`
 	LogonsPerSourcePerSecond float64 `toml:"logons_per_source_per_second"`
 	LogonsPerSourceBurst     int     `toml:"logons_per_source_burst"`
-	// DirectWrites lets a plain TCP session write to its socket from
-	// QuickFIX/Go's writer goroutine when nothing is queued
-	// (edge.Config.DirectWrites); off by default.
-	DirectWrites bool `toml:"direct_writes"`
 }
 
 // Metrics holds the Prometheus listener.

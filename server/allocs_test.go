@@ -57,32 +57,3 @@ func TestAllocationsPerOrder(t *testing.T) {
 		t.Fatalf("%.1f allocations per order, want at most %d", per, allocsPerOrderMax)
 	}
 }
-
-// TestDirectWritesLoad runs a paced load with fix.direct_writes on (the edge
-// writes to idle sockets from QuickFIX/Go's writer goroutine): every answer
-// arrives, once, with no gap in the venue's sequence numbers.
-func TestDirectWritesLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 1.5 s load run")
-	}
-	cfg := testConfig(t, t.TempDir(), "")
-	cfg.FIX.DirectWrites = true
-	if ec, err := EdgeConfig(cfg); err != nil || !ec.DirectWrites {
-		t.Fatalf("fix.direct_writes does not reach the edge (err %v)", err)
-	}
-	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	lc := loadgen.DefaultConfig()
-	lc.Addr, lc.Sessions, lc.RatePerSecond = s.FIXAddr(), 4, 2000
-	lc.Duration, lc.Warmup, lc.Drain = time.Second, 500*time.Millisecond, 5*time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := loadgen.Run(ctx, lc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.OrdersSent < 1000 || res.LostOrders+res.LostCancels+res.OrdersUnsent != 0 || res.RejectsTotal != 0 ||
-		res.SeqGaps != 0 || res.UnknownAnswers != 0 || res.ERs != res.OrdersSent+res.CancelsSent {
-		t.Fatalf("load run: %d orders and %d cancels sent, %d ExecutionReports, lost %d orders and %d cancels, %d unsent, %d rejects, %d sequence gaps, %d unknown answers",
-			res.OrdersSent, res.CancelsSent, res.ERs, res.LostOrders, res.LostCancels, res.OrdersUnsent, res.RejectsTotal, res.SeqGaps, res.UnknownAnswers)
-	}
-}

@@ -53,7 +53,6 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 		ConnectionsMax:          cfg.FIX.ConnectionsMax,
 		ConnectionsPerSourceMax: cfg.FIX.ConnectionsPerIPMax,
 		OutboundQueueMax:        cfg.FIX.OutboundQueueMax,
-		DirectWrites:            cfg.FIX.DirectWrites,
 		WriteTimeout:            cfg.FIX.WriteTimeout.Duration,
 		LogonsPerCompID:         edge.Rate{PerSecond: cfg.FIX.LogonsPerCompIDPerSecond, Burst: cfg.FIX.LogonsPerCompIDBurst},
 		LogonsPerSource:         edge.Rate{PerSecond: cfg.FIX.LogonsPerSourcePerSecond, Burst: cfg.FIX.LogonsPerSourceBurst},

@@ -91,13 +91,6 @@ type Config struct {
 	// SocketWriteBufferBytes sets the kernel send buffer of accepted
 	// connections (SO_SNDBUF); 0 keeps the system default.
 	SocketWriteBufferBytes int
-	// DirectWrites lets Write on a plain TCP connection with nothing queued
-	// write to the socket itself (one non-blocking system call) instead of
-	// waking the connection's writer goroutine. Off by default: measured on
-	// the shared 2-CPU machine it gained nothing at 5,000 orders/s and
-	// lost the writer's batching near saturation (doc.go, "Writing, pacing
-	// and closing"; docs/benchmarks.md, "The FIX path against its floor").
-	DirectWrites bool
 
 	// DropEmptyValues drops every message that has a field without a value
 	// instead of letting QuickFIX/Go answer it with a Reject (373=4). Set

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -28,9 +26,7 @@ const initialOutboundBytes = 4096
 // Conn is a client connection that passed the Logon gate. QuickFIX/Go reads
 // only whole, checked messages from it, and its writes never block: they
 // are copied into a bounded buffer that a goroutine of the Conn flushes
-// with a write deadline, or, with Config.DirectWrites on a plain TCP
-// connection with nothing waiting, written to the socket at once with one
-// non-blocking system call (doc.go, "Writing, pacing and closing").
+// with a write deadline.
 //
 // Read is called by one goroutine (QuickFIX/Go's reader), Write by one
 // (QuickFIX/Go's writer); Close and the accessors may be called from any.
@@ -54,21 +50,10 @@ type Conn struct {
 	spare        []byte // the buffer the writer gives back
 	queuedBytes  int    // fill plus what is being written
 	queuedWrites int
-	busy         bool   // Write or the writer goroutine is writing to the socket
 	dead         bool   // the socket is closed
 	closing      bool   // Close was called: flush, then close
 	reason       Reason // why it was closed, first reason wins
 	handed       bool   // QuickFIX/Go owns the Conn
-
-	// Direct writes (Config.DirectWrites on plain TCP; rc nil otherwise).
-	// directFn is the bound method directWrite, made once so that a write
-	// allocates nothing; it reads directBuf and leaves its result in
-	// directN and directErr, which only the Write holding busy touches.
-	rc        syscall.RawConn
-	directFn  func(fd uintptr) bool
-	directBuf []byte
-	directN   int
-	directErr error
 
 	wake       chan struct{} // a write is waiting
 	written    chan struct{} // see Written
@@ -155,13 +140,9 @@ func (c *Conn) nextMessage() ([]byte, error) {
 	}
 }
 
-// Write hands p to the outbound buffer or to the socket and returns at
-// once. With Config.DirectWrites, on a plain TCP connection with nothing
-// queued and no write in progress, it tries the socket directly, once and
-// without waiting; what the socket does not take is queued for the writer
-// goroutine, behind which every later write queues until it is flushed, so
-// bytes keep their order. When the buffer is full (the client is not
-// reading) the connection is closed and ErrOutboundFull returned.
+// Write copies p into the outbound buffer and returns at once. When the
+// buffer is full (the client is not reading) the connection is closed and
+// ErrOutboundFull returned.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.dead {
@@ -175,42 +156,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.kill(ReasonOutboundFull)
 		return 0, ErrOutboundFull
 	}
-	rest := p
-	if c.rc != nil && !c.busy && len(c.fill) == 0 {
-		c.busy = true
-		c.mu.Unlock()
-		n, err := c.writeDirect(p)
-		if err != nil {
-			c.mu.Lock()
-			c.busy = false
-			c.mu.Unlock()
-			c.kill(ReasonPeerClosed)
-			return 0, err
-		}
-		if n > 0 {
-			c.l.stats.BytesOut.Add(uint64(n))
-		}
-		rest = p[n:]
-		c.mu.Lock()
-		c.busy = false
-		if c.dead {
-			c.mu.Unlock()
-			return 0, net.ErrClosed
-		}
-	}
-	if len(rest) > 0 {
-		c.fill = append(c.fill, rest...)
-		c.fillWrites++
-		c.queuedBytes += len(rest)
-		c.queuedWrites++
-	}
-	wake := len(c.fill) > 0 || c.closing
+	c.fill = append(c.fill, p...)
+	c.fillWrites++
+	c.queuedBytes += len(p)
+	c.queuedWrites++
 	c.mu.Unlock()
-	if wake {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 	c.l.stats.MessagesOut.Add(1)
 	if c.l.cfg.OnWrite != nil {
@@ -223,43 +176,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeDirect makes one non-blocking write of p to the socket and returns
-// the bytes it took: 0 when its buffer is full. Returning true from
-// directWrite tells the runtime not to wait for the socket to become
-// writable, so this never blocks. An error means the connection failed.
-func (c *Conn) writeDirect(p []byte) (int, error) {
-	c.directBuf = p
-	err := c.rc.Write(c.directFn)
-	n, werr := c.directN, c.directErr
-	c.directBuf, c.directErr = nil, nil
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// Not expected (the writer clears its deadline), and harmless:
-			// the writer sets a fresh one and writes.
-			return 0, nil
-		}
-		return 0, err
-	}
-	switch werr {
-	case nil:
-		return n, nil
-	case syscall.EAGAIN, syscall.EINTR:
-		return 0, nil
-	}
-	return 0, werr
-}
-
-// directWrite is the system call of writeDirect, run by the runtime with
-// the socket's descriptor.
-func (c *Conn) directWrite(fd uintptr) bool {
-	n, err := syscall.Write(int(fd), c.directBuf)
-	if n < 0 {
-		n = 0
-	}
-	c.directN, c.directErr = n, err
-	return true
-}
-
 // writeLoop flushes the outbound buffer until the connection dies.
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
@@ -270,12 +186,6 @@ func (c *Conn) writeLoop() {
 			return
 		}
 		c.mu.Lock()
-		if c.busy {
-			// Write is writing directly; it wakes the writer when it
-			// leaves bytes behind or Close is waiting.
-			c.mu.Unlock()
-			continue
-		}
 		if len(c.fill) == 0 {
 			closing := c.closing
 			c.mu.Unlock()
@@ -286,17 +196,11 @@ func (c *Conn) writeLoop() {
 		}
 		buf, writes := c.fill, c.fillWrites
 		c.fill, c.fillWrites = c.spare[:0], 0
-		c.busy = true
 		c.mu.Unlock()
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.cfg.WriteTimeout))
 		n, err := c.nc.Write(buf)
-		if err == nil && c.rc != nil {
-			// An expired deadline would fail the next direct write.
-			_ = c.nc.SetWriteDeadline(time.Time{})
-		}
 		c.l.stats.BytesOut.Add(uint64(n))
 		c.mu.Lock()
-		c.busy = false
 		c.queuedBytes -= len(buf)
 		c.queuedWrites -= writes
 		c.spare = buf[:0]

@@ -122,22 +122,10 @@
 //
 // # Writing, pacing and closing
 //
-// Conn.Write never blocks QuickFIX/Go: it copies into a bounded buffer
-// (OutboundBytesMax bytes, OutboundQueueMax writes) flushed by the
-// connection's writer goroutine, each flush bounded by WriteTimeout. With
-// Config.DirectWrites, on a plain TCP connection with nothing queued and no
-// write in progress, Write writes to the socket itself: one non-blocking
-// system call (syscall.RawConn, told never to wait), no goroutine woken.
-// What the socket does not take (full, or took part), every write behind
-// it until the buffer is flushed, and every write over TLS (records need
-// the TLS layer) go through the buffer. Bytes keep their order: one flag,
-// under the Conn's lock, says that Write or the writer is writing. It is
-// off by default: the system call then runs in QuickFIX/Go's writer, whose
-// next message waits for it (a loopback write can be preempted for
-// milliseconds by the reader it wakes), and writes are no longer batched
-// when the venue is saturated; measured, it gained nothing
-// (docs/benchmarks.md, "The FIX path against its floor"). A client that
-// stops reading fills the buffer or stalls a flush and is disconnected
+// Conn.Write copies into a bounded buffer (OutboundBytesMax bytes,
+// OutboundQueueMax writes) flushed by the connection's writer goroutine,
+// each flush bounded by WriteTimeout; it never blocks QuickFIX/Go. A client
+// that stops reading fills the buffer or stalls a flush and is disconnected
 // (ReasonOutboundFull, ReasonWriteTimeout); nobody else notices.
 // Conn.Backlogged tells a producer that can wait (the gateway's mass
 // status) that more than half of either bound is in use.
@@ -150,9 +138,8 @@
 // pace each session: call SendToTarget for the next message only after the
 // previous one was written. Config.OnWrite(key, n) and Conn.Written() (one
 // coalescing signal per Write; Listener.Session finds the Conn of a session)
-// report each write by QuickFIX/Go as Write returns (the message in the
-// buffer, or in the socket), that is, the moment it left QuickFIX/Go's
-// queue: the right moment to hand it the next. Admin messages
+// report each write by QuickFIX/Go, that is, the moment a message left
+// QuickFIX/Go's queue: the right moment to hand it the next. Admin messages
 // (heartbeats, rejects) signal too, so at most two messages are ever queued
 // in a session. Config.OnClose(key, reason) is called once per session
 // connection, after QuickFIX/Go has handled the disconnect, for

@@ -264,14 +264,6 @@ func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
 	c.pending = logon
 	c.fill = make([]byte, 0, initialOutboundBytes)
 	c.spare = make([]byte, 0, initialOutboundBytes)
-	if l.cfg.DirectWrites && l.cfg.TLS == nil {
-		// Plain TCP: Write may try the socket itself (doc.go, "Writing,
-		// pacing and closing"); TLS records need the TLS layer's writer.
-		if rc, err := raw.SyscallConn(); err == nil {
-			c.rc = rc
-			c.directFn = c.directWrite
-		}
-	}
 	c.handed = true
 	go c.writeLoop()
 	l.stats.LogonsPassed.Add(1)
