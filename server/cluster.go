@@ -702,9 +702,17 @@ func (c *ClusterNode) Close() error {
 	}
 	c.gate.Close()
 	errs = append(errs, c.tr.Close())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = c.status.Shutdown(ctx)
-	cancel()
+	c.ShutdownStatus(2 * time.Second)
 	errs = append(errs, c.node.Close())
 	return errors.Join(errs...)
+}
+
+// ShutdownStatus stops the status listener once the answers in flight are
+// written, waiting at most timeout. A node deposed by a leadership transfer
+// calls it before it restarts, so the transfer's own answer reaches the
+// operator instead of a closed connection.
+func (c *ClusterNode) ShutdownStatus(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_ = c.status.Shutdown(ctx)
 }
