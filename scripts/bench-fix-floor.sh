@@ -14,7 +14,7 @@
 # 15000/16"), ROUNDS (default 2), DUR (8s), WARMUP (2s), WAIT (the venue's
 # engine.wait_strategy, default auto), VENUES (NAME=BINARY pairs, default
 # "venue=bin/fixvenue": give two or more to compare builds, e.g.
-# "old=/tmp/fixvenue-old new=bin/fixvenue"; each gets a row per cell with
+# "old=fixvenue-old new=bin/fixvenue"; each gets a row per cell with
 # its ratio to the same floor, the floor and venues rotated every round;
 # names without "-"), OUT (default docs/bench/fix-floor/<UTC stamp>). The
 # 1-minute load average before each run is kept in OUT/load.txt.
@@ -71,7 +71,7 @@ def side(w): map(select(.who == w)) | {p50: (map(.p50) | med), p99: (map(.p99) |
 {
 	echo "# fixvenue against its durable floor — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo
-	echo "$(nproc) CPUs, load at the end $(cut -d' ' -f1-3 /proc/loadavg), 1-minute load before the runs $(sort -k2 -g "$OUT/load.txt" | awk 'NR == 1 { lo = $2 } { hi = $2 } END { print lo "-" hi }'); $ROUNDS rounds of $DUR (+ $WARMUP warm-up) per cell and side, rotated; medians over rounds; venues $VENUES, wait_strategy $WAIT, fsync batch; floor: \`fixvenue bench echo --journal\`."
+	echo "$(nproc) CPUs, load at the end $(cut -d' ' -f1-3 /proc/loadavg), 1-minute load before the runs $(sort -k2 -g "$OUT/load.txt" | awk 'NR == 1 { lo = $2 } { hi = $2 } END { print lo "-" hi }'); $ROUNDS rounds of $DUR (+ $WARMUP warm-up) per cell and side, rotated; medians over rounds; venues $(for v in $VENUES; do printf '%s=%s ' "${v%%=*}" "$(basename "${v#*=}")"; done)(binaries by name), wait_strategy $WAIT, fsync batch; floor: \`fixvenue bench echo --journal\`."
 	echo
 	jq -rs "$defs"'
 	"| orders/s / sessions | venue | venue p50 µs | floor p50 µs | p50 ratio | venue p99 ms | floor p99 ms | venue CPU µs/order | floor CPU µs/order | CPU ratio | venue allocs/order | lost venue / floor |",
