@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -89,17 +90,9 @@ func (t *Tap) Run(stop <-chan struct{}, poll time.Duration) {
 	if poll <= 0 {
 		poll = TapPollDefault
 	}
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		t.copyAvailable()
-		select {
-		case <-stop:
-			t.copyAvailable()
-			return
-		case <-tick.C:
-		}
-	}
+	t.copyAvailable()
+	periodic.Run(stop, poll, func(time.Time) { t.copyAvailable() })
+	t.copyAvailable()
 }
 
 // copyAvailable copies every published event and releases the ring slots.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/fixvenue/fixvenue/internal/periodic"
 )
 
 // Bounds of a Recorder (see the package documentation).
@@ -130,16 +132,9 @@ func (r *Recorder) Summary() *Summary { return r.summary.Load() }
 
 // Run rotates the recorders every SliceDuration until stop is closed.
 func Run(stop <-chan struct{}, recorders ...*Recorder) {
-	t := time.NewTicker(SliceDuration)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case now := <-t.C:
-			for _, r := range recorders {
-				r.Rotate(now)
-			}
+	periodic.Run(stop, SliceDuration, func(now time.Time) {
+		for _, r := range recorders {
+			r.Rotate(now)
 		}
-	}
+	})
 }

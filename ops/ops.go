@@ -17,6 +17,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -251,19 +252,11 @@ const auctionTimerPeriod = 50 * time.Millisecond
 // traffic: the end is a journaled command, and a replay ends it at the
 // same place ("Auctions" in core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
-	t := time.NewTicker(auctionTimerPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-o.stop:
-			return
-		case <-t.C:
-		}
-		now := o.cfg.Now().UnixNano()
-		if o.monitor.volatilityDue(now) {
+	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
+		if now := o.cfg.Now().UnixNano(); o.monitor.volatilityDue(now) {
 			o.tick(now)
 		}
-	}
+	})
 }
 
 // tick publishes a Tick command stamped nowNs; a full ring skips it (the

@@ -31,6 +31,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
@@ -423,16 +424,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 // every calls do every interval until the server stops its periodic
 // commands (stopSnaps).
 func (s *Server) every(interval time.Duration, do func()) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopSnaps:
-			return
-		case <-t.C:
-		}
-		do()
-	}
+	periodic.Run(s.stopSnaps, interval, func(time.Time) { do() })
 }
 
 // publish claims a command slot, has encode write the command of sequence

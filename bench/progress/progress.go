@@ -3,6 +3,8 @@ package progress
 import (
 	"sync"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/periodic"
 )
 
 // Every calls tick every interval, from a goroutine of its own, until the
@@ -14,16 +16,7 @@ func Every(interval time.Duration, tick func()) (stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				tick()
-			}
-		}
+		periodic.Run(done, interval, func(time.Time) { tick() })
 	}()
 	return func() { close(done); wg.Wait() }
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/internal/periodic"
 )
 
 // Defaults for Options.
@@ -156,21 +158,13 @@ func (f *Factory) Close() error {
 
 // RunSyncer calls SyncDirty every interval until stop is closed, then once more.
 func (f *Factory) RunSyncer(interval time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			if _, err := f.SyncDirty(); err != nil {
-				f.opts.Logger.Error("fix store sync failed", "err", err)
-			}
-			return
-		case <-t.C:
-			if _, err := f.SyncDirty(); err != nil {
-				f.opts.Logger.Error("fix store sync failed", "err", err)
-			}
+	syncLogged := func(time.Time) {
+		if _, err := f.SyncDirty(); err != nil {
+			f.opts.Logger.Error("fix store sync failed", "err", err)
 		}
 	}
+	periodic.Run(stop, interval, syncLogged)
+	syncLogged(time.Now())
 }
 
 func fileName(id quickfix.SessionID) string {
