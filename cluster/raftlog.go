@@ -199,16 +199,7 @@ func applyJournal(dir string, from uint64, last int64, logger *slog.Logger, appl
 	if last < int64(from) {
 		return nil
 	}
-	r, err := journal.NewReader(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: the journal ends before seq %d", ErrCorrupt, last)
-		}
+	for rec, err := range journal.Records(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: logger}) {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
@@ -219,6 +210,7 @@ func applyJournal(dir string, from uint64, last int64, logger *slog.Logger, appl
 			return nil
 		}
 	}
+	return fmt.Errorf("%w: the journal ends before seq %d", ErrCorrupt, last)
 }
 
 // truncateEntries removes entry from and every later one from the journal;

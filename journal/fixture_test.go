@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -192,3 +193,44 @@ func (s *syncRecorder) count(kind journal.SyncKind) int {
 // iteration would make them take minutes on a busy machine. Every other
 // test syncs for real.
 func skipSync(*os.File, journal.SyncKind) error { return nil }
+
+// TestRecords: Records yields what a Reader yields, in order, stops where
+// the loop stops, and reports a journal it cannot open as its one value.
+func TestRecords(t *testing.T) {
+	dir := writeJournal(t, 40, 5)
+	var want []uint64
+	eachRecord(t, dir, journal.ReaderOptions{FromSeq: 7}, func(rec journal.Record) { want = append(want, rec.Seq) })
+	var got []uint64
+	for rec, err := range journal.Records(dir, journal.ReaderOptions{FromSeq: 7}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Seq)
+	}
+	if len(want) != 33 || !slices.Equal(got, want) {
+		t.Fatalf("Records gave seqs %v, the reader %v (want 7..39)", got, want)
+	}
+	n := 0
+	for range journal.Records(dir, journal.ReaderOptions{}) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Fatalf("the loop ran %d times, want 3", n)
+	}
+	missing := filepath.Join(t.TempDir(), "none", "deeper")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(filepath.Dir(missing)), "none"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	values := 0
+	for _, err := range journal.Records(missing, journal.ReaderOptions{}) {
+		values++
+		if err == nil {
+			t.Fatal("a journal under a file opened without an error")
+		}
+	}
+	if values != 1 {
+		t.Fatalf("%d values for a journal that cannot be opened, want 1", values)
+	}
+}

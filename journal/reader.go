@@ -174,6 +174,26 @@ func (r *Reader) All() iter.Seq2[Record, error] {
 	}
 }
 
+// Records opens the journal in dir and returns its records for a range
+// loop, as All does, closing the reader when the loop ends; an error from
+// opening it is the only value. It is for a caller that needs nothing of the
+// reader after the loop (its tail, its last seq, its entry counts).
+func Records(dir string, opts ReaderOptions) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		r, err := NewReader(dir, opts)
+		if err != nil {
+			yield(Record{}, err)
+			return
+		}
+		defer r.Close()
+		for rec, err := range r.All() {
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
 // Next returns the next record, io.EOF after the last good one, or an error
 // (a *CorruptionError for damage that is not a torn tail).
 func (r *Reader) Next() (Record, error) {

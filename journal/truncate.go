@@ -1,9 +1,7 @@
 package journal
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 )
@@ -102,12 +100,7 @@ func TruncateEntries(dir string, fromIndex uint64, logger *slog.Logger) error {
 // findEntry returns the mark of Raft entry index (its segment, offset and
 // the seq of its first command), or nil when the journal has none.
 func findEntry(dir string, index uint64) (*Record, error) {
-	r, err := NewReader(dir, ReaderOptions{Entries: true, LiveOnly: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	for rec, err := range r.All() {
+	for rec, err := range Records(dir, ReaderOptions{Entries: true, LiveOnly: true, Logger: slog.New(slog.DiscardHandler)}) {
 		if err != nil {
 			return nil, err
 		}
@@ -124,22 +117,13 @@ func findRecord(dir string, seq int64) (*Record, error) {
 	if seq < 0 {
 		return nil, nil
 	}
-	r, err := NewReader(dir, ReaderOptions{FromSeq: uint64(seq)})
-	if err != nil {
-		return nil, err
+	for rec, err := range Records(dir, ReaderOptions{FromSeq: uint64(seq)}) {
+		if err != nil || int64(rec.Seq) != seq {
+			return nil, err
+		}
+		return &Record{Seq: rec.Seq, Segment: rec.Segment, Offset: rec.Offset}, nil
 	}
-	defer r.Close()
-	rec, err := r.Next()
-	if errors.Is(err, io.EOF) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if int64(rec.Seq) != seq {
-		return nil, nil
-	}
-	return &Record{Seq: rec.Seq, Segment: rec.Segment, Offset: rec.Offset}, nil
+	return nil, nil // the journal ends before seq
 }
 
 // zeroFrom zeroes path from off to its end and fsyncs it.
