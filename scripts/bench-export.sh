@@ -27,9 +27,7 @@ DURATION=${DURATION:-20s}
 
 cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
-bench_bin bench-export.sh
-bench_out export
-bench_venue bench-export
+bench_venue export
 
 {
 	echo "# ExecutionReport latency, event export off and on — $(date -u +%Y-%m-%dT%H:%M:%SZ)"

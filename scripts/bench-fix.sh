@@ -27,9 +27,7 @@ P99_MAX=${P99_MAX:-5ms}
 
 cd "$(dirname "$0")/.."
 . scripts/lib/bench.sh
-bench_bin bench-fix.sh
-bench_out fix
-bench_venue bench-fix
+bench_venue fix
 
 # start_venue FSYNC NAME: a fresh venue; sets fix_addr.
 start_venue() {

@@ -16,12 +16,12 @@
 #       Sources duration.sh and sets limit, the bound in seconds of one run:
 #       the sum of the durations D plus RUN_GRACE seconds.
 #   bench_venue NAME
-#       For a script that runs venues and load against them (after bench_bin):
-#       gives the knobs of a load run's bounds their defaults when unset
+#       For a script bench-NAME.sh that runs venues and load against them:
+#       bench_bin and bench_out NAME first; then gives the knobs of a load run's bounds their defaults when unset
 #       (WARMUP 2s, DRAIN 5s, RUN_GRACE 60, START_TIMEOUT 60; the script sets
 #       DURATION); sources venue.sh, with VENUE_BIN=$BIN and
 #       VENUE_START_TIMEOUT=$START_TIMEOUT; makes the work directory and the
-#       traps (venue_workdir NAME), its path in work; sets limit (bench_limit)
+#       traps (venue_workdir bench-NAME), its path in work; sets limit (bench_limit)
 #       for DURATION+WARMUP+DRAIN.
 #   bench_plot SVG TITLE SUBTITLE RUNG...
 #       Plots the rungs of a rate ladder (RATE/s=HGRM, as `fixvenue bench plot`
@@ -53,6 +53,8 @@ bench_limit() {
 }
 
 bench_venue() {
+	bench_bin "bench-$1.sh"
+	bench_out "$1"
 	WARMUP=${WARMUP:-2s}
 	DRAIN=${DRAIN:-5s}
 	RUN_GRACE=${RUN_GRACE:-60}
@@ -60,7 +62,7 @@ bench_venue() {
 	VENUE_BIN=$BIN
 	VENUE_START_TIMEOUT=$START_TIMEOUT
 	. scripts/lib/venue.sh
-	venue_workdir "$1"
+	venue_workdir "bench-$1"
 	work=$venue_work
 	bench_limit "$DURATION" "$WARMUP" "$DRAIN"
 }
