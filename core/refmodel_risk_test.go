@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -584,4 +585,21 @@ func (g *commandGen) riskCommand() []byte {
 	}
 	g.last = fmt.Sprintf("risk-control scope=%v s=%d acct=%q action=%v", scope, session, account, action)
 	return encodeRiskControl(g.buf[:], g.seq, g.now, session, scope, account, action)
+}
+
+// asOfToday reads a risk command journaled before operator and reason were
+// appended to its block (then 48 bytes for RiskSetLimit, 36 for
+// RiskControl) as today's command with those two fields empty; any other
+// bytes are returned as they are.
+func asOfToday(cmd []byte, oldBlock, block int) []byte {
+	hdr := venue.MessageHeaderSize
+	if len(cmd) < hdr {
+		return cmd
+	}
+	if acting := int(binary.LittleEndian.Uint16(cmd)); acting >= oldBlock && acting < block && hdr+acting <= len(cmd) {
+		widened := append(slices.Clone(cmd[:hdr+acting]), make([]byte, block-acting)...)
+		binary.LittleEndian.PutUint16(widened, uint16(block))
+		return widened
+	}
+	return cmd
 }

@@ -145,9 +145,9 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 	case venue.TickTemplateID:
 		ok = run[venue.Tick](m, cmd, nil)
 	case venue.RiskSetLimitTemplateID:
-		ok = run(m, cmd, m.riskSetLimit)
+		ok = run(m, asOfToday(cmd, 48, venue.RiskSetLimitBlockLength), m.riskSetLimit)
 	case venue.RiskControlTemplateID:
-		ok = run(m, cmd, m.riskControl)
+		ok = run(m, asOfToday(cmd, 36, venue.RiskControlBlockLength), m.riskControl)
 	}
 	if !ok {
 		return false
