@@ -214,6 +214,10 @@ type Client struct {
 	mTrade   mdsbe.Trade
 	mStatus  mdsbe.InstrumentStatus
 	mAuction mdsbe.AuctionUpdate
+	mAdded   mdsbe.OrderAdded
+	mChanged mdsbe.OrderModified
+	mExec    mdsbe.OrderExecuted
+	mDeleted mdsbe.OrderDeleted
 }
 
 // New returns a client; Run starts it. A nil cfg.Recoverer means the TCP
@@ -539,11 +543,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		b.Auction = Auction{Kind: m.Kind(), PriceTicks: m.PriceTicks(), MatchedQty: m.MatchedQty(),
 			ImbalanceSide: m.ImbalanceSide(), ImbalanceQty: m.ImbalanceQty(), Rule: m.Rule()}
 	case mdsbe.OrderAddedTemplateID, mdsbe.OrderModifiedTemplateID, mdsbe.OrderExecutedTemplateID, mdsbe.OrderDeletedTemplateID:
-		id, rptSeq, err := mboKeys(tid, msg)
-		if err != nil {
-			return err
-		}
-		if _, err := c.instrumentMessage(id, rptSeq); err != nil {
+		if _, err := c.decodeFor(c.mboMessage(tid), msg); err != nil {
 			return err
 		}
 	default:
@@ -556,27 +556,21 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 	return nil
 }
 
-// mboKeys reads the instrument and rptSeq of a market-by-order message. The
-// client keeps books by price; it checks these messages' rptSeq so that the
-// per-instrument numbering stays verified, and hands them to OnMessage.
-func mboKeys(tid uint16, msg []byte) (uint32, uint64, error) {
+// mboMessage returns the decoder of a market-by-order message (OrderAdded,
+// OrderModified, OrderExecuted or OrderDeleted). The client keeps books by
+// price; it checks these messages' rptSeq so that the per-instrument
+// numbering stays verified (decodeFor, which reads no field of a message
+// that does not decode), and hands them to OnMessage.
+func (c *Client) mboMessage(tid uint16) instrumentMsg {
 	switch tid {
 	case mdsbe.OrderAddedTemplateID:
-		var m mdsbe.OrderAdded
-		err := m.WrapDecode(msg, 0)
-		return m.InstrumentID(), m.RptSeq(), err
+		return &c.mAdded
 	case mdsbe.OrderModifiedTemplateID:
-		var m mdsbe.OrderModified
-		err := m.WrapDecode(msg, 0)
-		return m.InstrumentID(), m.RptSeq(), err
+		return &c.mChanged
 	case mdsbe.OrderExecutedTemplateID:
-		var m mdsbe.OrderExecuted
-		err := m.WrapDecode(msg, 0)
-		return m.InstrumentID(), m.RptSeq(), err
+		return &c.mExec
 	default:
-		var m mdsbe.OrderDeleted
-		err := m.WrapDecode(msg, 0)
-		return m.InstrumentID(), m.RptSeq(), err
+		return &c.mDeleted
 	}
 }
 
