@@ -19,10 +19,14 @@ func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
 // refPriceTicks (see "Operator commands" in doc.go). The levels were
 // allocated for the configured band, so the new band may not span more
 // ticks than that (InvalidPriceBand; a wider one needs new reference data
-// and a restart), and every resting order must lie inside it
+// and a restart), and every resting order, and the stop price of every
+// live stop order (waiting or elected), must lie inside it
 // (OrdersOutsideBand): nothing is cancelled or moved by a band change.
-// The book keeps its levels and priorities: each side's levels shift by
-// the distance between the old and the new band low, O(band width).
+// The book and the waiting stops keep their levels and priorities: each
+// side's levels shift by the distance between the old and the new band
+// low, and so does each stop order's stopLevel, which is a level of the
+// band, so that its stop price stays what it was: O(band width + live
+// orders).
 func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercent int64) (venue.RejectReason, uint32) {
 	ii, ok := m.instrByID.lookup(instrumentID)
 	if !ok {
@@ -46,9 +50,21 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 			return venue.RejectReasonOrdersOutsideBand, 0
 		}
 	}
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
+		o := &m.pool.orders[oi]
+		if px := in.stopPxOf(o); o.instrument == ii && o.stopLevel != 0 && (px < low || px > high) {
+			return venue.RejectReasonOrdersOutsideBand, 0
+		}
+	}
 	if shift := int32(in.bandLowTicks - low); shift != 0 {
 		for s := range in.sides {
 			in.sides[s].shift(shift)
+			in.stops[s].shift(shift)
+		}
+		for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
+			if o := &m.pool.orders[oi]; o.instrument == ii && o.stopLevel != 0 {
+				o.stopLevel += shift
+			}
 		}
 	}
 	in.bandLowTicks, in.bandHighTicks = low, high

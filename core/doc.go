@@ -236,7 +236,8 @@
 // the session actions (logout, disable, enable) that the gateway carries
 // out, and moving an instrument's price band (reference price and percent)
 // within the levels its configured band allocated, when every resting
-// order stays inside it. It names the operator and the reason, so the journal is the audit
+// order, and the stop price of every stop order, stays inside it (stop
+// prices do not move with the band). It names the operator and the reason, so the journal is the audit
 // trail. It is answered by one OperatorResult, after the events it caused
 // (TradingStatusChanged, OrderCancelled). A command that names an unknown
 // instrument or session, or asks for a status the instrument already has,

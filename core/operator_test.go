@@ -126,24 +126,7 @@ func TestOperatorSetBand(t *testing.T) {
 		return fmt.Sprint(m.BookLevels(1, venue.SideBuy, nil), m.BookLevels(1, venue.SideSell, nil))
 	}
 	book := levels()
-	band := func(seq uint64, ref, pct int64) venue.OperatorResult {
-		var buf [cmdSlotSize]byte
-		cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1})
-		var c venue.OperatorCommand
-		mustEncode(c.WrapDecode(cmd, 0))
-		c.SetRefPriceTicks(ref)
-		c.SetBandPercent(pct)
-		sink := NewBufferSink(2)
-		if err := m.Apply(cmd, sink); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.CheckInvariants(); err != nil {
-			t.Fatal(err)
-		}
-		var r venue.OperatorResult
-		mustEncode(r.WrapDecode(sink.Event(sink.Len()-1), 0))
-		return r
-	}
+	band := func(seq uint64, ref, pct int64) venue.OperatorResult { return setBand(t, m, seq, ref, pct) }
 	for _, c := range []struct {
 		ref, pct int64
 		want     venue.RejectReason
@@ -193,5 +176,71 @@ func TestOperatorSetBand(t *testing.T) {
 	}
 	if fmt.Sprint(restored.BookLevels(1, venue.SideSell, nil)) != fmt.Sprint(m.BookLevels(1, venue.SideSell, nil)) {
 		t.Fatal("restored book differs")
+	}
+}
+
+// setBand applies an operator's SetPriceBand for instrument 1 and returns
+// its result, checking the invariants after it.
+func setBand(t *testing.T, m *Matcher, seq uint64, ref, pct int64) venue.OperatorResult {
+	t.Helper()
+	var buf [cmdSlotSize]byte
+	cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1})
+	var c venue.OperatorCommand
+	mustEncode(c.WrapDecode(cmd, 0))
+	c.SetRefPriceTicks(ref)
+	c.SetBandPercent(pct)
+	sink := NewBufferSink(2)
+	if err := m.Apply(cmd, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	var r venue.OperatorResult
+	mustEncode(r.WrapDecode(sink.Event(sink.Len()-1), 0))
+	return r
+}
+
+// TestOperatorSetBandKeepsStopPrices: a band change keeps every stop
+// order's stop price (a stop is kept as a level of the band), and is
+// refused when a stop price would fall outside the new band.
+func TestOperatorSetBandKeepsStopPrices(t *testing.T) {
+	cfg := Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}}
+	var buf [cmdSlotSize]byte
+	apply := func(m *Matcher, a orderArgs) *BufferSink {
+		t.Helper()
+		sink := NewBufferSink(8)
+		a.ts, a.instrument, a.qty = 1, 1, 1
+		if err := m.Apply(encodeNewOrder(buf[:], &a), sink); err != nil {
+			t.Fatal(err)
+		}
+		return sink
+	}
+	// A sell stop at 950 would be outside [969, 1071].
+	m := mustMatcher(t, cfg)
+	apply(m, orderArgs{seq: 1, session: 1, side: venue.SideSell, ordType: venue.OrdTypeStop, stopPx: 950, clOrdID: "s"})
+	if r := setBand(t, m, 2, 1020, 5); r.Reason() != venue.RejectReasonOrdersOutsideBand {
+		t.Fatalf("band [969, 1071] with a sell stop at 950: %s, want OrdersOutsideBand", r.Reason())
+	}
+	// A buy stop at 1050 stays at 1050 when the band moves up by 69 ticks.
+	m = mustMatcher(t, cfg)
+	apply(m, orderArgs{seq: 1, session: 1, side: venue.SideBuy, ordType: venue.OrdTypeStop, stopPx: 1050, clOrdID: "b"})
+	if r := setBand(t, m, 2, 1020, 5); r.Reason() != venue.RejectReasonNone {
+		t.Fatalf("band [969, 1071]: %s", r.Reason())
+	}
+	apply(m, orderArgs{seq: 3, session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit, px: 1050, clOrdID: "ask"})
+	apply(m, orderArgs{seq: 4, session: 2, side: venue.SideSell, ordType: venue.OrdTypeLimit, px: 1060, clOrdID: "ask2"})
+	sink := apply(m, orderArgs{seq: 5, session: 3, side: venue.SideBuy, ordType: venue.OrdTypeLimit, px: 1050, clOrdID: "take"})
+	var triggered venue.OrderTriggered
+	found := false
+	for i := 0; i < sink.Len() && !found; i++ {
+		found = triggered.WrapDecode(sink.Event(i), 0) == nil
+	}
+	if !found || triggered.StopPxTicks() != 1050 || triggered.TriggerPriceTicks() != 1050 {
+		t.Fatalf("a trade at 1050 did not elect the buy stop at 1050 (%d events)", sink.Len())
+	}
+	if err := m.CheckInvariants(); err != nil {
+		t.Fatal(err)
 	}
 }
