@@ -19,8 +19,9 @@ func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
 // refPriceTicks (see "Operator commands" in doc.go). The levels were
 // allocated for the configured band, so the new band may not span more
 // ticks than that (InvalidPriceBand; a wider one needs new reference data
-// and a restart), and every resting order, and the stop price of every
-// live stop order (waiting or elected), must lie inside it
+// and a restart), and every resting order, the stop price of every live
+// stop order (waiting or elected) and the limit price of every waiting stop
+// limit must lie inside it
 // (OrdersOutsideBand): nothing is cancelled or moved by a band change.
 // The book and the waiting stops keep their levels and priorities: each
 // side's levels shift by the distance between the old and the new band
@@ -50,9 +51,11 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 			return venue.RejectReasonOrdersOutsideBand, 0
 		}
 	}
+	outside := func(px int64) bool { return px < low || px > high }
 	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
-		if px := in.stopPxOf(o); o.instrument == ii && o.stopLevel != 0 && (px < low || px > high) {
+		if o.instrument == ii && ((o.stopLevel != 0 && outside(in.stopPxOf(o))) ||
+			(o.waiting && limitLike(o.ordType) && outside(o.priceTicks))) { // a stop limit would rest there once elected
 			return venue.RejectReasonOrdersOutsideBand, 0
 		}
 	}
