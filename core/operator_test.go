@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"testing"
 
@@ -10,18 +11,22 @@ import (
 
 type operatorArgs struct {
 	seq        uint64
+	ts         int64 // 0: 1 ns, before the fixture's GTD order expires
 	action     venue.OperatorActionType
 	status     venue.TradingStatus
 	session    uint16
 	instrument uint32
 	account    string
+	ref, pct   int64 // SetPriceBand's reference price and percent
 }
 
 func encodeOperator(buf []byte, a operatorArgs) []byte {
 	var c venue.OperatorCommand
 	mustEncode(c.WrapEncode(buf, 0))
-	stampCmd(c, a.seq, 1) // at 1 ns: before the fixture's GTD order expires
+	stampCmd(c, a.seq, cmp.Or(a.ts, 1))
 	c.SetAction(a.action)
+	c.SetRefPriceTicks(a.ref)
+	c.SetBandPercent(a.pct)
 	c.SetStatus(a.status)
 	c.SetFilterSessionIdx(a.session)
 	c.SetInstrumentID(a.instrument)
@@ -184,11 +189,7 @@ func TestOperatorSetBand(t *testing.T) {
 func setBand(t *testing.T, m *Matcher, seq uint64, ref, pct int64) venue.OperatorResult {
 	t.Helper()
 	var buf [cmdSlotSize]byte
-	cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1})
-	var c venue.OperatorCommand
-	mustEncode(c.WrapDecode(cmd, 0))
-	c.SetRefPriceTicks(ref)
-	c.SetBandPercent(pct)
+	cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1, ref: ref, pct: pct})
 	sink := NewBufferSink(2)
 	if err := m.Apply(cmd, sink); err != nil {
 		t.Fatal(err)
@@ -222,6 +223,12 @@ func TestOperatorSetBandKeepsStopPrices(t *testing.T) {
 	apply(m, orderArgs{seq: 1, session: 1, side: venue.SideSell, ordType: venue.OrdTypeStop, stopPx: 950, clOrdID: "s"})
 	if r := setBand(t, m, 2, 1020, 5); r.Reason() != venue.RejectReasonOrdersOutsideBand {
 		t.Fatalf("band [969, 1071] with a sell stop at 950: %s, want OrdersOutsideBand", r.Reason())
+	}
+	// A sell stop limit (stop 1000) at 960 would rest outside it once elected.
+	m = mustMatcher(t, cfg)
+	apply(m, orderArgs{seq: 1, session: 1, side: venue.SideSell, ordType: venue.OrdTypeStopLimit, stopPx: 1000, px: 960, clOrdID: "sl"})
+	if r := setBand(t, m, 2, 1020, 5); r.Reason() != venue.RejectReasonOrdersOutsideBand {
+		t.Fatalf("band [969, 1071] with a stop limit at 960: %s, want OrdersOutsideBand", r.Reason())
 	}
 	// A buy stop at 1050 stays at 1050 when the band moves up by 69 ticks.
 	m = mustMatcher(t, cfg)

@@ -76,7 +76,9 @@ func TestMatcherAgainstModel(t *testing.T) {
 // that a run does not depend on the clock alone. When a seed of
 // TestMatcherAgainstModel fails, add it here with the fix.
 func TestMatcherAgainstModelRegressions(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
+	// 1796198035739445355: a band move that left a waiting stop limit's
+	// limit price outside the band (it crashed the matcher when elected).
+	for _, seed := range []uint64{1, 2, 3, 1796198035739445355} {
 		for ci, cfg := range propertyConfigs() {
 			runProperty(t, cfg, seed+uint64(ci)<<32, 5_000)
 		}
@@ -355,6 +357,8 @@ func (g *commandGen) next() []byte {
 		return encodeEndOfDay(g.buf[:], g.seq, g.now)
 	case r < 950:
 		return g.riskCommand()
+	case r < 956:
+		return g.operator()
 	case r < 990:
 		g.now += int64(g.rng.IntN(300))
 		g.last = "tick"
@@ -598,6 +602,47 @@ func (g *commandGen) status() []byte {
 	}
 	g.last = fmt.Sprintf("status %+v", a)
 	return encodeStatus(g.buf[:], &a)
+}
+
+// operator is an operator's command: mostly a price band moved a little
+// (so that resting orders and stop prices are sometimes outside it), a
+// status for one instrument or all, a mass cancel; sometimes the end of the
+// day, a session action or an action that does not exist.
+func (g *commandGen) operator() []byte {
+	a := operatorArgs{seq: g.seq, ts: g.now, instrument: g.instrumentID(), session: g.session()}
+	switch r := g.rng.IntN(20); {
+	case r < 8:
+		in := g.instrument()
+		a.action, a.instrument = venue.OperatorActionTypeSetPriceBand, in.ID
+		a.ref, a.pct = in.RefPriceTicks+int64(g.rng.IntN(21)-10), in.BandPercent-int64(g.rng.IntN(2))
+		if g.pct(10) {
+			a.pct = int64(g.rng.IntN(120)) // wider than the levels, or no band at all
+		}
+	case r < 12:
+		a.action, a.status = venue.OperatorActionTypeSetTradingStatus, venue.TradingStatusOpen
+		if g.pct(40) {
+			a.status = venue.TradingStatus(1 + g.rng.IntN(6))
+		}
+		if g.pct(30) {
+			a.instrument = 0 // every instrument
+		}
+	case r < 16:
+		a.action, a.account = venue.OperatorActionTypeMassCancel, g.account()
+		if g.pct(40) {
+			a.session = 0xFFFF
+		}
+		if g.pct(40) {
+			a.instrument = 0
+		}
+	case r < 17:
+		a.action = venue.OperatorActionTypeEndOfDay
+	case r < 19:
+		a.action = venue.OperatorActionTypeSessionLogout + venue.OperatorActionType(g.rng.IntN(3)) // logout, disable, enable
+	default:
+		a.action = venue.OperatorActionType(200)
+	}
+	g.last = fmt.Sprintf("operator %+v", a)
+	return encodeOperator(g.buf[:], a)
 }
 
 func (g *commandGen) massCancel() []byte {

@@ -148,6 +148,8 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 		ok = run(m, asOfToday(cmd, 48, venue.RiskSetLimitBlockLength), m.riskSetLimit)
 	case venue.RiskControlTemplateID:
 		ok = run(m, asOfToday(cmd, 36, venue.RiskControlBlockLength), m.riskControl)
+	case venue.OperatorCommandTemplateID:
+		ok = run(m, cmd, m.operator)
 	}
 	if !ok {
 		return false
@@ -1117,15 +1119,7 @@ func (m *refModel) massCancel(c *venue.MassCancel) {
 	}
 	var n uint32
 	if reason == venue.RejectReasonNone {
-		for _, o := range m.liveByOrderID() {
-			if (c.FilterSessionIdx() == 0xFFFF || o.session == c.FilterSessionIdx()) &&
-				(c.InstrumentID() == 0 || o.instrument == c.InstrumentID()) &&
-				(c.Side() == 0 || uint8(o.side) == c.Side()) &&
-				(len(c.Account()) == 0 || string(c.Account()) == o.account) {
-				m.cancelLive(o, venue.CancelReasonMassCancel, venue.OrdStatusCancelled, o.clOrdID, "")
-				n++
-			}
-		}
+		n = m.cancelWhere(c.FilterSessionIdx(), c.InstrumentID(), c.Side(), string(c.Account()))
 	}
 	var e venue.MassCancelReport
 	m.begin(&e)
@@ -1137,6 +1131,21 @@ func (m *refModel) massCancel(c *venue.MassCancel) {
 	e.SetSide(c.Side())
 	_ = e.SetClOrdID(c.ClOrdID())
 	m.sink.Commit()
+}
+
+// cancelWhere cancels, in OrderID order, the live orders of a session (or
+// any, 0xFFFF), an instrument (or any, 0), a side (or both, 0) and an
+// account (or any, ""), and returns how many.
+func (m *refModel) cancelWhere(session uint16, instrument uint32, side uint8, account string) uint32 {
+	var n uint32
+	for _, o := range m.liveByOrderID() {
+		if (session == 0xFFFF || o.session == session) && (instrument == 0 || o.instrument == instrument) &&
+			(side == 0 || uint8(o.side) == side) && (account == "" || account == o.account) {
+			m.cancelLive(o, venue.CancelReasonMassCancel, venue.OrdStatusCancelled, o.clOrdID, "")
+			n++
+		}
+	}
+	return n
 }
 
 func (m *refModel) status(c *venue.OrderStatusRequest) {

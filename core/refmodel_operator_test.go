@@ -1,0 +1,112 @@
+package core
+
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// The reference model's operator commands, written from the package
+// documentation ("Operator commands"): each changes nothing when it names
+// something unknown or asks for nothing to change, and is answered by one
+// OperatorResult after the events it caused.
+
+func (m *refModel) operator(c *venue.OperatorCommand) {
+	reason, count := venue.RejectReasonNone, uint32(0)
+	switch c.Action() {
+	case venue.OperatorActionTypeSetTradingStatus:
+		reason, count = m.operatorStatus(c.InstrumentID(), c.Status())
+	case venue.OperatorActionTypeEndOfDay:
+		for _, o := range m.live {
+			if o.tif == venue.TimeInForceDay {
+				count++
+			}
+		}
+		m.endOfDay()
+	case venue.OperatorActionTypeMassCancel:
+		_, known := m.instruments[c.InstrumentID()]
+		switch {
+		case c.InstrumentID() != 0 && !known:
+			reason = venue.RejectReasonUnknownInstrument
+		case c.FilterSessionIdx() != 0xFFFF && int(c.FilterSessionIdx()) >= m.cfg.SessionsMax:
+			reason = venue.RejectReasonUnknownSession
+		default:
+			count = m.cancelWhere(c.FilterSessionIdx(), c.InstrumentID(), 0, string(c.Account()))
+		}
+	case venue.OperatorActionTypeSetPriceBand:
+		reason = m.operatorBand(c.InstrumentID(), c.RefPriceTicks(), c.BandPercent())
+		if reason == venue.RejectReasonNone {
+			count = 1
+		}
+	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
+		if int(c.FilterSessionIdx()) >= m.cfg.SessionsMax {
+			reason = venue.RejectReasonUnknownSession
+		}
+	default:
+		reason = venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	var e venue.OperatorResult
+	m.begin(&e)
+	e.SetAction(c.Action())
+	e.SetReason(reason)
+	e.SetFilterSessionIdx(c.FilterSessionIdx())
+	e.SetInstrumentID(c.InstrumentID())
+	e.SetCount(count)
+	_ = e.SetOperator(c.Operator())
+	if c.Action() == venue.OperatorActionTypeSetPriceBand && reason == venue.RejectReasonNone {
+		e.SetRefPriceTicks(c.RefPriceTicks())
+		e.SetBandPercent(c.BandPercent())
+	}
+	m.sink.Commit()
+}
+
+// operatorStatus moves one instrument, or every one (id 0, in configuration
+// order), to status; the status an instrument already has is no change,
+// and a command that changes nothing is refused.
+func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus) (venue.RejectReason, uint32) {
+	if !status.Valid() {
+		return venue.RejectReasonInvalidTransition, 0
+	}
+	if _, ok := m.instruments[id]; id != 0 && !ok {
+		return venue.RejectReasonUnknownInstrument, 0
+	}
+	var changed uint32
+	for _, cfg := range m.cfg.Instruments {
+		if in := m.instruments[cfg.ID]; (id == 0 || id == cfg.ID) && in.status != status {
+			m.setStatus(in, status)
+			changed++
+		}
+	}
+	if changed == 0 {
+		return venue.RejectReasonInvalidTransition, 0
+	}
+	return venue.RejectReasonNone, changed
+}
+
+// operatorBand moves an instrument's band to pct around ref: no wider than
+// the configured band, with the limit price of every resting order and
+// waiting stop limit, and every stop order's stop price, inside it.
+func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
+	in, ok := m.instruments[id]
+	if !ok {
+		return venue.RejectReasonUnknownInstrument
+	}
+	if ref <= 0 || ref > math.MaxInt64/200 || pct <= 0 || pct >= 100 {
+		return venue.RejectReasonInvalidPriceBand
+	}
+	edges := func(ref, pct int64) (int64, int64) { return (ref*(100-pct) + 99) / 100, ref * (100 + pct) / 100 }
+	low, high := edges(ref, pct)
+	cfgLow, cfgHigh := edges(in.cfg.RefPriceTicks, in.cfg.BandPercent)
+	if low > high || high-low > cfgHigh-cfgLow {
+		return venue.RejectReasonInvalidPriceBand
+	}
+	outside := func(px int64) bool { return px < low || px > high }
+	for _, o := range m.live {
+		rests := !o.queued && (!o.waiting || o.ordType == venue.OrdTypeStopLimit) // in the book, or will be once elected
+		if o.instrument == id && ((rests && outside(o.price)) || (o.stopPx != 0 && outside(o.stopPx))) {
+			return venue.RejectReasonOrdersOutsideBand
+		}
+	}
+	in.low, in.high = low, high
+	return venue.RejectReasonNone
+}
