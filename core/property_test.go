@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -359,6 +360,8 @@ func (g *commandGen) next() []byte {
 		return g.riskCommand()
 	case r < 956:
 		return g.operator()
+	case r < 958:
+		return g.addInstrument()
 	case r < 990:
 		g.now += int64(g.rng.IntN(300))
 		g.last = "tick"
@@ -643,6 +646,30 @@ func (g *commandGen) operator() []byte {
 	}
 	g.last = fmt.Sprintf("operator %+v", a)
 	return encodeOperator(g.buf[:], a)
+}
+
+// addInstrument lists an instrument: a new one (refused: the property
+// configurations have no room), one whose id or symbol is taken, or one
+// with invalid reference data.
+func (g *commandGen) addInstrument() []byte {
+	in := g.instrument()
+	a := AddedInstrument{ID: 50 + uint32(g.rng.IntN(3)), Symbol: fmt.Sprintf("NEW%d", g.rng.IntN(3)), Tick: decimal.Tick{Mantissa: 1, Scale: 2},
+		LotSize: 1, MinQty: 1, MaxQty: 10, RefPriceTicks: 100, BandPercent: 10, Group: "g"}
+	switch g.rng.IntN(4) {
+	case 0:
+		a.ID = in.ID
+	case 1:
+		a.Symbol = in.Symbol
+	case 2:
+		a.Tick.Mantissa = 0
+	}
+	g.last = fmt.Sprintf("add-instrument %+v", a)
+	if err := EncodeAddInstrument(g.buf[:], g.seq, g.now, &a, "op", "test"); err != nil {
+		panic(err)
+	}
+	var c venue.AddInstrument
+	_ = c.WrapDecode(g.buf[:], 0)
+	return g.buf[:c.EncodedLength()]
 }
 
 func (g *commandGen) massCancel() []byte {

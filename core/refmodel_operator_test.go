@@ -110,3 +110,40 @@ func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
 	in.low, in.high = low, high
 	return venue.RejectReasonNone
 }
+
+// addInstrument answers an AddInstrument. Listing one is not modelled: the
+// property configurations leave no room for one (InstrumentsMax), so a
+// valid new instrument is refused for capacity, and a configuration with
+// room stops the test rather than let the model guess.
+func (m *refModel) addInstrument(c *venue.AddInstrument) {
+	id, symbol := c.InstrumentID(), string(c.Symbol())
+	taken := m.instruments[id] != nil
+	for _, in := range m.cfg.Instruments {
+		taken = taken || in.Symbol == symbol
+	}
+	reason := venue.RejectReasonCapacityExceeded
+	switch {
+	case id == 0 || symbol == "" || c.TickMantissa() <= 0 || c.TickScale() > 18 || (c.Status() != 0 && !c.Status().Valid()):
+		reason = venue.RejectReasonInvalidInstrument
+	case taken:
+		reason = venue.RejectReasonDuplicateInstrument
+	case m.cfg.InstrumentsMax > len(m.cfg.Instruments):
+		panic("reference model: listing an instrument is not modelled; give the configuration no room (InstrumentsMax)")
+	}
+	var e venue.InstrumentAdded
+	m.begin(&e)
+	e.SetReason(reason)
+	e.SetInstrumentID(id)
+	e.SetStatus(c.Status())
+	e.SetTickMantissa(c.TickMantissa())
+	e.SetTickScale(c.TickScale())
+	e.SetLotSize(c.LotSize())
+	e.SetMinQty(c.MinQty())
+	e.SetMaxQty(c.MaxQty())
+	e.SetRefPriceTicks(c.RefPriceTicks())
+	e.SetBandPercent(c.BandPercent())
+	_ = e.SetSymbolString(symbol)
+	_ = e.SetGroup(c.Group())
+	_ = e.SetOperator(c.Operator())
+	m.sink.Commit()
+}

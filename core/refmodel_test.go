@@ -150,6 +150,8 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 		ok = run(m, asOfToday(cmd, 36, venue.RiskControlBlockLength), m.riskControl)
 	case venue.OperatorCommandTemplateID:
 		ok = run(m, cmd, m.operator)
+	case venue.AddInstrumentTemplateID:
+		ok = run(m, cmd, m.addInstrument)
 	}
 	if !ok {
 		return false
