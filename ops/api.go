@@ -351,7 +351,7 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the band would span more ticks than the configured band allocates (nothing changed)",
 			Code: "band_too_wide", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonOrdersOutsideBand:
-		writeJSON(w, http.StatusConflict, apiError{Error: "resting orders lie outside the new band; cancel them first (nothing changed)",
+		writeJSON(w, http.StatusConflict, apiError{Error: "resting orders, or stop orders' stop or limit prices, lie outside the new band; cancel them first (nothing changed)",
 			Code: "orders_outside_band", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonUnknownInstrument || r.Reason == venue.RejectReasonUnknownSession:
 		writeJSON(w, http.StatusNotFound, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "not_found", Seq: r.Seq})
