@@ -17,7 +17,6 @@ type operatorArgs struct {
 	session    uint16
 	instrument uint32
 	account    string
-	ref, pct   int64 // SetPriceBand's reference price and percent
 }
 
 func encodeOperator(buf []byte, a operatorArgs) []byte {
@@ -25,8 +24,6 @@ func encodeOperator(buf []byte, a operatorArgs) []byte {
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, cmp.Or(a.ts, 1))
 	c.SetAction(a.action)
-	c.SetRefPriceTicks(a.ref)
-	c.SetBandPercent(a.pct)
 	c.SetStatus(a.status)
 	c.SetFilterSessionIdx(a.session)
 	c.SetInstrumentID(a.instrument)
@@ -34,6 +31,16 @@ func encodeOperator(buf []byte, a operatorArgs) []byte {
 	mustEncode(c.SetOperatorString("alice"))
 	mustEncode(c.SetReasonString("test"))
 	return buf[:c.EncodedLength()]
+}
+
+// withBand sets the reference price and percent of an encoded
+// OperatorCommand (a SetPriceBand's) and returns it.
+func withBand(cmd []byte, ref, pct int64) []byte {
+	var c venue.OperatorCommand
+	mustEncode(c.WrapDecode(cmd, 0))
+	c.SetRefPriceTicks(ref)
+	c.SetBandPercent(pct)
+	return cmd
 }
 
 // operatorResult applies an operator command and returns its result event,
@@ -189,7 +196,7 @@ func TestOperatorSetBand(t *testing.T) {
 func setBand(t *testing.T, m *Matcher, seq uint64, ref, pct int64) venue.OperatorResult {
 	t.Helper()
 	var buf [cmdSlotSize]byte
-	cmd := encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1, ref: ref, pct: pct})
+	cmd := withBand(encodeOperator(buf[:], operatorArgs{seq: seq, action: venue.OperatorActionTypeSetPriceBand, instrument: 1}), ref, pct)
 	sink := NewBufferSink(2)
 	if err := m.Apply(cmd, sink); err != nil {
 		t.Fatal(err)

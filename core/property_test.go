@@ -77,13 +77,15 @@ func TestMatcherAgainstModel(t *testing.T) {
 // that a run does not depend on the clock alone. When a seed of
 // TestMatcherAgainstModel fails, add it here with the fix.
 func TestMatcherAgainstModelRegressions(t *testing.T) {
-	// 1796198035739445355: a band move that left a waiting stop limit's
-	// limit price outside the band (it crashed the matcher when elected).
-	for _, seed := range []uint64{1, 2, 3, 1796198035739445355} {
+	for _, seed := range []uint64{1, 2, 3} {
 		for ci, cfg := range propertyConfigs() {
 			runProperty(t, cfg, seed+uint64(ci)<<32, 5_000)
 		}
 	}
+	// A band move that left a waiting stop limit's limit price outside the
+	// band, which crashed the matcher when the stop was elected (command
+	// 145,633 of this seed on the first configuration).
+	runProperty(t, propertyConfigs()[0], 1796198524932817870, 146_000)
 }
 
 func runProperty(t *testing.T, cfg Config, seed uint64, commands int) {
@@ -356,12 +358,8 @@ func (g *commandGen) next() []byte {
 	case r < 936:
 		g.last = "eod"
 		return encodeEndOfDay(g.buf[:], g.seq, g.now)
-	case r < 950:
-		return g.riskCommand()
-	case r < 956:
-		return g.operator()
 	case r < 958:
-		return g.addInstrument()
+		return g.control()
 	case r < 990:
 		g.now += int64(g.rng.IntN(300))
 		g.last = "tick"
@@ -607,19 +605,32 @@ func (g *commandGen) status() []byte {
 	return encodeStatus(g.buf[:], &a)
 }
 
+// control is a command of the control plane: a risk call (14 in 22), an
+// operator's command (6) or an instrument to list (2).
+func (g *commandGen) control() []byte {
+	switch r := g.rng.IntN(22); {
+	case r < 14:
+		return g.riskCommand()
+	case r < 20:
+		return g.operator()
+	}
+	return g.addInstrument()
+}
+
 // operator is an operator's command: mostly a price band moved a little
 // (so that resting orders and stop prices are sometimes outside it), a
 // status for one instrument or all, a mass cancel; sometimes the end of the
 // day, a session action or an action that does not exist.
 func (g *commandGen) operator() []byte {
 	a := operatorArgs{seq: g.seq, ts: g.now, instrument: g.instrumentID(), session: g.session()}
+	var ref, pct int64
 	switch r := g.rng.IntN(20); {
 	case r < 8:
 		in := g.instrument()
 		a.action, a.instrument = venue.OperatorActionTypeSetPriceBand, in.ID
-		a.ref, a.pct = in.RefPriceTicks+int64(g.rng.IntN(21)-10), in.BandPercent-int64(g.rng.IntN(2))
+		ref, pct = in.RefPriceTicks+int64(g.rng.IntN(21)-10), in.BandPercent-int64(g.rng.IntN(2))
 		if g.pct(10) {
-			a.pct = int64(g.rng.IntN(120)) // wider than the levels, or no band at all
+			pct = int64(g.rng.IntN(120)) // wider than the levels, or no band at all
 		}
 	case r < 12:
 		a.action, a.status = venue.OperatorActionTypeSetTradingStatus, venue.TradingStatusOpen
@@ -644,8 +655,8 @@ func (g *commandGen) operator() []byte {
 	default:
 		a.action = venue.OperatorActionType(200)
 	}
-	g.last = fmt.Sprintf("operator %+v", a)
-	return encodeOperator(g.buf[:], a)
+	g.last = fmt.Sprintf("operator %+v ref %d pct %d", a, ref, pct)
+	return withBand(encodeOperator(g.buf[:], a), ref, pct)
 }
 
 // addInstrument lists an instrument: a new one (refused: the property
