@@ -1,7 +1,7 @@
 // Package periodic runs a function at a fixed interval until told to stop:
 // the one ticker loop of the venue's periodic work (snapshots, risk
-// reports, the auction timer, the FIX store syncer, latency windows, a
-// benchmark's progress lines).
+// reports, the auction timer, the FIX store syncer, latency windows, the
+// event tap's poll, a benchmark's progress lines).
 //
 // Contract: Run calls do from the caller's goroutine, once per tick of a
 // time.Ticker, with the tick's time, and returns as soon as stop is closed;
