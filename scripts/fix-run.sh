@@ -57,6 +57,7 @@ mem=(go_memstats_mallocs_total go_memstats_alloc_bytes_total go_gc_duration_seco
 read -r mallocs0 bytes0 gcs0 < <(scrape "${mem[@]}")
 cpu0=$(proc_cpu_s "$venue_pid")
 read -r vsw0 isw0 < <(proc_ctxsw "$venue_pid")
+read -r flt0 sys0 < <(proc_faults "$venue_pid")
 echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions lock=${LOCK:-default} (venue CPU at start $cpu0 s)"
 load=(bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate"
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet)
@@ -67,6 +68,7 @@ else
 fi
 cpu1=$(proc_cpu_s "$venue_pid")
 read -r vsw1 isw1 < <(proc_ctxsw "$venue_pid")
+read -r flt1 sys1 < <(proc_faults "$venue_pid")
 read -r mallocs1 bytes1 gcs1 < <(scrape "${mem[@]}")
 read -r orders cancels < <(scrape fixvenue_orders_total fixvenue_cancels_total)
 # The venue's CPU and allocations per order, from the start of the load to its
@@ -78,6 +80,10 @@ BEGIN { if (o > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs
 # hand-offs that cost a thread wake-up, counted by the kernel.
 awk -v v0="$vsw0" -v v1="$vsw1" -v i0="$isw0" -v i1="$isw1" -v o="$orders" '
 BEGIN { if (o > 0) printf "venue threads: %.2f voluntary, %.2f involuntary context switches per order\n", (v1 - v0) / o, (i1 - i0) / o }'
+# Minor page faults (fresh memory touched, mostly the allocator's) and the
+# kernel's share of the CPU per order.
+awk -v f0="$flt0" -v f1="$flt1" -v s0="$sys0" -v s1="$sys1" -v o="$orders" '
+BEGIN { if (o > 0) printf "venue memory: %.2f minor page faults per order; system CPU %.1f µs per order\n", (f1 - f0) / o, (s1 - s0) * 1e6 / o }'
 if [ -n "${JSON:-}" ]; then
 	jq --argjson cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')" \
 		--argjson m "$(awk -v a="$mallocs0" -v b="$mallocs1" 'BEGIN { printf "%d", b - a }')" \

@@ -15,6 +15,9 @@
 #
 #   proc_cpu_s PID
 #       Prints the process's CPU time so far (user + system, seconds) from /proc.
+#   proc_faults PID
+#       Prints the process's minor page faults so far (first touches of fresh
+#       memory, the allocator's among them) and its system CPU seconds, from /proc.
 #   proc_ctxsw PID
 #       Prints the context switches of all the process's threads so far (voluntary:
 #       a thread blocked, i.e. each later wake-up; then involuntary), from /proc.
@@ -96,6 +99,12 @@ venue_stop() {
 
 proc_ctxsw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { v += $2 } /^nonvoluntary_ctxt_switches/ { n += $2 } END { print v + 0, n + 0 }'
+}
+
+proc_faults() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%d %.3f\n", $8, $13 / hz }'
 }
 
 proc_cpu_s() {
