@@ -5,8 +5,9 @@
 # DURABLE=1: journal and fdatasync per order, no matching, no QuickFIX/Go)
 # one after the other with the same load, round after round, the order
 # swapped every round, so both see the same machine. The end prints, per
-# cell, the medians over rounds and the venue's ratio to the floor, and the
-# targets of docs/benchmarks.md ("Targets", rows fix-floor).
+# cell, the medians over rounds and the venue's ratio to the floor, the CPU
+# per order split into user and system time, and the targets of
+# docs/benchmarks.md ("Targets", rows fix-floor).
 #
 #   scripts/bench-fix-floor.sh
 #
@@ -59,6 +60,7 @@ done
 for f in "$OUT"/*.json; do
 	jq -c --arg name "$(basename "$f" .json)" '($name | split("-")) as $k | {who: $k[0], cell: "\($k[1])/\($k[2])",
 		p50: .latency.p50_us, p99: (.latency.p99_us / 1000), cpu: (.venue_cpu_s * 1e6 / ([.orders_sent, 1] | max)),
+		sys: (if .venue_sys_s == null then null else .venue_sys_s * 1e6 / ([.orders_sent, 1] | max) end),
 		lost: (.lost_orders + .lost_cancels + .orders_unsent), allocs: ((.venue_mallocs // 0) / ([.orders_sent, 1] | max))}' "$f"
 done > "$OUT/rows.jsonl"
 defs='
@@ -67,7 +69,8 @@ def f(n): if . == null then "-" else . * n | round / n | tostring end;
 def ratio(a; b): if a == null or b == null or b == 0 then "-" else (a / b * 100 | round / 100 | tostring) + "×" end;
 def cells: group_by(.cell) | sort_by(.[0].cell | split("/") | map(tonumber)) | .[];
 def side(w): map(select(.who == w)) | {p50: (map(.p50) | med), p99: (map(.p99) | med), cpu: (map(.cpu) | med),
-	allocs: (map(.allocs) | med), lost: (map(.lost) | add)};'
+	allocs: (map(.allocs) | med), lost: (map(.lost) | add), sys: (map(.sys) | map(select(. != null)) | med),
+	user: (map(select(.sys != null) | .cpu - .sys) | med)};'
 {
 	echo "# fixvenue against its durable floor — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo
@@ -78,6 +81,13 @@ def side(w): map(select(.who == w)) | {p50: (map(.p50) | med), p99: (map(.p99) |
 	"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 	(cells | side("floor") as $e | (map(select(.who != "floor")) | group_by(.who) | .[]) as $r | $r[0] as $k | ($r | side($k.who)) as $v |
 		"| \($k.cell) | \($k.who) | \($v.p50 | f(1)) | \($e.p50 | f(1)) | \(ratio($v.p50; $e.p50)) | \($v.p99 | f(100)) | \($e.p99 | f(100)) | \($v.cpu | f(1)) | \($e.cpu | f(1)) | \(ratio($v.cpu; $e.cpu)) | \($v.allocs | f(1)) | \($v.lost) / \($e.lost) |")' "$OUT/rows.jsonl"
+	echo
+	echo "CPU per order in user space (the process's own code) and in the kernel (system calls, faults), medians over rounds:"
+	echo
+	jq -rs "$defs"'
+	"| orders/s / sessions | venue | venue user µs | floor user µs | user ratio | venue system µs | floor system µs |", "|---|---|---:|---:|---:|---:|---:|",
+	(cells | side("floor") as $e | (map(select(.who != "floor")) | group_by(.who) | .[]) as $r | $r[0] as $k | ($r | side($k.who)) as $v |
+		"| \($k.cell) | \($k.who) | \($v.user | f(1)) | \($e.user | f(1)) | \(ratio($v.user; $e.user)) | \($v.sys | f(1)) | \($e.sys | f(1)) |")' "$OUT/rows.jsonl"
 	if [ ${#sides[@]} -gt 2 ]; then
 		echo
 		echo "Each venue against ${sides[0]} (the first of VENUES), medians over rounds:"

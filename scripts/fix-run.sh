@@ -17,8 +17,8 @@
 # GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
 # venue's default, locked), JSON (write the load generator's result
-# as JSON to this file, with the venue's CPU, allocations and GC cycles over
-# the run added as venue_cpu_s, venue_mallocs, venue_alloc_bytes, venue_gcs,
+# as JSON to this file, with the venue's CPU (its system part), allocations and GC cycles over
+# the run added as venue_cpu_s, venue_sys_s, venue_mallocs, venue_alloc_bytes, venue_gcs,
 # venue_voluntary_switches), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU),
 # ENGINE_EXTRA (more lines for the [engine] table, e.g. "event_ring_slots = 1024").
@@ -90,7 +90,8 @@ if [ -n "${JSON:-}" ]; then
 		--argjson b "$(awk -v a="$bytes0" -v b="$bytes1" 'BEGIN { printf "%d", b - a }')" \
 		--argjson g "$(awk -v a="$gcs0" -v b="$gcs1" 'BEGIN { printf "%d", b - a }')" \
 		--argjson sw "$((vsw1 - vsw0))" \
-		'. + {venue_cpu_s: $cpu, venue_mallocs: $m, venue_alloc_bytes: $b, venue_gcs: $g, venue_voluntary_switches: $sw}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
+		--argjson sys "$(awk -v a="$sys0" -v b="$sys1" 'BEGIN { printf "%.3f", b - a }')" \
+		'. + {venue_cpu_s: $cpu, venue_sys_s: $sys, venue_mallocs: $m, venue_alloc_bytes: $b, venue_gcs: $g, venue_voluntary_switches: $sw}' "$JSON.load" > "$JSON" && rm -f "$JSON.load"
 	jq -r '"load: p50 \(.latency.p50_us) µs, p99 \(.latency.p99_us) µs, \(.orders_sent) orders sent, lost \(.lost_orders) orders and \(.lost_cancels) cancels"' "$JSON"
 fi
 # The venue's own histograms: count, mean and bucket-estimated p50/p99.
