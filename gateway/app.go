@@ -69,7 +69,8 @@ func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { retur
 // QuickFIX/Go sees a Logon, so that a refused logon moves no sequence number.
 func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
 	if s, ok := a.g().bySession[id]; ok && s.cfg.Validator != nil {
-		return s.cfg.Validator.Validate(m)
+		_, err := s.cfg.Validator.Check(m)
+		return err
 	}
 	return nil
 }
@@ -82,7 +83,8 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		return quickfix.UnsupportedMessageType()
 	}
 	if s.cfg.Validator != nil {
-		if err := s.cfg.Validator.Validate(m); err != nil {
+		var err quickfix.MessageRejectError
+		if m, err = s.cfg.Validator.Check(m); err != nil {
 			return err
 		}
 	}

@@ -2,12 +2,16 @@
 // messages into commands and events into FIX messages.
 //
 // Validation (validate.go): where a session keeps QuickFIX/Go's
-// RejectInvalidMessage on (its default), the server turns it off in
-// QuickFIX/Go and the session's Validator makes the same checks first thing
-// in FromApp and FromAdmin, where QuickFIX/Go would have made them: a message
-// whose fields are all plain, defined for its type, once each and of their
-// type and enumeration passes from its wire bytes without allocating; any
-// other goes to QuickFIX/Go's own validator, so every reject is QuickFIX/Go's.
+// RejectInvalidMessage on (its default), the server gives QuickFIX/Go no data
+// dictionary (so its session parses without looking every field up and
+// validates nothing) and the session's Validator makes all of QuickFIX/Go's
+// dictionary checks first thing in FromApp and FromAdmin, where QuickFIX/Go
+// would have made them: a message whose fields are all plain, defined for its
+// type, once each, non-empty, in order, of their type and enumeration, with
+// every required field, passes from its wire bytes without allocating; any
+// other is parsed again with the dictionary (its repeating groups are then
+// readable: the handlers get that message) and goes to QuickFIX/Go's own
+// validator, so every reject is QuickFIX/Go's.
 //
 // Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
 // OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and

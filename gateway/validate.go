@@ -15,28 +15,37 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
-// Validator does, for one session, the checks QuickFIX/Go makes with
-// RejectInvalidMessage=Y (every field's value against its type and
-// enumeration, every tag defined for its message type, no tag twice,
-// repeating groups), with the same answer, at the same point of the session's
-// flow (just before FromApp or FromAdmin, where QuickFIX/Go runs them), and
-// without allocating for a message that passes: QuickFIX/Go's validator
-// allocates a value per field and a tag set per message, a fifth of the
-// venue's allocations per order (docs/benchmarks.md, "The FIX path against
-// its floor").
+// Validator makes, for one session, every check QuickFIX/Go's validator makes
+// with the session's dictionary and RejectInvalidMessage=Y: the message type,
+// required fields, empty values and field order, and then every field's value
+// against its type and enumeration, every tag defined for its message type, no
+// tag twice, repeating groups. It gives the same answer at the same point of
+// the session's flow (just before FromApp or FromAdmin, where QuickFIX/Go runs
+// them), without allocating for a message that passes: QuickFIX/Go's
+// validator allocates a value per field and a tag set per message, and its
+// parse with a dictionary looks every field up in it (docs/benchmarks.md,
+// "The FIX path against its floor").
 //
 // A message is read once from its wire bytes; when every field is defined
 // for the message type, none is a repeating group or XML data, none repeats,
-// and every value is of its type and enumeration, it is valid. Anything else
-// (rare on the order path) goes to QuickFIX/Go's own validator with the
-// session's settings, so that a reject is always exactly QuickFIX/Go's:
-// reason, RefTagID and text. TakeOverValidation installs it.
+// none is empty, the header comes first, every required field is there and
+// every value is of its type and enumeration, it is valid. Anything else
+// (rare on the order path) is parsed again with the dictionary and goes to
+// QuickFIX/Go's own validator with the session's settings, so that a reject
+// is always exactly QuickFIX/Go's: reason, RefTagID and text.
+// TakeOverValidation installs it, and leaves QuickFIX/Go's session without
+// the dictionary (see Check).
 type Validator struct {
+	dd      *datadictionary.DataDictionary
 	fields  []fieldCheck // by tag; tags beyond it are not in the dictionary
 	header  tagSet
 	trailer tagSet
 	bodies  map[string]tagSet // by MsgType: the body's tags that are plain fields
-	full    quickfix.Validator
+	// required are the tags a message must have: the header's, the
+	// trailer's and, by MsgType, the body's. A message type with a required
+	// tag beyond fieldsSeenMax has none here and is left to full.
+	required map[string]tagSet
+	full     quickfix.Validator
 }
 
 // fieldCheck is what the dictionary says of one tag's values.
@@ -78,6 +87,10 @@ const fieldTagsMax = 1 << 16
 // longer message is checked by QuickFIX/Go's validator.
 const fieldsCheckedMax = 128
 
+// fieldsSeenMax bounds the tags the fast check records as seen in a bit set
+// (the FIX 4.4 dictionary's required tags are all below it).
+const fieldsSeenMax = 1024
+
 // kindOf maps a dictionary type to the value check QuickFIX/Go's validator
 // makes for it (validation.go in QuickFIX/Go).
 func kindOf(fixType string) valueKind {
@@ -103,7 +116,8 @@ func kindOf(fixType string) valueKind {
 // whatever the fast check does not pass.
 func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.ValidatorSettings) *Validator {
 	settings.RejectInvalidMessage = true
-	v := &Validator{bodies: make(map[string]tagSet, len(dd.Messages)), full: quickfix.NewValidator(settings, dd, nil)}
+	v := &Validator{dd: dd, bodies: make(map[string]tagSet, len(dd.Messages)), required: make(map[string]tagSet, len(dd.Messages)),
+		full: quickfix.NewValidator(settings, dd, nil)}
 	maxTag := 0
 	for t := range dd.FieldTypeByTag {
 		if t > maxTag && t < fieldTagsMax {
@@ -137,19 +151,51 @@ func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.Validator
 	if dd.Trailer != nil {
 		v.trailer = plain(dd.Trailer)
 	}
+	// A message's required tags: its body's and the header's and trailer's
+	// (QuickFIX/Go's validateRequired), false when one is beyond the bit set.
+	required := func(md *datadictionary.MessageDef) (tagSet, bool) {
+		var s tagSet
+		for _, def := range []*datadictionary.MessageDef{dd.Header, dd.Trailer, md} {
+			if def == nil {
+				continue
+			}
+			for t := range def.RequiredTags {
+				if t < 0 || t >= fieldsSeenMax {
+					return nil, false
+				}
+				s.add(t)
+			}
+		}
+		return s, true
+	}
 	for mt, md := range dd.Messages {
 		v.bodies[mt] = plain(md)
+		if r, ok := required(md); ok {
+			v.required[mt] = r
+		}
 	}
 	return v
 }
 
-// Validate returns QuickFIX/Go's RejectInvalidMessage verdict on m: nil when
-// valid, else its reject.
-func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
-	if v.valid(m.Bytes()) {
-		return nil
+// Check returns QuickFIX/Go's verdict on m (nil when valid, else its reject)
+// and the message for the session's handlers to read. QuickFIX/Go's session
+// parsed m without a dictionary, which puts a repeating group's fields
+// straight into the body; a message the fast check passes has no group, so m
+// is returned as it is, and any other is parsed again with the dictionary
+// (groups and all) and that message is returned and validated.
+func (v *Validator) Check(m *quickfix.Message) (*quickfix.Message, quickfix.MessageRejectError) {
+	raw := m.Bytes()
+	if v.valid(raw) {
+		return m, nil
 	}
-	return v.full.Validate(m)
+	grouped := quickfix.NewMessage()
+	if err := quickfix.ParseMessageWithDataDictionary(grouped, bytes.NewBuffer(raw), v.dd, v.dd); err != nil {
+		// QuickFIX/Go's session would not have taken a message its parser
+		// refuses with the dictionary; the parse without one took it, so it
+		// is judged as parsed.
+		return m, v.full.Validate(m)
+	}
+	return grouped, v.full.Validate(grouped)
 }
 
 // valid reports whether raw (one whole FIX message) surely passes: false
@@ -157,11 +203,12 @@ func (v *Validator) Validate(m *quickfix.Message) quickfix.MessageRejectError {
 // value a length field gives (QuickFIX/Go's parser reads only XML data by
 // its length, fixwire every data field).
 func (v *Validator) valid(raw []byte) bool {
-	// Tags seen: a bit each below 1,024, a list above (user-defined tags).
-	var low [16]uint64
+	// Tags seen: a bit each below fieldsSeenMax, a list above (user-defined tags).
+	var low [fieldsSeenMax / 64]uint64
 	var high [fieldsCheckedMax]quickfix.Tag
 	n, nHigh := 0, 0
-	var body tagSet
+	var body, required tagSet
+	inBody := false
 	it := fixwire.NewIterator(raw)
 	for f, ok := it.Next(); ok; f, ok = it.Next() {
 		t := int(f.Tag)
@@ -185,7 +232,8 @@ func (v *Validator) valid(raw []byte) bool {
 		}
 		switch {
 		case f.Tag.IsHeader():
-			if !v.header.has(t) {
+			// After the body, a header field is out of order.
+			if inBody || !v.header.has(t) {
 				return false
 			}
 			if f.Tag == tag.MsgType {
@@ -193,13 +241,19 @@ func (v *Validator) valid(raw []byte) bool {
 				if !ok {
 					return false
 				}
+				if required, ok = v.required[string(f.Value)]; !ok {
+					return false
+				}
 				body = b
 			}
 		case f.Tag.IsTrailer():
+			// Only CheckSum passes here (Signature is a data field), and
+			// it ends the message.
 			if !v.trailer.has(t) {
 				return false
 			}
 		default:
+			inBody = true
 			if body == nil || !body.has(t) {
 				return false
 			}
@@ -208,7 +262,15 @@ func (v *Validator) valid(raw []byte) bool {
 			return false
 		}
 		if f.Tag == tag.CheckSum {
-			return f.End == len(raw)
+			if f.End != len(raw) {
+				return false
+			}
+			for i, w := range required {
+				if w&^low[i] != 0 {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	return false
@@ -294,14 +356,18 @@ func plainTimestamp(v []byte) bool {
 	return day <= days
 }
 
-// TakeOverValidation moves the RejectInvalidMessage checks of a session from
-// QuickFIX/Go to the gateway (SessionConfig.Validator): when ss keeps them on
-// (QuickFIX/Go's default) with a DataDictionary, it sets
-// RejectInvalidMessage=N in ss and returns the Validator for the session.
-// Otherwise it returns nil and leaves ss alone.
-func TakeOverValidation(ss *quickfix.SessionSettings) (*Validator, error) {
-	if !ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
-		return nil, nil
+// TakeOverValidation moves the dictionary checks of a session from
+// QuickFIX/Go to the gateway (SessionConfig.Validator). dictionary is the
+// session's data dictionary file. When ss keeps RejectInvalidMessage on
+// (QuickFIX/Go's default), ss gets no dictionary and QuickFIX/Go's own checks
+// of empty values and field order are turned off: its session then parses
+// without looking every field up and validates nothing, and the returned
+// Validator makes all of those checks with the session's settings (see
+// Check). Otherwise ss gets the dictionary, QuickFIX/Go validates as
+// configured, and nil is returned.
+func TakeOverValidation(ss *quickfix.SessionSettings, dictionary string) (*Validator, error) {
+	if ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
+		return nil, fmt.Errorf("data dictionary: the venue sets it")
 	}
 	// QuickFIX/Go's defaults (validation.go's defaultValidatorSettings).
 	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
@@ -325,17 +391,16 @@ func TakeOverValidation(ss *quickfix.SessionSettings) (*Validator, error) {
 		*b.dst = on
 	}
 	if !vs.RejectInvalidMessage {
+		ss.Set(config.DataDictionary, dictionary)
 		return nil, nil
 	}
-	path, err := ss.Setting(config.DataDictionary)
-	if err != nil {
-		return nil, err
-	}
-	dd, err := parsedDictionary(path)
+	dd, err := parsedDictionary(dictionary)
 	if err != nil {
 		return nil, err
 	}
 	ss.Set(config.RejectInvalidMessage, "N")
+	ss.Set(config.ValidateFieldsHaveValues, "N")
+	ss.Set(config.ValidateFieldsOutOfOrder, "N")
 	return NewValidator(dd, vs), nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/config"
 	"github.com/quickfixgo/quickfix/datadictionary"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
@@ -82,49 +83,63 @@ var validationCases = []struct{ name, fields string }{
 	{"secure data (a length field)", "35=0|" + hdr[:len(hdr)-1] + "|90=3|91=abc|"},
 }
 
-// oracle holds QuickFIX/Go's validator with RejectInvalidMessage on (full)
-// and, as a session with the gateway's Validator runs them, QuickFIX/Go's
-// with it off (partial) followed by the Validator (ours).
+// oracle holds QuickFIX/Go's validator with the dictionary and
+// RejectInvalidMessage on (full) and, as a session with the gateway's
+// Validator runs them, QuickFIX/Go's session validator without a dictionary
+// (session: TakeOverValidation turns its own checks off) followed by the
+// Validator (ours).
 type oracle struct {
-	full, partial, ours interface {
-		Validate(*quickfix.Message) quickfix.MessageRejectError
-	}
+	dd      *datadictionary.DataDictionary
+	full    quickfix.Validator
+	session quickfix.Validator
+	ours    *Validator
 }
 
 func newOracle(dd *datadictionary.DataDictionary, vs quickfix.ValidatorSettings) oracle {
-	off := vs
-	off.RejectInvalidMessage = false
-	return oracle{full: quickfix.NewValidator(vs, dd, nil), partial: quickfix.NewValidator(off, dd, nil), ours: NewValidator(dd, vs)}
+	return oracle{dd: dd, full: quickfix.NewValidator(vs, dd, nil), session: quickfix.NewValidator(quickfix.ValidatorSettings{}, nil, nil), ours: NewValidator(dd, vs)}
 }
 
-// verdicts returns QuickFIX/Go's verdict on m and the session's with the
-// Validator, and a description of how they differ ("" when they agree:
-// both none, or the same reason, text and RefTagID). With several required
-// tags missing, QuickFIX/Go names any one of them (it ranges over a map):
-// then the tag is not compared.
-func (o oracle) verdicts(m *quickfix.Message) (want, got quickfix.MessageRejectError, differ string) {
-	want = o.full.Validate(m)
-	if got = o.partial.Validate(m); got == nil {
-		got = o.ours.Validate(m)
+// verdicts parses raw as QuickFIX/Go's session does with the dictionary and
+// as it does without one, and returns QuickFIX/Go's verdict on the first and
+// the session's with the Validator on the second, and a description of how
+// they differ ("" when they agree: both none, or the same reason, text and
+// RefTagID). With several required tags missing, QuickFIX/Go names any one
+// of them (it ranges over a map): then the tag is not compared. parsed is
+// false when the parser refuses raw with the dictionary and without (a
+// session drops such a message unvalidated); a message one parse takes and
+// the other refuses is a difference.
+func (o oracle) verdicts(raw []byte) (want, got quickfix.MessageRejectError, differ string, parsed bool) {
+	withDict, flat := quickfix.NewMessage(), quickfix.NewMessage()
+	errDict := quickfix.ParseMessageWithDataDictionary(withDict, bytes.NewBuffer(raw), o.dd, o.dd)
+	errFlat := quickfix.ParseMessageWithDataDictionary(flat, bytes.NewBuffer(raw), nil, nil)
+	switch {
+	case errDict != nil && errFlat != nil:
+		return nil, nil, "", false
+	case errDict != nil || errFlat != nil:
+		return nil, nil, fmt.Sprintf("parsed with the dictionary: %v; without: %v", errDict, errFlat), true
+	}
+	want = o.full.Validate(withDict)
+	if got = o.session.Validate(flat); got == nil {
+		_, got = o.ours.Check(flat)
 	}
 	switch {
 	case want == nil && got == nil:
-		return want, got, ""
+		return want, got, "", true
 	case want == nil || got == nil:
-		return want, got, fmt.Sprintf("QuickFIX/Go says %v, partial and gateway %v", want, got)
+		return want, got, fmt.Sprintf("QuickFIX/Go says %v, the session with the gateway %v", want, got), true
 	}
 	sameTag := want.RejectReason() == rejectRequiredTagMissing || fmt.Sprint(deref(want.RefTagID())) == fmt.Sprint(deref(got.RefTagID()))
 	if want.Error() != got.Error() || want.RejectReason() != got.RejectReason() || !sameTag {
 		return want, got, fmt.Sprintf("QuickFIX/Go %q (%d, tag %v), gateway %q (%d, tag %v)",
-			want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID()))
+			want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID())), true
 	}
-	return want, got, ""
+	return want, got, "", true
 }
 
-// TestValidatorAsQuickFIX checks that QuickFIX/Go with RejectInvalidMessage=N
-// followed by the gateway's Validator gives, for every case and settings,
-// the verdict of QuickFIX/Go with RejectInvalidMessage=Y: the same reject
-// (reason, RefTagID, text) or none.
+// TestValidatorAsQuickFIX checks that QuickFIX/Go's session without a
+// dictionary followed by the gateway's Validator gives, for every case and
+// settings, the verdict of QuickFIX/Go with the dictionary and
+// RejectInvalidMessage=Y: the same reject (reason, RefTagID, text) or none.
 func TestValidatorAsQuickFIX(t *testing.T) {
 	dd := fix44(t)
 	settings := []quickfix.ValidatorSettings{
@@ -136,7 +151,10 @@ func TestValidatorAsQuickFIX(t *testing.T) {
 	for si, vs := range settings {
 		o := newOracle(dd, vs)
 		for _, c := range validationCases {
-			want, _, differ := o.verdicts(parsed(t, dd, wire(c.fields)))
+			want, _, differ, parsed := o.verdicts(wire(c.fields))
+			if !parsed {
+				t.Fatalf("%s: not parsed", c.name)
+			}
 			if want == nil && si == 0 {
 				valid++
 			}
@@ -148,6 +166,41 @@ func TestValidatorAsQuickFIX(t *testing.T) {
 	// The cases must exercise both verdicts.
 	if valid < 10 || valid == len(validationCases) {
 		t.Fatalf("%d of %d cases valid under the default settings: the cases do not cover both verdicts", valid, len(validationCases))
+	}
+}
+
+// TestCheckGivesGroups checks that a message with a repeating group, which
+// QuickFIX/Go's session parsed without the dictionary, reaches the handlers
+// with its group readable, and that a message without one is not parsed
+// again.
+func TestCheckGivesGroups(t *testing.T) {
+	dd := fix44(t)
+	v := NewValidator(dd, quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true})
+	flat := func(fields string) *quickfix.Message {
+		m := quickfix.NewMessage()
+		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(wire(fields)), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	req := flat("35=V|" + hdr + "262=r1|263=1|264=5|267=2|269=0|269=1|146=2|55=ACME|55=BOLT|")
+	got, err := v.Check(req)
+	if err != nil {
+		t.Fatalf("MarketDataRequest refused: %v", err)
+	}
+	syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
+	if err := got.Body.GetGroup(syms); err != nil || syms.Len() != 2 {
+		t.Fatalf("NoRelatedSym from the checked message: %v, %d entries, want 2", err, syms.Len())
+	}
+	if s, _ := syms.Get(1).GetString(tag.Symbol); s != "BOLT" {
+		t.Errorf("second symbol %q, want BOLT", s)
+	}
+	if err := req.Body.GetGroup(syms); err == nil && syms.Len() == 2 {
+		t.Error("the flat parse already reads the group: the test does not show the parse again")
+	}
+	order := flat(validationCases[0].fields)
+	if got, err := v.Check(order); err != nil || got != order {
+		t.Errorf("plain NewOrderSingle: %v, same message %v", err, got == order)
 	}
 }
 
@@ -167,12 +220,15 @@ func TestValidatorFastPath(t *testing.T) {
 	dd := fix44(t)
 	v := NewValidator(dd, quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true})
 	for _, c := range validationCases[:12] {
-		m := parsed(t, dd, wire(c.fields))
+		m := quickfix.NewMessage()
+		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(wire(c.fields)), nil, nil); err != nil {
+			t.Fatal(err)
+		}
 		if !v.valid(m.Bytes()) {
 			t.Errorf("%s: not passed by the fast check", c.name)
 		}
-		if n := testing.AllocsPerRun(100, func() { _ = v.Validate(m) }); n != 0 {
-			t.Errorf("%s: %.0f allocations per Validate, want 0", c.name, n)
+		if n := testing.AllocsPerRun(100, func() { _, _ = v.Check(m) }); n != 0 {
+			t.Errorf("%s: %.0f allocations per Check, want 0", c.name, n)
 		}
 	}
 }
@@ -214,31 +270,42 @@ func TestTakeOverValidation(t *testing.T) {
 		set  map[string]string
 		take bool
 	}{
-		{map[string]string{"DataDictionary": path}, true},
-		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "Y", config.AllowUnknownMessageFields: "Y"}, true},
-		{map[string]string{"DataDictionary": path, "RejectInvalidMessage": "N"}, false},
-		{map[string]string{}, false},
+		{map[string]string{}, true},
+		{map[string]string{"RejectInvalidMessage": "Y", config.AllowUnknownMessageFields: "Y", config.ValidateFieldsOutOfOrder: "Y"}, true},
+		{map[string]string{"RejectInvalidMessage": "N"}, false},
 	} {
 		ss := quickfix.NewSessionSettings()
 		for k, v := range c.set {
 			ss.Set(k, v)
 		}
-		v, err := TakeOverValidation(ss)
+		v, err := TakeOverValidation(ss, path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if (v != nil) != c.take {
 			t.Errorf("%v: taken over %v, want %v", c.set, v != nil, c.take)
 		}
-		if r, _ := ss.BoolSetting("RejectInvalidMessage"); c.take && r {
-			t.Errorf("%v: RejectInvalidMessage still on in QuickFIX/Go", c.set)
+		if got := ss.HasSetting("DataDictionary"); got == c.take {
+			t.Errorf("%v: QuickFIX/Go has a dictionary %v, want %v", c.set, got, !c.take)
+		}
+		if !c.take {
+			continue
+		}
+		for _, name := range []string{"RejectInvalidMessage", config.ValidateFieldsHaveValues, config.ValidateFieldsOutOfOrder} {
+			if on, _ := ss.BoolSetting(name); on {
+				t.Errorf("%v: %s still on in QuickFIX/Go", c.set, name)
+			}
 		}
 	}
 	ss := quickfix.NewSessionSettings()
-	ss.Set("DataDictionary", path)
 	ss.Set(config.CheckUserDefinedFields, "maybe")
-	if _, err := TakeOverValidation(ss); err == nil {
+	if _, err := TakeOverValidation(ss, path); err == nil {
 		t.Error("a setting that is not Y or N was accepted")
+	}
+	ss = quickfix.NewSessionSettings()
+	ss.Set("DataDictionary", path)
+	if _, err := TakeOverValidation(ss, path); err == nil {
+		t.Error("a session's own DataDictionary was accepted")
 	}
 }
 
@@ -252,7 +319,7 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 	o := newOracle(dd, vs)
 	rng := rand.New(rand.NewPCG(1, 2))
 	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
-	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999}
+	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999, 57, 97, 453, 448}
 	const mutations = 20000
 	valid, checked := 0, 0
 	for i := 0; i < mutations; i++ {
@@ -280,12 +347,11 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 			fields = append(fields[:j], append([]string{f}, fields[j:]...)...)
 		}
 		raw := wire(strings.Join(fields, "|") + "|")
-		m := quickfix.NewMessage()
-		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dd, dd); err != nil {
+		want, _, differ, parsed := o.verdicts(raw)
+		if !parsed {
 			continue // not a message QuickFIX/Go's session would validate
 		}
 		checked++
-		want, _, differ := o.verdicts(m)
 		if want == nil {
 			valid++
 		}
@@ -299,21 +365,27 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 	}
 }
 
-// BenchmarkValidate: a NewOrderSingle through QuickFIX/Go's validator with
-// RejectInvalidMessage=Y (quickfix), against QuickFIX/Go's with it off
-// followed by the gateway's Validator (gateway), as a session runs them;
-// gateway-part is the Validator alone.
+// BenchmarkValidate: a NewOrderSingle parsed with the dictionary and
+// through QuickFIX/Go's validator with RejectInvalidMessage=Y (quickfix),
+// against parsed without one, through QuickFIX/Go's session validator with
+// its checks off and the gateway's Validator (gateway), as a session runs
+// them; gateway-part is the Validator alone.
 func BenchmarkValidate(b *testing.B) {
 	dd := fix44(b)
 	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
-	off := vs
-	off.RejectInvalidMessage = false
-	full, partial, ours := quickfix.NewValidator(vs, dd, nil), quickfix.NewValidator(off, dd, nil), NewValidator(dd, vs)
-	m := parsed(b, dd, wire(validationCases[0].fields))
+	o := newOracle(dd, vs)
+	raw := wire(validationCases[0].fields)
+	parse := func(dict *datadictionary.DataDictionary) *quickfix.Message {
+		m := quickfix.NewMessage()
+		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(raw), dict, dict); err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
 	b.Run("quickfix", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if full.Validate(m) != nil {
+			if o.full.Validate(parse(dd)) != nil {
 				b.Fatal("refused")
 			}
 		}
@@ -321,15 +393,20 @@ func BenchmarkValidate(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if partial.Validate(m) != nil || ours.Validate(m) != nil {
+			m := parse(nil)
+			if o.session.Validate(m) != nil {
+				b.Fatal("refused")
+			}
+			if _, err := o.ours.Check(m); err != nil {
 				b.Fatal("refused")
 			}
 		}
 	})
+	m := parse(nil)
 	b.Run("gateway-part", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if ours.Validate(m) != nil {
+			if _, err := o.ours.Check(m); err != nil {
 				b.Fatal("refused")
 			}
 		}

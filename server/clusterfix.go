@@ -21,8 +21,7 @@ import (
 // starts when it opens, so that a promotion does not wait for it
 // (docs/ARCHITECTURE.md, "Cluster", "Becoming leader"): QuickFIX/Go v0.9.11 runs a
 // session's loop only from the first whole second after Acceptor.Start,
-// which would hold every logon to a new leader for up to a second, and
-// creating the sessions loads the FIX 4.4 dictionary. No connection reaches
+// which would hold every logon to a new leader for up to a second. No connection reaches
 // it while the node follows (the follower gate answers the FIX address);
 // the new leader's server hands it the gateway's application and the FIX
 // edge's listener (serve).

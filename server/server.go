@@ -554,13 +554,13 @@ func quickfixSettings(cfg *config.Config, addr string) (*quickfix.Settings, []*g
 		ss.Set("BeginString", id.BeginString)
 		ss.Set("SenderCompID", id.SenderCompID)
 		ss.Set("TargetCompID", id.TargetCompID)
-		ss.Set("DataDictionary", dict)
 		for k, v := range cfg.QuickFIXSettings(sc) {
 			ss.Set(k, v)
 		}
-		// QuickFIX/Go's RejectInvalidMessage checks move to the gateway, which
-		// makes them without allocating (gateway/validate.go).
-		if validators[i], err = gateway.TakeOverValidation(ss); err != nil {
+		// QuickFIX/Go's dictionary checks move to the gateway, which makes
+		// them without allocating; QuickFIX/Go then has no dictionary to
+		// parse with (gateway/validate.go).
+		if validators[i], err = gateway.TakeOverValidation(ss, dict); err != nil {
 			return nil, nil, fmt.Errorf("session[%d] (%s): %w", i, sc.CompID, err)
 		}
 		if _, err := settings.AddSession(ss); err != nil {

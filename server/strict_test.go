@@ -508,19 +508,25 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		// above). Subscribed then, the W would show the cancelled level and a
 		// later X would delete it, first in the same X as the new order's level
 		// when both changes are sent together. So wait (bounded) until the
-		// cache shows ACME's book empty, as the matcher has it: the W is then
-		// empty and each X carries only the change this subtest makes.
+		// feed has applied every event the matcher has published (the cache
+		// changes with the tracker, under the feed's lock) and the cache shows
+		// ACME's book empty, as the matcher has it: the W is then empty and
+		// each X carries only the change this subtest makes. An empty book
+		// alone is not enough: it is also what the cache shows before the
+		// order the mass cancel removed has reached it.
 		acme, _ := s.fixmd.Cache().Lookup("ACME")
+		published := uint64(s.pipe.EventsPublished())
 		var d marketdata.Depth
 		for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
+			applied := s.feed.Stats().Tracker.EventsApplied
 			if err := s.fixmd.Cache().Depth(acme.ID, 0, &d); err != nil {
 				t.Fatal(err)
 			}
-			if len(d.Bids)+len(d.Asks) == 0 {
+			if applied >= published && len(d.Bids)+len(d.Asks) == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the depth cache still shows ACME bids %v asks %v after %v", d.Bids, d.Asks, readWait)
+				t.Fatalf("after %v the feed applied %d of %d events, the depth cache shows ACME bids %v asks %v", readWait, applied, published, d.Bids, d.Asks)
 			}
 		}
 		mdReq("md1", "ACME")
