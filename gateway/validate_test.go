@@ -13,6 +13,7 @@ import (
 	"github.com/quickfixgo/quickfix/datadictionary"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
@@ -438,4 +439,28 @@ func TestDictionaryParsedOnce(t *testing.T) {
 	if _, err := parsedDictionary(filepath.Join(t.TempDir(), "missing.xml")); err == nil {
 		t.Error("a missing dictionary was accepted")
 	}
+}
+
+// FuzzValidator compares, as TestValidatorAsQuickFIX does, QuickFIX/Go's
+// verdict with the dictionary and the session's without one followed by the
+// Validator, on messages built from fuzzed fields ('|' for SOH; BodyLength
+// and CheckSum are computed) that the FIX edge lets through.
+func FuzzValidator(f *testing.F) {
+	dd := fix44(f)
+	o := newOracle(dd, quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true})
+	for _, c := range validationCases {
+		f.Add(c.fields)
+	}
+	f.Fuzz(func(t *testing.T, fields string) {
+		if !strings.HasPrefix(fields, "35=") || strings.Contains(fields, "\x01") || !strings.HasSuffix(fields, "|") {
+			return
+		}
+		raw := wire(fields)
+		if !edge.Admits(raw) {
+			return // the FIX edge drops it before QuickFIX/Go
+		}
+		if _, _, differ, _ := o.verdicts(raw); differ != "" {
+			t.Fatalf("%q: %s", fields, differ)
+		}
+	})
 }

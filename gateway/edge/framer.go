@@ -626,3 +626,26 @@ func validSeqNum(v []byte) bool {
 // dataTagOf returns the data field that the FIX 4.4 length field tag
 // announces, or 0 when tag is not a length field.
 func dataTagOf(tag int) int { return int(fixwire.DataTag(quickfix.Tag(tag))) }
+
+// Admits reports whether a connection's framer, with the default limits,
+// hands msg (one whole FIX message and nothing after it) to QuickFIX/Go:
+// the messages the session layer behind the edge can be given, for the
+// tests and fuzz targets of the packages behind it.
+func Admits(msg []byte) bool {
+	f := newFramer(DefaultMessageBytesMax, false)
+	for off := 0; ; {
+		n := copy(f.space(), msg[off:])
+		f.wrote(n)
+		off += n
+		switch f.next() {
+		case needMore:
+			if off == len(msg) || n == 0 {
+				return false
+			}
+		case frameOK:
+			return f.msgStart == 0 && f.msgEnd == len(msg) && off == len(msg)
+		default:
+			return false
+		}
+	}
+}

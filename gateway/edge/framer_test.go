@@ -306,3 +306,24 @@ func checkFramed(t *testing.T, m []byte) {
 		t.Fatalf("empty MsgSeqNum passed: %q", m)
 	}
 }
+
+// TestAdmits checks Admits against messages the framer passes and drops.
+func TestAdmits(t *testing.T) {
+	ok := fixMsg("35=D", "34=2", "49=C", "52=20260101-00:00:00.000", "56=V", "11=a")
+	for _, c := range []struct {
+		name string
+		msg  []byte
+		want bool
+	}{
+		{"plain", ok, true},
+		{"empty MsgSeqNum", fixMsg("35=D", "34=", "49=C", "52=20260101-00:00:00.000", "56=V"), false},
+		{"tag with a leading zero", fixMsg("35=D", "34=2", "49=C", "52=20260101-00:00:00.000", "56=V", "055=X"), false},
+		{"second BodyLength", fixMsg("35=D", "34=2", "49=C", "52=20260101-00:00:00.000", "56=V", "9=1"), false},
+		{"bytes after it", append(append([]byte(nil), ok...), 'x'), false},
+		{"cut short", ok[:len(ok)-2], false},
+	} {
+		if got := Admits(c.msg); got != c.want {
+			t.Errorf("%s: Admits %v, want %v", c.name, got, c.want)
+		}
+	}
+}
