@@ -36,16 +36,21 @@ import (
 // TakeOverValidation installs it, and leaves QuickFIX/Go's session without
 // the dictionary (see Check).
 type Validator struct {
-	dd      *datadictionary.DataDictionary
-	fields  []fieldCheck // by tag; tags beyond it are not in the dictionary
-	header  tagSet
-	trailer tagSet
-	bodies  map[string]tagSet // by MsgType: the body's tags that are plain fields
-	// required are the tags a message must have: the header's, the
-	// trailer's and, by MsgType, the body's. A message type with a required
-	// tag beyond fieldsSeenMax has none here and is left to full.
-	required map[string]tagSet
+	dd       *datadictionary.DataDictionary
+	fields   []fieldCheck // by tag; tags beyond it are not in the dictionary
+	header   tagSet
+	trailer  tagSet
+	messages map[string]messageCheck // by MsgType
 	full     quickfix.Validator
+}
+
+// messageCheck is what the fast check knows of one message type.
+type messageCheck struct {
+	body tagSet // the body's tags that are plain fields
+	// required are the tags a message must have: the header's, the
+	// trailer's and the body's; nil when one is beyond fieldsSeenMax (the
+	// message type is then left to full).
+	required tagSet
 }
 
 // fieldCheck is what the dictionary says of one tag's values.
@@ -53,6 +58,10 @@ type fieldCheck struct {
 	kind  valueKind
 	multi bool // a space-separated list of enumerated values
 	enums map[string]datadictionary.Enum
+	// chars is set when every enumerated value is one byte: a bit per byte
+	// value that is one of them (most FIX enumerations are single characters,
+	// tested without a map lookup).
+	chars *[4]uint64
 }
 
 type valueKind uint8
@@ -91,6 +100,10 @@ const fieldsCheckedMax = 128
 // (the FIX 4.4 dictionary's required tags are all below it).
 const fieldsSeenMax = 1024
 
+// highTagsMax bounds the tags at or above fieldsSeenMax in a message the
+// fast check passes.
+const highTagsMax = 8
+
 // kindOf maps a dictionary type to the value check QuickFIX/Go's validator
 // makes for it (validation.go in QuickFIX/Go).
 func kindOf(fixType string) valueKind {
@@ -116,8 +129,7 @@ func kindOf(fixType string) valueKind {
 // whatever the fast check does not pass.
 func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.ValidatorSettings) *Validator {
 	settings.RejectInvalidMessage = true
-	v := &Validator{dd: dd, bodies: make(map[string]tagSet, len(dd.Messages)), required: make(map[string]tagSet, len(dd.Messages)),
-		full: quickfix.NewValidator(settings, dd, nil)}
+	v := &Validator{dd: dd, messages: make(map[string]messageCheck, len(dd.Messages)), full: quickfix.NewValidator(settings, dd, nil)}
 	maxTag := 0
 	for t := range dd.FieldTypeByTag {
 		if t > maxTag && t < fieldTagsMax {
@@ -133,6 +145,16 @@ func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.Validator
 		switch ft.Type {
 		case "MULTIPLESTRINGVALUE", "MULTIPLEVALUESTRING", "MULTIPLECHARVALUE":
 			c.multi = true
+		}
+		if len(c.enums) > 0 && !c.multi {
+			c.chars = new([4]uint64)
+			for e := range c.enums {
+				if len(e) != 1 {
+					c.chars = nil
+					break
+				}
+				c.chars[e[0]>>6] |= 1 << (e[0] & 63)
+			}
 		}
 		v.fields[t] = c
 	}
@@ -169,10 +191,11 @@ func NewValidator(dd *datadictionary.DataDictionary, settings quickfix.Validator
 		return s, true
 	}
 	for mt, md := range dd.Messages {
-		v.bodies[mt] = plain(md)
+		m := messageCheck{body: plain(md)}
 		if r, ok := required(md); ok {
-			v.required[mt] = r
+			m.required = r
 		}
+		v.messages[mt] = m
 	}
 	return v
 }
@@ -203,9 +226,10 @@ func (v *Validator) Check(m *quickfix.Message) (*quickfix.Message, quickfix.Mess
 // value a length field gives (QuickFIX/Go's parser reads only XML data by
 // its length, fixwire every data field).
 func (v *Validator) valid(raw []byte) bool {
-	// Tags seen: a bit each below fieldsSeenMax, a list above (user-defined tags).
+	// Tags seen: a bit each below fieldsSeenMax, a list above (user-defined
+	// tags; a message with more than highTagsMax of them is left to full).
 	var low [fieldsSeenMax / 64]uint64
-	var high [fieldsCheckedMax]quickfix.Tag
+	var high [highTagsMax]quickfix.Tag
 	n, nHigh := 0, 0
 	var body, required tagSet
 	inBody := false
@@ -227,6 +251,9 @@ func (v *Validator) valid(raw []byte) bool {
 					return false
 				}
 			}
+			if nHigh == highTagsMax {
+				return false
+			}
 			high[nHigh] = f.Tag
 			nHigh++
 		}
@@ -237,14 +264,11 @@ func (v *Validator) valid(raw []byte) bool {
 				return false
 			}
 			if f.Tag == tag.MsgType {
-				b, ok := v.bodies[string(f.Value)]
-				if !ok {
+				m, ok := v.messages[string(f.Value)]
+				if !ok || m.required == nil {
 					return false
 				}
-				if required, ok = v.required[string(f.Value)]; !ok {
-					return false
-				}
-				body = b
+				body, required = m.body, m.required
 			}
 		case f.Tag.IsTrailer():
 			// Only CheckSum passes here (Signature is a data field), and
@@ -279,7 +303,11 @@ func (v *Validator) valid(raw []byte) bool {
 // accepts reports whether value is of the field's type and enumeration, as
 // QuickFIX/Go's validator decides (it reads the value with its own types).
 func (c *fieldCheck) accepts(value []byte) bool {
-	if len(c.enums) > 0 {
+	if c.chars != nil {
+		if len(value) != 1 || c.chars[value[0]>>6]&(1<<(value[0]&63)) == 0 {
+			return false
+		}
+	} else if len(c.enums) > 0 {
 		if c.multi {
 			start := 0
 			for i := 0; i <= len(value); i++ {
@@ -303,6 +331,9 @@ func (c *fieldCheck) accepts(value []byte) bool {
 		var x quickfix.FIXInt
 		return x.Read(value) == nil
 	case kindFloat:
+		if plainDecimal(value) {
+			return true
+		}
 		var x quickfix.FIXFloat
 		return x.Read(value) == nil
 	case kindTimestamp:
@@ -313,6 +344,44 @@ func (c *fieldCheck) accepts(value []byte) bool {
 		return x.Read(value) == nil
 	}
 	return false
+}
+
+// plainDecimal reports whether v is [-]digits[.digits], at most 18 digits
+// on either side of the point: a value QuickFIX/Go's float reader surely
+// takes (strconv.ParseFloat, then only digits, '.' and '-'). Any other form
+// is left to that reader.
+func plainDecimal(v []byte) bool {
+	i := 0
+	if len(v) > 0 && v[0] == '-' {
+		i = 1
+	}
+	start := i
+	for i < len(v) && isDigit(v[i]) {
+		i++
+	}
+	if i == start || i-start > 18 {
+		return false
+	}
+	if i == len(v) {
+		return true
+	}
+	if v[i] != '.' {
+		return false
+	}
+	i++
+	frac := i
+	for i < len(v) && isDigit(v[i]) {
+		i++
+	}
+	return i == len(v) && i-frac <= 18
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// twoDigits returns the number v[i:i+2] and whether both are digits.
+func twoDigits(v []byte, i int) (int, bool) {
+	a, b := v[i], v[i+1]
+	return int(a-'0')*10 + int(b-'0'), isDigit(a) && isDigit(b)
 }
 
 // plainTimestamp reports whether value is a UTCTimestamp in digits,
@@ -329,26 +398,25 @@ func plainTimestamp(v []byte) bool {
 	if v[8] != '-' || v[11] != ':' || v[14] != ':' || (len(v) > 17 && v[17] != '.') {
 		return false
 	}
-	for i, c := range v {
-		switch i {
-		case 8, 11, 14, 17:
-			continue
-		}
-		if c < '0' || c > '9' {
+	for _, c := range v[min(len(v), 18):] {
+		if !isDigit(c) {
 			return false
 		}
 	}
-	num := func(i, n int) int {
-		x := 0
-		for _, c := range v[i : i+n] {
-			x = x*10 + int(c-'0')
-		}
-		return x
-	}
-	year, month, day := num(0, 4), num(4, 2), num(6, 2)
-	if month < 1 || month > 12 || day < 1 || num(9, 2) > 23 || num(12, 2) > 59 || num(15, 2) > 59 {
+	century, ok1 := twoDigits(v, 0)
+	yy, ok2 := twoDigits(v, 2)
+	month, ok3 := twoDigits(v, 4)
+	day, ok4 := twoDigits(v, 6)
+	hour, ok5 := twoDigits(v, 9)
+	minute, ok6 := twoDigits(v, 12)
+	second, ok7 := twoDigits(v, 15)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
 		return false
 	}
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59 {
+		return false
+	}
+	year := century*100 + yy
 	days := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month]
 	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
 		days = 29

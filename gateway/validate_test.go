@@ -261,6 +261,45 @@ func TestPlainTimestamp(t *testing.T) {
 	}
 }
 
+// TestPlainDecimal checks that every value plainDecimal accepts is one
+// QuickFIX/Go's float reader takes, over every string of up to five bytes
+// from digits and the signs, points and letters of other forms, and long
+// runs of digits; and that it accepts the forms prices and quantities take.
+func TestPlainDecimal(t *testing.T) {
+	alphabet := []byte("019.-+eE")
+	accepted := 0
+	var walk func(v []byte)
+	walk = func(v []byte) {
+		if plainDecimal(v) {
+			accepted++
+			var x quickfix.FIXFloat
+			if err := x.Read(v); err != nil {
+				t.Errorf("%q: accepted, QuickFIX/Go reads %v", v, err)
+			}
+		}
+		if len(v) == 5 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(append(v, c))
+		}
+	}
+	walk(nil)
+	for _, v := range []string{"100", "101.25", "-1", "0.5", "5.", "000123.4500", strings.Repeat("9", 18) + "." + strings.Repeat("9", 18)} {
+		if !plainDecimal([]byte(v)) {
+			t.Errorf("%q: not accepted", v)
+		}
+	}
+	for _, v := range []string{"", "-", ".", ".5", "+1", "1e5", "1.2.3", "--1", strings.Repeat("9", 19), strings.Repeat("9", 400)} {
+		if plainDecimal([]byte(v)) {
+			t.Errorf("%q: accepted", v)
+		}
+	}
+	if accepted < 1000 {
+		t.Fatalf("only %d values accepted: the walk does not exercise plainDecimal", accepted)
+	}
+}
+
 // TestTakeOverValidation checks which sessions' checks move to the gateway.
 func TestTakeOverValidation(t *testing.T) {
 	path, err := spec.WriteFIX44(t.TempDir())
