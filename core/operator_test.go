@@ -258,3 +258,40 @@ func TestOperatorSetBandKeepsStopPrices(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSnapshotAfterBandMovedPastLastTrade: an operator may move the band so
+// that the last trade price is outside it; a snapshot of that state must
+// read back (a restart from it would fail otherwise) and keep the price.
+func TestSnapshotAfterBandMovedPastLastTrade(t *testing.T) {
+	cfg := Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}}
+	m := mustMatcher(t, cfg)
+	var buf [cmdSlotSize]byte
+	for i, a := range []orderArgs{
+		{seq: 1, session: 1, side: venue.SideSell, ordType: venue.OrdTypeLimit, px: 905, clOrdID: "ask"},
+		{seq: 2, session: 2, side: venue.SideBuy, ordType: venue.OrdTypeLimit, px: 905, clOrdID: "bid"},
+	} {
+		a.ts, a.instrument, a.qty = 1, 1, 1
+		if err := m.Apply(encodeNewOrder(buf[:], &a), NewBufferSink(8)); err != nil {
+			t.Fatalf("order %d: %v", i, err)
+		}
+	}
+	if last, ok := m.LastTradePrice(1); !ok || last != 905 {
+		t.Fatalf("last trade %d, %v; want 905", last, ok)
+	}
+	// Band [969, 1071] around 1020: the last trade, 905, is below it.
+	if r := setBand(t, m, 3, 1020, 5); r.Reason() != venue.RejectReasonNone {
+		t.Fatalf("band [969, 1071]: %s", r.Reason())
+	}
+	snap := snapshotOf(t, m)
+	restored := mustMatcher(t, cfg)
+	if err := restored.ReadSnapshot(bytes.NewReader(snap)); err != nil {
+		t.Fatalf("snapshot with the last trade outside the band: %v", err)
+	}
+	if last, ok := restored.LastTradePrice(1); !ok || last != 905 {
+		t.Fatalf("restored last trade %d, %v; want 905", last, ok)
+	}
+	if !bytes.Equal(snapshotOf(t, restored), snap) {
+		t.Fatal("the restored state differs")
+	}
+}

@@ -283,9 +283,11 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 		return fmt.Errorf("%w: instrument %d status %d", ErrSnapshot, id, status)
 	}
 	in.status = status
+	// The last trade may lie outside the band: an operator may have moved
+	// the band since (operatorSetBand). It is only ever compared with prices.
 	in.lastTradeTicks = int64(binary.LittleEndian.Uint64(b[21:]))
-	if in.lastTradeTicks != 0 && !in.inBand(in.lastTradeTicks) {
-		return fmt.Errorf("%w: instrument %d last trade %d outside the band", ErrSnapshot, id, in.lastTradeTicks)
+	if in.lastTradeTicks < 0 {
+		return fmt.Errorf("%w: instrument %d last trade %d", ErrSnapshot, id, in.lastTradeTicks)
 	}
 	if b, err = sr.next(snapshotAuctionSize); err != nil {
 		return err
