@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/datadictionary"
 
 	"github.com/fixvenue/fixvenue/gateway/spec"
@@ -156,20 +157,11 @@ func withEmpty(fields []fixclient.Field, tag int) []fixclient.Field {
 		}
 	}
 	for i, f := range out {
-		if !isHeader(f.Tag) {
+		if !quickfix.Tag(f.Tag).IsHeader() {
 			return slices.Insert(out, i, fixclient.F(tag, ""))
 		}
 	}
 	return append(out, fixclient.F(tag, ""))
-}
-
-// isHeader reports whether tag is one of the standard header's.
-func isHeader(tag int) bool {
-	switch tag {
-	case 35, 49, 56, 34, 52:
-		return true
-	}
-	return false
 }
 
 // answersUntilProbe sends a TestRequest with id and describes every message

@@ -639,11 +639,11 @@ func Admits(msg []byte) bool {
 		off += n
 		switch f.next() {
 		case needMore:
-			if off == len(msg) || n == 0 {
+			if off == len(msg) {
 				return false
 			}
 		case frameOK:
-			return f.msgStart == 0 && f.msgEnd == len(msg) && off == len(msg)
+			return f.msgStart == 0 && f.msgEnd == len(msg)
 		default:
 			return false
 		}

@@ -15,9 +15,11 @@
 #
 #   proc_cpu_s PID
 #       Prints the process's CPU time so far (user + system, seconds) from /proc.
-#   proc_faults PID
-#       Prints the process's minor page faults so far (first touches of fresh
-#       memory, the allocator's among them) and its system CPU seconds, from /proc.
+#   proc_stat PID
+#       Prints the process's CPU seconds (user + system), system CPU seconds and
+#       minor page faults so far (first touches of fresh memory, the allocator's
+#       among them), from /proc; proc_faults prints the faults and the system
+#       seconds.
 #   proc_ctxsw PID
 #       Prints the context switches of all the process's threads so far (voluntary:
 #       a thread blocked, i.e. each later wake-up; then involuntary), from /proc.
@@ -101,18 +103,18 @@ proc_ctxsw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { v += $2 } /^nonvoluntary_ctxt_switches/ { n += $2 } END { print v + 0, n + 0 }'
 }
 
-proc_faults() {
+# proc_stat PID: user + system CPU seconds, system CPU seconds and minor page
+# faults, from /proc/PID/stat (after the parenthesised name, fields 10, 14 and
+# 15 are $8, $12 and $13; times in clock ticks).
+proc_stat() {
 	local hz
 	hz=$(getconf CLK_TCK)
-	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%d %.3f\n", $8, $13 / hz }'
+	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%.3f %.3f %d\n", ($12 + $13) / hz, $13 / hz, $8 }'
 }
 
-proc_cpu_s() {
-	# Fields 14 and 15 of /proc/PID/stat (after the parenthesised name) are utime and stime in clock ticks.
-	local hz
-	hz=$(getconf CLK_TCK)
-	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$hz" '{ printf "%.3f\n", ($12 + $13) / hz }'
-}
+proc_faults() { proc_stat "$1" | awk '{ print $3, $2 }'; }
+
+proc_cpu_s() { proc_stat "$1" | awk '{ print $1 }'; }
 
 venue_workdir() {
 	venue_work=$(mktemp -d "${TMPDIR:-/tmp}/fixvenue-$1.XXXXXX")
