@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -28,8 +29,9 @@ var commands = map[string]func(args []string) int{
 	"version": func([]string) int { fmt.Println("fixvenue", version); return 0 },
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage: fixvenue <command> [options]
+// usage prints the commands to w.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: fixvenue <command> [options]
 
 commands:
   serve     run the venue (embedded demo config unless --config is given)
@@ -49,13 +51,19 @@ Run "fixvenue <command> -h" for a command's options.
 
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "help", "-h", "-help", "--help":
+		// Asked for: the usage is the answer, on standard output.
+		usage(os.Stdout)
+		os.Exit(0)
 	}
 	cmd, ok := commands[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "fixvenue: unknown command %q\n\n", os.Args[1])
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
 	os.Exit(cmd(os.Args[2:]))

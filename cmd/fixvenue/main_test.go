@@ -274,3 +274,47 @@ func (v *venueProc) kill() {
 	}
 	<-v.exited
 }
+
+// TestHelpAndUnknownCommand: asking for help prints the commands on standard
+// output and exits 0; an unknown command or none prints them on standard
+// error and exits 2.
+func TestHelpAndUnknownCommand(t *testing.T) {
+	cases := []struct {
+		args     []string
+		code     int
+		inStdout bool
+		extra    string
+	}{
+		{[]string{"help"}, 0, true, ""},
+		{[]string{"-h"}, 0, true, ""},
+		{[]string{"--help"}, 0, true, ""},
+		{[]string{"-help"}, 0, true, ""},
+		{nil, 2, false, ""},
+		{[]string{"helpme"}, 2, false, `unknown command "helpme"`},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(binPath, c.args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code {
+			t.Errorf("%q: exit %d, want %d", c.args, code, c.code)
+		}
+		out, other := stdout.String(), stderr.String()
+		if !c.inStdout {
+			out, other = other, out
+		}
+		if !strings.Contains(out, "usage: fixvenue <command>") || !strings.Contains(out, "serve") || other != "" {
+			t.Errorf("%q: usage on the wrong stream or missing: stdout %q, stderr %q", c.args, stdout.String(), stderr.String())
+		}
+		if c.extra != "" && !strings.Contains(stderr.String(), c.extra) {
+			t.Errorf("%q: stderr %q lacks %q", c.args, stderr.String(), c.extra)
+		}
+	}
+}
