@@ -82,9 +82,10 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if !ok {
 		return quickfix.UnsupportedMessageType()
 	}
+	s.mayBeUnsupported = true
 	if s.cfg.Validator != nil {
 		var err quickfix.MessageRejectError
-		if m, err = s.cfg.Validator.Check(m); err != nil {
+		if m, s.mayBeUnsupported, err = s.cfg.Validator.CheckFor(m, &unsupportedTagSet); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,22 @@
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills.
 //
+// # Unsupported order fields
+//
+// A NewOrderSingle or OrderCancelReplaceRequest with a field that would
+// change how the order trades and that the venue does not implement is
+// refused (OrdRejReason 11, Unsupported order characteristic; on a replace
+// an OrderCancelReject with the same Text), never traded as if the field
+// were absent: MinQty (110) above the instrument's lot (every fill is at
+// least a lot, so a smaller one asks nothing), MaxShow (210), EffectiveTime
+// (168), CashOrderQty (152), OrderPercent (516), PegOffsetValue (211),
+// DiscretionInst (388) and DiscretionOffsetValue (389), TargetStrategy
+// (847), ParticipationRate (849), Spread (218), Yield (236), and a PriceType
+// (423) other than 2 (per unit). Fields that only describe the order
+// (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
+// Validator's fast check says whether a message has any of these tags
+// (CheckFor), so a plain order costs no lookup of them.
+//
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX
 // messages while their commands are being made durable (an ExecutionReport's
 // body is written as FIX bytes by one reused erBuilder and handed to

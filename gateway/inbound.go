@@ -54,7 +54,9 @@ type orderFields struct {
 }
 
 // parseOrder validates an order's fields; a refusal carries the FIX reason and text.
-func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
+// parseOrder reads the order fields of m; look is false when m surely has
+// none of unsupportedTagSet (session.mayBeUnsupported).
+func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *rejection) {
 	var o orderFields
 	o.clOrdID = fieldBytes(m, tag.ClOrdID)
 	if len(o.clOrdID) == 0 || len(o.clOrdID) > venue.ClOrdIDLength {
@@ -127,7 +129,68 @@ func (g *Gateway) parseOrder(m *quickfix.Message) (orderFields, *rejection) {
 			}
 		}
 	}
+	if rej := o.unsupported(m, look); rej != nil {
+		return o, rej
+	}
 	return o, nil
+}
+
+// unsupportedOrderFields are fields of NewOrderSingle and
+// OrderCancelReplaceRequest that would change how an order trades and that
+// the venue does not implement: an order carrying one is refused with
+// OrdRejReason 11 and a Text naming it, never traded as if it were absent
+// (gateway/doc.go, "Unsupported order fields").
+var unsupportedOrderFields = [...]struct {
+	tag  quickfix.Tag
+	name string
+}{
+	{tag.MaxShow, "MaxShow (210): use MaxFloor (111) for an iceberg"},
+	{tag.EffectiveTime, "EffectiveTime (168): orders are active on arrival"},
+	{tag.CashOrderQty, "CashOrderQty (152): give OrderQty (38)"},
+	{tag.OrderPercent, "OrderPercent (516): give OrderQty (38)"},
+	{tag.PegOffsetValue, "PegOffsetValue (211): no pegged orders"},
+	{tag.DiscretionInst, "DiscretionInst (388): no discretion"},
+	{tag.DiscretionOffsetValue, "DiscretionOffsetValue (389): no discretion"},
+	{tag.TargetStrategy, "TargetStrategy (847): no strategies"},
+	{tag.ParticipationRate, "ParticipationRate (849): no strategies"},
+	{tag.Spread, "Spread (218): prices are per unit"},
+	{tag.Yield, "Yield (236): prices are per unit"},
+}
+
+// unsupportedTagSet holds the tags unsupported looks at, for the
+// Validator's fast check to say whether a message has any (CheckFor).
+var unsupportedTagSet = func() (set TagSet) {
+	for _, f := range &unsupportedOrderFields {
+		_ = set.Add(f.tag)
+	}
+	_ = set.Add(tag.PriceType)
+	_ = set.Add(tag.MinQty)
+	return set
+}()
+
+// unsupported refuses an order with a field of unsupportedOrderFields, a
+// MinQty (110) above the lot (every fill is at least a lot, so a smaller one
+// asks nothing) or a PriceType (423) other than 2 (per unit). It looks only
+// when the message may have one of them (session.mayBeUnsupported).
+func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
+	if !look {
+		return nil
+	}
+	for _, f := range &unsupportedOrderFields {
+		if m.Body.Has(f.tag) {
+			return &rejection{ordRejUnsupportedOrderChar, "unsupported " + f.name}
+		}
+	}
+	if v := fieldBytes(m, tag.PriceType); len(v) > 0 && string(v) != "2" {
+		return &rejection{ordRejUnsupportedOrderChar, "unsupported PriceType (423) " + string(v) + ": prices are per unit (2)"}
+	}
+	if v := fieldBytes(m, tag.MinQty); len(v) > 0 {
+		lot := max(o.inst.LotSize, 1)
+		if q, err := decimal.ParseTicks(v, qtyTick); err != nil || q < 0 || q > lot {
+			return &rejection{ordRejUnsupportedOrderChar, "unsupported MinQty (110) " + string(v) + ": no minimum fill beyond the lot of " + strconv.FormatInt(lot, 10)}
+		}
+	}
+	return nil
 }
 
 // parseStopPx reads StopPx (99): required on a stop or stop-limit order
@@ -194,7 +257,7 @@ func (g *Gateway) publish(s *session, seq int64) {
 }
 
 func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
-	o, rej := g.parseOrder(m)
+	o, rej := g.parseOrder(m, s.mayBeUnsupported)
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
@@ -298,7 +361,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
 	c, rej := g.parseCancel(m)
 	var o orderFields
 	if rej == nil {
-		o, rej = g.parseOrder(m)
+		o, rej = g.parseOrder(m, s.mayBeUnsupported)
 		if rej != nil {
 			rej.reason = ordRejOther
 		}

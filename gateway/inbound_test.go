@@ -17,15 +17,12 @@ import (
 func TestParseOrderDoesNotAllocate(t *testing.T) {
 	g := &Gateway{}
 	g.instruments.Store(newInstrumentTable([]Instrument{{ID: 7, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 1, Scale: 2}}}))
-	order := quickfix.NewMessage()
-	order.Header.SetString(tag.MsgType, "D")
-	order.Body.SetString(tag.ClOrdID, "c1").SetString(tag.Symbol, "ACME").SetString(tag.Side, "1").
-		SetString(tag.OrdType, "2").SetString(tag.OrderQty, "10").SetString(tag.Price, "100.25")
-	cancel := quickfix.NewMessage()
-	cancel.Header.SetString(tag.MsgType, "F")
-	cancel.Body.SetString(tag.ClOrdID, "c2").SetString(tag.OrigClOrdID, "c1").SetString(tag.Symbol, "ACME").SetString(tag.Side, "1")
+	// As QuickFIX/Go hands them over: parsed from the wire (parseOrder reads
+	// the raw bytes too).
+	order := parsed(t, nil, wire("35=D|"+hdr+"11=c1|55=ACME|54=1|40=2|38=10|44=100.25|"))
+	cancel := parsed(t, nil, wire("35=F|"+hdr+"11=c2|41=c1|55=ACME|54=1|"))
 
-	o, rej := g.parseOrder(order)
+	o, rej := g.parseOrder(order, true)
 	if rej != nil || o.inst != g.byID(7) || o.side != venue.SideBuy || o.priceTicks != 10025 || o.qty != 10 || o.account != nil || o.tif != venue.TimeInForceDay {
 		t.Fatalf("parseOrder = %+v, %v", o, rej)
 	}
@@ -37,7 +34,7 @@ func TestParseOrderDoesNotAllocate(t *testing.T) {
 		t.Fatalf("parseCancel = %+v, %v", c, rej)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		_, _ = g.parseOrder(order)
+		_, _ = g.parseOrder(order, true)
 		_ = possResend(order)
 		_, _ = g.parseCancel(cancel)
 	})
@@ -47,5 +44,24 @@ func TestParseOrderDoesNotAllocate(t *testing.T) {
 	order.Header.SetString(tag.PossResend, "Y")
 	if !possResend(order) {
 		t.Fatal("possResend with 97=Y reads false")
+	}
+}
+
+// BenchmarkParseOrder reads a plain limit NewOrderSingle (the unsupported
+// fields' checks included: docs/benchmarks.md, "The FIX path against its floor").
+func BenchmarkParseOrder(b *testing.B) {
+	g := &Gateway{}
+	g.instruments.Store(newInstrumentTable([]Instrument{{ID: 7, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 1, Scale: 2}}}))
+	order := parsed(b, nil, wire("35=D|"+hdr+"11=c1|1=ACC1|55=ACME|54=1|60=20261202-13:00:00.000|38=10|40=2|44=100.25|59=0|"))
+	v := NewValidator(fix44(b), quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true})
+	_, look, err := v.CheckFor(order, &unsupportedTagSet)
+	if err != nil || look {
+		b.Fatalf("CheckFor: look %v, %v", look, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, rej := g.parseOrder(order, look); rej != nil {
+			b.Fatal(rej.text)
+		}
 	}
 }

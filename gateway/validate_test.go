@@ -225,7 +225,7 @@ func TestValidatorFastPath(t *testing.T) {
 		if err := quickfix.ParseMessageWithDataDictionary(m, bytes.NewBuffer(wire(c.fields)), nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if !v.valid(m.Bytes()) {
+		if ok, _ := v.valid(m.Bytes(), nil); !ok {
 			t.Errorf("%s: not passed by the fast check", c.name)
 		}
 		if n := testing.AllocsPerRun(100, func() { _, _ = v.Check(m) }); n != 0 {
@@ -502,4 +502,42 @@ func FuzzValidator(f *testing.F) {
 			t.Fatalf("%q: %s", fields, differ)
 		}
 	})
+}
+
+// TestCheckForWatchedTags: CheckFor says a message has none of the watched
+// tags only when the fast check passed it and saw none; a watched tag
+// anywhere, or a message the fast check leaves to QuickFIX/Go's validator
+// (a repeating group here), answers true. The verdicts are Check's.
+func TestCheckForWatchedTags(t *testing.T) {
+	v := NewValidator(fix44(t), quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true})
+	var watch TagSet
+	for _, tg := range []quickfix.Tag{tag.MinQty, tag.EffectiveTime} {
+		if err := watch.Add(tg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := watch.Add(fieldsSeenMax); err == nil {
+		t.Fatal("Add took a tag beyond the set")
+	}
+	order := "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=101.25|59=0|"
+	cases := []struct {
+		name, fields string
+		seen         bool
+	}{
+		{"plain order", order, false},
+		{"MinQty", order + "110=5|", true},
+		{"EffectiveTime", strings.Replace(order, "59=0|", "59=0|168=20261202-01:02:03|", 1), true},
+		{"another optional field", order + "111=5|", false},
+		{"a repeating group", strings.Replace(order, "11=o1|", "11=o1|453=1|448=P1|447=D|452=1|", 1), true},
+	}
+	for _, c := range cases {
+		m := parsed(t, nil, wire(c.fields))
+		_, seen, err := v.CheckFor(m, &watch)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if seen != c.seen {
+			t.Errorf("%s: seen %v, want %v", c.name, seen, c.seen)
+		}
+	}
 }

@@ -428,6 +428,14 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"GTD without ExpireTime", append(limit("r15", "ACME", "1", "1", "99.00")[:14], "59", "6"), "99", "GTD order without a valid ExpireTime (126)"},
 			{"GTD expire time in past", append(limit("r16", "ACME", "1", "1", "99.00")[:14], "59", "6", "126", past), "99", "expire time is in the past"},
 			{"post-only would take", limit("r17", "ACME", "1", "1", "100.00", "18", "6"), "99", "post-only order would take liquidity"},
+			{"MinQty above the lot", limit("r18", "ACME", "1", "5", "99.00", "110", "2"), "11", "unsupported MinQty (110) 2: no minimum fill beyond the lot of 1"},
+			{"MinQty above the lot of LOTS", limit("r18b", "LOTS", "1", "20", "50.00", "110", "11"), "11", "unsupported MinQty (110) 11: no minimum fill beyond the lot of 10"},
+			{"MaxShow", limit("r19", "ACME", "1", "5", "99.00", "210", "1"), "11", "unsupported MaxShow (210): use MaxFloor (111) for an iceberg"},
+			{"EffectiveTime", limit("r20", "ACME", "1", "5", "99.00", "168", past), "11", "unsupported EffectiveTime (168): orders are active on arrival"},
+			{"PriceType percentage", limit("r21", "ACME", "1", "5", "99.00", "423", "1"), "11", "unsupported PriceType (423) 1: prices are per unit (2)"},
+			{"CashOrderQty", limit("r22", "ACME", "1", "5", "99.00", "152", "1000"), "11", "unsupported CashOrderQty (152): give OrderQty (38)"},
+			{"pegged", limit("r23", "ACME", "1", "5", "99.00", "211", "0.01"), "11", "unsupported PegOffsetValue (211): no pegged orders"},
+			{"discretion", limit("r24", "ACME", "1", "5", "99.00", "388", "0"), "11", "unsupported DiscretionInst (388): no discretion"},
 		}
 		// Liquidity for the post-only case.
 		b.send("D", limit("liq1", "ACME", "2", "1", "100.00")...)
@@ -441,6 +449,17 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		}
 		b.send("F", "11", "liq1c", "41", "liq1", "55", "ACME", "54", "2", "60", now())
 		b.expect("8", map[int]string{11: "liq1c", 150: "4"})
+		// What asks nothing is taken: a MinQty up to the lot, PriceType 2 (per unit).
+		a.send("D", limit("u1", "LOTS", "1", "20", "50.00", "110", "10", "423", "2")...)
+		a.expect("8", map[int]string{11: "u1", 150: "0"})
+		// A replace with an unsupported field is refused and the order stays as it was.
+		a.send("G", "11", "u2", "41", "u1", "55", "LOTS", "54", "1", "60", now(), "38", "20", "40", "2", "44", "50.00", "110", "20")
+		m := a.expect("9", map[int]string{11: "u2", 41: "u1", 434: "2", 102: "99"})
+		if want := "unsupported MinQty (110) 20: no minimum fill beyond the lot of 10"; m.get(58) != want {
+			t.Errorf("replace with MinQty: 58=%q, want %q", m.get(58), want)
+		}
+		a.send("F", "11", "u3", "41", "u1", "55", "LOTS", "54", "1", "60", now())
+		a.expect("8", map[int]string{11: "u3", 150: "4", 151: "0", 14: "0"})
 	})
 
 	run("fill or kill and expiry", func(t *testing.T) {
