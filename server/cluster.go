@@ -142,6 +142,8 @@ func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 // stops taking orders at once (its pipeline fails) and reports Deposed, and
 // its owner restarts it, so it rebuilds from the committed log.
 type ClusterNode struct {
+	// dirLock holds the node's data directory until Close.
+	dirLock *dataDirLock
 	cfg     *config.Config
 	opts    Options
 	log     *slog.Logger
@@ -190,6 +192,19 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	cl := cfg.Cluster
 	self := cl.Self()
 	cfg.FIX.Addr = self.FIXAddr
+	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	lock, err := lockDataDir(cfg.Venue.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	running := false
+	defer func() {
+		if !running {
+			lock.release()
+		}
+	}()
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err
@@ -273,7 +288,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		}
 	}()
 	c.fix.waitLive()
-	started = true
+	started, running = true, true
+	c.dirLock = lock
 	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(),
 		"committed_seq", c.node.Committed().Load())
 	return c, nil
@@ -704,6 +720,7 @@ func (c *ClusterNode) Close() error {
 	errs = append(errs, c.tr.Close())
 	c.ShutdownStatus(2 * time.Second)
 	errs = append(errs, c.node.Close())
+	c.dirLock.release()
 	return errors.Join(errs...)
 }
 

@@ -60,11 +60,13 @@ type Options struct {
 
 // Server is one running venue.
 type Server struct {
-	cfg      *config.Config
-	opts     Options
-	log      *slog.Logger
-	matcher  *core.Matcher
-	journal  venueJournal
+	cfg     *config.Config
+	opts    Options
+	log     *slog.Logger
+	matcher *core.Matcher
+	journal venueJournal
+	// dirLock holds the data directory (nil on a cluster leader: its node holds it).
+	dirLock  *dataDirLock
 	pipe     *pipeline.Pipeline
 	gw       *gateway.Gateway
 	acceptor *quickfix.Acceptor
@@ -141,8 +143,20 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	if opts.Replica != nil {
+		// The cluster node holds the data directory (StartCluster).
 		return s.newOnReplica(opts.Replica)
 	}
+	lock, err := lockDataDir(cfg.Venue.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	served := false
+	defer func() {
+		if !served {
+			lock.release()
+		}
+	}()
+	s.dirLock = lock
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err
@@ -175,6 +189,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.closeRecovered()
 		return nil, err
 	}
+	served = true
 	return s, nil
 }
 
@@ -733,6 +748,7 @@ func (s *Server) Close() error {
 		if err := s.journal.Close(); err != nil {
 			errs = append(errs, err)
 		}
+		s.dirLock.release() // after the last write to the directory
 		if s.metricsS != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			s.metricsS.Shutdown(ctx)

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// dataDirLockFile is the file in a data directory that its process holds an
+// exclusive lock on (flock) while it runs.
+const dataDirLockFile = "LOCK"
+
+// dataDirLock is one process's hold on a data directory. Two venues, or two
+// cluster nodes, on one directory would both append to its journal and FIX
+// stores and corrupt them (docs/ARCHITECTURE.md, "One process per data
+// directory"). The kernel drops the lock when the process dies, kill -9
+// included, and at exec (the file is close-on-exec), so a restart never finds
+// a stale lock; the file stays and says which process last held it.
+type dataDirLock struct{ f *os.File }
+
+// lockDataDir takes dir's lock without waiting: a directory another process
+// holds is refused with an error that names it.
+func lockDataDir(dir string) (*dataDirLock, error) {
+	path := filepath.Join(dir, dataDirLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who := strings.TrimSpace(string(holder))
+			if who == "" {
+				who = "another process"
+			}
+			return nil, fmt.Errorf("data dir %s is in use by %s: one venue or cluster node per data directory", dir, who)
+		}
+		return nil, fmt.Errorf("data dir lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(fmt.Appendf(nil, "fixvenue pid %d\n", os.Getpid()), 0)
+	}
+	return &dataDirLock{f: f}, nil
+}
+
+// release gives the directory up; nil and repeated calls are no-ops.
+func (l *dataDirLock) release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
