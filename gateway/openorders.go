@@ -13,10 +13,10 @@ import (
 // Outbound sees every event that opens, changes or ends an order, so it
 // keeps, per session, the state an ExecutionReport of each open order needs;
 // the matcher is not asked (it has no locks, and a journaled status command
-// per order would cost a command per open order). Changes are applied when
-// their answers are handed over, after their commands are durable, so a
-// mass status never reports an order state a client could not have been
-// told yet. At start-up the view is seeded from the matcher's books after
+// per order would cost a command per open order). Changes are applied once
+// their commands are durable, just before their answers are handed over: a
+// mass status never reports a state that is not durable, and one asked after
+// an answer arrived includes it. At start-up the view is seeded from the matcher's books after
 // replay (Seed), before the matcher runs. See "OrderMassStatusRequest" in
 // docs/ARCHITECTURE.md.
 

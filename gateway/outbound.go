@@ -81,8 +81,15 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 	}
 }
 
-// handOver gives every held answer to its session, in event order.
+// handOver gives every held answer to its session, in event order. The
+// open-order view and the trading statuses take their changes first: the
+// commands are durable, and a client that has an answer and then asks for a
+// mass status or a trading status must be told a state that includes it.
 func (g *Gateway) handOver() {
+	if refused := g.open.apply(g.openHeld); refused > 0 {
+		g.log.Error("open-order view full: mass status will miss orders", "refused", refused, "max", g.open.max)
+	}
+	g.applyStatus()
 	now := g.cfg.Now()
 	for i := range g.held {
 		a := &g.held[i]
@@ -96,10 +103,6 @@ func (g *Gateway) handOver() {
 			s.out.sendDirect(outMsg{m: a.m, reuse: a.reuse})
 		}
 	}
-	if refused := g.open.apply(g.openHeld); refused > 0 {
-		g.log.Error("open-order view full: mass status will miss orders", "refused", refused, "max", g.open.max)
-	}
-	g.applyStatus()
 	g.releaseHeld()
 }
 

@@ -60,3 +60,43 @@ func TestMassStatusAfterRestartStreamsPastTheQueue(t *testing.T) {
 	}
 	expectER(t, r, map[int]string{11: "ms0", 150: "I", 39: "0"})
 }
+
+// TestMassStatusIncludesAnswersAlreadySent: a client that has received the
+// fill of its order (caused by another session's command, which its own
+// mass status does not wait for) and asks for a mass status at once is told
+// the order with that fill, round after round. The open-order view takes a
+// chunk's changes before its answers go out: the buyer's IOC orders sent
+// right behind the crossing one put their answers in the same chunk, after
+// the fill's, so a view changed only after the whole chunk was handed over
+// would still be old when the mass status is taken.
+func TestMassStatusIncludesAnswersAlreadySent(t *testing.T) {
+	const (
+		rounds = 100
+		behind = 40 // IOC orders that do not cross, sent right after the crossing one
+	)
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	seller := logon(t, s, "CLIENT1", true)
+	buyer := logon(t, s, "CLIENT2", true)
+	sendOrder(t, seller, order{id: "big", side: "2", qty: strconv.Itoa(rounds + 1), px: "100.00", tif: "1"})
+	expectER(t, seller, map[int]string{11: "big", 150: "0"})
+	for i := 1; i <= rounds; i++ {
+		id := "b" + strconv.Itoa(i)
+		sendOrder(t, buyer, order{id: id, side: "1", qty: "1", px: "100.00", tif: "3"})
+		for j := range behind {
+			sendOrder(t, buyer, order{id: id + "-" + strconv.Itoa(j), side: "1", qty: "1", px: "99.00", tif: "3"})
+		}
+		expectER(t, seller, map[int]string{11: "big", 150: "F", 14: strconv.Itoa(i)})
+		req := "r" + strconv.Itoa(i)
+		if err := seller.Send("AF", fixclient.F(584, req), fixclient.F(585, "7")); err != nil {
+			t.Fatal(err)
+		}
+		m := expectER(t, seller, map[int]string{584: req, 150: "I"})
+		if m.Get(11) != "big" || m.Get(14) != strconv.Itoa(i) || m.Get(151) != strconv.Itoa(rounds+1-i) || m.Get(912) != "Y" {
+			t.Fatalf("round %d: mass status after the fill's report: %s", i, m)
+		}
+		expectER(t, buyer, map[int]string{11: id, 150: "F"})
+		for j := range behind {
+			expectER(t, buyer, map[int]string{11: id + "-" + strconv.Itoa(j), 150: "4"})
+		}
+	}
+}
