@@ -305,6 +305,22 @@ func hostileCases() []hostileCase {
 			send: raw(func(c *fixClient, seq int) []byte {
 				return c.msgAt(1, "A", "98=0", "108=", "141=Y", "554="+testPassword(c.compID))
 			})},
+		{name: "Logon with HeartBtInt 0", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
+			send: raw(func(c *fixClient, seq int) []byte {
+				return c.msgAt(1, "A", "98=0", "108=0", "141=Y", "554="+testPassword(c.compID))
+			})},
+		{name: "Logon with a negative HeartBtInt", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
+			send: raw(func(c *fixClient, seq int) []byte {
+				return c.msgAt(1, "A", "98=0", "108=-5", "141=Y", "554="+testPassword(c.compID))
+			})},
+		{name: "Logon with a HeartBtInt beyond 32 bits", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
+			send: raw(func(c *fixClient, seq int) []byte {
+				return c.msgAt(1, "A", "98=0", "108=99999999999", "141=Y", "554="+testPassword(c.compID))
+			})},
+		{name: "Logon without HeartBtInt", react: reactRefused, text: "required tag 108 missing", reason: ReasonLogonMalformed,
+			send: raw(func(c *fixClient, seq int) []byte {
+				return c.msgAt(1, "A", "98=0", "141=Y", "554="+testPassword(c.compID))
+			})},
 		{name: "Logon with a second SenderCompID", react: reactRefused, text: "tag 49 appears more than once", reason: ReasonLogonMalformed,
 			send: raw(func(c *fixClient, seq int) []byte { return logonMsg(c, "49=WITNESS") })},
 		{name: "Logon with a second Password", react: reactRefused, text: "tag 554 appears more than once", reason: ReasonLogonMalformed,

@@ -42,9 +42,12 @@
 // FIX session rules say). Then, in this order:
 //   - a Logon with an empty, repeated (any header field, Password, HeartBtInt,
 //     ResetSeqNumFlag, …) or unusable field (MsgSeqNum that is not a number,
-//     missing CompIDs) is refused: QuickFIX/Go keeps the last of a repeated
-//     field while the gate would read the first, so refusing them keeps both
-//     agreeing on who logs on;
+//     missing CompIDs, HeartBtInt missing or not 1 to HeartBtIntMax seconds)
+//     is refused: QuickFIX/Go keeps the last of a repeated field while the
+//     gate would read the first, so refusing them keeps both agreeing on who
+//     logs on; with a HeartBtInt of 0 or less QuickFIX/Go's timers fire at
+//     once (a TestRequest and a disconnect right after its Logon answer), one
+//     beyond 32 bits it wraps, and without one it closes without a word;
 //   - a BeginString not in Config.BeginStrings is refused;
 //   - one attempt is charged to the client address and to the CompID
 //     (token buckets LogonsPerSource, LogonsPerCompID; CompIDsMax bounds

@@ -30,7 +30,7 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	it := fixwire.NewIterator(msg)
 	seen := make(map[quickfix.Tag]bool, 16)
 	var sender, target []byte
-	haveSeqNum := false
+	haveSeqNum, haveHeartBtInt := false, false
 	for f, ok := it.Next(); ok; f, ok = it.Next() {
 		if len(f.Value) == 0 {
 			return lf, fmt.Sprintf("tag %d specified without value", f.Tag)
@@ -48,6 +48,11 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 				return lf, "tag 34 is not a sequence number"
 			}
 			haveSeqNum = true
+		case tag.HeartBtInt:
+			if !validHeartBtInt(f.Value) {
+				return lf, fmt.Sprintf("tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax)
+			}
+			haveHeartBtInt = true
 		case tag.SenderCompID:
 			sender = f.Value
 		case tag.TargetCompID:
@@ -69,9 +74,34 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		return lf, "required tag 56 missing"
 	case len(sender) > compIDBytesMax || len(target) > compIDBytesMax:
 		return lf, "CompID too long"
+	case !haveHeartBtInt:
+		return lf, "required tag 108 missing"
 	}
 	lf.key = SessionKey{BeginString: string(lf.begin), ClientCompID: string(sender), VenueCompID: string(target)}
 	return lf, ""
+}
+
+// HeartBtIntMax bounds the heartbeat interval a Logon may ask for, in
+// seconds. QuickFIX/Go takes any integer: with 0 or less its timers fire at
+// once (a TestRequest, then a disconnect right after the Logon), and a value
+// beyond 32 bits wraps; an hour is far beyond what a client needs and still
+// finds a silent peer the same day.
+const HeartBtIntMax = 3600
+
+// validHeartBtInt reports whether v is a whole number of seconds from 1 to
+// HeartBtIntMax (leading zeros allowed, as FIX's int type does).
+func validHeartBtInt(v []byte) bool {
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+		if n > HeartBtIntMax {
+			return false
+		}
+	}
+	return n >= 1
 }
 
 // stripCredentials returns the Logon without Password (554) and

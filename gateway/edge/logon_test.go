@@ -27,13 +27,22 @@ func TestParseLogon(t *testing.T) {
 		{fixMsg("35=A", "34=1", "56=VENUE"), "required tag 49 missing"},
 		{fixMsg("35=A", "34=1", "49=CLIENT1"), "required tag 56 missing"},
 		{fixMsg("35=A", "34=1", "49="+strings.Repeat("X", 65), "56=VENUE"), "CompID too long"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "98=0"), "required tag 108 missing"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=0"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=-5"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=3601"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=99999999999"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30.5"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=abc"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=3600"), ""},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=007"), ""},
 	} {
 		if _, problem := parseLogon(tc.msg); problem != tc.want {
 			t.Errorf("%q: %q, want %q", tc.msg, problem, tc.want)
 		}
 	}
 	// Repeating groups may repeat their members.
-	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "384=2", "372=D", "385=R", "372=F", "385=R")
+	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30", "384=2", "372=D", "385=R", "372=F", "385=R")
 	if _, problem := parseLogon(grouped); problem != "" {
 		t.Fatalf("group refused: %q", problem)
 	}
