@@ -17,6 +17,14 @@ import (
 // that stays logged on through the whole catalogue must still trade: the
 // process is alive and nobody else was disturbed.
 
+// logonWith sends a Logon with fields (and ResetSeqNumFlag and the
+// password), at MsgSeqNum 1.
+func logonWith(fields ...string) func(c *fixClient, seq int) []byte {
+	return func(c *fixClient, seq int) []byte {
+		return c.msgAt(1, "A", append(fields, "141=Y", "554="+testPassword(c.compID))...)
+	}
+}
+
 // reaction is what a case expects from the venue.
 type reaction uint8
 
@@ -302,25 +310,15 @@ func hostileCases() []hostileCase {
 				return fixMsg(append([]string{"35=A", "49=" + c.compID, "52=" + sendingTime(), "56=VENUE"}, append(logonBody(testPassword(c.compID)), "34=")...)...)
 			})},
 		{name: "Logon with empty HeartBtInt", react: reactRefused, text: "tag 108 specified without value", reason: ReasonLogonMalformed,
-			send: raw(func(c *fixClient, seq int) []byte {
-				return c.msgAt(1, "A", "98=0", "108=", "141=Y", "554="+testPassword(c.compID))
-			})},
+			send: logonWith("98=0", "108=")},
 		{name: "Logon with HeartBtInt 0", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
-			send: raw(func(c *fixClient, seq int) []byte {
-				return c.msgAt(1, "A", "98=0", "108=0", "141=Y", "554="+testPassword(c.compID))
-			})},
+			send: logonWith("98=0", "108=0")},
 		{name: "Logon with a negative HeartBtInt", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
-			send: raw(func(c *fixClient, seq int) []byte {
-				return c.msgAt(1, "A", "98=0", "108=-5", "141=Y", "554="+testPassword(c.compID))
-			})},
+			send: logonWith("98=0", "108=-5")},
 		{name: "Logon with a HeartBtInt beyond 32 bits", react: reactRefused, text: "tag 108 must be a heartbeat interval of 1 to 3600 seconds", reason: ReasonLogonMalformed,
-			send: raw(func(c *fixClient, seq int) []byte {
-				return c.msgAt(1, "A", "98=0", "108=99999999999", "141=Y", "554="+testPassword(c.compID))
-			})},
+			send: logonWith("98=0", "108=99999999999")},
 		{name: "Logon without HeartBtInt", react: reactRefused, text: "required tag 108 missing", reason: ReasonLogonMalformed,
-			send: raw(func(c *fixClient, seq int) []byte {
-				return c.msgAt(1, "A", "98=0", "141=Y", "554="+testPassword(c.compID))
-			})},
+			send: logonWith("98=0")},
 		{name: "Logon with a second SenderCompID", react: reactRefused, text: "tag 49 appears more than once", reason: ReasonLogonMalformed,
 			send: raw(func(c *fixClient, seq int) []byte { return logonMsg(c, "49=WITNESS") })},
 		{name: "Logon with a second Password", react: reactRefused, text: "tag 554 appears more than once", reason: ReasonLogonMalformed,
