@@ -53,9 +53,9 @@ type orderFields struct {
 	maxFloor   int64 // an iceberg's display quantity, MaxFloor (111); 0 when absent
 }
 
-// parseOrder validates an order's fields; a refusal carries the FIX reason and text.
-// parseOrder reads the order fields of m; look is false when m surely has
-// none of unsupportedTagSet (session.mayBeUnsupported).
+// parseOrder validates an order's fields; a refusal carries the FIX reason
+// and text. look is false when m surely has none of unsupportedTagSet
+// (session.mayBeUnsupported).
 func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *rejection) {
 	var o orderFields
 	o.clOrdID = fieldBytes(m, tag.ClOrdID)
