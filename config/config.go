@@ -595,6 +595,10 @@ func (c *Config) validateInstruments() []error {
 		}
 		if in.MinQty <= 0 || in.MaxQty < in.MinQty {
 			errs = append(errs, fmt.Errorf("%s.min_qty, max_qty: need 0 < min_qty <= max_qty", key))
+		} else if in.LotSize > 0 && (in.MinQty%in.LotSize != 0 || in.MaxQty%in.LotSize != 0) {
+			// An order's quantity is a whole number of lots: bounds between
+			// lots would be published (SecurityList) but never reachable.
+			errs = append(errs, fmt.Errorf("%s.min_qty, max_qty: %d and %d must be multiples of lot_size %d", key, in.MinQty, in.MaxQty, in.LotSize))
 		}
 		if in.BandPercent <= 0 || in.BandPercent >= 100 {
 			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))

@@ -91,6 +91,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1.01\"\nband_percent = 5", "instrument[0].ref_price"},
+		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 10\nmin_qty = 5\nmax_qty = 100\nref_price = \"1\"\nband_percent = 5", "instrument[0].min_qty, max_qty: 5 and 100 must be multiples of lot_size 10"},
+		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 10\nmin_qty = 10\nmax_qty = 105\nref_price = \"1\"\nband_percent = 5", "instrument[0].min_qty, max_qty"},
 		{"[[session]]\ncomp_id = \"A\"\n[[session]]\ncomp_id = \"A\"", "session[1].comp_id"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nSenderCompID = \"B\"", "session[0].quickfix.SenderCompID"},
 		{"[[session]]\ncomp_id = \"C%d\"\nrange = [3, 1]", "session[0].range"},

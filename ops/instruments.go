@@ -111,6 +111,8 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 	switch {
 	case req.LotSize <= 0 || req.MinQty <= 0 || req.MaxQty < req.MinQty:
 		return bad("bad_quantity", "need lot_size > 0 and 0 < min_qty <= max_qty, have %d, %d, %d", req.LotSize, req.MinQty, req.MaxQty)
+	case req.MinQty%req.LotSize != 0 || req.MaxQty%req.LotSize != 0:
+		return bad("bad_quantity", "min_qty %d and max_qty %d must be multiples of lot_size %d", req.MinQty, req.MaxQty, req.LotSize)
 	case req.BandPercent <= 0 || req.BandPercent >= 100:
 		return bad("bad_band", "band_percent %d is outside (0, 100)", req.BandPercent)
 	case !ok:

@@ -121,6 +121,8 @@ func TestAddInstrumentRequestValidation(t *testing.T) {
 		{with(`,"lot_size":-10`), 400, "bad_quantity"},
 		{with(`,"min_qty":-10`), 400, "bad_quantity"},
 		{with(`,"max_qty":5`), 400, "bad_quantity"},
+		{with(`,"min_qty":15`), 400, "bad_quantity"},
+		{with(`,"max_qty":1005`), 400, "bad_quantity"},
 		{with(`,"band_percent":-1`), 400, "bad_band"},
 		{with(`,"band_percent":100`), 400, "bad_band"},
 		{with(`,"status":"sleepy"`), 400, "bad_status"},
