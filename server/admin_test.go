@@ -69,6 +69,25 @@ func instrumentsOf(t *testing.T, s *Server) map[string]ops.InstrumentInfo {
 	return out
 }
 
+// waitInstrument polls the admin API until sym's row satisfies cond, within
+// readWait, and returns it. The Monitor behind it is an event-ring consumer
+// of its own, so right after a FIX answer its view may not have the event
+// yet.
+func waitInstrument(t *testing.T, s *Server, sym, what string, cond func(ops.InstrumentInfo) bool) ops.InstrumentInfo {
+	t.Helper()
+	deadline := time.Now().Add(readWait)
+	for {
+		st := instrumentsOf(t, s)[sym]
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s not within %s: %+v", sym, what, readWait, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func durableSeq(t *testing.T, s *Server) int64 {
 	t.Helper()
 	var st ops.StatusInfo
@@ -98,7 +117,7 @@ func TestAdminAPI(t *testing.T) {
 	for _, id := range []string{"d1", "g1", "a1"} {
 		expectER(t, c, map[int]string{11: id, 150: "0"})
 	}
-	acme := instrumentsOf(t, s)["ACME"]
+	acme := waitInstrument(t, s, "ACME", "three resting orders", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 3 })
 	if acme.Status != "Open" || acme.Bid != "99.00" || acme.BidQty != 10 || acme.Ask != "101.50" || acme.RestingOrders != 3 ||
 		acme.BidQtyTotal != 15 || acme.AskQtyTotal != 7 {
 		t.Fatalf("ACME %+v", acme)

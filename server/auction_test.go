@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -34,16 +35,15 @@ func TestScheduledOpeningAuction(t *testing.T) {
 	expectER(t, c, map[int]string{11: "at-open", 150: "0", 59: "2"})
 	expectER(t, c, map[int]string{11: "ioc", 150: "8", 103: "11",
 		58: "IOC and FOK orders are not accepted during a call phase: nothing matches until the uncross"})
-	if st := instrumentsOf(t, s)["ACME"]; st.Status != "OpeningCall" || st.Bid != "100.50" || st.Ask != "100.00" {
+	st := waitInstrument(t, s, "ACME", "a crossed book in the call", func(st ops.InstrumentInfo) bool { return st.Bid != "" && st.Ask != "" })
+	if st.Status != "OpeningCall" || st.Bid != "100.50" || st.Ask != "100.00" {
 		t.Fatalf("in the call the book should rest crossed: %+v", st)
 	}
 	waitStatus(t, s, "ACME", "Open", 3*time.Second)
 	expectER(t, c, map[int]string{11: "opg-buy", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
 	expectER(t, c, map[int]string{11: "opg-sell", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
 	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
-	if st := instrumentsOf(t, s)["ACME"]; st.Bid != "" || st.Ask != "" {
-		t.Fatalf("after the uncross the book should be empty: %+v", st)
-	}
+	waitInstrument(t, s, "ACME", "an empty book after the uncross", func(st ops.InstrumentInfo) bool { return st.Bid == "" && st.Ask == "" })
 }
 
 // TestVolatilityAuctionEndsOnItsOwn: an order that would trade outside
