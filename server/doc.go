@@ -3,7 +3,9 @@
 // ring), the gateway and its QuickFIX/Go acceptor behind the FIX edge, market
 // data, and Prometheus metrics. Only cmd/fixvenue imports it.
 //
-// Start-up order matters and is fixed: recover the journal (cut a torn tail,
+// Start-up order matters and is fixed: take the data directory's lock
+// (datadir.go: one venue or cluster node per directory; a second process is
+// refused before it opens anything), recover the journal (cut a torn tail,
 // refuse corruption), replay every journaled command into a fresh matcher,
 // into market data and into the web console's tape (the day's trades), from
 // the newest snapshot beside which both saved their state (mdstate/,
