@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,23 @@ func TestBookJSON(t *testing.T) {
 func TestBookJSONUnknownSymbol(t *testing.T) {
 	_, cfg := knownBook(t)
 	if _, err := feedclient.BookJSON(context.Background(), cfg, "NOPE"); err == nil || !strings.Contains(err.Error(), "NOPE") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestBookJSONWithoutAVenueSaysWhere: with no venue on the addresses, the
+// error names the recovery and feed addresses it tried.
+func TestBookJSONWithoutAVenueSaysWhere(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovery := l.Addr().String()
+	l.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = feedclient.BookJSON(ctx, feedclient.Config{FeedAddr: "127.0.0.1:0", RecoveryAddr: recovery}, "ACME")
+	if err == nil || !strings.Contains(err.Error(), "recovery service at "+recovery) || !strings.Contains(err.Error(), "no packet on 127.0.0.1:0") {
 		t.Fatalf("got %v", err)
 	}
 }

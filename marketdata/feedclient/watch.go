@@ -194,7 +194,12 @@ func BookJSON(ctx context.Context, cfg Config, symbol string) ([]byte, error) {
 	default:
 	}
 	if runErr == nil || errors.Is(runErr, context.DeadlineExceeded) || errors.Is(runErr, context.Canceled) {
-		runErr = fmt.Errorf("feedclient: could not join the feed before the deadline: %w", runErr)
+		feed := cfg.FeedAddr
+		if feed == "" {
+			feed = "the given socket"
+		}
+		runErr = fmt.Errorf("feedclient: could not join the feed before the deadline (no snapshot from the recovery service at %s, or no packet on %s: is the venue running with market data on those addresses?): %w",
+			cfg.RecoveryAddr, feed, runErr)
 	}
 	return nil, runErr
 }
