@@ -82,10 +82,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if !ok {
 		return quickfix.UnsupportedMessageType()
 	}
-	s.mayBeUnsupported = true
+	// look: m may have a field of unsupportedTagSet (parseOrder looks it up).
+	look := true
 	if s.cfg.Validator != nil {
 		var err quickfix.MessageRejectError
-		if m, s.mayBeUnsupported, err = s.cfg.Validator.CheckFor(m, &unsupportedTagSet); err != nil {
+		if m, look, err = s.cfg.Validator.CheckFor(m, &unsupportedTagSet); err != nil {
 			return err
 		}
 	}
@@ -109,11 +110,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	}
 	switch string(msgTypeBytes) {
 	case "D":
-		g.onNewOrderSingle(s, m, now)
+		g.onNewOrderSingle(s, m, now, look)
 	case "F":
 		g.onCancel(s, m, now)
 	case "G":
-		g.onReplace(s, m, now)
+		g.onReplace(s, m, now, look)
 	case "H":
 		g.onStatus(s, m, now)
 	case "q":

@@ -174,10 +174,6 @@ type session struct {
 	// massStatusBusy is set while a mass status streams its reports: one at
 	// a time per session.
 	massStatusBusy atomic.Bool
-	// mayBeUnsupported is set by FromApp, on the session's goroutine, for
-	// the message it handles: false when the Validator's fast check saw none
-	// of unsupportedTagSet in it, so parseOrder need not look them up.
-	mayBeUnsupported bool
 }
 
 // DefaultOutboundQueueMax is the default bound of a session's outbound queue:

@@ -55,7 +55,7 @@ type orderFields struct {
 
 // parseOrder validates an order's fields; a refusal carries the FIX reason
 // and text. look is false when m surely has none of unsupportedTagSet
-// (session.mayBeUnsupported).
+// (FromApp learns it from Validator.CheckFor).
 func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *rejection) {
 	var o orderFields
 	o.clOrdID = fieldBytes(m, tag.ClOrdID)
@@ -171,7 +171,7 @@ var unsupportedTagSet = func() (set TagSet) {
 // unsupported refuses an order with a field of unsupportedOrderFields, a
 // MinQty (110) above the lot (every fill is at least a lot, so a smaller one
 // asks nothing) or a PriceType (423) other than 2 (per unit). It looks only
-// when the message may have one of them (session.mayBeUnsupported).
+// when the message may have one of them (FromApp learns it from Validator.CheckFor).
 func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 	if !look {
 		return nil
@@ -256,8 +256,8 @@ func (g *Gateway) publish(s *session, seq int64) {
 	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 }
 
-func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64) {
-	o, rej := g.parseOrder(m, s.mayBeUnsupported)
+func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, look bool) {
+	o, rej := g.parseOrder(m, look)
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
@@ -357,11 +357,11 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	g.metrics.cancels.Inc()
 }
 
-func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64) {
+func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look bool) {
 	c, rej := g.parseCancel(m)
 	var o orderFields
 	if rej == nil {
-		o, rej = g.parseOrder(m, s.mayBeUnsupported)
+		o, rej = g.parseOrder(m, look)
 		if rej != nil {
 			rej.reason = ordRejOther
 		}

@@ -192,16 +192,13 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	cl := cfg.Cluster
 	self := cl.Self()
 	cfg.FIX.Addr = self.FIXAddr
-	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	running := false
+	started := false
 	defer func() {
-		if !running {
+		if !started {
 			lock.release()
 		}
 	}()
@@ -218,7 +215,6 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if c.fix, err = startStandbyFIX(cfg, self.FIXAddr, c.log); err != nil {
 		return nil, err
 	}
-	started := false
 	defer func() {
 		if !started {
 			c.fix.close()
@@ -288,7 +284,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		}
 	}()
 	c.fix.waitLive()
-	started, running = true, true
+	started = true
 	c.dirLock = lock
 	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(),
 		"committed_seq", c.node.Committed().Load())

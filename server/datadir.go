@@ -21,9 +21,13 @@ const dataDirLockFile = "LOCK"
 // a stale lock; the file stays and says which process last held it.
 type dataDirLock struct{ f *os.File }
 
-// lockDataDir takes dir's lock without waiting: a directory another process
-// holds is refused with an error that names it.
+// lockDataDir makes dir if it is missing and takes its lock without
+// waiting: a directory another process holds is refused with an error that
+// names it.
 func lockDataDir(dir string) (*dataDirLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
 	path := filepath.Join(dir, dataDirLockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

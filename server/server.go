@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -139,11 +138,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), stopSync: make(chan struct{}),
 		orderToER: latency.New("order to ExecutionReport"), orderToFeed: latency.New("order to feed"), stopLatency: make(chan struct{})}
-	if err := os.MkdirAll(cfg.Venue.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
 	if opts.Replica != nil {
-		// The cluster node holds the data directory (StartCluster).
+		// The cluster node made and holds the data directory (StartCluster).
 		return s.newOnReplica(opts.Replica)
 	}
 	lock, err := lockDataDir(cfg.Venue.DataDir)

@@ -91,17 +91,8 @@ const HeartBtIntMax = 3600
 // validHeartBtInt reports whether v is a whole number of seconds from 1 to
 // HeartBtIntMax (leading zeros allowed, as FIX's int type does).
 func validHeartBtInt(v []byte) bool {
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return false
-		}
-		n = n*10 + int(c-'0')
-		if n > HeartBtIntMax {
-			return false
-		}
-	}
-	return n >= 1
+	n, ok := fixwire.ParseUint(v, 19)
+	return ok && n >= 1 && n <= HeartBtIntMax
 }
 
 // stripCredentials returns the Logon without Password (554) and
