@@ -190,12 +190,16 @@ type pageData struct {
 	Symbol  string
 	CompID  string
 	Init    any // the page's first update, as its stream sends it
+	Halted  string
 }
 
 func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	if err := c.cfg.Ops.Halted(); err != nil {
+		d.Halted = err.Error()
+	}
 	if err := c.pages[name].Execute(w, d); err != nil {
 		c.log.Warn("console: page not rendered", "page", name, "err", err)
 	}

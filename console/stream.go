@@ -95,7 +95,19 @@ func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	var sent []byte
 	lastWrite := time.Now()
+	haltShown := false
 	for {
+		if !haltShown {
+			if err := c.cfg.Ops.Halted(); err != nil {
+				// A named event: the page shows its banner (layout.html).
+				cause, _ := json.Marshal(map[string]string{"cause": err.Error()})
+				if c.write(rc, w, "event: halted\ndata: ", cause, "\n\n") != nil {
+					c.dropped.Add(1)
+					return
+				}
+				haltShown = true
+			}
+		}
 		body := c.current(topic, build)
 		if changed := !bytes.Equal(body, sent); changed || time.Since(lastWrite) > keepaliveEvery {
 			var err error

@@ -37,6 +37,11 @@
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills.
 //
+// After a fail-stop the server calls Halt with the part that failed: every
+// logged-on session gets an unsolicited TradingSessionStatus of the venue,
+// halted, and every later order is refused naming that part, never the
+// cause (docs/ARCHITECTURE.md, "A venue that failed").
+//
 // # Unsupported order fields
 //
 // A NewOrderSingle or OrderCancelReplaceRequest with a field that would

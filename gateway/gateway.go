@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -127,7 +128,7 @@ type Gateway struct {
 	held []heldAnswer
 	// er is outbound's one ExecutionReport builder, reused for every report.
 	er     erBuilder
-	failed atomic.Pointer[error]
+	failed atomic.Pointer[haltCause]
 	extra  map[string]ExtraHandler
 	// replayBusy is set while a drop-copy replay runs (one at a time:
 	// dropcopyreplay.go).
@@ -236,17 +237,55 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	return g, nil
 }
 
-// Halt makes the gateway refuse every new order from now on with the reason given.
-func (g *Gateway) Halt(err error) {
+// haltCause is why the venue stopped trading: what clients are told, and
+// the error itself for operators.
+type haltCause struct {
+	reason string
+	err    error
+}
+
+// Halt makes the gateway refuse every new order from now on, after a
+// fail-stop of the venue. reason is what clients are told (a short phrase
+// such as "journal failure": FIX clients are not shown file names or
+// internal errors); err is the cause, kept for operators (HaltCause). Every
+// logged-on session gets an unsolicited TradingSessionStatus for the
+// venue, halted, whose Text says that orders without an answer are in
+// doubt until the venue is back (docs/ARCHITECTURE.md, "A venue that
+// failed"). Only the first call counts; it may come from any goroutine.
+func (g *Gateway) Halt(reason string, err error) {
 	if err == nil {
 		err = ErrHalted
 	}
-	g.failed.CompareAndSwap(nil, &err)
+	if reason == "" {
+		reason = "internal failure"
+	}
+	if !g.failed.CompareAndSwap(nil, &haltCause{reason: reason, err: err}) {
+		return
+	}
+	text := "venue halted: " + reason + "; new orders are refused. An order sent before this message without an answer " +
+		"may or may not have been recorded: once the venue is back, an OrderMassStatusRequest lists the orders it holds"
+	for _, s := range g.sessions {
+		if !s.loggedOn.Load() {
+			continue
+		}
+		m := tradingSessionStatus("", venueTradingSessionID, tradSesHalted, text)
+		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
+		s.out.enqueue(m)
+	}
 }
 
-func (g *Gateway) halted() error {
-	if p := g.failed.Load(); p != nil {
-		return *p
+// halted returns what clients are told about a halt ("" while trading).
+func (g *Gateway) halted() string {
+	if h := g.failed.Load(); h != nil {
+		return h.reason
+	}
+	return ""
+}
+
+// HaltCause returns the error that halted the venue (nil while trading).
+func (g *Gateway) HaltCause() error {
+	if h := g.failed.Load(); h != nil {
+		return h.err
 	}
 	return nil
 }

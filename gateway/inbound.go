@@ -221,8 +221,8 @@ func (o *orderFields) parseStopPx(stopPx []byte) *rejection {
 
 // claim takes a command slot, or explains why none can be had.
 func (g *Gateway) claim() (int64, []byte, *rejection) {
-	if err := g.halted(); err != nil {
-		return 0, nil, &rejection{ordRejOther, "venue halted: " + err.Error()}
+	if reason := g.halted(); reason != "" {
+		return 0, nil, &rejection{ordRejOther, "venue halted: " + reason}
 	}
 	seq, slot, err := g.commands.Claim()
 	if err != nil {

@@ -125,7 +125,7 @@ func (g *Gateway) instrumentStatus(id uint32) venue.TradingStatus {
 // venueStatus is the venue-wide status: halted after a failure stop, else
 // open while any instrument is open, halted while any is halted, closed.
 func (g *Gateway) venueStatus() tradSesStatus {
-	if g.halted() != nil {
+	if g.halted() != "" {
 		return tradSesHalted
 	}
 	best := tradSesClosed

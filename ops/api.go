@@ -89,6 +89,8 @@ type SessionInfo struct {
 
 // StatusInfo answers GET /v1/status.
 type StatusInfo struct {
+	// Ready is what /readyz says: started (journal replayed, FIX listening,
+	// schedule caught up) and not halted.
 	Ready            bool            `json:"ready"`
 	DurableSeq       int64           `json:"durable_seq"`
 	EventsSinceStart int64           `json:"events_since_start"`
@@ -96,6 +98,9 @@ type StatusInfo struct {
 	ScheduleEnabled  bool            `json:"schedule_enabled"`
 	NextTransition   string          `json:"next_transition,omitempty"`
 	LastEndOfDay     *EndOfDayReport `json:"last_end_of_day,omitempty"`
+	// Halted is the fail-stop's cause (a journal or matcher failure): the
+	// venue refuses every order until it is restarted. Empty while trading.
+	Halted string `json:"halted,omitempty"`
 }
 
 // actionRequest is the body of every POST: why, and the filters of a cancel.
@@ -155,6 +160,10 @@ func (o *Ops) listen(fixReady func() bool) error {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := o.Halted(); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "halted: " + err.Error(), Code: "halted"})
+			return
+		}
 		if o.ready.Load() && fixReady() {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 			return
@@ -364,6 +373,9 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 	n, h := o.monitor.EventsHash()
 	st := StatusInfo{Ready: o.ready.Load(), DurableSeq: o.cfg.Pipeline.Durable().Load(), EventsSinceStart: n,
 		EventsHash: fmt.Sprintf("%016x", h), ScheduleEnabled: o.plan != nil, LastEndOfDay: o.lastEOD.Load()}
+	if err := o.Halted(); err != nil {
+		st.Ready, st.Halted = false, err.Error() // as /readyz says
+	}
 	if o.plan != nil {
 		if tr, ok := o.plan.Next(o.cfg.Now()); ok {
 			st.NextTransition = tr.String()

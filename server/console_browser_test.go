@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,6 +251,32 @@ func TestConsoleSessionsLogOnOff(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "CLIENT3 logged off again", row+`.dataset.state === "logged off"`)
 	if code := browsertest.Open(t, ctx, base+"/sessions/NOBODY"); code != 404 {
 		t.Fatalf("/sessions/NOBODY: HTTP %d", code)
+	}
+}
+
+// TestConsoleShowsVenueFailure: when the journal's fdatasync fails, an open
+// page shows the halt and its cause through its event stream, and a page
+// loaded afterwards shows it at once.
+func TestConsoleShowsVenueFailure(t *testing.T) {
+	var fail atomic.Bool
+	sync := failingSync(&fail)
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	s := startServer(t, cfg, Options{JournalSync: sync})
+	base := "http://" + s.AdminAddr()
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/market")
+	browsertest.WaitFor(t, ctx, "the stream connects", `document.getElementById("live").textContent === "live"`)
+	if !browsertest.Eval[bool](t, ctx, `document.getElementById("halted").hidden`) {
+		t.Fatal("a trading venue's page shows the halt banner")
+	}
+	c := logon(t, s, "CLIENT1", true)
+	fail.Store(true)
+	sendOrder(t, c, order{id: "lost1", side: "1", qty: "1", px: "99.00"})
+	shown := `(() => { const b = document.getElementById("halted"); return !b.hidden && b.innerText.includes("input/output error"); })()`
+	browsertest.WaitFor(t, ctx, "the open page shows the halt and its cause", shown)
+	browsertest.Open(t, ctx, base+"/sessions")
+	if !browsertest.Eval[bool](t, ctx, shown) {
+		t.Fatalf("a page loaded after the halt does not show it: %q", browsertest.Eval[string](t, ctx, browsertest.Text("body")))
 	}
 }
 

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 const readWait = 5 * time.Second
@@ -155,6 +159,17 @@ func expectER(t *testing.T, c *fixclient.Client, want map[int]string) *fixclient
 		t.Fatalf("%s: %v (received so far: %v)", c.Sender, err, c.Received)
 	}
 	return m
+}
+
+// failingSync is a journal sync (Options.JournalSync) whose data syncs fail
+// with EIO while fail is set: a disk that failed under the venue.
+func failingSync(fail *atomic.Bool) func(*os.File, journal.SyncKind) error {
+	return func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && fail.Load() {
+			return syscall.EIO
+		}
+		return journal.DefaultSync(f, kind)
+	}
 }
 
 func scrape(t *testing.T, s *Server) string {

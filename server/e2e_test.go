@@ -1,16 +1,20 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 func TestOrderLifecycle(t *testing.T) {
@@ -328,20 +332,21 @@ func TestAnswersWaitForDurability(t *testing.T) {
 }
 
 // TestFsyncFailureIsFailStop makes the journal's fdatasync fail: the order
-// whose batch failed is never acknowledged, and every later order is refused
-// with a clear reason while the session stays up.
+// whose batch failed is never acknowledged, every logged-on session is told
+// the venue halted (an unsolicited TradingSessionStatus), every later order
+// is refused with a clear reason while the session stays up, and operators
+// see the cause: /readyz, the admin status, fixvenue_halted. Clients are told
+// which part failed, never the cause.
 func TestFsyncFailureIsFailStop(t *testing.T) {
 	var fail atomic.Bool
-	sync := func(f *os.File, kind journal.SyncKind) error {
-		if kind == journal.SyncData && fail.Load() {
-			return syscall.EIO
-		}
-		return journal.DefaultSync(f, kind)
-	}
-	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{JournalSync: sync})
+	sync := failingSync(&fail)
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{JournalSync: sync})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "ok1", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "ok1", 150: "0"})
+	if m := scrape(t, s); metricstest.Value(t, m, "fixvenue_halted") != "0" {
+		t.Fatalf("fixvenue_halted before any failure:\n%s", m)
+	}
 	fail.Store(true)
 	sendOrder(t, c, order{id: "lost1", side: "1", qty: "1", px: "99.00"})
 	deadline := time.Now().Add(5 * time.Second)
@@ -351,15 +356,34 @@ func TestFsyncFailureIsFailStop(t *testing.T) {
 	if s.Pipeline().Err() == nil {
 		t.Fatal("a failed fdatasync did not stop the pipeline")
 	}
+	h, err := c.Expect(readWait, "h", map[int]string{336: "ALL", 340: "1", 325: "Y"})
+	if err != nil {
+		t.Fatalf("no unsolicited TradingSessionStatus of the halt: %v (received %v)", err, c.Received)
+	}
+	if text := h.Get(58); !strings.HasPrefix(text, "venue halted: journal failure;") || strings.Contains(text, "input/output") {
+		t.Fatalf("halt status Text %q: want the failed part and no cause", text)
+	}
 	sendOrder(t, c, order{id: "after1", side: "1", qty: "1", px: "99.00"})
 	m := expectER(t, c, map[int]string{11: "after1", 150: "8"})
-	if !strings.Contains(m.Get(58), "venue halted") {
-		t.Fatalf("order after the failure: %s", m)
+	if got := m.Get(58); got != "venue halted: journal failure" {
+		t.Fatalf("order after the failure: Text %q, want \"venue halted: journal failure\"", got)
 	}
 	for _, got := range c.Received {
 		if got.Get(11) == "lost1" {
 			t.Fatalf("the order whose fsync failed was answered: %s", got)
 		}
+	}
+	// Operators see the cause.
+	var ready struct{ Error, Code string }
+	if code := adminCall(t, s, "GET", "/readyz", "", "", &ready); code != 503 || ready.Code != "halted" || !strings.Contains(ready.Error, "input/output error") {
+		t.Fatalf("/readyz of a halted venue: %d %+v", code, ready)
+	}
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 || st.Ready || !strings.Contains(st.Halted, "journal") || !strings.Contains(st.Halted, "input/output error") {
+		t.Fatalf("/v1/status of a halted venue: %d %+v", code, st)
+	}
+	if m := scrape(t, s); metricstest.Value(t, m, "fixvenue_halted") != "1" {
+		t.Fatalf("fixvenue_halted after the failure:\n%s", m)
 	}
 }
 
@@ -387,5 +411,24 @@ func TestFIXStoreSyncInterval(t *testing.T) {
 				t.Fatalf("store synced within a second = %v, want %v", synced, tc.want)
 			}
 		})
+	}
+}
+
+// TestHaltReason: clients are told the part that failed, from the error's
+// chain, and never its text.
+func TestHaltReason(t *testing.T) {
+	eio := errors.New("input/output error")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w: flush: %w", pipeline.ErrJournal, eio), "journal failure"},
+		{fmt.Errorf("%w: flush: %w", pipeline.ErrJournal, cluster.ErrLostLeadership), "this node lost the cluster's leadership"},
+		{fmt.Errorf("%w: panicked on command seq 7: boom", pipeline.ErrMatcher), "matcher failure"},
+		{eio, "internal failure"},
+	} {
+		if got := haltReason(tc.err); got != tc.want {
+			t.Errorf("haltReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/quickfixgo/quickfix"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/core"
@@ -362,7 +363,7 @@ func (s *Server) buildPipeline() error {
 		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
-				s.gw.Halt(err)
+				s.gw.Halt(haltReason(err), err)
 			}
 		},
 	})
@@ -380,6 +381,22 @@ func (s *Server) buildPipeline() error {
 		s.snaps = snaps
 	}
 	return nil
+}
+
+// haltReason is what FIX clients are told about a fail-stop: the part that
+// failed, never the cause itself (a file name, an errno), which goes to the
+// log, the admin API's status and /readyz (docs/ARCHITECTURE.md, "A venue
+// that failed").
+func haltReason(err error) string {
+	switch {
+	case errors.Is(err, cluster.ErrLostLeadership):
+		return "this node lost the cluster's leadership"
+	case errors.Is(err, pipeline.ErrJournal):
+		return "journal failure"
+	case errors.Is(err, pipeline.ErrMatcher):
+		return "matcher failure"
+	}
+	return "internal failure"
 }
 
 // sessionEnded drops what a session held beyond its orders (market data subscriptions).
@@ -785,6 +802,14 @@ func (s *Server) registerCoreMetrics() {
 		ConstLabels: prometheus.Labels{"locked": strconv.FormatBool(mt.Locked), "wait": mt.Wait.String(), "cpu": cpu, "reason": mt.Reason}})
 	info.Set(1)
 	s.registry.MustRegister(info,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_halted",
+			Help: "1 once the venue has failed-stop (journal or matcher failure): every order is refused until it is restarted; the cause is in the log and the admin API's status."},
+			func() float64 {
+				if p.Err() != nil {
+					return 1
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_command_ring_occupancy", Help: "Commands published but not yet applied by the matcher."},
 			func() float64 { return float64(p.Commands.Cursor() - p.MatcherSequence()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_lag", Help: "Commands published but not yet durable."},

@@ -336,6 +336,9 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 func (c *adminClient) printStatus(st *ops.StatusInfo) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "ready\t%v\n", st.Ready)
+	if st.Halted != "" {
+		fmt.Fprintf(w, "HALTED\t%s (orders are refused until the venue is restarted)\n", st.Halted)
+	}
 	fmt.Fprintf(w, "durable seq\t%d\n", st.DurableSeq)
 	fmt.Fprintf(w, "events since start\t%d (hash %s)\n", st.EventsSinceStart, st.EventsHash)
 	fmt.Fprintf(w, "schedule\t%v\n", map[bool]string{true: "on", false: "off"}[st.ScheduleEnabled])

@@ -27,7 +27,9 @@
 // the error with the sequence of the command that caused it, stops consuming,
 // and calls OnFail; the venue halts trading and acknowledges nothing further.
 // If the journal fails (fsync error, full disk), the durable sequence stops and
-// OnFail is called the same way.
+// OnFail is called the same way. The error wraps ErrMatcher or ErrJournal, so
+// the venue can tell clients which part failed without the cause
+// (docs/ARCHITECTURE.md, "A venue that failed").
 //
 // The matcher goroutine never allocates, never logs on its hot path and never
 // blocks on a channel: it waits with Config.Wait only (SpinThenPark is the

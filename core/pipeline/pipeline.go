@@ -188,6 +188,13 @@ func (p *Pipeline) AddEventConsumer() (*ring.Barrier, *ring.Sequence) {
 	return b, seq
 }
 
+// The fail-stop error wraps the part that failed, so that a venue can tell
+// its clients which without showing them the cause (errors.Is).
+var (
+	ErrMatcher = errors.New("matcher")
+	ErrJournal = errors.New("journal")
+)
+
 // Err returns the fail-stop error, if any.
 func (p *Pipeline) Err() error {
 	if e := p.failed.Load(); e != nil {
@@ -328,7 +335,7 @@ func (p *Pipeline) runMatcher() {
 func (p *Pipeline) showAhead(prefetcher Prefetcher, from, to int64) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.fail(fmt.Errorf("matcher panicked prefetching command seq %d: %v", p.cfg.SeqBase+uint64(from), r))
+			p.fail(fmt.Errorf("%w: panicked prefetching command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(from), r))
 			ok = false
 		}
 	}()
@@ -342,13 +349,13 @@ func (p *Pipeline) showAhead(prefetcher Prefetcher, from, to int64) (ok bool) {
 func (p *Pipeline) apply(seq int64, sink *eventSink) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.fail(fmt.Errorf("matcher panicked on command seq %d: %v", p.cfg.SeqBase+uint64(seq), r))
+			p.fail(fmt.Errorf("%w: panicked on command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(seq), r))
 			ok = false
 		}
 	}()
 	slot := p.Commands.Slot(seq)
 	if err := p.cfg.Matcher.Apply(slot, sink); err != nil {
-		p.fail(fmt.Errorf("matcher refused command seq %d: %w", p.cfg.SeqBase+uint64(seq), err))
+		p.fail(fmt.Errorf("%w: refused command seq %d: %w", ErrMatcher, p.cfg.SeqBase+uint64(seq), err))
 		return false
 	}
 	if p.cfg.OnSnapshot != nil && binary.LittleEndian.Uint16(slot[2:]) == venue.SnapshotTemplateID {
@@ -370,7 +377,7 @@ func (p *Pipeline) runJournal() {
 			slot := p.Commands.Slot(next)
 			n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(slot)) // header + blockLength
 			if err := j.Append(p.cfg.SeqBase+uint64(next), slot[:n]); err != nil {
-				p.fail(fmt.Errorf("journal append of command seq %d: %w", p.cfg.SeqBase+uint64(next), err))
+				p.fail(fmt.Errorf("%w: append of command seq %d: %w", ErrJournal, p.cfg.SeqBase+uint64(next), err))
 				return
 			}
 		}
@@ -378,7 +385,7 @@ func (p *Pipeline) runJournal() {
 		// reused while the batch is synced, so producers never wait on the disk.
 		p.journalSeq.Store(avail)
 		if err := j.Flush(); err != nil {
-			p.fail(fmt.Errorf("journal flush: %w", err))
+			p.fail(fmt.Errorf("%w: flush: %w", ErrJournal, err))
 			return
 		}
 		p.durableAdvanced()

@@ -190,6 +190,9 @@ func TestMatcherPanicIsFailStop(t *testing.T) {
 		submit(t, p, uint64(i))
 	}
 	waitForFailStop(t, p, &failed, "panic in the matcher did not fail-stop the pipeline")
+	if err := p.Err(); !errors.Is(err, ErrMatcher) || errors.Is(err, ErrJournal) {
+		t.Fatalf("a matcher panic fails as %v: want the matcher named (errors.Is ErrMatcher)", err)
+	}
 	if got := p.Durable().Load(); got != 4 {
 		t.Fatalf("durable = %d after failing on seq 5, want 4: nothing after the failure may be acknowledged", got)
 	}
@@ -206,6 +209,9 @@ func TestJournalFailureIsFailStop(t *testing.T) {
 	}
 	if p.Err() == nil || j.durable.Load() != -1 {
 		t.Fatalf("fsync failure: err=%v durable=%d", p.Err(), j.durable.Load())
+	}
+	if err := p.Err(); !errors.Is(err, ErrJournal) || errors.Is(err, ErrMatcher) {
+		t.Fatalf("a journal failure fails as %v: want the journal named (errors.Is ErrJournal)", err)
 	}
 	p.Stop(time.Second)
 }

@@ -244,5 +244,6 @@
   const es = new EventSource("/stream/" + encodeURIComponent(topic));
   es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
   es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+  es.addEventListener("halted", (e) => { $("#halted-cause").textContent = JSON.parse(e.data).cause; $("#halted").hidden = false; });
   es.onmessage = (e) => { updates++; document.body.dataset.updates = updates; render(JSON.parse(e.data)); };
 })();
