@@ -182,9 +182,6 @@ type session struct {
 // of pointers, 512 KiB per session).
 const DefaultOutboundQueueMax = 1 << 16
 
-// ErrHalted is returned once the venue has failed-stop (journal or matcher failure).
-var ErrHalted = errors.New("venue halted")
-
 // New builds a gateway that publishes commands into the given ring.
 func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	if len(cfg.Sessions) == 0 || len(cfg.Sessions) > 0xFFFE {
@@ -253,11 +250,11 @@ type haltCause struct {
 // doubt until the venue is back (docs/ARCHITECTURE.md, "A venue that
 // failed"). Only the first call counts; it may come from any goroutine.
 func (g *Gateway) Halt(reason string, err error) {
-	if err == nil {
-		err = ErrHalted
-	}
 	if reason == "" {
 		reason = "internal failure"
+	}
+	if err == nil {
+		err = errors.New(reason)
 	}
 	if !g.failed.CompareAndSwap(nil, &haltCause{reason: reason, err: err}) {
 		return

@@ -530,6 +530,9 @@ func (g *Gateway) Disconnected(idx uint16, deadline time.Duration) error {
 // claimWait claims a command slot for a command that must not be lost
 // (a disconnect, an operator's), retrying a busy ring until deadline.
 func (g *Gateway) claimWait(deadline time.Duration) (int64, []byte, error) {
+	if reason := g.halted(); reason != "" {
+		return 0, nil, errors.New("venue halted: " + reason)
+	}
 	end := time.Now().Add(deadline)
 	for {
 		seq, slot, err := g.commands.Claim()

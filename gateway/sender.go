@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/gateway/fixstore"
 )
 
 // Pacer connects the gateway to the connections under QuickFIX/Go (the FIX
@@ -39,7 +42,9 @@ type sender struct {
 	pacer    Pacer
 	loggedOn atomic.Bool
 	overflow atomic.Bool
-	done     chan struct{}
+	// storeFailed is set by the first send QuickFIX/Go refused (sendFailed).
+	storeFailed atomic.Bool
+	done        chan struct{}
 	// copy, when set, sees every message just before it is queued (drop
 	// copy, dropcopy.go); it runs on the enqueuing goroutine.
 	copy     func(*quickfix.Message)
@@ -73,7 +78,8 @@ type outMsg struct {
 // not reading: the session is disconnected (cancel-on-disconnect follows), and
 // the message still goes in once the sender, no longer pacing a dead connection,
 // has made room — answers are never dropped; they wait in the session's store
-// for the client's next logon.
+// for the client's next logon (a store that cannot take one halts the venue:
+// sendFailed).
 func (s *sender) enqueue(m *quickfix.Message) { s.enqueueOut(outMsg{m: m}) }
 
 // enqueueOut is enqueue for a message that may be a reused report.
@@ -209,12 +215,34 @@ func (s *sender) sendHeld(m *quickfix.Message) {
 		}
 	}
 	err := quickfix.SendToTarget(m, s.id)
-	if err != nil {
-		s.g.log.Error("send failed", "session", s.id.String(), "err", err)
-	}
 	s.awaited = written
 	if err != nil {
 		s.awaited = nil
+		s.sendFailed(err)
+	}
+}
+
+// sendFailed handles a message QuickFIX/Go refused. When its store could not
+// be written (a full disk, an I/O error: fixstore.ErrFailed), the message is
+// neither stored nor sent and its sequence number was not taken, so the
+// client would never learn of it, not even by a ResendRequest. The store
+// has halted the venue (fixstore.Factory.OnFail); the session is
+// disconnected, since it can be told nothing in-band: its client reconciles
+// with an OrderMassStatusRequest once the venue is restarted
+// (docs/ARCHITECTURE.md, "A venue that failed"). Otherwise (a session
+// QuickFIX/Go no longer knows, at shutdown) the refusal is logged.
+func (s *sender) sendFailed(err error) {
+	if !errors.Is(err, fixstore.ErrFailed) {
+		s.g.log.Warn("send failed", "session", s.id.String(), "err", err)
+		return
+	}
+	if s.storeFailed.Swap(true) {
+		s.g.log.Debug("send failed", "session", s.id.String(), "err", err)
+		return
+	}
+	s.g.log.Error("send failed: message neither stored nor sent; disconnecting the session", "session", s.id.String(), "err", err)
+	if s.pacer != nil {
+		s.pacer.Disconnect(s.id)
 	}
 }
 

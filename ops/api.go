@@ -18,6 +18,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -348,6 +349,8 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 	switch {
 	case errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "busy"})
+	case errors.Is(err, pipeline.ErrHalted):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
 	case err != nil:
 		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonNone:

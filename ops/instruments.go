@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -225,7 +227,10 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 // back.
 func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, error) {
 	p := o.cfg.Pipeline
-	seq, slot, err := p.Commands.Claim()
+	seq, slot, err := p.Claim()
+	if errors.Is(err, pipeline.ErrHalted) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
 	}

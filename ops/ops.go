@@ -263,7 +263,10 @@ func (o *Ops) runAuctionTimer() {
 // next period tries again).
 func (o *Ops) tick(nowNs int64) {
 	p := o.cfg.Pipeline
-	seq, slot, err := p.Commands.Claim()
+	seq, slot, err := p.Claim()
+	if errors.Is(err, pipeline.ErrHalted) {
+		return // a halted venue runs no auction
+	}
 	if err != nil {
 		o.log.Warn("auction timer: command ring full; trying again next period", "err", err)
 		return
@@ -420,7 +423,7 @@ func (o *Ops) snapshot() (uint64, error) {
 	deadline := time.Now().Add(snapshotWaitMax)
 	for attempt := 0; attempt < 3; attempt++ {
 		skipped, failed := stats.Skipped.Load(), stats.Failed.Load()
-		seq, slot, err := p.Commands.Claim()
+		seq, slot, err := p.Claim()
 		if err != nil {
 			return 0, fmt.Errorf("snapshot command: %w", err)
 		}

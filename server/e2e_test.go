@@ -6,11 +6,13 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -385,6 +387,67 @@ func TestFsyncFailureIsFailStop(t *testing.T) {
 	if m := scrape(t, s); metricstest.Value(t, m, "fixvenue_halted") != "1" {
 		t.Fatalf("fixvenue_halted after the failure:\n%s", m)
 	}
+	// An operator's action is refused at once: nothing can be journaled.
+	var refused struct{ Error, Code string }
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"after the failure"}`, &refused); code != 503 || refused.Code != "halted" {
+		t.Fatalf("operator action on a halted venue: %d %+v", code, refused)
+	}
+}
+
+// TestSessionStoreFailureHalts: when a session's FIX store cannot grow (its
+// block reservation fails as on a full disk), the report it could not store
+// would be lost to its client without a trace, not even a sequence gap. The
+// venue halts instead: that session is disconnected, the others are told
+// the part that failed, and operators see the cause.
+func TestSessionStoreFailureHalts(t *testing.T) {
+	var full atomic.Bool
+	allocate := func(f *os.File, size int64) error {
+		if full.Load() {
+			return syscall.ENOSPC
+		}
+		return fixstore.Fallocate(f, size)
+	}
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{StoreAllocate: allocate})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "CLIENT2", true)
+	full.Store(true)
+	// CLIENT1's reports fill its store's first reservation (1 MiB, about
+	// 6,000 reports); the next one cannot be stored.
+	const batch, ordersMax = 250, 20000
+	sent, answered := 0, true
+	var readErr error
+	for sent < ordersMax && answered && s.Pipeline().Err() == nil {
+		for i := 0; i < batch; i++ {
+			sendOrder(t, a, order{id: fmt.Sprintf("f%d", sent), side: "1", qty: "1", px: "99.00"})
+			sent++
+		}
+		for i := 0; i < batch && answered && s.Pipeline().Err() == nil; i++ {
+			m, err := a.Read(readWait)
+			if err == nil && m.Type() == "5" {
+				err = fmt.Errorf("logged out: %s", m)
+			}
+			answered, readErr = err == nil, err // a missing answer, or the connection closed
+		}
+	}
+	err := s.Pipeline().Err()
+	if !errors.Is(err, fixstore.ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("after %d orders the venue's state is %v (last read: %v): want a halt on CLIENT1's store", sent, err, readErr)
+	}
+	if !a.Closed(readWait) {
+		t.Fatal("the session whose report could not be stored was not disconnected")
+	}
+	h, herr := b.Expect(readWait, "h", map[int]string{336: "ALL", 340: "1", 325: "Y"})
+	if herr != nil || !strings.HasPrefix(h.Get(58), "venue halted: FIX session store failure;") {
+		t.Fatalf("CLIENT2 was not told of the halt: %v %v", h, herr)
+	}
+	sendOrder(t, b, order{id: "b1", side: "1", qty: "1", px: "99.00"})
+	if m := expectER(t, b, map[int]string{11: "b1", 150: "8"}); m.Get(58) != "venue halted: FIX session store failure" {
+		t.Fatalf("order after the halt: %s", m)
+	}
+	var ready struct{ Error, Code string }
+	if code := adminCall(t, s, "GET", "/readyz", "", "", &ready); code != 503 || ready.Code != "halted" || !strings.Contains(ready.Error, "CLIENT1.fixstore") {
+		t.Fatalf("/readyz after a store failure: %d %+v", code, ready)
+	}
 }
 
 // journal.fix_store_sync paces the FIX stores' fdatasyncs: with a short
@@ -425,6 +488,7 @@ func TestHaltReason(t *testing.T) {
 		{fmt.Errorf("%w: flush: %w", pipeline.ErrJournal, eio), "journal failure"},
 		{fmt.Errorf("%w: flush: %w", pipeline.ErrJournal, cluster.ErrLostLeadership), "this node lost the cluster's leadership"},
 		{fmt.Errorf("%w: panicked on command seq 7: boom", pipeline.ErrMatcher), "matcher failure"},
+		{fmt.Errorf("%w: reserve 2097152 bytes for a.fixstore: %w", fixstore.ErrFailed, eio), "FIX session store failure"},
 		{eio, "internal failure"},
 	} {
 		if got := haltReason(tc.err); got != tc.want {

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -142,7 +144,10 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	if err != nil {
 		return ops.RiskAnswer{}, err
 	}
-	seq, slot, err := s.pipe.Commands.Claim()
+	seq, slot, err := s.pipe.Claim()
+	if errors.Is(err, pipeline.ErrHalted) {
+		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "halted", "%v", err)
+	}
 	if err != nil {
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "busy", "command ring busy: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -49,6 +50,9 @@ type Options struct {
 	// StoreSyncInterval is the FIX message store's group fsync interval
 	// (default: the configuration's journal.fix_store_sync).
 	StoreSyncInterval time.Duration
+	// StoreAllocate replaces the FIX message stores' block reservation
+	// (tests fail it as a full disk would; fixstore.Options.Allocate).
+	StoreAllocate func(f *os.File, size int64) error
 	// Replica, when set, is a cluster node's state at the moment it starts
 	// to lead: the server takes its matcher and journal instead of
 	// replaying its own (server/cluster.go).
@@ -395,6 +399,8 @@ func haltReason(err error) string {
 		return "journal failure"
 	case errors.Is(err, pipeline.ErrMatcher):
 		return "matcher failure"
+	case errors.Is(err, fixstore.ErrFailed):
+		return "FIX session store failure"
 	}
 	return "internal failure"
 }
@@ -460,9 +466,11 @@ func (s *Server) every(interval time.Duration, do func()) {
 // ring that stays full skips the command with a warning naming what: the
 // periodic commands are tried again next period.
 func (s *Server) publish(what string, encode func(slot []byte, seq uint64)) (int64, bool) {
-	seq, slot, err := s.pipe.Commands.Claim()
+	seq, slot, err := s.pipe.Claim()
 	if err != nil {
-		s.log.Warn(what+" not journaled", "err", err)
+		if !errors.Is(err, pipeline.ErrHalted) { // a halt was logged once, as it came
+			s.log.Warn(what+" not journaled", "err", err)
+		}
 		return 0, false
 	}
 	encode(slot, s.pipe.SeqBase()+uint64(seq))
@@ -540,7 +548,8 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		// and the listener.
 		s.stores, s.acceptor = r.FIX.stores, r.FIX.acceptor
 	} else {
-		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log}); err != nil {
+		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log,
+			Allocate: s.opts.StoreAllocate}); err != nil {
 			return err
 		}
 		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
@@ -548,6 +557,8 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		}
 		s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	}
+	// A store the disk refuses halts the venue (docs/ARCHITECTURE.md, "A venue that failed").
+	s.stores.OnFail(s.pipe.Halt)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	s.registerInstrumentMetrics()

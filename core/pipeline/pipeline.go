@@ -195,6 +195,27 @@ var (
 	ErrJournal = errors.New("journal")
 )
 
+// ErrHalted is wrapped by Claim's refusal once the pipeline has failed or
+// was halted.
+var ErrHalted = errors.New("venue halted")
+
+// Claim claims a command slot for a producer (Commands.Claim), or refuses
+// once the venue has halted (Err != nil), wrapping ErrHalted and the cause:
+// every producer claims here, so none publishes a command after a halt.
+func (p *Pipeline) Claim() (int64, []byte, error) {
+	if err := p.Err(); err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", ErrHalted, err)
+	}
+	return p.Commands.Claim()
+}
+
+// Halt fail-stops the venue for a failure outside the pipeline, such as a
+// FIX session store that could not be written: from now on Err returns err
+// and Claim refuses, and OnFail is called, as after a journal or matcher
+// failure (only the first failure counts). The commands already published
+// are still journaled and applied, so their answers go out where they can.
+func (p *Pipeline) Halt(err error) { p.fail(err) }
+
 // Err returns the fail-stop error, if any.
 func (p *Pipeline) Err() error {
 	if e := p.failed.Load(); e != nil {

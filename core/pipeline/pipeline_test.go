@@ -216,6 +216,35 @@ func TestJournalFailureIsFailStop(t *testing.T) {
 	p.Stop(time.Second)
 }
 
+// TestHaltRefusesClaims: a halt from outside (a FIX store that failed)
+// reports its error, calls OnFail once, and refuses every later claim, while
+// the commands published before it still become durable and applied.
+func TestHaltRefusesClaims(t *testing.T) {
+	j := &slowJournal{durable: ring.NewSequence(-1)}
+	var fails atomic.Int32
+	p, _, _ := startPipeline(t, Config{Matcher: &echoMatcher{}, Journal: j, CommandSlots: 64, EventSlots: 64,
+		ClaimTimeout: time.Millisecond, OnFail: func(error) { fails.Add(1) }})
+	defer p.Stop(time.Second)
+	for i := 0; i < 3; i++ {
+		submit(t, p, uint64(i))
+	}
+	if _, _, err := p.Claim(); err != nil {
+		t.Fatalf("claim before the halt: %v", err)
+	} // claimed and never published: the ring is not used again below
+	cause := errors.New("store: no space left on device")
+	p.Halt(cause)
+	p.Halt(errors.New("a second failure"))
+	if !errors.Is(p.Err(), cause) || fails.Load() != 1 {
+		t.Fatalf("after the halt: Err %v, OnFail called %d times", p.Err(), fails.Load())
+	}
+	if _, _, err := p.Claim(); !errors.Is(err, ErrHalted) || !errors.Is(err, cause) {
+		t.Fatalf("claim after the halt: %v, want ErrHalted wrapping the cause", err)
+	}
+	if !p.WaitDurable(2, 5*time.Second) {
+		t.Fatalf("commands published before the halt did not become durable (durable %d)", p.Durable().Load())
+	}
+}
+
 func TestMatcherLoopDoesNotAllocate(t *testing.T) {
 	p, barrier, own := startPipeline(t, Config{Matcher: &echoMatcher{}, CommandSlots: 1024, EventSlots: 1024, Wait: ring.SpinPark, ClaimTimeout: time.Second})
 	defer p.Stop(time.Second)

@@ -18,7 +18,8 @@
 // (kill -9, a panic, an OOM kill): that is the crash this store is built for.
 // The file's blocks are reserved (fallocate) before they are mapped, 1 MiB at
 // first and then doubling by at most 32 MiB at a time, so that a full disk is
-// an error from the store, never a fault on a write to the mapping; Close (and
+// an error from the store, never a fault on a write to the mapping (the venue
+// halts on it: docs/ARCHITECTURE.md, "A venue that failed"); Close (and
 // Factory.Close, which the venue calls at shutdown) cuts the file back to its
 // records. Surviving a power cut needs the data on disk;
 // instead of an fsync per message, a Syncer fdatasyncs every file written

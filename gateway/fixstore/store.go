@@ -53,6 +53,39 @@ type Options struct {
 	// SyncData makes a store file's data durable (default Fdatasync); tests
 	// replace it to hold or fail a sync.
 	SyncData func(*os.File) error
+	// Allocate reserves a store file's blocks up to size bytes (default
+	// Fallocate); tests replace it to fail as a full disk would.
+	Allocate func(f *os.File, size int64) error
+	// onFail is the factory's hook (Factory.OnFail), shared by its stores.
+	onFail *atomic.Pointer[func(error)]
+}
+
+// ErrFailed is wrapped by the error of a store write or sync that the file
+// system refused (a block reservation, a mapping, an fdatasync): the store
+// cannot keep what its session sends, so the venue must halt
+// (Factory.OnFail; docs/ARCHITECTURE.md, "A venue that failed").
+var ErrFailed = errors.New("fixstore failed")
+
+// failed reports err, which wraps ErrFailed, to the factory's hook.
+func (o *Options) failed(err error) error {
+	if o.onFail != nil {
+		if fn := o.onFail.Load(); fn != nil {
+			(*fn)(err)
+		}
+	}
+	return err
+}
+
+// Fallocate reserves f's blocks up to size bytes, so that writes into the
+// mapping cannot fail for lack of space. On a file system without
+// fallocate it extends the file sparsely: a full disk then shows as a fault
+// on the write, as with any mapped file.
+func Fallocate(f *os.File, size int64) error {
+	err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, syscall.EOPNOTSUPP) {
+		err = f.Truncate(size)
+	}
+	return err
 }
 
 // Factory creates one Store per session, all in one directory, and tracks them
@@ -78,6 +111,10 @@ func NewFactory(opts Options) (*Factory, error) {
 	if opts.SyncData == nil {
 		opts.SyncData = Fdatasync
 	}
+	if opts.Allocate == nil {
+		opts.Allocate = Fallocate
+	}
+	opts.onFail = new(atomic.Pointer[func(error)])
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -126,6 +163,13 @@ func (f *Factory) SyncDirty() (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// OnFail sets the function called with every error of the factory's stores
+// that wraps ErrFailed, on the goroutine that met it (QuickFIX/Go's, the
+// gateway's or the syncer's): the venue halts on the first. QuickFIX/Go
+// itself only logs such an error and drops the connection, or returns it
+// from a send.
+func (f *Factory) OnFail(fn func(error)) { f.opts.onFail.Store(&fn) }
 
 // Syncs returns how many store files SyncDirty has fdatasynced.
 func (f *Factory) Syncs() int64 { return f.syncs.Load() }
@@ -292,19 +336,12 @@ func (s *Store) reserve(need int64) error {
 	for size < need {
 		size += min(max(size, mapBytesMin), mapGrowthMax)
 	}
-	fd := int(s.f.Fd())
-	err := syscall.Fallocate(fd, 0, 0, size)
-	if errors.Is(err, syscall.EOPNOTSUPP) {
-		// A file system without fallocate: extend the file sparsely. A full
-		// disk then shows as a fault on the write, as with any mapped file.
-		err = s.f.Truncate(size)
+	if err := s.opts.Allocate(s.f, size); err != nil {
+		return s.opts.failed(fmt.Errorf("%w: reserve %d bytes for %s: %w", ErrFailed, size, s.path, err))
 	}
+	mem, err := syscall.Mmap(int(s.f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
-		return fmt.Errorf("fixstore: reserve %d bytes for %s: %w", size, s.path, err)
-	}
-	mem, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("fixstore: map %s: %w", s.path, err)
+		return s.opts.failed(fmt.Errorf("%w: map %s: %w", ErrFailed, s.path, err))
 	}
 	s.unmap()
 	s.mem = mem
@@ -386,7 +423,7 @@ func (s *Store) syncIfDirty() (bool, error) {
 			// took this one's place).
 			return true, nil
 		}
-		return true, fmt.Errorf("fdatasync %s: %w", s.path, err)
+		return true, s.opts.failed(fmt.Errorf("%w: fdatasync %s: %w", ErrFailed, s.path, err))
 	}
 	return true, nil
 }

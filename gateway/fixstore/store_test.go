@@ -376,3 +376,57 @@ func TestSyncFailure(t *testing.T) {
 		t.Fatalf("SyncDirty of a store closed during its sync = %d, %v; want 1, nil", n, err)
 	}
 }
+
+// TestFailuresReachOnFail: a reservation or an fdatasync the file system
+// refuses is returned wrapping ErrFailed and the cause, and reported to the
+// factory's OnFail; a store used after Close is not such a failure.
+func TestFailuresReachOnFail(t *testing.T) {
+	var full, syncFails atomic.Bool
+	f, err := NewFactory(Options{Dir: t.TempDir(),
+		Allocate: func(file *os.File, size int64) error {
+			if full.Load() {
+				return syscall.ENOSPC
+			}
+			return Fallocate(file, size)
+		},
+		SyncData: func(file *os.File) error {
+			if syncFails.Load() {
+				return syscall.EIO
+			}
+			return Fdatasync(file)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []error
+	f.OnFail(func(err error) { reported = append(reported, err) })
+	ms, err := f.Create(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ms.(*Store)
+	full.Store(true)
+	// Messages of 1 KiB fill the first 1 MiB reservation; the next needs more.
+	big := make([]byte, 1024)
+	var saveErr error
+	for i := 1; saveErr == nil && i <= 2048; i++ {
+		saveErr = s.SaveMessageAndIncrNextSenderMsgSeqNum(i, big)
+	}
+	if !errors.Is(saveErr, ErrFailed) || !errors.Is(saveErr, syscall.ENOSPC) {
+		t.Fatalf("save beyond the reservation: %v, want ErrFailed wrapping ENOSPC", saveErr)
+	}
+	syncFails.Store(true)
+	if _, err := f.SyncDirty(); !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("SyncDirty: %v, want ErrFailed wrapping EIO", err)
+	}
+	if len(reported) != 2 || !errors.Is(reported[0], syscall.ENOSPC) || !errors.Is(reported[1], syscall.EIO) {
+		t.Fatalf("OnFail saw %v, want the ENOSPC then the EIO", reported)
+	}
+	syncFails.Store(false)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(4000, big); err == nil || errors.Is(err, ErrFailed) || len(reported) != 2 {
+		t.Fatalf("save after Close: %v (reported %d): want a plain error, not a failure", err, len(reported))
+	}
+}
