@@ -16,6 +16,7 @@ require (
 	github.com/quickfixgo/quickfix v0.9.11
 	github.com/quickfixgo/tag v0.1.0
 	go.etcd.io/raft/v3 v3.7.0
+	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -40,6 +41,5 @@ require (
 	github.com/shopspring/decimal v1.4.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )

@@ -21,15 +21,18 @@ const AnswerOrderWait = time.Second
 
 // awaitEarlierAnswers keeps a session's answers in the order of its requests:
 // a gateway answer waits until outbound has dispatched the answer to the last
-// command the session published. It waits at most AnswerOrderWait (a halted
-// venue answers nothing more, and the refusal must still go out).
+// command the session published. It waits at most AnswerOrderWait, and not
+// at all once the venue has halted: the earlier commands' answers may never
+// come (the halt's TradingSessionStatus told the session they are in doubt),
+// and a wait per refusal would hold the session's loop a second for every
+// message it sends.
 func (g *Gateway) awaitEarlierAnswers(s *session) {
 	last := s.lastCmd.Load()
 	if last < 0 || g.dispatched.Load() >= last {
 		return
 	}
 	deadline := time.Now().Add(AnswerOrderWait)
-	for g.dispatched.Load() < last && time.Now().Before(deadline) {
+	for g.dispatched.Load() < last && time.Now().Before(deadline) && g.halted() == "" {
 		time.Sleep(20 * time.Microsecond)
 	}
 }

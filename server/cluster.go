@@ -76,6 +76,9 @@ type Replica struct {
 	// leader does not walk its books (docs/benchmarks.md, "failover").
 	Open    *gateway.OpenView
 	Resting *ops.StandbyResting
+	// OnHalt, when set, is called once the venue halts (after the gateway
+	// was told), with the pipeline's error.
+	OnHalt func(error)
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -486,7 +489,7 @@ func (c *ClusterNode) serve(next uint64) {
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
-		Open: c.sink.open, Resting: c.sink.rest}
+		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted}
 	if c.cfg.MarketData.Enabled && c.feed == nil {
 		// Serve without the feed rather than publish a sequence a receiver
 		// could not reconcile.
@@ -516,6 +519,22 @@ func (c *ClusterNode) serve(next uint64) {
 	c.srv = srv
 	c.mu.Unlock()
 	go c.cancelAbsentSessions(srv)
+}
+
+// leaderHalted is told that the venue halted while this node led. A lost
+// leadership has its own path (Deposed). Any other failure (the disk
+// refused the journal or a FIX store, the matcher failed) would leave a
+// leader that refuses every order while the followers are healthy: the
+// node fails (Failed), its process exits, and the others elect a leader
+// (docs/ARCHITECTURE.md, "Cluster").
+func (c *ClusterNode) leaderHalted(err error) {
+	if errors.Is(err, cluster.ErrLostLeadership) {
+		return
+	}
+	select {
+	case c.failed <- fmt.Errorf("cluster: the venue halted while this node led, so it leaves the cluster to the others: %w", err):
+	default: // a failure is already being reported
+	}
 }
 
 // cancelAbsentSessions applies cancel-on-disconnect across a failover:

@@ -365,10 +365,22 @@ func TestFsyncFailureIsFailStop(t *testing.T) {
 	if text := h.Get(58); !strings.HasPrefix(text, "venue halted: journal failure;") || strings.Contains(text, "input/output") {
 		t.Fatalf("halt status Text %q: want the failed part and no cause", text)
 	}
-	sendOrder(t, c, order{id: "after1", side: "1", qty: "1", px: "99.00"})
-	m := expectER(t, c, map[int]string{11: "after1", 150: "8"})
-	if got := m.Get(58); got != "venue halted: journal failure" {
-		t.Fatalf("order after the failure: Text %q, want \"venue halted: journal failure\"", got)
+	// Every later order is refused. The first command's answer never comes,
+	// and the refusals do not wait for it (AnswerOrderWait each would take
+	// 30 s for these 30).
+	const after = 30
+	for i := range after {
+		sendOrder(t, c, order{id: fmt.Sprintf("after%d", i), side: "1", qty: "1", px: "99.00"})
+	}
+	answered := time.Now().Add(15 * time.Second)
+	for i := range after {
+		m, err := c.Expect(time.Until(answered), "8", map[int]string{11: fmt.Sprintf("after%d", i), 150: "8"})
+		if err != nil {
+			t.Fatalf("order %d of %d after the failure: %v", i+1, after, err)
+		}
+		if got := m.Get(58); got != "venue halted: journal failure" {
+			t.Fatalf("order after the failure: Text %q, want \"venue halted: journal failure\"", got)
+		}
 	}
 	for _, got := range c.Received {
 		if got.Get(11) == "lost1" {

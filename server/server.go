@@ -369,6 +369,9 @@ func (s *Server) buildPipeline() error {
 			if s.gw != nil {
 				s.gw.Halt(haltReason(err), err)
 			}
+			if r := s.opts.Replica; r != nil && r.OnHalt != nil {
+				r.OnHalt(err)
+			}
 		},
 	})
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
@@ -973,4 +975,78 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 func lastLines(log string, n int) string {
 	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestClusterLeaderWhoseDiskFailsLeaves: the leader's file size limit is
+// lowered under it to 1 MiB (prlimit, RLIMIT_FSIZE: the kernel then refuses
+// its writes past that with EFBIG, as a full disk refuses them with ENOSPC)
+// while a client trades on it. Its first FIX store to outgrow its first
+// reservation halts the venue, and the node leaves the cluster rather than
+// lead it halted: its process exits 1 saying why, another node leads, and
+// the client trades there.
+func TestClusterLeaderWhoseDiskFailsLeaves(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	c := h.clients[0]
+	cl, err := c.connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	limit := unix.Rlimit{Cur: 1 << 20, Max: 1 << 20}
+	if err := unix.Prlimit(h.procs[l].cmd.Process.Pid, unix.RLIMIT_FSIZE, &limit, nil); err != nil {
+		t.Fatalf("prlimit of the leader: %v", err)
+	}
+	// About 200 bytes of store per report: the store's first MiB is full
+	// after some 5,000 orders.
+	const batch, ordersMax = 250, 20000
+	gone := false
+	for n := 0; n < ordersMax && !gone; {
+		// A leader that stays up without reading must not block the test.
+		_ = cl.Conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		for i := 0; i < batch; i, n = i+1, n+1 {
+			if err := cl.Send("D", fixclient.F(11, fmt.Sprintf("disk-%d", n)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+				break // the connection went with the leader
+			}
+		}
+		for i := 0; i < batch; i++ {
+			if _, err := cl.Read(5 * time.Second); err != nil {
+				break
+			}
+		}
+		select {
+		case <-h.procs[l].exited:
+			gone = true
+		default:
+		}
+	}
+	select {
+	case <-h.procs[l].exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the leader whose disk failed still runs:\n%s", lastLines(h.procs[l].logs(), 40))
+	}
+	logs := h.procs[l].logs()
+	if code := h.procs[l].cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(logs, "the venue halted while this node led") ||
+		!strings.Contains(logs, "file too large") {
+		t.Fatalf("the leader exited with %d; want 1 after a halt on a refused write:\n%s", code, lastLines(logs, 40))
+	}
+	next := h.leader(30 * time.Second)
+	if next == l {
+		t.Fatalf("node %d still leads", l+1)
+	}
+	cl2, err := c.connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	if err := cl2.Send("D", fixclient.F(11, "after-disk"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+		fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl2.Expect(10*time.Second, "8", map[int]string{11: "after-disk", 150: "0"}); err != nil {
+		t.Fatalf("no order taken by the new leader (node %d): %v", next+1, err)
+	}
 }
