@@ -58,3 +58,16 @@ func (l *dataDirLock) release() {
 		l.f = nil
 	}
 }
+
+// dataDirFreeBytes is the space left to the venue's files on the data
+// directory's file system (statfs: the blocks available to an unprivileged
+// process), for fixvenue_data_dir_free_bytes: the alert to raise well
+// before the disk refuses a write and the venue halts (docs/ARCHITECTURE.md,
+// "A venue that failed"). -1 when it cannot be read.
+func dataDirFreeBytes(dir string) float64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return -1
+	}
+	return float64(st.Bavail) * float64(st.Bsize)
+}

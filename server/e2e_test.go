@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -115,6 +116,9 @@ func TestOrderLifecycle(t *testing.T) {
 	}
 	for _, name := range []string{"fixvenue_order_round_trip_seconds_count", "fixvenue_journal_durable_seq", "go_goroutines", "fixvenue_command_ring_occupancy"} {
 		metricstest.Value(t, m, name)
+	}
+	if v, err := strconv.ParseFloat(metricstest.Value(t, m, "fixvenue_data_dir_free_bytes"), 64); err != nil || v <= 0 {
+		t.Errorf("fixvenue_data_dir_free_bytes = %v (%v): want the data directory's free space", v, err)
 	}
 	// The matcher runs on a locked thread by default, and the metric says so and why.
 	if !strings.Contains(m, `fixvenue_matcher_thread_info{`) || !strings.Contains(m, `locked="true"`) || !strings.Contains(m, `reason="`) {

@@ -816,6 +816,9 @@ func (s *Server) registerCoreMetrics() {
 		ConstLabels: prometheus.Labels{"locked": strconv.FormatBool(mt.Locked), "wait": mt.Wait.String(), "cpu": cpu, "reason": mt.Reason}})
 	info.Set(1)
 	s.registry.MustRegister(info,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_data_dir_free_bytes",
+			Help: "Space left on the data directory's file system; when the disk refuses a write of the journal or a FIX store the venue halts."},
+			func() float64 { return dataDirFreeBytes(s.cfg.Venue.DataDir) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_halted",
 			Help: "1 once the venue has failed-stop (journal or matcher failure): every order is refused until it is restarted; the cause is in the log and the admin API's status."},
 			func() float64 {
