@@ -433,8 +433,11 @@ func TestSessionStoreFailureHalts(t *testing.T) {
 	sent, answered := 0, true
 	var readErr error
 	for sent < ordersMax && answered && s.Pipeline().Err() == nil {
-		for i := 0; i < batch; i++ {
-			sendOrder(t, a, order{id: fmt.Sprintf("f%d", sent), side: "1", qty: "1", px: "99.00"})
+		for i := 0; i < batch && answered; i++ {
+			readErr = a.Send("D", fixclient.F(11, fmt.Sprintf("f%d", sent)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "99.00"), fixclient.F(59, "0"))
+			answered = readErr == nil // the venue may have dropped the connection
 			sent++
 		}
 		for i := 0; i < batch && answered && s.Pipeline().Err() == nil; i++ {
@@ -444,6 +447,11 @@ func TestSessionStoreFailureHalts(t *testing.T) {
 			}
 			answered, readErr = err == nil, err // a missing answer, or the connection closed
 		}
+	}
+	// The store halts the venue on a goroutine of its own: wait for it.
+	deadline := time.Now().Add(readWait)
+	for s.Pipeline().Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 	err := s.Pipeline().Err()
 	if !errors.Is(err, fixstore.ErrFailed) || !errors.Is(err, syscall.ENOSPC) {

@@ -560,8 +560,11 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		}
 		s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })
 	}
-	// A store the disk refuses halts the venue (docs/ARCHITECTURE.md, "A venue that failed").
-	s.stores.OnFail(s.pipe.Halt)
+	// A store the disk refuses halts the venue (docs/ARCHITECTURE.md, "A venue
+	// that failed"), on a goroutine of its own: the hook runs under the
+	// store's lock, and halting queues a status message for every session,
+	// that one included.
+	s.stores.OnFail(func(err error) { go s.pipe.Halt(err) })
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	s.registerInstrumentMetrics()

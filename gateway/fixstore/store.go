@@ -166,9 +166,9 @@ func (f *Factory) SyncDirty() (int, error) {
 
 // OnFail sets the function called with every error of the factory's stores
 // that wraps ErrFailed, on the goroutine that met it (QuickFIX/Go's, the
-// gateway's or the syncer's): the venue halts on the first. QuickFIX/Go
-// itself only logs such an error and drops the connection, or returns it
-// from a send.
+// gateway's or the syncer's) and holding that store's lock, so fn must not
+// write to a store: the venue halts on the first. QuickFIX/Go itself only
+// logs such an error and drops the connection, or returns it from a send.
 func (f *Factory) OnFail(fn func(error)) { f.opts.onFail.Store(&fn) }
 
 // Syncs returns how many store files SyncDirty has fdatasynced.
