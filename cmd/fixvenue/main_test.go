@@ -131,6 +131,8 @@ func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 		t.Fatal(err)
 	}
 	v := &venueProc{cmd: cmd, exited: make(chan struct{})}
+	// Read the log to its end before Wait, which closes the pipe (os/exec):
+	// the lines a process writes as it exits are the ones a test reads.
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -140,8 +142,9 @@ func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 			v.logMu.Unlock()
 		}
 		io.Copy(io.Discard, stderr)
+		cmd.Wait()
+		close(v.exited)
 	}()
-	go func() { cmd.Wait(); close(v.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if b, err := os.ReadFile(readyPath); err == nil {
