@@ -7,10 +7,9 @@ import (
 
 // Cluster defaults and bounds (cluster/doc.go, "Raft settings").
 const (
-	DefaultClusterHeartbeat   = 50 * time.Millisecond
-	DefaultClusterElection    = 500 * time.Millisecond
-	DefaultClusterCancelGrace = 10 * time.Second
-	ClusterNodesMax           = 7
+	DefaultClusterHeartbeat = 50 * time.Millisecond
+	DefaultClusterElection  = 500 * time.Millisecond
+	ClusterNodesMax         = 7
 )
 
 // Cluster is [cluster]: replication of the journal over Raft. node_id 0
@@ -22,10 +21,6 @@ type Cluster struct {
 	// it (default 500 ms; Raft randomises each timeout up to twice that).
 	Heartbeat Duration `toml:"heartbeat"`
 	Election  Duration `toml:"election"`
-	// CancelGrace: after a failover, the new leader cancels the orders of a
-	// cancel-on-disconnect session that has not logged on to it within this
-	// time (default 10 s).
-	CancelGrace Duration `toml:"cancel_grace"`
 	// EntriesInMemory bounds the Raft log a node keeps in memory to serve
 	// followers (0: the default, 65,536 entries); a follower further behind
 	// catches up from a Raft snapshot (cluster/doc.go, "Raft snapshots").
@@ -79,14 +74,6 @@ func (c Cluster) ElectionTicks() int {
 	return int(e / c.HeartbeatInterval())
 }
 
-// CancelGraceInterval is CancelGrace or its default.
-func (c Cluster) CancelGraceInterval() time.Duration {
-	if c.CancelGrace.Duration == 0 {
-		return DefaultClusterCancelGrace
-	}
-	return c.CancelGrace.Duration
-}
-
 func (c *Config) validateCluster() []error {
 	cl := c.Cluster
 	if !cl.Enabled() {
@@ -121,8 +108,8 @@ func (c *Config) validateCluster() []error {
 	if cl.SnapshotBytesMax < 0 || (cl.SnapshotBytesMax > 0 && cl.SnapshotBytesMax < 1<<20) {
 		add("cluster.snapshot_bytes_max: %d; 0 for the default (1 GiB), else at least 1 MiB (1048576)", cl.SnapshotBytesMax)
 	}
-	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 || cl.CancelGrace.Duration < 0 {
-		add("cluster.heartbeat, cluster.election, cluster.cancel_grace: must not be negative")
+	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 {
+		add("cluster.heartbeat, cluster.election: must not be negative")
 	} else if t := cl.ElectionTicks(); t < 3 || (cl.Election.Duration != 0 && cl.Election.Duration%cl.HeartbeatInterval() != 0) {
 		add("cluster.election: must be a whole multiple of cluster.heartbeat and at least 3 of them")
 	}

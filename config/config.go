@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -92,6 +93,12 @@ type FIX struct {
 	LogonsPerCompIDBurst     int     `toml:"logons_per_comp_id_burst"`
 	LogonsPerSourcePerSecond float64 `toml:"logons_per_source_per_second"`
 	LogonsPerSourceBurst     int     `toml:"logons_per_source_burst"`
+	// CancelGrace: once the venue serves after a start (a restart after a
+	// crash, or a cluster node that starts to lead), each cancel-on-disconnect
+	// session that has not logged on within this time has its orders
+	// cancelled, as if it had disconnected then (a crash journaled no
+	// disconnect). Set in the embedded default (10 s).
+	CancelGrace Duration `toml:"cancel_grace"`
 }
 
 // Metrics holds the Prometheus listener.
@@ -351,6 +358,9 @@ func Parse(text []byte, name string) (*Config, error) {
 				keys = append(keys, k.String())
 			}
 			sort.Strings(keys)
+			if slices.Contains(keys, "cluster.cancel_grace") {
+				return nil, fmt.Errorf("%s: cluster.cancel_grace is now fix.cancel_grace (it applies to a single venue's restart too)", name)
+			}
 			return nil, fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
 		}
 		if !md.IsDefined("session") {
@@ -436,6 +446,9 @@ func (c *Config) validate() error {
 	}
 	if c.FIX.OutboundQueueMax <= 0 {
 		add("fix.outbound_queue_max: must be positive")
+	}
+	if c.FIX.CancelGrace.Duration <= 0 {
+		add("fix.cancel_grace: must be positive")
 	}
 	if (c.FIX.TLSCertFile == "") != (c.FIX.TLSKeyFile == "") {
 		add("fix.tls_cert_file, fix.tls_key_file: give both or neither")

@@ -89,6 +89,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
+		{"[fix]\ncancel_grace = \"0s\"", "fix.cancel_grace: must be positive"},
+		{"[cluster]\ncancel_grace = \"3s\"", "cluster.cancel_grace is now fix.cancel_grace"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1.01\"\nband_percent = 5", "instrument[0].ref_price"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 10\nmin_qty = 5\nmax_qty = 100\nref_price = \"1\"\nband_percent = 5", "instrument[0].min_qty, max_qty: 5 and 100 must be multiples of lot_size 10"},

@@ -518,7 +518,6 @@ func (c *ClusterNode) serve(next uint64) {
 	c.mu.Lock()
 	c.srv = srv
 	c.mu.Unlock()
-	go c.cancelAbsentSessions(srv)
 }
 
 // leaderHalted is told that the venue halted while this node led. A lost
@@ -534,28 +533,6 @@ func (c *ClusterNode) leaderHalted(err error) {
 	select {
 	case c.failed <- fmt.Errorf("cluster: the venue halted while this node led, so it leaves the cluster to the others: %w", err):
 	default: // a failure is already being reported
-	}
-}
-
-// cancelAbsentSessions applies cancel-on-disconnect across a failover:
-// after the grace period, every cancel-on-disconnect session that has not
-// logged on to this leader gets a journaled SessionDisconnected command.
-func (c *ClusterNode) cancelAbsentSessions(srv *Server) {
-	select {
-	case <-time.After(c.cfg.Cluster.CancelGraceInterval()):
-	case <-c.deposed:
-		return
-	case <-c.stop:
-		return
-	}
-	for i := range c.cfg.Sessions {
-		idx := uint16(i)
-		if !c.cfg.CancelOnDisconnect(&c.cfg.Sessions[i]) || srv.gw.LoggedOn(idx) {
-			continue
-		}
-		if err := srv.gw.Disconnected(idx, time.Second); err != nil {
-			c.log.Error("cluster: could not journal cancel-on-disconnect after failover", "session", c.cfg.Sessions[i].CompID, "err", err)
-		}
 	}
 }
 

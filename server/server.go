@@ -680,10 +680,41 @@ func (s *Server) Start() error {
 		s.Close()
 		return err
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.cancelAbsentSessions(s.cfg.FIX.CancelGrace.Duration)
+	}()
 	s.log.Info("fixvenue serving", "fix", s.FIXAddr(), "metrics", s.MetricsAddr(), "sender_comp_id", s.cfg.Venue.SenderCompID,
 		"sessions", len(s.cfg.Sessions), "instruments", len(s.instruments), "data", s.cfg.Venue.DataDir,
 		"fsync", s.cfg.Journal.Fsync, "wait", s.matcherThread.Wait, "matcher_thread_locked", s.matcherThread.Locked, "matcher_thread", s.matcherThread.Reason)
 	return nil
+}
+
+// cancelAbsentSessions applies cancel-on-disconnect across a start: a crash
+// (or a failover: the old leader's sessions) journaled no disconnect, so
+// after grace every cancel-on-disconnect session that has not logged on gets
+// a journaled SessionDisconnected, which cancels its orders as a disconnect
+// would have. After a clean stop the orders are gone already and the
+// command changes nothing (README, "Cancel on disconnect").
+func (s *Server) cancelAbsentSessions(grace time.Duration) {
+	select {
+	case <-time.After(grace):
+	case <-s.stopSnaps:
+		return
+	}
+	for i := range s.cfg.Sessions {
+		idx := uint16(i)
+		if s.pipe.Err() != nil {
+			return // halted: nothing can be journaled (a deposed leader, a failed disk)
+		}
+		if !s.cfg.CancelOnDisconnect(&s.cfg.Sessions[i]) || s.gw.LoggedOn(idx) {
+			continue
+		}
+		if err := s.gw.Disconnected(idx, time.Second); err != nil {
+			s.log.Error("could not journal cancel-on-disconnect after the start", "session", s.cfg.Sessions[i].CompID, "err", err)
+		}
+	}
 }
 
 // FIXAddr is the address FIX clients connect to.

@@ -197,6 +197,8 @@ segment_bytes = 4194304
 snapshot_interval = "500ms"
 [marketdata]
 %s
+[fix]
+cancel_grace = "3s"
 [session_defaults]
 cancel_on_disconnect = %v
 [[session]]
@@ -207,7 +209,6 @@ cluster_id = 4242
 node_id = %d
 heartbeat = "50ms"
 election = "500ms"
-cancel_grace = "3s"
 %s
 %s`, h.data[i], ordersMax, 4*ordersMax, md, cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// TestCancelOnDisconnectAfterACrash: kill -9 journals no disconnect, so
+// after the restart a cancel-on-disconnect session that stays away for
+// fix.cancel_grace has its DAY orders cancelled through a journaled
+// command (as a disconnect would: GTC orders stay), and one that comes back
+// in time keeps them.
+func TestCancelOnDisconnectAfterACrash(t *testing.T) {
+	cfg := writeVenueConfig(t, t.TempDir(), `cancel_grace = "2s"
+[marketdata]
+enabled = false
+[session_defaults]
+cancel_on_disconnect = true
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, 2]
+`)
+	v := startVenue(t, cfg)
+	orders := map[string]string{"CLIENT1": "away-1", "CLIENT2": "back-1"}
+	for comp, id := range orders {
+		c := logOn(t, v.fixAddr, comp)
+		if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+			fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.kill()
+	v = startVenue(t, cfg)
+	back := logOn(t, v.fixAddr, "CLIENT2") // within the grace
+	// Once the grace has passed, only CLIENT2's order rests.
+	deadline := time.Now().Add(20 * time.Second)
+	for resting := -1; resting != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d orders rest 20 s after the restart, want 1:\n%s", resting, lastLines(v.logs(), 30))
+		}
+		time.Sleep(100 * time.Millisecond)
+		resting = restingOrders(t, v.ready.AdminAddr)
+	}
+	if m, err := orderStatus(back, "ACME", "back-1"); err != nil || m.Get(39) != "0" {
+		t.Fatalf("the order of the session that came back: %v %v, want 39=0", m, err)
+	}
+	away := logOn(t, v.fixAddr, "CLIENT1")
+	if m, err := orderStatus(away, "ACME", "away-1"); err != nil || m.Get(39) != "4" {
+		t.Fatalf("the order of the session that stayed away: %v %v, want 39=4", m, err)
+	}
+}
+
+// restingOrders is the number of orders resting on every instrument, from
+// the admin API.
+func restingOrders(t *testing.T, adminAddr string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + adminAddr + "/v1/instruments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		Resting int `json:"resting_orders"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, in := range list {
+		n += in.Resting
+	}
+	return n
+}
