@@ -891,9 +891,7 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 		}
 		for n := range 5 {
 			id := fmt.Sprintf("%s-cod-%d", c.comp, n)
-			if err := cl.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-				fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+			if err := cl.Send("D", dayBuy(id)...); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := cl.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
@@ -1006,9 +1004,7 @@ func TestClusterLeaderWhoseDiskFailsLeaves(t *testing.T) {
 		// A leader that stays up without reading must not block the test.
 		_ = cl.Conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		for i := 0; i < batch; i, n = i+1, n+1 {
-			if err := cl.Send("D", fixclient.F(11, fmt.Sprintf("disk-%d", n)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-				fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+			if err := cl.Send("D", dayBuy(fmt.Sprintf("disk-%d", n))...); err != nil {
 				break // the connection went with the leader
 			}
 		}
@@ -1042,9 +1038,7 @@ func TestClusterLeaderWhoseDiskFailsLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl2.Close()
-	if err := cl2.Send("D", fixclient.F(11, "after-disk"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-		fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+	if err := cl2.Send("D", dayBuy("after-disk")...); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cl2.Expect(10*time.Second, "8", map[int]string{11: "after-disk", 150: "0"}); err != nil {

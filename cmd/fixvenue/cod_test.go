@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestCancelOnDisconnectAfterACrash: kill -9 journals no disconnect, so
@@ -28,9 +26,7 @@ range = [1, 2]
 	orders := map[string]string{"CLIENT1": "away-1", "CLIENT2": "back-1"}
 	for comp, id := range orders {
 		c := logOn(t, v.fixAddr, comp)
-		if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-			fixclient.F(44, "95.00"), fixclient.F(59, "0")); err != nil {
+		if err := c.Send("D", dayBuy(id)...); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {

@@ -259,6 +259,14 @@ func tradingOrder(id string, n int) []fixclient.Field {
 		fixclient.F(44, fmt.Sprintf("%d.%02d", 91+n%8, n%100)), fixclient.F(59, "1")}
 }
 
+// dayBuy is a DAY limit buy of 1 ACME at 95.00, below every sell the tests
+// send, so it rests.
+func dayBuy(id string) []fixclient.Field {
+	return []fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+		fixclient.F(44, "95.00"), fixclient.F(59, "0")}
+}
+
 // sendPacedOrder sends tradingOrder(id, n), then sleeps 2 ms: about 500
 // orders/s per session, enough to have many commands in flight, bounded
 // so that a test's cost does not depend on how fast the machine is.
