@@ -22,8 +22,15 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	l := h.leader(30 * time.Second)
 	behind, other := (l+1)%3, (l+2)%3
 	h.kill(behind)
+	// Trade until the leader is well past its in-memory log: a count of
+	// entries, not a time, since a loaded machine batches more per entry.
 	wait := h.round("behind", false)
-	time.Sleep(3 * time.Second)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		if st, err := h.nodeStatus(l); err == nil && st.Applied >= 200 {
+			break
+		}
+	}
 	h.endRound(wait)
 	st, err := h.nodeStatus(l)
 	if err != nil {
