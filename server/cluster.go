@@ -205,6 +205,9 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
+	if err := checkInstrumentRecord(cfg); err != nil {
+		return nil, err
+	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ band_percent = 10
 func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(testWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = testLogger(t)
 	}
 	s, err := New(cfg, opts)
 	if err != nil {
@@ -175,6 +175,11 @@ func failingSync(fail *atomic.Bool) func(*os.File, journal.SyncKind) error {
 func scrape(t *testing.T, s *Server) string {
 	t.Helper()
 	return metricstest.Scrape(t, s.MetricsAddr())
+}
+
+// testLogger logs at debug level to testWriter.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // testWriter sends logs to the test log when -v is given, else nowhere.

@@ -158,6 +158,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
+	if err := checkInstrumentRecord(cfg); err != nil {
+		return nil, err
+	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
 	if err != nil {
 		return nil, err

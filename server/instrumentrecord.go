@@ -1,0 +1,127 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// instrumentRecordFile, in the data directory, holds the configured
+// instruments the journal was written under (docs/ARCHITECTURE.md, "The
+// configured instruments and the journal").
+const instrumentRecordFile = "instruments.json"
+
+// recordedInstrument is what the matcher takes from a configured
+// instrument: journaled commands carry instrument ids, prices in ticks and
+// quantities, so replaying them under other values gives other events.
+type recordedInstrument struct {
+	ID                uint32 `json:"id"`
+	Symbol            string `json:"symbol"`
+	TickSize          string `json:"tick_size"`
+	LotSize           int64  `json:"lot_size"`
+	MinQty            int64  `json:"min_qty"`
+	MaxQty            int64  `json:"max_qty"`
+	RefPrice          string `json:"ref_price"`
+	BandPercent       int64  `json:"band_percent"`
+	Status            string `json:"status"`
+	VolatilityBand    int64  `json:"volatility_band_ticks"`
+	VolatilityAuction string `json:"volatility_auction"`
+}
+
+func recordOf(in *config.Instrument) recordedInstrument {
+	return recordedInstrument{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize, LotSize: in.LotSize, MinQty: in.MinQty,
+		MaxQty: in.MaxQty, RefPrice: in.RefPrice, BandPercent: in.BandPercent, Status: in.Status.String(),
+		VolatilityBand: in.VolatilityBandTicks, VolatilityAuction: in.VolatilityAuction.Duration.String()}
+}
+
+// checkInstrumentRecord compares the configured instruments with those the
+// data directory's journal was written under, before anything is replayed.
+// A configured instrument whose values changed, or one that is gone, is
+// refused with an error that names each difference: the journal's commands
+// replayed under other values would give other events (a resting order
+// outside a band it was inside of is refused on replay and disappears;
+// prices in ticks change their value with the tick size). Instruments new to
+// the configuration are added to the record. A missing record (a new data
+// directory, or one from before the record) is written from the
+// configuration. Moving the record aside accepts the configuration's values.
+func checkInstrumentRecord(cfg *config.Config) error {
+	path := filepath.Join(cfg.Venue.DataDir, instrumentRecordFile)
+	current := make([]recordedInstrument, 0, len(cfg.Instruments))
+	byID := make(map[uint32]recordedInstrument, len(cfg.Instruments))
+	for i := range cfg.Instruments {
+		r := recordOf(&cfg.Instruments[i])
+		current = append(current, r)
+		byID[r.ID] = r
+	}
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return writeInstrumentRecord(path, current)
+	case err != nil:
+		return fmt.Errorf("configured instruments: %w", err)
+	}
+	var recorded []recordedInstrument
+	if err := json.Unmarshal(raw, &recorded); err != nil {
+		return fmt.Errorf("configured instruments: %s: %w", path, err)
+	}
+	var diffs []string
+	known := make(map[uint32]bool, len(recorded))
+	for _, was := range recorded {
+		known[was.ID] = true
+		now, ok := byID[was.ID]
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("instrument id %d (%s) is no longer configured", was.ID, was.Symbol))
+			continue
+		}
+		if now != was {
+			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, fieldChanges(was, now)))
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("the configuration's instruments differ from those the journal in %s was written under: %s. "+
+			"Replaying its commands under other values would change the book (orders refused or repriced). Restore the "+
+			"recorded values; or, to accept the new ones, move %s aside and start again",
+			cfg.Venue.DataDir, strings.Join(diffs, "; "), path)
+	}
+	for _, r := range current {
+		if !known[r.ID] {
+			return writeInstrumentRecord(path, current) // a new instrument: recorded from now on
+		}
+	}
+	return nil
+}
+
+// fieldChanges lists the fields of an instrument that differ, as
+// "key recorded → configured".
+func fieldChanges(was, now recordedInstrument) string {
+	var a, b map[string]any
+	wb, _ := json.Marshal(was)
+	nb, _ := json.Marshal(now)
+	_ = json.Unmarshal(wb, &a)
+	_ = json.Unmarshal(nb, &b)
+	var out []string
+	for _, k := range []string{"symbol", "tick_size", "lot_size", "min_qty", "max_qty", "ref_price", "band_percent", "status",
+		"volatility_band_ticks", "volatility_auction"} {
+		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
+			out = append(out, fmt.Sprintf("%s %v recorded, %v configured", k, a[k], b[k]))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func writeInstrumentRecord(path string, list []recordedInstrument) error {
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := ops.WriteFileDurably(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("configured instruments: %w", err)
+	}
+	return nil
+}
