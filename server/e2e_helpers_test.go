@@ -94,6 +94,16 @@ func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 	return s
 }
 
+// restingGTC starts a venue on dataDir, logs CLIENT1 on and has a GTC buy
+// of 3 ACME at px rest, for tests that restart the venue on the same data.
+func restingGTC(t *testing.T, dataDir, id, px string) (*Server, *fixclient.Client, *fixclient.Message) {
+	t.Helper()
+	s := startServer(t, testConfig(t, dataDir, ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: id, side: "1", qty: "3", px: px, tif: "1"})
+	return s, c, expectER(t, c, map[int]string{11: id, 150: "0"})
+}
+
 func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
 	t.Helper()
 	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -18,26 +19,24 @@ import (
 const instrumentRecordFile = "instruments.json"
 
 // recordedInstrument is what the matcher takes from a configured
-// instrument: journaled commands carry instrument ids, prices in ticks and
-// quantities, so replaying them under other values gives other events.
+// instrument, by configuration key: journaled commands carry instrument
+// ids, prices in ticks and quantities, so replaying them under other values
+// gives other events.
 type recordedInstrument struct {
-	ID                uint32 `json:"id"`
-	Symbol            string `json:"symbol"`
-	TickSize          string `json:"tick_size"`
-	LotSize           int64  `json:"lot_size"`
-	MinQty            int64  `json:"min_qty"`
-	MaxQty            int64  `json:"max_qty"`
-	RefPrice          string `json:"ref_price"`
-	BandPercent       int64  `json:"band_percent"`
-	Status            string `json:"status"`
-	VolatilityBand    int64  `json:"volatility_band_ticks"`
-	VolatilityAuction string `json:"volatility_auction"`
+	ID    uint32            `json:"id"`
+	Terms map[string]string `json:"terms"`
 }
 
+// recordedKeys are the keys of Terms, in the order differences are named.
+var recordedKeys = []string{"symbol", "tick_size", "lot_size", "min_qty", "max_qty", "ref_price", "band_percent", "status",
+	"volatility_band_ticks", "volatility_auction"}
+
 func recordOf(in *config.Instrument) recordedInstrument {
-	return recordedInstrument{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize, LotSize: in.LotSize, MinQty: in.MinQty,
-		MaxQty: in.MaxQty, RefPrice: in.RefPrice, BandPercent: in.BandPercent, Status: in.Status.String(),
-		VolatilityBand: in.VolatilityBandTicks, VolatilityAuction: in.VolatilityAuction.Duration.String()}
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return recordedInstrument{ID: in.ID, Terms: map[string]string{"symbol": in.Symbol, "tick_size": in.TickSize,
+		"lot_size": n(in.LotSize), "min_qty": n(in.MinQty), "max_qty": n(in.MaxQty), "ref_price": in.RefPrice,
+		"band_percent": n(in.BandPercent), "status": in.Status.String(), "volatility_band_ticks": n(in.VolatilityBandTicks),
+		"volatility_auction": in.VolatilityAuction.Duration.String()}}
 }
 
 // checkInstrumentRecord compares the configured instruments with those the
@@ -76,11 +75,11 @@ func checkInstrumentRecord(cfg *config.Config) error {
 		known[was.ID] = true
 		now, ok := byID[was.ID]
 		if !ok {
-			diffs = append(diffs, fmt.Sprintf("instrument id %d (%s) is no longer configured", was.ID, was.Symbol))
+			diffs = append(diffs, fmt.Sprintf("instrument id %d (%s) is no longer configured", was.ID, was.Terms["symbol"]))
 			continue
 		}
-		if now != was {
-			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, fieldChanges(was, now)))
+		if changes := termChanges(was, now); changes != "" {
+			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
 	if len(diffs) > 0 {
@@ -97,19 +96,12 @@ func checkInstrumentRecord(cfg *config.Config) error {
 	return nil
 }
 
-// fieldChanges lists the fields of an instrument that differ, as
-// "key recorded → configured".
-func fieldChanges(was, now recordedInstrument) string {
-	var a, b map[string]any
-	wb, _ := json.Marshal(was)
-	nb, _ := json.Marshal(now)
-	_ = json.Unmarshal(wb, &a)
-	_ = json.Unmarshal(nb, &b)
+// termChanges names the terms that differ, as "key recorded, configured".
+func termChanges(was, now recordedInstrument) string {
 	var out []string
-	for _, k := range []string{"symbol", "tick_size", "lot_size", "min_qty", "max_qty", "ref_price", "band_percent", "status",
-		"volatility_band_ticks", "volatility_auction"} {
-		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
-			out = append(out, fmt.Sprintf("%s %v recorded, %v configured", k, a[k], b[k]))
+	for _, k := range recordedKeys {
+		if was.Terms[k] != now.Terms[k] {
+			out = append(out, fmt.Sprintf("%s %s recorded, %s configured", k, was.Terms[k], now.Terms[k]))
 		}
 	}
 	return strings.Join(out, ", ")

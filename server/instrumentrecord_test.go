@@ -17,10 +17,7 @@ import (
 // is accepted and recorded, and the order still rests.
 func TestConfiguredInstrumentsMatchTheJournal(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, testConfig(t, dir, ""), Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "gtc1", side: "1", qty: "5", px: "99.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
+	s, c, _ := restingGTC(t, dir, "gtc1", "99.00")
 	c.Close()
 	s.Close()
 
@@ -55,7 +52,7 @@ band_percent = 10
 		t.Fatal(err)
 	}
 	var recorded []recordedInstrument
-	if err := json.Unmarshal(raw, &recorded); err != nil || len(recorded) != 3 || recorded[2].Symbol != "NEWCO" {
+	if err := json.Unmarshal(raw, &recorded); err != nil || len(recorded) != 3 || recorded[2].Terms["symbol"] != "NEWCO" {
 		t.Fatalf("record after adding NEWCO: %v %s", err, raw)
 	}
 }

@@ -14,10 +14,7 @@ import (
 // the same data, and checks that orders and sequence numbers carried over.
 func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, testConfig(t, dir, ""), Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "k1", side: "1", qty: "3", px: "97.00", tif: "1"})
-	ack := expectER(t, c, map[int]string{11: "k1", 150: "0"})
+	s, c, ack := restingGTC(t, dir, "k1", "97.00")
 	next := c.NextOut
 	c.Close()
 	time.Sleep(100 * time.Millisecond)
