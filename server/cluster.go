@@ -205,7 +205,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
-	if err := checkInstrumentRecord(cfg); err != nil {
+	if err := checkInstrumentRecord(cfg, true); err != nil {
 		return nil, err
 	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))

@@ -49,7 +49,8 @@ func recordOf(in *config.Instrument) recordedInstrument {
 // the configuration are added to the record. A missing record (a new data
 // directory, or one from before the record) is written from the
 // configuration. Moving the record aside accepts the configuration's values.
-func checkInstrumentRecord(cfg *config.Config) error {
+// With write false nothing is written (a tool that only reads the journal).
+func checkInstrumentRecord(cfg *config.Config, write bool) error {
 	path := filepath.Join(cfg.Venue.DataDir, instrumentRecordFile)
 	current := make([]recordedInstrument, 0, len(cfg.Instruments))
 	byID := make(map[uint32]recordedInstrument, len(cfg.Instruments))
@@ -61,6 +62,9 @@ func checkInstrumentRecord(cfg *config.Config) error {
 	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		if !write {
+			return nil
+		}
 		return writeInstrumentRecord(path, current)
 	case err != nil:
 		return fmt.Errorf("configured instruments: %w", err)
@@ -89,12 +93,19 @@ func checkInstrumentRecord(cfg *config.Config) error {
 			cfg.Venue.DataDir, strings.Join(diffs, "; "), path)
 	}
 	for _, r := range current {
-		if !known[r.ID] {
+		if !known[r.ID] && write {
 			return writeInstrumentRecord(path, current) // a new instrument: recorded from now on
 		}
 	}
 	return nil
 }
+
+// CheckInstrumentRecord refuses a configuration whose instruments differ
+// from those the data directory's journal was written under, as a start
+// does, and writes nothing: for the tools that replay a journal (fixvenue
+// journal verify, dump and book), whose results would otherwise describe
+// another venue.
+func CheckInstrumentRecord(cfg *config.Config) error { return checkInstrumentRecord(cfg, false) }
 
 // termChanges names the terms that differ, as "key recorded, configured".
 func termChanges(was, now recordedInstrument) string {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,4 +78,45 @@ func restingOrders(t *testing.T, adminAddr string) int {
 		n += in.Resting
 	}
 	return n
+}
+
+// TestChangedInstrumentIsRefused: a venue that ran with ACME at tick 0.01
+// does not start again with 0.05, nor does `fixvenue journal verify` replay
+// its journal under it; both name the difference and exit 1.
+func TestChangedInstrumentIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	body := `[marketdata]
+enabled = false
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "%s"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "100.00"
+band_percent = 10
+`
+	cfg := writeVenueConfig(t, dir, body, "0.01")
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	if err := c.Send("D", dayBuy("before")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "before", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	v.stop(t)
+	cfg = writeVenueConfig(t, dir, body, "0.05")
+	const want = "instrument id 1: tick_size 0.01 recorded, 0.05 configured"
+	for _, args := range [][]string{{"serve", "--config", cfg}, {"journal", "verify", "--config", cfg}} {
+		// Bounded: a venue that did start would serve until killed.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, binPath, args...).CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), want) {
+			t.Fatalf("fixvenue %s with ACME's tick changed: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }

@@ -39,6 +39,11 @@ func cmdJournal(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue journal: no journal at %s: %v\n", dir, err)
 		return 1
 	}
+	cfg.Venue.DataDir = *dataDir
+	if err := server.CheckInstrumentRecord(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
+		return 1
+	}
 	bar := newProgressBar(os.Stderr)
 	switch sub {
 	case "verify":
