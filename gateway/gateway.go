@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"github.com/fixvenue/fixvenue/internal/await"
 	"log/slog"
@@ -127,9 +126,10 @@ type Gateway struct {
 	// goroutine only; at most buildAheadMax).
 	held []heldAnswer
 	// er is outbound's one ExecutionReport builder, reused for every report.
-	er     erBuilder
-	failed atomic.Pointer[haltCause]
-	extra  map[string]ExtraHandler
+	er erBuilder
+	// halt is what clients are told once the venue halted (nil: trading).
+	halt  atomic.Pointer[string]
+	extra map[string]ExtraHandler
 	// replayBusy is set while a drop-copy replay runs (one at a time:
 	// dropcopyreplay.go).
 	replayBusy atomic.Bool
@@ -234,29 +234,19 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	return g, nil
 }
 
-// haltCause is why the venue stopped trading: what clients are told, and
-// the error itself for operators.
-type haltCause struct {
-	reason string
-	err    error
-}
-
 // Halt makes the gateway refuse every new order from now on, after a
-// fail-stop of the venue. reason is what clients are told (a short phrase
+// fail-stop of the venue. reason is what clients are told, a short phrase
 // such as "journal failure": FIX clients are not shown file names or
-// internal errors); err is the cause, kept for operators (HaltCause). Every
+// internal errors (operators read the cause from pipeline.Err). Every
 // logged-on session gets an unsolicited TradingSessionStatus for the
 // venue, halted, whose Text says that orders without an answer are in
 // doubt until the venue is back (docs/ARCHITECTURE.md, "A venue that
 // failed"). Only the first call counts; it may come from any goroutine.
-func (g *Gateway) Halt(reason string, err error) {
+func (g *Gateway) Halt(reason string) {
 	if reason == "" {
 		reason = "internal failure"
 	}
-	if err == nil {
-		err = errors.New(reason)
-	}
-	if !g.failed.CompareAndSwap(nil, &haltCause{reason: reason, err: err}) {
+	if !g.halt.CompareAndSwap(nil, &reason) {
 		return
 	}
 	text := "venue halted: " + reason + "; new orders are refused. An order sent before this message without an answer " +
@@ -273,18 +263,10 @@ func (g *Gateway) Halt(reason string, err error) {
 
 // halted returns what clients are told about a halt ("" while trading).
 func (g *Gateway) halted() string {
-	if h := g.failed.Load(); h != nil {
-		return h.reason
+	if h := g.halt.Load(); h != nil {
+		return *h
 	}
 	return ""
-}
-
-// HaltCause returns the error that halted the venue (nil while trading).
-func (g *Gateway) HaltCause() error {
-	if h := g.failed.Load(); h != nil {
-		return h.err
-	}
-	return nil
 }
 
 // SessionIndex returns the command session index of a FIX session.

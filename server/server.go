@@ -370,7 +370,7 @@ func (s *Server) buildPipeline() error {
 		OnSnapshot: s.captureSnapshot,
 		OnFail: func(err error) {
 			if s.gw != nil {
-				s.gw.Halt(haltReason(err), err)
+				s.gw.Halt(haltReason(err))
 			}
 			if r := s.opts.Replica; r != nil && r.OnHalt != nil {
 				r.OnHalt(err)
