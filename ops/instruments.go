@@ -48,11 +48,6 @@ var addStatuses = map[string]venue.TradingStatus{"": venue.TradingStatusOpen, "o
 	"halted": venue.TradingStatusHalted, "closed": venue.TradingStatusClosed}
 
 // Instruments returns the listed instruments: the configured ones and
-// Halted returns the fail-stop that halted the venue (a journal or matcher
-// failure), nil while it trades: /readyz, the status call and the console
-// show it.
-func (o *Ops) Halted() error { return o.cfg.Pipeline.Err() }
-
 // those added, in the order they were listed.
 func (o *Ops) Instruments() []config.Instrument {
 	return append(append([]config.Instrument(nil), o.cfg.Instruments...), o.monitor.addedInstruments()...)

@@ -278,6 +278,11 @@ func (o *Ops) tick(nowNs int64) {
 	p.Commands.Publish(seq)
 }
 
+// Halted returns the fail-stop that halted the venue (a journal, matcher or
+// FIX store failure), nil while it trades: /readyz, the status call and the
+// console show it.
+func (o *Ops) Halted() error { return o.cfg.Pipeline.Err() }
+
 // Addr is the admin API's address ("" when off).
 func (o *Ops) Addr() string {
 	if o.listener == nil {

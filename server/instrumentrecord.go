@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,10 +28,6 @@ type recordedInstrument struct {
 	ID    uint32            `json:"id"`
 	Terms map[string]string `json:"terms"`
 }
-
-// recordedKeys are the keys of Terms, in the order differences are named.
-var recordedKeys = []string{"symbol", "tick_size", "lot_size", "min_qty", "max_qty", "ref_price", "band_percent", "status",
-	"volatility_band_ticks", "volatility_auction"}
 
 func recordOf(in *config.Instrument) recordedInstrument {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -107,10 +105,11 @@ func checkInstrumentRecord(cfg *config.Config, write bool) error {
 // another venue.
 func CheckInstrumentRecord(cfg *config.Config) error { return checkInstrumentRecord(cfg, false) }
 
-// termChanges names the terms that differ, as "key recorded, configured".
+// termChanges names the terms that differ, as "key recorded, configured",
+// in key order.
 func termChanges(was, now recordedInstrument) string {
 	var out []string
-	for _, k := range recordedKeys {
+	for _, k := range slices.Sorted(maps.Keys(now.Terms)) {
 		if was.Terms[k] != now.Terms[k] {
 			out = append(out, fmt.Sprintf("%s %s recorded, %s configured", k, was.Terms[k], now.Terms[k]))
 		}
