@@ -65,13 +65,15 @@
 // one stream to every peer and sends on it, and receives on the streams
 // its peers dial. A stream opens with a 40-byte hello:
 //
-//	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | reserved u32 | crc32c u32
+//	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | terms u32 | crc32c u32
 //
 // (a Raft snapshot has a stream of its own, whose hello says "FVRSNP01";
 // see "Snapshot transfer")
 // then carries frames of length u32 | crc32c u32 of the payload | payload
 // (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
-// magic or CRC, another cluster's id, or a node that is not a peer, and a
+// magic or CRC, another cluster's id, a node that is not a peer, or other
+// terms (TransportConfig.Terms: the configuration the replicas apply
+// commands under differs), and a
 // frame with a bad length, CRC or message, or one whose sender or receiver
 // differs from the hello's, close the stream; the event is logged and
 // counted (TransportStats) and the node carries on. Sending never blocks

@@ -206,27 +206,30 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 	if _, err := proposeOrders(t, l, next, flow, 50); err != nil {
 		t.Fatal(err)
 	}
-	// Hostile peers against a follower: garbage, another cluster's hello, and
-	// a valid hello followed by a frame with a bad CRC. Each stream is closed.
+	// Hostile peers against a follower: garbage, another cluster's hello, a
+	// peer whose configured terms differ, and a valid hello followed by a
+	// frame with a bad CRC. Each stream is closed.
 	var f *tcpNode
 	for _, n := range nodes {
 		if n != l {
 			f = n
 		}
 	}
-	hello := func(cluster, from, to uint64) []byte {
+	hello := func(cluster, from, to uint64, terms uint32) []byte {
 		b := make([]byte, helloBytes)
 		copy(b, helloMagic)
 		binary.LittleEndian.PutUint64(b[8:], cluster)
 		binary.LittleEndian.PutUint64(b[16:], from)
 		binary.LittleEndian.PutUint64(b[24:], to)
+		binary.LittleEndian.PutUint32(b[32:], terms)
 		binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
 		return b
 	}
-	badFrame := append(hello(0xFEED, l.id, f.id), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
+	badFrame := append(hello(0xFEED, l.id, f.id, 0), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
 	for name, data := range map[string][]byte{
 		"garbage":       []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
-		"other cluster": hello(0xBAD, l.id, f.id),
+		"other cluster": hello(0xBAD, l.id, f.id, 0),
+		"other terms":   hello(0xFEED, l.id, f.id, 0x1234),
 		"bad crc":       badFrame,
 	} {
 		c, err := net.Dial("tcp", f.ln.Addr().String())
@@ -244,8 +247,8 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 		}
 		c.Close()
 	}
-	if got := f.tr.Stats().ConnsRejected.Load(); got < 2 {
-		t.Errorf("connections rejected: %d, want 2", got)
+	if got := f.tr.Stats().ConnsRejected.Load(); got < 3 {
+		t.Errorf("connections rejected: %d, want 3", got)
 	}
 	if got := f.tr.Stats().FramesBad.Load(); got < 1 {
 		t.Errorf("bad frames: %d, want 1", got)

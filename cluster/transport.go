@@ -21,7 +21,7 @@ import (
 // Transport bounds and timeouts (doc.go, "Transport").
 const (
 	helloMagic       = "FVRAFT01"
-	helloBytes       = 40 // magic 8 | cluster id u64 | from u64 | to u64 | reserved u32 | crc32c u32
+	helloBytes       = 40 // magic 8 | cluster id u64 | from u64 | to u64 | terms u32 | crc32c u32
 	wireHeaderBytes  = 8  // length u32 | crc32c u32 of the payload
 	wireMessageBytes = 16 << 20
 	// peerQueueMessagesMax bounds the messages waiting for one peer's
@@ -40,8 +40,13 @@ const (
 type TransportConfig struct {
 	ClusterID uint64
 	NodeID    uint64
-	Listener  net.Listener      // the Raft address, bound by the caller
-	Peers     map[uint64]string // Raft address of every other node
+	// Terms identifies the configured terms that applying the commands
+	// depends on (a hash of them; the server's terms record): a peer whose
+	// hello carries others is refused like a peer of another cluster, since
+	// its replica would give other events for the same commands.
+	Terms    uint32
+	Listener net.Listener      // the Raft address, bound by the caller
+	Peers    map[uint64]string // Raft address of every other node
 	// SnapshotDir receives Raft snapshots (the replica's directory, so
 	// that the node installs the received file by renaming it; default the
 	// system's temporary directory). SnapshotBytesMax bounds one
@@ -53,7 +58,7 @@ type TransportConfig struct {
 
 // TransportStats counts what the transport refused or dropped.
 type TransportStats struct {
-	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node
+	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node, other terms
 	FramesBad     atomic.Int64 // bad length, CRC or message (snapshot chunks too): the connection is closed
 	DroppedOut    atomic.Int64 // messages dropped because a peer's queue was full
 	DroppedIn     atomic.Int64 // messages dropped because the node's inbound queue was full
@@ -169,6 +174,7 @@ func (t *Transport) hello(to uint64) []byte {
 	binary.LittleEndian.PutUint64(b[8:], t.cfg.ClusterID)
 	binary.LittleEndian.PutUint64(b[16:], t.cfg.NodeID)
 	binary.LittleEndian.PutUint64(b[24:], to)
+	binary.LittleEndian.PutUint32(b[32:], t.cfg.Terms)
 	binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
 	return b
 }
@@ -373,6 +379,10 @@ func (t *Transport) checkHello(h []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w a hello for node %d, this is node %d", errPeer, to, t.cfg.NodeID)
 	case t.peers[from] == nil:
 		return 0, fmt.Errorf("%w a hello from unknown node %d", errPeer, from)
+	case binary.LittleEndian.Uint32(h[32:]) != t.cfg.Terms:
+		return 0, fmt.Errorf("%w a hello from node %d with configured terms %08x, this node's are %08x: the nodes' "+
+			"sessions, instruments, matcher bounds or risk limits differ (each node's terms.json lists its own)",
+			errPeer, from, binary.LittleEndian.Uint32(h[32:]), t.cfg.Terms)
 	}
 	return from, nil
 }

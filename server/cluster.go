@@ -205,7 +205,11 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
-	if err := checkInstrumentRecord(cfg, true); err != nil {
+	if err := checkTermsRecord(cfg, true); err != nil {
+		return nil, err
+	}
+	terms, err := termsHash(cfg)
+	if err != nil {
 		return nil, err
 	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
@@ -242,7 +246,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		raftL.Close()
 		return nil, err
 	}
-	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Listener: raftL,
+	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Terms: terms, Listener: raftL,
 		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log})
 	if cfg.MarketData.Enabled {
 		c.orderToFeed = latency.New("order to feed")

@@ -5,9 +5,10 @@
 //
 // Start-up order matters and is fixed: take the data directory's lock
 // (datadir.go: one venue or cluster node per directory; a second process is
-// refused before it opens anything), check the configured instruments
-// against those the journal was written under (instrumentrecord.go: a
-// change would alter what replayed orders mean), recover the journal (cut a torn tail,
+// refused before it opens anything), check the configured sessions,
+// instruments, matcher bounds and risk limits against those the journal was
+// written under (termsrecord.go: a change would alter what replayed orders
+// mean), recover the journal (cut a torn tail,
 // refuse corruption), replay every journaled command into a fresh matcher,
 // into market data and into the web console's tape (the day's trades), from
 // the newest snapshot beside which both saved their state (mdstate/,

@@ -158,7 +158,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
-	if err := checkInstrumentRecord(cfg, true); err != nil {
+	if err := checkTermsRecord(cfg, true); err != nil {
 		return nil, err
 	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))

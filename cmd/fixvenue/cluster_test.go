@@ -1045,3 +1045,51 @@ func TestClusterLeaderWhoseDiskFailsLeaves(t *testing.T) {
 		t.Fatalf("no order taken by the new leader (node %d): %v", next+1, err)
 	}
 }
+
+// TestClusterNodeWithOtherTermsIsRefused: replicas apply the same commands,
+// so they must do it under the same sessions, instruments, bounds and risk
+// limits. A node whose configuration has a session the others lack (its
+// orders would be refused on theirs) is refused by its peers at the
+// stream's hello, says why, and applies nothing; the other two elect a
+// leader and trade.
+func TestClusterNodeWithOtherTermsIsRefused(t *testing.T) {
+	h := writeClusterConfigs(t, func(i int) string {
+		if i == 2 {
+			return "[[session]]\ncomp_id = \"ONLYHERE\"\n"
+		}
+		return ""
+	}, false)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	if l == 2 {
+		t.Fatal("the node with other terms leads")
+	}
+	cl, err := h.clients[0].connect(h.fix[:2], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Send("D", dayBuy("terms-1")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Expect(10*time.Second, "8", map[int]string{11: "terms-1", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node 3 says why its peers are refused", func() error {
+		if logs := h.procs[2].logs(); !strings.Contains(logs, "with configured terms") {
+			return fmt.Errorf("its log:\n%s", lastLines(logs, 20))
+		}
+		return nil
+	})
+	lead, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd, err := h.nodeStatus(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if odd.CommittedSeq >= lead.CommittedSeq || odd.Lead != 0 {
+		t.Fatalf("leader committed %d; node 3 committed %d and follows %d, want nothing from a refused peer", lead.CommittedSeq, odd.CommittedSeq, odd.Lead)
+	}
+}

@@ -80,13 +80,19 @@ func restingOrders(t *testing.T, adminAddr string) int {
 	return n
 }
 
-// TestChangedInstrumentIsRefused: a venue that ran with ACME at tick 0.01
-// does not start again with 0.05, nor does `fixvenue journal verify` replay
-// its journal under it; both name the difference and exit 1.
-func TestChangedInstrumentIsRefused(t *testing.T) {
+// TestChangedTermsAreRefused: a venue that ran with ACME at tick 0.01 and
+// sessions CLIENT1, CLIENT2 does not start again with tick 0.05, nor with the
+// sessions swapped (CLIENT2 would own CLIENT1's order), nor does `fixvenue
+// journal verify` replay its journal so; each names the difference and
+// exits 1.
+func TestChangedTermsAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	body := `[marketdata]
 enabled = false
+[[session]]
+comp_id = "%s"
+[[session]]
+comp_id = "%s"
 [[instrument]]
 id = 1
 symbol = "ACME"
@@ -97,7 +103,7 @@ max_qty = 1000
 ref_price = "100.00"
 band_percent = 10
 `
-	cfg := writeVenueConfig(t, dir, body, "0.01")
+	cfg := writeVenueConfig(t, dir, body, "CLIENT1", "CLIENT2", "0.01")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	if err := c.Send("D", dayBuy("before")...); err != nil {
@@ -107,16 +113,23 @@ band_percent = 10
 		t.Fatal(err)
 	}
 	v.stop(t)
-	cfg = writeVenueConfig(t, dir, body, "0.05")
-	const want = "instrument id 1: tick_size 0.01 recorded, 0.05 configured"
-	for _, args := range [][]string{{"serve", "--config", cfg}, {"journal", "verify", "--config", cfg}} {
-		// Bounded: a venue that did start would serve until killed.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, binPath, args...).CombinedOutput()
-		cancel()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), want) {
-			t.Fatalf("fixvenue %s with ACME's tick changed: %v\n%s", strings.Join(args, " "), err, out)
+	for _, change := range []struct {
+		terms []any
+		want  string
+	}{
+		{[]any{"CLIENT1", "CLIENT2", "0.05"}, "instrument id 1: tick_size 0.01 recorded, 0.05 configured"},
+		{[]any{"CLIENT2", "CLIENT1", "0.01"}, "session index 0 is CLIENT1 in the journal, CLIENT2 configured"},
+	} {
+		cfg = writeVenueConfig(t, dir, body, change.terms...)
+		for _, args := range [][]string{{"serve", "--config", cfg}, {"journal", "verify", "--config", cfg}} {
+			// Bounded: a venue that did start would serve until killed.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			out, err := exec.CommandContext(ctx, binPath, args...).CombinedOutput()
+			cancel()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), change.want) {
+				t.Fatalf("fixvenue %s with %v: %v\n%s", strings.Join(args, " "), change.terms, err, out)
+			}
 		}
 	}
 }

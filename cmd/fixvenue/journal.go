@@ -40,7 +40,7 @@ func cmdJournal(args []string) int {
 		return 1
 	}
 	cfg.Venue.DataDir = *dataDir
-	if err := server.CheckInstrumentRecord(cfg); err != nil {
+	if err := server.CheckTermsRecord(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
 		return 1
 	}

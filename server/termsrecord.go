@@ -1,0 +1,314 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// termsRecordFile, in the data directory, holds the configured terms the
+// journal was written under: the sessions by index, the matcher's bounds
+// and risk limits, and the instruments (docs/ARCHITECTURE.md, "The
+// configured terms and the journal").
+const termsRecordFile = "terms.json"
+
+// instrumentRecordFile is the record of a data directory written before the
+// record held sessions and matcher terms: its instruments are checked, and
+// it is replaced by termsRecordFile.
+const instrumentRecordFile = "instruments.json"
+
+// termsRecord is what replaying the journal depends on besides the
+// journal. Journaled commands name their session by index (the position in
+// the configuration, ranges expanded), their instrument by id, prices in
+// ticks; the matcher refuses what its bounds and risk limits refuse.
+// Replayed under other terms the same commands give other events.
+type termsRecord struct {
+	// Sessions are the CompIDs by session index (nil: not recorded yet).
+	Sessions []string `json:"sessions"`
+	// Matcher are the matcher's configured bounds and risk limits by
+	// configuration key (nil: not recorded yet).
+	Matcher     map[string]string    `json:"matcher"`
+	Instruments []recordedInstrument `json:"instruments"`
+}
+
+// recordedInstrument is what the matcher takes from a configured
+// instrument, by configuration key.
+type recordedInstrument struct {
+	ID    uint32            `json:"id"`
+	Terms map[string]string `json:"terms"`
+}
+
+func recordOf(in *config.Instrument) recordedInstrument {
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return recordedInstrument{ID: in.ID, Terms: map[string]string{"symbol": in.Symbol, "tick_size": in.TickSize,
+		"lot_size": n(in.LotSize), "min_qty": n(in.MinQty), "max_qty": n(in.MaxQty), "ref_price": in.RefPrice,
+		"band_percent": n(in.BandPercent), "status": in.Status.String(), "volatility_band_ticks": n(in.VolatilityBandTicks),
+		"volatility_auction": in.VolatilityAuction.Duration.String()}}
+}
+
+// matcherTerms are the terms of MatcherConfig other than the instruments
+// and the session count, by configuration key; a risk limit that is not
+// set has no key. engine.instruments_max is left out: by default it grows
+// with the configured instruments, and it only bounds AddInstrument
+// commands (TestMatcherTermsCoverTheMatcherConfig lists each field).
+func matcherTerms(cfg *config.Config) map[string]string {
+	out := map[string]string{
+		"engine.orders_max":          strconv.Itoa(cfg.Engine.OrdersMax),
+		"engine.clordids_max":        strconv.Itoa(cfg.Engine.ClOrdIDsMax),
+		"engine.indicative_interval": cfg.Engine.IndicativeInterval.Duration.String(),
+	}
+	r := cfg.Risk
+	if r == nil {
+		out["risk"] = "off"
+		return out
+	}
+	out["risk"] = "on"
+	limits := func(prefix string, l *config.RiskLimits) {
+		set := func(key string, v *int64) {
+			if v != nil {
+				out[prefix+"."+key] = strconv.FormatInt(*v, 10)
+			}
+		}
+		set("max_order_qty", l.MaxOrderQty)
+		set("max_order_notional", l.MaxOrderNotional)
+		set("max_open_orders", l.MaxOpenOrders)
+		set("max_open_notional", l.MaxOpenNotional)
+		set("credit_limit", l.CreditLimit)
+		set("max_position", l.MaxPosition)
+		set("kill_after_breaches", l.KillAfterBreaches)
+		set("kill_at_loss", l.KillAtLoss)
+		for _, in := range l.Instrument {
+			p := prefix + ".instrument." + in.Symbol + "."
+			if in.MaxOrderQty != nil {
+				out[p+"max_order_qty"] = strconv.FormatInt(*in.MaxOrderQty, 10)
+			}
+			if in.MaxOrderNotional != nil {
+				out[p+"max_order_notional"] = strconv.FormatInt(*in.MaxOrderNotional, 10)
+			}
+			if in.MaxPosition != nil {
+				out[p+"max_position"] = strconv.FormatInt(*in.MaxPosition, 10)
+			}
+		}
+	}
+	limits("risk.sessions", &r.Sessions)
+	for i := range r.Session {
+		limits("risk.session."+r.Session[i].CompID, &r.Session[i].RiskLimits)
+	}
+	for i := range r.Account {
+		limits("risk.account."+r.Account[i].Name, &r.Account[i].RiskLimits)
+	}
+	return out
+}
+
+func termsOf(cfg *config.Config) termsRecord {
+	t := termsRecord{Sessions: make([]string, len(cfg.Sessions)), Matcher: matcherTerms(cfg),
+		Instruments: make([]recordedInstrument, len(cfg.Instruments))}
+	for i := range cfg.Sessions {
+		t.Sessions[i] = cfg.Sessions[i].CompID
+	}
+	for i := range cfg.Instruments {
+		t.Instruments[i] = recordOf(&cfg.Instruments[i])
+	}
+	return t
+}
+
+// checkTermsRecord compares the configuration with the terms the data
+// directory's journal was written under, before anything is replayed. A
+// start is refused, with each difference named, when a recorded session is
+// at another index or gone (its orders would belong to another CompID),
+// when a recorded instrument changed or is gone (a resting order outside a
+// band it was inside of is refused on replay and disappears; prices in
+// ticks change their value with the tick size), or when a bound or risk
+// limit of the matcher changed (an order accepted then may be refused on
+// replay, or the reverse). Sessions added after the recorded ones and new
+// instruments are accepted and recorded. A missing record (a new data
+// directory, or one from before the record) is written from the
+// configuration; one from before sessions and matcher terms were recorded
+// has them added. Moving the record aside accepts the configuration as it
+// is. With write false nothing is written (a tool that only reads the
+// journal).
+func checkTermsRecord(cfg *config.Config, write bool) error {
+	dir := cfg.Venue.DataDir
+	path := filepath.Join(dir, termsRecordFile)
+	current := termsOf(cfg)
+	recorded, legacy, err := readTermsRecord(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("configured terms: %w", err)
+	case recorded == nil:
+		if !write {
+			return nil
+		}
+		return writeTermsRecord(path, current)
+	}
+	var diffs, hints []string
+	hint := func(h string) {
+		if !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	if recorded.Sessions != nil {
+		for i, was := range recorded.Sessions {
+			switch {
+			case i >= len(current.Sessions):
+				diffs = append(diffs, fmt.Sprintf("session %s (index %d) is no longer configured", was, i))
+			case current.Sessions[i] != was:
+				diffs = append(diffs, fmt.Sprintf("session index %d is %s in the journal, %s configured", i, was, current.Sessions[i]))
+			default:
+				continue
+			}
+			hint("sessions are numbered in the configuration's order (ranges expanded): keep the recorded ones, in " +
+				"that order, and add new sessions after them")
+		}
+	}
+	if recorded.Matcher != nil {
+		for _, k := range slices.Sorted(maps.Keys(union(recorded.Matcher, current.Matcher))) {
+			was, now := recorded.Matcher[k], current.Matcher[k]
+			if was == now {
+				continue
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %s recorded, %s configured", k, orNone(was), orNone(now)))
+			switch {
+			case k == "risk":
+				hint("risk limits on or off decide what every replayed order is checked against: keep the recorded setting")
+			case strings.HasPrefix(k, "risk."):
+				hint("risk limits in force change through the admin API, which journals each change (README, \"Risk limits\")")
+			}
+		}
+	}
+	byID := make(map[uint32]recordedInstrument, len(current.Instruments))
+	for _, r := range current.Instruments {
+		byID[r.ID] = r
+	}
+	known := make(map[uint32]bool, len(recorded.Instruments))
+	for _, was := range recorded.Instruments {
+		known[was.ID] = true
+		now, ok := byID[was.ID]
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("instrument id %d (%s) is no longer configured", was.ID, was.Terms["symbol"]))
+			continue
+		}
+		if changes := termChanges(was, now); changes != "" {
+			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
+		}
+	}
+	if len(diffs) > 0 {
+		hint(fmt.Sprintf("to replay the journal under the configured terms as they are, move %s aside and start again", filepath.Join(dir, recordFileName(legacy))))
+		return fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
+			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
+			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, "; "))
+	}
+	grown := legacy || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
+	for _, r := range current.Instruments {
+		grown = grown || !known[r.ID]
+	}
+	if !grown || !write {
+		return nil
+	}
+	if err := writeTermsRecord(path, current); err != nil {
+		return err
+	}
+	if legacy {
+		if err := os.Remove(filepath.Join(dir, instrumentRecordFile)); err != nil {
+			return fmt.Errorf("configured terms: %w", err)
+		}
+	}
+	return nil
+}
+
+// termsHash identifies the configured terms for a cluster's transport
+// (cluster.TransportConfig.Terms): replicas apply the same commands, so they
+// must apply them under the same terms, and a node configured otherwise is
+// refused by its peers. The JSON of the terms is canonical (sorted keys).
+func termsHash(cfg *config.Config) (uint32, error) {
+	b, err := json.Marshal(termsOf(cfg))
+	if err != nil {
+		return 0, err
+	}
+	return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)), nil
+}
+
+// CheckTermsRecord refuses a configuration that differs from the terms the
+// data directory's journal was written under, as a start does, and writes
+// nothing: for the tools that replay a journal (fixvenue journal verify,
+// dump and book), whose results would otherwise describe another venue.
+func CheckTermsRecord(cfg *config.Config) error { return checkTermsRecord(cfg, false) }
+
+// readTermsRecord reads the data directory's record: nil when there is none;
+// legacy when it is the instruments-only record.
+func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, termsRecordFile))
+	if errors.Is(err, os.ErrNotExist) {
+		legacy = true
+		raw, err = os.ReadFile(filepath.Join(dir, instrumentRecordFile))
+	}
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	rec = &termsRecord{}
+	if legacy {
+		err = json.Unmarshal(raw, &rec.Instruments)
+	} else {
+		err = json.Unmarshal(raw, rec)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, recordFileName(legacy)), err)
+	}
+	return rec, legacy, nil
+}
+
+func recordFileName(legacy bool) string {
+	if legacy {
+		return instrumentRecordFile
+	}
+	return termsRecordFile
+}
+
+// termChanges names the terms that differ, as "key recorded, configured",
+// in key order.
+func termChanges(was, now recordedInstrument) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(now.Terms)) {
+		if was.Terms[k] != now.Terms[k] {
+			out = append(out, fmt.Sprintf("%s %s recorded, %s configured", k, was.Terms[k], now.Terms[k]))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func union(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
+}
+
+func writeTermsRecord(path string, t termsRecord) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := ops.WriteFileDurably(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("configured terms: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// TestConfiguredInstrumentsMatchTheJournal: a resting order's price is in
+// ticks of ACME's configured tick size. A restart whose configuration gives
+// ACME another tick size, or drops it, is refused before anything is
+// replayed, naming the difference; an instrument new to the configuration
+// is accepted and recorded, and the order still rests.
+func TestConfiguredInstrumentsMatchTheJournal(t *testing.T) {
+	dir := journalWithGTC(t)
+	changed := testConfig(t, dir, "")
+	changed.Instruments[0].TickSize = "0.05"
+	refusedStart(t, changed, "ACME's tick size changed", "instrument id 1: tick_size 0.01 recorded, 0.05 configured")
+	dropped := testConfig(t, dir, "")
+	dropped.Instruments = dropped.Instruments[1:]
+	refusedStart(t, dropped, "ACME dropped", "instrument id 1 (ACME) is no longer configured")
+
+	s := startServer(t, testConfig(t, dir, `[[instrument]]
+id = 3
+symbol = "NEWCO"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "20.00"
+band_percent = 10
+`), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	if err := c.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0", 44: "99.00"})
+	if rec := readRecord(t, dir); len(rec.Instruments) != 3 || rec.Instruments[2].Terms["symbol"] != "NEWCO" {
+		t.Fatalf("record after adding NEWCO: %+v", rec)
+	}
+}
+
+// journalWithGTC returns a data directory whose journal has CLIENT1's GTC
+// buy gtc1 resting at 99.00 on ACME, the venue stopped.
+func journalWithGTC(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, c, _ := restingGTC(t, dir, "gtc1", "99.00")
+	c.Close()
+	s.Close()
+	return dir
+}
+
+func readRecord(t *testing.T, dir string) termsRecord {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, termsRecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec termsRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	return rec
+}
+
+// refusedStart asserts that New refuses cfg naming want.
+func refusedStart(t *testing.T, cfg *config.Config, what, want string) {
+	t.Helper()
+	if s, err := New(cfg, Options{Logger: testLogger(t)}); err == nil || !strings.Contains(err.Error(), want) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("a restart with %s: %v (want %q)", what, err, want)
+	}
+}
+
+// TestConfiguredSessionsMatchTheJournal: commands name their session by
+// its index in the configuration. CLIENT1 (index 0) rests an order; a
+// restart with CLIENT1 and CLIENT2 swapped would hand CLIENT2 that order
+// (its fills, its cancel), so it is refused, as is one without the last
+// session; a session added after the recorded ones is accepted, and the
+// order is still CLIENT1's.
+func TestConfiguredSessionsMatchTheJournal(t *testing.T) {
+	dir := journalWithGTC(t)
+	swapped := testConfig(t, dir, "")
+	swapped.Sessions[0], swapped.Sessions[1] = swapped.Sessions[1], swapped.Sessions[0]
+	refusedStart(t, swapped, "CLIENT1 and CLIENT2 swapped", "session index 0 is CLIENT1 in the journal, CLIENT2 configured; session index 1 is CLIENT2 in the journal, CLIENT1 configured")
+	dropped := testConfig(t, dir, "")
+	dropped.Sessions = dropped.Sessions[:len(dropped.Sessions)-1]
+	refusedStart(t, dropped, "SLOW dropped", "session SLOW (index 4) is no longer configured")
+
+	s := startServer(t, testConfig(t, dir, "[[session]]\ncomp_id = \"LATE\"\n"), Options{})
+	late := logon(t, s, "LATE", true)
+	if err := late.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, late, map[int]string{11: "gtc1", 150: "I", 39: "8"}) // not LATE's order
+	c := logon(t, s, "CLIENT1", true)
+	if err := c.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0", 44: "99.00"})
+	if rec := readRecord(t, dir); len(rec.Sessions) != 6 || rec.Sessions[0] != "CLIENT1" || rec.Sessions[5] != "LATE" {
+		t.Fatalf("sessions recorded after adding LATE: %v", rec.Sessions)
+	}
+}
+
+// TestMatcherTermsMatchTheJournal: the matcher's bounds and risk limits
+// decide which journaled orders it accepts on replay, so a restart that
+// changes them is refused, naming each and where a limit is changed.
+func TestMatcherTermsMatchTheJournal(t *testing.T) {
+	dir := journalWithGTC(t)
+	bigger := testConfig(t, dir, "")
+	bigger.Engine.OrdersMax *= 2
+	refusedStart(t, bigger, "orders_max doubled", "engine.orders_max 4096 recorded, 8192 configured")
+	limited := testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n")
+	refusedStart(t, limited, "risk limits turned on", "risk off recorded, on configured; risk.sessions.max_order_qty none recorded, 2 configured")
+	refusedStart(t, limited, "risk limits turned on", "keep the recorded setting")
+
+	// Under limits, a changed limit is named with the way to change it.
+	dir = t.TempDir()
+	s := startServer(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 5\n"), Options{})
+	s.Close()
+	refusedStart(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n"), "a lower limit",
+		"risk.sessions.max_order_qty 5 recorded, 2 configured")
+	refusedStart(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n"), "a lower limit", `the admin API, which journals each change (README, "Risk limits")`)
+	startServer(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 5\n"), Options{}).Close()
+}
+
+// TestInstrumentOnlyRecordIsChecked: a data directory whose record holds
+// only the instruments (written before sessions and matcher terms were
+// recorded) is checked against it, and on a start that passes it is
+// replaced by the whole record.
+func TestInstrumentOnlyRecordIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	old := termsOf(cfg).Instruments
+	old[0].Terms["tick_size"] = "0.05"
+	b, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := filepath.Join(dir, instrumentRecordFile)
+	if err := os.WriteFile(legacy, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refusedStart(t, cfg, "an instrument-only record with another tick", "instrument id 1: tick_size 0.05 recorded, 0.01 configured")
+	refusedStart(t, cfg, "an instrument-only record with another tick", "move "+legacy+" aside")
+	old[0].Terms["tick_size"] = "0.01"
+	if b, err = json.Marshal(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, cfg, Options{}).Close()
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Fatalf("the instrument-only record is still there: %v", err)
+	}
+	if rec := readRecord(t, dir); len(rec.Sessions) != 5 || rec.Matcher["engine.orders_max"] != "4096" || len(rec.Instruments) != len(old) {
+		t.Fatalf("record written in its place: %+v", rec)
+	}
+}
+
+// TestMatcherTermsCoverTheMatcherConfig: every field of the matcher's
+// configuration is either in the record or set by nothing a configuration
+// can change between two starts of one journal; a new field fails here
+// until it is one or the other.
+func TestMatcherTermsCoverTheMatcherConfig(t *testing.T) {
+	covered := map[string]string{
+		"OrdersMax": "engine.orders_max", "ClOrdIDsMax": "engine.clordids_max", "Instruments": "instruments",
+		"Risk": "risk", "IndicativeIntervalNs": "engine.indicative_interval", "SessionsMax": "sessions",
+		// Not recorded: not set from the configuration (MatcherConfig leaves them zero) ...
+		"StopsMax": "", "LevelsPerSideMax": "", "AccountStpModes": "",
+		// ... or grows with the configured instruments by default and only
+		// bounds AddInstrument commands.
+		"InstrumentsMax": "",
+	}
+	typ := reflect.TypeOf(core.Config{})
+	for i := range typ.NumField() {
+		if _, ok := covered[typ.Field(i).Name]; !ok {
+			t.Errorf("core.Config.%s is neither recorded (termsrecord.go) nor listed here as left out", typ.Field(i).Name)
+		}
+	}
+	mc := MatcherConfig(testConfig(t, t.TempDir(), ""))
+	v := reflect.ValueOf(mc)
+	for i := range typ.NumField() {
+		if covered[typ.Field(i).Name] == "" && typ.Field(i).Name != "InstrumentsMax" && !v.Field(i).IsZero() {
+			t.Errorf("core.Config.%s is set from the configuration but not recorded", typ.Field(i).Name)
+		}
+	}
+}
