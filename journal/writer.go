@@ -349,6 +349,7 @@ func (w *Writer) writeBuffered() error {
 func (w *Writer) startSegment(firstSeq uint64) error {
 	f, path, err := createSegment(w.dir, w.dirFile, firstSeq, w.cfg.SegmentBytes, w.cfg.ZeroFill, w.cfg.Sync)
 	if err != nil {
+		w.segPath = filepath.Join(w.dir, segmentName(firstSeq)) // the segment it could not create
 		return w.fail("create segment", err)
 	}
 	w.seg, w.segPath, w.segBytes = f, path, w.cfg.SegmentBytes

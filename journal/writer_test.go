@@ -313,6 +313,13 @@ func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 	if !errors.Is(appendErr, syscall.ENOSPC) || !errors.Is(appendErr, journal.ErrFailed) {
 		t.Fatalf("append at roll: %v, want ErrFailed wrapping ENOSPC", appendErr)
 	}
+	// The error names the segment that could not be made (its first record
+	// the one being appended), for the operator who reads it.
+	var fe *journal.FailedError
+	if !errors.As(appendErr, &fe) || !strings.HasSuffix(fe.Segment, fmt.Sprintf("%020d.seg", s-1)) ||
+		!strings.Contains(appendErr.Error(), fmt.Sprintf("%020d", s-1)) {
+		t.Fatalf("append at roll: %v names segment %q, want the one starting at %d", appendErr, fe.Segment, s-1)
+	}
 	durable := w.Durable()
 	if durable != int64(s-2) {
 		t.Fatalf("durable %d, want %d", durable, s-2)
