@@ -55,6 +55,20 @@ func (m *Matcher) Counters() Counters {
 // counting the untriggered stops, which are not in a book).
 func (m *Matcher) RestingOrders() int { return m.pool.inUse - m.stopsWaiting }
 
+// Usage is how much of each bound of Config the matcher holds.
+type Usage struct {
+	Orders, OrdersMax     int // order slots: resting orders and untriggered stops
+	Stops, StopsMax       int // untriggered stops
+	ClOrdIDs, ClOrdIDsMax int // ClOrdIDs remembered since the last EndOfDay
+}
+
+// Usage returns how much of its bounds the matcher holds, for an operator
+// to see a bound coming before orders are refused at it.
+func (m *Matcher) Usage() Usage {
+	return Usage{Orders: m.pool.inUse, OrdersMax: m.ordersMax, Stops: m.stopsWaiting, StopsMax: m.stopsMax,
+		ClOrdIDs: m.index.recsUsed, ClOrdIDsMax: len(m.index.recs)}
+}
+
 // WaitingStops returns the number of untriggered stop orders.
 func (m *Matcher) WaitingStops() int { return m.stopsWaiting }
 

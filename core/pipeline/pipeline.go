@@ -71,6 +71,10 @@ type Config struct {
 	// Snapshot command was applied, with that command's seq: the matcher's state
 	// is then exactly the state after that seq.
 	OnSnapshot func(seq uint64)
+	// AfterBatch, when set, is called on the matcher goroutine after each
+	// run of commands it applied before waiting for more (one command at a
+	// low rate, many under load), so the matcher's state may be read there.
+	AfterBatch func()
 	// OnFail is called once, from the failing goroutine, when the matcher or the journal fails.
 	OnFail func(error)
 }
@@ -347,6 +351,9 @@ func (p *Pipeline) runMatcher() {
 				return
 			}
 			p.matcherSeq.Store(next)
+		}
+		if p.cfg.AfterBatch != nil {
+			p.cfg.AfterBatch()
 		}
 	}
 }

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"sync/atomic"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// engineUsage is the matcher's core.Usage as its thread last stored it,
+// after each run of commands (pipeline.Config.AfterBatch): the metrics
+// fixvenue_engine_usage and fixvenue_engine_limit, by bound, show an
+// operator a bound coming (orders_max, clordids_max, stops) before orders
+// are refused at it (docs/ARCHITECTURE.md, "Capacity").
+type engineUsage struct {
+	orders, stops, clOrdIDs atomic.Int64
+	limits                  core.Usage // the bounds, fixed at start
+}
+
+// store is called on the matcher's thread (or before it runs).
+func (u *engineUsage) store(v core.Usage) {
+	u.orders.Store(int64(v.Orders))
+	u.stops.Store(int64(v.Stops))
+	u.clOrdIDs.Store(int64(v.ClOrdIDs))
+}
+
+// register adds the gauges; start is the matcher's usage before it runs.
+func (u *engineUsage) register(reg prometheus.Registerer, start core.Usage) {
+	u.limits = start
+	u.store(start)
+	for _, b := range []struct {
+		bound string
+		used  *atomic.Int64
+		limit int
+	}{
+		{"orders_max", &u.orders, start.OrdersMax},
+		{"stops_max", &u.stops, start.StopsMax},
+		{"clordids_max", &u.clOrdIDs, start.ClOrdIDsMax},
+	} {
+		labels := prometheus.Labels{"bound": b.bound}
+		used, limit := b.used, float64(b.limit)
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_engine_usage", ConstLabels: labels,
+				Help: "What the matcher holds of a bound: order slots (resting orders and waiting stops), waiting stops, ClOrdIDs remembered since the last end of day. At the bound new orders are refused (CapacityExceeded)."},
+				func() float64 { return float64(used.Load()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_engine_limit", ConstLabels: labels,
+				Help: "The matcher's bound (engine.orders_max, the stops' share of it, engine.clordids_max)."},
+				func() float64 { return limit }))
+	}
+}
