@@ -58,13 +58,15 @@ func recordOf(in *config.Instrument) recordedInstrument {
 
 // matcherTerms are the terms of MatcherConfig other than the instruments
 // and the session count, by configuration key; a risk limit that is not
-// set has no key. engine.instruments_max is left out: by default it grows
-// with the configured instruments, and it only bounds AddInstrument
-// commands (TestMatcherTermsCoverTheMatcherConfig lists each field).
+// set has no key. engine.instruments_max is recorded as configured ("0":
+// unset, when it grows with the configured instruments, so that adding one
+// is accepted); it bounds AddInstrument commands
+// (TestMatcherTermsCoverTheMatcherConfig lists each field).
 func matcherTerms(cfg *config.Config) map[string]string {
 	out := map[string]string{
 		"engine.orders_max":          strconv.Itoa(cfg.Engine.OrdersMax),
 		"engine.clordids_max":        strconv.Itoa(cfg.Engine.ClOrdIDsMax),
+		"engine.instruments_max":     strconv.Itoa(cfg.Engine.InstrumentsMaxSetting),
 		"engine.indicative_interval": cfg.Engine.IndicativeInterval.Duration.String(),
 	}
 	r := cfg.Risk

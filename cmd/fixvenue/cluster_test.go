@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"math"
 	"math/rand"
 	"net"
 	"net/http"
@@ -22,6 +25,8 @@ import (
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // The cluster tests run three `fixvenue serve` processes on 127.0.0.1.
@@ -814,31 +819,29 @@ func TestClusterPartitions(t *testing.T) {
 	h.finish()
 }
 
-// TestClusterDivergedFollowerStops gives node 3 a narrower price band than
-// the others, so that its matcher rejects orders the others accept: at the
-// first snapshot point its events hash differs from the leader's, and it
-// stops with an alert (log, status, metric) while the healthy follower's
-// checks pass.
+// TestClusterDivergedFollowerStops: a replica whose matcher gives other
+// events for the same commands must stop. Nodes with other configured terms
+// are refused at the hello (TestClusterNodeWithOtherTermsIsRefused), so the
+// divergence here is one nothing else catches: node 3's copy of an order in
+// its journal is changed while it is down (another quantity, the frame's CRC
+// made good again). Replaying it, node 3 acks another order than the others
+// did: at the first snapshot point after it is back its events hash differs
+// from the leader's, and it stops with an alert (log, status, metric) while
+// the healthy follower's checks pass.
 func TestClusterDivergedFollowerStops(t *testing.T) {
-	h := writeClusterConfigs(t, func(i int) string {
-		if i != 2 {
-			return ""
-		}
-		return `
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000000
-ref_price = "100.00"
-band_percent = 5
-`
-	}, false)
-	h.start(0)
-	h.start(1)
+	h := newClusterHarness(t)
 	l := h.leader(30 * time.Second)
+	if l == 2 {
+		if err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", "1").Run(); err != nil {
+			t.Fatalf("transfer away from node 3: %v", err)
+		}
+		if l = h.leader(30 * time.Second); l == 2 {
+			t.Fatal("node 3 still leads after a transfer")
+		}
+	}
+	h.endRound(h.round("before", false))
+	h.procs[2].stop(t)
+	changeFirstOrder(t, filepath.Join(h.data[2], "journal"))
 	h.start(2)
 	wait := h.round("diverge", false)
 	time.Sleep(1500 * time.Millisecond)
@@ -872,6 +875,46 @@ band_percent = 5
 	if st, err := h.nodeStatus(l); err != nil || !st.Serving {
 		t.Errorf("the leader stopped serving: %+v %v", st, err)
 	}
+}
+
+// changeFirstOrder adds one to the quantity of the first NewOrder in the
+// journal segments of dir and makes its frame's CRC good again
+// (journal/doc.go, "Format"): a replica's copy that replays cleanly into
+// other events.
+func changeFirstOrder(t *testing.T, dir string) {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no journal segments in %s: %v", dir, err)
+	}
+	for _, seg := range segs {
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := journal.SegmentHeaderBytes; off+16 <= len(b); {
+			n := binary.LittleEndian.Uint32(b[off:])
+			if n == 0 {
+				break // the end of the data
+			}
+			if n == math.MaxUint32 {
+				off += 32 // a Raft entry mark
+				continue
+			}
+			frame := b[off : off+16+int(n)]
+			var o venue.NewOrder
+			if o.WrapDecode(frame[16:], 0) == nil {
+				o.SetQty(o.Qty() + 1)
+				binary.LittleEndian.PutUint32(frame[4:], crc32.Checksum(frame[8:], crc32.MakeTable(crc32.Castagnoli)))
+				if err := os.WriteFile(seg, b, 0o640); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			off += len(frame)
+		}
+	}
+	t.Fatalf("no NewOrder in the journal of %s", dir)
 }
 
 // TestClusterCancelOnDisconnectAcrossFailover: after the leader is killed,
