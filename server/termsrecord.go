@@ -169,8 +169,8 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 			default:
 				continue
 			}
-			hint("sessions are numbered in the configuration's order (ranges expanded): keep the recorded ones, in " +
-				"that order, and add new sessions after them")
+			hint("Sessions are numbered in the configuration's order (ranges expanded): keep the recorded ones, in " +
+				"that order, and add new sessions after them.")
 		}
 	}
 	if recorded.Matcher != nil {
@@ -182,9 +182,9 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 			diffs = append(diffs, fmt.Sprintf("%s %s recorded, %s configured", k, orNone(was), orNone(now)))
 			switch {
 			case k == "risk":
-				hint("risk limits on or off decide what every replayed order is checked against: keep the recorded setting")
+				hint("Risk limits on or off decide what every replayed order is checked against: keep the recorded setting.")
 			case strings.HasPrefix(k, "risk."):
-				hint("risk limits in force change through the admin API, which journals each change (README, \"Risk limits\")")
+				hint("Risk limits in force change through the admin API, which journals each change (README, \"Risk limits\").")
 			}
 		}
 	}
@@ -205,10 +205,10 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 		}
 	}
 	if len(diffs) > 0 {
-		hint(fmt.Sprintf("to replay the journal under the configured terms as they are, move %s aside and start again", filepath.Join(dir, recordFileName(legacy))))
+		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
 		return fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
-			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, "; "))
+			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
 	grown := legacy || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
 	for _, r := range current.Instruments {
