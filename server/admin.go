@@ -1,13 +1,7 @@
 package server
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"sync"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway/edge"
@@ -17,10 +11,6 @@ import (
 // This file wires the control plane (package ops: admin API, trading day)
 // into the venue, and gives it the sessions: state from the gateway, the
 // edge and the FIX stores; logout and disable through the edge.
-
-// disabledSessionsFile keeps the sessions an operator disabled, so that a
-// restart keeps refusing their logons (the journal holds who did it and why).
-const disabledSessionsFile = "sessions.disabled"
 
 // buildOps creates the control plane; the pipeline must exist and not yet run.
 func (s *Server) buildOps(resting []core.OrderView) error {
@@ -50,40 +40,21 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 // sessionControl implements ops.SessionControl over the running venue.
 type sessionControl struct {
 	s        *Server
-	mu       sync.Mutex
-	disabled map[string]bool // client CompIDs
+	disabled *disabledSessions
 }
 
 func (s *Server) newSessionControl() (*sessionControl, error) {
-	sc := &sessionControl{s: s, disabled: map[string]bool{}}
-	b, err := os.ReadFile(sc.path())
-	if errors.Is(err, os.ErrNotExist) {
-		return sc, nil
-	}
+	d, err := newDisabledSessions(s.cfg, false)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	if err := json.Unmarshal(b, &ids); err != nil {
-		return nil, fmt.Errorf("%s: %w", sc.path(), err)
-	}
-	for _, id := range ids {
-		sc.disabled[id] = true
-	}
-	return sc, nil
-}
-
-func (sc *sessionControl) path() string {
-	return filepath.Join(sc.s.cfg.Venue.DataDir, disabledSessionsFile)
+	return &sessionControl{s: s, disabled: d}, nil
 }
 
 // authenticator refuses the logons of disabled sessions, then asks next.
 func (sc *sessionControl) authenticator(next edge.Authenticator) edge.Authenticator {
 	return edge.AuthenticatorFunc(func(req *edge.LogonRequest) error {
-		sc.mu.Lock()
-		off := sc.disabled[req.Key.ClientCompID]
-		sc.mu.Unlock()
-		if off {
+		if sc.disabled.has(req.Key.ClientCompID) {
 			return fmt.Errorf("session %s disabled by an operator", req.Key.ClientCompID)
 		}
 		return next.Authenticate(req)
@@ -96,9 +67,7 @@ func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
 	if int(idx) >= len(s.cfg.Sessions) {
 		return st
 	}
-	sc.mu.Lock()
-	st.Disabled = sc.disabled[s.cfg.Sessions[idx].CompID]
-	sc.mu.Unlock()
+	st.Disabled = sc.disabled.has(s.cfg.Sessions[idx].CompID)
 	id, ok := s.gw.SessionID(idx)
 	if !ok {
 		return st
@@ -130,23 +99,8 @@ func (sc *sessionControl) SetDisabled(idx uint16, disabled bool) {
 	if int(idx) >= len(sc.s.cfg.Sessions) {
 		return
 	}
-	compID := sc.s.cfg.Sessions[idx].CompID
-	sc.mu.Lock()
-	if disabled {
-		sc.disabled[compID] = true
-	} else {
-		delete(sc.disabled, compID)
-	}
-	ids := make([]string, 0, len(sc.disabled))
-	for id := range sc.disabled {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	b, _ := json.Marshal(ids)
-	err := ops.WriteFileDurably(sc.path(), b)
-	sc.mu.Unlock()
-	if err != nil {
-		sc.s.log.Error("disabled sessions not saved; the change holds until restart", "file", sc.path(), "err", err)
+	if err := sc.disabled.set(sc.s.cfg.Sessions[idx].CompID, disabled); err != nil {
+		sc.s.log.Error("session control", "err", err)
 	}
 	if disabled {
 		sc.Logout(idx)

@@ -153,16 +153,19 @@ type ClusterNode struct {
 	matcher *core.Matcher
 	hash    *journal.HashSink
 	tape    *console.Tape // kept while following (clustertape.go); nil when the admin API is off
-	check   *cluster.HashCheck
-	leading atomic.Bool
-	node    *cluster.Node
-	tr      *cluster.Transport
-	runner  *cluster.Runner
-	gate    *followerGate
-	fix     *standbyFIX // the sessions, started while following (clusterfix.go)
-	status  *http.Server
-	statusL net.Listener
-	reg     *prometheus.Registry
+	// disabled are the sessions an operator disabled, kept from the events
+	// while following (disabled.go), so that this node refuses them if it leads.
+	disabled *disabledSessions
+	check    *cluster.HashCheck
+	leading  atomic.Bool
+	node     *cluster.Node
+	tr       *cluster.Transport
+	runner   *cluster.Runner
+	gate     *followerGate
+	fix      *standbyFIX // the sessions, started while following (clusterfix.go)
+	status   *http.Server
+	statusL  net.Listener
+	reg      *prometheus.Registry
 
 	mu      sync.Mutex
 	srv     *Server
@@ -220,6 +223,9 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
 	c.tape = followerTape(cfg)
+	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
+		return nil, err
+	}
 	// The FIX sessions start first, so that the wait for them to run
 	// (standbyFIX.waitLive) overlaps the replay of the journal.
 	if c.fix, err = startStandbyFIX(cfg, self.FIXAddr, c.log); err != nil {
@@ -255,7 +261,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			return nil, err
 		}
 	}
-	c.sink = standbySink{hash: c.hash, feed: c.feed, tape: c.tape, log: c.log}
+	c.sink = standbySink{hash: c.hash, disabled: c.disabled, feed: c.feed, tape: c.tape, log: c.log}
 	c.sink.open, c.sink.rest = standbyViews(cfg, m)
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
@@ -362,6 +368,11 @@ func (c *ClusterNode) newState() (cluster.State, error) {
 	if tape := followerTape(c.cfg); tape != nil {
 		parts[partConsoleTape] = tapePart{tape}
 	}
+	disabled, err := newDisabledSessions(c.cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	parts[partDisabledSessions] = disabled
 	return cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 }
 
@@ -385,6 +396,7 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 	if tape != nil {
 		parts[partConsoleTape] = tapePart{tape}
 	}
+	parts[partDisabledSessions] = c.disabled
 	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 	if err == nil {
 		err = st.Load(state)
@@ -396,11 +408,14 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		return err
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
-	c.sink = standbySink{hash: st.Hash, feed: feed, tape: tape, log: c.log}
+	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, feed: feed, tape: tape, log: c.log}
 	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
 	if slices.Contains(st.Missing, partMarketData) && feed != nil {
 		c.log.Error("cluster: ALERT: restored from a Raft snapshot without market data state (built by a node without market data); this node will not publish market data if it leads")
 		c.closeFeed()
+	}
+	if slices.Contains(st.Missing, partDisabledSessions) {
+		c.log.Warn("cluster: restored from a Raft snapshot without the disabled sessions (built by an older node); this node keeps its own list")
 	}
 	if slices.Contains(st.Missing, partConsoleTape) {
 		c.log.Warn("cluster: restored from a Raft snapshot without the console tape's state; the console shows the trades from here on only")
@@ -423,14 +438,15 @@ func (c *ClusterNode) closeFeed() {
 // the standby feed. The matcher cannot take an error from a sink: the first
 // one is kept and the feed dropped by applyCommitted.
 type standbySink struct {
-	hash *journal.HashSink
-	open *gateway.OpenView
-	rest *ops.StandbyResting
-	feed *marketdata.Feed
-	tape *console.Tape
-	log  *slog.Logger
-	slot [core.EventSlotMin]byte
-	err  error
+	hash     *journal.HashSink
+	disabled *disabledSessions
+	open     *gateway.OpenView
+	rest     *ops.StandbyResting
+	feed     *marketdata.Feed
+	tape     *console.Tape
+	log      *slog.Logger
+	slot     [core.EventSlotMin]byte
+	err      error
 }
 
 func (k *standbySink) Claim() []byte { return k.slot[:] }
@@ -448,6 +464,9 @@ func (k *standbySink) Commit() {
 	}
 	if k.tape != nil {
 		k.tape.Replay(k.slot[:n])
+	}
+	if err := k.disabled.Event(k.slot[:n]); err != nil {
+		k.log.Error("cluster: session control", "err", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -23,9 +24,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -192,6 +195,9 @@ func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, c
 data_dir = %q
 [admin]
 addr = "127.0.0.1:0"
+[[admin.token]]
+operator = "ops"
+sha256 = %q
 [engine]
 orders_max = %d
 clordids_max = %d
@@ -215,7 +221,7 @@ node_id = %d
 heartbeat = "50ms"
 election = "500ms"
 %s
-%s`, h.data[i], ordersMax, 4*ordersMax, md, cod, clusterSessions, i+1, clusterKeys, peers.String())
+%s`, h.data[i], ops.HashToken(clusterToken), ordersMax, 4*ordersMax, md, cod, clusterSessions, i+1, clusterKeys, peers.String())
 		if extra != nil {
 			text += extra(i)
 		}
@@ -230,6 +236,9 @@ election = "500ms"
 	}
 	return h
 }
+
+// clusterToken is the operator token of every node's admin API.
+const clusterToken = "cluster-ops-token-0123"
 
 // clusterOrdersMax sizes the order pool for the crash run: every order the
 // sessions send rests (about 1,000 per kill cycle), and a full pool would
@@ -1135,4 +1144,63 @@ func TestClusterNodeWithOtherTermsIsRefused(t *testing.T) {
 	if odd.CommittedSeq >= lead.CommittedSeq || odd.Lead != 0 {
 		t.Fatalf("leader committed %d; node 3 committed %d and follows %d, want nothing from a refused peer", lead.CommittedSeq, odd.CommittedSeq, odd.Lead)
 	}
+}
+
+// TestClusterDisabledSessionStaysDisabled: an operator disables CLIENT1 on
+// the leader; the followers take it from the journaled command, so after a
+// kill -9 of the leader the new one refuses CLIENT1's logon too, and
+// enabling it there lets it back.
+func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	session := func(node int, action string) {
+		t.Helper()
+		// A node opens its admin API when it leads, on a port of the
+		// system's choosing (startVenue), and logs where.
+		var addr string
+		eventually(t, fmt.Sprintf("node %d's admin API", node+1), func() error {
+			_, rest, ok := strings.Cut(h.procs[node].logs(), `msg="admin API listening" addr=`)
+			if !ok {
+				return errors.New("not listening yet")
+			}
+			addr, _, _ = strings.Cut(rest, " ")
+			return nil
+		})
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/sessions/CLIENT1/"+action, clusterToken, `{"reason":"test"}`)
+		if a.Status != http.StatusOK {
+			t.Fatalf("%s CLIENT1 on node %d: %d %s", action, node+1, a.Status, a.Body)
+		}
+	}
+	session(l, "disable")
+	// The followers have it once they applied the command: the leader's
+	// next commands (a DAY order of CLIENT2) come after it.
+	c2, err := h.clients[1].connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Send("D", dayBuy("after-disable")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Expect(10*time.Second, "8", map[int]string{11: "after-disable", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	c2.Close()
+	h.quiesce(20 * time.Second)
+	h.kill(l)
+	next := h.leader(30 * time.Second)
+	c, err := fixclient.Dial(h.fix[next], "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Logon(true)
+	c.Close()
+	if err == nil || m == nil || m.Type() != "5" || m.Get(58) != "Logon refused" {
+		t.Fatalf("node %d (the new leader) answered the disabled CLIENT1's logon with %v (%v), want a Logout: Logon refused", next+1, m, err)
+	}
+	session(next, "enable")
+	c1, err := h.clients[0].connect([]string{h.fix[next]}, 20*time.Second)
+	if err != nil {
+		t.Fatalf("CLIENT1 enabled on node %d: %v", next+1, err)
+	}
+	c1.Close()
 }

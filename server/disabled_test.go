@@ -1,0 +1,88 @@
+package server
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// TestDisabledSessionsFollowTheEvents: the sessions an operator disabled
+// are taken from the results of the journaled commands (as a follower
+// does), refused and unknown ones change nothing, each change is in the
+// data directory's file, and the list goes through a Raft snapshot's part
+// (WriteState, Restore) to another node's file.
+func TestDisabledSessionsFollowTheEvents(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDisabledSessions(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &standbySinkProbe{d: d}
+	seq := uint64(0)
+	act := func(action venue.OperatorActionType, session uint16) {
+		t.Helper()
+		var c venue.OperatorCommand
+		buf := make([]byte, venue.OperatorCommandEncodedLength)
+		if err := c.WrapEncode(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.SetSeq(seq)
+		c.SetAction(action)
+		c.SetFilterSessionIdx(session)
+		seq++
+		if err := m.Apply(buf, sink); err != nil {
+			t.Fatal(err)
+		}
+		if sink.err != nil {
+			t.Fatal(sink.err)
+		}
+	}
+	act(venue.OperatorActionTypeSessionDisable, 1) // CLIENT2
+	act(venue.OperatorActionTypeSessionDisable, 3) // CLIENT4
+	act(venue.OperatorActionTypeSessionEnable, 3)
+	act(venue.OperatorActionTypeSessionDisable, 99) // refused: no such session
+	if !d.has("CLIENT2") || d.has("CLIENT4") || d.has("CLIENT1") {
+		t.Fatalf("disabled after the events: %v", d.ids)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.Venue.DataDir, disabledSessionsFile)); err != nil || string(b) != `["CLIENT2"]` {
+		t.Fatalf("file: %s %v", b, err)
+	}
+	var state bytes.Buffer
+	if err := d.WriteState(&state); err != nil {
+		t.Fatal(err)
+	}
+	other := testConfig(t, t.TempDir(), "")
+	o, err := newDisabledSessions(other, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(other.Venue.DataDir, disabledSessionsFile)); err != nil || string(b) != `["CLIENT2"]` || !o.has("CLIENT2") {
+		t.Fatalf("restored file: %s %v", b, err)
+	}
+}
+
+// standbySinkProbe hands each event to the disabled sessions, as the
+// follower's sink does.
+type standbySinkProbe struct {
+	d    *disabledSessions
+	slot [core.EventSlotMin]byte
+	err  error
+}
+
+func (k *standbySinkProbe) Claim() []byte { return k.slot[:] }
+func (k *standbySinkProbe) Commit() {
+	if err := k.d.Event(k.slot[:]); err != nil && k.err == nil {
+		k.err = err
+	}
+}
