@@ -16,16 +16,16 @@ import (
 // down: the last ones are what decides the state (schedule.Plan.Between).
 const catchUpMax = 64
 
-// scheduleStateFile records the last transition run, so that a restart runs
-// the ones it missed and no other.
-const scheduleStateFile = "schedule.state"
+// ScheduleStateFile, in the data directory, records the last transition
+// run, so that a restart runs the ones it missed and no other.
+const ScheduleStateFile = "schedule.state"
 
 type scheduleState struct {
 	LastUnixNs int64  `json:"last_unix_ns"`
 	Last       string `json:"last"`
 }
 
-func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, scheduleStateFile) }
+func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, ScheduleStateFile) }
 
 func (o *Ops) loadScheduleState() (time.Time, bool, error) {
 	b, err := os.ReadFile(o.statePath())
@@ -43,12 +43,20 @@ func (o *Ops) loadScheduleState() (time.Time, bool, error) {
 }
 
 func (o *Ops) saveScheduleState(at time.Time, what string) {
-	b, _ := json.Marshal(scheduleState{LastUnixNs: at.UnixNano(), Last: what})
-	if err := WriteFileDurably(o.statePath(), b); err != nil {
+	if err := SaveScheduleProgress(o.cfg.DataDir, at, what); err != nil {
 		// The transition is journaled; a restart would run it again, and
 		// running a transition twice changes nothing (it is refused).
 		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
 	}
+}
+
+// SaveScheduleProgress records in dataDir that the schedule ran what, its
+// last transition, at at: a start there runs only the transitions after it.
+// A cluster's follower records the time of the last command the schedule
+// journaled, so that a new leader does not run again what the old one ran.
+func SaveScheduleProgress(dataDir string, at time.Time, what string) error {
+	b, _ := json.Marshal(scheduleState{LastUnixNs: at.UnixNano(), Last: what})
+	return WriteFileDurably(filepath.Join(dataDir, ScheduleStateFile), b)
 }
 
 // runSchedule catches up, then runs each transition at its time until Close.

@@ -156,6 +156,9 @@ type ClusterNode struct {
 	// disabled are the sessions an operator disabled, kept from the events
 	// while following (disabled.go), so that this node refuses them if it leads.
 	disabled *disabledSessions
+	// schedule is the trading day's progress, kept from the events while
+	// following and saved when this node starts to lead (scheduleprogress.go).
+	schedule *scheduleProgress
 	check    *cluster.HashCheck
 	leading  atomic.Bool
 	node     *cluster.Node
@@ -226,6 +229,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
 		return nil, err
 	}
+	c.schedule = &scheduleProgress{}
 	// The FIX sessions start first, so that the wait for them to run
 	// (standbyFIX.waitLive) overlaps the replay of the journal.
 	if c.fix, err = startStandbyFIX(cfg, self.FIXAddr, c.log); err != nil {
@@ -261,7 +265,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			return nil, err
 		}
 	}
-	c.sink = standbySink{hash: c.hash, disabled: c.disabled, feed: c.feed, tape: c.tape, log: c.log}
+	c.sink = standbySink{hash: c.hash, disabled: c.disabled, schedule: c.schedule, feed: c.feed, tape: c.tape, log: c.log}
 	c.sink.open, c.sink.rest = standbyViews(cfg, m)
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
@@ -373,6 +377,7 @@ func (c *ClusterNode) newState() (cluster.State, error) {
 		return nil, err
 	}
 	parts[partDisabledSessions] = disabled
+	parts[partScheduleProgress] = &scheduleProgress{}
 	return cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 }
 
@@ -397,6 +402,7 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		parts[partConsoleTape] = tapePart{tape}
 	}
 	parts[partDisabledSessions] = c.disabled
+	parts[partScheduleProgress] = c.schedule
 	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 	if err == nil {
 		err = st.Load(state)
@@ -408,11 +414,14 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		return err
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
-	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, feed: feed, tape: tape, log: c.log}
+	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log}
 	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
 	if slices.Contains(st.Missing, partMarketData) && feed != nil {
 		c.log.Error("cluster: ALERT: restored from a Raft snapshot without market data state (built by a node without market data); this node will not publish market data if it leads")
 		c.closeFeed()
+	}
+	if slices.Contains(st.Missing, partScheduleProgress) {
+		c.log.Warn("cluster: restored from a Raft snapshot without the schedule's progress (built by an older node); this node keeps its own")
 	}
 	if slices.Contains(st.Missing, partDisabledSessions) {
 		c.log.Warn("cluster: restored from a Raft snapshot without the disabled sessions (built by an older node); this node keeps its own list")
@@ -440,6 +449,7 @@ func (c *ClusterNode) closeFeed() {
 type standbySink struct {
 	hash     *journal.HashSink
 	disabled *disabledSessions
+	schedule *scheduleProgress
 	open     *gateway.OpenView
 	rest     *ops.StandbyResting
 	feed     *marketdata.Feed
@@ -468,6 +478,7 @@ func (k *standbySink) Commit() {
 	if err := k.disabled.Event(k.slot[:n]); err != nil {
 		k.log.Error("cluster: session control", "err", err)
 	}
+	_ = k.schedule.Event(k.slot[:n]) // never fails
 }
 
 // standbyViews starts the open-order view and the control plane's resting
@@ -509,6 +520,15 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 // serve turns this node into the venue.
 func (c *ClusterNode) serve(next uint64) {
 	c.gate.Close()
+	// The runner no longer applies commands: the progress is final. Saved
+	// before the schedule reads it (ops.Start), so that it runs only the
+	// transitions after the old leader's last one.
+	if c.cfg.Schedule.Enabled {
+		if err := c.schedule.save(c.cfg.Venue.DataDir); err != nil {
+			c.failed <- fmt.Errorf("cluster: the schedule's progress: %w", err)
+			return
+		}
+	}
 	opts := c.opts
 	j := cluster.NewJournal(c.runner, c.node, next)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }

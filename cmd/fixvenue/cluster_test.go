@@ -1146,6 +1146,22 @@ func TestClusterNodeWithOtherTermsIsRefused(t *testing.T) {
 	}
 }
 
+// adminAddr is the address of node i's admin API: a node opens it when it
+// leads, on a port of the system's choosing (startVenue), and logs where.
+func (h *clusterHarness) adminAddr(i int) string {
+	h.t.Helper()
+	var addr string
+	eventually(h.t, fmt.Sprintf("node %d's admin API", i+1), func() error {
+		_, rest, ok := strings.Cut(h.procs[i].logs(), `msg="admin API listening" addr=`)
+		if !ok {
+			return errors.New("not listening yet")
+		}
+		addr, _, _ = strings.Cut(rest, " ")
+		return nil
+	})
+	return addr
+}
+
 // TestClusterDisabledSessionStaysDisabled: an operator disables CLIENT1 on
 // the leader; the followers take it from the journaled command, so after a
 // kill -9 of the leader the new one refuses CLIENT1's logon too, and
@@ -1155,18 +1171,7 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 	l := h.leader(30 * time.Second)
 	session := func(node int, action string) {
 		t.Helper()
-		// A node opens its admin API when it leads, on a port of the
-		// system's choosing (startVenue), and logs where.
-		var addr string
-		eventually(t, fmt.Sprintf("node %d's admin API", node+1), func() error {
-			_, rest, ok := strings.Cut(h.procs[node].logs(), `msg="admin API listening" addr=`)
-			if !ok {
-				return errors.New("not listening yet")
-			}
-			addr, _, _ = strings.Cut(rest, " ")
-			return nil
-		})
-		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/sessions/CLIENT1/"+action, clusterToken, `{"reason":"test"}`)
+		a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(node)+"/v1/sessions/CLIENT1/"+action, clusterToken, `{"reason":"test"}`)
 		if a.Status != http.StatusOK {
 			t.Fatalf("%s CLIENT1 on node %d: %d %s", action, node+1, a.Status, a.Body)
 		}
@@ -1203,4 +1208,73 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 		t.Fatalf("CLIENT1 enabled on node %d: %v", next+1, err)
 	}
 	c1.Close()
+}
+
+// TestClusterScheduleContinuesAfterFailover: with the trading day's schedule
+// on (the venue's local time mid-day, in the open phase), an operator halts
+// ACME on the leader. After a kill -9 of the leader the new one's schedule
+// continues from the old one's last transition, as the followers saw it in
+// the journal: it runs nothing again, and ACME stays halted (before, the new
+// leader had no progress of its own and brought every instrument to the
+// phase's status: ACME open again).
+func TestClusterScheduleContinuesAfterFailover(t *testing.T) {
+	// A fixed-offset zone where it is now about noon: "Etc/GMT-K" is UTC+K.
+	k := 12 - time.Now().UTC().Hour()
+	zone := "Etc/GMT"
+	switch {
+	case k > 0:
+		zone += fmt.Sprintf("-%d", k)
+	case k < 0:
+		zone += fmt.Sprintf("+%d", -k)
+	}
+	h := writeClusterConfigs(t, func(int) string {
+		return fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = %q
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "23h"
+[[schedule.group]]
+name = "all"
+pre_open = "1h"
+open = "2h"
+close = "22h"
+`, zone)
+	}, false)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	status := func(node int) string {
+		t.Helper()
+		base := "http://" + h.adminAddr(node)
+		eventually(t, fmt.Sprintf("node %d ready (its schedule caught up)", node+1), func() error {
+			if a := admintest.Call(t, http.MethodGet, base+"/readyz", clusterToken, ""); a.Status != http.StatusOK {
+				return fmt.Errorf("readyz %d %s", a.Status, a.Body)
+			}
+			return nil
+		})
+		var list []ops.InstrumentInfo
+		a := admintest.Call(t, http.MethodGet, base+"/v1/instruments", clusterToken, "")
+		if err := json.Unmarshal(a.Body, &list); err != nil || a.Status != http.StatusOK {
+			t.Fatalf("instruments on node %d: %d %s", node+1, a.Status, a.Body)
+		}
+		for _, in := range list {
+			if in.Symbol == "ACME" {
+				return in.Status
+			}
+		}
+		t.Fatalf("no ACME on node %d: %s", node+1, a.Body)
+		return ""
+	}
+	if got := status(l); got != "Open" {
+		t.Fatalf("ACME on the leader at noon: %s, want Open", got)
+	}
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/instruments/ACME/halt", clusterToken, `{"reason":"news pending"}`); a.Status != http.StatusOK {
+		t.Fatalf("halt ACME: %d %s", a.Status, a.Body)
+	}
+	h.quiesce(20 * time.Second)
+	h.kill(l)
+	next := h.leader(30 * time.Second)
+	if got := status(next); got != "Halted" {
+		t.Fatalf("ACME on the new leader (node %d): %s, want Halted as the operator left it\n%s", next+1, got, lastLines(h.procs[next].logs(), 30))
+	}
 }
