@@ -132,8 +132,9 @@ func termsOf(cfg *config.Config) termsRecord {
 // band it was inside of is refused on replay and disappears; prices in
 // ticks change their value with the tick size), or when a bound or risk
 // limit of the matcher changed (an order accepted then may be refused on
-// replay, or the reverse). Sessions added after the recorded ones and new
-// instruments are accepted and recorded. A missing record (a new data
+// replay, or the reverse). Sessions added after the recorded ones, new
+// instruments, and engine terms the record lacks (a record written by a
+// build that did not record them) are accepted and recorded. A missing record (a new data
 // directory, or one from before the record) is written from the
 // configuration; one from before sessions and matcher terms were recorded
 // has them added. Moving the record aside accepts the configuration as it
@@ -154,6 +155,7 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 		return writeTermsRecord(path, current)
 	}
 	var diffs, hints []string
+	newTerm := false
 	hint := func(h string) {
 		if !slices.Contains(hints, h) {
 			hints = append(hints, h)
@@ -176,6 +178,10 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 	if recorded.Matcher != nil {
 		for _, k := range slices.Sorted(maps.Keys(union(recorded.Matcher, current.Matcher))) {
 			was, now := recorded.Matcher[k], current.Matcher[k]
+			if _, ok := recorded.Matcher[k]; !ok && strings.HasPrefix(k, "engine.") {
+				newTerm = true // a term the build that wrote the record did not record: recorded now
+				continue
+			}
 			if was == now {
 				continue
 			}
@@ -210,7 +216,7 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
-	grown := legacy || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
+	grown := legacy || newTerm || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
 	for _, r := range current.Instruments {
 		grown = grown || !known[r.ID]
 	}
@@ -232,8 +238,16 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 // (cluster.TransportConfig.Terms): replicas apply the same commands, so they
 // must apply them under the same terms, and a node configured otherwise is
 // refused by its peers. The JSON of the terms is canonical (sorted keys).
+// Engine terms left at zero are not hashed, so that a build which records a
+// new engine term still joins older peers while it is unset.
 func termsHash(cfg *config.Config) (uint32, error) {
-	b, err := json.Marshal(termsOf(cfg))
+	t := termsOf(cfg)
+	for k, v := range t.Matcher {
+		if strings.HasPrefix(k, "engine.") && (v == "0" || v == "0s") {
+			delete(t.Matcher, k)
+		}
+	}
+	b, err := json.Marshal(t)
 	if err != nil {
 		return 0, err
 	}

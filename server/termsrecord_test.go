@@ -196,3 +196,19 @@ func TestMatcherTermsCoverTheMatcherConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineTermNewToTheRecordIsRecorded: a record written before an engine
+// term was recorded does not refuse the start: the term is added to it.
+func TestEngineTermNewToTheRecordIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	old := termsOf(cfg)
+	delete(old.Matcher, "engine.instruments_max")
+	if err := writeTermsRecord(filepath.Join(dir, termsRecordFile), old); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, cfg, Options{}).Close()
+	if rec := readRecord(t, dir); rec.Matcher["engine.instruments_max"] != "0" {
+		t.Fatalf("record after the start: %+v", rec.Matcher)
+	}
+}
