@@ -81,6 +81,18 @@ func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool)
 	return m.instruments[ii].status, true
 }
 
+// VolatilityAuctionEnd returns the command time at which an instrument's
+// running volatility auction uncrosses (0 when none runs): for a control
+// plane that starts on a matcher restored mid-auction and must send the
+// command that ends it ("Auctions" in doc.go).
+func (m *Matcher) VolatilityAuctionEnd(instrumentID uint32) int64 {
+	ii, ok := m.instrByID.lookup(instrumentID)
+	if !ok {
+		return 0
+	}
+	return m.instruments[ii].auction.endNs
+}
+
 // Band returns an instrument's price band in ticks (both edges allowed).
 func (m *Matcher) Band(instrumentID uint32) (lowTicks, highTicks int64, ok bool) {
 	ii, ok := m.instrByID.lookup(instrumentID)

@@ -66,5 +66,6 @@
 // transition opens or closes the instrument. A volatility
 // auction ends at the first command at or after its end; the auction
 // timer (every 50 ms) journals a Tick once an end has passed, so that an
-// idle instrument uncrosses too.
+// idle instrument uncrosses too; the end is the interruption event's, or,
+// for an auction running when the control plane starts, the matcher's.
 package ops

@@ -91,6 +91,7 @@ type instrumentSeed struct {
 	status                      venue.TradingStatus
 	refPriceTicks, bandPercent  int64
 	bandLowTicks, bandHighTicks int64
+	volatilityEndNs             int64 // a volatility auction running at start
 }
 
 func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
@@ -98,7 +99,8 @@ func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 		bySession: map[uint16]int{}, hash: xxhash.New(), results: map[resultKey]int64{}}
 	for id, sd := range seeds {
 		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
-			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
+			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, volatilityEndNs: sd.volatilityEndNs,
+			bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
 }
@@ -112,7 +114,9 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 		// The band in force is the matcher's (an operator may have moved it
 		// before a restart); its reference price and percent are known when
 		// it is still the configured band.
-		sd := instrumentSeed{status: st}
+		// A volatility auction running in a restored matcher ends at its
+		// time, which only the interruption's event said before.
+		sd := instrumentSeed{status: st, volatilityEndNs: m.VolatilityAuctionEnd(in.ID)}
 		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
 		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
 			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -52,19 +54,7 @@ func TestScheduledOpeningAuction(t *testing.T) {
 // with no further order, the venue's own timer journals the command that
 // ends the volatility auction, which uncrosses the crossed book (625=6).
 func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testConfig(t, dir, "")
-	for i := range cfg.Instruments {
-		if cfg.Instruments[i].Symbol == "ACME" {
-			cfg.Instruments[i].VolatilityBandTicks = 100
-			cfg.Instruments[i].VolatilityAuction.Duration = 500 * time.Millisecond
-		}
-	}
-	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
-	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
-	expectER(t, c, map[int]string{11: "b1", 150: "F", 31: "100.00"})
+	_, _, c := volatileACME(t, "", 500*time.Millisecond)
 	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00"})
 	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00"})
 	expectER(t, c, map[int]string{11: "s2", 150: "0"})
@@ -82,6 +72,26 @@ func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
 	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
 		t.Fatalf("no TradingSessionStatus for the reopening: %v", err)
 	}
+}
+
+// volatileACME starts a venue whose ACME has a dynamic band of 1.00 and
+// volatility auctions of auction, and trades 1 at 100.00 there (the last
+// trade price the band is around).
+func volatileACME(t *testing.T, extra string, auction time.Duration) (*config.Config, *Server, *fixclient.Client) {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir(), extra)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].VolatilityBandTicks = 100
+			cfg.Instruments[i].VolatilityAuction.Duration = auction
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 31: "100.00"})
+	return cfg, s, c
 }
 
 // TestOperatorClosesClosingCall: ACME starts in the closing call; a buy at
@@ -117,4 +127,23 @@ func TestOperatorClosesClosingCall(t *testing.T) {
 	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "3"}); err != nil {
 		t.Fatalf("no TradingSessionStatus for the close: %v", err)
 	}
+}
+
+// TestVolatilityAuctionEndsAfterARestart: a venue stopped during a
+// volatility auction ends it on time after its restart, with no order
+// arriving: the control plane's timer knows the auction's end from the
+// matcher it starts on, not only from the interruption's event.
+func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
+	cfg, s, c := volatileACME(t, adminConfig(), 3*time.Second)
+	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00", tif: "1"})
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "b2", 150: "0"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+		t.Fatalf("no volatility interruption: %v", err)
+	}
+	c.Close()
+	s.Close()
+	s = startServer(t, cfg, Options{})
+	waitStatus(t, s, "ACME", "VolatilityAuction", time.Second)
+	waitStatus(t, s, "ACME", "Open", 5*time.Second)
 }
