@@ -92,7 +92,8 @@
 // Time in force: DAY rests until EndOfDay (then OrderCancelled, ordStatus
 // Expired, reason Expiry); GTC rests; GTD rests while the command timestamp
 // is ≤ its expireTimeNs and expires, before any command with a later
-// timestamp is applied, in (expireTimeNs, OrderID) order; IOC cancels its
+// timestamp is applied, in (expireTimeNs, OrderID) order (on an idle venue
+// the control plane's timer journals a Tick for it, package ops); IOC cancels its
 // remainder (IocRemainder); FOK first checks that it can fill completely
 // and, if not, is accepted then cancelled with FokNotFilled, as FIX venues
 // answer a killed FOK with an execution report rather than a reject (the

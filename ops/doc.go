@@ -67,5 +67,9 @@
 // auction ends at the first command at or after its end; the auction
 // timer (every 50 ms) journals a Tick once an end has passed, so that an
 // idle instrument uncrosses too; the end is the interruption event's, or,
-// for an auction running when the control plane starts, the matcher's.
+// for an auction running when the control plane starts, the matcher's. The
+// same timer journals a Tick once a resting GTD order's ExpireTime has
+// passed (the earliest of a queue the monitor keeps from the events and
+// the books, bounded by twice the GTD orders resting plus gtdSlackMax), so
+// that its expiry is reported at its time, not at the next order.
 package ops

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"github.com/fixvenue/fixvenue/internal/await"
@@ -34,6 +35,12 @@ type Monitor struct {
 	// start; onAdded, when set, hears of each (under mu).
 	added   addedList
 	onAdded func(config.Instrument)
+	// gtd are the resting GTD orders by expiry, for the timer (gtdDue);
+	// entries of orders gone since stay until they reach the top or the
+	// queue is rebuilt, at most twice gtdLive (the GTD orders resting) plus
+	// gtdSlackMax.
+	gtd     gtdQueue
+	gtdLive int
 }
 
 // instrumentView is the monitor's picture of one instrument.
@@ -56,6 +63,7 @@ type restingOrder struct {
 	side         venue.Side
 	priceTicks   int64
 	leavesQty    int64
+	expireNs     int64 // a GTD order's ExpireTime, else 0
 }
 
 type resultKey struct {
@@ -130,7 +138,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
-			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
+			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty, expireNs: gtdExpiry(v.TimeInForce, v.ExpireTimeNs)})
 	}
 }
 
@@ -155,13 +163,14 @@ func (m *Monitor) takeResting(from *Monitor) bool {
 			return false
 		}
 	}
-	m.orders, m.bySession = from.orders, from.bySession
+	m.orders, m.bySession, m.gtd, m.gtdLive = from.orders, from.bySession, from.gtd, from.gtdLive
 	for id, in := range m.instruments {
 		if f := from.instruments[id]; f != nil {
 			in.restingOrders, in.bids, in.asks = f.restingOrders, f.bids, f.asks
 		}
 	}
 	from.orders, from.bySession, from.instruments = map[uint64]restingOrder{}, map[uint16]int{}, map[uint32]*instrumentView{}
+	from.gtd, from.gtdLive = nil, 0
 	return true
 }
 
@@ -256,7 +265,7 @@ func (m *Monitor) apply(ev []byte) {
 		var e venue.OrderAccepted
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
@@ -274,7 +283,7 @@ func (m *Monitor) apply(ev []byte) {
 			m.remove(e.OrderID())
 			if e.LeavesQty() > 0 {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
 			}
 		}
 	case venue.TradingStatusChangedTemplateID:
@@ -321,6 +330,13 @@ func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	m.orders[orderID] = o
 	m.bySession[o.session]++
 	in.restingOrders++
+	if o.expireNs != 0 {
+		m.gtdLive++
+		m.gtd.push(gtdEntry{expireNs: o.expireNs, orderID: orderID})
+		if len(m.gtd) > 2*m.gtdLive+gtdSlackMax {
+			m.rebuildGTD()
+		}
+	}
 	if o.priceTicks != 0 { // a market order waiting for an uncross has no price level
 		in.side(o.side)[o.priceTicks] += o.leavesQty
 	}
@@ -332,6 +348,11 @@ func (m *Monitor) remove(orderID uint64) {
 		return
 	}
 	delete(m.orders, orderID)
+	if o.expireNs != 0 {
+		if m.gtdLive--; len(m.gtd) > 2*m.gtdLive+gtdSlackMax {
+			m.rebuildGTD()
+		}
+	}
 	if m.bySession[o.session]--; m.bySession[o.session] == 0 {
 		delete(m.bySession, o.session)
 	}
@@ -423,6 +444,69 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 	}
 	return out
 }
+
+// gtdExpiry is the expiry the timer watches: a GTD order's ExpireTime.
+func gtdExpiry(tif venue.TimeInForce, expireNs int64) int64 {
+	if tif != venue.TimeInForceGTD {
+		return 0
+	}
+	return expireNs
+}
+
+// gtdSlackMax is the room for entries of orders gone before the GTD queue
+// is rebuilt from the resting orders.
+const gtdSlackMax = 1024
+
+// gtdDue reports whether a resting GTD order's ExpireTime has passed (at
+// nowNs): the matcher expires it at the first command after that, so a
+// Tick is due. The orders it reports are taken off the queue, so that a
+// Tick that was not journaled (a full ring) is not sent again and again:
+// they expire at the next command.
+func (m *Monitor) gtdDue(nowNs int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	due := false
+	for len(m.gtd) > 0 && m.gtd[0].expireNs < nowNs {
+		top := m.gtd.pop()
+		if o, ok := m.orders[top.orderID]; ok && o.expireNs == top.expireNs {
+			due = true
+		}
+	}
+	return due
+}
+
+// rebuildGTD makes the queue again from the resting orders (m.mu held).
+func (m *Monitor) rebuildGTD() {
+	m.gtd = m.gtd[:0]
+	for id, o := range m.orders {
+		if o.expireNs != 0 {
+			m.gtd = append(m.gtd, gtdEntry{expireNs: o.expireNs, orderID: id})
+		}
+	}
+	heap.Init(&m.gtd)
+}
+
+// gtdEntry is one GTD order in the queue.
+type gtdEntry struct {
+	expireNs int64
+	orderID  uint64
+}
+
+// gtdQueue is a min-heap by expiry (container/heap).
+type gtdQueue []gtdEntry
+
+func (q gtdQueue) Len() int           { return len(q) }
+func (q gtdQueue) Less(i, j int) bool { return q[i].expireNs < q[j].expireNs }
+func (q gtdQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *gtdQueue) Push(x any)        { *q = append(*q, x.(gtdEntry)) }
+func (q *gtdQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+func (q *gtdQueue) push(e gtdEntry) { heap.Push(q, e) }
+func (q *gtdQueue) pop() gtdEntry   { return heap.Pop(q).(gtdEntry) }
 
 // volatilityDue reports whether a volatility auction's end has come (at
 // nowNs) while the instrument is still in it: the matcher ends it at the

@@ -176,3 +176,33 @@ func BenchmarkMonitorApply(b *testing.B) {
 		mon.apply(events[i%len(events)])
 	}
 }
+
+// TestGTDQueueIsBounded: GTD orders placed and taken away before their
+// expiry leave entries in the timer's queue; it is rebuilt before it holds
+// more than twice the GTD orders resting plus gtdSlackMax. gtdDue reports
+// a resting order whose expiry passed, once, and none of an order gone.
+func TestGTDQueueIsBounded(t *testing.T) {
+	mon := newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpen}})
+	gtd := func(id uint64, expireNs int64) {
+		mon.rest(id, restingOrder{instrumentID: 1, side: venue.SideBuy, priceTicks: 100, leavesQty: 1, expireNs: expireNs})
+	}
+	gtd(1, 1_000) // stays
+	for id := uint64(2); id < 20_000; id++ {
+		gtd(id, 5_000+int64(id))
+		mon.remove(id)
+		if len(mon.gtd) > 2*mon.gtdLive+gtdSlackMax {
+			t.Fatalf("after order %d: %d entries for %d GTD orders resting", id, len(mon.gtd), mon.gtdLive)
+		}
+	}
+	gtd(30_000, 2_000)
+	mon.remove(30_000)
+	if mon.gtdDue(900) {
+		t.Fatal("due before any expiry")
+	}
+	if !mon.gtdDue(1_500) {
+		t.Fatal("order 1's expiry passed: not due")
+	}
+	if mon.gtdDue(1_600) || mon.gtdDue(1_000_000) {
+		t.Fatal("due again, or due for orders gone")
+	}
+}

@@ -248,12 +248,13 @@ func (o *Ops) Start(fixReady func() bool) error {
 const auctionTimerPeriod = 50 * time.Millisecond
 
 // runAuctionTimer journals a Tick command when a volatility auction's time
-// is up, so that the matcher uncrosses it without waiting for other
-// traffic: the end is a journaled command, and a replay ends it at the
-// same place ("Auctions" in core/doc.go). It stops with Close.
+// is up or a resting GTD order's ExpireTime has passed, so that the matcher
+// uncrosses or expires it without waiting for other traffic: the end is a
+// journaled command, and a replay ends it at the same place ("Auctions" in
+// core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
 	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
-		if now := o.cfg.Now().UnixNano(); o.monitor.volatilityDue(now) {
+		if now := o.cfg.Now().UnixNano(); o.monitor.volatilityDue(now) || o.monitor.gtdDue(now) {
 			o.tick(now)
 		}
 	})

@@ -147,3 +147,32 @@ func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
 	waitStatus(t, s, "ACME", "VolatilityAuction", time.Second)
 	waitStatus(t, s, "ACME", "Open", 5*time.Second)
 }
+
+// TestGTDOrderExpiresOnItsOwn: a GTD order is reported expired (150=C) at
+// its ExpireTime with no other traffic: the control plane's timer journals
+// a Tick once the earliest expiry of the resting orders has passed, and
+// the matcher expires it at that command ("Order lifecycle" in core/doc.go).
+// One that expired while the venue was stopped expires right after the
+// restart.
+func TestGTDOrderExpiresOnItsOwn(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	gtd := func(id string, in time.Duration) {
+		t.Helper()
+		expire := time.Now().Add(in).UTC().Format("20060102-15:04:05.000")
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(126, expire)}})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+	}
+	gtd("soon", time.Second)
+	gtd("later", time.Hour)
+	expectER(t, c, map[int]string{11: "soon", 150: "C", 39: "C"})
+	gtd("after-restart", 2*time.Second)
+	c.Close()
+	s.Close()
+	time.Sleep(2500 * time.Millisecond) // it expires while the venue is down
+	s = startServer(t, cfg, Options{})
+	// No command arrives: only "later" is left once the timer has acted.
+	waitInstrument(t, s, "ACME", "the GTD order that expired while the venue was down gone",
+		func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
+}
