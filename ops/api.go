@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/internal/tlsserver"
@@ -102,6 +103,22 @@ type StatusInfo struct {
 	// Halted is the fail-stop's cause (a journal or matcher failure): the
 	// venue refuses every order until it is restarted. Empty while trading.
 	Halted string `json:"halted,omitempty"`
+	// Capacity is what the matcher holds of each bound: at a bound new
+	// orders are refused (CapacityExceeded).
+	Capacity []CapacityInfo `json:"capacity,omitempty"`
+}
+
+// CapacityInfo is one bound of the matcher, named by its configuration key.
+type CapacityInfo struct {
+	Bound string `json:"bound"`
+	Used  int    `json:"used"`
+	Limit int    `json:"limit"`
+}
+
+// capacityOf lists the bounds of a usage.
+func capacityOf(u core.Usage) []CapacityInfo {
+	return []CapacityInfo{{"orders_max", u.Orders, u.OrdersMax}, {"stops_max", u.Stops, u.StopsMax},
+		{"clordids_max", u.ClOrdIDs, u.ClOrdIDsMax}}
 }
 
 // actionRequest is the body of every POST: why, and the filters of a cancel.
@@ -378,6 +395,9 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 		EventsHash: fmt.Sprintf("%016x", h), ScheduleEnabled: o.plan != nil, LastEndOfDay: o.lastEOD.Load()}
 	if err := o.Halted(); err != nil {
 		st.Ready, st.Halted = false, err.Error() // as /readyz says
+	}
+	if o.cfg.Usage != nil {
+		st.Capacity = capacityOf(o.cfg.Usage())
 	}
 	if o.plan != nil {
 		if tr, ok := o.plan.Next(o.cfg.Now()); ok {

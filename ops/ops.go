@@ -95,6 +95,9 @@ type Config struct {
 	Sync        journal.SyncFunc
 	Logger      *slog.Logger
 	Registry    *prometheus.Registry
+	// Usage, when set, reads what the matcher holds of its bounds, for
+	// /v1/status (docs/ARCHITECTURE.md, "Capacity").
+	Usage func() core.Usage
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }

@@ -29,6 +29,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		oc.Snapshots = s.snaps.Stats()
 	}
 	oc.Listed = s.instrumentListed
+	oc.Usage = s.usage.load
 	o, err := ops.New(oc)
 	if err != nil {
 		return err

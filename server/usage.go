@@ -24,6 +24,13 @@ func (u *engineUsage) store(v core.Usage) {
 	u.clOrdIDs.Store(int64(v.ClOrdIDs))
 }
 
+// load returns the usage as last stored, with the bounds.
+func (u *engineUsage) load() core.Usage {
+	v := u.limits
+	v.Orders, v.Stops, v.ClOrdIDs = int(u.orders.Load()), int(u.stops.Load()), int(u.clOrdIDs.Load())
+	return v
+}
+
 // register adds the gauges; start is the matcher's usage before it runs.
 func (u *engineUsage) register(reg prometheus.Registerer, start core.Usage) {
 	u.limits = start

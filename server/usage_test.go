@@ -2,18 +2,20 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // TestEngineUsageMetrics: the matcher's bounds and what it holds of them
 // are on /metrics: five resting orders and a waiting stop hold six order
 // slots, one stop and six ClOrdIDs; a cancel frees a slot.
 func TestEngineUsageMetrics(t *testing.T) {
-	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	for i := range 5 {
 		id := fmt.Sprintf("rest%d", i)
@@ -52,4 +54,14 @@ func TestEngineUsageMetrics(t *testing.T) {
 	}
 	expectER(t, c, map[int]string{11: "cxl0", 150: "4"})
 	usage(map[string]float64{`fixvenue_engine_usage{bound="orders_max"}`: 5, `fixvenue_engine_usage{bound="stops_max"}`: 1})
+	// The admin API's status says the same.
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 {
+		t.Fatalf("status: %d", code)
+	}
+	want := []ops.CapacityInfo{{Bound: "orders_max", Used: 5, Limit: 4096}, {Bound: "stops_max", Used: 1, Limit: 4096},
+		{Bound: "clordids_max", Used: 6, Limit: 16384}} // a cancel takes no record
+	if !slices.Equal(st.Capacity, want) {
+		t.Fatalf("status capacity %+v, want %+v", st.Capacity, want)
+	}
 }

@@ -345,6 +345,9 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 	if st.NextTransition != "" {
 		fmt.Fprintf(w, "next transition\t%s\n", st.NextTransition)
 	}
+	for _, c := range st.Capacity {
+		fmt.Fprintf(w, "capacity %s\t%d of %d (%.1f%%)\n", c.Bound, c.Used, c.Limit, 100*float64(c.Used)/float64(max(c.Limit, 1)))
+	}
 	if e := st.LastEndOfDay; e != nil {
 		fmt.Fprintf(w, "last end of day\tseq %d, %d expired, snapshot %d, %d segments archived, at %s\n", e.Seq, e.Expired,
 			e.SnapshotSeq, e.ArchivedSegs, time.Unix(0, e.CompletedUnixNs).UTC().Format(time.RFC3339))

@@ -77,6 +77,7 @@ sha256 = %q
 		out, errs string
 	}{
 		{[]string{"status"}, 0, "ready", ""},
+		{[]string{"status"}, 0, "capacity orders_max    0 of 1024 (0.0%)", ""}, // nothing resting yet
 		{[]string{"instruments"}, 0, "ACME   1    Open", ""},
 		{[]string{"sessions"}, 0, "CLIENT1", ""},
 		{[]string{"halt", "ACME", "--reason", "cli halt"}, 0, "SetTradingStatus: done by carol", ""},
