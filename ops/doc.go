@@ -71,5 +71,7 @@
 // same timer journals a Tick once a resting GTD order's ExpireTime has
 // passed (the earliest of a queue the monitor keeps from the events and
 // the books, bounded by twice the GTD orders resting plus gtdSlackMax), so
-// that its expiry is reported at its time, not at the next order.
+// that its expiry is reported at its time, not at the next order; and,
+// with engine.indicative_interval, once an order event in a call is that
+// old, so that an indicative uncross the throttle held back is published.
 package ops

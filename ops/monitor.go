@@ -41,6 +41,9 @@ type Monitor struct {
 	// gtdSlackMax.
 	gtd     gtdQueue
 	gtdLive int
+	// callChangeNs is the command time of the first order event in a call
+	// since the timer last sent a Tick for the indicative uncross (0: none).
+	callChangeNs int64
 }
 
 // instrumentView is the monitor's picture of one instrument.
@@ -266,6 +269,7 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
+			m.callChange(e.InstrumentID(), e.TimestampNs())
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
@@ -276,6 +280,7 @@ func (m *Monitor) apply(ev []byte) {
 		var e venue.OrderCancelled
 		if e.WrapDecode(ev, 0) == nil {
 			m.remove(e.OrderID())
+			m.callChange(e.InstrumentID(), e.TimestampNs())
 		}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
@@ -285,6 +290,7 @@ func (m *Monitor) apply(ev []byte) {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
 			}
+			m.callChange(e.InstrumentID(), e.TimestampNs())
 		}
 	case venue.TradingStatusChangedTemplateID:
 		var e venue.TradingStatusChanged
@@ -443,6 +449,29 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// callChange notes an order event of an instrument in a call (m.mu held):
+// the matcher may hold its indicative uncross back (engine.indicative_interval).
+func (m *Monitor) callChange(instrumentID uint32, tsNs int64) {
+	if in := m.instruments[instrumentID]; in != nil && m.callChangeNs == 0 && (in.status == venue.TradingStatusOpeningCall ||
+		in.status == venue.TradingStatusClosingCall || in.status == venue.TradingStatusVolatilityAuction) {
+		m.callChangeNs = tsNs
+	}
+}
+
+// indicativeDue reports whether an order event in a call is intervalNs old
+// (at nowNs): the matcher publishes an indicative uncross it held back at
+// the first command after the interval, so a Tick is due; it is reported
+// once.
+func (m *Monitor) indicativeDue(nowNs, intervalNs int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.callChangeNs == 0 || nowNs < m.callChangeNs+intervalNs {
+		return false
+	}
+	m.callChangeNs = 0
+	return true
 }
 
 // gtdExpiry is the expiry the timer watches: a GTD order's ExpireTime.

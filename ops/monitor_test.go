@@ -206,3 +206,22 @@ func TestGTDQueueIsBounded(t *testing.T) {
 		t.Fatal("due again, or due for orders gone")
 	}
 }
+
+// TestIndicativeDueOnceAfterACallChange: an order event of an instrument in
+// a call makes a Tick due once the interval has passed since it, once; an
+// order event in continuous trading does not.
+func TestIndicativeDueOnceAfterACallChange(t *testing.T) {
+	mon := newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpeningCall}, 2: {status: venue.TradingStatusOpen}})
+	mon.callChange(2, 100)
+	if mon.indicativeDue(10_000, 1_000) {
+		t.Fatal("due for an instrument in continuous trading")
+	}
+	mon.callChange(1, 100)
+	mon.callChange(1, 700) // the first change counts
+	if mon.indicativeDue(1_099, 1_000) {
+		t.Fatal("due before the interval passed")
+	}
+	if !mon.indicativeDue(1_100, 1_000) || mon.indicativeDue(5_000, 1_000) {
+		t.Fatal("not due once at the interval")
+	}
+}

@@ -95,6 +95,10 @@ type Config struct {
 	Sync        journal.SyncFunc
 	Logger      *slog.Logger
 	Registry    *prometheus.Registry
+	// IndicativeInterval is engine.indicative_interval: with it, the timer
+	// sends a Tick once the matcher may have held an indicative uncross
+	// back (0: it never does).
+	IndicativeInterval time.Duration
 	// Usage, when set, reads what the matcher holds of its bounds, for
 	// /v1/status (docs/ARCHITECTURE.md, "Capacity").
 	Usage func() core.Usage
@@ -251,13 +255,16 @@ func (o *Ops) Start(fixReady func() bool) error {
 const auctionTimerPeriod = 50 * time.Millisecond
 
 // runAuctionTimer journals a Tick command when a volatility auction's time
-// is up or a resting GTD order's ExpireTime has passed, so that the matcher
-// uncrosses or expires it without waiting for other traffic: the end is a
+// is up, a resting GTD order's ExpireTime has passed, or an indicative
+// uncross the throttle held back is due, so that the matcher uncrosses,
+// expires or publishes without waiting for other traffic: the end is a
 // journaled command, and a replay ends it at the same place ("Auctions" in
 // core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
 	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
-		if now := o.cfg.Now().UnixNano(); o.monitor.volatilityDue(now) || o.monitor.gtdDue(now) {
+		now := o.cfg.Now().UnixNano()
+		indicative := o.cfg.IndicativeInterval > 0 && o.monitor.indicativeDue(now, int64(o.cfg.IndicativeInterval))
+		if o.monitor.volatilityDue(now) || o.monitor.gtdDue(now) || indicative {
 			o.tick(now)
 		}
 	})

@@ -176,3 +176,39 @@ func TestGTDOrderExpiresOnItsOwn(t *testing.T) {
 	waitInstrument(t, s, "ACME", "the GTD order that expired while the venue was down gone",
 		func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
 }
+
+// TestThrottledIndicativeIsPublishedOnItsOwn: with indicative_interval set,
+// a change to a call's indicative uncross within the interval of the last
+// publication waits for it; with no further order, the control plane's
+// timer journals the Tick that publishes it (before, it waited for the
+// next command of anyone).
+func TestThrottledIndicativeIsPublishedOnItsOwn(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	cfg.Engine.IndicativeInterval.Duration = time.Second
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusOpeningCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	md := logon(t, s, "CLIENT2", true)
+	if err := md.Send("V", fixclient.F(262, "imb"), fixclient.F(263, "1"), fixclient.F(264, "0"), fixclient.F(265, "1"),
+		fixclient.F(267, "1"), fixclient.F(269, "A"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := md.Expect(readWait, "W", map[int]string{262: "imb"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "b", side: "1", qty: "10", px: "100.50"})
+	expectER(t, c, map[int]string{11: "b", 150: "0"})
+	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 271: "0"}); err != nil { // nothing crosses yet
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	sendOrder(t, c, order{id: "s", side: "2", qty: "10", px: "100.00"}) // within the interval: held back
+	expectER(t, c, map[int]string{11: "s", 150: "0"})
+	if _, err := md.Expect(3*time.Second, "X", map[int]string{262: "imb", 269: "A", 271: "10"}); err != nil {
+		t.Fatalf("the held-back indicative was not published on its own: %v", err)
+	}
+}

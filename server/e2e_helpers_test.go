@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -96,6 +97,21 @@ func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 
 // restingGTC starts a venue on dataDir, logs CLIENT1 on and has a GTC buy
 // of 3 ACME at px rest, for tests that restart the venue on the same data.
+// withMarketData turns the feed on in cfg, sent to a UDP socket of the
+// test's that nobody reads, the recovery service on a port of the
+// system's choosing.
+func withMarketData(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	cfg.MarketData.Enabled = true
+	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
+	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
+}
+
 func restingGTC(t *testing.T, dataDir, id, px string) (*Server, *fixclient.Client, *fixclient.Message) {
 	t.Helper()
 	s := startServer(t, testConfig(t, dataDir, ""), Options{})

@@ -12,15 +12,8 @@ import (
 )
 
 func TestFIXMarketData(t *testing.T) {
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close() // the feed sends here; nobody needs to read it
 	cfg := testConfig(t, t.TempDir(), "")
-	cfg.MarketData.Enabled = true
-	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
-	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
+	withMarketData(t, cfg)
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	req := func(id, subType, sym string, extra ...fixclient.Field) {
