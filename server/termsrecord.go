@@ -134,12 +134,12 @@ func termsOf(cfg *config.Config) termsRecord {
 // limit of the matcher changed (an order accepted then may be refused on
 // replay, or the reverse). Sessions added after the recorded ones, new
 // instruments, and engine terms the record lacks (a record written by a
-// build that did not record them) are accepted and recorded. A missing record (a new data
-// directory, or one from before the record) is written from the
-// configuration; one from before sessions and matcher terms were recorded
-// has them added. Moving the record aside accepts the configuration as it
-// is. With write false nothing is written (a tool that only reads the
-// journal).
+// build that did not record them) are accepted and recorded. A missing
+// record (a new data directory, or one from before the record) is written
+// from the configuration; one from before sessions and matcher terms were
+// recorded has them added. Moving the record aside accepts the
+// configuration as it is. With write false nothing is written (a tool that
+// only reads the journal).
 func checkTermsRecord(cfg *config.Config, write bool) error {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
