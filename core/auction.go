@@ -80,14 +80,15 @@ func newAuctionState(c *InstrumentConfig) auctionState {
 	for s := range a.market {
 		a.market[s] = newBookSide(1, s == 0)
 	}
-	if isCall(c.Status) {
+	if IsCall(c.Status) {
 		a.phase = c.Status
 	}
 	return a
 }
 
-// isCall reports whether a status is a call phase.
-func isCall(s venue.TradingStatus) bool {
+// IsCall reports whether a status is a call phase: nothing matches, and
+// the book uncrosses when it ends.
+func IsCall(s venue.TradingStatus) bool {
 	return s == venue.TradingStatusOpeningCall || s == venue.TradingStatusClosingCall || s == venue.TradingStatusVolatilityAuction
 }
 
@@ -131,7 +132,7 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 		return venue.RejectReasonAtTheOpeningOutsideCall
 	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || isStop(ordType)):
 		return venue.RejectReasonAtTheCloseOutsideCall
-	case !isCall(in.status):
+	case !IsCall(in.status):
 		return venue.RejectReasonNone
 	case tif == venue.TimeInForceIOC || tif == venue.TimeInForceFOK:
 		return venue.RejectReasonImmediateInCall
@@ -146,7 +147,7 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 // for the uncross: a plain market order, not IOC or FOK, in a call, with
 // an order slot left beside the spare one non-resting orders use.
 func (m *Matcher) canQueueMarket(in *instrument, o *order) bool {
-	return o.ordType == venue.OrdTypeMarket && in.auction.phase != 0 && isCall(in.status) &&
+	return o.ordType == venue.OrdTypeMarket && in.auction.phase != 0 && IsCall(in.status) &&
 		o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK && m.pool.inUse <= m.ordersMax
 }
 
@@ -188,7 +189,7 @@ func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
 		return
 	}
 	a.endNs = 0
-	if isCall(status) {
+	if IsCall(status) {
 		if a.phase != 0 && a.phase != status {
 			m.expireAuctionOrders(in, phaseTIF(a.phase), false)
 		}

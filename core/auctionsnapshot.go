@@ -49,7 +49,7 @@ func readAuction(b []byte, a *auctionState) bool {
 	if b[44] == 1 {
 		a.sig.replaces = -1
 	}
-	return (a.phase == 0 || isCall(a.phase)) && b[1] <= 1 && b[44] <= 1 && a.endNs >= 0 && a.shown.imbalanceSide.Valid() && a.shown.rule.Valid()
+	return (a.phase == 0 || IsCall(a.phase)) && b[1] <= 1 && b[44] <= 1 && a.endNs >= 0 && a.shown.imbalanceSide.Valid() && a.shown.rule.Valid()
 }
 
 // readCalls restores the list of instruments in a call, after the

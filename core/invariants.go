@@ -374,11 +374,11 @@ func (m *Matcher) checkAuction(in *instrument, ii int) (int, int64, error) {
 	switch {
 	case a.phase == 0 && okBid && okAsk && bid >= ask:
 		return 0, 0, fmt.Errorf("crossed outside a call: bid %d ≥ ask %d", bid, ask)
-	case a.phase != 0 && !isCall(a.phase):
+	case a.phase != 0 && !IsCall(a.phase):
 		return 0, 0, fmt.Errorf("phase %v is not a call", a.phase)
 	case (a.phase != 0) != m.inCalls(in.id):
 		return 0, 0, fmt.Errorf("phase %v but listed in calls %v", a.phase, m.inCalls(in.id))
-	case isCall(in.status) && a.phase != in.status:
+	case IsCall(in.status) && a.phase != in.status:
 		return 0, 0, fmt.Errorf("status %v with phase %v", in.status, a.phase)
 	case (a.endNs != 0) != (in.status == venue.TradingStatusVolatilityAuction):
 		return 0, 0, fmt.Errorf("volatility auction end %d in status %v", a.endNs, in.status)

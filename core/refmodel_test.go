@@ -96,7 +96,7 @@ func newRefModel(cfg Config) *refModel {
 		ri.low = (in.RefPriceTicks*(100-in.BandPercent) + 99) / 100
 		ri.high = in.RefPriceTicks * (100 + in.BandPercent) / 100
 		m.instruments[in.ID] = ri
-		if isCall(ri.status) {
+		if IsCall(ri.status) {
 			ri.auction.phase = ri.status
 			m.calls = append(m.calls, in.ID)
 		}

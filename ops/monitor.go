@@ -454,8 +454,7 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 // callChange notes an order event of an instrument in a call (m.mu held):
 // the matcher may hold its indicative uncross back (engine.indicative_interval).
 func (m *Monitor) callChange(instrumentID uint32, tsNs int64) {
-	if in := m.instruments[instrumentID]; in != nil && m.callChangeNs == 0 && (in.status == venue.TradingStatusOpeningCall ||
-		in.status == venue.TradingStatusClosingCall || in.status == venue.TradingStatusVolatilityAuction) {
+	if in := m.instruments[instrumentID]; in != nil && m.callChangeNs == 0 && core.IsCall(in.status) {
 		m.callChangeNs = tsNs
 	}
 }

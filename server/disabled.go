@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,13 +115,19 @@ func (d *disabledSessions) encode() []byte {
 	return b
 }
 
+// operatorResultOf decodes ev when it is an OperatorResult, the event the
+// follower's parts kept in the data directory learn from.
+func operatorResultOf(ev []byte) (r venue.OperatorResult, ok bool) {
+	if id, err := venue.TemplateIDOf(ev, 0); err != nil || id != venue.OperatorResultTemplateID {
+		return r, false
+	}
+	return r, r.WrapDecode(ev, 0) == nil
+}
+
 // Event takes the result of an accepted disable or enable command.
 func (d *disabledSessions) Event(ev []byte) error {
-	if len(ev) < venue.MessageHeaderSize || binary.LittleEndian.Uint16(ev[2:]) != venue.OperatorResultTemplateID {
-		return nil
-	}
-	var r venue.OperatorResult
-	if err := r.WrapDecode(ev, 0); err != nil || r.Reason() != venue.RejectReasonNone || int(r.FilterSessionIdx()) >= len(d.compIDs) {
+	r, ok := operatorResultOf(ev)
+	if !ok || r.Reason() != venue.RejectReasonNone || int(r.FilterSessionIdx()) >= len(d.compIDs) {
 		return nil
 	}
 	switch r.Action() {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/ops"
-	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // partScheduleProgress names the schedule's progress in a cluster's replica
@@ -29,14 +28,9 @@ type scheduleProgress struct {
 
 // Event takes the result of an operator command.
 func (p *scheduleProgress) Event(ev []byte) error {
-	if len(ev) < venue.MessageHeaderSize || binary.LittleEndian.Uint16(ev[2:]) != venue.OperatorResultTemplateID {
-		return nil
+	if r, ok := operatorResultOf(ev); ok && string(r.Operator()) == ops.OperatorSchedule {
+		p.lastNs = max(p.lastNs, r.TimestampNs())
 	}
-	var r venue.OperatorResult
-	if r.WrapDecode(ev, 0) != nil || string(r.Operator()) != ops.OperatorSchedule {
-		return nil
-	}
-	p.lastNs = max(p.lastNs, r.TimestampNs())
 	return nil
 }
 
