@@ -1,6 +1,10 @@
 package core
 
-import "github.com/fixvenue/fixvenue/sbe/venue"
+import (
+	"math"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
 
 // This file is a read-only view of the matcher's state for tests and tools
 // (market data compares its books with these). It must be called from the
@@ -81,16 +85,18 @@ func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool)
 	return m.instruments[ii].status, true
 }
 
-// VolatilityAuctionEnd returns the command time at which an instrument's
-// running volatility auction uncrosses (0 when none runs): for a control
-// plane that starts on a matcher restored mid-auction and must send the
-// command that ends it ("Auctions" in doc.go).
-func (m *Matcher) VolatilityAuctionEnd(instrumentID uint32) int64 {
-	ii, ok := m.instrByID.lookup(instrumentID)
-	if !ok {
-		return 0
+// NextDueNs is the command time from which the next command runs one of
+// the matcher's timers: it ends a volatility auction, publishes an
+// indicative uncross the throttle held back, or expires a GTD order
+// (math.MaxInt64: none waits). A command stamped earlier runs none. The
+// control plane journals a Tick then, so that an idle venue does it at its
+// time ("Auctions", "Time in force" above; package ops).
+func (m *Matcher) NextDueNs() int64 {
+	due := m.timerDueNs
+	if oi, expireNs := m.gtd.top(); oi != noOrder && expireNs < math.MaxInt64 {
+		due = min(due, expireNs+1) // expired once a command's time passes it
 	}
-	return m.instruments[ii].auction.endNs
+	return due
 }
 
 // Band returns an instrument's price band in ticks (both edges allowed).

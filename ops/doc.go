@@ -63,15 +63,11 @@
 // Limits: the Monitor's events hash covers events since start; one end of
 // day runs at a time. Pre-open is the opening call and a group's
 // closing_call the closing call; the matcher uncrosses when the next
-// transition opens or closes the instrument. A volatility
-// auction ends at the first command at or after its end; the auction
-// timer (every 50 ms) journals a Tick once an end has passed, so that an
-// idle instrument uncrosses too; the end is the interruption event's, or,
-// for an auction running when the control plane starts, the matcher's. The
-// same timer journals a Tick once a resting GTD order's ExpireTime has
-// passed (the earliest of a queue the monitor keeps from the events and
-// the books, bounded by twice the GTD orders resting plus gtdSlackMax), so
-// that its expiry is reported at its time, not at the next order; and,
-// with engine.indicative_interval, once an order event in a call is that
-// old, so that an indicative uncross the throttle held back is published.
+// transition opens or closes the instrument. The matcher's timers (a
+// volatility auction's end, an indicative uncross the throttle held back,
+// a GTD order's expiry) run at the first command at or after their time;
+// the auction timer (every 50 ms) journals a Tick once that time has come,
+// as the matcher's thread last published it (Config.TimersDue,
+// core.Matcher.NextDueNs), so that an idle venue uncrosses, publishes and
+// expires at the time too, after a restart or a promotion as well.
 package ops

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"github.com/fixvenue/fixvenue/internal/await"
@@ -35,15 +34,6 @@ type Monitor struct {
 	// start; onAdded, when set, hears of each (under mu).
 	added   addedList
 	onAdded func(config.Instrument)
-	// gtd are the resting GTD orders by expiry, for the timer (gtdDue);
-	// entries of orders gone since stay until they reach the top or the
-	// queue is rebuilt, at most twice gtdLive (the GTD orders resting) plus
-	// gtdSlackMax.
-	gtd     gtdQueue
-	gtdLive int
-	// callChangeNs is the command time of the first order event in a call
-	// since the timer last sent a Tick for the indicative uncross (0: none).
-	callChangeNs int64
 }
 
 // instrumentView is the monitor's picture of one instrument.
@@ -55,9 +45,6 @@ type instrumentView struct {
 	bandHighTicks int64
 	restingOrders int
 	bids, asks    map[int64]int64 // price → resting quantity
-	// volatilityEndNs is when the running volatility auction ends (0: none),
-	// from its VolatilityInterruption: the auction timer sends a Tick then.
-	volatilityEndNs int64
 }
 
 type restingOrder struct {
@@ -66,7 +53,6 @@ type restingOrder struct {
 	side         venue.Side
 	priceTicks   int64
 	leavesQty    int64
-	expireNs     int64 // a GTD order's ExpireTime, else 0
 }
 
 type resultKey struct {
@@ -102,7 +88,6 @@ type instrumentSeed struct {
 	status                      venue.TradingStatus
 	refPriceTicks, bandPercent  int64
 	bandLowTicks, bandHighTicks int64
-	volatilityEndNs             int64 // a volatility auction running at start
 }
 
 func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
@@ -110,8 +95,7 @@ func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 		bySession: map[uint16]int{}, hash: xxhash.New(), results: map[resultKey]int64{}}
 	for id, sd := range seeds {
 		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
-			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, volatilityEndNs: sd.volatilityEndNs,
-			bids: map[int64]int64{}, asks: map[int64]int64{}}
+			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
 }
@@ -125,9 +109,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 		// The band in force is the matcher's (an operator may have moved it
 		// before a restart); its reference price and percent are known when
 		// it is still the configured band.
-		// A volatility auction running in a restored matcher ends at its
-		// time, which only the interruption's event said before.
-		sd := instrumentSeed{status: st, volatilityEndNs: m.VolatilityAuctionEnd(in.ID)}
+		sd := instrumentSeed{status: st}
 		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
 		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
 			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
@@ -141,7 +123,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
-			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty, expireNs: gtdExpiry(v.TimeInForce, v.ExpireTimeNs)})
+			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
 	}
 }
 
@@ -166,14 +148,13 @@ func (m *Monitor) takeResting(from *Monitor) bool {
 			return false
 		}
 	}
-	m.orders, m.bySession, m.gtd, m.gtdLive = from.orders, from.bySession, from.gtd, from.gtdLive
+	m.orders, m.bySession = from.orders, from.bySession
 	for id, in := range m.instruments {
 		if f := from.instruments[id]; f != nil {
 			in.restingOrders, in.bids, in.asks = f.restingOrders, f.bids, f.asks
 		}
 	}
 	from.orders, from.bySession, from.instruments = map[uint64]restingOrder{}, map[uint16]int{}, map[uint32]*instrumentView{}
-	from.gtd, from.gtdLive = nil, 0
 	return true
 }
 
@@ -268,8 +249,7 @@ func (m *Monitor) apply(ev []byte) {
 		var e venue.OrderAccepted
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
-			m.callChange(e.InstrumentID(), e.TimestampNs())
+				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
@@ -280,7 +260,6 @@ func (m *Monitor) apply(ev []byte) {
 		var e venue.OrderCancelled
 		if e.WrapDecode(ev, 0) == nil {
 			m.remove(e.OrderID())
-			m.callChange(e.InstrumentID(), e.TimestampNs())
 		}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
@@ -288,25 +267,14 @@ func (m *Monitor) apply(ev []byte) {
 			m.remove(e.OrderID())
 			if e.LeavesQty() > 0 {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), expireNs: gtdExpiry(e.TimeInForce(), e.ExpireTimeNs())})
+					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 			}
-			m.callChange(e.InstrumentID(), e.TimestampNs())
 		}
 	case venue.TradingStatusChangedTemplateID:
 		var e venue.TradingStatusChanged
 		if e.WrapDecode(ev, 0) == nil {
 			if in := m.instruments[e.InstrumentID()]; in != nil {
 				in.status = e.Status()
-				if in.status != venue.TradingStatusVolatilityAuction {
-					in.volatilityEndNs = 0
-				}
-			}
-		}
-	case venue.VolatilityInterruptionTemplateID:
-		var e venue.VolatilityInterruption
-		if e.WrapDecode(ev, 0) == nil {
-			if in := m.instruments[e.InstrumentID()]; in != nil {
-				in.volatilityEndNs = e.AuctionEndNs()
 			}
 		}
 	case venue.InstrumentAddedTemplateID:
@@ -336,13 +304,6 @@ func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	m.orders[orderID] = o
 	m.bySession[o.session]++
 	in.restingOrders++
-	if o.expireNs != 0 {
-		m.gtdLive++
-		m.gtd.push(gtdEntry{expireNs: o.expireNs, orderID: orderID})
-		if len(m.gtd) > 2*m.gtdLive+gtdSlackMax {
-			m.rebuildGTD()
-		}
-	}
 	if o.priceTicks != 0 { // a market order waiting for an uncross has no price level
 		in.side(o.side)[o.priceTicks] += o.leavesQty
 	}
@@ -354,11 +315,6 @@ func (m *Monitor) remove(orderID uint64) {
 		return
 	}
 	delete(m.orders, orderID)
-	if o.expireNs != 0 {
-		if m.gtdLive--; len(m.gtd) > 2*m.gtdLive+gtdSlackMax {
-			m.rebuildGTD()
-		}
-	}
 	if m.bySession[o.session]--; m.bySession[o.session] == 0 {
 		delete(m.bySession, o.session)
 	}
@@ -449,103 +405,4 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 		out[k] = v
 	}
 	return out
-}
-
-// callChange notes an order event of an instrument in a call (m.mu held):
-// the matcher may hold its indicative uncross back (engine.indicative_interval).
-func (m *Monitor) callChange(instrumentID uint32, tsNs int64) {
-	if in := m.instruments[instrumentID]; in != nil && m.callChangeNs == 0 && core.IsCall(in.status) {
-		m.callChangeNs = tsNs
-	}
-}
-
-// indicativeDue reports whether an order event in a call is intervalNs old
-// (at nowNs): the matcher publishes an indicative uncross it held back at
-// the first command after the interval, so a Tick is due; it is reported
-// once.
-func (m *Monitor) indicativeDue(nowNs, intervalNs int64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.callChangeNs == 0 || nowNs < m.callChangeNs+intervalNs {
-		return false
-	}
-	m.callChangeNs = 0
-	return true
-}
-
-// gtdExpiry is the expiry the timer watches: a GTD order's ExpireTime.
-func gtdExpiry(tif venue.TimeInForce, expireNs int64) int64 {
-	if tif != venue.TimeInForceGTD {
-		return 0
-	}
-	return expireNs
-}
-
-// gtdSlackMax is the room for entries of orders gone before the GTD queue
-// is rebuilt from the resting orders.
-const gtdSlackMax = 1024
-
-// gtdDue reports whether a resting GTD order's ExpireTime has passed (at
-// nowNs): the matcher expires it at the first command after that, so a
-// Tick is due. The orders it reports are taken off the queue, so that a
-// Tick that was not journaled (a full ring) is not sent again and again:
-// they expire at the next command.
-func (m *Monitor) gtdDue(nowNs int64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	due := false
-	for len(m.gtd) > 0 && m.gtd[0].expireNs < nowNs {
-		top := m.gtd.pop()
-		if o, ok := m.orders[top.orderID]; ok && o.expireNs == top.expireNs {
-			due = true
-		}
-	}
-	return due
-}
-
-// rebuildGTD makes the queue again from the resting orders (m.mu held).
-func (m *Monitor) rebuildGTD() {
-	m.gtd = m.gtd[:0]
-	for id, o := range m.orders {
-		if o.expireNs != 0 {
-			m.gtd = append(m.gtd, gtdEntry{expireNs: o.expireNs, orderID: id})
-		}
-	}
-	heap.Init(&m.gtd)
-}
-
-// gtdEntry is one GTD order in the queue.
-type gtdEntry struct {
-	expireNs int64
-	orderID  uint64
-}
-
-// gtdQueue is a min-heap by expiry (container/heap).
-type gtdQueue []gtdEntry
-
-func (q gtdQueue) Len() int           { return len(q) }
-func (q gtdQueue) Less(i, j int) bool { return q[i].expireNs < q[j].expireNs }
-func (q gtdQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *gtdQueue) Push(x any)        { *q = append(*q, x.(gtdEntry)) }
-func (q *gtdQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
-}
-func (q *gtdQueue) push(e gtdEntry) { heap.Push(q, e) }
-func (q *gtdQueue) pop() gtdEntry   { return heap.Pop(q).(gtdEntry) }
-
-// volatilityDue reports whether a volatility auction's end has come (at
-// nowNs) while the instrument is still in it: the matcher ends it at the
-// first command at or after its end, so a Tick is due.
-func (m *Monitor) volatilityDue(nowNs int64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, in := range m.instruments {
-		if in.volatilityEndNs != 0 && nowNs >= in.volatilityEndNs && in.status == venue.TradingStatusVolatilityAuction {
-			return true
-		}
-	}
-	return false
 }

@@ -95,10 +95,10 @@ type Config struct {
 	Sync        journal.SyncFunc
 	Logger      *slog.Logger
 	Registry    *prometheus.Registry
-	// IndicativeInterval is engine.indicative_interval: with it, the timer
-	// sends a Tick once the matcher may have held an indicative uncross
-	// back (0: it never does).
-	IndicativeInterval time.Duration
+	// TimersDue, when set, reads the command time from which a command runs
+	// one of the matcher's timers (core.Matcher.NextDueNs, as the matcher's
+	// thread last stored it): the timer journals a Tick once it has come.
+	TimersDue func() int64
 	// Usage, when set, reads what the matcher holds of its bounds, for
 	// /v1/status (docs/ARCHITECTURE.md, "Capacity").
 	Usage func() core.Usage
@@ -250,21 +250,19 @@ func (o *Ops) Start(fixReady func() bool) error {
 	return nil
 }
 
-// auctionTimerPeriod is how often the auction timer looks for a volatility
-// auction whose time is up.
+// auctionTimerPeriod is how often the auction timer looks whether one of
+// the matcher's timers is due.
 const auctionTimerPeriod = 50 * time.Millisecond
 
-// runAuctionTimer journals a Tick command when a volatility auction's time
-// is up, a resting GTD order's ExpireTime has passed, or an indicative
-// uncross the throttle held back is due, so that the matcher uncrosses,
-// expires or publishes without waiting for other traffic: the end is a
-// journaled command, and a replay ends it at the same place ("Auctions" in
-// core/doc.go). It stops with Close.
+// runAuctionTimer journals a Tick command once one of the matcher's timers
+// is due (TimersDue: a volatility auction's end, an indicative uncross the
+// throttle held back, a resting GTD order's ExpireTime), so that the
+// matcher uncrosses, publishes or expires without waiting for other
+// traffic: the end is a journaled command, and a replay ends it at the
+// same place ("Auctions" in core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
 	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
-		now := o.cfg.Now().UnixNano()
-		indicative := o.cfg.IndicativeInterval > 0 && o.monitor.indicativeDue(now, int64(o.cfg.IndicativeInterval))
-		if o.monitor.volatilityDue(now) || o.monitor.gtdDue(now) || indicative {
+		if now := o.cfg.Now().UnixNano(); o.cfg.TimersDue != nil && now >= o.cfg.TimersDue() {
 			o.tick(now)
 		}
 	})

@@ -30,7 +30,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	}
 	oc.Listed = s.instrumentListed
 	oc.Usage = s.usage.load
-	oc.IndicativeInterval = s.cfg.Engine.IndicativeInterval.Duration
+	oc.TimersDue = s.usage.nextDueNs.Load
 	o, err := ops.New(oc)
 	if err != nil {
 		return err

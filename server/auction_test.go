@@ -131,8 +131,8 @@ func TestOperatorClosesClosingCall(t *testing.T) {
 
 // TestVolatilityAuctionEndsAfterARestart: a venue stopped during a
 // volatility auction ends it on time after its restart, with no order
-// arriving: the control plane's timer knows the auction's end from the
-// matcher it starts on, not only from the interruption's event.
+// arriving: the control plane's timer takes the due time from the matcher
+// it starts on (core.Matcher.NextDueNs).
 func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
 	cfg, s, c := volatileACME(t, adminConfig(), 3*time.Second)
 	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00", tif: "1"})

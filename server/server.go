@@ -369,7 +369,7 @@ func (s *Server) buildPipeline() error {
 		Wait: mt.Wait, ClaimTimeout: s.cfg.Engine.ClaimTimeout.Duration, Logger: s.log,
 		PrefetchDistance: core.PrefetchDistance, UnlockedMatcher: !mt.Locked, PinMatcher: mt.Pinned, MatcherCPU: mt.CPU,
 		OnSnapshot: s.captureSnapshot,
-		AfterBatch: func() { s.usage.store(s.matcher.Usage()) },
+		AfterBatch: func() { s.usage.store(s.matcher) },
 		OnFail: func(err error) {
 			if s.gw != nil {
 				s.gw.Halt(haltReason(err))
@@ -854,7 +854,7 @@ func (s *Server) registerCoreMetrics() {
 		Help:        "How the matcher runs (always 1): locked to its OS thread or not, its wait strategy, the CPU it is pinned to, and why.",
 		ConstLabels: prometheus.Labels{"locked": strconv.FormatBool(mt.Locked), "wait": mt.Wait.String(), "cpu": cpu, "reason": mt.Reason}})
 	info.Set(1)
-	s.usage.register(s.registry, s.matcher.Usage()) // the matcher does not run yet
+	s.usage.register(s.registry, s.matcher) // the matcher does not run yet
 	s.registry.MustRegister(info,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_data_dir_free_bytes",
 			Help: "Space left on the data directory's file system; when the disk refuses a write of the journal or a FIX store the venue halts."},

@@ -7,21 +7,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// engineUsage is the matcher's core.Usage as its thread last stored it,
-// after each run of commands (pipeline.Config.AfterBatch): the metrics
+// engineUsage is the matcher's core.Usage and the time its next timer is
+// due (core.Matcher.NextDueNs) as its thread last stored them, after each
+// run of commands (pipeline.Config.AfterBatch). The metrics
 // fixvenue_engine_usage and fixvenue_engine_limit, by bound, show an
 // operator a bound coming (orders_max, clordids_max, stops) before orders
-// are refused at it (docs/ARCHITECTURE.md, "Capacity").
+// are refused at it (docs/ARCHITECTURE.md, "Capacity"); the control plane's
+// timer journals a Tick once the due time has come (ops.Config.TimersDue).
 type engineUsage struct {
 	orders, stops, clOrdIDs atomic.Int64
+	nextDueNs               atomic.Int64
 	limits                  core.Usage // the bounds, fixed at start
 }
 
 // store is called on the matcher's thread (or before it runs).
-func (u *engineUsage) store(v core.Usage) {
+func (u *engineUsage) store(m *core.Matcher) {
+	v := m.Usage()
 	u.orders.Store(int64(v.Orders))
 	u.stops.Store(int64(v.Stops))
 	u.clOrdIDs.Store(int64(v.ClOrdIDs))
+	u.nextDueNs.Store(m.NextDueNs())
 }
 
 // load returns the usage as last stored, with the bounds.
@@ -31,10 +36,11 @@ func (u *engineUsage) load() core.Usage {
 	return v
 }
 
-// register adds the gauges; start is the matcher's usage before it runs.
-func (u *engineUsage) register(reg prometheus.Registerer, start core.Usage) {
+// register adds the gauges, from the matcher before it runs.
+func (u *engineUsage) register(reg prometheus.Registerer, m *core.Matcher) {
+	start := m.Usage()
 	u.limits = start
-	u.store(start)
+	u.store(m)
 	for _, b := range []struct {
 		bound string
 		used  *atomic.Int64
