@@ -58,6 +58,17 @@
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.
 //
+// # GTD expiry
+//
+// A GTD order (TimeInForce 6) gives its expiry as ExpireTime (126, UTC), or
+// else as ExpireDate (432), the local market date it may trade through: it
+// rests until the end of day on that date in the schedule's time zone
+// (Config.MarketDateEnd), or with no schedule until the date ends in UTC.
+// Both become the order's expire time in the command; reports echo it as
+// ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
+// after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
+// date or time already past is the matcher's ExpireTimeInPast.
+//
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX
 // messages while their commands are being made durable (an ExecutionReport's
 // body is written as FIX bytes by one reused erBuilder and handed to

@@ -88,6 +88,10 @@ type Config struct {
 	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
 	// a period beyond their FIX store (dropcopyreplay.go).
 	ReplayEvents ReplayEvents
+	// MarketDateEnd, when set, is when a local market date ends, for a GTD
+	// order's ExpireDate (432): the schedule's end of day on that date in
+	// its time zone (schedule.Plan.DateEnd). Unset: the date's end in UTC.
+	MarketDateEnd func(year int, month time.Month, day int) time.Time
 	// OrderToER, when set, records for each answer to a client's message
 	// the nanoseconds from its arrival to its hand-over to the session
 	// (after durability), in the venue's HdrHistograms (package latency).

@@ -114,11 +114,10 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 		o.maxFloor = v
 	}
 	if o.tif == venue.TimeInForceGTD {
-		t, err := m.Body.GetTime(tag.ExpireTime)
-		if err != nil {
-			return o, &rejection{ordRejOther, "GTD order without a valid ExpireTime (126)"}
+		var rej *rejection
+		if o.expireNs, rej = g.parseExpiry(m); rej != nil {
+			return o, rej
 		}
-		o.expireNs = t.UnixNano()
 	}
 	if inst := fieldBytes(m, tag.ExecInst); len(inst) > 0 {
 		for _, f := range bytes.Fields(inst) {
@@ -155,6 +154,38 @@ var unsupportedOrderFields = [...]struct {
 	{tag.ParticipationRate, "ParticipationRate (849): no strategies"},
 	{tag.Spread, "Spread (218): prices are per unit"},
 	{tag.Yield, "Yield (236): prices are per unit"},
+}
+
+// expiryYearMax is the last year an expiry is taken in: Unix nanoseconds
+// in an int64 end in April 2262.
+const expiryYearMax = 2261
+
+// parseExpiry reads a GTD order's expiry (gateway/doc.go, "GTD expiry"):
+// ExpireTime (126), or else ExpireDate (432), a local market date the order
+// may trade through, which ends at MarketDateEnd. The result is the last
+// nanosecond the order rests: the matcher expires it at the first command
+// after it.
+func (g *Gateway) parseExpiry(m *quickfix.Message) (int64, *rejection) {
+	if m.Body.Has(tag.ExpireTime) {
+		t, err := m.Body.GetTime(tag.ExpireTime)
+		if err != nil || t.Year() > expiryYearMax {
+			return 0, &rejection{ordRejOther, "invalid ExpireTime (126) " + string(fieldBytes(m, tag.ExpireTime))}
+		}
+		return t.UnixNano(), nil
+	}
+	d := fieldBytes(m, tag.ExpireDate)
+	if d == nil {
+		return 0, &rejection{ordRejOther, "GTD order without ExpireTime (126) or ExpireDate (432)"}
+	}
+	t, err := time.Parse("20060102", string(d))
+	if err != nil || t.Year() > expiryYearMax {
+		return 0, &rejection{ordRejOther, "ExpireDate (432) must be a date YYYYMMDD, not " + string(d)}
+	}
+	end := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
+	if g.cfg.MarketDateEnd != nil {
+		end = g.cfg.MarketDateEnd(t.Year(), t.Month(), t.Day())
+	}
+	return end.UnixNano() - 1, nil
 }
 
 // unsupportedTagSet holds the tags unsupported looks at, for the

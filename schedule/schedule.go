@@ -115,6 +115,17 @@ func (p *Plan) at(start time.Time, offset time.Duration) time.Time {
 	return time.Date(start.Year(), start.Month(), start.Day(), h, m, s, ns, p.loc)
 }
 
+// DateEnd returns when a local market date ends for an order that may
+// trade through it (FIX ExpireDate, 432): the end of day on that date in the
+// venue's time zone, whether or not the date trades; with compressed days,
+// the date's midnight in that zone.
+func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
+	if p.Compressed() {
+		return time.Date(year, month, day+1, 0, 0, 0, 0, p.loc)
+	}
+	return p.at(time.Date(year, month, day, 0, 0, 0, 0, p.loc), p.sched.EndOfDay.Duration)
+}
+
 // Trades reports whether the day starting at start trades.
 func (p *Plan) trades(start time.Time, name string) bool {
 	if p.Compressed() {

@@ -184,3 +184,34 @@ close = "3s"
 		t.Fatalf("phase at 2.7 s: %v %v, want closing_call", k, ok)
 	}
 }
+
+// TestDateEnd: a local market date (an order's ExpireDate) ends at the end
+// of day on that date by the zone's wall clock, on a holiday and across a
+// clock change too; with compressed days, at the date's midnight.
+func TestDateEnd(t *testing.T) {
+	p := mustPlan(t, london)
+	for _, tc := range []struct {
+		day  int
+		want string
+	}{
+		{24, "2026-12-24T17:00:00Z"},
+		{25, "2026-12-25T17:00:00Z"}, // a holiday: the order had the day before
+	} {
+		if got := p.DateEnd(2026, time.December, tc.day).UTC().Format(time.RFC3339); got != tc.want {
+			t.Errorf("December %d ends %s, want %s", tc.day, got, tc.want)
+		}
+	}
+	if got := p.DateEnd(2026, time.July, 1).UTC().Format(time.RFC3339); got != "2026-07-01T16:00:00Z" { // BST
+		t.Errorf("July 1 ends %s", got)
+	}
+	c := mustPlan(t, compressedDay+`
+[[schedule.group]]
+name = "a"
+pre_open = "0s"
+open = "1s"
+close = "3s"
+`)
+	if got := c.DateEnd(2026, time.December, 31).UTC().Format(time.RFC3339); got != "2027-01-01T00:00:00Z" {
+		t.Errorf("compressed days: December 31 ends %s", got)
+	}
+}

@@ -177,6 +177,43 @@ func TestGTDOrderExpiresOnItsOwn(t *testing.T) {
 		func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
 }
 
+// TestGTDExpireDateEndsAtTheEndOfDay: a GTD order with an ExpireDate (432)
+// instead of an ExpireTime trades through that local market date: with a
+// schedule, it rests until the end of day on that date in the schedule's
+// time zone, which its report gives as ExpireTime (126) in UTC.
+func TestGTDExpireDateEndsAtTheEndOfDay(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig()+`
+[schedule]
+enabled = true
+time_zone = "America/New_York"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "17h30m"
+[[schedule.group]]
+name = "all"
+pre_open = "7h"
+open = "8h"
+close = "16h"
+`)
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	// The schedule's clock stays at noon in New York: every instrument open.
+	s := startServer(t, cfg, Options{Now: stoppedClock(time.Date(2026, 12, 2, 12, 0, 0, 0, ny))})
+	waitStatus(t, s, "ACME", "Open", 5*time.Second)
+	c := logon(t, s, "CLIENT1", true)
+	for _, tc := range []struct{ date, expire string }{
+		{"20991231", "20991231-22:29:59.999"}, // EST: UTC-5
+		{"20990704", "20990704-21:29:59.999"}, // EDT: UTC-4
+	} {
+		id := "gtd-" + tc.date
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(432, tc.date)}})
+		expectER(t, c, map[int]string{11: id, 150: "0", 126: tc.expire})
+	}
+	sendOrder(t, c, order{id: "gtd-past", side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(432, "20260101")}})
+	expectER(t, c, map[int]string{11: "gtd-past", 150: "8", 58: "expire time is in the past"})
+}
+
 // TestThrottledIndicativeIsPublishedOnItsOwn: with indicative_interval set,
 // a change to a call's indicative uncross within the interval of the last
 // publication waits for it; with no further order, the control plane's

@@ -38,6 +38,7 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // Options adjust a Server beyond its configuration (tests and tools).
@@ -494,6 +495,9 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	if s.opts.Replica == nil {
 		// A single venue's journal is one directory from its first command.
 		gcfg.ReplayEvents = s.replayEvents
+	}
+	if cfg.Schedule.Enabled {
+		gcfg.MarketDateEnd = schedule.New(cfg.Schedule).DateEnd
 	}
 	for _, in := range s.instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.

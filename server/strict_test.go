@@ -425,7 +425,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"price off tick", limit("r12", "ACME", "1", "1", "100.005"), "99", "price 100.005 is not a multiple of the tick size 0.01"},
 			{"price outside band", limit("r13", "ACME", "1", "1", "150.00"), "99", "price outside the instrument's price band 90.00 to 110.00"},
 			{"limit without price", append(limit("r14", "ACME", "1", "1", "99.00")[:12], "59", "0"), "99", "limit order without Price"},
-			{"GTD without ExpireTime", append(limit("r15", "ACME", "1", "1", "99.00")[:14], "59", "6"), "99", "GTD order without a valid ExpireTime (126)"},
+			{"GTD without ExpireTime", append(limit("r15", "ACME", "1", "1", "99.00")[:14], "59", "6"), "99", "GTD order without ExpireTime (126) or ExpireDate (432)"},
 			{"GTD expire time in past", append(limit("r16", "ACME", "1", "1", "99.00")[:14], "59", "6", "126", past), "99", "expire time is in the past"},
 			{"post-only would take", limit("r17", "ACME", "1", "1", "100.00", "18", "6"), "99", "post-only order would take liquidity"},
 			{"MinQty above the lot", limit("r18", "ACME", "1", "5", "99.00", "110", "2"), "11", "unsupported MinQty (110) 2: no minimum fill beyond the lot of 1"},
