@@ -46,6 +46,9 @@ type sessionControl struct {
 }
 
 func (s *Server) newSessionControl() (*sessionControl, error) {
+	if s.disabled != nil {
+		return &sessionControl{s: s, disabled: s.disabled}, nil
+	}
 	d, err := newDisabledSessions(s.cfg, false)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -69,4 +70,47 @@ func TestDisabledSessionsFollowTheEvents(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(other.Venue.DataDir, disabledSessionsFile)); err != nil || string(b) != `["CLIENT2"]` || !o.has("CLIENT2") {
 		t.Fatalf("restored file: %s %v", b, err)
 	}
+}
+
+// TestDisableHoldsWithoutItsFile: the disable of a session is a journaled
+// command, made durable before its file is written; a crash in between (here
+// the file removed after the venue stopped) must not let the session back
+// in: the replay takes the disables and enables of the journal into the
+// file. An enable after it is replayed too.
+func TestDisableHoldsWithoutItsFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig())
+	cfg.Journal.SnapshotInterval.Duration = 0 // the disable stays in the journal's replayed tail
+	file := filepath.Join(dir, disabledSessionsFile)
+	restart := func(s *Server) *Server {
+		t.Helper()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		return startServer(t, cfg, Options{})
+	}
+	s := startServer(t, cfg, Options{})
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, nil); code != 200 {
+		t.Fatalf("disable: %d", code)
+	}
+	s = restart(s)
+	refused, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := refused.Logon(true); err == nil {
+		t.Fatalf("the disabled session logged on after a restart without its file: %v", m)
+	}
+	refused.Close()
+	if b, err := os.ReadFile(file); err != nil || string(b) != `["CLIENT2"]` {
+		t.Fatalf("file after the replay: %s %v", b, err)
+	}
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"paid"}`, nil); code != 200 {
+		t.Fatalf("enable: %d", code)
+	}
+	s = restart(s)
+	logon(t, s, "CLIENT2", true)
 }

@@ -102,6 +102,9 @@ type Server struct {
 	ops          *ops.Ops         // the control plane (server/admin.go)
 	sessCtl      *sessionControl  // operator logout and disable of sessions
 	console      *console.Console // the web console on the admin address (server/console.go)
+	// disabled are the disabled sessions as the replay left them (nil on a
+	// cluster leader, whose follower kept them): see replay.
+	disabled *disabledSessions
 	// orderToER and orderToFeed are the venue's own latency histograms
 	// (package latency), rotated by a goroutine between Start and Close.
 	orderToER, orderToFeed *latency.Recorder
@@ -250,11 +253,17 @@ func (s *Server) buildServing() error {
 // and the events of the commands after it; the console's tape (the day's
 // trades) is rebuilt the same way from its own state. A snapshot without
 // the state of each of them is passed over; with none, the whole journal
-// is replayed.
+// is replayed. The disabled sessions take the disables and enables of the
+// replayed commands, so that a disable made durable just before a crash
+// holds even if the crash came before its file was written.
 func (s *Server) replay() error {
 	start := time.Now()
 	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
-	sink := &replaySink{feed: s.feed, tape: s.tape}
+	var err error
+	if s.disabled, err = newDisabledSessions(s.cfg, false); err != nil {
+		return err
+	}
+	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled}
 	var states []sideState
 	if s.feed != nil {
 		states = append(states, sideState{"market data state", s.mdStateDir(), s.feed.Restore})
@@ -267,15 +276,12 @@ func (s *Server) replay() error {
 			return err
 		}
 	}
-	var es core.EventSink
-	if s.feed != nil || s.tape != nil {
-		es = sink
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink, opts)
+	if err == nil {
+		err = sink.err
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, es, opts)
 	if err == nil && s.feed != nil {
-		if err = sink.err; err == nil {
-			err = s.feed.EndReplay()
-		}
+		err = s.feed.EndReplay()
 	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -334,16 +340,18 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState) error {
 }
 
 // replaySink hands the events of replayed commands to the feed (see
-// marketdata.Feed.Replay) and to the console's tape, so that the feed's
-// books, statistics and sequence numbers, and the day's trades the console
-// shows, after a start are those the same journal produced before it. The
-// matcher cannot take an error from a sink, so the feed's first one is kept
-// and stops the start-up after the command that caused it.
+// marketdata.Feed.Replay), to the console's tape and to the disabled
+// sessions, so that the feed's books, statistics and sequence numbers, the
+// day's trades the console shows and the sessions refused after a start are
+// those the same journal produced before it. The matcher cannot take an
+// error from a sink, so the first one is kept and stops the start-up after
+// the command that caused it.
 type replaySink struct {
-	feed *marketdata.Feed // nil: market data is off
-	tape *console.Tape    // nil: the console is off
-	slot [core.EventSlotMin]byte
-	err  error
+	feed     *marketdata.Feed // nil: market data is off
+	tape     *console.Tape    // nil: the console is off
+	disabled *disabledSessions
+	slot     [core.EventSlotMin]byte
+	err      error
 }
 
 func (k *replaySink) Claim() []byte { return k.slot[:] }
@@ -354,6 +362,9 @@ func (k *replaySink) Commit() {
 	}
 	if k.tape != nil {
 		k.tape.Replay(k.slot[:])
+	}
+	if err := k.disabled.Event(k.slot[:]); err != nil && k.err == nil {
+		k.err = err
 	}
 }
 
