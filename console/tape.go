@@ -147,6 +147,17 @@ func (t *Tape) applyCommitted(ev []byte) {
 	t.apply(ev)
 }
 
+// CaptureAtStop captures the state a SnapshotAt asked for and no event of
+// a later command has triggered yet, as marketdata.Feed.CaptureAtStop does:
+// only once every event is applied and none will follow.
+func (t *Tape) CaptureAtStop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.snapPoint.Load(); p != 0 {
+		t.captureState(p)
+	}
+}
+
 // captureState hands the state to capture (t.mu held). A failure costs
 // only this snapshot's state: the venue then starts from an older one, or
 // from the whole journal.

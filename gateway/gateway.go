@@ -111,6 +111,7 @@ const DefaultOpenOrdersMax = 1 << 20
 // Gateway turns FIX messages into commands and events into FIX messages.
 type Gateway struct {
 	cfg       Config
+	started   bool // Start ran (Start and Stop are called by one goroutine)
 	log       *slog.Logger
 	commands  *ring.Ring
 	sessions  []*session
@@ -284,13 +285,17 @@ func (g *Gateway) SessionIndex(id quickfix.SessionID) (uint16, bool) {
 
 // Start starts the per-session senders.
 func (g *Gateway) Start() {
+	g.started = true
 	for _, s := range g.sessions {
 		go s.out.run()
 	}
 }
 
-// Stop stops the per-session senders.
+// Stop stops the per-session senders, if Start started them.
 func (g *Gateway) Stop() {
+	if !g.started {
+		return
+	}
 	for _, s := range g.sessions {
 		s.out.stop()
 	}

@@ -148,7 +148,10 @@
 // journal. When the venue captures the matcher's snapshot after command S
 // it asks the feed for its state after S (Feed.SnapshotAt); the feed saves
 // it just before it applies the first event of a later command, when it has
-// applied every event up to S and none after (state.go draws the format: the
+// applied every event up to S and none after, or, when no later command
+// brought an event before the venue stopped (an end of day, then the
+// night), at the stop once every event is applied (Feed.CaptureAtStop)
+// (state.go draws the format: the
 // books by order in priority order, each instrument's rptSeq, status, last
 // trade and volume, and the next sequence number). A start loads the newest
 // snapshot that has the feed's state beside it (Feed.Restore) and replays

@@ -338,6 +338,19 @@ func (f *Feed) recordLatency(src EventSource, from, to int64) {
 // one not reached yet.
 func (f *Feed) SnapshotAt(seq uint64) { f.snapPoint.Store(seq) }
 
+// CaptureAtStop captures the state a SnapshotAt asked for and no event of
+// a later command has triggered yet. Call it only once every event of every
+// command is applied and none will follow (the venue's pipeline drained at
+// a stop): the state is then the state after the snapshot's command, which
+// no later command changed.
+func (f *Feed) CaptureAtStop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.snapPoint.Load(); p != 0 && !f.closed {
+		f.captureState(p)
+	}
+}
+
 // captureState ends the command in progress (publishing what it left
 // pending, as the next event would) and hands the state to CaptureState.
 // A failure costs only this snapshot's state: the venue then starts from an

@@ -211,7 +211,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
-	if err := checkTermsRecord(cfg, true); err != nil {
+	if _, err := checkTermsRecord(cfg, true, false); err != nil {
 		return nil, err
 	}
 	terms, err := termsHash(cfg)

@@ -16,21 +16,20 @@ import (
 
 // buildFeed creates the market data feed from the configuration.
 func (s *Server) buildFeed() error {
-	var capture func(uint64, func(io.Writer) error) error
-	if s.cfg.Journal.SnapshotInterval.Duration > 0 {
-		if err := os.MkdirAll(s.mdStateDir(), 0o755); err != nil {
-			return fmt.Errorf("market data state: %w", err)
-		}
-		// One more than the journal keeps, so the newest snapshot's state is
-		// there even while the next one is being written.
-		var err error
-		if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
-			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
-			return err
-		}
-		capture = s.mdSnaps.Capture
+	// Snapshots come from snapshot_interval, and also from an end of day
+	// (the schedule's, or an operator's) without one: the feed's state goes
+	// beside every one, or the start passes the snapshot over.
+	if err := os.MkdirAll(s.mdStateDir(), 0o755); err != nil {
+		return fmt.Errorf("market data state: %w", err)
 	}
+	// One more than the journal keeps, so the newest snapshot's state is
+	// there even while the next one is being written.
 	var err error
+	if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
+		Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
+		return err
+	}
+	capture := s.mdSnaps.Capture
 	s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture)
 	return err
 }

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // TestRestartKeepsStateAndSequenceNumbers stops the venue, starts it again on
@@ -161,4 +165,73 @@ func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestFailedStartEnds: a Start that fails (the metrics address taken) ends
+// with the error and frees what New took, so that the same venue can be
+// started again in the process; a venue closed without a Start ends too.
+// Before, Close waited for ever on FIX session loops that never ran.
+func TestFailedStartEnds(t *testing.T) {
+	dir := t.TempDir()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg := testConfig(t, dir, "")
+	cfg.Metrics.Addr = taken.Addr().String()
+	s, err := New(cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err == nil || !strings.Contains(err.Error(), "metrics.addr") {
+		t.Fatalf("start with the metrics address taken: %v", err)
+	}
+	cfg.Metrics.Addr = "127.0.0.1:0"
+	s, err = New(cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("a new start after the failed one: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close without a start: %v", err)
+	}
+	s = startServer(t, cfg, Options{})
+	logon(t, s, "CLIENT1", true)
+}
+
+// TestEndOfDaySnapshotServesTheNextStart: a venue stopped right after its
+// end of day (nothing after it but the stop) starts the next time from the
+// end of day's snapshot, with the market-data feed's and the console's
+// states saved beside it, and so without the archive the end of day moved
+// the day's segments to. Before, those states were captured only at the
+// first event of a later command, the snapshot was passed over, and the
+// start replayed the venue's whole history from the archive.
+func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	withMarketData(t, cfg)
+	cfg.Journal.SegmentBytes = 65536 // the day fills several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
+	iocBurst(t, c, "day", 1500)
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 ||
+		res.EndOfDay == nil || res.EndOfDay.ArchivedSegs < 1 {
+		t.Fatalf("eod: %d %+v", code, res.EndOfDay)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "journal", journal.ArchiveDirName)
+	if err := os.Rename(archive, archive+".elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, cfg, Options{})
+	if s.replayed > 2 { // the stop's own commands at most
+		t.Fatalf("the start replayed %d commands: the end of day's snapshot was passed over", s.replayed)
+	}
+	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
 }

@@ -75,16 +75,19 @@ type Server struct {
 	pipe     *pipeline.Pipeline
 	gw       *gateway.Gateway
 	acceptor *quickfix.Acceptor
-	stores   *fixstore.Factory
-	registry *prometheus.Registry
-	metricsL net.Listener
-	metricsS *http.Server
-	fixL     net.Listener
-	edge     *edge.Listener
-	stopSync chan struct{}
-	wg       sync.WaitGroup
-	replayed int64
-	snaps    *journal.Snapshotter
+	// acceptorRunning: the acceptor's sessions run (Start got that far, or
+	// a cluster's follower started it); only then may Close stop it.
+	acceptorRunning bool
+	stores          *fixstore.Factory
+	registry        *prometheus.Registry
+	metricsL        net.Listener
+	metricsS        *http.Server
+	fixL            net.Listener
+	edge            *edge.Listener
+	stopSync        chan struct{}
+	wg              sync.WaitGroup
+	replayed        int64
+	snaps           *journal.Snapshotter
 	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
 	matcherThread config.MatcherThread
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
@@ -163,7 +166,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
-	if err := checkTermsRecord(cfg, true); err != nil {
+	bounds, err := checkTermsRecord(cfg, true, true)
+	if err != nil {
 		return nil, err
 	}
 	m, err := core.NewMatcher(MatcherConfig(cfg))
@@ -190,7 +194,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.closeRecovered()
 		return nil, err
 	}
-	if err := s.replay(); err != nil {
+	if err := s.replay(bounds); err != nil {
 		s.closeRecovered()
 		return nil, err
 	}
@@ -255,8 +259,10 @@ func (s *Server) buildServing() error {
 // the state of each of them is passed over; with none, the whole journal
 // is replayed. The disabled sessions take the disables and enables of the
 // replayed commands, so that a disable made durable just before a crash
-// holds even if the crash came before its file was written.
-func (s *Server) replay() error {
+// holds even if the crash came before its file was written. A change of
+// the matcher's bounds (bounds, from checkTermsRecord) is verified first
+// and recorded once the replay is done.
+func (s *Server) replay(bounds *boundChange) error {
 	start := time.Now()
 	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
 	var err error
@@ -276,6 +282,11 @@ func (s *Server) replay() error {
 			return err
 		}
 	}
+	if bounds != nil {
+		if err := s.verifyBoundChange(bounds, opts); err != nil {
+			return err
+		}
+	}
 	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink, opts)
 	if err == nil {
 		err = sink.err
@@ -287,6 +298,11 @@ func (s *Server) replay() error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
+	if bounds != nil {
+		if err := writeTermsRecord(bounds.path, bounds.record); err != nil {
+			return err
+		}
+	}
 	if res.Snapshot != nil {
 		s.log.Info("snapshot loaded", "file", res.Snapshot.Path, "seq", res.Snapshot.Seq)
 	}
@@ -454,6 +470,21 @@ func (s *Server) captureSnapshot(seq uint64) {
 	}
 }
 
+// captureAtStop has the feed and the console's tape capture the state of a
+// snapshot that no later command's event has asked them for yet, once the
+// pipeline has drained (every event consumed): without it, the snapshot of
+// a venue stopped right after taking one (an end of day, then the night)
+// lacks their state, and the next start passes it over for an older one or
+// the whole journal, archive included.
+func (s *Server) captureAtStop() {
+	if s.feed != nil {
+		s.feed.CaptureAtStop()
+	}
+	if s.tape != nil && s.consoleSnaps != nil {
+		s.tape.CaptureAtStop()
+	}
+}
+
 // runSnapshots journals a Snapshot command every interval when commands arrived
 // since the last one.
 func (s *Server) runSnapshots(interval time.Duration) {
@@ -570,6 +601,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		// (server/clusterfix.go, standbyFIX); Start hands it the application
 		// and the listener.
 		s.stores, s.acceptor = r.FIX.stores, r.FIX.acceptor
+		s.acceptorRunning = true
 	} else {
 		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log,
 			Allocate: s.opts.StoreAllocate}); err != nil {
@@ -695,6 +727,8 @@ func (s *Server) Start() error {
 	} else if err := s.acceptor.Start(); err != nil {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
+	} else {
+		s.acceptorRunning = true
 	}
 	if err := s.ops.Start(func() bool { return !s.closing.Load() }); err != nil {
 		s.Close()
@@ -790,8 +824,16 @@ func (s *Server) Close() error {
 			s.console.Close()
 		}
 		close(s.stopLatency)
-		if s.acceptor != nil {
+		switch {
+		case s.acceptorRunning:
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
+		case s.acceptor != nil:
+			// Never started (a Start that failed before it, or no Start):
+			// QuickFIX/Go's Stop would wait for session loops that never
+			// ran. Its sessions are only registered, for the process.
+			for i := range s.cfg.Sessions {
+				_ = quickfix.UnregisterSession(sessionID(s.cfg, &s.cfg.Sessions[i]))
+			}
 		}
 		s.closing.Store(true)
 		if s.stopSnaps != nil {
@@ -799,6 +841,8 @@ func (s *Server) Close() error {
 		}
 		if err := s.pipe.Stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
+		} else if s.pipe.Err() == nil {
+			s.captureAtStop()
 		}
 		s.gw.Stop()
 		if s.feed != nil {

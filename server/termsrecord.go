@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -124,6 +129,21 @@ func termsOf(cfg *config.Config) termsRecord {
 	return t
 }
 
+// verifiedBounds are the matcher terms a single venue's start may change
+// once it has replayed the journal under the recorded and the configured
+// value and found the same events (verifyBoundChange): a bound the journal
+// never reached changes nothing it replays.
+var verifiedBounds = map[string]bool{"engine.orders_max": true, "engine.clordids_max": true}
+
+// boundChange is a change of verifiedBounds a start found, to be verified
+// before the journal is replayed and recorded after.
+type boundChange struct {
+	recorded map[string]int // by configuration key: the recorded value
+	changes  []string       // "key recorded, configured", for the log
+	record   termsRecord    // the configured terms, written once verified
+	path     string
+}
+
 // checkTermsRecord compares the configuration with the terms the data
 // directory's journal was written under, before anything is replayed. A
 // start is refused, with each difference named, when a recorded session is
@@ -139,22 +159,24 @@ func termsOf(cfg *config.Config) termsRecord {
 // from the configuration; one from before sessions and matcher terms were
 // recorded has them added. Moving the record aside accepts the
 // configuration as it is. With write false nothing is written (a tool that
-// only reads the journal).
-func checkTermsRecord(cfg *config.Config, write bool) error {
+// only reads the journal). With verify, a change of verifiedBounds and
+// nothing else is returned instead of refused, for the start to verify.
+func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, error) {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
 	current := termsOf(cfg)
 	recorded, legacy, err := readTermsRecord(dir)
 	switch {
 	case err != nil:
-		return fmt.Errorf("configured terms: %w", err)
+		return nil, fmt.Errorf("configured terms: %w", err)
 	case recorded == nil:
 		if !write {
-			return nil
+			return nil, nil
 		}
-		return writeTermsRecord(path, current)
+		return nil, writeTermsRecord(path, current)
 	}
 	var diffs, hints []string
+	bounds := &boundChange{recorded: map[string]int{}, record: current, path: path}
 	newTerm := false
 	hint := func(h string) {
 		if !slices.Contains(hints, h) {
@@ -186,7 +208,14 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 				continue
 			}
 			diffs = append(diffs, fmt.Sprintf("%s %s recorded, %s configured", k, orNone(was), orNone(now)))
+			if n, err := strconv.Atoi(was); err == nil && verifiedBounds[k] {
+				bounds.recorded[k] = n
+				bounds.changes = append(bounds.changes, diffs[len(diffs)-1])
+			}
 			switch {
+			case verifiedBounds[k]:
+				hint("A single venue's start takes a new engine.orders_max or clordids_max once the journal replays the " +
+					"same under both values (one that was reached does not), when nothing else changed.")
 			case k == "risk":
 				hint("Risk limits on or off decide what every replayed order is checked against: keep the recorded setting.")
 			case strings.HasPrefix(k, "risk."):
@@ -210,9 +239,12 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
+	if verify && len(diffs) > 0 && len(diffs) == len(bounds.changes) && write {
+		return bounds, nil
+	}
 	if len(diffs) > 0 {
 		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
-		return fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
+		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
@@ -221,17 +253,17 @@ func checkTermsRecord(cfg *config.Config, write bool) error {
 		grown = grown || !known[r.ID]
 	}
 	if !grown || !write {
-		return nil
+		return nil, nil
 	}
 	if err := writeTermsRecord(path, current); err != nil {
-		return err
+		return nil, err
 	}
 	if legacy {
 		if err := os.Remove(filepath.Join(dir, instrumentRecordFile)); err != nil {
-			return fmt.Errorf("configured terms: %w", err)
+			return nil, fmt.Errorf("configured terms: %w", err)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // termsHash identifies the configured terms for a cluster's transport
@@ -258,7 +290,10 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // data directory's journal was written under, as a start does, and writes
 // nothing: for the tools that replay a journal (fixvenue journal verify,
 // dump and book), whose results would otherwise describe another venue.
-func CheckTermsRecord(cfg *config.Config) error { return checkTermsRecord(cfg, false) }
+func CheckTermsRecord(cfg *config.Config) error {
+	_, err := checkTermsRecord(cfg, false, false)
+	return err
+}
 
 // readTermsRecord reads the data directory's record: nil when there is none;
 // legacy when it is the instruments-only record.
@@ -326,5 +361,55 @@ func writeTermsRecord(path string, t termsRecord) error {
 	if err := ops.WriteFileDurably(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("configured terms: %w", err)
 	}
+	return nil
+}
+
+// verifyBoundChange replays the journal, from the snapshot the start will
+// use (opts), once under the recorded bounds and once under the configured
+// ones, each into a matcher of its own, and refuses the change unless both
+// give the same events: then no command the journal holds was refused at
+// the recorded bound, or would be at the configured one, and the journal
+// means what it meant. Each replay's matcher is garbage once it is done.
+func (s *Server) verifyBoundChange(c *boundChange, opts journal.ReplayOptions) error {
+	opts.SnapshotLoaded = nil
+	opts.Logger = slog.New(slog.DiscardHandler)
+	was := *s.cfg
+	for k, v := range c.recorded {
+		switch k {
+		case "engine.orders_max":
+			was.Engine.OrdersMax = v
+		case "engine.clordids_max":
+			was.Engine.ClOrdIDsMax = v
+		}
+	}
+	start := time.Now()
+	replayed := func(cfg *config.Config) (journal.ReplayResult, *journal.HashSink, error) {
+		m, err := core.NewMatcher(MatcherConfig(cfg))
+		if err != nil {
+			return journal.ReplayResult{}, nil, err
+		}
+		h := journal.NewHashSink()
+		res, err := journal.Replay(filepath.Join(cfg.Venue.DataDir, "journal"), m, h, opts)
+		runtime.GC() // the matcher's tables, before the next one's
+		return res, h, err
+	}
+	resWas, hashWas, err := replayed(&was)
+	if err != nil {
+		return fmt.Errorf("configured terms: replaying the journal under the recorded %s: %w", strings.Join(c.changes, "; "), err)
+	}
+	resNow, hashNow, err := replayed(s.cfg)
+	if err != nil {
+		return fmt.Errorf("configured terms: replaying the journal under the configured %s: %w", strings.Join(c.changes, "; "), err)
+	}
+	if hashWas.Sum64() != hashNow.Sum64() || hashWas.Events() != hashNow.Events() || resWas.Records != resNow.Records {
+		return fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. The journal "+
+			"replays differently under the configured value (%d events against %d recorded): it reached the recorded "+
+			"bound, or reaches the configured one, and orders refused then would be taken on replay or the reverse. "+
+			"Keep the recorded value until a snapshot taken after that point (journal.snapshot_interval, or the end of day) "+
+			"is what the start replays from, or move %s aside and start again to replay it under the configured terms as they are.",
+			s.cfg.Venue.DataDir, strings.Join(c.changes, "; "), hashNow.Events(), hashWas.Events(), c.path)
+	}
+	s.log.Info("configured terms: bounds changed, the journal replays the same under both", "changes", strings.Join(c.changes, "; "),
+		"commands", resNow.Records, "events", hashNow.Events(), "took", time.Since(start).String())
 	return nil
 }

@@ -2,15 +2,18 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // TestConfiguredInstrumentsMatchTheJournal: a resting order's price is in
@@ -119,8 +122,10 @@ func TestConfiguredSessionsMatchTheJournal(t *testing.T) {
 func TestMatcherTermsMatchTheJournal(t *testing.T) {
 	dir := journalWithGTC(t)
 	bigger := testConfig(t, dir, "")
-	bigger.Engine.OrdersMax *= 2
-	refusedStart(t, bigger, "orders_max doubled", "engine.orders_max 4096 recorded, 8192 configured")
+	bigger.Engine.OrdersMax *= 2 // alone, verified (TestBoundChangeIsVerified)
+	bigger.Engine.IndicativeInterval.Duration = time.Second
+	refusedStart(t, bigger, "orders_max doubled and an indicative interval", "engine.indicative_interval 0s recorded, 1s configured; engine.orders_max 4096 recorded, 8192 configured")
+	refusedStart(t, bigger, "orders_max doubled and an indicative interval", "once the journal replays the same under both values")
 	limited := testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n")
 	refusedStart(t, limited, "risk limits turned on", "risk off recorded, on configured; risk.sessions.max_order_qty none recorded, 2 configured")
 	refusedStart(t, limited, "risk limits turned on", "keep the recorded setting")
@@ -210,5 +215,63 @@ func TestEngineTermNewToTheRecordIsRecorded(t *testing.T) {
 	startServer(t, cfg, Options{}).Close()
 	if rec := readRecord(t, dir); rec.Matcher["engine.instruments_max"] != "0" {
 		t.Fatalf("record after the start: %+v", rec.Matcher)
+	}
+}
+
+// TestBoundChangeIsVerified: a single venue starts with a new
+// engine.orders_max (or clordids_max), and nothing else changed, once the
+// journal replays the same under the recorded and the configured value; a
+// journal that reached the recorded bound (an order refused there would be
+// taken) or would reach the configured one is refused, naming the bound,
+// until a snapshot after that point is where a start replays from.
+func TestBoundChangeIsVerified(t *testing.T) {
+	dir := t.TempDir()
+	withBound := func(orders int) *config.Config {
+		cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+		cfg.Engine.OrdersMax = orders
+		cfg.Journal.SnapshotInterval.Duration = 0 // every start replays the whole journal
+		return cfg
+	}
+	rest := func(c *fixclient.Client, ids ...string) {
+		t.Helper()
+		for i, id := range ids {
+			sendOrder(t, c, order{id: id, side: "1", qty: "1", px: fmt.Sprintf("%d.00", 90+i)})
+			expectER(t, c, map[int]string{11: id, 150: "0"})
+		}
+	}
+	s := startServer(t, withBound(4), Options{})
+	rest(logon(t, s, "CLIENT1", true), "a1", "a2", "a3")
+	s.Close()
+
+	// Raised: the three orders are still there, and five more fit.
+	s = startServer(t, withBound(8), Options{})
+	if rec := readRecord(t, dir); rec.Matcher["engine.orders_max"] != "8" {
+		t.Fatalf("record after the raise: %v", rec.Matcher)
+	}
+	waitInstrument(t, s, "ACME", "the orders from before the raise", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 3 })
+	c := logon(t, s, "CLIENT1", true)
+	rest(c, "b1", "b2", "b3", "b4", "b5")
+	sendOrder(t, c, order{id: "full", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "full", 150: "8", 58: "venue capacity exceeded"})
+	s.Close()
+
+	// The journal reached 8: under 16 the refused order would rest, under
+	// 7 the eighth would be refused.
+	refusedStart(t, withBound(16), "orders_max raised past a bound the journal reached", "engine.orders_max 8 recorded, 16 configured. The journal replays differently")
+	refusedStart(t, withBound(7), "orders_max lowered below what the journal used", "engine.orders_max 8 recorded, 7 configured. The journal replays differently")
+	if rec := readRecord(t, dir); rec.Matcher["engine.orders_max"] != "8" {
+		t.Fatalf("record after refused starts: %v", rec.Matcher)
+	}
+	s = startServer(t, withBound(8), Options{})
+	waitInstrument(t, s, "ACME", "every order after the refused starts", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 8 })
+	// An end of day's snapshot is where the next start replays from: the
+	// refused order is behind it, and the raise holds from there.
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+		t.Fatalf("eod: %d", code)
+	}
+	s.Close()
+	startServer(t, withBound(16), Options{}).Close()
+	if rec := readRecord(t, dir); rec.Matcher["engine.orders_max"] != "16" {
+		t.Fatalf("record after the raise from the snapshot: %v", rec.Matcher)
 	}
 }
