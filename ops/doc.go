@@ -42,8 +42,9 @@
 // OperatorResult and for durability; a command the matcher refuses
 // (unknown instrument or session, a transition that makes no sense)
 // changed nothing and is answered with the reason. EndOfDay runs the EOD
-// command, then a Snapshot command, then journal.ArchiveSegments up to that
-// snapshot once its file is published.
+// command, then a Snapshot command, then, once its file is published,
+// journal.ArchiveSegments up to the newest snapshot a start would load
+// (Config.UsableSnapshot: the states kept beside it are written too).
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state. At start the transitions missed since then

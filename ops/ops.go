@@ -92,9 +92,15 @@ type Config struct {
 	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
 	// "Cluster"), so its segments are never archived.
 	KeepJournal bool
-	Sync        journal.SyncFunc
-	Logger      *slog.Logger
-	Registry    *prometheus.Registry
+	// UsableSnapshot, when set, gives the newest snapshot at or before seq
+	// that a start can use (the states kept beside snapshots, such as the
+	// market-data feed's, are there too): end of day archives only the
+	// segments that one makes unnecessary, so that a start never needs the
+	// archive. Nil: seq's own snapshot.
+	UsableSnapshot func(seq uint64) (uint64, bool)
+	Sync           journal.SyncFunc
+	Logger         *slog.Logger
+	Registry       *prometheus.Registry
 	// TimersDue, when set, reads the command time from which a command runs
 	// one of the matcher's timers (core.Matcher.NextDueNs, as the matcher's
 	// thread last stored it): the timer journals a Tick once it has come.
@@ -375,10 +381,14 @@ func (o *Ops) Do(a Action) (Result, error) {
 
 // EndOfDayReport says what an end of day did.
 type EndOfDayReport struct {
-	Seq             uint64 `json:"seq"`
-	Expired         uint32 `json:"expired_orders"`
-	SnapshotSeq     int64  `json:"snapshot_seq"` // -1: no snapshot (journal.snapshot_interval = 0s, or it failed)
-	ArchivedSegs    int    `json:"archived_segments"`
+	Seq          uint64 `json:"seq"`
+	Expired      uint32 `json:"expired_orders"`
+	SnapshotSeq  int64  `json:"snapshot_seq"` // -1: no snapshot (journal.snapshot_interval = 0s, or it failed)
+	ArchivedSegs int    `json:"archived_segments"`
+	// ArchivedThrough is the snapshot the archived segments lie before: the
+	// end of day's own, or an older one when the states beside the end of
+	// day's are not written yet (-1: nothing could be archived).
+	ArchivedThrough int64  `json:"archived_through_seq"`
 	ArchivedRaw     int64  `json:"archived_raw_bytes"`
 	ArchivedGzip    int64  `json:"archived_compressed_bytes"`
 	ArchiveError    string `json:"archive_error,omitempty"`
@@ -397,7 +407,7 @@ const snapshotWaitMax = 60 * time.Second
 func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) {
 	o.eodMu.Lock()
 	defer o.eodMu.Unlock()
-	rep := EndOfDayReport{SnapshotSeq: -1}
+	rep := EndOfDayReport{SnapshotSeq: -1, ArchivedThrough: -1}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
 	if err != nil || r.Reason != venue.RejectReasonNone {
@@ -408,7 +418,15 @@ func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) 
 		rep.SnapshotError = err.Error()
 		o.log.Warn("end of day: no snapshot, journal not archived", "err", err)
 	} else if rep.SnapshotSeq = int64(snapSeq); !o.cfg.KeepJournal {
-		res, err := journal.ArchiveSegments(o.journalDir(), snapSeq, o.cfg.Sync)
+		through, ok := snapSeq, true
+		if o.cfg.UsableSnapshot != nil {
+			through, ok = o.cfg.UsableSnapshot(snapSeq)
+		}
+		var res journal.ArchiveResult
+		if ok {
+			rep.ArchivedThrough = int64(through)
+			res, err = journal.ArchiveSegments(o.journalDir(), through, o.cfg.Sync)
+		}
 		rep.ArchivedSegs, rep.ArchivedRaw, rep.ArchivedGzip = res.Segments, res.RawBytes, res.CompressedBytes
 		if err != nil {
 			rep.ArchiveError = err.Error()

@@ -29,6 +29,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		oc.Snapshots = s.snaps.Stats()
 	}
 	oc.Listed = s.instrumentListed
+	oc.UsableSnapshot = s.usableSnapshot
 	oc.Usage = s.usage.load
 	oc.TimersDue = s.usage.nextDueNs.Load
 	o, err := ops.New(oc)

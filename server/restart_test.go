@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -199,28 +200,45 @@ func TestFailedStartEnds(t *testing.T) {
 	logon(t, s, "CLIENT1", true)
 }
 
-// TestEndOfDaySnapshotServesTheNextStart: a venue stopped right after its
-// end of day (nothing after it but the stop) starts the next time from the
-// end of day's snapshot, with the market-data feed's and the console's
-// states saved beside it, and so without the archive the end of day moved
-// the day's segments to. Before, those states were captured only at the
-// first event of a later command, the snapshot was passed over, and the
-// start replayed the venue's whole history from the archive.
+// TestEndOfDaySnapshotServesTheNextStart: a start never needs the journal
+// archive. The states the feed and the console keep beside a snapshot are
+// written at the first event of a later command; so right after an end of
+// day (with no periodic snapshots) nothing is archived, and the next end of
+// day archives up to the first one's snapshot. A venue stopped right after
+// its end of day writes those states at the stop and starts from that
+// snapshot; one that crashed before them starts from the previous end of
+// day's, with the segments after it still live. Before, end of day archived
+// up to its own snapshot, which the next start passed over for want of the
+// states, and the start replayed the whole history from the archive, or
+// failed without it.
 func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
 	withMarketData(t, cfg)
-	cfg.Journal.SegmentBytes = 65536 // the day fills several segments
+	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
 	cfg.Journal.SnapshotInterval.Duration = 0
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
 	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
-	iocBurst(t, c, "day", 1500)
-	var res ops.ActionResponse
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 ||
-		res.EndOfDay == nil || res.EndOfDay.ArchivedSegs < 1 {
-		t.Fatalf("eod: %d %+v", code, res.EndOfDay)
+	endOfDay := func() ops.EndOfDayReport {
+		t.Helper()
+		var res ops.ActionResponse
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
+			t.Fatalf("eod: %d %+v", code, res)
+		}
+		return *res.EndOfDay
+	}
+	iocBurst(t, c, "day1", 1500)
+	eod1 := endOfDay()
+	if eod1.ArchivedSegs != 0 || eod1.ArchivedThrough != -1 {
+		t.Fatalf("first end of day %+v: archived before any snapshot a start could use", eod1)
+	}
+	first := eod1.SnapshotSeq
+	iocBurst(t, c, "day2", 1500) // their events write the states beside the first snapshot
+	eod2 := endOfDay()
+	if eod2.ArchivedSegs < 1 || eod2.ArchivedThrough != first {
+		t.Fatalf("second end of day %+v: want segments archived through the first one's snapshot %d", eod2, first)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -232,6 +250,20 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	s = startServer(t, cfg, Options{})
 	if s.replayed > 2 { // the stop's own commands at most
 		t.Fatalf("the start replayed %d commands: the end of day's snapshot was passed over", s.replayed)
+	}
+	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A crash before the states were written: the snapshot lacks them.
+	for _, d := range []string{"mdstate", "consolestate"} {
+		if err := os.Remove(filepath.Join(dir, d, fmt.Sprintf("snapshot-%020d.snap", eod2.SnapshotSeq))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = startServer(t, cfg, Options{})
+	if s.replayed < 1500 {
+		t.Fatalf("the start replayed %d commands, not the day after the first end of day", s.replayed)
 	}
 	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
 }

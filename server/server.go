@@ -270,14 +270,7 @@ func (s *Server) replay(bounds *boundChange) error {
 		return err
 	}
 	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled}
-	var states []sideState
-	if s.feed != nil {
-		states = append(states, sideState{"market data state", s.mdStateDir(), s.feed.Restore})
-	}
-	if s.tape != nil {
-		states = append(states, sideState{"console state", s.consoleStateDir(), s.tape.Restore})
-	}
-	if len(states) > 0 {
+	if states := s.sideStates(); len(states) > 0 {
 		if err := useSideStates(&opts, states); err != nil {
 			return err
 		}
@@ -319,31 +312,81 @@ type sideState struct {
 	restore func(io.Reader) error
 }
 
-// useSideStates makes the replay start only from a snapshot every state
-// has a valid file for, and load each state with it.
-func useSideStates(opts *journal.ReplayOptions, states []sideState) error {
+// sideStates are the states this venue keeps beside its snapshots.
+func (s *Server) sideStates() []sideState {
+	var states []sideState
+	if s.feed != nil {
+		states = append(states, sideState{"market data state", s.mdStateDir(), s.feed.Restore})
+	}
+	if s.tape != nil {
+		states = append(states, sideState{"console state", s.consoleStateDir(), s.tape.Restore})
+	}
+	return states
+}
+
+// sideStateFiles lists each state's files by snapshot seq.
+func sideStateFiles(states []sideState) ([]map[uint64]string, error) {
 	have := make([]map[uint64]string, len(states))
 	for i, st := range states {
 		files, err := journal.ListSnapshots(st.dir)
 		if err != nil {
-			return fmt.Errorf("%s: %w", st.what, err)
+			return nil, fmt.Errorf("%s: %w", st.what, err)
 		}
 		have[i] = make(map[uint64]string, len(files))
 		for _, f := range files {
 			have[i][f.Seq] = f.Path
 		}
 	}
-	opts.SnapshotUsable = func(seq uint64) bool {
-		for i := range states {
-			if have[i][seq] == "" {
-				return false
-			}
-			if _, err := journal.CheckSnapshot(have[i][seq]); err != nil {
-				return false
-			}
+	return have, nil
+}
+
+// sideStatesAt reports whether every state has a valid file for seq.
+func sideStatesAt(have []map[uint64]string, seq uint64) bool {
+	for i := range have {
+		if have[i][seq] == "" {
+			return false
 		}
-		return true
+		if _, err := journal.CheckSnapshot(have[i][seq]); err != nil {
+			return false
+		}
 	}
+	return true
+}
+
+// usableSnapshot is the newest journal snapshot at or before seq that a
+// start would load: valid, with every side state beside it (ops.Config.
+// UsableSnapshot). A side state is written at the first event of a later
+// command (or at a stop), so right after an end of day its snapshot is
+// usually not usable yet, and end of day archives only up to an older one.
+func (s *Server) usableSnapshot(seq uint64) (uint64, bool) {
+	dir := filepath.Join(s.cfg.Venue.DataDir, "journal")
+	snaps, err := journal.ListSnapshots(dir)
+	if err != nil {
+		return 0, false
+	}
+	have, err := sideStateFiles(s.sideStates())
+	if err != nil {
+		return 0, false
+	}
+	for _, sf := range snaps { // newest first
+		if sf.Seq > seq || !sideStatesAt(have, sf.Seq) {
+			continue
+		}
+		if _, err := journal.CheckSnapshot(sf.Path); err == nil {
+			return sf.Seq, true
+		}
+	}
+	return 0, false
+}
+
+// useSideStates makes the replay start only from a snapshot every state
+// has a valid file for, and load each state with it.
+func useSideStates(opts *journal.ReplayOptions, states []sideState) error {
+	have, err := sideStateFiles(states)
+	if err != nil {
+		return err
+	}
+	opts.SnapshotUsable = func(seq uint64) bool { return sideStatesAt(have, seq) }
 	opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
 		for i, st := range states {
 			if _, err := journal.ReadSnapshot(have[i][sf.Seq], st.restore); err != nil {
