@@ -271,8 +271,7 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 	return c.call("POST", path, body, &res, func() {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d affected)\n", res.Action, res.Result, res.Operator, res.Seq, res.Count)
 		if e := res.EndOfDay; e != nil {
-			fmt.Fprintf(c.out, "end of day: %d DAY orders expired, snapshot seq %d, %d segments archived (%d bytes compressed)\n",
-				e.Expired, e.SnapshotSeq, e.ArchivedSegs, e.ArchivedGzip)
+			fmt.Fprintf(c.out, "end of day: %d DAY orders expired, snapshot seq %d, %s\n", e.Expired, e.SnapshotSeq, archivedText(e))
 			if e.SnapshotError != "" || e.ArchiveError != "" {
 				fmt.Fprintf(c.out, "warning: %s%s\n", e.SnapshotError, e.ArchiveError)
 			}
@@ -349,8 +348,8 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 		fmt.Fprintf(w, "capacity %s\t%d of %d (%.1f%%)\n", c.Bound, c.Used, c.Limit, 100*float64(c.Used)/float64(max(c.Limit, 1)))
 	}
 	if e := st.LastEndOfDay; e != nil {
-		fmt.Fprintf(w, "last end of day\tseq %d, %d expired, snapshot %d, %d segments archived, at %s\n", e.Seq, e.Expired,
-			e.SnapshotSeq, e.ArchivedSegs, time.Unix(0, e.CompletedUnixNs).UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "last end of day\tseq %d, %d expired, snapshot %d, %s, at %s\n", e.Seq, e.Expired,
+			e.SnapshotSeq, archivedText(e), time.Unix(0, e.CompletedUnixNs).UTC().Format(time.RFC3339))
 	}
 	w.Flush()
 }
@@ -421,4 +420,12 @@ func (c *adminClient) addInstrument(symbol string) int {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d)\n", res.Action, res.Result, res.Operator, res.Seq)
 		fmt.Fprintf(c.out, "%s id %d %s, band %s..%s\n", in.Symbol, in.ID, in.Status, in.BandLow, in.BandHigh)
 	})
+}
+
+// archivedText says what an end of day archived, and up to which snapshot.
+func archivedText(e *ops.EndOfDayReport) string {
+	if e.ArchivedThrough < 0 {
+		return "nothing archived (no snapshot a start could load yet)"
+	}
+	return fmt.Sprintf("%d segments archived before snapshot %d (%d bytes compressed)", e.ArchivedSegs, e.ArchivedThrough, e.ArchivedGzip)
 }
