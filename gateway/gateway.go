@@ -111,7 +111,7 @@ const DefaultOpenOrdersMax = 1 << 20
 // Gateway turns FIX messages into commands and events into FIX messages.
 type Gateway struct {
 	cfg       Config
-	started   bool // Start ran (Start and Stop are called by one goroutine)
+	started   atomic.Bool // Start ran
 	log       *slog.Logger
 	commands  *ring.Ring
 	sessions  []*session
@@ -285,7 +285,7 @@ func (g *Gateway) SessionIndex(id quickfix.SessionID) (uint16, bool) {
 
 // Start starts the per-session senders.
 func (g *Gateway) Start() {
-	g.started = true
+	g.started.Store(true)
 	for _, s := range g.sessions {
 		go s.out.run()
 	}
@@ -293,7 +293,7 @@ func (g *Gateway) Start() {
 
 // Stop stops the per-session senders, if Start started them.
 func (g *Gateway) Stop() {
-	if !g.started {
+	if !g.started.Load() {
 		return
 	}
 	for _, s := range g.sessions {
