@@ -77,7 +77,7 @@ type Server struct {
 	acceptor *quickfix.Acceptor
 	// acceptorRunning: the acceptor's sessions run (Start got that far, or
 	// a cluster's follower started it); only then may Close stop it.
-	acceptorRunning bool
+	acceptorRunning atomic.Bool
 	stores          *fixstore.Factory
 	registry        *prometheus.Registry
 	metricsL        net.Listener
@@ -644,7 +644,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		// (server/clusterfix.go, standbyFIX); Start hands it the application
 		// and the listener.
 		s.stores, s.acceptor = r.FIX.stores, r.FIX.acceptor
-		s.acceptorRunning = true
+		s.acceptorRunning.Store(true)
 	} else {
 		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log,
 			Allocate: s.opts.StoreAllocate}); err != nil {
@@ -771,7 +771,7 @@ func (s *Server) Start() error {
 		s.Close()
 		return fmt.Errorf("fix.addr: %w", err)
 	} else {
-		s.acceptorRunning = true
+		s.acceptorRunning.Store(true)
 	}
 	if err := s.ops.Start(func() bool { return !s.closing.Load() }); err != nil {
 		s.Close()
@@ -868,7 +868,7 @@ func (s *Server) Close() error {
 		}
 		close(s.stopLatency)
 		switch {
-		case s.acceptorRunning:
+		case s.acceptorRunning.Load():
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		case s.acceptor != nil:
 			// Never started (a Start that failed before it, or no Start):
