@@ -106,6 +106,12 @@
 // grows. Deleting such a stream makes the exporter re-export everything
 // from the journal.
 //
+// A catch-up starts at the newest snapshot before the stream's last event
+// (or at the journal's first command) and reads the commands the end of day
+// moved to the archive from there (catchupsource.go), also when an end of
+// day archives segments a catch-up far behind has not reached yet; commands
+// neither live nor archived stop it with an error, never a silent skip.
+//
 // # Cost, and the embedded server's settings
 //
 // The export's CPU is per message and per wake-up, not per event: NATS

@@ -112,7 +112,7 @@ type Exporter struct {
 	// applies the journal's durable commands from a snapshot and produces
 	// the venue's events (determinism) until they meet the tap's.
 	m        *core.Matcher
-	tail     *journal.Tailer
+	tail     *catchUpSource
 	sink     collectSink
 	staged   []Event // events of the last applied command, not yet pending
 	skipTo   *Event  // while catching up: the stream's last event, not yet reached
@@ -419,17 +419,17 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 		if err != nil {
 			return err
 		}
-		for i := len(snaps) - 1; i >= 0; i-- {
-			if snaps[i].Seq < last.CauseSeq {
-				if _, err := journal.ReadSnapshot(snaps[i].Path, m.ReadSnapshot); err != nil {
-					return fmt.Errorf("snapshot %s: %w", snaps[i].Path, err)
+		for _, sf := range snaps { // newest first
+			if sf.Seq < last.CauseSeq {
+				if _, err := journal.ReadSnapshot(sf.Path, m.ReadSnapshot); err != nil {
+					return fmt.Errorf("snapshot %s: %w", sf.Path, err)
 				}
-				from = snaps[i].Seq + 1
+				from = sf.Seq + 1
 				break
 			}
 		}
 	}
-	if e.tail, err = journal.NewTailer(e.cfg.JournalDir, from); err != nil {
+	if e.tail, err = newCatchUpSource(e.cfg.JournalDir, from); err != nil {
 		return err
 	}
 	e.m, e.staged, e.skipTo, e.skipStart = m, e.staged[:0], nil, start

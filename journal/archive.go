@@ -173,6 +173,17 @@ func listArchived(dir string, firstLive uint64, haveLive bool) ([]segmentFile, e
 	return segs, nil
 }
 
+// FirstLiveSeq is the seq of the journal directory's first record (its
+// first segment's first seq); ok is false when it has no segment. Records
+// before it are archived, or gone.
+func FirstLiveSeq(dir string) (seq uint64, ok bool, err error) {
+	segs, err := listSegments(dir)
+	if err != nil || len(segs) == 0 {
+		return 0, false, err
+	}
+	return segs[0].firstSeq, true, nil
+}
+
 // readArchived decompresses an archived segment into memory.
 func readArchived(path string) ([]byte, error) {
 	f, err := os.Open(path)

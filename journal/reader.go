@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // progressStepBytes is how much of the journal a Reader scans between two
@@ -55,6 +56,10 @@ type ReaderOptions struct {
 	// LiveOnly leaves out the archived segments (archive.go): the reader
 	// starts at the first segment of the journal directory itself.
 	LiveOnly bool
+	// ArchivedOnly reads the archived segments alone (those before the
+	// journal directory's first segment): a reader of records the live
+	// journal no longer holds, which never opens a file the writer appends to.
+	ArchivedOnly bool
 	// Entries makes Next return the Raft entry marks of a replicated
 	// journal as well as its records (doc.go, "Raft entry marks").
 	Entries bool
@@ -111,6 +116,9 @@ func NewReader(dir string, opts ReaderOptions) (*Reader, error) {
 			return nil, err
 		}
 		segs = append(archived, segs...)
+	}
+	if opts.ArchivedOnly {
+		segs = slices.DeleteFunc(segs, func(s segmentFile) bool { return !s.archived })
 	}
 	// Skip segments that lie wholly before FromSeq: the last segment that
 	// starts at or before it holds it.

@@ -294,3 +294,39 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 			next.Part, next.First, next.Last, cut.Part+1, cut.First, cut.Last)
 	}
 }
+
+// TestExportReexportsAnArchivedJournal: after two ends of day have moved
+// the first day's segments to the archive, an operator deletes the stream;
+// the exporter re-exports from the journal's start, reading the archived
+// commands from the archive, and the stream matches the journal event for
+// event. Before, its catch-up read the live journal only and started an
+// empty matcher at the live journal's first command.
+func TestExportReexportsAnArchivedJournal(t *testing.T) {
+	_, url, _ := externalNATS(t, true)
+	cfg := testConfig(t, t.TempDir(), adminConfig()+fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
+	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c := restingOrders(t, s, 3) // resting across both days: the archive's commands shape the book
+	for day := range 2 {
+		iocBurst(t, c, fmt.Sprintf("day%d", day), 1500)
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+			t.Fatalf("eod: %d", code)
+		}
+	}
+	archived, _ := filepath.Glob(filepath.Join(cfg.Venue.DataDir, "journal", "archive", "journal-*.seg.gz"))
+	if len(archived) == 0 {
+		t.Fatal("nothing archived after two ends of day")
+	}
+	waitExported(t, s)
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, cfg.ExportStream()); err != nil {
+		t.Fatal(err)
+	}
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	waitExported(t, s)
+	verifyAt(t, s, url)
+}
