@@ -108,7 +108,7 @@
 //
 // A catch-up starts at the newest snapshot before the stream's last event
 // (or at the journal's first command) and reads the commands the end of day
-// moved to the archive from there (catchupsource.go), also when an end of
+// moved to the archive from there (journal.ChainTailer), also when an end of
 // day archives segments a catch-up far behind has not reached yet; commands
 // neither live nor archived stop it with an error, never a silent skip.
 //

@@ -112,7 +112,7 @@ type Exporter struct {
 	// applies the journal's durable commands from a snapshot and produces
 	// the venue's events (determinism) until they meet the tap's.
 	m        *core.Matcher
-	tail     *catchUpSource
+	tail     *journal.ChainTailer
 	sink     collectSink
 	staged   []Event // events of the last applied command, not yet pending
 	skipTo   *Event  // while catching up: the stream's last event, not yet reached
@@ -429,7 +429,7 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 			}
 		}
 	}
-	if e.tail, err = newCatchUpSource(e.cfg.JournalDir, from); err != nil {
+	if e.tail, err = journal.NewChainTailer(e.cfg.JournalDir, from); err != nil {
 		return err
 	}
 	e.m, e.staged, e.skipTo, e.skipStart = m, e.staged[:0], nil, start

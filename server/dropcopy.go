@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"errors"
 	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -23,22 +22,22 @@ func dropCopyGrant(sc *config.Session) *gateway.DropCopyGrant {
 
 // replayEvents is gateway.ReplayEvents over the journal: a matcher of its
 // own, configured as the venue's, applies the journal's durable commands
-// from the first (determinism: the venue's events, byte for byte). It
-// takes as much memory as the venue's matcher while it runs; the gateway
-// runs one at a time.
+// from the first, those the end of day archived included (determinism: the
+// venue's events, byte for byte). It takes as much memory as the venue's
+// matcher while it runs; the gateway runs one at a time.
 func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) error {
 	m, err := core.NewMatcher(MatcherConfig(s.cfg))
 	if err != nil {
 		return err
 	}
-	t, err := journal.NewTailer(filepath.Join(s.cfg.Venue.DataDir, "journal"), 0)
+	t, err := journal.NewChainTailer(filepath.Join(s.cfg.Venue.DataDir, "journal"), 0)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
 	durable := s.pipe.Durable().Load()
 	sink := &reportSink{fn: fn}
-	for first := true; ; first = false {
+	for {
 		select {
 		case <-stop:
 			return nil
@@ -48,9 +47,6 @@ func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) err
 		if err != nil || !ok {
 			return err
 		}
-		if first && rec.Seq != 0 {
-			return errJournalArchived
-		}
 		if err := m.Apply(rec.Payload, sink); err != nil {
 			return err
 		}
@@ -59,10 +55,6 @@ func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) err
 		}
 	}
 }
-
-// errJournalArchived: the journal's first commands were archived away, so
-// a replay from its start cannot rebuild the state.
-var errJournalArchived = errors.New("the journal no longer starts at its first command (archived): reports cannot be rebuilt")
 
 // reportSink hands each event to fn until fn says stop.
 type reportSink struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -123,4 +124,48 @@ func waitDurableAll(t *testing.T, s *Server) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestDropCopyReplayOverTheArchive: after two ends of day have moved the
+// first day's segments to the archive, a drop copy's request for a period
+// of that first day gets its reports, rebuilt from archive + live. Before,
+// every request was refused once anything was archived.
+func TestDropCopyReplayOverTheArchive(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig()+dropCopySessions)
+	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	from := time.Now().Add(-time.Millisecond)
+	sendOrder(t, c2, order{id: "s1", side: "2", qty: "1", px: "100.00"})
+	expectER(t, c2, map[int]string{11: "s1", 150: "0"})
+	sendOrder(t, c1, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	want := []*fixclient.Message{expectER(t, c1, map[int]string{11: "b1", 150: "0"}), expectER(t, c1, map[int]string{11: "b1", 150: "F"})}
+	time.Sleep(5 * time.Millisecond)
+	to := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	for day := range 2 {
+		iocBurst(t, c2, fmt.Sprintf("day%d", day), 1500) // CLIENT2's: not DC1's
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+			t.Fatalf("eod: %d", code)
+		}
+	}
+	if archived, _ := filepath.Glob(filepath.Join(cfg.Venue.DataDir, "journal", "archive", "journal-*.seg.gz")); len(archived) == 0 {
+		t.Fatal("nothing archived after two ends of day")
+	}
+	dc := startStrict(t, s, "DC1")
+	body, dates := tradeRequest("R1", "0", from, to)
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0"})
+	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1"})
+	if done.get(748) != strconv.Itoa(len(want)) {
+		t.Fatalf("TotNumTradeReports %s, want %d: %s", done.get(748), len(want), done.raw)
+	}
+	for i, w := range want {
+		if m := dc.expect("8", map[int]string{797: "Y", 128: "CLIENT1"}); m.get(17) != w.Get(17) || m.get(150) != w.Get(150) {
+			t.Fatalf("replayed copy %d: %s, the original %s", i, m.raw, w)
+		}
+	}
+	dc.checkNoRejects()
 }

@@ -1,4 +1,4 @@
-package eventstream
+package journal_test
 
 import (
 	"encoding/binary"
@@ -9,13 +9,13 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-// TestCatchUpSourceReadsTheArchive: a catch-up gets every record in order
+// TestChainTailerReadsTheArchive: a chain tailer gives every record in order
 // from its first one, whether it lies in the live journal or in the
 // archive: from the start of a journal whose first segments are archived,
-// and when an end of day archives segments the catch-up has not reached
+// and when ArchiveSegments moves segments the tailer has not reached
 // yet (its tailer would otherwise wait for them in the directory for ever).
 // Records neither live nor archived are an error.
-func TestCatchUpSourceReadsTheArchive(t *testing.T) {
+func TestChainTailerReadsTheArchive(t *testing.T) {
 	const n = 3000
 	dir := t.TempDir()
 	w, err := journal.Open(dir, journal.Config{SegmentBytes: 16 << 10})
@@ -32,7 +32,7 @@ func TestCatchUpSourceReadsTheArchive(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	readAll := func(s *catchUpSource, from uint64, archiveAt uint64) {
+	readAll := func(s *journal.ChainTailer, from uint64, archiveAt uint64) {
 		t.Helper()
 		defer s.Close()
 		for want := from; want < n; want++ {
@@ -51,19 +51,16 @@ func TestCatchUpSourceReadsTheArchive(t *testing.T) {
 		}
 	}
 	// Archived while the catch-up reads the live journal.
-	s, err := newCatchUpSource(dir, 0)
+	s, err := journal.NewChainTailer(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readAll(s, 0, 100)
 	// From the start, with the first segments archived; and from the middle.
 	for _, from := range []uint64{0, n / 3} {
-		s, err := newCatchUpSource(dir, from)
+		s, err := journal.NewChainTailer(dir, from)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if s.archived == nil {
-			t.Fatalf("from %d: no archive reader, though the live journal starts later", from)
 		}
 		readAll(s, from, n)
 	}
@@ -71,12 +68,12 @@ func TestCatchUpSourceReadsTheArchive(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, journal.ArchiveDirName)); err != nil {
 		t.Fatal(err)
 	}
-	s, err = newCatchUpSource(dir, 0)
+	s, err = journal.NewChainTailer(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	if _, _, err := s.Next(n - 1); err == nil {
-		t.Fatal("a catch-up over missing records went on")
+		t.Fatal("a chain tailer over missing records went on")
 	}
 }
