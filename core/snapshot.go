@@ -523,7 +523,10 @@ func (m *Matcher) readAdded(sr *snapshotReader) error {
 	}
 	a.Symbol = string(bytes.TrimRight(v[:venue.SymbolLength], "\x00"))
 	a.Group = string(bytes.TrimRight(v[venue.SymbolLength:], "\x00"))
-	if reason := m.addInstrument(&a); reason != venue.RejectReasonNone {
+	if reason := m.addInstrument(&a); reason == venue.RejectReasonDuplicateInstrument {
+		return fmt.Errorf("%w: added instrument %d %q is in the matcher's configuration too: it was added by an AddInstrument command",
+			ErrSnapshot, a.ID, a.Symbol)
+	} else if reason != venue.RejectReasonNone {
 		return fmt.Errorf("%w: added instrument %d %q: %v", ErrSnapshot, a.ID, a.Symbol, reason)
 	}
 	return nil

@@ -82,3 +82,47 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 		t.Error("after a restart the venue does not count the added instruments")
 	}
 }
+
+// TestConfiguredInstrumentTheJournalAdds: an [[instrument]] configured for
+// one the admin API added, while the journal still adds it, is refused at
+// start: replayed, the AddInstrument would be refused as a duplicate and
+// the order resting on it (at a price off the configured tick) would
+// vanish. Refused both when the addition is in the replayed journal and
+// when a snapshot holds it (the snapshot does not fit the configuration);
+// a refused start leaves the terms record as it was, so the venue starts
+// again as configured before.
+func TestConfiguredInstrumentTheJournalAdds(t *testing.T) {
+	dir := t.TempDir()
+	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+	s := startServer(t, testConfig(t, dir, extra), Options{})
+	body := `{"reason":"listing","symbol":"NEWCO","tick_size":"0.05","lot_size":1,"min_qty":1,"max_qty":100,"ref_price":"10.00","band_percent":10,"id":9}`
+	if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, body, nil); code != 200 {
+		t.Fatalf("add: %d", code)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "n1", side: "1", qty: "1", px: "10.05", sym: "NEWCO", tif: "1"})
+	expectER(t, c, map[int]string{11: "n1", 150: "0"})
+	s.Close()
+	configured := extra + `
+[[instrument]]
+id = 9
+symbol = "NEWCO"
+tick_size = "0.10"
+lot_size = 1
+min_qty = 1
+max_qty = 100
+ref_price = "10.00"
+band_percent = 10
+`
+	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while the journal adds it",
+		"instrument id 9 (NEWCO) is configured, and the journal adds instrument id 9 (NEWCO) at seq 0")
+	// From an end of day's snapshot that holds the addition.
+	s = startServer(t, testConfig(t, dir, extra), Options{})
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+		t.Fatalf("eod: %d", code)
+	}
+	s.Close()
+	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while a snapshot holds it", "instrument 9")
+	s = startServer(t, testConfig(t, dir, extra), Options{})
+	waitInstrument(t, s, "NEWCO", "the order on the added instrument", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
+}

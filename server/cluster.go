@@ -211,8 +211,13 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
-	if _, err := checkTermsRecord(cfg, true, false); err != nil {
+	// A node's own replay runs as it follows; its record is written now.
+	if update, err := checkTermsRecord(cfg, true, false); err != nil {
 		return nil, err
+	} else if update != nil {
+		if err := update.write(); err != nil {
+			return nil, err
+		}
 	}
 	terms, err := termsHash(cfg)
 	if err != nil {

@@ -166,7 +166,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
-	bounds, err := checkTermsRecord(cfg, true, true)
+	terms, err := checkTermsRecord(cfg, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.closeRecovered()
 		return nil, err
 	}
-	if err := s.replay(bounds); err != nil {
+	if err := s.replay(terms); err != nil {
 		s.closeRecovered()
 		return nil, err
 	}
@@ -259,24 +259,25 @@ func (s *Server) buildServing() error {
 // the state of each of them is passed over; with none, the whole journal
 // is replayed. The disabled sessions take the disables and enables of the
 // replayed commands, so that a disable made durable just before a crash
-// holds even if the crash came before its file was written. A change of
-// the matcher's bounds (bounds, from checkTermsRecord) is verified first
-// and recorded once the replay is done.
-func (s *Server) replay(bounds *boundChange) error {
+// holds even if the crash came before its file was written. The terms
+// record's update (terms, from checkTermsRecord) is written once the replay
+// has succeeded, and a change of the matcher's bounds in it is verified
+// first.
+func (s *Server) replay(terms *termsUpdate) error {
 	start := time.Now()
 	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
 	var err error
 	if s.disabled, err = newDisabledSessions(s.cfg, false); err != nil {
 		return err
 	}
-	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled}
+	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg)}
 	if states := s.sideStates(); len(states) > 0 {
 		if err := useSideStates(&opts, states); err != nil {
 			return err
 		}
 	}
-	if bounds != nil {
-		if err := s.verifyBoundChange(bounds, opts); err != nil {
+	if terms != nil && len(terms.recorded) > 0 {
+		if err := s.verifyBoundChange(terms, opts); err != nil {
 			return err
 		}
 	}
@@ -291,8 +292,8 @@ func (s *Server) replay(bounds *boundChange) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
-	if bounds != nil {
-		if err := writeTermsRecord(bounds.path, bounds.record); err != nil {
+	if terms != nil {
+		if err := terms.write(); err != nil {
 			return err
 		}
 	}
@@ -409,8 +410,11 @@ type replaySink struct {
 	feed     *marketdata.Feed // nil: market data is off
 	tape     *console.Tape    // nil: the console is off
 	disabled *disabledSessions
-	slot     [core.EventSlotMin]byte
-	err      error
+	// configured are the configured instruments' symbols by id, for
+	// addedAgain.
+	configured map[uint32]string
+	slot       [core.EventSlotMin]byte
+	err        error
 }
 
 func (k *replaySink) Claim() []byte { return k.slot[:] }
@@ -425,6 +429,45 @@ func (k *replaySink) Commit() {
 	if err := k.disabled.Event(k.slot[:]); err != nil && k.err == nil {
 		k.err = err
 	}
+	if err := k.addedAgain(k.slot[:]); err != nil && k.err == nil {
+		k.err = err
+	}
+}
+
+// addedAgain refuses a journal that adds an instrument the configuration
+// now lists too (an [[instrument]] written for one the admin API added,
+// before the journal was reset): the replayed AddInstrument is refused as
+// a duplicate, and the orders it was added for would be checked against
+// the configured terms instead of its own, or vanish. The admin API never
+// journals an addition of a configured instrument, so a duplicate of one
+// on replay is always this.
+func (k *replaySink) addedAgain(ev []byte) error {
+	if id, err := venue.TemplateIDOf(ev, 0); err != nil || id != venue.InstrumentAddedTemplateID {
+		return nil
+	}
+	var a venue.InstrumentAdded
+	if a.WrapDecode(ev, 0) != nil || a.Reason() != venue.RejectReasonDuplicateInstrument {
+		return nil
+	}
+	sym := string(a.Symbol())
+	for id, configured := range k.configured {
+		if id == a.InstrumentID() || configured == sym {
+			return fmt.Errorf("instrument id %d (%s) is configured, and the journal adds instrument id %d (%s) at seq %d (AddInstrument): "+
+				"its commands would be replayed under the configured terms. An instrument the admin API added is configured only "+
+				"once the journal is reset (README, \"Adding an instrument\"); remove that [[instrument]] to start",
+				id, configured, a.InstrumentID(), sym, a.CauseSeq())
+		}
+	}
+	return nil
+}
+
+// configuredInstruments maps the configured instruments' ids to symbols.
+func configuredInstruments(cfg *config.Config) map[uint32]string {
+	out := make(map[uint32]string, len(cfg.Instruments))
+	for _, in := range cfg.Instruments {
+		out[in.ID] = in.Symbol
+	}
+	return out
 }
 
 // mdStateDir holds the market-data feed's state saved with each snapshot,

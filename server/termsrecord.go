@@ -135,13 +135,29 @@ func termsOf(cfg *config.Config) termsRecord {
 // never reached changes nothing it replays.
 var verifiedBounds = map[string]bool{"engine.orders_max": true, "engine.clordids_max": true}
 
-// boundChange is a change of verifiedBounds a start found, to be verified
-// before the journal is replayed and recorded after.
-type boundChange struct {
-	recorded map[string]int // by configuration key: the recorded value
-	changes  []string       // "key recorded, configured", for the log
-	record   termsRecord    // the configured terms, written once verified
+// termsUpdate is what a start writes to the record once its replay has
+// succeeded (a start that fails leaves the record as it was): the
+// configured terms; and a change of verifiedBounds, verified before the
+// replay (verifyBoundChange).
+type termsUpdate struct {
+	record   termsRecord // the configured terms
 	path     string
+	legacy   string         // the instruments-only record to remove, or ""
+	recorded map[string]int // changed verifiedBounds by configuration key: the recorded value
+	changes  []string       // "key recorded, configured", for the log
+}
+
+// write writes the record and removes an instruments-only one.
+func (u *termsUpdate) write() error {
+	if err := writeTermsRecord(u.path, u.record); err != nil {
+		return err
+	}
+	if u.legacy != "" {
+		if err := os.Remove(u.legacy); err != nil {
+			return fmt.Errorf("configured terms: %w", err)
+		}
+	}
+	return nil
 }
 
 // checkTermsRecord compares the configuration with the terms the data
@@ -158,10 +174,12 @@ type boundChange struct {
 // record (a new data directory, or one from before the record) is written
 // from the configuration; one from before sessions and matcher terms were
 // recorded has them added. Moving the record aside accepts the
-// configuration as it is. With write false nothing is written (a tool that
-// only reads the journal). With verify, a change of verifiedBounds and
-// nothing else is returned instead of refused, for the start to verify.
-func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, error) {
+// configuration as it is. What is to be written is returned (nil:
+// nothing), for the caller to write once its replay has succeeded; with
+// write false nothing is returned (a tool that only reads the journal).
+// With verify, a change of verifiedBounds and nothing else is returned
+// instead of refused, for the start to verify.
+func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, error) {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
 	current := termsOf(cfg)
@@ -173,10 +191,13 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, err
 		if !write {
 			return nil, nil
 		}
-		return nil, writeTermsRecord(path, current)
+		return &termsUpdate{record: current, path: path}, nil
 	}
 	var diffs, hints []string
-	bounds := &boundChange{recorded: map[string]int{}, record: current, path: path}
+	update := &termsUpdate{record: current, path: path, recorded: map[string]int{}}
+	if legacy {
+		update.legacy = filepath.Join(dir, instrumentRecordFile)
+	}
 	newTerm := false
 	hint := func(h string) {
 		if !slices.Contains(hints, h) {
@@ -209,8 +230,8 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, err
 			}
 			diffs = append(diffs, fmt.Sprintf("%s %s recorded, %s configured", k, orNone(was), orNone(now)))
 			if n, err := strconv.Atoi(was); err == nil && verifiedBounds[k] {
-				bounds.recorded[k] = n
-				bounds.changes = append(bounds.changes, diffs[len(diffs)-1])
+				update.recorded[k] = n
+				update.changes = append(update.changes, diffs[len(diffs)-1])
 			}
 			switch {
 			case verifiedBounds[k]:
@@ -239,8 +260,8 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, err
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
-	if verify && len(diffs) > 0 && len(diffs) == len(bounds.changes) && write {
-		return bounds, nil
+	if verify && len(diffs) > 0 && len(diffs) == len(update.changes) && write {
+		return update, nil
 	}
 	if len(diffs) > 0 {
 		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
@@ -255,15 +276,7 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*boundChange, err
 	if !grown || !write {
 		return nil, nil
 	}
-	if err := writeTermsRecord(path, current); err != nil {
-		return nil, err
-	}
-	if legacy {
-		if err := os.Remove(filepath.Join(dir, instrumentRecordFile)); err != nil {
-			return nil, fmt.Errorf("configured terms: %w", err)
-		}
-	}
-	return nil, nil
+	return update, nil
 }
 
 // termsHash identifies the configured terms for a cluster's transport
@@ -370,7 +383,7 @@ func writeTermsRecord(path string, t termsRecord) error {
 // give the same events: then no command the journal holds was refused at
 // the recorded bound, or would be at the configured one, and the journal
 // means what it meant. Each replay's matcher is garbage once it is done.
-func (s *Server) verifyBoundChange(c *boundChange, opts journal.ReplayOptions) error {
+func (s *Server) verifyBoundChange(c *termsUpdate, opts journal.ReplayOptions) error {
 	opts.SnapshotLoaded = nil
 	opts.Logger = slog.New(slog.DiscardHandler)
 	was := *s.cfg
