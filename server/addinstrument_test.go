@@ -5,8 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // TestAddInstrumentScheduleGroup adds instruments through the admin API on
@@ -125,4 +129,42 @@ band_percent = 10
 	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while a snapshot holds it", "instrument 9")
 	s = startServer(t, testConfig(t, dir, extra), Options{})
 	waitInstrument(t, s, "NEWCO", "the order on the added instrument", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
+}
+
+// TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds: a cluster node's
+// standby sink finds the same conflict as a single venue's replay, and the
+// node stops applying (applyCommitted returns it); an addition of an
+// instrument the configuration does not list is none.
+func TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDisabledSessions(cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &standbySink{hash: journal.NewHashSink(), disabled: d, schedule: &scheduleProgress{}, log: testLogger(t),
+		configured: configuredInstruments(cfg)}
+	add := func(seq uint64, id uint32, symbol string) {
+		t.Helper()
+		buf := make([]byte, 512)
+		a := core.AddedInstrument{ID: id, Symbol: symbol, Tick: decimal.Tick{Mantissa: 1, Scale: 2}, LotSize: 1, MinQty: 1, MaxQty: 100,
+			RefPriceTicks: 1000, BandPercent: 10, Status: venue.TradingStatusOpen}
+		if err := core.EncodeAddInstrument(buf, seq, 1, &a, "alice", "listing"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Apply(buf, sink); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0, 9, "NEWCO")
+	if sink.conflict != nil {
+		t.Fatalf("an unconfigured addition: %v", sink.conflict)
+	}
+	add(1, 1, "ACME")
+	if sink.conflict == nil || !strings.Contains(sink.conflict.Error(), "instrument id 1 (ACME) is configured, and the journal adds instrument id 1 (ACME) at seq 1") {
+		t.Fatalf("a configured instrument added: %v", sink.conflict)
+	}
 }

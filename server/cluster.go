@@ -270,7 +270,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			return nil, err
 		}
 	}
-	c.sink = standbySink{hash: c.hash, disabled: c.disabled, schedule: c.schedule, feed: c.feed, tape: c.tape, log: c.log}
+	c.sink = standbySink{hash: c.hash, disabled: c.disabled, schedule: c.schedule, feed: c.feed, tape: c.tape, log: c.log,
+		configured: configuredInstruments(c.cfg)}
 	c.sink.open, c.sink.rest = standbyViews(cfg, m)
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
@@ -325,6 +326,9 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	}
 	if err := c.matcher.Apply(cmd, &c.sink); err != nil {
 		return err
+	}
+	if c.sink.conflict != nil {
+		return c.sink.conflict
 	}
 	if c.sink.err != nil {
 		c.log.Error("cluster: ALERT: the standby market data feed failed; this node will not publish market data if it leads", "err", c.sink.err)
@@ -419,7 +423,8 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		return err
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
-	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log}
+	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log,
+		configured: configuredInstruments(c.cfg)}
 	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
 	if slices.Contains(st.Missing, partMarketData) && feed != nil {
 		c.log.Error("cluster: ALERT: restored from a Raft snapshot without market data state (built by a node without market data); this node will not publish market data if it leads")
@@ -460,8 +465,12 @@ type standbySink struct {
 	feed     *marketdata.Feed
 	tape     *console.Tape
 	log      *slog.Logger
-	slot     [core.EventSlotMin]byte
-	err      error
+	// configured and conflict: a configured instrument the journal adds
+	// stops the node (addedAgain).
+	configured map[uint32]string
+	conflict   error
+	slot       [core.EventSlotMin]byte
+	err        error
 }
 
 func (k *standbySink) Claim() []byte { return k.slot[:] }
@@ -484,6 +493,9 @@ func (k *standbySink) Commit() {
 		k.log.Error("cluster: session control", "err", err)
 	}
 	_ = k.schedule.Event(k.slot[:n]) // never fails
+	if k.conflict == nil {
+		k.conflict = addedAgain(k.configured, k.slot[:n])
+	}
 }
 
 // standbyViews starts the open-order view and the control plane's resting

@@ -429,7 +429,7 @@ func (k *replaySink) Commit() {
 	if err := k.disabled.Event(k.slot[:]); err != nil && k.err == nil {
 		k.err = err
 	}
-	if err := k.addedAgain(k.slot[:]); err != nil && k.err == nil {
+	if err := addedAgain(k.configured, k.slot[:]); err != nil && k.err == nil {
 		k.err = err
 	}
 }
@@ -441,7 +441,7 @@ func (k *replaySink) Commit() {
 // the configured terms instead of its own, or vanish. The admin API never
 // journals an addition of a configured instrument, so a duplicate of one
 // on replay is always this.
-func (k *replaySink) addedAgain(ev []byte) error {
+func addedAgain(configured map[uint32]string, ev []byte) error {
 	if id, err := venue.TemplateIDOf(ev, 0); err != nil || id != venue.InstrumentAddedTemplateID {
 		return nil
 	}
@@ -450,12 +450,12 @@ func (k *replaySink) addedAgain(ev []byte) error {
 		return nil
 	}
 	sym := string(a.Symbol())
-	for id, configured := range k.configured {
-		if id == a.InstrumentID() || configured == sym {
+	for id, symbol := range configured {
+		if id == a.InstrumentID() || symbol == sym {
 			return fmt.Errorf("instrument id %d (%s) is configured, and the journal adds instrument id %d (%s) at seq %d (AddInstrument): "+
 				"its commands would be replayed under the configured terms. An instrument the admin API added is configured only "+
 				"once the journal is reset (README, \"Adding an instrument\"); remove that [[instrument]] to start",
-				id, configured, a.InstrumentID(), sym, a.CauseSeq())
+				id, symbol, a.InstrumentID(), sym, a.CauseSeq())
 		}
 	}
 	return nil
