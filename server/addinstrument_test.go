@@ -92,7 +92,8 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 // start: replayed, the AddInstrument would be refused as a duplicate and
 // the order resting on it (at a price off the configured tick) would
 // vanish. Refused both when the addition is in the replayed journal and
-// when a snapshot holds it (the snapshot does not fit the configuration);
+// when a snapshot holds it (the start, with an instrument new to the terms
+// record, loads no snapshot from before it: the journal is replayed);
 // a refused start leaves the terms record as it was, so the venue starts
 // again as configured before.
 func TestConfiguredInstrumentTheJournalAdds(t *testing.T) {
@@ -126,7 +127,8 @@ band_percent = 10
 		t.Fatalf("eod: %d", code)
 	}
 	s.Close()
-	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while a snapshot holds it", "instrument 9")
+	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while a snapshot holds it",
+		"instrument id 9 (NEWCO) is configured, and the journal adds instrument id 9 (NEWCO) at seq 0")
 	s = startServer(t, testConfig(t, dir, extra), Options{})
 	waitInstrument(t, s, "NEWCO", "the order on the added instrument", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
 }
@@ -166,5 +168,54 @@ func TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds(t *testing.T) {
 	add(1, 1, "ACME")
 	if sink.conflict == nil || !strings.Contains(sink.conflict.Error(), "instrument id 1 (ACME) is configured, and the journal adds instrument id 1 (ACME) at seq 1") {
 		t.Fatalf("a configured instrument added: %v", sink.conflict)
+	}
+}
+
+// TestConfiguredInstrumentAfterASnapshot: an [[instrument]] added to the
+// configuration of a venue that has snapshots is accepted: the snapshots,
+// which list the instruments of their day by position, predate it, so the
+// start and the ones after replay the whole journal until an end of day's
+// snapshot has it; the orders resting before are there throughout. Before,
+// every start failed (`bad snapshot: 2 instruments, the config has 3`).
+func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
+	dir := t.TempDir()
+	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+	s := startServer(t, testConfig(t, dir, extra), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	endOfDay := func() {
+		t.Helper()
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+			t.Fatalf("eod: %d", code)
+		}
+	}
+	endOfDay()
+	s.Close()
+	fresh := extra + `
+[[instrument]]
+id = 5
+symbol = "FRESH"
+tick_size = "0.10"
+lot_size = 1
+min_qty = 1
+max_qty = 100
+ref_price = "10.00"
+band_percent = 10
+`
+	for start := range 3 {
+		s = startServer(t, testConfig(t, dir, fresh), Options{})
+		waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
+		waitInstrument(t, s, "FRESH", "the new instrument", func(st ops.InstrumentInfo) bool { return st.Status == "Open" })
+		switch {
+		case start < 2 && s.replayed < 3:
+			t.Fatalf("start %d replayed %d commands: a snapshot from before FRESH was loaded", start, s.replayed)
+		case start == 2 && s.replayed > 2:
+			t.Fatalf("start %d replayed %d commands: the end of day's snapshot with FRESH was passed over", start, s.replayed)
+		}
+		if start == 1 {
+			endOfDay()
+		}
+		s.Close()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,6 +109,9 @@ type Server struct {
 	// disabled are the disabled sessions as the replay left them (nil on a
 	// cluster leader, whose follower kept them): see replay.
 	disabled *disabledSessions
+	// snapshotsFrom is the first seq whose snapshots a start may load
+	// (termsRecord.SnapshotsFrom).
+	snapshotsFrom uint64
 	// orderToER and orderToFeed are the venue's own latency histograms
 	// (package latency), rotated by a goroutine between Start and Close.
 	orderToER, orderToFeed *latency.Recorder
@@ -276,6 +280,20 @@ func (s *Server) replay(terms *termsUpdate) error {
 			return err
 		}
 	}
+	if terms != nil && len(terms.newInstruments) > 0 {
+		// A snapshot lists the instruments of its day by position (the
+		// matcher's, the feed's, the console's): one written before an
+		// instrument was configured does not fit. The journal, archive
+		// included, replays under the new list until a snapshot has it.
+		terms.record.SnapshotsFrom = s.journal.NextSeq()
+		s.log.Info("configured instruments added: replaying the whole journal, archive included, as the snapshots predate them",
+			"instruments", strings.Join(terms.newInstruments, ","))
+	}
+	if terms != nil && terms.record.SnapshotsFrom > 0 {
+		s.snapshotsFrom = terms.record.SnapshotsFrom
+		from, usable := terms.record.SnapshotsFrom, opts.SnapshotUsable
+		opts.SnapshotUsable = func(seq uint64) bool { return seq >= from && (usable == nil || usable(seq)) }
+	}
 	if terms != nil && len(terms.recorded) > 0 {
 		if err := s.verifyBoundChange(terms, opts); err != nil {
 			return err
@@ -292,7 +310,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
-	if terms != nil {
+	if terms != nil && terms.dirty {
 		if err := terms.write(); err != nil {
 			return err
 		}
@@ -370,7 +388,7 @@ func (s *Server) usableSnapshot(seq uint64) (uint64, bool) {
 		return 0, false
 	}
 	for _, sf := range snaps { // newest first
-		if sf.Seq > seq || !sideStatesAt(have, sf.Seq) {
+		if sf.Seq > seq || sf.Seq < s.snapshotsFrom || !sideStatesAt(have, sf.Seq) {
 			continue
 		}
 		if _, err := journal.CheckSnapshot(sf.Path); err == nil {

@@ -44,6 +44,11 @@ type termsRecord struct {
 	// configuration key (nil: not recorded yet).
 	Matcher     map[string]string    `json:"matcher"`
 	Instruments []recordedInstrument `json:"instruments"`
+	// SnapshotsFrom is the first seq whose snapshots fit the recorded
+	// instruments: a start that adds a configured instrument sets it to the
+	// journal's next seq, as the snapshots before it list the instruments
+	// of their day by position (Server.replay). 0: every snapshot.
+	SnapshotsFrom uint64 `json:"snapshots_from,omitempty"`
 }
 
 // recordedInstrument is what the matcher takes from a configured
@@ -135,16 +140,20 @@ func termsOf(cfg *config.Config) termsRecord {
 // never reached changes nothing it replays.
 var verifiedBounds = map[string]bool{"engine.orders_max": true, "engine.clordids_max": true}
 
-// termsUpdate is what a start writes to the record once its replay has
-// succeeded (a start that fails leaves the record as it was): the
-// configured terms; and a change of verifiedBounds, verified before the
-// replay (verifyBoundChange).
+// termsUpdate is what a start learns from the record and writes to it
+// once its replay has succeeded (a start that fails leaves the record as
+// it was): the configured terms; a change of verifiedBounds, verified
+// before the replay (verifyBoundChange); the snapshots it may load.
 type termsUpdate struct {
 	record   termsRecord // the configured terms
 	path     string
 	legacy   string         // the instruments-only record to remove, or ""
 	recorded map[string]int // changed verifiedBounds by configuration key: the recorded value
 	changes  []string       // "key recorded, configured", for the log
+	// newInstruments are configured instruments the record lacks: the
+	// snapshots, written without them, are not loaded (Server.replay).
+	newInstruments []string
+	dirty          bool // the record is to be written
 }
 
 // write writes the record and removes an instruments-only one.
@@ -174,9 +183,9 @@ func (u *termsUpdate) write() error {
 // record (a new data directory, or one from before the record) is written
 // from the configuration; one from before sessions and matcher terms were
 // recorded has them added. Moving the record aside accepts the
-// configuration as it is. What is to be written is returned (nil:
-// nothing), for the caller to write once its replay has succeeded; with
-// write false nothing is returned (a tool that only reads the journal).
+// configuration as it is. The update is returned for the caller to write
+// (when dirty) once its replay has succeeded; with write false nothing is
+// returned (a tool that only reads the journal).
 // With verify, a change of verifiedBounds and nothing else is returned
 // instead of refused, for the start to verify.
 func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, error) {
@@ -191,7 +200,7 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, err
 		if !write {
 			return nil, nil
 		}
-		return &termsUpdate{record: current, path: path}, nil
+		return &termsUpdate{record: current, path: path, dirty: true}, nil
 	}
 	var diffs, hints []string
 	update := &termsUpdate{record: current, path: path, recorded: map[string]int{}}
@@ -260,20 +269,22 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, err
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
-	if verify && len(diffs) > 0 && len(diffs) == len(update.changes) && write {
-		return update, nil
-	}
-	if len(diffs) > 0 {
+	verified := verify && write && len(diffs) == len(update.changes)
+	if len(diffs) > 0 && !verified {
 		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
 		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
-	grown := legacy || newTerm || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
+	update.record.SnapshotsFrom = recorded.SnapshotsFrom
+	update.dirty = len(diffs) > 0 || legacy || newTerm || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
 	for _, r := range current.Instruments {
-		grown = grown || !known[r.ID]
+		if !known[r.ID] {
+			update.dirty = true
+			update.newInstruments = append(update.newInstruments, r.Terms["symbol"])
+		}
 	}
-	if !grown || !write {
+	if !write {
 		return nil, nil
 	}
 	return update, nil
