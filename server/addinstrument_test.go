@@ -108,17 +108,7 @@ func TestConfiguredInstrumentTheJournalAdds(t *testing.T) {
 	sendOrder(t, c, order{id: "n1", side: "1", qty: "1", px: "10.05", sym: "NEWCO", tif: "1"})
 	expectER(t, c, map[int]string{11: "n1", 150: "0"})
 	s.Close()
-	configured := extra + `
-[[instrument]]
-id = 9
-symbol = "NEWCO"
-tick_size = "0.10"
-lot_size = 1
-min_qty = 1
-max_qty = 100
-ref_price = "10.00"
-band_percent = 10
-`
+	configured := extra + configuredInstrument(9, "NEWCO")
 	refusedStart(t, testConfig(t, dir, configured), "NEWCO configured while the journal adds it",
 		"instrument id 9 (NEWCO) is configured, and the journal adds instrument id 9 (NEWCO) at seq 0")
 	// From an end of day's snapshot that holds the addition.
@@ -192,17 +182,7 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 	}
 	endOfDay()
 	s.Close()
-	fresh := extra + `
-[[instrument]]
-id = 5
-symbol = "FRESH"
-tick_size = "0.10"
-lot_size = 1
-min_qty = 1
-max_qty = 100
-ref_price = "10.00"
-band_percent = 10
-`
+	fresh := extra + configuredInstrument(5, "FRESH")
 	for start := range 3 {
 		s = startServer(t, testConfig(t, dir, fresh), Options{})
 		waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
@@ -218,4 +198,10 @@ band_percent = 10
 		}
 		s.Close()
 	}
+}
+
+// configuredInstrument is an [[instrument]] of tick 0.10 around 10.00.
+func configuredInstrument(id int, symbol string) string {
+	return fmt.Sprintf("\n[[instrument]]\nid = %d\nsymbol = %q\ntick_size = \"0.10\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 100\n"+
+		"ref_price = \"10.00\"\nband_percent = 10\n", id, symbol)
 }
