@@ -24,6 +24,9 @@ type Config struct {
 	// JournalDir is the journal (and its snapshots) the exporter catches
 	// up from when the tap cannot give it the events it needs.
 	JournalDir string
+	// SnapshotsFrom is the first seq whose snapshots fit NewMatcher's
+	// configuration (those before it list other instruments); 0: all.
+	SnapshotsFrom uint64
 	// NewMatcher returns a fresh matcher configured as the venue's, for a
 	// catch-up from the journal (doc.go, "Catching up from the journal").
 	NewMatcher func() (*core.Matcher, error)
@@ -420,7 +423,7 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 			return err
 		}
 		for _, sf := range snaps { // newest first
-			if sf.Seq < last.CauseSeq {
+			if sf.Seq < last.CauseSeq && sf.Seq >= e.cfg.SnapshotsFrom {
 				if _, err := journal.ReadSnapshot(sf.Path, m.ReadSnapshot); err != nil {
 					return fmt.Errorf("snapshot %s: %w", sf.Path, err)
 				}

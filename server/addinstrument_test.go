@@ -165,11 +165,12 @@ func TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds(t *testing.T) {
 // configuration of a venue that has snapshots is accepted: the snapshots,
 // which list the instruments of their day by position, predate it, so the
 // start and the ones after replay the whole journal until an end of day's
-// snapshot has it; the orders resting before are there throughout. Before,
-// every start failed (`bad snapshot: 2 instruments, the config has 3`).
+// snapshot has it; the orders resting before are there throughout, and
+// the event export's catch-up continues its stream likewise. Before, every
+// start failed (`bad snapshot: 2 instruments, the config has 3`).
 func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 	dir := t.TempDir()
-	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n" + exportSection
 	s := startServer(t, testConfig(t, dir, extra), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
@@ -181,17 +182,29 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 		}
 	}
 	endOfDay()
+	// An event after the snapshot, exported: a catch-up after a restart
+	// would start from that snapshot.
+	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "g2", 150: "0"})
+	waitExported(t, s)
 	s.Close()
 	fresh := extra + configuredInstrument(5, "FRESH")
 	for start := range 3 {
 		s = startServer(t, testConfig(t, dir, fresh), Options{})
-		waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 })
+		waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.Bid == "99.00" && st.BidQty == 1 })
 		waitInstrument(t, s, "FRESH", "the new instrument", func(st ops.InstrumentInfo) bool { return st.Status == "Open" })
 		switch {
 		case start < 2 && s.replayed < 3:
 			t.Fatalf("start %d replayed %d commands: a snapshot from before FRESH was loaded", start, s.replayed)
 		case start == 2 && s.replayed > 2:
 			t.Fatalf("start %d replayed %d commands: the end of day's snapshot with FRESH was passed over", start, s.replayed)
+		}
+		if start == 0 {
+			// The event export continues its stream: its catch-up, too,
+			// loads no snapshot from before FRESH.
+			sendOrder(t, logon(t, s, "CLIENT2", true), order{id: "after", side: "2", qty: "1", px: "101.00", tif: "1"})
+			waitExported(t, s)
+			verifyStream(t, s)
 		}
 		if start == 1 {
 			endOfDay()

@@ -74,7 +74,7 @@ func (s *Server) buildExport() error {
 		return err
 	}
 	x.exporter, err = eventstream.New(eventstream.Config{
-		JournalDir: filepath.Join(cfg.Venue.DataDir, "journal"),
+		JournalDir: filepath.Join(cfg.Venue.DataDir, "journal"), SnapshotsFrom: s.snapshotsFrom,
 		NewMatcher: func() (*core.Matcher, error) { return core.NewMatcher(MatcherConfig(cfg)) },
 		Durable:    s.pipe.Durable().Load, Tap: x.tap,
 		Connect: connect, Subjects: subj, Stream: cfg.ExportStream(),
