@@ -170,7 +170,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
-	terms, err := checkTermsRecord(cfg, true, true)
+	terms, err := checkTermsRecord(cfg, true)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -183,12 +184,11 @@ func (u *termsUpdate) write() error {
 // record (a new data directory, or one from before the record) is written
 // from the configuration; one from before sessions and matcher terms were
 // recorded has them added. Moving the record aside accepts the
-// configuration as it is. The update is returned for the caller to write
-// (when dirty) once its replay has succeeded; with write false nothing is
-// returned (a tool that only reads the journal).
-// With verify, a change of verifiedBounds and nothing else is returned
-// instead of refused, for the start to verify.
-func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, error) {
+// configuration as it is. Nothing is written here: the update is returned
+// for the caller to write (when dirty) once its replay has succeeded. With
+// verify, a change of verifiedBounds and nothing else is returned instead
+// of refused, for the start to verify.
+func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
 	current := termsOf(cfg)
@@ -197,9 +197,6 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, err
 	case err != nil:
 		return nil, fmt.Errorf("configured terms: %w", err)
 	case recorded == nil:
-		if !write {
-			return nil, nil
-		}
 		return &termsUpdate{record: current, path: path, dirty: true}, nil
 	}
 	var diffs, hints []string
@@ -269,7 +266,7 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, err
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
-	verified := verify && write && len(diffs) == len(update.changes)
+	verified := verify && len(diffs) == len(update.changes)
 	if len(diffs) > 0 && !verified {
 		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
 		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
@@ -283,9 +280,6 @@ func checkTermsRecord(cfg *config.Config, write, verify bool) (*termsUpdate, err
 			update.dirty = true
 			update.newInstruments = append(update.newInstruments, r.Terms["symbol"])
 		}
-	}
-	if !write {
-		return nil, nil
 	}
 	return update, nil
 }
@@ -314,9 +308,17 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // data directory's journal was written under, as a start does, and writes
 // nothing: for the tools that replay a journal (fixvenue journal verify,
 // dump and book), whose results would otherwise describe another venue.
-func CheckTermsRecord(cfg *config.Config) error {
-	_, err := checkTermsRecord(cfg, false, false)
-	return err
+// snapshotsFrom is the first seq whose snapshots fit the configuration
+// (termsRecord.SnapshotsFrom; none when it adds an instrument).
+func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
+	u, err := checkTermsRecord(cfg, false)
+	switch {
+	case err != nil:
+		return 0, err
+	case len(u.newInstruments) > 0:
+		return math.MaxUint64, nil
+	}
+	return u.record.SnapshotsFrom, nil
 }
 
 // readTermsRecord reads the data directory's record: nil when there is none;

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,65 @@ band_percent = 10
 				t.Fatalf("fixvenue %s with %v: %v\n%s", strings.Join(args, " "), change.terms, err, out)
 			}
 		}
+	}
+}
+
+// TestJournalBookWithAnAddedInstrument: with an [[instrument]] added to the
+// configuration of a journal that has snapshots, `fixvenue journal book`
+// replays the journal rather than load a snapshot from before it (which
+// lists the instruments of its day and does not fit): before, it failed
+// with `bad snapshot: 1 instruments, the config has 2`.
+func TestJournalBookWithAnAddedInstrument(t *testing.T) {
+	dir := t.TempDir()
+	body := `[marketdata]
+enabled = false
+[journal]
+snapshot_interval = "50ms"
+[[session]]
+comp_id = "CLIENT1"
+cancel_on_disconnect = false
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "100.00"
+band_percent = 10
+%s`
+	cfg := writeVenueConfig(t, dir, body, "")
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	for _, id := range []string{"before", "after"} {
+		if err := c.Send("D", dayBuy(id)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); id == "before"; time.Sleep(20 * time.Millisecond) {
+			if snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap")); len(snaps) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no snapshot within 10 s")
+			}
+		}
+	}
+	v.stop(t)
+	cfg = writeVenueConfig(t, dir, body, `[[instrument]]
+id = 2
+symbol = "FRESH"
+tick_size = "0.10"
+lot_size = 1
+min_qty = 1
+max_qty = 100
+ref_price = "10.00"
+band_percent = 10
+`)
+	out, err := exec.Command(binPath, "journal", "book", "--config", cfg, "--symbol", "ACME").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"symbol":"ACME"`) || !strings.Contains(string(out), `[95`) {
+		t.Fatalf("journal book with an added instrument: %v\n%s", err, out)
 	}
 }

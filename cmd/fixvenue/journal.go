@@ -40,7 +40,8 @@ func cmdJournal(args []string) int {
 		return 1
 	}
 	cfg.Venue.DataDir = *dataDir
-	if err := server.CheckTermsRecord(cfg); err != nil {
+	snapshotsFrom, err := server.CheckTermsRecord(cfg)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
 		return 1
 	}
@@ -58,7 +59,7 @@ func cmdJournal(args []string) int {
 			fmt.Println(line)
 		}
 	case "book":
-		err := printEngineBooks(os.Stdout, dir, cfg, *symbol)
+		err := printEngineBooks(os.Stdout, dir, cfg, *symbol, snapshotsFrom)
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue journal book: %v\n", err)
@@ -123,12 +124,14 @@ func (b *progressBar) done() {
 // sequence number: {"symbol":"ACME","bids":[[price,qty,orders],...],"asks":[...]}.
 // It reads engine state, which market data never does, so it is the check
 // that the feed's books are the engine's. It never writes to the journal.
-func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol string) error {
+// Snapshots before snapshotsFrom are passed over (server.CheckTermsRecord).
+func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol string, snapshotsFrom uint64) error {
 	m, err := core.NewMatcher(server.MatcherConfig(cfg))
 	if err != nil {
 		return err
 	}
-	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: slog.New(slog.DiscardHandler),
+		SnapshotUsable: func(seq uint64) bool { return seq >= snapshotsFrom }}); err != nil {
 		return err
 	}
 	found := false
