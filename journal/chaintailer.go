@@ -24,21 +24,29 @@ type ChainTailer struct {
 
 // NewChainTailer opens a chain tailer whose first record is from.
 func NewChainTailer(dir string, from uint64) (*ChainTailer, error) {
-	live, ok, err := FirstLiveSeq(dir)
-	if err != nil {
-		return nil, err
-	}
-	s := &ChainTailer{want: from, live: live, dir: dir}
-	if ok && from < live {
-		if s.archived, err = NewReader(dir, ReaderOptions{FromSeq: from, ArchivedOnly: true}); err != nil {
-			return nil, err
-		}
-		from = live
-	}
-	if s.tail, err = NewTailer(dir, from); err != nil {
+	s := &ChainTailer{dir: dir}
+	if err := s.start(from); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// start reads from seq from on: from the archive up to the live journal's
+// first record when from lies before it, and a new tailer from there.
+func (s *ChainTailer) start(from uint64) error {
+	live, ok, err := FirstLiveSeq(s.dir)
+	if err != nil {
+		return err
+	}
+	s.want, s.live, s.archived = from, live, nil
+	if ok && from < live {
+		if s.archived, err = NewReader(s.dir, ReaderOptions{FromSeq: from, ArchivedOnly: true}); err != nil {
+			return err
+		}
+		from = live
+	}
+	s.tail, err = NewTailer(s.dir, from)
+	return err
 }
 
 // Next returns the next record if its seq is at most upTo (Tailer.Next).
@@ -79,14 +87,10 @@ func (s *ChainTailer) Next(upTo int64) (Record, bool, error) {
 	if err != nil || !found || next >= live {
 		return rec, false, err
 	}
-	if s.archived, err = NewReader(s.dir, ReaderOptions{FromSeq: next, ArchivedOnly: true}); err != nil {
-		return rec, false, err
-	}
 	_ = s.tail.Close()
-	if s.tail, err = NewTailer(s.dir, live); err != nil {
+	if err := s.start(next); err != nil {
 		return rec, false, err
 	}
-	s.want, s.live = next, live
 	return s.Next(upTo)
 }
 

@@ -422,18 +422,17 @@ func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) 
 		if o.cfg.UsableSnapshot != nil {
 			through, ok = o.cfg.UsableSnapshot(snapSeq)
 		}
-		var res journal.ArchiveResult
 		if ok {
 			rep.ArchivedThrough = int64(through)
-			res, err = journal.ArchiveSegments(o.journalDir(), through, o.cfg.Sync)
-		}
-		rep.ArchivedSegs, rep.ArchivedRaw, rep.ArchivedGzip = res.Segments, res.RawBytes, res.CompressedBytes
-		if err != nil {
-			rep.ArchiveError = err.Error()
-			o.log.Error("end of day: journal archive failed", "err", err)
-		}
-		if o.metrics != nil {
-			o.metrics.archived(res)
+			res, err := journal.ArchiveSegments(o.journalDir(), through, o.cfg.Sync)
+			rep.ArchivedSegs, rep.ArchivedRaw, rep.ArchivedGzip = res.Segments, res.RawBytes, res.CompressedBytes
+			if err != nil {
+				rep.ArchiveError = err.Error()
+				o.log.Error("end of day: journal archive failed", "err", err)
+			}
+			if o.metrics != nil {
+				o.metrics.archived(res)
+			}
 		}
 	}
 	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
