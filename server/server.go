@@ -275,11 +275,6 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return err
 	}
 	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg)}
-	if states := s.sideStates(); len(states) > 0 {
-		if err := useSideStates(&opts, states); err != nil {
-			return err
-		}
-	}
 	if terms != nil && len(terms.newInstruments) > 0 {
 		// A snapshot lists the instruments of its day by position (the
 		// matcher's, the feed's, the console's): one written before an
@@ -289,10 +284,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 		s.log.Info("configured instruments added: replaying the whole journal, archive included, as the snapshots predate them",
 			"instruments", strings.Join(terms.newInstruments, ","))
 	}
-	if terms != nil && terms.record.SnapshotsFrom > 0 {
+	if terms != nil {
 		s.snapshotsFrom = terms.record.SnapshotsFrom
-		from, usable := terms.record.SnapshotsFrom, opts.SnapshotUsable
-		opts.SnapshotUsable = func(seq uint64) bool { return seq >= from && (usable == nil || usable(seq)) }
+	}
+	if err := useSideStates(&opts, s.sideStates(), s.snapshotsFrom); err != nil {
+		return err
 	}
 	if terms != nil && len(terms.recorded) > 0 {
 		if err := s.verifyBoundChange(terms, opts); err != nil {
@@ -388,7 +384,7 @@ func (s *Server) usableSnapshot(seq uint64) (uint64, bool) {
 		return 0, false
 	}
 	for _, sf := range snaps { // newest first
-		if sf.Seq > seq || sf.Seq < s.snapshotsFrom || !sideStatesAt(have, sf.Seq) {
+		if sf.Seq > seq || !loadable(have, s.snapshotsFrom, sf.Seq) {
 			continue
 		}
 		if _, err := journal.CheckSnapshot(sf.Path); err == nil {
@@ -398,14 +394,21 @@ func (s *Server) usableSnapshot(seq uint64) (uint64, bool) {
 	return 0, false
 }
 
-// useSideStates makes the replay start only from a snapshot every state
-// has a valid file for, and load each state with it.
-func useSideStates(opts *journal.ReplayOptions, states []sideState) error {
+// loadable reports whether a start may load the journal's snapshot of seq:
+// not one from before from (termsRecord.SnapshotsFrom), and one every side
+// state has a valid file for.
+func loadable(have []map[uint64]string, from, seq uint64) bool {
+	return seq >= from && sideStatesAt(have, seq)
+}
+
+// useSideStates makes the replay start only from a loadable snapshot, and
+// load each state with it.
+func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64) error {
 	have, err := sideStateFiles(states)
 	if err != nil {
 		return err
 	}
-	opts.SnapshotUsable = func(seq uint64) bool { return sideStatesAt(have, seq) }
+	opts.SnapshotUsable = func(seq uint64) bool { return loadable(have, from, seq) }
 	opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
 		for i, st := range states {
 			if _, err := journal.ReadSnapshot(have[i][sf.Seq], st.restore); err != nil {
