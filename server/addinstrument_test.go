@@ -8,7 +8,6 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
-	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -128,17 +127,7 @@ func TestConfiguredInstrumentTheJournalAdds(t *testing.T) {
 // node stops applying (applyCommitted returns it); an addition of an
 // instrument the configuration does not list is none.
 func TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds(t *testing.T) {
-	cfg := testConfig(t, t.TempDir(), "")
-	m, err := core.NewMatcher(MatcherConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := newDisabledSessions(cfg, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &standbySink{hash: journal.NewHashSink(), disabled: d, schedule: &scheduleProgress{}, log: testLogger(t),
-		configured: configuredInstruments(cfg)}
+	m, sink := followerSink(t, testConfig(t, t.TempDir(), ""), true)
 	add := func(seq uint64, id uint32, symbol string) {
 		t.Helper()
 		buf := make([]byte, 512)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
-	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -234,14 +233,7 @@ func TestAdminAPI(t *testing.T) {
 	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res); code != 200 {
 		t.Fatalf("disable: %d", code)
 	}
-	refused, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err := refused.Logon(true); err == nil {
-		t.Fatalf("disabled session logged on: %v", m)
-	}
-	refused.Close()
+	logonRefused(t, s, "CLIENT2", "after its disable")
 	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"paid"}`, &res); code != 200 {
 		t.Fatalf("enable: %d", code)
 	}

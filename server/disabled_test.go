@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
@@ -19,16 +20,8 @@ import (
 // (WriteState, Restore) to another node's file.
 func TestDisabledSessionsFollowTheEvents(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
-	m, err := core.NewMatcher(MatcherConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := newDisabledSessions(cfg, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The follower's own sink, as applyCommitted hands it the events.
-	sink := &standbySink{hash: journal.NewHashSink(), disabled: d, schedule: &scheduleProgress{}, log: testLogger(t)}
+	m, sink := followerSink(t, cfg, false)
+	d := sink.disabled
 	seq := uint64(0)
 	act := func(action venue.OperatorActionType, session uint16) {
 		t.Helper()
@@ -97,14 +90,7 @@ func TestDisableHoldsWithoutItsFile(t *testing.T) {
 		t.Fatalf("disable: %d", code)
 	}
 	s = restart(s)
-	refused, err := fixclient.Dial(s.FIXAddr(), "CLIENT2", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err := refused.Logon(true); err == nil {
-		t.Fatalf("the disabled session logged on after a restart without its file: %v", m)
-	}
-	refused.Close()
+	logonRefused(t, s, "CLIENT2", "after a restart without its file")
 	if b, err := os.ReadFile(file); err != nil || string(b) != `["CLIENT2"]` {
 		t.Fatalf("file after the replay: %s %v", b, err)
 	}
@@ -113,4 +99,34 @@ func TestDisableHoldsWithoutItsFile(t *testing.T) {
 	}
 	s = restart(s)
 	logon(t, s, "CLIENT2", true)
+}
+
+// followerSink is a new matcher and a cluster follower's own sink for its
+// events, as applyCommitted hands them over; its disabled sessions are kept
+// in memory only when memoryOnly.
+func followerSink(t *testing.T, cfg *config.Config, memoryOnly bool) (*core.Matcher, *standbySink) {
+	t.Helper()
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDisabledSessions(cfg, memoryOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, &standbySink{hash: journal.NewHashSink(), disabled: d, schedule: &scheduleProgress{}, log: testLogger(t),
+		configured: configuredInstruments(cfg)}
+}
+
+// logonRefused asserts that comp's logon is refused (a disabled session).
+func logonRefused(t *testing.T, s *Server, comp, when string) {
+	t.Helper()
+	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if m, err := c.Logon(true); err == nil {
+		t.Fatalf("the disabled session %s logged on %s: %v", comp, when, m)
+	}
 }
