@@ -400,7 +400,7 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 		st.Capacity = capacityOf(o.cfg.Usage())
 	}
 	if o.plan != nil {
-		if tr, ok := o.plan.Next(o.cfg.Now()); ok {
+		if tr, ok := o.plan.Next(schedule.Through(o.cfg.Now())); ok {
 			st.NextTransition = tr.String()
 		}
 	}

@@ -23,27 +23,35 @@ const ScheduleStateFile = "schedule.state"
 type scheduleState struct {
 	LastUnixNs int64  `json:"last_unix_ns"`
 	Last       string `json:"last"`
+	// Kind and Group place the last transition among others at the same
+	// instant (schedule.Transition.After); without them (kind 0) every
+	// transition at that time counts as run.
+	Kind  schedule.Kind `json:"kind,omitempty"`
+	Group int           `json:"group,omitempty"`
 }
 
 func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, ScheduleStateFile) }
 
-func (o *Ops) loadScheduleState() (time.Time, bool, error) {
+func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	b, err := os.ReadFile(o.statePath())
 	if errors.Is(err, os.ErrNotExist) {
-		return time.Time{}, false, nil
+		return schedule.Transition{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, err
+		return schedule.Transition{}, false, err
 	}
 	var st scheduleState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return time.Time{}, false, fmt.Errorf("%s: %w", o.statePath(), err)
+		return schedule.Transition{}, false, fmt.Errorf("%s: %w", o.statePath(), err)
 	}
-	return time.Unix(0, st.LastUnixNs), true, nil
+	if st.Kind == 0 {
+		return schedule.Through(time.Unix(0, st.LastUnixNs)), true, nil
+	}
+	return schedule.Transition{At: time.Unix(0, st.LastUnixNs), Kind: st.Kind, Group: st.Group}, true, nil
 }
 
-func (o *Ops) saveScheduleState(at time.Time, what string) {
-	if err := SaveScheduleProgress(o.cfg.DataDir, at, what); err != nil {
+func (o *Ops) saveScheduleState(last schedule.Transition, what string) {
+	if err := SaveScheduleProgress(o.cfg.DataDir, last, what); err != nil {
 		// The transition is journaled; a restart would run it again, and
 		// running a transition twice changes nothing (it is refused).
 		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
@@ -51,11 +59,16 @@ func (o *Ops) saveScheduleState(at time.Time, what string) {
 }
 
 // SaveScheduleProgress records in dataDir that the schedule ran what, its
-// last transition, at at: a start there runs only the transitions after it.
-// A cluster's follower records the time of the last command the schedule
-// journaled, so that a new leader does not run again what the old one ran.
-func SaveScheduleProgress(dataDir string, at time.Time, what string) error {
-	b, _ := json.Marshal(scheduleState{LastUnixNs: at.UnixNano(), Last: what})
+// last transition, at the position last: a start there runs only the
+// transitions after it. A cluster's follower records the time of the last
+// command the schedule journaled (schedule.Through), so that a new leader
+// does not run again what the old one ran.
+func SaveScheduleProgress(dataDir string, last schedule.Transition, what string) error {
+	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what}
+	if last != schedule.Through(last.At) {
+		st.Kind, st.Group = last.Kind, last.Group
+	}
+	b, _ := json.Marshal(st)
 	return WriteFileDurably(filepath.Join(dataDir, ScheduleStateFile), b)
 }
 
@@ -68,8 +81,8 @@ func (o *Ops) runSchedule() {
 	}
 	if !found {
 		o.applyPhasesAt(now)
-		o.saveScheduleState(now, "start")
-		last = now
+		last = schedule.Through(now)
+		o.saveScheduleState(last, "start")
 	} else {
 		missed := o.plan.Between(last, now, catchUpMax)
 		for _, tr := range missed {
@@ -77,8 +90,8 @@ func (o *Ops) runSchedule() {
 				return
 			}
 			o.runTransition(tr, true)
-			o.saveScheduleState(tr.At, tr.String())
-			last = tr.At
+			o.saveScheduleState(tr, tr.String())
+			last = tr
 		}
 		if len(missed) > 0 {
 			o.log.Info("schedule: caught up", "transitions", len(missed))
@@ -107,8 +120,8 @@ func (o *Ops) runSchedule() {
 			}
 		}
 		o.runTransition(tr, false)
-		o.saveScheduleState(tr.At, tr.String())
-		last = tr.At
+		o.saveScheduleState(tr, tr.String())
+		last = tr
 	}
 }
 

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -52,6 +53,27 @@ func (t Transition) String() string {
 		return fmt.Sprintf("%s %s at %s", t.Day, t.Kind, t.At.Format(time.RFC3339Nano))
 	}
 	return fmt.Sprintf("%s %s group %d at %s", t.Day, t.Kind, t.Group, t.At.Format(time.RFC3339Nano))
+}
+
+// After reports whether t comes after u in the order of a day's
+// transitions: by time, then kind, then group. Transitions at one instant
+// (two groups with the same times, a close at the end of day) are each
+// run, one after the other, in that order.
+func (t Transition) After(u Transition) bool {
+	if !t.At.Equal(u.At) {
+		return t.At.After(u.At)
+	}
+	if t.Kind != u.Kind {
+		return t.Kind > u.Kind
+	}
+	return t.Group > u.Group
+}
+
+// Through is the position after every transition at or before t: where a
+// schedule stands once it brought every group to its phase at t, or when
+// it knows only the time of the last transition it ran.
+func Through(t time.Time) Transition {
+	return Transition{At: t, Kind: math.MaxUint8, Group: math.MaxInt}
 }
 
 // daysScannedMax bounds how many days Between and Next look through: a
@@ -148,28 +170,21 @@ func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
 		}
 	}
 	out = append(out, Transition{At: p.at(start, p.sched.EndOfDay.Duration), Day: name, Kind: EndOfDay, Group: -1})
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].At.Equal(out[j].At) {
-			return out[i].At.Before(out[j].At)
-		}
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return out[i].Group < out[j].Group
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[j].After(out[i]) })
 	return out
 }
 
-// Between returns the transitions with after < At <= until, in order. When
-// there are more than max, only the last max are returned (a venue down for
-// weeks needs the end of its last day, not every day it missed).
-func (p *Plan) Between(after, until time.Time, max int) []Transition {
+// Between returns the transitions after the position after (Transition.After)
+// up to At <= until, in order. When there are more than max, only the last
+// max are returned (a venue down for weeks needs the end of its last day,
+// not every day it missed).
+func (p *Plan) Between(after Transition, until time.Time, max int) []Transition {
 	var out []Transition
-	start, name := p.dayOf(after)
+	start, name := p.dayOf(after.At)
 	for i := 0; i < daysScannedMax && !start.After(until); i++ {
 		if p.trades(start, name) {
 			for _, t := range p.dayTransitions(start, name) {
-				if t.At.After(after) && !t.At.After(until) {
+				if t.After(after) && !t.At.After(until) {
 					out = append(out, t)
 				}
 			}
@@ -183,14 +198,16 @@ func (p *Plan) Between(after, until time.Time, max int) []Transition {
 	return out
 }
 
-// Next returns the first transition after t, or ok=false when none comes
-// within daysScannedMax days (a schedule whose every day is a holiday).
-func (p *Plan) Next(t time.Time) (Transition, bool) {
-	start, name := p.dayOf(t)
+// Next returns the first transition after the position after
+// (Transition.After; Through(t) for the first after a time), or ok=false
+// when none comes within daysScannedMax days (a schedule whose every day is
+// a holiday).
+func (p *Plan) Next(after Transition) (Transition, bool) {
+	start, name := p.dayOf(after.At)
 	for i := 0; i < daysScannedMax; i++ {
 		if p.trades(start, name) {
 			for _, tr := range p.dayTransitions(start, name) {
-				if tr.At.After(t) {
+				if tr.After(after) {
 					return tr, true
 				}
 			}

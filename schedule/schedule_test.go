@@ -53,7 +53,7 @@ func TestCalendarDays(t *testing.T) {
 	loc, _ := time.LoadLocation("Europe/London")
 	// Thursday 24 Dec 2026 12:00 to Tuesday 29 Dec 12:00: the 25th is a
 	// holiday, the 26th and 27th a weekend, Monday the 28th trades.
-	got := p.Between(time.Date(2026, 12, 24, 12, 0, 0, 0, loc), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 100)
+	got := p.Between(schedule.Through(time.Date(2026, 12, 24, 12, 0, 0, 0, loc)), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 100)
 	var lines []string
 	for _, tr := range got {
 		lines = append(lines, tr.Day+" "+tr.Kind.String()+" "+tr.At.In(loc).Format("15:04"))
@@ -65,16 +65,16 @@ func TestCalendarDays(t *testing.T) {
 		t.Fatalf("transitions:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 	// Only the last ones when many were missed.
-	if last := p.Between(time.Date(2026, 12, 24, 12, 0, 0, 0, loc), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 3); len(last) != 3 || last[2].Kind != schedule.Open {
+	if last := p.Between(schedule.Through(time.Date(2026, 12, 24, 12, 0, 0, 0, loc)), time.Date(2026, 12, 29, 12, 0, 0, 0, loc), 3); len(last) != 3 || last[2].Kind != schedule.Open {
 		t.Fatalf("bounded: %v", last)
 	}
 	// Wall clock across the change to summer time (29 March 2026): 08:00 local is 07:00 UTC.
-	next, ok := p.Next(time.Date(2026, 3, 30, 7, 55, 0, 0, loc))
+	next, ok := p.Next(schedule.Through(time.Date(2026, 3, 30, 7, 55, 0, 0, loc)))
 	if !ok || next.Kind != schedule.Open || next.At.UTC().Hour() != 7 {
 		t.Fatalf("next after summer time starts: %v", next)
 	}
 	// Friday evening: the next transition is Monday's pre-open.
-	next, _ = p.Next(time.Date(2026, 12, 4, 18, 0, 0, 0, loc))
+	next, _ = p.Next(schedule.Through(time.Date(2026, 12, 4, 18, 0, 0, 0, loc)))
 	if next.Day != "2026-12-07" || next.Kind != schedule.PreOpen {
 		t.Fatalf("next after Friday: %v", next)
 	}
@@ -110,7 +110,7 @@ open = "1500ms"
 close = "2500ms"
 `)
 	base := time.Unix(400, 0) // a day boundary (400 = 100 × 4 s)
-	got := p.Between(base.Add(-time.Nanosecond), base.Add(8*time.Second-time.Nanosecond), 100)
+	got := p.Between(schedule.Through(base.Add(-time.Nanosecond)), base.Add(8*time.Second-time.Nanosecond), 100)
 	if len(got) != 14 {
 		t.Fatalf("%d transitions in two days: %v", len(got), got)
 	}
@@ -171,7 +171,7 @@ closing_call = "2500ms"
 close = "3s"
 `)
 	base := time.Unix(400, 0)
-	got := p.Between(base.Add(-time.Nanosecond), base.Add(4*time.Second-time.Nanosecond), 100)
+	got := p.Between(schedule.Through(base.Add(-time.Nanosecond)), base.Add(4*time.Second-time.Nanosecond), 100)
 	var kinds []schedule.Kind
 	for _, tr := range got {
 		kinds = append(kinds, tr.Kind)
@@ -182,6 +182,50 @@ close = "3s"
 	}
 	if k, ok := p.PhaseAt(base.Add(2700*time.Millisecond), 0); !ok || k != schedule.ClosingCall {
 		t.Fatalf("phase at 2.7 s: %v %v, want closing_call", k, ok)
+	}
+}
+
+// TestTransitionsAtOneInstant: two groups with the same times and a close
+// at the end of day. Next from each transition in turn (as the running
+// schedule walks) gives every one of them once, in Between's order, and
+// Through(t) passes over all those at t.
+func TestTransitionsAtOneInstant(t *testing.T) {
+	p := mustPlan(t, `
+[schedule]
+enabled = true
+time_zone = "UTC"
+day = "4s"
+end_of_day = "3s"
+[[schedule.group]]
+name = "a"
+instruments = ["ACME"]
+pre_open = "0s"
+open = "1s"
+close = "3s"
+[[schedule.group]]
+name = "rest"
+pre_open = "0s"
+open = "1s"
+close = "3s"
+`)
+	base := time.Unix(400, 0)
+	all := p.Between(schedule.Through(base.Add(-time.Nanosecond)), base.Add(4*time.Second-time.Nanosecond), 100)
+	var walked []schedule.Transition
+	for tr, ok := p.Next(schedule.Through(base.Add(-time.Nanosecond))); ok && tr.At.Before(base.Add(4*time.Second)); tr, ok = p.Next(tr) {
+		walked = append(walked, tr)
+	}
+	if len(all) != 7 || fmt.Sprint(walked) != fmt.Sprint(all) {
+		t.Fatalf("walked by Next:\n%v\nBetween:\n%v\nwant 7 (3 per group and the end of day)", walked, all)
+	}
+	if last := all[6]; last.Kind != schedule.EndOfDay || all[5].Kind != schedule.Close || all[5].Group != 1 {
+		t.Fatalf("order at 3 s: %v", all[4:])
+	}
+	// A restart after the first group's open runs the second's.
+	if rest := p.Between(all[2], base.Add(time.Second), 100); len(rest) != 1 || rest[0] != all[3] {
+		t.Fatalf("after %v: %v, want %v", all[2], rest, all[3])
+	}
+	if next, _ := p.Next(schedule.Through(base.Add(time.Second))); !next.At.Equal(base.Add(3 * time.Second)) {
+		t.Fatalf("next through 1 s: %v", next)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // partScheduleProgress names the schedule's progress in a cluster's replica
@@ -54,5 +55,5 @@ func (p *scheduleProgress) save(dataDir string) error {
 	if p.lastNs == 0 {
 		return nil
 	}
-	return ops.SaveScheduleProgress(dataDir, time.Unix(0, p.lastNs), "the last scheduled command this node applied as a follower")
+	return ops.SaveScheduleProgress(dataDir, schedule.Through(time.Unix(0, p.lastNs)), "the last scheduled command this node applied as a follower")
 }

@@ -341,3 +341,46 @@ func TestScheduleFollowsItsClock(t *testing.T) {
 	mu.Unlock()
 	waitStatus(t, s, "ACME", "Closed", readWait)
 }
+
+// TestScheduleRunsTransitionsAtOneInstant: two groups with the same times
+// and a close at the end of day. The running schedule moves both groups at
+// every transition and runs the end of day after the close at the same
+// instant; it used to run only the first of the transitions due at one
+// time (the others, due "no later" than the last it ran, were passed over).
+func TestScheduleRunsTransitionsAtOneInstant(t *testing.T) {
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var mu sync.Mutex
+	now := dayStart.Add(500 * time.Millisecond)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	set := func(d time.Duration) { mu.Lock(); now = dayStart.Add(d); mu.Unlock() }
+	cfg := testConfig(t, t.TempDir(), adminConfig()+`
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+day = "12s"
+end_of_day = "1400ms"
+[[schedule.group]]
+name = "acme"
+instruments = ["ACME"]
+pre_open = "1s"
+open = "1200ms"
+close = "1400ms"
+[[schedule.group]]
+name = "rest"
+pre_open = "1s"
+open = "1200ms"
+close = "1400ms"
+`)
+	s := startServer(t, cfg, Options{Now: clock})
+	waitReady(t, s)
+	set(1050 * time.Millisecond)
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	waitStatus(t, s, "LOTS", "OpeningCall", readWait)
+	set(1250 * time.Millisecond) // the schedule's timers wait at most 0.5 s of real time
+	waitStatus(t, s, "ACME", "Open", readWait)
+	waitStatus(t, s, "LOTS", "Open", readWait)
+	set(1450 * time.Millisecond)
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	waitStatus(t, s, "LOTS", "Closed", readWait)
+	waitEndOfDay(t, s, 0, readWait)
+}
