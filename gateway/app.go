@@ -56,6 +56,7 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 	if g.cfg.OnSessionEnd != nil {
 		g.cfg.OnSessionEnd(s.idx)
 	}
+	g.awaitStopDrain()
 }
 
 // ToAdmin implements quickfix.Application.

@@ -135,6 +135,9 @@ type Gateway struct {
 	// halt is what clients are told once the venue halted (nil: trading).
 	halt  atomic.Pointer[string]
 	extra map[string]ExtraHandler
+	// stopping, once set by BeginStop, is how every logout waits for the
+	// answers to reach the stores at shutdown (stop.go).
+	stopping atomic.Pointer[stopDrain]
 	// replayBusy is set while a drop-copy replay runs (one at a time:
 	// dropcopyreplay.go).
 	replayBusy atomic.Bool

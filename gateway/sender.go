@@ -44,7 +44,9 @@ type sender struct {
 	overflow atomic.Bool
 	// storeFailed is set by the first send QuickFIX/Go refused (sendFailed).
 	storeFailed atomic.Bool
-	done        chan struct{}
+	// unknownLogged is set by the first other refusal sendFailed logged.
+	unknownLogged atomic.Bool
+	done          chan struct{}
 	// copy, when set, sees every message just before it is queued (drop
 	// copy, dropcopy.go); it runs on the enqueuing goroutine.
 	copy     func(*quickfix.Message)
@@ -233,7 +235,11 @@ func (s *sender) sendHeld(m *quickfix.Message) {
 // QuickFIX/Go no longer knows, at shutdown) the refusal is logged.
 func (s *sender) sendFailed(err error) {
 	if !errors.Is(err, fixstore.ErrFailed) {
-		s.g.log.Warn("send failed", "session", s.id.String(), "err", err)
+		// Once per session: a stop that ran out of time (gateway/stop.go)
+		// leaves a queue of them.
+		if !s.unknownLogged.Swap(true) {
+			s.g.log.Warn("send failed; later failures of this session are not logged", "session", s.id.String(), "err", err)
+		}
 		return
 	}
 	if s.storeFailed.Swap(true) {

@@ -144,8 +144,12 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 // included (the records after it must all be present).
 func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	segs, err := listSegments(dir)
-	if err != nil || len(segs) == 0 {
+	if err != nil {
 		return SnapshotFile{}, false, err
+	}
+	if len(segs) == 0 {
+		// No journal: any valid snapshot is ahead of it (an error).
+		return latestSnapshot(dir, -1, -1, usable, logger)
 	}
 	last, err := lastSeqOf(dir, segs[len(segs)-1].firstSeq)
 	if err != nil {

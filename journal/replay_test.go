@@ -232,19 +232,36 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 	}
 }
 
-// TestSnapshotAheadOfJournalIsIgnored: the matcher runs beside the journal,
-// so it can snapshot a command whose record a power cut then loses. Such a
-// snapshot holds undurable state and must not be loaded.
-func TestSnapshotAheadOfJournalIsIgnored(t *testing.T) {
+// TestSnapshotAheadOfJournalIsRefused: the Snapshotter publishes a snapshot
+// only once its command is durable (TestSnapshotterWaitsForDurability), so
+// a valid snapshot ahead of the journal's last record means the journal
+// lost durable records (a segment deleted, a partial restore): the replay
+// refuses, naming the snapshot and the journal's end, instead of starting
+// from the shorter journal and losing orders that were answered. A damaged
+// snapshot ahead is passed over as any damaged snapshot is.
+func TestSnapshotAheadOfJournalIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	live := &ledger{}
 	journalWithSnapshots(t, dir, journal.Config{SegmentBytes: 1 << 20}, live, 7, 100)
 	if _, err := journal.WriteSnapshot(dir, 150, live.WriteSnapshot, nil); err != nil {
 		t.Fatal(err)
 	}
+	_, err := journal.Replay(dir, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()})
+	if !errors.Is(err, journal.ErrJournalBehindSnapshot) || !strings.Contains(err.Error(), journal.SnapshotName(150)+" is at seq 150 and the journal ends at seq 99") {
+		t.Fatalf("replay with a snapshot ahead: %v", err)
+	}
+	flipByte(t, filepath.Join(dir, journal.SnapshotName(150)), journal.SnapshotHeaderBytes+3)
 	res, err := journal.Replay(dir, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()})
 	if err != nil || res.Snapshot != nil || res.Records != 100 {
-		t.Fatalf("replay %+v %v", res, err)
+		t.Fatalf("replay past a damaged snapshot ahead: %+v %v", res, err)
+	}
+	// Every segment gone, a snapshot left: refused too.
+	empty := t.TempDir()
+	if _, err := journal.WriteSnapshot(empty, 40, live.WriteSnapshot, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Replay(empty, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()}); !errors.Is(err, journal.ErrJournalBehindSnapshot) {
+		t.Fatalf("replay of snapshots without segments: %v", err)
 	}
 }
 

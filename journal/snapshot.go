@@ -263,12 +263,17 @@ func ReadSnapshot(path string, read func(io.Reader) error) (SnapshotFile, error)
 	return sf, nil
 }
 
+// ErrJournalBehindSnapshot: a valid snapshot is ahead of the journal's last
+// record (LatestSnapshot).
+var ErrJournalBehindSnapshot = errors.New("journal: a snapshot is ahead of the journal")
+
 // LatestSnapshot returns the newest valid snapshot of dir whose seq lies in
 // [minSeq, maxSeq], or ok=false. Invalid snapshots are logged and passed
 // over: a snapshot only saves replay time, the journal holds everything.
-// maxSeq is the journal's last seq: a snapshot ahead of it describes
-// commands that never became durable (the matcher runs beside the journal)
-// and must not be used.
+// maxSeq is the journal's last seq. A valid snapshot ahead of it is an
+// error (ErrJournalBehindSnapshot): a snapshot is published only once its
+// command is durable (Snapshotter), so the journal lost durable records,
+// and a start from it would lose orders that were answered.
 func LatestSnapshot(dir string, minSeq, maxSeq int64, logger *slog.Logger) (SnapshotFile, bool, error) {
 	return latestSnapshot(dir, minSeq, maxSeq, nil, logger)
 }
@@ -284,8 +289,18 @@ func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, 
 		return SnapshotFile{}, false, err
 	}
 	for _, s := range snaps {
-		if int64(s.Seq) > maxSeq || int64(s.Seq) < minSeq {
-			logger.Info("journal: snapshot outside the journal ignored", "snapshot", filepath.Base(s.Path),
+		if int64(s.Seq) > maxSeq {
+			if _, err := CheckSnapshot(s.Path); err != nil {
+				logger.Warn("journal: invalid snapshot ignored", "snapshot", filepath.Base(s.Path), "err", err)
+				continue
+			}
+			return SnapshotFile{}, false, fmt.Errorf("%w: %s is at seq %d and the journal ends at seq %d, so records up to seq %d are missing "+
+				"(a segment lost, or a copy or restore of the data directory that was partial): restore the journal's segments; "+
+				"to start from the journal as it is, losing those records, move the snapshots after seq %d out of %s",
+				ErrJournalBehindSnapshot, filepath.Base(s.Path), s.Seq, maxSeq, s.Seq, maxSeq, dir)
+		}
+		if int64(s.Seq) < minSeq {
+			logger.Info("journal: snapshot before the journal ignored", "snapshot", filepath.Base(s.Path),
 				"seq", s.Seq, "journal_first_usable", minSeq, "journal_last", maxSeq)
 			continue
 		}

@@ -290,6 +290,12 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if err := useSideStates(&opts, s.sideStates(), s.snapshotsFrom); err != nil {
 		return err
 	}
+	if terms != nil && terms.journalNextSeq > s.journal.NextSeq() {
+		return fmt.Errorf("replay: the journal in %s ends before seq %d, and at the last start it held every command before seq %d, durably: "+
+			"records are missing (the journal's volume not mounted, a segment lost, a partial restore). Restore them; to start from "+
+			"the journal as it is, losing those commands, move %s aside", filepath.Join(s.cfg.Venue.DataDir, "journal"),
+			s.journal.NextSeq(), terms.journalNextSeq, terms.path)
+	}
 	if terms != nil && len(terms.recorded) > 0 {
 		if err := s.verifyBoundChange(terms, opts); err != nil {
 			return err
@@ -306,6 +312,9 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
+	if terms != nil && s.cfg.Journal.Fsync == journal.PolicyBatch && terms.record.JournalNextSeq != s.journal.NextSeq() {
+		terms.record.JournalNextSeq, terms.dirty = s.journal.NextSeq(), true
+	}
 	if terms != nil && terms.dirty {
 		if err := terms.write(); err != nil {
 			return err
@@ -920,7 +929,12 @@ func (s *Server) Gateway() *gateway.Gateway { return s.gw }
 // Pipeline exposes the pipeline (tests).
 func (s *Server) Pipeline() *pipeline.Pipeline { return s.pipe }
 
-// Close shuts down in order: sessions, rings, journal, stores.
+// stopDrainMax bounds each wait of a stop for the answers to reach the
+// sessions' stores (gateway.Gateway.BeginStop).
+const stopDrainMax = 5 * time.Second
+
+// Close shuts down in order: sessions (once their answers are stored),
+// rings, journal, stores.
 func (s *Server) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
@@ -933,6 +947,11 @@ func (s *Server) Close() error {
 		close(s.stopLatency)
 		switch {
 		case s.acceptorRunning.Load():
+			// Every answer reaches its session's store before QuickFIX/Go
+			// forgets the sessions (gateway/stop.go): those of the commands
+			// journaled so far, then at each logout the stop causes those of
+			// its disconnect command (cancel-on-disconnect).
+			s.gw.BeginStop(s.pipe.Drained, stopDrainMax)
 			s.acceptor.Stop() // logs sessions out; their disconnect commands are journaled
 		case s.acceptor != nil:
 			// Never started (a Start that failed before it, or no Start):

@@ -50,6 +50,12 @@ type termsRecord struct {
 	// journal's next seq, as the snapshots before it list the instruments
 	// of their day by position (Server.replay). 0: every snapshot.
 	SnapshotsFrom uint64 `json:"snapshots_from,omitempty"`
+	// JournalNextSeq is the journal's next seq when the last start had
+	// replayed it (journal.fsync = "batch" only: then every record it held
+	// was durable, the journal syncing what it finds when it opens). A
+	// journal that now ends earlier lost durable records: the start is
+	// refused (Server.replay). 0: not recorded.
+	JournalNextSeq uint64 `json:"journal_next_seq,omitempty"`
 }
 
 // recordedInstrument is what the matcher takes from a configured
@@ -154,6 +160,8 @@ type termsUpdate struct {
 	// newInstruments are configured instruments the record lacks: the
 	// snapshots, written without them, are not loaded (Server.replay).
 	newInstruments []string
+	// journalNextSeq is the recorded termsRecord.JournalNextSeq.
+	journalNextSeq uint64
 	dirty          bool // the record is to be written
 }
 
@@ -274,6 +282,7 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
 	update.record.SnapshotsFrom = recorded.SnapshotsFrom
+	update.record.JournalNextSeq, update.journalNextSeq = recorded.JournalNextSeq, recorded.JournalNextSeq
 	update.dirty = len(diffs) > 0 || legacy || newTerm || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
 	for _, r := range current.Instruments {
 		if !known[r.ID] {

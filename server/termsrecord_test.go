@@ -275,3 +275,35 @@ func TestBoundChangeIsVerified(t *testing.T) {
 		t.Fatalf("record after the raise from the snapshot: %v", rec.Matcher)
 	}
 }
+
+// TestJournalShorterThanAtTheLastStartIsRefused: the terms record keeps the
+// journal's next seq at each start, every record then being durable. A
+// journal directory that is gone (a volume not mounted) or empty, or whose
+// last segment is lost, refuses the start naming what is missing, instead
+// of starting an empty venue that lost every answered order; with the
+// journal back, the venue starts with its order.
+func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
+	dir := journalWithGTC(t)
+	s := startServer(t, testConfig(t, dir, ""), Options{}) // records the journal as this start found it
+	s.Close()
+	if rec := readRecord(t, dir); rec.JournalNextSeq == 0 {
+		t.Fatalf("journal_next_seq not recorded: %+v", rec)
+	}
+	jdir := filepath.Join(dir, "journal")
+	if err := os.Rename(jdir, jdir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	refusedStart(t, testConfig(t, dir, ""), "the journal directory gone", "the journal in "+jdir+" ends before seq 0, and at the last start it held every command before seq")
+	if err := os.RemoveAll(jdir); err != nil { // the refused start made it: an empty mount point
+		t.Fatal(err)
+	}
+	if err := os.Rename(jdir+".away", jdir); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, testConfig(t, dir, ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	if err := c.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0"})
+}

@@ -427,28 +427,7 @@ func (p *Pipeline) runJournal() {
 // stops all goroutines. Producers must have stopped first.
 func (p *Pipeline) Stop(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	drained := func() bool {
-		if p.Err() != nil {
-			// Failed: nothing more becomes durable, so consumers gated on
-			// durability would wait forever. Stop at once.
-			return true
-		}
-		cmdCursor := p.Commands.Cursor()
-		if p.matcherSeq.Load() < cmdCursor && p.Err() == nil {
-			return false
-		}
-		if p.cfg.Journal != nil && p.journalSeq.Load() < cmdCursor && p.Err() == nil {
-			return false
-		}
-		evCursor := p.Events.Cursor()
-		for _, s := range p.consumerSeqs {
-			if s.Load() < evCursor {
-				return false
-			}
-		}
-		return true
-	}
-	for !drained() {
+	for !p.Drained() {
 		if time.Now().After(deadline) {
 			p.alertAll()
 			p.wg.Wait()
@@ -459,6 +438,30 @@ func (p *Pipeline) Stop(timeout time.Duration) error {
 	p.alertAll()
 	p.wg.Wait()
 	return nil
+}
+
+// Drained reports that the matcher (and the journal) have taken every
+// command claimed so far and every event consumer every event, or that the
+// pipeline failed: then nothing more becomes durable, and consumers gated
+// on durability would wait for ever.
+func (p *Pipeline) Drained() bool {
+	if p.Err() != nil {
+		return true
+	}
+	cmdCursor := p.Commands.Cursor()
+	if p.matcherSeq.Load() < cmdCursor {
+		return false
+	}
+	if p.cfg.Journal != nil && p.journalSeq.Load() < cmdCursor {
+		return false
+	}
+	evCursor := p.Events.Cursor()
+	for _, s := range p.consumerSeqs {
+		if s.Load() < evCursor {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Pipeline) alertAll() {
