@@ -445,6 +445,10 @@ func (n *Node) Lead() uint64 { return n.rn.BasicStatus().Lead }
 // TransferLeader asks the leader to hand leadership to node to.
 func (n *Node) TransferLeader(to uint64) { n.rn.TransferLeader(to) }
 
+// Transferring reports that this leader is handing its leadership over
+// (Raft drops proposals meanwhile: Runner parks them).
+func (n *Node) Transferring() bool { return n.rn.BasicStatus().LeadTransferee != 0 }
+
 // ForgetLeader makes a follower leaderless (it then grants pre-votes at once).
 func (n *Node) ForgetLeader() error { return n.rn.ForgetLeader() }
 

@@ -81,6 +81,11 @@ type Runner struct {
 	stop    chan struct{}
 	done    chan struct{}
 	waiting []proposal
+	// parked are proposals made while a leadership transfer is pending,
+	// which Raft would drop: offered again, in order, if the transfer is
+	// abandoned, or finished with ErrLostLeadership once it completes (a
+	// transfer is the leader stepping down, not a failure).
+	parked []proposal
 	// held are checks waiting for their Snapshot command to commit: a check
 	// proposed earlier could commit while the command itself is replaced.
 	held    [][2]uint64
@@ -150,12 +155,7 @@ func (r *Runner) Run() error {
 		case rep := <-tr.SnapshotReports():
 			n.ReportSnapshot(rep.To, rep.OK)
 		case p := <-r.props:
-			if err := n.Propose(p.frames); err != nil {
-				r.refused.Add(1)
-				p.done <- err
-			} else {
-				r.waiting = append(r.waiting, p)
-			}
+			r.offer(p)
 		case c := <-r.checks:
 			if len(r.held) < checkPointsMax {
 				r.held = append(r.held, c)
@@ -207,6 +207,42 @@ func (r *Runner) tickSuspect() {
 	}
 }
 
+// offer proposes p, or parks it behind a pending leadership transfer (and
+// behind proposals parked before it, which come first in seq).
+func (r *Runner) offer(p proposal) {
+	n := r.cfg.Node
+	if len(r.parked) > 0 || (n.IsLeader() && n.Transferring()) {
+		r.parked = append(r.parked, p)
+		return
+	}
+	if err := n.Propose(p.frames); err != nil {
+		r.refused.Add(1)
+		p.done <- err
+		return
+	}
+	r.waiting = append(r.waiting, p)
+}
+
+// unpark offers the parked proposals again once no transfer is pending
+// and this node still leads; finish answers them if it no longer does.
+func (r *Runner) unpark() {
+	n := r.cfg.Node
+	if len(r.parked) == 0 || (n.IsLeader() && n.Transferring()) {
+		return
+	}
+	parked := r.parked
+	r.parked = nil
+	if !n.IsLeader() {
+		for _, p := range parked {
+			p.done <- ErrLostLeadership
+		}
+		return
+	}
+	for _, p := range parked {
+		r.offer(p)
+	}
+}
+
 // settle answers proposals that committed or whose fate became unknown, and
 // reports role changes.
 func (r *Runner) settle() {
@@ -214,6 +250,7 @@ func (r *Runner) settle() {
 	if lead := n.Lead(); r.lead.Swap(lead) != lead {
 		r.leadChanges.Add(1)
 	}
+	r.unpark()
 	if lost := n.LostLeadership(); lost != r.lost {
 		r.lost = lost
 		r.held = r.held[:0]
@@ -253,6 +290,10 @@ func (r *Runner) finish(err error) {
 		p.done <- err
 	}
 	r.waiting = r.waiting[:0]
+	for _, p := range r.parked {
+		p.done <- err
+	}
+	r.parked = nil
 }
 
 // Propose offers frames (journal.AppendFrame; the first seq must be the

@@ -698,8 +698,13 @@ func (c *ClusterNode) startStatus(addr string) error {
 			http.Error(w, "to: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if err := c.runner.Do(func(n *cluster.Node) { n.TransferLeader(to) }); err != nil {
+		var refused string
+		if err := c.runner.Do(func(n *cluster.Node) { refused = transferRefusal(n, c.cfg.Cluster.NodeID, to) }); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if refused != "" {
+			http.Error(w, refused, http.StatusConflict)
 			return
 		}
 		fmt.Fprintf(w, "leadership transfer to node %d requested\n", to)
@@ -707,6 +712,28 @@ func (c *ClusterNode) startStatus(addr string) error {
 	c.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go c.status.Serve(l)
 	return nil
+}
+
+// transferRefusal starts a transfer of the leadership to node to on the
+// runner goroutine, or says why not: only the leader hands it over, to
+// another member heard from within the election timeout
+// (raft.Progress.RecentActive; one behind is brought up to date by Raft
+// first); Raft itself would take a transfer to a node that is down, park
+// proposals while it waits (Runner) and then give up.
+func transferRefusal(n *cluster.Node, self, to uint64) string {
+	st := n.Status()
+	switch pr, member := st.Progress[to]; {
+	case !n.IsLeader():
+		return fmt.Sprintf("node %d is not the leader (the leader is node %d): ask it", self, st.Lead)
+	case to == self:
+		return fmt.Sprintf("node %d already leads", self)
+	case !member:
+		return fmt.Sprintf("node %d is not a member of the cluster", to)
+	case !pr.RecentActive:
+		return fmt.Sprintf("node %d has not been heard from within the election timeout: it would not take the leadership", to)
+	}
+	n.TransferLeader(to)
+	return ""
 }
 
 func (c *ClusterNode) registerMetrics() {

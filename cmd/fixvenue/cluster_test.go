@@ -991,7 +991,12 @@ func TestClusterCancelOnDisconnectAcrossFailover(t *testing.T) {
 }
 
 // TestClusterStatusAndTransfer runs `fixvenue cluster status` and hands the
-// leadership to a follower with `fixvenue cluster transfer`.
+// leadership to a follower with `fixvenue cluster transfer` while clients
+// trade: the old leader, whose proposals Raft drops while the transfer is
+// pending, follows the new one (it used to take the dropped proposal for a
+// failure and exit), and every acknowledged order is on the new leader.
+// Transfers to the leader itself or to a node that is no member are
+// refused, naming why.
 func TestClusterStatusAndTransfer(t *testing.T) {
 	h := newClusterHarness(t)
 	l := h.leader(30 * time.Second)
@@ -1004,6 +1009,29 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		t.Fatalf("cluster status:\n%s", out)
 	}
 	t.Logf("cluster status:\n%s", out)
+	for _, c := range []struct{ to, want string }{
+		{strconv.Itoa(l + 1), fmt.Sprintf("node %d already leads", l+1)},
+		{"7", "node 7 is not a member of the cluster"},
+	} {
+		out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", c.to).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Fatalf("cluster transfer --to %s: %v\n%s\nwant %q", c.to, err, out, c.want)
+		}
+	}
+	// A node that is down is refused too (Raft would park proposals for an
+	// election timeout and give up); it is started again.
+	down := (l + 2) % 3
+	h.kill(down)
+	time.Sleep(1500 * time.Millisecond) // three election timeouts
+	want := fmt.Sprintf("node %d has not been heard from", down+1)
+	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(down+1)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("cluster transfer to a node that is down: %v\n%s\nwant %q", err, out, want)
+	}
+	h.start(down)
+	h.converge(20 * time.Second)
+	wait := h.round("transfer", false)
+	time.Sleep(500 * time.Millisecond) // trading
 	to := (l + 1) % 3
 	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", strconv.Itoa(to+1)).CombinedOutput()
 	if err != nil {
@@ -1019,7 +1047,15 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	h.converge(20 * time.Second)
+	time.Sleep(500 * time.Millisecond) // trading on the new leader
+	h.endRound(wait)
+	select {
+	case <-h.procs[l].exited:
+		t.Fatalf("the old leader exited after the transfer:\n%s", lastLines(h.procs[l].logs(), 20))
+	default:
+	}
+	h.checkClients()
+	h.finish()
 }
 
 // lastLines is the end of a log, for a failure message.
