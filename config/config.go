@@ -585,6 +585,9 @@ func (c *Config) validateInstruments() []error {
 		if in.Symbol == "" || strings.ContainsAny(in.Symbol, "\x01= ") {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q is not a valid symbol", key, in.Symbol))
 		}
+		if strings.EqualFold(in.Symbol, "all") {
+			errs = append(errs, fmt.Errorf("%s.symbol: %q is reserved: ALL in FIX (TradingSessionID) and all in the admin API mean every instrument", key, in.Symbol))
+		}
 		if j, dup := syms[in.Symbol]; dup {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q repeats instrument[%d]", key, in.Symbol, j))
 		}

@@ -334,7 +334,7 @@ func (o *Ops) readAction(w http.ResponseWriter, r *http.Request) (actionRequest,
 }
 
 // decodeBody decodes a POST body strictly into v: one JSON object, known
-// fields, within admin.body_bytes_max.
+// fields, nothing after it, within admin.body_bytes_max.
 func (o *Ops) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
 	var tooLarge *http.MaxBytesError
@@ -352,7 +352,8 @@ func (o *Ops) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		refuse(w, http.StatusBadRequest, "bad_json", "body is not the JSON object expected: %v", err)
 		return false
 	}
-	if dec.More() {
+	// Anything but white space after the value (dec.More stops at a '}' or ']').
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		refuse(w, http.StatusBadRequest, "bad_json", "body holds more than one JSON value")
 		return false
 	}

@@ -99,9 +99,9 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
 		return bad("bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
 	case req.Symbol == "" || len(req.Symbol) > venue.SymbolLength || strings.IndexFunc(req.Symbol, nonSymbol) >= 0 ||
-		req.Symbol == AllInstruments:
-		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q)",
-			req.Symbol, venue.SymbolLength, AllInstruments)
+		strings.EqualFold(req.Symbol, AllInstruments):
+		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q in any case: "+
+			"ALL in FIX and all here mean every instrument)", req.Symbol, venue.SymbolLength, AllInstruments)
 	}
 	if a.Tick, err = decimal.ParseTick(req.TickSize); err != nil || a.Tick.Scale > 18 {
 		return bad("bad_tick_size", "tick_size %q is not a positive decimal with at most 18 decimal places", req.TickSize)

@@ -42,6 +42,8 @@ func TestRiskRequestValidation(t *testing.T) {
 		{"limit", `{`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1","extra":1}`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1"}{"reason":"r"}`, 400, "bad_json"},
+		{"kill", `{"reason":"r","session":"C1"}]`, 400, "bad_json"}, // after the object: json.Decoder.More says nothing follows
+		{"kill", `{"reason":"r","session":"C1"}}`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1","value":"5"}`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1","value":1.5}`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1","value":99999999999999999999}`, 400, "bad_json"},
@@ -114,6 +116,8 @@ func TestAddInstrumentRequestValidation(t *testing.T) {
 		{with(`,"symbol":""`), 400, "bad_symbol"},
 		{with(`,"symbol":"A B"`), 400, "bad_symbol"},
 		{with(`,"symbol":"all"`), 400, "bad_symbol"},
+		{with(`,"symbol":"ALL"`), 400, "bad_symbol"}, // FIX's TradingSessionID for every instrument
+		{with(`}`), 400, "bad_json"},
 		{with(`,"tick_size":"-0.05"`), 400, "bad_tick_size"},
 		{with(`,"tick_size":"0"`), 400, "bad_tick_size"},
 		{with(`,"ref_price":"-20.00"`), 400, "bad_price"},

@@ -1,10 +1,7 @@
 package ops
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -134,20 +131,7 @@ func (o *Ops) handleRiskAction(w http.ResponseWriter, r *http.Request) {
 // readRisk decodes a risk call's body as readAction does an action's.
 func (o *Ops) readRisk(w http.ResponseWriter, r *http.Request) (RiskRequest, bool) {
 	var q RiskRequest
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(o.cfg.Admin.BodyBytesMax)))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "request body over %d bytes (admin.body_bytes_max)", o.cfg.Admin.BodyBytesMax)
-		return q, false
-	case err != nil:
-		refuse(w, http.StatusBadRequest, "bad_body", "reading the body: %v", err)
-		return q, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil || dec.More() {
-		refuse(w, http.StatusBadRequest, "bad_json", "body is not the one JSON object expected (reason, session or account, limit, value, instrument)")
+	if !o.decodeBody(w, r, &q) {
 		return q, false
 	}
 	switch {

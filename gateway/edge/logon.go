@@ -31,13 +31,24 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	seen := make(map[quickfix.Tag]bool, 16)
 	var sender, target []byte
 	haveSeqNum, haveHeartBtInt := false, false
+	// The first problem is the one named; the fields go on being read so
+	// that the refusal's Logout carries the CompIDs, swapped (a Logout with
+	// empty ones is itself invalid, and a validating client drops it
+	// without reading why).
+	fail := func(p string) {
+		if problem == "" {
+			problem = p
+		}
+	}
 	for f, ok := it.Next(); ok; f, ok = it.Next() {
 		if len(f.Value) == 0 {
-			return lf, fmt.Sprintf("tag %d specified without value", f.Tag)
+			fail(fmt.Sprintf("tag %d specified without value", f.Tag))
+			continue
 		}
 		once := f.Tag.IsHeader() || slices.Contains(logonOnceTags, f.Tag)
 		if once && seen[f.Tag] {
-			return lf, fmt.Sprintf("tag %d appears more than once", f.Tag)
+			fail(fmt.Sprintf("tag %d appears more than once", f.Tag))
+			continue
 		}
 		seen[f.Tag] = true
 		switch f.Tag {
@@ -45,12 +56,12 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 			lf.begin = f.Value
 		case tag.MsgSeqNum:
 			if !validSeqNum(f.Value) {
-				return lf, "tag 34 is not a sequence number"
+				fail("tag 34 is not a sequence number")
 			}
 			haveSeqNum = true
 		case tag.HeartBtInt:
 			if !validHeartBtInt(f.Value) {
-				return lf, fmt.Sprintf("tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax)
+				fail(fmt.Sprintf("tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax))
 			}
 			haveHeartBtInt = true
 		case tag.SenderCompID:
@@ -63,22 +74,26 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	}
 	if err := it.Err(); err != nil {
 		// Not expected: the framer accepted msg, so its fields are well formed.
-		return lf, "malformed field: " + err.Error()
+		fail("malformed field: " + err.Error())
 	}
+	tooLong := len(sender) > compIDBytesMax || len(target) > compIDBytesMax
 	switch {
 	case !haveSeqNum:
-		return lf, "required tag 34 missing"
+		fail("required tag 34 missing")
 	case sender == nil:
-		return lf, "required tag 49 missing"
+		fail("required tag 49 missing")
 	case target == nil:
-		return lf, "required tag 56 missing"
-	case len(sender) > compIDBytesMax || len(target) > compIDBytesMax:
-		return lf, "CompID too long"
+		fail("required tag 56 missing")
+	case tooLong:
+		fail("CompID too long")
 	case !haveHeartBtInt:
-		return lf, "required tag 108 missing"
+		fail("required tag 108 missing")
+	}
+	if tooLong {
+		sender, target = nil, nil
 	}
 	lf.key = SessionKey{BeginString: string(lf.begin), ClientCompID: string(sender), VenueCompID: string(target)}
-	return lf, ""
+	return lf, problem
 }
 
 // HeartBtIntMax bounds the heartbeat interval a Logon may ask for, in

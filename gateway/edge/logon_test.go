@@ -37,8 +37,14 @@ func TestParseLogon(t *testing.T) {
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=3600"), ""},
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=007"), ""},
 	} {
-		if _, problem := parseLogon(tc.msg); problem != tc.want {
+		lf, problem := parseLogon(tc.msg)
+		if problem != tc.want {
 			t.Errorf("%q: %q, want %q", tc.msg, problem, tc.want)
+		}
+		// A refused Logon's Logout carries its CompIDs, swapped, whatever
+		// the problem (a Logout without them is invalid, dropped unread).
+		if bytes.Contains(tc.msg, []byte("\x0149=CLIENT1\x01")) && bytes.Contains(tc.msg, []byte("\x0156=VENUE\x01")) && lf.key != (SessionKey{"FIX.4.4", "CLIENT1", "VENUE"}) {
+			t.Errorf("%q: key %+v, want CLIENT1 and VENUE", tc.msg, lf.key)
 		}
 	}
 	// Repeating groups may repeat their members.

@@ -32,7 +32,10 @@
 // On open, the file is scanned up to the first record that is not whole (a
 // torn write, or the zeros of space reserved by a process that did not
 // close the store), and cut there. The newest sequence-number
-// record and every later message rebuild the state.
+// record and every later message rebuild the state. A bad record with a
+// good one after it is damage, not a torn write: the store is not opened
+// (ErrDamaged, naming both offsets), as cutting there would lose every
+// later message and send their sequence numbers again.
 //
 // Limits: the store indexes the last MessagesMax sent messages per session for
 // resend; a ResendRequest for anything older is answered by QuickFIX/Go with a

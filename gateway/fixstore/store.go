@@ -66,6 +66,10 @@ type Options struct {
 // (Factory.OnFail; docs/ARCHITECTURE.md, "A venue that failed").
 var ErrFailed = errors.New("fixstore failed")
 
+// ErrDamaged: a store file holds a damaged record with good records after
+// it (not a torn tail); the store is not opened.
+var ErrDamaged = errors.New("fixstore damaged")
+
 // failed reports err, which wraps ErrFailed, to the factory's hook.
 func (o *Options) failed(err error) error {
 	if o.onFail != nil {
@@ -316,6 +320,15 @@ func (s *Store) load() error {
 		// way the file is cut, so that what is appended next can never run
 		// into the bytes of an older record.
 		if tail := data[off:]; bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }) >= 0 {
+			// A torn tail is the end of the file; a bad record with good
+			// ones after it is damage, which cutting would turn into lost
+			// messages and sequence numbers used again.
+			if next := goodRecordAfter(data, off); next >= 0 {
+				return fmt.Errorf("%w: %s: the record at offset %d is damaged and a good record follows at offset %d: "+
+					"the store is not cut there (its session would lose every message after it and use their sequence "+
+					"numbers again); restore the file, or truncate it to %d bytes to accept that loss",
+					ErrDamaged, s.path, off, next, off)
+			}
 			s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", len(tail))
 		}
 		if err := s.f.Truncate(off); err != nil {
@@ -324,6 +337,21 @@ func (s *Store) load() error {
 	}
 	s.size = off
 	return nil
+}
+
+// goodRecordAfter is the offset of the first whole record with a good
+// checksum after offset from, or -1.
+func goodRecordAfter(data []byte, from int64) int64 {
+	for o := from + 1; int64(len(data))-o >= recordHeaderBytes; o++ {
+		n := binary.LittleEndian.Uint32(data[o:])
+		if n < recordHeaderBytes-8 || n > recordPayloadMax || o+8+int64(n) > int64(len(data)) {
+			continue
+		}
+		if crc32.Checksum(data[o+8:o+8+int64(n)], castagnoli) == binary.LittleEndian.Uint32(data[o+4:]) {
+			return o
+		}
+	}
+	return -1
 }
 
 // reserve makes the mapping hold at least need bytes: it reserves the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -97,6 +98,46 @@ func TestTornTailIsCut(t *testing.T) {
 		again := open(t, d2, 100)
 		if again.NextSenderMsgSeqNum() != r.NextSenderMsgSeqNum() {
 			t.Fatalf("cut at %d: write after cut lost", cut)
+		}
+	}
+}
+
+// TestDamageIsNotCut: a damaged record with good records after it (a
+// flipped byte, a zeroed block) is damage, not a torn tail: the store is
+// not opened (errors.Is ErrDamaged, naming both offsets), where it used to
+// cut everything from the damage on and send those sequence numbers again.
+func TestDamageIsNotCut(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 100)
+	saveMsgs(t, s, 1, 20)
+	path := filepath.Join(dir, fileName(sid))
+	full, _ := os.ReadFile(path)
+	full = full[:s.size]
+	rec := recordHeaderBytes + len(msg(1))
+	for _, damage := range []struct {
+		name string
+		at   int
+		with []byte
+	}{
+		{"a flipped byte", 2, []byte{0xff}},
+		{"a zeroed block", len(full) / 2, make([]byte, rec+5)},
+	} {
+		d2 := t.TempDir()
+		b := append([]byte(nil), full...)
+		copy(b[damage.at:], damage.with)
+		if err := os.WriteFile(filepath.Join(d2, fileName(sid)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewFactory(Options{Dir: d2, MessagesMax: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Create(sid)
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a good record follows at offset") {
+			t.Fatalf("%s: open gave %v, want ErrDamaged", damage.name, err)
+		}
+		if st, _ := os.Stat(filepath.Join(d2, fileName(sid))); st.Size() != int64(len(b)) {
+			t.Fatalf("%s: the file was cut to %d bytes", damage.name, st.Size())
 		}
 	}
 }
