@@ -77,10 +77,24 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 	s.out.enqueue(m)
 }
 
+// rejectCancel answers a cancel or replace the gateway refuses with an
+// OrderCancelReject. Its OrdStatus is the order's status after the reject
+// (FIX 4.4): the
+// open-order view's, which holds the answers to the session's earlier
+// commands once awaitEarlierAnswers returns, with its OrderID; Rejected
+// only for an order the view does not hold.
 func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo venue.CxlRejResponseTo, rej *rejection) {
 	g.awaitEarlierAnswers(s)
 	field := func(t quickfix.Tag) []byte { return append([]byte(nil), fieldBytes(req, t)...) }
-	m := cancelReject(field(tag.OrderID), field(tag.ClOrdID), field(tag.OrigClOrdID), ordStatusRejected,
+	orderID, status := field(tag.OrderID), ordStatusRejected
+	id, _ := strconv.ParseUint(string(orderID), 10, 64)
+	if o, ok := g.open.find(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
+		orderID, status = strconv.AppendUint(nil, o.orderID, 10), ordStatusNew
+		if o.cumQty > 0 {
+			status = ordStatusPartiallyFilled
+		}
+	}
+	m := cancelReject(orderID, field(tag.ClOrdID), field(tag.OrigClOrdID), status,
 		cxlRejResponseToOf(responseTo), cxlRejReasonOfOrd(rej.reason), rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
 	s.rejects.Add(1)

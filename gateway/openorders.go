@@ -141,6 +141,23 @@ func (v *openOrders) snapshot(session uint16, instrumentID uint32, account []byt
 	return out
 }
 
+// find returns the session's open order with that OrderID, or with that
+// ClOrdID when orderID is 0.
+func (v *openOrders) find(session uint16, orderID uint64, clOrdID []byte) (openOrder, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if orderID != 0 {
+		o, ok := v.bySession[session][orderID]
+		return o, ok
+	}
+	for _, o := range v.bySession[session] {
+		if string(o.ClOrdID()) == string(clOrdID) {
+			return o, true
+		}
+	}
+	return openOrder{}, false
+}
+
 func sortByOrderID(list []openOrder) {
 	for i := 1; i < len(list); i++ {
 		for j := i; j > 0 && list[j].orderID < list[j-1].orderID; j-- {
