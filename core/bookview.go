@@ -35,7 +35,7 @@ type OrderView struct {
 	CumNotionalTicks int64
 	ExpireTimeNs     int64
 	StopPxTicks      int64 // Stop and StopLimit orders: the trigger price
-	Waiting          bool  // an untriggered stop, off the book
+	Waiting          bool  // off the book: an untriggered stop, or a market order queued for an uncross
 	MaxFloorQty      int64 // an iceberg's display size, else 0
 	DisplayQty       int64 // what the book shows: an iceberg's slice, else LeavesQty
 	ClOrdID          string

@@ -122,6 +122,9 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 // restViews enters orders read from the books.
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
+		if v.Waiting && isStop(v.OrdType) {
+			continue // an untriggered stop, off the book
+		}
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
 			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
 	}
@@ -192,6 +195,11 @@ func (r *StandbyResting) Event(ev []byte) {
 func (r *StandbyResting) Diff(o *StandbyResting) string {
 	a, b := r.m, o.m
 	if len(a.orders) != len(b.orders) || !maps.Equal(a.bySession, b.bySession) {
+		for id, x := range a.orders {
+			if _, ok := b.orders[id]; !ok {
+				return fmt.Sprintf("DEBUG order %d %+v only in first; orders %d/%d", id, x, len(a.orders), len(b.orders))
+			}
+		}
 		return fmt.Sprintf("orders %d/%d, per session %v/%v", len(a.orders), len(b.orders), a.bySession, b.bySession)
 	}
 	for id, x := range a.orders {
@@ -247,6 +255,13 @@ func (m *Monitor) apply(ev []byte) {
 	switch tid {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
+		// A stop waits off the book until its OrderTriggered.
+		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 && !isStop(e.OrdType()) {
+			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
+				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+		}
+	case venue.OrderTriggeredTemplateID:
+		var e venue.OrderTriggered
 		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
@@ -264,8 +279,10 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		if e.WrapDecode(ev, 0) == nil {
+			_, inBook := m.orders[e.OrderID()]
 			m.remove(e.OrderID())
-			if e.LeavesQty() > 0 {
+			// A waiting stop keeps waiting (a triggered one keeps its type).
+			if e.LeavesQty() > 0 && (inBook || !isStop(e.OrdType())) {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 			}
@@ -295,6 +312,9 @@ func (m *Monitor) apply(ev []byte) {
 		}
 	}
 }
+
+// isStop reports whether an order type waits for its trigger off the book.
+func isStop(t venue.OrdType) bool { return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit }
 
 func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	in := m.instruments[o.instrumentID]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -353,4 +354,37 @@ pre_open = "7h"
 open = "8h"
 close = "16h"
 `, day)
+}
+
+// TestInstrumentsViewLeavesWaitingStopsOut: a stop-limit waits off the
+// book, so GET /v1/instruments counts it neither in the resting orders nor
+// in the best offer (it showed an ask at its limit, a crossed book, also
+// after a restart); once a trade triggers it, it rests at its limit.
+func TestInstrumentsViewLeavesWaitingStopsOut(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	c1, c2 := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	sendOrder(t, c1, order{id: "bid", side: "1", qty: "3", px: "96.00", tif: "1"})
+	expectER(t, c1, map[int]string{11: "bid", 150: "0"})
+	sendOrder(t, c1, order{id: "stop", side: "2", qty: "4", px: "97.00", typ: "4", tif: "1", extra: []fixclient.Field{fixclient.F(99, "98.00")}})
+	expectER(t, c1, map[int]string{11: "stop", 150: "0"})
+	check := func(when string, resting int, ask string) {
+		t.Helper()
+		acme := instrumentsOf(t, s)["ACME"]
+		if acme.RestingOrders != resting || acme.Ask != ask || acme.Bid != "96.00" {
+			t.Fatalf("%s: %+v; want %d resting, ask %q, bid 96.00", when, acme, resting, ask)
+		}
+	}
+	check("the stop waiting", 1, "")
+	s.Close()
+	s = startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	check("the stop waiting, after a restart", 1, "")
+	c1, c2 = logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	// A trade at 98 triggers the sell stop; its limit 97 finds no bid that high and rests.
+	sendOrder(t, c2, order{id: "s98", side: "2", qty: "1", px: "98.00"})
+	expectER(t, c2, map[int]string{11: "s98", 150: "0"})
+	sendOrder(t, c2, order{id: "b98", side: "1", qty: "1", px: "98.00"})
+	expectER(t, c2, map[int]string{11: "b98", 150: "F"})
+	expectER(t, c1, map[int]string{11: "stop", 150: "D"}) // restated: triggered
+	check("the stop triggered", 2, "97.00")
 }
