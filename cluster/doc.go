@@ -14,10 +14,11 @@
 // A replica's directory is a journal directory (journal/doc.go) whose
 // segments hold each Raft entry as an entry mark (index, term, command
 // count; journal/doc.go, "Raft entry marks") followed by the entry's
-// command frames, unchanged, plus two small files (and raft.snapshot once
+// command frames, unchanged, plus three small files (and raft.snapshot once
 // the replica caught up from a Raft snapshot, see "Raft snapshots"):
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
+//	cluster.voters   "FVVOTERS" | count u32 | voter ids u64, ascending | crc32c u32
 //	raft.hardstate   two 48-byte slots written in turn, each fdatasynced:
 //	                 "FVRAFTHS" | version u64 | term u64 | vote u64 | commit u64 | reserved u32 | crc32c u32
 //	                 (the valid slot with the higher version holds the state; a torn
@@ -47,7 +48,11 @@
 // A directory is bound to one cluster and node by cluster.id. A node
 // refuses a directory whose cluster.id names another cluster or node, and
 // a directory holding a single-node journal without one
-// (ErrForeignJournal): joining with it would mix two histories.
+// (ErrForeignJournal): joining with it would mix two histories. It is
+// bound to the cluster's voting nodes by cluster.voters, written when the
+// directory is first used: a start whose configured peers differ is
+// refused, as a node counting its quorum among other nodes (only itself,
+// say) could lead beside the cluster's leader.
 //
 // # Raft settings
 //

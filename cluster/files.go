@@ -7,20 +7,26 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/fixvenue/fixvenue/journal"
 )
 
 // The small files a replica keeps beside its journal segments (doc.go,
-// "Files"). Each is fixed-size, little-endian and CRC32C-checked.
+// "Files"). Each is little-endian and CRC32C-checked, fixed-size but for
+// the voters' list.
 const (
-	identityFile  = "cluster.id"
+	identityFile = "cluster.id"
+	// votersFile lists the voting nodes this directory's replica was
+	// made among (checkVoters).
+	votersFile    = "cluster.voters"
 	hardStateFile = "raft.hardstate"
 	// legacyIndexFile held the entries' index and term beside the journal
 	// in an earlier layout; they are now marks in the segments.
 	legacyIndexFile = "raft.index"
 
 	identityMagic  = "FVCLUSTR"
+	votersMagic    = "FVVOTERS" // then count u32 | ids u64 ascending | crc u32
 	hardStateMagic = "FVRAFTHS"
 
 	identityBytes = 32 // magic 8 | cluster id u64 | node id u64 | reserved u32 | crc u32
@@ -60,6 +66,54 @@ func checkIdentity(dir string, clusterID, nodeID uint64, hasJournal bool) error 
 	if gotCluster != clusterID || gotNode != nodeID {
 		return fmt.Errorf("%w: %s says cluster %016x node %d, this node is cluster %016x node %d",
 			ErrForeignJournal, path, gotCluster, gotNode, clusterID, nodeID)
+	}
+	return nil
+}
+
+// checkVoters binds the directory to the cluster's voting nodes: a node
+// started with other peers (a configuration that lists only itself, say)
+// would count its quorum among them and could lead beside the cluster's
+// own leader, both acknowledging orders under the same ExecIDs. A
+// directory without the file (a new one, or one made by an earlier build)
+// gets it. Membership changes are not supported (cluster/doc.go).
+func checkVoters(dir string, voters []uint64) error {
+	want := slices.Sorted(slices.Values(voters))
+	path := filepath.Join(dir, votersFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		out := append([]byte(votersMagic), binary.LittleEndian.AppendUint32(nil, uint32(len(want)))...)
+		for _, v := range want {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+		tmp := path + ".tmp"
+		if err := writeSynced(tmp, out); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+		return syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	n := 0
+	if len(b) >= 12 {
+		n = int(binary.LittleEndian.Uint32(b[8:]))
+	}
+	if len(b) < 16 || string(b[:8]) != votersMagic || len(b) != 16+8*n ||
+		binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(b[:len(b)-4], castagnoli) {
+		return fmt.Errorf("cluster: %s is damaged", path)
+	}
+	got := make([]uint64, n)
+	for i := range got {
+		got[i] = binary.LittleEndian.Uint64(b[12+8*i:])
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%w: %s says the cluster's voting nodes are %v, the configuration's peers are %v: a node must not "+
+			"count a quorum among other nodes than its cluster's (it could lead beside the cluster's leader); configure the "+
+			"cluster's peers", ErrForeignJournal, path, got, want)
 	}
 	return nil
 }

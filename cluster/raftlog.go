@@ -97,6 +97,9 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	if err := checkIdentity(dir, clusterID, nodeID, len(segs) > 0); err != nil {
 		return nil, err
 	}
+	if err := checkVoters(dir, voters); err != nil {
+		return nil, err
+	}
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -359,19 +360,29 @@ func (s *sim) checkJournal(r *simReplica) {
 	}
 }
 
-// A directory holding another cluster's (or another node's) journal is refused.
+// A directory holding another cluster's (or another node's) journal is
+// refused, and one made among other voting nodes.
 func TestForeignJournalIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	open := func(clusterID, nodeID uint64) error {
-		n, err := Open(NodeConfig{ClusterID: clusterID, NodeID: nodeID, Voters: []uint64{1, 2, 3}, Dir: dir,
+	openWith := func(clusterID, nodeID uint64, voters []uint64) error {
+		n, err := Open(NodeConfig{ClusterID: clusterID, NodeID: nodeID, Voters: voters, Dir: dir,
 			Apply: func(uint64, []byte) error { return nil }, Send: func(*raftpb.Message) {}, Logger: quietLogger()})
 		if err == nil {
 			n.Close()
 		}
 		return err
 	}
+	open := func(clusterID, nodeID uint64) error { return openWith(clusterID, nodeID, []uint64{1, 2, 3}) }
 	if err := open(7, 1); err != nil {
 		t.Fatal(err)
+	}
+	// The directory is bound to its voters: a node configured with only
+	// itself would be a quorum alone. Their order does not matter.
+	if err := openWith(7, 1, []uint64{1}); !errors.Is(err, ErrForeignJournal) || !strings.Contains(err.Error(), "voting nodes are [1 2 3], the configuration's peers are [1]") {
+		t.Fatalf("other voters: %v", err)
+	}
+	if err := openWith(7, 1, []uint64{3, 1, 2}); err != nil {
+		t.Fatalf("the same voters in another order: %v", err)
 	}
 	if err := open(8, 1); !errors.Is(err, ErrForeignJournal) {
 		t.Fatalf("another cluster id: %v", err)

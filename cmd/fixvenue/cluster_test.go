@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -1027,6 +1028,29 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(down+1)).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), want) {
 		t.Fatalf("cluster transfer to a node that is down: %v\n%s\nwant %q", err, out, want)
+	}
+	// Started with a configuration whose only peer is itself, it would be
+	// a quorum alone and lead beside the cluster's leader: refused.
+	text, err := os.ReadFile(h.cfgs[down])
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(text), "[[cluster.peer]]\n")
+	solo := blocks[0]
+	for _, b := range blocks[1:] {
+		if strings.HasPrefix(b, fmt.Sprintf("id = %d\n", down+1)) {
+			solo += "[[cluster.peer]]\n" + b
+		}
+	}
+	soloCfg := filepath.Join(t.TempDir(), "solo.toml")
+	if err := os.WriteFile(soloCfg, []byte(solo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	out, err = exec.CommandContext(ctx, binPath, "serve", "--config", soloCfg).CombinedOutput()
+	cancel()
+	if err == nil || !strings.Contains(string(out), "the configuration's peers are ["+strconv.Itoa(down+1)+"]") {
+		t.Fatalf("a node started with only itself as peer: %v\n%s", err, lastLines(string(out), 10))
 	}
 	h.start(down)
 	h.converge(20 * time.Second)
