@@ -54,6 +54,21 @@
 // refused, as a node counting its quorum among other nodes (only itself,
 // say) could lead beside the cluster's leader.
 //
+// # Fresh directories
+//
+// Raft assumes a node keeps what it wrote; a node whose directory was lost
+// (a replaced disk) and that starts on an empty one breaks that, in three
+// ways, each handled. Its vote in the current term is gone, so a node that
+// opens a directory it never used grants no vote for two election timeouts
+// (a new cluster's first election waits that long). Its leader knows the
+// entries it acknowledged and sends heartbeats committing them, on which
+// Raft panics: such a node commits at most its own last index. And the
+// leader never sends a follower entries below those it acknowledged, so
+// a leader whose append is refused by a follower whose log ends before
+// them hands the leadership to the other follower (Node.checkLostLog), and
+// the new leader, which knows nothing of the follower, brings it up from
+// its first entry or a Raft snapshot.
+//
 // # Raft settings
 //
 // AsyncStorageWrites, CheckQuorum and PreVote are on. Node.Process sends

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"go.etcd.io/raft/v3"
@@ -98,6 +100,14 @@ type Node struct {
 	// the Runner) sets snapshotsReported, and the ticks count nothing.
 	snapSent          map[uint64]int
 	snapshotsReported bool
+	// fresh: this node opened a directory it had never used (a new node,
+	// or one whose disk was replaced or wiped), "Fresh directories" in
+	// doc.go. voteHoldTicks counts down the ticks it grants no vote for.
+	fresh         bool
+	voteHoldTicks int
+	freshLogged   bool
+	// lostLogLogged is the follower checkLostLog last logged as stuck.
+	lostLogLogged uint64
 
 	failed error
 }
@@ -125,13 +135,18 @@ func Open(cfg NodeConfig) (*Node, error) {
 	if (cfg.NewState == nil) != (cfg.Restore == nil) {
 		return nil, errors.New("cluster: NewState and Restore go together")
 	}
+	_, statErr := os.Stat(filepath.Join(cfg.Dir, identityFile))
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, LogConfig{Journal: cfg.Journal,
 		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger,
 		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax})
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1), snapSent: map[uint64]int{}}
+	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1), snapSent: map[uint64]int{}, fresh: fresh}
+	if fresh {
+		n.voteHoldTicks = freshVoteHoldElections * cfg.ElectionTicks
+	}
 	if err := n.replayCommitted(); err != nil {
 		log.Close()
 		return nil, err
@@ -196,6 +211,9 @@ const snapshotReportTicks = 40
 
 // Tick advances Raft's logical clock by one tick.
 func (n *Node) Tick() {
+	if n.voteHoldTicks > 0 {
+		n.voteHoldTicks--
+	}
 	n.rn.Tick()
 	for to, ticks := range n.snapSent {
 		if ticks+1 < snapshotReportTicks {
@@ -221,12 +239,66 @@ func (n *Node) ReportSnapshot(to uint64, ok bool) {
 	n.rn.ReportSnapshot(to, status)
 }
 
+// freshVoteHoldElections is how many election timeouts a node on a fresh
+// directory grants no vote for (doc.go, "Fresh directories").
+const freshVoteHoldElections = 2
+
 // Step hands Raft a message from another node.
 func (n *Node) Step(m *raftpb.Message) error {
 	if !slices.Contains(n.cfg.Voters, m.GetFrom()) || m.GetTo() != n.cfg.NodeID {
 		return fmt.Errorf("cluster: message from %d to %d is not for this node", m.GetFrom(), m.GetTo())
 	}
+	if m.GetType() == raftpb.MsgAppResp && m.GetReject() && n.IsLeader() {
+		n.checkLostLog(m)
+	}
+	if n.fresh {
+		switch t := m.GetType(); {
+		case n.voteHoldTicks > 0 && (t == raftpb.MsgVote || t == raftpb.MsgPreVote):
+			return nil // no answer: the candidate's election times out
+		case t == raftpb.MsgHeartbeat:
+			// A leader that knew this node before its directory was lost
+			// sends the commit index it believes the node holds, and Raft
+			// panics on an index beyond the log; committing less is safe,
+			// and the appends (or a Raft snapshot) that follow bring the
+			// log up.
+			if last, _ := n.log.LastIndex(); m.GetCommit() > last {
+				if !n.freshLogged {
+					n.freshLogged = true
+					n.cfg.Logger.Warn("cluster: the leader believes this node holds entries its fresh directory lacks; catching up",
+						"leader_commit", m.GetCommit(), "last_index", last)
+				}
+				m.Commit = &last
+			}
+		}
+	}
 	return n.rn.Step(m)
+}
+
+// checkLostLog looks at a follower's refused append: a follower whose log
+// ends before the index this leader knows it acknowledged lost its
+// directory (doc.go, "Fresh directories"). Raft never sends a follower
+// entries below what it acknowledged, so it would never catch up from this
+// leader: the leadership goes to another follower, whose view of it starts
+// afresh and brings it up from its first entry or a Raft snapshot.
+func (n *Node) checkLostLog(m *raftpb.Message) {
+	st := n.rn.Status()
+	pr, ok := st.Progress[m.GetFrom()]
+	if !ok || m.GetRejectHint() >= pr.Match || st.LeadTransferee != 0 {
+		return
+	}
+	for id, other := range st.Progress {
+		if id != n.cfg.NodeID && id != m.GetFrom() && other.RecentActive {
+			n.cfg.Logger.Warn("cluster: a follower lost entries it had acknowledged (a new directory): handing the leadership over so that a new leader brings it up",
+				"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint(), "to", id)
+			n.rn.TransferLeader(id)
+			return
+		}
+	}
+	if n.lostLogLogged != m.GetFrom() { // once, not at every refused append
+		n.lostLogLogged = m.GetFrom()
+		n.cfg.Logger.Error("cluster: a follower lost entries it had acknowledged (a new directory), and no other follower can take the leadership: it cannot catch up from this leader",
+			"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
+	}
 }
 
 // ProposeNext is the seq the next proposal must start with.

@@ -1338,3 +1338,31 @@ close = "22h"
 		t.Fatalf("ACME on the new leader (node %d): %s, want Halted as the operator left it\n%s", next+1, got, lastLines(h.procs[next].logs(), 30))
 	}
 }
+
+// TestClusterFollowerWithAWipedDirectory: a follower's data directory is
+// lost (a replaced disk) while clients trade; started again on an empty
+// directory, it catches up and its journal equals the others'. It used to
+// panic at the leader's first heartbeat (Raft: a commit index beyond its
+// log), on every restart.
+func TestClusterFollowerWithAWipedDirectory(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	wait := h.round("wipe", false)
+	time.Sleep(time.Second)
+	f := (l + 1) % 3
+	h.kill(f)
+	if err := os.RemoveAll(h.data[f]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	h.start(f)
+	h.converge(30 * time.Second)
+	select {
+	case <-h.procs[f].exited:
+		t.Fatalf("the follower on a new directory exited:\n%s", lastLines(h.procs[f].logs(), 20))
+	default:
+	}
+	h.endRound(wait)
+	h.checkClients()
+	h.finish()
+}
