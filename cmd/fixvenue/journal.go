@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +52,13 @@ func cmdJournal(args []string) int {
 		res, err := cluster.Verify(dir, server.MatcherConfig(cfg), bar.update)
 		bar.done()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)
+			hint := ""
+			if *cfgPath == "" && errors.Is(err, core.ErrSnapshot) {
+				// A replica that caught up from a Raft snapshot starts from a
+				// state its own configuration sized.
+				hint = " (this replica starts from a Raft snapshot of a state its configuration sized: give the node's --config)"
+			}
+			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v%s\n", err, hint)
 			return 1
 		}
 		fmt.Println(res.String())
