@@ -470,6 +470,13 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tag.Text, CancelText(e.Reason())).time(tag.TransactTime, e.TimestampNs())
+	if e.TimeInForce() == venue.TimeInForceGTD {
+		// The event has no ExpireTime; the open-order view keeps it (an
+		// order accepted and ended in one chunk of answers is not in it yet).
+		if o, ok := g.open.find(e.SessionIdx(), e.OrderID(), nil); ok && o.expireTimeNs != 0 {
+			b.time(tag.ExpireTime, o.expireTimeNs)
+		}
+	}
 	g.metrics.execReports.Inc()
 	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
