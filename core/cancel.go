@@ -164,6 +164,11 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 	m.begin(c.seq, c.timestampNs)
 	session := c.sessionIdx
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
+	if reason == venue.RejectReasonNone && c.matchOrder {
+		if o := &m.pool.orders[m.index.recs[ri].slot]; o.side != c.side || m.instrumentOf(o).id != c.instrumentID {
+			reason = venue.RejectReasonUnsupportedOrderCharacteristic
+		}
+	}
 	if reason == venue.RejectReasonNone && m.index.find(session, &c.clOrdID, c.clOrdID.hashLen(c.clOrdIDLen, session)) != noRec {
 		// A cancel's own ClOrdID must be new in the session, as an order's
 		// or a replace's is (FIX: unique per request for the day). It is not

@@ -114,7 +114,10 @@
 // at the same price keeps it; a quantity at or below the filled quantity ends
 // the order Filled, its quantity cut to the filled quantity, as FIX 4.4
 // Appendix D answers it (OrderCancelled, reason ReplacedToZero, ordStatus
-// Filled, cancelledQty the leaves taken off the book). A cancel's own ClOrdID
+// Filled, cancelledQty the leaves taken off the book). A cancel must name
+// the order's side and instrument when its checks say so (every cancel the
+// gateway journals; UnsupportedOrderCharacteristic, as for a replace;
+// cancels journaled before the check replay as they did). A cancel's own ClOrdID
 // must be new in the session (DuplicateClOrdId when it names an order,
 // checked once the order to cancel is found) and is not remembered.
 // OrderStatusRequest (and a PossResend NewOrder with a known ClOrdID) answers

@@ -133,10 +133,20 @@ type cancelCmd struct {
 	clOrdIDLen   int
 	origClOrdID  clOrdKey
 	origLen      int
+	// matchOrder: the order's side and instrument must be these
+	// (CancelMatchesOrder in the command's checks).
+	matchOrder bool
 }
+
+// CancelMatchesOrder is the bit of a CancelOrder's checks that refuses the
+// cancel of an order whose side or instrument differ from the command's
+// (UnsupportedOrderCharacteristic, as a replace changing them is). Cancels
+// journaled before it existed have it clear and replay as they did.
+const CancelMatchesOrder uint8 = 1
 
 func (c *cancelCmd) decode(w venue.CancelOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
+	c.matchOrder = w.Checks()&CancelMatchesOrder != 0
 	c.sessionIdx, c.side, c.instrumentID = w.SessionIdx(), w.Side(), w.InstrumentID()
 	c.orderID = w.OrderID()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])

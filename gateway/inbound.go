@@ -9,6 +9,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -380,6 +381,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(c.side)
+	cmd.SetChecks(core.CancelMatchesOrder) // Symbol and Side must be the order's
 	cmd.SetInstrumentID(c.inst.ID)
 	cmd.SetOrderID(c.orderID)
 	_ = cmd.SetClOrdID(c.clOrdID)

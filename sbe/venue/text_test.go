@@ -51,7 +51,7 @@ func TestTextOfOddValues(t *testing.T) {
 	m.ClOrdIDArray()[0] = '"'
 	m.ClOrdIDArray()[1] = 0x80
 	m.ClOrdIDArray()[2] = '\\'
-	want := `CancelOrder seq=0 timestampNs=1970-01-01T00:00:00Z sessionIdx=0 side=Side(9) reserved=0 ` +
+	want := `CancelOrder seq=0 timestampNs=1970-01-01T00:00:00Z sessionIdx=0 side=Side(9) checks=0 ` +
 		`instrumentId=0 orderId=0 clOrdId="\"\x80\\" origClOrdId=""`
 	if got := m.String(); got != want {
 		t.Errorf("text\n got %s\nwant %s", got, want)

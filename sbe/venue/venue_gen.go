@@ -1821,7 +1821,7 @@ const (
 	CancelOrderTimestampNsOffset  int = 8  // int64
 	CancelOrderSessionIdxOffset   int = 16 // uint16
 	CancelOrderSideOffset         int = 18 // Side (uint8)
-	CancelOrderReservedOffset     int = 19 // uint8
+	CancelOrderChecksOffset       int = 19 // uint8
 	CancelOrderInstrumentIDOffset int = 20 // uint32
 	CancelOrderOrderIDOffset      int = 24 // uint64
 	CancelOrderClOrdIDOffset      int = 32 // char[36]
@@ -1951,14 +1951,16 @@ func (m CancelOrder) SetSide(v Side) {
 	b[26] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m CancelOrder) Reserved() uint8 {
+// Checks reads field "checks" (id 5) at offset 19 (uint8).
+//
+// bit 0: the order's side and instrument must be these (0 in cancels journaled before the check existed).
+func (m CancelOrder) Checks() uint8 {
 	b := m.buf
 	return b[27]
 }
 
-// SetReserved writes field "reserved" (id 5).
-func (m CancelOrder) SetReserved(v uint8) {
+// SetChecks writes field "checks" (id 5).
+func (m CancelOrder) SetChecks(v uint8) {
 	b := m.buf
 	b[27] = v
 }
@@ -2076,8 +2078,8 @@ func (m *CancelOrder) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
 	dst = append(dst, " side="...)
 	dst = append(dst, m.Side().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " checks="...)
+	dst = strconv.AppendUint(dst, uint64(m.Checks()), 10)
 	dst = append(dst, " instrumentId="...)
 	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
 	dst = append(dst, " orderId="...)
