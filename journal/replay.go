@@ -34,6 +34,13 @@ type ReplayOptions struct {
 	// snapshot whose companion state, such as the market-data feed's, is
 	// missing).
 	SnapshotUsable func(seq uint64) bool
+	// RefuseSnapshotAhead makes a valid snapshot ahead of the journal an
+	// error (ErrJournalBehindSnapshot) instead of passing it over: for the
+	// venue's start, which holds the directory, where a published
+	// snapshot's command was durable, so a journal that ends before it lost
+	// records. A tool reading the journal of a running venue may read it
+	// while it is being written, and passes such a snapshot over.
+	RefuseSnapshotAhead bool
 	// SnapshotLoaded, if set, is called after the snapshot is loaded and
 	// before the first record after it is applied (to load the companion
 	// state); its error stops the replay.
@@ -86,7 +93,7 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		if !ok {
 			return res, errors.New("journal: replay from a snapshot needs a state machine that loads snapshots")
 		}
-		sf, found, err := snapshotForJournal(dir, opts.SnapshotUsable, opts.Logger)
+		sf, found, err := snapshotForJournal(dir, opts.SnapshotUsable, opts.RefuseSnapshotAhead, opts.Logger)
 		if err != nil {
 			return res, err
 		}
@@ -142,14 +149,14 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 // ahead of the journal holds commands that never became durable) and at
 // least the first segment's first seq minus one, archived segments
 // included (the records after it must all be present).
-func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
+func snapshotForJournal(dir string, usable func(uint64) bool, refuseAhead bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	segs, err := listSegments(dir)
 	if err != nil {
 		return SnapshotFile{}, false, err
 	}
 	if len(segs) == 0 {
 		// No journal: any valid snapshot is ahead of it (an error).
-		return latestSnapshot(dir, -1, -1, usable, logger)
+		return latestSnapshot(dir, -1, -1, usable, refuseAhead, logger)
 	}
 	last, err := lastSeqOf(dir, segs[len(segs)-1].firstSeq)
 	if err != nil {
@@ -166,7 +173,7 @@ func snapshotForJournal(dir string, usable func(uint64) bool, logger *slog.Logge
 	if len(archived) > 0 {
 		first = archived[0].firstSeq
 	}
-	return latestSnapshot(dir, int64(first)-1, last, usable, logger)
+	return latestSnapshot(dir, int64(first)-1, last, usable, refuseAhead, logger)
 }
 
 // lastSeqOf scans only the last segment (the one starting at from) for the

@@ -234,11 +234,13 @@ func TestSnapshotPlusSuffixEqualsFullReplay(t *testing.T) {
 
 // TestSnapshotAheadOfJournalIsRefused: the Snapshotter publishes a snapshot
 // only once its command is durable (TestSnapshotterWaitsForDurability), so
-// a valid snapshot ahead of the journal's last record means the journal
-// lost durable records (a segment deleted, a partial restore): the replay
-// refuses, naming the snapshot and the journal's end, instead of starting
-// from the shorter journal and losing orders that were answered. A damaged
-// snapshot ahead is passed over as any damaged snapshot is.
+// at the venue's start a valid snapshot ahead of the journal's last record
+// means the journal lost durable records (a segment deleted, a partial
+// restore): that replay (RefuseSnapshotAhead) refuses, naming the snapshot
+// and the journal's end, instead of starting from the shorter journal and
+// losing orders that were answered. A tool's replay, which may read a
+// running venue's journal, passes it over; a damaged snapshot ahead is
+// passed over as any damaged snapshot is.
 func TestSnapshotAheadOfJournalIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	live := &ledger{}
@@ -246,12 +248,17 @@ func TestSnapshotAheadOfJournalIsRefused(t *testing.T) {
 	if _, err := journal.WriteSnapshot(dir, 150, live.WriteSnapshot, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := journal.Replay(dir, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()})
+	// A tool reading a running venue's journal passes it over.
+	if res, err := journal.Replay(dir, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()}); err != nil || res.Snapshot != nil || res.Records != 100 {
+		t.Fatalf("replay by a tool: %+v %v", res, err)
+	}
+	refuse := journal.ReplayOptions{UseSnapshot: true, RefuseSnapshotAhead: true, Logger: quietLogger()}
+	_, err := journal.Replay(dir, &ledger{}, nil, refuse)
 	if !errors.Is(err, journal.ErrJournalBehindSnapshot) || !strings.Contains(err.Error(), journal.SnapshotName(150)+" is at seq 150 and the journal ends at seq 99") {
 		t.Fatalf("replay with a snapshot ahead: %v", err)
 	}
 	flipByte(t, filepath.Join(dir, journal.SnapshotName(150)), journal.SnapshotHeaderBytes+3)
-	res, err := journal.Replay(dir, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()})
+	res, err := journal.Replay(dir, &ledger{}, nil, refuse)
 	if err != nil || res.Snapshot != nil || res.Records != 100 {
 		t.Fatalf("replay past a damaged snapshot ahead: %+v %v", res, err)
 	}
@@ -260,7 +267,7 @@ func TestSnapshotAheadOfJournalIsRefused(t *testing.T) {
 	if _, err := journal.WriteSnapshot(empty, 40, live.WriteSnapshot, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := journal.Replay(empty, &ledger{}, nil, journal.ReplayOptions{UseSnapshot: true, Logger: quietLogger()}); !errors.Is(err, journal.ErrJournalBehindSnapshot) {
+	if _, err := journal.Replay(empty, &ledger{}, nil, refuse); !errors.Is(err, journal.ErrJournalBehindSnapshot) {
 		t.Fatalf("replay of snapshots without segments: %v", err)
 	}
 }

@@ -270,17 +270,18 @@ var ErrJournalBehindSnapshot = errors.New("journal: a snapshot is ahead of the j
 // LatestSnapshot returns the newest valid snapshot of dir whose seq lies in
 // [minSeq, maxSeq], or ok=false. Invalid snapshots are logged and passed
 // over: a snapshot only saves replay time, the journal holds everything.
-// maxSeq is the journal's last seq. A valid snapshot ahead of it is an
-// error (ErrJournalBehindSnapshot): a snapshot is published only once its
-// command is durable (Snapshotter), so the journal lost durable records,
-// and a start from it would lose orders that were answered.
+// maxSeq is the journal's last seq; a snapshot ahead of it is passed over
+// (ReplayOptions.RefuseSnapshotAhead says when it is an error instead).
 func LatestSnapshot(dir string, minSeq, maxSeq int64, logger *slog.Logger) (SnapshotFile, bool, error) {
-	return latestSnapshot(dir, minSeq, maxSeq, nil, logger)
+	return latestSnapshot(dir, minSeq, maxSeq, nil, false, logger)
 }
 
 // latestSnapshot is LatestSnapshot that also passes over the snapshots
-// usable refuses (nil: none).
-func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, logger *slog.Logger) (SnapshotFile, bool, error) {
+// usable refuses (nil: none) and, with refuseAhead, refuses a valid one
+// ahead of maxSeq (ErrJournalBehindSnapshot): a snapshot is published only
+// once its command is durable (Snapshotter), so the journal lost durable
+// records, and a start from it would lose orders that were answered.
+func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, refuseAhead bool, logger *slog.Logger) (SnapshotFile, bool, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -289,6 +290,11 @@ func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, 
 		return SnapshotFile{}, false, err
 	}
 	for _, s := range snaps {
+		if int64(s.Seq) > maxSeq && !refuseAhead {
+			logger.Info("journal: snapshot ahead of the journal ignored (a venue writing it?)", "snapshot", filepath.Base(s.Path),
+				"seq", s.Seq, "journal_last", maxSeq)
+			continue
+		}
 		if int64(s.Seq) > maxSeq {
 			if _, err := CheckSnapshot(s.Path); err != nil {
 				logger.Warn("journal: invalid snapshot ignored", "snapshot", filepath.Base(s.Path), "err", err)

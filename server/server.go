@@ -269,7 +269,7 @@ func (s *Server) buildServing() error {
 // first.
 func (s *Server) replay(terms *termsUpdate) error {
 	start := time.Now()
-	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true}
+	opts := journal.ReplayOptions{Logger: s.log, UseSnapshot: true, RefuseSnapshotAhead: true}
 	var err error
 	if s.disabled, err = newDisabledSessions(s.cfg, false); err != nil {
 		return err

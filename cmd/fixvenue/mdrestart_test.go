@@ -51,9 +51,12 @@ func levelText(px float64, qty, orders int64) string {
 // (a replay of the journal into a matcher, in another process).
 func engineBooks(t *testing.T, cfg string) map[string]bookLevels {
 	t.Helper()
-	out, err := exec.Command(binPath, "journal", "book", "--config", cfg).Output()
+	var stderr strings.Builder
+	cmd := exec.Command(binPath, "journal", "book", "--config", cfg)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("journal book: %v", err)
+		t.Fatalf("journal book: %v\n%s", err, stderr.String())
 	}
 	books := map[string]bookLevels{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
