@@ -128,9 +128,9 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 		return reason
 	}
 	switch {
-	case tif == venue.TimeInForceAtTheOpening && (in.status != venue.TradingStatusOpeningCall || isStop(ordType)):
+	case tif == venue.TimeInForceAtTheOpening && (in.status != venue.TradingStatusOpeningCall || IsStop(ordType)):
 		return venue.RejectReasonAtTheOpeningOutsideCall
-	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || isStop(ordType)):
+	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || IsStop(ordType)):
 		return venue.RejectReasonAtTheCloseOutsideCall
 	case !IsCall(in.status):
 		return venue.RejectReasonNone

@@ -431,7 +431,7 @@ func (s *script) replace(a args, session uint16) []byte {
 	if v, ok := a.get("side"); ok {
 		ra.side = parseSide(v)
 	}
-	if isStop(known.ordType) {
+	if IsStop(known.ordType) {
 		ra.ordType = known.ordType
 	}
 	if v, ok := a.get("type"); ok {

@@ -250,7 +250,7 @@ func (m *Matcher) checkStopLevel(in *instrument, ii, s int, li int32) (int, int6
 		switch {
 		case !o.waiting || o.resting || !o.listed:
 			return fmt.Errorf("stop order %d: flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
-		case int(o.instrument) != ii || sideIndex(o.side) != s || o.stopLevel-1 != li || !isStop(o.ordType):
+		case int(o.instrument) != ii || sideIndex(o.side) != s || o.stopLevel-1 != li || !IsStop(o.ordType):
 			return fmt.Errorf("stop order %d is in the wrong stop level", o.orderID)
 		case o.cumQty != 0 || o.leavesQty != o.qty || o.qty <= 0:
 			return fmt.Errorf("stop order %d: qty %d leaves %d cum %d", o.orderID, o.qty, o.leavesQty, o.cumQty)

@@ -228,7 +228,7 @@ func validateReplacePrices(c *replaceCmd, o *order, in *instrument) venue.Reject
 	switch {
 	case o.waiting:
 		return validateStopPx(in, o.side, o.ordType, c.priceTicks, c.stopPxTicks)
-	case !isStop(o.ordType) && c.stopPxTicks != 0:
+	case !IsStop(o.ordType) && c.stopPxTicks != 0:
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	return venue.RejectReasonNone

@@ -305,7 +305,7 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 // riskHeld reports whether a new order counts against the open-order
 // limits: one that may rest, and every stop, which waits until elected.
 func riskHeld(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return canRest(ordType, tif) || isStop(ordType)
+	return canRest(ordType, tif) || IsStop(ordType)
 }
 
 // riskRefuseNew reports the first limit a new order breaches, in the

@@ -404,14 +404,14 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	}
 	ii, ok := m.instrByID.lookup(r.instrumentID)
 	if !ok || !o.side.Valid() || !o.ordType.Valid() || !o.tif.Valid() || !o.flags.Valid() || !o.stpMode.Valid() ||
-		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !isStop(o.ordType) && o.ordType != venue.OrdTypeMarket) {
+		waiting > 1 || (waiting == 0 && !canRest(o.ordType, o.tif)) || (waiting == 1 && !IsStop(o.ordType) && o.ordType != venue.OrdTypeMarket) {
 		return bad("invalid instrument, side, type or time in force")
 	}
 	o.instrument = ii
 	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
 	if (limitLike(o.ordType) && !in.inBand(o.priceTicks)) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty ||
-		isStop(o.ordType) != (o.stopLevel != 0) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
+		IsStop(o.ordType) != (o.stopLevel != 0) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
 		return bad("price or quantities are inconsistent")
 	}
 	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)

@@ -22,8 +22,8 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // cascade ends when no waiting stop is elected by the last trade price;
 // every stop is elected at most once, so it ends within stopsWaiting steps.
 
-// isStop reports whether an order type waits for a trigger.
-func isStop(t venue.OrdType) bool {
+// IsStop reports whether an order type waits for a trigger (Stop, StopLimit).
+func IsStop(t venue.OrdType) bool {
 	return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit
 }
 
@@ -64,7 +64,7 @@ func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.Reject
 		return reason
 	}
 	ordType, tif := c.ordType, c.tif
-	stop := isStop(ordType)
+	stop := IsStop(ordType)
 	postOnly := c.flags.Has(venue.OrderFlagsPostOnly)
 	switch {
 	case stop && postOnly:

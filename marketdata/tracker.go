@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
@@ -362,7 +363,7 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
 		return err
 	}
-	if isStop(m.OrdType()) {
+	if core.IsStop(m.OrdType()) {
 		// A stop waits off the book and stays unpublished until its
 		// OrderTriggered (see the package documentation, "Stops").
 		t.eventsIgnored++
@@ -376,11 +377,6 @@ func (t *Tracker) applyAccepted(ev []byte) error {
 		return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.DisplayQty(), true)
 	}
 	return t.enterOrder(m.InstrumentID(), m.Side(), m.OrderID(), m.OrdType(), m.TimeInForce(), m.PriceTicks(), m.LeavesQty(), false)
-}
-
-// isStop reports whether an order type waits for a trigger off the book.
-func isStop(t venue.OrdType) bool {
-	return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit
 }
 
 // applyTriggered enters an elected stop as an order of the current command.
@@ -538,7 +534,7 @@ func (t *Tracker) applyCancelled(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
-	if oi == noOrder && (isStop(m.OrdType()) || m.OrdType() == venue.OrdTypeMarket) {
+	if oi == noOrder && (core.IsStop(m.OrdType()) || m.OrdType() == venue.OrdTypeMarket) {
 		t.eventsIgnored++ // a waiting stop, or a market order waiting for an uncross: never published
 		return nil
 	}
@@ -587,7 +583,7 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		return err
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
-	if oi == noOrder && isStop(m.OrdType()) {
+	if oi == noOrder && core.IsStop(m.OrdType()) {
 		t.eventsIgnored++ // a waiting stop: never published
 		return nil
 	}

@@ -122,7 +122,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 // restViews enters orders read from the books.
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
-		if v.Waiting && isStop(v.OrdType) {
+		if v.Waiting && core.IsStop(v.OrdType) {
 			continue // an untriggered stop, off the book
 		}
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
@@ -256,7 +256,7 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
 		// A stop waits off the book until its OrderTriggered.
-		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 && !isStop(e.OrdType()) {
+		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 && !core.IsStop(e.OrdType()) {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 		}
@@ -282,7 +282,7 @@ func (m *Monitor) apply(ev []byte) {
 			_, inBook := m.orders[e.OrderID()]
 			m.remove(e.OrderID())
 			// A waiting stop keeps waiting (a triggered one keeps its type).
-			if e.LeavesQty() > 0 && (inBook || !isStop(e.OrdType())) {
+			if e.LeavesQty() > 0 && (inBook || !core.IsStop(e.OrdType())) {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 			}
@@ -312,9 +312,6 @@ func (m *Monitor) apply(ev []byte) {
 		}
 	}
 }
-
-// isStop reports whether an order type waits for its trigger off the book.
-func isStop(t venue.OrdType) bool { return t == venue.OrdTypeStop || t == venue.OrdTypeStopLimit }
 
 func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	in := m.instruments[o.instrumentID]
