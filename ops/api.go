@@ -155,19 +155,44 @@ func (o *Ops) readReason(w http.ResponseWriter, r *http.Request, refusal string)
 
 type operatorKey struct{}
 
-func (o *Ops) listen(fixReady func() bool) error {
-	a := o.cfg.Admin
+// Listen opens the admin API's listener as configured (TLS when a
+// certificate is given): the venue's, and a cluster follower's (Follower).
+func Listen(a config.Admin) (net.Listener, error) {
 	l, err := net.Listen("tcp", a.Addr)
 	if err != nil {
-		return fmt.Errorf("admin.addr: %w", err)
+		return nil, fmt.Errorf("admin.addr: %w", err)
 	}
 	if a.TLSCertFile != "" {
 		tc, err := adminTLS(a)
 		if err != nil {
 			l.Close()
-			return err
+			return nil, err
 		}
 		l = tls.NewListener(l, tc)
+	}
+	return l, nil
+}
+
+// Follower is the admin API of a cluster node that follows: alive, never
+// ready, and every other call refused with 503 not_leader and where the
+// leader is (leader()), so that an operator tells a follower from a node
+// that is down. The node serves the venue's API once it leads.
+func Follower(leader func() string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "this cluster node follows; " + leader(), Code: "not_leader"})
+	})
+	return mux
+}
+
+func (o *Ops) listen(fixReady func() bool) error {
+	a := o.cfg.Admin
+	l, err := Listen(a)
+	if err != nil {
+		return err
 	}
 	o.listener = l
 	if tcp, ok := l.Addr().(*net.TCPAddr); ok {

@@ -165,10 +165,13 @@ type ClusterNode struct {
 	tr       *cluster.Transport
 	runner   *cluster.Runner
 	gate     *followerGate
-	fix      *standbyFIX // the sessions, started while following (clusterfix.go)
-	status   *http.Server
-	statusL  net.Listener
-	reg      *prometheus.Registry
+	// followerAdmin answers the admin address while this node follows
+	// (ops.Follower); nil when the admin API is off.
+	followerAdmin *http.Server
+	fix           *standbyFIX // the sessions, started while following (clusterfix.go)
+	status        *http.Server
+	statusL       net.Listener
+	reg           *prometheus.Registry
 
 	mu      sync.Mutex
 	srv     *Server
@@ -297,6 +300,19 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.tr.Close()
 		c.node.Close()
 		return nil, err
+	}
+	if cfg.Admin.Enabled() {
+		l, err := ops.Listen(cfg.Admin)
+		if err != nil {
+			c.ShutdownStatus(time.Second)
+			c.gate.Close()
+			c.tr.Close()
+			c.node.Close()
+			return nil, err
+		}
+		c.followerAdmin = &http.Server{Handler: ops.Follower(c.leaderText), ReadHeaderTimeout: 5 * time.Second}
+		go c.followerAdmin.Serve(l)
+		c.log.Info("admin API answering as a follower", "addr", l.Addr().String())
 	}
 	go func() {
 		defer close(c.runDone)
@@ -537,6 +553,7 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 // serve turns this node into the venue.
 func (c *ClusterNode) serve(next uint64) {
 	c.gate.Close()
+	c.closeFollowerAdmin() // the venue's admin API takes its address
 	// The runner no longer applies commands: the progress is final. Saved
 	// before the schedule reads it (ops.Start), so that it runs only the
 	// transitions after the old leader's last one.
@@ -597,6 +614,24 @@ func (c *ClusterNode) leaderHalted(err error) {
 	case c.failed <- fmt.Errorf("cluster: the venue halted while this node led, so it leaves the cluster to the others: %w", err):
 	default: // a failure is already being reported
 	}
+}
+
+// closeFollowerAdmin stops answering the admin address as a follower.
+func (c *ClusterNode) closeFollowerAdmin() {
+	if c.followerAdmin != nil {
+		_ = c.followerAdmin.Close()
+	}
+}
+
+// leaderText says which node leads, for the follower's admin answers.
+func (c *ClusterNode) leaderText() string {
+	lead := c.runner.Lead()
+	for _, p := range c.cfg.Cluster.Peers {
+		if p.ID == lead && lead != c.cfg.Cluster.NodeID {
+			return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call", p.ID, p.FIXAddr, p.StatusAddr)
+		}
+	}
+	return "no leader is known yet"
 }
 
 // leaderFIX is the leader's FIX address as this node knows it.
@@ -799,6 +834,7 @@ func (c *ClusterNode) Close() error {
 		errs = append(errs, c.fix.close())
 	}
 	c.gate.Close()
+	c.closeFollowerAdmin()
 	errs = append(errs, c.tr.Close())
 	c.ShutdownStatus(2 * time.Second)
 	errs = append(errs, c.node.Close())

@@ -1010,6 +1010,23 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		t.Fatalf("cluster status:\n%s", out)
 	}
 	t.Logf("cluster status:\n%s", out)
+	// A follower's admin API refuses every call, saying which node leads.
+	f := (l + 1) % 3
+	var followerAdmin string
+	eventually(t, "the follower's admin API", func() error {
+		_, rest, ok := strings.Cut(h.procs[f].logs(), `msg="admin API answering as a follower"`)
+		if _, rest, ok = strings.Cut(rest, "addr="); !ok {
+			return errors.New("not listening yet")
+		}
+		followerAdmin = strings.Fields(rest)[0]
+		return nil
+	})
+	a := admintest.Call(t, http.MethodPost, "http://"+followerAdmin+"/v1/instruments/ACME/halt", clusterToken, `{"reason":"r"}`)
+	var refusal struct{ Error, Code string }
+	if a.Status != http.StatusServiceUnavailable || json.Unmarshal(a.Body, &refusal) != nil || refusal.Code != "not_leader" ||
+		!strings.Contains(refusal.Error, fmt.Sprintf("node %d leads", l+1)) {
+		t.Fatalf("a follower's admin API: %d %s", a.Status, a.Body)
+	}
 	for _, c := range []struct{ to, want string }{
 		{strconv.Itoa(l + 1), fmt.Sprintf("node %d already leads", l+1)},
 		{"7", "node 7 is not a member of the cluster"},
