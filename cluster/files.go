@@ -86,14 +86,7 @@ func checkVoters(dir string, voters []uint64) error {
 			out = binary.LittleEndian.AppendUint64(out, v)
 		}
 		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
-		tmp := path + ".tmp"
-		if err := writeSynced(tmp, out); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("cluster: %w", err)
-		}
-		return syncDir(dir)
+		return replaceFile(dir, votersFile, out)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -124,11 +117,17 @@ func writeIdentity(dir string, clusterID, nodeID uint64) error {
 	binary.LittleEndian.PutUint64(b[8:], clusterID)
 	binary.LittleEndian.PutUint64(b[16:], nodeID)
 	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
-	tmp := filepath.Join(dir, identityFile+".tmp")
+	return replaceFile(dir, identityFile, b)
+}
+
+// replaceFile writes b as dir/name durably: a synced temporary file renamed
+// over it, then the directory synced.
+func replaceFile(dir, name string, b []byte) error {
+	tmp := filepath.Join(dir, name+".tmp")
 	if err := writeSynced(tmp, b); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, identityFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	return syncDir(dir)

@@ -65,7 +65,7 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) {
 // does not run again what the old one ran.
 func SaveScheduleProgress(dataDir string, last schedule.Transition, what string) error {
 	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what}
-	if last != schedule.Through(last.At) {
+	if through := schedule.Through(last.At); last.Kind != through.Kind || last.Group != through.Group {
 		st.Kind, st.Group = last.Kind, last.Group
 	}
 	b, _ := json.Marshal(st)

@@ -623,26 +623,30 @@ func (c *ClusterNode) closeFollowerAdmin() {
 	}
 }
 
-// leaderText says which node leads, for the follower's admin answers.
-func (c *ClusterNode) leaderText() string {
+// leaderPeer is the peer this node knows to lead (ok false: none, or
+// this node).
+func (c *ClusterNode) leaderPeer() (config.ClusterPeer, bool) {
 	lead := c.runner.Lead()
 	for _, p := range c.cfg.Cluster.Peers {
 		if p.ID == lead && lead != c.cfg.Cluster.NodeID {
-			return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call", p.ID, p.FIXAddr, p.StatusAddr)
+			return p, true
 		}
+	}
+	return config.ClusterPeer{}, false
+}
+
+// leaderText says which node leads, for the follower's admin answers.
+func (c *ClusterNode) leaderText() string {
+	if p, ok := c.leaderPeer(); ok {
+		return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call", p.ID, p.FIXAddr, p.StatusAddr)
 	}
 	return "no leader is known yet"
 }
 
 // leaderFIX is the leader's FIX address as this node knows it.
 func (c *ClusterNode) leaderFIX() string {
-	lead := c.runner.Lead()
-	for _, p := range c.cfg.Cluster.Peers {
-		if p.ID == lead && lead != c.cfg.Cluster.NodeID {
-			return p.FIXAddr
-		}
-	}
-	return ""
+	p, _ := c.leaderPeer()
+	return p.FIXAddr
 }
 
 // Deposed is closed when this node lost the leadership it served with.

@@ -290,11 +290,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if err := useSideStates(&opts, s.sideStates(), s.snapshotsFrom); err != nil {
 		return err
 	}
-	if terms != nil && terms.journalNextSeq > s.journal.NextSeq() {
+	if terms != nil && terms.record.JournalNextSeq > s.journal.NextSeq() {
 		return fmt.Errorf("replay: the journal in %s ends before seq %d, and at the last start it held every command before seq %d, durably: "+
 			"records are missing (the journal's volume not mounted, a segment lost, a partial restore). Restore them; to start from "+
 			"the journal as it is, losing those commands, move %s aside", filepath.Join(s.cfg.Venue.DataDir, "journal"),
-			s.journal.NextSeq(), terms.journalNextSeq, terms.path)
+			s.journal.NextSeq(), terms.record.JournalNextSeq, terms.path)
 	}
 	if terms != nil && len(terms.recorded) > 0 {
 		if err := s.verifyBoundChange(terms, opts); err != nil {

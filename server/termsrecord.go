@@ -160,8 +160,6 @@ type termsUpdate struct {
 	// newInstruments are configured instruments the record lacks: the
 	// snapshots, written without them, are not loaded (Server.replay).
 	newInstruments []string
-	// journalNextSeq is the recorded termsRecord.JournalNextSeq.
-	journalNextSeq uint64
 	dirty          bool // the record is to be written
 }
 
@@ -282,7 +280,7 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
 	}
 	update.record.SnapshotsFrom = recorded.SnapshotsFrom
-	update.record.JournalNextSeq, update.journalNextSeq = recorded.JournalNextSeq, recorded.JournalNextSeq
+	update.record.JournalNextSeq = recorded.JournalNextSeq // until the replay has succeeded (Server.replay)
 	update.dirty = len(diffs) > 0 || legacy || newTerm || len(current.Sessions) > len(recorded.Sessions) || recorded.Matcher == nil
 	for _, r := range current.Instruments {
 		if !known[r.ID] {
