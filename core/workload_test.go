@@ -96,6 +96,7 @@ func newStampedCancel(a orderRefArgs) *stampedCmd {
 	c.cmd = encodeCancel(c.buf[:], &a)
 	var d venue.CancelOrder
 	mustEncode(d.WrapDecode(c.cmd, 0))
+	d.SetChecks(CancelMatchesOrder) // as the gateway's cancels: the order's side and instrument checked
 	c.id = d.OrigClOrdID()
 	return c
 }
