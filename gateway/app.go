@@ -143,15 +143,34 @@ func (g *Gateway) throttleLogout(s *session) {
 	}
 	g.metrics.throttled.Inc()
 	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
+	g.logOut(s, "message rate limit exceeded")
+}
+
+// logoutWriteWait is how long a Logout the venue starts is given to reach the
+// client before its connection is closed.
+const logoutWriteWait = 200 * time.Millisecond
+
+// LogOut ends session idx, if logged on, with a Logout whose Text (58) says
+// why, then closes its connection: a client is told it was logged out rather
+// than finding the socket closed. Cancel-on-disconnect follows as for any
+// disconnect.
+func (g *Gateway) LogOut(idx uint16, text string) {
+	if s := g.sessionOf(idx); s != nil && s.loggedOn.Load() {
+		g.logOut(s, text)
+	}
+}
+
+// logOut sends s a Logout through its sender, so that it follows the answers
+// already queued for the session instead of overtaking them, and closes the
+// connection logoutWriteWait later.
+func (g *Gateway) logOut(s *session, text string) {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "5")
-	m.Body.SetString(tag.Text, "message rate limit exceeded")
-	// Through the session's sender, so that the Logout follows the answers
-	// already queued for the session instead of overtaking them.
+	m.Body.SetString(tag.Text, text)
 	s.out.enqueue(m)
 	if p := s.out.pacer; p != nil {
 		go func() {
-			time.Sleep(200 * time.Millisecond) // let the Logout reach the client first
+			time.Sleep(logoutWriteWait)
 			p.Disconnect(s.cfg.ID)
 		}()
 	}

@@ -93,12 +93,11 @@ func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
 	return st
 }
 
-// Logout closes the session's connection: QuickFIX/Go ends the session and
-// cancel-on-disconnect applies as for any disconnect.
+// Logout sends the session a Logout naming the operator and closes its
+// connection: QuickFIX/Go ends the session and cancel-on-disconnect applies
+// as for any disconnect.
 func (sc *sessionControl) Logout(idx uint16) {
-	if id, ok := sc.s.gw.SessionID(idx); ok && sc.s.edge != nil {
-		edgePacer{sc.s.edge}.Disconnect(id)
-	}
+	sc.s.gw.LogOut(idx, "logged out by the venue's operator")
 }
 
 func (sc *sessionControl) SetDisabled(idx uint16, disabled bool) {
@@ -109,7 +108,7 @@ func (sc *sessionControl) SetDisabled(idx uint16, disabled bool) {
 		sc.s.log.Error("session control", "err", err)
 	}
 	if disabled {
-		sc.Logout(idx)
+		sc.s.gw.LogOut(idx, "session disabled by the venue's operator")
 	}
 }
 

@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -239,16 +241,17 @@ func TestAdminAPI(t *testing.T) {
 		t.Fatalf("enable: %d", code)
 	}
 	time.Sleep(1100 * time.Millisecond) // the edge's logon rate per CompID
-	logon(t, s, "CLIENT2", true)
+	client2 := logon(t, s, "CLIENT2", true)
+	// A client the operator logs out or disables is told so by a Logout
+	// before its connection closes.
 	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"end of test"}`, &res); code != 200 {
 		t.Fatalf("logout: %d", code)
 	}
-	if _, err := c.Read(readWait); err == nil {
-		// Drain until the connection closes.
-		for err == nil {
-			_, err = c.Read(readWait)
-		}
+	expectLogoutThenClose(t, c, "logged out by the venue's operator")
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"again"}`, &res); code != 200 {
+		t.Fatalf("disable of a logged-on session: %d", code)
 	}
+	expectLogoutThenClose(t, client2, "session disabled by the venue's operator")
 
 	// End of day now: a snapshot is written.
 	if code := adminCall(t, s, "POST", "/v1/eod", bobToken, `{"reason":"early close"}`, &res); code != 200 ||
@@ -387,4 +390,26 @@ func TestInstrumentsViewLeavesWaitingStopsOut(t *testing.T) {
 	expectER(t, c2, map[int]string{11: "b98", 150: "F"})
 	expectER(t, c1, map[int]string{11: "stop", 150: "D"}) // restated: triggered
 	check("the stop triggered", 2, "97.00")
+}
+
+// expectLogoutThenClose reads c until its connection closes and fails unless
+// a Logout with text came first.
+func expectLogoutThenClose(t *testing.T, c *fixclient.Client, text string) {
+	t.Helper()
+	var logout *fixclient.Message
+	for {
+		m, err := c.ReadAny(readWait)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("connection still open %s after the session's logout", readWait)
+			}
+			break
+		}
+		if m.Type() == "5" && logout == nil {
+			logout = m
+		}
+	}
+	if logout == nil || logout.Get(58) != text {
+		t.Fatalf("Logout before the close: %v, want Text %q", logout, text)
+	}
 }
