@@ -78,6 +78,12 @@ func (m *Matcher) riskAddressed(scope venue.RiskScope, session uint16, account *
 	return 0, venue.RiskResultInvalidAction
 }
 
+// RiskLimitPerInstrument reports whether limit may be set for one
+// instrument as well as for a whole subject.
+func RiskLimitPerInstrument(limit venue.RiskLimit) bool {
+	return limit == venue.RiskLimitMaxOrderQty || limit == venue.RiskLimitMaxOrderNotional || limit == venue.RiskLimitMaxPosition
+}
+
 // riskSetLimit validates and applies a limit change. A change that would
 // leave the subject in breach at once is refused with the figure in the way.
 func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID uint32, value int64) (venue.RiskResult, int64) {
@@ -88,13 +94,12 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 	if value <= 0 || value > RiskLimitMax || limit == venue.RiskLimitNone || !limit.Valid() {
 		return venue.RiskResultInvalidValue, 0
 	}
-	perInstrument := limit == venue.RiskLimitMaxOrderQty || limit == venue.RiskLimitMaxOrderNotional || limit == venue.RiskLimitMaxPosition
 	if instrumentID != 0 {
 		ii, ok := m.instrByID.lookup(instrumentID)
 		if !ok {
 			return venue.RiskResultUnknownInstrument, 0
 		}
-		if !perInstrument {
+		if !RiskLimitPerInstrument(limit) {
 			return venue.RiskResultNotPerInstrument, 0
 		}
 		cl := r.cell(subj, ii)
@@ -143,7 +148,7 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		return venue.RiskResultWouldBreach, figure
 	}
 	*field = value
-	if perInstrument {
+	if RiskLimitPerInstrument(limit) {
 		for i := range cells {
 			if cells[i].overrides&riskBit(limit) == 0 {
 				cells[i].setLimit(limit, value)

@@ -188,6 +188,27 @@ func Follower(leader func() string) http.Handler {
 	return mux
 }
 
+// apiMethods are the methods the API's endpoints take.
+var apiMethods = [...]string{http.MethodGet, http.MethodPost}
+
+// allowedMethods lists the methods for which mux has an endpoint at r's path
+// ("" when none has): a call with another method is answered 405 with them,
+// not 404. The catch-alls ("/v1/" and the console's "/") are no endpoints.
+func allowedMethods(mux *http.ServeMux, r *http.Request) string {
+	allow := ""
+	for _, m := range apiMethods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/v1/" && pattern != "/" && pattern != "" {
+			if allow != "" {
+				allow += ", "
+			}
+			allow += m
+		}
+	}
+	return allow
+}
+
 func (o *Ops) listen(fixReady func() bool) error {
 	a := o.cfg.Admin
 	l, err := Listen(a)
@@ -228,7 +249,14 @@ func (o *Ops) listen(fixReady func() bool) error {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such endpoint: " + r.Method + " " + r.URL.Path, Code: "not_found"})
 	}
-	mux.HandleFunc("/v1/", notFound)
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			writeJSON(w, http.StatusMethodNotAllowed, apiError{Error: r.Method + " " + r.URL.Path + " is not allowed: " + allow, Code: "method_not_allowed"})
+			return
+		}
+		notFound(w, r)
+	})
 	if o.console != nil {
 		mux.Handle("/", o.console) // the web console's pages (package console)
 	} else {

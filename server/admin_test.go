@@ -149,7 +149,10 @@ func TestAdminAPI(t *testing.T) {
 		{"POST", "/v1/sessions/NOBODY/disable", aliceToken, `{"reason":"x"}`, 404},
 		{"POST", "/v1/sessions/CLIENT2/logout", aliceToken, `{"reason":"not logged on"}`, 409},
 		{"POST", "/v1/sessions/CLIENT2/enable", aliceToken, `{"reason":"not disabled"}`, 409},
-		{"DELETE", "/v1/instruments", aliceToken, "", 404},
+		{"DELETE", "/v1/instruments", aliceToken, "", 405},
+		{"GET", "/v1/eod", aliceToken, "", 405},
+		{"GET", "/v1/sessions/CLIENT2/logout", aliceToken, "", 405},
+		{"GET", "/v1/nothing", aliceToken, "", 404},
 		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.005","band_percent":5}`, 400},
 		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00"}`, 400},
 		{"POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"x","ref_price":"100.00","band_percent":100}`, 400},
@@ -160,6 +163,9 @@ func TestAdminAPI(t *testing.T) {
 		if code := adminCall(t, s, bad.method, bad.path, bad.token, bad.body, &e); code != bad.code || e["error"] == "" || e["code"] == "" {
 			t.Errorf("%s %s %q: %d %v, want %d with an error", bad.method, bad.path, bad.body, code, e, bad.code)
 		}
+	}
+	if a := admintest.Call(t, "DELETE", "http://"+s.AdminAddr()+"/v1/instruments", aliceToken, ""); a.Allow != "GET, POST" {
+		t.Errorf("DELETE /v1/instruments: Allow %q, want the endpoint's methods", a.Allow)
 	}
 	// The refused resume reached the matcher (it decides transitions) and is
 	// journaled as a refused attempt; nothing else is.

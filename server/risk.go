@@ -111,11 +111,14 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	if q.limit, ok = riskLimitKeys[in.Limit]; !ok {
 		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
 	}
-	if in.Value <= 0 {
-		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer", in.Value)
+	if in.Value <= 0 || in.Value > core.RiskLimitMax {
+		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer of at most %d", in.Value, core.RiskLimitMax)
 	}
 	q.value = in.Value
 	if in.Instrument != "" {
+		if !core.RiskLimitPerInstrument(q.limit) {
+			return q, badRisk(http.StatusBadRequest, "not_per_instrument", "%s is set for a whole session or account, not per instrument (per instrument: max_order_qty, max_order_notional, max_position)", in.Limit)
+		}
 		// Configured or added at runtime: an added instrument has risk cells too.
 		inst, ok := s.ops.Instrument(in.Instrument)
 		if !ok {

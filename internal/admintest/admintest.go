@@ -20,6 +20,7 @@ var client = &http.Client{Timeout: CallTimeout}
 type Answer struct {
 	Status      int
 	ContentType string
+	Allow       string // the Allow header (a 405's methods)
 	Body        []byte // up to BodyBytesMax; what arrived when reading stopped
 }
 
@@ -42,5 +43,6 @@ func Call(t testing.TB, method, url, token, body string) Answer {
 	// A read cut short (a stream's timeout) still returns what arrived: the
 	// callers judge the status and the part they need.
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, BodyBytesMax))
-	return Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: b}
+	return Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+		Allow: resp.Header.Get("Allow"), Body: b}
 }
