@@ -453,6 +453,28 @@ func BenchmarkValidate(b *testing.B) {
 	})
 }
 
+// BenchmarkQuickFIXParseBody: QuickFIX/Go's parse of a NewOrderSingle with
+// its body as the order's fields (fields) and as one field holding them all
+// (one-field), as the edge could hand an order to QuickFIX/Go: what such a
+// rewrite could save at most (docs/benchmarks.md, "The FIX path against its
+// floor").
+func BenchmarkQuickFIXParseBody(b *testing.B) {
+	fields := validationCases[0].fields
+	body := fields[strings.Index(fields, hdr)+len(hdr):]
+	oneField := "35=D|" + hdr + "5000=" + strings.ReplaceAll(body[:len(body)-1], "|", "\x02") + "|"
+	for _, c := range []struct {
+		name string
+		raw  []byte
+	}{{"fields", wire(fields)}, {"one-field", wire(oneField)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				parsed(b, nil, c.raw)
+			}
+		})
+	}
+}
+
 // TestDictionaryParsedOnce: the same dictionary written in two data
 // directories is parsed once.
 func TestDictionaryParsedOnce(t *testing.T) {
