@@ -120,7 +120,8 @@
 // cancels journaled before the check replay as they did). A cancel's own ClOrdID
 // must be new in the session (DuplicateClOrdId when it names an order,
 // checked once the order to cancel is found) and is not remembered.
-// OrderStatusRequest (and a PossResend NewOrder with a known ClOrdID) answers
+// OrderStatusRequest (and a PossResend NewOrder or ReplaceOrder with a known
+// ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
 // with reason UnknownOrder.

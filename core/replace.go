@@ -14,6 +14,15 @@ import (
 // OrderID stays; the new ClOrdID becomes the order's current one.
 func (m *Matcher) replaceOrder(c *replaceCmd) {
 	session := c.sessionIdx
+	if c.possResend && int(session) < len(m.sessions) {
+		// Sent again and applied before: its ClOrdID names the order now
+		// (and OrigClOrdID a replaced one), so the client is given the
+		// order's status, as for a NewOrder sent again.
+		if known := m.index.find(session, &c.clOrdID, c.clOrdID.hashLen(c.clOrdIDLen, session)); known != noRec {
+			m.emitStatusOfRecord(known)
+			return
+		}
+	}
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
 	var h, at uint64
 	if reason == venue.RejectReasonNone {

@@ -173,10 +173,19 @@ type replaceCmd struct {
 	clOrdIDLen   int
 	origClOrdID  clOrdKey
 	origLen      int
+	possResend   bool // ReplacePossResend in the command's flags
 }
+
+// ReplacePossResend is the bit of a ReplaceOrder's flags that says the client
+// sent the replace again (PossResend): when its ClOrdID is already known in
+// the session it is answered with that order's status instead of being
+// refused as a duplicate, as a NewOrder with OrderFlagsPossResend is.
+// Replaces journaled before it existed have it clear and replay as they did.
+const ReplacePossResend uint8 = 1
 
 func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
+	c.possResend = w.Flags()&ReplacePossResend != 0
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()

@@ -422,6 +422,9 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
+	if possResend(m) {
+		cmd.SetFlags(core.ReplacePossResend)
+	}
 	g.publish(s, seq)
 	g.metrics.replaces.Inc()
 }

@@ -2113,7 +2113,7 @@ const (
 	ReplaceOrderOrdTypeOffset      int = 19  // OrdType (uint8)
 	ReplaceOrderInstrumentIDOffset int = 20  // uint32
 	ReplaceOrderTimeInForceOffset  int = 24  // TimeInForce (uint8)
-	ReplaceOrderReservedOffset     int = 25  // uint8
+	ReplaceOrderFlagsOffset        int = 25  // uint8
 	ReplaceOrderReserved2Offset    int = 26  // uint16
 	ReplaceOrderOrderIDOffset      int = 28  // uint64
 	ReplaceOrderPriceTicksOffset   int = 36  // int64
@@ -2285,14 +2285,16 @@ func (m ReplaceOrder) SetTimeInForce(v TimeInForce) {
 	b[32] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 8) at offset 25 (uint8).
-func (m ReplaceOrder) Reserved() uint8 {
+// Flags reads field "flags" (id 8) at offset 25 (uint8).
+//
+// bit 0: PossResend, the client sent the replace again (0 in replaces journaled before the flag existed).
+func (m ReplaceOrder) Flags() uint8 {
 	b := m.buf
 	return b[33]
 }
 
-// SetReserved writes field "reserved" (id 8).
-func (m ReplaceOrder) SetReserved(v uint8) {
+// SetFlags writes field "flags" (id 8).
+func (m ReplaceOrder) SetFlags(v uint8) {
 	b := m.buf
 	b[33] = v
 }
@@ -2518,8 +2520,8 @@ func (m *ReplaceOrder) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
 	dst = append(dst, " timeInForce="...)
 	dst = append(dst, m.TimeInForce().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " flags="...)
+	dst = strconv.AppendUint(dst, uint64(m.Flags()), 10)
 	dst = append(dst, " reserved2="...)
 	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
 	dst = append(dst, " orderId="...)
