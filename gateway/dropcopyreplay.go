@@ -98,15 +98,28 @@ func parseReplayRequest(m *quickfix.Message) replayRequest {
 			return r
 		}
 		if i == 0 {
-			r.fromNs = t.UnixNano()
+			r.fromNs = clampedUnixNano(t)
 		} else {
-			r.toNs = t.UnixNano()
+			r.toNs = clampedUnixNano(t)
 		}
 	}
 	if r.toNs < r.fromNs {
 		r.refusal, r.refusalText = tradeRequestOther, "the period ends before it starts"
 	}
 	return r
+}
+
+// clampedUnixNano is t in nanoseconds since the epoch, with a time before
+// it as 0 and one past what an int64 holds (year 2262) as the largest: no
+// report is outside either, and UnixNano would wrap around.
+func clampedUnixNano(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, 0)):
+		return 0
+	case t.After(time.Unix(0, 1<<63-1)):
+		return 1<<63 - 1
+	}
+	return t.UnixNano()
 }
 
 // tradeRequestAck builds an AQ. total < 0 leaves TotNumTradeReports out.
@@ -168,8 +181,12 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, err error) {
 	// A gateway of its own renders the reports: it starts with the
 	// configured instruments, learns added ones from the replayed events and
-	// has no session, so rendering touches no live state.
-	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil)}
+	// has no session, so rendering touches no live state. It keeps an
+	// open-order view and the trading statuses of its own from the events,
+	// as outbound does, since reports read them (a GTD order's ExpireTime, an
+	// auction's TradingSessionSubID).
+	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
+		open: newOpenOrders(len(g.cfg.Sessions), g.open.max)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy
 	stop := make(chan struct{})
@@ -177,6 +194,8 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	var waitErr error
 	err = g.cfg.ReplayEvents(stop, func(ev []byte) bool {
 		rg.dispatch(ev)
+		rg.open.apply(rg.openHeld)
+		rg.applyStatus()
 		held := rg.held
 		rg.held, rg.openHeld, rg.statusHeld = rg.held[:0], rg.openHeld[:0], rg.statusHeld[:0]
 		for _, h := range held {

@@ -63,6 +63,16 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 	}
 	sendOrder(t, c1, order{id: "rest", side: "1", qty: "2", px: "97.00"})
 	want = append(want, expectER(t, c1, map[int]string{11: "rest", 150: "0"}))
+	// A GTD order's reports carry its ExpireTime, its Canceled report too
+	// (from the open-order view, which the replay keeps as well).
+	expire := time.Now().Add(time.Hour).UTC().Format("20060102-15:04:05.000")
+	sendOrder(t, c1, order{id: "gtd", side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(126, expire)}})
+	want = append(want, expectER(t, c1, map[int]string{11: "gtd", 150: "0", 126: expire}))
+	if err := c1.Send("F", fixclient.F(11, "gtd-x"), fixclient.F(41, "gtd"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, time.Now().UTC().Format("20060102-15:04:05.000"))); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, expectER(t, c1, map[int]string{11: "gtd-x", 150: "4", 126: expire}))
 	waitDurableAll(t, s)
 
 	// The drop copy logs on with a reset: nothing is resent to it.
@@ -80,7 +90,7 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 	}
 	for i, m := range got {
 		w := want[i]
-		for _, tg := range []int{11, 17, 37, 39, 150, 14, 151, 60} {
+		for _, tg := range []int{11, 17, 37, 39, 150, 14, 151, 60, 126} {
 			if m.get(tg) != w.Get(tg) {
 				t.Fatalf("replayed copy %d: tag %d is %q, the original's %q\ncopy: %s\noriginal: %s", i, tg, m.get(tg), w.Get(tg), m.raw, w)
 			}
@@ -97,6 +107,19 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 		t.Fatalf("a period holding only 'early': TotNumTradeReports %s", done.get(748))
 	}
 	dc.expect("8", map[int]string{797: "Y", 11: "early"})
+
+	// TransactTimes beyond what nanoseconds in an int64 hold (1678 to 2262)
+	// bound the period as the earliest and latest times do; they wrapped.
+	body, dates = tradeRequest("R6", "0", time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R6", 750: "0"})
+	done = dc.expect("AQ", map[int]string{568: "R6", 750: "1"})
+	if done.get(748) != strconv.Itoa(len(want)+1) {
+		t.Fatalf("the period from 1600 to 9999: TotNumTradeReports %s, want %d", done.get(748), len(want)+1)
+	}
+	for range len(want) + 1 {
+		dc.expect("8", map[int]string{797: "Y"})
+	}
 
 	// Refusals, each an AQ Rejected with its TradeRequestResult.
 	body, dates = tradeRequest("R3", "1", from, time.Time{})
