@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -179,6 +180,14 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 // next is the TransactTime of the first report left out by the bound (0:
 // none left out).
 func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, err error) {
+	// The replay's matcher and gateway are its own and touch no live state:
+	// a fault in them fails this request, never the venue.
+	defer func() {
+		if p := recover(); p != nil {
+			g.log.Error("drop-copy replay panicked", "session", s.cfg.ID.String(), "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
 	// A gateway of its own renders the reports: it starts with the
 	// configured instruments, learns added ones from the replayed events and
 	// has no session, so rendering touches no live state. It keeps an
