@@ -292,6 +292,16 @@ func HashToken(token string) string {
 // so that a page elsewhere cannot make a browser change anything.
 const TokenCookie = "fixvenue_token"
 
+// bearerToken is the token of an Authorization header "Bearer <token>"; the
+// scheme's name is case-insensitive (RFC 9110, "Authentication Scheme").
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(token, " "), true
+}
+
 // Authorize checks a request's token for reading or, with operate, for a
 // change. It returns the token's operator ("" for an anonymous read on a
 // loopback listener), or the HTTP status and the reason of a refusal:
@@ -299,7 +309,7 @@ const TokenCookie = "fixvenue_token"
 // does not allow the change. Every configured hash is compared, in
 // constant time.
 func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status int, code, reason string) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok && !operate {
 		if c, err := r.Cookie(TokenCookie); err == nil {
 			token, ok = c.Value, true
@@ -567,6 +577,10 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 		s, ok := o.byCompID[req.Session]
 		if !ok {
 			refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", req.Session)
+			return
+		}
+		if s.DropCopy {
+			refuse(w, http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it has no orders", req.Session)
 			return
 		}
 		a.Session = s.Idx

@@ -17,7 +17,7 @@ func TestAuthorize(t *testing.T) {
 	req := func(header, cookie string) *http.Request {
 		r := httptest.NewRequest("GET", "/market", nil)
 		if header != "" {
-			r.Header.Set("Authorization", "Bearer "+header)
+			r.Header.Set("Authorization", header)
 		}
 		if cookie != "" {
 			r.AddCookie(&http.Cookie{Name: TokenCookie, Value: cookie})
@@ -35,15 +35,19 @@ func TestAuthorize(t *testing.T) {
 	}{
 		{"loopback anonymous read", true, tokens, "", "", false, 0, ""},
 		{"remote anonymous read", false, tokens, "", "", false, 401, ""},
-		{"remote read token", false, tokens, "read-token", "", false, 0, "carol"},
+		{"remote read token", false, tokens, "Bearer read-token", "", false, 0, "carol"},
 		{"remote read cookie", false, tokens, "", "read-token", false, 0, "carol"},
 		{"remote forged cookie", false, tokens, "", "forged", false, 401, ""},
-		{"loopback forged header", true, tokens, "forged", "", false, 401, ""},
+		{"loopback forged header", true, tokens, "Bearer forged", "", false, 401, ""},
 		{"change without token", true, tokens, "", "", true, 401, ""},
 		{"change with cookie only", true, tokens, "", "op-token", true, 401, ""},
-		{"change with read token", true, tokens, "read-token", "", true, 403, ""},
-		{"change with operator token", false, tokens, "op-token", "", true, 0, "alice"},
-		{"change with no operator configured", true, tokens[1:], "read-token", "", true, 403, ""},
+		{"change with read token", true, tokens, "Bearer read-token", "", true, 403, ""},
+		{"change with operator token", false, tokens, "Bearer op-token", "", true, 0, "alice"},
+		{"scheme in lower case", false, tokens, "bearer op-token", "", true, 0, "alice"},
+		{"scheme in capitals", false, tokens, "BEARER op-token", "", true, 0, "alice"},
+		{"another scheme", false, tokens, "Basic op-token", "", true, 401, ""},
+		{"no space after the scheme", false, tokens, "Bearerop-token", "", true, 401, ""},
+		{"change with no operator configured", true, tokens[1:], "Bearer read-token", "", true, 403, ""},
 	} {
 		o := &Ops{cfg: Config{Admin: config.Admin{Tokens: c.tokens}}, loopback: c.loopback}
 		op, status, code, reason := o.Authorize(req(c.header, c.cookie), c.operate)

@@ -57,6 +57,9 @@ type SessionState struct {
 type Session struct {
 	Idx    uint16
 	CompID string
+	// DropCopy: a drop-copy session, which has no orders and no risk figures
+	// (a cancel or a risk call naming it is refused).
+	DropCopy bool
 }
 
 // Config wires Ops into a venue.

@@ -16,7 +16,7 @@ import (
 func (s *Server) buildOps(resting []core.OrderView) error {
 	var sessions []ops.Session
 	for i := range s.cfg.Sessions {
-		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID})
+		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID, DropCopy: s.cfg.Sessions[i].IsDropCopy()})
 	}
 	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,

@@ -3,10 +3,12 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,4 +292,25 @@ func waitLoggedOff(t *testing.T, s *Server, comp string) {
 		}
 	}
 	t.Fatal(fmt.Errorf("%s still logged on", comp))
+}
+
+// TestDropCopySessionIsNoCancelOrRiskSubject: a drop-copy session enters no
+// orders, so a cancel or a risk call naming it is refused with a reason and
+// journals nothing (both used to journal a command that could do nothing).
+func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions+"\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+adminConfig()), Options{})
+	before := durableSeq(t, s)
+	var e map[string]any
+	if code := adminCall(t, s, "POST", "/v1/cancel", aliceToken, `{"reason":"x","session":"DC1"}`, &e); code != 400 || e["code"] != "drop_copy_session" {
+		t.Errorf("cancel naming a drop-copy session: %d %v", code, e)
+	}
+	for _, action := range []string{"kill", "reset", "limit"} {
+		status, body := riskPost(t, s, "/risk/"+action, url.Values{"session": {"DC1"}, "limit": {"max_order_qty"}, "value": {"5"}})
+		if status != 400 || !strings.Contains(body, "drop_copy_session") {
+			t.Errorf("risk %s naming a drop-copy session: %d %s", action, status, body)
+		}
+	}
+	if after := durableSeq(t, s); after != before {
+		t.Fatalf("durable seq %d → %d: a refused call was journaled", before, after)
+	}
 }

@@ -94,6 +94,9 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 		if idx < 0 {
 			return q, badRisk(http.StatusNotFound, "unknown_session", "unknown session %q", in.Session)
 		}
+		if s.cfg.Sessions[idx].IsDropCopy() {
+			return q, badRisk(http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it enters no orders, so it has no risk limits", in.Session)
+		}
 		q.scope, q.session = venue.RiskScopeSession, uint16(idx)
 	default:
 		if len(in.Account) > venue.AccountLength {
