@@ -94,7 +94,7 @@ func (g *Gateway) massStatusReport(b *erBuilder, o *openOrder, reqID string, tot
 		exec(execTypeOrderStatus, st).
 		orderCommon(o.side, o.ordType, o.tif, o.priceTicks, o.qty, o.Account()).
 		int(tag.LeavesQty, o.leavesQty).int(tag.CumQty, o.cumQty).avgPx(o.cumNotionalTicks, o.cumQty).
-		time(tag.TransactTime, g.cfg.Now()).
+		time(tag.TransactTime, g.cfg.Now()).stopPx(o.stopPxTicks).maxFloor(o.maxFloorQty).
 		str(tag.MassStatusReqID, reqID).int(tag.TotNumReports, int64(total))
 	if o.tif == venue.TimeInForceGTD {
 		b.time(tag.ExpireTime, o.expireTimeNs)

@@ -35,6 +35,8 @@ type openOrder struct {
 	cumQty           int64
 	cumNotionalTicks int64
 	expireTimeNs     int64
+	stopPxTicks      int64 // Stop and StopLimit: the trigger price
+	maxFloorQty      int64 // an iceberg's display size
 	clOrdID          [venue.ClOrdIDLength]byte
 	clOrdIDLen       uint8
 	account          [venue.AccountLength]byte
@@ -55,8 +57,8 @@ type openChange struct {
 }
 
 // openChangeKind says which of a change's fields are news: a Fill carries
-// no ExpireTime or ExecInst and a replace no ExecInst, so those keep what
-// the order had.
+// no ExpireTime, StopPx, MaxFloor or ExecInst and a replace no ExecInst, so
+// those keep what the order had.
 type openChangeKind uint8
 
 const (
@@ -108,7 +110,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 				o.postOnly = old.postOnly
 			}
 			if c.kind == openFilled {
-				o.expireTimeNs = old.expireTimeNs
+				o.expireTimeNs, o.stopPxTicks, o.maxFloorQty = old.expireTimeNs, old.stopPxTicks, old.maxFloorQty
 			}
 			m[c.order.orderID] = o
 		case v.n >= v.max:
@@ -181,7 +183,7 @@ func (v *openOrders) seed(orders []core.OrderView) (refused int) {
 		o := openOrder{orderID: ov.OrderID, instrumentID: ov.InstrumentID, side: ov.Side, ordType: ov.OrdType,
 			tif: ov.TimeInForce, postOnly: ov.Flags.Has(venue.OrderFlagsPostOnly), priceTicks: ov.PriceTicks,
 			qty: ov.Qty, leavesQty: ov.LeavesQty, cumQty: ov.CumQty, cumNotionalTicks: ov.CumNotionalTicks,
-			expireTimeNs: ov.ExpireTimeNs}
+			expireTimeNs: ov.ExpireTimeNs, stopPxTicks: ov.StopPxTicks, maxFloorQty: ov.MaxFloorQty}
 		o.setClOrdID([]byte(ov.ClOrdID))
 		o.setAccount([]byte(ov.Account))
 		changes = append(changes, openChange{session: ov.SessionIdx, order: o})
@@ -298,7 +300,8 @@ func appendAccepted(out []openChange, e *venue.OrderAccepted) []openChange {
 	}
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), postOnly: e.Flags().Has(venue.OrderFlagsPostOnly), priceTicks: e.PriceTicks(),
-		qty: e.Qty(), leavesQty: e.LeavesQty(), expireTimeNs: e.ExpireTimeNs()}
+		qty: e.Qty(), leavesQty: e.LeavesQty(), expireTimeNs: e.ExpireTimeNs(), stopPxTicks: e.StopPxTicks(),
+		maxFloorQty: e.MaxFloorQty()}
 	o.setClOrdID(e.ClOrdID())
 	o.setAccount(e.Account())
 	return append(out, openChange{session: e.SessionIdx(), order: o})
@@ -319,7 +322,8 @@ func appendFilled(out []openChange, e *venue.Fill) []openChange {
 func appendReplaced(out []openChange, e *venue.OrderReplaced) []openChange {
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), priceTicks: e.PriceTicks(), qty: e.Qty(), leavesQty: e.LeavesQty(),
-		cumQty: e.CumQty(), cumNotionalTicks: e.CumNotionalTicks(), expireTimeNs: e.ExpireTimeNs()}
+		cumQty: e.CumQty(), cumNotionalTicks: e.CumNotionalTicks(), expireTimeNs: e.ExpireTimeNs(),
+		stopPxTicks: e.StopPxTicks(), maxFloorQty: e.MaxFloorQty()}
 	o.setClOrdID(e.ClOrdID())
 	o.setAccount(e.Account())
 	return append(out, openChange{session: e.SessionIdx(), kind: openReplaced, order: o})

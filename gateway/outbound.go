@@ -7,6 +7,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -470,15 +471,28 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tag.Text, CancelText(e.Reason())).time(tag.TransactTime, e.TimestampNs())
-	if e.TimeInForce() == venue.TimeInForceGTD {
-		// The event has no ExpireTime; the open-order view keeps it (an
-		// order accepted and ended in one chunk of answers is not in it yet).
-		if o, ok := g.open.find(e.SessionIdx(), e.OrderID(), nil); ok && o.expireTimeNs != 0 {
-			b.time(tag.ExpireTime, o.expireTimeNs)
-		}
-	}
+	g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	g.metrics.execReports.Inc()
 	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+}
+
+// fromOpenView writes fields an event does not carry from the open-order
+// view: a GTD order's ExpireTime (126) and, with stopPx, a stop order's
+// StopPx (99), which every report of such an order echoes. Other orders
+// look nothing up. An order accepted and ended in one chunk of answers is
+// not in the view yet.
+func (g *Gateway) fromOpenView(b *erBuilder, session uint16, orderID uint64, tif venue.TimeInForce, stopPx bool) {
+	if tif != venue.TimeInForceGTD && !stopPx {
+		return
+	}
+	if o, ok := g.open.find(session, orderID, nil); ok {
+		if o.expireTimeNs != 0 && tif == venue.TimeInForceGTD {
+			b.time(tag.ExpireTime, o.expireTimeNs)
+		}
+		if stopPx {
+			b.stopPx(o.stopPxTicks)
+		}
+	}
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
@@ -488,6 +502,9 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		time(tag.TransactTime, e.TimestampNs()).stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
+	if e.TimeInForce() == venue.TimeInForceGTD {
+		b.time(tag.ExpireTime, e.ExpireTimeNs())
+	}
 	if e.PriorityLost() == venue.BooleanTypeTrue {
 		b.str(tag.Text, "replaced: time priority lost")
 	} else {
@@ -526,6 +543,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
+		g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), false)
 	}
 	b.time(tag.TransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {

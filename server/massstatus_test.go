@@ -100,3 +100,32 @@ func TestMassStatusIncludesAnswersAlreadySent(t *testing.T) {
 		}
 	}
 }
+
+// TestMassStatusEchoesOrderFields: each mass-status report gives what the
+// order's own reports give: StopPx (99) of a stop, MaxFloor (111) of an
+// iceberg, after a fill too, and ExpireTime (126) of a GTD order.
+func TestMassStatusEchoesOrderFields(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	other := logon(t, s, "CLIENT2", true)
+	sendOrder(t, c, order{id: "stop", side: "1", qty: "5", px: "101.20", typ: "4", extra: []fixclient.Field{fixclient.F(99, "101.00")}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0", 99: "101.00"})
+	sendOrder(t, c, order{id: "ice", side: "2", qty: "50", px: "105.00", extra: []fixclient.Field{fixclient.F(111, "10")}})
+	expectER(t, c, map[int]string{11: "ice", 150: "0", 111: "10"})
+	sendOrder(t, other, order{id: "take", side: "1", qty: "5", px: "105.00", tif: "3"})
+	expectER(t, c, map[int]string{11: "ice", 150: "F", 14: "5"})
+	sendOrder(t, c, order{id: "gtd", side: "1", qty: "1", px: "90.00", tif: "6", extra: []fixclient.Field{fixclient.F(126, "20991231-23:59:59")}})
+	expectER(t, c, map[int]string{11: "gtd", 150: "0"})
+	if err := c.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[int]string{"stop": {99: "101.00"}, "ice": {111: "10", 14: "5"}, "gtd": {126: "20991231-23:59:59.000"}}
+	for range want {
+		m := expectER(t, c, map[int]string{584: "all", 150: "I"})
+		for tg, v := range want[m.Get(11)] {
+			if m.Get(tg) != v {
+				t.Errorf("mass-status report of %s: tag %d is %q, want %q: %s", m.Get(11), tg, m.Get(tg), v, m)
+			}
+		}
+	}
+}
