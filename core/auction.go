@@ -163,7 +163,7 @@ func (m *Matcher) queueMarket(in *instrument, oi orderIdx) {
 		}
 	}
 	if m.risk.on {
-		m.riskOpen(o, 1, o.leavesQty)
+		m.riskOpenWaiting(o, 1, o.leavesQty)
 	}
 }
 
@@ -173,7 +173,7 @@ func (m *Matcher) unqueueMarket(oi orderIdx) {
 	m.instrumentOf(o).auction.market[sideIndex(o.side)].unlink(m.pool.orders, 0, oi)
 	o.waiting = false
 	if m.risk.on && o.leavesQty > 0 { // a filled one stopped counting at its last fill
-		m.riskOpen(o, -1, -o.leavesQty)
+		m.riskOpenWaiting(o, -1, -o.leavesQty)
 	}
 }
 

@@ -59,6 +59,11 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 			return venue.RejectReasonOrdersOutsideBand, 0
 		}
 	}
+	// Waiting market and stop orders count at the band's far edge
+	// (riskPrice): they are taken off the open figures at the old band and
+	// added back at the new one.
+	m.riskRevalueWaiting(ii, -1)
+	defer m.riskRevalueWaiting(ii, 1)
 	if shift := int32(in.bandLowTicks - low); shift != 0 {
 		for s := range in.sides {
 			in.sides[s].shift(shift)
@@ -97,4 +102,17 @@ func (s *bookSide) shift(d int32) {
 		}
 	}
 	s.best += d
+}
+
+// riskRevalueWaiting takes (sign −1) or puts back (+1) the open figures of
+// instrument ii's waiting orders that count at the band's edge.
+func (m *Matcher) riskRevalueWaiting(ii uint16, sign int64) {
+	if !m.risk.on {
+		return
+	}
+	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
+		if o := &m.pool.orders[oi]; o.instrument == ii && o.waiting && marketLike(o.ordType) {
+			m.riskOpenWaiting(o, sign, sign*o.leavesQty)
+		}
+	}
 }

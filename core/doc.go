@@ -277,8 +277,11 @@
 // (for orders that can rest, and stops, which wait), credit (buys: executed
 // buy notional net of sells today plus open buys) and the worst-case
 // position in the instrument. Stops and icebergs pass the same checks; a
-// waiting stop is an open order of its subject at its limit price (0 for a
-// stop), from its parking to its election, cancel or expiry. The
+// waiting stop is an open order of its subject from its parking to its
+// election, cancel or expiry. An order without a limit price (a stop, a
+// market order waiting for an uncross) counts in the open figures, as in
+// its checks, at the band's far edge (riskPrice); a band change values the
+// waiting ones again, so that none counts as nothing. The
 // first breach is reported in a RiskBreach event (limit, figure, request)
 // followed by OrderRejected with RiskLimitExceeded. A replace is checked on
 // its delta (a figure it does not increase passes), and refused with a

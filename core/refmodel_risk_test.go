@@ -100,6 +100,21 @@ type refOpen struct {
 	buyQty, sellQty               map[uint32]int64
 }
 
+// riskPx is the price an order counts at in the risk figures: its limit
+// price, or for a market or stop (market) order, which has none, the far
+// edge of its instrument's band as it is now (a buy at the high, a sell at
+// the low), which bounds what it can trade at.
+func (m *refModel) riskPx(instrument uint32, side venue.Side, ordType venue.OrdType, price int64) int64 {
+	if ordType != venue.OrdTypeMarket && ordType != venue.OrdTypeStop {
+		return price
+	}
+	if in := m.instruments[instrument]; side == venue.SideBuy {
+		return in.high
+	} else {
+		return in.low
+	}
+}
+
 func (m *refModel) riskOpen(subj int) refOpen {
 	f := refOpen{buyQty: map[uint32]int64{}, sellQty: map[uint32]int64{}}
 	for _, o := range m.live {
@@ -107,9 +122,10 @@ func (m *refModel) riskOpen(subj int) refOpen {
 			continue
 		}
 		f.orders++
-		f.notional += o.leaves * o.price
+		px := m.riskPx(o.instrument, o.side, o.ordType, o.price)
+		f.notional += o.leaves * px
 		if o.side == venue.SideBuy {
-			f.buyNotional += o.leaves * o.price
+			f.buyNotional += o.leaves * px
 			f.buyQty[o.instrument] += o.leaves
 		} else {
 			f.sellQty[o.instrument] += o.leaves
@@ -181,14 +197,7 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 	if !r.on {
 		return false
 	}
-	px := c.PriceTicks()
-	if c.OrdType() == venue.OrdTypeMarket || c.OrdType() == venue.OrdTypeStop {
-		px = in.low
-		if c.Side() == venue.SideBuy {
-			px = in.high
-		}
-	}
-	notional := px * c.Qty()
+	notional := m.riskPx(in.cfg.ID, c.Side(), c.OrdType(), c.PriceTicks()) * c.Qty()
 	// Held: it may rest, or it is a stop, which waits (and counts as open) until elected.
 	rests := (c.OrdType() == venue.OrdTypeLimit || c.OrdType() == venue.OrdTypeStopLimit) &&
 		c.TimeInForce() != venue.TimeInForceIOC && c.TimeInForce() != venue.TimeInForceFOK ||
@@ -236,8 +245,9 @@ func (m *refModel) riskReplaceReason(c *venue.ReplaceOrder, o *refOrder) venue.R
 	l := &r.limits[subj]
 	newLeaves := c.Qty() - o.cum
 	dLeaves := newLeaves - o.leaves
-	dOpen := c.PriceTicks()*newLeaves - o.price*o.leaves
-	oldNotional, newNotional := o.price*o.qty, c.PriceTicks()*c.Qty()
+	oldPx, newPx := m.riskPx(o.instrument, o.side, o.ordType, o.price), m.riskPx(o.instrument, o.side, c.OrdType(), c.PriceTicks())
+	dOpen := newPx*newLeaves - oldPx*o.leaves
+	oldNotional, newNotional := oldPx*o.qty, newPx*c.Qty()
 	credit := r.bought[subj] + f.buyNotional
 	position := m.riskPosition(subj, &f, o.instrument, o.side)
 	exceeds := func(limit, value int64) bool { return limit != 0 && value > limit }

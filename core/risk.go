@@ -232,16 +232,34 @@ func (r *riskState) countKilled(n int) {
 	r.checks = r.on || r.killed > 0
 }
 
-// riskNotional values an order: a market order at the far edge of the band
-// (a buy at its high, a sell at its low), which bounds what it can trade at.
+// riskNotional values an order: qty at its riskPrice.
 func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, qty int64) int64 {
-	if marketLike(ordType) { // a stop trades as a market order once elected
+	return riskPrice(in, side, ordType, priceTicks) * qty
+}
+
+// riskPrice is the price an order counts at in the checks and the open
+// figures: its limit price, or for a market or stop (market) order, which
+// has none, the far edge of the band as it is now (a buy at its high, a
+// sell at its low), which bounds what it can trade at (a stop trades as a
+// market order once elected). A band change values the waiting ones again
+// (operatorSetBand), so that what an order added to the open figures is
+// what it takes off.
+func riskPrice(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks int64) int64 {
+	if marketLike(ordType) {
 		priceTicks = in.bandLowTicks
 		if side == venue.SideBuy {
 			priceTicks = in.bandHighTicks
 		}
 	}
-	return priceTicks * qty
+	return priceTicks
+}
+
+// riskPriceOf is order o's riskPrice.
+func (m *Matcher) riskPriceOf(o *order) int64 {
+	if !marketLike(o.ordType) {
+		return o.priceTicks
+	}
+	return riskPrice(&m.instruments[o.instrument], o.side, o.ordType, 0)
 }
 
 // enterCheckedOrder is the end of applyNewOrder (and of newSpecialOrder)
@@ -355,9 +373,10 @@ func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
 		return venue.RejectReasonNone
 	}
 	cl := r.cell(subj, o.instrument)
-	oldNotional, newNotional := o.priceTicks*o.qty, c.priceTicks*c.qty
+	oldPx, newPx := m.riskPriceOf(o), riskPrice(in, o.side, c.ordType, c.priceTicks)
+	oldNotional, newNotional := oldPx*o.qty, newPx*c.qty
 	dLeaves := c.qty - o.cumQty - o.leavesQty
-	dOpen := c.priceTicks*(c.qty-o.cumQty) - o.priceTicks*o.leavesQty
+	dOpen := newPx*(c.qty-o.cumQty) - oldPx*o.leavesQty
 	position := cl.position + cl.openBuyQty
 	if o.side == venue.SideSell {
 		position = cl.openSellQty - cl.position
@@ -404,14 +423,26 @@ func (m *Matcher) riskKillLater(subj uint16, why venue.RiskLimit) {
 }
 
 // riskOpen adds count orders and leaves (both may be negative) of resting
-// order o to its subject's open figures: +1 and its leaves when it joins a
-// price level, −1 and its leaves when it leaves one, 0 and the filled
-// quantity when it trades. Callers test m.risk.on first, so that without
-// risk the order path pays one test per call site.
+// order o to its subject's open figures at its limit price: +1 and its
+// leaves when it joins a price level, −1 and its leaves when it leaves one,
+// 0 and the filled quantity when it trades. Callers test m.risk.on first, so
+// that without risk the order path pays one test per call site.
 func (m *Matcher) riskOpen(o *order, count, leaves int64) {
+	m.riskOpenAt(o, count, leaves, o.priceTicks)
+}
+
+// riskOpenWaiting is riskOpen for a waiting order (a stop, a market order
+// waiting for an uncross), which counts at its riskPriceOf: one without a
+// limit price at the band's far edge. Apart from riskOpen so that the book's
+// path keeps its one multiplication.
+func (m *Matcher) riskOpenWaiting(o *order, count, leaves int64) {
+	m.riskOpenAt(o, count, leaves, m.riskPriceOf(o))
+}
+
+func (m *Matcher) riskOpenAt(o *order, count, leaves, px int64) {
 	subj := m.index.recs[o.rec].riskSubject
 	s := &m.risk.subjects[subj]
-	n := leaves * o.priceTicks
+	n := leaves * px
 	s.openOrders += count
 	s.openNotional += n
 	cl := &m.risk.cells[int(subj)*m.risk.stride+int(o.instrument)]
@@ -443,6 +474,9 @@ func (m *Matcher) riskTradeResting(r *order, px, qty int64) {
 		s.openOrders--
 	}
 	open := qty * r.priceTicks
+	if marketLike(r.ordType) { // a market order filled in an uncross
+		open = qty * m.riskPriceOf(r)
+	}
 	s.openNotional -= open
 	value := px * qty
 	position := cl.position

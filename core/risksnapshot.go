@@ -170,7 +170,7 @@ func (m *Matcher) checkRiskInvariants() error {
 		if subj != r.subjectOf(o.sessionIdx, &o.account) {
 			return fmt.Errorf("risk: order %d has subject %d, its account and session give %d", o.orderID, subj, r.subjectOf(o.sessionIdx, &o.account))
 		}
-		n := o.leavesQty * o.priceTicks
+		n := o.leavesQty * m.riskPriceOf(o)
 		w := &want[subj]
 		w.orders++
 		w.notional += n

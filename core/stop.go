@@ -135,7 +135,7 @@ func (m *Matcher) parkStopOnly(in *instrument, oi orderIdx) {
 	o.resting, o.waiting = false, true // pushBack marks an order resting in the book
 	m.stopsWaiting++
 	if m.risk.on { // a waiting stop is an open order of its subject (core doc, "Risk")
-		m.riskOpen(o, 1, o.leavesQty)
+		m.riskOpenWaiting(o, 1, o.leavesQty)
 	}
 }
 
@@ -152,7 +152,7 @@ func (m *Matcher) unparkStop(oi orderIdx) {
 	o.waiting = false
 	m.stopsWaiting--
 	if m.risk.on {
-		m.riskOpen(o, -1, -o.leavesQty)
+		m.riskOpenWaiting(o, -1, -o.leavesQty)
 	}
 }
 
@@ -195,12 +195,12 @@ func (m *Matcher) amendStop(o *order, oi orderIdx, c *replaceCmd, origClOrdID *c
 	priorityLost := newStopLevel != o.stopLevel || c.qty > o.qty
 	if !priorityLost {
 		if m.risk.on {
-			m.riskOpen(o, -1, -o.leavesQty)
+			m.riskOpenWaiting(o, -1, -o.leavesQty)
 		}
 		ss.reduce(o.stopLevel-1, o, oldLeaves-c.qty)
 		o.qty, o.priceTicks = c.qty, c.priceTicks
 		if m.risk.on {
-			m.riskOpen(o, 1, o.leavesQty)
+			m.riskOpenWaiting(o, 1, o.leavesQty)
 		}
 		m.emitReplaced(o, oi, false, oldPriceTicks, oldLeaves, origClOrdID)
 		return

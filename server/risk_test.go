@@ -255,3 +255,49 @@ kill_after_breaches = 5
 	sendOrder(t, other, order{id: "x2", side: "2", qty: "1", px: "105.00"})
 	expectER(t, other, map[int]string{11: "x2", 150: "0"})
 }
+
+// TestRiskCountsStopOrdersAtTheBandEdge: a waiting stop (market) order has
+// no price; it counts in the open figures at the far edge of the band, as
+// its check values it, so stops cannot add up past the credit limit, and a
+// replace of one is checked at that price too.
+func TestRiskCountsStopOrdersAtTheBandEdge(t *testing.T) {
+	extra := `
+[risk]
+[[risk.session]]
+comp_id = "CLIENT2"
+credit_limit = 1000000
+max_order_notional = 700000
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	c := logon(t, s, "CLIENT2", true)
+	a, b := logon(t, s, "CLIENT3", true), logon(t, s, "CLIENT4", true)
+	// A trade at 100.00, so that a buy stop at 101.00 is above the market.
+	sendOrder(t, a, order{id: "a1", side: "2", qty: "1", px: "100.00"})
+	expectER(t, a, map[int]string{11: "a1", 150: "0"})
+	sendOrder(t, b, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	expectER(t, b, map[int]string{11: "b1", 150: "F"})
+
+	stop := []fixclient.Field{fixclient.F(99, "101.00")}
+	// 50 at the band's high, 110.00: 550000 ticks.
+	sendOrder(t, c, order{id: "st1", side: "1", qty: "50", typ: "3", extra: stop})
+	expectER(t, c, map[int]string{11: "st1", 150: "0"})
+	sendOrder(t, c, order{id: "st2", side: "1", qty: "50", typ: "3", extra: stop})
+	expectER(t, c, map[int]string{11: "st2", 150: "8", 103: "3",
+		58: "order exceeds limit: credit limit of session:CLIENT2: 550000 used + 550000 > 1000000 (price ticks × quantity)"})
+	if err := c.Send("G", fixclient.F(11, "st1r"), fixclient.F(41, "st1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "70"), fixclient.F(40, "3"), fixclient.F(99, "101.00")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "st1r", 41: "st1", 434: "2",
+		58: "order exceeds limit: max order notional of session:CLIENT2 in ACME: 770000 > 700000 (price ticks × quantity)"}); err != nil {
+		t.Fatalf("%v (received: %v)", err, c.Received)
+	}
+	// Once cancelled, the stop no longer counts: the same order passes.
+	if err := c.Send("F", fixclient.F(11, "st1x"), fixclient.F(41, "st1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "st1x", 150: "4"})
+	sendOrder(t, c, order{id: "st3", side: "1", qty: "50", typ: "3", extra: stop})
+	expectER(t, c, map[int]string{11: "st3", 150: "0"})
+}
