@@ -114,7 +114,10 @@
 // over very many orders): its durable events are handed out before it ends,
 // since the matcher cannot end it until the feed frees ring space. With
 // batches that end inside a command the books stay exact; only an order that
-// rests can be shown early (EndBatch).
+// rests can be shown early (EndBatch). A batch that ends a command ends it
+// at once (RingSource.EndsCommand, Tracker.EndCommand), so what the command
+// left pending (an incoming iceberg, cut to its display only when it stops
+// trading) goes out with it, not when the venue next has an event.
 //
 // # Adding an instrument
 //

@@ -21,6 +21,15 @@ type EventSource interface {
 	Release(seq int64)
 }
 
+// CommandEnder is an EventSource that knows whether a batch ends on a
+// command boundary. The feed then ends the command at once (Tracker.EndCommand)
+// instead of when the next command's first event arrives: an incoming
+// iceberg, whose display is known only at the end of its command, is shown
+// as soon as its command is, not when the venue next has an event.
+type CommandEnder interface {
+	EndsCommand(last int64) bool
+}
+
 // RingSource reads the event ring as one gating consumer (Barrier and
 // Sequence as returned by pipeline.AddEventConsumer).
 //
@@ -93,6 +102,13 @@ func (s RingSource) lastCausedBy(seq, avail, watermark int64) int64 {
 		}
 	}
 	return seq - 1
+}
+
+// EndsCommand implements CommandEnder: the event at last ends its command
+// when its command is complete (CommandsReady), since events after last are
+// of later commands. Without CommandsReady it cannot tell (false).
+func (s RingSource) EndsCommand(last int64) bool {
+	return s.CommandsReady != nil && int64(venue.CauseSeqOf(s.Ring.Slot(last))) <= s.CommandsReady()
 }
 
 // Slot implements EventSource.

@@ -199,11 +199,18 @@ func (f *Feed) ApplyBatch(events [][]byte) error {
 			return f.fail(err)
 		}
 	}
-	return f.endBatchLocked()
+	return f.endBatchLocked(false)
 }
 
-func (f *Feed) endBatchLocked() error {
-	if err := f.tracker.EndBatch(); err != nil {
+// endBatchLocked publishes what the batch settled and sends it; with
+// commandEnded the batch's last command is complete (Tracker.EndCommand),
+// else it may go on in the next batch (Tracker.EndBatch).
+func (f *Feed) endBatchLocked(commandEnded bool) error {
+	end := f.tracker.EndBatch
+	if commandEnded {
+		end = f.tracker.EndCommand
+	}
+	if err := end(); err != nil {
 		return f.fail(err)
 	}
 	f.lastNs = f.tracker.timeNs
@@ -261,7 +268,7 @@ func (f *Feed) EndReplay() error {
 		return ErrFeedClosed
 	}
 	f.pub.quiet = true
-	err := f.endBatchLocked()
+	err := f.endBatchLocked(true) // a replay gives whole commands
 	f.pub.quiet = false
 	return err
 }
@@ -299,7 +306,8 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 			return f.fail(err)
 		}
 	}
-	if err := f.endBatchLocked(); err != nil {
+	ender, ok := src.(CommandEnder)
+	if err := f.endBatchLocked(ok && ender.EndsCommand(to)); err != nil {
 		return err
 	}
 	if f.cfg.OrderToFeed != nil {
@@ -390,7 +398,7 @@ func (f *Feed) Restore(r io.Reader) error {
 			t.dirty = append(t.dirty, int32(i))
 		}
 	}
-	return f.endBatchLocked()
+	return f.endBatchLocked(false)
 }
 
 // Serve sends heartbeats and runs the recovery service until ctx ends.

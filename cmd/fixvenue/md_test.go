@@ -57,6 +57,16 @@ range = [1, 2]
 	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "x", 39: "2"}); err != nil {
 		t.Fatal(err)
 	}
+	// The last order is an iceberg that rests, and no event follows it: the
+	// feed shows its display once its command is, not at the next event.
+	if err := c.Send("D", fixclient.F(11, "ice"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "50"), fixclient.F(40, "2"),
+		fixclient.F(44, "102.00"), fixclient.F(59, "1"), fixclient.F(111, "10")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "ice", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(binPath, "md", "book", "--symbol", "ACME", "--json", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr).Output()
 	if err != nil {
 		t.Fatalf("md book: %v", err)
@@ -71,7 +81,7 @@ range = [1, 2]
 		t.Fatalf("md book printed %q: %v", out, err)
 	}
 	wantBids := [][]float64{{99.50, 13, 2}, {99.00, 7, 1}}
-	wantAsks := [][]float64{{100.50, 3, 1}, {101.00, 4, 1}}
+	wantAsks := [][]float64{{100.50, 3, 1}, {101.00, 4, 1}, {102.00, 10, 1}}
 	if book.Symbol != "ACME" || book.Seq == 0 || fmt.Sprint(book.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(book.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("book = %s\nwant bids %v asks %v", out, wantBids, wantAsks)
 	}
