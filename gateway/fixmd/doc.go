@@ -55,6 +55,10 @@
 // is wired to both by the server.
 //
 // Limits: DepthMax levels per side (264=0 means DepthMax), SubscriptionsMax
-// subscriptions per session; pending refreshes are one mark per instrument,
-// so a burst of changes to one instrument sends one refresh.
+// subscriptions per session; an instrument named several times in a request
+// is served once, so a request has at most one answer per instrument;
+// pending refreshes are one mark per instrument, so a burst of changes to
+// one instrument sends one refresh. The feed's notification never waits for
+// a session: a session whose queue is full holds up only other market-data
+// sends, never the UDP feed (Handler).
 package fixmd

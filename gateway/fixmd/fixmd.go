@@ -1,8 +1,10 @@
 package fixmd
 
 import (
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
@@ -40,15 +42,32 @@ type mdSub struct {
 type entryTypes struct{ bids, offers, imbalance bool }
 
 // Handler serves MarketDataRequests from a depth cache.
+//
+// The feed's goroutine calls notify, which must never wait for a session:
+// it takes only pendMu. Messages are built under mu (subscriptions and
+// their last depths) and sent under sendMu, which a builder takes before it
+// lets go of mu (flushLocked), so each session gets its messages in the
+// order they were built, and a session whose queue is full holds up only
+// other sends, never the feed.
 type Handler struct {
 	out     Sender
 	cache   *marketdata.DepthCache
 	mu      sync.Mutex
+	sendMu  sync.Mutex
 	subs    map[marketdata.InstrumentID][]*mdSub
+	nsubs   atomic.Int64 // subscriptions in subs
+	pendMu  sync.Mutex
 	pend    map[marketdata.InstrumentID]bool
 	wake    chan struct{}
 	stop    chan struct{}
 	scratch marketdata.Depth
+	runOut  []mdOut // Run's messages, reused
+}
+
+// mdOut is a message built for a session, to be sent by flushLocked.
+type mdOut struct {
+	session uint16
+	m       *quickfix.Message
 }
 
 // New returns a handler for the instruments, with its depth cache. The
@@ -74,13 +93,15 @@ func (f *Handler) Attach(out Sender) { f.out = out }
 // Stop ends Run.
 func (f *Handler) Stop() { close(f.stop) }
 
-// notify runs on the feed goroutine: it only marks the instrument and wakes the sender.
+// notify runs on the feed goroutine: it only marks the instrument and wakes
+// the sender, and waits for no session (see Handler).
 func (f *Handler) notify(id marketdata.InstrumentID) {
-	f.mu.Lock()
-	if len(f.subs[id]) > 0 {
-		f.pend[id] = true
+	if f.nsubs.Load() == 0 {
+		return
 	}
-	f.mu.Unlock()
+	f.pendMu.Lock()
+	f.pend[id] = true
+	f.pendMu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
 	default:
@@ -101,23 +122,47 @@ func (f *Handler) Run() {
 
 // sendPending sends the refreshes of the instruments marked since the last call.
 func (f *Handler) sendPending() {
-	f.mu.Lock()
+	f.pendMu.Lock()
+	ids := make([]marketdata.InstrumentID, 0, len(f.pend))
 	for id := range f.pend {
+		ids = append(ids, id)
 		delete(f.pend, id)
+	}
+	f.pendMu.Unlock()
+	f.mu.Lock()
+	out := f.runOut[:0]
+	for _, id := range ids {
 		for _, sub := range f.subs[id] {
-			f.refresh(sub)
+			out = f.refresh(out, sub)
 		}
 	}
+	f.flushLocked(out)
+	clear(out)
+	f.runOut = out[:0]
+}
+
+// flushLocked sends out, built under f.mu, which it releases once it holds
+// sendMu (see Handler).
+func (f *Handler) flushLocked(out []mdOut) {
+	f.sendMu.Lock()
 	f.mu.Unlock()
+	defer f.sendMu.Unlock()
+	for _, o := range out {
+		f.out.Send(o.session, o.m)
+	}
 }
 
 func (f *Handler) reject(idx uint16, reqID string, reason mdReqRejReason, text string) {
+	f.out.Send(idx, rejectMsg(reqID, reason, text))
+}
+
+func rejectMsg(reqID string, reason mdReqRejReason, text string) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "Y")
 	m.Body.SetString(tag.MDReqID, reqID)
 	m.Body.SetString(tag.MDReqRejReason, string(reason))
 	m.Body.SetString(tag.Text, text)
-	f.out.Send(idx, m)
+	return m
 }
 
 // Handle is the gateway's handler for MarketDataRequest (V)
@@ -169,6 +214,8 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnknownSymbol, "no symbol requested")
 		return nil
 	}
+	// A symbol named twice is served once: a request gets at most one
+	// answer (and makes at most one subscription) per instrument.
 	var defs []marketdata.InstrumentDef
 	for i := 0; i < syms.Len(); i++ {
 		sym, _ := syms.Get(i).GetString(tag.Symbol)
@@ -177,10 +224,16 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 			f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol "+sym)
 			return nil
 		}
-		defs = append(defs, def)
+		if !slices.ContainsFunc(defs, func(d marketdata.InstrumentDef) bool { return d.ID == def.ID }) {
+			defs = append(defs, def)
+		}
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	var out []mdOut
+	defer func() { f.flushLocked(out) }()
+	refuse := func(reason mdReqRejReason, text string) {
+		out = append(out, mdOut{idx, rejectMsg(reqID, reason, text)})
+	}
 	if subType == "1" {
 		n := 0
 		for _, list := range f.subs {
@@ -188,56 +241,54 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 				if s.session == idx {
 					n++
 					if s.reqID == reqID {
-						f.reject(idx, reqID, mdRejDuplicateMDReqID, "duplicate MDReqID "+reqID)
+						refuse(mdRejDuplicateMDReqID, "duplicate MDReqID "+reqID)
 						return nil
 					}
 				}
 			}
 		}
 		if n+len(defs) > SubscriptionsMax {
-			f.reject(idx, reqID, mdRejUnknownSymbol, "too many subscriptions on this session (at most "+strconv.Itoa(SubscriptionsMax)+")")
+			refuse(mdRejUnknownSymbol, "too many subscriptions on this session (at most "+strconv.Itoa(SubscriptionsMax)+")")
 			return nil
 		}
 	}
 	for _, def := range defs {
 		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: decimal.Tick{Mantissa: def.TickMantissa, Scale: -int(def.TickExponent)}, depth: depth, incremental: updType == "1", types: want}
 		if err := f.cache.Depth(def.ID, depth, &sub.prev); err != nil {
-			f.reject(idx, reqID, mdRejUnknownSymbol, err.Error())
+			refuse(mdRejUnknownSymbol, err.Error())
 			return nil
 		}
-		f.out.Send(idx, f.fullRefresh(sub, &sub.prev))
+		out = append(out, mdOut{idx, f.fullRefresh(sub, &sub.prev)})
 		if subType == "1" {
 			f.subs[def.ID] = append(f.subs[def.ID], sub)
+			f.nsubs.Add(1)
 		}
 	}
 	return nil
 }
 
 func (f *Handler) unsubscribe(idx uint16, reqID string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for id, list := range f.subs {
-		kept := list[:0]
-		for _, s := range list {
-			if !(s.session == idx && s.reqID == reqID) {
-				kept = append(kept, s)
-			}
-		}
-		f.subs[id] = kept
-	}
+	f.drop(func(s *mdSub) bool { return s.session == idx && s.reqID == reqID })
 }
 
 // SessionEnded drops a session's subscriptions.
 func (f *Handler) SessionEnded(idx uint16) {
+	f.drop(func(s *mdSub) bool { return s.session == idx })
+}
+
+// drop removes the subscriptions gone says are.
+func (f *Handler) drop(gone func(*mdSub) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for id, list := range f.subs {
 		kept := list[:0]
 		for _, s := range list {
-			if s.session != idx {
+			if !gone(s) {
 				kept = append(kept, s)
 			}
 		}
+		clear(list[len(kept):])
+		f.nsubs.Add(int64(len(kept) - len(list)))
 		f.subs[id] = kept
 	}
 }
@@ -340,13 +391,13 @@ func updateAction(k marketdata.UpdateActionKind) mdUpdateAction {
 	return mdUpdateDelete
 }
 
-// refresh sends what changed for one subscription (f.mu held).
-func (f *Handler) refresh(sub *mdSub) {
+// refresh appends to out what changed for one subscription (f.mu held).
+func (f *Handler) refresh(out []mdOut, sub *mdSub) []mdOut {
 	if err := f.cache.Depth(sub.inst.ID, sub.depth, &f.scratch); err != nil {
-		return
+		return out
 	}
 	if !sub.incremental {
-		f.out.Send(sub.session, f.fullRefresh(sub, &f.scratch))
+		out = append(out, mdOut{sub.session, f.fullRefresh(sub, &f.scratch)})
 	} else {
 		var bids, asks []marketdata.LevelChange
 		if sub.types.bids {
@@ -379,10 +430,11 @@ func (f *Handler) refresh(sub *mdSub) {
 				}
 			}
 			m.Body.SetGroup(g)
-			f.out.Send(sub.session, m)
+			out = append(out, mdOut{sub.session, m})
 		}
 	}
 	sub.prev.State = f.scratch.State
 	sub.prev.Bids = append(sub.prev.Bids[:0], f.scratch.Bids...)
 	sub.prev.Asks = append(sub.prev.Asks[:0], f.scratch.Asks...)
+	return out
 }

@@ -3,6 +3,7 @@ package fixmd
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
@@ -122,4 +123,75 @@ func TestSubscriptionsMaxPerSession(t *testing.T) {
 	// A snapshot without subscription is not bounded by it.
 	h.Handle(1, request("snap", "0", 1, "ACME"))
 	expect(t, r, "W", "snap", "")
+}
+
+// TestSymbolNamedTwiceIsServedOnce: a request that names an instrument
+// several times gets one answer for it and makes one subscription (it got
+// one full refresh per mention, and a refresh per mention after each change).
+func TestSymbolNamedTwiceIsServedOnce(t *testing.T) {
+	h, r := newHandler(t)
+	h.Handle(1, request("snap", "0", 1, "ACME", "ACME", "GLOBEX", "ACME"))
+	if len(r.sent) != 2 {
+		t.Fatalf("a snapshot of ACME ×3 and GLOBEX: %d messages, want 2", len(r.sent))
+	}
+	h.Handle(1, request("sub", "1", 1, "GLOBEX", "GLOBEX"))
+	if len(r.sent) != 3 || h.nsubs.Load() != 1 {
+		t.Fatalf("a subscription to GLOBEX ×2: %d messages, %d subscriptions, want 3 and 1", len(r.sent), h.nsubs.Load())
+	}
+	h.SessionEnded(1)
+	if h.nsubs.Load() != 0 {
+		t.Fatalf("%d subscriptions after the session ended", h.nsubs.Load())
+	}
+}
+
+// blockingSender holds every send of session 1 until released.
+type blockingSender struct {
+	entered, release chan struct{}
+	sent             chan uint16
+}
+
+func (b *blockingSender) Send(idx uint16, _ *quickfix.Message) {
+	if idx == 1 {
+		select {
+		case b.entered <- struct{}{}:
+		default:
+		}
+		<-b.release
+	}
+	b.sent <- idx
+}
+
+// TestFeedNeverWaitsForASession: while one session's sends are held (its
+// queue full), the feed's notifications return, and other requests are
+// answered once it is released; notify used to wait for the lock the held
+// send kept, stalling the UDP feed for every receiver.
+func TestFeedNeverWaitsForASession(t *testing.T) {
+	h, _ := newHandler(t)
+	b := &blockingSender{entered: make(chan struct{}, 1), release: make(chan struct{}), sent: make(chan uint16, 1024)}
+	h.Attach(b)
+	go h.Run()
+	defer h.Stop()
+	held := make(chan struct{})
+	go func() {
+		h.Handle(1, request("s1", "1", 1, "ACME")) // its W waits in Send
+		close(held)
+	}()
+	<-b.entered
+	notified := make(chan struct{})
+	go func() {
+		for range 1000 {
+			h.notify(1) // as the feed's goroutine does after each batch
+		}
+		close(notified)
+	}()
+	select {
+	case <-notified:
+	case <-time.After(10 * time.Second):
+		t.Fatal("notify waited for a session's send")
+	}
+	close(b.release)
+	<-held
+	if got := <-b.sent; got != 1 {
+		t.Fatalf("first send to session %d", got)
+	}
 }
