@@ -22,7 +22,7 @@ func cmdMD(args []string) int {
 	if len(args) > 0 && args[0] == "latency" {
 		return cmdMDLatency(args[1:])
 	}
-	sub, fs, ok := subcommand("md", args, "usage: fixvenue md watch|book|latency --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D]", "watch", "book")
+	sub, fs, ok := subcommand("md", args, "usage: fixvenue md watch|book --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D], or fixvenue md latency [flags] (md latency --help)", "watch", "book")
 	if !ok {
 		return 2
 	}
