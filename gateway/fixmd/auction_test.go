@@ -170,3 +170,34 @@ func TestImbalanceEntries(t *testing.T) {
 	h.Handle(1, requestTypes("bad", "1", "2"))
 	expect(t, r, "Y", "bad", "8")
 }
+
+// TestFullRefreshOnlyWhenItsEntriesChange: a snapshot+updates subscription
+// (265=0) is sent a full refresh when what it shows changes, not when the
+// other side of the book or an imbalance it did not ask for does (it got a
+// copy of its last refresh, or an empty one, at every change).
+func TestFullRefreshOnlyWhenItsEntriesChange(t *testing.T) {
+	h, r := newHandler(t)
+	v := newCallVenue(t, h)
+	v.status(venue.TradingStatusOpen)
+	h.Handle(1, requestTypes("offers", "0", "1"))
+	h.Handle(1, requestTypes("imb", "0", "A"))
+	sentTo := func(reqID string, from int) (n int) {
+		for _, m := range r.sent[from:] {
+			if field(t, &m.Body.FieldMap, tag.MDReqID) == reqID {
+				n++
+			}
+		}
+		return n
+	}
+	n := len(r.sent)
+	v.limit(venue.SideBuy, 990, 5)
+	h.sendPending()
+	if got := sentTo("offers", n) + sentTo("imb", n); got != 0 {
+		t.Fatalf("a new bid sent %d full refreshes to offer and imbalance subscriptions", got)
+	}
+	v.limit(venue.SideSell, 1010, 5)
+	h.sendPending()
+	if sentTo("offers", n) != 1 || sentTo("imb", n) != 0 {
+		t.Fatalf("a new offer: %d refreshes of offers, %d of imbalance, want 1 and 0", sentTo("offers", n), sentTo("imb", n))
+	}
+}

@@ -391,13 +391,25 @@ func updateAction(k marketdata.UpdateActionKind) mdUpdateAction {
 	return mdUpdateDelete
 }
 
+// changedFor reports whether what sub shows (its entry types) differs
+// between its last refresh and f.scratch: a change to the other side of the
+// book, or to the imbalance of a subscription that shows none, sends it no
+// full refresh that would repeat the last.
+func (f *Handler) changedFor(sub *mdSub) bool {
+	return sub.types.bids && !slices.Equal(sub.prev.Bids, f.scratch.Bids) ||
+		sub.types.offers && !slices.Equal(sub.prev.Asks, f.scratch.Asks) ||
+		sub.types.imbalance && sub.prev.State.Indicative != f.scratch.State.Indicative
+}
+
 // refresh appends to out what changed for one subscription (f.mu held).
 func (f *Handler) refresh(out []mdOut, sub *mdSub) []mdOut {
 	if err := f.cache.Depth(sub.inst.ID, sub.depth, &f.scratch); err != nil {
 		return out
 	}
 	if !sub.incremental {
-		out = append(out, mdOut{sub.session, f.fullRefresh(sub, &f.scratch)})
+		if f.changedFor(sub) {
+			out = append(out, mdOut{sub.session, f.fullRefresh(sub, &f.scratch)})
+		}
 	} else {
 		var bids, asks []marketdata.LevelChange
 		if sub.types.bids {
