@@ -514,10 +514,26 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
+// Texts of a cancel or replace refused for naming other characteristics
+// than the order's (UnsupportedOrderCharacteristic): FIX 4.4 has only
+// CxlRejReason 99 for it, so the Text says what must match.
+const (
+	cancelMismatchText  = "a cancel must give the order's Side (54) and Symbol (55)"
+	replaceMismatchText = "a replace must keep the order's Side (54), Symbol (55), OrdType (40), TimeInForce (59; absent is DAY) " +
+		"and Account (1), give Price (44) only to a limit or stop-limit order and StopPx (99) only to a stop; " +
+		"a market order waiting for an uncross cannot be replaced"
+)
+
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	text := RejectText(e.Reason())
 	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
 		text = t
+	}
+	if e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic {
+		text = replaceMismatchText
+		if e.ResponseTo() == venue.CxlRejResponseToCancel {
+			text = cancelMismatchText
+		}
 	}
 	var orderID []byte
 	if e.OrderID() != 0 {
