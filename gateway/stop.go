@@ -41,10 +41,7 @@ func (g *Gateway) awaitStopDrain() {
 	for {
 		left := 0
 		if d.drained() {
-			for _, s := range g.sessions {
-				left += int(s.out.pending.Load())
-			}
-			if left == 0 {
+			if left = g.queued(); left == 0 {
 				return
 			}
 		}
@@ -54,4 +51,13 @@ func (g *Gateway) awaitStopDrain() {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// queued is how many messages the sessions' senders hold.
+func (g *Gateway) queued() int {
+	n := 0
+	for _, s := range g.sessions {
+		n += int(s.out.pending.Load())
+	}
+	return n
 }

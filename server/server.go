@@ -88,7 +88,10 @@ type Server struct {
 	stopSync        chan struct{}
 	wg              sync.WaitGroup
 	replayed        int64
-	snaps           *journal.Snapshotter
+	// lostReports are the replayed events whose ExecutionReports the
+	// sessions' stores lack, redelivered by Start (lostreports.go).
+	lostReports [][]byte
+	snaps       *journal.Snapshotter
 	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
 	matcherThread config.MatcherThread
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).
@@ -274,7 +277,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if s.disabled, err = newDisabledSessions(s.cfg, false); err != nil {
 		return err
 	}
-	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg)}
+	lost, err := s.lostReportsCollector()
+	if err != nil {
+		return err
+	}
+	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg), lost: lost}
 	if terms != nil && len(terms.newInstruments) > 0 {
 		// A snapshot lists the instruments of its day by position (the
 		// matcher's, the feed's, the console's): one written before an
@@ -312,6 +319,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
+	s.keepLostReports(lost)
 	if terms != nil && s.cfg.Journal.Fsync == journal.PolicyBatch && terms.record.JournalNextSeq != s.journal.NextSeq() {
 		terms.record.JournalNextSeq, terms.dirty = s.journal.NextSeq(), true
 	}
@@ -443,6 +451,7 @@ type replaySink struct {
 	// configured are the configured instruments' symbols by id, for
 	// addedAgain.
 	configured map[uint32]string
+	lost       *gateway.LostReports
 	slot       [core.EventSlotMin]byte
 	err        error
 }
@@ -462,6 +471,7 @@ func (k *replaySink) Commit() {
 	if err := addedAgain(k.configured, k.slot[:]); err != nil && k.err == nil {
 		k.err = err
 	}
+	k.lost.Event(k.slot[:])
 }
 
 // addedAgain refuses a journal that adds an instrument the configuration
@@ -792,6 +802,7 @@ func (s *Server) Start() error {
 	s.pipe.Start()
 	s.startExportTap()
 	s.gw.Start()
+	s.redeliverLostReports()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -7,7 +7,9 @@
 //	0       4     length of kind+a+b+payload (little endian uint32)
 //	4       4     CRC32C (Castagnoli) of kind+a+b+payload
 //	8       1     kind: 1 message (a = MsgSeqNum), 2 sequence numbers
-//	              (a = next sender, b = next target), 3 reset (a = creation time, Unix ns)
+//	              (a = next sender, b = next target), 3 reset (a = creation time, Unix ns;
+//	              b = the highest matcher ExecID of a report before it that still counts:
+//	              0 after a reset, carried by a compaction; see ReadLastReport)
 //	9       8     a
 //	17      8     b
 //	25      n     payload (the FIX message bytes for kind 1)

@@ -249,6 +249,9 @@ type Store struct {
 	window       []entry // ring of the last MessagesMax sent messages
 	windowHead   int     // index of the oldest entry
 	windowLen    int
+	// lastExecID is the highest matcher ExecID of a report saved since the
+	// last reset (LastReport); a compaction carries it in its reset record.
+	lastExecID uint64
 }
 
 func openStore(path string, opts Options) (*Store, error) {
@@ -280,23 +283,10 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
-	off := int64(0)
-	for {
-		if int64(len(data))-off < recordHeaderBytes {
-			break
-		}
-		n := binary.LittleEndian.Uint32(data[off:])
-		sum := binary.LittleEndian.Uint32(data[off+4:])
-		if n < recordHeaderBytes-8 || n > recordPayloadMax || off+8+int64(n) > int64(len(data)) {
-			break
-		}
-		body := data[off+8 : off+8+int64(n)]
-		if crc32.Checksum(body, castagnoli) != sum {
-			break
-		}
-		a := binary.LittleEndian.Uint64(body[1:])
-		b := binary.LittleEndian.Uint64(body[9:])
-		switch body[0] {
+	var last LastReport
+	off, err := walkRecords(data, func(kind byte, a, b uint64, off int64, n uint32, payload []byte) error {
+		last.record(kind, a, b, payload)
+		switch kind {
 		case kindMessage:
 			s.remember(int(a), off+recordHeaderBytes, int32(n-(recordHeaderBytes-8)))
 			if b != 0 {
@@ -309,10 +299,12 @@ func (s *Store) load() error {
 			s.creationTime = time.Unix(0, int64(a)).UTC()
 			s.nextSender, s.nextTarget = 1, 1
 			s.windowHead, s.windowLen = 0, 0
-		default:
-			return fmt.Errorf("record kind %d at offset %d", body[0], off)
 		}
-		off += 8 + int64(n)
+		return nil
+	})
+	s.lastExecID = last.ExecID
+	if err != nil {
+		return err
 	}
 	if off < int64(len(data)) {
 		// Zeros after the records are space reserved by a process that did
@@ -337,6 +329,35 @@ func (s *Store) load() error {
 	}
 	s.size = off
 	return nil
+}
+
+// walkRecords calls fn with each whole record of data in order (kind, a, b,
+// the record's offset and length, its payload) up to the first that is not
+// whole or fails its checksum, and returns where that is.
+func walkRecords(data []byte, fn func(kind byte, a, b uint64, off int64, n uint32, payload []byte) error) (int64, error) {
+	off := int64(0)
+	for {
+		if int64(len(data))-off < recordHeaderBytes {
+			return off, nil
+		}
+		n := binary.LittleEndian.Uint32(data[off:])
+		sum := binary.LittleEndian.Uint32(data[off+4:])
+		if n < recordHeaderBytes-8 || n > recordPayloadMax || off+8+int64(n) > int64(len(data)) {
+			return off, nil
+		}
+		body := data[off+8 : off+8+int64(n)]
+		if crc32.Checksum(body, castagnoli) != sum {
+			return off, nil
+		}
+		if body[0] < kindMessage || body[0] > kindReset {
+			return off, fmt.Errorf("record kind %d at offset %d", body[0], off)
+		}
+		if err := fn(body[0], binary.LittleEndian.Uint64(body[1:]), binary.LittleEndian.Uint64(body[9:]), off, n,
+			body[recordHeaderBytes-8:]); err != nil {
+			return off, err
+		}
+		off += 8 + int64(n)
+	}
 }
 
 // goodRecordAfter is the offset of the first whole record with a good
@@ -549,6 +570,9 @@ func (s *Store) saveWithNextLocked(seqNum, nextSender int, msg []byte) error {
 		return err
 	}
 	s.remember(seqNum, off+recordHeaderBytes, int32(len(msg)))
+	if id, ok := matcherExecID(msg); ok && id > s.lastExecID {
+		s.lastExecID = id
+	}
 	return nil
 }
 
@@ -623,6 +647,7 @@ func (s *Store) Reset() error {
 	s.size = 0
 	s.nextSender, s.nextTarget = 1, 1
 	s.windowHead, s.windowLen = 0, 0
+	s.lastExecID = 0
 	s.creationTime = time.Now().UTC()
 	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
 		return err
@@ -657,7 +682,9 @@ func (s *Store) compactLocked() error {
 		}
 		return fmt.Errorf("fixstore compact: %w", err)
 	}
-	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
+	// The reset record of a compaction carries the last report's ExecID
+	// (b), which the messages it drops may have held.
+	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), s.lastExecID, nil); err != nil {
 		return fail(err)
 	}
 	for _, e := range entries {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// TestKill9LostAnswersAreStoredAgain: a session sends a burst of orders and
+// the venue is killed with SIGKILL while it answers, so that answers of
+// journaled orders are still in its rings and queues, never stored. At the
+// next start the venue rebuilds them from the journal (docs/ARCHITECTURE.md,
+// "Answers lost at a crash"): a resend from 1 gives a New report for every
+// order the venue holds, with each ExecID once. A kill that happened to
+// lose nothing is tried again, a few times. A start after that, from a
+// clean stop, rebuilds nothing.
+func TestKill9LostAnswersAreStoredAgain(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[session_defaults]
+cancel_on_disconnect = false
+orders_per_second_reject = 0
+[session_defaults.quickfix]
+ResetOnLogon = "N"
+[[session]]
+comp_id = "CLIENT1"
+`)
+	const burst = 3000
+	next, first := 1, true
+	for attempt := 1; ; attempt++ {
+		v := startVenue(t, cfg)
+		c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.NextOut = next
+		if _, err := c.Logon(first); err != nil {
+			t.Fatal(err)
+		}
+		first = false
+		for i := range burst {
+			if err := c.Send("D", fixclient.F(11, fmt.Sprintf("a%d-%d", attempt, i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "99.00"), fixclient.F(59, "1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v.kill()
+		next = c.NextOut
+		c.Close()
+
+		v = startVenue(t, cfg)
+		r, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.NextOut = next
+		if _, err := r.Logon(false); err != nil {
+			t.Fatal(err)
+		}
+		// Every order the venue holds (they rest for good), by mass status.
+		if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+			t.Fatal(err)
+		}
+		live := map[string]bool{}
+		for {
+			m, err := r.Read(10 * time.Second)
+			if err != nil {
+				t.Fatalf("mass status: %v after %d reports", err, len(live))
+			}
+			if m.Type() == "8" && m.Get(584) == "all" {
+				if m.Get(37) != "NONE" { // else: no open orders
+					live[m.Get(11)] = true
+				}
+				if m.Get(912) == "Y" {
+					break
+				}
+			}
+		}
+		// Everything stored for the session, from 1.
+		if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+			t.Fatal(err)
+		}
+		acked, execIDs := map[string]bool{}, map[string]bool{}
+		for {
+			m, err := r.ReadAny(2 * time.Second)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break // the resend is over
+			}
+			var ne net.Error
+			if err != nil && !(errors.As(err, &ne) && ne.Timeout()) && !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				break
+			}
+			if m.Type() == "8" && m.Get(150) == "0" && m.Get(43) == "Y" {
+				if execIDs[m.Get(17)] {
+					t.Fatalf("ExecID %s sent twice: %s", m.Get(17), m)
+				}
+				execIDs[m.Get(17)] = true
+				acked[m.Get(11)] = true
+			}
+		}
+		// Logged before the venue took its first connection.
+		rebuilt := strings.Contains(v.logs(), "answers lost at the last stop rebuilt")
+		missing := 0
+		for id := range live {
+			if !acked[id] {
+				missing++
+			}
+		}
+		r.Close()
+		v.stop(t)
+		if missing > 0 {
+			t.Fatalf("attempt %d: %d of the %d orders the venue holds were never reported New (rebuilt: %v)\n%s",
+				attempt, missing, len(live), rebuilt, v.logs())
+		}
+		if rebuilt {
+			t.Logf("attempt %d: %d orders held, each reported New once, the lost reports rebuilt", attempt, len(live))
+			// They are stored now, and that stop was clean: nothing is
+			// rebuilt again.
+			v = startVenue(t, cfg)
+			if strings.Contains(v.logs(), "answers lost at the last stop rebuilt") {
+				t.Fatalf("a start after a clean stop rebuilt answers:\n%s", v.logs())
+			}
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("no kill in %d lost an answer: the test did not reach what it checks", attempt)
+		}
+	}
+}

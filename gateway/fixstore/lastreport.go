@@ -1,0 +1,92 @@
+package fixstore
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/internal/fixwire"
+)
+
+// LastReport is what a session's store holds of the venue's answers, read
+// before the venue starts, so that answers a crash lost can be told from
+// those the session was sent (docs/ARCHITECTURE.md, "Answers lost at a
+// crash"). A session's answers reach its store in the order of the events
+// they answer, so every report of an earlier event is in the store too.
+type LastReport struct {
+	// ExecID is the highest matcher ExecID (ExecID 17 of digits only; the
+	// gateway's own start with a letter) of an ExecutionReport stored since
+	// the store's last reset; 0 when there is none.
+	ExecID uint64
+	// ResetNs is when the store was created or last reset (a logon with
+	// ResetSeqNumFlag): a session whose store holds no report was sent
+	// nothing of the events after it.
+	ResetNs int64
+	// Exists is false when the session has no store file.
+	Exists bool
+}
+
+// ReadLastReport reads the store file of session id in dir without opening
+// it for writing (the venue opens it later).
+func ReadLastReport(dir string, id quickfix.SessionID) (LastReport, error) {
+	var r LastReport
+	data, err := os.ReadFile(filepath.Join(dir, fileName(id)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Exists = true
+	_, err = walkRecords(data, func(kind byte, a, b uint64, _ int64, _ uint32, payload []byte) error {
+		r.record(kind, a, b, payload)
+		return nil
+	})
+	return r, err
+}
+
+// record takes one record into r: a reset record starts again from the
+// ExecID it carries (0 for a reset, the last one for a compaction's).
+func (r *LastReport) record(kind byte, a, b uint64, payload []byte) {
+	switch kind {
+	case kindReset:
+		r.ExecID, r.ResetNs = b, int64(a)
+	case kindMessage:
+		if id, ok := matcherExecID(payload); ok && id > r.ExecID {
+			r.ExecID = id
+		}
+	}
+}
+
+// matcherExecID is the ExecID (17) of an ExecutionReport (35=8) when it is
+// the matcher's (digits only). It looks for the fields' bytes rather than
+// walking every field: it runs on every message saved.
+func matcherExecID(msg []byte) (uint64, bool) {
+	i := bytes.Index(msg, msgTypeMark)
+	if i < 0 || i > msgTypeMarkWithin || len(msg) < i+len(msgTypeMark)+2 || msg[i+len(msgTypeMark)] != '8' || msg[i+len(msgTypeMark)+1] != 1 {
+		return 0, false
+	}
+	j := bytes.Index(msg[i:], execIDMark)
+	if j < 0 {
+		return 0, false
+	}
+	v := msg[i+j+len(execIDMark):]
+	end := bytes.IndexByte(v, 1)
+	if end < 0 {
+		return 0, false
+	}
+	return fixwire.ParseUint(v[:end], 19)
+}
+
+var (
+	msgTypeMark = []byte("\x0135=")
+	execIDMark  = []byte("\x0117=")
+)
+
+// msgTypeMarkWithin is where MsgType, the third field, starts at the latest
+// (after BeginString and a BodyLength of up to 8 digits).
+const msgTypeMarkWithin = 32
