@@ -421,20 +421,24 @@ func TestRecoveryService(t *testing.T) {
 	}
 }
 
-// TestRecoveryConnectionBound: connections beyond ConnsMax are closed at once.
+// TestRecoveryConnectionBound: at ConnsMax, a connection that waits for its
+// next request is closed to admit a new one (idle clients cannot lock the
+// service up), which is served.
 func TestRecoveryConnectionBound(t *testing.T) {
 	conn := udpSink(t)
 	defer conn.Close()
 	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.Recovery.ConnsMax = 1 })
 	first := dialRecovery(t, fx.feed.RecoveryAddr().String())
 	first.snapshot(1, 0)
-	first.readUntil(mdsbe.SnapshotEndTemplateID) // the first is being served
+	first.readUntil(mdsbe.SnapshotEndTemplateID) // served, and now it waits
 	second := dialRecovery(t, fx.feed.RecoveryAddr().String())
-	if _, err := packet.ReadFrame(second.r, second.buf); err == nil {
-		t.Fatal("a connection beyond ConnsMax was served")
+	if _, err := packet.ReadFrame(first.r, first.buf); err == nil {
+		t.Fatal("the waiting connection was not closed for a new one at ConnsMax")
 	}
-	if fx.feed.Stats().Recovery.ConnsRefused != 1 {
-		t.Fatalf("stats %+v", fx.feed.Stats().Recovery)
+	second.snapshot(2, 0)
+	second.readUntil(mdsbe.SnapshotEndTemplateID)
+	if st := fx.feed.Stats().Recovery; st.ConnsEvicted != 1 || st.ConnsRefused != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

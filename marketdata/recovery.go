@@ -45,7 +45,9 @@ type RecoveryConfig struct {
 	// RetransmitCountMax is the most messages one request may ask for;
 	// larger requests are refused with TooMany (take a snapshot instead).
 	RetransmitCountMax int
-	// ConnsMax bounds simultaneous connections; extra ones are closed at once.
+	// ConnsMax bounds simultaneous connections: at the bound the one that has
+	// waited longest for a request is closed to admit a new one, and with none
+	// waiting the new one is closed at once.
 	ConnsMax int
 	// RequestsPerSecond and RequestBurst limit each connection's requests;
 	// beyond them requests are refused with RateLimited.
@@ -82,7 +84,8 @@ func (c *RecoveryConfig) fill() error {
 // RecoveryStats counts the recovery service's work.
 type RecoveryStats struct {
 	ConnsAccepted       uint64
-	ConnsRefused        uint64 // closed at once: ConnsMax reached
+	ConnsRefused        uint64 // closed at once: ConnsMax reached, none idle
+	ConnsEvicted        uint64 // idle ones closed to admit a new one at ConnsMax
 	Retransmits         uint64 // requests answered in full
 	RetransmitsRejected uint64
 	Snapshots           uint64
@@ -113,7 +116,7 @@ func newRecoveryServer(f *Feed) (*recoveryServer, error) {
 }
 
 func (s *recoveryServer) stats() RecoveryStats {
-	return RecoveryStats{ConnsAccepted: s.conns.Accepted(), ConnsRefused: s.conns.Refused(),
+	return RecoveryStats{ConnsAccepted: s.conns.Accepted(), ConnsRefused: s.conns.Refused(), ConnsEvicted: s.conns.Evicted(),
 		Retransmits: s.retransmits.Load(), RetransmitsRejected: s.retransmitsRejected.Load(),
 		Snapshots: s.snapshots.Load(), SnapshotsRejected: s.snapshotsRejected.Load(),
 		ProtocolErrors: s.protocolErrors.Load()}
@@ -173,7 +176,9 @@ func (s *recoveryServer) handle(conn net.Conn) {
 	c.out = out
 	for {
 		_ = conn.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		s.conns.Waiting(conn, c.r.Buffered() == 0) // an idle one makes room for a new client at ConnsMax
 		frame, err := packet.ReadFrame(c.r, c.reqBuf[:])
+		s.conns.Waiting(conn, false)
 		if err != nil {
 			if errors.Is(err, packet.ErrFrameTooLarge) {
 				s.protocolErrors.Add(1)

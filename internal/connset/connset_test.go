@@ -85,3 +85,71 @@ func TestBoundAndClose(t *testing.T) {
 		t.Fatal("served a connection after Close")
 	}
 }
+
+// TestWaitingConnectionMakesRoom: at the bound, the connection that has
+// waited longest for a request is closed to admit a new one, so idle
+// clients cannot lock others out; one serving a request is never closed
+// for it, and with none waiting the new one is refused.
+func TestWaitingConnectionMakesRoom(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := New(2)
+	pair := func() (client, server net.Conn) {
+		t.Helper()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		sc, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, sc
+	}
+	ready := make(chan struct{}, 8)
+	serve := func(waiting bool) func(net.Conn) {
+		return func(c net.Conn) {
+			s.Waiting(c, waiting)
+			ready <- struct{}{}
+			var b [1]byte
+			_, _ = c.Read(b[:])
+		}
+	}
+	closedByServer := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var b [1]byte
+		_, err := c.Read(b[:])
+		return err != nil
+	}
+	busyC, busyS := pair()
+	idleC, idleS := pair()
+	s.Serve(busyS, serve(false))
+	s.Serve(idleS, serve(true))
+	<-ready
+	<-ready
+	newC, newS := pair()
+	if !s.Serve(newS, serve(false)) || !closedByServer(idleC) || s.Evicted() != 1 {
+		t.Fatalf("at the bound with one waiting: evicted %d", s.Evicted())
+	}
+	<-ready
+	lastC, lastS := pair()
+	if s.Serve(lastS, serve(false)) || !closedByServer(lastC) || s.Refused() != 1 {
+		t.Fatal("with none waiting, a connection beyond the bound was served")
+	}
+	busyC.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := busyC.Read(make([]byte, 1)); !isTimeout(err) {
+		t.Fatalf("the serving connection was closed: %v", err)
+	}
+	_ = newC
+	s.Close()
+	s.Wait()
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
