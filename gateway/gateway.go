@@ -159,6 +159,12 @@ type Gateway struct {
 		instrumentID uint32
 		text         string
 	}
+	// uncross is the instrument and call phase of the last AuctionUncrossed,
+	// whose trades follow it (outbound only).
+	uncross struct {
+		instrumentID uint32
+		phase        venue.TradingStatus
+	}
 }
 
 // session is the gateway's state for one FIX session.

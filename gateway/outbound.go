@@ -228,6 +228,12 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onVolatilityInterruption(&e)
 		}
+	case venue.AuctionUncrossedTemplateID:
+		var e venue.AuctionUncrossed
+		if e.WrapDecode(slot, 0) == nil {
+			// Its trades follow in the same command (core, uncross).
+			g.uncross.instrumentID, g.uncross.phase = e.InstrumentID(), e.Status()
+		}
 	}
 }
 
@@ -416,9 +422,13 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		uint(tag.SecondaryExecID, e.TradeID()).time(tag.TransactTime, e.TimestampNs())
 	if e.Auction() == venue.BooleanTypeTrue {
-		// A trade of an uncross: the call's status still holds until the
-		// TradingStatusChanged that follows the trades (auction.go).
-		b.str(tag.TradingSessionSubID, string(auctionSubID(g.instrumentStatus(e.InstrumentID()))))
+		// A trade of an uncross, which names the call phase it ends (the
+		// status may be another: a call halted, then resumed).
+		phase := g.instrumentStatus(e.InstrumentID())
+		if g.uncross.instrumentID == e.InstrumentID() {
+			phase = g.uncross.phase
+		}
+		b.str(tag.TradingSessionSubID, string(auctionSubID(phase)))
 		g.metrics.trades.Inc()
 	}
 	if e.Aggressor() == venue.BooleanTypeTrue {

@@ -419,3 +419,29 @@ func expectLogoutThenClose(t *testing.T, c *fixclient.Client, text string) {
 		t.Fatalf("Logout before the close: %v, want Text %q", logout, text)
 	}
 }
+
+// TestOpeningCallHaltedThenResumed: an opening call that the operator
+// halts and then resumes uncrosses as the opening auction it was: its
+// trades carry TradingSessionSubID 2, not the intraday auction's 6 (the
+// status before the uncross is Halted).
+func TestOpeningCallHaltedThenResumed(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"early","group":"acme","phase":"pre_open"}`, &res); code != 200 {
+		t.Fatalf("pre_open: %d", code)
+	}
+	sendOrder(t, c, order{id: "b", side: "1", qty: "10", px: "100.50"})
+	sendOrder(t, c, order{id: "s", side: "2", qty: "10", px: "100.00"})
+	expectER(t, c, map[int]string{11: "b", 150: "0"})
+	expectER(t, c, map[int]string{11: "s", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news"}`, &res); code != 200 {
+		t.Fatalf("halt: %d", code)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"news out"}`, &res); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "b", 150: "F", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "s", 150: "F", 32: "10", 625: "2"})
+}
