@@ -75,6 +75,7 @@ func (g *Gateway) wireDropCopy() {
 		}
 		if len(r.bySession) > 0 || g.copyAccounts != nil {
 			s.out.copy = r.copy
+			s.route = r
 		}
 	}
 }
@@ -91,7 +92,10 @@ func contains(list []string, v string) bool {
 // copy runs just before an order session's message enters its queue (once
 // queued, QuickFIX/Go may be writing its header): an ExecutionReport is copied to each drop-copy session granted its session
 // or its Account, once per drop-copy session.
-func (r *copyRoute) copy(m *quickfix.Message) {
+func (r *copyRoute) copy(m *quickfix.Message) { r.copyTo(m, nil) }
+
+// copyTo is copy to the drop-copy sessions want accepts (nil: all).
+func (r *copyRoute) copyTo(m *quickfix.Message, want func(dc *session) bool) {
 	if t, err := m.Header.GetBytes(tag.MsgType); err != nil || string(t) != "8" {
 		return
 	}
@@ -103,11 +107,13 @@ func (r *copyRoute) copy(m *quickfix.Message) {
 		return
 	}
 	for _, dc := range r.bySession {
-		dc.out.enqueue(dropCopyOf(m, r.client))
-		r.g.metrics.dropCopies.Inc()
+		if want == nil || want(dc) {
+			dc.out.enqueue(dropCopyOf(m, r.client))
+			r.g.metrics.dropCopies.Inc()
+		}
 	}
 	for _, dc := range byAccount {
-		if !containsSession(r.bySession, dc) {
+		if !containsSession(r.bySession, dc) && (want == nil || want(dc)) {
 			dc.out.enqueue(dropCopyOf(m, r.client))
 			r.g.metrics.dropCopies.Inc()
 		}

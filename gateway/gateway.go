@@ -177,6 +177,9 @@ type session struct {
 	messages slidingWindow
 	loggedOn atomic.Bool
 	out      *sender
+	// route is the session's drop-copy routing (dropcopy.go), nil when no
+	// drop-copy session is granted it.
+	route *copyRoute
 	// rejects and throttleHits count since start the session's rejected
 	// orders and cancels and its throttles' refusals (SessionRates).
 	rejects, throttleHits atomic.Int64

@@ -15,18 +15,24 @@ import (
 // (LostReports), renders them as outbound would and hands them to the
 // sessions' senders before any connection is accepted (Redeliver): they are
 // stored, and a client that logs on without resetting its sequence numbers
-// gets them by resend, with their original ExecIDs.
+// gets them by resend, with their original ExecIDs. A drop-copy session's
+// copies reach its store in event order too, through a sender of its own
+// that may lag the originals' or lead them: its own store says which copies
+// it lacks, and each report and copy is redelivered only where it is lacking.
 
-// ReportMark is what one session's store holds of the matcher's reports.
+// ReportMark is what one session's store holds of the matcher's reports
+// (of the copies of them, for a drop-copy session).
 type ReportMark struct {
 	// Rebuild is false for a session whose reports are not rebuilt (no
-	// store file, a drop-copy session).
+	// store file).
 	Rebuild bool
 	// ExecID is the highest matcher ExecID in the store since its last
 	// reset; 0: none, and ResetNs says from when the session was sent
 	// nothing.
 	ExecID  uint64
 	ResetNs int64
+	// DropCopy marks a drop-copy session's store, which holds copies.
+	DropCopy bool
 }
 
 // LostReports keeps, from the events of a replay, those whose reports a
@@ -43,14 +49,26 @@ func NewLostReports(marks []ReportMark, max int) *LostReports {
 	return &LostReports{marks: marks, max: max}
 }
 
-// Event looks at one replayed event (valid only during the call).
+// lacks reports whether a store the mark describes lacks the report (or
+// copy) of an event with this ExecID and time.
+func (m *ReportMark) lacks(execID uint64, tsNs int64) bool {
+	return m.Rebuild && (m.ExecID != 0 && execID > m.ExecID || m.ExecID == 0 && tsNs > m.ResetNs)
+}
+
+// Event looks at one replayed event (valid only during the call): it is
+// kept when its session's store lacks its report or some drop-copy
+// session's store lacks a copy of it (Redeliver decides which it gets).
 func (l *LostReports) Event(ev []byte) {
 	session, execID, ok := reportOf(ev)
 	if !ok || int(session) >= len(l.marks) {
 		return
 	}
-	m := &l.marks[session]
-	if !m.Rebuild || (m.ExecID != 0 && execID <= m.ExecID) || (m.ExecID == 0 && venue.TimestampNsOf(ev) <= m.ResetNs) {
+	ts := venue.TimestampNsOf(ev)
+	lacking := l.marks[session].lacks(execID, ts)
+	for i := 0; i < len(l.marks) && !lacking; i++ {
+		lacking = l.marks[i].DropCopy && l.marks[i].lacks(execID, ts)
+	}
+	if !lacking {
 		return
 	}
 	if len(l.events) == l.max {
@@ -63,6 +81,9 @@ func (l *LostReports) Event(ev []byte) {
 // Events are the kept events, in journal order, and how many more there
 // were beyond the bound.
 func (l *LostReports) Events() (events [][]byte, dropped int) { return l.events, l.dropped }
+
+// Free drops the kept events once redelivered.
+func (l *LostReports) Free() { l.events = nil }
 
 // reportOf is the session and ExecID of an event answered with an
 // ExecutionReport that carries the matcher's ExecID.
@@ -104,24 +125,41 @@ func reportIn[T any, P interface {
 	return P(&e).SessionIdx(), P(&e).ExecID(), true
 }
 
-// Redeliver renders the ExecutionReports of events (from LostReports) as
-// outbound would and hands them to their sessions' senders, then waits, at
-// most within, until every sender has handed them to QuickFIX/Go, which
-// stores them. Call it after Start and before any session can log on. It
-// returns how many reports it handed over.
-func (g *Gateway) Redeliver(events [][]byte, within time.Duration) int {
+// Redeliver renders the ExecutionReports of the events lost kept as
+// outbound would and hands each to its session's sender when that session's
+// store lacks it, and a copy of it to each drop-copy session granted it whose
+// store lacks the copy; then it waits, at most within, until every sender
+// has handed them to QuickFIX/Go, which stores them. Call it after Start
+// and before any session can log on. It returns how many reports and copies
+// it handed over.
+func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, copies int) {
 	// A gateway of its own renders them, as for a drop-copy replay
 	// (replayCopies), reading the live open-order view (ExpireTime, StopPx)
 	// and instruments.
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open}
 	rg.instruments.Store(g.instruments.Load())
-	n := 0
-	for _, ev := range events {
+	marks := lost.marks
+	for _, ev := range lost.events {
+		_, execID, _ := reportOf(ev)
+		ts := venue.TimestampNsOf(ev)
 		rg.dispatch(ev)
 		for _, h := range rg.held {
-			if s := g.sessionOf(h.idx); s != nil && s.cfg.DropCopy == nil {
-				s.out.enqueue(h.m)
-				n++
+			s := g.sessionOf(h.idx)
+			if s == nil || s.cfg.DropCopy != nil {
+				continue
+			}
+			if s.route != nil {
+				s.route.copyTo(h.m, func(dc *session) bool {
+					lacks := int(dc.idx) < len(marks) && marks[dc.idx].lacks(execID, ts)
+					if lacks {
+						copies++
+					}
+					return lacks
+				})
+			}
+			if int(s.idx) < len(marks) && marks[s.idx].lacks(execID, ts) {
+				s.out.enqueueUncopied(h.m)
+				reports++
 			}
 		}
 		clear(rg.held)
@@ -131,11 +169,11 @@ func (g *Gateway) Redeliver(events [][]byte, within time.Duration) int {
 	for {
 		left := g.queued()
 		if left == 0 {
-			return n
+			return reports, copies
 		}
 		if time.Now().After(deadline) {
 			g.log.Warn("rebuilt answers not yet stored", "messages_queued", left, "waited", within)
-			return n
+			return reports, copies
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -57,3 +57,19 @@ func TestLostReports(t *testing.T) {
 		t.Fatalf("kept ExecIDs %v, %d dropped; want [11 5 12], 1", got, dropped)
 	}
 }
+
+// TestLostReportsForADropCopy: an event whose report its session holds is
+// kept when a drop-copy session's store lacks its copy.
+func TestLostReportsForADropCopy(t *testing.T) {
+	l := NewLostReports([]ReportMark{{Rebuild: true, ExecID: 20}, {Rebuild: true, ExecID: 15, DropCopy: true}}, 8)
+	for _, id := range []uint64{14, 15, 16, 21} {
+		l.Event(acceptedEvent(t, 0, id, 5000))
+	}
+	events, _ := l.Events()
+	if len(events) != 2 {
+		t.Fatalf("kept %d events, want 2 (16 for the copy, 21 for both)", len(events))
+	}
+	if m := l.marks[0]; m.lacks(16, 5000) || !m.lacks(21, 5000) {
+		t.Fatal("the order session's mark")
+	}
+}

@@ -86,13 +86,24 @@ func (s *sender) enqueue(m *quickfix.Message) { s.enqueueOut(outMsg{m: m}) }
 
 // enqueueOut is enqueue for a message that may be a reused report.
 func (s *sender) enqueueOut(o outMsg) {
-	m := o.m
 	s.pending.Add(1)
 	if s.copy != nil {
 		// Before the original is queued: once queued, its sender may be
 		// writing the header that the copy reads.
-		s.copy(m)
+		s.copy(o.m)
 	}
+	s.queueCounted(o)
+}
+
+// enqueueUncopied is enqueue without the drop copies (Redeliver makes the
+// ones the drop-copy sessions lack).
+func (s *sender) enqueueUncopied(m *quickfix.Message) {
+	s.pending.Add(1)
+	s.queueCounted(outMsg{m: m})
+}
+
+// queueCounted queues o, already counted in pending.
+func (s *sender) queueCounted(o outMsg) {
 	select {
 	case s.queue <- o:
 		return

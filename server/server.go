@@ -88,9 +88,10 @@ type Server struct {
 	stopSync        chan struct{}
 	wg              sync.WaitGroup
 	replayed        int64
-	// lostReports are the replayed events whose ExecutionReports the
-	// sessions' stores lack, redelivered by Start (lostreports.go).
-	lostReports [][]byte
+	// lostReports are the replayed events whose ExecutionReports (or
+	// copies) the sessions' stores lack, redelivered by Start
+	// (lostreports.go); nil when none.
+	lostReports *gateway.LostReports
 	snaps       *journal.Snapshotter
 	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
 	matcherThread config.MatcherThread

@@ -30,9 +30,14 @@ orders_per_second_reject = 0
 ResetOnLogon = "N"
 [[session]]
 comp_id = "CLIENT1"
+[[session]]
+comp_id = "DC1"
+kind = "dropcopy"
+copy_all = true
 `)
 	const burst = 3000
 	next, first := 1, true
+	dcNext := 1
 	for attempt := 1; ; attempt++ {
 		v := startVenue(t, cfg)
 		c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
@@ -41,6 +46,15 @@ comp_id = "CLIENT1"
 		}
 		c.NextOut = next
 		if _, err := c.Logon(first); err != nil {
+			t.Fatal(err)
+		}
+		// The drop copy is logged on and does not read: its copies lag.
+		dc, err := fixclient.Dial(v.fixAddr, "DC1", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc.NextOut = dcNext
+		if _, err := dc.Logon(first); err != nil {
 			t.Fatal(err)
 		}
 		first = false
@@ -52,8 +66,9 @@ comp_id = "CLIENT1"
 			}
 		}
 		v.kill()
-		next = c.NextOut
+		next, dcNext = c.NextOut, dc.NextOut
 		c.Close()
+		dc.Close()
 
 		v = startVenue(t, cfg)
 		r, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
@@ -116,10 +131,46 @@ comp_id = "CLIENT1"
 				missing++
 			}
 		}
+		// The drop copy: every order's New copied once.
+		d, err := fixclient.Dial(v.fixAddr, "DC1", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.NextOut = dcNext
+		if _, err := d.Logon(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+			t.Fatal(err)
+		}
+		copied := map[string]bool{}
+		for {
+			m, err := d.ReadAny(2 * time.Second)
+			if err != nil {
+				break // the resend is over (a read timeout)
+			}
+			if m.Type() == "8" && m.Get(797) == "Y" && m.Get(43) == "Y" {
+				key := m.Get(128) + "/" + m.Get(17)
+				if copied[key] {
+					t.Fatalf("drop copy of ExecID %s stored twice: %s", m.Get(17), m)
+				}
+				copied[key] = true
+				if m.Get(150) == "0" {
+					copied[m.Get(11)] = true
+				}
+			}
+		}
+		d.Close()
+		for id := range live {
+			if !copied[id] {
+				missing++
+			}
+		}
+		dcNext = d.NextOut
 		r.Close()
 		v.stop(t)
 		if missing > 0 {
-			t.Fatalf("attempt %d: %d of the %d orders the venue holds were never reported New (rebuilt: %v)\n%s",
+			t.Fatalf("attempt %d: %d New reports or copies missing for the %d orders the venue holds (rebuilt: %v)\n%s",
 				attempt, missing, len(live), rebuilt, v.logs())
 		}
 		if rebuilt {
