@@ -23,7 +23,9 @@ import (
 // clean stop, rebuilds nothing.
 func TestKill9LostAnswersAreStoredAgain(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[session_defaults]
+	cfg := writeVenueConfig(t, dir, `[marketdata]
+enabled = false
+[session_defaults]
 cancel_on_disconnect = false
 orders_per_second_reject = 0
 [session_defaults.quickfix]
