@@ -8,8 +8,10 @@ import (
 // Cluster defaults and bounds (cluster/doc.go, "Raft settings").
 const (
 	DefaultClusterHeartbeat = 50 * time.Millisecond
-	DefaultClusterElection  = 500 * time.Millisecond
-	ClusterNodesMax         = 7
+	// ClusterHeartbeatMin bounds cluster.heartbeat from below.
+	ClusterHeartbeatMin    = time.Millisecond
+	DefaultClusterElection = 500 * time.Millisecond
+	ClusterNodesMax        = 7
 )
 
 // Cluster is [cluster]: replication of the journal over Raft. node_id 0
@@ -110,6 +112,8 @@ func (c *Config) validateCluster() []error {
 	}
 	if cl.Heartbeat.Duration < 0 || cl.Election.Duration < 0 {
 		add("cluster.heartbeat, cluster.election: must not be negative")
+	} else if cl.Heartbeat.Duration != 0 && cl.Heartbeat.Duration < ClusterHeartbeatMin {
+		add("cluster.heartbeat: %s is below %s (each tick runs Raft on every node)", cl.Heartbeat.Duration, ClusterHeartbeatMin)
 	} else if t := cl.ElectionTicks(); t < 3 || (cl.Election.Duration != 0 && cl.Election.Duration%cl.HeartbeatInterval() != 0) {
 		add("cluster.election: must be a whole multiple of cluster.heartbeat and at least 3 of them")
 	}

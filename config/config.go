@@ -8,11 +8,13 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -389,8 +391,8 @@ func (c *Config) expandSessions() error {
 		if len(s.Range) != 2 || s.Range[0] > s.Range[1] || s.Range[0] < 0 {
 			return fmt.Errorf("session[%d].range: want [from, to] with from <= to", i)
 		}
-		if !strings.Contains(s.CompID, "%d") {
-			return fmt.Errorf("session[%d].comp_id: a range needs a %%d in the CompID", i)
+		if strings.Count(s.CompID, "%") != 1 || !strings.Contains(s.CompID, "%d") {
+			return fmt.Errorf("session[%d].comp_id: a range needs one %%d in the CompID, and no other %%", i)
 		}
 		if s.Range[1]-s.Range[0] >= SessionsMax {
 			return fmt.Errorf("session[%d].range: more than %d sessions", i, SessionsMax)
@@ -407,11 +409,19 @@ func (c *Config) expandSessions() error {
 }
 
 func checkAddr(key, addr string) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+		return fmt.Errorf("%s: port %q of %q is not a number from 0 to 65535", key, port, addr)
 	}
 	return nil
 }
+
+// CheckAddr checks a host:port given for key (a configuration key or a
+// command-line flag) as the configuration's addresses are checked.
+func CheckAddr(key, addr string) error { return checkAddr(key, addr) }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
@@ -444,8 +454,11 @@ func (c *Config) validate() error {
 	if c.FIX.ConnectionsMax <= 0 || c.FIX.ConnectionsPerIPMax <= 0 {
 		add("fix.max_connections, fix.max_connections_per_ip: must be positive")
 	}
-	if c.FIX.OutboundQueueMax <= 0 {
-		add("fix.outbound_queue_max: must be positive")
+	if c.FIX.OutboundQueueMax <= 0 || c.FIX.OutboundQueueMax > OutboundQueueMaxLimit {
+		add("fix.outbound_queue_max: %d is outside [1, %d]", c.FIX.OutboundQueueMax, OutboundQueueMaxLimit)
+	}
+	if c.FIX.LogonsPerCompIDPerSecond < 0 || c.FIX.LogonsPerCompIDBurst < 0 || c.FIX.LogonsPerSourcePerSecond < 0 || c.FIX.LogonsPerSourceBurst < 0 {
+		add("fix.logons_per_comp_id_per_second, fix.logons_per_comp_id_burst, fix.logons_per_source_per_second, fix.logons_per_source_burst: must not be negative")
 	}
 	if c.FIX.CancelGrace.Duration <= 0 {
 		add("fix.cancel_grace: must be positive")
@@ -456,20 +469,20 @@ func (c *Config) validate() error {
 	if c.FIX.TLSClientCAFile != "" && c.FIX.TLSCertFile == "" {
 		add("fix.tls_client_ca_file: mutual TLS needs fix.tls_cert_file")
 	}
-	if c.Engine.OrdersMax <= 0 {
-		add("engine.orders_max: must be positive")
+	if c.Engine.OrdersMax <= 0 || c.Engine.OrdersMax > core.OrdersMaxLimit {
+		add("engine.orders_max: %d is outside [1, %d]", c.Engine.OrdersMax, core.OrdersMaxLimit)
 	}
-	if c.Engine.ClOrdIDsMax < c.Engine.OrdersMax {
-		add("engine.clordids_max: must be at least engine.orders_max")
+	if c.Engine.ClOrdIDsMax < c.Engine.OrdersMax || c.Engine.ClOrdIDsMax > core.ClOrdIDsMaxLimit {
+		add("engine.clordids_max: %d is outside [engine.orders_max, %d]", c.Engine.ClOrdIDsMax, core.ClOrdIDsMaxLimit)
 	}
 	if n := c.Engine.InstrumentsMaxSetting; n != 0 && (n < len(c.Instruments) || n > InstrumentsMax) {
 		add("engine.instruments_max: %d is outside [%d configured instruments, %d]", n, len(c.Instruments), InstrumentsMax)
 	}
-	if !isPow2(c.Engine.CommandRingSlots) {
-		add("engine.command_ring_slots: %d is not a power of two", c.Engine.CommandRingSlots)
+	if !isPow2(c.Engine.CommandRingSlots) || c.Engine.CommandRingSlots > RingSlotsMax {
+		add("engine.command_ring_slots: %d is not a power of two up to %d", c.Engine.CommandRingSlots, RingSlotsMax)
 	}
-	if !isPow2(c.Engine.EventRingSlots) {
-		add("engine.event_ring_slots: %d is not a power of two", c.Engine.EventRingSlots)
+	if !isPow2(c.Engine.EventRingSlots) || c.Engine.EventRingSlots > RingSlotsMax {
+		add("engine.event_ring_slots: %d is not a power of two up to %d", c.Engine.EventRingSlots, RingSlotsMax)
 	} else if c.Engine.EventRingSlots < EventRingSlotsMin {
 		add("engine.event_ring_slots: %d is below %d", c.Engine.EventRingSlots, EventRingSlotsMin)
 	}
@@ -492,8 +505,8 @@ func (c *Config) validate() error {
 	if d := c.Journal.FIXStoreSync.Duration; d <= 0 || d > FIXStoreSyncMax {
 		add("journal.fix_store_sync: %s is outside (0s, %s]", d, FIXStoreSyncMax)
 	}
-	if c.Journal.SegmentBytes < 1<<16 {
-		add("journal.segment_bytes: %d is below 65536", c.Journal.SegmentBytes)
+	if c.Journal.SegmentBytes < 1<<16 || c.Journal.SegmentBytes > journal.SegmentBytesLimit {
+		add("journal.segment_bytes: %d is outside [65536, %d]", c.Journal.SegmentBytes, journal.SegmentBytesLimit)
 	}
 	if c.MarketData.Enabled {
 		if err := checkAddr("marketdata.feed_addr", c.MarketData.FeedAddr); err != nil {
@@ -514,6 +527,34 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateRisk()...)
 	errs = append(errs, c.validateCluster()...)
 	return errors.Join(errs...)
+}
+
+// Bounds of the configuration that the parts it sizes would otherwise meet
+// later, after the data directory is in use.
+const (
+	// OutboundQueueMaxLimit bounds fix.outbound_queue_max (a queue of that
+	// many messages is made for every session).
+	OutboundQueueMaxLimit = 1 << 20
+	// RingSlotsMax bounds engine.command_ring_slots and event_ring_slots.
+	RingSlotsMax = 1 << 22
+	// CompIDLengthMax bounds a session's CompID (it names the session's
+	// FIX store file).
+	CompIDLengthMax = 64
+)
+
+// validName reports whether s is 1 to max printable ASCII characters
+// without space or '=', as a CompID and a symbol must be (the admin API
+// asks the same of a symbol).
+func validName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' || c == '=' {
+			return false
+		}
+	}
+	return true
 }
 
 // countError is the error of a list (key) of n entries that must hold 1 to
@@ -537,8 +578,10 @@ func (c *Config) validateSessions() []error {
 	for i := range c.Sessions {
 		s := &c.Sessions[i]
 		key := fmt.Sprintf("session[%d]", i)
-		if s.CompID == "" || strings.ContainsAny(s.CompID, "\x01= ") {
-			errs = append(errs, fmt.Errorf("%s.comp_id: %q is not a valid CompID", key, s.CompID))
+		if !validName(s.CompID, CompIDLengthMax) {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q is not 1 to %d printable ASCII characters without space or '='", key, s.CompID, CompIDLengthMax))
+		} else if s.CompID == c.Venue.SenderCompID {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q is the venue's own (venue.sender_comp_id)", key, s.CompID))
 		}
 		if j, dup := seen[s.CompID+"/"+s.SenderCompID]; dup {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q repeats session[%d]", key, s.CompID, j))
@@ -582,8 +625,8 @@ func (c *Config) validateInstruments() []error {
 			errs = append(errs, fmt.Errorf("%s.id: %d repeats instrument[%d]", key, in.ID, j))
 		}
 		ids[in.ID] = i
-		if in.Symbol == "" || strings.ContainsAny(in.Symbol, "\x01= ") {
-			errs = append(errs, fmt.Errorf("%s.symbol: %q is not a valid symbol", key, in.Symbol))
+		if !validName(in.Symbol, venue.SymbolLength) {
+			errs = append(errs, fmt.Errorf("%s.symbol: %q is not 1 to %d printable ASCII characters without space or '='", key, in.Symbol, venue.SymbolLength))
 		}
 		if strings.EqualFold(in.Symbol, "all") {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q is reserved: ALL in FIX (TradingSessionID) and all in the admin API mean every instrument", key, in.Symbol))

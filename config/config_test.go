@@ -101,6 +101,21 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"C%d\"\nrange = [3, 1]", "session[0].range"},
 		{"[venue]\nsender_comp_id = \"\"", "venue.sender_comp_id"},
 		{"this is not toml", "test.toml"},
+		// Bounds of what the configuration sizes, checked before the data
+		// directory is used.
+		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1, 1048576]"},
+		{"[fix]\nlogons_per_comp_id_per_second = -5.0", "fix.logons_per_comp_id_per_second"},
+		{"[fix]\naddr = \"127.0.0.1:99999\"", `fix.addr: port "99999"`},
+		{"[engine]\nevent_ring_slots = 1099511627776", "engine.event_ring_slots: 1099511627776 is not a power of two up to 4194304"},
+		{"[engine]\norders_max = 1000000000000", "engine.orders_max: 1000000000000 is outside"},
+		{"[journal]\nsegment_bytes = 99999999999999", "journal.segment_bytes: 99999999999999 is outside [65536, 268435456]"},
+		{strings.Replace(instrumentText, `symbol = "X"`, `symbol = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"`, 1), "instrument[0].symbol"},
+		{strings.Replace(instrumentText, `symbol = "X"`, "symbol = \"A\tB\"", 1), "instrument[0].symbol"},
+		{strings.Replace(instrumentText, `symbol = "X"`, `symbol = "ÄCMÉ"`, 1), "instrument[0].symbol"},
+		{"[[session]]\ncomp_id = \"A\tB\"", "session[0].comp_id"},
+		{"[[session]]\ncomp_id = \"" + strings.Repeat("C", 65) + "\"", "session[0].comp_id"},
+		{"[[session]]\ncomp_id = \"VENUE\"", `session[0].comp_id: "VENUE" is the venue's own`},
+		{"[[session]]\ncomp_id = \"C%d%d\"\nrange = [1, 2]", "session[0].comp_id: a range needs one %d"},
 	}
 	for _, tc := range tests {
 		_, err := Parse([]byte(tc.text), "test.toml")

@@ -189,6 +189,7 @@ func (a *Admin) validate() []error {
 	if (a.TLSCertFile == "") != (a.TLSKeyFile == "") {
 		add("admin.tls_cert_file, admin.tls_key_file: give both or neither")
 	}
+
 	if a.TLSClientCAFile != "" && a.TLSCertFile == "" {
 		add("admin.tls_client_ca_file: client certificates need admin.tls_cert_file")
 	}
@@ -278,11 +279,15 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 	}
 	owner := map[string]int{}
 	catchAll := -1
+	names := map[string]int{}
 	for i, g := range s.Groups {
 		key := fmt.Sprintf("schedule.group[%d]", i)
 		if g.Name == "" {
 			add("%s.name: must not be empty", key)
+		} else if j, ok := names[g.Name]; ok {
+			add("%s.name: %q repeats schedule.group[%d] (the admin API names a group by it)", key, g.Name, j)
 		}
+		names[g.Name] = i
 		if !(0 <= g.PreOpen.Duration && g.PreOpen.Duration < g.Open.Duration && g.Open.Duration < g.Close.Duration) {
 			add("%s: want 0 <= pre_open < open < close, have %s, %s, %s (phases overlap)", key, g.PreOpen.Duration, g.Open.Duration, g.Close.Duration)
 		}

@@ -36,3 +36,14 @@ func TestAdminConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScheduleGroupNamesAreUnique: the admin API names a group by its name,
+// so two groups with one name are refused (a phase call moved only one).
+func TestScheduleGroupNamesAreUnique(t *testing.T) {
+	text := "[schedule]\nenabled = true\nend_of_day = \"17h\"\n" +
+		"[[schedule.group]]\nname = \"g\"\ninstruments = [\"ACME\"]\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n" +
+		"[[schedule.group]]\nname = \"g\"\npre_open = \"7h\"\nopen = \"8h\"\nclose = \"16h\"\n"
+	if _, err := Parse([]byte(text), "t.toml"); err == nil || !strings.Contains(err.Error(), `schedule.group[1].name: "g" repeats schedule.group[0]`) {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/fixvenue/fixvenue/core"
 	"time"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -126,8 +127,8 @@ func (c *Config) validateRisk() []error {
 		}{{"max_order_qty", l.MaxOrderQty}, {"max_order_notional", l.MaxOrderNotional}, {"max_open_orders", l.MaxOpenOrders},
 			{"max_open_notional", l.MaxOpenNotional}, {"credit_limit", l.CreditLimit}, {"max_position", l.MaxPosition},
 			{"kill_after_breaches", l.KillAfterBreaches}, {"kill_at_loss", l.KillAtLoss}} {
-			if v.p != nil && *v.p <= 0 {
-				add("%s.%s: %d must be positive (leave it out for no limit)", where, v.key, *v.p)
+			if v.p != nil && (*v.p <= 0 || *v.p > core.RiskLimitMax) {
+				add("%s.%s: %d is outside [1, %d] (leave it out for no limit)", where, v.key, *v.p, core.RiskLimitMax)
 			}
 		}
 		seen := map[string]bool{}

@@ -29,8 +29,9 @@ max_position = 5
 		t.Fatalf("parsed %+v", c.Risk)
 	}
 	for _, bad := range []struct{ text, want string }{
-		{"[risk.sessions]\nmax_order_qty = 0\n", "risk.sessions.max_order_qty: 0 must be positive"},
-		{"[risk.sessions]\ncredit_limit = -5\n", "risk.sessions.credit_limit: -5 must be positive"},
+		{"[risk.sessions]\nmax_order_qty = 0\n", "risk.sessions.max_order_qty: 0 is outside [1, 4611686018427387902]"},
+		{"[risk.sessions]\ncredit_limit = -5\n", "risk.sessions.credit_limit: -5 is outside"},
+		{"[risk.sessions]\ncredit_limit = 9223372036854775807\n", "risk.sessions.credit_limit: 9223372036854775807 is outside"},
 		{"[[risk.session]]\ncomp_id = \"NOBODY\"\n", `unknown session comp_id "NOBODY"`},
 		{"[[risk.account]]\nname = \"FUND\"\n[[risk.account.instrument]]\nsymbol = \"NOPE\"\n", `unknown instrument "NOPE"`},
 		{"[[risk.account]]\nname = \"A\"\n[[risk.account]]\nname = \"A\"\n", `account "A" appears twice`},

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/fixvenue/fixvenue/config"
 )
 
 // dataDirLockFile is the file in a data directory that its process holds an
@@ -70,4 +73,26 @@ func dataDirFreeBytes(dir string) float64 {
 		return -1
 	}
 	return float64(st.Bavail) * float64(st.Bsize)
+}
+
+// checkTLSFiles loads the certificates and keys the configuration names
+// (FIX and admin listeners), so that a missing or bad one stops the start
+// before anything is written.
+func checkTLSFiles(cfg *config.Config) error {
+	for _, l := range []struct{ key, cert, keyFile, ca string }{
+		{"fix", cfg.FIX.TLSCertFile, cfg.FIX.TLSKeyFile, cfg.FIX.TLSClientCAFile},
+		{"admin", cfg.Admin.TLSCertFile, cfg.Admin.TLSKeyFile, cfg.Admin.TLSClientCAFile},
+	} {
+		if l.cert != "" {
+			if _, err := tls.LoadX509KeyPair(l.cert, l.keyFile); err != nil {
+				return fmt.Errorf("%s.tls_cert_file, %s.tls_key_file: %w", l.key, l.key, err)
+			}
+		}
+		if l.ca != "" {
+			if _, err := os.ReadFile(l.ca); err != nil {
+				return fmt.Errorf("%s.tls_client_ca_file: %w", l.key, err)
+			}
+		}
+	}
+	return nil
 }

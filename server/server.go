@@ -163,6 +163,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		// The cluster node made and holds the data directory (StartCluster).
 		return s.newOnReplica(opts.Replica)
 	}
+	// What the configuration names outside it is checked before the data
+	// directory is touched.
+	if err := checkTLSFiles(cfg); err != nil {
+		return nil, err
+	}
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,23 @@ func cmdServe(args []string) int {
 	if *mdRecovery != "" {
 		cfg.MarketData.RecoveryAddr = *mdRecovery
 	}
+	// The flags' addresses are checked as the configuration's are, before
+	// the data directory is touched.
+	for _, f := range []struct{ flag, addr string }{{"--fix-addr", *fixAddr}, {"--metrics-addr", cfg.Metrics.Addr},
+		{"--md-addr", *mdAddr}, {"--md-recovery-addr", *mdRecovery}} {
+		if f.addr != "" {
+			if err := config.CheckAddr(f.flag, f.addr); err != nil {
+				fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+				return 2
+			}
+		}
+	}
+	if *readyFile != "" {
+		if st, err := os.Stat(filepath.Dir(*readyFile)); err != nil || !st.IsDir() {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %s is not a directory\n", filepath.Dir(*readyFile))
+			return 2
+		}
+	}
 
 	stopProfiles, err := startProfiles("fixvenue serve", *cpuProfile, *traceFile)
 	if err == nil && *memProfile != "" {

@@ -321,6 +321,14 @@ func (s *Store) load() error {
 					"numbers again); restore the file, or truncate it to %d bytes to accept that loss",
 					ErrDamaged, s.path, off, next, off)
 			}
+			if off == 0 {
+				// A store starts with its reset record, written when it
+				// is created: bytes with no record at all before them are
+				// not a torn tail but another file, or damage at its start.
+				return fmt.Errorf("%w: %s: no whole record at its start (%d bytes): not a FIX store, or damaged where it "+
+					"begins; cutting it would lose the session's sequence numbers and messages: restore the file, or "+
+					"remove it to start the session from sequence number 1", ErrDamaged, s.path, len(data))
+			}
 			s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", len(tail))
 		}
 		if err := s.f.Truncate(off); err != nil {

@@ -471,3 +471,34 @@ func TestFailuresReachOnFail(t *testing.T) {
 		t.Fatalf("save after Close: %v (reported %d): want a plain error, not a failure", err, len(reported))
 	}
 }
+
+// TestForeignFileIsNotCut: a file with no whole record at its start (not a
+// store, or one damaged where it begins) is refused, not cut to nothing as
+// a torn tail (its session's sequence numbers and messages would be gone);
+// zeros alone (space reserved, nothing written) are still an empty store.
+func TestForeignFileIsNotCut(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		refused bool
+	}{
+		{"garbage", []byte(strings.Repeat("\x7fnot a store\x01", 400)), true},
+		{"zeros", make([]byte, 4096), false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, fileName(sid)), c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewFactory(Options{Dir: dir, MessagesMax: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Create(sid)
+		if got := errors.Is(err, ErrDamaged); got != c.refused {
+			t.Fatalf("%s: error %v, refused %v, want %v", c.name, err, got, c.refused)
+		}
+		if st, _ := os.Stat(filepath.Join(dir, fileName(sid))); c.refused && st.Size() != int64(len(c.data)) {
+			t.Fatalf("%s: the refused file was changed to %d bytes", c.name, st.Size())
+		}
+	}
+}
