@@ -132,7 +132,14 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 		}
 		transport.TLSClientConfig = tc
 	}
-	c.base = scheme + "://" + *addr
+	// An address given as a URL keeps its scheme (https also with --tls).
+	host := *addr
+	if rest, ok := strings.CutPrefix(host, "https://"); ok {
+		host, scheme = rest, "https"
+	} else if rest, ok := strings.CutPrefix(host, "http://"); ok {
+		host = rest
+	}
+	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
 	c.http = &http.Client{Timeout: *timeout, Transport: transport}
 	return c.run(sub, positional)
 }

@@ -119,6 +119,10 @@ sha256 = %q
 			break
 		}
 	}
+	// The address may be given as a URL.
+	if code, out, errs := runAdminCLI(t, "http://"+addr+"/", token, "status"); code != 0 || !strings.Contains(out, "ready") {
+		t.Fatalf("--addr as a URL: %d %s %s", code, out, errs)
+	}
 	// --json prints the API's JSON.
 	code, out, _ := admin(token, "instruments", "--json")
 	var list []ops.InstrumentInfo
