@@ -125,10 +125,18 @@ func (o loadOutput) single(res *loadgen.Result) int {
 			return 1
 		}
 	}
-	if res.Lost() > 0 || len(res.SessionErrors) > 0 || res.Latency.P99Us > o.p99MaxUs {
+	// A run whose every order was refused measured no order path.
+	var orderRejects int64
+	for k, n := range res.Rejects {
+		if strings.HasPrefix(k, "ExecutionReport 103=") {
+			orderRejects += n
+		}
+	}
+	allRefused := res.OrdersSent > 0 && orderRejects >= res.OrdersSent
+	if res.Lost() > 0 || len(res.SessionErrors) > 0 || res.Latency.P99Us > o.p99MaxUs || allRefused {
 		if !o.json {
-			fmt.Fprintf(os.Stdout, "verdict  NOT HELD (lost %d, failed sessions %d, p99 %s against --p99-max %s)\n",
-				res.Lost(), len(res.SessionErrors), hdrplot.FormatUs(res.Latency.P99Us), hdrplot.FormatUs(o.p99MaxUs))
+			fmt.Fprintf(os.Stdout, "verdict  NOT HELD (lost %d, failed sessions %d, p99 %s against --p99-max %s, %d of %d orders refused)\n",
+				res.Lost(), len(res.SessionErrors), hdrplot.FormatUs(res.Latency.P99Us), hdrplot.FormatUs(o.p99MaxUs), orderRejects, res.OrdersSent)
 		}
 		return exitNotHeld
 	}
