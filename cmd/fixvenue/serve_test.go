@@ -117,7 +117,8 @@ func TestReadyFile(t *testing.T) {
 }
 
 // TestReadyFileUnwritable: a ready file that cannot be written stops the
-// venue with a clear error rather than leaving a script waiting.
+// venue with a clear error rather than leaving a script waiting, before it
+// serves or writes anything (a missing directory is checked first).
 func TestReadyFileUnwritable(t *testing.T) {
 	dir := t.TempDir()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -132,10 +133,13 @@ func TestReadyFileUnwritable(t *testing.T) {
 	defer timer.Stop()
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want status 1:\n%s", err, out)
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("exit %v, want status 2:\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "--ready-file") || !strings.Contains(string(out), "missing") {
 		t.Fatalf("the error does not name the flag and the path:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the data directory was made before the ready file's was checked: %v", err)
 	}
 }
