@@ -466,6 +466,11 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if o.plan != nil {
 		if tr, ok := o.plan.Next(schedule.Through(o.cfg.Now())); ok {
 			st.NextTransition = tr.String()
+			if tr.Kind != schedule.EndOfDay && tr.Group >= 0 && tr.Group < len(o.cfg.Schedule.Groups) {
+				// The group as /v1/phase names it.
+				st.NextTransition = fmt.Sprintf("%s %s group %q at %s", tr.Day, tr.Kind, o.cfg.Schedule.Groups[tr.Group].Name,
+					tr.At.Format(time.RFC3339Nano))
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, st)

@@ -318,6 +318,12 @@ func TestAdminPhase(t *testing.T) {
 	if got := instrumentsOf(t, s); got["ACME"].Status != "Closed" || got["LOTS"].Status != "Closed" {
 		t.Fatalf("a day that does not trade starts closed: %+v", got)
 	}
+	// The next transition names its group as /v1/phase does.
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 ||
+		!(strings.Contains(st.NextTransition, `group "acme"`) || strings.Contains(st.NextTransition, `group "rest"`)) {
+		t.Fatalf("status: %d, next transition %q", code, st.NextTransition)
+	}
 	var res ops.ActionResponse
 	for _, c := range []struct {
 		body   string
