@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -84,6 +86,16 @@ range = [1, 2]
 	wantAsks := [][]float64{{100.50, 3, 1}, {101.00, 4, 1}, {102.00, 10, 1}}
 	if book.Symbol != "ACME" || book.Seq == 0 || fmt.Sprint(book.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(book.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("book = %s\nwant bids %v asks %v", out, wantBids, wantAsks)
+	}
+	// Watching a symbol the feed does not list says so and exits, as book
+	// does (it drew an empty book for ever).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "NOPE", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	wout, err := watch.CombinedOutput()
+	var ee *exec.ExitError
+	if ctx.Err() != nil || !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(wout), `no such symbol: "NOPE"`) {
+		t.Fatalf("md watch --symbol NOPE: %v (context %v)\n%s", err, ctx.Err(), wout)
 	}
 }
 

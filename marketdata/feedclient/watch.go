@@ -29,7 +29,10 @@ var ErrUnknownSymbol = errors.New("feedclient: the feed has no such symbol")
 // most ten times a second, until ctx ends. It returns nil when ctx ends.
 // cfg.Callbacks is replaced.
 func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	w := &watcher{symbol: symbol, out: out}
+	var unknown error
 	cfg.Callbacks = Callbacks{
 		OnBook: func(b *Book) {
 			if b.Symbol == symbol {
@@ -42,7 +45,16 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 			}
 		},
 		OnRecovery: func(r Recovery) { w.lastRecovery, w.dirty = r, true },
-		OnIdle:     w.maybeDraw,
+		OnIdle: func() {
+			// Joined, and the feed lists no such symbol: say so, as BookJSON
+			// does, instead of drawing an empty book for ever.
+			if c := w.client; c != nil && c.InSync() && c.BookBySymbol(symbol) == nil {
+				unknown = fmt.Errorf("%w: %q", ErrUnknownSymbol, symbol)
+				cancel()
+				return
+			}
+			w.maybeDraw()
+		},
 	}
 	c, err := New(cfg)
 	if err != nil {
@@ -50,6 +62,9 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 	}
 	w.client = c
 	err = c.Run(ctx)
+	if unknown != nil {
+		return unknown
+	}
 	if ctx.Err() != nil {
 		return w.writeErr
 	}
