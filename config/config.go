@@ -542,6 +542,11 @@ const (
 	CompIDLengthMax = 64
 )
 
+// ValidSymbol reports whether s may be an instrument's symbol: 1 to
+// venue.SymbolLength printable ASCII characters without space or '=' (the
+// configuration and the admin API ask the same).
+func ValidSymbol(s string) bool { return validName(s, venue.SymbolLength) }
+
 // validName reports whether s is 1 to max printable ASCII characters
 // without space or '=', as a CompID and a symbol must be (the admin API
 // asks the same of a symbol).
@@ -625,7 +630,7 @@ func (c *Config) validateInstruments() []error {
 			errs = append(errs, fmt.Errorf("%s.id: %d repeats instrument[%d]", key, in.ID, j))
 		}
 		ids[in.ID] = i
-		if !validName(in.Symbol, venue.SymbolLength) {
+		if !ValidSymbol(in.Symbol) {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q is not 1 to %d printable ASCII characters without space or '='", key, in.Symbol, venue.SymbolLength))
 		}
 		if strings.EqualFold(in.Symbol, "all") {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"math"
 	"time"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -38,15 +39,31 @@ type ReportMark struct {
 // LostReports keeps, from the events of a replay, those whose reports a
 // session's store lacks, at most max of them.
 type LostReports struct {
-	marks   []ReportMark // by session index
-	max     int
-	events  [][]byte
-	dropped int
+	marks []ReportMark // by session index
+	// copyExecMin and copyResetMin are the least of the drop-copy marks
+	// (by ExecID, and by reset time for those with none): some drop-copy
+	// store lacks an event's copy exactly when the event is past one of
+	// them, which Event tests without a walk of the sessions.
+	copyExecMin  uint64
+	copyResetMin int64
+	max          int
+	events       [][]byte
+	dropped      int
 }
 
 // NewLostReports collects for the sessions marks describes (by index).
 func NewLostReports(marks []ReportMark, max int) *LostReports {
-	return &LostReports{marks: marks, max: max}
+	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyResetMin: math.MaxInt64}
+	for _, m := range marks {
+		switch {
+		case !m.DropCopy || !m.Rebuild:
+		case m.ExecID != 0:
+			l.copyExecMin = min(l.copyExecMin, m.ExecID)
+		default:
+			l.copyResetMin = min(l.copyResetMin, m.ResetNs)
+		}
+	}
+	return l
 }
 
 // lacks reports whether a store the mark describes lacks the report (or
@@ -64,11 +81,7 @@ func (l *LostReports) Event(ev []byte) {
 		return
 	}
 	ts := venue.TimestampNsOf(ev)
-	lacking := l.marks[session].lacks(execID, ts)
-	for i := 0; i < len(l.marks) && !lacking; i++ {
-		lacking = l.marks[i].DropCopy && l.marks[i].lacks(execID, ts)
-	}
-	if !lacking {
+	if !l.marks[session].lacks(execID, ts) && execID <= l.copyExecMin && ts <= l.copyResetMin {
 		return
 	}
 	if len(l.events) == l.max {

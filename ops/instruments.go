@@ -98,8 +98,7 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 		return bad("no_reason", "give a reason: it is journaled with the action")
 	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
 		return bad("bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
-	case req.Symbol == "" || len(req.Symbol) > venue.SymbolLength || strings.IndexFunc(req.Symbol, nonSymbol) >= 0 ||
-		strings.EqualFold(req.Symbol, AllInstruments):
+	case !config.ValidSymbol(req.Symbol) || strings.EqualFold(req.Symbol, AllInstruments):
 		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q in any case: "+
 			"ALL in FIX and all here mean every instrument)", req.Symbol, venue.SymbolLength, AllInstruments)
 	}
@@ -150,9 +149,6 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 	}
 	return a, status, 0, "", ""
 }
-
-// nonSymbol refuses what a FIX Symbol or a feed symbol may not hold.
-func nonSymbol(r rune) bool { return r <= ' ' || r > '~' || r == '=' }
 
 func (o *Ops) handleAddInstrument(w http.ResponseWriter, r *http.Request) {
 	var req AddInstrumentRequest
