@@ -42,23 +42,9 @@ copy_all = true
 	dcNext := 1
 	for attempt := 1; ; attempt++ {
 		v := startVenue(t, cfg)
-		c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.NextOut = next
-		if _, err := c.Logon(first); err != nil {
-			t.Fatal(err)
-		}
+		c := logOnAt(t, v.fixAddr, "CLIENT1", next, first)
 		// The drop copy is logged on and does not read: its copies lag.
-		dc, err := fixclient.Dial(v.fixAddr, "DC1", "VENUE")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc.NextOut = dcNext
-		if _, err := dc.Logon(first); err != nil {
-			t.Fatal(err)
-		}
+		dc := logOnAt(t, v.fixAddr, "DC1", dcNext, first)
 		first = false
 		for i := range burst {
 			if err := c.Send("D", fixclient.F(11, fmt.Sprintf("a%d-%d", attempt, i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
@@ -73,14 +59,7 @@ copy_all = true
 		dc.Close()
 
 		v = startVenue(t, cfg)
-		r, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.NextOut = next
-		if _, err := r.Logon(false); err != nil {
-			t.Fatal(err)
-		}
+		r := logOnAt(t, v.fixAddr, "CLIENT1", next, false)
 		// Every order the venue holds (they rest for good), by mass status.
 		if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
 			t.Fatal(err)
@@ -100,24 +79,9 @@ copy_all = true
 				}
 			}
 		}
-		// Everything stored for the session, from 1.
-		if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
-			t.Fatal(err)
-		}
 		acked, execIDs := map[string]bool{}, map[string]bool{}
-		for {
-			m, err := r.ReadAny(2 * time.Second)
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				break // the resend is over
-			}
-			var ne net.Error
-			if err != nil && !(errors.As(err, &ne) && ne.Timeout()) && !errors.Is(err, io.EOF) {
-				t.Fatal(err)
-			}
-			if err != nil {
-				break
-			}
-			if m.Type() == "8" && m.Get(150) == "0" && m.Get(43) == "Y" {
+		for _, m := range resentReports(t, r) {
+			if m.Get(150) == "0" {
 				if execIDs[m.Get(17)] {
 					t.Fatalf("ExecID %s sent twice: %s", m.Get(17), m)
 				}
@@ -134,24 +98,10 @@ copy_all = true
 			}
 		}
 		// The drop copy: every order's New copied once.
-		d, err := fixclient.Dial(v.fixAddr, "DC1", "VENUE")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.NextOut = dcNext
-		if _, err := d.Logon(false); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
-			t.Fatal(err)
-		}
+		d := logOnAt(t, v.fixAddr, "DC1", dcNext, false)
 		copied := map[string]bool{}
-		for {
-			m, err := d.ReadAny(2 * time.Second)
-			if err != nil {
-				break // the resend is over (a read timeout)
-			}
-			if m.Type() == "8" && m.Get(797) == "Y" && m.Get(43) == "Y" {
+		for _, m := range resentReports(t, d) {
+			if m.Get(797) == "Y" {
 				key := m.Get(128) + "/" + m.Get(17)
 				if copied[key] {
 					t.Fatalf("drop copy of ExecID %s stored twice: %s", m.Get(17), m)
@@ -187,6 +137,43 @@ copy_all = true
 		}
 		if attempt == 5 {
 			t.Fatalf("no kill in %d lost an answer: the test did not reach what it checks", attempt)
+		}
+	}
+}
+
+// logOnAt logs comp on at next (its next MsgSeqNum), with ResetSeqNumFlag
+// when reset.
+func logOnAt(t *testing.T, addr, comp string, next int, reset bool) *fixclient.Client {
+	t.Helper()
+	c, err := fixclient.Dial(addr, comp, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.NextOut = next
+	if _, err := c.Logon(reset); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// resentReports asks c's venue to resend everything from 1 and returns the
+// ExecutionReports it resends (PossDupFlag Y), reading until it is quiet.
+func resentReports(t *testing.T, c *fixclient.Client) []*fixclient.Message {
+	t.Helper()
+	if err := c.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	var out []*fixclient.Message
+	for {
+		m, err := c.ReadAny(2 * time.Second)
+		var ne net.Error
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF):
+			return out // the resend is over
+		case err != nil:
+			t.Fatal(err)
+		case m.Type() == "8" && m.Get(43) == "Y":
+			out = append(out, m)
 		}
 	}
 }
