@@ -431,6 +431,14 @@ func TestRecoveryConnectionBound(t *testing.T) {
 	first := dialRecovery(t, fx.feed.RecoveryAddr().String())
 	first.snapshot(1, 0)
 	first.readUntil(mdsbe.SnapshotEndTemplateID) // served, and now it waits
+	// Its handler marks it waiting once it loops back to read the next
+	// request, which may come after the client has the reply.
+	for deadline := time.Now().Add(10 * time.Second); fx.feed.recovery.conns.WaitingConns() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("the served connection was never marked waiting")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	second := dialRecovery(t, fx.feed.RecoveryAddr().String())
 	if _, err := packet.ReadFrame(first.r, first.buf); err == nil {
 		t.Fatal("the waiting connection was not closed for a new one at ConnsMax")

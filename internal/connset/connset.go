@@ -100,6 +100,19 @@ func (s *Set) Waiting(c net.Conn, waiting bool) {
 	s.conns[c] = t
 }
 
+// WaitingConns counts the connections marked waiting for a request.
+func (s *Set) WaitingConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.conns {
+		if !t.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
 // Wait waits until every serving goroutine has returned.
 func (s *Set) Wait() { s.wg.Wait() }
 
