@@ -383,17 +383,23 @@ func TestInstrumentsViewLeavesWaitingStopsOut(t *testing.T) {
 	expectER(t, c1, map[int]string{11: "bid", 150: "0"})
 	sendOrder(t, c1, order{id: "stop", side: "2", qty: "4", px: "97.00", typ: "4", tif: "1", extra: []fixclient.Field{fixclient.F(99, "98.00")}})
 	expectER(t, c1, map[int]string{11: "stop", 150: "0"})
-	check := func(when string, resting int, ask string) {
+	// A second bid after the stop: once the view shows it, the view has
+	// seen the stop too (the console's monitor reads the events in order,
+	// and may trail the reports the client gets).
+	sendOrder(t, c1, order{id: "marker", side: "1", qty: "1", px: "95.00", tif: "1"})
+	expectER(t, c1, map[int]string{11: "marker", 150: "0"})
+	check := func(when string, resting int, ask string, seen func(ops.InstrumentInfo) bool) {
 		t.Helper()
-		acme := instrumentsOf(t, s)["ACME"]
+		acme := waitInstrument(t, s, "ACME", when, seen)
 		if acme.RestingOrders != resting || acme.Ask != ask || acme.Bid != "96.00" {
 			t.Fatalf("%s: %+v; want %d resting, ask %q, bid 96.00", when, acme, resting, ask)
 		}
 	}
-	check("the stop waiting", 1, "")
+	markerSeen := func(st ops.InstrumentInfo) bool { return st.BidQtyTotal == 4 }
+	check("the stop waiting", 2, "", markerSeen)
 	s.Close()
 	s = startServer(t, testConfig(t, dir, adminConfig()), Options{})
-	check("the stop waiting, after a restart", 1, "")
+	check("the stop waiting, after a restart", 2, "", markerSeen)
 	c1, c2 = logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
 	// A trade at 98 triggers the sell stop; its limit 97 finds no bid that high and rests.
 	sendOrder(t, c2, order{id: "s98", side: "2", qty: "1", px: "98.00"})
@@ -401,7 +407,7 @@ func TestInstrumentsViewLeavesWaitingStopsOut(t *testing.T) {
 	sendOrder(t, c2, order{id: "b98", side: "1", qty: "1", px: "98.00"})
 	expectER(t, c2, map[int]string{11: "b98", 150: "F"})
 	expectER(t, c1, map[int]string{11: "stop", 150: "D"}) // restated: triggered
-	check("the stop triggered", 2, "97.00")
+	check("the stop triggered", 3, "97.00", func(st ops.InstrumentInfo) bool { return st.AskQtyTotal == 4 })
 }
 
 // expectLogoutThenClose reads c until its connection closes and fails unless
