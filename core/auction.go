@@ -144,10 +144,10 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 
 // canQueueMarket reports whether market order o (the remainder of one that
 // traded before a volatility interruption, or a new one in a call) waits
-// for the uncross: a plain market order, not IOC or FOK, in a call, with
+// for the uncross: a market order or an elected stop, not IOC or FOK, in a call, with
 // an order slot left beside the spare one non-resting orders use.
 func (m *Matcher) canQueueMarket(in *instrument, o *order) bool {
-	return o.ordType == venue.OrdTypeMarket && in.auction.phase != 0 && IsCall(in.status) &&
+	return marketLike(o.ordType) && in.auction.phase != 0 && IsCall(in.status) &&
 		o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK && m.pool.inUse <= m.ordersMax
 }
 
@@ -156,6 +156,9 @@ func (m *Matcher) queueMarket(in *instrument, oi orderIdx) {
 	o := &m.pool.orders[oi]
 	in.auction.market[sideIndex(o.side)].pushBack(m.pool.orders, 0, oi)
 	o.resting, o.waiting = false, true // pushBack marks an order resting in the book
+	// An elected stop waits as the market order it now is: stopLevel 0 tells
+	// a queued order from a parked stop, and its stop price no longer counts.
+	o.stopLevel = 0
 	if !o.listed {
 		m.listOrder(oi)
 		if o.tif == venue.TimeInForceGTD {
@@ -237,9 +240,9 @@ func (m *Matcher) leaveCalls(in *instrument) {
 // reports it, trades, cancels the market orders left over and expires the
 // orders of the phase's time in force, then moves the instrument to next.
 // When next is Open, the stops the uncross price elects run after, as
-// after any trade; after a closing uncross they wait, elected, until the
-// instrument opens again (changeStatus) or a command runs stops in a call,
-// so that nothing rests crossed in a closed book.
+// after any trade; after a closing uncross they wait until the instrument
+// opens again (changeStatus), so that nothing rests crossed in a closed
+// book and nothing enters a call it was not part of.
 func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
 	a := &in.auction
 	r := m.auctionPrice(in)

@@ -391,7 +391,7 @@ func (m *Matcher) checkAuction(in *instrument, ii int) (int, int64, error) {
 				switch {
 				case !o.waiting || o.resting || !o.listed || o.stopLevel != 0:
 					return fmt.Errorf("market order %d: flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
-				case int(o.instrument) != ii || sideIndex(o.side) != s || o.ordType != venue.OrdTypeMarket:
+				case int(o.instrument) != ii || sideIndex(o.side) != s || !marketLike(o.ordType):
 					return fmt.Errorf("order %d is in the wrong market queue", o.orderID)
 				case o.leavesQty <= 0 || o.cumQty+o.leavesQty != o.qty:
 					return fmt.Errorf("market order %d: cum %d + leaves %d != qty %d", o.orderID, o.cumQty, o.leavesQty, o.qty)

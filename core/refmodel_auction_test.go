@@ -54,12 +54,13 @@ func (m *refModel) phaseReason(in *refInstrument, typ venue.OrdType, tif venue.T
 // it is IOC or FOK or no order slot is left for it.
 func (m *refModel) canQueue(o *refOrder) bool {
 	in := m.instruments[o.instrument]
-	return o.ordType == venue.OrdTypeMarket && in.auction.phase != 0 && refIsCall(in.status) &&
+	return (o.ordType == venue.OrdTypeMarket || o.ordType == venue.OrdTypeStop) && in.auction.phase != 0 && refIsCall(in.status) &&
 		o.tif != venue.TimeInForceIOC && o.tif != venue.TimeInForceFOK && len(m.live) < m.cfg.OrdersMax
 }
 
 func (m *refModel) queue(o *refOrder) {
 	o.queued = true
+	o.stopPx = 0 // an elected stop waits as a market order: its stop price no longer stands
 	m.addLive(o)
 }
 

@@ -449,7 +449,7 @@ func (m *refModel) execute(o *refOrder) {
 // within a stop price.
 func (m *refModel) runStops(instrument uint32) {
 	in := m.instruments[instrument]
-	for in.lastTrade != 0 {
+	for in.lastTrade != 0 && in.status == venue.TradingStatusOpen {
 		var next *refOrder
 		for _, o := range m.live {
 			if !o.waiting || o.instrument != instrument {
@@ -1053,7 +1053,7 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 		return venue.RejectReasonInstrumentClosed
 	}
 	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif ||
-		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket {
+		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket || o.queued {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if o.tif != venue.TimeInForceGTD && c.ExpireTimeNs() != 0 {

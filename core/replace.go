@@ -180,7 +180,7 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 		}
 	}
 	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif ||
-		o.ordType == venue.OrdTypeMarket { // one waiting for an uncross: it has no price to change
+		o.ordType == venue.OrdTypeMarket || (o.waiting && o.stopLevel == 0) { // one waiting for an uncross (an elected stop too): it has no price to change
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	// Both accounts are NUL-padded after their first NUL.

@@ -411,11 +411,11 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	o.reportWord = reportWordOf(o.sessionIdx, o.side, o.ordType, r.instrumentID)
 	in := &m.instruments[ii]
 	if (limitLike(o.ordType) && !in.inBand(o.priceTicks)) || o.leavesQty <= 0 || o.cumQty < 0 || o.cumQty+o.leavesQty != o.qty ||
-		IsStop(o.ordType) != (o.stopLevel != 0) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
+		(o.stopLevel != 0 && !IsStop(o.ordType)) || (o.stopLevel == 0 && IsStop(o.ordType) && (waiting != 1 || o.ordType != venue.OrdTypeStop)) || o.stopLevel < 0 || int(o.stopLevel) > len(in.stops[0].levels) {
 		return bad("price or quantities are inconsistent")
 	}
 	bs, li := &in.sides[sideIndex(o.side)], in.levelIndex(o.priceTicks)
-	queued := waiting == 1 && o.ordType == venue.OrdTypeMarket // waiting for an uncross
+	queued := waiting == 1 && marketLike(o.ordType) && o.stopLevel == 0 // waiting for an uncross (an elected stop too)
 	if queued {
 		bs, li = &in.auction.market[sideIndex(o.side)], 0
 		if in.auction.phase == 0 || o.stopLevel != 0 || o.priceTicks != 0 {

@@ -173,9 +173,17 @@ func (in *instrument) electedStop() orderIdx {
 
 // runStops elects and executes stops until the last trade price elects no
 // more (see the top of this file). Each step takes one stop out of the
-// structure, so the loop runs at most stopsWaiting times.
+// structure, so the loop runs at most stopsWaiting times. Stops enter only
+// an open instrument: in a call, halted or closed they keep waiting, and
+// the move to Open runs them ("Stops" in doc.go). An elected stop-market
+// order in a call would otherwise be a market order that is not a plain
+// one, and a stop-limit would join a call it was not part of.
 func (m *Matcher) runStops(in *instrument) {
-	for oi := in.electedStop(); oi != noOrder; oi = in.electedStop() {
+	for in.status == venue.TradingStatusOpen { // a stop's trade may start a volatility interruption
+		oi := in.electedStop()
+		if oi == noOrder {
+			return
+		}
 		m.unparkStop(oi)
 		m.emitTriggered(&m.pool.orders[oi], in.stopPxOf(&m.pool.orders[oi]), in.lastTradeTicks)
 		m.executeNewOrder(in, oi)

@@ -249,3 +249,90 @@ func TestThrottledIndicativeIsPublishedOnItsOwn(t *testing.T) {
 		t.Fatalf("the held-back indicative was not published on its own: %v", err)
 	}
 }
+
+// TestStopsWaitForTheVolatilityAuction: a buy stop whose stop price is
+// reached by the trade that starts a volatility interruption is not
+// elected in the auction (it was elected and then cancelled as a market
+// order with nowhere to go); it waits until the uncross reopens ACME and
+// then buys. A stop elected in continuous trading whose own trade meets
+// the interruption waits for the uncross with its remainder, as a market
+// order does, instead of being cancelled.
+func TestStopsWaitForTheVolatilityAuction(t *testing.T) {
+	stopAt := func(id, qty, stopPx string) order {
+		return order{id: id, side: "1", qty: qty, typ: "3", tif: "1", extra: []fixclient.Field{fixclient.F(99, stopPx)}}
+	}
+	t.Run("elected by the trade that interrupts", func(t *testing.T) {
+		_, _, c := volatileACME(t, "", time.Second)
+		sendOrder(t, c, order{id: "a1", side: "2", qty: "5", px: "100.50"})
+		sendOrder(t, c, order{id: "a2", side: "2", qty: "5", px: "102.00"})
+		sendOrder(t, c, stopAt("stop", "3", "100.25"))
+		expectER(t, c, map[int]string{11: "stop", 150: "0"})
+		// 5 at 100.50 reach the stop price; 102.00 is outside 99.00 to 101.00.
+		sendOrder(t, c, order{id: "agg", side: "1", qty: "10", px: "103.00"})
+		expectER(t, c, map[int]string{11: "agg", 150: "F", 39: "1", 31: "100.50", 32: "5"})
+		if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+			t.Fatalf("no interruption: %v", err)
+		}
+		// In the auction, an offer the stop can buy once ACME reopens (the
+		// uncross at 102.00 moves the band to 101.00 to 103.00).
+		sendOrder(t, c, order{id: "a3", side: "2", qty: "5", px: "102.50"})
+		expectER(t, c, map[int]string{11: "a3", 150: "0"})
+		expectER(t, c, map[int]string{11: "agg", 150: "F", 31: "102.00", 32: "5", 625: "6"})
+		expectER(t, c, map[int]string{11: "stop", 150: "D"})
+		expectER(t, c, map[int]string{11: "stop", 150: "F", 31: "102.50", 32: "3", 39: "2"})
+		before(t, c, map[int]string{11: "agg", 625: "6"}, map[int]string{11: "stop", 150: "D"})
+		never(t, c, map[int]string{11: "stop", 150: "4"})
+	})
+	t.Run("interrupted while it trades", func(t *testing.T) {
+		_, _, c := volatileACME(t, "", 300*time.Millisecond)
+		sendOrder(t, c, order{id: "a1", side: "2", qty: "5", px: "100.50"})
+		sendOrder(t, c, order{id: "a2", side: "2", qty: "5", px: "102.00"})
+		sendOrder(t, c, stopAt("stop", "3", "100.25"))
+		expectER(t, c, map[int]string{11: "stop", 150: "0"})
+		// Exactly the 5 at 100.50: the stop is elected in continuous
+		// trading, and 102.00 is outside 99.50 to 101.50.
+		sendOrder(t, c, order{id: "b", side: "1", qty: "5", px: "100.50"})
+		expectER(t, c, map[int]string{11: "b", 150: "F", 31: "100.50"})
+		expectER(t, c, map[int]string{11: "stop", 150: "D"})
+		if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+			t.Fatalf("no interruption: %v", err)
+		}
+		// The uncross: the stop's 3 against the offer at 102.00.
+		expectER(t, c, map[int]string{11: "stop", 150: "F", 31: "102.00", 32: "3", 625: "6"})
+		never(t, c, map[int]string{11: "stop", 150: "4"})
+	})
+}
+
+// before fails unless c received an ExecutionReport matching first before
+// one matching second.
+func before(t *testing.T, c *fixclient.Client, first, second map[int]string) {
+	t.Helper()
+	i, j := indexOf(c, first), indexOf(c, second)
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("%v (at %d) should come before %v (at %d): %v", first, i, second, j, c.Received)
+	}
+}
+
+// never fails if c received an ExecutionReport matching want.
+func never(t *testing.T, c *fixclient.Client, want map[int]string) {
+	t.Helper()
+	if i := indexOf(c, want); i >= 0 {
+		t.Fatalf("unexpected %v: %v", want, c.Received[i])
+	}
+}
+
+func indexOf(c *fixclient.Client, want map[int]string) int {
+next:
+	for i, m := range c.Received {
+		if m.Type() != "8" {
+			continue
+		}
+		for tag, v := range want {
+			if m.Get(tag) != v {
+				continue next
+			}
+		}
+		return i
+	}
+	return -1
+}
