@@ -236,7 +236,10 @@
 // # Operator commands
 //
 // OperatorCommand is how an operator (the admin API) or the trading schedule
-// changes the venue: set an instrument's trading status (one or all),
+// changes the venue: set an instrument's trading status (one or all; as a
+// phase change, SetPhaseStatus, the schedule's or an operator's for a whole
+// group, it leaves an instrument an operator halted halted, and naming one
+// is refused with InstrumentHalted: only an operator lifts a halt),
 // EndOfDay, cancel the orders of a session, account or instrument, and
 // the session actions (logout, disable, enable) that the gateway carries
 // out, and moving an instrument's price band (reference price and percent)

@@ -19,7 +19,9 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 	var count uint32
 	switch c.Action() {
 	case venue.OperatorActionTypeSetTradingStatus:
-		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status())
+		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), false)
+	case venue.OperatorActionTypeSetPhaseStatus:
+		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), true)
 	case venue.OperatorActionTypeEndOfDay:
 		count = m.endOfDay()
 	case venue.OperatorActionTypeMassCancel:
@@ -42,8 +44,11 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 // operatorSetStatus moves one instrument (or every instrument, for id 0) to
 // status. Moving an instrument to the status it already has is refused
 // (InvalidTransition); for every instrument, those already there are left
-// alone and the command is refused only when none would change.
-func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus) (venue.RejectReason, uint32) {
+// alone and the command is refused only when none would change. A phase
+// change (keepHalted: the schedule's, or an operator's for a whole group)
+// leaves an instrument an operator halted halted (InstrumentHalted): only
+// an operator lifts a halt.
+func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus, keepHalted bool) (venue.RejectReason, uint32) {
 	if !status.Valid() {
 		return venue.RejectReasonInvalidTransition, 0
 	}
@@ -55,13 +60,16 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if m.instruments[ii].status == status {
 			return venue.RejectReasonInvalidTransition, 0
 		}
+		if keepHalted && m.instruments[ii].status == venue.TradingStatusHalted {
+			return venue.RejectReasonInstrumentHalted, 0
+		}
 		m.changeStatus(&m.instruments[ii], status)
 		return venue.RejectReasonNone, 1
 	}
 	var changed uint32
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		if in.status == status {
+		if in.status == status || (keepHalted && in.status == venue.TradingStatusHalted) {
 			continue
 		}
 		m.changeStatus(in, status)

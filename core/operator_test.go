@@ -130,6 +130,17 @@ func TestOperatorCommands(t *testing.T) {
 	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 5, action: venue.OperatorActionTypeSessionDisable, session: 2}); r.Reason() != venue.RejectReasonNone {
 		t.Fatalf("disable session 2: %s", r.Reason())
 	}
+	// A phase change (the schedule's) leaves a halted instrument halted.
+	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 6, action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusHalted, instrument: 1}); r.Reason() != venue.RejectReasonNone {
+		t.Fatalf("halt again: %s", r.Reason())
+	}
+	if r, _ := operatorResult(t, m, operatorArgs{seq: seq + 7, action: venue.OperatorActionTypeSetPhaseStatus, status: venue.TradingStatusOpeningCall, instrument: 1}); r.Reason() != venue.RejectReasonInstrumentHalted {
+		t.Fatalf("phase change of a halted instrument: %s", r.Reason())
+	}
+	r, _ = operatorResult(t, m, operatorArgs{seq: seq + 8, action: venue.OperatorActionTypeSetPhaseStatus, status: venue.TradingStatusOpeningCall})
+	if st, _ := m.TradingStatus(1); r.Reason() != venue.RejectReasonInvalidTransition || st != venue.TradingStatusHalted { // the only instrument
+		t.Fatalf("phase change of every instrument: %s, the halted one %s", r.Reason(), st)
+	}
 }
 
 func TestOperatorSetBand(t *testing.T) {

@@ -664,6 +664,9 @@ func (g *commandGen) operator() []byte {
 		}
 	case r < 12:
 		a.action, a.status = venue.OperatorActionTypeSetTradingStatus, venue.TradingStatusOpen
+		if g.pct(30) {
+			a.action = venue.OperatorActionTypeSetPhaseStatus // the schedule's: halts stay
+		}
 		if g.pct(40) {
 			a.status = venue.TradingStatus(1 + g.rng.IntN(6))
 		}

@@ -15,7 +15,9 @@ func (m *refModel) operator(c *venue.OperatorCommand) {
 	reason, count := venue.RejectReasonNone, uint32(0)
 	switch c.Action() {
 	case venue.OperatorActionTypeSetTradingStatus:
-		reason, count = m.operatorStatus(c.InstrumentID(), c.Status())
+		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), false)
+	case venue.OperatorActionTypeSetPhaseStatus:
+		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), true)
 	case venue.OperatorActionTypeEndOfDay:
 		for _, o := range m.live {
 			if o.tif == venue.TimeInForceDay {
@@ -62,17 +64,24 @@ func (m *refModel) operator(c *venue.OperatorCommand) {
 
 // operatorStatus moves one instrument, or every one (id 0, in configuration
 // order), to status; the status an instrument already has is no change,
-// and a command that changes nothing is refused.
-func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus) (venue.RejectReason, uint32) {
+// and a command that changes nothing is refused. A phase change
+// (keepHalted) leaves a halted instrument halted; naming one is refused
+// with InstrumentHalted.
+func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHalted bool) (venue.RejectReason, uint32) {
 	if !status.Valid() {
 		return venue.RejectReasonInvalidTransition, 0
 	}
-	if _, ok := m.instruments[id]; id != 0 && !ok {
+	in, ok := m.instruments[id]
+	if id != 0 && !ok {
 		return venue.RejectReasonUnknownInstrument, 0
+	}
+	if id != 0 && keepHalted && in.status == venue.TradingStatusHalted && status != venue.TradingStatusHalted {
+		return venue.RejectReasonInstrumentHalted, 0
 	}
 	var changed uint32
 	for _, cfg := range m.cfg.Instruments {
-		if in := m.instruments[cfg.ID]; (id == 0 || id == cfg.ID) && in.status != status {
+		if in := m.instruments[cfg.ID]; (id == 0 || id == cfg.ID) && in.status != status &&
+			!(keepHalted && in.status == venue.TradingStatusHalted) {
 			m.setStatus(in, status)
 			changed++
 		}

@@ -528,9 +528,49 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	operator := operatorOf(r)
+	if r.PathValue("action") == "resume" {
+		o.resume(w, id, operator, reason)
+		return
+	}
 	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: id,
 		Operator: operator, Reason: reason})
 	o.answer(w, operator, res, err, nil)
+}
+
+// resume lifts a halt: each instrument named (id 0: every one) returns to
+// the status of its schedule group's phase, the call in a call phase, so
+// that a halt in a call ends in that call and its uncross comes at the
+// scheduled time (resumeStatus). An instrument that is not halted opens.
+// One command per instrument, as a phase change is; for every instrument,
+// those already where resuming would take them are left out.
+func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) {
+	o.phaseMu.Lock()
+	defer o.phaseMu.Unlock()
+	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
+	if id != 0 {
+		total.Reason = venue.RejectReasonUnknownInstrument
+	}
+	for _, in := range o.Instruments() {
+		if id != 0 && in.ID != id {
+			continue
+		}
+		to := o.resumeStatus(in)
+		if st, ok := o.monitor.Instrument(in.ID); id == 0 && ok && st.Status == to {
+			continue // already there: not journaled as a refusal for each instrument
+		}
+		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: to, Instrument: in.ID,
+			Operator: operator, Reason: reason})
+		if err != nil || id != 0 {
+			o.answer(w, operator, res, err, nil)
+			return
+		}
+		total.Seq = res.Seq
+		if res.Reason == venue.RejectReasonNone {
+			total.Reason = venue.RejectReasonNone
+			total.Count += res.Count
+		}
+	}
+	o.answer(w, operator, total, nil, nil)
 }
 
 // handleBand moves an instrument's reference price and band.
@@ -640,12 +680,15 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	operator := operatorOf(r)
-	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
+	total := Result{Action: venue.OperatorActionTypeSetPhaseStatus, Reason: venue.RejectReasonInvalidTransition}
+	o.phaseMu.Lock()
+	defer o.phaseMu.Unlock()
+	o.setPhase(group, statusOf(kind))
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != group {
 			continue
 		}
-		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: statusOf(kind), Instrument: in.ID,
+		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason})
 		if err != nil {
 			o.answer(w, operator, res, err, nil)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
@@ -184,26 +185,65 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
 	}
 }
 
-// setGroupStatus moves every instrument of group g to status. An instrument
-// already there refuses the command (InvalidTransition), which is expected:
-// an operator may have acted first.
+// setGroupStatus moves every instrument of group g to status, as a phase
+// change (SetPhaseStatus): an instrument an operator halted stays halted
+// until an operator resumes it, into the group's phase then (resumeStatus).
+// An instrument already there refuses the command (InvalidTransition),
+// which is expected: an operator may have acted first.
 func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
+	o.phaseMu.Lock()
+	defer o.phaseMu.Unlock()
+	o.setPhase(g, status)
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != g {
 			continue
 		}
 		var r Result
 		err := o.retry(func() (err error) {
-			r, err = o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: in.ID,
+			r, err = o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: status, Instrument: in.ID,
 				Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)})
 			return err
 		})
 		if err != nil {
 			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
+		} else if r.Reason == venue.RejectReasonInstrumentHalted {
+			o.log.Warn("schedule: instrument stays halted until an operator resumes it", "instrument", in.Symbol, "phase", status.String())
 		} else if r.Reason != venue.RejectReasonNone && r.Reason != venue.RejectReasonInvalidTransition {
 			o.log.Warn("schedule: status change refused", "instrument", in.Symbol, "reason", r.Reason.String())
 		}
 	}
+}
+
+// setPhase records group g's status as set by a phase change (phaseMu held).
+func (o *Ops) setPhase(g int, status venue.TradingStatus) {
+	if len(o.phases) != len(o.cfg.Schedule.Groups) {
+		o.phases = make([]venue.TradingStatus, len(o.cfg.Schedule.Groups))
+		o.phaseKnown = make([]bool, len(o.cfg.Schedule.Groups))
+	}
+	o.phases[g], o.phaseKnown[g] = status, true
+}
+
+// resumeStatus is where resuming instrument in takes it (phaseMu held): a
+// halted instrument returns to the status of its group's phase (the last
+// phase change, else the schedule's phase now); one that is not halted,
+// or has no schedule, opens (a call uncrosses, a volatility auction ends).
+func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
+	st, ok := o.monitor.Instrument(in.ID)
+	if !ok || st.Status != venue.TradingStatusHalted || !o.cfg.Schedule.Enabled || o.plan == nil {
+		return venue.TradingStatusOpen
+	}
+	g, err := o.groupOf(&in)
+	if err != nil {
+		return venue.TradingStatusOpen
+	}
+	if g < len(o.phaseKnown) && o.phaseKnown[g] {
+		return o.phases[g]
+	}
+	kind, ok := o.plan.PhaseAt(o.cfg.Now(), g)
+	if !ok {
+		kind = schedule.Close
+	}
+	return statusOf(kind)
 }
 
 // Retries of a scheduled command that could not be journaled (the command

@@ -40,7 +40,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	// alerts see an action or a transition that never happened.
 	for _, a := range []venue.OperatorActionType{venue.OperatorActionTypeSetTradingStatus, venue.OperatorActionTypeEndOfDay,
 		venue.OperatorActionTypeMassCancel, venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable,
-		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand} {
+		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand, venue.OperatorActionTypeSetPhaseStatus} {
 		m.actions.WithLabelValues(a.String(), venue.RejectReasonNone.String())
 	}
 	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay} {

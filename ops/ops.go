@@ -128,7 +128,13 @@ type Ops struct {
 	metrics  *metrics
 	ready    atomic.Bool
 	eodMu    sync.Mutex // one end of day at a time (schedule and operator)
-	lastEOD  atomic.Pointer[EndOfDayReport]
+	// phaseMu orders phase changes (the schedule's and /v1/phase) with
+	// resumes, which return a halted instrument to its group's phase:
+	// phases[g] is group g's status as last set (phaseKnown[g]).
+	phaseMu    sync.Mutex
+	phases     []venue.TradingStatus
+	phaseKnown []bool
+	lastEOD    atomic.Pointer[EndOfDayReport]
 
 	listener net.Listener
 	loopback bool         // the listener is on a loopback address: reads need no token

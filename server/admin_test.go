@@ -278,7 +278,7 @@ func TestAdminAPI(t *testing.T) {
 	for _, want := range []string{
 		`action=SetTradingStatus status=Open filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="already open"`,
 		`action=SetTradingStatus status=Halted filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="news pending"`,
-		`action=SetTradingStatus status=Open filterSessionIdx=0 instrumentId=0 account="" operator="bob" reason="news out"`,
+		`action=SetTradingStatus status=Open filterSessionIdx=0 instrumentId=1 account="" operator="bob" reason="news out"`,
 		`action=MassCancel status=TradingStatus(0) filterSessionIdx=0 instrumentId=1 account="" operator="alice" reason="runaway client"`,
 		`action=SessionDisable status=TradingStatus(0) filterSessionIdx=1 instrumentId=0 account="" operator="alice" reason="unpaid bill"`,
 		`action=SessionEnable status=TradingStatus(0) filterSessionIdx=1 instrumentId=0 account="" operator="alice" reason="paid"`,
@@ -432,28 +432,46 @@ func expectLogoutThenClose(t *testing.T, c *fixclient.Client, text string) {
 	}
 }
 
-// TestOpeningCallHaltedThenResumed: an opening call that the operator
-// halts and then resumes uncrosses as the opening auction it was: its
-// trades carry TradingSessionSubID 2, not the intraday auction's 6 (the
-// status before the uncross is Halted).
-func TestOpeningCallHaltedThenResumed(t *testing.T) {
+// TestHaltOutlastsThePhase: an operator's halt holds against the trading
+// day. A phase change of ACME's group (what the schedule does at its times)
+// leaves it halted, with no uncross; resuming returns it to its group's
+// phase: the open, uncrossing the opening call's book then (625=2, the
+// opening auction it was, though the status before the uncross is Halted), or
+// the closing call it was halted in, whose uncross waits for the close.
+func TestHaltOutlastsThePhase(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
 	c := logon(t, s, "CLIENT1", true)
-	var res ops.ActionResponse
-	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"early","group":"acme","phase":"pre_open"}`, &res); code != 200 {
-		t.Fatalf("pre_open: %d", code)
+	call := func(path, body string, want int) {
+		t.Helper()
+		if code := adminCall(t, s, "POST", path, aliceToken, body, nil); code != want {
+			t.Fatalf("%s %s: %d, want %d", path, body, code, want)
+		}
 	}
+	phase := func(p string, want int) {
+		t.Helper()
+		call("/v1/phase", `{"reason":"test","group":"acme","phase":"`+p+`"}`, want)
+	}
+	phase("pre_open", 200)
 	sendOrder(t, c, order{id: "b", side: "1", qty: "10", px: "100.50"})
 	sendOrder(t, c, order{id: "s", side: "2", qty: "10", px: "100.00"})
-	expectER(t, c, map[int]string{11: "b", 150: "0"})
 	expectER(t, c, map[int]string{11: "s", 150: "0"})
-	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news"}`, &res); code != 200 {
-		t.Fatalf("halt: %d", code)
-	}
-	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"news out"}`, &res); code != 200 {
-		t.Fatalf("resume: %d", code)
-	}
+	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
+	phase("open", 409) // ACME, the group's only instrument, stays halted
+	waitStatus(t, s, "ACME", "Halted", readWait)
+	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)
 	expectER(t, c, map[int]string{11: "b", 150: "F", 32: "10", 625: "2"})
-	expectER(t, c, map[int]string{11: "s", 150: "F", 32: "10", 625: "2"})
+	waitStatus(t, s, "ACME", "Open", readWait)
+
+	phase("closing_call", 200)
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "101.00"})
+	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "100.50"})
+	expectER(t, c, map[int]string{11: "s2", 150: "0"})
+	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
+	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)
+	waitStatus(t, s, "ACME", "ClosingCall", readWait)
+	never(t, c, map[int]string{11: "b2", 150: "F"})
+	phase("close", 200)
+	expectER(t, c, map[int]string{11: "b2", 150: "F", 32: "5", 625: "4"})
+	waitStatus(t, s, "ACME", "Closed", readWait)
 }

@@ -39,7 +39,7 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
   instrument add SYMBOL --tick-size T --lot-size L --min-qty N --max-qty M --ref-price P --band-percent B
              [--id ID] [--status open|halted|closed] [--group G] --reason R
                                       list a new instrument now, without a restart
-  phase GROUP pre_open|open|close --reason R
+  phase GROUP pre_open|open|closing_call|close --reason R
                                       move a schedule group to a phase now
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
   logout|disable|enable COMPID --reason R

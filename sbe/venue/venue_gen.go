@@ -1151,6 +1151,7 @@ const (
 	OperatorActionTypeSessionDisable   OperatorActionType = 5
 	OperatorActionTypeSessionEnable    OperatorActionType = 6
 	OperatorActionTypeSetPriceBand     OperatorActionType = 7
+	OperatorActionTypeSetPhaseStatus   OperatorActionType = 8
 )
 
 // String returns the schema name of v, or OperatorActionType(n) for a value the schema does not define.
@@ -1170,6 +1171,8 @@ func (v OperatorActionType) String() string {
 		return "SessionEnable"
 	case OperatorActionTypeSetPriceBand:
 		return "SetPriceBand"
+	case OperatorActionTypeSetPhaseStatus:
+		return "SetPhaseStatus"
 	}
 	return "OperatorActionType(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -1177,7 +1180,7 @@ func (v OperatorActionType) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v OperatorActionType) Valid() bool {
 	switch v {
-	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand:
+	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand, OperatorActionTypeSetPhaseStatus:
 		return true
 	}
 	return false
@@ -3971,7 +3974,7 @@ func (m OperatorCommand) SetAction(v OperatorActionType) {
 
 // Status reads field "status" (id 4) at offset 17 (uint8).
 //
-// SetTradingStatus: the new status.
+// SetTradingStatus and SetPhaseStatus: the new status.
 func (m OperatorCommand) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[25])
@@ -3999,7 +4002,7 @@ func (m OperatorCommand) SetFilterSessionIdx(v uint16) {
 
 // InstrumentID reads field "instrumentId" (id 6) at offset 20 (uint32).
 //
-// SetTradingStatus and MassCancel: 0 means every instrument.
+// SetTradingStatus, SetPhaseStatus and MassCancel: 0 means every instrument.
 func (m OperatorCommand) InstrumentID() uint32 {
 	b := m.buf
 	return binary.LittleEndian.Uint32(b[28:32])
