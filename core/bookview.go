@@ -55,6 +55,12 @@ func (m *Matcher) Counters() Counters {
 	return Counters{LastOrderID: m.lastOrderID, LastExecID: m.lastExecID, LastTradeID: m.lastTradeID}
 }
 
+// LastExecID is the ExecID of the last report the matcher issued (0: none):
+// ExecIDs rise by one per report for the venue's whole life, snapshots
+// included, so a client holding a higher one heard of commands this
+// matcher has not applied.
+func (m *Matcher) LastExecID() uint64 { return m.lastExecID }
+
 // RestingOrders returns the number of orders resting in all books (not
 // counting the untriggered stops, which are not in a book).
 func (m *Matcher) RestingOrders() int { return m.pool.inUse - m.stopsWaiting }

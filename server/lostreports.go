@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -23,19 +24,47 @@ const lostReportsMax = 1 << 18
 const redeliverWithin = 30 * time.Second
 
 // lostReportsCollector reads every session's store and returns what keeps
-// the events of the reports (or copies) they lack.
-func (s *Server) lostReportsCollector() (*gateway.LostReports, error) {
+// the events of the reports (or copies) they lack, and the store holding
+// the highest ExecID with that ExecID (storeAhead).
+func (s *Server) lostReportsCollector() (*gateway.LostReports, storeMark, error) {
 	dir := filepath.Join(s.cfg.Venue.DataDir, "fixstore")
 	marks := make([]gateway.ReportMark, len(s.cfg.Sessions))
+	var highest storeMark
 	for i := range s.cfg.Sessions {
 		sc := &s.cfg.Sessions[i]
 		r, err := fixstore.ReadLastReport(dir, sessionID(s.cfg, sc))
 		if err != nil {
-			return nil, err
+			return nil, highest, err
 		}
 		marks[i] = gateway.ReportMark{Rebuild: r.Exists, ExecID: r.ExecID, ResetNs: r.ResetNs, DropCopy: sc.IsDropCopy()}
+		if r.ExecID > highest.execID {
+			highest = storeMark{session: sc.CompID, execID: r.ExecID}
+		}
 	}
-	return gateway.NewLostReports(marks, lostReportsMax), nil
+	return gateway.NewLostReports(marks, lostReportsMax), highest, nil
+}
+
+// storeMark is the highest matcher ExecID a session's FIX store holds.
+type storeMark struct {
+	session string
+	execID  uint64
+}
+
+// storeAhead refuses a start whose replayed journal ends before a report
+// some session's FIX store holds: the journal lost its tail (a segment
+// deleted or a partial restore after the last snapshot and start), and
+// the venue would start without orders its clients were told of and issue
+// their ExecIDs again (docs/ARCHITECTURE.md, "Answers lost at a crash").
+func (s *Server) storeAhead(highest storeMark) error {
+	last := s.matcher.LastExecID()
+	if highest.execID <= last {
+		return nil
+	}
+	return fmt.Errorf("replay: the journal in %s ends at ExecID %d, but session %s's FIX store holds ExecID %d: "+
+		"commands its clients were answered are missing from the journal (a segment lost, a partial restore). "+
+		"Restore the journal; starting without them would lose acknowledged orders and issue their ExecIDs again "+
+		"(a venue started afresh on an empty journal needs empty FIX stores too: move %s aside)",
+		filepath.Join(s.cfg.Venue.DataDir, "journal"), last, highest.session, highest.execID, filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
 }
 
 // keepLostReports keeps what the replay found for Start.

@@ -283,7 +283,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if s.disabled, err = newDisabledSessions(s.cfg, false); err != nil {
 		return err
 	}
-	lost, err := s.lostReportsCollector()
+	lost, highest, err := s.lostReportsCollector()
 	if err != nil {
 		return err
 	}
@@ -325,6 +325,9 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed = res.Records
+	if err := s.storeAhead(highest); err != nil {
+		return err
+	}
 	s.keepLostReports(lost)
 	if terms != nil && s.cfg.Journal.Fsync == journal.PolicyBatch && terms.record.JournalNextSeq != s.journal.NextSeq() {
 		terms.record.JournalNextSeq, terms.dirty = s.journal.NextSeq(), true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -306,4 +307,33 @@ func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0"})
+}
+
+// TestJournalBehindTheFIXStoresIsRefused: a journal that lost its newest
+// segment after the last start (no snapshot or terms record marks how far
+// it went) is found short by the sessions' FIX stores, which hold reports
+// of the lost commands: the start is refused, naming the store and both
+// ExecIDs, instead of starting without acknowledged orders and issuing
+// their ExecIDs again.
+func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	cfg.Journal.SegmentBytes = 8192 // below the configuration's floor: several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for i := range 60 {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	s.Close()
+	segs, err := filepath.Glob(filepath.Join(dir, "journal", "journal-*.seg"))
+	if err != nil || len(segs) < 2 {
+		t.Fatalf("segments %v, %v: want several", segs, err)
+	}
+	sort.Strings(segs)
+	if err := os.Remove(segs[len(segs)-1]); err != nil {
+		t.Fatal(err)
+	}
+	refusedStart(t, cfg, "the newest segment lost", "but session CLIENT1's FIX store holds ExecID 120")
 }
