@@ -218,6 +218,17 @@ func hostileCases() []hostileCase {
 				return cat(junk, c.msgAt(seq, "1", "112=probe-"+strconv.Itoa(seq)))
 			})},
 
+		// Disconnected: a Logon inside the session that the first Logon's
+		// rules refuse (QuickFIX/Go would take any HeartBtInt from it).
+		{name: "Logon inside the session with HeartBtInt 2^32+1", logon: true, react: reactClose, reason: ReasonLogonMalformed,
+			send: func(c *fixClient, seq int) []byte {
+				return c.msgAt(seq, "A", "98=0", "108=4294967297")
+			}},
+		{name: "Logon inside the session with HeartBtInt 0", logon: true, react: reactClose, reason: ReasonLogonMalformed,
+			send: func(c *fixClient, seq int) []byte {
+				return c.msgAt(seq, "A", "98=0", "108=0")
+			}},
+
 		// Disconnected: a size claim the edge will not buffer.
 		{name: "BodyLength huge", logon: true, react: reactClose, reason: ReasonOversize,
 			send: bodyLength("999999999")},

@@ -17,6 +17,10 @@ var (
 	// ErrFatalFrame is returned by Read when the client sent a message the
 	// edge cannot skip (an oversize BodyLength); the connection is closed.
 	ErrFatalFrame = errors.New("edge: unframeable input, connection closed")
+	// ErrLogonInSession is returned by Read when a Logon inside the session
+	// is malformed (a HeartBtInt outside 1 to HeartBtIntMax); the
+	// connection is closed.
+	ErrLogonInSession = errors.New("edge: malformed Logon inside the session, connection closed")
 )
 
 // initialOutboundBytes is the first capacity of each outbound buffer; they
@@ -97,8 +101,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 			continue
 		}
 		if mt := c.fr.msgType(); len(mt) == 1 && mt[0] == 'A' {
-			// A Logon inside the session: its password must not reach
-			// QuickFIX/Go's logs either.
+			// A Logon inside the session (a reset, 141=Y) is held to the
+			// first Logon's rules: QuickFIX/Go takes any HeartBtInt from
+			// it, and one of 2^32 seconds would turn off the heartbeats
+			// that find a dead peer (and with them cancel-on-disconnect).
+			if _, problem := parseLogon(msg); problem != "" {
+				c.l.stats.add(ReasonLogonMalformed)
+				c.l.cfg.Logger.Info("edge: connection closed", "reason", ReasonLogonMalformed, "source", c.source, "session", c.key,
+					"problem", "Logon inside the session: "+problem)
+				c.kill(ReasonLogonMalformed)
+				return 0, ErrLogonInSession
+			}
+			// Its password must not reach QuickFIX/Go's logs either.
 			msg = stripCredentials(msg)
 		}
 		c.pending = msg
