@@ -93,7 +93,7 @@
 // (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
 // magic or CRC, another cluster's id, a node that is not a peer, or other
 // terms (TransportConfig.Terms: the configuration the replicas apply
-// commands under differs), and a
+// commands under, or what clients see of the leader, differs), and a
 // frame with a bad length, CRC or message, or one whose sender or receiver
 // differs from the hello's, close the stream; the event is logged and
 // counted (TransportStats) and the node carries on. Sending never blocks

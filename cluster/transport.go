@@ -381,7 +381,8 @@ func (t *Transport) checkHello(h []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w a hello from unknown node %d", errPeer, from)
 	case binary.LittleEndian.Uint32(h[32:]) != t.cfg.Terms:
 		return 0, fmt.Errorf("%w a hello from node %d with configured terms %08x, this node's are %08x: the nodes' "+
-			"sessions, instruments, matcher bounds or risk limits differ (each node's terms.json lists its own)",
+			"sessions, instruments, matcher bounds or risk limits (each node's terms.json lists its own), or the venue's "+
+			"CompIDs, cancel-on-disconnect or drop-copy grants differ",
 			errPeer, from, binary.LittleEndian.Uint32(h[32:]), t.cfg.Terms)
 	}
 	return from, nil

@@ -141,6 +141,25 @@ func termsOf(cfg *config.Config) termsRecord {
 	return t
 }
 
+// gatewayTerms are the settings of the venue and its sessions that a
+// cluster's nodes must share, though the journal does not depend on them:
+// the venue's CompIDs, cancel-on-disconnect, and what each drop-copy
+// session is granted.
+func gatewayTerms(cfg *config.Config) map[string]string {
+	out := map[string]string{"venue.sender_comp_id": cfg.Venue.SenderCompID}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		p := "session." + sc.CompID + "."
+		out[p+"venue_comp_id"] = sc.SenderCompID
+		out[p+"cancel_on_disconnect"] = strconv.FormatBool(cfg.CancelOnDisconnect(sc))
+		out[p+"kind"] = sc.Kind
+		if sc.IsDropCopy() {
+			out[p+"copy"] = fmt.Sprintf("%v %v %v", sc.CopySessions, sc.CopyAccounts, sc.CopyAll)
+		}
+	}
+	return out
+}
+
 // verifiedBounds are the matcher terms a single venue's start may change
 // once it has replayed the journal under the recorded and the configured
 // value and found the same events (verifyBoundChange): a bound the journal
@@ -296,7 +315,10 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 // must apply them under the same terms, and a node configured otherwise is
 // refused by its peers. The JSON of the terms is canonical (sorted keys).
 // Engine terms left at zero are not hashed, so that a build which records a
-// new engine term still joins older peers while it is unset.
+// new engine term still joins older peers while it is unset. Beside the
+// recorded terms it hashes what the clients see of whichever node leads
+// (gatewayTerms): a node that would answer logons as another venue, or
+// cancel on disconnect where the others do not, is refused as well.
 func termsHash(cfg *config.Config) (uint32, error) {
 	t := termsOf(cfg)
 	for k, v := range t.Matcher {
@@ -304,7 +326,10 @@ func termsHash(cfg *config.Config) (uint32, error) {
 			delete(t.Matcher, k)
 		}
 	}
-	b, err := json.Marshal(t)
+	b, err := json.Marshal(struct {
+		termsRecord
+		Gateway map[string]string `json:"gateway"`
+	}{t, gatewayTerms(cfg)})
 	if err != nil {
 		return 0, err
 	}

@@ -337,3 +337,44 @@ func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
 	}
 	refusedStart(t, cfg, "the newest segment lost", "but session CLIENT1's FIX store holds ExecID 120")
 }
+
+// TestTermsHashCoversWhatClientsSee: a cluster's nodes compare termsHash at
+// their streams' hello. Besides the journal's terms it covers what the
+// clients see of whichever node leads: the venue's CompID (a node with
+// another would refuse every logon once it led), a session's CompID for
+// the venue, cancel-on-disconnect and drop-copy grants. A password does not
+// count.
+func TestTermsHashCoversWhatClientsSee(t *testing.T) {
+	base := testConfig(t, t.TempDir(), "")
+	want, err := termsHash(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	for _, c := range []struct {
+		name   string
+		change func(*config.Config)
+		same   bool
+	}{
+		{"the venue's CompID", func(c *config.Config) { c.Venue.SenderCompID = "XVENUE" }, false},
+		{"a session's venue CompID", func(c *config.Config) { c.Sessions[0].SenderCompID = "OTHER" }, false},
+		{"cancel-on-disconnect", func(c *config.Config) {
+			on := !c.CancelOnDisconnect(&c.Sessions[1])
+			c.Sessions[1].CancelOnDisconnect = &on
+		}, false},
+		{"a drop-copy grant", func(c *config.Config) {
+			c.Sessions[1].Kind, c.Sessions[1].CopyAll = config.KindDropCopy, yes
+		}, false},
+		{"a password", func(c *config.Config) { c.Sessions[0].Password = "changed" }, true},
+	} {
+		cfg := testConfig(t, t.TempDir(), "")
+		c.change(cfg)
+		got, err := termsHash(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got == want) != c.same {
+			t.Errorf("%s: hash %08x, base %08x; want same=%v", c.name, got, want, c.same)
+		}
+	}
+}
