@@ -12,6 +12,7 @@ const (
 	ClusterHeartbeatMin    = time.Millisecond
 	DefaultClusterElection = 500 * time.Millisecond
 	ClusterNodesMax        = 7
+	ClusterNodesMin        = 3
 )
 
 // Cluster is [cluster]: replication of the journal over Raft. node_id 0
@@ -86,8 +87,12 @@ func (c *Config) validateCluster() []error {
 	if cl.ClusterID == 0 {
 		add("cluster.cluster_id: must be set (any number other than 0, the same on every node)")
 	}
-	if n := len(cl.Peers); n == 0 || n > ClusterNodesMax {
-		add("cluster.peer: %d nodes, want 1..%d", n, ClusterNodesMax)
+	// Fewer than three nodes survive no loss, and a node listing only
+	// itself (or one other) would be a quorum of its own on a fresh data
+	// directory, leading beside the cluster it was meant to join.
+	if n := len(cl.Peers); n < ClusterNodesMin || n > ClusterNodesMax {
+		add("cluster.peer: %d nodes, want %d..%d, this node included, the same list on every node (without [cluster] the venue runs alone)",
+			n, ClusterNodesMin, ClusterNodesMax)
 	}
 	seen := map[uint64]bool{}
 	for i, p := range cl.Peers {

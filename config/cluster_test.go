@@ -59,8 +59,12 @@ func TestClusterRejectsBadValues(t *testing.T) {
 		"entries too few":          {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
 		"snapshot bound too small": {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = 4096"},
 		"snapshot bound negative":  {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = -1"},
+		"only two nodes":           {"[[cluster.peer]]\nid = 3\nraft_addr = \"127.0.0.1:9703\"\nfix_addr = \"127.0.0.1:9883\"\nstatus_addr = \"127.0.0.1:9713\"\n", ""},
 	} {
 		text := strings.Replace(clusterTOML, tc.edit, tc.want, 1)
+		if text == clusterTOML {
+			t.Fatalf("%s: the edit does not apply", name)
+		}
 		if _, err := Parse([]byte(text), "cluster.toml"); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {

@@ -41,5 +41,5 @@
 //
 // Limits: at most SessionsMax sessions, InstrumentsMax instruments,
 // AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
-// ClusterNodesMax cluster nodes.
+// ClusterNodesMax cluster nodes (and at least ClusterNodesMin).
 package config
