@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/quickfixgo/quickfix"
@@ -65,16 +66,61 @@ func (a *application) ToAdmin(*quickfix.Message, quickfix.SessionID) {}
 // ToApp implements quickfix.Application.
 func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }
 
+// ResendRequestsPerSecondMax bounds the ResendRequests a session may send in
+// a second; one beyond it is rejected (a session Reject, 373=99), not served:
+// each asks QuickFIX/Go to read and send again up to the whole store, so a
+// burst of them made one session cost the venue seconds of CPU and a
+// gigabyte of memory while every other session waited.
+const ResendRequestsPerSecondMax = 4
+
 // FromAdmin implements quickfix.Application: the session's Validator, if any,
 // in place of QuickFIX/Go's. Credentials are checked by the FIX edge before
 // QuickFIX/Go sees a Logon, so that a refused logon moves no sequence number.
+// Session messages count in the session's message rate as application ones
+// do (messages_per_second_logout), and ResendRequests are bounded.
 func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
-	if s, ok := a.g().bySession[id]; ok && s.cfg.Validator != nil {
-		_, err := s.cfg.Validator.Check(m)
-		return err
+	g := a.g()
+	s, ok := g.bySession[id]
+	if !ok {
+		return nil
+	}
+	if s.cfg.Validator != nil {
+		if _, err := s.cfg.Validator.Check(m); err != nil {
+			return err
+		}
+	}
+	if !s.loggedOn.Load() {
+		return nil // a Logon (the edge rate-limits those)
+	}
+	now := g.cfg.Now()
+	if !s.throttle(&s.messages, now) {
+		g.throttleLogout(s)
+		return nil
+	}
+	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "2" {
+		return a.checkResendRequest(s, m, now)
 	}
 	return nil
 }
+
+// checkResendRequest refuses a ResendRequest beyond the session's bound, or
+// one whose BeginSeqNo is not a sequence number (QuickFIX/Go would resend
+// from it, numbering its gap fill 0 or below).
+func (a *application) checkResendRequest(s *session, m *quickfix.Message, now int64) quickfix.MessageRejectError {
+	var begin quickfix.FIXInt
+	if err := m.Body.GetField(tag.BeginSeqNo, &begin); err == nil && begin < 1 {
+		return quickfix.ValueIsIncorrect(tag.BeginSeqNo)
+	}
+	if !s.throttle(&s.resends, now) {
+		a.g().metrics.throttled.Inc()
+		return quickfix.NewMessageRejectError(fmt.Sprintf("more than %d ResendRequests in a second", ResendRequestsPerSecondMax),
+			rejectReasonOther, nil)
+	}
+	return nil
+}
+
+// rejectReasonOther is SessionRejectReason 99 (Other).
+const rejectReasonOther = 99
 
 // FromApp implements quickfix.Application: one FIX message in, at most one command out.
 func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {

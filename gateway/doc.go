@@ -93,8 +93,11 @@
 // and, with RiskBreach and RiskUtilisation, feeds the fixvenue_risk_* metrics.
 //
 // Sessions: throttles over a sliding one-second window (orders and cancels
-// rejected past their limits, the session logged out past its message limit),
-// cancel-on-disconnect through a journaled SessionDisconnected command.
+// rejected past their limits, the session logged out past its message limit,
+// which counts session messages too; a ResendRequest beyond
+// ResendRequestsPerSecondMax a second, or from a BeginSeqNo below 1, gets a
+// session Reject and is not served), cancel-on-disconnect through a
+// journaled SessionDisconnected command.
 //
 // A trading status change reaches every logged-on session as an unsolicited
 // TradingSessionStatus (325=Y).

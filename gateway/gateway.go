@@ -175,6 +175,7 @@ type session struct {
 	orders   slidingWindow
 	cancels  slidingWindow
 	messages slidingWindow
+	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax)
 	loggedOn atomic.Bool
 	out      *sender
 	// route is the session's drop-copy routing (dropcopy.go), nil when no
@@ -243,6 +244,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		s.orders.limit = sc.OrdersPerSecondReject
 		s.cancels.limit = sc.CancelsPerSecondReject
 		s.messages.limit = sc.MessagesPerSecondLogout
+		s.resends.limit = ResendRequestsPerSecondMax
 		s.out = newSender(sc.ID, cfg.OutboundQueueMax, cfg.WriteWait, g)
 		g.sessions = append(g.sessions, s)
 		g.bySession[sc.ID] = s

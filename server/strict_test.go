@@ -13,6 +13,8 @@ import (
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 
+	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -751,4 +753,43 @@ func TestStrictClientCapacityReject(t *testing.T) {
 	c.send("D", limit("cap3", "ACME", "1", "1", "95.00")...)
 	c.expect("8", map[int]string{11: "cap3", 150: "8", 103: "99", 58: "venue capacity exceeded"})
 	c.checkNoRejects()
+}
+
+// TestSessionMessagesAreBounded: session messages count in a session's
+// message rate as application messages do (Heartbeats at any rate went
+// unbounded); a burst of ResendRequests is refused beyond
+// gateway.ResendRequestsPerSecondMax a second (each had QuickFIX/Go send
+// the whole store again); a ResendRequest from BeginSeqNo 0 is refused
+// (its gap fill was numbered 0).
+func TestSessionMessagesAreBounded(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	slow := logon(t, s, "SLOW", true)
+	for i := range 12 { // 8 messages a second
+		if err := slow.Send("0"); err != nil {
+			t.Fatalf("heartbeat %d: %v", i, err)
+		}
+	}
+	if _, err := slow.Expect(readWait, "5", map[int]string{58: "message rate limit exceeded"}); err != nil {
+		t.Fatalf("no Logout for a session over its rate in Heartbeats: %v", err)
+	}
+
+	c := logon(t, s, "CLIENT1", true)
+	if err := c.Send("2", fixclient.F(7, "0"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "3", map[int]string{373: "5", 371: "7", 372: "2"}); err != nil {
+		t.Fatalf("a ResendRequest from 0 not refused: %v", err)
+	}
+	for range gateway.ResendRequestsPerSecondMax + 2 {
+		if err := c.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := c.Expect(readWait, "3", map[int]string{373: "99", 372: "2"})
+	if err != nil {
+		t.Fatalf("a burst of ResendRequests not bounded: %v", err)
+	}
+	if !strings.Contains(r.Get(58), "ResendRequests in a second") {
+		t.Fatalf("Reject text %q", r.Get(58))
+	}
 }
