@@ -453,7 +453,7 @@ func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint
 	o.priceTicks, o.leavesQty, o.inst, o.side, o.iceberg = priceTicks, leavesQty, ii, side, iceberg
 	o.canRest = (ordType == venue.OrdTypeLimit || ordType == venue.OrdTypeStopLimit) &&
 		tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
-	o.market = ordType == venue.OrdTypeMarket
+	o.market = ordType == venue.OrdTypeMarket || ordType == venue.OrdTypeStop // an elected stop is a market order
 	t.addPending(oi)
 	return nil
 }
@@ -482,8 +482,8 @@ func (t *Tracker) applyFill(ev []byte) error {
 		}
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
-	if oi == noOrder && auction && m.OrdType() == venue.OrdTypeMarket {
-		return nil // a market order that waited for the uncross, unseen
+	if oi == noOrder && auction && (m.OrdType() == venue.OrdTypeMarket || m.OrdType() == venue.OrdTypeStop) {
+		return nil // a market order (or an elected stop) that waited for the uncross, unseen
 	}
 	if oi == noOrder {
 		return ErrUnknownOrder

@@ -122,8 +122,8 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 // restViews enters orders read from the books.
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
-		if v.Waiting && core.IsStop(v.OrdType) {
-			continue // an untriggered stop, off the book
+		if v.Waiting && core.IsStop(v.OrdType) && v.StopPxTicks != 0 {
+			continue // an untriggered stop, off the book (an elected one waiting for an uncross counts, as a market order does)
 		}
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
 			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
