@@ -9,13 +9,21 @@ import (
 	"strings"
 
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // The feed's state, as written by Feed's capture and read by Feed.Restore,
 // so that a venue can start from a snapshot instead of replaying its whole
 // journal (see "Restarts" in doc.go). All integers little-endian:
 //
-//	magic "FVMDST03" (8)
+//	magic "FVMDST04" (8)
 //	nextSeq   u64   sequence number of the next feed message
 //	timeNs    i64   event time of the last event applied
 //	instCount u32
@@ -24,7 +32,9 @@ import (
 //	  an added one first: symbol [16] (NUL padded) | tickMantissa i64 |
 //	  tickExponent i8 | lotSize i64 | initial status u8 | levelsMax u32
 //	  id u32 | status u8 | rptSeq u64 | lastTradePriceTicks i64 |
-//	  lastTradeQty i64 | volume i64
+//	  lastTradeQty i64 | volume i64 | the call's last indicative: active u8 |
+//	  priceTicks i64 | matchedQty i64 | imbalanceSide u8 | imbalanceQty i64 |
+//	  rule u8 (all zero outside a call)
 //	  per side (bids, then asks): orderCount u32, then per order in
 //	  priority order (best level first, then time): orderId u64 |
 //	  priceTicks i64 | shown qty i64 (an iceberg's display slice, else the
@@ -33,7 +43,12 @@ import (
 // The file around it (length, CRC, atomic publication) is the journal's
 // snapshot file; the state holds exactly what the tracker derived from the
 // events of the commands up to the snapshot's seq, never engine state.
-const stateMagic = "FVMDST03"
+// Version 03, without the indicative (a call's indicative came back only
+// when it changed after a start from a snapshot), is still read.
+const (
+	stateMagic   = "FVMDST04"
+	stateMagic03 = "FVMDST03"
+)
 
 // ErrBadState is wrapped by every error of Feed.Restore.
 var ErrBadState = errors.New("marketdata: bad feed state")
@@ -67,6 +82,13 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 		u64(uint64(in.lastTradePriceTicks))
 		u64(uint64(in.lastTradeQty))
 		u64(uint64(in.volume))
+		ind := &in.indicative
+		bw.WriteByte(boolByte(ind.Active))
+		u64(uint64(ind.PriceTicks))
+		u64(uint64(ind.MatchedQty))
+		bw.WriteByte(byte(ind.ImbalanceSide))
+		u64(uint64(ind.ImbalanceQty))
+		bw.WriteByte(byte(ind.Rule))
 		for si := range in.sides {
 			s := &in.sides[si]
 			n := uint32(0)
@@ -110,10 +132,12 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 	}
 	u64 := func() uint64 { return binary.LittleEndian.Uint64(read(8)) }
 	u32 := func() uint32 { return binary.LittleEndian.Uint32(read(4)) }
-	if magic := string(read(8)); magic != stateMagic {
+	magic := string(read(8))
+	withIndicative := magic == stateMagic
+	if magic != stateMagic && magic != stateMagic03 {
 		if magic[:6] == stateMagic[:6] {
-			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s only (remove the state to rebuild the feed from the journal)",
-				ErrBadState, magic[6:], stateMagic[6:])
+			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s and %s only (remove the state to rebuild the feed from the journal)",
+				ErrBadState, magic[6:], stateMagic03[6:], stateMagic[6:])
 		}
 		return 0, fmt.Errorf("%w: not a feed state (magic)", ErrBadState)
 	}
@@ -151,6 +175,17 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 		in.lastTradePriceTicks = int64(u64())
 		in.lastTradeQty = int64(u64())
 		in.volume = int64(u64())
+		if withIndicative {
+			active := read(1)[0]
+			ind := Indicative{Active: active == 1, PriceTicks: int64(u64()), MatchedQty: int64(u64())}
+			ind.ImbalanceSide = venue.ImbalanceSide(read(1)[0])
+			ind.ImbalanceQty = int64(u64())
+			ind.Rule = venue.AuctionRule(read(1)[0])
+			if rerr == nil && (active > 1 || !ind.ImbalanceSide.Valid() || !ind.Rule.Valid() || (!ind.Active && ind != Indicative{})) {
+				return 0, fmt.Errorf("%w: instrument %d: bad indicative", ErrBadState, in.def.ID)
+			}
+			in.indicative = ind
+		}
 		for si := range in.sides {
 			n := u32()
 			s := &in.sides[si]

@@ -177,3 +177,31 @@ func FuzzReadState(f *testing.F) {
 		}
 	})
 }
+
+// TestStateKeepsTheIndicative: a state saved during a call keeps the call's
+// last indicative uncross, which FIX market data serves (269=A); without it
+// a start from a snapshot showed none until the book changed the result.
+func TestStateKeepsTheIndicative(t *testing.T) {
+	s := newScenario(t)
+	s.status(venue.TradingStatusOpeningCall)
+	s.order(venue.SideBuy, 1010, 5, venue.TimeInForceDay)
+	s.order(venue.SideSell, 1000, 3, venue.TimeInForceDay)
+	if err := s.tr.EndCommand(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.tr.State(1)
+	if err != nil || !want.Indicative.Active || want.Indicative.MatchedQty != 3 {
+		t.Fatalf("no indicative in the call: %+v, %v", want.Indicative, err)
+	}
+	var state bytes.Buffer
+	if err := s.tr.writeState(&state, 1); err != nil {
+		t.Fatal(err)
+	}
+	restored, _, _ := newStateTracker(t)
+	if _, err := restored.readState(bytes.NewReader(state.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := restored.State(1); got.Indicative != want.Indicative {
+		t.Fatalf("restored indicative %+v, want %+v", got.Indicative, want.Indicative)
+	}
+}
