@@ -3,6 +3,7 @@ package edge
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -18,7 +19,7 @@ var (
 	// edge cannot skip (an oversize BodyLength); the connection is closed.
 	ErrFatalFrame = errors.New("edge: unframeable input, connection closed")
 	// ErrLogonInSession is returned by Read when a Logon inside the session
-	// is malformed (a HeartBtInt outside 1 to HeartBtIntMax); the
+	// carries a HeartBtInt outside 1 to HeartBtIntMax; the
 	// connection is closed.
 	ErrLogonInSession = errors.New("edge: malformed Logon inside the session, connection closed")
 )
@@ -105,10 +106,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 			// first Logon's rules: QuickFIX/Go takes any HeartBtInt from
 			// it, and one of 2^32 seconds would turn off the heartbeats
 			// that find a dead peer (and with them cancel-on-disconnect).
-			if _, problem := parseLogon(msg); problem != "" {
+			// QuickFIX/Go answers its other faults (an empty field, a
+			// missing one) with a Logout itself.
+			if hb, ok := heartBtIntOf(msg); ok && len(hb) > 0 && !validHeartBtInt(hb) {
 				c.l.stats.add(ReasonLogonMalformed)
 				c.l.cfg.Logger.Info("edge: connection closed", "reason", ReasonLogonMalformed, "source", c.source, "session", c.key,
-					"problem", "Logon inside the session: "+problem)
+					"problem", fmt.Sprintf("Logon inside the session: tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax))
 				c.kill(ReasonLogonMalformed)
 				return 0, ErrLogonInSession
 			}

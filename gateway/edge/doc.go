@@ -48,10 +48,10 @@
 //     logs on; with a HeartBtInt of 0 or less QuickFIX/Go's timers fire at
 //     once (a TestRequest and a disconnect right after its Logon answer), one
 //     beyond 32 bits it wraps, and without one it closes without a word; a
-//     Logon inside the session (a reset) is held to the same rules, and one
-//     that fails them closes the connection (ErrLogonInSession: QuickFIX/Go
-//     would take its HeartBtInt, and one of 2^32 seconds turns off the
-//     heartbeats that find a dead peer);
+//     Logon inside the session (a reset) whose HeartBtInt is outside that
+//     range closes the connection (ErrLogonInSession: QuickFIX/Go would take
+//     it, and one of 2^32 seconds turns off the heartbeats that find a dead
+//     peer; its other faults QuickFIX/Go answers with a Logout);
 //   - a BeginString not in Config.BeginStrings is refused;
 //   - one attempt is charged to the client address and to the CompID
 //     (token buckets LogonsPerSource, LogonsPerCompID; CompIDsMax bounds

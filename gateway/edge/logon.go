@@ -96,6 +96,17 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	return lf, problem
 }
 
+// heartBtIntOf returns the first HeartBtInt of a framed Logon.
+func heartBtIntOf(msg []byte) ([]byte, bool) {
+	it := fixwire.NewIterator(msg)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if f.Tag == tag.HeartBtInt {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
 // HeartBtIntMax bounds the heartbeat interval a Logon may ask for, in
 // seconds. QuickFIX/Go takes any integer: with 0 or less its timers fire at
 // once (a TestRequest, then a disconnect right after the Logon), and a value
