@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +84,27 @@ type Snapshotter struct {
 	stats SnapshotterStats
 }
 
+// removeSnapshotTemps deletes the snapshot files a crash left unpublished
+// in dir (a snapshotter is the only writer of them, and it has not started):
+// they never held a published state, and each can be as large as one.
+func removeSnapshotTemps(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("journal: list %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), snapshotPrefix) && strings.HasSuffix(e.Name(), snapshotSuffix+tmpSuffix) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("journal: remove leftover %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
 // NewSnapshotter starts the background writer.
 func NewSnapshotter(cfg SnapshotterConfig) (*Snapshotter, error) {
 	if cfg.Dir == "" || cfg.Durable == nil {
@@ -101,6 +124,9 @@ func NewSnapshotter(cfg SnapshotterConfig) (*Snapshotter, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if err := removeSnapshotTemps(cfg.Dir); err != nil {
+		return nil, err
 	}
 	s := &Snapshotter{cfg: cfg, jobs: make(chan uint64, 1), done: make(chan struct{})}
 	s.stats.LastSeq.Store(-1)

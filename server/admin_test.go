@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -263,6 +265,12 @@ func TestAdminAPI(t *testing.T) {
 	if code := adminCall(t, s, "POST", "/v1/eod", bobToken, `{"reason":"early close"}`, &res); code != 200 ||
 		res.EndOfDay == nil || res.EndOfDay.SnapshotSeq < 0 {
 		t.Fatalf("eod: %d %+v", code, res)
+	}
+	// The snapshot metrics, how a snapshot that fails is noticed.
+	m := scrape(t, s)
+	if taken, failed, last := metricstest.Value(t, m, "fixvenue_snapshots_total"), metricstest.Value(t, m, "fixvenue_snapshot_failures_total"),
+		metricstest.Value(t, m, "fixvenue_snapshot_last_seq"); taken != "1" || failed != "0" || last != strconv.FormatInt(res.EndOfDay.SnapshotSeq, 10) {
+		t.Fatalf("snapshot metrics: taken %s, failed %s, last seq %s; want 1, 0, %d", taken, failed, last, res.EndOfDay.SnapshotSeq)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

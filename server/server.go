@@ -353,6 +353,14 @@ type sideState struct {
 	restore func(io.Reader) error
 }
 
+// snapStat reads one of the journal snapshotter's counters (0 without one).
+func (s *Server) snapStat(f func(*journal.SnapshotterStats) int64) float64 {
+	if s.snaps == nil {
+		return 0
+	}
+	return float64(f(s.snaps.Stats()))
+}
+
 // sideStates are the states this venue keeps beside its snapshots.
 func (s *Server) sideStates() []sideState {
 	var states []sideState
@@ -1082,5 +1090,20 @@ func (s *Server) registerCoreMetrics() {
 			func() float64 { return float64(p.EventsPublished()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_fix_store_fsyncs_total", Help: "FIX session store files fdatasynced (once per journal.fix_store_sync for each store written)."},
 			func() float64 { return float64(s.stores.Syncs()) }),
+		// Snapshots only shorten a start, so a failing one stops nothing:
+		// these are how it is noticed (docs/ARCHITECTURE.md, "The path of an order", Snapshots).
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_snapshots_total", Help: "Journal snapshots published since start."},
+			func() float64 { return s.snapStat(func(st *journal.SnapshotterStats) int64 { return st.Taken.Load() }) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_snapshot_failures_total", Help: "Journal snapshots that failed (capture, write or durability wait) since start; see the log for why."},
+			func() float64 {
+				return s.snapStat(func(st *journal.SnapshotterStats) int64 { return st.Failed.Load() })
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_snapshot_last_seq", Help: "Command seq of the last journal snapshot published since start (-1: none)."},
+			func() float64 {
+				if s.snaps == nil {
+					return -1
+				}
+				return float64(s.snaps.Stats().LastSeq.Load())
+			}),
 	)
 }
