@@ -230,7 +230,8 @@
 // SessionDisconnected with cancelOnDisconnect cancels the session's DAY
 // orders (GTC and GTD stay, as on CME); the flag travels in the command, so a
 // replay does not depend on today's session configuration. EndOfDay expires
-// DAY orders and forgets the day's ClOrdIDs except the current ones of live
+// DAY orders, and orders at the opening or the close that their instrument's
+// auction did not reach that day, and forgets the day's ClOrdIDs except the current ones of live
 // orders. SetTradingStatus answers TradingStatusChanged.
 //
 // # Operator commands

@@ -15,7 +15,10 @@ func (m *Matcher) expireGTD() {
 	}
 }
 
-// endOfDay expires every DAY order (in OrderID order), then forgets the
+// endOfDay expires every DAY order, and every order at the opening or the
+// close still waiting for its auction (an instrument that never opened or
+// closed that day: they are for that day's auction) (in OrderID order),
+// then forgets the
 // day's ClOrdIDs except the current ones of the orders still live (GTC and
 // GTD), so that ClOrdIDs may be reused the next day and ClOrdIDsMax is a
 // per-day bound. It costs O(live orders + ClOrdIDsMax), since both tables
@@ -23,11 +26,15 @@ func (m *Matcher) expireGTD() {
 // the first time (the tables' pages are touched), less afterwards. It runs
 // when the market is closed. It returns how many DAY orders expired.
 func (m *Matcher) endOfDay() uint32 {
+	// dayLimited: see above.
+	dayLimited := func(tif venue.TimeInForce) bool {
+		return tif == venue.TimeInForceDay || tif == venue.TimeInForceAtTheOpening || tif == venue.TimeInForceAtTheClose
+	}
 	var expired uint32
 	for oi := m.all.head; oi != noOrder; {
 		o := &m.pool.orders[oi]
 		next := o.lists[listAll].next
-		if o.tif == venue.TimeInForceDay {
+		if dayLimited(o.tif) {
 			m.cancelQuiet(oi, venue.CancelReasonExpiry, venue.OrdStatusExpired)
 			expired++
 		}

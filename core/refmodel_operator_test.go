@@ -20,7 +20,7 @@ func (m *refModel) operator(c *venue.OperatorCommand) {
 		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), true)
 	case venue.OperatorActionTypeEndOfDay:
 		for _, o := range m.live {
-			if o.tif == venue.TimeInForceDay {
+			if refDayLimited(o.tif) {
 				count++
 			}
 		}

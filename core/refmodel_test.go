@@ -1203,9 +1203,15 @@ func (m *refModel) statusOf(rec *refRecord) {
 	m.sink.Commit()
 }
 
+// refDayLimited: DAY orders, and orders at the opening or the close (for
+// that day's auction), expire at the end of the day.
+func refDayLimited(tif venue.TimeInForce) bool {
+	return tif == venue.TimeInForceDay || tif == venue.TimeInForceAtTheOpening || tif == venue.TimeInForceAtTheClose
+}
+
 func (m *refModel) endOfDay() {
 	for _, o := range m.liveByOrderID() {
-		if o.tif == venue.TimeInForceDay {
+		if refDayLimited(o.tif) {
 			m.cancelLive(o, venue.CancelReasonExpiry, venue.OrdStatusExpired, o.clOrdID, "")
 		}
 	}
