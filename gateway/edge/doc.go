@@ -42,7 +42,9 @@
 // FIX session rules say). Then, in this order:
 //   - a Logon with an empty, repeated (any header field, Password, HeartBtInt,
 //     ResetSeqNumFlag, …) or unusable field (MsgSeqNum that is not a number,
-//     missing CompIDs, HeartBtInt missing or not 1 to HeartBtIntMax seconds)
+//     missing CompIDs, HeartBtInt missing or not 1 to HeartBtIntMax seconds,
+//     EncryptMethod missing or not 0: QuickFIX/Go closes without a word on
+//     the one and takes any value of the other while encrypting nothing)
 //     is refused: QuickFIX/Go keeps the last of a repeated field while the
 //     gate would read the first, so refusing them keeps both agreeing on who
 //     logs on; with a HeartBtInt of 0 or less QuickFIX/Go's timers fire at

@@ -30,7 +30,7 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	it := fixwire.NewIterator(msg)
 	seen := make(map[quickfix.Tag]bool, 16)
 	var sender, target []byte
-	haveSeqNum, haveHeartBtInt := false, false
+	haveSeqNum, haveHeartBtInt, haveEncryptMethod := false, false, false
 	// The first problem is the one named; the fields go on being read so
 	// that the refusal's Logout carries the CompIDs, swapped (a Logout with
 	// empty ones is itself invalid, and a validating client drops it
@@ -64,6 +64,13 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 				fail(fmt.Sprintf("tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax))
 			}
 			haveHeartBtInt = true
+		case tag.EncryptMethod:
+			// QuickFIX/Go closes without a word on a Logon lacking it, and
+			// takes any value while it encrypts nothing.
+			if string(f.Value) != "0" {
+				fail("tag 98 must be 0 (no encryption; the venue offers TLS)")
+			}
+			haveEncryptMethod = true
 		case tag.SenderCompID:
 			sender = f.Value
 		case tag.TargetCompID:
@@ -88,6 +95,8 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		fail("CompID too long")
 	case !haveHeartBtInt:
 		fail("required tag 108 missing")
+	case !haveEncryptMethod:
+		fail("required tag 98 missing")
 	}
 	if tooLong {
 		sender, target = nil, nil

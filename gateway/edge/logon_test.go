@@ -34,8 +34,10 @@ func TestParseLogon(t *testing.T) {
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=99999999999"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30.5"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=abc"), "tag 108 must be a heartbeat interval of 1 to 3600 seconds"},
-		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=3600"), ""},
-		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=007"), ""},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=3600", "98=0"), ""},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=007", "98=0"), ""},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30"), "required tag 98 missing"},
+		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30", "98=1"), "tag 98 must be 0 (no encryption; the venue offers TLS)"},
 	} {
 		lf, problem := parseLogon(tc.msg)
 		if problem != tc.want {
@@ -48,7 +50,7 @@ func TestParseLogon(t *testing.T) {
 		}
 	}
 	// Repeating groups may repeat their members.
-	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30", "384=2", "372=D", "385=R", "372=F", "385=R")
+	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "98=0", "108=30", "384=2", "372=D", "385=R", "372=F", "385=R")
 	if _, problem := parseLogon(grouped); problem != "" {
 		t.Fatalf("group refused: %q", problem)
 	}
