@@ -401,6 +401,47 @@ func (f *Feed) Restore(r io.Reader) error {
 	return f.endBatchLocked(false)
 }
 
+// refuseRecoveryPoll is how often RefuseRecovery's loop looks whether it
+// is to stop.
+const refuseRecoveryPoll = 50 * time.Millisecond
+
+// RefuseRecovery makes the recovery service close every connection as soon
+// as it is made, until the returned stop is called: a standby feed that
+// publishes nothing (a cluster's follower) then tells a client at once to
+// look elsewhere, where its connections used to wait, unserved, for the
+// client's timeout. stop returns once nothing is being refused, so that
+// Serve may follow on the same listener.
+func (f *Feed) RefuseRecovery() (stop func()) {
+	tl, ok := f.recovery.ln.(*net.TCPListener)
+	if !ok {
+		return func() {}
+	}
+	var quit atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !quit.Load() {
+			_ = tl.SetDeadline(time.Now().Add(refuseRecoveryPoll))
+			conn, err := tl.Accept()
+			switch {
+			case err == nil:
+				f.recovery.standbyRefused.Add(1)
+				conn.Close()
+			case errors.Is(err, net.ErrClosed):
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			quit.Store(true)
+			<-done
+			_ = tl.SetDeadline(time.Time{})
+		})
+	}
+}
+
 // Serve sends heartbeats and runs the recovery service until ctx ends.
 func (f *Feed) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup

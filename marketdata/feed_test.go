@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -480,5 +483,45 @@ func TestHeartbeatWhenIdle(t *testing.T) {
 		if hb.NextSeq() == next { // earlier ones may predate the commands
 			return
 		}
+	}
+}
+
+// TestStandbyRefusesRecovery: a standby feed (a cluster's follower) closes
+// every recovery connection at once, so a client learns to look elsewhere
+// instead of waiting out its timeout; once stopped, Serve takes the
+// listener and a connection stays open for its requests.
+func TestStandbyRefusesRecovery(t *testing.T) {
+	sink := udpSink(t)
+	defer sink.Close()
+	f, err := NewFeed(FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+		FeedAddr: sink.LocalAddr().String(), HeartbeatInterval: 20 * time.Millisecond, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	readResult := func() error {
+		conn, err := net.Dial("tcp", f.RecoveryAddr().String())
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		return err
+	}
+	stop := f.RefuseRecovery()
+	if err := readResult(); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("a standby's recovery connection: %v, want closed at once", err)
+	}
+	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- f.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	if err := readResult(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a serving feed's recovery connection: %v, want open, waiting for a request", err)
+	}
+	if got := f.Stats().Recovery.StandbyRefused; got != 1 {
+		t.Fatalf("StandbyRefused %d, want 1", got)
 	}
 }

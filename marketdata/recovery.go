@@ -91,6 +91,7 @@ type RecoveryStats struct {
 	Snapshots           uint64
 	SnapshotsRejected   uint64
 	ProtocolErrors      uint64 // connections closed for a malformed request
+	StandbyRefused      uint64 // closed at once while the feed was a standby (Feed.RefuseRecovery)
 }
 
 type recoveryServer struct {
@@ -102,6 +103,7 @@ type recoveryServer struct {
 
 	retransmits, retransmitsRejected             atomic.Uint64
 	snapshots, snapshotsRejected, protocolErrors atomic.Uint64
+	standbyRefused                               atomic.Uint64 // closed at once by RefuseRecovery
 }
 
 func newRecoveryServer(f *Feed) (*recoveryServer, error) {
@@ -119,7 +121,7 @@ func (s *recoveryServer) stats() RecoveryStats {
 	return RecoveryStats{ConnsAccepted: s.conns.Accepted(), ConnsRefused: s.conns.Refused(), ConnsEvicted: s.conns.Evicted(),
 		Retransmits: s.retransmits.Load(), RetransmitsRejected: s.retransmitsRejected.Load(),
 		Snapshots: s.snapshots.Load(), SnapshotsRejected: s.snapshotsRejected.Load(),
-		ProtocolErrors: s.protocolErrors.Load()}
+		ProtocolErrors: s.protocolErrors.Load(), StandbyRefused: s.standbyRefused.Load()}
 }
 
 // serve accepts connections until ctx ends, then closes every connection

@@ -186,6 +186,7 @@ type ClusterNode struct {
 	// runner goroutine by standbySink while following; nil when market data
 	// is off or the feed failed.
 	feed        *marketdata.Feed
+	feedRefusal func() // stops the standby feed's refusal of recovery connections (standbyFeed)
 	fixmd       *fixmd.Handler
 	orderToFeed *latency.Recorder
 	sink        standbySink
@@ -272,6 +273,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			raftL.Close()
 			return nil, err
 		}
+		c.feedRefusal = c.feed.RefuseRecovery()
 	}
 	c.sink = standbySink{hash: c.hash, disabled: c.disabled, schedule: c.schedule, feed: c.feed, tape: c.tape, log: c.log,
 		configured: configuredInstruments(c.cfg)}
@@ -439,6 +441,9 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		return err
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
+	if feed != nil {
+		c.feedRefusal = feed.RefuseRecovery()
+	}
 	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log,
 		configured: configuredInstruments(c.cfg)}
 	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
@@ -460,8 +465,18 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 	return nil
 }
 
+// serveFeed ends the standby feed's refusal of recovery connections: the
+// feed is closed, or serves as the leader's.
+func (c *ClusterNode) serveFeed() {
+	if c.feedRefusal != nil {
+		c.feedRefusal()
+		c.feedRefusal = nil
+	}
+}
+
 // closeFeed drops the standby feed (runner goroutine, or before it runs).
 func (c *ClusterNode) closeFeed() {
+	c.serveFeed()
 	if c.feed != nil {
 		c.feed.Close()
 		c.feed, c.fixmd, c.sink.feed, c.sink.err = nil, nil, nil, nil
@@ -564,6 +579,7 @@ func (c *ClusterNode) serve(next uint64) {
 		}
 	}
 	opts := c.opts
+	c.serveFeed() // the leader's feed serves recovery on the same listener
 	j := cluster.NewJournal(c.runner, c.node, next)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
