@@ -95,7 +95,8 @@
 // Sessions: throttles over a sliding one-second window (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
 // which counts session messages too; a ResendRequest beyond
-// ResendRequestsPerSecondMax a second, or from a BeginSeqNo below 1, gets a
+// ResendRequestsPerSecondMax a second on a connection, or from a BeginSeqNo
+// below 1, gets a
 // session Reject and is not served), cancel-on-disconnect through a
 // journaled SessionDisconnected command.
 //

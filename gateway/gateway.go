@@ -175,7 +175,7 @@ type session struct {
 	orders   slidingWindow
 	cancels  slidingWindow
 	messages slidingWindow
-	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax)
+	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax), since the logon
 	loggedOn atomic.Bool
 	out      *sender
 	// route is the session's drop-copy routing (dropcopy.go), nil when no
