@@ -148,7 +148,9 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 			}
 			lag := "-"
 			if leaderCommit > 0 {
-				lag = fmt.Sprint(int64(leaderCommit) - int64(st.Applied))
+				// Nodes are read one after another: one read after the
+				// leader may have applied more than the leader's commit then.
+				lag = fmt.Sprint(max(int64(leaderCommit)-int64(st.Applied), 0))
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%s\n", p.ID, st.State, st.Lead, st.Term, st.Commit,
 				st.Applied, st.CommittedSeq, lag, st.Serving, st.FIXAddr)

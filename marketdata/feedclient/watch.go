@@ -114,7 +114,13 @@ func (w *watcher) maybeDraw() {
 
 // appendBookView renders a book and recent trades as plain text.
 func appendBookView(dst []byte, b *Book, trades []Trade, depth int, nextSeq uint64) []byte {
-	dst = fmt.Appendf(dst, "%s  %v  seq %d  volume %d", b.Symbol, b.Status, nextSeq-1, b.Volume)
+	dst = fmt.Appendf(dst, "%s  %v  seq ", b.Symbol, b.Status)
+	if nextSeq == 0 { // not joined (again, after a failover): no message applied yet
+		dst = append(dst, '-')
+	} else {
+		dst = strconv.AppendUint(dst, nextSeq-1, 10)
+	}
+	dst = fmt.Appendf(dst, "  volume %d", b.Volume)
 	if b.LastTradeQty > 0 {
 		dst = append(dst, "  last "...)
 		dst = strconv.AppendInt(dst, b.LastTradeQty, 10)
