@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,15 +258,27 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// A crash before the states were written: the snapshot lacks them.
-	for _, d := range []string{"mdstate", "consolestate"} {
-		if err := os.Remove(filepath.Join(dir, d, fmt.Sprintf("snapshot-%020d.snap", eod2.SnapshotSeq))); err != nil {
-			t.Fatal(err)
-		}
+	// A crash before the console's state was written: the snapshot lacks
+	// it; and the feed's state beside it damaged. The start says which.
+	if err := os.Remove(filepath.Join(dir, "consolestate", fmt.Sprintf("snapshot-%020d.snap", eod2.SnapshotSeq))); err != nil {
+		t.Fatal(err)
 	}
-	s = startServer(t, cfg, Options{})
+	damaged := filepath.Join(dir, "mdstate", fmt.Sprintf("snapshot-%020d.snap", eod2.SnapshotSeq))
+	if fi, err := os.Stat(damaged); err != nil || os.Truncate(damaged, fi.Size()/2) != nil {
+		t.Fatalf("truncate %s: %v", damaged, err)
+	}
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if s.replayed < 1500 {
 		t.Fatalf("the start replayed %d commands, not the day after the first end of day", s.replayed)
+	}
+	logMu.Lock()
+	text := logs.String()
+	logMu.Unlock()
+	if !strings.Contains(text, "snapshot passed over: its market data state is damaged") || !strings.Contains(text, damaged) ||
+		!strings.Contains(text, "snapshot passed over: no console state beside it") {
+		t.Fatalf("the start does not say why it passed the snapshot over:\n%s", text)
 	}
 	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
 }

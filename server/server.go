@@ -442,7 +442,26 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64)
 	if err != nil {
 		return err
 	}
-	opts.SnapshotUsable = func(seq uint64) bool { return loadable(have, from, seq) }
+	opts.SnapshotUsable = func(seq uint64) bool {
+		if loadable(have, from, seq) {
+			return true
+		}
+		if seq >= from && opts.Logger != nil {
+			// Say which state is missing or damaged: passing over a
+			// snapshot costs the start a longer replay.
+			for i, st := range states {
+				switch f := have[i][seq]; {
+				case f == "":
+					opts.Logger.Info("snapshot passed over: no "+st.what+" beside it (written at the first command after the snapshot)", "seq", seq, "dir", st.dir)
+				default:
+					if _, err := journal.CheckSnapshot(f); err != nil {
+						opts.Logger.Warn("snapshot passed over: its "+st.what+" is damaged", "seq", seq, "file", f, "err", err)
+					}
+				}
+			}
+		}
+		return false
+	}
 	opts.SnapshotLoaded = func(sf journal.SnapshotFile) error {
 		for i, st := range states {
 			if _, err := journal.ReadSnapshot(have[i][sf.Seq], st.restore); err != nil {
