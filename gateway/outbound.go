@@ -372,7 +372,7 @@ func RejectText(r venue.RejectReason) string {
 	case venue.RejectReasonUnsupportedOrderCharacteristic:
 		return "unsupported order characteristic"
 	case venue.RejectReasonCapacityExceeded:
-		return "venue capacity exceeded"
+		return CapacityText
 	case venue.RejectReasonPostOnlyWouldTake:
 		return "post-only order would take liquidity"
 	case venue.RejectReasonFokNotFillable:
@@ -464,6 +464,10 @@ func CancelText(r venue.CancelReason) string {
 	}
 	return r.String()
 }
+
+// CapacityText is the Text of a reject for the matcher's CapacityExceeded:
+// one reason covers its bounds, and the operator's status names the full one.
+const CapacityText = "venue capacity exceeded: live orders, the day's ClOrdIDs or waiting stops are at their bound (the venue's /v1/status says which)"
 
 func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 	b := g.newER(e.InstrumentID())

@@ -751,7 +751,7 @@ func TestStrictClientCapacityReject(t *testing.T) {
 		c.expect("8", map[int]string{11: id, 150: "0"})
 	}
 	c.send("D", limit("cap3", "ACME", "1", "1", "95.00")...)
-	c.expect("8", map[int]string{11: "cap3", 150: "8", 103: "99", 58: "venue capacity exceeded"})
+	c.expect("8", map[int]string{11: "cap3", 150: "8", 103: "99", 58: gateway.CapacityText})
 	c.checkNoRejects()
 }
 

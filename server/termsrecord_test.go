@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -253,7 +254,7 @@ func TestBoundChangeIsVerified(t *testing.T) {
 	c := logon(t, s, "CLIENT1", true)
 	rest(c, "b1", "b2", "b3", "b4", "b5")
 	sendOrder(t, c, order{id: "full", side: "1", qty: "1", px: "99.00"})
-	expectER(t, c, map[int]string{11: "full", 150: "8", 58: "venue capacity exceeded"})
+	expectER(t, c, map[int]string{11: "full", 150: "8", 58: gateway.CapacityText})
 	s.Close()
 
 	// The journal reached 8: under 16 the refused order would rest, under
