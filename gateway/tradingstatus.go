@@ -123,21 +123,32 @@ func (g *Gateway) instrumentStatus(id uint32) venue.TradingStatus {
 }
 
 // venueStatus is the venue-wide status: halted after a failure stop, else
-// open while any instrument is open, halted while any is halted, closed.
+// open while any instrument is open, else pre-close while any is in its
+// closing call, pre-open while any is in its opening call or a volatility
+// auction (orders are taken in both), halted while any is halted, closed.
+// (It answered closed through the whole pre-open.)
 func (g *Gateway) venueStatus() tradSesStatus {
 	if g.halted() != "" {
 		return tradSesHalted
 	}
-	best := tradSesClosed
+	// In order of precedence, lowest first.
+	order := [...]tradSesStatus{tradSesClosed, tradSesHalted, tradSesPreOpen, tradSesPreClose}
+	best := 0
 	for id := range g.instruments.Load().status {
+		rank := 0
 		switch g.instrumentStatus(id) {
 		case venue.TradingStatusOpen:
 			return tradSesOpen
 		case venue.TradingStatusHalted:
-			best = tradSesHalted
+			rank = 1
+		case venue.TradingStatusOpeningCall, venue.TradingStatusVolatilityAuction:
+			rank = 2
+		case venue.TradingStatusClosingCall:
+			rank = 3
 		}
+		best = max(best, rank)
 	}
-	return best
+	return order[best]
 }
 
 func tradingSessionStatus(reqID, sessionID string, status tradSesStatus, text string) *quickfix.Message {

@@ -461,11 +461,26 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 		call("/v1/phase", `{"reason":"test","group":"acme","phase":"`+p+`"}`, want)
 	}
 	phase("pre_open", 200)
+	venueStatus := func(want string) {
+		t.Helper()
+		// After ACME's own unsolicited status: the gateway has the change.
+		if _, err := c.Expect(readWait, "h", map[int]string{325: "Y", 336: "ACME", 340: want}); err != nil {
+			t.Fatalf("ACME's status: %v", err)
+		}
+		if err := c.Send("g", fixclient.F(335, "ts-"+want), fixclient.F(263, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(readWait, "h", map[int]string{335: "ts-" + want, 336: "ALL", 340: want}); err != nil {
+			t.Fatalf("the venue's status: %v", err)
+		}
+	}
+	venueStatus("4") // ACME in its opening call, LOTS closed: pre-open (it said closed)
 	sendOrder(t, c, order{id: "b", side: "1", qty: "10", px: "100.50"})
 	sendOrder(t, c, order{id: "s", side: "2", qty: "10", px: "100.00"})
 	expectER(t, c, map[int]string{11: "s", 150: "0"})
 	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
 	phase("open", 409) // ACME, the group's only instrument, stays halted
+	venueStatus("1")
 	waitStatus(t, s, "ACME", "Halted", readWait)
 	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)
 	expectER(t, c, map[int]string{11: "b", 150: "F", 32: "10", 625: "2"})
@@ -478,6 +493,10 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
 	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)
 	waitStatus(t, s, "ACME", "ClosingCall", readWait)
+	if _, err := c.Expect(readWait, "h", map[int]string{325: "Y", 336: "ACME", 340: "1"}); err != nil { // the second halt
+		t.Fatal(err)
+	}
+	venueStatus("5")
 	never(t, c, map[int]string{11: "b2", 150: "F"})
 	phase("close", 200)
 	expectER(t, c, map[int]string{11: "b2", 150: "F", 32: "5", 625: "4"})
