@@ -278,8 +278,17 @@ func (g *Gateway) admit(s *session, rej *rejection, w *slidingWindow, perSecond 
 		g.metrics.throttled.Inc()
 		return 0, nil, &rejection{ordRejOther, "throttled: more than " + strconv.Itoa(perSecond) + " " + what + " per second"}
 	}
+	if w == &s.orders && g.stopping.Load() != nil {
+		// An order taken now could fill a session QuickFIX/Go has already
+		// logged out and forgotten in this stop: its report would be
+		// neither sent nor stored (stop.go).
+		return 0, nil, &rejection{ordRejOther, stoppingText}
+	}
 	return g.claim()
 }
+
+// stoppingText is the Text of an order or replace refused once a stop began.
+const stoppingText = "venue stopping: new orders and replaces are refused; cancels are taken"
 
 // publish hands the command in slot seq to the matcher and makes it the
 // session's last command (answers.go waits for it).

@@ -21,7 +21,9 @@ type stopDrain struct {
 	within  time.Duration
 }
 
-// BeginStop makes the gateway wait, now and in every logout from now on,
+// BeginStop refuses new orders and replaces from now on (cancels are still
+// taken: they answer only their own session), and makes the gateway wait,
+// now and in every logout from now on,
 // until drained reports that the pipeline has handed every event to its
 // consumers and every session's sender has handed its messages to
 // QuickFIX/Go, each wait at most within (a client that does not read holds

@@ -793,3 +793,21 @@ func TestSessionMessagesAreBounded(t *testing.T) {
 		t.Fatalf("Reject text %q", r.Get(58))
 	}
 }
+
+// TestStopRefusesNewOrders: once a stop begins, a new order or replace is
+// refused (it could fill a session the stop has already logged out, whose
+// report would then be neither sent nor stored); a cancel is still taken.
+func TestStopRefusesNewOrders(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "rest", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "rest", 150: "0"})
+	s.Gateway().BeginStop(func() bool { return true }, time.Second)
+	sendOrder(t, c, order{id: "late", side: "2", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "late", 150: "8", 58: "venue stopping: new orders and replaces are refused; cancels are taken"})
+	if err := c.Send("F", fixclient.F(11, "cxl"), fixclient.F(41, "rest"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "cxl", 150: "4"})
+}
