@@ -95,8 +95,10 @@
 // terms (TransportConfig.Terms: the configuration the replicas apply
 // commands under, or what clients see of the leader, differs), and a
 // frame with a bad length, CRC or message, or one whose sender or receiver
-// differs from the hello's, close the stream; the event is logged and
-// counted (TransportStats) and the node carries on. Sending never blocks
+// differs from the hello's, close the stream; the event is counted
+// (TransportStats) and logged (each kind at most once per streamLogEvery,
+// with how many were not: a peer configured otherwise redials ten times a
+// second) and the node carries on. Sending never blocks
 // the node: each peer has a queue of peerQueueMessagesMax messages, and a
 // message that does not fit is dropped (Raft resends) and the peer reported
 // unreachable. Received messages wait in a queue of inboundMessagesMax.

@@ -84,6 +84,44 @@ type Transport struct {
 	snapReports chan SnapshotReport
 	snapIn      sync.Mutex // held while a snapshot is received: one at a time
 	recvCount   uint64     // names the received files (snapIn held)
+
+	logMu  sync.Mutex
+	logged map[string]streamLog // closed streams by error, for logStreamClosed (logMu)
+}
+
+// streamLog is when a kind of closed stream was last logged, and how many
+// like it were not logged since.
+type streamLog struct {
+	at         time.Time
+	suppressed int
+}
+
+// A peer configured otherwise redials ten times a second: one kind of closed
+// stream (its error) is logged at most once per streamLogEvery, with how
+// many were not; at most streamLogKindsMax kinds are remembered.
+const (
+	streamLogEvery    = 10 * time.Second
+	streamLogKindsMax = 64
+)
+
+// logStreamClosed logs a stream closed for err, unless one closed for the
+// same error was logged within streamLogEvery.
+func (t *Transport) logStreamClosed(remote string, err error) {
+	key, now := err.Error(), time.Now()
+	t.logMu.Lock()
+	last, seen := t.logged[key]
+	if seen && now.Sub(last.at) < streamLogEvery {
+		last.suppressed++
+		t.logged[key] = last
+		t.logMu.Unlock()
+		return
+	}
+	if t.logged == nil || len(t.logged) >= streamLogKindsMax {
+		t.logged = make(map[string]streamLog)
+	}
+	t.logged[key] = streamLog{at: now}
+	t.logMu.Unlock()
+	t.cfg.Logger.Warn("cluster: peer stream closed", "remote", remote, "err", err, "like_it_not_logged", last.suppressed)
 }
 
 type peerLink struct {
@@ -310,7 +348,7 @@ func (t *Transport) accept() {
 				select {
 				case <-t.closed:
 				default:
-					t.cfg.Logger.Warn("cluster: peer stream closed", "remote", conn.RemoteAddr().String(), "err", err)
+					t.logStreamClosed(conn.RemoteAddr().String(), err)
 				}
 			}
 		}()
