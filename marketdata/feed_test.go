@@ -525,3 +525,28 @@ func TestStandbyRefusesRecovery(t *testing.T) {
 		t.Fatalf("StandbyRefused %d, want 1", got)
 	}
 }
+
+// TestClientTriesTheNextRecoveryAddress: a client given a cluster's
+// recovery addresses (a follower's, which closes each connection at once,
+// and then the leader's) joins by the leader's snapshot and converges.
+func TestClientTriesTheNextRecoveryAddress(t *testing.T) {
+	conn := udpSink(t)
+	standby, err := NewFeed(FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+		FeedAddr: udpSink(t).LocalAddr().String(), HeartbeatInterval: 20 * time.Millisecond, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close()
+	stop := standby.RefuseRecovery()
+	defer stop()
+	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	sim := newVenueSim(t, 12)
+	fx.run(sim, 300)
+	c := startClient(t, conn, standby.RecoveryAddr().String()+","+fx.feed.RecoveryAddr().String(), feedclient.Callbacks{})
+	waitSnapshot(t, c)
+	fx.run(sim, 300)
+	waitConverged(t, fx, c)
+	if standby.Stats().Recovery.StandbyRefused == 0 {
+		t.Fatal("the client did not try the first address")
+	}
+}

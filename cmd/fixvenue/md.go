@@ -29,7 +29,7 @@ func cmdMD(args []string) int {
 	def, _ := config.Load("")
 	symbol := fs.String("symbol", "ACME", "instrument symbol")
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (unicast or multicast group)")
-	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service")
+	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service; several, comma-separated (a cluster's nodes), are tried in turn")
 	asJSON := fs.Bool("json", true, "book: print JSON (the only format)")
 	timeout := fs.Duration("timeout", 10*time.Second, "book: give up after this long")
 	if err := fs.Parse(args[1:]); err != nil {

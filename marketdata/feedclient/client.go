@@ -35,7 +35,7 @@ type Config struct {
 	// name or one of its IPs; "" lets the system choose).
 	FeedAddr           string
 	MulticastInterface string
-	RecoveryAddr       string // the feed's TCP recovery service
+	RecoveryAddr       string // the feed's TCP recovery service; a comma-separated list is tried in turn (NewTCPRecoverer)
 	Channel            uint16 // packets of other channels are ignored
 
 	InstrumentsMax int // books kept; messages for more instruments are an error

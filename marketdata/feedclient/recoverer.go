@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +34,8 @@ var ErrRecoveryProtocol = errors.New("feedclient: unexpected answer from the rec
 // tcpRecoverer talks to the feed's TCP recovery service. It keeps one
 // connection open between requests and redials after any failure.
 type tcpRecoverer struct {
-	addr    string
+	addrs   []string // tried in turn: the next after each failure
+	cur     int      // (mu)
 	channel uint16
 	timeout time.Duration
 
@@ -48,10 +50,21 @@ type tcpRecoverer struct {
 	closed bool
 }
 
-// NewTCPRecoverer returns a Recoverer for the service at addr. timeout
-// bounds each request from dial to last byte.
+// NewTCPRecoverer returns a Recoverer for the service at addr, or at any of
+// a comma-separated list of addresses (a cluster's nodes: the leader's
+// serves), tried in turn after each failure. timeout bounds each request
+// from dial to last byte.
 func NewTCPRecoverer(addr string, channel uint16, timeout time.Duration) Recoverer {
-	return &tcpRecoverer{addr: addr, channel: channel, timeout: timeout, frame: make([]byte, packet.FrameBytesMax)}
+	var addrs []string
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		addrs = []string{addr}
+	}
+	return &tcpRecoverer{addrs: addrs, channel: channel, timeout: timeout, frame: make([]byte, packet.FrameBytesMax)}
 }
 
 func (t *tcpRecoverer) connect() error {
@@ -63,8 +76,9 @@ func (t *tcpRecoverer) connect() error {
 	if t.conn != nil {
 		return t.conn.SetDeadline(time.Now().Add(t.timeout))
 	}
-	conn, err := net.DialTimeout("tcp", t.addr, t.timeout)
+	conn, err := net.DialTimeout("tcp", t.addrs[t.cur], t.timeout)
 	if err != nil {
+		t.cur = (t.cur + 1) % len(t.addrs)
 		return err
 	}
 	t.conn, t.r, t.w = conn, bufio.NewReaderSize(conn, 64<<10), bufio.NewWriterSize(conn, 1024)
@@ -89,6 +103,16 @@ func (t *tcpRecoverer) Close() error {
 	return nil
 }
 
+// failed drops the connection after a failed request and moves to the next
+// address: with a cluster's nodes listed, a follower (which closes every
+// connection at once) or a node that is down is passed over.
+func (t *tcpRecoverer) failed() {
+	t.drop()
+	t.mu.Lock()
+	t.cur = (t.cur + 1) % len(t.addrs)
+	t.mu.Unlock()
+}
+
 // request connects (or keeps the connection), numbers a new request and
 // sends it, its message written by encode; on an error the connection is
 // dropped.
@@ -99,7 +123,7 @@ func (t *tcpRecoverer) request(msgLen int, encode func(buf []byte, off int, reqI
 	t.reqID++
 	reqID := t.reqID
 	if err := t.send(msgLen, func(buf []byte, off int) { encode(buf, off, reqID) }); err != nil {
-		t.drop()
+		t.failed()
 		return 0, err
 	}
 	return reqID, nil
@@ -113,7 +137,7 @@ func (t *tcpRecoverer) readAnswer() ([]byte, error) {
 		err = t.rd.Reset(pkt)
 	}
 	if err != nil {
-		t.drop()
+		t.failed()
 	}
 	return pkt, err
 }
@@ -175,7 +199,7 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 		answered = true
 		if t.rd.Seq != 0 {
 			if err := fn(pkt); err != nil {
-				t.drop()
+				t.failed()
 				return 0, answered, err
 			}
 			continue
@@ -192,7 +216,7 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 				var m mdsbe.RetransmitReject
 				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
 					if !m.Reason().Valid() {
-						t.drop()
+						t.failed()
 						return 0, true, ErrRecoveryProtocol
 					}
 					return m.Reason(), true, nil
@@ -219,7 +243,7 @@ func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) 
 			return 0, err
 		}
 		if t.rd.Seq != 0 {
-			t.drop()
+			t.failed()
 			return 0, fmt.Errorf("%w: sequenced packet in a snapshot", ErrRecoveryProtocol)
 		}
 		done := false
@@ -233,7 +257,7 @@ func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) 
 				var m mdsbe.SnapshotReject
 				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
 					if !m.Reason().Valid() {
-						t.drop()
+						t.failed()
 						return 0, ErrRecoveryProtocol
 					}
 					return m.Reason(), nil
@@ -241,7 +265,7 @@ func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) 
 			}
 		}
 		if err := fn(pkt); err != nil {
-			t.drop()
+			t.failed()
 			return 0, err
 		}
 		if done {
