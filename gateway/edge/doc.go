@@ -44,7 +44,8 @@
 //     ResetSeqNumFlag, …) or unusable field (MsgSeqNum that is not a number,
 //     missing CompIDs, HeartBtInt missing or not 1 to HeartBtIntMax seconds,
 //     EncryptMethod missing or not 0: QuickFIX/Go closes without a word on
-//     the one and takes any value of the other while encrypting nothing)
+//     the one and takes any value of the other while encrypting nothing;
+//     ResetSeqNumFlag Y with a MsgSeqNum other than 1)
 //     is refused: QuickFIX/Go keeps the last of a repeated field while the
 //     gate would read the first, so refusing them keeps both agreeing on who
 //     logs on; with a HeartBtInt of 0 or less QuickFIX/Go's timers fire at

@@ -3,6 +3,7 @@ package edge
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixwire"
@@ -31,6 +32,8 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	seen := make(map[quickfix.Tag]bool, 16)
 	var sender, target []byte
 	haveSeqNum, haveHeartBtInt, haveEncryptMethod := false, false, false
+	var seqNum []byte
+	reset := false
 	// The first problem is the one named; the fields go on being read so
 	// that the refusal's Logout carries the CompIDs, swapped (a Logout with
 	// empty ones is itself invalid, and a validating client drops it
@@ -58,7 +61,7 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 			if !validSeqNum(f.Value) {
 				fail("tag 34 is not a sequence number")
 			}
-			haveSeqNum = true
+			haveSeqNum, seqNum = true, f.Value
 		case tag.HeartBtInt:
 			if !validHeartBtInt(f.Value) {
 				fail(fmt.Sprintf("tag 108 must be a heartbeat interval of 1 to %d seconds", HeartBtIntMax))
@@ -77,6 +80,8 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 			target = f.Value
 		case tag.Password:
 			lf.password = f.Value
+		case tag.ResetSeqNumFlag:
+			reset = string(f.Value) == "Y"
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -97,6 +102,10 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		fail("required tag 108 missing")
 	case !haveEncryptMethod:
 		fail("required tag 98 missing")
+	case reset && strings.TrimLeft(string(seqNum), "0") != "1":
+		// Both sides start again at 1 (FIX 4.4, ResetSeqNumFlag);
+		// QuickFIX/Go took it and asked the client to resend its own Logon.
+		fail("a Logon with 141=Y must carry 34=1")
 	}
 	if tooLong {
 		sender, target = nil, nil

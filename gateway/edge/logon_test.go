@@ -38,6 +38,9 @@ func TestParseLogon(t *testing.T) {
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=007", "98=0"), ""},
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30"), "required tag 98 missing"},
 		{fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "108=30", "98=1"), "tag 98 must be 0 (no encryption; the venue offers TLS)"},
+		{fixMsg("35=A", "34=5", "49=CLIENT1", "56=VENUE", "108=30", "98=0", "141=Y"), "a Logon with 141=Y must carry 34=1"},
+		{fixMsg("35=A", "34=01", "49=CLIENT1", "56=VENUE", "108=30", "98=0", "141=Y"), ""},
+		{fixMsg("35=A", "34=5", "49=CLIENT1", "56=VENUE", "108=30", "98=0", "141=N"), ""},
 	} {
 		lf, problem := parseLogon(tc.msg)
 		if problem != tc.want {
