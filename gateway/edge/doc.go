@@ -64,7 +64,10 @@
 //     CN or DNS SAN bound to the CompID — a certificate is always checked
 //     when one is presented, so one client's certificate never logs on as
 //     another);
-//   - a Logon for a session that already has a connection is refused.
+//   - a Logon for a session that already has a connection is refused, once
+//     it has waited duplicateLogonWait for that connection to go (a client
+//     that drops its connection and logs on again at once reaches the venue
+//     before the old connection's end has).
 //
 // A Logon for a BeginString or CompID the venue does not serve, and a second
 // Logon for a logged-on session, are closed without a word, as the FIX session

@@ -336,7 +336,7 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
 	}
 	c.key = lf.key
-	if !l.claim(c) {
+	if !l.claimWaiting(c, deadline) {
 		return nil, ReasonLogonDuplicate, errors.New("session already logged on")
 	}
 	// The framer's buffer may still hold bytes the client sent after the
@@ -363,6 +363,28 @@ func (l *Listener) takeLogonTokens(source netip.Addr, compID string) Reason {
 		return ReasonLogonRateLimit
 	}
 	return ReasonNone
+}
+
+// duplicateLogonWait bounds how long a Logon waits for its session's
+// previous connection to be released: a client that closes and logs on
+// again at once (within a millisecond) reaches the venue before the old
+// connection's end has, and was refused as a duplicate.
+const duplicateLogonWait = 250 * time.Millisecond
+
+// claimWaiting is claim, retried until the previous connection is released
+// or duplicateLogonWait (or the logon's deadline) passes.
+func (l *Listener) claimWaiting(c *Conn, deadline time.Time) bool {
+	end := time.Now().Add(duplicateLogonWait)
+	if !deadline.IsZero() && deadline.Before(end) {
+		end = deadline
+	}
+	for !l.claim(c) {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return true
 }
 
 // claim registers c as its session's connection, unless one is logged on.

@@ -238,3 +238,19 @@ func TestSmokeLogonAndTrade(t *testing.T) {
 		t.Fatalf("LogonsPassed = %d", got)
 	}
 }
+
+// TestLogonWaitsForThePreviousConnection: a client that drops its
+// connection and logs on again at once can reach the venue before the old
+// connection's end has; the new Logon waits (up to duplicateLogonWait) for
+// the old connection to be released instead of being refused as a
+// duplicate. Here the old connection closes 50 ms after the new Logon.
+func TestLogonWaitsForThePreviousConnection(t *testing.T) {
+	v := startVenue(t, Config{}, "CLIENT1")
+	first := v.logon("CLIENT1")
+	second := v.dial("CLIENT1")
+	second.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	time.Sleep(50 * time.Millisecond)
+	_ = first.conn.Close()
+	second.expect("A")
+	second.trade("after-relogon")
+}
