@@ -160,10 +160,12 @@ type Gateway struct {
 		text         string
 	}
 	// uncross is the instrument and call phase of the last AuctionUncrossed,
-	// whose trades follow it (outbound only).
+	// whose trades follow it (outbound only); active until the status change
+	// that ends the call, which follows its trades and cancels.
 	uncross struct {
 		instrumentID uint32
 		phase        venue.TradingStatus
+		active       bool
 	}
 }
 

@@ -232,7 +232,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.AuctionUncrossed
 		if e.WrapDecode(slot, 0) == nil {
 			// Its trades follow in the same command (core, uncross).
-			g.uncross.instrumentID, g.uncross.phase = e.InstrumentID(), e.Status()
+			g.uncross.instrumentID, g.uncross.phase, g.uncross.active = e.InstrumentID(), e.Status(), true
 		}
 	}
 }
@@ -469,6 +469,18 @@ func CancelText(r venue.CancelReason) string {
 // one reason covers its bounds, and the operator's status names the full one.
 const CapacityText = "venue capacity exceeded: live orders, the day's ClOrdIDs or waiting stops are at their bound (the venue's /v1/status says which)"
 
+// uncrossRemainderText is the Text of a market order left over at an
+// uncross (the matcher's reason is MarketRemainder, as in continuous trading).
+const uncrossRemainderText = "market order remainder cancelled: nothing left to match it at the uncross"
+
+// cancelText is CancelText, but a market order left over at an uncross says so.
+func (g *Gateway) cancelText(e *venue.OrderCancelled) string {
+	if e.Reason() == venue.CancelReasonMarketRemainder && g.uncross.active && g.uncross.instrumentID == e.InstrumentID() {
+		return uncrossRemainderText
+	}
+	return CancelText(e.Reason())
+}
+
 func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 	b := g.newER(e.InstrumentID())
 	et := execTypeCanceled
@@ -484,7 +496,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		uint(tag.ExecID, e.ExecID()).exec(et, ordStatusOf(e.OrdStatus())).
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
-		str(tag.Text, CancelText(e.Reason())).time(tag.TransactTime, e.TimestampNs())
+		str(tag.Text, g.cancelText(e)).time(tag.TransactTime, e.TimestampNs())
 	g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	g.metrics.execReports.Inc()
 	g.deliverER(e.SessionIdx(), b, e.TimestampNs())

@@ -37,6 +37,9 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 		return
 	}
 	g.statusHeld = append(g.statusHeld, statusChange{e.InstrumentID(), e.Status()})
+	if g.uncross.instrumentID == e.InstrumentID() {
+		g.uncross.active = false // the uncross's trades and cancels are done
+	}
 	text := g.statusText(e.InstrumentID(), e.Status())
 	for _, s := range g.sessions {
 		if !s.loggedOn.Load() {

@@ -336,3 +336,23 @@ next:
 	}
 	return -1
 }
+
+// TestUncrossRemainderSaysSo: a market order that waited in a call and
+// found nothing at the uncross is cancelled with a Text that says so (it
+// said "no more liquidity within the price band", continuous trading's).
+func TestUncrossRemainderSaysSo(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "mkt", side: "1", qty: "5", typ: "1"})
+	expectER(t, c, map[int]string{11: "mkt", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "mkt", 150: "4", 58: "market order remainder cancelled: nothing left to match it at the uncross"})
+}
