@@ -49,11 +49,15 @@ type LostReports struct {
 	max          int
 	events       [][]byte
 	dropped      int
+	// storeless counts, by session, the reports replayed for a session
+	// with no store file (NoStore).
+	storeless []int
 }
 
 // NewLostReports collects for the sessions marks describes (by index).
 func NewLostReports(marks []ReportMark, max int) *LostReports {
-	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyResetMin: math.MaxInt64}
+	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyResetMin: math.MaxInt64,
+		storeless: make([]int, len(marks))}
 	for _, m := range marks {
 		switch {
 		case !m.DropCopy || !m.Rebuild:
@@ -80,6 +84,9 @@ func (l *LostReports) Event(ev []byte) {
 	if !ok || int(session) >= len(l.marks) {
 		return
 	}
+	if !l.marks[session].Rebuild {
+		l.storeless[session]++
+	}
 	ts := venue.TimestampNsOf(ev)
 	if !l.marks[session].lacks(execID, ts) && execID <= l.copyExecMin && ts <= l.copyResetMin {
 		return
@@ -94,6 +101,12 @@ func (l *LostReports) Event(ev []byte) {
 // Events are the kept events, in journal order, and how many more there
 // were beyond the bound.
 func (l *LostReports) Events() (events [][]byte, dropped int) { return l.events, l.dropped }
+
+// NoStore returns, by session index, how many reports the replay met for a
+// session that has no store file (0 for the others): a store deleted or
+// lost, whose client's sequence numbers start again at 1 and whose reports
+// cannot be resent.
+func (l *LostReports) NoStore() []int { return l.storeless }
 
 // Free drops the kept events once redelivered.
 func (l *LostReports) Free() { l.events = nil }

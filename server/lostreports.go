@@ -67,8 +67,17 @@ func (s *Server) storeAhead(highest storeMark) error {
 		filepath.Join(s.cfg.Venue.DataDir, "journal"), last, highest.session, highest.execID, filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
 }
 
-// keepLostReports keeps what the replay found for Start.
+// keepLostReports keeps what the replay found for Start, and warns of a
+// session whose store is gone though the replay met reports for it.
 func (s *Server) keepLostReports(lost *gateway.LostReports) {
+	for i, n := range lost.NoStore() {
+		if n > 0 {
+			s.log.Warn("a session's FIX store is missing though the journal holds reports for it: its sequence numbers start "+
+				"again at 1 and those reports cannot be resent; restore the store, or have its client log on with 141=Y",
+				"session", s.cfg.Sessions[i].CompID, "reports_since_the_snapshot", n,
+				"store_dir", filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
+		}
+	}
 	events, dropped := lost.Events()
 	if dropped > 0 {
 		s.log.Error("answers lost at the last stop: more than can be rebuilt; the rest are not sent again",

@@ -282,3 +282,37 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	}
 	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
 }
+
+// TestMissingFIXStoreIsReported: a session whose FIX store is gone (deleted,
+// or lost with its volume) starts again at sequence number 1 and cannot
+// resend its reports; the start says so, naming the session, instead of
+// nothing.
+func TestMissingFIXStoreIsReported(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	s.Close()
+	stores, err := filepath.Glob(filepath.Join(dir, "fixstore", "*CLIENT1*"))
+	if err != nil || len(stores) != 1 {
+		t.Fatalf("CLIENT1's store: %v %v", stores, err)
+	}
+	if err := os.Remove(stores[0]); err != nil {
+		t.Fatal(err)
+	}
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	logMu.Lock()
+	text := logs.String()
+	logMu.Unlock()
+	if !strings.Contains(text, "FIX store is missing though the journal holds reports for it") || !strings.Contains(text, "session=CLIENT1") {
+		t.Fatalf("no warning for the missing store:\n%s", text)
+	}
+	if strings.Contains(text, "session=CLIENT2") {
+		t.Fatalf("a warning for a session that never traded:\n%s", text)
+	}
+}
