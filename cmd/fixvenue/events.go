@@ -62,6 +62,14 @@ func cmdEvents(args []string) int {
 		if *dataDir == "" {
 			*dataDir = cfg.Venue.DataDir
 		}
+		// The journal replays into the events to compare under the
+		// configuration's terms: refused, as the journal tools refuse it,
+		// when they are not those the journal was written under.
+		cfg.Venue.DataDir = *dataDir
+		if _, err := server.CheckTermsRecord(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
+			return 1
+		}
 		return eventsVerify(js, cfg, *stream, filepath.Join(*dataDir, "journal"), os.Stdout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

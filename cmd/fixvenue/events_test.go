@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,19 @@ format = "json"
 	}
 	if !strings.Contains(string(verify), "OK:") || strings.Contains(string(verify), "events=0 ") {
 		t.Fatalf("events verify:\n%s", verify)
+	}
+	// Under other terms the journal would replay into other events: refused.
+	text, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.toml")
+	if err := os.WriteFile(other, []byte(strings.Replace(string(text), "orders_max = 65536", "orders_max = 65536\nindicative_interval = \"2s\"", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(binPath, "events", "verify", "--config", other, "--nats", v.ready.NATSURL).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "engine.indicative_interval") {
+		t.Fatalf("events verify under other terms: %v\n%s", err, out)
 	}
 	tail := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--from", "2",
 		"--subject", "fixvenue.VENUE.orders.>", "--json", "--count", "3")
