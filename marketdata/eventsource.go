@@ -105,10 +105,25 @@ func (s RingSource) lastCausedBy(seq, avail, watermark int64) int64 {
 }
 
 // EndsCommand implements CommandEnder: the event at last ends its command
-// when its command is complete (CommandsReady), since events after last are
-// of later commands. Without CommandsReady it cannot tell (false).
+// when its command is complete (CommandsReady) and the next event, if
+// published, is of a later command. The command may have become complete
+// after WaitFor cut the batch inside it (a command taken in parts once
+// durable): then its next event is published and is its own, and the batch
+// does not end it. The event ring has one producer (the matcher), so its
+// Cursor is the last event published. Without CommandsReady it cannot tell
+// (false).
 func (s RingSource) EndsCommand(last int64) bool {
-	return s.CommandsReady != nil && int64(venue.CauseSeqOf(s.Ring.Slot(last))) <= s.CommandsReady()
+	if s.CommandsReady == nil {
+		return false
+	}
+	cause := venue.CauseSeqOf(s.Ring.Slot(last))
+	if int64(cause) > s.CommandsReady() {
+		return false
+	}
+	if next := last + 1; next <= s.Ring.Cursor() {
+		return venue.CauseSeqOf(s.Ring.Slot(next)) != cause
+	}
+	return true
 }
 
 // Slot implements EventSource.

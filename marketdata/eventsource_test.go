@@ -1,6 +1,7 @@
 package marketdata
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -158,5 +159,44 @@ func TestCommandLargerThanTheRingDoesNotStall(t *testing.T) {
 	barrier.Alert()
 	if err := <-done; !errors.Is(err, ring.ErrAlerted) {
 		t.Fatalf("Run returned %v", err)
+	}
+}
+
+// TestEndsCommandLooksAtTheNextEvent: a batch cut inside a command (taken in
+// parts while the command was not yet complete) does not end it, though the
+// command has become complete by the time the feed asks; the batch's last
+// event ends its command when the next published event is of a later one,
+// or none is published.
+func TestEndsCommandLooksAtTheNextEvent(t *testing.T) {
+	r, err := ring.New(ring.Config{Slots: 8, SlotSize: 64, Producer: ring.SingleProducer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(cause uint64) {
+		seq, slot, err := r.Claim()
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint64(slot[venue.MessageHeaderSize:], cause)
+		r.Publish(seq)
+	}
+	publish(1)
+	publish(1)
+	publish(1)
+	var ready atomic.Int64
+	ready.Store(1)
+	s := RingSource{Ring: r, CommandsReady: ready.Load}
+	if s.EndsCommand(0) || s.EndsCommand(1) {
+		t.Fatal("a batch cut inside command 1 ends it")
+	}
+	if !s.EndsCommand(2) {
+		t.Fatal("command 1's last event, with nothing after it, does not end it")
+	}
+	publish(2)
+	if !s.EndsCommand(2) {
+		t.Fatal("command 1's last event, with command 2's after it, does not end it")
+	}
+	if s.EndsCommand(3) {
+		t.Fatal("command 2, not ready, ended")
 	}
 }
