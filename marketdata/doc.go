@@ -117,7 +117,9 @@
 // rests can be shown early (EndBatch). A batch that ends a command ends it
 // at once (RingSource.EndsCommand, Tracker.EndCommand), so what the command
 // left pending (an incoming iceberg, cut to its display only when it stops
-// trading) goes out with it, not when the venue next has an event.
+// trading) goes out with it, not when the venue next has an event. A batch
+// ends its command only when the next published event is of a later one: a
+// command taken in parts may complete before the feed asks.
 //
 // # Adding an instrument
 //
