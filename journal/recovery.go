@@ -34,7 +34,7 @@ func Open(dir string, cfg Config) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := removeTempFiles(dir); err != nil {
+	if err := removeTempFiles(dir, ""); err != nil {
 		return nil, err
 	}
 	dirFile, err := os.Open(dir)

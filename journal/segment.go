@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,15 +85,19 @@ func listSegments(dir string) ([]segmentFile, error) {
 }
 
 // removeTempFiles deletes leftovers of segment or snapshot creation that a
-// crash interrupted before the rename made them visible. They never held
-// acknowledged data: a file is renamed into place only once complete.
-func removeTempFiles(dir string) error {
+// crash interrupted before the rename made them visible, those whose name
+// starts with prefix ("": all). They never held acknowledged data: a file
+// is renamed into place only once complete. A missing dir has none.
+func removeTempFiles(dir, prefix string) error {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("journal: list %s: %w", dir, err)
 	}
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), tmpSuffix) && e.Type().IsRegular() {
+		if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), tmpSuffix) && e.Type().IsRegular() {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("journal: remove leftover %s: %w", e.Name(), err)
 			}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -84,27 +82,6 @@ type Snapshotter struct {
 	stats SnapshotterStats
 }
 
-// removeSnapshotTemps deletes the snapshot files a crash left unpublished
-// in dir (a snapshotter is the only writer of them, and it has not started):
-// they never held a published state, and each can be as large as one.
-func removeSnapshotTemps(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("journal: list %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), snapshotPrefix) && strings.HasSuffix(e.Name(), snapshotSuffix+tmpSuffix) && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("journal: remove leftover %s: %w", e.Name(), err)
-			}
-		}
-	}
-	return nil
-}
-
 // NewSnapshotter starts the background writer.
 func NewSnapshotter(cfg SnapshotterConfig) (*Snapshotter, error) {
 	if cfg.Dir == "" || cfg.Durable == nil {
@@ -125,7 +102,10 @@ func NewSnapshotter(cfg SnapshotterConfig) (*Snapshotter, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if err := removeSnapshotTemps(cfg.Dir); err != nil {
+	// The snapshot files a crash left unpublished in its directory (it is
+	// their only writer, and it has not started): each can be as large as
+	// a state.
+	if err := removeTempFiles(cfg.Dir, snapshotPrefix); err != nil {
 		return nil, err
 	}
 	s := &Snapshotter{cfg: cfg, jobs: make(chan uint64, 1), done: make(chan struct{})}

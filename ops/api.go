@@ -537,6 +537,16 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 	o.answer(w, operator, res, err, nil)
 }
 
+// add counts one of the commands of a call made of one per instrument into
+// its answer: the last seq, and done if any was.
+func (total *Result) add(res Result) {
+	total.Seq = res.Seq
+	if res.Reason == venue.RejectReasonNone {
+		total.Reason = venue.RejectReasonNone
+		total.Count += res.Count
+	}
+}
+
 // resume lifts a halt: each instrument named (id 0: every one) returns to
 // the status of its schedule group's phase, the call in a call phase, so
 // that a halt in a call ends in that call and its uncross comes at the
@@ -564,11 +574,7 @@ func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) 
 			o.answer(w, operator, res, err, nil)
 			return
 		}
-		total.Seq = res.Seq
-		if res.Reason == venue.RejectReasonNone {
-			total.Reason = venue.RejectReasonNone
-			total.Count += res.Count
-		}
+		total.add(res)
 	}
 	o.answer(w, operator, total, nil, nil)
 }
@@ -694,11 +700,7 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 			o.answer(w, operator, res, err, nil)
 			return
 		}
-		total.Seq = res.Seq
-		if res.Reason == venue.RejectReasonNone {
-			total.Reason = venue.RejectReasonNone
-			total.Count += res.Count
-		}
+		total.add(res)
 	}
 	o.answer(w, operator, total, nil, nil)
 }

@@ -104,14 +104,7 @@ func volatileACME(t *testing.T, extra string, auction time.Duration) (*config.Co
 // A FIX client cannot end a call, so the venue scripts cannot show this
 // (fixtests/scripts/venue/auction_closing_call.def).
 func TestOperatorClosesClosingCall(t *testing.T) {
-	cfg := testConfig(t, t.TempDir(), adminConfig())
-	for i := range cfg.Instruments {
-		if cfg.Instruments[i].Symbol == "ACME" {
-			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
-		}
-	}
-	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
+	s, c := closingCallACME(t)
 	sendOrder(t, c, order{id: "cls-buy", side: "1", qty: "10", px: "100.50", tif: "7"})
 	sendOrder(t, c, order{id: "cls-sell", side: "2", qty: "10", px: "100.00"})
 	sendOrder(t, c, order{id: "at-close", side: "1", qty: "1", px: "99.00", tif: "7"})
@@ -337,10 +330,10 @@ next:
 	return -1
 }
 
-// TestUncrossRemainderSaysSo: a market order that waited in a call and
-// found nothing at the uncross is cancelled with a Text that says so (it
-// said "no more liquidity within the price band", continuous trading's).
-func TestUncrossRemainderSaysSo(t *testing.T) {
+// closingCallACME starts a venue with the admin API whose ACME is in its
+// closing call, and logs CLIENT1 on.
+func closingCallACME(t *testing.T) (*Server, *fixclient.Client) {
+	t.Helper()
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	for i := range cfg.Instruments {
 		if cfg.Instruments[i].Symbol == "ACME" {
@@ -348,7 +341,14 @@ func TestUncrossRemainderSaysSo(t *testing.T) {
 		}
 	}
 	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
+	return s, logon(t, s, "CLIENT1", true)
+}
+
+// TestUncrossRemainderSaysSo: a market order that waited in a call and
+// found nothing at the uncross is cancelled with a Text that says so (it
+// said "no more liquidity within the price band", continuous trading's).
+func TestUncrossRemainderSaysSo(t *testing.T) {
+	s, c := closingCallACME(t)
 	sendOrder(t, c, order{id: "mkt", side: "1", qty: "5", typ: "1"})
 	expectER(t, c, map[int]string{11: "mkt", 150: "0"})
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
