@@ -450,6 +450,14 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
 	c := logon(t, s, "CLIENT1", true)
+	// The venue marks the session logged on only after its Logon went out:
+	// a round trip first, or ACME's first status change may come too soon.
+	if err := c.Send("g", fixclient.F(335, "ready"), fixclient.F(263, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "h", map[int]string{335: "ready"}); err != nil {
+		t.Fatal(err)
+	}
 	call := func(path, body string, want int) {
 		t.Helper()
 		if code := adminCall(t, s, "POST", path, aliceToken, body, nil); code != want {
