@@ -100,8 +100,9 @@
 // session Reject and is not served), cancel-on-disconnect through a
 // journaled SessionDisconnected command.
 //
-// A trading status change reaches every logged-on session as an unsolicited
-// TradingSessionStatus (325=Y).
+// A trading status change reaches every session logged on when it is
+// handed over (durable) as an unsolicited TradingSessionStatus (325=Y); a
+// session that logs on later reads it with a TradingSessionStatusRequest.
 //
 // A drop-copy session (dropcopy.go) enters nothing and receives a copy of
 // each ExecutionReport of its grants (797=Y, DeliverToCompID 128); beyond

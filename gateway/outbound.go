@@ -35,6 +35,18 @@ type heldAnswer struct {
 	m          *quickfix.Message
 	receivedNs int64
 	reuse      bool // m is from the session's free list (reuse.go)
+	// broadcast marks an unsolicited status: it goes only to a session
+	// logged on at the hand-over (handsOver).
+	broadcast bool
+}
+
+// handsOver reports whether a reaches session s at the hand-over. A status
+// change is decided here, after applyStatus, not when its event was read: a
+// session whose logon completes in between either is logged on now and gets
+// the change, or logs on later and its TradingSessionStatusRequest reads
+// the new status (docs/ARCHITECTURE.md, "TradingSessionStatusRequest").
+func handsOver(a *heldAnswer, s *session) bool {
+	return !a.broadcast || s.loggedOn.Load()
 }
 
 // RunOutbound consumes the event ring until the barrier is alerted. It turns
@@ -94,7 +106,7 @@ func (g *Gateway) handOver() {
 	now := g.cfg.Now()
 	for i := range g.held {
 		a := &g.held[i]
-		if s := g.sessionOf(a.idx); s != nil {
+		if s := g.sessionOf(a.idx); s != nil && handsOver(a, s) {
 			if a.receivedNs > 0 {
 				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
 				if g.cfg.OrderToER != nil {
@@ -140,8 +152,8 @@ func (g *Gateway) sessionOf(idx uint16) *session {
 }
 
 // dispatch turns one event into at most one FIX message for its session (a
-// trading status change into one for every logged-on session), and notes
-// what the event changes in the open-order view.
+// trading status change into one for every session, handed to those logged
+// on), and notes what the event changes in the open-order view.
 func (g *Gateway) dispatch(slot []byte) {
 	tid, err := venue.TemplateIDOf(slot, 0)
 	if err != nil {

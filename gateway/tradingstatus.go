@@ -30,7 +30,7 @@ type statusChange struct {
 }
 
 // onTradingStatusChanged (outbound) builds an unsolicited h for every
-// session logged on now; the status itself changes in handOver.
+// session logged on at the hand-over; the status itself changes there too.
 func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 	in := g.byID(e.InstrumentID())
 	if in == nil {
@@ -42,12 +42,11 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 	}
 	text := g.statusText(e.InstrumentID(), e.Status())
 	for _, s := range g.sessions {
-		if !s.loggedOn.Load() {
-			continue
-		}
+		// Built for every session: which are logged on is decided at the
+		// hand-over (handsOver).
 		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(e.Status()), text)
 		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
-		g.deliver(s.idx, m, 0)
+		g.held = append(g.held, heldAnswer{idx: s.idx, m: m, broadcast: true})
 	}
 }
 

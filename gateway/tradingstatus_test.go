@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// TestStatusChangeReachesWhoIsLoggedOnAtTheHandOver: which sessions get
+// an unsolicited status is decided after the status changes, not when the
+// event is read. A session whose logon completes in between gets it (it
+// got none, and its first TradingSessionStatusRequest could still read the
+// old status); one gone in between does not.
+func TestStatusChangeReachesWhoIsLoggedOnAtTheHandOver(t *testing.T) {
+	sessions := make([]SessionConfig, 3)
+	for i, c := range []string{"A", "B", "C"} {
+		sessions[i].ID = quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: c}
+	}
+	g, err := New(Config{
+		Instruments: []Instrument{{ID: 7, Symbol: "ACME", Status: venue.TradingStatusOpen}},
+		Sessions:    sessions,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := g.sessions[0], g.sessions[1], g.sessions[2]
+	a.loggedOn.Store(true) // logged on throughout
+	c.loggedOn.Store(true) // logs out before the hand-over
+	var e venue.TradingStatusChanged
+	buf := make([]byte, venue.TradingStatusChangedEncodedLength)
+	if err := e.WrapEncode(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.SetInstrumentID(7)
+	e.SetStatus(venue.TradingStatusHalted)
+	g.onTradingStatusChanged(&e)
+	b.loggedOn.Store(true) // its logon completes while the command is made durable
+	c.loggedOn.Store(false)
+	g.applyStatus()
+	got := map[uint16]bool{}
+	for i := range g.held {
+		h := &g.held[i]
+		if handsOver(h, g.sessionOf(h.idx)) {
+			got[h.idx] = true
+		}
+	}
+	if len(got) != 2 || !got[a.idx] || !got[b.idx] {
+		t.Fatalf("handed to sessions %v, want A and B (0 and 1)", got)
+	}
+	if st := g.instrumentStatus(7); st != venue.TradingStatusHalted {
+		t.Fatalf("status %v after the hand-over", st)
+	}
+}
