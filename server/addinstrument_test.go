@@ -202,6 +202,53 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 	}
 }
 
+// TestConfiguredSessionAfterASnapshot: a [[session]] added after the
+// recorded ones on a venue that has snapshots is accepted as an instrument
+// is: the snapshots hold per-session state (risk figures) for the
+// sessions of their day, so the starts replay the whole journal until an
+// end of day's snapshot has the new session. Before, every start failed
+// (`bad snapshot: risk for 5 sessions …, the config … give 6`).
+func TestConfiguredSessionAfterASnapshot(t *testing.T) {
+	dir := t.TempDir()
+	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+	s := startServer(t, testConfig(t, dir, extra), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	endOfDay := func() {
+		t.Helper()
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+			t.Fatalf("eod: %d", code)
+		}
+	}
+	endOfDay()
+	s.Close()
+	added := extra + "\n[[session]]\ncomp_id = \"NEWCLIENT\"\n"
+	for start := range 2 {
+		s = startServer(t, testConfig(t, dir, added), Options{})
+		if start == 0 {
+			waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.Bid == "99.00" && st.BidQty == 1 })
+		} else {
+			waitInstrument(t, s, "ACME", "NEWCLIENT's trade closing the day", func(st ops.InstrumentInfo) bool {
+				return st.PrevClose == "99.00" && st.RestingOrders == 0
+			})
+		}
+		switch {
+		case start == 0 && s.replayed < 2:
+			t.Fatalf("start %d replayed %d commands: a snapshot from before NEWCLIENT was loaded", start, s.replayed)
+		case start == 1 && s.replayed > 1:
+			t.Fatalf("start %d replayed %d commands: the end of day's snapshot with NEWCLIENT was passed over", start, s.replayed)
+		}
+		if start == 0 {
+			n := logon(t, s, "NEWCLIENT", true)
+			sendOrder(t, n, order{id: "n1", side: "2", qty: "1", px: "99.00", tif: "1"})
+			expectER(t, n, map[int]string{11: "n1", 150: "F", 32: "1"})
+			endOfDay()
+		}
+		s.Close()
+	}
+}
+
 // configuredInstrument is an [[instrument]] of tick 0.10 around 10.00.
 func configuredInstrument(id int, symbol string) string {
 	return fmt.Sprintf("\n[[instrument]]\nid = %d\nsymbol = %q\ntick_size = \"0.10\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 100\n"+

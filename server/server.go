@@ -288,14 +288,19 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return err
 	}
 	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg), lost: lost}
-	if terms != nil && len(terms.newInstruments) > 0 {
+	if terms != nil && len(terms.replaced) > 0 {
+		s.log.Warn("configured terms: the journal holds no command yet, so the configured terms replace the recorded ones",
+			"changes", strings.Join(terms.replaced, "; "))
+	}
+	if terms != nil && terms.snapshotsPredate() {
 		// A snapshot lists the instruments of its day by position (the
-		// matcher's, the feed's, the console's): one written before an
-		// instrument was configured does not fit. The journal, archive
-		// included, replays under the new list until a snapshot has it.
+		// matcher's, the feed's, the console's) and holds per-session
+		// state for its day's sessions: one written before an instrument
+		// or a session was configured does not fit. The journal, archive
+		// included, replays under the new terms until a snapshot has them.
 		terms.record.SnapshotsFrom = s.journal.NextSeq()
-		s.log.Info("configured instruments added: replaying the whole journal, archive included, as the snapshots predate them",
-			"instruments", strings.Join(terms.newInstruments, ","))
+		s.log.Info("configured instruments or sessions added: replaying the whole journal, archive included, as the snapshots predate them",
+			"instruments", strings.Join(terms.newInstruments, ","), "sessions", strings.Join(terms.newSessions, ","))
 	}
 	if terms != nil {
 		s.snapshotsFrom = terms.record.SnapshotsFrom

@@ -176,10 +176,14 @@ type termsUpdate struct {
 	legacy   string         // the instruments-only record to remove, or ""
 	recorded map[string]int // changed verifiedBounds by configuration key: the recorded value
 	changes  []string       // "key recorded, configured", for the log
-	// newInstruments are configured instruments the record lacks: the
+	// newInstruments are configured instruments the record lacks, and
+	// newSessions configured sessions after the recorded ones: the
 	// snapshots, written without them, are not loaded (Server.replay).
-	newInstruments []string
-	dirty          bool // the record is to be written
+	newInstruments, newSessions []string
+	// replaced are the recorded terms the configuration differs from,
+	// taken as configured because the journal holds no command yet.
+	replaced []string
+	dirty    bool // the record is to be written
 }
 
 // write writes the record and removes an instruments-only one.
@@ -208,7 +212,8 @@ func (u *termsUpdate) write() error {
 // build that did not record them) are accepted and recorded. A missing
 // record (a new data directory, or one from before the record) is written
 // from the configuration; one from before sessions and matcher terms were
-// recorded has them added. Moving the record aside accepts the
+// recorded has them added. A journal that holds no command yet takes the
+// configured terms whatever the record says (replaced, for the log). Moving the record aside accepts the
 // configuration as it is. Nothing is written here: the update is returned
 // for the caller to write (when dirty) once its replay has succeeded. With
 // verify, a change of verifiedBounds and nothing else is returned instead
@@ -293,6 +298,17 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 	}
 	verified := verify && len(diffs) == len(update.changes)
 	if len(diffs) > 0 && !verified {
+		// Terms protect commands: a journal that holds none (a first start
+		// that failed later, on a port in use) takes the configured ones.
+		empty, err := journalEmpty(filepath.Join(dir, "journal"))
+		if err != nil {
+			return nil, fmt.Errorf("configured terms: %w", err)
+		}
+		if empty {
+			return &termsUpdate{record: current, path: path, legacy: update.legacy, replaced: diffs, dirty: true}, nil
+		}
+	}
+	if len(diffs) > 0 && !verified {
 		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
 		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
@@ -307,7 +323,37 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 			update.newInstruments = append(update.newInstruments, r.Terms["symbol"])
 		}
 	}
+	if recorded.Sessions != nil && len(current.Sessions) > len(recorded.Sessions) {
+		update.newSessions = current.Sessions[len(recorded.Sessions):]
+	}
 	return update, nil
+}
+
+// snapshotsPredate reports whether the configuration adds instruments or
+// sessions the snapshots were written without: a snapshot lists the
+// instruments of its day by position and holds per-session state (risk
+// figures, disabled sessions) for the sessions of its day.
+func (u *termsUpdate) snapshotsPredate() bool {
+	return len(u.newInstruments) > 0 || len(u.newSessions) > 0
+}
+
+// journalEmpty reports whether the journal directory holds no command:
+// no record, live or archived, and no snapshot.
+func journalEmpty(dir string) (bool, error) {
+	snaps, err := journal.ListSnapshots(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	if len(snaps) > 0 {
+		return false, nil
+	}
+	for _, err := range journal.Records(dir, journal.ReaderOptions{}) {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // termsHash identifies the configured terms for a cluster's transport
@@ -341,13 +387,13 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // nothing: for the tools that replay a journal (fixvenue journal verify,
 // dump and book), whose results would otherwise describe another venue.
 // snapshotsFrom is the first seq whose snapshots fit the configuration
-// (termsRecord.SnapshotsFrom; none when it adds an instrument).
+// (termsRecord.SnapshotsFrom; none when it adds an instrument or a session).
 func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
 	u, err := checkTermsRecord(cfg, false)
 	switch {
 	case err != nil:
 		return 0, err
-	case len(u.newInstruments) > 0:
+	case u.snapshotsPredate():
 		return math.MaxUint64, nil
 	}
 	return u.record.SnapshotsFrom, nil

@@ -135,11 +135,23 @@ func TestMatcherTermsMatchTheJournal(t *testing.T) {
 	// Under limits, a changed limit is named with the way to change it.
 	dir = t.TempDir()
 	s := startServer(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 5\n"), Options{})
+	empty := testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 3\n")
 	s.Close()
+	// A journal that holds no command yet takes the configured terms (a
+	// first start that failed on a port in use recorded its own).
+	s = startServer(t, empty, Options{})
+	if rec := readRecord(t, dir); rec.Matcher["risk.sessions.max_order_qty"] != "3" {
+		t.Fatalf("record after a start on an empty journal: %v", rec.Matcher)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "r1", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "r1", 150: "0"})
+	s.Close()
+	refusedStart(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 5\n"), "the limit as first recorded", "max_order_qty 3 recorded, 5 configured")
 	refusedStart(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n"), "a lower limit",
-		"risk.sessions.max_order_qty 5 recorded, 2 configured")
+		"risk.sessions.max_order_qty 3 recorded, 2 configured")
 	refusedStart(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 2\n"), "a lower limit", `the admin API, which journals each change (README, "Risk limits")`)
-	startServer(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 5\n"), Options{}).Close()
+	startServer(t, testConfig(t, dir, "[risk.sessions]\nmax_order_qty = 3\n"), Options{}).Close()
 }
 
 // TestInstrumentOnlyRecordIsChecked: a data directory whose record holds
