@@ -31,9 +31,10 @@
 // a command, after the answers to the session's earlier commands, so that a
 // session's answers keep the order of its requests. Order types: market,
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
-// refused on others); MaxFloor (111) makes an iceberg. Reports echo StopPx
-// and MaxFloor where the event carries them (accepts, replaces, status,
-// triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
+// refused on others); MaxFloor (111) makes an iceberg. Every report of a
+// stop order echoes StopPx (fills and cancels read it from the open-order
+// view); MaxFloor is echoed where the event carries it (accepts, replaces,
+// status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills.
 //
@@ -64,8 +65,8 @@
 // else as ExpireDate (432), the local market date it may trade through: it
 // rests until the end of day on that date in the schedule's time zone
 // (Config.MarketDateEnd), or with no schedule until the date ends in UTC.
-// Both become the order's expire time in the command; reports echo it as
-// ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
+// Both become the order's expire time in the command; every report of the
+// order echoes it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
 // after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
 // date or time already past is the matcher's ExpireTimeInPast.
 //

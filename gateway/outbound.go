@@ -433,6 +433,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		price(tag.LastPx, e.LastPriceTicks()).int(tag.LastQty, e.LastQty()).
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		uint(tag.SecondaryExecID, e.TradeID()).time(tag.TransactTime, e.TimestampNs())
+	g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	if e.Auction() == venue.BooleanTypeTrue {
 		// A trade of an uncross, which names the call phase it ends (the
 		// status may be another: a call halted, then resumed).
@@ -517,13 +518,18 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 // fromOpenView writes fields an event does not carry from the open-order
 // view: a GTD order's ExpireTime (126) and, with stopPx, a stop order's
 // StopPx (99), which every report of such an order echoes. Other orders
-// look nothing up. An order accepted and ended in one chunk of answers is
-// not in the view yet.
+// look nothing up. An order entered or replaced in the chunk of answers
+// being built is read from its held change, as the view has it only once
+// the chunk is handed over.
 func (g *Gateway) fromOpenView(b *erBuilder, session uint16, orderID uint64, tif venue.TimeInForce, stopPx bool) {
 	if tif != venue.TimeInForceGTD && !stopPx {
 		return
 	}
-	if o, ok := g.open.find(session, orderID, nil); ok {
+	o, ok := g.heldOrder(session, orderID)
+	if !ok {
+		o, ok = g.open.find(session, orderID, nil)
+	}
+	if ok {
 		if o.expireTimeNs != 0 && tif == venue.TimeInForceGTD {
 			b.time(tag.ExpireTime, o.expireTimeNs)
 		}
@@ -531,6 +537,18 @@ func (g *Gateway) fromOpenView(b *erBuilder, session uint16, orderID uint64, tif
 			b.stopPx(o.stopPxTicks)
 		}
 	}
+}
+
+// heldOrder returns the order as last entered or replaced in the held
+// changes (a fill's change lacks ExpireTime and StopPx).
+func (g *Gateway) heldOrder(session uint16, orderID uint64) (openOrder, bool) {
+	for i := len(g.openHeld) - 1; i >= 0; i-- {
+		c := &g.openHeld[i]
+		if c.session == session && c.order.orderID == orderID && (c.kind == openEntered || c.kind == openReplaced) {
+			return c.order, true
+		}
+	}
+	return openOrder{}, false
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {

@@ -359,11 +359,28 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		a.expect("8", map[int]string{11: "ai1", 150: "F", 39: "1"})
 		// The trade at 100.20 elects the stop: a Restated report, then its fill
 		// against the iceberg's next slice.
-		b.expect("8", map[int]string{11: "bs1", 150: "D", 378: "99", 39: "0"})
-		b.expect("8", map[int]string{11: "bs1", 150: "F", 39: "2"})
+		b.expect("8", map[int]string{11: "bs1", 150: "D", 378: "99", 39: "0", 99: "100.20"})
+		b.expect("8", map[int]string{11: "bs1", 150: "F", 39: "2", 40: "3", 99: "100.20"}) // every report echoes StopPx
 		a.expect("8", map[int]string{11: "ai1", 150: "F", 39: "1"})
 		a.send("F", "11", "ai2", "41", "ai1", "55", "ACME", "54", "2", "60", now())
 		a.expect("8", map[int]string{11: "ai2", 150: "4"})
+	})
+
+	run("GTD reports echo the expiry", func(t *testing.T) {
+		const expire = "20991231-23:59:59.000"
+		gtd := func(id, side, qty string) []string {
+			return []string{"11", id, "55", "ACME", "54", side, "60", now(), "38", qty, "40", "2", "44", "105.00", "59", "6", "126", expire}
+		}
+		a.send("D", gtd("ag1", "2", "4")...)
+		a.expect("8", map[int]string{11: "ag1", 150: "0", 126: expire})
+		// bg1's accept and fill are built in one chunk of answers, before
+		// the open-order view has it.
+		b.send("D", gtd("bg1", "1", "6")...)
+		b.expect("8", map[int]string{11: "bg1", 150: "0", 126: expire})
+		b.expect("8", map[int]string{11: "bg1", 150: "F", 39: "1", 126: expire})
+		a.expect("8", map[int]string{11: "ag1", 150: "F", 39: "2", 126: expire})
+		b.send("F", "11", "bg2", "41", "bg1", "55", "ACME", "54", "1", "60", now())
+		b.expect("8", map[int]string{11: "bg2", 150: "4", 126: expire})
 	})
 
 	run("replace status cancel", func(t *testing.T) {
