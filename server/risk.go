@@ -110,6 +110,12 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	if in.Action != "limit" {
 		return q, nil
 	}
+	if s.cfg.Risk == nil {
+		// The matcher would refuse it (NotEnabled): said plainly, and
+		// nothing journaled.
+		return q, badRisk(http.StatusConflict, "risk_off", "risk limits are off: the configuration has no [risk] table, so there is no "+
+			"limit to change (README, \"Risk limits\"); kill and reset work without it")
+	}
 	var ok bool
 	if q.limit, ok = riskLimitKeys[in.Limit]; !ok {
 		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
@@ -181,13 +187,25 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
 		if res.Result != venue.RiskResultApplied.String() {
 			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
-				Reason: "refused by the matcher: " + res.Result + " (nothing changed)", Seq: res.Seq}
+				Reason: "refused by the matcher: " + res.Result + riskResultWords(res.Result) + " (nothing changed)", Seq: res.Seq}
 		}
 		return ans, nil
 	case <-time.After(riskResultWait):
 		s.gw.ForgetRiskResult(int64(abs))
 		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
 	}
+}
+
+// riskResultWords says what a refusal the request's checks leave to the
+// matcher means, after its name.
+func riskResultWords(result string) string {
+	switch result {
+	case venue.RiskResultWouldBreach.String():
+		return ": the figures already pass that value, so the subject would be in breach at once"
+	case venue.RiskResultNotEnabled.String():
+		return ": risk limits are off"
+	}
+	return ""
 }
 
 // riskSubject is what a RiskSetLimit and a RiskControl share: the command's

@@ -301,3 +301,23 @@ max_order_notional = 700000
 	sendOrder(t, c, order{id: "st3", side: "1", qty: "50", typ: "3", extra: stop})
 	expectER(t, c, map[int]string{11: "st3", 150: "0"})
 }
+
+// TestRiskLimitWithoutARiskTable: on a venue without [risk] a limit
+// change is refused before it is journaled, saying that risk limits are
+// off (it was journaled and answered "NotEnabled"); a kill still works.
+func TestRiskLimitWithoutARiskTable(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	waitReady(t, s)
+	var refusal struct{ Error, Code string }
+	body := `{"reason":"test","session":"CLIENT1","limit":"credit_limit","value":5000000}`
+	if code := adminCall(t, s, "POST", "/v1/risk/limit", aliceToken, body, &refusal); code != 409 ||
+		refusal.Code != "risk_off" || !strings.Contains(refusal.Error, "risk limits are off") {
+		t.Fatalf("a limit change without [risk]: %d %+v", code, refusal)
+	}
+	if next := s.journal.NextSeq(); next != 0 {
+		t.Fatalf("the refused change was journaled: next seq %d", next)
+	}
+	if code := adminCall(t, s, "POST", "/v1/risk/kill", aliceToken, `{"reason":"test","session":"CLIENT1"}`, nil); code != 200 {
+		t.Fatalf("a kill without [risk]: %d", code)
+	}
+}
