@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +126,24 @@ func TestMassCancelLargerThanTheEventRing(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the market data book still has %s entries after the mass cancel: %s", w.Get(268), w)
 		}
+	}
+}
+
+// TestFeedToPortZeroIsWarnedOf: the feed's address is a destination, so
+// port 0 (which a listener's address may give) sends it nowhere: the start
+// says so; FIX market data still serves.
+func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	cfg.MarketData.FeedAddr = "127.0.0.1:0"
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	waitReady(t, s)
+	mu.Lock()
+	text := logs.String()
+	mu.Unlock()
+	if !strings.Contains(text, "level=WARN") || !strings.Contains(text, "the UDP feed goes nowhere") {
+		t.Fatalf("no warning of a feed sent to port 0:\n%s", text)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -30,6 +31,11 @@ func (s *Server) buildFeed() error {
 		return err
 	}
 	capture := s.mdSnaps.Capture
+	if _, port, _ := net.SplitHostPort(s.cfg.MarketData.FeedAddr); port == "0" {
+		// A destination, not a listener: the system picks no port for it.
+		s.log.Warn("marketdata.feed_addr has port 0: the UDP feed goes nowhere (receivers listen on the port it names); "+
+			"FIX market data and the recovery service still work", "feed_addr", s.cfg.MarketData.FeedAddr)
+	}
 	s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture)
 	return err
 }
