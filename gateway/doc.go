@@ -122,7 +122,8 @@
 // OpenOrdersMax orders in the open-order view (the matcher's OrdersMax; an
 // OpenView a cluster follower kept from events, Config.OpenView, has the
 // same bound); statusReqsMax pending
-// OrdStatusReqIDs per session; ClOrdID and Account lengths of the schema
+// OrdStatusReqIDs per session (a status request past it is refused, as one
+// is when the command ring is busy); ClOrdID and Account lengths of the schema
 // (36 and 16 characters), refused beyond. Prometheus metrics are named
 // fixvenue_*; nothing here logs message contents, so passwords never reach a log.
 package gateway

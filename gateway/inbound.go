@@ -449,6 +449,11 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 		g.sendUnknownStatus(s, m, "unknown order")
 		return
 	}
+	reqID := fieldBytes(m, tag.OrdStatusReqID)
+	if len(reqID) > 0 && s.statusReqsFull() {
+		g.sendUnknownStatus(s, m, statusReqsFullText)
+		return
+	}
 	seq, slot, rej := g.claim()
 	if rej != nil {
 		g.sendUnknownStatus(s, m, rej.text)
@@ -464,15 +469,28 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
 	cmd.SetInstrumentID(inst.ID)
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
-	if reqID := fieldBytes(m, tag.OrdStatusReqID); len(reqID) > 0 {
+	if len(reqID) > 0 {
 		s.rememberStatusReq(int64(g.cfg.SeqBase)+seq, string(reqID))
 	}
 	g.publish(s, seq)
 }
 
 // statusReqsMax bounds the OrdStatusReqIDs a session has waiting for their
-// answer; past it the oldest is forgotten and its answer goes out without 790.
+// answer; past it a status request with one is refused (statusReqsFullText),
+// as one is when the command ring is busy, so that no answer goes out
+// without the 790 it was asked with.
 const statusReqsMax = 256
+
+var statusReqsFullText = "too many status requests with an OrdStatusReqID (790) waiting for their answers (" +
+	strconv.Itoa(statusReqsMax) + "): ask again once they are answered"
+
+// statusReqsFull reports whether the session has statusReqsMax requests
+// waiting. Only its own inbound adds to them, so the room it sees stays.
+func (s *session) statusReqsFull() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.statusReqs) >= statusReqsMax
+}
 
 type statusReq struct {
 	cmdSeq int64
@@ -484,9 +502,6 @@ type statusReq struct {
 func (s *session) rememberStatusReq(cmdSeq int64, reqID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.statusReqs) == statusReqsMax {
-		s.statusReqs = s.statusReqs[1:]
-	}
 	s.statusReqs = append(s.statusReqs, statusReq{cmdSeq, reqID})
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -51,5 +52,43 @@ func TestStatusChangeReachesWhoIsLoggedOnAtTheHandOver(t *testing.T) {
 	}
 	if st := g.instrumentStatus(7); st != venue.TradingStatusHalted {
 		t.Fatalf("status %v after the hand-over", st)
+	}
+}
+
+// TestStatusRequestsPastTheBoundAreRefused: with statusReqsMax requests
+// waiting for their answers, one more with an OrdStatusReqID is refused
+// (it was taken, and the oldest waiting answer lost its 790); the refusal
+// echoes its 790, and nothing is claimed.
+func TestStatusRequestsPastTheBoundAreRefused(t *testing.T) {
+	g, err := New(Config{
+		Instruments: []Instrument{{ID: 7, Symbol: "ACME", Status: venue.TradingStatusOpen}},
+		Sessions:    []SessionConfig{{ID: quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "A"}}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.sessions[0]
+	for i := range statusReqsMax {
+		s.rememberStatusReq(int64(i), "waiting")
+	}
+	m := quickfix.NewMessage()
+	m.Header.SetString(tag.MsgType, "H")
+	m.Body.SetString(tag.ClOrdID, "o1")
+	m.Body.SetString(tag.Symbol, "ACME")
+	m.Body.SetString(tag.Side, "1")
+	m.Body.SetString(tag.OrdStatusReqID, "one-more")
+	g.onStatus(s, m, 1)
+	select {
+	case o := <-s.out.queue:
+		text, _ := o.m.Body.GetString(tag.Text)
+		id, _ := o.m.Body.GetString(tag.OrdStatusReqID)
+		if text != statusReqsFullText || id != "one-more" {
+			t.Fatalf("answer Text %q, 790 %q", text, id)
+		}
+	default:
+		t.Fatal("no answer to the request past the bound")
+	}
+	if id, ok := s.takeStatusReq(0); !ok || id != "waiting" {
+		t.Fatalf("the oldest waiting request lost its OrdStatusReqID: %q %v", id, ok)
 	}
 }
