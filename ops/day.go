@@ -86,6 +86,10 @@ func (o *Ops) runSchedule() {
 		o.saveScheduleState(last, "start")
 	} else {
 		missed := o.plan.Between(last, now, catchUpMax)
+		if len(missed) > 0 {
+			o.log.Info("schedule: running the transitions missed while the venue was down; FIX logons wait for them",
+				"transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())
+		}
 		for _, tr := range missed {
 			if o.stopping() {
 				return
@@ -98,7 +102,7 @@ func (o *Ops) runSchedule() {
 			o.log.Info("schedule: caught up", "transitions", len(missed))
 		}
 	}
-	o.ready.Store(true)
+	o.setReady()
 	for {
 		tr, ok := o.plan.Next(last)
 		if !ok {

@@ -127,6 +127,9 @@ type Ops struct {
 	byCompID map[string]Session
 	metrics  *metrics
 	ready    atomic.Bool
+	// caughtUp is closed with ready set: the schedule has run the
+	// transitions it missed (or there is none).
+	caughtUp chan struct{}
 	eodMu    sync.Mutex // one end of day at a time (schedule and operator)
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
@@ -159,7 +162,7 @@ func New(cfg Config) (*Ops, error) {
 	if cfg.Pipeline == nil || cfg.Matcher == nil {
 		return nil, errors.New("ops: Pipeline and Matcher are required")
 	}
-	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{},
+	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{}, caughtUp: make(chan struct{}),
 		stop: make(chan struct{})}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
@@ -254,7 +257,7 @@ func (o *Ops) Start(fixReady func() bool) error {
 		o.runAuctionTimer()
 	}()
 	if o.plan == nil {
-		o.ready.Store(true)
+		o.setReady()
 		return nil
 	}
 	o.wg.Add(1)
@@ -263,6 +266,28 @@ func (o *Ops) Start(fixReady func() bool) error {
 		o.runSchedule()
 	}()
 	return nil
+}
+
+// setReady marks the schedule caught up.
+func (o *Ops) setReady() {
+	o.ready.Store(true)
+	close(o.caughtUp)
+}
+
+// CaughtUp is closed once the schedule has run the transitions it missed
+// while the venue was down (at once without a schedule). The server takes
+// FIX logons only then: orders accepted before would trade in, or expire
+// with, the phases of a day long over (README, "The trading day").
+func (o *Ops) CaughtUp() <-chan struct{} { return o.caughtUp }
+
+// WaitCaughtUp waits for CaughtUp; false when Close came first.
+func (o *Ops) WaitCaughtUp() bool {
+	select {
+	case <-o.caughtUp:
+		return true
+	case <-o.stop:
+		return false
+	}
 }
 
 // auctionTimerPeriod is how often the auction timer looks whether one of

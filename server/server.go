@@ -103,13 +103,16 @@ type Server struct {
 	tapeEvents   marketdata.EventSource // the tape's events when the console is off
 	consoleSnaps *journal.Snapshotter
 	stopSnaps    chan struct{}
-	feed         *marketdata.Feed
-	fixmd        *fixmd.Handler
-	stopFeed     func()
-	closing      atomic.Bool
-	ops          *ops.Ops         // the control plane (server/admin.go)
-	sessCtl      *sessionControl  // operator logout and disable of sessions
-	console      *console.Console // the web console on the admin address (server/console.go)
+	// fixServing is set once FIX logons are taken (after the schedule's
+	// catch-up): /readyz waits for it.
+	fixServing atomic.Bool
+	feed       *marketdata.Feed
+	fixmd      *fixmd.Handler
+	stopFeed   func()
+	closing    atomic.Bool
+	ops        *ops.Ops         // the control plane (server/admin.go)
+	sessCtl    *sessionControl  // operator logout and disable of sessions
+	console    *console.Console // the web console on the admin address (server/console.go)
 	// disabled are the disabled sessions as the replay left them (nil on a
 	// cluster leader, whose follower kept them): see replay.
 	disabled *disabledSessions
@@ -890,6 +893,16 @@ func (s *Server) Start() error {
 		go s.metricsS.Serve(l)
 	}
 	s.startExport()
+	if err := s.ops.Start(func() bool { return !s.closing.Load() && s.fixServing.Load() }); err != nil {
+		s.Close()
+		return err
+	}
+	// The schedule first runs the transitions it missed while the venue was
+	// down: an order taken before would trade in, or expire with, the phases
+	// of a day long over (README, "The trading day").
+	if !s.ops.WaitCaughtUp() {
+		return errors.New("stopped while the schedule caught up")
+	}
 	if r := s.opts.Replica; r != nil && r.FIX != nil {
 		r.FIX.serve(s.gw.Application(), s.fixL)
 	} else if err := s.acceptor.Start(); err != nil {
@@ -898,10 +911,7 @@ func (s *Server) Start() error {
 	} else {
 		s.acceptorRunning.Store(true)
 	}
-	if err := s.ops.Start(func() bool { return !s.closing.Load() }); err != nil {
-		s.Close()
-		return err
-	}
+	s.fixServing.Store(true)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

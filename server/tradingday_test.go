@@ -295,12 +295,17 @@ func TestTradingDayRestart(t *testing.T) {
 	afterEndOfDay := dayStart.Add(9500 * time.Millisecond)
 	time.Sleep(time.Until(afterEndOfDay))
 	s3 := tradingDayVenueAt(t, dir, stoppedClock(afterEndOfDay))
-	waitReady(t, s3)
+	// The venue serves once the missed transitions have run: at once the
+	// end of day is done, and an order finds ACME closed (one taken before
+	// traded in the day long over, then expired with it).
 	var st ops.StatusInfo
 	adminCall(t, s3, "GET", "/v1/status", aliceToken, "", &st)
 	if e := st.LastEndOfDay; e == nil || e.Expired != 1 || e.SnapshotSeq < 0 {
-		t.Fatalf("the missed end of day did not run at start: %+v", st)
+		t.Fatalf("the missed end of day had not run when the venue served: %+v", st)
 	}
+	late := logon(t, s3, "CLIENT2", true)
+	sendOrder(t, late, order{id: "late", side: "1", qty: "5", px: "99.00"})
+	expectER(t, late, map[int]string{11: "late", 150: "8"})
 	acme := instrumentsOf(t, s3)["ACME"]
 	if acme.Status != "Closed" || acme.Bid != "98.00" || acme.BidQty != 5 || acme.RestingOrders != 1 {
 		t.Fatalf("after the missed end of day ACME is %+v; want closed with the GTC bid only", acme)
