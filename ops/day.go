@@ -94,7 +94,9 @@ func (o *Ops) runSchedule() {
 			if o.stopping() {
 				return
 			}
-			o.runTransition(tr, true)
+			if !o.runTransitionDone(tr, true) {
+				return
+			}
 			o.saveScheduleState(tr, tr.String())
 			last = tr
 		}
@@ -124,7 +126,9 @@ func (o *Ops) runSchedule() {
 			case <-timer.C:
 			}
 		}
-		o.runTransition(tr, false)
+		if !o.runTransitionDone(tr, false) {
+			return
+		}
 		o.saveScheduleState(tr, tr.String())
 		last = tr
 	}
@@ -168,24 +172,56 @@ func statusOf(k schedule.Kind) venue.TradingStatus {
 	return venue.TradingStatusClosed
 }
 
-func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
+func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
-	if o.metrics != nil {
-		o.metrics.transition(tr.Kind, caughtUp)
-	}
 	if tr.Kind == schedule.EndOfDay {
 		if err := o.retry(func() error {
 			_, _, err := o.EndOfDay(OperatorSchedule, fmt.Sprintf("%s end_of_day", tr.Day))
 			return err
 		}); err != nil {
 			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
+			return err
 		}
-		return
+	} else {
+		grp := o.cfg.Schedule.Groups[tr.Group]
+		if err := o.setGroupStatus(tr.Group, statusOf(tr.Kind), fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, grp.Name)); err != nil {
+			return err
+		}
+		if o.metrics != nil {
+			o.metrics.phase.WithLabelValues(grp.Name).Set(float64(tr.Kind))
+		}
 	}
-	grp := o.cfg.Schedule.Groups[tr.Group]
-	o.setGroupStatus(tr.Group, statusOf(tr.Kind), fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, grp.Name))
 	if o.metrics != nil {
-		o.metrics.phase.WithLabelValues(grp.Name).Set(float64(tr.Kind))
+		o.metrics.transition(tr.Kind, caughtUp)
+	}
+	return nil
+}
+
+// transitionAgainWait is how long the schedule waits before it runs again
+// a transition whose commands could not be confirmed.
+const transitionAgainWait = 30 * time.Second
+
+// runTransitionDone runs tr until it is done, and reports false when the
+// venue stops first. A transition is recorded as done only when it is: an
+// end of day skipped for good would leave DAY orders in the next day and
+// that day's ClOrdIDs remembered with the next day's. Later transitions
+// wait for it.
+func (o *Ops) runTransitionDone(tr schedule.Transition, caughtUp bool) bool {
+	for {
+		err := o.runTransition(tr, caughtUp)
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, ErrStopping) || o.stopping():
+			return false
+		}
+		o.log.Error("schedule: transition not done; running it again, later transitions wait", "transition", tr.String(),
+			"in", transitionAgainWait.String(), "err", err)
+		select {
+		case <-o.stop:
+			return false
+		case <-time.After(transitionAgainWait):
+		}
 	}
 }
 
@@ -194,7 +230,7 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) {
 // until an operator resumes it, into the group's phase then (resumeStatus).
 // An instrument already there refuses the command (InvalidTransition),
 // which is expected: an operator may have acted first.
-func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
+func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) (failed error) {
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
 	o.setPhase(g, status)
@@ -210,12 +246,16 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) {
 		})
 		if err != nil {
 			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
+			if failed == nil {
+				failed = err
+			}
 		} else if r.Reason == venue.RejectReasonInstrumentHalted {
 			o.log.Warn("schedule: instrument stays halted until an operator resumes it", "instrument", in.Symbol, "phase", status.String())
 		} else if r.Reason != venue.RejectReasonNone && r.Reason != venue.RejectReasonInvalidTransition {
 			o.log.Warn("schedule: status change refused", "instrument", in.Symbol, "reason", r.Reason.String())
 		}
 	}
+	return failed
 }
 
 // setPhase records group g's status as set by a phase change (phaseMu held).

@@ -48,8 +48,12 @@
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state. At start the transitions missed since then
-// run once, in order (at most catchUpMax, the last ones); with no state
-// file, every group is brought to the status of its phase now. A
+// run once, in order (at most catchUpMax, the last ones), before the
+// server takes FIX logons (CaughtUp); with no state file, every group is
+// brought to the status of its phase now. A transition whose commands
+// cannot be confirmed (tried transitionAttemptsMax times) is not recorded:
+// it runs again every transitionAgainWait, later ones waiting, or at the
+// next start. A
 // transition run twice (a crash between journaling it and saving the
 // state) changes nothing the second time. A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that

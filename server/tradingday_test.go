@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,4 +391,67 @@ close = "1400ms"
 	waitStatus(t, s, "ACME", "Closed", readWait)
 	waitStatus(t, s, "LOTS", "Closed", readWait)
 	waitEndOfDay(t, s, 0, readWait)
+}
+
+// TestEndOfDayNotDoneRunsAgain: an end of day whose command cannot be
+// journaled (the venue halted when the journal's disk failed) is not
+// recorded as done: the next start runs it, and the DAY order expires. (It
+// was recorded as done, and the DAY order lived into the next day.)
+func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for an end of day's attempts")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	venueAt := func(at time.Duration, opts Options) *Server {
+		clock.Store(dayStart.Add(at).UnixNano())
+		cfg := testConfig(t, dir, tradingDayConfig(t, dir))
+		cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
+		cfg.Journal.SnapshotInterval.Duration = 0
+		opts.Now = now
+		return startServer(t, cfg, opts)
+	}
+	s := venueAt(5*time.Second, Options{}) // open
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "day", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "day", 150: "0"})
+	c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// After the close, before the end of day; the disk fails, then the
+	// clock passes the end of day.
+	var fail atomic.Bool
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	s = venueAt(8500*time.Millisecond, Options{JournalSync: failingSync(&fail),
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	fail.Store(true)
+	c = logon(t, s, "CLIENT2", true)
+	sendOrder(t, c, order{id: "halts", side: "1", qty: "1", px: "99.00", tif: "1"})
+	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
+	clock.Store(dayStart.Add(9500 * time.Millisecond).UnixNano())
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logMu.Lock()
+		text := logs.String()
+		logMu.Unlock()
+		if strings.Contains(text, "schedule: end of day failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed end of day within 30s:\n%s", text)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // a schedule that went on would record it now
+	s.Close()
+
+	s = venueAt(9500*time.Millisecond, Options{})
+	var st ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+	if e := st.LastEndOfDay; e == nil || e.Expired != 1 {
+		t.Fatalf("the end of day that failed did not run at the next start: %+v", st)
+	}
 }
