@@ -50,7 +50,7 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
                                       change one limit (fixvenue risk … is the same command)
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
---addr defaults to $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; --token to $FIXVENUE_ADMIN_TOKEN.
+--addr defaults to $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; without --token the token is $FIXVENUE_ADMIN_TOKEN.
 `
 
 // adminClient calls the admin API.
@@ -93,7 +93,8 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address (host:port), $"+adminAddrEnv)
-	token := fs.String("token", os.Getenv(adminTokenEnv), "bearer token, $"+adminTokenEnv)
+	// The token is no flag default: a default is printed in the usage.
+	token := fs.String("token", "", "bearer token (without --token: $"+adminTokenEnv+")")
 	asJSON := fs.Bool("json", false, "print the API's JSON instead of a table")
 	timeout := fs.Duration("timeout", 90*time.Second, "give up on the call after this long")
 	useTLS := fs.Bool("tls", false, "use https")
@@ -121,6 +122,9 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.asJSON, c.token = *asJSON, *token
+	if !flagSet(fs, "token") {
+		c.token = os.Getenv(adminTokenEnv)
+	}
 	scheme := "http"
 	transport := &http.Transport{}
 	if *useTLS {
