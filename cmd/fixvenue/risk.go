@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/fixvenue/fixvenue/ops"
@@ -56,7 +59,20 @@ func (c *adminClient) printRisk(list []ops.RiskSubject) {
 			credit, position = fmt.Sprintf("%d/%d", f.CreditUsed, f.CreditLimit), fmt.Sprintf("%d/%d", f.PositionUsed, f.PositionLimit)
 			open, breaches = fmt.Sprint(f.OpenOrders), fmt.Sprint(f.Breaches)
 		}
-		fmt.Fprintf(w, "%s:%s\t%v\t%s\t%s\t%s\t%s\t%v\n", s.Scope, s.Name, s.Killed, credit, position, open, breaches, s.Limits)
+		fmt.Fprintf(w, "%s:%s\t%v\t%s\t%s\t%s\t%s\t%s\n", s.Scope, s.Name, s.Killed, credit, position, open, breaches, limitsText(s.Limits))
 	}
 	w.Flush()
+}
+
+// limitsText is a subject's limits as name=value pairs sorted by name,
+// comma-separated; "-" when it has none.
+func limitsText(limits map[string]int64) string {
+	if len(limits) == 0 {
+		return "-"
+	}
+	pairs := make([]string, 0, len(limits))
+	for _, name := range slices.Sorted(maps.Keys(limits)) {
+		pairs = append(pairs, fmt.Sprintf("%s=%d", name, limits[name]))
+	}
+	return strings.Join(pairs, ",")
 }

@@ -150,4 +150,10 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The table lists each subject's limits as sorted name=value pairs.
+	out, code := run("risk", "", "show")
+	if code != 0 || strings.Contains(out, "map[") || !strings.Contains(out, " max_order_qty=4\n") ||
+		!strings.Contains(out, " credit_limit=1000000\n") {
+		t.Fatalf("show: exit %d: %s", code, out)
+	}
 }
