@@ -117,9 +117,9 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&c.add.maxQty, "max-qty", 0, "instrument add: the largest order quantity")
 	fs.StringVar(&c.add.status, "status", "", "instrument add: open (default), halted or closed")
 	fs.StringVar(&c.add.group, "group", "", "instrument add: the schedule group (default: the group its symbol falls in)")
-	positional, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return 2
+	positional, exit, done := parseArgs(fs, args[1:], stdout, stderr)
+	if done {
+		return exit
 	}
 	c.asJSON, c.token = *asJSON, *token
 	if !flagSet(fs, "token") {
@@ -146,21 +146,6 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
 	c.http = &http.Client{Timeout: *timeout, Transport: transport}
 	return c.run(sub, positional)
-}
-
-// parseInterspersed parses flags before, between and after positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 func envOr(key, def string) string {

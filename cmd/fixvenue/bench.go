@@ -75,8 +75,8 @@ func cmdBenchPipeline(args []string) int {
 	procs := fs.Int("procs", 0, "GOMAXPROCS for the run (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return exit
 	}
 	engine := config.Engine{WaitStrategy: config.WaitSetting{Strategy: cfg.Wait}}
 	if flagSet(fs, "lock-os-thread") {
@@ -181,15 +181,20 @@ func cmdBenchPlot(args []string) int {
 	out := fs.String("out", "", "SVG file to write")
 	title := fs.String("title", "fixvenue latency", "plot title")
 	subtitle := fs.String("subtitle", "", "second line under the title")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue bench plot --out FILE.svg [--title T] [--subtitle S] [LABEL=]FILE.hgrm ...\n\noptions:\n")
+		fs.PrintDefaults()
 	}
-	if *out == "" || fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue bench plot --out FILE.svg [--title T] [--subtitle S] LABEL=FILE.hgrm ...")
+	files, exit, done := parseArgs(fs, args, os.Stdout, os.Stderr)
+	if done {
+		return exit
+	}
+	if *out == "" || len(files) == 0 {
+		fs.Usage()
 		return 2
 	}
 	var series []hdrplot.Series
-	for _, arg := range fs.Args() {
+	for _, arg := range files {
 		label, path, ok := strings.Cut(arg, "=")
 		if !ok {
 			label, path = strings.TrimSuffix(filepath.Base(arg), ".hgrm"), arg
@@ -214,13 +219,23 @@ func cmdBenchPlot(args []string) int {
 // cmdBenchTable prints saved JSON results as Markdown table rows, one per
 // file, with a header for each kind of result.
 func cmdBenchTable(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: fixvenue bench table FILE.json ...")
+	// No options: the flag set answers -h and refuses a mistyped option
+	// instead of reading it as a file name ("--" before a file named -x).
+	fs := flag.NewFlagSet("bench table", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue bench table FILE.json ...\n\nprints the results of \"load --json\" or \"bench pipeline --json\" as Markdown table rows, one per file\n")
+	}
+	files, exit, done := parseArgs(fs, args, os.Stdout, os.Stderr)
+	if done {
+		return exit
+	}
+	if len(files) == 0 {
+		fs.Usage()
 		return 2
 	}
 	us := hdrplot.FormatUs
 	lastKind := ""
-	for _, path := range args {
+	for _, path := range files {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return benchFail(err)
@@ -274,12 +289,8 @@ func cmdBenchEcho(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:9879", "listen address")
 	sender := fs.String("sender", "VENUE", "the echo venue's SenderCompID")
 	dir := fs.String("journal", "", "journal every order and cancel in this directory (group commit, fdatasync) and answer each only once it is durable")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "fixvenue bench echo: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return exit
 	}
 	var w *journal.Writer
 	if *dir != "" {

@@ -90,9 +90,9 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
 	to := fs.Uint64("to", 0, "transfer: the node that should lead")
 	asJSON := fs.Bool("json", false, "status: print JSON")
-	cfg := parseWithConfig("cluster", fs, args[1:], cfgPath)
+	cfg, exit := parseWithConfig("cluster", fs, args[1:], cfgPath)
 	if cfg == nil {
-		return 2
+		return exit
 	}
 	if !cfg.Cluster.Enabled() {
 		fmt.Fprintln(os.Stderr, "fixvenue cluster: the configuration has no [cluster] node_id")

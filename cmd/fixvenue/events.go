@@ -45,9 +45,9 @@ func cmdEvents(args []string) int {
 	asJSON := fs.Bool("json", false, "tail: one JSON object per line")
 	count := fs.Int64("count", 0, "tail: stop after this many events (0: follow until interrupted)")
 	dataDir := fs.String("data", "", "verify: data directory (default: venue.data_dir of the config)")
-	cfg := parseWithConfig("events", fs, args[1:], cfgPath)
+	cfg, exit := parseWithConfig("events", fs, args[1:], cfgPath)
 	if cfg == nil {
-		return 2
+		return exit
 	}
 	if *stream == "" {
 		*stream = cfg.ExportStream()

@@ -28,9 +28,9 @@ func cmdJournal(args []string) int {
 	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
 	from := fs.Uint64("from", 0, "dump: first sequence number to print")
 	symbol := fs.String("symbol", "", "book: the instrument (default: every instrument, one JSON line each)")
-	cfg := parseWithConfig("journal", fs, args[1:], cfgPath)
+	cfg, exit := parseWithConfig("journal", fs, args[1:], cfgPath)
 	if cfg == nil {
-		return 2
+		return exit
 	}
 	if *dataDir == "" {
 		*dataDir = cfg.Venue.DataDir

@@ -53,8 +53,8 @@ func cmdLoad(args []string) int {
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	consoleStreams := fs.Int("console-streams", 0, "hold this many web console event streams open during the run, as that many browsers would")
 	consoleURL := fs.String("console-url", "http://127.0.0.1:9465/stream/book-ACME", "the console stream --console-streams opens")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return exit
 	}
 	m, err := loadmix.Parse(*mix)
 	if err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,7 +28,17 @@ var commands = map[string]func(args []string) int{
 	"events":  cmdEvents,
 	"risk":    cmdRisk,
 	"cluster": cmdCluster,
-	"version": func([]string) int { fmt.Println("fixvenue", version); return 0 },
+	"version": cmdVersion,
+}
+
+func cmdVersion(args []string) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), "usage: fixvenue version\n\nprints the version of this binary\n") }
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return exit
+	}
+	fmt.Println("fixvenue", version)
+	return 0
 }
 
 // usage prints the commands to w.
@@ -80,6 +92,73 @@ func subcommand(cmd string, args []string, usage string, subs ...string) (sub st
 	return args[0], flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError), true
 }
 
+// parseArgs parses a command's args with fs, flags before, between and
+// after the positional arguments, which it returns: the flag package alone
+// stops at the first word that is not a flag and leaves every flag after it
+// unread. After "--" every argument is positional. Asked for help (-h,
+// --help) it prints fs's usage on stdout and the command exits 0; a bad flag
+// prints why and the usage on stderr and the command exits 2 (done is then
+// true and exit the code).
+func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (positional []string, exit int, done bool) {
+	// The flag package prints its errors and the usage on its output, the
+	// same for -h as for a bad flag: which stream it goes to is decided
+	// once the error is known.
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	defer fs.SetOutput(stderr)
+	for {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			stdout.Write(out.Bytes())
+			return nil, 0, true
+		case err != nil:
+			stderr.Write(out.Bytes())
+			return nil, 2, true
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, 0, false
+		}
+		if read := args[:len(args)-len(rest)]; len(read) > 0 && read[len(read)-1] == "--" {
+			return append(positional, rest...), 0, false
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// parseFlags parses the args of a command that takes no positional
+// argument (parseArgs): a word among them is refused, as a bad flag is.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (exit int, done bool) {
+	positional, exit, done := parseArgs(fs, args, stdout, stderr)
+	if done {
+		return exit, done
+	}
+	if len(positional) > 0 {
+		return refuseArgs(fs, stderr, positional, fs.Name()+" takes no arguments, only options"), true
+	}
+	return 0, false
+}
+
+// refuseArgs prints that the command of fs does not take the positional
+// arguments it was given, why, and its usage, on stderr; it returns 2, the
+// exit code of a usage error.
+func refuseArgs(fs *flag.FlagSet, stderr io.Writer, positional []string, why string) int {
+	quoted := make([]string, len(positional))
+	for i, a := range positional {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	what := "argument"
+	if len(positional) > 1 {
+		what = "arguments"
+	}
+	fmt.Fprintf(stderr, "fixvenue %s: unexpected %s %s: %s\n", fs.Name(), what, strings.Join(quoted, " "), why)
+	fs.SetOutput(stderr)
+	fs.Usage()
+	return 2
+}
+
 // loadConfig loads the configuration file at path (the built-in defaults
 // when path is empty); on error it prints "fixvenue cmd: error" and
 // returns nil (the command then exits 2).
@@ -92,12 +171,16 @@ func loadConfig(cmd, path string) *config.Config {
 	return cfg
 }
 
-// parseWithConfig parses a subcommand's args with fs, then loads the
-// configuration its --config flag (cfgPath) names; on either error it
-// returns nil (the command then exits 2).
-func parseWithConfig(cmd string, fs *flag.FlagSet, args []string, cfgPath *string) *config.Config {
-	if err := fs.Parse(args); err != nil {
-		return nil
+// parseWithConfig parses the args of a subcommand that takes no positional
+// argument with fs (parseFlags), then loads the configuration its --config
+// flag (cfgPath) names; when cfg is nil the command exits with exit (0 after
+// -h, else 2).
+func parseWithConfig(cmd string, fs *flag.FlagSet, args []string, cfgPath *string) (cfg *config.Config, exit int) {
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return nil, exit
 	}
-	return loadConfig(cmd, *cfgPath)
+	if cfg = loadConfig(cmd, *cfgPath); cfg == nil {
+		return nil, 2
+	}
+	return cfg, 0
 }

@@ -32,8 +32,12 @@ func cmdMD(args []string) int {
 	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service; several, comma-separated (a cluster's nodes), are tried in turn")
 	asJSON := fs.Bool("json", true, "book: print JSON (the only format)")
 	timeout := fs.Duration("timeout", 10*time.Second, "book: give up after this long")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	positional, exit, done := parseArgs(fs, args[1:], os.Stdout, os.Stderr)
+	if done {
+		return exit
+	}
+	if len(positional) > 0 {
+		return refuseArgs(fs, os.Stderr, positional, "md "+sub+" takes no arguments: give the instrument with --symbol")
 	}
 	_ = asJSON
 	cfg := feedclient.Config{FeedAddr: *feedAddr, RecoveryAddr: *recoveryAddr}
@@ -67,8 +71,8 @@ func cmdMDLatency(args []string) int {
 	fs := flag.NewFlagSet("md latency", flag.ContinueOnError)
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (this process binds it)")
 	duration := fs.Duration("duration", 10*time.Second, "how long to listen")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
+		return exit
 	}
 	addr, err := net.ResolveUDPAddr("udp", *feedAddr)
 	if err != nil {

@@ -6,10 +6,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/fixvenue/fixvenue/bench/hdrplot"
 )
 
 // runCLI runs fixvenue with args in dir (a temporary directory when empty:
@@ -76,5 +81,64 @@ func TestAdminTokenIsNeverPrinted(t *testing.T) {
 	want := []string{"Bearer " + secret, "Bearer flag-token-0123456789abcdef", ""}
 	if strings.Join(auth, "|") != strings.Join(want, "|") {
 		t.Fatalf("Authorization headers %q, want %q", auth, want)
+	}
+}
+
+// TestArgumentsAreNotIgnored: a word a command does not take is refused
+// with a usage error naming it, instead of ending the flags there and
+// running with every flag after it unread (serve then started on the demo
+// configuration and its ports).
+func TestArgumentsAreNotIgnored(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		word string
+	}{
+		{[]string{"serve", "extra", "--data", filepath.Join(dir, "elsewhere"), "--admin-addr", "off", "--metrics-addr", "off"}, "extra"},
+		{[]string{"md", "book", "ACME", "--timeout", "1s"}, "ACME"},
+		{[]string{"md", "latency", "extra", "--duration", "1ms"}, "extra"},
+		{[]string{"cluster", "status", "FILE"}, "FILE"},
+		{[]string{"events", "verify", "foo", "--data", dir}, "foo"},
+		{[]string{"journal", "verify", "/path", "--data", dir}, "/path"},
+		{[]string{"journal", "dump", "--data", dir, "extra"}, "extra"},
+		{[]string{"load", "extra", "--duration", "1ms", "--warmup", "0s"}, "extra"},
+		{[]string{"bench", "pipeline", "extra", "--duration", "1ms", "--warmup", "0s", "--quiet"}, "extra"},
+		{[]string{"version", "extra"}, "extra"},
+	} {
+		code, out, errs := runCLI(t, dir, nil, c.args...)
+		if code != 2 || !strings.Contains(errs, `unexpected argument "`+c.word+`"`) {
+			t.Errorf("%q: exit %d, want 2 naming %q\nstdout: %s\nstderr: %s", c.args, code, c.word, out, errs)
+		}
+	}
+	// The demo configuration's data directory is ./data.
+	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
+		t.Errorf("serve with an unexpected argument ran on the demo configuration: %v", err)
+	}
+}
+
+// TestBenchOptionsAfterFiles: bench plot and table read their options
+// after the file names as well (the flag package alone stops at the first
+// file, and a mistyped option was opened as a file).
+func TestBenchOptionsAfterFiles(t *testing.T) {
+	dir := t.TempDir()
+	h := hdrhistogram.New(1, 1_000_000, 3)
+	for v := int64(1); v <= 1000; v++ {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hdrplot.WriteHgrmFile(filepath.Join(dir, "a.hgrm"), h); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(dir, "a.svg")
+	if code, out, errs := runCLI(t, dir, nil, "bench", "plot", "run=a.hgrm", "--out", svg, "--title", "T"); code != 0 {
+		t.Fatalf("bench plot, --out after the file: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if _, err := os.Stat(svg); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, dir, nil, "bench", "table", "a.json", "--bogus"); code != 2 || !strings.Contains(errs, "-bogus") ||
+		strings.Contains(errs, "no such file") {
+		t.Fatalf("bench table with a mistyped option: exit %d, want 2 naming it\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
