@@ -28,7 +28,7 @@ const (
 
 const adminUsage = `usage: fixvenue admin <command> [options]
 
-commands (each with --addr, --token, --json, --timeout; README "Operating the venue"):
+commands (README "Operating the venue"):
   status                              venue status, next scheduled transition, last end of day
   instruments                         instruments: status, last trade, best bid and offer, resting orders
   sessions                            sessions: logged on, address, sequence numbers, open orders
@@ -50,8 +50,54 @@ commands (each with --addr, --token, --json, --timeout; README "Operating the ve
                                       change one limit (fixvenue risk … is the same command)
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
---addr defaults to $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; without --token the token is $FIXVENUE_ADMIN_TOKEN.
+Every command but hash-token takes --addr A, --token T, --json and --timeout D, and for https
+--tls [--ca-file F] [--cert-file F --key-file F]. Without --addr the address is $FIXVENUE_ADMIN_ADDR,
+else 127.0.0.1:9465; without --token the token is $FIXVENUE_ADMIN_TOKEN.
+Run "fixvenue admin <command> -h" for a command's options.
 `
+
+// adminOptions are groups of options an admin command takes besides those
+// of the connection.
+type adminOptions uint8
+
+const (
+	optReason     adminOptions = 1 << iota // --reason
+	optCancel                              // --session, --account, --instrument: the orders to cancel
+	optBand                                // --ref-price, --band-percent
+	optInstrument                          // instrument add's terms
+	optRisk                                // --session, --account, --limit, --value, --instrument
+)
+
+// adminCommands are the admin commands by name: each one's synopsis, for its
+// usage, and the options it takes (its flag set has those alone, so that
+// its -h lists what it reads and an option it would ignore is refused).
+var adminCommands = map[string]struct {
+	synopsis string
+	opts     adminOptions
+}{
+	"status":      {"status", 0},
+	"instruments": {"instruments", 0},
+	"sessions":    {"sessions", 0},
+	"halt":        {"halt SYMBOL|all --reason R", optReason},
+	"resume":      {"resume SYMBOL|all --reason R", optReason},
+	"close":       {"close SYMBOL|all --reason R", optReason},
+	"cancel":      {"cancel [--session C] [--account A] [--instrument S|all] --reason R", optReason | optCancel},
+	"band":        {"band SYMBOL --ref-price P --band-percent N --reason R", optReason | optBand},
+	"instrument": {"instrument add SYMBOL --tick-size T --lot-size L --min-qty N --max-qty M --ref-price P --band-percent B\n" +
+		"             [--id ID] [--status open|halted|closed] [--group G] --reason R", optReason | optBand | optInstrument},
+	"phase":   {"phase GROUP pre_open|open|closing_call|close --reason R", optReason},
+	"eod":     {"eod --reason R", optReason},
+	"logout":  {"logout COMPID --reason R", optReason},
+	"disable": {"disable COMPID --reason R", optReason},
+	"enable":  {"enable COMPID --reason R", optReason},
+	"risk": {`risk show|kill|reset|limits [options]
+
+  show                                each session's and account's limits, kill switch and figures
+  kill|reset --session C|--account A --reason R
+                                      turn a kill switch on (cancelling the orders) or off
+  limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
+                                      change one limit`, optReason | optRisk},
+}
 
 // adminClient calls the admin API.
 type adminClient struct {
@@ -79,19 +125,34 @@ type addFlags struct {
 	lot, minQty, maxQty int64
 }
 
-func cmdAdmin(args []string) int { return runAdmin(args, os.Stdout, os.Stderr) }
+func cmdAdmin(args []string) int { return runAdmin("fixvenue admin", args, os.Stdout, os.Stderr) }
 
-func runAdmin(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+// runAdmin runs the admin command args[0] with the rest of args; prog is
+// what the command's name follows in its usage ("fixvenue admin", or
+// "fixvenue" for `fixvenue risk`).
+func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
 		return 2
+	}
+	if asksHelp(args[0]) {
+		fmt.Fprint(stdout, adminUsage)
+		return 0
 	}
 	sub := args[0]
 	if sub == "hash-token" {
 		return adminHashToken(args[1:], os.Stdin, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd, known := adminCommands[sub]
+	if !known {
+		fmt.Fprintf(stderr, "fixvenue admin: unknown command %q\n\n%s", sub, adminUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet(strings.TrimPrefix(prog+" ", "fixvenue ")+sub, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s %s\n\noptions:\n", prog, cmd.synopsis)
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address (host:port), $"+adminAddrEnv)
 	// The token is no flag default: a default is printed in the usage.
 	token := fs.String("token", "", "bearer token (without --token: $"+adminTokenEnv+")")
@@ -102,21 +163,38 @@ func runAdmin(args []string, stdout, stderr io.Writer) int {
 	certFile := fs.String("cert-file", "", "with --tls: client certificate (when the API requires one)")
 	keyFile := fs.String("key-file", "", "with --tls: client key")
 	c := &adminClient{out: stdout, errOut: stderr}
-	fs.StringVar(&c.reason, "reason", "", "why: journaled with the action (required for every change)")
-	fs.StringVar(&c.session, "session", "", "cancel: the session's CompID")
-	fs.StringVar(&c.account, "account", "", "cancel: the account")
-	fs.StringVar(&c.instr, "instrument", "", "cancel: the instrument's symbol, or all")
-	fs.StringVar(&c.refPx, "ref-price", "", "band: the new reference price")
-	fs.StringVar(&c.limit, "limit", "", "risk limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
-	fs.Int64Var(&c.value, "value", 0, "risk limits: the new value (quantity, count or notional in price ticks)")
-	fs.Int64Var(&c.bandPct, "band-percent", 0, "band, instrument add: the half-width of the band, in percent")
-	fs.UintVar(&c.add.id, "id", 0, "instrument add: the wire id (default: one more than the highest listed)")
-	fs.StringVar(&c.add.tick, "tick-size", "", "instrument add: the tick size, e.g. 0.01")
-	fs.Int64Var(&c.add.lot, "lot-size", 0, "instrument add: every quantity is a multiple of it")
-	fs.Int64Var(&c.add.minQty, "min-qty", 0, "instrument add: the smallest order quantity")
-	fs.Int64Var(&c.add.maxQty, "max-qty", 0, "instrument add: the largest order quantity")
-	fs.StringVar(&c.add.status, "status", "", "instrument add: open (default), halted or closed")
-	fs.StringVar(&c.add.group, "group", "", "instrument add: the schedule group (default: the group its symbol falls in)")
+	if cmd.opts&optReason != 0 {
+		why := "why: journaled with the action (required)"
+		if cmd.opts&optRisk != 0 {
+			why = "kill, reset, limits: " + why
+		}
+		fs.StringVar(&c.reason, "reason", "", why)
+	}
+	if cmd.opts&optCancel != 0 {
+		fs.StringVar(&c.session, "session", "", "cancel the orders of this session (CompID)")
+		fs.StringVar(&c.account, "account", "", "cancel the orders of this account")
+		fs.StringVar(&c.instr, "instrument", "", "cancel the orders in this instrument (symbol, or all)")
+	}
+	if cmd.opts&optRisk != 0 {
+		fs.StringVar(&c.session, "session", "", "kill, reset, limits: the session (CompID)")
+		fs.StringVar(&c.account, "account", "", "kill, reset, limits: the account")
+		fs.StringVar(&c.limit, "limit", "", "limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
+		fs.Int64Var(&c.value, "value", 0, "limits: the new value (quantity, count or notional in price ticks)")
+		fs.StringVar(&c.instr, "instrument", "", "limits: the instrument a max_order_qty, max_order_notional or max_position applies to")
+	}
+	if cmd.opts&optBand != 0 {
+		fs.StringVar(&c.refPx, "ref-price", "", "the reference price")
+		fs.Int64Var(&c.bandPct, "band-percent", 0, "the half-width of the price band, in percent")
+	}
+	if cmd.opts&optInstrument != 0 {
+		fs.UintVar(&c.add.id, "id", 0, "the wire id (default: one more than the highest listed)")
+		fs.StringVar(&c.add.tick, "tick-size", "", "the tick size, e.g. 0.01")
+		fs.Int64Var(&c.add.lot, "lot-size", 0, "every quantity is a multiple of it")
+		fs.Int64Var(&c.add.minQty, "min-qty", 0, "the smallest order quantity")
+		fs.Int64Var(&c.add.maxQty, "max-qty", 0, "the largest order quantity")
+		fs.StringVar(&c.add.status, "status", "", "open (default), halted or closed")
+		fs.StringVar(&c.add.group, "group", "", "the schedule group (default: the group its symbol falls in)")
+	}
 	positional, exit, done := parseArgs(fs, args[1:], stdout, stderr)
 	if done {
 		return exit
@@ -180,7 +258,11 @@ func adminClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 func (c *adminClient) run(sub string, args []string) int {
 	want := func(n int, what string) bool {
 		if len(args) != n {
-			fmt.Fprintf(c.errOut, "fixvenue admin %s: want %s\n", sub, what)
+			got := "none"
+			if len(args) > 0 {
+				got = fmt.Sprintf("%q", args)
+			}
+			fmt.Fprintf(c.errOut, "fixvenue admin %s: want %s, got %s\n", sub, what, got)
 			return false
 		}
 		return true
@@ -377,7 +459,18 @@ func dash(s string) string {
 	return s
 }
 
+const hashTokenUsage = `usage: fixvenue admin hash-token [TOKEN]
+
+prints the [[admin.token]] block, with the token's sha256, for the venue's configuration;
+without TOKEN it reads the token from the first line of standard input.
+`
+
 func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// A token is at least 16 characters: none is taken for a request for help.
+	if len(args) == 1 && asksHelp(args[0]) {
+		fmt.Fprint(stdout, hashTokenUsage)
+		return 0
+	}
 	var token string
 	switch len(args) {
 	case 0:
@@ -390,7 +483,7 @@ func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	case 1:
 		token = args[0]
 	default:
-		fmt.Fprintln(stderr, "usage: fixvenue admin hash-token [TOKEN]")
+		fmt.Fprint(stderr, hashTokenUsage)
 		return 2
 	}
 	if len(token) < 16 {

@@ -23,8 +23,8 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-func benchUsage() {
-	fmt.Fprint(os.Stderr, `usage: fixvenue bench <harness> [options]
+func benchUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: fixvenue bench <harness> [options]
 
 harnesses:
   pipeline  open-loop in-process pipeline: command ring → journal ∥ matcher → event ring → outbound stand-in
@@ -32,13 +32,19 @@ harnesses:
   echo      a trivial raw-FIX venue that answers every order at once, to calibrate load (fixvenue bench echo --addr A);
             with --journal DIR it answers each order only once it is durable in a journal there (the floor of a durable venue)
   table     print JSON results of "load --json" or "bench pipeline --json" as a Markdown table (fixvenue bench table FILE.json ...)
+
+Run "fixvenue bench <harness> -h" for a harness's options.
 `)
 }
 
 func cmdBench(args []string) int {
 	if len(args) == 0 {
-		benchUsage()
+		benchUsage(os.Stderr)
 		return 2
+	}
+	if asksHelp(args[0]) {
+		benchUsage(os.Stdout)
+		return 0
 	}
 	switch args[0] {
 	case "pipeline":
@@ -51,7 +57,7 @@ func cmdBench(args []string) int {
 		return cmdBenchEcho(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
-	benchUsage()
+	benchUsage(os.Stderr)
 	return 2
 }
 
@@ -75,6 +81,10 @@ func cmdBenchPipeline(args []string) int {
 	procs := fs.Int("procs", 0, "GOMAXPROCS for the run (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue bench pipeline [options]\n\noptions:\n")
+		fs.PrintDefaults()
+	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
 	}
@@ -289,6 +299,10 @@ func cmdBenchEcho(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:9879", "listen address")
 	sender := fs.String("sender", "VENUE", "the echo venue's SenderCompID")
 	dir := fs.String("journal", "", "journal every order and cancel in this directory (group commit, fdatasync) and answer each only once it is durable")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue bench echo [options]\n\noptions:\n")
+		fs.PrintDefaults()
+	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
 	}

@@ -77,7 +77,7 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 }
 
 func cmdCluster(args []string) int {
-	sub, fs, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE
+	sub, fs, exit, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE [--json]
        fixvenue cluster transfer --config FILE --to NODE_ID
 
 status asks every node of [cluster] for its view (leader, term, commit and
@@ -85,11 +85,16 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 (planned maintenance).
 `, "status", "transfer")
 	if !ok {
-		return 2
+		return exit
 	}
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
-	to := fs.Uint64("to", 0, "transfer: the node that should lead")
-	asJSON := fs.Bool("json", false, "status: print JSON")
+	var to uint64
+	var asJSON bool
+	if sub == "transfer" {
+		fs.Uint64Var(&to, "to", 0, "the node that should lead")
+	} else {
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	}
 	cfg, exit := parseWithConfig("cluster", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return exit
@@ -100,9 +105,9 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	if sub == "transfer" {
-		return clusterTransfer(client, cfg, *to)
+		return clusterTransfer(client, cfg, to)
 	}
-	return clusterStatus(client, cfg, *asJSON, os.Stdout)
+	return clusterStatus(client, cfg, asJSON, os.Stdout)
 }
 
 func fetchStatus(client *http.Client, addr string) (server.ClusterStatus, error) {

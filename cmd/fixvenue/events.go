@@ -30,21 +30,41 @@ type subjectList []string
 func (s *subjectList) String() string     { return strings.Join(*s, ",") }
 func (s *subjectList) Set(v string) error { *s = append(*s, v); return nil }
 
+const eventsUsage = `usage: fixvenue events <command> [options]
+
+commands:
+  tail [--from SEQ] [--subject SUBJ]... [--json] [--count N]
+                 print the stream's events from SEQ, following new ones
+  verify [--data DIR]
+                 compare the stream with the journal in DIR (count, last sequence, events hash)
+
+both take --config FILE (the venue's), --nats URL and --stream NAME.
+`
+
 func cmdEvents(args []string) int {
-	sub, fs, ok := subcommand("events", args, "usage: fixvenue events tail [--nats URL] [--from SEQ] [--subject SUBJ]... [--json] [--count N]\n"+
-		"       fixvenue events verify [--nats URL] [--data DIR]\n(both take --config FILE and --stream NAME)", "tail", "verify")
+	sub, fs, exit, ok := subcommand("events", args, eventsUsage, "tail", "verify")
 	if !ok {
-		return 2
+		return exit
 	}
 	cfgPath := fs.String("config", "", "the venue's configuration (export section, instruments)")
 	natsURL := fs.String("nats", "", "NATS URL (default: export.nats_url, else the embedded server's export.embedded_addr)")
 	stream := fs.String("stream", "", "JetStream stream (default: the configuration's)")
-	from := fs.Uint64("from", 1, "tail: the first event sequence to print")
-	var subjects subjectList
-	fs.Var(&subjects, "subject", "tail: only this subject (wildcards allowed; repeatable)")
-	asJSON := fs.Bool("json", false, "tail: one JSON object per line")
-	count := fs.Int64("count", 0, "tail: stop after this many events (0: follow until interrupted)")
-	dataDir := fs.String("data", "", "verify: data directory (default: venue.data_dir of the config)")
+	var (
+		from     uint64
+		subjects subjectList
+		asJSON   bool
+		count    int64
+		dataDir  string
+	)
+	switch sub {
+	case "tail":
+		fs.Uint64Var(&from, "from", 1, "the first event sequence to print")
+		fs.Var(&subjects, "subject", "only this subject (wildcards allowed; repeatable)")
+		fs.BoolVar(&asJSON, "json", false, "one JSON object per line")
+		fs.Int64Var(&count, "count", 0, "stop after this many events (0: follow until interrupted)")
+	case "verify":
+		fs.StringVar(&dataDir, "data", "", "data directory (default: venue.data_dir of the config)")
+	}
 	cfg, exit := parseWithConfig("events", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return exit
@@ -59,22 +79,22 @@ func cmdEvents(args []string) int {
 	}
 	defer nc.Close()
 	if sub == "verify" {
-		if *dataDir == "" {
-			*dataDir = cfg.Venue.DataDir
+		if dataDir == "" {
+			dataDir = cfg.Venue.DataDir
 		}
 		// The journal replays into the events to compare under the
 		// configuration's terms: refused, as the journal tools refuse it,
 		// when they are not those the journal was written under.
-		cfg.Venue.DataDir = *dataDir
+		cfg.Venue.DataDir = dataDir
 		if _, err := server.CheckTermsRecord(cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
 			return 1
 		}
-		return eventsVerify(js, cfg, *stream, filepath.Join(*dataDir, "journal"), os.Stdout)
+		return eventsVerify(js, cfg, *stream, filepath.Join(dataDir, "journal"), os.Stdout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := eventsTail(ctx, js, *stream, *from, subjects, *asJSON, *count, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+	if err := eventsTail(ctx, js, *stream, from, subjects, asJSON, count, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "fixvenue events tail: %v\n", err)
 		return 1
 	}

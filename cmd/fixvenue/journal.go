@@ -19,15 +19,32 @@ import (
 	"github.com/fixvenue/fixvenue/server"
 )
 
+const journalUsage = `usage: fixvenue journal <command> [options]
+
+commands:
+  verify [--data DIR] [--config FILE]               replay the journal and print its records, last seq and events hash
+  dump   [--data DIR] [--config FILE] [--from SEQ]  print every record (from sequence number SEQ)
+  book   [--data DIR] [--config FILE] [--symbol S]  replay the journal and print the books it leaves, as JSON
+
+--data defaults to venue.data_dir of the configuration; --config is the configuration the journal
+was written with (default: the embedded demo configuration).
+`
+
 func cmdJournal(args []string) int {
-	sub, fs, ok := subcommand("journal", args, "usage: fixvenue journal verify|dump|book --data DIR [--config FILE] [--symbol SYM]", "verify", "dump", "book")
+	sub, fs, exit, ok := subcommand("journal", args, journalUsage, "verify", "dump", "book")
 	if !ok {
-		return 2
+		return exit
 	}
 	dataDir := fs.String("data", "", "data directory (default: venue.data_dir of the config)")
 	cfgPath := fs.String("config", "", "configuration the journal was written with (instruments and sessions)")
-	from := fs.Uint64("from", 0, "dump: first sequence number to print")
-	symbol := fs.String("symbol", "", "book: the instrument (default: every instrument, one JSON line each)")
+	var from uint64
+	var symbol string
+	switch sub {
+	case "dump":
+		fs.Uint64Var(&from, "from", 0, "first sequence number to print")
+	case "book":
+		fs.StringVar(&symbol, "symbol", "", "the instrument (default: every instrument, one JSON line each)")
+	}
 	cfg, exit := parseWithConfig("journal", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return exit
@@ -66,14 +83,14 @@ func cmdJournal(args []string) int {
 			fmt.Println(line)
 		}
 	case "book":
-		err := printEngineBooks(os.Stdout, dir, cfg, *symbol, snapshotsFrom)
+		err := printEngineBooks(os.Stdout, dir, cfg, symbol, snapshotsFrom)
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue journal book: %v\n", err)
 			return 1
 		}
 	case "dump":
-		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: *from, Progress: bar.update})
+		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: from, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue journal dump: %v\n", err)

@@ -66,8 +66,7 @@ func main() {
 		usage(os.Stderr)
 		os.Exit(2)
 	}
-	switch os.Args[1] {
-	case "help", "-h", "-help", "--help":
+	if asksHelp(os.Args[1]) {
 		// Asked for: the usage is the answer, on standard output.
 		usage(os.Stdout)
 		os.Exit(0)
@@ -81,15 +80,38 @@ func main() {
 	os.Exit(cmd(os.Args[2:]))
 }
 
-// subcommand picks the subcommand of `fixvenue cmd`: args[0] when it is one
-// of subs, with a flag set named after both for the rest of args; otherwise
-// it prints usage and ok is false (the command then exits 2).
-func subcommand(cmd string, args []string, usage string, subs ...string) (sub string, fs *flag.FlagSet, ok bool) {
-	if len(args) == 0 || !slices.Contains(subs, args[0]) {
-		fmt.Fprintln(os.Stderr, strings.TrimSuffix(usage, "\n"))
-		return "", nil, false
+// asksHelp reports whether a command's first argument asks for its usage.
+func asksHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
 	}
-	return args[0], flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError), true
+	return false
+}
+
+// subcommand picks the subcommand of `fixvenue cmd`: args[0] when it is one
+// of subs, with a flag set named after both for the rest of args. Otherwise
+// ok is false and the command exits with exit: 0 after printing usage on
+// standard output when args[0] asks for it, else 2 after printing it on
+// standard error.
+func subcommand(cmd string, args []string, usage string, subs ...string) (sub string, fs *flag.FlagSet, exit int, ok bool) {
+	switch {
+	case len(args) > 0 && asksHelp(args[0]):
+		fmt.Fprint(os.Stdout, usage)
+		return "", nil, 0, false
+	case len(args) > 0 && !slices.Contains(subs, args[0]):
+		fmt.Fprintf(os.Stderr, "fixvenue %s: unknown command %q\n\n", cmd, args[0])
+		fallthrough
+	case len(args) == 0:
+		fmt.Fprint(os.Stderr, usage)
+		return "", nil, 2, false
+	}
+	fs = flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: fixvenue %s [options]\n\noptions:\n", fs.Name())
+		fs.PrintDefaults()
+	}
+	return args[0], fs, 0, true
 }
 
 // parseArgs parses a command's args with fs, flags before, between and

@@ -18,20 +18,38 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
+const mdUsage = `usage: fixvenue md <command> [options]
+
+commands:
+  watch [--symbol SYM] [--feed-addr A] [--recovery-addr A]
+                  draw the instrument's book and trades from the feed, live, until interrupted
+  book [--symbol SYM] [--feed-addr A] [--recovery-addr A] [--timeout D]
+                  print the instrument's book once, as JSON
+  latency [--feed-addr A] [--duration D]
+                  measure order-to-feed latency on the feed (binds the feed address)
+
+Run "fixvenue md <command> -h" for a command's options.
+`
+
 func cmdMD(args []string) int {
 	if len(args) > 0 && args[0] == "latency" {
 		return cmdMDLatency(args[1:])
 	}
-	sub, fs, ok := subcommand("md", args, "usage: fixvenue md watch|book --symbol SYM [--feed-addr A] [--recovery-addr A] [--json] [--timeout D], or fixvenue md latency [flags] (md latency --help)", "watch", "book")
+	sub, fs, exit, ok := subcommand("md", args, mdUsage, "watch", "book")
 	if !ok {
-		return 2
+		return exit
 	}
 	def, _ := config.Load("")
 	symbol := fs.String("symbol", "ACME", "instrument symbol")
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (unicast or multicast group)")
 	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service; several, comma-separated (a cluster's nodes), are tried in turn")
-	asJSON := fs.Bool("json", true, "book: print JSON (the only format)")
-	timeout := fs.Duration("timeout", 10*time.Second, "book: give up after this long")
+	// Accepted so that command lines written when it was an option still
+	// run; it changes nothing.
+	fs.Bool("json", false, "has no effect, accepted for old command lines (book prints JSON without it)")
+	timeout := 10 * time.Second
+	if sub == "book" {
+		fs.DurationVar(&timeout, "timeout", timeout, "give up after this long")
+	}
 	positional, exit, done := parseArgs(fs, args[1:], os.Stdout, os.Stderr)
 	if done {
 		return exit
@@ -39,7 +57,6 @@ func cmdMD(args []string) int {
 	if len(positional) > 0 {
 		return refuseArgs(fs, os.Stderr, positional, "md "+sub+" takes no arguments: give the instrument with --symbol")
 	}
-	_ = asJSON
 	cfg := feedclient.Config{FeedAddr: *feedAddr, RecoveryAddr: *recoveryAddr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -50,7 +67,7 @@ func cmdMD(args []string) int {
 			return 1
 		}
 	case "book":
-		ctx, cancel := context.WithTimeout(ctx, *timeout)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		b, err := feedclient.BookJSON(ctx, cfg, *symbol)
 		if err != nil {
@@ -71,6 +88,10 @@ func cmdMDLatency(args []string) int {
 	fs := flag.NewFlagSet("md latency", flag.ContinueOnError)
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (this process binds it)")
 	duration := fs.Duration("duration", 10*time.Second, "how long to listen")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue md latency [options]\n\nListens to the feed (binding its address) and prints order-to-feed latency.\n\noptions:\n")
+		fs.PrintDefaults()
+	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
 	}

@@ -14,13 +14,17 @@ import (
 // cmdRisk is `fixvenue admin risk …` under its older name: one
 // implementation, on the admin API.
 func cmdRisk(args []string) int {
-	return runAdmin(append([]string{"risk"}, args...), os.Stdout, os.Stderr)
+	return runAdmin("fixvenue", append([]string{"risk"}, args...), os.Stdout, os.Stderr)
 }
 
 // risk runs `fixvenue admin risk show|kill|reset|limits`.
 func (c *adminClient) risk(args []string) int {
 	if len(args) != 1 {
-		fmt.Fprintln(c.errOut, "fixvenue admin risk: want one of show, kill, reset, limits")
+		got := "none"
+		if len(args) > 0 {
+			got = fmt.Sprintf("%q", args)
+		}
+		fmt.Fprintf(c.errOut, "fixvenue admin risk: want one of show, kill, reset, limits, got %s\n", got)
 		return 2
 	}
 	body := map[string]any{"reason": c.reason}

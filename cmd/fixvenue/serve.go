@@ -30,6 +30,10 @@ func cmdServe(args []string) int {
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the whole run to this file (large: for short runs)")
 	memProfile := fs.String("memprofile", "", "write the allocations of the whole run (pprof allocs profile, sampled) to this file at shutdown")
 	readyFile := fs.String("ready-file", "", "once serving, write the bound addresses and the pid to this file as JSON (atomically; removed at a clean stop)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: fixvenue serve [options]\n\nRuns the venue until SIGINT or SIGTERM.\n\noptions:\n")
+		fs.PrintDefaults()
+	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
 	}

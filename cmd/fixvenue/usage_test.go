@@ -47,6 +47,62 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) (int, string
 	return code, out.String(), errOut.String()
 }
 
+// TestHelpOfEveryCommand: -h on any command or subcommand prints its usage
+// on standard output and exits 0, as the top-level -h does, and the usage
+// lists what the command takes and nothing it ignores.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		has, hasNot []string
+	}{
+		{[]string{"serve", "-h"}, []string{"-ready-file"}, nil},
+		{[]string{"journal", "-h"}, []string{"verify", "dump", "book", "--from", "--symbol"}, nil},
+		{[]string{"journal", "verify", "-h"}, []string{"-data", "-config"}, []string{"-from", "-symbol"}},
+		{[]string{"journal", "dump", "-h"}, []string{"-from"}, []string{"-symbol"}},
+		{[]string{"journal", "book", "-h"}, []string{"-symbol"}, []string{"-from"}},
+		{[]string{"md", "-h"}, []string{"watch", "book", "latency"}, nil},
+		{[]string{"md", "watch", "-h"}, []string{"-symbol"}, []string{"the only format", "default true", "-timeout"}},
+		{[]string{"md", "book", "-h"}, []string{"-symbol", "-timeout", "-json\n    \thas no effect"}, []string{"the only format", "default true"}},
+		{[]string{"md", "latency", "-h"}, []string{"-duration"}, nil},
+		{[]string{"admin", "-h"}, []string{"status", "band", "phase", "risk", "hash-token", "--tls", "--ca-file", "--cert-file", "--key-file"}, nil},
+		{[]string{"admin", "halt", "-h"}, []string{"halt SYMBOL|all", "-reason", "-tls"}, []string{"-ref-price", "-session", "-limit"}},
+		{[]string{"admin", "cancel", "-h"}, []string{"-session", "-account", "-instrument"}, []string{"-limit", "-ref-price"}},
+		{[]string{"admin", "hash-token", "-h"}, []string{"[TOKEN]"}, nil},
+		{[]string{"risk", "-h"}, []string{"usage: fixvenue risk show|kill|reset|limits", "-limit", "-value", "-session"},
+			[]string{"admin risk", "cancel:", "-ref-price", "-tick-size"}},
+		{[]string{"admin", "risk", "-h"}, []string{"usage: fixvenue admin risk show|kill|reset|limits"}, nil},
+		{[]string{"load", "-h"}, []string{"-rate"}, nil},
+		{[]string{"bench", "-h"}, []string{"pipeline", "plot", "echo", "table"}, []string{"unknown harness"}},
+		{[]string{"bench", "pipeline", "-h"}, []string{"-rate"}, nil},
+		{[]string{"bench", "plot", "-h"}, []string{"-out"}, nil},
+		{[]string{"bench", "echo", "-h"}, []string{"-addr"}, nil},
+		{[]string{"bench", "table", "-h"}, []string{"FILE.json"}, []string{"no such file"}},
+		{[]string{"events", "-h"}, []string{"tail", "verify"}, nil},
+		{[]string{"events", "tail", "-h"}, []string{"-subject", "-count"}, []string{"-data"}},
+		{[]string{"events", "verify", "-h"}, []string{"-data"}, []string{"-subject", "-count"}},
+		{[]string{"cluster", "-h"}, []string{"status", "transfer"}, nil},
+		{[]string{"cluster", "status", "-h"}, []string{"-json"}, []string{"-to "}},
+		{[]string{"cluster", "transfer", "-h"}, []string{"-to"}, []string{"-json"}},
+		{[]string{"version", "-h"}, []string{"usage: fixvenue version"}, []string{"fixvenue dev"}},
+	} {
+		code, out, errs := runCLI(t, "", nil, c.args...)
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: fixvenue ") {
+			t.Errorf("%q: exit %d, want 0 with the usage on stdout\nstdout: %s\nstderr: %s", c.args, code, out, errs)
+			continue
+		}
+		for _, s := range c.has {
+			if !strings.Contains(out, s) {
+				t.Errorf("%q: the usage lacks %q:\n%s", c.args, s, out)
+			}
+		}
+		for _, s := range c.hasNot {
+			if strings.Contains(out, s) {
+				t.Errorf("%q: the usage has %q:\n%s", c.args, s, out)
+			}
+		}
+	}
+}
+
 // TestAdminTokenIsNeverPrinted: the operator's token, from the environment,
 // appears in no usage text (-h, a mistyped option), and it is still the
 // token sent when --token is not given; --token replaces it.
