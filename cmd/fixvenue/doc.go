@@ -1,16 +1,24 @@
 // Command fixvenue is the venue's one binary.
 //
-//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--metrics-addr A] [--ready-file F]
-//	fixvenue journal verify|dump|book --data DIR
-//	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|eod|logout|disable|enable|hash-token
-//	fixvenue md      watch|book|latency --symbol SYM
+//	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--admin-addr A] [--metrics-addr A] [--ready-file F] ...
+//	fixvenue journal verify|dump|book [--data DIR] [--config FILE] [--from SEQ] [--symbol SYM]
+//	fixvenue md      watch|book [--symbol SYM] [--feed-addr A] [--recovery-addr A], md latency [--duration D]
+//	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|band|instrument add|phase|eod|
+//	                 logout|disable|enable|risk show|kill|reset|limits|hash-token [options]
 //	fixvenue load    [options]          open-loop FIX load generator
 //	fixvenue bench   pipeline|echo|plot|table [options]   the latency lab
+//	fixvenue events  tail|verify [--config FILE] [--nats URL]   the event stream on NATS JetStream
+//	fixvenue risk    show|kill|reset|limits [options]   the same as fixvenue admin risk
 //	fixvenue cluster status|transfer --config FILE [--to NODE]
 //	fixvenue version
 //
+// "fixvenue -h" lists the commands, "fixvenue COMMAND -h" a command's
+// options (on standard output, exit 0). Options may come before or after a
+// command's arguments; an argument a command does not take is refused
+// (exit 2), as a bad option is.
+//
 // Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
-// load.go, bench.go) and registers itself in the commands table; the work is done by
+// load.go, bench.go, events.go, risk.go, cluster.go) and registers itself in the commands table; the work is done by
 // the library packages (server, ops, journal, marketdata/feedclient, bench/...), so that tests
 // can drive the same code. Tests that need the real binary build it once
 // (main_test.go) and run it as a child process, learning its addresses from

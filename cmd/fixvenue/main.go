@@ -47,13 +47,13 @@ func usage(w io.Writer) {
 
 commands:
   serve     run the venue (embedded demo config unless --config is given)
-  journal   verify or dump the journal (journal verify --data DIR)
-  md        watch or print a book from the market data feed
+  journal   verify, dump or print the books of the journal (journal verify|dump|book --data DIR)
+  md        watch or print a book from the market data feed, or measure its latency (md watch|book|latency)
   admin     operate a running venue over its admin API (admin -h)
   load      open-loop FIX load generator
-  bench     open-loop pipeline latency harness (bench pipeline)
+  bench     the latency lab: pipeline harness, echo venue, plots, tables (bench pipeline|echo|plot|table)
   events    tail or verify the event stream on NATS JetStream (events tail|verify)
-  risk      kill switch and limit changes on the running venue (risk kill|reset|limits)
+  risk      limits, kill switch and limit changes on the running venue (risk show|kill|reset|limits)
   cluster   status of a Raft cluster's nodes, leader transfer
   version   print the version
 
