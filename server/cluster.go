@@ -216,7 +216,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		}
 	}()
 	// A node's own replay runs as it follows; its record is written now.
-	if update, err := checkTermsRecord(cfg, false); err != nil {
+	if update, err := checkTermsRecord(cfg, false, false); err != nil {
 		return nil, err
 	} else if update != nil && update.dirty {
 		if err := update.write(); err != nil {

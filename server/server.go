@@ -182,7 +182,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		}
 	}()
 	s.dirLock = lock
-	terms, err := checkTermsRecord(cfg, true)
+	terms, err := checkTermsRecord(cfg, true, false)
 	if err != nil {
 		return nil, err
 	}

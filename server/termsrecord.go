@@ -217,8 +217,10 @@ func (u *termsUpdate) write() error {
 // configuration as it is. Nothing is written here: the update is returned
 // for the caller to write (when dirty) once its replay has succeeded. With
 // verify, a change of verifiedBounds and nothing else is returned instead
-// of refused, for the start to verify.
-func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
+// of refused, for the start to verify. With tool (a journal tool's check,
+// which writes nothing) a refusal says to give the venue's configuration
+// instead of how to start under this one.
+func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, error) {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
 	current := termsOf(cfg)
@@ -309,7 +311,11 @@ func checkTermsRecord(cfg *config.Config, verify bool) (*termsUpdate, error) {
 		}
 	}
 	if len(diffs) > 0 && !verified {
-		hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
+		if tool {
+			hint("Give --config the configuration the venue runs with.")
+		} else {
+			hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
+		}
 		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
 			"repriced). %s", dir, strings.Join(diffs, "; "), strings.Join(hints, " "))
@@ -389,7 +395,7 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // snapshotsFrom is the first seq whose snapshots fit the configuration
 // (termsRecord.SnapshotsFrom; none when it adds an instrument or a session).
 func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
-	u, err := checkTermsRecord(cfg, false)
+	u, err := checkTermsRecord(cfg, false, true)
 	switch {
 	case err != nil:
 		return 0, err

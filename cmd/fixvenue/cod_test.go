@@ -131,6 +131,12 @@ band_percent = 10
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), change.want) {
 				t.Fatalf("fixvenue %s with %v: %v\n%s", strings.Join(args, " "), change.terms, err, out)
 			}
+			// A start is told how to start under the configuration; a tool,
+			// which changes nothing, to give the venue's own.
+			if tool := args[0] != "serve"; strings.Contains(string(out), "aside and start again") == tool ||
+				strings.Contains(string(out), "Give --config the configuration the venue runs with") != tool {
+				t.Fatalf("fixvenue %s with %v: the wrong advice\n%s", strings.Join(args, " "), change.terms, out)
+			}
 		}
 	}
 }
