@@ -33,7 +33,13 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 	fmt.Fprintf(os.Stderr, "fixvenue: cluster node %d; FIX on %s when leading; status on http://%s/cluster/status\n",
 		cfg.Cluster.NodeID, node.FIXAddr(), node.StatusAddr())
 	if readyFile != "" {
-		ready := readyInfo{PID: os.Getpid(), FIXAddr: node.FIXAddr(), StatusAddr: node.StatusAddr(), MetricsAddr: cfg.Metrics.Addr}
+		// The node's own listeners; the venue's (metrics, admin API, feed)
+		// are bound when it leads, at their configured addresses.
+		ready := readyInfo{PID: os.Getpid(), FIXAddr: node.FIXAddr(), StatusAddr: node.StatusAddr(), MetricsAddr: cfg.Metrics.Addr,
+			AdminAddr: cfg.Admin.Addr}
+		if cfg.MarketData.Enabled {
+			ready.FeedAddr, ready.RecoveryAddr = cfg.MarketData.FeedAddr, cfg.MarketData.RecoveryAddr
+		}
 		if err := writeReadyFile(readyFile, ready); err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %v\n", err)
 			node.Close()

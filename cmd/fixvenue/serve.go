@@ -100,6 +100,12 @@ func cmdServe(args []string) int {
 	}
 	defer stopProfiles()
 	if cfg.Cluster.Enabled() {
+		if *fixAddr != "" {
+			// Clients are sent to the peers' fix_addr, so a node listens
+			// there and nowhere else.
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --fix-addr: a cluster node's FIX address is its [[cluster.peer]] fix_addr\n")
+			return 2
+		}
 		return serveCluster(cfg, log, *readyFile)
 	}
 	srv, err := server.New(cfg, server.Options{Logger: log})

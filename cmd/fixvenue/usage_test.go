@@ -198,3 +198,22 @@ func TestBenchOptionsAfterFiles(t *testing.T) {
 		t.Fatalf("bench table with a mistyped option: exit %d, want 2 naming it\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+// TestClusterNodeRefusesAFIXAddress: a cluster node listens for FIX on its
+// [[cluster.peer]] fix_addr, where the other nodes send clients; a
+// --fix-addr was silently ignored. It is refused before anything starts.
+func TestClusterNodeRefusesAFIXAddress(t *testing.T) {
+	dir := t.TempDir()
+	node := filepath.Join("..", "..", "deploy", "cluster", "node1.toml")
+	abs, err := filepath.Abs(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, dir, nil, "serve", "--config", abs, "--data", filepath.Join(dir, "node1"), "--fix-addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(errs, "--fix-addr: a cluster node's FIX address is its [[cluster.peer]] fix_addr") {
+		t.Fatalf("a cluster node given --fix-addr: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node1")); !os.IsNotExist(err) {
+		t.Fatalf("the refused node touched its data directory: %v", err)
+	}
+}
