@@ -249,7 +249,16 @@ type Journal struct {
 	// them); it is what a power cut can lose of them. Orders are not
 	// concerned: the journal makes each one durable before it is answered.
 	FIXStoreSync Duration `toml:"fix_store_sync"`
+	// FIXStoreBytesMax is the size at which a session's FIX store file is
+	// compacted to its resend window, in [FIXStoreBytesMin, FIXStoreBytesLimit].
+	FIXStoreBytesMax int64 `toml:"fix_store_bytes_max"`
 }
+
+// Bounds of journal.fix_store_bytes_max.
+const (
+	FIXStoreBytesMin   = 1 << 20
+	FIXStoreBytesLimit = 64 << 30
+)
 
 // FIXStoreSyncMax bounds journal.fix_store_sync.
 const FIXStoreSyncMax = 10 * time.Second
@@ -504,6 +513,9 @@ func (c *Config) validate() error {
 	}
 	if d := c.Journal.FIXStoreSync.Duration; d <= 0 || d > FIXStoreSyncMax {
 		add("journal.fix_store_sync: %s is outside (0s, %s]", d, FIXStoreSyncMax)
+	}
+	if n := c.Journal.FIXStoreBytesMax; n < FIXStoreBytesMin || n > FIXStoreBytesLimit {
+		add("journal.fix_store_bytes_max: %d is outside [%d, %d]", n, FIXStoreBytesMin, FIXStoreBytesLimit)
 	}
 	if c.Journal.SegmentBytes < 1<<16 || c.Journal.SegmentBytes > journal.SegmentBytesLimit {
 		add("journal.segment_bytes: %d is outside [65536, %d]", c.Journal.SegmentBytes, journal.SegmentBytesLimit)

@@ -88,6 +88,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted, closed, opening-call, closing-call or volatility-auction`},
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
+		{"[journal]\nfix_store_bytes_max = 1000", "journal.fix_store_bytes_max"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
 		{"[fix]\ncancel_grace = \"0s\"", "fix.cancel_grace: must be positive"},
 		{"[cluster]\ncancel_grace = \"3s\"", "cluster.cancel_grace is now fix.cancel_grace"},

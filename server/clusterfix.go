@@ -45,7 +45,8 @@ const sessionLoopMargin = 20 * time.Millisecond
 // startStandbyFIX builds and starts the acceptor for the FIX address addr
 // (the bound port: QuickFIX/Go routes a connection by the port it arrived on).
 func startStandbyFIX(cfg *config.Config, addr string, log *slog.Logger) (*standbyFIX, error) {
-	stores, err := fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: log})
+	stores, err := fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: log,
+		FileBytesMax: cfg.Journal.FIXStoreBytesMax})
 	if err != nil {
 		return nil, err
 	}

@@ -774,7 +774,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		s.acceptorRunning.Store(true)
 	} else {
 		if s.stores, err = fixstore.NewFactory(fixstore.Options{Dir: filepath.Join(cfg.Venue.DataDir, "fixstore"), Logger: s.log,
-			Allocate: s.opts.StoreAllocate}); err != nil {
+			Allocate: s.opts.StoreAllocate, FileBytesMax: cfg.Journal.FIXStoreBytesMax}); err != nil {
 			return err
 		}
 		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {

@@ -43,5 +43,6 @@
 // resend; a ResendRequest for anything older is answered by QuickFIX/Go with a
 // gap fill (it fills every sequence number the store does not return). A file
 // is compacted (rewritten with only the indexed window) when it grows past
-// FileBytesMax.
+// FileBytesMax (journal.fix_store_bytes_max) and past twice what the window
+// takes, so that a bound below the window does not compact at every message.
 package fixstore

@@ -249,6 +249,8 @@ type Store struct {
 	window       []entry // ring of the last MessagesMax sent messages
 	windowHead   int     // index of the oldest entry
 	windowLen    int
+	windowBytes  int64 // the messages' bytes in the window
+	compactions  int
 	// lastExecID is the highest matcher ExecID of a report saved since the
 	// last reset (LastReport); a compaction carries it in its reset record.
 	lastExecID uint64
@@ -298,7 +300,7 @@ func (s *Store) load() error {
 		case kindReset:
 			s.creationTime = time.Unix(0, int64(a)).UTC()
 			s.nextSender, s.nextTarget = 1, 1
-			s.windowHead, s.windowLen = 0, 0
+			s.windowHead, s.windowLen, s.windowBytes = 0, 0, 0
 		}
 		return nil
 	})
@@ -417,11 +419,13 @@ func (s *Store) remember(seq int, offset int64, length int32) {
 	// only by being newer in the window; lookups search from the newest.
 	idx := (s.windowHead + s.windowLen) % len(s.window)
 	if s.windowLen == len(s.window) {
+		s.windowBytes -= int64(s.window[idx].length) // the oldest, replaced
 		s.windowHead = (s.windowHead + 1) % len(s.window)
 	} else {
 		s.windowLen++
 	}
 	s.window[idx] = entry{seq: seq, offset: offset, length: length}
+	s.windowBytes += int64(length)
 }
 
 func (s *Store) appendRecord(kind byte, a, b uint64, payload []byte) error {
@@ -593,10 +597,19 @@ func (s *Store) SaveMessageAndIncrNextSenderMsgSeqNum(seqNum int, msg []byte) er
 		return err
 	}
 	s.nextSender++
-	if s.size > s.opts.FileBytesMax {
+	if s.compactDue() {
+		s.compactions++
 		return s.compactLocked()
 	}
 	return nil
+}
+
+// compactDue reports whether the file has passed FileBytesMax and holds
+// at least as much besides the resend window as the window itself: a
+// compaction keeps the window, so one with less to drop would come again
+// within a few messages.
+func (s *Store) compactDue() bool {
+	return s.size > s.opts.FileBytesMax && s.size > 2*(s.windowBytes+int64(s.windowLen)*recordHeaderBytes)
 }
 
 // GetMessages implements quickfix.MessageStore.
@@ -654,7 +667,7 @@ func (s *Store) Reset() error {
 	}
 	s.size = 0
 	s.nextSender, s.nextTarget = 1, 1
-	s.windowHead, s.windowLen = 0, 0
+	s.windowHead, s.windowLen, s.windowBytes = 0, 0, 0
 	s.lastExecID = 0
 	s.creationTime = time.Now().UTC()
 	if err := s.appendRecord(kindReset, uint64(s.creationTime.UnixNano()), 0, nil); err != nil {
@@ -672,19 +685,19 @@ func (s *Store) compactLocked() error {
 		return err
 	}
 	old, oldSize, oldMem := s.f, s.size, s.mem
-	oldHead, oldLen := s.windowHead, s.windowLen
+	oldHead, oldLen, oldBytes := s.windowHead, s.windowLen, s.windowBytes
 	entries := make([]entry, 0, s.windowLen)
 	for i := 0; i < s.windowLen; i++ {
 		entries = append(entries, s.window[(s.windowHead+i)%len(s.window)])
 	}
 	s.f, s.size, s.mem = nf, 0, nil
-	s.windowHead, s.windowLen = 0, 0
+	s.windowHead, s.windowLen, s.windowBytes = 0, 0, 0
 	fail := func(err error) error {
 		s.unmap()
 		nf.Close()
 		os.Remove(tmp)
 		s.f, s.size, s.mem = old, oldSize, oldMem
-		s.windowHead, s.windowLen = oldHead, oldLen
+		s.windowHead, s.windowLen, s.windowBytes = oldHead, oldLen, oldBytes
 		for i, e := range entries {
 			s.window[(oldHead+i)%len(s.window)] = e
 		}

@@ -188,6 +188,29 @@ func TestCompaction(t *testing.T) {
 	}
 }
 
+// TestCompactionBelowTheWindow: a FileBytesMax below what the resend
+// window holds does not compact after every message (each compaction keeps
+// the window, so the file was over the bound again at once); it compacts
+// once the file holds as much again as the window.
+func TestCompactionBelowTheWindow(t *testing.T) {
+	dir := t.TempDir()
+	f, err := NewFactory(Options{Dir: dir, MessagesMax: 64, FileBytesMax: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := f.Create(sid)
+	s := ms.(*Store)
+	saveMsgs(t, s, 1, 2000)
+	if s.compactions == 0 || s.compactions > 2000/64 {
+		t.Fatalf("%d compactions for 2000 messages and a window of 64", s.compactions)
+	}
+	r := open(t, dir, 64)
+	got, _ := r.GetMessages(1, 3000)
+	if r.NextSenderMsgSeqNum() != 2001 || len(got) != 64 || string(got[63]) != string(msg(2000)) {
+		t.Fatalf("after compactions next=%d msgs=%d", r.NextSenderMsgSeqNum(), len(got))
+	}
+}
+
 func TestSyncDirty(t *testing.T) {
 	f, err := NewFactory(Options{Dir: t.TempDir()})
 	if err != nil {
