@@ -75,6 +75,7 @@ func SaveScheduleProgress(dataDir string, last schedule.Transition, what string)
 
 // runSchedule catches up, then runs each transition at its time until Close.
 func (o *Ops) runSchedule() {
+	defer o.endCatchUp()
 	now := o.cfg.Now()
 	last, found, err := o.loadScheduleState()
 	if err != nil {
@@ -213,6 +214,11 @@ func (o *Ops) runTransitionDone(tr schedule.Transition, caughtUp bool) bool {
 		case err == nil:
 			return true
 		case errors.Is(err, ErrStopping) || o.stopping():
+			return false
+		case o.cfg.Pipeline != nil && o.cfg.Pipeline.Err() != nil:
+			// Halted: nothing can be journaled any more; the next start
+			// runs the transition.
+			o.log.Error("schedule: the venue halted; the schedule stops", "transition", tr.String(), "err", o.cfg.Pipeline.Err())
 			return false
 		}
 		o.log.Error("schedule: transition not done; running it again, later transitions wait", "transition", tr.String(),

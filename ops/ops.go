@@ -129,8 +129,9 @@ type Ops struct {
 	ready    atomic.Bool
 	// caughtUp is closed with ready set: the schedule has run the
 	// transitions it missed (or there is none).
-	caughtUp chan struct{}
-	eodMu    sync.Mutex // one end of day at a time (schedule and operator)
+	caughtUp    chan struct{}
+	catchUpOnce sync.Once
+	eodMu       sync.Mutex // one end of day at a time (schedule and operator)
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
 	// phases[g] is group g's status as last set (phaseKnown[g]).
@@ -271,16 +272,21 @@ func (o *Ops) Start(fixReady func() bool) error {
 // setReady marks the schedule caught up.
 func (o *Ops) setReady() {
 	o.ready.Store(true)
-	close(o.caughtUp)
+	o.endCatchUp()
 }
 
+// endCatchUp closes caughtUp once: at setReady, or when the schedule ends
+// without it (the venue halted), so that a start does not wait for ever.
+func (o *Ops) endCatchUp() { o.catchUpOnce.Do(func() { close(o.caughtUp) }) }
+
 // CaughtUp is closed once the schedule has run the transitions it missed
-// while the venue was down (at once without a schedule). The server takes
+// while the venue was down (at once without a schedule), or has stopped
+// on a halted venue. The server takes
 // FIX logons only then: orders accepted before would trade in, or expire
 // with, the phases of a day long over (README, "The trading day").
 func (o *Ops) CaughtUp() <-chan struct{} { return o.caughtUp }
 
-// WaitCaughtUp waits for CaughtUp; false when Close came first.
+// WaitCaughtUp waits for CaughtUp; false when Close comes first.
 func (o *Ops) WaitCaughtUp() bool {
 	select {
 	case <-o.caughtUp:
