@@ -56,14 +56,19 @@
 //     it, and one of 2^32 seconds turns off the heartbeats that find a dead
 //     peer; its other faults QuickFIX/Go answers with a Logout);
 //   - a BeginString not in Config.BeginStrings is refused;
-//   - one attempt is charged to the client address and to the CompID
-//     (token buckets LogonsPerSource, LogonsPerCompID; CompIDsMax bounds
-//     the CompIDs remembered): past the limit the Logon is refused;
+//   - one attempt is charged to the client address (token bucket
+//     LogonsPerSource): past the limit the Logon is refused;
 //   - the Authenticator decides (Credentials: per-CompID password,
 //     TargetCompID, allowed source prefixes, and the client certificate's
 //     CN or DNS SAN bound to the CompID — a certificate is always checked
 //     when one is presented, so one client's certificate never logs on as
 //     another);
+//   - one attempt is charged to the CompID (token bucket LogonsPerCompID;
+//     CompIDsMax bounds the buckets remembered): to the CompID when the
+//     credentials passed, to the CompID from that address when they failed,
+//     so that Logons anyone may send naming a client's CompID never lock
+//     the client out; past the limit the Logon is refused, saying only
+//     that there were too many attempts;
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue

@@ -128,6 +128,21 @@ func TestLogonRateLimits(t *testing.T) {
 		c.trade("rate-1")
 		other.trade("rate-2")
 	})
+	t.Run("failures do not lock the client out", func(t *testing.T) {
+		t.Parallel()
+		v := startVenueWith(t, Config{LogonsPerCompID: Rate{PerSecond: 0.001, Burst: 2}}, noDictionary, "CLIENT1")
+		// Someone else names CLIENT1 with wrong passwords until refused
+		// for it.
+		for _, want := range []string{"Logon refused", "Logon refused", "Too many logon attempts"} {
+			bad := v.client(dialFrom(t, "127.0.0.2", v.addr()), "CLIENT1")
+			bad.sendMsg("A", logonBody("wrong")...)
+			expectRefused(t, bad, want)
+		}
+		// CLIENT1 itself logs on: from its own address, and from the
+		// attacker's too, since its credentials pass.
+		c := v.logon("CLIENT1")
+		c.trade("locked-1")
+	})
 	t.Run("CompID table full", func(t *testing.T) {
 		t.Parallel()
 		v := startVenueWith(t, Config{CompIDsMax: 2, LogonsPerCompID: Rate{PerSecond: 0.001, Burst: 5}}, noDictionary, "CLIENT1")

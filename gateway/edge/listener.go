@@ -324,11 +324,15 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if !slices.Contains(l.cfg.BeginStrings, lf.key.BeginString) {
 		return nil, ReasonWrongBeginString, errors.New("unsupported BeginString")
 	}
-	if r := l.takeLogonTokens(c.source, lf.key.ClientCompID); r != ReasonNone {
+	if r := l.takeSourceToken(c.source); r != ReasonNone {
 		return nil, r, &refusal{lf, "Too many logon attempts"}
 	}
 	req := LogonRequest{Key: lf.key, Password: lf.password, Source: c.source, Certificate: c.cert}
-	if err := l.cfg.Authenticator.Authenticate(&req); err != nil {
+	authErr := l.cfg.Authenticator.Authenticate(&req)
+	if r := l.takeCompIDToken(lf.key.ClientCompID, c.source, authErr == nil); r != ReasonNone {
+		return nil, r, &refusal{lf, "Too many logon attempts"}
+	}
+	if err := authErr; err != nil {
 		l.cfg.Logger.Info("edge: logon refused", "session", lf.key, "source", c.source, "err", err)
 		if errors.Is(err, ErrUnknownCompID) || errors.Is(err, ErrWrongVenueCompID) {
 			return nil, ReasonLogonRefused, err
@@ -346,16 +350,30 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	return logon, ReasonNone, nil
 }
 
-// takeLogonTokens charges one Logon attempt to the source and the CompID.
-func (l *Listener) takeLogonTokens(source netip.Addr, compID string) Reason {
+// takeSourceToken charges one Logon attempt to its source address.
+func (l *Listener) takeSourceToken(source netip.Addr) Reason {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.nowNs()
 	s := l.sources.entries[source] // present while the connection is open
-	if s != nil && !s.logons.take(l.cfg.LogonsPerSource, now) {
+	if s != nil && !s.logons.take(l.cfg.LogonsPerSource, l.nowNs()) {
 		return ReasonLogonRateLimit
 	}
-	ok, tracked := l.compIDs.take([]byte(compID), l.cfg.LogonsPerCompID, now)
+	return ReasonNone
+}
+
+// takeCompIDToken charges one Logon attempt to its CompID: an attempt
+// whose credentials passed to the CompID, one that failed to the CompID
+// from its source only. Anyone may send Logons naming a client's CompID,
+// and failures charged to the CompID alone locked its client out for as
+// long as someone kept failing (the steps of a Logon in doc.go).
+func (l *Listener) takeCompIDToken(compID string, source netip.Addr, authenticated bool) Reason {
+	key := []byte(compID)
+	if !authenticated {
+		key = append(append(key, 0), source.String()...)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ok, tracked := l.compIDs.take(key, l.cfg.LogonsPerCompID, l.nowNs())
 	if !tracked {
 		return ReasonCompIDsTableFull
 	}
