@@ -157,7 +157,14 @@ func Open(cfg NodeConfig) (*Node, error) {
 		MaxSizePerMsg: maxSizePerMsgBytes, MaxInflightMsgs: maxInflightMsgs, MaxInflightBytes: maxInflightBytes,
 		MaxUncommittedEntriesSize: maxUncommittedBytes,
 		CheckQuorum:               true, PreVote: true, AsyncStorageWrites: true,
-		Logger: raftLogger{cfg.Logger.With("node", cfg.NodeID)},
+		// A proposal's commands carry seqs that continue the proposer's own
+		// log (ProposeNext). A leader deposed by a message stepped since its
+		// last Process still reports IsLeader, and Raft would forward its
+		// proposal to the new leader, whose log may continue at another
+		// seq: that leader would fail-stop appending it. Only the leader
+		// takes proposals; a follower drops them (Propose: ErrNotLeader).
+		DisableProposalForwarding: true,
+		Logger:                    raftLogger{cfg.Logger.With("node", cfg.NodeID)},
 	})
 	if err != nil {
 		log.Close()
@@ -248,6 +255,11 @@ func (n *Node) Step(m *raftpb.Message) error {
 	if !slices.Contains(n.cfg.Voters, m.GetFrom()) || m.GetTo() != n.cfg.NodeID {
 		return fmt.Errorf("cluster: message from %d to %d is not for this node", m.GetFrom(), m.GetTo())
 	}
+	if m.GetType() == raftpb.MsgProp {
+		// No node forwards proposals (DisableProposalForwarding): one from
+		// a peer was numbered against another log than this one.
+		return fmt.Errorf("cluster: proposal forwarded by node %d refused", m.GetFrom())
+	}
 	if m.GetType() == raftpb.MsgAppResp && m.GetReject() && n.IsLeader() {
 		n.checkLostLog(m)
 	}
@@ -330,6 +342,10 @@ func (n *Node) Propose(frames []byte) error {
 		return errors.New("cluster: empty proposal")
 	}
 	if err := n.rn.Propose(frames); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) && n.rn.BasicStatus().RaftState != raft.StateLeader {
+			// Deposed since the last Process, which will notice it.
+			return ErrNotLeader
+		}
 		return err
 	}
 	n.proposeNext += count
