@@ -475,6 +475,9 @@ func (c *Config) validate() error {
 	if (c.FIX.TLSCertFile == "") != (c.FIX.TLSKeyFile == "") {
 		add("fix.tls_cert_file, fix.tls_key_file: give both or neither")
 	}
+	if c.SessionDefaults.RequireClientCertificates && c.FIX.TLSClientCAFile == "" {
+		add("session_defaults.require_client_certificates: needs fix.tls_client_ca_file (and TLS): without it no Logon could present a certificate")
+	}
 	if c.FIX.TLSClientCAFile != "" && c.FIX.TLSCertFile == "" {
 		add("fix.tls_client_ca_file: mutual TLS needs fix.tls_cert_file")
 	}
@@ -600,10 +603,13 @@ func (c *Config) validateSessions() []error {
 		} else if s.CompID == c.Venue.SenderCompID {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q is the venue's own (venue.sender_comp_id)", key, s.CompID))
 		}
-		if j, dup := seen[s.CompID+"/"+s.SenderCompID]; dup {
-			errs = append(errs, fmt.Errorf("%s.comp_id: %q repeats session[%d]", key, s.CompID, j))
+		// One session per client CompID, whatever the venue's CompID: the
+		// edge's credentials, the admin API and risk name a session by it.
+		if j, dup := seen[s.CompID]; dup {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q repeats session[%d] (a client CompID names one session, "+
+				"whichever venue_comp_id each gives)", key, s.CompID, j))
 		}
-		seen[s.CompID+"/"+s.SenderCompID] = i
+		seen[s.CompID] = i
 		for k := range s.QuickFIX {
 			if ownedQuickFIXKeys[k] {
 				errs = append(errs, fmt.Errorf("%s.quickfix.%s: set by the venue, not per session", key, k))

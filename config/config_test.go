@@ -89,6 +89,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_bytes_max = 1000", "journal.fix_store_bytes_max"},
+		{"[[session]]\ncomp_id = \"FIRM\"\nvenue_comp_id = \"VA\"\n[[session]]\ncomp_id = \"FIRM\"\nvenue_comp_id = \"VB\"", `session[1].comp_id: "FIRM" repeats session[0]`},
+		{"[session_defaults]\nrequire_client_certificates = true", "session_defaults.require_client_certificates: needs fix.tls_client_ca_file"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
 		{"[fix]\ncancel_grace = \"0s\"", "fix.cancel_grace: must be positive"},
 		{"[cluster]\ncancel_grace = \"3s\"", "cluster.cancel_grace is now fix.cancel_grace"},

@@ -32,6 +32,11 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 				}
 				p = netip.PrefixFrom(addr, addr.BitLen())
 			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				// The edge compares IPv4 clients unmapped: ::ffff:10.0.0.1
+				// names 10.0.0.1 (it never matched).
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
 			cred.Sources = append(cred.Sources, p)
 		}
 		creds[sc.CompID] = cred
