@@ -83,15 +83,23 @@
 //
 // Transport carries Raft messages between nodes over TCP: each node dials
 // one stream to every peer and sends on it, and receives on the streams
-// its peers dial. A stream opens with a 40-byte hello:
+// its peers dial. A stream opens with a 76-byte hello:
 //
-//	"FVRAFT01" | cluster id u64 | from node u64 | to node u64 | terms u32 | crc32c u32
+//	"FVRAFT02" | cluster id u64 | from node u64 | to node u64 | terms u32 | unix ns u64 | HMAC-SHA256
 //
-// (a Raft snapshot has a stream of its own, whose hello says "FVRSNP01";
-// see "Snapshot transfer")
+// (a Raft snapshot has a stream of its own, whose hello says "FVRSNP02";
+// see "Snapshot transfer"). The HMAC, of the fields before it, is keyed by
+// the cluster's secret (TransportConfig.Secret, config cluster.secret_file):
+// a stream from anyone without it, or with a hello made more than
+// helloAgeMax before or after the receiver's clock (a replay), is refused,
+// so that no one who can reach a Raft port but is not a node can step a
+// message into Raft (one heartbeat of a later term deposes a leader). The
+// frames after the hello are not authenticated one by one: the stream is
+// the hello's, and a path an attacker can write into is out of scope (put
+// the nodes on a private network, or a VPN between sites).
 // then carries frames of length u32 | crc32c u32 of the payload | payload
 // (a raftpb.Message in protobuf, at most 16 MiB). A hello with the wrong
-// magic or CRC, another cluster's id, a node that is not a peer, or other
+// magic or HMAC, an age beyond helloAgeMax, another cluster's id, a node that is not a peer, or other
 // terms (TransportConfig.Terms: the configuration the replicas apply
 // commands under, or what clients see of the leader, differs), and a
 // frame with a bad length, CRC or message, or one whose sender or receiver
@@ -109,7 +117,7 @@
 // resting orders) does not fit the message stream's frames. The transport
 // sends it on a new connection, at most one per peer at a time:
 //
-//	hello   "FVRSNP01" | cluster id | from | to | reserved | crc32c   (as above)
+//	hello   "FVRSNP02" | cluster id | from | to | terms | unix ns | HMAC   (as above)
 //	head    length u32 | crc32c u32 | data bytes u64 | the MsgSnap without its data (protobuf)
 //	chunks  length u32 | crc32c u32 | data, 1 to 1 MiB each, until the data bytes are read
 //	answer  one byte 0x06 from the receiver

@@ -21,7 +21,7 @@ import (
 const (
 	// snapHelloMagic opens a snapshot stream (the hello is otherwise the
 	// message stream's).
-	snapHelloMagic = "FVRSNP01"
+	snapHelloMagic = "FVRSNP02"
 	// snapshotChunkBytes bounds one chunk of snapshot data.
 	snapshotChunkBytes = 1 << 20
 	// DefaultSnapshotBytesMax bounds a Raft snapshot's data when the
@@ -206,9 +206,7 @@ func (t *Transport) streamSnapshot(p *peerLink, head, data []byte) error {
 	t.track(conn, true)
 	defer t.track(conn, false)
 	defer conn.Close()
-	h := t.hello(p.id)
-	copy(h, snapHelloMagic)
-	binary.LittleEndian.PutUint32(h[36:], crc32.Checksum(h[:36], castagnoli))
+	h := t.helloOf(snapHelloMagic, p.id)
 	conn.SetWriteDeadline(time.Now().Add(snapshotIdleWait))
 	if _, err := conn.Write(h); err != nil {
 		return err

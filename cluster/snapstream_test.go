@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -109,10 +108,7 @@ func TestSnapshotStreamRefusedLeavesNothing(t *testing.T) {
 	data := randomData(snapshotChunkBytes + 77)
 	body := snapBody(t, snapMsg(data))
 	snapHello := func(cluster uint64) []byte {
-		h := (&Transport{cfg: TransportConfig{ClusterID: cluster, NodeID: 2}}).hello(1)
-		copy(h, snapHelloMagic)
-		binary.LittleEndian.PutUint32(h[36:], crc32.Checksum(h[:36], castagnoli))
-		return h
+		return (&Transport{cfg: TransportConfig{ClusterID: cluster, NodeID: 2}}).helloOf(snapHelloMagic, 1)
 	}
 	bad := bytes.Clone(body)
 	bad[len(bad)-5] ^= 1

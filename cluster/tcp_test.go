@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"net"
 	"os"
 	"path/filepath"
@@ -132,7 +131,7 @@ func startTCPNode(t testing.TB, n *tcpNode, clusterID uint64, addrs map[uint64]s
 		t.Fatal(err)
 	}
 	n.tr = NewTransport(TransportConfig{ClusterID: clusterID, NodeID: n.id, Listener: n.ln, Peers: peers,
-		SnapshotDir: n.dir, Logger: quietLogger()})
+		SnapshotDir: n.dir, Logger: quietLogger(), Secret: []byte(tcpSecret)})
 	sync := func(f *os.File, kind journal.SyncKind) error {
 		if n.failSync.Load() {
 			return syscall.EIO
@@ -207,30 +206,30 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Hostile peers against a follower: garbage, another cluster's hello, a
-	// peer whose configured terms differ, and a valid hello followed by a
-	// frame with a bad CRC. Each stream is closed.
+	// peer whose configured terms differ, one without the cluster's secret
+	// (anyone who knows the cluster id and the terms), a hello replayed a
+	// minute later, and a valid hello followed by a frame with a bad CRC.
+	// Each stream is closed.
 	var f *tcpNode
 	for _, n := range nodes {
 		if n != l {
 			f = n
 		}
 	}
-	hello := func(cluster, from, to uint64, terms uint32) []byte {
-		b := make([]byte, helloBytes)
-		copy(b, helloMagic)
-		binary.LittleEndian.PutUint64(b[8:], cluster)
-		binary.LittleEndian.PutUint64(b[16:], from)
-		binary.LittleEndian.PutUint64(b[24:], to)
-		binary.LittleEndian.PutUint32(b[32:], terms)
-		binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
-		return b
+	hello := func(cluster, from, to uint64, terms uint32, secret string) []byte {
+		return (&Transport{cfg: TransportConfig{ClusterID: cluster, NodeID: from, Terms: terms, Secret: []byte(secret)}}).hello(to)
 	}
-	badFrame := append(hello(0xFEED, l.id, f.id, 0), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
+	stale := hello(0xFEED, l.id, f.id, 0, tcpSecret)
+	binary.LittleEndian.PutUint64(stale[36:], uint64(time.Now().Add(-time.Minute).UnixNano()))
+	copy(stale[helloMACAt:], (&Transport{cfg: TransportConfig{Secret: []byte(tcpSecret)}}).helloMAC(stale[:helloMACAt]))
+	badFrame := append(hello(0xFEED, l.id, f.id, 0, tcpSecret), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
 	for name, data := range map[string][]byte{
-		"garbage":       []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
-		"other cluster": hello(0xBAD, l.id, f.id, 0),
-		"other terms":   hello(0xFEED, l.id, f.id, 0x1234),
-		"bad crc":       badFrame,
+		"garbage":        []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
+		"other cluster":  hello(0xBAD, l.id, f.id, 0, tcpSecret),
+		"other terms":    hello(0xFEED, l.id, f.id, 0x1234, tcpSecret),
+		"another secret": hello(0xFEED, l.id, f.id, 0, "not the cluster's"),
+		"replayed":       stale,
+		"bad crc":        badFrame,
 	} {
 		c, err := net.Dial("tcp", f.ln.Addr().String())
 		if err != nil {
@@ -247,8 +246,8 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 		}
 		c.Close()
 	}
-	if got := f.tr.Stats().ConnsRejected.Load(); got < 3 {
-		t.Errorf("connections rejected: %d, want 3", got)
+	if got := f.tr.Stats().ConnsRejected.Load(); got < 5 {
+		t.Errorf("connections rejected: %d, want 5", got)
 	}
 	if got := f.tr.Stats().FramesBad.Load(); got < 1 {
 		t.Errorf("bad frames: %d, want 1", got)
@@ -378,3 +377,6 @@ func TestTCPClusterFollowerDiskFailureFailStops(t *testing.T) {
 	}
 	waitApplied(t, others, last)
 }
+
+// tcpSecret is the TCP tests' cluster secret (TransportConfig.Secret).
+const tcpSecret = "the nodes' shared secret"

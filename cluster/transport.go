@@ -2,10 +2,11 @@ package cluster
 
 import (
 	"bufio"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -20,9 +21,14 @@ import (
 
 // Transport bounds and timeouts (doc.go, "Transport").
 const (
-	helloMagic       = "FVRAFT01"
-	helloBytes       = 40 // magic 8 | cluster id u64 | from u64 | to u64 | terms u32 | crc32c u32
-	wireHeaderBytes  = 8  // length u32 | crc32c u32 of the payload
+	helloMagic = "FVRAFT02"
+	// helloBytes: magic 8 | cluster id u64 | from u64 | to u64 | terms u32 |
+	// unix ns u64 | HMAC-SHA256 of what precedes it, keyed by the
+	// cluster's secret (TransportConfig.Secret).
+	helloBytes       = 76
+	helloMACAt       = 44
+	helloAgeMax      = 30 * time.Second // and as far ahead: the nodes' clocks may differ by this much
+	wireHeaderBytes  = 8                // length u32 | crc32c u32 of the payload
 	wireMessageBytes = 16 << 20
 	// peerQueueMessagesMax bounds the messages waiting for one peer's
 	// connection; beyond it messages are dropped (Raft resends) and the
@@ -44,7 +50,13 @@ type TransportConfig struct {
 	// depends on (a hash of them; the server's terms record): a peer whose
 	// hello carries others is refused like a peer of another cluster, since
 	// its replica would give other events for the same commands.
-	Terms    uint32
+	Terms uint32
+	// Secret authenticates the nodes to each other: every hello carries an
+	// HMAC of its fields under it and a time, and a peer without the
+	// secret, or replaying a hello older than helloAgeMax, is refused. The
+	// same on every node; empty is a secret too (no authentication, the
+	// server warns).
+	Secret   []byte
 	Listener net.Listener      // the Raft address, bound by the caller
 	Peers    map[uint64]string // Raft address of every other node
 	// SnapshotDir receives Raft snapshots (the replica's directory, so
@@ -206,15 +218,26 @@ func (t *Transport) reportUnreachable(id uint64) {
 	}
 }
 
-func (t *Transport) hello(to uint64) []byte {
+func (t *Transport) hello(to uint64) []byte { return t.helloOf(helloMagic, to) }
+
+// helloOf is the hello of a stream of kind magic (a message or a snapshot
+// stream) to node to, made now.
+func (t *Transport) helloOf(magic string, to uint64) []byte {
 	b := make([]byte, helloBytes)
-	copy(b, helloMagic)
+	copy(b, magic)
 	binary.LittleEndian.PutUint64(b[8:], t.cfg.ClusterID)
 	binary.LittleEndian.PutUint64(b[16:], t.cfg.NodeID)
 	binary.LittleEndian.PutUint64(b[24:], to)
 	binary.LittleEndian.PutUint32(b[32:], t.cfg.Terms)
-	binary.LittleEndian.PutUint32(b[36:], crc32.Checksum(b[:36], castagnoli))
+	binary.LittleEndian.PutUint64(b[36:], uint64(time.Now().UnixNano()))
+	copy(b[helloMACAt:], t.helloMAC(b[:helloMACAt]))
 	return b
+}
+
+func (t *Transport) helloMAC(fields []byte) []byte {
+	m := hmac.New(sha256.New, t.cfg.Secret)
+	m.Write(fields)
+	return m.Sum(nil)
 }
 
 // runPeer keeps one outgoing stream to p and writes its queue to it.
@@ -405,12 +428,19 @@ func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
 }
 
 func (t *Transport) checkHello(h []byte) (uint64, error) {
-	if (string(h[:8]) != helloMagic && string(h[:8]) != snapHelloMagic) ||
-		binary.LittleEndian.Uint32(h[36:]) != crc32.Checksum(h[:36], castagnoli) {
+	if string(h[:8]) != helloMagic && string(h[:8]) != snapHelloMagic {
 		return 0, fmt.Errorf("%w garbage instead of a hello", errPeer)
 	}
+	if !hmac.Equal(h[helloMACAt:], t.helloMAC(h[:helloMACAt])) {
+		return 0, fmt.Errorf("%w a hello that does not authenticate: not a node of this cluster, or one with another "+
+			"cluster.secret_file", errPeer)
+	}
 	cluster, from, to := binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[16:]), binary.LittleEndian.Uint64(h[24:])
+	age := time.Since(time.Unix(0, int64(binary.LittleEndian.Uint64(h[36:]))))
 	switch {
+	case age > helloAgeMax || age < -helloAgeMax:
+		return 0, fmt.Errorf("%w a hello made %v ago (from node %d): a replay, or clocks further apart than %v", errPeer,
+			age.Round(time.Millisecond), from, helloAgeMax)
 	case cluster != t.cfg.ClusterID:
 		return 0, fmt.Errorf("%w cluster id %016x, this is cluster %016x", errPeer, cluster, t.cfg.ClusterID)
 	case to != t.cfg.NodeID:

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -32,8 +34,34 @@ type Cluster struct {
 	// and the console tape's state), sent in chunks on a stream of its own
 	// (0: the default, 1 GiB; at least 1 MiB). A follower whose snapshot
 	// would exceed it cannot catch up, with a clear error on both sides.
-	SnapshotBytesMax int64         `toml:"snapshot_bytes_max"`
-	Peers            []ClusterPeer `toml:"peer"`
+	SnapshotBytesMax int64 `toml:"snapshot_bytes_max"`
+	// SecretFile names a file whose contents (at least
+	// ClusterSecretBytesMin bytes, surrounding white space ignored) are the
+	// secret every node's Raft hello is authenticated with; the same file on
+	// every node. Unset: the Raft ports take any peer that knows the cluster
+	// id and the terms (the server warns).
+	SecretFile string        `toml:"secret_file"`
+	Peers      []ClusterPeer `toml:"peer"`
+}
+
+// ClusterSecretBytesMin bounds a cluster secret from below.
+const ClusterSecretBytesMin = 16
+
+// Secret reads the secret of SecretFile; nil when none is configured.
+func (c Cluster) Secret() ([]byte, error) {
+	if c.SecretFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(c.SecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.secret_file: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < ClusterSecretBytesMin {
+		return nil, fmt.Errorf("cluster.secret_file: %s holds %d bytes, at least %d needed (e.g. openssl rand -hex 32 > %s)",
+			c.SecretFile, len(b), ClusterSecretBytesMin, c.SecretFile)
+	}
+	return b, nil
 }
 
 // ClusterPeer is one node of the cluster, this one included.

@@ -265,8 +265,17 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		raftL.Close()
 		return nil, err
 	}
+	secret, err := cl.Secret()
+	if err != nil {
+		raftL.Close()
+		return nil, err
+	}
+	if secret == nil {
+		c.log.Warn("cluster.secret_file is not set: the Raft port takes any peer that knows the cluster id and the terms, "+
+			"and one forged message can depose the leader; give every node the same secret file", "raft_addr", self.RaftAddr)
+	}
 	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Terms: terms, Listener: raftL,
-		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log})
+		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log, Secret: secret})
 	if cfg.MarketData.Enabled {
 		c.orderToFeed = latency.New("order to feed")
 		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil); err != nil {

@@ -177,6 +177,12 @@ func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, c
 		}
 	}
 	release()
+	// The nodes authenticate each other with a shared secret.
+	secret := filepath.Join(dir, "cluster.secret")
+	if err := os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clusterKeys = fmt.Sprintf("secret_file = %q\n", secret) + clusterKeys
 	for i := range 3 {
 		var peers strings.Builder
 		for j := range 3 {
