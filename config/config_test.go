@@ -240,3 +240,27 @@ func TestMatcherThread(t *testing.T) {
 		t.Fatalf("spinpark on CPU 0: %+v", got)
 	}
 }
+
+// TestClusterSecret: the secret file's contents, white space trimmed; a
+// short one or a missing file is refused, naming the key.
+func TestClusterSecret(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if b, err := (Cluster{SecretFile: write("ok", "  0123456789abcdef0123\n")}).Secret(); err != nil || string(b) != "0123456789abcdef0123" {
+		t.Fatalf("secret %q, %v", b, err)
+	}
+	for _, c := range []Cluster{{SecretFile: write("short", "abc\n")}, {SecretFile: filepath.Join(dir, "missing")}} {
+		if _, err := c.Secret(); err == nil || !strings.Contains(err.Error(), "cluster.secret_file") {
+			t.Fatalf("%s: %v", c.SecretFile, err)
+		}
+	}
+	if b, err := (Cluster{}).Secret(); b != nil || err != nil {
+		t.Fatalf("no secret file: %q, %v", b, err)
+	}
+}
