@@ -565,8 +565,11 @@ func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) 
 			continue
 		}
 		to := o.resumeStatus(in)
-		if st, ok := o.monitor.Instrument(in.ID); id == 0 && ok && st.Status == to {
-			continue // already there: not journaled as a refusal for each instrument
+		if st, ok := o.monitor.Instrument(in.ID); id == 0 && ok && (st.Status == to || st.Status != venue.TradingStatusHalted) {
+			// All lifts the halts: an instrument closed after its close or
+			// in a call is left (it was opened), as is one already there;
+			// neither is journaled as a refusal.
+			continue
 		}
 		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: to, Instrument: in.ID,
 			Operator: operator, Reason: reason})

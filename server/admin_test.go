@@ -509,4 +509,10 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 	phase("close", 200)
 	expectER(t, c, map[int]string{11: "b2", 150: "F", 32: "5", 625: "4"})
 	waitStatus(t, s, "ACME", "Closed", readWait)
+	// Resuming all lifts halts: with none, nothing opens (ACME, closed
+	// after its close, was opened to trade out of hours).
+	call("/v1/instruments/all/resume", `{"reason":"lift halts"}`, 409)
+	if st := instrumentsOf(t, s)["ACME"].Status; st != "Closed" {
+		t.Fatalf("ACME %s after resuming all with none halted", st)
+	}
 }
