@@ -264,13 +264,71 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) (
 	return failed
 }
 
-// setPhase records group g's status as set by a phase change (phaseMu held).
+// setPhase records group g's status as set by a phase change (phaseMu
+// held), in memory and in PhasesFile.
 func (o *Ops) setPhase(g int, status venue.TradingStatus) {
+	o.notePhase(g, status)
+	if o.cfg.DataDir == "" {
+		return
+	}
+	saved := map[string]string{}
+	for i, grp := range o.cfg.Schedule.Groups {
+		if o.phaseKnown[i] {
+			saved[grp.Name] = o.phases[i].String()
+		}
+	}
+	b, _ := json.Marshal(saved)
+	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, PhasesFile), b); err != nil {
+		// A resume after a restart then takes the schedule's phase.
+		o.log.Error("schedule: phases not saved", "file", PhasesFile, "err", err)
+	}
+}
+
+func (o *Ops) notePhase(g int, status venue.TradingStatus) {
 	if len(o.phases) != len(o.cfg.Schedule.Groups) {
 		o.phases = make([]venue.TradingStatus, len(o.cfg.Schedule.Groups))
 		o.phaseKnown = make([]bool, len(o.cfg.Schedule.Groups))
 	}
 	o.phases[g], o.phaseKnown[g] = status, true
+}
+
+// PhasesFile, in the data directory, holds each schedule group's phase as
+// last set (by the schedule or /v1/phase), by group name: a resume after a
+// restart returns a halted instrument to the phase an operator set, not
+// to the schedule's (README, "Operating the venue").
+const PhasesFile = "phases.json"
+
+// loadPhases reads PhasesFile at start; groups no longer configured are
+// left out, and a file that cannot be read is logged and passed over.
+func (o *Ops) loadPhases() {
+	b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, PhasesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	var saved map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &saved)
+	}
+	if err != nil {
+		o.log.Warn("schedule: phases unreadable; a resume takes the schedule's phase until the next phase change", "file", PhasesFile, "err", err)
+		return
+	}
+	for g, grp := range o.cfg.Schedule.Groups {
+		if st, ok := tradingStatusNamed(saved[grp.Name]); ok {
+			o.notePhase(g, st)
+		}
+	}
+}
+
+// tradingStatusNamed is the TradingStatus whose String is name.
+func tradingStatusNamed(name string) (venue.TradingStatus, bool) {
+	for _, st := range []venue.TradingStatus{venue.TradingStatusOpeningCall, venue.TradingStatusOpen, venue.TradingStatusClosingCall,
+		venue.TradingStatusClosed} {
+		if st.String() == name {
+			return st, true
+		}
+	}
+	return 0, false
 }
 
 // resumeStatus is where resuming instrument in takes it (phaseMu held): a

@@ -181,6 +181,7 @@ func New(cfg Config) (*Ops, error) {
 	}
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)
+		o.loadPhases()
 	}
 	if cfg.Registry != nil {
 		o.metrics = newMetrics(o, cfg.Registry)

@@ -379,6 +379,31 @@ close = "16h"
 `, day)
 }
 
+// TestOperatorPhaseOutlastsARestart: the phase an operator set with
+// /v1/phase is where a resume takes a halted instrument after a restart
+// too (it took the schedule's phase: here closed, a trading day away).
+func TestOperatorPhaseOutlastsARestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+idleSchedule())
+	s := startServer(t, cfg, Options{})
+	waitReady(t, s)
+	call := func(s *Server, path, body string, want int) {
+		t.Helper()
+		if code := adminCall(t, s, "POST", path, aliceToken, body, nil); code != want {
+			t.Fatalf("%s %s: %d, want %d", path, body, code, want)
+		}
+	}
+	call(s, "/v1/phase", `{"reason":"early open","group":"acme","phase":"open"}`, 200)
+	waitStatus(t, s, "ACME", "Open", readWait)
+	call(s, "/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
+	waitStatus(t, s, "ACME", "Halted", readWait)
+	s.Close()
+	s = startServer(t, testConfig(t, dir, adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	call(s, "/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)
+	waitStatus(t, s, "ACME", "Open", readWait)
+}
+
 // TestInstrumentsViewLeavesWaitingStopsOut: a stop-limit waits off the
 // book, so GET /v1/instruments counts it neither in the resting orders nor
 // in the best offer (it showed an ask at its limit, a crossed book, also
