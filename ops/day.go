@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
@@ -53,8 +55,9 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 
 func (o *Ops) saveScheduleState(last schedule.Transition, what string) {
 	if err := SaveScheduleProgress(o.cfg.DataDir, last, what); err != nil {
-		// The transition is journaled; a restart would run it again, and
-		// running a transition twice changes nothing (it is refused).
+		// The transition is journaled; a restart would run it again: a phase
+		// change twice changes nothing (it is refused), and an end of day is
+		// found in the journal (endOfDayJournaled).
 		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
 	}
 }
@@ -99,6 +102,7 @@ func (o *Ops) runSchedule() {
 				return
 			}
 			o.saveScheduleState(tr, tr.String())
+			o.clearEndOfDayPending(tr)
 			last = tr
 		}
 		if len(missed) > 0 {
@@ -131,6 +135,7 @@ func (o *Ops) runSchedule() {
 			return
 		}
 		o.saveScheduleState(tr, tr.String())
+		o.clearEndOfDayPending(tr)
 		last = tr
 	}
 }
@@ -176,8 +181,17 @@ func statusOf(k schedule.Kind) venue.TradingStatus {
 func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 	if tr.Kind == schedule.EndOfDay {
+		reason := fmt.Sprintf("%s end_of_day", tr.Day)
+		if caughtUp && o.endOfDayJournaled(reason) {
+			// Its command is in the journal (the venue stopped before it
+			// recorded the transition): the replay applied it; a second one
+			// would end the next day's orders too.
+			o.log.Info("schedule: end of day journaled before the stop; not run again", "day", tr.Day)
+			return nil
+		}
+		o.markEndOfDayPending(reason)
 		if err := o.retry(func() error {
-			_, _, err := o.EndOfDay(OperatorSchedule, fmt.Sprintf("%s end_of_day", tr.Day))
+			_, _, err := o.EndOfDay(OperatorSchedule, reason)
 			return err
 		}); err != nil {
 			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
@@ -196,6 +210,70 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 		o.metrics.transition(tr.Kind, caughtUp)
 	}
 	return nil
+}
+
+// EndOfDayPendingFile, in the data directory, names the schedule's end of
+// day about to be journaled, from which seq, until the transition is
+// recorded in ScheduleStateFile: a start in between finds out from the
+// journal whether its command was journaled (endOfDayJournaled).
+const EndOfDayPendingFile = "eod.pending"
+
+type endOfDayPending struct {
+	Reason  string `json:"reason"`
+	FromSeq uint64 `json:"from_seq"`
+}
+
+// markEndOfDayPending records the end of day about to be journaled; its
+// command's seq is at least the next one not yet durable.
+func (o *Ops) markEndOfDayPending(reason string) {
+	if o.cfg.DataDir == "" || o.cfg.Pipeline == nil {
+		return
+	}
+	b, _ := json.Marshal(endOfDayPending{Reason: reason, FromSeq: uint64(o.cfg.Pipeline.Durable().Load() + 1)})
+	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), b); err != nil {
+		o.log.Error("schedule: end of day not marked pending; a crash before it is recorded runs it again", "err", err)
+	}
+}
+
+// clearEndOfDayPending removes the mark once tr, an end of day, is
+// recorded (the transitions before it leave the mark of theirs).
+func (o *Ops) clearEndOfDayPending(tr schedule.Transition) {
+	if o.cfg.DataDir == "" || tr.Kind != schedule.EndOfDay {
+		return
+	}
+	if err := os.Remove(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		o.log.Warn("schedule: end of day pending mark not removed", "err", err)
+	}
+}
+
+// endOfDayJournaled reports whether the pending end of day with reason is
+// in the journal: the schedule's EndOfDay command with that reason, at or
+// after the seq recorded before it was journaled.
+func (o *Ops) endOfDayJournaled(reason string) bool {
+	b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile))
+	if err != nil {
+		return false
+	}
+	var p endOfDayPending
+	if json.Unmarshal(b, &p) != nil || p.Reason != reason {
+		return false
+	}
+	want := []byte(clip(reason, venue.OperatorReasonLength))
+	for rec, err := range journal.Records(o.journalDir(), journal.ReaderOptions{FromSeq: p.FromSeq}) {
+		if err != nil {
+			o.log.Warn("schedule: journal unreadable while looking for the pending end of day; running it", "err", err)
+			return false
+		}
+		if rec.Seq < p.FromSeq {
+			continue
+		}
+		c, ok := venue.DecodeOperatorCommand(rec.Payload)
+		if ok && c.Action() == venue.OperatorActionTypeEndOfDay && string(c.Operator()) == OperatorSchedule &&
+			bytes.Equal(c.Reason(), want) {
+			return true
+		}
+	}
+	return false
 }
 
 // transitionAgainWait is how long the schedule waits before it runs again
@@ -355,8 +433,10 @@ func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
 }
 
 // Retries of a scheduled command that could not be journaled (the command
-// ring stayed full) or not confirmed in time. Running one twice changes
-// nothing the second time, so a retry after a timeout is safe.
+// ring stayed full) or not confirmed in time. A phase change run twice
+// changes nothing the second time; an end of day retried after a timeout
+// may run twice, expiring DAY orders taken in between (only an instrument
+// an operator kept open after its close has any).
 const (
 	transitionAttemptsMax = 5
 	transitionRetryWait   = 500 * time.Millisecond

@@ -57,8 +57,12 @@
 // cannot be confirmed (tried transitionAttemptsMax times) is not recorded:
 // it runs again every transitionAgainWait, later ones waiting, or at the
 // next start. A
-// transition run twice (a crash between journaling it and saving the
-// state) changes nothing the second time. A transition runs once the
+// phase change run twice (a crash between journaling it and saving the
+// state) changes nothing the second time; an end of day would (it expires
+// the DAY orders taken since), so the schedule marks one pending
+// (eod.pending, with the seq it is journaled from) before journaling it,
+// and a start that finds its command in the journal does not run it
+// again. A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
 // clock (a wall clock stepped back, a test's clock) is set again.
 //

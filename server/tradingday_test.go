@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -453,5 +454,73 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
 	if e := st.LastEndOfDay; e == nil || e.Expired != 1 {
 		t.Fatalf("the end of day that failed did not run at the next start: %+v", st)
+	}
+}
+
+// TestEndOfDayJournaledBeforeACrashRunsOnce: a venue that stopped between
+// journaling the schedule's end of day and recording it (the files as a
+// kill -9 in that window leaves them) does not run it again at the next
+// start: it would end the next day's orders too. (Here the operator had
+// reopened trading after the end of day, and a DAY order rests.)
+func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "d1", 150: "0"})
+	c.Close()
+	s.Close()
+	statePath := filepath.Join(dir, ops.ScheduleStateFile)
+	beforeClose, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The close and the end of day run at the start; the operator then
+	// reopens, and a DAY order of the new day rests.
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"extended","group":"all","phase":"open"}`, nil); code != 200 {
+		t.Fatalf("reopen: %d", code)
+	}
+	waitStatus(t, s, "ACME", "Open", readWait)
+	c = logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "next", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "next", 150: "0"})
+	c.Close()
+	s.Close()
+
+	// The files as a crash after the end of day's command, before its
+	// record, leaves them.
+	var eodSeq uint64
+	var reason string
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok && cmd.Action() == venue.OperatorActionTypeEndOfDay {
+			eodSeq, reason = rec.Seq, string(cmd.Reason())
+		}
+	}
+	if reason == "" {
+		t.Fatal("no end of day in the journal")
+	}
+	if err := os.WriteFile(statePath, beforeClose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pending := fmt.Sprintf(`{"reason":%q,"from_seq":%d}`, reason, eodSeq)
+	if err := os.WriteFile(filepath.Join(dir, ops.EndOfDayPendingFile), []byte(pending), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Fatalf("the end of day ran again at the start: ACME %+v", acme)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ops.EndOfDayPendingFile)); !os.IsNotExist(err) {
+		t.Fatalf("the pending mark outlived the catch-up: %v", err)
 	}
 }
