@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
+	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
@@ -301,7 +303,15 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
 		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, Logger: c.log})
-	if c.gate, err = startFollowerGate(self.FIXAddr, c.leaderFIX, c.log); err != nil {
+	var gateTLS *tls.Config
+	if cfg.FIX.TLSCertFile != "" {
+		if gateTLS, err = tlsserver.Config(cfg.FIX.TLSCertFile, cfg.FIX.TLSKeyFile, cfg.FIX.TLSClientCAFile); err != nil {
+			c.tr.Close()
+			c.node.Close()
+			return nil, fmt.Errorf("fix TLS: %w", err)
+		}
+	}
+	if c.gate, err = startFollowerGate(self.FIXAddr, gateTLS, c.leaderFIX, c.log); err != nil {
 		c.tr.Close()
 		c.node.Close()
 		return nil, fmt.Errorf("cluster fix_addr: %w", err)

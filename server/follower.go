@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -31,10 +32,15 @@ const (
 	followerConnsMax     = 256
 )
 
-func startFollowerGate(addr string, leader func() string, log *slog.Logger) (*followerGate, error) {
+func startFollowerGate(addr string, tlsConfig *tls.Config, leader func() string, log *slog.Logger) (*followerGate, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if tlsConfig != nil {
+		// The leader's port takes TLS only; so does a follower's, which
+		// names the leader to TLS clients (a plain one answered plain text).
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	g := &followerGate{ln: ln, leader: leader, log: log, conns: connset.New(followerConnsMax)}
 	g.wg.Add(1)
