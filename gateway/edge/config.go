@@ -32,9 +32,10 @@ const (
 
 // Default rates.
 var (
-	DefaultAccepts         = Rate{PerSecond: 200, Burst: 400}
-	DefaultLogonsPerCompID = Rate{PerSecond: 1, Burst: 5}
-	DefaultLogonsPerSource = Rate{PerSecond: 5, Burst: 20}
+	DefaultAccepts          = Rate{PerSecond: 200, Burst: 400}
+	DefaultAcceptsPerSource = Rate{PerSecond: 50, Burst: 200}
+	DefaultLogonsPerCompID  = Rate{PerSecond: 1, Burst: 5}
+	DefaultLogonsPerSource  = Rate{PerSecond: 5, Burst: 20}
 )
 
 // SessionKey names a FIX session from the venue's side: the BeginString
@@ -75,8 +76,10 @@ type Config struct {
 	SourcesMax int
 	// CompIDsMax bounds the CompIDs tracked for logon rate limits.
 	CompIDsMax int
-	// Accepts bounds the rate of accepted connections.
-	Accepts Rate
+	// Accepts bounds the rate of accepted connections; AcceptsPerSource
+	// that of one client address, checked first.
+	Accepts          Rate
+	AcceptsPerSource Rate
 	// LogonsPerCompID and LogonsPerSource bound Logon attempts.
 	LogonsPerCompID Rate
 	LogonsPerSource Rate
@@ -150,9 +153,10 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.OutboundBytesMax, DefaultOutboundBytesMax)
 	setInt(&c.OutboundQueueMax, DefaultOutboundQueueMax)
 	c.Accepts = c.Accepts.orDefault(DefaultAccepts)
+	c.AcceptsPerSource = c.AcceptsPerSource.orDefault(DefaultAcceptsPerSource)
 	c.LogonsPerCompID = c.LogonsPerCompID.orDefault(DefaultLogonsPerCompID)
 	c.LogonsPerSource = c.LogonsPerSource.orDefault(DefaultLogonsPerSource)
-	for _, r := range []Rate{c.Accepts, c.LogonsPerCompID, c.LogonsPerSource} {
+	for _, r := range []Rate{c.Accepts, c.AcceptsPerSource, c.LogonsPerCompID, c.LogonsPerSource} {
 		if r.PerSecond < 0 || r.Burst < 1 {
 			return c, fmt.Errorf("edge: rate %+v needs PerSecond >= 0 and Burst >= 1", r)
 		}

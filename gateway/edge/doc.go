@@ -27,10 +27,12 @@
 //
 // # What a connection goes through
 //
-// Accept: the total number of connections (ConnectionsMax), the number per
-// client address (ConnectionsPerSourceMax), the accept rate (Accepts) and
-// the number of addresses tracked (SourcesMax) are checked first; a
-// connection over a limit is reset at once and counted.
+// Accept: the number of addresses tracked (SourcesMax), the address's
+// accept rate (AcceptsPerSource: one address connecting in a loop is
+// refused before it spends the venue's), the accept rate (Accepts), the
+// total number of connections (ConnectionsMax) and the number per client
+// address (ConnectionsPerSourceMax) are checked first; a connection over a
+// limit is reset at once and counted.
 //
 // Logon gate: one goroutine per connection runs the TLS handshake (if any)
 // and reads the first message, all within LogonTimeout; a connection that
@@ -167,7 +169,7 @@
 // # Limits
 //
 // Every bound has a name: ConnectionsMax, ConnectionsPerSourceMax,
-// SourcesMax, CompIDsMax, Accepts, LogonsPerSource, LogonsPerCompID,
+// SourcesMax, CompIDsMax, Accepts, AcceptsPerSource, LogonsPerSource, LogonsPerCompID,
 // MessageBytesMax (the inbound buffer of a connection starts at 4 KiB and
 // grows once to MessageBytesMax plus 43 bytes), OutboundBytesMax,
 // OutboundQueueMax, LogonTimeout, WriteTimeout, readyQueueMax (connections

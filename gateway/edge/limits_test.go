@@ -109,6 +109,25 @@ func TestAcceptRate(t *testing.T) {
 	expectRefusedAtAccept(t, v, "127.0.0.1", ReasonAcceptRate)
 }
 
+// TestOneSourceCannotSpendTheAccepts: an address connecting in a loop is
+// refused at its own rate without spending the venue's accepts: another
+// address connects still (every connection was reset once one flooded).
+func TestOneSourceCannotSpendTheAccepts(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{Accepts: Rate{PerSecond: 0.001, Burst: 6}, AcceptsPerSource: Rate{PerSecond: 0.001, Burst: 3}},
+		noDictionary, "CLIENT1")
+	for range 3 {
+		dialFrom(t, "127.0.0.1", v.addr())
+	}
+	waitStat(t, "open connections", v.l.Stats().ConnectionsOpen.Load, 3)
+	for range 5 {
+		expectClosedAtAccept(t, "127.0.0.1", v.addr())
+	}
+	c := v.client(dialFrom(t, "127.0.0.2", v.addr()), "CLIENT1")
+	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	c.expect("A")
+}
+
 func TestLogonRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("per source address", func(t *testing.T) {

@@ -64,7 +64,7 @@ func Listen(cfg Config) (*Listener, error) {
 		epoch:       time.Now(),
 		ready:       make(chan *Conn, readyQueueMax),
 		done:        make(chan struct{}),
-		sources:     newSourceTable(cfg.SourcesMax),
+		sources:     newSourceTable(cfg.SourcesMax, cfg.LogonsPerSource, cfg.AcceptsPerSource),
 		compIDs:     newCompIDTable(cfg.CompIDsMax),
 		sessions:    make(map[SessionKey]*Conn),
 		handshaking: make(map[*net.TCPConn]struct{}),
@@ -198,15 +198,21 @@ func (l *Listener) admit(source netip.Addr, raw *net.TCPConn) Reason {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.nowNs()
+	s := l.sources.get(source, now)
+	if s == nil {
+		return ReasonSourcesTableFull
+	}
+	// The source's own rate first: one address connecting in a loop is
+	// refused without spending the venue's accepts, which every other
+	// client's connection needs.
+	if !s.accepts.take(l.cfg.AcceptsPerSource, now) {
+		return ReasonAcceptRate
+	}
 	if !l.acceptBucket.take(l.cfg.Accepts, now) {
 		return ReasonAcceptRate
 	}
 	if l.conns >= l.cfg.ConnectionsMax {
 		return ReasonConnectionsMax
-	}
-	s := l.sources.get(source, l.cfg.LogonsPerSource, now)
-	if s == nil {
-		return ReasonSourcesTableFull
 	}
 	if s.conns >= l.cfg.ConnectionsPerSourceMax {
 		return ReasonConnectionsPerSourceMax
@@ -225,7 +231,7 @@ func (l *Listener) forget(source netip.Addr) {
 	if s, ok := l.sources.entries[source]; ok {
 		s.conns--
 	}
-	l.sources.release(source, l.cfg.LogonsPerSource, l.nowNs())
+	l.sources.release(source, l.nowNs())
 	l.stats.ConnectionsOpen.Add(-1)
 }
 

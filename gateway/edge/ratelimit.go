@@ -59,49 +59,57 @@ func (b *tokenBucket) full(r Rate, nowNs int64) bool {
 
 // source is what the listener tracks per client address.
 type source struct {
-	conns  int
-	logons tokenBucket
+	conns   int
+	logons  tokenBucket
+	accepts tokenBucket
 }
 
 // sourceTable tracks at most max addresses. An address is forgotten when it
-// has no connection and its logon bucket is full again, so an entry never
-// outlives what it limits.
+// has no connection and its logon and accept buckets are full again, so an
+// entry never outlives what it limits.
 type sourceTable struct {
-	max     int
-	entries map[netip.Addr]*source
+	max                   int
+	logonRate, acceptRate Rate
+	entries               map[netip.Addr]*source
 }
 
-func newSourceTable(max int) sourceTable {
-	return sourceTable{max: max, entries: make(map[netip.Addr]*source, min(max, 1024))}
+func newSourceTable(max int, logonRate, acceptRate Rate) sourceTable {
+	return sourceTable{max: max, logonRate: logonRate, acceptRate: acceptRate,
+		entries: make(map[netip.Addr]*source, min(max, 1024))}
 }
 
-// get returns the entry of addr, creating it (with a full logon bucket) if
-// there is room; nil when the table is full.
-func (t *sourceTable) get(addr netip.Addr, logonRate Rate, nowNs int64) *source {
+// get returns the entry of addr, creating it (with full buckets) if there
+// is room; nil when the table is full.
+func (t *sourceTable) get(addr netip.Addr, nowNs int64) *source {
 	if s, ok := t.entries[addr]; ok {
 		return s
 	}
 	if len(t.entries) >= t.max {
-		t.sweep(logonRate, nowNs)
+		t.sweep(nowNs)
 		if len(t.entries) >= t.max {
 			return nil
 		}
 	}
-	s := &source{logons: newTokenBucket(logonRate, nowNs)}
+	s := &source{logons: newTokenBucket(t.logonRate, nowNs), accepts: newTokenBucket(t.acceptRate, nowNs)}
 	t.entries[addr] = s
 	return s
 }
 
+// idle reports whether nothing about s needs remembering.
+func (t *sourceTable) idle(s *source, nowNs int64) bool {
+	return s.conns == 0 && s.logons.full(t.logonRate, nowNs) && s.accepts.full(t.acceptRate, nowNs)
+}
+
 // release forgets addr when nothing about it needs remembering.
-func (t *sourceTable) release(addr netip.Addr, logonRate Rate, nowNs int64) {
-	if s, ok := t.entries[addr]; ok && s.conns == 0 && s.logons.full(logonRate, nowNs) {
+func (t *sourceTable) release(addr netip.Addr, nowNs int64) {
+	if s, ok := t.entries[addr]; ok && t.idle(s, nowNs) {
 		delete(t.entries, addr)
 	}
 }
 
-func (t *sourceTable) sweep(logonRate Rate, nowNs int64) {
+func (t *sourceTable) sweep(nowNs int64) {
 	for addr, s := range t.entries {
-		if s.conns == 0 && s.logons.full(logonRate, nowNs) {
+		if t.idle(s, nowNs) {
 			delete(t.entries, addr)
 		}
 	}

@@ -42,31 +42,39 @@ func TestTokenBucket(t *testing.T) {
 
 func TestSourceTableBound(t *testing.T) {
 	r := Rate{PerSecond: 1, Burst: 2}
-	tab := newSourceTable(2)
+	tab := newSourceTable(2, r, r)
 	a, b, c := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
-	sa := tab.get(a, r, 0)
+	sa := tab.get(a, 0)
 	sa.conns++
-	sb := tab.get(b, r, 0)
+	sb := tab.get(b, 0)
 	sb.conns++
-	if tab.get(c, r, 0) != nil {
+	if tab.get(c, 0) != nil {
 		t.Fatal("table grew past its bound")
 	}
 	// b leaves, but its logon bucket is not full: it is remembered.
 	sb.conns--
 	sb.logons.take(r, 0)
-	tab.release(b, r, 0)
-	if tab.get(c, r, 0) != nil {
+	tab.release(b, 0)
+	if tab.get(c, 0) != nil {
 		t.Fatal("forgot an address whose logon attempts still count")
 	}
 	// Once the bucket has refilled, b is forgotten to make room.
-	if tab.get(c, r, int64(time.Second)) == nil {
+	if tab.get(c, int64(time.Second)) == nil {
 		t.Fatal("no room after the idle address refilled")
 	}
 	if _, ok := tab.entries[b]; ok {
 		t.Fatal("idle, refilled address still tracked")
 	}
-	if tab.get(a, r, int64(time.Second)) != sa {
+	if tab.get(a, int64(time.Second)) != sa {
 		t.Fatal("lost an address with a connection")
+	}
+	// An address that connected and left at once is remembered while its
+	// accepts still count.
+	sc := tab.get(c, int64(time.Second))
+	sc.accepts.take(r, int64(time.Second))
+	tab.release(c, int64(time.Second))
+	if _, ok := tab.entries[c]; !ok {
+		t.Fatal("forgot an address whose accepts still count")
 	}
 }
 
