@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +24,11 @@ type followerGate struct {
 	log    *slog.Logger
 	wg     sync.WaitGroup // the accept loop
 	conns  *connset.Set
+	// bySource counts each client address's open connections (mu), at
+	// most followerConnsPerSourceMax: one address cannot hold the gate's
+	// followerConnsMax and keep every client from hearing of the leader.
+	mu       sync.Mutex
+	bySource map[netip.Addr]int
 }
 
 // Bounds of the gate: one Logon per connection, read within followerReadWait.
@@ -30,6 +36,9 @@ const (
 	followerReadWait     = 5 * time.Second
 	followerMessageBytes = 8 << 10
 	followerConnsMax     = 256
+	// followerConnsPerSourceMax bounds one address's connections to the
+	// gate (a firm behind one address reconnects its sessions at once).
+	followerConnsPerSourceMax = 64
 )
 
 func startFollowerGate(addr string, tlsConfig *tls.Config, leader func() string, log *slog.Logger) (*followerGate, error) {
@@ -42,7 +51,7 @@ func startFollowerGate(addr string, tlsConfig *tls.Config, leader func() string,
 		// names the leader to TLS clients (a plain one answered plain text).
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	g := &followerGate{ln: ln, leader: leader, log: log, conns: connset.New(followerConnsMax)}
+	g := &followerGate{ln: ln, leader: leader, log: log, conns: connset.New(followerConnsMax), bySource: map[netip.Addr]int{}}
 	g.wg.Add(1)
 	go g.serve()
 	return g, nil
@@ -59,8 +68,42 @@ func (g *followerGate) serve() {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		g.conns.Serve(c, g.refuse)
+		src := sourceOf(c)
+		g.mu.Lock()
+		full := g.bySource[src] >= followerConnsPerSourceMax
+		if !full {
+			g.bySource[src]++
+		}
+		g.mu.Unlock()
+		if full {
+			c.Close()
+			continue
+		}
+		if !g.conns.Serve(c, func(c net.Conn) {
+			defer g.left(src)
+			g.refuse(c)
+		}) {
+			g.left(src) // refused: serve never runs
+		}
 	}
+}
+
+// left counts a connection of src closed.
+func (g *followerGate) left(src netip.Addr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.bySource[src]--; g.bySource[src] <= 0 {
+		delete(g.bySource, src)
+	}
+}
+
+// sourceOf is a connection's client address (unmapped; the zero address
+// when it has none).
+func sourceOf(c net.Conn) netip.Addr {
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // refuse reads one message and, when it is a Logon, answers with a Logout

@@ -65,3 +65,37 @@ func TestFollowerGateSpeaksTLS(t *testing.T) {
 		t.Fatalf("a plain client's Logon on a TLS venue's follower was answered: %q", answer)
 	}
 }
+
+// TestFollowerGateBoundsOneAddress: one address holding connections open
+// is refused past followerConnsPerSourceMax, and another address's Logon
+// still hears of the leader (one address could hold all the gate's
+// connections).
+func TestFollowerGateBoundsOneAddress(t *testing.T) {
+	g, err := startFollowerGate("127.0.0.1:0", nil, func() string { return "127.0.0.1:19999" }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	dial := func(from string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", g.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	for range followerConnsMax {
+		dial("127.0.0.1") // held open, sending nothing
+	}
+	c := dial("127.0.0.2")
+	logon := fixwire.AppendMessage(nil, "FIX.4.4", []byte("35=A\x0149=CLIENT1\x0156=VENUE\x0134=1\x0152=20261203-10:00:00.000\x0198=0\x01108=30\x01"))
+	if _, err := c.Write(logon); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if answer, _ := io.ReadAll(c); !strings.Contains(string(answer), "not the leader") {
+		t.Fatalf("another address's Logon: %q", answer)
+	}
+}
