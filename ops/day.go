@@ -190,7 +190,12 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 			return nil
 		}
 		o.markEndOfDayPending(reason)
+		tried := false
 		if err := o.retry(func() error {
+			if tried && o.endOfDayJournaled(reason) {
+				return nil // a try that timed out was journaled after all
+			}
+			tried = true
 			_, _, err := o.EndOfDay(OperatorSchedule, reason)
 			return err
 		}); err != nil {
@@ -434,9 +439,8 @@ func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
 
 // Retries of a scheduled command that could not be journaled (the command
 // ring stayed full) or not confirmed in time. A phase change run twice
-// changes nothing the second time; an end of day retried after a timeout
-// may run twice, expiring DAY orders taken in between (only an instrument
-// an operator kept open after its close has any).
+// changes nothing the second time; an end of day is tried again only if
+// its command is not in the journal (endOfDayJournaled).
 const (
 	transitionAttemptsMax = 5
 	transitionRetryWait   = 500 * time.Millisecond
