@@ -182,21 +182,32 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 	if tr.Kind == schedule.EndOfDay {
 		reason := fmt.Sprintf("%s end_of_day", tr.Day)
-		if caughtUp && o.endOfDayJournaled(reason) {
-			// Its command is in the journal (the venue stopped before it
-			// recorded the transition): the replay applied it; a second one
-			// would end the next day's orders too.
-			o.log.Info("schedule: end of day journaled before the stop; not run again", "day", tr.Day)
+		if o.endOfDayJournaled(reason) {
+			// Its command is in the journal (the venue stopped, or a try
+			// timed out, before the transition was recorded): it was
+			// applied; a second one would end the next day's orders too.
+			o.log.Info("schedule: end of day journaled already; not run again", "day", tr.Day)
 			return nil
 		}
 		o.markEndOfDayPending(reason)
-		tried := false
 		if err := o.retry(func() error {
-			if tried && o.endOfDayJournaled(reason) {
-				return nil // a try that timed out was journaled after all
+			if seq, ok := o.eodPublished[reason]; ok {
+				// A try that timed out was published: the matcher applies
+				// it once the journal has it. Sending another would end the
+				// day twice; wait for this one instead.
+				if o.cfg.Pipeline.WaitDurable(int64(seq), transitionRetryWait) {
+					delete(o.eodPublished, reason)
+					return nil
+				}
+				if err := o.cfg.Pipeline.Err(); err != nil {
+					return err
+				}
+				return ErrTimeout
 			}
-			tried = true
-			_, _, err := o.EndOfDay(OperatorSchedule, reason)
+			r, _, err := o.EndOfDay(OperatorSchedule, reason)
+			if errors.Is(err, ErrTimeout) && r.Seq != 0 {
+				o.eodPublished[reason] = r.Seq
+			}
 			return err
 		}); err != nil {
 			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
@@ -229,10 +240,17 @@ type endOfDayPending struct {
 }
 
 // markEndOfDayPending records the end of day about to be journaled; its
-// command's seq is at least the next one not yet durable.
+// command's seq is at least the next one not yet durable. One already
+// marked (a try before) keeps its seq.
 func (o *Ops) markEndOfDayPending(reason string) {
 	if o.cfg.DataDir == "" || o.cfg.Pipeline == nil {
 		return
+	}
+	if b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile)); err == nil {
+		var p endOfDayPending
+		if json.Unmarshal(b, &p) == nil && p.Reason == reason {
+			return
+		}
 	}
 	b, _ := json.Marshal(endOfDayPending{Reason: reason, FromSeq: uint64(o.cfg.Pipeline.Durable().Load() + 1)})
 	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), b); err != nil {

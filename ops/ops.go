@@ -131,7 +131,11 @@ type Ops struct {
 	// transitions it missed (or there is none).
 	caughtUp    chan struct{}
 	catchUpOnce sync.Once
-	eodMu       sync.Mutex // one end of day at a time (schedule and operator)
+	// eodPublished are the schedule's end-of-day commands, by reason, that
+	// were published but timed out (the schedule's goroutine only): a retry
+	// waits for the one published rather than sending another.
+	eodPublished map[string]uint64
+	eodMu        sync.Mutex // one end of day at a time (schedule and operator)
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
 	// phases[g] is group g's status as last set (phaseKnown[g]).
@@ -164,7 +168,8 @@ func New(cfg Config) (*Ops, error) {
 		return nil, errors.New("ops: Pipeline and Matcher are required")
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{}, caughtUp: make(chan struct{}),
-		stop: make(chan struct{})}
+		eodPublished: map[string]uint64{},
+		stop:         make(chan struct{})}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
 	}

@@ -524,3 +524,57 @@ func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
 		t.Fatalf("the pending mark outlived the catch-up: %v", err)
 	}
 }
+
+// TestEndOfDayThatTimesOutRunsOnce: on a journal slower than the admin
+// call timeout, the schedule's end of day times out; its retries wait for
+// the command published rather than send another (each one more ended the
+// day again, expiring the orders of the next).
+func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a slow journal")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(8500 * time.Millisecond).UnixNano()) // after the close, before the end of day
+	var slow atomic.Bool
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && slow.Load() {
+			time.Sleep(400 * time.Millisecond)
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
+	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
+	cfg.Journal.SnapshotInterval.Duration = 0
+	cfg.Admin.CallTimeout.Duration = 150 * time.Millisecond
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }, JournalSync: sync})
+	slow.Store(true)
+	clock.Store(dayStart.Add(9500 * time.Millisecond).UnixNano())
+	waitUntil(t, "the end of day", func() bool {
+		var st ops.StatusInfo
+		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+		return st.LastEndOfDay != nil || st.DurableSeq > 0 && countEndOfDays(t, dir) > 0
+	})
+	time.Sleep(2 * time.Second) // the retries' time: another end of day would be journaled now
+	slow.Store(false)
+	s.Close()
+	if n := countEndOfDays(t, dir); n != 1 {
+		t.Fatalf("%d end-of-day commands journaled for one day", n)
+	}
+}
+
+// countEndOfDays counts the EndOfDay commands in dir's journal.
+func countEndOfDays(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			break // the tail being written
+		}
+		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok && cmd.Action() == venue.OperatorActionTypeEndOfDay {
+			n++
+		}
+	}
+	return n
+}
