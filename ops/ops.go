@@ -253,6 +253,9 @@ func (o *Ops) SetSessionControl(sc SessionControl) { o.cfg.SessionControl = sc }
 // first catches up on the transitions missed while the venue was down;
 // /readyz answers ready once that is done and fixReady reports true.
 func (o *Ops) Start(fixReady func() bool) error {
+	if o.stopping() {
+		return ErrStopping // closed before it started (a stop during the server's start)
+	}
 	if o.cfg.Admin.Enabled() {
 		if err := o.listen(fixReady); err != nil {
 			return err
@@ -296,10 +299,9 @@ func (o *Ops) CaughtUp() <-chan struct{} { return o.caughtUp }
 func (o *Ops) WaitCaughtUp() bool {
 	select {
 	case <-o.caughtUp:
-		return true
 	case <-o.stop:
-		return false
 	}
+	return !o.stopping() // a schedule that stopped ends its catch-up too
 }
 
 // auctionTimerPeriod is how often the auction timer looks whether one of

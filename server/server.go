@@ -923,6 +923,10 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// AbortStart ends a Start that waits for the schedule's catch-up (a stop
+// signal during it): Start then returns an error, and Close stops the rest.
+func (s *Server) AbortStart() { s.ops.Close() }
+
 // cancelAbsentSessions applies cancel-on-disconnect across a start: a crash
 // (or a failover: the old leader's sessions) journaled no disconnect, so
 // after grace every cancel-on-disconnect session that has not logged on gets

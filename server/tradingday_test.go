@@ -578,3 +578,43 @@ func countEndOfDays(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestStopDuringTheCatchUp: a stop while the start waits for the
+// schedule's catch-up (here on a slow journal) ends the start, and the
+// venue closes cleanly; FIX never opened.
+func TestStopDuringTheCatchUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))).Close() // open: the progress recorded
+	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
+	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
+	cfg.Journal.SnapshotInterval.Duration = 0
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	s, err := New(cfg, Options{Logger: testLogger(t), JournalSync: sync, Now: stoppedClock(dayStart.Add(9500 * time.Millisecond))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- s.Start() }()
+	time.Sleep(200 * time.Millisecond) // into the catch-up of the close and the end of day
+	s.AbortStart()
+	select {
+	case err := <-started:
+		if err == nil {
+			t.Fatal("a start stopped during its catch-up went on serving")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the start did not end after the stop")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -113,9 +113,27 @@ func cmdServe(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
 		return 1
 	}
-	if err := srv.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
-		return 1
+	// A stop is taken during the start too: the schedule's catch-up of
+	// missed transitions runs before FIX opens, for as long as it takes.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	started := make(chan error, 1)
+	go func() { started <- srv.Start() }()
+	select {
+	case err := <-started:
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+			return 1
+		}
+	case got := <-sig:
+		log.Info("shutting down during the start", "signal", got.String())
+		srv.AbortStart()
+		<-started
+		if err := srv.Close(); err != nil {
+			log.Error("shutdown", "err", err)
+			return 1
+		}
+		return 0
 	}
 	metrics := "metrics off"
 	if a := srv.MetricsAddr(); a != "" {
@@ -140,8 +158,6 @@ func cmdServe(args []string) int {
 		defer os.Remove(*readyFile)
 	}
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	got := <-sig
 	log.Info("shutting down", "signal", got.String())
 	if err := srv.Close(); err != nil {
