@@ -369,7 +369,7 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) (
 // held), in memory and in PhasesFile.
 func (o *Ops) setPhase(g int, status venue.TradingStatus) {
 	o.notePhase(g, status)
-	if o.cfg.DataDir == "" {
+	if o.cfg.DataDir == "" || o.cfg.Replica {
 		return
 	}
 	saved := map[string]string{}

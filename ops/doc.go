@@ -49,8 +49,9 @@
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state, each group's phase as last set (by the
 // schedule or /v1/phase: where a resume takes a halted instrument) in
-// <data_dir>/phases.json (a cluster's new leader lacks its predecessor's
-// phases and resumes into the schedule's). At start the transitions missed since then
+// <data_dir>/phases.json; a cluster node keeps no such file (a node that
+// leads again would read those of its own last term), so a new leader
+// resumes into the schedule's phase. At start the transitions missed since then
 // run once, in order (at most catchUpMax, the last ones), before the
 // server takes FIX logons (CaughtUp); with no state file, every group is
 // brought to the status of its phase now. A transition whose commands

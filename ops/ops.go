@@ -95,6 +95,10 @@ type Config struct {
 	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
 	// "Cluster"), so its segments are never archived.
 	KeepJournal bool
+	// Replica is set on a cluster node: the group phases an operator set are
+	// not kept in PhasesFile, as a node that leads again would read the ones
+	// of its own last term, older than its predecessors'.
+	Replica bool
 	// UsableSnapshot, when set, gives the newest snapshot at or before seq
 	// that a start can use (the states kept beside snapshots, such as the
 	// market-data feed's, are there too): end of day archives only the
@@ -186,7 +190,9 @@ func New(cfg Config) (*Ops, error) {
 	}
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)
-		o.loadPhases()
+		if !cfg.Replica {
+			o.loadPhases()
+		}
 	}
 	if cfg.Registry != nil {
 		o.metrics = newMetrics(o, cfg.Registry)
