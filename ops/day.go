@@ -316,7 +316,7 @@ func (o *Ops) runTransitionDone(tr schedule.Transition, caughtUp bool) bool {
 			return true
 		case errors.Is(err, ErrStopping) || o.stopping():
 			return false
-		case o.cfg.Pipeline != nil && o.cfg.Pipeline.Err() != nil:
+		case o.halted():
 			// Halted: nothing can be journaled any more; the next start
 			// runs the transition.
 			o.log.Error("schedule: the venue halted; the schedule stops", "transition", tr.String(), "err", o.cfg.Pipeline.Err())
@@ -355,6 +355,9 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) (
 			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
 			if failed == nil {
 				failed = err
+			}
+			if o.halted() {
+				return failed // the group's other instruments would fail alike
 			}
 		} else if r.Reason == venue.RejectReasonInstrumentHalted {
 			o.log.Warn("schedule: instrument stays halted until an operator resumes it", "instrument", in.Symbol, "phase", status.String())
@@ -467,8 +470,8 @@ const (
 func (o *Ops) retry(f func() error) error {
 	var err error
 	for attempt := 0; attempt < transitionAttemptsMax; attempt++ {
-		if err = f(); err == nil || errors.Is(err, ErrStopping) {
-			return err
+		if err = f(); err == nil || errors.Is(err, ErrStopping) || o.halted() {
+			return err // a halted venue journals nothing more: no use trying again
 		}
 		o.log.Warn("schedule: command not confirmed; trying again", "attempt", attempt+1, "err", err)
 		select {
@@ -479,6 +482,9 @@ func (o *Ops) retry(f func() error) error {
 	}
 	return err
 }
+
+// halted reports whether the venue has halted (the pipeline failed).
+func (o *Ops) halted() bool { return o.cfg.Pipeline != nil && o.cfg.Pipeline.Err() != nil }
 
 func clip(s string, n int) string {
 	if len(s) > n {
