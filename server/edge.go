@@ -103,6 +103,7 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		return nil, err
 	}
 	ec.Logger = s.log
+	ec.Serving = s.fixServing.Load
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)
 	}

@@ -76,6 +76,10 @@ type Config struct {
 	SourcesMax int
 	// CompIDsMax bounds the CompIDs tracked for logon rate limits.
 	CompIDsMax int
+	// Serving, when set, reports whether the venue takes logons yet: before
+	// (a start still catching up on its schedule) a Logon is answered with
+	// a Logout saying so, and charged to no logon rate.
+	Serving func() bool
 	// Accepts bounds the rate of accepted connections; AcceptsPerSource
 	// that of one client address, checked first.
 	Accepts          Rate

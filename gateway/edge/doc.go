@@ -58,6 +58,9 @@
 //     it, and one of 2^32 seconds turns off the heartbeats that find a dead
 //     peer; its other faults QuickFIX/Go answers with a Logout);
 //   - a BeginString not in Config.BeginStrings is refused;
+//   - before the venue serves (Config.Serving: a start catching up on its
+//     schedule) a Logon is refused with a Logout saying so, charged to no
+//     logon rate;
 //   - one attempt is charged to the client address (token bucket
 //     LogonsPerSource): past the limit the Logon is refused;
 //   - the Authenticator decides (Credentials: per-CompID password,

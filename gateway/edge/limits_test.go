@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -126,6 +127,23 @@ func TestOneSourceCannotSpendTheAccepts(t *testing.T) {
 	c := v.client(dialFrom(t, "127.0.0.2", v.addr()), "CLIENT1")
 	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
 	c.expect("A")
+}
+
+// TestLogonsBeforeTheVenueServes: while the venue is not serving (its
+// start catching up), a Logon is answered saying so and charged to no
+// logon rate: a client that retried through the start logs on at once.
+func TestLogonsBeforeTheVenueServes(t *testing.T) {
+	t.Parallel()
+	var serving atomic.Bool
+	v := startVenueWith(t, Config{Serving: serving.Load, LogonsPerSource: Rate{PerSecond: 0.001, Burst: 2}}, noDictionary, "CLIENT1")
+	for range 5 {
+		c := v.dial("CLIENT1")
+		c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+		expectRefused(t, c, "the venue is starting: try again in a few seconds")
+	}
+	serving.Store(true)
+	c := v.logon("CLIENT1")
+	c.trade("serving-1")
 }
 
 func TestLogonRateLimits(t *testing.T) {

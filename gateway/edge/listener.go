@@ -330,6 +330,11 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if !slices.Contains(l.cfg.BeginStrings, lf.key.BeginString) {
 		return nil, ReasonWrongBeginString, errors.New("unsupported BeginString")
 	}
+	if l.cfg.Serving != nil && !l.cfg.Serving() {
+		// Not charged: a client retrying while the venue starts would
+		// otherwise have spent its logon rate by the time it serves.
+		return nil, ReasonNotServing, &refusal{lf, "the venue is starting: try again in a few seconds"}
+	}
 	if r := l.takeSourceToken(c.source); r != ReasonNone {
 		return nil, r, &refusal{lf, "Too many logon attempts"}
 	}

@@ -36,6 +36,7 @@ const (
 	ReasonLogonDuplicate // a Logon for a session that is already logged on
 	ReasonTLSHandshake   // the TLS handshake failed
 	ReasonReadError      // reading failed before Logon
+	ReasonNotServing     // a Logon before the venue serves (Config.Serving)
 
 	// Connections refused at accept.
 	ReasonConnectionsMax          // Config.ConnectionsMax reached
@@ -75,6 +76,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonLogonDuplicate:          "logon_duplicate",
 	ReasonTLSHandshake:            "tls_handshake",
 	ReasonReadError:               "read_error",
+	ReasonNotServing:              "not_serving",
 	ReasonConnectionsMax:          "connections_max",
 	ReasonConnectionsPerSourceMax: "connections_per_source_max",
 	ReasonAcceptRate:              "accept_rate",
