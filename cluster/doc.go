@@ -91,7 +91,8 @@
 // see "Snapshot transfer"). The HMAC, of the fields before it, is keyed by
 // the cluster's secret (TransportConfig.Secret, config cluster.secret_file):
 // a stream from anyone without it, or with a hello made more than
-// helloAgeMax before or after the receiver's clock (a replay), is refused,
+// helloAgeMax before or after the receiver's clock, or with one seen before
+// (a replay: the hellos of that time are remembered), is refused,
 // so that no one who can reach a Raft port but is not a node can step a
 // message into Raft (one heartbeat of a later term deposes a leader). The
 // frames after the hello are not authenticated one by one: the stream is

@@ -208,7 +208,8 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 	// Hostile peers against a follower: garbage, another cluster's hello, a
 	// peer whose configured terms differ, one without the cluster's secret
 	// (anyone who knows the cluster id and the terms), a hello replayed a
-	// minute later, and a valid hello followed by a frame with a bad CRC.
+	// minute later or at once, and a valid hello followed by a frame with a
+	// bad CRC.
 	// Each stream is closed.
 	var f *tcpNode
 	for _, n := range nodes {
@@ -223,13 +224,35 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 	binary.LittleEndian.PutUint64(stale[36:], uint64(time.Now().Add(-time.Minute).UnixNano()))
 	copy(stale[helloMACAt:], (&Transport{cfg: TransportConfig{Secret: []byte(tcpSecret)}}).helloMAC(stale[:helloMACAt]))
 	badFrame := append(hello(0xFEED, l.id, f.id, 0, tcpSecret), 5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5)
+	// A valid hello, used once: sent again, within its time, it is a replay.
+	used := hello(0xFEED, l.id, f.id, 0, tcpSecret)
+	if c, err := net.Dial("tcp", f.ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	} else {
+		if _, err := c.Write(used); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.tr.mu.Lock()
+		_, seen := f.tr.hellos[[32]byte(used[helloMACAt:])]
+		f.tr.mu.Unlock()
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hello used once was not taken")
+		}
+	}
 	for name, data := range map[string][]byte{
-		"garbage":        []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
-		"other cluster":  hello(0xBAD, l.id, f.id, 0, tcpSecret),
-		"other terms":    hello(0xFEED, l.id, f.id, 0x1234, tcpSecret),
-		"another secret": hello(0xFEED, l.id, f.id, 0, "not the cluster's"),
-		"replayed":       stale,
-		"bad crc":        badFrame,
+		"garbage":          []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + string(make([]byte, 64))),
+		"other cluster":    hello(0xBAD, l.id, f.id, 0, tcpSecret),
+		"other terms":      hello(0xFEED, l.id, f.id, 0x1234, tcpSecret),
+		"another secret":   hello(0xFEED, l.id, f.id, 0, "not the cluster's"),
+		"replayed":         stale,
+		"replayed at once": used,
+		"bad crc":          badFrame,
 	} {
 		c, err := net.Dial("tcp", f.ln.Addr().String())
 		if err != nil {
@@ -246,8 +269,8 @@ func TestTCPClusterReplicatesAndSurvivesHostilePeers(t *testing.T) {
 		}
 		c.Close()
 	}
-	if got := f.tr.Stats().ConnsRejected.Load(); got < 5 {
-		t.Errorf("connections rejected: %d, want 5", got)
+	if got := f.tr.Stats().ConnsRejected.Load(); got < 6 {
+		t.Errorf("connections rejected: %d, want 6", got)
 	}
 	if got := f.tr.Stats().FramesBad.Load(); got < 1 {
 		t.Errorf("bad frames: %d, want 1", got)

@@ -99,7 +99,16 @@ type Transport struct {
 
 	logMu  sync.Mutex
 	logged map[string]streamLog // closed streams by error, for logStreamClosed (logMu)
+
+	// hellos are the MACs of the hellos accepted within helloAgeMax, so
+	// that one replayed within that time is refused too (mu); at most
+	// hellosSeenMax.
+	hellos map[[sha256.Size]byte]time.Time
 }
+
+// hellosSeenMax bounds the hellos remembered: a peer redials at most ten
+// times a second, so six peers in helloAgeMax stay far below it.
+const hellosSeenMax = 8192
 
 // streamLog is when a kind of closed stream was last logged, and how many
 // like it were not logged since.
@@ -232,6 +241,35 @@ func (t *Transport) helloOf(magic string, to uint64) []byte {
 	binary.LittleEndian.PutUint64(b[36:], uint64(time.Now().UnixNano()))
 	copy(b[helloMACAt:], t.helloMAC(b[:helloMACAt]))
 	return b
+}
+
+// firstHello remembers a hello's MAC and reports whether it is new: a
+// hello is made once, with its time, and a copy is a replay. Those older
+// than helloAgeMax, refused by their age anyway, are forgotten; past
+// hellosSeenMax remembered a hello is refused.
+func (t *Transport) firstHello(mac []byte) bool {
+	key := [sha256.Size]byte(mac)
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hellos == nil {
+		t.hellos = map[[sha256.Size]byte]time.Time{}
+	}
+	if _, seen := t.hellos[key]; seen {
+		return false
+	}
+	if len(t.hellos) >= hellosSeenMax {
+		for k, at := range t.hellos {
+			if now.Sub(at) > 2*helloAgeMax {
+				delete(t.hellos, k)
+			}
+		}
+		if len(t.hellos) >= hellosSeenMax {
+			return false
+		}
+	}
+	t.hellos[key] = now
+	return true
 }
 
 func (t *Transport) helloMAC(fields []byte) []byte {
@@ -441,6 +479,8 @@ func (t *Transport) checkHello(h []byte) (uint64, error) {
 	case age > helloAgeMax || age < -helloAgeMax:
 		return 0, fmt.Errorf("%w a hello made %v ago (from node %d): a replay, or clocks further apart than %v", errPeer,
 			age.Round(time.Millisecond), from, helloAgeMax)
+	case !t.firstHello(h[helloMACAt:]):
+		return 0, fmt.Errorf("%w a hello seen before (from node %d): a replay", errPeer, from)
 	case cluster != t.cfg.ClusterID:
 		return 0, fmt.Errorf("%w cluster id %016x, this is cluster %016x", errPeer, cluster, t.cfg.ClusterID)
 	case to != t.cfg.NodeID:
