@@ -315,7 +315,7 @@ func (c *adminClient) run(sub string, args []string) int {
 		}
 		return c.addInstrument(args[1])
 	case "phase":
-		if !want(2, "a schedule GROUP and a phase: pre_open, open or close") {
+		if !want(2, "a schedule GROUP and a phase: pre_open, open, closing_call or close") {
 			return 2
 		}
 		return c.action("/v1/phase", map[string]string{"reason": c.reason, "group": args[0], "phase": args[1]})

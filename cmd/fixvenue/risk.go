@@ -42,6 +42,11 @@ func (c *adminClient) risk(args []string) int {
 		var list []ops.RiskSubject
 		return c.call("GET", "/v1/risk", nil, &list, func() { c.printRisk(list) })
 	case "kill", "reset":
+		if c.limit != "" || c.value != 0 || c.instr != "" {
+			// Refused rather than ignored: whoever gave them meant something else.
+			fmt.Fprintf(c.errOut, "fixvenue admin risk %s: takes --session or --account and --reason, not --limit, --value or --instrument\n", args[0])
+			return 2
+		}
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
 		body["limit"], body["value"] = c.limit, c.value

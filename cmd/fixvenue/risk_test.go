@@ -71,6 +71,10 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
+	if out, code := admin(token, "kill", "--session", "CLIENT1", "--limit", "credit_limit", "--value", "5", "--reason", "k"); code != 2 ||
+		!strings.Contains(out, "not --limit, --value or --instrument") {
+		t.Fatalf("kill with a limit's options: exit %d: %s", code, out)
+	}
 	if out, code := admin(readToken, "kill", "--session", "CLIENT1", "--reason", "look only"); code != 1 || !strings.Contains(out, "403") {
 		t.Fatalf("kill with a read token: exit %d: %s", code, out)
 	}
