@@ -340,14 +340,17 @@ func (p *Pipeline) runMatcher() {
 				// durable before its events exist, so outbound never waits.
 				p.durable.Store(int64(p.cfg.SeqBase) + next)
 			}
-			ok := p.apply(next, sink)
+			err := p.apply(next, sink)
 			// A command's events become visible together, before the
 			// matcher's sequence says it was applied (Stop relies on it).
 			sink.publish()
-			if !ok {
+			if err != nil {
 				if p.cfg.Journal == nil {
+					// Taken back before the failure is visible: whoever sees
+					// the venue failed never sees the failed command durable.
 					p.durable.Store(int64(p.cfg.SeqBase) + next - 1)
 				}
+				p.fail(err)
 				return
 			}
 			p.matcherSeq.Store(next)
@@ -373,23 +376,22 @@ func (p *Pipeline) showAhead(prefetcher Prefetcher, from, to int64) (ok bool) {
 	return true
 }
 
-// apply runs one command and turns a panic into fail-stop.
-func (p *Pipeline) apply(seq int64, sink *eventSink) (ok bool) {
+// apply runs one command; a refusal or a panic is its error, for the
+// caller to fail-stop with.
+func (p *Pipeline) apply(seq int64, sink *eventSink) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.fail(fmt.Errorf("%w: panicked on command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(seq), r))
-			ok = false
+			err = fmt.Errorf("%w: panicked on command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(seq), r)
 		}
 	}()
 	slot := p.Commands.Slot(seq)
 	if err := p.cfg.Matcher.Apply(slot, sink); err != nil {
-		p.fail(fmt.Errorf("%w: refused command seq %d: %w", ErrMatcher, p.cfg.SeqBase+uint64(seq), err))
-		return false
+		return fmt.Errorf("%w: refused command seq %d: %w", ErrMatcher, p.cfg.SeqBase+uint64(seq), err)
 	}
 	if p.cfg.OnSnapshot != nil && binary.LittleEndian.Uint16(slot[2:]) == venue.SnapshotTemplateID {
 		p.cfg.OnSnapshot(p.cfg.SeqBase + uint64(seq))
 	}
-	return true
+	return nil
 }
 
 func (p *Pipeline) runJournal() {
