@@ -262,9 +262,19 @@ func (o *Ops) listen(fixReady func() bool) error {
 	} else {
 		mux.HandleFunc("/", notFound)
 	}
-	o.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
-	go func() { _ = o.server.Serve(l) }()
+	// Close may run meanwhile (a stop during the server's start): either it
+	// sees the server and closes it, or the server is not started.
+	o.serverMu.Lock()
+	if o.stopping() {
+		o.serverMu.Unlock()
+		l.Close()
+		return ErrStopping
+	}
+	o.server = srv
+	o.serverMu.Unlock()
+	go func() { _ = srv.Serve(l) }()
 	o.log.Info("admin API listening", "addr", l.Addr().String(), "tls", a.TLSCertFile != "", "tokens", len(a.Tokens),
 		"operator_tokens", a.OperatorTokens(), "console", o.console != nil)
 	if a.OperatorTokens() == 0 {

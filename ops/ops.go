@@ -153,7 +153,8 @@ type Ops struct {
 	console  http.Handler // served on the admin address beside the API (SetConsole)
 	risk     Risk         // the venue's pre-trade risk (SetRisk; nil: off)
 	day      DaySource    // the day's trades (SetDaySource); nil: none reported
-	server   *http.Server
+	serverMu sync.Mutex   // orders listen's start of server with Close
+	server   *http.Server // serverMu
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	closed   sync.Once
@@ -365,8 +366,11 @@ func (o *Ops) Addr() string {
 func (o *Ops) Close() {
 	o.closed.Do(func() {
 		close(o.stop)
-		if o.server != nil {
-			_ = o.server.Close()
+		o.serverMu.Lock()
+		srv := o.server
+		o.serverMu.Unlock()
+		if srv != nil {
+			_ = srv.Close()
 		}
 	})
 }
