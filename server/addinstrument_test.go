@@ -7,6 +7,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -161,16 +162,7 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 	dir := t.TempDir()
 	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n" + exportSection
 	s := startServer(t, testConfig(t, dir, extra), Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "g1", 150: "0"})
-	endOfDay := func() {
-		t.Helper()
-		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
-			t.Fatalf("eod: %d", code)
-		}
-	}
-	endOfDay()
+	c := gtcThenEndOfDay(t, s)
 	// An event after the snapshot, exported: a catch-up after a restart
 	// would start from that snapshot.
 	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "98.00", tif: "1"})
@@ -196,7 +188,7 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 			verifyStream(t, s)
 		}
 		if start == 1 {
-			endOfDay()
+			endOfDay(t, s)
 		}
 		s.Close()
 	}
@@ -212,16 +204,7 @@ func TestConfiguredSessionAfterASnapshot(t *testing.T) {
 	dir := t.TempDir()
 	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
 	s := startServer(t, testConfig(t, dir, extra), Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "g1", 150: "0"})
-	endOfDay := func() {
-		t.Helper()
-		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
-			t.Fatalf("eod: %d", code)
-		}
-	}
-	endOfDay()
+	gtcThenEndOfDay(t, s)
 	s.Close()
 	added := extra + "\n[[session]]\ncomp_id = \"NEWCLIENT\"\n"
 	for start := range 2 {
@@ -243,9 +226,28 @@ func TestConfiguredSessionAfterASnapshot(t *testing.T) {
 			n := logon(t, s, "NEWCLIENT", true)
 			sendOrder(t, n, order{id: "n1", side: "2", qty: "1", px: "99.00", tif: "1"})
 			expectER(t, n, map[int]string{11: "n1", 150: "F", 32: "1"})
-			endOfDay()
+			endOfDay(t, s)
 		}
 		s.Close()
+	}
+}
+
+// gtcThenEndOfDay rests CLIENT1's GTC buy g1 of 1 ACME at 99.00 on s and
+// ends the day (a snapshot that has it), and returns CLIENT1's client.
+func gtcThenEndOfDay(t *testing.T, s *Server) *fixclient.Client {
+	t.Helper()
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	endOfDay(t, s)
+	return c
+}
+
+// endOfDay ends the day on s through the admin API.
+func endOfDay(t *testing.T, s *Server) {
+	t.Helper()
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
+		t.Fatalf("eod: %d", code)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -61,12 +62,19 @@ func tradingDayVenue(t *testing.T, dir string) *Server {
 // (nil: the wall clock).
 func tradingDayVenueAt(t *testing.T, dir string, now func() time.Time) *Server {
 	t.Helper()
-	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
-	cfg.Engine.OrdersMax = 256
-	cfg.Engine.ClOrdIDsMax = 320
+	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Journal.SegmentBytes = 16384 // below the configuration's floor: day 1 fills some before its end of day
-	cfg.Journal.SnapshotInterval.Duration = 0
 	return startServer(t, cfg, Options{Now: now})
+}
+
+// tradingDayVenueConfig is the compressed day's venue: a small order pool
+// and ClOrdID table, snapshots only at end of day.
+func tradingDayVenueConfig(t *testing.T, dir string) *config.Config {
+	t.Helper()
+	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
+	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
+	cfg.Journal.SnapshotInterval.Duration = 0
+	return cfg
 }
 
 // stoppedClock is a trading-day clock that reads t for ever: a venue
@@ -408,9 +416,7 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	venueAt := func(at time.Duration, opts Options) *Server {
 		clock.Store(dayStart.Add(at).UnixNano())
-		cfg := testConfig(t, dir, tradingDayConfig(t, dir))
-		cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
-		cfg.Journal.SnapshotInterval.Duration = 0
+		cfg := tradingDayVenueConfig(t, dir)
 		opts.Now = now
 		return startServer(t, cfg, opts)
 	}
@@ -544,9 +550,7 @@ func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
 		}
 		return journal.DefaultSync(f, kind)
 	}
-	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
-	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
-	cfg.Journal.SnapshotInterval.Duration = 0
+	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Admin.CallTimeout.Duration = 150 * time.Millisecond
 	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }, JournalSync: sync})
 	slow.Store(true)
@@ -589,9 +593,7 @@ func TestStopDuringTheCatchUp(t *testing.T) {
 	dir := t.TempDir()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))).Close() // open: the progress recorded
-	cfg := testConfig(t, dir, tradingDayConfig(t, dir))
-	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 256, 320
-	cfg.Journal.SnapshotInterval.Duration = 0
+	cfg := tradingDayVenueConfig(t, dir)
 	sync := func(f *os.File, kind journal.SyncKind) error {
 		if kind == journal.SyncData {
 			time.Sleep(300 * time.Millisecond)

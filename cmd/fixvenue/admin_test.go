@@ -43,18 +43,7 @@ func startAdminVenue(t *testing.T, dir, adminTOML string, args ...any) (*venuePr
 // with token, and returns its exit code, stdout and stderr.
 func runAdminCLI(t *testing.T, addr, token string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, out.String(), errOut.String()
+	return runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + addr, "FIXVENUE_ADMIN_TOKEN=" + token}, append([]string{"admin"}, args...)...)
 }
 
 // TestAdminCLI runs `fixvenue admin` against a `fixvenue serve` process:
