@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -95,6 +96,14 @@ type FIX struct {
 	LogonsPerCompIDBurst     int     `toml:"logons_per_comp_id_burst"`
 	LogonsPerSourcePerSecond float64 `toml:"logons_per_source_per_second"`
 	LogonsPerSourceBurst     int     `toml:"logons_per_source_burst"`
+	// Connections accepted per second, in all and per source address (with
+	// a burst), before any byte is read: a client connecting in a loop is
+	// closed at once (gateway/edge/doc.go). Left out or 0 with its burst:
+	// the edge's defaults.
+	AcceptsPerSecond          float64 `toml:"accepts_per_second"`
+	AcceptsBurst              int     `toml:"accepts_burst"`
+	AcceptsPerSourcePerSecond float64 `toml:"accepts_per_source_per_second"`
+	AcceptsPerSourceBurst     int     `toml:"accepts_per_source_burst"`
 	// CancelGrace: once the venue serves after a start (a restart after a
 	// crash, or a cluster node that starts to lead), each cancel-on-disconnect
 	// session that has not logged on within this time has its orders
@@ -466,8 +475,24 @@ func (c *Config) validate() error {
 	if c.FIX.OutboundQueueMax <= 0 || c.FIX.OutboundQueueMax > OutboundQueueMaxLimit {
 		add("fix.outbound_queue_max: %d is outside [1, %d]", c.FIX.OutboundQueueMax, OutboundQueueMaxLimit)
 	}
-	if c.FIX.LogonsPerCompIDPerSecond < 0 || c.FIX.LogonsPerCompIDBurst < 0 || c.FIX.LogonsPerSourcePerSecond < 0 || c.FIX.LogonsPerSourceBurst < 0 {
-		add("fix.logons_per_comp_id_per_second, fix.logons_per_comp_id_burst, fix.logons_per_source_per_second, fix.logons_per_source_burst: must not be negative")
+	for _, r := range []struct {
+		name      string
+		perSecond float64
+		burst     int
+	}{
+		{"logons_per_comp_id", c.FIX.LogonsPerCompIDPerSecond, c.FIX.LogonsPerCompIDBurst},
+		{"logons_per_source", c.FIX.LogonsPerSourcePerSecond, c.FIX.LogonsPerSourceBurst},
+		{"accepts", c.FIX.AcceptsPerSecond, c.FIX.AcceptsBurst},
+		{"accepts_per_source", c.FIX.AcceptsPerSourcePerSecond, c.FIX.AcceptsPerSourceBurst},
+	} {
+		switch {
+		case r.perSecond < 0 || r.burst < 0 || math.IsNaN(r.perSecond) || math.IsInf(r.perSecond, 0):
+			add("fix.%s_per_second, fix.%s_burst: must not be negative", r.name, r.name)
+		case r.burst == 0 && r.perSecond != 0:
+			// Both left out take the edge's default; a rate without a
+			// burst would refuse everything.
+			add("fix.%s_burst: must be at least 1 when fix.%s_per_second is set", r.name, r.name)
+		}
 	}
 	if c.FIX.CancelGrace.Duration <= 0 {
 		add("fix.cancel_grace: must be positive")

@@ -108,6 +108,9 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		// directory is used.
 		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1, 1048576]"},
 		{"[fix]\nlogons_per_comp_id_per_second = -5.0", "fix.logons_per_comp_id_per_second"},
+		{"[fix]\naccepts_per_second = 5.0\naccepts_burst = 0", "fix.accepts_burst: must be at least 1 when fix.accepts_per_second is set"},
+		{"[fix]\naccepts_per_source_per_second = nan", "fix.accepts_per_source_per_second"},
+		{"[fix]\nlogons_per_source_burst = 0", "fix.logons_per_source_burst: must be at least 1"},
 		{"[fix]\naddr = \"127.0.0.1:99999\"", `fix.addr: port "99999"`},
 		{"[engine]\nevent_ring_slots = 1099511627776", "engine.event_ring_slots: 1099511627776 is not a power of two up to 4194304"},
 		{"[engine]\norders_max = 1000000000000", "engine.orders_max: 1000000000000 is outside"},

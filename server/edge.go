@@ -61,6 +61,8 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 		WriteTimeout:            cfg.FIX.WriteTimeout.Duration,
 		LogonsPerCompID:         edge.Rate{PerSecond: cfg.FIX.LogonsPerCompIDPerSecond, Burst: cfg.FIX.LogonsPerCompIDBurst},
 		LogonsPerSource:         edge.Rate{PerSecond: cfg.FIX.LogonsPerSourcePerSecond, Burst: cfg.FIX.LogonsPerSourceBurst},
+		Accepts:                 edge.Rate{PerSecond: cfg.FIX.AcceptsPerSecond, Burst: cfg.FIX.AcceptsBurst},
+		AcceptsPerSource:        edge.Rate{PerSecond: cfg.FIX.AcceptsPerSourcePerSecond, Burst: cfg.FIX.AcceptsPerSourceBurst},
 		TLSCertFile:             cfg.FIX.TLSCertFile,
 		TLSKeyFile:              cfg.FIX.TLSKeyFile,
 		TLSClientCAFile:         cfg.FIX.TLSClientCAFile,

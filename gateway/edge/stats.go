@@ -41,7 +41,7 @@ const (
 	// Connections refused at accept.
 	ReasonConnectionsMax          // Config.ConnectionsMax reached
 	ReasonConnectionsPerSourceMax // Config.ConnectionsPerSourceMax reached for the address
-	ReasonAcceptRate              // Config.AcceptsPerSecond exceeded
+	ReasonAcceptRate              // Config.AcceptsPerSource or Config.Accepts exceeded
 	ReasonSourcesTableFull        // Config.SourcesMax addresses already tracked
 	ReasonCompIDsTableFull        // Config.CompIDsMax CompIDs already tracked
 
