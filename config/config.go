@@ -280,30 +280,63 @@ type MarketData struct {
 	HeartbeatInterval Duration `toml:"heartbeat_interval"`
 }
 
+// QuickFIXSettings are QuickFIX/Go session settings by name. QuickFIX/Go
+// reads every setting as text; a TOML number or boolean is taken as the
+// text a QuickFIX settings file would hold (HeartBtInt = 30 as "30",
+// true as "Y"), so either spelling works.
+type QuickFIXSettings map[string]string
+
+// UnmarshalTOML takes a table of strings, integers, floats and booleans.
+func (q *QuickFIXSettings) UnmarshalTOML(v any) error {
+	table, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("quickfix: a table of settings, not %T", v)
+	}
+	out := make(QuickFIXSettings, len(table))
+	for k, raw := range table {
+		switch x := raw.(type) {
+		case string:
+			out[k] = x
+		case int64:
+			out[k] = strconv.FormatInt(x, 10)
+		case float64:
+			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			out[k] = map[bool]string{true: "Y", false: "N"}[x]
+		case []any:
+			return fmt.Errorf("quickfix.%s: a setting is a string, a number or true/false, not an array", k)
+		default:
+			return fmt.Errorf("quickfix.%s: a setting is a string, a number or true/false, not a table", k)
+		}
+	}
+	*q = out
+	return nil
+}
+
 // SessionDefaults apply to every session that does not set its own value.
 type SessionDefaults struct {
-	CancelOnDisconnect        *bool             `toml:"cancel_on_disconnect"`
-	OrdersPerSecondReject     int               `toml:"orders_per_second_reject"`
-	CancelsPerSecondReject    int               `toml:"cancels_per_second_reject"`
-	MessagesPerSecondLogout   int               `toml:"messages_per_second_logout"`
-	QuickFIX                  map[string]string `toml:"quickfix"`
-	AllowedSourceAddresses    []string          `toml:"allowed_source_addresses"`
-	RequireClientCertificates bool              `toml:"require_client_certificates"`
+	CancelOnDisconnect        *bool            `toml:"cancel_on_disconnect"`
+	OrdersPerSecondReject     int              `toml:"orders_per_second_reject"`
+	CancelsPerSecondReject    int              `toml:"cancels_per_second_reject"`
+	MessagesPerSecondLogout   int              `toml:"messages_per_second_logout"`
+	QuickFIX                  QuickFIXSettings `toml:"quickfix"`
+	AllowedSourceAddresses    []string         `toml:"allowed_source_addresses"`
+	RequireClientCertificates bool             `toml:"require_client_certificates"`
 }
 
 // Session is one FIX session of a client with the venue. CompID is the client's
 // SenderCompID; with Range it is a format ("CLIENT%d") expanded over [from, to].
 type Session struct {
-	CompID                  string            `toml:"comp_id"`
-	Range                   []int             `toml:"range"`
-	Password                string            `toml:"password"`
-	CancelOnDisconnect      *bool             `toml:"cancel_on_disconnect"`
-	OrdersPerSecondReject   int               `toml:"orders_per_second_reject"`
-	CancelsPerSecondReject  int               `toml:"cancels_per_second_reject"`
-	MessagesPerSecondLogout int               `toml:"messages_per_second_logout"`
-	AllowedSourceAddresses  []string          `toml:"allowed_source_addresses"`
-	SenderCompID            string            `toml:"venue_comp_id"`
-	QuickFIX                map[string]string `toml:"quickfix"`
+	CompID                  string           `toml:"comp_id"`
+	Range                   []int            `toml:"range"`
+	Password                string           `toml:"password"`
+	CancelOnDisconnect      *bool            `toml:"cancel_on_disconnect"`
+	OrdersPerSecondReject   int              `toml:"orders_per_second_reject"`
+	CancelsPerSecondReject  int              `toml:"cancels_per_second_reject"`
+	MessagesPerSecondLogout int              `toml:"messages_per_second_logout"`
+	AllowedSourceAddresses  []string         `toml:"allowed_source_addresses"`
+	SenderCompID            string           `toml:"venue_comp_id"`
+	QuickFIX                QuickFIXSettings `toml:"quickfix"`
 	// Kind is "order" (the default) or "dropcopy" (see dropcopy.go).
 	Kind         string   `toml:"kind"`
 	CopySessions []string `toml:"copy_sessions"`

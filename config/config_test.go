@@ -111,6 +111,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[fix]\naccepts_per_second = 5.0\naccepts_burst = 0", "fix.accepts_burst: must be at least 1 when fix.accepts_per_second is set"},
 		{"[fix]\naccepts_per_source_per_second = nan", "fix.accepts_per_source_per_second"},
 		{"[fix]\nlogons_per_source_burst = 0", "fix.logons_per_source_burst: must be at least 1"},
+		{"[session_defaults.quickfix]\nHeartBtInt = [30]", "quickfix.HeartBtInt: a setting is a string, a number or true/false, not an array"},
+		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nStartTime = { h = 1 }", "quickfix.StartTime: a setting is a string, a number or true/false, not a table"},
 		{"[fix]\naddr = \"127.0.0.1:99999\"", `fix.addr: port "99999"`},
 		{"[engine]\nevent_ring_slots = 1099511627776", "engine.event_ring_slots: 1099511627776 is not a power of two up to 4194304"},
 		{"[engine]\norders_max = 1000000000000", "engine.orders_max: 1000000000000 is outside"},
@@ -265,5 +267,26 @@ func TestClusterSecret(t *testing.T) {
 	}
 	if b, err := (Cluster{}).Secret(); b != nil || err != nil {
 		t.Fatalf("no secret file: %q, %v", b, err)
+	}
+}
+
+// TestQuickFIXSettingsTakeTOMLValues: QuickFIX/Go reads settings as text;
+// numbers and booleans in the configuration become the text a QuickFIX
+// settings file would hold.
+func TestQuickFIXSettingsTakeTOMLValues(t *testing.T) {
+	c, err := Parse([]byte("[session_defaults.quickfix]\nHeartBtInt = 30\nValidateFieldsHaveValues = false\nRejectInvalidMessage = true\n"+
+		"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nMaxLatency = 120\nResendRequestChunkSize = 2.5\nHeartBtInt = \"45\"\n"), "test.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.QuickFIXSettings(&c.Sessions[len(c.Sessions)-1])
+	for k, want := range map[string]string{"HeartBtInt": "45", "ValidateFieldsHaveValues": "N", "RejectInvalidMessage": "Y",
+		"MaxLatency": "120", "ResendRequestChunkSize": "2.5"} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+	if d := c.SessionDefaults.QuickFIX["HeartBtInt"]; d != "30" {
+		t.Errorf("default HeartBtInt = %q, want \"30\"", d)
 	}
 }
