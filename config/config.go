@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	qfconfig "github.com/quickfixgo/quickfix/config"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
@@ -379,6 +381,53 @@ var ownedQuickFIXKeys = map[string]bool{
 	"SocketPrivateKeyFile": true, "SocketCertificateFile": true, "SocketCAFile": true,
 }
 
+// quickFIXKeys are the settings QuickFIX/Go knows: a name outside them in
+// a [quickfix] table (a misspelt one) would be ignored, so it is refused.
+var quickFIXKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range []string{
+		qfconfig.BeginString, qfconfig.SenderCompID, qfconfig.SenderSubID, qfconfig.SenderLocationID,
+		qfconfig.TargetCompID, qfconfig.TargetSubID, qfconfig.TargetLocationID, qfconfig.SessionQualifier,
+		qfconfig.DefaultApplVerID, qfconfig.StartTime, qfconfig.EndTime, qfconfig.StartDay, qfconfig.EndDay,
+		qfconfig.Weekdays, qfconfig.TimeZone, qfconfig.TimeStampPrecision, qfconfig.ResetOnLogon,
+		qfconfig.RefreshOnLogon, qfconfig.ResetOnLogout, qfconfig.ResetOnDisconnect, qfconfig.ResetSeqTime,
+		qfconfig.DataDictionary, qfconfig.TransportDataDictionary, qfconfig.AppDataDictionary,
+		qfconfig.RejectInvalidMessage, qfconfig.AllowUnknownMessageFields, qfconfig.CheckUserDefinedFields,
+		qfconfig.ValidateFieldsOutOfOrder, qfconfig.ValidateFieldsHaveValues, qfconfig.CheckLatency,
+		qfconfig.MaxLatency, qfconfig.InChanCapacity, qfconfig.ReconnectInterval, qfconfig.LogoutTimeout,
+		qfconfig.LogonTimeout, qfconfig.HeartBtInt, qfconfig.SocketConnectHost, qfconfig.SocketConnectPort,
+		qfconfig.SocketTimeout, qfconfig.ProxyType, qfconfig.ProxyHost, qfconfig.ProxyPort, qfconfig.ProxyUser,
+		qfconfig.ProxyPassword, qfconfig.SocketAcceptHost, qfconfig.SocketAcceptPort, qfconfig.HeartBtIntOverride,
+		qfconfig.UseTCPProxy, qfconfig.DynamicSessions, qfconfig.DynamicQualifier, qfconfig.SocketPrivateKeyFile,
+		qfconfig.SocketCertificateFile, qfconfig.SocketCAFile, qfconfig.SocketPrivateKeyBytes,
+		qfconfig.SocketCertificateBytes, qfconfig.SocketCABytes, qfconfig.SocketInsecureSkipVerify,
+		qfconfig.SocketServerName, qfconfig.SocketMinimumTLSVersion, qfconfig.SocketUseSSL, qfconfig.FileLogPath,
+		qfconfig.SQLLogDriver, qfconfig.SQLLogDataSourceName, qfconfig.SQLLogConnMaxLifetime,
+		qfconfig.MongoLogConnection, qfconfig.MongoLogDatabase, qfconfig.MongoLogReplicaSet,
+		qfconfig.PersistMessages, qfconfig.FileStorePath, qfconfig.FileStoreSync, qfconfig.SQLStoreDriver,
+		qfconfig.SQLStoreDataSourceName, qfconfig.SQLStoreConnMaxLifetime, qfconfig.MongoStoreConnection,
+		qfconfig.MongoStoreDatabase, qfconfig.MongoStoreReplicaSet, qfconfig.ResendRequestChunkSize,
+		qfconfig.EnableLastMsgSeqNumProcessed, qfconfig.EnableNextExpectedMsgSeqNum,
+	} {
+		m[k] = true
+	}
+	return m
+}()
+
+// unknownQuickFIXKey describes key when QuickFIX/Go has no setting of
+// that name, naming the one it differs from only in case.
+func unknownQuickFIXKey(key string) string {
+	if quickFIXKeys[key] {
+		return ""
+	}
+	for k := range quickFIXKeys {
+		if strings.EqualFold(k, key) {
+			return fmt.Sprintf("not a QuickFIX/Go setting (did you mean %s?)", k)
+		}
+	}
+	return "not a QuickFIX/Go setting"
+}
+
 // Load reads a configuration file; an empty path means the embedded defaults.
 func Load(path string) (*Config, error) {
 	if path == "" {
@@ -652,6 +701,13 @@ func (c *Config) validateSessions() []error {
 	if err := countError("session", "session", len(c.Sessions), SessionsMax); err != nil {
 		errs = append(errs, err)
 	}
+	for _, k := range slices.Sorted(maps.Keys(c.SessionDefaults.QuickFIX)) {
+		if ownedQuickFIXKeys[k] {
+			errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: set by the venue, not per session", k))
+		} else if why := unknownQuickFIXKey(k); why != "" {
+			errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: %s", k, why))
+		}
+	}
 	seen := map[string]int{}
 	for i := range c.Sessions {
 		s := &c.Sessions[i]
@@ -668,14 +724,11 @@ func (c *Config) validateSessions() []error {
 				"whichever venue_comp_id each gives)", key, s.CompID, j))
 		}
 		seen[s.CompID] = i
-		for k := range s.QuickFIX {
+		for _, k := range slices.Sorted(maps.Keys(s.QuickFIX)) {
 			if ownedQuickFIXKeys[k] {
 				errs = append(errs, fmt.Errorf("%s.quickfix.%s: set by the venue, not per session", key, k))
-			}
-		}
-		for k := range c.SessionDefaults.QuickFIX {
-			if ownedQuickFIXKeys[k] && i == 0 {
-				errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: set by the venue, not per session", k))
+			} else if why := unknownQuickFIXKey(k); why != "" {
+				errs = append(errs, fmt.Errorf("%s.quickfix.%s: %s", key, k, why))
 			}
 		}
 		for _, a := range s.AllowedSourceAddresses {

@@ -111,6 +111,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[fix]\naccepts_per_second = 5.0\naccepts_burst = 0", "fix.accepts_burst: must be at least 1 when fix.accepts_per_second is set"},
 		{"[fix]\naccepts_per_source_per_second = nan", "fix.accepts_per_source_per_second"},
 		{"[fix]\nlogons_per_source_burst = 0", "fix.logons_per_source_burst: must be at least 1"},
+		{"[session_defaults.quickfix]\nResetOnLogn = \"Y\"", "session_defaults.quickfix.ResetOnLogn: not a QuickFIX/Go setting"},
+		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nresetonlogon = \"Y\"", "quickfix.resetonlogon: not a QuickFIX/Go setting (did you mean ResetOnLogon?)"},
 		{"[session_defaults.quickfix]\nHeartBtInt = [30]", "quickfix.HeartBtInt: a setting is a string, a number or true/false, not an array"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nStartTime = { h = 1 }", "quickfix.StartTime: a setting is a string, a number or true/false, not a table"},
 		{"[fix]\naddr = \"127.0.0.1:99999\"", `fix.addr: port "99999"`},
