@@ -102,8 +102,10 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q in any case: "+
 			"ALL in FIX and all here mean every instrument)", req.Symbol, venue.SymbolLength, AllInstruments)
 	}
-	if a.Tick, err = decimal.ParseTick(req.TickSize); err != nil || a.Tick.Scale > 18 {
-		return bad("bad_tick_size", "tick_size %q is not a positive decimal with at most 18 decimal places", req.TickSize)
+	// ParseTick takes at most decimal.MaxScale fractional digits (as a
+	// configured [[instrument]] does): the refusal names that bound.
+	if a.Tick, err = decimal.ParseTick(req.TickSize); err != nil {
+		return bad("bad_tick_size", "tick_size %q is not a positive decimal with at most %d decimal places", req.TickSize, decimal.MaxScale)
 	}
 	if a.RefPriceTicks, err = decimal.ParseTicks([]byte(req.RefPrice), a.Tick); err != nil || a.RefPriceTicks <= 0 {
 		return bad("bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, req.TickSize)

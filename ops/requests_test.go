@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/gateway"
 )
 
@@ -140,6 +142,25 @@ func TestAddInstrumentRequestValidation(t *testing.T) {
 		var got apiError
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != c.status || got.Code != c.code || got.Error == "" {
 			t.Errorf("%s: %d %s, want %d %s", c.body, w.Code, w.Body.String(), c.status, c.code)
+		}
+	}
+}
+
+// TestAddInstrumentTickScaleRefusal: a tick size with more fractional
+// digits than prices carry (decimal.MaxScale) is refused naming that bound,
+// not another one (README, "Adding an instrument").
+func TestAddInstrumentTickScaleRefusal(t *testing.T) {
+	for _, tick := range []string{"0.0000000001", "0.000000000000000001"} {
+		o := requestOps()
+		w := httptest.NewRecorder()
+		body := `{"reason":"list","symbol":"FINE","tick_size":"` + tick + `","lot_size":1,"min_qty":1,"max_qty":10,"ref_price":"1","band_percent":10}`
+		o.handleAddInstrument(w, httptest.NewRequest("POST", "/v1/instruments", strings.NewReader(body)))
+		var got apiError
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 400 || got.Code != "bad_tick_size" {
+			t.Fatalf("tick %s: %d %s, want 400 bad_tick_size", tick, w.Code, w.Body.String())
+		}
+		if want := fmt.Sprintf("at most %d decimal places", decimal.MaxScale); !strings.Contains(got.Error, want) {
+			t.Errorf("tick %s: %q does not say %q", tick, got.Error, want)
 		}
 	}
 }
