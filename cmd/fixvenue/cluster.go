@@ -105,6 +105,12 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	if cfg == nil {
 		return exit
 	}
+	if *cfgPath == "" {
+		// Without --config the embedded demo configuration was read: it has
+		// no [cluster], and saying so would not tell what is missing.
+		fmt.Fprintf(os.Stderr, "fixvenue cluster %s: --config FILE is required: a node's configuration (its [cluster] lists every node)\n", sub)
+		return 2
+	}
 	if !cfg.Cluster.Enabled() {
 		fmt.Fprintln(os.Stderr, "fixvenue cluster: the configuration has no [cluster] node_id")
 		return 2

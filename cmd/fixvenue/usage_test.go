@@ -217,3 +217,16 @@ func TestClusterNodeRefusesAFIXAddress(t *testing.T) {
 		t.Fatalf("the refused node touched its data directory: %v", err)
 	}
 }
+
+// TestClusterNeedsConfig: cluster status and transfer without --config say
+// that --config is required (the usage's synopsis), not that "the
+// configuration" (the embedded demo one, which nobody gave) has no
+// [cluster].
+func TestClusterNeedsConfig(t *testing.T) {
+	for _, args := range [][]string{{"cluster", "status"}, {"cluster", "transfer", "--to", "2"}} {
+		code, out, errs := runCLI(t, "", nil, args...)
+		if code != 2 || !strings.Contains(errs, "--config FILE is required") {
+			t.Errorf("%q: exit %d, want 2 saying --config is required\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+}
