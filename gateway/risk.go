@@ -124,6 +124,22 @@ type RiskLimitKey struct {
 type riskSeen struct {
 	reports map[string]RiskReport
 	limits  map[RiskLimitKey]int64 // the matcher's at start (SeedRisk), then as RiskSetLimit changed them
+	// rounds are the seqs of the last two report commands published
+	// (RiskReportPublished), the older first.
+	rounds [2]int64
+}
+
+// RiskReportPublished records that the report command seq was published.
+// A report has no RiskUtilisation for a subject with nothing open, no
+// limit of its figures and its kill switch off: its figures of an earlier
+// report are then no longer true (an order since cancelled stayed in them
+// for good), and RiskSeen drops the figures of a subject that neither of
+// the last two reports published named. Two, not one: the latest may not
+// have reached outbound yet.
+func (g *Gateway) RiskReportPublished(seq int64) {
+	g.riskMu.Lock()
+	defer g.riskMu.Unlock()
+	g.riskSeen.rounds[0], g.riskSeen.rounds[1] = g.riskSeen.rounds[1], seq
 }
 
 func (g *Gateway) seeRisk(name string, change func(*RiskReport)) {
@@ -144,6 +160,9 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 	defer g.riskMu.Unlock()
 	reports := make(map[string]RiskReport, len(g.riskSeen.reports))
 	for k, v := range g.riskSeen.reports {
+		if v.Seq != 0 && v.Seq < g.riskSeen.rounds[0] {
+			v = RiskReport{Killed: v.Killed} // left out of the last two reports (RiskReportPublished)
+		}
 		reports[k] = v
 	}
 	limits := make(map[RiskLimitKey]int64, len(g.riskSeen.limits))

@@ -279,12 +279,16 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 // gateway turns into the risk gauges.
 func (s *Server) runRiskReports(interval time.Duration) {
 	s.every(interval, func() {
-		s.publish("risk report", func(slot []byte, seq uint64) {
+		var abs uint64
+		if _, ok := s.publish("risk report", func(slot []byte, seq uint64) {
 			var c venue.RiskControl
 			_ = c.WrapEncode(slot, 0)
 			c.SetSeq(seq)
 			c.SetTimestampNs(time.Now().UnixNano())
 			c.SetAction(venue.RiskActionReport)
-		})
+			abs = seq
+		}); ok {
+			s.gw.RiskReportPublished(int64(abs))
+		}
 	})
 }

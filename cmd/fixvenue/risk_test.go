@@ -161,3 +161,64 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		t.Fatalf("show: exit %d: %s", code, out)
 	}
 }
+
+// TestRiskShowDropsFiguresNoLongerReported: a report leaves out a subject
+// with nothing open, no limit of its figures and its kill switch off, so
+// the figures `risk show` had for it from an earlier report (an order
+// since cancelled) must go, not stay for good beside a sessions view
+// saying it has no open order (README, "Risk limits").
+func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
+	dir := t.TempDir()
+	const token = "risk-test-token-0123456789abcdef"
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"100ms\"\n[risk.sessions]\nmax_order_qty = 100\n",
+		ops.HashToken(token))
+	v := startVenue(t, cfg)
+	addr := v.ready.AdminAddr
+	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send("D", fixclient.F(11, "o1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+		fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "99.00"), fixclient.F(59, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	// The open orders CLIENT1's figures show, as GET /v1/risk has them.
+	openOrders := func() (int64, bool) {
+		t.Helper()
+		var list []ops.RiskSubject
+		if err := json.Unmarshal(admintest.Call(t, http.MethodGet, "http://"+addr+"/v1/risk", "", "").Body, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list {
+			if s.Scope == "session" && s.Name == "CLIENT1" && s.Figures != nil {
+				return s.Figures.OpenOrders, true
+			}
+		}
+		return 0, false
+	}
+	until := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !done(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5 s\n%s", what, v.logs())
+			}
+		}
+	}
+	until("the resting order in CLIENT1's figures", func() bool { n, ok := openOrders(); return ok && n == 1 })
+	if a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/cancel", token, `{"reason":"clean","session":"CLIENT1"}`); a.Status != 200 {
+		t.Fatalf("cancel: %d %s", a.Status, a.Body)
+	}
+	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "4"}); err != nil {
+		t.Fatal(err)
+	}
+	until("CLIENT1's figures without the cancelled order", func() bool { n, ok := openOrders(); return !ok || n == 0 })
+}
