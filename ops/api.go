@@ -11,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -430,7 +433,49 @@ func (o *Ops) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		refuse(w, http.StatusBadRequest, "bad_json", "body holds more than one JSON value")
 		return false
 	}
+	if err := exactKeys(body, v); err != nil {
+		refuse(w, http.StatusBadRequest, "bad_json", "%v", err)
+		return false
+	}
 	return true
+}
+
+// exactKeys checks the keys of the JSON object body against the json names
+// of the struct v points to, exactly: encoding/json matches names without
+// regard to case and keeps the last of a repeated key, so {"reason": "a",
+// "REASON": "b"} would journal "b" for a body that names no field.
+func exactKeys(body []byte, v any) error {
+	names := map[string]bool{}
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" {
+			names[name] = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // the '{' the strict decode saw
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch {
+		case !names[key]:
+			return fmt.Errorf("unknown field %q (names are exact: %s)", key, strings.Join(slices.Sorted(maps.Keys(names)), ", "))
+		case seen[key]:
+			return fmt.Errorf("field %q given twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func nonPrintable(r rune) bool { return r < ' ' || r > '~' }

@@ -43,6 +43,8 @@ func TestRiskRequestValidation(t *testing.T) {
 	}{
 		{"limit", `{`, 400, "bad_json"},
 		{"limit", `{"reason":"r","session":"C1","extra":1}`, 400, "bad_json"},
+		{"kill", `{"reason":"r","Session":"C1"}`, 400, "bad_json"},                // encoding/json alone matches names without case
+		{"kill", `{"reason":"r","session":"C1","session":"C2"}`, 400, "bad_json"}, // and keeps the last of a repeated key
 		{"limit", `{"reason":"r","session":"C1"}{"reason":"r"}`, 400, "bad_json"},
 		{"kill", `{"reason":"r","session":"C1"}]`, 400, "bad_json"}, // after the object: json.Decoder.More says nothing follows
 		{"kill", `{"reason":"r","session":"C1"}}`, 400, "bad_json"},
@@ -102,8 +104,27 @@ func TestRiskRequestValidation(t *testing.T) {
 // Ops has no pipeline: reaching it would panic).
 func TestAddInstrumentRequestValidation(t *testing.T) {
 	good := `"reason":"list","symbol":"NEWCO","tick_size":"0.05","lot_size":10,"min_qty":10,"max_qty":1000,"ref_price":"20.00","band_percent":10`
-	with := func(extra string) string { return `{` + good + extra + `}` }
-	// A later duplicate key wins in encoding/json: each case overrides one field.
+	// with gives good with one field's value replaced (or added) by extra,
+	// `,"name":value`; other text goes after the fields as it is.
+	with := func(extra string) string {
+		name, value, ok := strings.Cut(strings.TrimPrefix(extra, `,`), `:`)
+		if !strings.HasPrefix(extra, `,"`) || !ok {
+			return `{` + good + extra + `}`
+		}
+		var fields []string
+		replaced := false
+		for _, f := range strings.Split(good, `,"`) {
+			f = `"` + strings.TrimPrefix(f, `"`)
+			if strings.HasPrefix(f, name+`:`) {
+				f, replaced = name+`:`+value, true
+			}
+			fields = append(fields, f)
+		}
+		if !replaced {
+			fields = append(fields, name+`:`+value)
+		}
+		return `{` + strings.Join(fields, `,`) + `}`
+	}
 	for _, c := range []struct {
 		body   string
 		status int
@@ -111,6 +132,8 @@ func TestAddInstrumentRequestValidation(t *testing.T) {
 	}{
 		{`{`, 400, "bad_json"},
 		{with(`,"extra":1`), 400, "bad_json"},
+		{with(`,"SYMBOL":"NEWCO"`), 400, "bad_json"},
+		{`{` + good + `,"symbol":"OTHER"}`, 400, "bad_json"},
 		{with(`,"lot_size":"10"`), 400, "bad_json"},
 		{with(`,"id":-1`), 400, "bad_json"},
 		{with(`,"reason":""`), 400, "no_reason"},
