@@ -54,7 +54,8 @@
 // (168), CashOrderQty (152), OrderPercent (516), PegOffsetValue (211),
 // DiscretionInst (388) and DiscretionOffsetValue (389), TargetStrategy
 // (847), ParticipationRate (849), Spread (218), Yield (236), and a PriceType
-// (423) other than 2 (per unit). Fields that only describe the order
+// (423) other than 2 (per unit). So is a Price (44) on a market or stop
+// order, a limit the order would not keep. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.

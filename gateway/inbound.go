@@ -92,7 +92,13 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 	switch {
 	case limit && len(price) == 0:
 		return o, &rejection{ordRejOther, "limit order without Price"}
-	case limit:
+	case !limit && len(price) > 0:
+		// A market or stop order trades at any price: a Price there would
+		// be a limit the order does not keep, so it is refused, not dropped
+		// (doc.go, "Unsupported order fields").
+		return o, &rejection{ordRejUnsupportedOrderChar, "Price (44) is only allowed on limit (40=2) and stop-limit (40=4) orders"}
+	}
+	if limit {
 		ticks, err := decimal.ParseTicks(price, o.inst.Tick)
 		if errors.Is(err, decimal.ErrOffTick) {
 			return o, &rejection{ordRejOther, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}

@@ -455,6 +455,12 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"CashOrderQty", limit("r22", "ACME", "1", "5", "99.00", "152", "1000"), "11", "unsupported CashOrderQty (152): give OrderQty (38)"},
 			{"pegged", limit("r23", "ACME", "1", "5", "99.00", "211", "0.01"), "11", "unsupported PegOffsetValue (211): no pegged orders"},
 			{"discretion", limit("r24", "ACME", "1", "5", "99.00", "388", "0"), "11", "unsupported DiscretionInst (388): no discretion"},
+			// A Price on a market or stop order would be a limit the order does not keep:
+			// refused, never dropped.
+			{"market with Price", append(limit("r25", "ACME", "1", "1", "99.00")[:10], "40", "1", "44", "99.00", "59", "0"), "11",
+				"Price (44) is only allowed on limit (40=2) and stop-limit (40=4) orders"},
+			{"stop with Price", append(limit("r26", "ACME", "1", "1", "99.00")[:10], "40", "3", "44", "101.00", "99", "101.00", "59", "0"), "11",
+				"Price (44) is only allowed on limit (40=2) and stop-limit (40=4) orders"},
 		}
 		// Liquidity for the post-only case.
 		b.send("D", limit("liq1", "ACME", "2", "1", "100.00")...)
