@@ -54,8 +54,10 @@
 // (168), CashOrderQty (152), OrderPercent (516), PegOffsetValue (211),
 // DiscretionInst (388) and DiscretionOffsetValue (389), TargetStrategy
 // (847), ParticipationRate (849), Spread (218), Yield (236), and a PriceType
-// (423) other than 2 (per unit). So is a Price (44) on a market or stop
-// order, a limit the order would not keep. Fields that only describe the order
+// (423) other than 2 (per unit). So are fields that would give an order a
+// limit or an expiry it does not keep: a Price (44) on a market or stop
+// order, and an ExpireTime (126) or ExpireDate (432) on an order that is
+// not GTD. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.
@@ -69,7 +71,8 @@
 // Both become the order's expire time in the command; every report of the
 // order echoes it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
 // after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
-// date or time already past is the matcher's ExpireTimeInPast.
+// date or time already past is the matcher's ExpireTimeInPast. Either on
+// an order that is not GTD is refused (OrdRejReason 11), never ignored.
 //
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX
 // messages while their commands are being made durable (an ExecutionReport's

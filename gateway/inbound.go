@@ -203,10 +203,13 @@ var unsupportedTagSet = func() (set TagSet) {
 	}
 	_ = set.Add(tag.PriceType)
 	_ = set.Add(tag.MinQty)
+	_ = set.Add(tag.ExpireTime)
+	_ = set.Add(tag.ExpireDate)
 	return set
 }()
 
-// unsupported refuses an order with a field of unsupportedOrderFields, a
+// unsupported refuses an order with a field of unsupportedOrderFields, an
+// ExpireTime (126) or ExpireDate (432) on an order that is not GTD, a
 // MinQty (110) above the lot (every fill is at least a lot, so a smaller one
 // asks nothing) or a PriceType (423) other than 2 (per unit). It looks only
 // when the message may have one of them (FromApp learns it from Validator.CheckFor).
@@ -218,6 +221,12 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 		if m.Body.Has(f.tag) {
 			return &rejection{ordRejUnsupportedOrderChar, "unsupported " + f.name}
 		}
+	}
+	if o.tif != venue.TimeInForceGTD && (m.Body.Has(tag.ExpireTime) || m.Body.Has(tag.ExpireDate)) {
+		// Only a GTD order expires at a time of its own: another would
+		// rest past the expiry it was given (doc.go, "Unsupported order
+		// fields" and "GTD expiry").
+		return &rejection{ordRejUnsupportedOrderChar, "ExpireTime (126) and ExpireDate (432) are only allowed on GTD (59=6) orders"}
 	}
 	if v := fieldBytes(m, tag.PriceType); len(v) > 0 && string(v) != "2" {
 		return &rejection{ordRejUnsupportedOrderChar, "unsupported PriceType (423) " + string(v) + ": prices are per unit (2)"}

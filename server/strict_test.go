@@ -419,6 +419,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 
 	run("order rejects", func(t *testing.T) {
 		past := time.Now().Add(-time.Hour).UTC().Format("20060102-15:04:05")
+		future := time.Now().Add(time.Hour).UTC().Format("20060102-15:04:05")
 		cases := []struct {
 			name   string
 			fields []string
@@ -455,12 +456,16 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"CashOrderQty", limit("r22", "ACME", "1", "5", "99.00", "152", "1000"), "11", "unsupported CashOrderQty (152): give OrderQty (38)"},
 			{"pegged", limit("r23", "ACME", "1", "5", "99.00", "211", "0.01"), "11", "unsupported PegOffsetValue (211): no pegged orders"},
 			{"discretion", limit("r24", "ACME", "1", "5", "99.00", "388", "0"), "11", "unsupported DiscretionInst (388): no discretion"},
-			// A Price on a market or stop order would be a limit the order does not keep:
-			// refused, never dropped.
+			// A Price on a market or stop order, or an expiry on an order that is not GTD, would be a
+			// limit or an expiry the order does not keep: refused, never dropped.
 			{"market with Price", append(limit("r25", "ACME", "1", "1", "99.00")[:10], "40", "1", "44", "99.00", "59", "0"), "11",
 				"Price (44) is only allowed on limit (40=2) and stop-limit (40=4) orders"},
 			{"stop with Price", append(limit("r26", "ACME", "1", "1", "99.00")[:10], "40", "3", "44", "101.00", "99", "101.00", "59", "0"), "11",
 				"Price (44) is only allowed on limit (40=2) and stop-limit (40=4) orders"},
+			{"GTC with ExpireTime", append(limit("r27", "ACME", "1", "1", "99.00")[:14], "59", "1", "126", future), "11",
+				"ExpireTime (126) and ExpireDate (432) are only allowed on GTD (59=6) orders"},
+			{"DAY with ExpireDate", limit("r28", "ACME", "1", "1", "99.00", "432", "20300101"), "11",
+				"ExpireTime (126) and ExpireDate (432) are only allowed on GTD (59=6) orders"},
 		}
 		// Liquidity for the post-only case.
 		b.send("D", limit("liq1", "ACME", "2", "1", "100.00")...)
@@ -482,6 +487,11 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		m := a.expect("9", map[int]string{11: "u2", 41: "u1", 434: "2", 102: "99"})
 		if want := "unsupported MinQty (110) 20: no minimum fill beyond the lot of 10"; m.get(58) != want {
 			t.Errorf("replace with MinQty: 58=%q, want %q", m.get(58), want)
+		}
+		a.send("G", "11", "u2b", "41", "u1", "55", "LOTS", "54", "1", "60", now(), "38", "20", "40", "2", "44", "50.00", "59", "0", "126", future)
+		m = a.expect("9", map[int]string{11: "u2b", 41: "u1", 434: "2", 102: "99"})
+		if want := "ExpireTime (126) and ExpireDate (432) are only allowed on GTD (59=6) orders"; m.get(58) != want {
+			t.Errorf("replace of a DAY order with ExpireTime: 58=%q, want %q", m.get(58), want)
 		}
 		a.send("F", "11", "u3", "41", "u1", "55", "LOTS", "54", "1", "60", now())
 		a.expect("8", map[int]string{11: "u3", 150: "4", 151: "0", 14: "0"})
