@@ -550,9 +550,14 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		return
 	case len(typ) == 1 && typ[0] == massCancelAll:
 	case len(typ) == 1 && typ[0] == massCancelBySecurity:
-		inst := g.bySymbolBytes(fieldBytes(m, tag.Symbol))
+		sym := fieldBytes(m, tag.Symbol)
+		if len(sym) == 0 {
+			reject(massCancelRejInvalidSecurity, "MassCancelRequestType 1 needs a Symbol (55)")
+			return
+		}
+		inst := g.bySymbolBytes(sym)
 		if inst == nil {
-			reject(massCancelRejInvalidSecurity, "unknown symbol "+string(fieldBytes(m, tag.Symbol)))
+			reject(massCancelRejInvalidSecurity, "unknown symbol "+string(sym))
 			return
 		}
 		instID = inst.ID
@@ -565,6 +570,17 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		reject(massCancelRejOther, "Account longer than "+strconv.Itoa(venue.AccountLength)+" characters")
 		return
 	}
+	var side venue.Side // 0: either side
+	if b := fieldBytes(m, tag.Side); len(b) > 0 {
+		// A Side the venue has no orders of is refused: read as "either
+		// side" it would cancel the orders of both (README, "FIX": it is
+		// refused in the report and cancels nothing).
+		var ok bool
+		if side, ok = parseSide(b); !ok {
+			reject(massCancelRejOther, "unsupported side "+string(b)+": a mass cancel's Side (54) is 1 (buy) or 2 (sell), or absent for both")
+			return
+		}
+	}
 	if !s.throttle(&s.cancels, now) {
 		reject(massCancelRejOther, "throttled")
 		return
@@ -574,7 +590,6 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		reject(massCancelRejOther, rej.text)
 		return
 	}
-	side, _ := parseSide(fieldBytes(m, tag.Side))
 	var cmd venue.MassCancel
 	_ = cmd.WrapEncode(slot, 0)
 	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))

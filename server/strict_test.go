@@ -520,6 +520,23 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		a.expect("r", map[int]string{11: "mc2", 531: "0", 532: "1"})
 		a.send("q", "11", "mc3", "530", "3", "60", now())
 		a.expect("r", map[int]string{11: "mc3", 531: "0", 532: "0"})
+		// A Side the venue has no orders of, or 530=1 without a Symbol, cancels nothing: read
+		// as "any" they would cancel both sides, every instrument.
+		a.send("D", limit("m2", "ACME", "1", "1", "95.00")...)
+		a.expect("8", map[int]string{11: "m2", 150: "0"})
+		a.send("D", limit("m3", "ACME", "2", "1", "105.00")...)
+		a.expect("8", map[int]string{11: "m3", 150: "0"})
+		a.send("q", "11", "mc4", "530", "1", "55", "ACME", "54", "5", "60", now())
+		a.expect("r", map[int]string{11: "mc4", 531: "0", 532: "99",
+			58: "unsupported side 5: a mass cancel's Side (54) is 1 (buy) or 2 (sell), or absent for both"})
+		a.send("q", "11", "mc5", "530", "1", "60", now())
+		a.expect("r", map[int]string{11: "mc5", 531: "0", 532: "1", 58: "MassCancelRequestType 1 needs a Symbol (55)"})
+		a.send("q", "11", "mc6", "530", "1", "55", "ACME", "54", "1", "60", now())
+		a.expect("8", map[int]string{11: "m2", 150: "4"})
+		a.expect("r", map[int]string{11: "mc6", 531: "1", 533: "1"})
+		a.send("q", "11", "mc7", "530", "7", "60", now())
+		a.expect("8", map[int]string{11: "m3", 150: "4"})
+		a.expect("r", map[int]string{11: "mc7", 531: "7", 533: "1"})
 	})
 
 	run("security list", func(t *testing.T) {
