@@ -33,7 +33,9 @@
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order
-// view); MaxFloor is echoed where the event carries it (accepts, replaces,
+// view) up to the one that ends it; a status request (35=H) for an order
+// already done is answered from its ClOrdID record, which keeps neither
+// StopPx nor ExpireTime, and carries neither; MaxFloor is echoed where the event carries it (accepts, replaces,
 // status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills.
@@ -68,8 +70,9 @@
 // else as ExpireDate (432), the local market date it may trade through: it
 // rests until the end of day on that date in the schedule's time zone
 // (Config.MarketDateEnd), or with no schedule until the date ends in UTC.
-// Both become the order's expire time in the command; every report of the
-// order echoes it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
+// Both become the order's expire time in the command (ExpireTime when both
+// are given); every report of the order up to the one that ends it echoes
+// it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
 // after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
 // date or time already past is the matcher's ExpireTimeInPast. Either on
 // an order that is not GTD is refused (OrdRejReason 11), never ignored.
