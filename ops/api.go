@@ -801,6 +801,8 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	o.sessionMu.Lock()
+	defer o.sessionMu.Unlock()
 	st := sc.SessionState(s.Idx)
 	switch {
 	case kind == venue.OperatorActionTypeSessionLogout && !st.LoggedOn:

@@ -140,6 +140,10 @@ type Ops struct {
 	// waits for the one published rather than sending another.
 	eodPublished map[string]uint64
 	eodMu        sync.Mutex // one end of day at a time (schedule and operator)
+	// sessionMu makes a session action's check of the session's state and
+	// its journaled change one step: two disables at once were both
+	// journaled and answered done.
+	sessionMu sync.Mutex
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
 	// phases[g] is group g's status as last set (phaseKnown[g]).

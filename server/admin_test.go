@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -539,5 +541,39 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 	call("/v1/instruments/all/resume", `{"reason":"lift halts"}`, 409)
 	if st := instrumentsOf(t, s)["ACME"].Status; st != "Closed" {
 		t.Fatalf("ACME %s after resuming all with none halted", st)
+	}
+}
+
+// TestConcurrentSessionActions: of several disables of one session at
+// once, one is done and journaled and the others are refused as the
+// transition they are (the state's check and the journaled change are one
+// step).
+func TestConcurrentSessionActions(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	const callers = 8
+	codes := make(chan int, callers)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range callers {
+		go func() {
+			start.Wait()
+			req, _ := http.NewRequest("POST", "http://"+s.AdminAddr()+"/v1/sessions/CLIENT3/disable", strings.NewReader(`{"reason":"at once"}`))
+			req.Header.Set("Authorization", "Bearer "+aliceToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	start.Done()
+	got := map[int]int{}
+	for range callers {
+		got[<-codes]++
+	}
+	if got[200] != 1 || got[409] != callers-1 {
+		t.Fatalf("answers by status %v, want one 200 and %d 409", got, callers-1)
 	}
 }
