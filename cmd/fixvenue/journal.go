@@ -146,6 +146,8 @@ func (b *progressBar) done() {
 // matcher and prints the books the matcher holds, one JSON line per
 // instrument in the shape of `fixvenue md book --json` without the feed's
 // sequence number: {"symbol":"ACME","bids":[[price,qty,orders],...],"asks":[...]}.
+// A level's quantity is what the book shows, as on the feed: an iceberg
+// counts with its display slice, never its reserve.
 // It reads engine state, which market data never does, so it is the check
 // that the feed's books are the engine's. It never writes to the journal.
 // Snapshots before snapshotsFrom are passed over (server.CheckTermsRecord).
@@ -159,7 +161,7 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 		return err
 	}
 	found := false
-	var levels []core.Level
+	var orders []core.OrderView
 	// The configured instruments, then those the journal added.
 	listed := append([]config.Instrument(nil), cfg.Instruments...)
 	for _, a := range m.AddedInstruments() {
@@ -176,14 +178,23 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 			side venue.Side
 		}{{`,"bids":[`, venue.SideBuy}, {`],"asks":[`, venue.SideSell}} {
 			line = append(line, side.key...)
-			levels = m.BookLevels(in.ID, side.side, levels[:0])
-			for i, l := range levels {
-				if i > 0 {
+			orders = m.BookOrders(in.ID, side.side, orders[:0])
+			for i, n := 0, 0; i < len(orders); n++ {
+				// A level is what it shows: an iceberg counts with its
+				// display slice, as on the feed, not with its reserve
+				// (marketdata/doc.go, "Icebergs"). Orders come in
+				// priority order, so a level's orders are contiguous.
+				px, qty, count := orders[i].PriceTicks, int64(0), 0
+				for ; i < len(orders) && orders[i].PriceTicks == px; i++ {
+					qty += orders[i].DisplayQty
+					count++
+				}
+				if n > 0 {
 					line = append(line, ',')
 				}
 				line = append(line, '[')
-				line = decimal.FormatTicks(line, l.PriceTicks, in.Tick)
-				line = fmt.Appendf(line, ",%d,%d]", l.Qty, l.Orders)
+				line = decimal.FormatTicks(line, px, in.Tick)
+				line = fmt.Appendf(line, ",%d,%d]", qty, count)
 			}
 		}
 		line = append(line, "]}\n"...)

@@ -87,6 +87,19 @@ range = [1, 2]
 	if book.Symbol != "ACME" || book.Seq == 0 || fmt.Sprint(book.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(book.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("book = %s\nwant bids %v asks %v", out, wantBids, wantAsks)
 	}
+	// The engine's book, rebuilt from the journal, shows the same levels:
+	// the iceberg with its display, not its reserve of 40.
+	jout, err := exec.Command(binPath, "journal", "book", "--config", cfg, "--symbol", "ACME").Output()
+	if err != nil {
+		t.Fatalf("journal book: %v", err)
+	}
+	var engine struct{ Bids, Asks [][]float64 }
+	if err := json.Unmarshal(jout, &engine); err != nil {
+		t.Fatalf("journal book printed %q: %v", jout, err)
+	}
+	if fmt.Sprint(engine.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(engine.Asks) != fmt.Sprint(wantAsks) {
+		t.Fatalf("journal book = %s, md book = %s", jout, out)
+	}
 	// Watching a symbol the feed does not list says so and exits, as book
 	// does (it drew an empty book for ever).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
