@@ -142,3 +142,18 @@ func TestMarketDataLatencyTool(t *testing.T) {
 		t.Fatalf("md latency measured nothing: %q", out.String())
 	}
 }
+
+// TestMarketDataWatchSaysWhyItCannotJoin runs `fixvenue md watch` against a
+// recovery address where nothing listens: the screen names the failure
+// (it showed only "unrecovered", for ever).
+func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	recovery := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--feed-addr", fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t)),
+		"--recovery-addr", recovery)
+	out, _ := watch.Output()
+	if !strings.Contains(string(out), "last recovery: unrecovered") || !strings.Contains(string(out), recovery+": connect: connection refused") {
+		t.Fatalf("md watch with no recovery service drew:\n%s", out)
+	}
+}

@@ -103,9 +103,15 @@ func (w *watcher) maybeDraw() {
 	} else {
 		w.buf = appendBookView(w.buf, w.book, w.trades[:w.tradesN], watchDepth, w.client.NextSeq())
 	}
-	if w.lastRecovery.Outcome != 0 {
-		w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s from seq %d (%d messages)\n",
-			w.lastRecovery.Outcome, w.lastRecovery.FromSeq, w.lastRecovery.Count)
+	if r := w.lastRecovery; r.Outcome != 0 {
+		w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s from seq %d (%d messages)", r.Outcome, r.FromSeq, r.Count)
+		if r.Err != nil {
+			// Why it failed (the recovery service refused the connection,
+			// timed out, refused the snapshot): without it a watch that
+			// cannot join shows only "unrecovered", for ever.
+			w.buf = fmt.Appendf(w.buf, ": %v", r.Err)
+		}
+		w.buf = append(w.buf, '\n')
 	}
 	if _, err := w.out.Write(w.buf); err != nil && w.writeErr == nil {
 		w.writeErr = err
