@@ -11,6 +11,7 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +58,17 @@ func cmdMD(args []string) int {
 	if len(positional) > 0 {
 		return refuseArgs(fs, os.Stderr, positional, "md "+sub+" takes no arguments: give the instrument with --symbol")
 	}
+	// Values that cannot work are refused here, by name: a timeout of zero
+	// or less ended the book at once, and no recovery address waited for
+	// the whole timeout, both with "is the venue running …?".
+	if timeout <= 0 {
+		fmt.Fprintf(os.Stderr, "fixvenue md %s: --timeout must be positive, got %v\n", sub, timeout)
+		return 2
+	}
+	if strings.Trim(*recoveryAddr, ", ") == "" {
+		fmt.Fprintf(os.Stderr, "fixvenue md %s: --recovery-addr is empty: give the feed's recovery service (marketdata.recovery_addr)\n", sub)
+		return 2
+	}
 	cfg := feedclient.Config{FeedAddr: *feedAddr, RecoveryAddr: *recoveryAddr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -94,6 +106,11 @@ func cmdMDLatency(args []string) int {
 	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
+	}
+	if *duration <= 0 {
+		// It listened for nothing and printed "0 packets" as a measurement.
+		fmt.Fprintf(os.Stderr, "fixvenue md latency: --duration must be positive, got %v\n", *duration)
+		return 2
 	}
 	addr, err := net.ResolveUDPAddr("udp", *feedAddr)
 	if err != nil {

@@ -230,3 +230,26 @@ func TestClusterNeedsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestMarketDataToolsRefuseValuesThatCannotWork: a non-positive timeout or
+// duration and an empty recovery address are usage errors naming the
+// option; book ended at once asking whether the venue ran, and latency
+// printed a measurement of nothing.
+func TestMarketDataToolsRefuseValuesThatCannotWork(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"md", "book", "--timeout", "-1s"}, "--timeout must be positive, got -1s"},
+		{[]string{"md", "book", "--timeout", "0s"}, "--timeout must be positive, got 0s"},
+		{[]string{"md", "book", "--recovery-addr", ""}, "--recovery-addr is empty"},
+		{[]string{"md", "watch", "--recovery-addr", " , "}, "--recovery-addr is empty"},
+		{[]string{"md", "latency", "--duration", "0s"}, "--duration must be positive, got 0s"},
+	} {
+		code, out, errs := runCLI(t, dir, nil, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+}
