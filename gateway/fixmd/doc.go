@@ -9,8 +9,10 @@
 // MDReqRejReason: 0 unknown symbol or too many subscriptions, 1 duplicate
 // MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,
 // 6 unsupported MDUpdateType, 8 an MDEntryType other than bid (0), offer
-// (1) and imbalance (A). A request without NoMDEntryTypes gets bids and
-// offers; otherwise only the types it lists.
+// (1) and imbalance (A). NoMDEntryTypes (267) is required, as FIX 4.4's
+// dictionary has it: a request without it gets a session Reject (3,
+// RefTagID 267); one with NoMDEntryTypes 0 gets bids and offers, any other
+// only the types it lists.
 //
 // # Auctions
 //
