@@ -199,6 +199,12 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	if done {
 		return exit
 	}
+	if *timeout <= 0 {
+		// http.Client takes 0 as no timeout at all and a negative one as
+		// already past.
+		fmt.Fprintf(stderr, "fixvenue admin %s: --timeout must be positive, got %v\n", sub, *timeout)
+		return 2
+	}
 	c.asJSON, c.token = *asJSON, *token
 	if !flagSet(fs, "token") {
 		c.token = os.Getenv(adminTokenEnv)

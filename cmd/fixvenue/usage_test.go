@@ -231,11 +231,11 @@ func TestClusterNeedsConfig(t *testing.T) {
 	}
 }
 
-// TestMarketDataToolsRefuseValuesThatCannotWork: a non-positive timeout or
-// duration and an empty recovery address are usage errors naming the
-// option; book ended at once asking whether the venue ran, and latency
-// printed a measurement of nothing.
-func TestMarketDataToolsRefuseValuesThatCannotWork(t *testing.T) {
+// TestToolsRefuseValuesThatCannotWork: a non-positive timeout or duration
+// and an empty recovery address are usage errors naming the option; md
+// book ended at once asking whether the venue ran, md latency printed a
+// measurement of nothing, and admin failed every call as timed out.
+func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -246,6 +246,8 @@ func TestMarketDataToolsRefuseValuesThatCannotWork(t *testing.T) {
 		{[]string{"md", "book", "--recovery-addr", ""}, "--recovery-addr is empty"},
 		{[]string{"md", "watch", "--recovery-addr", " , "}, "--recovery-addr is empty"},
 		{[]string{"md", "latency", "--duration", "0s"}, "--duration must be positive, got 0s"},
+		{[]string{"admin", "status", "--timeout", "-1s"}, "--timeout must be positive, got -1s"},
+		{[]string{"admin", "halt", "ACME", "--reason", "r", "--timeout", "0s"}, "--timeout must be positive, got 0s"},
 	} {
 		code, out, errs := runCLI(t, dir, nil, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
