@@ -123,6 +123,14 @@ func clampedUnixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
+// transactTimeLayout is the TransactTime (60) of the venue's reports
+// (erBuilder.time): milliseconds.
+const transactTimeLayout = "20060102-15:04:05.000"
+
+// transactTimeNs is event time ns as a report's TransactTime shows it:
+// truncated to the millisecond.
+func transactTimeNs(ns int64) int64 { return ns - ns%int64(time.Millisecond) }
+
 // tradeRequestAck builds an AQ. total < 0 leaves TotNumTradeReports out.
 func tradeRequestAck(r replayRequest, result, status, total int, text string) *quickfix.Message {
 	m := quickfix.NewMessage()
@@ -170,7 +178,7 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 			return
 		case next != 0:
 			text = fmt.Sprintf("first %d reports of the period; ask again from TransactTime %s",
-				n, time.Unix(0, next).UTC().Format("20060102-15:04:05.000000000"))
+				n, time.Unix(0, next).UTC().Format(transactTimeLayout))
 		}
 		s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestCompleted, n, text))
 	}()
@@ -208,7 +216,12 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 		held := rg.held
 		rg.held, rg.openHeld, rg.statusHeld = rg.held[:0], rg.openHeld[:0], rg.statusHeld[:0]
 		for _, h := range held {
-			if h.receivedNs < r.fromNs || h.receivedNs > r.toNs {
+			// The period is compared with the TransactTime the report
+			// shows, in milliseconds, not the event's nanoseconds: a period
+			// that ends at a report's TransactTime includes it, as the
+			// period is inclusive (README "Drop copy").
+			shown := transactTimeNs(h.receivedNs)
+			if shown < r.fromNs || shown > r.toNs {
 				continue
 			}
 			if t, e := h.m.Header.GetBytes(tag.MsgType); e != nil || string(t) != "8" {
@@ -223,7 +236,7 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 				continue
 			}
 			if n == replayReportsMax {
-				next = h.receivedNs
+				next = shown
 				return false
 			}
 			if waitErr = waitQueueRoom(s); waitErr != nil {

@@ -192,3 +192,54 @@ func TestDropCopyReplayOverTheArchive(t *testing.T) {
 	}
 	dc.checkNoRejects()
 }
+
+// TestDropCopyReplayPeriodEndsAtATransactTime: a period whose ends are a
+// report's TransactTime, as the report shows it (milliseconds), includes
+// that report, the period being inclusive (README "Drop copy"). Before,
+// the period was compared with the event's nanoseconds, so a period from
+// and to a report's own TransactTime held nothing, and one ending at it
+// left it out.
+func TestDropCopyReplayPeriodEndsAtATransactTime(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	var want []*fixclient.Message
+	for i := range 3 {
+		id := fmt.Sprintf("o%d", i)
+		sendOrder(t, c1, order{id: id, side: "1", qty: "1", px: "98.00"})
+		want = append(want, expectER(t, c1, map[int]string{11: id, 150: "0"}))
+	}
+	waitDurableAll(t, s)
+	at := func(m *fixclient.Message) time.Time {
+		ts, err := time.Parse("20060102-15:04:05.000", m.Get(60))
+		if err != nil {
+			t.Fatalf("TransactTime of %s: %v", m, err)
+		}
+		return ts
+	}
+	dc := startStrict(t, s, "DC1")
+	for i, c := range []struct{ from, to time.Time }{
+		{at(want[1]), at(want[1])},                 // every report of that millisecond
+		{at(want[0]).Add(-time.Hour), at(want[2])}, // up to the last report, included
+	} {
+		var ids []string
+		for _, w := range want {
+			if ts := at(w); !ts.Before(c.from) && !ts.After(c.to) {
+				ids = append(ids, w.Get(17))
+			}
+		}
+		id := fmt.Sprintf("R%d", i)
+		body, dates := tradeRequest(id, "0", c.from, c.to)
+		dc.sendGroup("AD", body, dates)
+		dc.expect("AQ", map[int]string{568: id, 749: "0", 750: "0"})
+		done := dc.expect("AQ", map[int]string{568: id, 749: "0", 750: "1"})
+		if done.get(748) != strconv.Itoa(len(ids)) {
+			t.Fatalf("period %s to %s: TotNumTradeReports %s, want %d (ExecIDs %v): %s", c.from.Format(time.StampMilli),
+				c.to.Format(time.StampMilli), done.get(748), len(ids), ids, done.raw)
+		}
+		for _, e := range ids {
+			dc.expect("8", map[int]string{797: "Y", 17: e})
+		}
+	}
+	dc.checkNoRejects()
+}
