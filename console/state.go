@@ -190,7 +190,13 @@ func (t *Tape) Restore(r io.Reader) error {
 		id := s.u32()
 		in := t.byID[id]
 		if in == nil {
-			in = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)} // not configured any more: read and dropped
+			// An instrument the tape was not made with: one the admin API
+			// added (README "Adding an instrument"), whose InstrumentAdded
+			// is before the snapshot and so never replayed. Kept, or its
+			// day, and every trade after the start, would be lost to the
+			// pages and GET /v1/instruments.
+			in = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)}
+			t.byID[id] = in
 		}
 		s.instrument(in)
 	}

@@ -80,7 +80,7 @@ type instrumentTape struct {
 // state saved with the snapshot the replay starts from (Restore).
 type Tape struct {
 	mu       sync.Mutex
-	byID     map[uint32]*instrumentTape // fixed at construction
+	byID     map[uint32]*instrumentTape // the configured instruments, then those added (InstrumentAdded, Restore)
 	ops      [OperatorResultsKept]OperatorRecord
 	opsN     int64
 	dayNs    int64 // time of the last EndOfDay (0: none seen)
