@@ -127,10 +127,36 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc("GET /operations", c.read(c.handleOperations))
 	m.HandleFunc("GET /stream/{topic}", c.read(c.handleStream))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// A page called with another method is 405 with Allow, as the
+		// admin API's endpoints are (README "Operating the venue"), not a
+		// "no such page" for a page that exists.
+		if allow := c.allowedMethods(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			c.render(w, http.StatusMethodNotAllowed, "notfound", pageData{Title: "Method not allowed",
+				Message: r.Method + " " + r.URL.Path + " is not allowed: " + allow})
+			return
+		}
 		c.notFound(w, r, "no such page: "+r.URL.Path)
 	})
 	c.mux = m
 	return c, nil
+}
+
+// allowedMethods lists the methods the console serves at r's path ("":
+// none, no such page).
+func (c *Console) allowedMethods(r *http.Request) string {
+	allow := ""
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := c.mux.Handler(probe); pattern != "/" && pattern != "" {
+			if allow != "" {
+				allow += ", "
+			}
+			allow += m
+		}
+	}
+	return allow
 }
 
 // staticHandler serves the embedded JavaScript and CSS.

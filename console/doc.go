@@ -44,7 +44,8 @@
 // Authorization header or in the HttpOnly cookie the sign-in page sets.
 // Changes always need an operator token in the Authorization header, so a
 // cookie alone can change nothing. An unknown instrument or session in a
-// URL is a 404 page; a missing or forged token is 401, a read token used
+// URL is a 404 page, a page called with another method than its own a 405
+// page with Allow; a missing or forged token is 401, a read token used
 // for a change 403, with nothing done.
 //
 // # The day and restarts

@@ -47,6 +47,20 @@ func TestConsoleDefaultsWithoutTokens(t *testing.T) {
 			t.Errorf("GET %s: HTTP %d, want the 404 page", p, code)
 		}
 	}
+	// A page called with another method is 405 with Allow, as the API's
+	// endpoints are; only a path the console does not serve is 404.
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/market", "GET"}, {http.MethodDelete, "/market/ACME", "GET"}, {http.MethodPut, "/sessions/CLIENT1", "GET"},
+		{http.MethodPost, "/stream/market", "GET"}, {http.MethodPut, "/signin", "GET, POST"},
+	} {
+		if a := admintest.Call(t, c.method, base+c.path, "", ""); a.Status != 405 || a.Allow != c.allow ||
+			!strings.Contains(string(a.Body), c.method+" "+c.path+" is not allowed: "+c.allow) {
+			t.Errorf("%s %s: HTTP %d, Allow %q, want 405 and %q: %.300s", c.method, c.path, a.Status, a.Allow, c.allow, a.Body)
+		}
+	}
+	if a := admintest.Call(t, http.MethodPost, base+"/nothing", "", ""); a.Status != 404 || !strings.Contains(string(a.Body), "no such page: /nothing") {
+		t.Errorf("POST /nothing: HTTP %d, want the 404 page", a.Status)
+	}
 	if code, _ := consoleGet(t, base+"/v1/nothing", ""); code != 404 {
 		t.Errorf("GET /v1/nothing: HTTP %d", code)
 	}
