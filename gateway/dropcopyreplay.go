@@ -167,6 +167,13 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 	s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestAccepted, -1, ""))
 	go func() {
 		n, next, err := g.replayCopies(s, r)
+		// The replay's matcher, as large as the venue's, is garbage now:
+		// collect it and return its memory before the next replay may
+		// start, or back-to-back requests each allocate another before the
+		// last is collected, and the venue holds several times its own
+		// memory long after (README "Drop copy": as much memory as the
+		// venue's while the replay runs).
+		debug.FreeOSMemory()
 		// Free before the last answer goes out: a client that asks again
 		// as soon as it reads it must not be told a replay is running.
 		g.replayBusy.Store(false)

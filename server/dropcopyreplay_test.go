@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -242,4 +243,37 @@ func TestDropCopyReplayPeriodEndsAtATransactTime(t *testing.T) {
 		}
 	}
 	dc.checkNoRejects()
+}
+
+// TestDropCopyReplayGivesItsMatcherBack: once a request is completed, the
+// replay's matcher (as large as the venue's) is collected, so requests
+// back to back never hold several of them (README "Drop copy": as much
+// memory as the venue's while the replay runs). Before, each one stayed
+// on the heap until a later collection, and a drop copy asking again and
+// again took the venue to several times its own memory.
+func TestDropCopyReplayGivesItsMatcherBack(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	cfg.Engine.OrdersMax = 1 << 18 // a matcher of well over a hundred MB
+	cfg.Engine.ClOrdIDsMax = 1 << 20
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c1, order{id: "o1", side: "1", qty: "1", px: "98.00"})
+	expectER(t, c1, map[int]string{11: "o1", 150: "0"})
+	waitDurableAll(t, s)
+	dc := startStrict(t, s, "DC1")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 3 {
+		id := fmt.Sprintf("R%d", i)
+		body, dates := tradeRequest(id, "0", time.Now().Add(-time.Hour), time.Time{})
+		dc.sendGroup("AD", body, dates)
+		dc.expect("AQ", map[int]string{568: id, 749: "0", 750: "0"})
+		dc.expect("8", map[int]string{797: "Y", 11: "o1"})
+		dc.expect("AQ", map[int]string{568: id, 749: "0", 750: "1", 748: "1"})
+	}
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 32<<20 {
+		t.Fatalf("the heap holds %d MB more after three replays: their matchers were not collected", grown>>20)
+	}
 }
