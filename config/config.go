@@ -554,8 +554,9 @@ func (c *Config) validate() error {
 	if c.FIX.ConnectionsMax <= 0 || c.FIX.ConnectionsPerIPMax <= 0 {
 		add("fix.max_connections, fix.max_connections_per_ip: must be positive")
 	}
-	if c.FIX.OutboundQueueMax <= 0 || c.FIX.OutboundQueueMax > OutboundQueueMaxLimit {
-		add("fix.outbound_queue_max: %d is outside [1, %d]", c.FIX.OutboundQueueMax, OutboundQueueMaxLimit)
+	if c.FIX.OutboundQueueMax < OutboundQueueMin || c.FIX.OutboundQueueMax > OutboundQueueMaxLimit {
+		add("fix.outbound_queue_max: %d is outside [%d, %d] (outbound hands a session up to 256 answers at once)",
+			c.FIX.OutboundQueueMax, OutboundQueueMin, OutboundQueueMaxLimit)
 	}
 	for _, r := range []struct {
 		name      string
@@ -657,6 +658,11 @@ const (
 	// OutboundQueueMaxLimit bounds fix.outbound_queue_max (a queue of that
 	// many messages is made for every session).
 	OutboundQueueMaxLimit = 1 << 20
+	// OutboundQueueMin is the smallest fix.outbound_queue_max: outbound
+	// hands a session up to 256 answers at once, and each drop-copy session
+	// granted it as many copies, so a smaller queue overflows on an
+	// ordinary burst and disconnects a session that reads.
+	OutboundQueueMin = 1024
 	// RingSlotsMax bounds engine.command_ring_slots and event_ring_slots.
 	RingSlotsMax = 1 << 22
 	// CompIDLengthMax bounds a session's CompID (it names the session's

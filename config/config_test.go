@@ -106,7 +106,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"this is not toml", "test.toml"},
 		// Bounds of what the configuration sizes, checked before the data
 		// directory is used.
-		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1, 1048576]"},
+		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1024, 1048576]"},
+		{"[fix]\noutbound_queue_max = 64", "fix.outbound_queue_max: 64 is outside [1024, 1048576] (outbound hands a session up to 256 answers at once)"},
 		{"[fix]\nlogons_per_comp_id_per_second = -5.0", "fix.logons_per_comp_id_per_second"},
 		{"[fix]\naccepts_per_second = 5.0\naccepts_burst = 0", "fix.accepts_burst: must be at least 1 when fix.accepts_per_second is set"},
 		{"[fix]\naccepts_per_source_per_second = nan", "fix.accepts_per_source_per_second"},
