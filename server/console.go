@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
@@ -41,6 +43,13 @@ func (s *Server) buildConsole() error {
 	}
 	s.console = c
 	s.ops.SetConsole(c)
+	s.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_console_streams",
+			Help: "Console event streams open (at most admin.console.streams_max)."},
+			func() float64 { open, _ := c.Streams(); return float64(open) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_console_streams_dropped_total",
+			Help: "Console event streams closed because the browser did not read them."},
+			func() float64 { _, dropped := c.Streams(); return float64(dropped) }))
 	return nil
 }
 

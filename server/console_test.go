@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -168,6 +169,10 @@ func TestConsoleStreamBounds(t *testing.T) {
 		expectER(t, b, map[int]string{11: fmt.Sprintf("s%d", i), 150: "F"})
 	}
 	waitUntil(t, "the stalled stream dropped", func() bool { open, dropped := s.Console().Streams(); return dropped == 1 && open == 1 })
+	m := scrape(t, s)
+	if open, dropped := metricstest.Float(t, m, "fixvenue_console_streams"), metricstest.Float(t, m, "fixvenue_console_streams_dropped_total"); open != 1 || dropped != 1 {
+		t.Errorf("metrics: %v streams open, %v dropped; want 1 and 1", open, dropped)
+	}
 	// The reading stream lives on and the bound admits a new one.
 	if code, _ := consoleGet(t, base+"/market/ACME", ""); code != 200 {
 		t.Fatalf("page after the drop: %d", code)
