@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,7 +116,7 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	m := http.NewServeMux()
-	m.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(static)))
+	m.Handle("GET /static/", http.StripPrefix("/static/", c.staticHandler(static)))
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/market", http.StatusFound) })
 	m.HandleFunc("GET /signin", c.handleSignInPage)
 	m.HandleFunc("POST /signin", c.handleSignIn)
@@ -159,10 +160,15 @@ func (c *Console) allowedMethods(r *http.Request) string {
 	return allow
 }
 
-// staticHandler serves the embedded JavaScript and CSS.
-func staticHandler(static fs.FS) http.Handler {
+// staticHandler serves the embedded JavaScript and CSS, files only: a
+// directory or a missing file is the 404 page, not a listing.
+func (c *Console) staticHandler(static fs.FS) http.Handler {
 	files := http.FileServerFS(static)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, err := fs.Stat(static, strings.TrimSuffix(r.URL.Path, "/")); err != nil || st.IsDir() {
+			c.notFound(w, r, "no such page: /static/"+r.URL.Path)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})

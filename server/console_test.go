@@ -43,7 +43,7 @@ func TestConsoleDefaultsWithoutTokens(t *testing.T) {
 			t.Errorf("GET %s: HTTP %d", p, code)
 		}
 	}
-	for _, p := range []string{"/market/NOPE", "/sessions/NOBODY", "/nothing"} {
+	for _, p := range []string{"/market/NOPE", "/sessions/NOBODY", "/nothing", "/static/", "/static/nothing.js"} {
 		if code, body := consoleGet(t, base+p, ""); code != 404 || !strings.Contains(body, "<h1>Not found</h1>") {
 			t.Errorf("GET %s: HTTP %d, want the 404 page", p, code)
 		}
