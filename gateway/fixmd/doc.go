@@ -4,7 +4,9 @@
 // (W) per requested symbol; with SubscriptionRequestType 1 the session stays
 // subscribed and gets a MarketDataIncrementalRefresh (X) with the changed
 // levels (MDUpdateType 1) or a new W (MDUpdateType 0) after each change;
-// SubscriptionRequestType 2 ends the subscriptions of that MDReqID. What the
+// SubscriptionRequestType 2 ends the subscriptions of that MDReqID (a Y
+// with Text alone, no MDReqRejReason fitting, when the session has none
+// under it). What the
 // venue cannot serve is refused with a MarketDataRequestReject (Y) and a
 // MDReqRejReason: 0 unknown symbol or too many subscriptions, 1 duplicate
 // MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,

@@ -171,7 +171,14 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	reqID, _ := req.Body.GetString(tag.MDReqID)
 	subType, _ := req.Body.GetString(tag.SubscriptionRequestType)
 	if subType == "2" {
-		f.unsubscribe(idx, reqID)
+		if !f.unsubscribe(idx, reqID) {
+			// FIX 4.4 has no MDReqRejReason for it: Text alone says why.
+			m := quickfix.NewMessage()
+			m.Header.SetString(tag.MsgType, "Y")
+			m.Body.SetString(tag.MDReqID, reqID)
+			m.Body.SetString(tag.Text, "no subscription "+reqID+" on this session to unsubscribe")
+			f.out.Send(idx, m)
+		}
 		return nil
 	}
 	if subType != "0" && subType != "1" {
@@ -267,8 +274,10 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	return nil
 }
 
-func (f *Handler) unsubscribe(idx uint16, reqID string) {
-	f.drop(func(s *mdSub) bool { return s.session == idx && s.reqID == reqID })
+// unsubscribe drops the session's subscription reqID and reports whether
+// there was one.
+func (f *Handler) unsubscribe(idx uint16, reqID string) bool {
+	return f.drop(func(s *mdSub) bool { return s.session == idx && s.reqID == reqID }) > 0
 }
 
 // SessionEnded drops a session's subscriptions.
@@ -276,8 +285,8 @@ func (f *Handler) SessionEnded(idx uint16) {
 	f.drop(func(s *mdSub) bool { return s.session == idx })
 }
 
-// drop removes the subscriptions gone says are.
-func (f *Handler) drop(gone func(*mdSub) bool) {
+// drop removes the subscriptions gone says are and returns how many.
+func (f *Handler) drop(gone func(*mdSub) bool) (dropped int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for id, list := range f.subs {
@@ -289,8 +298,10 @@ func (f *Handler) drop(gone func(*mdSub) bool) {
 		}
 		clear(list[len(kept):])
 		f.nsubs.Add(int64(len(kept) - len(list)))
+		dropped += len(list) - len(kept)
 		f.subs[id] = kept
 	}
+	return dropped
 }
 
 // mdEntryGroup is the template of MDFullGrp (W) or, with the update
