@@ -124,6 +124,15 @@ func (p *Plan) nextDay(start time.Time) time.Time {
 	return time.Date(start.Year(), start.Month(), start.Day()+1, 0, 0, 0, 0, p.loc)
 }
 
+// daysBefore returns the start of the day n days before the one holding t.
+func (p *Plan) daysBefore(t time.Time, n int) time.Time {
+	start, _ := p.dayOf(t)
+	if p.Compressed() {
+		return start.Add(-time.Duration(n) * p.day)
+	}
+	return time.Date(start.Year(), start.Month(), start.Day()-n, 0, 0, 0, 0, p.loc)
+}
+
 // at returns the time offset into the day starting at start: on calendar
 // days by wall clock, so that 8h is 08:00 also on the days clocks change.
 func (p *Plan) at(start time.Time, offset time.Duration) time.Time {
@@ -177,10 +186,16 @@ func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
 // Between returns the transitions after the position after (Transition.After)
 // up to At <= until, in order. When there are more than max, only the last
 // max are returned (a venue down for weeks needs the end of its last day,
-// not every day it missed).
+// not every day it missed). The days scanned are the last daysScannedMax
+// up to until: scanning from after's day would stop short of until when the
+// venue was down for longer than that (a year, or minutes of compressed
+// days), leaving the days before until for after the catch-up.
 func (p *Plan) Between(after Transition, until time.Time, max int) []Transition {
 	var out []Transition
 	start, name := p.dayOf(after.At)
+	if first := p.daysBefore(until, daysScannedMax-1); first.After(start) {
+		start, name = p.dayOf(first)
+	}
 	for i := 0; i < daysScannedMax && !start.After(until); i++ {
 		if p.trades(start, name) {
 			for _, t := range p.dayTransitions(start, name) {

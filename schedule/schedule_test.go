@@ -124,6 +124,34 @@ close = "2500ms"
 	}
 }
 
+// TestBetweenAfterALongStop: a venue down for more days than the plan
+// scans still gets the last transitions before now, not those of the
+// first days after it stopped (which left the rest to run after the
+// catch-up, with FIX open).
+func TestBetweenAfterALongStop(t *testing.T) {
+	p := mustPlan(t, compressedDay+`
+[[schedule.group]]
+name = "all"
+pre_open = "0s"
+open = "1s"
+close = "3s"
+`)
+	stopped := time.Unix(400, 0).Add(1500 * time.Millisecond) // open, day-100
+	now := time.Unix(400, 0).Add(1000*4*time.Second + 1500*time.Millisecond)
+	got := p.Between(schedule.Through(stopped), now, 64)
+	if len(got) != 64 {
+		t.Fatalf("%d transitions, want the last 64", len(got))
+	}
+	if last := got[len(got)-1]; last.Day != "day-1100" || last.Kind != schedule.Open {
+		t.Fatalf("the last transition is %v, want day-1100's open", last)
+	}
+	cal := mustPlan(t, london)
+	got = cal.Between(schedule.Through(time.Date(2024, 3, 4, 12, 0, 0, 0, time.UTC)), time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC), 64)
+	if last := got[len(got)-1]; last.Day != "2026-03-04" || last.Kind != schedule.Open {
+		t.Fatalf("the last transition is %v, want 2026-03-04's open", last)
+	}
+}
+
 func TestBadSchedulesAreRefusedNamingTheKey(t *testing.T) {
 	good := `
 [schedule]

@@ -336,6 +336,36 @@ func TestTradingDayRestart(t *testing.T) {
 	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
 }
 
+// TestRestartAfterALongStop: a venue down for more days than the schedule
+// scans (here 500 compressed days, past its 400) catches up to the
+// transitions just before now before it serves, as it does after a short
+// stop; none is left to run once FIX is open (README "Operating the
+// venue": the last 64 at most, then FIX logons).
+func TestRestartAfterALongStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))).Close() // open: the progress recorded
+
+	later := dayStart.Add(500*compressedDayLength + 5*time.Second) // the open of the 500th day after
+	s := tradingDayVenueAt(t, dir, stoppedClock(later))
+	waitReady(t, s)
+	b, err := os.ReadFile(filepath.Join(dir, ops.ScheduleStateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("day-%d open", later.UnixNano()/int64(compressedDayLength))
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("ready with the schedule at %s; want it at %q", b, want)
+	}
+	time.Sleep(500 * time.Millisecond) // a transition left behind would run now
+	if v := metricstest.Value(t, scrape(t, s), `fixvenue_schedule_transitions_total{caught_up="false",kind="end_of_day"}`); v != "" && v != "0" {
+		t.Fatalf("%s end of days ran after the catch-up", v)
+	}
+}
+
 // TestScheduleFollowsItsClock: a transition runs when the day's clock reads
 // its time, not when a timer set by an earlier reading ends. A venue whose
 // clock stands 100 ms before the close stays open well past those 100 ms;
