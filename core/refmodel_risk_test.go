@@ -76,6 +76,15 @@ func newRefRisk(cfg Config) *refRisk {
 }
 
 // subject of an order: its account's when listed, else its session's.
+// killedOf is the subject whose kill switch refuses an order of session
+// entered for subj: subj's own when it is on, else the session's.
+func (r *refRisk) killedOf(subj, session int) int {
+	if r.killed[subj] {
+		return subj
+	}
+	return session
+}
+
 func (r *refRisk) subject(session uint16, account string) int {
 	if i, ok := slices.BinarySearch(r.accounts, account); ok && r.on {
 		return r.sessions + i
@@ -190,7 +199,7 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 	account := string(c.Account())
 	subj := r.subject(c.SessionIdx(), account)
 	if r.killed[subj] || r.killed[c.SessionIdx()] {
-		m.riskBreachEvent(c.SessionIdx(), subj, venue.RiskLimitNone, in.cfg.ID, 0, 0, 0, account)
+		m.riskBreachEvent(c.SessionIdx(), r.killedOf(subj, int(c.SessionIdx())), venue.RiskLimitNone, in.cfg.ID, 0, 0, 0, account)
 		m.reject(c, venue.RejectReasonKillSwitchActive)
 		return true
 	}
@@ -235,7 +244,7 @@ func (m *refModel) riskReplaceReason(c *venue.ReplaceOrder, o *refOrder) venue.R
 	r := m.risk
 	subj := r.subject(o.session, o.account)
 	if r.killed[subj] || r.killed[o.session] {
-		m.riskBreachEvent(c.SessionIdx(), subj, venue.RiskLimitNone, o.instrument, 0, 0, 0, o.account)
+		m.riskBreachEvent(c.SessionIdx(), r.killedOf(subj, int(o.session)), venue.RiskLimitNone, o.instrument, 0, 0, 0, o.account)
 		return venue.RejectReasonKillSwitchActive
 	}
 	if !r.on || c.Qty() <= o.cum {

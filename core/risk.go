@@ -277,7 +277,7 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 		subj = r.subjectOf(c.sessionIdx, &c.account)
 	}
 	if r.killed > 0 && (r.subjects[subj].killed || r.subjects[c.sessionIdx].killed) {
-		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
+		m.emitRiskBreach(c.sessionIdx, r.killedOf(subj, c.sessionIdx), venue.RiskLimitNone, in.id, 0, 0, 0, &c.account)
 		m.emitRejected(c, venue.RejectReasonKillSwitchActive)
 		return
 	}
@@ -354,6 +354,17 @@ func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument)
 	m.riskBreach(c.sessionIdx, subj, which, in.id, limit, current, request, &c.account)
 }
 
+// killedOf is the subject whose kill switch refuses an order of session
+// entered for subj: subj's own when it is on, else the session's (an
+// account's order from a killed session). The refusal names it (README
+// "Risk limits"), so that an operator resets the switch that is on.
+func (r *riskState) killedOf(subj, session uint16) uint16 {
+	if r.subjects[subj].killed {
+		return subj
+	}
+	return session
+}
+
 // riskCheckReplace checks a replace of live order o on its delta: a figure
 // the replace does not increase always passes, so an order over a lowered
 // limit can still be reduced.
@@ -366,7 +377,7 @@ func (m *Matcher) riskCheckReplace(c *replaceCmd, o *order) venue.RejectReason {
 	s := &r.subjects[subj]
 	in := m.instrumentOf(o)
 	if s.killed || r.subjects[o.sessionIdx].killed {
-		m.emitRiskBreach(c.sessionIdx, subj, venue.RiskLimitNone, in.id, 0, 0, 0, &o.account)
+		m.emitRiskBreach(c.sessionIdx, r.killedOf(subj, o.sessionIdx), venue.RiskLimitNone, in.id, 0, 0, 0, &o.account)
 		return venue.RejectReasonKillSwitchActive
 	}
 	if !r.on || c.qty <= o.cumQty {

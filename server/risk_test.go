@@ -51,6 +51,23 @@ func riskPost(t *testing.T, s *Server, path string, form url.Values) (int, strin
 	return http.StatusOK, string(b)
 }
 
+// TestSessionKillSwitchNamedForAnAccountOrder: an order for an account
+// whose own switch is off, from a session whose kill switch is on, is
+// refused naming the session (README "Risk limits"): the account's switch
+// named instead had nothing to reset.
+func TestSessionKillSwitchNamedForAnAccountOrder(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), riskExtra), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	if status, body := riskPost(t, s, "/risk/kill", url.Values{"session": {"CLIENT1"}}); status != 200 {
+		t.Fatalf("kill: %d %s", status, body)
+	}
+	sendOrder(t, c, order{id: "a1", side: "1", qty: "1", px: "95.00", extra: []fixclient.Field{fixclient.F(1, "FUND")}})
+	expectER(t, c, map[int]string{11: "a1", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT1"})
+	if m := scrape(t, s); !strings.Contains(m, `fixvenue_risk_rejects_total{limit="None",scope="Session"} 1`) {
+		t.Errorf("the reject is not counted for the session:\n%s", grepLines(m, "fixvenue_risk_rejects"))
+	}
+}
+
 // TestRiskLimitsOverFIX drives the limits, the kill switch and a limit
 // change through real FIX sessions and the control endpoint, then restarts
 // the venue: the replay applies the change at the same point.
