@@ -53,13 +53,18 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	return schedule.Transition{At: time.Unix(0, st.LastUnixNs), Kind: st.Kind, Group: st.Group}, true, nil
 }
 
-func (o *Ops) saveScheduleState(last schedule.Transition, what string) {
+// saveScheduleState records last as the last transition run, and reports
+// whether it is recorded.
+func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 	if err := SaveScheduleProgress(o.cfg.DataDir, last, what); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
-		// found in the journal (endOfDayJournaled).
+		// found in the journal (endOfDayJournaled) through its pending mark,
+		// which is kept for that.
 		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
+		return false
 	}
+	return true
 }
 
 // SaveScheduleProgress records in dataDir that the schedule ran what, its
@@ -101,8 +106,9 @@ func (o *Ops) runSchedule() {
 			if !o.runTransitionDone(tr, true) {
 				return
 			}
-			o.saveScheduleState(tr, tr.String())
-			o.clearEndOfDayPending(tr)
+			if o.saveScheduleState(tr, tr.String()) {
+				o.clearEndOfDayPending(tr)
+			}
 			last = tr
 		}
 		if len(missed) > 0 {
@@ -134,8 +140,9 @@ func (o *Ops) runSchedule() {
 		if !o.runTransitionDone(tr, false) {
 			return
 		}
-		o.saveScheduleState(tr, tr.String())
-		o.clearEndOfDayPending(tr)
+		if o.saveScheduleState(tr, tr.String()) {
+			o.clearEndOfDayPending(tr)
+		}
 		last = tr
 	}
 }
@@ -189,7 +196,10 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 			o.log.Info("schedule: end of day journaled already; not run again", "day", tr.Day)
 			return nil
 		}
-		o.markEndOfDayPending(reason)
+		if err := o.markEndOfDayPending(reason); err != nil {
+			o.log.Error("schedule: end of day failed", "day", tr.Day, "err", err)
+			return err
+		}
 		if err := o.retry(func() error {
 			if seq, ok := o.eodPublished[reason]; ok {
 				// A try that timed out was published: the matcher applies
@@ -241,25 +251,33 @@ type endOfDayPending struct {
 
 // markEndOfDayPending records the end of day about to be journaled; its
 // command's seq is at least the next one not yet durable. One already
-// marked (a try before) keeps its seq.
-func (o *Ops) markEndOfDayPending(reason string) {
+// marked (a try before) keeps its seq. An error means the mark is not on
+// disk: the end of day must not be journaled then, since a crash before it
+// is recorded would run it again (docs/ARCHITECTURE.md, "Operations: the
+// control plane and the trading day").
+func (o *Ops) markEndOfDayPending(reason string) error {
 	if o.cfg.DataDir == "" || o.cfg.Pipeline == nil {
-		return
+		return nil
 	}
 	if b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile)); err == nil {
 		var p endOfDayPending
 		if json.Unmarshal(b, &p) == nil && p.Reason == reason {
-			return
+			return nil
 		}
 	}
 	b, _ := json.Marshal(endOfDayPending{Reason: reason, FromSeq: uint64(o.cfg.Pipeline.Durable().Load() + 1)})
 	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), b); err != nil {
-		o.log.Error("schedule: end of day not marked pending; a crash before it is recorded runs it again", "err", err)
+		return fmt.Errorf("end of day not marked pending in %s, so not journaled (a crash before it is recorded would run it again): %w",
+			filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), err)
 	}
+	return nil
 }
 
 // clearEndOfDayPending removes the mark once tr, an end of day, is
-// recorded (the transitions before it leave the mark of theirs).
+// recorded (the transitions before it leave the mark of theirs). A
+// transition whose record could not be saved keeps the mark: the next
+// start runs that end of day again unless the mark leads it to the
+// journal's command.
 func (o *Ops) clearEndOfDayPending(tr schedule.Transition) {
 	if o.cfg.DataDir == "" || tr.Kind != schedule.EndOfDay {
 		return
@@ -278,7 +296,15 @@ func (o *Ops) endOfDayJournaled(reason string) bool {
 		return false
 	}
 	var p endOfDayPending
-	if json.Unmarshal(b, &p) != nil || p.Reason != reason {
+	if err := json.Unmarshal(b, &p); err != nil {
+		// A damaged mark still says an end of day was about to be
+		// journaled: look for it in the whole journal rather than run it
+		// again (a second one would end the next day's orders too).
+		o.log.Warn("schedule: end of day pending mark unreadable; looking for the end of day in the whole journal",
+			"file", filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), "err", err)
+		p = endOfDayPending{Reason: reason}
+	}
+	if p.Reason != reason {
 		return false
 	}
 	want := []byte(clip(reason, venue.OperatorReasonLength))

@@ -561,6 +561,165 @@ func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
 	}
 }
 
+// endOfDaysJournaled counts the EndOfDay commands in dir's journal.
+func endOfDaysJournaled(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok && cmd.Action() == venue.OperatorActionTypeEndOfDay {
+			n++
+		}
+	}
+	return n
+}
+
+// blockWrite makes the durable writes of file in dir fail, as a full disk
+// does, by putting a directory where its temporary file goes; the returned
+// function lifts it.
+func blockWrite(t *testing.T, dir, file string) func() {
+	t.Helper()
+	tmp := filepath.Join(dir, file+".tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.Remove(tmp); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEndOfDayNotJournaledWithoutItsPendingMark: a full data disk refuses
+// the end of day's pending mark and the schedule's record (the journal's
+// preallocated segment still takes commands). The end of day is not
+// journaled until its mark is on disk: journaled without it and never
+// recorded, the next start ran it a second time.
+func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "d1", 150: "0"})
+	c.Close()
+	s.Close()
+
+	unblockMark := blockWrite(t, dir, ops.EndOfDayPendingFile)
+	unblockState := blockWrite(t, dir, ops.ScheduleStateFile)
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Journal.SegmentBytes = 16384
+	catching, err := New(cfg, Options{Now: stoppedClock(dayStart.Add(9500 * time.Millisecond)),
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- catching.Start() }() // the catch-up waits for the end of day
+	t.Cleanup(func() {
+		catching.Close()
+		<-started
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logMu.Lock()
+		text := logs.String()
+		logMu.Unlock()
+		if strings.Contains(text, "schedule: end of day failed") || strings.Contains(text, "schedule: caught up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no end of day within 30s:\n%s", text)
+		}
+	}
+	if n := endOfDaysJournaled(t, dir); n != 0 {
+		t.Fatalf("the end of day was journaled without its pending mark (%d)", n)
+	}
+	catching.Close()
+
+	unblockMark()
+	unblockState()
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	s.Close()
+	if n := endOfDaysJournaled(t, dir); n != 1 {
+		t.Fatalf("%d end of day commands in the journal, want 1", n)
+	}
+}
+
+// TestEndOfDayNotRecordedKeepsItsMark: an end of day journaled whose
+// transition the schedule could not record (a full disk refused
+// schedule.state) keeps its pending mark, so the next start finds it in the
+// journal and does not end the day again: the mark was removed anyway, and
+// the DAY order of a trading session reopened after it expired.
+func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
+	s.Close()
+
+	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"extended","group":"all","phase":"open"}`, nil); code != 200 {
+		t.Fatalf("reopen: %d", code)
+	}
+	waitStatus(t, s, "ACME", "Open", readWait)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "next", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "next", 150: "0"})
+	c.Close()
+	s.Close()
+	unblock()
+
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Fatalf("the end of day ran again at the start: ACME %+v", acme)
+	}
+	s.Close()
+	if n := endOfDaysJournaled(t, dir); n != 1 {
+		t.Fatalf("%d end of day commands in the journal, want 1", n)
+	}
+}
+
+// TestEndOfDayPendingMarkUnreadable: a pending mark that cannot be parsed
+// (a damaged file) still keeps a journaled end of day from running again:
+// the journal is searched from its start.
+func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
+	s.Close()
+	statePath := filepath.Join(dir, ops.ScheduleStateFile)
+	beforeClose, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	s.Close()
+	if err := os.WriteFile(statePath, beforeClose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ops.EndOfDayPendingFile), []byte(`{"reason":"20`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	s.Close()
+	if n := endOfDaysJournaled(t, dir); n != 1 {
+		t.Fatalf("%d end of day commands in the journal, want 1", n)
+	}
+}
+
 // TestEndOfDayThatTimesOutRunsOnce: on a journal slower than the admin
 // call timeout, the schedule's end of day times out; its retries wait for
 // the command published rather than send another (each one more ended the
