@@ -81,14 +81,11 @@ func SaveScheduleProgress(dataDir string, last schedule.Transition, what string)
 	return WriteFileDurably(filepath.Join(dataDir, ScheduleStateFile), b)
 }
 
-// runSchedule catches up, then runs each transition at its time until Close.
-func (o *Ops) runSchedule() {
+// runSchedule catches up from last, the last transition run (found: its
+// record was read), then runs each transition at its time until Close.
+func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	defer o.endCatchUp()
 	now := o.cfg.Now()
-	last, found, err := o.loadScheduleState()
-	if err != nil {
-		o.log.Error("schedule: progress unreadable; bringing every group to its phase now", "err", err)
-	}
 	if !found {
 		o.applyPhasesAt(now)
 		last = schedule.Through(now)

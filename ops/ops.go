@@ -281,10 +281,21 @@ func (o *Ops) Start(fixReady func() bool) error {
 		o.setReady()
 		return nil
 	}
+	last, found, err := o.loadScheduleState()
+	if err != nil {
+		// Without the record the start cannot know which transitions it
+		// missed: bringing every group to its phase now would skip an end
+		// of day among them, and DAY orders would trade into the next day
+		// (docs/ARCHITECTURE.md, "Operations: the control plane and the
+		// trading day").
+		return fmt.Errorf("schedule: the record of the last transition run is unreadable (%w): the transitions missed "+
+			"while the venue was down cannot be known, and an end of day among them would be skipped; restore the file, "+
+			"or move it aside to bring every group to its phase now as a first start does", err)
+	}
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		o.runSchedule()
+		o.runSchedule(last, found)
 	}()
 	return nil
 }

@@ -720,6 +720,50 @@ func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
 	}
 }
 
+// TestScheduleRecordUnreadableRefusesStart: a start whose schedule.state
+// cannot be read does not know which transitions it missed, and is
+// refused, naming the file. (It brought every group to its phase now, and
+// the end of day it missed never ran: the DAY order lived into the next
+// day.)
+func TestScheduleRecordUnreadableRefusesStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "d1", 150: "0"})
+	c.Close()
+	s.Close()
+	statePath := filepath.Join(dir, ops.ScheduleStateFile)
+	if err := os.WriteFile(statePath, []byte(`{"last_unix_ns":17`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Journal.SegmentBytes = 16384
+	s, err := New(cfg, Options{Now: stoppedClock(dayStart.Add(9500 * time.Millisecond)), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	err = s.Start()
+	if err == nil || !strings.Contains(err.Error(), statePath) || !strings.Contains(err.Error(), "end of day") {
+		t.Fatalf("start with an unreadable %s: %v, want a refusal naming it", ops.ScheduleStateFile, err)
+	}
+	s.Close()
+
+	if err := os.Remove(statePath); err != nil { // the operator moves it aside
+		t.Fatal(err)
+	}
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Closed" {
+		t.Fatalf("ACME %s after a start without the record, want Closed", acme.Status)
+	}
+}
+
 // TestEndOfDayThatTimesOutRunsOnce: on a journal slower than the admin
 // call timeout, the schedule's end of day times out; its retries wait for
 // the command published rather than send another (each one more ended the
