@@ -53,8 +53,13 @@ func cmdJournal(args []string) int {
 		*dataDir = cfg.Venue.DataDir
 	}
 	dir := filepath.Join(*dataDir, "journal")
-	if _, err := os.Stat(dir); err != nil {
+	if st, err := os.Stat(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue journal: no journal at %s: %v\n", dir, err)
+		return 1
+	} else if !st.IsDir() {
+		// Read as a directory, a file there failed on a cluster file the
+		// journal never has, naming that instead.
+		fmt.Fprintf(os.Stderr, "fixvenue journal: no journal at %s: not a directory\n", dir)
 		return 1
 	}
 	cfg.Venue.DataDir = *dataDir

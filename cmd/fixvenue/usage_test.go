@@ -255,3 +255,25 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalToolsWithoutAJournalDirectory: the journal tools on a data
+// directory whose journal is missing, or a file, say so, naming the path.
+// (A file there was reported as a missing raft.snapshot, a cluster file.)
+func TestJournalToolsWithoutAJournalDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, sub := range []string{"verify", "dump", "book"} {
+		code, _, stderr := runCLI(t, "", nil, "journal", sub, "--data", dir)
+		if code != 1 || !strings.Contains(stderr, "no journal at "+filepath.Join(dir, "journal")) {
+			t.Errorf("journal %s without a journal: exit %d, %q", sub, code, stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "journal"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"verify", "dump", "book"} {
+		code, _, stderr := runCLI(t, "", nil, "journal", sub, "--data", dir)
+		if code != 1 || !strings.Contains(stderr, "no journal at "+filepath.Join(dir, "journal")+": not a directory") {
+			t.Errorf("journal %s with a file for its journal: exit %d, %q", sub, code, stderr)
+		}
+	}
+}
