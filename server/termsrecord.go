@@ -405,6 +405,55 @@ func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
 	return u.record.SnapshotsFrom, nil
 }
 
+// CheckJournalComplete refuses, as a start does (Server.replay), a journal
+// that ends before what the data directory says was durable: the terms
+// record's journal_next_seq, or a valid snapshot, published only once its
+// command was durable (docs/ARCHITECTURE.md, "Start-up and shutdown"). It
+// is for the tools that read a journal (fixvenue journal verify, dump and
+// book), which would otherwise call a journal that lost records sound, and
+// writes nothing. The snapshots are listed before the journal's end is
+// read, so a venue writing beside the tool is never taken for a loss. A
+// journal it cannot read is left for the tool's own read to report.
+func CheckJournalComplete(cfg *config.Config) error {
+	dir := filepath.Join(cfg.Venue.DataDir, "journal")
+	rec, _, err := readTermsRecord(cfg.Venue.DataDir)
+	if err != nil {
+		return err
+	}
+	snaps, err := journal.ListSnapshots(dir)
+	if err != nil {
+		return err
+	}
+	r, err := journal.NewReader(dir, journal.ReaderOptions{LiveOnly: true, FromSeq: math.MaxUint64,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil
+	}
+	for _, err := range r.All() {
+		if err != nil {
+			return nil
+		}
+	}
+	next := r.NextSeq()
+	if rec != nil && rec.JournalNextSeq > next {
+		return fmt.Errorf("the journal in %s ends before seq %d, and at the venue's last start it held every command before seq %d, durably: "+
+			"records are missing (the journal's volume not mounted, a segment lost, a partial restore), and the venue refuses to start on it",
+			dir, next, rec.JournalNextSeq)
+	}
+	for _, sf := range snaps {
+		if sf.Seq < next {
+			break // newest first
+		}
+		if _, err := journal.CheckSnapshot(sf.Path); err != nil {
+			continue // an invalid snapshot proves nothing; a start passes it over
+		}
+		return fmt.Errorf("%w: %s is at seq %d and the journal ends before seq %d, so records are missing "+
+			"(a segment lost, or a copy or restore of the data directory that was partial), and the venue refuses to start on it",
+			journal.ErrJournalBehindSnapshot, filepath.Base(sf.Path), sf.Seq, next)
+	}
+	return nil
+}
+
 // readTermsRecord reads the data directory's record: nil when there is none;
 // legacy when it is the instruments-only record.
 func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {

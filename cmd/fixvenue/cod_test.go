@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -199,4 +200,70 @@ band_percent = 10
 	if err != nil || !strings.Contains(string(out), `"symbol":"ACME"`) || !strings.Contains(string(out), `[95`) {
 		t.Fatalf("journal book with an added instrument: %v\n%s", err, out)
 	}
+}
+
+// TestJournalToolsRefuseAJournalMissingRecords: the journal tools refuse a
+// journal that ends before the terms record's journal_next_seq, or before
+// a snapshot, as the venue's start does, instead of verifying it and
+// printing books without the missing orders.
+func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
+	dir := t.TempDir()
+	body := `[marketdata]
+enabled = false
+[journal]
+snapshot_interval = "50ms"
+[[session]]
+comp_id = "CLIENT1"
+cancel_on_disconnect = false
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "100.00"
+band_percent = 10
+%s`
+	cfg := writeVenueConfig(t, dir, body, "")
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	if err := c.Send("D", dayBuy("kept")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "kept", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap")); len(snaps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot within 10 s")
+		}
+	}
+	v.stop(t)
+	startVenue(t, cfg).stop(t) // records the journal's end in terms.json
+
+	segments, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))
+	aside := t.TempDir()
+	for _, seg := range segments { // a restore that missed them
+		if err := os.Rename(seg, filepath.Join(aside, filepath.Base(seg))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want string) {
+		t.Helper()
+		for _, sub := range []string{"verify", "dump", "book"} {
+			code, stdout, stderr := runCLI(t, "", nil, "journal", sub, "--config", cfg)
+			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "records are missing") {
+				t.Errorf("journal %s on a journal missing records: exit %d, want 1 and %q\n%s%s", sub, code, want, stdout, stderr)
+			}
+		}
+	}
+	check("at the venue's last start it held every command before seq")
+	if err := os.Rename(filepath.Join(dir, "data", "terms.json"), filepath.Join(aside, "terms.json")); err != nil {
+		t.Fatal(err)
+	}
+	check("a snapshot is ahead of the journal")
 }

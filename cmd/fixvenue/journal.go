@@ -64,6 +64,9 @@ func cmdJournal(args []string) int {
 	}
 	cfg.Venue.DataDir = *dataDir
 	snapshotsFrom, err := server.CheckTermsRecord(cfg)
+	if err == nil {
+		err = server.CheckJournalComplete(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue journal: %v\n", err)
 		return 1
