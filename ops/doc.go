@@ -54,16 +54,19 @@
 // resumes into the schedule's phase. At start the transitions missed since then
 // run once, in order (at most catchUpMax, the last ones), before the
 // server takes FIX logons (CaughtUp); with no state file, every group is
-// brought to the status of its phase now. A transition whose commands
+// brought to the status of its phase now, and a state file that cannot be
+// read refuses the start (Start), as the missed transitions cannot be
+// known. A transition whose commands
 // cannot be confirmed (tried transitionAttemptsMax times) is not recorded:
 // it runs again every transitionAgainWait, later ones waiting, or at the
 // next start. A
 // phase change run twice (a crash between journaling it and saving the
 // state) changes nothing the second time; an end of day would (it expires
 // the DAY orders taken since), so the schedule marks one pending
-// (eod.pending, with the seq it is journaled from) before journaling it,
-// and a start that finds its command in the journal does not run it
-// again. A transition runs once the
+// (eod.pending, with the seq it is journaled from) before journaling it
+// (not journaling it while the mark cannot be written), keeps the mark
+// until the transition is recorded, and a start that finds its command in
+// the journal does not run it again. A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
 // clock (a wall clock stepped back, a test's clock) is set again.
 //
