@@ -83,7 +83,9 @@
 //
 // Transport carries Raft messages between nodes over TCP: each node dials
 // one stream to every peer and sends on it, and receives on the streams
-// its peers dial. A stream opens with a 76-byte hello:
+// its peers dial. A stream opens with a 76-byte hello, sent as soon as the
+// stream is dialled (a link with nothing to send, two followers', still
+// sends it, or its peer would close it after helloTimeout):
 //
 //	"FVRAFT02" | cluster id u64 | from node u64 | to node u64 | terms u32 | unix ns u64 | HMAC-SHA256
 //

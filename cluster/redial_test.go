@@ -70,3 +70,31 @@ func dialled(tr *Transport, addr string) bool {
 	}
 	return false
 }
+
+// TestTransportIdleStreamSendsItsHello dials two peers that have nothing to
+// say to each other (two followers do not message each other) and checks
+// that neither refuses the other's stream: the hello goes out when the
+// stream is dialled, not with its first message, so a receiver waiting
+// helloTimeout for it does not close an idle peer's stream as one that
+// "sent no hello" (doc.go, "Transport"). Real TCP on 127.0.0.1.
+func TestTransportIdleStreamSendsItsHello(t *testing.T) {
+	lnA, lnB := listenLoopback(t), listenLoopback(t)
+	addrA, addrB := lnA.Addr().String(), lnB.Addr().String()
+	trA := NewTransport(TransportConfig{ClusterID: 7, NodeID: 1, Listener: lnA, Peers: map[uint64]string{2: addrB}})
+	defer trA.Close()
+	trB := NewTransport(TransportConfig{ClusterID: 7, NodeID: 2, Listener: lnB, Peers: map[uint64]string{1: addrA}})
+	defer trB.Close()
+	time.Sleep(helloTimeout + time.Second)
+	for _, tr := range []*Transport{trA, trB} {
+		if n := tr.Stats().ConnsRejected.Load(); n != 0 {
+			t.Errorf("node %d refused %d streams of an idle peer", tr.cfg.NodeID, n)
+		}
+	}
+	// The idle streams still carry a message.
+	trA.Send(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(1), To: proto.Uint64(2), Term: proto.Uint64(1)})
+	select {
+	case <-trB.Inbound():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the message on the idle stream never arrived")
+	}
+}

@@ -331,7 +331,14 @@ func (t *Transport) writeStream(conn net.Conn, p *peerLink, first []byte) error 
 	}()
 	w := bufio.NewWriterSize(conn, 64<<10)
 	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	// The hello goes out now, not with the first frame: a link with nothing
+	// to send (two followers) would otherwise hold it in the buffer, and the
+	// peer close the stream after helloTimeout as one that sent no hello,
+	// logging and counting a refusal of its own peer (doc.go, "Transport").
 	if _, err := w.Write(t.hello(p.id)); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
 		return err
 	}
 	for {
