@@ -64,7 +64,9 @@ func checkIdentity(dir string, clusterID, nodeID uint64, hasJournal bool) error 
 	}
 	gotCluster, gotNode := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
 	if gotCluster != clusterID || gotNode != nodeID {
-		return fmt.Errorf("%w: %s says cluster %016x node %d, this node is cluster %016x node %d",
+		// Decimal, as cluster.cluster_id and cluster.node_id are configured
+		// (config/default.toml, README "Cluster: three replicas").
+		return fmt.Errorf("%w: %s says cluster_id %d node_id %d, this node is configured with cluster_id %d node_id %d",
 			ErrForeignJournal, path, gotCluster, gotNode, clusterID, nodeID)
 	}
 	return nil

@@ -384,7 +384,9 @@ func TestForeignJournalIsRefused(t *testing.T) {
 	if err := openWith(7, 1, []uint64{3, 1, 2}); err != nil {
 		t.Fatalf("the same voters in another order: %v", err)
 	}
-	if err := open(8, 1); !errors.Is(err, ErrForeignJournal) {
+	// The ids are named as configured (decimal), not in hex.
+	if err := open(20261201, 1); !errors.Is(err, ErrForeignJournal) ||
+		!strings.Contains(err.Error(), "says cluster_id 7 node_id 1, this node is configured with cluster_id 20261201 node_id 1") {
 		t.Fatalf("another cluster id: %v", err)
 	}
 	if err := open(7, 2); !errors.Is(err, ErrForeignJournal) {

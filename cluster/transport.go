@@ -489,7 +489,7 @@ func (t *Transport) checkHello(h []byte) (uint64, error) {
 	case !t.firstHello(h[helloMACAt:]):
 		return 0, fmt.Errorf("%w a hello seen before (from node %d): a replay", errPeer, from)
 	case cluster != t.cfg.ClusterID:
-		return 0, fmt.Errorf("%w cluster id %016x, this is cluster %016x", errPeer, cluster, t.cfg.ClusterID)
+		return 0, fmt.Errorf("%w a hello of cluster_id %d, this node's is %d", errPeer, cluster, t.cfg.ClusterID)
 	case to != t.cfg.NodeID:
 		return 0, fmt.Errorf("%w a hello for node %d, this is node %d", errPeer, to, t.cfg.NodeID)
 	case t.peers[from] == nil:
