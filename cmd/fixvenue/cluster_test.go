@@ -1394,3 +1394,70 @@ func TestClusterFollowerWithAWipedDirectory(t *testing.T) {
 	h.checkClients()
 	h.finish()
 }
+
+// TestClusterAdminCallsDuringTransferAreAnswered: operators keep halting and
+// resuming ACME on the leader's admin API while `cluster transfer` deposes
+// it. Every call that reached the API gets an HTTP answer: done, refused, or
+// 503 "halted" saying a command in flight may or may not have taken effect;
+// before, the deposed process re-executed itself under the calls in flight,
+// which saw their connection reset and could not tell what happened
+// (docs/ARCHITECTURE.md, "Losing leadership").
+func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	admin := h.adminAddr(l)
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var broken []string
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 20 * time.Second}
+	for k := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				action := []string{"halt", "resume"}[(i+k)%2]
+				req, _ := http.NewRequest(http.MethodPost, "http://"+admin+"/v1/instruments/ACME/"+action,
+					strings.NewReader(fmt.Sprintf(`{"reason":"call %d.%d"}`, k, i)))
+				req.Header.Set("Authorization", "Bearer "+clusterToken)
+				resp, err := client.Do(req)
+				if err != nil {
+					if !errors.Is(err, unix.ECONNREFUSED) {
+						mu.Lock()
+						broken = append(broken, err.Error())
+						mu.Unlock()
+					}
+					time.Sleep(5 * time.Millisecond) // the API is down: the node restarts
+					continue
+				}
+				var body struct{ Code string }
+				_ = json.NewDecoder(resp.Body).Decode(&body)
+				resp.Body.Close()
+				mu.Lock()
+				answers[fmt.Sprintf("%d %s", resp.StatusCode, body.Code)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	to := (l+1)%3 + 1
+	if out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(to)).CombinedOutput(); err != nil {
+		t.Fatalf("cluster transfer --to %d: %v\n%s", to, err, out)
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("answers: %v", answers)
+	if len(broken) > 0 {
+		t.Fatalf("%d admin calls got no answer (%v), e.g. %s", len(broken), answers, broken[0])
+	}
+	if answers["200 "] == 0 {
+		t.Fatalf("no call was done before the transfer: %v", answers)
+	}
+}
