@@ -289,12 +289,17 @@ type MarketData struct {
 type QuickFIXSettings map[string]string
 
 // UnmarshalTOML takes a table of strings, integers, floats and booleans.
+// The settings are added to those already there: a file's
+// [session_defaults.quickfix] is read over the embedded defaults' (Parse),
+// so a setting it leaves out keeps its default, as every other key of
+// session_defaults does.
 func (q *QuickFIXSettings) UnmarshalTOML(v any) error {
 	table, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("quickfix: a table of settings, not %T", v)
 	}
-	out := make(QuickFIXSettings, len(table))
+	out := make(QuickFIXSettings, len(*q)+len(table))
+	maps.Copy(out, *q)
 	for k, raw := range table {
 		switch x := raw.(type) {
 		case string:

@@ -293,3 +293,21 @@ func TestQuickFIXSettingsTakeTOMLValues(t *testing.T) {
 		t.Errorf("default HeartBtInt = %q, want \"30\"", d)
 	}
 }
+
+// TestQuickFIXDefaultsKeptUnderAFileTable: a file's
+// [session_defaults.quickfix] is read over the embedded defaults', as
+// every other key is (Parse): the settings it leaves out keep their
+// defaults.
+func TestQuickFIXDefaultsKeptUnderAFileTable(t *testing.T) {
+	c, err := Parse([]byte("[session_defaults.quickfix]\nHeartBtInt = 20\nEnableLastMsgSeqNumProcessed = true\n"), "test.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.QuickFIXSettings(&c.Sessions[0])
+	for k, want := range map[string]string{"HeartBtInt": "20", "EnableLastMsgSeqNumProcessed": "Y",
+		"ResetOnLogon": "N", "TimeStampPrecision": "MILLIS"} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q (settings %v)", k, got[k], want, got)
+		}
+	}
+}
