@@ -410,7 +410,7 @@ var quickFIXKeys = func() map[string]bool {
 		qfconfig.SQLLogDriver, qfconfig.SQLLogDataSourceName, qfconfig.SQLLogConnMaxLifetime,
 		qfconfig.MongoLogConnection, qfconfig.MongoLogDatabase, qfconfig.MongoLogReplicaSet,
 		qfconfig.PersistMessages, qfconfig.FileStorePath, qfconfig.FileStoreSync, qfconfig.SQLStoreDriver,
-		qfconfig.SQLStoreDataSourceName, qfconfig.SQLStoreConnMaxLifetime, qfconfig.MongoStoreConnection,
+		qfconfig.SQLStoreDataSourceName, qfconfig.SQLStoreConnMaxLifetime, qfconfig.SQLStoreMessagesTableName, qfconfig.SQLStoreSessionsTableName, qfconfig.MongoStoreConnection,
 		qfconfig.MongoStoreDatabase, qfconfig.MongoStoreReplicaSet, qfconfig.ResendRequestChunkSize,
 		qfconfig.EnableLastMsgSeqNumProcessed, qfconfig.EnableNextExpectedMsgSeqNum,
 	} {

@@ -277,6 +277,11 @@ func TestClusterSecret(t *testing.T) {
 // numbers and booleans in the configuration become the text a QuickFIX
 // settings file would hold.
 func TestQuickFIXSettingsTakeTOMLValues(t *testing.T) {
+	// Every setting QuickFIX/Go names is known, those without a type in
+	// its list of names too.
+	if _, err := Parse([]byte("[session_defaults.quickfix]\nSQLStoreMessagesTableName = \"m\"\nSQLStoreSessionsTableName = \"s\"\n"), "test.toml"); err != nil {
+		t.Fatal(err)
+	}
 	c, err := Parse([]byte("[session_defaults.quickfix]\nHeartBtInt = 30\nValidateFieldsHaveValues = false\nRejectInvalidMessage = true\n"+
 		"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nMaxLatency = 120\nResendRequestChunkSize = 2.5\nHeartBtInt = \"45\"\n"), "test.toml")
 	if err != nil {
