@@ -803,8 +803,9 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	o.sessionMu.Lock()
-	defer o.sessionMu.Unlock()
+	mu := o.sessionMu[s.Idx]
+	mu.Lock()
+	defer mu.Unlock()
 	st := sc.SessionState(s.Idx)
 	switch {
 	case kind == venue.OperatorActionTypeSessionLogout && !st.LoggedOn:

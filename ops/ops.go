@@ -141,10 +141,11 @@ type Ops struct {
 	// waits for the one published rather than sending another.
 	eodPublished map[string]uint64
 	eodMu        sync.Mutex // one end of day at a time (schedule and operator)
-	// sessionMu makes a session action's check of the session's state and
-	// its journaled change one step: two disables at once were both
-	// journaled and answered done.
-	sessionMu sync.Mutex
+	// sessionMu, one per session, makes a session action's check of the
+	// session's state and its journaled change one step: two disables at
+	// once were both journaled and answered done. Per session, so that a
+	// slow action delays no other session's.
+	sessionMu map[uint16]*sync.Mutex
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
 	// phases[g] is group g's status as last set (phaseKnown[g]).
@@ -178,13 +179,14 @@ func New(cfg Config) (*Ops, error) {
 		return nil, errors.New("ops: Pipeline and Matcher are required")
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{}, caughtUp: make(chan struct{}),
-		eodPublished: map[string]uint64{},
-		stop:         make(chan struct{})}
+		eodPublished: map[string]uint64{}, sessionMu: map[uint16]*sync.Mutex{},
+		stop: make(chan struct{})}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
 	}
 	for _, s := range cfg.Sessions {
 		o.byCompID[s.CompID] = s
+		o.sessionMu[s.Idx] = &sync.Mutex{}
 	}
 	o.monitor = newMonitor(instrumentSeeds(cfg.Matcher, cfg.Instruments))
 	switch {
