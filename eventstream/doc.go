@@ -84,7 +84,11 @@
 // stream: the stream can never get a gap, a duplicate or a foreign message
 // from the exporter, whatever happens to the connection. Only a batch's
 // last part asks for an ack (the parts before it go without a reply
-// subject): it is stored only if the parts before it were.
+// subject): it is stored only if the parts before it were. A part
+// JetStream refused (its storage full, a limit of the stream) thus shows
+// only as the last part not continuing the stream; so after a failure the
+// first batch on the next connection asks an ack of every part, and the
+// log names JetStream's own error ("insufficient resources").
 //
 // # Outages and restarts
 //
@@ -105,6 +109,11 @@
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag
 // grows. Deleting such a stream makes the exporter re-export everything
 // from the journal.
+//
+// A failure is logged when it first happens and again only when it
+// changes, not at every retry; "event export resumed" is logged once a
+// connection makes progress (an ack, or nothing left to publish), not
+// merely once it connects.
 //
 // A catch-up starts at the newest snapshot before the stream's last event
 // (or at the journal's first command) and reads the commands the end of day

@@ -82,6 +82,8 @@ type flight struct {
 	streamSeq uint64                 // the stream sequence of its last part
 	fut       jetstream.PubAckFuture // nil: the stream held every part already
 	published time.Time
+	// unacked: parts published before the last without asking for an ack.
+	unacked int
 }
 
 // forcedBatch is a batch the stream holds parts of (after a restart or a
@@ -146,8 +148,17 @@ type Exporter struct {
 	acked      Position
 	met        *metrics
 	subjects   map[subjectKey]string
-	// lastErr is logged only when it changes, so an outage is one line.
+	// lastErr is logged only when it changes, so an outage is one line;
+	// it is cleared, and the export logged as resumed, once a connection
+	// makes progress, not merely once it connects (a stream that refuses
+	// every batch would otherwise log two lines at every retry).
 	lastErr string
+	// ackEach: every part of the next batch asks for an ack, which it
+	// waits for. Set on a connection after a failure: a part published
+	// without a reply subject that JetStream refuses (its storage full, a
+	// limit of the stream) shows only as the next part not continuing the
+	// stream; its ack says why.
+	ackEach bool
 }
 
 // New checks the configuration; Run does the work.
@@ -263,10 +274,8 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 		return err
 	}
 	e.met.connected.Set(1)
-	if e.lastErr != "" {
-		e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", e.acked.EventSeq+1)
-		e.lastErr = ""
-	}
+	e.ackEach = e.lastErr != ""
+	from := e.acked.EventSeq
 	wait := time.NewTimer(e.cfg.Poll)
 	defer wait.Stop()
 	for {
@@ -290,6 +299,11 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 			return err
 		}
 		e.updateDone()
+		if e.lastErr != "" && (e.acked.EventSeq != from || e.pLen == 0) {
+			// Progress, or nothing left to publish: the failure is over.
+			e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", from+1)
+			e.lastErr = ""
+		}
 		if took || acked {
 			continue
 		}
@@ -326,7 +340,7 @@ func (e *Exporter) idle(wait *time.Timer, stop, lost <-chan struct{}) error {
 	case a := <-ok:
 		return e.ackFront(a)
 	case err := <-fail:
-		return fmt.Errorf("batch up to event %d: %w", e.flights[e.fHead].last.EventSeq, err)
+		return e.flightErr(&e.flights[e.fHead], err)
 	}
 	wait.Stop()
 	return nil
@@ -738,10 +752,14 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 		m.StreamSeq = e.streamLast + 1
 		msg := encodeMessage(e.parts[i].subject, &m, e.cfg.Format)
 		var err error
-		if m.Part < m.Parts {
+		switch {
+		case m.Part < m.Parts && e.ackEach:
+			err = e.publishAcked(js, msg)
+		case m.Part < m.Parts:
 			msg.Header[jetstream.ExpectedLastSeqHeader] = []string{strconv.FormatUint(e.streamLast, 10)}
 			err = nc.PublishMsg(msg)
-		} else {
+			fl.unacked++
+		default:
 			fl.fut, err = js.PublishMsgAsync(msg, jetstream.WithExpectLastSequence(e.streamLast))
 		}
 		if err != nil {
@@ -750,9 +768,25 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 		e.streamLast++
 	}
 	fl.streamSeq = e.streamLast
+	e.ackEach = false
 	e.flights[(e.fHead+e.fLen)%len(e.flights)] = fl
 	e.fLen++
 	e.pPub += n
+	return nil
+}
+
+// publishAcked publishes a part that is not its batch's last and waits
+// for its ack (see ackEach).
+func (e *Exporter) publishAcked(js jetstream.JetStream, msg *nats.Msg) error {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.AckTimeout)
+	defer cancel()
+	a, err := js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequence(e.streamLast))
+	if err != nil {
+		return err
+	}
+	if a.Sequence != e.streamLast+1 {
+		return fmt.Errorf("stream %s stored it at sequence %d, not %d", e.cfg.Stream, a.Sequence, e.streamLast+1)
+	}
 	return nil
 }
 
@@ -799,12 +833,26 @@ func (e *Exporter) collectAcks() (bool, error) {
 			}
 			any = true
 		case err := <-front.fut.Err():
-			return any, fmt.Errorf("batch up to event %d: %w", front.last.EventSeq, err)
+			return any, e.flightErr(front, err)
 		default:
 			return any, nil
 		}
 	}
 	return any, nil
+}
+
+// flightErr is the error of a batch whose last part JetStream refused.
+// When it refused the last part as not continuing the stream and parts
+// before it went without an ack, those parts were refused first, for a
+// reason only their acks would have told: the next connection asks for
+// them (ackEach).
+func (e *Exporter) flightErr(f *flight, err error) error {
+	var apiErr *jetstream.APIError
+	if f.unacked > 0 && errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		return fmt.Errorf("batch up to event %d: the stream did not store the %d part(s) before its last (%w); the next attempt asks an ack of each part to learn why",
+			f.last.EventSeq, f.unacked, err)
+	}
+	return fmt.Errorf("batch up to event %d: %w", f.last.EventSeq, err)
 }
 
 // ackFront checks the ack of the oldest batch in flight and records it.

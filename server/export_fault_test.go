@@ -1,13 +1,19 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -329,4 +335,81 @@ func TestExportReexportsAnArchivedJournal(t *testing.T) {
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
 	waitExported(t, s)
 	verifyAt(t, s, url)
+}
+
+// lockedBuffer is a log destination tests read while the venue writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// limitedNATS starts a NATS server whose JetStream may store maxStore
+// bytes, on port (0: any) with its store in dir.
+func limitedNATS(t *testing.T, port int, dir string, maxStore int64) *natsserver.Server {
+	t.Helper()
+	if port == 0 {
+		port = natsserver.RANDOM_PORT
+	}
+	n, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		JetStreamMaxStore: maxStore, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go n.Start()
+	if !n.ReadyForConnections(30 * time.Second) {
+		t.Fatal("NATS not ready")
+	}
+	t.Cleanup(n.Shutdown)
+	return n
+}
+
+// TestExportStreamStorageFull: the NATS server's JetStream storage fills
+// up. The venue trades on, the journal keeps every command, the log says
+// why the stream takes no more (JetStream's own error, not the
+// consequence that a batch's last part does not continue the stream) and
+// says it once, not at every retry; once the NATS server has room the
+// export resumes and the stream matches the journal (eventstream/doc.go,
+// "Outages and restarts").
+func TestExportStreamStorageFull(t *testing.T) {
+	storeDir := t.TempDir()
+	n := limitedNATS(t, 0, storeDir, 48<<10)
+	url := n.ClientURL()
+	port := n.Addr().(*net.TCPAddr).Port
+	var logs lockedBuffer
+	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\npublish_window = 64\n", url))
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	for i := 0; metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == "0"; i++ {
+		if i == 20 {
+			t.Fatalf("the stream took every event of 20 load runs within %d bytes:\n%s", 48<<10, logs.String())
+		}
+		loadRun(t, s, fmt.Sprintf("r%d", i), 20, nil)
+	}
+	time.Sleep(4 * eventstream.RetryDefault) // several retries
+	paused := strings.Count(logs.String(), "event export paused")
+	if paused > 2 || !strings.Contains(logs.String(), "insufficient resources") {
+		t.Fatalf("%d lines of a paused export, want one or two saying JetStream has no room:\n%s", paused, logs.String())
+	}
+	if lag := s.ExportLag(); lag == 0 {
+		t.Fatal("no export lag with the stream full")
+	}
+	n.Shutdown()
+	n.WaitForShutdown()
+	limitedNATS(t, port, storeDir, 0)
+	waitExported(t, s)
+	verifyAt(t, s, url)
+	if !strings.Contains(logs.String(), "event export resumed") {
+		t.Fatalf("no line saying the export resumed:\n%s", logs.String())
+	}
 }
