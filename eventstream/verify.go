@@ -111,6 +111,10 @@ func FindEvent(ctx context.Context, js jetstream.JetStream, stream string, seq u
 		}
 		return DecodeMessage(raw.Header, raw.Data)
 	}
+	if info.State.Msgs == 0 {
+		// Empty (FirstSeq is 0 then, not a message to read): seq is after its end.
+		return info.State.LastSeq + 1, nil
+	}
 	lo, hi := info.State.FirstSeq, info.State.LastSeq+1 // the answer is in [lo, hi]
 	for lo < hi {
 		mid := lo + (hi-lo)/2

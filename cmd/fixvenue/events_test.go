@@ -112,3 +112,42 @@ format = "json"
 		t.Fatalf("tail printed events up to %d on subjects %v, want 5-44 on several subjects:\n%s", want-1, subjects, all)
 	}
 }
+
+// TestEventsTailFromOnAnEmptyStream: a tail --from an event the stream
+// does not hold yet follows it until the event comes, also when the
+// stream holds nothing yet (it failed reading "message 0").
+func TestEventsTailFromOnAnEmptyStream(t *testing.T) {
+	cfgPath := writeVenueConfig(t, t.TempDir(), `[marketdata]
+enabled = false
+[engine]
+orders_max = 65536
+clordids_max = 262144
+[export]
+enabled = true
+embedded_addr = "127.0.0.1:0"
+`)
+	v := startVenue(t, cfgPath)
+	// The exporter creates the stream once connected: until then the
+	// tail says the stream is not found (bounded retries).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		tail := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--from", "5", "--count", "1")
+		var stderr strings.Builder
+		tail.Stderr = &stderr
+		if err := tail.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- tail.Wait() }()
+		select {
+		case err := <-done:
+			if !strings.Contains(stderr.String(), "stream not found") || time.Now().After(deadline) {
+				t.Fatalf("events tail --from 5 of an empty stream ended (%v): %s", err, stderr.String())
+			}
+			continue
+		case <-time.After(2 * time.Second):
+		}
+		_ = tail.Process.Kill()
+		<-done
+		return
+	}
+}
