@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -40,6 +42,13 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 	info, err := st.Info(ctx)
 	if err != nil {
 		return err
+	}
+	// A filter outside the stream's subjects matches nothing, ever: a
+	// follower would wait for ever without a word.
+	for _, f := range filter {
+		if !slices.ContainsFunc(info.Config.Subjects, func(s string) bool { return server.SubjectsCollide(f, s) }) {
+			return fmt.Errorf("stream %s: subject %q matches none of its subjects %v", stream, f, info.Config.Subjects)
+		}
 	}
 	last := info.State.LastSeq
 	if !follow && (last == 0 || from > last) {

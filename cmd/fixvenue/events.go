@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -68,6 +69,18 @@ func cmdEvents(args []string) int {
 	cfg, exit := parseWithConfig("events", fs, args[1:], cfgPath)
 	if cfg == nil {
 		return exit
+	}
+	// A negative --count would follow for ever, and a subject NATS cannot
+	// take fails the consumer's creation as "no responders".
+	if count < 0 {
+		fmt.Fprintf(os.Stderr, "fixvenue events tail: --count must be 0 (follow) or more, got %d\n", count)
+		return 2
+	}
+	for _, subj := range subjects {
+		if !natsserver.IsValidSubject(subj) {
+			fmt.Fprintf(os.Stderr, "fixvenue events tail: --subject %q is not a NATS subject\n", subj)
+			return 2
+		}
 	}
 	if *stream == "" {
 		*stream = cfg.ExportStream()

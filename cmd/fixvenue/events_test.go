@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -110,6 +111,15 @@ format = "json"
 	}
 	if want != 45 || len(subjects) < 2 {
 		t.Fatalf("tail printed events up to %d on subjects %v, want 5-44 on several subjects:\n%s", want-1, subjects, all)
+	}
+	// A subject outside the stream's would match nothing, ever: refused
+	// (the tail waited for ever without a word).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err = exec.CommandContext(ctx, binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL,
+		"--subject", "other.VENUE.trades.>", "--count", "1").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `subject "other.VENUE.trades.>" matches none of its subjects [fixvenue.VENUE.>]`) {
+		t.Fatalf("events tail of a subject outside the stream: %v\n%s", err, out)
 	}
 }
 

@@ -231,10 +231,12 @@ func TestClusterNeedsConfig(t *testing.T) {
 	}
 }
 
-// TestToolsRefuseValuesThatCannotWork: a non-positive timeout or duration
-// and an empty recovery address are usage errors naming the option; md
-// book ended at once asking whether the venue ran, md latency printed a
-// measurement of nothing, and admin failed every call as timed out.
+// TestToolsRefuseValuesThatCannotWork: a non-positive timeout or duration,
+// an empty recovery address, a negative count and a subject NATS cannot
+// take are usage errors naming the option; md book ended at once asking
+// whether the venue ran, md latency printed a measurement of nothing,
+// admin failed every call as timed out, events tail followed for ever
+// with --count -1 and said "no responders" of a bad subject.
 func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -248,6 +250,9 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		{[]string{"md", "latency", "--duration", "0s"}, "--duration must be positive, got 0s"},
 		{[]string{"admin", "status", "--timeout", "-1s"}, "--timeout must be positive, got -1s"},
 		{[]string{"admin", "halt", "ACME", "--reason", "r", "--timeout", "0s"}, "--timeout must be positive, got 0s"},
+		{[]string{"events", "tail", "--count", "-1"}, "--count must be 0 (follow) or more, got -1"},
+		{[]string{"events", "tail", "--subject", "fixvenue..x"}, `--subject "fixvenue..x" is not a NATS subject`},
+		{[]string{"events", "tail", "--subject", ""}, `--subject "" is not a NATS subject`},
 	} {
 		code, out, errs := runCLI(t, dir, nil, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
