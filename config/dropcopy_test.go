@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,11 @@ func TestDropCopyConfig(t *testing.T) {
 	}
 	if c.Sessions[0].IsDropCopy() || !c.Sessions[1].IsDropCopy() {
 		t.Fatalf("kinds: %+v", c.Sessions)
+	}
+	for _, url := range []string{"127.0.0.1:4222", "tls://nats1:4222,tls://nats2:4222", "nats://a:1, nats://b:2,", "wss://n.example"} {
+		if _, err := Parse([]byte(base+fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url)), "t.toml"); err != nil {
+			t.Errorf("nats_url %q: %v", url, err)
+		}
 	}
 	for _, tc := range []struct{ text, want string }{
 		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\n", "needs copy_sessions, copy_accounts or copy_all"},
@@ -29,6 +35,12 @@ func TestDropCopyConfig(t *testing.T) {
 		{base + "[export]\nbatch_interval = \"0s\"\n", "export.batch_interval"},
 		{base + "[export]\nbatch_interval = \"2s\"\n", "export.batch_interval"},
 		{base + "[export]\nenabled = true\nembedded_addr = \"nope\"\n", "export.embedded_addr"},
+		{base + "[export]\nnats_url = \"nats://a\"\nuser = \"u\"\ntoken = \"t\"\n", "export.user, export.token: give"},
+		{base + "[export]\nnats_url = \"nats://a\"\npassword = \"p\"\n", "export.password: needs export.user"},
+		{base + "[export]\nenabled = true\ntls_ca_file = \"ca.pem\"\n", "export.tls_ca_file: credentials and TLS are for an external NATS"},
+		{base + "[export]\nnats_url = \",\"\n", `export.nats_url: "," holds no URL`},
+		{base + "[export]\nnats_url = \"nats://a:1, http://b\"\n", `export.nats_url: "http://b": scheme "http"`},
+		{base + "[export]\nnats_url = \"nats://:4222\"\n", `export.nats_url: "nats://:4222" names no host`},
 	} {
 		_, err := Parse([]byte(tc.text), "t.toml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -113,11 +115,72 @@ func (c *Config) validateExport() []error {
 			errs = append(errs, err)
 		}
 	}
+	if e.NATSURL != "" {
+		errs = append(errs, checkNATSURL(e.NATSURL)...)
+	}
 	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
 		add("export.tls_cert_file, export.tls_key_file: give both or neither")
 	}
-	if e.CredsFile != "" && (e.User != "" || e.Token != "") {
-		add("export.creds_file: give a creds file, or user and password, or a token, not several")
+	// The connection takes one of them (server.NATSOptions): another one
+	// given would be dropped without a word.
+	var given []string
+	for _, k := range []struct{ key, value string }{{"export.creds_file", e.CredsFile}, {"export.user", e.User}, {"export.token", e.Token}} {
+		if k.value != "" {
+			given = append(given, k.key)
+		}
+	}
+	if len(given) > 1 {
+		add("%s: give a creds file, or user and password, or a token, not several", strings.Join(given, ", "))
+	}
+	if e.Password != "" && e.User == "" {
+		add("export.password: needs export.user")
+	}
+	if e.Enabled && e.NATSURL == "" {
+		// The embedded server has neither TLS nor users: TLS would fail
+		// every connection to it, credentials would go unused.
+		for _, k := range []struct{ key, value string }{{"export.creds_file", e.CredsFile}, {"export.user", e.User},
+			{"export.password", e.Password}, {"export.token", e.Token}, {"export.tls_ca_file", e.TLSCAFile},
+			{"export.tls_cert_file", e.TLSCertFile}, {"export.tls_key_file", e.TLSKeyFile}} {
+			if k.value != "" {
+				add("%s: credentials and TLS are for an external NATS (export.nats_url); the embedded server takes neither", k.key)
+			}
+		}
+	}
+	return errs
+}
+
+// natsSchemes are the URL schemes the NATS client dials.
+var natsSchemes = []string{"nats", "tls", "ws", "wss"}
+
+// checkNATSURL checks export.nats_url: comma-separated URLs, at least one,
+// each with a host, of a scheme the NATS client dials (none: nats). The
+// client would take a list of blanks as its default,
+// nats://127.0.0.1:4222.
+func checkNATSURL(list string) []error {
+	var errs []error
+	urls := 0
+	for _, part := range strings.Split(list, ",") {
+		raw := strings.TrimSpace(part)
+		if raw == "" {
+			continue // the client skips it
+		}
+		urls++
+		withScheme := raw
+		if !strings.Contains(raw, "://") {
+			withScheme = "nats://" + raw
+		}
+		u, err := url.Parse(withScheme)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("export.nats_url: %q: %w", raw, err))
+		case !slices.Contains(natsSchemes, u.Scheme):
+			errs = append(errs, fmt.Errorf("export.nats_url: %q: scheme %q is not one of %s", raw, u.Scheme, strings.Join(natsSchemes, ", ")))
+		case u.Hostname() == "":
+			errs = append(errs, fmt.Errorf("export.nats_url: %q names no host", raw))
+		}
+	}
+	if urls == 0 {
+		errs = append(errs, fmt.Errorf("export.nats_url: %q holds no URL (empty: the embedded server)", list))
 	}
 	return errs
 }

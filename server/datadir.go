@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -92,6 +93,36 @@ func checkTLSFiles(cfg *config.Config) error {
 			if _, err := os.ReadFile(l.ca); err != nil {
 				return fmt.Errorf("%s.tls_client_ca_file: %w", l.key, err)
 			}
+		}
+	}
+	return checkExportFiles(&cfg.Export)
+}
+
+// checkExportFiles checks the export's TLS and credentials files as the
+// listeners' are: at the start, naming the key. The NATS client reads them
+// at each connection, so a missing one showed only as an export paused
+// for ever.
+func checkExportFiles(e *config.Export) error {
+	if !e.Enabled {
+		return nil
+	}
+	if e.TLSCertFile != "" {
+		if _, err := tls.LoadX509KeyPair(e.TLSCertFile, e.TLSKeyFile); err != nil {
+			return fmt.Errorf("export.tls_cert_file, export.tls_key_file: %w", err)
+		}
+	}
+	if e.TLSCAFile != "" {
+		b, err := os.ReadFile(e.TLSCAFile)
+		if err != nil {
+			return fmt.Errorf("export.tls_ca_file: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return fmt.Errorf("export.tls_ca_file: %s holds no PEM certificate", e.TLSCAFile)
+		}
+	}
+	if e.CredsFile != "" {
+		if _, err := os.ReadFile(e.CredsFile); err != nil {
+			return fmt.Errorf("export.creds_file: %w", err)
 		}
 	}
 	return nil

@@ -143,3 +143,41 @@ func TestReadyFileUnwritable(t *testing.T) {
 		t.Fatalf("the data directory was made before the ready file's was checked: %v", err)
 	}
 }
+
+// TestServeRefusesExportSettingsThatCannotWork: export settings the
+// connection to NATS would drop or fail on for ever are refused at the
+// start, naming the key (README, "Event stream"): two kinds of
+// credentials (one was dropped), a password without a user, credentials
+// or TLS for the embedded server (TLS failed every connection), an
+// nats_url of no URL (the client dialled nats://127.0.0.1:4222) or of
+// another scheme, and TLS or credentials files that cannot be read, as
+// the listeners' are.
+func TestServeRefusesExportSettingsThatCannotWork(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	// An external NATS nothing listens on: a venue that started would
+	// only pause its export.
+	external := "enabled = true\nnats_url = \"nats://127.0.0.1:1\"\n"
+	for _, c := range []struct{ export, want string }{
+		{external + "user = \"u\"\ntoken = \"t\"\n", "export.user, export.token: give a creds file, or user and password, or a token, not several"},
+		{external + "password = \"p\"\n", "export.password: needs export.user"},
+		{"enabled = true\nembedded_addr = \"127.0.0.1:0\"\ntls_ca_file = \"ca.pem\"\n", "export.tls_ca_file: credentials and TLS are for an external NATS"},
+		{"enabled = true\nembedded_addr = \"127.0.0.1:0\"\ntoken = \"t\"\n", "export.token: credentials and TLS are for an external NATS"},
+		{"enabled = true\nnats_url = \" , \"\n", `export.nats_url: " , " holds no URL`},
+		{"enabled = true\nnats_url = \"http://127.0.0.1:1\"\n", `scheme "http" is not one of nats, tls, ws, wss`},
+		{external + fmt.Sprintf("tls_ca_file = %q\n", missing), "export.tls_ca_file: open " + missing},
+		{external + fmt.Sprintf("tls_ca_file = %q\n", notPEM), "export.tls_ca_file: " + notPEM + " holds no PEM certificate"},
+		{external + fmt.Sprintf("tls_cert_file = %q\ntls_key_file = %q\n", notPEM, notPEM), "export.tls_cert_file, export.tls_key_file:"},
+		{external + fmt.Sprintf("creds_file = %q\n", missing), "export.creds_file: open " + missing},
+	} {
+		cfg := writeVenueConfig(t, t.TempDir(), "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n[export]\n%s", c.export)
+		code, _, errs := runCLI(t, dir, nil, "serve", "--config", cfg)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("[export] %q: exit %d, want an error saying %q\nstderr: %s", c.export, code, c.want, errs)
+		}
+	}
+}
