@@ -14,6 +14,26 @@ import (
 // connections (JetStream recovers its store first).
 const embeddedStartWait = 30 * time.Second
 
+// embeddedStartPoll is how often the start checks whether the embedded
+// server failed.
+const embeddedStartPoll = 20 * time.Millisecond
+
+// startLogger takes the embedded server's first fatal error; it logs
+// nothing (the embedded server is quiet, as it was with NoLog).
+type startLogger struct{ fatal chan string }
+
+func (l *startLogger) Fatalf(format string, v ...any) {
+	select {
+	case l.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+func (*startLogger) Noticef(string, ...any) {}
+func (*startLogger) Warnf(string, ...any)   {}
+func (*startLogger) Errorf(string, ...any)  {}
+func (*startLogger) Debugf(string, ...any)  {}
+func (*startLogger) Tracef(string, ...any)  {}
+
 // Embedded is a NATS server with JetStream run inside the venue's process,
 // for a single-node setup: it listens on loopback and stores in a directory
 // of the venue's data. It can be stopped and started again on the same port
@@ -58,10 +78,23 @@ func (e *Embedded) Start() error {
 	if err != nil {
 		return fmt.Errorf("embedded nats: %w", err)
 	}
+	// A server that cannot start (its port taken, its store unusable)
+	// says so only through its logger's Fatalf, and waits: without a
+	// logger the venue waited embeddedStartWait for "not ready".
+	lg := &startLogger{fatal: make(chan string, 1)}
+	srv.SetLogger(lg, false, false)
 	go srv.Start()
-	if !srv.ReadyForConnections(embeddedStartWait) {
-		srv.Shutdown()
-		return fmt.Errorf("embedded nats: not ready on %s:%d within %s", e.opts.Host, e.opts.Port, embeddedStartWait)
+	for deadline := time.Now().Add(embeddedStartWait); !srv.ReadyForConnections(embeddedStartPoll); {
+		select {
+		case msg := <-lg.fatal:
+			srv.Shutdown()
+			return fmt.Errorf("embedded nats on %s:%d: %s", e.opts.Host, e.opts.Port, msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			srv.Shutdown()
+			return fmt.Errorf("embedded nats: not ready on %s:%d within %s", e.opts.Host, e.opts.Port, embeddedStartWait)
+		}
 	}
 	if a, ok := srv.Addr().(*net.TCPAddr); ok {
 		e.opts.Port = a.Port

@@ -181,3 +181,23 @@ func TestServeRefusesExportSettingsThatCannotWork(t *testing.T) {
 		}
 	}
 }
+
+// TestServeEmbeddedNATSAddrTaken: an export.embedded_addr another process
+// listens on fails the start at once, saying the address is in use (the
+// start waited 30 s for the embedded server, then said it was not ready).
+func TestServeEmbeddedNATSAddrTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n[export]\nenabled = true\nembedded_addr = %q\n",
+		l.Addr().String())
+	start := time.Now()
+	code, _, errs := runCLI(t, dir, nil, "serve", "--config", cfg)
+	if took := time.Since(start); code == 0 || !strings.Contains(errs, "export.embedded_addr") ||
+		!strings.Contains(errs, "address already in use") || took > 10*time.Second {
+		t.Fatalf("after %s: exit %d, want at once an error naming export.embedded_addr and the address in use\nstderr: %s", took, code, errs)
+	}
+}
