@@ -201,6 +201,8 @@ func hostileCases() []hostileCase {
 			send: order("58")},
 		{name: "tag with a leading zero", logon: true, react: reactDrop, reason: ReasonBadField,
 			send: order("055=ACME")},
+		{name: "tag of nineteen digits", logon: true, react: reactDrop, reason: ReasonBadField,
+			send: order("1234567890123456789=x")},
 
 		// Resynchronisation: whatever precedes "8=FIX" is skipped.
 		{name: "garbage before 8=", logon: true, react: reactAnswered,
@@ -258,6 +260,10 @@ func hostileCases() []hostileCase {
 			send: order("115=ONBEHALF")},
 		{name: "undefined tag", logon: true, react: reactReject, reject: [2]string{"0", "4999"},
 			send: order("4999=x")},
+		{name: "tag of ten digits", logon: true, react: reactReject, reject: [2]string{"0", "1234567890"},
+			send: order("1234567890=x")},
+		{name: "tag of eighteen digits", logon: true, react: reactReject, reject: [2]string{"0", "123456789012345678"},
+			send: order("123456789012345678=x")},
 		{name: "unknown MsgType", logon: true, react: reactReject, reject: [2]string{"11", ""},
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(seq, "ZZ", "58=hi") })},
 		{name: "required field missing", logon: true, react: reactReject, reject: [2]string{"1", "54"},

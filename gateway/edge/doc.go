@@ -107,6 +107,7 @@
 //	BodyLength not digits, empty, or not where "10=" is drop                   garbled
 //	8, 9, 35 not the first three fields, empty MsgType  drop                   garbled
 //	a field not <digits>=<value>, tag with leading zero drop                   garbled
+//	a tag of more than 18 digits                        drop                   QuickFIX/Go would wrap it into another tag
 //	BeginString, BodyLength or MsgType repeated,        drop                   garbled; a second empty BodyLength panics QuickFIX/Go
 //	  or "10=" inside the body
 //	MsgSeqNum empty or not a number (also repeated)     drop                   QuickFIX/Go panics; no sequence number to consume
@@ -116,6 +117,7 @@
 //	bytes before "8=FIX"                                skip, count            resynchronise
 //	BodyLength above MessageBytesMax or of 10+ digits   close                  cannot be buffered; only a hostile client sends it
 //	any other field with an empty value                 pass                   QuickFIX/Go answers Reject 373=4 and consumes the number
+//	a tag unknown, 0, negative, or of up to 18 digits   pass                   QuickFIX/Go answers Reject 373=0 and consumes the number
 //	a BeginString other than the session's              pass                   QuickFIX/Go answers Logout "Incorrect BeginString"
 //	everything else (PossDup, resends, bad values)      pass, unchanged        QuickFIX/Go applies the FIX session rules
 //

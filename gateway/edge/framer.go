@@ -49,8 +49,12 @@ const (
 	beginStringBytesMax = 16
 	// bodyLengthDigitsMax: more digits than this is an absurd claim.
 	bodyLengthDigitsMax = 9
-	// tagDigitsMax bounds tag numbers, so that they fit an int everywhere.
-	tagDigitsMax = 9
+	// tagDigitsMax bounds tag numbers, so that they fit an int without
+	// wrapping, as QuickFIX/Go reads them: a longer tag is as well formed as
+	// tag 5000 and gets the same Reject (373=0, "Invalid tag number") from
+	// QuickFIX/Go; dropped, it was asked for again by a ResendRequest and
+	// dropped again, and the session waited for it for ever.
+	tagDigitsMax = fixwire.TagDigitsMax
 	// seqNumDigitsMax keeps MsgSeqNum within an int64.
 	seqNumDigitsMax = 18
 	// headerBytesMax bounds "8=<begin>␁9=<digits>␁".

@@ -13,8 +13,12 @@ const (
 	// BodyLengthDigitsMax bounds the digits of BodyLength and of a length
 	// field's value, so that both fit an int on every platform.
 	BodyLengthDigitsMax = 9
-	// TagDigitsMax bounds a tag number's digits, for the same reason.
-	TagDigitsMax = 9
+	// TagDigitsMax bounds a tag number's digits: the most an int holds
+	// without wrapping (18 with 64 bits, 9 with 32). A longer tag is read as
+	// QuickFIX/Go reads it, so an invalid tag number of 10 to 18 digits is
+	// one the session layer answers (Reject 373=0), as it does 5000 or 0;
+	// beyond, QuickFIX/Go would wrap it into another tag.
+	TagDigitsMax = strconv.IntSize / 32 * 9
 	// HeaderBytesMax is the longest header Frame accepts,
 	// "8=<BeginString>␁9=<digits>␁".
 	HeaderBytesMax = len("8=") + BeginStringBytesMax + 1 + len("9=") + BodyLengthDigitsMax + 1

@@ -48,7 +48,7 @@
 //
 //   - BeginString: 1 to BeginStringBytesMax bytes; BodyLength: 1 to
 //     BodyLengthDigitsMax digits (leading zeros allowed); tags: 1 to
-//     TagDigitsMax digits, with a leading '-' read as a negative tag (invalid
+//     TagDigitsMax digits (18 where an int has 64 bits), with a leading '-' read as a negative tag (invalid
 //     FIX that the session layer answers, so it is not refused here); a
 //     length field's value: 1 to BodyLengthDigitsMax digits.
 //   - Frame does not check that MsgType is the first body field, that tags

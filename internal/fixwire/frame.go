@@ -14,7 +14,7 @@ var (
 	ErrTooLarge    = frameError("BodyLength makes the message longer than the bound")
 	ErrTrailer     = frameError("no 10=NNN␁ CheckSum field where BodyLength says the body ends")
 	ErrCheckSum    = errors.New("fixwire: CheckSum field differs from the sum of the bytes before it")
-	ErrField       = errors.New("fixwire: malformed field: want <tag>=<value>␁, the tag 1 to 9 digits")
+	ErrField       = errors.New("fixwire: malformed field: want <tag>=<value>␁, the tag 1 to 18 digits (9 on 32-bit platforms)")
 	ErrDataLength  = errors.New("fixwire: length field not followed by its data field of that length")
 )
 
