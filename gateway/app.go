@@ -108,13 +108,19 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 	return nil
 }
 
-// checkResendRequest refuses a ResendRequest beyond the session's bound, or
+// checkResendRequest refuses a ResendRequest beyond the session's bound,
 // one whose BeginSeqNo is not a sequence number (QuickFIX/Go would resend
-// from it, numbering its gap fill 0 or below).
+// from it, numbering its gap fill 0 or below), or one whose EndSeqNo, not 0
+// (infinity), is below its BeginSeqNo: QuickFIX/Go resends nothing and
+// answers nothing for such a range, and the client waited for messages that
+// never came.
 func (a *application) checkResendRequest(s *session, m *quickfix.Message, now int64) quickfix.MessageRejectError {
-	var begin quickfix.FIXInt
+	var begin, end quickfix.FIXInt
 	if err := m.Body.GetField(tag.BeginSeqNo, &begin); err == nil && begin < 1 {
 		return quickfix.ValueIsIncorrect(tag.BeginSeqNo)
+	}
+	if err := m.Body.GetField(tag.EndSeqNo, &end); err == nil && end != 0 && end < begin {
+		return quickfix.ValueIsIncorrect(tag.EndSeqNo)
 	}
 	if !s.throttle(&s.resends, now) {
 		a.g().metrics.throttled.Inc()

@@ -103,9 +103,10 @@
 // Sessions: throttles over a sliding one-second window (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
 // which counts session messages too; a ResendRequest beyond
-// ResendRequestsPerSecondMax a second on a connection, or from a BeginSeqNo
-// below 1, gets a
-// session Reject and is not served), cancel-on-disconnect through a
+// ResendRequestsPerSecondMax a second on a connection, from a BeginSeqNo
+// below 1, or to an EndSeqNo other than 0 below its BeginSeqNo, gets a
+// session Reject (373=5 naming the tag for the last two) and is not
+// served), cancel-on-disconnect through a
 // journaled SessionDisconnected command.
 //
 // A trading status change reaches every session logged on when it is

@@ -810,7 +810,8 @@ func TestStrictClientCapacityReject(t *testing.T) {
 // unbounded); a burst of ResendRequests is refused beyond
 // gateway.ResendRequestsPerSecondMax a second (each had QuickFIX/Go send
 // the whole store again); a ResendRequest from BeginSeqNo 0 is refused
-// (its gap fill was numbered 0).
+// (its gap fill was numbered 0), as is one whose EndSeqNo is below its
+// BeginSeqNo (it was answered with nothing at all).
 func TestSessionMessagesAreBounded(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	slow := logon(t, s, "SLOW", true)
@@ -829,6 +830,12 @@ func TestSessionMessagesAreBounded(t *testing.T) {
 	}
 	if _, err := c.Expect(readWait, "3", map[int]string{373: "5", 371: "7", 372: "2"}); err != nil {
 		t.Fatalf("a ResendRequest from 0 not refused: %v", err)
+	}
+	if err := c.Send("2", fixclient.F(7, "3"), fixclient.F(16, "2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "3", map[int]string{373: "5", 371: "16", 372: "2"}); err != nil {
+		t.Fatalf("a ResendRequest whose EndSeqNo is below its BeginSeqNo not refused: %v", err)
 	}
 	for range gateway.ResendRequestsPerSecondMax + 2 {
 		if err := c.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
