@@ -140,6 +140,17 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if !ok {
 		return quickfix.UnsupportedMessageType()
 	}
+	if !s.loggedOn.Load() {
+		// A message read after the session's Logout: QuickFIX/Go hands the
+		// messages still buffered to the application after OnLogout, which
+		// has journaled the disconnect, so an order taken here would rest
+		// after its session's cancel-on-disconnect, with nobody logged on.
+		// It is answered (the BusinessMessageReject is stored, so a resend
+		// brings it) and takes nothing (gateway/doc.go, the paragraph on
+		// sessions).
+		clOrdID, _ := m.Body.GetString(tag.ClOrdID) // 379 names the order, if it is one
+		return businessReject(businessRejAppNotAvailable, clOrdID, LoggedOutText)
+	}
 	// look: m may have a field of unsupportedTagSet (parseOrder looks it up).
 	look := true
 	if s.cfg.Validator != nil {
@@ -191,6 +202,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	}
 	return nil
 }
+
+// LoggedOutText answers an application message read after its session
+// logged out (BusinessMessageReject 380=4): behind its Logout, or one the
+// venue sent, or held when the venue disconnected it.
+const LoggedOutText = "not processed: the session was logging out when it arrived; send it again once logged on"
 
 // throttleLogout logs a session out that exceeded its message rate; its
 // disconnect then applies cancel-on-disconnect.

@@ -107,7 +107,12 @@
 // below 1, or to an EndSeqNo other than 0 below its BeginSeqNo, gets a
 // session Reject (373=5 naming the tag for the last two) and is not
 // served), cancel-on-disconnect through a
-// journaled SessionDisconnected command.
+// journaled SessionDisconnected command. An application message read behind
+// the session's Logout (QuickFIX/Go hands the messages it still holds to
+// the application after OnLogout) takes nothing: it gets a
+// BusinessMessageReject (380=4, LoggedOutText), stored, so the client finds
+// it by resend at its next Logon; an order taken then would rest after its
+// session's cancel-on-disconnect, with nobody logged on.
 //
 // A trading status change reaches every session logged on when it is
 // handed over (durable) as an unsolicited TradingSessionStatus (325=Y); a

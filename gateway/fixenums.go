@@ -188,6 +188,7 @@ const (
 	businessRejOther              businessRejectReason = "0"
 	businessRejUnknownSecurity    businessRejectReason = "2"
 	businessRejUnsupportedMsg     businessRejectReason = "3"
+	businessRejAppNotAvailable    businessRejectReason = "4"
 	businessRejConditionalMissing businessRejectReason = "5"
 	businessRejNotAuthorized      businessRejectReason = "6"
 )

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -278,6 +280,58 @@ func TestCancelOnDisconnectAcrossReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, r, map[int]string{11: "gtc1", 150: "I", 39: "0"})
+}
+
+// heldWrites keeps what is written to it, so that a test can send several
+// messages in one write: the venue then reads them together.
+type heldWrites struct {
+	net.Conn
+	buf []byte
+}
+
+func (h *heldWrites) Write(b []byte) (int, error) {
+	h.buf = append(h.buf, b...)
+	return len(b), nil
+}
+
+// TestOrderAfterLogoutIsNotTaken: an order read together with its session's
+// Logout, behind it, is not taken: QuickFIX/Go hands it to the application
+// after the session's logout (and its cancel-on-disconnect) was journaled,
+// and it rested with nobody logged on. It is answered with a
+// BusinessMessageReject that the client gets by resend.
+func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT3", true)
+	conn := c.Conn
+	held := &heldWrites{Conn: conn}
+	c.Conn = held
+	if err := c.Send("5"); err != nil {
+		t.Fatal(err)
+	}
+	late := c.NextOut
+	sendOrder(t, c, order{id: "late", side: "1", qty: "5", px: "99.00"})
+	c.Conn = conn
+	if err := c.SendRaw(held.buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "5", nil); err != nil {
+		t.Fatalf("no Logout answering ours: %v", err)
+	}
+	c.Close()
+
+	r, _ := resume(t, s, "CLIENT3", c.NextOut)
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Expect(readWait, "j", map[int]string{45: itoa(late), 372: "D", 379: "late", 380: "4", 58: gateway.LoggedOutText}); err != nil {
+		t.Fatalf("the order behind the Logout not refused: %v (received: %v)", err, r.Received)
+	}
+	if err := r.Send("H", fixclient.F(11, "late"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	if m := expectER(t, r, map[int]string{11: "late", 150: "I"}); m.Get(39) == "0" {
+		t.Fatalf("the order behind the Logout rests with its session logged out: %s", m)
+	}
 }
 
 func TestThrottles(t *testing.T) {
