@@ -386,6 +386,28 @@ var ownedQuickFIXKeys = map[string]bool{
 	"SocketPrivateKeyFile": true, "SocketCertificateFile": true, "SocketCAFile": true,
 }
 
+// edgeQuickFIXKeys are QuickFIX/Go's TLS and proxy settings, refused in
+// [quickfix] tables: the FIX edge terminates TLS and hands QuickFIX/Go plain
+// connections (gateway/edge/doc.go, "Wiring"), so QuickFIX/Go ignored them
+// and SocketUseSSL = "Y" served FIX in the clear without a word.
+var edgeQuickFIXKeys = map[string]bool{
+	"SocketUseSSL": true, "SocketPrivateKeyBytes": true, "SocketCertificateBytes": true, "SocketCABytes": true,
+	"SocketMinimumTLSVersion": true, "SocketInsecureSkipVerify": true, "SocketServerName": true, "UseTCPProxy": true,
+}
+
+// quickFIXKeyRefused says why key may not be set in a [quickfix] table, or
+// "" when it may.
+func quickFIXKeyRefused(key string) string {
+	switch {
+	case ownedQuickFIXKeys[key]:
+		return "set by the venue, not per session"
+	case edgeQuickFIXKeys[key]:
+		return "the FIX edge terminates TLS, not QuickFIX/Go: set fix.tls_cert_file and fix.tls_key_file " +
+			"(and fix.tls_client_ca_file)"
+	}
+	return unknownQuickFIXKey(key)
+}
+
 // quickFIXKeys are the settings QuickFIX/Go knows: a name outside them in
 // a [quickfix] table (a misspelt one) would be ignored, so it is refused.
 var quickFIXKeys = func() map[string]bool {
@@ -713,9 +735,7 @@ func (c *Config) validateSessions() []error {
 		errs = append(errs, err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.SessionDefaults.QuickFIX)) {
-		if ownedQuickFIXKeys[k] {
-			errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: set by the venue, not per session", k))
-		} else if why := unknownQuickFIXKey(k); why != "" {
+		if why := quickFIXKeyRefused(k); why != "" {
 			errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: %s", k, why))
 		}
 	}
@@ -736,9 +756,7 @@ func (c *Config) validateSessions() []error {
 		}
 		seen[s.CompID] = i
 		for _, k := range slices.Sorted(maps.Keys(s.QuickFIX)) {
-			if ownedQuickFIXKeys[k] {
-				errs = append(errs, fmt.Errorf("%s.quickfix.%s: set by the venue, not per session", key, k))
-			} else if why := unknownQuickFIXKey(k); why != "" {
+			if why := quickFIXKeyRefused(k); why != "" {
 				errs = append(errs, fmt.Errorf("%s.quickfix.%s: %s", key, k, why))
 			}
 		}

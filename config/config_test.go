@@ -113,6 +113,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[fix]\naccepts_per_source_per_second = nan", "fix.accepts_per_source_per_second"},
 		{"[fix]\nlogons_per_source_burst = 0", "fix.logons_per_source_burst: must be at least 1"},
 		{"[session_defaults.quickfix]\nResetOnLogn = \"Y\"", "session_defaults.quickfix.ResetOnLogn: not a QuickFIX/Go setting"},
+		{"[session_defaults.quickfix]\nSocketUseSSL = \"Y\"", "session_defaults.quickfix.SocketUseSSL: the FIX edge terminates TLS, not QuickFIX/Go: set fix.tls_cert_file"},
+		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nUseTCPProxy = \"Y\"", "session[0].quickfix.UseTCPProxy: the FIX edge terminates TLS"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nresetonlogon = \"Y\"", "quickfix.resetonlogon: not a QuickFIX/Go setting (did you mean ResetOnLogon?)"},
 		{"[session_defaults.quickfix]\nHeartBtInt = [30]", "quickfix.HeartBtInt: a setting is a string, a number or true/false, not an array"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nStartTime = { h = 1 }", "quickfix.StartTime: a setting is a string, a number or true/false, not a table"},

@@ -18,7 +18,9 @@
 // validation switches, …) are passed through untouched to QuickFIX/Go; the keys
 // that the venue itself owns (SenderCompID, TargetCompID, BeginString,
 // SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
-// there is only one place to set each of them.
+// there is only one place to set each of them, as are QuickFIX/Go's TLS and
+// proxy settings (SocketUseSSL, Socket…Bytes, UseTCPProxy, …): the FIX edge
+// terminates TLS (fix.tls_cert_file), and QuickFIX/Go ignored them.
 //
 // [admin] (operations.go) configures the admin API: its address (loopback
 // unless TLS is set), TLS with optional client certificates, and the
