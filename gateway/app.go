@@ -29,6 +29,18 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 	if !ok {
 		return
 	}
+	if p := s.out.pacer; p != nil {
+		conn := p.WriteDone(id)
+		if conn == nil || conn == s.loggedOutConn {
+			// A Logon QuickFIX/Go read behind the session's Logout and
+			// handed over after OnLogout, on a connection that is going:
+			// taken, the session counted as logged on with no connection,
+			// and the orders behind it were taken (FromApp).
+			g.log.Warn("logon read after the session logged out ignored", "session", id.String())
+			return
+		}
+		s.conn, s.loggedOutConn = conn, nil
+	}
 	s.out.overflow.Store(false)
 	s.mu.Lock()
 	s.resends = slidingWindow{limit: ResendRequestsPerSecondMax} // per connection
@@ -52,6 +64,7 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 	if !s.loggedOn.Swap(false) {
 		return // never logged on: nothing to cancel
 	}
+	s.loggedOutConn = s.conn
 	g.metrics.loggedOn.Dec()
 	g.log.Info("session logged out", "session", id.String(), "cancel_on_disconnect", s.cfg.CancelOnDisconnect)
 	if err := g.Disconnected(s.idx, DisconnectCommandWait); err != nil {

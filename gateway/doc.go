@@ -112,7 +112,9 @@
 // the application after OnLogout) takes nothing: it gets a
 // BusinessMessageReject (380=4, LoggedOutText), stored, so the client finds
 // it by resend at its next Logon; an order taken then would rest after its
-// session's cancel-on-disconnect, with nobody logged on.
+// session's cancel-on-disconnect, with nobody logged on. A Logon read there
+// (OnLogon on the connection the session logged out of, or on none) is
+// ignored: it would count the session as logged on with no connection.
 //
 // A trading status change reaches every session logged on when it is
 // handed over (durable) as an unsolicited TradingSessionStatus (325=Y); a

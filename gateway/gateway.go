@@ -179,7 +179,12 @@ type session struct {
 	messages slidingWindow
 	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax), since the logon
 	loggedOn atomic.Bool
-	out      *sender
+	// conn is the connection the session logged on over, loggedOutConn the
+	// one it last logged out of (Pacer.WriteDone's channel is each
+	// connection's own); QuickFIX/Go's goroutine of the session alone uses
+	// them (OnLogon, OnLogout).
+	conn, loggedOutConn <-chan struct{}
+	out                 *sender
 	// route is the session's drop-copy routing (dropcopy.go), nil when no
 	// drop-copy session is granted it.
 	route *copyRoute

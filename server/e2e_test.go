@@ -295,42 +295,87 @@ func (h *heldWrites) Write(b []byte) (int, error) {
 }
 
 // TestOrderAfterLogoutIsNotTaken: an order read together with its session's
-// Logout, behind it, is not taken: QuickFIX/Go hands it to the application
-// after the session's logout (and its cancel-on-disconnect) was journaled,
-// and it rested with nobody logged on. It is answered with a
-// BusinessMessageReject that the client gets by resend.
+// Logout, behind it, is not taken, nor is one behind a Logon sent after the
+// Logout: QuickFIX/Go hands them to the application after the session's
+// logout (and its cancel-on-disconnect) was journaled; the order rested with
+// nobody logged on, and the Logon left the session counted as logged on. The
+// order is answered with a BusinessMessageReject that the client gets by
+// resend.
 func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
-	c := logon(t, s, "CLIENT3", true)
-	conn := c.Conn
-	held := &heldWrites{Conn: conn}
-	c.Conn = held
-	if err := c.Send("5"); err != nil {
-		t.Fatal(err)
-	}
-	late := c.NextOut
-	sendOrder(t, c, order{id: "late", side: "1", qty: "5", px: "99.00"})
-	c.Conn = conn
-	if err := c.SendRaw(held.buf); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Expect(readWait, "5", nil); err != nil {
-		t.Fatalf("no Logout answering ours: %v", err)
-	}
-	c.Close()
+	for _, relogon := range []bool{false, true} {
+		c := logon(t, s, "CLIENT3", true)
+		conn := c.Conn
+		held := &heldWrites{Conn: conn}
+		c.Conn = held
+		if err := c.Send("5"); err != nil {
+			t.Fatal(err)
+		}
+		if relogon {
+			if err := c.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		late := c.NextOut
+		sendOrder(t, c, order{id: "late", side: "1", qty: "5", px: "99.00"})
+		c.Conn = conn
+		if err := c.SendRaw(held.buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(readWait, "5", nil); err != nil {
+			t.Fatalf("no Logout answering ours: %v", err)
+		}
+		if !c.Closed(readWait) {
+			t.Fatal("connection not closed after the Logout")
+		}
+		// QuickFIX/Go hands over what it holds of the connection before it
+		// takes the next one; a Logon of a new connection claimed before that
+		// is over is not told apart (docs/ARCHITECTURE.md, "Known limits of
+		// the session layer").
+		time.Sleep(100 * time.Millisecond)
+		if s.Gateway().ClientLoggedOn("CLIENT3") {
+			t.Fatalf("relogon %v: the session counts as logged on with its connection closed", relogon)
+		}
 
-	r, _ := resume(t, s, "CLIENT3", c.NextOut)
-	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Expect(readWait, "j", map[int]string{45: itoa(late), 372: "D", 379: "late", 380: "4", 58: gateway.LoggedOutText}); err != nil {
-		t.Fatalf("the order behind the Logout not refused: %v (received: %v)", err, r.Received)
-	}
-	if err := r.Send("H", fixclient.F(11, "late"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
-		t.Fatal(err)
-	}
-	if m := expectER(t, r, map[int]string{11: "late", 150: "I"}); m.Get(39) == "0" {
-		t.Fatalf("the order behind the Logout rests with its session logged out: %s", m)
+		// QuickFIX/Go hands the application what it had read when the
+		// Logout was handled; what it had not read yet is not taken either,
+		// and its number not consumed: the venue asks for it again.
+		r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		r.NextOut = c.NextOut
+		if err := r.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := r.ReadAny(readWait); err != nil || m.Type() != "A" {
+			t.Fatalf("relogon %v: Logon answered with %v, %v", relogon, m, err)
+		}
+		if m, err := r.ReadAny(fixclient.ResendWait); err == nil && m.Type() == "2" && m.Get(7) == itoa(late) {
+			t.Logf("relogon %v: the order behind the Logout was not read before the disconnect", relogon)
+			now := fixclient.Timestamp(time.Now())
+			if err := r.SendRaw(fixclient.Build(fixclient.F(35, "4"), fixclient.F(49, "CLIENT3"), fixclient.F(56, "VENUE"),
+				fixclient.F(34, itoa(late)), fixclient.F(43, "Y"), fixclient.F(52, now), fixclient.F(122, now),
+				fixclient.F(123, "Y"), fixclient.F(36, itoa(r.NextOut)))); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]string{45: itoa(late), 372: "D", 379: "late", 380: "4", 58: gateway.LoggedOutText}
+			if _, err := r.Expect(readWait, "j", want); err != nil {
+				t.Fatalf("relogon %v: the order behind the Logout not refused: %v (received: %v)", relogon, err, r.Received)
+			}
+		}
+		if err := r.Send("H", fixclient.F(11, "late"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Fatal(err)
+		}
+		if m := expectER(t, r, map[int]string{11: "late", 150: "I"}); m.Get(39) == "0" {
+			t.Fatalf("relogon %v: the order behind the Logout rests with its session logged out: %s", relogon, m)
+		}
+		r.Logout()
 	}
 }
 
