@@ -46,6 +46,8 @@ func FuzzInbound(f *testing.F) {
 		LogonsPerCompID: Rate{PerSecond: 1e6, Burst: 1e6},
 		LogonsPerSource: Rate{PerSecond: 1e6, Burst: 1e6},
 		Accepts:         Rate{PerSecond: 1e6, Burst: 1e6},
+		// One connection per input, all from loopback.
+		AcceptsPerSource: Rate{PerSecond: 1e6, Burst: 1e6},
 	}, nil, "FUZZ1", "WITNESS")
 	witness := v.logon("WITNESS")
 	stats := v.l.Stats()
