@@ -485,8 +485,6 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 	switch {
 	case errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "busy"})
-	case errors.Is(err, ErrUnconfirmed):
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "halted", Seq: r.Seq})
 	case errors.Is(err, pipeline.ErrHalted):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
 	case err != nil:

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -393,25 +392,6 @@ func (o *Ops) Close() {
 	})
 }
 
-// Shutdown stops the admin API once the calls in flight are answered,
-// waiting at most timeout, then closes what is left (event streams).
-// A cluster leader deposed by a leadership transfer calls it before it
-// restarts, so that an operator's call in flight gets its answer instead
-// of a reset connection.
-func (o *Ops) Shutdown(timeout time.Duration) {
-	o.serverMu.Lock()
-	srv := o.server
-	o.serverMu.Unlock()
-	if srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if srv.Shutdown(ctx) != nil {
-		_ = srv.Close()
-	}
-}
-
 // Wait waits for the control plane's goroutines (after the pipeline stopped).
 func (o *Ops) Wait() { o.wg.Wait() }
 
@@ -439,11 +419,6 @@ var (
 	ErrBusy     = errors.New("the command ring stayed full; try again")
 	ErrTimeout  = errors.New("the command was published but not applied and durable in time")
 	ErrStopping = errors.New("the venue is stopping")
-	// ErrUnconfirmed: the venue halted after the command was published and
-	// before it was durable (README, "A venue that failed"; a cluster
-	// leader that lost the leadership, "Cluster: three replicas").
-	ErrUnconfirmed = errors.New("the venue halted before the command was durable: it may or may not have taken effect; " +
-		"check the venue's state (a cluster's new leader) before repeating it")
 )
 
 // Do publishes an action as an OperatorCommand, waits until it is applied

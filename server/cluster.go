@@ -881,19 +881,6 @@ func (c *ClusterNode) Close() error {
 	return errors.Join(errs...)
 }
 
-// ShutdownAnswers is what a deposed node does before it restarts: the
-// venue's admin API (when it led) and the status listener stop once the
-// answers in flight are written, each waiting at most timeout, so that an
-// operator's call taken before the deposition gets its answer (the
-// transfer's, or an admin call's "may or may not have taken effect")
-// instead of a reset connection (docs/ARCHITECTURE.md, "Losing leadership").
-func (c *ClusterNode) ShutdownAnswers(timeout time.Duration) {
-	if srv := c.Server(); srv != nil {
-		srv.ShutdownAdmin(timeout)
-	}
-	c.ShutdownStatus(timeout)
-}
-
 // ShutdownStatus stops the status listener once the answers in flight are
 // written, waiting at most timeout. A node deposed by a leadership transfer
 // calls it before it restarts, so the transfer's own answer reaches the

@@ -927,14 +927,6 @@ func (s *Server) Start() error {
 // signal during it): Start then returns an error, and Close stops the rest.
 func (s *Server) AbortStart() { s.ops.Close() }
 
-// ShutdownAdmin stops the admin API once the calls in flight are answered,
-// waiting at most timeout (ops.Ops.Shutdown).
-func (s *Server) ShutdownAdmin(timeout time.Duration) {
-	if s.ops != nil {
-		s.ops.Shutdown(timeout)
-	}
-}
-
 // cancelAbsentSessions applies cancel-on-disconnect across a start: a crash
 // (or a failover: the old leader's sessions) journaled no disconnect, so
 // after grace every cancel-on-disconnect session that has not logged on gets

@@ -71,7 +71,7 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 		node.Close()
 		return 1
 	case <-node.Deposed():
-		node.ShutdownAnswers(2 * time.Second)
+		node.ShutdownStatus(2 * time.Second)
 		exe, err := os.Executable()
 		if err == nil {
 			log.Warn("restarting to rebuild from the committed log", "exe", exe)
