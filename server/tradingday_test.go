@@ -82,6 +82,58 @@ func tradingDayVenueConfig(t *testing.T, dir string) *config.Config {
 // checks after it take on a loaded machine.
 func stoppedClock(t time.Time) func() time.Time { return func() time.Time { return t } }
 
+// openDay starts the compressed day's venue on a new data directory at a
+// stopped clock in today's open phase (5 s into the day), has CLIENT1 rest
+// a DAY order for each of ids (restDayOrder), and stops the venue: the
+// opening of the tests that start it again on dir later in the day
+// (dayStart is the day's start).
+func openDay(t *testing.T, ids ...string) (dir string, dayStart time.Time) {
+	t.Helper()
+	dir = t.TempDir()
+	dayStart = time.Now().Truncate(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second)))
+	for _, id := range ids {
+		restDayOrder(t, s, id)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, dayStart
+}
+
+// restDayOrder logs CLIENT1 on (with a sequence reset), has its DAY buy of
+// 5 ACME at 99.00 accepted as id, and logs it off.
+func restDayOrder(t *testing.T, s *Server, id string) {
+	t.Helper()
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: id, side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: id, 150: "0"})
+	c.Close()
+}
+
+// reopenWithDayOrder has the operator reopen trading after the end of day
+// and CLIENT1 rest a DAY order of the new day, "next".
+func reopenWithDayOrder(t *testing.T, s *Server) {
+	t.Helper()
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"extended","group":"all","phase":"open"}`, nil); code != 200 {
+		t.Fatalf("reopen: %d", code)
+	}
+	waitStatus(t, s, "ACME", "Open", readWait)
+	restDayOrder(t, s, "next")
+}
+
+// scheduleRecord reads dir's schedule record, for a test that writes it
+// back to have the files as they were then; path is the file's.
+func scheduleRecord(t *testing.T, dir string) (path string, record []byte) {
+	t.Helper()
+	path = filepath.Join(dir, ops.ScheduleStateFile)
+	record, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, record
+}
+
 // waitOpening waits for the start of an open phase (a status other than
 // Open, then Open), so that the whole phase lies ahead.
 func waitOpening(t *testing.T, s *Server) {
@@ -345,9 +397,7 @@ func TestRestartAfterALongStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))).Close() // open: the progress recorded
+	dir, dayStart := openDay(t) // the open's progress recorded
 
 	later := dayStart.Add(500*compressedDayLength + 5*time.Second) // the open of the 500th day after
 	s := tradingDayVenueAt(t, dir, stoppedClock(later))
@@ -451,10 +501,7 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 		return startServer(t, cfg, opts)
 	}
 	s := venueAt(5*time.Second, Options{}) // open
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "day", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "day", 150: "0"})
-	c.Close()
+	restDayOrder(t, s, "day")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +514,7 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 	s = venueAt(8500*time.Millisecond, Options{JournalSync: failingSync(&fail),
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
 	fail.Store(true)
-	c = logon(t, s, "CLIENT2", true)
+	c := logon(t, s, "CLIENT2", true)
 	sendOrder(t, c, order{id: "halts", side: "1", qty: "1", px: "99.00", tif: "1"})
 	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
 	clock.Store(dayStart.Add(9500 * time.Millisecond).UnixNano())
@@ -502,31 +549,13 @@ func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "d1", 150: "0"})
-	c.Close()
-	s.Close()
-	statePath := filepath.Join(dir, ops.ScheduleStateFile)
-	beforeClose, err := os.ReadFile(statePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, dayStart := openDay(t, "d1")
+	statePath, beforeClose := scheduleRecord(t, dir)
 
 	// The close and the end of day run at the start; the operator then
 	// reopens, and a DAY order of the new day rests.
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
-	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"extended","group":"all","phase":"open"}`, nil); code != 200 {
-		t.Fatalf("reopen: %d", code)
-	}
-	waitStatus(t, s, "ACME", "Open", readWait)
-	c = logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "next", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "next", 150: "0"})
-	c.Close()
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	reopenWithDayOrder(t, s)
 	s.Close()
 
 	// The files as a crash after the end of day's command, before its
@@ -561,11 +590,16 @@ func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
 	}
 }
 
-// endOfDaysJournaled counts the EndOfDay commands in dir's journal.
-func endOfDaysJournaled(t *testing.T, dir string) int {
+// endOfDaysJournaled counts the EndOfDay commands in dir's journal. A
+// record that does not read fails the test, or with toTail ends the count:
+// the tail a running venue is writing.
+func endOfDaysJournaled(t *testing.T, dir string, toTail bool) int {
 	t.Helper()
 	n := 0
 	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil && toTail {
+			break
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -574,6 +608,15 @@ func endOfDaysJournaled(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// wantOneEndOfDay fails the test unless dir's journal holds one EndOfDay
+// command: the day was ended, and only once.
+func wantOneEndOfDay(t *testing.T, dir string) {
+	t.Helper()
+	if n := endOfDaysJournaled(t, dir, false); n != 1 {
+		t.Fatalf("%d end of day commands in the journal, want 1", n)
+	}
 }
 
 // blockWrite makes the durable writes of file in dir fail, as a full disk
@@ -601,14 +644,7 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "d1", 150: "0"})
-	c.Close()
-	s.Close()
+	dir, dayStart := openDay(t, "d1")
 
 	unblockMark := blockWrite(t, dir, ops.EndOfDayPendingFile)
 	unblockState := blockWrite(t, dir, ops.ScheduleStateFile)
@@ -638,18 +674,15 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 			t.Fatalf("no end of day within 30s:\n%s", text)
 		}
 	}
-	if n := endOfDaysJournaled(t, dir); n != 0 {
+	if n := endOfDaysJournaled(t, dir, false); n != 0 {
 		t.Fatalf("the end of day was journaled without its pending mark (%d)", n)
 	}
 	catching.Close()
 
 	unblockMark()
 	unblockState()
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
-	s.Close()
-	if n := endOfDaysJournaled(t, dir); n != 1 {
-		t.Fatalf("%d end of day commands in the journal, want 1", n)
-	}
+	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond))).Close()
+	wantOneEndOfDay(t, dir)
 }
 
 // TestEndOfDayNotRecordedKeepsItsMark: an end of day journaled whose
@@ -661,21 +694,11 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
-	s.Close()
+	dir, dayStart := openDay(t)
 
 	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
-	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"extended","group":"all","phase":"open"}`, nil); code != 200 {
-		t.Fatalf("reopen: %d", code)
-	}
-	waitStatus(t, s, "ACME", "Open", readWait)
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "next", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "next", 150: "0"})
-	c.Close()
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	reopenWithDayOrder(t, s)
 	s.Close()
 	unblock()
 
@@ -684,9 +707,7 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 		t.Fatalf("the end of day ran again at the start: ACME %+v", acme)
 	}
 	s.Close()
-	if n := endOfDaysJournaled(t, dir); n != 1 {
-		t.Fatalf("%d end of day commands in the journal, want 1", n)
-	}
+	wantOneEndOfDay(t, dir)
 }
 
 // TestEndOfDayPendingMarkUnreadable: a pending mark that cannot be parsed
@@ -696,16 +717,9 @@ func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
-	s.Close()
-	statePath := filepath.Join(dir, ops.ScheduleStateFile)
-	beforeClose, err := os.ReadFile(statePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	dir, dayStart := openDay(t)
+	statePath, beforeClose := scheduleRecord(t, dir)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
 	s.Close()
 	if err := os.WriteFile(statePath, beforeClose, 0o644); err != nil {
 		t.Fatal(err)
@@ -715,9 +729,7 @@ func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
 	}
 	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
 	s.Close()
-	if n := endOfDaysJournaled(t, dir); n != 1 {
-		t.Fatalf("%d end of day commands in the journal, want 1", n)
-	}
+	wantOneEndOfDay(t, dir)
 }
 
 // TestScheduleRecordUnreadableRefusesStart: a start whose schedule.state
@@ -729,14 +741,7 @@ func TestScheduleRecordUnreadableRefusesStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))) // open
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "d1", side: "1", qty: "5", px: "99.00"})
-	expectER(t, c, map[int]string{11: "d1", 150: "0"})
-	c.Close()
-	s.Close()
+	dir, dayStart := openDay(t, "d1")
 	statePath := filepath.Join(dir, ops.ScheduleStateFile)
 	if err := os.WriteFile(statePath, []byte(`{"last_unix_ns":17`), 0o644); err != nil {
 		t.Fatal(err)
@@ -791,29 +796,14 @@ func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
 	waitUntil(t, "the end of day", func() bool {
 		var st ops.StatusInfo
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
-		return st.LastEndOfDay != nil || st.DurableSeq > 0 && countEndOfDays(t, dir) > 0
+		return st.LastEndOfDay != nil || st.DurableSeq > 0 && endOfDaysJournaled(t, dir, true) > 0
 	})
 	time.Sleep(2 * time.Second) // the retries' time: another end of day would be journaled now
 	slow.Store(false)
 	s.Close()
-	if n := countEndOfDays(t, dir); n != 1 {
+	if n := endOfDaysJournaled(t, dir, true); n != 1 {
 		t.Fatalf("%d end-of-day commands journaled for one day", n)
 	}
-}
-
-// countEndOfDays counts the EndOfDay commands in dir's journal.
-func countEndOfDays(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
-		if err != nil {
-			break // the tail being written
-		}
-		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok && cmd.Action() == venue.OperatorActionTypeEndOfDay {
-			n++
-		}
-	}
-	return n
 }
 
 // TestStopDuringTheCatchUp: a stop while the start waits for the
@@ -823,9 +813,7 @@ func TestStopDuringTheCatchUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(5*time.Second))).Close() // open: the progress recorded
+	dir, dayStart := openDay(t) // the open's progress recorded
 	cfg := tradingDayVenueConfig(t, dir)
 	sync := func(f *os.File, kind journal.SyncKind) error {
 		if kind == journal.SyncData {
