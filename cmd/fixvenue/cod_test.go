@@ -31,13 +31,7 @@ range = [1, 2]
 	v := startVenue(t, cfg)
 	orders := map[string]string{"CLIENT1": "away-1", "CLIENT2": "back-1"}
 	for comp, id := range orders {
-		c := logOn(t, v.fixAddr, comp)
-		if err := c.Send("D", dayBuy(id)...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
+		restDayBuy(t, logOn(t, v.fixAddr, comp), id)
 	}
 	v.kill()
 	v = startVenue(t, cfg)
@@ -107,13 +101,7 @@ band_percent = 10
 `
 	cfg := writeVenueConfig(t, dir, body, "CLIENT1", "CLIENT2", "0.01")
 	v := startVenue(t, cfg)
-	c := logOn(t, v.fixAddr, "CLIENT1")
-	if err := c.Send("D", dayBuy("before")...); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "before", 150: "0"}); err != nil {
-		t.Fatal(err)
-	}
+	restDayBuy(t, logOn(t, v.fixAddr, "CLIENT1"), "before")
 	v.stop(t)
 	for _, change := range []struct {
 		terms []any
@@ -142,14 +130,10 @@ band_percent = 10
 	}
 }
 
-// TestJournalBookWithAnAddedInstrument: with an [[instrument]] added to the
-// configuration of a journal that has snapshots, `fixvenue journal book`
-// replays the journal rather than load a snapshot from before it (which
-// lists the instruments of its day and does not fit): before, it failed
-// with `bad snapshot: 1 instruments, the config has 2`.
-func TestJournalBookWithAnAddedInstrument(t *testing.T) {
-	dir := t.TempDir()
-	body := `[marketdata]
+// snapshottingVenue is the body (writeVenueConfig) of a venue that
+// snapshots every 50 ms, with one session, CLIENT1, whose DAY orders
+// outlive its connection, and one instrument, ACME; %s takes more tables.
+const snapshottingVenue = `[marketdata]
 enabled = false
 [journal]
 snapshot_interval = "50ms"
@@ -166,27 +150,40 @@ max_qty = 1000
 ref_price = "100.00"
 band_percent = 10
 %s`
-	cfg := writeVenueConfig(t, dir, body, "")
+
+// journalWithASnapshot runs a snapshottingVenue on dir until CLIENT1's DAY
+// buy first rests and a snapshot is on disk, then has its DAY buys in more
+// rest too, and stops the venue; it returns the configuration's path.
+func journalWithASnapshot(t *testing.T, dir, first string, more ...string) string {
+	t.Helper()
+	cfg := writeVenueConfig(t, dir, snapshottingVenue, "")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
-	for _, id := range []string{"before", "after"} {
-		if err := c.Send("D", dayBuy(id)...); err != nil {
-			t.Fatal(err)
+	restDayBuy(t, c, first)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap")); len(snaps) > 0 {
+			break
 		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(10 * time.Second); id == "before"; time.Sleep(20 * time.Millisecond) {
-			if snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap")); len(snaps) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no snapshot within 10 s")
-			}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot within 10 s")
 		}
 	}
+	for _, id := range more {
+		restDayBuy(t, c, id)
+	}
 	v.stop(t)
-	cfg = writeVenueConfig(t, dir, body, `[[instrument]]
+	return cfg
+}
+
+// TestJournalBookWithAnAddedInstrument: with an [[instrument]] added to the
+// configuration of a journal that has snapshots, `fixvenue journal book`
+// replays the journal rather than load a snapshot from before it (which
+// lists the instruments of its day and does not fit): before, it failed
+// with `bad snapshot: 1 instruments, the config has 2`.
+func TestJournalBookWithAnAddedInstrument(t *testing.T) {
+	dir := t.TempDir()
+	journalWithASnapshot(t, dir, "before", "after")
+	cfg := writeVenueConfig(t, dir, snapshottingVenue, `[[instrument]]
 id = 2
 symbol = "FRESH"
 tick_size = "0.10"
@@ -208,41 +205,7 @@ band_percent = 10
 // printing books without the missing orders.
 func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
 	dir := t.TempDir()
-	body := `[marketdata]
-enabled = false
-[journal]
-snapshot_interval = "50ms"
-[[session]]
-comp_id = "CLIENT1"
-cancel_on_disconnect = false
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "100.00"
-band_percent = 10
-%s`
-	cfg := writeVenueConfig(t, dir, body, "")
-	v := startVenue(t, cfg)
-	c := logOn(t, v.fixAddr, "CLIENT1")
-	if err := c.Send("D", dayBuy("kept")...); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "kept", 150: "0"}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap")); len(snaps) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot within 10 s")
-		}
-	}
-	v.stop(t)
+	cfg := journalWithASnapshot(t, dir, "kept")
 	startVenue(t, cfg).stop(t) // records the journal's end in terms.json
 
 	segments, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))

@@ -267,6 +267,18 @@ func dayBuy(id string) []fixclient.Field {
 		fixclient.F(44, "95.00"), fixclient.F(59, "0")}
 }
 
+// restDayBuy sends dayBuy(id) on c and waits up to 10 s for its
+// acceptance (150=0).
+func restDayBuy(t *testing.T, c *fixclient.Client, id string) {
+	t.Helper()
+	if err := c.Send("D", dayBuy(id)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // sendPacedOrder sends tradingOrder(id, n), then sleeps 2 ms: about 500
 // orders/s per session, enough to have many commands in flight, bounded
 // so that a test's cost does not depend on how fast the machine is.
