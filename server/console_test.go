@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -196,10 +195,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // and no cookie; the cookie admits pages, a forged cookie is 401, and the
 // cookie alone changes nothing. No page or log shows the token.
 func TestConsoleSignIn(t *testing.T) {
-	var logs strings.Builder
-	var logMu sync.Mutex
+	var logs lockedBuffer
 	cfg := testConfig(t, t.TempDir(), adminConfig())
-	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	base := "http://" + s.AdminAddr()
 	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	signIn := func(token, next string) (*http.Response, string) {
@@ -252,21 +250,7 @@ func TestConsoleSignIn(t *testing.T) {
 	if after := durableSeq(t, s); after != before {
 		t.Fatalf("a refused change journaled %d commands", after-before)
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if strings.Contains(logs.String(), aliceToken) || strings.Contains(logs.String(), "forged-token") {
+	if text := logs.String(); strings.Contains(text, aliceToken) || strings.Contains(text, "forged-token") {
 		t.Fatal("a token is in the log")
 	}
-}
-
-// lockedWriter serialises a log's writes.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -95,8 +97,6 @@ func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 	return s
 }
 
-// restingGTC starts a venue on dataDir, logs CLIENT1 on and has a GTC buy
-// of 3 ACME at px rest, for tests that restart the venue on the same data.
 // withMarketData turns the feed on in cfg, sent to a UDP socket of the
 // test's that nobody reads, the recovery service on a port of the
 // system's choosing.
@@ -112,6 +112,8 @@ func withMarketData(t *testing.T, cfg *config.Config) {
 	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
 }
 
+// restingGTC starts a venue on dataDir, logs CLIENT1 on and has a GTC buy
+// of 3 ACME at px rest, for tests that restart the venue on the same data.
 func restingGTC(t *testing.T, dataDir, id, px string) (*Server, *fixclient.Client, *fixclient.Message) {
 	t.Helper()
 	s := startServer(t, testConfig(t, dataDir, ""), Options{})
@@ -214,6 +216,24 @@ func testWriter(t *testing.T) io.Writer {
 		return tw{t}
 	}
 	return io.Discard
+}
+
+// lockedBuffer is a log destination tests read while the venue writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type tw struct{ t *testing.T }

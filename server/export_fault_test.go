@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -335,24 +333,6 @@ func TestExportReexportsAnArchivedJournal(t *testing.T) {
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
 	waitExported(t, s)
 	verifyAt(t, s, url)
-}
-
-// lockedBuffer is a log destination tests read while the venue writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // limitedNATS starts a NATS server whose JetStream may store maxStore

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,13 +134,10 @@ func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	cfg.MarketData.FeedAddr = "127.0.0.1:0"
-	var mu sync.Mutex
-	var logs bytes.Buffer
-	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	var logs lockedBuffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	waitReady(t, s)
-	mu.Lock()
 	text := logs.String()
-	mu.Unlock()
 	if !strings.Contains(text, "level=WARN") || !strings.Contains(text, "the UDP feed goes nowhere") {
 		t.Fatalf("no warning of a feed sent to port 0:\n%s", text)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -267,15 +265,12 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	if fi, err := os.Stat(damaged); err != nil || os.Truncate(damaged, fi.Size()/2) != nil {
 		t.Fatalf("truncate %s: %v", damaged, err)
 	}
-	var logMu sync.Mutex
-	var logs bytes.Buffer
-	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	var logs lockedBuffer
+	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if s.replayed < 1500 {
 		t.Fatalf("the start replayed %d commands, not the day after the first end of day", s.replayed)
 	}
-	logMu.Lock()
 	text := logs.String()
-	logMu.Unlock()
 	if !strings.Contains(text, "snapshot passed over: its market data state is damaged") || !strings.Contains(text, damaged) ||
 		!strings.Contains(text, "snapshot passed over: no console state beside it") {
 		t.Fatalf("the start does not say why it passed the snapshot over:\n%s", text)
@@ -303,12 +298,9 @@ func TestMissingFIXStoreIsReported(t *testing.T) {
 	if err := os.Remove(stores[0]); err != nil {
 		t.Fatal(err)
 	}
-	var logMu sync.Mutex
-	var logs bytes.Buffer
-	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
-	logMu.Lock()
+	var logs lockedBuffer
+	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	text := logs.String()
-	logMu.Unlock()
 	if !strings.Contains(text, "FIX store is missing though the journal holds reports for it") || !strings.Contains(text, "session=CLIENT1") {
 		t.Fatalf("no warning for the missing store:\n%s", text)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -509,19 +508,16 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 	// After the close, before the end of day; the disk fails, then the
 	// clock passes the end of day.
 	var fail atomic.Bool
-	var logMu sync.Mutex
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	s = venueAt(8500*time.Millisecond, Options{JournalSync: failingSync(&fail),
-		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	fail.Store(true)
 	c := logon(t, s, "CLIENT2", true)
 	sendOrder(t, c, order{id: "halts", side: "1", qty: "1", px: "99.00", tif: "1"})
 	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
 	clock.Store(dayStart.Add(9500 * time.Millisecond).UnixNano())
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		logMu.Lock()
 		text := logs.String()
-		logMu.Unlock()
 		if strings.Contains(text, "schedule: end of day failed") {
 			break
 		}
@@ -648,12 +644,11 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 
 	unblockMark := blockWrite(t, dir, ops.EndOfDayPendingFile)
 	unblockState := blockWrite(t, dir, ops.ScheduleStateFile)
-	var logMu sync.Mutex
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Journal.SegmentBytes = 16384
 	catching, err := New(cfg, Options{Now: stoppedClock(dayStart.Add(9500 * time.Millisecond)),
-		Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,9 +659,7 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 		<-started
 	})
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		logMu.Lock()
 		text := logs.String()
-		logMu.Unlock()
 		if strings.Contains(text, "schedule: end of day failed") || strings.Contains(text, "schedule: caught up") {
 			break
 		}
