@@ -1,15 +1,14 @@
 package marketdata
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -75,26 +74,9 @@ func TestBookJSONWithoutAVenueSaysWhere(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestWatch(t *testing.T) {
 	s, cfg := knownBook(t)
-	var out lockedBuffer
+	var out lockedbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- feedclient.Watch(ctx, cfg, "ACME", &out) }()

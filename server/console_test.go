@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -195,7 +196,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // and no cookie; the cookie admits pages, a forged cookie is 401, and the
 // cookie alone changes nothing. No page or log shows the token.
 func TestConsoleSignIn(t *testing.T) {
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	base := "http://" + s.AdminAddr()

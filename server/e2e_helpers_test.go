@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -216,24 +214,6 @@ func testWriter(t *testing.T) io.Writer {
 		return tw{t}
 	}
 	return io.Discard
-}
-
-// lockedBuffer is a log destination tests read while the venue writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 type tw struct{ t *testing.T }

@@ -18,6 +18,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
@@ -367,7 +368,7 @@ func TestExportStreamStorageFull(t *testing.T) {
 	n := limitedNATS(t, 0, storeDir, 48<<10)
 	url := n.ClientURL()
 	port := n.Addr().(*net.TCPAddr).Port
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\npublish_window = 64\n", url))
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
 	for i := 0; metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == "0"; i++ {

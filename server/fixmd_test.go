@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
 
 func TestFIXMarketData(t *testing.T) {
@@ -134,7 +135,7 @@ func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	cfg.MarketData.FeedAddr = "127.0.0.1:0"
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	waitReady(t, s)
 	text := logs.String()

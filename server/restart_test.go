@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -265,7 +266,7 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	if fi, err := os.Stat(damaged); err != nil || os.Truncate(damaged, fi.Size()/2) != nil {
 		t.Fatalf("truncate %s: %v", damaged, err)
 	}
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if s.replayed < 1500 {
 		t.Fatalf("the start replayed %d commands, not the day after the first end of day", s.replayed)
@@ -298,7 +299,7 @@ func TestMissingFIXStoreIsReported(t *testing.T) {
 	if err := os.Remove(stores[0]); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	text := logs.String()
 	if !strings.Contains(text, "FIX store is missing though the journal holds reports for it") || !strings.Contains(text, "session=CLIENT1") {

@@ -17,6 +17,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
@@ -508,7 +509,7 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 	// After the close, before the end of day; the disk fails, then the
 	// clock passes the end of day.
 	var fail atomic.Bool
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	s = venueAt(8500*time.Millisecond, Options{JournalSync: failingSync(&fail),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	fail.Store(true)
@@ -644,7 +645,7 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 
 	unblockMark := blockWrite(t, dir, ops.EndOfDayPendingFile)
 	unblockState := blockWrite(t, dir, ops.ScheduleStateFile)
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Journal.SegmentBytes = 16384
 	catching, err := New(cfg, Options{Now: stoppedClock(dayStart.Add(9500 * time.Millisecond)),
