@@ -348,13 +348,26 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	g.metrics.orders.Inc()
 }
 
-// possResend reports PossResend (97) = Y, without the error GetBool builds
-// when the field is absent.
+// possResend reports whether the client says it may have sent the message
+// before: PossResend (97) = Y, or PossDupFlag (43) = Y. The core answers
+// either with a known ClOrdID by the order's status instead of a duplicate
+// reject. QuickFIX/Go drops a PossDup below the expected sequence number,
+// so a PossDup reaches the application when the session layer cannot tell
+// (a client that reset its numbers, or resends under new ones); FIX 4.4 leaves
+// its handling to the application ("treat as a new message or discard as
+// appropriate"), and a reject with 39=8 for an order that is working would
+// tell the client its order is dead (README, "FIX").
 func possResend(m *quickfix.Message) bool {
-	if !m.Header.Has(tag.PossResend) {
+	return headerFlagY(m, tag.PossResend) || headerFlagY(m, tag.PossDupFlag)
+}
+
+// headerFlagY reports a header Boolean field equal to Y, without the error
+// GetBool builds when the field is absent.
+func headerFlagY(m *quickfix.Message, t quickfix.Tag) bool {
+	if !m.Header.Has(t) {
 		return false
 	}
-	v, err := m.Header.GetBytes(tag.PossResend)
+	v, err := m.Header.GetBytes(t)
 	return err == nil && len(v) == 1 && v[0] == 'Y'
 }
 
