@@ -123,10 +123,14 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 
 // checkResendRequest refuses a ResendRequest beyond the session's bound,
 // one whose BeginSeqNo is not a sequence number (QuickFIX/Go would resend
-// from it, numbering its gap fill 0 or below), or one whose EndSeqNo, not 0
-// (infinity), is below its BeginSeqNo: QuickFIX/Go resends nothing and
-// answers nothing for such a range, and the client waited for messages that
-// never came.
+// from it, numbering its gap fill 0 or below), one whose EndSeqNo, not 0
+// (infinity), is below its BeginSeqNo, or one whose BeginSeqNo is past the
+// next MsgSeqNum the venue will send (it asks for messages never sent, with
+// a gap before them): QuickFIX/Go resends nothing and answers nothing for
+// such a range, and the client waited for messages that never came. The
+// last is a Reject (373=5) whose Text gives the last MsgSeqNum sent, so the
+// client sees its numbers are out of step (FIX 4.4 has no answer of its own
+// for it; gateway/doc.go, the paragraph on sessions).
 func (a *application) checkResendRequest(s *session, m *quickfix.Message, now int64) quickfix.MessageRejectError {
 	var begin, end quickfix.FIXInt
 	if err := m.Body.GetField(tag.BeginSeqNo, &begin); err == nil && begin < 1 {
@@ -134,6 +138,13 @@ func (a *application) checkResendRequest(s *session, m *quickfix.Message, now in
 	}
 	if err := m.Body.GetField(tag.EndSeqNo, &end); err == nil && end != 0 && end < begin {
 		return quickfix.ValueIsIncorrect(tag.EndSeqNo)
+	}
+	if next := a.g().cfg.NextSenderSeqNum; next != nil {
+		if n, ok := next(s.cfg.ID); ok && int(begin) > n {
+			t := tag.BeginSeqNo
+			return quickfix.NewMessageRejectError(fmt.Sprintf("BeginSeqNo %d is beyond the messages sent: the last MsgSeqNum sent is %d", begin, n-1),
+				rejectReasonValueIsIncorrect, &t)
+		}
 	}
 	if !s.throttle(&s.resends, now) {
 		a.g().metrics.throttled.Inc()
@@ -145,6 +156,10 @@ func (a *application) checkResendRequest(s *session, m *quickfix.Message, now in
 
 // rejectReasonOther is SessionRejectReason 99 (Other).
 const rejectReasonOther = 99
+
+// rejectReasonValueIsIncorrect is SessionRejectReason 5 (Value is
+// incorrect (out of range) for this tag).
+const rejectReasonValueIsIncorrect = 5
 
 // FromApp implements quickfix.Application: one FIX message in, at most one command out.
 func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {

@@ -104,9 +104,11 @@
 // rejected past their limits, the session logged out past its message limit,
 // which counts session messages too; a ResendRequest beyond
 // ResendRequestsPerSecondMax a second on a connection, from a BeginSeqNo
-// below 1, or to an EndSeqNo other than 0 below its BeginSeqNo, gets a
-// session Reject (373=5 naming the tag for the last two) and is not
-// served), cancel-on-disconnect through a
+// below 1 or past the next MsgSeqNum the venue will send (Text giving the
+// last one sent: the client's numbers are out of step), or to an EndSeqNo
+// other than 0 below its BeginSeqNo, gets a session Reject (373=99 for the
+// first, 373=5 naming the tag for the others) and is not served),
+// cancel-on-disconnect through a
 // journaled SessionDisconnected command. An application message read behind
 // the session's Logout (QuickFIX/Go hands the messages it still holds to
 // the application after OnLogout) takes nothing: it gets a

@@ -96,6 +96,11 @@ type Config struct {
 	// the nanoseconds from its arrival to its hand-over to the session
 	// (after durability), in the venue's HdrHistograms (package latency).
 	OrderToER LatencyRecorder
+	// NextSenderSeqNum, when set, returns the MsgSeqNum the venue will give
+	// the next message of a session (its FIX store's), so that a
+	// ResendRequest from beyond it is refused instead of left unanswered
+	// (app.go, checkResendRequest).
+	NextSenderSeqNum func(quickfix.SessionID) (int, bool)
 }
 
 // LatencyRecorder takes one latency in nanoseconds without allocating

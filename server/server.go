@@ -703,7 +703,14 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	cfg := s.cfg
 	gcfg := gateway.Config{OutboundQueueMax: cfg.FIX.OutboundQueueMax, WriteWait: cfg.FIX.WriteTimeout.Duration,
 		Logger: s.log, OnSessionEnd: s.sessionEnded,
-		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase(), OrderToER: s.orderToER}
+		Metrics: gateway.NewMetrics(s.registry), SeqBase: s.pipe.SeqBase(), OrderToER: s.orderToER,
+		NextSenderSeqNum: func(id quickfix.SessionID) (int, bool) {
+			// s.stores is set below, before the acceptor reads a message.
+			if st, ok := s.stores.Lookup(id); ok {
+				return st.NextSenderMsgSeqNum(), true
+			}
+			return 0, false
+		}}
 	if s.opts.Replica == nil {
 		// A single venue's journal is one directory from its first command.
 		gcfg.ReplayEvents = s.replayEvents
