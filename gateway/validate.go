@@ -533,3 +533,28 @@ func parsedDictionary(path string) (*datadictionary.DataDictionary, error) {
 	dictionaries.byContent[key] = dd
 	return dd, nil
 }
+
+// CheckLogon returns what the session's Validator finds wrong with logon (a
+// whole Logon, as the FIX edge hands it to QuickFIX/Go), "" when nothing or
+// when the session has no Validator. FromAdmin would refuse the same Logon,
+// and QuickFIX/Go then closes the connection without a word; the edge asks
+// first and answers with a Logout naming the problem instead (gateway/edge,
+// "What a connection goes through").
+func (g *Gateway) CheckLogon(id quickfix.SessionID, logon []byte) string {
+	s, ok := g.bySession[id]
+	if !ok || s.cfg.Validator == nil {
+		return ""
+	}
+	m := quickfix.NewMessage()
+	if err := quickfix.ParseMessage(m, bytes.NewBuffer(logon)); err != nil {
+		return "" // QuickFIX/Go's own parse decides
+	}
+	_, err := s.cfg.Validator.Check(m)
+	if err == nil {
+		return ""
+	}
+	if t := err.RefTagID(); t != nil {
+		return fmt.Sprintf("%s (tag %d)", err.Error(), *t)
+	}
+	return err.Error()
+}

@@ -116,6 +116,9 @@ type Server struct {
 	// disabled are the disabled sessions as the replay left them (nil on a
 	// cluster leader, whose follower kept them): see replay.
 	disabled *disabledSessions
+	// logonGateway is s.gw for the FIX edge's Logon gate (listenEdge, whose
+	// CheckLogon may run before s.gw is set).
+	logonGateway atomic.Pointer[gateway.Gateway]
 	// snapshotsFrom is the first seq whose snapshots a start may load
 	// (termsRecord.SnapshotsFrom).
 	snapshotsFrom uint64
@@ -763,6 +766,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		return err
 	}
 	s.gw = gw
+	s.logonGateway.Store(gw)
 	if gcfg.OpenView == nil {
 		s.seedOpenOrders(resting)
 	}

@@ -80,6 +80,13 @@ type Config struct {
 	// (a start still catching up on its schedule) a Logon is answered with
 	// a Logout saying so, and charged to no logon rate.
 	Serving func() bool
+	// CheckLogon, when set, gives the session layer's verdict on the fields
+	// of a Logon whose credentials passed (logon as QuickFIX/Go will read
+	// it, without Password): a problem ("" for none) refuses it with a
+	// Logout "Malformed Logon: problem". QuickFIX/Go closes the connection
+	// without a word on a Logon its validation refuses (a tag it does not
+	// define, one not defined for Logon, a bad value).
+	CheckLogon func(key SessionKey, logon []byte) string
 	// Accepts bounds the rate of accepted connections; AcceptsPerSource
 	// that of one client address, checked first.
 	Accepts          Rate

@@ -74,6 +74,12 @@
 //     so that Logons anyone may send naming a client's CompID never lock
 //     the client out; past the limit the Logon is refused, saying only
 //     that there were too many attempts;
+//   - Config.CheckLogon, when set, gives the session layer's verdict on the
+//     Logon's fields (the venue's: the session's dictionary checks, which
+//     QuickFIX/Go would make and answer by closing without a word): a Logon
+//     with a tag FIX 4.4 does not define, one not defined for Logon or a
+//     value of the wrong type is refused, its Logout naming the problem
+//     ("Malformed Logon: Invalid tag number (tag 5000)");
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue

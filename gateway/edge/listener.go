@@ -350,14 +350,20 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		}
 		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
 	}
-	c.key = lf.key
-	if !l.claimWaiting(c, deadline) {
-		return nil, ReasonLogonDuplicate, errors.New("session already logged on")
-	}
 	// The framer's buffer may still hold bytes the client sent after the
 	// Logon; QuickFIX/Go reads the Logon first, then those. The copy keeps
 	// the Logon valid while the buffer moves.
 	logon := bytes.Clone(stripCredentials(msg))
+	if l.cfg.CheckLogon != nil {
+		// After the credentials: only the client learns what was wrong.
+		if problem := l.cfg.CheckLogon(lf.key, logon); problem != "" {
+			return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
+		}
+	}
+	c.key = lf.key
+	if !l.claimWaiting(c, deadline) {
+		return nil, ReasonLogonDuplicate, errors.New("session already logged on")
+	}
 	return logon, ReasonNone, nil
 }
 
