@@ -168,6 +168,15 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if !ok {
 		return quickfix.UnsupportedMessageType()
 	}
+	if isBusinessReject(m) {
+		// The client's BusinessMessageReject of a message the venue sent (an
+		// unsolicited TradingSessionStatus its engine does not take, say):
+		// taken, never answered. Refused as an unsupported type, it drew a
+		// BusinessMessageReject of a BusinessMessageReject, which a client
+		// engine may answer in turn (QuickFIX/Go's own MessageRouter takes
+		// one without an answer). It still counts in the message rate.
+		return a.takeBusinessReject(s, m)
+	}
 	if !s.loggedOn.Load() {
 		// A message read after the session's Logout: QuickFIX/Go hands the
 		// messages still buffered to the application after OnLogout, which
@@ -228,6 +237,37 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		}
 		return quickfix.UnsupportedMessageType()
 	}
+	return nil
+}
+
+// isBusinessReject reports a BusinessMessageReject (35=j).
+func isBusinessReject(m *quickfix.Message) bool {
+	t, err := m.Header.GetBytes(tag.MsgType)
+	return err == nil && string(t) == "j"
+}
+
+// takeBusinessReject takes a client's BusinessMessageReject: validated and
+// counted as any message and in fixvenue_client_business_rejects_total,
+// logged at debug with what it refers to (not its Text, as nothing here logs
+// message contents), never answered (FromApp).
+func (a *application) takeBusinessReject(s *session, m *quickfix.Message) quickfix.MessageRejectError {
+	g := a.g()
+	if s.cfg.Validator != nil {
+		var err quickfix.MessageRejectError
+		if m, err = s.cfg.Validator.Check(m); err != nil {
+			return err
+		}
+	}
+	if s.loggedOn.Load() && !s.throttle(&s.messages, g.cfg.Now()) {
+		g.throttleLogout(s)
+		return nil
+	}
+	refSeq, _ := m.Body.GetString(tag.RefSeqNum)
+	refType, _ := m.Body.GetString(tag.RefMsgType)
+	reason, _ := m.Body.GetString(tag.BusinessRejectReason)
+	g.metrics.clientRejects.Inc()
+	g.log.Debug("client rejected a message", "session", s.cfg.ID.String(), "ref_seq_num", refSeq,
+		"ref_msg_type", refType, "business_reject_reason", reason)
 	return nil
 }
 

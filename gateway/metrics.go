@@ -16,6 +16,7 @@ type Metrics struct {
 	outboundDropped           prometheus.Counter
 	durableWaitNs             prometheus.Histogram
 	eventAge                  prometheus.Histogram
+	clientRejects             prometheus.Counter
 	dropCopyMetrics
 	risk *riskMetrics
 }
@@ -45,12 +46,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_event_age_seconds",
 			Help:    "Age of the last event of each batch outbound takes from the event ring (FIX arrival → outbound sees the event), before the durability wait.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 24)}),
+		clientRejects: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_client_business_rejects_total",
+			Help: "BusinessMessageRejects (35=j) clients sent of the venue's messages (taken, not answered; logged at debug)."}),
 		risk: newRiskMetrics(),
 	}
 	if reg != nil {
 		reg.MustRegister(m.risk.collectors()...)
 		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
-			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge)
+			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge, m.clientRejects)
 	}
 	m.dropCopyMetrics = newDropCopyMetrics(reg)
 	return m
