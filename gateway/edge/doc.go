@@ -87,8 +87,10 @@
 //
 // A Logon for a BeginString or CompID the venue does not serve, and a second
 // Logon for a logged-on session, are closed without a word, as the FIX session
-// rules (and QuickFIX's acceptance scripts 1b, 1c, 1d, AlreadyLoggedOn) ask.
-// Any other refused Logon (credentials, source, certificate, rate) is answered
+// rules (and QuickFIX's acceptance scripts 1b, 1c, 1d, AlreadyLoggedOn) ask
+// (a second Logon that is also malformed gets the Logout of a malformed one:
+// those checks come first). Any other refused Logon (credentials, source,
+// certificate, rate, fields) is answered
 // with a Logout (58 says only "Logon refused" or "Too many logon attempts",
 // never which credential was wrong) and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
 // numbers — QuickFIX/Go does, and a refused Logon must not reach it, or its
