@@ -580,10 +580,19 @@ const (
 		"a market order waiting for an uncross cannot be replaced"
 )
 
+// replacedOrigText is the Text of a cancel or replace whose OrigClOrdID a
+// replace has since superseded (CxlRejReason 1, unknown order): the reject
+// names the order (OrderID, OrdStatus), and "unknown order" alone
+// contradicted them.
+const replacedOrigText = "unknown order: OrigClOrdID (41) names an order since replaced; give its current ClOrdID"
+
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	text := RejectText(e.Reason())
 	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
 		text = t
+	}
+	if e.Reason() == venue.RejectReasonUnknownOrder && e.OrderID() != 0 {
+		text = replacedOrigText // the only unknown order the matcher names (core locate)
 	}
 	if e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic {
 		text = replaceMismatchText
