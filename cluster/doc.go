@@ -181,7 +181,14 @@
 // a leader that loses leadership before a quorum has it may be replaced by
 // the next leader; LostLeadership counts those moments, and whoever applied
 // such commands speculatively must rebuild its state from the committed
-// log.
+// log. The Runner fails every such proposal with ErrLostLeadership: those
+// it waits for, those parked behind a transfer, and one Node.Propose
+// refuses (ErrNotLeader) because the node was deposed since the Runner
+// last looked; the venue on a node tells that error from a failure of its
+// own, and a server deposed restarts (server.ClusterNode.PrepareRestart:
+// its admin and status sockets stay open across the re-execution, so that
+// an operator's call in flight is answered, never reset or refused;
+// docs/ARCHITECTURE.md, "Losing leadership").
 //
 // # Hash checks
 //

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -217,6 +218,14 @@ func (r *Runner) offer(p proposal) {
 	}
 	if err := n.Propose(p.frames); err != nil {
 		r.refused.Add(1)
+		if errors.Is(err, ErrNotLeader) {
+			// Only a venue that served proposes: deposed since, its
+			// commands were applied and will not be acknowledged, as
+			// those finish fails, and it must see the same error, or it
+			// takes the halt for a failure of its own and the node exits
+			// instead of restarting (server.ClusterNode.leaderHalted).
+			err = fmt.Errorf("%w (%w)", ErrLostLeadership, err)
+		}
 		p.done <- err
 		return
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/httpdrain"
 	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -165,6 +166,11 @@ func Listen(a config.Admin) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin.addr: %w", err)
 	}
+	return WithTLS(l, a)
+}
+
+// WithTLS serves TLS on l when admin configures it (l is closed on error).
+func WithTLS(l net.Listener, a config.Admin) (net.Listener, error) {
 	if a.TLSCertFile != "" {
 		tc, err := adminTLS(a)
 		if err != nil {
@@ -191,6 +197,25 @@ func Follower(leader func() string) http.Handler {
 	return mux
 }
 
+// Deposed is the admin API of a cluster node that lost the leadership,
+// until it restarts as a follower: alive, and every other call refused
+// with 503 not_leader (NotLeaderDeposed).
+func Deposed() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: NotLeaderDeposed, Code: "not_leader"})
+	})
+	return mux
+}
+
+// NotLeaderDeposed is the 503 not_leader of a cluster node that lost the
+// leadership and restarts as a follower: the call took no effect.
+const NotLeaderDeposed = "this cluster node lost the leadership and restarts as a follower (nothing changed): " +
+	"the node that leads takes the call (fixvenue cluster status)"
+
 // apiMethods are the methods the API's endpoints take.
 var apiMethods = [...]string{http.MethodGet, http.MethodPost}
 
@@ -214,7 +239,13 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) string {
 
 func (o *Ops) listen(fixReady func() bool) error {
 	a := o.cfg.Admin
-	l, err := Listen(a)
+	var l net.Listener
+	var err error
+	if o.cfg.Listener != nil {
+		l, err = WithTLS(o.cfg.Listener, a)
+	} else {
+		l, err = Listen(a)
+	}
 	if err != nil {
 		return err
 	}
@@ -267,6 +298,10 @@ func (o *Ops) listen(fixReady func() bool) error {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
+	if o.cfg.Listener != nil {
+		srv.SetKeepAlivesEnabled(false) // Config.Listener
+		o.track = httpdrain.Track(srv)
+	}
 	// Close may run meanwhile (a stop during the server's start): either it
 	// sees the server and closes it, or the server is not started.
 	o.serverMu.Lock()
@@ -485,6 +520,12 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 	switch {
 	case errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "busy"})
+	case errors.Is(err, ErrUnconfirmed):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error(), Code: "unconfirmed", Seq: r.Seq})
+	case errors.Is(err, pipeline.ErrHalted) && o.cfg.LostLeadership != nil && errors.Is(err, o.cfg.LostLeadership):
+		// A cluster leader deposed: the node restarts as a follower, whose
+		// answer is the same (Follower).
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: NotLeaderDeposed, Code: "not_leader"})
 	case errors.Is(err, pipeline.ErrHalted):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
 	case err != nil:

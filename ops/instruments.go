@@ -257,7 +257,13 @@ func (o *Ops) await(cmdSeq uint64, wait <-chan Result) (Result, error) {
 		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, ErrStopping
 	}
-	if !o.cfg.Pipeline.WaitDurable(int64(cmdSeq), timeout) {
+	if !o.cfg.Pipeline.WaitDurableOrEnd(int64(cmdSeq), timeout) {
+		if err := o.cfg.Pipeline.Err(); err != nil {
+			// The venue halted with the command applied but not durable (a
+			// cluster leader deposed meanwhile: another node may still
+			// commit it), so its fate is unknown; say so, and why.
+			return r, fmt.Errorf("%w (%v)", ErrUnconfirmed, err)
+		}
 		return r, ErrTimeout
 	}
 	return r, nil

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/httpdrain"
 	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -117,6 +119,18 @@ type Config struct {
 	Usage func() core.Usage
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Listener, when set, is where the admin API accepts connections
+	// (TLS is added as admin configures it) instead of binding admin.addr:
+	// a cluster node's socket, which outlives this venue (a view of it,
+	// whose Close leaves it open). The API then answers each call on a
+	// connection of its own (no keep-alive), so that when the node loses
+	// the leadership no idle connection is closed under a call being sent
+	// (docs/ARCHITECTURE.md, "Losing leadership").
+	Listener net.Listener
+	// LostLeadership, on a cluster node, is the error a halt wraps when
+	// the node lost the leadership (cluster.ErrLostLeadership): a call is
+	// then refused 503 not_leader, as the node that restarts answers it.
+	LostLeadership error
 }
 
 // Ops is the venue's control plane: the admin API, the trading day, and
@@ -160,9 +174,12 @@ type Ops struct {
 	day      DaySource    // the day's trades (SetDaySource); nil: none reported
 	serverMu sync.Mutex   // orders listen's start of server with Close
 	server   *http.Server // serverMu
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	closed   sync.Once
+	// track counts the server's connections when it serves on
+	// Config.Listener, for Shutdown.
+	track  *httpdrain.Tracker
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	closed sync.Once
 }
 
 // New builds the control plane and registers its event consumer. Call it
@@ -392,6 +409,36 @@ func (o *Ops) Close() {
 	})
 }
 
+// Shutdown stops the admin API once the calls it took are answered,
+// waiting at most timeout, then closes what is left (event streams). A
+// cluster leader deposed by a leadership transfer calls it before it
+// restarts, having closed Config.Listener (the node's socket then answers
+// as a deposed node's, docs/ARCHITECTURE.md, "Losing leadership"), so that
+// every call it took gets its answer instead of a closed connection.
+// http.Server.Shutdown is not enough: it drops a request it reads after
+// it began (httpdrain).
+func (o *Ops) Shutdown(timeout time.Duration) {
+	o.serverMu.Lock()
+	srv := o.server
+	o.serverMu.Unlock()
+	if srv == nil {
+		return
+	}
+	if o.track != nil {
+		_ = o.listener.Close()
+		if c, ok := o.console.(interface{ Close() }); ok {
+			c.Close() // its event streams end, as they never would
+		}
+		httpdrain.Drain(srv, o.track, time.Now().Add(timeout))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
+}
+
 // Wait waits for the control plane's goroutines (after the pipeline stopped).
 func (o *Ops) Wait() { o.wg.Wait() }
 
@@ -419,6 +466,11 @@ var (
 	ErrBusy     = errors.New("the command ring stayed full; try again")
 	ErrTimeout  = errors.New("the command was published but not applied and durable in time")
 	ErrStopping = errors.New("the venue is stopping")
+	// ErrUnconfirmed: the venue halted after the command was published and
+	// before it was durable (README, "A venue that failed"; a cluster
+	// leader that lost the leadership, "Cluster: three replicas").
+	ErrUnconfirmed = errors.New("the venue halted before the command was durable: it may or may not have taken effect; " +
+		"check the venue's state (a cluster's new leader) before repeating it")
 )
 
 // Do publishes an action as an OperatorCommand, waits until it is applied

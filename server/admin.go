@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/ops"
@@ -25,6 +26,9 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		Logger:      s.log, Registry: s.registry, Now: s.opts.Now}
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
 		oc.Standby = r.Resting
+	}
+	if r := s.opts.Replica; r != nil {
+		oc.Listener, oc.LostLeadership = r.Admin, cluster.ErrLostLeadership
 	}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
@@ -81,6 +80,9 @@ type Replica struct {
 	// OnHalt, when set, is called once the venue halts (after the gateway
 	// was told), with the pipeline's error.
 	OnHalt func(error)
+	// Admin, when set, is where the venue's admin API accepts: a view of
+	// the node's admin socket (ops.Config.Listener).
+	Admin net.Listener
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -168,15 +170,24 @@ type ClusterNode struct {
 	runner   *cluster.Runner
 	gate     *followerGate
 	// followerAdmin answers the admin address while this node follows
-	// (ops.Follower); nil when the admin API is off.
-	followerAdmin *http.Server
-	fix           *standbyFIX // the sessions, started while following (clusterfix.go)
-	status        *http.Server
-	statusL       net.Listener
-	reg           *prometheus.Registry
+	// (ops.Follower), deposedAdmin once it lost the leadership, until it
+	// restarts; nil when the admin API is off. adminL is the address's
+	// socket, which the follower's, the venue's and the deposed node's
+	// servers take turns at, and statusL the status listener's: both are
+	// kept across the restart (handoff.go).
+	followerAdmin *viewServer
+	deposedAdmin  *viewServer
+	adminL        *sharedListener
+	// venueView is the view of adminL the venue's admin API accepts on.
+	venueView *listenerView
+	fix       *standbyFIX // the sessions, started while following (clusterfix.go)
+	status    *viewServer
+	statusL   *sharedListener
+	reg       *prometheus.Registry
 
 	mu      sync.Mutex
 	srv     *Server
+	served  chan struct{} // closed when serve returns (the venue started, or failed to)
 	deposed chan struct{}
 	failed  chan error
 	once    sync.Once
@@ -235,7 +246,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	}
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
 		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
-		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{})}
+		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{}), served: make(chan struct{})}
 	c.tape = followerTape(cfg)
 	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
 		return nil, err
@@ -316,24 +327,31 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.node.Close()
 		return nil, fmt.Errorf("cluster fix_addr: %w", err)
 	}
-	if err := c.startStatus(self.StatusAddr); err != nil {
+	if err := c.startStatus(self.StatusAddr, opts.Inherited[InheritedStatus]); err != nil {
 		c.gate.Close()
 		c.tr.Close()
 		c.node.Close()
 		return nil, err
 	}
 	if cfg.Admin.Enabled() {
-		l, err := ops.Listen(cfg.Admin)
+		c.adminL, err = listenShared(cfg.Admin.Addr, opts.Inherited[InheritedAdmin])
+		if err == nil {
+			c.followerAdmin, err = c.adminL.serve(adminServer(ops.Follower(c.leaderText)), c.adminTLS)
+		}
 		if err != nil {
+			if c.adminL != nil {
+				c.adminL.close()
+			}
 			c.ShutdownStatus(time.Second)
+			c.statusL.close()
 			c.gate.Close()
 			c.tr.Close()
 			c.node.Close()
-			return nil, err
+			return nil, fmt.Errorf("admin.addr: %w", err)
 		}
-		c.followerAdmin = &http.Server{Handler: ops.Follower(c.leaderText), ReadHeaderTimeout: 5 * time.Second}
-		go c.followerAdmin.Serve(l)
-		c.log.Info("admin API answering as a follower", "addr", l.Addr().String())
+		c.log.Info("admin API answering as a follower", "addr", c.adminL.Addr().String())
+	} else if l := opts.Inherited[InheritedAdmin]; l != nil {
+		l.Close() // the admin API was turned off across the restart
 	}
 	go func() {
 		defer close(c.runDone)
@@ -586,8 +604,8 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 
 // serve turns this node into the venue.
 func (c *ClusterNode) serve(next uint64) {
+	defer close(c.served)
 	c.gate.Close()
-	c.closeFollowerAdmin() // the venue's admin API takes its address
 	// The runner no longer applies commands: the progress is final. Saved
 	// before the schedule reads it (ops.Start), so that it runs only the
 	// transitions after the old leader's last one.
@@ -605,6 +623,10 @@ func (c *ClusterNode) serve(next uint64) {
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted}
+	if c.adminL != nil {
+		c.venueView = c.adminL.view()
+		opts.Replica.Admin = c.venueView
+	}
 	if c.cfg.MarketData.Enabled && c.feed == nil {
 		// Serve without the feed rather than publish a sequence a receiver
 		// could not reconcile.
@@ -633,6 +655,20 @@ func (c *ClusterNode) serve(next uint64) {
 	c.mu.Lock()
 	c.srv = srv
 	c.mu.Unlock()
+	// The venue's admin API takes the calls from here on; the follower's
+	// answers those it took (503 not_leader) and stops accepting.
+	c.shutdownFollowerAdmin(2 * time.Second)
+}
+
+// adminServer is a cluster node's admin API server around h (one
+// connection per call: sharedListener.serve, ops.Config.Listener).
+func adminServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+}
+
+// adminTLS serves TLS on l as [admin] says.
+func (c *ClusterNode) adminTLS(l net.Listener) (net.Listener, error) {
+	return ops.WithTLS(l, c.cfg.Admin)
 }
 
 // leaderHalted is told that the venue halted while this node led. A lost
@@ -654,7 +690,15 @@ func (c *ClusterNode) leaderHalted(err error) {
 // closeFollowerAdmin stops answering the admin address as a follower.
 func (c *ClusterNode) closeFollowerAdmin() {
 	if c.followerAdmin != nil {
-		_ = c.followerAdmin.Close()
+		_ = c.followerAdmin.srv.Close()
+	}
+}
+
+// shutdownFollowerAdmin stops the follower's admin server once the calls
+// it took are answered, waiting at most timeout; the socket stays open.
+func (c *ClusterNode) shutdownFollowerAdmin(timeout time.Duration) {
+	if c.followerAdmin != nil {
+		c.followerAdmin.stop(time.Now().Add(timeout))
 	}
 }
 
@@ -732,12 +776,12 @@ func (c *ClusterNode) followerDigests(out *ClusterStatus) {
 	}
 }
 
-func (c *ClusterNode) startStatus(addr string) error {
-	l, err := net.Listen("tcp", addr)
+func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
+	sl, err := listenShared(addr, inherited)
 	if err != nil {
 		return fmt.Errorf("cluster status_addr: %w", err)
 	}
-	c.statusL = l
+	c.statusL = sl
 	c.registerMetrics()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
@@ -783,9 +827,9 @@ func (c *ClusterNode) startStatus(addr string) error {
 		}
 		fmt.Fprintf(w, "leadership transfer to node %d requested\n", to)
 	})
-	c.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go c.status.Serve(l)
-	return nil
+	// A connection per call, as the admin API's (adminServer).
+	c.status, err = sl.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil)
+	return err
 }
 
 // transferRefusal starts a transfer of the leadership to node to on the
@@ -874,19 +918,90 @@ func (c *ClusterNode) Close() error {
 	}
 	c.gate.Close()
 	c.closeFollowerAdmin()
+	if c.deposedAdmin != nil {
+		_ = c.deposedAdmin.srv.Close()
+	}
+	if c.adminL != nil {
+		c.adminL.close()
+	}
 	errs = append(errs, c.tr.Close())
 	c.ShutdownStatus(2 * time.Second)
+	c.statusL.close()
 	errs = append(errs, c.node.Close())
 	c.dirLock.release()
 	return errors.Join(errs...)
 }
 
-// ShutdownStatus stops the status listener once the answers in flight are
-// written, waiting at most timeout. A node deposed by a leadership transfer
-// calls it before it restarts, so the transfer's own answer reaches the
-// operator instead of a closed connection.
+// The sockets a node hands to the process that replaces it
+// (PrepareRestart), by name, and takes back (Options.Inherited).
+const (
+	InheritedAdmin  = "admin"
+	InheritedStatus = "status"
+)
+
+// PrepareRestart is what a node deposed by a leadership transfer does
+// before it replaces itself (exec), so that every operator's call gets an
+// answer, never a reset or refused connection (docs/ARCHITECTURE.md,
+// "Losing leadership"): the admin address answers 503 not_leader from now
+// on; the venue's admin API answers the calls it took (a command applied
+// but not committed: 503 unconfirmed, as the journal stage stopped) and
+// stops accepting, each server waiting at most timeout; then the admin
+// and status sockets stop accepting, the calls accepted are answered, and
+// the sockets are returned, no longer closed on exec, by name, for the next
+// process (Options.Inherited): the calls the kernel queued meanwhile wait
+// there, and the follower it starts as answers them.
+func (c *ClusterNode) PrepareRestart(timeout time.Duration) map[string]uintptr {
+	if c.adminL != nil {
+		var err error
+		if c.deposedAdmin, err = c.adminL.serve(adminServer(ops.Deposed()), c.adminTLS); err != nil {
+			c.log.Warn("the admin API cannot answer as a deposed node", "err", err)
+		}
+	}
+	if c.leading.Load() {
+		// Deposed while the venue started: its admin API may be taking
+		// calls already.
+		select {
+		case <-c.served:
+		case <-time.After(timeout):
+		}
+	}
+	var wg sync.WaitGroup
+	if srv := c.Server(); srv != nil {
+		wg.Go(func() {
+			deadline := time.Now().Add(timeout)
+			c.venueView.settle(deadline) // listenerView.shutdown
+			srv.ShutdownAdmin(time.Until(deadline))
+		})
+	}
+	// A node deposed while it started to lead may still have its
+	// follower's server.
+	wg.Go(func() { c.shutdownFollowerAdmin(timeout) })
+	wg.Wait()
+	fds := map[string]uintptr{}
+	if c.adminL != nil {
+		c.adminL.stop(timeout)
+		if c.deposedAdmin != nil {
+			c.deposedAdmin.stop(time.Now().Add(timeout))
+		}
+		if fd, err := c.adminL.execFile(); err == nil {
+			fds[InheritedAdmin] = fd
+		} else {
+			c.log.Warn("the admin socket is not handed to the restarted process", "err", err)
+		}
+	}
+	c.statusL.stop(timeout)
+	c.status.stop(time.Now().Add(timeout))
+	if fd, err := c.statusL.execFile(); err == nil {
+		fds[InheritedStatus] = fd
+	} else {
+		c.log.Warn("the status socket is not handed to the restarted process", "err", err)
+	}
+	return fds
+}
+
+// ShutdownStatus stops the status server once the answers in flight are
+// written, waiting at most timeout; its socket stays open (PrepareRestart
+// hands it over, Close closes it).
 func (c *ClusterNode) ShutdownStatus(timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	_ = c.status.Shutdown(ctx)
+	c.status.stop(time.Now().Add(timeout))
 }

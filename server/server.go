@@ -62,6 +62,11 @@ type Options struct {
 	// Now is the trading day's clock (tests; nil: time.Now): the schedule
 	// runs a transition once it reads the transition's time.
 	Now func() time.Time
+	// Inherited are a cluster node's listening sockets that the process it
+	// replaced handed over (ClusterNode.PrepareRestart), by name
+	// (InheritedAdmin, InheritedStatus): used when they listen at the
+	// configured address, else closed.
+	Inherited map[string]net.Listener
 }
 
 // Server is one running venue.
@@ -937,6 +942,14 @@ func (s *Server) Start() error {
 // AbortStart ends a Start that waits for the schedule's catch-up (a stop
 // signal during it): Start then returns an error, and Close stops the rest.
 func (s *Server) AbortStart() { s.ops.Close() }
+
+// ShutdownAdmin stops the admin API once the calls in flight are answered,
+// waiting at most timeout (ops.Ops.Shutdown).
+func (s *Server) ShutdownAdmin(timeout time.Duration) {
+	if s.ops != nil {
+		s.ops.Shutdown(timeout)
+	}
+}
 
 // cancelAbsentSessions applies cancel-on-disconnect across a start: a crash
 // (or a failover: the old leader's sessions) journaled no disconnect, so

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -25,7 +28,7 @@ import (
 // with the same arguments), which rebuilds it from the committed log as a
 // follower, the same path as a restart after kill -9.
 func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
-	node, err := server.StartCluster(cfg, server.Options{Logger: log})
+	node, err := server.StartCluster(cfg, server.Options{Logger: log, Inherited: inheritedSockets(log)})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
 		return 1
@@ -71,15 +74,59 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 		node.Close()
 		return 1
 	case <-node.Deposed():
-		node.ShutdownStatus(2 * time.Second)
+		// The answers in flight are written, and the admin and status
+		// sockets go to the next process, so no call is reset or refused
+		// (docs/ARCHITECTURE.md, "Losing leadership").
+		fds := node.PrepareRestart(2 * time.Second)
 		exe, err := os.Executable()
 		if err == nil {
-			log.Warn("restarting to rebuild from the committed log", "exe", exe)
-			err = syscall.Exec(exe, os.Args, os.Environ())
+			log.Warn("restarting to rebuild from the committed log", "exe", exe, "sockets", fds)
+			err = syscall.Exec(exe, os.Args, append(os.Environ(), inheritEnv+"="+encodeSockets(fds)))
 		}
 		log.Error("restart after losing leadership failed", "err", err)
 		return 1
 	}
+}
+
+// inheritEnv names the sockets a deposed node hands to the process that
+// replaces it by exec: "admin=FD,status=FD" (server.ClusterNode.PrepareRestart).
+const inheritEnv = "FIXVENUE_CLUSTER_SOCKETS"
+
+func encodeSockets(fds map[string]uintptr) string {
+	var parts []string
+	for name, fd := range fds {
+		parts = append(parts, name+"="+strconv.FormatUint(uint64(fd), 10))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// inheritedSockets takes the sockets the process before this exec handed
+// over (inheritEnv), and removes the variable so that nothing started
+// from here sees it. One that cannot be used is logged and closed: the
+// node binds its address anew.
+func inheritedSockets(log *slog.Logger) map[string]net.Listener {
+	v, ok := os.LookupEnv(inheritEnv)
+	if !ok {
+		return nil
+	}
+	os.Unsetenv(inheritEnv)
+	got := map[string]net.Listener{}
+	for _, part := range strings.Split(v, ",") {
+		name, num, _ := strings.Cut(part, "=")
+		fd, err := strconv.ParseUint(num, 10, 31)
+		if err != nil || fd < 3 || (name != server.InheritedAdmin && name != server.InheritedStatus) {
+			log.Warn("ignoring a socket handed over across the restart", "env", inheritEnv, "value", part)
+			continue
+		}
+		l, err := server.InheritedListener(uintptr(fd), name)
+		if err != nil {
+			log.Warn("a socket handed over across the restart is unusable; binding anew", "name", name, "err", err)
+			continue
+		}
+		got[name] = l
+	}
+	return got
 }
 
 func cmdCluster(args []string) int {

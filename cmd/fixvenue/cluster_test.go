@@ -1394,3 +1394,108 @@ func TestClusterFollowerWithAWipedDirectory(t *testing.T) {
 	h.checkClients()
 	h.finish()
 }
+
+// TestClusterAdminCallsDuringTransferAreAnswered: operators keep halting and
+// resuming ACME on every node's admin API, at the addresses their files
+// give, while `cluster transfer` deposes the leader, which re-executes
+// itself, and promotes a follower. Every call gets an HTTP answer: done or
+// refused by the leader, 503 not_leader from a follower or a deposed
+// leader, or 503 unconfirmed for a command the deposed leader applied but
+// could not commit. None sees its connection reset, closed without an
+// answer, or refused: the node keeps its listening sockets across the
+// re-execution (docs/ARCHITECTURE.md, "Losing leadership").
+func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	admins, release := freeAddrs(t, 3)
+	release()
+	for i := range h.procs {
+		h.procs[i] = startVenue(t, h.cfgs[i], "--admin-addr", admins[i])
+	}
+	l := h.leader(30 * time.Second)
+	to := (l + 1) % 3
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var broken []string
+	var wg sync.WaitGroup
+	// The client keeps connections alive, as the CLI and scripts do.
+	client := &http.Client{Timeout: 20 * time.Second}
+	call := func(node, k int, action string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+admins[node]+"/v1/instruments/ACME/"+action,
+			strings.NewReader(fmt.Sprintf(`{"reason":"call %d"}`, k)))
+		req.Header.Set("Authorization", "Bearer "+clusterToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			mu.Lock()
+			broken = append(broken, fmt.Sprintf("node %d at %s: %v", node+1, time.Now().Format("15:04:05.000"), err))
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			return
+		}
+		var body struct{ Code, Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		key := fmt.Sprintf("node %d: %d %s", node+1, resp.StatusCode, body.Code)
+		mu.Lock()
+		answers[key]++
+		switch {
+		case resp.StatusCode == http.StatusOK, resp.StatusCode == http.StatusConflict && body.Code == "invalid_transition",
+			resp.StatusCode == http.StatusServiceUnavailable && (body.Code == "not_leader" || body.Code == "unconfirmed"):
+		default:
+			broken = append(broken, fmt.Sprintf("%s: %s", key, body.Error))
+		}
+		mu.Unlock()
+	}
+	for k := range 6 {
+		node := l
+		if k >= 4 {
+			node = to
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				call(node, k, []string{"halt", "resume"}[(i+k)%2])
+				time.Sleep(time.Millisecond) // a few thousand calls in all
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	if out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(to+1)).CombinedOutput(); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("cluster transfer --to %d: %v\n%s", to+1, err, out)
+	}
+	// Until the old leader answers again, as a follower, after its restart.
+	eventually(t, "the old leader answering as a follower", func() error {
+		if !strings.Contains(h.procs[l].logs(), "admin API answering as a follower") {
+			return errors.New("not yet")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if answers[fmt.Sprintf("node %d: 503 not_leader", l+1)] == 0 || answers[fmt.Sprintf("node %d: 200 ", to+1)] == 0 {
+			return fmt.Errorf("answers so far: %v", answers)
+		}
+		return nil
+	})
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("answers: %v", answers)
+	if len(broken) > 0 {
+		for _, line := range strings.Split(h.procs[l].logs(), "\n") {
+			if strings.Contains(line, "restart") || strings.Contains(line, "lost") || strings.Contains(line, "follower") || strings.Contains(line, "failed") {
+				t.Log(line)
+			}
+		}
+		t.Fatalf("%d admin calls got no answer or a wrong one (%v), e.g. %s", len(broken), answers, strings.Join(broken[:min(len(broken), 5)], "; "))
+	}
+	if answers[fmt.Sprintf("node %d: 200 ", l+1)] == 0 {
+		t.Fatalf("no call was done on the leader before the transfer: %v", answers)
+	}
+}

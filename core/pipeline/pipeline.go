@@ -104,6 +104,9 @@ type Pipeline struct {
 	// durableWaiters are woken after every advance of the durable sequence,
 	// so that WaitDurable sleeps until the journal moves instead of polling.
 	durableWaiters durableWaiters
+	// journalEnded is set when the journal stage failed and stopped: the
+	// durable sequence never moves again, so WaitDurable answers at once.
+	journalEnded atomic.Bool
 }
 
 // New builds the rings; add event consumers, then Start.
@@ -150,10 +153,32 @@ func New(cfg Config) (*Pipeline, error) {
 // durableAdvanced wakes every WaitDurable caller, once per journal flush.
 func (p *Pipeline) durableAdvanced() { p.durableWaiters.wake() }
 
+// endJournal records that the journal stage failed and stopped, and wakes
+// the WaitDurableOrEnd callers: nothing they wait for can become durable
+// now (a deposed cluster leader's in-flight admin call is answered before
+// the process restarts, instead of waiting out its timeout).
+func (p *Pipeline) endJournal() {
+	p.journalEnded.Store(true)
+	p.durableWaiters.wake()
+}
+
 // WaitDurable blocks until command seq is durable or timeout passes, and
 // reports whether it is durable. Outbound consumers call it before an answer
 // leaves the process.
 func (p *Pipeline) WaitDurable(seq int64, timeout time.Duration) bool {
+	return p.waitDurable(seq, timeout, false)
+}
+
+// WaitDurableOrEnd is WaitDurable that returns false at once when the
+// journal stage failed and stopped (a deposed cluster leader's): the
+// durable sequence will not move again. An operator's call waits with it,
+// so that it is answered before the process restarts; loops that call
+// WaitDurable again on false (outbound) keep WaitDurable, which sleeps.
+func (p *Pipeline) WaitDurableOrEnd(seq int64, timeout time.Duration) bool {
+	return p.waitDurable(seq, timeout, true)
+}
+
+func (p *Pipeline) waitDurable(seq int64, timeout time.Duration, orEnd bool) bool {
 	if p.durable.Load() >= seq {
 		return true
 	}
@@ -163,6 +188,9 @@ func (p *Pipeline) WaitDurable(seq int64, timeout time.Duration) bool {
 	for {
 		if p.durable.Load() >= seq {
 			return true
+		}
+		if orEnd && p.journalEnded.Load() {
+			return false
 		}
 		select {
 		case <-t.ch:
@@ -408,6 +436,7 @@ func (p *Pipeline) runJournal() {
 			n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(slot)) // header + blockLength
 			if err := j.Append(p.cfg.SeqBase+uint64(next), slot[:n]); err != nil {
 				p.fail(fmt.Errorf("%w: append of command seq %d: %w", ErrJournal, p.cfg.SeqBase+uint64(next), err))
+				p.endJournal()
 				return
 			}
 		}
@@ -416,6 +445,7 @@ func (p *Pipeline) runJournal() {
 		p.journalSeq.Store(avail)
 		if err := j.Flush(); err != nil {
 			p.fail(fmt.Errorf("%w: flush: %w", ErrJournal, err))
+			p.endJournal()
 			return
 		}
 		p.durableAdvanced()

@@ -1,0 +1,277 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fixvenue/fixvenue/internal/httpdrain"
+)
+
+// sharedListener is a cluster node's listening socket (admin API, status)
+// for the life of its process and across its re-execution: the servers
+// that answer on it in turn (a follower's, the venue's, a deposed
+// leader's) take connections through views, and closing a view, which
+// http.Server.Shutdown does, stops that server from accepting without
+// closing the socket. Closing a listening socket resets the connections
+// the kernel completed and queued for it but nobody accepted yet, and a
+// call dialled between a close and the next bind is refused: with one
+// socket from start to exit, and handed to the re-executed process
+// (execFile), no call ever meets either (docs/ARCHITECTURE.md, "Losing
+// leadership").
+type sharedListener struct {
+	ln    *net.TCPListener
+	conns chan net.Conn // accepted, waiting for an open view
+	quit  chan struct{} // closed by stop
+	done  chan struct{} // closed when accept returns
+	once  sync.Once
+}
+
+// newSharedListener takes over ln and starts accepting on it.
+func newSharedListener(ln *net.TCPListener) *sharedListener {
+	s := &sharedListener{ln: ln, conns: make(chan net.Conn), quit: make(chan struct{}), done: make(chan struct{})}
+	go s.accept()
+	return s
+}
+
+// listenShared binds addr, or takes inherited (a socket the process
+// before the re-execution listened on) when it listens there already.
+func listenShared(addr string, inherited net.Listener) (*sharedListener, error) {
+	if inherited != nil {
+		if tcp, ok := inherited.(*net.TCPListener); ok && sameAddr(addr, tcp.Addr()) {
+			return newSharedListener(tcp), nil
+		}
+		inherited.Close() // the configuration names another address now
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return newSharedListener(l.(*net.TCPListener)), nil
+}
+
+// sameAddr says whether a socket bound at got serves the configured addr
+// (port 0: the one the system chose before the re-execution).
+func sameAddr(addr string, got net.Addr) bool {
+	want, err := net.ResolveTCPAddr("tcp", addr)
+	g, ok := got.(*net.TCPAddr)
+	if err != nil || !ok {
+		return false
+	}
+	return (want.Port == 0 || want.Port == g.Port) && (want.IP == nil || want.IP.IsUnspecified() && g.IP.IsUnspecified() || want.IP.Equal(g.IP))
+}
+
+// accept hands every connection to an open view, one at a time: while no
+// view is open, the one in hand waits, and the others wait in the
+// kernel's queue.
+func (s *sharedListener) accept() {
+	defer close(s.done)
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of descriptors or the like: as http.Server does, wait
+			// and try again rather than give the socket up.
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		select {
+		case s.conns <- c:
+		case <-s.quit:
+			// Stopping: the view of the server that answers last is still
+			// open (ClusterNode.PrepareRestart), so it takes this one.
+			select {
+			case s.conns <- c:
+			case <-time.After(time.Second):
+				c.Close()
+			}
+			return
+		}
+	}
+}
+
+// view is a net.Listener for one server; its Close leaves the socket open.
+func (s *sharedListener) view() *listenerView {
+	return &listenerView{s: s, closed: make(chan struct{})}
+}
+
+// stop ends accepting, once the connection in hand went to an open view,
+// leaving the rest in the kernel's queue; wait at most timeout.
+func (s *sharedListener) stop(timeout time.Duration) {
+	s.once.Do(func() {
+		close(s.quit)
+		_ = s.ln.SetDeadline(time.Unix(1, 0)) // wakes Accept
+	})
+	select {
+	case <-s.done:
+	case <-time.After(timeout):
+	}
+}
+
+// execFile returns the socket's descriptor for the process that replaces
+// this one by exec: the same descriptor number, no longer closed on exec.
+// Call it after stop.
+func (s *sharedListener) execFile() (uintptr, error) {
+	raw, err := s.ln.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var fd uintptr
+	var ferr error
+	if err := raw.Control(func(d uintptr) {
+		fd = d
+		_, ferr = unix.FcntlInt(d, unix.F_SETFD, 0)
+	}); err != nil {
+		return 0, err
+	}
+	if ferr != nil {
+		return 0, fmt.Errorf("clear close-on-exec: %w", ferr)
+	}
+	return fd, nil
+}
+
+// close closes the socket (the node stops).
+func (s *sharedListener) close() {
+	s.once.Do(func() { close(s.quit) })
+	_ = s.ln.Close()
+	<-s.done
+}
+
+func (s *sharedListener) Addr() net.Addr { return s.ln.Addr() }
+
+// giveBack hands a connection a closed view took to an open one.
+func (s *sharedListener) giveBack(c net.Conn) {
+	select {
+	case s.conns <- c:
+	case <-time.After(time.Second):
+		c.Close()
+	}
+}
+
+type listenerView struct {
+	s      *sharedListener
+	closed chan struct{}
+	mu     sync.Mutex
+	// isClosed is Close's mark; inAccept is set while Accept runs, and
+	// handed while the connection it returned last may not be in its
+	// server's hands yet (http.Server.Serve registers it, then calls
+	// Accept again).
+	isClosed, inAccept, handed bool
+}
+
+func (v *listenerView) Accept() (net.Conn, error) {
+	v.mu.Lock()
+	v.handed = false
+	if v.isClosed {
+		v.mu.Unlock()
+		return nil, net.ErrClosed
+	}
+	v.inAccept = true
+	v.mu.Unlock()
+	var c net.Conn
+	select {
+	case c = <-v.s.conns:
+	case <-v.closed:
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.isClosed {
+		if c != nil {
+			// Closed meanwhile: another view's server takes it.
+			v.s.giveBack(c)
+		}
+		v.inAccept = false
+		return nil, net.ErrClosed
+	}
+	v.inAccept, v.handed = false, true
+	return c, nil
+}
+
+// settle closes v and waits, until deadline at most, until every
+// connection it gave is in its server's hands.
+func (v *listenerView) settle(deadline time.Time) {
+	v.Close()
+	for !v.settled() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// settled says whether every connection v gave is in its server's hands.
+func (v *listenerView) settled() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return !v.inAccept && !v.handed
+}
+
+func (v *listenerView) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.isClosed {
+		v.isClosed = true
+		close(v.closed)
+	}
+	return nil
+}
+
+func (v *listenerView) Addr() net.Addr { return v.s.ln.Addr() }
+
+// viewServer is an http.Server that accepts on a view of a shared socket,
+// one connection per call (keep-alives off).
+type viewServer struct {
+	srv   *http.Server
+	view  *listenerView
+	track *httpdrain.Tracker
+}
+
+// serve starts srv on a new view of s; wrap, when set, adds TLS.
+func (s *sharedListener) serve(srv *http.Server, wrap func(net.Listener) (net.Listener, error)) (*viewServer, error) {
+	vs := &viewServer{srv: srv, view: s.view(), track: httpdrain.Track(srv)}
+	srv.SetKeepAlivesEnabled(false)
+	var l net.Listener = vs.view
+	if wrap != nil {
+		var err error
+		if l, err = wrap(l); err != nil {
+			return nil, err
+		}
+	}
+	go srv.Serve(l)
+	return vs, nil
+}
+
+// stop stops the server once the calls it took are answered, waiting
+// until deadline at most; the socket stays open. The view is closed
+// first, and the server drained once it holds the last connection the
+// view gave: one handed over meanwhile would be missed, and cut when the
+// process is replaced. http.Server.Shutdown is not used: it drops a
+// request it reads after it began, closing the connection unanswered.
+func (vs *viewServer) stop(deadline time.Time) {
+	vs.view.settle(deadline)
+	httpdrain.Drain(vs.srv, vs.track, deadline)
+}
+
+// InheritedListener turns a descriptor a process passed across exec
+// (sharedListener.execFile) into a listener again.
+func InheritedListener(fd uintptr, name string) (net.Listener, error) {
+	f := os.NewFile(fd, name)
+	if f == nil {
+		return nil, fmt.Errorf("%s: no descriptor %d", name, fd)
+	}
+	defer f.Close()
+	return net.FileListener(f)
+}
