@@ -1,8 +1,3 @@
-// Package browsertest drives headless Chromium (Debian's chromium package;
-// .ci/run installs it) with chromedp for the console's tests in a real
-// browser: one browser per test binary with a fresh profile, a tab in a
-// browser context of its own per test, and every step bounded in time.
-// Without a browser installed, New skips the test and says why.
 package browsertest
 
 import (

@@ -1,8 +1,3 @@
-// Package httpdrain stops an http.Server once every connection it accepted
-// has been answered, which http.Server.Shutdown does not do: a request it
-// reads after Shutdown began is dropped, its connection closed without an
-// answer (the client sees EOF). A cluster node stops its admin and status
-// servers this way when it hands their sockets on (server/handoff.go).
 package httpdrain
 
 import (
