@@ -76,7 +76,9 @@ func (g *Gateway) onRiskBreach(e *venue.RiskBreach) {
 }
 
 func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
-	g.answerRiskWait(e)
+	// The view is changed before the call is answered: the admin API's
+	// next kill or reset reads the kill switch from it.
+	defer g.answerRiskWait(e)
 	g.metrics.risk.commands.WithLabelValues(e.Action().String(), e.Result().String()).Inc()
 	if e.Result() != venue.RiskResultApplied {
 		return

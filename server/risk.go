@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -156,6 +157,21 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	if err != nil {
 		return ops.RiskAnswer{}, err
 	}
+	if in.Action != "limit" {
+		// A kill of a subject whose switch is on, or a reset of one whose
+		// switch is off, would change nothing: it is refused naming the
+		// state, as a session action that makes no sense is, and nothing
+		// is journaled (README "Risk limits").
+		name := s.riskSubjectName(q)
+		mu := s.riskLock(name)
+		mu.Lock()
+		defer mu.Unlock()
+		reports, _ := s.gw.RiskSeen()
+		if killed := reports[name].Killed; killed == (in.Action == "kill") {
+			state := map[bool]string{true: "already on", false: "off"}[killed]
+			return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "the kill switch of %s is %s (nothing changed)", name, state)
+		}
+	}
 	seq, slot, err := s.pipe.Claim()
 	if errors.Is(err, pipeline.ErrHalted) {
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "halted", "%v", err)
@@ -194,6 +210,29 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		s.gw.ForgetRiskResult(int64(abs))
 		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
 	}
+}
+
+// riskSubjectName names a checked request's subject as the risk view does.
+func (s *Server) riskSubjectName(q riskRequest) string {
+	if q.scope == venue.RiskScopeAccount {
+		return "account:" + q.account
+	}
+	return "session:" + s.cfg.Sessions[q.session].CompID
+}
+
+// riskLock is the lock of a checked subject's kill and reset.
+func (s *Server) riskLock(name string) *sync.Mutex {
+	s.riskMuLock.Lock()
+	defer s.riskMuLock.Unlock()
+	if s.riskMu == nil {
+		s.riskMu = map[string]*sync.Mutex{}
+	}
+	mu := s.riskMu[name]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		s.riskMu[name] = mu
+	}
+	return mu
 }
 
 // riskResultWords says what a refusal the request's checks leave to the

@@ -118,6 +118,11 @@ type Server struct {
 	ops        *ops.Ops         // the control plane (server/admin.go)
 	sessCtl    *sessionControl  // operator logout and disable of sessions
 	console    *console.Console // the web console on the admin address (server/console.go)
+	// riskMu, one per risk subject ("session:C" or "account:A", made for a
+	// checked subject only), makes a kill's or a reset's check of the kill
+	// switch and its journaled change one step (risk.go).
+	riskMu     map[string]*sync.Mutex
+	riskMuLock sync.Mutex // guards riskMu
 	// disabled are the disabled sessions as the replay left them (nil on a
 	// cluster leader, whose follower kept them): see replay.
 	disabled *disabledSessions

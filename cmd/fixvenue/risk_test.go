@@ -222,3 +222,56 @@ func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
 	}
 	until("CLIENT1's figures without the cancelled order", func() bool { n, ok := openOrders(); return !ok || n == 0 })
 }
+
+// TestRiskKillAndResetThatChangeNothingAreRefused: a kill of a session or
+// account whose kill switch is on, or a reset of one whose switch is off,
+// is answered 409 naming the state, and nothing is journaled: the next
+// call that does change something takes the next journal seq (README,
+// "Risk limits"; a session disabled twice is answered the same way).
+func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	const token = "risk-test-token-0123456789abcdef"
+	// No reports, snapshots or schedule: only the calls are journaled.
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"0s\"\n"+
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"1h\"\n[risk.sessions]\nmax_order_qty = 100\n"+
+		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
+		ops.HashToken(token))
+	v := startVenue(t, cfg)
+	addr := v.ready.AdminAddr
+	call := func(action, subject string, want int) (seq uint64, body string) {
+		t.Helper()
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/"+action, token, `{"reason":"r",`+subject+`}`)
+		var out struct {
+			Seq  uint64
+			Code string
+		}
+		if a.Status != want || json.Unmarshal(a.Body, &out) != nil {
+			t.Fatalf("%s %s: %d %s, want %d", action, subject, a.Status, a.Body, want)
+		}
+		return out.Seq, string(a.Body)
+	}
+	for _, subj := range []struct{ json, name string }{{`"session":"CLIENT1"`, "session:CLIENT1"}, {`"account":"FUND"`, "account:FUND"}} {
+		_, body := call("reset", subj.json, http.StatusConflict)
+		if want := "the kill switch of " + subj.name + " is off (nothing changed)"; !strings.Contains(body, want) ||
+			!strings.Contains(body, `"invalid_transition"`) {
+			t.Fatalf("reset of a switch that is off: %s, want %q", body, want)
+		}
+		kill, _ := call("kill", subj.json, http.StatusOK)
+		_, body = call("kill", subj.json, http.StatusConflict)
+		if want := "the kill switch of " + subj.name + " is already on (nothing changed)"; !strings.Contains(body, want) ||
+			!strings.Contains(body, `"invalid_transition"`) {
+			t.Fatalf("kill of a killed subject: %s, want %q", body, want)
+		}
+		if reset, _ := call("reset", subj.json, http.StatusOK); reset != kill+1 {
+			t.Fatalf("reset after a refused kill journaled as seq %d, the kill as %d: the refused kill was journaled", reset, kill)
+		}
+	}
+	// The CLI says the same, with the HTTP status.
+	cmd := exec.Command(binPath, "admin", "risk", "reset", "--session", "CLIENT1", "--reason", "again")
+	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the kill switch of session:CLIENT1 is off (nothing changed) (HTTP 409 invalid_transition)") {
+		t.Fatalf("risk reset twice: %v: %s", err, out)
+	}
+}
