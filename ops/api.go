@@ -41,6 +41,10 @@ type apiError struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	Seq   uint64 `json:"seq,omitempty"` // the journaled command, when the matcher refused it
+	// Current and Value: a limit change the figures already pass names
+	// the subject's figure and the limit asked (README "Risk limits").
+	Current int64 `json:"current,omitempty"`
+	Value   int64 `json:"value,omitempty"`
 }
 
 // ActionResponse answers a call that journaled a command.

@@ -48,6 +48,9 @@ type RiskError struct {
 	Code   string
 	Reason string
 	Seq    int64 // the journaled command, when the matcher refused it
+	// Current and Value, for a limit the figures already pass: the
+	// subject's figure and the limit asked (0: not such a refusal).
+	Current, Value int64
 }
 
 func (e *RiskError) Error() string { return e.Reason }
@@ -118,7 +121,7 @@ func (o *Ops) handleRiskAction(w http.ResponseWriter, r *http.Request) {
 	var re *RiskError
 	switch {
 	case errors.As(err, &re):
-		writeJSON(w, re.Status, apiError{Error: re.Reason, Code: re.Code, Seq: uint64(re.Seq)})
+		writeJSON(w, re.Status, apiError{Error: re.Reason, Code: re.Code, Seq: uint64(re.Seq), Current: re.Current, Value: re.Value})
 	case err != nil:
 		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout"})
 	default:

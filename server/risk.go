@@ -201,6 +201,13 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	select {
 	case res := <-answer:
 		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
+		if res.Result == venue.RiskResultWouldBreach.String() {
+			// The matcher answers with the figure in the way: said, beside
+			// the value asked, so the operator sees by how much.
+			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: res.Value, Value: q.value,
+				Reason: fmt.Sprintf("refused by the matcher: WouldBreach: %s %s is %d, so a %s of %d would be breached at once (nothing changed)",
+					s.riskSubjectName(q), riskFigureWords(q.limit, in.Instrument), res.Value, in.Limit, q.value)}
+		}
 		if res.Result != venue.RiskResultApplied.String() {
 			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
 				Reason: "refused by the matcher: " + res.Result + riskResultWords(res.Result) + " (nothing changed)", Seq: res.Seq}
@@ -235,12 +242,37 @@ func (s *Server) riskLock(name string) *sync.Mutex {
 	return mu
 }
 
+// riskFigureWords names the figure a limit is held against (README "Risk
+// limits"), for a refusal that gives it.
+func riskFigureWords(limit venue.RiskLimit, instrument string) string {
+	in := ""
+	if instrument != "" {
+		in = " in " + instrument
+	}
+	switch limit {
+	case venue.RiskLimitMaxOpenOrders:
+		return "open orders"
+	case venue.RiskLimitMaxOpenNotional:
+		return "open notional (price ticks × quantity)"
+	case venue.RiskLimitCreditLimit:
+		return "credit used (net bought today + open buys, price ticks × quantity)"
+	case venue.RiskLimitKillAfterBreaches:
+		return "breaches today"
+	case venue.RiskLimitKillAtLoss:
+		return "loss today"
+	case venue.RiskLimitMaxPosition:
+		if in == "" {
+			in = " (the largest of the instruments without their own limit)"
+		}
+		return "worst-case position" + in
+	}
+	return "figure"
+}
+
 // riskResultWords says what a refusal the request's checks leave to the
 // matcher means, after its name.
 func riskResultWords(result string) string {
 	switch result {
-	case venue.RiskResultWouldBreach.String():
-		return ": the figures already pass that value, so the subject would be in breach at once"
 	case venue.RiskResultNotEnabled.String():
 		return ": risk limits are off"
 	}

@@ -275,3 +275,55 @@ func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
 		t.Fatalf("risk reset twice: %v: %s", err, out)
 	}
 }
+
+// TestRiskLimitTheFiguresPassNamesThem: a limit the subject's figures
+// already pass is refused with the figure and the limit asked, in the
+// error, in JSON (current, value) and from the CLI (README "Risk limits"),
+// so the operator sees how far the figures are from it.
+func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
+	dir := t.TempDir()
+	const token = "risk-test-token-0123456789abcdef"
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+
+		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
+		ops.HashToken(token))
+	v := startVenue(t, cfg)
+	addr := v.ready.AdminAddr
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	for _, id := range []string{"b1", "b2"} {
+		if err := c.Send("D", fixclient.F(11, id), fixclient.F(1, "FUND"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "10"), fixclient.F(40, "2"), fixclient.F(44, "99.00"),
+			fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(5*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		body, want     string
+		current, value int64
+	}{
+		{`"limit":"credit_limit","value":5`, "account:FUND credit used (net bought today + open buys, price ticks × quantity) is 198000, " +
+			"so a credit_limit of 5 would be breached at once (nothing changed)", 198000, 5},
+		{`"limit":"max_position","value":15,"instrument":"ACME"`, "account:FUND worst-case position in ACME is 20, " +
+			"so a max_position of 15 would be breached at once (nothing changed)", 20, 15},
+		{`"limit":"max_open_orders","value":1`, "account:FUND open orders is 2, so a max_open_orders of 1", 2, 1},
+	} {
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", token, `{"reason":"r","account":"FUND",`+tc.body+`}`)
+		var out struct {
+			Error, Code    string
+			Current, Value int64
+		}
+		if a.Status != http.StatusConflict || json.Unmarshal(a.Body, &out) != nil || !strings.Contains(out.Error, tc.want) ||
+			out.Current != tc.current || out.Value != tc.value {
+			t.Errorf("limit %s: %d %s, want 409 with %q, current %d, value %d", tc.body, a.Status, a.Body, tc.want, tc.current, tc.value)
+		}
+	}
+	cmd := exec.Command(binPath, "admin", "risk", "limits", "--account", "FUND", "--limit", "credit_limit", "--value", "5", "--reason", "r")
+	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is 198000, so a credit_limit of 5 would be breached") {
+		t.Fatalf("risk limits the figures pass: %v: %s", err, out)
+	}
+}
