@@ -73,6 +73,10 @@ type ClusterPeer struct {
 	FIXAddr string `toml:"fix_addr"`
 	// StatusAddr is the node's metrics address, which serves /cluster/status.
 	StatusAddr string `toml:"status_addr"`
+	// AdminAddr, optional, is the node's admin API as operators reach it:
+	// a follower's 503 not_leader names the leader's (README "Cluster:
+	// three replicas").
+	AdminAddr string `toml:"admin_addr"`
 }
 
 // Enabled reports whether the venue runs as a cluster node.
@@ -130,6 +134,11 @@ func (c *Config) validateCluster() []error {
 		seen[p.ID] = true
 		for key, addr := range map[string]string{"raft_addr": p.RaftAddr, "fix_addr": p.FIXAddr, "status_addr": p.StatusAddr} {
 			if err := checkAddr(fmt.Sprintf("cluster.peer[%d].%s", i, key), addr); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if p.AdminAddr != "" {
+			if err := checkAddr(fmt.Sprintf("cluster.peer[%d].admin_addr", i), p.AdminAddr); err != nil {
 				errs = append(errs, err)
 			}
 		}

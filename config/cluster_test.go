@@ -55,6 +55,7 @@ func TestClusterRejectsBadValues(t *testing.T) {
 		"no cluster id":            {"cluster_id = 9", "cluster_id = 0"},
 		"repeated peer id":         {"id = 3", "id = 1"},
 		"bad address":              {`raft_addr = "127.0.0.1:9703"`, `raft_addr = "nowhere"`},
+		"bad admin address":        {`status_addr = "127.0.0.1:9713"`, "status_addr = \"127.0.0.1:9713\"\nadmin_addr = \"nowhere\""},
 		"election too short":       {"node_id = 2", "node_id = 2\nelection = \"100ms\""},
 		"entries too few":          {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
 		"snapshot bound too small": {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = 4096"},

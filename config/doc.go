@@ -38,7 +38,7 @@
 //
 // [cluster] (cluster.go) makes the venue one node of a Raft cluster when its
 // node_id is not 0; every node's file lists every node ([[cluster.peer]]:
-// id, raft_addr, fix_addr, status_addr). Without it, or with node_id 0, the
+// id, raft_addr, fix_addr, status_addr, and optionally admin_addr). Without it, or with node_id 0, the
 // venue is a single node, the default.
 //
 // Limits: at most SessionsMax sessions, InstrumentsMax instruments,

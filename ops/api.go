@@ -45,6 +45,9 @@ type apiError struct {
 	// the subject's figure and the limit asked (README "Risk limits").
 	Current int64 `json:"current,omitempty"`
 	Value   int64 `json:"value,omitempty"`
+	// LeaderAdminAddr: a follower's not_leader names the leader's admin
+	// address when the configuration gives it.
+	LeaderAdminAddr string `json:"leader_admin_addr,omitempty"`
 }
 
 // ActionResponse answers a call that journaled a command.
@@ -188,15 +191,18 @@ func WithTLS(l net.Listener, a config.Admin) (net.Listener, error) {
 
 // Follower is the admin API of a cluster node that follows: alive, never
 // ready, and every other call refused with 503 not_leader and where the
-// leader is (leader()), so that an operator tells a follower from a node
-// that is down. The node serves the venue's API once it leads.
-func Follower(leader func() string) http.Handler {
+// leader is (leader(): the words, and the leader's admin address when its
+// [[cluster.peer]] gives one, else ""), so that an operator tells a
+// follower from a node that is down and knows where to call. The node
+// serves the venue's API once it leads.
+func Follower(leader func() (text, adminAddr string)) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "this cluster node follows; " + leader(), Code: "not_leader"})
+		text, addr := leader()
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "this cluster node follows; " + text, Code: "not_leader", LeaderAdminAddr: addr})
 	})
 	return mux
 }

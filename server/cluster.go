@@ -714,12 +714,18 @@ func (c *ClusterNode) leaderPeer() (config.ClusterPeer, bool) {
 	return config.ClusterPeer{}, false
 }
 
-// leaderText says which node leads, for the follower's admin answers.
-func (c *ClusterNode) leaderText() string {
-	if p, ok := c.leaderPeer(); ok {
-		return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call", p.ID, p.FIXAddr, p.StatusAddr)
+// leaderText says which node leads, for the follower's admin answers, and
+// its admin address when its [[cluster.peer]] gives one.
+func (c *ClusterNode) leaderText() (text, adminAddr string) {
+	p, ok := c.leaderPeer()
+	switch {
+	case !ok:
+		return "no leader is known yet", ""
+	case p.AdminAddr != "":
+		return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API at %s takes the call", p.ID, p.FIXAddr, p.StatusAddr, p.AdminAddr), p.AdminAddr
 	}
-	return "no leader is known yet"
+	return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call (its address is not in the configuration: "+
+		"admin_addr of its [[cluster.peer]])", p.ID, p.FIXAddr, p.StatusAddr), ""
 }
 
 // leaderFIX is the leader's FIX address as this node knows it.

@@ -394,11 +394,18 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 		return 1
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error, Code string }
+		var e struct {
+			Error, Code     string
+			LeaderAdminAddr string `json:"leader_admin_addr"`
+		}
 		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(raw))
 		}
 		fmt.Fprintf(c.errOut, "fixvenue admin: %s (HTTP %d %s)\n", e.Error, resp.StatusCode, e.Code)
+		if e.LeaderAdminAddr != "" {
+			// A cluster follower names the leader's admin API: where to call.
+			fmt.Fprintf(c.errOut, "fixvenue admin: call the leader: --addr %s (or FIXVENUE_ADMIN_ADDR)\n", e.LeaderAdminAddr)
+		}
 		if c.asJSON {
 			c.out.Write(raw)
 		}
