@@ -213,32 +213,50 @@ func (m *Matcher) riskReset(subj uint16) {
 // riskReport answers a Report with one RiskUtilisation per subject that has
 // a limit, open orders or its kill switch on.
 func (m *Matcher) riskReport(session uint16) {
-	r := &m.risk
-	for i := range r.subjects {
-		s := &r.subjects[i]
-		subj := uint16(i)
-		used, limit := m.riskPositionUse(subj)
-		hasLimits := r.on && (s.creditLimit != riskNone || limit != 0 || s.maxOpenOrders != riskNone || s.maxOpenNotional != riskNone)
-		if !s.killed && s.openOrders == 0 && !hasLimits {
+	for i := range m.risk.subjects {
+		f, ok := m.riskFigures(uint16(i))
+		if !ok {
 			continue
 		}
 		e := venue.RiskUtilisation{}
 		_ = e.WrapEncode(m.claim(), 0)
 		e.SetCauseSeq(m.causeSeq)
 		e.SetTimestampNs(m.nowNs)
-		m.riskSubjectFields(subj, session, &e)
-		if s.killed {
+		m.riskSubjectFields(uint16(i), session, &e)
+		if f.Killed {
 			e.SetKilled(venue.BooleanTypeTrue)
 		}
-		e.SetCreditUsed(s.dayNetBought + s.openBuyNotional)
-		e.SetCreditLimit(shown(s.creditLimit))
-		e.SetPositionUsed(used)
-		e.SetPositionLimit(limit)
-		e.SetOpenOrders(s.openOrders)
-		e.SetOpenNotional(s.openNotional)
-		e.SetBreaches(s.breaches)
+		e.SetCreditUsed(f.CreditUsed)
+		e.SetCreditLimit(f.CreditLimit)
+		e.SetPositionUsed(f.PositionUsed)
+		e.SetPositionLimit(f.PositionLimit)
+		e.SetOpenOrders(f.OpenOrders)
+		e.SetOpenNotional(f.OpenNotional)
+		e.SetBreaches(f.Breaches)
 		m.sink.Commit()
 	}
+}
+
+// RiskFigures are a subject's figures as a RiskUtilisation reports them.
+type RiskFigures struct {
+	Killed                             bool
+	CreditUsed, CreditLimit            int64
+	PositionUsed, PositionLimit        int64
+	OpenOrders, OpenNotional, Breaches int64
+}
+
+// riskFigures are subject's figures, ok false when a report leaves it out
+// (no limit of its figures, nothing open, its kill switch off).
+func (m *Matcher) riskFigures(subj uint16) (f RiskFigures, ok bool) {
+	r := &m.risk
+	s := &r.subjects[subj]
+	used, limit := m.riskPositionUse(subj)
+	hasLimits := r.on && (s.creditLimit != riskNone || limit != 0 || s.maxOpenOrders != riskNone || s.maxOpenNotional != riskNone)
+	if !s.killed && s.openOrders == 0 && !hasLimits {
+		return f, false
+	}
+	return RiskFigures{Killed: s.killed, CreditUsed: s.dayNetBought + s.openBuyNotional, CreditLimit: shown(s.creditLimit),
+		PositionUsed: used, PositionLimit: limit, OpenOrders: s.openOrders, OpenNotional: s.openNotional, Breaches: s.breaches}, true
 }
 
 // riskSubjectFields names a subject in a RiskUtilisation.
@@ -331,10 +349,14 @@ type RiskSubjectLimits struct {
 	Limits  map[venue.RiskLimit]int64
 	// Instruments holds the per-instrument overrides, by instrument id.
 	Instruments map[uint32]map[venue.RiskLimit]int64
+	// Figures are what a utilisation report would say of the subject now
+	// (nil: a report would leave it out).
+	Figures *RiskFigures
 }
 
-// RiskLimitsNow lists every subject that has a limit or its kill switch on,
-// in subject order. It reads matcher state, so call it only while the
+// RiskLimitsNow lists every subject that has a limit or its kill switch on
+// (or that a utilisation report would name), in subject order, with the
+// figures a report would give. It reads matcher state, so call it only while the
 // matcher does not run (before the pipeline starts, as ops seeds its
 // Monitor); a running venue learns of changes from RiskControlResult events.
 func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
@@ -374,7 +396,10 @@ func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
 				l.Instruments[id][which] = v
 			}
 		}
-		if len(l.Limits) != 0 || l.Instruments != nil || l.Killed {
+		if f, ok := m.riskFigures(uint16(i)); ok {
+			l.Figures = &f
+		}
+		if len(l.Limits) != 0 || l.Instruments != nil || l.Killed || l.Figures != nil {
 			out = append(out, l)
 		}
 	}

@@ -175,24 +175,27 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 }
 
 func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
-	name := g.subjectName(e.Scope(), e.SessionIdx(), e.Account())
+	g.seeReport(g.subjectName(e.Scope(), e.SessionIdx(), e.Account()), RiskReport{Seq: int64(e.CauseSeq()),
+		Killed: e.Killed() == venue.BooleanTypeTrue, CreditUsed: e.CreditUsed(), CreditLimit: e.CreditLimit(),
+		PositionUsed: e.PositionUsed(), PositionLimit: e.PositionLimit(), OpenOrders: e.OpenOrders(),
+		OpenNotional: e.OpenNotional(), Breaches: e.Breaches()})
+}
+
+// seeReport takes a subject's figures into the gauges and the view.
+func (g *Gateway) seeReport(name string, rep RiskReport) {
 	m := g.metrics.risk
-	if l := e.CreditLimit(); l > 0 {
-		m.creditUse.WithLabelValues(name).Set(float64(e.CreditUsed()) / float64(l))
+	if l := rep.CreditLimit; l > 0 {
+		m.creditUse.WithLabelValues(name).Set(float64(rep.CreditUsed) / float64(l))
 	}
-	if l := e.PositionLimit(); l > 0 {
-		m.positionUse.WithLabelValues(name).Set(float64(e.PositionUsed()) / float64(l))
+	if l := rep.PositionLimit; l > 0 {
+		m.positionUse.WithLabelValues(name).Set(float64(rep.PositionUsed) / float64(l))
 	}
 	killed := 0.0
-	if e.Killed() == venue.BooleanTypeTrue {
+	if rep.Killed {
 		killed = 1
 	}
 	m.killed.WithLabelValues(name).Set(killed)
-	g.seeRisk(name, func(r *RiskReport) {
-		*r = RiskReport{Seq: int64(e.CauseSeq()), Killed: killed == 1, CreditUsed: e.CreditUsed(), CreditLimit: e.CreditLimit(),
-			PositionUsed: e.PositionUsed(), PositionLimit: e.PositionLimit(), OpenOrders: e.OpenOrders(),
-			OpenNotional: e.OpenNotional(), Breaches: e.Breaches()}
-	})
+	g.seeRisk(name, func(r *RiskReport) { *r = rep })
 }
 
 // riskText is the Text of a risk reject caused by command cause, from the
@@ -250,13 +253,23 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 		Result: e.Result().String(), Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()})
 }
 
-// SeedRisk sets what RiskSeen starts from: the limits and kill switches the
-// matcher holds (core.Matcher.RiskLimitsNow, read before the pipeline
-// starts), so that limits changed before a restart show too.
-func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits) {
+// SeedRisk sets what RiskSeen starts from: the limits, kill switches and
+// figures the matcher holds (core.Matcher.RiskLimitsNow, read before the
+// pipeline starts, once it applied command asOf), so that limits changed
+// before a restart show too, and the figures and gauges show at once
+// rather than after the first report (README "Risk limits"): on a
+// cluster's new leader too, whose matcher is the replica's. An asOf of 0
+// (nothing journaled yet) seeds no figures.
+func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits, asOf int64) {
 	for _, l := range list {
 		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
-		g.seeRisk(name, func(r *RiskReport) { r.Killed = l.Killed })
+		if f := l.Figures; f != nil && asOf > 0 {
+			g.seeReport(name, RiskReport{Seq: asOf, Killed: l.Killed, CreditUsed: f.CreditUsed, CreditLimit: f.CreditLimit,
+				PositionUsed: f.PositionUsed, PositionLimit: f.PositionLimit, OpenOrders: f.OpenOrders,
+				OpenNotional: f.OpenNotional, Breaches: f.Breaches})
+		} else {
+			g.seeRisk(name, func(r *RiskReport) { r.Killed = l.Killed })
+		}
 		g.riskMu.Lock()
 		if g.riskSeen.limits == nil {
 			g.riskSeen.limits = map[RiskLimitKey]int64{}

@@ -271,8 +271,10 @@ func (s *Server) buildServing() error {
 		return err
 	}
 	s.ops.SetSessionControl(s.sessCtl)
-	s.ops.SetRisk(s)                         // risk.go
-	s.gw.SeedRisk(s.matcher.RiskLimitsNow()) // the matcher does not run yet
+	s.ops.SetRisk(s) // risk.go
+	// The matcher does not run yet: its figures are those of the last
+	// command applied, the one before the pipeline's first.
+	s.gw.SeedRisk(s.matcher.RiskLimitsNow(), int64(s.pipe.SeqBase())-1)
 	if err := s.buildExport(); err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // startClusterWithAdminAddrs starts three nodes whose [[cluster.peer]]
@@ -79,4 +81,56 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 	if a.Status != http.StatusNotFound && a.Status != http.StatusOK {
 		t.Fatalf("the leader's admin API at its admin_addr: %d %s", a.Status, a.Body)
 	}
+}
+
+// TestClusterNewLeaderShowsRiskFiguresAtOnce: after a failover the new
+// leader's GET /v1/risk gives each subject's figures from the replica's
+// state at once, not after its first utilisation report (an hour here):
+// `risk show` was blank for a report interval after every failover and
+// start (README "Risk limits").
+func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
+	h, admin := startClusterWithAdminAddrs(t, func(int) string {
+		return "[risk]\nreport_interval = \"1h\"\n[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n"
+	})
+	l := h.leader(30 * time.Second)
+	c, err := fixclient.Dial(h.fix[l], "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Logon(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send("D", fixclient.F(11, "f1"), fixclient.F(1, "FUND"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "10"), fixclient.F(40, "2"), fixclient.F(44, "99.00"),
+		fixclient.F(59, "1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "f1", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	h.converge(10 * time.Second)
+	h.kill(l)
+	n := h.leader(30 * time.Second)
+	if n == l {
+		t.Fatalf("node %d still leads after its kill", l+1)
+	}
+	var list []ops.RiskSubject
+	eventually(t, "the new leader's risk view", func() error {
+		a := admintest.Call(t, http.MethodGet, "http://"+admin[n]+"/v1/risk", "", "")
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &list) != nil {
+			return fmt.Errorf("%d %s", a.Status, a.Body)
+		}
+		return nil
+	})
+	for _, s := range list {
+		if s.Scope == "account" && s.Name == "FUND" {
+			if f := s.Figures; f == nil || f.OpenOrders != 1 || f.CreditUsed != 99000 || f.CreditLimit != 1000000 || f.ReportSeq == 0 {
+				t.Fatalf("FUND on the new leader: %+v (figures %+v), want its resting buy of 10 at 99.00", s, f)
+			}
+			return
+		}
+	}
+	t.Fatalf("no FUND in the new leader's risk view: %+v", list)
 }
