@@ -43,7 +43,7 @@ commands (README "Operating the venue"):
                                       move a schedule group to a phase now
   eod --reason R                      end of day now (expire DAY orders, snapshot, archive)
   logout|disable|enable COMPID --reason R
-  risk show                           each session's and account's limits, kill switch and figures
+  risk show [--session C|--account A] each session's and account's limits, kill switch and figures (or one's)
   risk kill|reset --session C|--account A --reason R
                                       turn a kill switch on (cancelling the orders) or off
   risk limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
@@ -92,7 +92,7 @@ var adminCommands = map[string]struct {
 	"enable":  {"enable COMPID --reason R", optReason},
 	"risk": {`risk show|kill|reset|limits [options]
 
-  show                                each session's and account's limits, kill switch and figures
+  show [--session C|--account A]      each session's and account's limits, kill switch and figures (or one's)
   kill|reset --session C|--account A --reason R
                                       turn a kill switch on (cancelling the orders) or off
   limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
@@ -176,8 +176,8 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&c.instr, "instrument", "", "cancel the orders in this instrument (symbol, or all)")
 	}
 	if cmd.opts&optRisk != 0 {
-		fs.StringVar(&c.session, "session", "", "kill, reset, limits: the session (CompID)")
-		fs.StringVar(&c.account, "account", "", "kill, reset, limits: the account")
+		fs.StringVar(&c.session, "session", "", "the session (CompID): show (only it), kill, reset, limits")
+		fs.StringVar(&c.account, "account", "", "the account: show (only it), kill, reset, limits")
 		fs.StringVar(&c.limit, "limit", "", "limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
 		fs.Int64Var(&c.value, "value", 0, "limits: the new value (quantity, count or notional in price ticks)")
 		fs.StringVar(&c.instr, "instrument", "", "limits: the instrument a max_order_qty, max_order_notional or max_position applies to")

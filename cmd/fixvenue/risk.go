@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -39,8 +40,47 @@ func (c *adminClient) risk(args []string) int {
 	}
 	switch args[0] {
 	case "show":
+		if c.limit != "" || c.value != 0 || c.instr != "" || c.reason != "" {
+			// Refused rather than ignored, as kill's and reset's are.
+			fmt.Fprintln(c.errOut, "fixvenue admin risk show: takes --session or --account (one subject), not --limit, --value, --instrument or --reason")
+			return 2
+		}
+		if c.session != "" && c.account != "" {
+			fmt.Fprintln(c.errOut, "fixvenue admin risk show: give --session or --account, not both")
+			return 2
+		}
 		var list []ops.RiskSubject
-		return c.call("GET", "/v1/risk", nil, &list, func() { c.printRisk(list) })
+		if c.session == "" && c.account == "" {
+			return c.call("GET", "/v1/risk", nil, &list, func() { c.printRisk(list) })
+		}
+		// One subject, as kill, reset and limits name it (the API lists
+		// them all), as a table or, with --json, as its JSON object.
+		scope, name := "session", c.session
+		if c.account != "" {
+			scope, name = "account", c.account
+		}
+		asJSON, missing := c.asJSON, false
+		c.asJSON = false
+		exit := c.call("GET", "/v1/risk", nil, &list, func() {
+			for _, s := range list {
+				if s.Scope != scope || s.Name != name {
+					continue
+				}
+				if asJSON {
+					b, _ := json.MarshalIndent(s, "", "  ")
+					fmt.Fprintf(c.out, "%s\n", b)
+				} else {
+					c.printRisk([]ops.RiskSubject{s})
+				}
+				return
+			}
+			fmt.Fprintf(c.errOut, "fixvenue admin risk show: no %s %q: the venue lists %s\n", scope, name, subjectsText(list, scope))
+			missing = true
+		})
+		if missing {
+			return 1
+		}
+		return exit
 	case "kill", "reset":
 		if c.limit != "" || c.value != 0 || c.instr != "" {
 			// Refused rather than ignored: whoever gave them meant something else.
@@ -49,14 +89,39 @@ func (c *adminClient) risk(args []string) int {
 		}
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
+		if c.limit == "" || c.value == 0 {
+			// Said here: the API would call a --value left out "value 0".
+			fmt.Fprintln(c.errOut, "fixvenue admin risk limits: takes --limit NAME and --value N (a positive integer), with --session or --account and --reason")
+			return 2
+		}
 		body["limit"], body["value"] = c.limit, c.value
 		if c.instr != "" {
 			body["instrument"] = c.instr
 		}
-		return c.call("POST", "/v1/risk/limit", body, &ans, printAnswer)
+		return c.call("POST", "/v1/risk/limit", body, &ans, func() {
+			in := ""
+			if c.instr != "" {
+				in = " in " + c.instr
+			}
+			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d): %s%s = %d\n", ans.Action, ans.Result, ans.Operator, ans.Seq, c.limit, in, ans.Value)
+		})
 	}
 	fmt.Fprintf(c.errOut, "fixvenue admin risk: unknown action %q: show, kill, reset or limits\n", args[0])
 	return 2
+}
+
+// subjectsText lists the names of list's subjects of scope, for an error.
+func subjectsText(list []ops.RiskSubject, scope string) string {
+	var names []string
+	for _, s := range list {
+		if s.Scope == scope {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "no " + scope
+	}
+	return strings.Join(names, ", ")
 }
 
 func (c *adminClient) printRisk(list []ops.RiskSubject) {

@@ -327,3 +327,59 @@ func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
 		t.Fatalf("risk limits the figures pass: %v: %s", err, out)
 	}
 }
+
+// TestRiskCLIShowOneSubjectAndLimitsArguments: `risk show --account A`
+// shows that subject only (it showed every subject, the option ignored),
+// an unknown one is an error naming those listed, options show does not
+// take are refused as kill's are, `risk limits` without --value is a
+// usage error (the API called it "value 0"), and a limit change says what
+// it set rather than "0 orders cancelled".
+func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
+	dir := t.TempDir()
+	const token = "risk-test-token-0123456789abcdef"
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+
+		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
+		ops.HashToken(token))
+	v := startVenue(t, cfg)
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(binPath, append([]string{"admin", "risk"}, args...)...)
+		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+v.ready.AdminAddr, "FIXVENUE_ADMIN_TOKEN="+token)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := run("show", "--account", "FUND"); code != 0 || !strings.Contains(out, "account:FUND ") || strings.Contains(out, "CLIENT") {
+		t.Fatalf("show --account FUND: exit %d:\n%s", code, out)
+	}
+	out, code := run("show", "--session", "CLIENT2", "--json")
+	var one ops.RiskSubject
+	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.Name != "CLIENT2" || one.Limits["max_order_qty"] != 100 {
+		t.Fatalf("show --session CLIENT2 --json: exit %d:\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"show", "--account", "NOPE"}, 1, `no account "NOPE": the venue lists FUND`},
+		{[]string{"show", "--limit", "credit_limit"}, 2, "not --limit, --value, --instrument or --reason"},
+		{[]string{"show", "--session", "CLIENT1", "--account", "FUND"}, 2, "not both"},
+		{[]string{"limits", "--account", "FUND", "--limit", "credit_limit", "--reason", "r"}, 2, "takes --limit NAME and --value N"},
+		{[]string{"limits", "--account", "FUND", "--limit", "credit_limit", "--value", "500", "--reason", "r"}, 0,
+			"SetLimit: Applied by rita (journal seq 0): credit_limit = 500\n"},
+		{[]string{"limits", "--account", "FUND", "--limit", "max_position", "--value", "7", "--instrument", "ACME", "--reason", "r"}, 0,
+			"): max_position in ACME = 7\n"},
+	} {
+		if out, code := run(tc.args...); code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("risk %v: exit %d: %s, want exit %d with %q", tc.args, code, out, tc.code, tc.want)
+		}
+	}
+}
