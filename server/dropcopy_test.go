@@ -17,6 +17,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/gateway/spec"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 const dropCopySessions = `
@@ -312,5 +313,16 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 	}
 	if after := durableSeq(t, s); after != before {
 		t.Fatalf("durable seq %d → %d: a refused call was journaled", before, after)
+	}
+	// Nor does the risk view list it with the sessions' limits, which the
+	// calls above say it has not.
+	var list []ops.RiskSubject
+	if code := adminCall(t, s, "GET", "/v1/risk", aliceToken, "", &list); code != 200 {
+		t.Fatalf("GET /v1/risk: %d", code)
+	}
+	for _, subj := range list {
+		if strings.HasPrefix(subj.Name, "DC") {
+			t.Errorf("GET /v1/risk lists drop-copy session %s with limits %v", subj.Name, subj.Limits)
+		}
 	}
 }

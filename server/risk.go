@@ -301,7 +301,7 @@ func setRiskSubject(c riskSubject, seq uint64, q riskRequest, in ops.RiskRequest
 	_ = c.SetReasonString(in.Reason)
 }
 
-// RiskSubjects lists each configured session, then each account with
+// RiskSubjects lists each configured order session, then each account with
 // limits: its limits (the matcher's at start, then as changed), kill
 // switch and latest report.
 func (s *Server) RiskSubjects() []ops.RiskSubject {
@@ -336,7 +336,11 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 		out = append(out, subj)
 	}
 	for i := range s.cfg.Sessions {
-		add("session", s.cfg.Sessions[i].CompID)
+		// A drop-copy session enters no orders: it has no risk limits, and
+		// the risk calls refuse it (parseRiskRequest).
+		if !s.cfg.Sessions[i].IsDropCopy() {
+			add("session", s.cfg.Sessions[i].CompID)
+		}
 	}
 	if s.cfg.Risk != nil {
 		for i := range s.cfg.Risk.Account {
