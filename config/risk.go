@@ -13,7 +13,7 @@ import (
 // the checks; session kill switches work either way.
 //
 //	[risk]
-//	report_interval = "10s"      # journals a utilisation report this often (the default)
+//	report_interval = "10s"      # journals a utilisation report this often (the default; at least 10ms)
 //	[risk.sessions]              # every session's limits
 //	max_order_qty = 10000
 //	[[risk.session]]             # one session's, replacing [risk.sessions]
@@ -40,6 +40,11 @@ type Risk struct {
 
 // RiskReportIntervalDefault applies when risk.report_interval is unset or "0s".
 const RiskReportIntervalDefault = 10 * time.Second
+
+// RiskReportIntervalMin is the shortest risk.report_interval: each report
+// is a journaled command (and an event per subject), so "1us" journaled
+// about 13 MB a second on an idle venue and kept a CPU busy.
+const RiskReportIntervalMin = 10 * time.Millisecond
 
 // ReportEvery is how often the venue journals a risk utilisation report.
 func (r *Risk) ReportEvery() time.Duration {
@@ -117,8 +122,11 @@ func (c *Config) validateRisk() []error {
 	}
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if r.ReportInterval.Duration < 0 {
+	if d := r.ReportInterval.Duration; d < 0 {
 		add("risk.report_interval: must not be negative")
+	} else if d > 0 && d < RiskReportIntervalMin {
+		add("risk.report_interval: %s is below %s (each report is a journaled command; \"0s\" for the default, %s)",
+			d, RiskReportIntervalMin, RiskReportIntervalDefault)
 	}
 	check := func(where string, l *RiskLimits) {
 		for _, v := range []struct {

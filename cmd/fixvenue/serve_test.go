@@ -182,6 +182,22 @@ func TestServeRefusesExportSettingsThatCannotWork(t *testing.T) {
 	}
 }
 
+// TestServeRefusesARiskReportIntervalBelowItsMinimum: each report is a
+// journaled command, so risk.report_interval = "1us" journaled about 13 MB
+// a second on an idle venue; below 10 ms the start is refused naming the
+// key (README "Risk limits").
+func TestServeRefusesARiskReportIntervalBelowItsMinimum(t *testing.T) {
+	dir := t.TempDir()
+	for _, interval := range []string{"1us", "9ms"} {
+		cfg := writeVenueConfig(t, t.TempDir(), "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n"+
+			"[risk]\nreport_interval = %q\n[risk.sessions]\nmax_order_qty = 100\n", interval)
+		code, _, errs := runCLI(t, dir, nil, "serve", "--config", cfg)
+		if code == 0 || !strings.Contains(errs, "risk.report_interval: ") || !strings.Contains(errs, " is below 10ms") {
+			t.Errorf("report_interval %s: exit %d, want the start refused naming the key\nstderr: %s", interval, code, errs)
+		}
+	}
+}
+
 // TestServeEmbeddedNATSAddrTaken: an export.embedded_addr another process
 // listens on fails the start at once, saying the address is in use (the
 // start waited 30 s for the embedded server, then said it was not ready).
