@@ -241,8 +241,9 @@ type RiskResult struct {
 }
 
 // AwaitRiskResult returns a channel that receives the RiskControlResult of
-// command seq once outbound sees it and the command is durable. Call it
-// before publishing the command; ForgetRiskResult drops a wait given up.
+// command seq once outbound sees it, which may be before the command is
+// durable: the caller waits for that (server.RiskCommand). Call it before
+// publishing the command; ForgetRiskResult drops a wait given up.
 func (g *Gateway) AwaitRiskResult(seq int64) <-chan RiskResult { return g.riskWaits.Expect(seq) }
 
 // ForgetRiskResult stops waiting for command seq.

@@ -198,8 +198,15 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
+	deadline := time.Now().Add(riskResultWait)
 	select {
 	case res := <-answer:
+		// Outbound sees the result as the matcher applies the command: the
+		// answer waits until the command is durable too (README "Operating
+		// the venue"), or a kill answered Applied could be lost by a crash.
+		if !s.pipe.WaitDurable(int64(abs), time.Until(deadline)) {
+			return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within %v; it is journaled", abs, res.Result, riskResultWait)
+		}
 		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
 		if res.Result == venue.RiskResultWouldBreach.String() {
 			// The matcher answers with the figure in the way: said, beside
@@ -213,7 +220,7 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 				Reason: "refused by the matcher: " + res.Result + riskResultWords(res.Result) + " (nothing changed)", Seq: res.Seq}
 		}
 		return ans, nil
-	case <-time.After(riskResultWait):
+	case <-time.After(time.Until(deadline)):
 		s.gw.ForgetRiskResult(int64(abs))
 		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,5 +338,35 @@ func TestRiskLimitWithoutARiskTable(t *testing.T) {
 	}
 	if code := adminCall(t, s, "POST", "/v1/risk/kill", aliceToken, `{"reason":"test","session":"CLIENT1"}`, nil); code != 200 {
 		t.Fatalf("a kill without [risk]: %d", code)
+	}
+}
+
+// TestRiskCallAnsweredOnceDurable: a risk call is answered once its
+// command is applied and durable, as every admin call (README "Operating
+// the venue"); it was answered Applied as soon as the matcher applied it,
+// so a crash right after could lose a kill the operator was told of.
+func TestRiskCallAnsweredOnceDurable(t *testing.T) {
+	var slow atomic.Bool
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && slow.Load() {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	s := startServer(t, testConfig(t, t.TempDir(), riskExtra+adminConfig()), Options{JournalSync: sync})
+	slow.Store(true)
+	defer slow.Store(false)
+	var ans struct {
+		Seq    int64
+		Result string
+	}
+	if code := adminCall(t, s, "POST", "/v1/risk/kill", aliceToken, `{"reason":"slow disk","session":"CLIENT1"}`, &ans); code != http.StatusOK ||
+		ans.Result != "Applied" {
+		t.Fatalf("kill: %d %+v", code, ans)
+	}
+	var st ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+	if st.DurableSeq < ans.Seq {
+		t.Fatalf("kill answered Applied as seq %d while the durable seq is %d", ans.Seq, st.DurableSeq)
 	}
 }
