@@ -20,9 +20,6 @@ import (
 // once the command is durable, so that the audit trail and a replay hold
 // every operator action. The Server implements ops.Risk.
 
-// riskResultWait bounds how long a control call waits for its answer.
-const riskResultWait = 5 * time.Second
-
 // riskLimitKeys are the limit names of the admin API, as in the configuration.
 var riskLimitKeys = map[string]venue.RiskLimit{
 	"max_order_qty": venue.RiskLimitMaxOrderQty, "max_order_notional": venue.RiskLimitMaxOrderNotional,
@@ -198,14 +195,17 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
-	deadline := time.Now().Add(riskResultWait)
+	// admin.call_timeout, as every admin call (it waited 5 s whatever the
+	// setting, so on a slow disk a kill failed under a longer one).
+	wait := s.cfg.Admin.CallTimeout.Duration
+	deadline := time.Now().Add(wait)
 	select {
 	case res := <-answer:
 		// Outbound sees the result as the matcher applies the command: the
 		// answer waits until the command is durable too (README "Operating
 		// the venue"), or a kill answered Applied could be lost by a crash.
 		if !s.pipe.WaitDurable(int64(abs), time.Until(deadline)) {
-			return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within %v; it is journaled", abs, res.Result, riskResultWait)
+			return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within admin.call_timeout (%v); it is journaled", abs, res.Result, wait)
 		}
 		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
 		if res.Result == venue.RiskResultWouldBreach.String() {
@@ -222,7 +222,7 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		return ans, nil
 	case <-time.After(time.Until(deadline)):
 		s.gw.ForgetRiskResult(int64(abs))
-		return ops.RiskAnswer{}, fmt.Errorf("no answer within %v to command %d; it is journaled", riskResultWait, abs)
+		return ops.RiskAnswer{}, fmt.Errorf("no answer within admin.call_timeout (%v) to command %d; it is journaled", wait, abs)
 	}
 }
 

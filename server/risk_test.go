@@ -370,3 +370,31 @@ func TestRiskCallAnsweredOnceDurable(t *testing.T) {
 		t.Fatalf("kill answered Applied as seq %d while the durable seq is %d", ans.Seq, st.DurableSeq)
 	}
 }
+
+// TestRiskCallWaitsAdminCallTimeout: a risk call waits admin.call_timeout
+// for its command to be applied and durable, as every admin call does
+// (config/default.toml); it gave up after 5 s whatever the setting, so on
+// a disk slower than that a kill was answered 504 under a call_timeout
+// that allowed it.
+func TestRiskCallWaitsAdminCallTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a slow journal")
+	}
+	var slow atomic.Bool
+	sync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && slow.Load() {
+			time.Sleep(5500 * time.Millisecond)
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	cfg := testConfig(t, t.TempDir(), riskExtra+adminConfig())
+	cfg.Admin.CallTimeout.Duration = 10 * time.Second
+	s := startServer(t, cfg, Options{JournalSync: sync})
+	slow.Store(true)
+	defer slow.Store(false)
+	var ans map[string]any
+	if code := adminCall(t, s, "POST", "/v1/risk/kill", aliceToken, `{"reason":"slow disk","session":"CLIENT1"}`, &ans); code != http.StatusOK ||
+		ans["result"] != "Applied" {
+		t.Fatalf("kill on a slow disk under call_timeout 10s: %d %v", code, ans)
+	}
+}
