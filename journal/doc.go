@@ -19,8 +19,12 @@
 // middle of a batch, and so that every byte after the data reads as zero.
 // A segment is created as a .tmp file, given its header, fsynced, renamed
 // into place, and the directory is fsynced: a segment with its final name
-// always has a valid header and its full size. All integers are
-// little-endian.
+// always has a valid header and its full size. An entry named like a
+// segment (or an archived segment, or a snapshot) that is not a regular
+// file or a link to one, such as a directory or a named pipe, is an error
+// naming it, for the start and the journal tools alike: passed over, it
+// could hide a gap, and opened, a named pipe waits for a writer for ever.
+// All integers are little-endian.
 //
 //	segment header (64 bytes, at offset 0)
 //	+--------+--------+--------+--------+--------+--------+--------+--------+

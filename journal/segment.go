@@ -52,9 +52,41 @@ type segmentFile struct {
 	archived bool // gzip-compressed in the archive directory (archive.go)
 }
 
+// notRegular refuses an entry of a journal directory that is named like a
+// segment or a snapshot (what) but is not a regular file, or a symbolic
+// link to one: opening a named pipe to read waits for a writer for ever
+// (the start and the journal tools hung on one), and passing over a
+// directory could hide what was meant to be there (package doc, "Segment
+// files").
+func notRegular(dir string, e fs.DirEntry, what string) error {
+	if e.Type().IsRegular() {
+		return nil
+	}
+	path := filepath.Join(dir, e.Name())
+	st, err := os.Stat(path) // follows a symbolic link
+	if err == nil && st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch {
+	case err != nil:
+		kind = fmt.Sprintf("not a readable file (%v)", err)
+	case st.IsDir():
+		kind = "a directory"
+	case st.Mode()&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case st.Mode()&fs.ModeSocket != 0:
+		kind = "a socket"
+	case st.Mode()&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("journal: %s is named like a %s but is %s: move it out of %s", path, what, kind, dir)
+}
+
 // listSegments returns the segments of dir in sequence order. Files that
-// are not segments are ignored; a segment name that does not parse is an
-// error, because silently skipping it could hide a gap.
+// are not segments are ignored; a segment name that does not parse, or one
+// that is not a regular file, is an error, because silently skipping it
+// could hide a gap.
 func listSegments(dir string) ([]segmentFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -69,6 +101,9 @@ func listSegments(dir string) ([]segmentFile, error) {
 		first, ok := parseSegmentName(name)
 		if !ok {
 			return nil, fmt.Errorf("journal: %s: unexpected segment file name", filepath.Join(dir, name))
+		}
+		if err := notRegular(dir, e, "journal segment"); err != nil {
+			return nil, err
 		}
 		segs = append(segs, segmentFile{path: filepath.Join(dir, name), name: name, firstSeq: first})
 	}

@@ -157,7 +157,10 @@ func publishSnapshot(dir string, tmp SnapshotFile, sync SyncFunc) (SnapshotFile,
 }
 
 // ListSnapshots returns the snapshot files of dir by name, newest (highest
-// seq) first, without validating them.
+// seq) first, without validating them. An entry named like a snapshot that
+// is not a regular file (a directory, a named pipe) is an error naming it:
+// passed over, it hid a snapshot that was meant to be there, and opened, a
+// named pipe waits for a writer for ever.
 func ListSnapshots(dir string) ([]SnapshotFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -165,7 +168,10 @@ func ListSnapshots(dir string) ([]SnapshotFile, error) {
 	}
 	var out []SnapshotFile
 	for _, e := range entries {
-		if seq, ok := parseSnapshotName(e.Name()); ok && e.Type().IsRegular() {
+		if seq, ok := parseSnapshotName(e.Name()); ok {
+			if err := notRegular(dir, e, "snapshot"); err != nil {
+				return nil, err
+			}
 			out = append(out, SnapshotFile{Path: filepath.Join(dir, e.Name()), Seq: seq})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,6 +258,56 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		code, out, errs := runCLI(t, dir, nil, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+}
+
+// TestJournalEntriesThatAreNotFiles: an entry of the journal directory
+// named like a segment, an archived segment or a snapshot that is not a
+// regular file is refused by the journal tools and the start, naming it. A
+// named pipe hung them for ever (opening it to read waits for a writer),
+// and a directory named like a snapshot was passed over without a word
+// (journal/doc.go, "Segment files").
+func TestJournalEntriesThatAreNotFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[metrics]
+addr = ""
+[admin]
+addr = ""
+[marketdata]
+enabled = false
+`)
+	jdir := filepath.Join(dir, "data", "journal")
+	if err := os.MkdirAll(filepath.Join(jdir, "archive"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, kind string
+		make       func(string) error
+	}{
+		{"journal-00000000000000000000.seg", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"archive/journal-00000000000000000000.seg.gz", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"snapshot-00000000000000000007.snap", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		{"snapshot-00000000000000000007.snap", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	} {
+		path := filepath.Join(jdir, c.name)
+		if err := c.make(path); err != nil {
+			t.Fatal(err)
+		}
+		want := path + " is named like a "
+		for _, args := range [][]string{
+			{"journal", "verify", "--config", cfg},
+			{"journal", "dump", "--config", cfg},
+			{"journal", "book", "--config", cfg},
+			{"serve", "--config", cfg},
+		} {
+			code, _, stderr := runCLI(t, "", nil, args...)
+			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "but is "+c.kind) {
+				t.Errorf("%q with %s %s: exit %d, want 1 naming it\n%s", args, c.kind, c.name, code, stderr)
+			}
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
