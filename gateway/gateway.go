@@ -27,7 +27,8 @@ type Instrument struct {
 	LotSize, MinQty, MaxQty int64
 	// BandLowTicks and BandHighTicks are the price band's edges (both
 	// allowed; 0 and 0 when unknown): published in SecurityList answers and
-	// named in the Text of a reject for a price outside them.
+	// named in the Text of a reject for a price outside them; an operator's
+	// band change (OperatorResult of SetPriceBand) keeps them current.
 	BandLowTicks, BandHighTicks int64
 	// Status is the instrument's trading status when the gateway starts
 	// (after replay); TradingStatusChanged events keep it current.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"sync/atomic"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -11,8 +12,9 @@ import (
 // is never changed in place: FIX session goroutines read the current table
 // through one atomic load, and outbound, the only writer, installs a copy
 // with one more instrument when an InstrumentAdded event arrives (see
-// "Adding an instrument" in docs/ARCHITECTURE.md). Statuses are atomics
-// shared by every copy.
+// "Adding an instrument" in docs/ARCHITECTURE.md), or with an instrument's
+// new band when an operator moved it. Statuses are atomics shared by every
+// copy.
 type instrumentTable struct {
 	list     []*Instrument // in listing order: the configuration's, then the added ones
 	bySymbol map[string]*Instrument
@@ -85,6 +87,42 @@ func (g *Gateway) onInstrumentAdded(e *venue.InstrumentAdded) {
 		LotSize: e.LotSize(), MinQty: e.MinQty(), MaxQty: e.MaxQty(),
 		BandLowTicks: e.BandLowTicks(), BandHighTicks: e.BandHighTicks(), Status: e.Status()}
 	g.instruments.Store(g.instruments.Load().with(in))
+}
+
+// onBandMoved (outbound) notes the price band an operator's SetPriceBand
+// put in force, so that SecurityList answers and the Text of a reject for a
+// price outside the band give the band the matcher checks (they kept the
+// band of the start: a price inside it was refused as "outside 90.00 to
+// 110.00"). The instrument is replaced by a copy in a new table, as readers
+// never see a table change (docs/ARCHITECTURE.md, "SecurityList").
+func (g *Gateway) onBandMoved(e *venue.OperatorResult) {
+	if e.Action() != venue.OperatorActionTypeSetPriceBand || e.Reason() != venue.RejectReasonNone {
+		return
+	}
+	t := g.instruments.Load()
+	old := t.byID[e.InstrumentID()]
+	if old == nil {
+		return
+	}
+	in := *old
+	in.BandLowTicks, in.BandHighTicks = core.BandTicks(e.RefPriceTicks(), e.BandPercent())
+	g.instruments.Store(t.replacing(&in))
+}
+
+// replacing returns a copy of the table in which in takes the place of the
+// instrument with its id.
+func (t *instrumentTable) replacing(in *Instrument) *instrumentTable {
+	c := &instrumentTable{list: make([]*Instrument, len(t.list)), bySymbol: make(map[string]*Instrument, len(t.bySymbol)),
+		byID: make(map[uint32]*Instrument, len(t.byID)), status: t.status}
+	for i, x := range t.list {
+		if x.ID == in.ID {
+			x = in
+		}
+		c.list[i] = x
+		c.bySymbol[x.Symbol] = x
+		c.byID[x.ID] = x
+	}
+	return c
 }
 
 // Knows reports whether the gateway lists an instrument.

@@ -215,6 +215,11 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onInstrumentAdded(&e)
 		}
+	case venue.OperatorResultTemplateID:
+		var e venue.OperatorResult
+		if e.WrapDecode(slot, 0) == nil {
+			g.onBandMoved(&e)
+		}
 	case venue.RiskBreachTemplateID:
 		var e venue.RiskBreach
 		if e.WrapDecode(slot, 0) == nil {

@@ -224,8 +224,18 @@ func TestAdminAPI(t *testing.T) {
 	if got := instrumentsOf(t, s)["ACME"]; got.RefPrice != "102.00" || got.BandPercent != 5 || got.BandLow != "96.90" || got.BandHigh != "107.10" || got.Bid != "97.00" {
 		t.Fatalf("ACME after the band change: %+v", got)
 	}
+	// The reject and the SecurityList give the band now in force, not the
+	// configured one (96.00 lies inside 90.00 to 110.00).
 	sendOrder(t, c, order{id: "b2", side: "1", qty: "1", px: "96.00"})
-	expectER(t, c, map[int]string{11: "b2", 150: "8"})
+	expectER(t, c, map[int]string{11: "b2", 150: "8", 58: "price outside the instrument's price band 96.90 to 107.10"})
+	if err := c.Send("x", fixclient.F(320, "sl-band"), fixclient.F(559, "0"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if sl, err := c.Expect(readWait, "y", map[int]string{320: "sl-band", 560: "0"}); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(sl.String(), "|233=PRICE|234=96.90-107.10|") || !strings.Contains(sl.String(), "price band 96.90-107.10|") {
+		t.Fatalf("security list after the band change: %s", sl)
+	}
 	sendOrder(t, c, order{id: "b3", side: "2", qty: "1", px: "107.10"})
 	lastOrder := time.Now()
 	expectER(t, c, map[int]string{11: "b3", 150: "0"})
