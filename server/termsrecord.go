@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -457,10 +458,10 @@ func CheckJournalComplete(cfg *config.Config) error {
 // readTermsRecord reads the data directory's record: nil when there is none;
 // legacy when it is the instruments-only record.
 func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {
-	raw, err := os.ReadFile(filepath.Join(dir, termsRecordFile))
+	raw, err := readRegularFile(filepath.Join(dir, termsRecordFile))
 	if errors.Is(err, os.ErrNotExist) {
 		legacy = true
-		raw, err = os.ReadFile(filepath.Join(dir, instrumentRecordFile))
+		raw, err = readRegularFile(filepath.Join(dir, instrumentRecordFile))
 	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -478,6 +479,28 @@ func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {
 		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, recordFileName(legacy)), err)
 	}
 	return rec, legacy, nil
+}
+
+// readRegularFile is os.ReadFile for a file of the data directory that
+// refuses, naming it, one that is not a regular file: reading a named pipe
+// waits for a writer for ever (the start and the journal tools hung on a
+// terms.json that was one; journal/doc.go, "Segment files").
+func readRegularFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		kind := "something else"
+		switch {
+		case st.IsDir():
+			kind = "a directory"
+		case st.Mode()&fs.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO)"
+		}
+		return nil, fmt.Errorf("%s is %s, not a regular file: move it out of %s", path, kind, filepath.Dir(path))
+	}
+	return os.ReadFile(path)
 }
 
 func recordFileName(legacy bool) string {
