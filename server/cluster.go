@@ -218,6 +218,9 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	cl := cfg.Cluster
 	self := cl.Self()
 	cfg.FIX.Addr = self.FIXAddr
+	if err := checkMatcherCPU(cfg); err != nil {
+		return nil, err
+	}
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err

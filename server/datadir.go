@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 )
 
 // dataDirLockFile is the file in a data directory that its process holds an
@@ -96,6 +98,22 @@ func checkTLSFiles(cfg *config.Config) error {
 		}
 	}
 	return checkExportFiles(&cfg.Export)
+}
+
+// checkMatcherCPU refuses an engine.matcher_cpu the process may not run
+// on (a CPU the machine lacks, or one its cpuset leaves out): the pin then
+// failed with a warning while the start-up line and
+// fixvenue_matcher_thread_info said the matcher was pinned to it (README,
+// "The matcher's thread").
+func checkMatcherCPU(cfg *config.Config) error {
+	mt := cfg.Engine.MatcherThread(runtime.GOMAXPROCS(0))
+	if !mt.Pinned {
+		return nil
+	}
+	if err := pipeline.CheckCPU(mt.CPU); err != nil {
+		return fmt.Errorf("engine.matcher_cpu: %w", err)
+	}
+	return nil
 }
 
 // checkExportFiles checks the export's TLS and credentials files as the

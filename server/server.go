@@ -184,6 +184,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := checkTLSFiles(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkMatcherCPU(cfg); err != nil {
+		return nil, err
+	}
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,6 +196,22 @@ func TestServeRefusesARiskReportIntervalBelowItsMinimum(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, "risk.report_interval: ") || !strings.Contains(errs, " is below 10ms") {
 			t.Errorf("report_interval %s: exit %d, want the start refused naming the key\nstderr: %s", interval, code, errs)
 		}
+	}
+}
+
+// TestServeRefusesAMatcherCPUItCannotRunOn: an engine.matcher_cpu the
+// process may not run on refuses the start, naming the key and the CPUs it
+// may run on. The venue started, warned that the pin failed, and its
+// start-up line and fixvenue_matcher_thread_info said "pinned to CPU 1023"
+// (README, "The matcher's thread").
+func TestServeRefusesAMatcherCPUItCannotRunOn(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.NumCPU() >= 1024 {
+		t.Skip("needs Linux with fewer than 1,024 CPUs")
+	}
+	cfg := writeVenueConfig(t, t.TempDir(), "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n[engine]\nmatcher_cpu = 1023\n")
+	code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+	if code != 1 || !strings.Contains(errs, "engine.matcher_cpu: CPU 1023 is not one this process may run on (CPUs ") {
+		t.Errorf("matcher_cpu = 1023: exit %d, want 1 naming the key\nstderr: %s", code, errs)
 	}
 }
 

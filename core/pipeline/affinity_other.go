@@ -9,3 +9,8 @@ import "errors"
 func pinThread(cpu int) error {
 	return errors.New("pinning a thread to a CPU is supported on Linux only")
 }
+
+// CheckCPU refuses every CPU: pinning is Linux-only.
+func CheckCPU(cpu int) error {
+	return pinThread(cpu)
+}
