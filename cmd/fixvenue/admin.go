@@ -29,7 +29,7 @@ const (
 const adminUsage = `usage: fixvenue admin <command> [options]
 
 commands (README "Operating the venue"):
-  status                              venue status, next scheduled transition, last end of day
+  status                              venue status, next scheduled transition, last end of day since the start
   instruments                         instruments: status, last trade, best bid and offer, resting orders
   sessions                            sessions: logged on, address, sequence numbers, open orders
   halt|resume|close SYMBOL|all --reason R
