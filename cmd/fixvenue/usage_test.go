@@ -313,6 +313,26 @@ enabled = false
 	}
 }
 
+// TestServeRefusesAFIXStoreThatIsNotAFile: a session's FIX store that is a
+// named pipe refuses the start, naming it (the start read it first and hung
+// for ever without a word).
+func TestServeRefusesAFIXStoreThatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n")
+	stores := filepath.Join(dir, "data", "fixstore")
+	if err := os.MkdirAll(stores, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(stores, "FIX.4.4-VENUE-CLIENT1.fixstore")
+	if err := syscall.Mkfifo(store, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, store+" is a named pipe (FIFO), not a regular file") {
+		t.Errorf("serve with a named pipe for a FIX store: exit %d, want 1 naming it\n%s", code, stderr)
+	}
+}
+
 // TestJournalToolsWithoutAJournalDirectory: the journal tools on a data
 // directory whose journal is missing, or a file, say so, naming the path.
 // (A file there was reported as a missing raft.snapshot, a cluster file.)

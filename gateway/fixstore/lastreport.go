@@ -3,6 +3,7 @@ package fixstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,10 +35,18 @@ type LastReport struct {
 // it for writing (the venue opens it later).
 func ReadLastReport(dir string, id quickfix.SessionID) (LastReport, error) {
 	var r LastReport
-	data, err := os.ReadFile(filepath.Join(dir, fileName(id)))
+	path := filepath.Join(dir, fileName(id))
+	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}
+	if err == nil {
+		err = notRegular(path, st)
+	}
+	if err != nil {
+		return r, err
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return r, err
 	}
@@ -90,3 +99,20 @@ var (
 // msgTypeMarkWithin is where MsgType, the third field, starts at the latest
 // (after BeginString and a BodyLength of up to 8 digits).
 const msgTypeMarkWithin = 32
+
+// notRegular refuses a store file that is not a regular file (a named pipe,
+// a directory): reading a named pipe waits for a writer for ever, so the
+// venue's start hung without a word.
+func notRegular(path string, st fs.FileInfo) error {
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "something else"
+	switch {
+	case st.IsDir():
+		kind = "a directory"
+	case st.Mode()&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	}
+	return fmt.Errorf("fixstore: %s is %s, not a regular file: move it out of %s", path, kind, filepath.Dir(path))
+}

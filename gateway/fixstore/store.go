@@ -261,6 +261,13 @@ func openStore(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := f.Stat(); err != nil || notRegular(path, st) != nil {
+		f.Close()
+		if err == nil {
+			err = notRegular(path, st)
+		}
+		return nil, err
+	}
 	s := &Store{path: path, opts: opts, f: f, nextSender: 1, nextTarget: 1,
 		window: make([]entry, opts.MessagesMax)}
 	if err := s.load(); err != nil {
