@@ -231,6 +231,9 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			lock.release()
 		}
 	}()
+	if err := checkDataDirFiles(cfg.Venue.DataDir); err != nil {
+		return nil, err
+	}
 	// A node's own replay runs as it follows; its record is written now.
 	if update, err := checkTermsRecord(cfg, false, false); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // dataDirLockFile is the file in a data directory that its process holds an
@@ -98,6 +99,26 @@ func checkTLSFiles(cfg *config.Config) error {
 		}
 	}
 	return checkExportFiles(&cfg.Export)
+}
+
+// checkDataDirFiles refuses a file of the data directory the start reads
+// (the terms record, the schedule's progress and phases, the end-of-day
+// mark, the disabled sessions) that is there but is not a regular file:
+// reading a named pipe waits for a writer for ever, so the start hung
+// without a word (journal/doc.go, "Segment files", says the same of the
+// journal's files).
+func checkDataDirFiles(dir string) error {
+	for _, name := range []string{termsRecordFile, instrumentRecordFile, ops.ScheduleStateFile, ops.PhasesFile,
+		ops.EndOfDayPendingFile, disabledSessionsFile} {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if _, err := regularFile(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkMatcherCPU refuses an engine.matcher_cpu the process may not run

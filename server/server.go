@@ -197,6 +197,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 			lock.release()
 		}
 	}()
+	if err := checkDataDirFiles(cfg.Venue.DataDir); err != nil {
+		return nil, err
+	}
 	s.dirLock = lock
 	terms, err := checkTermsRecord(cfg, true, false)
 	if err != nil {

@@ -486,6 +486,14 @@ func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {
 // waits for a writer for ever (the start and the journal tools hung on a
 // terms.json that was one; journal/doc.go, "Segment files").
 func readRegularFile(path string) ([]byte, error) {
+	if _, err := regularFile(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// regularFile stats path and refuses, naming it, what is not a regular file.
+func regularFile(path string) (fs.FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -500,7 +508,7 @@ func readRegularFile(path string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%s is %s, not a regular file: move it out of %s", path, kind, filepath.Dir(path))
 	}
-	return os.ReadFile(path)
+	return st, nil
 }
 
 func recordFileName(legacy bool) string {

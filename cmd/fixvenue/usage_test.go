@@ -333,6 +333,45 @@ func TestServeRefusesAFIXStoreThatIsNotAFile(t *testing.T) {
 	}
 }
 
+// TestServeRefusesDataDirFilesThatAreNotFiles: a file of the data directory
+// the start reads (the schedule's progress and phases, the end-of-day mark,
+// the disabled sessions) that is a named pipe refuses the start, naming it;
+// the start read it and hung for ever without a word.
+func TestServeRefusesDataDirFilesThatAreNotFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[metrics]
+addr = ""
+[admin]
+addr = ""
+[marketdata]
+enabled = false
+[schedule]
+enabled = true
+[[schedule.group]]
+name = "all"
+pre_open = "1h"
+open = "2h"
+close = "3h"
+`)
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"schedule.state", "phases.json", "eod.pending", "sessions.disabled"} {
+		path := filepath.Join(data, name)
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
+		if code != 1 || !strings.Contains(stderr, path+" is a named pipe (FIFO), not a regular file") {
+			t.Errorf("serve with a named pipe for %s: exit %d, want 1 naming it\n%s", name, code, stderr)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestJournalToolsWithoutAJournalDirectory: the journal tools on a data
 // directory whose journal is missing, or a file, say so, naming the path.
 // (A file there was reported as a missing raft.snapshot, a cluster file.)
