@@ -101,6 +101,9 @@ var adminCommands = map[string]struct {
 
 // adminClient calls the admin API.
 type adminClient struct {
+	// prog is the command as the user typed it, which every error names:
+	// "fixvenue admin", or "fixvenue" for `fixvenue risk`.
+	prog    string
 	base    string
 	token   string
 	http    *http.Client
@@ -162,7 +165,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	caFile := fs.String("ca-file", "", "with --tls: CA certificate that signed the API's certificate")
 	certFile := fs.String("cert-file", "", "with --tls: client certificate (when the API requires one)")
 	keyFile := fs.String("key-file", "", "with --tls: client key")
-	c := &adminClient{out: stdout, errOut: stderr}
+	c := &adminClient{prog: prog, out: stdout, errOut: stderr}
 	if cmd.opts&optReason != 0 {
 		why := "why: journaled with the action (required)"
 		if cmd.opts&optRisk != 0 {
@@ -202,7 +205,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	if *timeout <= 0 {
 		// http.Client takes 0 as no timeout at all and a negative one as
 		// already past.
-		fmt.Fprintf(stderr, "fixvenue admin %s: --timeout must be positive, got %v\n", sub, *timeout)
+		fmt.Fprintf(stderr, "%s %s: --timeout must be positive, got %v\n", prog, sub, *timeout)
 		return 2
 	}
 	c.asJSON, c.token = *asJSON, *token
@@ -215,7 +218,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		scheme = "https"
 		tc, err := adminClientTLS(*caFile, *certFile, *keyFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "fixvenue admin: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", c.name(), err)
 			return 2
 		}
 		transport.TLSClientConfig = tc
@@ -230,6 +233,16 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
 	c.http = &http.Client{Timeout: *timeout, Transport: transport}
 	return c.run(sub, positional)
+}
+
+// name is what the client's errors begin with: "fixvenue admin", or
+// "fixvenue risk" when it runs as `fixvenue risk`, so that an error names
+// the command the user typed.
+func (c *adminClient) name() string {
+	if c.prog == "fixvenue" {
+		return "fixvenue risk"
+	}
+	return c.prog
 }
 
 func envOr(key, def string) string {
@@ -373,7 +386,7 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 	}
 	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
-		fmt.Fprintf(c.errOut, "fixvenue admin: %v\n", err)
+		fmt.Fprintf(c.errOut, "%s: %v\n", c.name(), err)
 		return 2
 	}
 	if c.token != "" {
@@ -384,13 +397,13 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		fmt.Fprintf(c.errOut, "fixvenue admin: %v\n", err)
+		fmt.Fprintf(c.errOut, "%s: %v\n", c.name(), err)
 		return 1
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		fmt.Fprintf(c.errOut, "fixvenue admin: reading the answer: %v\n", err)
+		fmt.Fprintf(c.errOut, "%s: reading the answer: %v\n", c.name(), err)
 		return 1
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -401,10 +414,10 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(raw))
 		}
-		fmt.Fprintf(c.errOut, "fixvenue admin: %s (HTTP %d %s)\n", e.Error, resp.StatusCode, e.Code)
+		fmt.Fprintf(c.errOut, "%s: %s (HTTP %d %s)\n", c.name(), e.Error, resp.StatusCode, e.Code)
 		if e.LeaderAdminAddr != "" {
 			// A cluster follower names the leader's admin API: where to call.
-			fmt.Fprintf(c.errOut, "fixvenue admin: call the leader: --addr %s (or FIXVENUE_ADMIN_ADDR)\n", e.LeaderAdminAddr)
+			fmt.Fprintf(c.errOut, "%s: call the leader: --addr %s (or FIXVENUE_ADMIN_ADDR)\n", c.name(), e.LeaderAdminAddr)
 		}
 		if c.asJSON {
 			c.out.Write(raw)
@@ -416,7 +429,7 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 		return 0
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		fmt.Fprintf(c.errOut, "fixvenue admin: unexpected answer: %v\n", err)
+		fmt.Fprintf(c.errOut, "%s: unexpected answer: %v\n", c.name(), err)
 		return 1
 	}
 	table()

@@ -25,7 +25,7 @@ func (c *adminClient) risk(args []string) int {
 		if len(args) > 0 {
 			got = fmt.Sprintf("%q", args)
 		}
-		fmt.Fprintf(c.errOut, "fixvenue admin risk: want one of show, kill, reset, limits, got %s\n", got)
+		fmt.Fprintf(c.errOut, "%s risk: want one of show, kill, reset, limits, got %s\n", c.prog, got)
 		return 2
 	}
 	body := map[string]any{"reason": c.reason}
@@ -42,11 +42,11 @@ func (c *adminClient) risk(args []string) int {
 	case "show":
 		if c.limit != "" || c.value != 0 || c.instr != "" || c.reason != "" {
 			// Refused rather than ignored, as kill's and reset's are.
-			fmt.Fprintln(c.errOut, "fixvenue admin risk show: takes --session or --account (one subject), not --limit, --value, --instrument or --reason")
+			fmt.Fprintf(c.errOut, "%s risk show: takes --session or --account (one subject), not --limit, --value, --instrument or --reason\n", c.prog)
 			return 2
 		}
 		if c.session != "" && c.account != "" {
-			fmt.Fprintln(c.errOut, "fixvenue admin risk show: give --session or --account, not both")
+			fmt.Fprintf(c.errOut, "%s risk show: give --session or --account, not both\n", c.prog)
 			return 2
 		}
 		var list []ops.RiskSubject
@@ -74,7 +74,7 @@ func (c *adminClient) risk(args []string) int {
 				}
 				return
 			}
-			fmt.Fprintf(c.errOut, "fixvenue admin risk show: no %s %q: the venue lists %s\n", scope, name, subjectsText(list, scope))
+			fmt.Fprintf(c.errOut, "%s risk show: no %s %q: the venue lists %s\n", c.prog, scope, name, subjectsText(list, scope))
 			missing = true
 		})
 		if missing {
@@ -84,14 +84,14 @@ func (c *adminClient) risk(args []string) int {
 	case "kill", "reset":
 		if c.limit != "" || c.value != 0 || c.instr != "" {
 			// Refused rather than ignored: whoever gave them meant something else.
-			fmt.Fprintf(c.errOut, "fixvenue admin risk %s: takes --session or --account and --reason, not --limit, --value or --instrument\n", args[0])
+			fmt.Fprintf(c.errOut, "%s risk %s: takes --session or --account and --reason, not --limit, --value or --instrument\n", c.prog, args[0])
 			return 2
 		}
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
 		if c.limit == "" || c.value == 0 {
 			// Said here: the API would call a --value left out "value 0".
-			fmt.Fprintln(c.errOut, "fixvenue admin risk limits: takes --limit NAME and --value N (a positive integer), with --session or --account and --reason")
+			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer), with --session or --account and --reason\n", c.prog)
 			return 2
 		}
 		body["limit"], body["value"] = c.limit, c.value
@@ -106,7 +106,7 @@ func (c *adminClient) risk(args []string) int {
 			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d): %s%s = %d\n", ans.Action, ans.Result, ans.Operator, ans.Seq, c.limit, in, ans.Value)
 		})
 	}
-	fmt.Fprintf(c.errOut, "fixvenue admin risk: unknown action %q: show, kill, reset or limits\n", args[0])
+	fmt.Fprintf(c.errOut, "%s risk: unknown action %q: show, kill, reset or limits\n", c.prog, args[0])
 	return 2
 }
 

@@ -125,6 +125,14 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 	if out, code := run("risk", token, "reset", "--session", "CLIENT1", "--reason", "fixed"); code != 0 || !strings.Contains(out, "Reset: Applied") {
 		t.Fatalf("reset (fixvenue risk): exit %d: %s", code, out)
 	}
+	// Under its older name the command names itself in its errors, those
+	// the API sends and its own, not "fixvenue admin".
+	for _, args := range [][]string{{"reset", "--session", "CLIENT1", "--reason", "again"},
+		{"kill", "--session", "CLIENT1", "--limit", "credit_limit", "--value", "5", "--reason", "k"}} {
+		if out, code := run("risk", token, args...); code == 0 || !strings.HasPrefix(out, "fixvenue risk") || strings.Contains(out, "fixvenue admin") {
+			t.Errorf("fixvenue risk %v: exit %d: %s", args, code, out)
+		}
+	}
 	if out, code := admin(token, "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "4", "--reason", "tighter"); code != 0 {
 		t.Fatalf("limit: exit %d: %s", code, out)
 	}
