@@ -252,10 +252,12 @@ type Journal struct {
 	Fsync        journal.Policy `toml:"fsync"`
 	SegmentBytes int64          `toml:"segment_bytes"`
 	// SnapshotInterval is how often the venue journals a Snapshot command (when
-	// commands arrived since the last one); "0s" turns snapshots off.
+	// commands arrived since the last one), at least SnapshotIntervalMin;
+	// "0s" turns snapshots off.
 	SnapshotInterval Duration `toml:"snapshot_interval"`
 	// FIXStoreSync is how often the FIX session stores (sequence numbers,
-	// sent messages for resend) are fdatasynced, in (0, FIXStoreSyncMax].
+	// sent messages for resend) are fdatasynced, in [FIXStoreSyncMin,
+	// FIXStoreSyncMax].
 	// They survive a kill -9 whatever it is (the kernel's page cache holds
 	// them); it is what a power cut can lose of them. Orders are not
 	// concerned: the journal makes each one durable before it is answered.
@@ -273,6 +275,23 @@ const (
 
 // FIXStoreSyncMax bounds journal.fix_store_sync.
 const FIXStoreSyncMax = 10 * time.Second
+
+// Lower bounds of the intervals that pace periodic work: below them the
+// work runs all but continuously ("1us" snapshots wrote a full snapshot
+// after every risk report, hundreds a second; fdatasyncs of the FIX
+// stores back to back; feed heartbeats as fast as the socket takes them).
+const (
+	// SnapshotIntervalMin is the shortest journal.snapshot_interval other
+	// than "0s": each snapshot is a journaled command and a file of the
+	// matcher's whole state, with the feed's and the console's beside it.
+	SnapshotIntervalMin = 50 * time.Millisecond
+	// FIXStoreSyncMin is the shortest journal.fix_store_sync: each period
+	// fdatasyncs every session's store.
+	FIXStoreSyncMin = 10 * time.Millisecond
+	// HeartbeatIntervalMin is the shortest marketdata.heartbeat_interval:
+	// each is a packet to every receiver (the feed refuses less too).
+	HeartbeatIntervalMin = time.Millisecond
+)
 
 // MarketData configures the binary feed.
 type MarketData struct {
@@ -646,11 +665,14 @@ func (c *Config) validate() error {
 	if c.Engine.IndicativeInterval.Duration < 0 {
 		add("engine.indicative_interval: must not be negative")
 	}
-	if c.Journal.SnapshotInterval.Duration < 0 {
+	if d := c.Journal.SnapshotInterval.Duration; d < 0 {
 		add("journal.snapshot_interval: must not be negative")
+	} else if d > 0 && d < SnapshotIntervalMin {
+		add("journal.snapshot_interval: %s is below %s (each snapshot is a journaled command and a file of the whole state; \"0s\" for none)",
+			d, SnapshotIntervalMin)
 	}
-	if d := c.Journal.FIXStoreSync.Duration; d <= 0 || d > FIXStoreSyncMax {
-		add("journal.fix_store_sync: %s is outside (0s, %s]", d, FIXStoreSyncMax)
+	if d := c.Journal.FIXStoreSync.Duration; d < FIXStoreSyncMin || d > FIXStoreSyncMax {
+		add("journal.fix_store_sync: %s is outside [%s, %s] (each period fdatasyncs every session's store)", d, FIXStoreSyncMin, FIXStoreSyncMax)
 	}
 	if n := c.Journal.FIXStoreBytesMax; n < FIXStoreBytesMin || n > FIXStoreBytesLimit {
 		add("journal.fix_store_bytes_max: %d is outside [%d, %d]", n, FIXStoreBytesMin, FIXStoreBytesLimit)
@@ -665,8 +687,10 @@ func (c *Config) validate() error {
 		if err := checkAddr("marketdata.recovery_addr", c.MarketData.RecoveryAddr); err != nil {
 			errs = append(errs, err)
 		}
-		if c.MarketData.HeartbeatInterval.Duration <= 0 {
+		if d := c.MarketData.HeartbeatInterval.Duration; d <= 0 {
 			add("marketdata.heartbeat_interval: must be positive")
+		} else if d < HeartbeatIntervalMin {
+			add("marketdata.heartbeat_interval: %s is below %s (each heartbeat is a packet to every receiver)", d, HeartbeatIntervalMin)
 		}
 	}
 	errs = append(errs, c.validateSessions()...)

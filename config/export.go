@@ -50,8 +50,13 @@ type Export struct {
 	BatchInterval Duration `toml:"batch_interval"`
 }
 
-// BatchIntervalMax bounds export.batch_interval.
-const BatchIntervalMax = time.Second
+// BatchIntervalMax and BatchIntervalMin bound export.batch_interval: each
+// interval the exporter looks for committed events, so "1us" kept a CPU
+// busy polling.
+const (
+	BatchIntervalMax = time.Second
+	BatchIntervalMin = time.Millisecond
+)
 
 // PublishWindowMax bounds export.publish_window.
 const PublishWindowMax = 1 << 16
@@ -104,8 +109,8 @@ func (c *Config) validateExport() []error {
 	if e.PublishWindow <= 0 || e.PublishWindow > PublishWindowMax {
 		add("export.publish_window: %d is outside [1, %d]", e.PublishWindow, PublishWindowMax)
 	}
-	if e.BatchInterval.Duration <= 0 || e.BatchInterval.Duration > BatchIntervalMax {
-		add("export.batch_interval: %s is outside (0, %s]", e.BatchInterval.Duration, BatchIntervalMax)
+	if e.BatchInterval.Duration < BatchIntervalMin || e.BatchInterval.Duration > BatchIntervalMax {
+		add("export.batch_interval: %s is outside [%s, %s]", e.BatchInterval.Duration, BatchIntervalMin, BatchIntervalMax)
 	}
 	if e.TapEvents < TapEventsMin || e.TapEvents > TapEventsMax || !isPow2(e.TapEvents) {
 		add("export.tap_events: %d is not a power of two in [%d, %d]", e.TapEvents, TapEventsMin, TapEventsMax)

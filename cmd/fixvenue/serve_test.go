@@ -215,6 +215,29 @@ func TestServeRefusesAMatcherCPUItCannotRunOn(t *testing.T) {
 	}
 }
 
+// TestServeRefusesIntervalsBelowTheirMinimum: an interval that paces
+// periodic work has a lower bound, and a start below it is refused naming
+// the key (journal.snapshot_interval = "1us" wrote a full snapshot after
+// every command, hundreds a second).
+func TestServeRefusesIntervalsBelowTheirMinimum(t *testing.T) {
+	dir := t.TempDir()
+	const base = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n"
+	for _, tc := range []struct{ toml, want string }{
+		{"[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"1us\"\n", "journal.snapshot_interval: 1µs is below 50ms"},
+		{"[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"49ms\"\n", "journal.snapshot_interval: 49ms is below 50ms"},
+		{"[marketdata]\nenabled = false\n[journal]\nfix_store_sync = \"1us\"\n", "journal.fix_store_sync: 1µs is outside [10ms, 10s]"},
+		{"[marketdata]\nenabled = false\n[export]\nbatch_interval = \"1us\"\n", "export.batch_interval: 1µs is outside [1ms, 1s]"},
+		{"[marketdata]\nfeed_addr = \"127.0.0.1:0\"\nrecovery_addr = \"127.0.0.1:0\"\nheartbeat_interval = \"1us\"\n",
+			"marketdata.heartbeat_interval: 1µs is below 1ms"},
+	} {
+		cfg := writeVenueConfig(t, t.TempDir(), "%s", base+tc.toml)
+		code, _, errs := runCLI(t, dir, nil, "serve", "--config", cfg)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, want the start refused with %q\nstderr: %s", tc.toml, code, tc.want, errs)
+		}
+	}
+}
+
 // TestServeEmbeddedNATSAddrTaken: an export.embedded_addr another process
 // listens on fails the start at once, saying the address is in use (the
 // start waited 30 s for the embedded server, then said it was not ready).
