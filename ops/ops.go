@@ -515,7 +515,11 @@ type EndOfDayReport struct {
 	// ArchivedThrough is the snapshot the archived segments lie before: the
 	// end of day's own, or an older one when the states beside the end of
 	// day's are not written yet (-1: nothing could be archived).
-	ArchivedThrough int64  `json:"archived_through_seq"`
+	ArchivedThrough int64 `json:"archived_through_seq"`
+	// NotArchived says why nothing was archived (ArchivedThrough -1): the
+	// end of day's snapshot is usually not yet one a start would load, and
+	// without it the answer's snapshot seq seemed to contradict "nothing".
+	NotArchived     string `json:"not_archived,omitempty"`
 	ArchivedRaw     int64  `json:"archived_raw_bytes"`
 	ArchivedGzip    int64  `json:"archived_compressed_bytes"`
 	ArchiveError    string `json:"archive_error,omitempty"`
@@ -543,11 +547,21 @@ func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) 
 	snapSeq, err := o.snapshot()
 	if err != nil {
 		rep.SnapshotError = err.Error()
+		rep.NotArchived = "no snapshot was written"
 		o.log.Warn("end of day: no snapshot, journal not archived", "err", err)
-	} else if rep.SnapshotSeq = int64(snapSeq); !o.cfg.KeepJournal {
+	} else if rep.SnapshotSeq = int64(snapSeq); o.cfg.KeepJournal {
+		rep.NotArchived = "a cluster node keeps its whole journal"
+	} else {
 		through, ok := snapSeq, true
 		if o.cfg.UsableSnapshot != nil {
 			through, ok = o.cfg.UsableSnapshot(snapSeq)
+		}
+		if !ok {
+			// The side states beside snapshots are written at the first
+			// event of a later command (docs/ARCHITECTURE.md, "End of
+			// day"): right after the first end of day, no snapshot has them.
+			rep.NotArchived = fmt.Sprintf("snapshot %d is not one a start would load until the states kept beside it are written "+
+				"(at the next command's first event, or at a stop), and no older snapshot is; the next end of day archives up to it", snapSeq)
 		}
 		if ok {
 			rep.ArchivedThrough = int64(through)

@@ -540,7 +540,10 @@ func (c *adminClient) addInstrument(symbol string) int {
 // archivedText says what an end of day archived, and up to which snapshot.
 func archivedText(e *ops.EndOfDayReport) string {
 	if e.ArchivedThrough < 0 {
-		return "nothing archived (no snapshot a start could load yet)"
+		if e.NotArchived == "" { // a venue from before not_archived
+			return "nothing archived"
+		}
+		return "nothing archived: " + e.NotArchived
 	}
 	return fmt.Sprintf("%d segments archived before snapshot %d (%d bytes compressed)", e.ArchivedSegs, e.ArchivedThrough, e.ArchivedGzip)
 }
