@@ -10,6 +10,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -154,20 +155,28 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	if err != nil {
 		return ops.RiskAnswer{}, err
 	}
+	// A kill of a subject whose switch is on, a reset of one whose switch
+	// is off, or a limit set to the value it has would change nothing: it
+	// is refused naming the state, as a session action that makes no sense
+	// is, and nothing is journaled (README "Risk limits"). The gateway's
+	// view changes before a call is answered, and one call at a time per
+	// subject reads it.
+	name := s.riskSubjectName(q)
+	mu := s.riskLock(name)
+	mu.Lock()
+	defer mu.Unlock()
+	reports, limits := s.gw.RiskSeen()
 	if in.Action != "limit" {
-		// A kill of a subject whose switch is on, or a reset of one whose
-		// switch is off, would change nothing: it is refused naming the
-		// state, as a session action that makes no sense is, and nothing
-		// is journaled (README "Risk limits").
-		name := s.riskSubjectName(q)
-		mu := s.riskLock(name)
-		mu.Lock()
-		defer mu.Unlock()
-		reports, _ := s.gw.RiskSeen()
 		if killed := reports[name].Killed; killed == (in.Action == "kill") {
 			state := map[bool]string{true: "already on", false: "off"}[killed]
 			return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "the kill switch of %s is %s (nothing changed)", name, state)
 		}
+	} else if v, ok := limits[gateway.RiskLimitKey{Subject: name, Limit: q.limit, InstrumentID: q.instrumentID}]; ok && v == q.value {
+		where := ""
+		if in.Instrument != "" {
+			where = " in " + in.Instrument
+		}
+		return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "%s%s of %s is already %d (nothing changed)", in.Limit, where, name, v)
 	}
 	seq, slot, err := s.pipe.Claim()
 	if errors.Is(err, pipeline.ErrHalted) {
@@ -234,7 +243,7 @@ func (s *Server) riskSubjectName(q riskRequest) string {
 	return "session:" + s.cfg.Sessions[q.session].CompID
 }
 
-// riskLock is the lock of a checked subject's kill and reset.
+// riskLock is the lock of a checked subject's risk calls.
 func (s *Server) riskLock(name string) *sync.Mutex {
 	s.riskMuLock.Lock()
 	defer s.riskMuLock.Unlock()

@@ -391,3 +391,52 @@ func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestRiskLimitSetToItsValueIsRefused: a limit set to the value it has
+// changes nothing, so it is answered 409 invalid_transition naming the
+// value and not journaled, as a kill of a killed subject is (README,
+// "Risk limits"): it was answered Applied and journaled again.
+func TestRiskLimitSetToItsValueIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	const token = "risk-test-token-0123456789abcdef"
+	// No reports, snapshots or schedule: only the calls are journaled.
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"0s\"\n"+
+		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"1h\"\n[risk.sessions]\nmax_order_qty = 100\n"+
+		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
+		ops.HashToken(token))
+	v := startVenue(t, cfg)
+	addr := v.ready.AdminAddr
+	var last uint64 // the seq of the last change made
+	call := func(body string, want int) (seq uint64, text string) {
+		t.Helper()
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", token, body)
+		var out struct{ Seq uint64 }
+		if a.Status != want || json.Unmarshal(a.Body, &out) != nil {
+			t.Fatalf("limit %s: %d %s, want %d", body, a.Status, a.Body, want)
+		}
+		return out.Seq, string(a.Body)
+	}
+	for _, tc := range []struct{ body, again, want string }{
+		// The configured value, unchanged since the start.
+		{"", `{"reason":"r","session":"CLIENT1","limit":"max_order_qty","value":100}`, "max_order_qty of session:CLIENT1 is already 100 (nothing changed)"},
+		// A value an earlier call set, per instrument.
+		{`{"reason":"r","account":"FUND","limit":"max_position","value":50,"instrument":"ACME"}`,
+			`{"reason":"r","account":"FUND","limit":"max_position","value":50,"instrument":"ACME"}`, "max_position in ACME of account:FUND is already 50 (nothing changed)"},
+	} {
+		if tc.body != "" {
+			last, _ = call(tc.body, http.StatusOK)
+		}
+		if _, body := call(tc.again, http.StatusConflict); !strings.Contains(body, tc.want) || !strings.Contains(body, `"invalid_transition"`) {
+			t.Fatalf("limit set to its value: %s, want %q", body, tc.want)
+		}
+	}
+	// Nothing was journaled for the refused calls: the next change takes
+	// the seq after the last change made.
+	if next, _ := call(`{"reason":"r","session":"CLIENT2","limit":"max_order_qty","value":7}`, http.StatusOK); next != last+1 {
+		t.Fatalf("a change after refused ones journaled as seq %d, the change before as %d: a refused call was journaled", next, last)
+	}
+	if _, body := call(`{"reason":"r","session":"CLIENT1","limit":"max_order_qty","value":100}`, http.StatusConflict); !strings.Contains(body, "already 100") {
+		t.Fatalf("CLIENT1's limit after CLIENT2's changed: %s", body)
+	}
+}
