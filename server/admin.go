@@ -1,8 +1,6 @@
 package server
 
 import (
-	"fmt"
-
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway/edge"
@@ -62,13 +60,19 @@ func (s *Server) newSessionControl() (*sessionControl, error) {
 	return &sessionControl{s: s, disabled: d}, nil
 }
 
-// authenticator refuses the logons of disabled sessions, then asks next.
+// authenticator asks next, then refuses the logons of disabled sessions:
+// after the credentials, so that the Logout may say the session is
+// disabled to its own client only (an edge.Told), never to anyone naming
+// its CompID (gateway/edge/doc.go, "What a connection goes through").
 func (sc *sessionControl) authenticator(next edge.Authenticator) edge.Authenticator {
 	return edge.AuthenticatorFunc(func(req *edge.LogonRequest) error {
-		if sc.disabled.has(req.Key.ClientCompID) {
-			return fmt.Errorf("session %s disabled by an operator", req.Key.ClientCompID)
+		if err := next.Authenticate(req); err != nil {
+			return err
 		}
-		return next.Authenticate(req)
+		if sc.disabled.has(req.Key.ClientCompID) {
+			return &edge.Told{Text: "Session disabled by the venue's operator"}
+		}
+		return nil
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -165,6 +166,40 @@ func TestServeRefusesBadOperationsConfig(t *testing.T) {
 		ee, ok := err.(*exec.ExitError)
 		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
 			t.Errorf("%s: %v\n%s\nwant exit 2 naming %q", c.want, err, out, c.want)
+		}
+	}
+}
+
+// TestDisabledSessionIsToldOnceItsCredentialsPass: a client of a session
+// an operator disabled is told so in the Logout once its password passed;
+// a Logon with a wrong password still hears only "Logon refused", so that
+// whoever names a CompID learns nothing of it (gateway/edge/doc.go, "What
+// a connection goes through").
+func TestDisabledSessionIsToldOnceItsCredentialsPass(t *testing.T) {
+	dir := t.TempDir()
+	const token = "cli-test-token-0123456789abcdef"
+	v, addr := startAdminVenue(t, dir, `[[admin.token]]
+operator = "carol"
+sha256 = %q
+[[session]]
+comp_id = "FIRM1"
+password = "firm1-secret"
+`, ops.HashToken(token))
+	if code, out, errs := runAdminCLI(t, addr, token, "disable", "FIRM1", "--reason", "off for the day"); code != 0 {
+		t.Fatalf("disable: %d %s %s", code, out, errs)
+	}
+	for _, tc := range []struct{ password, want string }{
+		{"firm1-secret", "Session disabled by the venue's operator"},
+		{"a-guess", "Logon refused"},
+	} {
+		c, err := fixclient.Dial(v.fixAddr, "FIRM1", "VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.Logon(true, fixclient.F(554, tc.password))
+		c.Close()
+		if m == nil || m.Type() != "5" || m.Get(58) != tc.want {
+			t.Errorf("logon with password %q: %v (%v), want a Logout saying %q", tc.password, m, err, tc.want)
 		}
 	}
 }

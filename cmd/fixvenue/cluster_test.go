@@ -1287,8 +1287,8 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 	}
 	m, err := c.Logon(true)
 	c.Close()
-	if err == nil || m == nil || m.Type() != "5" || m.Get(58) != "Logon refused" {
-		t.Fatalf("node %d (the new leader) answered the disabled CLIENT1's logon with %v (%v), want a Logout: Logon refused", next+1, m, err)
+	if err == nil || m == nil || m.Type() != "5" || m.Get(58) != "Session disabled by the venue's operator" {
+		t.Fatalf("node %d (the new leader) answered the disabled CLIENT1's logon with %v (%v), want a Logout saying it is disabled", next+1, m, err)
 	}
 	session(next, "enable")
 	c1, err := h.clients[0].connect([]string{h.fix[next]}, 20*time.Second)

@@ -46,6 +46,14 @@ var (
 	ErrCertificateMismatch = errors.New("edge: client certificate not bound to this CompID")
 )
 
+// Told is a refusal an Authenticator may return once the credentials
+// passed: its Text goes to the client in the Logout (58), where any other
+// refusal says only "Logon refused". Only a client that proved who it is
+// learns why (doc.go, "What a connection goes through"), such as that its session is disabled.
+type Told struct{ Text string }
+
+func (t *Told) Error() string { return "edge: " + t.Text }
+
 // Credential is what a client CompID must prove.
 type Credential struct {
 	// Password, when not empty, must equal the Logon's Password (554).

@@ -92,7 +92,9 @@
 // those checks come first). Any other refused Logon (credentials, source,
 // certificate, rate, fields) is answered
 // with a Logout (58 says only "Logon refused" or "Too many logon attempts",
-// never which credential was wrong) and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
+// never which credential was wrong; a refusal the Authenticator makes
+// after the credentials passed may say why, as a Told: the venue's
+// "Session disabled by the venue's operator") and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
 // numbers — QuickFIX/Go does, and a refused Logon must not reach it, or its
 // expected inbound number would move (QuickFIX/Go increments it even for
 // Logons its application rejects). The number is never taken up by a

@@ -326,7 +326,8 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	// Refusals that the FIX session rules answer by disconnecting without
 	// a word (QuickFIX's acceptance scripts 1b, 1c, 1d and AlreadyLoggedOn):
 	// a BeginString or CompID the venue does not serve, or a second Logon.
-	// Credentials that fail get a Logout that says only "Logon refused".
+	// Credentials that fail get a Logout that says only "Logon refused";
+	// an Authenticator may say more (Told) once they passed.
 	if !slices.Contains(l.cfg.BeginStrings, lf.key.BeginString) {
 		return nil, ReasonWrongBeginString, errors.New("unsupported BeginString")
 	}
@@ -347,6 +348,9 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		l.cfg.Logger.Info("edge: logon refused", "session", lf.key, "source", c.source, "err", err)
 		if errors.Is(err, ErrUnknownCompID) || errors.Is(err, ErrWrongVenueCompID) {
 			return nil, ReasonLogonRefused, err
+		}
+		if told := (*Told)(nil); errors.As(err, &told) {
+			return nil, ReasonLogonRefused, &refusal{lf, told.Text}
 		}
 		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
 	}
