@@ -228,6 +228,9 @@ type sessionRow struct {
 	Rejects           int64   `json:"rejects"`
 	ThrottleHits      int64   `json:"throttleHits"`
 	OpenOrders        int     `json:"openOrders"`
+	// DropCopy: a drop-copy session enters no orders, so it has no kill
+	// switch and /operations offers no Kill or Reset (the API refuses them).
+	DropCopy bool `json:"dropCopy"`
 }
 
 type sessionsView struct {
@@ -273,7 +276,7 @@ func (c *Console) sessionsView() sessionsView {
 			NextSenderSeq: st.NextSenderSeq, NextTargetSeq: st.NextTargetSeq, MessagesPerSecond: st.MessagesPerSecond,
 			OrdersPerSecond: st.OrdersPerSecond, CancelsPerSecond: st.CancelsPerSecond, Rejects: st.Rejects,
 			ThrottleHits: st.ThrottleHits, OpenOrders: c.cfg.Ops.Monitor().SessionOrders(s.Idx),
-			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now)}
+			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now), DropCopy: s.DropCopy}
 		if st.LoggedOn {
 			v.LoggedOn++
 		}

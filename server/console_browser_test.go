@@ -233,6 +233,26 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	}
 }
 
+// TestConsoleOffersNoKillSwitchOnADropCopySession: a drop-copy session
+// enters no orders and has no kill switch (the API refuses a kill or a
+// reset naming it), so /operations offers its session actions but not
+// Kill or Reset, which it offers an order session.
+func TestConsoleOffersNoKillSwitchOnADropCopySession(t *testing.T) {
+	_, base := consoleVenue(t, "[[session]]\ncomp_id = \"DC1\"\nkind = \"dropcopy\"\ncopy_sessions = [\"CLIENT1\"]\n")
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	buttons := func(comp string) string {
+		return `Array.from(document.querySelectorAll('#ops-sessions tr[data-comp="` + comp + `"] button')).map((b) => b.dataset.action).join(",")`
+	}
+	browsertest.WaitFor(t, ctx, "the sessions are listed", buttons("DC1")+` !== "" && `+buttons("CLIENT1")+` !== ""`)
+	if got := browsertest.Eval[string](t, ctx, buttons("DC1")); strings.Contains(got, "kill") || strings.Contains(got, "reset") || !strings.Contains(got, "disable") {
+		t.Errorf("the drop-copy session DC1 offers %q", got)
+	}
+	if got := browsertest.Eval[string](t, ctx, buttons("CLIENT1")); !strings.Contains(got, "kill") || !strings.Contains(got, "reset") {
+		t.Errorf("the order session CLIENT1 offers %q", got)
+	}
+}
+
 // TestConsoleSessionsLogOnOff: the sessions page shows a client logging
 // on (with its address and sequence numbers) and off; an unknown session
 // is a 404 page.

@@ -194,8 +194,10 @@
       td.appendChild(s.disabled ? act("Enable", "Enable " + s.compId, "POST", base + "enable", {})
         : act("Disable", "Disable " + s.compId + " (logs it out and refuses its logons)", "POST", base + "disable", {}));
       if (s.openOrders > 0) td.appendChild(act("Cancel orders", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
-      td.appendChild(act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
-      td.appendChild(act("Reset", "Kill switch off for " + s.compId, "POST", "/v1/risk/reset", { session: s.compId }));
+      if (!s.dropCopy) { // a drop-copy session has no kill switch: the API refuses both
+        td.appendChild(act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
+        td.appendChild(act("Reset", "Kill switch off for " + s.compId, "POST", "/v1/risk/reset", { session: s.compId }));
+      }
       const tr = row([s.compId, el("td", "", s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off"), num(s.openOrders), td]);
       tr.dataset.comp = s.compId;
       return tr;
