@@ -209,16 +209,29 @@ func Follower(leader func() (text, adminAddr string)) http.Handler {
 
 // Deposed is the admin API of a cluster node that lost the leadership,
 // until it restarts as a follower: alive, and every other call refused
-// with 503 not_leader (NotLeaderDeposed).
-func Deposed() http.Handler {
+// with 503 not_leader (NotLeaderDeposed) and, as a follower's, where the
+// leader is when the node knows it (leader, as for Follower; nil: not said).
+func Deposed(leader func() (text, adminAddr string)) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: NotLeaderDeposed, Code: "not_leader"})
+		writeJSON(w, http.StatusServiceUnavailable, deposedError(leader))
 	})
 	return mux
+}
+
+// deposedError is the 503 not_leader of a deposed node: NotLeaderDeposed,
+// then which node leads and its admin address when leader knows them.
+func deposedError(leader func() (text, adminAddr string)) apiError {
+	e := apiError{Error: NotLeaderDeposed, Code: "not_leader"}
+	if leader != nil {
+		text, addr := leader()
+		e.Error += "; " + text
+		e.LeaderAdminAddr = addr
+	}
+	return e
 }
 
 // NotLeaderDeposed is the 503 not_leader of a cluster node that lost the
@@ -535,7 +548,7 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 	case errors.Is(err, pipeline.ErrHalted) && o.cfg.LostLeadership != nil && errors.Is(err, o.cfg.LostLeadership):
 		// A cluster leader deposed: the node restarts as a follower, whose
 		// answer is the same (Follower).
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: NotLeaderDeposed, Code: "not_leader"})
+		writeJSON(w, http.StatusServiceUnavailable, deposedError(o.cfg.Leader))
 	case errors.Is(err, pipeline.ErrHalted):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
 	case err != nil:

@@ -131,6 +131,10 @@ type Config struct {
 	// the node lost the leadership (cluster.ErrLostLeadership): a call is
 	// then refused 503 not_leader, as the node that restarts answers it.
 	LostLeadership error
+	// Leader, on a cluster node, says which node leads and its admin
+	// address (as ops.Follower's leader): a deposed node's 503 not_leader
+	// names them. Nil: not said.
+	Leader func() (text, adminAddr string)
 }
 
 // Ops is the venue's control plane: the admin API, the trading day, and

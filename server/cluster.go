@@ -83,6 +83,9 @@ type Replica struct {
 	// Admin, when set, is where the venue's admin API accepts: a view of
 	// the node's admin socket (ops.Config.Listener).
 	Admin net.Listener
+	// Leader says which node leads once this one is deposed, and its admin
+	// address (ops.Config.Leader).
+	Leader func() (text, adminAddr string)
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -628,7 +631,7 @@ func (c *ClusterNode) serve(next uint64) {
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
-		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted}
+		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView
@@ -965,7 +968,7 @@ const (
 func (c *ClusterNode) PrepareRestart(timeout time.Duration) map[string]uintptr {
 	if c.adminL != nil {
 		var err error
-		if c.deposedAdmin, err = c.adminL.serve(adminServer(ops.Deposed()), c.adminTLS); err != nil {
+		if c.deposedAdmin, err = c.adminL.serve(adminServer(ops.Deposed(c.leaderText)), c.adminTLS); err != nil {
 			c.log.Warn("the admin API cannot answer as a deposed node", "err", err)
 		}
 	}
