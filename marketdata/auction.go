@@ -84,7 +84,7 @@ func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
 
 // Indicative is the uncross a call would make now, as its last
 // AuctionIndicative said; Active is false outside a call and after the
-// uncross.
+// uncross (a halted call keeps it).
 type Indicative struct {
 	Active        bool
 	PriceTicks    int64

@@ -82,7 +82,9 @@
 // carry the last AuctionUpdate: a client that recovers sees the next one.
 // InstrumentState.Indicative (so a DepthCache's copy, which FIX market
 // data reads) holds the last indicative until the uncross or a status that
-// is not a call clears it; the feed's saved state does not carry it either.
+// is neither a call nor a halt clears it (a halted call keeps its orders and
+// the engine publishes its changes, so its indicative stays); the feed's
+// saved state carries it.
 //
 // The tracker is allocated once (OrdersMax orders, LevelsMax levels per side
 // per instrument: set both at least as large as the engine's) and applies an

@@ -716,7 +716,12 @@ func (t *Tracker) applyStatus(ev []byte) error {
 
 func (t *Tracker) setStatus(in *instrument, st mdsbe.TradingStatus) error {
 	in.status = st
-	if !isCall(st) {
+	// A halted call keeps its orders and its indicative: the engine goes on
+	// publishing the indicative's changes and uncrosses when the call opens
+	// or closes (core doc, "Auctions"); clearing it here lost it until the
+	// book changed again. Open and Closed come after the uncross, which
+	// cleared it already.
+	if !isCall(st) && st != mdsbe.TradingStatusHalted {
 		in.indicative = Indicative{}
 	}
 	return t.emitStatus(in)

@@ -171,6 +171,57 @@ func TestImbalanceEntries(t *testing.T) {
 	expect(t, r, "Y", "bad", "8")
 }
 
+// TestImbalanceKeptAcrossHalt: a halted call keeps its orders, and the
+// matcher goes on publishing its indicative's changes, so the entry stays
+// (no deletion at the halt, the entry in a snapshot taken while halted) and
+// is there when the call resumes; it ends at the uncross. The halt deleted
+// it, so that the call, resumed, showed none until its book changed.
+func TestImbalanceKeptAcrossHalt(t *testing.T) {
+	h, r := newHandler(t)
+	v := newCallVenue(t, h)
+	v.status(venue.TradingStatusOpeningCall)
+	v.limit(venue.SideBuy, 1001, 5)
+	v.limit(venue.SideSell, 1000, 3)
+	h.Handle(1, requestTypes("imb", "1", "A"))
+	expect(t, r, "W", "imb", "")
+	const want = "269=A 270=10.01 271=3 277=P 58=imbalance buy 2; rule MarketPressure "
+	sentTo := func(from int) (got []string) {
+		h.sendPending()
+		for _, m := range r.sent[from:] {
+			if field(t, &m.Body.FieldMap, tag.MDReqID) == "imb" {
+				got = append(got, entries(t, m)...)
+			}
+		}
+		return got
+	}
+
+	n := len(r.sent)
+	v.status(venue.TradingStatusHalted)
+	if got := sentTo(n); len(got) != 0 {
+		t.Fatalf("the halt of a call changed its imbalance entry: %q", got)
+	}
+	h.Handle(1, requestTypes("halted", "0", "A"))
+	if got := entries(t, r.last(t)); len(got) != 1 || got[0] != want {
+		t.Fatalf("snapshot of a halted call: %q, want %q", got, want)
+	}
+
+	n = len(r.sent)
+	v.status(venue.TradingStatusOpeningCall)
+	if got := sentTo(n); len(got) != 0 {
+		t.Fatalf("the call resumed changed its imbalance entry: %q", got)
+	}
+	h.Handle(1, requestTypes("resumed", "0", "A"))
+	if got := entries(t, r.last(t)); len(got) != 1 || got[0] != want {
+		t.Fatalf("snapshot of the call resumed: %q, want %q", got, want)
+	}
+
+	n = len(r.sent)
+	v.status(venue.TradingStatusOpen)
+	if got := sentTo(n); len(got) != 1 || !strings.HasPrefix(got[0], "279=2 269=A 270=10.01") {
+		t.Fatalf("uncross of the call resumed: %q", got)
+	}
+}
+
 // TestFullRefreshOnlyWhenItsEntriesChange: a snapshot+updates subscription
 // (265=0) is sent a full refresh when what it shows changes, not when the
 // other side of the book or an imbalance it did not ask for does (it got a

@@ -42,10 +42,12 @@
 // published one (a call with an empty book has not); each change
 // sends an X entry with MDUpdateAction 0 (the call's first indicative) or 1
 // (a new price, volume or imbalance; there is one entry per instrument, so
-// no MDEntryID), and the uncross, or any status that is not a call, sends
-// MDUpdateAction 2 with the last price. Changes come as often as the
-// matcher publishes them (engine indicative_interval). After a restart from
-// a feed snapshot the entry returns with the call's next change.
+// no MDEntryID), and the uncross, or any status that is neither a call nor
+// a halt, sends MDUpdateAction 2 with the last price. A halted call keeps
+// its entry (its orders stay, and the matcher publishes its changes), so it
+// is there when the call resumes. Changes come as often as the matcher
+// publishes them (engine indicative_interval). The feed's saved state keeps
+// the entry across a restart from a snapshot.
 //
 // Books come from a marketdata.DepthCache that the feed keeps current after
 // each batch of durable events, never from the engine, so FIX market data
