@@ -60,7 +60,9 @@
 // (423) other than 2 (per unit). So are fields that would give an order a
 // limit or an expiry it does not keep: a Price (44) on a market or stop
 // order, and an ExpireTime (126) or ExpireDate (432) on an order that is
-// not GTD. Fields that only describe the order
+// not GTD; and so are MaxFloor (111) and post-only (ExecInst 6) on an order
+// that cannot rest (market, stop, IOC, FOK), which the matcher would refuse
+// without naming the field. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.

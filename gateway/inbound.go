@@ -135,6 +135,9 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 			}
 		}
 	}
+	if rej := o.restingOnly(); rej != nil {
+		return o, rej
+	}
 	if rej := o.unsupported(m, look); rej != nil {
 		return o, rej
 	}
@@ -236,6 +239,23 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 		if q, err := decimal.ParseTicks(v, qtyTick); err != nil || q < 0 || q > lot {
 			return &rejection{ordRejUnsupportedOrderChar, "unsupported MinQty (110) " + string(v) + ": no minimum fill beyond the lot of " + strconv.FormatInt(lot, 10)}
 		}
+	}
+	return nil
+}
+
+// restingOnly refuses a display size (MaxFloor 111) or post-only (ExecInst
+// 6) on an order that cannot rest: a market or stop order, or an IOC or FOK
+// (a post-only stop is the matcher's StopPostOnly, which says so). The
+// matcher refuses them too (core doc, "Rules"), but its
+// UnsupportedOrderCharacteristic names neither field, and the client is told
+// which (doc.go, "Unsupported order fields").
+func (o *orderFields) restingOnly() *rejection {
+	immediate := o.tif == venue.TimeInForceIOC || o.tif == venue.TimeInForceFOK
+	switch {
+	case o.maxFloor != 0 && (o.ordType != venue.OrdTypeLimit || immediate):
+		return &rejection{ordRejUnsupportedOrderChar, "MaxFloor (111) is only allowed on a limit order that may rest (40=2, not IOC or FOK)"}
+	case o.postOnly && !core.IsStop(o.ordType) && (o.ordType != venue.OrdTypeLimit || immediate):
+		return &rejection{ordRejUnsupportedOrderChar, "post-only (ExecInst 6) is only allowed on a limit order that may rest (40=2, not IOC or FOK)"}
 	}
 	return nil
 }
