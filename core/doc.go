@@ -143,7 +143,10 @@
 // waiting stop can be cancelled, mass cancelled, expired (DAY at EndOfDay,
 // GTD at its time) and replaced (a new stop price or a larger quantity
 // loses its place among the stops of its stop price; a replace never
-// elects it; a replace of an elected stop-limit ignores the stop price).
+// elects it, and a stop price it keeps is not checked against the last
+// trade, so that a stop elected outside continuous trading, waiting for
+// the open, can be amended; a replace of an elected stop-limit ignores the
+// stop price).
 //
 // # Icebergs
 //

@@ -1070,7 +1070,11 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if o.waiting {
-		if r := m.stopReason(in, o.side, o.ordType, c.PriceTicks(), c.StopPxTicks()); r != venue.RejectReasonNone {
+		r := m.stopReason(in, o.side, o.ordType, c.PriceTicks(), c.StopPxTicks())
+		if r == venue.RejectReasonStopPxAtOrThroughMarket && c.StopPxTicks() == o.stopPx {
+			r = venue.RejectReasonNone // a stop price kept: it may be elected, waiting for the open
+		}
+		if r != venue.RejectReasonNone {
 			return r
 		}
 	} else if o.ordType != venue.OrdTypeStop && o.ordType != venue.OrdTypeStopLimit && c.StopPxTicks() != 0 {

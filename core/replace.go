@@ -223,7 +223,9 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 
 // validateReplacePrices checks a replace's limit and stop prices. A limit
 // or stop-limit order needs a valid limit price, a stop order none. A
-// waiting stop's new stop price is checked as a new stop order's is; an
+// waiting stop's new stop price is checked as a new stop order's is (one it
+// keeps, not against the last trade: it may be elected and waiting for the
+// open); an
 // elected stop-limit's stop price no longer matters and the replace's is
 // ignored; other orders carry none.
 func validateReplacePrices(c *replaceCmd, o *order, in *instrument) venue.RejectReason {
@@ -236,7 +238,7 @@ func validateReplacePrices(c *replaceCmd, o *order, in *instrument) venue.Reject
 	}
 	switch {
 	case o.waiting:
-		return validateStopPx(in, o.side, o.ordType, c.priceTicks, c.stopPxTicks)
+		return validateStopPx(in, o.side, o.ordType, c.priceTicks, c.stopPxTicks, c.stopPxTicks == in.stopPxOf(o))
 	case !IsStop(o.ordType) && c.stopPxTicks != 0:
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}

@@ -82,7 +82,7 @@ func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.Reject
 			return reason
 		}
 	}
-	if reason := validateStopPx(in, c.side, ordType, c.priceTicks, c.stopPxTicks); reason != venue.RejectReasonNone {
+	if reason := validateStopPx(in, c.side, ordType, c.priceTicks, c.stopPxTicks, false); reason != venue.RejectReasonNone {
 		return reason
 	}
 	if reason := validateQty(in, c.qty); reason != venue.RejectReasonNone {
@@ -103,8 +103,11 @@ func (m *Matcher) validateStopOrder(c *newOrderCmd, in *instrument) venue.Reject
 // sell's at or below); and not at or through the last trade price, which
 // would elect the stop at once (a buy stop above the last trade, a sell stop
 // below it). Before the instrument's first trade any stop price in the band
-// is accepted.
-func validateStopPx(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, stopPxTicks int64) venue.RejectReason {
+// is accepted. A replace that keeps a waiting stop's stop price (kept) is
+// not checked against the last trade: outside continuous trading a stop the
+// last trade elected waits for the open ("Stops" in doc.go), and its stop
+// price, passed already, must not stop it from being amended.
+func validateStopPx(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, stopPxTicks int64, kept bool) venue.RejectReason {
 	if reason := validatePrice(in, stopPxTicks); reason != venue.RejectReasonNone {
 		return reason
 	}
@@ -112,7 +115,7 @@ func validateStopPx(in *instrument, side venue.Side, ordType venue.OrdType, pric
 	if ordType == venue.OrdTypeStopLimit && ((buy && priceTicks < stopPxTicks) || (!buy && priceTicks > stopPxTicks)) {
 		return venue.RejectReasonStopLimitPriceWrongSide
 	}
-	if last := in.lastTradeTicks; last != 0 && ((buy && stopPxTicks <= last) || (!buy && stopPxTicks >= last)) {
+	if last := in.lastTradeTicks; !kept && last != 0 && ((buy && stopPxTicks <= last) || (!buy && stopPxTicks >= last)) {
 		return venue.RejectReasonStopPxAtOrThroughMarket
 	}
 	return venue.RejectReasonNone
