@@ -337,15 +337,25 @@ func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
 }
 
 // rejectText is RejectText with the instrument's limits where they make the
-// reason precise (the band's edges for a price outside it).
-func (g *Gateway) rejectText(r venue.RejectReason, instrumentID uint32) string {
+// reason precise (the band's edges for a price outside it). A stop order's
+// band reject is its StopPx's when the order has no limit price or one
+// inside the band (the matcher checks the limit price first): "price" there
+// named a Price the order did not have.
+func (g *Gateway) rejectText(r venue.RejectReason, instrumentID uint32, ordType venue.OrdType, priceTicks int64) string {
 	in := g.byID(instrumentID)
 	if r == venue.RejectReasonPriceOutOfBand && in != nil && in.BandHighTicks > 0 {
-		return RejectText(r) + " " + string(decimal.FormatTicks(nil, in.BandLowTicks, in.Tick)) + " to " +
+		band := " " + string(decimal.FormatTicks(nil, in.BandLowTicks, in.Tick)) + " to " +
 			string(decimal.FormatTicks(nil, in.BandHighTicks, in.Tick))
+		if core.IsStop(ordType) && (ordType == venue.OrdTypeStop || (priceTicks >= in.BandLowTicks && priceTicks <= in.BandHighTicks)) {
+			return stopPxOutOfBandText + band
+		}
+		return RejectText(r) + band
 	}
 	return RejectText(r)
 }
+
+// stopPxOutOfBandText is PriceOutOfBand's Text for a stop order's StopPx.
+const stopPxOutOfBandText = "StopPx (99) outside the instrument's price band"
 
 // RejectText returns the venue's words for a reject reason.
 func RejectText(r venue.RejectReason) string {
@@ -415,7 +425,7 @@ func RejectText(r venue.RejectReason) string {
 func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	text := g.riskText(int64(e.CauseSeq()), e.Reason())
 	if text == "" {
-		text = g.rejectText(e.Reason(), e.InstrumentID())
+		text = g.rejectText(e.Reason(), e.InstrumentID(), e.OrdType(), e.PriceTicks())
 	}
 	b := g.newER(e.InstrumentID())
 	b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
