@@ -266,8 +266,23 @@ func (vs *viewServer) stop(deadline time.Time) {
 }
 
 // InheritedListener turns a descriptor a process passed across exec
-// (sharedListener.execFile) into a listener again.
+// (sharedListener.execFile) into a listener again. A descriptor that is not
+// one is refused and left alone, never closed: a value of
+// FIXVENUE_CLUSTER_SOCKETS this process did not hand itself could name one
+// the runtime or the process opened (the poller's: closing it crashes the
+// process). Every descriptor Go opens is closed on exec; the handed ones
+// alone are not, and they listen (docs/ARCHITECTURE.md, "Losing leadership").
 func InheritedListener(fd uintptr, name string) (net.Listener, error) {
+	flags, err := unix.FcntlInt(fd, unix.F_GETFD, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: descriptor %d: %w", name, fd, err)
+	}
+	if flags&unix.FD_CLOEXEC != 0 {
+		return nil, fmt.Errorf("%s: descriptor %d is one this process opened, not one handed over across exec", name, fd)
+	}
+	if on, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || on != 1 {
+		return nil, fmt.Errorf("%s: descriptor %d is not a listening socket", name, fd)
+	}
 	f := os.NewFile(fd, name)
 	if f == nil {
 		return nil, fmt.Errorf("%s: no descriptor %d", name, fd)

@@ -89,7 +89,11 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 }
 
 // inheritEnv names the sockets a deposed node hands to the process that
-// replaces it by exec: "admin=FD,status=FD" (server.ClusterNode.PrepareRestart).
+// replaces it by exec: "pid=PID,admin=FD,status=FD"
+// (server.ClusterNode.PrepareRestart). The pid is the node's own, which
+// exec keeps: a value seen by any other process (a node started by hand
+// from an environment that kept the variable) is not its own to take, and
+// is ignored.
 const inheritEnv = "FIXVENUE_CLUSTER_SOCKETS"
 
 func encodeSockets(fds map[string]uintptr) string {
@@ -98,24 +102,31 @@ func encodeSockets(fds map[string]uintptr) string {
 		parts = append(parts, name+"="+strconv.FormatUint(uint64(fd), 10))
 	}
 	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	return strings.Join(append([]string{"pid=" + strconv.Itoa(os.Getpid())}, parts...), ",")
 }
 
 // inheritedSockets takes the sockets the process before this exec handed
 // over (inheritEnv), and removes the variable so that nothing started
-// from here sees it. One that cannot be used is logged and closed: the
-// node binds its address anew.
+// from here sees it. One that cannot be used is logged and left alone (a
+// descriptor it names may be one this process opened: server.InheritedListener
+// refuses it): the node binds its address anew.
 func inheritedSockets(log *slog.Logger) map[string]net.Listener {
 	v, ok := os.LookupEnv(inheritEnv)
 	if !ok {
 		return nil
 	}
 	os.Unsetenv(inheritEnv)
+	parts := strings.Split(v, ",")
+	if pid, ok := strings.CutPrefix(parts[0], "pid="); !ok || pid != strconv.Itoa(os.Getpid()) {
+		log.Warn("ignoring "+inheritEnv+": it names no socket this process handed itself across its restart (it is set by a cluster node for its own re-execution only)",
+			"value", v)
+		return nil
+	}
 	got := map[string]net.Listener{}
-	for _, part := range strings.Split(v, ",") {
+	for _, part := range parts[1:] {
 		name, num, _ := strings.Cut(part, "=")
 		fd, err := strconv.ParseUint(num, 10, 31)
-		if err != nil || fd < 3 || (name != server.InheritedAdmin && name != server.InheritedStatus) {
+		if err != nil || fd < 3 || (name != server.InheritedAdmin && name != server.InheritedStatus) || got[name] != nil {
 			log.Warn("ignoring a socket handed over across the restart", "env", inheritEnv, "value", part)
 			continue
 		}

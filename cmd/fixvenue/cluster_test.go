@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -1497,5 +1498,47 @@ func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
 	}
 	if answers[fmt.Sprintf("node %d: 200 ", l+1)] == 0 {
 		t.Fatalf("no call was done on the leader before the transfer: %v", answers)
+	}
+}
+
+// TestClusterNodeIgnoresSocketsNotHandedToIt: a node started by hand from
+// an environment that kept FIXVENUE_CLUSTER_SOCKETS (copied from a node's,
+// or set by mistake) takes none of the descriptors it names: they are the
+// runtime's and its own (the poller's, its files), and closing them
+// crashed the node. It logs that it ignores the variable, binds its
+// addresses and answers on them (docs/ARCHITECTURE.md, "Losing
+// leadership").
+func TestClusterNodeIgnoresSocketsNotHandedToIt(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	var parts []string
+	for fd := 3; fd < 64; fd++ {
+		parts = append(parts, fmt.Sprintf("admin=%d", fd), fmt.Sprintf("status=%d", fd))
+	}
+	t.Setenv("FIXVENUE_CLUSTER_SOCKETS", strings.Join(parts, ","))
+	v := startVenue(t, h.cfgs[0]) // a follower: the other nodes are not started
+	h.procs[0] = v
+	time.Sleep(2 * time.Second)
+	select {
+	case <-v.exited:
+		t.Fatalf("the node exited:\n%s", lastLines(v.logs(), 30))
+	default:
+	}
+	if !strings.Contains(v.logs(), "ignoring FIXVENUE_CLUSTER_SOCKETS") {
+		t.Fatalf("no word of the variable ignored:\n%s", lastLines(v.logs(), 30))
+	}
+	if _, err := h.nodeStatus(0); err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	m := regexp.MustCompile(`msg="admin API answering as a follower" .*addr=(\S+)`).FindStringSubmatch(v.logs())
+	if m == nil {
+		t.Fatalf("no admin API:\n%s", lastLines(v.logs(), 30))
+	}
+	resp, err := http.Get("http://" + m[1] + "/v1/status")
+	if err != nil {
+		t.Fatalf("admin API: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("admin API of a follower answered %d, want 503 not_leader", resp.StatusCode)
 	}
 }
