@@ -224,6 +224,15 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if err := checkMatcherCPU(cfg); err != nil {
 		return nil, err
 	}
+	// The sockets handed over go to the addresses they listen at, whatever
+	// they served before, and the others are closed before anything binds:
+	// with the addresses changed across the restart (status and admin
+	// swapped, say), one would hold a port this node binds.
+	adminAddr := ""
+	if cfg.Admin.Enabled() {
+		adminAddr = cfg.Admin.Addr
+	}
+	inherited := sortInherited(opts.Inherited, map[string]string{InheritedStatus: self.StatusAddr, InheritedAdmin: adminAddr})
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err
@@ -336,14 +345,14 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.node.Close()
 		return nil, fmt.Errorf("cluster fix_addr: %w", err)
 	}
-	if err := c.startStatus(self.StatusAddr, opts.Inherited[InheritedStatus]); err != nil {
+	if err := c.startStatus(self.StatusAddr, inherited[InheritedStatus]); err != nil {
 		c.gate.Close()
 		c.tr.Close()
 		c.node.Close()
 		return nil, err
 	}
 	if cfg.Admin.Enabled() {
-		c.adminL, err = listenShared(cfg.Admin.Addr, opts.Inherited[InheritedAdmin])
+		c.adminL, err = listenShared(cfg.Admin.Addr, inherited[InheritedAdmin])
 		if err == nil {
 			c.followerAdmin, err = c.adminL.serve(adminServer(ops.Follower(c.leaderText)), c.adminTLS)
 		}
@@ -359,8 +368,6 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			return nil, fmt.Errorf("admin.addr: %w", err)
 		}
 		c.log.Info("admin API answering as a follower", "addr", c.adminL.Addr().String())
-	} else if l := opts.Inherited[InheritedAdmin]; l != nil {
-		l.Close() // the admin API was turned off across the restart
 	}
 	go func() {
 		defer close(c.runDone)

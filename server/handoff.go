@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +55,42 @@ func listenShared(addr string, inherited net.Listener) (*sharedListener, error) 
 		return nil, err
 	}
 	return newSharedListener(l.(*net.TCPListener)), nil
+}
+
+// sortInherited gives each configured address (by the name of what serves
+// there: InheritedStatus, InheritedAdmin; "" when off) the socket handed
+// over that listens there, the one handed under the same name first, and
+// closes the others: the configuration may have changed across the
+// restart, and a socket kept at an address now another's would make its
+// bind fail.
+func sortInherited(inherited map[string]net.Listener, addrs map[string]string) map[string]net.Listener {
+	out := map[string]net.Listener{}
+	left := maps.Clone(inherited)
+	take := func(name, addr string, l net.Listener) bool {
+		tcp, ok := l.(*net.TCPListener)
+		if addr == "" || out[name] != nil || !ok || !sameAddr(addr, tcp.Addr()) {
+			return false
+		}
+		out[name] = l
+		return true
+	}
+	for name, addr := range addrs {
+		if l := left[name]; l != nil && take(name, addr, l) {
+			delete(left, name)
+		}
+	}
+	for name, addr := range addrs {
+		for from, l := range left {
+			if take(name, addr, l) {
+				delete(left, from)
+				break
+			}
+		}
+	}
+	for _, l := range left {
+		l.Close()
+	}
+	return out
 }
 
 // sameAddr says whether a socket bound at got serves the configured addr

@@ -1542,3 +1542,75 @@ func TestClusterNodeIgnoresSocketsNotHandedToIt(t *testing.T) {
 		t.Fatalf("admin API of a follower answered %d, want 503 not_leader", resp.StatusCode)
 	}
 }
+
+// TestClusterAddressesSwappedAcrossATransfer: the leader's file swaps its
+// status and admin addresses before a transfer deposes it; the process it
+// re-executes gets both sockets and serves each at its new address. The
+// socket handed over as status listened at the new admin address, and
+// kept, made the bind of that address fail: the node exited "address
+// already in use" (docs/ARCHITECTURE.md, "Losing leadership").
+func TestClusterAddressesSwappedAcrossATransfer(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	admins, release := freeAddrs(t, 3)
+	release()
+	setAdmin := func(i int, addr string) {
+		b, err := os.ReadFile(h.cfgs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(b), "[admin]\naddr = \"127.0.0.1:0\"", fmt.Sprintf("[admin]\naddr = %q", addr), 1)
+		if err := os.WriteFile(h.cfgs[i], []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range h.procs {
+		setAdmin(i, admins[i])
+		h.procs[i] = startVenue(t, h.cfgs[i], "--admin-addr", "") // the file's address
+	}
+	l := h.leader(30 * time.Second)
+	to := (l + 1) % 3
+	b, err := os.ReadFile(h.cfgs[l])
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := strings.Replace(string(b), fmt.Sprintf("[admin]\naddr = %q", admins[l]), fmt.Sprintf("[admin]\naddr = %q", h.status[l]), 1)
+	swapped = strings.Replace(swapped, fmt.Sprintf("status_addr = %q", h.status[l]), fmt.Sprintf("status_addr = %q", admins[l]), 1)
+	if err := os.WriteFile(h.cfgs[l], []byte(swapped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[to], "--to", strconv.Itoa(to+1)).CombinedOutput(); err != nil {
+		t.Fatalf("cluster transfer --to %d: %v\n%s", to+1, err, out)
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	eventually(t, "the old leader serving status and admin at their new addresses", func() error {
+		select {
+		case <-h.procs[l].exited:
+			t.Fatalf("the old leader exited:\n%s", lastLines(h.procs[l].logs(), 20))
+		default:
+		}
+		if strings.Count(h.procs[l].logs(), "admin API answering as a follower") < 2 {
+			return errors.New("not restarted yet")
+		}
+		resp, err := client.Get("http://" + admins[l] + "/cluster/status")
+		if err != nil {
+			return err
+		}
+		var st nodeStatus
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || st.State == "" {
+			return fmt.Errorf("status at %s: %d, %v", admins[l], resp.StatusCode, err)
+		}
+		resp, err = client.Get("http://" + h.status[l] + "/v1/status")
+		if err != nil {
+			return err
+		}
+		var body struct{ Code string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || body.Code != "not_leader" {
+			return fmt.Errorf("admin at %s: %d %s", h.status[l], resp.StatusCode, body.Code)
+		}
+		return nil
+	})
+}
