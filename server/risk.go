@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
@@ -179,6 +180,12 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "%s%s of %s is already %d (nothing changed)", in.Limit, where, name, v)
 	}
 	seq, slot, err := s.pipe.Claim()
+	if errors.Is(err, pipeline.ErrHalted) && errors.Is(err, cluster.ErrLostLeadership) {
+		// A cluster leader deposed: answered as every admin call is, and
+		// as the follower it restarts as answers (docs/ARCHITECTURE.md,
+		// "Losing leadership").
+		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "not_leader", "%s", ops.NotLeaderDeposed)
+	}
 	if errors.Is(err, pipeline.ErrHalted) {
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "halted", "%v", err)
 	}
@@ -208,31 +215,69 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	// setting, so on a slow disk a kill failed under a longer one).
 	wait := s.cfg.Admin.CallTimeout.Duration
 	deadline := time.Now().Add(wait)
+	// The answer comes from outbound, which holds what it read until it is
+	// durable: once the journal stage ended (a cluster leader deposed) it
+	// never comes, and the call is answered unconfirmed at once, as every
+	// admin call is, before the deposed node restarts under it
+	// (docs/ARCHITECTURE.md, "Losing leadership").
+	ended := make(chan struct{})
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for !s.pipe.JournalEnded() {
+			select {
+			case <-tick.C:
+			case <-stopWatch:
+				return
+			}
+		}
+		close(ended)
+	}()
+	var res gateway.RiskResult
 	select {
-	case res := <-answer:
-		// Outbound sees the result as the matcher applies the command: the
-		// answer waits until the command is durable too (README "Operating
-		// the venue"), or a kill answered Applied could be lost by a crash.
-		if !s.pipe.WaitDurable(int64(abs), time.Until(deadline)) {
-			return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within admin.call_timeout (%v); it is journaled", abs, res.Result, wait)
+	case res = <-answer:
+	case <-ended:
+		select {
+		case res = <-answer: // it came as the journal ended
+		default:
+			s.gw.ForgetRiskResult(int64(abs))
+			return ops.RiskAnswer{}, &ops.RiskError{Status: http.StatusServiceUnavailable, Code: "unconfirmed", Seq: int64(abs),
+				Reason: fmt.Sprintf("%v (%v)", ops.ErrUnconfirmed, s.pipe.Err())}
 		}
-		ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
-		if res.Result == venue.RiskResultWouldBreach.String() {
-			// The matcher answers with the figure in the way: said, beside
-			// the value asked, so the operator sees by how much.
-			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: res.Value, Value: q.value,
-				Reason: fmt.Sprintf("refused by the matcher: WouldBreach: %s %s is %d, so a %s of %d would be breached at once (nothing changed)",
-					s.riskSubjectName(q), riskFigureWords(q.limit, in.Instrument), res.Value, in.Limit, q.value)}
-		}
-		if res.Result != venue.RiskResultApplied.String() {
-			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
-				Reason: "refused by the matcher: " + res.Result + riskResultWords(res.Result) + " (nothing changed)", Seq: res.Seq}
-		}
-		return ans, nil
 	case <-time.After(time.Until(deadline)):
 		s.gw.ForgetRiskResult(int64(abs))
 		return ops.RiskAnswer{}, fmt.Errorf("no answer within admin.call_timeout (%v) to command %d; it is journaled", wait, abs)
 	}
+	// Outbound sees the result as the matcher applies the command: the
+	// answer waits until the command is durable too (README "Operating
+	// the venue"), or a kill answered Applied could be lost by a crash.
+	if !s.pipe.WaitDurableOrEnd(int64(abs), time.Until(deadline)) {
+		if perr := s.pipe.Err(); perr != nil {
+			// The venue halted with the command applied but not durable
+			// (a cluster leader deposed: another node may still commit
+			// it), as every admin call says at once: waiting for what
+			// cannot come outlasted the deposed node, which restarts and
+			// cut the call (docs/ARCHITECTURE.md, "Losing leadership").
+			return ops.RiskAnswer{}, &ops.RiskError{Status: http.StatusServiceUnavailable, Code: "unconfirmed", Seq: res.Seq,
+				Reason: fmt.Sprintf("%v (%v)", ops.ErrUnconfirmed, perr)}
+		}
+		return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within admin.call_timeout (%v); it is journaled", abs, res.Result, wait)
+	}
+	ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
+	if res.Result == venue.RiskResultWouldBreach.String() {
+		// The matcher answers with the figure in the way: said, beside
+		// the value asked, so the operator sees by how much.
+		return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: res.Value, Value: q.value,
+			Reason: fmt.Sprintf("refused by the matcher: WouldBreach: %s %s is %d, so a %s of %d would be breached at once (nothing changed)",
+				s.riskSubjectName(q), riskFigureWords(q.limit, in.Instrument), res.Value, in.Limit, q.value)}
+	}
+	if res.Result != venue.RiskResultApplied.String() {
+		return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused",
+			Reason: "refused by the matcher: " + res.Result + riskResultWords(res.Result) + " (nothing changed)", Seq: res.Seq}
+	}
+	return ans, nil
 }
 
 // riskSubjectName names a checked request's subject as the risk view does.

@@ -1406,7 +1406,30 @@ func TestClusterFollowerWithAWipedDirectory(t *testing.T) {
 // answer, or refused: the node keeps its listening sockets across the
 // re-execution (docs/ARCHITECTURE.md, "Losing leadership").
 func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
-	h := writeClusterConfigs(t, nil, false)
+	adminCallsDuringTransfer(t, nil, func(k, i int) (string, string) {
+		return "/v1/instruments/ACME/" + []string{"halt", "resume"}[(i+k)%2], fmt.Sprintf(`{"reason":"call %d"}`, k)
+	})
+}
+
+// TestClusterRiskCallsDuringTransferAreAnswered is
+// TestClusterAdminCallsDuringTransferAreAnswered with kills and resets of
+// the sessions' kill switches: a risk call the deposed leader applied
+// waited admin.call_timeout for durability that could not come, and the
+// node restarted under it (EOF).
+func TestClusterRiskCallsDuringTransferAreAnswered(t *testing.T) {
+	risk := func(int) string { return "\n[risk]\n[risk.sessions]\nmax_order_qty = 100000\n" }
+	adminCallsDuringTransfer(t, risk, func(k, i int) (string, string) {
+		return "/v1/risk/" + []string{"kill", "reset"}[(i+k)%2], fmt.Sprintf(`{"session":"CLIENT%d","reason":"call %d"}`, k%2+1, k)
+	})
+}
+
+// adminCallsDuringTransfer runs the admin calls request gives (path and
+// body of caller k's i-th call) on the leader and a follower while the
+// leader is deposed, and fails on any call not answered, or answered
+// other than done, refused as pointless (409 invalid_transition), 503
+// not_leader or 503 unconfirmed.
+func adminCallsDuringTransfer(t *testing.T, extra func(i int) string, request func(k, i int) (path, body string)) {
+	h := writeClusterConfigs(t, extra, false)
 	admins, release := freeAddrs(t, 3)
 	release()
 	for i := range h.procs {
@@ -1421,9 +1444,9 @@ func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
 	var wg sync.WaitGroup
 	// The client keeps connections alive, as the CLI and scripts do.
 	client := &http.Client{Timeout: 20 * time.Second}
-	call := func(node, k int, action string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+admins[node]+"/v1/instruments/ACME/"+action,
-			strings.NewReader(fmt.Sprintf(`{"reason":"call %d"}`, k)))
+	call := func(node, k, i int) {
+		path, payload := request(k, i)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+admins[node]+path, strings.NewReader(payload))
 		req.Header.Set("Authorization", "Bearer "+clusterToken)
 		resp, err := client.Do(req)
 		if err != nil {
@@ -1461,7 +1484,7 @@ func TestClusterAdminCallsDuringTransferAreAnswered(t *testing.T) {
 					return
 				default:
 				}
-				call(node, k, []string{"halt", "resume"}[(i+k)%2])
+				call(node, k, i)
 				time.Sleep(time.Millisecond) // a few thousand calls in all
 			}
 		}()

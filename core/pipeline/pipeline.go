@@ -162,6 +162,10 @@ func (p *Pipeline) endJournal() {
 	p.durableWaiters.wake()
 }
 
+// JournalEnded reports whether the journal stage failed and stopped: no
+// command not yet durable will be (a deposed cluster leader's).
+func (p *Pipeline) JournalEnded() bool { return p.journalEnded.Load() }
+
 // WaitDurable blocks until command seq is durable or timeout passes, and
 // reports whether it is durable. Outbound consumers call it before an answer
 // leaves the process.
