@@ -192,15 +192,6 @@ func (s *sharedListener) close() {
 
 func (s *sharedListener) Addr() net.Addr { return s.ln.Addr() }
 
-// giveBack hands a connection a closed view took to an open one.
-func (s *sharedListener) giveBack(c net.Conn) {
-	select {
-	case s.conns <- c:
-	case <-time.After(time.Second):
-		c.Close()
-	}
-}
-
 type listenerView struct {
 	s      *sharedListener
 	closed chan struct{}
@@ -228,14 +219,14 @@ func (v *listenerView) Accept() (net.Conn, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.isClosed {
-		if c != nil {
-			// Closed meanwhile: another view's server takes it.
-			v.s.giveBack(c)
-		}
+	if c == nil {
 		v.inAccept = false
 		return nil, net.ErrClosed
 	}
+	// Taken as the view closed, it is still this server's to answer (its
+	// stop waits until the server holds it, then drains it): handed to
+	// another view, it could find none open (the last one closing once
+	// the socket stopped accepting) and be reset.
 	v.inAccept, v.handed = false, true
 	return c, nil
 }
