@@ -184,7 +184,12 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		// A cluster leader deposed: answered as every admin call is, and
 		// as the follower it restarts as answers (docs/ARCHITECTURE.md,
 		// "Losing leadership").
-		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "not_leader", "%s", ops.NotLeaderDeposed)
+		why := ops.NotLeaderDeposed
+		if r := s.opts.Replica; r != nil && r.Leader != nil {
+			text, _ := r.Leader()
+			why += "; " + text
+		}
+		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "not_leader", "%s", why)
 	}
 	if errors.Is(err, pipeline.ErrHalted) {
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "halted", "%v", err)
