@@ -40,15 +40,17 @@ type ReportMark struct {
 // session's store lacks, at most max of them.
 type LostReports struct {
 	marks []ReportMark // by session index
-	// copyExecMin and copyResetMin are the least of the drop-copy marks
-	// (by ExecID, and by reset time for those with none): some drop-copy
-	// store lacks an event's copy exactly when the event is past one of
-	// them, which Event tests without a walk of the sessions.
-	copyExecMin  uint64
-	copyResetMin int64
-	max          int
-	events       [][]byte
-	dropped      int
+	// copyExecMin and copyExecResetMin are the least ExecID and reset time
+	// of the drop-copy marks with an ExecID, copyResetMin the least reset
+	// time of those with none: some drop-copy store may lack an event's
+	// copy only when the event is past both of the first or past the
+	// last, which Event tests without a walk of the sessions.
+	copyExecMin      uint64
+	copyExecResetMin int64
+	copyResetMin     int64
+	max              int
+	events           [][]byte
+	dropped          int
 	// storeless counts, by session, the reports replayed for a session
 	// with no store file (NoStore).
 	storeless []int
@@ -56,13 +58,14 @@ type LostReports struct {
 
 // NewLostReports collects for the sessions marks describes (by index).
 func NewLostReports(marks []ReportMark, max int) *LostReports {
-	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyResetMin: math.MaxInt64,
-		storeless: make([]int, len(marks))}
+	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyExecResetMin: math.MaxInt64,
+		copyResetMin: math.MaxInt64, storeless: make([]int, len(marks))}
 	for _, m := range marks {
 		switch {
 		case !m.DropCopy || !m.Rebuild:
 		case m.ExecID != 0:
 			l.copyExecMin = min(l.copyExecMin, m.ExecID)
+			l.copyExecResetMin = min(l.copyExecResetMin, m.ResetNs)
 		default:
 			l.copyResetMin = min(l.copyResetMin, m.ResetNs)
 		}
@@ -71,9 +74,14 @@ func NewLostReports(marks []ReportMark, max int) *LostReports {
 }
 
 // lacks reports whether a store the mark describes lacks the report (or
-// copy) of an event with this ExecID and time.
+// copy) of an event with this ExecID and time. An event from before the
+// store's last reset is never lacking, whatever ExecID the store holds: a
+// drop-copy session that reset and then asked for an earlier period
+// (35=AD) holds copies of old reports only, and the reports between them
+// and its reset were sent before it (docs/ARCHITECTURE.md, "Answers lost
+// at a crash").
 func (m *ReportMark) lacks(execID uint64, tsNs int64) bool {
-	return m.Rebuild && (m.ExecID != 0 && execID > m.ExecID || m.ExecID == 0 && tsNs > m.ResetNs)
+	return m.Rebuild && tsNs > m.ResetNs && (m.ExecID == 0 || execID > m.ExecID)
 }
 
 // Event looks at one replayed event (valid only during the call): it is
@@ -88,7 +96,7 @@ func (l *LostReports) Event(ev []byte) {
 		l.storeless[session]++
 	}
 	ts := venue.TimestampNsOf(ev)
-	if !l.marks[session].lacks(execID, ts) && execID <= l.copyExecMin && ts <= l.copyResetMin {
+	if !l.marks[session].lacks(execID, ts) && (execID <= l.copyExecMin || ts <= l.copyExecResetMin) && ts <= l.copyResetMin {
 		return
 	}
 	if len(l.events) == l.max {

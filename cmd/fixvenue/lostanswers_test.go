@@ -177,3 +177,80 @@ func resentReports(t *testing.T, c *fixclient.Client) []*fixclient.Message {
 		}
 	}
 }
+
+// TestKill9AfterDropCopyResetAndReplayRebuildsNothing: a drop-copy session
+// that logs on with ResetSeqNumFlag and asks (35=AD) for the copies of an
+// earlier period holds, after its reset, copies of old reports only. A
+// kill -9 then must not make the next start take every report since its
+// snapshot for a copy that session lacks: it had them all before its reset
+// (docs/ARCHITECTURE.md, "Answers lost at a crash"), and a resend gives
+// the replay's copy alone.
+func TestKill9AfterDropCopyResetAndReplayRebuildsNothing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[marketdata]
+enabled = false
+[journal]
+snapshot_interval = "0s"
+[session_defaults]
+cancel_on_disconnect = false
+[session_defaults.quickfix]
+ResetOnLogon = "N"
+[[session]]
+comp_id = "CLIENT1"
+[[session]]
+comp_id = "DC1"
+kind = "dropcopy"
+copy_all = true
+`)
+	v := startVenue(t, cfg)
+	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
+	dc := logOnAt(t, v.fixAddr, "DC1", 1, true)
+	const orders = 5
+	var firstTime, firstExecID string
+	for i := range orders {
+		id := fmt.Sprintf("o%d", i)
+		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := dc.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0", 797: "Y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			firstTime, firstExecID = m.Get(60), m.Get(17)
+			// The other orders' TransactTimes are later, outside the period.
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	dc.Close()
+	dc = logOnAt(t, v.fixAddr, "DC1", 1, true)
+	if err := dc.Send("AD", fixclient.F(568, "r1"), fixclient.F(569, "0"), fixclient.F(580, "2"),
+		fixclient.F(75, firstTime[:8]), fixclient.F(60, firstTime), fixclient.F(75, firstTime[:8]), fixclient.F(60, firstTime)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.Expect(10*time.Second, "AQ", map[int]string{568: "r1", 750: "1", 748: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	v.kill()
+	next := dc.NextOut
+	dc.Close()
+	c.Close()
+
+	v = startVenue(t, cfg)
+	defer v.stop(t)
+	if strings.Contains(v.logs(), "answers lost at the last stop rebuilt") {
+		t.Errorf("the start rebuilt answers nobody lacked:\n%s", v.logs())
+	}
+	d := logOnAt(t, v.fixAddr, "DC1", next, false)
+	defer d.Close()
+	var got []string
+	for _, m := range resentReports(t, d) {
+		got = append(got, m.Get(11)+"/"+m.Get(17))
+	}
+	if want := "o0/" + firstExecID; len(got) != 1 || got[0] != want {
+		t.Fatalf("after the restart DC1's store holds the copies %v; want only the replay's %s", got, want)
+	}
+}
