@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 )
 
 const (
@@ -67,18 +69,11 @@ func notRegular(dir string, e fs.DirEntry, what string) error {
 	if err == nil && st.Mode().IsRegular() {
 		return nil
 	}
-	kind := "not a regular file"
-	switch {
-	case err != nil:
+	var kind string
+	if err != nil {
 		kind = fmt.Sprintf("not a readable file (%v)", err)
-	case st.IsDir():
-		kind = "a directory"
-	case st.Mode()&fs.ModeNamedPipe != 0:
-		kind = "a named pipe (FIFO)"
-	case st.Mode()&fs.ModeSocket != 0:
-		kind = "a socket"
-	case st.Mode()&fs.ModeDevice != 0:
-		kind = "a device"
+	} else {
+		kind = regularfile.Kind(st.Mode())
 	}
 	return fmt.Errorf("journal: %s is named like a %s but is %s: move it out of %s", path, what, kind, dir)
 }

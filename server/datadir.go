@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -114,7 +115,7 @@ func checkDataDirFiles(dir string) error {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if _, err := regularFile(path); err != nil {
+		if _, err := regularfile.Stat(path); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -486,29 +486,10 @@ func readTermsRecord(dir string) (rec *termsRecord, legacy bool, err error) {
 // waits for a writer for ever (the start and the journal tools hung on a
 // terms.json that was one; journal/doc.go, "Segment files").
 func readRegularFile(path string) ([]byte, error) {
-	if _, err := regularFile(path); err != nil {
+	if _, err := regularfile.Stat(path); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(path)
-}
-
-// regularFile stats path and refuses, naming it, what is not a regular file.
-func regularFile(path string) (fs.FileInfo, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		kind := "something else"
-		switch {
-		case st.IsDir():
-			kind = "a directory"
-		case st.Mode()&fs.ModeNamedPipe != 0:
-			kind = "a named pipe (FIFO)"
-		}
-		return nil, fmt.Errorf("%s is %s, not a regular file: move it out of %s", path, kind, filepath.Dir(path))
-	}
-	return st, nil
 }
 
 func recordFileName(legacy bool) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/quickfixgo/quickfix"
 
 	"github.com/fixvenue/fixvenue/internal/fixwire"
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 )
 
 // LastReport is what a session's store holds of the venue's answers, read
@@ -104,15 +105,8 @@ const msgTypeMarkWithin = 32
 // a directory): reading a named pipe waits for a writer for ever, so the
 // venue's start hung without a word.
 func notRegular(path string, st fs.FileInfo) error {
-	if st.Mode().IsRegular() {
-		return nil
+	if err := regularfile.Check(path, st); err != nil {
+		return fmt.Errorf("fixstore: %w", err)
 	}
-	kind := "something else"
-	switch {
-	case st.IsDir():
-		kind = "a directory"
-	case st.Mode()&fs.ModeNamedPipe != 0:
-		kind = "a named pipe (FIFO)"
-	}
-	return fmt.Errorf("fixstore: %s is %s, not a regular file: move it out of %s", path, kind, filepath.Dir(path))
+	return nil
 }
