@@ -194,28 +194,25 @@ func TestImbalanceKeptAcrossHalt(t *testing.T) {
 		}
 		return got
 	}
+	// kept moves the call to st (what says so) and checks that nothing of
+	// the entry is sent and that a snapshot (request reqID) then has it.
+	kept := func(st venue.TradingStatus, what, reqID string) {
+		t.Helper()
+		n := len(r.sent)
+		v.status(st)
+		if got := sentTo(n); len(got) != 0 {
+			t.Fatalf("%s changed its imbalance entry: %q", what, got)
+		}
+		h.Handle(1, requestTypes(reqID, "0", "A"))
+		if got := entries(t, r.last(t)); len(got) != 1 || got[0] != want {
+			t.Fatalf("snapshot after %s: %q, want %q", what, got, want)
+		}
+	}
+
+	kept(venue.TradingStatusHalted, "the halt of a call", "halted")
+	kept(venue.TradingStatusOpeningCall, "the call resumed", "resumed")
 
 	n := len(r.sent)
-	v.status(venue.TradingStatusHalted)
-	if got := sentTo(n); len(got) != 0 {
-		t.Fatalf("the halt of a call changed its imbalance entry: %q", got)
-	}
-	h.Handle(1, requestTypes("halted", "0", "A"))
-	if got := entries(t, r.last(t)); len(got) != 1 || got[0] != want {
-		t.Fatalf("snapshot of a halted call: %q, want %q", got, want)
-	}
-
-	n = len(r.sent)
-	v.status(venue.TradingStatusOpeningCall)
-	if got := sentTo(n); len(got) != 0 {
-		t.Fatalf("the call resumed changed its imbalance entry: %q", got)
-	}
-	h.Handle(1, requestTypes("resumed", "0", "A"))
-	if got := entries(t, r.last(t)); len(got) != 1 || got[0] != want {
-		t.Fatalf("snapshot of the call resumed: %q, want %q", got, want)
-	}
-
-	n = len(r.sent)
 	v.status(venue.TradingStatusOpen)
 	if got := sentTo(n); len(got) != 1 || !strings.HasPrefix(got[0], "279=2 269=A 270=10.01") {
 		t.Fatalf("uncross of the call resumed: %q", got)
