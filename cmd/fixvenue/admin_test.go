@@ -40,6 +40,28 @@ func startAdminVenue(t *testing.T, dir, adminTOML string, args ...any) (*venuePr
 	return v, v.ready.AdminAddr
 }
 
+// adminTokenTOML is an [[admin.token]] table giving operator the token
+// (its SHA-256), with role when role is not empty.
+func adminTokenTOML(operator, role, token string) string {
+	text := fmt.Sprintf("[[admin.token]]\noperator = %q\n", operator)
+	if role != "" {
+		text += fmt.Sprintf("role = %q\n", role)
+	}
+	return text + fmt.Sprintf("sha256 = %q\n", ops.HashToken(token))
+}
+
+// cliToken is operator carol's admin token on the venues the admin CLI
+// tests start (startCarolVenue).
+const cliToken = "cli-test-token-0123456789abcdef"
+
+// startCarolVenue runs startAdminVenue in dir with carol's token
+// (cliToken) followed by more TOML, and returns the venue and its admin
+// API's address.
+func startCarolVenue(t *testing.T, dir, more string) (*venueProc, string) {
+	t.Helper()
+	return startAdminVenue(t, dir, "%s%s", adminTokenTOML("carol", "", cliToken), more)
+}
+
 // runAdminCLI runs `fixvenue admin args…` against the admin API at addr
 // with token, and returns its exit code, stdout and stderr.
 func runAdminCLI(t *testing.T, addr, token string, args ...string) (int, string, string) {
@@ -51,12 +73,9 @@ func runAdminCLI(t *testing.T, addr, token string, args ...string) (int, string,
 // every command works, refusals exit 1 with the API's reason, and every
 // change is in the journal with its operator and reason.
 func TestAdminCLI(t *testing.T) {
+	const token = cliToken
 	dir := t.TempDir()
-	const token = "cli-test-token-0123456789abcdef"
-	v, addr := startAdminVenue(t, dir, `[[admin.token]]
-operator = "carol"
-sha256 = %q
-`, ops.HashToken(token))
+	v, addr := startCarolVenue(t, dir, "")
 	admin := func(env string, args ...string) (int, string, string) {
 		t.Helper()
 		return runAdminCLI(t, addr, env, args...)
@@ -176,16 +195,11 @@ func TestServeRefusesBadOperationsConfig(t *testing.T) {
 // whoever names a CompID learns nothing of it (gateway/edge/doc.go, "What
 // a connection goes through").
 func TestDisabledSessionIsToldOnceItsCredentialsPass(t *testing.T) {
-	dir := t.TempDir()
-	const token = "cli-test-token-0123456789abcdef"
-	v, addr := startAdminVenue(t, dir, `[[admin.token]]
-operator = "carol"
-sha256 = %q
-[[session]]
+	v, addr := startCarolVenue(t, t.TempDir(), `[[session]]
 comp_id = "FIRM1"
 password = "firm1-secret"
-`, ops.HashToken(token))
-	if code, out, errs := runAdminCLI(t, addr, token, "disable", "FIRM1", "--reason", "off for the day"); code != 0 {
+`)
+	if code, out, errs := runAdminCLI(t, addr, cliToken, "disable", "FIRM1", "--reason", "off for the day"); code != 0 {
 		t.Fatalf("disable: %d %s %s", code, out, errs)
 	}
 	for _, tc := range []struct{ password, want string }{
