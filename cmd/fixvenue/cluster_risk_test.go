@@ -93,14 +93,7 @@ func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
 		return "[risk]\nreport_interval = \"1h\"\n[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n"
 	})
 	l := h.leader(30 * time.Second)
-	c, err := fixclient.Dial(h.fix[l], "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
+	c := logOn(t, h.fix[l], "CLIENT1")
 	if err := c.Send("D", fixclient.F(11, "f1"), fixclient.F(1, "FUND"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "10"), fixclient.F(40, "2"), fixclient.F(44, "99.00"),
 		fixclient.F(59, "1")); err != nil {

@@ -14,6 +14,50 @@ import (
 	"github.com/fixvenue/fixvenue/ops"
 )
 
+// riskToken is the admin token of operator rita on the venues the risk
+// tests start.
+const riskToken = "risk-test-token-0123456789abcdef"
+
+// fundTOML configures the account FUND with a credit limit of 1,000,000.
+const fundTOML = "[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n"
+
+// quietJournalTOML takes no snapshots: with no reports or schedule, only
+// the calls a test makes are journaled, so it can tell their seqs.
+const quietJournalTOML = "[journal]\nsnapshot_interval = \"0s\"\n"
+
+// startRiskVenue starts a venue without market data whose admin API, on a
+// loopback port, takes riskToken for operator rita, with sessions CLIENT1
+// and CLIENT2 of max_order_qty 100. risk is more keys of its [risk] table
+// (report_interval) and more the tables after it (an account, another
+// token). It returns the venue and its admin API's address.
+func startRiskVenue(t *testing.T, risk, more string) (*venueProc, string) {
+	t.Helper()
+	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n[admin]\naddr = \"127.0.0.1:0\"\n%s"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\n%s[risk.sessions]\nmax_order_qty = 100\n%s",
+		adminTokenTOML("rita", "", riskToken), risk, more))
+	if v.ready.AdminAddr == "" {
+		t.Fatalf("no admin API address in the ready file:\n%s", v.logs())
+	}
+	return v, v.ready.AdminAddr
+}
+
+// runWithAdmin runs `fixvenue args…` against the admin API at addr with
+// token tok (FIXVENUE_ADMIN_ADDR and FIXVENUE_ADMIN_TOKEN) and returns its
+// combined output and exit code.
+func runWithAdmin(t *testing.T, addr, tok string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+tok)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
 // TestAdminRiskDrivesARunningVenue runs `fixvenue admin risk` (and its
 // older name `fixvenue risk`) as separate processes against a running
 // `fixvenue serve`: a kill cancels the FIX client's resting order and its
@@ -21,46 +65,16 @@ import (
 // nothing, a read token may look but not kill, a reset lets the session
 // trade again and a changed limit is enforced and shown.
 func TestAdminRiskDrivesARunningVenue(t *testing.T) {
-	dir := t.TempDir()
-	const token, readToken = "risk-test-token-0123456789abcdef", "risk-read-token-0123456789abcdef"
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[admin.token]]\noperator = \"viewer\"\nrole = \"read\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"200ms\"\n[risk.sessions]\nmax_order_qty = 100\n"+
-		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		ops.HashToken(token), ops.HashToken(readToken))
-	v := startVenue(t, cfg)
-	addr := v.ready.AdminAddr
-	if addr == "" {
-		t.Fatalf("no admin API address in the ready file:\n%s", v.logs())
-	}
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
+	const token, readToken = riskToken, "risk-read-token-0123456789abcdef"
+	v, addr := startRiskVenue(t, "report_interval = \"200ms\"\n", fundTOML+adminTokenTOML("viewer", "read", readToken))
+	c := logOn(t, v.fixAddr, "CLIENT1")
 	order := func(id string) {
 		t.Helper()
-		if err := c.Send("D", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-			fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "99.00"), fixclient.F(59, "0")); err != nil {
-			t.Fatal(err)
-		}
+		sendLimit(t, c, id, "1", "99.00", 5, "0")
 	}
 	run := func(name, tok string, args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{name}, args...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+tok)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		return runWithAdmin(t, addr, tok, append([]string{name}, args...)...)
 	}
 	admin := func(tok string, args ...string) (string, int) {
 		t.Helper()
@@ -176,26 +190,9 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 // since cancelled) must go, not stay for good beside a sessions view
 // saying it has no open order (README, "Risk limits").
 func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
-	dir := t.TempDir()
-	const token = "risk-test-token-0123456789abcdef"
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"100ms\"\n[risk.sessions]\nmax_order_qty = 100\n",
-		ops.HashToken(token))
-	v := startVenue(t, cfg)
-	addr := v.ready.AdminAddr
-	c, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Logon(true); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Send("D", fixclient.F(11, "o1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-		fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "99.00"), fixclient.F(59, "0")); err != nil {
-		t.Fatal(err)
-	}
+	v, addr := startRiskVenue(t, "report_interval = \"100ms\"\n", "")
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	sendLimit(t, c, "o1", "1", "99.00", 5, "0")
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +219,7 @@ func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
 		}
 	}
 	until("the resting order in CLIENT1's figures", func() bool { n, ok := openOrders(); return ok && n == 1 })
-	if a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/cancel", token, `{"reason":"clean","session":"CLIENT1"}`); a.Status != 200 {
+	if a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/cancel", riskToken, `{"reason":"clean","session":"CLIENT1"}`); a.Status != 200 {
 		t.Fatalf("cancel: %d %s", a.Status, a.Body)
 	}
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "4"}); err != nil {
@@ -237,19 +234,10 @@ func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
 // call that does change something takes the next journal seq (README,
 // "Risk limits"; a session disabled twice is answered the same way).
 func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	const token = "risk-test-token-0123456789abcdef"
-	// No reports, snapshots or schedule: only the calls are journaled.
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"0s\"\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"1h\"\n[risk.sessions]\nmax_order_qty = 100\n"+
-		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		ops.HashToken(token))
-	v := startVenue(t, cfg)
-	addr := v.ready.AdminAddr
+	_, addr := startRiskVenue(t, "report_interval = \"1h\"\n", fundTOML+quietJournalTOML)
 	call := func(action, subject string, want int) (seq uint64, body string) {
 		t.Helper()
-		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/"+action, token, `{"reason":"r",`+subject+`}`)
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/"+action, riskToken, `{"reason":"r",`+subject+`}`)
 		var out struct {
 			Seq  uint64
 			Code string
@@ -276,11 +264,9 @@ func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
 		}
 	}
 	// The CLI says the same, with the HTTP status.
-	cmd := exec.Command(binPath, "admin", "risk", "reset", "--session", "CLIENT1", "--reason", "again")
-	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "the kill switch of session:CLIENT1 is off (nothing changed) (HTTP 409 invalid_transition)") {
-		t.Fatalf("risk reset twice: %v: %s", err, out)
+	out, code := runWithAdmin(t, addr, riskToken, "admin", "risk", "reset", "--session", "CLIENT1", "--reason", "again")
+	if code == 0 || !strings.Contains(out, "the kill switch of session:CLIENT1 is off (nothing changed) (HTTP 409 invalid_transition)") {
+		t.Fatalf("risk reset twice: exit %d: %s", code, out)
 	}
 }
 
@@ -289,15 +275,7 @@ func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
 // error, in JSON (current, value) and from the CLI (README "Risk limits"),
 // so the operator sees how far the figures are from it.
 func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
-	dir := t.TempDir()
-	const token = "risk-test-token-0123456789abcdef"
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+
-		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		ops.HashToken(token))
-	v := startVenue(t, cfg)
-	addr := v.ready.AdminAddr
+	v, addr := startRiskVenue(t, "", fundTOML)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	for _, id := range []string{"b1", "b2"} {
 		if err := c.Send("D", fixclient.F(11, id), fixclient.F(1, "FUND"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
@@ -319,7 +297,7 @@ func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
 			"so a max_position of 15 would be breached at once (nothing changed)", 20, 15},
 		{`"limit":"max_open_orders","value":1`, "account:FUND open orders is 2, so a max_open_orders of 1", 2, 1},
 	} {
-		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", token, `{"reason":"r","account":"FUND",`+tc.body+`}`)
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", riskToken, `{"reason":"r","account":"FUND",`+tc.body+`}`)
 		var out struct {
 			Error, Code    string
 			Current, Value int64
@@ -329,10 +307,9 @@ func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
 			t.Errorf("limit %s: %d %s, want 409 with %q, current %d, value %d", tc.body, a.Status, a.Body, tc.want, tc.current, tc.value)
 		}
 	}
-	cmd := exec.Command(binPath, "admin", "risk", "limits", "--account", "FUND", "--limit", "credit_limit", "--value", "5", "--reason", "r")
-	cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+addr, "FIXVENUE_ADMIN_TOKEN="+token)
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is 198000, so a credit_limit of 5 would be breached") {
-		t.Fatalf("risk limits the figures pass: %v: %s", err, out)
+	if out, code := runWithAdmin(t, addr, riskToken, "admin", "risk", "limits", "--account", "FUND", "--limit", "credit_limit", "--value", "5",
+		"--reason", "r"); code == 0 || !strings.Contains(out, "is 198000, so a credit_limit of 5 would be breached") {
+		t.Fatalf("risk limits the figures pass: exit %d: %s", code, out)
 	}
 }
 
@@ -343,26 +320,10 @@ func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
 // usage error (the API called it "value 0"), and a limit change says what
 // it set rather than "0 orders cancelled".
 func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
-	dir := t.TempDir()
-	const token = "risk-test-token-0123456789abcdef"
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+
-		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		ops.HashToken(token))
-	v := startVenue(t, cfg)
+	_, addr := startRiskVenue(t, "", fundTOML)
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin", "risk"}, args...)...)
-		cmd.Env = append(os.Environ(), "FIXVENUE_ADMIN_ADDR="+v.ready.AdminAddr, "FIXVENUE_ADMIN_TOKEN="+token)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		return runWithAdmin(t, addr, riskToken, append([]string{"admin", "risk"}, args...)...)
 	}
 	if out, code := run("show", "--account", "FUND"); code != 0 || !strings.Contains(out, "account:FUND ") || strings.Contains(out, "CLIENT") {
 		t.Fatalf("show --account FUND: exit %d:\n%s", code, out)
@@ -397,20 +358,11 @@ func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
 // value and not journaled, as a kill of a killed subject is (README,
 // "Risk limits"): it was answered Applied and journaled again.
 func TestRiskLimitSetToItsValueIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	const token = "risk-test-token-0123456789abcdef"
-	// No reports, snapshots or schedule: only the calls are journaled.
-	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"0s\"\n"+
-		"[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"rita\"\nsha256 = %q\n"+
-		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n[risk]\nreport_interval = \"1h\"\n[risk.sessions]\nmax_order_qty = 100\n"+
-		"[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n",
-		ops.HashToken(token))
-	v := startVenue(t, cfg)
-	addr := v.ready.AdminAddr
+	_, addr := startRiskVenue(t, "report_interval = \"1h\"\n", fundTOML+quietJournalTOML)
 	var last uint64 // the seq of the last change made
 	call := func(body string, want int) (seq uint64, text string) {
 		t.Helper()
-		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", token, body)
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+"/v1/risk/limit", riskToken, body)
 		var out struct{ Seq uint64 }
 		if a.Status != want || json.Unmarshal(a.Body, &out) != nil {
 			t.Fatalf("limit %s: %d %s, want %d", body, a.Status, a.Body, want)
