@@ -262,6 +262,20 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 	}
 }
 
+// offlineTOML is a venue with no metrics, admin API or feed, for the tests
+// of a start that is to be refused.
+const offlineTOML = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n"
+
+// serveRefusesFIFO checks that `fixvenue serve --config cfg` exits 1 naming
+// path as a named pipe (what: which file it is), not hanging on it.
+func serveRefusesFIFO(t *testing.T, cfg, path, what string) {
+	t.Helper()
+	code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, path+" is a named pipe (FIFO), not a regular file") {
+		t.Errorf("serve with a named pipe for %s: exit %d, want 1 naming it\n%s", what, code, stderr)
+	}
+}
+
 // TestJournalEntriesThatAreNotFiles: an entry of the journal directory
 // named like a segment, an archived segment or a snapshot, or a terms.json,
 // that is not a regular file is refused by the journal tools and the start,
@@ -270,13 +284,7 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 // a word (journal/doc.go, "Segment files").
 func TestJournalEntriesThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[metrics]
-addr = ""
-[admin]
-addr = ""
-[marketdata]
-enabled = false
-`)
+	cfg := writeVenueConfig(t, dir, offlineTOML)
 	jdir := filepath.Join(dir, "data", "journal")
 	if err := os.MkdirAll(filepath.Join(jdir, "archive"), 0o755); err != nil {
 		t.Fatal(err)
@@ -318,7 +326,7 @@ enabled = false
 // for ever without a word).
 func TestServeRefusesAFIXStoreThatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n")
+	cfg := writeVenueConfig(t, dir, offlineTOML)
 	stores := filepath.Join(dir, "data", "fixstore")
 	if err := os.MkdirAll(stores, 0o755); err != nil {
 		t.Fatal(err)
@@ -327,10 +335,7 @@ func TestServeRefusesAFIXStoreThatIsNotAFile(t *testing.T) {
 	if err := syscall.Mkfifo(store, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
-	if code != 1 || !strings.Contains(stderr, store+" is a named pipe (FIFO), not a regular file") {
-		t.Errorf("serve with a named pipe for a FIX store: exit %d, want 1 naming it\n%s", code, stderr)
-	}
+	serveRefusesFIFO(t, cfg, store, "a FIX store")
 }
 
 // TestServeRefusesDataDirFilesThatAreNotFiles: a file of the data directory
@@ -339,13 +344,7 @@ func TestServeRefusesAFIXStoreThatIsNotAFile(t *testing.T) {
 // the start read it and hung for ever without a word.
 func TestServeRefusesDataDirFilesThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[metrics]
-addr = ""
-[admin]
-addr = ""
-[marketdata]
-enabled = false
-[schedule]
+	cfg := writeVenueConfig(t, dir, offlineTOML+`[schedule]
 enabled = true
 [[schedule.group]]
 name = "all"
@@ -362,10 +361,7 @@ close = "3h"
 		if err := syscall.Mkfifo(path, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
-		if code != 1 || !strings.Contains(stderr, path+" is a named pipe (FIFO), not a regular file") {
-			t.Errorf("serve with a named pipe for %s: exit %d, want 1 naming it\n%s", name, code, stderr)
-		}
+		serveRefusesFIFO(t, cfg, path, name)
 		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
