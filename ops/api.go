@@ -222,16 +222,21 @@ func Deposed(leader func() (text, adminAddr string)) http.Handler {
 	return mux
 }
 
-// deposedError is the 503 not_leader of a deposed node: NotLeaderDeposed,
-// then which node leads and its admin address when leader knows them.
+// deposedError is the 503 not_leader of a deposed node (DeposedText).
 func deposedError(leader func() (text, adminAddr string)) apiError {
-	e := apiError{Error: NotLeaderDeposed, Code: "not_leader"}
-	if leader != nil {
-		text, addr := leader()
-		e.Error += "; " + text
-		e.LeaderAdminAddr = addr
+	text, addr := DeposedText(leader)
+	return apiError{Error: text, Code: "not_leader", LeaderAdminAddr: addr}
+}
+
+// DeposedText is what a deposed node says of a call it refuses:
+// NotLeaderDeposed, then which node leads and its admin address when
+// leader knows them (nil: not said).
+func DeposedText(leader func() (text, adminAddr string)) (text, adminAddr string) {
+	if leader == nil {
+		return NotLeaderDeposed, ""
 	}
-	return e
+	text, adminAddr = leader()
+	return NotLeaderDeposed + "; " + text, adminAddr
 }
 
 // NotLeaderDeposed is the 503 not_leader of a cluster node that lost the

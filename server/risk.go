@@ -184,11 +184,11 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		// A cluster leader deposed: answered as every admin call is, and
 		// as the follower it restarts as answers (docs/ARCHITECTURE.md,
 		// "Losing leadership").
-		why := ops.NotLeaderDeposed
-		if r := s.opts.Replica; r != nil && r.Leader != nil {
-			text, _ := r.Leader()
-			why += "; " + text
+		var leader func() (string, string)
+		if r := s.opts.Replica; r != nil {
+			leader = r.Leader
 		}
+		why, _ := ops.DeposedText(leader)
 		return ops.RiskAnswer{}, badRisk(http.StatusServiceUnavailable, "not_leader", "%s", why)
 	}
 	if errors.Is(err, pipeline.ErrHalted) {
