@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // Barrier is how one consumer waits for the ring: it tracks the ring's
@@ -75,8 +76,15 @@ func (b *Barrier) WaitFor(seq int64) (avail int64, err error) {
 }
 
 // waitSlow is WaitFor's loop once the fast check has failed.
+//
+// Each park that finds nothing doubles the next one's timeout, up to
+// parkIdleDoublings times the ring's park timeout: the timeout is only a
+// safety net (wake-ups are not lost), and at a thousand timeouts a second
+// per consumer an idle venue spent 7% of a core waking its consumers,
+// the matcher's locked thread among them (docs/benchmarks.md, "Wait strategy: spin, then park").
 func (b *Barrier) waitSlow(seq int64) (int64, error) {
 	r := b.ring
+	timeout, doublings := r.parkTimeout, 0
 	for tries := 0; ; tries++ {
 		if b.alerted.Load() {
 			return seq - 1, ErrAlerted
@@ -88,7 +96,11 @@ func (b *Barrier) waitSlow(seq int64) (int64, error) {
 			return seq - 1, ErrClosed
 		}
 		if b.wait.consumerStep(tries) {
-			b.park(seq)
+			b.park(seq, timeout)
+			if doublings < parkIdleDoublings {
+				timeout *= 2
+				doublings++
+			}
 		}
 	}
 }
@@ -144,14 +156,14 @@ func (b *Barrier) exhausted(seq int64) bool {
 	return b.ring.highWater.Load() < seq
 }
 
-// park sleeps until a producer, Alert, Close or the park timeout wakes it.
+// park sleeps until a producer, Alert, Close or timeout wakes it.
 // It announces itself before re-checking, so a producer that publishes after
 // the re-check sees the announcement and sends a token.
-func (b *Barrier) park(seq int64) {
+func (b *Barrier) park(seq int64, timeout time.Duration) {
 	r := b.ring
 	hasDeps := len(b.deps) != 0
 	if r.beforePark != nil {
-		r.beforePark()
+		r.beforePark(timeout)
 	}
 	b.parked.Store(true)
 	r.sleepers.Add(1)
@@ -159,7 +171,7 @@ func (b *Barrier) park(seq int64) {
 		r.storeWaiters.Add(1)
 	}
 	if b.available(seq) < seq && !b.alerted.Load() && !r.closed.Load() {
-		b.wake.wait(r.parkTimeout)
+		b.wake.wait(timeout)
 	}
 	if hasDeps {
 		r.storeWaiters.Add(-1)

@@ -157,8 +157,9 @@ type Ring struct {
 	parkTimeout       time.Duration // tests lengthen it to prove wake-ups are not lost
 	// beforePark, when set by a test, runs as a consumer decides to park and
 	// before it announces itself: the exact window in which a publish would
-	// be lost if park did not re-check after announcing.
-	beforePark func()
+	// be lost if park did not re-check after announcing. It is given the
+	// park's timeout.
+	beforePark func(timeout time.Duration)
 	// beforeSpacePark is beforePark for the single producer parking for
 	// space: a consumer that frees space in it sends no wake-up.
 	beforeSpacePark func()

@@ -818,7 +818,7 @@ func TestPublishJustBeforeParkIsNotLost(t *testing.T) {
 			r.AddGatingSequences(cons)
 			b := r.NewBarrier()
 			published := 0
-			r.beforePark = func() {
+			r.beforePark = func(time.Duration) {
 				if published == items {
 					return
 				}

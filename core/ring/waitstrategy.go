@@ -80,6 +80,11 @@ const (
 	// dependency sequence stored by a goroutine that never calls into this
 	// ring afterwards (see Ring.Wake).
 	parkTimeoutDefault = time.Millisecond
+	// parkIdleDoublings is how many times a consumer that keeps finding
+	// nothing doubles its park timeout: from 1 ms to 64 ms, so an idle
+	// consumer wakes about 16 times a second instead of a thousand. A
+	// consumer that finds work starts again at parkTimeoutDefault.
+	parkIdleDoublings = 6
 	// spaceSleepNs is how long one of several producers that wait for space
 	// sleeps between checks under SpinPark (a single producer parks and is
 	// woken instead, see Ring.parkForSpace). Consumers do not wake multiple
