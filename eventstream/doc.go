@@ -108,7 +108,9 @@
 // the journal's — is never written to: the exporter logs it once, counts
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag
 // grows. Deleting such a stream makes the exporter re-export everything
-// from the journal.
+// from the journal. `fixvenue events verify` reads the stream to the end
+// its messages reach: one whose last messages were deleted or purged
+// (JetStream keeps its last sequence) is reported as a gap.
 //
 // A failure is logged when it first happens and again only when it
 // changes, not at every retry; "event export resumed" is logged once a

@@ -67,6 +67,20 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		return err
 	}
 	defer it.Stop()
+	// JetStream keeps a stream's last sequence when its last messages are
+	// deleted or purged: a reader waiting for a message at that sequence
+	// would wait for ever. The consumer's pending count says when there is
+	// nothing more to read; a stream read whole that ends before its last
+	// sequence lost its last messages, a gap ("Outages and restarts").
+	endsEarly := func(seen uint64) error {
+		if filter == nil && seen < last {
+			return fmt.Errorf("stream %s: messages %d-%d were removed (its last sequence is %d): a gap", stream, max(seen+1, from), last, last)
+		}
+		return nil
+	}
+	if ci := cons.CachedInfo(); !follow && ci != nil && ci.NumPending == 0 {
+		return endsEarly(from - 1)
+	}
 	go func() {
 		<-ctx.Done()
 		it.Stop()
@@ -96,6 +110,9 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		}
 		if !follow && meta.Sequence.Stream >= last {
 			return nil
+		}
+		if !follow && meta.NumPending == 0 {
+			return endsEarly(meta.Sequence.Stream)
 		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestEventsVerifyAfterLoad runs `fixvenue serve` with the export on and
@@ -159,5 +162,63 @@ embedded_addr = "127.0.0.1:0"
 		_ = tail.Process.Kill()
 		<-done
 		return
+	}
+}
+
+// TestEventsVerifyOfAPurgedStream: a stream whose messages were purged
+// keeps its last sequence; `events verify` says its messages were removed
+// (a gap) instead of waiting for a message at that sequence until its
+// timeout (eventstream/doc.go, "Outages and restarts").
+func TestEventsVerifyOfAPurgedStream(t *testing.T) {
+	cfgPath := writeVenueConfig(t, t.TempDir(), `[marketdata]
+enabled = false
+[engine]
+orders_max = 65536
+clordids_max = 262144
+[export]
+enabled = true
+embedded_addr = "127.0.0.1:0"
+`)
+	v := startVenue(t, cfgPath)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	sendLimit(t, c, "p1", "1", "99.00", 10, "0")
+	verify := func() ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, binPath, "events", "verify", "--config", cfgPath, "--nats", v.ready.NATSURL).CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("events verify did not end: %s", out)
+		}
+		return out, err
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, err := verify()
+		if err == nil && strings.Contains(string(out), "OK:") && !strings.Contains(string(out), "events=0 ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events verify: %v\n%s", err, out)
+		}
+	}
+	nc, err := nats.Connect(v.ready.NATSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "FIXVENUE_VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := verify(); err == nil || !strings.Contains(string(out), "were removed") || !strings.Contains(string(out), "a gap") {
+		t.Fatalf("events verify of a purged stream: %v\n%s", err, out)
 	}
 }
