@@ -104,8 +104,10 @@
 // holds, and a re-publish has the same Nats-Msg-Id. A stream it cannot
 // continue — its last message not written by this exporter (ErrForeign),
 // its last message not at the sequence it was published for (a gap:
-// messages were removed), an event beyond the journal or different from
-// the journal's — is never written to: the exporter logs it once, counts
+// messages were removed), its last message's batch not following the
+// last part of the batch before it (a copy of an earlier message
+// published again at the end), an event beyond the journal or different
+// from the journal's — is never written to: the exporter logs it once, counts
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag
 // grows. Deleting such a stream makes the exporter re-export everything
 // from the journal. `fixvenue events verify` reads the stream to the end

@@ -968,6 +968,32 @@ func LastEvent(ctx context.Context, st jetstream.Stream) (*Message, error) {
 	if m.StreamSeq != raw.Sequence {
 		return nil, fmt.Errorf("stream %s: message %d was published as message %d: the stream has a gap or foreign messages", info.Config.Name, raw.Sequence, m.StreamSeq)
 	}
+	// The batch must continue the one before it: a message of an earlier
+	// batch published again at the end (its Fixvenue-Stream-Seq set to
+	// its new place) would otherwise send the exporter back to that batch,
+	// and it would publish everything after it a second time
+	// ("Outages and restarts": never a duplicate).
+	if prev := raw.Sequence - uint64(m.Part); prev == 0 {
+		if m.First != 1 {
+			return nil, fmt.Errorf("stream %s: message %d is part %d of batch %d-%d, where the stream's first batch starts at event 1: the stream has a gap or foreign messages",
+				info.Config.Name, raw.Sequence, m.Part, m.First, m.Last)
+		}
+	} else if prev >= info.State.FirstSeq {
+		// (A stream whose limits removed its first messages keeps no
+		// message to check the batch against: it is taken as it is.)
+		praw, err := st.GetMsg(ctx, prev)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: message %d, before the batch of its last message: %w", info.Config.Name, prev, err)
+		}
+		pm, err := DecodeMessage(praw.Header, praw.Data)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: message %d: %w", info.Config.Name, prev, err)
+		}
+		if pm.StreamSeq != prev || pm.Part != pm.Parts || pm.Last+1 != m.First {
+			return nil, fmt.Errorf("stream %s: message %d is part %d of batch %d-%d, which does not follow message %d, part %d/%d of batch %d-%d: the stream has a gap or foreign messages",
+				info.Config.Name, raw.Sequence, m.Part, m.First, m.Last, prev, pm.Part, pm.Parts, pm.First, pm.Last)
+		}
+	}
 	m.Subject = raw.Subject
 	return m, nil
 }

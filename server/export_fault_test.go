@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -161,6 +162,78 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 	}
 	if _, err := eventstream.SummarizeStream(ctx, js, cfg.ExportStream()); err == nil || !strings.Contains(err.Error(), "gap") {
 		t.Fatalf("verify of a stream with a gap: %v", err)
+	}
+}
+
+// TestExportRefusesAnEarlierBatchAtTheStreamsEnd: a copy of the stream's
+// first message published at its end, with the Fixvenue-Stream-Seq of its
+// new place, does not continue the batch before it; the exporter refuses
+// the stream instead of going back to event 1 and publishing every event
+// a second time (eventstream/doc.go, "Outages and restarts").
+func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
+	_, url, cfg := externalNATS(t, true)
+	s := startServer(t, cfg, Options{})
+	c := restingOrders(t, s, 5)
+	waitExported(t, s)
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := eventstream.LastEvent(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Header.Set(eventstream.HeaderStreamSeq, fmt.Sprint(info.State.LastSeq+1))
+	first.Header.Del(jetstream.ExpectedLastSeqHeader)
+	first.Header.Del(jetstream.MsgIDHeader)
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: first.Subject, Header: first.Header, Data: first.Data}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eventstream.LastEvent(ctx, st); err == nil || !strings.Contains(err.Error(), "does not follow") {
+		t.Fatalf("LastEvent of a stream ending in a copy of its first batch: %v", err)
+	}
+	errorsBefore := metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total")
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
+		if time.Now().After(deadline) {
+			t.Fatal("no export error counted for a stream ending in an earlier batch")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A few retries later, the stream holds the events it held only in its
+	// messages and the copy: none published a second time.
+	time.Sleep(3 * eventstream.RetryDefault)
+	held := 0
+	for seq := uint64(1); ; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := eventstream.DecodeMessage(m.Header, m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.First <= before.Last {
+			held++
+		}
+	}
+	if held != int(info.State.LastSeq)+1 {
+		t.Fatalf("%d messages hold events the stream's %d messages and the copy held: the exporter published them again", held, info.State.LastSeq)
 	}
 }
 
