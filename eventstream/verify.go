@@ -41,7 +41,7 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("stream %s: %w", stream, err)
 	}
 	// A filter outside the stream's subjects matches nothing, ever: a
 	// follower would wait for ever without a word.
@@ -60,11 +60,11 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 	}
 	cons, err := js.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("stream %s: %w", stream, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return err
+		return fmt.Errorf("stream %s: %w", stream, err)
 	}
 	defer it.Stop()
 	// JetStream keeps a stream's last sequence when its last messages are
@@ -91,11 +91,11 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return err
+			return fmt.Errorf("stream %s: %w", stream, err)
 		}
 		meta, err := m.Metadata()
 		if err != nil {
-			return err
+			return fmt.Errorf("stream %s: %w", stream, err)
 		}
 		msg, err := DecodeMessage(m.Headers(), m.Data())
 		if err != nil {
@@ -231,17 +231,18 @@ func SummarizeStream(ctx context.Context, js jetstream.JetStream, stream string)
 	d := xxhash.New()
 	b := Batches{Next: 1}
 	err := ReadStream(ctx, js, stream, 1, nil, false, func(m *Message) error {
-		return b.Add(m, func(ev Event) error {
+		err := b.Add(m, func(ev Event) error {
 			_, _ = d.Write(ev.Bytes)
 			sum.Events++
 			sum.LastEventSeq = ev.EventSeq
 			sum.LastCauseSeq = int64(ev.CauseSeq)
 			return nil
 		})
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", stream, err)
+		}
+		return nil
 	})
-	if err != nil {
-		err = fmt.Errorf("stream %s: %w", stream, err)
-	}
 	sum.Hash = d.Sum64()
 	return sum, err
 }

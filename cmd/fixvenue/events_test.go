@@ -218,7 +218,12 @@ embedded_addr = "127.0.0.1:0"
 	if err := st.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := verify(); err == nil || !strings.Contains(string(out), "were removed") || !strings.Contains(string(out), "a gap") {
+	out, err := verify()
+	if err == nil || !strings.Contains(string(out), "were removed") || !strings.Contains(string(out), "a gap") {
 		t.Fatalf("events verify of a purged stream: %v\n%s", err, out)
+	}
+	// The error names the stream once.
+	if n := strings.Count(string(out), "stream FIXVENUE_VENUE:"); n != 1 {
+		t.Fatalf("events verify names the stream %d times:\n%s", n, out)
 	}
 }
