@@ -185,6 +185,12 @@
 // recovers it from the window or with a snapshot, as for any gap, from the
 // recovery service at its configured address once the venue is back. A
 // receiver that starts after the restart joins with a snapshot, as always.
+// A venue started on another data directory (an empty one, or a copy from
+// before) numbers from where that journal ends, below what a running
+// receiver applied: feedclient takes the first heartbeat that announces a
+// lower next sequence for a new feed and joins it with a snapshot, so a
+// watch does not keep the old books (a heartbeat is sent under the lock
+// that sends packets, so it never announces less than one already sent).
 //
 // # Clients and the gateway
 //

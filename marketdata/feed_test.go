@@ -550,3 +550,34 @@ func TestClientTriesTheNextRecoveryAddress(t *testing.T) {
 		t.Fatal("the client did not try the first address")
 	}
 }
+
+// TestClientFollowsAFeedThatNumbersAnew: a venue started on another data
+// directory (an empty one, or a copy from before) numbers its feed from
+// there, below what a running client has applied. Its packets read as
+// duplicates; the heartbeat that announces its lower next sequence makes
+// the client take a snapshot, and it follows the new feed (it kept the old
+// venue's books for ever).
+func TestClientFollowsAFeedThatNumbersAnew(t *testing.T) {
+	conn := udpSink(t)
+	old := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	recoveryAddr := old.feed.RecoveryAddr().String()
+	sim := newVenueSim(t, 13)
+	old.run(sim, 300)
+	c := startClient(t, conn, recoveryAddr, feedclient.Callbacks{})
+	waitSnapshot(t, c)
+	old.run(sim, 300)
+	waitConverged(t, old, c)
+	old.close()
+
+	// The new venue's recovery service at the address the client knows, as
+	// a venue restarted with the same configuration has.
+	fresh := newFeedFixture(t, conn.LocalAddr().String(), func(cfg *FeedConfig) { cfg.Recovery.Addr = recoveryAddr })
+	fresh.run(newVenueSim(t, 14), 50)
+	var oldNext, freshNext uint64
+	old.feed.View(func(_ *Tracker, n uint64) { oldNext = n })
+	fresh.feed.View(func(_ *Tracker, n uint64) { freshNext = n })
+	if freshNext >= oldNext {
+		t.Fatalf("the new feed is at seq %d, the old one at %d: the test needs it below", freshNext, oldNext)
+	}
+	waitConverged(t, fresh, c)
+}

@@ -29,7 +29,7 @@ type publisher struct {
 	// every packet repeats one that was sent before the restart.
 	quiet bool
 
-	mu         sync.Mutex // guards lastSendNs and hbBuf
+	mu         sync.Mutex // guards lastSendNs and hbBuf, and orders packets and heartbeats on the socket
 	lastSendNs int64      // wall clock of the last datagram, for heartbeats
 	hbBuf      [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.HeartbeatEncodedLength]byte
 
@@ -80,15 +80,19 @@ func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
 }
 
 func (p *publisher) send(pkt []byte) {
-	if _, err := p.conn.WriteToUDP(pkt, p.dst); err != nil {
+	// Sent under mu, as heartbeats are: a heartbeat never follows a packet
+	// with a next sequence older than that packet's, which a receiver would
+	// take for a feed that numbers anew (feedclient, ErrSeqWentBack).
+	p.mu.Lock()
+	_, err := p.conn.WriteToUDP(pkt, p.dst)
+	p.lastSendNs = p.now().UnixNano()
+	p.mu.Unlock()
+	if err != nil {
 		p.sendErrors.Add(1)
 	} else {
 		p.packetsSent.Add(1)
 		p.bytesSent.Add(uint64(len(pkt)))
 	}
-	p.mu.Lock()
-	p.lastSendNs = p.now().UnixNano()
-	p.mu.Unlock()
 }
 
 // heartbeatIfIdle sends a Heartbeat carrying the next sequence number when
@@ -97,13 +101,13 @@ func (p *publisher) send(pkt []byte) {
 func (p *publisher) heartbeatIfIdle(interval time.Duration) {
 	now := p.now().UnixNano()
 	p.mu.Lock()
-	idle := now-p.lastSendNs >= int64(interval)
-	p.mu.Unlock()
-	if !idle {
+	if now-p.lastSendNs < int64(interval) {
+		p.mu.Unlock()
 		return
 	}
+	// Read under mu: every packet sent so far is in the window (it is
+	// appended before it is sent), so nextSeq is at or past each of them.
 	_, nextSeq := p.win.bounds()
-	p.mu.Lock()
 	buf := p.hbBuf[:]
 	var h mdsbe.PacketHeader
 	_ = h.Wrap(buf, 0)

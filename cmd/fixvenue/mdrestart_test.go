@@ -223,6 +223,42 @@ range = [1, 2]
 	t.Logf("feed client across %d restarts: %+v", cycles, stats)
 }
 
+// TestMarketDataFollowsAVenueOnAnotherDataDirectory: a venue started at the
+// same addresses on another data directory numbers its feed anew, below what
+// a feed client that ran before applied (marketdata doc, "Restarts"). The
+// client takes the new feed's heartbeat for what it is and joins it with a
+// snapshot: its books become the new venue's (it kept the old venue's books
+// for ever, taking the new packets for duplicates).
+func TestMarketDataFollowsAVenueOnAnotherDataDirectory(t *testing.T) {
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	clientAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	toolAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	fanOutUDP(t, feedAddr, clientAddr, toolAddr)
+	recoveryAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	body := "[journal]\nsnapshot_interval = \"0s\"\n" + feedTOML(feedAddr, recoveryAddr) +
+		"[[session]]\ncomp_id = \"CLIENT%d\"\nrange = [1, 2]\n"
+	client := startFeedClient(t, feedclient.Config{FeedAddr: clientAddr, RecoveryAddr: recoveryAddr})
+
+	nextID := 0
+	first := writeVenueConfig(t, t.TempDir(), "%s", body)
+	v := startVenue(t, first)
+	volume := map[string]int64{}
+	var resting []restingOrder
+	for range 3 {
+		resting = tradeAFew(t, v.fixAddr, rng, resting, &nextID, volume, 0)
+	}
+	checkFeedEqualsEngine(t, first, v, client, toolAddr, recoveryAddr, volume, 0)
+	v.stop(t)
+
+	second := writeVenueConfig(t, t.TempDir(), "%s", body)
+	v = startVenue(t, second)
+	defer v.kill()
+	volume = map[string]int64{}
+	tradeAFew(t, v.fixAddr, rng, nil, &nextID, volume, 1)
+	checkFeedEqualsEngine(t, second, v, client, toolAddr, recoveryAddr, volume, 1)
+}
+
 // fanOutUDP copies every datagram that arrives at from to each of to, until
 // the test ends.
 func fanOutUDP(t *testing.T, from string, to ...string) {

@@ -14,6 +14,9 @@ import (
 var (
 	ErrInconsistent = errors.New("feedclient: feed message disagrees with the book")
 	ErrLevelsFull   = errors.New("feedclient: more price levels than LevelsMax")
+	// ErrSeqWentBack reports a feed that numbers below what the client
+	// applied: a venue started on another data directory.
+	ErrSeqWentBack = errors.New("feedclient: the feed's sequence went back (the venue restarted on another data directory?)")
 )
 
 // Level is one price level.

@@ -334,6 +334,17 @@ func (c *Client) handleUnsequenced() {
 	if c.expected == 0 && !c.join() {
 		return
 	}
+	if next < c.expected {
+		// The publisher's next number is below what this client applied:
+		// the feed numbers anew (a venue started on another data directory,
+		// or on a copy from before), and its packets read as duplicates, so
+		// the books would stay the old feed's for ever. A snapshot joins the
+		// new numbering (marketdata doc, "Restarts"). The packets held
+		// ahead of a gap are the old feed's.
+		c.reorder.clear()
+		c.resync(CauseInconsistent, next, fmt.Errorf("%w: a heartbeat announces seq %d, %d expected",
+			ErrSeqWentBack, next, c.expected))
+	}
 	if next > c.expected && next-c.expected <= c.cfg.SeqAheadMax {
 		if next > c.knownNextSeq {
 			c.knownNextSeq = next

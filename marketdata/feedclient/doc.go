@@ -14,7 +14,10 @@
 // client asks for a retransmission of the missing range and, when the
 // service refuses (too old, too many, rate limited) or the exchange fails,
 // takes a snapshot. A heartbeat announcing a later sequence reveals a lost
-// tail. A message that disagrees with the book (an rptSeq that skips, a
+// tail; one announcing an earlier sequence than the next expected reveals a
+// feed that numbers anew (a venue started on another data directory), whose
+// packets would read as duplicates, and the client takes a snapshot
+// (ErrSeqWentBack). A message that disagrees with the book (an rptSeq that skips, a
 // level number that does not match) also leads to a snapshot. Every gap and
 // its outcome is reported to OnRecovery; when both retransmission and
 // snapshot fail the outcome is Unrecovered, the books are marked stale
