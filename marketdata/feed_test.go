@@ -579,5 +579,9 @@ func TestClientFollowsAFeedThatNumbersAnew(t *testing.T) {
 	if freshNext >= oldNext {
 		t.Fatalf("the new feed is at seq %d, the old one at %d: the test needs it below", freshNext, oldNext)
 	}
-	waitConverged(t, fresh, c)
+	// The connection the client kept is the old venue's: its snapshot
+	// request is sent again on a new one, not reported unrecovered.
+	if stats := waitConverged(t, fresh, c); stats.Unrecovered != 0 {
+		t.Fatalf("the client reported %d unrecovered: %+v", stats.Unrecovered, stats)
+	}
 }

@@ -22,9 +22,9 @@
 // its outcome is reported to OnRecovery; when both retransmission and
 // snapshot fail the outcome is Unrecovered, the books are marked stale
 // (NextSeq 0) and the client tries again after a pause. The connection to
-// the recovery service is kept between requests; a retransmission request
-// that fails on a kept connection before any answer is sent once more on a
-// new one, since the service may have restarted or moved (a cluster's new
+// the recovery service is kept between requests; a retransmission or
+// snapshot request that fails on a kept connection before any answer is sent
+// once more on a new one, since the service may have restarted or moved (a cluster's new
 // leader behind the same address).
 //
 // Recovery is synchronous on the client's goroutine: while it runs, the

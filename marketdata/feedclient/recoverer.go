@@ -226,8 +226,20 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 	}
 }
 
-// Snapshot implements Recoverer.
+// Snapshot implements Recoverer. Like Retransmit, a request that fails on a
+// connection kept from an earlier one before any answer arrived is sent once
+// more on a new connection: a venue restarted at the address (on another
+// data directory, whose feed the client must join by snapshot) closed it.
 func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) (mdsbe.SnapshotRejectReason, error) {
+	reused := t.hasConn()
+	reason, answered, err := t.snapshot(instrumentID, fn)
+	if err != nil && reused && !answered {
+		reason, _, err = t.snapshot(instrumentID, fn)
+	}
+	return reason, err
+}
+
+func (t *tcpRecoverer) snapshot(instrumentID uint32, fn func(pkt []byte) error) (reason mdsbe.SnapshotRejectReason, answered bool, err error) {
 	reqID, err := t.request(mdsbe.SnapshotRequestEncodedLength, func(buf []byte, off int, reqID uint64) {
 		var m mdsbe.SnapshotRequest
 		_ = m.WrapEncode(buf, off)
@@ -235,16 +247,17 @@ func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) 
 		m.SetInstrumentID(instrumentID)
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	for {
 		pkt, err := t.readAnswer()
 		if err != nil {
-			return 0, err
+			return 0, answered, err
 		}
+		answered = true
 		if t.rd.Seq != 0 {
 			t.failed()
-			return 0, fmt.Errorf("%w: sequenced packet in a snapshot", ErrRecoveryProtocol)
+			return 0, true, fmt.Errorf("%w: sequenced packet in a snapshot", ErrRecoveryProtocol)
 		}
 		done := false
 		for msg, ok := t.rd.Next(); ok; msg, ok = t.rd.Next() {
@@ -258,18 +271,18 @@ func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) 
 				if m.WrapDecode(msg, 0) == nil && m.RequestID() == reqID {
 					if !m.Reason().Valid() {
 						t.failed()
-						return 0, ErrRecoveryProtocol
+						return 0, true, ErrRecoveryProtocol
 					}
-					return m.Reason(), nil
+					return m.Reason(), true, nil
 				}
 			}
 		}
 		if err := fn(pkt); err != nil {
 			t.failed()
-			return 0, err
+			return 0, true, err
 		}
 		if done {
-			return 0, nil
+			return 0, true, nil
 		}
 	}
 }
