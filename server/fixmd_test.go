@@ -11,6 +11,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
 func TestFIXMarketData(t *testing.T) {
@@ -142,4 +143,57 @@ func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
 	if !strings.Contains(text, "level=WARN") || !strings.Contains(text, "the UDP feed goes nowhere") {
 		t.Fatalf("no warning of a feed sent to port 0:\n%s", text)
 	}
+}
+
+// TestFeedMetrics: the feed's and its recovery service's counters reach
+// /metrics: an order makes the feed send, and garbage on the recovery port
+// is counted as a protocol error once its connection is closed.
+func TestFeedMetrics(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	s := startServer(t, cfg, Options{})
+	m := scrape(t, s)
+	seq0 := metricstest.Float(t, m, "fixvenue_md_next_seq")
+	if v := metricstest.Value(t, m, "fixvenue_md_stopped"); v != "0" {
+		t.Fatalf("fixvenue_md_stopped = %s on a running feed", v)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "m1", side: "1", qty: "5", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "m1", 150: "0"})
+	waitMetric := func(what string, ok func(m string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(readWait)
+		for {
+			m := scrape(t, s)
+			if ok(m) {
+				return m
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not seen within %v:\n%s", what, readWait, m)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	m = waitMetric("the order on the feed", func(m string) bool {
+		return metricstest.Float(t, m, "fixvenue_md_next_seq") > seq0
+	})
+	if v := metricstest.Float(t, m, "fixvenue_md_packets_sent_total"); v < 1 {
+		t.Fatalf("fixvenue_md_packets_sent_total = %v after the feed's sequence moved", v)
+	}
+	if v := metricstest.Float(t, m, "fixvenue_md_bytes_sent_total"); v < 1 {
+		t.Fatalf("fixvenue_md_bytes_sent_total = %v", v)
+	}
+
+	conn, err := net.Dial("tcp", s.RecoveryAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("\xff\xff\xff\xffnot a recovery request at all")); err != nil {
+		t.Fatal(err)
+	}
+	waitMetric("the garbage counted", func(m string) bool {
+		return metricstest.Float(t, m, "fixvenue_md_recovery_protocol_errors_total") == 1 &&
+			metricstest.Float(t, m, "fixvenue_md_recovery_connections_total") == 1
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // buildFeed creates the market data feed from the configuration.
@@ -36,8 +37,47 @@ func (s *Server) buildFeed() error {
 		s.log.Warn("marketdata.feed_addr has port 0: the UDP feed goes nowhere (receivers listen on the port it names); "+
 			"FIX market data and the recovery service still work", "feed_addr", s.cfg.MarketData.FeedAddr)
 	}
-	s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture)
-	return err
+	if s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture); err != nil {
+		return err
+	}
+	s.registerFeedMetrics()
+	return nil
+}
+
+// registerFeedMetrics exports the feed's and its recovery service's counters,
+// and whether the feed stopped on an error: a stopped feed still sends
+// heartbeats with its last sequence number and serves its last books, so its
+// receivers see a quiet feed in sync while the venue trades on.
+func (s *Server) registerFeedMetrics() {
+	counter := func(name, help string, v func(marketdata.FeedStats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(s.feed.Stats())) })
+	}
+	s.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_md_next_seq", Help: "Sequence number of the feed's next message."},
+			func() float64 { return float64(s.feed.Stats().NextSeq) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_md_stopped",
+			Help: "1 once the feed stopped on an error (see the log): its receivers get heartbeats and its last books, no new messages."},
+			func() float64 {
+				if s.feedStopped.Load() {
+					return 1
+				}
+				return 0
+			}),
+		counter("fixvenue_md_packets_sent_total", "Feed datagrams sent (heartbeats included).", func(f marketdata.FeedStats) uint64 { return f.PacketsSent }),
+		counter("fixvenue_md_bytes_sent_total", "Feed bytes sent.", func(f marketdata.FeedStats) uint64 { return f.BytesSent }),
+		counter("fixvenue_md_send_errors_total", "Feed datagrams the socket refused (receivers recover them).", func(f marketdata.FeedStats) uint64 { return f.SendErrors }),
+		counter("fixvenue_md_heartbeats_total", "Feed heartbeats sent.", func(f marketdata.FeedStats) uint64 { return f.HeartbeatsSent }),
+		counter("fixvenue_md_recovery_connections_total", "Recovery connections accepted.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ConnsAccepted }),
+		counter("fixvenue_md_recovery_connections_refused_total", "Recovery connections closed at once: marketdata.recovery connections bound reached and none idle, or a standby's feed.",
+			func(f marketdata.FeedStats) uint64 { return f.Recovery.ConnsRefused + f.Recovery.StandbyRefused }),
+		counter("fixvenue_md_recovery_connections_evicted_total", "Idle recovery connections closed to admit a new one at the bound.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ConnsEvicted }),
+		counter("fixvenue_md_retransmits_total", "Retransmission requests answered in full.", func(f marketdata.FeedStats) uint64 { return f.Recovery.Retransmits }),
+		counter("fixvenue_md_retransmits_rejected_total", "Retransmission requests refused (rate limit, too many messages, invalid range, older than the window).", func(f marketdata.FeedStats) uint64 { return f.Recovery.RetransmitsRejected }),
+		counter("fixvenue_md_snapshots_total", "Book snapshots served.", func(f marketdata.FeedStats) uint64 { return f.Recovery.Snapshots }),
+		counter("fixvenue_md_snapshots_rejected_total", "Book snapshot requests refused (rate limit, unknown instrument, too large).", func(f marketdata.FeedStats) uint64 { return f.Recovery.SnapshotsRejected }),
+		counter("fixvenue_md_recovery_protocol_errors_total", "Recovery connections closed for a malformed request.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ProtocolErrors }),
+	)
 }
 
 // newFeed builds the FIX market data handler and the feed from the
@@ -106,6 +146,7 @@ func (s *Server) startFeed() {
 	go func() {
 		defer s.wg.Done()
 		if err := s.feed.Run(src); err != nil && !errors.Is(err, context.Canceled) && !s.closing.Load() {
+			s.feedStopped.Store(true)
 			s.log.Error("market data feed stopped", "err", err)
 		}
 	}()

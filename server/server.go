@@ -110,14 +110,15 @@ type Server struct {
 	stopSnaps    chan struct{}
 	// fixServing is set once FIX logons are taken (after the schedule's
 	// catch-up): /readyz waits for it.
-	fixServing atomic.Bool
-	feed       *marketdata.Feed
-	fixmd      *fixmd.Handler
-	stopFeed   func()
-	closing    atomic.Bool
-	ops        *ops.Ops         // the control plane (server/admin.go)
-	sessCtl    *sessionControl  // operator logout and disable of sessions
-	console    *console.Console // the web console on the admin address (server/console.go)
+	fixServing  atomic.Bool
+	feed        *marketdata.Feed
+	fixmd       *fixmd.Handler
+	stopFeed    func()
+	closing     atomic.Bool
+	feedStopped atomic.Bool      // the feed's Run ended on an error (fixvenue_md_stopped)
+	ops         *ops.Ops         // the control plane (server/admin.go)
+	sessCtl     *sessionControl  // operator logout and disable of sessions
+	console     *console.Console // the web console on the admin address (server/console.go)
 	// riskMu, one per risk subject ("session:C" or "account:A", made for a
 	// checked subject only), makes a kill's or a reset's check of the kill
 	// switch and its journaled change one step (risk.go).
