@@ -107,7 +107,11 @@
 // torn tail: the writes of a batch that was never acknowledged, because the
 // fdatasync that would have acknowledged it had not returned. Open zeroes
 // those bytes, fsyncs, logs (log/slog) the segment, offset and byte count
-// it cut, and appends after the last good record.
+// it cut, and appends after the last good record. Unless the records it
+// would cut are known to have been durable (Config.DurableBefore: the
+// venue passes a valid snapshot's seq and the journal's end at its last
+// start): then the damage is to acknowledged records, and Open refuses it
+// as corruption, naming the segment and offset, and cuts nothing.
 //
 // A limit of this rule: a power cut may persist the pages of an unsynced
 // batch out of order, leaving a hole followed by complete records of the

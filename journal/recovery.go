@@ -84,6 +84,15 @@ func (w *Writer) recover() error {
 	if r.Segments() == 0 {
 		return nil // an empty journal: the first Append creates a segment
 	}
+	if t := info.Tail; t != nil && r.NextSeq() < w.cfg.DurableBefore {
+		// Cut, these bytes would be gone before the start refused the
+		// journal for lacking the records the caller knows were durable.
+		return &CorruptionError{Segment: t.Segment, Offset: t.Offset, Reason: fmt.Sprintf(
+			"%s, where the journal ends before seq %d, but every record before seq %d was durable (%s): "+
+				"damage to acknowledged records, not a torn tail, so it is not cut: restore the segment from a copy; "+
+				"to start without those records, move aside what shows them durable",
+			t.Reason, r.NextSeq(), w.cfg.DurableBefore, w.cfg.DurableEvidence)}
+	}
 	last := r.segs[len(r.segs)-1]
 	f, err := os.OpenFile(last.path, os.O_RDWR, 0)
 	if err != nil {

@@ -215,6 +215,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	jc.Logger = s.log
 	jc.Sync = opts.JournalSync
 	jc.OnFlush = s.journalFlushMetrics()
+	jc.DurableBefore, jc.DurableEvidence = durableBefore(filepath.Join(cfg.Venue.DataDir, "journal"), terms)
 	w, err := journal.Open(filepath.Join(cfg.Venue.DataDir, "journal"), jc)
 	if err != nil {
 		return nil, err

@@ -436,10 +436,17 @@ func CheckJournalComplete(cfg *config.Config) error {
 		}
 	}
 	next := r.NextSeq()
+	lost, partial := "the journal's volume not mounted, a segment lost, a partial restore", "a segment lost, or a copy or restore of the data directory that was partial"
+	if t := r.Tail(); t != nil {
+		// The reader stops at a bad frame at the end as at a torn tail,
+		// but these records were durable: name the damage, not a loss.
+		lost = fmt.Sprintf("%s holds a damaged record at offset %d: %s", t.Segment, t.Offset, t.Reason)
+		partial = lost
+	}
 	if rec != nil && rec.JournalNextSeq > next {
 		return fmt.Errorf("the journal in %s ends before seq %d, and at the venue's last start it held every command before seq %d, durably: "+
-			"records are missing (the journal's volume not mounted, a segment lost, a partial restore), and the venue refuses to start on it",
-			dir, next, rec.JournalNextSeq)
+			"records are missing (%s), and the venue refuses to start on it",
+			dir, next, rec.JournalNextSeq, lost)
 	}
 	for _, sf := range snaps {
 		if sf.Seq < next {
@@ -449,10 +456,42 @@ func CheckJournalComplete(cfg *config.Config) error {
 			continue // an invalid snapshot proves nothing; a start passes it over
 		}
 		return fmt.Errorf("%w: %s is at seq %d and the journal ends before seq %d, so records are missing "+
-			"(a segment lost, or a copy or restore of the data directory that was partial), and the venue refuses to start on it",
-			journal.ErrJournalBehindSnapshot, filepath.Base(sf.Path), sf.Seq, next)
+			"(%s), and the venue refuses to start on it",
+			journal.ErrJournalBehindSnapshot, filepath.Base(sf.Path), sf.Seq, next, partial)
 	}
 	return nil
+}
+
+// durableBefore returns a seq every record before which the data directory
+// shows was durable, and how it shows it: the terms record's
+// journal_next_seq (terms, from checkTermsRecord), or the newest valid
+// snapshot in the journal directory, published only once its command was
+// durable. A start gives it to journal.Open, which then refuses, rather
+// than cuts as a torn tail, a bad frame at the journal's end that those
+// records lie behind: cut, the bytes of an acknowledged record would be
+// gone before the replay refused the journal for lacking it
+// (docs/ARCHITECTURE.md, "Start-up and shutdown").
+func durableBefore(journalDir string, terms *termsUpdate) (uint64, string) {
+	var before uint64
+	var evidence string
+	if terms != nil && terms.record.JournalNextSeq > 0 {
+		before = terms.record.JournalNextSeq
+		evidence = fmt.Sprintf("the journal held them at the venue's last start, %s", terms.path)
+	}
+	snaps, err := journal.ListSnapshots(journalDir)
+	if err != nil {
+		return before, evidence // no journal yet, or one Open reports on
+	}
+	for _, sf := range snaps { // newest first
+		if sf.Seq < before {
+			break
+		}
+		if _, err := journal.CheckSnapshot(sf.Path); err != nil {
+			continue // an invalid snapshot proves nothing; a start passes it over
+		}
+		return sf.Seq + 1, fmt.Sprintf("%s, written once seq %d was durable", filepath.Base(sf.Path), sf.Seq)
+	}
+	return before, evidence
 }
 
 // readTermsRecord reads the data directory's record: nil when there is none;

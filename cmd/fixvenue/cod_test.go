@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,4 +233,72 @@ func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a snapshot is ahead of the journal")
+}
+
+// TestDamagedDurableRecordIsNotCut: a bad frame at the end of the journal
+// whose record a published snapshot proves durable is damage, not a torn
+// tail (docs/ARCHITECTURE.md, "Start-up and shutdown"): the start refuses
+// it naming the segment and offset and leaves the file as it was, and
+// `journal verify` names that record instead of a lost segment. Before, the
+// start zeroed the record as a torn tail and only then refused the journal
+// as behind the snapshot, and verify blamed a segment lost.
+func TestDamagedDurableRecordIsNotCut(t *testing.T) {
+	dir := t.TempDir()
+	cfg := journalWithASnapshot(t, dir, "kept")
+	snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap"))
+	if len(snaps) == 0 {
+		t.Fatal("no snapshot")
+	}
+	newest := filepath.Base(snaps[len(snaps)-1]) // the names sort by seq
+	snapSeq := strings.TrimLeft(strings.TrimSuffix(strings.TrimPrefix(newest, "snapshot-"), ".snap"), "0")
+	// The record of the snapshot's command, journal-<seq>.seg@<offset>,
+	// and the end of the data: the records after it are zeroed, lost with
+	// it in a damaged block, so that the bad frame is the journal's end.
+	code, out, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg)
+	var seg string
+	var off, end int64 = -1, -1
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[1], "seq=") {
+			continue
+		}
+		name, at, _ := strings.Cut(f[0], "@")
+		n, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			t.Fatalf("dump line %q: %v", line, err)
+		}
+		if f[1] == "seq="+cmp.Or(snapSeq, "0") {
+			seg, off = name, n
+		} else if off >= 0 && name != seg {
+			t.Fatalf("the records after the snapshot's are in another segment:\n%s", out)
+		}
+		end = n
+	}
+	if code != 0 || off < 0 {
+		t.Fatalf("journal dump: exit %d, no record of %s\n%s%s", code, newest, out, stderr)
+	}
+	path := filepath.Join(dir, "data", "journal", seg)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[off+12] ^= 0x40 // its seq: the CRC no longer matches
+	if end > off {
+		clear(b[off+16 : end+256]) // the records after it (each well under 256 bytes)
+	}
+	if err := os.WriteFile(path, b, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	damaged := fmt.Sprintf("%s holds a damaged record at offset %d", path, off)
+	if code, _, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 1 || !strings.Contains(stderr, damaged) {
+		t.Errorf("journal verify: exit %d, want 1 and %q\n%s", code, damaged, stderr)
+	}
+	code, log := serveAgain(t, cfg)
+	want := fmt.Sprintf("corrupt segment %s at offset %d", path, off)
+	if code != 1 || !strings.Contains(log, want) || !strings.Contains(log, "not a torn tail, so it is not cut") {
+		t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, b) {
+		t.Errorf("the start changed %s (%v)", seg, err)
+	}
 }
