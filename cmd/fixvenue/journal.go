@@ -28,6 +28,11 @@ commands:
 
 --data defaults to venue.data_dir of the configuration; --config is the configuration the journal
 was written with (default: the embedded demo configuration).
+
+Exit status: 0 when the journal reads to its end (a torn tail, which a start cuts, is only warned of
+on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
+segment file and offset; records missing that a snapshot or the last start shows were durable; a
+configuration that differs from the journal's terms); 2 for a usage error.
 `
 
 func cmdJournal(args []string) int {

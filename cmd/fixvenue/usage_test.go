@@ -50,14 +50,15 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) (int, string
 
 // TestHelpOfEveryCommand: -h on any command or subcommand prints its usage
 // on standard output and exits 0, as the top-level -h does, and the usage
-// lists what the command takes and nothing it ignores.
+// lists what the command takes and nothing it ignores; the journal tools'
+// usage gives their exit status, which scripts checking a journal act on.
 func TestHelpOfEveryCommand(t *testing.T) {
 	for _, c := range []struct {
 		args        []string
 		has, hasNot []string
 	}{
 		{[]string{"serve", "-h"}, []string{"-ready-file"}, nil},
-		{[]string{"journal", "-h"}, []string{"verify", "dump", "book", "--from", "--symbol"}, nil},
+		{[]string{"journal", "-h"}, []string{"verify", "dump", "book", "--from", "--symbol", "Exit status: 0", "; 1 when", "; 2 for a usage error"}, nil},
 		{[]string{"journal", "verify", "-h"}, []string{"-data", "-config"}, []string{"-from", "-symbol"}},
 		{[]string{"journal", "dump", "-h"}, []string{"-from"}, []string{"-symbol"}},
 		{[]string{"journal", "book", "-h"}, []string{"-symbol"}, []string{"-from"}},
