@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -194,17 +195,41 @@ func readArchived(path string) ([]byte, error) {
 		return nil, fmt.Errorf("journal: open archived segment: %w", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	// The offset an error names is in the file it names, the compressed
+	// one (the decompressed count alone named offsets past its end):
+	// gzip reads a ByteReader byte by byte, so in.n is what it consumed.
+	in := &countingReader{r: bufio.NewReader(f)}
+	zr, err := gzip.NewReader(in)
 	if err != nil {
-		return nil, &CorruptionError{Segment: path, Offset: 0, Reason: "archived segment: " + err.Error()}
+		return nil, &CorruptionError{Segment: path, Offset: in.n, Reason: "archived segment: " + err.Error()}
 	}
 	var b bytes.Buffer
 	n, err := io.Copy(&b, io.LimitReader(zr, archivedSegmentBytesMax+1))
 	if err != nil {
-		return nil, &CorruptionError{Segment: path, Offset: n, Reason: "archived segment: " + err.Error()}
+		return nil, &CorruptionError{Segment: path, Offset: in.n, Reason: fmt.Sprintf("archived segment: %v (%d bytes decompressed before it)", err, n)}
 	}
 	if n > archivedSegmentBytesMax {
-		return nil, &CorruptionError{Segment: path, Offset: n, Reason: "archived segment larger than a segment may be"}
+		return nil, &CorruptionError{Segment: path, Offset: in.n, Reason: fmt.Sprintf("archived segment larger than a segment may be (over %d bytes decompressed)", archivedSegmentBytesMax)}
 	}
 	return b.Bytes(), nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
 }

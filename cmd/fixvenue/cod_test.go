@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,5 +302,55 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 	}
 	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, b) {
 		t.Errorf("the start changed %s (%v)", seg, err)
+	}
+}
+
+// TestDamagedArchiveNamesAnOffsetInIt: `journal verify` on an archived
+// segment whose gzip stream is cut names an offset in that .seg.gz file,
+// where the damage was met (journal/doc.go, "Archive"), not the count of
+// bytes decompressed before it, which lay past the file's end.
+func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
+	v := startVenue(t, cfg)
+	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--rate", "500", "--duration", "2s",
+		"--drain", "2s", "--p99-max", "10s", "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	v.stop(t)
+	jdir := filepath.Join(dir, "data", "journal")
+	first := filepath.Join(jdir, "journal-00000000000000000000.seg")
+	if segs, _ := filepath.Glob(filepath.Join(jdir, "journal-*.seg")); len(segs) < 2 {
+		t.Fatalf("%d segments, want 2 or more\n%s", len(segs), out)
+	}
+	raw, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Archived as the venue does (ArchiveSegments), then cut in half.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(raw); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	archived := filepath.Join(jdir, "archive", "journal-00000000000000000000.seg.gz")
+	if err := os.MkdirAll(filepath.Dir(archived), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(gz.Len() / 2)
+	if err := os.WriteFile(archived, gz.Bytes()[:size], 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(first); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg)
+	m := regexp.MustCompile(regexp.QuoteMeta(archived) + ` at offset (\d+): archived segment: unexpected EOF`).FindStringSubmatch(stderr)
+	if code != 1 || m == nil {
+		t.Fatalf("journal verify on a cut archive: exit %d, want 1 naming %s\n%s", code, archived, stderr)
+	}
+	if off, _ := strconv.ParseInt(m[1], 10, 64); off > size {
+		t.Errorf("journal verify names offset %d of %s, a file of %d bytes\n%s", off, archived, size, stderr)
 	}
 }
