@@ -58,6 +58,10 @@ type ActionResponse struct {
 	Result   string          `json:"result"`
 	Count    uint32          `json:"count"`
 	EndOfDay *EndOfDayReport `json:"end_of_day,omitempty"`
+	// StayHalted lists, for a phase change, the group's instruments an
+	// operator halted: they stay halted, and a resume takes them to the
+	// group's phase.
+	StayHalted []string `json:"stay_halted,omitempty"`
 }
 
 // InstrumentInfo is one row of GET /v1/instruments.
@@ -816,7 +820,9 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	total := Result{Action: venue.OperatorActionTypeSetPhaseStatus, Reason: venue.RejectReasonInvalidTransition}
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
+	was := o.groupPhase(group)
 	o.setPhase(group, statusOf(kind))
+	var halted []string
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != group {
 			continue
@@ -827,9 +833,30 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 			o.answer(w, operator, res, err, nil)
 			return
 		}
+		if res.Reason == venue.RejectReasonInstrumentHalted {
+			halted = append(halted, in.Symbol)
+		}
 		total.add(res)
 	}
-	o.answer(w, operator, total, nil, nil)
+	if total.Reason == venue.RejectReasonInvalidTransition && was == statusOf(kind) {
+		// Nothing changed: say where the group is, and which of its
+		// instruments an operator halted, rather than that the transition
+		// "makes no sense".
+		msg := fmt.Sprintf("group %q is in its %s phase already (nothing changed)", req.Group, req.Phase)
+		if len(halted) > 0 {
+			msg = fmt.Sprintf("group %q is in its %s phase already, %s halted (nothing changed)", req.Group, req.Phase, strings.Join(halted, ", "))
+		}
+		writeJSON(w, http.StatusConflict, apiError{Error: msg, Code: "invalid_transition", Seq: total.Seq})
+		return
+	}
+	if total.Reason == venue.RejectReasonInvalidTransition {
+		// The group's phase moved (where a resume takes its halted
+		// instruments: README, "Operating the venue"), though none of its
+		// instruments did: done, not a conflict that says nothing changed.
+		total.Reason = venue.RejectReasonNone
+	}
+	writeJSON(w, http.StatusOK, ActionResponse{Seq: total.Seq, Action: total.Action.String(), Operator: operator,
+		Result: "done", Count: total.Count, StayHalted: halted})
 }
 
 func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {

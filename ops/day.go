@@ -471,6 +471,12 @@ func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
 	if err != nil {
 		return venue.TradingStatusOpen
 	}
+	return o.groupPhase(g)
+}
+
+// groupPhase is the status of group g's phase (phaseMu held): as last set,
+// else the schedule's phase now.
+func (o *Ops) groupPhase(g int) venue.TradingStatus {
 	if g < len(o.phaseKnown) && o.phaseKnown[g] {
 		return o.phases[g]
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -375,6 +376,42 @@ func TestAdminPhase(t *testing.T) {
 	}
 }
 
+// TestAdminPhaseOfAHaltedGroup: a phase change of a group whose
+// instruments are all halted moves the group (a resume takes them there),
+// so it is done, naming the instruments left halted; it was a 409 saying
+// "the transition makes no sense in the current state (nothing changed)".
+// A phase change to the group's phase is the conflict, naming the group and
+// the phase.
+func TestAdminPhaseOfAHaltedGroup(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	call := func(path, body string, want int, out any) {
+		t.Helper()
+		if code := adminCall(t, s, "POST", path, aliceToken, body, out); code != want {
+			t.Fatalf("%s %s: %d, want %d", path, body, code, want)
+		}
+	}
+	call("/v1/phase", `{"reason":"early","group":"acme","phase":"pre_open"}`, 200, nil)
+	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200, nil)
+	var res ops.ActionResponse
+	call("/v1/phase", `{"reason":"open","group":"acme","phase":"open"}`, 200, &res)
+	if res.Result != "done" || res.Count != 0 || !slices.Equal(res.StayHalted, []string{"ACME"}) {
+		t.Fatalf("a halted group's phase change: %+v", res)
+	}
+	var refused struct{ Error, Code string }
+	call("/v1/phase", `{"reason":"again","group":"acme","phase":"open"}`, 409, &refused)
+	if want := `group "acme" is in its open phase already, ACME halted (nothing changed)`; refused.Error != want || refused.Code != "invalid_transition" {
+		t.Fatalf("the same phase again: %+v, want %q", refused, want)
+	}
+	waitStatus(t, s, "ACME", "Halted", readWait)
+	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200, nil)
+	waitStatus(t, s, "ACME", "Open", readWait)
+	call("/v1/phase", `{"reason":"again","group":"acme","phase":"open"}`, 409, &refused)
+	if want := `group "acme" is in its open phase already (nothing changed)`; refused.Error != want {
+		t.Fatalf("the same phase again: %q, want %q", refused.Error, want)
+	}
+}
+
 // idleSchedule is a schedule with two groups (ACME alone, and the rest)
 // that trades only three days from now: idle while a test runs.
 func idleSchedule() string {
@@ -532,7 +569,7 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 	sendOrder(t, c, order{id: "s", side: "2", qty: "10", px: "100.00"})
 	expectER(t, c, map[int]string{11: "s", 150: "0"})
 	call("/v1/instruments/ACME/halt", `{"reason":"news"}`, 200)
-	phase("open", 409) // ACME, the group's only instrument, stays halted
+	phase("open", 200) // the group opens; ACME, its only instrument, stays halted
 	venueStatus("1")
 	waitStatus(t, s, "ACME", "Halted", readWait)
 	call("/v1/instruments/ACME/resume", `{"reason":"news out"}`, 200)

@@ -367,6 +367,9 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 	var res ops.ActionResponse
 	return c.call("POST", path, body, &res, func() {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d affected)\n", res.Action, res.Result, res.Operator, res.Seq, res.Count)
+		if len(res.StayHalted) > 0 {
+			fmt.Fprintf(c.out, "halted, left halted until resumed (into the group's phase): %s\n", strings.Join(res.StayHalted, ", "))
+		}
 		if e := res.EndOfDay; e != nil {
 			fmt.Fprintf(c.out, "end of day: %d DAY orders expired, snapshot seq %d, %s\n", e.Expired, e.SnapshotSeq, archivedText(e))
 			if e.SnapshotError != "" || e.ArchiveError != "" {
