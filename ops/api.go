@@ -662,7 +662,23 @@ func (o *Ops) handleInstrumentAction(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: status, Instrument: id,
 		Operator: operator, Reason: reason})
+	if err == nil && res.Reason == venue.RejectReasonInvalidTransition {
+		if id != 0 {
+			refuseUnchanged(w, res.Seq, "%s is %s already", r.PathValue("symbol"), status)
+		} else {
+			refuseUnchanged(w, res.Seq, "every instrument is %s already", status)
+		}
+		return
+	}
 	o.answer(w, operator, res, err, nil)
+}
+
+// refuseUnchanged answers a status change the matcher refused as
+// InvalidTransition (the instruments are there already), naming where they
+// are: the generic answer, "the transition makes no sense in the current
+// state", left the operator to look it up (README, "Operating the venue").
+func refuseUnchanged(w http.ResponseWriter, seq uint64, format string, a ...any) {
+	writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf(format, a...) + " (nothing changed)", Code: "invalid_transition", Seq: seq})
 }
 
 // add counts one of the commands of a call made of one per instrument into
@@ -701,11 +717,19 @@ func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) 
 		}
 		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetTradingStatus, Status: to, Instrument: in.ID,
 			Operator: operator, Reason: reason})
+		if err == nil && id != 0 && res.Reason == venue.RejectReasonInvalidTransition {
+			refuseUnchanged(w, res.Seq, "%s is not halted and is %s already: nothing to resume", in.Symbol, to)
+			return
+		}
 		if err != nil || id != 0 {
 			o.answer(w, operator, res, err, nil)
 			return
 		}
 		total.add(res)
+	}
+	if total.Reason == venue.RejectReasonInvalidTransition {
+		refuseUnchanged(w, total.Seq, "no instrument is halted")
+		return
 	}
 	o.answer(w, operator, total, nil, nil)
 }

@@ -412,6 +412,32 @@ func TestAdminPhaseOfAHaltedGroup(t *testing.T) {
 	}
 }
 
+// TestStatusRefusalsNameTheStatus: a halt, close or resume that would
+// change nothing is a 409 naming where the instrument is (it said only
+// "the transition makes no sense in the current state").
+func TestStatusRefusalsNameTheStatus(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	for _, c := range []struct{ path, want string }{
+		{"/v1/instruments/ACME/resume", "ACME is not halted and is Open already: nothing to resume (nothing changed)"},
+		{"/v1/instruments/all/resume", "no instrument is halted (nothing changed)"},
+		{"/v1/instruments/ACME/halt", ""},
+		{"/v1/instruments/ACME/halt", "ACME is Halted already (nothing changed)"},
+		{"/v1/instruments/all/halt", ""},
+		{"/v1/instruments/all/halt", "every instrument is Halted already (nothing changed)"},
+		{"/v1/instruments/ACME/close", ""},
+		{"/v1/instruments/ACME/close", "ACME is Closed already (nothing changed)"},
+	} {
+		var refused struct{ Error, Code string }
+		code := adminCall(t, s, "POST", c.path, aliceToken, `{"reason":"test"}`, &refused)
+		switch {
+		case c.want == "" && code != 200:
+			t.Fatalf("%s: %d %+v, want 200", c.path, code, refused)
+		case c.want != "" && (code != 409 || refused.Error != c.want || refused.Code != "invalid_transition"):
+			t.Fatalf("%s: %d %+v, want 409 %q", c.path, code, refused, c.want)
+		}
+	}
+}
+
 // idleSchedule is a schedule with two groups (ACME alone, and the rest)
 // that trades only three days from now: idle while a test runs.
 func idleSchedule() string {
