@@ -225,9 +225,6 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
 		if err := o.setGroupStatus(tr.Group, statusOf(tr.Kind), fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, grp.Name)); err != nil {
 			return err
 		}
-		if o.metrics != nil {
-			o.metrics.phase.WithLabelValues(grp.Name).Set(float64(tr.Kind))
-		}
 	}
 	if o.metrics != nil {
 		o.metrics.transition(tr.Kind, caughtUp)
@@ -417,6 +414,22 @@ func (o *Ops) notePhase(g int, status venue.TradingStatus) {
 		o.phaseKnown = make([]bool, len(o.cfg.Schedule.Groups))
 	}
 	o.phases[g], o.phaseKnown[g] = status, true
+	if o.metrics != nil {
+		// Every phase change sets the gauge, not the schedule's transitions
+		// only: a venue started mid-day, or a group an operator moved, showed
+		// no phase or the one before (README, "Operating the venue").
+		o.metrics.phase.WithLabelValues(o.cfg.Schedule.Groups[g].Name).Set(float64(kindOf(status)))
+	}
+}
+
+// kindOf is the phase whose status is status (statusOf's inverse).
+func kindOf(status venue.TradingStatus) schedule.Kind {
+	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall} {
+		if statusOf(k) == status {
+			return k
+		}
+	}
+	return schedule.Close
 }
 
 // PhasesFile, in the data directory, holds each schedule group's phase as

@@ -30,7 +30,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_schedule_transitions_total",
 			Help: "Scheduled transitions run, by kind; caught_up=true for those run at start for time the venue was down."}, []string{"kind", "caught_up"}),
 		phase: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_schedule_phase",
-			Help: "The last transition of each schedule group: 1 pre-open, 2 open, 3 close."}, []string{"group"}),
+			Help: "Each schedule group's phase as last set (by the schedule, at start or by /v1/phase): 1 pre-open (the opening call), 2 open, 3 close, 5 closing call."}, []string{"group"}),
 		nextTransition: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_schedule_next_transition_timestamp_seconds",
 			Help: "When the next scheduled transition runs (Unix seconds)."}),
 		archivedSegs: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_journal_archived_segments_total",
@@ -43,7 +43,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand, venue.OperatorActionTypeSetPhaseStatus} {
 		m.actions.WithLabelValues(a.String(), venue.RejectReasonNone.String())
 	}
-	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay} {
+	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay, schedule.ClosingCall} {
 		m.transitions.WithLabelValues(k.String(), "false")
 		m.transitions.WithLabelValues(k.String(), "true")
 	}

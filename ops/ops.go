@@ -216,14 +216,15 @@ func New(cfg Config) (*Ops, error) {
 	default:
 		o.monitor.restBooks(cfg.Matcher, cfg.Instruments)
 	}
+	if cfg.Registry != nil {
+		// Before the phases are loaded: each sets its group's phase gauge.
+		o.metrics = newMetrics(o, cfg.Registry)
+	}
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)
 		if !cfg.Replica {
 			o.loadPhases()
 		}
-	}
-	if cfg.Registry != nil {
-		o.metrics = newMetrics(o, cfg.Registry)
 	}
 	barrier, own := cfg.Pipeline.AddEventConsumer()
 	o.wg.Add(1)

@@ -438,6 +438,37 @@ func TestStatusRefusalsNameTheStatus(t *testing.T) {
 	}
 }
 
+// TestSchedulePhaseGauge: fixvenue_schedule_phase is each group's phase
+// as last set, from the start, after /v1/phase and after a restart (it was
+// set by the schedule's transitions only: absent until the first one, and
+// an operator's phase change left the one before); the closing call's
+// transitions have their series from the start too.
+func TestSchedulePhaseGauge(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	gauge := func(s *Server, when, group, want string) {
+		t.Helper()
+		m := scrape(t, s)
+		if got := metricstest.Value(t, m, `fixvenue_schedule_phase{group="`+group+`"}`); got != want {
+			t.Fatalf("%s: group %s's phase %q, want %s", when, group, got, want)
+		}
+		if got := metricstest.Value(t, m, `fixvenue_schedule_transitions_total{caught_up="true",kind="closing_call"}`); got != "0" {
+			t.Fatalf("%s: closing calls caught up %q, want 0", when, got)
+		}
+	}
+	gauge(s, "at start, a day that does not trade", "acme", "3")
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"test","group":"acme","phase":"closing_call"}`, nil); code != 200 {
+		t.Fatalf("phase: %d", code)
+	}
+	gauge(s, "after /v1/phase", "acme", "5")
+	gauge(s, "after /v1/phase", "rest", "3")
+	s.Close()
+	s = startServer(t, testConfig(t, dir, adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	gauge(s, "after a restart", "acme", "5")
+}
+
 // idleSchedule is a schedule with two groups (ACME alone, and the rest)
 // that trades only three days from now: idle while a test runs.
 func idleSchedule() string {
