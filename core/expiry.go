@@ -24,7 +24,8 @@ func (m *Matcher) expireGTD() {
 // per-day bound. It costs O(live orders + ClOrdIDsMax), since both tables
 // are cleared and rebuilt: about half a second at the default 4 Mi ClOrdIDs
 // the first time (the tables' pages are touched), less afterwards. It runs
-// when the market is closed. It returns how many DAY orders expired.
+// when the market is closed. It returns how many orders expired (DAY, at the
+// opening, at the close).
 func (m *Matcher) endOfDay() uint32 {
 	// dayLimited: see above.
 	dayLimited := func(tif venue.TimeInForce) bool {

@@ -371,7 +371,7 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 			fmt.Fprintf(c.out, "halted, left halted until resumed (into the group's phase): %s\n", strings.Join(res.StayHalted, ", "))
 		}
 		if e := res.EndOfDay; e != nil {
-			fmt.Fprintf(c.out, "end of day: %d DAY orders expired, snapshot seq %d, %s\n", e.Expired, e.SnapshotSeq, archivedText(e))
+			fmt.Fprintf(c.out, "end of day: %d orders expired (DAY, at the opening, at the close), snapshot seq %d, %s\n", e.Expired, e.SnapshotSeq, archivedText(e))
 			if e.SnapshotError != "" || e.ArchiveError != "" {
 				fmt.Fprintf(c.out, "warning: %s%s\n", e.SnapshotError, e.ArchiveError)
 			}

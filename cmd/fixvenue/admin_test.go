@@ -107,7 +107,7 @@ func TestAdminCLI(t *testing.T) {
 		{[]string{"band", "ACME", "--ref-price", "101.001", "--band-percent", "5", "--reason", "x"}, 1, "", "bad_price"},
 		// The first end of day's snapshot has no console state beside it
 		// yet: said, not "no snapshot" beside the snapshot it wrote.
-		{[]string{"eod", "--reason", "cli eod"}, 0, " DAY orders expired, snapshot seq 10, nothing archived: snapshot 10 is not one a start would load until", ""},
+		{[]string{"eod", "--reason", "cli eod"}, 0, " orders expired (DAY, at the opening, at the close), snapshot seq 10, nothing archived: snapshot 10 is not one a start would load until", ""},
 		{[]string{"phase", "equities", "open", "--reason", "no schedule here"}, 1, "", "unknown_group"},
 		{[]string{"explode"}, 2, "", "unknown command"},
 	} {
