@@ -109,7 +109,11 @@
 // differs from the hello's, close the stream; the event is counted
 // (TransportStats) and logged (each kind at most once per streamLogEvery,
 // with how many were not: a peer configured otherwise redials ten times a
-// second) and the node carries on. Sending never blocks
+// second) and the node carries on. A peer that cannot be dialled (down, or
+// a wrong raft_addr in [[cluster.peer]], which would otherwise leave a node
+// that hears the leader but whose answers go nowhere, a follower to look
+// at and none to the leader's quorum) is logged the same way, naming the
+// peer and the address dialled. Sending never blocks
 // the node: each peer has a queue of peerQueueMessagesMax messages, and a
 // message that does not fit is dropped (Raft resends) and the peer reported
 // unreachable. Received messages wait in a queue of inboundMessagesMax.

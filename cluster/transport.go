@@ -98,7 +98,7 @@ type Transport struct {
 	recvCount   uint64     // names the received files (snapIn held)
 
 	logMu  sync.Mutex
-	logged map[string]streamLog // closed streams by error, for logStreamClosed (logMu)
+	logged map[string]streamLog // closed streams and failed dials by error, for logDue (logMu)
 
 	// hellos are the MACs of the hellos accepted within helloAgeMax, so
 	// that one replayed within that time is refused too (mu); at most
@@ -128,21 +128,40 @@ const (
 // logStreamClosed logs a stream closed for err, unless one closed for the
 // same error was logged within streamLogEvery.
 func (t *Transport) logStreamClosed(remote string, err error) {
-	key, now := err.Error(), time.Now()
+	if n, ok := t.logDue("closed " + err.Error()); ok {
+		t.cfg.Logger.Warn("cluster: peer stream closed", "remote", remote, "err", err, "like_it_not_logged", n)
+	}
+}
+
+// logDialFailed logs that p could not be dialled, unless that was logged
+// for the same error within streamLogEvery. Without it a node whose
+// [[cluster.peer]] names a wrong raft_addr, or whose peer is down, said
+// nothing: it received the leader's messages and followed, its answers
+// went nowhere, and the leader counted it out of its quorum while the node
+// looked like a follower (doc.go, "Transport").
+func (t *Transport) logDialFailed(p *peerLink, err error) {
+	if n, ok := t.logDue(fmt.Sprintf("dial %d %v", p.id, err)); ok {
+		t.cfg.Logger.Warn("cluster: cannot reach peer", "peer", p.id, "raft_addr", p.addr, "err", err, "like_it_not_logged", n)
+	}
+}
+
+// logDue says whether an event of kind key is to be logged (none was
+// within streamLogEvery), and how many of that kind were not since.
+func (t *Transport) logDue(key string) (suppressed int, due bool) {
+	now := time.Now()
 	t.logMu.Lock()
+	defer t.logMu.Unlock()
 	last, seen := t.logged[key]
 	if seen && now.Sub(last.at) < streamLogEvery {
 		last.suppressed++
 		t.logged[key] = last
-		t.logMu.Unlock()
-		return
+		return 0, false
 	}
 	if t.logged == nil || len(t.logged) >= streamLogKindsMax {
 		t.logged = make(map[string]streamLog)
 	}
 	t.logged[key] = streamLog{at: now}
-	t.logMu.Unlock()
-	t.cfg.Logger.Warn("cluster: peer stream closed", "remote", remote, "err", err, "like_it_not_logged", last.suppressed)
+	return last.suppressed, true
 }
 
 type peerLink struct {
@@ -289,6 +308,8 @@ func (t *Transport) runPeer(p *peerLink) {
 			err = t.writeStream(conn, p, first)
 			t.track(conn, false)
 			conn.Close()
+		} else {
+			t.logDialFailed(p, err)
 		}
 		first = nil
 		select {

@@ -1637,3 +1637,35 @@ func TestClusterAddressesSwappedAcrossATransfer(t *testing.T) {
 		return nil
 	})
 }
+
+// TestClusterPeerAtAWrongAddressIsLogged: a node whose [[cluster.peer]]
+// names a wrong raft_addr for another node says so in its log, naming the
+// peer and the address (cluster/doc.go, "Transport"): it said nothing,
+// followed the leader it heard, and its answers went nowhere.
+func TestClusterPeerAtAWrongAddressIsLogged(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	dead, release := freeAddrs(t, 1)
+	release()
+	b, err := os.ReadFile(h.cfgs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := fmt.Sprintf("id = 1\nraft_addr = %q\n", h.links[[2]int{2, 0}].ln.Addr().String())
+	if !strings.Contains(string(b), right) {
+		t.Fatalf("node 3's file has no %q", right)
+	}
+	text := strings.Replace(string(b), right, fmt.Sprintf("id = 1\nraft_addr = %q\n", dead[0]), 1)
+	if err := os.WriteFile(h.cfgs[2], []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.startAll()
+	eventually(t, "node 3 says it cannot reach node 1 at the address it was given", func() error {
+		logs := h.procs[2].logs()
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, "cannot reach peer") && strings.Contains(line, "peer=1 ") && strings.Contains(line, dead[0]) {
+				return nil
+			}
+		}
+		return fmt.Errorf("its log:\n%s", lastLines(logs, 20))
+	})
+}
