@@ -198,11 +198,13 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 	peers := cfg.Cluster.Peers
 	sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
 	all := map[uint64]server.ClusterStatus{}
+	failed := map[uint64]unreachableNode{}
 	var leaderCommit uint64
 	for _, p := range peers {
 		st, err := fetchStatus(client, p.StatusAddr)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "node %d (%s): %v\n", p.ID, p.StatusAddr, err)
+			failed[p.ID] = unreachableNode{ID: p.ID, State: "unreachable", Error: err.Error(), FIXAddr: p.FIXAddr}
 			continue
 		}
 		all[p.ID] = st
@@ -211,7 +213,17 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 		}
 	}
 	if asJSON {
-		_ = json.NewEncoder(out).Encode(all)
+		// Every configured node is listed, as in the table: one whose
+		// status could not be read is "unreachable", with why, not left
+		// out (a script counting the nodes saw a cluster of two).
+		nodes := map[uint64]any{}
+		for id, st := range all {
+			nodes[id] = st
+		}
+		for id, u := range failed {
+			nodes[id] = u
+		}
+		_ = json.NewEncoder(out).Encode(nodes)
 	} else {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tSTATE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tCOMMITTED_SEQ\tLAG\tSERVING\tFIX")
@@ -236,6 +248,15 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 		return 1
 	}
 	return 0
+}
+
+// unreachableNode is what `cluster status --json` says of a node whose
+// status could not be read.
+type unreachableNode struct {
+	ID      uint64 `json:"id"`
+	State   string `json:"state"`
+	Error   string `json:"error"`
+	FIXAddr string `json:"fix_addr"`
 }
 
 func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {

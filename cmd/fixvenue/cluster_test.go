@@ -1669,3 +1669,34 @@ func TestClusterPeerAtAWrongAddressIsLogged(t *testing.T) {
 		return fmt.Errorf("its log:\n%s", lastLines(logs, 20))
 	})
 }
+
+// TestClusterStatusJSONListsUnreachableNodes: `cluster status --json` lists
+// every configured node, as the table does, one whose status cannot be
+// read as "unreachable" with the error (it was left out: a script reading
+// the JSON saw a cluster of fewer nodes and nothing wrong).
+func TestClusterStatusJSONListsUnreachableNodes(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	h.start(0)
+	code, stdout, stderr := runCLI(t, "", nil, "cluster", "status", "--json", "--config", h.cfgs[0])
+	if code != 0 {
+		t.Fatalf("cluster status --json exited %d:\n%s%s", code, stdout, stderr)
+	}
+	var nodes map[string]struct {
+		ID      uint64 `json:"id"`
+		State   string `json:"state"`
+		Error   string `json:"error"`
+		FIXAddr string `json:"fix_addr"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &nodes); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if len(nodes) != 3 || nodes["1"].State == "unreachable" {
+		t.Fatalf("want nodes 1 to 3, node 1 read:\n%s", stdout)
+	}
+	for i, id := range []string{"2", "3"} {
+		n := nodes[id]
+		if n.State != "unreachable" || n.Error == "" || n.FIXAddr != h.fix[i+1] || n.ID != uint64(i+2) {
+			t.Fatalf("node %s: %+v, want unreachable, with the error and its FIX address %s:\n%s", id, n, h.fix[i+1], stdout)
+		}
+	}
+}
