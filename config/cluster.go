@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"time"
 )
@@ -127,6 +128,25 @@ func (c *Config) validateCluster() []error {
 			n, ClusterNodesMin, ClusterNodesMax)
 	}
 	seen := map[uint64]bool{}
+	// Each node binds its raft, FIX and status addresses and its peers dial
+	// them: one address given twice (a copied line not edited) sends one
+	// node's Raft messages to another node, which refuses the hello, or to
+	// a FIX or status port, which closes the stream, and that link never
+	// carries a message ("Cluster: three replicas" in README).
+	given := map[string]string{}
+	for i, p := range cl.Peers {
+		for _, a := range [][2]string{{"raft_addr", p.RaftAddr}, {"fix_addr", p.FIXAddr}, {"status_addr", p.StatusAddr}} {
+			key := fmt.Sprintf("cluster.peer[%d].%s", i, a[0])
+			if _, port, err := net.SplitHostPort(a[1]); err != nil || port == "0" {
+				continue
+			}
+			if other, ok := given[a[1]]; ok {
+				add("%s: %s is %s too: every node's raft, FIX and status addresses must differ", key, a[1], other)
+				continue
+			}
+			given[a[1]] = key
+		}
+	}
 	for i, p := range cl.Peers {
 		if p.ID == 0 || seen[p.ID] {
 			add("cluster.peer[%d].id: %d is zero or repeated", i, p.ID)

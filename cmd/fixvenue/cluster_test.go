@@ -1700,3 +1700,28 @@ func TestClusterStatusJSONListsUnreachableNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNodeWithARepeatedPeerAddressIsRefused: a [[cluster.peer]]
+// list giving one address twice (node 3's raft_addr copied from node 2's)
+// is refused at start, naming both keys: the node started, sent node 3's
+// messages to node 2, which refused them, and that link never carried one.
+func TestClusterNodeWithARepeatedPeerAddressIsRefused(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	b, err := os.ReadFile(h.cfgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	to2, to3 := h.links[[2]int{0, 1}].ln.Addr().String(), h.links[[2]int{0, 2}].ln.Addr().String()
+	text := strings.Replace(string(b), fmt.Sprintf("raft_addr = %q", to3), fmt.Sprintf("raft_addr = %q", to2), 1)
+	if text == string(b) {
+		t.Fatalf("node 1's file has no raft_addr %s", to3)
+	}
+	if err := os.WriteFile(h.cfgs[0], []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", nil, "serve", "--config", h.cfgs[0], "--metrics-addr", "off", "--admin-addr", "127.0.0.1:0")
+	want := fmt.Sprintf("cluster.peer[2].raft_addr: %s is cluster.peer[1].raft_addr too", to2)
+	if code == 0 || !strings.Contains(stderr, want) {
+		t.Fatalf("serve exited %d, want a refusal saying %q:\n%s", code, want, lastLines(stderr, 10))
+	}
+}
