@@ -67,7 +67,12 @@
 // a leader whose append is refused by a follower whose log ends before
 // them hands the leadership to the other follower (Node.checkLostLog), and
 // the new leader, which knows nothing of the follower, brings it up from
-// its first entry or a Raft snapshot.
+// its first entry or a Raft snapshot. With no other follower to hand it to
+// (it is down too), the leader steps down once the follower has refused
+// for two election timeouts (one late refusal is no lost log) and, elected again in a new
+// term with that follower's vote, brings it up itself: leading on, it
+// would count the follower in its quorum at the index it acknowledged,
+// and take orders it could never commit.
 //
 // # Raft settings
 //

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.etcd.io/raft/v3/tracker"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
@@ -106,8 +107,12 @@ type Node struct {
 	fresh         bool
 	voteHoldTicks int
 	freshLogged   bool
-	// lostLogLogged is the follower checkLostLog last logged as stuck.
-	lostLogLogged uint64
+
+	// ticks counts Tick calls; lostLog is the follower checkLostLog found
+	// refusing the entries it had acknowledged, with no other follower to
+	// hand the leadership to: since which tick, at which match and term.
+	ticks   uint64
+	lostLog lostLog
 
 	failed error
 }
@@ -218,6 +223,7 @@ const snapshotReportTicks = 40
 
 // Tick advances Raft's logical clock by one tick.
 func (n *Node) Tick() {
+	n.ticks++
 	if n.voteHoldTicks > 0 {
 		n.voteHoldTicks--
 	}
@@ -286,6 +292,15 @@ func (n *Node) Step(m *raftpb.Message) error {
 	return n.rn.Step(m)
 }
 
+// lostLog is a follower found refusing entries it had acknowledged
+// (checkLostLog).
+type lostLog struct{ from, match, term, since uint64 }
+
+// lostLogStepDownElections is how many election timeouts a follower that
+// lost acknowledged entries refuses them, with no other follower to take
+// the leadership, before the leader steps down.
+const lostLogStepDownElections = 2
+
 // checkLostLog looks at a follower's refused append: a follower whose log
 // ends before the index this leader knows it acknowledged lost its
 // directory (doc.go, "Fresh directories"). Raft never sends a follower
@@ -306,11 +321,34 @@ func (n *Node) checkLostLog(m *raftpb.Message) {
 			return
 		}
 	}
-	if n.lostLogLogged != m.GetFrom() { // once, not at every refused append
-		n.lostLogLogged = m.GetFrom()
-		n.cfg.Logger.Error("cluster: a follower lost entries it had acknowledged (a new directory), and no other follower can take the leadership: it cannot catch up from this leader",
+	// No other follower can take over (three nodes, the other one down):
+	// this leader steps down. Leading on, it counted the follower in its
+	// quorum at the index it had acknowledged, so it took orders it could
+	// never commit and answered none, with Serving true. A leader never
+	// sends below that index, but a new term's leader knows nothing of the
+	// follower: this node, elected again with the follower's vote, brings
+	// it up (doc.go, "Fresh directories"). A refusal answering an append
+	// sent before a later acknowledgement (late, not lost) looks the same
+	// once: the leader steps down only when the follower has refused for
+	// lostLogStepDownElections election timeouts with no acknowledgement.
+	term := st.HardState.GetTerm()
+	if l := n.lostLog; l.from != m.GetFrom() || l.match != pr.Match || l.term != term {
+		n.lostLog = lostLog{from: m.GetFrom(), match: pr.Match, term: term, since: n.ticks}
+		n.cfg.Logger.Error("cluster: a follower lost entries it had acknowledged (a new directory), and no other follower can take the leadership: stepping down if it still refuses, so that a new term's leader brings it up",
 			"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
+		return
 	}
+	if n.ticks-n.lostLog.since < uint64(lostLogStepDownElections*n.cfg.ElectionTicks) {
+		return
+	}
+	n.cfg.Logger.Error("cluster: stepping down: a follower that lost entries it had acknowledged still refuses them",
+		"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
+	n.lostLog = lostLog{}
+	// Stepping down is raft's answer to a message of a later term, which
+	// this one stands for.
+	term++
+	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MsgHeartbeatResp.Enum(), From: proto.Uint64(m.GetFrom()),
+		To: proto.Uint64(n.cfg.NodeID), Term: &term})
 }
 
 // ProposeNext is the seq the next proposal must start with.

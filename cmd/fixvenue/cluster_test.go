@@ -1725,3 +1725,78 @@ func TestClusterNodeWithARepeatedPeerAddressIsRefused(t *testing.T) {
 		t.Fatalf("serve exited %d, want a refusal saying %q:\n%s", code, want, lastLines(stderr, 10))
 	}
 }
+
+// TestClusterFollowerWithAWipedDirectoryAndTheOtherDown: with one follower
+// down and the other restarted on an empty directory (a replaced disk),
+// the leader, whom no other follower can relieve, steps down and leads
+// again in a new term, bringing the follower up, and an order is
+// acknowledged (cluster/doc.go, "Fresh directories"). It led on, counting
+// that follower in its quorum at the index it had acknowledged: it took
+// logons and orders and answered none. The election timeout is 3 s, so
+// that the leader does not step down for want of a quorum meanwhile.
+func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	for _, cfg := range h.cfgs {
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(b), `election = "500ms"`, `election = "3s"`, 1)
+		if text == string(b) {
+			t.Fatalf("%s sets no election of 500ms", cfg)
+		}
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.startAll()
+	l := h.leader(60 * time.Second)
+	c := h.clients[0]
+	cl, err := c.connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restDayBuy(t, cl, "before-wipe")
+	cl.Close()
+	wiped, down := (l+1)%3, (l+2)%3
+	h.kill(down)
+	h.kill(wiped)
+	if err := os.RemoveAll(h.data[wiped]); err != nil {
+		t.Fatal(err)
+	}
+	h.start(wiped)
+	deadline := time.Now().Add(60 * time.Second)
+	for attempt := 1; ; attempt++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no order acknowledged in 60 s since node %d restarted on an empty directory; node %d (leader) log:\n%s",
+				wiped+1, l+1, lastLines(h.procs[l].logs(), 30))
+		}
+		cl, err := c.connect([]string{h.fix[l], h.fix[wiped]}, 20*time.Second)
+		if err != nil {
+			continue
+		}
+		// Resent with PossResend: an attempt before may have been recorded.
+		err = cl.Send("D", append([]fixclient.Field{fixclient.F(97, "Y")}, dayBuy("after-wipe")...)...)
+		var m *fixclient.Message
+		if err == nil {
+			m, err = cl.Expect(15*time.Second, "8", map[int]string{11: "after-wipe"})
+		}
+		cl.Close()
+		if err == nil && m.Get(39) == "0" {
+			t.Logf("acknowledged at attempt %d: %s", attempt, m)
+			break
+		}
+		t.Logf("attempt %d: %v %v", attempt, m, err)
+	}
+	for _, id := range []string{"before-wipe", "after-wipe"} {
+		cl, err := c.connect([]string{h.fix[l], h.fix[wiped]}, 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := orderStatus(cl, "ACME", id)
+		cl.Close()
+		if err != nil || m.Get(39) != "0" {
+			t.Fatalf("status of %s: %v %v", id, m, err)
+		}
+	}
+}
