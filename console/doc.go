@@ -38,7 +38,9 @@
 // updates_per_second per browser, changes in between coalesced, one
 // encoding per topic shared by every browser, and a deadline on each
 // write, so that a browser that stops reading is dropped and holds
-// nothing beyond its socket's buffers. streams_max bounds the streams.
+// nothing beyond its socket's buffers. streams_max bounds the streams: a
+// page whose stream is refused (503, or 401) says why it is not live and
+// tries again every 5 s, which a browser does not do by itself.
 //
 // Access (ops.Ops.Authorize): on a loopback listener the pages need no
 // token; beyond loopback (TLS only) a read or operator token, in the

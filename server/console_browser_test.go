@@ -386,3 +386,21 @@ func TestConsoleScreenshots(t *testing.T) {
 	shot("/latency", "latency", `document.getElementById("plot").dataset.curves === "4"`)
 	shot("/operations", "operations", `document.body.dataset.updates >= 1`)
 }
+
+// TestConsoleStreamRefusedIsRetried: a page whose stream the venue refuses
+// (503 at streams_max) says so and why, and goes live once a stream is
+// free; the browser itself never retries a refused stream.
+func TestConsoleStreamRefusedIsRetried(t *testing.T) {
+	_, base := consoleVenue(t, "streams_max = 1\n")
+	first := browsertest.New(t)
+	browsertest.Open(t, first, base+"/market")
+	browsertest.WaitFor(t, first, "the first page's stream connects", `document.getElementById("live").textContent === "live"`)
+	second := browsertest.New(t)
+	browsertest.Open(t, second, base+"/sessions")
+	browsertest.WaitFor(t, second, "the second page says why it is not live",
+		browsertest.Text("#live")+`.includes("not live: HTTP 503: too many console streams open (admin.console.streams_max)")`)
+	if err := chromedp.Do(first, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitFor(t, second, "the second page goes live once the first left", `document.getElementById("live").textContent === "live"`)
+}

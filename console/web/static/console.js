@@ -243,9 +243,35 @@
   if (init) render(JSON.parse(init.textContent));
   const live = $("#live");
   let updates = 0;
-  const es = new EventSource("/stream/" + encodeURIComponent(topic));
-  es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
-  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
-  es.addEventListener("halted", (e) => { $("#halted-cause").textContent = JSON.parse(e.data).cause; $("#halted").hidden = false; });
-  es.onmessage = (e) => { updates++; document.body.dataset.updates = updates; render(JSON.parse(e.data)); };
+  const url = "/stream/" + encodeURIComponent(topic);
+  const offline = (text, why) => { live.textContent = text; live.title = why || ""; live.className = "live off"; };
+  // The browser reconnects a stream that broke by itself, but not one the
+  // venue refused (503 at streams_max, 401 once a token is no longer
+  // configured): that one is retried here every retryMs, and the page says
+  // why it is not live (README "Operating the venue").
+  const retryMs = 5000;
+  function follow() {
+    const es = new EventSource(url);
+    es.onopen = () => { live.textContent = "live"; live.title = ""; live.className = "live on"; };
+    es.onerror = () => {
+      if (es.readyState !== EventSource.CLOSED) { offline("reconnecting…"); return; }
+      refused().then((why) => { offline("not live: " + why + "; retrying", why); setTimeout(follow, retryMs); });
+    };
+    es.addEventListener("halted", (e) => { $("#halted-cause").textContent = JSON.parse(e.data).cause; $("#halted").hidden = false; });
+    es.onmessage = (e) => { updates++; document.body.dataset.updates = updates; render(JSON.parse(e.data)); };
+  }
+  // refused asks the stream's URL once more for the reason it was refused
+  // (a stream that opens now is let go at once: follow opens its own).
+  async function refused() {
+    const ctl = new AbortController();
+    try {
+      const r = await fetch(url, { signal: ctl.signal, credentials: "same-origin" });
+      if (r.ok) { ctl.abort(); return "the stream was refused"; }
+      const text = (r.headers.get("Content-Type") || "").startsWith("text/plain") ? (await r.text()).trim() : "";
+      return "HTTP " + r.status + (text ? ": " + text : r.status === 401 ? ": sign in again" : "");
+    } catch (e) {
+      return "the venue does not answer";
+    }
+  }
+  follow();
 })();
