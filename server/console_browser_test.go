@@ -404,3 +404,29 @@ func TestConsoleStreamRefusedIsRetried(t *testing.T) {
 	}
 	browsertest.WaitFor(t, second, "the second page goes live once the first left", `document.getElementById("live").textContent === "live"`)
 }
+
+// TestConsoleHaltBannerGoesWithARestart: a page open while the venue halts
+// shows the halt; once the venue is restarted on the same data and admin
+// address, the page's stream reconnects and the banner goes, as the
+// venue trades again.
+func TestConsoleHaltBannerGoesWithARestart(t *testing.T) {
+	var fail atomic.Bool
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n")
+	s := startServer(t, cfg, Options{JournalSync: failingSync(&fail)})
+	base := "http://" + s.AdminAddr()
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/market")
+	browsertest.WaitFor(t, ctx, "the stream connects", `document.getElementById("live").textContent === "live"`)
+	c := logon(t, s, "CLIENT1", true)
+	fail.Store(true)
+	sendOrder(t, c, order{id: "lost1", side: "1", qty: "1", px: "99.00"})
+	browsertest.WaitFor(t, ctx, "the page shows the halt", `!document.getElementById("halted").hidden`)
+	c.Close()
+	s.Close()
+	again := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n")
+	again.Admin.Addr = s.AdminAddr() // the page's stream reconnects to the address it knows
+	startServer(t, again, Options{})
+	browsertest.WaitFor(t, ctx, "the page is live again without the banner",
+		`document.getElementById("live").textContent === "live" && document.getElementById("halted").hidden`)
+}

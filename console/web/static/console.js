@@ -252,7 +252,12 @@
   const retryMs = 5000;
   function follow() {
     const es = new EventSource(url);
-    es.onopen = () => { live.textContent = "live"; live.title = ""; live.className = "live on"; };
+    es.onopen = () => {
+      live.textContent = "live"; live.title = ""; live.className = "live on";
+      // A stream opens with the venue's halt, if it has halted: a page
+      // that showed one before the venue restarted shows it no longer.
+      $("#halted").hidden = true;
+    };
     es.onerror = () => {
       if (es.readyState !== EventSource.CLOSED) { offline("reconnecting…"); return; }
       refused().then((why) => { offline("not live: " + why + "; retrying", why); setTimeout(follow, retryMs); });
