@@ -430,3 +430,22 @@ func TestConsoleHaltBannerGoesWithARestart(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the page is live again without the banner",
 		`document.getElementById("live").textContent === "live" && document.getElementById("halted").hidden`)
 }
+
+// TestConsoleActionWithoutAnAnswer: an action the admin API does not
+// answer in JSON (here the HTTP server's own 431 for a token too long for
+// a header) shows its HTTP status and text, and one the venue does not
+// answer at all (stopped) says so and where to look, rather than a
+// browser's parse or network error alone.
+func TestConsoleActionWithoutAnAnswer(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	browsertest.WaitFor(t, ctx, "the instruments are listed", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button') !== null`)
+	result := browsertest.Text("#result")
+	confirmAction(t, ctx, strings.Repeat("x", 20<<10), "a long token", `#ops-instruments tr[data-symbol="ACME"] button`)
+	browsertest.WaitFor(t, ctx, "the page shows the HTTP server's refusal", result+`.startsWith("HTTP 431: 431 Request Header Fields Too Large")`)
+	s.Close()
+	browsertest.WaitFor(t, ctx, "the page sees the venue stop", `document.getElementById("live").textContent !== "live"`)
+	confirmAction(t, ctx, aliceToken, "the venue stopped", `#ops-instruments tr[data-symbol="ACME"] button`)
+	browsertest.WaitFor(t, ctx, "the page says the venue did not answer", result+`.startsWith("no answer from the venue") && `+result+`.includes("journal list")`)
+}

@@ -218,17 +218,32 @@
     if (!p) return;
     const body = Object.assign({ reason: $("#reason").value }, p.body);
     const out = $("#result");
+    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+    let r, text;
     try {
-      const r = await fetch(p.path, { method: p.method, headers: { "Authorization": "Bearer " + $("#token").value, "Content-Type": "application/json" },
+      r = await fetch(p.path, { method: p.method, headers: { "Authorization": "Bearer " + $("#token").value, "Content-Type": "application/json" },
         body: JSON.stringify(body), credentials: "omit" });
-      const j = await r.json();
-      out.className = "result " + (r.ok ? "ok" : "bad");
-      out.textContent = r.ok ? j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")"
-        : "HTTP " + r.status + ": " + j.error;
+      text = await r.text();
     } catch (e) {
-      out.className = "result bad";
-      out.textContent = "failed: " + e;
+      // No answer: the venue stopped, or the connection broke. The call
+      // may or may not have been journaled: the journal list says.
+      bad("no answer from the venue (" + e.message + "): is it running? The journal list below shows whether the action was taken before you try again.");
+      return;
     }
+    let j;
+    try {
+      j = JSON.parse(text);
+    } catch (e) {
+      // Not the admin API's JSON (a proxy's or the HTTP server's own page).
+      bad("HTTP " + r.status + ": " + (text.trim().substring(0, 200) || r.statusText));
+      return;
+    }
+    if (!r.ok) {
+      bad("HTTP " + r.status + ": " + j.error);
+      return;
+    }
+    out.className = "result ok";
+    out.textContent = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")";
   }
 
   const topic = document.body.dataset.topic || "";
