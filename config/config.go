@@ -726,6 +726,13 @@ const (
 // configuration and the admin API ask the same).
 func ValidSymbol(s string) bool { return validName(s, venue.SymbolLength) }
 
+// DotSegment reports whether s is "." or "..", which cannot name an
+// instrument or a session: a browser (WHATWG URL) resolves such a segment,
+// percent-encoded or not, as the current or the parent path, so the
+// console's pages and the admin API's paths could not reach it (README
+// "Operating the venue").
+func DotSegment(s string) bool { return s == "." || s == ".." }
+
 // validName reports whether s is 1 to max printable ASCII characters
 // without space or '=', as a CompID and a symbol must be (the admin API
 // asks the same of a symbol).
@@ -771,6 +778,8 @@ func (c *Config) validateSessions() []error {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q is not 1 to %d printable ASCII characters without space or '='", key, s.CompID, CompIDLengthMax))
 		} else if s.CompID == c.Venue.SenderCompID {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q is the venue's own (venue.sender_comp_id)", key, s.CompID))
+		} else if DotSegment(s.CompID) {
+			errs = append(errs, fmt.Errorf("%s.comp_id: %q cannot be named in a URL path (a browser reads it as the current or the parent path), so the console and the admin API could not reach it", key, s.CompID))
 		}
 		// One session per client CompID, whatever the venue's CompID: the
 		// edge's credentials, the admin API and risk name a session by it.
@@ -814,6 +823,9 @@ func (c *Config) validateInstruments() []error {
 		ids[in.ID] = i
 		if !ValidSymbol(in.Symbol) {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q is not 1 to %d printable ASCII characters without space or '='", key, in.Symbol, venue.SymbolLength))
+		}
+		if DotSegment(in.Symbol) {
+			errs = append(errs, fmt.Errorf("%s.symbol: %q cannot be named in a URL path (a browser reads it as the current or the parent path), so the console and the admin API could not reach it", key, in.Symbol))
 		}
 		if strings.EqualFold(in.Symbol, "all") {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q is reserved: ALL in FIX (TradingSessionID) and all in the admin API mean every instrument", key, in.Symbol))

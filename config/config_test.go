@@ -96,6 +96,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[cluster]\ncancel_grace = \"3s\"", "cluster.cancel_grace is now fix.cancel_grace"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},
 		{strings.Replace(instrumentText, `symbol = "X"`, `symbol = "All"`, 1), `instrument[0].symbol: "All" is reserved`},
+		{strings.Replace(instrumentText, `symbol = "X"`, `symbol = ".."`, 1), `instrument[0].symbol: ".." cannot be named in a URL path`},
+		{"[[session]]\ncomp_id = \".\"", `session[0].comp_id: "." cannot be named in a URL path`},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1.01\"\nband_percent = 5", "instrument[0].ref_price"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 10\nmin_qty = 5\nmax_qty = 100\nref_price = \"1\"\nband_percent = 5", "instrument[0].min_qty, max_qty: 5 and 100 must be multiples of lot_size 10"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 10\nmin_qty = 10\nmax_qty = 105\nref_price = \"1\"\nband_percent = 5", "instrument[0].min_qty, max_qty"},

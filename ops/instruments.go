@@ -98,6 +98,8 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 		return bad("no_reason", "give a reason: it is journaled with the action")
 	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
 		return bad("bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
+	case config.DotSegment(req.Symbol):
+		return bad("bad_symbol", "symbol %q cannot be named in a URL path (a browser reads it as the current or the parent path), so the console and this API could not reach it", req.Symbol)
 	case !config.ValidSymbol(req.Symbol) || strings.EqualFold(req.Symbol, AllInstruments):
 		return bad("bad_symbol", "symbol %q must be 1 to %d printable ASCII characters without space or '=' (and not %q in any case: "+
 			"ALL in FIX and all here mean every instrument)", req.Symbol, venue.SymbolLength, AllInstruments)

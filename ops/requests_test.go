@@ -142,6 +142,8 @@ func TestAddInstrumentRequestValidation(t *testing.T) {
 		{with(`,"symbol":"A B"`), 400, "bad_symbol"},
 		{with(`,"symbol":"all"`), 400, "bad_symbol"},
 		{with(`,"symbol":"ALL"`), 400, "bad_symbol"}, // FIX's TradingSessionID for every instrument
+		{with(`,"symbol":"."`), 400, "bad_symbol"},   // a browser's current path: no URL names it
+		{with(`,"symbol":".."`), 400, "bad_symbol"},  // a browser's parent path
 		{with(`}`), 400, "bad_json"},
 		{with(`,"tick_size":"-0.05"`), 400, "bad_tick_size"},
 		{with(`,"tick_size":"0"`), 400, "bad_tick_size"},

@@ -39,6 +39,7 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 		{aliceToken, instrument("LONG", `,"group":"`+strings.Repeat("x", 1024)+`"`), 413, "body_too_large"},
 		{aliceToken, instrument("has space", ""), 400, "bad_symbol"},
 		{aliceToken, instrument("all", ""), 400, "bad_symbol"},
+		{aliceToken, instrument("..", ""), 400, "bad_symbol"}, // no URL names it: the console could not reach it
 		{aliceToken, instrument("LOTS", ""), 409, "duplicate_instrument"},
 	} {
 		var e struct{ Code string }
