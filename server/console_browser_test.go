@@ -449,3 +449,48 @@ func TestConsoleActionWithoutAnAnswer(t *testing.T) {
 	confirmAction(t, ctx, aliceToken, "the venue stopped", `#ops-instruments tr[data-symbol="ACME"] button`)
 	browsertest.WaitFor(t, ctx, "the page says the venue did not answer", result+`.startsWith("no answer from the venue") && `+result+`.includes("journal list")`)
 }
+
+// TestConsoleClickWhileOrdersFlow: an operator's click (press, then
+// release a moment later) on an Operations button is not lost while
+// orders flow and the page updates several times a second: a row whose
+// figures did not change keeps its button between updates.
+func TestConsoleClickWhileOrdersFlow(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	c := logon(t, s, "CLIENT1", true)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // resting orders, each a change of CLIENT1's open orders (bounded: 600 at most)
+		defer close(done)
+		for i := 0; i < 600; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c.Send("D", fixclient.F(11, fmt.Sprintf("flow%d", i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"),
+				fixclient.F(59, "0")) != nil {
+				return
+			}
+			c.Read(time.Second)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	const halt = `document.querySelector('#ops-instruments tr[data-symbol="LOTS"] button')`
+	browsertest.WaitFor(t, ctx, "the page updates with the orders", halt+` !== null && Number(document.body.dataset.updates || 0) >= 3`)
+	for i := 0; i < 6; i++ {
+		xy := browsertest.Eval[[]float64](t, ctx, `(() => { const r = `+halt+`.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+		if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MousePressed, xy[0], xy[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+			chromedp.Sleep(150*time.Millisecond),
+			chromedp.MouseEvent(chromedp.MouseReleased, xy[0], xy[1], chromedp.ButtonLeft, chromedp.ClickCount(1))); err != nil {
+			t.Fatal(err)
+		}
+		if browsertest.Eval[bool](t, ctx, `document.getElementById("confirm").hidden`) {
+			t.Fatalf("click %d on Halt LOTS was lost (%s updates so far)", i+1, browsertest.Eval[string](t, ctx, `document.body.dataset.updates`))
+		}
+		browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("confirm-no").click(); return true; })()`)
+	}
+}

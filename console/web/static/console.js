@@ -18,9 +18,28 @@
   }
   const num = (v) => el("td", "n", v);
   const link = (href, text) => { const td = el("td"); const a = el("a", "", text); a.href = href; td.appendChild(a); return td; };
+  // fill renders a table's rows, keeping each row whose data did not
+  // change since the last update: a button in it stays the node the
+  // operator pressed, so a click (press, then release) is not lost to an
+  // update in between, as it was when every row was rebuilt several times
+  // a second while orders flowed.
+  const rowData = new WeakMap();
   function fill(sel, list, fn) {
     const tb = $(sel + " tbody");
-    if (tb) tb.replaceChildren(...list.map(fn));
+    if (!tb) return;
+    const kept = new Map();
+    for (const tr of tb.children) if (rowData.has(tr)) kept.set(rowData.get(tr), tr);
+    const rows = list.map((item) => {
+      const data = JSON.stringify(item);
+      let tr = kept.get(data);
+      kept.delete(data);
+      if (!tr) { tr = fn(item); rowData.set(tr, data); }
+      return tr;
+    });
+    // A row kept in its place is not touched (a row taken out of the
+    // page, even to be put back, loses the click pressed on it).
+    rows.forEach((tr, i) => { if (tb.children[i] !== tr) tb.insertBefore(tr, tb.children[i] || null); });
+    while (tb.children.length > rows.length) tb.lastElementChild.remove();
   }
   const statusCell = (s) => el("td", "status s-" + s.toLowerCase(), s);
 
@@ -187,7 +206,10 @@
       tr.dataset.symbol = i.symbol;
       return tr;
     });
-    fill("#ops-sessions", v.sessions, (s) => {
+    // Only what a row shows: its rates change at every update while the
+    // session trades, its state and open orders far less often (fill).
+    const shown = v.sessions.map((s) => ({ compId: s.compId, loggedOn: s.loggedOn, disabled: s.disabled, openOrders: s.openOrders, dropCopy: s.dropCopy }));
+    fill("#ops-sessions", shown, (s) => {
       const td = el("td");
       const base = "/v1/sessions/" + encodeURIComponent(s.compId) + "/";
       if (s.loggedOn) td.appendChild(act("Logout", "Log out " + s.compId, "POST", base + "logout", {}));
