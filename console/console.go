@@ -290,7 +290,14 @@ func (c *Console) handleSignInPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, signInMax)
 	if err := r.ParseForm(); err != nil {
-		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read"})
+		// A form over the bound is named as such (413), as the admin API
+		// names admin.body_bytes_max (README "Operating the venue").
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			c.render(w, http.StatusRequestEntityTooLarge, "signin", pageData{Title: "Sign in",
+				Message: fmt.Sprintf("the form is over %d bytes: a token is far shorter", signInMax)})
+			return
+		}
+		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read: " + err.Error()})
 		return
 	}
 	token, next := r.PostForm.Get("token"), safeNext(r.PostForm.Get("next"))

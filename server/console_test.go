@@ -211,7 +211,12 @@ func TestConsoleSignIn(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return resp, string(b)
 	}
-	resp, body := signIn("forged-token", "/sessions")
+	// A form over the sign-in's bound is named as such.
+	resp, body := signIn(strings.Repeat("t", 8<<10), "/sessions")
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "the form is over 4096 bytes") || len(resp.Cookies()) != 0 {
+		t.Fatalf("an oversized form: HTTP %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	resp, body = signIn("forged-token", "/sessions")
 	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 || strings.Contains(body, "forged-token") {
 		t.Fatalf("forged token: HTTP %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
