@@ -494,3 +494,19 @@ func TestConsoleClickWhileOrdersFlow(t *testing.T) {
 		browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("confirm-no").click(); return true; })()`)
 	}
 }
+
+// TestConsoleTokenAHeaderCannotCarry: a token typed with a character an
+// HTTP header cannot carry is named as the problem, and nothing is sent,
+// rather than reported as a venue that did not answer.
+func TestConsoleTokenAHeaderCannotCarry(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	before := durableSeq(t, s)
+	confirmAction(t, ctx, aliceToken+"✓", "a pasted token", `#ops-instruments tr[data-symbol="ACME"] button`)
+	browsertest.WaitFor(t, ctx, "the page names the token as the problem",
+		browsertest.Text("#result")+`.startsWith("the operator token holds a character an HTTP header cannot carry (nothing was sent)")`)
+	if after := durableSeq(t, s); after != before {
+		t.Fatalf("%d commands journaled", after-before)
+	}
+}

@@ -241,6 +241,13 @@
     const body = Object.assign({ reason: $("#reason").value }, p.body);
     const out = $("#result");
     const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+    // A token an HTTP header cannot carry (beyond Latin-1, or a control
+    // character, as a paste may bring) is never sent: fetch would refuse
+    // it with an error that reads as if the venue did not answer.
+    if (/[^\t\x20-\x7e\xa0-\xff]/.test($("#token").value)) {
+      bad("the operator token holds a character an HTTP header cannot carry (nothing was sent): type or paste it again");
+      return;
+    }
     let r, text;
     try {
       r = await fetch(p.path, { method: p.method, headers: { "Authorization": "Bearer " + $("#token").value, "Content-Type": "application/json" },
