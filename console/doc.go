@@ -43,7 +43,8 @@
 // tries again every 5 s, which a browser does not do by itself.
 //
 // Access (ops.Ops.Authorize): on a loopback listener the pages need no
-// token; beyond loopback (TLS only) a read or operator token, in the
+// token when called by a loopback name (127.0.0.1, [::1], localhost: a
+// page elsewhere may have its own name resolve to loopback); beyond loopback (TLS only) a read or operator token, in the
 // Authorization header or in the HttpOnly cookie the sign-in page sets.
 // Changes always need an operator token in the Authorization header, so a
 // cookie alone can change nothing. An unknown instrument or session in a

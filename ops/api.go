@@ -401,7 +401,12 @@ func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status 
 	}
 	if !ok || token == "" {
 		if !operate && o.loopback {
-			return "", 0, "", ""
+			if loopbackHost(r.Host) {
+				return "", 0, "", ""
+			}
+			return "", http.StatusUnauthorized, "unauthorized", fmt.Sprintf("missing bearer token: without one, only a call to a "+
+				"loopback name (127.0.0.1, [::1], localhost) reads, not one to %q (a web page elsewhere reaches loopback by such a name, "+
+				"rebinding it in DNS)", r.Host)
 		}
 		return "", http.StatusUnauthorized, "unauthorized", "missing bearer token (Authorization: Bearer <token>)"
 	}
@@ -420,6 +425,23 @@ func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status 
 		return "", http.StatusForbidden, "read_only_token", "the token of " + operator + " may only read"
 	}
 	return operator, 0, "", ""
+}
+
+// loopbackHost reports whether a request's Host names loopback: an
+// anonymous read on a loopback listener is admitted only then, since a
+// web page on another site can have its own name resolve to 127.0.0.1
+// (DNS rebinding) and read the venue from a browser on the same machine;
+// its requests carry that name (README "Operating the venue").
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // auth admits a change with an operator token and passes its operator on.

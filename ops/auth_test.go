@@ -8,14 +8,15 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 )
 
-// TestAuthorize: reads are anonymous only on a loopback listener; a read
+// TestAuthorize: reads are anonymous only on a loopback listener called by
+// a loopback name; a read
 // token reads, never changes; the sign-in cookie admits reads only; with
 // no operator token configured every change is refused.
 func TestAuthorize(t *testing.T) {
 	tokens := []config.AdminToken{{Operator: "alice", SHA256: HashToken("op-token")},
 		{Operator: "carol", SHA256: HashToken("read-token"), Role: config.RoleRead}}
 	req := func(header, cookie string) *http.Request {
-		r := httptest.NewRequest("GET", "/market", nil)
+		r := httptest.NewRequest("GET", "http://127.0.0.1:9465/market", nil)
 		if header != "" {
 			r.Header.Set("Authorization", header)
 		}
@@ -54,5 +55,21 @@ func TestAuthorize(t *testing.T) {
 		if status != c.status || op != c.operator || (status != 0 && (code == "" || reason == "")) {
 			t.Errorf("%s: operator %q status %d (%s: %s), want %q %d", c.name, op, status, code, reason, c.operator, c.status)
 		}
+	}
+	// An anonymous read on loopback is by a loopback name only: a page
+	// elsewhere whose name resolves to loopback (DNS rebinding) is not.
+	o := &Ops{cfg: Config{Admin: config.Admin{Tokens: tokens}}, loopback: true}
+	for host, want := range map[string]int{"127.0.0.1:9465": 0, "localhost:9465": 0, "LOCALHOST": 0, "[::1]:9465": 0,
+		"attacker.example:9465": 401, "attacker.example": 401, "127.0.0.1.attacker.example": 401} {
+		r := req("", "")
+		r.Host = host
+		if _, status, _, reason := o.Authorize(r, false); status != want {
+			t.Errorf("anonymous read by %s: status %d (%s), want %d", host, status, reason, want)
+		}
+	}
+	r := req("Bearer read-token", "")
+	r.Host = "attacker.example:9465"
+	if op, status, _, _ := o.Authorize(r, false); status != 0 || op != "carol" {
+		t.Errorf("a read token by another name: %q %d", op, status)
 	}
 }

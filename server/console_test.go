@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,6 +42,34 @@ func TestConsoleDefaultsWithoutTokens(t *testing.T) {
 	for _, p := range []string{"/market", "/market/ACME", "/sessions", "/sessions/CLIENT1", "/latency", "/operations", "/static/console.js", "/healthz"} {
 		if code, _ := consoleGet(t, base+p, ""); code != 200 {
 			t.Errorf("GET %s: HTTP %d", p, code)
+		}
+	}
+	// Without a token, only a call to a loopback name reads: a web page
+	// elsewhere reaches loopback under its own name (DNS rebinding).
+	for _, host := range []string{"localhost", "LOCALHOST:" + strings.Split(s.AdminAddr(), ":")[1], "127.0.0.1", "attacker.example", "attacker.example:80"} {
+		for _, p := range []string{"/market", "/v1/sessions", "/stream/market"} {
+			req, err := http.NewRequest(http.MethodGet, base+p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			b := make([]byte, 4096)
+			n, _ := io.ReadAtLeast(resp.Body, b, 1)
+			resp.Body.Close()
+			cancel()
+			want := 200
+			if strings.HasPrefix(host, "attacker") {
+				want = 401
+			}
+			if resp.StatusCode != want || (want == 401 && !strings.Contains(string(b[:n]), "loopback name")) {
+				t.Errorf("GET %s with Host %s: HTTP %d, want %d: %.300s", p, host, resp.StatusCode, want, b[:n])
+			}
 		}
 	}
 	for _, p := range []string{"/market/NOPE", "/sessions/NOBODY", "/nothing", "/static/", "/static/nothing.js"} {
@@ -138,14 +167,14 @@ func TestConsoleStreamBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stalled.Close()
-	fmt.Fprintf(stalled, "GET /stream/book-ACME HTTP/1.1\r\nHost: console\r\n\r\n")
+	fmt.Fprintf(stalled, "GET /stream/book-ACME HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	// A second stream that reads: the bound is two.
 	reader, err := net.Dial("tcp", s.AdminAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	fmt.Fprintf(reader, "GET /stream/market HTTP/1.1\r\nHost: console\r\n\r\n")
+	fmt.Fprintf(reader, "GET /stream/market HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	br := bufio.NewReader(reader)
 	reader.SetReadDeadline(time.Now().Add(readWait))
 	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "200") {
