@@ -155,7 +155,7 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	var to uint64
 	var asJSON bool
 	if sub == "transfer" {
-		fs.Uint64Var(&to, "to", 0, "the node that should lead")
+		fs.Uint64Var(&to, "to", 0, "the id of the node that should lead (an id of [[cluster.peer]])")
 	} else {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
@@ -261,7 +261,7 @@ type unreachableNode struct {
 
 func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
 	if to == 0 {
-		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required")
+		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required: the id of the [[cluster.peer]] that should lead (ids start at 1)")
 		return 2
 	}
 	for _, p := range cfg.Cluster.Peers {
@@ -276,10 +276,12 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		fmt.Printf("node %d: %s", p.ID, b)
 		if resp.StatusCode != http.StatusOK {
+			// A refusal is an error: on standard error, as the others are.
+			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: node %d: %s", p.ID, b)
 			return 1
 		}
+		fmt.Printf("node %d: %s", p.ID, b)
 		return 0
 	}
 	fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: no leader answered")

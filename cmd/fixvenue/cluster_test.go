@@ -1038,13 +1038,17 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		!strings.Contains(refusal.Error, fmt.Sprintf("node %d leads", l+1)) {
 		t.Fatalf("a follower's admin API: %d %s", a.Status, a.Body)
 	}
+	// Refusals go to standard error, nothing to standard output.
 	for _, c := range []struct{ to, want string }{
 		{strconv.Itoa(l + 1), fmt.Sprintf("node %d already leads", l+1)},
 		{"7", "node 7 is not a member of the cluster"},
+		{"0", "ids start at 1"},
 	} {
-		out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", c.to).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), c.want) {
-			t.Fatalf("cluster transfer --to %s: %v\n%s\nwant %q", c.to, err, out, c.want)
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", c.to)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), c.want) || stdout.Len() != 0 {
+			t.Fatalf("cluster transfer --to %s: %v\nstdout: %s\nstderr: %s\nwant %q on standard error", c.to, err, stdout.String(), stderr.String(), c.want)
 		}
 	}
 	// A node that is down is refused too (Raft would park proposals for an
