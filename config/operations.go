@@ -288,8 +288,10 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 			add("%s.name: %q repeats schedule.group[%d] (the admin API names a group by it)", key, g.Name, j)
 		}
 		names[g.Name] = i
-		if !(0 <= g.PreOpen.Duration && g.PreOpen.Duration < g.Open.Duration && g.Open.Duration < g.Close.Duration) {
-			add("%s: want 0 <= pre_open < open < close, have %s, %s, %s (phases overlap)", key, g.PreOpen.Duration, g.Open.Duration, g.Close.Duration)
+		if g.PreOpen.Duration < 0 {
+			add("%s.pre_open: %s is before the start of the day (want a time of day from 0)", key, g.PreOpen.Duration)
+		} else if !(g.PreOpen.Duration < g.Open.Duration && g.Open.Duration < g.Close.Duration) {
+			add("%s: want pre_open < open < close, have %s, %s, %s (phases overlap)", key, g.PreOpen.Duration, g.Open.Duration, g.Close.Duration)
 		}
 		if cc := g.ClosingCall.Duration; cc != 0 && !(g.Open.Duration < cc && cc < g.Close.Duration) {
 			add("%s.closing_call: want open < closing_call < close, have %s, %s, %s", key, g.Open.Duration, cc, g.Close.Duration)

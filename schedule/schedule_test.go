@@ -172,6 +172,7 @@ close = "16h"
 		{`end_of_day = "17h"`, `end_of_day = "15h"`, "schedule.group[0].close"},
 		{`open = "8h"`, `open = "6h"`, "phases overlap"},
 		{`close = "16h"`, `close = "8h"`, "phases overlap"},
+		{`pre_open = "7h"`, `pre_open = "-5s"`, "schedule.group[0].pre_open: -5s is before the start of the day"},
 		{`end_of_day = "17h"`, `end_of_day = "25h"`, "schedule.end_of_day"},
 		{`name = "g"`, "name = \"g\"\ninstruments = [\"NOPE\"]", `"NOPE" is not a configured instrument`},
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\nholidays = [\"25/12/2026\"]", "schedule.holidays[0]"},
