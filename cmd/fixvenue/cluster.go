@@ -200,6 +200,7 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 	all := map[uint64]server.ClusterStatus{}
 	failed := map[uint64]unreachableNode{}
 	var leaderCommit uint64
+	var leaderMatch map[uint64]uint64
 	for _, p := range peers {
 		st, err := fetchStatus(client, p.StatusAddr)
 		if err != nil {
@@ -209,7 +210,7 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 		}
 		all[p.ID] = st
 		if st.State == "StateLeader" {
-			leaderCommit = st.Commit
+			leaderCommit, leaderMatch = st.Commit, st.Match
 		}
 	}
 	if asJSON {
@@ -226,11 +227,19 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 		_ = json.NewEncoder(out).Encode(nodes)
 	} else {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tSTATE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tCOMMITTED_SEQ\tLAG\tSERVING\tFIX")
+		// MATCH is the leader's: the last index it knows the node has on
+		// disk. A node that answers and follows, but whose answers do not
+		// reach the leader (a wrong raft_addr of the leader in its
+		// configuration), shows there as counted out of the quorum.
+		fmt.Fprintln(tw, "NODE\tSTATE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tMATCH\tCOMMITTED_SEQ\tLAG\tSERVING\tFIX")
 		for _, p := range peers {
+			match := "-"
+			if m, ok := leaderMatch[p.ID]; ok {
+				match = fmt.Sprint(m)
+			}
 			st, ok := all[p.ID]
 			if !ok {
-				fmt.Fprintf(tw, "%d\tunreachable\t\t\t\t\t\t\t\t%s\n", p.ID, p.FIXAddr)
+				fmt.Fprintf(tw, "%d\tunreachable\t\t\t\t\t%s\t\t\t\t%s\n", p.ID, match, p.FIXAddr)
 				continue
 			}
 			lag := "-"
@@ -239,8 +248,8 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 				// leader may have applied more than the leader's commit then.
 				lag = fmt.Sprint(max(int64(leaderCommit)-int64(st.Applied), 0))
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%s\n", p.ID, st.State, st.Lead, st.Term, st.Commit,
-				st.Applied, st.CommittedSeq, lag, st.Serving, st.FIXAddr)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%v\t%s\n", p.ID, st.State, st.Lead, st.Term, st.Commit,
+				st.Applied, match, st.CommittedSeq, lag, st.Serving, st.FIXAddr)
 		}
 		tw.Flush()
 	}

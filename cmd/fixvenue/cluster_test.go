@@ -1021,6 +1021,17 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		t.Fatalf("cluster status:\n%s", out)
 	}
 	t.Logf("cluster status:\n%s", out)
+	// Every node's MATCH (the leader's count of what it holds) is read
+	// from the leader: a number for each, after the cluster converged.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 || strings.Fields(lines[0])[6] != "MATCH" {
+		t.Fatalf("cluster status: want a header with MATCH and three nodes:\n%s", out)
+	}
+	for _, line := range lines[1:] {
+		if m, err := strconv.ParseUint(strings.Fields(line)[6], 10, 64); err != nil || m == 0 {
+			t.Fatalf("cluster status: a node without the leader's match index: %q\n%s", line, out)
+		}
+	}
 	// A follower's admin API refuses every call, saying which node leads.
 	f := (l + 1) % 3
 	var followerAdmin string
