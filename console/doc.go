@@ -19,8 +19,9 @@
 //     percentile plot, from the venue's HdrHistograms (package latency);
 //   - /operations: halt or resume an instrument, log out, disable or
 //     enable a session, cancel a session's orders, turn a session's kill
-//     switch on or off (ops, "Risk"; not a drop-copy session's, which
-//     has none), each confirmed on the
+//     switch on or off (ops, "Risk"; the row shows a switch that is on
+//     and offers Reset then, Kill otherwise; not a drop-copy session's,
+//     which has none), each confirmed on the
 //     page and sent to the admin API with the operator token typed there
 //     (never stored); and the operator commands the journal recorded.
 //

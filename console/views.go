@@ -231,6 +231,9 @@ type sessionRow struct {
 	// DropCopy: a drop-copy session enters no orders, so it has no kill
 	// switch and /operations offers no Kill or Reset (the API refuses them).
 	DropCopy bool `json:"dropCopy"`
+	// Killed: the session's kill switch is on; /operations says so and
+	// offers Reset, not Kill (a kill of a killed session is refused).
+	Killed bool `json:"killed"`
 }
 
 type sessionsView struct {
@@ -269,6 +272,7 @@ func (r *rateSampler) rejectRate(idx uint16, rejects int64, now time.Time) float
 func (c *Console) sessionsView() sessionsView {
 	now := c.cfg.Now()
 	sessions := c.cfg.Ops.Sessions()
+	killed := c.cfg.Ops.KilledSessions()
 	v := sessionsView{Sessions: make([]sessionRow, 0, len(sessions))}
 	for _, s := range sessions {
 		st := c.cfg.Ops.SessionState(s.Idx)
@@ -276,7 +280,7 @@ func (c *Console) sessionsView() sessionsView {
 			NextSenderSeq: st.NextSenderSeq, NextTargetSeq: st.NextTargetSeq, MessagesPerSecond: st.MessagesPerSecond,
 			OrdersPerSecond: st.OrdersPerSecond, CancelsPerSecond: st.CancelsPerSecond, Rejects: st.Rejects,
 			ThrottleHits: st.ThrottleHits, OpenOrders: c.cfg.Ops.Monitor().SessionOrders(s.Idx),
-			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now), DropCopy: s.DropCopy}
+			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now), DropCopy: s.DropCopy, Killed: killed[s.CompID]}
 		if st.LoggedOn {
 			v.LoggedOn++
 		}

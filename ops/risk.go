@@ -90,6 +90,24 @@ type Risk interface {
 // calls answering 404.
 func (o *Ops) SetRisk(r Risk) { o.risk = r }
 
+// KilledSessions returns the CompIDs of the sessions whose kill switch is
+// on, as the latest risk report says (nil without risk).
+func (o *Ops) KilledSessions() map[string]bool {
+	if o.risk == nil {
+		return nil
+	}
+	var killed map[string]bool
+	for _, subj := range o.risk.RiskSubjects() {
+		if subj.Scope == "session" && subj.Killed {
+			if killed == nil {
+				killed = map[string]bool{}
+			}
+			killed[subj.Name] = true
+		}
+	}
+	return killed
+}
+
 func (o *Ops) handleRiskView(w http.ResponseWriter, r *http.Request) {
 	if o.risk == nil {
 		refuse(w, http.StatusNotFound, "no_risk", "pre-trade risk is off (no [risk] table)")

@@ -213,8 +213,16 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the kill is done", browsertest.Text("#result")+`.includes("Kill: Applied by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
 	sendOrder(t, c, order{id: "h3", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h3", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT1"})
+	// The row says the switch is on and offers Reset, not Kill; after the
+	// reset it offers Kill again.
+	client1 := `#ops-sessions tr[data-comp="CLIENT1"]`
+	offers := func(action string) string {
+		return fmt.Sprintf(`document.querySelector('%s button[data-action=%q]') !== null`, client1, action)
+	}
+	browsertest.WaitFor(t, ctx, "CLIENT1 shown killed, with Reset only", browsertest.Text(client1)+`.includes("kill switch on") && `+offers("reset")+` && !(`+offers("kill")+`)`)
 	act("CLIENT1", "reset", "fixed")
 	browsertest.WaitFor(t, ctx, "the reset is done", browsertest.Text("#result")+`.includes("Reset: Applied by alice")`)
+	browsertest.WaitFor(t, ctx, "CLIENT1 shown with Kill only", `!`+browsertest.Text(client1)+`.includes("kill switch") && `+offers("kill")+` && !(`+offers("reset")+`)`)
 	sendOrder(t, c, order{id: "h4", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h4", 150: "0"})
 	act("CLIENT1", "cancel orders", "risk check")
@@ -236,7 +244,7 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 // TestConsoleOffersNoKillSwitchOnADropCopySession: a drop-copy session
 // enters no orders and has no kill switch (the API refuses a kill or a
 // reset naming it), so /operations offers its session actions but not
-// Kill or Reset, which it offers an order session.
+// Kill or Reset; it offers an order session whose switch is off Kill.
 func TestConsoleOffersNoKillSwitchOnADropCopySession(t *testing.T) {
 	_, base := consoleVenue(t, "[[session]]\ncomp_id = \"DC1\"\nkind = \"dropcopy\"\ncopy_sessions = [\"CLIENT1\"]\n")
 	ctx := browsertest.New(t)
@@ -248,7 +256,8 @@ func TestConsoleOffersNoKillSwitchOnADropCopySession(t *testing.T) {
 	if got := browsertest.Eval[string](t, ctx, buttons("DC1")); strings.Contains(got, "kill") || strings.Contains(got, "reset") || !strings.Contains(got, "disable") {
 		t.Errorf("the drop-copy session DC1 offers %q", got)
 	}
-	if got := browsertest.Eval[string](t, ctx, buttons("CLIENT1")); !strings.Contains(got, "kill") || !strings.Contains(got, "reset") {
+	// Its switch is off: Kill, not Reset.
+	if got := browsertest.Eval[string](t, ctx, buttons("CLIENT1")); !strings.Contains(got, "kill") || strings.Contains(got, "reset") {
 		t.Errorf("the order session CLIENT1 offers %q", got)
 	}
 }

@@ -208,7 +208,7 @@
     });
     // Only what a row shows: its rates change at every update while the
     // session trades, its state and open orders far less often (fill).
-    const shown = v.sessions.map((s) => ({ compId: s.compId, loggedOn: s.loggedOn, disabled: s.disabled, openOrders: s.openOrders, dropCopy: s.dropCopy }));
+    const shown = v.sessions.map((s) => ({ compId: s.compId, loggedOn: s.loggedOn, disabled: s.disabled, openOrders: s.openOrders, dropCopy: s.dropCopy, killed: s.killed }));
     fill("#ops-sessions", shown, (s) => {
       const td = el("td");
       const base = "/v1/sessions/" + encodeURIComponent(s.compId) + "/";
@@ -216,11 +216,14 @@
       td.appendChild(s.disabled ? act("Enable", "Enable " + s.compId, "POST", base + "enable", {})
         : act("Disable", "Disable " + s.compId + " (logs it out and refuses its logons)", "POST", base + "disable", {}));
       if (s.openOrders > 0) td.appendChild(act("Cancel orders", "Cancel the " + s.openOrders + " open orders of " + s.compId, "POST", "/v1/cancel", { session: s.compId }));
-      if (!s.dropCopy) { // a drop-copy session has no kill switch: the API refuses both
-        td.appendChild(act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
-        td.appendChild(act("Reset", "Kill switch off for " + s.compId, "POST", "/v1/risk/reset", { session: s.compId }));
+      // A drop-copy session has no kill switch (the API refuses both); an
+      // order session is offered the one its switch's state allows.
+      if (!s.dropCopy) {
+        td.appendChild(s.killed ? act("Reset", "Kill switch off for " + s.compId, "POST", "/v1/risk/reset", { session: s.compId })
+          : act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
       }
-      const tr = row([s.compId, el("td", "", s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off"), num(s.openOrders), td]);
+      const state = (s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off") + (s.killed ? ", kill switch on" : "");
+      const tr = row([s.compId, el("td", "", state), num(s.openOrders), td]);
       tr.dataset.comp = s.compId;
       return tr;
     });
