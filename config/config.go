@@ -770,6 +770,8 @@ func (c *Config) validateSessions() []error {
 			errs = append(errs, fmt.Errorf("session_defaults.quickfix.%s: %s", k, why))
 		}
 	}
+	errs = append(errs, quickFIXValueErrors("session_defaults", c.SessionDefaults.QuickFIX)...)
+	errs = append(errs, quickFIXPairErrors("session_defaults", c.SessionDefaults.QuickFIX, nil, true)...)
 	seen := map[string]int{}
 	for i := range c.Sessions {
 		s := &c.Sessions[i]
@@ -793,6 +795,8 @@ func (c *Config) validateSessions() []error {
 				errs = append(errs, fmt.Errorf("%s.quickfix.%s: %s", key, k, why))
 			}
 		}
+		errs = append(errs, quickFIXValueErrors(key, s.QuickFIX)...)
+		errs = append(errs, quickFIXPairErrors(key, c.QuickFIXSettings(s), s.QuickFIX, false)...)
 		for _, a := range s.AllowedSourceAddresses {
 			if _, _, err := net.ParseCIDR(a); err != nil && net.ParseIP(a) == nil {
 				errs = append(errs, fmt.Errorf("%s.allowed_source_addresses: %q is not an IP or CIDR", key, a))

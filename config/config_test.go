@@ -287,16 +287,22 @@ func TestQuickFIXSettingsTakeTOMLValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := Parse([]byte("[session_defaults.quickfix]\nHeartBtInt = 30\nValidateFieldsHaveValues = false\nRejectInvalidMessage = true\n"+
-		"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nMaxLatency = 120\nResendRequestChunkSize = 2.5\nHeartBtInt = \"45\"\n"), "test.toml")
+		"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nMaxLatency = 120\nResendRequestChunkSize = 2\nHeartBtInt = \"45\"\n"), "test.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := c.QuickFIXSettings(&c.Sessions[len(c.Sessions)-1])
 	for k, want := range map[string]string{"HeartBtInt": "45", "ValidateFieldsHaveValues": "N", "RejectInvalidMessage": "Y",
-		"MaxLatency": "120", "ResendRequestChunkSize": "2.5"} {
+		"MaxLatency": "120", "ResendRequestChunkSize": "2"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q", k, got[k], want)
 		}
+	}
+	// A float is taken as its text, and that text is then checked as
+	// QuickFIX/Go reads the setting: a chunk size is a whole number.
+	_, err = Parse([]byte("[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nResendRequestChunkSize = 2.5\n"), "test.toml")
+	if want := `session[0].quickfix.ResendRequestChunkSize: "2.5" is not a whole number of at least 0`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ResendRequestChunkSize = 2.5: %v, want %q", err, want)
 	}
 	if d := c.SessionDefaults.QuickFIX["HeartBtInt"]; d != "30" {
 		t.Errorf("default HeartBtInt = %q, want \"30\"", d)

@@ -15,7 +15,10 @@
 // (`line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`).
 //
 // Per-session QuickFIX settings (HeartBtInt, ResetOnLogon, TimeStampPrecision,
-// validation switches, …) are passed through untouched to QuickFIX/Go; the keys
+// validation switches, …) are passed through to QuickFIX/Go, their values
+// checked here as QuickFIX/Go reads them (Y or N, whole numbers, HH:MM:SS,
+// StartTime with EndTime: quickfixvalues.go), so that a value it could not
+// parse is an error naming the key before the data directory is touched; the keys
 // that the venue itself owns (SenderCompID, TargetCompID, BeginString,
 // SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
 // there is only one place to set each of them, as are QuickFIX/Go's TLS and

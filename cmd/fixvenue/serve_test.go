@@ -257,3 +257,31 @@ func TestServeEmbeddedNATSAddrTaken(t *testing.T) {
 		t.Fatalf("after %s: exit %d, want at once an error naming export.embedded_addr and the address in use\nstderr: %s", took, code, errs)
 	}
 }
+
+// TestServeRefusesQuickFIXValuesItCannotParse: a QuickFIX/Go setting's
+// value that QuickFIX/Go cannot parse, or one of a pair given alone, is
+// refused when the configuration is loaded, naming the key, before the
+// data directory is made. QuickFIX/Go read them only when the acceptor was
+// built, after the journal's replay: the start failed there with exit 1
+// and its words alone (`quickfix acceptor: "maybe" is invalid for
+// ResetOnLogon`), having made the data directory (config/doc.go).
+func TestServeRefusesQuickFIXValuesItCannotParse(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{"[session_defaults.quickfix]\nResetOnLogon = \"maybe\"\n", `session_defaults.quickfix.ResetOnLogon: "maybe" is not Y or N`},
+		{"[session_defaults.quickfix]\nTimeStampPrecision = \"FOO\"\n", `session_defaults.quickfix.TimeStampPrecision: "FOO" is not SECONDS, MILLIS, MICROS or NANOS`},
+		{"[[session]]\ncomp_id = \"A\"\nquickfix = { MaxLatency = 0 }\n", `session[0].quickfix.MaxLatency: "0" is not a whole number of at least 1`},
+		{"[[session]]\ncomp_id = \"A\"\nquickfix = { StartTime = \"08:00\", EndTime = \"17:00:00\" }\n", `session[0].quickfix.StartTime: "08:00" is not a time of day HH:MM:SS`},
+		{"[[session]]\ncomp_id = \"A\"\nquickfix = { StartTime = \"08:00:00\" }\n", "session[0].quickfix: StartTime and EndTime are given together or not at all"},
+		{"[[session]]\ncomp_id = \"A\"\nquickfix = { HeartBtIntOverride = true, HeartBtInt = \"abc\" }\n", `session[0].quickfix.HeartBtInt: "abc" is not a whole number of at least 1`},
+	} {
+		dir := t.TempDir()
+		cfg := writeVenueConfig(t, dir, "%s", offlineTOML+c.toml)
+		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, want 2 saying %q\nstderr: %s", c.toml, code, c.want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused start made the data directory: %v", c.toml, err)
+		}
+	}
+}
