@@ -700,6 +700,9 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateOperations()...)
 	errs = append(errs, c.validateRisk()...)
 	errs = append(errs, c.validateCluster()...)
+	if err := c.CheckListeners(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -5,7 +5,10 @@
 // given), expands session ranges ("CLIENT%d" over [1, 32]) and validates every
 // value. Any error names the key that caused it, for example
 // `instrument[1].tick_size: decimal: tick size must be positive`, and unknown keys
-// are errors too, so a typo never silently falls back to a default.
+// are errors too, so a typo never silently falls back to a default. Two of
+// the venue's TCP listeners at one address (fix.addr and metrics.addr, say)
+// are an error naming both keys (listeners.go), as they are after serve's
+// address flags.
 //
 // Settings that name a choice are decoded straight into the type of the
 // package that owns it, by that type's UnmarshalText: engine.wait_strategy

@@ -83,6 +83,10 @@ func cmdServe(args []string) int {
 			}
 		}
 	}
+	if err := cfg.CheckListeners(); err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue serve: %v (after the address flags)\n", err)
+		return 2
+	}
 	if *readyFile != "" {
 		if st, err := os.Stat(filepath.Dir(*readyFile)); err != nil || !st.IsDir() {
 			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %s is not a directory\n", filepath.Dir(*readyFile))

@@ -285,3 +285,46 @@ func TestServeRefusesQuickFIXValuesItCannotParse(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesTwoListenersAtOneAddress: two listeners configured (or
+// given by flags) at one address are refused before the data directory is
+// made, naming both keys. The start went as far as the journal's replay
+// and then said "address already in use", as if another process held the
+// port (config/doc.go).
+func TestServeRefusesTwoListenersAtOneAddress(t *testing.T) {
+	// A port nothing listens at: were the start not refused, it would fail
+	// on the second bind, not hang.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	l.Close()
+	for _, c := range []struct {
+		toml  string
+		flags []string
+		want  string
+	}{
+		{fmt.Sprintf("[fix]\naddr = %q\n[metrics]\naddr = %q\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n", addr, "localhost:"+port), nil,
+			`metrics.addr: "localhost:` + port + `" is also fix.addr: two listeners cannot share an address`},
+		{fmt.Sprintf("[fix]\naddr = %q\n[metrics]\naddr = \"\"\n[admin]\naddr = %q\n[marketdata]\nenabled = false\n", "0.0.0.0:"+port, addr), nil,
+			`admin.addr: "` + addr + `" is also fix.addr`},
+		{offlineTOML, []string{"--fix-addr", addr, "--admin-addr", addr},
+			`admin.addr: "` + addr + `" is also fix.addr: two listeners cannot share an address (after the address flags)`},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "venue.toml")
+		text := fmt.Sprintf("[venue]\ndata_dir = %q\n", filepath.Join(dir, "data")) + c.toml
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(t, "", nil, append([]string{"serve", "--config", cfg}, c.flags...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s %q: exit %d, want 2 saying %q\nstderr: %s", c.toml, c.flags, code, c.want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s %q: the refused start made the data directory: %v", c.toml, c.flags, err)
+		}
+	}
+}
