@@ -221,6 +221,12 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	cl := cfg.Cluster
 	self := cl.Self()
 	cfg.FIX.Addr = self.FIXAddr
+	// What the configuration names outside it is checked before the data
+	// directory is touched, as a single venue's start does (New): a bad
+	// certificate or CA file stopped a node only after its replica opened.
+	if err := checkTLSFiles(cfg); err != nil {
+		return nil, err
+	}
 	if err := checkMatcherCPU(cfg); err != nil {
 		return nil, err
 	}

@@ -94,8 +94,15 @@ func checkTLSFiles(cfg *config.Config) error {
 			}
 		}
 		if l.ca != "" {
-			if _, err := os.ReadFile(l.ca); err != nil {
+			b, err := os.ReadFile(l.ca)
+			if err != nil {
 				return fmt.Errorf("%s.tls_client_ca_file: %w", l.key, err)
+			}
+			// A file of no certificate (a key, say) was taken here and
+			// refused only when the listener was made, after the replay,
+			// as "fix.addr: edge: TLS client CA … no certificate".
+			if !x509.NewCertPool().AppendCertsFromPEM(b) {
+				return fmt.Errorf("%s.tls_client_ca_file: %s holds no PEM certificate", l.key, l.ca)
 			}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/testcert"
 )
 
 // TestReadyFile runs `fixvenue serve --ready-file` on OS-chosen ports and
@@ -325,6 +327,46 @@ func TestServeRefusesTwoListenersAtOneAddress(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s %q: the refused start made the data directory: %v", c.toml, c.flags, err)
+		}
+	}
+}
+
+// TestServeRefusesAClientCAFileOfNoCertificate: a tls_client_ca_file that
+// holds no certificate (a key given for it, say) is refused before the
+// data directory is made, naming the key, on the FIX and admin listeners of
+// a venue and on a cluster node. A venue took it until the listener was
+// made, after the replay ("fix.addr: edge: TLS client CA … no
+// certificate"), and a cluster node checked none of its TLS files before
+// its replica was open (config/doc.go).
+func TestServeRefusesAClientCAFileOfNoCertificate(t *testing.T) {
+	certs := t.TempDir()
+	testcert.NewCA(t, "venue CA").Issue(t, "venue", true).WriteFiles(t, certs, "server")
+	crt, key := filepath.Join(certs, "server.crt"), filepath.Join(certs, "server.key")
+	tlsKeys := fmt.Sprintf("tls_cert_file = %q\ntls_key_file = %q\ntls_client_ca_file = %q\n", crt, key, key)
+	var peers strings.Builder
+	for id := 1; id <= 3; id++ {
+		fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = \"127.0.0.1:0\"\nfix_addr = \"127.0.0.1:0\"\nstatus_addr = \"127.0.0.1:0\"\n", id)
+	}
+	for _, c := range []struct{ name, toml, want string }{
+		{"fix", "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n[fix]\n" + tlsKeys,
+			"fix.tls_client_ca_file: " + key + " holds no PEM certificate"},
+		{"admin", "[metrics]\naddr = \"\"\n[marketdata]\nenabled = false\n[fix]\naddr = \"127.0.0.1:0\"\n[admin]\naddr = \"127.0.0.1:0\"\n" + tlsKeys,
+			"admin.tls_client_ca_file: " + key + " holds no PEM certificate"},
+		{"cluster node", "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n[fix]\n" + tlsKeys +
+			"[cluster]\ncluster_id = 7\nnode_id = 1\n" + peers.String(),
+			"fix.tls_client_ca_file: " + key + " holds no PEM certificate"},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "venue.toml")
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[venue]\ndata_dir = %q\n", filepath.Join(dir, "data"))+c.toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, want 1 saying %q\nstderr: %s", c.name, code, c.want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused start made the data directory: %v", c.name, err)
 		}
 	}
 }
