@@ -24,13 +24,9 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 			sources = cfg.SessionDefaults.AllowedSourceAddresses
 		}
 		for _, a := range sources {
-			p, err := netip.ParsePrefix(a)
+			p, err := config.SourcePrefix(a)
 			if err != nil {
-				addr, aerr := netip.ParseAddr(a)
-				if aerr != nil {
-					return edge.Config{}, fmt.Errorf("session[%d].allowed_source_addresses: %q: %w", i, a, err)
-				}
-				p = netip.PrefixFrom(addr, addr.BitLen())
+				return edge.Config{}, fmt.Errorf("session[%d].allowed_source_addresses: %w", i, err)
 			}
 			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
 				// The edge compares IPv4 clients unmapped: ::ffff:10.0.0.1

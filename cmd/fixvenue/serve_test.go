@@ -370,3 +370,21 @@ func TestServeRefusesAClientCAFileOfNoCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesABadDefaultSourceAddress: an entry of
+// session_defaults.allowed_source_addresses that is not an IP or a CIDR
+// network is refused when the configuration is loaded, naming that key, as
+// a session's own are. It was not checked there: the start failed after
+// the replay, the data directory made, naming session[0] under fix.addr
+// (config/doc.go).
+func TestServeRefusesABadDefaultSourceAddress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "%s", offlineTOML+"[session_defaults]\nallowed_source_addresses = [\"10.0.0.0/8\", \"bogus\"]\n")
+	code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+	if want := `session_defaults.allowed_source_addresses: "bogus" is not an IP or CIDR`; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, want 2 saying %q\nstderr: %s", code, want, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused start made the data directory: %v", err)
+	}
+}
