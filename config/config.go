@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/ring"
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -480,11 +482,46 @@ func Load(path string) (*Config, error) {
 	if path == "" {
 		return Parse(defaultTOML, "default.toml")
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(b, path)
+}
+
+// ConfigBytesMax bounds a configuration file: 65,535 instruments of a few
+// lines each take about 15 MB. Parsing holds several times a file's size.
+const ConfigBytesMax = 64 << 20
+
+// readFile reads the configuration file at path, which must be a regular
+// file of at most ConfigBytesMax bytes. Read as it was, --config /dev/zero
+// grew until the process ran out of memory, and a named pipe no one wrote
+// to hung the start without a word.
+func readFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file: the configuration is read from a file", path, regularfile.Kind(st.Mode()))
+	}
+	if st.Size() > ConfigBytesMax {
+		return nil, fmt.Errorf("%s: %d bytes, more than a configuration file may hold (%d)", path, st.Size(), ConfigBytesMax)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file may grow after the Stat.
+	b, err := io.ReadAll(io.LimitReader(f, ConfigBytesMax+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > ConfigBytesMax {
+		return nil, fmt.Errorf("%s: more than %d bytes, more than a configuration file may hold", path, ConfigBytesMax)
+	}
+	return b, nil
 }
 
 // Parse reads configuration text over the defaults and validates it. Tables of

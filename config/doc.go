@@ -49,5 +49,7 @@
 //
 // Limits: at most SessionsMax sessions, InstrumentsMax instruments,
 // AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
-// ClusterNodesMax cluster nodes (and at least ClusterNodesMin).
+// ClusterNodesMax cluster nodes (and at least ClusterNodesMin); the file
+// is a regular file (not a named pipe or a device) of at most
+// ConfigBytesMax bytes.
 package config

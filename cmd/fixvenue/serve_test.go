@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/testcert"
 )
 
@@ -386,5 +387,36 @@ func TestServeRefusesABadDefaultSourceAddress(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused start made the data directory: %v", err)
+	}
+}
+
+// TestServeRefusesAConfigThatIsNotARegularFile: --config naming a device,
+// a named pipe or a directory, or a file beyond config.ConfigBytesMax, is
+// refused at once naming it. /dev/zero grew the process until it ran out
+// of memory, and a named pipe no one wrote to hung the start without a
+// word (config/doc.go).
+func TestServeRefusesAConfigThatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "venue.toml")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(big, []byte("[venue]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, config.ConfigBytesMax+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero is a device, not a regular file"},
+		{pipe, pipe + " is a named pipe (FIFO), not a regular file"},
+		{dir, dir + " is a directory, not a regular file"},
+		{big, fmt.Sprintf("%s: %d bytes, more than a configuration file may hold", big, config.ConfigBytesMax+1)},
+	} {
+		code, _, errs := runCLI(t, dir, nil, "serve", "--config", c.path)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("--config %s: exit %d, want 2 saying %q\nstderr: %s", c.path, code, c.want, errs)
+		}
 	}
 }
