@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -27,7 +28,8 @@ type Export struct {
 	TLSCAFile   string `toml:"tls_ca_file"`
 	TLSCertFile string `toml:"tls_cert_file"`
 	TLSKeyFile  string `toml:"tls_key_file"`
-	// EmbeddedAddr is where the embedded server listens (port 0: any).
+	// EmbeddedAddr is where the embedded server listens (port 0: any), a
+	// loopback address.
 	EmbeddedAddr string `toml:"embedded_addr"`
 	// Format of the payload: "sbe" or "json".
 	Format string `toml:"format"`
@@ -118,6 +120,12 @@ func (c *Config) validateExport() []error {
 	if e.Enabled && e.NATSURL == "" {
 		if err := checkAddr("export.embedded_addr", e.EmbeddedAddr); err != nil {
 			errs = append(errs, err)
+		} else if host, _, _ := net.SplitHostPort(e.EmbeddedAddr); !isLoopback(host) {
+			// The embedded server takes no TLS and no users (below): beyond
+			// loopback anyone who reached it read every order and could
+			// publish into the stream.
+			add("export.embedded_addr: %q is not a loopback address; the embedded server has neither TLS nor users "+
+				"(for a NATS others reach, run one and set export.nats_url)", e.EmbeddedAddr)
 		}
 	}
 	if e.NATSURL != "" {

@@ -420,3 +420,22 @@ func TestServeRefusesAConfigThatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesAnEmbeddedNATSBeyondLoopback: the embedded NATS server
+// takes neither TLS nor users, so an export.embedded_addr that is not a
+// loopback address is refused naming the key (config/export.go, Export).
+// The venue served the whole event stream on 0.0.0.0 to anyone, who could
+// publish into it too.
+func TestServeRefusesAnEmbeddedNATSBeyondLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		dir := t.TempDir()
+		cfg := writeVenueConfig(t, dir, "%s[export]\nenabled = true\nembedded_addr = %q\n", offlineTOML, addr)
+		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+		if want := fmt.Sprintf("export.embedded_addr: %q is not a loopback address", addr); code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("embedded_addr %s: exit %d, want 2 saying %q\nstderr: %s", addr, code, want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("embedded_addr %s: the refused start made the data directory: %v", addr, err)
+		}
+	}
+}
