@@ -227,6 +227,11 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if err := checkTLSFiles(cfg); err != nil {
 		return nil, err
 	}
+	// The secret file too: read only once the FIX stores and the journal
+	// were made, a missing one left them behind.
+	if _, err := cl.Secret(); err != nil {
+		return nil, err
+	}
 	if err := checkMatcherCPU(cfg); err != nil {
 		return nil, err
 	}

@@ -439,3 +439,33 @@ func TestServeRefusesAnEmbeddedNATSBeyondLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNodeRefusesABadSecretFileFirst: a cluster.secret_file that is
+// missing or too short stops a node before its data directory is made,
+// naming the key; the node made its FIX stores and journal directory
+// first (cluster/doc.go names the secret).
+func TestClusterNodeRefusesABadSecretFileFirst(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.secret")
+	if err := os.WriteFile(short, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var peers strings.Builder
+	for id := 1; id <= 3; id++ {
+		fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = \"127.0.0.1:0\"\nfix_addr = \"127.0.0.1:0\"\nstatus_addr = \"127.0.0.1:0\"\n", id)
+	}
+	for _, c := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing"), "cluster.secret_file: open " + filepath.Join(dir, "missing")},
+		{short, "cluster.secret_file: " + short + " holds 5 bytes, at least 16 needed"},
+	} {
+		node := t.TempDir()
+		cfg := writeVenueConfig(t, node, "%s[cluster]\ncluster_id = 7\nnode_id = 1\nsecret_file = %q\n%s", offlineTOML, c.file, peers.String())
+		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, want 1 saying %q\nstderr: %s", c.file, code, c.want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(node, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused node made its data directory: %v", c.file, err)
+		}
+	}
+}
