@@ -91,6 +91,10 @@ const (
 	AdminBodyBytesLimit = 1 << 20
 )
 
+// emptyTokenSHA256 is the SHA-256 of the empty string, never a token a
+// call can give.
+const emptyTokenSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // Schedule configures the trading day. Times are offsets from the start of
 // the day in the venue's time zone, as Go durations ("7h50m" is 07:50).
 type Schedule struct {
@@ -222,6 +226,10 @@ func (a *Admin) validate() []error {
 		}
 		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {
 			add("%s.sha256: want the 64 hex digits of the token's SHA-256 (fixvenue admin hash-token)", key)
+		} else if strings.EqualFold(t.SHA256, emptyTokenSHA256) {
+			// The API refuses an empty bearer token as missing: this
+			// operator could never be let in.
+			add("%s.sha256: is the SHA-256 of an empty token, which no call can give (hash the token itself: fixvenue admin hash-token TOKEN)", key)
 		}
 		if t.Role != "" && t.Role != RoleOperator && t.Role != RoleRead {
 			add("%s.role: %q is not %q or %q", key, t.Role, RoleOperator, RoleRead)

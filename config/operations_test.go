@@ -24,6 +24,7 @@ func TestAdminConfig(t *testing.T) {
 		{"[admin]\naddr = \"10.1.2.3:9465\"\ntls_key_file = \"k\"\n", "give both or neither"},
 		{"[admin]\nbody_bytes_max = 0\n", "admin.body_bytes_max"},
 		{"[[admin.token]]\noperator = \"alice\"\nsha256 = \"abc\"\n", "admin.token[0].sha256"},
+		{"[[admin.token]]\noperator = \"alice\"\nsha256 = \"E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855\"\n", "admin.token[0].sha256: is the SHA-256 of an empty token"},
 		{"[[admin.token]]\noperator = \"a very long operator name\"\nsha256 = \"" + hash + "\"\n", "admin.token[0].operator"},
 		{"[[admin.token]]\noperator = \"a\"\nsha256 = \"" + hash + "\"\n[[admin.token]]\noperator = \"b\"\nsha256 = \"" + hash + "\"\n", "admin.token[1].sha256"},
 	} {
