@@ -120,21 +120,8 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 // TestExportRefusesAStreamWithAGap: a stream whose last message is not at
 // the sequence it was published for (messages removed) is refused.
 func TestExportRefusesAStreamWithAGap(t *testing.T) {
-	_, url, cfg := externalNATS(t, true)
-	s := startServer(t, cfg, Options{})
-	c := restingOrders(t, s, 5)
-	waitExported(t, s)
-	js := jetStream(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := js.Stream(ctx, cfg.ExportStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := exportedStream(t)
+	s, c, js, st, info, ctx, cfg := x.s, x.c, x.js, x.st, x.info, x.ctx, x.cfg
 	// Cut the stream's last message and republish it one sequence later.
 	last, err := st.GetMsg(ctx, info.State.LastSeq)
 	if err != nil {
@@ -151,15 +138,7 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 	if _, err := eventstream.LastEvent(ctx, st); err == nil || !strings.Contains(err.Error(), "gap") {
 		t.Fatalf("LastEvent of a stream with a gap: %v", err)
 	}
-	errorsBefore := metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total")
-	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
-	expectER(t, c, map[int]string{11: "after", 150: "0"})
-	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
-		if time.Now().After(deadline) {
-			t.Fatal("no export error counted for a stream with a gap")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	orderCountsAnExportError(t, s, c, "a stream with a gap")
 	if _, err := eventstream.SummarizeStream(ctx, js, cfg.ExportStream()); err == nil || !strings.Contains(err.Error(), "gap") {
 		t.Fatalf("verify of a stream with a gap: %v", err)
 	}
@@ -171,21 +150,8 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 // the stream instead of going back to event 1 and publishing every event
 // a second time (eventstream/doc.go, "Outages and restarts").
 func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
-	_, url, cfg := externalNATS(t, true)
-	s := startServer(t, cfg, Options{})
-	c := restingOrders(t, s, 5)
-	waitExported(t, s)
-	js := jetStream(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := js.Stream(ctx, cfg.ExportStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := exportedStream(t)
+	s, c, js, st, info, ctx := x.s, x.c, x.js, x.st, x.info, x.ctx
 	before, err := eventstream.LastEvent(ctx, st)
 	if err != nil {
 		t.Fatal(err)
@@ -203,15 +169,7 @@ func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
 	if _, err := eventstream.LastEvent(ctx, st); err == nil || !strings.Contains(err.Error(), "does not follow") {
 		t.Fatalf("LastEvent of a stream ending in a copy of its first batch: %v", err)
 	}
-	errorsBefore := metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total")
-	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
-	expectER(t, c, map[int]string{11: "after", 150: "0"})
-	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
-		if time.Now().After(deadline) {
-			t.Fatal("no export error counted for a stream ending in an earlier batch")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	orderCountsAnExportError(t, s, c, "a stream ending in an earlier batch")
 	// A few retries later, the stream holds the events it held only in its
 	// messages and the copy: none published a second time.
 	time.Sleep(3 * eventstream.RetryDefault)
@@ -234,6 +192,53 @@ func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
 	}
 	if held != int(info.State.LastSeq)+1 {
 		t.Fatalf("%d messages hold events the stream's %d messages and the copy held: the exporter published them again", held, info.State.LastSeq)
+	}
+}
+
+// exported is a venue whose five resting orders are in the stream of an
+// external NATS server, with that stream and its state then.
+type exported struct {
+	s    *Server
+	c    *fixclient.Client
+	cfg  *config.Config
+	js   jetstream.JetStream
+	st   jetstream.Stream
+	info *jetstream.StreamInfo
+	ctx  context.Context
+}
+
+func exportedStream(t *testing.T) exported {
+	t.Helper()
+	_, url, cfg := externalNATS(t, true)
+	s := startServer(t, cfg, Options{})
+	c := restingOrders(t, s, 5)
+	waitExported(t, s)
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	st, err := js.Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exported{s: s, c: c, cfg: cfg, js: js, st: st, info: info, ctx: ctx}
+}
+
+// orderCountsAnExportError sends an order and waits, bounded, for the
+// exporter to count an error publishing it to a stream it must refuse.
+func orderCountsAnExportError(t *testing.T, s *Server, c *fixclient.Client, stream string) {
+	t.Helper()
+	errorsBefore := metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total")
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total") == errorsBefore; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no export error counted for %s", stream)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -19,9 +19,9 @@ import (
 // its embedded NATS server, a `fixvenue load` run against it, then
 // `fixvenue events verify` (the stream against the journal, over the
 // process's own files) and `fixvenue events tail`.
-func TestEventsVerifyAfterLoad(t *testing.T) {
-	dir := t.TempDir()
-	cfgPath := writeVenueConfig(t, dir, `[marketdata]
+// exportTOML is a venue with its event export on an embedded NATS server
+// (on a port the system chooses) and no market data.
+const exportTOML = `[marketdata]
 enabled = false
 [engine]
 orders_max = 65536
@@ -29,8 +29,11 @@ clordids_max = 262144
 [export]
 enabled = true
 embedded_addr = "127.0.0.1:0"
-format = "json"
-`)
+`
+
+func TestEventsVerifyAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"format = \"json\"\n")
 	v := startVenue(t, cfgPath)
 	if v.ready.NATSURL == "" {
 		t.Fatalf("ready file names no NATS URL: %+v", v.ready)
@@ -130,15 +133,7 @@ format = "json"
 // does not hold yet follows it until the event comes, also when the
 // stream holds nothing yet (it failed reading "message 0").
 func TestEventsTailFromOnAnEmptyStream(t *testing.T) {
-	cfgPath := writeVenueConfig(t, t.TempDir(), `[marketdata]
-enabled = false
-[engine]
-orders_max = 65536
-clordids_max = 262144
-[export]
-enabled = true
-embedded_addr = "127.0.0.1:0"
-`)
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
 	// The exporter creates the stream once connected: until then the
 	// tail says the stream is not found (bounded retries).
@@ -170,15 +165,7 @@ embedded_addr = "127.0.0.1:0"
 // (a gap) instead of waiting for a message at that sequence until its
 // timeout (eventstream/doc.go, "Outages and restarts").
 func TestEventsVerifyOfAPurgedStream(t *testing.T) {
-	cfgPath := writeVenueConfig(t, t.TempDir(), `[marketdata]
-enabled = false
-[engine]
-orders_max = 65536
-clordids_max = 262144
-[export]
-enabled = true
-embedded_addr = "127.0.0.1:0"
-`)
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	sendLimit(t, c, "p1", "1", "99.00", 10, "0")

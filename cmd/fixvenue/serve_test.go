@@ -279,13 +279,21 @@ func TestServeRefusesQuickFIXValuesItCannotParse(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		cfg := writeVenueConfig(t, dir, "%s", offlineTOML+c.toml)
-		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: exit %d, want 2 saying %q\nstderr: %s", c.toml, code, c.want, errs)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: the refused start made the data directory: %v", c.toml, err)
-		}
+		serveRefusedFirst(t, c.toml, dir, cfg, 2, c.want)
+	}
+}
+
+// serveRefusedFirst runs `fixvenue serve --config cfg flags...` and checks
+// that it exits code saying want without having made dir's data directory:
+// a configuration refused before anything is touched (config/doc.go).
+func serveRefusedFirst(t *testing.T, what, dir, cfg string, code int, want string, flags ...string) {
+	t.Helper()
+	got, _, errs := runCLI(t, "", nil, append([]string{"serve", "--config", cfg}, flags...)...)
+	if got != code || !strings.Contains(errs, want) {
+		t.Errorf("%s: exit %d, want %d saying %q\nstderr: %s", what, got, code, want, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: the refused start made the data directory: %v", what, err)
 	}
 }
 
@@ -322,13 +330,7 @@ func TestServeRefusesTwoListenersAtOneAddress(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		code, _, errs := runCLI(t, "", nil, append([]string{"serve", "--config", cfg}, c.flags...)...)
-		if code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%s %q: exit %d, want 2 saying %q\nstderr: %s", c.toml, c.flags, code, c.want, errs)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s %q: the refused start made the data directory: %v", c.toml, c.flags, err)
-		}
+		serveRefusedFirst(t, fmt.Sprintf("%s %q", c.toml, c.flags), dir, cfg, 2, c.want, c.flags...)
 	}
 }
 
@@ -362,13 +364,7 @@ func TestServeRefusesAClientCAFileOfNoCertificate(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[venue]\ndata_dir = %q\n", filepath.Join(dir, "data"))+c.toml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
-		if code != 1 || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: exit %d, want 1 saying %q\nstderr: %s", c.name, code, c.want, errs)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: the refused start made the data directory: %v", c.name, err)
-		}
+		serveRefusedFirst(t, c.name, dir, cfg, 1, c.want)
 	}
 }
 
@@ -381,13 +377,7 @@ func TestServeRefusesAClientCAFileOfNoCertificate(t *testing.T) {
 func TestServeRefusesABadDefaultSourceAddress(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, "%s", offlineTOML+"[session_defaults]\nallowed_source_addresses = [\"10.0.0.0/8\", \"bogus\"]\n")
-	code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
-	if want := `session_defaults.allowed_source_addresses: "bogus" is not an IP or CIDR`; code != 2 || !strings.Contains(errs, want) {
-		t.Errorf("exit %d, want 2 saying %q\nstderr: %s", code, want, errs)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the refused start made the data directory: %v", err)
-	}
+	serveRefusedFirst(t, "allowed_source_addresses", dir, cfg, 2, `session_defaults.allowed_source_addresses: "bogus" is not an IP or CIDR`)
 }
 
 // TestServeRefusesAConfigThatIsNotARegularFile: --config naming a device,
@@ -430,13 +420,7 @@ func TestServeRefusesAnEmbeddedNATSBeyondLoopback(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		dir := t.TempDir()
 		cfg := writeVenueConfig(t, dir, "%s[export]\nenabled = true\nembedded_addr = %q\n", offlineTOML, addr)
-		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
-		if want := fmt.Sprintf("export.embedded_addr: %q is not a loopback address", addr); code != 2 || !strings.Contains(errs, want) {
-			t.Errorf("embedded_addr %s: exit %d, want 2 saying %q\nstderr: %s", addr, code, want, errs)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("embedded_addr %s: the refused start made the data directory: %v", addr, err)
-		}
+		serveRefusedFirst(t, "embedded_addr "+addr, dir, cfg, 2, fmt.Sprintf("export.embedded_addr: %q is not a loopback address", addr))
 	}
 }
 
@@ -460,12 +444,6 @@ func TestClusterNodeRefusesABadSecretFileFirst(t *testing.T) {
 	} {
 		node := t.TempDir()
 		cfg := writeVenueConfig(t, node, "%s[cluster]\ncluster_id = 7\nnode_id = 1\nsecret_file = %q\n%s", offlineTOML, c.file, peers.String())
-		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
-		if code != 1 || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: exit %d, want 1 saying %q\nstderr: %s", c.file, code, c.want, errs)
-		}
-		if _, err := os.Stat(filepath.Join(node, "data")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: the refused node made its data directory: %v", c.file, err)
-		}
+		serveRefusedFirst(t, c.file, node, cfg, 1, c.want)
 	}
 }
