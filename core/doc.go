@@ -107,7 +107,8 @@
 // addresses it: a replaced ClOrdID gets UnknownOrder, a finished order
 // TooLateToCancel, with the order's status in the CancelRejected. Cancels
 // work while halted or closed; replaces do not. A replace keeps the OrderID
-// and the side, instrument, type and time in force (changing one is
+// and the side, instrument, type, time in force and post-only (changing one,
+// or asking post-only, ReplacePostOnly, of an order entered without it, is
 // UnsupportedOrderCharacteristic; an empty account means unchanged); the new
 // quantity is the new total. A price change or quantity increase loses time
 // priority and may trade at once (after the OrderReplaced event); a decrease

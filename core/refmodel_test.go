@@ -1053,7 +1053,8 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 		return venue.RejectReasonInstrumentClosed
 	}
 	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif ||
-		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket || o.queued {
+		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket || o.queued ||
+		(c.Flags()&ReplacePostOnly != 0 && o.flags&venue.OrderFlagsPostOnly == 0) {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
 	if o.tif != venue.TimeInForceGTD && c.ExpireTimeNs() != 0 {

@@ -187,6 +187,9 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 	if c.account[0] != 0 && c.account != o.account {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}
+	if c.postOnly && !o.flags.Has(venue.OrderFlagsPostOnly) { // post-only is kept, never added (ReplacePostOnly)
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
 	if reason := m.validateExpiry(o.tif, c.expireTimeNs); reason != venue.RejectReasonNone {
 		return reason
 	}

@@ -174,6 +174,7 @@ type replaceCmd struct {
 	origClOrdID  clOrdKey
 	origLen      int
 	possResend   bool // ReplacePossResend in the command's flags
+	postOnly     bool // ReplacePostOnly in the command's flags
 }
 
 // ReplacePossResend is the bit of a ReplaceOrder's flags that says the client
@@ -183,9 +184,19 @@ type replaceCmd struct {
 // Replaces journaled before it existed have it clear and replay as they did.
 const ReplacePossResend uint8 = 1
 
+// ReplacePostOnly is the bit of a ReplaceOrder's flags that says the
+// replace asks for post-only (FIX ExecInst 6). A replace keeps the order's
+// post-only, so the bit adds nothing to an order entered post-only; on one
+// that was not, the replace is refused (UnsupportedOrderCharacteristic)
+// rather than amended into an order that may take liquidity the client
+// asked it not to (doc.go, "Rules"). Replaces journaled before it existed
+// have it clear and replay as they did.
+const ReplacePostOnly uint8 = 2
+
 func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
 	c.possResend = w.Flags()&ReplacePossResend != 0
+	c.postOnly = w.Flags()&ReplacePostOnly != 0
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()

@@ -62,7 +62,10 @@
 // order, and an ExpireTime (126) or ExpireDate (432) on an order that is
 // not GTD; and so are MaxFloor (111) and post-only (ExecInst 6) on an order
 // that cannot rest (market, stop, IOC, FOK), which the matcher would refuse
-// without naming the field. Fields that only describe the order
+// without naming the field. An order keeps its post-only through its
+// replaces (with or without ExecInst 6); a replace with ExecInst 6 of an
+// order entered without it is refused (CxlRejReason 99, the Text saying
+// what a replace must keep), never amended into an order that may take. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.

@@ -479,9 +479,18 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
+	var flags uint8
 	if possResend(m) {
-		cmd.SetFlags(core.ReplacePossResend)
+		flags |= core.ReplacePossResend
 	}
+	if o.postOnly {
+		// The matcher keeps an order's post-only through a replace and
+		// refuses one that would add it: dropped here, the replace of a
+		// plain order could take liquidity its ExecInst 6 asked it not to
+		// (doc.go, "Unsupported order fields").
+		flags |= core.ReplacePostOnly
+	}
+	cmd.SetFlags(flags)
 	g.publish(s, seq)
 	g.metrics.replaces.Inc()
 }

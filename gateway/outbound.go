@@ -591,7 +591,8 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 const (
 	cancelMismatchText  = "a cancel must give the order's Side (54) and Symbol (55)"
 	replaceMismatchText = "a replace must keep the order's Side (54), Symbol (55), OrdType (40), TimeInForce (59; absent is DAY) " +
-		"and Account (1), give Price (44) only to a limit or stop-limit order and StopPx (99) only to a stop; " +
+		"and Account (1), give Price (44) only to a limit or stop-limit order, StopPx (99) only to a stop " +
+		"and post-only (ExecInst 6) only to an order entered post-only; " +
 		"a market order waiting for an uncross cannot be replaced"
 )
 

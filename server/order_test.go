@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,55 @@ func TestReportsArriveInEventOrder(t *testing.T) {
 				t.Fatalf("got %s, want the ExecutionReport 11=%s 150=%s next", m, want.id, want.execType)
 			}
 		}
+	}
+}
+
+// TestReplaceKeepsPostOnly: an order keeps the post-only it was entered with
+// through a replace, and a replace that asks post-only (ExecInst 6) of a
+// plain order is refused, never amended into an order that takes the
+// liquidity it asked not to take (gateway/doc.go, "Unsupported order
+// fields").
+func TestReplaceKeepsPostOnly(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "CLIENT2", true)
+	sendOrder(t, b, order{id: "ask", side: "2", qty: "5", px: "100.00"})
+	expectER(t, b, map[int]string{11: "ask", 150: "0"})
+	replace := func(id, orig, px string, extra ...fixclient.Field) {
+		t.Helper()
+		f := []fixclient.Field{fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, px), fixclient.F(59, "0")}
+		if err := a.Send("G", append(f, extra...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	postOnly := fixclient.F(18, "6")
+
+	// A plain order: a replace with ExecInst 6 that would cross is refused,
+	// and the order rests untouched.
+	sendOrder(t, a, order{id: "plain", side: "1", qty: "5", px: "99.00"})
+	expectER(t, a, map[int]string{11: "plain", 150: "0"})
+	replace("plain2", "plain", "100.00", postOnly)
+	m, err := a.Expect(readWait, "9", map[int]string{11: "plain2", 41: "plain", 434: "2", 102: "99", 39: "0"})
+	if err != nil {
+		t.Fatalf("%v (received so far: %v)", err, a.Received)
+	}
+	if !strings.Contains(m.Get(58), "post-only (ExecInst 6) only to an order entered post-only") {
+		t.Fatalf("Text %q does not name post-only", m.Get(58))
+	}
+	if err := a.Send("H", fixclient.F(11, "plain"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "plain", 150: "I", 39: "0", 14: "0", 151: "5", 44: "99.00"})
+
+	// A post-only order keeps its post-only whether the replace restates
+	// ExecInst 6 or not.
+	sendOrder(t, a, order{id: "po", side: "1", qty: "5", px: "99.50", extra: []fixclient.Field{postOnly}})
+	expectER(t, a, map[int]string{11: "po", 150: "0", 18: "6"})
+	replace("po2", "po", "99.60", postOnly)
+	expectER(t, a, map[int]string{11: "po2", 150: "5", 44: "99.60"})
+	replace("po3", "po2", "100.00")
+	if _, err := a.Expect(readWait, "9", map[int]string{11: "po3", 102: "99", 58: "post-only order would take liquidity"}); err != nil {
+		t.Fatalf("%v (received so far: %v)", err, a.Received)
 	}
 }

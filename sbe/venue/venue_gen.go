@@ -2290,7 +2290,7 @@ func (m ReplaceOrder) SetTimeInForce(v TimeInForce) {
 
 // Flags reads field "flags" (id 8) at offset 25 (uint8).
 //
-// bit 0: PossResend, the client sent the replace again (0 in replaces journaled before the flag existed).
+// bit 0: PossResend, the client sent the replace again; bit 1: PostOnly, the replace asks for post-only (each 0 in replaces journaled before it existed).
 func (m ReplaceOrder) Flags() uint8 {
 	b := m.buf
 	return b[33]
