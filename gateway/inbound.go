@@ -82,7 +82,14 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 	if o.tif, ok = parseTIF(fieldBytes(m, tag.TimeInForce)); !ok {
 		return o, &rejection{ordRejUnsupportedOrderChar, "unsupported time in force " + string(fieldBytes(m, tag.TimeInForce))}
 	}
-	qty, err := decimal.ParseTicks(fieldBytes(m, tag.OrderQty), qtyTick)
+	qtyText := fieldBytes(m, tag.OrderQty)
+	qty, err := decimal.ParseTicks(qtyText, qtyTick)
+	if errors.Is(err, decimal.ErrRange) && qtyText[0] != '-' {
+		// A whole number too large for the venue is above every
+		// instrument's maximum: said as the matcher says it of one above
+		// this instrument's, not as a quantity that is not a number.
+		return o, &rejection{ordRejIncorrectQuantity, RejectText(venue.RejectReasonQtyOutOfRange)}
+	}
 	if err != nil || qty <= 0 {
 		return o, &rejection{ordRejIncorrectQuantity, "OrderQty must be a positive whole number"}
 	}
@@ -103,12 +110,16 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 		if errors.Is(err, decimal.ErrOffTick) {
 			return o, &rejection{ordRejOther, "price " + string(price) + " is not a multiple of the tick size " + o.inst.Tick.String()}
 		}
+		if errors.Is(err, decimal.ErrRange) && price[0] != '-' {
+			// Too large for the venue, so beyond the band: said so, with its edges.
+			return o, &rejection{ordRejOther, g.rejectText(venue.RejectReasonPriceOutOfBand, o.inst.ID, venue.OrdTypeLimit, 0)}
+		}
 		if err != nil || ticks <= 0 {
 			return o, &rejection{ordRejOther, "invalid price " + string(price)}
 		}
 		o.priceTicks = ticks
 	}
-	if rej := o.parseStopPx(fieldBytes(m, tag.StopPx)); rej != nil {
+	if rej := o.parseStopPx(g, fieldBytes(m, tag.StopPx)); rej != nil {
 		return o, rej
 	}
 	if mf := fieldBytes(m, tag.MaxFloor); len(mf) > 0 {
@@ -265,7 +276,7 @@ func (o *orderFields) restingOnly() *rejection {
 // matcher's (core, "Stops"). FIX 4.4 has no OrdRejReason for a missing or
 // malformed StopPx: 99 (Other) with a Text; a StopPx on another order type
 // is 11 (Unsupported order characteristic).
-func (o *orderFields) parseStopPx(stopPx []byte) *rejection {
+func (o *orderFields) parseStopPx(g *Gateway, stopPx []byte) *rejection {
 	stop := o.ordType == venue.OrdTypeStop || o.ordType == venue.OrdTypeStopLimit
 	switch {
 	case !stop && len(stopPx) > 0:
@@ -278,6 +289,10 @@ func (o *orderFields) parseStopPx(stopPx []byte) *rejection {
 	ticks, err := decimal.ParseTicks(stopPx, o.inst.Tick)
 	if errors.Is(err, decimal.ErrOffTick) {
 		return &rejection{ordRejOther, "StopPx " + string(stopPx) + " is not a multiple of the tick size " + o.inst.Tick.String()}
+	}
+	if errors.Is(err, decimal.ErrRange) && stopPx[0] != '-' {
+		// Too large for the venue, so beyond the band, as for a Price (parseOrder).
+		return &rejection{ordRejOther, g.rejectText(venue.RejectReasonPriceOutOfBand, o.inst.ID, venue.OrdTypeStop, 0)}
 	}
 	if err != nil || ticks <= 0 {
 		return &rejection{ordRejOther, "invalid StopPx " + string(stopPx)}

@@ -90,3 +90,29 @@ func TestReplaceKeepsPostOnly(t *testing.T) {
 		t.Fatalf("%v (received so far: %v)", err, a.Received)
 	}
 }
+
+// TestOrderDecimals: a Price or OrderQty is read as the decimal it is
+// (gateway/doc.go: prices go from the decimal string to ticks, never
+// rounded): trailing zeros, however many, change nothing; more fractional
+// digits than any tick has is off the tick; a number too large for the
+// venue is outside the band or above the maximum, said so as for any other.
+func TestOrderDecimals(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "zeros", side: "1", qty: "5.00000000000000000000", px: "99.5000000000000000000000000"})
+	expectER(t, c, map[int]string{11: "zeros", 150: "0", 38: "5", 44: "99.50", 151: "5"})
+	for _, tc := range []struct {
+		id, qty, px, reason, text string
+	}{
+		{"fine", "1", "99.5000000000000000001", "99", "price 99.5000000000000000001 is not a multiple of the tick size 0.01"},
+		{"fine9", "1", "99.0000000001", "99", "price 99.0000000001 is not a multiple of the tick size 0.01"},
+		{"bigpx", "1", "99999999999999999999", "99", "price outside the instrument's price band 90.00 to 110.00"},
+		{"bigqty", "99999999999999999999", "99.00", "13", "quantity outside the instrument's minimum and maximum"},
+		{"negqty", "-99999999999999999999", "99.00", "13", "OrderQty must be a positive whole number"},
+	} {
+		sendOrder(t, c, order{id: tc.id, side: "1", qty: tc.qty, px: tc.px})
+		expectER(t, c, map[int]string{11: tc.id, 150: "8", 103: tc.reason, 58: tc.text})
+	}
+	sendOrder(t, c, order{id: "bigstop", side: "1", qty: "1", typ: "3", extra: []fixclient.Field{fixclient.F(99, "99999999999999999999")}})
+	expectER(t, c, map[int]string{11: "bigstop", 150: "8", 103: "99", 58: "StopPx (99) outside the instrument's price band 90.00 to 110.00"})
+}

@@ -2,6 +2,7 @@ package decimal
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -60,7 +61,11 @@ func parseFixed(s []byte) (mantissa int64, scale int, err error) {
 	case '+':
 		i++
 	}
-	digits, dot := 0, false
+	// zeros counts the fraction's zeros not yet taken into the mantissa:
+	// they are taken only when a non-zero digit follows, so that trailing
+	// zeros, however many (a client's fixed-width formatting of 105.5),
+	// change nothing and cannot overflow the mantissa.
+	digits, dot, zeros := 0, false, 0
 	for ; i < len(s); i++ {
 		c := s[i]
 		if c == '.' {
@@ -75,10 +80,21 @@ func parseFixed(s []byte) (mantissa int64, scale int, err error) {
 		}
 		digits++
 		if dot {
+			if c == '0' {
+				zeros++
+				continue
+			}
+			for ; zeros > 0; zeros-- {
+				if mantissa > (1<<63-1)/10 {
+					return 0, 0, errScale(scale)
+				}
+				mantissa *= 10
+				scale++
+			}
 			scale++
 		}
 		if mantissa > (1<<63-1-9)/10 {
-			return 0, 0, ErrRange
+			return 0, 0, errScale(scale)
 		}
 		mantissa = mantissa*10 + int64(c-'0')
 	}
@@ -90,12 +106,28 @@ func parseFixed(s []byte) (mantissa int64, scale int, err error) {
 		scale--
 	}
 	if scale > MaxScale {
-		return 0, 0, ErrRange
+		return 0, 0, errTooFine
 	}
 	if neg {
 		mantissa = -mantissa
 	}
 	return mantissa, scale, nil
+}
+
+// errTooFine is ErrRange for a value with more than MaxScale significant
+// fractional digits: ParseTick refuses such a tick as out of range, and
+// ParseTicks answers ErrOffTick, as no tick has that many digits, so no
+// such value is a whole number of ticks.
+var errTooFine = fmt.Errorf("%w: more than %d fractional digits", ErrRange, MaxScale)
+
+// errScale is the error of a mantissa that overflows at scale: with
+// fractional digits past MaxScale the value is too fine before it is too
+// large (errTooFine), else ErrRange.
+func errScale(scale int) error {
+	if scale > MaxScale {
+		return errTooFine
+	}
+	return ErrRange
 }
 
 // ParseTicks converts a decimal string into a whole number of ticks.
@@ -104,6 +136,9 @@ func ParseTicks(s []byte, t Tick) (int64, error) {
 		return 0, ErrBadTick
 	}
 	m, scale, err := parseFixed(s)
+	if err == errTooFine {
+		return 0, ErrOffTick
+	}
 	if err != nil {
 		return 0, err
 	}

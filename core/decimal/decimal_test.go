@@ -32,8 +32,12 @@ func TestParseTicks(t *testing.T) {
 		{"1.2.3", cent, 0, ErrSyntax},
 		{"1e5", cent, 0, ErrSyntax},
 		{"abc", cent, 0, ErrSyntax},
-		{"0.0000000001", cent, 0, ErrRange},
+		{"0.0000000001", cent, 0, ErrOffTick}, // finer than any tick
+		{"105.5000000000000000001", cent, 0, ErrOffTick},
 		{"99999999999999999999", cent, 0, ErrRange},
+		{"105.50000000000000000000000000000000000000", cent, 10550, nil}, // trailing zeros, however many
+		{"1.000000000000000000000000", whole, 1, nil},
+		{"99999999999999999.99", cent, 0, ErrRange},
 	}
 	for _, tc := range tests {
 		got, err := ParseTicks([]byte(tc.in), tc.tick)
@@ -50,7 +54,7 @@ func TestParseTick(t *testing.T) {
 			t.Errorf("ParseTick(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"0", "-0.01", "x"} {
+	for _, in := range []string{"0", "-0.01", "x", "0.0000000001"} {
 		if _, err := ParseTick(in); err == nil {
 			t.Errorf("ParseTick(%q) accepted", in)
 		}

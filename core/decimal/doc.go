@@ -7,6 +7,9 @@
 // (ErrOffTick), never a rounding. FormatTicks writes ticks back as a decimal string
 // into a caller's buffer.
 //
-// Limits: at most MaxScale (9) fractional digits, and magnitudes that fit in int64
-// after scaling; anything else is ErrRange. Neither function allocates.
+// Limits: at most MaxScale (9) significant fractional digits (trailing zeros,
+// however many, do not count), and magnitudes that fit in int64 after scaling;
+// anything else is ErrRange, except that ParseTicks answers a value with more
+// significant fractional digits ErrOffTick: no tick has them, so it is not a
+// multiple of the tick. Neither function allocates.
 package decimal
