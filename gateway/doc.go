@@ -64,8 +64,13 @@
 // that cannot rest (market, stop, IOC, FOK), which the matcher would refuse
 // without naming the field. An order keeps its post-only through its
 // replaces (with or without ExecInst 6); a replace with ExecInst 6 of an
-// order entered without it is refused (CxlRejReason 99, the Text saying
-// what a replace must keep), never amended into an order that may take. Fields that only describe the order
+// order entered without it is refused (CxlRejReason 99, the Text naming
+// post-only), never amended into an order that may take. A cancel or
+// replace that names another Side, Symbol, OrdType, TimeInForce or Account
+// than its order's is refused likewise, the Text naming the field, the
+// order's value and the one asked (mismatch.go: a session's latest
+// changeAsksMax, 64, cancels and replaces are kept for that; the answer to
+// an older one lists what must match). Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.

@@ -199,6 +199,10 @@ type session struct {
 	rejects, throttleHits atomic.Int64
 	// statusReqs are OrdStatusReqIDs waiting for their answer (bounded by statusReqsMax; guarded by mu).
 	statusReqs []statusReq
+	// changeAsks are what the session's latest cancels and replaces asked,
+	// by command seq, to name in a refusal the field that is not the
+	// order's (mismatch.go; guarded by mu).
+	changeAsks [changeAsksMax]changeAsk
 	// lastCmd is the seq of the last command this session published that is
 	// answered on the session (-1: none). SessionDisconnected is not: it may
 	// produce no event, and an answer must not wait for one that never comes.

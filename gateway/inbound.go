@@ -458,6 +458,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 	cmd.SetOrderID(c.orderID)
 	_ = cmd.SetClOrdID(c.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
+	s.rememberAsk(changeAsk{cmdSeq: int64(g.cfg.SeqBase) + seq, instrumentID: c.inst.ID, side: c.side})
 	g.publish(s, seq)
 	g.metrics.cancels.Inc()
 }
@@ -506,6 +507,10 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 		flags |= core.ReplacePostOnly
 	}
 	cmd.SetFlags(flags)
+	ask := changeAsk{cmdSeq: int64(g.cfg.SeqBase) + seq, instrumentID: o.inst.ID, side: o.side, ordType: o.ordType,
+		tif: o.tif, postOnly: o.postOnly, accountLen: uint8(len(o.account))}
+	copy(ask.account[:], o.account)
+	s.rememberAsk(ask)
 	g.publish(s, seq)
 	g.metrics.replaces.Inc()
 }

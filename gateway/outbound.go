@@ -615,6 +615,9 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 		if e.ResponseTo() == venue.CxlRejResponseToCancel {
 			text = cancelMismatchText
 		}
+		if t := g.mismatchText(e, g.sessionOf(e.SessionIdx())); t != "" {
+			text = t
+		}
 	}
 	var orderID []byte
 	if e.OrderID() != 0 {

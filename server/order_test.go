@@ -71,7 +71,7 @@ func TestReplaceKeepsPostOnly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (received so far: %v)", err, a.Received)
 	}
-	if !strings.Contains(m.Get(58), "post-only (ExecInst 6) only to an order entered post-only") {
+	if !strings.Contains(m.Get(58), "cannot add post-only (ExecInst 6)") {
 		t.Fatalf("Text %q does not name post-only", m.Get(58))
 	}
 	if err := a.Send("H", fixclient.F(11, "plain"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
@@ -115,4 +115,48 @@ func TestOrderDecimals(t *testing.T) {
 	}
 	sendOrder(t, c, order{id: "bigstop", side: "1", qty: "1", typ: "3", extra: []fixclient.Field{fixclient.F(99, "99999999999999999999")}})
 	expectER(t, c, map[int]string{11: "bigstop", 150: "8", 103: "99", 58: "StopPx (99) outside the instrument's price band 90.00 to 110.00"})
+}
+
+// TestCancelReplaceNamesTheField: a cancel or replace that names another
+// characteristic than its order's is refused with a Text naming that field,
+// the order's value and the one asked, not a list of everything that must
+// match (README, "FIX").
+func TestCancelReplaceNamesTheField(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "5", px: "99.00", extra: []fixclient.Field{fixclient.F(1, "ACC1")}})
+	expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	for _, tc := range []struct {
+		msgType, id, sym, side, typ, tif, account, text string
+	}{
+		{"G", "r1", "ACME", "2", "2", "0", "", "a replace must give the order's Side (54) 1, not 2"},
+		{"G", "r2", "LOTS", "1", "2", "0", "", "a replace must give the order's Symbol (55) ACME, not LOTS"},
+		{"G", "r3", "ACME", "1", "4", "0", "", "a replace must keep the order's OrdType (40) 2, not 4"},
+		{"G", "r4", "ACME", "1", "2", "1", "", "a replace must keep the order's TimeInForce (59; absent is DAY) 0, not 1"},
+		{"G", "r5", "ACME", "1", "2", "0", "ACC2", "a replace must keep the order's Account (1) ACC1, not ACC2"},
+		{"F", "c1", "ACME", "2", "", "", "", "a cancel must give the order's Side (54) 1, not 2"},
+		{"F", "c2", "LOTS", "1", "", "", "", "a cancel must give the order's Symbol (55) ACME, not LOTS"},
+	} {
+		f := []fixclient.Field{fixclient.F(11, tc.id), fixclient.F(41, "o1"), fixclient.F(55, tc.sym), fixclient.F(54, tc.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5")}
+		if tc.msgType == "G" {
+			px := "99.00" // on the tick of the symbol asked, so that only the field in question differs
+			if tc.sym == "LOTS" {
+				px = "50.00"
+			}
+			f = append(f, fixclient.F(40, tc.typ), fixclient.F(59, tc.tif), fixclient.F(44, px))
+			if tc.typ == "4" {
+				f = append(f, fixclient.F(99, px))
+			}
+			if tc.account != "" {
+				f = append(f, fixclient.F(1, tc.account))
+			}
+		}
+		if err := c.Send(tc.msgType, f...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(readWait, "9", map[int]string{11: tc.id, 102: "99", 39: "0", 58: tc.text}); err != nil {
+			t.Fatalf("%s: %v (received so far: %v)", tc.id, err, c.Received)
+		}
+	}
 }
