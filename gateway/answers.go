@@ -87,15 +87,23 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 	g.awaitEarlierAnswers(s)
 	field := func(t quickfix.Tag) []byte { return append([]byte(nil), fieldBytes(req, t)...) }
 	orderID, status := field(tag.OrderID), ordStatusRejected
+	reason := cxlRejReasonOfOrd(rej.reason)
 	id, _ := strconv.ParseUint(string(orderID), 10, 64)
 	if o, ok := g.open.find(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
 		orderID, status = strconv.AppendUint(nil, o.orderID, 10), ordStatusNew
 		if o.cumQty > 0 {
 			status = ordStatusPartiallyFilled
 		}
+		if reason == cxlRejUnknownOrder {
+			// The order is known (its OrderID and status are given): an
+			// unknown Symbol is a field that is not the order's, 99 as the
+			// matcher answers another instrument's symbol, not 1, which
+			// would contradict them.
+			reason = cxlRejOther
+		}
 	}
 	m := cancelReject(orderID, field(tag.ClOrdID), field(tag.OrigClOrdID), status,
-		cxlRejResponseToOf(responseTo), cxlRejReasonOfOrd(rej.reason), rej.text)
+		cxlRejResponseToOf(responseTo), reason, rej.text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
 	s.rejects.Add(1)
 	s.out.enqueue(m)

@@ -136,6 +136,10 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 		{"G", "r5", "ACME", "1", "2", "0", "ACC2", "a replace must keep the order's Account (1) ACC1, not ACC2"},
 		{"F", "c1", "ACME", "2", "", "", "", "a cancel must give the order's Side (54) 1, not 2"},
 		{"F", "c2", "LOTS", "1", "", "", "", "a cancel must give the order's Symbol (55) ACME, not LOTS"},
+		// A symbol the venue does not list is the gateway's to refuse: the
+		// order is still named, and so CxlRejReason is 99, not unknown order.
+		{"F", "c3", "NOPE", "1", "", "", "", "unknown symbol NOPE"},
+		{"G", "r6", "NOPE", "1", "2", "0", "", "unknown symbol NOPE"},
 	} {
 		f := []fixclient.Field{fixclient.F(11, tc.id), fixclient.F(41, "o1"), fixclient.F(55, tc.sym), fixclient.F(54, tc.side),
 			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5")}
@@ -155,7 +159,7 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 		if err := c.Send(tc.msgType, f...); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Expect(readWait, "9", map[int]string{11: tc.id, 102: "99", 39: "0", 58: tc.text}); err != nil {
+		if _, err := c.Expect(readWait, "9", map[int]string{11: tc.id, 102: "99", 37: "1", 39: "0", 58: tc.text}); err != nil {
 			t.Fatalf("%s: %v (received so far: %v)", tc.id, err, c.Received)
 		}
 	}
