@@ -70,7 +70,9 @@
 // than its order's is refused likewise, the Text naming the field, the
 // order's value and the one asked (mismatch.go: a session's latest
 // changeAsksMax, 64, cancels and replaces are kept for that; the answer to
-// an older one lists what must match). Fields that only describe the order
+// an older one lists what must match). A replace refused for a price
+// outside the band names the band's edges, and StopPx when the stop price
+// is the one outside, as a new order's reject does. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
 // Validator's fast check says whether a message has any of these tags
 // (CheckFor), so a plain order costs no lookup of them.

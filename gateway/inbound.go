@@ -508,7 +508,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	}
 	cmd.SetFlags(flags)
 	ask := changeAsk{cmdSeq: int64(g.cfg.SeqBase) + seq, instrumentID: o.inst.ID, side: o.side, ordType: o.ordType,
-		tif: o.tif, postOnly: o.postOnly, accountLen: uint8(len(o.account))}
+		tif: o.tif, postOnly: o.postOnly, priceTicks: o.priceTicks, accountLen: uint8(len(o.account))}
 	copy(ask.account[:], o.account)
 	s.rememberAsk(ask)
 	g.publish(s, seq)

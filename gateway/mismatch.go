@@ -29,6 +29,7 @@ type changeAsk struct {
 	ordType      venue.OrdType
 	tif          venue.TimeInForce
 	postOnly     bool
+	priceTicks   int64 // Price (44), for a band refusal's Text (bandText)
 	accountLen   uint8
 	account      [venue.AccountLength]byte
 }
@@ -104,4 +105,19 @@ func (g *Gateway) mismatchText(e *venue.CancelRejected, s *session) string {
 		return "a replace cannot add post-only (ExecInst 6): the order was entered without it, and keeps what it was entered with"
 	}
 	return ""
+}
+
+// bandText is the Text of a replace refused for a price outside the band:
+// with the band's edges, and naming StopPx when the stop price is the one
+// outside, as for a new order (rejectText), which needs the Price the
+// replace asked. Without it (the request has left the ring) the Text names
+// a price and the band's edges.
+func (g *Gateway) bandText(e *venue.CancelRejected, s *session) string {
+	ordType, priceTicks := venue.OrdTypeLimit, int64(0)
+	if s != nil {
+		if a, ok := s.takeAsk(int64(e.CauseSeq())); ok {
+			ordType, priceTicks = a.ordType, a.priceTicks
+		}
+	}
+	return g.rejectText(e.Reason(), e.InstrumentID(), ordType, priceTicks)
 }

@@ -619,6 +619,9 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 			text = t
 		}
 	}
+	if e.Reason() == venue.RejectReasonPriceOutOfBand {
+		text = g.bandText(e, g.sessionOf(e.SessionIdx()))
+	}
 	var orderID []byte
 	if e.OrderID() != 0 {
 		orderID = strconv.AppendUint(nil, e.OrderID(), 10)

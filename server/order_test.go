@@ -164,3 +164,32 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceOutsideBandNamesTheBand: a replace refused for a price outside
+// the band names the band's edges, and StopPx when the stop price is the
+// one outside, as the reject of a new order does.
+func TestReplaceOutsideBandNamesTheBand(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "lim", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "lim", 150: "0"})
+	sendOrder(t, c, order{id: "stp", side: "1", qty: "5", typ: "3", extra: []fixclient.Field{fixclient.F(99, "105.00")}})
+	expectER(t, c, map[int]string{11: "stp", 150: "0"})
+	for _, tc := range []struct {
+		id, orig, typ string
+		price         []fixclient.Field
+		text          string
+	}{
+		{"lim2", "lim", "2", []fixclient.Field{fixclient.F(44, "89.99")}, "price outside the instrument's price band 90.00 to 110.00"},
+		{"stp2", "stp", "3", []fixclient.Field{fixclient.F(99, "110.01")}, "StopPx (99) outside the instrument's price band 90.00 to 110.00"},
+	} {
+		f := []fixclient.Field{fixclient.F(11, tc.id), fixclient.F(41, tc.orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5"), fixclient.F(40, tc.typ), fixclient.F(59, "0")}
+		if err := c.Send("G", append(f, tc.price...)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(readWait, "9", map[int]string{11: tc.id, 102: "99", 39: "0", 58: tc.text}); err != nil {
+			t.Fatalf("%s: %v (received so far: %v)", tc.id, err, c.Received)
+		}
+	}
+}
