@@ -3,9 +3,12 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 )
 
 // Cluster defaults and bounds (cluster/doc.go, "Raft settings").
@@ -39,7 +42,8 @@ type Cluster struct {
 	// SecretFile names a file whose contents (at least
 	// ClusterSecretBytesMin bytes, surrounding white space ignored) are the
 	// secret every node's Raft hello is authenticated with; the same file on
-	// every node. Unset: the Raft ports take any peer that knows the cluster
+	// every node. It is a regular file of at most ClusterSecretFileBytesMax
+	// bytes. Unset: the Raft ports take any peer that knows the cluster
 	// id and the terms (the server warns).
 	SecretFile string        `toml:"secret_file"`
 	Peers      []ClusterPeer `toml:"peer"`
@@ -48,14 +52,40 @@ type Cluster struct {
 // ClusterSecretBytesMin bounds a cluster secret from below.
 const ClusterSecretBytesMin = 16
 
-// Secret reads the secret of SecretFile; nil when none is configured.
+// ClusterSecretFileBytesMax bounds the secret file from above: a secret is
+// a few dozen bytes (openssl rand -hex 32); a larger file is not one.
+const ClusterSecretFileBytesMax = 64 << 10
+
+// Secret reads the secret of SecretFile; nil when none is configured. The
+// file must be a regular file of at most ClusterSecretFileBytesMax bytes,
+// as the configuration file must (config/doc.go): read as it was,
+// secret_file = "/dev/zero" grew the node until it ran out of memory, and
+// a named pipe no one wrote to hung its start without a word.
 func (c Cluster) Secret() ([]byte, error) {
 	if c.SecretFile == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(c.SecretFile)
+	// Stat before the open: opening a named pipe waits for a writer.
+	st, err := os.Stat(c.SecretFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.secret_file: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("cluster.secret_file: %s is %s, not a regular file", c.SecretFile, regularfile.Kind(st.Mode()))
+	}
+	f, err := os.Open(c.SecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.secret_file: %w", err)
+	}
+	defer f.Close()
+	// The file may grow after the Stat.
+	b, err := io.ReadAll(io.LimitReader(f, ClusterSecretFileBytesMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("cluster.secret_file: %w", err)
+	}
+	if len(b) > ClusterSecretFileBytesMax {
+		return nil, fmt.Errorf("cluster.secret_file: %s holds more than %d bytes, more than a secret (e.g. openssl rand -hex 32 > %s)",
+			c.SecretFile, ClusterSecretFileBytesMax, c.SecretFile)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) < ClusterSecretBytesMin {

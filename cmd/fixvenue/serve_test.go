@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -425,7 +426,8 @@ func TestServeRefusesAnEmbeddedNATSBeyondLoopback(t *testing.T) {
 }
 
 // TestClusterNodeRefusesABadSecretFileFirst: a cluster.secret_file that is
-// missing or too short stops a node before its data directory is made,
+// missing, too short, too large or not a regular file stops a node before
+// its data directory is made,
 // naming the key; the node made its FIX stores and journal directory
 // first (cluster/doc.go names the secret).
 func TestClusterNodeRefusesABadSecretFileFirst(t *testing.T) {
@@ -438,9 +440,23 @@ func TestClusterNodeRefusesABadSecretFileFirst(t *testing.T) {
 	for id := 1; id <= 3; id++ {
 		fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = \"127.0.0.1:0\"\nfix_addr = \"127.0.0.1:0\"\nstatus_addr = \"127.0.0.1:0\"\n", id)
 	}
+	// A named pipe no one writes to hung the start, and a large file (or
+	// /dev/zero, which grew the node until it ran out of memory) was read
+	// whole.
+	pipe := filepath.Join(dir, "pipe.secret")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.secret")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("0123456789abcdef"), config.ClusterSecretFileBytesMax/16+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ file, want string }{
-		{filepath.Join(dir, "missing"), "cluster.secret_file: open " + filepath.Join(dir, "missing")},
+		{filepath.Join(dir, "missing"), "cluster.secret_file: stat " + filepath.Join(dir, "missing") + ": no such file"},
 		{short, "cluster.secret_file: " + short + " holds 5 bytes, at least 16 needed"},
+		{pipe, "cluster.secret_file: " + pipe + " is a named pipe (FIFO), not a regular file"},
+		{dir, "cluster.secret_file: " + dir + " is a directory, not a regular file"},
+		{big, fmt.Sprintf("cluster.secret_file: %s holds more than %d bytes", big, config.ClusterSecretFileBytesMax)},
 	} {
 		node := t.TempDir()
 		cfg := writeVenueConfig(t, node, "%s[cluster]\ncluster_id = 7\nnode_id = 1\nsecret_file = %q\n%s", offlineTOML, c.file, peers.String())
