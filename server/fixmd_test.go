@@ -147,12 +147,29 @@ func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
 
 // TestFeedMetrics: the feed's and its recovery service's counters reach
 // /metrics: an order makes the feed send, and garbage on the recovery port
-// is counted as a protocol error once its connection is closed.
+// is counted as a protocol error once its connection is closed. An idle
+// feed's heartbeats are counted as heartbeats, not as packets, and the
+// packets' help says so.
 func TestFeedMetrics(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
+	cfg.MarketData.HeartbeatInterval.Duration = 5 * time.Millisecond
 	s := startServer(t, cfg, Options{})
 	m := scrape(t, s)
+	for deadline := time.Now().Add(readWait); metricstest.Float(t, m, "fixvenue_md_heartbeats_total") < 2; m = scrape(t, s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no feed heartbeats within %v:\n%s", readWait, m)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := metricstest.Float(t, m, "fixvenue_md_packets_sent_total"); v != 0 {
+		t.Fatalf("fixvenue_md_packets_sent_total = %v on a feed that sent heartbeats only", v)
+	}
+	for _, line := range strings.Split(m, "\n") {
+		if strings.HasPrefix(line, "# HELP fixvenue_md_packets_sent_total ") && !strings.Contains(line, "heartbeats are fixvenue_md_heartbeats_total") {
+			t.Fatalf("the packets' help does not say the heartbeats are counted apart: %s", line)
+		}
+	}
 	seq0 := metricstest.Float(t, m, "fixvenue_md_next_seq")
 	if v := metricstest.Value(t, m, "fixvenue_md_stopped"); v != "0" {
 		t.Fatalf("fixvenue_md_stopped = %s on a running feed", v)

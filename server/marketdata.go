@@ -64,8 +64,12 @@ func (s *Server) registerFeedMetrics() {
 				}
 				return 0
 			}),
-		counter("fixvenue_md_packets_sent_total", "Feed datagrams sent (heartbeats included).", func(f marketdata.FeedStats) uint64 { return f.PacketsSent }),
-		counter("fixvenue_md_bytes_sent_total", "Feed bytes sent.", func(f marketdata.FeedStats) uint64 { return f.BytesSent }),
+		// The publisher counts its heartbeats apart from its packets
+		// (marketdata.FeedStats): the packets are the sequenced ones.
+		counter("fixvenue_md_packets_sent_total", "Feed packets of sequenced messages sent (heartbeats are fixvenue_md_heartbeats_total).",
+			func(f marketdata.FeedStats) uint64 { return f.PacketsSent }),
+		counter("fixvenue_md_bytes_sent_total", "Bytes of the feed packets of sequenced messages sent (heartbeats not included).",
+			func(f marketdata.FeedStats) uint64 { return f.BytesSent }),
 		counter("fixvenue_md_send_errors_total", "Feed datagrams the socket refused (receivers recover them).", func(f marketdata.FeedStats) uint64 { return f.SendErrors }),
 		counter("fixvenue_md_heartbeats_total", "Feed heartbeats sent.", func(f marketdata.FeedStats) uint64 { return f.HeartbeatsSent }),
 		counter("fixvenue_md_recovery_connections_total", "Recovery connections accepted.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ConnsAccepted }),
