@@ -138,6 +138,10 @@ func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 		if err := s.feed.EndReplay(); err != nil {
 			return nil, fmt.Errorf("market data: %w", err)
 		}
+		// The standby's feed is the leader's: its counters reach the
+		// leader's /metrics as a single venue's do (buildFeed), which a
+		// leader's, built on the replica, never called.
+		s.registerFeedMetrics()
 	}
 	if err := s.buildServing(); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
@@ -149,6 +150,33 @@ func waitInSync(t *testing.T, client *feedclient.Client) feedclient.Stats {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the feed client is not in sync after 15 s: %+v", stats)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterLeaderFeedMetrics: a cluster's leader publishes the feed, and
+// its /metrics has the feed's counters (fixvenue_md_*) as a single venue's
+// has (docs/ARCHITECTURE.md, market data): a leader's feed is its standby's,
+// and they were left out.
+func TestClusterLeaderFeedMetrics(t *testing.T) {
+	_, _, md := clusterMarketData(t)
+	h := writeClusterConfigsWith(t, nil, false, "", md)
+	var metrics [3]string
+	for i := range 3 {
+		metrics[i] = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+		h.procs[i] = startVenue(t, h.cfgs[i], "--metrics-addr", metrics[i])
+	}
+	l := h.leader(30 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m := metricstest.Scrape(t, metrics[l])
+		if strings.Contains(m, "\nfixvenue_md_heartbeats_total ") && metricstest.Float(t, m, "fixvenue_md_heartbeats_total") >= 1 &&
+			metricstest.Value(t, m, "fixvenue_md_stopped") == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d leads, and its /metrics has no feed heartbeats (fixvenue_md_*):\n%s", l+1, m)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
