@@ -433,6 +433,12 @@ func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status 
 // (DNS rebinding) and read the venue from a browser on the same machine;
 // its requests carry that name (README "Operating the venue").
 func loopbackHost(host string) bool {
+	if host == "" {
+		// An HTTP/1.0 request may carry no Host (a health check, a script
+		// of nc): no browser sends one without it, so no web page's name is
+		// there to refuse, and it read before the check.
+		return true
+	}
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}

@@ -60,7 +60,7 @@ func TestAuthorize(t *testing.T) {
 	// elsewhere whose name resolves to loopback (DNS rebinding) is not.
 	o := &Ops{cfg: Config{Admin: config.Admin{Tokens: tokens}}, loopback: true}
 	for host, want := range map[string]int{"127.0.0.1:9465": 0, "localhost:9465": 0, "LOCALHOST": 0, "[::1]:9465": 0,
-		"attacker.example:9465": 401, "attacker.example": 401, "127.0.0.1.attacker.example": 401} {
+		"": 0, "attacker.example:9465": 401, "attacker.example": 401, "127.0.0.1.attacker.example": 401} {
 		r := req("", "")
 		r.Host = host
 		if _, status, _, reason := o.Authorize(r, false); status != want {

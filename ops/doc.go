@@ -23,8 +23,8 @@
 // configured (Authorize; with none configured every change is refused),
 // a strict JSON body within admin.body_bytes_max with a reason, known
 // names. Reads need no token on a loopback listener called by a loopback
-// name (Host 127.0.0.1, [::1] or localhost: another name may be a web
-// page's own, resolved to loopback), else a read or operator token. The web console (package console) is served on the same
+// name (Host 127.0.0.1, [::1] or localhost, or none as HTTP/1.0 allows:
+// another name may be a web page's own, resolved to loopback), else a read or operator token. The web console (package console) is served on the same
 // listener (SetConsole) and goes through Authorize too.
 //
 // POST /v1/instruments (instruments.go) lists a new instrument without a

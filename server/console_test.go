@@ -72,6 +72,18 @@ func TestConsoleDefaultsWithoutTokens(t *testing.T) {
 			}
 		}
 	}
+	// An HTTP/1.0 request without a Host (a health check, nc) names no
+	// web page: it reads as a loopback name does.
+	conn, err := net.Dial("tcp", s.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /v1/sessions HTTP/1.0\r\n\r\n")
+	conn.SetReadDeadline(time.Now().Add(readWait))
+	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(line, " 200 ") {
+		t.Errorf("GET /v1/sessions over HTTP/1.0 without a Host: %q %v, want 200", line, err)
+	}
+	conn.Close()
 	for _, p := range []string{"/market/NOPE", "/sessions/NOBODY", "/nothing", "/static/", "/static/nothing.js"} {
 		if code, body := consoleGet(t, base+p, ""); code != 404 || !strings.Contains(body, "<h1>Not found</h1>") {
 			t.Errorf("GET %s: HTTP %d, want the 404 page", p, code)
