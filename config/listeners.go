@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"strings"
 )
 
 // Listener is one TCP address this process listens at, with the key that
@@ -69,7 +68,14 @@ func (c *Config) CheckListeners() error {
 func sameListenAddr(a, b string) bool {
 	ha, pa, errA := net.SplitHostPort(a)
 	hb, pb, errB := net.SplitHostPort(b)
-	if errA != nil || errB != nil || pa != pb || strings.TrimLeft(pa, "0") == "" {
+	if errA != nil || errB != nil {
+		return false
+	}
+	// The port as a listener takes it: "09878" is 9878, as a service name
+	// is its number.
+	na, errA := net.LookupPort("tcp", pa)
+	nb, errB := net.LookupPort("tcp", pb)
+	if errA != nil || errB != nil || na != nb || na == 0 {
 		return false
 	}
 	ha, hb = listenHost(ha), listenHost(hb)

@@ -322,6 +322,9 @@ func TestServeRefusesTwoListenersAtOneAddress(t *testing.T) {
 			`metrics.addr: "localhost:` + port + `" is also fix.addr: two listeners cannot share an address`},
 		{fmt.Sprintf("[fix]\naddr = %q\n[metrics]\naddr = \"\"\n[admin]\naddr = %q\n[marketdata]\nenabled = false\n", "0.0.0.0:"+port, addr), nil,
 			`admin.addr: "` + addr + `" is also fix.addr`},
+		// A port written with a leading zero is the same port.
+		{fmt.Sprintf("[fix]\naddr = %q\n[metrics]\naddr = %q\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n", addr, "127.0.0.1:0"+port), nil,
+			`metrics.addr: "127.0.0.1:0` + port + `" is also fix.addr`},
 		{offlineTOML, []string{"--fix-addr", addr, "--admin-addr", addr},
 			`admin.addr: "` + addr + `" is also fix.addr: two listeners cannot share an address (after the address flags)`},
 	} {
