@@ -51,5 +51,8 @@
 // AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
 // ClusterNodesMax cluster nodes (and at least ClusterNodesMin); the file
 // is a regular file (not a named pipe or a device) of at most
-// ConfigBytesMax bytes.
+// ConfigBytesMax bytes, and so are the files it names: the cluster's
+// secret (at most ClusterSecretFileBytesMax bytes) and the TLS
+// certificates, keys and CAs and export credentials (16 MiB, checked by
+// the server before the data directory is touched).
 package config

@@ -88,6 +88,12 @@ func checkTLSFiles(cfg *config.Config) error {
 		{"fix", cfg.FIX.TLSCertFile, cfg.FIX.TLSKeyFile, cfg.FIX.TLSClientCAFile},
 		{"admin", cfg.Admin.TLSCertFile, cfg.Admin.TLSKeyFile, cfg.Admin.TLSClientCAFile},
 	} {
+		for _, f := range []struct{ key, path string }{{l.key + ".tls_cert_file", l.cert}, {l.key + ".tls_key_file", l.keyFile},
+			{l.key + ".tls_client_ca_file", l.ca}} {
+			if err := checkNamedFile(f.key, f.path); err != nil {
+				return err
+			}
+		}
 		if l.cert != "" {
 			if _, err := tls.LoadX509KeyPair(l.cert, l.keyFile); err != nil {
 				return fmt.Errorf("%s.tls_cert_file, %s.tls_key_file: %w", l.key, l.key, err)
@@ -153,6 +159,12 @@ func checkExportFiles(e *config.Export) error {
 	if !e.Enabled {
 		return nil
 	}
+	for _, f := range []struct{ key, path string }{{"export.tls_cert_file", e.TLSCertFile}, {"export.tls_key_file", e.TLSKeyFile},
+		{"export.tls_ca_file", e.TLSCAFile}, {"export.creds_file", e.CredsFile}} {
+		if err := checkNamedFile(f.key, f.path); err != nil {
+			return err
+		}
+	}
 	if e.TLSCertFile != "" {
 		if _, err := tls.LoadX509KeyPair(e.TLSCertFile, e.TLSKeyFile); err != nil {
 			return fmt.Errorf("export.tls_cert_file, export.tls_key_file: %w", err)
@@ -171,6 +183,32 @@ func checkExportFiles(e *config.Export) error {
 		if _, err := os.ReadFile(e.CredsFile); err != nil {
 			return fmt.Errorf("export.creds_file: %w", err)
 		}
+	}
+	return nil
+}
+
+// namedFileBytesMax bounds a certificate, key, CA or credentials file the
+// configuration names: a CA bundle of every public root is under 1 MiB.
+const namedFileBytesMax = 16 << 20
+
+// checkNamedFile refuses, naming key, a file the configuration names (path;
+// "" for none) that is not a regular file or is larger than
+// namedFileBytesMax, as the configuration file itself is (config/doc.go):
+// each is read whole, so /dev/zero grew the process until it ran out of
+// memory, and a named pipe no one wrote to hung the start without a word.
+// A file that cannot be read is left to its reader, which names the error.
+func checkNamedFile(key, path string) error {
+	if path == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s: %s is %s, not a regular file", key, path, regularfile.Kind(st.Mode()))
+	case st.Size() > namedFileBytesMax:
+		return fmt.Errorf("%s: %s holds %d bytes, more than such a file may (%d)", key, path, st.Size(), namedFileBytesMax)
 	}
 	return nil
 }

@@ -466,3 +466,42 @@ func TestClusterNodeRefusesABadSecretFileFirst(t *testing.T) {
 		serveRefusedFirst(t, c.file, node, cfg, 1, c.want)
 	}
 }
+
+// TestServeRefusesATLSFileThatIsNotARegularFile: a certificate, key or CA
+// file the configuration names that is a device or a named pipe is refused
+// before the data directory is made, naming the key, as the configuration
+// file is: each was read whole, so /dev/zero grew the process until it ran
+// out of memory, and a named pipe no one wrote to hung the start
+// (config/doc.go).
+func TestServeRefusesATLSFileThatIsNotARegularFile(t *testing.T) {
+	certs := t.TempDir()
+	testcert.NewCA(t, "venue CA").Issue(t, "venue", true).WriteFiles(t, certs, "server")
+	crt, key := filepath.Join(certs, "server.crt"), filepath.Join(certs, "server.key")
+	pipe := filepath.Join(certs, "ca.pem")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, toml, want string }{
+		{"fix CA", fmt.Sprintf("[fix]\ntls_cert_file = %q\ntls_key_file = %q\ntls_client_ca_file = %q\n", crt, key, pipe),
+			"fix.tls_client_ca_file: " + pipe + " is a named pipe (FIFO), not a regular file"},
+		{"admin key", fmt.Sprintf("[fix]\naddr = \"127.0.0.1:0\"\n[admin]\naddr = \"127.0.0.1:0\"\ntls_cert_file = %q\ntls_key_file = %q\n", crt, pipe),
+			"admin.tls_key_file: " + pipe + " is a named pipe (FIFO), not a regular file"},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "venue.toml")
+		text := fmt.Sprintf("[venue]\ndata_dir = %q\n[metrics]\naddr = \"\"\n[marketdata]\nenabled = false\n", filepath.Join(dir, "data")) + c.toml
+		if !strings.Contains(c.toml, "[admin]") {
+			text += "[admin]\naddr = \"\"\n"
+		}
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, want 1 saying %q\nstderr: %s", c.name, code, c.want, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused start made the data directory: %v", c.name, err)
+		}
+	}
+}
