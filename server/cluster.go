@@ -354,6 +354,11 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			c.node.Close()
 			return nil, fmt.Errorf("fix TLS: %w", err)
 		}
+		if gateTLS.ClientCAs != nil && !cfg.SessionDefaults.RequireClientCertificates {
+			// As the leader's edge (EdgeConfig): a client without a
+			// certificate is told where the leader is.
+			gateTLS.ClientAuth = tls.VerifyClientCertIfGiven
+		}
 	}
 	if c.gate, err = startFollowerGate(self.FIXAddr, gateTLS, c.leaderFIX, c.log); err != nil {
 		c.tr.Close()

@@ -62,6 +62,12 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 		TLSCertFile:             cfg.FIX.TLSCertFile,
 		TLSKeyFile:              cfg.FIX.TLSKeyFile,
 		TLSClientCAFile:         cfg.FIX.TLSClientCAFile,
+		// A client without a certificate passes the handshake and the
+		// credentials decide (RequireCertificate), as fix.tls_client_ca_file
+		// and session_defaults.require_client_certificates are documented
+		// (config/default.toml): the handshake refused it, a TLS alert
+		// instead of a Logout, whatever require_client_certificates said.
+		TLSClientCertificateOptional: !cfg.SessionDefaults.RequireClientCertificates,
 	}, nil
 }
 

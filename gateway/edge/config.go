@@ -120,6 +120,13 @@ type Config struct {
 	TLSCertFile     string
 	TLSKeyFile      string
 	TLSClientCAFile string
+	// TLSClientCertificateOptional lets a client without a certificate
+	// through the TLSClientCAFile handshake; one that presents a
+	// certificate still has it verified against the CA, and the
+	// Authenticator decides (Credential.RequireCertificate): the venue's
+	// session_defaults.require_client_certificates (doc.go, "What a
+	// connection goes through").
+	TLSClientCertificateOptional bool
 
 	// OnWrite is called after each write QuickFIX/Go makes to a session's
 	// connection, with the bytes written; see Conn.Written. It runs in
@@ -218,6 +225,9 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	t, err := tlsserver.Config(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 	if err != nil {
 		return nil, fmt.Errorf("edge: TLS %w", err)
+	}
+	if c.TLSClientCertificateOptional && t.ClientCAs != nil {
+		t.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return t, nil
 }

@@ -67,7 +67,9 @@
 //     TargetCompID, allowed source prefixes, and the client certificate's
 //     CN or DNS SAN bound to the CompID — a certificate is always checked
 //     when one is presented, so one client's certificate never logs on as
-//     another);
+//     another; with TLSClientCAFile the handshake refuses a client without
+//     one unless Config.TLSClientCertificateOptional, the venue's
+//     session_defaults.require_client_certificates = false);
 //   - one attempt is charged to the CompID (token bucket LogonsPerCompID;
 //     CompIDsMax bounds the buckets remembered): to the CompID when the
 //     credentials passed, to the CompID from that address when they failed,

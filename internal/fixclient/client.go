@@ -31,7 +31,12 @@ func Dial(addr, sender, target string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Conn: c, Sender: sender, Target: target, NextOut: 1, in: fixwire.NewReader(c, MessageBytesMax)}, nil
+	return New(c, sender, target), nil
+}
+
+// New returns a Client over an open connection (a TLS one, say).
+func New(c net.Conn, sender, target string) *Client {
+	return &Client{Conn: c, Sender: sender, Target: target, NextOut: 1, in: fixwire.NewReader(c, MessageBytesMax)}
 }
 
 // Timestamp formats t as a FIX UTCTimestamp with milliseconds.
