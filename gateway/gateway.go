@@ -47,6 +47,11 @@ type SessionConfig struct {
 	// Validator, when set, checks each message before FromApp and FromAdmin
 	// in place of QuickFIX/Go's RejectInvalidMessage (TakeOverValidation).
 	Validator *Validator
+	// LogonLatencyMax is the session's MaxLatency when QuickFIX/Go checks
+	// SendingTime (CheckLatency), else 0: CheckLogon refuses a Logon whose
+	// SendingTime is that far from the clock, which QuickFIX/Go would
+	// answer by closing without a word.
+	LogonLatencyMax time.Duration
 }
 
 // Config configures a Gateway.

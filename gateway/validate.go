@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/quickfix/config"
@@ -542,19 +543,33 @@ func parsedDictionary(path string) (*datadictionary.DataDictionary, error) {
 // "What a connection goes through").
 func (g *Gateway) CheckLogon(id quickfix.SessionID, logon []byte) string {
 	s, ok := g.bySession[id]
-	if !ok || s.cfg.Validator == nil {
+	if !ok || (s.cfg.Validator == nil && s.cfg.LogonLatencyMax <= 0) {
 		return ""
 	}
 	m := quickfix.NewMessage()
 	if err := quickfix.ParseMessage(m, bytes.NewBuffer(logon)); err != nil {
 		return "" // QuickFIX/Go's own parse decides
 	}
-	_, err := s.cfg.Validator.Check(m)
-	if err == nil {
-		return ""
+	if v := s.cfg.Validator; v != nil {
+		if _, err := v.Check(m); err != nil {
+			if t := err.RefTagID(); t != nil {
+				return fmt.Sprintf("%s (tag %d)", err.Error(), *t)
+			}
+			return err.Error()
+		}
 	}
-	if t := err.RefTagID(); t != nil {
-		return fmt.Sprintf("%s (tag %d)", err.Error(), *t)
+	// QuickFIX/Go checks SendingTime against its clock (CheckLatency,
+	// MaxLatency) after a ResetSeqNumFlag has reset the session's sequence
+	// numbers, and answers a Logon too far off by closing without a word:
+	// a client whose clock drifted learned nothing, and lost its numbers.
+	// The same check, with its clock (time.Now), before.
+	if max := s.cfg.LogonLatencyMax; max > 0 {
+		if t, err := m.Header.GetTime(tag.SendingTime); err == nil {
+			if d := time.Since(t); d <= -max || d >= max {
+				return fmt.Sprintf("SendingTime accuracy problem (tag 52): %s from the venue's clock, beyond MaxLatency %s",
+					d.Round(time.Second), max)
+			}
+		}
 	}
-	return err.Error()
+	return ""
 }

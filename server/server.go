@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/quickfixgo/quickfix"
+	qfconfig "github.com/quickfixgo/quickfix/config"
 
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
@@ -775,7 +776,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
 			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
-			Validator: validators[i]})
+			Validator: validators[i], LogonLatencyMax: logonLatencyMax(cfg.QuickFIXSettings(sc))})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
@@ -827,6 +828,30 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 // sessionID is the QuickFIX/Go session of a configured session.
 func sessionID(cfg *config.Config, sc *config.Session) quickfix.SessionID {
 	return quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: cfg.VenueCompID(sc), TargetCompID: sc.CompID}
+}
+
+// logonLatencyMax is the SendingTime accuracy QuickFIX/Go holds a session's
+// Logons to with these settings (its session factory's defaults: CheckLatency
+// on, MaxLatency 120 seconds), 0 when it checks none
+// (gateway.SessionConfig.LogonLatencyMax).
+func logonLatencyMax(settings map[string]string) time.Duration {
+	ss := quickfix.NewSessionSettings()
+	for k, v := range settings {
+		ss.Set(k, v)
+	}
+	if ss.HasSetting(qfconfig.CheckLatency) {
+		if on, err := ss.BoolSetting(qfconfig.CheckLatency); err != nil || !on {
+			return 0
+		}
+	}
+	if !ss.HasSetting(qfconfig.MaxLatency) {
+		return 120 * time.Second
+	}
+	n, err := ss.IntSetting(qfconfig.MaxLatency)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // quickfixSettings configures QuickFIX/Go for the configured sessions on

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,61 @@ func TestKnownCrashShapesAgainstTheVenue(t *testing.T) {
 			t.Fatalf("after %s the witness session no longer trades: %v", sh.name, err)
 		}
 		time.Sleep(1100 * time.Millisecond) // stay inside the per-CompID logon rate
+	}
+}
+
+// TestLogonWithAStaleSendingTimeIsToldWhy: a Logon whose SendingTime is
+// further from the venue's clock than the session's MaxLatency (120 s by
+// default) is refused with a Logout naming SendingTime, and its
+// ResetSeqNumFlag resets nothing. QuickFIX/Go reset the sequence numbers,
+// then closed the connection without a word (gateway/edge, "What a
+// connection goes through").
+func TestLogonWithAStaleSendingTimeIsToldWhy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[session_defaults]\ncancel_on_disconnect = false\n"+
+		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n")
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	if err := c.Send("D", fixclient.F(11, "before"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "99.00")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "before", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Logout()
+
+	stale, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	if err := stale.SendRaw(fixclient.Build(fixclient.F(35, "A"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
+		fixclient.F(34, "1"), fixclient.F(52, fixclient.Timestamp(time.Now().Add(-time.Hour))), fixclient.F(98, "0"),
+		fixclient.F(108, "30"), fixclient.F(141, "Y"))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := stale.ReadAny(5 * time.Second)
+	if err != nil {
+		t.Fatalf("a Logon an hour old got no answer: %v\n%s", err, v.logs())
+	}
+	if m.Type() != "5" || !strings.Contains(m.Get(58), "SendingTime accuracy problem (tag 52)") {
+		t.Fatalf("a Logon an hour old was answered %s, want a Logout naming SendingTime", m)
+	}
+
+	// The session's numbers were not reset: a Logon that continues them
+	// (MsgSeqNum 4, after the order and the Logout) is taken as it is.
+	again, err := fixclient.Dial(v.fixAddr, "CLIENT1", "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	again.NextOut = 4
+	a, err := again.Logon(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.SeqNum() == 1 {
+		t.Fatalf("the refused Logon reset the venue's sequence numbers: its Logon is %s", a)
 	}
 }
