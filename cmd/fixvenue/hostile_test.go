@@ -123,3 +123,29 @@ func TestLogonWithAStaleSendingTimeIsToldWhy(t *testing.T) {
 		t.Fatalf("the refused Logon reset the venue's sequence numbers: its Logon is %s", a)
 	}
 }
+
+// TestLogonWithATooLongCompIDIsAnsweredToIt: the Logout refusing a Logon
+// whose SenderCompID is beyond the edge's bound carries the CompIDs as sent,
+// swapped, as every other refusal's does; its 49 and 56 were empty, a Logout
+// a validating client drops without reading why (gateway/edge, "What a
+// connection goes through").
+func TestLogonWithATooLongCompIDIsAnsweredToIt(t *testing.T) {
+	cfg := writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n")
+	v := startVenue(t, cfg)
+	long := strings.Repeat("C", 65)
+	c, err := fixclient.Dial(v.fixAddr, long, "VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30"), fixclient.F(141, "Y")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.ReadAny(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Type() != "5" || m.Get(49) != "VENUE" || m.Get(56) != long || !strings.Contains(m.Get(58), "CompID too long") {
+		t.Fatalf("refused with %s, want a Logout from VENUE to the CompID sent, naming the problem", m)
+	}
+}

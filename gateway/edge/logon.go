@@ -23,6 +23,10 @@ type logonFields struct {
 	key      SessionKey
 	password []byte
 	begin    []byte
+	// sender and target are the CompIDs as sent, for the refusal's
+	// Logout: key holds none that is too long (it names the session in
+	// maps and logs), and a Logout without them is itself invalid.
+	sender, target []byte
 }
 
 // parseLogon reads a Logon the framer accepted. A non-empty problem says
@@ -107,6 +111,7 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		// QuickFIX/Go took it and asked the client to resend its own Logon.
 		fail("a Logon with 141=Y must carry 34=1")
 	}
+	lf.sender, lf.target = sender, target
 	if tooLong {
 		sender, target = nil, nil
 	}
@@ -183,13 +188,13 @@ func frame(begin []byte, body []byte) []byte {
 // does, and must not see a refused Logon), and the connection closes right
 // after, so the number starts nothing.
 func refusalLogout(lf logonFields, text string, now time.Time) []byte {
-	body := make([]byte, 0, 128+len(text))
+	body := make([]byte, 0, 128+len(lf.sender)+len(lf.target)+len(text))
 	body = append(body, "35=5\x0134=1\x0149="...)
-	body = append(body, lf.key.VenueCompID...)
+	body = append(body, lf.target...)
 	body = append(body, "\x0152="...)
 	body = now.UTC().AppendFormat(body, "20060102-15:04:05.000")
 	body = append(body, "\x0156="...)
-	body = append(body, lf.key.ClientCompID...)
+	body = append(body, lf.sender...)
 	body = append(body, "\x0158="...)
 	body = append(body, text...)
 	body = append(body, soh)

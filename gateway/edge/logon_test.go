@@ -78,7 +78,7 @@ func TestStripCredentials(t *testing.T) {
 // TestRefusalLogout: the edge's Logout is a well-formed FIX message that
 // the framer and QuickFIX/Go both accept.
 func TestRefusalLogout(t *testing.T) {
-	lf := logonFields{key: SessionKey{"FIX.4.4", "CLIENT1", "VENUE"}, begin: []byte("FIX.4.4")}
+	lf := logonFields{key: SessionKey{"FIX.4.4", "CLIENT1", "VENUE"}, begin: []byte("FIX.4.4"), sender: []byte("CLIENT1"), target: []byte("VENUE")}
 	m := refusalLogout(lf, "Logon refused", time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC))
 	want := fixMsg("35=5", "34=1", "49=VENUE", "52=20260102-03:04:05.006", "56=CLIENT1", "58=Logon refused")
 	if !bytes.Equal(m, want) {
