@@ -137,7 +137,8 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	for _, r := range edge.Reasons() {
 		r := r
 		s.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_edge_refusals_total",
-			Help:        "Messages dropped, logons refused and connections closed by the FIX edge, by reason.",
+			Help: "Messages dropped, logons refused and connections closed by the FIX edge, by reason; " +
+				"peer_closed and closed_by_session count the sessions' connections the client or the session layer ended.",
 			ConstLabels: prometheus.Labels{"reason": r.String()}}, func() float64 { return float64(st.Count(r)) }))
 	}
 	return l, nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +150,37 @@ func TestLogonWithATooLongCompIDIsAnsweredToIt(t *testing.T) {
 	if m.Type() != "5" || m.Get(49) != "VENUE" || m.Get(56) != long || !strings.Contains(m.Get(58), "CompID too long") {
 		t.Fatalf("refused with %s, want a Logout from VENUE to the CompID sent, naming the problem", m)
 	}
+}
+
+// TestEdgeCountsHowSessionsEnd: fixvenue_edge_refusals_total counts a
+// session's connection the client closed (peer_closed) and one the session
+// layer ended with a Logout (closed_by_session), as every other reason the
+// edge has; both stayed 0 whatever happened (gateway/edge, "Limits").
+func TestEdgeCountsHowSessionsEnd(t *testing.T) {
+	cfg := writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n")
+	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	c.Logout()
+	d := logOn(t, v.fixAddr, "CLIENT2")
+	d.Close()
+	want := map[string]bool{`fixvenue_edge_refusals_total{reason="closed_by_session"} 1`: false,
+		`fixvenue_edge_refusals_total{reason="peer_closed"} 1`: false}
+	var body []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + v.ready.MetricsAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		all := true
+		for line := range want {
+			want[line] = strings.Contains(string(body), line+"\n")
+			all = all && want[line]
+		}
+		if all {
+			return
+		}
+	}
+	t.Fatalf("want %v in /metrics:\n%s", want, body)
 }

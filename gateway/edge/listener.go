@@ -105,6 +105,7 @@ func (l *Listener) Close() error {
 		for {
 			select {
 			case c := <-l.ready:
+				l.stats.add(ReasonListenerClosed)
 				c.kill(ReasonListenerClosed)
 				c.Close()
 				continue
@@ -283,10 +284,12 @@ func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
 	select {
 	case l.ready <- c:
 	case <-l.done:
+		l.stats.add(ReasonListenerClosed)
 		c.kill(ReasonListenerClosed)
 		c.Close()
 	case <-timer.C:
 		// QuickFIX/Go is not accepting (not started, or stopping).
+		l.stats.add(ReasonLogonTimeout)
 		c.kill(ReasonLogonTimeout)
 		c.Close()
 	}
@@ -449,6 +452,12 @@ func (l *Listener) release(c *Conn) {
 	l.mu.Unlock()
 	l.forget(c.source)
 	l.stats.SessionsOpen.Add(-1)
+	// Every Reason has its counter (doc.go, "Limits"): the edge's own
+	// closes are counted where they happen, these two only here, where
+	// every session's connection ends.
+	if reason == ReasonPeerClosed || reason == ReasonClosedBySession {
+		l.stats.add(reason)
+	}
 	if l.cfg.OnClose != nil {
 		l.cfg.OnClose(c.key, reason)
 	}

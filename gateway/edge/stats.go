@@ -45,7 +45,8 @@ const (
 	ReasonSourcesTableFull        // Config.SourcesMax addresses already tracked
 	ReasonCompIDsTableFull        // Config.CompIDsMax CompIDs already tracked
 
-	// Sessions closed (the Reason given to Config.OnClose).
+	// Sessions closed (the Reason given to Config.OnClose, and counted when
+	// the connection ends).
 	ReasonClosedBySession // QuickFIX/Go closed the connection (logout, disconnect, stop)
 	ReasonPeerClosed      // the client closed the connection or reading failed
 	ReasonOutboundFull    // the client reads too slowly: Config.OutboundBytesMax or OutboundQueueMax reached
