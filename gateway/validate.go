@@ -539,37 +539,39 @@ func parsedDictionary(path string) (*datadictionary.DataDictionary, error) {
 // whole Logon, as the FIX edge hands it to QuickFIX/Go), "" when nothing or
 // when the session has no Validator. FromAdmin would refuse the same Logon,
 // and QuickFIX/Go then closes the connection without a word; the edge asks
-// first and answers with a Logout naming the problem instead (gateway/edge,
-// "What a connection goes through").
-func (g *Gateway) CheckLogon(id quickfix.SessionID, logon []byte) string {
+// first and answers with a Logout naming the problem instead (answer true),
+// or, for a SendingTime too far from the clock, closes the connection
+// without an answer as the FIX session acceptance tests want (1d), having
+// logged why (gateway/edge, "What a connection goes through").
+func (g *Gateway) CheckLogon(id quickfix.SessionID, logon []byte) (problem string, answer bool) {
 	s, ok := g.bySession[id]
 	if !ok || (s.cfg.Validator == nil && s.cfg.LogonLatencyMax <= 0) {
-		return ""
+		return "", false
 	}
 	m := quickfix.NewMessage()
 	if err := quickfix.ParseMessage(m, bytes.NewBuffer(logon)); err != nil {
-		return "" // QuickFIX/Go's own parse decides
+		return "", false // QuickFIX/Go's own parse decides
 	}
 	if v := s.cfg.Validator; v != nil {
 		if _, err := v.Check(m); err != nil {
 			if t := err.RefTagID(); t != nil {
-				return fmt.Sprintf("%s (tag %d)", err.Error(), *t)
+				return fmt.Sprintf("%s (tag %d)", err.Error(), *t), true
 			}
-			return err.Error()
+			return err.Error(), true
 		}
 	}
 	// QuickFIX/Go checks SendingTime against its clock (CheckLatency,
 	// MaxLatency) after a ResetSeqNumFlag has reset the session's sequence
 	// numbers, and answers a Logon too far off by closing without a word:
-	// a client whose clock drifted learned nothing, and lost its numbers.
-	// The same check, with its clock (time.Now), before.
+	// the client lost its numbers, and nothing said why. The same check,
+	// with its clock (time.Now), before; the close stays unanswered.
 	if max := s.cfg.LogonLatencyMax; max > 0 {
 		if t, err := m.Header.GetTime(tag.SendingTime); err == nil {
 			if d := time.Since(t); d <= -max || d >= max {
 				return fmt.Sprintf("SendingTime accuracy problem (tag 52): %s from the venue's clock, beyond MaxLatency %s",
-					d.Round(time.Second), max)
+					d.Round(time.Second), max), false
 			}
 		}
 	}
-	return ""
+	return "", false
 }

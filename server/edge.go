@@ -108,12 +108,12 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	ec.Logger = s.log
 	ec.Serving = s.fixServing.Load
-	ec.CheckLogon = func(key edge.SessionKey, logon []byte) string {
+	ec.CheckLogon = func(key edge.SessionKey, logon []byte) (string, bool) {
 		if gw := s.logonGateway.Load(); gw != nil {
 			return gw.CheckLogon(quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID,
 				TargetCompID: key.ClientCompID}, logon)
 		}
-		return ""
+		return "", false
 	}
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)

@@ -82,11 +82,12 @@ type Config struct {
 	Serving func() bool
 	// CheckLogon, when set, gives the session layer's verdict on the fields
 	// of a Logon whose credentials passed (logon as QuickFIX/Go will read
-	// it, without Password): a problem ("" for none) refuses it with a
-	// Logout "Malformed Logon: problem". QuickFIX/Go closes the connection
+	// it, without Password): a problem ("" for none) refuses it, with a
+	// Logout "Malformed Logon: problem" when answer is set, else by closing
+	// the connection (the problem logged). QuickFIX/Go closes the connection
 	// without a word on a Logon its validation refuses (a tag it does not
 	// define, one not defined for Logon, a bad value).
-	CheckLogon func(key SessionKey, logon []byte) string
+	CheckLogon func(key SessionKey, logon []byte) (problem string, answer bool)
 	// Accepts bounds the rate of accepted connections; AcceptsPerSource
 	// that of one client address, checked first.
 	Accepts          Rate

@@ -81,10 +81,12 @@
 //     QuickFIX/Go would make and answer by closing without a word): a Logon
 //     with a tag FIX 4.4 does not define, one not defined for Logon or a
 //     value of the wrong type is refused, its Logout naming the problem
-//     ("Malformed Logon: Invalid tag number (tag 5000)"), and so is one whose
+//     ("Malformed Logon: Invalid tag number (tag 5000)"); one whose
 //     SendingTime is further from the venue's clock than the session's
 //     MaxLatency (QuickFIX/Go's CheckLatency; it would first have reset the
-//     sequence numbers of a Logon with ResetSeqNumFlag);
+//     sequence numbers of a Logon with ResetSeqNumFlag) is refused too, by
+//     closing the connection without an answer, as the FIX session
+//     acceptance tests want (1d), and logged with the problem;
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue

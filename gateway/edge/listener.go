@@ -303,6 +303,15 @@ type refusal struct {
 
 func (r *refusal) Error() string { return r.text }
 
+// unanswered is a refused Logon closed without a Logout, its reason logged
+// for the operator (Config.CheckLogon).
+type unanswered struct {
+	lf   logonFields
+	text string
+}
+
+func (u *unanswered) Error() string { return u.text }
+
 // gate reads the first message and decides on it. On success it returns
 // the Logon to hand to QuickFIX/Go, and the session is claimed.
 func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
@@ -363,7 +372,10 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	logon := bytes.Clone(stripCredentials(msg))
 	if l.cfg.CheckLogon != nil {
 		// After the credentials: only the client learns what was wrong.
-		if problem := l.cfg.CheckLogon(lf.key, logon); problem != "" {
+		if problem, answer := l.cfg.CheckLogon(lf.key, logon); problem != "" {
+			if !answer {
+				return nil, ReasonLogonMalformed, &unanswered{lf, "Malformed Logon: " + problem}
+			}
 			return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
 		}
 	}
@@ -487,6 +499,8 @@ func (l *Listener) refuse(c *Conn, r Reason, err error) {
 				}
 			}
 		}
+	} else if un := (*unanswered)(nil); errors.As(err, &un) {
+		l.cfg.Logger.Info("edge: logon refused without an answer", "reason", r, "source", c.source, "session", un.lf.key, "problem", un.text)
 	} else {
 		l.cfg.Logger.Debug("edge: connection closed", "reason", r, "source", c.source, "err", err)
 	}
