@@ -80,7 +80,10 @@ func (c *Config) validate() error {
 	if c.Sessions < 1 || c.Sessions > SessionsMax {
 		bad("sessions %d outside [1, %d]", c.Sessions, SessionsMax)
 	}
-	if c.RatePerSecond <= 0 || c.RatePerSecond > RateMax {
+	// Written so that NaN fails it too: every comparison with NaN is
+	// false, and a NaN rate passed `<= 0 || > RateMax`, then sized the
+	// run's tables from it (a panic) or, in a ramp, made no step at all.
+	if !(c.RatePerSecond > 0 && c.RatePerSecond <= RateMax) {
 		bad("rate %g outside (0, %d] orders/s", c.RatePerSecond, RateMax)
 	}
 	if c.Duration <= 0 || c.Warmup < 0 || c.Drain < 0 {

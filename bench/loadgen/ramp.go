@@ -78,7 +78,9 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 
 func (rc *RampConfig) rates() ([]float64, error) {
 	start := rc.Base.RatePerSecond
-	if start <= 0 || rc.StepRate <= 0 || rc.MaxRate < start || rc.P99MaxUs <= 0 {
+	// Negated so that a NaN fails it (Config.validate): a NaN start, step or
+	// maximum made no step, and the ramp reported 0 orders/s held.
+	if !(start > 0 && rc.StepRate > 0 && rc.MaxRate >= start && rc.P99MaxUs > 0) {
 		return nil, errors.New("loadgen: a ramp needs a positive start rate, step and p99 bound, and a maximum at or above the start")
 	}
 	var rates []float64

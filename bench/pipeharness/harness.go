@@ -211,7 +211,9 @@ func (h *harness) sinceStartNs() int64 { return int64(time.Since(h.start)) }
 
 func (c *Config) validate() error {
 	switch {
-	case c.RatePerSecond < 0 || c.RatePerSecond > RateMax:
+	case !(c.RatePerSecond >= 0 && c.RatePerSecond <= RateMax):
+		// Negated so that NaN fails it: a NaN rate ran as 0, as fast as
+		// possible, under a rate the user did not ask for.
 		return fmt.Errorf("pipeharness: rate %g outside [0, %d]", c.RatePerSecond, RateMax)
 	case c.Duration <= 0 || c.Warmup < 0:
 		return errors.New("pipeharness: duration must be positive and warm-up not negative")

@@ -77,6 +77,13 @@ func cmdLoad(args []string) int {
 		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
 		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
 	}
+	if !(*p99Max > 0) {
+		// A run is held when its p99 is under --p99-max: with none above
+		// zero no run could hold, and a single run exited 3 after it had
+		// loaded the venue for nothing (a ramp refused it).
+		fmt.Fprintf(os.Stderr, "fixvenue load: --p99-max must be positive, got %v\n", *p99Max)
+		return 2
+	}
 	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label, p99MaxUs: float64(*p99Max) / 1e3}
 	if *ramp {
 		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: out.p99MaxUs}

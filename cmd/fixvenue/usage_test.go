@@ -263,6 +263,35 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 	}
 }
 
+// TestLoadAndBenchRefuseNaN: a rate of NaN (which strconv parses) is
+// refused like any rate outside the bounds, before a session is opened or a
+// pipeline built, as is a --p99-max no run can stay under. A NaN rate passed
+// the checks, since every comparison with NaN is false: load panicked sizing
+// its tables, a ramp made no step and reported 0 orders/s held with exit 0,
+// and bench pipeline ran as fast as possible, as for --rate 0.
+func TestLoadAndBenchRefuseNaN(t *testing.T) {
+	dir := t.TempDir()
+	// Port 1 on loopback: nothing is to be dialled, and nothing would answer.
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"load", "--addr", "127.0.0.1:1", "--rate", "NaN", "--quiet"}, 1, "rate NaN outside (0, 1000000]"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-max", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-step", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--p99-max", "0s", "--quiet"}, 2, "--p99-max must be positive, got 0s"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--p99-max", "-1ms", "--quiet"}, 2, "--p99-max must be positive, got -1ms"},
+		{[]string{"bench", "pipeline", "--rate", "NaN", "--duration", "1ms", "--warmup", "0s", "--quiet"}, 2, "rate NaN outside [0, 50000000]"},
+	} {
+		code, out, errs := runCLI(t, dir, nil, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) || strings.Contains(errs, "panic") {
+			t.Errorf("%q: exit %d, want %d saying %q\nstdout: %s\nstderr: %s", c.args, code, c.code, c.want, out, errs)
+		}
+	}
+}
+
 // offlineTOML is a venue with no metrics, admin API or feed, for the tests
 // of a start that is to be refused.
 const offlineTOML = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n"
