@@ -119,6 +119,10 @@ type adminClient struct {
 	limit   string
 	value   int64
 	add     addFlags
+	// addr is the admin address called, and addrFrom where it came from
+	// (--addr, the environment or the default), which an error that is
+	// no answer of the admin API names.
+	addr, addrFrom string
 }
 
 // addFlags are the options of `admin instrument add`.
@@ -208,7 +212,21 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s %s: --timeout must be positive, got %v\n", prog, sub, *timeout)
 		return 2
 	}
+	if strings.TrimSpace(*addr) == "" {
+		// Said here: the request would fail as "http: no Host in request URL".
+		fmt.Fprintf(stderr, "%s %s: --addr is empty\n", prog, sub)
+		return 2
+	}
 	c.asJSON, c.token = *asJSON, *token
+	switch {
+	case flagSet(fs, "addr"):
+		c.addrFrom = "--addr"
+	case os.Getenv(adminAddrEnv) != "":
+		c.addrFrom = "$" + adminAddrEnv
+	default:
+		c.addrFrom = "the default; --addr or $" + adminAddrEnv + " to change it"
+	}
+	c.addr = *addr
 	if !flagSet(fs, "token") {
 		c.token = os.Getenv(adminTokenEnv)
 	}
@@ -276,6 +294,17 @@ func adminClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 
 func (c *adminClient) run(sub string, args []string) int {
 	want := func(n int, what string) bool {
+		if len(args) == n {
+			for _, a := range args {
+				// An empty name, "." or ".." names nothing the API has: in
+				// the URL's path it was called as another endpoint and
+				// refused as "no such endpoint: POST /v1/instruments/halt".
+				if a == "" || a == "." || a == ".." {
+					fmt.Fprintf(c.errOut, "fixvenue admin %s: want %s, got %q, which names none\n", sub, what, a)
+					return false
+				}
+			}
+		}
 		if len(args) != n {
 			got := "none"
 			if len(args) > 0 {
@@ -330,6 +359,10 @@ func (c *adminClient) run(sub string, args []string) int {
 	case "instrument":
 		if len(args) != 2 || args[0] != "add" {
 			fmt.Fprintf(c.errOut, "fixvenue admin instrument: want add SYMBOL and options\n")
+			return 2
+		}
+		if args[1] == "" {
+			fmt.Fprintf(c.errOut, "fixvenue admin instrument add: the SYMBOL is empty\n")
 			return 2
 		}
 		return c.addInstrument(args[1])
@@ -401,6 +434,14 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 	resp, err := c.http.Do(req)
 	if err != nil {
 		fmt.Fprintf(c.errOut, "%s: %v\n", c.name(), err)
+		// The transport's words ("connection refused", "EOF") do not say
+		// which address was called nor where it came from.
+		over := "over http (--tls, or an https:// --addr, when it has tls_cert_file)"
+		if req.URL.Scheme == "https" {
+			over = "over https (without tls_cert_file it serves http: leave out --tls)"
+		}
+		fmt.Fprintf(c.errOut, "%s: no admin API answered at %s (%s): is the venue running, with its [admin] addr there, %s?\n",
+			c.name(), c.addr, c.addrFrom, over)
 		return 1
 	}
 	defer resp.Body.Close()
@@ -414,8 +455,17 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 			Error, Code     string
 			LeaderAdminAddr string `json:"leader_admin_addr"`
 		}
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(raw))
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" || e.Code == "" {
+			// Every refusal of the admin API is JSON with an error and a
+			// code (README, "Operating the venue"): this answer is another
+			// server's (the metrics listener's 404, a proxy's page, an
+			// https server called over http).
+			fmt.Fprintf(c.errOut, "%s: %s answered HTTP %d, not as the admin API (%q): is it the venue's [admin] addr (%s)?\n",
+				c.name(), c.addr, resp.StatusCode, truncate(strings.TrimSpace(string(raw)), 200), c.addrFrom)
+			if c.asJSON {
+				c.out.Write(raw)
+			}
+			return 1
 		}
 		fmt.Fprintf(c.errOut, "%s: %s (HTTP %d %s)\n", c.name(), e.Error, resp.StatusCode, e.Code)
 		if e.LeaderAdminAddr != "" {
@@ -479,6 +529,14 @@ func (c *adminClient) printSessions(list []ops.SessionInfo) {
 			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond)
 	}
 	w.Flush()
+}
+
+// truncate is s cut to at most n bytes, "…" marking a cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func dash(s string) string {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,6 +217,50 @@ password = "firm1-secret"
 		c.Close()
 		if m == nil || m.Type() != "5" || m.Get(58) != tc.want {
 			t.Errorf("logon with password %q: %v (%v), want a Logout saying %q", tc.password, m, err, tc.want)
+		}
+	}
+}
+
+// TestAdminCLINamesWhatItCalled: a call no admin API answers (nothing
+// listening, another server's page) says which address was called and
+// where it came from (--addr, $FIXVENUE_ADMIN_ADDR, the default), and an
+// empty --addr, or an empty, "." or ".." name (which the URL's path would
+// turn into another endpoint) is a usage error naming it (README,
+// "Operating the venue": the CLI speaks the same API). They were "connection
+// refused" or "404 page not found (HTTP 404 )" with no address, "http: no
+// Host in request URL", and "no such endpoint: POST /v1/instruments/halt".
+func TestAdminCLINamesWhatItCalled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	other := httptest.NewServer(http.NotFoundHandler()) // as the metrics listener answers
+	defer other.Close()
+	otherAddr := strings.TrimPrefix(other.URL, "http://")
+	for _, c := range []struct {
+		env  string // FIXVENUE_ADMIN_ADDR
+		args []string
+		code int
+		want string
+	}{
+		{"", []string{"status", "--addr", closed}, 1, "no admin API answered at " + closed + " (--addr): is the venue running"},
+		{closed, []string{"status"}, 1, "no admin API answered at " + closed + " ($FIXVENUE_ADMIN_ADDR)"},
+		{"", []string{"status", "--addr", closed, "--tls"}, 1, "over https (without tls_cert_file it serves http: leave out --tls)"},
+		{"", []string{"status", "--addr", otherAddr}, 1, otherAddr + ` answered HTTP 404, not as the admin API ("404 page not found")`},
+		{otherAddr, []string{"halt", "ACME", "--reason", "r"}, 1, otherAddr + ` answered HTTP 404, not as the admin API`},
+		{"", []string{"status", "--addr", ""}, 2, "fixvenue admin status: --addr is empty"},
+		{closed, []string{"halt", "", "--reason", "r"}, 2, `fixvenue admin halt: want one SYMBOL (or all), got "", which names none`},
+		{closed, []string{"resume", "..", "--reason", "r"}, 2, `got "..", which names none`},
+		{closed, []string{"band", ".", "--ref-price", "1", "--band-percent", "5", "--reason", "r"}, 2, `got ".", which names none`},
+		{closed, []string{"disable", "", "--reason", "r"}, 2, `want one session CompID, got "", which names none`},
+		{closed, []string{"phase", "", "open", "--reason", "r"}, 2, `got "", which names none`},
+		{closed, []string{"instrument", "add", "", "--reason", "r"}, 2, "fixvenue admin instrument add: the SYMBOL is empty"},
+	} {
+		code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + c.env}, append([]string{"admin"}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("FIXVENUE_ADMIN_ADDR=%s admin %q: exit %d, want %d saying %q\nstdout: %s\nstderr: %s", c.env, c.args, code, c.code, c.want, out, errs)
 		}
 	}
 }
