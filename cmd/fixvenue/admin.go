@@ -206,6 +206,16 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	if done {
 		return exit
 	}
+	if twice := repeatedFlag(fs, args[1:]); twice != "" {
+		// Each option is one name of the API's JSON body, which refuses a
+		// name given twice (README, "Operating the venue"): the flag
+		// package kept the last value and dropped the first without a word
+		// (two --session to kill were one, two --reason one reason).
+		fmt.Fprintf(stderr, "%s %s: option --%s is given more than once: give it once\n", prog, sub, twice)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return 2
+	}
 	if *timeout <= 0 {
 		// http.Client takes 0 as no timeout at all and a negative one as
 		// already past.
@@ -261,6 +271,35 @@ func (c *adminClient) name() string {
 		return "fixvenue risk"
 	}
 	return c.prog
+}
+
+// repeatedFlag is the name of an option of fs that args give more than once
+// (before any "--"), "" when none is, read as the flag package reads them:
+// "-x" or "--x", its value after "=" or, but for a bool, the next argument.
+func repeatedFlag(fs *flag.FlagSet, args []string) string {
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // refused by the flag package already
+		}
+		if seen[f.Name] {
+			return f.Name
+		}
+		seen[f.Name] = true
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+			i++ // its value
+		}
+	}
+	return ""
 }
 
 func envOr(key, def string) string {

@@ -264,3 +264,38 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminRepeatedOptionsAreRefused: an admin or risk option given twice
+// is a usage error naming it, before anything is called, as the API
+// refuses a JSON name given twice (README, "Operating the venue"); the flag
+// package kept the last value and dropped the first without a word (two
+// --session to kill were one, two --reason one reason).
+func TestAdminRepeatedOptionsAreRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing is to be called
+	ln.Close()
+	for _, c := range []struct {
+		args []string
+		name string
+	}{
+		{[]string{"admin", "halt", "ACME", "--reason", "a", "--reason", "b"}, "admin halt: option --reason"},
+		{[]string{"admin", "risk", "kill", "--session", "CLIENT1", "--session=CLIENT2", "--reason", "r"}, "admin risk: option --session"},
+		{[]string{"risk", "limits", "-value", "5", "--limit", "max_order_qty", "--value", "6", "--session", "C", "--reason", "r"}, "risk: option --value"},
+		{[]string{"admin", "cancel", "--account", "A", "--reason", "r", "--account", "B"}, "admin cancel: option --account"},
+		{[]string{"admin", "status", "--json", "--json"}, "admin status: option --json"},
+		{[]string{"admin", "status", "--addr", closed, "--addr", closed}, "admin status: option --addr"},
+	} {
+		code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + closed}, c.args...)
+		if code != 2 || !strings.Contains(errs, "fixvenue "+c.name+" is given more than once") || strings.Contains(errs, "no admin API answered") {
+			t.Errorf("%q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.name, out, errs)
+		}
+	}
+	// A value that begins with "-" is a value, not an option.
+	code, _, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + closed}, "admin", "band", "ACME", "--band-percent", "-5", "--ref-price", "1", "--reason", "--reason")
+	if code != 1 || !strings.Contains(errs, "no admin API answered") {
+		t.Errorf("admin band with --reason \"--reason\": exit %d, want 1 (no admin API)\n%s", code, errs)
+	}
+}
