@@ -300,6 +300,15 @@ func (o *Ops) listen(fixReady func() bool) error {
 		}
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "not ready: journal replay, FIX listener or schedule catch-up pending", Code: "not_ready"})
 	})
+	// /healthz and /readyz are endpoints as the /v1/ calls are: another
+	// method is 405 with Allow (README, "Operating the venue"), not the
+	// console's HTML 404 page, which the catch-all "/" answered.
+	for _, p := range []string{"/healthz", "/readyz"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", http.MethodGet)
+			writeJSON(w, http.StatusMethodNotAllowed, apiError{Error: r.Method + " " + r.URL.Path + " is not allowed: GET", Code: "method_not_allowed"})
+		})
+	}
 	mux.HandleFunc("GET /v1/status", o.authRead(o.handleStatus))
 	mux.HandleFunc("GET /v1/instruments", o.authRead(o.handleInstruments))
 	mux.HandleFunc("POST /v1/instruments", o.auth(o.handleAddInstrument))

@@ -172,6 +172,14 @@ func TestAdminAPI(t *testing.T) {
 	if a := admintest.Call(t, "DELETE", "http://"+s.AdminAddr()+"/v1/instruments", aliceToken, ""); a.Allow != "GET, POST" {
 		t.Errorf("DELETE /v1/instruments: Allow %q, want the endpoint's methods", a.Allow)
 	}
+	// /healthz and /readyz are endpoints too: another method is 405 with
+	// Allow, not the console's HTML 404 page.
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if a := admintest.Call(t, "POST", "http://"+s.AdminAddr()+p, "", ""); a.Status != 405 || a.Allow != "GET" ||
+			!strings.Contains(string(a.Body), `"method_not_allowed"`) {
+			t.Errorf("POST %s: HTTP %d, Allow %q, want 405 with GET: %.300s", p, a.Status, a.Allow, a.Body)
+		}
+	}
 	// The refused resume reached the matcher (it decides transitions) and is
 	// journaled as a refused attempt; nothing else is.
 	if after := durableSeq(t, s); after != before+1 {
