@@ -501,9 +501,8 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 			// https server called over http).
 			fmt.Fprintf(c.errOut, "%s: %s answered HTTP %d, not as the admin API (%q): is it the venue's [admin] addr (%s)?\n",
 				c.name(), c.addr, resp.StatusCode, truncate(strings.TrimSpace(string(raw)), 200), c.addrFrom)
-			if c.asJSON {
-				c.out.Write(raw)
-			}
+			// Not copied to stdout with --json, as a refusal's JSON is:
+			// what a script parses there is JSON or nothing.
 			return 1
 		}
 		fmt.Fprintf(c.errOut, "%s: %s (HTTP %d %s)\n", c.name(), e.Error, resp.StatusCode, e.Code)

@@ -265,6 +265,21 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 	}
 }
 
+// TestAdminJSONIsJSONOrNothing: with --json, standard output carries the
+// API's JSON (an answer, or a refusal's {"error", "code"}) or nothing: an
+// answer that is not the API's (another server's "404 page not found") was
+// copied there as if it were.
+func TestAdminJSONIsJSONOrNothing(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler()) // as the metrics listener answers
+	defer other.Close()
+	for _, args := range [][]string{{"status", "--json"}, {"halt", "ACME", "--reason", "r", "--json"}} {
+		code, out, errs := runAdminCLI(t, strings.TrimPrefix(other.URL, "http://"), cliToken, args...)
+		if code != 1 || out != "" || !strings.Contains(errs, "not as the admin API") {
+			t.Errorf("admin %q against another server: exit %d, stdout %q, want 1 and nothing on stdout\nstderr: %s", args, code, out, errs)
+		}
+	}
+}
+
 // TestAdminRepeatedOptionsAreRefused: an admin or risk option given twice
 // is a usage error naming it, before anything is called, as the API
 // refuses a JSON name given twice (README, "Operating the venue"); the flag
