@@ -475,6 +475,13 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 		fmt.Fprintf(c.errOut, "%s: %v\n", c.name(), err)
 		// The transport's words ("connection refused", "EOF") do not say
 		// which address was called nor where it came from.
+		var untrusted *tls.CertificateVerificationError
+		if errors.As(err, &untrusted) {
+			// An https server answered: one the system's CAs do not vouch for.
+			fmt.Fprintf(c.errOut, "%s: the certificate of %s (%s) is not trusted: --ca-file F names the CA that signed the venue's admin.tls_cert_file\n",
+				c.name(), c.addr, c.addrFrom)
+			return 1
+		}
 		over := "over http (--tls, or an https:// --addr, when it has tls_cert_file)"
 		if req.URL.Scheme == "https" {
 			over = "over https (without tls_cert_file it serves http: leave out --tls)"
@@ -501,6 +508,10 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 			// https server called over http).
 			fmt.Fprintf(c.errOut, "%s: %s answered HTTP %d, not as the admin API (%q): is it the venue's [admin] addr (%s)?\n",
 				c.name(), c.addr, resp.StatusCode, truncate(strings.TrimSpace(string(raw)), 200), c.addrFrom)
+			if req.URL.Scheme == "http" && resp.StatusCode == http.StatusBadRequest && bytes.Contains(raw, []byte("HTTPS server")) {
+				// Go's https server answers a plain http request so.
+				fmt.Fprintf(c.errOut, "%s: it serves https (admin.tls_cert_file): give --tls (and --ca-file F), or an https:// --addr\n", c.name())
+			}
 			// Not copied to stdout with --json, as a refusal's JSON is:
 			// what a script parses there is JSON or nothing.
 			return 1

@@ -314,3 +314,26 @@ func TestAdminRepeatedOptionsAreRefused(t *testing.T) {
 		t.Errorf("admin band with --reason \"--reason\": exit %d, want 1 (no admin API)\n%s", code, errs)
 	}
 }
+
+// TestAdminCLISaysWhatTLSWants: an admin API that serves https called over
+// http says to give --tls, and one whose certificate the client does not
+// trust says to give --ca-file: they were "Client sent an HTTP request to
+// an HTTPS server. (HTTP 400 )", and the certificate error followed by "no
+// admin API answered", when one had.
+func TestAdminCLISaysWhatTLSWants(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate is one no CA of the system signed
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "https://")
+	for _, c := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"status"}, "it serves https (admin.tls_cert_file): give --tls (and --ca-file F), or an https:// --addr", ""},
+		{[]string{"status", "--tls"}, "the certificate of " + addr + " ($FIXVENUE_ADMIN_ADDR) is not trusted: --ca-file F names the CA", "no admin API answered"},
+	} {
+		code, out, errs := runAdminCLI(t, addr, "", c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) || (c.not != "" && strings.Contains(errs, c.not)) {
+			t.Errorf("admin %q against an https server: exit %d, want 1 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+}
