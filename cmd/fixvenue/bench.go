@@ -254,9 +254,17 @@ func cmdBenchTable(args []string) int {
 		if err := json.Unmarshal(b, &probe); err != nil {
 			return benchFail(fmt.Errorf("%s: %w", path, err))
 		}
-		kind := "load"
+		kind := ""
+		_, sessions := probe["sessions"]
+		_, rate := probe["rate_target_per_s"]
 		if _, ok := probe["wait"]; ok {
 			kind = "pipeline"
+		} else if sessions && rate {
+			kind = "load"
+		} else {
+			// Any other JSON object decoded as a load result of zeros and
+			// was printed as a row of them, exit 0.
+			return benchFail(fmt.Errorf("%s: not the result of one run of load --json or bench pipeline --json (a ramp's has its runs under \"steps\")", path))
 		}
 		if kind != lastKind {
 			if kind == "pipeline" {
@@ -305,6 +313,12 @@ func cmdBenchEcho(args []string) int {
 	}
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
+	}
+	if strings.TrimSpace(*addr) == "" {
+		// net.Listen takes "" as every interface on a port the OS chooses:
+		// an echo venue beyond loopback nobody asked for.
+		fmt.Fprintln(os.Stderr, "fixvenue bench echo: --addr is empty")
+		return 2
 	}
 	var w *journal.Writer
 	if *dir != "" {

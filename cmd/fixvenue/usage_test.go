@@ -292,6 +292,34 @@ func TestLoadAndBenchRefuseNaN(t *testing.T) {
 	}
 }
 
+// TestBenchTableAndEchoRefuseWhatTheyCannotUse: bench table refuses a JSON
+// file that is not one run's result of load or bench pipeline (another
+// object, a ramp's), naming it, where it printed a row of zeros and exited
+// 0; bench echo refuses an empty --addr, which listened on every interface.
+func TestBenchTableAndEchoRefuseWhatTheyCannotUse(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, f := range []string{write("other.json", `{"x":1}`), write("ramp.json", `{"steps":[],"held_rate_per_s":0,"p99_max_us":5000}`)} {
+		code, out, errs := runCLI(t, dir, nil, "bench", "table", f)
+		if code != 2 || out != "" || !strings.Contains(errs, f+": not the result of one run of load --json or bench pipeline --json") {
+			t.Errorf("bench table %s: exit %d, want 2 naming it\nstdout: %s\nstderr: %s", f, code, out, errs)
+		}
+	}
+	load := write("load.json", `{"sessions":4,"mix":"passive","rate_target_per_s":100}`)
+	if code, out, errs := runCLI(t, dir, nil, "bench", "table", load); code != 0 || !strings.Contains(out, "| 4 | passive | 100 |") {
+		t.Errorf("bench table of a load result: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, dir, nil, "bench", "echo", "--addr", ""); code != 2 || !strings.Contains(errs, "fixvenue bench echo: --addr is empty") {
+		t.Errorf("bench echo --addr \"\": exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
 // offlineTOML is a venue with no metrics, admin API or feed, for the tests
 // of a start that is to be refused.
 const offlineTOML = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n"
