@@ -30,6 +30,11 @@ import (
 const (
 	// RateMax bounds the offered rate, commands per second.
 	RateMax = 50_000_000
+	// ProcsMax bounds Config.Procs: each P costs the runtime memory and
+	// every stop of the world, so that GOMAXPROCS 32768 took 17 s and
+	// 900 MB for a 200 ms run, and more grew without a limit; the harness
+	// measures a handful of goroutines, which this many Ps already exceed.
+	ProcsMax = 1024
 	// commandsMax stops a run whatever its duration (a max-throughput run
 	// at tens of millions of commands a second would otherwise run on).
 	commandsMax = 1 << 31
@@ -223,6 +228,8 @@ func (c *Config) validate() error {
 		return errors.New("pipeharness: unknown mix")
 	case c.Procs < 0:
 		return fmt.Errorf("pipeharness: procs %d is negative", c.Procs)
+	case c.Procs > ProcsMax:
+		return fmt.Errorf("pipeharness: procs %d is more than %d", c.Procs, ProcsMax)
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func cmdBenchPipeline(args []string) int {
 	svg := fs.String("svg", "", "write an SVG percentile plot of this run")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	lockOS := fs.Bool("lock-os-thread", false, "lock the matcher goroutine to its OS thread (unset: locked, as the venue does)")
-	procs := fs.Int("procs", 0, "GOMAXPROCS for the run (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)")
+	procs := fs.Int("procs", 0, fmt.Sprintf("GOMAXPROCS for the run, at most %d (0: leave it, one P per CPU unless the GOMAXPROCS variable says otherwise)", pipeharness.ProcsMax))
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file (large: for short runs)")
 	fs.Usage = func() {

@@ -255,6 +255,9 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		{[]string{"events", "tail", "--count", "-1"}, "--count must be 0 (follow) or more, got -1"},
 		{[]string{"events", "tail", "--subject", "fixvenue..x"}, `--subject "fixvenue..x" is not a NATS subject`},
 		{[]string{"events", "tail", "--subject", ""}, `--subject "" is not a NATS subject`},
+		// Each P costs memory and every stop of the world: 32768 took 17 s and
+		// 900 MB for a 200 ms run.
+		{[]string{"bench", "pipeline", "--procs", "100000", "--duration", "1ms", "--warmup", "0s", "--quiet"}, "procs 100000 is more than 1024"},
 	} {
 		code, out, errs := runCLI(t, dir, nil, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
