@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -475,6 +476,16 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 		fmt.Fprintf(c.errOut, "%s: %v\n", c.name(), err)
 		// The transport's words ("connection refused", "EOF") do not say
 		// which address was called nor where it came from.
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			// Something listened but gave no answer in time: not "no admin
+			// API answered", and a change may have been journaled since.
+			fmt.Fprintf(c.errOut, "%s: no answer from %s (%s) within --timeout %v\n", c.name(), c.addr, c.addrFrom, c.http.Timeout)
+			if method == http.MethodPost {
+				fmt.Fprintf(c.errOut, "%s: the change may still be applied: look (fixvenue journal dump, or the state it changes) before calling again\n", c.name())
+			}
+			return 1
+		}
 		var untrusted *tls.CertificateVerificationError
 		if errors.As(err, &untrusted) {
 			// An https server answered: one the system's CAs do not vouch for.

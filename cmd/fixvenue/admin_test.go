@@ -337,3 +337,36 @@ func TestAdminCLISaysWhatTLSWants(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCLITimeoutSaysSo: a call the API does not answer within
+// --timeout says so, and for a change that it may still be applied: the
+// error said "no admin API answered … is the venue running", of a venue
+// that was, and whose change may have been journaled.
+func TestAdminCLITimeoutSaysSo(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Answers nothing until the client gives up: the body read, so that
+		// the server sees the connection close (and a bound besides).
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	addr := strings.TrimPrefix(slow.URL, "http://")
+	for _, c := range []struct {
+		args     []string
+		want     string
+		mayApply bool
+	}{
+		{[]string{"status", "--timeout", "300ms"}, "no answer from " + addr + " ($FIXVENUE_ADMIN_ADDR) within --timeout 300ms", false},
+		{[]string{"halt", "ACME", "--reason", "r", "--timeout", "300ms"}, "no answer from " + addr + " ($FIXVENUE_ADMIN_ADDR) within --timeout 300ms", true},
+	} {
+		code, out, errs := runAdminCLI(t, addr, cliToken, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "no admin API answered") ||
+			strings.Contains(errs, "the change may still be applied") != c.mayApply {
+			t.Errorf("admin %q against an API that does not answer: exit %d, want 1 saying %q (change may apply: %v)\nstdout: %s\nstderr: %s",
+				c.args, code, c.want, c.mayApply, out, errs)
+		}
+	}
+}
