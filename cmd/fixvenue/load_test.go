@@ -20,3 +20,16 @@ func TestLoadEveryOrderRefusedIsNotHeld(t *testing.T) {
 		t.Fatalf("load with every order refused: %v\n%s", err, out)
 	}
 }
+
+// TestLoadWithAnUnknownCompIDSaysWhatToCheck: the venue closes a Logon for
+// a CompID it does not configure without an answer (it tells nothing to
+// someone it cannot trust); the load generator says what to look at rather
+// than only "waiting for Logon: EOF".
+func TestLoadWithAnUnknownCompIDSaysWhatToCheck(t *testing.T) {
+	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
+	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--first", "999", "--rate", "10",
+		"--duration", "200ms", "--warmup", "0s", "--quiet").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is CLIENT999 one of its sessions") {
+		t.Fatalf("load as an unknown CompID: %v\n%s", err, out)
+	}
+}
