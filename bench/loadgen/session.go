@@ -270,11 +270,11 @@ func (s *session) logon(ctx context.Context) error {
 	for {
 		msg, err := s.nextFrame()
 		if errors.Is(err, io.EOF) {
-			// A venue closes a Logon it refuses to anyone it cannot trust
-			// without a word (an unknown CompID, a bad password, a stale
-			// SendingTime): say what to look at.
+			// A venue closes some Logons without a word (a CompID it does
+			// not configure, a SendingTime too far from its clock): say
+			// what to look at.
 			return fmt.Errorf("%s: waiting for Logon: the venue closed the connection without an answer "+
-				"(is %s one of its sessions, with this password? its log says why): %w", s.compID, s.compID, err)
+				"(is %s one of its sessions? is this machine's clock right? its log says why): %w", s.compID, s.compID, err)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: waiting for Logon: %w", s.compID, err)
