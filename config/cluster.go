@@ -2,10 +2,9 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/regularfile"
@@ -65,27 +64,12 @@ func (c Cluster) Secret() ([]byte, error) {
 	if c.SecretFile == "" {
 		return nil, nil
 	}
-	// Stat before the open: opening a named pipe waits for a writer.
-	st, err := os.Stat(c.SecretFile)
+	b, err := regularfile.ReadMax(c.SecretFile, ClusterSecretFileBytesMax)
+	if big := (*regularfile.TooLargeError)(nil); errors.As(err, &big) {
+		return nil, fmt.Errorf("cluster.secret_file: %w, more than a secret (e.g. openssl rand -hex 32 > %s)", err, c.SecretFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster.secret_file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("cluster.secret_file: %s is %s, not a regular file", c.SecretFile, regularfile.Kind(st.Mode()))
-	}
-	f, err := os.Open(c.SecretFile)
-	if err != nil {
-		return nil, fmt.Errorf("cluster.secret_file: %w", err)
-	}
-	defer f.Close()
-	// The file may grow after the Stat.
-	b, err := io.ReadAll(io.LimitReader(f, ClusterSecretFileBytesMax+1))
-	if err != nil {
-		return nil, fmt.Errorf("cluster.secret_file: %w", err)
-	}
-	if len(b) > ClusterSecretFileBytesMax {
-		return nil, fmt.Errorf("cluster.secret_file: %s holds more than %d bytes, more than a secret (e.g. openssl rand -hex 32 > %s)",
-			c.SecretFile, ClusterSecretFileBytesMax, c.SecretFile)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) < ClusterSecretBytesMin {

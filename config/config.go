@@ -4,12 +4,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -498,30 +496,18 @@ const ConfigBytesMax = 64 << 20
 // grew until the process ran out of memory, and a named pipe no one wrote
 // to hung the start without a word.
 func readFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file: the configuration is read from a file", path, regularfile.Kind(st.Mode()))
-	}
-	if st.Size() > ConfigBytesMax {
-		return nil, fmt.Errorf("%s: %d bytes, more than a configuration file may hold (%d)", path, st.Size(), ConfigBytesMax)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// The file may grow after the Stat.
-	b, err := io.ReadAll(io.LimitReader(f, ConfigBytesMax+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > ConfigBytesMax {
+	b, err := regularfile.ReadMax(path, ConfigBytesMax)
+	var notRegular *regularfile.NotRegularError
+	var big *regularfile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
+		return nil, fmt.Errorf("%w: the configuration is read from a file", err)
+	case errors.As(err, &big) && big.Size > 0:
+		return nil, fmt.Errorf("%s: %d bytes, more than a configuration file may hold (%d)", path, big.Size, ConfigBytesMax)
+	case errors.As(err, &big):
 		return nil, fmt.Errorf("%s: more than %d bytes, more than a configuration file may hold", path, ConfigBytesMax)
 	}
-	return b, nil
+	return b, err
 }
 
 // Parse reads configuration text over the defaults and validates it. Tables of

@@ -201,14 +201,13 @@ func checkNamedFile(key, path string) error {
 	if path == "" {
 		return nil
 	}
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil
-	case !st.Mode().IsRegular():
-		return fmt.Errorf("%s: %s is %s, not a regular file", key, path, regularfile.Kind(st.Mode()))
-	case st.Size() > namedFileBytesMax:
-		return fmt.Errorf("%s: %s holds %d bytes, more than such a file may (%d)", key, path, st.Size(), namedFileBytesMax)
+	var notRegular *regularfile.NotRegularError
+	var big *regularfile.TooLargeError
+	switch _, err := regularfile.StatMax(path, namedFileBytesMax); {
+	case errors.As(err, &notRegular):
+		return fmt.Errorf("%s: %w", key, err)
+	case errors.As(err, &big):
+		return fmt.Errorf("%s: %s holds %d bytes, more than such a file may (%d)", key, path, big.Size, namedFileBytesMax)
 	}
 	return nil
 }

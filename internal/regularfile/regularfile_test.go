@@ -1,6 +1,7 @@
 package regularfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -30,5 +31,31 @@ func TestStat(t *testing.T) {
 	}
 	if _, err := Stat(filepath.Join(dir, "none")); !os.IsNotExist(err) {
 		t.Errorf("a missing file: %v, want not exist", err)
+	}
+}
+
+func TestReadMax(t *testing.T) {
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "small"), filepath.Join(dir, "big")
+	if err := os.WriteFile(small, []byte("four"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, []byte("five!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadMax(small, 4); err != nil || string(b) != "four" {
+		t.Fatalf("ReadMax of a file at its bound: %q, %v", b, err)
+	}
+	var tooLarge *TooLargeError
+	if _, err := ReadMax(big, 4); !errors.As(err, &tooLarge) || tooLarge.Size != 5 || tooLarge.Max != 4 ||
+		err.Error() != big+" holds more than 4 bytes" {
+		t.Fatalf("ReadMax of a file beyond its bound: %v", err)
+	}
+	var notRegular *NotRegularError
+	if _, err := ReadMax(dir, 4); !errors.As(err, &notRegular) || err.Error() != dir+" is a directory, not a regular file" {
+		t.Fatalf("ReadMax of a directory: %v", err)
+	}
+	if _, err := ReadMax(filepath.Join(dir, "missing"), 4); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ReadMax of a missing file: %v", err)
 	}
 }
