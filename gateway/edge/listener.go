@@ -295,22 +295,16 @@ func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
 	}
 }
 
-// refusal is a Logon the gate refused with a Logout.
+// refusal is a Logon the gate refused with a Logout, or, unanswered, by
+// closing the connection, its reason logged for the operator
+// (Config.CheckLogon).
 type refusal struct {
-	lf   logonFields
-	text string
+	lf         logonFields
+	text       string
+	unanswered bool
 }
 
 func (r *refusal) Error() string { return r.text }
-
-// unanswered is a refused Logon closed without a Logout, its reason logged
-// for the operator (Config.CheckLogon).
-type unanswered struct {
-	lf   logonFields
-	text string
-}
-
-func (u *unanswered) Error() string { return u.text }
 
 // gate reads the first message and decides on it. On success it returns
 // the Logon to hand to QuickFIX/Go, and the session is claimed.
@@ -333,7 +327,7 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		problem = "unusable " + c.fr.unusable.String()
 	}
 	if problem != "" {
-		return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
+		return nil, ReasonLogonMalformed, &refusal{lf: lf, text: "Malformed Logon: " + problem}
 	}
 	// Refusals that the FIX session rules answer by disconnecting without
 	// a word (QuickFIX's acceptance scripts 1b, 1c, 1d and AlreadyLoggedOn):
@@ -346,15 +340,15 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if l.cfg.Serving != nil && !l.cfg.Serving() {
 		// Not charged: a client retrying while the venue starts would
 		// otherwise have spent its logon rate by the time it serves.
-		return nil, ReasonNotServing, &refusal{lf, "the venue is starting: try again in a few seconds"}
+		return nil, ReasonNotServing, &refusal{lf: lf, text: "the venue is starting: try again in a few seconds"}
 	}
 	if r := l.takeSourceToken(c.source); r != ReasonNone {
-		return nil, r, &refusal{lf, "Too many logon attempts"}
+		return nil, r, &refusal{lf: lf, text: "Too many logon attempts"}
 	}
 	req := LogonRequest{Key: lf.key, Password: lf.password, Source: c.source, Certificate: c.cert}
 	authErr := l.cfg.Authenticator.Authenticate(&req)
 	if r := l.takeCompIDToken(lf.key.ClientCompID, c.source, authErr == nil); r != ReasonNone {
-		return nil, r, &refusal{lf, "Too many logon attempts"}
+		return nil, r, &refusal{lf: lf, text: "Too many logon attempts"}
 	}
 	if err := authErr; err != nil {
 		l.cfg.Logger.Info("edge: logon refused", "session", lf.key, "source", c.source, "err", err)
@@ -362,9 +356,9 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 			return nil, ReasonLogonRefused, err
 		}
 		if told := (*Told)(nil); errors.As(err, &told) {
-			return nil, ReasonLogonRefused, &refusal{lf, told.Text}
+			return nil, ReasonLogonRefused, &refusal{lf: lf, text: told.Text}
 		}
-		return nil, ReasonLogonRefused, &refusal{lf, "Logon refused"}
+		return nil, ReasonLogonRefused, &refusal{lf: lf, text: "Logon refused"}
 	}
 	// The framer's buffer may still hold bytes the client sent after the
 	// Logon; QuickFIX/Go reads the Logon first, then those. The copy keeps
@@ -373,10 +367,7 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if l.cfg.CheckLogon != nil {
 		// After the credentials: only the client learns what was wrong.
 		if problem, answer := l.cfg.CheckLogon(lf.key, logon); problem != "" {
-			if !answer {
-				return nil, ReasonLogonMalformed, &unanswered{lf, "Malformed Logon: " + problem}
-			}
-			return nil, ReasonLogonMalformed, &refusal{lf, "Malformed Logon: " + problem}
+			return nil, ReasonLogonMalformed, &refusal{lf: lf, text: "Malformed Logon: " + problem, unanswered: !answer}
 		}
 	}
 	c.key = lf.key
@@ -483,7 +474,10 @@ func (l *Listener) refuse(c *Conn, r Reason, err error) {
 	delete(l.handshaking, c.raw)
 	l.mu.Unlock()
 	var ref *refusal
-	if errors.As(err, &ref) {
+	switch {
+	case errors.As(err, &ref) && ref.unanswered:
+		l.cfg.Logger.Info("edge: logon refused without an answer", "reason", r, "source", c.source, "session", ref.lf.key, "problem", ref.text)
+	case ref != nil:
 		l.cfg.Logger.Debug("edge: logon refused", "reason", r, "source", c.source, "session", ref.lf.key)
 		logout := refusalLogout(ref.lf, ref.text, time.Now())
 		linger := time.Now().Add(refusalLingerMax)
@@ -499,9 +493,7 @@ func (l *Listener) refuse(c *Conn, r Reason, err error) {
 				}
 			}
 		}
-	} else if un := (*unanswered)(nil); errors.As(err, &un) {
-		l.cfg.Logger.Info("edge: logon refused without an answer", "reason", r, "source", c.source, "session", un.lf.key, "problem", un.text)
-	} else {
+	default:
 		l.cfg.Logger.Debug("edge: connection closed", "reason", r, "source", c.source, "err", err)
 	}
 	_ = c.raw.Close()
