@@ -118,7 +118,7 @@ copy_all = true
 				missing++
 			}
 		}
-		dcNext = d.NextOut
+		next, dcNext = r.NextOut, d.NextOut
 		r.Close()
 		v.stop(t)
 		if missing > 0 {
