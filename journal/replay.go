@@ -202,6 +202,10 @@ type VerifyResult struct {
 	EventsHash uint64 // xxhash64 of every event byte, in order
 	Tail       *TailDamage
 	Entries    EntryStats // Raft entry marks, for a replicated journal
+	// LastExecID is the matcher's last ExecID after the replay (0 when the
+	// state machine keeps none): a FIX store holding a higher one heard of
+	// commands the journal lacks.
+	LastExecID uint64
 }
 
 func (v VerifyResult) String() string {
@@ -249,8 +253,12 @@ func VerifyFrom(dir string, m StateMachine, sink *HashSink, from uint64, progres
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	return VerifyResult{Records: int64(from) + res.Records, LastSeq: res.LastSeq, Events: sink.Events(), EventBytes: sink.Bytes(),
-		EventsHash: sink.Sum64(), Tail: res.Tail, Entries: res.Entries}, nil
+	out := VerifyResult{Records: int64(from) + res.Records, LastSeq: res.LastSeq, Events: sink.Events(), EventBytes: sink.Bytes(),
+		EventsHash: sink.Sum64(), Tail: res.Tail, Entries: res.Entries}
+	if x, ok := m.(interface{ LastExecID() uint64 }); ok {
+		out.LastExecID = x.LastExecID()
+	}
+	return out, nil
 }
 
 // HashSink is a core.EventSink that hashes every event byte (xxhash64) and

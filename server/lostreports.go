@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 )
@@ -27,12 +28,22 @@ const redeliverWithin = 30 * time.Second
 // the events of the reports (or copies) they lack, and the store holding
 // the highest ExecID with that ExecID (storeAhead).
 func (s *Server) lostReportsCollector() (*gateway.LostReports, storeMark, error) {
-	dir := filepath.Join(s.cfg.Venue.DataDir, "fixstore")
-	marks := make([]gateway.ReportMark, len(s.cfg.Sessions))
+	marks, highest, err := readStoreMarks(s.cfg)
+	if err != nil {
+		return nil, highest, err
+	}
+	return gateway.NewLostReports(marks, lostReportsMax), highest, nil
+}
+
+// readStoreMarks reads the last report each configured session's FIX store
+// holds, and which store holds the highest ExecID.
+func readStoreMarks(cfg *config.Config) ([]gateway.ReportMark, storeMark, error) {
+	dir := filepath.Join(cfg.Venue.DataDir, "fixstore")
+	marks := make([]gateway.ReportMark, len(cfg.Sessions))
 	var highest storeMark
-	for i := range s.cfg.Sessions {
-		sc := &s.cfg.Sessions[i]
-		r, err := fixstore.ReadLastReport(dir, sessionID(s.cfg, sc))
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		r, err := fixstore.ReadLastReport(dir, sessionID(cfg, sc))
 		if err != nil {
 			return nil, highest, err
 		}
@@ -41,7 +52,7 @@ func (s *Server) lostReportsCollector() (*gateway.LostReports, storeMark, error)
 			highest = storeMark{session: sc.CompID, execID: r.ExecID}
 		}
 	}
-	return gateway.NewLostReports(marks, lostReportsMax), highest, nil
+	return marks, highest, nil
 }
 
 // storeMark is the highest matcher ExecID a session's FIX store holds.
@@ -56,7 +67,10 @@ type storeMark struct {
 // the venue would start without orders its clients were told of and issue
 // their ExecIDs again (docs/ARCHITECTURE.md, "Answers lost at a crash").
 func (s *Server) storeAhead(highest storeMark) error {
-	last := s.matcher.LastExecID()
+	return storeAheadOf(s.cfg, highest, s.matcher.LastExecID())
+}
+
+func storeAheadOf(cfg *config.Config, highest storeMark, last uint64) error {
 	if highest.execID <= last {
 		return nil
 	}
@@ -64,7 +78,19 @@ func (s *Server) storeAhead(highest storeMark) error {
 		"commands its clients were answered are missing from the journal (a segment lost, a partial restore). "+
 		"Restore the journal; starting without them would lose acknowledged orders and issue their ExecIDs again "+
 		"(a venue started afresh on an empty journal needs empty FIX stores too: move %s aside)",
-		filepath.Join(s.cfg.Venue.DataDir, "journal"), last, highest.session, highest.execID, filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
+		filepath.Join(cfg.Venue.DataDir, "journal"), last, highest.session, highest.execID, filepath.Join(cfg.Venue.DataDir, "fixstore"))
+}
+
+// CheckFIXStores is the start's check of a single venue's journal against
+// its sessions' FIX stores, for `fixvenue journal verify`: lastExecID is the
+// ExecID the whole journal's replay ends at, and a store holding a higher
+// one is refused as a start refuses it.
+func CheckFIXStores(cfg *config.Config, lastExecID uint64) error {
+	_, highest, err := readStoreMarks(cfg)
+	if err != nil {
+		return err
+	}
+	return storeAheadOf(cfg, highest, lastExecID)
 }
 
 // keepLostReports keeps what the replay found for Start, and warns of a

@@ -354,3 +354,53 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 		t.Errorf("journal verify names offset %d of %s, a file of %d bytes\n%s", off, archived, size, stderr)
 	}
 }
+
+// TestVerifyRefusesAJournalBehindTheFIXStores: a journal whose segments are
+// lost after orders were answered (a volume not mounted, a restore of the
+// journal without the FIX stores) is refused by the start, which finds a
+// session's store holding reports of commands the journal lacks; `journal
+// verify` refuses it the same way, naming the store and both ExecIDs,
+// where it used to print an empty journal's line and exit 0.
+func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[marketdata]
+enabled = false
+[journal]
+snapshot_interval = "0s"
+[[session]]
+comp_id = "CLIENT1"
+`)
+	v := startVenue(t, cfg)
+	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
+	for i := range 3 {
+		id := fmt.Sprintf("s%d", i)
+		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Logout()
+	v.stop(t)
+	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
+		t.Fatalf("journal verify of the whole journal: exit %d\n%s%s", code, out, stderr)
+	}
+	segs, err := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("segments %v, %v", segs, err)
+	}
+	for _, s := range segs {
+		if err := os.Remove(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "but session CLIENT1's FIX store holds ExecID 3"
+	code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, want) || out != "" {
+		t.Errorf("journal verify of a journal behind the FIX stores: exit %d, want 1 and %q\nstdout: %s\nstderr: %s", code, want, out, stderr)
+	}
+	if code, log := serveAgain(t, cfg); code != 1 || !strings.Contains(log, want) {
+		t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
+	}
+}

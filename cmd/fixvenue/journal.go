@@ -31,8 +31,9 @@ was written with (default: the embedded demo configuration).
 
 Exit status: 0 when the journal reads to its end (a torn tail, which a start cuts, is only warned of
 on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
-segment file and offset; records missing that a snapshot or the last start shows were durable; a
-configuration that differs from the journal's terms); 2 for a usage error.
+segment file and offset; records missing that a snapshot or the last start shows were durable, or
+that a session's FIX store holds a report of; a configuration that differs from the journal's
+terms); 2 for a usage error.
 `
 
 func cmdJournal(args []string) int {
@@ -90,6 +91,15 @@ func cmdJournal(args []string) int {
 			}
 			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v%s\n", err, hint)
 			return 1
+		}
+		if !cfg.Cluster.Enabled() && res.Entries.Marks == 0 {
+			// A single venue's start refuses a journal behind its FIX
+			// stores; verify says so as well (a cluster node's stores are
+			// its own days as leader, not checked at its start).
+			if err := server.CheckFIXStores(cfg, res.LastExecID); err != nil {
+				fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)
+				return 1
+			}
 		}
 		fmt.Println(res.String())
 		if line := res.RaftLine(); line != "" {
