@@ -15,6 +15,9 @@ type LogonRequest struct {
 	// valid during the call: the edge removes it before QuickFIX/Go sees
 	// the Logon.
 	Password []byte
+	// NewPassword is the Logon's NewPassword (925), nil when absent, valid
+	// during the call only, as Password.
+	NewPassword []byte
 	// Source is the client's address.
 	Source netip.Addr
 	// Certificate is the client's verified TLS certificate (the leaf of the
@@ -75,8 +78,26 @@ type Credential struct {
 // Credentials is an Authenticator from a table of client CompIDs.
 type Credentials map[string]Credential
 
-// Authenticate checks req against the CompID's Credential.
+// NewPasswordRefused is the Told that Credentials answers a Logon asking
+// to change its password with: the table is the venue's configuration,
+// which a Logon does not change. Taking the Logon and keeping the old
+// password would leave the client believing it changed (FIX 4.4 has no
+// field in the Logon's answer to say it did not).
+const NewPasswordRefused = "NewPassword (925) is not supported: passwords are set in the venue's configuration; log on without 925"
+
+// Authenticate checks req against the CompID's Credential. A Logon with a
+// NewPassword whose credentials pass is refused with NewPasswordRefused.
 func (c Credentials) Authenticate(req *LogonRequest) error {
+	if err := c.check(req); err != nil {
+		return err
+	}
+	if len(req.NewPassword) > 0 {
+		return &Told{Text: NewPasswordRefused}
+	}
+	return nil
+}
+
+func (c Credentials) check(req *LogonRequest) error {
 	cred, ok := c[req.Key.ClientCompID]
 	if !ok {
 		return ErrUnknownCompID

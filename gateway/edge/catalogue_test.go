@@ -318,6 +318,12 @@ func hostileCases() []hostileCase {
 			})},
 		{name: "missing password", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
 			send: raw(func(c *fixClient, seq int) []byte { return c.msgAt(1, "A", logonBody("")...) })},
+		{name: "Logon asking a new password", react: reactRefused, text: NewPasswordRefused, reason: ReasonLogonRefused,
+			send: logonWith("98=0", "108=30", "925=n3w")},
+		{name: "wrong password asking a new one", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,
+			send: raw(func(c *fixClient, seq int) []byte {
+				return c.msgAt(1, "A", append(logonBody("not-the-password"), "925=n3w")...)
+			})},
 		{name: "wrong TargetCompID", react: reactClose, reason: ReasonLogonRefused,
 			send: logonAs("", "OTHERVENUE")},
 		{name: "source address not allowed", react: reactRefused, text: "Logon refused", reason: ReasonLogonRefused,

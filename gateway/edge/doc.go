@@ -101,7 +101,9 @@
 // with a Logout (58 says only "Logon refused" or "Too many logon attempts",
 // never which credential was wrong; a refusal the Authenticator makes
 // after the credentials passed may say why, as a Told: the venue's
-// "Session disabled by the venue's operator") and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
+// "Session disabled by the venue's operator"; Credentials' refusal of a
+// NewPassword (925), NewPasswordRefused, since its table is the venue's
+// configuration) and the connection closes. That Logout carries MsgSeqNum 1: the edge owns no sequence
 // numbers — QuickFIX/Go does, and a refused Logon must not reach it, or its
 // expected inbound number would move (QuickFIX/Go increments it even for
 // Logons its application rejects). The number is never taken up by a

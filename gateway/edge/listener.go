@@ -345,7 +345,7 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 	if r := l.takeSourceToken(c.source); r != ReasonNone {
 		return nil, r, &refusal{lf: lf, text: "Too many logon attempts"}
 	}
-	req := LogonRequest{Key: lf.key, Password: lf.password, Source: c.source, Certificate: c.cert}
+	req := LogonRequest{Key: lf.key, Password: lf.password, NewPassword: lf.newPassword, Source: c.source, Certificate: c.cert}
 	authErr := l.cfg.Authenticator.Authenticate(&req)
 	if r := l.takeCompIDToken(lf.key.ClientCompID, c.source, authErr == nil); r != ReasonNone {
 		return nil, r, &refusal{lf: lf, text: "Too many logon attempts"}

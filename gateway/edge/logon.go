@@ -20,9 +20,10 @@ var logonOnceTags = []quickfix.Tag{tag.Password, tag.NewPassword, tag.EncryptMet
 
 // logonFields is what the gate reads from a Logon.
 type logonFields struct {
-	key      SessionKey
-	password []byte
-	begin    []byte
+	key         SessionKey
+	password    []byte
+	newPassword []byte
+	begin       []byte
 	// sender and target are the CompIDs as sent, for the refusal's
 	// Logout: key holds none that is too long (it names the session in
 	// maps and logs), and a Logout without them is itself invalid.
@@ -84,6 +85,8 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 			target = f.Value
 		case tag.Password:
 			lf.password = f.Value
+		case tag.NewPassword:
+			lf.newPassword = f.Value
 		case tag.ResetSeqNumFlag:
 			reset = string(f.Value) == "Y"
 		}

@@ -127,7 +127,7 @@ func (c *captureLogs) String() string {
 }
 
 // TestPasswordsNeverLogged logs on with passwords (right, wrong, and a
-// NewPassword), then greps every log — QuickFIX/Go's message and event
+// refused NewPassword), then greps every log — QuickFIX/Go's message and event
 // logs, the application's view of the messages, the edge's own log at debug
 // level — for them: the edge removes 554 and 925 before QuickFIX/Go sees a
 // Logon and never logs message contents.
@@ -151,8 +151,12 @@ func TestPasswordsNeverLogged(t *testing.T) {
 	t.Cleanup(func() { acceptor.Stop(); _ = l.Close() })
 	v := &venue{t: t, l: l, venueID: venueID, writes: map[SessionKey]int{}}
 
+	// A NewPassword is refused (the table does not change), and not logged.
+	asked := v.dial("CLIENT1")
+	asked.sendMsg("A", "98=0", "108=30", "141=Y", "554="+secrets["CLIENT1"], "925=n3w-s3cret")
+	expectRefused(t, asked, NewPasswordRefused)
 	c1 := v.dial("CLIENT1")
-	c1.sendMsg("A", "98=0", "108=30", "141=Y", "554="+secrets["CLIENT1"], "925=n3w-s3cret")
+	c1.sendMsg("A", "98=0", "108=30", "141=Y", "554="+secrets["CLIENT1"])
 	c1.expect("A")
 	c1.trade("pw-1")
 	bad := v.dial("CLIENT2")
