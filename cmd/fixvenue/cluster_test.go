@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -849,8 +850,8 @@ func TestClusterDivergedFollowerStops(t *testing.T) {
 	h := newClusterHarness(t)
 	l := h.leader(30 * time.Second)
 	if l == 2 {
-		if err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", "1").Run(); err != nil {
-			t.Fatalf("transfer away from node 3: %v", err)
+		if out, err := transfer(h.cfgs[2], 0); err != nil {
+			t.Fatalf("transfer away from node 3: %v\n%s", err, out)
 		}
 		if l = h.leader(30 * time.Second); l == 2 {
 			t.Fatal("node 3 still leads after a transfer")
@@ -1101,8 +1102,7 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	wait := h.round("transfer", false)
 	time.Sleep(500 * time.Millisecond) // trading
 	to := (l + 1) % 3
-	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", strconv.Itoa(to+1)).CombinedOutput()
-	if err != nil {
+	if out, err := transfer(h.cfgs[2], to); err != nil {
 		t.Fatalf("cluster transfer: %v\n%s", err, out)
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -1505,7 +1505,7 @@ func adminCallsDuringTransfer(t *testing.T, extra func(i int) string, request fu
 		}()
 	}
 	time.Sleep(500 * time.Millisecond)
-	if out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(to+1)).CombinedOutput(); err != nil {
+	if out, err := transfer(h.cfgs[l], to); err != nil {
 		close(stop)
 		wg.Wait()
 		t.Fatalf("cluster transfer --to %d: %v\n%s", to+1, err, out)
@@ -1616,7 +1616,7 @@ func TestClusterAddressesSwappedAcrossATransfer(t *testing.T) {
 	if err := os.WriteFile(h.cfgs[l], []byte(swapped), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[to], "--to", strconv.Itoa(to+1)).CombinedOutput(); err != nil {
+	if out, err := transfer(h.cfgs[to], to); err != nil {
 		t.Fatalf("cluster transfer --to %d: %v\n%s", to+1, err, out)
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -1813,5 +1813,20 @@ func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
 		if err != nil || m.Get(39) != "0" {
 			t.Fatalf("status of %s: %v %v", id, m, err)
 		}
+	}
+}
+
+// transfer runs `cluster transfer --to` node to (0-based) with cfg. A
+// leader refuses a target it has not heard from within an election timeout
+// (a follower's heartbeat answers late on a loaded machine): that refusal
+// is tried again for up to 20 s, any other is returned at once.
+func transfer(cfg string, to int) ([]byte, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := exec.Command(binPath, "cluster", "transfer", "--config", cfg, "--to", strconv.Itoa(to+1)).CombinedOutput()
+		if err == nil || !bytes.Contains(out, []byte("has not been heard from within the election timeout")) || time.Now().After(deadline) {
+			return out, err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
