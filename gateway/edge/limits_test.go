@@ -331,3 +331,32 @@ func TestClientThatStopsReading(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedBeforeLogonIsNotAReadError: a client that closes its connection
+// before a whole Logon arrived (a port probe or a load balancer's health
+// check, with nothing or half a Logon sent) is counted as
+// closed_before_logon; a connection reset is a read error. Counted as read
+// errors, probes looked like a network fault on the dashboard.
+func TestClosedBeforeLogonIsNotAReadError(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{}, noDictionary, "CLIENT1")
+	stats := v.l.Stats()
+	probe := dialFrom(t, "127.0.0.1", v.addr())
+	_ = probe.Close()
+	half := dialFrom(t, "127.0.0.1", v.addr())
+	if _, err := half.Write([]byte("8=FIX.4.4\x019=70\x0135=A\x0134=1\x01")); err != nil {
+		t.Fatal(err)
+	}
+	_ = half.Close()
+	waitStat(t, "closed_before_logon", func() int64 { return int64(stats.Count(ReasonClosedBeforeLogon)) }, 2)
+	reset := dialFrom(t, "127.0.0.1", v.addr())
+	if err := reset.(*net.TCPConn).SetLinger(0); err != nil { // close with a RST
+		t.Fatal(err)
+	}
+	_ = reset.Close()
+	waitStat(t, "read_error", func() int64 { return int64(stats.Count(ReasonReadError)) }, 1)
+	if got := stats.Count(ReasonClosedBeforeLogon); got != 2 {
+		t.Fatalf("closed_before_logon %d after a reset, want 2", got)
+	}
+	v.logon("CLIENT1").trade("after-probes")
+}

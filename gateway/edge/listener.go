@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"slices"
@@ -316,6 +317,9 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		}
 		if isTimeout(err) {
 			return nil, ReasonLogonTimeout, err
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, ReasonClosedBeforeLogon, err
 		}
 		return nil, ReasonReadError, err
 	}

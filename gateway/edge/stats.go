@@ -35,8 +35,11 @@ const (
 	ReasonLogonRateLimit // too many Logon attempts for the CompID or the source address
 	ReasonLogonDuplicate // a Logon for a session that is already logged on
 	ReasonTLSHandshake   // the TLS handshake failed
-	ReasonReadError      // reading failed before Logon
+	ReasonReadError      // reading failed before Logon (a reset, not a close)
 	ReasonNotServing     // a Logon before the venue serves (Config.Serving)
+	// ReasonClosedBeforeLogon: the client closed the connection before a
+	// whole Logon arrived (a port probe, a load balancer's health check).
+	ReasonClosedBeforeLogon
 
 	// Connections refused at accept.
 	ReasonConnectionsMax          // Config.ConnectionsMax reached
@@ -78,6 +81,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonTLSHandshake:            "tls_handshake",
 	ReasonReadError:               "read_error",
 	ReasonNotServing:              "not_serving",
+	ReasonClosedBeforeLogon:       "closed_before_logon",
 	ReasonConnectionsMax:          "connections_max",
 	ReasonConnectionsPerSourceMax: "connections_per_source_max",
 	ReasonAcceptRate:              "accept_rate",
