@@ -566,6 +566,21 @@ func (g *Gateway) heldOrder(session uint16, orderID uint64) (openOrder, bool) {
 	return openOrder{}, false
 }
 
+// postOnly reports whether the order was entered post-only, from its entry
+// among the held changes or the open-order view (the replace events carry
+// no flags: an order keeps what it was entered with). An order the view's
+// bound kept out reads as not post-only.
+func (g *Gateway) postOnly(session uint16, orderID uint64) bool {
+	for i := len(g.openHeld) - 1; i >= 0; i-- {
+		c := &g.openHeld[i]
+		if c.session == session && c.order.orderID == orderID && c.kind == openEntered {
+			return c.order.postOnly
+		}
+	}
+	o, ok := g.open.find(session, orderID, nil)
+	return ok && o.postOnly
+}
+
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 	b := g.newER(e.InstrumentID())
 	b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).bytes(tag.OrigClOrdID, e.OrigClOrdID()).
@@ -575,6 +590,11 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		time(tag.TransactTime, e.TimestampNs()).stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tag.ExpireTime, e.ExpireTimeNs())
+	}
+	if g.postOnly(e.SessionIdx(), e.OrderID()) {
+		// A replace keeps post-only (gateway/doc.go): its report says so,
+		// as the New did, or the client reads the order as changed.
+		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 	if e.PriorityLost() == venue.BooleanTypeTrue {
 		b.str(tag.Text, "replaced: time priority lost")
@@ -647,6 +667,9 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
 		g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), false)
+		if g.postOnly(e.SessionIdx(), e.OrderID()) { // as a mass status report says it
+			b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
+		}
 	}
 	b.time(tag.TransactTime, e.TimestampNs())
 	if s := g.sessionOf(e.SessionIdx()); s != nil {

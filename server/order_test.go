@@ -78,14 +78,25 @@ func TestReplaceKeepsPostOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, a, map[int]string{11: "plain", 150: "I", 39: "0", 14: "0", 151: "5", 44: "99.00"})
+	replace("plain3", "plain", "98.00")
+	if m := expectER(t, a, map[int]string{11: "plain3", 150: "5", 44: "98.00"}); m.Get(18) != "" {
+		t.Fatalf("a plain order's Replaced report carries ExecInst %s", m.Get(18))
+	}
 
 	// A post-only order keeps its post-only whether the replace restates
 	// ExecInst 6 or not.
 	sendOrder(t, a, order{id: "po", side: "1", qty: "5", px: "99.50", extra: []fixclient.Field{postOnly}})
 	expectER(t, a, map[int]string{11: "po", 150: "0", 18: "6"})
+	// Its Replaced reports say so (ExecInst 6), as its New did.
 	replace("po2", "po", "99.60", postOnly)
-	expectER(t, a, map[int]string{11: "po2", 150: "5", 44: "99.60"})
-	replace("po3", "po2", "100.00")
+	expectER(t, a, map[int]string{11: "po2", 150: "5", 44: "99.60", 18: "6"})
+	replace("po2b", "po2", "99.70")
+	expectER(t, a, map[int]string{11: "po2b", 150: "5", 44: "99.70", 18: "6"})
+	if err := a.Send("H", fixclient.F(11, "po2b"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, a, map[int]string{11: "po2b", 150: "I", 44: "99.70", 18: "6"})
+	replace("po3", "po2b", "100.00")
 	if _, err := a.Expect(readWait, "9", map[int]string{11: "po3", 102: "99", 58: "post-only order would take liquidity"}); err != nil {
 		t.Fatalf("%v (received so far: %v)", err, a.Received)
 	}
