@@ -206,7 +206,7 @@ func Follower(leader func() (text, adminAddr string)) http.Handler {
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		text, addr := leader()
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "this cluster node follows; " + text, Code: "not_leader", LeaderAdminAddr: addr})
+		answerNotLeader(w, r, apiError{Error: "this cluster node follows; " + text, Code: "not_leader", LeaderAdminAddr: addr})
 	})
 	return mux
 }
@@ -221,7 +221,7 @@ func Deposed(leader func() (text, adminAddr string)) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusServiceUnavailable, deposedError(leader))
+		answerNotLeader(w, r, deposedError(leader))
 	})
 	return mux
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,5 +50,60 @@ func TestNotLeaderNamesTheLeader(t *testing.T) {
 			resp.Body.Close()
 		}
 		srv.Close()
+	}
+}
+
+// A browser opening the console on a node that does not lead gets a page
+// saying so, with a link to the leader's console when its address is
+// known, the words escaped; the API's callers (a /v1/ path, a method other
+// than GET, no HTML accepted) keep the JSON answer.
+func TestNotLeaderPageForBrowsers(t *testing.T) {
+	known := func() (string, string) { return "node 2 leads <b>now</b>", "127.0.0.1:9502" }
+	unknown := func() (string, string) { return "no leader is known yet", "" }
+	const browser = "text/html,application/xhtml+xml,*/*;q=0.8"
+	for _, tc := range []struct {
+		name, method, path, accept string
+		h                          http.Handler
+		html                       bool
+		want                       []string
+	}{
+		{"follower, console page", http.MethodGet, "/operations", browser, Follower(known), true,
+			[]string{"node 2 leads &lt;b&gt;now&lt;/b&gt;", `href="http://127.0.0.1:9502/operations"`, `http-equiv="refresh"`}},
+		{"deposed, console root", http.MethodGet, "/", browser, Deposed(known), true,
+			[]string{NotLeaderDeposed, `href="http://127.0.0.1:9502/"`}},
+		{"follower, no leader known", http.MethodGet, "/", browser, Follower(unknown), true,
+			[]string{"no leader is known yet"}},
+		{"follower, API path", http.MethodGet, "/v1/instruments", browser, Follower(known), false, []string{`"not_leader"`}},
+		{"follower, POST", http.MethodPost, "/", browser, Follower(known), false, []string{`"not_leader"`}},
+		{"follower, no HTML accepted", http.MethodGet, "/", "application/json", Follower(known), false, []string{`"not_leader"`}},
+	} {
+		srv := httptest.NewServer(tc.h)
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", tc.accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		isHTML := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html")
+		if resp.StatusCode != http.StatusServiceUnavailable || isHTML != tc.html {
+			t.Errorf("%s: %d %s, want 503 and HTML %v", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), tc.html)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("%s: the answer lacks %q:\n%s", tc.name, w, body)
+			}
+		}
+		if tc.html && strings.Contains(string(body), "<b>") {
+			t.Errorf("%s: the leader's words not escaped:\n%s", tc.name, body)
+		}
+		if !tc.html && strings.Contains(string(body), "href") {
+			t.Errorf("%s: JSON answer with a link:\n%s", tc.name, body)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -72,6 +73,22 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 		}
 		return nil
 	})
+	// A browser opening the follower's console is shown where it is.
+	req, err := http.NewRequest(http.MethodGet, "http://"+admin[f]+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(page), fmt.Sprintf(`href="http://%s/"`, admin[l])) {
+		t.Fatalf("the follower's console page: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
+	}
 	cmd := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f])
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {

@@ -1,0 +1,45 @@
+package ops
+
+import (
+	"html/template"
+	"net/http"
+	"strings"
+)
+
+// notLeaderPage is what a browser opening the console on a cluster node
+// that does not lead is shown, instead of the API's JSON: what the node
+// is, which node leads and a link to its console when the configuration
+// names its admin address, and a reload every few seconds, so that the
+// console appears once this node leads (README, "Cluster: three
+// replicas").
+var notLeaderPage = template.Must(template.New("notleader").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="5">
+<title>fixvenue: this node does not lead</title></head>
+<body><h1>This cluster node does not lead</h1>
+<p>{{.Text}}</p>
+{{if .Link}}<p><a href="{{.Link}}">Open the console on the leader ({{.Addr}})</a></p>{{end}}
+<p>Only the leader serves the console and the admin API. This page reloads every 5 seconds.</p>
+</body></html>
+`))
+
+// answerNotLeader writes e, a 503 not_leader: as JSON to the API's callers,
+// as notLeaderPage to a browser asking a console page (a GET outside /v1/
+// that accepts HTML).
+func answerNotLeader(w http.ResponseWriter, r *http.Request, e apiError) {
+	if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, "/v1/") || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		writeJSON(w, http.StatusServiceUnavailable, e)
+		return
+	}
+	page := struct{ Text, Addr, Link string }{Text: e.Error, Addr: e.LeaderAdminAddr}
+	if e.LeaderAdminAddr != "" {
+		scheme := "http://"
+		if r.TLS != nil { // as this node's: the nodes are configured alike
+			scheme = "https://"
+		}
+		page.Link = scheme + e.LeaderAdminAddr + r.URL.EscapedPath()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = notLeaderPage.Execute(w, page)
+}
