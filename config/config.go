@@ -415,12 +415,42 @@ var edgeQuickFIXKeys = map[string]bool{
 	"SocketMinimumTLSVersion": true, "SocketInsecureSkipVerify": true, "SocketServerName": true, "UseTCPProxy": true,
 }
 
+// ignoredQuickFIXKeys are QuickFIX/Go settings that would have no effect
+// in the venue, refused in [quickfix] tables with the reason rather than
+// taken and ignored (an SQL store asked for, and the messages kept in files
+// without a word).
+var ignoredQuickFIXKeys = func() map[string]string {
+	const (
+		store     = "the venue keeps each session's messages in its own store under venue.data_dir (gateway/fixstore/doc.go), which QuickFIX/Go's store settings do not reach"
+		log       = "the venue writes QuickFIX/Go's messages and events to its own log (--log-level), which QuickFIX/Go's log settings do not reach"
+		initiator = "a setting of a connecting (initiator) session: the venue only accepts connections"
+		dynamic   = "the venue serves the configured [[session]]s only"
+	)
+	m := map[string]string{}
+	for k, why := range map[string]string{
+		"SQLStoreDriver": store, "SQLStoreDataSourceName": store, "SQLStoreConnMaxLifetime": store,
+		"SQLStoreMessagesTableName": store, "SQLStoreSessionsTableName": store, "MongoStoreConnection": store,
+		"MongoStoreDatabase": store, "MongoStoreReplicaSet": store, "FileStoreSync": store,
+		"SQLLogDriver": log, "SQLLogDataSourceName": log, "SQLLogConnMaxLifetime": log,
+		"MongoLogConnection": log, "MongoLogDatabase": log, "MongoLogReplicaSet": log,
+		"ReconnectInterval": initiator, "SocketConnectHost": initiator, "SocketConnectPort": initiator,
+		"SocketTimeout": initiator, "ProxyType": initiator, "ProxyHost": initiator, "ProxyPort": initiator,
+		"ProxyUser": initiator, "ProxyPassword": initiator,
+		"DynamicSessions": dynamic, "DynamicQualifier": dynamic,
+	} {
+		m[k] = why
+	}
+	return m
+}()
+
 // quickFIXKeyRefused says why key may not be set in a [quickfix] table, or
 // "" when it may.
 func quickFIXKeyRefused(key string) string {
 	switch {
 	case ownedQuickFIXKeys[key]:
 		return "set by the venue, not per session"
+	case ignoredQuickFIXKeys[key] != "":
+		return "no effect here: " + ignoredQuickFIXKeys[key]
 	case edgeQuickFIXKeys[key]:
 		return "the FIX edge terminates TLS, not QuickFIX/Go: set fix.tls_cert_file and fix.tls_key_file " +
 			"(and fix.tls_client_ca_file)"

@@ -117,6 +117,10 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[session_defaults.quickfix]\nResetOnLogn = \"Y\"", "session_defaults.quickfix.ResetOnLogn: not a QuickFIX/Go setting"},
 		{"[session_defaults.quickfix]\nSocketUseSSL = \"Y\"", "session_defaults.quickfix.SocketUseSSL: the FIX edge terminates TLS, not QuickFIX/Go: set fix.tls_cert_file"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nUseTCPProxy = \"Y\"", "session[0].quickfix.UseTCPProxy: the FIX edge terminates TLS"},
+		{"[session_defaults.quickfix]\nSQLStoreDriver = \"postgres\"", "session_defaults.quickfix.SQLStoreDriver: no effect here: the venue keeps each session's messages in its own store"},
+		{"[session_defaults.quickfix]\nMongoLogConnection = \"mongodb://x\"", "session_defaults.quickfix.MongoLogConnection: no effect here: the venue writes QuickFIX/Go's messages and events to its own log"},
+		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nReconnectInterval = 5", "session[0].quickfix.ReconnectInterval: no effect here: a setting of a connecting (initiator) session"},
+		{"[session_defaults.quickfix]\nDynamicSessions = \"Y\"", "session_defaults.quickfix.DynamicSessions: no effect here: the venue serves the configured [[session]]s only"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nresetonlogon = \"Y\"", "quickfix.resetonlogon: not a QuickFIX/Go setting (did you mean ResetOnLogon?)"},
 		{"[session_defaults.quickfix]\nHeartBtInt = [30]", "quickfix.HeartBtInt: a setting is a string, a number or true/false, not an array"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nStartTime = { h = 1 }", "quickfix.StartTime: a setting is a string, a number or true/false, not a table"},
@@ -282,8 +286,10 @@ func TestClusterSecret(t *testing.T) {
 // settings file would hold.
 func TestQuickFIXSettingsTakeTOMLValues(t *testing.T) {
 	// Every setting QuickFIX/Go names is known, those without a type in
-	// its list of names too.
-	if _, err := Parse([]byte("[session_defaults.quickfix]\nSQLStoreMessagesTableName = \"m\"\nSQLStoreSessionsTableName = \"s\"\n"), "test.toml"); err != nil {
+	// its list of names too (these two have no effect in the venue, and
+	// are refused saying so, not as unknown).
+	if _, err := Parse([]byte("[session_defaults.quickfix]\nSQLStoreMessagesTableName = \"m\"\nSQLStoreSessionsTableName = \"s\"\n"), "test.toml"); err == nil ||
+		strings.Contains(err.Error(), "not a QuickFIX/Go setting") || strings.Count(err.Error(), "no effect here") != 2 {
 		t.Fatal(err)
 	}
 	c, err := Parse([]byte("[session_defaults.quickfix]\nHeartBtInt = 30\nValidateFieldsHaveValues = false\nRejectInvalidMessage = true\n"+

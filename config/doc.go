@@ -26,7 +26,11 @@
 // SocketAcceptPort, DataDictionary, FileStorePath, …) are refused there so that
 // there is only one place to set each of them, as are QuickFIX/Go's TLS and
 // proxy settings (SocketUseSSL, Socket…Bytes, UseTCPProxy, …): the FIX edge
-// terminates TLS (fix.tls_cert_file), and QuickFIX/Go ignored them.
+// terminates TLS (fix.tls_cert_file), and QuickFIX/Go ignored them; and
+// so are the settings that would have no effect in the venue: SQL and
+// MongoDB stores and logs and FileStoreSync (the venue has its own store
+// and log), an initiator's (ReconnectInterval, SocketConnect…, Proxy…),
+// DynamicSessions, each refused saying why.
 //
 // [admin] (operations.go) configures the admin API: its address (loopback
 // unless TLS is set), TLS with optional client certificates, and the
