@@ -36,7 +36,9 @@
 //
 // Logon gate: one goroutine per connection runs the TLS handshake (if any)
 // and reads the first message, all within LogonTimeout; a connection that
-// sends nothing, or drips a Logon byte by byte, is closed at the deadline.
+// sends nothing, or drips a Logon byte by byte, is closed at the deadline;
+// one that sends plain FIX to a TLS listener is closed and logged at Info
+// as such (a client configured without TLS), counted as tls_handshake.
 // QuickFIX/Go allocates nothing for a connection before it passes: 2,000
 // idle connections cost under 12 KiB each, both ends of the socket counted
 // (TestIdleConnections). The first whole message

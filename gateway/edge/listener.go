@@ -255,6 +255,11 @@ func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
 			if isTimeout(err) {
 				r = ReasonLogonTimeout
 			}
+			if plainFIX(err) {
+				// A client configured without TLS: said at Info, as a
+				// refused Logon is, so the operator can tell it why.
+				l.cfg.Logger.Info("edge: plain FIX on the TLS listener: the client must connect with TLS", "source", source)
+			}
 			l.refuse(c, r, err)
 			return
 		}
@@ -502,6 +507,13 @@ func (l *Listener) refuse(c *Conn, r Reason, err error) {
 	}
 	_ = c.raw.Close()
 	l.forget(c.source)
+}
+
+// plainFIX reports whether a failed TLS handshake met a FIX message
+// instead: its first record header reads "8=FIX".
+func plainFIX(err error) bool {
+	var rh tls.RecordHeaderError
+	return errors.As(err, &rh) && bytes.HasPrefix(rh.RecordHeader[:], []byte("8=FIX"))
 }
 
 func isTimeout(err error) bool {

@@ -1,10 +1,14 @@
 package edge
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +57,10 @@ func (v *venue) dialTLS(t testing.TB, compID string, cfg *tls.Config) (*fixClien
 func TestTLS(t *testing.T) {
 	t.Parallel()
 	s := newTLSSetup(t)
-	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile}, noDictionary, "CLIENT1", "CLIENT2")
+	var logMu sync.Mutex
+	var log bytes.Buffer
+	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile,
+		Logger: slog.New(slog.NewTextHandler(lockedBuffer{&logMu, &log}, nil))}, noDictionary, "CLIENT1", "CLIENT2")
 
 	c, conn, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots})
 	if err != nil {
@@ -80,11 +87,19 @@ func TestTLS(t *testing.T) {
 	if _, _, err := v.dialTLS(t, "CLIENT2", &tls.Config{RootCAs: s.roots, MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}); err == nil {
 		t.Fatal("TLS 1.1 handshake succeeded")
 	}
-	// Plain FIX to the TLS port is not a handshake.
+	// Plain FIX to the TLS port is not a handshake; the operator is told
+	// what the client did.
 	plain := v.dial("CLIENT2")
 	plain.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
 	plain.expectClosed(5 * time.Second)
 	waitStat(t, "TLS handshake failures", func() int64 { return int64(v.l.Stats().Count(ReasonTLSHandshake)) }, 2)
+	logMu.Lock()
+	logged := log.String()
+	logMu.Unlock()
+	if strings.Count(logged, "plain FIX on the TLS listener") != 1 {
+		t.Fatalf("the plain FIX connection logged %d times, want once (the TLS 1.1 refusal is no plain FIX):\n%s",
+			strings.Count(logged, "plain FIX on the TLS listener"), logged)
+	}
 	c.trade("tls-3")
 }
 
