@@ -127,7 +127,7 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 		// (core, "Icebergs"), answered with OrdRejReason 13.
 		v, err := decimal.ParseTicks(mf, qtyTick)
 		if err != nil || v < 0 {
-			return o, &rejection{ordRejIncorrectQuantity, "MaxFloor (111) must be a whole number, not " + string(mf)}
+			return o, &rejection{ordRejIncorrectQuantity, "MaxFloor (111) must be a whole number, 0 or more, not " + string(mf)}
 		}
 		o.maxFloor = v
 	}
@@ -247,7 +247,11 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 	}
 	if v := fieldBytes(m, tag.MinQty); len(v) > 0 {
 		lot := max(o.inst.LotSize, 1)
-		if q, err := decimal.ParseTicks(v, qtyTick); err != nil || q < 0 || q > lot {
+		q, err := decimal.ParseTicks(v, qtyTick)
+		switch {
+		case err != nil || q < 0:
+			return &rejection{ordRejUnsupportedOrderChar, "MinQty (110) must be a whole number from 0 to the lot of " + strconv.FormatInt(lot, 10) + ", not " + string(v)}
+		case q > lot:
 			return &rejection{ordRejUnsupportedOrderChar, "unsupported MinQty (110) " + string(v) + ": no minimum fill beyond the lot of " + strconv.FormatInt(lot, 10)}
 		}
 	}

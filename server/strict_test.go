@@ -450,6 +450,8 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			{"post-only would take", limit("r17", "ACME", "1", "1", "100.00", "18", "6"), "99", "post-only order would take liquidity"},
 			{"MinQty above the lot", limit("r18", "ACME", "1", "5", "99.00", "110", "2"), "11", "unsupported MinQty (110) 2: no minimum fill beyond the lot of 1"},
 			{"MinQty above the lot of LOTS", limit("r18b", "LOTS", "1", "20", "50.00", "110", "11"), "11", "unsupported MinQty (110) 11: no minimum fill beyond the lot of 10"},
+			{"MinQty negative", limit("r18c", "ACME", "1", "5", "99.00", "110", "-1"), "11", "MinQty (110) must be a whole number from 0 to the lot of 1, not -1"},
+			{"MaxFloor negative", limit("r18e", "ACME", "1", "5", "99.00", "111", "-2"), "13", "MaxFloor (111) must be a whole number, 0 or more, not -2"},
 			{"MaxShow", limit("r19", "ACME", "1", "5", "99.00", "210", "1"), "11", "unsupported MaxShow (210): use MaxFloor (111) for an iceberg"},
 			{"EffectiveTime", limit("r20", "ACME", "1", "5", "99.00", "168", past), "11", "unsupported EffectiveTime (168): orders are active on arrival"},
 			{"PriceType percentage", limit("r21", "ACME", "1", "5", "99.00", "423", "1"), "11", "unsupported PriceType (423) 1: prices are per unit (2)"},
