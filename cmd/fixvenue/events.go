@@ -35,7 +35,7 @@ const eventsUsage = `usage: fixvenue events <command> [options]
 
 commands:
   tail [--from SEQ] [--subject SUBJ]... [--json] [--count N]
-                 print the stream's events from SEQ, following new ones
+                 print the stream's events from SEQ, following new ones (across losses of NATS)
   verify [--data DIR]
                  compare the stream with the journal in DIR (count, last sequence, events hash)
 
@@ -107,7 +107,9 @@ func cmdEvents(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := eventsTail(ctx, js, *stream, from, subjects, asJSON, count, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+	t := &tailer{stream: *stream, from: from, subjects: subjects, asJSON: asJSON, count: count, w: os.Stdout, notes: os.Stderr,
+		dial: func() (jetstream.JetStream, *nats.Conn, error) { return dialJetStream(cfg, *natsURL) }}
+	if err := t.run(ctx, js, nc); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "fixvenue events tail: %v\n", err)
 		return 1
 	}
@@ -141,72 +143,123 @@ func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.C
 // errTailDone ends a tail that printed its --count events.
 var errTailDone = errors.New("done")
 
-// eventsTail prints the stream's events from event sequence from, one by
-// one, following new ones, until ctx ends or count events were printed.
-// Without a subject filter it puts each batch's parts back in event order
-// (eventstream.Batches); with one, each message's events are printed as
-// they come, in order within the subjects.
-func eventsTail(ctx context.Context, js jetstream.JetStream, stream string, from uint64, subjects []string, asJSON bool, count int64, w io.Writer) error {
-	var printed int64
-	enc := json.NewEncoder(w)
-	print := func(subject string, ev eventstream.Event) error {
-		if ev.EventSeq < from {
+// tailRedialMax bounds the pause between a following tail's attempts to
+// reach NATS again.
+const tailRedialMax = 5 * time.Second
+
+// tailer is `fixvenue events tail`: it prints the stream's events from
+// event sequence from, one by one, following new ones, until ctx ends or
+// count events were printed. Without a subject filter it puts each batch's
+// parts back in event order (eventstream.Batches); with one, each message's
+// events are printed as they come, in order within the subjects. A tail
+// that follows outlives its NATS connection (a venue restarted with its
+// embedded server, a NATS server restarted): it says so on notes, dials
+// again until it is back, and goes on from the message after the last it
+// printed whole, so that nothing is printed twice or left out.
+type tailer struct {
+	stream   string
+	from     uint64
+	subjects []string
+	asJSON   bool
+	count    int64
+	w, notes io.Writer
+	dial     func() (jetstream.JetStream, *nats.Conn, error)
+
+	printed int64
+	batches eventstream.Batches
+	resume  uint64 // the stream sequence to go on from (0: from's batch)
+}
+
+func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn) error {
+	for {
+		err := t.read(ctx, js)
+		switch {
+		case errors.Is(err, errTailDone):
 			return nil
-		}
-		text, err := venue.AppendText(nil, ev.Bytes, 0)
-		if err != nil {
-			text = []byte("undecodable: " + err.Error())
-		}
-		if asJSON {
-			err = enc.Encode(struct {
-				EventSeq uint64 `json:"eventSeq"`
-				CauseSeq uint64 `json:"causeSeq"`
-				Index    uint32 `json:"index"`
-				Subject  string `json:"subject"`
-				Text     string `json:"text"`
-			}{ev.EventSeq, ev.CauseSeq, ev.Index, subject, string(text)})
-		} else {
-			_, err = fmt.Fprintf(w, "%d %s %s\n", ev.EventSeq, subject, text)
-		}
-		if err != nil {
+		case err == nil || ctx.Err() != nil || !nc.IsClosed():
 			return err
 		}
-		if printed++; count > 0 && printed >= count {
-			return errTailDone
+		fmt.Fprintf(t.notes, "fixvenue events tail: lost NATS (%v); dialling again, to go on from stream message %d\n", err, t.resume)
+		for wait := 250 * time.Millisecond; ; wait = min(2*wait, tailRedialMax) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+			if js, nc, err = t.dial(); err == nil {
+				break
+			}
 		}
-		return nil
+		defer nc.Close()
+		fmt.Fprintf(t.notes, "fixvenue events tail: NATS is back; going on from stream message %d\n", t.resume)
 	}
-	start := uint64(1)
-	if from > 1 {
-		var err error
-		if start, err = eventstream.FindEvent(ctx, js, stream, from); err != nil {
-			return err
+}
+
+// read follows the stream on js from t.resume until an error.
+func (t *tailer) read(ctx context.Context, js jetstream.JetStream) error {
+	if t.resume == 0 {
+		t.resume = 1
+		if t.from > 1 {
+			start, err := eventstream.FindEvent(ctx, js, t.stream, t.from)
+			if err != nil {
+				return err
+			}
+			t.resume = start
 		}
 	}
-	var batches eventstream.Batches
 	subjectOf := map[uint64]string{} // the open batch's events' subjects
-	err := eventstream.ReadStream(ctx, js, stream, start, subjects, true, func(m *eventstream.Message) error {
-		if len(subjects) > 0 {
+	return eventstream.ReadStream(ctx, js, t.stream, t.resume, t.subjects, true, func(m *eventstream.Message) error {
+		if len(t.subjects) > 0 {
 			for _, ev := range m.Events {
-				if err := print(m.Subject, ev); err != nil {
+				if err := t.print(m.Subject, ev); err != nil {
 					return err
 				}
 			}
+			t.resume = m.StreamSeq + 1
 			return nil
 		}
 		for _, ev := range m.Events {
 			subjectOf[ev.EventSeq] = m.Subject
 		}
-		return batches.Add(m, func(ev eventstream.Event) error {
+		if m.Part == m.Parts {
+			// The batch is printed whole by the Add below or refused: the
+			// next read starts at the batch after it.
+			t.resume = m.StreamSeq + 1
+		}
+		return t.batches.Add(m, func(ev eventstream.Event) error {
 			subj := subjectOf[ev.EventSeq]
 			delete(subjectOf, ev.EventSeq)
-			return print(subj, ev)
+			return t.print(subj, ev)
 		})
 	})
-	if errors.Is(err, errTailDone) {
+}
+
+func (t *tailer) print(subject string, ev eventstream.Event) error {
+	if ev.EventSeq < t.from {
 		return nil
 	}
-	return err
+	text, err := venue.AppendText(nil, ev.Bytes, 0)
+	if err != nil {
+		text = []byte("undecodable: " + err.Error())
+	}
+	if t.asJSON {
+		err = json.NewEncoder(t.w).Encode(struct {
+			EventSeq uint64 `json:"eventSeq"`
+			CauseSeq uint64 `json:"causeSeq"`
+			Index    uint32 `json:"index"`
+			Subject  string `json:"subject"`
+			Text     string `json:"text"`
+		}{ev.EventSeq, ev.CauseSeq, ev.Index, subject, string(text)})
+	} else {
+		_, err = fmt.Fprintf(t.w, "%d %s %s\n", ev.EventSeq, subject, text)
+	}
+	if err != nil {
+		return err
+	}
+	if t.printed++; t.count > 0 && t.printed >= t.count {
+		return errTailDone
+	}
+	return nil
 }
 
 // eventsVerify compares the stream with the journal and prints both.

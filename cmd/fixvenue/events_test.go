@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -213,4 +215,107 @@ func TestEventsVerifyOfAPurgedStream(t *testing.T) {
 	if n := strings.Count(string(out), "stream FIXVENUE_VENUE:"); n != 1 {
 		t.Fatalf("events verify names the stream %d times:\n%s", n, out)
 	}
+}
+
+// TestEventsTailFollowsAcrossARestart: a following `events tail` outlives
+// the venue's restart, which stops and starts its embedded NATS server: it
+// says it lost NATS, dials again until the server is back, and goes on
+// from the message after the last it printed, every event once and in
+// order, those of orders entered after the restart included. It exited at
+// the first loss of its connection.
+func TestEventsTailFollowsAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	ports, release := reservePorts(t, "tcp", 1)
+	natsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cfgPath := writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
+		"[session_defaults]\ncancel_on_disconnect = false\n")
+	release()
+	order := func(v *venueProc, next int, id string) int {
+		c := logOnAt(t, v.fixAddr, "CLIENT1", next, next == 1)
+		if err := c.Send("D", tradingOrder(id, 1)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Logout()
+		return c.NextOut
+	}
+	v := startVenue(t, cfgPath)
+	next := order(v, 1, "before")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tail := exec.CommandContext(ctx, binPath, "events", "tail", "--config", cfgPath, "--nats", "nats://"+natsAddr, "--json")
+	var notes lockedWriter
+	tail.Stderr = &notes
+	stdout, err := tail.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tail.Process.Kill(); _ = tail.Wait() }()
+	lines := make(chan string, 1024)
+	go func() {
+		defer close(lines)
+		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+			lines <- sc.Text()
+		}
+	}()
+	want := uint64(1)
+	readUntil := func(clOrdID string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("the tail ended before %s; its notes:\n%s", clOrdID, notes.String())
+				}
+				var ev struct {
+					EventSeq uint64 `json:"eventSeq"`
+					Text     string `json:"text"`
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.EventSeq != want {
+					t.Fatalf("tail line %q (%v), want event %d", line, err, want)
+				}
+				want++
+				if strings.Contains(ev.Text, clOrdID) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no event of %s after 30 s (next event %d); the tail's notes:\n%s", clOrdID, want, notes.String())
+			}
+		}
+	}
+	readUntil("before")
+	v.stop(t)
+	v = startVenue(t, cfgPath)
+	order(v, next, "after")
+	readUntil("after")
+	if n := notes.String(); !strings.Contains(n, "lost NATS") || !strings.Contains(n, "NATS is back; going on from stream message") {
+		t.Fatalf("the tail's notes do not say it lost NATS and went on:\n%s", n)
+	}
+	v.stop(t)
+}
+
+// lockedWriter is a strings.Builder that a process's output may be copied
+// into while the test reads it.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
