@@ -171,6 +171,7 @@ type tailer struct {
 }
 
 func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn) error {
+	defer func() { nc.Close() }() // the last connection dialled (the first is the caller's to close too)
 	for {
 		err := t.read(ctx, js)
 		switch {
@@ -190,7 +191,6 @@ func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn)
 				break
 			}
 		}
-		defer nc.Close()
 		fmt.Fprintf(t.notes, "fixvenue events tail: NATS is back; going on from stream message %d\n", t.resume)
 	}
 }
