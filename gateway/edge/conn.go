@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -57,6 +58,7 @@ type Conn struct {
 	queuedWrites int
 	dead         bool   // the socket is closed
 	closing      bool   // Close was called: flush, then close
+	loggedOut    bool   // QuickFIX/Go wrote a Logout: the session ends the connection
 	reason       Reason // why it was closed, first reason wins
 	handed       bool   // QuickFIX/Go owns the Conn
 
@@ -148,7 +150,7 @@ func (c *Conn) nextMessage() ([]byte, error) {
 			stats.GarbageBytes.Add(uint64(g))
 		}
 		if c.readErr != nil {
-			c.noteReason(ReasonPeerClosed)
+			c.noteReason(c.readEndReason())
 			return nil, c.readErr
 		}
 		n, err := c.nc.Read(c.fr.space())
@@ -175,6 +177,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 	c.fill = append(c.fill, p...)
 	c.fillWrites++
+	c.loggedOut = c.loggedOut || isLogout(p)
 	c.queuedBytes += len(p)
 	c.queuedWrites++
 	c.mu.Unlock()
@@ -260,6 +263,28 @@ func (c *Conn) kill(r Reason) {
 	c.mu.Unlock()
 	close(c.killed)
 	_ = c.raw.Close()
+}
+
+// readEndReason is why a connection whose read failed ends: the client
+// closed it, unless QuickFIX/Go had written a Logout or called Close
+// before. A client that reads the session's Logout (its answer to the
+// client's, say) may close at once, and its end then reaches the reader
+// before QuickFIX/Go's Close does: the session still ended that connection,
+// and the reason no longer depends on which goroutine runs first.
+func (c *Conn) readEndReason() Reason {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing || c.loggedOut {
+		return ReasonClosedBySession
+	}
+	return ReasonPeerClosed
+}
+
+// isLogout reports whether msg, one whole message QuickFIX/Go writes, is a
+// Logout: its MsgType (35) follows BeginString and BodyLength.
+func isLogout(msg []byte) bool {
+	const head = 32 // "8=FIX.4.4|9=" and a BodyLength of up to 7 digits, then "|35=5|"
+	return bytes.Contains(msg[:min(len(msg), head)], []byte("\x0135=5\x01"))
 }
 
 // noteReason records why the connection ends without closing it (the

@@ -101,6 +101,28 @@ func TestOnClose(t *testing.T) {
 	waitStat(t, "sessions open", v.l.Stats().SessionsOpen.Load, 1)
 }
 
+// TestClientClosingOnTheLogoutAnswer: a client that closes its connection
+// as soon as it reads the answer to its Logout was still logged out by
+// the session: its end often reached the edge's reader before QuickFIX/Go
+// closed the connection, and the close was counted as the client's.
+func TestClientClosingOnTheLogoutAnswer(t *testing.T) {
+	t.Parallel()
+	// Several sessions, one logon each (a CompID's logons are rate
+	// limited): the client's end reached the reader first often, not always.
+	var comps []string
+	for i := range 10 {
+		comps = append(comps, fmt.Sprintf("CLIENT%d", i+1))
+	}
+	v := startVenueWith(t, Config{}, noDictionary, comps...)
+	for i, comp := range comps {
+		c := v.logon(comp)
+		c.sendMsg("5")
+		c.expect("5")
+		_ = c.conn.Close()
+		v.waitCloseEvent(t, i, comp, ReasonClosedBySession)
+	}
+}
+
 // captureLogs is a QuickFIX/Go LogFactory that keeps every line.
 type captureLogs struct {
 	mu  sync.Mutex
