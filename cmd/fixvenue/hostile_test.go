@@ -167,7 +167,15 @@ func TestEdgeCountsHowSessionsEnd(t *testing.T) {
 	cfg := writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n")
 	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
 	c := logOn(t, v.fixAddr, "CLIENT1")
-	c.Logout()
+	// Closed once the venue answered the Logout: a client that closes
+	// before the answer (a busy machine's) ends the connection itself.
+	if err := c.Send("5"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "5", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
 	d := logOn(t, v.fixAddr, "CLIENT2")
 	d.Close()
 	want := map[string]bool{`fixvenue_edge_refusals_total{reason="closed_by_session"} 1`: false,
