@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -157,21 +155,29 @@ func logOnAt(t *testing.T, addr, comp string, next int, reset bool) *fixclient.C
 }
 
 // resentReports asks c's venue to resend everything from 1 and returns the
-// ExecutionReports it resends (PossDupFlag Y), reading until it is quiet.
+// ExecutionReports it resends (PossDupFlag Y). A TestRequest sent behind
+// the ResendRequest marks the resend's end: the venue answers it only once
+// it has resent the range (a pause of the resend on a busy machine ended a
+// read that took 2 s of quiet for the end).
 func resentReports(t *testing.T, c *fixclient.Client) []*fixclient.Message {
 	t.Helper()
 	if err := c.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Send("1", fixclient.F(112, "resent")); err != nil {
+		t.Fatal(err)
+	}
 	var out []*fixclient.Message
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		m, err := c.ReadAny(2 * time.Second)
-		var ne net.Error
+		m, err := c.ReadAny(time.Until(deadline))
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF):
-			return out // the resend is over
+		case errors.Is(err, io.EOF):
+			return out // the venue ended the session after the resend
 		case err != nil:
-			t.Fatal(err)
+			t.Fatalf("resend: %v after %d reports", err, len(out))
+		case m.Type() == "0" && m.Get(112) == "resent":
+			return out
 		case m.Type() == "8" && m.Get(43) == "Y":
 			out = append(out, m)
 		}
