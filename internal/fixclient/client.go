@@ -79,42 +79,23 @@ func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
 		return m, fmt.Errorf("fixclient: logon answered with %s", m)
 	}
 	if !reset {
-		// A venue that expected a lower MsgSeqNum asks for a resend while it
-		// handles the Logon, before it reads what follows. Answer it before
-		// sending anything else: QuickFIX/Go v0.9.11 drops messages that
-		// arrive while its ResendRequest is outstanding. A TestRequest sent
-		// now is answered on its own when nothing is missing, or comes after
-		// the ask (and is dropped, the gap fill covering it): waiting for one
-		// of the two tells the cases apart however slow the machine is.
-		fence := "logon-" + strconv.Itoa(c.NextOut)
-		if err := c.Send("1", F(112, fence)); err != nil {
-			return m, err
-		}
-		c.afterLogon = c.NextOut
-		for {
-			r, err := c.ReadAny(logonFenceWait)
-			if err != nil {
-				return m, fmt.Errorf("fixclient: after logon, neither a ResendRequest nor the Heartbeat of TestRequest %s: %w", fence, err)
-			}
-			if r.Type() == "2" {
-				if err := c.gapFill(r); err != nil {
-					return m, err
-				}
-				return m, nil
-			}
-			if r.Type() == "0" && r.Get(112) == fence {
-				return m, nil
-			}
-			if r.Type() != "0" {
+		// A venue that expected a lower MsgSeqNum asks for a resend right after its
+		// Logon. Answer it before sending anything else: QuickFIX/Go v0.9.11 drops
+		// messages that arrive while its ResendRequest is outstanding.
+		if r, err := c.ReadAny(ResendWait); err == nil {
+			if r.Type() != "2" {
 				return m, fmt.Errorf("fixclient: after logon got %s", r)
+			}
+			if err := c.gapFill(r); err != nil {
+				return m, err
 			}
 		}
 	}
 	return m, nil
 }
 
-// logonFenceWait bounds the wait for the venue's answer after a Logon.
-const logonFenceWait = 10 * time.Second
+// ResendWait is how long Logon waits for a ResendRequest after the venue's Logon.
+const ResendWait = 300 * time.Millisecond
 
 // ReadAny returns the next message of any type, or an error at the deadline.
 // Bytes that are not a FIX message fail with one of the fixwire framing
