@@ -19,10 +19,14 @@ type Client struct {
 	NextOut  int    // next MsgSeqNum we send
 	in       *fixwire.Reader
 	Received []*Message // every application message read so far (not admin)
-	// afterLogon is the first MsgSeqNum sent after our Logon on this connection:
-	// a ResendRequest is answered with a gap fill up to it, since the messages
+	// afterLogon is the first MsgSeqNum sent after our Logon on this
+	// connection (after the TestRequest Logon sends without a reset): a
+	// ResendRequest is answered with a gap fill up to it, since the messages
 	// from there on are already in flight.
 	afterLogon int
+	// pending holds application messages Logon read while it waited for
+	// the answer to its TestRequest; ReadAny returns them first.
+	pending []*Message
 }
 
 // Dial connects to addr.
@@ -79,28 +83,81 @@ func (c *Client) Logon(reset bool, extra ...Field) (*Message, error) {
 		return m, fmt.Errorf("fixclient: logon answered with %s", m)
 	}
 	if !reset {
-		// A venue that expected a lower MsgSeqNum asks for a resend right after its
-		// Logon. Answer it before sending anything else: QuickFIX/Go v0.9.11 drops
-		// messages that arrive while its ResendRequest is outstanding.
-		if r, err := c.ReadAny(ResendWait); err == nil {
-			if r.Type() != "2" {
-				return m, fmt.Errorf("fixclient: after logon got %s", r)
-			}
-			if err := c.gapFill(r); err != nil {
-				return m, err
-			}
+		if err := c.settle(); err != nil {
+			return m, err
 		}
 	}
 	return m, nil
 }
 
-// ResendWait is how long Logon waits for a ResendRequest after the venue's Logon.
-const ResendWait = 300 * time.Millisecond
+// settle answers the ResendRequest a venue that expected a lower MsgSeqNum
+// sends right after its Logon, before anything else is sent: QuickFIX/Go
+// v0.9.11 drops messages that arrive while its ResendRequest is
+// outstanding. Whether an ask comes is told by a TestRequest sent at once,
+// not by a wait for the ask (a busy machine sent it after any short wait,
+// and the message sent next was lost): the venue asks while it handles the
+// Logon, before it reads the TestRequest, so either the ask comes first,
+// the TestRequest dropped behind it and covered by the gap fill, or the
+// Heartbeat answering the TestRequest comes with nothing missing. After a
+// gap fill a new TestRequest proves the venue took it. Application
+// messages read meanwhile are kept for Read and ReadAny.
+func (c *Client) settle() error {
+	deadline := time.Now().Add(settleWait)
+	for fence := 1; ; fence++ {
+		id := "logon-fence-" + strconv.Itoa(fence)
+		if err := c.Send("1", F(112, id)); err != nil {
+			return err
+		}
+		// A fill answering an ask goes up to here: the TestRequest is in
+		// flight behind the ask.
+		c.afterLogon = c.NextOut
+		for answered := false; !answered; {
+			r, err := c.next(time.Until(deadline))
+			if err != nil {
+				return fmt.Errorf("fixclient: neither a ResendRequest nor the Heartbeat answering TestRequest %s after logon: %w", id, err)
+			}
+			switch r.Type() {
+			case "2":
+				if err := c.gapFill(r); err != nil {
+					return err
+				}
+				answered = true
+			case "0":
+				if r.Get(112) == id {
+					return nil
+				}
+			case "1":
+				if err := c.Send("0", F(112, r.Get(112))); err != nil {
+					return err
+				}
+			case "A", "3", "4", "5":
+				return fmt.Errorf("fixclient: after logon got %s", r)
+			default:
+				c.pending = append(c.pending, r)
+			}
+		}
+	}
+}
+
+// settleWait bounds how long Logon waits for the venue to answer the
+// TestRequest it sends after a Logon without a reset: a wait for an answer
+// that comes, so a long one costs nothing.
+const settleWait = 10 * time.Second
 
 // ReadAny returns the next message of any type, or an error at the deadline.
 // Bytes that are not a FIX message fail with one of the fixwire framing
 // errors.
 func (c *Client) ReadAny(timeout time.Duration) (*Message, error) {
+	if len(c.pending) > 0 {
+		m := c.pending[0]
+		c.pending = c.pending[1:]
+		return m, nil
+	}
+	return c.next(timeout)
+}
+
+// next reads the next message from the connection.
+func (c *Client) next(timeout time.Duration) (*Message, error) {
 	c.Conn.SetReadDeadline(time.Now().Add(timeout))
 	raw, err := c.in.Next()
 	if err != nil {
