@@ -2,6 +2,7 @@ package server
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,16 +19,22 @@ import (
 // closest of the tied prices), both fills carry TradingSessionSubID 2
 // (opening auction), and the order at the opening that did not trade
 // expires.
+//
+// The day's clock is the test's: the schedule moves ACME into the call and
+// out of it when the test moves the clock, so the orders are in the call
+// however long they take to be answered (on the wall clock's call of one
+// second a loaded machine could answer them after the open).
 func TestScheduledOpeningAuction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for a compressed day's opening call")
-	}
-	s := tradingDayVenue(t, t.TempDir())
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	set := func(d time.Duration) { clock.Store(dayStart.Add(d).UnixNano()) }
+	set(500 * time.Millisecond) // before the pre-open
+	s := tradingDayVenueAt(t, t.TempDir(), func() time.Time { return time.Unix(0, clock.Load()) })
 	waitReady(t, s)
 	c := logon(t, s, "CLIENT1", true)
-	// The start of a call, so that its whole second lies ahead.
-	waitStatus(t, s, "ACME", "Closed", compressedDayLength+2*time.Second)
-	waitStatus(t, s, "ACME", "OpeningCall", compressedDayLength+2*time.Second)
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	set(1500 * time.Millisecond) // the pre-open: the opening call
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
 	sendOrder(t, c, order{id: "opg-buy", side: "1", qty: "10", px: "100.50"})
 	sendOrder(t, c, order{id: "opg-sell", side: "2", qty: "10", px: "100.00"})
 	sendOrder(t, c, order{id: "at-open", side: "1", qty: "1", px: "99.00", tif: "2"})
@@ -41,7 +48,8 @@ func TestScheduledOpeningAuction(t *testing.T) {
 	if st.Status != "OpeningCall" || st.Bid != "100.50" || st.Ask != "100.00" {
 		t.Fatalf("in the call the book should rest crossed: %+v", st)
 	}
-	waitStatus(t, s, "ACME", "Open", 3*time.Second)
+	set(2500 * time.Millisecond) // the open
+	waitStatus(t, s, "ACME", "Open", readWait)
 	expectER(t, c, map[int]string{11: "opg-buy", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
 	expectER(t, c, map[int]string{11: "opg-sell", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
 	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
