@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -135,8 +136,11 @@ func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
 
 // resume logs comp on again without a sequence reset, its next outgoing
 // sequence number nextOut, and returns the client and the venue's Logon.
+// It first waits until the venue has let comp's previous connection go
+// (waitReleased).
 func resume(t *testing.T, s *Server, comp string, nextOut int) (*fixclient.Client, *fixclient.Message) {
 	t.Helper()
+	waitReleased(t, s, comp)
 	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +152,24 @@ func resume(t *testing.T, s *Server, comp string, nextOut int) (*fixclient.Clien
 		t.Fatal(err)
 	}
 	return c, lg
+}
+
+// waitReleased waits until the FIX edge holds no connection of comp's
+// session: one the test closed stays the session's until QuickFIX/Go has
+// seen it end, and a Logon meanwhile waits only a moment before it is
+// refused as a duplicate. A sleep after the close did not ensure it on a
+// loaded machine.
+func waitReleased(t *testing.T, s *Server, comp string) {
+	t.Helper()
+	key := edge.SessionKey{BeginString: "FIX.4.4", ClientCompID: comp, VenueCompID: "VENUE"}
+	for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
+		if _, held := s.edge.Session(key); !held {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edge still holds %s's connection after %v", comp, readWait)
+		}
+	}
 }
 
 type order struct {

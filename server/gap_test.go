@@ -2,7 +2,6 @@ package server
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
@@ -17,7 +16,6 @@ func TestLogonWithSeqGap(t *testing.T) {
 	expectER(t, c, map[int]string{11: "g1", 150: "0"})
 	next := c.NextOut
 	c.Close()
-	time.Sleep(100 * time.Millisecond)
 	r, _ := resume(t, s, "CLIENT1", next+50)
 	if err := r.Send("H", fixclient.F(11, "g1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
 		t.Fatal(err)
