@@ -163,6 +163,13 @@ func (m *Matcher) Apply(cmd []byte, sink EventSink) error {
 		err = m.applyCancel(cmd)
 	default:
 		err = m.applyOther(templateID, cmd)
+		if m.risk.pending > 0 {
+			// An operator's command that opens an instrument runs the stops
+			// a closing uncross elected (changeStatus), and their fills may
+			// trip an automatic kill: carried out at the end of that command
+			// too (package documentation, "Risk"), not at some later order.
+			m.riskRunPendingKills()
+		}
 	}
 	if len(m.calls) != 0 { // a command that was not applied changed nothing: it publishes nothing
 		m.refreshIndicatives()

@@ -34,8 +34,11 @@ import (
 //
 // An automatic kill (breach count or loss) is decided during the command
 // but carried out at its end (riskRunPendingKills), so that a match in
-// progress never sees its counterparties disappear. Only new orders and
-// replaces breach limits or trade, so only they look for pending kills.
+// progress never sees its counterparties disappear. New orders and
+// replaces breach limits or trade, an uncross trades, and a command that
+// opens an instrument runs the stops a closing uncross elected: each looks
+// for pending kills at its end (Apply, for the commands other than the
+// order flow's).
 
 // riskNone is a limit that is not set: every figure is at most it, so the
 // checks need no test for "no limit". It is half the int64 range so that

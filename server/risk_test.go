@@ -17,6 +17,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 const riskExtra = `
@@ -397,4 +398,53 @@ func TestRiskCallWaitsAdminCallTimeout(t *testing.T) {
 		ans["result"] != "Applied" {
 		t.Fatalf("kill on a slow disk under call_timeout 10s: %d %v", code, ans)
 	}
+}
+
+// TestAutomaticKillTrippedByStopsAnOperatorOpenRuns: stops that a closing
+// uncross elected wait until the instrument opens again, and then run in
+// the operator's command. A loss their fills make trips kill_at_loss at
+// once (README "Risk limits"): the session's other orders are cancelled
+// and its next order is refused. The kill was left pending until some
+// later new order or replace, so the session's next order was taken (and
+// could trade) before the kill cancelled it.
+func TestAutomaticKillTrippedByStopsAnOperatorOpenRuns(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig()+`
+[risk]
+[[risk.session]]
+comp_id = "CLIENT2"
+kill_at_loss = 1000
+`)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c, other := logon(t, s, "CLIENT2", true), logon(t, s, "CLIENT3", true)
+	// In the call: CLIENT2 buys 10 at 100.00 from CLIENT3, has a sell stop
+	// at 100.00 that the uncross elects, and a buy at 90.00 resting;
+	// CLIENT3's bid at 95.00 is what the stop will sell into.
+	sendOrder(t, c, order{id: "buy", side: "1", qty: "10", px: "100.00"})
+	expectER(t, c, map[int]string{11: "buy", 150: "0"})
+	sendOrder(t, c, order{id: "stop", side: "2", qty: "10", typ: "3", extra: []fixclient.Field{fixclient.F(99, "100.00")}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0"})
+	sendOrder(t, c, order{id: "rest", side: "1", qty: "1", px: "90.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "rest", 150: "0"})
+	sendOrder(t, other, order{id: "sell", side: "2", qty: "10", px: "100.00"})
+	expectER(t, other, map[int]string{11: "sell", 150: "0"})
+	sendOrder(t, other, order{id: "bid", side: "1", qty: "10", px: "95.00", tif: "1"})
+	expectER(t, other, map[int]string{11: "bid", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: "100.00"})
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	// Opened again: the stop sells 10 at 95.00, a loss of 5000 ticks.
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"reopen"}`, nil); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "stop", 150: "F", 39: "2", 31: "95.00"})
+	expectER(t, c, map[int]string{11: "rest", 150: "4", 58: "cancelled by the kill switch"})
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "91.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "after", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT2"})
 }
