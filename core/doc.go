@@ -282,9 +282,9 @@
 // account's when Config.Risk.Accounts lists it, else the session's. In
 // order: maximum order quantity, maximum order notional (a market or stop
 // order valued at the band's far edge), open orders and gross open notional
-// (for orders that can rest, and stops, which wait), credit (buys: executed
-// buy notional net of sells today plus open buys) and the worst-case
-// position in the instrument. Stops and icebergs pass the same checks; a
+// (for orders that can rest, and stops and market orders in a call, which
+// wait), credit (buys: executed buy notional net of sells today plus open
+// buys) and the worst-case position in the instrument. Stops and icebergs pass the same checks; a
 // waiting stop is an open order of its subject from its parking to its
 // election, cancel or expiry. An order without a limit price (a stop, a
 // market order waiting for an uncross) counts in the open figures, as in

@@ -207,10 +207,12 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 		return false
 	}
 	notional := m.riskPx(in.cfg.ID, c.Side(), c.OrdType(), c.PriceTicks()) * c.Qty()
-	// Held: it may rest, or it is a stop, which waits (and counts as open) until elected.
+	// Held: it may rest, or it is a stop, which waits (and counts as open)
+	// until elected, or it is entered in a call, where a market order waits
+	// for the uncross (and counts as open).
 	rests := (c.OrdType() == venue.OrdTypeLimit || c.OrdType() == venue.OrdTypeStopLimit) &&
 		c.TimeInForce() != venue.TimeInForceIOC && c.TimeInForce() != venue.TimeInForceFOK ||
-		c.OrdType() == venue.OrdTypeStop || c.OrdType() == venue.OrdTypeStopLimit
+		c.OrdType() == venue.OrdTypeStop || c.OrdType() == venue.OrdTypeStopLimit || refIsCall(in.status)
 	f := m.riskOpen(subj)
 	l := &r.limits[subj]
 	credit := r.bought[subj] + f.buyNotional

@@ -291,7 +291,7 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 		// Each term is a limit's headroom after this order; one is negative
 		// when the order breaches it (riskNone keeps them from wrapping).
 		headroom := (cl.maxOrderQty - c.qty) | (cl.maxOrderNotional - notional)
-		if riskHeld(c.ordType, c.tif) {
+		if riskHeld(c.ordType, c.tif, in.status) {
 			headroom |= (s.maxOpenOrders - 1 - s.openOrders) | (s.maxOpenNotional - s.openNotional - notional)
 		}
 		if c.side == venue.SideBuy {
@@ -324,9 +324,12 @@ func (m *Matcher) enterCheckedOrder(c *newOrderCmd, ii uint16, in *instrument, h
 }
 
 // riskHeld reports whether a new order counts against the open-order
-// limits: one that may rest, and every stop, which waits until elected.
-func riskHeld(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return canRest(ordType, tif) || IsStop(ordType)
+// limits: one that may rest, every stop, which waits until elected, and a
+// market order entered in a call, which waits for the uncross (a call
+// refuses IOC and FOK) and counts in the open figures meanwhile
+// (queueMarket), so that market orders cannot pile up past the limits.
+func riskHeld(ordType venue.OrdType, tif venue.TimeInForce, status venue.TradingStatus) bool {
+	return canRest(ordType, tif) || IsStop(ordType) || (status != venue.TradingStatusOpen && IsCall(status))
 }
 
 // riskRefuseNew reports the first limit a new order breaches, in the
@@ -335,7 +338,7 @@ func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument)
 	s := &m.risk.subjects[subj]
 	cl := m.risk.cell(subj, ii)
 	notional := riskNotional(in, c.side, c.ordType, c.priceTicks, c.qty)
-	rests := riskHeld(c.ordType, c.tif)
+	rests := riskHeld(c.ordType, c.tif, in.status)
 	position := cl.position + cl.openBuyQty
 	if c.side == venue.SideSell {
 		position = cl.openSellQty - cl.position

@@ -342,7 +342,13 @@ next:
 // closing call, and logs CLIENT1 on.
 func closingCallACME(t *testing.T) (*Server, *fixclient.Client) {
 	t.Helper()
-	cfg := testConfig(t, t.TempDir(), adminConfig())
+	return closingCallACMEWith(t, "")
+}
+
+// closingCallACMEWith is closingCallACME with extra configuration.
+func closingCallACMEWith(t *testing.T, extra string) (*Server, *fixclient.Client) {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir(), adminConfig()+extra)
 	for i := range cfg.Instruments {
 		if cfg.Instruments[i].Symbol == "ACME" {
 			cfg.Instruments[i].Status = venue.TradingStatusClosingCall

@@ -448,3 +448,27 @@ kill_at_loss = 1000
 	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "91.00", tif: "1"})
 	expectER(t, c, map[int]string{11: "after", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT2"})
 }
+
+// TestMarketOrdersInACallMeetTheOpenLimits: a market order entered in a
+// call waits for the uncross and counts as open meanwhile, so it meets
+// max_open_orders and max_open_notional as a resting order does (README
+// "Risk limits"); market orders passed both checks and piled up past them.
+func TestMarketOrdersInACallMeetTheOpenLimits(t *testing.T) {
+	_, c := closingCallACMEWith(t, `
+[risk]
+[[risk.session]]
+comp_id = "CLIENT1"
+max_open_orders = 2
+max_open_notional = 250000
+`)
+	// A market buy is valued at the band's high, 110.00: 11000 ticks.
+	sendOrder(t, c, order{id: "m1", side: "1", qty: "10", typ: "1"})
+	expectER(t, c, map[int]string{11: "m1", 150: "0"})
+	sendOrder(t, c, order{id: "m2", side: "1", qty: "20", typ: "1"})
+	expectER(t, c, map[int]string{11: "m2", 150: "8", 103: "3",
+		58: "order exceeds limit: max open notional of session:CLIENT1: 110000 open + 220000 > 250000 (price ticks × quantity)"})
+	sendOrder(t, c, order{id: "m3", side: "1", qty: "10", typ: "1"})
+	expectER(t, c, map[int]string{11: "m3", 150: "0"})
+	sendOrder(t, c, order{id: "m4", side: "2", qty: "1", typ: "1"})
+	expectER(t, c, map[int]string{11: "m4", 150: "8", 103: "3", 58: "order exceeds limit: max open orders of session:CLIENT1: 2 open + 1 > 2"})
+}
