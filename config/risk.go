@@ -149,9 +149,15 @@ func (c *Config) validateRisk() []error {
 				add("%s: instrument %q appears twice", w, in.Symbol)
 			}
 			seen[in.Symbol] = true
-			for _, v := range []*int64{in.MaxOrderQty, in.MaxOrderNotional, in.MaxPosition} {
-				if v != nil && *v <= 0 {
-					add("%s: limits must be positive, have %d", w, *v)
+			// The bounds of the subject's limits, named by key: one over
+			// RiskLimitMax passed here and failed the start with the
+			// matcher's words, which name neither the key nor the table.
+			for _, v := range []struct {
+				key string
+				p   *int64
+			}{{"max_order_qty", in.MaxOrderQty}, {"max_order_notional", in.MaxOrderNotional}, {"max_position", in.MaxPosition}} {
+				if v.p != nil && (*v.p <= 0 || *v.p > core.RiskLimitMax) {
+					add("%s.%s: %d is outside [1, %d] (leave it out for no limit)", w, v.key, *v.p, core.RiskLimitMax)
 				}
 			}
 		}

@@ -505,3 +505,25 @@ func TestServeRefusesATLSFileThatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesAPerInstrumentRiskLimitOutOfBounds: a per-instrument
+// risk limit above the largest limit (or 0) is refused as the subject's
+// limits are, naming the table and the key (README "Risk limits"); one
+// above it passed the configuration's checks and failed the start with
+// the matcher's words ("instrument 1: limit … is outside [0, …]").
+func TestServeRefusesAPerInstrumentRiskLimitOutOfBounds(t *testing.T) {
+	dir := t.TempDir()
+	const base = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n"
+	for _, tc := range []struct{ toml, want string }{
+		{"[[risk.account]]\nname = \"FUND\"\n[[risk.account.instrument]]\nsymbol = \"ACME\"\nmax_position = 9223372036854775807\n",
+			"risk.account[0].instrument[0].max_position: 9223372036854775807 is outside [1, 4611686018427387902]"},
+		{"[risk.sessions]\n[[risk.sessions.instrument]]\nsymbol = \"ACME\"\nmax_order_qty = 0\n",
+			"risk.sessions.instrument[0].max_order_qty: 0 is outside [1, 4611686018427387902]"},
+	} {
+		cfg := writeVenueConfig(t, t.TempDir(), "%s", base+tc.toml)
+		code, _, errs := runCLI(t, dir, nil, "serve", "--config", cfg)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, want the start refused with %q\nstderr: %s", tc.toml, code, tc.want, errs)
+		}
+	}
+}
