@@ -954,8 +954,16 @@ func TestNewBarrierWaitUsesItsOwnStrategy(t *testing.T) {
 				avail, _ := b.WaitFor(0)
 				done <- avail
 			}()
+			// A parking consumer is waited for up to hangLimit: its goroutine
+			// may not run for a while on a loaded machine, and 50 ms was
+			// sometimes over before it had spun and parked. One that must
+			// not park is watched for 50 ms, well past its spin.
+			watch := 50 * time.Millisecond
+			if tt.wantParked {
+				watch = hangLimit
+			}
 			parked := false
-			for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline) && !parked; {
+			for deadline := time.Now().Add(watch); time.Now().Before(deadline) && !parked; {
 				parked = r.sleepers.Load() != 0
 				time.Sleep(time.Millisecond)
 			}
