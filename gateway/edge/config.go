@@ -139,6 +139,12 @@ type Config struct {
 	// Logger receives refusals and closes; nil discards them. The edge never
 	// logs message contents, so passwords never reach a log.
 	Logger *slog.Logger
+
+	// duplicateLogonWait is how long a Logon waits for its session's
+	// previous connection to be released (0 for duplicateLogonWait); a
+	// test lengthens it, where a loaded machine may take longer than the
+	// venue's bound to release a closed connection.
+	duplicateLogonWait time.Duration
 }
 
 // withDefaults returns c with zero values replaced and checks the rest.
@@ -165,6 +171,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	setDuration(&c.LogonTimeout, DefaultLogonTimeout)
 	setDuration(&c.WriteTimeout, DefaultWriteTimeout)
+	setDuration(&c.duplicateLogonWait, duplicateLogonWait)
 	setInt(&c.ConnectionsMax, DefaultConnectionsMax)
 	setInt(&c.ConnectionsPerSourceMax, DefaultConnectionsPerSourceMax)
 	setInt(&c.SourcesMax, DefaultSourcesMax)

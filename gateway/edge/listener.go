@@ -426,9 +426,9 @@ func (l *Listener) takeCompIDToken(compID string, source netip.Addr, authenticat
 const duplicateLogonWait = 250 * time.Millisecond
 
 // claimWaiting is claim, retried until the previous connection is released
-// or duplicateLogonWait (or the logon's deadline) passes.
+// or Config.duplicateLogonWait (or the logon's deadline) passes.
 func (l *Listener) claimWaiting(c *Conn, deadline time.Time) bool {
-	end := time.Now().Add(duplicateLogonWait)
+	end := time.Now().Add(l.cfg.duplicateLogonWait)
 	if !deadline.IsZero() && deadline.Before(end) {
 		end = deadline
 	}

@@ -244,8 +244,12 @@ func TestSmokeLogonAndTrade(t *testing.T) {
 // connection's end has; the new Logon waits (up to duplicateLogonWait) for
 // the old connection to be released instead of being refused as a
 // duplicate. Here the old connection closes 50 ms after the new Logon.
+// The wait (and the Logon's own deadline, which bounds it) is a minute
+// here: on a loaded machine the old connection's release, which the venue
+// bounds at duplicateLogonWait, sometimes came later, and the new Logon
+// was refused.
 func TestLogonWaitsForThePreviousConnection(t *testing.T) {
-	v := startVenue(t, Config{}, "CLIENT1")
+	v := startVenue(t, Config{duplicateLogonWait: time.Minute, LogonTimeout: time.Minute}, "CLIENT1")
 	first := v.logon("CLIENT1")
 	second := v.dial("CLIENT1")
 	second.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
