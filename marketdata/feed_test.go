@@ -140,7 +140,9 @@ func waitSnapshot(t *testing.T, c *feedclient.Client) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		var snaps uint64
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// The client answers between packets and recoveries, one of which
+		// may take its RecoveryTimeout: the wait is the whole deadline's.
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		err := c.Inspect(ctx, func(c *feedclient.Client) { snaps = c.Stats().Snapshots })
 		cancel()
 		if err != nil {
@@ -162,14 +164,16 @@ func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclie
 	var next uint64
 	fx.feed.View(func(_ *Tracker, n uint64) { next = n })
 	deadline := time.Now().Add(20 * time.Second)
+	// The client answers Inspect between packets and recoveries, one of
+	// which may take its RecoveryTimeout: each wait is the whole deadline's.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	var stats feedclient.Stats
 	for {
 		var got uint64
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := c.Inspect(ctx, func(c *feedclient.Client) { got, stats = c.NextSeq(), c.Stats() })
-		cancel()
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("client at seq %d, feed at %d: %v (%+v)", got, next, err, stats)
 		}
 		if got == next {
 			break
@@ -179,13 +183,15 @@ func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclie
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	fx.feed.View(func(tr *Tracker, _ uint64) {
-		if err := c.Inspect(ctx, func(c *feedclient.Client) { compareClient(t, c, tr, -1) }); err != nil {
-			t.Fatal(err)
-		}
-	})
+	// The feed's lock is taken on the client's goroutine, not held while
+	// waiting for it: a client asking for a snapshot then (a heartbeat
+	// the relay held back announces a lower seq, and it resyncs) waits on
+	// that lock, and Inspect waited on the client until its timeout.
+	if err := c.Inspect(ctx, func(c *feedclient.Client) {
+		fx.feed.View(func(tr *Tracker, _ uint64) { compareClient(t, c, tr, -1) })
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return stats
 }
 
