@@ -21,8 +21,9 @@ import (
 // book, so a price costs O(1)): the most volume, then the least imbalance,
 // then market pressure (the highest price when every remaining candidate
 // leaves buyers over, the lowest when every one leaves sellers over), then
-// the candidate closest to the reference price (the last trade, else the
-// configured reference; the lower of two at the same distance). A walk
+// the candidate closest to the reference price (referencePrice: the last
+// trade inside the band in force, else the band's reference price, the
+// configured one or an operator's; the lower of two at the same distance). A walk
 // costs O(non-empty levels) plus the bitmap words between them.
 
 // auctionState is an instrument's part in call phases.
@@ -35,9 +36,6 @@ type auctionState struct {
 	// stays while an operator halts the call, so that the uncross still runs
 	// when the instrument opens or closes.
 	phase venue.TradingStatus
-	// refTicks is the configured reference price, the last tie-break's
-	// when the instrument has not traded.
-	refTicks int64
 	// volBandTicks and volAuctionNs configure volatility interruptions.
 	volBandTicks int64
 	volAuctionNs int64
@@ -73,7 +71,7 @@ type auctionResult struct {
 }
 
 func newAuctionState(c *InstrumentConfig) auctionState {
-	a := auctionState{refTicks: c.RefPriceTicks, volBandTicks: c.VolatilityBandTicks, volAuctionNs: c.VolatilityAuctionNs}
+	a := auctionState{volBandTicks: c.VolatilityBandTicks, volAuctionNs: c.VolatilityAuctionNs}
 	if a.volAuctionNs == 0 {
 		a.volAuctionNs = VolatilityAuctionNsDefault
 	}
@@ -366,13 +364,26 @@ func (m *Matcher) expireAuctionOrders(in *instrument, tif venue.TimeInForce, all
 	}
 }
 
-// referencePrice is the last rule's reference: the last trade price, else
-// the configured reference price.
+// referencePrice is the last rule's reference, and the price market orders
+// alone trade at: the last trade price while it lies inside the band in
+// force, else the band's reference price (bandRefTicks). An operator who
+// moves the band away from the last trade (operatorSetBand) moves the
+// reference with it: the last trade, outside the new band, would have
+// printed an uncross there.
 func (in *instrument) referencePrice() int64 {
-	if in.lastTradeTicks != 0 {
-		return in.lastTradeTicks
+	if last := in.lastTradeTicks; last >= in.bandLowTicks && last <= in.bandHighTicks { // 0, no trade yet, is below every band
+		return last
 	}
-	return in.auction.refTicks
+	return in.bandRefTicks()
+}
+
+// bandRefTicks is the reference price the band in force was set around: the
+// configured one, or the one an operator gave with a new band. bandTicks
+// rounds both edges inward by the same whole number of ticks (the reference
+// is whole), so the band's centre is that price exactly, and a snapshot,
+// which keeps the band, keeps it too.
+func (in *instrument) bandRefTicks() int64 {
+	return in.bandLowTicks + (in.bandHighTicks-in.bandLowTicks)/2
 }
 
 // auctionPrice chooses the uncrossing price of an instrument's book (see
@@ -588,12 +599,13 @@ func (m *Matcher) runAuctionTimers() {
 }
 
 // interrupts reports whether a trade at px breaks instrument in's dynamic
-// band around ref (the last trade price before the aggressor, else the
-// configured reference): then it reports the interruption and starts the
+// band around ref (the last trade price before the aggressor; before the
+// first trade, or when the band has moved away from it, the band's
+// reference price, as in referencePrice): then it reports the interruption and starts the
 // volatility auction, and the aggressor trades no further.
 func (m *Matcher) interrupts(in *instrument, oi orderIdx, px, ref int64) bool {
-	if ref == 0 {
-		ref = in.auction.refTicks
+	if ref < in.bandLowTicks || ref > in.bandHighTicks { // no trade yet, or one the band has moved away from
+		ref = in.bandRefTicks()
 	}
 	band := in.auction.volBandTicks
 	if px >= ref-band && px <= ref+band {

@@ -200,8 +200,11 @@
 // candidate (a price of a resting limit order) with the most volume, then
 // the least imbalance, then the highest when every remaining candidate
 // leaves buyers over (the lowest for sellers), then the closest to the
-// reference price (last trade, else RefPriceTicks; the lower on a tie);
-// market orders alone trade at the reference price. The volume counts
+// reference price (the lower on a tie); market orders alone trade at the
+// reference price. The reference price is the last trade while it lies
+// inside the band in force, else the band's own reference price
+// (RefPriceTicks, or the one an operator moved the band to): an uncross
+// never prints outside the band. The volume counts
 // icebergs' reserves; they trade slice by slice, refilled at the back of
 // their level as in continuous trading. Self-trade prevention does not
 // apply in an uncross. A halt keeps the call's orders: opening or
@@ -211,8 +214,9 @@
 //
 // Volatility interruption: with InstrumentConfig.VolatilityBandTicks, an
 // order in continuous trading that would trade at a price more than that
-// from the last trade price before it (RefPriceTicks before the first
-// trade) does not: VolatilityInterruption, then the instrument enters
+// from the last trade price before it (the band's reference price before
+// the first trade, or when an operator has moved the band away from the
+// last trade, as for an uncross) does not: VolatilityInterruption, then the instrument enters
 // VolatilityAuction, the order's remainder rests (a limit order, or a
 // market order, which waits) or is cancelled (IOC), and the auction
 // uncrosses back to Open at the first command whose timestamp reaches

@@ -64,11 +64,13 @@ func (m *refModel) queue(o *refOrder) {
 	m.addLive(o)
 }
 
+// reference is the last trade while it lies inside the band, else the
+// reference price the band was set around (configured, or an operator's).
 func (m *refModel) reference(in *refInstrument) int64 {
-	if in.lastTrade != 0 {
+	if in.lastTrade >= in.low && in.lastTrade <= in.high {
 		return in.lastTrade
 	}
-	return in.cfg.RefPriceTicks
+	return in.ref
 }
 
 func (m *refModel) insideVolatilityBand(instrument uint32, px int64) bool {
@@ -79,12 +81,12 @@ func (m *refModel) insideVolatilityBand(instrument uint32, px int64) bool {
 }
 
 // interrupts: o would trade at px, outside the band around ref (the last
-// trade before o, else the configured reference).
+// trade before o, else the band's reference, as in reference).
 func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 	in := m.instruments[o.instrument]
 	band := in.cfg.VolatilityBandTicks
-	if ref == 0 {
-		ref = in.cfg.RefPriceTicks
+	if ref < in.low || ref > in.high {
+		ref = in.ref
 	}
 	if band == 0 || (px >= ref-band && px <= ref+band) {
 		return false

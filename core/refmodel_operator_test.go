@@ -116,7 +116,7 @@ func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
 			return venue.RejectReasonOrdersOutsideBand
 		}
 	}
-	in.low, in.high = low, high
+	in.low, in.high, in.ref = low, high, ref
 	return venue.RejectReasonNone
 }
 

@@ -57,6 +57,7 @@ type refInstrument struct {
 	cfg       InstrumentConfig
 	status    venue.TradingStatus
 	low, high int64
+	ref       int64      // the reference price the band is set around
 	lastTrade int64      // 0 before the first trade
 	auction   refAuction // refmodel_auction_test.go
 }
@@ -88,7 +89,7 @@ func newRefModel(cfg Config) *refModel {
 	m := &refModel{cfg: cfg, instruments: map[uint32]*refInstrument{}, live: map[uint64]*refOrder{},
 		records: map[refKey]*refRecord{}, current: map[uint64]refKey{}, risk: newRefRisk(cfg)}
 	for _, in := range cfg.Instruments {
-		ri := &refInstrument{cfg: in, status: in.Status}
+		ri := &refInstrument{cfg: in, status: in.Status, ref: in.RefPriceTicks}
 		if ri.status == 0 {
 			ri.status = venue.TradingStatusOpen
 		}

@@ -460,7 +460,7 @@ func (m *Matcher) resetState() {
 		in := &m.instruments[i]
 		in.status = venue.TradingStatusOpen
 		in.lastTradeTicks = 0
-		in.auction = newAuctionState(&InstrumentConfig{RefPriceTicks: in.auction.refTicks, VolatilityBandTicks: in.auction.volBandTicks,
+		in.auction = newAuctionState(&InstrumentConfig{VolatilityBandTicks: in.auction.volBandTicks,
 			VolatilityAuctionNs: in.auction.volAuctionNs})
 		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := range bs.levels {

@@ -79,7 +79,7 @@ func (g *Gateway) onVolatilityInterruption(e *venue.VolatilityInterruption) {
 	px := func(ticks int64) string { return string(decimal.FormatTicks(nil, ticks, in.Tick)) }
 	g.interruption.instrumentID = e.InstrumentID()
 	g.interruption.text = "volatility interruption: a trade at " + px(e.PriceTicks()) + " would be outside " +
-		px(e.BandLowTicks()) + " to " + px(e.BandHighTicks()) + " around the last trade " + px(e.ReferencePriceTicks()) +
+		px(e.BandLowTicks()) + " to " + px(e.BandHighTicks()) + " around " + px(e.ReferencePriceTicks()) +
 		"; volatility auction until " + time.Unix(0, e.AuctionEndNs()).UTC().Format(time.RFC3339Nano)
 }
 

@@ -370,3 +370,41 @@ func TestUncrossRemainderSaysSo(t *testing.T) {
 	}
 	expectER(t, c, map[int]string{11: "mkt", 150: "4", 58: "market order remainder cancelled: nothing left to match it at the uncross"})
 }
+
+// TestUncrossAfterBandMoveStaysInBand: an operator moves ACME's band to 2%
+// around 108.00 (105.84 to 110.16) during the closing call; market orders
+// alone uncross at the reference price, which is now 108.00, the band's (it
+// was the configured 100.00, so that the uncross printed outside the band
+// in force). core doc, "Auctions".
+func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
+	s, c := closingCallACME(t)
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
+		t.Fatalf("band: %d", code)
+	}
+	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
+	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
+	expectER(t, c, map[int]string{11: "mkt-buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "mkt-sell", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "mkt-buy", 150: "F", 39: "2", 31: "108.00", 32: "5", 625: "4"})
+	expectER(t, c, map[int]string{11: "mkt-sell", 150: "F", 39: "2", 31: "108.00", 32: "5", 625: "4"})
+}
+
+// TestBandMoveMovesTheVolatilityReference: ACME last traded at 100.00 and
+// has a dynamic band of 1.00; an operator moves the price band to 2% around
+// 108.00, away from that trade. A trade at 108.00 is inside the dynamic
+// band around the new reference and trades: measured from the last trade,
+// which no order can reach any more, every trade interrupted.
+func TestBandMoveMovesTheVolatilityReference(t *testing.T) {
+	_, s, c := volatileACME(t, adminConfig(), time.Minute)
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
+		t.Fatalf("band: %d", code)
+	}
+	sendOrder(t, c, order{id: "s108", side: "2", qty: "1", px: "108.00"})
+	sendOrder(t, c, order{id: "b108", side: "1", qty: "1", px: "108.00"})
+	expectER(t, c, map[int]string{11: "s108", 150: "0"})
+	expectER(t, c, map[int]string{11: "b108", 150: "0"})
+	expectER(t, c, map[int]string{11: "b108", 150: "F", 39: "2", 31: "108.00"})
+}

@@ -11816,7 +11816,7 @@ func (m AuctionUncrossed) SetImbalanceQty(v int64) {
 
 // ReferencePriceTicks reads field "referencePriceTicks" (id 11) at offset 48 (int64).
 //
-// the last trade price, else the configured reference: the last rule's.
+// the last trade price while inside the price band, else the band's reference price: the last rule's.
 func (m AuctionUncrossed) ReferencePriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[56:64]))
@@ -12038,7 +12038,7 @@ func (m VolatilityInterruption) SetPriceTicks(v int64) {
 
 // ReferencePriceTicks reads field "referencePriceTicks" (id 7) at offset 40 (int64).
 //
-// the band's centre: the last trade price before the order.
+// the band's centre: the last trade price before the order while inside the price band, else the band's reference price.
 func (m VolatilityInterruption) ReferencePriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[48:56]))
