@@ -244,6 +244,7 @@ func (m *Matcher) leaveCalls(in *instrument) {
 func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
 	a := &in.auction
 	r := m.auctionPrice(in)
+	prevTicks := in.lastTradeTicks
 	m.emitUncrossed(in, a.phase, &r)
 	if r.matchedQty > 0 {
 		m.executeUncross(in, r.priceTicks, r.matchedQty)
@@ -255,7 +256,7 @@ func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
 	in.status = next
 	m.emitTradingStatusChanged(in.id, next)
 	if next == venue.TradingStatusOpen && m.stopsWaiting != 0 {
-		m.runStops(in)
+		m.runStopsAfterUncross(in, prevTicks)
 	}
 	if m.risk.pending > 0 { // an uncross fill tripped an automatic kill (risk.go)
 		m.riskRunPendingKills()

@@ -210,7 +210,10 @@
 // apply in an uncross. A halt keeps the call's orders: opening or
 // closing from it uncrosses. Stops elected by an opening or volatility
 // uncross run at once; after a closing uncross they wait, elected, until
-// the instrument opens.
+// the instrument opens. Stops elected before an uncross to Open (by the
+// close, or left waiting when a volatility interruption stopped their
+// cascade) run first after it, reported as triggered by that earlier
+// trade, whatever the uncross price; then those the uncross price elects.
 //
 // Volatility interruption: with InstrumentConfig.VolatilityBandTicks, an
 // order in continuous trading that would trade at a price more than that

@@ -261,6 +261,7 @@ func refResult(px, matched, imbalance int64, rule venue.AuctionRule) refUncross 
 func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 	id := in.cfg.ID
 	r := m.uncrossPrice(in)
+	prev := in.lastTrade
 	m.uncrossEvent(in, r)
 	m.uncrossing = true
 	for left := r.matched; left > 0; {
@@ -307,6 +308,9 @@ func (m *refModel) uncross(in *refInstrument, next venue.TradingStatus) {
 	in.status = next
 	m.statusChanged(id, next)
 	if next == venue.TradingStatusOpen {
+		if prev != 0 { // the stops a closing uncross elected, before the opening price's
+			m.runStopsBy(id, prev)
+		}
 		m.runStops(id)
 	}
 	m.riskEndOfCommand()

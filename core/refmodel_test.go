@@ -448,16 +448,27 @@ func (m *refModel) execute(o *refOrder) {
 // looked for: the buy stop with the lowest stop price at or below the last
 // trade, else the sell stop with the highest at or above it; earliest first
 // within a stop price.
-func (m *refModel) runStops(instrument uint32) {
+func (m *refModel) runStops(instrument uint32) { m.runStopsBy(instrument, 0) }
+
+// runStopsBy runs the stops a trade at by elects (0: the last trade, as it
+// moves).
+func (m *refModel) runStopsBy(instrument uint32, by int64) {
 	in := m.instruments[instrument]
-	for in.lastTrade != 0 && in.status == venue.TradingStatusOpen {
+	for in.status == venue.TradingStatusOpen {
+		last := by
+		if last == 0 {
+			last = in.lastTrade
+		}
+		if last == 0 {
+			return
+		}
 		var next *refOrder
 		for _, o := range m.live {
 			if !o.waiting || o.instrument != instrument {
 				continue
 			}
 			buy := o.side == venue.SideBuy
-			if (buy && o.stopPx > in.lastTrade) || (!buy && o.stopPx < in.lastTrade) {
+			if (buy && o.stopPx > last) || (!buy && o.stopPx < last) {
 				continue
 			}
 			switch {
@@ -480,7 +491,7 @@ func (m *refModel) runStops(instrument uint32) {
 		}
 		delete(m.live, next.orderID)
 		next.waiting = false
-		m.triggered(next, in.lastTrade)
+		m.triggered(next, last)
 		m.execute(next)
 	}
 }

@@ -161,7 +161,12 @@ func (m *Matcher) unparkStop(oi orderIdx) {
 
 // electedStop returns the next stop the last trade price elects, or noOrder.
 func (in *instrument) electedStop() orderIdx {
-	last := in.lastTradeTicks
+	return in.electedStopBy(in.lastTradeTicks)
+}
+
+// electedStopBy returns the next stop a trade at last elects, or noOrder
+// (none when last is 0: no trade).
+func (in *instrument) electedStopBy(last int64) orderIdx {
 	if last == 0 {
 		return noOrder
 	}
@@ -191,6 +196,30 @@ func (m *Matcher) runStops(in *instrument) {
 		m.emitTriggered(&m.pool.orders[oi], in.stopPxOf(&m.pool.orders[oi]), in.lastTradeTicks)
 		m.executeNewOrder(in, oi)
 	}
+}
+
+// runStopsAfterUncross runs the stops an uncross to Open leaves elected:
+// first those that the last trade before it, prevTicks, elected and that
+// waited (a closing uncross's, waiting for the open, or those a volatility
+// interruption stopped the cascade of: "Auctions" in doc.go), in the usual
+// order and reported as triggered by that trade, then the cascade of the
+// uncross price. The uncross price does not take back an election:
+// measured from it alone, a sell stop the close had elected stayed waiting
+// when the market opened higher, without a word. A stop entered or given a
+// new stop price during the call was checked against prevTicks
+// (StopPxAtOrThroughMarket), so only stops elected before the call run
+// first.
+func (m *Matcher) runStopsAfterUncross(in *instrument, prevTicks int64) {
+	for in.status == venue.TradingStatusOpen {
+		oi := in.electedStopBy(prevTicks)
+		if oi == noOrder {
+			break
+		}
+		m.unparkStop(oi)
+		m.emitTriggered(&m.pool.orders[oi], in.stopPxOf(&m.pool.orders[oi]), prevTicks)
+		m.executeNewOrder(in, oi)
+	}
+	m.runStops(in)
 }
 
 // amendStop applies an accepted replace to a waiting stop: it stays waiting

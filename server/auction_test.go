@@ -408,3 +408,46 @@ func TestBandMoveMovesTheVolatilityReference(t *testing.T) {
 	expectER(t, c, map[int]string{11: "b108", 150: "0"})
 	expectER(t, c, map[int]string{11: "b108", 150: "F", 39: "2", 31: "108.00"})
 }
+
+// TestStopElectedAtTheCloseRunsAtTheOpen: a sell stop at 99.50 is elected
+// by the closing uncross at 99.00 and waits for the open; the next opening
+// uncross prints at 101.00, which alone would not elect it. At the open it
+// runs all the same (150=D, triggered by the close's 99.00) and sells to
+// the bid at 98.00: it stayed waiting, without a word (core doc,
+// "Auctions").
+func TestStopElectedAtTheCloseRunsAtTheOpen(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
+	waitReady(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	phase := func(p string) {
+		t.Helper()
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"test","group":"acme","phase":"`+p+`"}`, nil); code != 200 {
+			t.Fatalf("phase %s: %d", p, code)
+		}
+	}
+	cross := func(id, px string) {
+		t.Helper()
+		sendOrder(t, c, order{id: id + "-b", side: "1", qty: "1", px: px})
+		sendOrder(t, c, order{id: id + "-s", side: "2", qty: "1", px: px})
+		expectER(t, c, map[int]string{11: id + "-b", 150: "0"})
+		expectER(t, c, map[int]string{11: id + "-s", 150: "0"})
+	}
+	phase("pre_open")
+	cross("opg", "100.00")
+	phase("open")
+	expectER(t, c, map[int]string{11: "opg-s", 150: "F", 31: "100.00"})
+	sendOrder(t, c, order{id: "stop", side: "2", qty: "5", typ: "3", extra: []fixclient.Field{fixclient.F(99, "99.50")}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0"})
+	phase("closing_call")
+	cross("cls", "99.00")
+	phase("close")
+	expectER(t, c, map[int]string{11: "cls-s", 150: "F", 31: "99.00", 625: "4"})
+	phase("pre_open")
+	cross("opg2", "101.00")
+	sendOrder(t, c, order{id: "bid", side: "1", qty: "5", px: "98.00"})
+	expectER(t, c, map[int]string{11: "bid", 150: "0"})
+	phase("open")
+	expectER(t, c, map[int]string{11: "opg2-s", 150: "F", 31: "101.00", 625: "2"})
+	expectER(t, c, map[int]string{11: "stop", 150: "D", 58: "stop triggered by a trade at 99.00"})
+	expectER(t, c, map[int]string{11: "stop", 150: "F", 39: "2", 31: "98.00", 32: "5"})
+}
