@@ -76,6 +76,13 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 		}
 	}
 	in.bandLowTicks, in.bandHighTicks = low, high
+	if in.auction.phase != 0 {
+		// The reference price moved with the band (referencePrice): the
+		// book is the same, so its signature would not call for a new
+		// indicative, and the feed would show the old price until the
+		// next order.
+		in.auction.sig = bookSig{replaces: -1}
+	}
 	return venue.RejectReasonNone, 1
 }
 

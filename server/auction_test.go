@@ -371,20 +371,43 @@ func TestUncrossRemainderSaysSo(t *testing.T) {
 	expectER(t, c, map[int]string{11: "mkt", 150: "4", 58: "market order remainder cancelled: nothing left to match it at the uncross"})
 }
 
-// TestUncrossAfterBandMoveStaysInBand: an operator moves ACME's band to 2%
-// around 108.00 (105.84 to 110.16) during the closing call; market orders
-// alone uncross at the reference price, which is now 108.00, the band's (it
-// was the configured 100.00, so that the uncross printed outside the band
-// in force). core doc, "Auctions".
+// TestUncrossAfterBandMoveStaysInBand: in ACME's closing call a market buy
+// and a market sell would uncross at the reference price, 100.00; an
+// operator moves the band to 2% around 108.00 (105.84 to 110.16). The
+// indicative moves to 108.00 at once, and the uncross prints there: it
+// stayed at the configured 100.00, outside the band in force, and the
+// feed kept showing 100.00 (core doc, "Auctions").
 func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
-	s, c := closingCallACME(t)
-	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
-		t.Fatalf("band: %d", code)
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	withMarketData(t, cfg)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
 	}
+	s := startServer(t, cfg, Options{})
+	md := logon(t, s, "CLIENT2", true)
+	if err := md.Send("V", fixclient.F(262, "imb"), fixclient.F(263, "1"), fixclient.F(264, "0"), fixclient.F(265, "1"),
+		fixclient.F(267, "1"), fixclient.F(269, "A"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := md.Expect(readWait, "W", map[int]string{262: "imb"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
 	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
 	expectER(t, c, map[int]string{11: "mkt-buy", 150: "0"})
 	expectER(t, c, map[int]string{11: "mkt-sell", 150: "0"})
+	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "100.00", 271: "5"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
+		t.Fatalf("band: %d", code)
+	}
+	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "108.00", 271: "5"}); err != nil {
+		t.Fatalf("the indicative did not follow the reference price: %v: %v", err, md.Received)
+	}
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
 		t.Fatalf("close: %d", code)
 	}
