@@ -49,8 +49,8 @@ func TestAllocationsPerOrder(t *testing.T) {
 	// numbers, whether outbound or the session's sender goroutine sent it.
 	if res.OrdersSent < 4000 || res.LostOrders+res.LostCancels+res.OrdersUnsent != 0 || res.RejectsTotal != 0 ||
 		res.SeqGaps != 0 || res.UnknownAnswers != 0 || res.ERs != res.OrdersSent+res.CancelsSent {
-		t.Fatalf("load run: %d orders and %d cancels sent, %d ExecutionReports, lost %d orders and %d cancels, %d unsent, %d rejects, %d sequence gaps, %d unknown answers",
-			res.OrdersSent, res.CancelsSent, res.ERs, res.LostOrders, res.LostCancels, res.OrdersUnsent, res.RejectsTotal, res.SeqGaps, res.UnknownAnswers)
+		t.Fatalf("load run: %d orders and %d cancels sent, %d ExecutionReports, lost %d orders and %d cancels, %d unsent, %d rejects %v, %d sequence gaps, %d unknown answers",
+			res.OrdersSent, res.CancelsSent, res.ERs, res.LostOrders, res.LostCancels, res.OrdersUnsent, res.RejectsTotal, res.Rejects, res.SeqGaps, res.UnknownAnswers)
 	}
 	per := float64(after.Mallocs-before.Mallocs) / float64(res.OrdersSent)
 	t.Logf("%.1f allocations per order over %d orders (%d ExecutionReports)", per, res.OrdersSent, res.ERs)
