@@ -230,14 +230,7 @@ func TestThrottledIndicativeIsPublishedOnItsOwn(t *testing.T) {
 		}
 	}
 	s := startServer(t, cfg, Options{})
-	md := logon(t, s, "CLIENT2", true)
-	if err := md.Send("V", fixclient.F(262, "imb"), fixclient.F(263, "1"), fixclient.F(264, "0"), fixclient.F(265, "1"),
-		fixclient.F(267, "1"), fixclient.F(269, "A"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := md.Expect(readWait, "W", map[int]string{262: "imb"}); err != nil {
-		t.Fatalf("%v: %v", err, md.Received)
-	}
+	md := imbalanceSubscriber(t, s)
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "b", side: "1", qty: "10", px: "100.50"})
 	expectER(t, c, map[int]string{11: "b", 150: "0"})
@@ -386,14 +379,7 @@ func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
 		}
 	}
 	s := startServer(t, cfg, Options{})
-	md := logon(t, s, "CLIENT2", true)
-	if err := md.Send("V", fixclient.F(262, "imb"), fixclient.F(263, "1"), fixclient.F(264, "0"), fixclient.F(265, "1"),
-		fixclient.F(267, "1"), fixclient.F(269, "A"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := md.Expect(readWait, "W", map[int]string{262: "imb"}); err != nil {
-		t.Fatalf("%v: %v", err, md.Received)
-	}
+	md := imbalanceSubscriber(t, s)
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
 	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
@@ -473,4 +459,19 @@ func TestStopElectedAtTheCloseRunsAtTheOpen(t *testing.T) {
 	expectER(t, c, map[int]string{11: "opg2-s", 150: "F", 31: "101.00", 625: "2"})
 	expectER(t, c, map[int]string{11: "stop", 150: "D", 58: "stop triggered by a trade at 99.00"})
 	expectER(t, c, map[int]string{11: "stop", 150: "F", 39: "2", 31: "98.00", 32: "5"})
+}
+
+// imbalanceSubscriber logs CLIENT2 on and subscribes it (MDReqID "imb") to
+// ACME's auction imbalance (269=A), its snapshot read.
+func imbalanceSubscriber(t *testing.T, s *Server) *fixclient.Client {
+	t.Helper()
+	md := logon(t, s, "CLIENT2", true)
+	if err := md.Send("V", fixclient.F(262, "imb"), fixclient.F(263, "1"), fixclient.F(264, "0"), fixclient.F(265, "1"),
+		fixclient.F(267, "1"), fixclient.F(269, "A"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := md.Expect(readWait, "W", map[int]string{262: "imb"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	return md
 }

@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -247,7 +247,7 @@ func TestEventsTailFollowsAcrossARestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tail := exec.CommandContext(ctx, binPath, "events", "tail", "--config", cfgPath, "--nats", "nats://"+natsAddr, "--json")
-	var notes lockedWriter
+	var notes lockedbuf.Buffer
 	tail.Stderr = &notes
 	stdout, err := tail.StdoutPipe()
 	if err != nil {
@@ -299,23 +299,4 @@ func TestEventsTailFollowsAcrossARestart(t *testing.T) {
 		t.Fatalf("the tail's notes do not say it lost NATS and went on:\n%s", n)
 	}
 	v.stop(t)
-}
-
-// lockedWriter is a strings.Builder that a process's output may be copied
-// into while the test reads it.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
