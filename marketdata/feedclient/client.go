@@ -183,6 +183,10 @@ type Stats struct {
 	Unrecovered       uint64
 	Inconsistencies   uint64
 	RetransmitRejects uint64
+	// StaleHeartbeats are heartbeats announcing a lower sequence than
+	// expected that were sent before a packet already received (the
+	// network reordered them), not taken for a feed numbering anew.
+	StaleHeartbeats uint64
 }
 
 // Client keeps books from the feed. It is single-threaded: Run (or a
@@ -196,18 +200,21 @@ type Client struct {
 
 	expected     uint64 // next sequence to apply; 0 until the first snapshot
 	knownNextSeq uint64 // highest next sequence announced by a heartbeat or a packet
-	gapSinceNs   int64  // when the current gap was first seen; 0 when none
-	resyncAfter  int64  // no automatic resync before this time (after a failure)
-	reorder      reorderBuffer
-	scratch      []byte
-	changed      []*Book       // books changed by the packet being applied
-	rd           packet.Reader // the packet being applied
-	srd          packet.Reader // the snapshot packet being applied
-	recovering   bool          // a Recoverer call is in progress
-	needResync   bool          // an inconsistency was found during a retransmission
-	snap         snapState
-	inspect      chan func(*Client)
-	stats        Stats
+	// latestSeqTimeNs is the latest sending time of a sequenced packet
+	// received: a heartbeat stamped before it was overtaken on the way.
+	latestSeqTimeNs int64
+	gapSinceNs      int64 // when the current gap was first seen; 0 when none
+	resyncAfter     int64 // no automatic resync before this time (after a failure)
+	reorder         reorderBuffer
+	scratch         []byte
+	changed         []*Book       // books changed by the packet being applied
+	rd              packet.Reader // the packet being applied
+	srd             packet.Reader // the snapshot packet being applied
+	recovering      bool          // a Recoverer call is in progress
+	needResync      bool          // an inconsistency was found during a retransmission
+	snap            snapState
+	inspect         chan func(*Client)
+	stats           Stats
 
 	// Decoders, reused.
 	mLevel   mdsbe.PriceLevelUpdate
@@ -294,6 +301,7 @@ func (c *Client) HandlePacket(pkt []byte) {
 		return
 	}
 	seq, count := c.rd.Seq, c.rd.Count
+	c.latestSeqTimeNs = max(c.latestSeqTimeNs, c.rd.SendingTimeNs)
 	if c.expected == 0 {
 		// Not joined yet: keep the packet for after the snapshot.
 		if c.reorder.put(pkt, seq, count) {
@@ -334,7 +342,14 @@ func (c *Client) handleUnsequenced() {
 	if c.expected == 0 && !c.join() {
 		return
 	}
-	if next < c.expected {
+	switch {
+	case next < c.expected && c.rd.SendingTimeNs < c.latestSeqTimeNs:
+		// Sent before a sequenced packet this client already has (a
+		// packet's time is its first event's, at or before its sending),
+		// and overtaken on the way: what it announces is out of date
+		// (marketdata doc, "Restarts").
+		c.stats.StaleHeartbeats++
+	case next < c.expected:
 		// The publisher's next number is below what this client applied:
 		// the feed numbers anew (a venue started on another data directory,
 		// or on a copy from before), and its packets read as duplicates, so

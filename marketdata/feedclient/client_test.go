@@ -1,6 +1,7 @@
 package feedclient
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -303,5 +304,33 @@ func TestFullReorderBufferRecoversAtOnce(t *testing.T) {
 	compareModel(t, c, f)
 	if s := c.Stats(); s.Retransmissions == 0 || !c.InSync() {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestReorderedHeartbeatIsNotARestart: a heartbeat overtaken on the way by
+// the packets sent after it announces a sequence below the one the client
+// expects; stamped before a packet it already has, it is out of date, not
+// a feed numbering anew, and costs no snapshot. A heartbeat stamped later
+// that announces less is one (the venue restarted on another data
+// directory), and the client takes a snapshot.
+func TestReorderedHeartbeatIsNotARestart(t *testing.T) {
+	f := newScriptFeed(t, 11)
+	c, _, rec := newRecordingClient(t, f)
+	deliver(c, f.step())
+	late := f.heartbeat()
+	deliver(c, f.step())
+	deliver(c, f.step())
+	c.HandlePacket(late)
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Snapshots != 1 || s.StaleHeartbeats != 1 || !c.InSync() {
+		t.Fatalf("a reordered heartbeat: stats %+v, in sync %v", s, c.InSync())
+	}
+	// The same announcement stamped after the last packet: a feed that
+	// went back.
+	binary.LittleEndian.PutUint64(late[16:], uint64(f.timeNs+1000)) // the header's sendingTimeNs
+	c.HandlePacket(late)
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Snapshots != 2 || s.StaleHeartbeats != 1 || rec.last().Cause != CauseInconsistent {
+		t.Fatalf("a later heartbeat announcing less: stats %+v, recoveries %+v", s, rec.recs)
 	}
 }

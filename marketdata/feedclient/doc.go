@@ -17,7 +17,12 @@
 // tail; one announcing an earlier sequence than the next expected reveals a
 // feed that numbers anew (a venue started on another data directory), whose
 // packets would read as duplicates, and the client takes a snapshot
-// (ErrSeqWentBack). A message that disagrees with the book (an rptSeq that skips, a
+// (ErrSeqWentBack), unless it was sent before a sequenced packet the client
+// already has (its sending time earlier than that packet's): one the
+// network reordered, counted in Stats.StaleHeartbeats and otherwise
+// ignored. (A feed that numbers anew on a machine whose clock is behind
+// the old one's last event is found by the next heartbeat stamped later.)
+// A message that disagrees with the book (an rptSeq that skips, a
 // level number that does not match) also leads to a snapshot. Every gap and
 // its outcome is reported to OnRecovery; when both retransmission and
 // snapshot fail the outcome is Unrecovered, the books are marked stale
