@@ -78,8 +78,10 @@
 // chose the price); an uncross's trades are Trade messages with auction
 // True, published from the buy side's Fill (aggressorSide Buy), followed by
 // the OrderExecuted of both orders. A VolatilityInterruption gives the
-// reason of the InstrumentStatus that follows it. A snapshot does not
-// carry the last AuctionUpdate: a client that recovers sees the next one.
+// reason of the InstrumentStatus that follows it. A snapshot of an
+// instrument in a call carries its last indicative, an AuctionUpdate of kind
+// Indicative after its entries at their rptSeq, so that a client that joins
+// or recovers during a call knows what it would uncross at.
 // InstrumentState.Indicative (so a DepthCache's copy, which FIX market
 // data reads) holds the last indicative until the uncross or a status that
 // is neither a call nor a halt clears it (a halted call keeps its orders and

@@ -140,6 +140,32 @@ func (e *snapshotEncoder) instrument(t *Tracker, in *instrument) {
 	if n > 0 || !sent {
 		e.entries(in, batch[:n], sides[:n])
 	}
+	if ind := &in.indicative; ind.Active {
+		e.indicative(in, ind)
+	}
+}
+
+// indicative writes the call's last indicative uncross as an AuctionUpdate
+// of kind Indicative after the instrument's entries, at the rptSeq they
+// carry: a client that joins or recovers during a call knows at once what
+// the call would uncross at (package documentation, "Auctions").
+func (e *snapshotEncoder) indicative(in *instrument, ind *Indicative) {
+	buf, off, ok := e.reserve(mdsbe.AuctionUpdateEncodedLength)
+	if !ok {
+		return
+	}
+	var m mdsbe.AuctionUpdate
+	_ = m.WrapEncode(buf, off)
+	m.SetInstrumentID(uint32(in.def.ID))
+	m.SetStatus(in.status)
+	m.SetKind(mdsbe.AuctionUpdateKindIndicative)
+	m.SetImbalanceSide(mdsbe.ImbalanceSide(ind.ImbalanceSide))
+	m.SetRule(mdsbe.AuctionRule(ind.Rule))
+	m.SetRptSeq(in.rptSeq)
+	m.SetPriceTicks(ind.PriceTicks)
+	m.SetMatchedQty(ind.MatchedQty)
+	m.SetImbalanceQty(ind.ImbalanceQty)
+	m.SetTransactTimeNs(e.timeNs)
 }
 
 func (e *snapshotEncoder) entries(in *instrument, orders []BookOrder, sides []mdsbe.Side) {

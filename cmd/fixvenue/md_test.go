@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
 
 // freeUDPPort and freeTCPPort return a loopback port free a moment ago and
@@ -155,5 +156,60 @@ func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
 	out, _ := watch.Output()
 	if !strings.Contains(string(out), "last recovery: unrecovered") || !strings.Contains(string(out), recovery+": connect: connection refused") {
 		t.Fatalf("md watch with no recovery service drew:\n%s", out)
+	}
+}
+
+// TestMarketDataWatchShowsTheIndicative: `fixvenue md watch` on an
+// instrument in a call shows what its crossed book would uncross at and the
+// imbalance, from the feed's auction updates (it showed the crossed book
+// alone).
+func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
+	dir := t.TempDir()
+	udp := freeUDPPort(t)
+	cfg := writeVenueConfig(t, dir, `[marketdata]
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:0"
+heartbeat_interval = "200ms"
+[[session]]
+comp_id = "CLIENT1"
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 100000
+ref_price = "100.00"
+band_percent = 10
+status = "opening-call"
+`, udp)
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	defer c.Close()
+	for _, o := range []struct{ id, side, qty, px string }{{"b", "1", "10", "100.50"}, {"s", "2", "4", "100.00"}} {
+		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
+			fixclient.F(44, o.px), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: o.id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	var out lockedbuf.Buffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	const want = "indicative 4 @ 100.50  imbalance buy 6"
+	for !strings.Contains(out.String(), want) {
+		if ctx.Err() != nil {
+			t.Fatalf("md watch never showed %q:\n%s", want, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -149,6 +149,7 @@ func (b *Book) addSnapshotOrder(side mdsbe.Side, priceTicks, qty int64) error {
 func (b *Book) reset() {
 	b.Bids, b.Asks = b.Bids[:0], b.Asks[:0]
 	b.RptSeq, b.LastTradePriceTicks, b.LastTradeQty, b.Volume = 0, 0, 0, 0
+	b.Auction = Auction{} // a snapshot carries a call's indicative
 }
 
 // AppendPrice appends priceTicks as a decimal number in the instrument's

@@ -228,6 +228,18 @@ func (c *Client) applySnapshotMessage(msg []byte) error {
 				return err
 			}
 		}
+	case mdsbe.AuctionUpdateTemplateID:
+		// The call's indicative, after the instrument's entries.
+		var m mdsbe.AuctionUpdate
+		if err := m.WrapDecode(msg, 0); err != nil {
+			return err
+		}
+		b, err := c.book(m.InstrumentID())
+		if err != nil {
+			return err
+		}
+		b.Auction = Auction{Kind: m.Kind(), PriceTicks: m.PriceTicks(), MatchedQty: m.MatchedQty(),
+			ImbalanceSide: m.ImbalanceSide(), ImbalanceQty: m.ImbalanceQty(), Rule: m.Rule()}
 	case mdsbe.SnapshotEndTemplateID:
 		var m mdsbe.SnapshotEnd
 		if err := m.WrapDecode(msg, 0); err != nil {

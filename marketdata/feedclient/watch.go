@@ -133,7 +133,26 @@ func appendBookView(dst []byte, b *Book, trades []Trade, depth int, nextSeq uint
 		dst = append(dst, " @ "...)
 		dst = b.AppendPrice(dst, b.LastTradePriceTicks)
 	}
-	dst = append(dst, "\n\n"...)
+	dst = append(dst, '\n')
+	if a := b.Auction; a.Kind == mdsbe.AuctionUpdateKindIndicative && b.Status != mdsbe.TradingStatusOpen && b.Status != mdsbe.TradingStatusClosed {
+		// In a call the book is crossed: what it would uncross at says more.
+		dst = append(dst, "indicative "...)
+		if a.MatchedQty > 0 {
+			dst = strconv.AppendInt(dst, a.MatchedQty, 10)
+			dst = append(dst, " @ "...)
+			dst = b.AppendPrice(dst, a.PriceTicks)
+		} else {
+			dst = append(dst, "no cross"...)
+		}
+		switch a.ImbalanceSide {
+		case mdsbe.ImbalanceSideBuy:
+			dst = fmt.Appendf(dst, "  imbalance buy %d", a.ImbalanceQty)
+		case mdsbe.ImbalanceSideSell:
+			dst = fmt.Appendf(dst, "  imbalance sell %d", a.ImbalanceQty)
+		}
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, '\n')
 	dst = fmt.Appendf(dst, "%6s %10s %12s | %-12s %-10s %-6s\n", "orders", "bid qty", "bid", "ask", "ask qty", "orders")
 	var px [32]byte
 	for i := 0; i < depth && (i < len(b.Bids) || i < len(b.Asks)); i++ {

@@ -3,6 +3,8 @@ package feedclient
 import (
 	"strings"
 	"testing"
+
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
 
 // TestBookViewSeq: the watch view shows the last sequence number applied,
@@ -15,5 +17,23 @@ func TestBookViewSeq(t *testing.T) {
 	}
 	if got := string(appendBookView(nil, b, nil, 5, 42)); !strings.Contains(got, "seq 41  ") {
 		t.Fatalf("joined: %q", got)
+	}
+}
+
+// TestBookViewIndicative: in a call the view shows what the book would
+// uncross at, and the imbalance; once open, nothing of it.
+func TestBookViewIndicative(t *testing.T) {
+	b := &Book{Symbol: "ACME", TickMantissa: 1, TickExponent: -2, Defined: true, Status: mdsbe.TradingStatusOpeningCall,
+		Auction: Auction{Kind: mdsbe.AuctionUpdateKindIndicative, PriceTicks: 10000, MatchedQty: 5, ImbalanceSide: mdsbe.ImbalanceSideSell, ImbalanceQty: 3}}
+	if got := string(appendBookView(nil, b, nil, 5, 42)); !strings.Contains(got, "\nindicative 5 @ 100.00  imbalance sell 3\n") {
+		t.Fatalf("in the call: %q", got)
+	}
+	b.Auction = Auction{Kind: mdsbe.AuctionUpdateKindIndicative}
+	if got := string(appendBookView(nil, b, nil, 5, 42)); !strings.Contains(got, "\nindicative no cross\n") {
+		t.Fatalf("no cross: %q", got)
+	}
+	b.Status = mdsbe.TradingStatusOpen
+	if got := string(appendBookView(nil, b, nil, 5, 42)); strings.Contains(got, "indicative") {
+		t.Fatalf("open: %q", got)
 	}
 }

@@ -2915,7 +2915,7 @@ const (
 
 // AuctionUpdate is a flyweight over message "AuctionUpdate" (template 14).
 //
-// During a call, the indicative uncross (price, volume, imbalance), after each change (throttled by the venue); at its end, the uncross itself, before its trades.
+// During a call, the indicative uncross (price, volume, imbalance), after each change (throttled by the venue); at its end, the uncross itself, before its trades. A snapshot of an instrument in a call carries its last indicative after its entries, at their rptSeq.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
