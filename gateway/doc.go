@@ -149,7 +149,9 @@
 // cancel of more resting orders, disconnects the session, whose answers then
 // wait in its store for the next logon (a mass status is paced instead: it
 // keeps at most massStatusWindowMax reports queued and the connection's
-// outbound buffer at most half full, waiting up to massStatusStallMax);
+// outbound buffer at most half full, waiting up to massStatusStallMax; market
+// data refreshes wait while as much is queued, MarketDataBacklogged, and go
+// as their net change: gateway/fixmd, "Slow readers");
 // OpenOrdersMax orders in the open-order view (the matcher's OrdersMax; an
 // OpenView a cluster follower kept from events, Config.OpenView, has the
 // same bound); statusReqsMax pending

@@ -364,3 +364,25 @@ func (g *Gateway) Send(sessionIdx uint16, m *quickfix.Message) {
 		s.out.enqueue(m)
 	}
 }
+
+// MarketDataBacklogged reports whether a session has so much waiting for
+// its client that market data refreshes must wait (fixmd.Backlog): more
+// than a small window of its outbound queue in use (massStatusWindowMax, a
+// quarter of the queue when that is less, as a mass status keeps), or its
+// connection's outbound buffer past half full (Backlogger). fixmd then
+// holds its refreshes and sends their net change once the client has read,
+// so a client that reads slower than the book changes keeps a bounded
+// queue and is not disconnected for market data it could not read (each
+// queued full refresh of a deep book holds tens of kilobytes).
+func (g *Gateway) MarketDataBacklogged(sessionIdx uint16) bool {
+	s := g.sessionOf(sessionIdx)
+	if s == nil {
+		return false
+	}
+	o := s.out
+	if len(o.queue) >= max(1, min(massStatusWindowMax, cap(o.queue)/4)) {
+		return true
+	}
+	b, _ := o.pacer.(Backlogger)
+	return b != nil && b.Backlogged(o.id)
+}

@@ -214,3 +214,91 @@ func TestFeedMetrics(t *testing.T) {
 			metricstest.Float(t, m, "fixvenue_md_recovery_connections_total") == 1
 	})
 }
+
+// TestFIXMarketDataSlowReader: a client subscribed to full refreshes of a
+// deep book stops reading while another session changes the book several
+// hundred times. Its refreshes wait for it and come as their net change
+// once it reads again (gateway/fixmd/doc.go, "Slow readers"): it stays
+// logged on, however little of its outbound queue and connection buffer
+// there is, and the last refresh of each subscription is the book as it
+// stands. Every refresh used to be queued (tens of kilobytes each for a
+// deep book) until the queue or the connection's buffer overflowed and the
+// session was disconnected.
+func TestFIXMarketDataSlowReader(t *testing.T) {
+	const (
+		subs   = 8
+		orders = 300
+	)
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	cfg.FIX.OutboundQueueMax = 64
+	s := startServer(t, cfg, Options{})
+	slow := logon(t, s, "CLIENT2", true)
+	for i := range subs {
+		if err := slow.Send("V", fixclient.F(262, fmt.Sprint("full", i)), fixclient.F(263, "1"), fixclient.F(264, "0"),
+			fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := slow.Expect(readWait, "W", map[int]string{262: fmt.Sprint("full", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The slow client reads nothing while the book grows to 50 levels a
+	// side and keeps changing.
+	c := logon(t, s, "CLIENT1", true)
+	for i := range orders {
+		o := order{id: fmt.Sprint("o", i), qty: fmt.Sprint(1 + i%7), tif: "1", side: "1", px: fmt.Sprintf("99.%02d", i%100)}
+		if i%2 == 1 {
+			o.side, o.px = "2", fmt.Sprintf("100.%02d", 1+i%99)
+		}
+		sendOrder(t, c, o)
+		expectER(t, c, map[int]string{11: o.id, 150: "0"})
+	}
+	if err := c.Send("V", fixclient.F(262, "now"), fixclient.F(263, "0"), fixclient.F(264, "0"),
+		fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	now, err := c.Expect(readWait, "W", map[int]string{262: "now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := func(w *fixclient.Message) string {
+		_, entries, _ := strings.Cut(w.String(), "|268=")
+		entries, _, _ = strings.Cut(entries, "|10=")
+		return entries
+	}
+	want := book(now)
+	// The slow client reads again: it is still logged on, and each
+	// subscription's last refresh shows the book as it is now.
+	last := map[string]string{}
+	got := 0
+	deadline := time.Now().Add(readWait)
+	for done := false; !done; {
+		m, err := slow.Read(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("the slow reader, after %d refreshes: %v", got, err)
+		}
+		if m.Type() == "W" {
+			got++
+			last[m.Get(262)] = book(m)
+		}
+		done = len(last) == subs
+		for _, b := range last {
+			done = done && b == want
+		}
+	}
+	if err := slow.Send("1", fixclient.F(112, "still-there")); err != nil {
+		t.Fatal(err)
+	}
+	// Read skips Heartbeats: the answer to the TestRequest is looked for here.
+	for deadline := time.Now().Add(readWait); ; {
+		m, err := slow.ReadAny(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("the slow reader is gone after %d refreshes: %v", got, err)
+		}
+		if m.Type() == "0" && m.Get(112) == "still-there" {
+			break
+		}
+	}
+	t.Logf("%d full refreshes for %d subscriptions over %d changes", got, subs, orders)
+}

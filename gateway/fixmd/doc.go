@@ -57,6 +57,22 @@
 // Handle for each V (gateway.Gateway.Handle) and SessionEnded when a session
 // ends, which drops its subscriptions.
 //
+// # Slow readers
+//
+// A session whose client reads slower than its subscriptions change is
+// sent no refresh while it is backlogged (Backlog: for the gateway, more
+// than 64 messages, or a quarter of its outbound queue, waiting, or its
+// connection's outbound buffer past half full). Each of its subscriptions
+// keeps the depth it was last sent and its instrument stays marked; once
+// the client has read, every heldRetry (10 ms) or at the next change, it
+// gets one refresh with the net change since then: an X with the levels
+// as they now stand, or a W of the book as it is. The refreshes it skipped
+// are never sent, so such a client costs a bounded queue (a full refresh
+// of a deep book holds tens of kilobytes until it is written) and is not
+// disconnected for market data it could not read; a client that stops
+// reading altogether is still closed by the FIX edge's write timeout. The
+// answers to its requests (W, Y) are never held.
+//
 // Imports: the gateway's QuickFIX/Go types and the marketdata depth cache; it
 // is wired to both by the server.
 //
@@ -64,7 +80,8 @@
 // subscriptions per session; an instrument named several times in a request
 // is served once, so a request has at most one answer per instrument;
 // pending refreshes are one mark per instrument, so a burst of changes to
-// one instrument sends one refresh. The feed's notification never waits for
+// one instrument sends one refresh, and a backlogged session gets its
+// refreshes as their net change ("Slow readers"). The feed's notification never waits for
 // a session: a session whose queue is full holds up only other market-data
 // sends, never the UDP feed (Handler).
 package fixmd

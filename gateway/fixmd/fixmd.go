@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
@@ -26,6 +27,17 @@ const (
 type Sender interface {
 	Send(sessionIdx uint16, m *quickfix.Message)
 }
+
+// Backlog is what a Sender may also tell (*gateway.Gateway does): whether a
+// session has so much waiting for its client that refreshes should wait
+// for it (doc.go, "Slow readers").
+type Backlog interface {
+	MarketDataBacklogged(sessionIdx uint16) bool
+}
+
+// heldRetry is how often the refreshes held for a backlogged session are
+// tried again while no change wakes Run.
+const heldRetry = 10 * time.Millisecond
 
 type mdSub struct {
 	session     uint16
@@ -51,6 +63,7 @@ type entryTypes struct{ bids, offers, imbalance bool }
 // other sends, never the feed.
 type Handler struct {
 	out     Sender
+	backlog Backlog // nil: out does not tell
 	cache   *marketdata.DepthCache
 	mu      sync.Mutex
 	sendMu  sync.Mutex
@@ -62,6 +75,9 @@ type Handler struct {
 	stop    chan struct{}
 	scratch marketdata.Depth
 	runOut  []mdOut // Run's messages, reused
+	// backlogged caches, for one pass of sendPending, whether each session
+	// it met was backlogged (reused).
+	backlogged map[uint16]bool
 }
 
 // mdOut is a message built for a session, to be sent by flushLocked.
@@ -75,7 +91,7 @@ type mdOut struct {
 // Attach before the handler serves a request or Run starts.
 func New(defs []marketdata.InstrumentDef) (*Handler, error) {
 	f := &Handler{subs: map[marketdata.InstrumentID][]*mdSub{}, pend: map[marketdata.InstrumentID]bool{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), backlogged: map[uint16]bool{}}
 	cache, err := marketdata.NewDepthCache(defs, DepthMax, f.notify)
 	if err != nil {
 		return nil, err
@@ -87,8 +103,12 @@ func New(defs []marketdata.InstrumentDef) (*Handler, error) {
 // Cache is the depth cache the handler reads; the feed keeps it current.
 func (f *Handler) Cache() *marketdata.DepthCache { return f.cache }
 
-// Attach sets where answers go.
-func (f *Handler) Attach(out Sender) { f.out = out }
+// Attach sets where answers go (and, when out is a Backlog, which sessions
+// must wait for their refreshes).
+func (f *Handler) Attach(out Sender) {
+	f.out = out
+	f.backlog, _ = out.(Backlog)
+}
 
 // Stop ends Run.
 func (f *Handler) Stop() { close(f.stop) }
@@ -108,20 +128,32 @@ func (f *Handler) notify(id marketdata.InstrumentID) {
 	}
 }
 
-// Run sends refreshes for changed instruments until Stop is called.
+// Run sends refreshes for changed instruments until Stop is called; while
+// refreshes are held for a backlogged session it tries them again every
+// heldRetry.
 func (f *Handler) Run() {
+	retry := time.NewTimer(heldRetry)
+	retry.Stop()
 	for {
 		select {
 		case <-f.stop:
+			retry.Stop()
 			return
 		case <-f.wake:
+		case <-retry.C:
 		}
-		f.sendPending()
+		if f.sendPending() {
+			retry.Reset(heldRetry)
+		}
 	}
 }
 
-// sendPending sends the refreshes of the instruments marked since the last call.
-func (f *Handler) sendPending() {
+// sendPending sends the refreshes of the instruments marked since the last
+// call. A subscription whose session is backlogged gets none: it keeps the
+// depth it was last sent, so its next refresh carries the net change since
+// then, and its instrument stays marked; sendPending reports whether any
+// was held so.
+func (f *Handler) sendPending() (held bool) {
 	f.pendMu.Lock()
 	ids := make([]marketdata.InstrumentID, 0, len(f.pend))
 	for id := range f.pend {
@@ -131,14 +163,46 @@ func (f *Handler) sendPending() {
 	f.pendMu.Unlock()
 	f.mu.Lock()
 	out := f.runOut[:0]
+	clear(f.backlogged)
+	kept := ids[:0]
 	for _, id := range ids {
+		heldHere := false
 		for _, sub := range f.subs[id] {
+			if f.isBacklogged(sub.session) {
+				heldHere = true
+				continue
+			}
 			out = f.refresh(out, sub)
+		}
+		if heldHere {
+			kept = append(kept, id)
 		}
 	}
 	f.flushLocked(out)
 	clear(out)
 	f.runOut = out[:0]
+	if len(kept) == 0 {
+		return false
+	}
+	f.pendMu.Lock()
+	for _, id := range kept {
+		f.pend[id] = true
+	}
+	f.pendMu.Unlock()
+	return true
+}
+
+// isBacklogged asks the Backlog once per session and pass (f.mu held).
+func (f *Handler) isBacklogged(session uint16) bool {
+	if f.backlog == nil {
+		return false
+	}
+	b, ok := f.backlogged[session]
+	if !ok {
+		b = f.backlog.MarketDataBacklogged(session)
+		f.backlogged[session] = b
+	}
+	return b
 }
 
 // flushLocked sends out, built under f.mu, which it releases once it holds
