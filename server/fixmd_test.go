@@ -302,3 +302,35 @@ func TestFIXMarketDataSlowReader(t *testing.T) {
 	}
 	t.Logf("%d full refreshes for %d subscriptions over %d changes", got, subs, orders)
 }
+
+// TestFIXMarketDataByOrderIsRefused: a request for a book by order
+// (AggregatedBook 266=N) is refused with MDReqRejReason 7, naming the
+// field; it was answered with price levels, each of which such a client
+// takes for one order. AggregatedBook Y, or none, is served.
+func TestFIXMarketDataByOrderIsRefused(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for _, sub := range []string{"0", "1"} {
+		id := "byorder" + sub
+		if err := c.Send("V", fixclient.F(262, id), fixclient.F(263, sub), fixclient.F(264, "0"), fixclient.F(266, "N"),
+			fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+			t.Fatal(err)
+		}
+		y, err := c.Expect(readWait, "Y", map[int]string{262: id, 281: "7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(y.Get(58), "AggregatedBook N") {
+			t.Fatalf("the reject does not name AggregatedBook: %s", y)
+		}
+	}
+	if err := c.Send("V", fixclient.F(262, "levels"), fixclient.F(263, "0"), fixclient.F(264, "0"), fixclient.F(266, "Y"),
+		fixclient.F(267, "2"), fixclient.F(269, "0"), fixclient.F(269, "1"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "W", map[int]string{262: "levels"}); err != nil {
+		t.Fatal(err)
+	}
+}

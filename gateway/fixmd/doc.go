@@ -10,8 +10,9 @@
 // venue cannot serve is refused with a MarketDataRequestReject (Y) and a
 // MDReqRejReason: 0 unknown symbol or too many subscriptions, 1 duplicate
 // MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,
-// 6 unsupported MDUpdateType, 8 an MDEntryType other than bid (0), offer
-// (1) and imbalance (A). NoMDEntryTypes (267) is required, as FIX 4.4's
+// 6 unsupported MDUpdateType, 7 AggregatedBook N (a book by order: the
+// venue serves price levels, each with NumberOfOrders), 8 an MDEntryType
+// other than bid (0), offer (1) and imbalance (A). NoMDEntryTypes (267) is required, as FIX 4.4's
 // dictionary has it: a request without it gets a session Reject (3,
 // RefTagID 267); one with NoMDEntryTypes 0 gets bids and offers, any other
 // only the types it lists.

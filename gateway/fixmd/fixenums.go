@@ -33,6 +33,7 @@ const (
 	mdRejUnsupportedSubType mdReqRejReason = "4"
 	mdRejUnsupportedDepth   mdReqRejReason = "5"
 	mdRejUnsupportedUpdType mdReqRejReason = "6"
+	mdRejUnsupportedAggBook mdReqRejReason = "7"
 	mdRejUnsupportedEntry   mdReqRejReason = "8"
 )
 

@@ -262,6 +262,13 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnsupportedUpdType, "MDUpdateType "+updType+" is not supported")
 		return nil
 	}
+	// The venue serves price levels, each with its orders' total and count
+	// (NumberOfOrders): a client asking for a book by order (AggregatedBook
+	// N) would take each level for one order.
+	if agg, err := req.Body.GetString(tag.AggregatedBook); err == nil && agg == "N" {
+		f.reject(idx, reqID, mdRejUnsupportedAggBook, "AggregatedBook N (a book by order) is not supported: the venue serves price levels (AggregatedBook Y)")
+		return nil
+	}
 	want := entryTypes{bids: true, offers: true}
 	types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
 	if err := req.Body.GetGroup(types); err == nil && types.Len() > 0 {
