@@ -332,14 +332,23 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	}
 	for _, def := range defs {
 		sub := &mdSub{session: idx, reqID: reqID, inst: def, tick: decimal.Tick{Mantissa: def.TickMantissa, Scale: -int(def.TickExponent)}, depth: depth, incremental: updType == "1", types: want}
+		if subType == "1" {
+			// Counted before the book is read: notify marks nothing while
+			// no subscription is counted, and a change between the read
+			// and the count would reach the first subscriber only with
+			// the next change. Marked now, it is sent once f.mu is free.
+			f.nsubs.Add(1)
+		}
 		if err := f.cache.Depth(def.ID, depth, &sub.prev); err != nil {
+			if subType == "1" {
+				f.nsubs.Add(-1)
+			}
 			refuse(mdRejUnknownSymbol, err.Error())
 			return nil
 		}
 		out = append(out, mdOut{idx, f.fullRefresh(sub, &sub.prev)})
 		if subType == "1" {
 			f.subs[def.ID] = append(f.subs[def.ID], sub)
-			f.nsubs.Add(1)
 		}
 	}
 	return nil
