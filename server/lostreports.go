@@ -81,16 +81,37 @@ func storeAheadOf(cfg *config.Config, highest storeMark, last uint64) error {
 		filepath.Join(cfg.Venue.DataDir, "journal"), last, highest.session, highest.execID, filepath.Join(cfg.Venue.DataDir, "fixstore"))
 }
 
-// CheckFIXStores is the start's check of a single venue's journal against
-// its sessions' FIX stores, for `fixvenue journal verify`: lastExecID is the
-// ExecID the whole journal's replay ends at, and a store holding a higher
-// one is refused as a start refuses it.
-func CheckFIXStores(cfg *config.Config, lastExecID uint64) error {
+// FIXStoresMark is the highest matcher ExecID the sessions' FIX stores of
+// a single venue hold, for `fixvenue journal verify`'s version of the
+// start's check (storeAhead).
+type FIXStoresMark struct {
+	cfg     *config.Config
+	highest storeMark
+	err     error // a store that could not be read, reported by Check
+}
+
+// ReadFIXStoresMark reads the sessions' FIX stores (a store it cannot read
+// is Check's answer: only a single venue's journal is checked). The tools
+// call it before they read the journal: a running venue stores a report
+// only once its command is durable, so every report read here is of a
+// command the replay that follows finds, while stores read after the
+// replay would hold the answers of commands journaled since, and a venue
+// answering orders beside the tool would be taken for a journal behind its
+// stores (docs/ARCHITECTURE.md, "Start-up and shutdown").
+func ReadFIXStoresMark(cfg *config.Config) FIXStoresMark {
 	_, highest, err := readStoreMarks(cfg)
-	if err != nil {
-		return err
+	return FIXStoresMark{cfg: cfg, highest: highest, err: err}
+}
+
+// Check is the start's check of a single venue's journal against its
+// sessions' FIX stores: lastExecID is the ExecID the whole journal's replay
+// ends at, and a store that held a higher one is refused as a start
+// refuses it.
+func (m FIXStoresMark) Check(lastExecID uint64) error {
+	if m.err != nil {
+		return m.err
 	}
-	return storeAheadOf(cfg, highest, lastExecID)
+	return storeAheadOf(m.cfg, m.highest, lastExecID)
 }
 
 // keepLostReports keeps what the replay found for Start, and warns of a

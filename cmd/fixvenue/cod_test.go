@@ -404,3 +404,51 @@ comp_id = "CLIENT1"
 		t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
 	}
 }
+
+// TestVerifyBesideARunningVenue: `journal verify` beside a venue answering
+// orders reads the sessions' FIX stores before the journal, as they hold
+// reports of durable commands only; read after the replay, they held the
+// answers of commands journaled since, and a sound journal was refused as
+// one behind its stores (docs/ARCHITECTURE.md, "Start-up and shutdown").
+func TestVerifyBesideARunningVenue(t *testing.T) {
+	cfg := writeVenueConfig(t, t.TempDir(), `[marketdata]
+enabled = false
+[journal]
+snapshot_interval = "0s"
+[[session]]
+comp_id = "CLIENT1"
+`)
+	v := startVenue(t, cfg)
+	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			id := fmt.Sprintf("o%d", i)
+			if err := c.Send("D", tradingOrder(id, i)...); err != nil {
+				done <- err
+				return
+			}
+			if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for i := range 10 {
+		if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
+			t.Errorf("journal verify %d beside the running venue: exit %d\n%s%s", i, code, out, stderr)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c.Logout()
+	v.stop(t)
+}

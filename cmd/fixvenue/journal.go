@@ -80,6 +80,15 @@ func cmdJournal(args []string) int {
 	bar := newProgressBar(os.Stderr)
 	switch sub {
 	case "verify":
+		var stores server.FIXStoresMark
+		if !cfg.Cluster.Enabled() {
+			// A single venue's start refuses a journal behind its FIX
+			// stores; verify says so as well (a cluster node's stores are
+			// its own days as leader, not checked at its start). The
+			// stores are read before the journal, so that a venue
+			// answering orders beside verify is not taken for one.
+			stores = server.ReadFIXStoresMark(cfg)
+		}
 		res, err := cluster.Verify(dir, server.MatcherConfig(cfg), bar.update)
 		bar.done()
 		if err != nil {
@@ -93,10 +102,7 @@ func cmdJournal(args []string) int {
 			return 1
 		}
 		if !cfg.Cluster.Enabled() && res.Entries.Marks == 0 {
-			// A single venue's start refuses a journal behind its FIX
-			// stores; verify says so as well (a cluster node's stores are
-			// its own days as leader, not checked at its start).
-			if err := server.CheckFIXStores(cfg, res.LastExecID); err != nil {
+			if err := stores.Check(res.LastExecID); err != nil {
 				fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)
 				return 1
 			}
