@@ -99,16 +99,28 @@ func kindAndInstrument(ev []byte) (string, uint32) {
 	return KindOrders, 0
 }
 
-// orderEventInstrument reads the instrument of each order event that names
-// one (a mass cancel over every instrument names 0).
+// orderEventInstrument reads the instrument of each event of the orders
+// subjects that names one (a mass cancel over every instrument, an
+// operator's command of none, names 0): every one that does, so that an
+// instrument's stops, refills, auctions and interruptions are on its
+// subject with its orders ("_" is for the events of no instrument:
+// doc.go).
 var orderEventInstrument = map[uint16]func(ev []byte) uint32{
-	venue.OrderAcceptedTemplateID:    instrumentOf[venue.OrderAccepted],
-	venue.OrderRejectedTemplateID:    instrumentOf[venue.OrderRejected],
-	venue.OrderCancelledTemplateID:   instrumentOf[venue.OrderCancelled],
-	venue.OrderReplacedTemplateID:    instrumentOf[venue.OrderReplaced],
-	venue.CancelRejectedTemplateID:   instrumentOf[venue.CancelRejected],
-	venue.OrderStatusTemplateID:      instrumentOf[venue.OrderStatus],
-	venue.MassCancelReportTemplateID: instrumentOf[venue.MassCancelReport],
+	venue.OrderAcceptedTemplateID:          instrumentOf[venue.OrderAccepted],
+	venue.OrderRejectedTemplateID:          instrumentOf[venue.OrderRejected],
+	venue.OrderCancelledTemplateID:         instrumentOf[venue.OrderCancelled],
+	venue.OrderReplacedTemplateID:          instrumentOf[venue.OrderReplaced],
+	venue.CancelRejectedTemplateID:         instrumentOf[venue.CancelRejected],
+	venue.OrderStatusTemplateID:            instrumentOf[venue.OrderStatus],
+	venue.MassCancelReportTemplateID:       instrumentOf[venue.MassCancelReport],
+	venue.OrderTriggeredTemplateID:         instrumentOf[venue.OrderTriggered],
+	venue.OrderRefilledTemplateID:          instrumentOf[venue.OrderRefilled],
+	venue.AuctionIndicativeTemplateID:      instrumentOf[venue.AuctionIndicative],
+	venue.AuctionUncrossedTemplateID:       instrumentOf[venue.AuctionUncrossed],
+	venue.VolatilityInterruptionTemplateID: instrumentOf[venue.VolatilityInterruption],
+	venue.OperatorResultTemplateID:         instrumentOf[venue.OperatorResult],
+	venue.RiskBreachTemplateID:             instrumentOf[venue.RiskBreach],
+	venue.RiskControlResultTemplateID:      instrumentOf[venue.RiskControlResult],
 }
 
 // instrumentOf decodes an event of type M and returns its instrument, 0

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -299,4 +300,56 @@ func TestEventsTailFollowsAcrossARestart(t *testing.T) {
 		t.Fatalf("the tail's notes do not say it lost NATS and went on:\n%s", n)
 	}
 	v.stop(t)
+}
+
+// TestEventsOfAnInstrumentOnItsSubject: every event that names an
+// instrument is on that instrument's subject (README "Event stream",
+// eventstream/doc.go "orders.<SYMBOL> … "_" for an event of no
+// instrument"), so that a consumer of fixvenue.VENUE.orders.ACME sees the
+// stop ACME's trade elected; the stop's OrderTriggered (and an iceberg's
+// refill, an auction's indicative and uncross, a volatility interruption)
+// went to orders._ with the events of no instrument.
+func TestEventsOfAnInstrumentOnItsSubject(t *testing.T) {
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
+	v := startVenue(t, cfgPath)
+	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
+	send := func(c *fixclient.Client, id string, fields ...fixclient.Field) {
+		t.Helper()
+		f := append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+			fixclient.F(38, "1"), fixclient.F(59, "1")}, fields...)
+		if err := c.Send("D", f...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(buyer, "stop", fixclient.F(54, "1"), fixclient.F(40, "3"), fixclient.F(99, "100.50"))
+	send(seller, "ask", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(seller, "ask2", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(buyer, "take", fixclient.F(54, "1"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "stop", 150: "F"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL,
+		"--subject", "fixvenue.VENUE.orders._", "--subject", "fixvenue.VENUE.orders.ACME", "--json", "--count", "5").Output()
+	if err != nil {
+		t.Fatalf("events tail: %v\n%s", err, out)
+	}
+	var triggered bool
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var ev struct{ Subject, Text string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if strings.HasPrefix(ev.Text, "OrderTriggered ") {
+			triggered = true
+		}
+		if ev.Subject != "fixvenue.VENUE.orders.ACME" {
+			t.Errorf("an ACME event on %s: %s", ev.Subject, ev.Text)
+		}
+	}
+	if !triggered {
+		t.Errorf("no OrderTriggered among the first events:\n%s", out)
+	}
 }
