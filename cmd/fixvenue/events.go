@@ -192,6 +192,11 @@ func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn)
 			}
 		}
 		fmt.Fprintf(t.notes, "fixvenue events tail: NATS is back; going on from stream message %d\n", t.resume)
+		// The read goes on from the first part of a batch whose last part
+		// had not come (t.resume moves past whole batches only): the open
+		// batch's parts are read again, so it is dropped, none of its
+		// events printed, or its first part read again was taken for a gap.
+		t.batches = eventstream.Batches{Next: t.batches.Next}
 	}
 }
 

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/nats-io/nats.go"
@@ -351,5 +353,154 @@ func TestEventsOfAnInstrumentOnItsSubject(t *testing.T) {
 	}
 	if !triggered {
 		t.Errorf("no OrderTriggered among the first events:\n%s", out)
+	}
+}
+
+// TestEventsTailLosesNATSInsideABatch: a tail that loses NATS after the
+// first part of a batch and before its last reads the batch again from its
+// first part when the server is back (it printed none of it), and prints
+// its events once. The open batch kept the part it had, took the first
+// part read again for a gap and the tail exited (README "Event stream": a
+// following tail outlives its NATS connection).
+func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
+	v := startVenue(t, cfgPath)
+	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
+	for _, o := range []struct {
+		c        *fixclient.Client
+		id, side string
+	}{{seller, "ask", "2"}, {buyer, "take", "1"}} {
+		if err := o.c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+			fixclient.F(44, "100.00"), fixclient.F(59, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "take", 150: "F"}); err != nil {
+		t.Fatal(err)
+	}
+	v.stop(t)
+
+	// The venue's stream, read from its store, up to and including the
+	// trade's batch: a fill (trades.ACME) and order events (orders.ACME).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	readStream := func(url string) []*nats.Msg {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := js.Stream(ctx, "FIXVENUE_VENUE")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []*nats.Msg
+		for seq := uint64(1); seq <= st.CachedInfo().State.LastSeq; seq++ {
+			raw, err := st.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := nats.NewMsg(raw.Subject)
+			m.Header, m.Data = raw.Header, raw.Data
+			msgs = append(msgs, m)
+		}
+		return msgs
+	}
+	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := readStream(venueNATS.URL())
+	venueNATS.Stop()
+	last := -1
+	for i, m := range msgs {
+		if strings.HasPrefix(m.Subject, "fixvenue.VENUE.trades.") {
+			last = i
+		}
+	}
+	for last >= 0 && last+1 < len(msgs) && msgs[last+1].Header.Get(eventstream.HeaderBatch) == msgs[last].Header.Get(eventstream.HeaderBatch) {
+		last++
+	}
+	if last < 1 || msgs[last].Header.Get(eventstream.HeaderBatch) != msgs[last-1].Header.Get(eventstream.HeaderBatch) {
+		t.Fatalf("no batch of two parts or more with the fill among %d messages", len(msgs))
+	}
+	msgs = msgs[:last+1]
+
+	// A server of the test's holds all but the batch's last part while the
+	// tail reads; it stops and starts again, and the last part follows.
+	srv, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	publish := func(msgs []*nats.Msg) {
+		nc, err := nats.Connect(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eventstream.EnsureStream(ctx, js, "FIXVENUE_VENUE", eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if _, err := js.PublishMsg(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish(msgs[:last])
+	tail := exec.CommandContext(ctx, binPath, "events", "tail", "--config", cfgPath, "--nats", srv.URL(), "--json")
+	var out, notes lockedbuf.Buffer
+	tail.Stdout, tail.Stderr = &out, &notes
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- tail.Wait() }()
+	defer func() { _ = tail.Process.Kill(); <-exited }()
+	// The tail reads the parts it has (one that had not yet would read the
+	// whole batch after the restart, and pass without the case in question).
+	time.Sleep(2 * time.Second)
+	srv.Stop()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	publish(msgs[last:])
+	_, lastEvent, _ := strings.Cut(msgs[last].Header.Get(eventstream.HeaderBatch), "-")
+	want, err := strconv.ParseUint(lastEvent, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), "\n") < int(want); {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the tail exited (%v) after %d events of %d; its notes:\n%s", err, strings.Count(out.String(), "\n"), want, notes.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events of %d after 30 s; the tail's notes:\n%s", strings.Count(out.String(), "\n"), want, notes.String())
+		}
+	}
+	if n := notes.String(); !strings.Contains(n, "lost NATS") {
+		t.Fatalf("the tail did not lose NATS:\n%s", n)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev struct {
+			EventSeq uint64 `json:"eventSeq"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.EventSeq != uint64(i+1) {
+			t.Fatalf("line %d %q (%v), want event %d", i, line, err, i+1)
+		}
 	}
 }
