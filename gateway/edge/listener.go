@@ -252,8 +252,14 @@ func (l *Listener) handshake(raw *net.TCPConn, source netip.Addr) {
 		tc := tls.Server(raw, l.cfg.TLS)
 		if err := tc.Handshake(); err != nil {
 			r := ReasonTLSHandshake
-			if isTimeout(err) {
+			switch {
+			case isTimeout(err):
 				r = ReasonLogonTimeout
+			case errors.Is(err, io.EOF):
+				// Closed before a byte of the handshake: a port probe
+				// or a health check, counted as gate counts it on a
+				// plain listener, not as a client failing TLS.
+				r = ReasonClosedBeforeLogon
 			}
 			if plainFIX(err) {
 				// A client configured without TLS: said at Info, as a

@@ -38,7 +38,8 @@ const (
 	ReasonReadError      // reading failed before Logon (a reset, not a close)
 	ReasonNotServing     // a Logon before the venue serves (Config.Serving)
 	// ReasonClosedBeforeLogon: the client closed the connection before a
-	// whole Logon arrived (a port probe, a load balancer's health check).
+	// whole Logon arrived (a port probe, a load balancer's health check),
+	// on a TLS listener before a byte of the handshake too.
 	ReasonClosedBeforeLogon
 
 	// Connections refused at accept.

@@ -186,3 +186,29 @@ func TestCertificateBinding(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeOfTheTLSListener: a client that connects to the TLS listener and
+// closes without sending a byte (a port probe, a load balancer's health
+// check) is counted as closed_before_logon, as on a plain listener, not as
+// a failed TLS handshake, which says a client could not speak TLS to the
+// venue.
+func TestProbeOfTheTLSListener(t *testing.T) {
+	t.Parallel()
+	s := newTLSSetup(t)
+	v := startVenueWith(t, Config{TLSCertFile: s.certFile, TLSKeyFile: s.keyFile}, noDictionary, "CLIENT1")
+	stats := v.l.Stats()
+	for range 2 {
+		probe := dialFrom(t, "127.0.0.1", v.addr())
+		_ = probe.Close()
+	}
+	waitStat(t, "closed_before_logon", func() int64 { return int64(stats.Count(ReasonClosedBeforeLogon)) }, 2)
+	if got := stats.Count(ReasonTLSHandshake); got != 0 {
+		t.Fatalf("tls_handshake %d after two probes, want 0", got)
+	}
+	c, _, err := v.dialTLS(t, "CLIENT1", &tls.Config{RootCAs: s.roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	c.expect("A")
+}
