@@ -423,6 +423,7 @@ var ignoredQuickFIXKeys = func() map[string]string {
 	const (
 		store     = "the venue keeps each session's messages in its own store under venue.data_dir (gateway/fixstore/doc.go), which QuickFIX/Go's store settings do not reach"
 		log       = "the venue writes QuickFIX/Go's messages and events to its own log (--log-level), which QuickFIX/Go's log settings do not reach"
+		sync      = "the venue syncs each session's own store under venue.data_dir (gateway/fixstore/doc.go) every journal.fix_store_sync: set that"
 		initiator = "a setting of a connecting (initiator) session: the venue only accepts connections"
 		dynamic   = "the venue serves the configured [[session]]s only"
 	)
@@ -430,7 +431,7 @@ var ignoredQuickFIXKeys = func() map[string]string {
 	for k, why := range map[string]string{
 		"SQLStoreDriver": store, "SQLStoreDataSourceName": store, "SQLStoreConnMaxLifetime": store,
 		"SQLStoreMessagesTableName": store, "SQLStoreSessionsTableName": store, "MongoStoreConnection": store,
-		"MongoStoreDatabase": store, "MongoStoreReplicaSet": store, "FileStoreSync": store,
+		"MongoStoreDatabase": store, "MongoStoreReplicaSet": store, "FileStoreSync": sync,
 		"SQLLogDriver": log, "SQLLogDataSourceName": log, "SQLLogConnMaxLifetime": log,
 		"MongoLogConnection": log, "MongoLogDatabase": log, "MongoLogReplicaSet": log,
 		"ReconnectInterval": initiator, "SocketConnectHost": initiator, "SocketConnectPort": initiator,

@@ -120,6 +120,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[session_defaults.quickfix]\nSQLStoreDriver = \"postgres\"", "session_defaults.quickfix.SQLStoreDriver: no effect here: the venue keeps each session's messages in its own store"},
 		{"[session_defaults.quickfix]\nMongoLogConnection = \"mongodb://x\"", "session_defaults.quickfix.MongoLogConnection: no effect here: the venue writes QuickFIX/Go's messages and events to its own log"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nReconnectInterval = 5", "session[0].quickfix.ReconnectInterval: no effect here: a setting of a connecting (initiator) session"},
+		{"[session_defaults.quickfix]\nFileStoreSync = \"Y\"", "session_defaults.quickfix.FileStoreSync: no effect here: the venue syncs each session's own store under venue.data_dir (gateway/fixstore/doc.go) every journal.fix_store_sync: set that"},
 		{"[session_defaults.quickfix]\nDynamicSessions = \"Y\"", "session_defaults.quickfix.DynamicSessions: no effect here: the venue serves the configured [[session]]s only"},
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nresetonlogon = \"Y\"", "quickfix.resetonlogon: not a QuickFIX/Go setting (did you mean ResetOnLogon?)"},
 		{"[session_defaults.quickfix]\nHeartBtInt = [30]", "quickfix.HeartBtInt: a setting is a string, a number or true/false, not an array"},

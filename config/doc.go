@@ -29,7 +29,7 @@
 // terminates TLS (fix.tls_cert_file), and QuickFIX/Go ignored them; and
 // so are the settings that would have no effect in the venue: SQL and
 // MongoDB stores and logs and FileStoreSync (the venue has its own store
-// and log), an initiator's (ReconnectInterval, SocketConnect…, Proxy…),
+// and log; journal.fix_store_sync sets the store's sync), an initiator's (ReconnectInterval, SocketConnect…, Proxy…),
 // DynamicSessions, each refused saying why.
 //
 // [admin] (operations.go) configures the admin API: its address (loopback
