@@ -146,16 +146,7 @@ snapshot_interval = "50ms"
 [[session]]
 comp_id = "CLIENT1"
 cancel_on_disconnect = false
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "100.00"
-band_percent = 10
-%s`
+` + acmeTOML + "%s"
 
 // journalWithASnapshot runs a snapshottingVenue on dir until CLIENT1's DAY
 // buy first rests and a snapshot is on disk, then has its DAY buys in more
@@ -355,6 +346,11 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 	}
 }
 
+// quietVenueTOML is the body (writeVenueConfig) of a venue with one
+// session, CLIENT1, no feed and no snapshots: its journal holds every
+// command from the first.
+const quietVenueTOML = "[marketdata]\nenabled = false\n" + quietJournalTOML + "[[session]]\ncomp_id = \"CLIENT1\"\n"
+
 // TestVerifyRefusesAJournalBehindTheFIXStores: a journal whose segments are
 // lost after orders were answered (a volume not mounted, a restore of the
 // journal without the FIX stores) is refused by the start, which finds a
@@ -363,13 +359,7 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 // where it used to print an empty journal's line and exit 0.
 func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[marketdata]
-enabled = false
-[journal]
-snapshot_interval = "0s"
-[[session]]
-comp_id = "CLIENT1"
-`)
+	cfg := writeVenueConfig(t, dir, quietVenueTOML)
 	v := startVenue(t, cfg)
 	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
 	for i := range 3 {
@@ -411,13 +401,7 @@ comp_id = "CLIENT1"
 // answers of commands journaled since, and a sound journal was refused as
 // one behind its stores (docs/ARCHITECTURE.md, "Start-up and shutdown").
 func TestVerifyBesideARunningVenue(t *testing.T) {
-	cfg := writeVenueConfig(t, t.TempDir(), `[marketdata]
-enabled = false
-[journal]
-snapshot_interval = "0s"
-[[session]]
-comp_id = "CLIENT1"
-`)
+	cfg := writeVenueConfig(t, t.TempDir(), quietVenueTOML)
 	v := startVenue(t, cfg)
 	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
 	stop, done := make(chan struct{}), make(chan error, 1)

@@ -192,15 +192,7 @@ func TestEventsVerifyOfAPurgedStream(t *testing.T) {
 			t.Fatalf("events verify: %v\n%s", err, out)
 		}
 	}
-	nc, err := nats.Connect(v.ready.NATSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStreamAt(t, v.ready.NATSURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, "FIXVENUE_VENUE")
@@ -387,16 +379,7 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	readStream := func(url string) []*nats.Msg {
-		nc, err := nats.Connect(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := js.Stream(ctx, "FIXVENUE_VENUE")
+		st, err := jetStreamAt(t, url).Stream(ctx, "FIXVENUE_VENUE")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,15 +423,7 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	}
 	defer srv.Stop()
 	publish := func(msgs []*nats.Msg) {
-		nc, err := nats.Connect(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		js := jetStreamAt(t, srv.URL())
 		if _, err := eventstream.EnsureStream(ctx, js, "FIXVENUE_VENUE", eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
 			t.Fatal(err)
 		}
@@ -503,4 +478,20 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 			t.Fatalf("line %d %q (%v), want event %d", i, line, err, i+1)
 		}
 	}
+}
+
+// jetStreamAt connects to the NATS server at url for the test's reads and
+// writes of a stream; the connection closes when the test ends.
+func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

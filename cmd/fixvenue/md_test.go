@@ -20,6 +20,15 @@ import (
 // must know before the venue starts.
 func freeUDPPort(t *testing.T) int { return freePort(t, "udp") }
 
+// feedVenueConfig writes the configuration (writeVenueConfig, in a
+// directory of its own) of a venue whose feed sends to a free UDP port on
+// loopback, with its recovery service on another and heartbeats every
+// 200 ms; tables are its sessions and instruments, a %% for each %.
+func feedVenueConfig(t *testing.T, tables string) string {
+	t.Helper()
+	return writeVenueConfig(t, t.TempDir(), "[marketdata]\nfeed_addr = \"127.0.0.1:%d\"\nrecovery_addr = \"127.0.0.1:0\"\nheartbeat_interval = \"200ms\"\n"+tables, freeUDPPort(t))
+}
+
 func freeTCPPort(t *testing.T) int { return freePort(t, "tcp") }
 
 func freePort(t *testing.T, network string) int {
@@ -33,16 +42,7 @@ func freePort(t *testing.T, network string) int {
 // reads the book back with `fixvenue md book --json` from the UDP feed and
 // its TCP recovery service.
 func TestMarketDataBookEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	udp := freeUDPPort(t)
-	cfg := writeVenueConfig(t, dir, `[marketdata]
-feed_addr = "127.0.0.1:%d"
-recovery_addr = "127.0.0.1:0"
-heartbeat_interval = "200ms"
-[[session]]
-comp_id = "CLIENT%%d"
-range = [1, 2]
-`, udp)
+	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
@@ -164,25 +164,7 @@ func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
 // imbalance, from the feed's auction updates (it showed the crossed book
 // alone).
 func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
-	dir := t.TempDir()
-	udp := freeUDPPort(t)
-	cfg := writeVenueConfig(t, dir, `[marketdata]
-feed_addr = "127.0.0.1:%d"
-recovery_addr = "127.0.0.1:0"
-heartbeat_interval = "200ms"
-[[session]]
-comp_id = "CLIENT1"
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-status = "opening-call"
-`, udp)
+	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+acmeTOML+"status = \"opening-call\"\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
