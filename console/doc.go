@@ -23,7 +23,8 @@
 //     and offers Reset then, Kill otherwise; not a drop-copy session's,
 //     which has none), each confirmed on the
 //     page and sent to the admin API with the operator token typed there
-//     (never stored); and the operator commands the journal recorded.
+//     (never stored); and the operator commands the journal recorded
+//     (an instrument listed through the admin API among them).
 //
 // Every figure comes from the venue's event stream, never from engine
 // state: the market data DepthCache (status, best bid and offer, the
@@ -79,5 +80,6 @@
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator
 // commands, without their reason (in the command: `fixvenue journal dump`
-// prints it).
+// prints it), and not the kill switches and limits changed (their
+// RiskControlResult names no operator: GET /v1/risk shows the switches).
 package console

@@ -24,6 +24,9 @@ import (
 //	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
 //	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name), oldest first
 //
+// An operator command's action is its venue.OperatorActionType, or
+// ActionAddInstrument (255) for an AddInstrument.
+//
 // kept and points never exceed TradesKept, ChartPointsMax and
 // OperatorResultsKept, nameLen venue.OperatorNameLength; a state that says
 // otherwise is refused. Version 1, without close and refIsClose, is read

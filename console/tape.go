@@ -32,7 +32,7 @@ type Trade struct {
 }
 
 // OperatorRecord is an operator command as the journal recorded it (from
-// its OperatorResult event).
+// its OperatorResult event, or an AddInstrument's InstrumentAdded).
 type OperatorRecord struct {
 	Seq        uint64
 	TimeNs     int64
@@ -43,6 +43,11 @@ type OperatorRecord struct {
 	Count      uint32
 	Operator   string
 }
+
+// ActionAddInstrument is the Action of an OperatorRecord of an
+// AddInstrument: an operator's command of its own, not an OperatorCommand,
+// so a value OperatorActionType does not use.
+const ActionAddInstrument venue.OperatorActionType = 255
 
 // chartPoint is one trade of the price chart.
 type chartPoint struct {
@@ -179,9 +184,20 @@ func (t *Tape) apply(ev []byte) {
 	switch tid {
 	case venue.InstrumentAddedTemplateID:
 		var e venue.InstrumentAdded
-		if e.WrapDecode(ev, 0) == nil && e.Reason() == venue.RejectReasonNone && t.byID[e.InstrumentID()] == nil {
+		if e.WrapDecode(ev, 0) != nil {
+			return
+		}
+		if e.Reason() == venue.RejectReasonNone && t.byID[e.InstrumentID()] == nil {
 			t.byID[e.InstrumentID()] = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)}
 		}
+		// A listing is an operator's command like a halt: the journal list
+		// shows it (README "Adding an instrument").
+		var count uint32
+		if e.Reason() == venue.RejectReasonNone {
+			count = 1
+		}
+		t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionAddInstrument, Reason: e.Reason(),
+			Session: ops.AnySession, Instrument: e.InstrumentID(), Count: count}, e.Operator())
 	case venue.FillTemplateID:
 		var e venue.Fill
 		if e.WrapDecode(ev, 0) != nil {
@@ -247,10 +263,14 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 			in.refTicks, in.refIsClose = e.RefPriceTicks(), false
 		}
 	}
-	r := &t.ops[t.opsN%OperatorResultsKept]
-	*r = OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
-		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
-	r.Operator = string(trimNul(e.Operator())) // one small string per operator command, off the order path
+	t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
+		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}, e.Operator())
+}
+
+// operatorRecord keeps r, with the operator's name from its event.
+func (t *Tape) operatorRecord(r OperatorRecord, operator []byte) {
+	r.Operator = string(trimNul(operator)) // one small string per operator command, off the order path
+	t.ops[t.opsN%OperatorResultsKept] = r
 	t.opsN++
 }
 

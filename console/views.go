@@ -390,6 +390,9 @@ func (c *Console) operationsView() operationsView {
 	for _, r := range c.tape.operatorRecords() {
 		row := operatorRow{Seq: r.Seq, Time: time.Unix(0, r.TimeNs).UTC().Format("15:04:05"), Action: r.Action.String(),
 			Result: "done", Count: r.Count, Operator: r.Operator}
+		if r.Action == ActionAddInstrument {
+			row.Action = "AddInstrument" // the admin API's name of the action
+		}
 		if r.Reason != venue.RejectReasonNone {
 			row.Result = "refused: " + r.Reason.String()
 		}
@@ -406,6 +409,12 @@ func (c *Console) operationsView() operationsView {
 // target names what an operator command acted on.
 func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) string {
 	switch r.Action {
+	case ActionAddInstrument:
+		if name := byID[r.Instrument]; name != "" && r.Reason == venue.RejectReasonNone {
+			return name
+		}
+		// Refused: the id may be another instrument's (a duplicate).
+		return fmt.Sprintf("instrument id %d", r.Instrument)
 	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
 		return bySession[r.Session]
 	case venue.OperatorActionTypeMassCancel:

@@ -519,3 +519,27 @@ func TestConsoleTokenAHeaderCannotCarry(t *testing.T) {
 		t.Fatalf("%d commands journaled", after-before)
 	}
 }
+
+// TestConsoleJournalListsAddedInstruments: an instrument an operator lists
+// through the admin API (README "Adding an instrument") is one of the
+// operator commands the Operations page's journal list shows, with its
+// symbol, result and operator, as a halt of it is.
+func TestConsoleJournalListsAddedInstruments(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	add := `{"reason": "listing NEWCO", "symbol": "NEWCO", "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
+		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`
+	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments: HTTP %d", status)
+	}
+	if status := adminCall(t, s, "POST", "/v1/instruments/NEWCO/halt", bobToken, `{"reason": "news"}`, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments/NEWCO/halt: HTTP %d", status)
+	}
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	// Each row as action|target|result|count|operator, newest first.
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	browsertest.WaitFor(t, ctx, "the journal lists the halt", rows+`.includes("SetTradingStatus|NEWCO|done|1|bob")`)
+	if got := browsertest.Eval[[]string](t, ctx, rows); len(got) != 2 || got[1] != "AddInstrument|NEWCO|done|1|alice" {
+		t.Fatalf("the journal list shows %q; want the halt, then the listing of NEWCO by alice", got)
+	}
+}
