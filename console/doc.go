@@ -31,7 +31,8 @@
 // ladder: the feed's view, durable commands only), the console's own
 // consumer of committed events, the tape (the day's last trade, volume,
 // trades and chart, the previous close, operator commands; also durable
-// commands only), and the ops Monitor (resting orders per session, the
+// commands only), and the ops Monitor (open orders per session, stops
+// waiting for their trigger included, the
 // reference price, and status and best bid and offer when market data is
 // off). The admin API's GET /v1/instruments reports the day from the same
 // tape (Tape.DayFigures, an ops.DaySource), so the two never disagree.

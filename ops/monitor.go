@@ -16,8 +16,8 @@ import (
 )
 
 // Monitor is an event-ring consumer that keeps what the operator sees of
-// the market (status, best bid and offer, resting orders per instrument
-// and per session; the day's trades are the DaySource's) and hands OperatorResult events to the calls
+// the market (status, best bid and offer, resting orders per instrument,
+// open orders per session, waiting stops included; the day's trades are the DaySource's) and hands OperatorResult events to the calls
 // waiting for them. It learns only from events, like market data: the
 // matcher's state is never read from another goroutine (DESIGN.md,
 // "Control plane apart from the data plane").
@@ -53,6 +53,10 @@ type restingOrder struct {
 	side         venue.Side
 	priceTicks   int64
 	leavesQty    int64
+	// waiting: a stop waiting for its trigger, off the book: an open order
+	// of its session (a FIX client's OrderMassStatusRequest lists it, and
+	// a cancel of the session's orders cancels it), at no price level.
+	waiting bool
 }
 
 type resultKey struct {
@@ -122,11 +126,11 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 // restViews enters orders read from the books.
 func (m *Monitor) restViews(views []core.OrderView) {
 	for _, v := range views {
-		if v.Waiting && core.IsStop(v.OrdType) && v.StopPxTicks != 0 {
-			continue // an untriggered stop, off the book (an elected one waiting for an uncross counts, as a market order does)
-		}
+		// An untriggered stop is off the book (an elected one waiting for an
+		// uncross rests, as a market order does).
+		waiting := v.Waiting && core.IsStop(v.OrdType) && v.StopPxTicks != 0
 		m.rest(v.OrderID, restingOrder{instrumentID: v.InstrumentID, session: v.SessionIdx, side: v.Side,
-			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty})
+			priceTicks: v.PriceTicks, leavesQty: v.LeavesQty, waiting: waiting})
 	}
 }
 
@@ -166,7 +170,8 @@ func (m *Monitor) takeResting(from *Monitor) bool {
 // committed command, so that a new leader's control plane takes it ready
 // (Config.Standby) instead of walking its books (docs/benchmarks.md,
 // "failover"). It holds one entry per order resting in the matcher's
-// books, so the matcher's OrdersMax bounds it.
+// books or stop waiting for its trigger, so the matcher's bounds
+// (orders_max, stops_max) bound it.
 type StandbyResting struct{ m *Monitor }
 
 // NewStandbyResting starts the view from a stopped matcher: its live
@@ -256,13 +261,17 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OrderAcceptedTemplateID:
 		var e venue.OrderAccepted
 		// A stop waits off the book until its OrderTriggered.
-		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 && !core.IsStop(e.OrdType()) {
+		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), waiting: core.IsStop(e.OrdType())})
 		}
 	case venue.OrderTriggeredTemplateID:
 		var e venue.OrderTriggered
-		if e.WrapDecode(ev, 0) == nil && e.LeavesQty() > 0 {
+		if e.WrapDecode(ev, 0) != nil {
+			return
+		}
+		m.remove(e.OrderID()) // waiting no longer
+		if e.LeavesQty() > 0 {
 			m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
 				priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
 		}
@@ -279,12 +288,13 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
 		if e.WrapDecode(ev, 0) == nil {
-			_, inBook := m.orders[e.OrderID()]
+			was, known := m.orders[e.OrderID()]
+			inBook := known && !was.waiting
 			m.remove(e.OrderID())
 			// A waiting stop keeps waiting (a triggered one keeps its type).
-			if e.LeavesQty() > 0 && (inBook || !core.IsStop(e.OrdType())) {
+			if e.LeavesQty() > 0 {
 				m.rest(e.OrderID(), restingOrder{instrumentID: e.InstrumentID(), session: e.SessionIdx(), side: e.Side(),
-					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty()})
+					priceTicks: e.PriceTicks(), leavesQty: e.LeavesQty(), waiting: !inBook && core.IsStop(e.OrdType())})
 			}
 		}
 	case venue.TradingStatusChangedTemplateID:
@@ -320,6 +330,9 @@ func (m *Monitor) rest(orderID uint64, o restingOrder) {
 	}
 	m.orders[orderID] = o
 	m.bySession[o.session]++
+	if o.waiting {
+		return // off the book
+	}
 	in.restingOrders++
 	if o.priceTicks != 0 { // a market order waiting for an uncross has no price level
 		in.side(o.side)[o.priceTicks] += o.leavesQty
@@ -335,6 +348,9 @@ func (m *Monitor) remove(orderID uint64) {
 	if m.bySession[o.session]--; m.bySession[o.session] == 0 {
 		delete(m.bySession, o.session)
 	}
+	if o.waiting {
+		return
+	}
 	in := m.instruments[o.instrumentID]
 	in.restingOrders--
 	levels := in.side(o.side)
@@ -349,8 +365,8 @@ func (m *Monitor) fill(e *venue.Fill) {
 		return
 	}
 	o, ok := m.orders[e.OrderID()]
-	if !ok {
-		return // the aggressor of its own command: never rested
+	if !ok || o.waiting {
+		return // the aggressor of its own command: never rested (a stop trades once triggered)
 	}
 	levels := in.side(o.side)
 	if levels[o.priceTicks] -= e.LastQty(); levels[o.priceTicks] <= 0 {
@@ -397,7 +413,8 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 	return st, true
 }
 
-// SessionOrders returns the number of resting orders of a session.
+// SessionOrders returns the number of open orders of a session: resting,
+// or stops waiting for their trigger.
 func (m *Monitor) SessionOrders(idx uint16) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -543,3 +543,37 @@ func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 		t.Fatalf("the journal list shows %q; want the halt, then the listing of NEWCO by alice", got)
 	}
 }
+
+// TestConsoleCountsWaitingStops: a stop order waiting for its trigger is an
+// open order of its session, as a FIX client's OrderMassStatusRequest lists
+// it: the Sessions and Operations pages and GET /v1/sessions count it, and
+// the Operations page offers to cancel it, which cancels it.
+func TestConsoleCountsWaitingStops(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "stop1", side: "1", qty: "3", typ: "3", extra: []fixclient.Field{fixclient.F(99, "105.00")}})
+	expectER(t, c, map[int]string{11: "stop1", 150: "0"})
+	if err := c.Send("AF", fixclient.F(584, "ms-1"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "8", map[int]string{584: "ms-1", 11: "stop1", 150: "I", 911: "1"}); err != nil {
+		t.Fatalf("the mass status does not list the stop: %v", err)
+	}
+	var sessions []struct {
+		CompID     string `json:"comp_id"`
+		OpenOrders int    `json:"open_orders"`
+	}
+	adminCall(t, s, "GET", "/v1/sessions", "", "", &sessions)
+	if sessions[0].CompID != "CLIENT1" || sessions[0].OpenOrders != 1 {
+		t.Errorf("GET /v1/sessions: %+v; want CLIENT1 with its stop, one open order", sessions[0])
+	}
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/sessions")
+	browsertest.WaitFor(t, ctx, "the sessions page counts the stop",
+		`document.querySelector('#sessions tr[data-comp="CLIENT1"]') !== null && document.querySelector('#sessions tr[data-comp="CLIENT1"]').lastElementChild.innerText === "1"`)
+	browsertest.Open(t, ctx, base+"/operations")
+	confirmAction(t, ctx, aliceToken, "stops too", `#ops-sessions tr[data-comp="CLIENT1"] button[data-action="cancel orders"]`)
+	expectER(t, c, map[int]string{11: "stop1", 150: "4"})
+	browsertest.WaitFor(t, ctx, "the cancel is done", browsertest.Text("#result")+`.includes("MassCancel: done by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
+	browsertest.WaitFor(t, ctx, "CLIENT1 has no open order", browsertest.Text(`#ops-sessions tr[data-comp="CLIENT1"]`)+`.includes("logged on\t0")`)
+}
