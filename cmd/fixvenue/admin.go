@@ -609,7 +609,8 @@ func dash(s string) string {
 const hashTokenUsage = `usage: fixvenue admin hash-token [TOKEN]
 
 prints the [[admin.token]] block, with the token's sha256, for the venue's configuration;
-without TOKEN it reads the token from the first line of standard input.
+without TOKEN it reads the token from the first line of standard input. A token is at least
+16 characters of printable ASCII, without a space at either end.
 `
 
 func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -635,6 +636,15 @@ func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	if len(token) < 16 {
 		fmt.Fprintln(stderr, "fixvenue admin hash-token: use a token of at least 16 characters (e.g. openssl rand -hex 32)")
+		return 2
+	}
+	// A token is presented in an Authorization header, which loses the
+	// spaces at its ends, and a browser (the console) sends a character
+	// beyond ASCII as another byte than the CLI does: the hash of such a
+	// token would refuse it as unknown.
+	if strings.TrimSpace(token) != token || strings.IndexFunc(token, func(r rune) bool { return r < ' ' || r > '~' }) >= 0 {
+		fmt.Fprintln(stderr, "fixvenue admin hash-token: use a token of printable ASCII without a space at either end, which every call "+
+			"presents as typed (e.g. openssl rand -hex 32)")
 		return 2
 	}
 	fmt.Fprintf(stdout, "[[admin.token]]\noperator = \"YOUR-NAME\"\nsha256 = %q\n", ops.HashToken(token))

@@ -370,3 +370,25 @@ func TestAdminCLITimeoutSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestHashTokenRefusesATokenNoCallCarries: hash-token refuses a token with
+// a space at either end or a character beyond printable ASCII, which no
+// call presents as typed (an HTTP header loses the spaces at its ends; a
+// browser sends a character beyond ASCII as another byte than the CLI
+// does), rather than print a hash that refuses the token as unknown: a
+// venue configured with the hash of a token with a leading space refuses
+// that token.
+func TestHashTokenRefusesATokenNoCallCarries(t *testing.T) {
+	for _, token := range []string{" leading-space-0123456789", "trailing-space-0123456789 ", "tab\tinside-0123456789",
+		"caf\u00e9-token-0123456789"} {
+		code, out, errs := runCLI(t, "", nil, "admin", "hash-token", token)
+		if code != 2 || out != "" || !strings.Contains(errs, "printable ASCII without a space at either end") {
+			t.Errorf("hash-token %q: exit %d, stdout %q, stderr %q; want exit 2 naming what a token may hold", token, code, out, errs)
+		}
+	}
+	const spaced = " spaced-token-0123456789"
+	_, addr := startAdminVenue(t, t.TempDir(), "%s", adminTokenTOML("dave", "", spaced))
+	if code, _, errs := runAdminCLI(t, addr, spaced, "halt", "ACME", "--reason", "spaced"); code != 1 || !strings.Contains(errs, "unknown token") {
+		t.Fatalf("the token %q, configured by its hash: exit %d, %s; want it refused as unknown", spaced, code, errs)
+	}
+}
