@@ -238,8 +238,17 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		c.addrFrom = "the default; --addr or $" + adminAddrEnv + " to change it"
 	}
 	c.addr = *addr
+	tokenFrom := "--token"
 	if !flagSet(fs, "token") {
-		c.token = os.Getenv(adminTokenEnv)
+		c.token, tokenFrom = os.Getenv(adminTokenEnv), "$"+adminTokenEnv
+	}
+	// The HTTP client refuses a header holding a control character before
+	// anything is sent, in words that read as a venue that did not answer;
+	// the usual cause is the line end of the file the token was read from.
+	if i := strings.IndexFunc(c.token, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }); i >= 0 {
+		fmt.Fprintf(stderr, "%s %s: the token (%s) holds a control character (%q at byte %d), which no HTTP header carries: "+
+			"nothing was sent (a line end from the file it was read from?)\n", prog, sub, tokenFrom, c.token[i], i)
+		return 2
 	}
 	scheme := "http"
 	transport := &http.Transport{}

@@ -392,3 +392,30 @@ func TestHashTokenRefusesATokenNoCallCarries(t *testing.T) {
 		t.Fatalf("the token %q, configured by its hash: exit %d, %s; want it refused as unknown", spaced, code, errs)
 	}
 }
+
+// TestAdminCLITokenAHeaderCannotCarry: a token holding a control character
+// (the carriage return of a file written on Windows, a line end) is named
+// as the problem, with where it came from, and nothing is sent; it was
+// reported as a venue that did not answer, while the venue ran.
+func TestAdminCLITokenAHeaderCannotCarry(t *testing.T) {
+	_, addr := startCarolVenue(t, t.TempDir(), "")
+	for _, c := range []struct {
+		env, flag, from string
+	}{
+		{env: cliToken + "\r", from: "$FIXVENUE_ADMIN_TOKEN"},
+		{flag: cliToken + "\n", from: "--token"},
+	} {
+		args := []string{"halt", "ACME", "--reason", "a token from a file"}
+		if c.flag != "" {
+			args = append(args, "--token", c.flag)
+		}
+		code, out, errs := runAdminCLI(t, addr, c.env, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "the token ("+c.from+") holds a control character") ||
+			!strings.Contains(errs, "nothing was sent") || strings.Contains(errs, "no admin API answered") {
+			t.Errorf("token from %s: exit %d, stdout %q, stderr %q; want exit 2 naming the token", c.from, code, out, errs)
+		}
+	}
+	if code, out, errs := runAdminCLI(t, addr, cliToken, "instruments"); code != 0 || !strings.Contains(out, "ACME") || !strings.Contains(out, "Open") {
+		t.Fatalf("nothing was halted: exit %d, %s %s", code, out, errs)
+	}
+}
