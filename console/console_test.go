@@ -121,6 +121,10 @@ func TestOperatorTarget(t *testing.T) {
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0}, "session CLIENT1"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Instrument: 1}, "ACME"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession}, "all"},
+		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1}, "ACME"},
+		// A refused listing's id may be another instrument's.
+		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1, Reason: venue.RejectReasonDuplicateInstrument},
+			"instrument id 1"},
 	} {
 		if got := target(c.r, bySession, byID); got != c.want {
 			t.Errorf("%v: %q, want %q", c.r.Action, got, c.want)
