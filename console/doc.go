@@ -64,7 +64,7 @@
 // row shows as its reference until the next trade, as an exchange does.
 // The change is measured from the previous close or the reference price of
 // a SetPriceBand, whichever the tape saw last; else the Monitor's (the
-// configured one while its band is in force), else the day's first trade.
+// reference of the band in force), else the day's first trade.
 //
 // A restart rebuilds the tape as the venue rebuilds the feed (package
 // marketdata, "Restarts"): the venue hands the tape every event of the

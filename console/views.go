@@ -96,9 +96,9 @@ func (c *Console) top(in config.Instrument) (marketdata.Depth, bool) {
 
 // refTicks is the price a change is measured from, and its label: the
 // previous close or the last SetPriceBand's reference price, whichever the
-// tape saw last; else the Monitor's (the configured one while its band is
-// in force); when an operator moved the band before the journal the venue
-// replayed, the day's first trade; else the configured reference price.
+// tape saw last; else the Monitor's (the reference of the band in force,
+// the configured one or the centre of one an operator set); else the day's
+// first trade; else the configured reference price.
 func refTicks(day instrumentCopy, st ops.InstrumentState, in config.Instrument) (int64, string) {
 	switch {
 	case day.RefTicks > 0 && day.RefIsClose:

@@ -66,10 +66,12 @@ type ActionResponse struct {
 
 // InstrumentInfo is one row of GET /v1/instruments.
 type InstrumentInfo struct {
-	ID          uint32 `json:"id"`
-	Symbol      string `json:"symbol"`
-	Status      string `json:"status"`
-	RefPrice    string `json:"ref_price,omitempty"` // empty when unknown (moved before a restart)
+	ID       uint32 `json:"id"`
+	Symbol   string `json:"symbol"`
+	Status   string `json:"status"`
+	RefPrice string `json:"ref_price,omitempty"`
+	// BandPercent is left out when several percents give the band in
+	// force (a reference of few ticks, set before a restart: movedBand).
 	BandPercent int64  `json:"band_percent,omitempty"`
 	BandLow     string `json:"band_low"`
 	BandHigh    string `json:"band_high"`

@@ -39,7 +39,7 @@ type Monitor struct {
 // instrumentView is the monitor's picture of one instrument.
 type instrumentView struct {
 	status        venue.TradingStatus
-	refPriceTicks int64 // 0 when unknown (moved before a restart)
+	refPriceTicks int64 // the band's reference (movedBand after a restart)
 	bandPercent   int64
 	bandLowTicks  int64
 	bandHighTicks int64
@@ -75,7 +75,7 @@ type Result struct {
 // InstrumentState is a copy of the monitor's view of one instrument.
 type InstrumentState struct {
 	Status               venue.TradingStatus
-	RefPriceTicks        int64 // 0 when unknown (moved before a restart)
+	RefPriceTicks        int64
 	BandPercent          int64
 	BandLowTicks         int64
 	BandHighTicks        int64
@@ -111,16 +111,39 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 	for _, in := range instruments {
 		st, _ := m.TradingStatus(in.ID)
 		// The band in force is the matcher's (an operator may have moved it
-		// before a restart); its reference price and percent are known when
-		// it is still the configured band.
+		// before a restart); its reference price and percent are the
+		// configured ones while it is still the configured band.
 		sd := instrumentSeed{status: st}
 		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
 		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
 			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
+		} else {
+			sd.refPriceTicks, sd.bandPercent = movedBand(sd.bandLowTicks, sd.bandHighTicks)
 		}
 		seeds[in.ID] = sd
 	}
 	return seeds
+}
+
+// movedBand gives the reference price and percent of a band an operator
+// set (SetPriceBand): its edges are rounded inward by the same whole number
+// of ticks, so the reference is its centre exactly (core, bandRefTicks).
+// The percent is the one that gives these edges, 0 (unknown) when several
+// do, as for a reference of few ticks.
+func movedBand(lowTicks, highTicks int64) (refTicks, percent int64) {
+	if lowTicks <= 0 || highTicks < lowTicks {
+		return 0, 0
+	}
+	refTicks = lowTicks + (highTicks-lowTicks)/2
+	for p := int64(1); p < 100; p++ {
+		if low, high := core.BandTicks(refTicks, p); low == lowTicks && high == highTicks {
+			if percent != 0 {
+				return refTicks, 0
+			}
+			percent = p
+		}
+	}
+	return refTicks, percent
 }
 
 // restViews enters orders read from the books.

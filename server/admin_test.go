@@ -328,9 +328,11 @@ func TestAdminAPI(t *testing.T) {
 		}
 	}
 
-	// After a restart (from the end-of-day snapshot) the moved band holds.
+	// After a restart (from the end-of-day snapshot) the moved band holds,
+	// with the reference price and percent it was set with.
 	s2 := startServer(t, testConfig(t, dir, adminConfig()), Options{})
-	if got := instrumentsOf(t, s2)["ACME"]; got.BandLow != "96.90" || got.BandHigh != "107.10" || got.RefPrice != "" || got.Bid != "97.00" {
+	if got := instrumentsOf(t, s2)["ACME"]; got.BandLow != "96.90" || got.BandHigh != "107.10" || got.RefPrice != "102.00" ||
+		got.BandPercent != 5 || got.Bid != "97.00" {
 		t.Fatalf("ACME after a restart: %+v", got)
 	}
 	c2 := logon(t, s2, "CLIENT3", true)

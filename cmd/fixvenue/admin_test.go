@@ -419,3 +419,30 @@ func TestAdminCLITokenAHeaderCannotCarry(t *testing.T) {
 		t.Fatalf("nothing was halted: exit %d, %s %s", code, out, errs)
 	}
 }
+
+// TestBandSetSurvivesARestartInTheAPI: after a restart, GET /v1/instruments
+// names the reference price and band percent an operator set, as before
+// it and as the console's market row names that reference; it left both
+// out as unknown, though the band in force is centred on that price.
+func TestBandSetSurvivesARestartInTheAPI(t *testing.T) {
+	dir := t.TempDir()
+	v, addr := startCarolVenue(t, dir, "")
+	if code, _, errs := runAdminCLI(t, addr, cliToken, "band", "ACME", "--ref-price", "95.00", "--band-percent", "5", "--reason", "news"); code != 0 {
+		t.Fatalf("band: exit %d, %s", code, errs)
+	}
+	before := apiInstrument(t, "http://"+addr, "ACME")
+	if before.RefPrice != "95.00" || before.BandPercent != 5 {
+		t.Fatalf("GET /v1/instruments before the restart: %+v", before)
+	}
+	v.stop(t)
+	v = startVenue(t, filepath.Join(dir, "venue.toml"))
+	base := "http://" + v.ready.AdminAddr
+	after := apiInstrument(t, base, "ACME")
+	if after.RefPrice != before.RefPrice || after.BandPercent != before.BandPercent || after.BandLow != before.BandLow ||
+		after.BandHigh != before.BandHigh {
+		t.Errorf("GET /v1/instruments after the restart: %+v; before it: %+v", after, before)
+	}
+	if row := marketRowOf(t, base, "ACME"); row.Ref != "95.00" || row.RefLabel != "reference price" {
+		t.Errorf("the console's market row: reference %q (%s)", row.Ref, row.RefLabel)
+	}
+}
