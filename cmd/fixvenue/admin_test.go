@@ -122,7 +122,7 @@ func TestAdminCLI(t *testing.T) {
 	// Log a session out: its client sees the connection close.
 	fc := logOn(t, v.fixAddr, "CLIENT3")
 	defer fc.Close()
-	if code, out, errs := admin(token, "logout", "CLIENT3", "--reason", "cli logout"); code != 0 || !strings.Contains(out, "SessionLogout: done by carol") {
+	if code, out, errs := admin(token, "logout", "CLIENT3", "--reason", "cli logout"); code != 0 || !strings.Contains(out, "SessionLogout: done by carol") || strings.Contains(out, "affected") {
 		t.Fatalf("logout: %d %s %s", code, out, errs)
 	}
 	for {
