@@ -195,3 +195,74 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestMarketDataWatchShowsAnUncrossTradeAsAnAuction: an uncross's trades
+// have no aggressor (the feed's Trade says auction, its aggressorSide is Buy
+// only by convention), so `fixvenue md watch` marks them auction; it showed
+// each as a trade a buyer had taken.
+func TestMarketDataWatchShowsAnUncrossTradeAsAnAuction(t *testing.T) {
+	dir := t.TempDir()
+	v := startVenue(t, writeVenueConfig(t, dir, `[admin]
+addr = "127.0.0.1:0"
+%s[marketdata]
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:0"
+heartbeat_interval = "200ms"
+[[session]]
+comp_id = "CLIENT1"
+[[instrument]]
+id = 1
+symbol = "ACME"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 100000
+ref_price = "100.00"
+band_percent = 10
+status = "opening-call"
+`, adminTokenTOML("carol", "", cliToken), freeUDPPort(t)))
+	admin := v.ready.AdminAddr
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	defer c.Close()
+	// In continuous trading s2 takes a bid: a trade whose aggressor sold.
+	orders := []struct{ id, side, qty, px string }{{"b", "1", "10", "100.50"}, {"s", "2", "4", "100.00"}}
+	for _, o := range orders {
+		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
+			fixclient.F(44, o.px), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: o.id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	var out lockedbuf.Buffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	waitFor := func(re *regexp.Regexp) {
+		t.Helper()
+		for !re.MatchString(out.String()) {
+			if ctx.Err() != nil {
+				t.Fatalf("md watch never showed %q:\n%s", re, out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor(regexp.MustCompile(`indicative 4 @ 100\.50`))
+	if code, stdout, stderr := runAdminCLI(t, admin, cliToken, "resume", "ACME", "--reason", "open"); code != 0 {
+		t.Fatalf("admin resume ACME: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if err := c.Send("D", fixclient.F(11, "s2"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+		fixclient.F(44, "100.50"), fixclient.F(59, "0")); err != nil {
+		t.Fatal(err)
+	}
+	// The newest trade is drawn first: the continuous one, then the uncross.
+	waitFor(regexp.MustCompile(`(?m)^\S+ +1 @ 100\.50 +sell\n\S+ +4 @ 100\.50 +auction\n`))
+}

@@ -115,11 +115,14 @@ type Callbacks struct {
 
 // Trade is one trade from the feed.
 type Trade struct {
-	Seq            uint64
-	TradeID        uint64
-	PriceTicks     int64
-	Qty            int64
-	AggressorSide  mdsbe.Side
+	Seq           uint64
+	TradeID       uint64
+	PriceTicks    int64
+	Qty           int64
+	AggressorSide mdsbe.Side
+	// Auction: a trade of an auction's uncross, which has no aggressor
+	// (AggressorSide is Buy then only by the feed's convention).
+	Auction        bool
 	BuyOrderID     uint64
 	SellOrderID    uint64
 	TransactTimeNs int64
@@ -542,7 +545,7 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 		b.LastTradePriceTicks, b.LastTradeQty, b.Volume = m.PriceTicks(), m.Qty(), m.Volume()
 		if cb := c.cfg.Callbacks.OnTrade; cb != nil {
 			cb(b, Trade{Seq: seq, TradeID: m.TradeID(), PriceTicks: m.PriceTicks(), Qty: m.Qty(),
-				AggressorSide: m.AggressorSide(), BuyOrderID: m.BuyOrderID(), SellOrderID: m.SellOrderID(),
+				AggressorSide: m.AggressorSide(), Auction: m.Auction() == mdsbe.BooleanTypeTrue, BuyOrderID: m.BuyOrderID(), SellOrderID: m.SellOrderID(),
 				TransactTimeNs: m.TransactTimeNs()})
 		}
 	case mdsbe.InstrumentStatusTemplateID:

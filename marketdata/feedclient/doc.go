@@ -44,7 +44,8 @@
 // sequence number is believed; run it on a trusted network.
 //
 // Two ready-made readers sit on top of the Client: Watch draws one
-// instrument's top levels and recent trades on an ANSI terminal, and
+// instrument's top levels and recent trades (an uncross's marked auction:
+// they have no aggressor) on an ANSI terminal, and
 // BookJSON joins, waits for the live edge and returns one book as JSON
 // (`fixvenue md watch` and `fixvenue md book`).
 //

@@ -173,7 +173,10 @@ func appendBookView(dst []byte, b *Book, trades []Trade, depth int, nextSeq uint
 	for _, t := range trades {
 		ts := time.Unix(0, t.TransactTimeNs).UTC().Format("15:04:05.000")
 		side := "buy"
-		if t.AggressorSide == mdsbe.SideSell {
+		switch {
+		case t.Auction:
+			side = "auction" // an uncross has no aggressor
+		case t.AggressorSide == mdsbe.SideSell:
 			side = "sell"
 		}
 		dst = fmt.Appendf(dst, "%s  %8d @ %-12s %s\n", ts, t.Qty, b.AppendPrice(px[:0], t.PriceTicks), side)
