@@ -102,8 +102,9 @@
 // in a bounded retransmission window. Idle channels get heartbeats carrying
 // the next sequence number, so a client also sees a lost tail. A TCP
 // recovery service answers RetransmitRequest from the window (or refuses:
-// too old, too many, rate limited, invalid range, each meaning "take a
-// snapshot") and SnapshotRequest with the books stamped with the last
+// too old, too many, invalid range, each meaning "take a snapshot"; rate
+// limited, meaning "ask again later", as the connection's limit refuses a
+// snapshot alike) and SnapshotRequest with the books stamped with the last
 // sequence number they include. Connections, requests per connection,
 // concurrent snapshots and snapshot size are bounded. A request frame that
 // cannot be a request (empty, over 512 bytes, an unknown template) closes

@@ -13,18 +13,23 @@ import (
 
 // Defaults and bounds of Config.
 const (
-	FeedAddrDefault            = "127.0.0.1:9500"
-	RecoveryAddrDefault        = "127.0.0.1:9501"
-	ChannelDefault             = 1
-	InstrumentsMaxDefault      = 4096
-	LevelsMaxDefault           = 1 << 16
-	ReorderPacketsMaxDefault   = 1024
-	GapTimeoutDefault          = 20 * time.Millisecond
-	RecoveryTimeoutDefault     = 5 * time.Second
-	RetransmitCountMaxDefault  = 10000
-	SeqAheadMaxDefault         = 1 << 20
-	ReceiveBufferBytesDefault  = 4 << 20
-	resyncBackoffDefault       = 200 * time.Millisecond
+	FeedAddrDefault           = "127.0.0.1:9500"
+	RecoveryAddrDefault       = "127.0.0.1:9501"
+	ChannelDefault            = 1
+	InstrumentsMaxDefault     = 4096
+	LevelsMaxDefault          = 1 << 16
+	ReorderPacketsMaxDefault  = 1024
+	GapTimeoutDefault         = 20 * time.Millisecond
+	RecoveryTimeoutDefault    = 5 * time.Second
+	RetransmitCountMaxDefault = 10000
+	SeqAheadMaxDefault        = 1 << 20
+	ReceiveBufferBytesDefault = 4 << 20
+	resyncBackoffDefault      = 200 * time.Millisecond
+	// rateLimitedWait is how long a gap waits after the recovery service
+	// refused its retransmission for its rate limit: about the time its
+	// token bucket takes to refill one request at the service's default
+	// rate (marketdata.RecoveryRequestsPerSecDefault, 10 a second).
+	rateLimitedWait            = 100 * time.Millisecond
 	snapshotAttemptsPerSyncMax = 3
 )
 
@@ -208,6 +213,9 @@ type Client struct {
 	latestSeqTimeNs int64
 	gapSinceNs      int64 // when the current gap was first seen; 0 when none
 	resyncAfter     int64 // no automatic resync before this time (after a failure)
+	// retransmitAfter: no retransmission is asked for before this time
+	// (the service refused the last one for its rate limit).
+	retransmitAfter int64
 	reorder         reorderBuffer
 	scratch         []byte
 	changed         []*Book       // books changed by the packet being applied

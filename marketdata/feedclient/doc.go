@@ -12,8 +12,11 @@
 // there. Gaps: a packet beyond the next expected sequence is held (a
 // bounded reorder buffer) for GapTimeout, since UDP may reorder; then the
 // client asks for a retransmission of the missing range and, when the
-// service refuses (too old, too many, rate limited) or the exchange fails,
-// takes a snapshot. A heartbeat announcing a later sequence reveals a lost
+// service refuses (too old, too many) or the exchange fails, takes a
+// snapshot. A refusal for the service's rate limit, which is per
+// connection and would refuse the snapshot too, has the gap wait (its
+// packets held) and the client ask again after rateLimitedWait: the books
+// stay as they are, right up to the gap. A heartbeat announcing a later sequence reveals a lost
 // tail; one announcing an earlier sequence than the next expected reveals a
 // feed that numbers anew (a venue started on another data directory), whose
 // packets would read as duplicates, and the client takes a snapshot

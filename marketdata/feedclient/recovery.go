@@ -69,6 +69,9 @@ func (c *Client) recoverOne(cause RecoveryCause) {
 		c.drain()
 		return
 	}
+	if c.cfg.Clock().UnixNano() < c.retransmitAfter {
+		return // the service asked to wait (rate limited): the gap stays pending
+	}
 	r := Recovery{Cause: cause, FromSeq: from, Count: to - from}
 	if to-from <= uint64(c.cfg.RetransmitCountMax) {
 		c.recovering, c.needResync = true, false
@@ -77,6 +80,18 @@ func (c *Client) recoverOne(cause RecoveryCause) {
 		switch {
 		case err != nil:
 			r.Err = err
+		case reason == mdsbe.RetransmitRejectReasonRateLimited && !c.needResync:
+			// Ask again later: the service's limit is per connection and
+			// refuses a snapshot too, which would leave the books stale
+			// though they are right up to the gap. The gap stays pending,
+			// its packets held, until the pause is over (Poll).
+			c.stats.RetransmitRejects++
+			now := c.cfg.Clock().UnixNano()
+			c.retransmitAfter = now + int64(rateLimitedWait)
+			if c.gapSinceNs == 0 {
+				c.gapSinceNs = now // a tail a heartbeat revealed: Poll asks again
+			}
+			return
 		case reason != 0:
 			r.RetransmitReject = reason
 			c.stats.RetransmitRejects++
