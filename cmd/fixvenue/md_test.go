@@ -266,3 +266,43 @@ status = "opening-call"
 	// The newest trade is drawn first: the continuous one, then the uncross.
 	waitFor(regexp.MustCompile(`(?m)^\S+ +1 @ 100\.50 +sell\n\S+ +4 @ 100\.50 +auction\n`))
 }
+
+// TestMarketDataWatchSaysWhereItJoined: a watch that joined says it did, at
+// the snapshot's seq; it said "snapshot from seq 0 (0 messages)", a
+// recovery of nothing from a seq the feed never had.
+func TestMarketDataWatchSaysWhereItJoined(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, `[marketdata]
+feed_addr = "127.0.0.1:%d"
+recovery_addr = "127.0.0.1:0"
+heartbeat_interval = "200ms"
+[[session]]
+comp_id = "CLIENT1"
+`, freeUDPPort(t))
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	defer c.Close()
+	restDayBuy(t, c, "b1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	var out lockedbuf.Buffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	drawn := regexp.MustCompile(`ACME  Open  seq (\d+) [^\x1b]*last recovery: ([^\n]*)\n`)
+	for {
+		if m := drawn.FindStringSubmatch(out.String()); m != nil {
+			if want := "joined with a snapshot at seq " + m[1]; m[2] != want {
+				t.Fatalf("md watch drew %q as its last recovery, want %q:\n%s", m[2], want, out.String())
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("md watch never drew the book:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -44,7 +44,10 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 				w.addTrade(t)
 			}
 		},
-		OnRecovery: func(r Recovery) { w.lastRecovery, w.dirty = r, true },
+		OnRecovery: func(r Recovery) {
+			w.lastRecovery, w.dirty = r, true
+			w.recoveredSeq = w.client.NextSeq() // after a snapshot, the seq after the last it reflects
+		},
 		OnIdle: func() {
 			// Joined, and the feed lists no such symbol: say so, as BookJSON
 			// does, instead of drawing an empty book for ever.
@@ -79,6 +82,7 @@ type watcher struct {
 	trades       [watchTradesMax]Trade
 	tradesN      int
 	lastRecovery Recovery
+	recoveredSeq uint64 // the client's NextSeq once lastRecovery ended
 	dirty        bool
 	lastDraw     time.Time
 	buf          []byte
@@ -104,7 +108,15 @@ func (w *watcher) maybeDraw() {
 		w.buf = appendBookView(w.buf, w.book, w.trades[:w.tradesN], watchDepth, w.client.NextSeq())
 	}
 	if r := w.lastRecovery; r.Outcome != 0 {
-		w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s from seq %d (%d messages)", r.Outcome, r.FromSeq, r.Count)
+		switch {
+		case r.Cause == CauseJoin && r.Outcome == Snapshotted && w.recoveredSeq > 0:
+			// A join misses nothing: say where the snapshot put the books.
+			w.buf = fmt.Appendf(w.buf, "\nlast recovery: joined with a snapshot at seq %d", w.recoveredSeq-1)
+		case r.Cause == CauseJoin:
+			w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s, not joined", r.Outcome)
+		default:
+			w.buf = fmt.Appendf(w.buf, "\nlast recovery: %s from seq %d (%d messages)", r.Outcome, r.FromSeq, r.Count)
+		}
 		if r.Err != nil {
 			// Why it failed (the recovery service refused the connection,
 			// timed out, refused the snapshot): without it a watch that
