@@ -38,7 +38,7 @@ type Book struct {
 	Defined      bool // an InstrumentDefinition was received
 
 	Status       mdsbe.TradingStatus
-	StatusReason mdsbe.StatusReason // why the last status change happened, when the venue said
+	StatusReason mdsbe.StatusReason // why the last status change happened, when the venue said (None after a snapshot, which does not)
 	// Auction is the last AuctionUpdate: during a call the indicative
 	// uncross, after it the uncross itself (Kind tells which).
 	Auction             Auction
@@ -150,6 +150,9 @@ func (b *Book) reset() {
 	b.Bids, b.Asks = b.Bids[:0], b.Asks[:0]
 	b.RptSeq, b.LastTradePriceTicks, b.LastTradeQty, b.Volume = 0, 0, 0, 0
 	b.Auction = Auction{} // a snapshot carries a call's indicative
+	// A snapshot gives the status, not why it changed: a reason kept from
+	// an earlier InstrumentStatus may be of another status.
+	b.StatusReason = mdsbe.StatusReasonNone
 }
 
 // AppendPrice appends priceTicks as a decimal number in the instrument's

@@ -334,3 +334,41 @@ func TestReorderedHeartbeatIsNotARestart(t *testing.T) {
 		t.Fatalf("a later heartbeat announcing less: stats %+v, recoveries %+v", s, rec.recs)
 	}
 }
+
+// TestSnapshotForgetsAStatusReason: a snapshot gives each instrument's status
+// but not why it changed, so a book it replaces says no reason: it kept
+// the reason of the last InstrumentStatus the client had applied, a
+// volatility interruption for an instrument the snapshot shows open.
+func TestSnapshotForgetsAStatusReason(t *testing.T) {
+	f := newScriptFeed(t, 11)
+	c, clock, _ := newRecordingClient(t, f)
+	deliver(c, f.step())
+	status := func(st mdsbe.TradingStatus, why mdsbe.StatusReason) [][]byte {
+		mb := f.books[1]
+		mb.rptSeq++
+		mb.status = st
+		bookMessage(f, mdsbe.InstrumentStatusEncodedLength, mb, func(m *mdsbe.InstrumentStatus) {
+			m.SetStatus(st)
+			m.SetReason(why)
+		})
+		if err := f.b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		out := append([][]byte(nil), f.out...)
+		f.out = f.out[:0]
+		return out
+	}
+	deliver(c, status(mdsbe.TradingStatusVolatilityAuction, mdsbe.StatusReasonVolatilityInterruption))
+	if b := c.Book(1); b.StatusReason != mdsbe.StatusReasonVolatilityInterruption {
+		t.Fatalf("status reason %v after a volatility interruption", b.StatusReason)
+	}
+	status(mdsbe.TradingStatusOpen, mdsbe.StatusReasonNone) // lost
+	f.windowPackets = 0                                     // and not retransmitted: a snapshot
+	deliver(c, f.step())
+	clock.advance(time.Second)
+	c.Poll()
+	b := c.Book(1)
+	if c.Stats().Snapshots != 2 || b.Status != mdsbe.TradingStatusOpen || b.StatusReason != mdsbe.StatusReasonNone {
+		t.Fatalf("after the snapshot: status %v, reason %v; stats %+v", b.Status, b.StatusReason, c.Stats())
+	}
+}
