@@ -88,7 +88,9 @@
 // are given); every report of the order up to the one that ends it echoes
 // it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
 // after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
-// date or time already past is the matcher's ExpireTimeInPast. Either on
+// date or time already past is the matcher's ExpireTimeInPast (one before
+// 1678, which int64 nanoseconds cannot hold, is given as their earliest
+// time, not wrapped round into the future). Either on
 // an order that is not GTD is refused (OrdRejReason 11), never ignored.
 //
 // Outbound (RunOutbound, one consumer of the event ring): events become FIX

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -181,6 +182,12 @@ var unsupportedOrderFields = [...]struct {
 // in an int64 end in April 2262.
 const expiryYearMax = 2261
 
+// expiryEarliest is the earliest time Unix nanoseconds in an int64 hold
+// (September 1677). An expiry before it has long passed: it is given as
+// that time, which the matcher refuses as past, since its own nanoseconds
+// would wrap round into the future.
+var expiryEarliest = time.Unix(0, math.MinInt64)
+
 // parseExpiry reads a GTD order's expiry (gateway/doc.go, "GTD expiry"):
 // ExpireTime (126), or else ExpireDate (432), a local market date the order
 // may trade through, which ends at MarketDateEnd. The result is the last
@@ -191,6 +198,9 @@ func (g *Gateway) parseExpiry(m *quickfix.Message) (int64, *rejection) {
 		t, err := m.Body.GetTime(tag.ExpireTime)
 		if err != nil || t.Year() > expiryYearMax {
 			return 0, &rejection{ordRejOther, "invalid ExpireTime (126) " + string(fieldBytes(m, tag.ExpireTime))}
+		}
+		if t.Before(expiryEarliest) {
+			return math.MinInt64, nil
 		}
 		return t.UnixNano(), nil
 	}
@@ -205,6 +215,9 @@ func (g *Gateway) parseExpiry(m *quickfix.Message) (int64, *rejection) {
 	end := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
 	if g.cfg.MarketDateEnd != nil {
 		end = g.cfg.MarketDateEnd(t.Year(), t.Month(), t.Day())
+	}
+	if !end.After(expiryEarliest) {
+		return math.MinInt64, nil
 	}
 	return end.UnixNano() - 1, nil
 }
