@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -11,6 +12,7 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -69,6 +71,12 @@ func cmdMD(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue md %s: --recovery-addr is empty: give the feed's recovery service (marketdata.recovery_addr)\n", sub)
 		return 2
 	}
+	if bad, why := malformedTCPAddr(*recoveryAddr); bad != "" {
+		// A dial of it can only fail: watch tried for ever, book for its
+		// whole timeout, saying only that it could not join.
+		fmt.Fprintf(os.Stderr, "fixvenue md %s: --recovery-addr %q is not a host:port: %s\n", sub, bad, why)
+		return 2
+	}
 	cfg := feedclient.Config{FeedAddr: *feedAddr, RecoveryAddr: *recoveryAddr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -89,6 +97,30 @@ func cmdMD(args []string) int {
 		os.Stdout.Write(append(b, '\n'))
 	}
 	return 0
+}
+
+// malformedTCPAddr returns the first of the comma-separated addresses
+// (feedclient.NewTCPRecoverer's list) that no dial could use, and why; ""
+// when each is a host and a port. A host that does not resolve is left to
+// the dial, as it may resolve later.
+func malformedTCPAddr(list string) (string, string) {
+	for a := range strings.SplitSeq(list, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(a)
+		if err != nil {
+			var addrErr *net.AddrError
+			if errors.As(err, &addrErr) {
+				return a, addrErr.Err
+			}
+			return a, err.Error()
+		}
+		if n, err := net.LookupPort("tcp", port); err != nil || n == 0 {
+			return a, "port " + strconv.Quote(port) + " is not a port number (1 to 65535) or service name"
+		}
+	}
+	return "", ""
 }
 
 // cmdMDLatency listens to the UDP feed and measures, for every sequenced

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +305,25 @@ comp_id = "CLIENT1"
 			t.Fatalf("md watch never drew the book:\n%s", out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMarketDataRefusesAMalformedRecoveryAddress: a --recovery-addr that is
+// no host:port is refused at once, naming it; md watch tried to dial it
+// for ever and md book for its whole timeout, saying only that it could
+// not join.
+func TestMarketDataRefusesAMalformedRecoveryAddress(t *testing.T) {
+	feed := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	for _, sub := range []string{"watch", "book"} {
+		for _, c := range []struct{ addrs, bad string }{
+			{"bogus", "bogus"},
+			{"127.0.0.1:99999", "127.0.0.1:99999"},
+			{fmt.Sprintf("127.0.0.1:%d,node2", freeTCPPort(t)), "node2"},
+		} {
+			code, stdout, stderr := runCLI(t, "", nil, "md", sub, "--feed-addr", feed, "--recovery-addr", c.addrs)
+			if code != 2 || !strings.Contains(stderr, "--recovery-addr") || !strings.Contains(stderr, strconv.Quote(c.bad)) {
+				t.Errorf("md %s --recovery-addr %s: exit %d\nstdout: %s\nstderr: %s", sub, c.addrs, code, stdout, stderr)
+			}
+		}
 	}
 }
