@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,6 +226,7 @@ func New(cfg Config) (*Ops, error) {
 		if !cfg.Replica {
 			o.loadPhases()
 		}
+		o.warnUnscheduled()
 	}
 	barrier, own := cfg.Pipeline.AddEventConsumer()
 	o.wg.Add(1)
@@ -234,6 +236,26 @@ func New(cfg Config) (*Ops, error) {
 		o.monitor.run(cfg.Pipeline.Events, barrier, own)
 	}()
 	return o, nil
+}
+
+// warnUnscheduled says which configured instruments no schedule group
+// covers (no group lists them and none takes every other): the schedule
+// never moves them, so they keep their status through nights, weekends and
+// holidays, and only the end of day reaches them. That may be meant (an
+// instrument that trades around the clock), but a group list that left one
+// out by mistake showed nowhere (README, "Operating the venue").
+func (o *Ops) warnUnscheduled() {
+	var none []string
+	for _, in := range o.cfg.Instruments {
+		if _, err := o.groupOf(&in); err != nil {
+			none = append(none, in.Symbol)
+		}
+	}
+	if len(none) > 0 {
+		o.log.Warn("schedule: instruments in no schedule group keep their status around the clock; "+
+			"list them in a group, or add a group with instruments = [] for every other",
+			"instruments", strings.Join(none, ","))
+	}
 }
 
 // Monitor returns the control plane's view of the market.
