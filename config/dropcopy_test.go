@@ -31,6 +31,8 @@ func TestDropCopyConfig(t *testing.T) {
 		{base + "[export]\nformat = \"xml\"\n", `export.format: "xml"`},
 		{base + "[export]\nsubject_prefix = \"a.b\"\n", "export.subject_prefix"},
 		{base + "[export]\npublish_window = 0\n", "export.publish_window"},
+		{base + "[export]\nstream = \"" + strings.Repeat("S", 256) + "\"\n", "is 256 bytes, longer than the 255 JetStream takes"},
+		{base + "[export]\nvenue = \"" + strings.Repeat("V", 250) + "\"\n", "export.stream: \"FIXVENUE_VVV"},
 		{base + "[export]\ntap_events = 1000\n", "export.tap_events"},
 		{base + "[export]\nbatch_interval = \"0s\"\n", "export.batch_interval"},
 		{base + "[export]\nbatch_interval = \"2s\"\n", "export.batch_interval"},

@@ -60,6 +60,10 @@ const (
 	BatchIntervalMin = time.Millisecond
 )
 
+// StreamNameBytesMax is the longest stream name JetStream creates
+// (nats-server's JSMaxNameLen).
+const StreamNameBytesMax = 255
+
 // PublishWindowMax bounds export.publish_window.
 const PublishWindowMax = 1 << 16
 
@@ -107,6 +111,11 @@ func (c *Config) validateExport() []error {
 	}
 	if !natsToken(c.ExportStream()) || strings.ContainsAny(c.ExportStream(), "/\\") {
 		add("export.stream: %q is not a valid stream name", c.ExportStream())
+	} else if len(c.ExportStream()) > StreamNameBytesMax {
+		// JetStream refuses to create the stream: the venue would start
+		// and its export stay paused, the error only in its log.
+		add("export.stream: %q is %d bytes, longer than the %d JetStream takes for a stream name (set export.stream, or a shorter export.venue)",
+			c.ExportStream(), len(c.ExportStream()), StreamNameBytesMax)
 	}
 	if e.PublishWindow <= 0 || e.PublishWindow > PublishWindowMax {
 		add("export.publish_window: %d is outside [1, %d]", e.PublishWindow, PublishWindowMax)
