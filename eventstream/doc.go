@@ -104,7 +104,8 @@
 // holds, and a re-publish has the same Nats-Msg-Id. A stream it cannot
 // continue — its last message not written by this exporter (ErrForeign),
 // its last message not at the sequence it was published for (a gap:
-// messages were removed), its last message's batch not following the
+// messages were removed), its last message removed (deleted, or the stream
+// purged: JetStream keeps the last sequence, a gap too), its last message's batch not following the
 // last part of the batch before it (a copy of an earlier message
 // published again at the end), an event beyond the journal or different
 // from the journal's — is never written to: the exporter logs it once, counts

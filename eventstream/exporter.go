@@ -958,6 +958,13 @@ func LastEvent(ctx context.Context, st jetstream.Stream) (*Message, error) {
 		return nil, nil
 	}
 	raw, err := st.GetMsg(ctx, info.State.LastSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		// JetStream keeps a stream's last sequence when its last messages
+		// are deleted or the stream is purged: the stream lost events, as
+		// `fixvenue events verify` reports it.
+		return nil, fmt.Errorf("stream %s: its last message, %d, was removed (deleted, or the stream purged): a gap; delete the stream to export it again from the journal",
+			info.Config.Name, info.State.LastSeq)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: last message %d: %w", info.Config.Name, info.State.LastSeq, err)
 	}

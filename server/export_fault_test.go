@@ -472,3 +472,50 @@ func TestExportStreamStorageFull(t *testing.T) {
 		t.Fatalf("no line saying the export resumed:\n%s", logs.String())
 	}
 }
+
+// TestExportNamesAPurgedStreamAGap: a purged stream is empty but keeps
+// its last sequence; the exporter connecting to it refuses it as a gap,
+// saying so in its log, and writes nothing to it (eventstream/doc.go, "Outages and restarts").
+func TestExportNamesAPurgedStreamAGap(t *testing.T) {
+	n, url, cfg := externalNATS(t, true)
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	restingOrders(t, s, 5)
+	waitExported(t, s)
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No event follows the purge (its exporter would append it, as the
+	// stream's last sequence is unchanged); NATS restarted, the exporter
+	// reads the stream's end again.
+	if err := st.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n.Stop()
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	want := "was removed (deleted, or the stream purged): a gap"
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line saying %q:\n%s", want, logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	js = jetStream(t, url)
+	st, err = js.Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Fatalf("the exporter wrote %d messages into a purged stream", info.State.Msgs)
+	}
+}
