@@ -111,7 +111,8 @@
 // from the journal's — is never written to: the exporter logs it once, counts
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag
 // grows. Deleting such a stream makes the exporter re-export everything
-// from the journal. `fixvenue events verify` reads the stream to the end
+// from the journal; a following ReadStream returns ErrStreamReplaced, and
+// `fixvenue events tail` goes on from the event after the last it printed. `fixvenue events verify` reads the stream to the end
 // its messages reach: one whose last messages were deleted or purged
 // (JetStream keeps its last sequence) is reported as a gap.
 //

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -29,10 +31,24 @@ func (s Summary) String() string {
 	return fmt.Sprintf("events=%d last_event_seq=%d last_cause_seq=%d events_hash=%016x", s.Events, s.LastEventSeq, s.LastCauseSeq, s.Hash)
 }
 
+// ErrStreamReplaced is returned by a following ReadStream when the stream
+// it reads was deleted, and perhaps created again: the exporter then
+// publishes every event again from event 1, at stream sequences that no
+// longer say where the reader was.
+var ErrStreamReplaced = errors.New("the stream was deleted or created again")
+
+// streamCheckInterval is how often a following ReadStream asks whether its
+// stream is still the one it started on. JetStream's ordered consumer
+// does not say: over a stream deleted and created again it waits, without
+// a word, for the new stream to reach the sequence after the last message
+// it gave, then gives the new stream's messages from there.
+const streamCheckInterval = time.Second
+
 // ReadStream calls fn for each message of the stream from stream sequence
 // from (1: the start) up to the stream's last message when ReadStream
-// starts, or, with follow, until ctx ends. filter limits the subjects
-// (nil: all). A message the venue did not write is an error.
+// starts, or, with follow, until ctx ends or the stream is replaced
+// (ErrStreamReplaced). filter limits the subjects (nil: all). A message
+// the venue did not write is an error.
 func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from uint64, filter []string, follow bool,
 	fn func(m *Message) error) error {
 	st, err := js.Stream(ctx, stream)
@@ -85,8 +101,23 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		<-ctx.Done()
 		it.Stop()
 	}()
+	created, checked := info.Created, time.Now()
 	for {
-		m, err := it.Next()
+		var m jetstream.Msg
+		if follow {
+			m, err = it.Next(jetstream.NextMaxWait(streamCheckInterval))
+			if errors.Is(err, nats.ErrTimeout) || (err == nil && time.Since(checked) >= streamCheckInterval) {
+				checked = time.Now()
+				if rerr := StreamReplaced(ctx, js, stream, created); rerr != nil {
+					return rerr
+				}
+				if err != nil {
+					continue
+				}
+			}
+		} else {
+			m, err = it.Next()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -115,6 +146,24 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 			return endsEarly(meta.Sequence.Stream)
 		}
 	}
+}
+
+// StreamReplaced returns an error wrapping ErrStreamReplaced when the
+// stream no longer exists or is not the one created at created; nil when
+// it is, or when NATS did not answer (a lost connection shows elsewhere).
+func StreamReplaced(ctx context.Context, js jetstream.JetStream, stream string, created time.Time) error {
+	st, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("stream %s: %w (it exists no more)", stream, ErrStreamReplaced)
+	}
+	if err != nil {
+		return nil
+	}
+	if c := st.CachedInfo().Created; !c.Equal(created) {
+		return fmt.Errorf("stream %s: %w (created at %s, then at %s)", stream, ErrStreamReplaced,
+			created.UTC().Format(time.RFC3339Nano), c.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // FindEvent returns the stream sequence of the first message of the batch

@@ -107,7 +107,7 @@ func cmdEvents(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	t := &tailer{stream: *stream, from: from, subjects: subjects, asJSON: asJSON, count: count, w: os.Stdout, notes: os.Stderr,
+	t := &tailer{stream: *stream, from: from, subjects: subjects, asJSON: asJSON, count: count, w: os.Stdout, notes: os.Stderr, nextOn: map[string]uint64{},
 		dial: func() (jetstream.JetStream, *nats.Conn, error) { return dialJetStream(cfg, *natsURL) }}
 	if err := t.run(ctx, js, nc); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "fixvenue events tail: %v\n", err)
@@ -168,12 +168,46 @@ type tailer struct {
 	printed int64
 	batches eventstream.Batches
 	resume  uint64 // the stream sequence to go on from (0: from's batch)
+	// next is the event after the highest printed; created is when the
+	// stream read was created; replaced is set once it was deleted or
+	// created again, until an event is printed.
+	next     uint64
+	created  time.Time
+	replaced bool
+	// nextOn is, with subjects, the event after the last printed of each
+	// subject.
+	nextOn map[string]uint64
 }
 
 func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn) error {
 	defer func() { nc.Close() }() // the last connection dialled (the first is the caller's to close too)
 	for {
 		err := t.read(ctx, js)
+		if err != nil && ctx.Err() == nil && !nc.IsClosed() && !t.created.IsZero() && !errors.Is(err, errTailDone) {
+			// New messages at the sequences after the last read (a gap
+			// between batches) may be the first sign of a stream replaced.
+			if rerr := eventstream.StreamReplaced(ctx, js, t.stream, t.created); rerr != nil {
+				err = rerr
+			}
+		}
+		if ctx.Err() == nil && (errors.Is(err, eventstream.ErrStreamReplaced) || (t.replaced && errors.Is(err, jetstream.ErrStreamNotFound))) {
+			// The exporter exports every event again into a stream deleted
+			// or created again (eventstream/doc.go, "Outages and
+			// restarts"): go on from the event after the last printed
+			// once the stream holds it, by event sequence, as the stream
+			// sequences start again.
+			t.from, t.resume, t.batches = max(t.from, t.next), 0, eventstream.Batches{}
+			if !t.replaced {
+				fmt.Fprintf(t.notes, "fixvenue events tail: %v; going on from event %d once the stream holds it\n", err, t.from)
+			}
+			t.replaced = true
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
 		switch {
 		case errors.Is(err, errTailDone):
 			return nil
@@ -202,6 +236,11 @@ func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn)
 
 // read follows the stream on js from t.resume until an error.
 func (t *tailer) read(ctx context.Context, js jetstream.JetStream) error {
+	st, err := js.Stream(ctx, t.stream)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", t.stream, err)
+	}
+	t.created = st.CachedInfo().Created
 	if t.resume == 0 {
 		t.resume = 1
 		if t.from > 1 {
@@ -216,6 +255,13 @@ func (t *tailer) read(ctx context.Context, js jetstream.JetStream) error {
 	return eventstream.ReadStream(ctx, js, t.stream, t.resume, t.subjects, true, func(m *eventstream.Message) error {
 		if len(t.subjects) > 0 {
 			for _, ev := range m.Events {
+				if ev.EventSeq < t.nextOn[m.Subject] {
+					// Printed already: a subject's events ascend, and a stream
+					// replaced can give a few messages of the new stream, which
+					// begins again at event 1, before the replacement shows.
+					continue
+				}
+				t.nextOn[m.Subject] = ev.EventSeq + 1
 				if err := t.print(m.Subject, ev); err != nil {
 					return err
 				}
@@ -243,6 +289,7 @@ func (t *tailer) print(subject string, ev eventstream.Event) error {
 	if ev.EventSeq < t.from {
 		return nil
 	}
+	t.next, t.replaced = max(t.next, ev.EventSeq+1), false
 	text, err := venue.AppendText(nil, ev.Bytes, 0)
 	if err != nil {
 		text = []byte("undecodable: " + err.Error())

@@ -480,6 +480,107 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	}
 }
 
+// TestEventsTailFollowsAStreamExportedAgain: a following `events tail`
+// over a stream an operator deletes (the exporter then creates it again
+// and exports every event from event 1, eventstream/doc.go "Outages and
+// restarts") says so and goes on from the event after the last it
+// printed, each event once and in order, with or without a subject
+// filter. It waited without a word: JetStream's ordered consumer waits
+// for the new stream to reach the sequence after the last message it gave.
+func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
+	v := startVenue(t, cfgPath)
+	defer v.stop(t)
+	next := 1
+	order := func(id string) {
+		t.Helper()
+		c := logOnAt(t, v.fixAddr, "CLIENT1", next, next == 1)
+		if err := c.Send("D", tradingOrder(id, next)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Logout()
+		next = c.NextOut
+	}
+	order("before")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type tailProc struct {
+		name  string
+		notes *lockedbuf.Buffer
+		lines chan string
+		last  uint64 // the last event printed
+	}
+	startTail := func(name string, args ...string) *tailProc {
+		tail := exec.CommandContext(ctx, binPath, append([]string{"events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--json"}, args...)...)
+		p := &tailProc{name: name, notes: &lockedbuf.Buffer{}, lines: make(chan string, 1024)}
+		tail.Stderr = p.notes
+		stdout, err := tail.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tail.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tail.Process.Kill(); _ = tail.Wait() })
+		go func() {
+			defer close(p.lines)
+			for sc := bufio.NewScanner(stdout); sc.Scan(); {
+				p.lines <- sc.Text()
+			}
+		}()
+		return p
+	}
+	// contiguous: every event is printed; else the orders of one subject,
+	// ascending.
+	readUntil := func(p *tailProc, contiguous bool, clOrdID string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case line, ok := <-p.lines:
+				if !ok {
+					t.Fatalf("%s: the tail ended before %s; its notes:\n%s", p.name, clOrdID, p.notes.String())
+				}
+				var ev struct {
+					EventSeq uint64 `json:"eventSeq"`
+					Text     string `json:"text"`
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.EventSeq <= p.last || (contiguous && ev.EventSeq != p.last+1) {
+					t.Fatalf("%s: tail line %q (%v) after event %d", p.name, line, err, p.last)
+				}
+				p.last = ev.EventSeq
+				if strings.Contains(ev.Text, `"`+clOrdID+`"`) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("%s: no event of %s after 30 s (last event %d); the tail's notes:\n%s", p.name, clOrdID, p.last, p.notes.String())
+			}
+		}
+	}
+	all := startTail("all")
+	orders := startTail("orders", "--subject", "fixvenue.VENUE.orders.>")
+	readUntil(all, true, "before")
+	readUntil(orders, false, "before")
+
+	js := jetStreamAt(t, v.ready.NATSURL)
+	if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
+		t.Fatal(err)
+	}
+	order("after")
+	readUntil(all, true, "after")
+	readUntil(orders, false, "after")
+	for _, p := range []*tailProc{all, orders} {
+		if n := p.notes.String(); !strings.Contains(n, "the stream was deleted or created again") {
+			t.Fatalf("%s: the tail's notes do not say the stream was replaced:\n%s", p.name, n)
+		}
+	}
+}
+
 // jetStreamAt connects to the NATS server at url for the test's reads and
 // writes of a stream; the connection closes when the test ends.
 func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
