@@ -104,6 +104,8 @@ type SessionInfo struct {
 	MessagesPerSecond int `json:"messages_per_second"`
 	OrdersPerSecond   int `json:"orders_per_second"`
 	CancelsPerSecond  int `json:"cancels_per_second"`
+	// DropCopy marks a drop-copy session: no orders, no risk limits.
+	DropCopy bool `json:"drop_copy,omitempty"`
 }
 
 // StatusInfo answers GET /v1/status.
@@ -925,7 +927,7 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]SessionInfo, 0, len(o.cfg.Sessions))
 	for _, s := range o.cfg.Sessions {
-		info := SessionInfo{CompID: s.CompID, OpenOrders: o.monitor.SessionOrders(s.Idx)}
+		info := SessionInfo{CompID: s.CompID, OpenOrders: o.monitor.SessionOrders(s.Idx), DropCopy: s.DropCopy}
 		if sc := o.cfg.SessionControl; sc != nil {
 			st := sc.SessionState(s.Idx)
 			info.LoggedOn, info.Disabled, info.Address = st.LoggedOn, st.Disabled, st.Address

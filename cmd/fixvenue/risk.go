@@ -74,8 +74,15 @@ func (c *adminClient) risk(args []string) int {
 				}
 				return
 			}
-			fmt.Fprintf(c.errOut, "%s risk show: no %s %q: the venue lists %s\n", c.prog, scope, name, subjectsText(list, scope))
 			missing = true
+			if scope == "session" && c.dropCopySession(name) {
+				// The API lists order sessions only; a drop-copy session
+				// exists, and kill, reset and limits refuse it with these
+				// words.
+				fmt.Fprintf(c.errOut, "%s risk show: session %s is a drop-copy session: it enters no orders, so it has no risk limits\n", c.prog, name)
+				return
+			}
+			fmt.Fprintf(c.errOut, "%s risk show: no %s %q: the venue lists %s\n", c.prog, scope, name, subjectsText(list, scope))
 		})
 		if missing {
 			return 1
@@ -149,4 +156,17 @@ func limitsText(limits map[string]int64) string {
 		pairs = append(pairs, fmt.Sprintf("%s=%d", name, limits[name]))
 	}
 	return strings.Join(pairs, ",")
+}
+
+// dropCopySession reports whether the venue names comp as a drop-copy
+// session (GET /v1/sessions).
+func (c *adminClient) dropCopySession(comp string) bool {
+	var sessions []ops.SessionInfo
+	found := false
+	c.call("GET", "/v1/sessions", nil, &sessions, func() {
+		for _, s := range sessions {
+			found = found || (s.CompID == comp && s.DropCopy)
+		}
+	})
+	return found
 }

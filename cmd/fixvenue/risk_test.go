@@ -392,3 +392,22 @@ func TestRiskLimitSetToItsValueIsRefused(t *testing.T) {
 		t.Fatalf("CLIENT1's limit after CLIENT2's changed: %s", body)
 	}
 }
+
+// TestRiskShowOfADropCopySession: `risk show --session` naming a drop-copy
+// session says it is one, with no risk limits, as kill, reset and limits
+// refuse it; it said the venue had no such session.
+func TestRiskShowOfADropCopySession(t *testing.T) {
+	_, addr := startRiskVenue(t, "", "[[session]]\ncomp_id = \"DC1\"\nkind = \"dropcopy\"\ncopy_all = true\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show", "--session", "DC1"}, "session DC1 is a drop-copy session: it enters no orders, so it has no risk limits"},
+		{[]string{"show", "--session", "DC1", "--json"}, "session DC1 is a drop-copy session"},
+		{[]string{"show", "--session", "NOPE"}, `no session "NOPE": the venue lists CLIENT1, CLIENT2`},
+	} {
+		if out, code := runWithAdmin(t, addr, riskToken, append([]string{"admin", "risk"}, tc.args...)...); code != 1 || !strings.Contains(out, tc.want) {
+			t.Errorf("risk %s: exit %d, want 1 and %q:\n%s", strings.Join(tc.args, " "), code, tc.want, out)
+		}
+	}
+}
