@@ -240,7 +240,17 @@ func (t *tailer) read(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", t.stream, err)
 	}
-	t.created = st.CachedInfo().Created
+	created := st.CachedInfo().Created
+	if t.resume != 0 && !t.created.IsZero() && !created.Equal(t.created) {
+		// Back after a loss of NATS to another stream of the name (a
+		// NATS whose store was lost, exported again): its sequences are
+		// not the ones t.resume counts.
+		prev := t.created
+		t.created = created
+		return fmt.Errorf("stream %s: %w (created at %s, then at %s)", t.stream, eventstream.ErrStreamReplaced,
+			prev.UTC().Format(time.RFC3339Nano), created.UTC().Format(time.RFC3339Nano))
+	}
+	t.created = created
 	if t.resume == 0 {
 		t.resume = 1
 		if t.from > 1 {

@@ -480,6 +480,90 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	}
 }
 
+// followingTail is a `fixvenue events tail --json` process a test reads.
+type followingTail struct {
+	name  string
+	notes *lockedbuf.Buffer
+	lines chan string
+	last  uint64 // the last event printed
+}
+
+// startFollowingTail starts `fixvenue events tail --json` with the
+// configuration at cfgPath and more arguments; ctx bounds its life.
+func startFollowingTail(t *testing.T, ctx context.Context, name, cfgPath string, args ...string) *followingTail {
+	t.Helper()
+	tail := exec.CommandContext(ctx, binPath, append([]string{"events", "tail", "--config", cfgPath, "--json"}, args...)...)
+	p := &followingTail{name: name, notes: &lockedbuf.Buffer{}, lines: make(chan string, 1024)}
+	tail.Stderr = p.notes
+	stdout, err := tail.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tail.Process.Kill(); _ = tail.Wait() })
+	go func() {
+		defer close(p.lines)
+		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+			p.lines <- sc.Text()
+		}
+	}()
+	return p
+}
+
+// readUntil reads the tail's events up to the first of order clOrdID, each
+// after the last read: every event when contiguous, else (a subject
+// filter) ascending.
+func (p *followingTail) readUntil(t *testing.T, contiguous bool, clOrdID string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("%s: the tail ended before %s; its notes:\n%s", p.name, clOrdID, p.notes.String())
+			}
+			var ev struct {
+				EventSeq uint64 `json:"eventSeq"`
+				Text     string `json:"text"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.EventSeq <= p.last || (contiguous && ev.EventSeq != p.last+1) {
+				t.Fatalf("%s: tail line %q (%v) after event %d", p.name, line, err, p.last)
+			}
+			p.last = ev.EventSeq
+			if strings.Contains(ev.Text, `"`+clOrdID+`"`) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("%s: no event of %s after 30 s (last event %d); the tail's notes:\n%s", p.name, clOrdID, p.last, p.notes.String())
+		}
+	}
+}
+
+// notesSayReplaced fails the test unless the tail said its stream was replaced.
+func (p *followingTail) notesSayReplaced(t *testing.T) {
+	t.Helper()
+	if n := p.notes.String(); !strings.Contains(n, "the stream was deleted or created again") {
+		t.Fatalf("%s: the tail's notes do not say the stream was replaced:\n%s", p.name, n)
+	}
+}
+
+// restingOrderAt logs CLIENT1 on at addr (next: its next MsgSeqNum, 1 for
+// a reset) and has order id accepted; it returns the next MsgSeqNum.
+func restingOrderAt(t *testing.T, addr string, next int, id string) int {
+	t.Helper()
+	c := logOnAt(t, addr, "CLIENT1", next, next == 1)
+	if err := c.Send("D", tradingOrder(id, next)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Logout()
+	return c.NextOut
+}
+
 // TestEventsTailFollowsAStreamExportedAgain: a following `events tail`
 // over a stream an operator deletes (the exporter then creates it again
 // and exports every event from event 1, eventstream/doc.go "Outages and
@@ -492,93 +576,60 @@ func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
 	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
 	v := startVenue(t, cfgPath)
 	defer v.stop(t)
-	next := 1
-	order := func(id string) {
-		t.Helper()
-		c := logOnAt(t, v.fixAddr, "CLIENT1", next, next == 1)
-		if err := c.Send("D", tradingOrder(id, next)...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-		c.Logout()
-		next = c.NextOut
-	}
-	order("before")
+	next := restingOrderAt(t, v.fixAddr, 1, "before")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type tailProc struct {
-		name  string
-		notes *lockedbuf.Buffer
-		lines chan string
-		last  uint64 // the last event printed
-	}
-	startTail := func(name string, args ...string) *tailProc {
-		tail := exec.CommandContext(ctx, binPath, append([]string{"events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--json"}, args...)...)
-		p := &tailProc{name: name, notes: &lockedbuf.Buffer{}, lines: make(chan string, 1024)}
-		tail.Stderr = p.notes
-		stdout, err := tail.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tail.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tail.Process.Kill(); _ = tail.Wait() })
-		go func() {
-			defer close(p.lines)
-			for sc := bufio.NewScanner(stdout); sc.Scan(); {
-				p.lines <- sc.Text()
-			}
-		}()
-		return p
-	}
-	// contiguous: every event is printed; else the orders of one subject,
-	// ascending.
-	readUntil := func(p *tailProc, contiguous bool, clOrdID string) {
-		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case line, ok := <-p.lines:
-				if !ok {
-					t.Fatalf("%s: the tail ended before %s; its notes:\n%s", p.name, clOrdID, p.notes.String())
-				}
-				var ev struct {
-					EventSeq uint64 `json:"eventSeq"`
-					Text     string `json:"text"`
-				}
-				if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.EventSeq <= p.last || (contiguous && ev.EventSeq != p.last+1) {
-					t.Fatalf("%s: tail line %q (%v) after event %d", p.name, line, err, p.last)
-				}
-				p.last = ev.EventSeq
-				if strings.Contains(ev.Text, `"`+clOrdID+`"`) {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("%s: no event of %s after 30 s (last event %d); the tail's notes:\n%s", p.name, clOrdID, p.last, p.notes.String())
-			}
-		}
-	}
-	all := startTail("all")
-	orders := startTail("orders", "--subject", "fixvenue.VENUE.orders.>")
-	readUntil(all, true, "before")
-	readUntil(orders, false, "before")
+	all := startFollowingTail(t, ctx, "all", cfgPath, "--nats", v.ready.NATSURL)
+	orders := startFollowingTail(t, ctx, "orders", cfgPath, "--nats", v.ready.NATSURL, "--subject", "fixvenue.VENUE.orders.>")
+	all.readUntil(t, true, "before")
+	orders.readUntil(t, false, "before")
 
 	js := jetStreamAt(t, v.ready.NATSURL)
 	if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
 		t.Fatal(err)
 	}
-	order("after")
-	readUntil(all, true, "after")
-	readUntil(orders, false, "after")
-	for _, p := range []*tailProc{all, orders} {
-		if n := p.notes.String(); !strings.Contains(n, "the stream was deleted or created again") {
-			t.Fatalf("%s: the tail's notes do not say the stream was replaced:\n%s", p.name, n)
-		}
+	restingOrderAt(t, v.fixAddr, next, "after")
+	all.readUntil(t, true, "after")
+	orders.readUntil(t, false, "after")
+	all.notesSayReplaced(t)
+	orders.notesSayReplaced(t)
+}
+
+// TestEventsTailFollowsAVenueThatLostItsStream: a following `events tail`
+// whose venue comes back with its embedded NATS server's store lost (the
+// exporter exports every event again into a new stream) says so and goes
+// on from the event after the last it printed. It went on from the stream
+// sequence after the last message it read, which in the new stream is
+// another event or none yet, and printed nothing more.
+func TestEventsTailFollowsAVenueThatLostItsStream(t *testing.T) {
+	dir := t.TempDir()
+	ports, release := reservePorts(t, "tcp", 1)
+	natsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cfgPath := writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
+		"[session_defaults]\ncancel_on_disconnect = false\n")
+	release()
+	v := startVenue(t, cfgPath)
+	// Orders a round trip apart, each a batch of its own: the new stream,
+	// exported at once, holds them in fewer messages.
+	next := 1
+	for _, id := range []string{"first", "second", "third", "fourth"} {
+		next = restingOrderAt(t, v.fixAddr, next, id)
 	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	all := startFollowingTail(t, ctx, "all", cfgPath, "--nats", "nats://"+natsAddr)
+	all.readUntil(t, true, "fourth")
+	v.stop(t)
+	if err := os.RemoveAll(filepath.Join(dir, "data", "nats")); err != nil {
+		t.Fatal(err)
+	}
+	v = startVenue(t, cfgPath)
+	defer v.stop(t)
+	restingOrderAt(t, v.fixAddr, next, "after")
+	all.readUntil(t, true, "after")
+	all.notesSayReplaced(t)
 }
 
 // jetStreamAt connects to the NATS server at url for the test's reads and
