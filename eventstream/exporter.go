@@ -466,7 +466,7 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 	}
 	e.met.catchUps.Inc()
 	e.met.catchingUp.Set(1)
-	e.log.Info("event export: catching up from the journal", "journal_from_seq", from, "stream_last_event_seq", e.next-1)
+	e.log.Info("event export: catching up from the journal", "journal_from_seq", from, "from_event_seq", e.next)
 	return nil
 }
 

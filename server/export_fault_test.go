@@ -519,3 +519,47 @@ func TestExportNamesAPurgedStreamAGap(t *testing.T) {
 		t.Fatalf("the exporter wrote %d messages into a purged stream", info.State.Msgs)
 	}
 }
+
+// TestExportCatchUpLogsWhereItStarts: a venue restarted on its stream
+// catches up from the first event of the batch the stream ends in
+// (eventstream/doc.go, "Outages and restarts"), and its log says that
+// event; it called the event before it the stream's last event, so a
+// stream ending in one batch of every event was logged as holding none.
+func TestExportCatchUpLogsWhereItStarts(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, exportSection+"[session_defaults]\ncancel_on_disconnect = false\n"), Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	sendOrder(t, c2, order{id: "s1", side: "2", qty: "10", px: "100.00"})
+	expectER(t, c2, map[int]string{11: "s1", 150: "0"})
+	// One command, three events (accepted, a fill each side): a batch of
+	// more than one event ends the stream.
+	sendOrder(t, c1, order{id: "b1", side: "1", qty: "4", px: "100.00"})
+	expectER(t, c1, map[int]string{11: "b1", 150: "F"})
+	waitExported(t, s)
+	s.Close()
+
+	var logs lockedbuf.Buffer
+	s2 := startServer(t, testConfig(t, dir, exportSection+"[session_defaults]\ncancel_on_disconnect = false\n"), Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	waitExported(t, s2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := jetStream(t, s2.EmbeddedNATS().URL()).Stream(ctx, s2.cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := eventstream.LastEvent(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.First == last.Last {
+		t.Fatalf("the stream ends in a batch of one event (%d): the test needs more", last.First)
+	}
+	want := fmt.Sprintf(" from_event_seq=%d", last.First)
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "catching up from the journal") && strings.HasSuffix(line, want) {
+			return
+		}
+	}
+	t.Fatalf("no catch-up log line ending %q:\n%s", want, logs.String())
+}
