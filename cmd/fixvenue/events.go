@@ -299,6 +299,15 @@ func (t *tailer) print(subject string, ev eventstream.Event) error {
 	if ev.EventSeq < t.from {
 		return nil
 	}
+	if want := max(t.from, t.next); len(t.subjects) == 0 && ev.EventSeq > want {
+		// Read whole, the stream gives every event: the ones before this
+		// were removed from it (its first messages deleted, or a limit).
+		missing := fmt.Sprintf("events %d-%d are", want, ev.EventSeq-1)
+		if want == ev.EventSeq-1 {
+			missing = fmt.Sprintf("event %d is", want)
+		}
+		fmt.Fprintf(t.notes, "fixvenue events tail: %s not in the stream (removed from it); going on from event %d\n", missing, ev.EventSeq)
+	}
 	t.next, t.replaced = max(t.next, ev.EventSeq+1), false
 	text, err := venue.AppendText(nil, ev.Bytes, 0)
 	if err != nil {

@@ -632,6 +632,75 @@ func TestEventsTailFollowsAVenueThatLostItsStream(t *testing.T) {
 	all.notesSayReplaced(t)
 }
 
+// TestEventsTailSaysWhatTheStreamNoLongerHolds: `events tail` (whole
+// batches, no subject filter) from an event whose messages were removed
+// from the stream (deleted, or a limit of the stream) says which events
+// are not there before it prints the first that is; it began with a later
+// event without a word.
+func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
+	v := startVenue(t, cfgPath)
+	defer v.stop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js := jetStreamAt(t, v.ready.NATSURL)
+	// Orders a round trip apart until the stream holds two messages (two
+	// batches; the exporter may put orders that come close in one).
+	next := 1
+	var st jetstream.Stream
+	for i := 0; ; i++ {
+		if i == 10 {
+			t.Fatal("10 orders a round trip apart made fewer than two messages")
+		}
+		next = restingOrderAt(t, v.fixAddr, next, fmt.Sprintf("o%d", i))
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			sum, err := eventstream.SummarizeStream(ctx, js, "FIXVENUE_VENUE")
+			if err == nil && sum.Events == int64(i+1) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the stream does not hold the %d orders: %v, %v", i+1, sum, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var err error
+		if st, err = js.Stream(ctx, "FIXVENUE_VENUE"); err != nil {
+			t.Fatal(err)
+		}
+		if st.CachedInfo().State.Msgs >= 2 {
+			break
+		}
+	}
+	if err := st.DeleteMsg(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := eventstream.DecodeMessage(raw.Header, raw.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer tcancel()
+	cmd := exec.CommandContext(tctx, binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--count", "1")
+	var notes lockedbuf.Buffer
+	cmd.Stderr = &notes
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), fmt.Sprintf("%d ", kept.First)) {
+		t.Fatalf("events tail: %v\n%s\nnotes:\n%s", err, out, notes.String())
+	}
+	missing := fmt.Sprintf("events 1-%d are", kept.First-1)
+	if kept.First == 2 {
+		missing = "event 1 is"
+	}
+	if want := fmt.Sprintf("%s not in the stream (removed from it); going on from event %d", missing, kept.First); !strings.Contains(notes.String(), want) {
+		t.Fatalf("the tail's notes do not say %q:\n%s", want, notes.String())
+	}
+}
+
 // jetStreamAt connects to the NATS server at url for the test's reads and
 // writes of a stream; the connection closes when the test ends.
 func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
