@@ -100,6 +100,7 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 			if o.stopping() {
 				return
 			}
+			o.catchUpAtNs.Store(tr.At.UnixNano())
 			if !o.runTransitionDone(tr, true) {
 				return
 			}
@@ -108,6 +109,7 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 			}
 			last = tr
 		}
+		o.catchUpAtNs.Store(0)
 		if len(missed) > 0 {
 			o.log.Info("schedule: caught up", "transitions", len(missed))
 		}

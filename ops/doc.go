@@ -53,8 +53,10 @@
 // <data_dir>/phases.json; a cluster node keeps no such file (a node that
 // leads again would read those of its own last term), so a new leader
 // resumes into the schedule's phase. At start the transitions missed since then
-// run once, in order (at most catchUpMax, the last ones), before the
-// server takes FIX logons (CaughtUp); with no state file, every group is
+// run once, in order (at most catchUpMax, the last ones), each stamped
+// with the time it was due (stampNs: the matcher's GTD expiries and auction
+// timers due later fire after it, and the auction timer's Ticks wait for
+// the catch-up's end), before the server takes FIX logons (CaughtUp); with no state file, every group is
 // brought to the status of its phase now, and a state file that cannot be
 // read refuses the start (Start), as the missed transitions cannot be
 // known. A transition whose commands

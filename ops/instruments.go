@@ -199,7 +199,7 @@ func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err er
 // applied and durable, and returns its result (Reason None: listed).
 func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (Result, error) {
 	r, err := o.submit(func(slot []byte, cmdSeq uint64) error {
-		return core.EncodeAddInstrument(slot, cmdSeq, o.cfg.Now().UnixNano(), a, operator, reason)
+		return core.EncodeAddInstrument(slot, cmdSeq, o.stampNs(), a, operator, reason)
 	})
 	if err != nil {
 		return r, err
@@ -235,7 +235,7 @@ func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, err
 		var t venue.Tick
 		_ = t.WrapEncode(slot, 0)
 		t.SetSeq(cmdSeq)
-		t.SetTimestampNs(o.cfg.Now().UnixNano())
+		t.SetTimestampNs(o.stampNs())
 		p.Commands.Publish(seq)
 		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, err

@@ -154,6 +154,12 @@ type Ops struct {
 	// transitions it missed (or there is none).
 	caughtUp    chan struct{}
 	catchUpOnce sync.Once
+	// catchUpAtNs is, while the schedule runs a transition it missed, the
+	// time the transition was due (0 otherwise): the commands the control
+	// plane journals then carry it (stampNs), so that the matcher applies the
+	// transition as at its time, before a GTD order that expired later in
+	// the downtime is expired (README, "The trading day").
+	catchUpAtNs atomic.Int64
 	// eodPublished are the schedule's end-of-day commands, by reason, that
 	// were published but timed out (the schedule's goroutine only): a retry
 	// waits for the one published rather than sending another.
@@ -363,6 +369,20 @@ func (o *Ops) endCatchUp() { o.catchUpOnce.Do(func() { close(o.caughtUp) }) }
 // with, the phases of a day long over (README, "The trading day").
 func (o *Ops) CaughtUp() <-chan struct{} { return o.caughtUp }
 
+// stampNs is the timestamp of a command the control plane journals: the
+// clock's, or during the schedule's catch-up the time of the transition it
+// runs (catchUpAtNs), so that the matcher's timers (GTD expiries, auction
+// ends) due after it fire after it, as they would have had the venue been
+// up. An operator's command in the catch-up carries it too: the journal's
+// timestamps stay in order.
+func (o *Ops) stampNs() int64 {
+	now := o.cfg.Now().UnixNano()
+	if at := o.catchUpAtNs.Load(); at != 0 && at < now {
+		return at
+	}
+	return now
+}
+
 // WaitCaughtUp waits for CaughtUp; false when Close comes first.
 func (o *Ops) WaitCaughtUp() bool {
 	select {
@@ -384,6 +404,14 @@ const auctionTimerPeriod = 50 * time.Millisecond
 // same place ("Auctions" in core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
 	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
+		select {
+		case <-o.caughtUp:
+		default:
+			// The catch-up's commands carry the missed transitions' times
+			// (stampNs): a Tick at the clock's time now would expire the
+			// GTD orders due since, before the transitions that came first.
+			return
+		}
 		if now := o.cfg.Now().UnixNano(); o.cfg.TimersDue != nil && now >= o.cfg.TimersDue() {
 			o.tick(now)
 		}
@@ -508,7 +536,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 		var c venue.OperatorCommand
 		_ = c.WrapEncode(slot, 0)
 		c.SetSeq(cmdSeq)
-		c.SetTimestampNs(o.cfg.Now().UnixNano())
+		c.SetTimestampNs(o.stampNs())
 		c.SetAction(a.Kind)
 		c.SetStatus(a.Status)
 		c.SetFilterSessionIdx(a.Session)
@@ -630,7 +658,7 @@ func (o *Ops) snapshot() (uint64, error) {
 		var c venue.Snapshot
 		_ = c.WrapEncode(slot, 0)
 		c.SetSeq(cmdSeq)
-		c.SetTimestampNs(o.cfg.Now().UnixNano())
+		c.SetTimestampNs(o.stampNs())
 		c.SetSnapshotID(cmdSeq)
 		p.Commands.Publish(seq)
 		for stats.LastSeq.Load() < int64(cmdSeq) {

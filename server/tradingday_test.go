@@ -402,6 +402,47 @@ func TestTradingDayRestart(t *testing.T) {
 	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
 }
 
+// TestCatchUpRunsATransitionAtItsTime: a transition the venue missed runs
+// as at its time (README, "The trading day"): a GTD order resting in the
+// opening call that expired after the opening, while the venue was down,
+// trades in the opening uncross the catch-up runs, as it would have with
+// the venue up. The catch-up's commands carried the time of the restart,
+// and the first expired the order before the uncross.
+func TestCatchUpRunsATransitionAtItsTime(t *testing.T) {
+	dir := t.TempDir()
+	// The next compressed day, so that its times are ahead of the wall
+	// clock the gateway checks an ExpireTime against.
+	dayStart := time.Now().Truncate(compressedDayLength).Add(compressedDayLength)
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(1500*time.Millisecond))) // in the opening call
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	buyer := logon(t, s, "CLIENT1", true)
+	expire := dayStart.Add(2500 * time.Millisecond).UTC().Format("20060102-15:04:05.000") // after the open at 2 s
+	sendOrder(t, buyer, order{id: "gtd", side: "1", qty: "5", px: "100.00", tif: "6", extra: []fixclient.Field{fixclient.F(126, expire)}})
+	expectER(t, buyer, map[int]string{11: "gtd", 150: "0"})
+	next := buyer.NextOut
+	buyer.Close()
+	seller := logon(t, s, "CLIENT2", true)
+	sendOrder(t, seller, order{id: "sell", side: "2", qty: "5", px: "100.00"})
+	expectER(t, seller, map[int]string{11: "sell", 150: "0"})
+	seller.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back after the order's expiry: the opening at 2 s is caught up.
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(3*time.Second)))
+	waitReady(t, s)
+	waitUntil(t, "the opening uncross traded the GTD order", func() bool {
+		a := instrumentsOf(t, s)["ACME"]
+		return a.Status == "Open" && a.Volume == 5 && a.RestingOrders == 0
+	})
+	r, _ := resume(t, s, "CLIENT1", next)
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, r, map[int]string{11: "gtd", 150: "F", 39: "2"})
+}
+
 // TestRestartAfterALongStop: a venue down for more days than the schedule
 // scans (here 500 compressed days, past its 400) catches up to the
 // transitions just before now before it serves, as it does after a short
