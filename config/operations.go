@@ -265,6 +265,11 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 	if day <= 0 || day > 24*time.Hour || (day < 24*time.Hour && day < time.Second) {
 		add("schedule.day: %s is outside [1s, 24h]", s.Day.Duration)
 	}
+	if s.TradingDays != nil && len(s.TradingDays) == 0 {
+		// An empty list would trade no day, and Weekdays takes it for the
+		// key left out: the operator who wrote it meant neither.
+		add("schedule.trading_days: the list is empty, so no day would trade; list the weekdays, or leave the key out for Monday to Friday")
+	}
 	for i, d := range s.TradingDays {
 		if _, ok := weekdayNames[d]; !ok {
 			add("schedule.trading_days[%d]: %q is not Mon, Tue, Wed, Thu, Fri, Sat or Sun", i, d)

@@ -177,6 +177,7 @@ close = "16h"
 		{`name = "g"`, "name = \"g\"\ninstruments = [\"NOPE\"]", `"NOPE" is not a configured instrument`},
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\nholidays = [\"25/12/2026\"]", "schedule.holidays[0]"},
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = [\"Monday\"]", "schedule.trading_days[0]"},
+		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = []", "schedule.trading_days: the list is empty"},
 		{`open = "8h"`, `open = "eight"`, "open"},
 		{`close = "16h"`, "closing_call = \"16h\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
 		{`close = "16h"`, "closing_call = \"7h30m\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
