@@ -169,25 +169,8 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
-	for _, o := range []struct{ id, side, qty, px string }{{"b", "1", "10", "100.50"}, {"s", "2", "4", "100.00"}} {
-		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
-			fixclient.F(44, o.px), fixclient.F(59, "0")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: o.id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
-	var out lockedbuf.Buffer
-	watch.Stdout, watch.Stderr = &out, &out
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	crossInTheCall(t, c)
+	ctx, out := watchACME(t, v)
 	const want = "indicative 4 @ 100.50  imbalance buy 6"
 	for !strings.Contains(out.String(), want) {
 		if ctx.Err() != nil {
@@ -202,50 +185,13 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 // only by convention), so `fixvenue md watch` marks them auction; it showed
 // each as a trade a buyer had taken.
 func TestMarketDataWatchShowsAnUncrossTradeAsAnAuction(t *testing.T) {
-	dir := t.TempDir()
-	v := startVenue(t, writeVenueConfig(t, dir, `[admin]
-addr = "127.0.0.1:0"
-%s[marketdata]
-feed_addr = "127.0.0.1:%d"
-recovery_addr = "127.0.0.1:0"
-heartbeat_interval = "200ms"
-[[session]]
-comp_id = "CLIENT1"
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-status = "opening-call"
-`, adminTokenTOML("carol", "", cliToken), freeUDPPort(t)))
+	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+acmeTOML+"status = \"opening-call\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+
+		adminTokenTOML("carol", "", cliToken)))
 	admin := v.ready.AdminAddr
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
-	// In continuous trading s2 takes a bid: a trade whose aggressor sold.
-	orders := []struct{ id, side, qty, px string }{{"b", "1", "10", "100.50"}, {"s", "2", "4", "100.00"}}
-	for _, o := range orders {
-		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
-			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
-			fixclient.F(44, o.px), fixclient.F(59, "0")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: o.id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
-	var out lockedbuf.Buffer
-	watch.Stdout, watch.Stderr = &out, &out
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	crossInTheCall(t, c)
+	ctx, out := watchACME(t, v)
 	waitFor := func(re *regexp.Regexp) {
 		t.Helper()
 		for !re.MatchString(out.String()) {
@@ -259,6 +205,7 @@ status = "opening-call"
 	if code, stdout, stderr := runAdminCLI(t, admin, cliToken, "resume", "ACME", "--reason", "open"); code != 0 {
 		t.Fatalf("admin resume ACME: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// In continuous trading s2 takes a bid: a trade whose aggressor sold.
 	if err := c.Send("D", fixclient.F(11, "s2"), fixclient.F(55, "ACME"), fixclient.F(54, "2"),
 		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
 		fixclient.F(44, "100.50"), fixclient.F(59, "0")); err != nil {
@@ -272,27 +219,12 @@ status = "opening-call"
 // the snapshot's seq; it said "snapshot from seq 0 (0 messages)", a
 // recovery of nothing from a seq the feed never had.
 func TestMarketDataWatchSaysWhereItJoined(t *testing.T) {
-	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[marketdata]
-feed_addr = "127.0.0.1:%d"
-recovery_addr = "127.0.0.1:0"
-heartbeat_interval = "200ms"
-[[session]]
-comp_id = "CLIENT1"
-`, freeUDPPort(t))
+	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
 	restDayBuy(t, c, "b1")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
-	var out lockedbuf.Buffer
-	watch.Stdout, watch.Stderr = &out, &out
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	ctx, out := watchACME(t, v)
 	drawn := regexp.MustCompile(`ACME  Open  seq (\d+) [^\x1b]*last recovery: ([^\n]*)\n`)
 	for {
 		if m := drawn.FindStringSubmatch(out.String()); m != nil {
@@ -326,4 +258,38 @@ func TestMarketDataRefusesAMalformedRecoveryAddress(t *testing.T) {
 			}
 		}
 	}
+}
+
+// crossInTheCall has c enter a buy of 10 ACME at 100.50 ("b") and a sell
+// of 4 at 100.00 ("s"), both accepted: in a call they cross, an indicative
+// of 4 at 100.50 with 6 more to buy.
+func crossInTheCall(t *testing.T, c *fixclient.Client) {
+	t.Helper()
+	for _, o := range []struct{ id, side, qty, px string }{{"b", "1", "10", "100.50"}, {"s", "2", "4", "100.00"}} {
+		if err := c.Send("D", fixclient.F(11, o.id), fixclient.F(55, "ACME"), fixclient.F(54, o.side),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, o.qty), fixclient.F(40, "2"),
+			fixclient.F(44, o.px), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: o.id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// watchACME runs `fixvenue md watch --symbol ACME` on v's feed for at most
+// 30 s (ctx's deadline), its output in out; it is killed when the test
+// ends.
+func watchACME(t *testing.T, v *venueProc) (ctx context.Context, out *lockedbuf.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	out = &lockedbuf.Buffer{}
+	watch.Stdout, watch.Stderr = out, out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watch.Process.Kill(); _ = watch.Wait() })
+	return ctx, out
 }

@@ -43,16 +43,7 @@ recovery_addr = "127.0.0.1:0"
 heartbeat_interval = "100ms"
 [[session]]
 comp_id = "CLIENT1"
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-`, relayIn.LocalAddr().String())
+`+acmeTOML, relayIn.LocalAddr().String())
 	v := startVenue(t, cfg)
 
 	// The relay: every other sequenced packet is lost while dropping is on.

@@ -33,16 +33,7 @@ func TestStartNamesTheInstrumentsNoScheduleGroupCovers(t *testing.T) {
 enabled = false
 [[session]]
 comp_id = "CLIENT1"
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-[[instrument]]
+` + acmeTOML + `[[instrument]]
 id = 2
 symbol = "GLOBEX"
 tick_size = "0.05"
