@@ -220,11 +220,7 @@ func TestEventsVerifyOfAPurgedStream(t *testing.T) {
 // the first loss of its connection.
 func TestEventsTailFollowsAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
-	ports, release := reservePorts(t, "tcp", 1)
-	natsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	cfgPath := writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
-		"[session_defaults]\ncancel_on_disconnect = false\n")
-	release()
+	cfgPath, natsAddr := exportVenueWithNATSAt(t, dir)
 	order := func(v *venueProc, next int, id string) int {
 		c := logOnAt(t, v.fixAddr, "CLIENT1", next, next == 1)
 		if err := c.Send("D", tradingOrder(id, 1)...); err != nil {
@@ -604,11 +600,7 @@ func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
 // another event or none yet, and printed nothing more.
 func TestEventsTailFollowsAVenueThatLostItsStream(t *testing.T) {
 	dir := t.TempDir()
-	ports, release := reservePorts(t, "tcp", 1)
-	natsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	cfgPath := writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
-		"[session_defaults]\ncancel_on_disconnect = false\n")
-	release()
+	cfgPath, natsAddr := exportVenueWithNATSAt(t, dir)
 	v := startVenue(t, cfgPath)
 	// Orders a round trip apart, each a batch of its own: the new stream,
 	// exported at once, holds them in fewer messages.
@@ -715,4 +707,18 @@ func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	return js
+}
+
+// exportVenueWithNATSAt writes, in dir, the configuration of an exporting
+// venue (exportTOML) whose embedded NATS server listens at the same free
+// port across restarts (natsAddr, for a tail to dial again), and whose
+// orders outlive their session's connection.
+func exportVenueWithNATSAt(t *testing.T, dir string) (cfgPath, natsAddr string) {
+	t.Helper()
+	ports, release := reservePorts(t, "tcp", 1)
+	natsAddr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cfgPath = writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
+		"[session_defaults]\ncancel_on_disconnect = false\n")
+	release()
+	return cfgPath, natsAddr
 }
