@@ -165,6 +165,20 @@ func TestEventsTailFromOnAnEmptyStream(t *testing.T) {
 	}
 }
 
+// TestServeLogNamesTheEmbeddedNATS: the start's log names the embedded
+// NATS server's address, which consumers dial; with embedded_addr's port 0
+// the system chooses it, and the log said only that the server was
+// embedded.
+func TestServeLogNamesTheEmbeddedNATS(t *testing.T) {
+	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "%s", exportTOML))
+	want := "embedded_nats=" + v.ready.NATSURL
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(v.logs(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log does not say %q:\n%s", want, v.logs())
+		}
+	}
+}
+
 // TestEventsVerifyOfAPurgedStream: a stream whose messages were purged
 // keeps its last sequence; `events verify` says its messages were removed
 // (a gap) instead of waiting for a message at that sequence until its
