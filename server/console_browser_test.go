@@ -199,6 +199,15 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "resume button", `document.querySelector('#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]') !== null`)
 	confirmAction(t, ctx, aliceToken, "resume", `#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]`)
 	browsertest.WaitFor(t, ctx, "ACME open again", browsertest.Text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
+	// A closed instrument is offered a resume, which opens it, as well as a
+	// halt; it was offered the halt alone.
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"closed early"}`, nil); code != 200 {
+		t.Fatalf("close ACME: %d", code)
+	}
+	browsertest.WaitFor(t, ctx, "a closed ACME offers resume and halt", `(() => { const r = document.querySelector('#ops-instruments tr[data-symbol="ACME"]');
+		return r !== null && r.textContent.includes("Closed") && r.querySelector('button[data-action="resume"]') !== null && r.querySelector('button[data-action="halt"]') !== null; })()`)
+	confirmAction(t, ctx, aliceToken, "reopen", `#ops-instruments tr[data-symbol="ACME"] button[data-action="resume"]`)
+	browsertest.WaitFor(t, ctx, "ACME open after its close", browsertest.Text(`#ops-instruments tr[data-symbol="ACME"]`)+`.includes("Open")`)
 	sendOrder(t, c, order{id: "h2", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "h2", 150: "0"})
 	// Cancel the session's orders, then log it out, from the page.

@@ -200,8 +200,10 @@
     fill("#ops-instruments", v.instruments, (i) => {
       const td = el("td");
       const base = "/v1/instruments/" + encodeURIComponent(i.symbol) + "/";
-      td.appendChild(i.status === "Halted" ? act("Resume", "Resume " + i.symbol, "POST", base + "resume", {})
-        : act("Halt", "Halt " + i.symbol, "POST", base + "halt", {}));
+      // A resume lifts a halt, and opens a closed instrument as the admin
+      // API's does (README, "The admin API").
+      if (i.status === "Halted" || i.status === "Closed") td.appendChild(act("Resume", "Resume " + i.symbol, "POST", base + "resume", {}));
+      if (i.status !== "Halted") td.appendChild(act("Halt", "Halt " + i.symbol, "POST", base + "halt", {}));
       const tr = row([i.symbol, statusCell(i.status), td]);
       tr.dataset.symbol = i.symbol;
       return tr;
