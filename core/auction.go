@@ -379,12 +379,10 @@ func (in *instrument) referencePrice() int64 {
 }
 
 // bandRefTicks is the reference price the band in force was set around: the
-// configured one, or the one an operator gave with a new band. bandTicks
-// rounds both edges inward by the same whole number of ticks (the reference
-// is whole), so the band's centre is that price exactly, and a snapshot,
-// which keeps the band, keeps it too.
+// configured one, or the one an operator gave with a new band
+// (BandCentreTicks), so that a snapshot, which keeps the band, keeps it too.
 func (in *instrument) bandRefTicks() int64 {
-	return in.bandLowTicks + (in.bandHighTicks-in.bandLowTicks)/2
+	return BandCentreTicks(in.bandLowTicks, in.bandHighTicks)
 }
 
 // auctionPrice chooses the uncrossing price of an instrument's book (see

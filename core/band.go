@@ -15,6 +15,14 @@ func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
 	return bandTicks(refPriceTicks, bandPercent)
 }
 
+// BandCentreTicks returns the reference price a band of these edges was
+// set around: BandTicks rounds both edges inward by the same whole number
+// of ticks (the reference is whole), so the band's centre is that price
+// exactly.
+func BandCentreTicks(lowTicks, highTicks int64) int64 {
+	return lowTicks + (highTicks-lowTicks)/2
+}
+
 // operatorSetBand moves an instrument's price band to bandPercent around
 // refPriceTicks (see "Operator commands" in doc.go). The levels were
 // allocated for the configured band, so the new band may not span more

@@ -126,15 +126,14 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 }
 
 // movedBand gives the reference price and percent of a band an operator
-// set (SetPriceBand): its edges are rounded inward by the same whole number
-// of ticks, so the reference is its centre exactly (core, bandRefTicks).
+// set (SetPriceBand): the reference is its centre (core.BandCentreTicks).
 // The percent is the one that gives these edges, 0 (unknown) when several
 // do, as for a reference of few ticks.
 func movedBand(lowTicks, highTicks int64) (refTicks, percent int64) {
 	if lowTicks <= 0 || highTicks < lowTicks {
 		return 0, 0
 	}
-	refTicks = lowTicks + (highTicks-lowTicks)/2
+	refTicks = core.BandCentreTicks(lowTicks, highTicks)
 	for p := int64(1); p < 100; p++ {
 		if low, high := core.BandTicks(refTicks, p); low == lowTicks && high == highTicks {
 			if percent != 0 {

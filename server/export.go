@@ -140,13 +140,13 @@ func (s *Server) startExport() {
 		defer close(x.done)
 		x.exporter.Run(x.stop)
 	}()
+	var embedded any = false
 	if x.embedded != nil {
 		// Its address, which an embedded_addr of port 0 leaves to the
 		// system, is where `events tail` and other consumers dial.
-		s.log.Info("event export", "stream", s.cfg.ExportStream(), "format", s.cfg.Export.Format, "embedded_nats", x.embedded.URL())
-	} else {
-		s.log.Info("event export", "stream", s.cfg.ExportStream(), "format", s.cfg.Export.Format, "embedded_nats", false)
+		embedded = x.embedded.URL()
 	}
+	s.log.Info("event export", "stream", s.cfg.ExportStream(), "format", s.cfg.Export.Format, "embedded_nats", embedded)
 }
 
 // stopExport stops the exporter, then the embedded server.

@@ -21,6 +21,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/internal/natstest"
 )
 
 // externalNATS starts a NATS server standing for an external one, learns
@@ -80,7 +81,7 @@ func TestExportNATSDownAtStart(t *testing.T) {
 // on, and the export goes on once the stream is the venue's again.
 func TestExportRefusesAForeignStream(t *testing.T) {
 	_, url, cfg := externalNATS(t, true)
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	subj := eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}
@@ -213,7 +214,7 @@ func exportedStream(t *testing.T) exported {
 	s := startServer(t, cfg, Options{})
 	c := restingOrders(t, s, 5)
 	waitExported(t, s)
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	st, err := js.Stream(ctx, cfg.ExportStream())
@@ -242,26 +243,12 @@ func orderCountsAnExportError(t *testing.T, s *Server, c *fixclient.Client, stre
 	}
 }
 
-func jetStream(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
-
 // verifyAt checks the stream at url against the venue's journal. Sessions
 // that just logged out may still add commands (cancel-on-disconnect), so a
 // stream that is only behind is read again, for a bounded time.
 func verifyAt(t *testing.T, s *Server, url string) eventstream.Summary {
 	t.Helper()
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		stream, err := eventstream.SummarizeStream(ctx, js, s.cfg.ExportStream())
@@ -310,7 +297,7 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 
 	// Copy the stream's messages up to a part that is not its batch's
 	// last into a new stream of the same name.
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	stream := s.cfg.ExportStream()
@@ -402,7 +389,7 @@ func TestExportReexportsAnArchivedJournal(t *testing.T) {
 		t.Fatal("nothing archived after two ends of day")
 	}
 	waitExported(t, s)
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := js.DeleteStream(ctx, cfg.ExportStream()); err != nil {
@@ -482,7 +469,7 @@ func TestExportNamesAPurgedStreamAGap(t *testing.T) {
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
 	restingOrders(t, s, 5)
 	waitExported(t, s)
-	js := jetStream(t, url)
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, cfg.ExportStream())
@@ -506,7 +493,7 @@ func TestExportNamesAPurgedStreamAGap(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	js = jetStream(t, url)
+	js = natstest.JetStream(t, url)
 	st, err = js.Stream(ctx, cfg.ExportStream())
 	if err != nil {
 		t.Fatal(err)
@@ -544,7 +531,7 @@ func TestExportCatchUpLogsWhereItStarts(t *testing.T) {
 	waitExported(t, s2)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := jetStream(t, s2.EmbeddedNATS().URL()).Stream(ctx, s2.cfg.ExportStream())
+	st, err := natstest.JetStream(t, s2.EmbeddedNATS().URL()).Stream(ctx, s2.cfg.ExportStream())
 	if err != nil {
 		t.Fatal(err)
 	}

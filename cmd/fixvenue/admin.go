@@ -448,13 +448,13 @@ func (c *adminClient) action(path string, body map[string]string) int {
 func (c *adminClient) actionBody(path string, body map[string]any) int {
 	var res ops.ActionResponse
 	return c.call("POST", path, body, &res, func() {
+		affected := fmt.Sprintf(", %d affected", res.Count)
 		if strings.HasPrefix(path, "/v1/sessions/") {
 			// A session action changes a connection, no instrument or order:
 			// its count is always 0, which read as an action that did nothing.
-			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d)\n", res.Action, res.Result, res.Operator, res.Seq)
-		} else {
-			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d affected)\n", res.Action, res.Result, res.Operator, res.Seq, res.Count)
+			affected = ""
 		}
+		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d%s)\n", res.Action, res.Result, res.Operator, res.Seq, affected)
 		if len(res.StayHalted) > 0 {
 			fmt.Fprintf(c.out, "halted, left halted until resumed (into the group's phase): %s\n", strings.Join(res.StayHalted, ", "))
 		}

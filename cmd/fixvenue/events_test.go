@@ -16,6 +16,7 @@ import (
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/natstest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -206,7 +207,7 @@ func TestEventsVerifyOfAPurgedStream(t *testing.T) {
 			t.Fatalf("events verify: %v\n%s", err, out)
 		}
 	}
-	js := jetStreamAt(t, v.ready.NATSURL)
+	js := natstest.JetStream(t, v.ready.NATSURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, "FIXVENUE_VENUE")
@@ -389,7 +390,7 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	readStream := func(url string) []*nats.Msg {
-		st, err := jetStreamAt(t, url).Stream(ctx, "FIXVENUE_VENUE")
+		st, err := natstest.JetStream(t, url).Stream(ctx, "FIXVENUE_VENUE")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,7 +434,7 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	}
 	defer srv.Stop()
 	publish := func(msgs []*nats.Msg) {
-		js := jetStreamAt(t, srv.URL())
+		js := natstest.JetStream(t, srv.URL())
 		if _, err := eventstream.EnsureStream(ctx, js, "FIXVENUE_VENUE", eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
 			t.Fatal(err)
 		}
@@ -595,7 +596,7 @@ func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
 	all.readUntil(t, true, "before")
 	orders.readUntil(t, false, "before")
 
-	js := jetStreamAt(t, v.ready.NATSURL)
+	js := natstest.JetStream(t, v.ready.NATSURL)
 	if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
 		t.Fatal(err)
 	}
@@ -650,7 +651,7 @@ func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
 	defer v.stop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	js := jetStreamAt(t, v.ready.NATSURL)
+	js := natstest.JetStream(t, v.ready.NATSURL)
 	// Orders a round trip apart until the stream holds two messages (two
 	// batches; the exporter may put orders that come close in one).
 	next := 1
@@ -705,22 +706,6 @@ func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
 	if want := fmt.Sprintf("%s not in the stream (removed from it); going on from event %d", missing, kept.First); !strings.Contains(notes.String(), want) {
 		t.Fatalf("the tail's notes do not say %q:\n%s", want, notes.String())
 	}
-}
-
-// jetStreamAt connects to the NATS server at url for the test's reads and
-// writes of a stream; the connection closes when the test ends.
-func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }
 
 // exportVenueWithNATSAt writes, in dir, the configuration of an exporting
