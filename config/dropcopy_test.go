@@ -50,3 +50,22 @@ func TestDropCopyConfig(t *testing.T) {
 		}
 	}
 }
+
+// With export on, two instruments whose event subjects would be one are
+// refused naming both (SubjectToken); with export off both load.
+func TestExportSubjectCollision(t *testing.T) {
+	two := instrumentText + strings.Replace(instrumentText, "id = 1\nsymbol = \"X\"", "id = 2\nsymbol = \"X.A\"", 1) +
+		strings.Replace(instrumentText, "id = 1\nsymbol = \"X\"", "id = 3\nsymbol = \"X_A\"", 1)
+	if _, err := Parse([]byte(two), "t.toml"); err != nil {
+		t.Fatalf("without export: %v", err)
+	}
+	_, err := Parse([]byte(two+"[export]\nenabled = true\n"), "t.toml")
+	if err == nil || !strings.Contains(err.Error(), "instrument X_A: its event subjects would be X.A's") {
+		t.Fatalf("with export: %v", err)
+	}
+	for sym, want := range map[string]string{"BRK.A": "BRK_A", "a*b>c d": "a_b_c_d", "PLAIN": "PLAIN"} {
+		if got := SubjectToken(sym); got != want {
+			t.Errorf("SubjectToken(%q) = %q, want %q", sym, got, want)
+		}
+	}
+}

@@ -80,6 +80,32 @@ func (e Export) Embedded() bool { return e.Enabled && e.NATSURL == "" }
 // wildcards or white space).
 func natsToken(s string) bool { return s != "" && !strings.ContainsAny(s, ".*> \t\r\n") }
 
+// SubjectToken is an instrument's symbol as the last token of its event
+// subjects: '.', '*', '>' and white space, which NATS reads as separators
+// and wildcards, become '_'. Two symbols with one token share their
+// subjects, so with export on the venue refuses to list both
+// (SubjectCollision).
+func SubjectToken(sym string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '*' || r == '>' || r <= ' ' {
+			return '_'
+		}
+		return r
+	}, sym)
+}
+
+// SubjectCollision returns the first symbol of listed whose subject token
+// is sym's, or "" when none is (sym itself does not count).
+func SubjectCollision(sym string, listed []string) string {
+	tok := SubjectToken(sym)
+	for _, other := range listed {
+		if other != sym && SubjectToken(other) == tok {
+			return other
+		}
+	}
+	return ""
+}
+
 // ExportVenue is the venue's name in subjects and the stream name.
 func (c *Config) ExportVenue() string {
 	if c.Export.Venue != "" {
@@ -125,6 +151,18 @@ func (c *Config) validateExport() []error {
 	}
 	if e.TapEvents < TapEventsMin || e.TapEvents > TapEventsMax || !isPow2(e.TapEvents) {
 		add("export.tap_events: %d is not a power of two in [%d, %d]", e.TapEvents, TapEventsMin, TapEventsMax)
+	}
+	if e.Enabled {
+		// A consumer of one instrument's subject would get another's
+		// events as well (eventstream/doc.go, "Subjects").
+		var seen []string
+		for _, in := range c.Instruments {
+			if other := SubjectCollision(in.Symbol, seen); other != "" {
+				add("instrument %s: its event subjects would be %s's (export turns '.', '*' and '>' into '_', both are ...orders.%s); rename one or turn export off",
+					in.Symbol, other, SubjectToken(in.Symbol))
+			}
+			seen = append(seen, in.Symbol)
+		}
 	}
 	if e.Enabled && e.NATSURL == "" {
 		if err := checkAddr("export.embedded_addr", e.EmbeddedAddr); err != nil {

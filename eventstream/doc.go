@@ -52,7 +52,12 @@
 // events. The subjects are <prefix>.<venue>.trades.<SYMBOL> (Fill),
 // <prefix>.<venue>.status (TradingStatusChanged, InstrumentAdded) and
 // <prefix>.<venue>.orders.<SYMBOL> (every other event; "_" for an event
-// of no instrument). Headers of every message:
+// of no instrument). In <SYMBOL> '.', '*', '>' and white space, which
+// NATS reads as separators and wildcards, are '_' (config.SubjectToken):
+// BRK.A's subjects end in BRK_A, so with export on the venue refuses to
+// list BRK_A beside it (at load and when listed at runtime), and an
+// older journal holding both is named in the start's log. Headers of
+// every message:
 //
 //   - Fixvenue-Batch: "<first>-<last>", the batch's event sequences (1 for
 //     the journal's first event, +1 per event);

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -162,21 +163,11 @@ func (s Subjects) Subject(ev []byte) string {
 	if !ok {
 		sym = "_"
 	}
-	return s.Prefix + "." + s.Venue + "." + kind + "." + token(sym)
+	return s.Prefix + "." + s.Venue + "." + kind + "." + config.SubjectToken(sym)
 }
 
 // All is the wildcard that covers every subject of the venue.
 func (s Subjects) All() string { return s.Prefix + "." + s.Venue + ".>" }
-
-// token makes a symbol usable as a subject token.
-func token(sym string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '.' || r == '*' || r == '>' || r <= ' ' {
-			return '_'
-		}
-		return r
-	}, sym)
-}
 
 // jsonEvent is one event of the JSON payload (a JSON array of them).
 type jsonEvent struct {

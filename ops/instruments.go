@@ -144,6 +144,12 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 		if in.ID == a.ID {
 			return conflict("duplicate_instrument", "id %d is listed already (%s)", a.ID, in.Symbol)
 		}
+		// A consumer of one instrument's subject would get the other's
+		// events too (eventstream/doc.go, "Messages").
+		if o.cfg.ExportOn && config.SubjectToken(in.Symbol) == config.SubjectToken(a.Symbol) {
+			return conflict("subject_collision", "symbol %q would share its event subjects with %s (id %d): export turns '.', '*' and '>' into '_', "+
+				"both are ...orders.%s", a.Symbol, in.Symbol, in.ID, config.SubjectToken(a.Symbol))
+		}
 	}
 	if a.ID == 0 {
 		return bad("bad_id", "no free instrument id above the listed ones: give one")

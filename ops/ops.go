@@ -71,6 +71,9 @@ type Config struct {
 	Schedule    config.Schedule
 	Instruments []config.Instrument
 	Sessions    []Session
+	// ExportOn is set when the venue exports its events: an instrument
+	// listed at runtime must not share its event subjects with a listed one.
+	ExportOn bool
 	// DataDir is the venue's data directory: the journal is DataDir/journal,
 	// the schedule's progress DataDir/schedule.state.
 	DataDir  string

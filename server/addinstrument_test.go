@@ -2,12 +2,15 @@ package server
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -296,4 +299,49 @@ func TestAddedInstrumentDayAfterARestart(t *testing.T) {
 	waitInstrument(t, s, "NEWCO", "the trade after the restart", func(st ops.InstrumentInfo) bool {
 		return st.Trades == 1 && st.Volume == 2 && st.LastPrice == "10.10" && st.PrevClose == "10.05"
 	})
+}
+
+// TestAddInstrumentSubjectCollision: with the event export on, an
+// instrument whose event subjects would be a listed one's (export turns
+// '.', '*' and '>' into '_') is refused with the instrument it collides
+// with named, and nothing is listed; without export both are listed, and
+// a start with export on over that journal names the pair in its log
+// (eventstream/doc.go, "Messages").
+func TestAddInstrumentSubjectCollision(t *testing.T) {
+	instrument := func(symbol string) string {
+		return fmt.Sprintf(`{"reason":"listing","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,`+
+			`"ref_price":"10.00","band_percent":10,"status":"open"}`, symbol)
+	}
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+exportSection), Options{})
+	waitReady(t, s)
+	if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, instrument("BRK.A"), nil); code != 200 {
+		t.Fatalf("add BRK.A: %d", code)
+	}
+	for _, sym := range []string{"BRK_A", "BRK*A", "BRK>A"} {
+		var e struct{ Code, Error string }
+		if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, instrument(sym), &e); code != 409 || e.Code != "subject_collision" ||
+			!strings.Contains(e.Error, "BRK.A") {
+			t.Errorf("add %s beside BRK.A with export on: %d %+v", sym, code, e)
+		}
+	}
+	if got := instrumentsOf(t, s); len(got) != 3 {
+		t.Fatalf("refused calls listed instruments: %+v", got)
+	}
+	s.Close()
+
+	dir := t.TempDir()
+	s = startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	waitReady(t, s)
+	for _, sym := range []string{"BRK.A", "BRK_A"} {
+		if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, instrument(sym), nil); code != 200 {
+			t.Fatalf("add %s without export: %d", sym, code)
+		}
+	}
+	s.Close()
+	var logs lockedbuf.Buffer
+	s = startServer(t, testConfig(t, dir, adminConfig()+exportSection), Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	waitReady(t, s)
+	if l := logs.String(); !strings.Contains(l, "two instruments share their subjects") || !strings.Contains(l, "symbol=BRK_A other=BRK.A token=BRK_A") {
+		t.Fatalf("the start does not name the instruments sharing their subjects:\n%s", l)
+	}
 }

@@ -17,7 +17,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	for i := range s.cfg.Sessions {
 		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID, DropCopy: s.cfg.Sessions[i].IsDropCopy()})
 	}
-	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions,
+	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions, ExportOn: s.cfg.Export.Enabled,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
 		Replica:     s.cfg.Cluster.Enabled(),
