@@ -311,7 +311,9 @@
 // before those fields were appended replays with them empty
 // (riskWidened). Each answers RiskControlResult;
 // an invalid value, an unknown session, account or instrument, or a limit
-// that the figures already pass is refused and changes nothing. An
+// that the figures already pass is refused and changes nothing. The value
+// RiskLimitRemove removes a limit: a subject's is then none, and an
+// instrument's follows the subject's again. An
 // automatic kill (KillAfterBreaches, KillAtLoss) is decided during a command
 // and carried out at its end, with a RiskControlResult AutoKill. EndOfDay
 // restarts the day's figures. Limits and figures are in the snapshot, for

@@ -396,9 +396,12 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 	if !r.on {
 		return venue.RiskResultNotEnabled, 0
 	}
-	if value <= 0 || value > RiskLimitMax || which == venue.RiskLimitNone || which > venue.RiskLimitKillAtLoss {
+	if value <= 0 || value > RiskLimitMax+1 || which == venue.RiskLimitNone || which > venue.RiskLimitKillAtLoss {
 		return venue.RiskResultInvalidValue, 0
 	}
+	// One past the largest limit removes the limit (0 here: none, or for
+	// an instrument, the subject's limit in force).
+	remove := value == RiskLimitMax+1
 	k := map[venue.RiskLimit]int{venue.RiskLimitMaxOrderQty: 0, venue.RiskLimitMaxOrderNotional: 1, venue.RiskLimitMaxPosition: 2}
 	f := m.riskOpen(subj)
 	worst := func(id uint32) int64 {
@@ -414,14 +417,23 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 		if !ok {
 			return venue.RiskResultNotPerInstrument, 0
 		}
-		if w := worst(instrument); which == venue.RiskLimitMaxPosition && w > value {
+		if remove {
+			value = [3]int64{l.orderQty, l.orderNotional, l.position}[ki]
+		}
+		if w := worst(instrument); which == venue.RiskLimitMaxPosition && value != 0 && w > value {
 			return venue.RiskResultWouldBreach, w
 		}
 		if l.instr[instrument] == nil {
 			l.instr[instrument] = &[3]int64{}
 		}
 		l.instr[instrument][ki] = value
+		if remove {
+			l.instr[instrument][ki] = 0
+		}
 		return venue.RiskResultApplied, 0
+	}
+	if remove {
+		value = 0
 	}
 	var figure int64
 	switch which {
@@ -432,11 +444,11 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 	case venue.RiskLimitCreditLimit:
 		figure = r.bought[subj] + f.buyNotional
 	case venue.RiskLimitKillAfterBreaches:
-		if r.breaches[subj] >= value {
+		if value != 0 && r.breaches[subj] >= value {
 			return venue.RiskResultWouldBreach, r.breaches[subj]
 		}
 	case venue.RiskLimitKillAtLoss:
-		if loss := m.riskLoss(subj); loss >= value {
+		if loss := m.riskLoss(subj); value != 0 && loss >= value {
 			return venue.RiskResultWouldBreach, loss
 		}
 	case venue.RiskLimitMaxPosition:
@@ -446,7 +458,7 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 			}
 		}
 	}
-	if figure > value {
+	if value != 0 && figure > value {
 		return venue.RiskResultWouldBreach, figure
 	}
 	*map[venue.RiskLimit]*int64{
@@ -586,7 +598,9 @@ func (g *commandGen) riskCommand() []byte {
 		case g.pct(3):
 			value = 0
 		case g.pct(2):
-			value = RiskLimitMax + 1
+			value = RiskLimitMax + 2
+		case g.pct(8):
+			value = RiskLimitRemove
 		}
 		var instrument uint32
 		if g.pct(30) {

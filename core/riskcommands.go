@@ -91,9 +91,10 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 	if !r.on {
 		return venue.RiskResultNotEnabled, 0
 	}
-	if value <= 0 || value > RiskLimitMax || limit == venue.RiskLimitNone || !limit.Valid() {
+	if value <= 0 || value > RiskLimitRemove || limit == venue.RiskLimitNone || !limit.Valid() {
 		return venue.RiskResultInvalidValue, 0
 	}
+	s := &r.subjects[subj]
 	if instrumentID != 0 {
 		ii, ok := m.instrByID.lookup(instrumentID)
 		if !ok {
@@ -103,6 +104,17 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 			return venue.RiskResultNotPerInstrument, 0
 		}
 		cl := r.cell(subj, ii)
+		if value == RiskLimitRemove {
+			// The subject's limit governs the instrument again: refused
+			// as a new value would be when the figures already pass it.
+			value = s.instrumentLimit(limit)
+			if w := cl.worstPosition(); limit == venue.RiskLimitMaxPosition && w > value {
+				return venue.RiskResultWouldBreach, w
+			}
+			cl.setLimit(limit, value)
+			cl.overrides &^= riskBit(limit)
+			return venue.RiskResultApplied, 0
+		}
 		if w := cl.worstPosition(); limit == venue.RiskLimitMaxPosition && w > value {
 			return venue.RiskResultWouldBreach, w
 		}
@@ -110,7 +122,6 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		cl.overrides |= riskBit(limit)
 		return venue.RiskResultApplied, 0
 	}
-	s := &r.subjects[subj]
 	cells := r.cells[int(subj)*r.stride : (int(subj)+1)*r.stride] // listed or not: unlisted cells follow the subject's limits
 	var figure int64
 	var field *int64
@@ -156,6 +167,18 @@ func (m *Matcher) riskSetLimit(subj uint16, limit venue.RiskLimit, instrumentID 
 		}
 	}
 	return venue.RiskResultApplied, 0
+}
+
+// instrumentLimit is the subject-wide value of a limit that may be set per
+// instrument.
+func (s *riskSubject) instrumentLimit(limit venue.RiskLimit) int64 {
+	switch limit {
+	case venue.RiskLimitMaxOrderQty:
+		return s.maxOrderQty
+	case venue.RiskLimitMaxOrderNotional:
+		return s.maxOrderNotional
+	}
+	return s.maxPosition
 }
 
 // setLimit sets one of the limits a cell holds.

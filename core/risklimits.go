@@ -15,6 +15,11 @@ const RiskAccountsMax = 4096
 // refused, as riskNone stands for "none" (risk.go).
 const RiskLimitMax = riskNone - 1
 
+// RiskLimitRemove is the RiskSetLimit value that removes a limit: a
+// subject-wide limit is then none, and a per-instrument one no longer
+// overrides the subject's, which governs the instrument again.
+const RiskLimitRemove = riskNone
+
 // riskCellsMax bounds subjects × instruments: each pair is a riskCell of 64
 // bytes, reserved at start-up, so the bound is 64 MiB.
 const riskCellsMax = 1 << 20

@@ -97,7 +97,11 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 		if g.riskSeen.limits == nil {
 			g.riskSeen.limits = map[RiskLimitKey]int64{}
 		}
-		g.riskSeen.limits[key] = e.Value()
+		if e.Value() == core.RiskLimitRemove {
+			delete(g.riskSeen.limits, key) // none, or the subject's again
+		} else {
+			g.riskSeen.limits[key] = e.Value()
+		}
 		g.riskMu.Unlock()
 	}
 }
@@ -232,12 +236,49 @@ func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
 // RiskResult is the matcher's answer to a risk command, for the control
 // endpoint; the admin API (ops.RiskAnswer) answers with it as JSON.
 type RiskResult struct {
-	Seq       int64  `json:"seq"`
-	Action    string `json:"action"`
-	Result    string `json:"result"`
-	Limit     string `json:"limit,omitempty"`
-	Value     int64  `json:"value,omitempty"`
-	Cancelled uint32 `json:"cancelled"`
+	Seq       int64      `json:"seq"`
+	Action    string     `json:"action"`
+	Result    string     `json:"result"`
+	Limit     string     `json:"limit,omitempty"`
+	Value     LimitValue `json:"value,omitempty"`
+	Cancelled uint32     `json:"cancelled"`
+}
+
+// LimitValue is a risk limit's value in the admin API: a positive integer,
+// or "none" (core.RiskLimitRemove), which removes the limit.
+type LimitValue int64
+
+// LimitNone is the string LimitValue reads and writes for a removal.
+const LimitNone = "none"
+
+// MarshalJSON writes a removal as "none".
+func (v LimitValue) MarshalJSON() ([]byte, error) {
+	if v == core.RiskLimitRemove {
+		return []byte(`"` + LimitNone + `"`), nil
+	}
+	return strconv.AppendInt(nil, int64(v), 10), nil
+}
+
+// UnmarshalJSON reads an integer, or "none".
+func (v *LimitValue) UnmarshalJSON(b []byte) error {
+	if string(b) == `"`+LimitNone+`"` {
+		*v = core.RiskLimitRemove
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("a limit's value is an integer or %q, not %s", LimitNone, b)
+	}
+	*v = LimitValue(n)
+	return nil
+}
+
+// String is the value as the API writes it.
+func (v LimitValue) String() string {
+	if v == core.RiskLimitRemove {
+		return LimitNone
+	}
+	return strconv.FormatInt(int64(v), 10)
 }
 
 // AwaitRiskResult returns a channel that receives the RiskControlResult of
@@ -251,7 +292,7 @@ func (g *Gateway) ForgetRiskResult(seq int64) { g.riskWaits.Forget(seq) }
 
 func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 	g.riskWaits.Deliver(int64(e.CauseSeq()), RiskResult{Seq: int64(e.CauseSeq()), Action: e.Action().String(),
-		Result: e.Result().String(), Limit: e.Limit().String(), Value: e.Value(), Cancelled: e.CancelledCount()})
+		Result: e.Result().String(), Limit: e.Limit().String(), Value: LimitValue(e.Value()), Cancelled: e.CancelledCount()})
 }
 
 // SeedRisk sets what RiskSeen starts from: the limits, kill switches and

@@ -22,12 +22,14 @@ import (
 // of session (a CompID) and account, and for a limit its name, value and
 // optionally an instrument.
 type RiskRequest struct {
-	Reason     string `json:"reason"`
-	Session    string `json:"session,omitempty"`
-	Account    string `json:"account,omitempty"`
-	Limit      string `json:"limit,omitempty"`
-	Value      int64  `json:"value,omitempty"`
-	Instrument string `json:"instrument,omitempty"`
+	Reason  string `json:"reason"`
+	Session string `json:"session,omitempty"`
+	Account string `json:"account,omitempty"`
+	Limit   string `json:"limit,omitempty"`
+	// Value is the new limit: a positive integer, or "none" to remove the
+	// limit (a per-instrument one: the subject's governs the instrument again).
+	Value      gateway.LimitValue `json:"value,omitempty"`
+	Instrument string             `json:"instrument,omitempty"`
 	// Action is kill, reset or limit: the path's, not the body's.
 	Action string `json:"-"`
 	// Operator is the token's operator, journaled with the reason.

@@ -120,10 +120,11 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	if q.limit, ok = riskLimitKeys[in.Limit]; !ok {
 		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
 	}
-	if in.Value <= 0 || in.Value > core.RiskLimitMax {
-		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer of at most %d", in.Value, core.RiskLimitMax)
+	if (in.Value <= 0 || in.Value > core.RiskLimitMax) && in.Value != core.RiskLimitRemove {
+		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer of at most %d, or %q to remove the limit",
+			in.Value, core.RiskLimitMax, gateway.LimitNone)
 	}
-	q.value = in.Value
+	q.value = int64(in.Value)
 	if in.Instrument != "" {
 		if !core.RiskLimitPerInstrument(q.limit) {
 			return q, badRisk(http.StatusBadRequest, "not_per_instrument", "%s is set for a whole session or account, not per instrument (per instrument: max_order_qty, max_order_notional, max_position)", in.Limit)
@@ -178,6 +179,12 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 			where = " in " + in.Instrument
 		}
 		return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "%s%s of %s is already %d (nothing changed)", in.Limit, where, name, v)
+	} else if !ok && q.value == core.RiskLimitRemove {
+		state := "none"
+		if in.Instrument != "" {
+			state = "not set in " + in.Instrument + " (the whole " + map[venue.RiskScope]string{venue.RiskScopeSession: "session", venue.RiskScopeAccount: "account"}[q.scope] + "'s governs it)"
+		}
+		return ops.RiskAnswer{}, badRisk(http.StatusConflict, "invalid_transition", "%s of %s is %s (nothing changed)", in.Limit, name, state)
 	}
 	seq, slot, err := s.pipe.Claim()
 	if errors.Is(err, pipeline.ErrHalted) && errors.Is(err, cluster.ErrLostLeadership) {
@@ -274,7 +281,15 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	if res.Result == venue.RiskResultWouldBreach.String() {
 		// The matcher answers with the figure in the way: said, beside
 		// the value asked, so the operator sees by how much.
-		return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: res.Value, Value: q.value,
+		if q.value == core.RiskLimitRemove {
+			// Only a per-instrument limit removed can be in the way: the
+			// subject's, which would govern the instrument again.
+			whole := limits[gateway.RiskLimitKey{Subject: name, Limit: q.limit}]
+			return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: int64(res.Value), Value: whole,
+				Reason: fmt.Sprintf("refused by the matcher: WouldBreach: %s %s is %d, so removing its %s in %s would leave the %s of %d that governs "+
+					"the others, breached at once (nothing changed)", name, riskFigureWords(q.limit, in.Instrument), res.Value, in.Limit, in.Instrument, in.Limit, whole)}
+		}
+		return ans, &ops.RiskError{Status: http.StatusConflict, Code: "refused", Seq: res.Seq, Current: int64(res.Value), Value: q.value,
 			Reason: fmt.Sprintf("refused by the matcher: WouldBreach: %s %s is %d, so a %s of %d would be breached at once (nothing changed)",
 				s.riskSubjectName(q), riskFigureWords(q.limit, in.Instrument), res.Value, in.Limit, q.value)}
 	}

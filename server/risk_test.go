@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
@@ -40,7 +42,11 @@ func riskPost(t *testing.T, s *Server, path string, form url.Values) (int, strin
 	q := ops.RiskRequest{Action: strings.TrimPrefix(path, "/risk/"), Session: form.Get("session"), Account: form.Get("account"),
 		Limit: form.Get("limit"), Instrument: form.Get("instrument"), Reason: "test", Operator: "test"}
 	if v := form.Get("value"); v != "" {
-		q.Value, _ = strconv.ParseInt(v, 10, 64)
+		n, _ := strconv.ParseInt(v, 10, 64)
+		q.Value = gateway.LimitValue(n)
+		if v == gateway.LimitNone {
+			q.Value = core.RiskLimitRemove
+		}
 	}
 	ans, err := s.RiskCommand(q)
 	var re *ops.RiskError
@@ -471,4 +477,114 @@ max_open_notional = 250000
 	expectER(t, c, map[int]string{11: "m3", 150: "0"})
 	sendOrder(t, c, order{id: "m4", side: "2", qty: "1", typ: "1"})
 	expectER(t, c, map[int]string{11: "m4", 150: "8", 103: "3", 58: "order exceeds limit: max open orders of session:CLIENT1: 2 open + 1 > 2"})
+}
+
+// TestRiskLimitRemoved: a limit's value "none" in the admin API removes
+// it: a session-wide limit no longer holds the next order, and a
+// per-instrument one gives the instrument back to the subject's limit
+// (refused when the figures already pass that one). Removing what is not
+// set is refused and journals nothing; the view, a restart and two
+// replays agree (README "Risk limits").
+func TestRiskLimitRemoved(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()+riskExtra), Options{})
+	waitReady(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	fund := []fixclient.Field{fixclient.F(1, "FUND")}
+	type answer struct {
+		Result, Code, Error string
+		Value               json.RawMessage
+		Current             int64
+	}
+	limit := func(subject, limit, instrument, value string, wantCode int) answer {
+		t.Helper()
+		body := fmt.Sprintf(`{"reason":"test",%s,"limit":%q,"value":%s`, subject, limit, value)
+		if instrument != "" {
+			body += fmt.Sprintf(`,"instrument":%q`, instrument)
+		}
+		var a answer
+		if code := adminCall(t, s, "POST", "/v1/risk/limit", aliceToken, body+"}", &a); code != wantCode {
+			t.Fatalf("%s: %d %+v, want %d", body, code, a, wantCode)
+		}
+		return a
+	}
+	session, account := `"session":"CLIENT1"`, `"account":"FUND"`
+
+	sendOrder(t, c, order{id: "q1", side: "1", qty: "150", px: "95.00"})
+	expectER(t, c, map[int]string{11: "q1", 150: "8", 103: "3"})
+	if a := limit(session, "max_order_qty", "", `"none"`, 200); a.Result != "Applied" || string(a.Value) != `"none"` {
+		t.Fatalf("removing max_order_qty: %+v", a)
+	}
+	sendOrder(t, c, order{id: "q2", side: "1", qty: "150", px: "95.00"})
+	expectER(t, c, map[int]string{11: "q2", 150: "0"})
+
+	// FUND: max_position 30, and 15 in ACME.
+	sendOrder(t, c, order{id: "p1", side: "1", qty: "20", px: "94.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p1", 150: "8", 103: "3"})
+	limit(account, "max_position", "ACME", `"none"`, 200)
+	sendOrder(t, c, order{id: "p2", side: "1", qty: "20", px: "94.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p2", 150: "0"})
+	// An override again, past the account's 30, and an order to use it:
+	// removing the override now would leave FUND in breach.
+	limit(account, "max_position", "ACME", "40", 200)
+	sendOrder(t, c, order{id: "p3", side: "1", qty: "15", px: "94.00", extra: fund})
+	expectER(t, c, map[int]string{11: "p3", 150: "0"})
+	if a := limit(account, "max_position", "ACME", `"none"`, 409); a.Code != "refused" || a.Current != 35 ||
+		!strings.Contains(a.Error, "removing its max_position in ACME would leave the max_position of 30") {
+		t.Fatalf("removing an override the figures need: %+v", a)
+	}
+
+	next := s.journal.NextSeq()
+	for _, refused := range []struct {
+		subject, limit, instrument, value string
+		code                              int
+		want                              string
+	}{
+		{session, "max_order_qty", "", `"none"`, 409, "max_order_qty of session:CLIENT1 is none (nothing changed)"},
+		{session, "max_order_qty", "ACME", `"none"`, 409, "max_order_qty of session:CLIENT1 is not set in ACME (the whole session's governs it)"},
+		{session, "credit_limit", "", `"lots"`, 400, `an integer or "none"`},
+		{session, "credit_limit", "", "0", 400, `or "none" to remove the limit`},
+	} {
+		if a := limit(refused.subject, refused.limit, refused.instrument, refused.value, refused.code); !strings.Contains(a.Error, refused.want) {
+			t.Errorf("%s %s %s: %+v, want %q", refused.limit, refused.instrument, refused.value, a, refused.want)
+		}
+	}
+	if now := s.journal.NextSeq(); now != next {
+		t.Fatalf("refused removals were journaled: next seq %d, then %d", next, now)
+	}
+	view := func(s *Server) map[string]map[string]int64 {
+		out := map[string]map[string]int64{}
+		for _, subj := range s.RiskSubjects() {
+			out[subj.Scope+":"+subj.Name] = subj.Limits
+		}
+		return out
+	}
+	want := func(s *Server, when string) {
+		t.Helper()
+		v := view(s)
+		_, qty := v["session:CLIENT1"]["max_order_qty"]
+		if qty || v["session:CLIENT2"]["max_order_qty"] != 100 || v["account:FUND"]["max_position"] != 30 ||
+			v["account:FUND"]["max_position:ACME"] != 40 {
+			t.Fatalf("risk view %s: %v", when, v)
+		}
+	}
+	want(s, "after the changes")
+	c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, dir, adminConfig()+riskExtra)
+	v1, err := journal.Verify(filepath.Join(dir, "journal"), MatcherConfig(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := journal.Verify(filepath.Join(dir, "journal"), MatcherConfig(cfg), nil)
+	if err != nil || v1.EventsHash != v2.EventsHash {
+		t.Fatalf("replays differ: %v / %v (%v)", v1, v2, err)
+	}
+	s = startServer(t, cfg, Options{})
+	want(s, "after a restart")
+	c = logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "q3", side: "2", qty: "150", px: "106.00"})
+	expectER(t, c, map[int]string{11: "q3", 150: "0"})
 }

@@ -14,10 +14,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -47,7 +49,7 @@ commands (README "Operating the venue"):
   risk show [--session C|--account A] each session's and account's limits, kill switch and figures (or one's)
   risk kill|reset --session C|--account A --reason R
                                       turn a kill switch on (cancelling the orders) or off
-  risk limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
+  risk limits --session C|--account A --limit NAME --value N|none [--instrument S] --reason R
                                       change one limit (fixvenue risk … is the same command)
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
@@ -96,7 +98,7 @@ var adminCommands = map[string]struct {
   show [--session C|--account A]      each session's and account's limits, kill switch and figures (or one's)
   kill|reset --session C|--account A --reason R
                                       turn a kill switch on (cancelling the orders) or off
-  limits --session C|--account A --limit NAME --value N [--instrument S] --reason R
+  limits --session C|--account A --limit NAME --value N|none [--instrument S] --reason R
                                       change one limit`, optReason | optRisk},
 }
 
@@ -118,7 +120,7 @@ type adminClient struct {
 	refPx   string
 	bandPct int64
 	limit   string
-	value   int64
+	value   gateway.LimitValue
 	add     addFlags
 	// addr is the admin address called, and addrFrom where it came from
 	// (--addr, the environment or the default), which an error that is
@@ -187,7 +189,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&c.session, "session", "", "the session (CompID): show (only it), kill, reset, limits")
 		fs.StringVar(&c.account, "account", "", "the account: show (only it), kill, reset, limits")
 		fs.StringVar(&c.limit, "limit", "", "limits: max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss")
-		fs.Int64Var(&c.value, "value", 0, "limits: the new value (quantity, count or notional in price ticks)")
+		fs.Var(&limitFlag{&c.value}, "value", "limits: the new value (quantity, count or notional in price ticks), or none to remove the limit")
 		fs.StringVar(&c.instr, "instrument", "", "limits: the instrument a max_order_qty, max_order_notional or max_position applies to")
 	}
 	if cmd.opts&optBand != 0 {
@@ -692,4 +694,26 @@ func archivedText(e *ops.EndOfDayReport) string {
 		return "nothing archived: " + e.NotArchived
 	}
 	return fmt.Sprintf("%d segments archived before snapshot %d (%d bytes compressed)", e.ArchivedSegs, e.ArchivedThrough, e.ArchivedGzip)
+}
+
+// limitFlag reads --value: an integer, or "none" (gateway.LimitValue).
+type limitFlag struct{ v *gateway.LimitValue }
+
+func (f *limitFlag) String() string {
+	if f.v == nil || *f.v == 0 {
+		return ""
+	}
+	return f.v.String()
+}
+
+func (f *limitFlag) Set(s string) error {
+	if s == gateway.LimitNone {
+		return f.v.UnmarshalJSON([]byte(strconv.Quote(s)))
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer or %s", s, gateway.LimitNone)
+	}
+	*f.v = gateway.LimitValue(n)
+	return nil
 }

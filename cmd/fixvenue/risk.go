@@ -98,7 +98,7 @@ func (c *adminClient) risk(args []string) int {
 	case "limits":
 		if c.limit == "" || c.value == 0 {
 			// Said here: the API would call a --value left out "value 0".
-			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer), with --session or --account and --reason\n", c.prog)
+			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer, or none to remove the limit), with --session or --account and --reason\n", c.prog)
 			return 2
 		}
 		body["limit"], body["value"] = c.limit, c.value
@@ -110,7 +110,7 @@ func (c *adminClient) risk(args []string) int {
 			if c.instr != "" {
 				in = " in " + c.instr
 			}
-			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d): %s%s = %d\n", ans.Action, ans.Result, ans.Operator, ans.Seq, c.limit, in, ans.Value)
+			fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d): %s%s = %s\n", ans.Action, ans.Result, ans.Operator, ans.Seq, c.limit, in, ans.Value)
 		})
 	}
 	fmt.Fprintf(c.errOut, "%s risk: unknown action %q: show, kill, reset or limits\n", c.prog, args[0])

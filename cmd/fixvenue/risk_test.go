@@ -182,6 +182,23 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		!strings.Contains(out, " credit_limit=1000000\n") {
 		t.Fatalf("show: exit %d: %s", code, out)
 	}
+	// --value none removes the limit: the next order is not held to it.
+	if out, code := admin(token, "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "lots", "--reason", "r"); code != 2 ||
+		!strings.Contains(out, `"lots" is not an integer or none`) {
+		t.Fatalf("limit lots: exit %d: %s", code, out)
+	}
+	if out, code := admin(token, "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "none", "--reason", "lifted"); code != 0 ||
+		!strings.Contains(out, "SetLimit: Applied by rita") || !strings.Contains(out, "max_order_qty = none") {
+		t.Fatalf("limit none: exit %d: %s", code, out)
+	}
+	order("o4")
+	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o4", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := admin(token, "limits", "--session", "CLIENT1", "--limit", "max_order_qty", "--value", "none", "--reason", "again"); code != 1 ||
+		!strings.Contains(out, "max_order_qty of session:CLIENT1 is none (nothing changed)") {
+		t.Fatalf("limit none again: exit %d: %s", code, out)
+	}
 }
 
 // TestRiskShowDropsFiguresNoLongerReported: a report leaves out a subject
