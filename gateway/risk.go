@@ -269,6 +269,10 @@ func (v *LimitValue) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("a limit's value is an integer or %q, not %s", LimitNone, b)
 	}
+	if n > core.RiskLimitMax {
+		// RiskLimitRemove itself is "none": a number never removes a limit.
+		return fmt.Errorf("a limit's value is at most %d, not %s (%q removes a limit)", core.RiskLimitMax, b, LimitNone)
+	}
 	*v = LimitValue(n)
 	return nil
 }

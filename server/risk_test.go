@@ -107,7 +107,7 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"0"}}, 400, "must be a positive integer"},
 		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"-3"}}, 400, "must be a positive integer"},
 		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"NOPE"}}, 404, "unknown instrument"},
-		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {strconv.FormatInt(core.RiskLimitMax+1, 10)}}, 400, "of at most"},
+		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {strconv.FormatInt(core.RiskLimitMax+2, 10)}}, 400, "of at most"},
 		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"credit_limit"}, "value": {"5"}, "instrument": {"ACME"}}, 400, "not per instrument"},
 		{"/risk/limit", url.Values{"account": {"NOBODY"}, "limit": {"credit_limit"}, "value": {"5"}}, 404, "unknown account"},
 		{"/risk/limit", url.Values{"account": {"FUND"}, "limit": {"max_position"}, "value": {"5"}, "instrument": {"ACME"}}, 409, "WouldBreach"},

@@ -710,10 +710,9 @@ func (f *limitFlag) Set(s string) error {
 	if s == gateway.LimitNone {
 		return f.v.UnmarshalJSON([]byte(strconv.Quote(s)))
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
 		return fmt.Errorf("%q is not an integer or %s", s, gateway.LimitNone)
 	}
-	*f.v = gateway.LimitValue(n)
-	return nil
+	// The API's own bound: the number that stands for none is refused.
+	return f.v.UnmarshalJSON([]byte(s))
 }

@@ -122,6 +122,7 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		{"/v1/risk/limit", `{"reason":"r","account":"NOBODY","limit":"credit_limit","value":5}`, 404, "unknown_account"},
 		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"credit_limit","value":-5}`, 400, "bad_value"},
 		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"credit_limit","value":0}`, 400, "bad_value"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"credit_limit","value":4611686018427387903}`, 400, "bad_json"},
 		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"nope","value":5}`, 400, "unknown_limit"},
 		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"max_position","value":5,"instrument":"NOPE"}`, 404, "unknown_instrument"},
 		{"/v1/risk/kill", `{"reason":"r","session":"NOBODY"}`, 404, "unknown_session"},
