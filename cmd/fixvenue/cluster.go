@@ -273,26 +273,44 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
 		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required: the id of the [[cluster.peer]] that should lead (ids start at 1)")
 		return 2
 	}
-	for _, p := range cfg.Cluster.Peers {
-		st, err := fetchStatus(client, p.StatusAddr)
-		if err != nil || st.State != "StateLeader" {
-			continue
+	// Between a leader's loss and the next election no node leads: the
+	// transfer waits for one, a few election timeouts at most, as an
+	// operator would retry.
+	election := cfg.Cluster.HeartbeatInterval() * time.Duration(cfg.Cluster.ElectionTicks())
+	wait := transferLeaderWaits * election
+	deadline := time.Now().Add(wait)
+	for said := false; ; said = true {
+		for _, p := range cfg.Cluster.Peers {
+			st, err := fetchStatus(client, p.StatusAddr)
+			if err != nil || st.State != "StateLeader" {
+				continue
+			}
+			resp, err := client.Post(fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), "text/plain", nil)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
+				return 1
+			}
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				// A refusal is an error: on standard error, as the others are.
+				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: node %d: %s", p.ID, b)
+				return 1
+			}
+			fmt.Printf("node %d: %s", p.ID, b)
+			return 0
 		}
-		resp, err := client.Post(fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), "text/plain", nil)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: no leader answered within %v (a quorum of the nodes must be up: `fixvenue cluster status` shows them)\n", wait)
 			return 1
 		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			// A refusal is an error: on standard error, as the others are.
-			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: node %d: %s", p.ID, b)
-			return 1
+		if !said {
+			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: no node leads now (an election?); waiting up to %v for a leader\n", wait)
 		}
-		fmt.Printf("node %d: %s", p.ID, b)
-		return 0
+		time.Sleep(cfg.Cluster.HeartbeatInterval())
 	}
-	fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: no leader answered")
-	return 1
 }
+
+// transferLeaderWaits is how many election timeouts a transfer waits for a
+// leader: an election that splits its votes takes a second one.
+const transferLeaderWaits = 4

@@ -1129,6 +1129,18 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	default:
 	}
 	h.checkClients()
+	// Right after the leader's loss no node leads until the election ends:
+	// the transfer waits for the new leader and asks it (which refuses, as
+	// the node asked for leads already, or transfers), rather than saying
+	// no leader answered.
+	h.kill(to)
+	other := (to + 1) % 3
+	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[other], "--to", strconv.Itoa(other+1)).CombinedOutput()
+	if bytes.Contains(out, []byte("no leader answered")) || (err != nil && !bytes.Contains(out, []byte(fmt.Sprintf("node %d already leads", other+1)))) {
+		t.Fatalf("cluster transfer during an election: %v\n%s", err, out)
+	}
+	h.start(to)
+	h.converge(20 * time.Second)
 	h.finish()
 }
 
