@@ -461,7 +461,7 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 			fmt.Fprintf(c.out, "halted, left halted until resumed (into the group's phase): %s\n", strings.Join(res.StayHalted, ", "))
 		}
 		if e := res.EndOfDay; e != nil {
-			fmt.Fprintf(c.out, "end of day: %d orders expired (DAY, at the opening, at the close), snapshot seq %d, %s\n", e.Expired, e.SnapshotSeq, archivedText(e))
+			fmt.Fprintf(c.out, "end of day: %s expired (DAY, at the opening, at the close), snapshot seq %d, %s\n", plural(int64(e.Expired), "order"), e.SnapshotSeq, archivedText(e))
 			if e.SnapshotError != "" || e.ArchiveError != "" {
 				fmt.Fprintf(c.out, "warning: %s%s\n", e.SnapshotError, e.ArchiveError)
 			}
@@ -693,7 +693,16 @@ func archivedText(e *ops.EndOfDayReport) string {
 		}
 		return "nothing archived: " + e.NotArchived
 	}
-	return fmt.Sprintf("%d segments archived before snapshot %d (%d bytes compressed)", e.ArchivedSegs, e.ArchivedThrough, e.ArchivedGzip)
+	return fmt.Sprintf("%s archived before snapshot %d (%d bytes compressed)", plural(int64(e.ArchivedSegs), "segment"), e.ArchivedThrough, e.ArchivedGzip)
+}
+
+// plural writes n with its noun, singular for one: the answer lines read
+// "1 order cancelled", not "1 orders cancelled".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
 // limitFlag reads --value: an integer, or "none" (gateway.LimitValue).

@@ -36,7 +36,7 @@ func (c *adminClient) risk(args []string) int {
 	}
 	var ans ops.RiskAnswer
 	printAnswer := func() {
-		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %d orders cancelled)\n", ans.Action, ans.Result, ans.Operator, ans.Seq, ans.Cancelled)
+		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %s cancelled)\n", ans.Action, ans.Result, ans.Operator, ans.Seq, plural(int64(ans.Cancelled), "order"))
 	}
 	switch args[0] {
 	case "show":

@@ -93,7 +93,7 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 		t.Fatalf("kill with a read token: exit %d: %s", code, out)
 	}
 	if out, code := admin(token, "kill", "--session", "CLIENT1", "--reason", "runaway algo"); code != 0 ||
-		!strings.Contains(out, "Kill: Applied by rita") || !strings.Contains(out, "1 orders cancelled") {
+		!strings.Contains(out, "Kill: Applied by rita") || !strings.Contains(out, "(journal seq ") || !strings.Contains(out, ", 1 order cancelled)") {
 		t.Fatalf("kill: exit %d: %s", code, out)
 	}
 	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o1", 150: "4"}); err != nil {
