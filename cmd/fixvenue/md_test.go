@@ -102,16 +102,39 @@ func TestMarketDataBookEndToEnd(t *testing.T) {
 	if fmt.Sprint(engine.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(engine.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("journal book = %s, md book = %s", jout, out)
 	}
-	// Watching a symbol the feed does not list says so and exits, as book
-	// does (it drew an empty book for ever).
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "NOPE", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
-	wout, err := watch.CombinedOutput()
+	// A book of a symbol the feed does not list is an error, naming it.
+	bout, err := exec.Command(binPath, "md", "book", "--symbol", "NOPE", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr).CombinedOutput()
 	var ee *exec.ExitError
-	if ctx.Err() != nil || !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(wout), `no such symbol: "NOPE"`) {
-		t.Fatalf("md watch --symbol NOPE: %v (context %v)\n%s", err, ctx.Err(), wout)
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(bout), `no such symbol: "NOPE"`) {
+		t.Fatalf("md book --symbol NOPE: %v\n%s", err, bout)
 	}
+}
+
+// TestMarketDataWatchWaitsForAnInstrumentAddedLater: `fixvenue md watch` on
+// a symbol the feed does not list yet says so, naming those it lists, and
+// waits; once an operator adds the instrument (`fixvenue admin instrument
+// add`) it draws its book. It exited "no such symbol", so a watch could not
+// be started before the listing.
+func TestMarketDataWatchWaitsForAnInstrumentAddedLater(t *testing.T) {
+	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+adminTokenTOML("carol", "", cliToken)))
+	ctx, out := watchSymbol(t, v, "NEWCO")
+	waitFor := func(want string) {
+		t.Helper()
+		for !strings.Contains(out.String(), want) {
+			if ctx.Err() != nil {
+				t.Fatalf("md watch never showed %q:\n%s", want, out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("NEWCO is not listed on the feed")
+	waitFor("waiting for it to be added (fixvenue admin instrument add)")
+	waitFor("the feed lists ACME, GLOBEX, INITECH\n")
+	if code, stdout, stderr := runAdminCLI(t, v.ready.AdminAddr, cliToken, "instrument", "add", "NEWCO", "--tick-size", "0.05", "--lot-size", "10",
+		"--min-qty", "10", "--max-qty", "10000", "--ref-price", "20.00", "--band-percent", "10", "--reason", "listing NEWCO"); code != 0 {
+		t.Fatalf("admin instrument add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	waitFor("NEWCO  Open  seq ")
 }
 
 // TestMarketDataLatencyTool runs `fixvenue md latency` on the feed's UDP
@@ -277,19 +300,32 @@ func crossInTheCall(t *testing.T, c *fixclient.Client) {
 	}
 }
 
-// watchACME runs `fixvenue md watch --symbol ACME` on v's feed for at most
-// 30 s (ctx's deadline), its output in out; it is killed when the test
-// ends.
+// watchACME runs `fixvenue md watch --symbol ACME` on v's feed (watchSymbol).
 func watchACME(t *testing.T, v *venueProc) (ctx context.Context, out *lockedbuf.Buffer) {
+	t.Helper()
+	return watchSymbol(t, v, "ACME")
+}
+
+// watchSymbol runs `fixvenue md watch --symbol SYMBOL` on v's feed for at
+// most 30 s, its output in out; ctx ends then or when the watch exits
+// first (a watch runs until interrupted), and the watch is killed when the
+// test ends.
+func watchSymbol(t *testing.T, v *venueProc, symbol string) (ctx context.Context, out *lockedbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", symbol, "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr)
 	out = &lockedbuf.Buffer{}
 	watch.Stdout, watch.Stderr = out, out
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = watch.Process.Kill(); _ = watch.Wait() })
+	exited := make(chan struct{})
+	go func() {
+		_ = watch.Wait()
+		cancel()
+		close(exited)
+	}()
+	t.Cleanup(func() { _ = watch.Process.Kill(); <-exited })
 	return ctx, out
 }

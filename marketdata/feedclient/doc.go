@@ -48,8 +48,9 @@
 //
 // Two ready-made readers sit on top of the Client: Watch draws one
 // instrument's top levels and recent trades (an uncross's marked auction:
-// they have no aggressor) on an ANSI terminal, and
-// BookJSON joins, waits for the live edge and returns one book as JSON
+// they have no aggressor) on an ANSI terminal, waiting, and saying so, for
+// a symbol the feed does not list yet (one an operator is about to add),
+// and BookJSON joins, waits for the live edge and returns one book as JSON
 // (`fixvenue md watch` and `fixvenue md book`).
 //
 // A unicast feed reaches one socket, so one client per destination address;

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
@@ -21,22 +23,26 @@ const (
 	bookJSONJoinTimeout = 10 * time.Second       // and at most this long to join
 )
 
-// ErrUnknownSymbol is returned when the feed has no instrument of that symbol.
+// ErrUnknownSymbol is BookJSON's error when the feed has no instrument of
+// that symbol (Watch waits for one).
 var ErrUnknownSymbol = errors.New("feedclient: the feed has no such symbol")
 
 // Watch joins the feed described by cfg and draws a live view of symbol's
 // top levels and recent trades on out (an ANSI terminal), redrawing at
 // most ten times a second, until ctx ends. It returns nil when ctx ends.
-// cfg.Callbacks is replaced.
+// A symbol the feed does not list yet is waited for, the screen saying so
+// and naming the symbols it lists: an operator may watch an instrument
+// before adding it at runtime, whose definition then arrives in the
+// sequenced stream (doc.go). cfg.Callbacks is replaced.
 func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	w := &watcher{symbol: symbol, out: out}
-	var unknown error
 	cfg.Callbacks = Callbacks{
 		OnBook: func(b *Book) {
-			if b.Symbol == symbol {
+			switch {
+			case b.Symbol == symbol:
 				w.book, w.dirty = b, true
+			case w.book == nil:
+				w.dirty = true // another instrument listed: the waiting screen names it
 			}
 		},
 		OnTrade: func(b *Book, t Trade) {
@@ -49,12 +55,8 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 			w.recoveredSeq = w.client.NextSeq() // after a snapshot, the seq after the last it reflects
 		},
 		OnIdle: func() {
-			// Joined, and the feed lists no such symbol: say so, as BookJSON
-			// does, instead of drawing an empty book for ever.
-			if c := w.client; c != nil && c.InSync() && c.BookBySymbol(symbol) == nil {
-				unknown = fmt.Errorf("%w: %q", ErrUnknownSymbol, symbol)
-				cancel()
-				return
+			if w.book == nil && w.client.InSync() != w.drawnInSync {
+				w.dirty = true // joined (or a gap since): the screen says whether the feed lists the symbol
 			}
 			w.maybeDraw()
 		},
@@ -65,9 +67,6 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 	}
 	w.client = c
 	err = c.Run(ctx)
-	if unknown != nil {
-		return unknown
-	}
 	if ctx.Err() != nil {
 		return w.writeErr
 	}
@@ -84,6 +83,7 @@ type watcher struct {
 	lastRecovery Recovery
 	recoveredSeq uint64 // the client's NextSeq once lastRecovery ended
 	dirty        bool
+	drawnInSync  bool // the client was in sync at the last draw
 	lastDraw     time.Time
 	buf          []byte
 	writeErr     error
@@ -100,11 +100,16 @@ func (w *watcher) maybeDraw() {
 	if !w.dirty || time.Since(w.lastDraw) < watchRefreshMin {
 		return
 	}
-	w.dirty, w.lastDraw = false, time.Now()
+	w.dirty, w.lastDraw, w.drawnInSync = false, time.Now(), w.client.InSync()
 	w.buf = append(w.buf[:0], "\x1b[H\x1b[2J"...) // home, clear screen
-	if w.book == nil {
+	switch {
+	case w.book == nil && w.client.InSync():
+		// Joined, and the feed lists no such symbol: not an empty book,
+		// which would read as an instrument nobody trades.
+		w.buf = appendWaitingView(w.buf, w.client, w.symbol)
+	case w.book == nil:
 		w.buf = fmt.Appendf(w.buf, "waiting for %s on the feed (next seq %d)\n", w.symbol, w.client.NextSeq())
-	} else {
+	default:
 		w.buf = appendBookView(w.buf, w.book, w.trades[:w.tradesN], watchDepth, w.client.NextSeq())
 	}
 	if r := w.lastRecovery; r.Outcome != 0 {
@@ -128,6 +133,33 @@ func (w *watcher) maybeDraw() {
 	if _, err := w.out.Write(w.buf); err != nil && w.writeErr == nil {
 		w.writeErr = err
 	}
+}
+
+// watchSymbolsListed bounds the symbols the waiting screen names.
+const watchSymbolsListed = 16
+
+// appendWaitingView says that the feed c has joined does not list symbol,
+// and that the watch waits for it to be added, naming the symbols the feed
+// lists (a mistyped symbol shows beside them).
+func appendWaitingView(dst []byte, c *Client, symbol string) []byte {
+	var symbols []string
+	c.Books(func(b *Book) {
+		if b.Defined {
+			symbols = append(symbols, b.Symbol)
+		}
+	})
+	slices.Sort(symbols)
+	dst = fmt.Appendf(dst, "%s is not listed on the feed (seq %d): waiting for it to be added (fixvenue admin instrument add); Ctrl-C to stop\n",
+		symbol, c.NextSeq()-1)
+	if len(symbols) == 0 {
+		return append(dst, "the feed lists no instrument\n"...)
+	}
+	dst = append(dst, "the feed lists "...)
+	dst = append(dst, strings.Join(symbols[:min(len(symbols), watchSymbolsListed)], ", ")...)
+	if more := len(symbols) - watchSymbolsListed; more > 0 {
+		dst = fmt.Appendf(dst, " and %d more", more)
+	}
+	return append(dst, '\n')
 }
 
 // appendBookView renders a book and recent trades as plain text.
