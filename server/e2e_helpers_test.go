@@ -14,6 +14,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/gateway/edge"
+	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -54,16 +55,7 @@ comp_id = "SLOW"
 orders_per_second_reject = 3
 cancels_per_second_reject = 100
 messages_per_second_logout = 8
-[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-[[instrument]]
+`+conftest.ACME+`[[instrument]]
 id = 2
 symbol = "LOTS"
 tick_size = "0.05"

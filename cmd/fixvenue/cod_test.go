@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/conftest"
 )
 
 // TestCancelOnDisconnectAfterACrash: kill -9 journals no disconnect, so
@@ -146,7 +148,7 @@ snapshot_interval = "50ms"
 [[session]]
 comp_id = "CLIENT1"
 cancel_on_disconnect = false
-` + acmeTOML + "%s"
+` + conftest.ACME + "%s"
 
 // journalWithASnapshot runs a snapshottingVenue on dir until CLIENT1's DAY
 // buy first rests and a snapshot is on disk, then has its DAY buys in more

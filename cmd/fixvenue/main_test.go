@@ -68,19 +68,6 @@ cancel_on_disconnect = false
 `, feedAddr, recoveryAddr)
 }
 
-// acmeTOML is the [[instrument]] table of ACME as the tests trade it:
-// tick 0.01, lot 1, quantities 1 to 100,000, reference 100.00, band ±10%.
-const acmeTOML = `[[instrument]]
-id = 1
-symbol = "ACME"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 100000
-ref_price = "100.00"
-band_percent = 10
-`
-
 // logOn connects to the FIX address as sender (target VENUE) and logs on
 // with a sequence reset; the client is closed when the test ends (a caller
 // may close it sooner).

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
@@ -188,7 +189,7 @@ func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
 // imbalance, from the feed's auction updates (it showed the crossed book
 // alone).
 func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
-	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+acmeTOML+"status = \"opening-call\"\n")
+	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+conftest.ACME+"status = \"opening-call\"\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	defer c.Close()
@@ -208,7 +209,7 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 // only by convention), so `fixvenue md watch` marks them auction; it showed
 // each as a trade a buyer had taken.
 func TestMarketDataWatchShowsAnUncrossTradeAsAnAuction(t *testing.T) {
-	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+acmeTOML+"status = \"opening-call\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+
+	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+conftest.ACME+"status = \"opening-call\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+
 		adminTokenTOML("carol", "", cliToken)))
 	admin := v.ready.AdminAddr
 	c := logOn(t, v.fixAddr, "CLIENT1")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	"github.com/fixvenue/fixvenue/marketdata/packet"
@@ -43,7 +44,7 @@ recovery_addr = "127.0.0.1:0"
 heartbeat_interval = "100ms"
 [[session]]
 comp_id = "CLIENT1"
-`+acmeTOML, relayIn.LocalAddr().String())
+`+conftest.ACME, relayIn.LocalAddr().String())
 	v := startVenue(t, cfg)
 
 	// The relay: every other sequenced packet is lost while dropping is on.

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/internal/conftest"
 )
 
 // readmeSchedule is README's [schedule] example ("Operating the venue"),
@@ -33,7 +35,7 @@ func TestStartNamesTheInstrumentsNoScheduleGroupCovers(t *testing.T) {
 enabled = false
 [[session]]
 comp_id = "CLIENT1"
-` + acmeTOML + `[[instrument]]
+` + conftest.ACME + `[[instrument]]
 id = 2
 symbol = "GLOBEX"
 tick_size = "0.05"
