@@ -103,10 +103,11 @@ func TestMarketDataBookEndToEnd(t *testing.T) {
 	if fmt.Sprint(engine.Bids) != fmt.Sprint(wantBids) || fmt.Sprint(engine.Asks) != fmt.Sprint(wantAsks) {
 		t.Fatalf("journal book = %s, md book = %s", jout, out)
 	}
-	// A book of a symbol the feed does not list is an error, naming it.
+	// A book of a symbol the feed does not list is an error, naming it and
+	// those the feed lists.
 	bout, err := exec.Command(binPath, "md", "book", "--symbol", "NOPE", "--feed-addr", v.ready.FeedAddr, "--recovery-addr", v.ready.RecoveryAddr).CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(bout), `no such symbol: "NOPE"`) {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(bout), `no such symbol: "NOPE" (the feed lists ACME, GLOBEX, INITECH)`) {
 		t.Fatalf("md book --symbol NOPE: %v\n%s", err, bout)
 	}
 }

@@ -142,24 +142,30 @@ const watchSymbolsListed = 16
 // and that the watch waits for it to be added, naming the symbols the feed
 // lists (a mistyped symbol shows beside them).
 func appendWaitingView(dst []byte, c *Client, symbol string) []byte {
+	dst = fmt.Appendf(dst, "%s is not listed on the feed (seq %d): waiting for it to be added (fixvenue admin instrument add); Ctrl-C to stop\n",
+		symbol, c.NextSeq()-1)
+	return append(appendListed(dst, c), '\n')
+}
+
+// appendListed writes "the feed lists A, B, …", the symbols c's feed has
+// defined, sorted, at most watchSymbolsListed of them.
+func appendListed(dst []byte, c *Client) []byte {
 	var symbols []string
 	c.Books(func(b *Book) {
 		if b.Defined {
 			symbols = append(symbols, b.Symbol)
 		}
 	})
-	slices.Sort(symbols)
-	dst = fmt.Appendf(dst, "%s is not listed on the feed (seq %d): waiting for it to be added (fixvenue admin instrument add); Ctrl-C to stop\n",
-		symbol, c.NextSeq()-1)
 	if len(symbols) == 0 {
-		return append(dst, "the feed lists no instrument\n"...)
+		return append(dst, "the feed lists no instrument"...)
 	}
+	slices.Sort(symbols)
 	dst = append(dst, "the feed lists "...)
 	dst = append(dst, strings.Join(symbols[:min(len(symbols), watchSymbolsListed)], ", ")...)
 	if more := len(symbols) - watchSymbolsListed; more > 0 {
 		dst = fmt.Appendf(dst, " and %d more", more)
 	}
-	return append(dst, '\n')
+	return dst
 }
 
 // appendBookView renders a book and recent trades as plain text.
@@ -261,7 +267,8 @@ func BookJSON(ctx context.Context, cfg Config, symbol string) ([]byte, error) {
 		b := c.BookBySymbol(symbol)
 		var r result
 		if b == nil {
-			r.err = fmt.Errorf("%w: %q", ErrUnknownSymbol, symbol)
+			// Which it lists, so that a mistyped symbol shows beside them.
+			r.err = fmt.Errorf("%w: %q (%s)", ErrUnknownSymbol, symbol, appendListed(nil, c))
 		} else {
 			r.json = appendBookJSON(nil, b, c.NextSeq()-1)
 		}
