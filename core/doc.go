@@ -41,7 +41,9 @@
 // WriteSnapshot and ReadSnapshot save and restore the whole logical state
 // (books in priority order, ClOrdIDs of the day, counters, statuses); a
 // restored matcher applies later commands exactly as the original would.
-// The pipeline calls WriteSnapshot after applying a Snapshot command, which
+// ReadSnapshot never panics on input bytes and leaves the matcher empty on
+// any refusal (FuzzReadSnapshot, which makes the checksum right so that
+// changed bytes reach the checks after it). The pipeline calls WriteSnapshot after applying a Snapshot command, which
 // itself has no effect but GTD expiry.
 //
 // Prefetch shows the matcher a command it will apply soon: it starts

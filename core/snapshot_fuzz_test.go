@@ -1,0 +1,85 @@
+package core
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"testing"
+)
+
+// snapshotFuzzSeed is the snapshot of cfg's matcher after commands of
+// the property test's generator.
+func snapshotFuzzSeed(tb testing.TB, cfg Config, seed uint64, commands int) []byte {
+	tb.Helper()
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gen := newCommandGen(cfg, seed, newRefModel(cfg))
+	sink := NewBufferSink(64)
+	for range commands {
+		cmd := gen.next()
+		gen.model.apply(cmd, NewBufferSink(16))
+		sink.Reset()
+		_ = m.Apply(cmd, sink)
+	}
+	return snapshotOf(tb, m)
+}
+
+// FuzzReadSnapshot loads arbitrary bytes as a matcher snapshot (a file a
+// restart reads, or one a cluster node was sent by its leader). The body
+// is the snapshot without its trailer; unless raw, the harness appends the
+// body's right CRC-32C, so that mutations reach the checks after the
+// checksum and the restored state's invariants. Whatever the bytes, loading
+// never panics; a refused snapshot is an ErrSnapshot that leaves the
+// matcher empty and usable; an accepted one writes the same bytes again
+// and keeps every invariant under the commands that follow.
+func FuzzReadSnapshot(f *testing.F) {
+	cfg := propertyConfigs()[2] // risk limits, a volatility band, an opening call
+	for i, commands := range []int{0, 8, 40} {
+		snap := snapshotFuzzSeed(f, cfg, uint64(i+1), commands)
+		f.Add(false, snap[:len(snap)-4])
+	}
+	f.Add(true, []byte("FVCORE\x00\x05"))
+	f.Add(false, []byte{})
+	after := fuzzSeed(cfg, 99, 60)
+	f.Fuzz(func(t *testing.T, raw bool, body []byte) {
+		data := body
+		if !raw {
+			data = binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, castagnoli))
+		}
+		m, err := NewMatcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ReadSnapshot(bytes.NewReader(data)); err != nil {
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("refused with %v, not an ErrSnapshot", err)
+			}
+			if m.RestingOrders() != 0 || m.Counters() != (Counters{}) {
+				t.Fatalf("refused (%v) but the matcher is not left empty", err)
+			}
+			if err := m.CheckInvariants(); err != nil {
+				t.Fatalf("refused, then: %v", err)
+			}
+			return
+		}
+		// What was read is written back: the snapshot holds the logical
+		// state only, so an accepted one has a single encoding (bytes after
+		// the trailer are not read).
+		if again := snapshotOf(t, m); !bytes.HasPrefix(data, again) {
+			t.Fatalf("accepted %d bytes, writes %d other bytes back", len(data), len(again))
+		}
+		sink := NewBufferSink(64)
+		i := 0
+		fuzzFrames(after, func(cmd []byte) {
+			i++
+			sink.Reset()
+			_ = m.Apply(cmd, sink)
+			if err := m.CheckInvariants(); err != nil {
+				t.Fatalf("command %d after the restore: %v", i, err)
+			}
+		})
+	})
+}
