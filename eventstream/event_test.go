@@ -14,7 +14,7 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-func fillEvent(t *testing.T, inst uint32) []byte {
+func fillEvent(t testing.TB, inst uint32) []byte {
 	t.Helper()
 	return cmdtest.Encode(t, make([]byte, core.EventSlotMin), func(f *venue.Fill) {
 		f.SetCauseSeq(7)
@@ -58,7 +58,7 @@ func TestSubjects(t *testing.T) {
 
 // testBatch is a batch of events 42-44 of commands 7 and 8 in two parts:
 // events 42 and 44 on one subject, 43 on another.
-func testBatch(t *testing.T) (p1, p2 *Message) {
+func testBatch(t testing.TB) (p1, p2 *Message) {
 	ev := func(seq, cause uint64, index uint32) Event {
 		b := fillEvent(t, uint32(seq))
 		binary.LittleEndian.PutUint64(b[venue.MessageHeaderSize:], cause)
