@@ -43,7 +43,8 @@
 // Arbitrary datagrams are safe: the packet framing is checked before any
 // message is used, messages are decoded by the generated flyweights, and
 // FuzzPacket checks that no input panics the client or breaks its books'
-// order. The feed has no authentication, so a forged packet with the right
+// order; FuzzRecoveryAnswers does the same for whatever a recovery service
+// answers, as a snapshot or as a retransmission. The feed has no authentication, so a forged packet with the right
 // sequence number is believed; run it on a trusted network.
 //
 // Two ready-made readers sit on top of the Client: Watch draws one
