@@ -74,6 +74,11 @@ func (m *Matcher) readCalls(sr *snapshotReader) error {
 		if !ok || m.instruments[ii].auction.phase == 0 {
 			return fmt.Errorf("%w: instrument %d listed in a call without a call phase", ErrSnapshot, id)
 		}
+		// Listed twice, it would stay listed after its call ends (leaveCalls
+		// takes one entry out) and be uncrossed again.
+		if m.inCalls(id) {
+			return fmt.Errorf("%w: instrument %d listed twice in the calls", ErrSnapshot, id)
+		}
 		m.calls = append(m.calls, id)
 	}
 	for i := range m.instruments {

@@ -29,7 +29,7 @@ import (
 //	             indicative, and that indicative (i64 price, matched and
 //	             imbalance quantities, u8 imbalance side, u8 rule)
 //	calls        u32 count, then u32 instrument ids: the instruments in a
-//	             call, in the order their indicatives are looked at
+//	             call, each once, in the order their indicatives are looked at
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled

@@ -2,7 +2,10 @@ package core
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"strings"
 	"testing"
 )
 
@@ -131,4 +134,36 @@ func snapshotOf(tb testing.TB, m *Matcher) []byte {
 		tb.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestReadSnapshotRefusesACallListedTwice: a snapshot whose list of calls
+// names an instrument twice is refused. Taken, the instrument stayed
+// listed once its call ended (leaving a call takes one entry out), so the
+// matcher went on treating an open book as a call's.
+func TestReadSnapshotRefusesACallListedTwice(t *testing.T) {
+	cfg := propertyConfigs()[0] // CCC starts in its opening call
+	m, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshotOf(t, m)
+	body := snap[:len(snap)-4]
+	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(4+8+8+1+8+snapshotAuctionSize) // the calls
+	if n := binary.LittleEndian.Uint32(body[off:]); n != 1 || binary.LittleEndian.Uint32(body[off+4:]) != 7 {
+		t.Fatalf("the calls section does not list CCC alone: %x", body[off:off+8])
+	}
+	twice := binary.LittleEndian.AppendUint32(append([]byte(nil), body[:off]...), 2)
+	twice = append(twice, body[off+4:off+8]...)
+	twice = append(twice, body[off+4:]...)
+	twice = binary.LittleEndian.AppendUint32(twice, crc32.Checksum(twice, castagnoli))
+	r, err := NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReadSnapshot(bytes.NewReader(twice)); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("a call listed twice: %v, want ErrSnapshot naming it", err)
+	}
+	if err := r.ReadSnapshot(bytes.NewReader(snap)); err != nil {
+		t.Fatalf("the snapshot itself: %v", err)
+	}
 }
