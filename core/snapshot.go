@@ -246,6 +246,16 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	}
 	m.index.recsUsed = int(recs)
 	m.index.rebuild(m.lastOrderID)
+	// A session's ClOrdIDs of the day are distinct, and an OrderID has one
+	// current record: a record that repeats one would be found in place of
+	// the other, or counted twice.
+	for ri := range recIdx(recs) {
+		r := &m.index.recs[ri]
+		if m.index.find(r.sessionIdx, &r.key, r.key.hash(r.sessionIdx)) != ri ||
+			(r.ordStatus != venue.OrdStatusReplaced && m.index.findOrder(r.orderID) != ri) {
+			return fmt.Errorf("%w: ClOrdID record of order %d repeats a ClOrdID or an order", ErrSnapshot, r.orderID)
+		}
+	}
 	if err := m.readOrders(sr); err != nil {
 		return err
 	}

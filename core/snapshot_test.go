@@ -167,3 +167,35 @@ func TestReadSnapshotRefusesACallListedTwice(t *testing.T) {
 		t.Fatalf("the snapshot itself: %v", err)
 	}
 }
+
+// TestReadSnapshotRefusesARepeatedRecord: a snapshot whose ClOrdID
+// records hold one twice (the same session's ClOrdID, the same order) is
+// refused. Taken, the copy was found in place of the record, or counted
+// as an order of its own.
+func TestReadSnapshotRefusesARepeatedRecord(t *testing.T) {
+	cfg := propertyConfigs()[2]
+	snap := snapshotFuzzSeed(t, cfg, 2, 40)
+	body := snap[:len(snap)-4]
+	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(4+8+8+1+8+snapshotAuctionSize) // the calls
+	off += 4 + 4*int(binary.LittleEndian.Uint32(body[off:])) + 7*8                       // the records' count
+	recs := int(binary.LittleEndian.Uint32(body[off:]))
+	if recs < 2 {
+		t.Fatalf("%d records: the workload proves nothing", recs)
+	}
+	end := off + 4 + recs*snapshotRecordSize
+	for ri := range recs {
+		rec := body[off+4+ri*snapshotRecordSize : off+4+(ri+1)*snapshotRecordSize]
+		again := binary.LittleEndian.AppendUint32(append([]byte(nil), body[:off]...), uint32(recs+1))
+		again = append(again, body[off+4:end]...)
+		again = append(again, rec...)
+		again = append(again, body[end:]...)
+		again = binary.LittleEndian.AppendUint32(again, crc32.Checksum(again, castagnoli))
+		r, err := NewMatcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ReadSnapshot(bytes.NewReader(again)); !errors.Is(err, ErrSnapshot) {
+			t.Fatalf("record %d of %d twice: %v, want ErrSnapshot", ri, recs, err)
+		}
+	}
+}
