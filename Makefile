@@ -5,6 +5,7 @@ PKGS      := ./...
 # Packages with goroutines, rings or sockets run under the race detector.
 RACE_PKGS := ./core/... ./journal/... ./cluster/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/... ./console/... ./latency/...
 FUZZTIME  ?= 2m
+FUZZMINIMIZETIME ?= 5s
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
@@ -42,9 +43,10 @@ generate:
 check-generated: generate
 	git diff --exit-code -- sbe/
 
-# Runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=60s). New crashers land in testdata/fuzz.
+# Runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=60s), minimising each new input for
+# at most FUZZMINIMIZETIME. New crashers land in testdata/fuzz.
 fuzz:
-	@./scripts/fuzz.sh $(FUZZTIME)
+	@./scripts/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZETIME)
 
 bench:
 	@./scripts/bench.sh $(BENCHCOUNT) $(BENCHTIME)
