@@ -76,8 +76,22 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 	g.awaitStopDrain()
 }
 
-// ToAdmin implements quickfix.Application.
-func (a *application) ToAdmin(*quickfix.Message, quickfix.SessionID) {}
+// ToAdmin implements quickfix.Application: a Logout without a Text once a
+// stop began (QuickFIX/Go's acceptor logs every session out with none) says
+// the venue is shutting down, so a client tells it from a Logout for a
+// fault of its own and knows to log on again later.
+func (a *application) ToAdmin(m *quickfix.Message, _ quickfix.SessionID) {
+	if a.g().stopping.Load() == nil || m.Body.Has(tag.Text) {
+		return
+	}
+	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "5" {
+		m.Body.SetString(tag.Text, ShuttingDownText)
+	}
+}
+
+// ShuttingDownText is the Text (58) of the Logout each session gets when
+// the venue stops.
+const ShuttingDownText = "venue shutting down: log on again once it is back"
 
 // ToApp implements quickfix.Application.
 func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -74,5 +75,27 @@ func TestStopStoresEveryAnswer(t *testing.T) {
 		if et := m.Get(150); m.Type() == "8" && seen[et] != nil {
 			seen[et][m.Get(11)] = true
 		}
+	}
+}
+
+// TestStopLogoutSaysWhy stops the venue with a session logged on: the
+// Logout QuickFIX/Go sends each session at the stop carries a Text saying
+// the venue is shutting down (it had none, and a client could not tell a
+// shutdown from a fault of its own).
+func TestStopLogoutSaysWhy(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	m, err := c.Expect(readWait, "5", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Get(58); got != gateway.ShuttingDownText {
+		t.Fatalf("stop's Logout Text %q, want %q: %s", got, gateway.ShuttingDownText, m)
+	}
+	_ = c.Send("5") // answered, the stop goes on without waiting for the logout timeout
+	if err := <-closed; err != nil {
+		t.Fatal(err)
 	}
 }
