@@ -93,8 +93,25 @@ func (a *application) ToAdmin(m *quickfix.Message, _ quickfix.SessionID) {
 // the venue stops.
 const ShuttingDownText = "venue shutting down: log on again once it is back"
 
-// ToApp implements quickfix.Application.
-func (a *application) ToApp(*quickfix.Message, quickfix.SessionID) error { return nil }
+// ToApp implements quickfix.Application. A market-data message
+// (MarketDataSnapshotFullRefresh W, MarketDataIncrementalRefresh X) that
+// QuickFIX/Go is about to send again for a ResendRequest (PossDupFlag set)
+// is not sent: QuickFIX/Go fills its place with a SequenceReset-GapFill
+// instead. The book it showed is stale by then, and the subscription it
+// belonged to may have ended; a client that lost market data asks for a
+// snapshot (docs/ARCHITECTURE.md, "FIX 4.4 conformance of outbound
+// messages"). Every other message, ExecutionReports first, is resent.
+func (a *application) ToApp(m *quickfix.Message, _ quickfix.SessionID) error {
+	if !m.Header.Has(tag.PossDupFlag) {
+		return nil // a first send: the live path pays one lookup
+	}
+	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && (string(t) == "W" || string(t) == "X") {
+		if dup, err := m.Header.GetBytes(tag.PossDupFlag); err == nil && string(dup) == "Y" {
+			return quickfix.ErrDoNotSend
+		}
+	}
+	return nil
+}
 
 // ResendRequestsPerSecondMax bounds the ResendRequests a connection may send
 // in a second (the count starts again at each logon); one beyond it is

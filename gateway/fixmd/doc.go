@@ -15,7 +15,10 @@
 // other than bid (0), offer (1) and imbalance (A). NoMDEntryTypes (267) is required, as FIX 4.4's
 // dictionary has it: a request without it gets a session Reject (3,
 // RefTagID 267); one with NoMDEntryTypes 0 gets bids and offers, any other
-// only the types it lists.
+// only the types it lists. W and X are never sent again for a
+// ResendRequest: the gateway has QuickFIX/Go gap-fill them, as the book
+// they showed is stale by then (docs/ARCHITECTURE.md, "FIX 4.4 conformance
+// of outbound messages").
 //
 // # Auctions
 //
