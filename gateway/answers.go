@@ -68,7 +68,7 @@ func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix
 
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
 	g.awaitEarlierAnswers(s)
-	m := g.gatewayER(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.Account, tag.MaxFloor)
+	m := g.gatewayER(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.Account, tag.MaxFloor, tag.ExecInst)
 	m.Body.SetInt(tag.OrdRejReason, int(rej.reason))
 	m.Body.SetString(tag.Text, rej.text)
 	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))

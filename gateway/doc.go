@@ -64,7 +64,10 @@
 // that cannot rest (market, stop, IOC, FOK), which the matcher would refuse
 // without naming the field. An order keeps its post-only through its
 // replaces (with or without ExecInst 6), and its New, Replaced and status
-// reports carry ExecInst 6; a replace with ExecInst 6 of an
+// reports carry ExecInst 6, as does its reject (postonly.go: the gateway
+// notes the seq of each post-only order it publishes, as the matcher's
+// OrderRejected carries no flags; a reject of the gateway's own echoes the
+// ExecInst asked); a replace with ExecInst 6 of an
 // order entered without it is refused (CxlRejReason 99, the Text naming
 // post-only), never amended into an order that may take. A cancel or
 // replace that names another Side, Symbol, OrdType, TimeInForce or Account

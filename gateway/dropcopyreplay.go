@@ -9,6 +9,8 @@ import (
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // Drop-copy replay (README.md, "Drop copy"). Beyond its FIX store's bound a
@@ -59,9 +61,11 @@ const (
 	tradeRequestRejected         = 2
 )
 
-// ReplayEvents walks the events of the journal's durable commands in order,
-// calling fn with each (header and block); fn returns false to stop early.
-// It returns when the durable commands are done, fn stopped or stop closed.
+// ReplayEvents walks the journal's durable commands in order, calling fn
+// with each command and then with each of its events (header and block;
+// venue.IsCommand tells them apart: a reject's report reads its command,
+// postonly.go); fn returns false to stop early. It returns when the
+// durable commands are done, fn stopped or stop closed.
 type ReplayEvents func(stop <-chan struct{}, fn func(ev []byte) bool) error
 
 // replayRequest is a parsed TradeCaptureReportRequest.
@@ -210,13 +214,17 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// as outbound does, since reports read them (a GTD order's ExpireTime, an
 	// auction's TradingSessionSubID).
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
-		open: newOpenOrders(len(g.cfg.Sessions), g.open.max)}
+		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), postOnlySeqs: newPostOnlySeqs(1)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy
 	stop := make(chan struct{})
 	defer close(stop)
 	var waitErr error
 	err = g.cfg.ReplayEvents(stop, func(ev []byte) bool {
+		if id, err := venue.TemplateIDOf(ev, 0); err == nil && venue.IsCommand(id) {
+			rg.noteCommand(ev) // its events follow: one slot is enough
+			return true
+		}
 		rg.dispatch(ev)
 		rg.open.apply(rg.openHeld)
 		rg.applyStatus()

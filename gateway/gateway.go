@@ -94,6 +94,10 @@ type Config struct {
 	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
 	// a period beyond their FIX store (dropcopyreplay.go).
 	ReplayEvents ReplayEvents
+	// EventRingSlots is the event ring's size, which bounds, with the
+	// command ring's, how far outbound's answers lag the commands
+	// published (postonly.go); 0: eight times the command ring's.
+	EventRingSlots int
 	// MarketDateEnd, when set, is when a local market date ends, for a GTD
 	// order's ExpireDate (432): the schedule's end of day on that date in
 	// its time zone (schedule.Plan.DateEnd). Unset: the date's end in UTC.
@@ -154,6 +158,9 @@ type Gateway struct {
 	replayBusy atomic.Bool
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
+	// postOnlySeqs are the seqs of the post-only orders published, for their
+	// rejects (postonly.go).
+	postOnlySeqs *postOnlySeqs
 	// open is the open-order view (openorders.go); openHeld are its changes
 	// from the events of the chunk outbound is building (outbound's
 	// goroutine only), applied in handOver.
@@ -245,10 +252,19 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	if cfg.OpenOrdersMax <= 0 {
 		cfg.OpenOrdersMax = DefaultOpenOrdersMax
 	}
+	commandSlots := 0
+	if commands != nil { // nil: a gateway that renders only (tests)
+		commandSlots = commands.Slots()
+	}
+	eventSlots := cfg.EventRingSlots
+	if eventSlots <= 0 {
+		eventSlots = 8 * commandSlots
+	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
-		bySession: map[quickfix.SessionID]*session{},
-		open:      newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
+		bySession:    map[quickfix.SessionID]*session{},
+		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
+		postOnlySeqs: newPostOnlySeqs(commandSlots + eventSlots),
 	}
 	if cfg.OpenView != nil {
 		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {

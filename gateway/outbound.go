@@ -434,6 +434,10 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 		str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
 		int(tag.OrdRejReason, int64(ordRejReasonOf(e.Reason()))).str(tag.Text, text).
 		time(tag.TransactTime, e.TimestampNs())
+	if g.postOnlySeqs.has(e.CauseSeq()) {
+		// The order as it was asked, as its accept would say (postonly.go).
+		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
+	}
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())

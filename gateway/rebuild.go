@@ -54,6 +54,11 @@ type LostReports struct {
 	// storeless counts, by session, the reports replayed for a session
 	// with no store file (NoStore).
 	storeless []int
+	// lastPostOnly is the seq+1 of the command replayed last when it is a
+	// post-only NewOrder (0: it is not); postOnly are the causeSeqs of such
+	// orders with a kept event, whose reject echoes ExecInst 6 (postonly.go).
+	lastPostOnly uint64
+	postOnly     map[uint64]bool
 }
 
 // NewLostReports collects for the sessions marks describes (by index).
@@ -84,6 +89,15 @@ func (m *ReportMark) lacks(execID uint64, tsNs int64) bool {
 	return m.Rebuild && tsNs > m.ResetNs && (m.ExecID == 0 || execID > m.ExecID)
 }
 
+// Command looks at one replayed command (valid only during the call),
+// before its events: a post-only NewOrder is noted for its reject.
+func (l *LostReports) Command(cmd []byte) {
+	l.lastPostOnly = 0
+	if seq, ok := postOnlyCommand(cmd); ok {
+		l.lastPostOnly = seq + 1
+	}
+}
+
 // Event looks at one replayed event (valid only during the call): it is
 // kept when its session's store lacks its report or some drop-copy
 // session's store lacks a copy of it (Redeliver decides which it gets).
@@ -104,6 +118,12 @@ func (l *LostReports) Event(ev []byte) {
 		return
 	}
 	l.events = append(l.events, append([]byte(nil), ev...))
+	if cause := venue.CauseSeqOf(ev); l.lastPostOnly == cause+1 {
+		if l.postOnly == nil {
+			l.postOnly = map[uint64]bool{}
+		}
+		l.postOnly[cause] = true
+	}
 }
 
 // Events are the kept events, in journal order, and how many more there
@@ -170,12 +190,15 @@ func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, c
 	// A gateway of its own renders them, as for a drop-copy replay
 	// (replayCopies), reading the live open-order view (ExpireTime, StopPx)
 	// and instruments.
-	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open}
+	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, postOnlySeqs: newPostOnlySeqs(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
 	for _, ev := range lost.events {
 		_, execID, _ := reportOf(ev)
 		ts := venue.TimestampNsOf(ev)
+		if cause := venue.CauseSeqOf(ev); lost.postOnly[cause] {
+			rg.postOnlySeqs.note(cause)
+		}
 		rg.dispatch(ev)
 		for _, h := range rg.held {
 			s := g.sessionOf(h.idx)

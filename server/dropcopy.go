@@ -23,8 +23,9 @@ func dropCopyGrant(sc *config.Session) *gateway.DropCopyGrant {
 // replayEvents is gateway.ReplayEvents over the journal: a matcher of its
 // own, configured as the venue's, applies the journal's durable commands
 // from the first, those the end of day archived included (determinism: the
-// venue's events, byte for byte). It takes as much memory as the venue's
-// matcher while it runs; the gateway runs one at a time.
+// venue's events, byte for byte), each handed to fn before its events. It
+// takes as much memory as the venue's matcher while it runs; the gateway
+// runs one at a time.
 func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) error {
 	m, err := core.NewMatcher(MatcherConfig(s.cfg))
 	if err != nil {
@@ -46,6 +47,9 @@ func (s *Server) replayEvents(stop <-chan struct{}, fn func(ev []byte) bool) err
 		rec, ok, err := t.Next(durable)
 		if err != nil || !ok {
 			return err
+		}
+		if !fn(rec.Payload) { // the command, then its events
+			return nil
 		}
 		if err := m.Apply(rec.Payload, sink); err != nil {
 			return err

@@ -326,3 +326,48 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestPostOnlyRejectEchoesExecInst: the reject of a post-only order
+// carries ExecInst 6, as its accept does, whether the matcher refused it
+// (a price outside the band, a reason that says nothing of post-only) or
+// the gateway (an unknown symbol); so do its drop copies, live and rebuilt
+// from the journal for a TradeCaptureReportRequest.
+func TestPostOnlyRejectEchoesExecInst(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions), Options{})
+	v := strictValidator(t)
+	c1 := logon(t, s, "CLIENT1", true)
+	dc := newDCReader(logon(t, s, "DC1", true))
+	from := time.Now().Add(-time.Second)
+	postOnly := []fixclient.Field{fixclient.F(18, "6")}
+	var rejects []*fixclient.Message
+	sendOrder(t, c1, order{id: "po-band", side: "1", qty: "1", px: "200.00", extra: postOnly})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "po-band", 150: "8"}))
+	sendOrder(t, c1, order{id: "po-sym", sym: "NOPE", side: "1", qty: "1", px: "1.00", extra: postOnly})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "po-sym", 150: "8"}))
+	dc.readCopies(t, len(rejects))
+	for _, m := range append(rejects, dc.inOrder()...) {
+		validate(t, v, m)
+		if m.Get(18) != "6" {
+			t.Fatalf("reject of a post-only order without ExecInst 6: %s", m)
+		}
+	}
+
+	// The replay rebuilds the matcher's reject (the gateway's is not in
+	// the journal) from the journal's events alone.
+	waitDurableAll(t, s)
+	if err := dc.c.Send("AD", fixclient.F(568, "R1"), fixclient.F(569, "0"), fixclient.F(580, "1"),
+		fixclient.F(75, from.UTC().Format("20060102")), fixclient.F(60, from.UTC().Format("20060102-15:04:05.000"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.c.Expect(readWait, "AQ", map[int]string{568: "R1", 750: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := dc.c.Expect(readWait, "8", map[int]string{797: "Y", 11: "po-band"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, v, m)
+	if m.Get(18) != "6" {
+		t.Fatalf("replayed copy of a post-only order's reject without ExecInst 6: %s", m)
+	}
+}

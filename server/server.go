@@ -346,7 +346,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 			return err
 		}
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), s.matcher, sink, opts)
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), commandTap{s.matcher, lost}, sink, opts)
 	if err == nil {
 		err = sink.err
 	}
@@ -503,6 +503,20 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64)
 		return nil
 	}
 	return nil
+}
+
+// commandTap is the matcher of the start-up replay, which shows the lost
+// reports' collector each command before the matcher applies it (a
+// rebuilt reject of a post-only order reads its command: gateway's
+// postonly.go). It keeps the matcher's other methods (ReadSnapshot).
+type commandTap struct {
+	*core.Matcher
+	lost *gateway.LostReports
+}
+
+func (c commandTap) Apply(cmd []byte, sink core.EventSink) error {
+	c.lost.Command(cmd)
+	return c.Matcher.Apply(cmd, sink)
 }
 
 // replaySink hands the events of replayed commands to the feed (see
@@ -739,6 +753,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		// A single venue's journal is one directory from its first command.
 		gcfg.ReplayEvents = s.replayEvents
 	}
+	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
 	if cfg.Schedule.Enabled {
 		gcfg.MarketDateEnd = schedule.New(cfg.Schedule).DateEnd
 	}

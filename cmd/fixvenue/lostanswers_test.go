@@ -16,7 +16,8 @@ import (
 // journaled orders are still in its rings and queues, never stored. At the
 // next start the venue rebuilds them from the journal (docs/ARCHITECTURE.md,
 // "Answers lost at a crash"): a resend from 1 gives a New report for every
-// order the venue holds, with each ExecID once. A kill that happened to
+// order the venue holds, with each ExecID once, and every reject of a
+// post-only order with its ExecInst 6. A kill that happened to
 // lose nothing is tried again, a few times. A start after that, from a
 // clean stop, rebuilds nothing.
 func TestKill9LostAnswersAreStoredAgain(t *testing.T) {
@@ -45,9 +46,15 @@ copy_all = true
 		dc := logOnAt(t, v.fixAddr, "DC1", dcNext, first)
 		first = false
 		for i := range burst {
-			if err := c.Send("D", fixclient.F(11, fmt.Sprintf("a%d-%d", attempt, i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			id, px, extra := fmt.Sprintf("a%d-%d", attempt, i), "99.00", []fixclient.Field{}
+			if i%2 == 1 {
+				// A post-only order outside the band: its rebuilt reject
+				// echoes ExecInst 6 as the live one does.
+				id, px, extra = fmt.Sprintf("p%d-%d", attempt, i), "200.00", []fixclient.Field{fixclient.F(18, "6")}
+			}
+			if err := c.Send("D", append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-				fixclient.F(44, "99.00"), fixclient.F(59, "1")); err != nil {
+				fixclient.F(44, px), fixclient.F(59, "1")}, extra...)...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -79,6 +86,9 @@ copy_all = true
 		}
 		acked, execIDs := map[string]bool{}, map[string]bool{}
 		for _, m := range resentReports(t, r) {
+			if m.Get(150) == "8" && m.Get(18) != "6" {
+				t.Fatalf("reject of a post-only order resent without ExecInst 6: %s", m)
+			}
 			if m.Get(150) == "0" {
 				if execIDs[m.Get(17)] {
 					t.Fatalf("ExecID %s sent twice: %s", m.Get(17), m)
