@@ -12,7 +12,16 @@
 // MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,
 // 6 unsupported MDUpdateType, 7 AggregatedBook N (a book by order: the
 // venue serves price levels, each with NumberOfOrders), 8 an MDEntryType
-// other than bid (0), offer (1) and imbalance (A). NoMDEntryTypes (267) is required, as FIX 4.4's
+// other than bid (0), offer (1) and imbalance (A), 9 a TradingSessionID
+// other than ALL or the requested symbols (each instrument is the trading
+// session of its symbol, as in TradingSessionStatus) or one that leaves a
+// requested symbol out, and any TradingSessionSubID, A a Scope other than
+// 1 (local market: the venue's own book), B any OpenCloseSettlFlag (no
+// opening, closing or settlement entries are served), and 0 a SymbolSfx
+// (no listed instrument has one); each Text names the field. MDImplicitDelete
+// is taken as Y or N: a level that leaves the requested depth is always
+// deleted explicitly, before the level that takes its place is added.
+// NoMDEntryTypes (267) is required, as FIX 4.4's
 // dictionary has it: a request without it gets a session Reject (3,
 // RefTagID 267); one with NoMDEntryTypes 0 gets bids and offers, any other
 // only the types it lists. W and X are never sent again for a
@@ -78,7 +87,9 @@
 // answers to its requests (W, Y) are never held.
 //
 // Imports: the gateway's QuickFIX/Go types and the marketdata depth cache; it
-// is wired to both by the server.
+// is wired to both by the server. internal/fixwire reads the fields of a
+// request's group that QuickFIX/Go v0.9.11 cannot give back (NoTradingSessions
+// after NoRelatedSym).
 //
 // Limits: DepthMax levels per side (264=0 means DepthMax), SubscriptionsMax
 // subscriptions per session; an instrument named several times in a request

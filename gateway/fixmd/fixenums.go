@@ -35,6 +35,9 @@ const (
 	mdRejUnsupportedUpdType mdReqRejReason = "6"
 	mdRejUnsupportedAggBook mdReqRejReason = "7"
 	mdRejUnsupportedEntry   mdReqRejReason = "8"
+	mdRejUnsupportedSession mdReqRejReason = "9"
+	mdRejUnsupportedScope   mdReqRejReason = "A"
+	mdRejUnsupportedOCSFlag mdReqRejReason = "B"
 )
 
 // tradeCondition is FIX TradeCondition (277): the side of an indicative

@@ -3,6 +3,7 @@ package fixmd
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -269,6 +271,10 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnsupportedAggBook, "AggregatedBook N (a book by order) is not supported: the venue serves price levels (AggregatedBook Y)")
 		return nil
 	}
+	if reason, text := unsupportedScope(req); text != "" {
+		f.reject(idx, reqID, reason, text)
+		return nil
+	}
 	want := entryTypes{bids: true, offers: true}
 	types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
 	if err := req.Body.GetGroup(types); err == nil && types.Len() > 0 {
@@ -292,6 +298,12 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnknownSymbol, "no symbol requested")
 		return nil
 	}
+	if sfx := requestValues(req, tag.SymbolSfx); len(sfx) > 0 {
+		// A suffix names another instrument than the symbol alone (when
+		// issued, a share class): none the venue lists.
+		f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol: SymbolSfx (65) "+sfx[0]+" names none of the venue's instruments, which have no suffix")
+		return nil
+	}
 	// A symbol named twice is served once: a request gets at most one
 	// answer (and makes at most one subscription) per instrument.
 	var defs []marketdata.InstrumentDef
@@ -305,6 +317,10 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		if !slices.ContainsFunc(defs, func(d marketdata.InstrumentDef) bool { return d.ID == def.ID }) {
 			defs = append(defs, def)
 		}
+	}
+	if text := unsupportedSessions(req, defs); text != "" {
+		f.reject(idx, reqID, mdRejUnsupportedSession, text)
+		return nil
 	}
 	f.mu.Lock()
 	var out []mdOut
@@ -352,6 +368,87 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		}
 	}
 	return nil
+}
+
+// venueTradingSession is the venue-wide trading session (gateway's
+// TradingSessionStatus names it so); each instrument is the trading session
+// named after its symbol.
+const venueTradingSession = "ALL"
+
+// unsupportedScope returns the reject of a request for data the venue does
+// not have, else "": a Scope (546) other than 1 (local market: the venue
+// serves its own book, not a national or global one), or any
+// OpenCloseSettlFlag (286), which qualifies opening, closing and
+// settlement prices, none of which the venue serves (MDEntryType 0, 1 and
+// A only). MDImplicitDelete (547) is taken either way: a level that leaves
+// the requested depth is always deleted explicitly (279=2), before the
+// level that takes its place is added (marketdata.AppendLevelChanges), so
+// a client that deletes such levels itself finds every delete consistent.
+func unsupportedScope(req *quickfix.Message) (mdReqRejReason, string) {
+	if scope, err := req.Body.GetString(tag.Scope); err == nil {
+		for _, v := range strings.Fields(scope) {
+			if v != "1" {
+				return mdRejUnsupportedScope, "Scope (546) " + v + " is not supported: the venue serves its own book alone (1, local market)"
+			}
+		}
+	}
+	if flag, err := req.Body.GetString(tag.OpenCloseSettlFlag); err == nil {
+		return mdRejUnsupportedOCSFlag, "OpenCloseSettlFlag (286) " + flag + " is not supported: the venue serves no opening, closing or settlement entries"
+	}
+	return "", ""
+}
+
+// unsupportedSessions returns the Text of a reject for trading sessions
+// (NoTradingSessions 386) the venue cannot restrict the instruments defs to,
+// else "". The venue's trading sessions are ALL and each instrument's
+// symbol (as in TradingSessionStatus): a request may name ALL or the
+// symbols it asks for, and every instrument it asks for must be in one of
+// them. A TradingSessionSubID (625) would ask for part of a session's
+// data, which the venue does not split. The fields are read from the
+// request's bytes (requestValues): QuickFIX/Go v0.9.11's parser files a
+// group that follows NoRelatedSym under its first field, not its count,
+// so the group cannot be read back.
+func unsupportedSessions(req *quickfix.Message, defs []marketdata.InstrumentDef) string {
+	if sub := requestValues(req, tag.TradingSessionSubID); len(sub) > 0 {
+		return "TradingSessionSubID (625) " + sub[0] + " is not supported: the venue does not split its market data by sub-session"
+	}
+	all := false
+	var named []string
+	for _, id := range requestValues(req, tag.TradingSessionID) {
+		switch {
+		case id == venueTradingSession:
+			all = true
+		case slices.ContainsFunc(defs, func(d marketdata.InstrumentDef) bool { return d.Symbol == id }):
+			named = append(named, id)
+		default:
+			return "TradingSessionID (336) " + id + " is not supported: name " + venueTradingSession + " or the symbols requested (each instrument is the trading session of its symbol)"
+		}
+	}
+	if all || len(named) == 0 {
+		return ""
+	}
+	for _, d := range defs {
+		if !slices.Contains(named, d.Symbol) {
+			return "TradingSessionID (336) " + strings.Join(named, ", ") + " does not include " + d.Symbol + ": name " + venueTradingSession + " or each symbol requested"
+		}
+	}
+	return ""
+}
+
+// requestValues returns the values of every field t in the request's bytes,
+// in order. In a MarketDataRequest, TradingSessionID (336) and
+// TradingSessionSubID (625) occur only in NoTradingSessions, and
+// SymbolSfx (65) only in the Instrument of NoRelatedSym, so each value found
+// is one of that group.
+func requestValues(req *quickfix.Message, t quickfix.Tag) []string {
+	var vals []string
+	it := fixwire.NewIterator(req.Bytes())
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if f.Tag == t {
+			vals = append(vals, string(f.Value))
+		}
+	}
+	return vals
 }
 
 // unsubscribe drops the session's subscription reqID and reports whether

@@ -195,3 +195,74 @@ func TestFeedNeverWaitsForASession(t *testing.T) {
 		t.Fatalf("first send to session %d", got)
 	}
 }
+
+// withField returns m with a body field set.
+func withField(m *quickfix.Message, tg quickfix.Tag, v string) *quickfix.Message {
+	m.Body.SetString(tg, v)
+	return m
+}
+
+// withSessions returns m with NoTradingSessions entries (id, sub-id;
+// empty: absent).
+func withSessions(m *quickfix.Message, entries ...[2]string) *quickfix.Message {
+	g := quickfix.NewRepeatingGroup(tag.NoTradingSessions, quickfix.GroupTemplate{
+		quickfix.GroupElement(tag.TradingSessionID), quickfix.GroupElement(tag.TradingSessionSubID)})
+	for _, e := range entries {
+		row := g.Add()
+		if e[0] != "" {
+			row.SetString(tag.TradingSessionID, e[0])
+		}
+		if e[1] != "" {
+			row.SetString(tag.TradingSessionSubID, e[1])
+		}
+	}
+	m.Body.SetGroup(g)
+	return m
+}
+
+// TestRequestFieldsTheVenueCannotHonour: Scope, OpenCloseSettlFlag,
+// trading sessions and a SymbolSfx the venue cannot serve are refused with
+// the MDReqRejReason FIX 4.4 has for each, never ignored; the values it
+// serves are taken (they were all ignored).
+func TestRequestFieldsTheVenueCannotHonour(t *testing.T) {
+	h, r := newHandler(t)
+	for _, tt := range []struct {
+		name, reason string
+		m            *quickfix.Message
+	}{
+		{"scope national", "A", withField(request("sc2", "0", 1, "ACME"), tag.Scope, "2")},
+		{"scope local and global", "A", withField(request("sc3", "0", 1, "ACME"), tag.Scope, "1 3")},
+		{"open/close/settle flag", "B", withField(request("ocs", "0", 1, "ACME"), tag.OpenCloseSettlFlag, "0")},
+		{"another instrument's session", "9", withSessions(request("ts1", "0", 1, "ACME"), [2]string{"GLOBEX", ""})},
+		{"an unknown session", "9", withSessions(request("ts2", "0", 1, "ACME"), [2]string{"NOPE", ""})},
+		{"a session not covering every symbol", "9", withSessions(request("ts3", "0", 1, "ACME", "GLOBEX"), [2]string{"ACME", ""})},
+		{"a sub-session", "9", withSessions(request("ts4", "0", 1, "ACME"), [2]string{"ALL", "2"})},
+		{"scope local", "", withField(request("ok1", "0", 1, "ACME"), tag.Scope, "1")},
+		{"implicit delete", "", withField(request("ok2", "0", 1, "ACME"), tag.MDImplicitDelete, "Y")},
+		{"explicit delete", "", withField(request("ok3", "0", 1, "ACME"), tag.MDImplicitDelete, "N")},
+		{"the venue's session", "", withSessions(request("ok4", "0", 1, "ACME", "GLOBEX"), [2]string{"ALL", ""})},
+		{"the symbols' sessions", "", withSessions(request("ok5", "0", 1, "ACME", "GLOBEX"), [2]string{"GLOBEX", ""}, [2]string{"ACME", ""})},
+	} {
+		r.sent = nil
+		h.Handle(1, tt.m)
+		reqID, _ := tt.m.Body.GetString(tag.MDReqID)
+		if tt.reason == "" {
+			expect(t, r, "W", reqID, "")
+			continue
+		}
+		expect(t, r, "Y", reqID, tt.reason)
+		if len(r.sent) != 1 {
+			t.Fatalf("%s: %d messages, want the reject alone", tt.name, len(r.sent))
+		}
+	}
+
+	// A SymbolSfx names an instrument the venue does not list.
+	m := request("sfx", "0", 1)
+	syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol), quickfix.GroupElement(tag.SymbolSfx)})
+	row := syms.Add()
+	row.SetString(tag.Symbol, "ACME")
+	row.SetString(tag.SymbolSfx, "WI")
+	m.Body.SetGroup(syms)
+	h.Handle(1, m)
+	expect(t, r, "Y", "sfx", "0")
+}
