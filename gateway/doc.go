@@ -138,8 +138,10 @@
 // ignored: it would count the session as logged on with no connection.
 //
 // A trading status change reaches every session logged on when it is
-// handed over (durable) as an unsolicited TradingSessionStatus (325=Y); a
-// session that logs on later reads it with a TradingSessionStatusRequest.
+// handed over (durable) as an unsolicited TradingSessionStatus (325=Y), and
+// so does an instrument added at runtime (its trading session, its first
+// status); a session that logs on later reads it with a
+// TradingSessionStatusRequest.
 //
 // A drop-copy session (dropcopy.go) enters nothing and receives a copy of
 // each ExecutionReport of its grants (797=Y, DeliverToCompID 128); beyond

@@ -3,6 +3,8 @@ package gateway
 import (
 	"sync/atomic"
 
+	"github.com/quickfixgo/tag"
+
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -78,6 +80,11 @@ func (g *Gateway) byID(id uint32) *Instrument { return g.instruments.Load().byID
 // takes effect at once, before the command is durable: an order for it is
 // a later command, so it is answered only after the addition is durable
 // too, and a status change or a SecurityList in the same chunk finds it.
+// Every session logged on at the hand-over is told of the new trading
+// session with an unsolicited TradingSessionStatus (325=Y) of its status,
+// as it is told of every status change: a client that keeps the statuses
+// from those knows the instrument and whether it trades, and asks its terms
+// with a SecurityListRequest (docs/ARCHITECTURE.md, "Adding an instrument").
 func (g *Gateway) onInstrumentAdded(e *venue.InstrumentAdded) {
 	if e.Reason() != venue.RejectReasonNone || g.byID(e.InstrumentID()) != nil {
 		return
@@ -87,7 +94,20 @@ func (g *Gateway) onInstrumentAdded(e *venue.InstrumentAdded) {
 		LotSize: e.LotSize(), MinQty: e.MinQty(), MaxQty: e.MaxQty(),
 		BandLowTicks: e.BandLowTicks(), BandHighTicks: e.BandHighTicks(), Status: e.Status()}
 	g.instruments.Store(g.instruments.Load().with(in))
+	text := instrumentAddedText
+	if st := g.statusText(in.ID, in.Status); st != "" {
+		text += "; " + st
+	}
+	for _, s := range g.sessions {
+		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(in.Status), text)
+		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
+		g.held = append(g.held, heldAnswer{idx: s.idx, m: m, broadcast: true})
+	}
 }
+
+// instrumentAddedText starts the Text of the TradingSessionStatus that
+// announces an added instrument.
+const instrumentAddedText = "instrument added: its terms are in the SecurityList"
 
 // onBandMoved (outbound) notes the price band an operator's SetPriceBand
 // put in force, so that SecurityList answers and the Text of a reject for a

@@ -345,3 +345,33 @@ func TestAddInstrumentSubjectCollision(t *testing.T) {
 		t.Fatalf("the start does not name the instruments sharing their subjects:\n%s", l)
 	}
 }
+
+// TestAddedInstrumentIsAnnounced: every session logged on when an
+// instrument is added gets an unsolicited TradingSessionStatus of the new
+// trading session (its symbol) with its status, as it gets every status
+// change, valid for a strict client; the instrument used to appear with no
+// word to the sessions, whose status tables then met its later changes
+// for a trading session they had never heard of.
+func TestAddedInstrumentIsAnnounced(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	v := strictValidator(t)
+	c := logon(t, s, "CLIENT1", true)
+	for _, tt := range []struct{ symbol, status, tradSesStatus string }{
+		{"NEWCO", `,"status":"closed"`, "3"},
+		{"OPENCO", "", "2"},
+	} {
+		body := fmt.Sprintf(`{"reason":"listing","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,"ref_price":"10.00","band_percent":10%s}`,
+			tt.symbol, tt.status)
+		if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, body, nil); code != 200 {
+			t.Fatalf("add %s: %d", tt.symbol, code)
+		}
+		m, err := c.Expect(readWait, "h", map[int]string{336: tt.symbol})
+		if err != nil {
+			t.Fatalf("no TradingSessionStatus for the added %s: %v", tt.symbol, err)
+		}
+		validate(t, v, m)
+		if m.Get(325) != "Y" || m.Get(340) != tt.tradSesStatus || !strings.HasPrefix(m.Get(58), "instrument added") {
+			t.Fatalf("added %s announced as %s, want 325=Y and 340=%s", tt.symbol, m, tt.tradSesStatus)
+		}
+	}
+}
