@@ -107,9 +107,13 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 }
 
 // RiskReport is a subject's state as outbound last saw it: the kill switch
-// (from kills, resets and reports) and the figures of its latest
-// RiskUtilisation (Seq 0: none yet).
+// (from kills, resets and reports) and, when Figures is set, the figures of
+// its latest RiskUtilisation, as of command Seq. Seq alone cannot say
+// whether there are figures: command seqs start at 0, so figures seeded
+// after the journal's first command, or a report that is its first
+// command, are as of seq 0.
 type RiskReport struct {
+	Figures                            bool
 	Seq                                int64
 	Killed                             bool
 	CreditUsed, CreditLimit            int64
@@ -166,7 +170,7 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 	defer g.riskMu.Unlock()
 	reports := make(map[string]RiskReport, len(g.riskSeen.reports))
 	for k, v := range g.riskSeen.reports {
-		if v.Seq != 0 && v.Seq < g.riskSeen.rounds[0] {
+		if v.Figures && v.Seq < g.riskSeen.rounds[0] {
 			v = RiskReport{Killed: v.Killed} // left out of the last two reports (RiskReportPublished)
 		}
 		reports[k] = v
@@ -179,7 +183,7 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 }
 
 func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
-	g.seeReport(g.subjectName(e.Scope(), e.SessionIdx(), e.Account()), RiskReport{Seq: int64(e.CauseSeq()),
+	g.seeReport(g.subjectName(e.Scope(), e.SessionIdx(), e.Account()), RiskReport{Figures: true, Seq: int64(e.CauseSeq()),
 		Killed: e.Killed() == venue.BooleanTypeTrue, CreditUsed: e.CreditUsed(), CreditLimit: e.CreditLimit(),
 		PositionUsed: e.PositionUsed(), PositionLimit: e.PositionLimit(), OpenOrders: e.OpenOrders(),
 		OpenNotional: e.OpenNotional(), Breaches: e.Breaches()})
@@ -304,13 +308,14 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 // pipeline starts, once it applied command asOf), so that limits changed
 // before a restart show too, and the figures and gauges show at once
 // rather than after the first report (README "Risk limits"): on a
-// cluster's new leader too, whose matcher is the replica's. An asOf of 0
-// (nothing journaled yet) seeds no figures.
+// cluster's new leader too, whose matcher is the replica's. Command seqs
+// start at 0, so an asOf of 0 is the journal's first command applied; one
+// below 0 (nothing journaled yet) seeds no figures.
 func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits, asOf int64) {
 	for _, l := range list {
 		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
-		if f := l.Figures; f != nil && asOf > 0 {
-			g.seeReport(name, RiskReport{Seq: asOf, Killed: l.Killed, CreditUsed: f.CreditUsed, CreditLimit: f.CreditLimit,
+		if f := l.Figures; f != nil && asOf >= 0 {
+			g.seeReport(name, RiskReport{Figures: true, Seq: asOf, Killed: l.Killed, CreditUsed: f.CreditUsed, CreditLimit: f.CreditLimit,
 				PositionUsed: f.PositionUsed, PositionLimit: f.PositionLimit, OpenOrders: f.OpenOrders,
 				OpenNotional: f.OpenNotional, Breaches: f.Breaches})
 		} else {

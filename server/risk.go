@@ -408,7 +408,7 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 		}
 		if r, ok := reports[key]; ok {
 			subj.Killed = r.Killed
-			if r.Seq != 0 {
+			if r.Figures {
 				subj.Figures = &ops.RiskFigures{ReportSeq: r.Seq, CreditUsed: r.CreditUsed, CreditLimit: r.CreditLimit,
 					PositionUsed: r.PositionUsed, PositionLimit: r.PositionLimit, OpenOrders: r.OpenOrders,
 					OpenNotional: r.OpenNotional, Breaches: r.Breaches}

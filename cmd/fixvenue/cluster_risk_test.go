@@ -22,6 +22,13 @@ import (
 // harness and the admin addresses.
 func startClusterWithAdminAddrs(t *testing.T, extra func(i int) string) (*clusterHarness, [3]string) {
 	t.Helper()
+	return startClusterWithAdminAddrsEdited(t, extra, nil)
+}
+
+// startClusterWithAdminAddrsEdited is startClusterWithAdminAddrs with
+// edit, when set, applied to each node's file first.
+func startClusterWithAdminAddrsEdited(t *testing.T, extra func(i int) string, edit func(string) string) (*clusterHarness, [3]string) {
+	t.Helper()
 	h := writeClusterConfigs(t, extra, false)
 	list, release := freeAddrs(t, 3)
 	var admin [3]string
@@ -32,6 +39,9 @@ func startClusterWithAdminAddrs(t *testing.T, extra func(i int) string) (*cluste
 			t.Fatal(err)
 		}
 		text := string(b)
+		if edit != nil {
+			text = edit(text)
+		}
 		for j := range 3 {
 			line := fmt.Sprintf("status_addr = %q\n", h.status[j])
 			if !strings.Contains(text, line) {
@@ -104,10 +114,19 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 // leader's GET /v1/risk gives each subject's figures from the replica's
 // state at once, not after its first utilisation report (an hour here):
 // `risk show` was blank for a report interval after every failover and
-// start (README "Risk limits").
+// start (README "Risk limits"). Snapshots are off and the session stays
+// logged on, so the order is the journal's only command, seq 0: figures as of seq 0 were taken for none
+// (a new leader whose predecessor had journaled no Snapshot command yet
+// showed none).
 func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
-	h, admin := startClusterWithAdminAddrs(t, func(int) string {
+	h, admin := startClusterWithAdminAddrsEdited(t, func(int) string {
 		return "[risk]\nreport_interval = \"1h\"\n[[risk.account]]\nname = \"FUND\"\ncredit_limit = 1000000\n"
+	}, func(text string) string {
+		const snapshots = "snapshot_interval = \"500ms\"\n"
+		if !strings.Contains(text, snapshots) {
+			t.Fatalf("no %q in a node's configuration", snapshots)
+		}
+		return strings.Replace(text, snapshots, "snapshot_interval = \"0s\"\n", 1)
 	})
 	l := h.leader(30 * time.Second)
 	c := logOn(t, h.fix[l], "CLIENT1")
@@ -119,8 +138,17 @@ func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
 	if _, err := c.Expect(10*time.Second, "8", map[int]string{11: "f1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	c.Close()
+	// The session stays logged on until the kill: its end would be a
+	// command too (SessionDisconnected).
+	defer c.Close()
 	h.converge(10 * time.Second)
+	st, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CommittedSeq != 0 {
+		t.Fatalf("the leader committed up to seq %d, want the order alone (seq 0)", st.CommittedSeq)
+	}
 	h.kill(l)
 	n := h.leader(30 * time.Second)
 	if n == l {
@@ -136,8 +164,8 @@ func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
 	})
 	for _, s := range list {
 		if s.Scope == "account" && s.Name == "FUND" {
-			if f := s.Figures; f == nil || f.OpenOrders != 1 || f.CreditUsed != 99000 || f.CreditLimit != 1000000 || f.ReportSeq == 0 {
-				t.Fatalf("FUND on the new leader: %+v (figures %+v), want its resting buy of 10 at 99.00", s, f)
+			if f := s.Figures; f == nil || f.OpenOrders != 1 || f.CreditUsed != 99000 || f.CreditLimit != 1000000 || f.ReportSeq != 0 {
+				t.Fatalf("FUND on the new leader: %+v (figures %+v), want its resting buy of 10 at 99.00 as of seq 0", s, f)
 			}
 			return
 		}
