@@ -90,8 +90,41 @@ type ClusterPeer struct {
 	StatusAddr string `toml:"status_addr"`
 	// AdminAddr, optional, is the node's admin API as operators reach it:
 	// a follower's 503 not_leader names the leader's (README "Cluster:
-	// three replicas").
+	// three replicas"). A host of 0.0.0.0, :: or none is a listening
+	// address, which no browser reaches the node at: AdminReachedAt puts
+	// another host there.
 	AdminAddr string `toml:"admin_addr"`
+}
+
+// AdminReachedAt is the address operators reach the node's admin API at,
+// as a follower names and links to it ("" when admin_addr is not given).
+// An admin_addr whose host is 0.0.0.0, :: or empty (copied from the
+// [admin] addr a node listens on) takes the host of the node's
+// status_addr, else of its fix_addr, the first that names one: operators'
+// `cluster status` and the clients reach the node there. With neither it
+// is given as configured (a browser's page then takes the host the
+// browser reached the follower at: ops, "answerNotLeader").
+func (p ClusterPeer) AdminReachedAt() string {
+	host, port, err := net.SplitHostPort(p.AdminAddr)
+	if err != nil || !UnspecifiedHost(host) {
+		return p.AdminAddr
+	}
+	for _, other := range []string{p.StatusAddr, p.FIXAddr} {
+		if h, _, err := net.SplitHostPort(other); err == nil && !UnspecifiedHost(h) {
+			return net.JoinHostPort(h, port)
+		}
+	}
+	return p.AdminAddr
+}
+
+// UnspecifiedHost reports whether host is none, 0.0.0.0 or :: (any
+// interface): a host to listen at, not one to reach a node at.
+func UnspecifiedHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
 }
 
 // Enabled reports whether the venue runs as a cluster node.

@@ -73,3 +73,25 @@ func TestClusterRejectsBadValues(t *testing.T) {
 		}
 	}
 }
+
+// A peer's admin_addr is where a follower sends operators; one that listens
+// everywhere (0.0.0.0, ::, no host) names no host a browser or the CLI can
+// reach, so the host of the peer's status_addr, else its fix_addr, stands in.
+func TestAdminReachedAt(t *testing.T) {
+	for _, tc := range []struct {
+		peer ClusterPeer
+		want string
+	}{
+		{ClusterPeer{AdminAddr: "10.0.0.2:9481", StatusAddr: "10.0.0.9:9711"}, "10.0.0.2:9481"},
+		{ClusterPeer{AdminAddr: "venue-b.example:9481", StatusAddr: "10.0.0.9:9711"}, "venue-b.example:9481"},
+		{ClusterPeer{AdminAddr: "0.0.0.0:9481", StatusAddr: "10.0.0.2:9711", FIXAddr: "10.0.0.3:9881"}, "10.0.0.2:9481"},
+		{ClusterPeer{AdminAddr: "[::]:9481", StatusAddr: "venue-b.example:9711"}, "venue-b.example:9481"},
+		{ClusterPeer{AdminAddr: ":9481", StatusAddr: "0.0.0.0:9711", FIXAddr: "[fd00::2]:9881"}, "[fd00::2]:9481"},
+		{ClusterPeer{AdminAddr: "0.0.0.0:9481", StatusAddr: ":9711", FIXAddr: "0.0.0.0:9881"}, "0.0.0.0:9481"},
+		{ClusterPeer{StatusAddr: "10.0.0.2:9711"}, ""},
+	} {
+		if got := tc.peer.AdminReachedAt(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.peer, got, tc.want)
+		}
+	}
+}

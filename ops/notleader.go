@@ -2,8 +2,11 @@ package ops
 
 import (
 	"html/template"
+	"net"
 	"net/http"
 	"strings"
+
+	"github.com/fixvenue/fixvenue/config"
 )
 
 // notLeaderPage is what a browser opening the console on a cluster node
@@ -30,16 +33,37 @@ func answerNotLeader(w http.ResponseWriter, r *http.Request, e apiError) {
 		writeJSON(w, http.StatusServiceUnavailable, e)
 		return
 	}
-	page := struct{ Text, Addr, Link string }{Text: e.Error, Addr: e.LeaderAdminAddr}
-	if e.LeaderAdminAddr != "" {
+	page := struct{ Text, Addr, Link string }{Text: e.Error, Addr: browserAddr(r, e.LeaderAdminAddr)}
+	if page.Addr != "" {
 		scheme := "http://"
 		if r.TLS != nil { // as this node's: the nodes are configured alike
 			scheme = "https://"
 		}
-		page.Link = scheme + e.LeaderAdminAddr + r.URL.EscapedPath()
+		page.Link = scheme + page.Addr + r.URL.EscapedPath()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_ = notLeaderPage.Execute(w, page)
+}
+
+// browserAddr is the leader's admin address for a link on the page: addr,
+// or, when its host is still 0.0.0.0, :: or none (the configuration names
+// no host the leader is reached at: config.ClusterPeer.AdminReachedAt),
+// the host the browser reached this node at with the leader's port, which
+// is where the leader is when the nodes share a host. A link to 0.0.0.0
+// leads nowhere.
+func browserAddr(r *http.Request, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !config.UnspecifiedHost(host) {
+		return addr
+	}
+	reached := r.Host
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		reached = h
+	}
+	if reached == "" || config.UnspecifiedHost(strings.Trim(reached, "[]")) {
+		return ""
+	}
+	return net.JoinHostPort(strings.Trim(reached, "[]"), port)
 }

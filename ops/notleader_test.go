@@ -60,22 +60,32 @@ func TestNotLeaderNamesTheLeader(t *testing.T) {
 func TestNotLeaderPageForBrowsers(t *testing.T) {
 	known := func() (string, string) { return "node 2 leads <b>now</b>", "127.0.0.1:9502" }
 	unknown := func() (string, string) { return "no leader is known yet", "" }
+	everywhere := func() (string, string) { return "node 2 leads", "0.0.0.0:9502" }
+	everywhereV6 := func() (string, string) { return "node 2 leads", "[::]:9502" }
 	const browser = "text/html,application/xhtml+xml,*/*;q=0.8"
 	for _, tc := range []struct {
 		name, method, path, accept string
 		h                          http.Handler
 		html                       bool
 		want                       []string
+		host                       string // the Host the browser sends, when set
 	}{
 		{"follower, console page", http.MethodGet, "/operations", browser, Follower(known), true,
-			[]string{"node 2 leads &lt;b&gt;now&lt;/b&gt;", `href="http://127.0.0.1:9502/operations"`, `http-equiv="refresh"`}},
+			[]string{"node 2 leads &lt;b&gt;now&lt;/b&gt;", `href="http://127.0.0.1:9502/operations"`, `http-equiv="refresh"`}, ""},
 		{"deposed, console root", http.MethodGet, "/", browser, Deposed(known), true,
-			[]string{NotLeaderDeposed, `href="http://127.0.0.1:9502/"`}},
+			[]string{NotLeaderDeposed, `href="http://127.0.0.1:9502/"`}, ""},
 		{"follower, no leader known", http.MethodGet, "/", browser, Follower(unknown), true,
-			[]string{"no leader is known yet"}},
-		{"follower, API path", http.MethodGet, "/v1/instruments", browser, Follower(known), false, []string{`"not_leader"`}},
-		{"follower, POST", http.MethodPost, "/", browser, Follower(known), false, []string{`"not_leader"`}},
-		{"follower, no HTML accepted", http.MethodGet, "/", "application/json", Follower(known), false, []string{`"not_leader"`}},
+			[]string{"no leader is known yet"}, ""},
+		// A leader whose admin address names no host (it listens on every
+		// interface) is linked at the host the browser reached this node
+		// at: a link to 0.0.0.0 leads nowhere.
+		{"follower, leader listening everywhere", http.MethodGet, "/operations", browser, Follower(everywhere), true,
+			[]string{`href="http://venue-b.example:9502/operations"`}, "venue-b.example:9481"},
+		{"follower, leader listening everywhere, IPv6", http.MethodGet, "/", browser, Follower(everywhereV6), true,
+			[]string{`href="http://[fd00::2]:9502/"`}, "[fd00::2]:9481"},
+		{"follower, API path", http.MethodGet, "/v1/instruments", browser, Follower(known), false, []string{`"not_leader"`}, ""},
+		{"follower, POST", http.MethodPost, "/", browser, Follower(known), false, []string{`"not_leader"`}, ""},
+		{"follower, no HTML accepted", http.MethodGet, "/", "application/json", Follower(known), false, []string{`"not_leader"`}, ""},
 	} {
 		srv := httptest.NewServer(tc.h)
 		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
@@ -83,6 +93,9 @@ func TestNotLeaderPageForBrowsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Accept", tc.accept)
+		if tc.host != "" {
+			req.Host = tc.host
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -751,14 +751,17 @@ func (c *ClusterNode) leaderPeer() (config.ClusterPeer, bool) {
 }
 
 // leaderText says which node leads, for the follower's admin answers, and
-// its admin address when its [[cluster.peer]] gives one.
+// its admin address when its [[cluster.peer]] gives one, as operators
+// reach it (config.ClusterPeer.AdminReachedAt: an admin_addr of 0.0.0.0
+// takes the host of the leader's status_addr).
 func (c *ClusterNode) leaderText() (text, adminAddr string) {
 	p, ok := c.leaderPeer()
 	switch {
 	case !ok:
 		return "no leader is known yet", ""
 	case p.AdminAddr != "":
-		return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API at %s takes the call", p.ID, p.FIXAddr, p.StatusAddr, p.AdminAddr), p.AdminAddr
+		addr := p.AdminReachedAt()
+		return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API at %s takes the call", p.ID, p.FIXAddr, p.StatusAddr, addr), addr
 	}
 	return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call (its address is not in the configuration: "+
 		"admin_addr of its [[cluster.peer]])", p.ID, p.FIXAddr, p.StatusAddr), ""

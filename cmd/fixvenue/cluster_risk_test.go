@@ -26,7 +26,8 @@ func startClusterWithAdminAddrs(t *testing.T, extra func(i int) string) (*cluste
 }
 
 // startClusterWithAdminAddrsEdited is startClusterWithAdminAddrs with
-// edit, when set, applied to each node's file first.
+// edit, when set, applied to each node's file, its admin_addr lines
+// written.
 func startClusterWithAdminAddrsEdited(t *testing.T, extra func(i int) string, edit func(string) string) (*clusterHarness, [3]string) {
 	t.Helper()
 	h := writeClusterConfigs(t, extra, false)
@@ -39,15 +40,15 @@ func startClusterWithAdminAddrsEdited(t *testing.T, extra func(i int) string, ed
 			t.Fatal(err)
 		}
 		text := string(b)
-		if edit != nil {
-			text = edit(text)
-		}
 		for j := range 3 {
 			line := fmt.Sprintf("status_addr = %q\n", h.status[j])
 			if !strings.Contains(text, line) {
 				t.Fatalf("no %q in node %d's configuration", line, i+1)
 			}
 			text = strings.Replace(text, line, line+fmt.Sprintf("admin_addr = %q\n", admin[j]), 1)
+		}
+		if edit != nil {
+			text = edit(text)
 		}
 		if err := os.WriteFile(h.cfgs[i], []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -107,6 +108,56 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 	a := admintest.Call(t, http.MethodGet, "http://"+admin[l]+"/v1/risk", "", "")
 	if a.Status != http.StatusNotFound && a.Status != http.StatusOK {
 		t.Fatalf("the leader's admin API at its admin_addr: %d %s", a.Status, a.Body)
+	}
+}
+
+// TestClusterFollowerNamesALeaderListeningEverywhere: a [[cluster.peer]]
+// admin_addr of 0.0.0.0 (the address the node listens at, copied from
+// its [admin] addr) names no host anyone reaches it at; a follower names
+// the leader's admin API at the host of its status_addr instead, in the
+// error, as leader_admin_addr, in the CLI's answer and in its console
+// page's link (README "Cluster: three replicas"). It named 0.0.0.0, and
+// the page linked there, which leads nowhere.
+func TestClusterFollowerNamesALeaderListeningEverywhere(t *testing.T) {
+	h, admin := startClusterWithAdminAddrsEdited(t, nil, func(text string) string {
+		const listed = "admin_addr = \"127.0.0.1:"
+		if strings.Count(text, listed) != 3 {
+			t.Fatalf("not 3 %q in a node's configuration:\n%s", listed, text)
+		}
+		return strings.ReplaceAll(text, listed, "admin_addr = \"0.0.0.0:")
+	})
+	l := h.leader(30 * time.Second)
+	h.converge(10 * time.Second)
+	f := (l + 1) % 3
+	var refusal struct {
+		Error, Code     string
+		LeaderAdminAddr string `json:"leader_admin_addr"`
+	}
+	eventually(t, "the follower's answer naming the leader's admin address", func() error {
+		a := admintest.Call(t, http.MethodGet, "http://"+admin[f]+"/v1/risk", clusterToken, "")
+		if a.Status != http.StatusServiceUnavailable || json.Unmarshal(a.Body, &refusal) != nil || refusal.Code != "not_leader" ||
+			refusal.LeaderAdminAddr != admin[l] || !strings.Contains(refusal.Error, "its admin API at "+admin[l]) {
+			return fmt.Errorf("%d %s", a.Status, a.Body)
+		}
+		return nil
+	})
+	req, err := http.NewRequest(http.MethodGet, "http://"+admin[f]+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(page), fmt.Sprintf(`href="http://%s/"`, admin[l])) {
+		t.Fatalf("the follower's console page: %d\n%s", resp.StatusCode, page)
+	}
+	out, err := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f]).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
+		t.Fatalf("the CLI against a follower: %v: %s", err, out)
 	}
 }
 
