@@ -197,37 +197,61 @@ func WithTLS(l net.Listener, a config.Admin) (net.Listener, error) {
 	return l, nil
 }
 
-// Follower is the admin API of a cluster node that follows: alive, never
-// ready, and every other call refused with 503 not_leader and where the
-// leader is (leader(): the words, and the leader's admin address when its
-// [[cluster.peer]] gives one, else ""), so that an operator tells a
-// follower from a node that is down and knows where to call. The node
-// serves the venue's API once it leads.
+// Follower is the admin API of a cluster node that follows: alive
+// (/healthz 200), never ready (/readyz 503 not_leader), and every other
+// call refused with 503 not_leader and where the leader is (leader(): the
+// words, and the leader's admin address when its [[cluster.peer]] gives
+// one, else ""), so that an operator tells a follower from a node that is
+// down and knows where to call, and a load balancer checking /readyz sends
+// calls to the leader alone. The node serves the venue's API once it
+// leads.
 func Follower(leader func() (text, adminAddr string)) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	refusal := func() apiError {
 		text, addr := leader()
-		answerNotLeader(w, r, apiError{Error: "this cluster node follows; " + text, Code: "not_leader", LeaderAdminAddr: addr})
-	})
+		return apiError{Error: "this cluster node follows; " + text, Code: "not_leader", LeaderAdminAddr: addr}
+	}
+	mux := http.NewServeMux()
+	probes(mux, refusal)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { answerNotLeader(w, r, refusal()) })
 	return mux
 }
 
 // Deposed is the admin API of a cluster node that lost the leadership,
-// until it restarts as a follower: alive, and every other call refused
-// with 503 not_leader (NotLeaderDeposed) and, as a follower's, where the
-// leader is when the node knows it (leader, as for Follower; nil: not said).
+// until it restarts as a follower: alive, not ready, and every other call
+// refused with 503 not_leader (NotLeaderDeposed) and, as a follower's,
+// where the leader is when the node knows it (leader, as for Follower;
+// nil: not said).
 func Deposed(leader func() (text, adminAddr string)) http.Handler {
 	mux := http.NewServeMux()
+	probes(mux, func() apiError { return deposedError(leader) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { answerNotLeader(w, r, deposedError(leader)) })
+	return mux
+}
+
+// probes are /healthz and /readyz of a cluster node that does not lead:
+// alive, and not ready with notReady, as JSON whoever asks (a probe is no
+// browser's page); another method is 405 with Allow, as on the venue
+// (listen). /healthz says the process answers, /readyz that it takes the
+// calls (README, "Cluster: three replicas").
+func probes(mux *http.ServeMux, notReady func() apiError) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		answerNotLeader(w, r, deposedError(leader))
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusServiceUnavailable, notReady())
 	})
-	return mux
+	probeMethods(mux)
+}
+
+// probeMethods answers a method other than GET on /healthz and /readyz
+// 405 with Allow (README, "Operating the venue").
+func probeMethods(mux *http.ServeMux) {
+	for _, p := range []string{"/healthz", "/readyz"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", http.MethodGet)
+			writeJSON(w, http.StatusMethodNotAllowed, apiError{Error: r.Method + " " + r.URL.Path + " is not allowed: GET", Code: "method_not_allowed"})
+		})
+	}
 }
 
 // deposedError is the 503 not_leader of a deposed node (DeposedText).
@@ -305,14 +329,9 @@ func (o *Ops) listen(fixReady func() bool) error {
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "not ready: journal replay, FIX listener or schedule catch-up pending", Code: "not_ready"})
 	})
 	// /healthz and /readyz are endpoints as the /v1/ calls are: another
-	// method is 405 with Allow (README, "Operating the venue"), not the
-	// console's HTML 404 page, which the catch-all "/" answered.
-	for _, p := range []string{"/healthz", "/readyz"} {
-		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", http.MethodGet)
-			writeJSON(w, http.StatusMethodNotAllowed, apiError{Error: r.Method + " " + r.URL.Path + " is not allowed: GET", Code: "method_not_allowed"})
-		})
-	}
+	// method is 405 with Allow, not the console's HTML 404 page, which the
+	// catch-all "/" answered.
+	probeMethods(mux)
 	mux.HandleFunc("GET /v1/status", o.authRead(o.handleStatus))
 	mux.HandleFunc("GET /v1/instruments", o.authRead(o.handleInstruments))
 	mux.HandleFunc("POST /v1/instruments", o.auth(o.handleAddInstrument))

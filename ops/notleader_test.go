@@ -120,3 +120,50 @@ func TestNotLeaderPageForBrowsers(t *testing.T) {
 		}
 	}
 }
+
+// A node that does not lead is alive and not ready: /healthz 200, /readyz
+// 503 not_leader naming the leader, as JSON even to a browser (a probe
+// reads a status, no page), so that a load balancer checking /readyz sends
+// calls to the leader alone; another method on either is 405, as on the
+// venue.
+func TestNotLeaderProbes(t *testing.T) {
+	known := func() (string, string) { return "node 2 leads", "127.0.0.1:9502" }
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+	}{{"follower", Follower(known)}, {"deposed", Deposed(known)}} {
+		srv := httptest.NewServer(tc.h)
+		call := func(method, path string) (int, string, string) {
+			req, err := http.NewRequest(method, srv.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", "text/html,*/*;q=0.8")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+		}
+		if code, _, body := call(http.MethodGet, "/healthz"); code != http.StatusOK || !strings.Contains(body, `"alive"`) {
+			t.Errorf("%s: healthz %d %s", tc.name, code, body)
+		}
+		var ready struct {
+			Code            string
+			LeaderAdminAddr string `json:"leader_admin_addr"`
+		}
+		code, ctype, body := call(http.MethodGet, "/readyz")
+		if code != http.StatusServiceUnavailable || !strings.HasPrefix(ctype, "application/json") ||
+			json.Unmarshal([]byte(body), &ready) != nil || ready.Code != "not_leader" || ready.LeaderAdminAddr != "127.0.0.1:9502" {
+			t.Errorf("%s: readyz %d %s %s, want 503 not_leader as JSON naming the leader", tc.name, code, ctype, body)
+		}
+		for _, p := range []string{"/healthz", "/readyz"} {
+			if code, _, body := call(http.MethodPost, p); code != http.StatusMethodNotAllowed || !strings.Contains(body, "method_not_allowed") {
+				t.Errorf("%s: POST %s %d %s, want 405", tc.name, p, code, body)
+			}
+		}
+		srv.Close()
+	}
+}

@@ -64,8 +64,9 @@ func startClusterWithAdminAddrsEdited(t *testing.T, extra func(i int) string, ed
 // TestClusterFollowerNamesTheLeadersAdminAddr: a follower's 503 not_leader
 // names the leader's admin address when the configuration gives it (its
 // [[cluster.peer]] admin_addr), in the error, as leader_admin_addr and in
-// the CLI's answer, so that an operator knows where to call (README
-// "Cluster: three replicas").
+// the CLI's answer, so that an operator knows where to call; every node
+// answers /healthz, the leader alone /readyz (README "Cluster: three
+// replicas").
 func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 	h, admin := startClusterWithAdminAddrs(t, nil)
 	l := h.leader(30 * time.Second)
@@ -108,6 +109,27 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 	a := admintest.Call(t, http.MethodGet, "http://"+admin[l]+"/v1/risk", "", "")
 	if a.Status != http.StatusNotFound && a.Status != http.StatusOK {
 		t.Fatalf("the leader's admin API at its admin_addr: %d %s", a.Status, a.Body)
+	}
+	// A load balancer's checks: every node is alive (/healthz), the leader
+	// alone ready (/readyz), so that the calls go to it.
+	for i := range 3 {
+		if a := admintest.Call(t, http.MethodGet, "http://"+admin[i]+"/healthz", "", ""); a.Status != http.StatusOK {
+			t.Errorf("node %d's /healthz: %d %s", i+1, a.Status, a.Body)
+		}
+		if i == l {
+			eventually(t, "the leader ready", func() error {
+				if a := admintest.Call(t, http.MethodGet, "http://"+admin[i]+"/readyz", "", ""); a.Status != http.StatusOK {
+					return fmt.Errorf("%d %s", a.Status, a.Body)
+				}
+				return nil
+			})
+			continue
+		}
+		var ready struct{ Code string }
+		if a := admintest.Call(t, http.MethodGet, "http://"+admin[i]+"/readyz", "", ""); a.Status != http.StatusServiceUnavailable ||
+			json.Unmarshal(a.Body, &ready) != nil || ready.Code != "not_leader" {
+			t.Errorf("follower %d's /readyz: %d %s, want 503 not_leader", i+1, a.Status, a.Body)
+		}
 	}
 }
 
