@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -498,8 +499,32 @@ func (o *Ops) authFor(operate bool, next http.HandlerFunc) http.HandlerFunc {
 			writeJSON(w, status, apiError{Error: reason, Code: code})
 			return
 		}
+		if operate && !o.isCaughtUp() {
+			o.refuseCatchingUp(w)
+			return
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, operator)))
 	}
+}
+
+// catchingUpRetrySeconds is the Retry-After of a change refused during the
+// schedule's catch-up: a catch-up of phase changes takes well under a
+// second; one with ends of day (snapshot, archive) a few.
+const catchingUpRetrySeconds = 2
+
+// refuseCatchingUp answers a change that came during the schedule's
+// catch-up (docs/ARCHITECTURE.md, "Operations: the control plane and the
+// trading day"): the catch-up's commands carry the times their
+// transitions were due, so a change journaled among them would be
+// recorded as made hours before it was, and act on the state of a day
+// the catch-up is still ending (a phase set now, closed again by a
+// missed close after it). Nothing is journaled; the operator repeats it
+// once the venue is ready.
+func (o *Ops) refuseCatchingUp(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(catchingUpRetrySeconds))
+	writeJSON(w, http.StatusServiceUnavailable, apiError{Code: "catching_up",
+		Error: "the venue is running the schedule's transitions it missed while it was down; nothing changed: " +
+			"repeat the call once it is ready (GET /readyz)"})
 }
 
 func operatorOf(r *http.Request) string { s, _ := r.Context().Value(operatorKey{}).(string); return s }

@@ -85,6 +85,8 @@ func SaveScheduleProgress(dataDir string, last schedule.Transition, what string)
 // record was read), then runs each transition at its time until Close.
 func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	defer o.endCatchUp()
+	// A catch-up that ends early (a stop, a halt) leaves no stamp behind.
+	defer o.catchUpAtNs.Store(0)
 	now := o.cfg.Now()
 	if !found {
 		o.applyPhasesAt(now)

@@ -56,7 +56,10 @@
 // run once, in order (at most catchUpMax, the last ones), each stamped
 // with the time it was due (stampNs: the matcher's GTD expiries and auction
 // timers due later fire after it, and the auction timer's Ticks wait for
-// the catch-up's end), before the server takes FIX logons (CaughtUp); with no state file, every group is
+// the catch-up's end), before the server takes FIX logons (CaughtUp);
+// meanwhile the admin API refuses changes (503 catching_up, nothing
+// journaled), so that no command stamped with the clock lands among the
+// catch-up's; with no state file, every group is
 // brought to the status of its phase now, and a state file that cannot be
 // read refuses the start (Start), as the missed transitions cannot be
 // known. A transition whose commands

@@ -322,6 +322,11 @@ func (o *Ops) Start(fixReady func() bool) error {
 	if o.stopping() {
 		return ErrStopping // closed before it started (a stop during the server's start)
 	}
+	if o.plan == nil {
+		// Nothing to catch up on: ready before the admin API takes a
+		// change, which it refuses until then (refuseCatchingUp).
+		o.setReady()
+	}
 	if o.cfg.Admin.Enabled() {
 		if err := o.listen(fixReady); err != nil {
 			return err
@@ -333,7 +338,6 @@ func (o *Ops) Start(fixReady func() bool) error {
 		o.runAuctionTimer()
 	}()
 	if o.plan == nil {
-		o.setReady()
 		return nil
 	}
 	last, found, err := o.loadScheduleState()
@@ -376,14 +380,26 @@ func (o *Ops) CaughtUp() <-chan struct{} { return o.caughtUp }
 // clock's, or during the schedule's catch-up the time of the transition it
 // runs (catchUpAtNs), so that the matcher's timers (GTD expiries, auction
 // ends) due after it fire after it, as they would have had the venue been
-// up. An operator's command in the catch-up carries it too: the journal's
-// timestamps stay in order.
+// up. Nothing else is journaled during the catch-up: the admin API refuses
+// an operator's change then (refuseCatchingUp), and the server's periodic
+// commands wait for CaughtUp, so that no command stamped with the clock
+// lands among the catch-up's, stamped in the past.
 func (o *Ops) stampNs() int64 {
 	now := o.cfg.Now().UnixNano()
 	if at := o.catchUpAtNs.Load(); at != 0 && at < now {
 		return at
 	}
 	return now
+}
+
+// isCaughtUp reports whether CaughtUp is closed.
+func (o *Ops) isCaughtUp() bool {
+	select {
+	case <-o.caughtUp:
+		return true
+	default:
+		return false
+	}
 }
 
 // WaitCaughtUp waits for CaughtUp; false when Close comes first.

@@ -434,7 +434,7 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 // runRiskReports journals a utilisation report every interval, which the
 // gateway turns into the risk gauges.
 func (s *Server) runRiskReports(interval time.Duration) {
-	s.every(interval, func() {
+	s.every(interval, "risk report", func() {
 		var abs uint64
 		if _, ok := s.publish("risk report", func(slot []byte, seq uint64) {
 			var c venue.RiskControl

@@ -697,7 +697,7 @@ func (s *Server) captureAtStop() {
 // since the last one.
 func (s *Server) runSnapshots(interval time.Duration) {
 	last := s.pipe.Commands.Cursor()
-	s.every(interval, func() {
+	s.every(interval, "snapshot command", func() {
 		if s.pipe.Commands.Cursor() == last {
 			return
 		}
@@ -715,9 +715,26 @@ func (s *Server) runSnapshots(interval time.Duration) {
 }
 
 // every calls do every interval until the server stops its periodic
-// commands (stopSnaps).
-func (s *Server) every(interval time.Duration, do func()) {
-	periodic.Run(s.stopSnaps, interval, func(time.Time) { do() })
+// commands (stopSnaps), once the schedule has caught up (ops.Ops.CaughtUp):
+// the catch-up's commands carry the times their transitions were due, and
+// a periodic command stamped with the clock among them would have the
+// journal's times go backwards and run the matcher's timers (a GTD expiry)
+// before transitions due earlier (docs/ARCHITECTURE.md, "Operations: the
+// control plane and the trading day"). A period that ends during the
+// catch-up is skipped; what names the command in the log.
+func (s *Server) every(interval time.Duration, what string, do func()) {
+	caughtUp, said := s.ops.CaughtUp(), false
+	periodic.Run(s.stopSnaps, interval, func(time.Time) {
+		select {
+		case <-caughtUp:
+			do()
+		default:
+			if !said {
+				said = true
+				s.log.Info(what + " waits for the schedule's catch-up")
+			}
+		}
+	})
 }
 
 // publish claims a command slot, has encode write the command of sequence

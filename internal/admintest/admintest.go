@@ -21,6 +21,7 @@ type Answer struct {
 	Status      int
 	ContentType string
 	Allow       string // the Allow header (a 405's methods)
+	RetryAfter  string // the Retry-After header (a 503's)
 	Body        []byte // up to BodyBytesMax; what arrived when reading stopped
 }
 
@@ -44,5 +45,5 @@ func Call(t testing.TB, method, url, token, body string) Answer {
 	// callers judge the status and the part they need.
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, BodyBytesMax))
 	return Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Allow: resp.Header.Get("Allow"), Body: b}
+		Allow: resp.Header.Get("Allow"), RetryAfter: resp.Header.Get("Retry-After"), Body: b}
 }
