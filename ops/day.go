@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -31,6 +32,12 @@ type scheduleState struct {
 	// transition at that time counts as run.
 	Kind  schedule.Kind `json:"kind,omitempty"`
 	Group int           `json:"group,omitempty"`
+	// EndedDay is the last trading day whose end of day the schedule ran
+	// (schedule.Transition.Day): a transition of that day or an earlier one
+	// is passed over (dayEnded), so that an end_of_day (or a close) moved
+	// later in the configuration after the day's end of day ran does not
+	// run a second one the same day.
+	EndedDay string `json:"ended_day,omitempty"`
 }
 
 func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, ScheduleStateFile) }
@@ -47,6 +54,13 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return schedule.Transition{}, false, fmt.Errorf("%s: %w", o.statePath(), err)
 	}
+	o.endedDay = st.EndedDay
+	if day, rest, ok := strings.Cut(st.Last, " "); o.endedDay == "" && st.Kind == schedule.EndOfDay && ok &&
+		strings.HasPrefix(rest, schedule.EndOfDay.String()) {
+		// A record written before ended_day was kept, whose last
+		// transition is an end of day: Last is that transition's String.
+		o.endedDay = day
+	}
 	if st.Kind == 0 {
 		return schedule.Through(time.Unix(0, st.LastUnixNs)), true, nil
 	}
@@ -56,7 +70,7 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 // saveScheduleState records last as the last transition run, and reports
 // whether it is recorded.
 func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
-	if err := SaveScheduleProgress(o.cfg.DataDir, last, what); err != nil {
+	if err := saveScheduleProgress(o.cfg.DataDir, last, what, o.endedDay); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
 		// found in the journal (endOfDayJournaled) through its pending mark,
@@ -73,7 +87,11 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 // command the schedule journaled (schedule.Through), so that a new leader
 // does not run again what the old one ran.
 func SaveScheduleProgress(dataDir string, last schedule.Transition, what string) error {
-	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what}
+	return saveScheduleProgress(dataDir, last, what, "")
+}
+
+func saveScheduleProgress(dataDir string, last schedule.Transition, what, endedDay string) error {
+	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what, EndedDay: endedDay}
 	if through := schedule.Through(last.At); last.Kind != through.Kind || last.Group != through.Group {
 		st.Kind, st.Group = last.Kind, last.Group
 	}
@@ -186,9 +204,29 @@ func statusOf(k schedule.Kind) venue.TradingStatus {
 	return venue.TradingStatusClosed
 }
 
-func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) error {
+// dayEnded reports whether tr belongs to a trading day whose end of day
+// the schedule ran already (endedDay). With one configuration none does:
+// the end of day is its day's last transition. One does after the
+// configuration moved end_of_day (or a close) later once the day's end of
+// day had run: running it would end the day twice, expiring the DAY orders
+// of the trading an operator reopened after it, or close that trading.
+func (o *Ops) dayEnded(tr schedule.Transition) bool {
+	return o.endedDay != "" && !schedule.DayAfter(tr.Day, o.endedDay)
+}
+
+func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error) {
+	if o.dayEnded(tr) {
+		o.log.Warn("schedule: transition passed over: the end of day of its trading day ran already, at the time configured then",
+			"transition", tr.String(), "ended_day", o.endedDay)
+		return nil
+	}
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 	if tr.Kind == schedule.EndOfDay {
+		defer func() {
+			if failed == nil {
+				o.endedDay = tr.Day
+			}
+		}()
 		reason := fmt.Sprintf("%s end_of_day", tr.Day)
 		if o.endOfDayJournaled(reason) {
 			// Its command is in the journal (the venue stopped, or a try

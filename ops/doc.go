@@ -72,7 +72,10 @@
 // (eod.pending, with the seq it is journaled from) before journaling it
 // (not journaling it while the mark cannot be written), keeps the mark
 // until the transition is recorded, and a start that finds its command in
-// the journal does not run it again. A transition runs once the
+// the journal does not run it again. The state also names the last
+// trading day whose end of day ran (EndedDay): a transition of that day or
+// an earlier one (end_of_day or a close moved later in the configuration
+// after the day ended) is passed over, one end of day per day. A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
 // clock (a wall clock stepped back, a test's clock) is set again.
 //

@@ -168,6 +168,9 @@ type Ops struct {
 	// waits for the one published rather than sending another.
 	eodPublished map[string]uint64
 	eodMu        sync.Mutex // one end of day at a time (schedule and operator)
+	// endedDay is the last trading day whose end of day the schedule ran
+	// (scheduleState.EndedDay; the schedule's goroutine only, after Start).
+	endedDay string
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a

@@ -69,6 +69,25 @@ func (t Transition) After(u Transition) bool {
 	return t.Group > u.Group
 }
 
+// DayAfter reports whether the trading day named a (Transition.Day) comes
+// after the one named b: dates as dates, compressed days by number. Names
+// of different kinds (a schedule changed between calendar and compressed
+// days) do not compare: a is taken to come after.
+func DayAfter(a, b string) bool {
+	if da, err := time.Parse(time.DateOnly, a); err == nil {
+		db, err := time.Parse(time.DateOnly, b)
+		return err != nil || da.After(db)
+	}
+	var na, nb int64
+	if _, err := fmt.Sscanf(a, "day-%d", &na); err != nil {
+		return true
+	}
+	if _, err := fmt.Sscanf(b, "day-%d", &nb); err != nil {
+		return true
+	}
+	return na > nb
+}
+
 // Through is the position after every transition at or before t: where a
 // schedule stands once it brought every group to its phase at t, or when
 // it knows only the time of the last transition it ran.

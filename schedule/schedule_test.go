@@ -289,3 +289,27 @@ close = "3s"
 		t.Errorf("compressed days: December 31 ends %s", got)
 	}
 }
+
+// TestDayAfter: trading days compare as dates, compressed days by number
+// (day-10 after day-9, which text does not give); names of different kinds
+// do not compare and count as after.
+func TestDayAfter(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"2026-12-04", "2026-12-03", true},
+		{"2026-12-04", "2026-12-04", false},
+		{"2026-12-03", "2026-12-04", false},
+		{"2027-01-02", "2026-12-31", true},
+		{"day-10", "day-9", true},
+		{"day-9", "day-9", false},
+		{"day-9", "day-10", false},
+		{"day-9", "2026-12-04", true},
+		{"2026-12-04", "day-9", true},
+	} {
+		if got := schedule.DayAfter(c.a, c.b); got != c.want {
+			t.Errorf("DayAfter(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

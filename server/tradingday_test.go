@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -888,5 +889,61 @@ func TestStopDuringTheCatchUp(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEndOfDayMovedLaterRunsOncePerDay: the configuration's end_of_day is
+// moved later after that day's end of day ran, and the venue restarts past
+// the new time. The day has ended: its end of day does not run a second
+// time (it did, expiring the DAY order of the trading the operator reopened
+// after it), and the venue goes on to the next day's transitions.
+//
+// A record written before schedule.state named the ended day holds its end
+// of day as the last transition run, which names its day: the same holds.
+func TestEndOfDayMovedLaterRunsOncePerDay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	for _, older := range []bool{false, true} {
+		t.Run(fmt.Sprintf("older_record=%v", older), func(t *testing.T) { endOfDayMovedLater(t, older) })
+	}
+}
+
+func endOfDayMovedLater(t *testing.T, olderRecord bool) {
+	dir, dayStart := openDay(t, "d1")
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond))) // the end of day at 9 s runs
+	reopenWithDayOrder(t, s)
+	s.Close()
+	if path, record := scheduleRecord(t, dir); olderRecord {
+		var fields map[string]any
+		if err := json.Unmarshal(record, &fields); err != nil || fields["ended_day"] == nil {
+			t.Fatalf("%s holds no ended day: %s (%v)", path, record, err)
+		}
+		delete(fields, "ended_day")
+		record, _ = json.Marshal(fields)
+		if err := os.WriteFile(path, record, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Journal.SegmentBytes = 16384
+	cfg.Schedule.EndOfDay.Duration = 11 * time.Second
+	s = startServer(t, cfg, Options{Now: stoppedClock(dayStart.Add(11500 * time.Millisecond))})
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Fatalf("the day's end of day ran again at its new time: ACME %+v", acme)
+	}
+	s.Close()
+	wantOneEndOfDay(t, dir)
+
+	// The next day's transitions still run: its end of day at the new time.
+	next := dayStart.Add(compressedDayLength + 11500*time.Millisecond)
+	s = startServer(t, cfg, Options{Now: stoppedClock(next)})
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 0 {
+		t.Fatalf("the next day's end of day did not run: ACME %+v", acme)
+	}
+	s.Close()
+	if n := endOfDaysJournaled(t, dir, false); n != 2 {
+		t.Fatalf("%d end of day commands after two days, want 2", n)
 	}
 }
