@@ -17,5 +17,7 @@
 // Limits: days are scanned at most daysScannedMax ahead or back; an
 // offset of 24h or more is refused by config validation; on a day a
 // clock change skips, an offset inside the skipped hour moves with the
-// clock (time.Date's normalisation).
+// clock (time.Date's normalisation: 02:30 is 03:30), and a later offset it
+// passes (03:15) comes a nanosecond after it, so that every day keeps the
+// configured order of its transitions.
 package schedule

@@ -107,6 +107,16 @@ type Plan struct {
 	day      time.Duration
 	weekdays map[time.Weekday]bool
 	holidays map[string]bool
+	// steps are a day's transitions in the order of their offsets (ties:
+	// as Transition.After orders them), the order every day keeps.
+	steps []step
+}
+
+// step is one transition of every trading day, as configured.
+type step struct {
+	offset time.Duration
+	kind   Kind
+	group  int
 }
 
 // New builds the plan of a schedule that config validation accepted.
@@ -115,6 +125,24 @@ func New(s config.Schedule) *Plan {
 	for _, h := range s.Holidays {
 		p.holidays[h] = true
 	}
+	for g, grp := range s.Groups {
+		p.steps = append(p.steps, step{grp.PreOpen.Duration, PreOpen, g}, step{grp.Open.Duration, Open, g},
+			step{grp.Close.Duration, Close, g})
+		if grp.ClosingCall.Duration != 0 {
+			p.steps = append(p.steps, step{grp.ClosingCall.Duration, ClosingCall, g})
+		}
+	}
+	p.steps = append(p.steps, step{s.EndOfDay.Duration, EndOfDay, -1})
+	sort.SliceStable(p.steps, func(i, j int) bool {
+		a, b := p.steps[i], p.steps[j]
+		if a.offset != b.offset {
+			return a.offset < b.offset
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.group < b.group
+	})
 	return p
 }
 
@@ -154,6 +182,9 @@ func (p *Plan) daysBefore(t time.Time, n int) time.Time {
 
 // at returns the time offset into the day starting at start: on calendar
 // days by wall clock, so that 8h is 08:00 also on the days clocks change.
+// An offset inside the hour a clock change skips moves on with the clock
+// (time.Date's normalisation: 02:30 is 03:30), which may take it past a
+// later offset: the day's times (stepTimes) keep the configured order.
 func (p *Plan) at(start time.Time, offset time.Duration) time.Time {
 	if p.Compressed() {
 		return start.Add(offset)
@@ -173,7 +204,36 @@ func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
 	if p.Compressed() {
 		return time.Date(year, month, day+1, 0, 0, 0, 0, p.loc)
 	}
-	return p.at(time.Date(year, month, day, 0, 0, 0, 0, p.loc), p.sched.EndOfDay.Duration)
+	var end time.Time
+	p.stepTimes(time.Date(year, month, day, 0, 0, 0, 0, p.loc), func(s step, at time.Time) {
+		if s.kind == EndOfDay {
+			end = at
+		}
+	})
+	return end
+}
+
+// stepTimes calls f with each step of the day starting at start and its
+// time, in the steps' order. The times follow that order: a time that is
+// not after the previous step's (the day's clock change moved an earlier
+// offset past it, see at) becomes a nanosecond after it, so that the
+// phases keep their configured order on that day too (a pre-open moved
+// past the open would open the group, then put it back into the opening
+// call). It does not allocate (DateEnd runs on an order's path).
+func (p *Plan) stepTimes(start time.Time, f func(s step, at time.Time)) {
+	var prev time.Time
+	for i, s := range p.steps {
+		at := p.at(start, s.offset)
+		if i > 0 {
+			if s.offset == p.steps[i-1].offset {
+				at = prev
+			} else if !at.After(prev) {
+				at = prev.Add(time.Nanosecond)
+			}
+		}
+		prev = at
+		f(s, at)
+	}
 }
 
 // Trades reports whether the day starting at start trades.
@@ -185,20 +245,13 @@ func (p *Plan) trades(start time.Time, name string) bool {
 }
 
 // dayTransitions returns the transitions of one trading day in time order
-// (ties: pre-open, open, close, then end of day; then by group).
+// (ties: pre-open, open, close, end of day, closing call; then by group),
+// which is the order of their offsets (stepTimes).
 func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
-	var out []Transition
-	for g, grp := range p.sched.Groups {
-		out = append(out,
-			Transition{At: p.at(start, grp.PreOpen.Duration), Day: name, Kind: PreOpen, Group: g},
-			Transition{At: p.at(start, grp.Open.Duration), Day: name, Kind: Open, Group: g},
-			Transition{At: p.at(start, grp.Close.Duration), Day: name, Kind: Close, Group: g})
-		if grp.ClosingCall.Duration != 0 {
-			out = append(out, Transition{At: p.at(start, grp.ClosingCall.Duration), Day: name, Kind: ClosingCall, Group: g})
-		}
-	}
-	out = append(out, Transition{At: p.at(start, p.sched.EndOfDay.Duration), Day: name, Kind: EndOfDay, Group: -1})
-	sort.SliceStable(out, func(i, j int) bool { return out[j].After(out[i]) })
+	out := make([]Transition, 0, len(p.steps))
+	p.stepTimes(start, func(s step, at time.Time) {
+		out = append(out, Transition{At: at, Day: name, Kind: s.kind, Group: s.group})
+	})
 	return out
 }
 

@@ -313,3 +313,70 @@ func TestDayAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestClockChangeKeepsTheDaysOrder: on the day clocks go forward (Paris,
+// 29 March 2026: 02:00 is 03:00), an offset inside the skipped hour moves
+// on with the clock, past a later offset; the day's transitions still come
+// in their configured order, the later one at the moved one's time. The
+// pre-open came after the open (the group opened, then went back into the
+// opening call), and the end of day before the open and the close (DAY
+// orders expired, then trading went on), and an order good for the date
+// (DateEnd) expired at a time that was not the day's end.
+func TestClockChangeKeepsTheDaysOrder(t *testing.T) {
+	paris, _ := time.LoadLocation("Europe/Paris")
+	everyDay := `
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+`
+	for _, c := range []struct {
+		name, sched string
+		want        []schedule.Kind
+	}{
+		{"pre-open in the skipped hour", everyDay + `
+end_of_day = "6h"
+[[schedule.group]]
+name = "all"
+pre_open = "2h30m"
+open = "3h15m"
+closing_call = "3h40m"
+close = "5h"
+`, []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall, schedule.Close, schedule.EndOfDay}},
+		{"open and close in the skipped hour", everyDay + `
+end_of_day = "3h10m"
+[[schedule.group]]
+name = "all"
+pre_open = "1h30m"
+open = "2h15m"
+close = "2h40m"
+`, []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustPlan(t, c.sched)
+			day := p.Between(schedule.Through(time.Date(2026, 3, 28, 23, 0, 0, 0, paris)), time.Date(2026, 3, 29, 23, 0, 0, 0, paris), 100)
+			var kinds []schedule.Kind
+			for i, tr := range day {
+				kinds = append(kinds, tr.Kind)
+				if i > 0 && tr.At.Before(day[i-1].At) {
+					t.Errorf("%s before %s", tr, day[i-1])
+				}
+			}
+			if fmt.Sprint(kinds) != fmt.Sprint(c.want) {
+				t.Fatalf("transitions %v, want %v:\n%v", kinds, c.want, day)
+			}
+			for _, tr := range day {
+				if kind, _ := p.PhaseAt(tr.At, 0); tr.Kind != schedule.EndOfDay && kind != tr.Kind {
+					t.Errorf("phase at %s: %s, want %s", tr, kind, tr.Kind)
+				}
+			}
+			if end, eod := p.DateEnd(2026, time.March, 29), day[len(day)-1]; !end.Equal(eod.At) {
+				t.Errorf("DateEnd %s, want the end of day's %s", end.In(paris), eod)
+			}
+			// DateEnd runs on an order's path (an ExpireDate).
+			if n := testing.AllocsPerRun(100, func() { p.DateEnd(2026, time.March, 29) }); n != 0 {
+				t.Errorf("DateEnd allocates %v times", n)
+			}
+		})
+	}
+}
