@@ -111,7 +111,15 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 		last = schedule.Through(now)
 		o.saveScheduleState(last, "start")
 	} else {
-		missed := o.plan.Between(last, now, catchUpMax)
+		// A day that began and that the configuration no longer trades (a
+		// holiday added) ends first: its groups close and its end of day
+		// runs, before the days after it.
+		missed := o.plan.Unended(last, now)
+		if len(missed) > 0 {
+			o.log.Warn("schedule: the day of the last transition run no longer trades (schedule.holidays, schedule.trading_days); "+
+				"ending it: every group closes, then its end of day", "day", missed[0].Day, "at", missed[0].At.Format(time.RFC3339Nano))
+		}
+		missed = append(missed, o.plan.Between(last, now, catchUpMax)...)
 		if len(missed) > 0 {
 			o.log.Info("schedule: running the transitions missed while the venue was down; FIX logons wait for them",
 				"transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())

@@ -75,7 +75,9 @@
 // the journal does not run it again. The state also names the last
 // trading day whose end of day ran (EndedDay): a transition of that day or
 // an earlier one (end_of_day or a close moved later in the configuration
-// after the day ended) is passed over, one end of day per day. A transition runs once the
+// after the day ended) is passed over, one end of day per day; and a day
+// that began and no longer trades (a holiday added) ends first at start
+// (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
 // clock (a wall clock stepped back, a test's clock) is set again.
 //

@@ -12,7 +12,9 @@
 // transition into journaled commands at its time, and after a restart asks
 // Between(last applied, now) for the transitions it missed, which it runs
 // once, in order (bounded: only the last ones when a venue was down for
-// long, see Between).
+// long, see Between), after ending the day of the last one run when the
+// configuration no longer trades it (Unended: a holiday added after the
+// day began).
 //
 // Limits: days are scanned at most daysScannedMax ahead or back; an
 // offset of 24h or more is refused by config validation; on a day a

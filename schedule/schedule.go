@@ -285,6 +285,43 @@ func (p *Plan) Between(after Transition, until time.Time, max int) []Transition 
 	return out
 }
 
+// Unended returns what ends the day of last, a transition run, when the
+// plan does not trade that day: the configuration made it a holiday (or
+// its weekday one that does not trade) after it began. Between passes such
+// a day over: without them its groups would keep their phases through it
+// and its end of day would never come (DAY orders living on into the next
+// day). They
+// are each group's close, then the end of day, at the day's end of day, or
+// at until when that is earlier; nil when the day trades, when last is an
+// end of day or a position of no transition (Through), and for compressed
+// days, which have no holidays.
+func (p *Plan) Unended(last Transition, until time.Time) []Transition {
+	if p.Compressed() || last.Kind < PreOpen || last.Kind > ClosingCall || last.Kind == EndOfDay {
+		return nil
+	}
+	start, name := p.dayOf(last.At)
+	if p.trades(start, name) {
+		return nil
+	}
+	var at time.Time
+	p.stepTimes(start, func(s step, t time.Time) {
+		if s.kind == EndOfDay {
+			at = t
+		}
+	})
+	if at.After(until) {
+		at = until
+	}
+	if !at.After(last.At) {
+		at = last.At.Add(time.Nanosecond) // after last, as a position
+	}
+	out := make([]Transition, 0, len(p.sched.Groups)+1)
+	for g := range p.sched.Groups {
+		out = append(out, Transition{At: at, Day: name, Kind: Close, Group: g})
+	}
+	return append(out, Transition{At: at, Day: name, Kind: EndOfDay, Group: -1})
+}
+
 // Next returns the first transition after the position after
 // (Transition.After; Through(t) for the first after a time), or ok=false
 // when none comes within daysScannedMax days (a schedule whose every day is

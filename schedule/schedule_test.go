@@ -380,3 +380,42 @@ close = "2h40m"
 		})
 	}
 }
+
+// TestUnended: a day that began and no longer trades (here Christmas Eve,
+// made a holiday after its open) ends with each group's close and the end
+// of day, at its end of day once that has come, else at the time given; a
+// day that trades, one whose end of day ran, and a position of no
+// transition give nothing.
+func TestUnended(t *testing.T) {
+	loc, _ := time.LoadLocation("Europe/London")
+	before := mustPlan(t, london)
+	open := before.Between(schedule.Through(time.Date(2026, 12, 24, 7, 0, 0, 0, loc)), time.Date(2026, 12, 24, 9, 0, 0, 0, loc), 10)
+	if len(open) != 2 || open[1].Kind != schedule.Open {
+		t.Fatalf("the 24th's morning: %v", open)
+	}
+	last := open[1]
+	p := mustPlan(t, strings.Replace(london, `holidays = ["2026-12-25"]`, `holidays = ["2026-12-24", "2026-12-25"]`, 1))
+	for _, c := range []struct {
+		until time.Time
+		want  string
+	}{
+		{time.Date(2026, 12, 24, 10, 0, 0, 0, loc), "10:00"},
+		{time.Date(2026, 12, 29, 10, 0, 0, 0, loc), "17:00"},
+	} {
+		got := p.Unended(last, c.until)
+		if len(got) != 2 || got[0].Kind != schedule.Close || got[1].Kind != schedule.EndOfDay || got[1].Day != "2026-12-24" ||
+			got[0].At.In(loc).Format("15:04") != c.want || !got[1].At.Equal(got[0].At) || !got[0].After(last) {
+			t.Errorf("until %s: %v, want the close and the end of day of the 24th at %s", c.until, got, c.want)
+		}
+	}
+	if got := before.Unended(last, time.Date(2026, 12, 24, 10, 0, 0, 0, loc)); got != nil {
+		t.Errorf("a day that trades: %v", got)
+	}
+	if got := p.Unended(schedule.Through(last.At), time.Date(2026, 12, 24, 10, 0, 0, 0, loc)); got != nil {
+		t.Errorf("a position of no transition: %v", got)
+	}
+	eod := before.Between(last, time.Date(2026, 12, 24, 18, 0, 0, 0, loc), 10)
+	if got := p.Unended(eod[len(eod)-1], time.Date(2026, 12, 24, 18, 0, 0, 0, loc)); got != nil {
+		t.Errorf("a day whose end of day ran: %v", got)
+	}
+}

@@ -947,3 +947,57 @@ func endOfDayMovedLater(t *testing.T, olderRecord bool) {
 		t.Fatalf("%d end of day commands after two days, want 2", n)
 	}
 }
+
+// calendarDaySchedule is a calendar trading day in Paris, with holidays.
+const calendarDaySchedule = `
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+holidays = [%s]
+end_of_day = "18h"
+[[schedule.group]]
+name = "all"
+pre_open = "8h"
+open = "9h"
+close = "17h30m"
+`
+
+// TestHolidayAddedAfterTheDayBeganEndsIt: the operator makes today a
+// holiday in the configuration after the day opened (a market closed at
+// short notice) and restarts the venue. The day ends at the start: the
+// group closes and the end of day runs, expiring the DAY order. The day was
+// passed over as a holiday, so ACME stayed open through it and the end of
+// day never came: the DAY order lived into the next trading day.
+func TestHolidayAddedAfterTheDayBeganEndsIt(t *testing.T) {
+	dir := t.TempDir()
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 12, 2, 0, 0, 0, 0, paris) // a Wednesday
+	venueWith := func(holidays string, now func() time.Time) *Server {
+		cfg := testConfig(t, dir, adminConfig()+fmt.Sprintf(calendarDaySchedule, holidays)+"[session_defaults]\ncancel_on_disconnect = false\n")
+		return startServer(t, cfg, Options{Now: now})
+	}
+	// Started in the opening call half a second before the open; once it
+	// serves, the clock passes the open, which the schedule runs.
+	var clock atomic.Int64
+	clock.Store(day.Add(9*time.Hour - 500*time.Millisecond).UnixNano())
+	s := venueWith("", func() time.Time { return time.Unix(0, clock.Load()) })
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	clock.Store(day.Add(9*time.Hour + time.Second).UnixNano())
+	waitStatus(t, s, "ACME", "Open", readWait)
+	waitUntil(t, "the open recorded", func() bool {
+		_, record := scheduleRecord(t, dir)
+		return strings.Contains(string(record), "2026-12-02 open")
+	})
+	restDayOrder(t, s, "d1")
+	s.Close()
+
+	s = venueWith(`"2026-12-02"`, stoppedClock(day.Add(10*time.Hour)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Closed" || acme.RestingOrders != 0 {
+		t.Fatalf("on the day made a holiday ACME is %+v; want it closed and its DAY order expired", acme)
+	}
+	s.Close()
+	wantOneEndOfDay(t, dir)
+}
