@@ -70,7 +70,7 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 // saveScheduleState records last as the last transition run, and reports
 // whether it is recorded.
 func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
-	if err := saveScheduleProgress(o.cfg.DataDir, last, what, o.endedDay); err != nil {
+	if err := SaveScheduleProgress(o.cfg.DataDir, last, what, o.endedDay); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
 		// found in the journal (endOfDayJournaled) through its pending mark,
@@ -83,14 +83,12 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 
 // SaveScheduleProgress records in dataDir that the schedule ran what, its
 // last transition, at the position last: a start there runs only the
-// transitions after it. A cluster's follower records the time of the last
-// command the schedule journaled (schedule.Through), so that a new leader
-// does not run again what the old one ran.
-func SaveScheduleProgress(dataDir string, last schedule.Transition, what string) error {
-	return saveScheduleProgress(dataDir, last, what, "")
-}
-
-func saveScheduleProgress(dataDir string, last schedule.Transition, what, endedDay string) error {
+// transitions after it, and none of the trading day endedDay (its end of
+// day ran; "" when unknown) or before. A cluster's follower records the
+// time of the last command the schedule journaled (schedule.Through), and
+// the day of its last end of day, so that a new leader does not run again
+// what the old one ran.
+func SaveScheduleProgress(dataDir string, last schedule.Transition, what, endedDay string) error {
 	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what, EndedDay: endedDay}
 	if through := schedule.Through(last.At); last.Kind != through.Kind || last.Group != through.Group {
 		st.Kind, st.Group = last.Kind, last.Group

@@ -419,3 +419,38 @@ func TestUnended(t *testing.T) {
 		t.Errorf("a day whose end of day ran: %v", got)
 	}
 }
+
+// TestEndedBy: the day an end of day journaled at a time ended is the one
+// whose end of day is nearest: a late command's day (stamped past
+// midnight), the day of one run at an end_of_day since moved later, and
+// the last trading day across a weekend.
+func TestEndedBy(t *testing.T) {
+	paris, _ := time.LoadLocation("Europe/Paris")
+	late := mustPlan(t, `
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+end_of_day = "23h59m59s"
+[[schedule.group]]
+name = "all"
+pre_open = "8h"
+open = "9h"
+close = "17h30m"
+`)
+	moved := mustPlan(t, strings.Replace(london, `end_of_day = "17h"`, `end_of_day = "18h"`, 1))
+	londonTZ, _ := time.LoadLocation("Europe/London")
+	for _, c := range []struct {
+		p    *schedule.Plan
+		at   time.Time
+		want string
+	}{
+		{late, time.Date(2026, 12, 2, 23, 59, 59, 0, paris), "2026-12-02"},
+		{late, time.Date(2026, 12, 3, 0, 0, 0, 100_000_000, paris), "2026-12-02"}, // stamped past midnight
+		{moved, time.Date(2026, 12, 2, 17, 0, 0, 0, londonTZ), "2026-12-02"},      // at 17:00, now configured 18:00
+		{moved, time.Date(2026, 12, 5, 12, 0, 0, 0, londonTZ), "2026-12-04"},      // a Saturday: Friday's
+	} {
+		if got, ok := c.p.EndedBy(c.at); !ok || got != c.want {
+			t.Errorf("EndedBy(%s) = %q %v, want %q", c.at, got, ok, c.want)
+		}
+	}
+}

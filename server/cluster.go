@@ -36,6 +36,7 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // venueJournal is the journal as the server uses it: a local
@@ -646,7 +647,7 @@ func (c *ClusterNode) serve(next uint64) {
 	// before the schedule reads it (ops.Start), so that it runs only the
 	// transitions after the old leader's last one.
 	if c.cfg.Schedule.Enabled {
-		if err := c.schedule.save(c.cfg.Venue.DataDir); err != nil {
+		if err := c.schedule.save(c.cfg.Venue.DataDir, schedule.New(c.cfg.Schedule)); err != nil {
 			c.failed <- fmt.Errorf("cluster: the schedule's progress: %w", err)
 			return
 		}
