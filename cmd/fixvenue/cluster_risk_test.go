@@ -86,21 +86,7 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 		return nil
 	})
 	// A browser opening the follower's console is shown where it is.
-	req, err := http.NewRequest(http.MethodGet, "http://"+admin[f]+"/", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/html")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
-		!strings.Contains(string(page), fmt.Sprintf(`href="http://%s/"`, admin[l])) {
-		t.Fatalf("the follower's console page: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
-	}
+	followerPageLinks(t, admin[f], admin[l])
 	cmd := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f])
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
@@ -163,7 +149,19 @@ func TestClusterFollowerNamesALeaderListeningEverywhere(t *testing.T) {
 		}
 		return nil
 	})
-	req, err := http.NewRequest(http.MethodGet, "http://"+admin[f]+"/", nil)
+	followerPageLinks(t, admin[f], admin[l])
+	out, err := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f]).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
+		t.Fatalf("the CLI against a follower: %v: %s", err, out)
+	}
+}
+
+// followerPageLinks opens the console of the follower at admin as a
+// browser does: a 503 HTML page that links to the leader's console at
+// leaderAdmin.
+func followerPageLinks(t *testing.T, admin, leaderAdmin string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+admin+"/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +172,9 @@ func TestClusterFollowerNamesALeaderListeningEverywhere(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(page), fmt.Sprintf(`href="http://%s/"`, admin[l])) {
-		t.Fatalf("the follower's console page: %d\n%s", resp.StatusCode, page)
-	}
-	out, err := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f]).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
-		t.Fatalf("the CLI against a follower: %v: %s", err, out)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(page), fmt.Sprintf(`href="http://%s/"`, leaderAdmin)) {
+		t.Fatalf("the follower's console page: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
 	}
 }
 
