@@ -52,9 +52,17 @@ func FuzzInbound(f *testing.F) {
 	witness := v.logon("WITNESS")
 	stats := v.l.Stats()
 
+	var inputs int
 	f.Fuzz(func(t *testing.T, afterLogon bool, data []byte) {
 		v.t, witness.t = t, t
-		conn, err := net.DialTimeout("tcp", v.addr(), 5*time.Second)
+		// The client closes first (CloseWrite below), so each input
+		// leaves a TIME_WAIT socket for a minute: from 127.0.0.1 those
+		// used up the machine's ports at fuzzing rates, and every other
+		// test binding 127.0.0.1:0 failed meanwhile. Spread over
+		// 127.0.0.2-127.0.0.254, they hold ports of those addresses only.
+		inputs++
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+inputs%253))}
+		conn, err := (&net.Dialer{Timeout: 5 * time.Second, LocalAddr: local}).Dial("tcp", v.addr())
 		if err != nil {
 			t.Fatal(err)
 		}
