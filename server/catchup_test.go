@@ -30,7 +30,8 @@ func catchUpVenueConfig(t *testing.T, dir string) *config.Config {
 	return cfg
 }
 
-// heldCatchUp is a venue started after its close and end of day were due,
+// heldCatchUp is a venue started after its close and end of day were due
+// (holdCatchUp),
 // whose catch-up is held at its first command: the journal's data syncs
 // wait from the first reading of the trading day's clock (the catch-up's
 // start) until release, so that command is published and never durable.
@@ -42,8 +43,17 @@ type heldCatchUp struct {
 	started chan error // Start's answer
 }
 
-func holdCatchUp(t *testing.T, dir string, at time.Time) *heldCatchUp {
+func holdCatchUp(t *testing.T, dir string) *heldCatchUp {
 	t.Helper()
+	// A day order rests at the open; the venue is away at its close and
+	// end of day, which the catch-up runs.
+	dayStart := time.Now().Truncate(compressedDayLength)
+	s := startServer(t, catchUpVenueConfig(t, dir), Options{Now: stoppedClock(dayStart.Add(5 * time.Second))})
+	restDayOrder(t, s, "d1")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	at := dayStart.Add(9500 * time.Millisecond)
 	h := &heldCatchUp{logs: &lockedbuf.Buffer{}, held: make(chan struct{}), started: make(chan error, 1)}
 	var hold atomic.Bool
 	var heldOnce, releaseOnce sync.Once
@@ -100,14 +110,7 @@ func (h *heldCatchUp) serve(t *testing.T) {
 // expiry) at the clock's time before the transitions due earlier.
 func TestPeriodicCommandsWaitForTheCatchUp(t *testing.T) {
 	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := startServer(t, catchUpVenueConfig(t, dir), Options{Now: stoppedClock(dayStart.Add(5 * time.Second))}) // open
-	restDayOrder(t, s, "d1")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	h := holdCatchUp(t, dir, dayStart.Add(9500*time.Millisecond)) // the close and the end of day missed
+	h := holdCatchUp(t, dir)
 	published := h.s.pipe.Commands.Cursor()
 	for deadline := time.Now().Add(readWait); ; time.Sleep(10 * time.Millisecond) {
 		if c := h.s.pipe.Commands.Cursor(); c != published {
@@ -173,15 +176,7 @@ func journaledAfterCatchUp(t *testing.T, dir string) bool {
 // catch-up's commands, stamped with the time of the transition being run,
 // and acted on the state of the day the catch-up was still ending.
 func TestOperatorChangeRefusedDuringTheCatchUp(t *testing.T) {
-	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	s := startServer(t, catchUpVenueConfig(t, dir), Options{Now: stoppedClock(dayStart.Add(5 * time.Second))}) // open
-	restDayOrder(t, s, "d1")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	h := holdCatchUp(t, dir, dayStart.Add(9500*time.Millisecond))
+	h := holdCatchUp(t, t.TempDir())
 	published := h.s.pipe.Commands.Cursor()
 	base := "http://" + h.s.AdminAddr()
 	for _, call := range []struct{ path, body string }{
