@@ -146,6 +146,14 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: pinning the matcher to CPU %d needs a locked matcher thread and a CPU >= 0", cfg.MatcherCPU)
 	}
 	p.matcherBarrier = cmds.NewBarrierWait(cfg.Wait)
+	if cfg.Journal != nil {
+		// No event of a command is used before the command is durable, so the
+		// journal wakes the matcher once per batch, before its sync, rather
+		// than every producer at every publication: fewer wake-ups of its
+		// locked thread, each an OS hand-off (docs/benchmarks.md, "Matcher
+		// woken by the journal").
+		p.matcherBarrier.WakeOnlyByCall()
+	}
 	cmds.AddGatingSequences(p.matcherSeq)
 	return p, nil
 }
@@ -428,6 +436,8 @@ func (p *Pipeline) apply(seq int64, sink *eventSink) (err error) {
 
 func (p *Pipeline) runJournal() {
 	defer p.wg.Done()
+	// However the journal stops, the matcher takes what was published.
+	defer p.matcherBarrier.Wake()
 	j := p.cfg.Journal
 	next := int64(0)
 	for {
@@ -447,6 +457,8 @@ func (p *Pipeline) runJournal() {
 		// Append copied every command into the journal's buffer: the slots can be
 		// reused while the batch is synced, so producers never wait on the disk.
 		p.journalSeq.Store(avail)
+		// The matcher applies the batch while it is synced.
+		p.matcherBarrier.Wake()
 		if err := j.Flush(); err != nil {
 			p.fail(fmt.Errorf("%w: flush: %w", ErrJournal, err))
 			p.endJournal()
@@ -514,6 +526,10 @@ func (p *Pipeline) alertAll() {
 
 // EventsPublished counts events written by the matcher in this run.
 func (p *Pipeline) EventsPublished() int64 { return p.eventsPublished.Load() }
+
+// MatcherParks counts the times the matcher's goroutine parked waiting for
+// commands; each ended with a wake-up of its thread.
+func (p *Pipeline) MatcherParks() int64 { return p.matcherBarrier.Parks() }
 
 // MatcherSequence is the ring sequence of the last command the matcher applied.
 func (p *Pipeline) MatcherSequence() int64 { return p.matcherSeq.Load() }

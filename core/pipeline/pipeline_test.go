@@ -489,3 +489,71 @@ func TestPrefetchPanicIsFailStop(t *testing.T) {
 	}
 	p.Stop(time.Second)
 }
+
+// heldJournal is a journal whose flushes each wait for the test's release.
+type heldJournal struct {
+	slowJournal
+	release chan struct{}
+}
+
+func (j *heldJournal) Flush() error {
+	<-j.release
+	return j.slowJournal.Flush()
+}
+
+// TestJournalWakesTheMatcher: with a journal, the matcher is woken by the
+// journal once per batch, before its sync, and not by the publications: a
+// command published while the journal syncs is applied with the journal's
+// next batch, the matcher parked meanwhile. Parks are an hour long, so only
+// a wake-up ends one.
+func TestJournalWakesTheMatcher(t *testing.T) {
+	j := &heldJournal{slowJournal: slowJournal{durable: ring.NewSequence(-1)}, release: make(chan struct{})}
+	p, err := New(Config{Matcher: &echoMatcher{}, Journal: j, CommandSlots: 64, EventSlots: 64,
+		Wait: ring.SpinPark, ClaimTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Commands.SetParkTimeout(time.Hour)
+	_, own := p.AddEventConsumer()
+	own.Store(1 << 40) // the test reads no events: never gate the matcher
+	p.Start()
+	defer func() {
+		close(j.release)
+		if err := p.Stop(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10 s: %s", what)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	submit(t, p, 0)
+	waitFor("the matcher applied the journal's first batch during its sync", func() bool { return p.MatcherSequence() == 0 })
+	waitFor("the matcher parked", p.matcherBarrier.Parked)
+	parks := p.MatcherParks()
+	const during = 20
+	for i := 1; i <= during; i++ {
+		submit(t, p, uint64(i))
+	}
+	// Give a matcher woken by the publications time to show it; one woken
+	// only by the journal (held in its sync) stays parked.
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for p.MatcherSequence() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := p.MatcherSequence(); got != 0 || p.MatcherParks() != parks {
+		t.Fatalf("while the journal synced, the matcher woke (%d parks) and applied up to %d: the publications woke it",
+			p.MatcherParks()-parks, got)
+	}
+	j.release <- struct{}{} // the first sync ends; the journal takes the rest
+	waitFor("the matcher applied what was published during the sync", func() bool { return p.MatcherSequence() == during })
+	if woke := p.MatcherParks() - parks; woke > 2 {
+		t.Fatalf("the matcher parked %d times for one batch", woke)
+	}
+}

@@ -11,13 +11,18 @@ import (
 // not overtake. A Barrier belongs to one consumer goroutine: WaitFor must not
 // be called from two goroutines at once. Alert may be called from anywhere.
 type Barrier struct {
-	ring    *Ring
-	wait    WaitStrategy // how WaitFor waits; the ring's unless NewBarrierWait chose another
-	deps    []*Sequence
-	wake    wakeToken // a parked WaitFor waits here
+	ring *Ring
+	wait WaitStrategy // how WaitFor waits; the ring's unless NewBarrierWait chose another
+	deps []*Sequence
+	wake wakeToken // a parked WaitFor waits here
+	// byCall: publications leave this barrier's parked consumer asleep, and
+	// only Wake (or Alert, Close) wakes it (WakeOnlyByCall). Set before the
+	// ring is used, read-only after.
+	byCall  bool
 	_       cacheLinePad
 	parked  atomic.Bool
 	alerted atomic.Bool
+	parks   atomic.Int64
 	_       cacheLinePad
 }
 
@@ -165,6 +170,7 @@ func (b *Barrier) park(seq int64, timeout time.Duration) {
 	if r.beforePark != nil {
 		r.beforePark(timeout)
 	}
+	b.parks.Add(1)
 	b.parked.Store(true)
 	r.sleepers.Add(1)
 	if hasDeps {
@@ -182,6 +188,34 @@ func (b *Barrier) park(seq int64, timeout time.Duration) {
 
 // signal leaves a wake-up token unless one is already waiting.
 func (b *Barrier) signal() { b.wake.give() }
+
+// WakeOnlyByCall makes publications on the ring leave this barrier's parked
+// consumer asleep: it is woken by Wake (and by Alert, Close and its park
+// timeout) only. It is for a consumer whose events nobody can use before
+// another consumer has done its part: the pipeline's matcher, whose events
+// wait for the journal's fdatasync, is woken by the journal once per batch
+// rather than by every FIX session's publication, and each wake-up of its
+// locked thread is an OS hand-off (docs/benchmarks.md, "Matcher woken by the
+// journal"). Whoever calls Wake must do so after seeing every publication
+// the consumer needs, or the consumer finds it only at its park timeout.
+// Call it before the ring is used.
+func (b *Barrier) WakeOnlyByCall() { b.byCall = true }
+
+// Wake wakes the barrier's consumer if it is parked: one atomic load when it
+// is not. Called after the caller has seen a publication (its own WaitFor
+// returned it), it is never lost: the consumer announces its park before it
+// re-checks the ring.
+func (b *Barrier) Wake() {
+	if b.parked.Load() {
+		b.signal()
+	}
+}
+
+// Parked reports that the consumer is parked (or about to park).
+func (b *Barrier) Parked() bool { return b.parked.Load() }
+
+// Parks counts the times the consumer parked (each costs a wake-up to end).
+func (b *Barrier) Parks() int64 { return b.parks.Load() }
 
 // Alert makes the current and every later WaitFor return ErrAlerted, waking
 // the consumer if it is parked. Used to stop one consumer without closing the

@@ -61,7 +61,9 @@
 // when the consumer it depends on next calls WaitFor on the same ring; a
 // sequence stored by a goroutine that does not (a consumer of another ring)
 // should be followed by Ring.Wake, or the dependent consumer sees it only
-// after its park timeout. Alert stops one consumer; Close stops
+// after its park timeout. A barrier marked WakeOnlyByCall is passed over by
+// publications and woken by its Wake alone, for a consumer whose work waits
+// for another's anyway (the matcher, woken by the journal). Alert stops one consumer; Close stops
 // producers and lets consumers drain what was published, then WaitFor returns
 // ErrClosed.
 //

@@ -555,6 +555,12 @@ func (r *Ring) panicPublishOrder(lo, hi int64) {
 		lo, hi, r.single.next, r.single.published))
 }
 
+// SetParkTimeout replaces the bound on one park (1 ms, doubled while idle).
+// Wake-ups are never lost, so the timeout is a safety net; a test that proves
+// a wake-up arrives lengthens it so that the timeout cannot stand in for it.
+// Call it before the ring is used.
+func (r *Ring) SetParkTimeout(d time.Duration) { r.parkTimeout = d }
+
 // Wake wakes parked consumers whose barrier has dependency sequences, and
 // the single producer parked for space. A consumer that stores a Sequence
 // some barrier of this ring depends on, or that gates this ring, and that
@@ -576,7 +582,7 @@ func (r *Ring) Wake() {
 //go:noinline
 func (r *Ring) wakeParked(dependentsOnly bool) {
 	for _, b := range *r.barriers.Load() {
-		if dependentsOnly && len(b.deps) == 0 {
+		if b.byCall || dependentsOnly && len(b.deps) == 0 {
 			continue
 		}
 		if b.parked.Load() {
