@@ -298,7 +298,11 @@
 // election, cancel or expiry. An order without a limit price (a stop, a
 // market order waiting for an uncross) counts in the open figures, as in
 // its checks, at the band's far edge (riskPrice); a band change values the
-// waiting ones again, so that none counts as nothing. The
+// waiting ones again, so that none counts as nothing. A market order
+// entered in continuous trading, which was not held at entry, is checked
+// against the open limits when a volatility interruption its trades started
+// would leave its remainder waiting: past them the remainder is cancelled
+// (reason RiskLimit, after a RiskBreach). The
 // first breach is reported in a RiskBreach event (limit, figure, request)
 // followed by OrderRejected with RiskLimitExceeded. A replace is checked on
 // its delta (a figure it does not increase passes), and refused with a

@@ -286,6 +286,9 @@ func (m *Matcher) executeNewOrder(in *instrument, oi orderIdx) {
 			m.gtd.push(oi)
 		}
 	case m.canQueueMarket(in, o): // in a call, or it traded up to a volatility interruption
+		if m.risk.on && !IsStop(o.ordType) && m.riskRefuseQueued(oi) {
+			return
+		}
 		m.queueMarket(in, oi)
 	case marketLike(o.ordType):
 		m.cancelOrderQty(oi, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)

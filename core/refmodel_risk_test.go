@@ -242,6 +242,36 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 }
 
 // riskReplaceReason checks a replace of live order o on its delta.
+// riskRefusesQueued: a market order about to wait for an uncross counts as
+// open, so its subject's open-order limits must hold with it (at entry in a
+// call they were checked and hold again; a market order entered in
+// continuous trading whose trades started a volatility interruption was not
+// checked); when they do not it is cancelled after a RiskBreach.
+func (m *refModel) riskRefusesQueued(o *refOrder) bool {
+	r := m.risk
+	if !r.on {
+		return false
+	}
+	subj := r.subject(o.session, o.account)
+	f := m.riskOpen(subj)
+	l := &r.limits[subj]
+	notional := o.leaves * m.riskPx(o.instrument, o.side, o.ordType, o.price)
+	exceeds := func(limit, value int64) bool { return limit != 0 && value > limit }
+	var which venue.RiskLimit
+	var limit, current, request int64
+	switch {
+	case exceeds(l.openOrders, f.orders+1):
+		which, limit, current, request = venue.RiskLimitMaxOpenOrders, l.openOrders, f.orders, 1
+	case exceeds(l.openNotional, f.notional+notional):
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, l.openNotional, f.notional, notional
+	default:
+		return false
+	}
+	m.riskBreach(o.session, subj, which, o.instrument, limit, current, request, o.account)
+	m.finishCancel(o, venue.CancelReasonRiskLimit, venue.OrdStatusCancelled, o.clOrdID, "")
+	return true
+}
+
 func (m *refModel) riskReplaceReason(c *venue.ReplaceOrder, o *refOrder) venue.RejectReason {
 	r := m.risk
 	subj := r.subject(o.session, o.account)

@@ -436,6 +436,9 @@ func (m *refModel) execute(o *refOrder) {
 		o.setIceberg(o.maxFloor)
 		m.addLive(o)
 	case m.canQueue(o):
+		if o.ordType == venue.OrdTypeMarket && m.riskRefusesQueued(o) {
+			return
+		}
 		m.queue(o)
 	case !limit:
 		m.finishCancel(o, venue.CancelReasonMarketRemainder, venue.OrdStatusCancelled, o.clOrdID, "")

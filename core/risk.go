@@ -332,6 +332,35 @@ func riskHeld(ordType venue.OrdType, tif venue.TimeInForce, status venue.Trading
 	return canRest(ordType, tif) || IsStop(ordType) || (status != venue.TradingStatusOpen && IsCall(status))
 }
 
+// riskRefuseQueued checks market order oi against its subject's open-order
+// limits as it is about to wait for an uncross, and when it breaches one
+// cancels it (CancelReasonRiskLimit) after a RiskBreach and reports true.
+// An order entered in a call was checked so at entry (riskHeld) and passes
+// again; one entered in continuous trading was not, as it could not wait
+// then, and a volatility interruption its own trades started would
+// otherwise leave its remainder waiting past the limits. An elected stop
+// counted as open while it waited and is not checked again (core doc,
+// "Risk").
+func (m *Matcher) riskRefuseQueued(oi orderIdx) bool {
+	o := &m.pool.orders[oi]
+	subj := m.index.recs[o.rec].riskSubject
+	s := &m.risk.subjects[subj]
+	notional := o.leavesQty * m.riskPriceOf(o)
+	var which venue.RiskLimit
+	var limit, current, request int64
+	switch {
+	case s.openOrders >= s.maxOpenOrders:
+		which, limit, current, request = venue.RiskLimitMaxOpenOrders, s.maxOpenOrders, s.openOrders, 1
+	case s.openNotional+notional > s.maxOpenNotional:
+		which, limit, current, request = venue.RiskLimitMaxOpenNotional, s.maxOpenNotional, s.openNotional, notional
+	default:
+		return false
+	}
+	m.riskBreach(o.sessionIdx, subj, which, m.instruments[o.instrument].id, limit, current, request, &o.account)
+	m.cancelOrderQty(oi, venue.CancelReasonRiskLimit, venue.OrdStatusCancelled, &m.index.recs[o.rec].key, nil)
+	return true
+}
+
 // riskRefuseNew reports the first limit a new order breaches, in the
 // order of the package documentation.
 func (m *Matcher) riskRefuseNew(c *newOrderCmd, subj, ii uint16, in *instrument) {

@@ -493,6 +493,8 @@ func CancelText(r venue.CancelReason) string {
 		return "replaced to a quantity at or below the filled quantity"
 	case venue.CancelReasonKillSwitch:
 		return "cancelled by the kill switch"
+	case venue.CancelReasonRiskLimit:
+		return "market order remainder cancelled: waiting for the volatility auction would pass an open-order risk limit"
 	}
 	return r.String()
 }

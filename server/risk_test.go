@@ -479,6 +479,38 @@ max_open_notional = 250000
 	expectER(t, c, map[int]string{11: "m4", 150: "8", 103: "3", 58: "order exceeds limit: max open orders of session:CLIENT1: 2 open + 1 > 2"})
 }
 
+// TestMarketRemainderInAVolatilityAuctionMeetsTheOpenLimits: a market
+// order entered in continuous trading is not held, so its open limits are
+// not checked at entry; when its trades start a volatility interruption its
+// remainder would wait for the uncross as an open order, so it waits only
+// within max_open_orders: past it the remainder is cancelled and the
+// client is told why.
+func TestMarketRemainderInAVolatilityAuctionMeetsTheOpenLimits(t *testing.T) {
+	_, s, c := volatileACME(t, `
+[risk]
+[[risk.session]]
+comp_id = "CLIENT1"
+max_open_orders = 2
+`, time.Hour)
+	sendOrder(t, c, order{id: "r1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "r1", 150: "0"})
+	sendOrder(t, c, order{id: "r2", side: "1", qty: "1", px: "99.50"})
+	expectER(t, c, map[int]string{11: "r2", 150: "0"})
+	c2 := logon(t, s, "CLIENT2", true)
+	sendOrder(t, c2, order{id: "a1", side: "2", qty: "2", px: "100.50"})
+	expectER(t, c2, map[int]string{11: "a1", 150: "0"})
+	sendOrder(t, c2, order{id: "a2", side: "2", qty: "5", px: "101.50"})
+	expectER(t, c2, map[int]string{11: "a2", 150: "0"})
+	// CLIENT1 has its two open orders when the market buy comes, which is
+	// not held and so passes; it buys 2 at 100.50, and 101.50 is outside
+	// 99.00 to 101.00.
+	sendOrder(t, c, order{id: "m1", side: "1", qty: "3", typ: "1"})
+	expectER(t, c, map[int]string{11: "m1", 150: "0"})
+	expectER(t, c, map[int]string{11: "m1", 150: "F", 32: "2", 31: "100.50"})
+	expectER(t, c, map[int]string{11: "m1", 150: "4", 39: "4", 151: "0", 14: "2",
+		58: "market order remainder cancelled: waiting for the volatility auction would pass an open-order risk limit"})
+}
+
 // TestRiskLimitRemoved: a limit's value "none" in the admin API removes
 // it: a session-wide limit no longer holds the next order, and a
 // per-instrument one gives the instrument back to the subject's limit

@@ -957,6 +957,7 @@ const (
 	CancelReasonMarketRemainder CancelReason = 8
 	CancelReasonReplacedToZero  CancelReason = 9
 	CancelReasonKillSwitch      CancelReason = 40
+	CancelReasonRiskLimit       CancelReason = 41
 )
 
 // String returns the schema name of v, or CancelReason(n) for a value the schema does not define.
@@ -982,6 +983,8 @@ func (v CancelReason) String() string {
 		return "ReplacedToZero"
 	case CancelReasonKillSwitch:
 		return "KillSwitch"
+	case CancelReasonRiskLimit:
+		return "RiskLimit"
 	}
 	return "CancelReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -989,7 +992,7 @@ func (v CancelReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v CancelReason) Valid() bool {
 	switch v {
-	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero, CancelReasonKillSwitch:
+	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero, CancelReasonKillSwitch, CancelReasonRiskLimit:
 		return true
 	}
 	return false
