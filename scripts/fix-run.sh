@@ -55,6 +55,7 @@ scrape() {
 }
 mem=(go_memstats_mallocs_total go_memstats_alloc_bytes_total go_gc_duration_seconds_count)
 read -r mallocs0 bytes0 gcs0 < <(scrape "${mem[@]}")
+parks0=$(scrape fixvenue_matcher_parks_total)
 cpu0=$(proc_cpu_s "$venue_pid")
 read -r vsw0 isw0 < <(proc_ctxsw "$venue_pid")
 read -r flt0 sys0 < <(proc_faults "$venue_pid")
@@ -71,15 +72,19 @@ read -r vsw1 isw1 < <(proc_ctxsw "$venue_pid")
 read -r flt1 sys1 < <(proc_faults "$venue_pid")
 read -r mallocs1 bytes1 gcs1 < <(scrape "${mem[@]}")
 read -r orders cancels < <(scrape fixvenue_orders_total fixvenue_cancels_total)
+parks1=$(scrape fixvenue_matcher_parks_total)
 # The venue's CPU and allocations per order, from the start of the load to its
 # end (robust to a noisy machine, unlike latency; allocations are exact).
 awk -v c0="$cpu0" -v c1="$cpu1" -v m0="$mallocs0" -v m1="$mallocs1" -v b0="$bytes0" -v b1="$bytes1" -v g0="$gcs0" -v g1="$gcs1" -v o="$orders" -v x="$cancels" '
 BEGIN { if (o > 0) printf "venue CPU %.2f s for %d orders + %d cancels: %.1f µs per order; %.1f allocations, %.0f bytes per order; %d GC cycles\n",
 	c1 - c0, o, x, (c1 - c0) * 1e6 / o, (m1 - m0) / o, (b1 - b0) / o, g1 - g0 }'
 # Threads blocking and woken again (voluntary switches) per order: the
-# hand-offs that cost a thread wake-up, counted by the kernel.
-awk -v v0="$vsw0" -v v1="$vsw1" -v i0="$isw0" -v i1="$isw1" -v o="$orders" '
-BEGIN { if (o > 0) printf "venue threads: %.2f voluntary, %.2f involuntary context switches per order\n", (v1 - v0) / o, (i1 - i0) / o }'
+# hand-offs that cost a thread wake-up, counted by the kernel; and the
+# matcher's parks (each ended by a wake-up of its thread), where the build
+# counts them.
+awk -v v0="$vsw0" -v v1="$vsw1" -v i0="$isw0" -v i1="$isw1" -v o="$orders" -v p0="$parks0" -v p1="$parks1" '
+BEGIN { if (o > 0) printf "venue threads: %.2f voluntary, %.2f involuntary context switches per order%s\n", (v1 - v0) / o, (i1 - i0) / o,
+	(p1 > 0 ? sprintf("; matcher parks %.2f per order", (p1 - p0) / o) : "") }'
 # Minor page faults (fresh memory touched, mostly the allocator's) and the
 # kernel's share of the CPU per order.
 awk -v f0="$flt0" -v f1="$flt1" -v s0="$sys0" -v s1="$sys1" -v o="$orders" '
