@@ -9,9 +9,11 @@
 // would have made them: a message whose fields are all plain, defined for its
 // type, once each, non-empty, in order, of their type and enumeration, with
 // every required field, passes from its wire bytes without allocating; any
-// other is parsed again with the dictionary (its repeating groups are then
-// readable: the handlers get that message) and goes to QuickFIX/Go's own
-// validator, so every reject is QuickFIX/Go's.
+// other is parsed again, its body left with its top-level fields alone (the
+// groups found by walking its bytes with the dictionary: QuickFIX/Go's own
+// parse with one misfiles the fields after a nested group; the handlers get
+// that message, its groups readable from their count fields), and goes to
+// QuickFIX/Go's own validator, so every reject is QuickFIX/Go's.
 //
 // Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
 // OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and
