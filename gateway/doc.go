@@ -79,9 +79,16 @@
 // an older one lists what must match). A replace refused for a price
 // outside the band names the band's edges, and StopPx when the stop price
 // is the one outside, as a new order's reject does. Fields that only describe the order
-// (OrderCapacity, HandlInst, Text, parties…) are taken and not used. The
-// Validator's fast check says whether a message has any of these tags
-// (CheckFor), so a plain order costs no lookup of them.
+// (OrderCapacity, HandlInst, Text, parties…) are taken and not used. An
+// order whose instrument is named by more than its Symbol, by a field of
+// the Instrument component that names it otherwise or gives it terms of
+// its own (SymbolSfx, SecurityID, SecurityExchange, NoSecurityAltID, a
+// maturity, strike or coupon, NoUnderlyings: instrumentTags), is refused
+// as an unknown symbol (OrdRejReason 1, the Text naming the tag), never
+// traded on the Symbol alone, as a MarketDataRequest naming one is
+// (gateway/fixmd); one that only classifies it (SecurityType, CFICode,
+// Product) is taken. The Validator's fast check says whether a message has
+// any of these tags (CheckFor), so a plain order costs no lookup of them.
 //
 // # GTD expiry
 //

@@ -73,6 +73,13 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 	if o.inst == nil {
 		return o, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
+	if look {
+		for _, t := range &instrumentTags {
+			if v := fieldBytes(m, t); v != nil {
+				return o, &rejection{ordRejUnknownSymbol, UnknownInstrumentText(string(sym), t, v)}
+			}
+		}
+	}
 	var ok bool
 	if o.side, ok = parseSide(fieldBytes(m, tag.Side)); !ok {
 		return o, &rejection{ordRejUnsupportedOrderChar, "unsupported side " + string(fieldBytes(m, tag.Side))}
@@ -178,6 +185,60 @@ var unsupportedOrderFields = [...]struct {
 	{tag.Yield, "Yield (236): prices are per unit"},
 }
 
+// instrumentTags are the fields of FIX 4.4's Instrument component that
+// name an instrument otherwise than by its Symbol (SymbolSfx, SecurityID
+// and its source, alternative IDs, SecurityExchange) or give it terms of
+// its own (a maturity, a strike, coupons, repo terms, events), and the
+// underlyings (NoUnderlyings) or legs (NoLegs) of a derivative. The venue
+// names its instruments by Symbol alone and lists nothing else of them
+// (SecurityList), so an order or MarketDataRequest naming its instrument by
+// one of these asks for one the venue cannot tell apart: it is refused as
+// an unknown symbol, never served on the Symbol alone (gateway/fixmd reads
+// the same list). The component's other fields classify or describe the
+// instrument (instrumentDescriptions) and are taken and not used, as
+// fields that only describe the order are: the venue keeps no class of its
+// instruments to hold them against, and clients commonly send one
+// (SecurityType CS) with every order.
+var instrumentTags = [...]quickfix.Tag{
+	tag.SymbolSfx, tag.SecurityID, tag.SecurityIDSource, tag.NoSecurityAltID, tag.SecurityExchange,
+	tag.MaturityMonthYear, tag.MaturityDate, tag.CouponPaymentDate, tag.IssueDate,
+	tag.RepoCollateralSecurityType, tag.RepurchaseTerm, tag.RepurchaseRate, tag.Factor, tag.RedemptionDate,
+	tag.StrikePrice, tag.StrikeCurrency, tag.OptAttribute, tag.ContractMultiplier, tag.CouponRate,
+	tag.Pool, tag.ContractSettlMonth, tag.CPProgram, tag.CPRegType, tag.NoEvents, tag.DatedDate,
+	tag.InterestAccrualDate,
+	tag.NoUnderlyings, tag.NoLegs,
+}
+
+// instrumentDescriptions are the rest of the Instrument component but
+// Symbol: taken and not used (instrumentTags).
+// TestInstrumentTagsAreTheDictionarys checks both lists against the
+// dictionary.
+var instrumentDescriptions = [...]quickfix.Tag{
+	tag.Product, tag.CFICode, tag.SecurityType, tag.SecuritySubType, tag.CreditRating, tag.InstrRegistry,
+	tag.CountryOfIssue, tag.StateOrProvinceOfIssue, tag.LocaleOfIssue, tag.Issuer, tag.EncodedIssuerLen,
+	tag.EncodedIssuer, tag.SecurityDesc, tag.EncodedSecurityDescLen, tag.EncodedSecurityDesc,
+}
+
+// NamesInstrument reports whether t is one of instrumentTags: a field an
+// instrument named with it is refused for.
+func NamesInstrument(t quickfix.Tag) bool {
+	for _, n := range &instrumentTags {
+		if n == t {
+			return true
+		}
+	}
+	return false
+}
+
+// UnknownInstrumentText is the Text of the refusal of an instrument named
+// by symbol and also by field t (value v), which the venue does not name
+// its instruments by: for an order (OrdRejReason 1) and a
+// MarketDataRequest (MDReqRejReason 0) alike.
+func UnknownInstrumentText(symbol string, t quickfix.Tag, v []byte) string {
+	return "unknown symbol: " + symbol + " with tag " + strconv.Itoa(int(t)) + "=" + string(v) +
+		" names none of the venue's instruments, which are named by Symbol (55) alone"
+}
+
 // expiryYearMax is the last year an expiry is taken in: Unix nanoseconds
 // in an int64 end in April 2262.
 const expiryYearMax = 2261
@@ -222,11 +283,15 @@ func (g *Gateway) parseExpiry(m *quickfix.Message) (int64, *rejection) {
 	return end.UnixNano() - 1, nil
 }
 
-// unsupportedTagSet holds the tags unsupported looks at, for the
+// unsupportedTagSet holds the tags parseOrder looks up only when an order
+// may have one (instrumentTags and those unsupported looks at), for the
 // Validator's fast check to say whether a message has any (CheckFor).
 var unsupportedTagSet = func() (set TagSet) {
 	for _, f := range &unsupportedOrderFields {
 		_ = set.Add(f.tag)
+	}
+	for _, t := range &instrumentTags {
+		_ = set.Add(t)
 	}
 	_ = set.Add(tag.PriceType)
 	_ = set.Add(tag.MinQty)

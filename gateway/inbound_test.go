@@ -65,3 +65,28 @@ func BenchmarkParseOrder(b *testing.B) {
 		}
 	}
 }
+
+// TestInstrumentTagsAreTheDictionarys: instrumentTags and
+// instrumentDescriptions are, between them, the fields of the dictionary's
+// Instrument component but Symbol, once each, and instrumentTags names
+// NoUnderlyings and NoLegs too.
+func TestInstrumentTagsAreTheDictionarys(t *testing.T) {
+	want := map[quickfix.Tag]bool{tag.NoUnderlyings: true, tag.NoLegs: true}
+	for _, f := range fix44(t).ComponentTypes["Instrument"].Fields() {
+		if quickfix.Tag(f.Tag()) != tag.Symbol {
+			want[quickfix.Tag(f.Tag())] = true
+		}
+	}
+	got := map[quickfix.Tag]bool{}
+	for _, tg := range append(instrumentTags[:], instrumentDescriptions[:]...) {
+		if got[tg] || !want[tg] {
+			t.Errorf("tag %d is listed twice or is not one of the Instrument component's", tg)
+		}
+		got[tg] = true
+	}
+	for tg := range want {
+		if !got[tg] {
+			t.Errorf("tag %d is in neither list", tg)
+		}
+	}
+}

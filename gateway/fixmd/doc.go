@@ -18,7 +18,13 @@
 // requested symbol out, and any TradingSessionSubID, A a Scope other than
 // 1 (local market: the venue's own book), B any OpenCloseSettlFlag (no
 // opening, closing or settlement entries are served), and 0 a SymbolSfx
-// (no listed instrument has one); each Text names the field. MDImplicitDelete
+// (no listed instrument has one) or another field of an entry's instrument
+// that names it otherwise or gives it terms of its own (a SecurityID, a
+// SecurityExchange, a maturity, underlyings or legs:
+// gateway.NamesInstrument, as for an order), the venue naming its
+// instruments by Symbol alone; each Text names the field. A field that only
+// classifies the instrument (SecurityType, CFICode, Product) is taken.
+// MDImplicitDelete
 // is taken as Y or N: a level that leaves the requested depth is always
 // deleted explicitly, before the level that takes its place is added.
 // NoMDEntryTypes (267) is required, as FIX 4.4's
@@ -86,10 +92,11 @@
 // reading altogether is still closed by the FIX edge's write timeout. The
 // answers to its requests (W, Y) are never held.
 //
-// Imports: the gateway's QuickFIX/Go types and the marketdata depth cache; it
-// is wired to both by the server. internal/fixwire reads the fields of a
-// request's group that QuickFIX/Go v0.9.11 cannot give back (NoTradingSessions
-// after NoRelatedSym).
+// Imports: the gateway's QuickFIX/Go types and its list of the instrument
+// fields it refuses, and the marketdata depth cache; it is wired to both by
+// the server. internal/fixwire reads the fields of a request's groups from
+// its bytes (NoRelatedSym's instruments; NoTradingSessions, which the venue's
+// dictionary puts in each NoRelatedSym entry and FIX 4.4's after them).
 //
 // Limits: DepthMax levels per side (264=0 means DepthMax), SubscriptionsMax
 // subscriptions per session; an instrument named several times in a request

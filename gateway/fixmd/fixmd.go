@@ -12,6 +12,7 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -293,8 +294,8 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 			}
 		}
 	}
-	syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
-	if err := req.Body.GetGroup(syms); err != nil || syms.Len() == 0 {
+	syms, other := requestInstruments(req)
+	if len(syms) == 0 {
 		f.reject(idx, reqID, mdRejUnknownSymbol, "no symbol requested")
 		return nil
 	}
@@ -304,11 +305,14 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol: SymbolSfx (65) "+sfx[0]+" names none of the venue's instruments, which have no suffix")
 		return nil
 	}
+	if other.Tag != 0 {
+		f.reject(idx, reqID, mdRejUnknownSymbol, gateway.UnknownInstrumentText(other.sym, other.Tag, other.Value))
+		return nil
+	}
 	// A symbol named twice is served once: a request gets at most one
 	// answer (and makes at most one subscription) per instrument.
 	var defs []marketdata.InstrumentDef
-	for i := 0; i < syms.Len(); i++ {
-		sym, _ := syms.Get(i).GetString(tag.Symbol)
+	for _, sym := range syms {
 		def, ok := f.cache.Lookup(sym)
 		if !ok {
 			f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol "+sym)
@@ -398,6 +402,37 @@ func unsupportedScope(req *quickfix.Message) (mdReqRejReason, string) {
 	return "", ""
 }
 
+// instrumentField is a field of a requested instrument other than its
+// Symbol, and the Symbol it follows.
+type instrumentField struct {
+	fixwire.Field
+	sym string
+}
+
+// requestInstruments returns the Symbols of the request's NoRelatedSym
+// entries, in order, and the first field of their instruments that names
+// one otherwise (gateway.NamesInstrument; SymbolSfx apart, refused on its
+// own before), Tag 0 when none: the venue names its instruments by Symbol alone,
+// so a SecurityID, SecurityExchange, maturity, underlying or leg would ask
+// for an instrument it cannot tell apart, and is refused rather than
+// served as if absent, as on an order; a field that only classifies the
+// instrument (SecurityType, CFICode, Product) is taken. They are read from
+// the request's bytes: in a MarketDataRequest these fields and Symbol
+// occur only in NoRelatedSym's entries, each of which starts with its
+// Symbol.
+func requestInstruments(req *quickfix.Message) (syms []string, other instrumentField) {
+	it := fixwire.NewIterator(req.Bytes())
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		switch {
+		case f.Tag == tag.Symbol:
+			syms = append(syms, string(f.Value))
+		case other.Tag == 0 && len(syms) > 0 && gateway.NamesInstrument(f.Tag):
+			other = instrumentField{f, syms[len(syms)-1]}
+		}
+	}
+	return syms, other
+}
+
 // unsupportedSessions returns the Text of a reject for trading sessions
 // (NoTradingSessions 386) the venue cannot restrict the instruments defs to,
 // else "". The venue's trading sessions are ALL and each instrument's
@@ -405,9 +440,9 @@ func unsupportedScope(req *quickfix.Message) (mdReqRejReason, string) {
 // symbols it asks for, and every instrument it asks for must be in one of
 // them. A TradingSessionSubID (625) would ask for part of a session's
 // data, which the venue does not split. The fields are read from the
-// request's bytes (requestValues): QuickFIX/Go v0.9.11's parser files a
-// group that follows NoRelatedSym under its first field, not its count,
-// so the group cannot be read back.
+// request's bytes (requestValues): the venue's dictionary has
+// NoTradingSessions in each NoRelatedSym entry, FIX 4.4's after the
+// entries, the same bytes either way.
 func unsupportedSessions(req *quickfix.Message, defs []marketdata.InstrumentDef) string {
 	if sub := requestValues(req, tag.TradingSessionSubID); len(sub) > 0 {
 		return "TradingSessionSubID (625) " + sub[0] + " is not supported: the venue does not split its market data by sub-session"
