@@ -24,7 +24,10 @@
 // gateway.NamesInstrument, as for an order), the venue naming its
 // instruments by Symbol alone; each Text names the field. A field that only
 // classifies the instrument (SecurityType, CFICode, Product) is taken.
-// MDImplicitDelete
+// ApplQueueAction 2 (overlay last) is what the venue does for a slow
+// reader ("Slow readers") and is taken; another ApplQueueAction, and any
+// ApplQueueMax, get a Y with Text alone naming the field (FIX 4.4 has no
+// MDReqRejReason for them). MDImplicitDelete
 // is taken as Y or N: a level that leaves the requested depth is always
 // deleted explicitly, before the level that takes its place is added.
 // NoMDEntryTypes (267) is required, as FIX 4.4's

@@ -223,11 +223,16 @@ func (f *Handler) reject(idx uint16, reqID string, reason mdReqRejReason, text s
 	f.out.Send(idx, rejectMsg(reqID, reason, text))
 }
 
+// rejectMsg builds a MarketDataRequestReject; reason "" leaves
+// MDReqRejReason out, for a refusal FIX 4.4 has no reason for (the Text
+// alone says why).
 func rejectMsg(reqID string, reason mdReqRejReason, text string) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "Y")
 	m.Body.SetString(tag.MDReqID, reqID)
-	m.Body.SetString(tag.MDReqRejReason, string(reason))
+	if reason != "" {
+		m.Body.SetString(tag.MDReqRejReason, string(reason))
+	}
 	m.Body.SetString(tag.Text, text)
 	return m
 }
@@ -240,11 +245,7 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	if subType == "2" {
 		if !f.unsubscribe(idx, reqID) {
 			// FIX 4.4 has no MDReqRejReason for it: Text alone says why.
-			m := quickfix.NewMessage()
-			m.Header.SetString(tag.MsgType, "Y")
-			m.Body.SetString(tag.MDReqID, reqID)
-			m.Body.SetString(tag.Text, "no subscription "+reqID+" on this session to unsubscribe")
-			f.out.Send(idx, m)
+			f.reject(idx, reqID, "", "no subscription "+reqID+" on this session to unsubscribe")
 		}
 		return nil
 	}
@@ -274,6 +275,11 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	}
 	if reason, text := unsupportedScope(req); text != "" {
 		f.reject(idx, reqID, reason, text)
+		return nil
+	}
+	if text := unsupportedQueue(req); text != "" {
+		// FIX 4.4 has no MDReqRejReason for it: Text alone says why.
+		f.reject(idx, reqID, "", text)
 		return nil
 	}
 	want := entryTypes{bids: true, offers: true}
@@ -402,6 +408,25 @@ func unsupportedScope(req *quickfix.Message) (mdReqRejReason, string) {
 	return "", ""
 }
 
+// unsupportedQueue returns the Text of a reject for a request that sets how
+// the venue is to handle its refreshes when they queue up, else "": the
+// venue's own handling (doc.go, "Slow readers": a backlogged session gets
+// the net change of the refreshes it skipped, never each of them) is
+// ApplQueueAction (815) 2, overlay last, which is taken; another action,
+// and an ApplQueueMax (812), which the venue's own bound on a session's
+// queue stands in for, are refused, never ignored.
+func unsupportedQueue(req *quickfix.Message) string {
+	for _, a := range requestValues(req, tag.ApplQueueAction) {
+		if a != "2" {
+			return "ApplQueueAction (815) " + a + " is not supported: a slow reader's refreshes are overlaid by the latest (2)"
+		}
+	}
+	if max := requestValues(req, tag.ApplQueueMax); len(max) > 0 {
+		return "ApplQueueMax (812) " + max[0] + " is not supported: the venue bounds a session's queue itself and overlays a slow reader's refreshes"
+	}
+	return ""
+}
+
 // instrumentField is a field of a requested instrument other than its
 // Symbol, and the Symbol it follows.
 type instrumentField struct {
@@ -474,7 +499,9 @@ func unsupportedSessions(req *quickfix.Message, defs []marketdata.InstrumentDef)
 // in order. In a MarketDataRequest, TradingSessionID (336) and
 // TradingSessionSubID (625) occur only in NoTradingSessions, and
 // SymbolSfx (65) only in the Instrument of NoRelatedSym, so each value found
-// is one of that group.
+// is one of that group; ApplQueueAction (815) and ApplQueueMax (812) are
+// read wherever they stand (the venue's dictionary has them in each
+// NoRelatedSym entry, FIX 4.4's once after the entries).
 func requestValues(req *quickfix.Message, t quickfix.Tag) []string {
 	var vals []string
 	it := fixwire.NewIterator(req.Bytes())
