@@ -86,8 +86,9 @@
 // maturity, strike or coupon, NoUnderlyings: instrumentTags), is refused
 // as an unknown symbol (OrdRejReason 1, the Text naming the tag), never
 // traded on the Symbol alone, as a MarketDataRequest naming one is
-// (gateway/fixmd); one that only classifies it (SecurityType, CFICode,
-// Product) is taken. The Validator's fast check says whether a message has
+// (gateway/fixmd) and an OrderMassCancelRequest by security is
+// (MassCancelRejectReason 1, nothing cancelled); one that only classifies
+// it (SecurityType, CFICode, Product) is taken. The Validator's fast check says whether a message has
 // any of these tags (CheckFor), so a plain order costs no lookup of them.
 //
 // # GTD expiry

@@ -74,10 +74,8 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 		return o, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
 	if look {
-		for _, t := range &instrumentTags {
-			if v := fieldBytes(m, t); v != nil {
-				return o, &rejection{ordRejUnknownSymbol, UnknownInstrumentText(string(sym), t, v)}
-			}
+		if text := unknownInstrument(m, sym); text != "" {
+			return o, &rejection{ordRejUnknownSymbol, text}
 		}
 	}
 	var ok bool
@@ -191,9 +189,10 @@ var unsupportedOrderFields = [...]struct {
 // its own (a maturity, a strike, coupons, repo terms, events), and the
 // underlyings (NoUnderlyings) or legs (NoLegs) of a derivative. The venue
 // names its instruments by Symbol alone and lists nothing else of them
-// (SecurityList), so an order or MarketDataRequest naming its instrument by
-// one of these asks for one the venue cannot tell apart: it is refused as
-// an unknown symbol, never served on the Symbol alone (gateway/fixmd reads
+// (SecurityList), so an order, a mass cancel by security or a
+// MarketDataRequest naming its instrument by one of these asks for one the
+// venue cannot tell apart: it is refused as an unknown symbol (security),
+// never served on the Symbol alone (gateway/fixmd reads
 // the same list). The component's other fields classify or describe the
 // instrument (instrumentDescriptions) and are taken and not used, as
 // fields that only describe the order are: the venue keeps no class of its
@@ -228,6 +227,17 @@ func NamesInstrument(t quickfix.Tag) bool {
 		}
 	}
 	return false
+}
+
+// unknownInstrument returns the Text of the refusal of m's instrument,
+// named by symbol, when m also names it by one of instrumentTags, else "".
+func unknownInstrument(m *quickfix.Message, symbol []byte) string {
+	for _, t := range &instrumentTags {
+		if v := fieldBytes(m, t); v != nil {
+			return UnknownInstrumentText(string(symbol), t, v)
+		}
+	}
+	return ""
 }
 
 // UnknownInstrumentText is the Text of the refusal of an instrument named
@@ -705,6 +715,12 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		inst := g.bySymbolBytes(sym)
 		if inst == nil {
 			reject(massCancelRejInvalidSecurity, "unknown symbol "+string(sym))
+			return
+		}
+		// Named otherwise too, the security may not be the Symbol's: its
+		// orders are not cancelled for it (as an order is refused).
+		if text := unknownInstrument(m, sym); text != "" {
+			reject(massCancelRejInvalidSecurity, text)
 			return
 		}
 		instID = inst.ID
