@@ -87,7 +87,14 @@
 // together. Every message carries Nats-Expected-Last-Sequence = its own
 // sequence - 1, so JetStream refuses a message that would not continue the
 // stream: the stream can never get a gap, a duplicate or a foreign message
-// from the exporter, whatever happens to the connection. Only a batch's
+// from the exporter, whatever happens to the connection. A stream keeps
+// its last sequence when it is purged or its last message deleted, so the
+// first message of each batch also carries
+// Nats-Expected-Last-Subject-Sequence = its sequence - 1 with
+// Nats-Expected-Last-Subject-Sequence-Subject = <prefix>.<venue>.>: the
+// stream's last message must still be there (NATS 2.11 and later; with an
+// older server the exporter leaves both out and finds such a stream only
+// when it next connects). Only a batch's
 // last part asks for an ack (the parts before it go without a reply
 // subject): it is stored only if the parts before it were. A part
 // JetStream refused (its storage full, a limit of the stream) thus shows
@@ -110,8 +117,10 @@
 // continue — its last message not written by this exporter (ErrForeign),
 // its last message not at the sequence it was published for (a gap:
 // messages were removed), its last message removed (deleted, or the stream
-// purged: JetStream keeps the last sequence, a gap too), its last message's batch not following the
-// last part of the batch before it (a copy of an earlier message
+// purged: JetStream keeps the last sequence, a gap too; one purged while
+// the exporter is connected refuses its next batch, and the exporter reads
+// the stream's end again and finds that gap), its last message's batch not
+// following the last part of the batch before it (a copy of an earlier message
 // published again at the end), an event beyond the journal or different
 // from the journal's — is never written to: the exporter logs it once, counts
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag

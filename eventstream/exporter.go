@@ -159,6 +159,9 @@ type Exporter struct {
 	// limit of the stream) shows only as the next part not continuing the
 	// stream; its ack says why.
 	ackEach bool
+	// lastKept: the server checks, for the first message of each batch,
+	// that the stream still holds its last message (checkLastKept).
+	lastKept bool
 }
 
 // New checks the configuration; Run does the work.
@@ -275,6 +278,7 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 	}
 	e.met.connected.Set(1)
 	e.ackEach = e.lastErr != ""
+	e.lastKept = checksLastKept(nc.ConnectedServerVersion())
 	from := e.acked.EventSeq
 	wait := time.NewTimer(e.cfg.Poll)
 	defer wait.Stop()
@@ -751,6 +755,17 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 		m.Part, m.Events = i+1, e.parts[i].events
 		m.StreamSeq = e.streamLast + 1
 		msg := encodeMessage(e.parts[i].subject, &m, e.cfg.Format)
+		if i == stored && e.lastKept {
+			// The stream's last sequence outlives a purge (or the deletion
+			// of its last message): Nats-Expected-Last-Sequence alone
+			// would let the batch go on after the events the stream lost.
+			// The last message of the venue's subjects must still be at
+			// that sequence (none for an empty stream, sequence 0); a
+			// refused batch sends the exporter back to LastEvent, which
+			// names the gap (doc.go, "Outages and restarts").
+			msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(e.streamLast, 10)}
+			msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{e.cfg.Subjects.All()}
+		}
 		var err error
 		switch {
 		case m.Part < m.Parts && e.ackEach:
@@ -773,6 +788,19 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 	e.fLen++
 	e.pPub += n
 	return nil
+}
+
+// checksLastKept reports whether a NATS server of version v checks
+// Nats-Expected-Last-Subject-Sequence against another subject than the
+// message's (Nats-Expected-Last-Subject-Sequence-Subject, NATS 2.11): an
+// older one would check it against the message's own subject and refuse
+// every batch.
+func checksLastKept(v string) bool {
+	major, rest, _ := strings.Cut(v, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	return err1 == nil && err2 == nil && (ma > 2 || ma == 2 && mi >= 11)
 }
 
 // publishAcked publishes a part that is not its batch's last and waits

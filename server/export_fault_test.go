@@ -163,6 +163,8 @@ func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
 	}
 	first.Header.Set(eventstream.HeaderStreamSeq, fmt.Sprint(info.State.LastSeq+1))
 	first.Header.Del(jetstream.ExpectedLastSeqHeader)
+	first.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
+	first.Header.Del(jetstream.ExpectedLastSubjSeqSubjHeader)
 	first.Header.Del(jetstream.MsgIDHeader)
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: first.Subject, Header: first.Header, Data: first.Data}); err != nil {
 		t.Fatal(err)
@@ -197,8 +199,10 @@ func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
 }
 
 // exported is a venue whose five resting orders are in the stream of an
-// external NATS server, with that stream and its state then.
+// external NATS server, with that stream and its state then, and the
+// venue's log.
 type exported struct {
+	logs *lockedbuf.Buffer
 	s    *Server
 	c    *fixclient.Client
 	cfg  *config.Config
@@ -211,7 +215,8 @@ type exported struct {
 func exportedStream(t *testing.T) exported {
 	t.Helper()
 	_, url, cfg := externalNATS(t, true)
-	s := startServer(t, cfg, Options{})
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
 	c := restingOrders(t, s, 5)
 	waitExported(t, s)
 	js := natstest.JetStream(t, url)
@@ -225,7 +230,7 @@ func exportedStream(t *testing.T) exported {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return exported{s: s, c: c, cfg: cfg, js: js, st: st, info: info, ctx: ctx}
+	return exported{logs: &logs, s: s, c: c, cfg: cfg, js: js, st: st, info: info, ctx: ctx}
 }
 
 // orderCountsAnExportError sends an order and waits, bounded, for the
@@ -476,9 +481,9 @@ func TestExportNamesAPurgedStreamAGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No event follows the purge (its exporter would append it, as the
-	// stream's last sequence is unchanged); NATS restarted, the exporter
-	// reads the stream's end again.
+	// No event follows the purge (the exporter's next batch would be
+	// refused: TestExportStopsAtAStreamPurgedWhileConnected); NATS
+	// restarted, the exporter reads the stream's end again.
 	if err := st.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -504,6 +509,42 @@ func TestExportNamesAPurgedStreamAGap(t *testing.T) {
 	}
 	if info.State.Msgs != 0 {
 		t.Fatalf("the exporter wrote %d messages into a purged stream", info.State.Msgs)
+	}
+}
+
+// TestExportStopsAtAStreamPurgedWhileConnected: a stream an operator
+// purges while the exporter is connected keeps its last sequence, so
+// Nats-Expected-Last-Sequence alone would let the exporter go on writing
+// into it as if nothing happened; the exporter's next batch is refused
+// instead, and it says the stream lost its events, in its log and on
+// /metrics, and writes nothing to it (eventstream/doc.go, "Outages and
+// restarts").
+func TestExportStopsAtAStreamPurgedWhileConnected(t *testing.T) {
+	x := exportedStream(t)
+	if err := x.st.Purge(x.ctx); err != nil {
+		t.Fatal(err)
+	}
+	sendOrder(t, x.c, order{id: "after", side: "1", qty: "1", px: "99.00"})
+	expectER(t, x.c, map[int]string{11: "after", 150: "0"})
+	want := "was removed (deleted, or the stream purged): a gap"
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(x.logs.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line saying %q:\n%s", want, x.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	info, err := x.st.Info(x.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Fatalf("the exporter wrote %d messages into the purged stream", info.State.Msgs)
+	}
+	if m := scrape(t, x.s); !strings.Contains(m, "\nfixvenue_export_connected 0\n") {
+		t.Fatalf("/metrics does not show the export stopped:\n%s", grepLines(m, "fixvenue_export_"))
+	}
+	if x.s.ExportLag() == 0 {
+		t.Fatal("no export lag with the order's events not exported")
 	}
 }
 
