@@ -24,7 +24,9 @@
 //     which has none), each confirmed on the
 //     page and sent to the admin API with the operator token typed there
 //     (never stored); and the operator commands the journal recorded
-//     (an instrument listed through the admin API among them).
+//     (an instrument listed, a kill switch turned on or off and a limit
+//     changed through the admin API among them: a limit by its name in
+//     the configuration, with its new value, "none" for one removed).
 //
 // Every figure comes from the venue's event stream, never from engine
 // state: the market data DepthCache (status, best bid and offer, the
@@ -81,6 +83,9 @@
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator
 // commands, without their reason (in the command: `fixvenue journal dump`
-// prints it), and not the kill switches and limits changed (their
-// RiskControlResult names no operator: GET /v1/risk shows the switches).
+// prints it), and a kill switch's or a limit's without its operator (the
+// RiskControlResult it is listed from names none; the command does), nor
+// the value a refused limit change asked (its result carries the figure
+// in the way instead). An automatic kill (a limit tripped) is no
+// operator's command and is not listed: GET /v1/risk shows the switches.
 package console

@@ -22,20 +22,24 @@ import (
 //	  kept u32, then kept × (timeNs i64 | priceTicks i64 | qty i64 | side u8), oldest first
 //	  points u32, then points × (timeNs i64 | priceTicks i64), oldest first
 //	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
-//	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name), oldest first
+//	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name
+//	  [action ActionRisk: riskAction u8 | scope u8 | limit u8 | result u8 |
+//	  value i64 | accountLen u8 | account]), oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
-// ActionAddInstrument (255) for an AddInstrument.
+// ActionAddInstrument (255) for an AddInstrument, ActionRisk (254) for a
+// kill switch or a limit changed.
 //
 // kept and points never exceed TradesKept, ChartPointsMax and
-// OperatorResultsKept, nameLen venue.OperatorNameLength; a state that says
-// otherwise is refused. Version 1, without close and refIsClose, is read
-// as a state that saw no close. An instrument of the state that is not configured
+// OperatorResultsKept, nameLen venue.OperatorNameLength, accountLen
+// venue.AccountLength; a state that says otherwise is refused. Version 1,
+// without close and refIsClose, is read as a state that saw no close;
+// versions 1 and 2 hold no ActionRisk record. An instrument of the state that is not configured
 // any more is skipped; a configured one the state lacks starts empty.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 2
+	stateVersion = 3
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -89,7 +93,15 @@ func (t *Tape) writeState(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint32(b, r.Count)
 		name := r.Operator[:min(len(r.Operator), venue.OperatorNameLength)]
 		b = append(b, byte(len(name)))
-		return append(b, name...)
+		b = append(b, name...)
+		if r.Action == ActionRisk {
+			b = append(b, byte(r.Risk.Action), byte(r.Risk.Scope), byte(r.Risk.Limit), byte(r.Risk.Result))
+			b = binary.LittleEndian.AppendUint64(b, uint64(r.Risk.Value))
+			account := r.Risk.Account[:min(len(r.Risk.Account), venue.AccountLength)]
+			b = append(b, byte(len(account)))
+			b = append(b, account...)
+		}
+		return b
 	})
 	_, err := w.Write(b)
 	return err
@@ -146,9 +158,15 @@ func (s *stateReader) read(n int) []byte {
 	return s.buf[:n]
 }
 
-// name reads an operator's name of n bytes (n within OperatorNameLength).
-func (s *stateReader) name(n int) string {
-	var b [venue.OperatorNameLength]byte
+// name reads a name of what of the given length, refused beyond limit
+// bytes (an operator's, venue.OperatorNameLength; an account,
+// venue.AccountLength).
+func (s *stateReader) name(what string, limit int) string {
+	var b [max(venue.OperatorNameLength, venue.AccountLength)]byte
+	n := int(s.u8())
+	if s.err == nil && n > limit {
+		s.err = fmt.Errorf("console state: %s of %d bytes", what, n)
+	}
 	if s.err != nil {
 		return ""
 	}
@@ -207,11 +225,12 @@ func (t *Tape) Restore(r io.Reader) error {
 	readKept(s, "operator commands", t.ops[:], t.opsN, func() OperatorRecord {
 		rec := OperatorRecord{Seq: s.u64(), TimeNs: s.i64(), Action: venue.OperatorActionType(s.u8()), Reason: venue.RejectReason(s.u8()),
 			Session: s.u16(), Instrument: s.u32(), Count: s.u32()}
-		nameLen := int(s.u8())
-		if s.err == nil && nameLen > venue.OperatorNameLength {
-			s.err = fmt.Errorf("console state: operator name of %d bytes", nameLen)
+		rec.Operator = s.name("operator name", venue.OperatorNameLength)
+		if rec.Action == ActionRisk && s.version >= 3 {
+			rec.Risk = RiskRecord{Action: venue.RiskAction(s.u8()), Scope: venue.RiskScope(s.u8()), Limit: venue.RiskLimit(s.u8()),
+				Result: venue.RiskResult(s.u8()), Value: s.i64()}
+			rec.Risk.Account = s.name("account", venue.AccountLength)
 		}
-		rec.Operator = s.name(nameLen)
 		return rec
 	})
 	if _, err := s.r.ReadByte(); s.err == nil && err != io.EOF {

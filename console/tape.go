@@ -32,7 +32,8 @@ type Trade struct {
 }
 
 // OperatorRecord is an operator command as the journal recorded it (from
-// its OperatorResult event, or an AddInstrument's InstrumentAdded).
+// its OperatorResult event, an AddInstrument's InstrumentAdded, or a risk
+// command's RiskControlResult).
 type OperatorRecord struct {
 	Seq        uint64
 	TimeNs     int64
@@ -40,14 +41,30 @@ type OperatorRecord struct {
 	Reason     venue.RejectReason
 	Session    uint16
 	Instrument uint32
-	Count      uint32
-	Operator   string
+	Count      uint32 // a kill: the orders it cancelled
+	Operator   string // empty for a risk command: its result event names none
+	Risk       RiskRecord
 }
 
-// ActionAddInstrument is the Action of an OperatorRecord of an
-// AddInstrument: an operator's command of its own, not an OperatorCommand,
-// so a value OperatorActionType does not use.
-const ActionAddInstrument venue.OperatorActionType = 255
+// RiskRecord is what a RiskControlResult says of an operator's kill,
+// reset or limit change (Action ActionRisk).
+type RiskRecord struct {
+	Action  venue.RiskAction // Kill, Reset or SetLimit
+	Scope   venue.RiskScope
+	Limit   venue.RiskLimit // SetLimit
+	Result  venue.RiskResult
+	Value   int64 // SetLimit: the new value (core.RiskLimitRemove: removed); refused: the figure in the way
+	Account string
+}
+
+// Actions of an OperatorRecord of an operator's command other than an
+// OperatorCommand, so values OperatorActionType does not use:
+// ActionAddInstrument for an AddInstrument, ActionRisk for a RiskControl
+// or RiskSetLimit (a kill switch turned on or off, a limit changed).
+const (
+	ActionAddInstrument venue.OperatorActionType = 255
+	ActionRisk          venue.OperatorActionType = 254
+)
 
 // chartPoint is one trade of the price chart.
 type chartPoint struct {
@@ -174,7 +191,7 @@ func (t *Tape) captureState(seq uint64) {
 }
 
 // apply records one event (t.mu held). It does not allocate, but for the
-// operator's name of an operator command.
+// operator's name of an operator command and the account of a risk command.
 func (t *Tape) apply(ev []byte) {
 	t.events++
 	tid, err := venue.TemplateIDOf(ev, 0)
@@ -221,6 +238,20 @@ func (t *Tape) apply(ev []byte) {
 			return
 		}
 		t.operatorResult(&e)
+	case venue.RiskControlResultTemplateID:
+		var e venue.RiskControlResult
+		if e.WrapDecode(ev, 0) != nil {
+			return
+		}
+		// An operator's kill, reset or limit change is journaled like a
+		// halt, and listed with them; an automatic kill (a limit tripped)
+		// and the periodic utilisation report are no operator's.
+		switch e.Action() {
+		case venue.RiskActionKill, venue.RiskActionReset, venue.RiskActionSetLimit:
+			t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionRisk, Session: e.SessionIdx(),
+				Instrument: e.InstrumentID(), Count: e.CancelledCount(), Risk: RiskRecord{Action: e.Action(), Scope: e.Scope(),
+					Limit: e.Limit(), Result: e.Result(), Value: e.Value(), Account: string(trimNul(e.Account()))}}, nil)
+		}
 	}
 }
 

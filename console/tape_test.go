@@ -81,6 +81,26 @@ func TestTapeState(t *testing.T) {
 	for i := uint64(0); i < OperatorResultsKept+3; i++ {
 		a.apply(operatorResult(t, i, venue.OperatorActionTypeSetPriceBand, venue.RejectReasonNone, 2, int64(60+i), int64(i)))
 	}
+	// Kill switches and limits changed are kept with their details.
+	a.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+		e.SetCauseSeq(200)
+		e.SetScope(venue.RiskScopeAccount)
+		e.SetAction(venue.RiskActionSetLimit)
+		e.SetLimit(venue.RiskLimitMaxPosition)
+		e.SetInstrumentID(2)
+		e.SetValue(40)
+		copy(e.AccountArray()[:], "FUND")
+	}))
+	a.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+		e.SetCauseSeq(201)
+		e.SetScope(venue.RiskScopeSession)
+		e.SetSessionIdx(3)
+		e.SetAction(venue.RiskActionKill)
+		e.SetCancelledCount(4)
+	}))
+	if got := a.operatorRecords()[:2]; got[0].Risk.Action != venue.RiskActionKill || got[1].Risk.Account != "FUND" || got[1].Risk.Value != 40 {
+		t.Fatalf("risk records %+v", got)
+	}
 	var state bytes.Buffer
 	if err := a.writeState(&state); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/latency"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
@@ -397,6 +399,10 @@ func (c *Console) operationsView() operationsView {
 			row.Result = "refused: " + r.Reason.String()
 		}
 		row.Target = target(r, bySession, byID)
+		if r.Action == ActionRisk {
+			row.Action, row.Target, row.Result = riskColumns(r, bySession, byID)
+			row.Operator = "—" // in the command only (the page's note says so)
+		}
 		v.Journal = append(v.Journal, row)
 	}
 	v.CanOperate = c.cfg.Ops.CanOperate()
@@ -434,4 +440,41 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 		return name
 	}
 	return "all"
+}
+
+// riskColumns gives a kill switch's or a limit's row its action, target
+// and result, in the admin API's terms: a limit by its name in the
+// configuration, a removed one "none" (core.RiskLimitRemove).
+func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) (action, target, result string) {
+	k := r.Risk
+	action = map[venue.RiskAction]string{venue.RiskActionKill: "Kill", venue.RiskActionReset: "Reset", venue.RiskActionSetLimit: "SetLimit"}[k.Action]
+	target = "session " + bySession[r.Session]
+	if k.Scope == venue.RiskScopeAccount {
+		target = "account " + k.Account
+	}
+	result = "done"
+	if k.Result != venue.RiskResultApplied {
+		result = "refused: " + k.Result.String()
+		if k.Value != 0 {
+			result += fmt.Sprintf(" (figure %d)", k.Value)
+		}
+	}
+	if k.Action != venue.RiskActionSetLimit {
+		return action, target, result
+	}
+	target += ": " + ops.RiskLimitNames[k.Limit]
+	if name := byID[r.Instrument]; r.Instrument != 0 {
+		if name == "" {
+			name = fmt.Sprintf("instrument id %d", r.Instrument)
+		}
+		target += " in " + name
+	}
+	if k.Result == venue.RiskResultApplied {
+		value := strconv.FormatInt(k.Value, 10)
+		if k.Value == core.RiskLimitRemove {
+			value = gateway.LimitNone
+		}
+		target += " = " + value
+	}
+	return action, target, result
 }

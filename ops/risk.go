@@ -18,6 +18,24 @@ import (
 // and answers with the matcher's RiskControlResult once the command is
 // durable.
 
+// RiskLimitKeys are the limit names of the admin API, as in the
+// configuration.
+var RiskLimitKeys = map[string]venue.RiskLimit{
+	"max_order_qty": venue.RiskLimitMaxOrderQty, "max_order_notional": venue.RiskLimitMaxOrderNotional,
+	"max_open_orders": venue.RiskLimitMaxOpenOrders, "max_open_notional": venue.RiskLimitMaxOpenNotional,
+	"credit_limit": venue.RiskLimitCreditLimit, "max_position": venue.RiskLimitMaxPosition,
+	"kill_after_breaches": venue.RiskLimitKillAfterBreaches, "kill_at_loss": venue.RiskLimitKillAtLoss,
+}
+
+// RiskLimitNames are RiskLimitKeys the other way round.
+var RiskLimitNames = func() map[venue.RiskLimit]string {
+	out := make(map[venue.RiskLimit]string, len(RiskLimitKeys))
+	for k, v := range RiskLimitKeys {
+		out[v] = k
+	}
+	return out
+}()
+
 // RiskRequest is the body of POST /v1/risk/{action}: a reason, exactly one
 // of session (a CompID) and account, and for a limit its name, value and
 // optionally an instrument.

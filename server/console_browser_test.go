@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -550,6 +551,45 @@ func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the journal lists the halt", rows+`.includes("SetTradingStatus|NEWCO|done|1|bob")`)
 	if got := browsertest.Eval[[]string](t, ctx, rows); len(got) != 2 || got[1] != "AddInstrument|NEWCO|done|1|alice" {
 		t.Fatalf("the journal list shows %q; want the halt, then the listing of NEWCO by alice", got)
+	}
+}
+
+// TestConsoleJournalListsRiskChanges: a kill switch turned on from the
+// Operations page and off through the admin API, and limits set and
+// removed, are operator commands of the journal like a halt, and the
+// journal list shows each: whom it addressed, the limit and its new
+// value, "none" for one removed, and the orders a kill cancelled.
+func TestConsoleJournalListsRiskChanges(t *testing.T) {
+	s, base := consoleVenue(t, riskExtra)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "r1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "r1", 150: "0"})
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	kill := `#ops-sessions tr[data-comp="CLIENT1"] button[data-action="kill"]`
+	browsertest.WaitFor(t, ctx, "CLIENT1 offers Kill", `document.querySelector('`+kill+`') !== null`)
+	confirmAction(t, ctx, bobToken, "runaway algo", kill)
+	expectER(t, c, map[int]string{11: "r1", 150: "4"})
+	for _, call := range []struct{ path, body string }{
+		{"/v1/risk/reset", `{"reason": "algo fixed", "session": "CLIENT1"}`},
+		{"/v1/risk/limit", `{"reason": "more room", "account": "FUND", "limit": "max_position", "instrument": "ACME", "value": 20}`},
+		{"/v1/risk/limit", `{"reason": "no cap", "session": "CLIENT1", "limit": "max_order_qty", "value": "none"}`},
+	} {
+		if status := adminCall(t, s, "POST", call.path, aliceToken, call.body, nil); status != 200 {
+			t.Fatalf("POST %s %s: HTTP %d", call.path, call.body, status)
+		}
+	}
+	// Each row as action|target|result|count|operator, newest first.
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	browsertest.WaitFor(t, ctx, "the journal lists the last limit change", rows+`.length === 4`)
+	want := []string{
+		"SetLimit|session CLIENT1: max_order_qty = none|done|0|—",
+		"SetLimit|account FUND: max_position in ACME = 20|done|0|—",
+		"Reset|session CLIENT1|done|0|—",
+		"Kill|session CLIENT1|done|1|—",
+	}
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
 	}
 }
 

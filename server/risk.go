@@ -22,23 +22,6 @@ import (
 // once the command is durable, so that the audit trail and a replay hold
 // every operator action. The Server implements ops.Risk.
 
-// riskLimitKeys are the limit names of the admin API, as in the configuration.
-var riskLimitKeys = map[string]venue.RiskLimit{
-	"max_order_qty": venue.RiskLimitMaxOrderQty, "max_order_notional": venue.RiskLimitMaxOrderNotional,
-	"max_open_orders": venue.RiskLimitMaxOpenOrders, "max_open_notional": venue.RiskLimitMaxOpenNotional,
-	"credit_limit": venue.RiskLimitCreditLimit, "max_position": venue.RiskLimitMaxPosition,
-	"kill_after_breaches": venue.RiskLimitKillAfterBreaches, "kill_at_loss": venue.RiskLimitKillAtLoss,
-}
-
-// riskLimitNames are riskLimitKeys the other way round.
-var riskLimitNames = func() map[venue.RiskLimit]string {
-	out := make(map[venue.RiskLimit]string, len(riskLimitKeys))
-	for k, v := range riskLimitKeys {
-		out[v] = k
-	}
-	return out
-}()
-
 // matcherRisk translates the [risk] table for the matcher (nil: off).
 func matcherRisk(cfg *config.Config) *core.RiskConfig {
 	r := cfg.Risk
@@ -117,7 +100,7 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 			"limit to change (README, \"Risk limits\"); kill and reset work without it")
 	}
 	var ok bool
-	if q.limit, ok = riskLimitKeys[in.Limit]; !ok {
+	if q.limit, ok = ops.RiskLimitKeys[in.Limit]; !ok {
 		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
 	}
 	if (in.Value <= 0 || in.Value > core.RiskLimitMax) && in.Value != core.RiskLimitRemove {
@@ -400,7 +383,7 @@ func (s *Server) RiskSubjects() []ops.RiskSubject {
 			if k.Subject != key {
 				continue
 			}
-			limit := riskLimitNames[k.Limit]
+			limit := ops.RiskLimitNames[k.Limit]
 			if k.InstrumentID != 0 {
 				limit += ":" + symbols[k.InstrumentID]
 			}
