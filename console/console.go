@@ -126,7 +126,7 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc("GET /sessions/{comp_id}", c.read(c.handleSession))
 	m.HandleFunc("GET /latency", c.read(c.handleLatency))
 	m.HandleFunc("GET /operations", c.read(c.handleOperations))
-	m.HandleFunc("GET /stream/{topic}", c.read(c.handleStream))
+	m.HandleFunc("GET /stream/{topics}", c.read(c.handleStream))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// A page called with another method is 405 with Allow, as the
 		// admin API's endpoints are (README "Operating the venue"), not a

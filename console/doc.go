@@ -43,7 +43,14 @@
 // updates_per_second per browser, changes in between coalesced, one
 // encoding per topic shared by every browser, and a deadline on each
 // write, so that a browser that stops reading is dropped and holds
-// nothing beyond its socket's buffers. streams_max bounds the streams: a
+// nothing beyond its socket's buffers. A browser has one stream for all
+// its tabs (/stream/<topic>,<topic>,…, each update an event named by its
+// topic), kept by a SharedWorker (static/console-worker.js; a dedicated
+// Worker per tab in a browser without one), opened again when its tabs'
+// topics change: a stream holds an HTTP/1.1 connection (the console
+// serves no HTTP/2, with TLS or without) for as long as it is open, and a
+// browser keeps six to a host, so a stream per tab left a seventh tab
+// hanging. streams_max bounds the streams: a
 // page whose stream is refused (503, or 401) says why it is not live and
 // tries again every 5 s, which a browser does not do by itself.
 //

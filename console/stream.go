@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,12 +70,31 @@ func (c *Console) current(topic string, build func() any) []byte {
 	return body
 }
 
+// streamTopic is one topic of a stream and the update it sent last.
+type streamTopic struct {
+	name  string
+	event string // "event: <name>\ndata: "
+	build func() any
+	sent  []byte
+}
+
+// handleStream serves /stream/{topics}: one topic, or several separated
+// by commas. A browser follows every page it has open over one stream
+// (static/console-worker.js): it may hold only six HTTP/1.1 connections to
+// a host, and a stream holds one for as long as it is open. Each update is
+// an event named by its topic.
 func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
-	topic := r.PathValue("topic")
-	build, ok := c.topicBuild(topic)
-	if !ok {
-		http.Error(w, "no such stream: "+topic, http.StatusNotFound)
-		return
+	var topics []streamTopic
+	for _, name := range strings.Split(r.PathValue("topics"), ",") {
+		if slices.ContainsFunc(topics, func(t streamTopic) bool { return t.name == name }) {
+			continue
+		}
+		build, ok := c.topicBuild(name)
+		if !ok {
+			http.Error(w, "no such stream: "+name, http.StatusNotFound)
+			return
+		}
+		topics = append(topics, streamTopic{name: name, event: "event: " + name + "\ndata: ", build: build})
 	}
 	if c.streams.Add(1) > int64(c.cfg.Settings.StreamsMax) {
 		c.streams.Add(-1)
@@ -93,7 +113,6 @@ func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	tick := time.NewTicker(time.Second / time.Duration(c.cfg.Settings.UpdatesPerSecond))
 	defer tick.Stop()
-	var sent []byte
 	lastWrite := time.Now()
 	haltShown := false
 	for {
@@ -108,21 +127,25 @@ func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 				haltShown = true
 			}
 		}
-		body := c.current(topic, build)
-		if changed := !bytes.Equal(body, sent); changed || time.Since(lastWrite) > keepaliveEvery {
-			var err error
-			if changed {
-				err = c.write(rc, w, "data: ", body, "\n\n")
-				sent = body
-			} else {
-				err = c.write(rc, w, ": keepalive", nil, "\n\n")
+		var err error
+		for i := range topics {
+			tp := &topics[i]
+			if body := c.current(tp.name, tp.build); !bytes.Equal(body, tp.sent) {
+				if err = c.write(rc, w, tp.event, body, "\n\n"); err != nil {
+					break
+				}
+				tp.sent, lastWrite = body, time.Now()
 			}
-			if err != nil {
-				c.dropped.Add(1)
-				c.log.Debug("console: stream dropped (browser not reading)", "topic", topic, "remote", r.RemoteAddr, "err", err)
-				return
+		}
+		if err == nil && time.Since(lastWrite) > keepaliveEvery {
+			if err = c.write(rc, w, ": keepalive", nil, "\n\n"); err == nil {
+				lastWrite = time.Now()
 			}
-			lastWrite = time.Now()
+		}
+		if err != nil {
+			c.dropped.Add(1)
+			c.log.Debug("console: stream dropped (browser not reading)", "topics", r.PathValue("topics"), "remote", r.RemoteAddr, "err", err)
+			return
 		}
 		select {
 		case <-r.Context().Done():

@@ -593,6 +593,38 @@ func TestConsoleJournalListsRiskChanges(t *testing.T) {
 	}
 }
 
+// TestConsoleManyTabs: a browser keeps at most six HTTP/1.1 connections
+// to a host, and an event stream holds its connection for as long as it
+// is open. Eight tabs of one browser (one user's) all load, go live and
+// follow their updates over the browser's one stream (console/doc.go).
+func TestConsoleManyTabs(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	first := browsertest.New(t)
+	pages := []string{"/market", "/market/ACME", "/market/LOTS", "/sessions", "/sessions/CLIENT1", "/latency", "/operations", "/market/ACME"}
+	tabs := []context.Context{first}
+	for range pages[1:] {
+		tabs = append(tabs, browsertest.Tab(t, first))
+	}
+	for i, ctx := range tabs {
+		if code := browsertest.Open(t, ctx, base+pages[i]); code != 200 {
+			t.Fatalf("tab %d, %s: HTTP %d", i+1, pages[i], code)
+		}
+		browsertest.WaitFor(t, ctx, fmt.Sprintf("tab %d, %s, goes live", i+1, pages[i]), `document.getElementById("live").textContent === "live"`)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "t1", side: "1", qty: "7", px: "98.75"})
+	expectER(t, c, map[int]string{11: "t1", 150: "0"})
+	for i, ctx := range tabs {
+		switch pages[i] {
+		case "/market", "/market/ACME":
+			browsertest.WaitFor(t, ctx, fmt.Sprintf("tab %d, %s, shows the bid", i+1, pages[i]), browsertest.Text("main")+`.includes("98.75")`)
+		case "/sessions", "/operations":
+			row := `document.querySelector('tr[data-comp="CLIENT1"]')`
+			browsertest.WaitFor(t, ctx, fmt.Sprintf("tab %d, %s, shows CLIENT1 logged on", i+1, pages[i]), row+` !== null && `+row+`.innerText.includes("logged on")`)
+		}
+	}
+}
+
 // TestConsoleCountsWaitingStops: a stop order waiting for its trigger is an
 // open order of its session, as a FIX client's OrderMassStatusRequest lists
 // it: the Sessions and Operations pages and GET /v1/sessions count it, and

@@ -162,8 +162,10 @@ func TestConsoleReadToken(t *testing.T) {
 // kept.
 func TestConsoleStreamBounds(t *testing.T) {
 	s, base := consoleVenue(t, "updates_per_second = 50\nstreams_max = 2\nwrite_timeout = \"300ms\"\n")
-	if code, _ := consoleGet(t, base+"/stream/book-NOPE", ""); code != 404 {
-		t.Fatalf("unknown stream: %d", code)
+	for _, topics := range []string{"book-NOPE", "market,book-NOPE"} {
+		if code, _ := consoleGet(t, base+"/stream/"+topics, ""); code != 404 {
+			t.Fatalf("unknown stream %s: %d", topics, code)
+		}
 	}
 	// A client that reads nothing, with a small receive buffer.
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
@@ -217,6 +219,38 @@ func TestConsoleStreamBounds(t *testing.T) {
 	// The reading stream lives on and the bound admits a new one.
 	if code, _ := consoleGet(t, base+"/market/ACME", ""); code != 200 {
 		t.Fatalf("page after the drop: %d", code)
+	}
+}
+
+// TestConsoleStreamOfSeveralTopics: one stream follows several topics (a
+// browser's tabs share one, console/doc.go), each update an event named
+// by its topic, a topic named twice followed once.
+func TestConsoleStreamOfSeveralTopics(t *testing.T) {
+	s, _ := consoleVenue(t, "")
+	conn, err := net.Dial("tcp", s.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /stream/market,sessions,market HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	conn.SetReadDeadline(time.Now().Add(readWait))
+	br := bufio.NewReader(conn)
+	seen := map[string]int{}
+	for seen["market"] == 0 || seen["sessions"] == 0 {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("events seen %v: %v", seen, err)
+		}
+		if topic, ok := strings.CutPrefix(strings.TrimSpace(line), "event: "); ok {
+			seen[topic]++
+			data, err := br.ReadString('\n')
+			if err != nil || !strings.HasPrefix(data, "data: {") {
+				t.Fatalf("event %s: data %q %v", topic, data, err)
+			}
+		}
+	}
+	if len(seen) != 2 || seen["market"] != 1 {
+		t.Fatalf("events %v: want the market's once and the sessions'", seen)
 	}
 }
 

@@ -112,6 +112,23 @@ func New(t *testing.T) context.Context {
 	return ctx
 }
 
+// Tab returns another tab in the browser context of ctx (a tab New
+// returned): a user's further tab, with the same cookies, workers and
+// connections per host; it closes with the test.
+func Tab(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(ctx)
+	t.Cleanup(func() {
+		if err := bounded(func() error { cancel(); return nil }); err != nil {
+			t.Errorf("the tab did not close: %v", err)
+		}
+	})
+	if err := bounded(func() error { return chromedp.Do(tab) }); err != nil {
+		t.Fatalf("a new tab: %v", err)
+	}
+	return tab
+}
+
 // Close stops the browser, if one was started; a TestMain calls it after
 // the tests. (Without it the browser still ends with the test binary:
 // chromedp starts it with a parent-death signal on Linux.)

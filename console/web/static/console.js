@@ -1,5 +1,6 @@
 // fixvenue console: renders each page from its first update (the JSON in
-// #init) and then from its Server-Sent Events stream. No dependencies.
+// #init) and then from the updates of its topic the browser's one event
+// stream brings (console-worker.js). No dependencies.
 "use strict";
 (function () {
   const $ = (s) => document.querySelector(s);
@@ -292,40 +293,33 @@
   if (init) render(JSON.parse(init.textContent));
   const live = $("#live");
   let updates = 0;
-  const url = "/stream/" + encodeURIComponent(topic);
   const offline = (text, why) => { live.textContent = text; live.title = why || ""; live.className = "live off"; };
-  // The browser reconnects a stream that broke by itself, but not one the
-  // venue refused (503 at streams_max, 401 once a token is no longer
-  // configured): that one is retried here every retryMs, and the page says
-  // why it is not live (README "Operating the venue").
-  const retryMs = 5000;
-  function follow() {
-    const es = new EventSource(url);
-    es.onopen = () => {
-      live.textContent = "live"; live.title = ""; live.className = "live on";
-      // A stream opens with the venue's halt, if it has halted: a page
-      // that showed one before the venue restarted shows it no longer.
-      $("#halted").hidden = true;
-    };
-    es.onerror = () => {
-      if (es.readyState !== EventSource.CLOSED) { offline("reconnecting…"); return; }
-      refused().then((why) => { offline("not live: " + why + "; retrying", why); setTimeout(follow, retryMs); });
-    };
-    es.addEventListener("halted", (e) => { $("#halted-cause").textContent = JSON.parse(e.data).cause; $("#halted").hidden = false; });
-    es.onmessage = (e) => { updates++; document.body.dataset.updates = updates; render(JSON.parse(e.data)); };
-  }
-  // refused asks the stream's URL once more for the reason it was refused
-  // (a stream that opens now is let go at once: follow opens its own).
-  async function refused() {
-    const ctl = new AbortController();
-    try {
-      const r = await fetch(url, { signal: ctl.signal, credentials: "same-origin" });
-      if (r.ok) { ctl.abort(); return "the stream was refused"; }
-      const text = (r.headers.get("Content-Type") || "").startsWith("text/plain") ? (await r.text()).trim() : "";
-      return "HTTP " + r.status + (text ? ": " + text : r.status === 401 ? ": sign in again" : "");
-    } catch (e) {
-      return "the venue does not answer";
+  // Updates come from the browser's one stream, which console-worker.js
+  // keeps for all its tabs: a stream per tab would hold one of the six
+  // connections a browser keeps to a host, and a seventh tab would hang.
+  function hub(m) {
+    switch (m.kind) {
+      case "open":
+        live.textContent = "live"; live.title = ""; live.className = "live on";
+        $("#halted").hidden = true;
+        break;
+      case "offline":
+        offline(m.text, m.why);
+        break;
+      case "halted":
+        $("#halted-cause").textContent = m.cause; $("#halted").hidden = false;
+        break;
+      case "update":
+        updates++; document.body.dataset.updates = updates; render(JSON.parse(m.data));
+        break;
     }
   }
-  follow();
+  const worker = "/static/console-worker.js";
+  const port = typeof SharedWorker === "function" ? new SharedWorker(worker).port : new Worker(worker);
+  port.onmessage = (e) => hub(e.data);
+  port.postMessage({ topic: topic });
+  // A page left is no longer followed; one the browser brings back from
+  // its cache is again.
+  addEventListener("pagehide", () => port.postMessage({ bye: true }));
+  addEventListener("pageshow", (e) => { if (e.persisted) port.postMessage({ topic: topic }); });
 })();

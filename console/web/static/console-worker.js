@@ -1,0 +1,101 @@
+// fixvenue console: the one event stream of a browser, shared by its tabs.
+// A browser holds at most six HTTP/1.1 connections to a host and a stream
+// holds one for as long as it is open: a stream per tab would leave a
+// seventh tab hanging. This worker (a SharedWorker; a dedicated Worker
+// per tab where a browser has none) follows every topic its tabs show
+// over one stream (/stream/<topic>,<topic>,…), opened again when the
+// topics change, and hands each tab its topic's updates, the venue's halt
+// and whether the stream is live. No dependencies.
+"use strict";
+const tabs = new Map(); // port -> topic
+const last = new Map(); // topic -> its last update (JSON text)
+let es = null;
+let opened = "";         // the topics of es, or of the stream being retried
+let status = { kind: "connecting" };
+let halted = null;
+let timer = null;
+// The browser reconnects a stream that broke by itself, but not one the
+// venue refused (503 at streams_max, 401 once a token is no longer
+// configured): that one is retried here every retryMs, and the pages say
+// why they are not live (README "Operating the venue").
+const retryMs = 5000;
+
+function send(m, topic) {
+  for (const [port, t] of tabs) if (topic === undefined || t === topic) port.postMessage(m);
+}
+function setStatus(s) { status = s; send(s); }
+
+// follow opens the stream of the tabs' topics, unless it is open already.
+function follow(force) {
+  clearTimeout(timer);
+  timer = null;
+  const want = [...new Set(tabs.values())].sort();
+  const key = want.join(",");
+  if (key === opened && !force) return;
+  if (es) es.close();
+  es = null;
+  opened = key;
+  for (const t of [...last.keys()]) if (!want.includes(t)) last.delete(t);
+  if (!key) return;
+  const url = "/stream/" + want.map(encodeURIComponent).join(",");
+  const s = new EventSource(url);
+  es = s;
+  s.onopen = () => {
+    // A stream opens with the venue's halt, if it has halted: a page that
+    // showed one before the venue restarted shows it no longer.
+    halted = null;
+    setStatus({ kind: "open" });
+  };
+  s.onerror = () => {
+    if (s !== es) return;
+    if (s.readyState !== EventSource.CLOSED) { setStatus({ kind: "offline", text: "reconnecting…" }); return; }
+    refused(url).then((why) => {
+      if (s !== es) return;
+      setStatus({ kind: "offline", text: "not live: " + why + "; retrying", why: why });
+      timer = setTimeout(() => follow(true), retryMs);
+    });
+  };
+  s.addEventListener("halted", (e) => { halted = JSON.parse(e.data).cause; send({ kind: "halted", cause: halted }); });
+  for (const t of want) {
+    s.addEventListener(t, (e) => { last.set(t, e.data); send({ kind: "update", data: e.data }, t); });
+  }
+}
+
+// refused asks the stream's URL once more for the reason it was refused
+// (a stream that opens now is let go at once: follow opens its own).
+async function refused(url) {
+  const ctl = new AbortController();
+  try {
+    const r = await fetch(url, { signal: ctl.signal, credentials: "same-origin" });
+    if (r.ok) { ctl.abort(); return "the stream was refused"; }
+    const text = (r.headers.get("Content-Type") || "").startsWith("text/plain") ? (await r.text()).trim() : "";
+    return "HTTP " + r.status + (text ? ": " + text : r.status === 401 ? ": sign in again" : "");
+  } catch (e) {
+    return "the venue does not answer";
+  }
+}
+
+// A tab says {topic} when it shows a page, {bye} when it leaves it. One
+// that joins a topic already followed gets its last update at once; the
+// stream is opened again, once for the changes of a moment, when the
+// topics change.
+function attach(port) {
+  port.onmessage = (e) => {
+    const m = e.data;
+    if (m.bye) {
+      tabs.delete(port);
+    } else {
+      tabs.set(port, m.topic);
+      if (status.kind !== "connecting") port.postMessage(status);
+      if (halted !== null) port.postMessage({ kind: "halted", cause: halted });
+      if (last.has(m.topic)) port.postMessage({ kind: "update", data: last.get(m.topic) });
+    }
+    if (timer === null) timer = setTimeout(() => follow(false), 0);
+  };
+}
+
+if (typeof SharedWorkerGlobalScope !== "undefined" && self instanceof SharedWorkerGlobalScope) {
+  self.onconnect = (e) => attach(e.ports[0]);
+} else {
+  attach(self);
+}
