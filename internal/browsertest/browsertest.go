@@ -101,6 +101,21 @@ func New(t *testing.T) context.Context {
 		t.Fatal(browser.err)
 	}
 	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	return opened(t, ctx, cancel)
+}
+
+// Tab returns another tab in the browser context of ctx (a tab New
+// returned): a user's further tab, with the same cookies, workers and
+// connections per host; it closes with the test.
+func Tab(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(ctx)
+	return opened(t, tab, cancel)
+}
+
+// opened opens the tab of ctx, which cancel closes when the test ends.
+func opened(t *testing.T, ctx context.Context, cancel context.CancelFunc) context.Context {
+	t.Helper()
 	t.Cleanup(func() {
 		if err := bounded(func() error { cancel(); return nil }); err != nil {
 			t.Errorf("the tab did not close: %v", err)
@@ -110,23 +125,6 @@ func New(t *testing.T) context.Context {
 		t.Fatalf("a new tab: %v", err)
 	}
 	return ctx
-}
-
-// Tab returns another tab in the browser context of ctx (a tab New
-// returned): a user's further tab, with the same cookies, workers and
-// connections per host; it closes with the test.
-func Tab(t *testing.T, ctx context.Context) context.Context {
-	t.Helper()
-	tab, cancel := chromedp.NewContext(ctx)
-	t.Cleanup(func() {
-		if err := bounded(func() error { cancel(); return nil }); err != nil {
-			t.Errorf("the tab did not close: %v", err)
-		}
-	})
-	if err := bounded(func() error { return chromedp.Do(tab) }); err != nil {
-		t.Fatalf("a new tab: %v", err)
-	}
-	return tab
 }
 
 // Close stops the browser, if one was started; a TestMain calls it after
