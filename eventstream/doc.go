@@ -94,7 +94,8 @@
 // Nats-Expected-Last-Subject-Sequence-Subject = <prefix>.<venue>.>: the
 // stream's last message must still be there (NATS 2.11 and later; with an
 // older server the exporter leaves both out and finds such a stream only
-// when it next connects). Only a batch's
+// when it next connects). JetStream checks it with a look-up over the
+// stream's subjects (two per instrument), once per batch, not per event. Only a batch's
 // last part asks for an ack (the parts before it go without a reply
 // subject): it is stored only if the parts before it were. A part
 // JetStream refused (its storage full, a limit of the stream) thus shows

@@ -165,3 +165,14 @@ func TestDecodeRefusesForeignMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestChecksLastKept: the check that a stream still holds its last message
+// goes to NATS 2.11 and later only; an older server, or a version not
+// understood, gets the batches without it (doc.go, "Messages").
+func TestChecksLastKept(t *testing.T) {
+	for v, want := range map[string]bool{"2.15.2": true, "2.11.0": true, "3.0.0": true, "2.10.29": false, "2.9.0": false, "": false, "x.y": false} {
+		if got := checksLastKept(v); got != want {
+			t.Errorf("checksLastKept(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
