@@ -44,8 +44,8 @@
 // encoding per topic shared by every browser, and a deadline on each
 // write, so that a browser that stops reading is dropped and holds
 // nothing beyond its socket's buffers. A browser has one stream for all
-// its tabs (/stream/<topic>,<topic>,…, each update an event named by its
-// topic), kept by a SharedWorker (static/console-worker.js; a dedicated
+// its tabs (/stream/<topic>,<topic>,…, a comma within a topic as %2C,
+// each update an event named by its topic), kept by a SharedWorker (static/console-worker.js; a dedicated
 // Worker per tab in a browser without one), opened again when its tabs'
 // topics change: a stream holds an HTTP/1.1 connection (the console
 // serves no HTTP/2, with TLS or without) for as long as it is open, and a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -79,13 +80,19 @@ type streamTopic struct {
 }
 
 // handleStream serves /stream/{topics}: one topic, or several separated
-// by commas. A browser follows every page it has open over one stream
+// by commas (a comma within a topic, as a symbol may hold one, is sent
+// percent-encoded, %2C). A browser follows every page it has open over one stream
 // (static/console-worker.js): it may hold only six HTTP/1.1 connections to
 // a host, and a stream holds one for as long as it is open. Each update is
 // an event named by its topic.
 func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	var topics []streamTopic
-	for _, name := range strings.Split(r.PathValue("topics"), ",") {
+	for _, part := range strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/stream/"), ",") {
+		name, err := url.PathUnescape(part)
+		if err != nil {
+			http.Error(w, "no such stream: "+part, http.StatusNotFound)
+			return
+		}
 		if slices.ContainsFunc(topics, func(t streamTopic) bool { return t.name == name }) {
 			continue
 		}

@@ -224,19 +224,25 @@ func TestConsoleStreamBounds(t *testing.T) {
 
 // TestConsoleStreamOfSeveralTopics: one stream follows several topics (a
 // browser's tabs share one, console/doc.go), each update an event named
-// by its topic, a topic named twice followed once.
+// by its topic, a topic named twice followed once; a comma in a symbol
+// (which may hold one) is sent as %2C.
 func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 	s, _ := consoleVenue(t, "")
+	add := `{"reason": "listing", "symbol": "X,Y", "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
+		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`
+	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments: HTTP %d", status)
+	}
 	conn, err := net.Dial("tcp", s.AdminAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /stream/market,sessions,market HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	fmt.Fprintf(conn, "GET /stream/market,book-X%%2CY,market HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	conn.SetReadDeadline(time.Now().Add(readWait))
 	br := bufio.NewReader(conn)
 	seen := map[string]int{}
-	for seen["market"] == 0 || seen["sessions"] == 0 {
+	for seen["market"] == 0 || seen["book-X,Y"] == 0 {
 		line, err := br.ReadString('\n')
 		if err != nil {
 			t.Fatalf("events seen %v: %v", seen, err)
@@ -250,7 +256,7 @@ func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 		}
 	}
 	if len(seen) != 2 || seen["market"] != 1 {
-		t.Fatalf("events %v: want the market's once and the sessions'", seen)
+		t.Fatalf("events %v: want the market's once and X,Y's book", seen)
 	}
 }
 
