@@ -530,17 +530,23 @@ func TestConsoleTokenAHeaderCannotCarry(t *testing.T) {
 	}
 }
 
+// listInstrument lists symbol through the admin API as alice.
+func listInstrument(t *testing.T, s *Server, symbol string) {
+	t.Helper()
+	add := fmt.Sprintf(`{"reason": "listing %s", "symbol": %q, "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
+		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`, symbol, symbol)
+	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments %s: HTTP %d", symbol, status)
+	}
+}
+
 // TestConsoleJournalListsAddedInstruments: an instrument an operator lists
 // through the admin API (README "Adding an instrument") is one of the
 // operator commands the Operations page's journal list shows, with its
 // symbol, result and operator, as a halt of it is.
 func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 	s, base := consoleVenue(t, "")
-	add := `{"reason": "listing NEWCO", "symbol": "NEWCO", "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
-		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`
-	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
-		t.Fatalf("POST /v1/instruments: HTTP %d", status)
-	}
+	listInstrument(t, s, "NEWCO")
 	if status := adminCall(t, s, "POST", "/v1/instruments/NEWCO/halt", bobToken, `{"reason": "news"}`, nil); status != 200 {
 		t.Fatalf("POST /v1/instruments/NEWCO/halt: HTTP %d", status)
 	}

@@ -228,11 +228,7 @@ func TestConsoleStreamBounds(t *testing.T) {
 // (which may hold one) is sent as %2C.
 func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 	s, _ := consoleVenue(t, "")
-	add := `{"reason": "listing", "symbol": "X,Y", "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
-		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`
-	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
-		t.Fatalf("POST /v1/instruments: HTTP %d", status)
-	}
+	listInstrument(t, s, "X,Y")
 	conn, err := net.Dial("tcp", s.AdminAddr())
 	if err != nil {
 		t.Fatal(err)
