@@ -582,13 +582,18 @@ func Parse(text []byte, name string) (*Config, error) {
 	return &c, nil
 }
 
+// expandSessions replaces each ranged session by its sessions. The
+// ranges are counted, and refused past SessionsMax, before any is
+// expanded: each range alone is bounded, but a file of many ranges named
+// billions of sessions, all made before validate counted them.
 func (c *Config) expandSessions() error {
-	var out []Session
+	total, ranged := 0, false
 	for i, s := range c.Sessions {
 		if len(s.Range) == 0 {
-			out = append(out, s)
+			total++
 			continue
 		}
+		ranged = true
 		if len(s.Range) != 2 || s.Range[0] > s.Range[1] || s.Range[0] < 0 {
 			return fmt.Errorf("session[%d].range: want [from, to] with from <= to", i)
 		}
@@ -596,7 +601,20 @@ func (c *Config) expandSessions() error {
 			return fmt.Errorf("session[%d].comp_id: a range needs one %%d in the CompID, and no other %%", i)
 		}
 		if s.Range[1]-s.Range[0] >= SessionsMax {
-			return fmt.Errorf("session[%d].range: more than %d sessions", i, SessionsMax)
+			return fmt.Errorf("session[%d].range: %d sessions, more than %d", i, uint64(s.Range[1]-s.Range[0])+1, SessionsMax)
+		}
+		if total += s.Range[1] - s.Range[0] + 1; total > SessionsMax {
+			return fmt.Errorf("session[%d].range: brings the sessions to %d, more than %d in all", i, total, SessionsMax)
+		}
+	}
+	if !ranged {
+		return nil
+	}
+	out := make([]Session, 0, total)
+	for _, s := range c.Sessions {
+		if len(s.Range) == 0 {
+			out = append(out, s)
+			continue
 		}
 		for n := s.Range[0]; n <= s.Range[1]; n++ {
 			e := s

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +190,51 @@ func TestLoadFile(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml")); err == nil {
 		t.Fatal("missing file accepted")
+	}
+}
+
+// writeConfig writes text to a file of a fresh directory and returns its path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "venue.toml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Ranged sessions are counted against SessionsMax before any is expanded:
+// a file of ranges of 4,096 sessions each is refused at the range that
+// takes the count past the bound, having made next to nothing (it made
+// every session first, 240 MB for 40 ranges, and a 64 MB file of them
+// billions), and one range of a billion is refused naming the bound.
+func TestSessionRangesCountedBeforeExpanded(t *testing.T) {
+	var many strings.Builder
+	many.WriteString("[[session]]\ncomp_id = \"ONE\"\n")
+	for i := range 40 {
+		fmt.Fprintf(&many, "[[session]]\ncomp_id = \"R%d_%%d\"\nrange = [0, %d]\n", i, SessionsMax-1)
+	}
+	path := writeConfig(t, many.String())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Load(path)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("session[1].range: brings the sessions to %d, more than %d in all", SessionsMax+1, SessionsMax)) {
+		t.Fatalf("40 ranges of %d: %v", SessionsMax, err)
+	}
+	// The whole load of the small file, defaults included, takes a few
+	// MB; the 163,840 sessions took over 200.
+	if made := after.TotalAlloc - before.TotalAlloc; made > 32<<20 {
+		t.Errorf("loading the refused file allocated %d MB", made>>20)
+	}
+	_, err = Load(writeConfig(t, "[[session]]\ncomp_id = \"C%d\"\nrange = [1, 1000000000]\n"))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("session[0].range: 1000000000 sessions, more than %d", SessionsMax)) {
+		t.Fatalf("a range of a billion: %v", err)
+	}
+	// Up to the bound in all, ranged and not, loads.
+	c, err := Load(writeConfig(t, fmt.Sprintf("[[session]]\ncomp_id = \"ONE\"\n[[session]]\ncomp_id = \"C%%d\"\nrange = [1, %d]\n", SessionsMax-1)))
+	if err != nil || len(c.Sessions) != SessionsMax || c.Sessions[SessionsMax-1].CompID != fmt.Sprintf("C%d", SessionsMax-1) {
+		t.Fatalf("%d sessions: %v", SessionsMax, err)
 	}
 }
 

@@ -51,7 +51,9 @@
 // id, raft_addr, fix_addr, status_addr, and optionally admin_addr). Without it, or with node_id 0, the
 // venue is a single node, the default.
 //
-// Limits: at most SessionsMax sessions, InstrumentsMax instruments,
+// Limits: at most SessionsMax sessions (ranges included: they are counted
+// before any is expanded, so a file of ranges naming billions of sessions
+// is refused at the one that passes the bound), InstrumentsMax instruments,
 // AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
 // ClusterNodesMax cluster nodes (and at least ClusterNodesMin); the file
 // is a regular file (not a named pipe or a device) of at most
