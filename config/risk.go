@@ -167,8 +167,12 @@ func (c *Config) validateRisk() []error {
 	for i := range r.Session {
 		s := &r.Session[i]
 		w := fmt.Sprintf("risk.session[%d]", i)
-		if c.SessionIndex(s.CompID) < 0 {
+		if idx := c.SessionIndex(s.CompID); idx < 0 {
 			add("%s: unknown session comp_id %q", w, s.CompID)
+		} else if c.Sessions[idx].IsDropCopy() {
+			// Taken, the limits were never checked nor shown (GET /v1/risk
+			// lists order sessions; its calls refuse a drop-copy one).
+			add("%s.comp_id: %q is a drop-copy session: it enters no orders, so it has no risk limits", w, s.CompID)
 		}
 		if seen[s.CompID] {
 			add("%s: session %q appears twice", w, s.CompID)

@@ -43,3 +43,18 @@ max_position = 5
 		}
 	}
 }
+
+// A [[risk.session]] naming a drop-copy session, which enters no orders,
+// is refused: its limits would be checked against nothing and shown
+// nowhere (GET /v1/risk lists order sessions, and its calls refuse a
+// drop-copy one).
+func TestRiskSessionRefusesADropCopySession(t *testing.T) {
+	sessions := "[[session]]\ncomp_id = \"C1\"\n[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_sessions = [\"C1\"]\n[risk]\n"
+	_, err := Load(writeConfig(t, sessions+"[[risk.session]]\ncomp_id = \"DC\"\nmax_order_qty = 10\n"))
+	if err == nil || !strings.Contains(err.Error(), `risk.session[0].comp_id: "DC" is a drop-copy session: it enters no orders, so it has no risk limits`) {
+		t.Fatalf("risk limits of a drop-copy session: %v", err)
+	}
+	if _, err := Load(writeConfig(t, sessions+"[[risk.session]]\ncomp_id = \"C1\"\nmax_order_qty = 10\n")); err != nil {
+		t.Fatalf("risk limits of an order session: %v", err)
+	}
+}
