@@ -69,3 +69,60 @@ func TestExportSubjectCollision(t *testing.T) {
 		}
 	}
 }
+
+// instrumentsText lists an instrument for each symbol, ids from 1.
+func instrumentsText(symbols ...string) string {
+	var b strings.Builder
+	for i, sym := range symbols {
+		b.WriteString(strings.Replace(instrumentText, "id = 1\nsymbol = \"X\"", fmt.Sprintf("id = %d\nsymbol = %q", i+1, sym), 1))
+	}
+	return b.String()
+}
+
+// Each instrument whose subject token an earlier one has is named with the
+// first of them, in the file's order, once per instrument, by one pass
+// over a map of tokens; the instruments between, and those alone on their
+// token, are not named.
+func TestExportSubjectCollisionsNamedInOrder(t *testing.T) {
+	_, err := Load(writeConfig(t, instrumentsText("X.A", "Y", "X_A", "Z.B", "X*A", "Z>B", "Q")+"[export]\nenabled = true\n"))
+	if err == nil {
+		t.Fatal("colliding subjects loaded with export on")
+	}
+	var got []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if i := strings.Index(line, "instrument "); i >= 0 && strings.Contains(line, "its event subjects") {
+			got = append(got, line[i:]) // the first line starts with the file's name
+		}
+	}
+	want := []string{
+		"instrument X_A: its event subjects would be X.A's (export turns '.', '*' and '>' into '_', both are ...orders.X_A); rename one or turn export off",
+		"instrument X*A: its event subjects would be X.A's (export turns '.', '*' and '>' into '_', both are ...orders.X_A); rename one or turn export off",
+		"instrument Z>B: its event subjects would be Z.B's (export turns '.', '*' and '>' into '_', both are ...orders.Z_B); rename one or turn export off",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("collisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A symbol given again is not a collision with itself; the first
+	// other symbol of its token is named.
+	seen := SubjectTokens{}
+	for i, step := range []struct{ sym, other string }{{"A.B", ""}, {"A.B", ""}, {"A_B", "A.B"}, {"A.B", "A_B"}, {"A*B", "A.B"}} {
+		if got := seen.Add(step.sym); got != step.other {
+			t.Errorf("step %d: Add(%q) = %q, want %q", i, step.sym, got, step.other)
+		}
+	}
+}
+
+// BenchmarkExportSubjectTokens loads 4,096 instruments, each with a
+// subject token of its own, with the export on.
+func BenchmarkExportSubjectTokens(b *testing.B) {
+	symbols := make([]string, 4096)
+	for i := range symbols {
+		symbols[i] = fmt.Sprintf("S.%d", i)
+	}
+	text := []byte(instrumentsText(symbols...) + "[export]\nenabled = true\n")
+	for b.Loop() {
+		if _, err := Parse(text, "bench.toml"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

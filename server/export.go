@@ -54,17 +54,16 @@ func (s *Server) buildExport() error {
 		return err
 	}
 	subj := eventstream.Subjects{Prefix: cfg.Export.SubjectPrefix, Venue: cfg.ExportVenue(), Symbols: map[uint32]string{}}
-	var seen []string
+	seen := make(config.SubjectTokens, len(s.instruments))
 	for _, in := range s.instruments {
 		subj.Symbols[in.ID] = in.Symbol
 		// Only a journal written with export off can hold both: the
 		// venue refuses the second listing while export is on.
-		if other := config.SubjectCollision(in.Symbol, seen); other != "" {
+		if other := seen.Add(in.Symbol); other != "" {
 			s.log.Warn("event export: two instruments share their subjects (export turns '.', '*' and '>' into '_'); "+
 				"a consumer of one gets the other's events too, told apart by their instrument ids",
 				"symbol", in.Symbol, "other", other, "token", config.SubjectToken(in.Symbol))
 		}
-		seen = append(seen, in.Symbol)
 	}
 	connect := func() (*nats.Conn, error) {
 		if x.embedded != nil {
