@@ -75,7 +75,8 @@
 // SBE event (header and block, as the matcher wrote it; its length is in
 // its header, its command seq is its first field). With format json it is
 // a JSON array of {"eventSeq", "causeSeq", "index", "text"
-// (venue.AppendText), "sbe" (the same bytes in base64)}. DecodeMessage
+// (core.AppendText: venue.AppendText, a removed risk limit's value read
+// as none), "sbe" (the same bytes in base64)}. DecodeMessage
 // reads both. A reader that wants every event in order puts a batch's
 // parts back together (Batches: `fixvenue events tail` without a subject
 // filter, `fixvenue events verify`); a reader of some subjects gets their

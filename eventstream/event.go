@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -229,7 +230,7 @@ func appendPayload(b []byte, events []Event, f Format) []byte {
 	if f == FormatJSON {
 		js := make([]jsonEvent, len(events))
 		for i, ev := range events {
-			text, _ := venue.AppendText(nil, ev.Bytes, 0)
+			text, _ := core.AppendText(nil, ev.Bytes, 0)
 			js[i] = jsonEvent{EventSeq: ev.EventSeq, CauseSeq: ev.CauseSeq, Index: ev.Index,
 				Text: string(text), SBE: base64.StdEncoding.EncodeToString(ev.Bytes)}
 		}

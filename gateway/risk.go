@@ -253,7 +253,7 @@ type RiskResult struct {
 type LimitValue int64
 
 // LimitNone is the string LimitValue reads and writes for a removal.
-const LimitNone = "none"
+const LimitNone = core.RiskLimitNoneText
 
 // MarshalJSON writes a removal as "none".
 func (v LimitValue) MarshalJSON() ([]byte, error) {

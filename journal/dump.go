@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -65,8 +66,9 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	return bw.Flush()
 }
 
-// writeCommand prints one command in its text form (the generated
-// venue.AppendText: every field, with the schema's names), or its bytes
+// writeCommand prints one command in its text form (core.AppendText: the
+// generated venue.AppendText, every field with the schema's names, and a
+// removed risk limit's value as none), or its bytes
 // with the reason when it is not a command that decodes. scratch is reused
 // for the text; the grown buffer is returned.
 func writeCommand(w *bufio.Writer, p []byte, scratch []byte) []byte {
@@ -88,5 +90,5 @@ func commandText(dst, p []byte) ([]byte, error) {
 	if !venue.IsCommand(id) {
 		return dst, fmt.Errorf("template %d %s is not a command", id, venue.MessageName(id))
 	}
-	return venue.AppendText(dst, p, 0)
+	return core.AppendText(dst, p, 0)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/eventstream"
-	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/server"
 )
 
@@ -309,7 +309,7 @@ func (t *tailer) print(subject string, ev eventstream.Event) error {
 		fmt.Fprintf(t.notes, "fixvenue events tail: %s not in the stream (removed from it); going on from event %d\n", missing, ev.EventSeq)
 	}
 	t.next, t.replaced = max(t.next, ev.EventSeq+1), false
-	text, err := venue.AppendText(nil, ev.Bytes, 0)
+	text, err := core.AppendText(nil, ev.Bytes, 0)
 	if err != nil {
 		text = []byte("undecodable: " + err.Error())
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/natstest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -427,5 +429,44 @@ func TestRiskShowOfADropCopySession(t *testing.T) {
 		if out, code := runWithAdmin(t, addr, riskToken, append([]string{"admin", "risk"}, tc.args...)...); code != 1 || !strings.Contains(out, tc.want) {
 			t.Errorf("risk %s: exit %d, want 1 and %q:\n%s", strings.Join(tc.args, " "), code, tc.want, out)
 		}
+	}
+}
+
+// TestRiskLimitRemovalReadsNone: a limit removed (--value none) reads
+// value=none, as the admin API writes it, in `fixvenue journal dump` (the
+// RiskSetLimit command), in `fixvenue events tail` and in the export's
+// JSON text (its RiskControlResult); they printed the matcher's stand-in
+// for none, 4611686018427387903.
+func TestRiskLimitRemovalReadsNone(t *testing.T) {
+	const standIn = "4611686018427387903"
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML+"format = \"json\"\n"+quietJournalTOML+"[admin]\naddr = \"127.0.0.1:0\"\n"+
+		adminTokenTOML("rita", "", riskToken)+"[[session]]\ncomp_id = \"CLIENT1\"\n[risk]\nreport_interval = \"1h\"\n[risk.sessions]\nmax_order_qty = 100\n")
+	v := startVenue(t, cfgPath)
+	if out, code := runWithAdmin(t, v.ready.AdminAddr, riskToken, "admin", "risk", "limits", "--session", "CLIENT1", "--limit", "max_order_qty",
+		"--value", "none", "--reason", "lifted"); code != 0 || !strings.Contains(out, "max_order_qty = none") {
+		t.Fatalf("limit none: exit %d: %s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tail, err := exec.CommandContext(ctx, binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL, "--count", "1").Output()
+	if err != nil || !strings.Contains(string(tail), "RiskControlResult") || !strings.Contains(string(tail), " value=none ") ||
+		strings.Contains(string(tail), standIn) {
+		t.Fatalf("events tail: %v\n%s", err, tail)
+	}
+	st, err := natstest.JetStream(t, v.ready.NATSURL).Stream(ctx, "FIXVENUE_VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data := string(raw.Data); !strings.Contains(data, "RiskControlResult") || !strings.Contains(data, " value=none ") || strings.Contains(data, standIn) {
+		t.Fatalf("the export's JSON: %s", data)
+	}
+	v.stop(t)
+	dump, err := exec.Command(binPath, "journal", "dump", "--config", cfgPath).CombinedOutput()
+	if err != nil || !strings.Contains(string(dump), " limit=MaxOrderQty instrumentId=0 value=none account=") || strings.Contains(string(dump), standIn) {
+		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}
 }
