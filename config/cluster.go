@@ -102,8 +102,9 @@ type ClusterPeer struct {
 // [admin] addr a node listens on) takes the host of the node's
 // status_addr, else of its fix_addr, the first that names one: operators'
 // `cluster status` and the clients reach the node there. With neither it
-// is given as configured (a browser's page then takes the host the
-// browser reached the follower at: ops, "answerNotLeader").
+// is given as configured, and each node warns of that peer at start (a
+// browser's page then takes the host the browser reached the follower at:
+// ops, "answerNotLeader").
 func (p ClusterPeer) AdminReachedAt() string {
 	host, port, err := net.SplitHostPort(p.AdminAddr)
 	if err != nil || !UnspecifiedHost(host) {

@@ -321,6 +321,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.log.Warn("cluster.secret_file is not set: the Raft port takes any peer that knows the cluster id and the terms, "+
 			"and one forged message can depose the leader; give every node the same secret file", "raft_addr", self.RaftAddr)
 	}
+	c.warnUnreachableAdmin()
 	c.tr = cluster.NewTransport(cluster.TransportConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Terms: terms, Listener: raftL,
 		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log, Secret: secret})
 	if cfg.MarketData.Enabled {
@@ -766,6 +767,26 @@ func (c *ClusterNode) leaderText() (text, adminAddr string) {
 	}
 	return fmt.Sprintf("node %d leads (FIX %s, cluster status %s): its admin API takes the call (its address is not in the configuration: "+
 		"admin_addr of its [[cluster.peer]])", p.ID, p.FIXAddr, p.StatusAddr), ""
+}
+
+// warnUnreachableAdmin warns of each peer whose admin_addr, once
+// AdminReachedAt put the host of its status_addr or fix_addr there, still
+// names no host (0.0.0.0, :: or none: every address of that peer listens
+// on all interfaces): followers name it as it is when that peer leads, in
+// their not_leader answers' leader_admin_addr and the words
+// `fixvenue admin` prints, where no client reaches it (only a browser's
+// page puts the host it reached the follower at there).
+func (c *ClusterNode) warnUnreachableAdmin() {
+	for _, p := range c.cfg.Cluster.Peers {
+		if p.AdminAddr == "" {
+			continue
+		}
+		if host, _, err := net.SplitHostPort(p.AdminReachedAt()); err == nil && config.UnspecifiedHost(host) {
+			c.log.Warn("cluster: a peer's admin_addr names no host a client reaches, nor do its status_addr and fix_addr: "+
+				"when it leads, the followers' not_leader answers name it as it is; give admin_addr the host operators reach that node at",
+				"peer", p.ID, "admin_addr", p.AdminAddr, "status_addr", p.StatusAddr, "fix_addr", p.FIXAddr)
+		}
+	}
 }
 
 // leaderFIX is the leader's FIX address as this node knows it.

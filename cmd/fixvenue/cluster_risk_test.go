@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -239,4 +241,47 @@ func TestClusterNewLeaderShowsRiskFiguresAtOnce(t *testing.T) {
 		}
 	}
 	t.Fatalf("no FUND in the new leader's risk view: %+v", list)
+}
+
+// TestClusterWarnsOfAnAdminAddrNoClientReaches: a node warns at start of
+// each [[cluster.peer]] whose admin_addr names no host (0.0.0.0) when its
+// status_addr and fix_addr name none either, so that nothing puts a host
+// there: when that peer leads, the followers' not_leader answers and
+// `fixvenue admin` name 0.0.0.0 to the client (README "Cluster: three
+// replicas"). A peer whose status_addr names a host gets none: the
+// followers name its admin API at that host.
+func TestClusterWarnsOfAnAdminAddrNoClientReaches(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	b, err := os.ReadFile(h.cfgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	_, fixPort, _ := net.SplitHostPort(h.fix[2])
+	_, statusPort, _ := net.SplitHostPort(h.status[2])
+	for _, e := range [][2]string{
+		{fmt.Sprintf("status_addr = %q\n", h.status[1]), fmt.Sprintf("status_addr = %q\nadmin_addr = \"0.0.0.0:9465\"\n", h.status[1])},
+		{fmt.Sprintf("fix_addr = %q\n", h.fix[2]), fmt.Sprintf("fix_addr = \"0.0.0.0:%s\"\n", fixPort)},
+		{fmt.Sprintf("status_addr = %q\n", h.status[2]), fmt.Sprintf("status_addr = \"[::]:%s\"\nadmin_addr = \"0.0.0.0:9465\"\n", statusPort)},
+	} {
+		if !strings.Contains(text, e[0]) {
+			t.Fatalf("no %q in node 1's configuration", e[0])
+		}
+		text = strings.Replace(text, e[0], e[1], 1)
+	}
+	if err := os.WriteFile(h.cfgs[0], []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start(0)
+	const warning = `msg="cluster: a peer's admin_addr names no host a client reaches, nor do its status_addr and fix_addr: `
+	eventually(t, "the warning of peer 3's admin_addr", func() error {
+		if !strings.Contains(h.procs[0].logs(), warning) || !strings.Contains(h.procs[0].logs(), " peer=3 admin_addr=0.0.0.0:9465 ") {
+			return errors.New("not logged")
+		}
+		return nil
+	})
+	// Peers are warned of in order: peer 2's line would be in by now.
+	if n := strings.Count(h.procs[0].logs(), warning); n != 1 {
+		t.Fatalf("%d warnings, want peer 3's alone:\n%s", n, h.procs[0].logs())
+	}
 }
