@@ -46,15 +46,25 @@ func (c *Config) validateDropCopy() []error {
 		if len(s.CopySessions) == 0 && len(s.CopyAccounts) == 0 && !s.CopyAll {
 			errs = append(errs, fmt.Errorf("%s: a drop-copy session needs copy_sessions, copy_accounts or copy_all", key))
 		}
+		// A grant given twice is refused as a typo: an account given twice
+		// sent the session two copies of each of its reports.
+		granted := map[string]bool{}
 		for _, comp := range s.CopySessions {
 			if !orderSessions[comp] {
 				errs = append(errs, fmt.Errorf("%s.copy_sessions: %q is not the CompID of an order session", key, comp))
+			} else if granted[comp] {
+				errs = append(errs, fmt.Errorf("%s.copy_sessions: %q appears twice", key, comp))
 			}
+			granted[comp] = true
 		}
+		clear(granted)
 		for _, acct := range s.CopyAccounts {
 			if acct == "" || len(acct) > AccountBytesMax {
 				errs = append(errs, fmt.Errorf("%s.copy_accounts: %q is not an account of 1 to %d characters", key, acct, AccountBytesMax))
+			} else if granted[acct] {
+				errs = append(errs, fmt.Errorf("%s.copy_accounts: %q appears twice", key, acct))
 			}
+			granted[acct] = true
 		}
 	}
 	return errs

@@ -126,3 +126,22 @@ func BenchmarkExportSubjectTokens(b *testing.B) {
 		}
 	}
 }
+
+// A drop-copy grant given twice is refused naming it: an account listed
+// twice in copy_accounts sent the drop-copy session two copies of each
+// report of that account (the gateway routes a copy per entry).
+func TestDropCopyGrantGivenTwice(t *testing.T) {
+	base := "[[session]]\ncomp_id = \"C1\"\n[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\n"
+	for _, tc := range []struct{ grant, want string }{
+		{"copy_accounts = [\"A1\", \"A2\", \"A1\"]\n", `session[1].copy_accounts: "A1" appears twice`},
+		{"copy_sessions = [\"C1\", \"C1\"]\n", `session[1].copy_sessions: "C1" appears twice`},
+	} {
+		_, err := Load(writeConfig(t, base+tc.grant))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.grant, err, tc.want)
+		}
+	}
+	if _, err := Load(writeConfig(t, base+"copy_sessions = [\"C1\"]\ncopy_accounts = [\"C1\", \"A1\"]\n")); err != nil {
+		t.Fatalf("a session and an account of one name: %v", err)
+	}
+}
