@@ -54,7 +54,9 @@
 // Limits: at most SessionsMax sessions (ranges included: they are counted
 // before any is expanded, so a file of ranges naming billions of sessions
 // is refused at the one that passes the bound), InstrumentsMax instruments,
-// AdminTokensMax tokens, ScheduleGroupsMax schedule groups and
+// AdminTokensMax tokens, core.RiskAccountsMax risk accounts and
+// core.RiskCellsMax risk cells (sessions and accounts × the instruments
+// the table may hold), ScheduleGroupsMax schedule groups and
 // ClusterNodesMax cluster nodes (and at least ClusterNodesMin); the file
 // is a regular file (not a named pipe or a device) of at most
 // ConfigBytesMax bytes, and so are the files it names: the cluster's

@@ -162,6 +162,17 @@ func (c *Config) validateRisk() []error {
 			}
 		}
 	}
+	// The matcher's bounds, named by key here before the data directory
+	// is touched (config/doc.go, "Limits"): its risk cells, 64 bytes per
+	// session or account and instrument the table may hold, are made at
+	// start.
+	if n := len(r.Account); n > core.RiskAccountsMax {
+		add("risk.account: %d accounts, at most %d", n, core.RiskAccountsMax)
+	} else if subjects, instruments := len(c.Sessions)+n, c.InstrumentsMax(); subjects*instruments > core.RiskCellsMax {
+		add("risk: %d sessions and accounts × %d instruments (engine.instruments_max, else the configured ones + %d) "+
+			"need %d risk cells of 64 bytes, at most %d (64 MiB): lower engine.instruments_max",
+			subjects, instruments, InstrumentsAddedDefault, subjects*instruments, core.RiskCellsMax)
+	}
 	check("risk.sessions", &r.Sessions)
 	seen := map[string]bool{}
 	for i := range r.Session {

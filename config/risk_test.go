@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/core"
 )
 
 func TestRiskConfig(t *testing.T) {
@@ -56,5 +59,32 @@ func TestRiskSessionRefusesADropCopySession(t *testing.T) {
 	}
 	if _, err := Load(writeConfig(t, sessions+"[[risk.session]]\ncomp_id = \"C1\"\nmax_order_qty = 10\n")); err != nil {
 		t.Fatalf("risk limits of an order session: %v", err)
+	}
+}
+
+// The matcher's risk bounds are refused at load naming the keys: more
+// accounts than core.RiskAccountsMax, and more sessions and accounts ×
+// instruments the table may hold (engine.instruments_max) than
+// core.RiskCellsMax, each a cell of 64 bytes made at start. The cells
+// were counted for the configured instruments alone, so 64 sessions and
+// room for 65,535 instruments loaded, and the venue made 268 MB of cells
+// (4,096 sessions, 17 GB).
+func TestRiskBoundsRefusedAtLoad(t *testing.T) {
+	sessions := "[[session]]\ncomp_id = \"C%d\"\nrange = [1, 64]\n"
+	_, err := Load(writeConfig(t, sessions+"[engine]\ninstruments_max = 65535\n[risk]\n"))
+	if err == nil || !strings.Contains(err.Error(), "risk: 64 sessions and accounts × 65535 instruments (engine.instruments_max, else the configured ones + 256) "+
+		"need 4194240 risk cells of 64 bytes, at most 1048576 (64 MiB): lower engine.instruments_max") {
+		t.Fatalf("64 sessions × 65,535 instruments: %v", err)
+	}
+	if _, err := Load(writeConfig(t, sessions+"[engine]\ninstruments_max = 16384\n[risk]\n")); err != nil {
+		t.Fatalf("64 sessions × 16,384 instruments: %v", err)
+	}
+	var accounts strings.Builder
+	for i := range core.RiskAccountsMax + 1 {
+		fmt.Fprintf(&accounts, "[[risk.account]]\nname = \"A%d\"\n", i)
+	}
+	_, err = Load(writeConfig(t, sessions+"[risk]\n"+accounts.String()))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("risk.account: %d accounts, at most %d", core.RiskAccountsMax+1, core.RiskAccountsMax)) {
+		t.Fatalf("%d accounts: %v", core.RiskAccountsMax+1, err)
 	}
 }

@@ -309,3 +309,21 @@ func TestRiskCommandsFromBeforeOperatorFields(t *testing.T) {
 		t.Fatal("a block shorter than any RiskControl's was applied")
 	}
 }
+
+// TestRiskCellsCountedForTheInstrumentsTheTableHolds: NewMatcher refuses
+// risk whose cells, made for InstrumentsMax instruments, pass
+// RiskCellsMax; it counted the configured instruments alone, and 64
+// sessions with room for 65,535 instruments made 268 MB of cells.
+func TestRiskCellsCountedForTheInstrumentsTheTableHolds(t *testing.T) {
+	cfg := func(instrumentsMax int) Config {
+		return Config{OrdersMax: 16, ClOrdIDsMax: 1024, SessionsMax: 64, InstrumentsMax: instrumentsMax,
+			Instruments: []InstrumentConfig{{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}},
+			Risk:        &RiskConfig{}}
+	}
+	if _, err := NewMatcher(cfg(65535)); err == nil || !strings.Contains(err.Error(), "risk needs 64 sessions and accounts × 65535 instruments cells, at most 1048576") {
+		t.Fatalf("64 sessions × 65,535 instruments: %v", err)
+	}
+	if _, err := NewMatcher(cfg(RiskCellsMax / 64)); err != nil {
+		t.Fatalf("64 sessions × %d instruments: %v", RiskCellsMax/64, err)
+	}
+}

@@ -20,9 +20,11 @@ const RiskLimitMax = riskNone - 1
 // overrides the subject's, which governs the instrument again.
 const RiskLimitRemove = riskNone
 
-// riskCellsMax bounds subjects × instruments: each pair is a riskCell of 64
-// bytes, reserved at start-up, so the bound is 64 MiB.
-const riskCellsMax = 1 << 20
+// RiskCellsMax bounds subjects × instruments: each pair is a riskCell of 64
+// bytes, reserved at start-up for every instrument the table may hold
+// (Config.InstrumentsMax, the configured and the added ones), so the bound
+// is 64 MiB.
+const RiskCellsMax = 1 << 20
 
 // RiskLimits are the pre-trade limits of one session or account. A zero
 // limit is no limit; the configuration refuses negative values (zero cannot
@@ -80,9 +82,12 @@ func (c *Config) validateRisk() error {
 	if len(r.Accounts) > RiskAccountsMax {
 		return configError("%d risk accounts, at most %d", len(r.Accounts), RiskAccountsMax)
 	}
-	if subjects := c.SessionsMax + len(r.Accounts); subjects*len(c.Instruments) > riskCellsMax {
+	// The cells are made for instrumentsMax instruments (newRiskState):
+	// counted for the configured ones, a few instruments passed with
+	// room for 65,535 and made gigabytes of cells.
+	if subjects := c.SessionsMax + len(r.Accounts); subjects*c.instrumentsMax() > RiskCellsMax {
 		return configError("risk needs %d sessions and accounts × %d instruments cells, at most %d",
-			subjects, len(c.Instruments), riskCellsMax)
+			subjects, c.instrumentsMax(), RiskCellsMax)
 	}
 	known := make(map[uint32]bool, len(c.Instruments))
 	for i := range c.Instruments {
