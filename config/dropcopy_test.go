@@ -102,6 +102,15 @@ func TestExportSubjectCollisionsNamedInOrder(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("collisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// A symbol whose token is that of the events of no instrument shares
+	// their subjects.
+	_, err = Load(writeConfig(t, instrumentsText("A", ">")+"[export]\nenabled = true\n"))
+	if err == nil || !strings.Contains(err.Error(), "instrument >: its event subjects would be those of the events of no instrument (...orders._); rename it or turn export off") {
+		t.Fatalf("symbol > with export on: %v", err)
+	}
+	if _, err := Load(writeConfig(t, instrumentsText("A", ">"))); err != nil {
+		t.Fatalf("symbol > with export off: %v", err)
+	}
 	// A symbol given again is not a collision with itself; the first
 	// other symbol of its token is named.
 	seen := SubjectTokens{}

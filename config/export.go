@@ -94,6 +94,12 @@ func SubjectToken(sym string) string {
 	}, sym)
 }
 
+// NoInstrumentToken is the subject token of the events of no instrument (a
+// mass cancel over every instrument, an operator's command of none): an
+// instrument whose symbol has this token (_, *, >) would share their
+// subjects, so with the export on it is refused as a collision is.
+const NoInstrumentToken = "_"
+
 // SubjectTokens finds the symbols that share a subject token, in one pass
 // over a list of instruments (a map of tokens: comparing every pair took
 // 0.4 s at 4,096 instruments). Its zero value is not usable: make one.
@@ -170,6 +176,10 @@ func (c *Config) validateExport() []error {
 		// events as well (eventstream/doc.go, "Subjects").
 		seen := make(SubjectTokens, len(c.Instruments))
 		for _, in := range c.Instruments {
+			if SubjectToken(in.Symbol) == NoInstrumentToken {
+				add("instrument %s: its event subjects would be those of the events of no instrument (...orders.%s); rename it or turn export off",
+					in.Symbol, NoInstrumentToken)
+			}
 			if other := seen.Add(in.Symbol); other != "" {
 				add("instrument %s: its event subjects would be %s's (export turns '.', '*' and '>' into '_', both are ...orders.%s); rename one or turn export off",
 					in.Symbol, other, SubjectToken(in.Symbol))

@@ -55,7 +55,8 @@
 // of no instrument). In <SYMBOL> '.', '*', '>' and white space, which
 // NATS reads as separators and wildcards, are '_' (config.SubjectToken):
 // BRK.A's subjects end in BRK_A, so with export on the venue refuses to
-// list BRK_A beside it (at load and when listed at runtime), and an
+// list BRK_A beside it (at load and when listed at runtime), or a symbol
+// whose token is the events of no instrument's (_, *, >), and an
 // older journal holding both is named in the start's log. Headers of
 // every message:
 //

@@ -162,7 +162,7 @@ func (s Subjects) Subject(ev []byte) string {
 	}
 	sym, ok := s.Symbols[inst]
 	if !ok {
-		sym = "_"
+		sym = config.NoInstrumentToken
 	}
 	return s.Prefix + "." + s.Venue + "." + kind + "." + config.SubjectToken(sym)
 }

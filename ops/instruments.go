@@ -137,6 +137,10 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 			a.ID = in.ID + 1 // wraps to 0 after the highest id: refused below
 		}
 	}
+	if o.cfg.ExportOn && config.SubjectToken(a.Symbol) == config.NoInstrumentToken {
+		return conflict("subject_collision", "symbol %q would share its event subjects with the events of no instrument (...orders.%s)",
+			a.Symbol, config.NoInstrumentToken)
+	}
 	for _, in := range listed {
 		if in.Symbol == a.Symbol {
 			return conflict("duplicate_instrument", "symbol %q is listed already (id %d)", a.Symbol, in.ID)

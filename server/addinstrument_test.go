@@ -324,6 +324,15 @@ func TestAddInstrumentSubjectCollision(t *testing.T) {
 			t.Errorf("add %s beside BRK.A with export on: %d %+v", sym, code, e)
 		}
 	}
+	// "_" is the token of the events of no instrument (a mass cancel over
+	// every instrument): a symbol of that token would share their subjects.
+	for _, sym := range []string{"_", "*", ">"} {
+		var e struct{ Code, Error string }
+		if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, instrument(sym), &e); code != 409 || e.Code != "subject_collision" ||
+			!strings.Contains(e.Error, "events of no instrument") {
+			t.Errorf("add %s with export on: %d %+v", sym, code, e)
+		}
+	}
 	if got := instrumentsOf(t, s); len(got) != 3 {
 		t.Fatalf("refused calls listed instruments: %+v", got)
 	}
