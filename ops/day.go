@@ -54,6 +54,8 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return schedule.Transition{}, false, fmt.Errorf("%s: %w", o.statePath(), err)
 	}
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
 	o.endedDay = st.EndedDay
 	if day, rest, ok := strings.Cut(st.Last, " "); o.endedDay == "" && st.Kind == schedule.EndOfDay && ok &&
 		strings.HasPrefix(rest, schedule.EndOfDay.String()) {
@@ -70,7 +72,32 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 // saveScheduleState records last as the last transition run, and reports
 // whether it is recorded.
 func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
-	if err := SaveScheduleProgress(o.cfg.DataDir, last, what, o.endedDay); err != nil {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	o.saved, o.savedWhat, o.savedOK = last, what, true
+	return o.writeScheduleState()
+}
+
+// endDay records that the end of day of the trading day day ran (the
+// schedule's or an operator's): the schedule runs no transition of that day
+// or an earlier one afterwards (dayEnded). A day before the one recorded
+// changes nothing.
+func (o *Ops) endDay(day string) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if o.endedDay != "" && !schedule.DayAfter(day, o.endedDay) {
+		return
+	}
+	o.endedDay = day
+	if o.savedOK {
+		o.writeScheduleState()
+	}
+}
+
+// writeScheduleState writes schedule.state (stateMu held), and reports
+// whether it is written.
+func (o *Ops) writeScheduleState() bool {
+	if err := SaveScheduleProgress(o.cfg.DataDir, o.saved, o.savedWhat, o.endedDay); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
 		// found in the journal (endOfDayJournaled) through its pending mark,
@@ -210,27 +237,31 @@ func statusOf(k schedule.Kind) venue.TradingStatus {
 	return venue.TradingStatusClosed
 }
 
-// dayEnded reports whether tr belongs to a trading day whose end of day
-// the schedule ran already (endedDay). With one configuration none does:
-// the end of day is its day's last transition. One does after the
-// configuration moved end_of_day (or a close) later once the day's end of
-// day had run: running it would end the day twice, expiring the DAY orders
-// of the trading an operator reopened after it, or close that trading.
-func (o *Ops) dayEnded(tr schedule.Transition) bool {
-	return o.endedDay != "" && !schedule.DayAfter(tr.Day, o.endedDay)
+// dayEnded reports whether the trading day day (schedule.Transition.Day)
+// ended already (endedDay), and which day did. With one configuration and no
+// operator's end of day, none of the schedule's transitions' does: the end
+// of day is its day's last transition. One does after the configuration
+// moved end_of_day (or a close) later once the day's end of day had run, or
+// after an operator ended the day (POST /v1/eod): running it would end the
+// day twice, expiring the DAY orders of the trading an operator reopened
+// after it, or close that trading.
+func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	return o.endedDay != "" && !schedule.DayAfter(day, o.endedDay), o.endedDay
 }
 
 func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error) {
-	if o.dayEnded(tr) {
-		o.log.Warn("schedule: transition passed over: the end of day of its trading day ran already, at the time configured then",
-			"transition", tr.String(), "ended_day", o.endedDay)
+	if ended, endedDay := o.dayEnded(tr.Day); ended {
+		o.log.Warn("schedule: transition passed over: the end of day of its trading day ran already (the schedule's at the time "+
+			"configured then, or an operator's)", "transition", tr.String(), "ended_day", endedDay)
 		return nil
 	}
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 	if tr.Kind == schedule.EndOfDay {
 		defer func() {
 			if failed == nil {
-				o.endedDay = tr.Day
+				o.endDay(tr.Day)
 			}
 		}()
 		reason := fmt.Sprintf("%s end_of_day", tr.Day)
@@ -259,7 +290,10 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 				}
 				return ErrTimeout
 			}
-			r, _, err := o.EndOfDay(OperatorSchedule, reason)
+			r, _, err := o.endOfDay(OperatorSchedule, reason, tr.Day)
+			if errors.Is(err, errDayEnded) {
+				return nil // an operator ended it meanwhile
+			}
 			if errors.Is(err, ErrTimeout) && r.Seq != 0 {
 				o.eodPublished[reason] = r.Seq
 			}

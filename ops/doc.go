@@ -73,9 +73,12 @@
 // (not journaling it while the mark cannot be written), keeps the mark
 // until the transition is recorded, and a start that finds its command in
 // the journal does not run it again. The state also names the last
-// trading day whose end of day ran (EndedDay): a transition of that day or
-// an earlier one (end_of_day or a close moved later in the configuration
-// after the day ended) is passed over, one end of day per day; and a day
+// trading day whose end of day ran (EndedDay), the schedule's or an
+// operator's (POST /v1/eod ends the day whose end of day is nearest,
+// schedule.Plan.EndedBy): a transition of that day or an earlier one
+// (end_of_day or a close moved later in the configuration after the day
+// ended, or any after an operator's end of day) is passed over, one end of
+// day per day; and a day
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that

@@ -168,9 +168,17 @@ type Ops struct {
 	// waits for the one published rather than sending another.
 	eodPublished map[string]uint64
 	eodMu        sync.Mutex // one end of day at a time (schedule and operator)
-	// endedDay is the last trading day whose end of day the schedule ran
-	// (scheduleState.EndedDay; the schedule's goroutine only, after Start).
-	endedDay string
+	// stateMu guards the schedule's progress as schedule.state records it:
+	// the last transition run (saved, savedWhat; savedOK once one is) and
+	// endedDay, the last trading day whose end of day ran, the schedule's
+	// or an operator's (scheduleState.EndedDay). The schedule's goroutine
+	// moves the transition; an operator's end of day, on an API call's
+	// goroutine, moves the day.
+	stateMu   sync.Mutex
+	saved     schedule.Transition
+	savedWhat string
+	savedOK   bool
+	endedDay  string
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a
@@ -612,14 +620,42 @@ const snapshotWaitMax = 60 * time.Second
 // once that snapshot is on disk, the archiving of the journal segments it
 // makes unnecessary. The snapshot and the archive only shorten start-up:
 // when either fails, the day has still ended, and the report says why.
+//
+// With a schedule, it ends a trading day: an operator's the one whose end
+// of day is nearest (schedule.Plan.EndedBy, as a cluster's follower names
+// it), and the schedule then runs none of that day's transitions, its end
+// of day included (docs/ARCHITECTURE.md, "Operations: the control plane and
+// the trading day").
 func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) {
+	return o.endOfDay(operator, reason, "")
+}
+
+// errDayEnded refuses the schedule's end of day of a trading day that an
+// operator's ended first.
+var errDayEnded = errors.New("the trading day has ended already")
+
+// endOfDay is EndOfDay of the trading day day (the schedule's: "" names
+// the day of an operator's). One runs at a time, so the schedule's sees
+// whether an operator's ended its day first.
+func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, error) {
 	o.eodMu.Lock()
 	defer o.eodMu.Unlock()
 	rep := EndOfDayReport{SnapshotSeq: -1, ArchivedThrough: -1}
+	if ended, _ := o.dayEnded(day); day != "" && ended {
+		return Result{}, rep, errDayEnded
+	}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
 	if err != nil || r.Reason != venue.RejectReasonNone {
 		return r, rep, err
+	}
+	if o.plan != nil {
+		if day == "" {
+			day, _ = o.plan.EndedBy(o.cfg.Now())
+		}
+		if day != "" {
+			o.endDay(day)
+		}
 	}
 	snapSeq, err := o.snapshot()
 	if err != nil {

@@ -26,8 +26,8 @@ const partScheduleProgress = "schedule"
 // call in the middle of the day). docs/ARCHITECTURE.md, "Cluster".
 type scheduleProgress struct {
 	lastNs int64 // 0: the schedule journaled nothing
-	// endOfDayNs is the command time of the schedule's last end of day that
-	// was applied (0: none): the trading day holding it has ended, and a
+	// endOfDayNs is the command time of the last end of day that was
+	// applied, the schedule's or an operator's (0: none): the trading day holding it has ended, and a
 	// new leader whose configuration moved end_of_day later runs no second
 	// one that day (docs/ARCHITECTURE.md, "Operations: the control plane
 	// and the trading day").
@@ -36,11 +36,16 @@ type scheduleProgress struct {
 
 // Event takes the result of an operator command.
 func (p *scheduleProgress) Event(ev []byte) error {
-	if r, ok := operatorResultOf(ev); ok && string(r.Operator()) == ops.OperatorSchedule {
+	r, ok := operatorResultOf(ev)
+	if !ok {
+		return nil
+	}
+	if string(r.Operator()) == ops.OperatorSchedule {
 		p.lastNs = max(p.lastNs, r.TimestampNs())
-		if r.Action() == venue.OperatorActionTypeEndOfDay && r.Reason() == venue.RejectReasonNone {
-			p.endOfDayNs = max(p.endOfDayNs, r.TimestampNs())
-		}
+	}
+	if r.Action() == venue.OperatorActionTypeEndOfDay && r.Reason() == venue.RejectReasonNone {
+		// The schedule's or an operator's: either ends the trading day.
+		p.endOfDayNs = max(p.endOfDayNs, r.TimestampNs())
 	}
 	return nil
 }

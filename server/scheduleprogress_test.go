@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -74,27 +72,7 @@ func TestScheduleProgressKeepsTheEndedDay(t *testing.T) {
 	s.Close()
 
 	// The follower's view: the results of the schedule's commands.
-	var p scheduleProgress
-	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok {
-			buf := make([]byte, venue.OperatorResultEncodedLength)
-			var r venue.OperatorResult
-			if err := r.WrapEncode(buf, 0); err != nil {
-				t.Fatal(err)
-			}
-			r.SetTimestampNs(cmd.TimestampNs())
-			r.SetAction(cmd.Action())
-			if err := r.SetOperator(cmd.Operator()); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Event(buf); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	p := followerProgress(t, dir)
 	if p.endOfDayNs == 0 {
 		t.Fatal("no end of day in the progress")
 	}

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// TestOperatorEndOfDayIsTheDays: an operator ends the trading day (POST
+// /v1/eod) in the open, and CLIENT1 rests a DAY order after it. The day's
+// scheduled end of day does not run a second one, whether the venue is up
+// at its time, restarts past it, or a cluster's new leader starts past it
+// on the progress its follower kept: the DAY order rests on and the journal
+// holds one end of day. A second end of day expired the DAY orders entered
+// since the first (the matcher keeps no trading date: every end of day
+// expires what is DAY-limited, forgets the ClOrdIDs and starts the risk
+// day and the console's day again).
+func TestOperatorEndOfDayIsTheDays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	for _, how := range []string{"up", "restart", "failover"} {
+		t.Run(how, func(t *testing.T) { operatorEndsTheDay(t, how) })
+	}
+}
+
+func operatorEndsTheDay(t *testing.T, how string) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(5 * time.Second).UnixNano())
+	s := tradingDayVenueAt(t, dir, func() time.Time { return time.Unix(0, clock.Load()) })
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, nil); code != 200 {
+		t.Fatalf("end of day: %d", code)
+	}
+	restDayOrder(t, s, "after")
+	pastEndOfDay := dayStart.Add(9500 * time.Millisecond)
+	switch how {
+	case "up":
+		clock.Store(pastEndOfDay.UnixNano())
+		waitUntil(t, "the end of day's transition recorded", func() bool {
+			_, record := scheduleRecord(t, dir)
+			return strings.Contains(string(record), schedule.EndOfDay.String())
+		})
+	case "restart", "failover":
+		s.Close()
+		if how == "failover" {
+			p := followerProgress(t, dir)
+			if err := p.save(dir, schedule.New(s.cfg.Schedule)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s = tradingDayVenueAt(t, dir, stoppedClock(pastEndOfDay))
+	}
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Fatalf("the scheduled end of day ran after the operator's: ACME %+v", acme)
+	}
+	s.Close()
+	wantOneEndOfDay(t, dir)
+}
+
+// followerProgress is the schedule's progress a cluster's follower keeps
+// from the results of the operator commands in dir's journal.
+func followerProgress(t *testing.T, dir string) scheduleProgress {
+	t.Helper()
+	var p scheduleProgress
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok {
+			buf := make([]byte, venue.OperatorResultEncodedLength)
+			var r venue.OperatorResult
+			if err := r.WrapEncode(buf, 0); err != nil {
+				t.Fatal(err)
+			}
+			r.SetTimestampNs(cmd.TimestampNs())
+			r.SetAction(cmd.Action())
+			if err := r.SetOperator(cmd.Operator()); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Event(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p
+}
