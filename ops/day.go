@@ -27,17 +27,36 @@ const ScheduleStateFile = "schedule.state"
 type scheduleState struct {
 	LastUnixNs int64  `json:"last_unix_ns"`
 	Last       string `json:"last"`
-	// Kind and Group place the last transition among others at the same
-	// instant (schedule.Transition.After); without them (kind 0) every
-	// transition at that time counts as run.
-	Kind  schedule.Kind `json:"kind,omitempty"`
-	Group int           `json:"group,omitempty"`
+	// Kind and the group place the last transition among others at the
+	// same instant (schedule.Transition.After); without them (kind 0) every
+	// transition at that time counts as run. The group is named by
+	// GroupName: groups may be reordered in the configuration between
+	// restarts, so a start takes every transition of Kind at that instant
+	// as not run, and Groups says which groups ran theirs. Group, its
+	// position when written, is read only from a record that names no group
+	// (written before names were kept, or the end of day's: -1).
+	Kind      schedule.Kind `json:"kind,omitempty"`
+	Group     int           `json:"group,omitempty"`
+	GroupName string        `json:"group_name,omitempty"`
+	// Groups is, by group name, the last transition the schedule ran of
+	// each group: one of that trading day at or before it in the group's
+	// day (schedule.PhaseOrder) is passed over (groupPassed), so that times
+	// changed in the configuration never take a group back within a day
+	// (pre_open moved later after the open ran put the group back into the
+	// opening call).
+	Groups map[string]groupRun `json:"groups,omitempty"`
 	// EndedDay is the last trading day whose end of day the schedule ran
 	// (schedule.Transition.Day): a transition of that day or an earlier one
 	// is passed over (dayEnded), so that an end_of_day (or a close) moved
 	// later in the configuration after the day's end of day ran does not
 	// run a second one the same day.
 	EndedDay string `json:"ended_day,omitempty"`
+}
+
+// groupRun is a group's last transition run: its trading day and kind.
+type groupRun struct {
+	Day  string        `json:"day"`
+	Kind schedule.Kind `json:"kind"`
 }
 
 func (o *Ops) statePath() string { return filepath.Join(o.cfg.DataDir, ScheduleStateFile) }
@@ -56,7 +75,7 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	}
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
-	o.endedDay = st.EndedDay
+	o.endedDay, o.groupsRun = st.EndedDay, st.Groups
 	if day, rest, ok := strings.Cut(st.Last, " "); o.endedDay == "" && st.Kind == schedule.EndOfDay && ok &&
 		strings.HasPrefix(rest, schedule.EndOfDay.String()) {
 		// A record written before ended_day was kept, whose last
@@ -66,7 +85,11 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	if st.Kind == 0 {
 		return schedule.Through(time.Unix(0, st.LastUnixNs)), true, nil
 	}
-	return schedule.Transition{At: time.Unix(0, st.LastUnixNs), Kind: st.Kind, Group: st.Group}, true, nil
+	group := st.Group
+	if st.GroupName != "" {
+		group = -1 // before every group's: groupPassed passes over the ones run
+	}
+	return schedule.Transition{At: time.Unix(0, st.LastUnixNs), Kind: st.Kind, Group: group}, true, nil
 }
 
 // saveScheduleState records last as the last transition run, and reports
@@ -75,6 +98,12 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
 	o.saved, o.savedWhat, o.savedOK = last, what, true
+	if last.Group >= 0 && last.Group < len(o.cfg.Schedule.Groups) && last.Kind != schedule.EndOfDay {
+		if o.groupsRun == nil {
+			o.groupsRun = map[string]groupRun{}
+		}
+		o.groupsRun[o.cfg.Schedule.Groups[last.Group].Name] = groupRun{Day: last.Day, Kind: last.Kind}
+	}
 	return o.writeScheduleState()
 }
 
@@ -97,7 +126,12 @@ func (o *Ops) endDay(day string) {
 // writeScheduleState writes schedule.state (stateMu held), and reports
 // whether it is written.
 func (o *Ops) writeScheduleState() bool {
-	if err := SaveScheduleProgress(o.cfg.DataDir, o.saved, o.savedWhat, o.endedDay); err != nil {
+	st := newScheduleState(o.saved, o.savedWhat, o.endedDay)
+	if o.saved.Group >= 0 && o.saved.Group < len(o.cfg.Schedule.Groups) {
+		st.GroupName = o.cfg.Schedule.Groups[o.saved.Group].Name
+	}
+	st.Groups = o.groupsRun
+	if err := writeScheduleState(o.cfg.DataDir, st); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
 		// found in the journal (endOfDayJournaled) through its pending mark,
@@ -114,18 +148,32 @@ func (o *Ops) writeScheduleState() bool {
 // day ran; "" when unknown) or before. A cluster's follower records the
 // time of the last command the schedule journaled (schedule.Through), and
 // the day of its last end of day, so that a new leader does not run again
-// what the old one ran.
+// what the old one ran (it knows no group's progress: a new leader runs the
+// transitions after that time under its configuration).
 func SaveScheduleProgress(dataDir string, last schedule.Transition, what, endedDay string) error {
+	return writeScheduleState(dataDir, newScheduleState(last, what, endedDay))
+}
+
+// newScheduleState is the record of the position last, what ran there and
+// the ended day.
+func newScheduleState(last schedule.Transition, what, endedDay string) scheduleState {
 	st := scheduleState{LastUnixNs: last.At.UnixNano(), Last: what, EndedDay: endedDay}
 	if through := schedule.Through(last.At); last.Kind != through.Kind || last.Group != through.Group {
 		st.Kind, st.Group = last.Kind, last.Group
 	}
+	return st
+}
+
+func writeScheduleState(dataDir string, st scheduleState) error {
 	b, _ := json.Marshal(st)
 	return WriteFileDurably(filepath.Join(dataDir, ScheduleStateFile), b)
 }
 
 // runSchedule catches up from last, the last transition run (found: its
-// record was read), then runs each transition at its time until Close.
+// record was read), then runs each transition at its time until Close. A
+// clock stepped ahead (a machine resumed from suspend, an NTP step) that
+// finds the transition after the one due due too runs those due as the
+// start's catch-up does (catchUp).
 func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	defer o.endCatchUp()
 	// A catch-up that ends early (a stop, a halt) leaves no stamp behind.
@@ -251,10 +299,32 @@ func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
 	return o.endedDay != "" && !schedule.DayAfter(day, o.endedDay), o.endedDay
 }
 
+// groupPassed reports whether tr's group ran a transition of tr's trading
+// day at or after tr in the group's day (schedule.PhaseOrder), and which.
+// With one configuration none did; one did after the configuration changed
+// its times once that day began (pre_open and open moved later after the
+// open ran): running tr would take the group back within the day, into the
+// opening call. The new times apply from the group's next phase, or the
+// next day.
+func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran groupRun) {
+	if tr.Group < 0 || tr.Group >= len(o.cfg.Schedule.Groups) {
+		return false, ran
+	}
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	ran, ok := o.groupsRun[o.cfg.Schedule.Groups[tr.Group].Name]
+	return ok && ran.Day == tr.Day && schedule.PhaseOrder(tr.Kind) <= schedule.PhaseOrder(ran.Kind), ran
+}
+
 func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error) {
 	if ended, endedDay := o.dayEnded(tr.Day); ended {
 		o.log.Warn("schedule: transition passed over: the end of day of its trading day ran already (the schedule's at the time "+
 			"configured then, or an operator's)", "transition", tr.String(), "ended_day", endedDay)
+		return nil
+	}
+	if passed, ran := o.groupPassed(tr); passed {
+		o.log.Warn("schedule: transition passed over: its group ran this or a later phase of the day already, at the times "+
+			"configured then", "transition", tr.String(), "group", o.cfg.Schedule.Groups[tr.Group].Name, "ran", ran.Kind.String())
 		return nil
 	}
 	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)

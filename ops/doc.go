@@ -78,7 +78,9 @@
 // schedule.Plan.EndedBy): a transition of that day or an earlier one
 // (end_of_day or a close moved later in the configuration after the day
 // ended, or any after an operator's end of day) is passed over, one end of
-// day per day; and a day
+// day per day; a transition of a day its group went past (its record
+// by group name, Groups: times changed in the configuration after it ran)
+// is passed over too, so no group goes back within a day; and a day
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that

@@ -14,7 +14,10 @@
 // once, in order (bounded: only the last ones when a venue was down for
 // long, see Between), after ending the day of the last one run when the
 // configuration no longer trades it (Unended: a holiday added after the
-// day began).
+// day began). Times changed in the configuration may give a transition of
+// a day already begun that its group went past (pre_open moved later after
+// the open ran): ops passes it over (PhaseOrder orders a group's day), so
+// the new times apply from the group's next phase, or the next day.
 //
 // Limits: days are scanned at most daysScannedMax ahead or back; an
 // offset of 24h or more is refused by config validation; on a day a

@@ -40,6 +40,23 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
+// PhaseOrder is the place of a group's transition of kind k in the group's
+// day: pre-open, open, closing call, close (0 for the end of day, which is
+// no group's).
+func PhaseOrder(k Kind) int {
+	switch k {
+	case PreOpen:
+		return 1
+	case Open:
+		return 2
+	case ClosingCall:
+		return 3
+	case Close:
+		return 4
+	}
+	return 0
+}
+
 // Transition is one scheduled change.
 type Transition struct {
 	At    time.Time
