@@ -191,14 +191,14 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 	if in.Action == "limit" {
 		var c venue.RiskSetLimit
 		_ = c.WrapEncode(slot, 0)
-		setRiskSubject(c, abs, q, in)
+		setRiskSubject(c, abs, s.opts.Now().UnixNano(), q, in)
 		c.SetLimit(q.limit)
 		c.SetInstrumentID(q.instrumentID)
 		c.SetValue(q.value)
 	} else {
 		var c venue.RiskControl
 		_ = c.WrapEncode(slot, 0)
-		setRiskSubject(c, abs, q, in)
+		setRiskSubject(c, abs, s.opts.Now().UnixNano(), q, in)
 		c.SetAction(venue.RiskActionKill)
 		if in.Action == "reset" {
 			c.SetAction(venue.RiskActionReset)
@@ -355,9 +355,9 @@ type riskSubject interface {
 	SetReasonString(string) error
 }
 
-func setRiskSubject(c riskSubject, seq uint64, q riskRequest, in ops.RiskRequest) {
+func setRiskSubject(c riskSubject, seq uint64, nowNs int64, q riskRequest, in ops.RiskRequest) {
 	c.SetSeq(seq)
-	c.SetTimestampNs(time.Now().UnixNano())
+	c.SetTimestampNs(nowNs)
 	c.SetSessionIdx(q.session)
 	c.SetScope(q.scope)
 	_ = c.SetAccountString(q.account)
@@ -423,7 +423,7 @@ func (s *Server) runRiskReports(interval time.Duration) {
 			var c venue.RiskControl
 			_ = c.WrapEncode(slot, 0)
 			c.SetSeq(seq)
-			c.SetTimestampNs(time.Now().UnixNano())
+			c.SetTimestampNs(s.opts.Now().UnixNano())
 			c.SetAction(venue.RiskActionReport)
 			abs = seq
 		}); ok {

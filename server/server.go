@@ -60,8 +60,12 @@ type Options struct {
 	// to lead: the server takes its matcher and journal instead of
 	// replaying its own (server/cluster.go).
 	Replica *Replica
-	// Now is the trading day's clock (tests; nil: time.Now): the schedule
-	// runs a transition once it reads the transition's time.
+	// Now is the venue's clock (tests; nil: time.Now): the schedule runs a
+	// transition once it reads the transition's time, and the control
+	// plane's commands, the periodic snapshot and risk report and the admin
+	// API's risk commands carry its time, so that the journal's times and
+	// the matcher's timers follow one clock. The FIX edge reads the wall
+	// clock (its throttles and the FIX times clients compare with theirs).
 	Now func() time.Time
 	// Inherited are a cluster node's listening sockets that the process it
 	// replaced handed over (ClusterNode.PrepareRestart), by name
@@ -171,6 +175,9 @@ func JournalConfig(cfg *config.Config) journal.Config {
 func New(cfg *config.Config, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.StoreSyncInterval <= 0 {
 		opts.StoreSyncInterval = cfg.Journal.FIXStoreSync.Duration
@@ -705,7 +712,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 			var c venue.Snapshot
 			_ = c.WrapEncode(slot, 0)
 			c.SetSeq(seq)
-			c.SetTimestampNs(time.Now().UnixNano())
+			c.SetTimestampNs(s.opts.Now().UnixNano())
 			c.SetSnapshotID(seq)
 		})
 		if ok {
