@@ -98,6 +98,13 @@ type Config struct {
 	// command ring's, how far outbound's answers lag the commands
 	// published (postonly.go); 0: eight times the command ring's.
 	EventRingSlots int
+	// CatchingUp, when set, reports whether the trading day's schedule is
+	// running transitions as a catch-up, stamped with the times they were
+	// due (ops.Ops.CatchingUp): a message that would be journaled (an
+	// order, cancel, replace, mass cancel, status request) is refused then,
+	// to be sent again (CatchingUpText), so that no command stamped with
+	// the clock lands among them.
+	CatchingUp func() bool
 	// MarketDateEnd, when set, is when a local market date ends, for a GTD
 	// order's ExpireDate (432): the schedule's end of day on that date in
 	// its time zone (schedule.Plan.DateEnd). Unset: the date's end in UTC.

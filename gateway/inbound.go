@@ -398,6 +398,9 @@ func (g *Gateway) claim() (int64, []byte, *rejection) {
 	if reason := g.halted(); reason != "" {
 		return 0, nil, &rejection{ordRejOther, "venue halted: " + reason}
 	}
+	if g.cfg.CatchingUp != nil && g.cfg.CatchingUp() {
+		return 0, nil, &rejection{ordRejOther, CatchingUpText}
+	}
 	seq, slot, err := g.commands.Claim()
 	if err != nil {
 		if errors.Is(err, ring.ErrBusy) {
@@ -428,6 +431,10 @@ func (g *Gateway) admit(s *session, rej *rejection, w *slidingWindow, perSecond 
 	}
 	return g.claim()
 }
+
+// CatchingUpText is the Text of a message refused while the trading day's
+// schedule catches up (Config.CatchingUp).
+const CatchingUpText = "venue catching up with its trading day's schedule (transitions due at once): try again"
 
 // stoppingText is the Text of an order or replace refused once a stop began.
 const stoppingText = "venue stopping: new orders and replaces are refused; cancels are taken"

@@ -499,7 +499,7 @@ func (o *Ops) authFor(operate bool, next http.HandlerFunc) http.HandlerFunc {
 			writeJSON(w, status, apiError{Error: reason, Code: code})
 			return
 		}
-		if operate && !o.isCaughtUp() {
+		if operate && o.CatchingUp() {
 			o.refuseCatchingUp(w)
 			return
 		}
@@ -523,7 +523,7 @@ const catchingUpRetrySeconds = 2
 func (o *Ops) refuseCatchingUp(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(catchingUpRetrySeconds))
 	writeJSON(w, http.StatusServiceUnavailable, apiError{Code: "catching_up",
-		Error: "the venue is running the schedule's transitions it missed while it was down; nothing changed: " +
+		Error: "the venue is running the schedule's transitions it missed (while it was down, or a clock stepped past them); nothing changed: " +
 			"repeat the call once it is ready (GET /readyz)"})
 }
 

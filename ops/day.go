@@ -183,37 +183,8 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 		o.applyPhasesAt(now)
 		last = schedule.Through(now)
 		o.saveScheduleState(last, "start")
-	} else {
-		// A day that began and that the configuration no longer trades (a
-		// holiday added) ends first: its groups close and its end of day
-		// runs, before the days after it.
-		missed := o.plan.Unended(last, now)
-		if len(missed) > 0 {
-			o.log.Warn("schedule: the day of the last transition run no longer trades (schedule.holidays, schedule.trading_days); "+
-				"ending it: every group closes, then its end of day", "day", missed[0].Day, "at", missed[0].At.Format(time.RFC3339Nano))
-		}
-		missed = append(missed, o.plan.Between(last, now, catchUpMax)...)
-		if len(missed) > 0 {
-			o.log.Info("schedule: running the transitions missed while the venue was down; FIX logons wait for them",
-				"transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())
-		}
-		for _, tr := range missed {
-			if o.stopping() {
-				return
-			}
-			o.catchUpAtNs.Store(tr.At.UnixNano())
-			if !o.runTransitionDone(tr, true) {
-				return
-			}
-			if o.saveScheduleState(tr, tr.String()) {
-				o.clearEndOfDayPending(tr)
-			}
-			last = tr
-		}
-		o.catchUpAtNs.Store(0)
-		if len(missed) > 0 {
-			o.log.Info("schedule: caught up", "transitions", len(missed))
-		}
+	} else if last, found = o.catchUp(last, now, false); !found {
+		return
 	}
 	o.setReady()
 	for {
@@ -237,6 +208,12 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 			case <-timer.C:
 			}
 		}
+		if now := o.cfg.Now(); o.overdue(tr, now) {
+			if last, ok = o.catchUp(last, now, true); !ok {
+				return
+			}
+			continue
+		}
 		if !o.runTransitionDone(tr, false) {
 			return
 		}
@@ -245,6 +222,73 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 		}
 		last = tr
 	}
+}
+
+// overdue reports whether, at now, the first transition after tr's instant
+// is due as well as tr: the clock passed several instants at once (stepped
+// ahead), and the transitions due run as a catch-up. Transitions at tr's
+// own instant (two groups opening together) are not late.
+func (o *Ops) overdue(tr schedule.Transition, now time.Time) bool {
+	next, ok := o.plan.Next(schedule.Through(tr.At))
+	return ok && !next.At.After(now)
+}
+
+// catchUp runs the transitions due after last until now, once, in order,
+// each stamped with the time it was due (catchUpAtNs), at most catchUpMax
+// of them (the last ones), after ending the day of last when the
+// configuration no longer trades it (schedule.Plan.Unended). Meanwhile
+// CatchingUp is true: the admin API refuses changes, the server's periodic
+// commands wait and the FIX gateway refuses orders, so that nothing
+// stamped with the clock lands among them. At start (late false) those are
+// the transitions missed while the venue was down; late, the ones a clock
+// stepped ahead found due at once, each logged as run late. It returns
+// the last transition run, and false when the venue stopped or halted
+// first.
+func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (schedule.Transition, bool) {
+	o.catchingUp.Store(true)
+	defer o.catchingUp.Store(false)
+	defer o.catchUpAtNs.Store(0)
+	// A day that began and that the configuration no longer trades (a
+	// holiday added) ends first: its groups close and its end of day
+	// runs, before the days after it.
+	missed := o.plan.Unended(last, now)
+	if len(missed) > 0 {
+		o.log.Warn("schedule: the day of the last transition run no longer trades (schedule.holidays, schedule.trading_days); "+
+			"ending it: every group closes, then its end of day", "day", missed[0].Day, "at", missed[0].At.Format(time.RFC3339Nano))
+	}
+	missed = append(missed, o.plan.Between(last, now, catchUpMax)...)
+	switch {
+	case len(missed) == 0:
+	case late:
+		o.log.Warn("schedule: the clock passed several transitions at once (stepped ahead: a machine resumed from suspend, "+
+			"an NTP step); running them late, as a start runs the ones it missed; FIX orders and operator changes "+
+			"are refused meanwhile", "transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())
+	default:
+		o.log.Info("schedule: running the transitions missed while the venue was down; FIX logons wait for them",
+			"transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())
+	}
+	for _, tr := range missed {
+		if o.stopping() {
+			return last, false
+		}
+		if late {
+			o.log.Warn("schedule: transition run late", "transition", tr.String(), "late_by", now.Sub(tr.At).String())
+		}
+		o.catchUpAtNs.Store(tr.At.UnixNano())
+		if !o.runTransitionDone(tr, true) {
+			return last, false
+		}
+		if o.saveScheduleState(tr, tr.String()) {
+			o.clearEndOfDayPending(tr)
+		}
+		last = tr
+	}
+	o.catchUpAtNs.Store(0)
+	o.catchingUp.Store(false) // before it says so
+	if len(missed) > 0 {
+		o.log.Info("schedule: caught up", "transitions", len(missed))
+	}
+	return last, true
 }
 
 func (o *Ops) stopping() bool {

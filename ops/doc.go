@@ -84,7 +84,11 @@
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
-// clock (a wall clock stepped back, a test's clock) is set again.
+// clock (a wall clock stepped back, a test's clock) is set again; a clock
+// stepped ahead that finds several due at once runs them as the start's
+// catch-up does (catchUp, the one path: bounded, stamped with their times,
+// logged as late; CatchingUp meanwhile, so the server's gateway refuses
+// orders and the admin API changes).
 //
 // GET /v1/instruments reports the day's last trade, volume, trades and
 // previous close from the DaySource (SetDaySource: the console's tape, kept

@@ -163,6 +163,9 @@ type Ops struct {
 	// transition as at its time, before a GTD order that expired later in
 	// the downtime is expired (README, "The trading day").
 	catchUpAtNs atomic.Int64
+	// catchingUp is set while the schedule runs transitions as a catch-up
+	// (at start, or late once a clock stepped ahead): CatchingUp.
+	catchingUp atomic.Bool
 	// eodPublished are the schedule's end-of-day commands, by reason, that
 	// were published but timed out (the schedule's goroutine only): a retry
 	// waits for the one published rather than sending another.
@@ -404,6 +407,15 @@ func (o *Ops) stampNs() int64 {
 	return now
 }
 
+// CatchingUp reports whether the schedule is running transitions as a
+// catch-up, stamped with the times they were due: at start (CaughtUp not
+// yet closed), or once a clock stepped ahead found several due at once.
+// Nothing stamped with the clock is to be journaled meanwhile: the admin
+// API refuses changes, the server's periodic commands wait and the FIX
+// gateway refuses orders (docs/ARCHITECTURE.md, "Operations: the control plane
+// and the trading day").
+func (o *Ops) CatchingUp() bool { return !o.isCaughtUp() || o.catchingUp.Load() }
+
 // isCaughtUp reports whether CaughtUp is closed.
 func (o *Ops) isCaughtUp() bool {
 	select {
@@ -435,9 +447,7 @@ const auctionTimerPeriod = 50 * time.Millisecond
 // same place ("Auctions" in core/doc.go). It stops with Close.
 func (o *Ops) runAuctionTimer() {
 	periodic.Run(o.stop, auctionTimerPeriod, func(time.Time) {
-		select {
-		case <-o.caughtUp:
-		default:
+		if o.CatchingUp() {
 			// The catch-up's commands carry the missed transitions' times
 			// (stampNs): a Tick at the clock's time now would expire the
 			// GTD orders due since, before the transitions that came first.

@@ -30,6 +30,42 @@ func catchUpVenueConfig(t *testing.T, dir string) *config.Config {
 	return cfg
 }
 
+// syncHold holds the journal's data syncs once on is set, until release:
+// the command then published is never durable.
+type syncHold struct {
+	on                    atomic.Bool
+	held, released        chan struct{} // held: closed once a sync waits
+	heldOnce, releaseOnce sync.Once
+}
+
+func newSyncHold(t *testing.T) *syncHold {
+	h := &syncHold{held: make(chan struct{}), released: make(chan struct{})}
+	t.Cleanup(h.release)
+	return h
+}
+
+// sync is the journal's sync (Options.JournalSync).
+func (h *syncHold) sync(f *os.File, kind journal.SyncKind) error {
+	if kind == journal.SyncData && h.on.Load() {
+		h.heldOnce.Do(func() { close(h.held) })
+		<-h.released
+	}
+	return journal.DefaultSync(f, kind)
+}
+
+func (h *syncHold) release() { h.releaseOnce.Do(func() { close(h.released) }) }
+
+// waitHeld waits for a sync to be held; what names who journals, logs
+// are the venue's.
+func (h *syncHold) waitHeld(t *testing.T, what string, logs *lockedbuf.Buffer) {
+	t.Helper()
+	select {
+	case <-h.held:
+	case <-time.After(readWait):
+		t.Fatalf("%s journaled nothing within %s:\n%s", what, readWait, logs.String())
+	}
+}
+
 // heldCatchUp is a venue started after its close and end of day were due
 // (holdCatchUp),
 // whose catch-up is held at its first command: the journal's data syncs
@@ -38,7 +74,7 @@ func catchUpVenueConfig(t *testing.T, dir string) *config.Config {
 type heldCatchUp struct {
 	s       *Server
 	logs    *lockedbuf.Buffer
-	held    chan struct{} // closed once a sync waits
+	hold    *syncHold
 	release func()
 	started chan error // Start's answer
 }
@@ -54,21 +90,10 @@ func holdCatchUp(t *testing.T, dir string) *heldCatchUp {
 		t.Fatal(err)
 	}
 	at := dayStart.Add(9500 * time.Millisecond)
-	h := &heldCatchUp{logs: &lockedbuf.Buffer{}, held: make(chan struct{}), started: make(chan error, 1)}
-	var hold atomic.Bool
-	var heldOnce, releaseOnce sync.Once
-	released := make(chan struct{})
-	h.release = func() { releaseOnce.Do(func() { close(released) }) }
-	t.Cleanup(h.release)
-	syncData := func(f *os.File, kind journal.SyncKind) error {
-		if kind == journal.SyncData && hold.Load() {
-			heldOnce.Do(func() { close(h.held) })
-			<-released
-		}
-		return journal.DefaultSync(f, kind)
-	}
-	clock := func() time.Time { hold.Store(true); return at }
-	s, err := New(catchUpVenueConfig(t, dir), Options{Now: clock, JournalSync: syncData,
+	h := &heldCatchUp{logs: &lockedbuf.Buffer{}, hold: newSyncHold(t), started: make(chan error, 1)}
+	h.release = h.hold.release
+	clock := func() time.Time { h.hold.on.Store(true); return at }
+	s, err := New(catchUpVenueConfig(t, dir), Options{Now: clock, JournalSync: h.hold.sync,
 		Logger: slog.New(slog.NewTextHandler(h.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -79,11 +104,7 @@ func holdCatchUp(t *testing.T, dir string) *heldCatchUp {
 		h.release()
 		s.Close()
 	})
-	select {
-	case <-h.held:
-	case <-time.After(readWait):
-		t.Fatalf("the catch-up journaled nothing within %s:\n%s", readWait, h.logs.String())
-	}
+	h.hold.waitHeld(t, "the catch-up", h.logs)
 	return h
 }
 

@@ -722,24 +722,24 @@ func (s *Server) runSnapshots(interval time.Duration) {
 }
 
 // every calls do every interval until the server stops its periodic
-// commands (stopSnaps), once the schedule has caught up (ops.Ops.CaughtUp):
-// the catch-up's commands carry the times their transitions were due, and
-// a periodic command stamped with the clock among them would have the
+// commands (stopSnaps), except while the schedule catches up
+// (ops.Ops.CatchingUp: at start, or once a clock stepped ahead): the
+// catch-up's commands carry the times their transitions were due, and a
+// periodic command stamped with the clock among them would have the
 // journal's times go backwards and run the matcher's timers (a GTD expiry)
 // before transitions due earlier (docs/ARCHITECTURE.md, "Operations: the
-// control plane and the trading day"). A period that ends during the
+// control plane and the trading day"). A period that ends during a
 // catch-up is skipped; what names the command in the log.
 func (s *Server) every(interval time.Duration, what string, do func()) {
-	caughtUp, said := s.ops.CaughtUp(), false
+	said := false
 	periodic.Run(s.stopSnaps, interval, func(time.Time) {
-		select {
-		case <-caughtUp:
+		if !s.ops.CatchingUp() {
 			do()
-		default:
-			if !said {
-				said = true
-				s.log.Info(what + " waits for the schedule's catch-up")
-			}
+			return
+		}
+		if !said {
+			said = true
+			s.log.Info(what + " waits for the schedule's catch-up")
 		}
 	})
 }
@@ -780,6 +780,9 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
 	if cfg.Schedule.Enabled {
 		gcfg.MarketDateEnd = schedule.New(cfg.Schedule).DateEnd
+		// The control plane is built after the gateway, and before a FIX
+		// message comes.
+		gcfg.CatchingUp = func() bool { return s.ops.CatchingUp() }
 	}
 	for _, in := range s.instruments {
 		// The matcher is not running yet: its band and status (after replay) are read here once.

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// TestClockSteppedAheadCatchesUp: the venue's clock steps 30 days ahead
+// while it serves (a machine resumed from suspend, an NTP step), past some
+// 120 transitions. They run as a start's catch-up runs the ones it missed:
+// the last 64 only (16 days' four), each stamped with the time it was due,
+// each logged as run late. They all ran, at once and stamped with the
+// clock's time, with the FIX edge open meanwhile.
+func TestClockSteppedAheadCatchesUp(t *testing.T) {
+	v := steppingVenue(t, nil)
+	s, dir, dayStart := v.s, v.dir, v.dayStart
+
+	const days = 30
+	lastDay := dayStart.Add(days * compressedDayLength)
+	v.clock.Store(lastDay.Add(9500 * time.Millisecond).UnixNano()) // past that day's end of day
+	want := fmt.Sprintf("day-%d end_of_day", lastDay.UnixNano()/int64(compressedDayLength))
+	waitUntil(t, "the last day's end of day recorded", func() bool {
+		_, record := scheduleRecord(t, dir)
+		return strings.Contains(string(record), want)
+	})
+	metrics := scrape(t, s)
+	late := metricstest.Value(t, metrics, `fixvenue_schedule_transitions_total{caught_up="true",kind="end_of_day"}`)
+	onTime := metricstest.Value(t, metrics, `fixvenue_schedule_transitions_total{caught_up="false",kind="end_of_day"}`)
+	if late != "16" || (onTime != "" && onTime != "0") {
+		t.Fatalf("end of days run late %q, on time %q; want 16 late (the last 64 transitions), none on time", late, onTime)
+	}
+	if n := strings.Count(v.logs.String(), "transition run late"); n != 64 {
+		t.Fatalf("%d transitions logged as run late, want 64:\n%s", n, v.logs.String())
+	}
+	s.Close()
+
+	// Each of the schedule's commands after the start's (its first phase,
+	// at 1.5 s) carries the time its transition was due: an offset of 1 s
+	// (pre-open), 2 s (open), 8 s (close) or 9 s (end of day) into a day.
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := venue.DecodeOperatorCommand(rec.Payload)
+		if !ok || string(c.Operator()) != ops.OperatorSchedule || c.TimestampNs() <= dayStart.Add(1500*time.Millisecond).UnixNano() {
+			continue
+		}
+		if into := time.Duration(c.TimestampNs() % int64(compressedDayLength)); into != time.Second && into != 2*time.Second &&
+			into != 8*time.Second && into != 9*time.Second {
+			t.Fatalf("seq %d (%s) stamped %s into its day, not at a transition's time", rec.Seq, c.Action(), into)
+		}
+	}
+}
+
+// TestClockSteppedAheadHoldsOrders: while the transitions a clock stepped
+// ahead found due run (their first command held before it is durable), a
+// logged-on session's order is refused, saying why, and so is an
+// operator's change (503 catching_up), as during a start's catch-up:
+// nothing stamped with the clock lands among commands stamped with the
+// times their transitions were due. Once they ran, orders are taken.
+func TestClockSteppedAheadHoldsOrders(t *testing.T) {
+	hold := newSyncHold(t)
+	v := steppingVenue(t, hold)
+	s, dayStart := v.s, v.dayStart
+	c := logon(t, s, "CLIENT1", true)
+	defer c.Close()
+
+	hold.on.Store(true)
+	v.clock.Store(dayStart.Add(compressedDayLength + 5*time.Second).UnixNano()) // the next day's open: six transitions due
+	hold.waitHeld(t, "the stepped clock's catch-up", v.logs)
+	sendOrder(t, c, order{id: "held", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "held", 150: "8", 58: gateway.CatchingUpText})
+	a := admintest.Call(t, "POST", "http://"+s.AdminAddr()+"/v1/instruments/ACME/halt", aliceToken, `{"reason":"in the catch-up"}`)
+	if a.Status != 503 || !strings.Contains(string(a.Body), "catching_up") {
+		t.Fatalf("POST halt during the stepped clock's catch-up: %d %s; want 503 catching_up", a.Status, a.Body)
+	}
+
+	hold.on.Store(false)
+	hold.release()
+	waitUntil(t, "the catch-up's end logged", func() bool { return strings.Contains(v.logs.String(), "schedule: caught up") })
+	sendOrder(t, c, order{id: "taken", side: "1", qty: "5", px: "99.00"})
+	expectER(t, c, map[int]string{11: "taken", 150: "0"})
+}
+
+// steppedVenue is the compressed day's venue serving in its opening call
+// (1.5 s into the day) on a clock a test steps (clock), logging to logs;
+// hold, when set, holds its journal's syncs.
+type steppedVenue struct {
+	s        *Server
+	dir      string
+	dayStart time.Time
+	clock    *atomic.Int64
+	logs     *lockedbuf.Buffer
+}
+
+func steppingVenue(t *testing.T, hold *syncHold) steppedVenue {
+	t.Helper()
+	var sync journal.SyncFunc
+	if hold != nil {
+		sync = hold.sync
+	}
+	v := steppedVenue{dir: t.TempDir(), dayStart: time.Now().Truncate(compressedDayLength), clock: &atomic.Int64{},
+		logs: &lockedbuf.Buffer{}}
+	v.clock.Store(v.dayStart.Add(1500 * time.Millisecond).UnixNano())
+	v.s = startServer(t, tradingDayVenueConfig(t, v.dir), Options{Now: func() time.Time { return time.Unix(0, v.clock.Load()) },
+		JournalSync: sync, Logger: slog.New(slog.NewTextHandler(v.logs, nil))})
+	if hold != nil {
+		t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	}
+	waitStatus(t, v.s, "ACME", "OpeningCall", readWait)
+	return v
+}
