@@ -82,14 +82,17 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 		// transition is an end of day: Last is that transition's String.
 		o.endedDay = day
 	}
-	if st.Kind == 0 {
-		return schedule.Through(time.Unix(0, st.LastUnixNs)), true, nil
+	last := schedule.Through(time.Unix(0, st.LastUnixNs))
+	if st.Kind != 0 {
+		last = schedule.Transition{At: last.At, Kind: st.Kind, Group: st.Group}
+		if st.GroupName != "" {
+			last.Group = -1 // before every group's: groupPassed passes over the ones run
+		}
 	}
-	group := st.Group
-	if st.GroupName != "" {
-		group = -1 // before every group's: groupPassed passes over the ones run
-	}
-	return schedule.Transition{At: time.Unix(0, st.LastUnixNs), Kind: st.Kind, Group: group}, true, nil
+	// An operator's end of day before the schedule runs a transition
+	// rewrites the record with it (endDay).
+	o.saved, o.savedWhat, o.savedOK = last, st.Last, true
+	return last, true, nil
 }
 
 // saveScheduleState records last as the last transition run, and reports
