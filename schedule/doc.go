@@ -9,7 +9,8 @@
 //
 // A Plan is a pure function of the configuration and the times it is asked
 // about: it reads no clock and keeps no state. The ops package turns each
-// transition into journaled commands at its time, and after a restart asks
+// transition into journaled commands at its time, and after a restart (or
+// when a clock stepped ahead finds several due at once) asks
 // Between(last applied, now) for the transitions it missed, which it runs
 // once, in order (bounded: only the last ones when a venue was down for
 // long, see Between), after ending the day of the last one run when the
