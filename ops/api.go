@@ -645,6 +645,9 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 		writeJSON(w, http.StatusServiceUnavailable, deposedError(o.cfg.Leader))
 	case errors.Is(err, pipeline.ErrHalted):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
+	case errors.Is(err, errDayEnded):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error() + " (nothing changed: the next end of day is the next trading day's)",
+			Code: "day_ended"})
 	case err != nil:
 		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonNone:

@@ -641,8 +641,8 @@ func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) 
 	return o.endOfDay(operator, reason, "")
 }
 
-// errDayEnded refuses the schedule's end of day of a trading day that an
-// operator's ended first.
+// errDayEnded refuses an end of day of a trading day that ended already:
+// the schedule's after an operator's, or an operator's after either.
 var errDayEnded = errors.New("the trading day has ended already")
 
 // endOfDay is EndOfDay of the trading day day (the schedule's: "" names
@@ -652,21 +652,22 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	o.eodMu.Lock()
 	defer o.eodMu.Unlock()
 	rep := EndOfDayReport{SnapshotSeq: -1, ArchivedThrough: -1}
+	if day == "" && o.plan != nil {
+		// An operator's ends the trading day whose end of day is nearest;
+		// a second one would expire that day's orders and forget its
+		// ClOrDIDs and risk figures again.
+		day, _ = o.plan.EndedBy(o.cfg.Now())
+	}
 	if ended, _ := o.dayEnded(day); day != "" && ended {
-		return Result{}, rep, errDayEnded
+		return Result{}, rep, fmt.Errorf("%w: %s", errDayEnded, day)
 	}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
 	if err != nil || r.Reason != venue.RejectReasonNone {
 		return r, rep, err
 	}
-	if o.plan != nil {
-		if day == "" {
-			day, _ = o.plan.EndedBy(o.cfg.Now())
-		}
-		if day != "" {
-			o.endDay(day)
-		}
+	if day != "" {
+		o.endDay(day)
 	}
 	snapSeq, err := o.snapshot()
 	if err != nil {

@@ -43,6 +43,12 @@ func operatorEndsTheDay(t *testing.T, how string) {
 		t.Fatalf("end of day: %d", code)
 	}
 	restDayOrder(t, s, "after")
+	// A second one the same trading day is refused: it would expire the
+	// order just entered and forget the day's ClOrdIDs again.
+	var e struct{ Code, Error string }
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again"}`, &e); code != 409 || e.Code != "day_ended" {
+		t.Fatalf("a second end of day the same trading day: %d %+v, want 409 day_ended", code, e)
+	}
 	pastEndOfDay := dayStart.Add(9500 * time.Millisecond)
 	switch how {
 	case "up":
