@@ -186,7 +186,8 @@ var unsupportedOrderFields = [...]struct {
 // instrumentTags are the fields of FIX 4.4's Instrument component that
 // name an instrument otherwise than by its Symbol (SymbolSfx, SecurityID
 // and its source, alternative IDs, SecurityExchange) or give it terms of
-// its own (a maturity, a strike, coupons, repo terms, events), and the
+// its own (a maturity, an option's put or call and strike, coupons, repo
+// terms, events), and the
 // underlyings (NoUnderlyings) or legs (NoLegs) of a derivative. The venue
 // names its instruments by Symbol alone and lists nothing else of them
 // (SecurityList), so an order, a mass cancel by security or a
@@ -202,7 +203,7 @@ var instrumentTags = [...]quickfix.Tag{
 	tag.SymbolSfx, tag.SecurityID, tag.SecurityIDSource, tag.NoSecurityAltID, tag.SecurityExchange,
 	tag.MaturityMonthYear, tag.MaturityDate, tag.CouponPaymentDate, tag.IssueDate,
 	tag.RepoCollateralSecurityType, tag.RepurchaseTerm, tag.RepurchaseRate, tag.Factor, tag.RedemptionDate,
-	tag.StrikePrice, tag.StrikeCurrency, tag.OptAttribute, tag.ContractMultiplier, tag.CouponRate,
+	tag.PutOrCall, tag.StrikePrice, tag.StrikeCurrency, tag.OptAttribute, tag.ContractMultiplier, tag.CouponRate,
 	tag.Pool, tag.ContractSettlMonth, tag.CPProgram, tag.CPRegType, tag.NoEvents, tag.DatedDate,
 	tag.InterestAccrualDate,
 	tag.NoUnderlyings, tag.NoLegs,

@@ -98,8 +98,7 @@
 // Imports: the gateway's QuickFIX/Go types and its list of the instrument
 // fields it refuses, and the marketdata depth cache; it is wired to both by
 // the server. internal/fixwire reads the fields of a request's groups from
-// its bytes (NoRelatedSym's instruments; NoTradingSessions, which the venue's
-// dictionary puts in each NoRelatedSym entry and FIX 4.4's after them).
+// its bytes (NoRelatedSym's instruments, NoTradingSessions).
 //
 // Limits: DepthMax levels per side (264=0 means DepthMax), SubscriptionsMax
 // subscriptions per session; an instrument named several times in a request

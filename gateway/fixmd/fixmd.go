@@ -465,9 +465,7 @@ func requestInstruments(req *quickfix.Message) (syms []string, other instrumentF
 // symbols it asks for, and every instrument it asks for must be in one of
 // them. A TradingSessionSubID (625) would ask for part of a session's
 // data, which the venue does not split. The fields are read from the
-// request's bytes (requestValues): the venue's dictionary has
-// NoTradingSessions in each NoRelatedSym entry, FIX 4.4's after the
-// entries, the same bytes either way.
+// request's bytes (requestValues).
 func unsupportedSessions(req *quickfix.Message, defs []marketdata.InstrumentDef) string {
 	if sub := requestValues(req, tag.TradingSessionSubID); len(sub) > 0 {
 		return "TradingSessionSubID (625) " + sub[0] + " is not supported: the venue does not split its market data by sub-session"
@@ -500,8 +498,8 @@ func unsupportedSessions(req *quickfix.Message, defs []marketdata.InstrumentDef)
 // TradingSessionSubID (625) occur only in NoTradingSessions, and
 // SymbolSfx (65) only in the Instrument of NoRelatedSym, so each value found
 // is one of that group; ApplQueueAction (815) and ApplQueueMax (812) are
-// read wherever they stand (the venue's dictionary has them in each
-// NoRelatedSym entry, FIX 4.4's once after the entries).
+// fields of the message, once each (the session layer refuses one
+// repeated).
 func requestValues(req *quickfix.Message, t quickfix.Tag) []string {
 	var vals []string
 	it := fixwire.NewIterator(req.Bytes())
