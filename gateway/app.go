@@ -219,7 +219,8 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		clOrdID, _ := m.Body.GetString(tag.ClOrdID) // 379 names the order, if it is one
 		return businessReject(businessRejAppNotAvailable, clOrdID, LoggedOutText)
 	}
-	// look: m may have a field of unsupportedTagSet (parseOrder looks it up).
+	// look: m may have a field of unsupportedTagSet (parseOrder, parseCancel
+	// and onStatus look it up).
 	look := true
 	if s.cfg.Validator != nil {
 		var err quickfix.MessageRejectError
@@ -249,11 +250,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	case "D":
 		g.onNewOrderSingle(s, m, now, look)
 	case "F":
-		g.onCancel(s, m, now)
+		g.onCancel(s, m, now, look)
 	case "G":
 		g.onReplace(s, m, now, look)
 	case "H":
-		g.onStatus(s, m, now)
+		g.onStatus(s, m, now, look)
 	case "q":
 		g.onMassCancel(s, m, now)
 	case "x":

@@ -83,11 +83,21 @@
 // order whose instrument is named by more than its Symbol, by a field of
 // the Instrument component that names it otherwise or gives it terms of
 // its own (SymbolSfx, SecurityID, SecurityExchange, NoSecurityAltID, a
-// maturity, strike or coupon, NoUnderlyings: instrumentTags), is refused
-// as an unknown symbol (OrdRejReason 1, the Text naming the tag), never
-// traded on the Symbol alone, as a MarketDataRequest naming one is
-// (gateway/fixmd) and an OrderMassCancelRequest by security is
-// (MassCancelRejectReason 1, nothing cancelled); one that only classifies
+// maturity, an option's PutOrCall, strike or coupon, NoUnderlyings:
+// instrumentTags), is refused as an unknown symbol (OrdRejReason 1, the
+// Text naming the tag), never traded on the Symbol alone, as a
+// MarketDataRequest naming one is (gateway/fixmd) and an
+// OrderMassCancelRequest by security is (MassCancelRejectReason 1, nothing
+// cancelled). Every order the venue holds was entered with its instrument
+// named by Symbol alone, so a request about orders that names the
+// instrument otherwise is about none of them, though it names one by
+// ClOrdID (ignoring the field would act on an order the request does not
+// describe): a cancel or replace is refused
+// (an OrderCancelReject, CxlRejReason 99 for an order the session has, the
+// order left as it is), an OrderStatusRequest answers unknown order (103=5)
+// and an OrderMassStatusRequest by security a BusinessMessageReject (380=2),
+// each Text naming the tag; a SecurityListRequest by symbol finds no
+// instrument (560=2: a SecurityList has no Text). One that only classifies
 // it (SecurityType, CFICode, Product) is taken. The Validator's fast check says whether a message has
 // any of these tags (CheckFor), so a plain order costs no lookup of them.
 //

@@ -518,7 +518,12 @@ type cancelFields struct {
 	orderID     uint64
 }
 
-func (g *Gateway) parseCancel(m *quickfix.Message) (cancelFields, *rejection) {
+// parseCancel reads a cancel's or replace's identifiers. look is as for
+// parseOrder: when m may name its instrument by more than its Symbol
+// (instrumentTags), it is refused as an unknown symbol, as an order naming
+// it so is: the venue's orders are all for an instrument named by Symbol
+// alone, so a cancel naming another is not for the order it names.
+func (g *Gateway) parseCancel(m *quickfix.Message, look bool) (cancelFields, *rejection) {
 	var c cancelFields
 	c.clOrdID = fieldBytes(m, tag.ClOrdID)
 	c.origClOrdID = fieldBytes(m, tag.OrigClOrdID)
@@ -539,12 +544,17 @@ func (g *Gateway) parseCancel(m *quickfix.Message) (cancelFields, *rejection) {
 	if c.inst = g.bySymbolBytes(sym); c.inst == nil {
 		return c, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
 	}
+	if look {
+		if text := unknownInstrument(m, sym); text != "" {
+			return c, &rejection{ordRejUnknownSymbol, text}
+		}
+	}
 	c.side, _ = parseSide(fieldBytes(m, tag.Side))
 	return c, nil
 }
 
-func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
-	c, rej := g.parseCancel(m)
+func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64, look bool) {
+	c, rej := g.parseCancel(m, look)
 	seq, slot, rej := g.admit(s, rej, &s.cancels, s.cfg.CancelsPerSecondReject, "cancels", now)
 	if rej != nil {
 		g.rejectCancel(s, m, venue.CxlRejResponseToCancel, rej)
@@ -567,7 +577,7 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64) {
 }
 
 func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look bool) {
-	c, rej := g.parseCancel(m)
+	c, rej := g.parseCancel(m, false) // parseOrder looks at the instrument
 	var o orderFields
 	if rej == nil {
 		o, rej = g.parseOrder(m, look)
@@ -618,16 +628,26 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	g.metrics.replaces.Inc()
 }
 
-func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64) {
+// onStatus answers an OrderStatusRequest. look is as for parseOrder: an
+// order named with an instrument named by more than its Symbol is unknown
+// (the Text naming the tag), as no order was entered so.
+func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool) {
 	clOrdID := fieldBytes(m, tag.ClOrdID)
 	var orderID uint64
 	if id := fieldBytes(m, tag.OrderID); len(id) > 0 {
 		orderID, _ = strconv.ParseUint(string(id), 10, 64)
 	}
-	inst := g.bySymbolBytes(fieldBytes(m, tag.Symbol))
+	sym := fieldBytes(m, tag.Symbol)
+	inst := g.bySymbolBytes(sym)
 	if len(clOrdID) > venue.ClOrdIDLength || inst == nil || (len(clOrdID) == 0 && orderID == 0) {
 		g.sendUnknownStatus(s, m, "unknown order")
 		return
+	}
+	if look {
+		if text := unknownInstrument(m, sym); text != "" {
+			g.sendUnknownStatus(s, m, text)
+			return
+		}
 	}
 	reqID := fieldBytes(m, tag.OrdStatusReqID)
 	if len(reqID) > 0 && s.statusReqsFull() {

@@ -29,14 +29,14 @@ func TestParseOrderDoesNotAllocate(t *testing.T) {
 	if possResend(order) {
 		t.Fatal("possResend without PossResend (97)")
 	}
-	c, rej := g.parseCancel(cancel)
+	c, rej := g.parseCancel(cancel, false)
 	if rej != nil || string(c.origClOrdID) != "c1" || c.orderID != 0 {
 		t.Fatalf("parseCancel = %+v, %v", c, rej)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		_, _ = g.parseOrder(order, true)
 		_ = possResend(order)
-		_, _ = g.parseCancel(cancel)
+		_, _ = g.parseCancel(cancel, false)
 	})
 	if allocs != 0 {
 		t.Fatalf("parsing an order and a cancel: %v allocations, want 0", allocs)

@@ -46,6 +46,12 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 		if in == nil {
 			return businessReject(businessRejUnknownSecurity, reqID, "unknown symbol "+sym)
 		}
+		// Named otherwise too, the security may not be the Symbol's: its
+		// orders are not reported for it, as an order naming it so is
+		// refused (instrumentTags).
+		if text := unknownInstrument(req, []byte(sym)); text != "" {
+			return businessReject(businessRejUnknownSecurity, reqID, text)
+		}
 		instrumentID = in.ID
 	default:
 		return businessReject(businessRejOther, reqID, "MassStatusReqType "+typ+" is not supported (1 and 7 are)")

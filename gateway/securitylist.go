@@ -31,8 +31,11 @@ func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
 	case "4":
 		list = g.instruments.Load().list
 	case "0":
+		// An instrument named by more than its Symbol is none of the
+		// venue's (instrumentTags): no instrument is found, as an order
+		// naming it so is refused.
 		sym, _ := req.Body.GetString(tag.Symbol)
-		if in := g.bySymbol(sym); in != nil {
+		if in := g.bySymbol(sym); in != nil && unknownInstrument(req, []byte(sym)) == "" {
 			list = append(list, in)
 		}
 	default:

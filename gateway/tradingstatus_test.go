@@ -77,7 +77,7 @@ func TestStatusRequestsPastTheBoundAreRefused(t *testing.T) {
 	m.Body.SetString(tag.Symbol, "ACME")
 	m.Body.SetString(tag.Side, "1")
 	m.Body.SetString(tag.OrdStatusReqID, "one-more")
-	g.onStatus(s, m, 1)
+	g.onStatus(s, m, 1, true)
 	select {
 	case o := <-s.out.queue:
 		text, _ := o.m.Body.GetString(tag.Text)
