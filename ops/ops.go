@@ -655,7 +655,7 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	if day == "" && o.plan != nil {
 		// An operator's ends the trading day whose end of day is nearest;
 		// a second one would expire that day's orders and forget its
-		// ClOrDIDs and risk figures again.
+		// ClOrdIDs and risk figures again.
 		day, _ = o.plan.EndedBy(o.cfg.Now())
 	}
 	if ended, _ := o.dayEnded(day); day != "" && ended {

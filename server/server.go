@@ -1230,7 +1230,7 @@ func (s *Server) registerCoreMetrics() {
 			func() float64 { return float64(int64(p.SeqBase()) + p.Commands.Cursor() - p.Durable().Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_seq", Help: "Last durable command sequence."},
 			func() float64 { return float64(p.Durable().Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_matcher_parks_total", Help: "Times the matcher parked waiting for commands since start; each ends with a wake-up of its thread (an OS hand-off when it is locked), once per journal batch at most."},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_matcher_parks_total", Help: "Times the matcher parked waiting for commands since start; each ends with a wake-up of its thread (an OS hand-off when it is locked), with more than one P once per journal batch at most."},
 			func() float64 { return float64(p.MatcherParks()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_events_total", Help: "Events written by the matcher since start."},
 			func() float64 { return float64(p.EventsPublished()) }),

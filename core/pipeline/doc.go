@@ -43,13 +43,15 @@
 // parks after a short spin, measured better on 2 CPUs than spinning longer
 // (SpinThenPark), which holds a processor the sessions need
 // (config.Engine.MatcherThread; docs/benchmarks.md, "Locked matcher thread").
-// With a journal, no event is used before its command is durable, so the
-// publications do not wake the matcher: the journal does, once per batch,
-// after appending it and before its sync (ring.Barrier.WakeOnlyByCall), and
-// the matcher applies the batch while the disk syncs it. A parked matcher
-// thus costs one wake-up per journal batch rather than one per command
-// (MatcherParks; docs/benchmarks.md, "Matcher woken by the journal"). Without
-// a journal the publications wake it. A command's events are published together, once the command is
+// With a journal and more than one P, no event is used before its command
+// is durable, so the publications do not wake the matcher: the journal
+// does, once per batch, after appending it and before its sync
+// (ring.Barrier.WakeOnlyByCall), and the matcher applies the batch while
+// the disk syncs it. A parked matcher thus costs one wake-up per journal
+// batch rather than one per command (MatcherParks; docs/benchmarks.md,
+// "Matcher woken by the journal"). Without a journal, or with one P (where
+// the matcher would wait for the P the journal's thread holds in its sync),
+// the publications wake it. A command's events are published together, once the command is
 // applied (and every eventPublishBatchMax events within one). When the
 // matcher is a Prefetcher, the loop shows it the published commands up to
 // Config.PrefetchDistance ahead (Prefetch) before applying the current one.

@@ -146,12 +146,14 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: pinning the matcher to CPU %d needs a locked matcher thread and a CPU >= 0", cfg.MatcherCPU)
 	}
 	p.matcherBarrier = cmds.NewBarrierWait(cfg.Wait)
-	if cfg.Journal != nil {
+	if cfg.Journal != nil && runtime.GOMAXPROCS(0) > 1 {
 		// No event of a command is used before the command is durable, so the
 		// journal wakes the matcher once per batch, before its sync, rather
 		// than every producer at every publication: fewer wake-ups of its
-		// locked thread, each an OS hand-off (docs/benchmarks.md, "Matcher
-		// woken by the journal").
+		// locked thread, each an OS hand-off. Not with one P: the matcher,
+		// readied just before the sync, would wait for the P that the
+		// journal's thread keeps in the system call until the runtime takes
+		// it back (docs/benchmarks.md, "Matcher woken by the journal").
 		p.matcherBarrier.WakeOnlyByCall()
 	}
 	cmds.AddGatingSequences(p.matcherSeq)

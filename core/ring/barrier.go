@@ -171,6 +171,9 @@ func (b *Barrier) park(seq int64, timeout time.Duration) {
 		r.beforePark(timeout)
 	}
 	b.parks.Add(1)
+	// A token from an earlier park would end this one at once, with no
+	// publication behind it.
+	b.wake.drain()
 	b.parked.Store(true)
 	r.sleepers.Add(1)
 	if hasDeps {

@@ -28,6 +28,17 @@ func (t wakeToken) give() {
 	}
 }
 
+// drain takes a token left from an earlier wait, if any: one given to a
+// waiter that then found its work without waiting, or as its timeout
+// fired. Called before a waiter announces itself, it loses no wake-up: a
+// waker that sees the announcement gives a token after it.
+func (t wakeToken) drain() {
+	select {
+	case <-t.ch:
+	default:
+	}
+}
+
 // wait blocks until a token arrives or d passes. One goroutine waits on a
 // token at a time.
 func (t wakeToken) wait(d time.Duration) {
