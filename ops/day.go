@@ -294,14 +294,7 @@ func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (sched
 	return last, true
 }
 
-func (o *Ops) stopping() bool {
-	select {
-	case <-o.stop:
-		return true
-	default:
-		return false
-	}
-}
+func (o *Ops) stopping() bool { return closed(o.stop) }
 
 // applyPhasesAt brings every group to the status its phase at t gives (a
 // first start, with no record of earlier transitions).

@@ -414,12 +414,12 @@ func (o *Ops) stampNs() int64 {
 // API refuses changes, the server's periodic commands wait and the FIX
 // gateway refuses orders (docs/ARCHITECTURE.md, "Operations: the control plane
 // and the trading day").
-func (o *Ops) CatchingUp() bool { return !o.isCaughtUp() || o.catchingUp.Load() }
+func (o *Ops) CatchingUp() bool { return !closed(o.caughtUp) || o.catchingUp.Load() }
 
-// isCaughtUp reports whether CaughtUp is closed.
-func (o *Ops) isCaughtUp() bool {
+// closed reports whether ch is closed (it never carries a value).
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-o.caughtUp:
+	case <-ch:
 		return true
 	default:
 		return false

@@ -74,26 +74,8 @@ func TestClusterFollowerNamesTheLeadersAdminAddr(t *testing.T) {
 	l := h.leader(30 * time.Second)
 	h.converge(10 * time.Second)
 	f := (l + 1) % 3
-	var refusal struct {
-		Error, Code     string
-		LeaderAdminAddr string `json:"leader_admin_addr"`
-	}
-	eventually(t, "the follower's answer naming the leader's admin address", func() error {
-		a := admintest.Call(t, http.MethodPost, "http://"+admin[f]+"/v1/risk/kill", clusterToken, `{"reason":"r","session":"CLIENT1"}`)
-		if a.Status != http.StatusServiceUnavailable || json.Unmarshal(a.Body, &refusal) != nil || refusal.Code != "not_leader" ||
-			refusal.LeaderAdminAddr != admin[l] || !strings.Contains(refusal.Error, fmt.Sprintf("node %d leads", l+1)) ||
-			!strings.Contains(refusal.Error, "its admin API at "+admin[l]) {
-			return fmt.Errorf("%d %s", a.Status, a.Body)
-		}
-		return nil
-	})
-	// A browser opening the follower's console is shown where it is.
-	followerPageLinks(t, admin[f], admin[l])
-	cmd := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f])
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
-		t.Fatalf("the CLI against a follower: %v: %s", err, out)
-	}
+	followerNamesLeader(t, admin[f], admin[l], http.MethodPost, "/v1/risk/kill", `{"reason":"r","session":"CLIENT1"}`,
+		fmt.Sprintf("node %d leads", l+1))
 	a := admintest.Call(t, http.MethodGet, "http://"+admin[l]+"/v1/risk", "", "")
 	if a.Status != http.StatusNotFound && a.Status != http.StatusOK {
 		t.Fatalf("the leader's admin API at its admin_addr: %d %s", a.Status, a.Body)
@@ -138,22 +120,37 @@ func TestClusterFollowerNamesALeaderListeningEverywhere(t *testing.T) {
 	})
 	l := h.leader(30 * time.Second)
 	h.converge(10 * time.Second)
-	f := (l + 1) % 3
+	followerNamesLeader(t, admin[(l+1)%3], admin[l], http.MethodGet, "/v1/risk", "")
+}
+
+// followerNamesLeader calls the admin API of the follower at admin (method,
+// path, body) until it refuses with 503 not_leader naming the leader's
+// admin API at leaderAdmin (leader_admin_addr, and in the error with each
+// of inError); then the follower's console page links to the leader's, and
+// the CLI against the follower says to call the leader.
+func followerNamesLeader(t *testing.T, admin, leaderAdmin, method, path, body string, inError ...string) {
+	t.Helper()
 	var refusal struct {
 		Error, Code     string
 		LeaderAdminAddr string `json:"leader_admin_addr"`
 	}
 	eventually(t, "the follower's answer naming the leader's admin address", func() error {
-		a := admintest.Call(t, http.MethodGet, "http://"+admin[f]+"/v1/risk", clusterToken, "")
+		a := admintest.Call(t, method, "http://"+admin+path, clusterToken, body)
 		if a.Status != http.StatusServiceUnavailable || json.Unmarshal(a.Body, &refusal) != nil || refusal.Code != "not_leader" ||
-			refusal.LeaderAdminAddr != admin[l] || !strings.Contains(refusal.Error, "its admin API at "+admin[l]) {
+			refusal.LeaderAdminAddr != leaderAdmin || !strings.Contains(refusal.Error, "its admin API at "+leaderAdmin) {
 			return fmt.Errorf("%d %s", a.Status, a.Body)
+		}
+		for _, want := range inError {
+			if !strings.Contains(refusal.Error, want) {
+				return fmt.Errorf("%d %s: no %q", a.Status, a.Body, want)
+			}
 		}
 		return nil
 	})
-	followerPageLinks(t, admin[f], admin[l])
-	out, err := exec.Command(binPath, "admin", "risk", "show", "--addr", admin[f]).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+admin[l]) {
+	// A browser opening the follower's console is shown where it is.
+	followerPageLinks(t, admin, leaderAdmin)
+	out, err := exec.Command(binPath, "admin", "risk", "show", "--addr", admin).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "call the leader: --addr "+leaderAdmin) {
 		t.Fatalf("the CLI against a follower: %v: %s", err, out)
 	}
 }
