@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -197,7 +198,7 @@ func (w WaitSetting) String() string {
 	return w.Strategy.String()
 }
 
-// spinCPUsMin is the smallest CPU count (GOMAXPROCS) at which "auto" lets the
+// spinCPUsMin is the smallest CPU count (UsableCPUs) at which "auto" lets the
 // matcher busy-spin: one core for the matcher's spinning thread, one for the
 // gateway's sessions, one for the journal and the outbound path, one for the
 // rest (market data, metrics, the operating system).
@@ -219,8 +220,16 @@ type MatcherThread struct {
 	Reason string // for the log line, /metrics and the README's explanation
 }
 
+// UsableCPUs is the CPU count "auto" decides by: the processors the Go
+// runtime schedules on (GOMAXPROCS, which follows a container's CPU
+// quota), but never more than the CPUs the process may run on. A spinning
+// matcher needs a core of its own, not only a P: GOMAXPROCS=8 on 2 CPUs
+// chose spin, and 5,000 orders/s then waited 10 ms at the median
+// (docs/benchmarks.md, "P count").
+func UsableCPUs() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
+
 // MatcherThread resolves wait_strategy, lock_os_thread and matcher_cpu for a
-// machine with cpus usable CPUs (runtime.GOMAXPROCS(0)). Unset, the matcher
+// machine with cpus usable CPUs (UsableCPUs). Unset, the matcher
 // runs on a locked thread (the design's matcher thread); "auto" busy-spins it
 // with at least spinCPUsMin CPUs, and below that parks after a short spin,
 // the locked choice measured best on 2 CPUs: any longer spin there takes a

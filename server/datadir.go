@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -141,7 +140,7 @@ func checkDataDirFiles(dir string) error {
 // fixvenue_matcher_thread_info said the matcher was pinned to it (README,
 // "The matcher's thread").
 func checkMatcherCPU(cfg *config.Config) error {
-	mt := cfg.Engine.MatcherThread(runtime.GOMAXPROCS(0))
+	mt := cfg.Engine.MatcherThread(config.UsableCPUs())
 	if !mt.Pinned {
 		return nil
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -604,7 +603,7 @@ func configuredInstruments(cfg *config.Config) map[uint32]string {
 func (s *Server) mdStateDir() string { return filepath.Join(s.cfg.Venue.DataDir, "mdstate") }
 
 func (s *Server) buildPipeline() error {
-	s.matcherThread = s.cfg.Engine.MatcherThread(runtime.GOMAXPROCS(0))
+	s.matcherThread = s.cfg.Engine.MatcherThread(config.UsableCPUs())
 	mt := s.matcherThread
 	p, err := pipeline.New(pipeline.Config{
 		Matcher: s.pipelineMatcher(), Journal: s.journal, SeqBase: s.journal.NextSeq(),

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -92,7 +91,7 @@ func cmdBenchPipeline(args []string) int {
 	if flagSet(fs, "lock-os-thread") {
 		engine.LockOSThread = lockOS
 	}
-	*lockOS = engine.MatcherThread(runtime.GOMAXPROCS(0)).Locked // the venue's rule
+	*lockOS = engine.MatcherThread(config.UsableCPUs()).Locked // the venue's rule
 	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
 	if err != nil {
 		return 2

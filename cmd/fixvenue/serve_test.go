@@ -12,9 +12,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/testcert"
@@ -526,4 +529,81 @@ func TestServeRefusesAPerInstrumentRiskLimitOutOfBounds(t *testing.T) {
 			t.Errorf("%s: exit %d, want the start refused with %q\nstderr: %s", tc.toml, code, tc.want, errs)
 		}
 	}
+}
+
+// TestAutoWaitCountsCPUsNotPs: "auto" chooses the matcher's wait by the CPUs
+// the process may run on, not by GOMAXPROCS alone. With GOMAXPROCS=8 and
+// the process held to two CPUs, the matcher parks; it spun, a spinning
+// thread on one of two cores, and 5,000 orders/s waited 10 ms at the median
+// (README, "The matcher's thread").
+func TestAutoWaitCountsCPUsNotPs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux to hold the process to two CPUs")
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	var two unix.CPUSet
+	for cpu := 0; cpu < len(set)*64 && two.Count() < 2; cpu++ {
+		if set.IsSet(cpu) {
+			two.Set(cpu)
+		}
+	}
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n")
+	readyPath := filepath.Join(dir, "ready.json")
+	cmd := exec.Command(binPath, "serve", "--config", cfg, "--log-level", "info", "--ready-file", readyPath)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=8")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	// A child starts with the CPUs of the thread that forks it: hold this
+	// thread to two while it does.
+	runtime.LockOSThread()
+	if err := unix.SchedSetaffinity(0, &two); err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	err := cmd.Start()
+	if rerr := unix.SchedSetaffinity(0, &set); rerr != nil {
+		t.Fatal(rerr) // the thread stays locked, and goes with the test's goroutine
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), `msg="fixvenue serving"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving line in 60 s:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := fmt.Sprintf(`wait=park matcher_thread_locked=true matcher_thread="auto: %d CPUs (below 4`, two.Count())
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("GOMAXPROCS=8 on %d CPUs: want the serving line to say %s\n%s", two.Count(), want, stderr.String())
+	}
+}
+
+// lockedBuffer is a child's stderr, written by os/exec's copying goroutine
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
