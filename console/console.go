@@ -315,9 +315,14 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect on this site.
+// safeNext keeps a redirect on this site: a path of this host, never
+// "//host" or "/\\host", which a browser takes for another site. A control
+// character or a space refuses the path too: http.Redirect passes it on,
+// and a browser drops tabs and line breaks from a URL before it reads it,
+// so "/\t/host" is "//host" to it.
 func safeNext(p string) string {
-	if len(p) < 1 || p[0] != '/' || (len(p) > 1 && (p[1] == '/' || p[1] == '\\')) {
+	if len(p) < 1 || p[0] != '/' || (len(p) > 1 && (p[1] == '/' || p[1] == '\\')) ||
+		strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return "/market"
 	}
 	return p

@@ -87,7 +87,7 @@ func TestChangeFormatting(t *testing.T) {
 
 func TestSafeNext(t *testing.T) {
 	for in, want := range map[string]string{"/sessions": "/sessions", "": "/market", "//evil.example": "/market",
-		"/\\evil": "/market", "https://evil.example/": "/market", "/": "/"} {
+		"/\\evil": "/market", "https://evil.example/": "/market", "/": "/", "/\t/evil.example": "/market"} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
 		}

@@ -302,6 +302,13 @@ func TestConsoleSignIn(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/market" || len(cookies) != 1 {
 		t.Fatalf("sign-in: HTTP %d to %q, cookies %v", resp.StatusCode, resp.Header.Get("Location"), cookies)
 	}
+	// A browser drops tabs and line breaks from a Location before it reads
+	// it: "/\t/elsewhere.example/" would take it to elsewhere.example.
+	for _, next := range []string{"/\t/elsewhere.example/", "/\r\n/elsewhere.example/", "/\x00/elsewhere.example/"} {
+		if resp, _ := signIn(aliceToken, next); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/market" {
+			t.Errorf("sign-in with next %q: HTTP %d to %q", next, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
 	if c := cookies[0]; c.Name != ops.TokenCookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Value != aliceToken ||
 		strings.Contains(body, aliceToken) {
 		t.Fatalf("cookie %+v", c)
