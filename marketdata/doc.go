@@ -107,8 +107,9 @@
 // snapshot alike) and SnapshotRequest with the books stamped with the last
 // sequence number they include. Connections, requests per connection,
 // concurrent snapshots and snapshot size are bounded. A request frame that
-// cannot be a request (empty, over 512 bytes, an unknown template) closes
-// the connection without an answer: the client's framing is lost.
+// is not an unsequenced packet of requests only (empty, over 512 bytes, a
+// message of another template or cut short) closes the connection without
+// an answer to any of its requests: the client's framing is lost.
 //
 // The feed must only publish events of durable commands, because no market
 // data may leave the process for a command before that command is durable

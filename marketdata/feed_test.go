@@ -22,13 +22,13 @@ import (
 // feedFixture is a Feed on loopback ports chosen by the OS, serving until
 // the test ends.
 type feedFixture struct {
-	t    *testing.T
+	t    testing.TB
 	feed *Feed
 	stop context.CancelFunc
 	done chan error
 }
 
-func newFeedFixture(t *testing.T, feedAddr string, mutate func(*FeedConfig)) *feedFixture {
+func newFeedFixture(t testing.TB, feedAddr string, mutate func(*FeedConfig)) *feedFixture {
 	t.Helper()
 	cfg := FeedConfig{
 		Tracker:           TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},

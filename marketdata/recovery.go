@@ -195,39 +195,45 @@ func (s *recoveryServer) handle(conn net.Conn) {
 
 var errProtocol = errors.New("marketdata: malformed recovery request")
 
+// serveFrame answers the requests of one frame. A frame that is not an
+// unsequenced packet of requests only, one at least, is answered not at
+// all: checked whole before its first request is served, so that the
+// requests before a malformed message are neither answered in part (what
+// the write buffer let out before the connection closed) nor counted as
+// served.
 func (c *recoveryConn) serveFrame(frame []byte) error {
-	if err := c.rd.Reset(frame); err != nil || c.rd.Seq != 0 {
+	if err := c.rd.Reset(frame); err != nil || c.rd.Seq != 0 || c.rd.Count == 0 || !requestsOnly(c.rd) {
 		c.s.protocolErrors.Add(1)
 		return errProtocol
 	}
 	for msg, ok := c.rd.Next(); ok; msg, ok = c.rd.Next() {
 		_ = c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 		var err error
-		tid, _ := mdsbe.TemplateIDOf(msg, 0)
-		switch tid {
-		case mdsbe.RetransmitRequestTemplateID:
-			var m mdsbe.RetransmitRequest
-			if m.WrapDecode(msg, 0) != nil {
-				c.s.protocolErrors.Add(1)
-				return errProtocol
-			}
+		if m, ok := mdsbe.DecodeRetransmitRequest(msg); ok {
 			err = c.retransmit(m.RequestID(), m.FromSeq(), m.Count())
-		case mdsbe.SnapshotRequestTemplateID:
-			var m mdsbe.SnapshotRequest
-			if m.WrapDecode(msg, 0) != nil {
-				c.s.protocolErrors.Add(1)
-				return errProtocol
-			}
+		} else if m, ok := mdsbe.DecodeSnapshotRequest(msg); ok {
 			err = c.snapshot(m.RequestID(), m.InstrumentID())
-		default:
-			c.s.protocolErrors.Add(1)
-			return errProtocol
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return c.w.Flush()
+}
+
+// requestsOnly reports whether every message left in rd (a copy: the
+// caller's reader stays where it is) is a RetransmitRequest or a
+// SnapshotRequest.
+func requestsOnly(rd packet.Reader) bool {
+	for msg, ok := rd.Next(); ok; msg, ok = rd.Next() {
+		if _, ok := mdsbe.DecodeRetransmitRequest(msg); ok {
+			continue
+		}
+		if _, ok := mdsbe.DecodeSnapshotRequest(msg); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *recoveryConn) retransmit(requestID, fromSeq uint64, count uint32) error {
