@@ -845,6 +845,24 @@ func countError(key, entry string, n, entriesMax int) error {
 	return nil
 }
 
+// throttleErrors names each throttle limit of the table key that is
+// negative: 0 means no limit, and the gateway takes any limit below 1 as
+// none, so a negative one in session_defaults turned every session's
+// throttle off without a word.
+func throttleErrors(key string, ordersPerSecond, cancelsPerSecond, messagesPerSecond int) []error {
+	var errs []error
+	for _, l := range []struct {
+		name  string
+		value int
+	}{{"orders_per_second_reject", ordersPerSecond}, {"cancels_per_second_reject", cancelsPerSecond},
+		{"messages_per_second_logout", messagesPerSecond}} {
+		if l.value < 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: %d is negative (0 means no limit)", key, l.name, l.value))
+		}
+	}
+	return errs
+}
+
 func (c *Config) validateSessions() []error {
 	var errs []error
 	if err := countError("session", "session", len(c.Sessions), SessionsMax); err != nil {
@@ -858,6 +876,8 @@ func (c *Config) validateSessions() []error {
 	errs = append(errs, quickFIXValueErrors("session_defaults", c.SessionDefaults.QuickFIX)...)
 	errs = append(errs, sourceErrors("session_defaults", c.SessionDefaults.AllowedSourceAddresses)...)
 	errs = append(errs, quickFIXPairErrors("session_defaults", c.SessionDefaults.QuickFIX, nil, true)...)
+	d := &c.SessionDefaults
+	errs = append(errs, throttleErrors("session_defaults", d.OrdersPerSecondReject, d.CancelsPerSecondReject, d.MessagesPerSecondLogout)...)
 	seen := map[string]int{}
 	for i := range c.Sessions {
 		s := &c.Sessions[i]
@@ -884,9 +904,7 @@ func (c *Config) validateSessions() []error {
 		errs = append(errs, quickFIXValueErrors(key, s.QuickFIX)...)
 		errs = append(errs, quickFIXPairErrors(key, c.QuickFIXSettings(s), s.QuickFIX, false)...)
 		errs = append(errs, sourceErrors(key, s.AllowedSourceAddresses)...)
-		if s.OrdersPerSecondReject < 0 || s.CancelsPerSecondReject < 0 || s.MessagesPerSecondLogout < 0 {
-			errs = append(errs, fmt.Errorf("%s: throttle limits must not be negative", key))
-		}
+		errs = append(errs, throttleErrors(key, s.OrdersPerSecondReject, s.CancelsPerSecondReject, s.MessagesPerSecondLogout)...)
 	}
 	return errs
 }

@@ -138,6 +138,11 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"" + strings.Repeat("C", 65) + "\"", "session[0].comp_id"},
 		{"[[session]]\ncomp_id = \"VENUE\"", `session[0].comp_id: "VENUE" is the venue's own`},
 		{"[[session]]\ncomp_id = \"C%d%d\"\nrange = [1, 2]", "session[0].comp_id: a range needs one %d"},
+		// A negative limit is no limit to the gateway: a sign slipped in
+		// would turn every session's throttle off.
+		{"[session_defaults]\norders_per_second_reject = -1", "session_defaults.orders_per_second_reject: -1 is negative (0 means no limit)"},
+		{"[session_defaults]\nmessages_per_second_logout = -20000", "session_defaults.messages_per_second_logout: -20000 is negative"},
+		{"[[session]]\ncomp_id = \"A\"\ncancels_per_second_reject = -3", "session[0].cancels_per_second_reject: -3 is negative"},
 	}
 	for _, tc := range tests {
 		_, err := Parse([]byte(tc.text), "test.toml")
