@@ -114,7 +114,12 @@
 // differs from the hello's, close the stream; the event is counted
 // (TransportStats) and logged (each kind at most once per streamLogEvery,
 // with how many were not: a peer configured otherwise redials ten times a
-// second) and the node carries on. A peer that cannot be dialled (down, or
+// second; a kind names no address, so that connections that send no hello
+// are one kind) and the node carries on. At most helloPendingMax accepted
+// streams wait for their hello at once (a peer sends it as it connects):
+// one more closes the one that has waited longest, so that connections
+// that send nothing, which anyone who can reach the port may open by the
+// thousand, hold neither goroutines nor descriptors without bound. A peer that cannot be dialled (down, or
 // a wrong raft_addr in [[cluster.peer]], which would otherwise leave a node
 // that hears the leader but whose answers go nowhere, a follower to look
 // at and none to the leader's quorum) is logged the same way, naming the

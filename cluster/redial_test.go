@@ -1,9 +1,14 @@
 package cluster
 
 import (
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -96,5 +101,100 @@ func TestTransportIdleStreamSendsItsHello(t *testing.T) {
 	case <-trB.Inbound():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the message on the idle stream never arrived")
+	}
+}
+
+// TestTransportBoundsStreamsThatSendNoHello: connections to the Raft port
+// that send nothing (anyone who can reach the port may open them by the
+// thousand) are held at most helloPendingMax at once: one more closes the
+// one that has waited longest, counted as refused, and a peer, whose hello
+// comes as it connects, still gets its messages through while they are
+// held (doc.go, "Transport"). Real TCP on 127.0.0.1; the hello timeout is
+// an hour, so only the bound closes a silent connection.
+func TestTransportBoundsStreamsThatSendNoHello(t *testing.T) {
+	lnA, lnB := listenLoopback(t), listenLoopback(t)
+	addrA, addrB := lnA.Addr().String(), lnB.Addr().String()
+	var logs lockedbuf.Buffer
+	trB := NewTransport(TransportConfig{ClusterID: 7, NodeID: 2, Listener: lnB, Peers: map[uint64]string{1: addrA},
+		HelloTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer trB.Close()
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", addrB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10 s", what)
+			}
+		}
+	}
+	pending := func() int {
+		trB.mu.Lock()
+		defer trB.mu.Unlock()
+		return len(trB.pending)
+	}
+	for range helloPendingMax + 8 {
+		dial()
+	}
+	waitFor("the silent connections accepted", func() bool { return trB.Stats().ConnsRejected.Load() == 8 })
+	if n := pending(); n != helloPendingMax {
+		t.Fatalf("%d connections wait for their hello, want %d", n, helloPendingMax)
+	}
+
+	// A peer's stream gets through: it closes one more silent connection.
+	trA := NewTransport(TransportConfig{ClusterID: 7, NodeID: 1, Listener: lnA, Peers: map[uint64]string{2: addrB}})
+	defer trA.Close()
+	trA.Send(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(1), To: proto.Uint64(2), Term: proto.Uint64(1)})
+	select {
+	case <-trB.Inbound():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the peer's message never arrived past the silent connections")
+	}
+	waitFor("the silent connection closed for the peer's", func() bool { return trB.Stats().ConnsRejected.Load() == 9 })
+	// One line for them all: a flood is not a line per connection.
+	waitFor("a silent connection logged", func() bool { return strings.Contains(logs.String(), "no hello") })
+	if n := strings.Count(logs.String(), "no hello"); n != 1 {
+		t.Fatalf("%d log lines for the silent connections, want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestTransportLogsSilentStreamsOnce: streams that send no hello within
+// the hello timeout, or end before it, are one kind of closed stream in
+// the log, whatever their addresses: the network error named them, so
+// each was a kind of its own and a flood of them a line each (doc.go,
+// "Transport"). Real TCP on 127.0.0.1.
+func TestTransportLogsSilentStreamsOnce(t *testing.T) {
+	ln := listenLoopback(t)
+	var logs lockedbuf.Buffer
+	tr := NewTransport(TransportConfig{ClusterID: 7, NodeID: 2, Listener: ln, HelloTimeout: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	closeTr := sync.OnceFunc(func() { tr.Close() })
+	defer closeTr()
+	for i := range 6 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			c.Close() // ends before its hello
+		} else {
+			t.Cleanup(func() { c.Close() }) // sends nothing until the timeout
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); tr.Stats().ConnsRejected.Load() < 6; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 6 silent streams refused in 10 s", tr.Stats().ConnsRejected.Load())
+		}
+	}
+	closeTr() // its streams' goroutines, which log, have returned
+	if timeouts, ends := strings.Count(logs.String(), "no hello: i/o timeout"), strings.Count(logs.String(), "no hello: EOF"); timeouts != 1 || ends != 1 {
+		t.Fatalf("%d lines for the silent streams, %d for those that ended, want 1 each:\n%s", timeouts, ends, logs.String())
 	}
 }

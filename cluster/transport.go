@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -38,8 +39,15 @@ const (
 	inboundMessagesMax = 4096
 	dialTimeout        = time.Second
 	helloTimeout       = 5 * time.Second
-	writeTimeout       = 5 * time.Second
-	redialPause        = 100 * time.Millisecond
+	// helloPendingMax bounds the accepted streams that have not sent their
+	// hello yet: at the bound, the one that has waited longest is closed
+	// to admit a new one. A peer sends its hello as it connects, so it
+	// waits a round trip; anyone who can reach the port could otherwise
+	// hold a goroutine and a descriptor per connection for helloTimeout,
+	// as many as it opens.
+	helloPendingMax = 32
+	writeTimeout    = 5 * time.Second
+	redialPause     = 100 * time.Millisecond
 )
 
 // TransportConfig configures a Transport.
@@ -65,12 +73,15 @@ type TransportConfig struct {
 	// (default DefaultSnapshotBytesMax).
 	SnapshotDir      string
 	SnapshotBytesMax int64
-	Logger           *slog.Logger
+	// HelloTimeout is how long an accepted stream may take to send its
+	// hello (0: helloTimeout); tests lengthen it.
+	HelloTimeout time.Duration
+	Logger       *slog.Logger
 }
 
 // TransportStats counts what the transport refused or dropped.
 type TransportStats struct {
-	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node, other terms
+	ConnsRejected atomic.Int64 // bad hello: garbage, another cluster, unknown node, other terms; none in time (helloPendingMax)
 	FramesBad     atomic.Int64 // bad length, CRC or message (snapshot chunks too): the connection is closed
 	DroppedOut    atomic.Int64 // messages dropped because a peer's queue was full
 	DroppedIn     atomic.Int64 // messages dropped because the node's inbound queue was full
@@ -91,7 +102,8 @@ type Transport struct {
 	wg          sync.WaitGroup
 	mu          sync.Mutex
 	conns       map[net.Conn]struct{}
-	received    receivedSnapshot // the last snapshot received, not yet installed (mu)
+	pending     map[net.Conn]time.Time // accepted streams waiting for their hello, since when (mu)
+	received    receivedSnapshot       // the last snapshot received, not yet installed (mu)
 
 	snapReports chan SnapshotReport
 	snapIn      sync.Mutex // held while a snapshot is received: one at a time
@@ -186,7 +198,7 @@ func NewTransport(cfg TransportConfig) *Transport {
 	removeReceivedFiles(cfg.SnapshotDir)
 	t := &Transport{cfg: cfg, inbound: make(chan *raftpb.Message, inboundMessagesMax),
 		unreachable: make(chan uint64, 64), ended: make(chan uint64, 64), peers: map[uint64]*peerLink{}, closed: make(chan struct{}),
-		conns: map[net.Conn]struct{}{}, snapReports: make(chan SnapshotReport, snapshotReportsMax)}
+		conns: map[net.Conn]struct{}{}, pending: map[net.Conn]time.Time{}, snapReports: make(chan SnapshotReport, snapshotReportsMax)}
 	for id, addr := range cfg.Peers {
 		p := &peerLink{id: id, addr: addr, queue: make(chan []byte, peerQueueMessagesMax)}
 		t.peers[id] = p
@@ -420,6 +432,7 @@ func (t *Transport) accept() {
 			continue
 		}
 		t.track(conn, true)
+		t.awaitHello(conn)
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
@@ -444,6 +457,35 @@ func (t *Transport) accept() {
 	}
 }
 
+// awaitHello counts an accepted stream among those waiting for their
+// hello; at helloPendingMax it closes the one that has waited longest.
+func (t *Transport) awaitHello(c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.pending) >= helloPendingMax {
+		var oldest net.Conn
+		var since time.Time
+		for pc, at := range t.pending {
+			if oldest == nil || at.Before(since) {
+				oldest, since = pc, at
+			}
+		}
+		delete(t.pending, oldest) // its read fails: helloRead says why
+		oldest.Close()
+	}
+	t.pending[c] = time.Now()
+}
+
+// helloRead ends a stream's wait for its hello, and reports whether it was
+// closed by awaitHello instead.
+func (t *Transport) helloRead(c net.Conn) (evicted bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, waiting := t.pending[c]
+	delete(t.pending, c)
+	return !waiting
+}
+
 // errPeer marks a stream closed for what the peer sent.
 var errPeer = errors.New("cluster: peer sent")
 
@@ -451,17 +493,29 @@ var errPeer = errors.New("cluster: peer sent")
 // message stream once its hello was good (0 before, and for a snapshot
 // stream, whose end says nothing about the peer's message stream).
 func (t *Transport) readStream(conn net.Conn) (from uint64, err error) {
-	r := bufio.NewReaderSize(conn, 64<<10)
-	conn.SetReadDeadline(time.Now().Add(helloTimeout))
+	conn.SetReadDeadline(time.Now().Add(cmp.Or(t.cfg.HelloTimeout, helloTimeout)))
 	var h [helloBytes]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
+	// The hello is read before the stream's buffer is allocated: a
+	// connection that sends none costs no more than its goroutine.
+	_, err = io.ReadFull(conn, h[:])
+	if evicted := t.helloRead(conn); err != nil {
 		t.stats.ConnsRejected.Add(1)
+		if evicted {
+			return 0, fmt.Errorf("%w no hello before %d streams newer sent none either (closed to admit them)", errPeer, helloPendingMax)
+		}
+		// Without the addresses a network error names (the log names the
+		// remote), so that a flood of such streams is one kind of closed
+		// stream, logged once per streamLogEvery, not a line each.
+		if op := (*net.OpError)(nil); errors.As(err, &op) {
+			err = op.Err
+		}
 		return 0, fmt.Errorf("%w no hello: %v", errPeer, err)
 	}
 	if from, err = t.checkHello(h[:]); err != nil {
 		t.stats.ConnsRejected.Add(1)
 		return 0, err
 	}
+	r := bufio.NewReaderSize(conn, 64<<10)
 	if string(h[:8]) == snapHelloMagic {
 		return 0, t.receiveSnapshot(conn, r, from)
 	}
