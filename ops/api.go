@@ -24,6 +24,7 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/internal/httpdrain"
 	"github.com/fixvenue/fixvenue/internal/tlsserver"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -277,6 +278,13 @@ func DeposedText(leader func() (text, adminAddr string)) (text, adminAddr string
 const NotLeaderDeposed = "this cluster node lost the leadership and restarts as a follower (nothing changed): " +
 	"the node that leads takes the call (fixvenue cluster status)"
 
+// AdminConnsBeyondStreams is how many connections the admin listener
+// holds beside the console's event streams (admin.console.streams_max):
+// at the bound, a new connection closes the one that has waited longest
+// for a request, or is closed at once when every one is serving one
+// (internal/httpbound; README, "Operating the venue").
+const AdminConnsBeyondStreams = 64
+
 // apiMethods are the methods the API's endpoints take.
 var apiMethods = [...]string{http.MethodGet, http.MethodPost}
 
@@ -363,6 +371,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
+	o.conns.Store(httpbound.Bound(srv, a.Console.StreamsMax+AdminConnsBeyondStreams))
 	if o.cfg.Listener != nil {
 		srv.SetKeepAlivesEnabled(false) // Config.Listener
 		o.track = httpdrain.Track(srv)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -48,6 +49,18 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		m.transitions.WithLabelValues(k.String(), "true")
 	}
 	archiveDir := filepath.Join(o.journalDir(), journal.ArchiveDirName)
+	closed := func(why string, n func(*httpbound.Counts) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_admin_connections_closed_total",
+			Help: "Connections the admin listener closed at its bound (admin.console.streams_max + 64): evicted, the one that had " +
+				"waited longest for a request, to admit a new one; refused, a new one while every one was serving a request.",
+			ConstLabels: prometheus.Labels{"why": why}}, func() float64 {
+			if c := o.conns.Load(); c != nil {
+				return float64(n(c))
+			}
+			return 0
+		})
+	}
+	reg.MustRegister(closed("evicted", (*httpbound.Counts).Evicted), closed("refused", (*httpbound.Counts).Refused))
 	reg.MustRegister(m.actions, m.transitions, m.phase, m.nextTransition, m.archivedSegs,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_archive_bytes",
 			Help: "Bytes in the journal archive (compressed segments)."}, func() float64 { return float64(dirBytes(archiveDir)) }))

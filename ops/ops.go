@@ -19,6 +19,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/internal/httpdrain"
 	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/journal"
@@ -152,7 +153,10 @@ type Ops struct {
 	bySymbol map[string]config.Instrument
 	byCompID map[string]Session
 	metrics  *metrics
-	ready    atomic.Bool
+	// conns counts what the admin listener's bound on connections closed
+	// (listen; nil before).
+	conns atomic.Pointer[httpbound.Counts]
+	ready atomic.Bool
 	// caughtUp is closed with ready set: the schedule has run the
 	// transitions it missed (or there is none).
 	caughtUp    chan struct{}

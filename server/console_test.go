@@ -344,3 +344,29 @@ func TestConsoleSignIn(t *testing.T) {
 		t.Fatal("a token is in the log")
 	}
 }
+
+// TestAdminListenerBoundsSilentConnections: connections to the admin
+// listener that send no request (anyone who can reach it may open them by
+// the thousand) are held at most admin.console.streams_max + 64 at once:
+// each one more closes the one that has waited longest, counted in
+// fixvenue_admin_connections_closed_total, and calls are answered while
+// they are held (README, "Operating the venue").
+func TestAdminListenerBoundsSilentConnections(t *testing.T) {
+	s, base := consoleVenue(t, "streams_max = 1\n")
+	for range 1 + ops.AdminConnsBeyondStreams + 3 {
+		c, err := net.Dial("tcp", s.AdminAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	waitUntil(t, "three silent connections closed for newer ones", func() bool {
+		return metricstest.Float(t, scrape(t, s), `fixvenue_admin_connections_closed_total{why="evicted"}`) >= 3
+	})
+	if code, body := consoleGet(t, base+"/v1/status", ""); code != http.StatusOK {
+		t.Fatalf("a call past the silent connections: HTTP %d %s", code, body)
+	}
+	if refused := metricstest.Float(t, scrape(t, s), `fixvenue_admin_connections_closed_total{why="refused"}`); refused != 0 {
+		t.Fatalf("%v connections refused: none served a request", refused)
+	}
+}

@@ -12,7 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/internal/httpdrain"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // sharedListener is a cluster node's listening socket (admin API, status)
@@ -269,6 +271,9 @@ type viewServer struct {
 
 // serve starts srv on a new view of s; wrap, when set, adds TLS.
 func (s *sharedListener) serve(srv *http.Server, wrap func(net.Listener) (net.Listener, error)) (*viewServer, error) {
+	// Bounded as the venue's admin listener is (ops.AdminConnsBeyondStreams):
+	// connections that send no call hold nothing without bound.
+	httpbound.Bound(srv, ops.AdminConnsBeyondStreams)
 	vs := &viewServer{srv: srv, view: s.view(), track: httpdrain.Track(srv)}
 	srv.SetKeepAlivesEnabled(false)
 	var l net.Listener = vs.view

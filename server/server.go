@@ -33,6 +33,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/internal/periodic"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/latency"
@@ -987,6 +988,9 @@ func (s *Server) Start() error {
 			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")
 		}
 		s.metricsS = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		// A scraper keeps a connection or two: connections that send no
+		// request hold nothing without bound (internal/httpbound).
+		httpbound.Bound(s.metricsS, ops.AdminConnsBeyondStreams)
 		go s.metricsS.Serve(l)
 	}
 	s.startExport()
