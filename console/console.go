@@ -310,8 +310,18 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Message: reason, Next: next})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: ops.TokenCookie, Value: token, Path: "/", HttpOnly: true,
-		Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
+	cookie := &http.Cookie{Name: ops.TokenCookie, Value: token, Path: "/", HttpOnly: true,
+		Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode}
+	if cookie.Valid() != nil {
+		// http.SetCookie drops the bytes a cookie cannot carry: the cookie
+		// would hold another token, and every page after the sign-in would
+		// refuse it.
+		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Next: next,
+			Message: `this token holds a character a cookie cannot carry (a double quote, ';', '\', a control character or one ` +
+				`outside ASCII): the console cannot keep it; send it in an Authorization header, or use another token`})
+		return
+	}
+	http.SetCookie(w, cookie)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

@@ -370,3 +370,28 @@ func TestAdminListenerBoundsSilentConnections(t *testing.T) {
 		t.Fatalf("%v connections refused: none served a request", refused)
 	}
 }
+
+// TestConsoleSignInRefusesATokenNoCookieCarries: a valid token holding a
+// character a cookie cannot carry is refused at the sign-in, saying so,
+// with no cookie set: http.SetCookie dropped the character, so the cookie
+// held another token and every page after the sign-in refused it.
+func TestConsoleSignInRefusesATokenNoCookieCarries(t *testing.T) {
+	const token = `semi;colon"token`
+	cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[admin]\naddr = \"127.0.0.1:0\"\n[[admin.token]]\noperator = \"carol\"\nsha256 = %q\n",
+		ops.HashToken(token)))
+	s := startServer(t, cfg, Options{})
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm("http://"+s.AdminAddr()+"/signin", url.Values{"token": {token}, "next": {"/sessions"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusBadRequest || len(resp.Cookies()) != 0 || !strings.Contains(string(body), "a cookie cannot carry") {
+		t.Fatalf("sign-in with %q: HTTP %d, cookies %v", token, resp.StatusCode, resp.Cookies())
+	}
+	// The token itself reads, in the header.
+	if code, _ := consoleGet(t, "http://"+s.AdminAddr()+"/market", token); code != http.StatusOK {
+		t.Fatalf("the token in the header: HTTP %d", code)
+	}
+}
