@@ -45,6 +45,13 @@ type StatePart interface {
 	Restore(r io.Reader) error
 }
 
+// CommandPart is a StatePart that is also shown each command before its
+// events (the console's tape: what an operator command's result does not
+// say).
+type CommandPart interface {
+	Command(cmd []byte)
+}
+
 // MatcherState is the venue's replica state: a matcher, the running hash of
 // every event it wrote, so that a replica restored from a snapshot goes on
 // comparing hashes with the leader, and the parts fed from the same events.
@@ -95,8 +102,14 @@ func (k *stateSink) Commit() {
 	}
 }
 
-// Apply applies cmd to the matcher; its events go to the hash and the parts.
+// Apply applies cmd to the matcher; its events go to the hash and the parts
+// (a CommandPart is shown cmd first).
 func (s *MatcherState) Apply(seq uint64, cmd []byte) error {
+	for _, p := range s.sink.parts {
+		if c, ok := p.(CommandPart); ok {
+			c.Command(cmd)
+		}
+	}
 	if err := s.Matcher.Apply(cmd, &s.sink); err != nil {
 		return err
 	}

@@ -121,6 +121,8 @@ func TestOperatorTarget(t *testing.T) {
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0}, "session CLIENT1"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Instrument: 1}, "ACME"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession}, "all"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Account: "FUND"}, "account FUND"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0, Instrument: 1, Account: "FUND"}, "session CLIENT1 ACME account FUND"},
 		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1}, "ACME"},
 		// A refused listing's id may be another instrument's.
 		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1, Reason: venue.RejectReasonDuplicateInstrument},

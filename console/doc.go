@@ -87,12 +87,19 @@
 // with the events of each command it applies as the command commits
 // (Tape.Replay), so that a new leader's pages and admin API show the day.
 //
+// The journal list names each command's operator and filters. Where the
+// result event a row is listed from does not (a kill switch's or a limit's
+// RiskControlResult names no operator, a mass cancel's OperatorResult no
+// account), the tape takes them from the command (Tape.Command), which it
+// is shown before the command's events: by the admin API as it journals
+// it, by a start-up's replay and by a cluster follower (and a Raft
+// snapshot's replay) as they apply it.
+//
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator
 // commands, without their reason (in the command: `fixvenue journal dump`
-// prints it), and a kill switch's or a limit's without its operator (the
-// RiskControlResult it is listed from names none; the command does), nor
-// the value a refused limit change asked (its result carries the figure
-// in the way instead). An automatic kill (a limit tripped) is no
+// prints it), nor the value a refused limit change asked (its result
+// carries the figure in the way instead), and not a FIX client's
+// OrderMassCancelRequest, which is no operator's command. An automatic kill (a limit tripped) is no
 // operator's command and is not listed: GET /v1/risk shows the switches.
 package console

@@ -15,7 +15,7 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (2) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (4) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
 //	  volume i64 | ref i64 | close i64 | refIsClose u8
@@ -24,7 +24,8 @@ import (
 //	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
 //	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name
 //	  [action ActionRisk: riskAction u8 | scope u8 | limit u8 | result u8 |
-//	  value i64 | accountLen u8 | account]), oldest first
+//	  value i64 | accountLen u8 | account]
+//	  [action MassCancel: accountLen u8 | account (its filter)]), oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
 // ActionAddInstrument (255) for an AddInstrument, ActionRisk (254) for a
@@ -34,12 +35,13 @@ import (
 // OperatorResultsKept, nameLen venue.OperatorNameLength, accountLen
 // venue.AccountLength; a state that says otherwise is refused. Version 1,
 // without close and refIsClose, is read as a state that saw no close;
-// versions 1 and 2 hold no ActionRisk record. An instrument of the state that is not configured
+// versions 1 and 2 hold no ActionRisk record, and versions 1 to 3 no
+// MassCancel's account (read as any account). An instrument of the state that is not configured
 // any more is skipped; a configured one the state lacks starts empty.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 3
+	stateVersion = 4
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -98,6 +100,11 @@ func (t *Tape) writeState(w io.Writer) error {
 			b = append(b, byte(r.Risk.Action), byte(r.Risk.Scope), byte(r.Risk.Limit), byte(r.Risk.Result))
 			b = binary.LittleEndian.AppendUint64(b, uint64(r.Risk.Value))
 			account := r.Risk.Account[:min(len(r.Risk.Account), venue.AccountLength)]
+			b = append(b, byte(len(account)))
+			b = append(b, account...)
+		}
+		if r.Action == venue.OperatorActionTypeMassCancel {
+			account := r.Account[:min(len(r.Account), venue.AccountLength)]
 			b = append(b, byte(len(account)))
 			b = append(b, account...)
 		}
@@ -230,6 +237,9 @@ func (t *Tape) Restore(r io.Reader) error {
 			rec.Risk = RiskRecord{Action: venue.RiskAction(s.u8()), Scope: venue.RiskScope(s.u8()), Limit: venue.RiskLimit(s.u8()),
 				Result: venue.RiskResult(s.u8()), Value: s.i64()}
 			rec.Risk.Account = s.name("account", venue.AccountLength)
+		}
+		if rec.Action == venue.OperatorActionTypeMassCancel && s.version >= 4 {
+			rec.Account = s.name("account", venue.AccountLength)
 		}
 		return rec
 	})

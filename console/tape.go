@@ -42,8 +42,14 @@ type OperatorRecord struct {
 	Session    uint16
 	Instrument uint32
 	Count      uint32 // a kill: the orders it cancelled
-	Operator   string // empty for a risk command: its result event names none
-	Risk       RiskRecord
+	// Operator is who acted: from the result event, or for a risk
+	// command, whose RiskControlResult names none, from the command
+	// (Command); empty in a record of a command the tape was not shown.
+	Operator string
+	// Account is a MassCancel's account filter (empty: any account), from
+	// the command (Command): its OperatorResult names none.
+	Account string
+	Risk    RiskRecord
 }
 
 // RiskRecord is what a RiskControlResult says of an operator's kill,
@@ -113,6 +119,28 @@ type Tape struct {
 	// (0: none), as for the feed (marketdata.Feed.SnapshotAt).
 	snapPoint atomic.Uint64
 	capture   func(seq uint64, write func(io.Writer) error) error
+
+	// notes are what the operator commands shown to Command say that
+	// their result events do not, until those events come (notesMu).
+	notesMu sync.Mutex
+	notes   [notesKept]commandNote
+	notesN  int
+}
+
+// notesKept bounds the operator commands Command keeps a note of until
+// their results come: a start-up's or a follower's replay shows one at a
+// time, the admin API as many as its calls under way; a note pushed out
+// (or never answered: the venue halted first) costs only its row's
+// operator or account.
+const notesKept = 32
+
+// commandNote is what an operator's command says that its result event
+// does not: a MassCancel's account filter, a risk command's operator.
+type commandNote struct {
+	kept     bool // false: an empty place (a journal's first command is seq 0)
+	seq      uint64
+	operator string
+	account  string
 }
 
 // NewTape makes the tape of the instruments ids. capture, if set, is
@@ -123,6 +151,60 @@ func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error)
 		t.byID[id] = &instrumentTape{chart: make([]chartPoint, ChartPointsMax)}
 	}
 	return t
+}
+
+// Command looks at a command before its events are handed to the tape
+// (valid only during the call): where an operator's command is journaled
+// (the admin API, before it publishes the command), and before the
+// matcher applies one in a replay (a start-up's, a cluster follower's).
+// It keeps what the command's result event lacks: a MassCancel's account
+// filter, the operator of a kill switch's or a limit's change. Any other
+// command is passed over without a copy.
+func (t *Tape) Command(cmd []byte) {
+	tid, err := venue.TemplateIDOf(cmd, 0)
+	if err != nil {
+		return
+	}
+	var n commandNote
+	switch tid {
+	case venue.OperatorCommandTemplateID:
+		var c venue.OperatorCommand
+		if c.WrapDecode(cmd, 0) != nil || c.Action() != venue.OperatorActionTypeMassCancel {
+			return
+		}
+		n = commandNote{kept: true, seq: c.Seq(), account: string(trimNul(c.Account()))}
+	case venue.RiskControlTemplateID:
+		var c venue.RiskControl
+		if c.WrapDecode(cmd, 0) != nil || (c.Action() != venue.RiskActionKill && c.Action() != venue.RiskActionReset) {
+			return
+		}
+		n = commandNote{kept: true, seq: c.Seq(), operator: string(trimNul(c.Operator()))}
+	case venue.RiskSetLimitTemplateID:
+		var c venue.RiskSetLimit
+		if c.WrapDecode(cmd, 0) != nil {
+			return
+		}
+		n = commandNote{kept: true, seq: c.Seq(), operator: string(trimNul(c.Operator()))}
+	default:
+		return
+	}
+	t.notesMu.Lock()
+	t.notes[t.notesN%notesKept] = n
+	t.notesN++
+	t.notesMu.Unlock()
+}
+
+// note takes the note Command kept of command seq (false: none).
+func (t *Tape) note(seq uint64) (commandNote, bool) {
+	t.notesMu.Lock()
+	defer t.notesMu.Unlock()
+	for i := range t.notes {
+		if n := t.notes[i]; n.kept && n.seq == seq {
+			t.notes[i] = commandNote{}
+			return n, true
+		}
+	}
+	return commandNote{}, false
 }
 
 // Replay records the event of a command applied before Run: a replayed
@@ -246,11 +328,13 @@ func (t *Tape) apply(ev []byte) {
 		// An operator's kill, reset or limit change is journaled like a
 		// halt, and listed with them; an automatic kill (a limit tripped)
 		// and the periodic utilisation report are no operator's.
+		// The result names no operator: the command does (Command).
 		switch e.Action() {
 		case venue.RiskActionKill, venue.RiskActionReset, venue.RiskActionSetLimit:
+			n, _ := t.note(e.CauseSeq())
 			t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionRisk, Session: e.SessionIdx(),
 				Instrument: e.InstrumentID(), Count: e.CancelledCount(), Risk: RiskRecord{Action: e.Action(), Scope: e.Scope(),
-					Limit: e.Limit(), Result: e.Result(), Value: e.Value(), Account: string(trimNul(e.Account()))}}, nil)
+					Limit: e.Limit(), Result: e.Result(), Value: e.Value(), Account: string(trimNul(e.Account()))}}, []byte(n.operator))
 		}
 	}
 }
@@ -294,8 +378,14 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 			in.refTicks, in.refIsClose = e.RefPriceTicks(), false
 		}
 	}
-	t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
-		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}, e.Operator())
+	r := OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
+		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
+	if e.Action() == venue.OperatorActionTypeMassCancel {
+		// The result names no account filter: the command does (Command).
+		n, _ := t.note(e.CauseSeq())
+		r.Account = n.account
+	}
+	t.operatorRecord(r, e.Operator())
 }
 
 // operatorRecord keeps r, with the operator's name from its event.

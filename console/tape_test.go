@@ -242,3 +242,56 @@ func FuzzTapeRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestTapeTakesWhatOnlyTheCommandSays: a MassCancel's account filter and a
+// risk command's operator, which their result events do not carry, come
+// from the command shown to Command before them (the journal's first
+// command, seq 0, too), one result each; a restored state keeps them.
+func TestTapeTakesWhatOnlyTheCommandSays(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.OperatorCommand) {
+		c.SetSeq(0)
+		c.SetAction(venue.OperatorActionTypeMassCancel)
+		c.SetFilterSessionIdx(0xFFFF)
+		_ = c.SetAccountString("FUND")
+		_ = c.SetOperatorString("alice")
+	}))
+	tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.RiskControl) {
+		c.SetSeq(1)
+		c.SetAction(venue.RiskActionKill)
+		_ = c.SetOperatorString("bob")
+	}))
+	tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.RiskSetLimit) {
+		c.SetSeq(2)
+		_ = c.SetOperatorString("carol")
+	}))
+	massCancel := operatorResult(t, 0, venue.OperatorActionTypeMassCancel, venue.RejectReasonNone, 0, 0, 5)
+	risk := func(seq uint64, action venue.RiskAction) []byte {
+		return cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+			e.SetCauseSeq(seq)
+			e.SetAction(action)
+		})
+	}
+	tp.apply(risk(2, venue.RiskActionSetLimit)) // results come in any order of the commands shown
+	tp.apply(massCancel)
+	tp.apply(risk(1, venue.RiskActionKill))
+	tp.apply(risk(1, venue.RiskActionKill)) // a note is taken once
+	got := tp.operatorRecords()
+	// Newest first: the second kill, the kill, the cancel (its result names
+	// its operator), the limit.
+	if len(got) != 4 || got[0].Operator != "" || got[1].Operator != "bob" || got[2].Account != "FUND" ||
+		got[2].Operator != "carol" || got[3].Operator != "carol" || got[3].Account != "" {
+		t.Fatalf("records %+v", got)
+	}
+	var state bytes.Buffer
+	if err := tp.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	again := NewTape([]uint32{1}, nil)
+	if err := again.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.operatorRecords(), got) {
+		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), got)
+	}
+}

@@ -401,7 +401,9 @@ func (c *Console) operationsView() operationsView {
 		row.Target = target(r, bySession, byID)
 		if r.Action == ActionRisk {
 			row.Action, row.Target, row.Result = riskColumns(r, bySession, byID)
-			row.Operator = "—" // in the command only (the page's note says so)
+		}
+		if row.Operator == "" {
+			row.Operator = "—" // a risk command's kept by a build that did not read it from the command
 		}
 		v.Journal = append(v.Journal, row)
 	}
@@ -430,6 +432,9 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 		}
 		if r.Instrument != 0 {
 			parts = append(parts, byID[r.Instrument])
+		}
+		if r.Account != "" {
+			parts = append(parts, "account "+r.Account)
 		}
 		if len(parts) == 0 {
 			return "all"

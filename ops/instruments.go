@@ -250,6 +250,9 @@ func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, err
 		o.monitor.waiters.Forget(cmdSeq)
 		return Result{Seq: cmdSeq}, err
 	}
+	if o.commandWatch != nil {
+		o.commandWatch(slot)
+	}
 	p.Commands.Publish(seq)
 	return o.await(cmdSeq, wait)
 }

@@ -213,6 +213,10 @@ type Ops struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed sync.Once
+
+	// commandWatch is shown each command submit journals
+	// (SetCommandWatch); nil: none.
+	commandWatch func(cmd []byte)
 }
 
 // New builds the control plane and registers its event consumer. Call it
@@ -315,6 +319,12 @@ type DaySource interface {
 // SetDaySource makes GET /v1/instruments report the day's trades from d,
 // the same figures the console shows. Call it before Start.
 func (o *Ops) SetDaySource(d DaySource) { o.day = d }
+
+// SetCommandWatch hands w each command the admin API's operator calls
+// journal (OperatorCommand, AddInstrument), before it is published: the
+// console's tape keeps from it what the command's result event does not
+// say (console.Tape.Command). Call it before Start.
+func (o *Ops) SetCommandWatch(w func(cmd []byte)) { o.commandWatch = w }
 
 // CanOperate reports whether an operator token is configured (without
 // one, every change is refused).

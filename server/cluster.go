@@ -417,6 +417,9 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
+	if c.sink.tape != nil {
+		c.sink.tape.Command(cmd) // what an operator command's result does not say, as the leader's tape keeps it
+	}
 	if err := c.matcher.Apply(cmd, &c.sink); err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 func (s *Server) buildConsole() error {
 	if s.tape != nil {
 		s.ops.SetDaySource(s.tape)
+		s.ops.SetCommandWatch(s.tape.Command) // the account of a mass cancel, as its result names none
 	}
 	a := s.cfg.Admin
 	if !a.Enabled() || !a.Console.Enabled {

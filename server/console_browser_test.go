@@ -564,9 +564,15 @@ func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 // Operations page and off through the admin API, and limits set and
 // removed, are operator commands of the journal like a halt, and the
 // journal list shows each: whom it addressed, the limit and its new
-// value, "none" for one removed, and the orders a kill cancelled.
+// value, "none" for one removed, the orders a kill cancelled, and the
+// operator, whom the command names (its result does not). A restart from
+// the journal alone (no snapshot) lists them alike.
 func TestConsoleJournalListsRiskChanges(t *testing.T) {
-	s, base := consoleVenue(t, riskExtra)
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n"+riskExtra)
+	cfg.Journal.SnapshotInterval.Duration = 0 // the restart replays every command
+	s := startServer(t, cfg, Options{})
+	base := "http://" + s.AdminAddr()
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "r1", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "r1", 150: "0"})
@@ -589,14 +595,94 @@ func TestConsoleJournalListsRiskChanges(t *testing.T) {
 	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
 	browsertest.WaitFor(t, ctx, "the journal lists the last limit change", rows+`.length === 4`)
 	want := []string{
-		"SetLimit|session CLIENT1: max_order_qty = none|done|0|—",
-		"SetLimit|account FUND: max_position in ACME = 20|done|0|—",
-		"Reset|session CLIENT1|done|0|—",
-		"Kill|session CLIENT1|done|1|—",
+		"SetLimit|session CLIENT1: max_order_qty = none|done|0|alice",
+		"SetLimit|account FUND: max_position in ACME = 20|done|0|alice",
+		"Reset|session CLIENT1|done|0|alice",
+		"Kill|session CLIENT1|done|1|bob",
 	}
 	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
 	}
+	c.Close()
+	s.Close()
+	again := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n"+riskExtra)
+	again.Journal.SnapshotInterval.Duration = 0
+	s = startServer(t, again, Options{})
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+	browsertest.WaitFor(t, ctx, "the journal lists the four again", rows+`.length === 4`)
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a restart the journal list shows\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestConsoleJournalNamesMassCancelFilters: an operator's mass cancel by
+// account, alone or with a session and an instrument, is listed with each
+// filter it was given (its result names no account: the command does),
+// not as a cancel of everything; after a restart from the journal alone
+// (no snapshot) and from a snapshot's console state alike.
+func TestConsoleJournalNamesMassCancelFilters(t *testing.T) {
+	dir := t.TempDir()
+	start := func(snapshots bool) *Server {
+		cfg := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n"+riskExtra)
+		cfg.Journal.SnapshotInterval.Duration = 0
+		if snapshots {
+			cfg.Journal.SnapshotInterval.Duration = time.Second // as TestRestartFromSnapshot, for the tape's lag
+		}
+		return startServer(t, cfg, Options{})
+	}
+	s := start(false)
+	c := logon(t, s, "CLIENT1", true)
+	fund := []fixclient.Field{fixclient.F(1, "FUND")}
+	sendOrder(t, c, order{id: "f1", side: "1", qty: "1", px: "99.00", extra: fund})
+	expectER(t, c, map[int]string{11: "f1", 150: "0"})
+	sendOrder(t, c, order{id: "f2", side: "1", qty: "1", px: "98.00", extra: fund})
+	expectER(t, c, map[int]string{11: "f2", 150: "0"})
+	for _, body := range []string{
+		`{"reason": "fund closed", "account": "FUND"}`,
+		`{"reason": "one book", "session": "CLIENT1", "instrument": "ACME", "account": "FUND"}`,
+		`{"reason": "all of it", "instrument": "all"}`,
+	} {
+		if status := adminCall(t, s, "POST", "/v1/cancel", aliceToken, body, nil); status != 200 {
+			t.Fatalf("POST /v1/cancel %s: HTTP %d", body, status)
+		}
+	}
+	want := []string{
+		"MassCancel|all|done|0|alice",
+		"MassCancel|session CLIENT1 ACME account FUND|done|0|alice",
+		"MassCancel|account FUND|done|2|alice",
+	}
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	ctx := browsertest.New(t)
+	check := func(when string) {
+		t.Helper()
+		browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+		browsertest.WaitFor(t, ctx, when+": the journal lists the cancels", rows+`.length === 3`)
+		if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the journal list shows\n%q\nwant\n%q", when, got, want)
+		}
+	}
+	check("live")
+	c.Close()
+	s.Close()
+	s = start(true)
+	check("after a restart from the journal")
+	// A snapshot after the cancels, with the tape's state beside it: the
+	// next start restores the list from that state.
+	c = logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	waitUntil(t, "a snapshot", func() bool { return s.snaps.Stats().Taken.Load() > 0 })
+	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g2", 150: "0"})
+	c.Close()
+	waitUsableSnapshot(t, s)
+	total := s.Pipeline().Durable().Load() + 1
+	s.Close()
+	s = start(true)
+	if s.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: no snapshot was used", s.Replayed(), total)
+	}
+	check("after a restart from a snapshot")
 }
 
 // TestConsoleManyTabs: a browser keeps at most six HTTP/1.1 connections

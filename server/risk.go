@@ -204,6 +204,9 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 			c.SetAction(venue.RiskActionReset)
 		}
 	}
+	if s.tape != nil {
+		s.tape.Command(slot) // the operator, as the RiskControlResult names none
+	}
 	answer := s.gw.AwaitRiskResult(int64(abs))
 	s.pipe.Commands.Publish(seq)
 	// admin.call_timeout, as every admin call (it waited 5 s whatever the

@@ -353,7 +353,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 			return err
 		}
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), commandTap{s.matcher, lost}, sink, opts)
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), commandTap{s.matcher, lost, s.tape}, sink, opts)
 	if err == nil {
 		err = sink.err
 	}
@@ -515,14 +515,20 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64)
 // commandTap is the matcher of the start-up replay, which shows the lost
 // reports' collector each command before the matcher applies it (a
 // rebuilt reject of a post-only order reads its command: gateway's
-// postonly.go). It keeps the matcher's other methods (ReadSnapshot).
+// postonly.go), and the console's tape (what an operator command's result
+// does not say: console.Tape.Command). It keeps the matcher's other
+// methods (ReadSnapshot).
 type commandTap struct {
 	*core.Matcher
 	lost *gateway.LostReports
+	tape *console.Tape // nil: the admin API is off
 }
 
 func (c commandTap) Apply(cmd []byte, sink core.EventSink) error {
 	c.lost.Command(cmd)
+	if c.tape != nil {
+		c.tape.Command(cmd)
+	}
 	return c.Matcher.Apply(cmd, sink)
 }
 

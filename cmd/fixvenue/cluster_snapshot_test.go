@@ -1,9 +1,12 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/admintest"
 )
 
 // TestClusterFollowerCatchesUpFromSnapshot keeps a follower down while the
@@ -12,7 +15,10 @@ import (
 // Raft snapshot (matcher state, events hash, the feed's state and the
 // console tape's) built from the leader's journal and streamed to it, then
 // the log, and ends with the same committed seq, events hash, standby feed
-// (next sequence number and state) and console tape as the other follower.
+// (next sequence number and state) and console tape as the other follower
+// (an operator's mass cancel by account among the commands it missed: the
+// tape keeps the account from the command, which the snapshot's replay
+// shows it as the follower's apply does).
 // Every acknowledged order is then on the leader, and `journal verify`
 // prints the same line on all three nodes.
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
@@ -22,6 +28,10 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	l := h.leader(30 * time.Second)
 	behind, other := (l+1)%3, (l+2)%3
 	h.kill(behind)
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/cancel", clusterToken,
+		`{"reason": "fund closed", "account": "FUND"}`); a.Status != http.StatusOK {
+		t.Fatalf("POST /v1/cancel: %d %s", a.Status, a.Body)
+	}
 	// Trade until the leader is well past its in-memory log: a count of
 	// entries, not a time, since a loaded machine batches more per entry.
 	wait := h.round("behind", false)

@@ -371,12 +371,16 @@ func sendLimit(t *testing.T, c *fixclient.Client, id, side, px string, qty int64
 // TestClusterNewLeaderShowsTheDay: a cluster's followers keep the
 // console's tape from the commands they apply as they commit, so that after
 // the leader is killed, the new leader's console and admin API show the
-// day's trades the old leader showed.
+// day's trades the old leader showed, and its journal list the operator
+// commands as the old leader listed them: a mass cancel's account and a
+// kill switch's operator, which only the commands name.
 func TestClusterNewLeaderShowsTheDay(t *testing.T) {
 	// The admin address is chosen by each node when it comes to lead (its
 	// config says 127.0.0.1:0) and read from its log: a port reserved here
 	// and bound only at a later election could be taken meanwhile.
-	h := writeClusterConfigs(t, func(int) string { return "\n[admin.console]\nenabled = true\n" }, false)
+	h := writeClusterConfigs(t, func(int) string {
+		return "\n[admin.console]\nenabled = true\n[risk]\n[risk.sessions]\nmax_order_qty = 100000\n"
+	}, false)
 	for i := range 3 {
 		h.procs[i] = startVenue(t, h.cfgs[i])
 	}
@@ -426,10 +430,44 @@ func TestClusterNewLeaderShowsTheDay(t *testing.T) {
 		})
 		return b
 	}
+	for _, call := range []struct{ path, body string }{
+		{"/v1/cancel", `{"reason": "fund closed", "account": "FUND"}`},
+		{"/v1/risk/kill", `{"reason": "runaway", "session": "CLIENT2"}`},
+	} {
+		if a := admintest.Call(t, http.MethodPost, "http://"+adminOf(l)+call.path, clusterToken, call.body); a.Status != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", call.path, a.Status, a.Body)
+		}
+	}
+	// journal reads the leader's journal list at base: action, target and
+	// operator of each row, newest first.
+	journal := func(base string) []string {
+		t.Helper()
+		var v struct {
+			Journal []struct{ Action, Target, Operator string } `json:"journal"`
+		}
+		firstUpdate(t, base+"/stream/operations", &v)
+		var rows []string
+		for _, r := range v.Journal {
+			rows = append(rows, r.Action+"|"+r.Target+"|"+r.Operator)
+		}
+		return rows
+	}
+	listed := []string{"Kill|session CLIENT2|ops", "MassCancel|account FUND|ops"}
+	lists := func(base string) {
+		t.Helper()
+		eventually(t, base+" lists the operator commands", func() error {
+			if got := journal(base); !reflect.DeepEqual(got, listed) {
+				return fmt.Errorf("the journal list: %q, want %q", got, listed)
+			}
+			return nil
+		})
+	}
+	lists("http://" + adminOf(l))
 	before := shows("http://" + adminOf(l))
 	h.kill(l)
 	n := h.leader(30 * time.Second)
 	after := shows("http://" + adminOf(n))
+	lists("http://" + adminOf(n))
 	if !reflect.DeepEqual(after.Tape, before.Tape) || !reflect.DeepEqual(after.Chart.Points, before.Chart.Points) {
 		t.Fatalf("node %d (the new leader) lists\n%+v\n%v\nnode %d listed\n%+v\n%v", n+1, after.Tape, after.Chart.Points, l+1,
 			before.Tape, before.Chart.Points)
