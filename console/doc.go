@@ -50,7 +50,9 @@
 // topics change: a stream holds an HTTP/1.1 connection (the console
 // serves no HTTP/2, with TLS or without) for as long as it is open, and a
 // browser keeps six to a host, so a stream per tab left a seventh tab
-// hanging. streams_max bounds the streams: a
+// hanging. The worker pings its tabs every 2 s and stops following one
+// that has not answered for 6 s, as a tab that crashed says no goodbye
+// (one that answers later is followed again). streams_max bounds the streams: a
 // page whose stream is refused (503, or 401) says why it is not live and
 // tries again every 5 s, which a browser does not do by itself.
 //

@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -749,4 +754,67 @@ func TestConsoleCountsWaitingStops(t *testing.T) {
 	expectER(t, c, map[int]string{11: "stop1", 150: "4"})
 	browsertest.WaitFor(t, ctx, "the cancel is done", browsertest.Text("#result")+`.includes("MassCancel: done by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)
 	browsertest.WaitFor(t, ctx, "CLIENT1 has no open order", browsertest.Text(`#ops-sessions tr[data-comp="CLIENT1"]`)+`.includes("logged on\t0")`)
+}
+
+// streamPaths is a reverse proxy to the admin address that the browser
+// opens the pages through, recording the path of each stream opened.
+type streamPaths struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (p *streamPaths) opened() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.paths)
+}
+
+// proxyStreams starts the proxy to admin and returns its base URL.
+func proxyStreams(t *testing.T, admin string) (*streamPaths, string) {
+	t.Helper()
+	target := &url.URL{Scheme: "http", Host: admin}
+	p := &streamPaths{}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/stream/") {
+			p.mu.Lock()
+			p.paths = append(p.paths, r.URL.EscapedPath())
+			p.mu.Unlock()
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return p, srv.URL
+}
+
+// TestConsoleCrashedTabIsNotFollowed: a tab that crashes says no bye to
+// the browser's shared worker; the worker finds it gone (it answers no
+// ping) and opens the browser's one stream again without its topic, while
+// the tab left keeps its page live.
+func TestConsoleCrashedTabIsNotFollowed(t *testing.T) {
+	s, _ := consoleVenue(t, "")
+	streams, base := proxyStreams(t, s.AdminAddr())
+	first := browsertest.New(t)
+	browsertest.Open(t, first, base+"/market")
+	browsertest.WaitFor(t, first, "the market page goes live", `document.getElementById("live").textContent === "live"`)
+	second := browsertest.Tab(t, first)
+	browsertest.Open(t, second, base+"/sessions")
+	browsertest.WaitFor(t, second, "the sessions page goes live", `document.getElementById("live").textContent === "live"`)
+	if got := streams.opened(); got[len(got)-1] != "/stream/market,sessions" {
+		t.Fatalf("streams opened %q; want the last of both pages' topics", got)
+	}
+	n := len(streams.opened())
+	// A renderer crash, as chromedp's own tests make one.
+	_ = chromedp.Do(second, chromedp.Navigate("chrome://crash"))
+	deadline := time.Now().Add(browsertest.Wait)
+	for !slices.Contains(streams.opened()[n:], "/stream/market") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker still follows the crashed tab's topic: streams opened %q", streams.opened())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "alive", side: "1", qty: "7", px: "98.75"})
+	expectER(t, c, map[int]string{11: "alive", 150: "0"})
+	browsertest.WaitFor(t, first, "the market page still follows its updates", browsertest.Text("main")+`.includes("98.75")`)
 }

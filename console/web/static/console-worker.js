@@ -14,6 +14,14 @@ let opened = "";         // the topics of es, or of the stream being retried
 let status = { kind: "connecting" };
 let halted = null;
 let timer = null;
+// A tab that crashes, or is killed, says no bye: its topic would be
+// followed until the browser closes. Each tab is asked every pingMs
+// whether it is still there, and one that has not answered for deadMs is
+// dropped (and its topic, unless another tab shows it); one that answers
+// after all (a tab paused that long) is followed again.
+const pingMs = 2000;
+const deadMs = 3 * pingMs;
+const heard = new Map(); // port -> when it last spoke (ms)
 // The browser reconnects a stream that broke by itself, but not one the
 // venue refused (503 at streams_max, 401 once a token is no longer
 // configured): that one is retried here every retryMs, and the pages say
@@ -75,15 +83,19 @@ async function refused(url) {
   }
 }
 
-// A tab says {topic} when it shows a page, {bye} when it leaves it. One
-// that joins a topic already followed gets its last update at once; the
-// stream is opened again, once for the changes of a moment, when the
-// topics change.
+// A tab says {topic} when it shows a page, {bye} when it leaves it, and
+// {pong, topic} to each ping. One that joins a topic already followed
+// gets its last update at once; the stream is opened again, once for the
+// changes of a moment, when the topics change.
 function attach(port) {
   port.onmessage = (e) => {
     const m = e.data;
+    heard.set(port, Date.now());
     if (m.bye) {
       tabs.delete(port);
+      heard.delete(port);
+    } else if (m.pong && tabs.has(port)) {
+      return;
     } else {
       tabs.set(port, m.topic);
       if (status.kind !== "connecting") port.postMessage(status);
@@ -93,6 +105,21 @@ function attach(port) {
     if (timer === null) timer = setTimeout(() => follow(false), 0);
   };
 }
+
+setInterval(() => {
+  const now = Date.now();
+  let dropped = false;
+  for (const port of [...tabs.keys()]) {
+    if (now - heard.get(port) > deadMs) {
+      tabs.delete(port);
+      heard.delete(port);
+      dropped = true;
+    } else {
+      port.postMessage({ kind: "ping" });
+    }
+  }
+  if (dropped && timer === null) timer = setTimeout(() => follow(false), 0);
+}, pingMs);
 
 if (typeof SharedWorkerGlobalScope !== "undefined" && self instanceof SharedWorkerGlobalScope) {
   self.onconnect = (e) => attach(e.ports[0]);

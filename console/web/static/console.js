@@ -316,10 +316,19 @@
   }
   const worker = "/static/console-worker.js";
   const port = typeof SharedWorker === "function" ? new SharedWorker(worker).port : new Worker(worker);
-  port.onmessage = (e) => hub(e.data);
+  // The worker pings each tab, so that one that crashed (and said no bye)
+  // is no longer followed; a page left does not answer.
+  let left = false;
+  port.onmessage = (e) => {
+    if (e.data.kind === "ping") {
+      if (!left) port.postMessage({ pong: true, topic: topic });
+      return;
+    }
+    hub(e.data);
+  };
   port.postMessage({ topic: topic });
   // A page left is no longer followed; one the browser brings back from
   // its cache is again.
-  addEventListener("pagehide", () => port.postMessage({ bye: true }));
-  addEventListener("pageshow", (e) => { if (e.persisted) port.postMessage({ topic: topic }); });
+  addEventListener("pagehide", () => { left = true; port.postMessage({ bye: true }); });
+  addEventListener("pageshow", (e) => { if (e.persisted) { left = false; port.postMessage({ topic: topic }); } });
 })();
