@@ -52,7 +52,12 @@
 // browser keeps six to a host, so a stream per tab left a seventh tab
 // hanging. The worker pings its tabs every 2 s and stops following one
 // that has not answered for 6 s, as a tab that crashed says no goodbye
-// (one that answers later is followed again). streams_max bounds the streams: a
+// (one that answers later is followed again). A topic the venue does not
+// have (a tab left on the book of an instrument that a restart on another
+// configuration no longer lists) is named in an "unknown" event the stream
+// opens with, and that tab says so while the others stay live: refused,
+// it took every tab off the air (16 such topics at most; a stream of no
+// known topic is 404). streams_max bounds the streams: a
 // page whose stream is refused (503, or 401) says why it is not live and
 // tries again every 5 s, which a browser does not do by itself.
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 )
@@ -71,6 +70,11 @@ func (c *Console) current(topic string, build func() any) []byte {
 	return body
 }
 
+// unknownTopicsMax bounds the topics a stream may name that the venue
+// does not have (a browser's tabs left open across a restart on another
+// configuration): beyond it the stream is refused.
+const unknownTopicsMax = 16
+
 // streamTopic is one topic of a stream and the update it sent last.
 type streamTopic struct {
 	name  string
@@ -85,23 +89,39 @@ type streamTopic struct {
 // (static/console-worker.js): it may hold only six HTTP/1.1 connections to
 // a host, and a stream holds one for as long as it is open. Each update is
 // an event named by its topic.
+//
+// A topic the venue does not have (a tab left open on the book of an
+// instrument the venue no longer lists, after a restart on another
+// configuration) is named in an "unknown" event that opens the stream,
+// and the others are served: refused, it took every tab of the browser
+// off the air with it. A stream of no known topic is 404.
 func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	var topics []streamTopic
+	var unknown []string
+	seen := map[string]bool{}
 	for _, part := range strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/stream/"), ",") {
 		name, err := url.PathUnescape(part)
 		if err != nil {
 			http.Error(w, "no such stream: "+part, http.StatusNotFound)
 			return
 		}
-		if slices.ContainsFunc(topics, func(t streamTopic) bool { return t.name == name }) {
+		if seen[name] {
 			continue
 		}
+		seen[name] = true
 		build, ok := c.topicBuild(name)
 		if !ok {
-			http.Error(w, "no such stream: "+name, http.StatusNotFound)
-			return
+			if unknown = append(unknown, name); len(unknown) > unknownTopicsMax {
+				http.Error(w, "no such stream: "+strings.Join(unknown, ","), http.StatusNotFound)
+				return
+			}
+			continue
 		}
 		topics = append(topics, streamTopic{name: name, event: "event: " + name + "\ndata: ", build: build})
+	}
+	if len(topics) == 0 {
+		http.Error(w, "no such stream: "+strings.Join(unknown, ","), http.StatusNotFound)
+		return
 	}
 	if c.streams.Add(1) > int64(c.cfg.Settings.StreamsMax) {
 		c.streams.Add(-1)
@@ -118,6 +138,13 @@ func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if len(unknown) > 0 {
+		names, _ := json.Marshal(unknown)
+		if c.write(rc, w, "event: unknown\ndata: ", names, "\n\n") != nil {
+			c.dropped.Add(1)
+			return
+		}
+	}
 	tick := time.NewTicker(time.Second / time.Duration(c.cfg.Settings.UpdatesPerSecond))
 	defer tick.Stop()
 	lastWrite := time.Now()

@@ -818,3 +818,34 @@ func TestConsoleCrashedTabIsNotFollowed(t *testing.T) {
 	expectER(t, c, map[int]string{11: "alive", 150: "0"})
 	browsertest.WaitFor(t, first, "the market page still follows its updates", browsertest.Text("main")+`.includes("98.75")`)
 }
+
+// TestConsoleTabOfAnInstrumentGoneLeavesTheOthersLive: the venue restarts
+// on a new journal (another day's configuration) without an instrument a
+// tab still shows. That tab says the venue has it no more, and the
+// browser's other tabs, whose stream it shares, go live again and follow
+// their updates.
+func TestConsoleTabOfAnInstrumentGoneLeavesTheOthersLive(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	s := startServer(t, cfg, Options{})
+	listInstrument(t, s, "NEWCO")
+	base := "http://" + s.AdminAddr()
+	market := browsertest.New(t)
+	browsertest.Open(t, market, base+"/market")
+	book := browsertest.Tab(t, market)
+	browsertest.Open(t, book, base+"/market/NEWCO")
+	for _, ctx := range []context.Context{market, book} {
+		browsertest.WaitFor(t, ctx, "the page goes live", `document.getElementById("live").textContent === "live"`)
+	}
+	s.Close()
+	browsertest.WaitFor(t, market, "the market's tab sees the venue stop", `document.getElementById("live").textContent !== "live"`)
+	again := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	again.Admin.Addr = s.AdminAddr() // the pages' stream reconnects to the address it knows
+	s = startServer(t, again, Options{})
+	browsertest.WaitFor(t, market, "the market's tab is live again", `document.getElementById("live").textContent === "live"`)
+	browsertest.WaitFor(t, book, "the book's tab says NEWCO is gone",
+		browsertest.Text("#live")+` === "not live: the venue has no instrument NEWCO now; reload the page"`)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "after", side: "1", qty: "7", px: "98.75"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+	browsertest.WaitFor(t, market, "the market's tab follows its updates", browsertest.Text("main")+`.includes("98.75")`)
+}

@@ -162,7 +162,13 @@ func TestConsoleReadToken(t *testing.T) {
 // kept.
 func TestConsoleStreamBounds(t *testing.T) {
 	s, base := consoleVenue(t, "updates_per_second = 50\nstreams_max = 2\nwrite_timeout = \"300ms\"\n")
-	for _, topics := range []string{"book-NOPE", "market,book-NOPE"} {
+	// A stream of no known topic, or of more unknown topics than a
+	// browser's stale tabs make, is refused.
+	many := "market"
+	for i := range 17 {
+		many += fmt.Sprintf(",book-NOPE%d", i)
+	}
+	for _, topics := range []string{"book-NOPE", "book-NOPE,book-NOPE2", many} {
 		if code, _ := consoleGet(t, base+"/stream/"+topics, ""); code != 404 {
 			t.Fatalf("unknown stream %s: %d", topics, code)
 		}
@@ -225,7 +231,8 @@ func TestConsoleStreamBounds(t *testing.T) {
 // TestConsoleStreamOfSeveralTopics: one stream follows several topics (a
 // browser's tabs share one, console/doc.go), each update an event named
 // by its topic, a topic named twice followed once; a comma in a symbol
-// (which may hold one) is sent as %2C.
+// (which may hold one) is sent as %2C. A topic the venue does not have is
+// named in an "unknown" event first, and the others are followed.
 func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 	s, _ := consoleVenue(t, "")
 	listInstrument(t, s, "X,Y")
@@ -234,10 +241,11 @@ func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /stream/market,book-X%%2CY,market HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	fmt.Fprintf(conn, "GET /stream/market,book-NOPE,book-X%%2CY,market,book-NOPE HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	conn.SetReadDeadline(time.Now().Add(readWait))
 	br := bufio.NewReader(conn)
 	seen := map[string]int{}
+	var order []string
 	for seen["market"] == 0 || seen["book-X,Y"] == 0 {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -245,14 +253,15 @@ func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 		}
 		if topic, ok := strings.CutPrefix(strings.TrimSpace(line), "event: "); ok {
 			seen[topic]++
+			order = append(order, topic)
 			data, err := br.ReadString('\n')
-			if err != nil || !strings.HasPrefix(data, "data: {") {
+			if topic == "unknown" && data != "data: [\"book-NOPE\"]\n" || topic != "unknown" && !strings.HasPrefix(data, "data: {") {
 				t.Fatalf("event %s: data %q %v", topic, data, err)
 			}
 		}
 	}
-	if len(seen) != 2 || seen["market"] != 1 {
-		t.Fatalf("events %v: want the market's once and X,Y's book", seen)
+	if len(seen) != 3 || seen["market"] != 1 || order[0] != "unknown" {
+		t.Fatalf("events %v: want the unknown topic named first, then the market's once and X,Y's book", order)
 	}
 }
 

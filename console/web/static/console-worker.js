@@ -14,6 +14,16 @@ let opened = "";         // the topics of es, or of the stream being retried
 let status = { kind: "connecting" };
 let halted = null;
 let timer = null;
+// gone are the topics the venue said it does not have (the stream's
+// "unknown" event): the book of an instrument it no longer lists, in a tab
+// left open while it restarted on another configuration. They are followed
+// no more, and their tabs say so, while the others stay live; a page
+// loaded again with one (the venue has it again) follows it again.
+const gone = new Set();
+function goneStatus(t) {
+  const what = t.startsWith("book-") ? "instrument " + t.slice(5) : "page " + t;
+  return { kind: "offline", text: "not live: the venue has no " + what + " now; reload the page", why: "the venue's stream does not know " + t };
+}
 // A tab that crashes, or is killed, says no bye: its topic would be
 // followed until the browser closes. Each tab is asked every pingMs
 // whether it is still there, and one that has not answered for deadMs is
@@ -28,8 +38,10 @@ const heard = new Map(); // port -> when it last spoke (ms)
 // why they are not live (README "Operating the venue").
 const retryMs = 5000;
 
+// send gives m to the tabs of topic, or to every tab but those of a gone
+// topic.
 function send(m, topic) {
-  for (const [port, t] of tabs) if (topic === undefined || t === topic) port.postMessage(m);
+  for (const [port, t] of tabs) if (topic === undefined ? !gone.has(t) : t === topic) port.postMessage(m);
 }
 function setStatus(s) { status = s; send(s); }
 
@@ -37,7 +49,9 @@ function setStatus(s) { status = s; send(s); }
 function follow(force) {
   clearTimeout(timer);
   timer = null;
-  const want = [...new Set(tabs.values())].sort();
+  const shown = new Set(tabs.values());
+  for (const t of gone) if (!shown.has(t)) gone.delete(t); // its tabs closed
+  const want = [...shown].filter((t) => !gone.has(t)).sort();
   const key = want.join(",");
   if (key === opened && !force) return;
   if (es) es.close();
@@ -64,6 +78,13 @@ function follow(force) {
     });
   };
   s.addEventListener("halted", (e) => { halted = JSON.parse(e.data).cause; send({ kind: "halted", cause: halted }); });
+  s.addEventListener("unknown", (e) => {
+    for (const t of JSON.parse(e.data)) {
+      gone.add(t);
+      last.delete(t);
+      send(goneStatus(t), t);
+    }
+  });
   for (const t of want) {
     s.addEventListener(t, (e) => { last.set(t, e.data); send({ kind: "update", data: e.data }, t); });
   }
@@ -97,10 +118,15 @@ function attach(port) {
     } else if (m.pong && tabs.has(port)) {
       return;
     } else {
+      if (!m.pong) gone.delete(m.topic); // a page loaded with it: the venue has it again
       tabs.set(port, m.topic);
-      if (status.kind !== "connecting") port.postMessage(status);
-      if (halted !== null) port.postMessage({ kind: "halted", cause: halted });
-      if (last.has(m.topic)) port.postMessage({ kind: "update", data: last.get(m.topic) });
+      if (gone.has(m.topic)) {
+        port.postMessage(goneStatus(m.topic));
+      } else {
+        if (status.kind !== "connecting") port.postMessage(status);
+        if (halted !== null) port.postMessage({ kind: "halted", cause: halted });
+        if (last.has(m.topic)) port.postMessage({ kind: "update", data: last.get(m.topic) });
+      }
     }
     if (timer === null) timer = setTimeout(() => follow(false), 0);
   };
