@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
@@ -622,4 +623,30 @@ func TestRiskLimitRemoved(t *testing.T) {
 	c = logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "q3", side: "2", qty: "150", px: "106.00"})
 	expectER(t, c, map[int]string{11: "q3", 150: "0"})
+}
+
+// BenchmarkRiskSubjects is the risk view the console's Sessions and
+// Operations pages read the kill switches from at each update
+// (ops.Ops.KilledSessions), at 4,096 sessions with four limits each. Run:
+// go test -run '^$' -bench RiskSubjects -benchtime 20x ./server/
+func BenchmarkRiskSubjects(b *testing.B) {
+	const sessions = 4096
+	cfg := testConfig(&testing.T{}, b.TempDir(), riskExtra)
+	cfg.Sessions = cfg.Sessions[:0]
+	reports := map[string]gateway.RiskReport{}
+	limits := map[gateway.RiskLimitKey]int64{}
+	for i := range sessions {
+		name := fmt.Sprintf("C%04d", i)
+		cfg.Sessions = append(cfg.Sessions, config.Session{CompID: name})
+		reports["session:"+name] = gateway.RiskReport{Killed: i%7 == 0}
+		for _, l := range []venue.RiskLimit{venue.RiskLimitMaxOrderQty, venue.RiskLimitMaxOpenOrders, venue.RiskLimitCreditLimit,
+			venue.RiskLimitMaxPosition} {
+			limits[gateway.RiskLimitKey{Subject: "session:" + name, Limit: l}] = 100
+		}
+	}
+	for b.Loop() {
+		if got := riskSubjects(cfg, cfg.Instruments, reports, limits); len(got) != sessions+1 || len(got[0].Limits) != 4 || !got[7].Killed {
+			b.Fatalf("%d subjects, the first with %d limits", len(got), len(got[0].Limits))
+		}
+	}
 }
