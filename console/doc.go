@@ -58,8 +58,9 @@
 // opens with, and that tab says so while the others stay live: refused,
 // it took every tab off the air (16 such topics at most; a stream of no
 // known topic is 404). streams_max bounds the streams: a
-// page whose stream is refused (503, or 401) says why it is not live and
-// tries again every 5 s, which a browser does not do by itself.
+// page whose stream is refused (503, or 401) says why it is not live (a
+// cluster node that no longer leads: which node does) and tries again
+// every 5 s, which a browser does not do by itself.
 //
 // Access (ops.Ops.Authorize): on a loopback listener the pages need no
 // token when called by a loopback name (127.0.0.1, [::1], localhost: a

@@ -477,3 +477,22 @@ func TestClusterNewLeaderShowsTheDay(t *testing.T) {
 
 // adminListening finds the admin API's address in a venue's log.
 var adminListening = regexp.MustCompile(`msg="admin API listening" addr=(\S+)`)
+
+// TestClusterConsolePageSaysWhoLeads: a console page open on the leader
+// when the leadership moves to another node says, once its node refuses
+// the stream, that the node follows and which node leads (the admin API's
+// JSON answer), not an HTTP status alone.
+func TestClusterConsolePageSaysWhoLeads(t *testing.T) {
+	h := writeClusterConfigs(t, func(int) string { return "\n[admin.console]\nenabled = true\n" }, false)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+h.adminAddr(l)+"/market")
+	browsertest.WaitFor(t, ctx, "the page goes live", `document.getElementById("live").textContent === "live"`)
+	to := (l + 1) % 3
+	if out, err := transfer(h.cfgs[l], to); err != nil {
+		t.Fatalf("cluster transfer: %v\n%s", err, out)
+	}
+	browsertest.WaitFor(t, ctx, "the page says its node follows and which leads",
+		browsertest.Text("#live")+fmt.Sprintf(`.startsWith("not live: HTTP 503: this cluster node") && `+browsertest.Text("#live")+`.includes("node %d")`, to+1))
+}

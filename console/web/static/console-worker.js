@@ -97,7 +97,15 @@ async function refused(url) {
   try {
     const r = await fetch(url, { signal: ctl.signal, credentials: "same-origin" });
     if (r.ok) { ctl.abort(); return "the stream was refused"; }
-    const text = (r.headers.get("Content-Type") || "").startsWith("text/plain") ? (await r.text()).trim() : "";
+    // The console's refusals are plain text; a cluster node that does not
+    // lead answers in the admin API's JSON, whose error names the leader.
+    const type = r.headers.get("Content-Type") || "";
+    let text = "";
+    if (type.startsWith("text/plain")) {
+      text = (await r.text()).trim();
+    } else if (type.startsWith("application/json")) {
+      text = await r.json().then((j) => (typeof j.error === "string" ? j.error : ""), () => "");
+    }
     return "HTTP " + r.status + (text ? ": " + text : r.status === 401 ? ": sign in again" : "");
   } catch (e) {
     return "the venue does not answer";
