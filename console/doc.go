@@ -57,7 +57,8 @@
 // configuration no longer lists) is named in an "unknown" event the stream
 // opens with, and that tab says so while the others stay live: refused,
 // it took every tab off the air (16 such topics at most; a stream of no
-// known topic is 404). streams_max bounds the streams: a
+// known topic is 404). A session's page whose session the venue no longer
+// lists says so. streams_max bounds the streams: a
 // page whose stream is refused (503, or 401) says why it is not live (a
 // cluster node that no longer leads: which node does) and tries again
 // every 5 s, which a browser does not do by itself.

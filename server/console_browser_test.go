@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/browsertest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
@@ -848,4 +849,23 @@ func TestConsoleTabOfAnInstrumentGoneLeavesTheOthersLive(t *testing.T) {
 	sendOrder(t, c, order{id: "after", side: "1", qty: "7", px: "98.75"})
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
 	browsertest.WaitFor(t, market, "the market's tab follows its updates", browsertest.Text("main")+`.includes("98.75")`)
+}
+
+// TestConsoleSessionPageOfASessionGone: a session's page left open while
+// the venue restarts on a new journal whose configuration has the session
+// no more says so, rather than showing an empty table.
+func TestConsoleSessionPageOfASessionGone(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	s := startServer(t, cfg, Options{})
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/sessions/SLOW")
+	browsertest.WaitFor(t, ctx, "the page shows SLOW", `document.querySelector('#sessions tr[data-comp="SLOW"]') !== null && `+browsertest.Text("#gone")+` === ""`)
+	s.Close()
+	browsertest.WaitFor(t, ctx, "the page sees the venue stop", `document.getElementById("live").textContent !== "live"`)
+	again := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	again.Sessions = slices.DeleteFunc(again.Sessions, func(s config.Session) bool { return s.CompID == "SLOW" })
+	again.Admin.Addr = s.AdminAddr() // the page's stream reconnects to the address it knows
+	startServer(t, again, Options{})
+	browsertest.WaitFor(t, ctx, "the page says SLOW is gone", `document.getElementById("live").textContent === "live" && `+
+		browsertest.Text("#gone")+` === "The venue lists no session SLOW now." && document.querySelector("#sessions tbody tr") === null`)
 }

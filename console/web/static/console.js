@@ -122,6 +122,13 @@
   function sessions(v) {
     const only = document.body.dataset.comp;
     const list = only ? v.sessions.filter((s) => s.compId === only) : v.sessions;
+    // A page left open while the venue restarted without its session says
+    // so, rather than showing an empty table as if nothing were wrong.
+    const gone = $("#gone");
+    if (gone) {
+      gone.hidden = list.length > 0;
+      gone.textContent = list.length > 0 ? "" : "The venue lists no session " + only + " now.";
+    }
     const c = $("#count");
     if (c) c.textContent = v.loggedOn + " of " + v.sessions.length + " logged on";
     fill("#sessions", list, (s) => {
