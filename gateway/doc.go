@@ -97,7 +97,10 @@
 // order left as it is), an OrderStatusRequest answers unknown order (103=5)
 // and an OrderMassStatusRequest by security a BusinessMessageReject (380=2),
 // each Text naming the tag; a SecurityListRequest by symbol finds no
-// instrument (560=2: a SecurityList has no Text). One that only classifies
+// instrument (560=2: a SecurityList has no Text). An order, cancel, replace
+// and status request share the Text of an instrument the venue does not
+// list (namedInstrument): the unlisted Symbol, no Symbol (naming the field
+// the instrument was named by instead, if any), or the tag beyond it. One that only classifies
 // it (SecurityType, CFICode, Product) is taken. The Validator's fast check says whether a message has
 // any of these tags (CheckFor), so a plain order costs no lookup of them.
 //

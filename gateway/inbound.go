@@ -68,15 +68,9 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 	if len(o.account) > venue.AccountLength {
 		return o, &rejection{ordRejUnknownAccount, "Account longer than " + strconv.Itoa(venue.AccountLength) + " characters"}
 	}
-	sym := fieldBytes(m, tag.Symbol)
-	o.inst = g.bySymbolBytes(sym)
-	if o.inst == nil {
-		return o, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
-	}
-	if look {
-		if text := unknownInstrument(m, sym); text != "" {
-			return o, &rejection{ordRejUnknownSymbol, text}
-		}
+	var text string
+	if o.inst, text = g.namedInstrument(m, look); o.inst == nil {
+		return o, &rejection{ordRejUnknownSymbol, text}
 	}
 	var ok bool
 	if o.side, ok = parseSide(fieldBytes(m, tag.Side)); !ok {
@@ -241,12 +235,49 @@ func unknownInstrument(m *quickfix.Message, symbol []byte) string {
 	return ""
 }
 
+// noSymbolText refuses an instrument named by none of the fields of
+// FIX 4.4's Instrument component.
+const noSymbolText = "unknown symbol: no Symbol (55); the venue's instruments are named by Symbol alone"
+
+// namedInstrument returns the listed instrument an order, cancel, replace
+// or status request names by its Symbol, or nil and the Text of the
+// request's refusal as an unknown symbol, which names what was wrong: a
+// Symbol the venue does not list; no Symbol, naming the field the
+// instrument was named by instead (a SecurityID, say) if any; or, when look
+// (as for parseOrder), the Symbol and also one of instrumentTags.
+func (g *Gateway) namedInstrument(m *quickfix.Message, look bool) (*Instrument, string) {
+	sym := fieldBytes(m, tag.Symbol)
+	if len(sym) == 0 {
+		if look {
+			if text := unknownInstrument(m, nil); text != "" {
+				return nil, text
+			}
+		}
+		return nil, noSymbolText
+	}
+	inst := g.bySymbolBytes(sym)
+	if inst == nil {
+		return nil, "unknown symbol " + string(sym)
+	}
+	if look {
+		if text := unknownInstrument(m, sym); text != "" {
+			return nil, text
+		}
+	}
+	return inst, ""
+}
+
 // UnknownInstrumentText is the Text of the refusal of an instrument named
-// by symbol and also by field t (value v), which the venue does not name
-// its instruments by: for an order (OrdRejReason 1) and a
-// MarketDataRequest (MDReqRejReason 0) alike.
+// by symbol (none when empty) and by field t (value v), which the venue
+// does not name its instruments by: for an order (OrdRejReason 1), a
+// cancel or status request and a MarketDataRequest (MDReqRejReason 0)
+// alike.
 func UnknownInstrumentText(symbol string, t quickfix.Tag, v []byte) string {
-	return "unknown symbol: " + symbol + " with tag " + strconv.Itoa(int(t)) + "=" + string(v) +
+	named := symbol + " with tag "
+	if symbol == "" {
+		named = "no Symbol (55), and tag "
+	}
+	return "unknown symbol: " + named + strconv.Itoa(int(t)) + "=" + string(v) +
 		" names none of the venue's instruments, which are named by Symbol (55) alone"
 }
 
@@ -540,14 +571,9 @@ func (g *Gateway) parseCancel(m *quickfix.Message, look bool) (cancelFields, *re
 	if len(c.origClOrdID) == 0 && c.orderID == 0 {
 		return c, &rejection{ordRejUnknownSymbol, "neither OrigClOrdID nor OrderID given"}
 	}
-	sym := fieldBytes(m, tag.Symbol)
-	if c.inst = g.bySymbolBytes(sym); c.inst == nil {
-		return c, &rejection{ordRejUnknownSymbol, "unknown symbol " + string(sym)}
-	}
-	if look {
-		if text := unknownInstrument(m, sym); text != "" {
-			return c, &rejection{ordRejUnknownSymbol, text}
-		}
+	var text string
+	if c.inst, text = g.namedInstrument(m, look); c.inst == nil {
+		return c, &rejection{ordRejUnknownSymbol, text}
 	}
 	c.side, _ = parseSide(fieldBytes(m, tag.Side))
 	return c, nil
@@ -628,26 +654,24 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	g.metrics.replaces.Inc()
 }
 
-// onStatus answers an OrderStatusRequest. look is as for parseOrder: an
-// order named with an instrument named by more than its Symbol is unknown
-// (the Text naming the tag), as no order was entered so.
+// onStatus answers an OrderStatusRequest. An order named with an
+// instrument the venue does not list is unknown (103=5), the Text saying
+// what of the instrument was wrong as an order's or cancel's refusal does
+// (namedInstrument): no order was entered so.
 func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool) {
 	clOrdID := fieldBytes(m, tag.ClOrdID)
 	var orderID uint64
 	if id := fieldBytes(m, tag.OrderID); len(id) > 0 {
 		orderID, _ = strconv.ParseUint(string(id), 10, 64)
 	}
-	sym := fieldBytes(m, tag.Symbol)
-	inst := g.bySymbolBytes(sym)
-	if len(clOrdID) > venue.ClOrdIDLength || inst == nil || (len(clOrdID) == 0 && orderID == 0) {
+	if len(clOrdID) > venue.ClOrdIDLength || (len(clOrdID) == 0 && orderID == 0) {
 		g.sendUnknownStatus(s, m, "unknown order")
 		return
 	}
-	if look {
-		if text := unknownInstrument(m, sym); text != "" {
-			g.sendUnknownStatus(s, m, text)
-			return
-		}
+	inst, text := g.namedInstrument(m, look)
+	if inst == nil {
+		g.sendUnknownStatus(s, m, text)
+		return
 	}
 	reqID := fieldBytes(m, tag.OrdStatusReqID)
 	if len(reqID) > 0 && s.statusReqsFull() {
