@@ -216,8 +216,7 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		// It is answered (the BusinessMessageReject is stored, so a resend
 		// brings it) and takes nothing (gateway/doc.go, the paragraph on
 		// sessions).
-		clOrdID, _ := m.Body.GetString(tag.ClOrdID) // 379 names the order, if it is one
-		return businessReject(businessRejAppNotAvailable, clOrdID, LoggedOutText)
+		return businessReject(businessRejAppNotAvailable, businessRejectRefID(m), LoggedOutText)
 	}
 	// look: m may have a field of unsupportedTagSet (parseOrder, parseCancel
 	// and onStatus look it up).
@@ -270,6 +269,43 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		return quickfix.UnsupportedMessageType()
 	}
 	return nil
+}
+
+// businessRejectRefIDTags are, per message type, the field whose value a
+// BusinessMessageReject of that message echoes as its BusinessRejectRefID
+// (379), which FIX 4.4 requires unless the message had none: the
+// request types the venue serves, and the orders, quotes and requests a
+// trading client commonly sends. A type not listed is rejected without
+// 379, as QuickFIX answers a type it does not support (380=3, the
+// reference scripts' 2r_UnregisteredMsgType).
+var businessRejectRefIDTags = map[string]quickfix.Tag{
+	"D": tag.ClOrdID, "F": tag.ClOrdID, "G": tag.ClOrdID, "H": tag.ClOrdID, "q": tag.ClOrdID,
+	"AB": tag.ClOrdID, "AC": tag.ClOrdID,
+	"E": tag.ListID, "K": tag.ListID, "L": tag.ListID, "M": tag.ListID,
+	"s": tag.CrossID, "t": tag.CrossID, "u": tag.CrossID,
+	"AF": tag.MassStatusReqID,
+	"V":  tag.MDReqID,
+	"x":  tag.SecurityReqID, "c": tag.SecurityReqID, "v": tag.SecurityReqID, "z": tag.SecurityReqID,
+	"e":  tag.SecurityStatusReqID,
+	"g":  tag.TradSesReqID,
+	"AD": tag.TradeRequestID,
+	"R":  tag.QuoteReqID, "AH": tag.RFQReqID, "S": tag.QuoteID, "Z": tag.QuoteID, "i": tag.QuoteID,
+	"BE": tag.UserRequestID,
+}
+
+// businessRejectRefID is the BusinessRejectRefID (379) of a
+// BusinessMessageReject of m: its ID field's value (businessRejectRefIDTags),
+// or "" (379 left out) when m has none.
+func businessRejectRefID(m *quickfix.Message) string {
+	t, err := m.Header.GetBytes(tag.MsgType)
+	if err != nil {
+		return ""
+	}
+	id, ok := businessRejectRefIDTags[string(t)]
+	if !ok {
+		return ""
+	}
+	return string(fieldBytes(m, id))
 }
 
 // isBusinessReject reports a BusinessMessageReject (35=j).

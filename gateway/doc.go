@@ -154,7 +154,8 @@
 // journaled SessionDisconnected command. An application message read behind
 // the session's Logout (QuickFIX/Go hands the messages it still holds to
 // the application after OnLogout) takes nothing: it gets a
-// BusinessMessageReject (380=4, LoggedOutText), stored, so the client finds
+// BusinessMessageReject (380=4, LoggedOutText, 379 the message's ID field:
+// businessRejectRefIDTags), stored, so the client finds
 // it by resend at its next Logon; an order taken then would rest after its
 // session's cancel-on-disconnect, with nobody logged on. A Logon read there
 // (OnLogon on the connection the session logged out of, or on none) is

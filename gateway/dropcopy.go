@@ -164,9 +164,9 @@ func dropCopyOf(m *quickfix.Message, client string) *quickfix.Message {
 // other than a TradeCaptureReportRequest (dropcopyreplay.go): a drop-copy
 // session may not enter orders nor ask for anything else, so every such
 // message is refused with a BusinessMessageReject (380=6).
-func (g *Gateway) dropCopyRequest(*session, *quickfix.Message) quickfix.MessageRejectError {
+func (g *Gateway) dropCopyRequest(_ *session, m *quickfix.Message) quickfix.MessageRejectError {
 	g.metrics.dropCopyRefused.Inc()
-	return businessReject(businessRejNotAuthorized, "", "drop-copy session: not authorized to send application messages")
+	return businessReject(businessRejNotAuthorized, businessRejectRefID(m), "drop-copy session: not authorized to send application messages")
 }
 
 // dropCopyMetrics count the copies and the refused requests.

@@ -173,3 +173,20 @@ func TestEngineValuesMapIntoDictionary(t *testing.T) {
 		check(tag.CxlRejReason, "gateway refusal "+strconv.Itoa(int(r)), strconv.Itoa(int(cxlRejReasonOfOrd(r))))
 	}
 }
+
+// TestBusinessRejectRefIDTagsInDictionary: every message type a
+// BusinessMessageReject names the ID field of is one FIX 4.4 defines, with
+// that field at its top level, so 379 echoes a value the message can carry.
+func TestBusinessRejectRefIDTagsInDictionary(t *testing.T) {
+	dd := loadDictionary(t)
+	for msgType, id := range businessRejectRefIDTags {
+		md, ok := dd.Messages[msgType]
+		if !ok {
+			t.Errorf("35=%s is not a FIX 4.4 message", msgType)
+			continue
+		}
+		if _, ok := md.Fields[int(id)]; !ok {
+			t.Errorf("35=%s (%s) has no field %d at its top level", msgType, md.Name, id)
+		}
+	}
+}

@@ -176,10 +176,12 @@ func TestDropCopy(t *testing.T) {
 	dcAll := newDCReader(logon(t, s, "DCALL", true))
 
 	// A drop-copy session enters nothing: its order is refused with a
-	// BusinessMessageReject, not an ExecutionReport.
+	// BusinessMessageReject, not an ExecutionReport, whose
+	// BusinessRejectRefID (379) is the request's ID field (FIX 4.4 requires
+	// it when the request has one).
 	c3 := logon(t, s, "CLIENT3", true) // a session no drop copy is granted by name
 	sendOrder(t, dc1.c, order{id: "dc-1", side: "1", qty: "5", px: "100.00"})
-	rej, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "D"})
+	rej, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "D", 379: "dc-1"})
 	if err != nil {
 		t.Fatalf("drop-copy order: %v", err)
 	}
@@ -187,8 +189,15 @@ func TestDropCopy(t *testing.T) {
 	if err := dc1.c.Send("H", fixclient.F(11, "x"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "H"}); err != nil {
+	if _, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "H", 379: "x"}); err != nil {
 		t.Fatalf("drop-copy status request: %v", err)
+	}
+	if err := dc1.c.Send("V", fixclient.F(262, "dc-md"), fixclient.F(263, "0"), fixclient.F(264, "0"),
+		fixclient.F(267, "1"), fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc1.c.Expect(readWait, "j", map[int]string{380: "6", 372: "V", 379: "dc-md"}); err != nil {
+		t.Fatalf("drop-copy market data request: %v", err)
 	}
 
 	origin := map[string]string{}
