@@ -48,7 +48,11 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 }
 
 // gatewayER starts an ExecutionReport for an order the venue holds nothing of
-// (OrderID NONE, OrdStatus Rejected, nothing done), echoing the request's fields.
+// (OrderID NONE, OrdStatus Rejected, nothing done), echoing the request's
+// fields. A request that gave no Symbol gets Symbol [N/A], as the reports
+// of an instrument the venue does not know do (erBuilder.symbol): an
+// ExecutionReport's Instrument is required (FIX 4.4), though QuickFIX's
+// dictionary leaves Symbol optional within it.
 func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "8")
@@ -59,6 +63,9 @@ func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix
 	m.Body.SetString(tag.OrdStatus, string(ordStatusRejected))
 	for _, t := range echo {
 		copyField(m, req, t)
+	}
+	if !m.Body.Has(tag.Symbol) {
+		m.Body.SetString(tag.Symbol, "[N/A]")
 	}
 	m.Body.SetString(tag.LeavesQty, "0")
 	m.Body.SetString(tag.CumQty, "0")
