@@ -562,11 +562,11 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			g.Add().SetString(tag.Symbol, sym)
 			return g
 		}
-		mdReq := func(id, sym string) {
+		mdReqOf := func(id, sym, subscription string) {
 			m := quickfix.NewMessage()
 			m.Header.SetString(tag.MsgType, "V")
 			m.Body.SetString(tag.MDReqID, id)
-			m.Body.SetString(tag.SubscriptionRequestType, "1")
+			m.Body.SetString(tag.SubscriptionRequestType, subscription)
 			m.Body.SetString(tag.MarketDepth, "5")
 			m.Body.SetString(tag.MDUpdateType, "1")
 			m.Body.SetGroup(types)
@@ -575,6 +575,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		mdReq := func(id, sym string) { mdReqOf(id, sym, "1") }
 		// The W and X come from the feed's depth cache, which applies the
 		// durable events on the feed's goroutine: an ExecutionReport can reach
 		// the client before the cache has the same event (the mass cancel
@@ -607,6 +608,24 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		b.send("D", limit("mdo", "ACME", "1", "7", "99.50")...)
 		b.expect("8", map[int]string{11: "mdo", 150: "0"})
 		a.expect("X", map[int]string{262: "md1", 279: "0", 270: "99.50"})
+		// A snapshot with entries (MDFullGrp), two levels of one side.
+		b.send("D", limit("mdo2", "ACME", "1", "3", "99.40")...)
+		b.expect("8", map[int]string{11: "mdo2", 150: "0"})
+		a.expect("X", map[int]string{262: "md1", 279: "0", 270: "99.40"})
+		mdReqOf("md3", "ACME", "0")
+		w := a.expect("W", map[int]string{262: "md3", 55: "ACME", 268: "2"})
+		if !strings.Contains(w.raw, "|268=2|269=0|270=99.50|271=7|346=1|269=0|270=99.40|271=3|346=1|") {
+			t.Errorf("snapshot: %s", w.raw)
+		}
+		// An unsubscribe of a request never made: a MarketDataRequestReject
+		// with a Text and no reason.
+		mdReqOf("md4", "ACME", "2")
+		if y := a.expect("Y", map[int]string{262: "md4"}); y.get(281) != "" || y.get(58) == "" {
+			t.Errorf("unsubscribe of an unknown MDReqID: %s", y.raw)
+		}
+		b.send("F", "11", "mdc2", "41", "mdo2", "55", "ACME", "54", "1", "60", now())
+		b.expect("8", map[int]string{11: "mdc2", 150: "4"})
+		a.expect("X", map[int]string{262: "md1", 279: "2", 270: "99.40"})
 		mdReq("md2", "NOPE")
 		a.expect("Y", map[int]string{262: "md2", 281: "0"})
 		b.send("F", "11", "mdc", "41", "mdo", "55", "ACME", "54", "1", "60", now())
