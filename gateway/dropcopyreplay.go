@@ -136,6 +136,10 @@ const transactTimeLayout = "20060102-15:04:05.000"
 func transactTimeNs(ns int64) int64 { return ns - ns%int64(time.Millisecond) }
 
 // tradeRequestAck builds an AQ. total < 0 leaves TotNumTradeReports out.
+// Its Instrument, which FIX 4.4 requires (QuickFIX's dictionary cannot
+// say so: Symbol is optional within the component), is Symbol [N/A]: a
+// replay is of every instrument, as an ExecutionReport with no instrument
+// of the venue's names none (gatewayER).
 func tradeRequestAck(r replayRequest, result, status, total int, text string) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "AQ")
@@ -143,6 +147,7 @@ func tradeRequestAck(r replayRequest, result, status, total int, text string) *q
 	m.Body.SetString(tag.TradeRequestType, r.reqType)
 	m.Body.SetInt(tag.TradeRequestResult, result)
 	m.Body.SetInt(tag.TradeRequestStatus, status)
+	m.Body.SetString(tag.Symbol, "[N/A]")
 	if total >= 0 {
 		m.Body.SetInt(tag.TotNumTradeReports, total)
 	}

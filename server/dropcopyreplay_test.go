@@ -76,12 +76,13 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 	want = append(want, expectER(t, c1, map[int]string{11: "gtd-x", 150: "4", 126: expire}))
 	waitDurableAll(t, s)
 
-	// The drop copy logs on with a reset: nothing is resent to it.
+	// The drop copy logs on with a reset: nothing is resent to it. Every AQ
+	// names its instrument as [N/A]: FIX 4.4 requires an Instrument.
 	dc := startStrict(t, s, "DC1")
 	body, dates := tradeRequest("R1", "0", from, time.Time{})
 	dc.sendGroup("AD", body, dates)
-	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0"})
-	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1"})
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0", 55: "[N/A]"})
+	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1", 55: "[N/A]"})
 	if done.get(748) != strconv.Itoa(len(want)) {
 		t.Fatalf("TotNumTradeReports %s, want %d: %s", done.get(748), len(want), done.raw)
 	}
@@ -125,7 +126,7 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 	// Refusals, each an AQ Rejected with its TradeRequestResult.
 	body, dates = tradeRequest("R3", "1", from, time.Time{})
 	dc.sendGroup("AD", body, dates)
-	dc.expect("AQ", map[int]string{568: "R3", 749: "8", 750: "2"})
+	dc.expect("AQ", map[int]string{568: "R3", 749: "8", 750: "2", 55: "[N/A]"})
 	dc.send("AD", "568", "R4", "569", "0")
 	dc.expect("AQ", map[int]string{568: "R4", 749: "99", 750: "2"})
 	dc.checkNoRejects()
@@ -181,8 +182,8 @@ func TestDropCopyReplayOverTheArchive(t *testing.T) {
 	dc := startStrict(t, s, "DC1")
 	body, dates := tradeRequest("R1", "0", from, to)
 	dc.sendGroup("AD", body, dates)
-	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0"})
-	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1"})
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0", 55: "[N/A]"})
+	done := dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1", 55: "[N/A]"})
 	if done.get(748) != strconv.Itoa(len(want)) {
 		t.Fatalf("TotNumTradeReports %s, want %d: %s", done.get(748), len(want), done.raw)
 	}
