@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -37,8 +38,9 @@ import (
 //
 // Refused with an AQ Rejected (750=2): a request from an order session
 // (749=9, not authorized: only drop-copy sessions have grants), a
-// TradeRequestType other than 0 (749=8), a subscription (263 other than 0)
-// or no period (749=99), and a request while another replay runs, venue
+// TradeRequestType other than 0 (749=8), a subscription (263 other than 0),
+// no period or a field the replay does not serve (749=99, the Text naming
+// it: replayRequestTags), and a request while another replay runs, venue
 // wide (749=99: a replay holds a matcher; ask again). At most
 // replayReportsMax reports are sent per request; the Completed AQ's Text
 // then says where to ask again.
@@ -76,6 +78,40 @@ type replayRequest struct {
 	refusalText  string
 }
 
+// replayRequestTags are the fields of an AD the venue serves: the
+// request's ID and type, a snapshot, the period (NoDates, its entries'
+// TradeDate and TransactTime), in-band delivery and a Text. Any other
+// narrows the request (an instrument, a side, an order, an execution, a
+// trading session, parties, a clearing date...) or asks for another
+// delivery, which a replay does not do: it sends every report of the
+// period of the session's grants. A request with one is refused naming it,
+// never served as if the field were absent.
+var replayRequestTags = map[quickfix.Tag]bool{
+	tag.TradeRequestID: true, tag.TradeRequestType: true, tag.SubscriptionRequestType: true,
+	tag.NoDates: true, tag.TradeDate: true, tag.TransactTime: true,
+	tag.ResponseTransportType: true, tag.Text: true, tag.EncodedTextLen: true, tag.EncodedText: true,
+}
+
+// responseTransportInband is ResponseTransportType (725) 0: the answer on
+// the session that asked, the only delivery the venue makes.
+const responseTransportInband = "0"
+
+// unservedReplayField returns the refusal Text of an AD field the venue
+// does not serve (replayRequestTags), the lowest tag of them, or "".
+func unservedReplayField(m *quickfix.Message) string {
+	tags := m.Body.Tags()
+	slices.Sort(tags)
+	for _, t := range tags {
+		v := string(fieldBytes(m, t))
+		if replayRequestTags[t] && (t != tag.ResponseTransportType || v == responseTransportInband) {
+			continue
+		}
+		return "tag " + strconv.Itoa(int(t)) + "=" + v + " is not served: a replay sends every report of the period of the " +
+			"session's grants, in band; ask with the period (NoDates 580) alone"
+	}
+	return ""
+}
+
 // parseReplayRequest reads an AD.
 func parseReplayRequest(m *quickfix.Message) replayRequest {
 	var r replayRequest
@@ -83,6 +119,10 @@ func parseReplayRequest(m *quickfix.Message) replayRequest {
 	r.reqType, _ = m.Body.GetString(tag.TradeRequestType)
 	if r.reqType != "0" {
 		r.refusal, r.refusalText = tradeRequestTypeNotSupported, "only TradeRequestType 0 (all trades) is served"
+		return r
+	}
+	if text := unservedReplayField(m); text != "" {
+		r.refusal, r.refusalText = tradeRequestOther, text
 		return r
 	}
 	if sub, err := m.Body.GetString(tag.SubscriptionRequestType); err == nil && sub != "0" {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,24 @@ func TestDropCopyReplayBeyondTheStore(t *testing.T) {
 	dc.expect("AQ", map[int]string{568: "R3", 749: "8", 750: "2", 55: "[N/A]"})
 	dc.send("AD", "568", "R4", "569", "0")
 	dc.expect("AQ", map[int]string{568: "R4", 749: "99", 750: "2"})
+	// A request narrowed to an instrument or a side, or asking for another
+	// delivery, is refused naming the field: served, it got every report of
+	// the period.
+	for _, c := range []struct{ id, tag, value string }{
+		{"R7", "55", "ACME"}, {"R8", "54", "1"}, {"R9", "725", "1"},
+	} {
+		body, dates = tradeRequest(c.id, "0", from, time.Time{})
+		dc.sendGroup("AD", append(body, c.tag, c.value), dates)
+		m := dc.expect("AQ", map[int]string{568: c.id, 749: "99", 750: "2"})
+		if want := "tag " + c.tag + "=" + c.value + " is not served"; !strings.HasPrefix(m.get(58), want) {
+			t.Errorf("AD with %s=%s: Text %q, want it to begin %q", c.tag, c.value, m.get(58), want)
+		}
+	}
+	// In-band delivery and a Text are taken.
+	body, dates = tradeRequest("R10", "0", time.Now().Add(time.Hour), time.Time{})
+	dc.sendGroup("AD", append(body, "725", "0", "58", "in band"), dates)
+	dc.expect("AQ", map[int]string{568: "R10", 749: "0", 750: "0"})
+	dc.expect("AQ", map[int]string{568: "R10", 749: "0", 750: "1", 748: "0"})
 	dc.checkNoRejects()
 	if err := c1.Send("AD", fixclient.F(568, "R5"), fixclient.F(569, "0"), fixclient.F(580, "1"),
 		fixclient.F(75, from.UTC().Format("20060102")), fixclient.F(60, from.UTC().Format("20060102-15:04:05.000"))); err != nil {
