@@ -76,6 +76,20 @@ func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
 	g.awaitEarlierAnswers(s)
 	m := g.gatewayER(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.Account, tag.MaxFloor, tag.ExecInst)
+	if string(fieldBytes(req, tag.TimeInForce)) == string(timeInForceGTD) {
+		// FIX 4.4 requires a GTD report's ExpireTime unless it has an
+		// ExpireDate: the order's, as its matcher's reject echoes it
+		// (postonly.go). The session layer checked ExpireTime's format,
+		// not ExpireDate's (a LocalMktDate is a string to QuickFIX/Go),
+		// which is echoed only when it is a date: a validating client
+		// may refuse another.
+		copyField(m, req, tag.ExpireTime)
+		if d := fieldBytes(req, tag.ExpireDate); d != nil {
+			if _, err := time.Parse("20060102", string(d)); err == nil {
+				copyField(m, req, tag.ExpireDate)
+			}
+		}
+	}
 	m.Body.SetInt(tag.OrdRejReason, int(rej.reason))
 	m.Body.SetString(tag.Text, rej.text)
 	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))

@@ -112,7 +112,10 @@
 // (Config.MarketDateEnd), or with no schedule until the date ends in UTC.
 // Both become the order's expire time in the command (ExpireTime when both
 // are given); every report of the order up to the one that ends it echoes
-// it as ExpireTime. Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
+// it as ExpireTime, a reject too (FIX 4.4 requires a GTD report's
+// ExpireTime unless it has an ExpireDate): the matcher's from what inbound
+// noted of the command (postonly.go), the gateway's the order's own 126 or
+// 432 (an ExpireDate only when it is a date). Neither, an ExpireDate that is not a date (YYYYMMDD) or a year
 // after 2261 is refused with OrdRejReason 99 and a Text naming the field; a
 // date or time already past is the matcher's ExpireTimeInPast (one before
 // 1678, which int64 nanoseconds cannot hold, is given as their earliest

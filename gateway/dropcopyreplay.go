@@ -259,7 +259,7 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// as outbound does, since reports read them (a GTD order's ExpireTime, an
 	// auction's TradingSessionSubID).
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
-		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), postOnlySeqs: newPostOnlySeqs(1)}
+		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy
 	stop := make(chan struct{})

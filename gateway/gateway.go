@@ -165,9 +165,9 @@ type Gateway struct {
 	replayBusy atomic.Bool
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
-	// postOnlySeqs are the seqs of the post-only orders published, for their
-	// rejects (postonly.go).
-	postOnlySeqs *postOnlySeqs
+	// rejectEchoes are what the rejects of the orders published echo of
+	// them (postonly.go).
+	rejectEchoes *rejectEchoes
 	// open is the open-order view (openorders.go); openHeld are its changes
 	// from the events of the chunk outbound is building (outbound's
 	// goroutine only), applied in handOver.
@@ -271,7 +271,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
 		bySession:    map[quickfix.SessionID]*session{},
 		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
-		postOnlySeqs: newPostOnlySeqs(commandSlots + eventSlots),
+		rejectEchoes: newRejectEchoes(commandSlots + eventSlots),
 	}
 	if cfg.OpenView != nil {
 		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {

@@ -434,9 +434,13 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 		str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
 		int(tag.OrdRejReason, int64(ordRejReasonOf(e.Reason()))).str(tag.Text, text).
 		time(tag.TransactTime, e.TimestampNs())
-	if g.postOnlySeqs.has(e.CauseSeq()) {
-		// The order as it was asked, as its accept would say (postonly.go).
+	// The order as it was asked, as its accept would say (postonly.go).
+	echo := g.rejectEchoes.get(e.CauseSeq())
+	if echo.postOnly {
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
+	}
+	if echo.gtd && e.TimeInForce() == venue.TimeInForceGTD {
+		b.time(tag.ExpireTime, echo.expireNs)
 	}
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()

@@ -7,61 +7,98 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Post-only rejects. A post-only order's reports carry ExecInst 6, its
-// reject too (gateway/doc.go, "Unsupported order fields"), but the
-// matcher's OrderRejected carries no flags, and its layout stays as it is:
-// the event export checks a stream's events byte for byte against a replay
-// of the journal, so the same commands must give the same events in every
-// build. The gateway knows the order was post-only from the message it
-// decoded: inbound notes the command's seq, and outbound reads it back for
-// the reject. A drop-copy replay and the answers rebuilt after a crash see
-// the command itself before its events (noteCommand).
+// What a reject echoes of its order. A reject's report (150=8) echoes what
+// the order asked that the matcher's OrderRejected does not carry: a
+// post-only order's ExecInst 6 (gateway/doc.go, "Unsupported order
+// fields") and a GTD order's ExpireTime (126), which FIX 4.4 requires of a
+// report whose TimeInForce is GTD (the order's accept and later reports
+// echo it too). The event's layout stays as it is: the event export checks
+// a stream's events byte for byte against a replay of the journal, so the
+// same commands must give the same events in every build. The gateway
+// knows both from the message it decoded: inbound notes them under the
+// command's seq, and outbound reads them back for the reject. A drop-copy
+// replay and the answers rebuilt after a crash see the command itself
+// before its events (noteCommand).
 
-// postOnlySeqs remembers the seqs of post-only NewOrder commands, one
-// slot per seq modulo its size: written by the sessions' goroutines,
-// read by outbound. A slot is overwritten only by a post-only order its
-// size of commands later; New sizes it for the command and event rings
-// together, which hold the commands between one published and the one
-// outbound answers, so the first's reject is built before then. A slot
-// keeps no other state: a reject whose slot was overwritten would only
-// lack its ExecInst.
-type postOnlySeqs struct {
-	slots []atomic.Uint64 // seq+1 (0: none)
+// orderEcho is what a reject's report echoes of its NewOrder command.
+type orderEcho struct {
+	postOnly bool
+	gtd      bool  // TimeInForce GTD: expireNs is the order's expire time
+	expireNs int64 // as the command has it
+}
+
+// noted reports whether a reject has anything to echo.
+func (e orderEcho) noted() bool { return e.postOnly || e.gtd }
+
+// rejectEchoes remembers the echoes of NewOrder commands by seq, one slot
+// per seq modulo its size: written by the sessions' goroutines, read by
+// outbound. A slot is overwritten only by an order that has something to
+// echo its size of commands later; New sizes it for the command and event
+// rings together, which hold the commands between one published and the
+// one outbound answers, so the first's reject is built before then. A
+// reject whose slot was overwritten would only lack its echoes.
+type rejectEchoes struct {
+	slots []echoSlot
 	mask  uint64
 }
 
-// newPostOnlySeqs holds at least n seqs (a power of two, at least 1).
-func newPostOnlySeqs(n int) *postOnlySeqs {
+type echoSlot struct {
+	key      atomic.Uint64 // seq+1 (0: none), written last
+	postOnly atomic.Bool
+	gtd      atomic.Bool
+	expireNs atomic.Int64
+}
+
+// newRejectEchoes holds at least n seqs (a power of two, at least 1).
+func newRejectEchoes(n int) *rejectEchoes {
 	size := 1
 	if n > 1 {
 		size = 1 << bits.Len(uint(n-1))
 	}
-	return &postOnlySeqs{slots: make([]atomic.Uint64, size), mask: uint64(size - 1)}
+	return &rejectEchoes{slots: make([]echoSlot, size), mask: uint64(size - 1)}
 }
 
-// note records that command seq is a post-only new order.
-func (p *postOnlySeqs) note(seq uint64) { p.slots[seq&p.mask].Store(seq + 1) }
+// note records what command seq's reject echoes.
+func (r *rejectEchoes) note(seq uint64, e orderEcho) {
+	s := &r.slots[seq&r.mask]
+	s.postOnly.Store(e.postOnly)
+	s.gtd.Store(e.gtd)
+	s.expireNs.Store(e.expireNs)
+	s.key.Store(seq + 1)
+}
 
-// has reports whether command seq was noted.
-func (p *postOnlySeqs) has(seq uint64) bool { return p.slots[seq&p.mask].Load() == seq+1 }
+// get returns what command seq's reject echoes (nothing when it was not
+// noted).
+func (r *rejectEchoes) get(seq uint64) orderEcho {
+	s := &r.slots[seq&r.mask]
+	if s.key.Load() != seq+1 {
+		return orderEcho{}
+	}
+	return orderEcho{postOnly: s.postOnly.Load(), gtd: s.gtd.Load(), expireNs: s.expireNs.Load()}
+}
 
-// postOnlyCommand returns the seq of cmd when it is a post-only
-// NewOrder.
-func postOnlyCommand(cmd []byte) (uint64, bool) {
+// echoOfCommand returns the seq of cmd and what its reject echoes when it
+// is a NewOrder with something to echo.
+func echoOfCommand(cmd []byte) (uint64, orderEcho, bool) {
 	if id, err := venue.TemplateIDOf(cmd, 0); err != nil || id != venue.NewOrderTemplateID {
-		return 0, false
+		return 0, orderEcho{}, false
 	}
 	var c venue.NewOrder
-	if c.WrapDecode(cmd, 0) != nil || !c.Flags().Has(venue.OrderFlagsPostOnly) {
-		return 0, false
+	if c.WrapDecode(cmd, 0) != nil {
+		return 0, orderEcho{}, false
 	}
-	return c.Seq(), true
+	e := orderEcho{postOnly: c.Flags().Has(venue.OrderFlagsPostOnly)}
+	if c.TimeInForce() == venue.TimeInForceGTD {
+		e.gtd, e.expireNs = true, c.ExpireTimeNs()
+	}
+	return c.Seq(), e, e.noted()
 }
 
 // noteCommand notes cmd, a journaled command replayed before its events,
-// when it is a post-only NewOrder (a replaying gateway's).
+// when it is a NewOrder whose reject echoes something (a replaying
+// gateway's).
 func (g *Gateway) noteCommand(cmd []byte) {
-	if seq, ok := postOnlyCommand(cmd); ok {
-		g.postOnlySeqs.note(seq)
+	if seq, e, ok := echoOfCommand(cmd); ok {
+		g.rejectEchoes.note(seq, e)
 	}
 }

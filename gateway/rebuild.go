@@ -54,11 +54,13 @@ type LostReports struct {
 	// storeless counts, by session, the reports replayed for a session
 	// with no store file (NoStore).
 	storeless []int
-	// lastPostOnly is the seq+1 of the command replayed last when it is a
-	// post-only NewOrder (0: it is not); postOnly are the causeSeqs of such
-	// orders with a kept event, whose reject echoes ExecInst 6 (postonly.go).
-	lastPostOnly uint64
-	postOnly     map[uint64]bool
+	// lastEchoKey is the seq+1 of the command replayed last when it is a
+	// NewOrder whose reject echoes something (0: it is not), lastEcho what;
+	// echoes are those of such orders with a kept event, by causeSeq
+	// (postonly.go).
+	lastEchoKey uint64
+	lastEcho    orderEcho
+	echoes      map[uint64]orderEcho
 }
 
 // NewLostReports collects for the sessions marks describes (by index).
@@ -90,11 +92,12 @@ func (m *ReportMark) lacks(execID uint64, tsNs int64) bool {
 }
 
 // Command looks at one replayed command (valid only during the call),
-// before its events: a post-only NewOrder is noted for its reject.
+// before its events: what a NewOrder's reject echoes of it (post-only, a
+// GTD's expire time) is noted.
 func (l *LostReports) Command(cmd []byte) {
-	l.lastPostOnly = 0
-	if seq, ok := postOnlyCommand(cmd); ok {
-		l.lastPostOnly = seq + 1
+	l.lastEchoKey = 0
+	if seq, e, ok := echoOfCommand(cmd); ok {
+		l.lastEchoKey, l.lastEcho = seq+1, e
 	}
 }
 
@@ -118,11 +121,11 @@ func (l *LostReports) Event(ev []byte) {
 		return
 	}
 	l.events = append(l.events, append([]byte(nil), ev...))
-	if cause := venue.CauseSeqOf(ev); l.lastPostOnly == cause+1 {
-		if l.postOnly == nil {
-			l.postOnly = map[uint64]bool{}
+	if cause := venue.CauseSeqOf(ev); l.lastEchoKey == cause+1 {
+		if l.echoes == nil {
+			l.echoes = map[uint64]orderEcho{}
 		}
-		l.postOnly[cause] = true
+		l.echoes[cause] = l.lastEcho
 	}
 }
 
@@ -190,14 +193,14 @@ func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, c
 	// A gateway of its own renders them, as for a drop-copy replay
 	// (replayCopies), reading the live open-order view (ExpireTime, StopPx)
 	// and instruments.
-	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, postOnlySeqs: newPostOnlySeqs(1)}
+	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
 	for _, ev := range lost.events {
 		_, execID, _ := reportOf(ev)
 		ts := venue.TimestampNsOf(ev)
-		if cause := venue.CauseSeqOf(ev); lost.postOnly[cause] {
-			rg.postOnlySeqs.note(cause)
+		if cause := venue.CauseSeqOf(ev); lost.echoes[cause].noted() {
+			rg.rejectEchoes.note(cause, lost.echoes[cause])
 		}
 		rg.dispatch(ev)
 		for _, h := range rg.held {

@@ -336,12 +336,13 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 	}
 }
 
-// TestPostOnlyRejectEchoesExecInst: the reject of a post-only order
-// carries ExecInst 6, as its accept does, whether the matcher refused it
-// (a price outside the band, a reason that says nothing of post-only) or
-// the gateway (an unknown symbol); so do its drop copies, live and rebuilt
-// from the journal for a TradeCaptureReportRequest.
-func TestPostOnlyRejectEchoesExecInst(t *testing.T) {
+// TestRejectEchoesTheOrder: the reject of a post-only order carries
+// ExecInst 6, as its accept does, and the reject of a GTD order its
+// ExpireTime (126), which FIX 4.4 requires of a GTD report, whether the
+// matcher refused it (a price outside the band, a reason that says nothing
+// of either) or the gateway (an unknown symbol); so do their drop copies,
+// live and rebuilt from the journal for a TradeCaptureReportRequest.
+func TestRejectEchoesTheOrder(t *testing.T) {
 	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions), Options{})
 	v := strictValidator(t)
 	c1 := logon(t, s, "CLIENT1", true)
@@ -353,11 +354,20 @@ func TestPostOnlyRejectEchoesExecInst(t *testing.T) {
 	rejects = append(rejects, expectER(t, c1, map[int]string{11: "po-band", 150: "8"}))
 	sendOrder(t, c1, order{id: "po-sym", sym: "NOPE", side: "1", qty: "1", px: "1.00", extra: postOnly})
 	rejects = append(rejects, expectER(t, c1, map[int]string{11: "po-sym", 150: "8"}))
+	const expire = "20991231-23:59:59.000"
+	gtd := []fixclient.Field{fixclient.F(126, expire)}
+	sendOrder(t, c1, order{id: "gtd-band", side: "1", qty: "1", px: "200.00", tif: "6", extra: gtd})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "gtd-band", 150: "8"}))
+	sendOrder(t, c1, order{id: "gtd-sym", sym: "NOPE", side: "1", qty: "1", px: "1.00", tif: "6", extra: gtd})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "gtd-sym", 150: "8"}))
 	dc.readCopies(t, len(rejects))
 	for _, m := range append(rejects, dc.inOrder()...) {
 		validate(t, v, m)
-		if m.Get(18) != "6" {
+		if strings.HasPrefix(m.Get(11), "po-") && m.Get(18) != "6" {
 			t.Fatalf("reject of a post-only order without ExecInst 6: %s", m)
+		}
+		if strings.HasPrefix(m.Get(11), "gtd-") && m.Get(126) != expire {
+			t.Fatalf("reject of a GTD order without its ExpireTime %s: %s", expire, m)
 		}
 	}
 
@@ -378,5 +388,12 @@ func TestPostOnlyRejectEchoesExecInst(t *testing.T) {
 	validate(t, v, m)
 	if m.Get(18) != "6" {
 		t.Fatalf("replayed copy of a post-only order's reject without ExecInst 6: %s", m)
+	}
+	if m, err = dc.c.Expect(readWait, "8", map[int]string{797: "Y", 11: "gtd-band"}); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, v, m)
+	if m.Get(126) != expire {
+		t.Fatalf("replayed copy of a GTD order's reject without its ExpireTime %s: %s", expire, m)
 	}
 }

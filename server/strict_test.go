@@ -481,6 +481,25 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		}
 		b.send("F", "11", "liq1c", "41", "liq1", "55", "ACME", "54", "2", "60", now())
 		b.expect("8", map[int]string{11: "liq1c", 150: "4"})
+		// A GTD order's reject echoes its expiry: FIX 4.4 requires a GTD
+		// report's ExpireTime unless it has an ExpireDate. The matcher's
+		// rejects give ExpireTime (for an ExpireDate, the end of that date),
+		// the gateway's echo what the order gave.
+		for _, c := range []struct {
+			fields           []string
+			expTime, expDate string
+		}{
+			{append(limit("x1", "ACME", "1", "1", "99.00")[:14], "59", "6", "126", past), past + ".000", ""},
+			{append(limit("x2", "ACME", "1", "1", "150.00")[:14], "59", "6", "432", "20991231"), "20991231-23:59:59.999", ""},
+			{append(limit("x3", "ACME", "1", "1", "100.005")[:14], "59", "6", "126", future), future, ""},
+			{append(limit("x4", "ACME", "1", "1", "100.005")[:14], "59", "6", "432", "20991231"), "", "20991231"},
+		} {
+			a.send("D", c.fields...)
+			m := a.expect("8", map[int]string{11: c.fields[1], 150: "8", 59: "6"})
+			if m.get(126) != c.expTime || m.get(432) != c.expDate {
+				t.Errorf("reject of GTD order %s: 126=%q 432=%q, want %q and %q: %s", c.fields[1], m.get(126), m.get(432), c.expTime, c.expDate, m.raw)
+			}
+		}
 		// What asks nothing is taken: a MinQty up to the lot, PriceType 2 (per unit).
 		a.send("D", limit("u1", "LOTS", "1", "20", "50.00", "110", "10", "423", "2")...)
 		a.expect("8", map[int]string{11: "u1", 150: "0"})

@@ -17,10 +17,11 @@ import (
 // next start the venue rebuilds them from the journal (docs/ARCHITECTURE.md,
 // "Answers lost at a crash"): a resend from 1 gives a New report for every
 // order the venue holds, with each ExecID once, and every reject of a
-// post-only order with its ExecInst 6. A kill that happened to
+// post-only GTD order with its ExecInst 6 and ExpireTime. A kill that happened to
 // lose nothing is tried again, a few times. A start after that, from a
 // clean stop, rebuilds nothing.
 func TestKill9LostAnswersAreStoredAgain(t *testing.T) {
+	const lostExpire = "20991231-23:59:59.000"
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, `[marketdata]
 enabled = false
@@ -46,15 +47,17 @@ copy_all = true
 		dc := logOnAt(t, v.fixAddr, "DC1", dcNext, first)
 		first = false
 		for i := range burst {
-			id, px, extra := fmt.Sprintf("a%d-%d", attempt, i), "99.00", []fixclient.Field{}
+			id, px, tif, extra := fmt.Sprintf("a%d-%d", attempt, i), "99.00", "1", []fixclient.Field{}
 			if i%2 == 1 {
-				// A post-only order outside the band: its rebuilt reject
-				// echoes ExecInst 6 as the live one does.
-				id, px, extra = fmt.Sprintf("p%d-%d", attempt, i), "200.00", []fixclient.Field{fixclient.F(18, "6")}
+				// A post-only GTD order outside the band: its rebuilt
+				// reject echoes ExecInst 6 and ExpireTime as the live one
+				// does.
+				id, px, tif = fmt.Sprintf("p%d-%d", attempt, i), "200.00", "6"
+				extra = []fixclient.Field{fixclient.F(18, "6"), fixclient.F(126, lostExpire)}
 			}
 			if err := c.Send("D", append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
-				fixclient.F(44, px), fixclient.F(59, "1")}, extra...)...); err != nil {
+				fixclient.F(44, px), fixclient.F(59, tif)}, extra...)...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -86,8 +89,8 @@ copy_all = true
 		}
 		acked, execIDs := map[string]bool{}, map[string]bool{}
 		for _, m := range resentReports(t, r) {
-			if m.Get(150) == "8" && m.Get(18) != "6" {
-				t.Fatalf("reject of a post-only order resent without ExecInst 6: %s", m)
+			if m.Get(150) == "8" && (m.Get(18) != "6" || m.Get(126) != lostExpire) {
+				t.Fatalf("reject of a post-only GTD order resent without ExecInst 6 or ExpireTime %s: %s", lostExpire, m)
 			}
 			if m.Get(150) == "0" {
 				if execIDs[m.Get(17)] {
