@@ -36,7 +36,8 @@
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order
-// view) up to the one that ends it; a status request (35=H) for an order
+// view, a reject what inbound noted of its command: postonly.go) up to the
+// one that ends it; a status request (35=H) for an order
 // already done is answered from its ClOrdID record, which keeps neither
 // StopPx nor ExpireTime, and carries neither; MaxFloor is echoed where the event carries it (accepts, replaces,
 // status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason

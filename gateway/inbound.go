@@ -510,7 +510,8 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	c.SetMaxFloorQty(o.maxFloor)
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
-	if e := (orderEcho{postOnly: o.postOnly, gtd: o.tif == venue.TimeInForceGTD, expireNs: o.expireNs}); e.noted() {
+	if e := (orderEcho{postOnly: o.postOnly, gtd: o.tif == venue.TimeInForceGTD, expireNs: o.expireNs,
+		stop: core.IsStop(o.ordType), stopPxTicks: o.stopPx}); e.noted() {
 		g.rejectEchoes.note(g.cfg.SeqBase+uint64(seq), e) // for its reject (postonly.go)
 	}
 	g.publish(s, seq)

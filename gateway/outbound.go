@@ -442,6 +442,9 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	if echo.gtd && e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tag.ExpireTime, echo.expireNs)
 	}
+	if echo.stop && core.IsStop(e.OrdType()) {
+		b.price(tag.StopPx, echo.stopPxTicks)
+	}
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())

@@ -4,31 +4,35 @@ import (
 	"math/bits"
 	"sync/atomic"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // What a reject echoes of its order. A reject's report (150=8) echoes what
 // the order asked that the matcher's OrderRejected does not carry: a
 // post-only order's ExecInst 6 (gateway/doc.go, "Unsupported order
-// fields") and a GTD order's ExpireTime (126), which FIX 4.4 requires of a
-// report whose TimeInForce is GTD (the order's accept and later reports
-// echo it too). The event's layout stays as it is: the event export checks
-// a stream's events byte for byte against a replay of the journal, so the
-// same commands must give the same events in every build. The gateway
-// knows both from the message it decoded: inbound notes them under the
-// command's seq, and outbound reads them back for the reject. A drop-copy
-// replay and the answers rebuilt after a crash see the command itself
-// before its events (noteCommand).
+// fields"), a GTD order's ExpireTime (126), which FIX 4.4 requires of a
+// report whose TimeInForce is GTD, and a stop order's StopPx (99), which
+// it requires of a report of an order that gave one (the order's accept
+// and later reports echo them too). The event's layout stays as it is:
+// the event export checks a stream's events byte for byte against a
+// replay of the journal, so the same commands must give the same events
+// in every build. The gateway knows them from the message it decoded:
+// inbound notes them under the command's seq, and outbound reads them back
+// for the reject. A drop-copy replay and the answers rebuilt after a crash
+// see the command itself before its events (noteCommand).
 
 // orderEcho is what a reject's report echoes of its NewOrder command.
 type orderEcho struct {
-	postOnly bool
-	gtd      bool  // TimeInForce GTD: expireNs is the order's expire time
-	expireNs int64 // as the command has it
+	postOnly    bool
+	gtd         bool  // TimeInForce GTD: expireNs is the order's expire time
+	expireNs    int64 // as the command has it
+	stop        bool  // a stop or stop-limit order: stopPxTicks is its StopPx
+	stopPxTicks int64
 }
 
 // noted reports whether a reject has anything to echo.
-func (e orderEcho) noted() bool { return e.postOnly || e.gtd }
+func (e orderEcho) noted() bool { return e.postOnly || e.gtd || e.stop }
 
 // rejectEchoes remembers the echoes of NewOrder commands by seq, one slot
 // per seq modulo its size: written by the sessions' goroutines, read by
@@ -42,12 +46,21 @@ type rejectEchoes struct {
 	mask  uint64
 }
 
+// echoSlot is one seq's echo in 24 bytes (the slots are as many as both
+// rings' together): its flags are the key's top bits.
 type echoSlot struct {
-	key      atomic.Uint64 // seq+1 (0: none), written last
-	postOnly atomic.Bool
-	gtd      atomic.Bool
-	expireNs atomic.Int64
+	key         atomic.Uint64 // seq+1 and the echo's flags (0: none), written last
+	expireNs    atomic.Int64
+	stopPxTicks atomic.Int64
 }
+
+// The flags of an echoSlot's key, above the seq+1 in its low bits.
+const (
+	echoPostOnly = 1 << 63
+	echoGTD      = 1 << 62
+	echoStop     = 1 << 61
+	echoSeqMask  = echoStop - 1
+)
 
 // newRejectEchoes holds at least n seqs (a power of two, at least 1).
 func newRejectEchoes(n int) *rejectEchoes {
@@ -61,20 +74,31 @@ func newRejectEchoes(n int) *rejectEchoes {
 // note records what command seq's reject echoes.
 func (r *rejectEchoes) note(seq uint64, e orderEcho) {
 	s := &r.slots[seq&r.mask]
-	s.postOnly.Store(e.postOnly)
-	s.gtd.Store(e.gtd)
+	key := (seq + 1) & echoSeqMask
+	if e.postOnly {
+		key |= echoPostOnly
+	}
+	if e.gtd {
+		key |= echoGTD
+	}
+	if e.stop {
+		key |= echoStop
+	}
 	s.expireNs.Store(e.expireNs)
-	s.key.Store(seq + 1)
+	s.stopPxTicks.Store(e.stopPxTicks)
+	s.key.Store(key)
 }
 
 // get returns what command seq's reject echoes (nothing when it was not
 // noted).
 func (r *rejectEchoes) get(seq uint64) orderEcho {
 	s := &r.slots[seq&r.mask]
-	if s.key.Load() != seq+1 {
+	key := s.key.Load()
+	if key&echoSeqMask != (seq+1)&echoSeqMask {
 		return orderEcho{}
 	}
-	return orderEcho{postOnly: s.postOnly.Load(), gtd: s.gtd.Load(), expireNs: s.expireNs.Load()}
+	return orderEcho{postOnly: key&echoPostOnly != 0, gtd: key&echoGTD != 0, expireNs: s.expireNs.Load(),
+		stop: key&echoStop != 0, stopPxTicks: s.stopPxTicks.Load()}
 }
 
 // echoOfCommand returns the seq of cmd and what its reject echoes when it
@@ -90,6 +114,9 @@ func echoOfCommand(cmd []byte) (uint64, orderEcho, bool) {
 	e := orderEcho{postOnly: c.Flags().Has(venue.OrderFlagsPostOnly)}
 	if c.TimeInForce() == venue.TimeInForceGTD {
 		e.gtd, e.expireNs = true, c.ExpireTimeNs()
+	}
+	if core.IsStop(c.OrdType()) {
+		e.stop, e.stopPxTicks = true, c.StopPxTicks()
 	}
 	return c.Seq(), e, e.noted()
 }

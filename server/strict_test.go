@@ -478,6 +478,13 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 			if m.get(103) != c.reason || m.get(58) != c.text {
 				t.Errorf("%s: 103=%s 58=%q, want 103=%s 58=%q", c.name, m.get(103), m.get(58), c.reason, c.text)
 			}
+			// A StopPx the order gave is echoed (FIX 4.4 requires it of
+			// every report of the order), whoever refused it.
+			for i := 0; i+1 < len(c.fields); i += 2 {
+				if c.fields[i] == "99" && m.get(99) != c.fields[i+1] {
+					t.Errorf("%s: StopPx %q, want the order's %s: %s", c.name, m.get(99), c.fields[i+1], m.raw)
+				}
+			}
 		}
 		b.send("F", "11", "liq1c", "41", "liq1", "55", "ACME", "54", "2", "60", now())
 		b.expect("8", map[int]string{11: "liq1c", 150: "4"})
