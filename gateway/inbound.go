@@ -762,7 +762,13 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	case len(typ) == 1 && typ[0] == massCancelBySecurity:
 		sym := fieldBytes(m, tag.Symbol)
 		if len(sym) == 0 {
-			reject(massCancelRejInvalidSecurity, "MassCancelRequestType 1 needs a Symbol (55)")
+			// A security named otherwise (a SecurityID) is none of the
+			// venue's, as for an order: the Text names the field.
+			text := unknownInstrument(m, nil)
+			if text == "" {
+				text = "MassCancelRequestType 1 needs a Symbol (55)"
+			}
+			reject(massCancelRejInvalidSecurity, text)
 			return
 		}
 		inst := g.bySymbolBytes(sym)

@@ -40,6 +40,11 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 	case massStatusBySecurity:
 		sym, err := req.Body.GetString(tag.Symbol)
 		if err != nil || sym == "" {
+			// A security named otherwise (a SecurityID) is none of the
+			// venue's, as for an order: unknown, the Text naming the field.
+			if text := unknownInstrument(req, nil); text != "" {
+				return businessReject(businessRejUnknownSecurity, reqID, text)
+			}
 			return businessReject(businessRejConditionalMissing, reqID, "MassStatusReqType 1 needs a Symbol (55)")
 		}
 		in := g.bySymbol(sym)
