@@ -431,18 +431,31 @@ func bearerToken(h string) (string, bool) {
 // does not allow the change. Every configured hash is compared, in
 // constant time.
 func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status int, code, reason string) {
+	return authorize(&o.cfg.Admin, o.loopback, r, operate)
+}
+
+// AuthorizeChange checks a change asked for outside the admin API (a
+// cluster node's leadership transfer, on its status listener) as the API
+// checks its own: the Authorization header's bearer token must be an
+// operator token of a, and with none configured every change is refused.
+// It returns what Authorize returns.
+func AuthorizeChange(a *config.Admin, r *http.Request) (operator string, status int, code, reason string) {
+	return authorize(a, false, r, true)
+}
+
+func authorize(a *config.Admin, loopback bool, r *http.Request, operate bool) (operator string, status int, code, reason string) {
 	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok && !operate {
 		if c, err := r.Cookie(TokenCookie); err == nil {
 			token, ok = c.Value, true
 		}
 	}
-	if operate && o.cfg.Admin.OperatorTokens() == 0 {
+	if operate && a.OperatorTokens() == 0 {
 		return "", http.StatusForbidden, "no_operator_token",
 			"changes are refused: no operator token is configured (add an [[admin.token]]; `fixvenue admin hash-token` hashes it)"
 	}
 	if !ok || token == "" {
-		if !operate && o.loopback {
+		if !operate && loopback {
 			if loopbackHost(r.Host) {
 				return "", 0, "", ""
 			}
@@ -454,7 +467,7 @@ func (o *Ops) Authorize(r *http.Request, operate bool) (operator string, status 
 	}
 	sum := sha256.Sum256([]byte(token))
 	role := ""
-	for _, t := range o.cfg.Admin.Tokens {
+	for _, t := range a.Tokens {
 		want, err := hex.DecodeString(t.SHA256)
 		if err == nil && subtle.ConstantTimeCompare(sum[:], want) == 1 {
 			operator, role = t.Operator, t.Role

@@ -73,3 +73,42 @@ func TestAuthorize(t *testing.T) {
 		t.Errorf("a read token by another name: %q %d", op, status)
 	}
 }
+
+// TestAuthorizeChange: a change asked for outside the admin API (a cluster
+// node's leadership transfer) is admitted as the API admits one: an
+// operator token in the Authorization header, never a read token or the
+// sign-in cookie, and nothing with no operator token configured.
+func TestAuthorizeChange(t *testing.T) {
+	tokens := []config.AdminToken{{Operator: "alice", SHA256: HashToken("op-token")},
+		{Operator: "carol", SHA256: HashToken("read-token"), Role: config.RoleRead}}
+	for _, c := range []struct {
+		name     string
+		tokens   []config.AdminToken
+		header   string
+		cookie   string
+		status   int
+		code     string
+		operator string
+	}{
+		{"operator token", tokens, "Bearer op-token", "", 0, "", "alice"},
+		{"no token", tokens, "", "", 401, "unauthorized", ""},
+		{"unknown token", tokens, "Bearer forged", "", 401, "unauthorized", ""},
+		{"cookie only", tokens, "", "op-token", 401, "unauthorized", ""},
+		{"read token", tokens, "Bearer read-token", "", 403, "read_only_token", ""},
+		{"no operator configured", tokens[1:], "Bearer read-token", "", 403, "no_operator_token", ""},
+		{"nothing configured", nil, "Bearer op-token", "", 403, "no_operator_token", ""},
+	} {
+		r := httptest.NewRequest("POST", "http://127.0.0.1:9711/cluster/transfer?to=2", nil)
+		if c.header != "" {
+			r.Header.Set("Authorization", c.header)
+		}
+		if c.cookie != "" {
+			r.AddCookie(&http.Cookie{Name: TokenCookie, Value: c.cookie})
+		}
+		a := config.Admin{Tokens: c.tokens}
+		op, status, code, reason := AuthorizeChange(&a, r)
+		if status != c.status || code != c.code || op != c.operator || (status != 0 && reason == "") {
+			t.Errorf("%s: operator %q status %d (%s: %s), want %q %d %s", c.name, op, status, code, reason, c.operator, c.status, c.code)
+		}
+	}
+}

@@ -25,7 +25,9 @@
 // names. Reads need no token on a loopback listener called by a loopback
 // name (Host 127.0.0.1, [::1] or localhost, or none as HTTP/1.0 allows:
 // another name may be a web page's own, resolved to loopback), else a read or operator token. The web console (package console) is served on the same
-// listener (SetConsole) and goes through Authorize too.
+// listener (SetConsole) and goes through Authorize too. A cluster node's
+// leadership transfer, on its status listener, is a change checked the same
+// way (AuthorizeChange).
 //
 // POST /v1/instruments (instruments.go) lists a new instrument without a
 // restart: the request is checked in full (symbol, tick, price on the
