@@ -95,7 +95,8 @@ console-screenshots:
 	mkdir -p docs/img
 	FIXVENUE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleScreenshots' -v ./server/ | grep -E '^(---|ok|FAIL)'
 
-# Three cluster nodes on 127.0.0.1 (deploy/cluster/); Ctrl-C stops them.
+# Three cluster nodes on 127.0.0.1 (deploy/cluster/, with a demo operator token:
+# README "Cluster: three replicas"); Ctrl-C stops them.
 cluster: build
 	@./scripts/cluster.sh
 

@@ -3,7 +3,9 @@
 # prints its status, and stops the three nodes on Ctrl-C. Logs go to
 # data/cluster/nodeN.log. FIX clients list the three FIX addresses
 # (127.0.0.1:9881, :9882, :9883); followers refuse a logon with a Logout
-# that names the leader's.
+# that names the leader's. The files hold a demo operator token
+# (cluster-demo-operator-token) for `fixvenue cluster transfer` and
+# `fixvenue admin`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./bin/fixvenue
@@ -27,4 +29,6 @@ done
 "$bin" cluster status --config deploy/cluster/node1.toml || true
 echo
 echo "three nodes running (logs in data/cluster/); fixvenue cluster status --config deploy/cluster/node1.toml; Ctrl-C stops them"
+echo "a transfer, with the files' demo operator token (README, \"Cluster: three replicas\"):"
+echo "  fixvenue cluster transfer --config deploy/cluster/node1.toml --to 2 --token cluster-demo-operator-token"
 wait

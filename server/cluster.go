@@ -881,6 +881,17 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 			http.Error(w, "POST /cluster/transfer?to=<node id>", http.StatusMethodNotAllowed)
 			return
 		}
+		// A transfer deposes the leader, whose FIX sessions all end: an
+		// operator's change, checked as the admin API checks its own
+		// (README, "Operating the venue").
+		operator, status, code, reason := ops.AuthorizeChange(&c.cfg.Admin, r)
+		if status != 0 {
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
+			}
+			http.Error(w, fmt.Sprintf("leadership transfer refused (%s): %s; a transfer needs an operator token of the node's [[admin.token]]", code, reason), status)
+			return
+		}
 		to, err := strconv.ParseUint(r.URL.Query().Get("to"), 10, 64)
 		if err != nil {
 			http.Error(w, "to: "+err.Error(), http.StatusBadRequest)
@@ -895,8 +906,12 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 			http.Error(w, refused, http.StatusConflict)
 			return
 		}
+		c.log.Info("cluster: leadership transfer requested", "to", to, "operator", operator, "remote", r.RemoteAddr)
 		fmt.Fprintf(w, "leadership transfer to node %d requested\n", to)
 	})
+	if c.cfg.Admin.OperatorTokens() == 0 {
+		c.log.Warn("cluster status_addr: no operator token configured; POST /cluster/transfer is refused (add an [[admin.token]])")
+	}
 	// A connection per call, as the admin API's (adminServer).
 	c.status, err = sl.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil)
 	return err

@@ -164,8 +164,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address (host:port), $"+adminAddrEnv)
-	// The token is no flag default: a default is printed in the usage.
-	token := fs.String("token", "", "bearer token (without --token: $"+adminTokenEnv+")")
+	token := tokenFlag(fs)
 	asJSON := fs.Bool("json", false, "print the API's JSON instead of a table")
 	timeout := fs.Duration("timeout", 90*time.Second, "give up on the call after this long")
 	useTLS := fs.Bool("tls", false, "use https")
@@ -230,7 +229,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s %s: --addr is empty\n", prog, sub)
 		return 2
 	}
-	c.asJSON, c.token = *asJSON, *token
+	c.asJSON = *asJSON
 	switch {
 	case flagSet(fs, "addr"):
 		c.addrFrom = "--addr"
@@ -240,16 +239,8 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		c.addrFrom = "the default; --addr or $" + adminAddrEnv + " to change it"
 	}
 	c.addr = *addr
-	tokenFrom := "--token"
-	if !flagSet(fs, "token") {
-		c.token, tokenFrom = os.Getenv(adminTokenEnv), "$"+adminTokenEnv
-	}
-	// The HTTP client refuses a header holding a control character before
-	// anything is sent, in words that read as a venue that did not answer;
-	// the usual cause is the line end of the file the token was read from.
-	if i := strings.IndexFunc(c.token, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }); i >= 0 {
-		fmt.Fprintf(stderr, "%s %s: the token (%s) holds a control character (%q at byte %d), which no HTTP header carries: "+
-			"nothing was sent (a line end from the file it was read from?)\n", prog, sub, tokenFrom, c.token[i], i)
+	var tokenOK bool
+	if c.token, tokenOK = adminToken(fs, *token, prog+" "+sub, stderr); !tokenOK {
 		return 2
 	}
 	scheme := "http"
@@ -273,6 +264,32 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
 	c.http = &http.Client{Timeout: *timeout, Transport: transport}
 	return c.run(sub, positional)
+}
+
+// tokenFlag declares --token, the bearer token of the admin API (and of a
+// cluster node's leadership transfer). It has no default: a default is
+// printed in the usage.
+func tokenFlag(fs *flag.FlagSet) *string {
+	return fs.String("token", "", "bearer token (without --token: $"+adminTokenEnv+")")
+}
+
+// adminToken is the token a command presents: --token when given, else
+// $FIXVENUE_ADMIN_TOKEN. One holding a control character is refused,
+// saying so on stderr under name (ok false, exit 2): the HTTP client
+// refuses such a header before anything is sent, in words that read as a
+// venue that did not answer; the usual cause is the line end of the file
+// the token was read from.
+func adminToken(fs *flag.FlagSet, flagValue, name string, stderr io.Writer) (token string, ok bool) {
+	token, from := flagValue, "--token"
+	if !flagSet(fs, "token") {
+		token, from = os.Getenv(adminTokenEnv), "$"+adminTokenEnv
+	}
+	if i := strings.IndexFunc(token, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }); i >= 0 {
+		fmt.Fprintf(stderr, "%s: the token (%s) holds a control character (%q at byte %d), which no HTTP header carries: "+
+			"nothing was sent (a line end from the file it was read from?)\n", name, from, token[i], i)
+		return "", false
+	}
+	return token, true
 }
 
 // name is what the client's errors begin with: "fixvenue admin", or

@@ -142,11 +142,12 @@ func inheritedSockets(log *slog.Logger) map[string]net.Listener {
 
 func cmdCluster(args []string) int {
 	sub, fs, exit, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE [--json]
-       fixvenue cluster transfer --config FILE --to NODE_ID
+       fixvenue cluster transfer --config FILE --to NODE_ID [--token T]
 
 status asks every node of [cluster] for its view (leader, term, commit and
 applied index, lag); transfer asks the leader to hand leadership to a node
-(planned maintenance).
+(planned maintenance), with an operator token of the nodes' [[admin.token]]
+(without --token: $`+adminTokenEnv+`).
 `, "status", "transfer")
 	if !ok {
 		return exit
@@ -154,8 +155,10 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
 	var to uint64
 	var asJSON bool
+	var tokenArg *string
 	if sub == "transfer" {
 		fs.Uint64Var(&to, "to", 0, "the id of the node that should lead (an id of [[cluster.peer]])")
+		tokenArg = tokenFlag(fs)
 	} else {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
@@ -175,7 +178,11 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	if sub == "transfer" {
-		return clusterTransfer(client, cfg, to)
+		token, ok := adminToken(fs, *tokenArg, "fixvenue cluster transfer", os.Stderr)
+		if !ok {
+			return 2
+		}
+		return clusterTransfer(client, cfg, to, token)
 	}
 	return clusterStatus(client, cfg, asJSON, os.Stdout)
 }
@@ -268,7 +275,9 @@ type unreachableNode struct {
 	FIXAddr string `json:"fix_addr"`
 }
 
-func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
+// clusterTransfer asks the leader to hand the leadership to node to,
+// presenting token (an operator's: the leader's FIX sessions end with it).
+func clusterTransfer(client *http.Client, cfg *config.Config, to uint64, token string) int {
 	if to == 0 {
 		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required: the id of the [[cluster.peer]] that should lead (ids start at 1)")
 		return 2
@@ -285,16 +294,28 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64) int {
 			if err != nil || st.State != "StateLeader" {
 				continue
 			}
-			resp, err := client.Post(fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), "text/plain", nil)
+			req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), nil)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
 				return 1
 			}
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
+				return 1
+			}
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				// A refusal is an error: on standard error, as the others are.
 				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: node %d: %s", p.ID, b)
+				if resp.StatusCode == http.StatusUnauthorized && token == "" {
+					fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: no token was given: --token T or $%s, an operator token of the nodes' [[admin.token]]\n",
+						adminTokenEnv)
+				}
 				return 1
 			}
 			fmt.Printf("node %d: %s", p.ID, b)

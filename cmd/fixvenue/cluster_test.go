@@ -13,6 +13,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -1081,7 +1083,7 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		{"0", "ids start at 1"},
 	} {
 		var stdout, stderr strings.Builder
-		cmd := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", c.to)
+		cmd := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[2], "--to", c.to, "--token", clusterToken)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), c.want) || stdout.Len() != 0 {
 			t.Fatalf("cluster transfer --to %s: %v\nstdout: %s\nstderr: %s\nwant %q on standard error", c.to, err, stdout.String(), stderr.String(), c.want)
@@ -1093,7 +1095,7 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	h.kill(down)
 	time.Sleep(1500 * time.Millisecond) // three election timeouts
 	want := fmt.Sprintf("node %d has not been heard from", down+1)
-	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(down+1)).CombinedOutput()
+	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(down+1), "--token", clusterToken).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), want) {
 		t.Fatalf("cluster transfer to a node that is down: %v\n%s\nwant %q", err, out, want)
 	}
@@ -1153,13 +1155,173 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	// no leader answered.
 	h.kill(to)
 	other := (to + 1) % 3
-	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[other], "--to", strconv.Itoa(other+1)).CombinedOutput()
+	out, err = exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[other], "--to", strconv.Itoa(other+1), "--token", clusterToken).CombinedOutput()
 	if bytes.Contains(out, []byte("no leader answered")) || (err != nil && !bytes.Contains(out, []byte(fmt.Sprintf("node %d already leads", other+1)))) {
 		t.Fatalf("cluster transfer during an election: %v\n%s", err, out)
 	}
 	h.start(to)
 	h.converge(20 * time.Second)
 	h.finish()
+}
+
+// TestClusterTransferNeedsAnOperatorToken: a leadership transfer deposes
+// the leader, and with it every FIX session, so a node's status listener
+// takes one only with an operator token of its [[admin.token]], as the
+// admin API takes a change. Without a token, with an unknown one or a read
+// token, POST /cluster/transfer is 401 or 403 saying why and the leader
+// stays, and `cluster transfer` says so on standard error and exits 1;
+// with the operator token ($FIXVENUE_ADMIN_TOKEN) the leadership moves. A
+// node configured with no operator token refuses every transfer, saying
+// so. GET /cluster/status stays open.
+func TestClusterTransferNeedsAnOperatorToken(t *testing.T) {
+	const readToken = "cluster-read-token-0123"
+	h := writeClusterConfigs(t, func(int) string {
+		return fmt.Sprintf("\n[[admin.token]]\noperator = \"viewer\"\nrole = \"read\"\nsha256 = %q\n", ops.HashToken(readToken))
+	}, false)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	h.converge(10 * time.Second)
+	before, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatalf("GET /cluster/status without a token: %v", err)
+	}
+	to := (l + 1) % 3
+	post := func(statusAddr, auth string) (int, string, http.Header) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://%s/cluster/transfer?to=%d", statusAddr, to+1), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("POST /cluster/transfer: %v", err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	for _, c := range []struct {
+		name, auth string
+		status     int
+		want       string
+	}{
+		{"no token", "", http.StatusUnauthorized, "missing bearer token"},
+		{"another scheme", "Basic " + clusterToken, http.StatusUnauthorized, "missing bearer token"},
+		{"an unknown token", "Bearer not-a-token-of-this-cluster", http.StatusUnauthorized, "unknown token"},
+		{"a read token", "Bearer " + readToken, http.StatusForbidden, "the token of viewer may only read"},
+	} {
+		status, body, header := post(h.status[l], c.auth)
+		if status != c.status || !strings.Contains(body, "leadership transfer refused") || !strings.Contains(body, c.want) {
+			t.Fatalf("a transfer with %s: %d %q, want %d saying %q", c.name, status, body, c.status, c.want)
+		}
+		if status == http.StatusUnauthorized && header.Get("WWW-Authenticate") == "" {
+			t.Errorf("a transfer with %s: 401 without WWW-Authenticate", c.name)
+		}
+	}
+	// The CLI: the refusal on standard error, nothing on standard output.
+	noToken := append(os.Environ(), "FIXVENUE_ADMIN_TOKEN=")
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"no token", noToken, nil, []string{"missing bearer token", "no token was given: --token T or $FIXVENUE_ADMIN_TOKEN"}},
+		{"--token of a reader", noToken, []string{"--token", readToken}, []string{"leadership transfer refused", "may only read"}},
+		{"$FIXVENUE_ADMIN_TOKEN of a reader", append(os.Environ(), "FIXVENUE_ADMIN_TOKEN="+readToken), nil,
+			[]string{"leadership transfer refused", "may only read"}},
+	} {
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(binPath, append([]string{"cluster", "transfer", "--config", h.cfgs[to], "--to", strconv.Itoa(to + 1)}, c.args...)...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = c.env, &stdout, &stderr
+		err := cmd.Run()
+		if err == nil || stdout.Len() != 0 {
+			t.Fatalf("cluster transfer with %s: %v\nstdout: %s\nstderr: %s", c.name, err, stdout.String(), stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Fatalf("cluster transfer with %s: want %q on standard error:\n%s", c.name, w, stderr.String())
+			}
+		}
+	}
+	// Nothing moved: every node still follows the same leader in the same term.
+	for i := range 3 {
+		st, err := h.nodeStatus(i)
+		if err != nil || st.Lead != uint64(l+1) || st.Term != before.Term || st.Serving != (i == l) {
+			t.Fatalf("node %d after the refused transfers: %+v %v, want node %d leading in term %d", i+1, st, err, l+1, before.Term)
+		}
+	}
+	// The operator's token moves it.
+	if out, err := transferWith(h.cfgs[to], to, append(os.Environ(), "FIXVENUE_ADMIN_TOKEN="+clusterToken)); err != nil ||
+		!strings.Contains(string(out), fmt.Sprintf("leadership transfer to node %d requested", to+1)) {
+		t.Fatalf("cluster transfer with the operator token: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if st, err := h.nodeStatus(to); err == nil && st.Serving {
+			if st.Term <= before.Term {
+				t.Fatalf("node %d serves in term %d, not after %d", to+1, st.Term, before.Term)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d does not serve 15 s after the transfer", to+1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(h.procs[l].logs(), `operator=ops`) {
+		t.Errorf("the leader did not log the transfer's operator:\n%s", lastLines(h.procs[l].logs(), 30))
+	}
+	// A node configured with no operator token refuses every transfer,
+	// the operator token of the others included.
+	h.kill(l)
+	text, err := os.ReadFile(h.cfgs[l])
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := strings.Replace(string(text), "operator = \"ops\"\n", "operator = \"ops\"\nrole = \"read\"\n", 1)
+	if readOnly == string(text) {
+		t.Fatal("no operator token in the node's configuration")
+	}
+	if err := os.WriteFile(h.cfgs[l], []byte(readOnly), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start(l)
+	if status, body, _ := post(h.status[l], "Bearer "+clusterToken); status != http.StatusForbidden || !strings.Contains(body, "no operator token is configured") {
+		t.Fatalf("a transfer on a node with no operator token: %d %q", status, body)
+	}
+	if !strings.Contains(h.procs[l].logs(), "no operator token configured; POST /cluster/transfer is refused") {
+		t.Errorf("no warning of a node with no operator token:\n%s", lastLines(h.procs[l].logs(), 30))
+	}
+}
+
+// TestClusterDemoToken: the three configurations of `make cluster` take, for
+// a change, the demo operator token the README gives for its `cluster
+// transfer` example, so that the example works as shown.
+func TestClusterDemoToken(t *testing.T) {
+	const demoToken = "cluster-demo-operator-token"
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, []byte("cluster transfer --config deploy/cluster/node1.toml --to 2 --token "+demoToken)) {
+		t.Error("the README's transfer example does not give the demo token")
+	}
+	for i := 1; i <= 3; i++ {
+		path := fmt.Sprintf("../../deploy/cluster/node%d.toml", i)
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/cluster/transfer?to=2", nil)
+		r.Header.Set("Authorization", "Bearer "+demoToken)
+		if _, status, _, reason := ops.AuthorizeChange(&cfg.Admin, r); status != 0 {
+			t.Errorf("%s refuses the demo token: %d %s", path, status, reason)
+		}
+	}
 }
 
 // lastLines is the end of a log, for a failure message.
@@ -1852,14 +2014,23 @@ func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
 	}
 }
 
-// transfer runs `cluster transfer --to` node to (0-based) with cfg. A
-// leader refuses a target it has not heard from within an election timeout
-// (a follower's heartbeat answers late on a loaded machine): that refusal
-// is tried again for up to 20 s, any other is returned at once.
+// transfer runs `cluster transfer --to` node to (0-based) with cfg and the
+// nodes' operator token.
 func transfer(cfg string, to int) ([]byte, error) {
+	return transferWith(cfg, to, nil, "--token", clusterToken)
+}
+
+// transferWith runs `cluster transfer --to` node to (0-based) with cfg,
+// env (nil: the test's) and the further args. A leader refuses a target it
+// has not heard from within an election timeout (a follower's heartbeat
+// answers late on a loaded machine): that refusal is tried again for up to
+// 20 s, any other is returned at once.
+func transferWith(cfg string, to int, env []string, args ...string) ([]byte, error) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		out, err := exec.Command(binPath, "cluster", "transfer", "--config", cfg, "--to", strconv.Itoa(to+1)).CombinedOutput()
+		cmd := exec.Command(binPath, append([]string{"cluster", "transfer", "--config", cfg, "--to", strconv.Itoa(to + 1)}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
 		if err == nil || !bytes.Contains(out, []byte("has not been heard from within the election timeout")) || time.Now().After(deadline) {
 			return out, err
 		}

@@ -112,7 +112,8 @@ func TestAdminTokenIsNeverPrinted(t *testing.T) {
 	const secret = "env-secret-0123456789abcdef"
 	env := []string{adminTokenEnv + "=" + secret}
 	for _, args := range [][]string{{"admin", "halt", "ACME", "--reasn", "x"}, {"admin", "halt", "-h"}, {"admin", "-h"},
-		{"risk", "-h"}, {"risk", "kill", "--nope"}, {"admin", "status", "--bogus"}} {
+		{"risk", "-h"}, {"risk", "kill", "--nope"}, {"admin", "status", "--bogus"}, {"cluster", "transfer", "-h"},
+		{"cluster", "transfer", "--bogus"}} {
 		code, out, errs := runCLI(t, "", env, args...)
 		if code == 1 || strings.Contains(out+errs, secret) {
 			t.Errorf("%q: exit %d, and the token is printed:\nstdout: %s\nstderr: %s", args, code, out, errs)
@@ -229,6 +230,32 @@ func TestClusterNeedsConfig(t *testing.T) {
 		code, out, errs := runCLI(t, "", nil, args...)
 		if code != 2 || !strings.Contains(errs, "--config FILE is required") {
 			t.Errorf("%q: exit %d, want 2 saying --config is required\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+}
+
+// TestClusterTransferTokenAHeaderCannotCarry: cluster transfer takes its
+// token as fixvenue admin does (--token, else $FIXVENUE_ADMIN_TOKEN), and a
+// token holding a control character is named as the problem, with where it
+// came from, before any node is called.
+func TestClusterTransferTokenAHeaderCannotCarry(t *testing.T) {
+	cfg, err := filepath.Abs("../../deploy/cluster/node1.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		from string
+	}{
+		{env: []string{adminTokenEnv + "=cluster-demo-operator-token\r"}, from: "$" + adminTokenEnv},
+		{args: []string{"--token", "cluster-demo-operator-token\n"}, from: "--token"},
+	} {
+		args := append([]string{"cluster", "transfer", "--config", cfg, "--to", "2"}, c.args...)
+		code, out, errs := runCLI(t, "", c.env, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "fixvenue cluster transfer: the token ("+c.from+") holds a control character") ||
+			!strings.Contains(errs, "nothing was sent") {
+			t.Errorf("token from %s: exit %d, stdout %q, stderr %q; want exit 2 naming the token", c.from, code, out, errs)
 		}
 	}
 }
