@@ -75,7 +75,7 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	}
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
-	o.endedDay, o.groupsRun = st.EndedDay, st.Groups
+	o.endedDay, o.groupsRun = st.EndedDay, configuredGroups(st.Groups, o.cfg.Schedule.Groups)
 	if day, rest, ok := strings.Cut(st.Last, " "); o.endedDay == "" && st.Kind == schedule.EndOfDay && ok &&
 		strings.HasPrefix(rest, schedule.EndOfDay.String()) {
 		// A record written before ended_day was kept, whose last
@@ -133,7 +133,7 @@ func (o *Ops) writeScheduleState() bool {
 	if o.saved.Group >= 0 && o.saved.Group < len(o.cfg.Schedule.Groups) {
 		st.GroupName = o.cfg.Schedule.Groups[o.saved.Group].Name
 	}
-	st.Groups = o.groupsRun
+	st.Groups = configuredGroups(o.groupsRun, o.cfg.Schedule.Groups)
 	if err := writeScheduleState(o.cfg.DataDir, st); err != nil {
 		// The transition is journaled; a restart would run it again: a phase
 		// change twice changes nothing (it is refused), and an end of day is
@@ -143,6 +143,25 @@ func (o *Ops) writeScheduleState() bool {
 		return false
 	}
 	return true
+}
+
+// configuredGroups is the record of the groups run that the configuration
+// still has: a group removed from it (or renamed) is left out when the
+// state is written, so that the record is bounded by the configuration
+// (config.ScheduleGroupsMax) rather than growing with every group a venue
+// ever had. A group configured again later under that name starts with no
+// record, as a new one does.
+func configuredGroups(run map[string]groupRun, groups []config.ScheduleGroup) map[string]groupRun {
+	kept := make(map[string]groupRun, min(len(run), len(groups)))
+	for _, g := range groups {
+		if r, ok := run[g.Name]; ok {
+			kept[g.Name] = r
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 // SaveScheduleProgress records in dataDir that the schedule ran what, its

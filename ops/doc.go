@@ -81,7 +81,8 @@
 // (end_of_day or a close moved later in the configuration after the day
 // ended, or any after an operator's end of day) is passed over, one end of
 // day per day; a transition of a day its group went past (its record
-// by group name, Groups: times changed in the configuration after it ran)
+// by group name, Groups, of the configured groups only: times changed in
+// the configuration after it ran)
 // is passed over too, so no group goes back within a day; and a day
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the

@@ -116,3 +116,41 @@ func TestTimesMovedLaterTakeNoGroupBack(t *testing.T) {
 	clock.Store(dayStart.Add(8500 * time.Millisecond).UnixNano())
 	waitStatus(t, s, "ACME", "Closed", readWait)
 }
+
+// TestRemovedGroupLeavesTheRecord: schedule.state names a group the
+// configuration no longer has (removed, or renamed). The next transition
+// written leaves it out, keeping the configured group's: the record kept
+// every group a venue ever had, for ever.
+func TestRemovedGroupLeavesTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	day := fmt.Sprintf("day-%d", dayStart.UnixNano()/int64(compressedDayLength))
+	preOpen := schedule.Transition{At: dayStart.Add(time.Second), Day: day, Kind: schedule.PreOpen, Group: 0}
+	b, _ := json.Marshal(map[string]any{"last_unix_ns": preOpen.At.UnixNano(), "last": preOpen.String(),
+		"kind": preOpen.Kind, "group_name": "all", "groups": map[string]any{
+			"all":  map[string]any{"day": day, "kind": schedule.PreOpen},
+			"gone": map[string]any{"day": day, "kind": schedule.Open},
+		}})
+	if err := os.WriteFile(filepath.Join(dir, ops.ScheduleStateFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(1500 * time.Millisecond).UnixNano())
+	s := tradingDayVenueAt(t, dir, func() time.Time { return time.Unix(0, clock.Load()) })
+	waitReady(t, s)
+	clock.Store(dayStart.Add(2500 * time.Millisecond).UnixNano()) // the open at 2 s runs and is written
+	waitUntil(t, "the open recorded", func() bool {
+		_, record := scheduleRecord(t, dir)
+		return strings.Contains(string(record), " open ")
+	})
+	_, record := scheduleRecord(t, dir)
+	var st struct {
+		Groups map[string]json.RawMessage `json:"groups"`
+	}
+	if err := json.Unmarshal(record, &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Groups["gone"]; ok || st.Groups["all"] == nil {
+		t.Fatalf("the record keeps the removed group, or lost the configured one: %s", record)
+	}
+}
