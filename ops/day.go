@@ -246,13 +246,21 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	}
 }
 
+// onTimeSlack is how late a transition may run and still count as on
+// time: a timer's latency on a loaded machine, and the time the transitions
+// before it at nearly the same time take to run.
+const onTimeSlack = time.Second
+
 // overdue reports whether, at now, the first transition after tr's instant
-// is due as well as tr: the clock passed several instants at once (stepped
-// ahead), and the transitions due run as a catch-up. Transitions at tr's
-// own instant (two groups opening together) are not late.
+// is due as well as tr, by more than onTimeSlack: the clock passed several
+// instants at once (stepped ahead), and the transitions due run as a
+// catch-up. Transitions at tr's own instant (two groups opening together),
+// and one due within onTimeSlack after it (two groups opening a few
+// milliseconds apart, which the timer's latency finds due together), are
+// not late: they run as on time, one after the other.
 func (o *Ops) overdue(tr schedule.Transition, now time.Time) bool {
 	next, ok := o.plan.Next(schedule.Through(tr.At))
-	return ok && !next.At.After(now)
+	return ok && next.At.Add(onTimeSlack).Before(now)
 }
 
 // catchUp runs the transitions due after last until now, once, in order,

@@ -88,7 +88,9 @@
 // (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time: a timer that ends earlier by that
 // clock (a wall clock stepped back, a test's clock) is set again; a clock
-// stepped ahead that finds several due at once runs them as the start's
+// stepped ahead that finds several due at once (the next one due by more
+// than onTimeSlack: not two that a timer's latency finds due together,
+// which run as on time) runs them as the start's
 // catch-up does (catchUp, the one path: bounded, stamped with their times,
 // logged as late; CatchingUp meanwhile, so the server's gateway refuses
 // orders and the admin API changes).
