@@ -233,8 +233,9 @@
 // snapshot not acknowledged within snapshotReportTicks is reported failed.
 //
 // The venue's State is MatcherState: the matcher, the running events hash,
-// and named parts fed from the same events, which a replica needs to carry
-// on as if it had applied every command itself:
+// and named parts fed from the same events (a CommandPart reads each command
+// too, before the matcher applies it), which a replica needs to carry on as
+// if it had applied every command itself:
 //
 //	"FVRSTAT2" | hash state bytes u32 | hash state | parts u32 |
 //	per part, by name: name bytes u8 | name | state bytes u64 | state |

@@ -47,7 +47,8 @@ type StatePart interface {
 
 // CommandPart is a StatePart that is also shown each command before its
 // events (the console's tape: what an operator command's result does not
-// say).
+// say; the schedule's progress: which transition a command ran is in its
+// reason).
 type CommandPart interface {
 	Command(cmd []byte)
 }

@@ -44,7 +44,7 @@ type scheduleState struct {
 	// changed in the configuration never take a group back within a day
 	// (pre_open moved later after the open ran put the group back into the
 	// opening call).
-	Groups map[string]groupRun `json:"groups,omitempty"`
+	Groups map[string]GroupRun `json:"groups,omitempty"`
 	// EndedDay is the last trading day whose end of day the schedule ran
 	// (schedule.Transition.Day): a transition of that day or an earlier one
 	// is passed over (dayEnded), so that an end_of_day (or a close) moved
@@ -53,8 +53,8 @@ type scheduleState struct {
 	EndedDay string `json:"ended_day,omitempty"`
 }
 
-// groupRun is a group's last transition run: its trading day and kind.
-type groupRun struct {
+// GroupRun is a group's last transition run: its trading day and kind.
+type GroupRun struct {
 	Day  string        `json:"day"`
 	Kind schedule.Kind `json:"kind"`
 }
@@ -103,9 +103,9 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 	o.saved, o.savedWhat, o.savedOK = last, what, true
 	if last.Group >= 0 && last.Group < len(o.cfg.Schedule.Groups) && last.Kind != schedule.EndOfDay {
 		if o.groupsRun == nil {
-			o.groupsRun = map[string]groupRun{}
+			o.groupsRun = map[string]GroupRun{}
 		}
-		o.groupsRun[o.cfg.Schedule.Groups[last.Group].Name] = groupRun{Day: last.Day, Kind: last.Kind}
+		o.groupsRun[o.cfg.Schedule.Groups[last.Group].Name] = GroupRun{Day: last.Day, Kind: last.Kind}
 	}
 	return o.writeScheduleState()
 }
@@ -151,8 +151,8 @@ func (o *Ops) writeScheduleState() bool {
 // (config.ScheduleGroupsMax) rather than growing with every group a venue
 // ever had. A group configured again later under that name starts with no
 // record, as a new one does.
-func configuredGroups(run map[string]groupRun, groups []config.ScheduleGroup) map[string]groupRun {
-	kept := make(map[string]groupRun, min(len(run), len(groups)))
+func configuredGroups(run map[string]GroupRun, groups []config.ScheduleGroup) map[string]GroupRun {
+	kept := make(map[string]GroupRun, min(len(run), len(groups)))
 	for _, g := range groups {
 		if r, ok := run[g.Name]; ok {
 			kept[g.Name] = r
@@ -164,16 +164,78 @@ func configuredGroups(run map[string]groupRun, groups []config.ScheduleGroup) ma
 	return kept
 }
 
-// SaveScheduleProgress records in dataDir that the schedule ran what, its
-// last transition, at the position last: a start there runs only the
-// transitions after it, and none of the trading day endedDay (its end of
-// day ran; "" when unknown) or before. A cluster's follower records the
-// time of the last command the schedule journaled (schedule.Through), and
-// the day of its last end of day, so that a new leader does not run again
-// what the old one ran (it knows no group's progress: a new leader runs the
-// transitions after that time under its configuration).
-func SaveScheduleProgress(dataDir string, last schedule.Transition, what, endedDay string) error {
-	return writeScheduleState(dataDir, newScheduleState(last, what, endedDay))
+// ScheduleProgress is the schedule's progress as a cluster's follower
+// derives it from the commands the leader's schedule journaled
+// (SaveScheduleProgress).
+type ScheduleProgress struct {
+	// Last is the position of the last transition run: the transitions
+	// after it run, under the configuration of the node that saves it.
+	// It is a transition of the plan (schedule.Plan.Transition), placed
+	// before every group's at its instant and kind (a start passes over
+	// those Groups says ran), or a time (schedule.Through) when the last
+	// command names none the configuration has.
+	Last schedule.Transition
+	// What says what ran there, for the record.
+	What string
+	// EndedDay is the last trading day whose end of day ran ("" when
+	// unknown): none of its transitions or an earlier day's runs.
+	EndedDay string
+	// Groups is, by group name, each group's last transition run; a
+	// transition of that day at or before it in the group's day is passed
+	// over, as a single venue's record does.
+	Groups map[string]GroupRun
+}
+
+// SaveScheduleProgress records p in dataDir as the schedule's progress, for
+// the configuration's groups: a start there runs only the transitions after
+// p.Last, none of the trading day p.EndedDay or before, and none a group
+// went past (p.Groups). A cluster's follower derives it from the commands
+// the schedule journaled (transitionReason), so that a new leader runs
+// neither again what the old one ran nor misses what it did not run.
+func SaveScheduleProgress(dataDir string, p ScheduleProgress, groups []config.ScheduleGroup) error {
+	st := newScheduleState(p.Last, p.What, p.EndedDay)
+	if p.Last.Group >= 0 && p.Last.Group < len(groups) && p.Last.Kind != schedule.EndOfDay {
+		st.GroupName = groups[p.Last.Group].Name
+	}
+	st.Groups = configuredGroups(p.Groups, groups)
+	return writeScheduleState(dataDir, st)
+}
+
+// transitionReason is the reason of the commands the schedule journals for
+// tr, a transition of group (its name; none for an end of day), which
+// ScheduleTransitionOf reads back.
+func transitionReason(tr schedule.Transition, group string) string {
+	if tr.Kind == schedule.EndOfDay {
+		return fmt.Sprintf("%s %s", tr.Day, tr.Kind)
+	}
+	return fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, group)
+}
+
+// ScheduleTransitionOf reads which transition a command the schedule
+// journaled ran, from its action and reason (transitionReason): its trading
+// day, kind and group's name ("" for an end of day; cut short when the
+// reason was, at venue.OperatorReasonLength). ok is false for a command of
+// no transition: a first start's, which brings every group to its phase
+// ("start: ...").
+func ScheduleTransitionOf(action venue.OperatorActionType, reason []byte) (day string, kind schedule.Kind, group string, ok bool) {
+	day, rest, _ := strings.Cut(string(reason), " ")
+	name, group, _ := strings.Cut(rest, " ")
+	if _, err := time.Parse(time.DateOnly, day); err != nil {
+		var n int64
+		if _, err := fmt.Sscanf(day, "day-%d", &n); err != nil || fmt.Sprintf("day-%d", n) != day {
+			return "", 0, "", false
+		}
+	}
+	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall, schedule.Close, schedule.EndOfDay} {
+		if k.String() != name {
+			continue
+		}
+		if k == schedule.EndOfDay {
+			return day, k, "", action == venue.OperatorActionTypeEndOfDay && group == ""
+		}
+		return day, k, group, action == venue.OperatorActionTypeSetPhaseStatus && group != ""
+	}
+	return "", 0, "", false
 }
 
 // newScheduleState is the record of the position last, what ran there and
@@ -373,7 +435,7 @@ func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
 // open ran): running tr would take the group back within the day, into the
 // opening call. The new times apply from the group's next phase, or the
 // next day.
-func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran groupRun) {
+func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran GroupRun) {
 	if tr.Group < 0 || tr.Group >= len(o.cfg.Schedule.Groups) {
 		return false, ran
 	}
@@ -401,7 +463,7 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 				o.endDay(tr.Day)
 			}
 		}()
-		reason := fmt.Sprintf("%s end_of_day", tr.Day)
+		reason := transitionReason(tr, "")
 		if o.endOfDayJournaled(reason) {
 			// Its command is in the journal (the venue stopped, or a try
 			// timed out, before the transition was recorded): it was
@@ -441,7 +503,7 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 		}
 	} else {
 		grp := o.cfg.Schedule.Groups[tr.Group]
-		if err := o.setGroupStatus(tr.Group, statusOf(tr.Kind), fmt.Sprintf("%s %s %s", tr.Day, tr.Kind, grp.Name)); err != nil {
+		if err := o.setGroupStatus(tr.Group, statusOf(tr.Kind), transitionReason(tr, grp.Name)); err != nil {
 			return err
 		}
 	}

@@ -54,7 +54,10 @@
 // schedule or /v1/phase: where a resume takes a halted instrument) in
 // <data_dir>/phases.json; a cluster node keeps no such file (a node that
 // leads again would read those of its own last term), so a new leader
-// resumes into the schedule's phase. At start the transitions missed since then
+// resumes into the schedule's phase; a new leader starts on the
+// schedule.state its follower derived from the journaled commands
+// (SaveScheduleProgress: each names its transition in its reason,
+// ScheduleTransitionOf). At start the transitions missed since then
 // run once, in order (at most catchUpMax, the last ones), each stamped
 // with the time it was due (stampNs: the matcher's GTD expiries and auction
 // timers due later fire after it, and the auction timer's Ticks wait for

@@ -186,7 +186,7 @@ type Ops struct {
 	savedWhat string
 	savedOK   bool
 	endedDay  string
-	groupsRun map[string]groupRun // scheduleState.Groups
+	groupsRun map[string]GroupRun // scheduleState.Groups
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a

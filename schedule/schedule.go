@@ -401,6 +401,39 @@ func (p *Plan) Next(after Transition) (Transition, bool) {
 	return Transition{}, false
 }
 
+// Transition returns the transition of kind of group g (-1 for the end
+// of day) on the trading day named day (Transition.Day), at its time under
+// this plan, whether or not the plan trades that day (Unended ends such a
+// day); ok is false when day names no day of this plan's kind (a calendar
+// date for compressed days, or the other way round) or the plan has no such
+// transition (a group without a closing call). A cluster's new leader
+// places the old leader's last transition, known from its command, with it.
+func (p *Plan) Transition(day string, kind Kind, g int) (tr Transition, ok bool) {
+	var start time.Time
+	if p.Compressed() {
+		var n int64
+		if _, err := fmt.Sscanf(day, "day-%d", &n); err != nil || n > math.MaxInt64/int64(p.day) || n < math.MinInt64/int64(p.day) {
+			return tr, false
+		}
+		start = time.Unix(0, n*int64(p.day))
+	} else {
+		d, err := time.ParseInLocation(time.DateOnly, day, p.loc)
+		if err != nil {
+			return tr, false
+		}
+		start = d
+	}
+	if _, name := p.dayOf(start); name != day {
+		return tr, false // "day-5x"
+	}
+	p.stepTimes(start, func(s step, at time.Time) {
+		if s.kind == kind && s.group == g {
+			tr, ok = Transition{At: at, Day: day, Kind: kind, Group: g}, true
+		}
+	})
+	return tr, ok
+}
+
 // PhaseAt returns the last transition of group g at or before t within the
 // same day, or ok=false when the day does not trade or the group's pre-open
 // has not come: then the group is closed.

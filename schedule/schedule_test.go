@@ -454,3 +454,38 @@ close = "17h30m"
 		}
 	}
 }
+
+// TestTransitionOfADay: a transition named by its day, kind and group is
+// placed at its time, the day's own as Between gives it, on a day that
+// does not trade too (a holiday: Unended ends it); a day name of the other
+// kind of day, a malformed one, or a kind the group does not have is not.
+func TestTransitionOfADay(t *testing.T) {
+	p := mustPlan(t, london)
+	loc, _ := time.LoadLocation("Europe/London")
+	for _, want := range p.Between(schedule.Through(time.Date(2026, 12, 23, 12, 0, 0, 0, loc)), time.Date(2026, 12, 24, 18, 0, 0, 0, loc), 100) {
+		got, ok := p.Transition(want.Day, want.Kind, want.Group)
+		if !ok || !got.At.Equal(want.At) || got != (schedule.Transition{At: got.At, Day: want.Day, Kind: want.Kind, Group: want.Group}) {
+			t.Fatalf("Transition(%s, %s, %d) = %v, %v; want %v", want.Day, want.Kind, want.Group, got, ok, want)
+		}
+	}
+	if got, ok := p.Transition("2026-12-25", schedule.Open, 0); !ok || !got.At.Equal(time.Date(2026, 12, 25, 8, 0, 0, 0, loc)) {
+		t.Fatalf("the holiday's open: %v, %v", got, ok)
+	}
+	for _, bad := range []string{"day-5", "2026-12-32", "2026-12-24x", ""} {
+		if got, ok := p.Transition(bad, schedule.Open, 0); ok {
+			t.Fatalf("Transition(%q) = %v", bad, got)
+		}
+	}
+	if got, ok := p.Transition("2026-12-24", schedule.ClosingCall, 0); ok {
+		t.Fatalf("a closing call the group does not have: %v", got)
+	}
+	c := mustPlan(t, compressedDay+"[[schedule.group]]\nname = \"all\"\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"3s\"\n")
+	if got, ok := c.Transition("day-7", schedule.EndOfDay, -1); !ok || got.At.UnixNano() != 7*4e9+35e8 {
+		t.Fatalf("day-7's end of day: %v, %v", got, ok)
+	}
+	for _, bad := range []string{"2026-12-24", "day-7x", "day-"} {
+		if got, ok := c.Transition(bad, schedule.Open, 0); ok {
+			t.Fatalf("compressed Transition(%q) = %v", bad, got)
+		}
+	}
+}

@@ -36,7 +36,6 @@ import (
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
-	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // venueJournal is the journal as the server uses it: a local
@@ -285,7 +284,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
 		return nil, err
 	}
-	c.schedule = &scheduleProgress{}
+	c.schedule = newScheduleProgress(cfg)
 	// The FIX sessions start first, so that the wait for them to run
 	// (standbyFIX.waitLive) overlaps the replay of the journal.
 	if c.fix, err = startStandbyFIX(cfg, self.FIXAddr, c.log); err != nil {
@@ -420,6 +419,7 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.sink.tape != nil {
 		c.sink.tape.Command(cmd) // what an operator command's result does not say, as the leader's tape keeps it
 	}
+	c.schedule.Command(cmd)
 	if err := c.matcher.Apply(cmd, &c.sink); err != nil {
 		return err
 	}
@@ -482,7 +482,7 @@ func (c *ClusterNode) newState() (cluster.State, error) {
 		return nil, err
 	}
 	parts[partDisabledSessions] = disabled
-	parts[partScheduleProgress] = &scheduleProgress{}
+	parts[partScheduleProgress] = newScheduleProgress(c.cfg)
 	return cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
 }
 
@@ -651,7 +651,7 @@ func (c *ClusterNode) serve(next uint64) {
 	// before the schedule reads it (ops.Start), so that it runs only the
 	// transitions after the old leader's last one.
 	if c.cfg.Schedule.Enabled {
-		if err := c.schedule.save(c.cfg.Venue.DataDir, schedule.New(c.cfg.Schedule)); err != nil {
+		if err := c.schedule.save(c.cfg.Venue.DataDir, c.cfg.Schedule); err != nil {
 			c.failed <- fmt.Errorf("cluster: the schedule's progress: %w", err)
 			return
 		}

@@ -44,10 +44,13 @@
 // and when it restores a Raft snapshot, and handed over at promotion, so
 // that a new leader walks no order (docs/benchmarks.md, "failover").
 // A single venue seeds both from that walk after replay, as before.
-// From the same events it keeps what the venue otherwise keeps in its own
-// data directory: the sessions an operator disabled (disabled.go) and the
-// trading day's progress (scheduleprogress.go), so that a new leader refuses
-// those logons and runs no transition again; Raft snapshots carry both.
+// From the same events (and, for the schedule, the commands) it keeps what
+// the venue otherwise keeps in its own data directory: the sessions an
+// operator disabled (disabled.go) and the trading day's progress
+// (scheduleprogress.go: which transition each group last ran, read from
+// the reasons of the schedule's commands), so that a new leader refuses
+// those logons and neither runs a transition again nor misses one; Raft
+// snapshots carry both.
 // Nodes whose configured terms differ are refused by their peers
 // (termsrecord.go, cluster.TransportConfig.Terms).
 package server

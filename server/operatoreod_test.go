@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -60,8 +61,8 @@ func operatorEndsTheDay(t *testing.T, how string) {
 	case "restart", "failover":
 		s.Close()
 		if how == "failover" {
-			p := followerProgress(t, dir)
-			if err := p.save(dir, schedule.New(s.cfg.Schedule)); err != nil {
+			p := followerProgress(t, dir, s.cfg)
+			if err := p.save(dir, s.cfg.Schedule); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,15 +75,17 @@ func operatorEndsTheDay(t *testing.T, how string) {
 	wantOneEndOfDay(t, dir)
 }
 
-// followerProgress is the schedule's progress a cluster's follower keeps
-// from the results of the operator commands in dir's journal.
-func followerProgress(t *testing.T, dir string) scheduleProgress {
+// followerProgress is the schedule's progress a cluster's follower of
+// configuration cfg keeps from the operator commands in dir's journal and
+// their results.
+func followerProgress(t *testing.T, dir string, cfg *config.Config) *scheduleProgress {
 	t.Helper()
-	var p scheduleProgress
+	p := newScheduleProgress(cfg)
 	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		p.Command(rec.Payload)
 		if cmd, ok := venue.DecodeOperatorCommand(rec.Payload); ok {
 			buf := make([]byte, venue.OperatorResultEncodedLength)
 			var r venue.OperatorResult

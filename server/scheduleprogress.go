@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"strings"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -15,23 +20,56 @@ import (
 // state.
 const partScheduleProgress = "schedule"
 
-// scheduleProgress is the command time of the last command the trading
-// day's schedule journaled (operator ops.OperatorSchedule), as a cluster
-// follower sees it in the results of the commands it applies; a Raft
-// snapshot carries it. A node saves it as its schedule's progress when it
-// starts to lead, so the new leader's schedule runs only the transitions
-// after the old leader's last one: without it the new leader brought every
-// group to its phase again (resuming an instrument an operator had halted)
-// or ran the day's transitions again from its own last one (an opening
-// call in the middle of the day). docs/ARCHITECTURE.md, "Cluster".
+// scheduleProgress is the trading day's progress as a cluster follower sees
+// it in the commands it applies and their results; a Raft snapshot carries
+// it. A node saves it as its schedule's progress when it starts to lead, so
+// the new leader's schedule runs neither again what the old leader ran nor
+// misses what it did not: without it the new leader brought every group to
+// its phase again (resuming an instrument an operator had halted) or ran the
+// day's transitions again from its own last one (an opening call in the
+// middle of the day). docs/ARCHITECTURE.md, "Cluster".
 type scheduleProgress struct {
-	lastNs int64 // 0: the schedule journaled nothing
+	lastNs int64 // the command time of the schedule's last command; 0: the schedule journaled nothing
 	// endOfDayNs is the command time of the last end of day that was
 	// applied, the schedule's or an operator's (0: none): the trading day holding it has ended, and a
 	// new leader whose configuration moved end_of_day later runs no second
 	// one that day (docs/ARCHITECTURE.md, "Operations: the control plane
 	// and the trading day").
 	endOfDayNs int64
+	// groupNames are the configured groups' names: the commands name a
+	// group by its name, cut short with their reason (ops.ScheduleTransitionOf).
+	groupNames []string
+	// groups is, by configured group name, the last transition of each
+	// group that the schedule finished: a single venue's record of them
+	// (ops.GroupRun), so that a new leader whose configuration moved a
+	// group's times takes no group back within a day. At most one per
+	// configured group.
+	groups map[string]ops.GroupRun
+	// last is the transition of the schedule's last command: the
+	// transitions before it ran (the schedule runs one at a time, each to
+	// its end), it may not have finished (a leader lost between the
+	// commands of a group's instruments), and a new leader runs it again
+	// for its group (a phase change run twice changes nothing) unless
+	// done says it finished.
+	last lastTransition
+}
+
+// lastTransition is a transition the schedule journaled a command of.
+type lastTransition struct {
+	Day   string        `json:"day"`
+	Kind  schedule.Kind `json:"kind"` // 0: none (a first start's commands: the position is lastNs)
+	Group string        `json:"group,omitempty"`
+	// Done: an operator's phase change came after it, so it had finished
+	// (ops runs phase changes one at a time): run again, it would undo it.
+	Done bool `json:"done,omitempty"`
+}
+
+func newScheduleProgress(cfg *config.Config) *scheduleProgress {
+	p := &scheduleProgress{}
+	for _, g := range cfg.Schedule.Groups {
+		p.groupNames = append(p.groupNames, g.Name)
+	}
+	return p
 }
 
 // Event takes the result of an operator command.
@@ -50,35 +88,162 @@ func (p *scheduleProgress) Event(ev []byte) error {
 	return nil
 }
 
-// WriteState writes the two times, 8 bytes each.
+// Command takes a command before it is applied: the schedule's name the
+// transition they run in their reason, and an operator's phase change
+// says the schedule's last transition had finished.
+func (p *scheduleProgress) Command(cmd []byte) {
+	c, ok := venue.DecodeOperatorCommand(cmd)
+	if !ok {
+		return
+	}
+	if string(c.Operator()) != ops.OperatorSchedule {
+		if c.Action() == venue.OperatorActionTypeSetPhaseStatus && p.last.Kind != 0 {
+			p.last.Done = true
+		}
+		return
+	}
+	day, kind, group, ok := ops.ScheduleTransitionOf(c.Action(), c.Reason())
+	if !ok {
+		p.last = lastTransition{} // a first start's: the position is its time
+		return
+	}
+	if group != "" {
+		group = p.groupNamed(group, len(c.Reason()) == venue.OperatorReasonLength)
+	}
+	tr := lastTransition{Day: day, Kind: kind, Group: group}
+	if tr.Day == p.last.Day && tr.Kind == p.last.Kind && tr.Group == p.last.Group {
+		return // the same transition's next instrument
+	}
+	p.finish(p.last)
+	p.last = tr
+}
+
+// groupNamed is the configured group a command names as name, which may be
+// cut short; "" when none, or more than one, is.
+func (p *scheduleProgress) groupNamed(name string, cut bool) string {
+	found := ""
+	for _, g := range p.groupNames {
+		if g == name {
+			return g
+		}
+		if cut && strings.HasPrefix(g, name) {
+			if found != "" {
+				return ""
+			}
+			found = g
+		}
+	}
+	return found
+}
+
+// finish records tr, a group's transition, as finished.
+func (p *scheduleProgress) finish(tr lastTransition) {
+	if tr.Group == "" || tr.Kind == schedule.EndOfDay || tr.Kind == 0 {
+		return
+	}
+	if p.groups == nil {
+		p.groups = map[string]ops.GroupRun{}
+	}
+	p.groups[tr.Group] = ops.GroupRun{Day: tr.Day, Kind: tr.Kind}
+}
+
+// progressDetail is the part of the state after the two times.
+type progressDetail struct {
+	Groups map[string]ops.GroupRun `json:"groups,omitempty"`
+	Last   lastTransition          `json:"last"`
+}
+
+// WriteState writes the two times, 8 bytes each, then the groups and the
+// last transition as JSON.
 func (p *scheduleProgress) WriteState(w io.Writer) error {
-	return binary.Write(w, binary.LittleEndian, [2]int64{p.lastNs, p.endOfDayNs})
+	if err := binary.Write(w, binary.LittleEndian, [2]int64{p.lastNs, p.endOfDayNs}); err != nil {
+		return err
+	}
+	b, err := json.Marshal(progressDetail{Groups: p.groups, Last: p.last})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // Restore loads what WriteState wrote; a state of 8 bytes (a node that
-// kept no end of day wrote it) has none.
+// kept no end of day wrote it) has none, and one of 16 (no groups kept)
+// neither groups nor a last transition. Groups not configured here are
+// left out.
 func (p *scheduleProgress) Restore(r io.Reader) error {
 	if err := binary.Read(r, binary.LittleEndian, &p.lastNs); err != nil {
 		return fmt.Errorf("schedule progress: %w", err)
 	}
-	p.endOfDayNs = 0
-	if err := binary.Read(r, binary.LittleEndian, &p.endOfDayNs); err != nil && err != io.EOF {
+	p.endOfDayNs, p.groups, p.last = 0, nil, lastTransition{}
+	if err := binary.Read(r, binary.LittleEndian, &p.endOfDayNs); err == io.EOF {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("schedule progress: the end of day: %w", err)
 	}
+	rest, err := io.ReadAll(r)
+	if err != nil || len(bytes.TrimSpace(rest)) == 0 {
+		return err
+	}
+	var d progressDetail
+	if err := json.Unmarshal(rest, &d); err != nil {
+		return fmt.Errorf("schedule progress: the groups: %w", err)
+	}
+	for name, run := range d.Groups {
+		if p.groupNamed(name, false) != "" {
+			if p.groups == nil {
+				p.groups = map[string]ops.GroupRun{}
+			}
+			p.groups[name] = run
+		}
+	}
+	p.last = d.Last
 	return nil
 }
 
-// save records the progress in dataDir for the schedule of plan (nothing
+// save records the progress in dataDir for the schedule of cfg (nothing
 // when the schedule journaled nothing: a first start brings the groups to
-// their phases), with the trading day of the last end of day.
-func (p *scheduleProgress) save(dataDir string, plan *schedule.Plan) error {
+// their phases), with the trading day of the last end of day: the position
+// of the last transition under this configuration, else (its group or day
+// unknown here, or the last commands a first start's) the time of the last
+// command.
+func (p *scheduleProgress) save(dataDir string, cfg config.Schedule) error {
 	if p.lastNs == 0 {
 		return nil
 	}
-	endedDay := ""
+	plan := schedule.New(cfg)
+	prog := ops.ScheduleProgress{Last: schedule.Through(time.Unix(0, p.lastNs)),
+		What: "the last scheduled command this node applied as a follower", Groups: maps.Clone(p.groups)}
 	if p.endOfDayNs != 0 {
-		endedDay, _ = plan.EndedBy(time.Unix(0, p.endOfDayNs))
+		prog.EndedDay, _ = plan.EndedBy(time.Unix(0, p.endOfDayNs))
 	}
-	return ops.SaveScheduleProgress(dataDir, schedule.Through(time.Unix(0, p.lastNs)),
-		"the last scheduled command this node applied as a follower", endedDay)
+	if tr, ok := p.lastPlaced(plan, cfg.Groups); ok {
+		prog.Last, prog.What = tr, "the transition of the last scheduled command this node applied as a follower: "+tr.String()
+		if p.last.Done && tr.Kind != schedule.EndOfDay {
+			if prog.Groups == nil {
+				prog.Groups = map[string]ops.GroupRun{}
+			}
+			prog.Groups[p.last.Group] = ops.GroupRun{Day: p.last.Day, Kind: p.last.Kind}
+		}
+	}
+	return ops.SaveScheduleProgress(dataDir, prog, cfg.Groups)
+}
+
+// lastPlaced is the last transition in plan, whose groups are groups.
+func (p *scheduleProgress) lastPlaced(plan *schedule.Plan, groups []config.ScheduleGroup) (schedule.Transition, bool) {
+	if p.last.Kind == 0 {
+		return schedule.Transition{}, false
+	}
+	g := -1
+	if p.last.Kind != schedule.EndOfDay {
+		for i, grp := range groups {
+			if grp.Name == p.last.Group {
+				g = i
+			}
+		}
+		if g < 0 {
+			return schedule.Transition{}, false
+		}
+	}
+	return plan.Transition(p.last.Day, p.last.Kind, g)
 }

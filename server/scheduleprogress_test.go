@@ -2,9 +2,14 @@ package server
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -71,28 +76,46 @@ func TestScheduleProgressKeepsTheEndedDay(t *testing.T) {
 	reopenWithDayOrder(t, s)
 	s.Close()
 
-	// The follower's view: the results of the schedule's commands.
-	p := followerProgress(t, dir)
-	if p.endOfDayNs == 0 {
-		t.Fatal("no end of day in the progress")
+	// The follower's view: the schedule's commands and their results.
+	cfg := tradingDayVenueConfig(t, dir)
+	p := followerProgress(t, dir, cfg)
+	if p.endOfDayNs == 0 || p.groups["all"].Kind != schedule.Close || p.last.Kind != schedule.EndOfDay {
+		t.Fatalf("no end of day, or not the close before it, in the progress: %+v", p)
+	}
+	// A Raft snapshot's state, built by replaying the journal, keeps the
+	// same (the part reads the commands too).
+	replayed := newScheduleProgress(cfg)
+	st, err := cluster.NewMatcherState(MatcherConfig(cfg), map[string]cluster.StatePart{partScheduleProgress: replayed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Apply(rec.Seq, rec.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(replayed, p) {
+		t.Fatalf("a Raft snapshot's part %+v, the follower's %+v", replayed, p)
 	}
 	var state bytes.Buffer
 	if err := p.WriteState(&state); err != nil {
 		t.Fatal(err)
 	}
 	older := state.Bytes()[:8]
-	var q scheduleProgress
-	if err := q.Restore(bytes.NewReader(state.Bytes())); err != nil || q != p {
+	q := newScheduleProgress(cfg)
+	if err := q.Restore(bytes.NewReader(state.Bytes())); err != nil || !reflect.DeepEqual(q, p) {
 		t.Fatalf("restored %+v, %v; want %+v", q, err, p)
 	}
 	if err := q.Restore(bytes.NewReader(older)); err != nil || q.lastNs != p.lastNs || q.endOfDayNs != 0 {
 		t.Fatalf("restored from 8 bytes %+v, %v", q, err)
 	}
 
-	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Journal.SegmentBytes = 16384
 	cfg.Schedule.EndOfDay.Duration = 11 * time.Second
-	if err := p.save(dir, schedule.New(cfg.Schedule)); err != nil {
+	if err := p.save(dir, cfg.Schedule); err != nil {
 		t.Fatal(err)
 	}
 	s = startServer(t, cfg, Options{Now: stoppedClock(dayStart.Add(11500 * time.Millisecond))})
@@ -101,4 +124,89 @@ func TestScheduleProgressKeepsTheEndedDay(t *testing.T) {
 	}
 	s.Close()
 	wantOneEndOfDay(t, dir)
+}
+
+// TestScheduleProgressNamesTheLastTransition: two groups open at one
+// instant, and the old leader's last command opened acme (the schedule's),
+// lots' not journaled when it was lost. The new leader opens lots: the
+// follower placed the old leader's last transition from its command's
+// reason, where the time of the last command counted every transition at
+// or before it as run, and lots stayed in the opening call until its close.
+// acme's open runs again (its other instruments, had it had any, were
+// perhaps not moved; a phase change run twice changes nothing), unless an
+// operator's phase change came after it: run again, it would reopen the
+// group the operator closed.
+func TestScheduleProgressNamesTheLastTransition(t *testing.T) {
+	for _, closedAfter := range []bool{false, true} {
+		t.Run(fmt.Sprintf("operator_closed_acme=%v", closedAfter), func(t *testing.T) { lastTransitionOfAFailover(t, closedAfter) })
+	}
+}
+
+func lastTransitionOfAFailover(t *testing.T, closedAfter bool) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	day := fmt.Sprintf("day-%d", dayStart.UnixNano()/int64(compressedDayLength))
+	cfg := testConfig(t, dir, adminConfig()+twoGroupsDay("acme", "lots"))
+	s := startServer(t, cfg, Options{Now: stoppedClock(dayStart.Add(1500 * time.Millisecond))}) // both in the opening call
+	waitStatus(t, s, "LOTS", "OpeningCall", readWait)
+	phase := func(p string) {
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"as the schedule","group":"acme","phase":"`+p+`"}`, nil); code != 200 {
+			t.Fatalf("acme %s: %d", p, code)
+		}
+	}
+	phase("open") // the matcher's state after the schedule's open of acme
+	if closedAfter {
+		phase("close")
+	}
+	acmeID := instrumentsOf(t, s)["ACME"].ID
+	s.Close()
+
+	// The follower's view: the first start's commands, then the schedule's
+	// open of acme, stamped 1 ms after it was due, then the operator's close.
+	p := followerProgress(t, dir, cfg)
+	command := func(operator, reason string, status venue.TradingStatus, ts int64) {
+		buf := make([]byte, venue.OperatorCommandEncodedLength)
+		var c venue.OperatorCommand
+		if err := c.WrapEncode(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.SetTimestampNs(ts)
+		c.SetAction(venue.OperatorActionTypeSetPhaseStatus)
+		c.SetStatus(status)
+		c.SetInstrumentID(acmeID)
+		if c.SetOperatorString(operator) != nil || c.SetReasonString(reason) != nil {
+			t.Fatal("operator or reason too long")
+		}
+		p.Command(buf)
+		r := make([]byte, venue.OperatorResultEncodedLength)
+		var res venue.OperatorResult
+		if err := res.WrapEncode(r, 0); err != nil {
+			t.Fatal(err)
+		}
+		res.SetTimestampNs(ts)
+		res.SetAction(venue.OperatorActionTypeSetPhaseStatus)
+		if err := res.SetOperatorString(operator); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Event(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := dayStart.Add(2*time.Second + time.Millisecond).UnixNano()
+	command(ops.OperatorSchedule, day+" open acme", venue.TradingStatusOpen, open)
+	if closedAfter {
+		command("alice", "closing early", venue.TradingStatusClosed, open+1)
+	}
+	if err := p.save(dir, cfg.Schedule); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startServer(t, cfg, Options{Now: stoppedClock(dayStart.Add(2500 * time.Millisecond))})
+	want := "Open"
+	if closedAfter {
+		want = "Closed"
+	}
+	if in := instrumentsOf(t, s); in["LOTS"].Status != "Open" || in["ACME"].Status != want {
+		t.Fatalf("the new leader's ACME is %s and LOTS %s, want %s and Open", in["ACME"].Status, in["LOTS"].Status, want)
+	}
 }

@@ -1520,15 +1520,7 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 // leader had no progress of its own and brought every instrument to the
 // phase's status: ACME open again).
 func TestClusterScheduleContinuesAfterFailover(t *testing.T) {
-	// A fixed-offset zone where it is now about noon: "Etc/GMT-K" is UTC+K.
-	k := 12 - time.Now().UTC().Hour()
-	zone := "Etc/GMT"
-	switch {
-	case k > 0:
-		zone += fmt.Sprintf("-%d", k)
-	case k < 0:
-		zone += fmt.Sprintf("+%d", -k)
-	}
+	zone, _ := noonZone()
 	h := writeClusterConfigs(t, func(int) string {
 		return fmt.Sprintf(`
 [schedule]
@@ -1545,29 +1537,7 @@ close = "22h"
 	}, false)
 	h.startAll()
 	l := h.leader(30 * time.Second)
-	status := func(node int) string {
-		t.Helper()
-		base := "http://" + h.adminAddr(node)
-		eventually(t, fmt.Sprintf("node %d ready (its schedule caught up)", node+1), func() error {
-			if a := admintest.Call(t, http.MethodGet, base+"/readyz", clusterToken, ""); a.Status != http.StatusOK {
-				return fmt.Errorf("readyz %d %s", a.Status, a.Body)
-			}
-			return nil
-		})
-		var list []ops.InstrumentInfo
-		a := admintest.Call(t, http.MethodGet, base+"/v1/instruments", clusterToken, "")
-		if err := json.Unmarshal(a.Body, &list); err != nil || a.Status != http.StatusOK {
-			t.Fatalf("instruments on node %d: %d %s", node+1, a.Status, a.Body)
-		}
-		for _, in := range list {
-			if in.Symbol == "ACME" {
-				return in.Status
-			}
-		}
-		t.Fatalf("no ACME on node %d: %s", node+1, a.Body)
-		return ""
-	}
-	if got := status(l); got != "Open" {
+	if got := h.acmeStatus(l); got != "Open" {
 		t.Fatalf("ACME on the leader at noon: %s, want Open", got)
 	}
 	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/instruments/ACME/halt", clusterToken, `{"reason":"news pending"}`); a.Status != http.StatusOK {
@@ -1576,8 +1546,124 @@ close = "22h"
 	h.quiesce(20 * time.Second)
 	h.kill(l)
 	next := h.leader(30 * time.Second)
-	if got := status(next); got != "Halted" {
+	if got := h.acmeStatus(next); got != "Halted" {
 		t.Fatalf("ACME on the new leader (node %d): %s, want Halted as the operator left it\n%s", next+1, got, lastLines(h.procs[next].logs(), 30))
+	}
+}
+
+// noonZone is a fixed-offset zone where it is now about noon ("Etc/GMT-K"
+// is UTC+K), so that a test's trading day has its hours on either side.
+func noonZone() (string, *time.Location) {
+	k := 12 - time.Now().UTC().Hour()
+	zone := "Etc/GMT"
+	switch {
+	case k > 0:
+		zone += fmt.Sprintf("-%d", k)
+	case k < 0:
+		zone += fmt.Sprintf("+%d", -k)
+	}
+	return zone, time.FixedZone(zone, k*3600)
+}
+
+// acmeStatus is ACME's trading status on node once its schedule has caught
+// up (/readyz 200), as its admin API lists it.
+func (h *clusterHarness) acmeStatus(node int) string {
+	t := h.t
+	t.Helper()
+	base := "http://" + h.adminAddr(node)
+	eventually(t, fmt.Sprintf("node %d ready (its schedule caught up)", node+1), func() error {
+		if a := admintest.Call(t, http.MethodGet, base+"/readyz", clusterToken, ""); a.Status != http.StatusOK {
+			return fmt.Errorf("readyz %d %s", a.Status, a.Body)
+		}
+		return nil
+	})
+	var list []ops.InstrumentInfo
+	a := admintest.Call(t, http.MethodGet, base+"/v1/instruments", clusterToken, "")
+	if err := json.Unmarshal(a.Body, &list); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("instruments on node %d: %d %s", node+1, a.Status, a.Body)
+	}
+	for _, in := range list {
+		if in.Symbol == "ACME" {
+			return in.Status
+		}
+	}
+	t.Fatalf("no ACME on node %d: %s", node+1, a.Body)
+	return ""
+}
+
+// TestClusterNewLeaderTakesNoGroupBack: the leader's schedule runs the
+// group's pre-open and open; node 3, a follower, has the group's pre_open
+// and open moved later in its configuration (a rolling change), both
+// still ahead when the leadership is transferred to it. The new leader
+// passes over its moved pre-open and open (the group ran them that day, as
+// its follower's record of the journaled commands says): ACME stays open.
+// It knew only the time of the old leader's last command, ran the moved
+// pre-open, putting the group back into the opening call in the middle of
+// its day, then opened it again.
+func TestClusterNewLeaderTakesNoGroupBack(t *testing.T) {
+	zone, loc := noonZone()
+	now := time.Now().In(loc)
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	tod := now.Sub(midnight).Truncate(time.Second)
+	day := func(preOpen, open time.Duration) string {
+		return fmt.Sprintf(`
+[schedule]
+enabled = true
+time_zone = %q
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "23h"
+[[schedule.group]]
+name = "all"
+pre_open = %q
+open = %q
+close = "22h"
+`, zone, (tod + preOpen).String(), (tod + open).String())
+	}
+	// The old leader's times leave the two nodes it starts with time to
+	// elect it; node 3's come after the transfer.
+	const preOpen, open, movedPreOpen, movedOpen = 8 * time.Second, 11 * time.Second, 26 * time.Second, 29 * time.Second
+	h := writeClusterConfigs(t, func(i int) string {
+		if i == 2 {
+			return day(movedPreOpen, movedOpen)
+		}
+		return day(preOpen, open)
+	}, false)
+	h.start(0)
+	h.start(1)
+	l := h.leader(30 * time.Second)
+	h.start(2) // a follower: the schedule that runs first is the old leader's
+	deadline := time.Now().Add(open + 30*time.Second)
+	for h.acmeStatus(l) != "Open" || logTime(h.procs[l].logs(), " open group 0", time.Time{}).IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader (node %d) did not run the open:\n%s", l+1, lastLines(h.procs[l].logs(), 30))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.converge(20 * time.Second)
+	if time.Since(midnight) >= tod+movedPreOpen {
+		t.Fatalf("the cluster took too long to start: the moved pre-open is past")
+	}
+	if out, err := transfer(h.cfgs[l], 2); err != nil {
+		t.Fatalf("cluster transfer: %v\n%s", err, out)
+	}
+	// Node 3's schedule reaches its moved open, which it passes over (the
+	// group ran it) or runs again (a phase change run twice changes
+	// nothing), and its log names the transition either way.
+	movedOpenAt := midnight.Add(tod + movedOpen).Format(time.RFC3339Nano)
+	deadline = time.Now().Add(movedOpen + 30*time.Second)
+	for !strings.Contains(h.procs[2].logs(), " open group 0 at "+movedOpenAt) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 3 did not reach its moved open:\n%s", lastLines(h.procs[2].logs(), 30))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, line := range strings.Split(h.procs[2].logs(), "\n") {
+		if strings.Contains(line, `msg="schedule: transition"`) && strings.Contains(line, "pre_open group 0") {
+			t.Fatalf("the new leader ran the moved pre-open of a group it found open:\n%s", line)
+		}
+	}
+	if got := h.acmeStatus(2); got != "Open" {
+		t.Fatalf("ACME on the new leader: %s, want Open", got)
 	}
 }
 
