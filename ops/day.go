@@ -256,7 +256,7 @@ func writeScheduleState(dataDir string, st scheduleState) error {
 // runSchedule catches up from last, the last transition run (found: its
 // record was read), then runs each transition at its time until Close. A
 // clock stepped ahead (a machine resumed from suspend, an NTP step) that
-// finds the transition after the one due due too runs those due as the
+// finds a transition late by more than onTimeSlack runs those due as the
 // start's catch-up does (catchUp).
 func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	defer o.endCatchUp()
@@ -281,10 +281,18 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 		if o.metrics != nil {
 			o.metrics.nextTransition.Set(float64(tr.At.UnixNano()) / 1e9)
 		}
+		// When the schedule came to tr: one due before then was late
+		// because the transitions before it took that long, not because
+		// the clock moved (overdue).
+		came := o.cfg.Now()
 		// The clock, not the timer, says when the transition is due: a wall
-		// clock stepped back (or a test's clock) is waited for again.
+		// clock stepped back (or a test's clock) is waited for again, and
+		// one stepped ahead is read within onTimeSlack (the timer's own
+		// clock stands still while a machine is suspended, and does not
+		// follow an NTP step: it would end when it was set to, the venue
+		// taking orders meanwhile in a phase whose time is past).
 		for wait := tr.At.Sub(o.cfg.Now()); wait > 0; wait = tr.At.Sub(o.cfg.Now()) {
-			timer := time.NewTimer(wait)
+			timer := time.NewTimer(min(wait, onTimeSlack))
 			select {
 			case <-o.stop:
 				timer.Stop()
@@ -292,7 +300,7 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 			case <-timer.C:
 			}
 		}
-		if now := o.cfg.Now(); o.overdue(tr, now) {
+		if now := o.cfg.Now(); o.overdue(tr, came, now) {
 			if last, ok = o.catchUp(last, now, true); !ok {
 				return
 			}
@@ -310,19 +318,30 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 
 // onTimeSlack is how late a transition may run and still count as on
 // time: a timer's latency on a loaded machine, and the time the transitions
-// before it at nearly the same time take to run.
+// before it at nearly the same time take to run. The schedule reads the
+// clock at least this often.
 const onTimeSlack = time.Second
 
-// overdue reports whether, at now, the first transition after tr's instant
-// is due as well as tr, by more than onTimeSlack: the clock passed several
-// instants at once (stepped ahead), and the transitions due run as a
-// catch-up. Transitions at tr's own instant (two groups opening together),
-// and one due within onTimeSlack after it (two groups opening a few
-// milliseconds apart, which the timer's latency finds due together), are
-// not late: they run as on time, one after the other.
-func (o *Ops) overdue(tr schedule.Transition, now time.Time) bool {
+// overdue reports whether, at now, the clock passed tr's time by more than
+// onTimeSlack while the schedule waited for it (came: when it came to tr),
+// or passed the time of the first transition after tr's instant by more
+// than that: the clock stepped ahead (a machine resumed from suspend, an
+// NTP step), while the schedule waited or ran the transitions before, and
+// tr runs, with any others then due, as a catch-up (stamped with the time
+// it was due, logged as late). Transitions a few milliseconds apart, which
+// a timer's latency finds due together, are not late, nor is one that came
+// due while the one before ran (a group of many instruments): they run as
+// on time, one after the other, as the orders journaled meanwhile were.
+func (o *Ops) overdue(tr schedule.Transition, came, now time.Time) bool {
+	from := tr.At
+	if came.After(from) {
+		from = came
+	}
+	if now.Sub(from) > onTimeSlack {
+		return true
+	}
 	next, ok := o.plan.Next(schedule.Through(tr.At))
-	return ok && next.At.Add(onTimeSlack).Before(now)
+	return ok && now.Sub(next.At) > onTimeSlack
 }
 
 // catchUp runs the transitions due after last until now, once, in order,
@@ -332,8 +351,9 @@ func (o *Ops) overdue(tr schedule.Transition, now time.Time) bool {
 // CatchingUp is true: the admin API refuses changes, the server's periodic
 // commands wait and the FIX gateway refuses orders, so that nothing
 // stamped with the clock lands among them. At start (late false) those are
-// the transitions missed while the venue was down; late, the ones a clock
-// stepped ahead found due at once, each logged as run late. It returns
+// the transitions missed while the venue was down; late, the ones due when
+// a clock stepped ahead passed the time of one by more than onTimeSlack,
+// each logged as run late. It returns
 // the last transition run, and false when the venue stopped or halted
 // first.
 func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (schedule.Transition, bool) {
@@ -352,7 +372,7 @@ func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (sched
 	switch {
 	case len(missed) == 0:
 	case late:
-		o.log.Warn("schedule: the clock passed several transitions at once (stepped ahead: a machine resumed from suspend, "+
+		o.log.Warn("schedule: the clock passed the time of a transition while the schedule waited (stepped ahead: a machine resumed from suspend, "+
 			"an NTP step); running them late, as a start runs the ones it missed; FIX orders and operator changes "+
 			"are refused meanwhile", "transitions", len(missed), "from", missed[0].String(), "to", missed[len(missed)-1].String())
 	default:

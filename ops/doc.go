@@ -89,11 +89,13 @@
 // is passed over too, so no group goes back within a day; and a day
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the
-// clock (Config.Now) reads its time: a timer that ends earlier by that
-// clock (a wall clock stepped back, a test's clock) is set again; a clock
-// stepped ahead that finds several due at once (the next one due by more
-// than onTimeSlack: not two that a timer's latency finds due together,
-// which run as on time) runs them as the start's
+// clock (Config.Now) reads its time, read at least every onTimeSlack: a
+// timer that ends earlier by that clock (a wall clock stepped back, a
+// test's clock) is set again; a clock stepped ahead past a transition's
+// time by more than onTimeSlack (not a timer's latency, which finds two
+// transitions milliseconds apart due together, nor the time the ones
+// before took: they run as on time) runs
+// those due as the start's
 // catch-up does (catchUp, the one path: bounded, stamped with their times,
 // logged as late; CatchingUp meanwhile, so the server's gateway refuses
 // orders and the admin API changes).

@@ -136,9 +136,7 @@ func TestTransitionsDueTogetherRunOnTime(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(dayStart.Add(1500 * time.Millisecond).UnixNano())
 	logs := &lockedbuf.Buffer{}
-	cfg := testConfig(t, dir, adminConfig()+"\n[schedule]\nenabled = true\ntime_zone = \"Europe/Paris\"\nday = \"12s\"\nend_of_day = \"9s\"\n"+
-		"[[schedule.group]]\nname = \"acme\"\ninstruments = [\"ACME\"]\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"8s\"\n"+
-		"[[schedule.group]]\nname = \"lots\"\ninstruments = [\"LOTS\"]\npre_open = \"1s\"\nopen = \"2050ms\"\nclose = \"8s\"\n")
+	cfg := testConfig(t, dir, adminConfig()+opensApartDay)
 	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) },
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	waitStatus(t, s, "LOTS", "OpeningCall", readWait)
@@ -151,5 +149,89 @@ func TestTransitionsDueTogetherRunOnTime(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "run late") {
 		t.Fatalf("an open due within the slack logged as run late:\n%s", logs.String())
+	}
+}
+
+// opensApartDay is the compressed day with ACME and LOTS in groups of
+// their own, acme opening at 2 s and lots 50 ms later.
+const opensApartDay = "\n[schedule]\nenabled = true\ntime_zone = \"Europe/Paris\"\nday = \"12s\"\nend_of_day = \"9s\"\n" +
+	"[[schedule.group]]\nname = \"acme\"\ninstruments = [\"ACME\"]\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"8s\"\n" +
+	"[[schedule.group]]\nname = \"lots\"\ninstruments = [\"LOTS\"]\npre_open = \"1s\"\nopen = \"2050ms\"\nclose = \"8s\"\n"
+
+// TestTransitionDueWhileTheOneBeforeRunsIsOnTime: acme's open takes three
+// seconds (its command's sync held while the clock moves on, as a group of
+// many instruments would), and lots' open, due 50 ms after it, runs as on
+// time once acme's is done: stamped with the clock, as what was journaled
+// meanwhile, and not logged as late. Counting its lateness from the time
+// it was due ran it as a catch-up, stamped three seconds back.
+func TestTransitionDueWhileTheOneBeforeRunsIsOnTime(t *testing.T) {
+	hold := newSyncHold(t)
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(1500 * time.Millisecond).UnixNano())
+	logs := &lockedbuf.Buffer{}
+	s := startServer(t, testConfig(t, dir, adminConfig()+opensApartDay), Options{Now: func() time.Time { return time.Unix(0, clock.Load()) },
+		JournalSync: hold.sync, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	waitStatus(t, s, "LOTS", "OpeningCall", readWait)
+	hold.on.Store(true)
+	clock.Store(dayStart.Add(2010 * time.Millisecond).UnixNano())
+	hold.waitHeld(t, "acme's open", logs)
+	waitUntil(t, "acme's open begun", func() bool { return strings.Contains(logs.String(), " open group 0 ") })
+	clock.Store(dayStart.Add(5 * time.Second).UnixNano()) // acme's open took three seconds
+	hold.on.Store(false)
+	hold.release()
+	waitStatus(t, s, "LOTS", "Open", readWait)
+	if strings.Contains(logs.String(), "run late") {
+		t.Fatalf("an open due while the one before ran logged as run late:\n%s", logs.String())
+	}
+	if onTime := metricstest.Value(t, scrape(t, s), `fixvenue_schedule_transitions_total{caught_up="false",kind="open"}`); onTime != "2" {
+		t.Fatalf("opens run on time %q, want 2", onTime)
+	}
+}
+
+// TestClockSteppedPastOneTransition: an hour's day, open, its close 50
+// minutes ahead; the venue's clock steps to a minute past the close (a
+// machine resumed from suspend, whose timers' clock stood still meanwhile;
+// an NTP step). The close runs at once, as a transition late by more than
+// the schedule's slack: stamped with the time it was due and logged as run
+// late. The schedule waited for the timer set before the step, the 50
+// minutes, taking orders into the open book meanwhile; and a transition
+// late alone ran as on time, stamped with the clock, after GTD expiries
+// the auction timer had run at the clock's time.
+func TestClockSteppedPastOneTransition(t *testing.T) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(time.Hour)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(2500 * time.Millisecond).UnixNano())
+	logs := &lockedbuf.Buffer{}
+	cfg := testConfig(t, dir, adminConfig()+"\n[schedule]\nenabled = true\ntime_zone = \"Europe/Paris\"\nday = \"1h\"\nend_of_day = \"55m\"\n"+
+		"[[schedule.group]]\nname = \"all\"\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"50m\"\n")
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) },
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	closeAt := dayStart.Add(50 * time.Minute)
+	clock.Store(closeAt.Add(time.Minute).UnixNano())
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	if n := strings.Count(logs.String(), "transition run late"); n != 1 {
+		t.Fatalf("%d transitions logged as run late, want the close:\n%s", n, logs.String())
+	}
+	s.Close()
+	stamped := false
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := venue.DecodeOperatorCommand(rec.Payload); ok && string(c.Operator()) == ops.OperatorSchedule &&
+			c.Status() == venue.TradingStatusClosed {
+			if c.TimestampNs() != closeAt.UnixNano() {
+				t.Fatalf("the close stamped %s, want the time it was due, %s", time.Unix(0, c.TimestampNs()), closeAt)
+			}
+			stamped = true
+		}
+	}
+	if !stamped {
+		t.Fatal("no close in the journal")
 	}
 }
