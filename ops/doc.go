@@ -53,8 +53,8 @@
 // <data_dir>/schedule.state, each group's phase as last set (by the
 // schedule or /v1/phase: where a resume takes a halted instrument) in
 // <data_dir>/phases.json; a cluster node keeps no such file (a node that
-// leads again would read those of its own last term), so a new leader
-// resumes into the schedule's phase; a new leader starts on the
+// leads again would read those of its own last term): a new leader is
+// given the phases its follower saw set (Config.Phases), and starts on the
 // schedule.state its follower derived from the journaled commands
 // (SaveScheduleProgress: each names its transition in its reason,
 // ScheduleTransitionOf). At start the transitions missed since then

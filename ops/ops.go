@@ -106,6 +106,11 @@ type Config struct {
 	// not kept in PhasesFile, as a node that leads again would read the ones
 	// of its own last term, older than its predecessors'.
 	Replica bool
+	// Phases, on a cluster's new leader, is each group's phase as last set
+	// (by the schedule or /v1/phase), by group name, as its follower saw
+	// the commands: where a resume takes a halted instrument, as PhasesFile
+	// gives it to a single venue.
+	Phases map[string]venue.TradingStatus
 	// UsableSnapshot, when set, gives the newest snapshot at or before seq
 	// that a start can use (the states kept beside snapshots, such as the
 	// market-data feed's, are there too): end of day archives only the
@@ -257,6 +262,11 @@ func New(cfg Config) (*Ops, error) {
 		o.plan = schedule.New(cfg.Schedule)
 		if !cfg.Replica {
 			o.loadPhases()
+		}
+		for g, grp := range cfg.Schedule.Groups {
+			if st, ok := cfg.Phases[grp.Name]; ok {
+				o.notePhase(g, st)
+			}
 		}
 		o.warnUnscheduled()
 	}

@@ -26,7 +26,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		oc.Standby = r.Resting
 	}
 	if r := s.opts.Replica; r != nil {
-		oc.Listener, oc.LostLeadership, oc.Leader = r.Admin, cluster.ErrLostLeadership, r.Leader
+		oc.Listener, oc.LostLeadership, oc.Leader, oc.Phases = r.Admin, cluster.ErrLostLeadership, r.Leader, r.Phases
 	}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()

@@ -86,6 +86,9 @@ type Replica struct {
 	// Leader says which node leads once this one is deposed, and its admin
 	// address (ops.Config.Leader).
 	Leader func() (text, adminAddr string)
+	// Phases is each schedule group's phase as last set, as the follower
+	// saw the commands (ops.Config.Phases).
+	Phases map[string]venue.TradingStatus
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -663,7 +666,7 @@ func (c *ClusterNode) serve(next uint64) {
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
-		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText}
+		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases()}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView

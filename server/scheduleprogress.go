@@ -39,12 +39,22 @@ type scheduleProgress struct {
 	// groupNames are the configured groups' names: the commands name a
 	// group by its name, cut short with their reason (ops.ScheduleTransitionOf).
 	groupNames []string
+	sched      config.Schedule
 	// groups is, by configured group name, the last transition of each
 	// group that the schedule finished: a single venue's record of them
 	// (ops.GroupRun), so that a new leader whose configuration moved a
 	// group's times takes no group back within a day. At most one per
 	// configured group.
 	groups map[string]ops.GroupRun
+	// phases is, by group name, each group's phase as last set by a
+	// phase change (the schedule's or an operator's /v1/phase: where a
+	// resume takes a halted instrument), as a single venue's phases.json
+	// keeps it; the commands name the instrument, whose group is in
+	// configured or, for an instrument added while the venue ran, added
+	// (bounded by engine.instruments_max).
+	phases     map[string]venue.TradingStatus
+	configured map[uint32]string
+	added      map[uint32]string
 	// last is the transition of the schedule's last command: the
 	// transitions before it ran (the schedule runs one at a time, each to
 	// its end), it may not have finished (a leader lost between the
@@ -65,11 +75,30 @@ type lastTransition struct {
 }
 
 func newScheduleProgress(cfg *config.Config) *scheduleProgress {
-	p := &scheduleProgress{}
+	p := &scheduleProgress{sched: cfg.Schedule, configured: map[uint32]string{}}
 	for _, g := range cfg.Schedule.Groups {
 		p.groupNames = append(p.groupNames, g.Name)
 	}
+	for _, in := range cfg.Instruments {
+		if g := p.instrumentGroup(in.Symbol, in.Group); g != "" {
+			p.configured[in.ID] = g
+		}
+	}
 	return p
+}
+
+// instrumentGroup is the name of the group of the instrument symbol whose
+// group is named group ("": the group its symbol falls in), as ops places
+// it; "" when none is configured.
+func (p *scheduleProgress) instrumentGroup(symbol, group string) string {
+	if group != "" {
+		return p.groupNamed(group, false)
+	}
+	g, err := p.sched.GroupOf(symbol)
+	if err != nil || g >= len(p.sched.Groups) {
+		return ""
+	}
+	return p.sched.Groups[g].Name
 }
 
 // Event takes the result of an operator command.
@@ -92,9 +121,34 @@ func (p *scheduleProgress) Event(ev []byte) error {
 // transition they run in their reason, and an operator's phase change
 // says the schedule's last transition had finished.
 func (p *scheduleProgress) Command(cmd []byte) {
+	if a, ok := venue.DecodeAddInstrument(cmd); ok {
+		if _, known := p.configured[a.InstrumentID()]; !known {
+			if g := p.instrumentGroup(string(a.Symbol()), string(a.Group())); g != "" {
+				if p.added == nil {
+					p.added = map[uint32]string{}
+				}
+				p.added[a.InstrumentID()] = g
+			}
+		}
+		return
+	}
 	c, ok := venue.DecodeOperatorCommand(cmd)
 	if !ok {
 		return
+	}
+	if c.Action() == venue.OperatorActionTypeSetPhaseStatus {
+		// ops records a group's phase before its commands, whatever the
+		// matcher answers them (an instrument there already, or halted).
+		g, ok := p.configured[c.InstrumentID()]
+		if !ok {
+			g = p.added[c.InstrumentID()]
+		}
+		if g != "" {
+			if p.phases == nil {
+				p.phases = map[string]venue.TradingStatus{}
+			}
+			p.phases[g] = c.Status()
+		}
 	}
 	if string(c.Operator()) != ops.OperatorSchedule {
 		if c.Action() == venue.OperatorActionTypeSetPhaseStatus && p.last.Kind != 0 {
@@ -149,8 +203,10 @@ func (p *scheduleProgress) finish(tr lastTransition) {
 
 // progressDetail is the part of the state after the two times.
 type progressDetail struct {
-	Groups map[string]ops.GroupRun `json:"groups,omitempty"`
-	Last   lastTransition          `json:"last"`
+	Groups map[string]ops.GroupRun        `json:"groups,omitempty"`
+	Last   lastTransition                 `json:"last"`
+	Phases map[string]venue.TradingStatus `json:"phases,omitempty"`
+	Added  map[uint32]string              `json:"added,omitempty"`
 }
 
 // WriteState writes the two times, 8 bytes each, then the groups and the
@@ -159,7 +215,7 @@ func (p *scheduleProgress) WriteState(w io.Writer) error {
 	if err := binary.Write(w, binary.LittleEndian, [2]int64{p.lastNs, p.endOfDayNs}); err != nil {
 		return err
 	}
-	b, err := json.Marshal(progressDetail{Groups: p.groups, Last: p.last})
+	b, err := json.Marshal(progressDetail{Groups: p.groups, Last: p.last, Phases: p.phases, Added: p.added})
 	if err != nil {
 		return err
 	}
@@ -175,7 +231,7 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 	if err := binary.Read(r, binary.LittleEndian, &p.lastNs); err != nil {
 		return fmt.Errorf("schedule progress: %w", err)
 	}
-	p.endOfDayNs, p.groups, p.last = 0, nil, lastTransition{}
+	p.endOfDayNs, p.groups, p.last, p.phases, p.added = 0, nil, lastTransition{}, nil, nil
 	if err := binary.Read(r, binary.LittleEndian, &p.endOfDayNs); err == io.EOF {
 		return nil
 	} else if err != nil {
@@ -198,8 +254,28 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 		}
 	}
 	p.last = d.Last
+	for name, st := range d.Phases {
+		if p.groupNamed(name, false) != "" {
+			if p.phases == nil {
+				p.phases = map[string]venue.TradingStatus{}
+			}
+			p.phases[name] = st
+		}
+	}
+	for id, name := range d.Added {
+		if _, known := p.configured[id]; !known && p.groupNamed(name, false) != "" {
+			if p.added == nil {
+				p.added = map[uint32]string{}
+			}
+			p.added[id] = name
+		}
+	}
 	return nil
 }
+
+// Phases is each group's phase as last set, by group name, for a new
+// leader's control plane (ops.Config.Phases).
+func (p *scheduleProgress) Phases() map[string]venue.TradingStatus { return maps.Clone(p.phases) }
 
 // save records the progress in dataDir for the schedule of cfg (nothing
 // when the schedule journaled nothing: a first start brings the groups to

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,5 +209,74 @@ func lastTransitionOfAFailover(t *testing.T, closedAfter bool) {
 	}
 	if in := instrumentsOf(t, s); in["LOTS"].Status != "Open" || in["ACME"].Status != want {
 		t.Fatalf("the new leader's ACME is %s and LOTS %s, want %s and Open", in["ACME"].Status, in["LOTS"].Status, want)
+	}
+}
+
+// TestScheduleProgressKeepsThePhases: a follower keeps each group's phase
+// as last set by a phase change, the schedule's or an operator's, for the
+// instruments configured and those added while the venue ran (in the
+// group the command names, or the one its symbol falls in), through a
+// Raft snapshot's part; a group no longer configured is left out.
+func TestScheduleProgressKeepsThePhases(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+twoGroupsDay("acme", "lots"))
+	p := newScheduleProgress(cfg)
+	add := func(id uint32, symbol, group string) {
+		buf := make([]byte, venue.AddInstrumentEncodedLength)
+		var a venue.AddInstrument
+		if err := a.WrapEncode(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		a.SetInstrumentID(id)
+		if a.SetSymbolString(symbol) != nil || a.SetGroupString(group) != nil {
+			t.Fatal("symbol or group too long")
+		}
+		p.Command(buf)
+	}
+	phase := func(id uint32, operator string, status venue.TradingStatus) {
+		buf := make([]byte, venue.OperatorCommandEncodedLength)
+		var c venue.OperatorCommand
+		if err := c.WrapEncode(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.SetAction(venue.OperatorActionTypeSetPhaseStatus)
+		c.SetInstrumentID(id)
+		c.SetStatus(status)
+		if c.SetOperatorString(operator) != nil || c.SetReasonString("as planned") != nil {
+			t.Fatal("operator or reason too long")
+		}
+		p.Command(buf)
+	}
+	var lots uint32
+	for _, in := range cfg.Instruments {
+		if in.Symbol == "LOTS" {
+			lots = in.ID
+		}
+	}
+	add(900, "NEWCO", "acme")
+	phase(900, ops.OperatorSchedule, venue.TradingStatusOpeningCall)
+	phase(900, "alice", venue.TradingStatusClosingCall) // acme's, by the added instrument
+	phase(lots, ops.OperatorSchedule, venue.TradingStatusOpen)
+	phase(901, "alice", venue.TradingStatusClosed) // no such instrument
+	want := map[string]venue.TradingStatus{"acme": venue.TradingStatusClosingCall, "lots": venue.TradingStatusOpen}
+	if got := p.Phases(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("phases %v, want %v", got, want)
+	}
+	var state bytes.Buffer
+	if err := p.WriteState(&state); err != nil {
+		t.Fatal(err)
+	}
+	q := newScheduleProgress(cfg)
+	if err := q.Restore(&state); err != nil || !reflect.DeepEqual(q, p) {
+		t.Fatalf("restored %+v, %v; want %+v", q, err, p)
+	}
+	state.Reset()
+	if err := p.WriteState(&state); err != nil {
+		t.Fatal(err)
+	}
+	one := testConfig(t, dir, adminConfig()+strings.Replace(twoGroupsDay("lots", "acme"), "[[schedule.group]]\nname = \"acme\"\ninstruments = [\"ACME\"]", "[[schedule.group]]\nname = \"all\"", 1))
+	r := newScheduleProgress(one)
+	if err := r.Restore(&state); err != nil || !reflect.DeepEqual(r.Phases(), map[string]venue.TradingStatus{"lots": venue.TradingStatusOpen}) || r.added != nil {
+		t.Fatalf("restored without group acme: %v, %+v", err, r)
 	}
 }

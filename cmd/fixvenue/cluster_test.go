@@ -1513,12 +1513,15 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 }
 
 // TestClusterScheduleContinuesAfterFailover: with the trading day's schedule
-// on (the venue's local time mid-day, in the open phase), an operator halts
-// ACME on the leader. After a kill -9 of the leader the new one's schedule
-// continues from the old one's last transition, as the followers saw it in
-// the journal: it runs nothing again, and ACME stays halted (before, the new
-// leader had no progress of its own and brought every instrument to the
-// phase's status: ACME open again).
+// on (the venue's local time mid-day, in the open phase), an operator moves
+// the group into a closing call early and halts ACME on the leader. After a
+// kill -9 of the leader the new one's schedule continues from the old one's
+// last transition, as the followers saw it in the journal: it runs nothing
+// again, and ACME stays halted (before, the new leader had no progress of
+// its own and brought every instrument to the phase's status: ACME open
+// again). Resumed on the new leader, ACME goes into the closing call the
+// operator set, as its follower saw the phase changes; it went to the
+// schedule's phase, open.
 func TestClusterScheduleContinuesAfterFailover(t *testing.T) {
 	zone, _ := noonZone()
 	h := writeClusterConfigs(t, func(int) string {
@@ -1540,6 +1543,10 @@ close = "22h"
 	if got := h.acmeStatus(l); got != "Open" {
 		t.Fatalf("ACME on the leader at noon: %s, want Open", got)
 	}
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/phase", clusterToken,
+		`{"reason":"closing early","group":"all","phase":"closing_call"}`); a.Status != http.StatusOK {
+		t.Fatalf("closing call: %d %s", a.Status, a.Body)
+	}
 	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/instruments/ACME/halt", clusterToken, `{"reason":"news pending"}`); a.Status != http.StatusOK {
 		t.Fatalf("halt ACME: %d %s", a.Status, a.Body)
 	}
@@ -1548,6 +1555,12 @@ close = "22h"
 	next := h.leader(30 * time.Second)
 	if got := h.acmeStatus(next); got != "Halted" {
 		t.Fatalf("ACME on the new leader (node %d): %s, want Halted as the operator left it\n%s", next+1, got, lastLines(h.procs[next].logs(), 30))
+	}
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(next)+"/v1/instruments/ACME/resume", clusterToken, `{"reason":"news out"}`); a.Status != http.StatusOK {
+		t.Fatalf("resume ACME: %d %s", a.Status, a.Body)
+	}
+	if got := h.acmeStatus(next); got != "ClosingCall" {
+		t.Fatalf("ACME resumed on the new leader: %s, want ClosingCall, the group's phase as the operator set it", got)
 	}
 }
 
