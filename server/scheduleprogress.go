@@ -209,8 +209,9 @@ type progressDetail struct {
 	Added  map[uint32]string              `json:"added,omitempty"`
 }
 
-// WriteState writes the two times, 8 bytes each, then the groups and the
-// last transition as JSON.
+// WriteState writes the two times, 8 bytes each, then the groups' last
+// transitions, the last transition, the phases and the added instruments'
+// groups as JSON (an older node reads the times only).
 func (p *scheduleProgress) WriteState(w io.Writer) error {
 	if err := binary.Write(w, binary.LittleEndian, [2]int64{p.lastNs, p.endOfDayNs}); err != nil {
 		return err
@@ -224,9 +225,8 @@ func (p *scheduleProgress) WriteState(w io.Writer) error {
 }
 
 // Restore loads what WriteState wrote; a state of 8 bytes (a node that
-// kept no end of day wrote it) has none, and one of 16 (no groups kept)
-// neither groups nor a last transition. Groups not configured here are
-// left out.
+// kept no end of day wrote it) has none, and one of 16 (an older node's)
+// nothing of the groups. Groups not configured here are left out.
 func (p *scheduleProgress) Restore(r io.Reader) error {
 	if err := binary.Read(r, binary.LittleEndian, &p.lastNs); err != nil {
 		return fmt.Errorf("schedule progress: %w", err)
