@@ -521,9 +521,16 @@ func (o *Ops) authFor(operate bool, next http.HandlerFunc) http.HandlerFunc {
 			writeJSON(w, status, apiError{Error: reason, Code: code})
 			return
 		}
-		if operate && o.CatchingUp() {
-			o.refuseCatchingUp(w)
-			return
+		if operate {
+			if !o.changeMu.TryRLock() {
+				o.refuseCatchingUp(w) // a catch-up runs, or is about to
+				return
+			}
+			defer o.changeMu.RUnlock()
+			if o.CatchingUp() {
+				o.refuseCatchingUp(w)
+				return
+			}
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, operator)))
 	}

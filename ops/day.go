@@ -350,7 +350,8 @@ func (o *Ops) overdue(tr schedule.Transition, came, now time.Time) bool {
 // configuration no longer trades it (schedule.Plan.Unended). Meanwhile
 // CatchingUp is true: the admin API refuses changes, the server's periodic
 // commands wait and the FIX gateway refuses orders, so that nothing
-// stamped with the clock lands among them. At start (late false) those are
+// stamped with the clock lands among them; it begins once the operators'
+// changes in flight are answered (changeMu). At start (late false) those are
 // the transitions missed while the venue was down; late, the ones due when
 // a clock stepped ahead passed the time of one by more than onTimeSlack,
 // each logged as run late. It returns
@@ -359,6 +360,11 @@ func (o *Ops) overdue(tr schedule.Transition, came, now time.Time) bool {
 func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (schedule.Transition, bool) {
 	o.catchingUp.Store(true)
 	defer o.catchingUp.Store(false)
+	// The operators' changes in flight are answered first, stamped with
+	// the clock (catchUpAtNs is not set yet), so that none lands among the
+	// catch-up's commands; new ones are refused (CatchingUp).
+	o.changeMu.Lock()
+	defer o.changeMu.Unlock()
 	defer o.catchUpAtNs.Store(0)
 	// A day that began and that the configuration no longer trades (a
 	// holiday added) ends first: its groups close and its end of day

@@ -97,8 +97,9 @@
 // before took: they run as on time) runs
 // those due as the start's
 // catch-up does (catchUp, the one path: bounded, stamped with their times,
-// logged as late; CatchingUp meanwhile, so the server's gateway refuses
-// orders and the admin API changes).
+// logged as late, begun once the operators' changes in flight are answered;
+// CatchingUp meanwhile, so the server's gateway refuses orders and the
+// admin API changes).
 //
 // GET /v1/instruments reports the day's last trade, volume, trades and
 // previous close from the DaySource (SetDaySource: the console's tape, kept

@@ -175,6 +175,14 @@ type Ops struct {
 	// catchingUp is set while the schedule runs transitions as a catch-up
 	// (at start, or late once a clock stepped ahead): CatchingUp.
 	catchingUp atomic.Bool
+	// changeMu is held shared by an operator's change, from its check of
+	// CatchingUp to its answer, and alone by a catch-up (catchUp): a
+	// catch-up a clock stepped ahead starts once the changes in flight are
+	// journaled, and none lands among its commands (a /v1/phase of several
+	// instruments was stamped, from the catch-up's start on, with the time
+	// of a transition due before it was made). A change that finds it
+	// taken or awaited is refused as during the catch-up.
+	changeMu sync.RWMutex
 	// eodPublished are the schedule's end-of-day commands, by reason, that
 	// were published but timed out (the schedule's goroutine only): a retry
 	// waits for the one published rather than sending another.

@@ -235,3 +235,54 @@ func TestClockSteppedPastOneTransition(t *testing.T) {
 		t.Fatal("no close in the journal")
 	}
 }
+
+// TestPhaseChangeInFlightWhenTheClockSteps: an operator's /v1/phase of the
+// group of ACME and LOTS (a command each) is in flight, its first command's
+// sync held, when the venue's clock steps past the close, the end of day
+// and the next day's opening. The stepped clock's catch-up waits for the
+// change (a change coming meanwhile is refused, 503 catching_up): both its
+// commands carry the clock's time, as it was made. Its second command was
+// journaled during the catch-up, stamped with the time of the transition
+// the catch-up ran, hours before it was made.
+func TestPhaseChangeInFlightWhenTheClockSteps(t *testing.T) {
+	hold := newSyncHold(t)
+	v := steppingVenue(t, hold)
+	s, dir, dayStart := v.s, v.dir, v.dayStart
+	hold.on.Store(true)
+	answered := make(chan int, 1)
+	go func() {
+		a := admintest.Call(t, "POST", "http://"+s.AdminAddr()+"/v1/phase", aliceToken, `{"reason":"opening early","group":"all","phase":"open"}`)
+		answered <- a.Status
+	}()
+	hold.waitHeld(t, "the phase change", v.logs)
+	stepped := dayStart.Add(compressedDayLength + 5*time.Second)
+	v.clock.Store(stepped.UnixNano())
+	waitUntil(t, "the stepped clock's catch-up begun", func() bool {
+		a := admintest.Call(t, "POST", "http://"+s.AdminAddr()+"/v1/instruments/NOSUCH/halt", aliceToken, `{"reason":"probe"}`)
+		return a.Status == 503
+	})
+	hold.on.Store(false)
+	hold.release()
+	select {
+	case code := <-answered:
+		if code != 200 {
+			t.Fatalf("the phase change: %d", code)
+		}
+	case <-time.After(readWait):
+		t.Fatalf("the phase change not answered within %s", readWait)
+	}
+	waitUntil(t, "the catch-up's end logged", func() bool { return strings.Contains(v.logs.String(), "schedule: caught up") })
+	s.Close()
+	var stamps []time.Time
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := venue.DecodeOperatorCommand(rec.Payload); ok && string(c.Operator()) == "alice" && c.Action() == venue.OperatorActionTypeSetPhaseStatus {
+			stamps = append(stamps, time.Unix(0, c.TimestampNs()))
+		}
+	}
+	if len(stamps) != 2 || !stamps[0].Equal(dayStart.Add(1500*time.Millisecond)) || !stamps[1].Equal(stepped) {
+		t.Fatalf("the phase change's commands stamped %v; want the clock's times, %s then %s", stamps, dayStart.Add(1500*time.Millisecond), stepped)
+	}
+}
