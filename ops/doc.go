@@ -79,8 +79,8 @@
 // until the transition is recorded, and a start that finds its command in
 // the journal does not run it again. The state also names the last
 // trading day whose end of day ran (EndedDay), the schedule's or an
-// operator's (POST /v1/eod ends the day whose end of day is nearest,
-// schedule.Plan.EndedBy): a transition of that day or an earlier one
+// operator's (POST /v1/eod ends the day of the last transition due, not one
+// yet to begin: schedule.Plan.EndedBy): a transition of that day or an earlier one
 // (end_of_day or a close moved later in the configuration after the day
 // ended, or any after an operator's end of day) is passed over, one end of
 // day per day; a transition of a day its group went past (its record

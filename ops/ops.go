@@ -664,9 +664,9 @@ const snapshotWaitMax = 60 * time.Second
 // makes unnecessary. The snapshot and the archive only shorten start-up:
 // when either fails, the day has still ended, and the report says why.
 //
-// With a schedule, it ends a trading day: an operator's the one whose end
-// of day is nearest (schedule.Plan.EndedBy, as a cluster's follower names
-// it), and the schedule then runs none of that day's transitions, its end
+// With a schedule, it ends a trading day: an operator's the one of the last
+// transition due (schedule.Plan.EndedBy, as a cluster's follower names it:
+// the day in progress, or before the day's first transition the last one), and the schedule then runs none of that day's transitions, its end
 // of day included (docs/ARCHITECTURE.md, "Operations: the control plane and
 // the trading day").
 func (o *Ops) EndOfDay(operator, reason string) (Result, EndOfDayReport, error) {
@@ -685,7 +685,7 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	defer o.eodMu.Unlock()
 	rep := EndOfDayReport{SnapshotSeq: -1, ArchivedThrough: -1}
 	if day == "" && o.plan != nil {
-		// An operator's ends the trading day whose end of day is nearest;
+		// An operator's ends the trading day of the last transition due;
 		// a second one would expire that day's orders and forget its
 		// ClOrdIDs and risk figures again.
 		day, _ = o.plan.EndedBy(o.cfg.Now())

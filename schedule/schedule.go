@@ -181,45 +181,30 @@ func (p *Plan) dayOf(t time.Time) (time.Time, string) {
 }
 
 // EndedBy names the trading day (Transition.Day) that an end of day
-// journaled at t ended: of the trading day holding t and the one before,
-// the one whose end of day is nearer t. A command is stamped when it runs,
-// after its time (across midnight for an end of day just before it), and
-// the configuration may have moved end_of_day since (a later one is after
-// t); ok is false when no trading day is found.
+// journaled at t ended: the trading day of the last transition at or before
+// t, the day in progress or the last one. A command is stamped when it
+// runs, after its time (across midnight for an end of day just before it),
+// and the configuration may have moved end_of_day since (a later one is
+// after t): the day's close or another transition is then the last. An
+// end of day before the day's first transition (an operator's, early in
+// the morning) ends the trading day before, not a day that has not begun;
+// ok is false when no trading day is found.
 func (p *Plan) EndedBy(t time.Time) (day string, ok bool) {
 	start, name := p.dayOf(t)
-	var candidates [2]struct {
-		name string
-		end  time.Time
-	}
-	found := 0
-	for i := 0; i < daysScannedMax && found < len(candidates); i++ {
+	for i := 0; i < daysScannedMax; i++ {
 		if p.trades(start, name) {
-			p.stepTimes(start, func(s step, at time.Time) {
-				if s.kind == EndOfDay {
-					candidates[found].name, candidates[found].end = name, at
-				}
+			begun := false
+			p.stepTimes(start, func(_ step, at time.Time) {
+				begun = begun || !at.After(t)
 			})
-			found++
+			if begun {
+				return name, true
+			}
 		}
 		start = p.daysBefore(start, 1)
 		_, name = p.dayOf(start)
 	}
-	if found == 0 {
-		return "", false
-	}
-	best := candidates[0]
-	if found == 2 && absDuration(t.Sub(candidates[1].end)) < absDuration(t.Sub(best.end)) {
-		best = candidates[1]
-	}
-	return best.name, true
-}
-
-func absDuration(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
+	return "", false
 }
 
 // nextDay returns the start of the day after the one starting at start.

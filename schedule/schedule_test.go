@@ -421,9 +421,11 @@ func TestUnended(t *testing.T) {
 }
 
 // TestEndedBy: the day an end of day journaled at a time ended is the one
-// whose end of day is nearest: a late command's day (stamped past
-// midnight), the day of one run at an end_of_day since moved later, and
-// the last trading day across a weekend.
+// of the last transition at or before it: a late command's day (stamped
+// past midnight), the day of one run at an end_of_day since moved later,
+// the last trading day across a weekend, and the day before one whose
+// first transition has not come (its end of day nearer: that day ended,
+// the venue stayed closed all day).
 func TestEndedBy(t *testing.T) {
 	paris, _ := time.LoadLocation("Europe/Paris")
 	late := mustPlan(t, `
@@ -448,6 +450,10 @@ close = "17h30m"
 		{late, time.Date(2026, 12, 3, 0, 0, 0, 100_000_000, paris), "2026-12-02"}, // stamped past midnight
 		{moved, time.Date(2026, 12, 2, 17, 0, 0, 0, londonTZ), "2026-12-02"},      // at 17:00, now configured 18:00
 		{moved, time.Date(2026, 12, 5, 12, 0, 0, 0, londonTZ), "2026-12-04"},      // a Saturday: Friday's
+		{moved, time.Date(2026, 12, 7, 6, 0, 0, 0, londonTZ), "2026-12-04"},       // Monday before its pre-open: Friday's
+		{moved, time.Date(2026, 12, 3, 7, 49, 0, 0, londonTZ), "2026-12-02"},      // before the pre-open at 7:50
+		{moved, time.Date(2026, 12, 3, 7, 50, 0, 0, londonTZ), "2026-12-03"},      // at it
+		{moved, time.Date(2026, 12, 3, 12, 0, 0, 0, londonTZ), "2026-12-03"},      // an end of day before its time
 	} {
 		if got, ok := c.p.EndedBy(c.at); !ok || got != c.want {
 			t.Errorf("EndedBy(%s) = %q %v, want %q", c.at, got, ok, c.want)

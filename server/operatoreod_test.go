@@ -104,3 +104,42 @@ func followerProgress(t *testing.T, dir string, cfg *config.Config) *schedulePro
 	}
 	return p
 }
+
+// TestOperatorEndOfDayBeforeTheDayBegins: a day whose transitions come late
+// in it (pre-open at 5 s of 12, end of day at 8 s). The operator ends the
+// previous day after its end of day's time, then calls an end of day again
+// early the next day, before its pre-open, nearer that day's end of day
+// than the previous one's. It is refused, 409 day_ended (the previous day
+// ended already), and the day then opens. It ended the day that had not
+// begun, whose transitions were then passed over: the venue stayed closed
+// all day.
+func TestOperatorEndOfDayBeforeTheDayBegins(t *testing.T) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(-3500 * time.Millisecond).UnixNano()) // the previous day, past its end of day at 8 s
+	cfg := testConfig(t, dir, adminConfig()+`
+[schedule]
+enabled = true
+time_zone = "Europe/Paris"
+day = "12s"
+end_of_day = "8s"
+[[schedule.group]]
+name = "all"
+pre_open = "5s"
+open = "6s"
+close = "7s"
+`)
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	waitReady(t, s)
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"the day's end of day"}`, nil); code != 200 {
+		t.Fatalf("the previous day's end of day: %d", code)
+	}
+	clock.Store(dayStart.Add(2500 * time.Millisecond).UnixNano()) // before the day's pre-open
+	var e struct{ Code, Error string }
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again, early"}`, &e); code != 409 || e.Code != "day_ended" {
+		t.Fatalf("an end of day before the day's pre-open: %d %+v, want 409 day_ended (the previous day's ended)", code, e)
+	}
+	clock.Store(dayStart.Add(5500 * time.Millisecond).UnixNano())
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+}
