@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/testcert"
 )
 
@@ -555,7 +555,7 @@ func TestAutoWaitCountsCPUsNotPs(t *testing.T) {
 	readyPath := filepath.Join(dir, "ready.json")
 	cmd := exec.Command(binPath, "serve", "--config", cfg, "--log-level", "info", "--ready-file", readyPath)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=8")
-	var stderr lockedBuffer
+	var stderr lockedbuf.Buffer
 	cmd.Stderr = &stderr
 	// A child starts with the CPUs of the thread that forks it: hold this
 	// thread to two while it does.
@@ -587,23 +587,4 @@ func TestAutoWaitCountsCPUsNotPs(t *testing.T) {
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("GOMAXPROCS=8 on %d CPUs: want the serving line to say %s\n%s", two.Count(), want, stderr.String())
 	}
-}
-
-// lockedBuffer is a child's stderr, written by os/exec's copying goroutine
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
