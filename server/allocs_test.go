@@ -34,7 +34,7 @@ func TestAllocationsPerOrder(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	lc := loadgen.DefaultConfig()
-	lc.Addr, lc.Sessions, lc.RatePerSecond = s.FIXAddr(), 2, 2000
+	lc.Addr, lc.TargetCompID, lc.Sessions, lc.RatePerSecond = s.FIXAddr(), cfg.Venue.SenderCompID, 2, 2000
 	lc.Duration, lc.Warmup, lc.Drain = 2*time.Second, 500*time.Millisecond, 5*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

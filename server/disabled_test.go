@@ -121,7 +121,7 @@ func followerSink(t *testing.T, cfg *config.Config, memoryOnly bool) (*core.Matc
 // logonRefused asserts that comp's logon is refused (a disabled session).
 func logonRefused(t *testing.T, s *Server, comp, when string) {
 	t.Helper()
-	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	c, err := fixclient.Dial(s.FIXAddr(), comp, s.cfg.Venue.SenderCompID)
 	if err != nil {
 		t.Fatal(err)
 	}

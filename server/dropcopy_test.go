@@ -270,7 +270,7 @@ func TestDropCopy(t *testing.T) {
 	sendOrder(t, c1, order{id: "b4", side: "1", qty: "1", px: "98.00"})
 	read(c1, &got1, map[int]string{11: "b4", 150: "0"})
 
-	again, err := fixclient.Dial(s.FIXAddr(), "DC1", "VENUE")
+	again, err := fixclient.Dial(s.FIXAddr(), "DC1", s.cfg.Venue.SenderCompID)
 	if err != nil {
 		t.Fatal(err)
 	}

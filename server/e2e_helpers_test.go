@@ -2,11 +2,13 @@ package server
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,7 +25,8 @@ import (
 const readWait = 5 * time.Second
 
 // testConfig is a small venue on OS-chosen loopback ports (the admin
-// listener too, unless extra has its own [admin]).
+// listener too, unless extra has its own [admin]), its SenderCompID the
+// test's own (venueCompID).
 func testConfig(t *testing.T, dataDir string, extra string) *config.Config {
 	t.Helper()
 	if !strings.Contains(extra, "[admin]") {
@@ -31,6 +34,7 @@ func testConfig(t *testing.T, dataDir string, extra string) *config.Config {
 	}
 	text := fmt.Sprintf(`
 [venue]
+sender_comp_id = %q
 data_dir = %q
 [fix]
 addr = "127.0.0.1:0"
@@ -64,13 +68,32 @@ min_qty = 10
 max_qty = 1000
 ref_price = "50.00"
 band_percent = 10
-%s`, dataDir, extra)
+%s`, venueCompID(t), dataDir, extra)
 	cfg, err := config.Parse([]byte(text), "test.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
+
+// venueCompID is the venue's SenderCompID in t's configurations: VENUE and
+// a hash of t's top-level name, the same for every venue t starts (a
+// restart on the same data keeps its sessions). QuickFIX/Go keeps the
+// sessions of every acceptor and initiator in one registry per process and
+// refuses a second session of the same ID, so the venues of tests that run
+// at once (t.Parallel) must not name the same sessions.
+func venueCompID(t testing.TB) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	comp := fmt.Sprintf("VENUE%08X", h.Sum32())
+	if other, taken := venueCompIDs.LoadOrStore(comp, name); taken && other != name {
+		t.Fatalf("tests %s and %s have the same venue CompID %s", other, name, comp)
+	}
+	return comp
+}
+
+var venueCompIDs sync.Map // venueCompID's IDs given so far, each to its test's name
 
 func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 	t.Helper()
@@ -115,7 +138,7 @@ func restingGTC(t *testing.T, dataDir, id, px string) (*Server, *fixclient.Clien
 
 func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
 	t.Helper()
-	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	c, err := fixclient.Dial(s.FIXAddr(), comp, s.cfg.Venue.SenderCompID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +156,7 @@ func logon(t *testing.T, s *Server, comp string, reset bool) *fixclient.Client {
 func resume(t *testing.T, s *Server, comp string, nextOut int) (*fixclient.Client, *fixclient.Message) {
 	t.Helper()
 	waitReleased(t, s, comp)
-	c, err := fixclient.Dial(s.FIXAddr(), comp, "VENUE")
+	c, err := fixclient.Dial(s.FIXAddr(), comp, s.cfg.Venue.SenderCompID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +176,7 @@ func resume(t *testing.T, s *Server, comp string, nextOut int) (*fixclient.Clien
 // loaded machine.
 func waitReleased(t *testing.T, s *Server, comp string) {
 	t.Helper()
-	key := edge.SessionKey{BeginString: "FIX.4.4", ClientCompID: comp, VenueCompID: "VENUE"}
+	key := edge.SessionKey{BeginString: "FIX.4.4", ClientCompID: comp, VenueCompID: s.cfg.Venue.SenderCompID}
 	for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
 		if _, held := s.edge.Session(key); !held {
 			return

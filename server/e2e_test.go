@@ -209,7 +209,7 @@ func TestRejectReasons(t *testing.T) {
 	sendPossResend := func(clOrdID string) {
 		t.Helper()
 		now := fixclient.Timestamp(time.Now())
-		msg := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, "VENUE"),
+		msg := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, s.cfg.Venue.SenderCompID),
 			fixclient.F(34, itoa(c.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, now),
 			fixclient.F(11, clOrdID), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, now),
 			fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "95.00"))
@@ -340,7 +340,7 @@ func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
 		// QuickFIX/Go hands the application what it had read when the
 		// Logout was handled; what it had not read yet is not taken either,
 		// and its number not consumed: the venue asks for it again.
-		r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", "VENUE")
+		r, err := fixclient.Dial(s.FIXAddr(), "CLIENT3", s.cfg.Venue.SenderCompID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +382,7 @@ func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
 			t.Logf("relogon %v: the order behind the Logout was not read before the disconnect (the venue asks from %s)", relogon, gapFrom)
 			// The fill covers the order, the Logon and the dropped TestRequest.
 			now := fixclient.Timestamp(time.Now())
-			if err := r.SendRaw(fixclient.Build(fixclient.F(35, "4"), fixclient.F(49, "CLIENT3"), fixclient.F(56, "VENUE"),
+			if err := r.SendRaw(fixclient.Build(fixclient.F(35, "4"), fixclient.F(49, "CLIENT3"), fixclient.F(56, s.cfg.Venue.SenderCompID),
 				fixclient.F(34, gapFrom), fixclient.F(43, "Y"), fixclient.F(52, now), fixclient.F(122, now),
 				fixclient.F(123, "Y"), fixclient.F(36, itoa(r.NextOut)))); err != nil {
 				t.Fatal(err)

@@ -84,12 +84,12 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	subj := eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}
+	subj := eventstream.Subjects{Prefix: "fixvenue", Venue: cfg.Venue.SenderCompID}
 	st, err := eventstream.EnsureStream(ctx, js, cfg.ExportStream(), subj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.Publish(ctx, "fixvenue.VENUE.orders.ACME", []byte("not an event")); err != nil {
+	if _, err := js.Publish(ctx, "fixvenue."+cfg.Venue.SenderCompID+".orders.ACME", []byte("not an event")); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t, cfg, Options{})
@@ -332,7 +332,7 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 	// The server may still be removing the deleted stream's files: creating
 	// one of the same name fails until it is done (bounded retries).
 	for try := 0; ; try++ {
-		_, err := eventstream.EnsureStream(ctx, js, stream, eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"})
+		_, err := eventstream.EnsureStream(ctx, js, stream, eventstream.Subjects{Prefix: "fixvenue", Venue: s.cfg.Venue.SenderCompID})
 		if err == nil {
 			break
 		}

@@ -62,7 +62,7 @@ func TestSetSeqNumsHook(t *testing.T) {
 	// Set once the venue is done with the connection: its Logon's handling
 	// is over, and so is the session's use of the store.
 	waitReleased(t, s, "CLIENT1")
-	resp, err := http.Post("http://"+s.MetricsAddr()+"/test/seqnums?session=FIX.4.4:VENUE->CLIENT1&next_sender=40&next_target=7", "", nil)
+	resp, err := http.Post("http://"+s.MetricsAddr()+"/test/seqnums?session=FIX.4.4:"+s.cfg.Venue.SenderCompID+"->CLIENT1&next_sender=40&next_target=7", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,11 +144,11 @@ func connectStrict(t *testing.T, s *Server, comp, password string) *strictClient
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &strictClient{t: t, id: quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: comp, TargetCompID: "VENUE"},
+	c := &strictClient{t: t, id: quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: comp, TargetCompID: s.cfg.Venue.SenderCompID},
 		wake: make(chan struct{}, 1), logon: make(chan struct{}, 1), password: password}
 	settings := quickfix.NewSettings()
 	ss := quickfix.NewSessionSettings()
-	for k, v := range map[string]string{"BeginString": "FIX.4.4", "SenderCompID": comp, "TargetCompID": "VENUE",
+	for k, v := range map[string]string{"BeginString": "FIX.4.4", "SenderCompID": comp, "TargetCompID": s.cfg.Venue.SenderCompID,
 		"SocketConnectHost": host, "SocketConnectPort": port, "HeartBtInt": "30", "ResetOnLogon": "Y",
 		"ReconnectInterval": "30", "DataDictionary": dict} {
 		ss.Set(k, v)
