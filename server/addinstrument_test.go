@@ -22,6 +22,7 @@ import (
 // it, before and after a restart. Malformed calls are refused and change
 // nothing; the metrics count the instruments.
 func TestAddInstrumentScheduleGroup(t *testing.T) {
+	t.Parallel()
 	sched := idleSchedule()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+sched)
@@ -101,6 +102,7 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 // a refused start leaves the terms record as it was, so the venue starts
 // again as configured before.
 func TestConfiguredInstrumentTheJournalAdds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
 	s := startServer(t, testConfig(t, dir, extra), Options{})
@@ -163,6 +165,7 @@ func TestFollowerStopsOnAConfiguredInstrumentTheJournalAdds(t *testing.T) {
 // the event export's catch-up continues its stream likewise. Before, every
 // start failed (`bad snapshot: 2 instruments, the config has 3`).
 func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n" + exportSection
 	s := startServer(t, testConfig(t, dir, extra), Options{})
@@ -205,6 +208,7 @@ func TestConfiguredInstrumentAfterASnapshot(t *testing.T) {
 // end of day's snapshot has the new session. Before, every start failed
 // (`bad snapshot: risk for 5 sessions …, the config … give 6`).
 func TestConfiguredSessionAfterASnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
 	s := startServer(t, testConfig(t, dir, extra), Options{})
@@ -269,6 +273,7 @@ func configuredInstrument(id int, symbol string) string {
 // console state dropped the added instrument, which then had no tape: no
 // previous close, and no trade of it counted until the journal was reset.
 func TestAddedInstrumentDayAfterARestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
 	s := startServer(t, cfg, Options{})
@@ -308,6 +313,7 @@ func TestAddedInstrumentDayAfterARestart(t *testing.T) {
 // a start with export on over that journal names the pair in its log
 // (eventstream/doc.go, "Messages").
 func TestAddInstrumentSubjectCollision(t *testing.T) {
+	t.Parallel()
 	instrument := func(symbol string) string {
 		return fmt.Sprintf(`{"reason":"listing","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,`+
 			`"ref_price":"10.00","band_percent":10,"status":"open"}`, symbol)
@@ -362,6 +368,7 @@ func TestAddInstrumentSubjectCollision(t *testing.T) {
 // word to the sessions, whose status tables then met its later changes
 // for a trading session they had never heard of.
 func TestAddedInstrumentIsAnnounced(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	v := strictValidator(t)
 	c := logon(t, s, "CLIENT1", true)

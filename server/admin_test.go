@@ -108,6 +108,7 @@ func durableSeq(t *testing.T, s *Server) int64 {
 // clients on TCP, refuses every bad input with nothing journaled, and finds
 // each action in the journal with its operator and reason.
 func TestAdminAPI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
 	var health map[string]string
@@ -351,6 +352,7 @@ func TestAdminAPI(t *testing.T) {
 // would: refused for an unknown group or phase, and a conflict when every
 // instrument is already there.
 func TestAdminPhase(t *testing.T) {
+	t.Parallel()
 	sched := idleSchedule()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+sched), Options{})
 	waitReady(t, s)
@@ -393,6 +395,7 @@ func TestAdminPhase(t *testing.T) {
 // A phase change to the group's phase is the conflict, naming the group and
 // the phase.
 func TestAdminPhaseOfAHaltedGroup(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
 	call := func(path, body string, want int, out any) {
@@ -426,6 +429,7 @@ func TestAdminPhaseOfAHaltedGroup(t *testing.T) {
 // change nothing is a 409 naming where the instrument is (it said only
 // "the transition makes no sense in the current state").
 func TestStatusRefusalsNameTheStatus(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	for _, c := range []struct{ path, want string }{
 		{"/v1/instruments/ACME/resume", "ACME is not halted and is Open already: nothing to resume (nothing changed)"},
@@ -454,6 +458,7 @@ func TestStatusRefusalsNameTheStatus(t *testing.T) {
 // an operator's phase change left the one before); the closing call's
 // transitions have their series from the start too.
 func TestSchedulePhaseGauge(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, testConfig(t, dir, adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
@@ -507,6 +512,7 @@ close = "16h"
 // /v1/phase is where a resume takes a halted instrument after a restart
 // too (it took the schedule's phase: here closed, a trading day away).
 func TestOperatorPhaseOutlastsARestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+idleSchedule())
 	s := startServer(t, cfg, Options{})
@@ -533,6 +539,7 @@ func TestOperatorPhaseOutlastsARestart(t *testing.T) {
 // in the best offer (it showed an ask at its limit, a crossed book, also
 // after a restart); once a trade triggers it, it rests at its limit.
 func TestInstrumentsViewLeavesWaitingStopsOut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
 	c1, c2 := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
@@ -596,6 +603,7 @@ func expectLogoutThenClose(t *testing.T, c *fixclient.Client, text string) {
 // opening auction it was, though the status before the uncross is Halted), or
 // the closing call it was halted in, whose uncross waits for the close.
 func TestHaltOutlastsThePhase(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
 	c := logon(t, s, "CLIENT1", true)
@@ -671,6 +679,7 @@ func TestHaltOutlastsThePhase(t *testing.T) {
 // transition they are (the state's check and the journaled change are one
 // step).
 func TestConcurrentSessionActions(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	const callers = 8
 	codes := make(chan int, callers)

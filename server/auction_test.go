@@ -25,6 +25,7 @@ import (
 // however long they take to be answered (on the wall clock's call of one
 // second a loaded machine could answer them after the open).
 func TestScheduledOpeningAuction(t *testing.T) {
+	t.Parallel()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	var clock atomic.Int64
 	set := func(d time.Duration) { clock.Store(dayStart.Add(d).UnixNano()) }
@@ -62,6 +63,7 @@ func TestScheduledOpeningAuction(t *testing.T) {
 // with no further order, the venue's own timer journals the command that
 // ends the volatility auction, which uncrosses the crossed book (625=6).
 func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
+	t.Parallel()
 	_, _, c := volatileACME(t, "", 500*time.Millisecond)
 	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00"})
 	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00"})
@@ -112,6 +114,7 @@ func volatileACME(t *testing.T, extra string, auction time.Duration) (*config.Co
 // A FIX client cannot end a call, so the venue scripts cannot show this
 // (fixtests/scripts/venue/auction_closing_call.def).
 func TestOperatorClosesClosingCall(t *testing.T) {
+	t.Parallel()
 	s, c := closingCallACME(t)
 	sendOrder(t, c, order{id: "cls-buy", side: "1", qty: "10", px: "100.50", tif: "7"})
 	sendOrder(t, c, order{id: "cls-sell", side: "2", qty: "10", px: "100.00"})
@@ -135,6 +138,7 @@ func TestOperatorClosesClosingCall(t *testing.T) {
 // arriving: the control plane's timer takes the due time from the matcher
 // it starts on (core.Matcher.NextDueNs).
 func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
+	t.Parallel()
 	cfg, s, c := volatileACME(t, adminConfig(), 3*time.Second)
 	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00", tif: "1"})
 	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00", tif: "1"})
@@ -156,6 +160,7 @@ func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
 // One that expired while the venue was stopped expires right after the
 // restart.
 func TestGTDOrderExpiresOnItsOwn(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
@@ -183,6 +188,7 @@ func TestGTDOrderExpiresOnItsOwn(t *testing.T) {
 // schedule, it rests until the end of day on that date in the schedule's
 // time zone, which its report gives as ExpireTime (126) in UTC.
 func TestGTDExpireDateEndsAtTheEndOfDay(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), adminConfig()+`
 [schedule]
 enabled = true
@@ -221,6 +227,7 @@ close = "16h"
 // timer journals the Tick that publishes it (before, it waited for the
 // next command of anyone).
 func TestThrottledIndicativeIsPublishedOnItsOwn(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	cfg.Engine.IndicativeInterval.Duration = time.Second
@@ -252,6 +259,7 @@ func TestThrottledIndicativeIsPublishedOnItsOwn(t *testing.T) {
 // the interruption waits for the uncross with its remainder, as a market
 // order does, instead of being cancelled.
 func TestStopsWaitForTheVolatilityAuction(t *testing.T) {
+	t.Parallel()
 	stopAt := func(id, qty, stopPx string) order {
 		return order{id: id, side: "1", qty: qty, typ: "3", tif: "1", extra: []fixclient.Field{fixclient.F(99, stopPx)}}
 	}
@@ -355,6 +363,7 @@ func closingCallACMEWith(t *testing.T, extra string) (*Server, *fixclient.Client
 // found nothing at the uncross is cancelled with a Text that says so (it
 // said "no more liquidity within the price band", continuous trading's).
 func TestUncrossRemainderSaysSo(t *testing.T) {
+	t.Parallel()
 	s, c := closingCallACME(t)
 	sendOrder(t, c, order{id: "mkt", side: "1", qty: "5", typ: "1"})
 	expectER(t, c, map[int]string{11: "mkt", 150: "0"})
@@ -371,6 +380,7 @@ func TestUncrossRemainderSaysSo(t *testing.T) {
 // stayed at the configured 100.00, outside the band in force, and the
 // feed kept showing 100.00 (core doc, "Auctions").
 func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	withMarketData(t, cfg)
 	for i := range cfg.Instruments {
@@ -407,6 +417,7 @@ func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
 // band around the new reference and trades: measured from the last trade,
 // which no order can reach any more, every trade interrupted.
 func TestBandMoveMovesTheVolatilityReference(t *testing.T) {
+	t.Parallel()
 	_, s, c := volatileACME(t, adminConfig(), time.Minute)
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
 		t.Fatalf("band: %d", code)
@@ -425,6 +436,7 @@ func TestBandMoveMovesTheVolatilityReference(t *testing.T) {
 // the bid at 98.00: it stayed waiting, without a word (core doc,
 // "Auctions").
 func TestStopElectedAtTheCloseRunsAtTheOpen(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+idleSchedule()), Options{})
 	waitReady(t, s)
 	c := logon(t, s, "CLIENT1", true)

@@ -130,6 +130,7 @@ func (h *heldCatchUp) serve(t *testing.T) {
 // journal's times went backwards, and the matcher ran its timers (a GTD
 // expiry) at the clock's time before the transitions due earlier.
 func TestPeriodicCommandsWaitForTheCatchUp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := holdCatchUp(t, dir)
 	published := h.s.pipe.Commands.Cursor()
@@ -197,6 +198,7 @@ func journaledAfterCatchUp(t *testing.T, dir string) bool {
 // catch-up's commands, stamped with the time of the transition being run,
 // and acted on the state of the day the catch-up was still ending.
 func TestOperatorChangeRefusedDuringTheCatchUp(t *testing.T) {
+	t.Parallel()
 	h := holdCatchUp(t, t.TempDir())
 	published := h.s.pipe.Commands.Cursor()
 	base := "http://" + h.s.AdminAddr()

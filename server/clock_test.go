@@ -16,6 +16,7 @@ import (
 // and forth between the two, and the matcher ran its timers (a GTD
 // expiry) by whichever command came last.
 func TestServerCommandsReadTheVenuesClock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Now().Add(time.Hour).Truncate(compressedDayLength).Add(5 * time.Second) // in the open
 	s := startServer(t, catchUpVenueConfig(t, dir), Options{Now: stoppedClock(now)})

@@ -34,6 +34,7 @@ func consoleGet(t *testing.T, url, token string) (int, string) {
 // listener still serves the console and the read-only API on loopback,
 // and refuses every change with a clear 403, journaling nothing.
 func TestConsoleDefaultsWithoutTokens(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	base := "http://" + s.AdminAddr()
 	if s.AdminAddr() == "" || s.Console() == nil {
@@ -130,6 +131,7 @@ func TestConsoleDefaultsWithoutTokens(t *testing.T) {
 // TestConsoleReadToken: a read token may read but not change (403, nothing
 // journaled); a forged token is 401 on the API and on the pages.
 func TestConsoleReadToken(t *testing.T) {
+	t.Parallel()
 	const reader = "reader-token-0123456789"
 	extra := adminConfig() + fmt.Sprintf("[[admin.token]]\noperator = \"carol\"\nsha256 = %q\nrole = \"read\"\n", ops.HashToken(reader))
 	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
@@ -161,6 +163,7 @@ func TestConsoleReadToken(t *testing.T) {
 // once a write waits write_timeout: the stream ends and nothing of it is
 // kept.
 func TestConsoleStreamBounds(t *testing.T) {
+	t.Parallel()
 	s, base := consoleVenue(t, "updates_per_second = 50\nstreams_max = 2\nwrite_timeout = \"300ms\"\n")
 	// A stream of no known topic, or of more unknown topics than a
 	// browser's stale tabs make, is refused.
@@ -282,6 +285,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // and no cookie; the cookie admits pages, a forged cookie is 401, and the
 // cookie alone changes nothing. No page or log shows the token.
 func TestConsoleSignIn(t *testing.T) {
+	t.Parallel()
 	var logs lockedbuf.Buffer
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})

@@ -11,6 +11,7 @@ import (
 // TestDashboardQueriesExportedMetrics checks that every metric the shipped
 // Grafana dashboard queries is exported by a running venue.
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../deploy/grafana/fixvenue.json")
 	if err != nil {
 		t.Fatal(err)

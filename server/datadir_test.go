@@ -12,6 +12,7 @@ import (
 // refused before it opens anything, with an error naming the holder; once
 // the first closes, the directory can be served again.
 func TestDataDirHeldByOneServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	first, err := New(cfg, Options{})

@@ -71,6 +71,7 @@ func TestDisabledSessionsFollowTheEvents(t *testing.T) {
 // in: the replay takes the disables and enables of the journal into the
 // file. An enable after it is replayed too.
 func TestDisableHoldsWithoutItsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig())
 	cfg.Journal.SnapshotInterval.Duration = 0 // the disable stays in the journal's replayed tail

@@ -308,6 +308,7 @@ func waitLoggedOff(t *testing.T, s *Server, comp string) {
 // orders, so a cancel or a risk call naming it is refused with a reason and
 // journals nothing (both used to journal a command that could do nothing).
 func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions+"\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n"+adminConfig()), Options{})
 	before := durableSeq(t, s)
 	var e map[string]any
@@ -343,6 +344,7 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 // of either) or the gateway (an unknown symbol); so do their drop copies,
 // live and rebuilt from the journal for a TradeCaptureReportRequest.
 func TestRejectEchoesTheOrder(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions), Options{})
 	v := strictValidator(t)
 	c1 := logon(t, s, "CLIENT1", true)

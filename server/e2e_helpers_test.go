@@ -76,6 +76,21 @@ band_percent = 10
 	return cfg
 }
 
+// The tests that start a venue run in parallel (t.Parallel): most of their
+// time is spent waiting (QuickFIX/Go's sessions take no message before the
+// next whole second after their start, the compressed trading days run on
+// the wall clock), each has its own data directory, ports of the system's
+// choosing and its own sessions (venueCompID). These stay sequential: those
+// that measure the process (allocations, heap), those that load it for a
+// bounded time (the mass cancel's burst, a slow reader's hundreds of deep
+// book refreshes, a clock stepped past 64 transitions), those whose venue collects the whole process's garbage (a
+// drop-copy replay returns its memory to the system, a bound change
+// verified at start collects its matchers: under the race detector that
+// stalled another test's venue for seconds), the browser tests (one
+// Chromium for the package), and the export tests that stop and start a
+// NATS server on its port, which a parallel test's connection could take
+// meanwhile.
+
 // venueCompID is the venue's SenderCompID in t's configurations: VENUE and
 // a hash of t's top-level name, the same for every venue t starts (a
 // restart on the same data keeps its sessions). QuickFIX/Go keeps the

@@ -23,6 +23,7 @@ import (
 )
 
 func TestOrderLifecycle(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	a := logon(t, s, "CLIENT1", true)
 	b := logon(t, s, "CLIENT2", true)
@@ -141,6 +142,7 @@ func TestOrderLifecycle(t *testing.T) {
 // ExecType Replaced, OrdStatus Filled ("filled" takes precedence over
 // "canceled"), OrderQty equal to CumQty, nothing left on the book.
 func TestReplaceAtOrBelowFilledQuantity(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	a := logon(t, s, "CLIENT1", true)
 	b := logon(t, s, "CLIENT2", true)
@@ -172,6 +174,7 @@ func TestReplaceAtOrBelowFilledQuantity(t *testing.T) {
 }
 
 func TestRejectReasons(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	cases := []struct {
@@ -256,6 +259,7 @@ func fmtInt(n int) string {
 }
 
 func TestCancelOnDisconnectAcrossReconnect(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT3", true)
 	sendOrder(t, c, order{id: "day1", side: "1", qty: "5", px: "99.00"})
@@ -302,6 +306,7 @@ func (h *heldWrites) Write(b []byte) (int, error) {
 // order is answered with a BusinessMessageReject that the client gets by
 // resend.
 func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	for _, relogon := range []bool{false, true} {
 		c := logon(t, s, "CLIENT3", true)
@@ -407,6 +412,7 @@ func TestOrderAfterLogoutIsNotTaken(t *testing.T) {
 }
 
 func TestThrottles(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "SLOW", true)
 	for i := 0; i < 5; i++ {
@@ -438,6 +444,7 @@ func TestThrottles(t *testing.T) {
 // TestAnswersWaitForDurability blocks the journal's fdatasync and checks that
 // no ExecutionReport leaves the process until it returns.
 func TestAnswersWaitForDurability(t *testing.T) {
+	t.Parallel()
 	var block atomic.Bool
 	release := make(chan struct{})
 	syncs := atomic.Int64{}
@@ -470,6 +477,7 @@ func TestAnswersWaitForDurability(t *testing.T) {
 // see the cause: /readyz, the admin status, fixvenue_halted. Clients are told
 // which part failed, never the cause.
 func TestFsyncFailureIsFailStop(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	sync := failingSync(&fail)
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{JournalSync: sync})
@@ -542,6 +550,7 @@ func TestFsyncFailureIsFailStop(t *testing.T) {
 // venue halts instead: that session is disconnected, the others are told
 // the part that failed, and operators see the cause.
 func TestSessionStoreFailureHalts(t *testing.T) {
+	t.Parallel()
 	var full atomic.Bool
 	allocate := func(f *os.File, size int64) error {
 		if full.Load() {
@@ -604,6 +613,7 @@ func TestSessionStoreFailureHalts(t *testing.T) {
 // interval the store written by a logon and an order is synced soon after;
 // with an hour, not at all while the venue runs.
 func TestFIXStoreSyncInterval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		every time.Duration
 		want  bool

@@ -15,6 +15,7 @@ import (
 // compares IPv4 clients unmapped, so the entry never matched and its
 // client was refused).
 func TestMappedSourceAddressAllowsIPv4(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), "[[session]]\ncomp_id = \"MAPPED\"\nallowed_source_addresses = [\"::ffff:127.0.0.1\"]\n"), Options{})
 	c := logon(t, s, "MAPPED", true)
 	sendOrder(t, c, order{id: "m1", side: "1", qty: "1", px: "99.00"})
@@ -26,6 +27,7 @@ func TestMappedSourceAddressAllowsIPv4(t *testing.T) {
 // connection from the address is closed before a byte is read and counted
 // as an accept_rate refusal, while the first two stay open.
 func TestConfiguredAcceptRate(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.FIX.AcceptsPerSourcePerSecond, cfg.FIX.AcceptsPerSourceBurst = 0.001, 2
 	s := startServer(t, cfg, Options{})

@@ -27,6 +27,7 @@ import (
 // fields are left out: the FIX edge drops those messages before QuickFIX/Go
 // (gateway/edge, "Empty values").
 func TestEmptyValueSweepAsQuickFIX(t *testing.T) {
+	t.Parallel()
 	dd, err := datadictionary.ParseSrc(bytes.NewReader(spec.FIX44()))
 	if err != nil {
 		t.Fatal(err)

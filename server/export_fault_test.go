@@ -80,6 +80,7 @@ func TestExportNATSDownAtStart(t *testing.T) {
 // message the venue did not write is never appended to; the venue trades
 // on, and the export goes on once the stream is the venue's again.
 func TestExportRefusesAForeignStream(t *testing.T) {
+	t.Parallel()
 	_, url, cfg := externalNATS(t, true)
 	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -121,6 +122,7 @@ func TestExportRefusesAForeignStream(t *testing.T) {
 // TestExportRefusesAStreamWithAGap: a stream whose last message is not at
 // the sequence it was published for (messages removed) is refused.
 func TestExportRefusesAStreamWithAGap(t *testing.T) {
+	t.Parallel()
 	x := exportedStream(t)
 	s, c, js, st, info, ctx, cfg := x.s, x.c, x.js, x.st, x.info, x.ctx, x.cfg
 	// Cut the stream's last message and republish it one sequence later.
@@ -151,6 +153,7 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 // the stream instead of going back to event 1 and publishing every event
 // a second time (eventstream/doc.go, "Outages and restarts").
 func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
+	t.Parallel()
 	x := exportedStream(t)
 	s, c, js, st, info, ctx := x.s, x.c, x.js, x.st, x.info, x.ctx
 	before, err := eventstream.LastEvent(ctx, st)
@@ -291,6 +294,7 @@ func grepLines(text, prefix string) string {
 // journal, checks the last part the stream holds and publishes the parts
 // after it, and the stream then matches the journal.
 func TestExportCompletesAPartialBatch(t *testing.T) {
+	t.Parallel()
 	_, url, _ := externalNATS(t, true)
 	dir := t.TempDir()
 	section := fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url)
@@ -377,6 +381,7 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 // event. Before, its catch-up read the live journal only and started an
 // empty matcher at the live journal's first command.
 func TestExportReexportsAnArchivedJournal(t *testing.T) {
+	t.Parallel()
 	_, url, _ := externalNATS(t, true)
 	cfg := testConfig(t, t.TempDir(), adminConfig()+fmt.Sprintf("[export]\nenabled = true\nnats_url = %q\n", url))
 	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
@@ -434,6 +439,7 @@ func limitedNATS(t *testing.T, port int, dir string, maxStore int64) *natsserver
 // export resumes and the stream matches the journal (eventstream/doc.go,
 // "Outages and restarts").
 func TestExportStreamStorageFull(t *testing.T) {
+	t.Parallel()
 	storeDir := t.TempDir()
 	n := limitedNATS(t, 0, storeDir, 48<<10)
 	url := n.ClientURL()
@@ -554,6 +560,7 @@ func TestExportStopsAtAStreamPurgedWhileConnected(t *testing.T) {
 // event; it called the event before it the stream's last event, so a
 // stream ending in one batch of every event was logged as holding none.
 func TestExportCatchUpLogsWhereItStarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, testConfig(t, dir, exportSection+"[session_defaults]\ncancel_on_disconnect = false\n"), Options{})
 	c1 := logon(t, s, "CLIENT1", true)

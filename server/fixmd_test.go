@@ -15,6 +15,7 @@ import (
 )
 
 func TestFIXMarketData(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	s := startServer(t, cfg, Options{})
@@ -78,6 +79,7 @@ func TestFIXMarketData(t *testing.T) {
 // matcher waits for ring space forever and trading stops: every cancel and
 // the report must arrive, and the market data must show the empty book.
 func TestMassCancelLargerThanTheEventRing(t *testing.T) {
+	t.Parallel()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +135,7 @@ func TestMassCancelLargerThanTheEventRing(t *testing.T) {
 // port 0 (which a listener's address may give) sends it nowhere: the start
 // says so; FIX market data still serves.
 func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	cfg.MarketData.FeedAddr = "127.0.0.1:0"
@@ -151,6 +154,7 @@ func TestFeedToPortZeroIsWarnedOf(t *testing.T) {
 // feed's heartbeats are counted as heartbeats, not as packets, and the
 // packets' help says so.
 func TestFeedMetrics(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	cfg.MarketData.HeartbeatInterval.Duration = 5 * time.Millisecond
@@ -308,6 +312,7 @@ func TestFIXMarketDataSlowReader(t *testing.T) {
 // field; it was answered with price levels, each of which such a client
 // takes for one order. AggregatedBook Y, or none, is served.
 func TestFIXMarketDataByOrderIsRefused(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	withMarketData(t, cfg)
 	s := startServer(t, cfg, Options{})

@@ -10,6 +10,7 @@ import (
 // (messages lost in a crash) and sends an order status request at once: the
 // venue asks for a resend, the client gap-fills, and the request is answered.
 func TestLogonWithSeqGap(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00", tif: "1"})

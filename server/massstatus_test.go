@@ -16,6 +16,7 @@ import (
 // is still logged on afterwards (the stream was paced, not overflowed into
 // a disconnect).
 func TestMassStatusAfterRestartStreamsPastTheQueue(t *testing.T) {
+	t.Parallel()
 	const (
 		queueMax = 64
 		orders   = 5 * queueMax
@@ -70,6 +71,7 @@ func TestMassStatusAfterRestartStreamsPastTheQueue(t *testing.T) {
 // the fill's, so a view changed only after the whole chunk was handed over
 // would still be old when the mass status is taken.
 func TestMassStatusIncludesAnswersAlreadySent(t *testing.T) {
+	t.Parallel()
 	const (
 		rounds = 100
 		behind = 40 // IOC orders that do not cross, sent right after the crossing one
@@ -105,6 +107,7 @@ func TestMassStatusIncludesAnswersAlreadySent(t *testing.T) {
 // order's own reports give: StopPx (99) of a stop, MaxFloor (111) of an
 // iceberg, after a fill too, and ExpireTime (126) of a GTD order.
 func TestMassStatusEchoesOrderFields(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	other := logon(t, s, "CLIENT2", true)

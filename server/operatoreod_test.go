@@ -23,6 +23,7 @@ import (
 // expires what is DAY-limited, forgets the ClOrdIDs and starts the risk
 // day and the console's day again).
 func TestOperatorEndOfDayIsTheDays(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}

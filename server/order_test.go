@@ -18,6 +18,7 @@ import (
 // order, so the acknowledgement of order i, then its cancel, then order
 // i+1 is the only right order.
 func TestReportsArriveInEventOrder(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	const orders = 300 // 600 messages, under the session's default throttles
@@ -47,6 +48,7 @@ func TestReportsArriveInEventOrder(t *testing.T) {
 // liquidity it asked not to take (gateway/doc.go, "Unsupported order
 // fields").
 func TestReplaceKeepsPostOnly(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	a := logon(t, s, "CLIENT1", true)
 	b := logon(t, s, "CLIENT2", true)
@@ -108,6 +110,7 @@ func TestReplaceKeepsPostOnly(t *testing.T) {
 // digits than any tick has is off the tick; a number too large for the
 // venue is outside the band or above the maximum, said so as for any other.
 func TestOrderDecimals(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "zeros", side: "1", qty: "5.00000000000000000000", px: "99.5000000000000000000000000"})
@@ -133,6 +136,7 @@ func TestOrderDecimals(t *testing.T) {
 // the order's value and the one asked, not a list of everything that must
 // match (README, "FIX").
 func TestCancelReplaceNamesTheField(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "o1", side: "1", qty: "5", px: "99.00", extra: []fixclient.Field{fixclient.F(1, "ACC1")}})
@@ -180,6 +184,7 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 // the band names the band's edges, and StopPx when the stop price is the
 // one outside, as the reject of a new order does.
 func TestReplaceOutsideBandNamesTheBand(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "lim", side: "1", qty: "5", px: "99.00"})

@@ -20,6 +20,7 @@ import (
 // TestRestartKeepsStateAndSequenceNumbers stops the venue, starts it again on
 // the same data, and checks that orders and sequence numbers carried over.
 func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, c, ack := restingGTC(t, dir, "k1", "97.00")
 	next := c.NextOut
@@ -54,6 +55,7 @@ func TestRestartKeepsStateAndSequenceNumbers(t *testing.T) {
 }
 
 func TestSetSeqNumsHook(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.Metrics.TestHooks = true
 	s := startServer(t, cfg, Options{})
@@ -84,6 +86,7 @@ func TestSetSeqNumsHook(t *testing.T) {
 // start-up loaded the snapshot, replayed only the commands after it, and that
 // orders from before and after the snapshot are both there.
 func TestRestartFromSnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	// Start-up uses a snapshot only with the console tape's state saved
@@ -177,6 +180,7 @@ func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
 // started again in the process; a venue closed without a Start ends too.
 // Before, Close waited for ever on FIX session loops that never ran.
 func TestFailedStartEnds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -216,6 +220,7 @@ func TestFailedStartEnds(t *testing.T) {
 // states, and the start replayed the whole history from the archive, or
 // failed without it.
 func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
 	withMarketData(t, cfg)
@@ -286,6 +291,7 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 // resend its reports; the start says so, naming the session, instead of
 // nothing.
 func TestMissingFIXStoreIsReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	cfg.Journal.SnapshotInterval.Duration = 0

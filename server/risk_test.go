@@ -66,6 +66,7 @@ func riskPost(t *testing.T, s *Server, path string, form url.Values) (int, strin
 // refused naming the session (README "Risk limits"): the account's switch
 // named instead had nothing to reset.
 func TestSessionKillSwitchNamedForAnAccountOrder(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), riskExtra), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	if status, body := riskPost(t, s, "/risk/kill", url.Values{"session": {"CLIENT1"}}); status != 200 {
@@ -82,6 +83,7 @@ func TestSessionKillSwitchNamedForAnAccountOrder(t *testing.T) {
 // change through real FIX sessions and the control endpoint, then restarts
 // the venue: the replay applies the change at the same point.
 func TestRiskLimitsOverFIX(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, riskExtra)
 	s := startServer(t, cfg, Options{})
@@ -223,6 +225,7 @@ func riskMetricsExported(t *testing.T, s *Server, c *fixclient.Client) string {
 // TestEachRiskLimitOverFIX meets every limit of one session in turn over
 // FIX, then its breach count trips the kill switch.
 func TestEachRiskLimitOverFIX(t *testing.T) {
+	t.Parallel()
 	extra := `
 [risk]
 [risk.sessions]
@@ -288,6 +291,7 @@ kill_after_breaches = 5
 // its check values it, so stops cannot add up past the credit limit, and a
 // replace of one is checked at that price too.
 func TestRiskCountsStopOrdersAtTheBandEdge(t *testing.T) {
+	t.Parallel()
 	extra := `
 [risk]
 [[risk.session]]
@@ -333,6 +337,7 @@ max_order_notional = 700000
 // change is refused before it is journaled, saying that risk limits are
 // off (it was journaled and answered "NotEnabled"); a kill still works.
 func TestRiskLimitWithoutARiskTable(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	waitReady(t, s)
 	var refusal struct{ Error, Code string }
@@ -354,6 +359,7 @@ func TestRiskLimitWithoutARiskTable(t *testing.T) {
 // the venue"); it was answered Applied as soon as the matcher applied it,
 // so a crash right after could lose a kill the operator was told of.
 func TestRiskCallAnsweredOnceDurable(t *testing.T) {
+	t.Parallel()
 	var slow atomic.Bool
 	sync := func(f *os.File, kind journal.SyncKind) error {
 		if kind == journal.SyncData && slow.Load() {
@@ -385,6 +391,7 @@ func TestRiskCallAnsweredOnceDurable(t *testing.T) {
 // a disk slower than that a kill was answered 504 under a call_timeout
 // that allowed it.
 func TestRiskCallWaitsAdminCallTimeout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for a slow journal")
 	}
@@ -415,6 +422,7 @@ func TestRiskCallWaitsAdminCallTimeout(t *testing.T) {
 // later new order or replace, so the session's next order was taken (and
 // could trade) before the kill cancelled it.
 func TestAutomaticKillTrippedByStopsAnOperatorOpenRuns(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), adminConfig()+`
 [risk]
 [[risk.session]]
@@ -461,6 +469,7 @@ kill_at_loss = 1000
 // max_open_orders and max_open_notional as a resting order does (README
 // "Risk limits"); market orders passed both checks and piled up past them.
 func TestMarketOrdersInACallMeetTheOpenLimits(t *testing.T) {
+	t.Parallel()
 	_, c := closingCallACMEWith(t, `
 [risk]
 [[risk.session]]
@@ -519,6 +528,7 @@ max_open_orders = 2
 // set is refused and journals nothing; the view, a restart and two
 // replays agree (README "Risk limits").
 func TestRiskLimitRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// No utilisation report during the test: the refused calls below are
 	// shown to publish no command.

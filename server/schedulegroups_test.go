@@ -34,6 +34,7 @@ func twoGroupsDay(first, second string) string {
 // opening call until the close. A record written before groups were named
 // (by position) is still read, in the order it was written for.
 func TestScheduleRecordNamesItsGroup(t *testing.T) {
+	t.Parallel()
 	for _, older := range []bool{false, true} {
 		t.Run(fmt.Sprintf("older_record=%v", older), func(t *testing.T) { recordNamesItsGroup(t, older) })
 	}
@@ -86,6 +87,7 @@ func recordNamesItsGroup(t *testing.T, olderRecord bool) {
 // The new pre-open put ACME back into the opening call in the middle of the
 // day it had opened.
 func TestTimesMovedLaterTakeNoGroupBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	var clock atomic.Int64

@@ -69,6 +69,7 @@ func TestScheduleProgressFollowsTheScheduleCommands(t *testing.T) {
 // new leader knew only the time of the old one's last command, and ran a
 // second end of day the same day.
 func TestScheduleProgressKeepsTheEndedDay(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}

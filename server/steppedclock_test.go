@@ -72,6 +72,7 @@ func TestClockSteppedAheadCatchesUp(t *testing.T) {
 // nothing stamped with the clock lands among commands stamped with the
 // times their transitions were due. Once they ran, orders are taken.
 func TestClockSteppedAheadHoldsOrders(t *testing.T) {
+	t.Parallel()
 	hold := newSyncHold(t)
 	v := steppingVenue(t, hold)
 	s, dayStart := v.s, v.dayStart

@@ -33,6 +33,7 @@ func (c *templateCounter) Commit() {
 // QuickFIX/Go forgot its sessions: neither sent nor stored, so no resend
 // brought them back.
 func TestStopStoresEveryAnswer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	s := startServer(t, cfg, Options{})
@@ -83,6 +84,7 @@ func TestStopStoresEveryAnswer(t *testing.T) {
 // the venue is shutting down (it had none, and a client could not tell a
 // shutdown from a fault of its own).
 func TestStopLogoutSaysWhy(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	closed := make(chan error, 1)

@@ -310,6 +310,7 @@ status = %q`, id, symbol, status)
 // TestStrictClientAcceptsEveryMessage drives the venue through every kind of
 // message it sends, each received by a strict QuickFIX/Go client.
 func TestStrictClientAcceptsEveryMessage(t *testing.T) {
+	t.Parallel()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -789,6 +790,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 // TestStrictClientThrottleAndLogout: the throttle's reject and the Logout of
 // a session over its message rate reach a strict client intact.
 func TestStrictClientThrottleAndLogout(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := startStrict(t, s, "SLOW")
 	for i := range 4 { // 3 orders a second are allowed
@@ -806,6 +808,7 @@ func TestStrictClientThrottleAndLogout(t *testing.T) {
 // refuses a Logon (wrong password) reaches a strict client intact, with its
 // Text, and the client refuses nothing.
 func TestStrictClientLogonRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), `
 [[session]]
 comp_id = "LOCKED"
@@ -839,6 +842,7 @@ password = "secret"
 // TestStrictClientCapacityReject: an order past the matcher's order pool is
 // rejected with a FIX 4.4 OrdRejReason (99) that a strict client accepts.
 func TestStrictClientCapacityReject(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.Engine.OrdersMax = 2
 	s := startServer(t, cfg, Options{})
@@ -860,6 +864,7 @@ func TestStrictClientCapacityReject(t *testing.T) {
 // (its gap fill was numbered 0), as is one whose EndSeqNo is below its
 // BeginSeqNo (it was answered with nothing at all).
 func TestSessionMessagesAreBounded(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	slow := logon(t, s, "SLOW", true)
 	for i := range 12 { // 8 messages a second
@@ -902,6 +907,7 @@ func TestSessionMessagesAreBounded(t *testing.T) {
 // refused (it could fill a session the stop has already logged out, whose
 // report would then be neither sent nor stored); a cancel is still taken.
 func TestStopRefusesNewOrders(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "rest", side: "1", qty: "1", px: "99.00"})

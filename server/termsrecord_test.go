@@ -24,6 +24,7 @@ import (
 // replayed, naming the difference; an instrument new to the configuration
 // is accepted and recorded, and the order still rests.
 func TestConfiguredInstrumentsMatchTheJournal(t *testing.T) {
+	t.Parallel()
 	dir := journalWithGTC(t)
 	changed := testConfig(t, dir, "")
 	changed.Instruments[0].TickSize = "0.05"
@@ -94,6 +95,7 @@ func refusedStart(t *testing.T, cfg *config.Config, what, want string) {
 // session; a session added after the recorded ones is accepted, and the
 // order is still CLIENT1's.
 func TestConfiguredSessionsMatchTheJournal(t *testing.T) {
+	t.Parallel()
 	dir := journalWithGTC(t)
 	swapped := testConfig(t, dir, "")
 	swapped.Sessions[0], swapped.Sessions[1] = swapped.Sessions[1], swapped.Sessions[0]
@@ -159,6 +161,7 @@ func TestMatcherTermsMatchTheJournal(t *testing.T) {
 // recorded) is checked against it, and on a start that passes it is
 // replaced by the whole record.
 func TestInstrumentOnlyRecordIsChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	old := termsOf(cfg).Instruments
@@ -219,6 +222,7 @@ func TestMatcherTermsCoverTheMatcherConfig(t *testing.T) {
 // TestEngineTermNewToTheRecordIsRecorded: a record written before an engine
 // term was recorded does not refuse the start: the term is added to it.
 func TestEngineTermNewToTheRecordIsRecorded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	old := termsOf(cfg)
@@ -297,6 +301,7 @@ func TestBoundChangeIsVerified(t *testing.T) {
 // of starting an empty venue that lost every answered order; with the
 // journal back, the venue starts with its order.
 func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := journalWithGTC(t)
 	s := startServer(t, testConfig(t, dir, ""), Options{}) // records the journal as this start found it
 	s.Close()
@@ -329,6 +334,7 @@ func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
 // ExecIDs, instead of starting without acknowledged orders and issuing
 // their ExecIDs again.
 func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "")
 	cfg.Journal.SegmentBytes = 8192 // below the configuration's floor: several segments

@@ -222,6 +222,7 @@ const iocWindow = 100
 // the archive holds the sealed segments, and journal verify over archive +
 // live gives the running venue's events hash.
 func TestTradingDayCompressed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs two 12-second trading days")
 	}
@@ -333,6 +334,7 @@ func (h *prefixHashSink) Commit() {
 // clock at the moment the test restarts it in (mid-day, then after the end
 // of day), so a slow start cannot carry it into the next phase.
 func TestTradingDayRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 12-second trading day")
 	}
@@ -410,6 +412,7 @@ func TestTradingDayRestart(t *testing.T) {
 // the venue up. The catch-up's commands carried the time of the restart,
 // and the first expired the order before the uncross.
 func TestCatchUpRunsATransitionAtItsTime(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// The next compressed day, so that its times are ahead of the wall
 	// clock the gateway checks an ExpireTime against.
@@ -450,6 +453,7 @@ func TestCatchUpRunsATransitionAtItsTime(t *testing.T) {
 // stop; none is left to run once FIX is open (README "Operating the
 // venue": the last 64 at most, then FIX logons).
 func TestRestartAfterALongStop(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -477,6 +481,7 @@ func TestRestartAfterALongStop(t *testing.T) {
 // clock stands 100 ms before the close stays open well past those 100 ms;
 // once the clock passes the close, the close runs.
 func TestScheduleFollowsItsClock(t *testing.T) {
+	t.Parallel()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	var mu sync.Mutex
 	now := dayStart.Add(7900 * time.Millisecond) // the close is at 8 s
@@ -501,6 +506,7 @@ func TestScheduleFollowsItsClock(t *testing.T) {
 // instant; it used to run only the first of the transitions due at one
 // time (the others, due "no later" than the last it ran, were passed over).
 func TestScheduleRunsTransitionsAtOneInstant(t *testing.T) {
+	t.Parallel()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	var mu sync.Mutex
 	now := dayStart.Add(500 * time.Millisecond)
@@ -543,6 +549,7 @@ close = "1400ms"
 // recorded as done: the next start runs it, and the DAY order expires. (It
 // was recorded as done, and the DAY order lived into the next day.)
 func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for an end of day's attempts")
 	}
@@ -599,6 +606,7 @@ func TestEndOfDayNotDoneRunsAgain(t *testing.T) {
 // start: it would end the next day's orders too. (Here the operator had
 // reopened trading after the end of day, and a DAY order rests.)
 func TestEndOfDayJournaledBeforeACrashRunsOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -694,6 +702,7 @@ func blockWrite(t *testing.T, dir, file string) func() {
 // journaled until its mark is on disk: journaled without it and never
 // recorded, the next start ran it a second time.
 func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -741,6 +750,7 @@ func TestEndOfDayNotJournaledWithoutItsPendingMark(t *testing.T) {
 // journal and does not end the day again: the mark was removed anyway, and
 // the DAY order of a trading session reopened after it expired.
 func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -764,6 +774,7 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 // (a damaged file) still keeps a journaled end of day from running again:
 // the journal is searched from its start.
 func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -788,6 +799,7 @@ func TestEndOfDayPendingMarkUnreadable(t *testing.T) {
 // the end of day it missed never ran: the DAY order lived into the next
 // day.)
 func TestScheduleRecordUnreadableRefusesStart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -824,6 +836,7 @@ func TestScheduleRecordUnreadableRefusesStart(t *testing.T) {
 // the command published rather than send another (each one more ended the
 // day again, expiring the orders of the next).
 func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for a slow journal")
 	}
@@ -860,6 +873,7 @@ func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
 // schedule's catch-up (here on a slow journal) ends the start, and the
 // venue closes cleanly; FIX never opened.
 func TestStopDuringTheCatchUp(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -901,6 +915,7 @@ func TestStopDuringTheCatchUp(t *testing.T) {
 // A record written before schedule.state named the ended day holds its end
 // of day as the last transition run, which names its day: the same holds.
 func TestEndOfDayMovedLaterRunsOncePerDay(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs parts of a 12-second trading day")
 	}
@@ -969,6 +984,7 @@ close = "17h30m"
 // passed over as a holiday, so ACME stayed open through it and the end of
 // day never came: the DAY order lived into the next trading day.
 func TestHolidayAddedAfterTheDayBeganEndsIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // are on /metrics: five resting orders and a waiting stop hold six order
 // slots, one stop and six ClOrdIDs; a cancel frees a slot.
 func TestEngineUsageMetrics(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	for i := range 5 {
