@@ -25,6 +25,7 @@ import (
 // journal alone adds it again), book included. Bad requests are refused
 // with the reason and change nothing.
 func TestAddInstrumentWithoutRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const token = "add-instrument-token-0123456789"
 	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
@@ -279,6 +280,7 @@ func adminRunner(t *testing.T, v *venueProc, token string) func(args ...string) 
 // The limit and the open figures survive a SIGTERM restart (snapshot) and a
 // kill -9 restart from the journal alone.
 func TestAddInstrumentWithRiskLimits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const token = "risk-instrument-token-0123456789"
 	cfgPath := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n"+

@@ -76,6 +76,7 @@ func runAdminCLI(t *testing.T, addr, token string, args ...string) (int, string,
 // every command works, refusals exit 1 with the API's reason, and every
 // change is in the journal with its operator and reason.
 func TestAdminCLI(t *testing.T) {
+	t.Parallel()
 	const token = cliToken
 	dir := t.TempDir()
 	v, addr := startCarolVenue(t, dir, "")
@@ -343,6 +344,7 @@ func TestAdminCLISaysWhatTLSWants(t *testing.T) {
 // error said "no admin API answered … is the venue running", of a venue
 // that was, and whose change may have been journaled.
 func TestAdminCLITimeoutSaysSo(t *testing.T) {
+	t.Parallel()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Answers nothing until the client gives up: the body read, so that
 		// the server sees the connection close (and a bound besides).
@@ -425,6 +427,7 @@ func TestAdminCLITokenAHeaderCannotCarry(t *testing.T) {
 // it and as the console's market row names that reference; it left both
 // out as unknown, though the band in force is centred on that price.
 func TestBandSetSurvivesARestartInTheAPI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	v, addr := startCarolVenue(t, dir, "")
 	if code, _, errs := runAdminCLI(t, addr, cliToken, "band", "ACME", "--ref-price", "95.00", "--band-percent", "5", "--reason", "news"); code != 0 {

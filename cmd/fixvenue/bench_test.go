@@ -21,6 +21,7 @@ var durableEchoLine = regexp.MustCompile(`durable echo venue on (\S+)`)
 // with `fixvenue load` (no latency verdict: it runs beside other tests), and checks that every order and cancel answered is
 // a record of the journal it leaves behind.
 func TestBenchEchoJournal(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "journal")
 	echo := exec.Command(binPath, "bench", "echo", "--addr", "127.0.0.1:0", "--journal", dir)
 	stderr, err := echo.StderrPipe()

@@ -90,6 +90,7 @@ func restingOrders(t *testing.T, adminAddr string) int {
 // journal verify` replay its journal so; each names the difference and
 // exits 1.
 func TestChangedTermsAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	body := `[marketdata]
 enabled = false
@@ -180,6 +181,7 @@ func journalWithASnapshot(t *testing.T, dir, first string, more ...string) strin
 // lists the instruments of its day and does not fit): before, it failed
 // with `bad snapshot: 1 instruments, the config has 2`.
 func TestJournalBookWithAnAddedInstrument(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	journalWithASnapshot(t, dir, "before", "after")
 	cfg := writeVenueConfig(t, dir, snapshottingVenue, `[[instrument]]
@@ -203,6 +205,7 @@ band_percent = 10
 // a snapshot, as the venue's start does, instead of verifying it and
 // printing books without the missing orders.
 func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := journalWithASnapshot(t, dir, "kept")
 	startVenue(t, cfg).stop(t) // records the journal's end in terms.json
@@ -238,6 +241,7 @@ func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
 // start zeroed the record as a torn tail and only then refused the journal
 // as behind the snapshot, and verify blamed a segment lost.
 func TestDamagedDurableRecordIsNotCut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := journalWithASnapshot(t, dir, "kept")
 	snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap"))
@@ -303,6 +307,7 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 // where the damage was met (journal/doc.go, "Archive"), not the count of
 // bytes decompressed before it, which lay past the file's end.
 func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
 	v := startVenue(t, cfg)
@@ -360,6 +365,7 @@ const quietVenueTOML = "[marketdata]\nenabled = false\n" + quietJournalTOML + "[
 // verify` refuses it the same way, naming the store and both ExecIDs,
 // where it used to print an empty journal's line and exit 0.
 func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, quietVenueTOML)
 	v := startVenue(t, cfg)
@@ -403,6 +409,7 @@ func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 // answers of commands journaled since, and a sound journal was refused as
 // one behind its stores (docs/ARCHITECTURE.md, "Start-up and shutdown").
 func TestVerifyBesideARunningVenue(t *testing.T) {
+	t.Parallel()
 	cfg := writeVenueConfig(t, t.TempDir(), quietVenueTOML)
 	v := startVenue(t, cfg)
 	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)

@@ -161,6 +161,7 @@ func consoleShows(t *testing.T, ctx context.Context, base string, want consoleDa
 // before the stop, and the streams agree on volume and change from the
 // reference price an operator set.
 func TestConsoleTapeSurvivesRestarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const token = "console-test-token-0123456789abcdef"
 	cfg := writeVenueConfig(t, dir, `[journal]

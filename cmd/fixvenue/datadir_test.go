@@ -30,6 +30,7 @@ func serveAgain(t *testing.T, cfgPath string) (int, string) {
 // operator or a supervisor) exits 1 saying who holds it, and the first goes
 // on serving.
 func TestSecondProcessOnADataDirIsRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("venue", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n")

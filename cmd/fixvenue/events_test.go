@@ -38,6 +38,7 @@ embedded_addr = "127.0.0.1:0"
 `
 
 func TestEventsVerifyAfterLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"format = \"json\"\n")
 	v := startVenue(t, cfgPath)
@@ -139,6 +140,7 @@ func TestEventsVerifyAfterLoad(t *testing.T) {
 // does not hold yet follows it until the event comes, also when the
 // stream holds nothing yet (it failed reading "message 0").
 func TestEventsTailFromOnAnEmptyStream(t *testing.T) {
+	t.Parallel()
 	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
 	// The exporter creates the stream once connected: until then the
@@ -185,6 +187,7 @@ func TestServeLogNamesTheEmbeddedNATS(t *testing.T) {
 // (a gap) instead of waiting for a message at that sequence until its
 // timeout (eventstream/doc.go, "Outages and restarts").
 func TestEventsVerifyOfAPurgedStream(t *testing.T) {
+	t.Parallel()
 	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
 	c := logOn(t, v.fixAddr, "CLIENT1")
@@ -234,6 +237,7 @@ func TestEventsVerifyOfAPurgedStream(t *testing.T) {
 // order, those of orders entered after the restart included. It exited at
 // the first loss of its connection.
 func TestEventsTailFollowsAcrossARestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath, natsAddr := exportVenueWithNATSAt(t, dir)
 	order := func(v *venueProc, next int, id string) int {
@@ -315,6 +319,7 @@ func TestEventsTailFollowsAcrossARestart(t *testing.T) {
 // refill, an auction's indicative and uncross, a volatility interruption)
 // went to orders._ with the events of no instrument.
 func TestEventsOfAnInstrumentOnItsSubject(t *testing.T) {
+	t.Parallel()
 	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
 	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
@@ -366,6 +371,7 @@ func TestEventsOfAnInstrumentOnItsSubject(t *testing.T) {
 // part read again for a gap and the tail exited (README "Event stream": a
 // following tail outlives its NATS connection).
 func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
 	v := startVenue(t, cfgPath)
@@ -583,6 +589,7 @@ func restingOrderAt(t *testing.T, addr string, next int, id string) int {
 // filter. It waited without a word: JetStream's ordered consumer waits
 // for the new stream to reach the sequence after the last message it gave.
 func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
 	v := startVenue(t, cfgPath)
@@ -614,6 +621,7 @@ func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
 // sequence after the last message it read, which in the new stream is
 // another event or none yet, and printed nothing more.
 func TestEventsTailFollowsAVenueThatLostItsStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath, natsAddr := exportVenueWithNATSAt(t, dir)
 	v := startVenue(t, cfgPath)
@@ -645,6 +653,7 @@ func TestEventsTailFollowsAVenueThatLostItsStream(t *testing.T) {
 // are not there before it prints the first that is; it began with a later
 // event without a word.
 func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
 	v := startVenue(t, cfgPath)

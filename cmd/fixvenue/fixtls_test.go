@@ -19,6 +19,7 @@ import (
 // handshake refused every client without a certificate, with a TLS alert
 // and no Logout, whatever require_client_certificates said.
 func TestFIXClientCertificatesAreOptionalUnlessRequired(t *testing.T) {
+	t.Parallel()
 	certs := t.TempDir()
 	ca := testcert.NewCA(t, "FIX CA")
 	caFile := ca.WriteFile(t, certs, "ca")

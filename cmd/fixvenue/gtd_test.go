@@ -12,6 +12,7 @@ import (
 // refused as every past expiry is; its nanoseconds wrapped round into the
 // 22nd century, and the order was taken, echoing that as its ExpireTime.
 func TestGTDExpiryBeforeNanosecondTimeIsPast(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	v := startVenue(t, writeVenueConfig(t, dir, `[marketdata]
 enabled = false

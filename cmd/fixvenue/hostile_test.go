@@ -79,6 +79,7 @@ func TestKnownCrashShapesAgainstTheVenue(t *testing.T) {
 // why the connection closed (gateway/edge, "What a connection goes
 // through").
 func TestLogonWithAStaleSendingTimeResetsNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n[session_defaults]\ncancel_on_disconnect = false\n"+
 		"[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n")
@@ -164,6 +165,7 @@ func TestLogonWithATooLongCompIDIsAnsweredToIt(t *testing.T) {
 // layer ended with a Logout (closed_by_session), as every other reason the
 // edge has; both stayed 0 whatever happened (gateway/edge, "Limits").
 func TestEdgeCountsHowSessionsEnd(t *testing.T) {
+	t.Parallel()
 	cfg := writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n")
 	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
 	c := logOn(t, v.fixAddr, "CLIENT1")

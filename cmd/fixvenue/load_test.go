@@ -11,6 +11,7 @@ import (
 // venue refuses (here, an unknown symbol) measured no order path: its
 // verdict is NOT HELD and it exits 3, where it said "held".
 func TestLoadEveryOrderRefusedIsNotHeld(t *testing.T) {
+	t.Parallel()
 	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
 	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--rate", "50", "--symbol", "NOPE",
 		"--duration", "400ms", "--warmup", "0s", "--p99-max", "1m", "--quiet").Output()
@@ -26,6 +27,7 @@ func TestLoadEveryOrderRefusedIsNotHeld(t *testing.T) {
 // someone it cannot trust); the load generator says what to look at rather
 // than only "waiting for Logon: EOF".
 func TestLoadWithAnUnknownCompIDSaysWhatToCheck(t *testing.T) {
+	t.Parallel()
 	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
 	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--first", "999", "--rate", "10",
 		"--duration", "200ms", "--warmup", "0s", "--quiet").CombinedOutput()

@@ -44,6 +44,7 @@ func freePort(t *testing.T, network string) int {
 // reads the book back with `fixvenue md book --json` from the UDP feed and
 // its TCP recovery service.
 func TestMarketDataBookEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
@@ -118,6 +119,7 @@ func TestMarketDataBookEndToEnd(t *testing.T) {
 // add`) it draws its book. It exited "no such symbol", so a watch could not
 // be started before the listing.
 func TestMarketDataWatchWaitsForAnInstrumentAddedLater(t *testing.T) {
+	t.Parallel()
 	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+adminTokenTOML("carol", "", cliToken)))
 	ctx, out := watchSymbol(t, v, "NEWCO")
 	waitFor := func(want string) {
@@ -142,6 +144,7 @@ func TestMarketDataWatchWaitsForAnInstrumentAddedLater(t *testing.T) {
 // TestMarketDataLatencyTool runs `fixvenue md latency` on the feed's UDP
 // address while orders arrive over FIX, and checks it measured packets.
 func TestMarketDataLatencyTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	udp := freeUDPPort(t)
 	cfg := writeVenueConfig(t, dir, "[marketdata]\nfeed_addr = \"127.0.0.1:%d\"\nrecovery_addr = \"127.0.0.1:0\"\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 1]\n", udp)
@@ -174,6 +177,7 @@ func TestMarketDataLatencyTool(t *testing.T) {
 // recovery address where nothing listens: the screen names the failure
 // (it showed only "unrecovered", for ever).
 func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	recovery := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
@@ -190,6 +194,7 @@ func TestMarketDataWatchSaysWhyItCannotJoin(t *testing.T) {
 // imbalance, from the feed's auction updates (it showed the crossed book
 // alone).
 func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
+	t.Parallel()
 	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+conftest.ACME+"status = \"opening-call\"\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")
@@ -210,6 +215,7 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 // only by convention), so `fixvenue md watch` marks them auction; it showed
 // each as a trade a buyer had taken.
 func TestMarketDataWatchShowsAnUncrossTradeAsAnAuction(t *testing.T) {
+	t.Parallel()
 	v := startVenue(t, feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n"+conftest.ACME+"status = \"opening-call\"\n[admin]\naddr = \"127.0.0.1:0\"\n"+
 		adminTokenTOML("carol", "", cliToken)))
 	admin := v.ready.AdminAddr
@@ -244,6 +250,7 @@ func TestMarketDataWatchShowsAnUncrossTradeAsAnAuction(t *testing.T) {
 // the snapshot's seq; it said "snapshot from seq 0 (0 messages)", a
 // recovery of nothing from a seq the feed never had.
 func TestMarketDataWatchSaysWhereItJoined(t *testing.T) {
+	t.Parallel()
 	cfg := feedVenueConfig(t, "[[session]]\ncomp_id = \"CLIENT1\"\n")
 	v := startVenue(t, cfg)
 	c := logOn(t, v.fixAddr, "CLIENT1")

@@ -25,6 +25,7 @@ import (
 // with the matcher's book (it asked for a snapshot, was refused it, marked
 // its books stale and reported the gap unrecovered).
 func TestFeedClientWaitsOutTheRecoveryRateLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	relayIn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {

@@ -153,6 +153,7 @@ func fixBook(t *testing.T, c *fixclient.Client, reqID, symbol string) bookLevels
 // matcher holds, and the running client's traded volume must count every
 // trade, before and after the restarts.
 func TestMarketDataSurvivesRestarts(t *testing.T) {
+	t.Parallel()
 	cycles := 6
 	if testing.Short() {
 		cycles = 2
@@ -230,6 +231,7 @@ range = [1, 2]
 // snapshot: its books become the new venue's (it kept the old venue's books
 // for ever, taking the new packets for duplicates).
 func TestMarketDataFollowsAVenueOnAnotherDataDirectory(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
 	clientAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))

@@ -67,6 +67,7 @@ func runWithAdmin(t *testing.T, addr, tok string, args ...string) (string, int) 
 // nothing, a read token may look but not kill, a reset lets the session
 // trade again and a changed limit is enforced and shown.
 func TestAdminRiskDrivesARunningVenue(t *testing.T) {
+	t.Parallel()
 	const token, readToken = riskToken, "risk-read-token-0123456789abcdef"
 	v, addr := startRiskVenue(t, "report_interval = \"200ms\"\n", fundTOML+adminTokenTOML("viewer", "read", readToken))
 	c := logOn(t, v.fixAddr, "CLIENT1")
@@ -210,6 +211,7 @@ func TestAdminRiskDrivesARunningVenue(t *testing.T) {
 // since cancelled) must go, not stay for good beside a sessions view
 // saying it has no open order (README, "Risk limits").
 func TestRiskShowDropsFiguresNoLongerReported(t *testing.T) {
+	t.Parallel()
 	v, addr := startRiskVenue(t, "report_interval = \"100ms\"\n", "")
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	sendLimit(t, c, "o1", "1", "99.00", 5, "0")
@@ -295,6 +297,7 @@ func TestRiskKillAndResetThatChangeNothingAreRefused(t *testing.T) {
 // error, in JSON (current, value) and from the CLI (README "Risk limits"),
 // so the operator sees how far the figures are from it.
 func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
+	t.Parallel()
 	v, addr := startRiskVenue(t, "", fundTOML)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	for _, id := range []string{"b1", "b2"} {

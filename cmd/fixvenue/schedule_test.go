@@ -31,6 +31,7 @@ close = "16h30m"                   # uncross at one price, then Closed
 // so, naming it, where it said nothing. A group for every other instrument
 // silences it.
 func TestStartNamesTheInstrumentsNoScheduleGroupCovers(t *testing.T) {
+	t.Parallel()
 	const instruments = `[marketdata]
 enabled = false
 [[session]]

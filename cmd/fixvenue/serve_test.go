@@ -27,6 +27,7 @@ import (
 // checks that the file appears, names the process and the addresses it
 // really serves on, and is gone after a clean stop.
 func TestReadyFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

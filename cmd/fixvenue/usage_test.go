@@ -53,6 +53,7 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) (int, string
 // lists what the command takes and nothing it ignores; the journal tools'
 // usage gives their exit status, which scripts checking a journal act on.
 func TestHelpOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args        []string
 		has, hasNot []string
@@ -371,6 +372,7 @@ func serveRefusesFIFO(t *testing.T, cfg, path, what string) {
 // a writer), and a directory named like a snapshot was passed over without
 // a word (journal/doc.go, "Segment files").
 func TestJournalEntriesThatAreNotFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, offlineTOML)
 	jdir := filepath.Join(dir, "data", "journal")
