@@ -199,7 +199,11 @@ func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclie
 // follows it, and ends with the tracker's books.
 func TestFeedEndToEnd(t *testing.T) {
 	conn := udpSink(t)
-	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
+	// No heartbeat: one sent before the first packet (the feed idle at
+	// its start) and read after the client's joining snapshot announces
+	// a next sequence below the snapshot's, and the client takes a second
+	// snapshot, which carries everything before it reads a live packet.
+	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.HeartbeatInterval = time.Hour })
 	sim := newVenueSim(t, 11)
 	fx.run(sim, 300) // the client joins late: the snapshot carries this part
 	var trades int
