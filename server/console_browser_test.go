@@ -449,9 +449,7 @@ func TestConsoleHaltBannerGoesWithARestart(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the page shows the halt", `!document.getElementById("halted").hidden`)
 	c.Close()
 	s.Close()
-	again := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n")
-	again.Admin.Addr = s.AdminAddr() // the page's stream reconnects to the address it knows
-	startServer(t, again, Options{})
+	consoleVenueAt(t, s.AdminAddr(), dir, nil)
 	browsertest.WaitFor(t, ctx, "the page is live again without the banner",
 		`document.getElementById("live").textContent === "live" && document.getElementById("halted").hidden`)
 }
@@ -839,9 +837,7 @@ func TestConsoleTabOfAnInstrumentGoneLeavesTheOthersLive(t *testing.T) {
 	}
 	s.Close()
 	browsertest.WaitFor(t, market, "the market's tab sees the venue stop", `document.getElementById("live").textContent !== "live"`)
-	again := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
-	again.Admin.Addr = s.AdminAddr() // the pages' stream reconnects to the address it knows
-	s = startServer(t, again, Options{})
+	s = consoleVenueAt(t, s.AdminAddr(), t.TempDir(), nil)
 	browsertest.WaitFor(t, market, "the market's tab is live again", `document.getElementById("live").textContent === "live"`)
 	browsertest.WaitFor(t, book, "the book's tab says NEWCO is gone",
 		browsertest.Text("#live")+` === "not live: the venue has no instrument NEWCO now; reload the page"`)
@@ -862,10 +858,23 @@ func TestConsoleSessionPageOfASessionGone(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the page shows SLOW", `document.querySelector('#sessions tr[data-comp="SLOW"]') !== null && `+browsertest.Text("#gone")+` === ""`)
 	s.Close()
 	browsertest.WaitFor(t, ctx, "the page sees the venue stop", `document.getElementById("live").textContent !== "live"`)
-	again := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
-	again.Sessions = slices.DeleteFunc(again.Sessions, func(s config.Session) bool { return s.CompID == "SLOW" })
-	again.Admin.Addr = s.AdminAddr() // the page's stream reconnects to the address it knows
-	startServer(t, again, Options{})
+	consoleVenueAt(t, s.AdminAddr(), t.TempDir(), func(c *config.Config) {
+		c.Sessions = slices.DeleteFunc(c.Sessions, func(s config.Session) bool { return s.CompID == "SLOW" })
+	})
 	browsertest.WaitFor(t, ctx, "the page says SLOW is gone", `document.getElementById("live").textContent === "live" && `+
 		browsertest.Text("#gone")+` === "The venue lists no session SLOW now." && document.querySelector("#sessions tbody tr") === null`)
+}
+
+// consoleVenueAt starts a venue with the console on, its data in dir, on
+// the admin address addr of the venue a test stopped: the pages' stream
+// reconnects to the address it knows. mutate, when not nil, changes the
+// configuration first.
+func consoleVenueAt(t *testing.T, addr, dir string, mutate func(*config.Config)) *Server {
+	t.Helper()
+	cfg := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n")
+	if mutate != nil {
+		mutate(cfg)
+	}
+	cfg.Admin.Addr = addr
+	return startServer(t, cfg, Options{})
 }
