@@ -8,15 +8,20 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // errFuzzHalted halts the fuzzed admin API's pipeline: a request that
@@ -41,7 +46,24 @@ var fuzzRoutes = []fuzzRoute{
 	{"/v1/instruments/ACME/band", "ACME", "", func(o *Ops) http.HandlerFunc { return o.handleBand }, actionRequest{}},
 	{"/v1/cancel", "", "", func(o *Ops) http.HandlerFunc { return o.handleCancel }, actionRequest{}},
 	{"/v1/eod", "", "", func(o *Ops) http.HandlerFunc { return o.handleEndOfDay }, actionRequest{}},
+	{"/v1/phase", "", "", func(o *Ops) http.HandlerFunc { return o.handlePhase }, actionRequest{}},
+	{"/v1/sessions/C1/logout", "", "logout", func(o *Ops) http.HandlerFunc { return o.handleSessionAction }, reasonOnly{}},
+	{"/v1/sessions/C1/disable", "", "disable", func(o *Ops) http.HandlerFunc { return o.handleSessionAction }, reasonOnly{}},
 }
+
+// reasonOnly is the body a session action takes (the session is in the
+// path): a reason alone.
+type reasonOnly struct {
+	Reason string `json:"reason"`
+}
+
+// fuzzSessions is the gateway's sessions behind the fuzzed API: one,
+// logged on and enabled, so that a logout and a disable reach the venue.
+type fuzzSessions struct{}
+
+func (fuzzSessions) SessionState(uint16) SessionState { return SessionState{LoggedOn: true} }
+func (fuzzSessions) Logout(uint16)                    {}
+func (fuzzSessions) SetDisabled(uint16, bool)         {}
 
 // fuzzOps is requestOps with a matcher and a halted pipeline behind it.
 func fuzzOps(tb testing.TB) (*Ops, *fakeRisk) {
@@ -54,6 +76,16 @@ func fuzzOps(tb testing.TB) (*Ops, *fakeRisk) {
 	}
 	acme.Tick = tick
 	o.bySymbol["ACME"], o.cfg.Instruments = acme, []config.Instrument{acme}
+	// A schedule group of every instrument, so that a phase change reaches
+	// the venue, and a session, so that a session action does.
+	o.cfg.Schedule = config.Schedule{Enabled: true, TimeZone: "UTC", EndOfDay: config.Duration{Duration: 22 * time.Hour},
+		Groups: []config.ScheduleGroup{{Name: "main", PreOpen: config.Duration{Duration: 7 * time.Hour},
+			Open: config.Duration{Duration: 8 * time.Hour}, Close: config.Duration{Duration: 16 * time.Hour}}}}
+	o.plan = schedule.New(o.cfg.Schedule)
+	o.cfg.Now = time.Now
+	o.byCompID = map[string]Session{"C1": {Idx: 0, CompID: "C1"}}
+	o.sessionMu = map[uint16]*sync.Mutex{0: {}}
+	o.cfg.SessionControl = fuzzSessions{}
 	m, err := core.NewMatcher(core.Config{OrdersMax: 16, ClOrdIDsMax: 16, SessionsMax: 1, InstrumentsMax: 4, Instruments: []core.InstrumentConfig{
 		{ID: 1, Symbol: "ACME", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 100, RefPriceTicks: 1000, BandPercent: 10}}})
 	if err != nil {
@@ -128,12 +160,17 @@ func FuzzAdminBodies(f *testing.F) {
 	f.Add(uint8(6), []byte(`{"reason":"move","ref_price":"10.50","band_percent":5}`))
 	f.Add(uint8(7), []byte(`{"reason":"clean","instrument":"all","account":"F"}`))
 	f.Add(uint8(7), []byte(`{"reason":"r","REASON":"s","instrument":"ACME"}`))
+	f.Add(uint8(9), []byte(`{"reason":"early close","group":"main","phase":"close"}`))
+	f.Add(uint8(9), []byte(`{"reason":"r","group":"main","phase":"open","instrument":"ACME"}`))
+	f.Add(uint8(10), []byte(`{"reason":"r","session":"C1"}`))
+	f.Add(uint8(11), []byte(`{"reason":"runaway client"}`))
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		o, fake := fuzzOps(t)
 		req := httptest.NewRequest("POST", rt.path, bytes.NewReader(body))
 		req.SetPathValue("symbol", rt.symbol)
 		req.SetPathValue("action", rt.action)
+		req.SetPathValue("comp_id", "C1") // the session routes' (fuzzSessions)
 		w := httptest.NewRecorder()
 		rt.handle(o)(w, req)
 		var got apiError
@@ -151,4 +188,32 @@ func FuzzAdminBodies(f *testing.F) {
 			t.Fatalf("%s %q reached the venue (%d %s)", rt.path, body, w.Code, w.Body.String())
 		}
 	})
+}
+
+// TestFuzzAdminBodiesCoversEveryPost: every POST the admin API registers
+// (api.go, listen) has a route in fuzzRoutes, so that a call added to the
+// API is fuzzed too (/v1/phase and the session actions were not).
+func TestFuzzAdminBodiesCoversEveryPost(t *testing.T) {
+	src, err := os.ReadFile("api.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	registered := regexp.MustCompile(`mux\.HandleFunc\("(POST [^"]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(registered) == 0 {
+		t.Fatal("no POST route found in api.go")
+	}
+	mux := http.NewServeMux()
+	for _, m := range registered {
+		mux.HandleFunc(m[1], func(http.ResponseWriter, *http.Request) {})
+	}
+	fuzzed := map[string]bool{}
+	for _, rt := range fuzzRoutes {
+		_, pattern := mux.Handler(httptest.NewRequest("POST", rt.path, nil))
+		fuzzed[pattern] = true
+	}
+	for _, m := range registered {
+		if !fuzzed[m[1]] {
+			t.Errorf("%s is not in fuzzRoutes: FuzzAdminBodies never posts to it", m[1])
+		}
+	}
 }
