@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -180,6 +181,26 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 		limits[k] = v
 	}
 	return reports, limits
+}
+
+// KilledSessions returns the CompIDs of the sessions whose kill switch is
+// on, as RiskSeen reports them, without copying the reports or the limits:
+// the console's pages read it at every update (ops.Ops.KilledSessions),
+// and a copy of every limit per update grew with the limits configured
+// and set. Nil when no switch is on.
+func (g *Gateway) KilledSessions() map[string]bool {
+	g.riskMu.Lock()
+	defer g.riskMu.Unlock()
+	var killed map[string]bool
+	for k, v := range g.riskSeen.reports {
+		if name, ok := strings.CutPrefix(k, "session:"); ok && v.Killed {
+			if killed == nil {
+				killed = map[string]bool{}
+			}
+			killed[name] = true
+		}
+	}
+	return killed
 }
 
 func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {

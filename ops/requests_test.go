@@ -24,6 +24,8 @@ func (f *fakeRisk) RiskCommand(q RiskRequest) (RiskAnswer, error) {
 
 func (f *fakeRisk) RiskSubjects() []RiskSubject { return nil }
 
+func (f *fakeRisk) KilledSessions() map[string]bool { return nil }
+
 func requestOps() *Ops {
 	acme := config.Instrument{ID: 1, Symbol: "ACME", TickSize: "0.01"}
 	return &Ops{cfg: Config{Admin: config.Admin{BodyBytesMax: 512}, Instruments: []config.Instrument{acme}},

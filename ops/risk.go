@@ -104,6 +104,10 @@ type Risk interface {
 	RiskCommand(q RiskRequest) (RiskAnswer, error)
 	// RiskSubjects lists every subject with limits, in subject order.
 	RiskSubjects() []RiskSubject
+	// KilledSessions returns the CompIDs of the sessions whose kill switch
+	// is on (nil: none), as RiskSubjects says, without building the
+	// subjects and their limits: the console reads it at every update.
+	KilledSessions() map[string]bool
 }
 
 // SetRisk wires the venue's risk in (before Start); nil leaves the risk
@@ -111,21 +115,13 @@ type Risk interface {
 func (o *Ops) SetRisk(r Risk) { o.risk = r }
 
 // KilledSessions returns the CompIDs of the sessions whose kill switch is
-// on, as the latest risk report says (nil without risk).
+// on, as the latest risk report says (nil without risk): Risk.KilledSessions,
+// which copies no limit.
 func (o *Ops) KilledSessions() map[string]bool {
 	if o.risk == nil {
 		return nil
 	}
-	var killed map[string]bool
-	for _, subj := range o.risk.RiskSubjects() {
-		if subj.Scope == "session" && subj.Killed {
-			if killed == nil {
-				killed = map[string]bool{}
-			}
-			killed[subj.Name] = true
-		}
-	}
-	return killed
+	return o.risk.KilledSessions()
 }
 
 func (o *Ops) handleRiskView(w http.ResponseWriter, r *http.Request) {

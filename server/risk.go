@@ -371,14 +371,19 @@ func setRiskSubject(c riskSubject, seq uint64, nowNs int64, q riskRequest, in op
 // RiskSubjects lists each configured order session, then each account with
 // limits: its limits (the matcher's at start, then as changed), kill
 // switch and latest report. The limits are read in one pass, each handed
-// to its subject: the console's Sessions and Operations pages read the
-// kill switches from here at every update (ops.Ops.KilledSessions), and a
-// pass over every limit for each subject took 0.79 s an update at 4,096
-// sessions with four limits each (now 6 ms, BenchmarkRiskSubjects, 2 CPUs).
+// to its subject: a pass over every limit for each subject took 0.79 s a
+// call at 4,096 sessions with four limits each (now 6 ms,
+// BenchmarkRiskSubjects, 2 CPUs).
 func (s *Server) RiskSubjects() []ops.RiskSubject {
 	reports, limits := s.gw.RiskSeen()
 	return riskSubjects(s.cfg, s.ops.Instruments(), reports, limits)
 }
+
+// KilledSessions is what the console's Sessions and Operations pages read
+// of the risk at every update (ops.Ops.KilledSessions): the sessions whose
+// kill switch is on, from the gateway's reports, with no copy of the
+// limits (TestKilledSessionsCopiesNoLimit).
+func (s *Server) KilledSessions() map[string]bool { return s.gw.KilledSessions() }
 
 // riskSubjects is RiskSubjects of the gateway's reports and limits.
 func riskSubjects(cfg *config.Config, listed []config.Instrument, reports map[string]gateway.RiskReport,
