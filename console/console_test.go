@@ -123,6 +123,10 @@ func TestOperatorTarget(t *testing.T) {
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession}, "all"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Account: "FUND"}, "account FUND"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0, Instrument: 1, Account: "FUND"}, "session CLIENT1 ACME account FUND"},
+		// An account filter the tape does not know (OperatorRecord.Unnoted) is said, not taken for none.
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Unnoted: true}, "account filter unknown"},
+		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0, Instrument: 1, Unnoted: true},
+			"session CLIENT1 ACME, account filter unknown"},
 		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1}, "ACME"},
 		// A refused listing's id may be another instrument's.
 		{OperatorRecord{Action: ActionAddInstrument, Session: ops.AnySession, Instrument: 1, Reason: venue.RejectReasonDuplicateInstrument},

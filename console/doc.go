@@ -102,7 +102,10 @@
 // account), the tape takes them from the command (Tape.Command), which it
 // is shown before the command's events: by the admin API as it journals
 // it, by a start-up's replay and by a cluster follower (and a Raft
-// snapshot's replay) as they apply it.
+// snapshot's replay) as they apply it. A row whose command the tape has no
+// note of, or restored from a state saved by an older build (which kept
+// neither), says that its operator or account filter is unknown, rather
+// than show none: a cancel by account read as a cancel of every order.
 //
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator

@@ -15,7 +15,7 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (4) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (5) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
 //	  volume i64 | ref i64 | close i64 | refIsClose u8
@@ -24,8 +24,9 @@ import (
 //	opsN i64 | kept u32, then kept × (seq u64 | timeNs i64 | action u8 |
 //	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name
 //	  [action ActionRisk: riskAction u8 | scope u8 | limit u8 | result u8 |
-//	  value i64 | accountLen u8 | account]
-//	  [action MassCancel: accountLen u8 | account (its filter)]), oldest first
+//	  value i64 | accountLen u8 | account | unnoted u8]
+//	  [action MassCancel: accountLen u8 | account (its filter) | unnoted u8]),
+//	  oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
 // ActionAddInstrument (255) for an AddInstrument, ActionRisk (254) for a
@@ -35,13 +36,18 @@ import (
 // OperatorResultsKept, nameLen venue.OperatorNameLength, accountLen
 // venue.AccountLength; a state that says otherwise is refused. Version 1,
 // without close and refIsClose, is read as a state that saw no close;
-// versions 1 and 2 hold no ActionRisk record, and versions 1 to 3 no
-// MassCancel's account (read as any account). An instrument of the state that is not configured
-// any more is skipped; a configured one the state lacks starts empty.
+// versions 1 and 2 hold no ActionRisk record, version 3 no risk command's
+// operator, and versions 1 to 3 no MassCancel's account: those are read as
+// unknown (OperatorRecord.Unnoted), which the journal list says, rather
+// than as no operator and any account. Versions 1 to 4 hold no unnoted:
+// version 4's risk command is unnoted when it names no operator, and its
+// MassCancel's account is taken as it is. An instrument of the state that
+// is not configured any more is skipped; a configured one the state lacks
+// starts empty.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 4
+	stateVersion = 5
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -102,11 +108,13 @@ func (t *Tape) writeState(w io.Writer) error {
 			account := r.Risk.Account[:min(len(r.Risk.Account), venue.AccountLength)]
 			b = append(b, byte(len(account)))
 			b = append(b, account...)
+			b = append(b, boolByte(r.Unnoted))
 		}
 		if r.Action == venue.OperatorActionTypeMassCancel {
 			account := r.Account[:min(len(r.Account), venue.AccountLength)]
 			b = append(b, byte(len(account)))
 			b = append(b, account...)
+			b = append(b, boolByte(r.Unnoted))
 		}
 		return b
 	})
@@ -183,6 +191,15 @@ func (s *stateReader) name(what string, limit int) string {
 	return string(b[:n])
 }
 
+// flag reads a bool of what, refused unless 0 or 1.
+func (s *stateReader) flag(what string) bool {
+	b := s.u8()
+	if b > 1 && s.err == nil {
+		s.err = fmt.Errorf("console state: %s %d", what, b)
+	}
+	return b == 1
+}
+
 func (s *stateReader) u8() uint8   { return s.read(1)[0] }
 func (s *stateReader) u16() uint16 { return binary.LittleEndian.Uint16(s.read(2)) }
 func (s *stateReader) u32() uint32 { return binary.LittleEndian.Uint32(s.read(4)) }
@@ -237,9 +254,19 @@ func (t *Tape) Restore(r io.Reader) error {
 			rec.Risk = RiskRecord{Action: venue.RiskAction(s.u8()), Scope: venue.RiskScope(s.u8()), Limit: venue.RiskLimit(s.u8()),
 				Result: venue.RiskResult(s.u8()), Value: s.i64()}
 			rec.Risk.Account = s.name("account", venue.AccountLength)
+			rec.Unnoted = rec.Operator == "" // version 3 kept none; version 4 none it had no note of
+			if s.version >= 5 {
+				rec.Unnoted = s.flag("unnoted")
+			}
 		}
-		if rec.Action == venue.OperatorActionTypeMassCancel && s.version >= 4 {
-			rec.Account = s.name("account", venue.AccountLength)
+		if rec.Action == venue.OperatorActionTypeMassCancel {
+			rec.Unnoted = s.version < 4 // their account was not kept
+			if s.version >= 4 {
+				rec.Account = s.name("account", venue.AccountLength)
+			}
+			if s.version >= 5 {
+				rec.Unnoted = s.flag("unnoted")
+			}
 		}
 		return rec
 	})
@@ -255,12 +282,7 @@ func (s *stateReader) instrument(in *instrumentTape) {
 	in.firstTicks, in.highTicks, in.lowTicks, in.volume, in.refTicks = s.i64(), s.i64(), s.i64(), s.i64(), s.i64()
 	if s.version >= 2 {
 		in.closeTicks = s.i64()
-		switch b := s.u8(); {
-		case b > 1 && s.err == nil:
-			s.err = fmt.Errorf("console state: refIsClose %d", b)
-		default:
-			in.refIsClose = b == 1
-		}
+		in.refIsClose = s.flag("refIsClose")
 	}
 	readKept(s, "trades", in.trades[:], in.tradesN, func() Trade {
 		return Trade{TimeNs: s.i64(), PriceTicks: s.i64(), Qty: s.i64(), Aggressor: venue.Side(s.u8())}

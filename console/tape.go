@@ -49,6 +49,13 @@ type OperatorRecord struct {
 	// Account is a MassCancel's account filter (empty: any account), from
 	// the command (Command): its OperatorResult names none.
 	Account string
+	// Unnoted says that what only the command says (a risk command's
+	// Operator, a MassCancel's Account) is unknown, and the row says so
+	// rather than show none: the tape had no note of the command when its
+	// result came (not shown it, or pushed out: notesKept), or the record
+	// was restored from a state saved by an older build, which did not
+	// keep it (state.go).
+	Unnoted bool
 	Risk    RiskRecord
 }
 
@@ -131,7 +138,8 @@ type Tape struct {
 // their results come: a start-up's or a follower's replay shows one at a
 // time, the admin API as many as its calls under way; a note pushed out
 // (or never answered: the venue halted first) costs only its row's
-// operator or account.
+// operator or account, which the row then says is unknown
+// (OperatorRecord.Unnoted).
 const notesKept = 32
 
 // commandNote is what an operator's command says that its result event
@@ -331,9 +339,9 @@ func (t *Tape) apply(ev []byte) {
 		// The result names no operator: the command does (Command).
 		switch e.Action() {
 		case venue.RiskActionKill, venue.RiskActionReset, venue.RiskActionSetLimit:
-			n, _ := t.note(e.CauseSeq())
+			n, noted := t.note(e.CauseSeq())
 			t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionRisk, Session: e.SessionIdx(),
-				Instrument: e.InstrumentID(), Count: e.CancelledCount(), Risk: RiskRecord{Action: e.Action(), Scope: e.Scope(),
+				Instrument: e.InstrumentID(), Count: e.CancelledCount(), Unnoted: !noted, Risk: RiskRecord{Action: e.Action(), Scope: e.Scope(),
 					Limit: e.Limit(), Result: e.Result(), Value: e.Value(), Account: string(trimNul(e.Account()))}}, []byte(n.operator))
 		}
 	}
@@ -382,8 +390,8 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
 	if e.Action() == venue.OperatorActionTypeMassCancel {
 		// The result names no account filter: the command does (Command).
-		n, _ := t.note(e.CauseSeq())
-		r.Account = n.account
+		n, noted := t.note(e.CauseSeq())
+		r.Account, r.Unnoted = n.account, !noted
 	}
 	t.operatorRecord(r, e.Operator())
 }

@@ -295,3 +295,54 @@ func TestTapeTakesWhatOnlyTheCommandSays(t *testing.T) {
 		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), got)
 	}
 }
+
+// TestTapeRestoresWhatAnOlderStateLacks: a state of version 3 kept no risk
+// command's operator and no mass cancel's account, and one of version 4
+// names no operator of a risk command it had no note of: restored, those
+// records say so (Unnoted), rather than no operator and any account.
+func TestTapeRestoresWhatAnOlderStateLacks(t *testing.T) {
+	for _, version := range []uint32{3, 4} {
+		var b []byte
+		b = binary.LittleEndian.AppendUint32(b, stateMagic)
+		b = binary.LittleEndian.AppendUint32(b, version)
+		b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
+		b = binary.LittleEndian.AppendUint32(b, 0) // instruments
+		b = binary.LittleEndian.AppendUint64(b, 2) // opsN
+		b = binary.LittleEndian.AppendUint32(b, 2) // kept
+		record := func(seq uint64, action venue.OperatorActionType, operator string) {
+			b = binary.LittleEndian.AppendUint64(b, seq)
+			b = binary.LittleEndian.AppendUint64(b, 1e9)
+			b = append(b, byte(action), 0)
+			b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
+			b = binary.LittleEndian.AppendUint32(b, 0)
+			b = binary.LittleEndian.AppendUint32(b, 1)
+			b = append(b, byte(len(operator)))
+			b = append(b, operator...)
+		}
+		record(7, ActionRisk, "")
+		b = append(b, byte(venue.RiskActionKill), byte(venue.RiskScopeSession), 0, byte(venue.RiskResultApplied))
+		b = binary.LittleEndian.AppendUint64(b, 0)
+		b = append(b, 0) // the risk record's account
+		record(8, venue.OperatorActionTypeMassCancel, "alice")
+		if version == 4 {
+			b = append(b, 4)
+			b = append(b, "FUND"...)
+		}
+		tp := NewTape([]uint32{1}, nil)
+		if err := tp.Restore(bytes.NewReader(b)); err != nil {
+			t.Fatalf("version %d: %v", version, err)
+		}
+		got := tp.operatorRecords()
+		if kill := got[1]; !kill.Unnoted || kill.Operator != "" {
+			t.Errorf("version %d: the kill %+v", version, kill)
+		}
+		wantCancel := OperatorRecord{Seq: 8, TimeNs: 1e9, Action: venue.OperatorActionTypeMassCancel, Session: 0xFFFF, Count: 1,
+			Operator: "alice", Unnoted: true}
+		if version == 4 {
+			wantCancel.Account, wantCancel.Unnoted = "FUND", false
+		}
+		if got[0] != wantCancel {
+			t.Errorf("version %d: the cancel %+v, want %+v", version, got[0], wantCancel)
+		}
+	}
+}

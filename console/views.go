@@ -403,7 +403,10 @@ func (c *Console) operationsView() operationsView {
 			row.Action, row.Target, row.Result = riskColumns(r, bySession, byID)
 		}
 		if row.Operator == "" {
-			row.Operator = "—" // a risk command's kept by a build that did not read it from the command
+			// A risk command's the tape had no note of, or restored from a
+			// state of an older build (OperatorRecord.Unnoted): said, not
+			// shown as none (the page's note says where to read it).
+			row.Operator = operatorUnknown
 		}
 		v.Journal = append(v.Journal, row)
 	}
@@ -413,6 +416,13 @@ func (c *Console) operationsView() operationsView {
 	}
 	return v
 }
+
+// What the journal list shows of what only a command says when the tape
+// does not know it (OperatorRecord.Unnoted).
+const (
+	operatorUnknown = "(unknown)"
+	accountUnknown  = "account filter unknown"
+)
 
 // target names what an operator command acted on.
 func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) string {
@@ -435,6 +445,14 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 		}
 		if r.Account != "" {
 			parts = append(parts, "account "+r.Account)
+		}
+		if r.Unnoted {
+			// Its account filter is unknown (OperatorRecord.Unnoted): "all"
+			// would say it had none.
+			if len(parts) == 0 {
+				return accountUnknown
+			}
+			return strings.Join(parts, " ") + ", " + accountUnknown
 		}
 		if len(parts) == 0 {
 			return "all"

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,10 +23,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/internal/browsertest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	"github.com/fixvenue/fixvenue/ops"
 	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // The console's tests in a real browser: headless Chromium (Debian's
@@ -687,6 +693,88 @@ func TestConsoleJournalNamesMassCancelFilters(t *testing.T) {
 		t.Fatalf("replayed %d of %d commands: no snapshot was used", s.Replayed(), total)
 	}
 	check("after a restart from a snapshot")
+}
+
+// TestConsoleJournalSaysWhatAnOlderStateLacks: the console's state saved
+// beside a snapshot by an older build (version 3) kept no kill switch's
+// operator and no mass cancel's account. A start from that snapshot lists
+// both commands saying so, where the kill's operator read "—" and the
+// cancel "all", a cancel of every order.
+func TestConsoleJournalSaysWhatAnOlderStateLacks(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *Server {
+		cfg := testConfig(t, dir, adminConfig()+"[admin.console]\nenabled = true\n")
+		cfg.Journal.SnapshotInterval.Duration = time.Second // as TestRestartFromSnapshot, for the tape's lag
+		return startServer(t, cfg, Options{})
+	}
+	s := start()
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	waitUntil(t, "a snapshot", func() bool { return s.snaps.Stats().Taken.Load() > 0 })
+	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g2", 150: "0"})
+	c.Close()
+	waitUsableSnapshot(t, s)
+	total := s.Pipeline().Durable().Load() + 1
+	var client1 uint16
+	for _, sess := range s.ops.Sessions() {
+		if sess.CompID == "CLIENT1" {
+			client1 = sess.Idx
+		}
+	}
+	s.Close()
+	// The state an older build saved: a kill of CLIENT1 (its operator not
+	// kept) and alice's cancel (its account not kept), oldest first.
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, 0x54435646) // "FVCT"
+	b = binary.LittleEndian.AppendUint32(b, 3)
+	b = binary.LittleEndian.AppendUint64(b, 0) // no end of day
+	b = binary.LittleEndian.AppendUint32(b, 0) // no instrument: each starts empty
+	b = binary.LittleEndian.AppendUint64(b, 2) // operator commands
+	b = binary.LittleEndian.AppendUint32(b, 2) // kept
+	record := func(seq uint64, action byte, session uint16, count uint32, operator string) {
+		b = binary.LittleEndian.AppendUint64(b, seq)
+		b = binary.LittleEndian.AppendUint64(b, uint64(time.Now().UnixNano()))
+		b = append(b, action, byte(venue.RejectReasonNone))
+		b = binary.LittleEndian.AppendUint16(b, session)
+		b = binary.LittleEndian.AppendUint32(b, 0) // instrument
+		b = binary.LittleEndian.AppendUint32(b, count)
+		b = append(b, byte(len(operator)))
+		b = append(b, operator...)
+	}
+	record(0, byte(console.ActionRisk), client1, 1, "")
+	b = append(b, byte(venue.RiskActionKill), byte(venue.RiskScopeSession), byte(venue.RiskLimitNone), byte(venue.RiskResultApplied))
+	b = binary.LittleEndian.AppendUint64(b, 0) // value
+	b = append(b, 0)                           // account
+	record(1, byte(venue.OperatorActionTypeMassCancel), ops.AnySession, 2, "alice")
+	states, err := journal.ListSnapshots(filepath.Join(dir, "consolestate"))
+	if err != nil || len(states) == 0 {
+		t.Fatalf("console states: %v %v", states, err)
+	}
+	for _, st := range states {
+		if _, err := journal.WriteSnapshot(filepath.Join(dir, "consolestate"), st.Seq, func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = start()
+	if s.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: no snapshot was used", s.Replayed(), total)
+	}
+	want := []string{
+		"MassCancel|account filter unknown|done|2|alice",
+		"Kill|session CLIENT1|done|1|(unknown)",
+	}
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+	browsertest.WaitFor(t, ctx, "the journal lists the state's commands", rows+`.length === 2`)
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
+	}
 }
 
 // TestConsoleManyTabs: a browser keeps at most six HTTP/1.1 connections
