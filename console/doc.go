@@ -105,7 +105,10 @@
 // snapshot's replay) as they apply it. A row whose command the tape has no
 // note of, or restored from a state saved by an older build (which kept
 // neither), says that its operator or account filter is unknown, rather
-// than show none: a cancel by account read as a cancel of every order.
+// than show none: a cancel by account read as a cancel of every order. The
+// tape keeps notes of as many commands awaiting their results as the admin
+// API can have calls in flight (notesKept), so only calls that outlived
+// admin.call_timeout, beyond those, lose theirs.
 //
 // Limits: the chart shows the day's last ChartPointsMax trades, not time
 // bars; the journal list shows the last OperatorResultsKept operator

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -136,11 +137,15 @@ type Tape struct {
 
 // notesKept bounds the operator commands Command keeps a note of until
 // their results come: a start-up's or a follower's replay shows one at a
-// time, the admin API as many as its calls under way; a note pushed out
-// (or never answered: the venue halted first) costs only its row's
-// operator or account, which the row then says is unknown
-// (OperatorRecord.Unnoted).
-const notesKept = 32
+// time, the admin API as many as its calls under way, and it has at most
+// one call on each connection it holds (HTTP/1.1: the admin listener
+// serves no HTTP/2), admin.console.streams_max + ops.AdminConnsBeyondStreams
+// connections, so this many at the largest streams_max. A note is pushed
+// out only when more commands await their results: calls that outlived
+// admin.call_timeout and left their commands behind. Its row then says
+// that its operator or account is unknown (OperatorRecord.Unnoted). A
+// note never answered (the venue halted first) is pushed out in turn.
+const notesKept = config.ConsoleStreamsLimit + ops.AdminConnsBeyondStreams
 
 // commandNote is what an operator's command says that its result event
 // does not: a MassCancel's account filter, a risk command's operator.

@@ -296,6 +296,70 @@ func TestTapeTakesWhatOnlyTheCommandSays(t *testing.T) {
 	}
 }
 
+// TestTapeSaysWhatANoteItLostWas: the tape keeps a note of as many
+// commands awaiting their results as the admin API can have calls in
+// flight (notesKept); one more pushes out the oldest, whose record then
+// says that its operator (a kill) or account (a mass cancel) is unknown
+// rather than showing none, and a restored state keeps that.
+func TestTapeSaysWhatANoteItLostWas(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.RiskControl) {
+		c.SetSeq(0)
+		c.SetAction(venue.RiskActionKill)
+		_ = c.SetOperatorString("bob")
+	}))
+	tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.OperatorCommand) {
+		c.SetSeq(1)
+		c.SetAction(venue.OperatorActionTypeMassCancel)
+		c.SetFilterSessionIdx(0xFFFF)
+		_ = c.SetAccountString("FUND")
+	}))
+	for seq := uint64(2); seq < notesKept+1; seq++ {
+		tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.RiskSetLimit) {
+			c.SetSeq(seq)
+			_ = c.SetOperatorString("carol")
+		}))
+	}
+	// notesKept+1 commands await their results: the kill's note is pushed
+	// out, the cancel's and every limit's are kept.
+	tp.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+		e.SetCauseSeq(0)
+		e.SetAction(venue.RiskActionKill)
+	}))
+	if kill := tp.operatorRecords()[0]; !kill.Unnoted || kill.Operator != "" {
+		t.Fatalf("the kill whose note was pushed out: %+v", kill)
+	}
+	tp.apply(operatorResult(t, 1, venue.OperatorActionTypeMassCancel, venue.RejectReasonNone, 0, 0, 5))
+	if cancel := tp.operatorRecords()[0]; cancel.Unnoted || cancel.Account != "FUND" {
+		t.Fatalf("the cancel whose note was kept: %+v", cancel)
+	}
+	// A result of which no note is left (taken by the first): unknown too.
+	tp.apply(operatorResult(t, 1, venue.OperatorActionTypeMassCancel, venue.RejectReasonNone, 0, 0, 6))
+	if cancel := tp.operatorRecords()[0]; !cancel.Unnoted || cancel.Account != "" {
+		t.Fatalf("a cancel with no note: %+v", cancel)
+	}
+	for seq := uint64(2); seq < notesKept+1; seq++ {
+		tp.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+			e.SetCauseSeq(seq)
+			e.SetAction(venue.RiskActionSetLimit)
+		}))
+		if r := tp.operatorRecords()[0]; r.Unnoted || r.Operator != "carol" {
+			t.Fatalf("limit %d, its note kept: %+v", seq, r)
+		}
+	}
+	var state bytes.Buffer
+	if err := tp.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	again := NewTape([]uint32{1}, nil)
+	if err := again.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.operatorRecords(), tp.operatorRecords()) {
+		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), tp.operatorRecords())
+	}
+}
+
 // TestTapeRestoresWhatAnOlderStateLacks: a state of version 3 kept no risk
 // command's operator and no mass cancel's account, and one of version 4
 // names no operator of a risk command it had no note of: restored, those

@@ -777,6 +777,66 @@ func TestConsoleJournalSaysWhatAnOlderStateLacks(t *testing.T) {
 	}
 }
 
+// TestConsoleJournalKeepsTheFiltersOfManyCallsInFlight: more operator
+// calls awaiting their results at once than the 32 the console's tape kept
+// a note of (here 40 mass cancels, each of its own account, held by the
+// journal's sync) are each listed with their account filter: the tape
+// keeps notes of as many commands as the admin API can have calls in
+// flight. The 8 oldest read "MassCancel all", a cancel of every order.
+func TestConsoleJournalKeepsTheFiltersOfManyCallsInFlight(t *testing.T) {
+	const calls = 40
+	hold := newSyncHold(t)
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	// Each call is answered 504 once its command is published and not yet
+	// durable: when every call is answered, every command awaits its result.
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	s := startServer(t, cfg, Options{JournalSync: hold.sync})
+	hold.on.Store(true)
+	answers := make(chan string, calls)
+	for i := range calls {
+		go func() {
+			body := fmt.Sprintf(`{"reason": "fund closed", "account": "A%02d"}`, i)
+			req, err := http.NewRequest(http.MethodPost, "http://"+s.AdminAddr()+"/v1/cancel", strings.NewReader(body))
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+aliceToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			resp.Body.Close()
+			answers <- resp.Status
+		}()
+	}
+	for range calls {
+		select {
+		case a := <-answers:
+			if !strings.HasPrefix(a, "504") {
+				t.Fatalf("a cancel held by the journal's sync answered %q, want 504 (journaled, not yet durable)", a)
+			}
+		case <-time.After(readWait):
+			t.Fatal("the cancels were not answered")
+		}
+	}
+	hold.release()
+	var want []string
+	for i := range calls {
+		want = append(want, fmt.Sprintf("MassCancel|account A%02d|done|0|alice", i))
+	}
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+	browsertest.WaitFor(t, ctx, "the journal lists the cancels", fmt.Sprintf("%s.length === %d", rows, calls))
+	got := browsertest.Eval[[]string](t, ctx, rows)
+	slices.Sort(got) // listed in the order of their seqs, which the calls took in any order
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
+	}
+}
+
 // TestConsoleManyTabs: a browser keeps at most six HTTP/1.1 connections
 // to a host, and an event stream holds its connection for as long as it
 // is open. Eight tabs of one browser (one user's) all load, go live and
