@@ -199,12 +199,13 @@ func waitConverged(t *testing.T, fx *feedFixture, c *feedclient.Client) feedclie
 // follows it, and ends with the tracker's books.
 func TestFeedEndToEnd(t *testing.T) {
 	conn := udpSink(t)
-	// No heartbeat: one sent before the first packet (the feed idle at
-	// its start) and read after the client's joining snapshot announces
-	// a next sequence below the snapshot's, and the client takes a second
-	// snapshot, which carries everything before it reads a live packet.
-	fx := newFeedFixture(t, conn.LocalAddr().String(), func(c *FeedConfig) { c.HeartbeatInterval = time.Hour })
+	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
 	sim := newVenueSim(t, 11)
+	// Events stamped with the wall clock, as a venue's are, and so after
+	// a heartbeat the idle feed sent at its start: read after the joining
+	// snapshot, that heartbeat announces less than the snapshot's next
+	// sequence, and only its time says it is out of date.
+	sim.nowNs = time.Now().UnixNano()
 	fx.run(sim, 300) // the client joins late: the snapshot carries this part
 	var trades int
 	var mu sync.Mutex
@@ -225,6 +226,66 @@ func TestFeedEndToEnd(t *testing.T) {
 	fs := fx.feed.Stats()
 	if fs.PacketsSent == 0 || fs.Recovery.Snapshots == 0 {
 		t.Fatalf("feed stats %+v", fs)
+	}
+}
+
+// TestHeartbeatBeforeTheJoiningSnapshot: a heartbeat the feed sent while
+// idle, before the events a client's joining snapshot carries, and read by
+// the client after that snapshot announces a next sequence below the
+// snapshot's. Stamped before the snapshot's last event, it is out of date,
+// not a feed numbering anew: the client takes one snapshot, not two.
+func TestHeartbeatBeforeTheJoiningSnapshot(t *testing.T) {
+	feedSide, out, clientConn := udpSink(t), udpSink(t), udpSink(t)
+	t.Cleanup(func() { feedSide.Close(); out.Close() })
+	fx := newFeedFixture(t, feedSide.LocalAddr().String(), nil)
+	// Idle at its start, the feed sends a heartbeat first; it is held
+	// here until the client has joined.
+	held := make([]byte, packet.DatagramBytesMax)
+	_ = feedSide.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := feedSide.Read(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = held[:n]
+	var r packet.Reader
+	if err := r.Reset(held); err != nil || r.Seq != 0 {
+		t.Fatalf("the idle feed's first datagram: seq %d, %v; want a heartbeat", r.Seq, err)
+	}
+	sim := newVenueSim(t, 11)
+	// Events stamped with the wall clock, as a venue's are: after the
+	// heartbeat.
+	sim.nowNs = time.Now().UnixNano()
+	fx.run(sim, 300) // not forwarded: the snapshot carries them
+	beats := make(chan uint64, 1)
+	c := startClient(t, clientConn, fx.feed.RecoveryAddr().String(), feedclient.Callbacks{
+		OnHeartbeat: func(next uint64, _ bool) {
+			select {
+			case beats <- next:
+			default:
+			}
+		},
+	})
+	waitSnapshot(t, c)
+	if _, err := out.WriteToUDP(held, clientConn.LocalAddr().(*net.UDPAddr)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case next := <-beats:
+		if next != 1 {
+			t.Fatalf("the held heartbeat announces %d, want 1", next)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client read no heartbeat in 20 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Inspect(ctx, func(c *feedclient.Client) {
+		if s := c.Stats(); s.Snapshots != 1 || s.StaleHeartbeats != 1 || !c.InSync() {
+			t.Errorf("after a heartbeat sent before the joining snapshot: stats %+v, in sync %v", s, c.InSync())
+		}
+		fx.feed.View(func(tr *Tracker, _ uint64) { compareClient(t, c, tr, -1) })
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -209,7 +209,8 @@ type Client struct {
 	expected     uint64 // next sequence to apply; 0 until the first snapshot
 	knownNextSeq uint64 // highest next sequence announced by a heartbeat or a packet
 	// latestSeqTimeNs is the latest sending time of a sequenced packet
-	// received: a heartbeat stamped before it was overtaken on the way.
+	// received or of the snapshot applied (its last event's time): a
+	// heartbeat stamped before it is out of date.
 	latestSeqTimeNs int64
 	gapSinceNs      int64 // when the current gap was first seen; 0 when none
 	resyncAfter     int64 // no automatic resync before this time (after a failure)
@@ -356,8 +357,9 @@ func (c *Client) handleUnsequenced() {
 	switch {
 	case next < c.expected && c.rd.SendingTimeNs < c.latestSeqTimeNs:
 		// Sent before a sequenced packet this client already has (a
-		// packet's time is its first event's, at or before its sending),
-		// and overtaken on the way: what it announces is out of date
+		// packet's time is its first event's, at or before its sending)
+		// or before the last event of its snapshot, and overtaken on the
+		// way or read after the join: what it announces is out of date
 		// (marketdata doc, "Restarts").
 		c.stats.StaleHeartbeats++
 	case next < c.expected:

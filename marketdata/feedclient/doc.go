@@ -21,9 +21,11 @@
 // feed that numbers anew (a venue started on another data directory), whose
 // packets would read as duplicates, and the client takes a snapshot
 // (ErrSeqWentBack), unless it was sent before a sequenced packet the client
-// already has (its sending time earlier than that packet's): one the
-// network reordered, counted in Stats.StaleHeartbeats and otherwise
-// ignored. (A feed that numbers anew on a machine whose clock is behind
+// already has (its sending time earlier than that packet's) or before the
+// last event of the snapshot it applied (a snapshot's packets carry that
+// event's time): one the network reordered, or one the feed sent while
+// idle before the client joined and read after its joining snapshot,
+// counted in Stats.StaleHeartbeats and otherwise ignored. (A feed that numbers anew on a machine whose clock is behind
 // the old one's last event is found by the next heartbeat stamped later.)
 // A message that disagrees with the book (an rptSeq that skips, a
 // level number that does not match) also leads to a snapshot. Every gap and

@@ -19,6 +19,7 @@ type snapState struct {
 	started bool
 	done    bool
 	lastSeq uint64
+	timeNs  int64 // the packets' sending time: the feed's last event's
 }
 
 // join takes the first snapshot (or a new one after the books went stale).
@@ -180,6 +181,11 @@ func (c *Client) snapshot() error {
 	}
 	c.stats.Snapshots++
 	c.expected = c.snap.lastSeq + 1
+	// The snapshot stands for the sequenced packets it replaces: a
+	// heartbeat stamped before its last event announced a sequence it
+	// covers, even when no live packet was read yet (one sent while the
+	// feed was idle before this client joined, read after the join).
+	c.latestSeqTimeNs = max(c.latestSeqTimeNs, c.snap.timeNs)
 	c.knownNextSeq, c.gapSinceNs = c.expected, 0
 	c.reorder.dropAbove(c.expected + c.cfg.SeqAheadMax)
 	if cb := c.cfg.Callbacks.OnBook; cb != nil {
@@ -200,6 +206,8 @@ func (c *Client) applySnapshotPacket(pkt []byte) error {
 			return err
 		}
 	}
+	// After the messages: SnapshotStart begins the state afresh.
+	c.snap.timeNs = max(c.snap.timeNs, c.srd.SendingTimeNs)
 	return nil
 }
 
