@@ -214,6 +214,14 @@ func (c *Config) validateCluster() []error {
 	if !seen[cl.NodeID] {
 		add("cluster.node_id: %d is not one of cluster.peer", cl.NodeID)
 	}
+	// The node's status listener takes an operator token for a leadership
+	// transfer (README "Cluster: three replicas").
+	for i, p := range cl.Peers {
+		if p.ID == cl.NodeID {
+			errs = append(errs, c.Admin.publicTokenErrors(fmt.Sprintf("cluster.peer[%d].status_addr", i), p.StatusAddr)...)
+			break
+		}
+	}
 	if cl.EntriesInMemory < 0 || (cl.EntriesInMemory > 0 && cl.EntriesInMemory < 8) {
 		add("cluster.entries_in_memory: %d; 0 for the default, else at least 8", cl.EntriesInMemory)
 	}

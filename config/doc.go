@@ -34,7 +34,9 @@
 //
 // [admin] (operations.go) configures the admin API: its address (loopback
 // unless TLS is set), TLS with optional client certificates, and the
-// operators' bearer tokens, stored as SHA-256 hashes. [schedule] configures
+// operators' bearer tokens, stored as SHA-256 hashes; the cluster demo's
+// published token is refused when the admin addr or the node's own
+// status_addr is beyond loopback (anyone holds it). [schedule] configures
 // the trading day: an IANA time zone, groups of instruments with pre-open,
 // open and close offsets, one end of day, trading days and holidays;
 // overlapping phases, an end of day before a close, an unknown time zone or

@@ -95,6 +95,32 @@ const (
 // call can give.
 const emptyTokenSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+// publicTokens are the tokens the project publishes, by SHA-256: the
+// cluster demo's operator token is written in README and deploy/cluster
+// for the loopback demo, so anyone holds it. A node may keep it only while
+// every listener that takes a token (the admin API, a cluster node's
+// status listener) is on loopback.
+var publicTokens = map[string]string{
+	"a3b168c6973e4775298b1209c7c605ef80cba952ca6e32f822f8ab418fd43c1b": "cluster-demo-operator-token",
+}
+
+// publicTokenErrors refuses a public token (any role: it reads every order
+// too) when listener, the address at key, is reachable beyond loopback.
+func (a *Admin) publicTokenErrors(key, listener string) []error {
+	if host, _, err := net.SplitHostPort(listener); err != nil || isLoopback(host) {
+		return nil // none, on loopback, or malformed (an error of its own)
+	}
+	var errs []error
+	for i, t := range a.Tokens {
+		if name, ok := publicTokens[strings.ToLower(t.SHA256)]; ok {
+			errs = append(errs, fmt.Errorf("admin.token[%d].sha256: is the public demo token %q (README), and %s %q is reachable "+
+				"beyond loopback, where anyone who read it could use it: give a token of your own (fixvenue admin hash-token) "+
+				"or keep %s on loopback", i, name, key, listener, key))
+		}
+	}
+	return errs
+}
+
 // Schedule configures the trading day. Times are offsets from the start of
 // the day in the venue's time zone, as Go durations ("7h50m" is 07:50).
 type Schedule struct {
@@ -239,6 +265,7 @@ func (a *Admin) validate() []error {
 		}
 		seen[strings.ToLower(t.SHA256)] = true
 	}
+	errs = append(errs, a.publicTokenErrors("admin.addr", a.Addr)...)
 	return errs
 }
 

@@ -48,3 +48,55 @@ func TestScheduleGroupNamesAreUnique(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestPublicDemoTokenStaysOnLoopback: the cluster demo's operator token is
+// published (README, deploy/cluster), so a node keeps it only while the
+// listeners that take a token, the admin API and its own cluster status
+// listener, are on loopback; beyond, the configuration is refused naming
+// the token's entry and the listener.
+func TestPublicDemoTokenStaysOnLoopback(t *testing.T) {
+	const demo = "a3b168c6973e4775298b1209c7c605ef80cba952ca6e32f822f8ab418fd43c1b" // fixvenue admin hash-token cluster-demo-operator-token
+	own := strings.Repeat("ab", 32)
+	token := func(operator, sum, role string) string {
+		return "[[admin.token]]\noperator = \"" + operator + "\"\nsha256 = \"" + sum + "\"\nrole = \"" + role + "\"\n"
+	}
+	tls := "tls_cert_file = \"c\"\ntls_key_file = \"k\"\n"
+	// node 2's status_addr, or another node's, moved off loopback.
+	selfStatus := func(addr string) string {
+		return strings.Replace(clusterTOML, `status_addr = "127.0.0.1:9712"`, `status_addr = "`+addr+`"`, 1)
+	}
+	otherStatus := strings.Replace(clusterTOML, `status_addr = "127.0.0.1:9713"`, `status_addr = "10.0.0.3:9713"`, 1)
+	for _, tc := range []struct {
+		name, text string
+		want       []string // nil: accepted
+	}{
+		{"the loopback demo", "[admin]\naddr = \"127.0.0.1:9481\"\n" + token("demo", demo, "") + clusterTOML, nil},
+		{"admin on localhost", "[admin]\naddr = \"localhost:9481\"\n" + token("demo", demo, ""), nil},
+		{"admin off, status on loopback", "[admin]\naddr = \"\"\n" + token("demo", demo, "") + clusterTOML, nil},
+		{"own token beyond loopback", "[admin]\naddr = \"0.0.0.0:9481\"\n" + tls + token("alice", own, "") + selfStatus("10.0.0.2:9712"), nil},
+		{"another node's status beyond loopback", "[admin]\naddr = \"127.0.0.1:9481\"\n" + token("demo", demo, "") + otherStatus, nil},
+		{"admin on every interface", "[admin]\naddr = \"0.0.0.0:9481\"\n" + tls + token("demo", demo, ""),
+			[]string{"admin.token[0].sha256", `"cluster-demo-operator-token"`, `admin.addr "0.0.0.0:9481"`}},
+		{"admin on a host name, as a read token, in upper case", "[admin]\naddr = \"venue.example:9481\"\n" + tls +
+			token("alice", own, "") + token("viewer", strings.ToUpper(demo), "read"),
+			[]string{"admin.token[1].sha256", `admin.addr "venue.example:9481"`}},
+		{"this node's status on a private address", "[admin]\naddr = \"127.0.0.1:9481\"\n" + token("demo", demo, "") + selfStatus("10.0.0.2:9712"),
+			[]string{"admin.token[0].sha256", `cluster.peer[1].status_addr "10.0.0.2:9712"`}},
+		{"this node's status on every interface", "[admin]\naddr = \"127.0.0.1:9481\"\n" + token("demo", demo, "") + selfStatus(":9712"),
+			[]string{"admin.token[0].sha256", `cluster.peer[1].status_addr ":9712"`}},
+	} {
+		_, err := Parse([]byte(tc.text), "t.toml")
+		switch {
+		case tc.want == nil && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != nil && err == nil:
+			t.Errorf("%s: accepted", tc.name)
+		case tc.want != nil:
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error %v, want %q in it", tc.name, err, w)
+				}
+			}
+		}
+	}
+}

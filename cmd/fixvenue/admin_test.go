@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -447,5 +449,58 @@ func TestBandSetSurvivesARestartInTheAPI(t *testing.T) {
 	}
 	if row := marketRowOf(t, base, "ACME"); row.Ref != "95.00" || row.RefLabel != "reference price" {
 		t.Errorf("the console's market row: reference %q (%s)", row.Ref, row.RefLabel)
+	}
+}
+
+// TestServeRefusesThePublicDemoTokenBeyondLoopback: the cluster demo's
+// operator token is published (README), so a node whose admin API or
+// status listener is reachable beyond loopback refuses to start with it,
+// naming the token's entry and the listener, before it binds anything.
+func TestServeRefusesThePublicDemoTokenBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	demo, err := os.ReadFile("../../deploy/cluster/node1.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo's node 1 with its status listener on every interface; its
+	// other ports are the system's, in case it starts.
+	node1 := regexp.MustCompile(`127\.0\.0\.1:9[0-9]{3}`).ReplaceAllString(string(demo), "127.0.0.1:0")
+	node1 = strings.Replace(node1, `data_dir = "./data/cluster/node1"`, fmt.Sprintf("data_dir = %q", filepath.Join(dir, "node1")), 1)
+	node1 = strings.Replace(node1, "[[cluster.peer]]\nid = 1\nraft_addr = \"127.0.0.1:0\"\nfix_addr = \"127.0.0.1:0\"\nstatus_addr = \"127.0.0.1:0\"",
+		"[[cluster.peer]]\nid = 1\nraft_addr = \"127.0.0.1:0\"\nfix_addr = \"127.0.0.1:0\"\nstatus_addr = \"0.0.0.0:0\"", 1)
+	if !strings.Contains(node1, `status_addr = "0.0.0.0:0"`) {
+		t.Fatal("node 1's status_addr is not where the test expects it in deploy/cluster/node1.toml")
+	}
+	// A single venue whose admin API listens beyond loopback (with TLS,
+	// which the configuration asks for there) holding the demo token.
+	single := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[metrics]\naddr = \"\"\n[marketdata]\nenabled = false\n"+
+		"[admin]\naddr = \"0.0.0.0:0\"\ntls_cert_file = \"admin.crt\"\ntls_key_file = \"admin.key\"\n"+
+		"[[admin.token]]\noperator = \"demo\"\nsha256 = %q\n", filepath.Join(dir, "single"), ops.HashToken("cluster-demo-operator-token"))
+	for _, c := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"cluster node", node1, []string{`admin.token[0].sha256: is the public demo token "cluster-demo-operator-token"`, `cluster.peer[0].status_addr "0.0.0.0:0"`}},
+		{"single venue", single, []string{`admin.token[0].sha256: is the public demo token "cluster-demo-operator-token"`, `admin.addr "0.0.0.0:0"`}},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".toml")
+		if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Bounded: a node that starts (it should not) waits for its peers.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, binPath, "serve", "--config", path).CombinedOutput()
+		cancel()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 {
+			t.Errorf("%s: %v, want exit 2\n%s", c.name, err, out)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s: output lacks %q:\n%s", c.name, w, out)
+			}
+		}
 	}
 }
