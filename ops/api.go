@@ -936,7 +936,8 @@ var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": sche
 // handlePhase moves a schedule group to a phase now, as its scheduled
 // transition would: one command per instrument of the group. Instruments
 // already in that phase's status are left alone; when all are, the call is
-// a conflict.
+// a conflict. Done, it supersedes the group's scheduled transitions of the
+// day up to that phase (operatorSetPhase).
 func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	req, ok := o.readAction(w, r)
 	if !ok {
@@ -962,6 +963,7 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
 	was := o.groupPhase(group)
+	at := o.cfg.Now()
 	o.setPhase(group, statusOf(kind))
 	var halted []string
 	for _, in := range o.Instruments() {
@@ -996,6 +998,9 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		// instruments did: done, not a conflict that says nothing changed.
 		total.Reason = venue.RejectReasonNone
 	}
+	// The group stands at this phase in its day: the schedule's
+	// transitions up to it are passed over (an early close stays closed).
+	o.operatorSetPhase(group, kind, at)
 	writeJSON(w, http.StatusOK, ActionResponse{Seq: total.Seq, Action: total.Action.String(), Operator: operator,
 		Result: "done", Count: total.Count, StayHalted: halted})
 }

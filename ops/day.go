@@ -38,12 +38,14 @@ type scheduleState struct {
 	Kind      schedule.Kind `json:"kind,omitempty"`
 	Group     int           `json:"group,omitempty"`
 	GroupName string        `json:"group_name,omitempty"`
-	// Groups is, by group name, the last transition the schedule ran of
-	// each group: one of that trading day at or before it in the group's
-	// day (schedule.PhaseOrder) is passed over (groupPassed), so that times
-	// changed in the configuration never take a group back within a day
-	// (pre_open moved later after the open ran put the group back into the
-	// opening call).
+	// Groups is, by group name, where each group stands in its day: the
+	// last transition the schedule ran of it, or the phase an operator
+	// moved it to since (operatorSetPhase). A transition of that trading
+	// day at or before it in the group's day (schedule.PhaseOrder) is
+	// passed over (groupPassed), so that times changed in the
+	// configuration never take a group back within a day (pre_open moved
+	// later after the open ran put the group back into the opening call),
+	// and an operator's early close stays closed.
 	Groups map[string]GroupRun `json:"groups,omitempty"`
 	// EndedDay is the last trading day whose end of day the schedule ran
 	// (schedule.Transition.Day): a transition of that day or an earlier one
@@ -53,7 +55,8 @@ type scheduleState struct {
 	EndedDay string `json:"ended_day,omitempty"`
 }
 
-// GroupRun is a group's last transition run: its trading day and kind.
+// GroupRun is where a group stands in its day: the trading day and kind of
+// its last transition run, or of the phase an operator set.
 type GroupRun struct {
 	Day  string        `json:"day"`
 	Kind schedule.Kind `json:"kind"`
@@ -105,9 +108,41 @@ func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {
 		if o.groupsRun == nil {
 			o.groupsRun = map[string]GroupRun{}
 		}
-		o.groupsRun[o.cfg.Schedule.Groups[last.Group].Name] = GroupRun{Day: last.Day, Kind: last.Kind}
+		name := o.cfg.Schedule.Groups[last.Group].Name
+		// A transition passed over (groupPassed) leaves the group where
+		// it is in its day: at an operator's phase, or a later one run.
+		if ran, ok := o.groupsRun[name]; !ok || ran.Day != last.Day || schedule.PhaseOrder(ran.Kind) < schedule.PhaseOrder(last.Kind) {
+			o.groupsRun[name] = GroupRun{Day: last.Day, Kind: last.Kind}
+		}
 	}
 	return o.writeScheduleState()
+}
+
+// operatorSetPhase records that an operator moved group g to the phase
+// kind at t (POST /v1/phase): the group stands there in the trading day
+// in progress (schedule.Plan.DayInProgress), and the schedule passes over
+// its transitions of that day at or before kind in the group's day
+// (groupPassed), running the later ones and the next day's. An operator's
+// early close stays closed: the day's closing call would have reopened
+// order entry. A change after the day's end of day counts in no day.
+// docs/ARCHITECTURE.md, "Operations: the control plane and the trading
+// day".
+func (o *Ops) operatorSetPhase(g int, kind schedule.Kind, t time.Time) {
+	day, ok := o.plan.DayInProgress(t)
+	if !ok {
+		return
+	}
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if o.groupsRun == nil {
+		o.groupsRun = map[string]GroupRun{}
+	}
+	o.groupsRun[o.cfg.Schedule.Groups[g].Name] = GroupRun{Day: day, Kind: kind}
+	if o.savedOK {
+		// Written now: a restart's catch-up passes those transitions over
+		// too. Before the schedule's first record, that record holds it.
+		o.writeScheduleState()
+	}
 }
 
 // endDay records that the end of day of the trading day day ran (the
@@ -454,13 +489,14 @@ func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
 	return o.endedDay != "" && !schedule.DayAfter(day, o.endedDay), o.endedDay
 }
 
-// groupPassed reports whether tr's group ran a transition of tr's trading
-// day at or after tr in the group's day (schedule.PhaseOrder), and which.
-// With one configuration none did; one did after the configuration changed
-// its times once that day began (pre_open and open moved later after the
-// open ran): running tr would take the group back within the day, into the
-// opening call. The new times apply from the group's next phase, or the
-// next day.
+// groupPassed reports whether tr's group stands, in tr's trading day, at
+// or after tr in the group's day (schedule.PhaseOrder), and where: an
+// operator moved it there (operatorSetPhase: an early close, which the
+// closing call would have reopened), or the schedule ran that transition
+// after the configuration changed its times once that day began (pre_open
+// and open moved later after the open ran: running tr would take the group
+// back within the day, into the opening call). The schedule goes on from
+// the group's next phase, or the next day.
 func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran GroupRun) {
 	if tr.Group < 0 || tr.Group >= len(o.cfg.Schedule.Groups) {
 		return false, ran
@@ -477,13 +513,8 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 			"configured then, or an operator's)", "transition", tr.String(), "ended_day", endedDay)
 		return nil
 	}
-	if passed, ran := o.groupPassed(tr); passed {
-		o.log.Warn("schedule: transition passed over: its group ran this or a later phase of the day already, at the times "+
-			"configured then", "transition", tr.String(), "group", o.cfg.Schedule.Groups[tr.Group].Name, "ran", ran.Kind.String())
-		return nil
-	}
-	o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 	if tr.Kind == schedule.EndOfDay {
+		o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 		defer func() {
 			if failed == nil {
 				o.endDay(tr.Day)
@@ -528,8 +559,21 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 			return err
 		}
 	} else {
+		// Checked under phaseMu: an operator's phase change just before
+		// (operatorSetPhase) is taken into account, not undone.
+		o.phaseMu.Lock()
+		if passed, ran := o.groupPassed(tr); passed {
+			o.phaseMu.Unlock()
+			o.log.Warn("schedule: transition passed over: its group is at this or a later phase of the day already (an operator's "+
+				"phase change, or the schedule's at the times configured then)", "transition", tr.String(),
+				"group", o.cfg.Schedule.Groups[tr.Group].Name, "at", ran.Kind.String())
+			return nil
+		}
+		o.log.Info("schedule: transition", "transition", tr.String(), "caught_up", caughtUp)
 		grp := o.cfg.Schedule.Groups[tr.Group]
-		if err := o.setGroupStatus(tr.Group, statusOf(tr.Kind), transitionReason(tr, grp.Name)); err != nil {
+		err := o.setGroupStatusLocked(tr.Group, statusOf(tr.Kind), transitionReason(tr, grp.Name))
+		o.phaseMu.Unlock()
+		if err != nil {
 			return err
 		}
 	}
@@ -664,9 +708,14 @@ func (o *Ops) runTransitionDone(tr schedule.Transition, caughtUp bool) bool {
 // until an operator resumes it, into the group's phase then (resumeStatus).
 // An instrument already there refuses the command (InvalidTransition),
 // which is expected: an operator may have acted first.
-func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) (failed error) {
+func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) error {
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
+	return o.setGroupStatusLocked(g, status, reason)
+}
+
+// setGroupStatusLocked is setGroupStatus with phaseMu held.
+func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason string) (failed error) {
 	o.setPhase(g, status)
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != g {
@@ -725,12 +774,14 @@ func (o *Ops) notePhase(g int, status venue.TradingStatus) {
 		// Every phase change sets the gauge, not the schedule's transitions
 		// only: a venue started mid-day, or a group an operator moved, showed
 		// no phase or the one before (README, "Operating the venue").
-		o.metrics.phase.WithLabelValues(o.cfg.Schedule.Groups[g].Name).Set(float64(kindOf(status)))
+		o.metrics.phase.WithLabelValues(o.cfg.Schedule.Groups[g].Name).Set(float64(PhaseOfStatus(status)))
 	}
 }
 
-// kindOf is the phase whose status is status (statusOf's inverse).
-func kindOf(status venue.TradingStatus) schedule.Kind {
+// PhaseOfStatus is the phase whose status is status (statusOf's inverse):
+// where a phase change to status puts its group (a cluster's follower
+// reads an operator's from its commands).
+func PhaseOfStatus(status venue.TradingStatus) schedule.Kind {
 	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall} {
 		if statusOf(k) == status {
 			return k

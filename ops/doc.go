@@ -86,7 +86,12 @@
 // day per day; a transition of a day its group went past (its record
 // by group name, Groups, of the configured groups only: times changed in
 // the configuration after it ran)
-// is passed over too, so no group goes back within a day; and a day
+// is passed over too, so no group goes back within a day, as is one at or
+// before the phase an operator set (POST /v1/phase) in the trading day in
+// progress (operatorSetPhase, schedule.Plan.DayInProgress): an operator's
+// early close stays closed, the schedule resuming with the group's later
+// phases or the next day's (a follower derives it from the operator's
+// commands alike); and a day
 // that began and no longer trades (a holiday added) ends first at start
 // (schedule.Plan.Unended). A transition runs once the
 // clock (Config.Now) reads its time, read at least every onTimeSlack: a

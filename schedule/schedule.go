@@ -419,6 +419,26 @@ func (p *Plan) Transition(day string, kind Kind, g int) (tr Transition, ok bool)
 	return tr, ok
 }
 
+// DayInProgress names the trading day (Transition.Day) in progress at t,
+// in which an operator's phase change at t takes its group's place in the
+// day: the day holding t when it trades and its end of day is after t,
+// its transitions before or after t. ok is false when the day does not
+// trade or its end of day's time has come: its transitions are over, and
+// the next day's run as configured.
+func (p *Plan) DayInProgress(t time.Time) (day string, ok bool) {
+	start, name := p.dayOf(t)
+	if !p.trades(start, name) {
+		return "", false
+	}
+	var end time.Time
+	p.stepTimes(start, func(s step, at time.Time) {
+		if s.kind == EndOfDay {
+			end = at
+		}
+	})
+	return name, t.Before(end)
+}
+
 // PhaseAt returns the last transition of group g at or before t within the
 // same day, or ok=false when the day does not trade or the group's pre-open
 // has not come: then the group is closed.

@@ -495,3 +495,41 @@ func TestTransitionOfADay(t *testing.T) {
 		}
 	}
 }
+
+// TestDayInProgress: an operator's phase change counts in the trading day
+// holding its time until that day's end of day: from its start (before
+// the pre-open) to just before 17:00; not after the end of day, on a
+// holiday or a weekend. Compressed days alike.
+func TestDayInProgress(t *testing.T) {
+	p := mustPlan(t, london)
+	loc, _ := time.LoadLocation("Europe/London")
+	for _, c := range []struct {
+		at   time.Time
+		want string // "": none
+	}{
+		{time.Date(2026, 12, 24, 0, 0, 0, 0, loc), "2026-12-24"},
+		{time.Date(2026, 12, 24, 6, 0, 0, 0, loc), "2026-12-24"},
+		{time.Date(2026, 12, 24, 10, 0, 0, 0, loc), "2026-12-24"},
+		{time.Date(2026, 12, 24, 16, 59, 59, 0, loc), "2026-12-24"},
+		{time.Date(2026, 12, 24, 17, 0, 0, 0, loc), ""},
+		{time.Date(2026, 12, 24, 23, 0, 0, 0, loc), ""},
+		{time.Date(2026, 12, 25, 10, 0, 0, 0, loc), ""}, // a holiday
+		{time.Date(2026, 12, 26, 10, 0, 0, 0, loc), ""}, // a Saturday
+		{time.Date(2026, 12, 28, 10, 0, 0, 0, loc), "2026-12-28"},
+	} {
+		day, ok := p.DayInProgress(c.at)
+		if ok != (c.want != "") || ok && day != c.want {
+			t.Errorf("at %s: %q %v, want %q", c.at.Format(time.RFC3339), day, ok, c.want)
+		}
+	}
+	q := mustPlan(t, compressedDay+"[[schedule.group]]\nname = \"g\"\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"3s\"\n")
+	for _, c := range []struct {
+		at   time.Duration
+		want string
+	}{{0, "day-5"}, {2500 * time.Millisecond, "day-5"}, {3500 * time.Millisecond, ""}, {3999 * time.Millisecond, ""}} {
+		day, ok := q.DayInProgress(time.Unix(0, int64(5*4*time.Second+c.at)))
+		if ok != (c.want != "") || ok && day != c.want {
+			t.Errorf("compressed, at %s into day 5: %q %v, want %q", c.at, day, ok, c.want)
+		}
+	}
+}

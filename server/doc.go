@@ -48,7 +48,8 @@
 // the venue otherwise keeps in its own data directory: the sessions an
 // operator disabled (disabled.go) and the trading day's progress
 // (scheduleprogress.go: which transition each group last ran, read from
-// the reasons of the schedule's commands, and each group's phase as last
+// the reasons of the schedule's commands, or the phase an operator set it
+// to since, and each group's phase as last
 // set, where a resume takes a halted instrument), so that a new leader
 // refuses those logons, neither runs a transition again nor misses one,
 // and resumes into the phase an operator set; Raft snapshots carry both.

@@ -40,11 +40,16 @@ type scheduleProgress struct {
 	// group by its name, cut short with their reason (ops.ScheduleTransitionOf).
 	groupNames []string
 	sched      config.Schedule
-	// groups is, by configured group name, the last transition of each
-	// group that the schedule finished: a single venue's record of them
+	// plan places an operator's phase change in its trading day (nil
+	// without a schedule).
+	plan *schedule.Plan
+	// groups is, by configured group name, where each group stands in its
+	// day: the last transition of it that the schedule finished, or the
+	// phase an operator moved it to since: a single venue's record of them
 	// (ops.GroupRun), so that a new leader whose configuration moved a
-	// group's times takes no group back within a day. At most one per
-	// configured group.
+	// group's times takes no group back within a day, and runs none of the
+	// day's transitions an operator's phase change superseded (an early
+	// close stays closed). At most one per configured group.
 	groups map[string]ops.GroupRun
 	// phases is, by group name, each group's phase as last set by a
 	// phase change (the schedule's or an operator's /v1/phase: where a
@@ -72,10 +77,18 @@ type lastTransition struct {
 	// Done: an operator's phase change came after it, so it had finished
 	// (ops runs phase changes one at a time): run again, it would undo it.
 	Done bool `json:"done,omitempty"`
+	// Recorded: it is in groups already, finished when an operator's
+	// phase change came, before that change's place. Without it (a Raft
+	// snapshot of a node that did not record it then) a Done transition
+	// is recorded when the progress is saved.
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 func newScheduleProgress(cfg *config.Config) *scheduleProgress {
 	p := &scheduleProgress{sched: cfg.Schedule, configured: map[uint32]string{}}
+	if cfg.Schedule.Enabled {
+		p.plan = schedule.New(cfg.Schedule)
+	}
 	for _, g := range cfg.Schedule.Groups {
 		p.groupNames = append(p.groupNames, g.Name)
 	}
@@ -151,8 +164,8 @@ func (p *scheduleProgress) Command(cmd []byte) {
 		}
 	}
 	if string(c.Operator()) != ops.OperatorSchedule {
-		if c.Action() == venue.OperatorActionTypeSetPhaseStatus && p.last.Kind != 0 {
-			p.last.Done = true
+		if c.Action() == venue.OperatorActionTypeSetPhaseStatus {
+			p.operatorPhase(c)
 		}
 		return
 	}
@@ -168,8 +181,38 @@ func (p *scheduleProgress) Command(cmd []byte) {
 	if tr.Day == p.last.Day && tr.Kind == p.last.Kind && tr.Group == p.last.Group {
 		return // the same transition's next instrument
 	}
-	p.finish(p.last)
+	if !p.last.Recorded {
+		p.finish(p.last)
+	}
 	p.last = tr
+}
+
+// operatorPhase takes an operator's phase change of an instrument's group
+// (one command per instrument): the schedule's last transition had
+// finished (ops runs phase changes one at a time), and the group stands at
+// the phase set in the trading day in progress at the command's time, as
+// a single venue records it (ops, "operatorSetPhase").
+func (p *scheduleProgress) operatorPhase(c venue.OperatorCommand) {
+	if p.last.Kind != 0 {
+		if !p.last.Recorded {
+			p.finish(p.last)
+			p.last.Recorded = true
+		}
+		p.last.Done = true
+	}
+	g, ok := p.configured[c.InstrumentID()]
+	if !ok {
+		g = p.added[c.InstrumentID()]
+	}
+	if g == "" || p.plan == nil {
+		return
+	}
+	if day, ok := p.plan.DayInProgress(time.Unix(0, c.TimestampNs())); ok {
+		if p.groups == nil {
+			p.groups = map[string]ops.GroupRun{}
+		}
+		p.groups[g] = ops.GroupRun{Day: day, Kind: ops.PhaseOfStatus(c.Status())}
+	}
 }
 
 // groupNamed is the configured group a command names as name, which may be
@@ -295,7 +338,7 @@ func (p *scheduleProgress) save(dataDir string, cfg config.Schedule) error {
 	}
 	if tr, ok := p.lastPlaced(plan, cfg.Groups); ok {
 		prog.Last, prog.What = tr, "the transition of the last scheduled command this node applied as a follower: "+tr.String()
-		if p.last.Done && tr.Kind != schedule.EndOfDay {
+		if p.last.Done && !p.last.Recorded && tr.Kind != schedule.EndOfDay {
 			if prog.Groups == nil {
 				prog.Groups = map[string]ops.GroupRun{}
 			}
