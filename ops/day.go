@@ -299,7 +299,9 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 	defer o.catchUpAtNs.Store(0)
 	now := o.cfg.Now()
 	if !found {
-		o.applyPhasesAt(now)
+		if now, found = o.applyPhasesDone(); !found {
+			return
+		}
 		last = schedule.Through(now)
 		o.saveScheduleState(last, "start")
 	} else if last, found = o.catchUp(last, now, false); !found {
@@ -446,16 +448,52 @@ func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (sched
 
 func (o *Ops) stopping() bool { return closed(o.stop) }
 
-// applyPhasesAt brings every group to the status its phase at t gives (a
-// first start, with no record of earlier transitions).
-func (o *Ops) applyPhasesAt(t time.Time) {
+// applyPhasesDone brings every group to the status of its phase now (a
+// first start, with no record of earlier transitions) until every command
+// is confirmed, and returns the time it did so at; false when the venue
+// stopped or halted first. Until then nothing is recorded: the groups'
+// phases are not known to be set, and a record saying so would have a
+// failed group keep the status it had (open through a close) until its
+// next transition; a start in between brings every group to its phase
+// again. A phase change run twice changes nothing. As a transition not
+// done, later transitions and FIX logons wait (runTransitionDone).
+func (o *Ops) applyPhasesDone() (time.Time, bool) {
+	for {
+		now := o.cfg.Now()
+		err := o.applyPhasesAt(now)
+		switch {
+		case err == nil:
+			return now, true
+		case errors.Is(err, ErrStopping) || o.stopping():
+			return now, false
+		case o.halted():
+			o.log.Error("schedule: the venue halted; the schedule stops", "err", o.cfg.Pipeline.Err())
+			return now, false
+		}
+		o.log.Error("schedule: the groups' phases at start not all set; setting them again, the schedule waits",
+			"in", transitionAgainWait.String(), "err", err)
+		select {
+		case <-o.stop:
+			return now, false
+		case <-time.After(transitionAgainWait):
+		}
+	}
+}
+
+// applyPhasesAt brings every group to the status its phase at t gives, and
+// returns the first error of a group's commands (the other groups are
+// set all the same).
+func (o *Ops) applyPhasesAt(t time.Time) (failed error) {
 	for g, grp := range o.cfg.Schedule.Groups {
 		kind, ok := o.plan.PhaseAt(t, g)
 		if !ok {
 			kind = schedule.Close
 		}
-		o.setGroupStatus(g, statusOf(kind), fmt.Sprintf("start: %s %s", grp.Name, kind))
+		if err := o.setGroupStatus(g, statusOf(kind), fmt.Sprintf("start: %s %s", grp.Name, kind)); err != nil && failed == nil {
+			failed = err
+		}
 	}
+	return failed
 }
 
 // statusOf maps a phase to the instruments' trading status. Pre-open is

@@ -65,7 +65,9 @@
 // meanwhile the admin API refuses changes (503 catching_up, nothing
 // journaled), so that no command stamped with the clock lands among the
 // catch-up's; with no state file, every group is
-// brought to the status of its phase now, and a state file that cannot be
+// brought to the status of its phase now, recorded only once every command
+// is confirmed (applyPhasesDone: sent again until then, or at the next
+// start after a halt), and a state file that cannot be
 // read refuses the start (Start), as the missed transitions cannot be
 // known. A transition whose commands
 // cannot be confirmed (tried transitionAttemptsMax times) is not recorded:

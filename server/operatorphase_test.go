@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,5 +131,33 @@ func TestNewLeaderKeepsAnOperatorsEarlyClose(t *testing.T) {
 	s = startServer(t, cfg, Options{Now: clock.now})
 	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Closed" {
 		t.Fatalf("the new leader after the closing call's time has ACME %s, want Closed", acme.Status)
+	}
+}
+
+// TestFirstStartPhasesNotSetAreSetAgain: a first start (no schedule record)
+// after the day's close, whose commands bringing the instruments to the
+// closed phase fail (the journal's disk fails: the venue halts). Nothing
+// is recorded, so the next start brings every instrument to its phase:
+// closed. The record said the schedule was up to date, and the next start
+// left the instruments open.
+func TestFirstStartPhasesNotSetAreSetAgain(t *testing.T) {
+	t.Parallel()
+	dir, clock := t.TempDir(), newDayClock()
+	cfg := testConfig(t, dir, adminConfig()+closingCallDay)
+	clock.at(10 * time.Second) // after the end of day
+	var fail atomic.Bool
+	fail.Store(true)
+	s := startServer(t, cfg, Options{Now: clock.now, JournalSync: failingSync(&fail)})
+	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
+	s.Close()
+	if _, err := os.Stat(filepath.Join(dir, ops.ScheduleStateFile)); err == nil {
+		t.Error("the schedule recorded its progress though its first start's commands failed")
+	}
+
+	s = startServer(t, cfg, Options{Now: clock.now})
+	for sym, in := range instrumentsOf(t, s) {
+		if in.Status != "Closed" {
+			t.Errorf("after the start that failed, %s is %s, want Closed", sym, in.Status)
+		}
 	}
 }
