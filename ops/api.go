@@ -673,7 +673,11 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 		// answer is the same (Follower).
 		writeJSON(w, http.StatusServiceUnavailable, deposedError(o.cfg.Leader))
 	case errors.Is(err, pipeline.ErrHalted):
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + " (nothing changed; restart the venue)", Code: "halted"})
+		note := " (nothing changed; restart the venue)"
+		if errors.As(err, new(partlyDone)) {
+			note = " (restart the venue)" // the error says what changed
+		}
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error() + note, Code: "halted"})
 	case errors.Is(err, errDayEnded):
 		writeJSON(w, http.StatusConflict, apiError{Error: err.Error() + " (nothing changed: the next end of day is the next trading day's)",
 			Code: "day_ended"})
@@ -938,6 +942,14 @@ var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": sche
 // already in that phase's status are left alone; when all are, the call is
 // a conflict. Done, it supersedes the group's scheduled transitions of the
 // day up to that phase (operatorSetPhase).
+//
+// The group's phase (phases.json: where a resume takes a halted
+// instrument) and its progress in the day (schedule.state) are recorded
+// once every command of the change is answered and durable, not before: a
+// change whose command failed (the venue halted, the ring busy, a timeout,
+// a cluster leader deposed) recorded a phase nothing had journaled, which a
+// resume and a restart's catch-up then followed (docs/ARCHITECTURE.md,
+// "Operations: the control plane and the trading day").
 func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	req, ok := o.readAction(w, r)
 	if !ok {
@@ -964,8 +976,7 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	defer o.phaseMu.Unlock()
 	was := o.groupPhase(group)
 	at := o.cfg.Now()
-	o.setPhase(group, statusOf(kind))
-	var halted []string
+	var halted, moved []string
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != group {
 			continue
@@ -973,8 +984,11 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason})
 		if err != nil {
-			o.answer(w, operator, res, err, nil)
+			o.answer(w, operator, res, phaseNotRecorded(err, req.Group, req.Phase, moved), nil)
 			return
+		}
+		if res.Reason == venue.RejectReasonNone {
+			moved = append(moved, in.Symbol)
 		}
 		if res.Reason == venue.RejectReasonInstrumentHalted {
 			halted = append(halted, in.Symbol)
@@ -998,12 +1012,35 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		// instruments did: done, not a conflict that says nothing changed.
 		total.Reason = venue.RejectReasonNone
 	}
-	// The group stands at this phase in its day: the schedule's
+	// Every command is durable: the group stands at this phase in its day
+	// (where a resume takes its halted instruments), and the schedule's
 	// transitions up to it are passed over (an early close stays closed).
+	o.setPhase(group, statusOf(kind))
 	o.operatorSetPhase(group, kind, at)
 	writeJSON(w, http.StatusOK, ActionResponse{Seq: total.Seq, Action: total.Action.String(), Operator: operator,
 		Result: "done", Count: total.Count, StayHalted: halted})
 }
+
+// phaseNotRecorded is the error of a phase change whose command failed
+// (err), saying that the group's phase is not recorded as changed and,
+// when some of its instruments moved before (moved), which ones: a
+// resume and the schedule go by the phase recorded before until the
+// change is repeated and done.
+func phaseNotRecorded(err error, group, phase string, moved []string) error {
+	if len(moved) == 0 {
+		return fmt.Errorf("%w; group %q's phase is not recorded as %s (a resume and the schedule keep the phase recorded before): "+
+			"repeat the change once the venue answers", err, group, phase)
+	}
+	return partlyDone{fmt.Errorf("%w; %s moved to %s before it, the group's other instruments did not, and group %q's phase is not "+
+		"recorded as %s (a resume and the schedule keep the phase recorded before): repeat the change once the venue answers", err,
+		strings.Join(moved, ", "), phase, group, phase)}
+}
+
+// partlyDone is the error of a call made of several commands, some of
+// which were done before one failed: it names them.
+type partlyDone struct{ error }
+
+func (p partlyDone) Unwrap() error { return p.error }
 
 func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]SessionInfo, 0, len(o.cfg.Sessions))

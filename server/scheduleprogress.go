@@ -150,8 +150,11 @@ func (p *scheduleProgress) Command(cmd []byte) {
 		return
 	}
 	if c.Action() == venue.OperatorActionTypeSetPhaseStatus {
-		// ops records a group's phase before its commands, whatever the
-		// matcher answers them (an instrument there already, or halted).
+		// ops records a group's phase once its commands are durable,
+		// whatever the matcher answers them (an instrument there already,
+		// or halted). A leader lost between the commands of a group's
+		// instruments left it recording none; the follower takes the
+		// change from the first command it applies, which the journal has.
 		g, ok := p.configured[c.InstrumentID()]
 		if !ok {
 			g = p.added[c.InstrumentID()]

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/schedule"
+)
+
+// haltedInItsOpen starts the closing-call day's venue on dir at 2.5 s (a
+// first start: the groups open, recorded once done), then fails the
+// journal's data syncs and has an operator's mass cancel halt the venue.
+// logs are the venue's.
+func haltedInItsOpen(t *testing.T, dir string, clock *dayClock, logs *lockedbuf.Buffer) *Server {
+	t.Helper()
+	clock.at(2500 * time.Millisecond)
+	var fail atomic.Bool
+	s := startServer(t, testConfig(t, dir, adminConfig()+closingCallDay),
+		Options{Now: clock.now, JournalSync: failingSync(&fail), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	waitUntil(t, "the first start's record", func() bool {
+		_, err := os.Stat(filepath.Join(dir, ops.ScheduleStateFile))
+		return err == nil
+	})
+	fail.Store(true)
+	if code := adminCall(t, s, "POST", "/v1/cancel", aliceToken, `{"reason":"disk check","instrument":"all"}`, nil); code != 503 {
+		t.Fatalf("a cancel whose sync failed answered %d, want 503", code)
+	}
+	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
+	return s
+}
+
+// resumedTo halts sym on s and resumes it, and returns the status the
+// resume took it to: its group's phase as recorded.
+func resumedTo(t *testing.T, s *Server, sym string) string {
+	t.Helper()
+	if code := adminCall(t, s, "POST", "/v1/instruments/"+sym+"/halt", aliceToken, `{"reason":"news"}`, nil); code != 200 {
+		t.Fatalf("halt %s: %d", sym, code)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/"+sym+"/resume", aliceToken, `{"reason":"news out"}`, nil); code != 200 {
+		t.Fatalf("resume %s: %d", sym, code)
+	}
+	return instrumentsOf(t, s)[sym].Status
+}
+
+// TestFailedPhaseChangeRecordsNothing: an operator's phase change (close
+// the group, in its open) on a venue that halted is refused, its answer
+// saying the group's phase is not recorded, and nothing is: after a
+// restart the group stands where the journal has it, in its open, a halted
+// instrument resumes into the open, and the schedule's record holds no
+// operator's close. The phase was saved before the commands were journaled,
+// so the restarted venue resumed ACME into the close that never happened.
+func TestFailedPhaseChangeRecordsNothing(t *testing.T) {
+	t.Parallel()
+	dir, clock := t.TempDir(), newDayClock()
+	s := haltedInItsOpen(t, dir, clock, &lockedbuf.Buffer{})
+	clock.at(3 * time.Second)
+	var refused struct{ Error, Code string }
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`,
+		&refused); code != 503 || refused.Code != "halted" || !strings.Contains(refused.Error, `group "all"'s phase is not recorded as close`) {
+		t.Errorf("a phase change on a halted venue answered %d %+v, want 503 halted saying the phase is not recorded", code, refused)
+	}
+	s.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile)); err != nil || strings.Contains(string(b), "Closed") {
+		t.Errorf("%s after the phase change that failed: %s (%v), want the group's open", ops.PhasesFile, b, err)
+	}
+
+	s = startServer(t, testConfig(t, dir, adminConfig()+closingCallDay), Options{Now: clock.now})
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Open" {
+		t.Fatalf("after the restart ACME is %s, want Open", acme.Status)
+	}
+	if st := resumedTo(t, s, "ACME"); st != "Open" {
+		t.Errorf("ACME resumed to %s after the restart, want Open: the group's phase the journal has", st)
+	}
+	_, record := scheduleRecord(t, dir)
+	var rec struct {
+		Groups map[string]ops.GroupRun `json:"groups"`
+	}
+	if err := json.Unmarshal(record, &rec); err != nil || rec.Groups["all"].Kind == schedule.Close {
+		t.Errorf("the schedule's record after the phase change that failed: %s (%v), want no operator's close", record, err)
+	}
+}
