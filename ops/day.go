@@ -752,9 +752,18 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) e
 	return o.setGroupStatusLocked(g, status, reason)
 }
 
-// setGroupStatusLocked is setGroupStatus with phaseMu held.
+// setGroupStatusLocked is setGroupStatus with phaseMu held. The group's
+// phase is recorded (setPhase) once every command is answered and durable:
+// a transition whose commands failed recorded a phase nothing had
+// journaled, where a resume then took a halted instrument (a restart on a
+// configuration without that phase kept it); it runs again and records it
+// once done.
 func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason string) (failed error) {
-	o.setPhase(g, status)
+	defer func() {
+		if failed == nil {
+			o.setPhase(g, status)
+		}
+	}()
 	for _, in := range o.Instruments() {
 		if gi, err := o.groupOf(&in); err != nil || gi != g {
 			continue
@@ -783,7 +792,8 @@ func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason str
 }
 
 // setPhase records group g's status as set by a phase change (phaseMu
-// held), in memory and in PhasesFile.
+// held), in memory and in PhasesFile, once the change's commands are
+// durable.
 func (o *Ops) setPhase(g int, status venue.TradingStatus) {
 	o.notePhase(g, status)
 	if o.cfg.DataDir == "" || o.cfg.Replica {

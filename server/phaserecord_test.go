@@ -88,3 +88,33 @@ func TestFailedPhaseChangeRecordsNothing(t *testing.T) {
 		t.Errorf("the schedule's record after the phase change that failed: %s (%v), want no operator's close", record, err)
 	}
 }
+
+// TestFailedTransitionRecordsNoPhase: the schedule's closing call comes on
+// a venue that halted in the open: its commands fail and the group's phase
+// is not recorded. Restarted on a configuration whose day has no closing
+// call any more, the group is in its open, where a halted instrument
+// resumes. The phase was saved before the commands, and the restarted
+// venue resumed ACME into a closing call that never happened.
+func TestFailedTransitionRecordsNoPhase(t *testing.T) {
+	t.Parallel()
+	dir, clock, logs := t.TempDir(), newDayClock(), &lockedbuf.Buffer{}
+	s := haltedInItsOpen(t, dir, clock, logs)
+	clock.at(6500 * time.Millisecond) // the closing call's time
+	waitUntil(t, "the schedule stopped at its closing call", func() bool {
+		return strings.Contains(logs.String(), "the venue halted; the schedule stops")
+	})
+	s.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile)); err != nil || strings.Contains(string(b), "ClosingCall") {
+		t.Errorf("%s after the closing call that failed: %s (%v), want the group's open", ops.PhasesFile, b, err)
+	}
+
+	noClosingCall := strings.Replace(closingCallDay, "closing_call = \"6s\"\n", "", 1)
+	clock.at(6600 * time.Millisecond)
+	s = startServer(t, testConfig(t, dir, adminConfig()+noClosingCall), Options{Now: clock.now})
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Open" {
+		t.Fatalf("after the restart ACME is %s, want Open", acme.Status)
+	}
+	if st := resumedTo(t, s, "ACME"); st != "Open" {
+		t.Errorf("ACME resumed to %s after the restart, want Open: the group's phase the journal has", st)
+	}
+}
