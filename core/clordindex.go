@@ -37,6 +37,28 @@ type clOrdRecord struct {
 	riskSubject      uint16          // the order's risk subject (risk.go): enterCheckedOrder writes it before add
 }
 
+// recordTerms is what a record of a stop or GTD order keeps beyond
+// clOrdRecord once it is not current: the stop price and the expire time,
+// which FIX 4.4 requires on every report of such an order, a status report
+// of a finished one included (docs/ARCHITECTURE.md, "FIX 4.4 conformance of
+// outbound messages"). They sit in a table of their own beside the records, written
+// only for those orders (keptTerms), so that the records of plain orders
+// stay 120 bytes and the table's pages are never touched without stops or
+// GTD orders. An entry is read only for a record that is not current and
+// whose order type or time in force has terms (hasTerms); the entry of any
+// other record may hold a value of a record that was there before EndOfDay
+// compacted the table.
+type recordTerms struct {
+	stopPxTicks  int64 // Stop and StopLimit: the stop price when the record was kept (0 once elected into an uncross's queue)
+	expireTimeNs int64 // GTD: the expire time
+}
+
+// hasTerms reports whether an order of this type and time in force keeps
+// recordTerms.
+func hasTerms(ordType venue.OrdType, tif venue.TimeInForce) bool {
+	return IsStop(ordType) || tif == venue.TimeInForceGTD
+}
+
 // id returns the record's ClOrdID (a copy, for tests and views).
 func (r *clOrdRecord) id() []byte { return r.key.id() }
 
@@ -53,6 +75,7 @@ func (r *clOrdRecord) id() []byte { return r.key.id() }
 // EndOfDay compacts the records and rebuilds the indexes.
 type clOrdIndex struct {
 	recs      []clOrdRecord
+	terms     []recordTerms // by record index: see recordTerms
 	recsUsed  int
 	byClOrdID []clOrdSlot
 	// byDayOrderID[orderID−dayOrderID] is the current record plus one (0:
@@ -82,6 +105,7 @@ func newClOrdIndex(recordsMax int) clOrdIndex {
 	tableSize := 1 << bits.Len(uint(2*recordsMax-1))
 	return clOrdIndex{
 		recs:         make([]clOrdRecord, recordsMax),
+		terms:        make([]recordTerms, recordsMax),
 		byClOrdID:    make([]clOrdSlot, tableSize),
 		byDayOrderID: make([]int32, recordsMax),
 		dayOrderID:   1,
@@ -231,6 +255,7 @@ func (x *clOrdIndex) compact(lastOrderID uint64, keep func(ri recIdx) bool, move
 		}
 		if i != n {
 			x.recs[n] = x.recs[i]
+			x.terms[n] = x.terms[i]
 		}
 		moved(recIdx(i), recIdx(n))
 		n++

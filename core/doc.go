@@ -127,7 +127,9 @@
 // ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
-// with reason UnknownOrder.
+// with reason UnknownOrder. The answer carries a stop's stop price and a
+// GTD order's expire time, a finished order's too: its record keeps them
+// (recordTerms; FIX 4.4 requires them on every report of such an order).
 //
 // # Stops
 //
@@ -282,7 +284,7 @@
 // nothing another command uses moves or grows; the command itself
 // allocates its book's levels (O(band width)) and is the one command that
 // allocates. The added instruments' reference data is matcher state: the
-// snapshot carries it (format version 5, with the auction state) and ReadSnapshot lists them again.
+// snapshot carries it (format version 6, as 5 did, with the auction state) and ReadSnapshot lists them again.
 //
 // # Risk
 //
@@ -388,7 +390,8 @@
 //     2^22), so bands of a few thousand ticks cost a few hundred kilobytes.
 //   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
 //     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
-//     costs 120 bytes of record plus 36 to 68 bytes of indexes, an order slot
+//     costs 120 bytes of record plus 36 to 68 bytes of indexes and 16
+//     bytes of terms, touched only by stop and GTD orders, an order slot
 //     128 bytes (two cache lines). The memory is reserved at start-up and
 //     holds no pointers (the garbage collector never scans it); the
 //     operating system backs it as it is touched.

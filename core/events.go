@@ -225,6 +225,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
 		e.SetStopPxTicks(m.stopPxOf(o))
 		e.SetMaxFloorQty(m.maxFloorOf(r.slot))
+		e.SetExpireTimeNs(o.expireTimeNs)
 		_ = e.SetAccount(o.account[:])
 	} else {
 		e.SetSide(r.side)
@@ -237,6 +238,11 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(r.leavesQty)
 		e.SetCumQty(r.cumQty)
 		e.SetCumNotionalTicks(r.cumNotionalTicks)
+		if hasTerms(r.ordType, r.tif) {
+			t := &m.index.terms[ri]
+			e.SetStopPxTicks(t.stopPxTicks)
+			e.SetExpireTimeNs(t.expireTimeNs)
+		}
 		_ = e.SetAccount(r.account[:])
 	}
 	m.sink.Commit()

@@ -217,6 +217,7 @@ func (f *eventFormatter) text(ev []byte) string {
 			f.px(e.InstrumentID(), e.PriceTicks()), e.Qty(), e.LeavesQty(), e.CumQty(), e.CumNotionalTicks())
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		optIceberg(&b, e.MaxFloorQty(), 0, 0)
+		optExpire(&b, e.ExpireTimeNs())
 		optAccount(&b, e.Account())
 	case venue.MassCancelReportTemplateID:
 		var e venue.MassCancelReport

@@ -48,6 +48,7 @@ type refRecord struct {
 	tif                               venue.TimeInForce
 	instrument                        uint32
 	price, qty, leaves, cum, notional int64
+	stopPx, expire                    int64 // a stop's stop price, a GTD order's expire time
 	account                           string
 	session                           uint16
 	clOrdID                           string
@@ -849,6 +850,7 @@ func (m *refModel) keep(rec *refRecord, o *refOrder, status venue.OrdStatus) {
 	rec.status = status
 	rec.side, rec.ordType, rec.tif, rec.instrument = o.side, o.ordType, o.tif, o.instrument
 	rec.price, rec.qty, rec.leaves, rec.cum, rec.notional = o.price, o.qty, o.leaves, o.cum, o.notional
+	rec.stopPx, rec.expire = o.stopPx, o.expire
 	rec.account = o.account
 }
 
@@ -1208,9 +1210,10 @@ func (m *refModel) statusOf(rec *refRecord) {
 	if rec.live {
 		o := m.live[rec.orderID]
 		m.keep(&state, o, ordStatusOfLive(o))
-		e.SetStopPxTicks(o.stopPx)
 		e.SetMaxFloorQty(o.maxFloor)
 	}
+	e.SetStopPxTicks(state.stopPx)
+	e.SetExpireTimeNs(state.expire)
 	e.SetSide(state.side)
 	e.SetOrdType(state.ordType)
 	e.SetInstrumentID(state.instrument)

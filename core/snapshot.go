@@ -16,9 +16,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 5:
+// Snapshot format (all integers little-endian), version 6:
 //
-//	magic        8 bytes "FVCORE\x00\x05"
+//	magic        8 bytes "FVCORE\x00\x06"
 //	instruments  u32 count, then per instrument (config order, then the
 //	             added ones in the order they were added): for an added
 //	             instrument first its reference data (appendAdded), then for
@@ -34,7 +34,9 @@ import (
 //	             i64 clock (timestamp of the last command)
 //	ledger       i64 ordered, i64 filled, i64 cancelled
 //	records      u32 count, then snapshotRecordSize bytes per ClOrdID record,
-//	             in record order (see writeRecord)
+//	             in record order (see appendRecord: a record that is not
+//	             current ends with its recordTerms, a stop's stop price and a
+//	             GTD order's expire time, zero for any other record)
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
 //	             then asks, best level first, then time, then the waiting
@@ -50,15 +52,26 @@ import (
 // matcher restored from it therefore writes the same bytes again, and
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
+//
+// Version 5 is version 6 without the records' terms. It is read when it
+// holds no record that would have them (a stop or GTD order that ended or
+// was replaced), as every snapshot of an end of day does, and refused
+// otherwise: it lost what a status request for such an order answers, and a
+// matcher that replays the journal instead keeps it, so the two would no
+// longer answer alike.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 5}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 6}
+
+// snapshotVersionTermless is the older version ReadSnapshot still reads.
+const snapshotVersionTermless = 5
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
-	snapshotRecordSize = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotOrderSize  = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
+	snapshotRecordSizeTermless = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
+	snapshotRecordSize         = snapshotRecordSizeTermless + 8 + 8
+	snapshotOrderSize          = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -67,11 +80,18 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // from the goroutine that applies them (for example after applying a
 // Snapshot command): the state is the state after the last applied command.
 func (m *Matcher) WriteSnapshot(w io.Writer) error {
+	return m.writeSnapshot(w, snapshotMagic[7])
+}
+
+// writeSnapshot writes the snapshot in format version, the current one or
+// snapshotVersionTermless (for tests of reading it).
+func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	var scratch [snapshotRecordSize + snapshotOrderSize]byte
 	b := scratch[:0]
-	b = append(b, snapshotMagic[:]...)
+	b = append(b, snapshotMagic[:7]...)
+	b = append(b, version)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.instruments)))
 	bw.Write(b)
 	for i := range m.instruments {
@@ -99,7 +119,11 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.index.recsUsed))
 	bw.Write(b)
 	for ri := 0; ri < m.index.recsUsed; ri++ {
-		bw.Write(appendRecord(scratch[:0], &m.index.recs[ri]))
+		b = appendRecord(scratch[:0], &m.index.recs[ri], &m.index.terms[ri])
+		if version == snapshotVersionTermless {
+			b = b[:snapshotRecordSizeTermless]
+		}
+		bw.Write(b)
 	}
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
 	for i := range m.instruments {
@@ -126,8 +150,16 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 	return nil
 }
 
-// appendRecord encodes a ClOrdID record (its slot is implied by the orders).
-func appendRecord(b []byte, r *clOrdRecord) []byte {
+// keepsTerms reports whether record r's recordTerms are its own: it is not
+// current (a live order's record is New) and its order has terms.
+func keepsTerms(r *clOrdRecord) bool {
+	return r.ordStatus != venue.OrdStatusNew && hasTerms(r.ordType, r.tif)
+}
+
+// appendRecord encodes a ClOrdID record (its slot is implied by the orders)
+// and its terms t, zeros where the terms are not its own (t may hold a
+// value of an earlier record: see recordTerms).
+func appendRecord(b []byte, r *clOrdRecord, t *recordTerms) []byte {
 	id := r.key.bytes()
 	b = append(b, id[:]...)
 	b = append(b, r.account[:]...)
@@ -137,7 +169,12 @@ func appendRecord(b []byte, r *clOrdRecord) []byte {
 	b = binary.LittleEndian.AppendUint32(b, r.instrumentID)
 	b = binary.LittleEndian.AppendUint16(b, r.sessionIdx)
 	b = append(b, byte(r.key.len()), byte(r.side), byte(r.ordType), byte(r.tif), byte(r.ordStatus))
-	return b
+	var kept recordTerms
+	if keepsTerms(r) {
+		kept = *t
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(kept.stopPxTicks))
+	return binary.LittleEndian.AppendUint64(b, uint64(kept.expireTimeNs))
 }
 
 func appendOrder(b []byte, o *order, e *orderExt) []byte {
@@ -198,12 +235,13 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if err != nil {
 		return err
 	}
-	if [8]byte(b[:8]) != snapshotMagic {
-		if [7]byte(b[:7]) == [7]byte(snapshotMagic[:7]) {
-			return fmt.Errorf("%w: matcher snapshot version %d, this build reads version %d only (restart from the journal: move the snapshot files aside)",
-				ErrSnapshot, b[7], snapshotMagic[7])
-		}
-		return fmt.Errorf("%w: not a matcher snapshot (version 5)", ErrSnapshot)
+	version := b[7]
+	if [7]byte(b[:7]) != [7]byte(snapshotMagic[:7]) {
+		return fmt.Errorf("%w: not a matcher snapshot (version %d)", ErrSnapshot, snapshotMagic[7])
+	}
+	if version != snapshotMagic[7] && version != snapshotVersionTermless {
+		return fmt.Errorf("%w: matcher snapshot version %d, this build reads versions %d and %d only (restart from the journal: move the snapshot files aside)",
+			ErrSnapshot, version, snapshotVersionTermless, snapshotMagic[7])
 	}
 	n := int(binary.LittleEndian.Uint32(b[8:]))
 	if n < m.listing.configured || n > cap(m.instruments) {
@@ -236,11 +274,15 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if int64(recs) > int64(len(m.index.recs)) {
 		return fmt.Errorf("%w: %d ClOrdIDs exceed ClOrdIDsMax %d", ErrSnapshot, recs, len(m.index.recs))
 	}
+	recordSize := snapshotRecordSize
+	if version == snapshotVersionTermless {
+		recordSize = snapshotRecordSizeTermless
+	}
 	for ri := 0; ri < int(recs); ri++ {
-		if b, err = sr.next(snapshotRecordSize); err != nil {
+		if b, err = sr.next(recordSize); err != nil {
 			return err
 		}
-		if err := m.readRecord(b, &m.index.recs[ri]); err != nil {
+		if err := m.readRecord(b, &m.index.recs[ri], &m.index.terms[ri], version); err != nil {
 			return err
 		}
 	}
@@ -308,7 +350,7 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 	return nil
 }
 
-func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
+func (m *Matcher) readRecord(b []byte, r *clOrdRecord, t *recordTerms, version byte) error {
 	id := [venue.ClOrdIDLength]byte(b)
 	r.key.load(id[:])
 	b = b[venue.ClOrdIDLength:]
@@ -332,6 +374,20 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord) error {
 	if r.key.bytes() != id || r.key.len() != int(b[6]) || int(r.sessionIdx) >= len(m.sessions) ||
 		r.orderID == 0 || r.orderID > m.lastOrderID || !r.ordStatus.Valid() {
 		return fmt.Errorf("%w: ClOrdID record of order %d is inconsistent", ErrSnapshot, r.orderID)
+	}
+	if version == snapshotVersionTermless {
+		if keepsTerms(r) {
+			return fmt.Errorf("%w: matcher snapshot version %d lacks the stop price and expire time of order %d, which ended or was replaced; "+
+				"this build needs them (version %d) to answer its status (restart from the journal: move the snapshot files aside)",
+				ErrSnapshot, version, r.orderID, snapshotMagic[7])
+		}
+		*t = recordTerms{}
+		return nil
+	}
+	b = b[11:]
+	*t = recordTerms{stopPxTicks: int64(binary.LittleEndian.Uint64(b)), expireTimeNs: int64(binary.LittleEndian.Uint64(b[8:]))}
+	if !keepsTerms(r) && *t != (recordTerms{}) {
+		return fmt.Errorf("%w: ClOrdID record of order %d has terms its order does not keep", ErrSnapshot, r.orderID)
 	}
 	return nil
 }

@@ -37,9 +37,8 @@
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order
 // view, a reject what inbound noted of its command: postonly.go) up to the
-// one that ends it; a status request (35=H) for an order
-// already done is answered from its ClOrdID record, which keeps neither
-// StopPx nor ExpireTime, and carries neither; MaxFloor is echoed where the event carries it (accepts, replaces,
+// one that ends it, and a status request (35=H) for an order already done
+// too, from what the matcher's ClOrdID record keeps of it; MaxFloor is echoed where the event carries it (accepts, replaces,
 // status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills.
@@ -113,7 +112,7 @@
 // (Config.MarketDateEnd), or with no schedule until the date ends in UTC.
 // Both become the order's expire time in the command (ExpireTime when both
 // are given); every report of the order up to the one that ends it echoes
-// it as ExpireTime, a reject too (FIX 4.4 requires a GTD report's
+// it as ExpireTime, a status report after it and a reject too (FIX 4.4 requires a GTD report's
 // ExpireTime unless it has an ExpireDate): the matcher's from what inbound
 // noted of the command (postonly.go), the gateway's the order's own 126 or
 // 432 (an ExpireDate only when it is a date). Neither, an ExpireDate that is not a date (YYYYMMDD) or a year

@@ -679,7 +679,12 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
-		g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), false)
+		// The matcher gives a stop's stop price and a GTD order's expire
+		// time for an order that has ended too, which the open-order view
+		// no longer holds (FIX 4.4 requires them on every report of it).
+		if e.TimeInForce() == venue.TimeInForceGTD && e.ExpireTimeNs() != 0 {
+			b.time(tag.ExpireTime, e.ExpireTimeNs())
+		}
 		if g.postOnly(e.SessionIdx(), e.OrderID()) { // as a mass status report says it
 			b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 		}

@@ -137,6 +137,13 @@ func TestRestartFromSnapshot(t *testing.T) {
 // the snapshot, so they can lag the journal's snapshot by any time.
 func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
 	t.Helper()
+	return waitUsableSnapshotPast(t, s, 0)
+}
+
+// waitUsableSnapshotPast is waitUsableSnapshot for a snapshot at or after
+// seq after.
+func waitUsableSnapshotPast(t *testing.T, s *Server, after uint64) uint64 {
+	t.Helper()
 	var sides []string
 	if s.consoleSnaps != nil {
 		sides = append(sides, s.consoleStateDir())
@@ -160,7 +167,7 @@ func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
 			t.Fatal(err)
 		}
 		for _, sn := range snaps {
-			usable := true
+			usable := sn.Seq >= after
 			for _, dir := range sides {
 				usable = usable && has(dir, sn.Seq)
 			}
@@ -169,7 +176,7 @@ func waitUsableSnapshot(t *testing.T, s *Server) uint64 {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no journal snapshot of %v has its states in %v after 10 s", snaps, sides)
+			t.Fatalf("no journal snapshot of %v at or after seq %d has its states in %v after 10 s", snaps, after, sides)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -8035,7 +8035,7 @@ func (m *CancelRejected) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OrderStatus".
 const (
 	OrderStatusTemplateID  uint16 = 107
-	OrderStatusBlockLength int    = 152
+	OrderStatusBlockLength int    = 160
 	// OrderStatusEncodedLength is the header plus the block.
 	OrderStatusEncodedLength int = MessageHeaderSize + OrderStatusBlockLength
 )
@@ -8065,6 +8065,7 @@ const (
 	OrderStatusAccountOffset          int = 120 // char[16]
 	OrderStatusStopPxTicksOffset      int = 136 // int64
 	OrderStatusMaxFloorQtyOffset      int = 144 // int64
+	OrderStatusExpireTimeNsOffset     int = 152 // int64
 )
 
 // OrderStatus is a flyweight over message "OrderStatus" (template 107).
@@ -8127,8 +8128,8 @@ func OverwriteOrderStatus(buf []byte) (m OrderStatus, ok bool) {
 		return OrderStatus{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OrderStatusBlockLength]byte)(buf)
-	// The header as one word: blockLength 152, templateId 107, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b0098)
+	// The header as one word: blockLength 160, templateId 107, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006b00a0)
 	return m, true
 }
 
@@ -8454,6 +8455,20 @@ func (m OrderStatus) SetMaxFloorQty(v int64) {
 	binary.LittleEndian.PutUint64(b[152:160], uint64(v))
 }
 
+// ExpireTimeNs reads field "expireTimeNs" (id 22) at offset 152 (int64).
+//
+// GTD: the expire time, also of an order that has ended; else 0.
+func (m OrderStatus) ExpireTimeNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[160:168]))
+}
+
+// SetExpireTimeNs writes field "expireTimeNs" (id 22).
+func (m OrderStatus) SetExpireTimeNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[160:168], uint64(v))
+}
+
 // AppendText appends m as one line of text: "OrderStatus", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -8501,6 +8516,8 @@ func (m *OrderStatus) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(m.StopPxTicks()), 10)
 	dst = append(dst, " maxFloorQty="...)
 	dst = strconv.AppendInt(dst, int64(m.MaxFloorQty()), 10)
+	dst = append(dst, " expireTimeNs="...)
+	dst = strconv.AppendInt(dst, int64(m.ExpireTimeNs()), 10)
 	return dst
 }
 

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// TestOrderStatusOfEndedOrdersEchoesTerms: a status request (H) for a stop
+// or GTD order that has ended, cancelled or filled, gives its StopPx (99)
+// and ExpireTime (126), as one for a live order does: FIX 4.4 requires them
+// on every report of such an order. They were missing, as the matcher's
+// record of an ended order did not keep them. So it goes on after a restart
+// from a snapshot taken once the orders had ended, and a mass status (AF)
+// reports the live order as H does.
+func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "")
+	// Snapshots as in TestRestartFromSnapshot, which says why a second.
+	cfg.Journal.SnapshotInterval.Duration = time.Second
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	other := logon(t, s, "CLIENT2", true)
+	const expire = "20991231-23:59:59"
+	gtd := fixclient.F(126, expire)
+
+	sendOrder(t, c, order{id: "stop", side: "1", qty: "5", px: "101.20", typ: "4", tif: "6", extra: []fixclient.Field{fixclient.F(99, "101.00"), gtd}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0"})
+	if err := c.Send("F", fixclient.F(11, "stop-x"), fixclient.F(41, "stop"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "stop-x", 150: "4"})
+	sendOrder(t, c, order{id: "gtd", side: "1", qty: "1", px: "99.00", tif: "6", extra: []fixclient.Field{gtd}})
+	expectER(t, c, map[int]string{11: "gtd", 150: "0"})
+	sendOrder(t, other, order{id: "hit", side: "2", qty: "1", px: "99.00", tif: "3"})
+	expectER(t, c, map[int]string{11: "gtd", 150: "F", 39: "2"})
+	sendOrder(t, c, order{id: "live", side: "2", qty: "2", px: "98.00", typ: "4", tif: "6", extra: []fixclient.Field{fixclient.F(99, "98.50"), gtd}})
+	expectER(t, c, map[int]string{11: "live", 150: "0"})
+
+	want := map[string]map[int]string{
+		"stop": {39: "4", 99: "101.00", 126: expire + ".000"},
+		"gtd":  {39: "2", 126: expire + ".000"},
+		"live": {39: "0", 99: "98.50", 126: expire + ".000"},
+	}
+	check := func(when string, m *fixclient.Message) {
+		t.Helper()
+		for tg, v := range want[m.Get(11)] {
+			if m.Get(tg) != v {
+				t.Errorf("%s: the report of %s has tag %d %q, want %q: %s", when, m.Get(11), tg, m.Get(tg), v, m)
+			}
+		}
+	}
+	ask := func(r *fixclient.Client, when string) {
+		t.Helper()
+		for id, side := range map[string]string{"stop": "1", "gtd": "1", "live": "2"} {
+			if err := r.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, side)); err != nil {
+				t.Fatal(err)
+			}
+			check(when, expectER(t, r, map[int]string{11: id, 150: "I"}))
+		}
+	}
+	// A snapshot after the orders ended; the states kept beside it are
+	// saved at a later command's first event, which the status requests
+	// give.
+	ended := uint64(s.Pipeline().Durable().Load())
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasSnapshotPast(t, s, ended) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at or after seq %d after 10 s", ended)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ask(c, "status")
+	seq := waitUsableSnapshotPast(t, s, ended)
+	total := s.Pipeline().Durable().Load() + 1
+	next := c.NextOut
+	c.Close()
+	other.Close()
+	s.Close()
+
+	s2 := startServer(t, testConfig(t, dir, ""), Options{})
+	if s2.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
+	}
+	r, _ := resume(t, s2, "CLIENT1", next)
+	ask(r, "status after a restart from a snapshot")
+	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "live", 912: "Y"}))
+}
+
+// hasSnapshotPast reports whether the journal holds a snapshot at or after
+// seq after, usable or not yet.
+func hasSnapshotPast(t *testing.T, s *Server, after uint64) bool {
+	t.Helper()
+	snaps, err := journal.ListSnapshots(filepath.Join(s.cfg.Venue.DataDir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range snaps {
+		if sn.Seq >= after {
+			return true
+		}
+	}
+	return false
+}
