@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -118,11 +119,25 @@ func cmdEvents(args []string) int {
 
 // dialJetStream connects with the configuration's credentials and TLS.
 func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.Conn, error) {
+	hint := ""
 	if url == "" {
 		url = cfg.Export.NATSURL
 	}
 	if url == "" {
+		// The embedded server's address. With port 0 the system chose its
+		// port at the venue's start: dialling port 0 only said "no
+		// servers available", as if the venue were not running.
+		if _, port, err := net.SplitHostPort(cfg.Export.EmbeddedAddr); err == nil && port == "0" {
+			return nil, nil, fmt.Errorf("export.embedded_addr %q has port 0: the venue's embedded NATS server listens on a port "+
+				"the system chose at its start; give it with --nats (the venue's log names it, event export embedded_nats=, "+
+				"as does its --ready-file, nats_url)", cfg.Export.EmbeddedAddr)
+		}
 		url = "nats://" + cfg.Export.EmbeddedAddr
+		hint = " (export.embedded_addr"
+		if !cfg.Export.Enabled {
+			hint += "; the configuration turns the export off, [export] enabled = false: is it the venue's? give its --config, or --nats"
+		}
+		hint += ")"
 	}
 	opts, err := server.NATSOptions(&cfg.Export)
 	if err != nil {
@@ -130,7 +145,7 @@ func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.C
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nats %s: %w", url, err)
+		return nil, nil, fmt.Errorf("nats %s%s: %w", url, hint, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -729,4 +731,64 @@ func exportVenueWithNATSAt(t *testing.T, dir string) (cfgPath, natsAddr string) 
 		"[session_defaults]\ncancel_on_disconnect = false\n")
 	release()
 	return cfgPath, natsAddr
+}
+
+// TestEventsSaysWhereTheEmbeddedNATSIs: `events tail` and `events verify`
+// given the configuration of a running venue whose embedded NATS server is
+// on port 0 (the system chooses it) dialled port 0 and said only "no
+// servers available", as if the venue were not running; they now say
+// that the port was chosen at the start and to give it with --nats. A
+// configuration that turns the export off says so when nothing answers
+// at its embedded_addr.
+func TestEventsSaysWhereTheEmbeddedNATSIs(t *testing.T) {
+	t.Parallel()
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
+	v := startVenue(t, cfgPath)
+	for _, args := range [][]string{{"verify"}, {"tail", "--count", "1"}} {
+		out, err := exec.Command(binPath, append([]string{"events"}, append(args, "--config", cfgPath)...)...).CombinedOutput()
+		if code := exitCode(err); code != 1 || !strings.Contains(string(out), `export.embedded_addr "127.0.0.1:0" has port 0`) ||
+			!strings.Contains(string(out), "--nats") {
+			t.Errorf("events %s of a venue on port 0: exit %d (%v): %s", args[0], code, err, out)
+		}
+	}
+	// The address the message points to is the one to give.
+	if out, err := exec.Command(binPath, "events", "verify", "--config", cfgPath, "--nats", v.ready.NATSURL).CombinedOutput(); err != nil &&
+		strings.Contains(string(out), "port 0") {
+		t.Fatalf("events verify --nats %s: %v: %s", v.ready.NATSURL, err, out)
+	}
+
+	// Something that is not NATS at the address of a configuration whose
+	// export is off: the demo configuration's, given to a venue's tools.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	off := writeVenueConfig(t, t.TempDir(), "[export]\nenabled = false\nembedded_addr = %q\n", ln.Addr().String())
+	out, err := exec.Command(binPath, "events", "verify", "--config", off).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "turns the export off") {
+		t.Fatalf("events verify with the export off: exit %d (%v): %s", code, err, out)
+	}
+}
+
+// exitCode is a finished command's exit status (0 for no error, -1 for an
+// error that is not an exit).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }
