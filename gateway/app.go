@@ -100,17 +100,61 @@ const ShuttingDownText = "venue shutting down: log on again once it is back"
 // instead. The book it showed is stale by then, and the subscription it
 // belonged to may have ended; a client that lost market data asks for a
 // snapshot (docs/ARCHITECTURE.md, "FIX 4.4 conformance of outbound
-// messages"). Every other message, ExecutionReports first, is resent.
-func (a *application) ToApp(m *quickfix.Message, _ quickfix.SessionID) error {
+// messages"). Every other message, ExecutionReports first, is resent,
+// paced by the client's reading (paceResend).
+func (a *application) ToApp(m *quickfix.Message, id quickfix.SessionID) error {
 	if !m.Header.Has(tag.PossDupFlag) {
 		return nil // a first send: the live path pays one lookup
 	}
-	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && (string(t) == "W" || string(t) == "X") {
-		if dup, err := m.Header.GetBytes(tag.PossDupFlag); err == nil && string(dup) == "Y" {
-			return quickfix.ErrDoNotSend
-		}
+	dup, err := m.Header.GetBytes(tag.PossDupFlag)
+	if err != nil || string(dup) != "Y" {
+		return nil
 	}
+	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && (string(t) == "W" || string(t) == "X") {
+		return quickfix.ErrDoNotSend
+	}
+	a.g().paceResend(id)
 	return nil
+}
+
+// resendStallMax bounds how long a resend waits for the client to read
+// before the next message goes out anyway (and the FIX edge closes a
+// connection that reaches its bounds), as a mass status waits
+// (massStatusStallMax).
+const resendStallMax = 30 * time.Second
+
+// paceResend waits, before QuickFIX/Go sends a stored message again for a
+// ResendRequest, while the session's connection has more than half its
+// outbound bounds waiting for the client (Backlogger). QuickFIX/Go writes a
+// resend's messages as fast as it reads them from the store, with no
+// pacing of its own: a drop-copy session back after a day away, asking
+// for the thousands of copies it missed (README "Drop copy": back to the
+// store's bound), filled the edge's outbound buffer (fix.outbound_queue_max
+// writes, 4 MiB) faster than any client reads, and was disconnected
+// mid-resend, every time it asked again. Paced, the resend goes at the
+// client's speed. A stop does not wait for it: QuickFIX/Go's session
+// goroutine, which runs the resend, must be free to log the session out.
+//
+// Only a drop-copy session's resends are paced: QuickFIX/Go holds the
+// session's send lock for the whole resend, and outbound, which hands an
+// order session its answers itself (sender.sendDirect), would wait there,
+// every session's answers with it. A drop-copy session is only ever sent
+// to by its own sender goroutine, which may wait; the copies outbound
+// queues for it meanwhile wait in its queue (a queue that overflows
+// disconnects the session, which ends the wait).
+func (g *Gateway) paceResend(id quickfix.SessionID) {
+	s, ok := g.bySession[id]
+	if !ok || s.cfg.DropCopy == nil {
+		return
+	}
+	b, _ := s.out.pacer.(Backlogger)
+	if b == nil || !b.Backlogged(id) {
+		return
+	}
+	const pollWait = 100 * time.Microsecond
+	for deadline := time.Now().Add(resendStallMax); b.Backlogged(id) && g.stopping.Load() == nil && time.Now().Before(deadline); {
+		time.Sleep(pollWait)
+	}
 }
 
 // ResendRequestsPerSecondMax bounds the ResendRequests a connection may send

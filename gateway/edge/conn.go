@@ -368,5 +368,6 @@ var _ net.Conn = (*Conn)(nil)
 func (c *Conn) Backlogged() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.queuedBytes > c.l.cfg.OutboundBytesMax/2 || c.queuedWrites > c.l.cfg.OutboundQueueMax/2
+	// A closed connection writes nothing more: no one is to wait for it.
+	return !c.dead && (c.queuedBytes > c.l.cfg.OutboundBytesMax/2 || c.queuedWrites > c.l.cfg.OutboundQueueMax/2)
 }

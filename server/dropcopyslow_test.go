@@ -1,0 +1,122 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// tradePairs has CLIENT2 rest a buy and CLIENT1 sell into it, pairs times:
+// four ExecutionReports a pair (two accepts, two fills), each copied to
+// DCALL. Both clients read their answers as they go.
+func tradePairs(t *testing.T, s *Server, pairs int) {
+	t.Helper()
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	const burst = 100
+	for done := 0; done < pairs; done += burst {
+		n := min(burst, pairs-done)
+		for i := done; i < done+n; i++ {
+			sendOrder(t, c2, order{id: "b" + strconv.Itoa(i), side: "1", qty: "1", px: "100.00"})
+			sendOrder(t, c1, order{id: "s" + strconv.Itoa(i), side: "2", qty: "1", px: "100.00"})
+		}
+		for _, c := range []*fixclient.Client{c1, c2} {
+			for got := 0; got < 2*n; {
+				m, err := c.ReadAny(readWait)
+				if err != nil {
+					t.Fatalf("%s: %d of %d answers: %v", c.Sender, got, 2*n, err)
+				}
+				if m.Type() == "8" {
+					got++
+				}
+			}
+			c.Received = c.Received[:0]
+		}
+	}
+}
+
+// slowReader is a drop-copy client that reads slower than the venue
+// writes: a small socket receive buffer, and a pause every few messages,
+// as a client that validates, stores and logs each message does.
+func slowReader(t *testing.T, s *Server, comp string) *fixclient.Client {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	nc, err := d.Dial("tcp", s.FIXAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fixclient.New(nc, comp, s.cfg.Venue.SenderCompID)
+	t.Cleanup(func() { c.Close() })
+	if err := c.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "A", nil); err != nil {
+		t.Fatalf("%s logon: %v", comp, err)
+	}
+	return c
+}
+
+// readSlowly reads until until says stop, pausing a millisecond every
+// `every` messages, and returns the ExecutionReports read; a lost
+// connection fails the test.
+func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until func(m *fixclient.Message) bool) int {
+	t.Helper()
+	ers := 0
+	for n := 1; ; n++ {
+		m, err := c.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("%s: the connection ended after %d copies: %v", what, ers, err)
+		}
+		if m.Type() == "8" {
+			ers++
+		}
+		if until(m) {
+			return ers
+		}
+		if n%every == 0 {
+			c.Received = c.Received[:0]
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// TestDropCopyRecoversAtItsReadersPace: a drop-copy session away while
+// the venue traded gets the copies it missed by ResendRequest, reading
+// slower than the venue writes. The resend used to overrun the
+// connection's outbound buffer (fix.outbound_queue_max writes, 4 MiB),
+// which the edge closes: QuickFIX/Go writes a resend as fast as it reads
+// its store. The session was disconnected mid-recovery, and again each
+// time it asked. It now goes at the reader's pace.
+func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	cfg.FIX.OutboundQueueMax = 1024 // the least: the edge's bound is reached sooner
+	s := startServer(t, cfg, Options{})
+	const pairs = 4000
+	tradePairs(t, s, pairs)
+
+	// DCALL was never logged on: every copy waits in its store.
+	dc := slowReader(t, s, "DCALL")
+	if err := dc.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dc.Send("1", fixclient.F(112, "resent")); err != nil {
+		t.Fatal(err)
+	}
+	// QuickFIX/Go answers the TestRequest once the resend is written; the
+	// copies its sender had not stored yet when the resend began come
+	// after it.
+	answered, copies := false, 0
+	readSlowly(t, dc, "resend", 10, func(m *fixclient.Message) bool {
+		answered = answered || (m.Type() == "0" && m.Get(112) == "resent")
+		if m.Type() == "8" {
+			copies++
+		}
+		return answered && copies >= 4*pairs
+	})
+}
