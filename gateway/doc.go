@@ -178,7 +178,9 @@
 // TradeCaptureReportRequest (35=AD), answered by AQ Accepted, the copies
 // rebuilt from the journal (Config.ReplayEvents), and AQ Completed
 // (dropcopyreplay.go): at most replayReportsMax copies per request, one
-// replay at a time, paced to keep the session's queue at most half full.
+// replay at a time, paced by the client's connection as a mass status is
+// (a small window of the session's queue, its connection's buffer at most
+// half full).
 //
 // Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
 // 65,536): a command that answers one session more than that at once, a mass

@@ -311,11 +311,19 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	return n, next, errors.Join(err, waitErr)
 }
 
-// waitQueueRoom waits until the session's outbound queue is at most half
-// full, so that a replay never fills it (a full queue disconnects).
+// waitQueueRoom waits, as a mass status does (sender.enqueueWait), until
+// at most a small window of the session's outbound queue is in use and its
+// connection's outbound buffer is at most half full (Backlogger), so that
+// a replay never fills either (a full one disconnects). Waiting for the
+// queue alone let a client that reads slower than the journal replays
+// fill the connection's buffer, which the sender fills as fast as
+// QuickFIX/Go writes to it: the drop-copy session was disconnected
+// mid-replay (fix.outbound_queue_max writes or 4 MiB).
 func waitQueueRoom(s *session) error {
 	deadline := time.Now().Add(replayQueueWait)
-	for len(s.out.queue) > cap(s.out.queue)/2 {
+	window := max(1, min(massStatusWindowMax, cap(s.out.queue)/4))
+	backlog, _ := s.out.pacer.(Backlogger)
+	for len(s.out.queue) >= window || (backlog != nil && backlog.Backlogged(s.out.id)) {
 		if !s.loggedOn.Load() {
 			return fmt.Errorf("session %s logged off", s.cfg.ID.String())
 		}

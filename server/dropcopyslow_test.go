@@ -91,12 +91,15 @@ func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until
 // slower than the venue writes. The resend used to overrun the
 // connection's outbound buffer (fix.outbound_queue_max writes, 4 MiB),
 // which the edge closes: QuickFIX/Go writes a resend as fast as it reads
-// its store. The session was disconnected mid-recovery, and again each
-// time it asked. It now goes at the reader's pace.
+// its store. Then it asks for the period with a TradeCaptureReportRequest
+// (AD), whose replay overran the buffer too. The session was disconnected
+// mid-recovery, and again each time it asked. Both now go at the reader's
+// pace.
 func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), dropCopySessions)
 	cfg.FIX.OutboundQueueMax = 1024 // the least: the edge's bound is reached sooner
 	s := startServer(t, cfg, Options{})
+	from := time.Now().Add(-time.Second)
 	const pairs = 4000
 	tradePairs(t, s, pairs)
 
@@ -119,4 +122,23 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 		}
 		return answered && copies >= 4*pairs
 	})
+
+	// Then the period, from the journal: the replay waited for room in
+	// the session's queue, not in the connection's buffer, which the
+	// sender fills as fast as QuickFIX/Go writes to it.
+	waitDurableAll(t, s)
+	if err := dc.Send("AD", fixclient.F(568, "R1"), fixclient.F(569, "0"), fixclient.F(580, "1"),
+		fixclient.F(75, from.UTC().Format("20060102")), fixclient.F(60, fixclient.Timestamp(from))); err != nil {
+		t.Fatal(err)
+	}
+	var done *fixclient.Message
+	replayed := readSlowly(t, dc, "replay", 5, func(m *fixclient.Message) bool {
+		if m.Type() == "AQ" && m.Get(750) != "0" {
+			done = m
+		}
+		return done != nil
+	})
+	if done.Get(750) != "1" || done.Get(748) != strconv.Itoa(4*pairs) || replayed != 4*pairs {
+		t.Fatalf("replay: %d copies, then %s; want %d and AQ Completed", replayed, done, 4*pairs)
+	}
 }
