@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -152,6 +153,11 @@ func (o *Ops) operatorSetPhase(g int, kind schedule.Kind, t time.Time) {
 func (o *Ops) endDay(day string) {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
+	o.endDayLocked(day)
+}
+
+// endDayLocked is endDay with stateMu held.
+func (o *Ops) endDayLocked(day string) {
 	if o.endedDay != "" && !schedule.DayAfter(day, o.endedDay) {
 		return
 	}
@@ -159,6 +165,139 @@ func (o *Ops) endDay(day string) {
 	if o.savedOK {
 		o.writeScheduleState()
 	}
+}
+
+// awaitedEndOfDay is an end of day published whose call timed out, and
+// the trading day it ends.
+type awaitedEndOfDay struct {
+	seq uint64
+	day string
+}
+
+// awaitEndOfDay notes that the end of day command seq, which ends the
+// trading day day, was published and its call timed out: the matcher
+// applies it once the journal has it, whatever the caller was answered
+// (504 timeout), and the day has ended then, as a cluster's follower
+// counts it from the command's result. recordEndOfDays records it.
+func (o *Ops) awaitEndOfDay(seq uint64, day string) {
+	o.stateMu.Lock()
+	o.awaited = append(o.awaited, awaitedEndOfDay{seq: seq, day: day})
+	o.stateMu.Unlock()
+	select {
+	case o.awaitedSignal <- struct{}{}:
+	default:
+	}
+}
+
+// settleEndOfDaysLocked records as ended (stateMu held) the days of the
+// awaited end of days that are durable and applied (their result seen by
+// the Monitor), and returns the first one still awaited (waiting false:
+// none is).
+func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
+	if len(o.awaited) == 0 {
+		return first, false
+	}
+	durable, applied := o.cfg.Pipeline.Durable().Load(), o.monitor.endOfDayApplied.Load()
+	kept := o.awaited[:0]
+	for _, a := range o.awaited {
+		if int64(a.seq) <= durable && a.seq <= applied {
+			o.log.Info("end of day whose call timed out is durable and applied: its trading day has ended", "seq", a.seq, "day", a.day)
+			o.endDayLocked(a.day)
+		} else {
+			kept = append(kept, a)
+		}
+	}
+	o.awaited = kept
+	if len(kept) == 0 {
+		return first, false
+	}
+	return kept[0], true
+}
+
+// awaitEndOfDays waits (timeout at most) until every awaited end of day is
+// durable and applied, and records their days. An error says one is not:
+// nothing else about the day can be known yet, and an end of day sent now
+// would end that day a second time once it is (r.Seq is its seq).
+func (o *Ops) awaitEndOfDays(timeout time.Duration) (r Result, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		o.stateMu.Lock()
+		a, waiting := o.settleEndOfDaysLocked()
+		o.stateMu.Unlock()
+		if !waiting {
+			return Result{}, nil
+		}
+		r = Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay}
+		switch wait := time.Until(deadline); {
+		case o.stopping():
+			return r, ErrStopping
+		case o.halted():
+			return r, fmt.Errorf("%w: %w", pipeline.ErrHalted, o.cfg.Pipeline.Err())
+		case o.cfg.Pipeline.JournalEnded():
+			return r, fmt.Errorf("%w: the end of day of %s published at seq %d", ErrUnconfirmed, a.day, a.seq)
+		case wait <= 0:
+			return r, fmt.Errorf("%w: the end of day of %s published at seq %d (its call timed out) is not yet durable and applied, "+
+				"and it ends that day once it is: nothing was sent", ErrTimeout, a.day, a.seq)
+		default:
+			if o.cfg.Pipeline.WaitDurableOrEnd(int64(a.seq), min(wait, 10*time.Millisecond)) {
+				time.Sleep(min(wait, time.Millisecond)) // durable: its result is on its way to the Monitor
+			}
+		}
+	}
+}
+
+// recordEndOfDays records each awaited end of day once it is durable and
+// applied, until the venue stops: its day is in schedule.state as soon as
+// the journal has it, not only when the schedule or an operator next asks
+// (dayEnded, awaitEndOfDays). A venue that halts first leaves it to the
+// next start, which finds it in the journal (Config.EndOfDayNs).
+func (o *Ops) recordEndOfDays() {
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-o.awaitedSignal:
+		}
+		for {
+			o.stateMu.Lock()
+			a, waiting := o.settleEndOfDaysLocked()
+			o.stateMu.Unlock()
+			if !waiting || o.halted() || o.cfg.Pipeline.JournalEnded() {
+				break
+			}
+			if o.stopping() {
+				return
+			}
+			if o.cfg.Pipeline.WaitDurableOrEnd(int64(a.seq), 50*time.Millisecond) {
+				time.Sleep(time.Millisecond) // durable: its result is on its way to the Monitor
+			}
+		}
+	}
+}
+
+// endDayReplayed records as ended the trading day of the last end of day
+// the start's replay applied (Config.EndOfDayNs, schedule.Plan.EndedBy, as
+// a cluster's follower names it), when the record names an earlier one: a
+// stop between that command's durability and its record, or a call that
+// timed out and a stop before the command was durable, left the record
+// behind the journal, and the schedule would run the day's end of day a
+// second time.
+func (o *Ops) endDayReplayed() {
+	if o.cfg.EndOfDayNs == 0 {
+		return
+	}
+	day, ok := o.plan.EndedBy(time.Unix(0, o.cfg.EndOfDayNs))
+	if !ok {
+		return
+	}
+	ended, recorded := o.dayEnded(day)
+	if ended {
+		return
+	}
+	o.log.Warn("schedule: the journal holds an end of day of a trading day the record does not name as ended (a stop before "+
+		"it was recorded, or its call timed out): recording it; the schedule runs none of that day's transitions",
+		"day", day, "recorded", recorded)
+	o.endDay(day)
 }
 
 // writeScheduleState writes schedule.state (stateMu held), and reports
@@ -524,6 +663,7 @@ func statusOf(k schedule.Kind) venue.TradingStatus {
 func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
+	o.settleEndOfDaysLocked()
 	return o.endedDay != "" && !schedule.DayAfter(day, o.endedDay), o.endedDay
 }
 

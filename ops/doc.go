@@ -83,7 +83,11 @@
 // the journal does not run it again. The state also names the last
 // trading day whose end of day ran (EndedDay), the schedule's or an
 // operator's (POST /v1/eod ends the day of the last transition due, not one
-// yet to begin: schedule.Plan.EndedBy): a transition of that day or an earlier one
+// yet to begin: schedule.Plan.EndedBy; one whose call timed out counts once
+// its command is durable and applied, recorded then, and no end of day is
+// sent meanwhile: awaitEndOfDays; a start takes the day of the last end of
+// day its replay applied as ended too, Config.EndOfDayNs, so a stop before
+// the record loses nothing): a transition of that day or an earlier one
 // (end_of_day or a close moved later in the configuration after the day
 // ended, or any after an operator's end of day) is passed over, one end of
 // day per day; a transition of a day its group went past (its record

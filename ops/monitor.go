@@ -6,6 +6,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/await"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -30,6 +31,10 @@ type Monitor struct {
 	hash        *xxhash.Digest
 	events      int64
 	results     map[resultKey]int64
+	// endOfDayApplied is the seq of the last EndOfDay command the matcher
+	// applied (its OperatorResult seen): an end of day whose call timed
+	// out is recorded once it is (Ops.settleEndOfDaysLocked).
+	endOfDayApplied atomic.Uint64
 	// added are the instruments listed by InstrumentAdded events since
 	// start; onAdded, when set, hears of each (under mu).
 	added   addedList
@@ -336,6 +341,9 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
 			m.results[resultKey{r.Action, r.Reason}]++
+			if r.Action == venue.OperatorActionTypeEndOfDay {
+				m.endOfDayApplied.Store(r.Seq)
+			}
 			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
 				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)

@@ -106,6 +106,12 @@ type Config struct {
 	// not kept in PhasesFile, as a node that leads again would read the ones
 	// of its own last term, older than its predecessors'.
 	Replica bool
+	// EndOfDayNs is the command time of the last end of day the start's
+	// replay of the journal applied (0: none): the trading day it ended
+	// (schedule.Plan.EndedBy) has ended, though schedule.state may not say
+	// so (a stop between the command's durability and the record, or a
+	// call that timed out): the schedule runs none of its transitions.
+	EndOfDayNs int64
 	// Phases, on a cluster's new leader, is each group's phase as last set
 	// (by the schedule or /v1/phase), by group name, as its follower saw
 	// the commands: where a resume takes a halted instrument, as PhasesFile
@@ -200,6 +206,13 @@ type Ops struct {
 	savedOK   bool
 	endedDay  string
 	groupsRun map[string]GroupRun // scheduleState.Groups
+	// awaited are the end of days published whose call timed out (a
+	// journal slower than admin.call_timeout), with the trading day each
+	// ends: once durable and applied they are recorded as a call answered
+	// done is (settleEndOfDays), and meanwhile no other end of day is
+	// sent (awaitEndOfDays). awaitedSignal wakes recordEndOfDays.
+	awaited       []awaitedEndOfDay
+	awaitedSignal chan struct{}
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a
@@ -246,7 +259,7 @@ func New(cfg Config) (*Ops, error) {
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{}, caughtUp: make(chan struct{}),
 		eodPublished: map[string]uint64{}, sessionMu: map[uint16]*sync.Mutex{},
-		stop: make(chan struct{})}
+		awaitedSignal: make(chan struct{}, 1), stop: make(chan struct{})}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
 	}
@@ -388,6 +401,9 @@ func (o *Ops) Start(fixReady func() bool) error {
 		return nil
 	}
 	last, found, err := o.loadScheduleState()
+	if err == nil {
+		o.endDayReplayed()
+	}
 	if err != nil {
 		// Without the record the start cannot know which transitions it
 		// missed: bringing every group to its phase now would skip an end
@@ -398,7 +414,11 @@ func (o *Ops) Start(fixReady func() bool) error {
 			"while the venue was down cannot be known, and an end of day among them would be skipped; restore the file, "+
 			"or move it aside to bring every group to its phase now as a first start does", err)
 	}
-	o.wg.Add(1)
+	o.wg.Add(2)
+	go func() {
+		defer o.wg.Done()
+		o.recordEndOfDays()
+	}()
 	go func() {
 		defer o.wg.Done()
 		o.runSchedule(last, found)
@@ -690,11 +710,22 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 		// ClOrdIDs and risk figures again.
 		day, _ = o.plan.EndedBy(o.cfg.Now())
 	}
+	if r, err := o.awaitEndOfDays(o.cfg.Admin.CallTimeout.Duration); err != nil {
+		// An end of day sent before is not known done yet: another would
+		// end its day twice if it is (docs/ARCHITECTURE.md, "Operations:
+		// the control plane and the trading day").
+		return r, rep, err
+	}
 	if ended, _ := o.dayEnded(day); day != "" && ended {
 		return Result{}, rep, fmt.Errorf("%w: %s", errDayEnded, day)
 	}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
+	if errors.Is(err, ErrTimeout) && r.Seq != 0 && day != "" {
+		// Published: the matcher applies it once the journal has it, and
+		// it ends the day then, however this call ended.
+		o.awaitEndOfDay(r.Seq, day)
+	}
 	if err != nil || r.Reason != venue.RejectReasonNone {
 		return r, rep, err
 	}

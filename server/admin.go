@@ -21,7 +21,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
 		Replica:     s.cfg.Cluster.Enabled(),
-		Logger:      s.log, Registry: s.registry, Now: s.opts.Now}
+		Logger:      s.log, Registry: s.registry, Now: s.opts.Now, EndOfDayNs: s.replayedEndOfDayNs}
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
 		oc.Standby = r.Resting
 	}

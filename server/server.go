@@ -98,6 +98,10 @@ type Server struct {
 	stopSync        chan struct{}
 	wg              sync.WaitGroup
 	replayed        int64
+	// replayedEndOfDayNs is the command time of the last end of day the
+	// start's replay applied (0: none): the schedule takes its trading day
+	// as ended though its record may not say so (ops.Config.EndOfDayNs).
+	replayedEndOfDayNs int64
 	// lostReports are the replayed events whose ExecutionReports (or
 	// copies) the sessions' stores lack, redelivered by Start
 	// (lostreports.go); nil when none.
@@ -363,7 +367,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	s.replayed = res.Records
+	s.replayed, s.replayedEndOfDayNs = res.Records, sink.endOfDayNs
 	if err := s.storeAhead(highest); err != nil {
 		return err
 	}
@@ -547,6 +551,9 @@ type replaySink struct {
 	// addedAgain.
 	configured map[uint32]string
 	lost       *gateway.LostReports
+	// endOfDayNs is the command time of the last end of day replayed (0:
+	// none), for the schedule (ops.Config.EndOfDayNs).
+	endOfDayNs int64
 	slot       [core.EventSlotMin]byte
 	err        error
 }
@@ -567,6 +574,9 @@ func (k *replaySink) Commit() {
 		k.err = err
 	}
 	k.lost.Event(k.slot[:])
+	if r, ok := operatorResultOf(k.slot[:]); ok && r.Action() == venue.OperatorActionTypeEndOfDay && r.Reason() == venue.RejectReasonNone {
+		k.endOfDayNs = max(k.endOfDayNs, r.TimestampNs())
+	}
 }
 
 // addedAgain refuses a journal that adds an instrument the configuration
