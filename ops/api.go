@@ -1080,9 +1080,16 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	operator := operatorOf(r)
 	mu := o.sessionMu[s.Idx]
 	mu.Lock()
 	defer mu.Unlock()
+	if res, err := o.awaitSessionActions(s.Idx, o.cfg.Admin.CallTimeout.Duration); err != nil {
+		// One sent before is not known applied yet: the session's state,
+		// which this call is checked against, is not known either.
+		o.answer(w, operator, res, err, nil)
+		return
+	}
 	st := sc.SessionState(s.Idx)
 	switch {
 	case kind == venue.OperatorActionTypeSessionLogout && !st.LoggedOn:
@@ -1095,18 +1102,32 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not disabled (nothing changed)", s.CompID)
 		return
 	}
-	operator := operatorOf(r)
 	res, err := o.Do(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: reason})
 	if err == nil && res.Reason == venue.RejectReasonNone {
 		// Journaled and durable: now act on the connection.
-		switch kind {
-		case venue.OperatorActionTypeSessionLogout:
-			sc.Logout(s.Idx)
-		case venue.OperatorActionTypeSessionDisable:
-			sc.SetDisabled(s.Idx, true)
-		case venue.OperatorActionTypeSessionEnable:
-			sc.SetDisabled(s.Idx, false)
-		}
+		o.carryOut(s.Idx, kind)
+	}
+	if errors.Is(err, ErrTimeout) {
+		// Published: the matcher applies it once the journal has it, and
+		// the venue carries it out then, however this call ended.
+		o.awaitAction(awaitedAction{seq: res.Seq, session: s.Idx, compID: s.CompID, kind: kind})
 	}
 	o.answer(w, operator, res, err, nil)
+}
+
+// carryOut acts on session idx's connection for a session action done
+// (journaled, durable and applied).
+func (o *Ops) carryOut(idx uint16, kind venue.OperatorActionType) {
+	sc := o.cfg.SessionControl
+	if sc == nil {
+		return
+	}
+	switch kind {
+	case venue.OperatorActionTypeSessionLogout:
+		sc.Logout(idx)
+	case venue.OperatorActionTypeSessionDisable:
+		sc.SetDisabled(idx, true)
+	case venue.OperatorActionTypeSessionEnable:
+		sc.SetDisabled(idx, false)
+	}
 }

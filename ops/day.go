@@ -178,15 +178,12 @@ type awaitedEndOfDay struct {
 // trading day day, was published and its call timed out: the matcher
 // applies it once the journal has it, whatever the caller was answered
 // (504 timeout), and the day has ended then, as a cluster's follower
-// counts it from the command's result. recordEndOfDays records it.
+// counts it from the command's result. recordAwaited records it.
 func (o *Ops) awaitEndOfDay(seq uint64, day string) {
 	o.stateMu.Lock()
 	o.awaited = append(o.awaited, awaitedEndOfDay{seq: seq, day: day})
 	o.stateMu.Unlock()
-	select {
-	case o.awaitedSignal <- struct{}{}:
-	default:
-	}
+	o.signalAwaited()
 }
 
 // settleEndOfDaysLocked records as ended (stateMu held) the days of the
@@ -197,10 +194,9 @@ func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
 	if len(o.awaited) == 0 {
 		return first, false
 	}
-	durable, applied := o.cfg.Pipeline.Durable().Load(), o.monitor.endOfDayApplied.Load()
 	kept := o.awaited[:0]
 	for _, a := range o.awaited {
-		if int64(a.seq) <= durable && a.seq <= applied {
+		if o.applied(a.seq) {
 			o.log.Info("end of day whose call timed out is durable and applied: its trading day has ended", "seq", a.seq, "day", a.day)
 			o.endDayLocked(a.day)
 		} else {
@@ -227,31 +223,130 @@ func (o *Ops) awaitEndOfDays(timeout time.Duration) (r Result, err error) {
 		if !waiting {
 			return Result{}, nil
 		}
-		r = Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay}
-		switch wait := time.Until(deadline); {
-		case o.stopping():
-			return r, ErrStopping
-		case o.halted():
-			return r, fmt.Errorf("%w: %w", pipeline.ErrHalted, o.cfg.Pipeline.Err())
-		case o.cfg.Pipeline.JournalEnded():
-			return r, fmt.Errorf("%w: the end of day of %s published at seq %d", ErrUnconfirmed, a.day, a.seq)
-		case wait <= 0:
-			return r, fmt.Errorf("%w: the end of day of %s published at seq %d (its call timed out) is not yet durable and applied, "+
-				"and it ends that day once it is: nothing was sent", ErrTimeout, a.day, a.seq)
-		default:
-			if o.cfg.Pipeline.WaitDurableOrEnd(int64(a.seq), min(wait, 10*time.Millisecond)) {
-				time.Sleep(min(wait, time.Millisecond)) // durable: its result is on its way to the Monitor
-			}
+		what := fmt.Sprintf("the end of day of %s published at seq %d (its call timed out), which ends that day once it is: nothing was sent",
+			a.day, a.seq)
+		if err := o.awaitApplied(a.seq, deadline, what); err != nil {
+			return Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay}, err
 		}
 	}
 }
 
-// recordEndOfDays records each awaited end of day once it is durable and
-// applied, until the venue stops: its day is in schedule.state as soon as
-// the journal has it, not only when the schedule or an operator next asks
-// (dayEnded, awaitEndOfDays). A venue that halts first leaves it to the
-// next start, which finds it in the journal (Config.EndOfDayNs).
-func (o *Ops) recordEndOfDays() {
+// applied reports whether command seq is durable and applied (its
+// result seen by the Monitor).
+func (o *Ops) applied(seq uint64) bool {
+	return o.cfg.Pipeline.Durable().Load() >= int64(seq) && o.monitor.resultSeq.Load() >= seq
+}
+
+// awaitApplied waits until command seq, published by a call that timed
+// out, is durable and applied, or deadline; what describes it in the
+// error of a wait that ends first.
+func (o *Ops) awaitApplied(seq uint64, deadline time.Time, what string) error {
+	for !o.applied(seq) {
+		wait := time.Until(deadline)
+		switch {
+		case o.stopping():
+			return ErrStopping
+		case o.halted():
+			return fmt.Errorf("%w: %w", pipeline.ErrHalted, o.cfg.Pipeline.Err())
+		case o.cfg.Pipeline.JournalEnded():
+			return fmt.Errorf("%w: %s", ErrUnconfirmed, what)
+		case wait <= 0:
+			return fmt.Errorf("%w: %s is not yet durable and applied", ErrTimeout, what)
+		}
+		if o.cfg.Pipeline.WaitDurableOrEnd(int64(seq), min(wait, 10*time.Millisecond)) {
+			time.Sleep(min(wait, time.Millisecond)) // durable: its result is on its way to the Monitor
+		}
+	}
+	return nil
+}
+
+// awaitedAction is a session action (logout, disable, enable) published
+// whose call timed out.
+type awaitedAction struct {
+	seq     uint64
+	session uint16
+	compID  string
+	kind    venue.OperatorActionType
+}
+
+// awaitAction notes a session action published whose call timed out: the
+// matcher applies it once the journal has it, and the venue carries it out
+// then (settleSessionActions), as for a call answered done and as a
+// restart's replay and a cluster's follower take it from the journal.
+func (o *Ops) awaitAction(a awaitedAction) {
+	o.stateMu.Lock()
+	o.awaitedActions = append(o.awaitedActions, a)
+	o.stateMu.Unlock()
+	o.signalAwaited()
+}
+
+func (o *Ops) signalAwaited() {
+	select {
+	case o.awaitedSignal <- struct{}{}:
+	default:
+	}
+}
+
+// settleSessionActions carries out, in order, the awaited actions of
+// session idx that are durable and applied (the session's sessionMu
+// held), and returns the first one still awaited (waiting false: none
+// is). The matcher refuses a session action only for a session it does
+// not have, which the admin API checked before journaling it.
+func (o *Ops) settleSessionActions(idx uint16) (first awaitedAction, waiting bool) {
+	o.stateMu.Lock()
+	var due []awaitedAction
+	kept := o.awaitedActions[:0]
+	for _, a := range o.awaitedActions {
+		switch {
+		case a.session != idx:
+			kept = append(kept, a)
+		case !waiting && o.applied(a.seq):
+			due = append(due, a)
+		default:
+			kept = append(kept, a)
+			if !waiting {
+				first, waiting = a, true
+			}
+		}
+	}
+	o.awaitedActions = kept
+	o.stateMu.Unlock()
+	for _, a := range due {
+		o.log.Info("session action whose call timed out is durable and applied: carried out", "seq", a.seq,
+			"action", a.kind.String(), "session", a.compID)
+		o.carryOut(a.session, a.kind)
+	}
+	return first, waiting
+}
+
+// awaitSessionActions waits (timeout at most, the session's sessionMu
+// held) until session idx's awaited actions are durable and applied, and
+// carries them out. An error says one is not: the session's state is not
+// known yet (r.Seq is its seq).
+func (o *Ops) awaitSessionActions(idx uint16, timeout time.Duration) (r Result, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		a, waiting := o.settleSessionActions(idx)
+		if !waiting {
+			return Result{}, nil
+		}
+		what := fmt.Sprintf("the %s of session %s published at seq %d (its call timed out), carried out once it is: nothing was sent",
+			a.kind.String(), a.compID, a.seq)
+		if err := o.awaitApplied(a.seq, deadline, what); err != nil {
+			return Result{Seq: a.seq, Action: a.kind}, err
+		}
+	}
+}
+
+// recordAwaited records each awaited end of day, and carries out each
+// awaited session action, once its command is durable and applied, until
+// the venue stops: an end of day's day is in schedule.state, and a
+// disable refuses the session, as soon as the journal has the command,
+// not only when the schedule or an operator next asks (dayEnded,
+// awaitEndOfDays, awaitSessionActions). A venue that halts first leaves
+// them to the next start, which finds them in the journal
+// (Config.EndOfDayNs; the server's disabled sessions).
+func (o *Ops) recordAwaited() {
 	for {
 		select {
 		case <-o.stop:
@@ -259,20 +354,43 @@ func (o *Ops) recordEndOfDays() {
 		case <-o.awaitedSignal:
 		}
 		for {
-			o.stateMu.Lock()
-			a, waiting := o.settleEndOfDaysLocked()
-			o.stateMu.Unlock()
+			seq, waiting := o.settleAwaited()
 			if !waiting || o.halted() || o.cfg.Pipeline.JournalEnded() {
 				break
 			}
 			if o.stopping() {
 				return
 			}
-			if o.cfg.Pipeline.WaitDurableOrEnd(int64(a.seq), 50*time.Millisecond) {
+			if o.cfg.Pipeline.WaitDurableOrEnd(int64(seq), 50*time.Millisecond) {
 				time.Sleep(time.Millisecond) // durable: its result is on its way to the Monitor
 			}
 		}
 	}
+}
+
+// settleAwaited settles every awaited command durable and applied, and
+// returns the seq of the first one still awaited (waiting false: none).
+func (o *Ops) settleAwaited() (seq uint64, waiting bool) {
+	o.stateMu.Lock()
+	a, eodWaiting := o.settleEndOfDaysLocked()
+	sessions := map[uint16]bool{}
+	for _, x := range o.awaitedActions {
+		sessions[x.session] = true
+	}
+	o.stateMu.Unlock()
+	if eodWaiting {
+		seq, waiting = a.seq, true
+	}
+	for idx := range sessions {
+		mu := o.sessionMu[idx]
+		mu.Lock()
+		x, w := o.settleSessionActions(idx)
+		mu.Unlock()
+		if w && (!waiting || x.seq < seq) {
+			seq, waiting = x.seq, true
+		}
+	}
+	return seq, waiting
 }
 
 // endDayReplayed records as ended the trading day of the last end of day

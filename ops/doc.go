@@ -44,7 +44,12 @@
 // Do publishes one command and waits (admin.call_timeout) for its
 // OperatorResult and for durability; a command the matcher refuses
 // (unknown instrument or session, a transition that makes no sense)
-// changed nothing and is answered with the reason. EndOfDay runs the EOD
+// changed nothing and is answered with the reason. A call that timed out
+// published its command all the same, and the matcher applies it once the
+// journal has it: an end of day and a session action are then done as for
+// a call answered done (recordAwaited: the day recorded as ended, the
+// session logged out or disabled), and one of the same kind (of the same
+// session) waits for it meanwhile and sends nothing. EndOfDay runs the EOD
 // command, then a Snapshot command, then, once its file is published,
 // journal.ArchiveSegments up to the newest snapshot a start would load
 // (Config.UsableSnapshot: the states kept beside it are written too).

@@ -31,10 +31,11 @@ type Monitor struct {
 	hash        *xxhash.Digest
 	events      int64
 	results     map[resultKey]int64
-	// endOfDayApplied is the seq of the last EndOfDay command the matcher
-	// applied (its OperatorResult seen): an end of day whose call timed
-	// out is recorded once it is (Ops.settleEndOfDaysLocked).
-	endOfDayApplied atomic.Uint64
+	// resultSeq is the seq of the last OperatorCommand whose result was
+	// seen: the matcher applies commands in seq order, so every one up to
+	// it is applied (Ops.applied: a call that timed out is carried out
+	// once its command is).
+	resultSeq atomic.Uint64
 	// added are the instruments listed by InstrumentAdded events since
 	// start; onAdded, when set, hears of each (under mu).
 	added   addedList
@@ -341,9 +342,7 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
 			m.results[resultKey{r.Action, r.Reason}]++
-			if r.Action == venue.OperatorActionTypeEndOfDay {
-				m.endOfDayApplied.Store(r.Seq)
-			}
+			m.resultSeq.Store(r.Seq)
 			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
 				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)

@@ -210,9 +210,12 @@ type Ops struct {
 	// journal slower than admin.call_timeout), with the trading day each
 	// ends: once durable and applied they are recorded as a call answered
 	// done is (settleEndOfDays), and meanwhile no other end of day is
-	// sent (awaitEndOfDays). awaitedSignal wakes recordEndOfDays.
-	awaited       []awaitedEndOfDay
-	awaitedSignal chan struct{}
+	// sent (awaitEndOfDays).
+	awaited []awaitedEndOfDay
+	// awaitedActions are the session actions published whose call timed
+	// out, carried out once durable and applied (settleSessionActions).
+	awaitedActions []awaitedAction
+	awaitedSignal  chan struct{} // wakes recordAwaited
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a
@@ -392,10 +395,14 @@ func (o *Ops) Start(fixReady func() bool) error {
 			return err
 		}
 	}
-	o.wg.Add(1)
+	o.wg.Add(2)
 	go func() {
 		defer o.wg.Done()
 		o.runAuctionTimer()
+	}()
+	go func() {
+		defer o.wg.Done()
+		o.recordAwaited()
 	}()
 	if o.plan == nil {
 		return nil
@@ -414,11 +421,7 @@ func (o *Ops) Start(fixReady func() bool) error {
 			"while the venue was down cannot be known, and an end of day among them would be skipped; restore the file, "+
 			"or move it aside to bring every group to its phase now as a first start does", err)
 	}
-	o.wg.Add(2)
-	go func() {
-		defer o.wg.Done()
-		o.recordEndOfDays()
-	}()
+	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
 		o.runSchedule(last, found)
@@ -721,7 +724,7 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
-	if errors.Is(err, ErrTimeout) && r.Seq != 0 && day != "" {
+	if errors.Is(err, ErrTimeout) && day != "" {
 		// Published: the matcher applies it once the journal has it, and
 		// it ends the day then, however this call ended.
 		o.awaitEndOfDay(r.Seq, day)
