@@ -2,13 +2,11 @@ package server
 
 import (
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/ops"
-	"github.com/fixvenue/fixvenue/schedule"
 )
 
 // TestOperatorEndOfDayThatTimesOutIsTheDays: an operator's end of day
@@ -78,25 +76,11 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	}
 	restDayOrder(t, s, "after")
 	pastEndOfDay := dayStart.Add(9500 * time.Millisecond)
-	switch how {
-	case "up":
-		clock.Store(pastEndOfDay.UnixNano())
-		waitUntil(t, "the end of day's transition recorded", func() bool {
-			_, record := scheduleRecord(t, dir)
-			return strings.Contains(string(record), schedule.EndOfDay.String())
-		})
-	case "restart":
-		s.Close()
-		// The record as it was before the end of day: a crash once the
-		// command was durable, before the record was written.
+	// Restarted: the record as it was before the end of day, as after a
+	// crash once the command was durable, before the record was written.
+	passEndOfDayWantOne(t, s, dir, &clock, pastEndOfDay, how, func() {
 		if err := os.WriteFile(path, before, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s = tradingDayVenueAt(t, dir, stoppedClock(pastEndOfDay))
-	}
-	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
-		t.Fatalf("the scheduled end of day ran after the operator's: ACME %+v", acme)
-	}
-	s.Close()
-	wantOneEndOfDay(t, dir)
+	})
 }

@@ -52,20 +52,36 @@ func operatorEndsTheDay(t *testing.T, how string) {
 		t.Fatalf("a second end of day the same trading day: %d %+v, want 409 day_ended", code, e)
 	}
 	pastEndOfDay := dayStart.Add(9500 * time.Millisecond)
-	switch how {
-	case "up":
+	var atRestart func()
+	if how == "failover" {
+		atRestart = func() {
+			p := followerProgress(t, dir, s.cfg)
+			if err := p.save(dir, s.cfg.Schedule); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	passEndOfDayWantOne(t, s, dir, &clock, pastEndOfDay, how, atRestart)
+}
+
+// passEndOfDayWantOne takes the trading day past its end of day's time
+// with the venue s up (how "up": the schedule's end of day comes) or
+// restarted past it (atRestart, if any, runs first on the stopped venue's
+// directory), then checks that CLIENT1's DAY order, rested after the
+// operator's end of day, rests on and that the journal holds one end of
+// day.
+func passEndOfDayWantOne(t *testing.T, s *Server, dir string, clock *atomic.Int64, pastEndOfDay time.Time, how string, atRestart func()) {
+	t.Helper()
+	if how == "up" {
 		clock.Store(pastEndOfDay.UnixNano())
 		waitUntil(t, "the end of day's transition recorded", func() bool {
 			_, record := scheduleRecord(t, dir)
 			return strings.Contains(string(record), schedule.EndOfDay.String())
 		})
-	case "restart", "failover":
+	} else {
 		s.Close()
-		if how == "failover" {
-			p := followerProgress(t, dir, s.cfg)
-			if err := p.save(dir, s.cfg.Schedule); err != nil {
-				t.Fatal(err)
-			}
+		if atRestart != nil {
+			atRestart()
 		}
 		s = tradingDayVenueAt(t, dir, stoppedClock(pastEndOfDay))
 	}
