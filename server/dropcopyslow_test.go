@@ -12,7 +12,11 @@ import (
 
 // tradePairs has CLIENT2 rest a buy and CLIENT1 sell into it, pairs times:
 // four ExecutionReports a pair (two accepts, two fills), each copied to
-// DCALL. Both clients read their answers as they go.
+// DCALL. Both clients read their answers as they go. A rejected order
+// fails the test with the reject's text: the default throttle
+// (session_defaults orders_per_second_reject, 5,000) refuses a client's
+// orders beyond it in a second, so more pairs than that at once are
+// refused, with one answer each where a pair has two.
 func tradePairs(t *testing.T, s *Server, pairs int) {
 	t.Helper()
 	c1 := logon(t, s, "CLIENT1", true)
@@ -31,6 +35,9 @@ func tradePairs(t *testing.T, s *Server, pairs int) {
 					t.Fatalf("%s: %d of %d answers: %v", c.Sender, got, 2*n, err)
 				}
 				if m.Type() == "8" {
+					if m.Get(39) == "8" {
+						t.Fatalf("%s: order %s rejected: %s", c.Sender, m.Get(11), m.Get(58))
+					}
 					got++
 				}
 			}
