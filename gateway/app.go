@@ -139,9 +139,14 @@ const resendStallMax = 30 * time.Second
 // session's send lock for the whole resend, and outbound, which hands an
 // order session its answers itself (sender.sendDirect), would wait there,
 // every session's answers with it. A drop-copy session is only ever sent
-// to by its own sender goroutine, which may wait; the copies outbound
-// queues for it meanwhile wait in its queue (a queue that overflows
-// disconnects the session, which ends the wait).
+// to by its own sender goroutine, which waits for the resend; the copies
+// outbound queues for it meanwhile wait in its queue. A queue that
+// overflows disconnects the session (sender.queueCounted) and ends the
+// wait at once, as it ends a mass status's (sender.enqueueWait): outbound
+// waits for room in that queue, and the edge's close of the connection
+// first flushes what the client has not read, for up to fix.write_timeout
+// a write, so waiting for the connection to be gone held every session's
+// answers for as long.
 func (g *Gateway) paceResend(id quickfix.SessionID) {
 	s, ok := g.bySession[id]
 	if !ok || s.cfg.DropCopy == nil {
@@ -152,7 +157,8 @@ func (g *Gateway) paceResend(id quickfix.SessionID) {
 		return
 	}
 	const pollWait = 100 * time.Microsecond
-	for deadline := time.Now().Add(resendStallMax); b.Backlogged(id) && g.stopping.Load() == nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(resendStallMax); b.Backlogged(id) && s.out.loggedOn.Load() &&
+		g.stopping.Load() == nil && time.Now().Before(deadline); {
 		time.Sleep(pollWait)
 	}
 }

@@ -2,28 +2,34 @@ package server
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // tradePairs has CLIENT2 rest a buy and CLIENT1 sell into it, pairs times:
 // four ExecutionReports a pair (two accepts, two fills), each copied to
-// DCALL. Both clients read their answers as they go. A rejected order
-// fails the test with the reject's text: the default throttle
-// (session_defaults orders_per_second_reject, 5,000) refuses a client's
-// orders beyond it in a second, so more pairs than that at once are
-// refused, with one answer each where a pair has two.
+// DCALL. Both clients read their answers as they go.
 func tradePairs(t *testing.T, s *Server, pairs int) {
 	t.Helper()
-	c1 := logon(t, s, "CLIENT1", true)
-	c2 := logon(t, s, "CLIENT2", true)
+	tradeMore(t, logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true), 0, pairs)
+}
+
+// tradeMore is tradePairs for clients c1 and c2 already logged on, from
+// pair `from`. A rejected order fails the test with the reject's text:
+// the default throttle (session_defaults orders_per_second_reject, 5,000)
+// refuses a client's orders beyond it in a second, so more pairs than that
+// at once are refused, with one answer each where a pair has two.
+func tradeMore(t *testing.T, c1, c2 *fixclient.Client, from, pairs int) {
+	t.Helper()
 	const burst = 100
-	for done := 0; done < pairs; done += burst {
-		n := min(burst, pairs-done)
+	for done := from; done < from+pairs; done += burst {
+		n := min(burst, from+pairs-done)
 		for i := done; i < done+n; i++ {
 			sendOrder(t, c2, order{id: "b" + strconv.Itoa(i), side: "1", qty: "1", px: "100.00"})
 			sendOrder(t, c1, order{id: "s" + strconv.Itoa(i), side: "2", qty: "1", px: "100.00"})
@@ -148,4 +154,72 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 	if done.Get(750) != "1" || done.Get(748) != strconv.Itoa(4*pairs) || replayed != 4*pairs {
 		t.Fatalf("replay: %d copies, then %s; want %d and AQ Completed", replayed, done, 4*pairs)
 	}
+}
+
+// TestDropCopyResendHoldsNoOtherSession: a drop-copy session whose client
+// stops reading during its resend is disconnected once its queue
+// overflows, and the order sessions' answers go on meanwhile. The paced
+// resend used to wait for the connection to be gone, which the edge's
+// close makes it only after flushing what the client had not read, for up
+// to fix.write_timeout: QuickFIX/Go holds the session's send lock for the
+// resend, the drop-copy session's sender waited for it, and outbound
+// waited for room in that sender's queue, with every session's answers.
+// No copy is lost: the client gets them all by its next resend.
+func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	cfg.FIX.OutboundQueueMax = 1024
+	// Longer than the clients wait for an answer: the edge's close of a
+	// connection whose client does not read ends with this timeout.
+	cfg.FIX.WriteTimeout.Duration = 4 * readWait
+	// The throttle is not what is tested: the pairs go at once.
+	cfg.SessionDefaults.OrdersPerSecondReject = 0
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	// Copies that the socket's buffers cannot all take (Linux's at most
+	// 4 MiB), so that the resend waits for the client; then enough for
+	// them to overflow its queue (fix.outbound_queue_max).
+	const before, during = 6000, 1000
+	tradeMore(t, c1, c2, 0, before)
+
+	dc := slowReader(t, s, "DCALL")
+	if err := dc.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	dcID := sessionID(s.cfg, &s.cfg.Sessions[slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "DCALL" })])
+	waitUntil(t, "DCALL's resend waiting for its client", func() bool { return edgePacer{s.edge}.Backlogged(dcID) })
+	// DCALL reads nothing: its resend waits for it, and the copies of these
+	// pairs fill its queue.
+	tradeMore(t, c1, c2, before, during)
+	if !dc.Closed(2 * readWait) {
+		t.Fatal("DCALL: its connection was not closed")
+	}
+
+	nc, err := net.Dial("tcp", s.FIXAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := fixclient.New(nc, "DCALL", s.cfg.Venue.SenderCompID)
+	t.Cleanup(func() { again.Close() })
+	again.NextOut = dc.NextOut
+	if err := again.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Expect(readWait, "A", nil); err != nil {
+		t.Fatalf("DCALL logon: %v", err)
+	}
+	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Send("1", fixclient.F(112, "resent")); err != nil {
+		t.Fatal(err)
+	}
+	answered, copies := false, 0
+	readSlowly(t, again, "resend", 1000, func(m *fixclient.Message) bool {
+		answered = answered || (m.Type() == "0" && m.Get(112) == "resent")
+		if m.Type() == "8" && m.Get(797) == "Y" {
+			copies++
+		}
+		return answered && copies >= 4*(before+during)
+	})
 }
