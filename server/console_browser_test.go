@@ -679,14 +679,7 @@ func TestConsoleJournalNamesMassCancelFilters(t *testing.T) {
 	// A snapshot after the cancels, with the tape's state beside it: the
 	// next start restores the list from that state.
 	c = logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00"})
-	expectER(t, c, map[int]string{11: "g1", 150: "0"})
-	waitUntil(t, "a snapshot", func() bool { return s.snaps.Stats().Taken.Load() > 0 })
-	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "97.00"})
-	expectER(t, c, map[int]string{11: "g2", 150: "0"})
-	c.Close()
-	waitUsableSnapshot(t, s)
-	total := s.Pipeline().Durable().Load() + 1
+	total := restAroundASnapshot(t, s, c)
 	s.Close()
 	s = start(true)
 	if s.Replayed() >= total {
@@ -709,14 +702,7 @@ func TestConsoleJournalSaysWhatAnOlderStateLacks(t *testing.T) {
 	}
 	s := start()
 	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00"})
-	expectER(t, c, map[int]string{11: "g1", 150: "0"})
-	waitUntil(t, "a snapshot", func() bool { return s.snaps.Stats().Taken.Load() > 0 })
-	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "97.00"})
-	expectER(t, c, map[int]string{11: "g2", 150: "0"})
-	c.Close()
-	waitUsableSnapshot(t, s)
-	total := s.Pipeline().Durable().Load() + 1
+	total := restAroundASnapshot(t, s, c)
 	var client1 uint16
 	for _, sess := range s.ops.Sessions() {
 		if sess.CompID == "CLIENT1" {
@@ -1025,4 +1011,20 @@ func consoleVenueAt(t *testing.T, addr, dir string, mutate func(*config.Config))
 	}
 	cfg.Admin.Addr = addr
 	return startServer(t, cfg, Options{})
+}
+
+// restAroundASnapshot rests g1 on c's session, waits for a snapshot, rests
+// g2, closes c and waits for a snapshot a start can use (with the states
+// saved beside it); it returns the commands durable then, all of which a
+// start from the journal alone replays.
+func restAroundASnapshot(t *testing.T, s *Server, c *fixclient.Client) int64 {
+	t.Helper()
+	sendOrder(t, c, order{id: "g1", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g1", 150: "0"})
+	waitUntil(t, "a snapshot", func() bool { return s.snaps.Stats().Taken.Load() > 0 })
+	sendOrder(t, c, order{id: "g2", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "g2", 150: "0"})
+	c.Close()
+	waitUsableSnapshot(t, s)
+	return s.Pipeline().Durable().Load() + 1
 }
