@@ -89,6 +89,13 @@ func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until
 		if m.Type() == "8" {
 			ers++
 		}
+		if m.Type() == "1" {
+			// Answered as any client does: a slow read (the race
+			// detector's) can outlast the session's heartbeat interval.
+			if err := c.Send("0", fixclient.F(112, m.Get(112))); err != nil {
+				t.Fatalf("%s: heartbeat: %v", what, err)
+			}
+		}
 		if until(m) {
 			return ers
 		}

@@ -101,7 +101,9 @@ type Config struct {
 	// bounds the writes. Reaching either closes the connection.
 	OutboundBytesMax int
 	OutboundQueueMax int
-	// WriteTimeout bounds each write to a client.
+	// WriteTimeout bounds each write to a client: a flush fails when no
+	// writeChunkMax bytes of it go out within it (a client that stopped
+	// reading), however long a steadily read flush takes.
 	WriteTimeout time.Duration
 	// SocketWriteBufferBytes sets the kernel send buffer of accepted
 	// connections (SO_SNDBUF); 0 keeps the system default.

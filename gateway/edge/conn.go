@@ -217,8 +217,7 @@ func (c *Conn) writeLoop() {
 		buf, writes := c.fill, c.fillWrites
 		c.fill, c.fillWrites = c.spare[:0], 0
 		c.mu.Unlock()
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.cfg.WriteTimeout))
-		n, err := c.nc.Write(buf)
+		n, err := c.flush(buf)
 		c.l.stats.BytesOut.Add(uint64(n))
 		c.mu.Lock()
 		c.queuedBytes -= len(buf)
@@ -243,6 +242,26 @@ func (c *Conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// writeChunkMax is the most a flush writes under one deadline: a flush
+// times out when no writeChunkMax bytes of it reach the socket within
+// Config.WriteTimeout, whatever its length.
+const writeChunkMax = 64 << 10
+
+// flush writes buf to the socket in chunks of at most writeChunkMax, each
+// with a deadline of Config.WriteTimeout, so that the timeout ends a
+// client that stops reading, not one that reads steadily while a large
+// flush (a resend, a replay) takes longer than the timeout as a whole.
+// Most flushes are one chunk, one system call.
+func (c *Conn) flush(buf []byte) (n int, err error) {
+	for n < len(buf) && err == nil {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.cfg.WriteTimeout))
+		var k int
+		k, err = c.nc.Write(buf[n:min(len(buf), n+writeChunkMax)])
+		n += k
+	}
+	return n, err
 }
 
 // kill closes the socket at once (so that the reader and writer stop) and
@@ -349,7 +368,7 @@ func (c *Conn) LocalAddr() net.Addr { return c.raw.LocalAddr() }
 func (c *Conn) RemoteAddr() net.Addr { return c.raw.RemoteAddr() }
 
 // SetDeadline sets the read deadline only: writes have the edge's own
-// deadline (Config.WriteTimeout) per flush.
+// deadline (Config.WriteTimeout) per chunk of a flush.
 func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
 
 // SetReadDeadline sets the read deadline.

@@ -169,10 +169,12 @@
 // # Writing, pacing and closing
 //
 // Conn.Write copies into a bounded buffer (OutboundBytesMax bytes,
-// OutboundQueueMax writes) flushed by the connection's writer goroutine,
-// each flush bounded by WriteTimeout; it never blocks QuickFIX/Go. A client
-// that stops reading fills the buffer or stalls a flush and is disconnected
-// (ReasonOutboundFull, ReasonWriteTimeout); nobody else notices.
+// OutboundQueueMax writes) flushed by the connection's writer goroutine
+// in chunks of 64 KiB, each bounded by WriteTimeout; it never blocks
+// QuickFIX/Go. A client that stops reading fills the buffer or stalls a
+// chunk and is disconnected (ReasonOutboundFull, ReasonWriteTimeout);
+// nobody else notices. One that reads slowly but steadily is not, however
+// long a large flush (a resend) takes.
 // Conn.Backlogged tells a producer that can wait (the gateway's mass
 // status) that more than half of either bound is in use.
 //

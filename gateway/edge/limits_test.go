@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -359,4 +360,59 @@ func TestClosedBeforeLogonIsNotAReadError(t *testing.T) {
 		t.Fatalf("closed_before_logon %d after a reset, want 2", got)
 	}
 	v.logon("CLIENT1").trade("after-probes")
+}
+
+// TestClientThatReadsSlowlyStaysConnected: a client floods orders and reads
+// their reports steadily but slower than the venue writes them (8 KiB every
+// 10 ms), so the edge's outbound buffer grows and one flush of it takes
+// longer than WriteTimeout as a whole, while each 64 KiB of it goes out well
+// within it. The client is not disconnected and reads every report: a write
+// timed out when a whole flush outlasted WriteTimeout, which disconnected a
+// drop-copy client reading a resend at its own steady pace.
+func TestClientThatReadsSlowlyStaysConnected(t *testing.T) {
+	t.Parallel()
+	cfg := Config{OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20, WriteTimeout: 300 * time.Millisecond, SocketWriteBufferBytes: 4096}
+	v := startVenueWith(t, cfg, noDictionary, "CLIENT1")
+	slow := v.client(dialSmallReceiveBuffer(t, v.addr()), "CLIENT1")
+	slow.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	slow.expect("A")
+	const orders = 4000
+	read := make(chan error, 1)
+	go func() {
+		// Counts the reports, "35=8" fields, across chunk boundaries.
+		marker := []byte("\x0135=8\x01")
+		var buf [8 << 10]byte
+		var tail []byte
+		deadline := time.Now().Add(60 * time.Second)
+		for reports := 0; reports < orders; {
+			if time.Now().After(deadline) {
+				read <- fmt.Errorf("%d of %d reports in 60 s", reports, orders)
+				return
+			}
+			_ = slow.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := slow.conn.Read(buf[:])
+			if err != nil {
+				read <- fmt.Errorf("after %d of %d reports: %w", reports, orders, err)
+				return
+			}
+			seen := append(tail, buf[:n]...)
+			reports += bytes.Count(seen, marker)
+			tail = append([]byte(nil), seen[max(0, len(seen)-len(marker)+1):]...)
+			time.Sleep(10 * time.Millisecond)
+		}
+		read <- nil
+	}()
+	for i := 0; i < orders; i++ {
+		_ = slow.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := slow.conn.Write(slow.msgAt(slow.seqOut, "D", newOrderBody(fmt.Sprint("s", i))...)); err != nil {
+			t.Fatalf("order %d: %v", i, err)
+		}
+		slow.seqOut++
+	}
+	if err := <-read; err != nil {
+		t.Fatalf("a client reading steadily: %v (write timeouts %d)", err, v.l.Stats().Count(ReasonWriteTimeout))
+	}
+	if n := v.l.Stats().Count(ReasonWriteTimeout); n != 0 {
+		t.Fatalf("%d write timeouts for a client reading steadily", n)
+	}
 }
