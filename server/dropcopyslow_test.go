@@ -81,7 +81,18 @@ func slowReader(t *testing.T, s *Server, comp string) *fixclient.Client {
 func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until func(m *fixclient.Message) bool) int {
 	t.Helper()
 	ers := 0
+	lastSent := time.Now()
 	for n := 1; ; n++ {
+		if time.Since(lastSent) > 10*time.Second {
+			// A client sends a Heartbeat when it has sent nothing for a
+			// while (HeartBtInt 30 s): a long read (under the race
+			// detector, on a loaded machine) would be taken for a dead
+			// peer, as the venue's TestRequest waits behind the copies.
+			if err := c.Send("0"); err != nil {
+				t.Fatalf("%s: heartbeat: %v", what, err)
+			}
+			lastSent = time.Now()
+		}
 		m, err := c.ReadAny(readWait)
 		if err != nil {
 			t.Fatalf("%s: the connection ended after %d copies: %v", what, ers, err)
@@ -95,6 +106,7 @@ func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until
 			if err := c.Send("0", fixclient.F(112, m.Get(112))); err != nil {
 				t.Fatalf("%s: heartbeat: %v", what, err)
 			}
+			lastSent = time.Now()
 		}
 		if until(m) {
 			return ers
