@@ -144,8 +144,13 @@ func TestTransitionsDueTogetherRunOnTime(t *testing.T) {
 	clock.Store(dayStart.Add(2100 * time.Millisecond).UnixNano())
 	waitStatus(t, s, "ACME", "Open", readWait)
 	waitStatus(t, s, "LOTS", "Open", readWait)
-	metrics := scrape(t, s)
-	if onTime := metricstest.Value(t, metrics, `fixvenue_schedule_transitions_total{caught_up="false",kind="open"}`); onTime != "2" {
+	// Counted once the transition's commands are done, after the status
+	// they set is visible: waited for, not read once.
+	onTime := ""
+	for deadline := time.Now().Add(readWait); onTime != "2" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		onTime = metricstest.Value(t, scrape(t, s), `fixvenue_schedule_transitions_total{caught_up="false",kind="open"}`)
+	}
+	if onTime != "2" {
 		t.Fatalf("opens run on time %q, want 2:\n%s", onTime, logs.String())
 	}
 	if strings.Contains(logs.String(), "run late") {
