@@ -113,7 +113,9 @@ func (a *application) ToApp(m *quickfix.Message, id quickfix.SessionID) error {
 	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && (string(t) == "W" || string(t) == "X") {
 		return quickfix.ErrDoNotSend
 	}
-	a.g().paceResend(id)
+	g := a.g()
+	g.metrics.resent.Inc()
+	g.paceResend(id)
 	return nil
 }
 
@@ -161,6 +163,22 @@ func (g *Gateway) paceResend(id quickfix.SessionID) {
 		g.stopping.Load() == nil && time.Now().Before(deadline); {
 		time.Sleep(pollWait)
 	}
+}
+
+// ResendGoesOn reports whether a resend to the session goes on
+// (fixstore.Factory.ResendWhile): not once its connection is going, its
+// outbound queue overflowed (sender.queueCounted) or it logged out, nor
+// once the venue stops. QuickFIX/Go holds the session's send lock for the
+// whole resend: the rest of a large one, written to a connection that was
+// going, held that session's sender as long, and outbound, waiting for
+// room in the sender's queue, every session's answers with it. What the
+// resend did not send stays in the store for the client's next one.
+func (g *Gateway) ResendGoesOn(id quickfix.SessionID) bool {
+	s, ok := g.bySession[id]
+	if !ok {
+		return true
+	}
+	return s.out.loggedOn.Load() && g.stopping.Load() == nil
 }
 
 // ResendRequestsPerSecondMax bounds the ResendRequests a connection may send

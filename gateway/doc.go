@@ -174,7 +174,8 @@
 // each ExecutionReport of its grants (797=Y, DeliverToCompID 128); it
 // recovers what it missed by ResendRequest, written at its connection's
 // pace (app.go, paceResend) until its queue overflows, which disconnects
-// it at once (outbound waits for room in that queue); beyond
+// it and stops the resend at once (outbound waits for room in that queue;
+// Gateway.ResendGoesOn); beyond
 // its FIX store it asks for a period's copies with a
 // TradeCaptureReportRequest (35=AD), answered by AQ Accepted, the copies
 // rebuilt from the journal (Config.ReplayEvents), and AQ Completed

@@ -14,6 +14,7 @@ type Metrics struct {
 	roundTrip                 prometheus.Histogram
 	loggedOn                  prometheus.Gauge
 	outboundDropped           prometheus.Counter
+	resent                    prometheus.Counter
 	durableWaitNs             prometheus.Histogram
 	eventAge                  prometheus.Histogram
 	clientRejects             prometheus.Counter
@@ -46,6 +47,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_outbound_event_age_seconds",
 			Help:    "Age of the last event of each batch outbound takes from the event ring (FIX arrival → outbound sees the event), before the durability wait.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 24)}),
+		resent: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_resent_messages_total",
+			Help: "Stored messages sent again for ResendRequests (PossDupFlag Y; market data, gap-filled instead, not counted)."}),
 		clientRejects: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_client_business_rejects_total",
 			Help: "BusinessMessageRejects (35=j) clients sent of the venue's messages (taken, not answered; logged at debug)."}),
 		risk: newRiskMetrics(),
@@ -53,7 +56,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.risk.collectors()...)
 		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
-			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.durableWaitNs, m.eventAge, m.clientRejects)
+			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.resent, m.durableWaitNs, m.eventAge, m.clientRejects)
 	}
 	m.dropCopyMetrics = newDropCopyMetrics(reg)
 	return m

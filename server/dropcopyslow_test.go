@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
 
 // tradePairs has CLIENT2 rest a buy and CLIENT1 sell into it, pairs times:
@@ -196,6 +197,9 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 // waited for room in that sender's queue, with every session's answers.
 // No copy is lost: the client gets them all by its next resend.
 func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
+	// The message the paced resend held when the queue overflowed goes out;
+	// the socket may have taken a few more before the client stopped.
+	const resentAfterOverflowMax = 16
 	cfg := testConfig(t, t.TempDir(), dropCopySessions)
 	cfg.FIX.OutboundQueueMax = 1024
 	// Longer than the clients wait for an answer: the edge's close of a
@@ -218,6 +222,7 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	}
 	dcID := sessionID(s.cfg, &s.cfg.Sessions[slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "DCALL" })])
 	waitUntil(t, "DCALL's resend waiting for its client", func() bool { return edgePacer{s.edge}.Backlogged(dcID) })
+	paused := metricstest.Float(t, scrape(t, s), "fixvenue_resent_messages_total")
 	// DCALL reads nothing: its resend waits for it, and the copies of these
 	// pairs fill its queue.
 	tradeMore(t, c1, c2, before, during)
@@ -237,6 +242,14 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	}
 	if _, err := again.Expect(readWait, "A", nil); err != nil {
 		t.Fatalf("DCALL logon: %v", err)
+	}
+	// The first resend has ended: QuickFIX/Go's session goroutine ran it
+	// before it took this logon. It stopped at the overflow, where it used
+	// to go on through the store, written to the connection that was going,
+	// while every session's answers waited behind it.
+	if ended := metricstest.Float(t, scrape(t, s), "fixvenue_resent_messages_total"); ended-paused > resentAfterOverflowMax {
+		t.Fatalf("the first resend sent %.0f more after its connection overflowed (%.0f before), want at most %d",
+			ended-paused, paused, resentAfterOverflowMax)
 	}
 	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)

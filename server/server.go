@@ -877,6 +877,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	// store's lock, and halting queues a status message for every session,
 	// that one included.
 	s.stores.OnFail(func(err error) { go s.pipe.Halt(err) })
+	s.stores.ResendWhile(gw.ResendGoesOn)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	s.registerInstrumentMetrics()

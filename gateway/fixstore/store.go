@@ -58,6 +58,9 @@ type Options struct {
 	Allocate func(f *os.File, size int64) error
 	// onFail is the factory's hook (Factory.OnFail), shared by its stores.
 	onFail *atomic.Pointer[func(error)]
+	// resendWhile is the factory's hook (Factory.ResendWhile), shared by
+	// its stores.
+	resendWhile *atomic.Pointer[func(quickfix.SessionID) bool]
 }
 
 // ErrFailed is wrapped by the error of a store write or sync that the file
@@ -119,6 +122,7 @@ func NewFactory(opts Options) (*Factory, error) {
 		opts.Allocate = Fallocate
 	}
 	opts.onFail = new(atomic.Pointer[func(error)])
+	opts.resendWhile = new(atomic.Pointer[func(quickfix.SessionID) bool])
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -137,6 +141,7 @@ func (f *Factory) Create(id quickfix.SessionID) (quickfix.MessageStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fixstore %s: %w", name, err)
 	}
+	s.id = id
 	f.stores[name] = s
 	return s, nil
 }
@@ -174,6 +179,19 @@ func (f *Factory) SyncDirty() (int, error) {
 // write to a store: the venue halts on the first. QuickFIX/Go itself only
 // logs such an error and drops the connection, or returns it from a send.
 func (f *Factory) OnFail(fn func(error)) { f.opts.onFail.Store(&fn) }
+
+// ResendWhile sets the condition a resend goes on under: IterateMessages,
+// which QuickFIX/Go calls to answer a ResendRequest, hands it the next
+// stored message only while fn holds for the store's session. The venue's
+// fn fails once the session's connection is going (its outbound queue
+// overflowed, it logged out, the venue stops): QuickFIX/Go holds the
+// session's send lock for the whole resend, so the rest of a large one
+// written to a connection that is gone held the session's sender, and
+// every session's answers behind it (docs/ARCHITECTURE.md, "Drop copy").
+// A resend that stops early is sound FIX: QuickFIX/Go sends no gap fill
+// past a message it was not handed, and the client asks again for what it
+// lacks once back.
+func (f *Factory) ResendWhile(fn func(id quickfix.SessionID) bool) { f.opts.resendWhile.Store(&fn) }
 
 // Syncs returns how many store files SyncDirty has fdatasynced.
 func (f *Factory) Syncs() int64 { return f.syncs.Load() }
@@ -238,6 +256,7 @@ type entry struct {
 type Store struct {
 	mu           sync.Mutex
 	path         string
+	id           quickfix.SessionID // set by Factory.Create
 	opts         Options
 	f            *os.File
 	mem          []byte // f mapped shared and writable; nil until the first append
@@ -630,7 +649,9 @@ func (s *Store) GetMessages(begin, end int) ([][]byte, error) {
 }
 
 // IterateMessages implements quickfix.MessageStore: the stored messages with
-// sequence numbers in [begin, end], in order. Numbers it no longer holds are skipped.
+// sequence numbers in [begin, end], in order. Numbers it no longer holds are
+// skipped. It stops early, with no error, once the factory's ResendWhile
+// condition fails for the session.
 func (s *Store) IterateMessages(begin, end int, cb func([]byte) error) error {
 	s.mu.Lock()
 	picked := make([]entry, 0, 16)
@@ -649,7 +670,16 @@ func (s *Store) IterateMessages(begin, end int, cb func([]byte) error) error {
 	}
 	f := s.f
 	s.mu.Unlock()
+	var goOn func(quickfix.SessionID) bool
+	if s.opts.resendWhile != nil {
+		if fn := s.opts.resendWhile.Load(); fn != nil {
+			goOn = *fn
+		}
+	}
 	for _, e := range picked {
+		if goOn != nil && !goOn(s.id) {
+			return nil
+		}
 		buf := make([]byte, e.length)
 		if _, err := f.ReadAt(buf, e.offset); err != nil {
 			return fmt.Errorf("fixstore: read message %d: %w", e.seq, err)

@@ -525,3 +525,43 @@ func TestForeignFileIsNotCut(t *testing.T) {
 		}
 	}
 }
+
+// TestResendStopsWhenItsConditionFails: IterateMessages hands over the next
+// message only while the factory's ResendWhile holds for the store's
+// session, and stops there without an error; another session's store is
+// not stopped.
+func TestResendStopsWhenItsConditionFails(t *testing.T) {
+	f, err := NewFactory(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT2"}
+	var going atomic.Bool
+	going.Store(true)
+	f.ResendWhile(func(id quickfix.SessionID) bool { return id != sid || going.Load() })
+	for _, id := range []quickfix.SessionID{sid, other} {
+		ms, err := f.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveMsgs(t, ms.(*Store), 1, 10)
+	}
+	for _, id := range []quickfix.SessionID{sid, other} {
+		ms, _ := f.Create(id)
+		var got []string
+		err := ms.IterateMessages(1, 10, func(m []byte) error {
+			got = append(got, string(m))
+			if len(got) == 3 {
+				going.Store(false) // the session's connection goes
+			}
+			return nil
+		})
+		want := 3
+		if id == other {
+			want = 10
+		}
+		if err != nil || len(got) != want || got[len(got)-1] != string(msg(want)) {
+			t.Fatalf("%s: resent %d messages, the last %q, err %v; want %d, the last %q", id, len(got), got[len(got)-1], err, want, msg(want))
+		}
+	}
+}
