@@ -56,10 +56,21 @@ func tradeMore(t *testing.T, c1, c2 *fixclient.Client, from, pairs int) {
 // slowReader is a drop-copy client that reads slower than the venue
 // writes: a small socket receive buffer, and a pause every few messages,
 // as a client that validates, stores and logs each message does.
+//
+// Its segments are an Ethernet network's (TCP_MAXSEG 1460), not
+// loopback's of 64 KiB: a receive window smaller than one segment stalls
+// the sender for its persist timer, which backs off to seconds while the
+// reader is slow (a loaded machine, the race detector). The venue's
+// writer then could not hand the socket 64 KiB in a minute while the
+// client still read a message every few seconds, and closed the
+// connection for its write timeout in most race runs.
 func slowReader(t *testing.T, s *Server, comp string) *fixclient.Client {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return rc.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 1460)
+		})
 	}}
 	nc, err := d.Dial("tcp", s.FIXAddr())
 	if err != nil {
@@ -129,12 +140,6 @@ func readSlowly(t *testing.T, c *fixclient.Client, what string, every int, until
 // mid-recovery, and again each time it asked. Both now go at the reader's
 // pace.
 func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
-	if raceEnabled {
-		// Under the race detector on a loaded machine the slow reader's
-		// connection ends mid-resend in some runs without a reason the
-		// venue logs; the test runs in the pass without it.
-		t.Skip("the slow reader's resend is not reliable under the race detector")
-	}
 	cfg := testConfig(t, t.TempDir(), dropCopySessions)
 	cfg.FIX.OutboundQueueMax = 1024 // the least: the edge's bound is reached sooner
 	// The outbound bounds are tested, not the write timeout: under the race
@@ -210,10 +215,11 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	s := startServer(t, cfg, Options{})
 	c1 := logon(t, s, "CLIENT1", true)
 	c2 := logon(t, s, "CLIENT2", true)
-	// Copies that the socket's buffers cannot all take (Linux's at most
-	// 4 MiB), so that the resend waits for the client; then enough for
-	// them to overflow its queue (fix.outbound_queue_max).
-	const before, during = 6000, 1000
+	// Copies that the socket's buffers (slowReader's: about 700 copies)
+	// and the connection's bounds cannot all take, so that the resend
+	// waits for the client; then enough for them to overflow its queue
+	// (fix.outbound_queue_max).
+	const before, during = 2000, 1000
 	tradeMore(t, c1, c2, 0, before)
 
 	dc := slowReader(t, s, "DCALL")
