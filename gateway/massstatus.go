@@ -164,6 +164,13 @@ type Backlogger interface {
 	Backlogged(id quickfix.SessionID) bool
 }
 
+// Closer is what a Pacer may also tell: whether the session's connection
+// has been closed (its socket is, though QuickFIX/Go may not have seen it
+// yet: it runs a resend before it reads the disconnect).
+type Closer interface {
+	Closed(id quickfix.SessionID) bool
+}
+
 // massStatusWindowMax bounds the reports of a mass status waiting in the
 // session's outbound queue at once (a quarter of the queue when that is
 // less).

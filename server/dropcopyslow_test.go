@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 )
@@ -64,7 +65,7 @@ func tradeMore(t *testing.T, c1, c2 *fixclient.Client, from, pairs int) {
 // writer then could not hand the socket 64 KiB in a minute while the
 // client still read a message every few seconds, and closed the
 // connection for its write timeout in most race runs.
-func slowReader(t *testing.T, s *Server, comp string) *fixclient.Client {
+func slowReader(t *testing.T, s *Server, comp string, nextOut int) *fixclient.Client {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		return rc.Control(func(fd uintptr) {
@@ -77,6 +78,7 @@ func slowReader(t *testing.T, s *Server, comp string) *fixclient.Client {
 		t.Fatal(err)
 	}
 	c := fixclient.New(nc, comp, s.cfg.Venue.SenderCompID)
+	c.NextOut = nextOut
 	t.Cleanup(func() { c.Close() })
 	if err := c.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
 		t.Fatal(err)
@@ -153,7 +155,7 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 	tradePairs(t, s, pairs)
 
 	// DCALL was never logged on: every copy waits in its store.
-	dc := slowReader(t, s, "DCALL")
+	dc := slowReader(t, s, "DCALL", 1)
 	if err := dc.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	const before, during = 2000, 1000
 	tradeMore(t, c1, c2, 0, before)
 
-	dc := slowReader(t, s, "DCALL")
+	dc := slowReader(t, s, "DCALL", 1)
 	if err := dc.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +273,63 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 		}
 		return answered && copies >= 4*(before+during)
 	})
+}
+
+// TestOrderSessionResendStopsWithItsConnection: an order session's resend,
+// which is not paced, to a client that reads nothing reaches the edge's
+// outbound bounds, which close the connection; the resend stops there.
+// It used to go on through the whole store, written to the closed
+// connection, while QuickFIX/Go held the session's send lock and outbound,
+// which hands an order session its answers itself, waited with every
+// session's answers. Nothing is lost: the next resend brings every report.
+func TestOrderSessionResendStopsWithItsConnection(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.FIX.OutboundQueueMax = 1024
+	cfg.SessionDefaults.OrdersPerSecondReject = 0
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	c2 := logon(t, s, "CLIENT2", true)
+	// Far more reports than the connection's bounds (1,024 writes) and
+	// the socket's buffers hold.
+	const pairs = 3000
+	tradeMore(t, c1, c2, 0, pairs)
+	c1.Close()
+	waitReleased(t, s, "CLIENT1")
+
+	stalled := slowReader(t, s, "CLIENT1", c1.NextOut)
+	before := metricstest.Float(t, scrape(t, s), "fixvenue_resent_messages_total")
+	if err := stalled.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	// The edge lets the session go once QuickFIX/Go, its resend done, has
+	// seen the connection closed.
+	key := edge.SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: s.cfg.Venue.SenderCompID}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, held := s.edge.Session(key); !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the edge still holds CLIENT1's stalled connection after a minute")
+		}
+	}
+	if resent := metricstest.Float(t, scrape(t, s), "fixvenue_resent_messages_total") - before; resent >= 2*pairs {
+		t.Fatalf("the resend to the closed connection sent %.0f reports, the whole store (%d)", resent, 2*pairs)
+	} else {
+		t.Logf("the resend stopped with its connection after %.0f of %d reports", resent, 2*pairs)
+	}
+
+	again, _ := resume(t, s, "CLIENT1", stalled.NextOut)
+	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	for got := 0; got < 2*pairs; {
+		m, err := again.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("the next resend: %d of %d reports: %v", got, 2*pairs, err)
+		}
+		if m.Type() == "8" && m.Get(43) == "Y" {
+			got++
+		}
+		again.Received = again.Received[:0]
+	}
 }

@@ -94,6 +94,21 @@ func (p edgePacer) Backlogged(id quickfix.SessionID) bool {
 	return false
 }
 
+// Closed reports whether the session's connection has been closed, or it
+// has none (gateway.Closer).
+func (p edgePacer) Closed(id quickfix.SessionID) bool {
+	c, ok := p.l.Session(edgeKey(id))
+	if !ok {
+		return true
+	}
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 func (p edgePacer) Disconnect(id quickfix.SessionID) {
 	if c, ok := p.l.Session(edgeKey(id)); ok {
 		c.Close()
