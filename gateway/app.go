@@ -42,6 +42,7 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		s.conn, s.loggedOutConn = conn, nil
 	}
 	s.out.overflow.Store(false)
+	s.out.resending.Store(false)
 	s.mu.Lock()
 	s.resends = slidingWindow{limit: ResendRequestsPerSecondMax} // per connection
 	s.mu.Unlock()
@@ -61,6 +62,7 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 		return
 	}
 	s.out.loggedOn.Store(false)
+	s.out.resending.Store(false)
 	if !s.loggedOn.Swap(false) {
 		return // never logged on: nothing to cancel
 	}
@@ -129,29 +131,28 @@ const resendStallMax = 30 * time.Second
 // ResendRequest, while the session's connection has more than half its
 // outbound bounds waiting for the client (Backlogger). QuickFIX/Go writes a
 // resend's messages as fast as it reads them from the store, with no
-// pacing of its own: a drop-copy session back after a day away, asking
-// for the thousands of copies it missed (README "Drop copy": back to the
-// store's bound), filled the edge's outbound buffer (fix.outbound_queue_max
-// writes, 4 MiB) faster than any client reads, and was disconnected
-// mid-resend, every time it asked again. Paced, the resend goes at the
-// client's speed. A stop does not wait for it: QuickFIX/Go's session
-// goroutine, which runs the resend, must be free to log the session out.
+// pacing of its own: a session back after a day away, asking for the
+// thousands of messages it missed (back to the store's bound), filled the
+// edge's outbound buffer (fix.outbound_queue_max writes, 4 MiB) faster
+// than any client reads, and was disconnected mid-resend, every time it
+// asked again. Paced, the resend goes at the client's speed. A stop does
+// not wait for it: QuickFIX/Go's session goroutine, which runs the resend,
+// must be free to log the session out.
 //
-// Only a drop-copy session's resends are paced: QuickFIX/Go holds the
-// session's send lock for the whole resend, and outbound, which hands an
-// order session its answers itself (sender.sendDirect), would wait there,
-// every session's answers with it. A drop-copy session is only ever sent
-// to by its own sender goroutine, which waits for the resend; the copies
-// outbound queues for it meanwhile wait in its queue. A queue that
-// overflows disconnects the session (sender.queueCounted) and ends the
-// wait at once, as it ends a mass status's (sender.enqueueWait): outbound
-// waits for room in that queue, and the edge's close of the connection
-// first flushes what the client has not read, for up to fix.write_timeout
-// a write, so waiting for the connection to be gone held every session's
-// answers for as long.
+// QuickFIX/Go holds the session's send lock for the whole resend, so
+// nothing else may wait for it: the session's answers go to its sender's
+// queue while it resends (sender.resending; outbound hands them over
+// itself otherwise), and the sender goroutine waits for the resend. A
+// queue that overflows meanwhile disconnects the session
+// (sender.queueCounted) and ends the wait at once, and the resend with it
+// (ResendGoesOn): outbound waits for room in that queue, and the edge's
+// close of the connection first flushes what the client has not read, for
+// up to fix.write_timeout a write, so waiting for the connection to be
+// gone held every session's answers for as long. A client that stops
+// reading is closed by the edge's write timeout, which ends the wait too.
 func (g *Gateway) paceResend(id quickfix.SessionID) {
 	s, ok := g.bySession[id]
-	if !ok || s.cfg.DropCopy == nil {
+	if !ok {
 		return
 	}
 	b, _ := s.out.pacer.(Backlogger)
@@ -188,6 +189,15 @@ func (g *Gateway) ResendGoesOn(id quickfix.SessionID) bool {
 	return c == nil || !c.Closed(id)
 }
 
+// ResendEnded is called once QuickFIX/Go's resend to the session has
+// handed over its last message (fixstore.Factory.AfterResend): outbound
+// hands the session its answers itself again once its queue is empty.
+func (g *Gateway) ResendEnded(id quickfix.SessionID) {
+	if s, ok := g.bySession[id]; ok {
+		s.out.resending.Store(false)
+	}
+}
+
 // ResendRequestsPerSecondMax bounds the ResendRequests a connection may send
 // in a second (the count starts again at each logon); one beyond it is
 // rejected (a session Reject, 373=99), not served: each asks QuickFIX/Go to
@@ -222,7 +232,14 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 		return nil
 	}
 	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "2" {
-		return a.checkResendRequest(s, m, now)
+		if err := a.checkResendRequest(s, m, now); err != nil {
+			return err
+		}
+		if m.Body.Has(tag.BeginSeqNo) && m.Body.Has(tag.EndSeqNo) {
+			// QuickFIX/Go resends next (it rejects one without them).
+			s.out.beginResend()
+		}
+		return nil
 	}
 	return nil
 }

@@ -170,12 +170,17 @@
 // status); a session that logs on later reads it with a
 // TradingSessionStatusRequest.
 //
+// A resend is written at the connection's pace (app.go, paceResend), and
+// the session's answers meanwhile go to its sender's queue, since
+// QuickFIX/Go holds the session's send lock for the whole resend
+// (sender.resending); it stops at the next message once the connection is
+// going (Gateway.ResendGoesOn).
+//
 // A drop-copy session (dropcopy.go) enters nothing and receives a copy of
 // each ExecutionReport of its grants (797=Y, DeliverToCompID 128); it
-// recovers what it missed by ResendRequest, written at its connection's
-// pace (app.go, paceResend) until its queue overflows, which disconnects
-// it and stops the resend at once (outbound waits for room in that queue;
-// Gateway.ResendGoesOn); beyond
+// recovers what it missed by ResendRequest, paced until its queue
+// overflows, which disconnects it and stops the resend at once (outbound
+// waits for room in that queue); beyond
 // its FIX store it asks for a period's copies with a
 // TradeCaptureReportRequest (35=AD), answered by AQ Accepted, the copies
 // rebuilt from the journal (Config.ReplayEvents), and AQ Completed

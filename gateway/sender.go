@@ -42,6 +42,11 @@ type sender struct {
 	pacer    Pacer
 	loggedOn atomic.Bool
 	overflow atomic.Bool
+	// resending is set, under sendMu, when QuickFIX/Go is about to resend
+	// (a ResendRequest it will serve) and cleared when its resend has
+	// handed over its last message: meanwhile QuickFIX/Go holds the
+	// session's send lock, and a send waits for the whole resend.
+	resending atomic.Bool
 	// storeFailed is set by the first send QuickFIX/Go refused (sendFailed).
 	storeFailed atomic.Bool
 	// unknownLogged is set by the first other refusal sendFailed logged.
@@ -133,6 +138,14 @@ func (s *sender) sendDirect(o outMsg) {
 		s.enqueueOut(o)
 		return
 	}
+	if s.resending.Load() {
+		// QuickFIX/Go holds the session's send lock for its resend: the
+		// sender goroutine waits for it, not outbound with every
+		// session's answers.
+		s.sendMu.Unlock()
+		s.enqueueOut(o)
+		return
+	}
 	if s.copy != nil {
 		s.copy(o.m)
 	}
@@ -141,6 +154,15 @@ func (s *sender) sendDirect(o outMsg) {
 	if o.reuse {
 		s.giveBack(o.m)
 	}
+}
+
+// beginResend marks the session as resending before QuickFIX/Go takes its
+// send lock for a resend (application.FromAdmin): under sendMu, so a
+// direct send that found it unmarked has handed its message over before.
+func (s *sender) beginResend() {
+	s.sendMu.Lock()
+	s.resending.Store(true)
+	s.sendMu.Unlock()
 }
 
 // tryAcquire locks sendMu without waiting, when the last write is reported

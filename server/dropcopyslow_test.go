@@ -4,6 +4,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -275,13 +276,12 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	})
 }
 
-// TestOrderSessionResendStopsWithItsConnection: an order session's resend,
-// which is not paced, to a client that reads nothing reaches the edge's
-// outbound bounds, which close the connection; the resend stops there.
-// It used to go on through the whole store, written to the closed
-// connection, while QuickFIX/Go held the session's send lock and outbound,
-// which hands an order session its answers itself, waited with every
-// session's answers. Nothing is lost: the next resend brings every report.
+// TestOrderSessionResendStopsWithItsConnection: an order session's resend
+// to a client that reads nothing waits for it until the edge closes the
+// connection (fix.write_timeout); the resend stops there. It used to go on
+// through the whole store, written to the closed connection, while
+// QuickFIX/Go held the session's send lock. Nothing is lost: the next
+// resend brings every report.
 func TestOrderSessionResendStopsWithItsConnection(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.FIX.OutboundQueueMax = 1024
@@ -329,6 +329,103 @@ func TestOrderSessionResendStopsWithItsConnection(t *testing.T) {
 		}
 		if m.Type() == "8" && m.Get(43) == "Y" {
 			got++
+		}
+		again.Received = again.Received[:0]
+	}
+}
+
+// resumeStalled logs CLIENT1 on again after its trades with a connection
+// that reads slowly (slowReader) and asks for everything it was sent: the
+// venue's resend goes at the reader's pace.
+func resumeStalled(t *testing.T, s *Server, c1 *fixclient.Client) *fixclient.Client {
+	t.Helper()
+	c1.Close()
+	waitReleased(t, s, "CLIENT1")
+	c := slowReader(t, s, "CLIENT1", c1.NextOut)
+	if err := c.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestOrderSessionResendAtItsReadersPace: an order session back after a
+// day's trading asks for what it missed and reads slower than the venue
+// writes. The resend, written at once, overran the connection's outbound
+// bounds, which closed it mid-resend, every time it asked; it now goes at
+// the reader's pace, as a drop-copy session's does.
+func TestOrderSessionResendAtItsReadersPace(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.FIX.OutboundQueueMax = 1024
+	cfg.FIX.WriteTimeout.Duration = time.Minute // as in TestDropCopyRecoversAtItsReadersPace
+	cfg.SessionDefaults.OrdersPerSecondReject = 0
+	s := startServer(t, cfg, Options{})
+	c1, c2 := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	const pairs = 2000
+	tradeMore(t, c1, c2, 0, pairs)
+	slow := resumeStalled(t, s, c1)
+	if n := readSlowly(t, slow, "resend", 10, func(m *fixclient.Message) bool {
+		return m.Type() == "8" && m.Get(43) == "Y" && m.Get(11) == "s"+strconv.Itoa(pairs-1) && m.Get(39) == "2"
+	}); n != 2*pairs {
+		t.Fatalf("resent %d reports, want %d", n, 2*pairs)
+	}
+}
+
+// TestOrderSessionResendHoldsNoOtherSession: while an order session's
+// resend waits for its client, the fills of its resting orders wait in its
+// queue, and the other sessions' answers go on. Outbound hands an order
+// session its answers itself, and QuickFIX/Go holds the session's send
+// lock for the whole resend: outbound waited there with every session's
+// answers. No fill is lost: the client's next resend brings them.
+func TestOrderSessionResendHoldsNoOtherSession(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.FIX.OutboundQueueMax = 1024
+	// Longer than CLIENT2 waits for an answer: the edge closes the stalled
+	// connection with it.
+	cfg.FIX.WriteTimeout.Duration = 4 * readWait
+	cfg.SessionDefaults.OrdersPerSecondReject = 0
+	stay := false
+	cfg.SessionDefaults.CancelOnDisconnect = &stay // CLIENT1's sells rest while it is away
+	s := startServer(t, cfg, Options{})
+	c1, c2 := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	// More reports than the socket's buffers and the connection's bounds
+	// take, so that the resend waits for the client.
+	const pairs, resting = 2000, 20
+	tradeMore(t, c1, c2, 0, pairs)
+	for i := range resting {
+		sendOrder(t, c1, order{id: "r" + strconv.Itoa(i), side: "2", qty: "1", px: "105.00"})
+		if _, err := c1.Expect(readWait, "8", map[int]string{11: "r" + strconv.Itoa(i), 39: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stalled := resumeStalled(t, s, c1)
+	id := sessionID(s.cfg, &s.cfg.Sessions[slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "CLIENT1" })])
+	waitUntil(t, "CLIENT1's resend waiting for its client", func() bool { return edgePacer{s.edge}.Backlogged(id) })
+
+	for i := range resting {
+		sendOrder(t, c2, order{id: "t" + strconv.Itoa(i), side: "1", qty: "1", px: "105.00"})
+	}
+	for got := 0; got < 2*resting; {
+		m, err := c2.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("CLIENT2: %d of %d answers while CLIENT1's resend waits: %v", got, 2*resting, err)
+		}
+		if m.Type() == "8" {
+			got++
+		}
+	}
+
+	stalled.Close()
+	again, _ := resume(t, s, "CLIENT1", stalled.NextOut)
+	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	for fills := 0; fills < resting; {
+		m, err := again.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("CLIENT1's next resend: %d of %d fills of its resting sells: %v", fills, resting, err)
+		}
+		if m.Type() == "8" && strings.HasPrefix(m.Get(11), "r") && m.Get(39) == "2" {
+			fills++
 		}
 		again.Received = again.Received[:0]
 	}

@@ -878,6 +878,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	// that one included.
 	s.stores.OnFail(func(err error) { go s.pipe.Halt(err) })
 	s.stores.ResendWhile(gw.ResendGoesOn)
+	s.stores.AfterResend(gw.ResendEnded)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registerCoreMetrics()
 	s.registerInstrumentMetrics()

@@ -61,6 +61,9 @@ type Options struct {
 	// resendWhile is the factory's hook (Factory.ResendWhile), shared by
 	// its stores.
 	resendWhile *atomic.Pointer[func(quickfix.SessionID) bool]
+	// afterResend is the factory's hook (Factory.AfterResend), shared by
+	// its stores.
+	afterResend *atomic.Pointer[func(quickfix.SessionID)]
 }
 
 // ErrFailed is wrapped by the error of a store write or sync that the file
@@ -123,6 +126,7 @@ func NewFactory(opts Options) (*Factory, error) {
 	}
 	opts.onFail = new(atomic.Pointer[func(error)])
 	opts.resendWhile = new(atomic.Pointer[func(quickfix.SessionID) bool])
+	opts.afterResend = new(atomic.Pointer[func(quickfix.SessionID)])
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -192,6 +196,12 @@ func (f *Factory) OnFail(fn func(error)) { f.opts.onFail.Store(&fn) }
 // past a message it was not handed, and the client asks again for what it
 // lacks once back.
 func (f *Factory) ResendWhile(fn func(id quickfix.SessionID) bool) { f.opts.resendWhile.Store(&fn) }
+
+// AfterResend sets the function IterateMessages calls for the store's
+// session as it returns: QuickFIX/Go's resend has handed over its last
+// message (it then only sends a gap fill, if one is due, and lets go of
+// the session's send lock).
+func (f *Factory) AfterResend(fn func(id quickfix.SessionID)) { f.opts.afterResend.Store(&fn) }
 
 // Syncs returns how many store files SyncDirty has fdatasynced.
 func (f *Factory) Syncs() int64 { return f.syncs.Load() }
@@ -638,21 +648,37 @@ func (s *Store) compactDue() bool {
 	return s.size > s.opts.FileBytesMax && s.size > 2*(s.windowBytes+int64(s.windowLen)*recordHeaderBytes)
 }
 
-// GetMessages implements quickfix.MessageStore.
+// GetMessages implements quickfix.MessageStore: every stored message in
+// [begin, end], without the factory's resend hooks (QuickFIX/Go resends
+// through IterateMessages).
 func (s *Store) GetMessages(begin, end int) ([][]byte, error) {
 	var out [][]byte
-	err := s.IterateMessages(begin, end, func(m []byte) error {
+	err := s.iterate(begin, end, nil, func(m []byte) error {
 		out = append(out, m)
 		return nil
 	})
 	return out, err
 }
 
-// IterateMessages implements quickfix.MessageStore: the stored messages with
-// sequence numbers in [begin, end], in order. Numbers it no longer holds are
-// skipped. It stops early, with no error, once the factory's ResendWhile
-// condition fails for the session.
+// IterateMessages implements quickfix.MessageStore, which QuickFIX/Go calls
+// to resend: the stored messages with sequence numbers in [begin, end], in
+// order. Numbers it no longer holds are skipped. It stops early, with no
+// error, once the factory's ResendWhile condition fails for the session,
+// and calls its AfterResend as it returns.
 func (s *Store) IterateMessages(begin, end int, cb func([]byte) error) error {
+	if fn := s.opts.afterResend.Load(); fn != nil {
+		defer (*fn)(s.id)
+	}
+	var goOn func(quickfix.SessionID) bool
+	if fn := s.opts.resendWhile.Load(); fn != nil {
+		goOn = *fn
+	}
+	return s.iterate(begin, end, goOn, cb)
+}
+
+// iterate hands cb the stored messages in [begin, end], in order, while
+// goOn (if not nil) holds for the session.
+func (s *Store) iterate(begin, end int, goOn func(quickfix.SessionID) bool, cb func([]byte) error) error {
 	s.mu.Lock()
 	picked := make([]entry, 0, 16)
 	for i := 0; i < s.windowLen; i++ {
@@ -670,12 +696,6 @@ func (s *Store) IterateMessages(begin, end int, cb func([]byte) error) error {
 	}
 	f := s.f
 	s.mu.Unlock()
-	var goOn func(quickfix.SessionID) bool
-	if s.opts.resendWhile != nil {
-		if fn := s.opts.resendWhile.Load(); fn != nil {
-			goOn = *fn
-		}
-	}
 	for _, e := range picked {
 		if goOn != nil && !goOn(s.id) {
 			return nil

@@ -529,7 +529,8 @@ func TestForeignFileIsNotCut(t *testing.T) {
 // TestResendStopsWhenItsConditionFails: IterateMessages hands over the next
 // message only while the factory's ResendWhile holds for the store's
 // session, and stops there without an error; another session's store is
-// not stopped.
+// not stopped. AfterResend is called for the session as each returns;
+// GetMessages, not a resend, has neither hook.
 func TestResendStopsWhenItsConditionFails(t *testing.T) {
 	f, err := NewFactory(Options{Dir: t.TempDir()})
 	if err != nil {
@@ -539,6 +540,8 @@ func TestResendStopsWhenItsConditionFails(t *testing.T) {
 	var going atomic.Bool
 	going.Store(true)
 	f.ResendWhile(func(id quickfix.SessionID) bool { return id != sid || going.Load() })
+	var ended []quickfix.SessionID
+	f.AfterResend(func(id quickfix.SessionID) { ended = append(ended, id) })
 	for _, id := range []quickfix.SessionID{sid, other} {
 		ms, err := f.Create(id)
 		if err != nil {
@@ -563,5 +566,13 @@ func TestResendStopsWhenItsConditionFails(t *testing.T) {
 		if err != nil || len(got) != want || got[len(got)-1] != string(msg(want)) {
 			t.Fatalf("%s: resent %d messages, the last %q, err %v; want %d, the last %q", id, len(got), got[len(got)-1], err, want, msg(want))
 		}
+		if len(ended) != 1 || ended[0] != id {
+			t.Fatalf("AfterResend after %s's resend: %v", id, ended)
+		}
+		ended = ended[:0]
+	}
+	ms, _ := f.Create(sid)
+	if got, err := ms.GetMessages(1, 10); err != nil || len(got) != 10 || len(ended) != 0 {
+		t.Fatalf("GetMessages: %d messages, err %v, AfterResend %v; want all 10 and no call", len(got), err, ended)
 	}
 }
