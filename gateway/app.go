@@ -169,14 +169,13 @@ func (g *Gateway) paceResend(id quickfix.SessionID) {
 // ResendGoesOn reports whether a resend to the session goes on
 // (fixstore.Factory.ResendWhile): not once its connection is going, its
 // outbound queue overflowed (sender.queueCounted), it logged out or the
-// connection was closed (Closer: the FIX edge closes one that reaches its
-// outbound bounds, as an order session's unpaced resend can), nor once the
+// connection was closed (Closer: the FIX edge closes one whose client
+// stopped reading, or that reached its outbound bounds), nor once the
 // venue stops. QuickFIX/Go holds the session's send lock for the whole
 // resend: the rest of a large one, written to a connection that was going,
-// held that session's answers as long, and every session's with them:
-// outbound waits for room in a drop-copy session's queue, and hands an
-// order session its answers itself (sender.sendDirect). What the resend did
-// not send stays in the store for the client's next one.
+// held that session's answers as long, and every session's once its queue
+// was full (outbound waits for room in it). What the resend did not send
+// stays in the store for the client's next one.
 func (g *Gateway) ResendGoesOn(id quickfix.SessionID) bool {
 	s, ok := g.bySession[id]
 	if !ok {
