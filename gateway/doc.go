@@ -187,7 +187,8 @@
 // (dropcopyreplay.go): at most replayReportsMax copies per request, one
 // replay at a time, paced by the client's connection as a mass status is
 // (a small window of the session's queue, its connection's buffer at most
-// half full).
+// half full). A stop ends a replay with AQ Rejected, which the stop waits
+// to queue (errReplayStopped).
 //
 // Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
 // 65,536): a command that answers one session more than that at once, a mass

@@ -52,6 +52,14 @@ const replayReportsMax = 100_000
 // drop-copy session's outbound queue before it gives up.
 const replayQueueWait = 30 * time.Second
 
+// errReplayStopped ends a replay when the venue stops: its AQ says
+// Rejected, with how many reports were sent and where to ask again, and
+// the stop waits for it to be queued (awaitStopDrain), so that it reaches
+// the session's store. Before, the replay went on after the session's
+// sender had stopped: its last copies and the final AQ were neither sent
+// nor stored, and the client had an Accepted with no end.
+var errReplayStopped = errors.New("the venue is stopping")
+
 // TradeRequestResult (749) and TradeRequestStatus (750) values.
 const (
 	tradeRequestSuccessful       = 0
@@ -214,20 +222,29 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 		return
 	}
 	s.out.enqueue(tradeRequestAck(r, tradeRequestSuccessful, tradeRequestAccepted, -1, ""))
+	g.replaying.Add(1) // a stop waits until its last AQ is queued
 	go func() {
+		defer g.replaying.Add(-1)
 		n, next, err := g.replayCopies(s, r)
-		// The replay's matcher, as large as the venue's, is garbage now:
-		// collect it and return its memory before the next replay may
-		// start, or back-to-back requests each allocate another before the
-		// last is collected, and the venue holds several times its own
-		// memory long after (README "Drop copy": as much memory as the
-		// venue's while the replay runs).
-		debug.FreeOSMemory()
+		if !errors.Is(err, errReplayStopped) {
+			// The replay's matcher, as large as the venue's, is garbage
+			// now: collect it and return its memory before the next replay
+			// may start, or back-to-back requests each allocate another
+			// before the last is collected, and the venue holds several
+			// times its own memory long after (README "Drop copy": as much
+			// memory as the venue's while the replay runs).
+			debug.FreeOSMemory()
+		}
 		// Free before the last answer goes out: a client that asks again
 		// as soon as it reads it must not be told a replay is running.
 		g.replayBusy.Store(false)
 		text := ""
 		switch {
+		case errors.Is(err, errReplayStopped):
+			s.out.enqueue(tradeRequestAck(r, tradeRequestOther, tradeRequestRejected, n, fmt.Sprintf(
+				"the venue stopped after %d reports of the period: ask again from TransactTime %s once it is back",
+				n, time.Unix(0, next).UTC().Format(transactTimeLayout))))
+			return
 		case err != nil:
 			g.log.Warn("drop-copy replay failed", "session", s.cfg.ID.String(), "err", err)
 			s.out.enqueue(tradeRequestAck(r, tradeRequestOther, tradeRequestRejected, n, "replay failed after "+strconv.Itoa(n)+" reports: "+err.Error()))
@@ -242,7 +259,10 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 
 // replayCopies sends s the copies of the period's reports of its grants.
 // next is the TransactTime of the first report left out by the bound (0:
-// none left out).
+// none left out); when the venue stops (errReplayStopped), the time to ask
+// again from: the first report not sent, when the stop came at one, else
+// the last one sent (copies at that millisecond come again), or the
+// period's start.
 func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, err error) {
 	// The replay's matcher and gateway are its own and touch no live state:
 	// a fault in them fails this request, never the venue.
@@ -265,7 +285,12 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	stop := make(chan struct{})
 	defer close(stop)
 	var waitErr error
+	sentUpTo := r.fromNs
 	err = g.cfg.ReplayEvents(stop, func(ev []byte) bool {
+		if g.stopping.Load() != nil {
+			waitErr, next = errReplayStopped, sentUpTo
+			return false
+		}
 		if id, err := venue.TemplateIDOf(ev, 0); err == nil && venue.IsCommand(id) {
 			rg.noteCommand(ev) // its events follow: one slot is enough
 			return true
@@ -299,12 +324,16 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 				next = shown
 				return false
 			}
-			if waitErr = waitQueueRoom(s); waitErr != nil {
+			if waitErr = g.waitQueueRoom(s); waitErr != nil {
+				if errors.Is(waitErr, errReplayStopped) {
+					next = shown
+				}
 				return false
 			}
 			s.out.enqueue(dropCopyOf(h.m, client))
 			g.metrics.dropCopies.Inc()
 			n++
+			sentUpTo = shown
 		}
 		return true
 	})
@@ -318,12 +347,16 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 // queue alone let a client that reads slower than the journal replays
 // fill the connection's buffer, which the sender fills as fast as
 // QuickFIX/Go writes to it: the drop-copy session was disconnected
-// mid-replay (fix.outbound_queue_max writes or 4 MiB).
-func waitQueueRoom(s *session) error {
+// mid-replay (fix.outbound_queue_max writes or 4 MiB). A stop ends the
+// wait (errReplayStopped).
+func (g *Gateway) waitQueueRoom(s *session) error {
 	deadline := time.Now().Add(replayQueueWait)
 	window := max(1, min(massStatusWindowMax, cap(s.out.queue)/4))
 	backlog, _ := s.out.pacer.(Backlogger)
 	for len(s.out.queue) >= window || (backlog != nil && backlog.Backlogged(s.out.id)) {
+		if g.stopping.Load() != nil {
+			return errReplayStopped
+		}
 		if !s.loggedOn.Load() {
 			return fmt.Errorf("session %s logged off", s.cfg.ID.String())
 		}

@@ -163,6 +163,9 @@ type Gateway struct {
 	// replayBusy is set while a drop-copy replay runs (one at a time:
 	// dropcopyreplay.go).
 	replayBusy atomic.Bool
+	// replaying counts the drop-copy replays whose last AQ is not queued
+	// yet: a stop waits for them (awaitStopDrain).
+	replaying atomic.Int32
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
 	// rejectEchoes are what the rejects of the orders published echo of

@@ -42,13 +42,16 @@ func (g *Gateway) awaitStopDrain() {
 	deadline := time.Now().Add(d.within)
 	for {
 		left := 0
-		if d.drained() {
+		// A drop-copy replay ends at the stop with an AQ of its own
+		// (errReplayStopped), queued once it has seen the stop.
+		if d.drained() && g.replaying.Load() == 0 {
 			if left = g.queued(); left == 0 {
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			g.log.Warn("stopping: answers not yet handed to their sessions", "pipeline_drained", d.drained(), "messages_queued", left, "waited", d.within)
+			g.log.Warn("stopping: answers not yet handed to their sessions", "pipeline_drained", d.drained(), "messages_queued", left,
+				"replays_running", g.replaying.Load(), "waited", d.within)
 			return
 		}
 		time.Sleep(time.Millisecond)

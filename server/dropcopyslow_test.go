@@ -430,3 +430,61 @@ func TestOrderSessionResendHoldsNoOtherSession(t *testing.T) {
 		again.Received = again.Received[:0]
 	}
 }
+
+// TestDropCopyReplayEndsWithTheVenue: the venue stops while a period's
+// replay (AD) waits for its client. The replay ends with an AQ Rejected
+// that says how many reports were sent and where to ask again, queued
+// before the stop lets the session's sender go, so the client finds it in
+// its store once the venue is back. The replay went on after the stop, its
+// last copies and its final AQ neither sent nor stored: the client had an
+// Accepted with no end.
+func TestDropCopyReplayEndsWithTheVenue(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions)
+	cfg.FIX.OutboundQueueMax = 1024
+	cfg.SessionDefaults.OrdersPerSecondReject = 0
+	s := startServer(t, cfg, Options{})
+	from := time.Now().Add(-time.Second)
+	const pairs = 1000
+	tradePairs(t, s, pairs)
+	waitDurableAll(t, s)
+
+	dc := slowReader(t, s, "DCALL", 1)
+	if err := dc.Send("AD", fixclient.F(568, "R1"), fixclient.F(569, "0"), fixclient.F(580, "1"),
+		fixclient.F(75, from.UTC().Format("20060102")), fixclient.F(60, fixclient.Timestamp(from))); err != nil {
+		t.Fatal(err)
+	}
+	// DCALL reads nothing more: the replay waits for it.
+	id := sessionID(s.cfg, &s.cfg.Sessions[slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "DCALL" })])
+	waitUntil(t, "the replay waiting for DCALL", func() bool { return edgePacer{s.edge}.Backlogged(id) })
+	s.Close()
+	dc.Close()
+
+	s2 := startServer(t, cfg, Options{})
+	again, _ := resume(t, s2, "DCALL", dc.NextOut)
+	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	accepted, replayed := false, 0
+	for {
+		m, err := again.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("the resend after the restart: %d replayed copies and no last AQ: %v", replayed, err)
+		}
+		again.Received = again.Received[:0]
+		switch {
+		case m.Type() == "AQ" && m.Get(750) == "0":
+			accepted = true
+		case m.Type() == "8" && accepted:
+			replayed++
+		case m.Type() == "AQ":
+			if !accepted || m.Get(750) != "2" || m.Get(749) != "99" || m.Get(748) != strconv.Itoa(replayed) ||
+				!strings.Contains(m.Get(58), "ask again from TransactTime") {
+				t.Fatalf("the replay's last AQ after %d copies (Accepted seen: %v): %s", replayed, accepted, m)
+			}
+			if replayed == 0 || replayed >= 4*pairs {
+				t.Fatalf("%d of %d copies replayed before the stop: the replay was not stopped midway", replayed, 4*pairs)
+			}
+			return
+		}
+	}
+}
