@@ -1,17 +1,23 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/decimal"
+	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/internal/natstest"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -272,10 +278,13 @@ func configuredInstrument(id int, symbol string) string {
 // volume in GET /v1/instruments, as on the console. Before, the restored
 // console state dropped the added instrument, which then had no tape: no
 // previous close, and no trade of it counted until the journal was reset.
+// The event export, resuming past the InstrumentAdded its stream holds,
+// publishes the instrument's events under its own subjects, not `_`: the
+// start learns the added instruments before it builds the export.
 func TestAddedInstrumentDayAfterARestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	cfg := testConfig(t, dir, adminConfig()+exportSection+"[session_defaults]\ncancel_on_disconnect = false\n")
 	s := startServer(t, cfg, Options{})
 	body := `{"reason":"listing","symbol":"NEWCO","tick_size":"0.05","lot_size":1,"min_qty":1,"max_qty":100,"ref_price":"10.00","band_percent":10}`
 	if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, body, nil); code != 200 {
@@ -304,6 +313,28 @@ func TestAddedInstrumentDayAfterARestart(t *testing.T) {
 	waitInstrument(t, s, "NEWCO", "the trade after the restart", func(st ops.InstrumentInfo) bool {
 		return st.Trades == 1 && st.Volume == 2 && st.LastPrice == "10.10" && st.PrevClose == "10.05"
 	})
+
+	waitExported(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := natstest.JetStream(t, s.EmbeddedNATS().URL()).Stream(ctx, cfg.ExportStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(eventstream.Subjects{Prefix: cfg.Export.SubjectPrefix, Venue: cfg.ExportVenue()}.All()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := func(kind, sym string) string {
+		return cfg.Export.SubjectPrefix + "." + cfg.ExportVenue() + "." + kind + "." + sym
+	}
+	// Each day a resting buy (an order event) and a trade, on NEWCO's
+	// subjects (the end of day's event, of no instrument, is under _).
+	for _, kind := range []string{"orders", "trades"} {
+		if got := info.State.Subjects[subject(kind, "NEWCO")]; got != 2 {
+			t.Errorf("%d events on %s, want both days': %v", got, subject(kind, "NEWCO"), info.State.Subjects)
+		}
+	}
 }
 
 // TestAddInstrumentSubjectCollision: with the event export on, an
