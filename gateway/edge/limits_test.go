@@ -257,20 +257,13 @@ func memInUse() int {
 }
 
 // dialSmallReceiveBuffer connects with a 4 KiB receive buffer, so a client
-// that stops reading fills its window quickly. Its segments are an
-// Ethernet network's (TCP_MAXSEG 1460): on loopback's 64 KiB ones a window
-// below one segment leaves the sender to TCP's persist timer, which backs
-// off to seconds, so a client that reads slowly would be taken for one
-// that stopped.
+// that stops reading fills its window quickly.
 func dialSmallReceiveBuffer(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
 		var err error
 		if cerr := rc.Control(func(fd uintptr) {
 			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-			if err == nil {
-				err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 1460)
-			}
 		}); cerr != nil {
 			return cerr
 		}
