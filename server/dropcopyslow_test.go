@@ -238,6 +238,9 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	if !dc.Closed(2 * readWait) {
 		t.Fatal("DCALL: its connection was not closed")
 	}
+	// The client sees its socket closed before QuickFIX/Go has let the
+	// session go; a Logon before then is refused.
+	waitReleased(t, s, "DCALL")
 
 	nc, err := net.Dial("tcp", s.FIXAddr())
 	if err != nil {
