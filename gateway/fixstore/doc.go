@@ -39,6 +39,13 @@
 // (ErrDamaged, naming both offsets), as cutting there would lose every
 // later message and send their sequence numbers again.
 //
+// A resend reads the store through IterateMessages, which the venue steers
+// with two hooks of the factory: ResendWhile stops it early, between
+// messages, once the session's connection is going, and AfterResend says
+// it handed over its last message (QuickFIX/Go holds the session's send
+// lock meanwhile; docs/ARCHITECTURE.md, "Resends"). GetMessages has
+// neither.
+//
 // Limits: the store indexes the last MessagesMax sent messages per session for
 // resend; a ResendRequest for anything older is answered by QuickFIX/Go with a
 // gap fill (it fills every sequence number the store does not return). A file
