@@ -368,15 +368,18 @@ func TestClosedBeforeLogonIsNotAReadError(t *testing.T) {
 // longer than WriteTimeout as a whole, while each 64 KiB of it goes out well
 // within it. The client is not disconnected and reads every report: a write
 // timed out when a whole flush outlasted WriteTimeout, which disconnected a
-// drop-copy client reading a resend at its own steady pace.
+// drop-copy client reading a resend at its own steady pace. The timeout (a
+// second) leaves each 64 KiB a wide margin on a loaded machine, where 300
+// ms did not; the flood (16,000 reports, about 4 MB) makes a whole flush
+// outlast it.
 func TestClientThatReadsSlowlyStaysConnected(t *testing.T) {
 	t.Parallel()
-	cfg := Config{OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20, WriteTimeout: 300 * time.Millisecond, SocketWriteBufferBytes: 4096}
+	cfg := Config{OutboundBytesMax: 16 << 20, OutboundQueueMax: 1 << 20, WriteTimeout: time.Second, SocketWriteBufferBytes: 4096}
 	v := startVenueWith(t, cfg, noDictionary, "CLIENT1")
 	slow := v.client(dialSmallReceiveBuffer(t, v.addr()), "CLIENT1")
 	slow.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
 	slow.expect("A")
-	const orders = 4000
+	const orders = 16000
 	read := make(chan error, 1)
 	go func() {
 		// Counts the reports, "35=8" fields, across chunk boundaries.
