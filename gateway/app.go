@@ -30,7 +30,7 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		return
 	}
 	if p := s.out.pacer; p != nil {
-		conn := p.WriteDone(id)
+		conn, _ := p.WriteDone(id)
 		if conn == nil || conn == s.loggedOutConn {
 			// A Logon QuickFIX/Go read behind the session's Logout and
 			// handed over after OnLogout, on a connection that is going:

@@ -15,8 +15,9 @@ import (
 // edge implements it).
 type Pacer interface {
 	// WriteDone returns a channel that receives after each completed write on
-	// the connection currently bound to the session, or nil if none.
-	WriteDone(id quickfix.SessionID) <-chan struct{}
+	// the connection currently bound to the session, and one closed once that
+	// connection is closed; both nil if the session has none.
+	WriteDone(id quickfix.SessionID) (written, closed <-chan struct{})
 	// Disconnect closes the connection currently bound to the session.
 	Disconnect(id quickfix.SessionID)
 }
@@ -65,8 +66,9 @@ type sender struct {
 	sendMu  sync.Mutex
 	pending atomic.Int32
 	// awaited is the connection channel that will report the last send's
-	// write (nil: no write awaited); guarded by sendMu.
-	awaited <-chan struct{}
+	// write (nil: no write awaited), and awaitedClosed that connection's
+	// closing, which ends the wait too; guarded by sendMu.
+	awaited, awaitedClosed <-chan struct{}
 }
 
 func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *Gateway) *sender {
@@ -184,7 +186,11 @@ func (s *sender) tryAcquire() bool {
 }
 
 // acquire locks sendMu for the sender goroutine and waits up to writeMax
-// for the last write's report.
+// for the last write's report, or until the connection that was to write
+// it is closed. A send that QuickFIX/Go wrote to a connection closing under
+// it is never reported: the wait for it lasted writeMax, holding sendMu,
+// and with it a ResendRequest from the client already back on a new
+// connection (application.FromAdmin).
 func (s *sender) acquire(timer *time.Timer) {
 	s.sendMu.Lock()
 	if s.awaitedGone() {
@@ -193,6 +199,7 @@ func (s *sender) acquire(timer *time.Timer) {
 	timer.Reset(s.writeMax)
 	select {
 	case <-s.awaited:
+	case <-s.awaitedClosed:
 	case <-timer.C:
 	case <-s.done:
 	}
@@ -203,7 +210,11 @@ func (s *sender) acquire(timer *time.Timer) {
 // awaited, or the session logged out or its connection changed since the
 // send. The caller holds sendMu.
 func (s *sender) awaitedGone() bool {
-	return s.awaited == nil || s.pacer == nil || !s.loggedOn.Load() || s.pacer.WriteDone(s.id) != s.awaited
+	if s.awaited == nil || s.pacer == nil || !s.loggedOn.Load() {
+		return true
+	}
+	written, _ := s.pacer.WriteDone(s.id)
+	return written != s.awaited
 }
 
 func (s *sender) run() {
@@ -238,9 +249,9 @@ func (s *sender) run() {
 // sendHeld hands m to QuickFIX/Go and notes the write to await before the
 // session's next send; the caller holds sendMu.
 func (s *sender) sendHeld(m *quickfix.Message) {
-	var written <-chan struct{}
+	var written, closed <-chan struct{}
 	if s.pacer != nil && s.loggedOn.Load() {
-		written = s.pacer.WriteDone(s.id)
+		written, closed = s.pacer.WriteDone(s.id)
 		for drained := false; written != nil && !drained; {
 			select {
 			case <-written:
@@ -250,9 +261,9 @@ func (s *sender) sendHeld(m *quickfix.Message) {
 		}
 	}
 	err := quickfix.SendToTarget(m, s.id)
-	s.awaited = written
+	s.awaited, s.awaitedClosed = written, closed
 	if err != nil {
-		s.awaited = nil
+		s.awaited, s.awaitedClosed = nil, nil
 		s.sendFailed(err)
 	}
 }

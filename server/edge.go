@@ -78,11 +78,11 @@ func edgeKey(id quickfix.SessionID) edge.SessionKey {
 	return edge.SessionKey{BeginString: id.BeginString, ClientCompID: id.TargetCompID, VenueCompID: id.SenderCompID}
 }
 
-func (p edgePacer) WriteDone(id quickfix.SessionID) <-chan struct{} {
+func (p edgePacer) WriteDone(id quickfix.SessionID) (written, closed <-chan struct{}) {
 	if c, ok := p.l.Session(edgeKey(id)); ok {
-		return c.Written()
+		return c.Written(), c.Done()
 	}
-	return nil
+	return nil, nil
 }
 
 // Backlogged reports whether the session's connection has more than half
