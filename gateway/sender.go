@@ -59,10 +59,10 @@ type sender struct {
 	stopOnce sync.Once
 	finished chan struct{}
 	// sendMu is held by whoever hands the session a message (outbound in
-	// sendDirect, or the sender goroutine), and while the sender goroutine
-	// waits for the previous write. pending counts messages queued and not
-	// yet sent: a direct send is only made when it is 0, so messages keep
-	// their order.
+	// sendDirect, or the sender goroutine), not while the sender goroutine
+	// waits for the previous write (acquire). pending counts messages
+	// queued and not yet sent: a direct send is only made when it is 0, so
+	// messages keep their order.
 	sendMu  sync.Mutex
 	pending atomic.Int32
 	// awaited is the connection channel that will report the last send's
@@ -185,25 +185,35 @@ func (s *sender) tryAcquire() bool {
 	}
 }
 
-// acquire locks sendMu for the sender goroutine and waits up to writeMax
-// for the last write's report, or until the connection that was to write
-// it is closed. A send that QuickFIX/Go wrote to a connection closing under
-// it is never reported: the wait for it lasted writeMax, holding sendMu,
-// and with it a ResendRequest from the client already back on a new
-// connection (application.FromAdmin).
+// acquire waits up to writeMax for the last write's report, or until the
+// connection that was to write it is closed, then locks sendMu for the
+// sender goroutine.
+//
+// The wait is made without sendMu: no one else sends meanwhile (the
+// sender's message is counted in pending, so outbound queues its own), and
+// QuickFIX/Go's session goroutine may need sendMu to mark a resend
+// (beginResend) before it writes what the sender waits for. A send made
+// between OnLogon and the end of QuickFIX/Go's logon is queued inside
+// QuickFIX/Go and written by that goroutine: when it took the client's
+// ResendRequest first, the two waited for each other for writeMax. And a
+// send QuickFIX/Go wrote to a connection closing under it is never
+// reported; its connection's close ends the wait.
 func (s *sender) acquire(timer *time.Timer) {
 	s.sendMu.Lock()
 	if s.awaitedGone() {
 		return
 	}
+	awaited, closed := s.awaited, s.awaitedClosed
+	s.sendMu.Unlock()
 	timer.Reset(s.writeMax)
 	select {
-	case <-s.awaited:
-	case <-s.awaitedClosed:
+	case <-awaited:
+	case <-closed:
 	case <-timer.C:
 	case <-s.done:
 	}
 	timer.Stop()
+	s.sendMu.Lock()
 }
 
 // awaitedGone reports that no write report is to be waited for: none is

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +45,63 @@ func TestSenderWaitEndsWithItsConnection(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sender still waits for a write on a connection closed 10 s ago (its bound: an hour)")
 	}
+}
+
+// TestSenderWaitHoldsNoResend: while the sender waits for its last write's
+// report, QuickFIX/Go's session goroutine can mark a resend
+// (beginResend, from FromAdmin). A send made between OnLogon and the end
+// of QuickFIX/Go's logon is queued inside QuickFIX/Go, and only that
+// goroutine writes it: when it handled the client's ResendRequest first,
+// it waited for sendMu, which the sender held while it waited for that
+// very write, for fix.write_timeout.
+func TestSenderWaitHoldsNoResend(t *testing.T) {
+	id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT1"}
+	p := &onePacer{written: make(chan struct{}, 1), closed: make(chan struct{})}
+	s := newSender(id, 4, time.Hour, nil)
+	s.pacer = p
+	s.loggedOn.Store(true)
+	s.awaited, s.awaitedClosed = p.WriteDone(id) // written only once the resend is marked
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	acquired := make(chan struct{})
+	go func() {
+		s.acquire(timer)
+		close(acquired)
+	}()
+	waitBlockedIn(t, "gateway.(*sender).acquire")
+	marked := make(chan struct{})
+	go func() {
+		s.beginResend()
+		close(marked)
+	}()
+	select {
+	case <-marked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("marking a resend still waits after 10 s for the sender's wait for a write (its bound: an hour)")
+	}
+	select {
+	case <-acquired:
+		t.Fatal("the sender went on with its last write neither reported nor its connection closed")
+	default:
+	}
+	p.written <- struct{}{}
+	<-acquired
+	if !s.resending.Load() {
+		t.Fatal("the resend is not marked")
+	}
+	s.sendMu.Unlock()
+}
+
+// waitBlockedIn waits until a goroutine is blocked in a select in fn.
+func waitBlockedIn(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "[select") && strings.Contains(g, fn) {
+				return
+			}
+		}
+	}
+	t.Fatalf("no goroutine waits in %s", fn)
 }
