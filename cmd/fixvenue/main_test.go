@@ -93,13 +93,16 @@ func logOn(t *testing.T, addr, sender string) *fixclient.Client {
 }
 
 // cyclesAndSeed gives a crash test its count of kill cycles (20, 3 with
-// -short, or $PREFIX_CYCLES) and its random seed (the clock, or
+// -short, 5 under the race detector, or $PREFIX_CYCLES) and its random seed (the clock, or
 // $PREFIX_SEED to replay a run), and logs both.
 func cyclesAndSeed(t *testing.T, prefix string) (cycles int, seed int64) {
 	t.Helper()
 	cycles = 20
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		cycles = 3
+	case raceEnabled:
+		cycles = 5
 	}
 	if v := os.Getenv(prefix + "_CYCLES"); v != "" {
 		cycles, _ = strconv.Atoi(v)
