@@ -18,24 +18,30 @@ func (p *onePacer) WriteDone(quickfix.SessionID) (written, closed <-chan struct{
 
 func (p *onePacer) Disconnect(quickfix.SessionID) {}
 
-// TestSenderWaitEndsWithItsConnection: the sender waits for the report of
-// its last write before the session's next send, holding sendMu. A write
-// QuickFIX/Go made to a connection closing under it is never reported:
-// the wait lasted fix.write_timeout, and a ResendRequest from the client,
-// back on a new connection, waited as long for sendMu. The connection's
-// close ends the wait.
-func TestSenderWaitEndsWithItsConnection(t *testing.T) {
+// awaitingSender returns a logged-on session's sender (write bound: an
+// hour) that has made a send whose write is not reported yet, and its
+// connection.
+func awaitingSender() (*sender, *onePacer) {
 	id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT1"}
 	p := &onePacer{written: make(chan struct{}, 1), closed: make(chan struct{})}
 	s := newSender(id, 4, time.Hour, nil)
 	s.pacer = p
 	s.loggedOn.Store(true)
-	s.awaited, s.awaitedClosed = p.WriteDone(id) // a send made; its write never reported
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	s.awaited, s.awaitedClosed = p.WriteDone(id)
+	return s, p
+}
+
+// TestSenderWaitEndsWithItsConnection: the sender waits for the report of
+// its last write before the session's next send. A write QuickFIX/Go made
+// to a connection closing under it is never reported: the wait lasted
+// fix.write_timeout, and the session's answers waited as long, with a
+// ResendRequest from the client back on a new connection (then sendMu
+// was held while waiting). The connection's close ends the wait.
+func TestSenderWaitEndsWithItsConnection(t *testing.T) {
+	s, p := awaitingSender()
 	acquired := make(chan struct{})
 	go func() {
-		s.acquire(timer)
+		s.acquire(time.NewTimer(time.Hour))
 		s.sendMu.Unlock()
 		close(acquired)
 	}()
@@ -55,17 +61,10 @@ func TestSenderWaitEndsWithItsConnection(t *testing.T) {
 // it waited for sendMu, which the sender held while it waited for that
 // very write, for fix.write_timeout.
 func TestSenderWaitHoldsNoResend(t *testing.T) {
-	id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT1"}
-	p := &onePacer{written: make(chan struct{}, 1), closed: make(chan struct{})}
-	s := newSender(id, 4, time.Hour, nil)
-	s.pacer = p
-	s.loggedOn.Store(true)
-	s.awaited, s.awaitedClosed = p.WriteDone(id) // written only once the resend is marked
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	s, p := awaitingSender() // its write reported only once the resend is marked
 	acquired := make(chan struct{})
 	go func() {
-		s.acquire(timer)
+		s.acquire(time.NewTimer(time.Hour))
 		close(acquired)
 	}()
 	waitBlockedIn(t, "gateway.(*sender).acquire")
