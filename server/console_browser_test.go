@@ -777,6 +777,7 @@ func TestConsoleJournalKeepsTheFiltersOfManyCallsInFlight(t *testing.T) {
 	// durable: when every call is answered, every command awaits its result.
 	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
 	s := startServer(t, cfg, Options{JournalSync: hold.sync})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
 	hold.on.Store(true)
 	answers := make(chan string, calls)
 	for i := range calls {
