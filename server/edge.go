@@ -111,7 +111,7 @@ func (p edgePacer) Closed(id quickfix.SessionID) bool {
 
 func (p edgePacer) Disconnect(id quickfix.SessionID) {
 	if c, ok := p.l.Session(edgeKey(id)); ok {
-		c.Close()
+		c.Disconnect() // QuickFIX/Go releases the session once it has seen the end (Close)
 	}
 }
 

@@ -322,17 +322,7 @@ func (c *Conn) noteReason(r Reason) {
 // once, with the first reason the connection was closed for.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closing = true
-		writer := c.handed
-		c.mu.Unlock()
-		if writer {
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
-			<-c.writerDone
-		}
+		c.drain()
 		// Release before the socket closes: a client that logs on again as
 		// soon as it sees the close must not find the session still taken.
 		c.noteReason(ReasonClosedBySession)
@@ -340,6 +330,36 @@ func (c *Conn) Close() error {
 		c.kill(ReasonClosedBySession)
 	})
 	return nil
+}
+
+// Disconnect ends the connection for the application's own reasons (a
+// client that does not read its answers, an operator's logout): it flushes
+// what QuickFIX/Go wrote, as Close does, and closes the socket, but the
+// session stays taken until QuickFIX/Go, having seen the disconnect, calls
+// Close; a Logon for it meanwhile waits for that (duplicateLogonWait).
+// Released at once, a client's Logon made as soon as it saw the close
+// reached QuickFIX/Go while its session was still connected there, and
+// QuickFIX/Go closed the new connection with no answer.
+func (c *Conn) Disconnect() {
+	c.drain()
+	c.noteReason(ReasonClosedBySession)
+	c.kill(ReasonClosedBySession)
+}
+
+// drain has the writer write what QuickFIX/Go wrote, each write bounded by
+// Config.WriteTimeout, and stop.
+func (c *Conn) drain() {
+	c.mu.Lock()
+	c.closing = true
+	writer := c.handed
+	c.mu.Unlock()
+	if writer {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+		<-c.writerDone
+	}
 }
 
 // Written receives a value after each Write (values coalesce: one waiting

@@ -92,7 +92,12 @@
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue
-//     before the old connection's end has).
+//     before the old connection's end has). A connection goes once
+//     QuickFIX/Go, having seen its end, closes it (Conn.Close); one the
+//     application ends (Conn.Disconnect: a client not reading, an
+//     operator's logout) stays its session's until then, so that the
+//     client's next Logon waits for QuickFIX/Go rather than reaching a
+//     session it still has connected.
 //
 // A Logon for a BeginString or CompID the venue does not serve, and a second
 // Logon for a logged-on session, are closed without a word, as the FIX session
