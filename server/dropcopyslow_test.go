@@ -205,9 +205,12 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 // waited for room in that sender's queue, with every session's answers.
 // No copy is lost: the client gets them all by its next resend.
 func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
-	// The message the paced resend held when the queue overflowed goes out;
-	// the socket may have taken a few more before the client stopped.
-	const resentAfterOverflowMax = 16
+	// The message the paced resend held when the queue overflowed goes out,
+	// and the socket may take more before the overflow: TCP's buffers grow
+	// a little after the client stopped reading (89 more were seen, 35 ms
+	// after the resend first waited). Without the stop at the overflow,
+	// the rest of the store went out: thousands.
+	const resentAfterOverflowMax = 256
 	cfg := testConfig(t, t.TempDir(), dropCopySessions)
 	cfg.FIX.OutboundQueueMax = 1024
 	// Longer than the clients wait for an answer: the edge's close of a
@@ -231,7 +234,23 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	}
 	dcID := sessionID(s.cfg, &s.cfg.Sessions[slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "DCALL" })])
 	waitUntil(t, "DCALL's resend waiting for its client", func() bool { return edgePacer{s.edge}.Backlogged(dcID) })
-	paused := metricstest.Float(t, scrape(t, s), "fixvenue_resent_messages_total")
+	// Counted once waiting: the count no longer moves (for 250 ms), or the
+	// queue overflowed (the copies of the pairs before may do it).
+	paused := -1.0
+	for steady, deadline := 0, time.Now().Add(readWait); steady < 5 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		m := scrape(t, s)
+		if metricstest.Float(t, m, "fixvenue_outbound_overflow_disconnects_total") > 0 {
+			break
+		}
+		if now := metricstest.Float(t, m, "fixvenue_resent_messages_total"); now != paused {
+			paused, steady = now, 0
+		} else {
+			steady++
+		}
+	}
+	if paused < 0 {
+		t.Fatal("DCALL's queue overflowed before its resend's count was read")
+	}
 	// DCALL reads nothing: its resend waits for it, and the copies of these
 	// pairs fill its queue.
 	tradeMore(t, c1, c2, before, during)
@@ -422,10 +441,10 @@ func TestOrderSessionResendHoldsNoOtherSession(t *testing.T) {
 	if err := again.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
 		t.Fatal(err)
 	}
-	for fills := 0; fills < resting; {
+	for fills, read := 0, 0; fills < resting; read++ {
 		m, err := again.ReadAny(readWait)
 		if err != nil {
-			t.Fatalf("CLIENT1's next resend: %d of %d fills of its resting sells: %v", fills, resting, err)
+			t.Fatalf("CLIENT1's next resend: %d of %d fills of its resting sells, %d messages read: %v", fills, resting, read, err)
 		}
 		if m.Type() == "8" && strings.HasPrefix(m.Get(11), "r") && m.Get(39) == "2" {
 			fills++
