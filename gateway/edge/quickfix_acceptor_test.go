@@ -33,6 +33,11 @@ type testApp struct {
 	fromAdm  atomic.Int64
 	mu       sync.Mutex
 	incoming []string // raw admin and app messages seen, for password checks
+	// An order with ClOrdID "hold" is held in FromApp until hold is
+	// closed, unanswered (holding is set meanwhile): QuickFIX/Go's session
+	// goroutine is busy.
+	hold    chan struct{}
+	holding atomic.Bool
 }
 
 func (a *testApp) OnCreate(quickfix.SessionID)                       {}
@@ -59,6 +64,11 @@ func (a *testApp) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.M
 		return nil
 	}
 	clOrdID, _ := m.Body.GetString(11)
+	if clOrdID == "hold" {
+		a.holding.Store(true)
+		<-a.hold
+		return nil
+	}
 	er := quickfix.NewMessage()
 	er.Header.SetString(35, "8")
 	er.Body.SetString(37, "O-"+clOrdID)

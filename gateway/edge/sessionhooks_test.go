@@ -222,3 +222,40 @@ func (w lockedBuffer) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+// TestDisconnectKeepsTheSessionUntilQuickFIXSeesIt: a connection the
+// application ends (Conn.Disconnect: a client not reading, an operator's
+// logout) stays its session's until QuickFIX/Go, done with what it was
+// doing, has seen the end and closed it. The client's Logon made
+// meanwhile waits for that and is answered. Released at once, it reached
+// QuickFIX/Go while the session was still connected there, and
+// QuickFIX/Go closed it with no answer.
+func TestDisconnectKeepsTheSessionUntilQuickFIXSeesIt(t *testing.T) {
+	t.Parallel()
+	v := startVenueWith(t, Config{duplicateLogonWait: 10 * time.Second}, noDictionary, "CLIENT1")
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(v.app.hold) }) })
+	c := v.logon("CLIENT1")
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
+	conn, ok := v.l.Session(key)
+	if !ok {
+		t.Fatal("CLIENT1 has no connection")
+	}
+	c.newOrder("hold")
+	for deadline := time.Now().Add(5 * time.Second); !v.app.holding.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("QuickFIX/Go never took the held order")
+		}
+	}
+	conn.Disconnect()
+	<-conn.Done()
+	if _, held := v.l.Session(key); !held {
+		t.Fatal("the session was released before QuickFIX/Go saw its connection end")
+	}
+	go func() {
+		// QuickFIX/Go goes on once the Logon below has reached the edge.
+		time.Sleep(100 * time.Millisecond)
+		release.Do(func() { close(v.app.hold) })
+	}()
+	v.logon("CLIENT1")
+}

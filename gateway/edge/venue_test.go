@@ -76,7 +76,7 @@ func startVenueWith(t testing.TB, cfg Config, qfSettings map[string]string, clie
 // startVenueAs is startVenueWith with a chosen venue CompID.
 func startVenueAs(t testing.TB, venueID string, cfg Config, qfSettings map[string]string, clients ...string) *venue {
 	t.Helper()
-	v := &venue{t: t, venueID: venueID, app: &testApp{}, writes: map[SessionKey]int{}}
+	v := &venue{t: t, venueID: venueID, app: &testApp{hold: make(chan struct{})}, writes: map[SessionKey]int{}}
 	if cfg.Address == "" {
 		cfg.Address = "127.0.0.1:0"
 	}
