@@ -469,9 +469,12 @@ func (g *Gateway) logOut(s *session, text string) {
 	m.Body.SetString(tag.Text, text)
 	s.out.enqueue(m)
 	if p := s.out.pacer; p != nil {
+		// This connection, not one the client logs on again with once it
+		// has answered the Logout, which can be sooner.
+		conn, _ := p.WriteDone(s.cfg.ID)
 		go func() {
 			time.Sleep(logoutWriteWait)
-			p.Disconnect(s.cfg.ID)
+			p.Disconnect(s.cfg.ID, conn)
 		}()
 	}
 }

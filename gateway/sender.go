@@ -18,8 +18,12 @@ type Pacer interface {
 	// the connection currently bound to the session, and one closed once that
 	// connection is closed; both nil if the session has none.
 	WriteDone(id quickfix.SessionID) (written, closed <-chan struct{})
-	// Disconnect closes the connection currently bound to the session.
-	Disconnect(id quickfix.SessionID)
+	// Disconnect closes the connection bound to the session, if it is still
+	// the one whose WriteDone channel is written (nil: whichever it has). A
+	// Disconnect made later than the event that called for it (a Logout
+	// given time to reach its client) must not close the connection the
+	// client has logged on again with meanwhile.
+	Disconnect(id quickfix.SessionID, written <-chan struct{})
 }
 
 // sender owns the path from the gateway to one session. QuickFIX/Go's send path
@@ -121,7 +125,8 @@ func (s *sender) queueCounted(o outMsg) {
 		s.g.log.Warn("outbound queue full: disconnecting session", "session", s.id.String(), "queue_max", cap(s.queue))
 		s.loggedOn.Store(false)
 		if s.pacer != nil {
-			go s.pacer.Disconnect(s.id)
+			conn, _ := s.pacer.WriteDone(s.id)
+			go s.pacer.Disconnect(s.id, conn)
 		}
 	}
 	select {
@@ -302,7 +307,7 @@ func (s *sender) sendFailed(err error) {
 	}
 	s.g.log.Error("send failed: message neither stored nor sent; disconnecting the session", "session", s.id.String(), "err", err)
 	if s.pacer != nil {
-		s.pacer.Disconnect(s.id)
+		s.pacer.Disconnect(s.id, nil)
 	}
 }
 

@@ -16,7 +16,7 @@ func (p *onePacer) WriteDone(quickfix.SessionID) (written, closed <-chan struct{
 	return p.written, p.closed
 }
 
-func (p *onePacer) Disconnect(quickfix.SessionID) {}
+func (p *onePacer) Disconnect(quickfix.SessionID, <-chan struct{}) {}
 
 // awaitingSender returns a logged-on session's sender (write bound: an
 // hour) that has made a send whose write is not reported yet, and its

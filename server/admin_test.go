@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -706,5 +707,46 @@ func TestConcurrentSessionActions(t *testing.T) {
 	}
 	if got[200] != 1 || got[409] != callers-1 {
 		t.Fatalf("answers by status %v, want one 200 and %d 409", got, callers-1)
+	}
+}
+
+// TestLogonAgainSoonAfterTheOperatorsLogout: a client the operator logs
+// out answers the venue's Logout, which ends the connection, and logs on
+// again at once. The venue closes the connection it logged out a moment
+// later (logoutWriteWait), in case its client does not answer: that
+// closed the new connection, the session's by then.
+func TestLogonAgainSoonAfterTheOperatorsLogout(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	// QuickFIX/Go answers the Logon before the venue counts the session
+	// logged on; a logout before then is refused (409).
+	idx := uint16(slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "CLIENT1" }))
+	waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"reconnect"}`, &res); code != 200 {
+		t.Fatalf("logout: %d", code)
+	}
+	if _, err := c.Expect(readWait, "5", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send("5"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Closed(readWait) {
+		t.Fatal("the connection stays open after the Logout's answer")
+	}
+	again, _ := resume(t, s, "CLIENT1", c.NextOut)
+	time.Sleep(500 * time.Millisecond) // past the close of the connection logged out
+	if err := again.Send("1", fixclient.F(112, "still here")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := again.ReadAny(readWait)
+		if err != nil {
+			t.Fatalf("the session logged on again after the operator's logout: %v", err)
+		}
+		if m.Type() == "0" && m.Get(112) == "still here" {
+			return
+		}
 	}
 }

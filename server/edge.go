@@ -109,8 +109,8 @@ func (p edgePacer) Closed(id quickfix.SessionID) bool {
 	}
 }
 
-func (p edgePacer) Disconnect(id quickfix.SessionID) {
-	if c, ok := p.l.Session(edgeKey(id)); ok {
+func (p edgePacer) Disconnect(id quickfix.SessionID, written <-chan struct{}) {
+	if c, ok := p.l.Session(edgeKey(id)); ok && (written == nil || c.Written() == written) {
 		c.Disconnect() // QuickFIX/Go releases the session once it has seen the end (Close)
 	}
 }
