@@ -29,8 +29,8 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 	if !ok {
 		return
 	}
-	if p := s.out.pacer; p != nil {
-		conn, _ := p.WriteDone(id)
+	if s.out.pacer != nil {
+		conn := s.out.conn()
 		if conn == nil || conn == s.loggedOutConn {
 			// A Logon QuickFIX/Go read behind the session's Logout and
 			// handed over after OnLogout, on a connection that is going:
@@ -471,7 +471,7 @@ func (g *Gateway) logOut(s *session, text string) {
 	if p := s.out.pacer; p != nil {
 		// This connection, not one the client logs on again with once it
 		// has answered the Logout, which can be sooner.
-		conn, _ := p.WriteDone(s.cfg.ID)
+		conn := s.out.conn()
 		go func() {
 			time.Sleep(logoutWriteWait)
 			p.Disconnect(s.cfg.ID, conn)

@@ -19,7 +19,7 @@ type Pacer interface {
 	// connection is closed; both nil if the session has none.
 	WriteDone(id quickfix.SessionID) (written, closed <-chan struct{})
 	// Disconnect closes the connection bound to the session, if it is still
-	// the one whose WriteDone channel is written (nil: whichever it has). A
+	// the one whose WriteDone channel is written (sender.conn). A
 	// Disconnect made later than the event that called for it (a Logout
 	// given time to reach its client) must not close the connection the
 	// client has logged on again with meanwhile.
@@ -125,8 +125,7 @@ func (s *sender) queueCounted(o outMsg) {
 		s.g.log.Warn("outbound queue full: disconnecting session", "session", s.id.String(), "queue_max", cap(s.queue))
 		s.loggedOn.Store(false)
 		if s.pacer != nil {
-			conn, _ := s.pacer.WriteDone(s.id)
-			go s.pacer.Disconnect(s.id, conn)
+			go s.pacer.Disconnect(s.id, s.conn())
 		}
 	}
 	select {
@@ -221,6 +220,13 @@ func (s *sender) acquire(timer *time.Timer) {
 	s.sendMu.Lock()
 }
 
+// conn names the session's connection now, for a Disconnect of it
+// (nil: it has none, and a Disconnect of nil closes nothing).
+func (s *sender) conn() <-chan struct{} {
+	written, _ := s.pacer.WriteDone(s.id)
+	return written
+}
+
 // awaitedGone reports that no write report is to be waited for: none is
 // awaited, or the session logged out or its connection changed since the
 // send. The caller holds sendMu.
@@ -228,8 +234,7 @@ func (s *sender) awaitedGone() bool {
 	if s.awaited == nil || s.pacer == nil || !s.loggedOn.Load() {
 		return true
 	}
-	written, _ := s.pacer.WriteDone(s.id)
-	return written != s.awaited
+	return s.conn() != s.awaited
 }
 
 func (s *sender) run() {
@@ -307,7 +312,7 @@ func (s *sender) sendFailed(err error) {
 	}
 	s.g.log.Error("send failed: message neither stored nor sent; disconnecting the session", "session", s.id.String(), "err", err)
 	if s.pacer != nil {
-		s.pacer.Disconnect(s.id, nil)
+		s.pacer.Disconnect(s.id, s.conn())
 	}
 }
 

@@ -110,7 +110,7 @@ func (p edgePacer) Closed(id quickfix.SessionID) bool {
 }
 
 func (p edgePacer) Disconnect(id quickfix.SessionID, written <-chan struct{}) {
-	if c, ok := p.l.Session(edgeKey(id)); ok && (written == nil || c.Written() == written) {
+	if c, ok := p.l.Session(edgeKey(id)); ok && c.Written() == written {
 		c.Disconnect() // QuickFIX/Go releases the session once it has seen the end (Close)
 	}
 }
