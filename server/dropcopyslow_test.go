@@ -165,14 +165,14 @@ func TestDropCopyRecoversAtItsReadersPace(t *testing.T) {
 	}
 	// QuickFIX/Go answers the TestRequest once the resend is written; the
 	// copies its sender had not stored yet when the resend began come
-	// after it.
-	answered, copies := false, 0
+	// after it. The copies are counted by MsgSeqNum (noteCopy).
+	answered, copies := false, map[string]bool{}
 	readSlowly(t, dc, "resend", 10, func(m *fixclient.Message) bool {
 		answered = answered || (m.Type() == "0" && m.Get(112) == "resent")
 		if m.Type() == "8" {
-			copies++
+			noteCopy(t, copies, m)
 		}
-		return answered && copies >= 4*pairs
+		return answered && len(copies) >= 4*pairs
 	})
 
 	// Then the period, from the journal: the replay waited for room in
@@ -288,14 +288,26 @@ func TestDropCopyResendHoldsNoOtherSession(t *testing.T) {
 	if err := again.Send("1", fixclient.F(112, "resent")); err != nil {
 		t.Fatal(err)
 	}
-	answered, copies := false, 0
+	answered, copies := false, map[string]bool{}
 	readSlowly(t, again, "resend", 1000, func(m *fixclient.Message) bool {
 		answered = answered || (m.Type() == "0" && m.Get(112) == "resent")
 		if m.Type() == "8" && m.Get(797) == "Y" {
-			copies++
+			noteCopy(t, copies, m)
 		}
-		return answered && copies >= 4*(before+during)
+		return answered && len(copies) >= 4*(before+during)
 	})
+}
+
+// noteCopy records copy m by its MsgSeqNum: a copy sent between a Logon
+// and the client's ResendRequest comes twice, the second time resent
+// (PossDupFlag), and counts once. A copy twice otherwise fails the test.
+func noteCopy(t *testing.T, copies map[string]bool, m *fixclient.Message) {
+	t.Helper()
+	seq := m.Get(34)
+	if copies[seq] && m.Get(43) != "Y" {
+		t.Fatalf("copy %s came twice, the second time not as a resend: %s", seq, m)
+	}
+	copies[seq] = true
 }
 
 // TestOrderSessionResendStopsWithItsConnection: an order session's resend
