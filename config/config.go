@@ -146,7 +146,15 @@ type Engine struct {
 	// a call (core.Config.IndicativeIntervalNs, measured in command time);
 	// 0s: after every change.
 	IndicativeInterval Duration `toml:"indicative_interval"`
+	// GCHeadroomBytes bounds how far the heap grows past its live size
+	// before the collector runs (README, "Memory"); 0 leaves the runtime's
+	// default, a heap twice its live size.
+	GCHeadroomBytes int64 `toml:"gc_headroom_bytes"`
 }
+
+// GCHeadroomMin is the least engine.gc_headroom_bytes: a smaller headroom
+// has the collector run many times a second at the venue's allocation rate.
+const GCHeadroomMin = 16 << 20
 
 // InstrumentsAddedDefault is the room for added instruments when
 // engine.instruments_max is not set: the table then holds the configured
@@ -746,6 +754,9 @@ func (c *Config) validate() error {
 	}
 	if c.Engine.IndicativeInterval.Duration < 0 {
 		add("engine.indicative_interval: must not be negative")
+	}
+	if n := c.Engine.GCHeadroomBytes; n != 0 && n < GCHeadroomMin {
+		add("engine.gc_headroom_bytes: %d is below %d (0: the runtime's default, a heap twice its live size)", n, GCHeadroomMin)
 	}
 	if d := c.Journal.SnapshotInterval.Duration; d < 0 {
 		add("journal.snapshot_interval: must not be negative")

@@ -84,6 +84,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[engine]\nwait_strategy = 1", `(last key "engine.wait_strategy")`},
 		{"[engine]\ncommand_ring_slots = 1000", "engine.command_ring_slots"},
 		{"[engine]\nevent_ring_slots = 64", "engine.event_ring_slots: 64 is below 256"},
+		{"[engine]\ngc_headroom_bytes = 1048576", "engine.gc_headroom_bytes: 1048576 is below 16777216"},
+		{"[engine]\ngc_headroom_bytes = -1", "engine.gc_headroom_bytes: -1 is below 16777216"},
 		{"[engine]\ninstruments_max = 2", "engine.instruments_max: 2 is outside [3 configured instruments, 65535]"},
 		{"[journal]\nfsync = \"always\"", `line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`},
 		{"[journal]\nfsync = \"\"", `(last key "journal.fsync"): journal: fsync policy "" is not batch or none`},

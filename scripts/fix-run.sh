@@ -14,7 +14,7 @@
 # flags, e.g. --cpuprofile F), PORT_BASE (default 29000: the market data feed
 # is sent to 127.0.0.1:PORT_BASE+500; FIX, metrics and recovery listen on
 # loopback ports the OS chooses, read from the venue's ready file), VGODEBUG (the venue's
-# GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC, default 100), KEEPLOG (copy the venue's log to this file),
+# GODEBUG, e.g. gctrace=1), VGOGC (the venue's GOGC; unset: the venue's own heap goal, engine.gc_headroom_bytes), KEEPLOG (copy the venue's log to this file),
 # LOCK (true or false: lock the matcher goroutine to its OS thread; unset: the
 # venue's default, locked), JSON (write the load generator's result
 # as JSON to this file, with the venue's CPU (its system part), allocations and GC cycles over
@@ -42,10 +42,14 @@ ${LOCK:+lock_os_thread = $LOCK}
 ${ENGINE_EXTRA:-}
 $(venue_throttles_off)
 TOML
+# The venue's GOGC: VGOGC, else none, so that the venue sets its own (README, "Memory").
+saved_gogc=${GOGC-}
+if [ -n "${VGOGC:-}" ]; then export GOGC=$VGOGC; else unset GOGC; fi
 # shellcheck disable=SC2086 # EXTRA is a list of flags
-GOGC=${VGOGC:-100} GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} venue_start "$dir/serve.log" --config "$dir/venue.toml" --data "$dir/data" \
+GODEBUG=${VGODEBUG:-} GOMAXPROCS=${VGMP:-2} venue_start "$dir/serve.log" --config "$dir/venue.toml" --data "$dir/data" \
 	--fix-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
 	--md-addr 127.0.0.1:$((base + 500)) --md-recovery-addr 127.0.0.1:0 ${EXTRA:-}
+if [ -n "$saved_gogc" ]; then export GOGC=$saved_gogc; else unset GOGC; fi
 metrics=$venue_metrics_addr
 # scrape NAME...: the values of unlabelled metrics, space-separated, in order.
 scrape() {

@@ -33,6 +33,7 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
 		return 1
 	}
+	boundHeapGoal(cfg.Engine.GCHeadroomBytes, log)
 	fmt.Fprintf(os.Stderr, "fixvenue: cluster node %d; FIX on %s when leading; status on http://%s/cluster/status\n",
 		cfg.Cluster.NodeID, node.FIXAddr(), node.StatusAddr())
 	if readyFile != "" {

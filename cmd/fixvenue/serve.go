@@ -139,6 +139,7 @@ func cmdServe(args []string) int {
 		}
 		return 0
 	}
+	boundHeapGoal(cfg.Engine.GCHeadroomBytes, log)
 	metrics := "metrics off"
 	if a := srv.MetricsAddr(); a != "" {
 		metrics = "metrics on http://" + a + "/metrics"

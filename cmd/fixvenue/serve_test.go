@@ -20,6 +20,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/internal/testcert"
 )
 
@@ -588,4 +589,37 @@ func TestAutoWaitCountsCPUsNotPs(t *testing.T) {
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("GOMAXPROCS=8 on %d CPUs: want the serving line to say %s\n%s", two.Count(), want, stderr.String())
 	}
+}
+
+// TestHeapGoalBoundedAtStart: with the default bounds the venue's live
+// heap, its pools, is over a gigabyte, and the collector's goal is set to
+// it plus engine.gc_headroom_bytes: GOGC below the runtime's 100. GOGC set
+// in the environment is left as it is.
+func TestHeapGoalBoundedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "[marketdata]\nenabled = false\n")
+	t.Setenv("GOGC", "") // restored when the test ends
+	os.Unsetenv("GOGC")
+	gogc := func(v *venueProc) float64 {
+		return metricstest.Float(t, metricstest.Scrape(t, v.ready.MetricsAddr), "go_gc_gogc_percent")
+	}
+
+	v := startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
+	if got := gogc(v); got < 1 || got >= 100 {
+		t.Errorf("GOGC %v with the default headroom, want below 100:\n%s", got, v.logs())
+	}
+	if !strings.Contains(v.logs(), `msg="heap goal bounded"`) {
+		t.Errorf("no log line of the heap goal:\n%s", v.logs())
+	}
+	v.stop(t)
+
+	os.Setenv("GOGC", "150")
+	v = startVenue(t, cfg, "--metrics-addr", "127.0.0.1:0")
+	if got := gogc(v); got != 150 {
+		t.Errorf("GOGC %v with GOGC=150 in the environment, want 150", got)
+	}
+	if !strings.Contains(v.logs(), "engine.gc_headroom_bytes not applied: GOGC is set in the environment") {
+		t.Errorf("no log line saying the environment's GOGC was kept:\n%s", v.logs())
+	}
+	v.stop(t)
 }
