@@ -306,6 +306,14 @@ func isLogout(msg []byte) bool {
 	return bytes.Contains(msg[:min(len(msg), head)], []byte("\x0135=5\x01"))
 }
 
+// ended reports whether the connection has ended: a reason is recorded once
+// its read fails, a write fails, or it is closed.
+func (c *Conn) ended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason != ReasonNone
+}
+
 // noteReason records why the connection ends without closing it (the
 // socket already failed); the first reason recorded wins.
 func (c *Conn) noteReason(r Reason) {

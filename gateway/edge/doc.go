@@ -92,7 +92,10 @@
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue
-//     before the old connection's end has). A connection goes once
+//     before the old connection's end has); a connection that has ended
+//     (its read or a write failed, or it was closed) is waited for up to the
+//     Logon's deadline instead, as only QuickFIX/Go's release of it is
+//     left, which waits for its session goroutine. A connection goes once
 //     QuickFIX/Go, having seen its end, closes it (Conn.Close); one the
 //     application ends (Conn.Disconnect: a client not reading, an
 //     operator's logout) stays its session's until then, so that the

@@ -426,36 +426,45 @@ func (l *Listener) takeCompIDToken(compID string, source netip.Addr, authenticat
 }
 
 // duplicateLogonWait bounds how long a Logon waits for its session's
-// previous connection to be released: a client that closes and logs on
-// again at once (within a millisecond) reaches the venue before the old
-// connection's end has, and was refused as a duplicate.
+// previous connection to be released while that connection is still open:
+// a client that closes and logs on again at once (within a millisecond)
+// reaches the venue before the old connection's end has, and was refused
+// as a duplicate. A previous connection that has ended (its read failed or
+// its socket is closed) is waited for up to the Logon's own deadline: it
+// can no longer be a session logged on twice, and QuickFIX/Go releases it
+// once its session goroutine is free to see the end (a resend or a mass
+// status it is writing, which took longer than this bound).
 const duplicateLogonWait = 250 * time.Millisecond
 
 // claimWaiting is claim, retried until the previous connection is released
-// or Config.duplicateLogonWait (or the logon's deadline) passes.
+// or, while that one is open, Config.duplicateLogonWait passes; the Logon's
+// deadline bounds both.
 func (l *Listener) claimWaiting(c *Conn, deadline time.Time) bool {
-	end := time.Now().Add(l.cfg.duplicateLogonWait)
-	if !deadline.IsZero() && deadline.Before(end) {
-		end = deadline
-	}
-	for !l.claim(c) {
-		if time.Now().After(end) {
+	open := time.Now().Add(l.cfg.duplicateLogonWait)
+	for {
+		ok, ended := l.claim(c)
+		if ok {
+			return true
+		}
+		now := time.Now()
+		if (!ended || deadline.IsZero()) && now.After(open) || !deadline.IsZero() && now.After(deadline) {
 			return false
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	return true
 }
 
-// claim registers c as its session's connection, unless one is logged on.
-func (l *Listener) claim(c *Conn) bool {
+// claim registers c as its session's connection, unless one is logged on;
+// ended then says whether that one has ended and waits only for
+// QuickFIX/Go to release it.
+func (l *Listener) claim(c *Conn) (ok, ended bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, busy := l.sessions[c.key]; busy {
-		return false
+	if held, busy := l.sessions[c.key]; busy {
+		return false, held.ended()
 	}
 	l.sessions[c.key] = c
-	return true
+	return true, false
 }
 
 // release undoes claim and admit when a handed connection is closed.

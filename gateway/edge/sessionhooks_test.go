@@ -259,3 +259,45 @@ func TestDisconnectKeepsTheSessionUntilQuickFIXSeesIt(t *testing.T) {
 	}()
 	v.logon("CLIENT1")
 }
+
+// TestLogonWaitsForAnEndedConnectionBeyondTheDuplicateWait: a client whose
+// connection ended while QuickFIX/Go's session goroutine was busy (here in
+// FromApp; a resend or a mass status it is writing in the venue) logs on
+// again. Its old connection has ended, so the Logon waits for QuickFIX/Go
+// to release it, up to the Logon's deadline, and is answered: it was
+// refused as a duplicate once duplicateLogonWait had passed, a bound meant
+// for a connection still open.
+func TestLogonWaitsForAnEndedConnectionBeyondTheDuplicateWait(t *testing.T) {
+	t.Parallel()
+	const openWait = 20 * time.Millisecond
+	v := startVenueWith(t, Config{duplicateLogonWait: openWait, LogonTimeout: time.Minute}, noDictionary, "CLIENT1")
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(v.app.hold) }) })
+	c := v.logon("CLIENT1")
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
+	conn, ok := v.l.Session(key)
+	if !ok {
+		t.Fatal("CLIENT1 has no connection")
+	}
+	c.newOrder("hold")
+	for deadline := time.Now().Add(5 * time.Second); !v.app.holding.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("QuickFIX/Go never took the held order")
+		}
+	}
+	_ = c.conn.Close()
+	for deadline := time.Now().Add(5 * time.Second); !conn.ended(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the edge never saw the client's close")
+		}
+	}
+	again := v.dial("CLIENT1")
+	again.sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+	time.Sleep(10 * openWait) // past the wait for an open connection
+	if _, held := v.l.Session(key); !held {
+		t.Fatal("the session was released before QuickFIX/Go saw its connection end")
+	}
+	release.Do(func() { close(v.app.hold) })
+	again.expect("A")
+	again.trade("after-relogon")
+}
