@@ -20,25 +20,23 @@ import (
 //
 // It sets GOGC once, from the live heap after start, so the headroom grows
 // with the live heap over the day. GOGC in the environment is left alone,
-// and the headroom is never more than the runtime's default. It returns
-// the GOGC set, 0 when it set none.
-func boundHeapGoal(headroom int64, log *slog.Logger) int {
+// and the headroom is never more than the runtime's default.
+func boundHeapGoal(headroom int64, log *slog.Logger) {
 	if headroom == 0 {
-		return 0
+		return
 	}
 	if v, ok := os.LookupEnv("GOGC"); ok {
 		log.Info("engine.gc_headroom_bytes not applied: GOGC is set in the environment", "GOGC", v)
-		return 0
+		return
 	}
 	runtime.GC()
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() != metrics.KindUint64 || sample[0].Value.Uint64() == 0 {
-		return 0
+		return
 	}
 	live := int64(sample[0].Value.Uint64())
 	percent := int(min(100, (headroom*100+live-1)/live)) // rounded up: at least headroom
 	debug.SetGCPercent(percent)
 	log.Info("heap goal bounded", "live_bytes", live, "headroom_bytes", min(headroom, live), "gogc", percent)
-	return percent
 }
