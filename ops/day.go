@@ -168,17 +168,26 @@ func (o *Ops) endDayLocked(day string) {
 }
 
 // awaitedEndOfDay is an end of day published whose call timed out, and
-// the trading day it ends.
+// the trading day it ends ("" without a schedule).
 type awaitedEndOfDay struct {
 	seq uint64
 	day string
+}
+
+// what names a's end of day in logs and errors.
+func (a awaitedEndOfDay) what() string {
+	if a.day == "" {
+		return fmt.Sprintf("the end of day published at seq %d", a.seq)
+	}
+	return fmt.Sprintf("the end of day of %s published at seq %d", a.day, a.seq)
 }
 
 // awaitEndOfDay notes that the end of day command seq, which ends the
 // trading day day, was published and its call timed out: the matcher
 // applies it once the journal has it, whatever the caller was answered
 // (504 timeout), and the day has ended then, as a cluster's follower
-// counts it from the command's result. recordAwaited records it.
+// counts it from the command's result. recordAwaited records it, and
+// archiveAwaited then runs its snapshot and archive.
 func (o *Ops) awaitEndOfDay(seq uint64, day string) {
 	o.stateMu.Lock()
 	o.awaited = append(o.awaited, awaitedEndOfDay{seq: seq, day: day})
@@ -188,8 +197,8 @@ func (o *Ops) awaitEndOfDay(seq uint64, day string) {
 
 // settleEndOfDaysLocked records as ended (stateMu held) the days of the
 // awaited end of days that are durable and applied (their result seen by
-// the Monitor), and returns the first one still awaited (waiting false:
-// none is).
+// the Monitor), hands each to archiveAwaited, once, and returns the first
+// one still awaited (waiting false: none is).
 func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
 	if len(o.awaited) == 0 {
 		return first, false
@@ -197,8 +206,16 @@ func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
 	kept := o.awaited[:0]
 	for _, a := range o.awaited {
 		if o.applied(a.seq) {
-			o.log.Info("end of day whose call timed out is durable and applied: its trading day has ended", "seq", a.seq, "day", a.day)
-			o.endDayLocked(a.day)
+			o.log.Info("end of day whose call timed out is durable and applied: its trading day has ended; its snapshot and "+
+				"archive follow", "seq", a.seq, "day", a.day)
+			if a.day != "" {
+				o.endDayLocked(a.day)
+			}
+			o.awaitedDone = append(o.awaitedDone, a)
+			select {
+			case o.archiveSignal <- struct{}{}:
+			default:
+			}
 		} else {
 			kept = append(kept, a)
 		}
@@ -223,12 +240,63 @@ func (o *Ops) awaitEndOfDays(timeout time.Duration) (r Result, err error) {
 		if !waiting {
 			return Result{}, nil
 		}
-		what := fmt.Sprintf("the end of day of %s published at seq %d (its call timed out), which ends that day once it is: nothing was sent",
-			a.day, a.seq)
+		what := fmt.Sprintf("%s (its call timed out), which ends its day once it is: nothing was sent", a.what())
 		if err := o.awaitApplied(a.seq, deadline, what); err != nil {
 			return Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay}, err
 		}
 	}
+}
+
+// archiveAwaited runs, until the venue stops, the step that follows an
+// end of day answered done (snapshotAndArchive) for each awaited end of
+// day once it is durable and applied (settleEndOfDaysLocked), once: the
+// snapshot a start loads then follows the end of day, and the segments it
+// makes unnecessary are archived, where the next end of day did both. A
+// later end of day that did its own step already (a venue without a
+// schedule, whose operator repeated the call once this one was applied)
+// covered it. A venue that stops or halts first leaves both to the next
+// end of day: the start replays the journal from the snapshot before,
+// the end of day included, and never needs the archive
+// (docs/ARCHITECTURE.md, "Operations: the control plane and the trading
+// day").
+func (o *Ops) archiveAwaited() {
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-o.archiveSignal:
+		}
+		for {
+			o.stateMu.Lock()
+			done := o.awaitedDone
+			o.awaitedDone = nil
+			o.stateMu.Unlock()
+			if len(done) == 0 {
+				break
+			}
+			for _, a := range done {
+				if o.stopping() {
+					return
+				}
+				o.archiveAfter(a)
+			}
+		}
+	}
+}
+
+// archiveAfter runs the snapshot and archive of a, an awaited end of day
+// durable and applied, unless a later end of day ran them.
+func (o *Ops) archiveAfter(a awaitedEndOfDay) {
+	o.eodMu.Lock() // one end of day at a time
+	defer o.eodMu.Unlock()
+	if last := o.lastEOD.Load(); last != nil && last.Seq > a.seq {
+		return
+	}
+	rep := EndOfDayReport{Seq: a.seq, SnapshotSeq: -1, ArchivedThrough: -1}
+	if r := o.monitor.endOfDay.Load(); r != nil && r.Seq == a.seq {
+		rep.Expired = r.Count
+	}
+	o.snapshotAndArchive(&rep)
 }
 
 // applied reports whether command seq is durable and applied (its

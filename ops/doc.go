@@ -52,7 +52,10 @@
 // session) waits for it meanwhile and sends nothing. EndOfDay runs the EOD
 // command, then a Snapshot command, then, once its file is published,
 // journal.ArchiveSegments up to the newest snapshot a start would load
-// (Config.UsableSnapshot: the states kept beside it are written too).
+// (Config.UsableSnapshot: the states kept beside it are written too); an
+// end of day whose call timed out gets that snapshot and archive once it is
+// durable and applied, after its day is recorded (archiveAwaited), once;
+// a venue that stops or halts first leaves both to the next end of day.
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state, each group's phase as last set (by the

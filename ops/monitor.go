@@ -36,6 +36,10 @@ type Monitor struct {
 	// it is applied (Ops.applied: a call that timed out is carried out
 	// once its command is).
 	resultSeq atomic.Uint64
+	// endOfDay is the result of the last EndOfDay command seen: the
+	// report of an end of day whose call timed out takes its count of
+	// expired orders from it (Ops.archiveAwaited).
+	endOfDay atomic.Pointer[Result]
 	// added are the instruments listed by InstrumentAdded events since
 	// start; onAdded, when set, hears of each (under mu).
 	added   addedList
@@ -342,6 +346,9 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
 			m.results[resultKey{r.Action, r.Reason}]++
+			if r.Action == venue.OperatorActionTypeEndOfDay {
+				m.endOfDay.Store(&r) // before resultSeq, which says it is applied
+			}
 			m.resultSeq.Store(r.Seq)
 			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()

@@ -212,6 +212,11 @@ type Ops struct {
 	// done is (settleEndOfDays), and meanwhile no other end of day is
 	// sent (awaitEndOfDays).
 	awaited []awaitedEndOfDay
+	// awaitedDone are the awaited end of days found durable and applied
+	// whose snapshot and archive have yet to run (archiveAwaited, woken by
+	// archiveSignal), as after a call answered done.
+	awaitedDone   []awaitedEndOfDay
+	archiveSignal chan struct{}
 	// awaitedActions are the session actions published whose call timed
 	// out, carried out once durable and applied (settleSessionActions).
 	awaitedActions []awaitedAction
@@ -262,7 +267,7 @@ func New(cfg Config) (*Ops, error) {
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger, bySymbol: map[string]config.Instrument{}, byCompID: map[string]Session{}, caughtUp: make(chan struct{}),
 		eodPublished: map[string]uint64{}, sessionMu: map[uint16]*sync.Mutex{},
-		awaitedSignal: make(chan struct{}, 1), stop: make(chan struct{})}
+		awaitedSignal: make(chan struct{}, 1), archiveSignal: make(chan struct{}, 1), stop: make(chan struct{})}
 	for _, in := range cfg.Instruments {
 		o.bySymbol[in.Symbol] = in
 	}
@@ -395,7 +400,7 @@ func (o *Ops) Start(fixReady func() bool) error {
 			return err
 		}
 	}
-	o.wg.Add(2)
+	o.wg.Add(3)
 	go func() {
 		defer o.wg.Done()
 		o.runAuctionTimer()
@@ -403,6 +408,10 @@ func (o *Ops) Start(fixReady func() bool) error {
 	go func() {
 		defer o.wg.Done()
 		o.recordAwaited()
+	}()
+	go func() {
+		defer o.wg.Done()
+		o.archiveAwaited()
 	}()
 	if o.plan == nil {
 		return nil
@@ -724,9 +733,10 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	}
 	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
-	if errors.Is(err, ErrTimeout) && day != "" {
+	if errors.Is(err, ErrTimeout) {
 		// Published: the matcher applies it once the journal has it, and
-		// it ends the day then, however this call ended.
+		// it ends the day then, however this call ended; its snapshot and
+		// archive follow (archiveAwaited).
 		o.awaitEndOfDay(r.Seq, day)
 	}
 	if err != nil || r.Reason != venue.RejectReasonNone {
@@ -735,6 +745,15 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	if day != "" {
 		o.endDay(day)
 	}
+	o.snapshotAndArchive(&rep)
+	return r, rep, nil
+}
+
+// snapshotAndArchive is the step after an end of day rep.Seq, durable and
+// applied (eodMu held): a Snapshot command, then, once its file is
+// published, the archiving of the journal segments a start no longer
+// needs. It fills rep in and keeps it as the last end of day's report.
+func (o *Ops) snapshotAndArchive(rep *EndOfDayReport) {
 	snapSeq, err := o.snapshot()
 	if err != nil {
 		rep.SnapshotError = err.Error()
@@ -768,10 +787,10 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 		}
 	}
 	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
-	o.lastEOD.Store(&rep)
+	kept := *rep
+	o.lastEOD.Store(&kept)
 	o.log.Info("end of day", "seq", rep.Seq, "expired", rep.Expired, "snapshot_seq", rep.SnapshotSeq,
 		"archived_segments", rep.ArchivedSegs, "archived_bytes", rep.ArchivedGzip)
-	return r, rep, nil
 }
 
 // snapshot journals a Snapshot command and waits until its file is

@@ -2,10 +2,12 @@ package server
 
 import (
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -18,8 +20,9 @@ import (
 // durability and the record): a second one sends nothing (504 naming the
 // first while the journal holds it back, then 409 day_ended),
 // CLIENT1's DAY order entered after it rests on, and the journal holds one
-// end of day. The record was written only by a call answered done, and
-// the schedule ran a second end of day, expiring the order.
+// end of day. Its snapshot follows once it is applied, once. The record
+// was written only by a call answered done, and the schedule ran a second
+// end of day, expiring the order.
 func TestOperatorEndOfDayThatTimesOutIsTheDays(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -70,17 +73,119 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
 		return st.DurableSeq >= timedOut.Seq
 	})
+	// Its snapshot follows, as one answered done's does (the first end of
+	// day has no older snapshot to archive through).
+	var st ops.StatusInfo
+	waitUntil(t, "the end of day's snapshot", func() bool {
+		st = ops.StatusInfo{}
+		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut.Seq)
+	})
+	if st.LastEndOfDay.SnapshotSeq <= timedOut.Seq {
+		t.Fatalf("the end of day whose call timed out: %+v, want a snapshot after seq %d", *st.LastEndOfDay, timedOut.Seq)
+	}
 	var e struct{ Code, Error string }
 	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again"}`, &e); code != 409 || e.Code != "day_ended" {
 		t.Fatalf("a second end of day the same trading day: %d %+v, want 409 day_ended", code, e)
 	}
+	var after ops.StatusInfo
+	if adminCall(t, s, "GET", "/v1/status", aliceToken, "", &after); after.LastEndOfDay == nil || *after.LastEndOfDay != *st.LastEndOfDay {
+		t.Fatalf("the end of day refused changed the last end of day's report: %+v, was %+v", after.LastEndOfDay, *st.LastEndOfDay)
+	}
 	restDayOrder(t, s, "after")
 	pastEndOfDay := dayStart.Add(9500 * time.Millisecond)
 	// Restarted: the record as it was before the end of day, as after a
-	// crash once the command was durable, before the record was written.
+	// crash once the command was durable, before the record was written,
+	// so before the snapshot that follows the record.
 	passEndOfDayWantOne(t, s, dir, &clock, pastEndOfDay, how, func() {
 		if err := os.WriteFile(path, before, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.Remove(filepath.Join(dir, "journal", journal.SnapshotName(uint64(st.LastEndOfDay.SnapshotSeq)))); err != nil {
+			t.Fatal(err)
+		}
 	})
+}
+
+// TestEndOfDayThatTimesOutSnapshotsAndArchives: an operator's end of day
+// held by the journal's sync past the call's timeout (504 timeout) is
+// followed, once its command is durable and applied, by the step that
+// follows one answered done: a snapshot after it, and the segments before
+// the last snapshot a start loads (the previous end of day's) moved to the
+// archive. The call repeated meanwhile sends nothing (504 naming the
+// first), and the step runs once. The snapshot and the archive ran only
+// after an end of day answered done: this one took none, and the next end
+// of day did both.
+func TestEndOfDayThatTimesOutSnapshotsAndArchives(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig())
+	withMarketData(t, cfg)
+	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	// Answered 504 once the command is published and not yet durable.
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	hold := newSyncHold(t)
+	s := startServer(t, cfg, Options{JournalSync: hold.sync})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	c := logon(t, s, "CLIENT1", true)
+	iocBurst(t, c, "day1", 1500) // segments before the first end of day's snapshot
+	var first ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day 1 done"}`, &first); code != 200 || first.EndOfDay == nil ||
+		first.EndOfDay.SnapshotSeq < 0 {
+		t.Fatalf("first end of day: %d %+v", code, first)
+	}
+	iocBurst(t, c, "day2", 1500) // their events write the states beside the first one's snapshot
+	c.Close()
+	hold.on.Store(true)
+	var timedOut struct {
+		Code string
+		Seq  int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day 2 done"}`, &timedOut); code != 504 ||
+		timedOut.Code != "timeout" || timedOut.Seq == 0 {
+		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout with its seq", code, timedOut)
+	}
+	var again struct {
+		Code string
+		Seq  int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day 2 done, again"}`, &again); code != 504 ||
+		again.Seq != timedOut.Seq {
+		t.Fatalf("an end of day while the one before awaits the journal: %d %+v, want 504 naming seq %d", code, again, timedOut.Seq)
+	}
+	hold.on.Store(false)
+	hold.release()
+	var st ops.StatusInfo
+	waitUntil(t, "the timed-out end of day's snapshot and archive", func() bool {
+		st = ops.StatusInfo{}
+		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut.Seq)
+	})
+	rep := *st.LastEndOfDay
+	if rep.SnapshotSeq <= timedOut.Seq || rep.ArchivedThrough != first.EndOfDay.SnapshotSeq || rep.ArchivedSegs < 1 ||
+		rep.SnapshotError != "" || rep.ArchiveError != "" {
+		t.Fatalf("the timed-out end of day's report %+v: want a snapshot after seq %d and segments archived through the first one's "+
+			"snapshot %d", rep, timedOut.Seq, first.EndOfDay.SnapshotSeq)
+	}
+	archived, err := filepath.Glob(filepath.Join(dir, "journal", journal.ArchiveDirName, "*"))
+	if err != nil || len(archived) < rep.ArchivedSegs {
+		t.Fatalf("archive holds %v (%v), want %d segments", archived, err, rep.ArchivedSegs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after []uint64
+	for _, f := range snaps {
+		if f.Seq > uint64(timedOut.Seq) {
+			after = append(after, f.Seq)
+		}
+	}
+	if len(after) != 1 {
+		t.Fatalf("snapshots after the timed-out end of day (seq %d): %v, want one", timedOut.Seq, after)
+	}
 }
