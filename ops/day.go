@@ -247,6 +247,15 @@ func (o *Ops) awaitEndOfDays(timeout time.Duration) (r Result, err error) {
 	}
 }
 
+// endOfDayAwaited reports whether an end of day whose call timed out is
+// not yet durable and applied.
+func (o *Ops) endOfDayAwaited() bool {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	_, waiting := o.settleEndOfDaysLocked()
+	return waiting
+}
+
 // archiveAwaited runs, until the venue stops, the step that follows an
 // end of day answered done (snapshotAndArchive) for each awaited end of
 // day once it is durable and applied (settleEndOfDaysLocked), once: the
@@ -872,6 +881,20 @@ func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran GroupRun) {
 }
 
 func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error) {
+	if tr.Kind != schedule.EndOfDay && o.endOfDayAwaited() {
+		// An end of day whose call timed out, published and not yet
+		// applied, may end tr's day: tr waits for it (as an end of day
+		// does, in endOfDay) and is passed over if it did. Run meanwhile,
+		// a close journaled after that end of day took effect after it, as
+		// no transition of an ended day does.
+		o.log.Info("schedule: transition waits for an end of day whose call timed out", "transition", tr.String())
+		if err := o.retry(func() error {
+			_, err := o.awaitEndOfDays(o.cfg.Admin.CallTimeout.Duration)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
 	if ended, endedDay := o.dayEnded(tr.Day); ended {
 		o.log.Warn("schedule: transition passed over: the end of day of its trading day ran already (the schedule's at the time "+
 			"configured then, or an operator's)", "transition", tr.String(), "ended_day", endedDay)

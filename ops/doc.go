@@ -54,7 +54,8 @@
 // journal.ArchiveSegments up to the newest snapshot a start would load
 // (Config.UsableSnapshot: the states kept beside it are written too); an
 // end of day whose call timed out gets that snapshot and archive once it is
-// durable and applied, after its day is recorded (archiveAwaited), once;
+// durable and applied, after its day is recorded (archiveAwaited), once,
+// and a transition of the schedule waits for it meanwhile (runTransition);
 // a venue that stops or halts first leaves both to the next end of day.
 //
 // The schedule's progress (the last transition run) is kept in

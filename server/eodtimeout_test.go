@@ -1,12 +1,17 @@
 package server
 
 import (
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -187,5 +192,59 @@ func TestEndOfDayThatTimesOutSnapshotsAndArchives(t *testing.T) {
 	}
 	if len(after) != 1 {
 		t.Fatalf("snapshots after the timed-out end of day (seq %d): %v, want one", timedOut.Seq, after)
+	}
+}
+
+// TestTransitionWaitsForAnEndOfDayThatTimesOut: an operator ends the day
+// in the open (POST /v1/eod), held by the journal's sync past the call's
+// timeout (504), and the close comes due while the journal holds it. The
+// close waits for that end of day and, once it is applied, is passed over
+// as any transition of an ended day is: ACME stays open, as after an
+// operator's end of day answered done. The close ran while the end of day
+// was pending, its command journaled after it, and closed ACME.
+func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(5 * time.Second).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	// Started again on its record with nothing missed.
+	tradingDayVenueAt(t, dir, now).Close()
+	hold := newSyncHold(t)
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	hold.on.Store(true)
+	var timedOut struct {
+		Code string
+		Seq  int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, &timedOut); code != 504 ||
+		timedOut.Code != "timeout" {
+		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout", code, timedOut)
+	}
+	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due, the end of day not yet
+	closeRuns := regexp.MustCompile(`msg="schedule: transition" transition="[^"]* close `)
+	waitUntil(t, "the schedule at the close", func() bool {
+		text := logs.String()
+		return strings.Contains(text, "schedule: transition waits for an end of day whose call timed out") || closeRuns.MatchString(text)
+	})
+	hold.on.Store(false)
+	hold.release()
+	path, _ := scheduleRecord(t, dir)
+	waitUntil(t, "the close recorded", func() bool {
+		var st struct{ Last string }
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
+	})
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Open" {
+		t.Fatalf("ACME %s after the close of a day an operator ended, want Open (passed over):\n%s", acme.Status, logs.String())
 	}
 }
