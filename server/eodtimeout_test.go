@@ -54,29 +54,15 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
 	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
 	hold.on.Store(true)
-	var timedOut struct {
-		Code string
-		Seq  int64
-	}
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, &timedOut); code != 504 ||
-		timedOut.Code != "timeout" || timedOut.Seq == 0 {
-		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout with its seq", code, timedOut)
-	}
 	// Another while that one awaits the journal sends nothing: it would
 	// end the day a second time once the first is applied.
-	var again struct {
-		Code string
-		Seq  int64
-	}
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again"}`, &again); code != 504 || again.Seq != timedOut.Seq {
-		t.Fatalf("an end of day while the one before awaits the journal: %d %+v, want 504 naming seq %d", code, again, timedOut.Seq)
-	}
+	timedOut := endOfDayTimesOut(t, s, "closing early", true)
 	hold.on.Store(false)
 	hold.release()
 	waitUntil(t, "the end of day durable", func() bool {
 		var st ops.StatusInfo
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
-		return st.DurableSeq >= timedOut.Seq
+		return st.DurableSeq >= timedOut
 	})
 	// Its snapshot follows, as one answered done's does (the first end of
 	// day has no older snapshot to archive through).
@@ -84,10 +70,10 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	waitUntil(t, "the end of day's snapshot", func() bool {
 		st = ops.StatusInfo{}
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
-		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut.Seq)
+		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut)
 	})
-	if st.LastEndOfDay.SnapshotSeq <= timedOut.Seq {
-		t.Fatalf("the end of day whose call timed out: %+v, want a snapshot after seq %d", *st.LastEndOfDay, timedOut.Seq)
+	if st.LastEndOfDay.SnapshotSeq <= timedOut {
+		t.Fatalf("the end of day whose call timed out: %+v, want a snapshot after seq %d", *st.LastEndOfDay, timedOut)
 	}
 	var e struct{ Code, Error string }
 	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again"}`, &e); code != 409 || e.Code != "day_ended" {
@@ -143,35 +129,20 @@ func TestEndOfDayThatTimesOutSnapshotsAndArchives(t *testing.T) {
 	iocBurst(t, c, "day2", 1500) // their events write the states beside the first one's snapshot
 	c.Close()
 	hold.on.Store(true)
-	var timedOut struct {
-		Code string
-		Seq  int64
-	}
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day 2 done"}`, &timedOut); code != 504 ||
-		timedOut.Code != "timeout" || timedOut.Seq == 0 {
-		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout with its seq", code, timedOut)
-	}
-	var again struct {
-		Code string
-		Seq  int64
-	}
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day 2 done, again"}`, &again); code != 504 ||
-		again.Seq != timedOut.Seq {
-		t.Fatalf("an end of day while the one before awaits the journal: %d %+v, want 504 naming seq %d", code, again, timedOut.Seq)
-	}
+	timedOut := endOfDayTimesOut(t, s, "day 2 done", true)
 	hold.on.Store(false)
 	hold.release()
 	var st ops.StatusInfo
 	waitUntil(t, "the timed-out end of day's snapshot and archive", func() bool {
 		st = ops.StatusInfo{}
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
-		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut.Seq)
+		return st.LastEndOfDay != nil && st.LastEndOfDay.Seq == uint64(timedOut)
 	})
 	rep := *st.LastEndOfDay
-	if rep.SnapshotSeq <= timedOut.Seq || rep.ArchivedThrough != first.EndOfDay.SnapshotSeq || rep.ArchivedSegs < 1 ||
+	if rep.SnapshotSeq <= timedOut || rep.ArchivedThrough != first.EndOfDay.SnapshotSeq || rep.ArchivedSegs < 1 ||
 		rep.SnapshotError != "" || rep.ArchiveError != "" {
 		t.Fatalf("the timed-out end of day's report %+v: want a snapshot after seq %d and segments archived through the first one's "+
-			"snapshot %d", rep, timedOut.Seq, first.EndOfDay.SnapshotSeq)
+			"snapshot %d", rep, timedOut, first.EndOfDay.SnapshotSeq)
 	}
 	archived, err := filepath.Glob(filepath.Join(dir, "journal", journal.ArchiveDirName, "*"))
 	if err != nil || len(archived) < rep.ArchivedSegs {
@@ -186,12 +157,12 @@ func TestEndOfDayThatTimesOutSnapshotsAndArchives(t *testing.T) {
 	}
 	var after []uint64
 	for _, f := range snaps {
-		if f.Seq > uint64(timedOut.Seq) {
+		if f.Seq > uint64(timedOut) {
 			after = append(after, f.Seq)
 		}
 	}
 	if len(after) != 1 {
-		t.Fatalf("snapshots after the timed-out end of day (seq %d): %v, want one", timedOut.Seq, after)
+		t.Fatalf("snapshots after the timed-out end of day (seq %d): %v, want one", timedOut, after)
 	}
 }
 
@@ -222,14 +193,7 @@ func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
 	hold.on.Store(true)
-	var timedOut struct {
-		Code string
-		Seq  int64
-	}
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, &timedOut); code != 504 ||
-		timedOut.Code != "timeout" {
-		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout", code, timedOut)
-	}
+	endOfDayTimesOut(t, s, "closing early", false)
 	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due, the end of day not yet
 	closeRuns := regexp.MustCompile(`msg="schedule: transition" transition="[^"]* close `)
 	waitUntil(t, "the schedule at the close", func() bool {
@@ -247,4 +211,31 @@ func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
 	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Open" {
 		t.Fatalf("ACME %s after the close of a day an operator ended, want Open (passed over):\n%s", acme.Status, logs.String())
 	}
+}
+
+// endOfDayTimesOut posts an end of day that the held journal's sync keeps
+// past the call's timeout: 504 timeout naming its seq, which it returns.
+// With again, the call repeated meanwhile sends nothing: 504 naming the
+// same seq.
+func endOfDayTimesOut(t *testing.T, s *Server, reason string, again bool) (seq int64) {
+	t.Helper()
+	var first struct {
+		Code string
+		Seq  int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"`+reason+`"}`, &first); code != 504 ||
+		first.Code != "timeout" || first.Seq == 0 {
+		t.Fatalf("an end of day held by the journal's sync: %d %+v, want 504 timeout with its seq", code, first)
+	}
+	if again {
+		var repeated struct {
+			Code string
+			Seq  int64
+		}
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"`+reason+`, again"}`, &repeated); code != 504 ||
+			repeated.Seq != first.Seq {
+			t.Fatalf("an end of day while the one before awaits the journal: %d %+v, want 504 naming seq %d", code, repeated, first.Seq)
+		}
+	}
+	return first.Seq
 }

@@ -233,20 +233,7 @@ func (w lockedBuffer) Write(p []byte) (int, error) {
 func TestDisconnectKeepsTheSessionUntilQuickFIXSeesIt(t *testing.T) {
 	t.Parallel()
 	v := startVenueWith(t, Config{duplicateLogonWait: 10 * time.Second}, noDictionary, "CLIENT1")
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(v.app.hold) }) })
-	c := v.logon("CLIENT1")
-	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
-	conn, ok := v.l.Session(key)
-	if !ok {
-		t.Fatal("CLIENT1 has no connection")
-	}
-	c.newOrder("hold")
-	for deadline := time.Now().Add(5 * time.Second); !v.app.holding.Load(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("QuickFIX/Go never took the held order")
-		}
-	}
+	_, conn, key, release := holdSessionGoroutine(t, v)
 	conn.Disconnect()
 	<-conn.Done()
 	if _, held := v.l.Session(key); !held {
@@ -255,7 +242,7 @@ func TestDisconnectKeepsTheSessionUntilQuickFIXSeesIt(t *testing.T) {
 	go func() {
 		// QuickFIX/Go goes on once the Logon below has reached the edge.
 		time.Sleep(100 * time.Millisecond)
-		release.Do(func() { close(v.app.hold) })
+		release()
 	}()
 	v.logon("CLIENT1")
 }
@@ -271,20 +258,7 @@ func TestLogonWaitsForAnEndedConnectionBeyondTheDuplicateWait(t *testing.T) {
 	t.Parallel()
 	const openWait = 20 * time.Millisecond
 	v := startVenueWith(t, Config{duplicateLogonWait: openWait, LogonTimeout: time.Minute}, noDictionary, "CLIENT1")
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(v.app.hold) }) })
-	c := v.logon("CLIENT1")
-	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
-	conn, ok := v.l.Session(key)
-	if !ok {
-		t.Fatal("CLIENT1 has no connection")
-	}
-	c.newOrder("hold")
-	for deadline := time.Now().Add(5 * time.Second); !v.app.holding.Load(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("QuickFIX/Go never took the held order")
-		}
-	}
+	c, conn, key, release := holdSessionGoroutine(t, v)
 	_ = c.conn.Close()
 	for deadline := time.Now().Add(5 * time.Second); !conn.ended(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -297,7 +271,31 @@ func TestLogonWaitsForAnEndedConnectionBeyondTheDuplicateWait(t *testing.T) {
 	if _, held := v.l.Session(key); !held {
 		t.Fatal("the session was released before QuickFIX/Go saw its connection end")
 	}
-	release.Do(func() { close(v.app.hold) })
+	release()
 	again.expect("A")
 	again.trade("after-relogon")
+}
+
+// holdSessionGoroutine logs CLIENT1 on and holds QuickFIX/Go's session
+// goroutine in the application (an order "hold" in FromApp) until release,
+// called at the test's end at the latest. It returns the client, the
+// edge's connection and its key.
+func holdSessionGoroutine(t *testing.T, v *venue) (c *fixClient, conn *Conn, key SessionKey, release func()) {
+	t.Helper()
+	var once sync.Once
+	release = func() { once.Do(func() { close(v.app.hold) }) }
+	t.Cleanup(release)
+	c = v.logon("CLIENT1")
+	key = SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
+	conn, ok := v.l.Session(key)
+	if !ok {
+		t.Fatal("CLIENT1 has no connection")
+	}
+	c.newOrder("hold")
+	for deadline := time.Now().Add(5 * time.Second); !v.app.holding.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("QuickFIX/Go never took the held order")
+		}
+	}
+	return c, conn, key, release
 }
