@@ -40,12 +40,7 @@ func TestOperatorEndOfDayThatTimesOutIsTheDays(t *testing.T) {
 
 func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	var clock atomic.Int64
-	clock.Store(dayStart.Add(5 * time.Second).UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	// Started again on its record with nothing missed.
-	tradingDayVenueAt(t, dir, now).Close()
+	dayStart, clock, now := inTheOpen(t, dir)
 	path, before := scheduleRecord(t, dir)
 	hold := newSyncHold(t)
 	cfg := tradingDayVenueConfig(t, dir)
@@ -88,7 +83,7 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	// Restarted: the record as it was before the end of day, as after a
 	// crash once the command was durable, before the record was written,
 	// so before the snapshot that follows the record.
-	passEndOfDayWantOne(t, s, dir, &clock, pastEndOfDay, how, func() {
+	passEndOfDayWantOne(t, s, dir, clock, pastEndOfDay, how, func() {
 		if err := os.WriteFile(path, before, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -179,12 +174,7 @@ func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
 		t.Skip("runs parts of a 12-second trading day")
 	}
 	dir := t.TempDir()
-	dayStart := time.Now().Truncate(compressedDayLength)
-	var clock atomic.Int64
-	clock.Store(dayStart.Add(5 * time.Second).UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	// Started again on its record with nothing missed.
-	tradingDayVenueAt(t, dir, now).Close()
+	dayStart, clock, now := inTheOpen(t, dir)
 	hold := newSyncHold(t)
 	cfg := tradingDayVenueConfig(t, dir)
 	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
@@ -238,4 +228,18 @@ func endOfDayTimesOut(t *testing.T, s *Server, reason string, again bool) (seq i
 		}
 	}
 	return first.Seq
+}
+
+// inTheOpen sets up a trading day venue's data directory dir in the open
+// (5 s into a compressed day): started once on the clock now, which the
+// test moves through clock, and stopped, so that it starts again on its
+// record with nothing missed.
+func inTheOpen(t *testing.T, dir string) (dayStart time.Time, clock *atomic.Int64, now func() time.Time) {
+	t.Helper()
+	dayStart = time.Now().Truncate(compressedDayLength)
+	clock = new(atomic.Int64)
+	clock.Store(dayStart.Add(5 * time.Second).UnixNano())
+	now = func() time.Time { return time.Unix(0, clock.Load()) }
+	tradingDayVenueAt(t, dir, now).Close()
+	return dayStart, clock, now
 }
