@@ -132,7 +132,8 @@
 // reported the previous write (QuickFIX/Go's send path spins on a busy writer,
 // see docs/ARCHITECTURE.md): outbound sends a report itself when the session
 // has nothing queued and its last write is reported, otherwise through a
-// bounded queue to the session's sender goroutine. A sent ExecutionReport's
+// bounded queue to the session's sender goroutine (outQueue: its memory
+// grows with the backlog, up to the bound). A sent ExecutionReport's
 // quickfix.Message is reused for the session's next one (reuse.go; at most
 // reportsReusedMax kept per session).
 // A full queue means the client is not reading: the session is disconnected,

@@ -351,9 +351,9 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 // wait (errReplayStopped).
 func (g *Gateway) waitQueueRoom(s *session) error {
 	deadline := time.Now().Add(replayQueueWait)
-	window := max(1, min(massStatusWindowMax, cap(s.out.queue)/4))
+	window := max(1, min(massStatusWindowMax, s.out.queue.max/4))
 	backlog, _ := s.out.pacer.(Backlogger)
-	for len(s.out.queue) >= window || (backlog != nil && backlog.Backlogged(s.out.id)) {
+	for s.out.queue.len() >= window || (backlog != nil && backlog.Backlogged(s.out.id)) {
 		if g.stopping.Load() != nil {
 			return errReplayStopped
 		}

@@ -406,7 +406,7 @@ func (g *Gateway) MarketDataBacklogged(sessionIdx uint16) bool {
 		return false
 	}
 	o := s.out
-	if len(o.queue) >= max(1, min(massStatusWindowMax, cap(o.queue)/4)) {
+	if o.queue.len() >= max(1, min(massStatusWindowMax, o.queue.max/4)) {
 		return true
 	}
 	b, _ := o.pacer.(Backlogger)

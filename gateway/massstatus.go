@@ -186,10 +186,10 @@ const massStatusWindowMax = 64
 // logged out or stayed that full for stallMax.
 func (s *sender) enqueueWait(m *quickfix.Message, stallMax time.Duration) bool {
 	const pollWait = 100 * time.Microsecond
-	window := max(1, min(massStatusWindowMax, cap(s.queue)/4))
+	window := max(1, min(massStatusWindowMax, s.queue.max/4))
 	deadline := time.Now().Add(stallMax)
 	backlog, _ := s.pacer.(Backlogger)
-	for len(s.queue) >= window || (backlog != nil && backlog.Backlogged(s.id)) {
+	for s.queue.len() >= window || (backlog != nil && backlog.Backlogged(s.id)) {
 		if !s.loggedOn.Load() || time.Now().After(deadline) {
 			return false
 		}

@@ -39,7 +39,7 @@ type Pacer interface {
 // write's report is made before the session's next send, not after it.
 type sender struct {
 	id    quickfix.SessionID
-	queue chan outMsg
+	queue *outQueue
 	// free holds sent reports for reuse (reuse.go), at most reportsReusedMax.
 	free     chan *quickfix.Message
 	writeMax time.Duration
@@ -76,7 +76,7 @@ type sender struct {
 }
 
 func newSender(id quickfix.SessionID, queueMax int, writeMax time.Duration, g *Gateway) *sender {
-	return &sender{id: id, queue: make(chan outMsg, queueMax), free: make(chan *quickfix.Message, reportsReusedMax),
+	return &sender{id: id, queue: newOutQueue(queueMax), free: make(chan *quickfix.Message, reportsReusedMax),
 		writeMax: writeMax, g: g, done: make(chan struct{}), finished: make(chan struct{})}
 }
 
@@ -115,22 +115,18 @@ func (s *sender) enqueueUncopied(m *quickfix.Message) {
 
 // queueCounted queues o, already counted in pending.
 func (s *sender) queueCounted(o outMsg) {
-	select {
-	case s.queue <- o:
+	if s.queue.push(o) {
 		return
-	default:
 	}
 	if s.overflow.CompareAndSwap(false, true) {
 		s.g.metrics.outboundDropped.Inc()
-		s.g.log.Warn("outbound queue full: disconnecting session", "session", s.id.String(), "queue_max", cap(s.queue))
+		s.g.log.Warn("outbound queue full: disconnecting session", "session", s.id.String(), "queue_max", s.queue.max)
 		s.loggedOn.Store(false)
 		if s.pacer != nil {
 			go s.pacer.Disconnect(s.id, s.conn())
 		}
 	}
-	select {
-	case s.queue <- o:
-	case <-s.done:
+	if !s.queue.pushWait(o, s.done) {
 		s.pending.Add(-1)
 	}
 }
@@ -243,25 +239,29 @@ func (s *sender) run() {
 	timer.Stop()
 	for {
 		select {
-		case o := <-s.queue:
-			s.acquire(timer)
-			s.sendHeld(o.m)
-			s.sendMu.Unlock()
-			s.pending.Add(-1)
-			if o.reuse {
-				// QuickFIX/Go keeps only the bytes it built (reuse.go).
-				s.giveBack(o.m)
-			}
 		case <-s.done:
 			// Hand over what is left so that it reaches the store.
-			for {
-				select {
-				case o := <-s.queue:
-					_ = quickfix.SendToTarget(o.m, s.id)
-				default:
-					return
-				}
+			for o, ok := s.queue.pop(); ok; o, ok = s.queue.pop() {
+				_ = quickfix.SendToTarget(o.m, s.id)
 			}
+			return
+		default:
+		}
+		o, ok := s.queue.pop()
+		if !ok {
+			select {
+			case <-s.queue.ready:
+			case <-s.done:
+			}
+			continue
+		}
+		s.acquire(timer)
+		s.sendHeld(o.m)
+		s.sendMu.Unlock()
+		s.pending.Add(-1)
+		if o.reuse {
+			// QuickFIX/Go keeps only the bytes it built (reuse.go).
+			s.giveBack(o.m)
 		}
 	}
 }

@@ -78,15 +78,14 @@ func TestStatusRequestsPastTheBoundAreRefused(t *testing.T) {
 	m.Body.SetString(tag.Side, "1")
 	m.Body.SetString(tag.OrdStatusReqID, "one-more")
 	g.onStatus(s, m, 1, true)
-	select {
-	case o := <-s.out.queue:
-		text, _ := o.m.Body.GetString(tag.Text)
-		id, _ := o.m.Body.GetString(tag.OrdStatusReqID)
-		if text != statusReqsFullText || id != "one-more" {
-			t.Fatalf("answer Text %q, 790 %q", text, id)
-		}
-	default:
+	o, ok := s.out.queue.pop()
+	if !ok {
 		t.Fatal("no answer to the request past the bound")
+	}
+	text, _ := o.m.Body.GetString(tag.Text)
+	id, _ := o.m.Body.GetString(tag.OrdStatusReqID)
+	if text != statusReqsFullText || id != "one-more" {
+		t.Fatalf("answer Text %q, 790 %q", text, id)
 	}
 	if id, ok := s.takeStatusReq(0); !ok || id != "waiting" {
 		t.Fatalf("the oldest waiting request lost its OrdStatusReqID: %q %v", id, ok)
