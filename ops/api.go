@@ -821,6 +821,12 @@ func (total *Result) add(res Result) {
 func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) {
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
+	if res, err := o.awaitPhaseChanges(o.cfg.Admin.CallTimeout.Duration); err != nil {
+		// A phase change whose call timed out is not known applied yet:
+		// where a halted instrument resumes to is not known either.
+		o.answer(w, operator, res, err, nil)
+		return
+	}
 	total := Result{Action: venue.OperatorActionTypeSetTradingStatus, Reason: venue.RejectReasonInvalidTransition}
 	if id != 0 {
 		total.Reason = venue.RejectReasonUnknownInstrument
@@ -949,7 +955,9 @@ var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": sche
 // change whose command failed (the venue halted, the ring busy, a timeout,
 // a cluster leader deposed) recorded a phase nothing had journaled, which a
 // resume and a restart's catch-up then followed (docs/ARCHITECTURE.md,
-// "Operations: the control plane and the trading day").
+// "Operations: the control plane and the trading day"). A change whose call
+// timed out is published whole and recorded once applied (phaseTimedOut);
+// one awaited so is recorded before this one is checked.
 func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	req, ok := o.readAction(w, r)
 	if !ok {
@@ -974,15 +982,28 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	total := Result{Action: venue.OperatorActionTypeSetPhaseStatus, Reason: venue.RejectReasonInvalidTransition}
 	o.phaseMu.Lock()
 	defer o.phaseMu.Unlock()
+	if res, err := o.awaitPhaseChanges(o.cfg.Admin.CallTimeout.Duration); err != nil {
+		// One sent before is not known applied yet: where the groups
+		// stand, which this call is checked against, is not known either.
+		o.answer(w, operator, res, err, nil)
+		return
+	}
 	was := o.groupPhase(group)
 	at := o.cfg.Now()
-	var halted, moved []string
+	var members []config.Instrument
 	for _, in := range o.Instruments() {
-		if gi, err := o.groupOf(&in); err != nil || gi != group {
-			continue
+		if gi, err := o.groupOf(&in); err == nil && gi == group {
+			members = append(members, in)
 		}
+	}
+	var halted, moved []string
+	for i, in := range members {
 		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason})
+		if errors.Is(err, ErrTimeout) {
+			o.phaseTimedOut(w, operator, req, group, kind, at, res.Seq, members[i+1:], append(moved, in.Symbol))
+			return
+		}
 		if err != nil {
 			o.answer(w, operator, res, phaseNotRecorded(err, req.Group, req.Phase, moved), nil)
 			return
@@ -1019,6 +1040,38 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	o.operatorSetPhase(group, kind, at)
 	writeJSON(w, http.StatusOK, ActionResponse{Seq: total.Seq, Action: total.Action.String(), Operator: operator,
 		Result: "done", Count: total.Count, StayHalted: halted})
+}
+
+// phaseTimedOut answers a phase change whose command seq, of instrument
+// moving, timed out (published, not yet applied and durable, or applied
+// and not yet durable): the matcher applies it once the journal has it,
+// whatever the call is answered. The commands of the group's instruments
+// after it (rest) are published too, without waiting, so that the whole
+// group moves once the journal has them, and the group's phase and its
+// place in the day are recorded then, as for a call answered done
+// (awaitPhase); a phase change or a resume meanwhile sends nothing until
+// then. One of the rest that cannot be published (the ring full, the
+// venue halted) leaves the group's phase not recorded, as any call that
+// failed (phaseNotRecorded). docs/ARCHITECTURE.md, "Operations: the
+// control plane and the trading day".
+func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRequest, group int, kind schedule.Kind, at time.Time,
+	seq uint64, rest []config.Instrument, moving []string) {
+	for _, in := range rest {
+		s, err := o.publish(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
+			Operator: operator, Reason: req.Reason})
+		if err != nil {
+			o.answer(w, operator, Result{Seq: seq, Action: venue.OperatorActionTypeSetPhaseStatus},
+				phaseNotRecorded(err, req.Group, req.Phase, moving), nil)
+			return
+		}
+		seq = s
+		moving = append(moving, in.Symbol)
+	}
+	o.awaitPhase(awaitedPhase{seq: seq, group: group, kind: kind, at: at})
+	o.answer(w, operator, Result{Seq: seq, Action: venue.OperatorActionTypeSetPhaseStatus},
+		fmt.Errorf("%w: the phase change of group %q to %s is published through seq %d; the group's instruments move and its "+
+			"phase is recorded once the journal has them (a phase change or a resume meanwhile sends nothing)",
+			ErrTimeout, req.Group, req.Phase, seq), nil)
 }
 
 // phaseNotRecorded is the error of a phase change whose command failed

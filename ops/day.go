@@ -232,17 +232,29 @@ func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
 // nothing else about the day can be known yet, and an end of day sent now
 // would end that day a second time once it is (r.Seq is its seq).
 func (o *Ops) awaitEndOfDays(timeout time.Duration) (r Result, err error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	return o.awaitSettled(timeout, func() (Result, string, bool) {
 		o.stateMu.Lock()
 		a, waiting := o.settleEndOfDaysLocked()
 		o.stateMu.Unlock()
+		return Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay},
+			fmt.Sprintf("%s (its call timed out), which ends its day once it is: nothing was sent", a.what()), waiting
+	})
+}
+
+// awaitSettled waits (timeout at most) until settle, which carries out
+// the awaited commands of one kind that are durable and applied, finds
+// none still awaited; settle names the first one still awaited (its seq
+// and action), and says what it is for an error. An error says one is not
+// durable and applied yet (r.Seq is its seq).
+func (o *Ops) awaitSettled(timeout time.Duration, settle func() (first Result, what string, waiting bool)) (r Result, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		first, what, waiting := settle()
 		if !waiting {
 			return Result{}, nil
 		}
-		what := fmt.Sprintf("%s (its call timed out), which ends its day once it is: nothing was sent", a.what())
-		if err := o.awaitApplied(a.seq, deadline, what); err != nil {
-			return Result{Seq: a.seq, Action: venue.OperatorActionTypeEndOfDay}, err
+		if err := o.awaitApplied(first.Seq, deadline, what); err != nil {
+			return first, err
 		}
 	}
 }
@@ -401,28 +413,101 @@ func (o *Ops) settleSessionActions(idx uint16) (first awaitedAction, waiting boo
 // carries them out. An error says one is not: the session's state is not
 // known yet (r.Seq is its seq).
 func (o *Ops) awaitSessionActions(idx uint16, timeout time.Duration) (r Result, err error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	return o.awaitSettled(timeout, func() (Result, string, bool) {
 		a, waiting := o.settleSessionActions(idx)
-		if !waiting {
-			return Result{}, nil
-		}
-		what := fmt.Sprintf("the %s of session %s published at seq %d (its call timed out), carried out once it is: nothing was sent",
-			a.kind.String(), a.compID, a.seq)
-		if err := o.awaitApplied(a.seq, deadline, what); err != nil {
-			return Result{Seq: a.seq, Action: a.kind}, err
-		}
-	}
+		return Result{Seq: a.seq, Action: a.kind}, fmt.Sprintf("the %s of session %s published at seq %d (its call timed out), "+
+			"carried out once it is: nothing was sent", a.kind.String(), a.compID, a.seq), waiting
+	})
 }
 
-// recordAwaited records each awaited end of day, and carries out each
-// awaited session action, once its command is durable and applied, until
-// the venue stops: an end of day's day is in schedule.state, and a
-// disable refuses the session, as soon as the journal has the command,
-// not only when the schedule or an operator next asks (dayEnded,
-// awaitEndOfDays, awaitSessionActions). A venue that halts first leaves
-// them to the next start, which finds them in the journal
-// (Config.EndOfDayNs; the server's disabled sessions).
+// awaitedPhase is an operator's phase change (POST /v1/phase) whose call
+// timed out once every command of it was published: group moves to kind,
+// set at, once its last command, seq, is durable and applied.
+type awaitedPhase struct {
+	seq   uint64
+	group int
+	kind  schedule.Kind
+	at    time.Time
+}
+
+// awaitPhase notes a phase change published whose call timed out: the
+// matcher applies its commands once the journal has them, and the group's
+// phase and its place in the day are recorded then
+// (settlePhaseChanges), as for a call answered done and as a restart's
+// replay and a cluster's follower take the instruments' statuses from the
+// journal.
+func (o *Ops) awaitPhase(a awaitedPhase) {
+	o.stateMu.Lock()
+	o.awaitedPhases = append(o.awaitedPhases, a)
+	o.stateMu.Unlock()
+	o.signalAwaited()
+}
+
+// settlePhaseChanges records, in order (phaseMu held), the awaited phase
+// changes that are durable and applied, as handlePhase records one
+// answered done (setPhase, operatorSetPhase), and returns the first one
+// still awaited (waiting false: none is). Settled under phaseMu, each is
+// recorded before any later phase change, whose commands the journal
+// holds after its own.
+func (o *Ops) settlePhaseChanges() (first awaitedPhase, waiting bool) {
+	o.stateMu.Lock()
+	var due []awaitedPhase
+	kept := o.awaitedPhases[:0]
+	for _, a := range o.awaitedPhases {
+		if !waiting && o.applied(a.seq) {
+			due = append(due, a)
+			continue
+		}
+		kept = append(kept, a)
+		if !waiting {
+			first, waiting = a, true
+		}
+	}
+	o.awaitedPhases = kept
+	o.stateMu.Unlock()
+	for _, a := range due {
+		o.log.Info("phase change whose call timed out is durable and applied: recorded", "seq", a.seq,
+			"group", o.cfg.Schedule.Groups[a.group].Name, "phase", a.kind.String())
+		o.setPhase(a.group, statusOf(a.kind))
+		o.operatorSetPhase(a.group, a.kind, a.at)
+	}
+	return first, waiting
+}
+
+// awaitPhaseChanges waits (timeout at most, phaseMu held) until every
+// awaited phase change is durable and applied, and records them. An
+// error says one is not: a group's phase is not known yet (r.Seq is its
+// last command's seq).
+func (o *Ops) awaitPhaseChanges(timeout time.Duration) (r Result, err error) {
+	return o.awaitSettled(timeout, func() (Result, string, bool) {
+		a, waiting := o.settlePhaseChanges()
+		what := ""
+		if waiting {
+			what = fmt.Sprintf("the phase change of group %q to %s published through seq %d (its call timed out), recorded once it is: "+
+				"nothing was sent", o.cfg.Schedule.Groups[a.group].Name, a.kind.String(), a.seq)
+		}
+		return Result{Seq: a.seq, Action: venue.OperatorActionTypeSetPhaseStatus}, what, waiting
+	})
+}
+
+// phaseChangeAwaited reports whether a phase change whose call timed out
+// is awaited.
+func (o *Ops) phaseChangeAwaited() bool {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	return len(o.awaitedPhases) > 0
+}
+
+// recordAwaited records each awaited end of day and phase change, and
+// carries out each awaited session action, once its command is durable and
+// applied, until the venue stops: an end of day's day and a group's phase
+// are in schedule.state (and phases.json), and a disable refuses the
+// session, as soon as the journal has the command, not only when the
+// schedule or an operator next asks (dayEnded, awaitEndOfDays,
+// awaitSessionActions, awaitPhaseChanges). A venue that halts first leaves
+// them to the next start, which finds the end of day and the disable in
+// the journal (Config.EndOfDayNs; the server's disabled sessions) and the
+// instruments' statuses in the replay, the phase as recorded before.
 func (o *Ops) recordAwaited() {
 	for {
 		select {
@@ -457,6 +542,14 @@ func (o *Ops) settleAwaited() (seq uint64, waiting bool) {
 	o.stateMu.Unlock()
 	if eodWaiting {
 		seq, waiting = a.seq, true
+	}
+	if o.phaseChangeAwaited() {
+		o.phaseMu.Lock()
+		p, w := o.settlePhaseChanges()
+		o.phaseMu.Unlock()
+		if w && (!waiting || p.seq < seq) {
+			seq, waiting = p.seq, true
+		}
 	}
 	for idx := range sessions {
 		mu := o.sessionMu[idx]
@@ -946,9 +1039,27 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 			return err
 		}
 	} else {
+		if o.phaseChangeAwaited() {
+			// An operator's phase change whose call timed out, published and
+			// not yet applied, is recorded first: recorded after tr's, it
+			// would take the group's record back to its phase.
+			o.log.Info("schedule: transition waits for a phase change whose call timed out", "transition", tr.String())
+			if err := o.retry(func() error {
+				o.phaseMu.Lock()
+				defer o.phaseMu.Unlock()
+				_, err := o.awaitPhaseChanges(o.cfg.Admin.CallTimeout.Duration)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
 		// Checked under phaseMu: an operator's phase change just before
 		// (operatorSetPhase) is taken into account, not undone.
 		o.phaseMu.Lock()
+		if _, waiting := o.settlePhaseChanges(); waiting {
+			o.phaseMu.Unlock()
+			return fmt.Errorf("%w: an operator's phase change whose call timed out is not yet durable and applied", ErrTimeout)
+		}
 		if passed, ran := o.groupPassed(tr); passed {
 			o.phaseMu.Unlock()
 			o.log.Warn("schedule: transition passed over: its group is at this or a later phase of the day already (an operator's "+

@@ -46,10 +46,14 @@
 // (unknown instrument or session, a transition that makes no sense)
 // changed nothing and is answered with the reason. A call that timed out
 // published its command all the same, and the matcher applies it once the
-// journal has it: an end of day and a session action are then done as for
-// a call answered done (recordAwaited: the day recorded as ended, the
-// session logged out or disabled), and one of the same kind (of the same
-// session) waits for it meanwhile and sends nothing. EndOfDay runs the EOD
+// journal has it: an end of day, a session action and a phase change
+// (/v1/phase, which publishes the commands of the group's instruments it
+// had not reached, without waiting: phaseTimedOut) are then done as for a
+// call answered done (recordAwaited: the day recorded as ended, the
+// session logged out or disabled, the group's phase and its place in the
+// day recorded), and one of the same kind (of the same session; a phase
+// change or a resume for a phase change, and the schedule's transitions)
+// waits for it meanwhile and sends nothing. EndOfDay runs the EOD
 // command, then a Snapshot command, then, once its file is published,
 // journal.ArchiveSegments up to the newest snapshot a start would load
 // (Config.UsableSnapshot: the states kept beside it are written too); an
@@ -62,7 +66,8 @@
 // <data_dir>/schedule.state, each group's phase as last set (by the
 // schedule or /v1/phase: where a resume takes a halted instrument) in
 // <data_dir>/phases.json, both written once every command of the change
-// is answered and durable (a change whose command failed records nothing); a cluster node keeps no such file (a node that
+// is answered and durable (a change whose command failed records nothing;
+// one whose call timed out, once applied); a cluster node keeps no such file (a node that
 // leads again would read those of its own last term): a new leader is
 // given the phases its follower saw set (Config.Phases), and starts on the
 // schedule.state its follower derived from the journaled commands

@@ -231,30 +231,45 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 // the slot is still published, as a Tick: a claimed slot cannot be given
 // back.
 func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, error) {
+	cmdSeq, wait, err := o.publishCommand(encode, true)
+	if err != nil {
+		return Result{Seq: cmdSeq}, err
+	}
+	return o.await(cmdSeq, wait)
+}
+
+// publishCommand claims a command slot, has encode write the command of
+// sequence cmdSeq into it and publishes it; with expect, wait then gives
+// its result. Should encode fail, the slot is published as a Tick (submit).
+func (o *Ops) publishCommand(encode func(slot []byte, cmdSeq uint64) error, expect bool) (cmdSeq uint64, wait <-chan Result, err error) {
 	p := o.cfg.Pipeline
 	seq, slot, err := p.Claim()
 	if errors.Is(err, pipeline.ErrHalted) {
-		return Result{}, err
+		return 0, nil, err
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("%w (%v)", ErrBusy, err)
+		return 0, nil, fmt.Errorf("%w (%v)", ErrBusy, err)
 	}
-	cmdSeq := p.SeqBase() + uint64(seq)
-	wait := o.monitor.waiters.Expect(cmdSeq)
+	cmdSeq = p.SeqBase() + uint64(seq)
+	if expect {
+		wait = o.monitor.waiters.Expect(cmdSeq)
+	}
 	if err := encode(slot, cmdSeq); err != nil {
 		var t venue.Tick
 		_ = t.WrapEncode(slot, 0)
 		t.SetSeq(cmdSeq)
 		t.SetTimestampNs(o.stampNs())
 		p.Commands.Publish(seq)
-		o.monitor.waiters.Forget(cmdSeq)
-		return Result{Seq: cmdSeq}, err
+		if expect {
+			o.monitor.waiters.Forget(cmdSeq)
+		}
+		return cmdSeq, nil, err
 	}
 	if o.commandWatch != nil {
 		o.commandWatch(slot)
 	}
 	p.Commands.Publish(seq)
-	return o.await(cmdSeq, wait)
+	return cmdSeq, wait, nil
 }
 
 // await waits for the result of command seq and for it to be durable.

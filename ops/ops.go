@@ -220,7 +220,11 @@ type Ops struct {
 	// awaitedActions are the session actions published whose call timed
 	// out, carried out once durable and applied (settleSessionActions).
 	awaitedActions []awaitedAction
-	awaitedSignal  chan struct{} // wakes recordAwaited
+	// awaitedPhases are the operators' phase changes whose call timed out
+	// once all their commands were published, recorded once the last is
+	// durable and applied (settlePhaseChanges, phaseMu held).
+	awaitedPhases []awaitedPhase
+	awaitedSignal chan struct{} // wakes recordAwaited
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a
@@ -637,11 +641,39 @@ var (
 // and durable, and returns its result. A refused action (Result.Reason not
 // None) changed nothing; it is journaled all the same.
 func (o *Ops) Do(a Action) (Result, error) {
-	r, err := o.submit(func(slot []byte, cmdSeq uint64) error {
+	r, err := o.submit(a.encode(o.stampNs))
+	if err != nil {
+		return r, err
+	}
+	if o.metrics != nil {
+		o.metrics.action(r)
+	}
+	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
+		"result", r.Reason.String(), "count", r.Count)
+	return r, nil
+}
+
+// publish publishes an action as an OperatorCommand and returns its seq
+// without waiting for it: the matcher applies it once the journal has it,
+// as any command published (a phase change whose call timed out publishes
+// the rest of its group's so: handlePhase).
+func (o *Ops) publish(a Action) (uint64, error) {
+	seq, _, err := o.publishCommand(a.encode(o.stampNs), false)
+	if err == nil {
+		o.log.Info("operator command published, not awaited", "seq", seq, "action", a.Kind.String(), "operator", a.Operator,
+			"reason", a.Reason, "instrument", a.Instrument)
+	}
+	return seq, err
+}
+
+// encode is the encoder of a's OperatorCommand for submit, stamped with
+// stampNs.
+func (a Action) encode(stampNs func() int64) func(slot []byte, cmdSeq uint64) error {
+	return func(slot []byte, cmdSeq uint64) error {
 		var c venue.OperatorCommand
 		_ = c.WrapEncode(slot, 0)
 		c.SetSeq(cmdSeq)
-		c.SetTimestampNs(o.stampNs())
+		c.SetTimestampNs(stampNs())
 		c.SetAction(a.Kind)
 		c.SetStatus(a.Status)
 		c.SetFilterSessionIdx(a.Session)
@@ -654,16 +686,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 		c.SetRefPriceTicks(a.RefPriceTicks)
 		c.SetBandPercent(a.BandPercent)
 		return nil
-	})
-	if err != nil {
-		return r, err
 	}
-	if o.metrics != nil {
-		o.metrics.action(r)
-	}
-	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
-		"result", r.Reason.String(), "count", r.Count)
-	return r, nil
 }
 
 // EndOfDayReport says what an end of day did.

@@ -118,3 +118,72 @@ func TestFailedTransitionRecordsNoPhase(t *testing.T) {
 		t.Errorf("ACME resumed to %s after the restart, want Open: the group's phase the journal has", st)
 	}
 }
+
+// TestPhaseChangeThatTimesOutIsRecorded: an operator closes the group early
+// (POST /v1/phase) in the open, held by the journal's sync past the call's
+// timeout: 504 timeout, and the call repeated meanwhile sends nothing (504
+// naming the same seq). Once the journal has the commands, the group's
+// instruments are closed and its phase is recorded as a call answered
+// done's is: a halted ACME resumes into the close, the schedule's record
+// holds the operator's close, the call repeated is 409 invalid_transition,
+// and a restart finds the same. The phase was recorded only by a call
+// answered done: the venue's record kept the open (ACME resumed into it)
+// until the operator repeated the call, and the group's other instruments
+// were not sent.
+func TestPhaseChangeThatTimesOutIsRecorded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, _, now := inTheOpen(t, dir)
+	hold := newSyncHold(t)
+	cfg := tradingDayVenueConfig(t, dir)
+	// Answered 504 once the commands are published and not yet durable.
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	const closeEarly = `{"reason":"closing early","group":"all","phase":"close"}`
+	hold.on.Store(true)
+	var first, repeated struct {
+		Code, Error string
+		Seq         int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, closeEarly, &first); code != 504 || first.Code != "timeout" || first.Seq == 0 {
+		t.Fatalf("a phase change held by the journal's sync: %d %+v, want 504 timeout with its seq", code, first)
+	}
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, closeEarly, &repeated); code != 504 || repeated.Seq != first.Seq {
+		t.Fatalf("a phase change while the one before awaits the journal: %d %+v, want 504 naming seq %d", code, repeated, first.Seq)
+	}
+	hold.on.Store(false)
+	hold.release()
+	waitUntil(t, "the group's phase recorded", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile))
+		return err == nil && strings.Contains(string(b), "Closed")
+	})
+	closedEarly := func(when string) {
+		t.Helper()
+		for sym, in := range instrumentsOf(t, s) {
+			if in.Status != "Closed" {
+				t.Errorf("%s: %s is %s, want Closed", when, sym, in.Status)
+			}
+		}
+		if st := resumedTo(t, s, "ACME"); st != "Closed" {
+			t.Errorf("%s: ACME resumed to %s, want Closed: the group's phase the operator set", when, st)
+		}
+		_, record := scheduleRecord(t, dir)
+		var rec struct {
+			Groups map[string]ops.GroupRun `json:"groups"`
+		}
+		if err := json.Unmarshal(record, &rec); err != nil || rec.Groups["all"].Kind != schedule.Close {
+			t.Errorf("%s: the schedule's record %s (%v), want the operator's close of group all", when, record, err)
+		}
+		var e struct{ Code string }
+		if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, closeEarly, &e); code != 409 || e.Code != "invalid_transition" {
+			t.Errorf("%s: the phase change repeated: %d %+v, want 409 invalid_transition", when, code, e)
+		}
+	}
+	closedEarly("the venue up")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, tradingDayVenueConfig(t, dir), Options{Now: now})
+	closedEarly("after a restart")
+}
