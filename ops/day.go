@@ -86,6 +86,7 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 		// transition is an end of day: Last is that transition's String.
 		o.endedDay = day
 	}
+	o.endedDayWritten = o.endedDay
 	last := schedule.Through(time.Unix(0, st.LastUnixNs))
 	if st.Kind != 0 {
 		last = schedule.Transition{At: last.At, Kind: st.Kind, Group: st.Group}
@@ -591,21 +592,63 @@ func (o *Ops) endDayReplayed() {
 // writeScheduleState writes schedule.state (stateMu held), and reports
 // whether it is written.
 func (o *Ops) writeScheduleState() bool {
+	if err := o.writeScheduleStateErr(); err != nil {
+		// The transition is journaled; a restart would run it again: a phase
+		// change twice changes nothing (it is refused), and an end of day is
+		// found in the journal (endOfDayJournaled) through its pending mark,
+		// which is kept for that, or replayed (Config.EndOfDayNs): no
+		// snapshot is taken meanwhile (endedDayRecorded).
+		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
+		return false
+	}
+	return true
+}
+
+// writeScheduleStateErr is writeScheduleState, returning why it is not
+// written.
+func (o *Ops) writeScheduleStateErr() error {
 	st := newScheduleState(o.saved, o.savedWhat, o.endedDay)
 	if o.saved.Group >= 0 && o.saved.Group < len(o.cfg.Schedule.Groups) {
 		st.GroupName = o.cfg.Schedule.Groups[o.saved.Group].Name
 	}
 	st.Groups = configuredGroups(o.groupsRun, o.cfg.Schedule.Groups)
 	if err := writeScheduleState(o.cfg.DataDir, st); err != nil {
-		// The transition is journaled; a restart would run it again: a phase
-		// change twice changes nothing (it is refused), and an end of day is
-		// found in the journal (endOfDayJournaled) through its pending mark,
-		// which is kept for that.
-		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
-		return false
+		return err
 	}
-	return true
+	o.endedDayWritten = o.endedDay
+	return nil
 }
+
+// endedDayRecorded says why the last trading day whose end of day ran is
+// not in schedule.state (nil: it is, or none ended), having tried to write
+// it again. A snapshot is taken only once it is: a start from a snapshot
+// after that end of day replays no end of day (Config.EndOfDayNs), and
+// with the record behind, it would take the day as still open and run its
+// end of day again, expiring the DAY orders entered since. Without the
+// snapshot the start replays the end of day from the journal and learns
+// the day ended (endDayReplayed). docs/ARCHITECTURE.md, "Operations: the
+// control plane and the trading day".
+func (o *Ops) endedDayRecorded() error {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if o.endedDay == "" || o.endedDay == o.endedDayWritten {
+		return nil
+	}
+	if !o.savedOK {
+		// Written with the schedule's first record (runSchedule).
+		return fmt.Errorf("the end of day of %s is not yet in %s: the schedule has not written its first record", o.endedDay, o.statePath())
+	}
+	if err := o.writeScheduleStateErr(); err != nil {
+		return fmt.Errorf("the end of day of %s is not in %s (%w)", o.endedDay, o.statePath(), err)
+	}
+	return nil
+}
+
+// SnapshotHeldBack says why a snapshot must wait (nil: it may be taken
+// now): the last trading day whose end of day ran is not in
+// schedule.state, even written again now (endedDayRecorded). The server's
+// periodic snapshot waits for it, as the end of day's own does.
+func (o *Ops) SnapshotHeldBack() error { return o.endedDayRecorded() }
 
 // configuredGroups is the record of the groups run that the configuration
 // still has: a group removed from it (or renamed) is left out when the

@@ -61,6 +61,11 @@
 // durable and applied, after its day is recorded (archiveAwaited), once,
 // and a transition of the schedule waits for it meanwhile (runTransition);
 // a venue that stops or halts first leaves both to the next end of day.
+// No snapshot is taken (the end of day's, or the server's periodic one:
+// SnapshotHeldBack) while the last ended day is not in schedule.state (a
+// full disk; endedDayRecorded writes it again first): a start from a
+// snapshot after that end of day would replay none, and take the day as
+// still open.
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state, each group's phase as last set (by the

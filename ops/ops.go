@@ -205,7 +205,10 @@ type Ops struct {
 	savedWhat string
 	savedOK   bool
 	endedDay  string
-	groupsRun map[string]GroupRun // scheduleState.Groups
+	// endedDayWritten is endedDay as schedule.state last had it (read or
+	// written): a snapshot waits until they agree (endedDayRecorded).
+	endedDayWritten string
+	groupsRun       map[string]GroupRun // scheduleState.Groups
 	// awaited are the end of days published whose call timed out (a
 	// journal slower than admin.call_timeout), with the trading day each
 	// ends: once durable and applied they are recorded as a call answered
@@ -776,7 +779,28 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 // applied (eodMu held): a Snapshot command, then, once its file is
 // published, the archiving of the journal segments a start no longer
 // needs. It fills rep in and keeps it as the last end of day's report.
+// Neither is done while the day's end is not in schedule.state
+// (endedDayRecorded): a start from that snapshot would not know the day
+// ended.
 func (o *Ops) snapshotAndArchive(rep *EndOfDayReport) {
+	if err := o.endedDayRecorded(); err != nil {
+		// A start from a snapshot after the end of day would not know the
+		// day ended; without it, the start replays the end of day.
+		rep.SnapshotError = "not taken: " + err.Error() + "; a start replays the end of day from the journal"
+		rep.NotArchived = "no snapshot was written"
+		o.log.Error("end of day: no snapshot, journal not archived: the trading day's end is not recorded", "err", err)
+	} else {
+		o.snapshotThenArchive(rep)
+	}
+	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
+	kept := *rep
+	o.lastEOD.Store(&kept)
+	o.log.Info("end of day", "seq", rep.Seq, "expired", rep.Expired, "snapshot_seq", rep.SnapshotSeq,
+		"archived_segments", rep.ArchivedSegs, "archived_bytes", rep.ArchivedGzip)
+}
+
+// snapshotThenArchive is snapshotAndArchive's snapshot and archive.
+func (o *Ops) snapshotThenArchive(rep *EndOfDayReport) {
 	snapSeq, err := o.snapshot()
 	if err != nil {
 		rep.SnapshotError = err.Error()
@@ -809,11 +833,6 @@ func (o *Ops) snapshotAndArchive(rep *EndOfDayReport) {
 			}
 		}
 	}
-	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
-	kept := *rep
-	o.lastEOD.Store(&kept)
-	o.log.Info("end of day", "seq", rep.Seq, "expired", rep.Expired, "snapshot_seq", rep.SnapshotSeq,
-		"archived_segments", rep.ArchivedSegs, "archived_bytes", rep.ArchivedGzip)
 }
 
 // snapshot journals a Snapshot command and waits until its file is

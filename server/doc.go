@@ -22,7 +22,10 @@
 // report, the snapshot every journal.snapshot_interval) start once the
 // schedule has caught up (ops.Ops.CaughtUp): among the catch-up's commands,
 // stamped with the times their transitions were due, one stamped with the
-// clock would run the matcher's timers before those transitions.
+// clock would run the matcher's timers before those transitions. The
+// periodic snapshot also waits while the last ended trading day is not in
+// schedule.state (ops.Ops.SnapshotHeldBack): a start from it would not know
+// the day ended.
 //
 // Shutdown is the reverse: stop accepting and log sessions out (their
 // SessionDisconnected commands are journaled), drain the rings, flush and close

@@ -720,9 +720,23 @@ func (s *Server) captureAtStop() {
 // since the last one.
 func (s *Server) runSnapshots(interval time.Duration) {
 	last := s.pipe.Commands.Cursor()
+	held := false
 	s.every(interval, "snapshot command", func() {
 		if s.pipe.Commands.Cursor() == last {
 			return
+		}
+		// A start from a snapshot after an end of day the schedule's record
+		// does not hold (a full disk) would not know the day ended; without
+		// it, the start replays the end of day (ops.Ops.SnapshotHeldBack).
+		if err := s.ops.SnapshotHeldBack(); err != nil {
+			if !held {
+				s.log.Warn("periodic snapshot held back until the trading day's end is recorded", "err", err)
+			}
+			held = true
+			return
+		} else if held {
+			held = false
+			s.log.Info("periodic snapshots resume: the trading day's end is recorded")
 		}
 		seq, ok := s.publish("snapshot command", func(slot []byte, seq uint64) {
 			var c venue.Snapshot

@@ -770,6 +770,71 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 	wantOneEndOfDay(t, dir)
 }
 
+// TestEndOfDayNotRecordedTakesNoSnapshot: an operator ends the day in the
+// open (POST /v1/eod) while a full disk refuses schedule.state. The day has
+// ended (200), but no snapshot follows, at the end of day nor periodically
+// while CLIENT1 rests a DAY order after it, so that a restart past the
+// day's end of day time, the disk freed, replays the end of day from the
+// journal and knows the day ended: the schedule runs no second end of day,
+// the order rests on, and the record names the day as ended. The end of
+// day's snapshot was taken all the same: the restart loaded it, replayed
+// no end of day, took the day as still open from the record and ended it
+// again, expiring the order.
+func TestEndOfDayNotRecordedTakesNoSnapshot(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart, _, now := inTheOpen(t, dir)
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Journal.SnapshotInterval.Duration = config.SnapshotIntervalMin
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Now: now, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
+	var ended ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, &ended); code != 200 || ended.EndOfDay == nil {
+		t.Fatalf("end of day with schedule.state unwritable: %d %+v, want 200 (the day ended)", code, ended)
+	}
+	if rep := ended.EndOfDay; rep.SnapshotSeq != -1 || !strings.Contains(rep.SnapshotError, ops.ScheduleStateFile) {
+		t.Errorf("the end of day's report %+v: want no snapshot, saying the day's end is not in %s", *rep, ops.ScheduleStateFile)
+	}
+	restDayOrder(t, s, "after") // commands after the end of day: a periodic snapshot is due
+	snapshotAfter := func() (seq uint64) {
+		snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range snaps {
+			if f.Seq > ended.Seq {
+				return f.Seq
+			}
+		}
+		return 0
+	}
+	waitUntil(t, "the periodic snapshot held back, or taken", func() bool {
+		return strings.Contains(logs.String(), "periodic snapshot held back") || snapshotAfter() != 0
+	})
+	if seq := snapshotAfter(); seq != 0 {
+		t.Errorf("snapshot %d after the end of day (seq %d) whose day schedule.state does not hold", seq, ended.Seq)
+	}
+	s.Close()
+	unblock()
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Errorf("the end of day ran again at the restart: ACME %+v", acme)
+	}
+	s.Close()
+	_, record := scheduleRecord(t, dir)
+	var rec struct {
+		EndedDay string `json:"ended_day"`
+	}
+	if err := json.Unmarshal(record, &rec); err != nil || rec.EndedDay == "" {
+		t.Errorf("the record after the restart: %s (%v), want the day named as ended", record, err)
+	}
+	wantOneEndOfDay(t, dir)
+}
+
 // TestEndOfDayPendingMarkUnreadable: a pending mark that cannot be parsed
 // (a damaged file) still keeps a journaled end of day from running again:
 // the journal is searched from its start.
