@@ -129,9 +129,12 @@
 // fixvenue_export_errors_total, retries every Config.Retry, and the lag
 // grows. Deleting such a stream makes the exporter re-export everything
 // from the journal; a following ReadStream returns ErrStreamReplaced, and
-// `fixvenue events tail` goes on from the event after the last it printed. `fixvenue events verify` reads the stream to the end
-// its messages reach: one whose last messages were deleted or purged
-// (JetStream keeps its last sequence) is reported as a gap.
+// `fixvenue events tail` goes on from the event after the last it printed
+// (with a subject filter, from the first event the parts it had not read
+// yet can hold, each subject's events printed once). `fixvenue events
+// verify` reads the stream to the end its messages reach: one whose last
+// messages were deleted or purged (JetStream keeps its last sequence) is
+// reported as a gap.
 //
 // A failure is logged when it first happens and again only when it
 // changes, not at every retry; "event export resumed" is logged once a

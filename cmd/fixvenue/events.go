@@ -170,7 +170,11 @@ const tailRedialMax = 5 * time.Second
 // that follows outlives its NATS connection (a venue restarted with its
 // embedded server, a NATS server restarted): it says so on notes, dials
 // again until it is back, and goes on from the message after the last it
-// printed whole, so that nothing is printed twice or left out.
+// printed whole, so that nothing is printed twice or left out. Over a
+// stream deleted or created again, exported again from event 1, it goes on
+// by event sequence: from the event after the last printed or, with
+// subjects, from the first event the parts of a batch it had not read yet
+// can hold, passing over each subject's events it printed.
 type tailer struct {
 	stream   string
 	from     uint64
@@ -190,8 +194,11 @@ type tailer struct {
 	created  time.Time
 	replaced bool
 	// nextOn is, with subjects, the event after the last printed of each
-	// subject.
+	// subject; done is, with subjects, the event before which every event
+	// of the chosen subjects was printed (t.next may be past events of a
+	// batch's parts not read yet).
 	nextOn map[string]uint64
+	done   uint64
 }
 
 func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn) error {
@@ -210,8 +217,16 @@ func (t *tailer) run(ctx context.Context, js jetstream.JetStream, nc *nats.Conn)
 			// or created again (eventstream/doc.go, "Outages and
 			// restarts"): go on from the event after the last printed
 			// once the stream holds it, by event sequence, as the stream
-			// sequences start again.
-			t.from, t.resume, t.batches = max(t.from, t.next), 0, eventstream.Batches{}
+			// sequences start again. With subjects a batch's parts come
+			// as they are read, each subject's events in order: the parts
+			// not read yet may hold events before t.next, so the read
+			// goes on from t.done and passes over, subject by subject,
+			// the events printed (nextOn).
+			resumeAt := t.next
+			if len(t.subjects) > 0 {
+				resumeAt = t.done
+			}
+			t.from, t.resume, t.batches = max(t.from, resumeAt), 0, eventstream.Batches{}
 			if !t.replaced {
 				fmt.Fprintf(t.notes, "fixvenue events tail: %v; going on from event %d once the stream holds it\n", err, t.from)
 			}
@@ -292,6 +307,16 @@ func (t *tailer) read(ctx context.Context, js jetstream.JetStream) error {
 				}
 			}
 			t.resume = m.StreamSeq + 1
+			// A batch's parts are in the order of their first events, each
+			// part's events in order: the parts after this one hold only
+			// events after its first, and the parts before it were read
+			// (eventstream/doc.go, "Messages").
+			if len(m.Events) > 0 {
+				t.done = max(t.done, m.Events[0].EventSeq+1)
+			}
+			if m.Part == m.Parts {
+				t.done = max(t.done, m.Last+1)
+			}
 			return nil
 		}
 		for _, ev := range m.Events {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -397,28 +398,11 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	// trade's batch: a fill (trades.ACME) and order events (orders.ACME).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	readStream := func(url string) []*nats.Msg {
-		st, err := natstest.JetStream(t, url).Stream(ctx, "FIXVENUE_VENUE")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var msgs []*nats.Msg
-		for seq := uint64(1); seq <= st.CachedInfo().State.LastSeq; seq++ {
-			raw, err := st.GetMsg(ctx, seq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := nats.NewMsg(raw.Subject)
-			m.Header, m.Data = raw.Header, raw.Data
-			msgs = append(msgs, m)
-		}
-		return msgs
-	}
 	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := readStream(venueNATS.URL())
+	msgs := storedStream(t, ctx, venueNATS.URL())
 	venueNATS.Stop()
 	last := -1
 	for i, m := range msgs {
@@ -791,4 +775,179 @@ func exitCode(err error) int {
 		return exit.ExitCode()
 	}
 	return -1
+}
+
+// storedStream reads every message of the stream FIXVENUE_VENUE on the
+// NATS server at url, in order.
+func storedStream(t *testing.T, ctx context.Context, url string) []*nats.Msg {
+	t.Helper()
+	st, err := natstest.JetStream(t, url).Stream(ctx, "FIXVENUE_VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*nats.Msg
+	for seq := uint64(1); seq <= st.CachedInfo().State.LastSeq; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nats.NewMsg(raw.Subject)
+		m.Header, m.Data = raw.Header, raw.Data
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch: a
+// following `events tail --subject A --subject B` whose stream is deleted
+// after a batch's part on A and before its part on B, which holds events
+// before A's last, prints every event of A and B once, in order, when the
+// venue has exported them again (eventstream/doc.go, "Outages and
+// restarts"). It went on from the event after the highest it printed, and
+// never printed B's events of that batch.
+func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const sessions = "[session_defaults]\ncancel_on_disconnect = false\n"
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+sessions)
+	v := startVenue(t, cfgPath)
+	// A stop, then a trade that elects it, and the stop's trade: the
+	// trade's batch has order events (orders.ACME: the order, the stop's
+	// OrderTriggered) before and after its fills (trades.ACME).
+	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
+	send := func(c *fixclient.Client, id string, fields ...fixclient.Field) {
+		t.Helper()
+		f := append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+			fixclient.F(38, "1"), fixclient.F(59, "1")}, fields...)
+		if err := c.Send("D", f...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(buyer, "stop", fixclient.F(54, "1"), fixclient.F(40, "3"), fixclient.F(99, "100.50"))
+	send(seller, "ask", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(seller, "ask2", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(buyer, "take", fixclient.F(54, "1"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "stop", 150: "F"}); err != nil {
+		t.Fatal(err)
+	}
+	v.stop(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := storedStream(t, ctx, venueNATS.URL())
+	venueNATS.Stop()
+
+	// The events of the two subjects, and a part p on one whose last
+	// event comes after an event of a later part of its batch on the other.
+	subjects := []string{"fixvenue.VENUE.orders.ACME", "fixvenue.VENUE.trades.ACME"}
+	want := map[string][]uint64{}
+	decoded := make([]*eventstream.Message, len(msgs))
+	for i, m := range msgs {
+		if decoded[i], err = eventstream.DecodeMessage(m.Header, m.Data); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(subjects, m.Subject) {
+			for _, ev := range decoded[i].Events {
+				want[m.Subject] = append(want[m.Subject], ev.EventSeq)
+			}
+		}
+	}
+	cut := -1
+	for p := 0; p < len(msgs) && cut < 0; p++ {
+		mp := decoded[p]
+		if !slices.Contains(subjects, msgs[p].Subject) {
+			continue
+		}
+		for q := p + 1; q < len(msgs) && decoded[q].First == mp.First; q++ {
+			if msgs[q].Subject != msgs[p].Subject && slices.Contains(subjects, msgs[q].Subject) &&
+				decoded[q].Events[0].EventSeq < mp.Events[len(mp.Events)-1].EventSeq {
+				cut = p
+				break
+			}
+		}
+	}
+	if cut < 0 {
+		var layout strings.Builder
+		for i, m := range msgs {
+			fmt.Fprintf(&layout, "\n%s part %d/%d of %d-%d:", m.Subject, decoded[i].Part, decoded[i].Parts, decoded[i].First, decoded[i].Last)
+			for _, ev := range decoded[i].Events {
+				fmt.Fprintf(&layout, " %d", ev.EventSeq)
+			}
+		}
+		t.Fatalf("no batch with a part on one of %v holding an event after one of a later part on the other:%s", subjects, layout.String())
+	}
+
+	// A NATS server of the test's holds the venue's stream up to part p,
+	// as a tail reading while the exporter publishes the batch sees it.
+	srv, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	js := natstest.JetStream(t, srv.URL())
+	if _, err := eventstream.EnsureStream(ctx, js, "FIXVENUE_VENUE", eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs[:cut+1] {
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail := startFollowingTail(t, ctx, "subjects", cfgPath, "--nats", srv.URL(), "--subject", subjects[0], "--subject", subjects[1])
+	got := map[string][]uint64{}
+	readTo := func(until func() bool) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for !until() {
+			select {
+			case line, ok := <-tail.lines:
+				if !ok {
+					t.Fatalf("the tail ended; printed %v; its notes:\n%s", got, tail.notes.String())
+				}
+				var ev struct {
+					EventSeq uint64 `json:"eventSeq"`
+					Subject  string `json:"subject"`
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("tail line %q: %v", line, err)
+				}
+				got[ev.Subject] = append(got[ev.Subject], ev.EventSeq)
+			case <-timeout:
+				t.Fatalf("after 30 s the tail printed %v, want %v; its notes:\n%s", got, want, tail.notes.String())
+			}
+		}
+	}
+	lastOfPart := decoded[cut].Events[len(decoded[cut].Events)-1].EventSeq
+	readTo(func() bool { return slices.Contains(got[msgs[cut].Subject], lastOfPart) })
+
+	// The stream deleted, the venue, back on the test's server, exports
+	// every event again from its journal. (JetStream's ordered consumer
+	// waits for the stream to be back; the tail then sees it is another.)
+	if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
+		t.Fatal(err)
+	}
+	writeVenueConfig(t, dir, "%snats_url = %q\n%s", exportTOML, srv.URL(), sessions)
+	v = startVenue(t, cfgPath)
+	defer v.stop(t)
+	readTo(func() bool {
+		for _, s := range subjects {
+			if len(want[s]) > 0 && !slices.Contains(got[s], want[s][len(want[s])-1]) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, s := range subjects {
+		if !slices.Equal(got[s], want[s]) {
+			t.Errorf("%s: the tail printed events %v, want %v", s, got[s], want[s])
+		}
+	}
+	tail.notesSayReplaced(t)
 }
