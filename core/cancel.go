@@ -28,8 +28,8 @@ func (m *Matcher) removeOrder(oi orderIdx) {
 func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
 	m.removeOrder(oi)
 	o := &m.pool.orders[oi]
-	if hasTerms(o.ordType, o.tif) {
-		m.keepTerms(o)
+	if hasTerms(o) {
+		m.keepTerms(oi)
 	}
 	m.index.recs[o.rec].keepState(o, status)
 	m.pool.release(oi)
@@ -37,9 +37,9 @@ func (m *Matcher) finish(oi orderIdx, status venue.OrdStatus) {
 
 // keepState copies an order's state into its record, which will answer
 // status requests once the order is gone or has a new ClOrdID, and detaches
-// the record from the order. Its caller keeps a stop or GTD order's terms
-// first (keepTerms): apart, keepState stays small enough to inline on the
-// plain orders' path.
+// the record from the order. Its caller keeps a stop, GTD, iceberg or
+// post-only order's terms first (keepTerms): apart, keepState stays small
+// enough to inline on the plain orders' path.
 func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 	r.priceTicks = o.priceTicks
 	r.qty = o.qty
@@ -50,10 +50,15 @@ func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 	r.slot = noOrder
 }
 
-// keepTerms keeps a stop or GTD order's terms for its current record, which
-// it is about to keep the state of (see recordTerms).
-func (m *Matcher) keepTerms(o *order) {
-	m.index.terms[o.rec] = recordTerms{stopPxTicks: m.stopPxOf(o), expireTimeNs: o.expireTimeNs}
+// keepTerms keeps order oi's terms for its current record, which it is
+// about to keep the state of (see recordTerms).
+func (m *Matcher) keepTerms(oi orderIdx) {
+	o := &m.pool.orders[oi]
+	m.index.terms[o.rec] = recordTerms{stopPxTicks: m.stopPxOf(o), expireTimeNs: o.expireTimeNs,
+		maxFloorQty: m.maxFloorOf(oi), flags: o.flags & (venue.OrderFlagsPostOnly | venue.OrderFlagsIceberg)}
+	if int(o.rec) >= m.index.termsEnd {
+		m.index.termsEnd = int(o.rec) + 1
+	}
 }
 
 // dropLeaves cancels an order's leaves and reports it, leaving the order
@@ -77,8 +82,8 @@ func (m *Matcher) cancelOrderQty(oi orderIdx, reason venue.CancelReason, status 
 	o.leavesQty = 0
 	m.qty.cancelledQty += cancelled
 	m.emitCancelled(o, reason, status, cancelled, clOrdID, origClOrdID)
-	if hasTerms(o.ordType, o.tif) {
-		m.keepTerms(o)
+	if hasTerms(o) {
+		m.keepTerms(oi)
 	}
 	m.index.recs[o.rec].keepState(o, status)
 	m.pool.release(oi)

@@ -37,26 +37,45 @@ type clOrdRecord struct {
 	riskSubject      uint16          // the order's risk subject (risk.go): enterCheckedOrder writes it before add
 }
 
-// recordTerms is what a record of a stop or GTD order keeps beyond
-// clOrdRecord once it is not current: the stop price and the expire time,
-// which FIX 4.4 requires on every report of such an order, a status report
-// of a finished one included (docs/ARCHITECTURE.md, "FIX 4.4 conformance of
-// outbound messages"). They sit in a table of their own beside the records, written
-// only for those orders (keptTerms), so that the records of plain orders
-// stay 120 bytes and the table's pages are never touched without stops or
-// GTD orders. An entry is read only for a record that is not current and
-// whose order type or time in force has terms (hasTerms); the entry of any
-// other record may hold a value of a record that was there before EndOfDay
-// compacted the table.
+// recordTerms is what a record of a stop, GTD, iceberg or post-only order
+// keeps beyond clOrdRecord once it is not current: the stop price, the
+// expire time, the display size and post-only, which every report of the
+// live order gave (FIX 4.4 requires the first two on every report of such
+// an order), a status report of a finished one included
+// (docs/ARCHITECTURE.md, "FIX 4.4 conformance of outbound messages"). They
+// sit in a table of their own beside the records, written only for those
+// orders (keepTerms), so that the records of plain orders stay 120 bytes and
+// the table's pages are never touched without such orders. An entry is zero
+// unless keepTerms wrote it for its record, when the record stopped being
+// current: a new record's entry is zero, and EndOfDay's compaction and a
+// reset clear what earlier records left (clOrdIndex.termsEnd). The record
+// cannot tell an iceberg or a post-only order from a plain one, so the entry
+// alone says what the order had.
 type recordTerms struct {
-	stopPxTicks  int64 // Stop and StopLimit: the stop price when the record was kept (0 once elected into an uncross's queue)
-	expireTimeNs int64 // GTD: the expire time
+	stopPxTicks  int64            // Stop and StopLimit: the stop price when the record was kept (0 once elected into an uncross's queue)
+	expireTimeNs int64            // GTD: the expire time
+	maxFloorQty  int64            // iceberg: the display size when the record was kept
+	flags        venue.OrderFlags // PostOnly and Iceberg as the order had them
 }
 
-// hasTerms reports whether an order of this type and time in force keeps
-// recordTerms.
-func hasTerms(ordType venue.OrdType, tif venue.TimeInForce) bool {
-	return IsStop(ordType) || tif == venue.TimeInForceGTD
+// hasTerms reports whether an order keeps recordTerms when its record stops
+// being current.
+func hasTerms(o *order) bool {
+	return IsStop(o.ordType) || o.tif == venue.TimeInForceGTD || o.flags&(venue.OrderFlagsPostOnly|venue.OrderFlagsIceberg) != 0
+}
+
+// termsFit reports whether terms t may be those of record r: nothing but
+// zeros for a current record, and only the terms its order type and time
+// in force allow (an iceberg or a post-only order is a limit order that
+// can rest).
+func termsFit(r *clOrdRecord, t *recordTerms) bool {
+	if r.ordStatus == venue.OrdStatusNew {
+		return *t == recordTerms{}
+	}
+	display := t.maxFloorQty != 0 || t.flags != 0
+	return (t.stopPxTicks == 0 || IsStop(r.ordType)) && (t.expireTimeNs == 0 || r.tif == venue.TimeInForceGTD) &&
+		(!display || (r.ordType == venue.OrdTypeLimit && canRest(r.ordType, r.tif))) && t.maxFloorQty >= 0 && t.stopPxTicks >= 0 &&
+		t.flags&^(venue.OrderFlagsPostOnly|venue.OrderFlagsIceberg) == 0 && (t.maxFloorQty != 0) == t.flags.Has(venue.OrderFlagsIceberg)
 }
 
 // id returns the record's ClOrdID (a copy, for tests and views).
@@ -74,8 +93,11 @@ func (r *clOrdRecord) id() []byte { return r.key.id() }
 // Nothing is ever deleted during the day, so there are no tombstones;
 // EndOfDay compacts the records and rebuilds the indexes.
 type clOrdIndex struct {
-	recs      []clOrdRecord
-	terms     []recordTerms // by record index: see recordTerms
+	recs  []clOrdRecord
+	terms []recordTerms // by record index: see recordTerms
+	// termsEnd is one past the last entry of terms written since the last
+	// compaction or reset: the entries from it on are zero.
+	termsEnd  int
 	recsUsed  int
 	byClOrdID []clOrdSlot
 	// byDayOrderID[orderID−dayOrderID] is the current record plus one (0:
@@ -261,6 +283,13 @@ func (x *clOrdIndex) compact(lastOrderID uint64, keep func(ri recIdx) bool, move
 		n++
 	}
 	clear(x.recs[n:x.recsUsed])
+	if x.termsEnd > n {
+		// The dropped records' terms: a new record's entry must be zero
+		// (recordTerms). Only the entries written are cleared, so that a
+		// day without such orders leaves the table's pages untouched.
+		clear(x.terms[n:x.termsEnd])
+		x.termsEnd = n
+	}
 	x.recsUsed = n
 	x.rebuild(lastOrderID)
 }

@@ -127,9 +127,11 @@
 // ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
-// with reason UnknownOrder. The answer carries a stop's stop price and a
-// GTD order's expire time, a finished order's too: its record keeps them
-// (recordTerms; FIX 4.4 requires them on every report of such an order).
+// with reason UnknownOrder. The answer carries a stop's stop price, a GTD
+// order's expire time, an iceberg's maxFloorQty and the flags PostOnly and
+// Iceberg, a finished order's too: its record keeps them (recordTerms; FIX
+// 4.4 requires the first two on every report of such an order, and the
+// others say what the order was, as its other reports did).
 //
 // # Stops
 //
@@ -284,7 +286,7 @@
 // nothing another command uses moves or grows; the command itself
 // allocates its book's levels (O(band width)) and is the one command that
 // allocates. The added instruments' reference data is matcher state: the
-// snapshot carries it (format version 6, as 5 did, with the auction state) and ReadSnapshot lists them again.
+// snapshot carries it (format version 7, as 5 and 6 did, with the auction state) and ReadSnapshot lists them again.
 //
 // # Risk
 //
@@ -390,11 +392,11 @@
 //     2^22), so bands of a few thousand ticks cost a few hundred kilobytes.
 //   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
 //     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
-//     costs 120 bytes of record plus 36 to 68 bytes of indexes and 16
-//     bytes of terms, touched only by stop and GTD orders, an order slot
-//     128 bytes (two cache lines). The memory is reserved at start-up and
-//     holds no pointers (the garbage collector never scans it); the
-//     operating system backs it as it is touched.
+//     costs 120 bytes of record plus 36 to 68 bytes of indexes and 32
+//     bytes of terms, touched only by stop, GTD, iceberg and post-only
+//     orders, an order slot 128 bytes (two cache lines). The memory is
+//     reserved at start-up and holds no pointers (the garbage collector
+//     never scans it); the operating system backs it as it is touched.
 //   - Status requests by OrderID, and cancels of finished orders, are answered
 //     only until EndOfDay forgets the finished orders. EndOfDay clears and
 //     rebuilds the ClOrdID tables, O(ClOrdIDsMax): a pause of up to about

@@ -225,6 +225,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
 		e.SetStopPxTicks(m.stopPxOf(o))
 		e.SetMaxFloorQty(m.maxFloorOf(r.slot))
+		e.SetFlags(o.flags & (venue.OrderFlagsPostOnly | venue.OrderFlagsIceberg))
 		e.SetExpireTimeNs(o.expireTimeNs)
 		_ = e.SetAccount(o.account[:])
 	} else {
@@ -238,11 +239,11 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(r.leavesQty)
 		e.SetCumQty(r.cumQty)
 		e.SetCumNotionalTicks(r.cumNotionalTicks)
-		if hasTerms(r.ordType, r.tif) {
-			t := &m.index.terms[ri]
-			e.SetStopPxTicks(t.stopPxTicks)
-			e.SetExpireTimeNs(t.expireTimeNs)
-		}
+		t := &m.index.terms[ri] // zero when the order had none (recordTerms)
+		e.SetStopPxTicks(t.stopPxTicks)
+		e.SetExpireTimeNs(t.expireTimeNs)
+		e.SetMaxFloorQty(t.maxFloorQty)
+		e.SetFlags(t.flags)
 		_ = e.SetAccount(r.account[:])
 	}
 	m.sink.Commit()

@@ -353,6 +353,16 @@ func (m *Matcher) checkRecords(resting int) error {
 	if live != resting {
 		return fmt.Errorf("%d records point at live orders, %d resting", live, resting)
 	}
+	// A record's terms are its own or zero (recordTerms); past termsEnd
+	// none was written.
+	if x.termsEnd > x.recsUsed {
+		return fmt.Errorf("terms written up to record %d of %d", x.termsEnd, x.recsUsed)
+	}
+	for ri := 0; ri < x.termsEnd; ri++ {
+		if !termsFit(&x.recs[ri], &x.terms[ri]) {
+			return fmt.Errorf("record %d of order %d has terms %+v its order does not keep", ri, x.recs[ri].orderID, x.terms[ri])
+		}
+	}
 	for oi := m.all.head; oi != noOrder; oi = m.pool.orders[oi].lists[listAll].next {
 		o := &m.pool.orders[oi]
 		r := &x.recs[o.rec]

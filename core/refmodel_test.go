@@ -48,7 +48,9 @@ type refRecord struct {
 	tif                               venue.TimeInForce
 	instrument                        uint32
 	price, qty, leaves, cum, notional int64
-	stopPx, expire                    int64 // a stop's stop price, a GTD order's expire time
+	stopPx, expire                    int64            // a stop's stop price, a GTD order's expire time
+	maxFloor                          int64            // an iceberg's display size
+	flags                             venue.OrderFlags // PostOnly and Iceberg
 	account                           string
 	session                           uint16
 	clOrdID                           string
@@ -851,6 +853,7 @@ func (m *refModel) keep(rec *refRecord, o *refOrder, status venue.OrdStatus) {
 	rec.side, rec.ordType, rec.tif, rec.instrument = o.side, o.ordType, o.tif, o.instrument
 	rec.price, rec.qty, rec.leaves, rec.cum, rec.notional = o.price, o.qty, o.leaves, o.cum, o.notional
 	rec.stopPx, rec.expire = o.stopPx, o.expire
+	rec.maxFloor, rec.flags = o.maxFloor, o.flags&(venue.OrderFlagsPostOnly|venue.OrderFlagsIceberg)
 	rec.account = o.account
 }
 
@@ -1210,8 +1213,9 @@ func (m *refModel) statusOf(rec *refRecord) {
 	if rec.live {
 		o := m.live[rec.orderID]
 		m.keep(&state, o, ordStatusOfLive(o))
-		e.SetMaxFloorQty(o.maxFloor)
 	}
+	e.SetMaxFloorQty(state.maxFloor)
+	e.SetFlags(state.flags)
 	e.SetStopPxTicks(state.stopPx)
 	e.SetExpireTimeNs(state.expire)
 	e.SetSide(state.side)

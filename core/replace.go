@@ -46,8 +46,8 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 	// The new record takes its identity from the order: a replace changes
 	// neither side, type, time in force nor account.
 	newRec := m.index.add(&c.clOrdID, h, at, o, oi)
-	if hasTerms(o.ordType, o.tif) {
-		m.keepTerms(o) // o.rec is still oldRec
+	if hasTerms(o) {
+		m.keepTerms(oi) // o.rec is still oldRec
 	}
 	m.index.recs[oldRec].keepState(o, venue.OrdStatusReplaced)
 	nr := &m.index.recs[newRec]

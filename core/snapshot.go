@@ -16,9 +16,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 6:
+// Snapshot format (all integers little-endian), version 7:
 //
-//	magic        8 bytes "FVCORE\x00\x06"
+//	magic        8 bytes "FVCORE\x00\x07"
 //	instruments  u32 count, then per instrument (config order, then the
 //	             added ones in the order they were added): for an added
 //	             instrument first its reference data (appendAdded), then for
@@ -35,8 +35,9 @@ import (
 //	ledger       i64 ordered, i64 filled, i64 cancelled
 //	records      u32 count, then snapshotRecordSize bytes per ClOrdID record,
 //	             in record order (see appendRecord: a record that is not
-//	             current ends with its recordTerms, a stop's stop price and a
-//	             GTD order's expire time, zero for any other record)
+//	             current ends with its recordTerms, a stop's stop price, a
+//	             GTD order's expire time, an iceberg's display size and the
+//	             order's flags PostOnly and Iceberg, zero for any other record)
 //	orders       u32 count, then snapshotOrderSize bytes per live order, in
 //	             priority order: instrument by instrument (config order), bids
 //	             then asks, best level first, then time, then the waiting
@@ -53,25 +54,32 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 //
-// Version 5 is version 6 without the records' terms. It is read when it
-// holds no record that would have them (a stop or GTD order that ended or
-// was replaced), as every snapshot of an end of day does, and refused
-// otherwise: it lost what a status request for such an order answers, and a
-// matcher that replays the journal instead keeps it, so the two would no
-// longer answer alike.
+// Version 6 is version 7 without a record's display size and flags;
+// version 5 is version 6 without the records' terms. Each is read when it
+// holds no record of an order that ended or was replaced and could have had
+// the terms it lacks (version 6: a limit order that could rest, which may
+// have been an iceberg or post-only; version 5: that or a stop or GTD
+// order), as every snapshot of an end of day does, and refused otherwise:
+// it lost what a status request for such an order answers, and a matcher
+// that replays the journal instead keeps it, so the two would no longer
+// answer alike.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 6}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 7}
 
-// snapshotVersionTermless is the older version ReadSnapshot still reads.
-const snapshotVersionTermless = 5
+// The older versions ReadSnapshot still reads.
+const (
+	snapshotVersionTermless     = 5 // records without terms
+	snapshotVersionStopGTDTerms = 6 // records with a stop's and a GTD order's terms only
+)
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
 var ErrSnapshot = errors.New("core: bad snapshot")
 
 const (
-	snapshotRecordSizeTermless = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
-	snapshotRecordSize         = snapshotRecordSizeTermless + 8 + 8
-	snapshotOrderSize          = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
+	snapshotRecordSizeTermless     = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
+	snapshotRecordSizeStopGTDTerms = snapshotRecordSizeTermless + 8 + 8
+	snapshotRecordSize             = snapshotRecordSizeStopGTDTerms + 8 + 1
+	snapshotOrderSize              = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -84,7 +92,7 @@ func (m *Matcher) WriteSnapshot(w io.Writer) error {
 }
 
 // writeSnapshot writes the snapshot in format version, the current one or
-// snapshotVersionTermless (for tests of reading it).
+// an older one ReadSnapshot reads (for tests of reading it).
 func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
@@ -120,10 +128,7 @@ func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 	bw.Write(b)
 	for ri := 0; ri < m.index.recsUsed; ri++ {
 		b = appendRecord(scratch[:0], &m.index.recs[ri], &m.index.terms[ri])
-		if version == snapshotVersionTermless {
-			b = b[:snapshotRecordSizeTermless]
-		}
-		bw.Write(b)
+		bw.Write(b[:recordSizeOf(version)])
 	}
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(m.pool.inUse)))
 	for i := range m.instruments {
@@ -150,15 +155,33 @@ func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 	return nil
 }
 
-// keepsTerms reports whether record r's recordTerms are its own: it is not
-// current (a live order's record is New) and its order has terms.
-func keepsTerms(r *clOrdRecord) bool {
-	return r.ordStatus != venue.OrdStatusNew && hasTerms(r.ordType, r.tif)
+// recordSizeOf is the size of a record in snapshot format version.
+func recordSizeOf(version byte) int {
+	switch version {
+	case snapshotVersionTermless:
+		return snapshotRecordSizeTermless
+	case snapshotVersionStopGTDTerms:
+		return snapshotRecordSizeStopGTDTerms
+	}
+	return snapshotRecordSize
+}
+
+// lacksTerms reports whether record r may have had recordTerms that
+// snapshot format version did not keep: it is not current (a live order's
+// record is New), and its order was a stop or GTD order (version 5) or a
+// limit order that could rest, which may have been an iceberg or post-only
+// (versions 5 and 6), as the record does not say.
+func lacksTerms(r *clOrdRecord, version byte) bool {
+	if r.ordStatus == venue.OrdStatusNew || version == snapshotMagic[7] {
+		return false
+	}
+	display := r.ordType == venue.OrdTypeLimit && canRest(r.ordType, r.tif)
+	return display || (version == snapshotVersionTermless && (IsStop(r.ordType) || r.tif == venue.TimeInForceGTD))
 }
 
 // appendRecord encodes a ClOrdID record (its slot is implied by the orders)
-// and its terms t, zeros where the terms are not its own (t may hold a
-// value of an earlier record: see recordTerms).
+// and its terms t, zeros for a current record (whose entry is zero: see
+// recordTerms).
 func appendRecord(b []byte, r *clOrdRecord, t *recordTerms) []byte {
 	id := r.key.bytes()
 	b = append(b, id[:]...)
@@ -170,11 +193,13 @@ func appendRecord(b []byte, r *clOrdRecord, t *recordTerms) []byte {
 	b = binary.LittleEndian.AppendUint16(b, r.sessionIdx)
 	b = append(b, byte(r.key.len()), byte(r.side), byte(r.ordType), byte(r.tif), byte(r.ordStatus))
 	var kept recordTerms
-	if keepsTerms(r) {
+	if r.ordStatus != venue.OrdStatusNew {
 		kept = *t
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(kept.stopPxTicks))
-	return binary.LittleEndian.AppendUint64(b, uint64(kept.expireTimeNs))
+	b = binary.LittleEndian.AppendUint64(b, uint64(kept.expireTimeNs))
+	b = binary.LittleEndian.AppendUint64(b, uint64(kept.maxFloorQty))
+	return append(b, byte(kept.flags))
 }
 
 func appendOrder(b []byte, o *order, e *orderExt) []byte {
@@ -239,8 +264,8 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if [7]byte(b[:7]) != [7]byte(snapshotMagic[:7]) {
 		return fmt.Errorf("%w: not a matcher snapshot (version %d)", ErrSnapshot, snapshotMagic[7])
 	}
-	if version != snapshotMagic[7] && version != snapshotVersionTermless {
-		return fmt.Errorf("%w: matcher snapshot version %d, this build reads versions %d and %d only (restart from the journal: move the snapshot files aside)",
+	if version != snapshotMagic[7] && version != snapshotVersionTermless && version != snapshotVersionStopGTDTerms {
+		return fmt.Errorf("%w: matcher snapshot version %d, this build reads versions %d to %d only (restart from the journal: move the snapshot files aside)",
 			ErrSnapshot, version, snapshotVersionTermless, snapshotMagic[7])
 	}
 	n := int(binary.LittleEndian.Uint32(b[8:]))
@@ -274,12 +299,8 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if int64(recs) > int64(len(m.index.recs)) {
 		return fmt.Errorf("%w: %d ClOrdIDs exceed ClOrdIDsMax %d", ErrSnapshot, recs, len(m.index.recs))
 	}
-	recordSize := snapshotRecordSize
-	if version == snapshotVersionTermless {
-		recordSize = snapshotRecordSizeTermless
-	}
 	for ri := 0; ri < int(recs); ri++ {
-		if b, err = sr.next(recordSize); err != nil {
+		if b, err = sr.next(recordSizeOf(version)); err != nil {
 			return err
 		}
 		if err := m.readRecord(b, &m.index.recs[ri], &m.index.terms[ri], version); err != nil {
@@ -287,6 +308,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 		}
 	}
 	m.index.recsUsed = int(recs)
+	m.index.termsEnd = int(recs)
 	m.index.rebuild(m.lastOrderID)
 	// A session's ClOrdIDs of the day are distinct, and an OrderID has one
 	// current record: a record that repeats one would be found in place of
@@ -375,18 +397,21 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord, t *recordTerms, version b
 		r.orderID == 0 || r.orderID > m.lastOrderID || !r.ordStatus.Valid() {
 		return fmt.Errorf("%w: ClOrdID record of order %d is inconsistent", ErrSnapshot, r.orderID)
 	}
+	if lacksTerms(r, version) {
+		return fmt.Errorf("%w: matcher snapshot version %d lacks the terms (stop price, expire time, display size, post-only) of order %d, "+
+			"which ended or was replaced; this build needs them (version %d) to answer its status (restart from the journal: move the snapshot files aside)",
+			ErrSnapshot, version, r.orderID, snapshotMagic[7])
+	}
+	*t = recordTerms{}
 	if version == snapshotVersionTermless {
-		if keepsTerms(r) {
-			return fmt.Errorf("%w: matcher snapshot version %d lacks the stop price and expire time of order %d, which ended or was replaced; "+
-				"this build needs them (version %d) to answer its status (restart from the journal: move the snapshot files aside)",
-				ErrSnapshot, version, r.orderID, snapshotMagic[7])
-		}
-		*t = recordTerms{}
 		return nil
 	}
 	b = b[11:]
-	*t = recordTerms{stopPxTicks: int64(binary.LittleEndian.Uint64(b)), expireTimeNs: int64(binary.LittleEndian.Uint64(b[8:]))}
-	if !keepsTerms(r) && *t != (recordTerms{}) {
+	t.stopPxTicks, t.expireTimeNs = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	if version != snapshotVersionStopGTDTerms {
+		t.maxFloorQty, t.flags = int64(binary.LittleEndian.Uint64(b[16:])), venue.OrderFlags(b[24])
+	}
+	if !termsFit(r, t) {
 		return fmt.Errorf("%w: ClOrdID record of order %d has terms its order does not keep", ErrSnapshot, r.orderID)
 	}
 	return nil
@@ -542,7 +567,8 @@ func (m *Matcher) resetState() {
 	m.timerDueNs = math.MaxInt64
 	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
-	m.index.recsUsed = 0
+	clear(m.index.terms[:m.index.termsEnd])
+	m.index.recsUsed, m.index.termsEnd = 0, 0
 	m.index.rebuild(0)
 	m.gtd.items = m.gtd.items[:0]
 	for i := range m.sessions {

@@ -41,7 +41,7 @@ func FuzzReadSnapshot(f *testing.F) {
 		snap := snapshotFuzzSeed(f, cfg, uint64(i+1), commands)
 		f.Add(false, snap[:len(snap)-4])
 	}
-	f.Add(true, []byte("FVCORE\x00\x06"))
+	f.Add(true, []byte("FVCORE\x00\x07"))
 	var termless bytes.Buffer
 	m, err := NewMatcher(cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -200,68 +201,74 @@ func TestReadSnapshotRefusesARepeatedRecord(t *testing.T) {
 	}
 }
 
-// TestReadSnapshotVersion5: a snapshot of version 5, whose records did not
-// keep a stop's stop price and a GTD order's expire time, is refused,
-// naming its version, while it holds the record of a stop or GTD order that
-// ended or was replaced: a status request for that order would be answered
+// TestReadSnapshotOlderVersions: a snapshot of version 5, whose records
+// did not keep an ended order's terms, or of version 6, whose records kept
+// a stop's stop price and a GTD order's expire time but not an iceberg's
+// display size nor post-only, is refused, naming its version, while it
+// holds the record of an order that ended or was replaced and could have
+// had what it lacks: a status request for that order would be answered
 // without them, and unlike by a matcher that replayed the journal. Once
 // EndOfDay forgot those records (every snapshot of an end of day), it
 // reads back into the state the current version holds.
-func TestReadSnapshotVersion5(t *testing.T) {
-	cfg := propertyConfigs()[0]
-	m, err := NewMatcher(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := newCommandGen(cfg, 5, newRefModel(cfg))
-	sink := NewBufferSink(64)
-	kept := func() int {
-		n := 0
-		for ri := range m.index.recsUsed {
-			if keepsTerms(&m.index.recs[ri]) {
-				n++
+func TestReadSnapshotOlderVersions(t *testing.T) {
+	for _, version := range []byte{snapshotVersionTermless, snapshotVersionStopGTDTerms} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			cfg := propertyConfigs()[0]
+			m, err := NewMatcher(cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return n
-	}
-	for i := 0; i < 3000 || (kept() == 0 && i < 6000); i++ {
-		cmd := gen.next()
-		gen.model.apply(cmd, NewBufferSink(4))
-		sink.Reset()
-		_ = m.Apply(cmd, sink)
-	}
-	if kept() == 0 {
-		t.Fatal("no stop or GTD order ended: the workload proves nothing")
-	}
-	termless := func() []byte {
-		var b bytes.Buffer
-		if err := m.writeSnapshot(&b, snapshotVersionTermless); err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
-	r, err := NewMatcher(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.ReadSnapshot(bytes.NewReader(termless())); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), "version 5") {
-		t.Fatalf("version 5 with %d records of ended stop or GTD orders: %v, want ErrSnapshot naming the version", kept(), err)
-	}
-	if r.RestingOrders() != 0 || r.Counters() != (Counters{}) {
-		t.Fatal("refused, but the matcher is not left empty")
-	}
+			gen := newCommandGen(cfg, 5, newRefModel(cfg))
+			sink := NewBufferSink(64)
+			lacking := func() int {
+				n := 0
+				for ri := range m.index.recsUsed {
+					if lacksTerms(&m.index.recs[ri], version) {
+						n++
+					}
+				}
+				return n
+			}
+			for i := 0; i < 3000 || (lacking() == 0 && i < 6000); i++ {
+				cmd := gen.next()
+				gen.model.apply(cmd, NewBufferSink(4))
+				sink.Reset()
+				_ = m.Apply(cmd, sink)
+			}
+			if lacking() == 0 {
+				t.Fatal("no order that could have had terms ended: the workload proves nothing")
+			}
+			older := func() []byte {
+				var b bytes.Buffer
+				if err := m.writeSnapshot(&b, version); err != nil {
+					t.Fatal(err)
+				}
+				return b.Bytes()
+			}
+			r, err := NewMatcher(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ReadSnapshot(bytes.NewReader(older())); !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", version)) {
+				t.Fatalf("version %d with %d records lacking their terms: %v, want ErrSnapshot naming the version", version, lacking(), err)
+			}
+			if r.RestingOrders() != 0 || r.Counters() != (Counters{}) {
+				t.Fatal("refused, but the matcher is not left empty")
+			}
 
-	sink.Reset()
-	if err := m.Apply(encodeEndOfDay(make([]byte, 256), 1<<40, m.nowNs), sink); err != nil {
-		t.Fatal(err)
-	}
-	if m.RestingOrders() == 0 {
-		t.Fatal("no order outlived the end of day: the workload proves little")
-	}
-	if err := r.ReadSnapshot(bytes.NewReader(termless())); err != nil {
-		t.Fatalf("version 5 of an end of day: %v", err)
-	}
-	if !bytes.Equal(snapshotOf(t, r), snapshotOf(t, m)) {
-		t.Fatal("version 5 of an end of day reads into another state than the current version holds")
+			sink.Reset()
+			if err := m.Apply(encodeEndOfDay(make([]byte, 256), 1<<40, m.nowNs), sink); err != nil {
+				t.Fatal(err)
+			}
+			if m.RestingOrders() == 0 {
+				t.Fatal("no order outlived the end of day: the workload proves little")
+			}
+			if err := r.ReadSnapshot(bytes.NewReader(older())); err != nil {
+				t.Fatalf("version %d of an end of day: %v", version, err)
+			}
+			if !bytes.Equal(snapshotOf(t, r), snapshotOf(t, m)) {
+				t.Fatalf("version %d of an end of day reads into another state than the current version holds", version)
+			}
+		})
 	}
 }

@@ -41,7 +41,11 @@
 // too, from what the matcher's ClOrdID record keeps of it; MaxFloor is echoed where the event carries it (accepts, replaces,
 // status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
-// then the usual fills.
+// then the usual fills. A status report gives what the order was
+// entered with as its other reports did, an ended order's too: StopPx,
+// ExpireTime, MaxFloor of an iceberg and ExecInst 6 of a post-only order
+// (the OrderStatus event carries them, the matcher's record of an ended
+// order keeping them).
 //
 // After a fail-stop the server calls Halt with the part that failed: every
 // logged-on session gets an unsolicited TradingSessionStatus of the venue,

@@ -679,13 +679,15 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 			int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 			stopPx(e.StopPxTicks()).maxFloor(e.MaxFloorQty())
-		// The matcher gives a stop's stop price and a GTD order's expire
-		// time for an order that has ended too, which the open-order view
-		// no longer holds (FIX 4.4 requires them on every report of it).
+		// The matcher gives a stop's stop price, a GTD order's expire time,
+		// an iceberg's display size and post-only for an order that has
+		// ended too, which the open-order view no longer holds (FIX 4.4
+		// requires the first two on every report of it; the others say what
+		// the order was, as its other reports did).
 		if e.TimeInForce() == venue.TimeInForceGTD && e.ExpireTimeNs() != 0 {
 			b.time(tag.ExpireTime, e.ExpireTimeNs())
 		}
-		if g.postOnly(e.SessionIdx(), e.OrderID()) { // as a mass status report says it
+		if e.Flags().Has(venue.OrderFlagsPostOnly) { // as a mass status report says it
 			b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 		}
 	}

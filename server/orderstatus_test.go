@@ -12,10 +12,12 @@ import (
 // TestOrderStatusOfEndedOrdersEchoesTerms: a status request (H) for a stop
 // or GTD order that has ended, cancelled or filled, gives its StopPx (99)
 // and ExpireTime (126), as one for a live order does: FIX 4.4 requires them
-// on every report of such an order. They were missing, as the matcher's
-// record of an ended order did not keep them. So it goes on after a restart
-// from a snapshot taken once the orders had ended, and a mass status (AF)
-// reports the live order as H does.
+// on every report of such an order. An iceberg's gives its MaxFloor (111)
+// and a post-only order's its ExecInst 6 (18), as every report of the live
+// order did, so that the answer still says what the order was. They were
+// missing, as the matcher's record of an ended order did not keep them. So
+// it goes on after a restart from a snapshot taken once the orders had
+// ended, and a mass status (AF) reports the live order as H does.
 func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -41,11 +43,30 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	expectER(t, c, map[int]string{11: "gtd", 150: "F", 39: "2"})
 	sendOrder(t, c, order{id: "live", side: "2", qty: "2", px: "98.00", typ: "4", tif: "6", extra: []fixclient.Field{fixclient.F(99, "98.50"), gtd}})
 	expectER(t, c, map[int]string{11: "live", 150: "0"})
+	// An iceberg filled slice by slice, a post-only order cancelled, and a
+	// post-only iceberg still live.
+	sendOrder(t, c, order{id: "ice", side: "1", qty: "4", px: "99.00", extra: []fixclient.Field{fixclient.F(111, "2")}})
+	expectER(t, c, map[int]string{11: "ice", 150: "0", 111: "2"})
+	sendOrder(t, other, order{id: "hit-ice", side: "2", qty: "2", px: "99.00", tif: "3"})
+	sendOrder(t, other, order{id: "hit-ice2", side: "2", qty: "2", px: "99.00", tif: "3"})
+	expectER(t, c, map[int]string{11: "ice", 150: "F", 39: "2"})
+	sendOrder(t, c, order{id: "po", side: "1", qty: "1", px: "97.00", extra: []fixclient.Field{fixclient.F(18, "6")}})
+	expectER(t, c, map[int]string{11: "po", 150: "0", 18: "6"})
+	if err := c.Send("F", fixclient.F(11, "po-x"), fixclient.F(41, "po"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "po-x", 150: "4"})
+	sendOrder(t, c, order{id: "poice", side: "1", qty: "4", px: "96.00", tif: "1", extra: []fixclient.Field{fixclient.F(18, "6"), fixclient.F(111, "2")}})
+	expectER(t, c, map[int]string{11: "poice", 150: "0", 18: "6", 111: "2"})
 
 	want := map[string]map[int]string{
-		"stop": {39: "4", 99: "101.00", 126: expire + ".000"},
-		"gtd":  {39: "2", 126: expire + ".000"},
-		"live": {39: "0", 99: "98.50", 126: expire + ".000"},
+		"stop":  {39: "4", 99: "101.00", 126: expire + ".000"},
+		"gtd":   {39: "2", 126: expire + ".000"},
+		"live":  {39: "0", 99: "98.50", 126: expire + ".000"},
+		"ice":   {39: "2", 111: "2", 18: ""},
+		"po":    {39: "4", 18: "6", 111: ""},
+		"poice": {39: "0", 18: "6", 111: "2"},
 	}
 	check := func(when string, m *fixclient.Message) {
 		t.Helper()
@@ -57,7 +78,7 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	}
 	ask := func(r *fixclient.Client, when string) {
 		t.Helper()
-		for id, side := range map[string]string{"stop": "1", "gtd": "1", "live": "2"} {
+		for id, side := range map[string]string{"stop": "1", "gtd": "1", "live": "2", "ice": "1", "po": "1", "poice": "1"} {
 			if err := r.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, side)); err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +113,8 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
 		t.Fatal(err)
 	}
-	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "live", 912: "Y"}))
+	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "live"}))
+	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "poice", 912: "Y"}))
 }
 
 // hasSnapshotPast reports whether the journal holds a snapshot at or after

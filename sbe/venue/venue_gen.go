@@ -8053,7 +8053,7 @@ const (
 	OrderStatusTimeInForceOffset      int = 24  // TimeInForce (uint8)
 	OrderStatusOrdStatusOffset        int = 25  // OrdStatus (uint8)
 	OrderStatusReasonOffset           int = 26  // RejectReason (uint8)
-	OrderStatusReservedOffset         int = 27  // uint8
+	OrderStatusFlagsOffset            int = 27  // OrderFlags (uint8)
 	OrderStatusOrderIDOffset          int = 28  // uint64
 	OrderStatusExecIDOffset           int = 36  // uint64
 	OrderStatusPriceTicksOffset       int = 44  // int64
@@ -8255,16 +8255,18 @@ func (m OrderStatus) SetReason(v RejectReason) {
 	b[34] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 10) at offset 27 (uint8).
-func (m OrderStatus) Reserved() uint8 {
+// Flags reads field "flags" (id 10) at offset 27 (uint8).
+//
+// PostOnly and Iceberg as the order had them, also of an order that has ended.
+func (m OrderStatus) Flags() OrderFlags {
 	b := m.buf
-	return b[35]
+	return OrderFlags(b[35])
 }
 
-// SetReserved writes field "reserved" (id 10).
-func (m OrderStatus) SetReserved(v uint8) {
+// SetFlags writes field "flags" (id 10).
+func (m OrderStatus) SetFlags(v OrderFlags) {
 	b := m.buf
-	b[35] = v
+	b[35] = uint8(v)
 }
 
 // OrderID reads field "orderId" (id 11) at offset 28 (uint64).
@@ -8443,7 +8445,7 @@ func (m OrderStatus) SetStopPxTicks(v int64) {
 
 // MaxFloorQty reads field "maxFloorQty" (id 21) at offset 144 (int64).
 //
-// iceberg: the display quantity; else 0.
+// iceberg: the display quantity, also of an order that has ended; else 0.
 func (m OrderStatus) MaxFloorQty() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[152:160]))
@@ -8492,8 +8494,8 @@ func (m *OrderStatus) AppendText(dst []byte) []byte {
 	dst = append(dst, m.OrdStatus().String()...)
 	dst = append(dst, " reason="...)
 	dst = append(dst, m.Reason().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
 	dst = append(dst, " orderId="...)
 	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
 	dst = append(dst, " execId="...)
