@@ -155,8 +155,13 @@ func (m *Matcher) queueMarket(in *instrument, oi orderIdx) {
 	in.auction.market[sideIndex(o.side)].pushBack(m.pool.orders, 0, oi)
 	o.resting, o.waiting = false, true // pushBack marks an order resting in the book
 	// An elected stop waits as the market order it now is: stopLevel 0 tells
-	// a queued order from a parked stop, and its stop price no longer counts.
-	o.stopLevel = 0
+	// a queued order from a parked stop, and its stop price no longer counts
+	// but for its reports, which keep it (stopPxOf; FIX 4.4 requires it of
+	// every report of a stop order).
+	if o.stopLevel != 0 {
+		m.pool.ext[oi].electedStopPxTicks = in.stopPxOf(o)
+		o.stopLevel = 0
+	}
 	if !o.listed {
 		m.listOrder(oi)
 		if o.tif == venue.TimeInForceGTD {

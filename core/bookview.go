@@ -224,7 +224,7 @@ func (m *Matcher) orderView(oi orderIdx) OrderView {
 		CumQty:           o.cumQty,
 		CumNotionalTicks: o.cumNotionalTicks,
 		ExpireTimeNs:     o.expireTimeNs,
-		StopPxTicks:      m.stopPxOf(o),
+		StopPxTicks:      m.stopPxOf(oi),
 		Waiting:          o.waiting,
 		MaxFloorQty:      m.maxFloorOf(oi),
 		DisplayQty:       m.displayOf(oi),

@@ -54,7 +54,7 @@ func (r *clOrdRecord) keepState(o *order, status venue.OrdStatus) {
 // about to keep the state of (see recordTerms).
 func (m *Matcher) keepTerms(oi orderIdx) {
 	o := &m.pool.orders[oi]
-	m.index.terms[o.rec] = recordTerms{stopPxTicks: m.stopPxOf(o), expireTimeNs: o.expireTimeNs,
+	m.index.terms[o.rec] = recordTerms{stopPxTicks: m.stopPxOf(oi), expireTimeNs: o.expireTimeNs,
 		maxFloorQty: m.maxFloorOf(oi), flags: o.flags & (venue.OrderFlagsPostOnly | venue.OrderFlagsIceberg)}
 	if int(o.rec) >= m.index.termsEnd {
 		m.index.termsEnd = int(o.rec) + 1

@@ -52,7 +52,7 @@ type clOrdRecord struct {
 // cannot tell an iceberg or a post-only order from a plain one, so the entry
 // alone says what the order had.
 type recordTerms struct {
-	stopPxTicks  int64            // Stop and StopLimit: the stop price when the record was kept (0 once elected into an uncross's queue)
+	stopPxTicks  int64            // Stop and StopLimit: the stop price when the record was kept
 	expireTimeNs int64            // GTD: the expire time
 	maxFloorQty  int64            // iceberg: the display size when the record was kept
 	flags        venue.OrderFlags // PostOnly and Iceberg as the order had them

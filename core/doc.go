@@ -145,7 +145,9 @@
 // first, earliest first within a stop price. An elected stop is reported
 // with OrderTriggered and then executes as a market order (Stop) or a limit
 // order (StopLimit) with its time in force; it keeps its OrderID, ClOrdID
-// and OrdType in every later event. Its trades may elect further stops:
+// and OrdType in every later event, and its stop price in those that carry
+// one (a stop waiting for an uncross too, though its stop price no longer
+// counts: OrderStatus, a kept record). Its trades may elect further stops:
 // the cascade runs until the last trade price elects no waiting stop. A
 // waiting stop can be cancelled, mass cancelled, expired (DAY at EndOfDay,
 // GTD at its time) and replaced (a new stop price or a larger quantity
@@ -394,9 +396,11 @@
 //     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
 //     costs 120 bytes of record plus 36 to 68 bytes of indexes and 32
 //     bytes of terms, touched only by stop, GTD, iceberg and post-only
-//     orders, an order slot 128 bytes (two cache lines). The memory is
-//     reserved at start-up and holds no pointers (the garbage collector
-//     never scans it); the operating system backs it as it is touched.
+//     orders, an order slot 128 bytes (two cache lines) plus 24 bytes
+//     touched only by icebergs and elected stops waiting for an uncross
+//     (orderExt). The memory is reserved at start-up and holds no pointers
+//     (the garbage collector never scans it); the operating system backs it
+//     as it is touched.
 //   - Status requests by OrderID, and cancels of finished orders, are answered
 //     only until EndOfDay forgets the finished orders. EndOfDay clears and
 //     rebuilds the ClOrdID tables, O(ClOrdIDsMax): a pause of up to about

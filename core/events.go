@@ -149,7 +149,7 @@ func (m *Matcher) emitReplaced(o *order, oi orderIdx, priorityLost bool, oldPric
 	e.SetExpireTimeNs(o.expireTimeNs)
 	stopPx, maxFloor, display := int64(0), int64(0), o.leavesQty
 	if o.stopLevel != 0 || isIceberg(o) {
-		stopPx, maxFloor, display = m.stopPxOf(o), m.maxFloorOf(oi), m.displayOf(oi)
+		stopPx, maxFloor, display = m.stopPxOf(oi), m.maxFloorOf(oi), m.displayOf(oi)
 	}
 	e.SetStopPxTicks(stopPx)
 	e.SetMaxFloorQty(maxFloor)
@@ -223,7 +223,7 @@ func (m *Matcher) emitStatusOfRecord(ri recIdx) {
 		e.SetLeavesQty(o.leavesQty)
 		e.SetCumQty(o.cumQty)
 		e.SetCumNotionalTicks(o.cumNotionalTicks)
-		e.SetStopPxTicks(m.stopPxOf(o))
+		e.SetStopPxTicks(m.stopPxOf(r.slot))
 		e.SetMaxFloorQty(m.maxFloorOf(r.slot))
 		e.SetFlags(o.flags & (venue.OrderFlagsPostOnly | venue.OrderFlagsIceberg))
 		e.SetExpireTimeNs(o.expireTimeNs)
@@ -318,9 +318,15 @@ func (m *Matcher) emitTriggered(o *order, stopPxTicks, triggerPriceTicks int64) 
 	m.sink.Commit()
 }
 
-// stopPxOf is an order's stop price, 0 for an order that is not a stop.
-func (m *Matcher) stopPxOf(o *order) int64 {
+// stopPxOf is order oi's stop price, 0 for an order that is not a stop. An
+// elected stop waiting for an uncross has left its stop level (stopLevel 0
+// marks it queued) and keeps its stop price beside the order (orderExt).
+func (m *Matcher) stopPxOf(oi orderIdx) int64 {
+	o := &m.pool.orders[oi]
 	if o.stopLevel == 0 {
+		if IsStop(o.ordType) {
+			return m.pool.ext[oi].electedStopPxTicks
+		}
 		return 0
 	}
 	return m.instrumentOf(o).stopPxOf(o)

@@ -397,8 +397,10 @@ func (m *Matcher) checkAuction(in *instrument, ii int) (int, int64, error) {
 	var total int64
 	for s := range a.market {
 		n, qty, err := m.checkSide(&a.market[s], func(li int32) (int, int64, error) {
-			return m.walkLevel(&a.market[s].levels[li], "market queue", li, func(_ orderIdx, o *order) error {
+			return m.walkLevel(&a.market[s].levels[li], "market queue", li, func(oi orderIdx, o *order) error {
 				switch {
+				case IsStop(o.ordType) && m.pool.ext[oi].electedStopPxTicks <= 0:
+					return fmt.Errorf("elected stop %d waits for the uncross without its stop price", o.orderID)
 				case !o.waiting || o.resting || !o.listed || o.stopLevel != 0:
 					return fmt.Errorf("market order %d: flags wrong (waiting=%v resting=%v listed=%v)", o.orderID, o.waiting, o.resting, o.listed)
 				case int(o.instrument) != ii || sideIndex(o.side) != s || !marketLike(o.ordType):

@@ -63,18 +63,23 @@ func (o *order) instrumentID() uint32 { return uint32(o.reportWord >> 32) }
 // the books hold OrdersMax orders.
 type orderPool struct {
 	orders []order
-	// ext holds, by the same index, what only icebergs use (their orders
-	// have flag Iceberg), kept out of order so that it stays 128 bytes.
+	// ext holds, by the same index, what only icebergs (their orders have
+	// flag Iceberg) and elected stops waiting for an uncross use, kept out
+	// of order so that it stays 128 bytes.
 	ext      []orderExt
 	freeHead orderIdx
 	inUse    int
 }
 
 // orderExt is an iceberg's display: maxFloorQty is the size of a display
-// slice, displayQty what is left of the current one (iceberg.go).
+// slice, displayQty what is left of the current one (iceberg.go); and the
+// stop price of an elected stop once it waits for an uncross, when its
+// stopLevel, which held the stop price, marks it queued (queueMarket). Each
+// is read only for such an order: a slot keeps what its last order left.
 type orderExt struct {
-	maxFloorQty int64
-	displayQty  int64
+	maxFloorQty        int64
+	displayQty         int64
+	electedStopPxTicks int64
 }
 
 func newOrderPool(slots int) orderPool {

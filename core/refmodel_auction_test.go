@@ -60,7 +60,8 @@ func (m *refModel) canQueue(o *refOrder) bool {
 
 func (m *refModel) queue(o *refOrder) {
 	o.queued = true
-	o.stopPx = 0 // an elected stop waits as a market order: its stop price no longer stands
+	// An elected stop waits as a market order: its stop price no longer
+	// counts, but its reports keep it.
 	m.addLive(o)
 }
 

@@ -112,7 +112,7 @@ func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
 	outside := func(px int64) bool { return px < low || px > high }
 	for _, o := range m.live {
 		rests := !o.queued && (!o.waiting || o.ordType == venue.OrdTypeStopLimit) // in the book, or will be once elected
-		if o.instrument == id && ((rests && outside(o.price)) || (o.stopPx != 0 && outside(o.stopPx))) {
+		if o.instrument == id && ((rests && outside(o.price)) || (o.stopPx != 0 && !o.queued && outside(o.stopPx))) {
 			return venue.RejectReasonOrdersOutsideBand
 		}
 	}

@@ -44,7 +44,8 @@ import (
 //	             stops, buy stops then sell stops, first elected first, then
 //	             the market orders waiting for an uncross, buys then sells
 //	             (see appendOrder: after the record index, the stop level, a
-//	             waiting byte, an iceberg's maxFloorQty and display)
+//	             waiting byte, an iceberg's maxFloorQty and display, and the
+//	             stop price of an elected stop waiting for an uncross)
 //	risk         limits and figures of pre-trade risk (risksnapshot.go)
 //	trailer      u32 CRC-32C of every byte before it
 //
@@ -54,15 +55,16 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 //
-// Version 6 is version 7 without a record's display size and flags;
-// version 5 is version 6 without the records' terms. Each is read when it
-// holds no record of an order that ended or was replaced and could have had
-// the terms it lacks (version 6: a limit order that could rest, which may
-// have been an iceberg or post-only; version 5: that or a stop or GTD
-// order), as every snapshot of an end of day does, and refused otherwise:
-// it lost what a status request for such an order answers, and a matcher
-// that replays the journal instead keeps it, so the two would no longer
-// answer alike.
+// Version 6 is version 7 without a record's display size and flags and
+// without an elected stop's stop price; version 5 is version 6 without the
+// records' terms. Each is read when it holds nothing that would need what
+// it lacks: no record of an order that ended or was replaced and could have
+// had those terms (version 6: a limit order that could rest, which may have
+// been an iceberg or post-only; version 5: that or a stop or GTD order),
+// and no elected stop waiting for an uncross, as every snapshot of an end
+// of day does; it is refused otherwise: it lost what a status request for
+// such an order answers, and a matcher that replays the journal instead
+// keeps it, so the two would no longer answer alike.
 
 var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 7}
 
@@ -79,7 +81,8 @@ const (
 	snapshotRecordSizeTermless     = venue.ClOrdIDLength + venue.AccountLength + 8*6 + 4 + 2 + 1 + 4
 	snapshotRecordSizeStopGTDTerms = snapshotRecordSizeTermless + 8 + 8
 	snapshotRecordSize             = snapshotRecordSizeStopGTDTerms + 8 + 1
-	snapshotOrderSize              = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
+	snapshotOrderSizeUnelected     = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
+	snapshotOrderSize              = snapshotOrderSizeUnelected + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -136,11 +139,16 @@ func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1], &in.auction.market[0], &in.auction.market[1]} {
 			for li := bs.best; li >= 0; li = bs.nextBest(li) {
 				for oi := bs.levels[li].head; oi != noOrder; oi = m.pool.orders[oi].next {
-					ext := orderExt{maxFloorQty: m.maxFloorOf(oi)} // a slot keeps an earlier iceberg's
+					// A slot keeps an earlier order's: only what is this one's.
+					ext := orderExt{maxFloorQty: m.maxFloorOf(oi)}
 					if ext.maxFloorQty != 0 {
 						ext.displayQty = m.displayOf(oi)
 					}
-					bw.Write(appendOrder(scratch[:0], &m.pool.orders[oi], &ext))
+					if o := &m.pool.orders[oi]; o.stopLevel == 0 {
+						ext.electedStopPxTicks = m.stopPxOf(oi)
+					}
+					b = appendOrder(scratch[:0], &m.pool.orders[oi], &ext)
+					bw.Write(b[:orderSizeOf(version)])
 				}
 			}
 		}
@@ -155,7 +163,8 @@ func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 	return nil
 }
 
-// recordSizeOf is the size of a record in snapshot format version.
+// recordSizeOf and orderSizeOf are the sizes of a record and an order in
+// snapshot format version.
 func recordSizeOf(version byte) int {
 	switch version {
 	case snapshotVersionTermless:
@@ -164,6 +173,13 @@ func recordSizeOf(version byte) int {
 		return snapshotRecordSizeStopGTDTerms
 	}
 	return snapshotRecordSize
+}
+
+func orderSizeOf(version byte) int {
+	if version < snapshotMagic[7] {
+		return snapshotOrderSizeUnelected
+	}
+	return snapshotOrderSize
 }
 
 // lacksTerms reports whether record r may have had recordTerms that
@@ -218,7 +234,8 @@ func appendOrder(b []byte, o *order, e *orderExt) []byte {
 	}
 	b = append(b, waiting)
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.maxFloorQty))
-	return binary.LittleEndian.AppendUint64(b, uint64(e.displayQty))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.displayQty))
+	return binary.LittleEndian.AppendUint64(b, uint64(e.electedStopPxTicks))
 }
 
 // snapshotReader reads fixed-size pieces and checksums them.
@@ -320,7 +337,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 			return fmt.Errorf("%w: ClOrdID record of order %d repeats a ClOrdID or an order", ErrSnapshot, r.orderID)
 		}
 	}
-	if err := m.readOrders(sr); err != nil {
+	if err := m.readOrders(sr, version); err != nil {
 		return err
 	}
 	m.resyncAuctions()
@@ -419,7 +436,7 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord, t *recordTerms, version b
 
 // readOrders restores the live orders into their levels in priority order,
 // then rebuilds the OrderID-ordered lists and the GTD heap.
-func (m *Matcher) readOrders(sr *snapshotReader) error {
+func (m *Matcher) readOrders(sr *snapshotReader, version byte) error {
 	b, err := sr.next(4)
 	if err != nil {
 		return err
@@ -430,10 +447,10 @@ func (m *Matcher) readOrders(sr *snapshotReader) error {
 	}
 	slots := make([]orderIdx, 0, n)
 	for range n {
-		if b, err = sr.next(snapshotOrderSize); err != nil {
+		if b, err = sr.next(orderSizeOf(version)); err != nil {
 			return err
 		}
-		oi, err := m.readOrder(b)
+		oi, err := m.readOrder(b, version)
 		if err != nil {
 			return err
 		}
@@ -458,7 +475,7 @@ func (m *Matcher) readOrders(sr *snapshotReader) error {
 	return nil
 }
 
-func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
+func (m *Matcher) readOrder(b []byte, version byte) (orderIdx, error) {
 	oi := m.pool.alloc()
 	m.pool.clearSlot(oi)
 	o := &m.pool.orders[oi]
@@ -479,6 +496,9 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	waiting := b[56+venue.AccountLength]
 	ext := orderExt{maxFloorQty: int64(binary.LittleEndian.Uint64(b[57+venue.AccountLength:])),
 		displayQty: int64(binary.LittleEndian.Uint64(b[65+venue.AccountLength:]))}
+	if version == snapshotMagic[7] {
+		ext.electedStopPxTicks = int64(binary.LittleEndian.Uint64(b[73+venue.AccountLength:]))
+	}
 	bad := func(what string) (orderIdx, error) {
 		return noOrder, fmt.Errorf("%w: order %d: %s", ErrSnapshot, o.orderID, what)
 	}
@@ -524,6 +544,15 @@ func (m *Matcher) readOrder(b []byte) (orderIdx, error) {
 	if isIceberg(o) != (ext.maxFloorQty != 0) || (isIceberg(o) && (waiting == 1 || ext.displayQty <= 0 ||
 		ext.displayQty > min(ext.maxFloorQty, o.leavesQty))) || (!isIceberg(o) && ext.displayQty != 0) {
 		return bad("iceberg display is inconsistent")
+	}
+	elected := queued && IsStop(o.ordType)
+	switch {
+	case elected && version != snapshotMagic[7]:
+		return noOrder, fmt.Errorf("%w: matcher snapshot version %d lacks the stop price of order %d, an elected stop waiting for an uncross; "+
+			"this build needs it (version %d) to report the order (restart from the journal: move the snapshot files aside)",
+			ErrSnapshot, version, o.orderID, snapshotMagic[7])
+	case elected != (ext.electedStopPxTicks != 0) || ext.electedStopPxTicks < 0:
+		return bad("an elected stop's stop price is inconsistent")
 	}
 	m.pool.ext[oi] = ext
 	o.rec = ri

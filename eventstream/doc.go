@@ -174,7 +174,7 @@
 // # Limits
 //
 // The tap takes export.tap_events × 272 bytes (17 MiB at the default).
-// A catch-up's matcher takes as much memory as the venue's (904 MiB at the
+// A catch-up's matcher takes as much memory as the venue's (912 MiB at the
 // default engine sizes) while the catch-up lasts; it replays the journal
 // from the newest snapshot before the stream's end, or from its start
 // without snapshots. Events in flight are bounded by

@@ -41,7 +41,9 @@
 // too, from what the matcher's ClOrdID record keeps of it; MaxFloor is echoed where the event carries it (accepts, replaces,
 // status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
-// then the usual fills. A status report gives what the order was
+// then the usual fills. An elected stop stays a stop order in every report,
+// OrdType 3 or 4 with its StopPx, a status report included while it waits
+// for an auction's uncross. A status report gives what the order was
 // entered with as its other reports did, an ended order's too: StopPx,
 // ExpireTime, MaxFloor of an iceberg and ExecInst 6 of a post-only order
 // (the OrderStatus event carries them, the matcher's record of an ended

@@ -305,6 +305,79 @@ func TestStopsWaitForTheVolatilityAuction(t *testing.T) {
 	})
 }
 
+// TestElectedStopWaitingForTheUncrossKeepsStopPx: a stop elected in
+// continuous trading whose own trade meets a volatility interruption waits
+// for the uncross; a status request (H) for it meanwhile reports it as its
+// trigger report did, a stop order (40=3) with its StopPx (99), which FIX
+// 4.4 requires of every report of an order that gave one. The matcher
+// dropped the stop price of a stop waiting for an uncross, and the answer
+// lacked it. So it goes on after a restart from a snapshot taken while it
+// waits.
+func TestElectedStopWaitingForTheUncrossKeepsStopPx(t *testing.T) {
+	t.Parallel()
+	// volatileACME's venue, with snapshots as in TestRestartFromSnapshot
+	// (which says why a second) and an auction that outlasts the test: the
+	// stop waits throughout.
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Journal.SnapshotInterval.Duration = time.Second
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].VolatilityBandTicks = 100
+			cfg.Instruments[i].VolatilityAuction.Duration = time.Hour
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 31: "100.00"})
+	sendOrder(t, c, order{id: "a1", side: "2", qty: "5", px: "100.50"})
+	sendOrder(t, c, order{id: "a2", side: "2", qty: "5", px: "102.00"})
+	sendOrder(t, c, order{id: "stop", side: "1", qty: "3", typ: "3", tif: "1", extra: []fixclient.Field{fixclient.F(99, "100.25")}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0", 40: "3", 99: "100.25"})
+	// Exactly the 5 at 100.50 elect the stop, whose buy at 102.00 would
+	// be outside 99.50 to 101.50.
+	sendOrder(t, c, order{id: "b", side: "1", qty: "5", px: "100.50"})
+	expectER(t, c, map[int]string{11: "b", 150: "F", 31: "100.50"})
+	expectER(t, c, map[int]string{11: "stop", 150: "D", 40: "3", 99: "100.25"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+		t.Fatalf("no interruption: %v", err)
+	}
+	ask := func(r *fixclient.Client, when string) {
+		t.Helper()
+		if err := r.Send("H", fixclient.F(11, "stop"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Fatal(err)
+		}
+		m := expectER(t, r, map[int]string{11: "stop", 150: "I"})
+		for tg, v := range map[int]string{39: "0", 40: "3", 99: "100.25", 151: "3"} {
+			if m.Get(tg) != v {
+				t.Errorf("%s: the status of the waiting stop has tag %d %q, want %q: %s", when, tg, m.Get(tg), v, m)
+			}
+		}
+	}
+	waiting := uint64(s.Pipeline().Durable().Load())
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasSnapshotPast(t, s, waiting) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at or after seq %d after 10 s", waiting)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ask(c, "status")
+	seq := waitUsableSnapshotPast(t, s, waiting)
+	total := s.Pipeline().Durable().Load() + 1
+	next := c.NextOut
+	c.Close()
+	s.Close()
+
+	s2 := startServer(t, cfg, Options{})
+	if s2.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
+	}
+	r, _ := resume(t, s2, "CLIENT1", next)
+	ask(r, "status after a restart from a snapshot")
+}
+
 // before fails unless c received an ExecutionReport matching first before
 // one matching second.
 func before(t *testing.T, c *fixclient.Client, first, second map[int]string) {
