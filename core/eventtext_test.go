@@ -218,6 +218,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		optStop(&b, f, e.InstrumentID(), e.StopPxTicks())
 		optIceberg(&b, e.MaxFloorQty(), 0, 0)
 		optExpire(&b, e.ExpireTimeNs())
+		if e.Flags() != 0 {
+			fmt.Fprintf(&b, " flags=%s", e.Flags())
+		}
 		optAccount(&b, e.Account())
 	case venue.MassCancelReportTemplateID:
 		var e venue.MassCancelReport
