@@ -356,13 +356,7 @@ func TestElectedStopWaitingForTheUncrossKeepsStopPx(t *testing.T) {
 		}
 	}
 	waiting := uint64(s.Pipeline().Durable().Load())
-	deadline := time.Now().Add(10 * time.Second)
-	for !hasSnapshotPast(t, s, waiting) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot at or after seq %d after 10 s", waiting)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSnapshotPast(t, s, waiting)
 	ask(c, "status")
 	seq := waitUsableSnapshotPast(t, s, waiting)
 	total := s.Pipeline().Durable().Load() + 1

@@ -89,13 +89,7 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	// saved at a later command's first event, which the status requests
 	// give.
 	ended := uint64(s.Pipeline().Durable().Load())
-	deadline := time.Now().Add(10 * time.Second)
-	for !hasSnapshotPast(t, s, ended) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot at or after seq %d after 10 s", ended)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSnapshotPast(t, s, ended)
 	ask(c, "status")
 	seq := waitUsableSnapshotPast(t, s, ended)
 	total := s.Pipeline().Durable().Load() + 1
@@ -115,6 +109,19 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	}
 	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "live"}))
 	check("mass status after the restart", expectER(t, r, map[int]string{584: "all", 150: "I", 11: "poice", 912: "Y"}))
+}
+
+// waitSnapshotPast waits, 10 s at most, until the journal holds a snapshot
+// at or after seq after (hasSnapshotPast).
+func waitSnapshotPast(t *testing.T, s *Server, after uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasSnapshotPast(t, s, after) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at or after seq %d after 10 s", after)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // hasSnapshotPast reports whether the journal holds a snapshot at or after

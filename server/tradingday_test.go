@@ -762,11 +762,7 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 	s.Close()
 	unblock()
 
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
-	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
-		t.Fatalf("the end of day ran again at the start: ACME %+v", acme)
-	}
-	s.Close()
+	wantDayOrderRestsAfterRestart(t, dir, dayStart)
 	wantOneEndOfDay(t, dir)
 }
 
@@ -820,11 +816,7 @@ func TestEndOfDayNotRecordedTakesNoSnapshot(t *testing.T) {
 	}
 	s.Close()
 	unblock()
-	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
-	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
-		t.Errorf("the end of day ran again at the restart: ACME %+v", acme)
-	}
-	s.Close()
+	wantDayOrderRestsAfterRestart(t, dir, dayStart)
 	_, record := scheduleRecord(t, dir)
 	var rec struct {
 		EndedDay string `json:"ended_day"`
@@ -1081,4 +1073,17 @@ func TestHolidayAddedAfterTheDayBeganEndsIt(t *testing.T) {
 	}
 	s.Close()
 	wantOneEndOfDay(t, dir)
+}
+
+// wantDayOrderRestsAfterRestart starts the trading-day venue in dir again,
+// 9.5 s into the day that started at dayStart (past its end of day time),
+// and checks that the DAY order rested before (5 bid on ACME) still rests:
+// the start knew the day had ended and ran no second end of day.
+func wantDayOrderRestsAfterRestart(t *testing.T, dir string, dayStart time.Time) {
+	t.Helper()
+	s := tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 1 || acme.BidQty != 5 {
+		t.Errorf("the end of day ran again at the restart: ACME %+v", acme)
+	}
+	s.Close()
 }

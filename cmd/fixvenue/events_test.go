@@ -325,25 +325,7 @@ func TestEventsOfAnInstrumentOnItsSubject(t *testing.T) {
 	t.Parallel()
 	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
 	v := startVenue(t, cfgPath)
-	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
-	send := func(c *fixclient.Client, id string, fields ...fixclient.Field) {
-		t.Helper()
-		f := append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-			fixclient.F(38, "1"), fixclient.F(59, "1")}, fields...)
-		if err := c.Send("D", f...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(buyer, "stop", fixclient.F(54, "1"), fixclient.F(40, "3"), fixclient.F(99, "100.50"))
-	send(seller, "ask", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	send(seller, "ask2", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	send(buyer, "take", fixclient.F(54, "1"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "stop", 150: "F"}); err != nil {
-		t.Fatal(err)
-	}
+	tradeElectingAStop(t, v.fixAddr)
 	out, err := exec.Command(binPath, "events", "tail", "--config", cfgPath, "--nats", v.ready.NATSURL,
 		"--subject", "fixvenue.VENUE.orders._", "--subject", "fixvenue.VENUE.orders.ACME", "--json", "--count", "5").Output()
 	if err != nil {
@@ -814,25 +796,7 @@ func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) 
 	// A stop, then a trade that elects it, and the stop's trade: the
 	// trade's batch has order events (orders.ACME: the order, the stop's
 	// OrderTriggered) before and after its fills (trades.ACME).
-	buyer, seller := logOn(t, v.fixAddr, "CLIENT1"), logOn(t, v.fixAddr, "CLIENT2")
-	send := func(c *fixclient.Client, id string, fields ...fixclient.Field) {
-		t.Helper()
-		f := append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())),
-			fixclient.F(38, "1"), fixclient.F(59, "1")}, fields...)
-		if err := c.Send("D", f...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(buyer, "stop", fixclient.F(54, "1"), fixclient.F(40, "3"), fixclient.F(99, "100.50"))
-	send(seller, "ask", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	send(seller, "ask2", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	send(buyer, "take", fixclient.F(54, "1"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
-	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "stop", 150: "F"}); err != nil {
-		t.Fatal(err)
-	}
+	tradeElectingAStop(t, v.fixAddr)
 	v.stop(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -950,4 +914,32 @@ func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) 
 		}
 	}
 	tail.notesSayReplaced(t)
+}
+
+// tradeElectingAStop has CLIENT1 rest a buy stop at 100.50 on ACME and
+// CLIENT2 two asks at 101.00, then CLIENT1 takes one: the trade elects the
+// stop, which trades the other (its fill is awaited). The trade's batch
+// has order events (the order, the stop's OrderTriggered) before and after
+// its fills.
+func tradeElectingAStop(t *testing.T, fixAddr string) {
+	t.Helper()
+	buyer, seller := logOn(t, fixAddr, "CLIENT1"), logOn(t, fixAddr, "CLIENT2")
+	send := func(c *fixclient.Client, id string, fields ...fixclient.Field) {
+		t.Helper()
+		f := append([]fixclient.Field{fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())),
+			fixclient.F(38, "1"), fixclient.F(59, "1")}, fields...)
+		if err := c.Send("D", f...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(buyer, "stop", fixclient.F(54, "1"), fixclient.F(40, "3"), fixclient.F(99, "100.50"))
+	send(seller, "ask", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(seller, "ask2", fixclient.F(54, "2"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	send(buyer, "take", fixclient.F(54, "1"), fixclient.F(40, "2"), fixclient.F(44, "101.00"))
+	if _, err := buyer.Expect(10*time.Second, "8", map[int]string{11: "stop", 150: "F"}); err != nil {
+		t.Fatal(err)
+	}
 }
