@@ -380,12 +380,7 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 	// trade's batch: a fill (trades.ACME) and order events (orders.ACME).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := storedStream(t, ctx, venueNATS.URL())
-	venueNATS.Stop()
+	msgs := venueStream(t, ctx, dir)
 	last := -1
 	for i, m := range msgs {
 		if strings.HasPrefix(m.Subject, "fixvenue.VENUE.trades.") {
@@ -759,6 +754,18 @@ func exitCode(err error) int {
 	return -1
 }
 
+// venueStream reads every message of the stream the stopped venue in dir
+// exported to its embedded NATS server, from the server's store.
+func venueStream(t *testing.T, ctx context.Context, dir string) []*nats.Msg {
+	t.Helper()
+	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer venueNATS.Stop()
+	return storedStream(t, ctx, venueNATS.URL())
+}
+
 // storedStream reads every message of the stream FIXVENUE_VENUE on the
 // NATS server at url, in order.
 func storedStream(t *testing.T, ctx context.Context, url string) []*nats.Msg {
@@ -801,12 +808,7 @@ func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) 
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	venueNATS, err := eventstream.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "data", "nats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := storedStream(t, ctx, venueNATS.URL())
-	venueNATS.Stop()
+	msgs := venueStream(t, ctx, dir)
 
 	// The events of the two subjects, and a part p on one whose last
 	// event comes after an event of a later part of its batch on the other.
@@ -814,6 +816,7 @@ func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) 
 	want := map[string][]uint64{}
 	decoded := make([]*eventstream.Message, len(msgs))
 	for i, m := range msgs {
+		var err error
 		if decoded[i], err = eventstream.DecodeMessage(m.Header, m.Data); err != nil {
 			t.Fatal(err)
 		}
