@@ -190,10 +190,39 @@ func (a awaitedEndOfDay) what() string {
 // counts it from the command's result. recordAwaited records it, and
 // archiveAwaited then runs its snapshot and archive.
 func (o *Ops) awaitEndOfDay(seq uint64, day string) {
+	noteAwaited(o, &o.awaited, awaitedEndOfDay{seq: seq, day: day})
+}
+
+// noteAwaited adds a to one list of awaited commands (under stateMu) and
+// wakes recordAwaited.
+func noteAwaited[T any](o *Ops, list *[]T, a T) {
 	o.stateMu.Lock()
-	o.awaited = append(o.awaited, awaitedEndOfDay{seq: seq, day: day})
+	*list = append(*list, a)
 	o.stateMu.Unlock()
 	o.signalAwaited()
+}
+
+// takeApplied splits, in order (stateMu held), the awaited commands of list
+// that mine selects into those durable and applied before the first that
+// is not (due) and the others (kept, mine's or not), and returns that first
+// one (waiting false: none is). Carried out in list order, a command is
+// never carried out after one published later.
+func takeApplied[T any](o *Ops, list []T, seq func(T) uint64, mine func(T) bool) (due, kept []T, first T, waiting bool) {
+	kept = list[:0]
+	for _, a := range list {
+		switch {
+		case !mine(a):
+			kept = append(kept, a)
+		case !waiting && o.applied(seq(a)):
+			due = append(due, a)
+		default:
+			kept = append(kept, a)
+			if !waiting {
+				first, waiting = a, true
+			}
+		}
+	}
+	return due, kept, first, waiting
 }
 
 // settleEndOfDaysLocked records as ended (stateMu held) the days of the
@@ -363,12 +392,7 @@ type awaitedAction struct {
 // matcher applies it once the journal has it, and the venue carries it out
 // then (settleSessionActions), as for a call answered done and as a
 // restart's replay and a cluster's follower take it from the journal.
-func (o *Ops) awaitAction(a awaitedAction) {
-	o.stateMu.Lock()
-	o.awaitedActions = append(o.awaitedActions, a)
-	o.stateMu.Unlock()
-	o.signalAwaited()
-}
+func (o *Ops) awaitAction(a awaitedAction) { noteAwaited(o, &o.awaitedActions, a) }
 
 func (o *Ops) signalAwaited() {
 	select {
@@ -385,21 +409,8 @@ func (o *Ops) signalAwaited() {
 func (o *Ops) settleSessionActions(idx uint16) (first awaitedAction, waiting bool) {
 	o.stateMu.Lock()
 	var due []awaitedAction
-	kept := o.awaitedActions[:0]
-	for _, a := range o.awaitedActions {
-		switch {
-		case a.session != idx:
-			kept = append(kept, a)
-		case !waiting && o.applied(a.seq):
-			due = append(due, a)
-		default:
-			kept = append(kept, a)
-			if !waiting {
-				first, waiting = a, true
-			}
-		}
-	}
-	o.awaitedActions = kept
+	due, o.awaitedActions, first, waiting = takeApplied(o, o.awaitedActions, func(a awaitedAction) uint64 { return a.seq },
+		func(a awaitedAction) bool { return a.session == idx })
 	o.stateMu.Unlock()
 	for _, a := range due {
 		o.log.Info("session action whose call timed out is durable and applied: carried out", "seq", a.seq,
@@ -437,12 +448,7 @@ type awaitedPhase struct {
 // (settlePhaseChanges), as for a call answered done and as a restart's
 // replay and a cluster's follower take the instruments' statuses from the
 // journal.
-func (o *Ops) awaitPhase(a awaitedPhase) {
-	o.stateMu.Lock()
-	o.awaitedPhases = append(o.awaitedPhases, a)
-	o.stateMu.Unlock()
-	o.signalAwaited()
-}
+func (o *Ops) awaitPhase(a awaitedPhase) { noteAwaited(o, &o.awaitedPhases, a) }
 
 // settlePhaseChanges records, in order (phaseMu held), the awaited phase
 // changes that are durable and applied, as handlePhase records one
@@ -453,18 +459,8 @@ func (o *Ops) awaitPhase(a awaitedPhase) {
 func (o *Ops) settlePhaseChanges() (first awaitedPhase, waiting bool) {
 	o.stateMu.Lock()
 	var due []awaitedPhase
-	kept := o.awaitedPhases[:0]
-	for _, a := range o.awaitedPhases {
-		if !waiting && o.applied(a.seq) {
-			due = append(due, a)
-			continue
-		}
-		kept = append(kept, a)
-		if !waiting {
-			first, waiting = a, true
-		}
-	}
-	o.awaitedPhases = kept
+	due, o.awaitedPhases, first, waiting = takeApplied(o, o.awaitedPhases, func(a awaitedPhase) uint64 { return a.seq },
+		func(awaitedPhase) bool { return true })
 	o.stateMu.Unlock()
 	for _, a := range due {
 		o.log.Info("phase change whose call timed out is durable and applied: recorded", "seq", a.seq,
