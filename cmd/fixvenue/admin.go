@@ -10,10 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -155,7 +157,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, known := adminCommands[sub]
 	if !known {
-		fmt.Fprintf(stderr, "fixvenue admin: unknown command %q\n\n%s", sub, adminUsage)
+		fmt.Fprint(stderr, unknownCommand("fixvenue admin", args, append(slices.Collect(maps.Keys(adminCommands)), "hash-token")), adminUsage)
 		return 2
 	}
 	fs := flag.NewFlagSet(strings.TrimPrefix(prog+" ", "fixvenue ")+sub, flag.ContinueOnError)

@@ -55,7 +55,11 @@ func cmdBench(args []string) int {
 	case "echo":
 		return cmdBenchEcho(args[1:])
 	}
-	fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
+	if msg := unknownCommand("fixvenue bench", args, []string{"pipeline", "plot", "table", "echo"}); strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(os.Stderr, msg)
+	} else {
+		fmt.Fprintf(os.Stderr, "fixvenue bench: unknown harness %q\n\n", args[0])
+	}
 	benchUsage(os.Stderr)
 	return 2
 }

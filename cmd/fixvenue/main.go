@@ -100,7 +100,7 @@ func subcommand(cmd string, args []string, usage string, subs ...string) (sub st
 		fmt.Fprint(os.Stdout, usage)
 		return "", nil, 0, false
 	case len(args) > 0 && !slices.Contains(subs, args[0]):
-		fmt.Fprintf(os.Stderr, "fixvenue %s: unknown command %q\n\n", cmd, args[0])
+		fmt.Fprint(os.Stderr, unknownCommand("fixvenue "+cmd, args, subs))
 		fallthrough
 	case len(args) == 0:
 		fmt.Fprint(os.Stderr, usage)
@@ -112,6 +112,26 @@ func subcommand(cmd string, args []string, usage string, subs ...string) (sub st
 		fs.PrintDefaults()
 	}
 	return args[0], fs, 0, true
+}
+
+// unknownCommand says why args[0] is not one of prog's commands subs. Options
+// belong to the command the word picks, so they come after it: a line that
+// starts with one (`fixvenue admin --addr A status`) is told so, with the
+// command it names in the example (the line itself is not echoed, as it may
+// hold a token).
+func unknownCommand(prog string, args, subs []string) string {
+	if !strings.HasPrefix(args[0], "-") {
+		return fmt.Sprintf("%s: unknown command %q\n\n", prog, args[0])
+	}
+	example := "COMMAND"
+	for _, a := range args[1:] {
+		if slices.Contains(subs, a) {
+			example = a
+			break
+		}
+	}
+	return fmt.Sprintf("%s: the command comes first, then its options (%s %s %s …): got %q where a command was expected\n\n",
+		prog, prog, example, args[0], args[0])
 }
 
 // parseArgs parses a command's args with fs, flags before, between and

@@ -39,7 +39,7 @@ func cmdMD(args []string) int {
 	if len(args) > 0 && args[0] == "latency" {
 		return cmdMDLatency(args[1:])
 	}
-	sub, fs, exit, ok := subcommand("md", args, mdUsage, "watch", "book")
+	sub, fs, exit, ok := subcommand("md", args, mdUsage, "watch", "book", "latency") // latency runs above; listed for unknownCommand
 	if !ok {
 		return exit
 	}

@@ -176,6 +176,36 @@ func TestArgumentsAreNotIgnored(t *testing.T) {
 	}
 }
 
+// TestOptionsBeforeTheCommand: a command line that gives an option before the
+// command word of admin, journal, md, events, cluster or bench is told
+// that the command comes first, with the command it names as the example,
+// and exits 2 without acting or echoing the line (it may hold a token).
+// (risk takes its options anywhere: its words are one command's arguments.)
+func TestOptionsBeforeTheCommand(t *testing.T) {
+	t.Parallel()
+	const secret = "token-0123456789abcdef"
+	for _, c := range []struct {
+		args    []string
+		example string
+	}{
+		{[]string{"admin", "--addr", "127.0.0.1:1", "--token", secret, "halt", "ACME", "--reason", "x"}, "fixvenue admin halt --addr …"},
+		{[]string{"admin", "--json", "hash-token"}, "fixvenue admin hash-token --json …"},
+		{[]string{"admin", "--json"}, "fixvenue admin COMMAND --json …"},
+		{[]string{"journal", "--data", "d", "verify"}, "fixvenue journal verify --data …"},
+		{[]string{"md", "--symbol", "ACME", "book"}, "fixvenue md book --symbol …"},
+		{[]string{"md", "--duration", "1s", "latency"}, "fixvenue md latency --duration …"},
+		{[]string{"events", "--nats", "nats://127.0.0.1:1", "tail"}, "fixvenue events tail --nats …"},
+		{[]string{"cluster", "--config", "c.toml", "status"}, "fixvenue cluster status --config …"},
+		{[]string{"bench", "--rate", "1", "pipeline"}, "fixvenue bench pipeline --rate …"},
+	} {
+		code, out, errs := runCLI(t, "", nil, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "the command comes first, then its options ("+c.example+")") ||
+			!strings.Contains(errs, "usage: fixvenue ") || strings.Contains(errs, secret) {
+			t.Errorf("%q: exit %d, want 2 with the example %q and the usage, the token unprinted\nstdout: %s\nstderr: %s", c.args, code, c.example, out, errs)
+		}
+	}
+}
+
 // TestBenchOptionsAfterFiles: bench plot and table read their options
 // after the file names as well (the flag package alone stops at the first
 // file, and a mistyped option was opened as a file).
