@@ -31,7 +31,7 @@ func acmeGateway(tb testing.TB, id uint32) *Gateway {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g := &Gateway{}
+	g := &Gateway{metrics: NewMetrics(nil)}
 	g.instruments.Store(newInstrumentTable([]Instrument{{ID: id, Symbol: "ACME", Tick: tick}}))
 	return g
 }

@@ -9,6 +9,7 @@ type Metrics struct {
 	orders, cancels, replaces prometheus.Counter
 	busy, throttled           prometheus.Counter
 	execReports               prometheus.Counter
+	reportsNew                prometheus.Counter
 	trades                    prometheus.Counter
 	rejects                   *prometheus.CounterVec
 	roundTrip                 prometheus.Histogram
@@ -32,7 +33,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		throttled: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_throttled_total",
 			Help: "Requests refused by a session throttle."}),
 		execReports: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_total", Help: "ExecutionReports handed to sessions."}),
-		trades:      prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_trades_total", Help: "Trades (counted once per trade)."}),
+		reportsNew: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_new_total",
+			Help: "ExecutionReports built in a new message because the session had no sent one to reuse: a session's first, or a backlog of reports deeper than the free list's bound."}),
+		trades: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_trades_total", Help: "Trades (counted once per trade)."}),
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_rejects_total",
 			Help: "Rejected orders and cancels by reason."}, []string{"reason"}),
 		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_order_round_trip_seconds",
@@ -55,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.risk.collectors()...)
-		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.trades,
+		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.reportsNew, m.trades,
 			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.resent, m.durableWaitNs, m.eventAge, m.clientRejects)
 	}
 	m.dropCopyMetrics = newDropCopyMetrics(reg)

@@ -28,13 +28,16 @@ var msgTypeER = []byte("8")
 // The body is cleared; the drop copy copies the body's bytes (dropCopyOf).
 
 // takeReport returns an ExecutionReport message with MsgType set and an empty
-// body, from the session's free list when it has one.
+// body, from the session's free list when it has one; a new one is counted
+// (fixvenue_execution_reports_new_total: about 25 allocations more than a
+// reused one, TestReusedReportAllocations).
 func (s *sender) takeReport() *quickfix.Message {
 	select {
 	case m := <-s.free:
 		m.Body.Clear()
 		return m
 	default:
+		s.g.metrics.reportsNew.Inc()
 		return newReport()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 )
@@ -60,6 +61,34 @@ func TestReusedReportAllocations(t *testing.T) {
 	t.Logf("allocations per report serialised: %.0f in a reused message, %.0f in a new one", reused, fresh)
 	if reused > fresh-15 {
 		t.Fatalf("a reused report allocates %.0f times, a new one %.0f: want at least 15 fewer", reused, fresh)
+	}
+	// TestAllocationsPerOrder (server) allows this many more for each new
+	// report a run counts: keep the two in step.
+	if fresh-reused > 30 {
+		t.Fatalf("a new report allocates %.0f times more than a reused one: want at most 30", fresh-reused)
+	}
+	// Only a report taken from an empty free list is counted as new, on
+	// fixvenue_execution_reports_new_total.
+	reg := prometheus.NewRegistry()
+	g.metrics = NewMetrics(reg)
+	newReports := func() float64 {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "fixvenue_execution_reports_new_total" {
+				return f.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		t.Fatal("fixvenue_execution_reports_new_total is not registered")
+		return 0
+	}
+	s = newSender(s.id, 4, time.Second, g)
+	s.giveBack(s.takeReport())
+	s.giveBack(s.takeReport())
+	if n := newReports(); n != 1 {
+		t.Fatalf("%.0f reports counted new, want 1 (the second came from the free list)", n)
 	}
 	for range 2 * reportsReusedMax {
 		s.giveBack(newReport())
