@@ -39,16 +39,19 @@ var ErrStreamReplaced = errors.New("the stream was deleted or created again")
 
 // streamCheckInterval is how often a following ReadStream asks whether its
 // stream is still the one it started on. JetStream's ordered consumer
-// does not say: over a stream deleted and created again it waits, without
-// a word, for the new stream to reach the sequence after the last message
-// it gave, then gives the new stream's messages from there.
+// does not say: over a stream deleted and created again before it created
+// its consumer again it waits, without a word, for the new stream to reach
+// the sequence after the last message it gave, then gives the new stream's
+// messages from there.
 const streamCheckInterval = time.Second
 
 // ReadStream calls fn for each message of the stream from stream sequence
 // from (1: the start) up to the stream's last message when ReadStream
 // starts, or, with follow, until ctx ends or the stream is replaced
-// (ErrStreamReplaced). filter limits the subjects (nil: all). A message
-// the venue did not write is an error.
+// (ErrStreamReplaced, at once for a stream deleted). filter limits the
+// subjects (nil: all). A message the venue did not write is an error. A
+// following ReadStream returns promptly once ctx ends, also while its
+// stream is absent.
 func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from uint64, filter []string, follow bool,
 	fn func(m *Message) error) error {
 	st, err := js.Stream(ctx, stream)
@@ -71,18 +74,42 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		return nil
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filter, DeliverPolicy: jetstream.DeliverAllPolicy}
-	if from > 1 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	if follow {
+		// The ordered consumer creates its consumer again inside Next when
+		// it lost it (the stream deleted, heartbeats missed), by default
+		// until that succeeds, 1 to 10 s apart, holding the lock Stop takes:
+		// neither ctx nor Stop is seen before its next attempt, and a
+		// follower interrupted while its stream was absent waited up to
+		// 10 s. One attempt: a failure comes back here, where the wait
+		// before the next ends with ctx.
+		cfg.MaxResetAttempts = 1
 	}
-	cons, err := js.OrderedConsumer(ctx, stream, cfg)
+	open := func(from uint64) (jetstream.Consumer, jetstream.MessagesContext, error) {
+		cfg := cfg
+		if from > 1 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+		}
+		cons, err := js.OrderedConsumer(ctx, stream, cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stream %s: %w", stream, err)
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			return nil, nil, fmt.Errorf("stream %s: %w", stream, err)
+		}
+		return cons, it, nil
+	}
+	cons, it, err := open(from)
 	if err != nil {
-		return fmt.Errorf("stream %s: %w", stream, err)
+		return err
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("stream %s: %w", stream, err)
-	}
-	defer it.Stop()
+	stopOnDone := context.AfterFunc(ctx, it.Stop)
+	defer func() {
+		stopOnDone()
+		if it != nil {
+			it.Stop()
+		}
+	}()
 	// JetStream keeps a stream's last sequence when its last messages are
 	// deleted or purged: a reader waiting for a message at that sequence
 	// would wait for ever. The consumer's pending count says when there is
@@ -97,11 +124,8 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 	if ci := cons.CachedInfo(); !follow && ci != nil && ci.NumPending == 0 {
 		return endsEarly(from - 1)
 	}
-	go func() {
-		<-ctx.Done()
-		it.Stop()
-	}()
 	created, checked := info.Created, time.Now()
+	next := from // the stream sequence after the last message given
 	for {
 		var m jetstream.Msg
 		if follow {
@@ -114,6 +138,30 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 				if err != nil {
 					continue
 				}
+			}
+			if err != nil && ctx.Err() == nil && !js.Conn().IsClosed() {
+				// The consumer lost and not created again (MaxResetAttempts
+				// above): the stream deleted, or a failure of JetStream. A
+				// stream still the one is read on, as the ordered consumer
+				// would, by a new consumer from the message after the last
+				// given, once it can be created.
+				stopOnDone()
+				it.Stop()
+				for it = nil; it == nil; {
+					if rerr := StreamReplaced(ctx, js, stream, created); rerr != nil {
+						return rerr
+					}
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(streamCheckInterval):
+					}
+					if _, it, err = open(next); err != nil && js.Conn().IsClosed() {
+						return err
+					}
+				}
+				stopOnDone = context.AfterFunc(ctx, it.Stop)
+				continue
 			}
 		} else {
 			m, err = it.Next()
@@ -128,6 +176,7 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", stream, err)
 		}
+		next = meta.Sequence.Stream + 1
 		msg, err := DecodeMessage(m.Headers(), m.Data())
 		if err != nil {
 			return fmt.Errorf("stream %s message %d: %w", stream, meta.Sequence.Stream, err)

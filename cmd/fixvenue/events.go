@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -106,11 +107,15 @@ func cmdEvents(args []string) int {
 		}
 		return eventsVerify(js, cfg, *stream, filepath.Join(dataDir, "journal"), os.Stdout)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Interrupted (Ctrl-C) or terminated, a following tail stops and exits
+	// 0, as `md watch` does, whatever it waits for (README, "Event stream").
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &tailer{stream: *stream, from: from, subjects: subjects, asJSON: asJSON, count: count, w: os.Stdout, notes: os.Stderr, nextOn: map[string]uint64{},
 		dial: func() (jetstream.JetStream, *nats.Conn, error) { return dialJetStream(cfg, *natsURL) }}
-	if err := t.run(ctx, js, nc); err != nil && !errors.Is(err, context.Canceled) {
+	// Interrupted, the tail ends there, whatever the read in flight
+	// returned (a lookup of a deleted stream answers "not found").
+	if err := t.run(ctx, js, nc); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "fixvenue events tail: %v\n", err)
 		return 1
 	}

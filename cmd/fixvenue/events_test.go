@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -463,9 +464,14 @@ func TestEventsTailLosesNATSInsideABatch(t *testing.T) {
 // followingTail is a `fixvenue events tail --json` process a test reads.
 type followingTail struct {
 	name  string
+	cmd   *exec.Cmd
 	notes *lockedbuf.Buffer
 	lines chan string
 	last  uint64 // the last event printed
+	// exited is closed once the process ended and its output was read;
+	// waitErr is then its end (exec.Cmd.Wait).
+	exited  chan struct{}
+	waitErr error
 }
 
 // startFollowingTail starts `fixvenue events tail --json` with the
@@ -473,7 +479,7 @@ type followingTail struct {
 func startFollowingTail(t *testing.T, ctx context.Context, name, cfgPath string, args ...string) *followingTail {
 	t.Helper()
 	tail := exec.CommandContext(ctx, binPath, append([]string{"events", "tail", "--config", cfgPath, "--json"}, args...)...)
-	p := &followingTail{name: name, notes: &lockedbuf.Buffer{}, lines: make(chan string, 1024)}
+	p := &followingTail{name: name, cmd: tail, notes: &lockedbuf.Buffer{}, lines: make(chan string, 1024), exited: make(chan struct{})}
 	tail.Stderr = p.notes
 	stdout, err := tail.StdoutPipe()
 	if err != nil {
@@ -482,12 +488,20 @@ func startFollowingTail(t *testing.T, ctx context.Context, name, cfgPath string,
 	if err := tail.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = tail.Process.Kill(); _ = tail.Wait() })
+	t.Cleanup(func() {
+		_ = tail.Process.Kill()
+		for range p.lines {
+		}
+		<-p.exited
+	})
 	go func() {
-		defer close(p.lines)
+		defer close(p.exited)
 		for sc := bufio.NewScanner(stdout); sc.Scan(); {
 			p.lines <- sc.Text()
 		}
+		close(p.lines)
+		// Its output read to the end: Wait closes the pipe (os/exec).
+		p.waitErr = tail.Wait()
 	}()
 	return p
 }
@@ -575,6 +589,137 @@ func TestEventsTailFollowsAStreamExportedAgain(t *testing.T) {
 	orders.readUntil(t, false, "after")
 	all.notesSayReplaced(t)
 	orders.notesSayReplaced(t)
+}
+
+// TestEventsTailStopsOnASignalWhileItsStreamIsDeleted: a following
+// `events tail` whose stream was deleted, and not created again, stops on
+// SIGINT (Ctrl-C) and on SIGTERM as it does when it follows a stream that
+// is there: at once, with status 0 and nothing on stderr but its note that
+// the stream was deleted. It waited up to 10 s: JetStream's ordered
+// consumer, inside Next, tries to create its consumer again for as long as
+// the stream is absent, and neither the context that ends the read nor
+// Stop is seen between its attempts (README, "Event stream").
+func TestEventsTailStopsOnASignalWhileItsStreamIsDeleted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "%s", exportTOML+"[session_defaults]\ncancel_on_disconnect = false\n")
+	v := startVenue(t, cfgPath)
+	restingOrderAt(t, v.fixAddr, 1, "resting")
+	v.stop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	msgs := venueStream(t, ctx, dir)
+	last, err := eventstream.DecodeMessage(msgs[len(msgs)-1].Header, msgs[len(msgs)-1].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			// The venue's stream on a NATS server of the test's, which no
+			// exporter creates again once it is deleted.
+			srv, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			nc, err := nats.Connect(srv.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			js, err := jetstream.New(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eventstream.EnsureStream(ctx, js, "FIXVENUE_VENUE", eventstream.Subjects{Prefix: "fixvenue", Venue: "VENUE"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range msgs {
+				if _, err := js.PublishMsg(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tail := startFollowingTail(t, ctx, "all", cfgPath, "--nats", srv.URL())
+			// It printed the stream's last event: it waits for the next.
+			for timeout := time.After(30 * time.Second); tail.last < last.Last; {
+				select {
+				case line, ok := <-tail.lines:
+					var ev struct {
+						EventSeq uint64 `json:"eventSeq"`
+					}
+					if err := json.Unmarshal([]byte(line), &ev); !ok || err != nil || ev.EventSeq != tail.last+1 {
+						t.Fatalf("tail line %q (%v) after event %d; its notes:\n%s", line, err, tail.last, tail.notes.String())
+					}
+					tail.last = ev.EventSeq
+				case <-timeout:
+					t.Fatalf("the tail printed events up to %d of %d in 30 s; its notes:\n%s", tail.last, last.Last, tail.notes.String())
+				}
+			}
+
+			if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
+				t.Fatal(err)
+			}
+			// The tail's requests for the stream (its info, or a consumer on
+			// it), seen on the server: it looks for the stream again and
+			// again while the stream is absent.
+			lookups := make(chan *nats.Msg, 64)
+			for _, subj := range []string{"$JS.API.STREAM.INFO.FIXVENUE_VENUE", "$JS.API.CONSUMER.CREATE.FIXVENUE_VENUE.>"} {
+				sub, err := nc.ChanSubscribe(subj, lookups)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sub.Unsubscribe()
+			}
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			// Six lookups, then the signal. A tail inside JetStream's ordered
+			// consumer, which tries to create its consumer again 1, 2, 4, 8,
+			// then 10 s apart, is by then (five attempts at least) in a wait
+			// of 10 s before its next, which alone sees the signal.
+			timeout := time.After(time.Minute)
+			for n := 0; n < 6; n++ {
+				select {
+				case <-lookups:
+				case <-timeout:
+					t.Fatalf("the tail looked for its deleted stream %d times in a minute; its notes:\n%s", n, tail.notes.String())
+				}
+			}
+			if err := tail.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			// 5 s is far more than a tail takes to see a signal, and half the
+			// ordered consumer's 10 s between attempts, which it waited out.
+			select {
+			case <-tail.exited:
+			case <-time.After(5 * time.Second):
+				// Its goroutines on stderr say where it waits.
+				_ = tail.cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-tail.exited:
+				case <-time.After(10 * time.Second):
+				}
+				t.Fatalf("the tail did not stop within 5 s of %v while its stream was deleted; its stderr:\n%s", sig, tail.notes.String())
+			}
+			if code := exitCode(tail.waitErr); code != 0 {
+				t.Errorf("the tail ended by %v with %v (exit %d), want exit 0; its notes:\n%s", sig, tail.waitErr, code, tail.notes.String())
+			}
+			for line := range tail.lines {
+				t.Errorf("the tail printed after its stream was deleted: %s", line)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(tail.notes.String()), "\n") {
+				if line != "" && !strings.Contains(line, "the stream was deleted or created again") {
+					t.Errorf("the tail's stderr: %s", line)
+				}
+			}
+			// It stopped while the stream was still absent, and knew it.
+			if _, err := js.Stream(ctx, "FIXVENUE_VENUE"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+				t.Fatalf("the stream after the tail stopped: %v", err)
+			}
+			tail.notesSayReplaced(t)
+		})
+	}
 }
 
 // TestEventsTailFollowsAVenueThatLostItsStream: a following `events tail`
@@ -895,8 +1040,8 @@ func TestEventsTailWithSubjectsFollowsAStreamReplacedInsideABatch(t *testing.T) 
 	readTo(func() bool { return slices.Contains(got[msgs[cut].Subject], lastOfPart) })
 
 	// The stream deleted, the venue, back on the test's server, exports
-	// every event again from its journal. (JetStream's ordered consumer
-	// waits for the stream to be back; the tail then sees it is another.)
+	// every event again from its journal. (The tail sees the stream
+	// deleted and waits for it to be back.)
 	if err := js.DeleteStream(ctx, "FIXVENUE_VENUE"); err != nil {
 		t.Fatal(err)
 	}
