@@ -5,13 +5,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
 )
 
@@ -186,4 +190,110 @@ func TestPhaseChangeThatTimesOutIsRecorded(t *testing.T) {
 	}
 	s = startServer(t, tradingDayVenueConfig(t, dir), Options{Now: now})
 	closedEarly("after a restart")
+}
+
+// TestTransitionWaitsForAPhaseChangeThatTimesOut: an operator closes the
+// group early in the open (POST /v1/phase), held by the journal's sync past
+// the call's timeout (504), and the day's closing call comes due while the
+// journal holds it. The closing call waits for that phase change and, once
+// it is durable and applied and recorded, is passed over as after an early
+// close answered done: ACME and LOTS stay closed, the schedule journals no
+// command of it, its record is the closing call's with the group at the
+// operator's close, phases.json and the phase gauge say closed, and the
+// closing calls run count none. Run meanwhile, the closing call's commands
+// were journaled after the operator's close and reopened order entry (ACME
+// and LOTS in the closing call), counted as run and recorded as the
+// group's place in its day.
+func TestTransitionWaitsForAPhaseChangeThatTimesOut(t *testing.T) {
+	t.Parallel()
+	dir, clock, logs := t.TempDir(), newDayClock(), &lockedbuf.Buffer{}
+	clock.at(5 * time.Second) // the open
+	hold := newSyncHold(t)
+	cfg := testConfig(t, dir, adminConfig()+closingCallDay)
+	// Answered 504 once the commands are published and not yet durable.
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	s := startServer(t, cfg, Options{Now: clock.now, JournalSync: hold.sync,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	waitStatus(t, s, "ACME", "Open", readWait)
+	path := filepath.Join(dir, ops.ScheduleStateFile)
+	waitUntil(t, "the first start's record", func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+
+	hold.on.Store(true)
+	var timedOut struct {
+		Code string
+		Seq  int64
+	}
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`,
+		&timedOut); code != 504 || timedOut.Code != "timeout" || timedOut.Seq == 0 {
+		t.Fatalf("a phase change held by the journal's sync: %d %+v, want 504 timeout with its seq", code, timedOut)
+	}
+	clock.at(6200 * time.Millisecond) // the closing call due, the operator's close not yet durable
+	const waits = "schedule: transition waits for a phase change whose call timed out"
+	closingCallRuns := regexp.MustCompile(`msg="schedule: transition" transition="[^"]* closing_call `)
+	waitUntil(t, "the schedule at the closing call", func() bool {
+		text := logs.String()
+		return strings.Contains(text, waits) || closingCallRuns.MatchString(text)
+	})
+	hold.on.Store(false)
+	hold.release()
+	var rec struct {
+		Last   string
+		Groups map[string]ops.GroupRun
+	}
+	waitUntil(t, "the closing call recorded", func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &rec) == nil && strings.Contains(rec.Last, " closing_call ")
+	})
+
+	text := logs.String()
+	recorded := strings.Index(text, "phase change whose call timed out is durable and applied: recorded")
+	passed := strings.Index(text, "schedule: transition passed over: its group is at this or a later phase")
+	if w := strings.Index(text, waits); w < 0 || recorded < w || passed < recorded || closingCallRuns.MatchString(text) {
+		t.Errorf("want the closing call to wait, the operator's close recorded, then the closing call passed over (never run):\n%s", text)
+	}
+	for sym, in := range instrumentsOf(t, s) {
+		if in.Status != "Closed" {
+			t.Errorf("%s is %s after the closing call, want Closed: the operator's early close stays closed", sym, in.Status)
+		}
+	}
+	day, _, _ := strings.Cut(rec.Last, " ")
+	if g := rec.Groups["all"]; g.Day != day || g.Kind != schedule.Close {
+		t.Errorf("the schedule's record %+v: want group all at the operator's close of %s", rec, day)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile)); err != nil || string(b) != `{"all":"Closed"}` {
+		t.Errorf("%s: %s (%v), want the group closed", ops.PhasesFile, b, err)
+	}
+	m := scrape(t, s)
+	if got := metricstest.Value(t, m, `fixvenue_schedule_phase{group="all"}`); got != "3" {
+		t.Errorf("the group's phase gauge %s, want 3 (closed)", got)
+	}
+	if got := metricstest.Value(t, m, `fixvenue_schedule_transitions_total{caught_up="false",kind="closing_call"}`); got != "0" {
+		t.Errorf("closing calls run: %s, want 0 (passed over)", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The journal holds the operator's close of both instruments and
+	// nothing of the schedule's closing call.
+	var closes int
+	for r, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := venue.DecodeOperatorCommand(r.Payload)
+		switch {
+		case !ok || c.Action() != venue.OperatorActionTypeSetPhaseStatus:
+		case string(c.Operator()) == "alice" && c.Status() == venue.TradingStatusClosed:
+			closes++
+		case string(c.Operator()) == ops.OperatorSchedule && strings.Contains(string(c.Reason()), "closing_call"):
+			t.Errorf("seq %d: the schedule's closing call journaled (%s) after the operator's close", r.Seq, c.Reason())
+		}
+	}
+	if closes != 2 {
+		t.Errorf("the journal holds %d of the operator's close commands, want 2 (ACME, LOTS)", closes)
+	}
 }
