@@ -956,8 +956,9 @@ var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": sche
 // a cluster leader deposed) recorded a phase nothing had journaled, which a
 // resume and a restart's catch-up then followed (docs/ARCHITECTURE.md,
 // "Operations: the control plane and the trading day"). A change whose call
-// timed out is published whole and recorded once applied (phaseTimedOut);
-// one awaited so is recorded before this one is checked.
+// timed out is published whole and recorded once applied, as the call
+// answered then would have recorded it (phaseTimedOut); one awaited so is
+// recorded before this one is checked.
 func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	req, ok := o.readAction(w, r)
 	if !ok {
@@ -998,10 +999,16 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 	}
 	var halted, moved []string
 	for i, in := range members {
-		res, err := o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
+		res, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason})
 		if errors.Is(err, ErrTimeout) {
-			o.phaseTimedOut(w, operator, req, group, kind, at, res.Seq, members[i+1:], append(moved, in.Symbol))
+			a := awaitedPhase{seq: res.Seq, group: group, kind: kind, at: at}
+			if len(moved) == 0 && was == statusOf(kind) {
+				// Answered now, the call would be "nothing changed" unless
+				// this command or a later one moves its instrument.
+				a.noOpUnless = []<-chan Result{late}
+			}
+			o.phaseTimedOut(w, operator, req, a, members[i+1:], append(moved, in.Symbol))
 			return
 		}
 		if err != nil {
@@ -1042,36 +1049,41 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		Result: "done", Count: total.Count, StayHalted: halted})
 }
 
-// phaseTimedOut answers a phase change whose command seq, of instrument
+// phaseTimedOut answers a phase change whose command a.seq, of instrument
 // moving, timed out (published, not yet applied and durable, or applied
 // and not yet durable): the matcher applies it once the journal has it,
 // whatever the call is answered. The commands of the group's instruments
 // after it (rest) are published too, without waiting, so that the whole
 // group moves once the journal has them, and the group's phase and its
 // place in the day are recorded then, as for a call answered done
-// (awaitPhase); a phase change or a resume meanwhile sends nothing until
-// then. One of the rest that cannot be published (the ring full, the
-// venue halted) leaves the group's phase not recorded, as any call that
-// failed (phaseNotRecorded). docs/ARCHITECTURE.md, "Operations: the
-// control plane and the trading day".
-func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRequest, group int, kind schedule.Kind, at time.Time,
-	seq uint64, rest []config.Instrument, moving []string) {
+// (awaitPhase), unless the change turns out to be one a call answered would
+// have found changed nothing (a.noOpUnless: their results say); a phase
+// change or a resume meanwhile sends nothing until then. One of the rest
+// that cannot be published (the ring full, the venue halted) leaves the
+// group's phase not recorded, as any call that failed (phaseNotRecorded).
+// docs/ARCHITECTURE.md, "Operations: the control plane and the trading
+// day".
+func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRequest, a awaitedPhase, rest []config.Instrument,
+	moving []string) {
 	for _, in := range rest {
-		s, err := o.publish(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
-			Operator: operator, Reason: req.Reason})
+		s, result, err := o.publish(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(a.kind), Instrument: in.ID,
+			Operator: operator, Reason: req.Reason}, a.noOpUnless != nil)
 		if err != nil {
-			o.answer(w, operator, Result{Seq: seq, Action: venue.OperatorActionTypeSetPhaseStatus},
+			o.answer(w, operator, Result{Seq: a.seq, Action: venue.OperatorActionTypeSetPhaseStatus},
 				phaseNotRecorded(err, req.Group, req.Phase, moving), nil)
 			return
 		}
-		seq = s
+		if a.noOpUnless != nil {
+			a.noOpUnless = append(a.noOpUnless, result)
+		}
+		a.seq = s
 		moving = append(moving, in.Symbol)
 	}
-	o.awaitPhase(awaitedPhase{seq: seq, group: group, kind: kind, at: at})
-	o.answer(w, operator, Result{Seq: seq, Action: venue.OperatorActionTypeSetPhaseStatus},
+	o.awaitPhase(a)
+	o.answer(w, operator, Result{Seq: a.seq, Action: venue.OperatorActionTypeSetPhaseStatus},
 		fmt.Errorf("%w: the phase change of group %q to %s is published through seq %d; the group's instruments move and its "+
 			"phase is recorded once the journal has them (a phase change or a resume meanwhile sends nothing)",
-			ErrTimeout, req.Group, req.Phase, seq), nil)
+			ErrTimeout, req.Group, req.Phase, a.seq), nil)
 }
 
 // phaseNotRecorded is the error of a phase change whose command failed

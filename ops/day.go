@@ -440,6 +440,39 @@ type awaitedPhase struct {
 	group int
 	kind  schedule.Kind
 	at    time.Time
+	// noOpUnless, when not nil, gives the results of the commands the call
+	// did not wait for (the one that timed out, then the rest), the group
+	// having been in kind's phase already and no command answered before
+	// having moved its instrument: unless one of those results says it
+	// moved one, a call answered then would have found that the change
+	// changed nothing (409), and recorded nothing (changedNothing).
+	noOpUnless []<-chan Result
+}
+
+// changedNothing reports whether a, durable and applied, changed nothing,
+// as a call answered then would have found: its group was in its phase
+// already and none of its commands moved an instrument. Recorded, it
+// would be the operator's phase of the day all the same: a close of a
+// group closed before its pre-open would have the schedule pass over its
+// whole day (groupPassed).
+func (o *Ops) changedNothing(a awaitedPhase) bool {
+	if a.noOpUnless == nil {
+		return false
+	}
+	for _, result := range a.noOpUnless {
+		// a is applied: the Monitor took every result through a.seq and
+		// hands each to its wait as it takes it, the last one right after
+		// it counts it applied.
+		select {
+		case r := <-result:
+			if r.Reason == venue.RejectReasonNone {
+				return false
+			}
+		case <-time.After(o.cfg.Admin.CallTimeout.Duration):
+			return false // not seen: recorded, as a change that moved the group
+		}
+	}
+	return true
 }
 
 // awaitPhase notes a phase change published whose call timed out: the
@@ -452,7 +485,8 @@ func (o *Ops) awaitPhase(a awaitedPhase) { noteAwaited(o, &o.awaitedPhases, a) }
 
 // settlePhaseChanges records, in order (phaseMu held), the awaited phase
 // changes that are durable and applied, as handlePhase records one
-// answered done (setPhase, operatorSetPhase), and returns the first one
+// answered then (setPhase, operatorSetPhase; nothing for one that changed
+// nothing: changedNothing), and returns the first one
 // still awaited (waiting false: none is). Settled under phaseMu, each is
 // recorded before any later phase change, whose commands the journal
 // holds after its own.
@@ -463,6 +497,12 @@ func (o *Ops) settlePhaseChanges() (first awaitedPhase, waiting bool) {
 		func(awaitedPhase) bool { return true })
 	o.stateMu.Unlock()
 	for _, a := range due {
+		if o.changedNothing(a) {
+			o.log.Info("phase change whose call timed out is durable and applied: it changed nothing (the group was in that "+
+				"phase already), so nothing is recorded", "seq", a.seq, "group", o.cfg.Schedule.Groups[a.group].Name,
+				"phase", a.kind.String())
+			continue
+		}
 		o.log.Info("phase change whose call timed out is durable and applied: recorded", "seq", a.seq,
 			"group", o.cfg.Schedule.Groups[a.group].Name, "phase", a.kind.String())
 		o.setPhase(a.group, statusOf(a.kind))

@@ -51,9 +51,11 @@
 // had not reached, without waiting: phaseTimedOut) are then done as for a
 // call answered done (recordAwaited: the day recorded as ended, the
 // session logged out or disabled, the group's phase and its place in the
-// day recorded), and one of the same kind (of the same session; a phase
-// change or a resume for a phase change, and the schedule's transitions)
-// waits for it meanwhile and sends nothing. EndOfDay runs the EOD
+// day recorded; a phase change that changed nothing, as a call answered
+// then would have found, records nothing: changedNothing), and one of the
+// same kind (of the same session; a phase change or a resume for a phase
+// change, and the schedule's transitions) waits for it meanwhile and sends
+// nothing. EndOfDay runs the EOD
 // command, then a Snapshot command, then, once its file is published,
 // journal.ArchiveSegments up to the newest snapshot a start would load
 // (Config.UsableSnapshot: the states kept beside it are written too); an

@@ -274,29 +274,44 @@ func (o *Ops) publishCommand(encode func(slot []byte, cmdSeq uint64) error, expe
 
 // await waits for the result of command seq and for it to be durable.
 func (o *Ops) await(cmdSeq uint64, wait <-chan Result) (Result, error) {
+	r, _, err := o.awaitKeeping(cmdSeq, wait, false)
+	return r, err
+}
+
+// awaitKeeping is await; with keep, a wait that times out (ErrTimeout)
+// returns late, which gives the command's result once the matcher has
+// applied it (at once when it had: the command not yet durable).
+func (o *Ops) awaitKeeping(cmdSeq uint64, wait <-chan Result, keep bool) (r Result, late <-chan Result, err error) {
 	timeout := o.cfg.Admin.CallTimeout.Duration
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var r Result
 	select {
 	case r = <-wait:
 	case <-timer.C:
+		if keep {
+			return Result{Seq: cmdSeq}, wait, ErrTimeout
+		}
 		o.monitor.waiters.Forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrTimeout
+		return Result{Seq: cmdSeq}, nil, ErrTimeout
 	case <-o.stop:
 		o.monitor.waiters.Forget(cmdSeq)
-		return Result{Seq: cmdSeq}, ErrStopping
+		return Result{Seq: cmdSeq}, nil, ErrStopping
 	}
 	if !o.cfg.Pipeline.WaitDurableOrEnd(int64(cmdSeq), timeout) {
 		if err := o.cfg.Pipeline.Err(); err != nil {
 			// The venue halted with the command applied but not durable (a
 			// cluster leader deposed meanwhile: another node may still
 			// commit it), so its fate is unknown; say so, and why.
-			return r, fmt.Errorf("%w (%v)", ErrUnconfirmed, err)
+			return r, nil, fmt.Errorf("%w (%v)", ErrUnconfirmed, err)
 		}
-		return r, ErrTimeout
+		if keep {
+			applied := make(chan Result, 1)
+			applied <- r
+			late = applied
+		}
+		return r, late, ErrTimeout
 	}
-	return r, nil
+	return r, nil, nil
 }
 
 // awaitListed waits (admin.call_timeout at most) until Config.Listed

@@ -644,29 +644,44 @@ var (
 // and durable, and returns its result. A refused action (Result.Reason not
 // None) changed nothing; it is journaled all the same.
 func (o *Ops) Do(a Action) (Result, error) {
-	r, err := o.submit(a.encode(o.stampNs))
+	r, _, err := o.do(a, false)
+	return r, err
+}
+
+// doLate is Do, except that a call that times out (ErrTimeout) keeps the
+// command's result coming: late gives it once the matcher has applied the
+// command (a phase change whose call timed out reads them: phaseTimedOut).
+func (o *Ops) doLate(a Action) (r Result, late <-chan Result, err error) { return o.do(a, true) }
+
+func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
+	cmdSeq, wait, err := o.publishCommand(a.encode(o.stampNs), true)
 	if err != nil {
-		return r, err
+		return Result{Seq: cmdSeq}, nil, err
+	}
+	r, late, err := o.awaitKeeping(cmdSeq, wait, keep)
+	if err != nil {
+		return r, late, err
 	}
 	if o.metrics != nil {
 		o.metrics.action(r)
 	}
 	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
 		"result", r.Reason.String(), "count", r.Count)
-	return r, nil
+	return r, nil, nil
 }
 
 // publish publishes an action as an OperatorCommand and returns its seq
 // without waiting for it: the matcher applies it once the journal has it,
 // as any command published (a phase change whose call timed out publishes
-// the rest of its group's so: handlePhase).
-func (o *Ops) publish(a Action) (uint64, error) {
-	seq, _, err := o.publishCommand(a.encode(o.stampNs), false)
+// the rest of its group's so: handlePhase). With expect, result gives its
+// result once the matcher has applied it.
+func (o *Ops) publish(a Action, expect bool) (seq uint64, result <-chan Result, err error) {
+	seq, result, err = o.publishCommand(a.encode(o.stampNs), expect)
 	if err == nil {
 		o.log.Info("operator command published, not awaited", "seq", seq, "action", a.Kind.String(), "operator", a.Operator,
 			"reason", a.Reason, "instrument", a.Instrument)
 	}
-	return seq, err
+	return seq, result, err
 }
 
 // encode is the encoder of a's OperatorCommand for submit, stamped with

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -296,4 +297,116 @@ func TestTransitionWaitsForAPhaseChangeThatTimesOut(t *testing.T) {
 	if closes != 2 {
 		t.Errorf("the journal holds %d of the operator's close commands, want 2 (ACME, LOTS)", closes)
 	}
+}
+
+// TestPhaseChangeThatTimesOutRecordsAsAnswered: before the day's pre-open
+// the group is closed, and an operator closes it (POST /v1/phase), on one
+// venue answered, on another held by the journal's sync past the call's
+// timeout (504); the call repeated then (409 invalid_transition, once the
+// one before is durable and applied) says the group is closed. Both leave
+// the same schedule.state and phases.json: the close that changed nothing
+// (409 when answered) records nothing, and the day's pre-open opens the
+// call at its time; one that closed ACME, which an operator had opened,
+// is the operator's phase of the day. The timed-out close that changed
+// nothing was recorded as the operator's phase of the day, and the
+// schedule passed over the group's whole day (pre-open, open, close),
+// leaving it closed.
+func TestPhaseChangeThatTimesOutRecordsAsAnswered(t *testing.T) {
+	t.Parallel()
+	dayStart := newDayClock().dayStart // both venues' day
+	for _, c := range []struct {
+		name     string
+		openACME bool // ACME opened before the close: it moves
+		answered int
+	}{{"nothing changed", false, 409}, {"ACME closed", true, 200}} {
+		t.Run(c.name, func(t *testing.T) {
+			// One venue at a time: they name the same sessions (venueCompID).
+			answered := closedBeforePreOpen(t, dayStart, c.openACME, false, c.answered)
+			if err := answered.s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			timedOut := closedBeforePreOpen(t, dayStart, c.openACME, true, 504)
+			if timedOut.records != answered.records {
+				t.Fatalf("the records after the close whose call timed out:\n%s\nwant those after the call answered:\n%s",
+					timedOut.records, answered.records)
+			}
+			if c.openACME {
+				if timedOut.records == timedOut.before {
+					t.Fatalf("the close that closed ACME recorded nothing:\n%s", timedOut.records)
+				}
+				return
+			}
+			if timedOut.records != timedOut.before {
+				t.Fatalf("the close that changed nothing changed the records from\n%s\nto\n%s", timedOut.before, timedOut.records)
+			}
+			timedOut.clock.at(1200 * time.Millisecond) // the pre-open
+			waitStatus(t, timedOut.s, "ACME", "OpeningCall", readWait)
+		})
+	}
+}
+
+// closedBefore is a venue an operator closed the group of before its
+// pre-open (closedBeforePreOpen): its schedule.state and phases.json
+// before and after.
+type closedBefore struct {
+	s               *Server
+	clock           *dayClock
+	before, records string
+}
+
+// closedBeforePreOpen starts the closing-call day's venue on a new data
+// directory at 0.5 s into the day starting at dayStart (a first start:
+// closed, recorded), has an operator open ACME (resume) when openACME, and
+// close the group (POST /v1/phase), answered want (504: held by the
+// journal's sync past the call's timeout); the call repeated then is
+// 409 invalid_transition.
+func closedBeforePreOpen(t *testing.T, dayStart time.Time, openACME, hold bool, want int) closedBefore {
+	t.Helper()
+	dir, clock := t.TempDir(), &dayClock{dayStart: dayStart}
+	clock.at(500 * time.Millisecond) // before the pre-open: closed
+	held := newSyncHold(t)
+	cfg := testConfig(t, dir, adminConfig()+closingCallDay)
+	// Answered 504 once the commands are published and not yet durable.
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	s := startServer(t, cfg, Options{Now: clock.now, JournalSync: held.sync})
+	t.Cleanup(held.release) // before the venue's Close, which waits for the journal
+	statePath, phasesPath := filepath.Join(dir, ops.ScheduleStateFile), filepath.Join(dir, ops.PhasesFile)
+	waitUntil(t, "the first start's record", func() bool {
+		_, err := os.Stat(statePath)
+		return err == nil
+	})
+	records := func() string {
+		t.Helper()
+		state, err := os.ReadFile(statePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		phases, err := os.ReadFile(phasesPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s: %s\n%s: %s", ops.ScheduleStateFile, state, ops.PhasesFile, phases)
+	}
+	v := closedBefore{s: s, clock: clock, before: records()}
+	if openACME {
+		if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"early bird"}`, nil); code != 200 {
+			t.Fatalf("open ACME: %d", code)
+		}
+		waitStatus(t, s, "ACME", "Open", readWait)
+	}
+	const closeEarly = `{"reason":"closing early","group":"all","phase":"close"}`
+	held.on.Store(hold)
+	var e struct{ Code string }
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, closeEarly, &e); code != want {
+		t.Fatalf("a close of the group before its pre-open (held %v): %d %+v, want %d", hold, code, e, want)
+	}
+	held.on.Store(false)
+	held.release()
+	// The call repeated waits for one that timed out to be durable and
+	// applied, and settled, before it looks at the group.
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, closeEarly, &e); code != 409 || e.Code != "invalid_transition" {
+		t.Fatalf("the close repeated: %d %+v, want 409 invalid_transition", code, e)
+	}
+	v.records = records()
+	return v
 }
