@@ -86,7 +86,8 @@ type ClusterPeer struct {
 	// FIXAddr is where the node takes FIX sessions when it leads; followers
 	// name the leader's in the Logout that refuses a logon.
 	FIXAddr string `toml:"fix_addr"`
-	// StatusAddr is the node's metrics address, which serves /cluster/status.
+	// StatusAddr is the node's metrics address, which serves /cluster/status:
+	// over TLS with the admin API's certificate when [admin] has one.
 	StatusAddr string `toml:"status_addr"`
 	// AdminAddr, optional, is the node's admin API as operators reach it:
 	// a follower's 503 not_leader names the leader's (README "Cluster:

@@ -33,7 +33,8 @@
 // DynamicSessions, each refused saying why.
 //
 // [admin] (operations.go) configures the admin API: its address (loopback
-// unless TLS is set), TLS with optional client certificates, and the
+// unless TLS is set), TLS with optional client certificates (a cluster
+// node's status listener serves the same: Admin.InClear), and the
 // operators' bearer tokens, stored as SHA-256 hashes; the cluster demo's
 // published token is refused when the admin addr or the node's own
 // status_addr is beyond loopback (anyone holds it). [schedule] configures

@@ -379,3 +379,15 @@ func (s *Schedule) GroupOf(symbol string) (int, error) {
 	}
 	return catchAll, nil
 }
+
+// InClear reports whether listener, a cluster node's status_addr, serves
+// plain HTTP beyond loopback: without admin.tls_cert_file, whose
+// certificate the status listener serves TLS with, a token sent to it
+// crosses the network in clear.
+func (a *Admin) InClear(listener string) bool {
+	if a.TLSCertFile != "" {
+		return false
+	}
+	host, _, err := net.SplitHostPort(listener)
+	return err == nil && !isLoopback(host)
+}

@@ -100,3 +100,29 @@ func TestPublicDemoTokenStaysOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusInClear: a cluster node's status listener serves TLS with the
+// admin API's certificate; without one, an address beyond loopback takes a
+// transfer's token in clear, and the node warns of it at start.
+func TestStatusInClear(t *testing.T) {
+	plain, withTLS := &Admin{}, &Admin{TLSCertFile: "c", TLSKeyFile: "k"}
+	for _, tc := range []struct {
+		admin *Admin
+		addr  string
+		want  bool
+	}{
+		{plain, "127.0.0.1:9711", false},
+		{plain, "[::1]:9711", false},
+		{plain, "localhost:9711", false},
+		{plain, "10.0.0.2:9711", true},
+		{plain, ":9711", true},
+		{plain, "0.0.0.0:9711", true},
+		{plain, "venue-b.example:9711", true},
+		{withTLS, "10.0.0.2:9711", false},
+		{withTLS, ":9711", false},
+	} {
+		if got := tc.admin.InClear(tc.addr); got != tc.want {
+			t.Errorf("status_addr %q, tls_cert_file %q: in clear %v, want %v", tc.addr, tc.admin.TLSCertFile, got, tc.want)
+		}
+	}
+}

@@ -407,7 +407,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	c.fix.waitLive()
 	started = true
 	c.dirLock = lock
-	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(),
+	c.log.Info("cluster node following", "raft", self.RaftAddr, "fix", self.FIXAddr, "status", c.StatusAddr(), "status_tls", c.StatusTLS(),
 		"committed_seq", c.node.Committed().Load())
 	return c, nil
 }
@@ -810,6 +810,10 @@ func (c *ClusterNode) Failed() <-chan error { return c.failed }
 // StatusAddr is the bound status address.
 func (c *ClusterNode) StatusAddr() string { return c.statusL.Addr().String() }
 
+// StatusTLS reports whether the status listener serves TLS (with the
+// admin API's certificate: admin.tls_cert_file).
+func (c *ClusterNode) StatusTLS() bool { return c.cfg.Admin.TLSCertFile != "" }
+
 // FIXAddr is this node's FIX address.
 func (c *ClusterNode) FIXAddr() string { return c.cfg.FIX.Addr }
 
@@ -915,9 +919,21 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 	if c.cfg.Admin.OperatorTokens() == 0 {
 		c.log.Warn("cluster status_addr: no operator token configured; POST /cluster/transfer is refused (add an [[admin.token]])")
 	}
-	// A connection per call, as the admin API's (adminServer).
-	c.status, err = sl.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil)
-	return err
+	if c.cfg.Admin.InClear(addr) {
+		// Not refused, as the admin API's address is: nodes on a private
+		// network served it so before it could serve TLS, and it reads
+		// without a token.
+		c.log.Warn("cluster status_addr: plain HTTP beyond loopback: an operator token sent to POST /cluster/transfer crosses the network in clear "+
+			"(admin.tls_cert_file and tls_key_file serve TLS here too)", "addr", addr)
+	}
+	// A connection per call, as the admin API's (adminServer); over TLS
+	// with the admin API's certificate and client CA when it has them
+	// (docs/ARCHITECTURE.md, "The status listener").
+	if c.status, err = sl.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, c.adminTLS); err != nil {
+		sl.close()
+		return fmt.Errorf("cluster status_addr: %w", err)
+	}
+	return nil
 }
 
 // transferRefusal starts a transfer of the leadership to node to on the

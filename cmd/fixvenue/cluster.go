@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,8 +36,12 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
 		return 1
 	}
 	boundHeapGoal(cfg.Engine.GCHeadroomBytes, log)
-	fmt.Fprintf(os.Stderr, "fixvenue: cluster node %d; FIX on %s when leading; status on http://%s/cluster/status\n",
-		cfg.Cluster.NodeID, node.FIXAddr(), node.StatusAddr())
+	scheme := "http"
+	if node.StatusTLS() {
+		scheme = "https"
+	}
+	fmt.Fprintf(os.Stderr, "fixvenue: cluster node %d; FIX on %s when leading; status on %s://%s/cluster/status\n",
+		cfg.Cluster.NodeID, node.FIXAddr(), scheme, node.StatusAddr())
 	if readyFile != "" {
 		// The node's own listeners; the venue's (metrics, admin API, feed)
 		// are bound when it leads, at their configured addresses.
@@ -142,18 +148,27 @@ func inheritedSockets(log *slog.Logger) map[string]net.Listener {
 }
 
 func cmdCluster(args []string) int {
-	sub, fs, exit, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE [--json]
-       fixvenue cluster transfer --config FILE --to NODE_ID [--token T]
+	sub, fs, exit, ok := subcommand("cluster", args, `usage: fixvenue cluster status --config FILE [--json] [TLS options]
+       fixvenue cluster transfer --config FILE --to NODE_ID [--token T] [TLS options]
 
 status asks every node of [cluster] for its view (leader, term, commit and
 applied index, lag); transfer asks the leader to hand leadership to a node
 (planned maintenance), with an operator token of the nodes' [[admin.token]]
 (without --token: $`+adminTokenEnv+`).
+
+The nodes' status listeners serve https when the configuration has
+admin.tls_cert_file (or with --tls): --ca-file F names the CA that signed
+their certificates, and --cert-file F --key-file F the client certificate
+they require with admin.tls_client_ca_file.
 `, "status", "transfer")
 	if !ok {
 		return exit
 	}
 	cfgPath := fs.String("config", "", "a node's configuration file (any node: [cluster] lists them all)")
+	useTLS := fs.Bool("tls", false, "use https (without it, https when the configuration has admin.tls_cert_file)")
+	caFile := fs.String("ca-file", "", "with https: CA certificate that signed the nodes' admin.tls_cert_file (default: the system's)")
+	certFile := fs.String("cert-file", "", "with https: client certificate (when the nodes have admin.tls_client_ca_file)")
+	keyFile := fs.String("key-file", "", "with https: client key")
 	var to uint64
 	var asJSON bool
 	var tokenArg *string
@@ -177,7 +192,10 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 		fmt.Fprintln(os.Stderr, "fixvenue cluster: the configuration has no [cluster] node_id")
 		return 2
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
+	client, exit := statusClient(cfg, *useTLS, *caFile, *certFile, *keyFile, "fixvenue cluster "+sub)
+	if client == nil {
+		return exit
+	}
 	if sub == "transfer" {
 		token, ok := adminToken(fs, *tokenArg, "fixvenue cluster transfer", os.Stderr)
 		if !ok {
@@ -188,21 +206,79 @@ applied index, lag); transfer asks the leader to hand leadership to a node
 	return clusterStatus(client, cfg, asJSON, os.Stdout)
 }
 
-func fetchStatus(client *http.Client, addr string) (server.ClusterStatus, error) {
-	var st server.ClusterStatus
-	resp, err := client.Get("http://" + addr + "/cluster/status")
+// nodeClient calls the nodes' status listeners, over https when the
+// configuration gives the admin API a certificate, which the status
+// listeners serve too, or with --tls (docs/ARCHITECTURE.md, "The status
+// listener"); else over http. It never falls back to http: a token for a
+// listener that serves TLS is never sent in clear.
+type nodeClient struct {
+	http   *http.Client
+	scheme string
+}
+
+// statusClient is the client of `cluster status` and `cluster transfer`;
+// nil with the exit code when the TLS options cannot be used (said on
+// standard error under name).
+func statusClient(cfg *config.Config, useTLS bool, caFile, certFile, keyFile, name string) (*nodeClient, int) {
+	c := &nodeClient{http: &http.Client{Timeout: 2 * time.Second}, scheme: "http"}
+	// A status listener answers; it never redirects. One that did would
+	// take the token elsewhere, to http too (net/http keeps the header
+	// for the same host).
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if !useTLS && cfg.Admin.TLSCertFile == "" {
+		if caFile != "" || certFile != "" || keyFile != "" {
+			fmt.Fprintf(os.Stderr, "%s: --ca-file, --cert-file and --key-file are for https: the configuration has no admin.tls_cert_file, "+
+				"so its nodes' status listeners serve http (--tls if they serve https)\n", name)
+			return nil, 2
+		}
+		return c, 0
+	}
+	tc, err := adminClientTLS(caFile, certFile, keyFile)
 	if err != nil {
-		return st, err
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return nil, 2
+	}
+	c.scheme, c.http.Transport = "https", &http.Transport{TLSClientConfig: tc}
+	return c, 0
+}
+
+func (c *nodeClient) url(addr, path string) string { return c.scheme + "://" + addr + path }
+
+func (c *nodeClient) fetchStatus(addr string) (server.ClusterStatus, error) {
+	var st server.ClusterStatus
+	resp, err := c.http.Get(c.url(addr, "/cluster/status"))
+	if err != nil {
+		return st, c.explain(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return st, fmt.Errorf("%s: %s", resp.Status, b)
+		if c.scheme == "http" && resp.StatusCode == http.StatusBadRequest && bytes.Contains(b, []byte("HTTPS server")) {
+			// Go's https server answers a plain http request so: nothing
+			// but this GET, which carries no token, was sent.
+			return st, errors.New("it serves https, with its admin.tls_cert_file: give --tls and --ca-file F, " +
+				"or a configuration with the nodes' admin.tls_cert_file")
+		}
+		return st, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
 	}
 	return st, json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
 }
 
-func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.Writer) int {
+// explain adds to a failed call's error what to change when TLS is why.
+func (c *nodeClient) explain(err error) error {
+	var untrusted *tls.CertificateVerificationError
+	switch msg := err.Error(); {
+	case errors.As(err, &untrusted):
+		return fmt.Errorf("%w (its certificate is not trusted: --ca-file F names the CA that signed the nodes' admin.tls_cert_file)", err)
+	case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate") || strings.Contains(msg, "unknown certificate authority"):
+		return fmt.Errorf("%w (it requires a client certificate its admin.tls_client_ca_file signed: --cert-file F --key-file F)", err)
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return fmt.Errorf("%w (it serves http: its configuration has no admin.tls_cert_file; leave out --tls)", err)
+	}
+	return err
+}
+
+func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.Writer) int {
 	peers := cfg.Cluster.Peers
 	sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
 	all := map[uint64]server.ClusterStatus{}
@@ -210,7 +286,7 @@ func clusterStatus(client *http.Client, cfg *config.Config, asJSON bool, out io.
 	var leaderCommit uint64
 	var leaderMatch map[uint64]uint64
 	for _, p := range peers {
-		st, err := fetchStatus(client, p.StatusAddr)
+		st, err := client.fetchStatus(p.StatusAddr)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "node %d (%s): %v\n", p.ID, p.StatusAddr, err)
 			failed[p.ID] = unreachableNode{ID: p.ID, State: "unreachable", Error: err.Error(), FIXAddr: p.FIXAddr}
@@ -278,7 +354,9 @@ type unreachableNode struct {
 
 // clusterTransfer asks the leader to hand the leadership to node to,
 // presenting token (an operator's: the leader's FIX sessions end with it).
-func clusterTransfer(client *http.Client, cfg *config.Config, to uint64, token string) int {
+// The token goes only to a node whose status was read just before with
+// the same client, so over the scheme that node serves.
+func clusterTransfer(client *nodeClient, cfg *config.Config, to uint64, token string) int {
 	if to == 0 {
 		fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: --to NODE_ID is required: the id of the [[cluster.peer]] that should lead (ids start at 1)")
 		return 2
@@ -290,12 +368,17 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64, token s
 	wait := transferLeaderWaits * election
 	deadline := time.Now().Add(wait)
 	for said := false; ; said = true {
+		var unanswered []string
 		for _, p := range cfg.Cluster.Peers {
-			st, err := fetchStatus(client, p.StatusAddr)
-			if err != nil || st.State != "StateLeader" {
+			st, err := client.fetchStatus(p.StatusAddr)
+			if err != nil {
+				unanswered = append(unanswered, fmt.Sprintf("node %d (%s): %v", p.ID, p.StatusAddr, err))
 				continue
 			}
-			req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://%s/cluster/transfer?to=%d", p.StatusAddr, to), nil)
+			if st.State != "StateLeader" {
+				continue
+			}
+			req, err := http.NewRequest(http.MethodPost, client.url(p.StatusAddr, fmt.Sprintf("/cluster/transfer?to=%d", to)), nil)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
 				return 1
@@ -303,9 +386,9 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64, token s
 			if token != "" {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
-			resp, err := client.Do(req)
+			resp, err := client.http.Do(req)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", err)
+				fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: %v\n", client.explain(err))
 				return 1
 			}
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
@@ -327,6 +410,11 @@ func clusterTransfer(client *http.Client, cfg *config.Config, to uint64, token s
 			return 1
 		}
 		if !said {
+			// Why a node did not answer (down, or a TLS setting to
+			// change), as `cluster status` says it.
+			for _, u := range unanswered {
+				fmt.Fprintln(os.Stderr, u)
+			}
 			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: no node leads now (an election?); waiting up to %v for a leader\n", wait)
 		}
 		time.Sleep(cfg.Cluster.HeartbeatInterval())

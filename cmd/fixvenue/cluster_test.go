@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -133,6 +134,9 @@ type clusterHarness struct {
 	// resentKnown counts those the new leader already held (committed, but
 	// the acknowledgement was lost with the old leader): answered with status.
 	resentKnown atomic.Int64
+	// statusTLS, when set, is the client's TLS for the nodes' status
+	// listeners, which serve https with the admin API's certificate.
+	statusTLS *tls.Config
 }
 
 // freeAddrs reserves n distinct loopback addresses outside the ephemeral
@@ -291,8 +295,11 @@ type nodeStatus struct {
 
 func (h *clusterHarness) nodeStatus(i int) (nodeStatus, error) {
 	var st nodeStatus
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + h.status[i] + "/cluster/status")
+	scheme, c := "http", http.Client{Timeout: time.Second}
+	if h.statusTLS != nil {
+		scheme, c.Transport = "https", &http.Transport{TLSClientConfig: h.statusTLS}
+	}
+	resp, err := c.Get(scheme + "://" + h.status[i] + "/cluster/status")
 	if err != nil {
 		return st, err
 	}

@@ -9,7 +9,7 @@
 //	fixvenue bench   pipeline|echo|plot|table [options]   the latency lab
 //	fixvenue events  tail|verify [--config FILE] [--nats URL]   the event stream on NATS JetStream
 //	fixvenue risk    show|kill|reset|limits [options]   the same as fixvenue admin risk
-//	fixvenue cluster status|transfer --config FILE [--to NODE] [--token T]
+//	fixvenue cluster status|transfer --config FILE [--to NODE] [--token T] [--tls] [--ca-file F] [--cert-file F --key-file F]
 //	fixvenue version
 //
 // "fixvenue -h" lists the commands, "fixvenue COMMAND -h" a command's
