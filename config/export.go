@@ -189,7 +189,7 @@ func (c *Config) validateExport() []error {
 	if e.Enabled && e.NATSURL == "" {
 		if err := checkAddr("export.embedded_addr", e.EmbeddedAddr); err != nil {
 			errs = append(errs, err)
-		} else if host, _, _ := net.SplitHostPort(e.EmbeddedAddr); !isLoopback(host) {
+		} else if host, _, _ := net.SplitHostPort(e.EmbeddedAddr); !IsLoopback(host) {
 			// The embedded server takes no TLS and no users (below): beyond
 			// loopback anyone who reached it read every order and could
 			// publish into the stream.

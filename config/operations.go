@@ -107,7 +107,7 @@ var publicTokens = map[string]string{
 // publicTokenErrors refuses a public token (any role: it reads every order
 // too) when listener, the address at key, is reachable beyond loopback.
 func (a *Admin) publicTokenErrors(key, listener string) []error {
-	if host, _, err := net.SplitHostPort(listener); err != nil || isLoopback(host) {
+	if host, _, err := net.SplitHostPort(listener); err != nil || IsLoopback(host) {
 		return nil // none, on loopback, or malformed (an error of its own)
 	}
 	var errs []error
@@ -228,7 +228,7 @@ func (a *Admin) validate() []error {
 		switch {
 		case err != nil:
 			add("admin.addr: %v", err)
-		case a.TLSCertFile == "" && !isLoopback(host):
+		case a.TLSCertFile == "" && !IsLoopback(host):
 			add("admin.addr: %q is not a loopback address; the admin API listens elsewhere only with TLS (admin.tls_cert_file)", a.Addr)
 		}
 	}
@@ -271,8 +271,8 @@ func (a *Admin) validate() []error {
 
 func notPrintableASCII(r rune) bool { return r <= ' ' || r > '~' }
 
-// isLoopback reports whether host names only the loopback interface.
-func isLoopback(host string) bool {
+// IsLoopback reports whether host names only the loopback interface.
+func IsLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}
@@ -389,5 +389,5 @@ func (a *Admin) InClear(listener string) bool {
 		return false
 	}
 	host, _, err := net.SplitHostPort(listener)
-	return err == nil && !isLoopback(host)
+	return err == nil && !IsLoopback(host)
 }

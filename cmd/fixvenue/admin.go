@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -264,8 +265,41 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		host = rest
 	}
 	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
+	if scheme == "http" && c.token != "" && !loopbackOnly(host) {
+		// A venue serves its admin API beyond loopback only over https
+		// (config: admin.addr), so such an address without --tls is a
+		// mistake that would put the token on the network in clear.
+		fmt.Fprintf(stderr, "%s %s: not sending the token in clear to %s, which is not loopback: the venue serves its admin API "+
+			"beyond loopback only over https (--tls, or an https:// --addr)\n", prog, sub, host)
+		return 2
+	}
 	c.http = &http.Client{Timeout: *timeout, Transport: transport}
 	return c.run(sub, positional)
+}
+
+// loopbackOnly reports whether hostport's host names only loopback
+// addresses: an IP, localhost, or a name every address of which is one.
+func loopbackOnly(hostport string) bool {
+	host, _, err := net.SplitHostPort(strings.TrimSuffix(hostport, "/"))
+	if err != nil {
+		host = hostport
+	}
+	if config.IsLoopback(host) {
+		return true
+	}
+	if net.ParseIP(host) != nil {
+		return false
+	}
+	addrs, err := net.LookupHost(host)
+	if err != nil || len(addrs) == 0 {
+		return false
+	}
+	for _, a := range addrs {
+		if !config.IsLoopback(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // tokenFlag declares --token, the bearer token of the admin API (and of a

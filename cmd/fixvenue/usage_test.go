@@ -144,6 +144,34 @@ func TestAdminTokenIsNeverPrinted(t *testing.T) {
 	}
 }
 
+// TestAdminTokenNotSentInClearBeyondLoopback: the venue serves its admin
+// API beyond loopback only over https, so a token for a plain http address
+// that is not loopback is refused before anything is sent (exit 2), for the
+// admin and risk commands alike; without a token, or over https, the call
+// is made.
+func TestAdminTokenNotSentInClearBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"admin", "status", "--addr", "192.0.2.10:9465", "--token", "secret-0123456789"},
+		{"admin", "halt", "ACME", "--reason", "r", "--addr", "http://192.0.2.10:9465", "--token", "secret-0123456789"},
+		{"risk", "show", "--addr", "[2001:db8::1]:9465", "--token", "secret-0123456789"},
+	} {
+		code, out, errs := runCLI(t, "", nil, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "not sending the token in clear to") ||
+			!strings.Contains(errs, "only over https (--tls, or an https:// --addr)") || strings.Contains(errs, "secret-0123456789") {
+			t.Errorf("%q: exit %d, want 2 refusing to send the token in clear\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+	// On loopback the token goes over http, as make run serves it.
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ready":true}`)) }))
+	defer api.Close()
+	for _, addr := range []string{api.URL, strings.Replace(api.URL, "127.0.0.1", "localhost", 1)} {
+		if code, out, errs := runCLI(t, "", nil, "admin", "status", "--addr", addr, "--token", "secret-0123456789"); code != 0 {
+			t.Errorf("status at %s with a token: exit %d\nstdout: %s\nstderr: %s", addr, code, out, errs)
+		}
+	}
+}
+
 // TestArgumentsAreNotIgnored: a word a command does not take is refused
 // with a usage error naming it, instead of ending the flags there and
 // running with every flag after it unread (serve then started on the demo
