@@ -38,8 +38,12 @@
 // stop order echoes StopPx (fills and cancels read it from the open-order
 // view, a reject what inbound noted of its command: postonly.go) up to the
 // one that ends it, and a status request (35=H) for an order already done
-// too, from what the matcher's ClOrdID record keeps of it; MaxFloor is echoed where the event carries it (accepts, replaces,
-// status, triggers); an elected stop is a Restated report (150=D, ExecRestatementReason
+// too, from what the matcher's ClOrdID record keeps of it; every report of
+// an iceberg echoes its MaxFloor, the accept, replace and status from
+// their events, its fills and its cancel or expiry from the open-order
+// view (outbound.go, orderTerms: a Fill or an OrderCancelled carries
+// neither MaxFloor nor the order's flags, and the view still holds the
+// order while its last report is built); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills. An elected stop stays a stop order in every report,
 // OrdType 3 or 4 with its StopPx, a status report included while it waits
@@ -71,11 +75,15 @@
 // not GTD; and so are MaxFloor (111) and post-only (ExecInst 6) on an order
 // that cannot rest (market, stop, IOC, FOK), which the matcher would refuse
 // without naming the field. An order keeps its post-only through its
-// replaces (with or without ExecInst 6), and its New, Replaced and status
-// reports carry ExecInst 6, as does its reject (postonly.go: the gateway
+// replaces (with or without ExecInst 6), and every report of it carries
+// ExecInst 6: its New, Replaced and status reports, its fills and the
+// report that ends it (a cancel, an expiry, a mass cancel's or a
+// cancel-on-disconnect's, read from the open-order view as an iceberg's
+// MaxFloor is), and its reject (postonly.go: the gateway
 // notes the seq of each post-only order it publishes, as the matcher's
 // OrderRejected carries no flags; a reject of the gateway's own echoes the
-// ExecInst asked); a replace with ExecInst 6 of an
+// ExecInst asked); a stop order, whose trigger is a report of its own,
+// can be neither post-only nor an iceberg. A replace with ExecInst 6 of an
 // order entered without it is refused (CxlRejReason 99, the Text naming
 // post-only), never amended into an order that may take. A cancel or
 // replace that names another Side, Symbol, OrdType, TimeInForce or Account

@@ -276,8 +276,9 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// configured instruments, learns added ones from the replayed events and
 	// has no session, so rendering touches no live state. It keeps an
 	// open-order view and the trading statuses of its own from the events,
-	// as outbound does, since reports read them (a GTD order's ExpireTime, an
-	// auction's TradingSessionSubID).
+	// as outbound does, since reports read them (a fill's or a cancel's
+	// ExpireTime, StopPx, MaxFloor and ExecInst 6: orderTerms; an auction's
+	// TradingSessionSubID).
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
 		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))

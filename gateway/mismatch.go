@@ -87,10 +87,7 @@ func (g *Gateway) mismatchText(e *venue.CancelRejected, s *session) string {
 	if e.ResponseTo() == venue.CxlRejResponseToCancel {
 		return ""
 	}
-	o, ok := g.heldOrder(e.SessionIdx(), e.OrderID())
-	if !ok {
-		o, ok = g.open.find(e.SessionIdx(), e.OrderID(), nil)
-	}
+	o, ok := g.termsOf(e.SessionIdx(), e.OrderID())
 	switch {
 	case !ok:
 		return ""

@@ -8,7 +8,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// The gateway's view of open orders, for OrderMassStatusRequest (AF).
+// The gateway's view of open orders, for OrderMassStatusRequest (AF), and
+// for what a fill's or a cancel's report says of its order that the event
+// does not carry (outbound.go, orderTerms).
 //
 // Outbound sees every event that opens, changes or ends an order, so it
 // keeps, per session, the state an ExecutionReport of each open order needs;

@@ -113,3 +113,43 @@ func TestOpenViewEvents(t *testing.T) {
 		t.Fatal("a gateway of 2 sessions took an open-order view of 1")
 	}
 }
+
+// TestTermsOfHeldChanges: a report built in the chunk that holds its
+// order's entry or replace reads the order's terms there (a replace's new
+// MaxFloor), and its post-only from the entry, held or in the view, as a
+// replace's change carries no flags (outbound.go, termsOf).
+func TestTermsOfHeldChanges(t *testing.T) {
+	g := &Gateway{open: newOpenOrders(1, 8)}
+	g.open.apply([]openChange{{kind: openEntered, order: openOrder{orderID: 1, postOnly: true, maxFloorQty: 2}}})
+	cases := []struct {
+		name string
+		held []openChange
+		want openOrder
+	}{
+		{"in the view", nil, openOrder{orderID: 1, postOnly: true, maxFloorQty: 2}},
+		{"replaced in the chunk", []openChange{
+			{kind: openReplaced, order: openOrder{orderID: 1, maxFloorQty: 1}},
+			{kind: openFilled, order: openOrder{orderID: 1}},
+		}, openOrder{orderID: 1, postOnly: true, maxFloorQty: 1}},
+		{"entered and replaced in the chunk", []openChange{
+			{kind: openEntered, order: openOrder{orderID: 2, postOnly: true, maxFloorQty: 4}},
+			{kind: openReplaced, order: openOrder{orderID: 2, maxFloorQty: 3}},
+			{kind: openFilled, order: openOrder{orderID: 2}},
+		}, openOrder{orderID: 2, postOnly: true, maxFloorQty: 3}},
+		{"entered in the chunk", []openChange{
+			{kind: openEntered, order: openOrder{orderID: 3, maxFloorQty: 5}},
+			{kind: openFilled, order: openOrder{orderID: 3}},
+		}, openOrder{orderID: 3, maxFloorQty: 5}},
+	}
+	for _, c := range cases {
+		g.openHeld = c.held
+		got, ok := g.termsOf(0, c.want.orderID)
+		if !ok || got.postOnly != c.want.postOnly || got.maxFloorQty != c.want.maxFloorQty {
+			t.Errorf("%s: %+v (found %v), want post-only %v, MaxFloor %d", c.name, got, ok, c.want.postOnly, c.want.maxFloorQty)
+		}
+	}
+	g.openHeld = nil
+	if _, ok := g.termsOf(0, 9); ok {
+		t.Error("an order neither held nor in the view was found")
+	}
+}

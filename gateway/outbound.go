@@ -459,7 +459,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		price(tag.LastPx, e.LastPriceTicks()).int(tag.LastQty, e.LastQty()).
 		int(tag.LeavesQty, e.LeavesQty()).int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		uint(tag.SecondaryExecID, e.TradeID()).time(tag.TransactTime, e.TimestampNs())
-	g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
+	g.orderTerms(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	if e.Auction() == venue.BooleanTypeTrue {
 		// A trade of an uncross, which names the call phase it ends (the
 		// status may be another: a call halted, then resumed).
@@ -538,60 +538,69 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		orderCommon(e.Side(), e.OrdType(), e.TimeInForce(), e.PriceTicks(), e.Qty(), e.Account()).
 		str(tag.LeavesQty, "0").int(tag.CumQty, e.CumQty()).avgPx(e.CumNotionalTicks(), e.CumQty()).
 		str(tag.Text, g.cancelText(e)).time(tag.TransactTime, e.TimestampNs())
-	g.fromOpenView(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
+	g.orderTerms(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	g.metrics.execReports.Inc()
 	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
 }
 
-// fromOpenView writes fields an event does not carry from the open-order
-// view: a GTD order's ExpireTime (126) and, with stopPx, a stop order's
-// StopPx (99), which every report of such an order echoes. Other orders
-// look nothing up. An order entered or replaced in the chunk of answers
-// being built is read from its held change, as the view has it only once
-// the chunk is handed over.
-func (g *Gateway) fromOpenView(b *erBuilder, session uint16, orderID uint64, tif venue.TimeInForce, stopPx bool) {
-	if tif != venue.TimeInForceGTD && !stopPx {
+// orderTerms writes what an order is beyond what a Fill or an
+// OrderCancelled carries, as its New, Replaced and status reports say it
+// (gateway/doc.go): a GTD order's ExpireTime (126) and, with stopPx, a
+// stop order's StopPx (99), which FIX 4.4 requires of every report of such
+// an order, an iceberg's MaxFloor (111) and a post-only order's ExecInst 6
+// (18). They are read from the open-order view, which still holds the
+// order while its last report is built: the change that ends it is held
+// with that report and applied at the hand-over (handOver). An order
+// entered or replaced in the chunk of answers being built is read from its
+// held change, as the view has it only once the chunk is handed over. An
+// order the view's bound kept out reads as plain (Config.OpenOrdersMax is
+// the matcher's OrdersMax, so only a misconfigured view misses one).
+func (g *Gateway) orderTerms(b *erBuilder, session uint16, orderID uint64, tif venue.TimeInForce, stopPx bool) {
+	o, ok := g.termsOf(session, orderID)
+	if !ok {
 		return
 	}
-	o, ok := g.heldOrder(session, orderID)
-	if !ok {
-		o, ok = g.open.find(session, orderID, nil)
+	if o.expireTimeNs != 0 && tif == venue.TimeInForceGTD {
+		b.time(tag.ExpireTime, o.expireTimeNs)
 	}
-	if ok {
-		if o.expireTimeNs != 0 && tif == venue.TimeInForceGTD {
-			b.time(tag.ExpireTime, o.expireTimeNs)
-		}
-		if stopPx {
-			b.stopPx(o.stopPxTicks)
-		}
+	if stopPx {
+		b.stopPx(o.stopPxTicks)
+	}
+	b.maxFloor(o.maxFloorQty)
+	if o.postOnly {
+		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 }
 
-// heldOrder returns the order as last entered or replaced in the held
-// changes (a fill's change lacks ExpireTime and StopPx).
-func (g *Gateway) heldOrder(session uint16, orderID uint64) (openOrder, bool) {
+// termsOf returns the order as last entered or replaced: from the held
+// changes, latest first, else from the open-order view. A replace's change
+// carries no flags (an order keeps the post-only it was entered with), so
+// its postOnly is the entry's, held or in the view; a fill's change carries
+// none of the terms and is passed over.
+func (g *Gateway) termsOf(session uint16, orderID uint64) (openOrder, bool) {
+	var o openOrder
+	replaced := false
 	for i := len(g.openHeld) - 1; i >= 0; i-- {
 		c := &g.openHeld[i]
-		if c.session == session && c.order.orderID == orderID && (c.kind == openEntered || c.kind == openReplaced) {
+		if c.session != session || c.order.orderID != orderID {
+			continue
+		}
+		switch {
+		case c.kind == openEntered && replaced:
+			o.postOnly = c.order.postOnly
+			return o, true
+		case c.kind == openEntered:
 			return c.order, true
+		case c.kind == openReplaced && !replaced:
+			o, replaced = c.order, true
 		}
 	}
-	return openOrder{}, false
-}
-
-// postOnly reports whether the order was entered post-only, from its entry
-// among the held changes or the open-order view (the replace events carry
-// no flags: an order keeps what it was entered with). An order the view's
-// bound kept out reads as not post-only.
-func (g *Gateway) postOnly(session uint16, orderID uint64) bool {
-	for i := len(g.openHeld) - 1; i >= 0; i-- {
-		c := &g.openHeld[i]
-		if c.session == session && c.order.orderID == orderID && c.kind == openEntered {
-			return c.order.postOnly
-		}
+	v, ok := g.open.find(session, orderID, nil)
+	if !replaced {
+		return v, ok
 	}
-	o, ok := g.open.find(session, orderID, nil)
-	return ok && o.postOnly
+	o.postOnly = ok && v.postOnly
+	return o, true
 }
 
 func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
@@ -604,7 +613,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 	if e.TimeInForce() == venue.TimeInForceGTD {
 		b.time(tag.ExpireTime, e.ExpireTimeNs())
 	}
-	if g.postOnly(e.SessionIdx(), e.OrderID()) {
+	if o, _ := g.termsOf(e.SessionIdx(), e.OrderID()); o.postOnly {
 		// A replace keeps post-only (gateway/doc.go): its report says so,
 		// as the New did, or the client reads the order as changed.
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))

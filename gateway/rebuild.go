@@ -191,8 +191,9 @@ func reportIn[T any, P interface {
 // it handed over.
 func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, copies int) {
 	// A gateway of its own renders them, as for a drop-copy replay
-	// (replayCopies), reading the live open-order view (ExpireTime, StopPx)
-	// and instruments.
+	// (replayCopies), reading the live open-order view (a fill's or a
+	// cancel's ExpireTime, StopPx, MaxFloor and ExecInst: orderTerms) and
+	// instruments.
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
