@@ -43,7 +43,8 @@
 // their events, its fills and its cancel or expiry from the open-order
 // view (outbound.go, orderTerms: a Fill or an OrderCancelled carries
 // neither MaxFloor nor the order's flags, and the view still holds the
-// order while its last report is built); an elected stop is a Restated report (150=D, ExecRestatementReason
+// order while its last report is built), its reject as a stop's StopPx
+// (postonly.go); an elected stop is a Restated report (150=D, ExecRestatementReason
 // 99, Text naming the trade price: FIX 4.4 has no ExecType for a trigger),
 // then the usual fills. An elected stop stays a stop order in every report,
 // OrdType 3 or 4 with its StopPx, a status report included while it waits

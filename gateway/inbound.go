@@ -511,7 +511,8 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	_ = c.SetClOrdID(o.clOrdID) // lengths checked in parseOrder
 	_ = c.SetAccount(o.account)
 	if e := (orderEcho{postOnly: o.postOnly, gtd: o.tif == venue.TimeInForceGTD, expireNs: o.expireNs,
-		stop: core.IsStop(o.ordType), stopPxTicks: o.stopPx}); e.noted() {
+		stop: core.IsStop(o.ordType), stopPxTicks: o.stopPx,
+		iceberg: !core.IsStop(o.ordType) && o.maxFloor != 0, maxFloorQty: o.maxFloor}); e.noted() {
 		g.rejectEchoes.note(g.cfg.SeqBase+uint64(seq), e) // for its reject (postonly.go)
 	}
 	g.publish(s, seq)

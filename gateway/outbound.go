@@ -445,6 +445,9 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	if echo.stop && core.IsStop(e.OrdType()) {
 		b.price(tag.StopPx, echo.stopPxTicks)
 	}
+	if echo.iceberg {
+		b.maxFloor(echo.maxFloorQty)
+	}
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())

@@ -12,9 +12,10 @@ import (
 // the order asked that the matcher's OrderRejected does not carry: a
 // post-only order's ExecInst 6 (gateway/doc.go, "Unsupported order
 // fields"), a GTD order's ExpireTime (126), which FIX 4.4 requires of a
-// report whose TimeInForce is GTD, and a stop order's StopPx (99), which
-// it requires of a report of an order that gave one (the order's accept
-// and later reports echo them too). The event's layout stays as it is:
+// report whose TimeInForce is GTD, a stop order's StopPx (99), which it
+// requires of a report of an order that gave one, and an iceberg's
+// MaxFloor (111), as a reject of the gateway's own echoes it (the order's
+// accept and later reports echo them all too). The event's layout stays as it is:
 // the event export checks a stream's events byte for byte against a
 // replay of the journal, so the same commands must give the same events
 // in every build. The gateway knows them from the message it decoded:
@@ -29,10 +30,15 @@ type orderEcho struct {
 	expireNs    int64 // as the command has it
 	stop        bool  // a stop or stop-limit order: stopPxTicks is its StopPx
 	stopPxTicks int64
+	// iceberg: not a stop, with a display size (maxFloorQty, its MaxFloor).
+	// A stop never has one (inbound refuses MaxFloor on any order but a
+	// limit order, as the matcher does), so both share a slot's value.
+	iceberg     bool
+	maxFloorQty int64
 }
 
 // noted reports whether a reject has anything to echo.
-func (e orderEcho) noted() bool { return e.postOnly || e.gtd || e.stop }
+func (e orderEcho) noted() bool { return e.postOnly || e.gtd || e.stop || e.iceberg }
 
 // rejectEchoes remembers the echoes of NewOrder commands by seq, one slot
 // per seq modulo its size: written by the sessions' goroutines, read by
@@ -49,9 +55,11 @@ type rejectEchoes struct {
 // echoSlot is one seq's echo in 24 bytes (the slots are as many as both
 // rings' together): its flags are the key's top bits.
 type echoSlot struct {
-	key         atomic.Uint64 // seq+1 and the echo's flags (0: none), written last
-	expireNs    atomic.Int64
-	stopPxTicks atomic.Int64
+	key      atomic.Uint64 // seq+1 and the echo's flags (0: none), written last
+	expireNs atomic.Int64
+	// value is a stop's StopPx (echoStop) or an iceberg's MaxFloor
+	// (echoIceberg), never both (orderEcho.iceberg).
+	value atomic.Int64
 }
 
 // The flags of an echoSlot's key, above the seq+1 in its low bits.
@@ -59,7 +67,8 @@ const (
 	echoPostOnly = 1 << 63
 	echoGTD      = 1 << 62
 	echoStop     = 1 << 61
-	echoSeqMask  = echoStop - 1
+	echoIceberg  = 1 << 60
+	echoSeqMask  = echoIceberg - 1
 )
 
 // newRejectEchoes holds at least n seqs (a power of two, at least 1).
@@ -81,11 +90,17 @@ func (r *rejectEchoes) note(seq uint64, e orderEcho) {
 	if e.gtd {
 		key |= echoGTD
 	}
-	if e.stop {
+	var value int64
+	switch {
+	case e.stop:
 		key |= echoStop
+		value = e.stopPxTicks
+	case e.iceberg:
+		key |= echoIceberg
+		value = e.maxFloorQty
 	}
 	s.expireNs.Store(e.expireNs)
-	s.stopPxTicks.Store(e.stopPxTicks)
+	s.value.Store(value)
 	s.key.Store(key)
 }
 
@@ -97,8 +112,14 @@ func (r *rejectEchoes) get(seq uint64) orderEcho {
 	if key&echoSeqMask != (seq+1)&echoSeqMask {
 		return orderEcho{}
 	}
-	return orderEcho{postOnly: key&echoPostOnly != 0, gtd: key&echoGTD != 0, expireNs: s.expireNs.Load(),
-		stop: key&echoStop != 0, stopPxTicks: s.stopPxTicks.Load()}
+	e := orderEcho{postOnly: key&echoPostOnly != 0, gtd: key&echoGTD != 0, expireNs: s.expireNs.Load()}
+	switch {
+	case key&echoStop != 0:
+		e.stop, e.stopPxTicks = true, s.value.Load()
+	case key&echoIceberg != 0:
+		e.iceberg, e.maxFloorQty = true, s.value.Load()
+	}
+	return e
 }
 
 // echoOfCommand returns the seq of cmd and what its reject echoes when it
@@ -117,6 +138,8 @@ func echoOfCommand(cmd []byte) (uint64, orderEcho, bool) {
 	}
 	if core.IsStop(c.OrdType()) {
 		e.stop, e.stopPxTicks = true, c.StopPxTicks()
+	} else if c.MaxFloorQty() != 0 {
+		e.iceberg, e.maxFloorQty = true, c.MaxFloorQty()
 	}
 	return c.Seq(), e, e.noted()
 }

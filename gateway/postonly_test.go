@@ -11,6 +11,8 @@ func TestRejectEchoesRoundTrip(t *testing.T) {
 		{gtd: true, expireNs: -1},
 		{stop: true, stopPxTicks: 10_050},
 		{postOnly: true, gtd: true, expireNs: 1 << 62, stop: true, stopPxTicks: -3},
+		{iceberg: true, maxFloorQty: 7},
+		{postOnly: true, gtd: true, expireNs: 5, iceberg: true, maxFloorQty: 1 << 40},
 	}
 	for i, e := range cases {
 		seq := uint64(1<<40 + i)

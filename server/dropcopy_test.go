@@ -338,7 +338,8 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 }
 
 // TestRejectEchoesTheOrder: the reject of a post-only order carries
-// ExecInst 6, as its accept does, and the reject of a GTD order its
+// ExecInst 6, as its accept does, the reject of an iceberg its MaxFloor
+// (111), and the reject of a GTD order its
 // ExpireTime (126), which FIX 4.4 requires of a GTD report, whether the
 // matcher refused it (a price outside the band, a reason that says nothing
 // of either) or the gateway (an unknown symbol); so do their drop copies,
@@ -362,6 +363,11 @@ func TestRejectEchoesTheOrder(t *testing.T) {
 	rejects = append(rejects, expectER(t, c1, map[int]string{11: "gtd-band", 150: "8"}))
 	sendOrder(t, c1, order{id: "gtd-sym", sym: "NOPE", side: "1", qty: "1", px: "1.00", tif: "6", extra: gtd})
 	rejects = append(rejects, expectER(t, c1, map[int]string{11: "gtd-sym", 150: "8"}))
+	iceberg := []fixclient.Field{fixclient.F(111, "2")}
+	sendOrder(t, c1, order{id: "ice-band", side: "1", qty: "4", px: "200.00", extra: iceberg})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "ice-band", 150: "8"}))
+	sendOrder(t, c1, order{id: "ice-sym", sym: "NOPE", side: "1", qty: "4", px: "1.00", extra: iceberg})
+	rejects = append(rejects, expectER(t, c1, map[int]string{11: "ice-sym", 150: "8"}))
 	dc.readCopies(t, len(rejects))
 	for _, m := range append(rejects, dc.inOrder()...) {
 		validate(t, v, m)
@@ -370,6 +376,9 @@ func TestRejectEchoesTheOrder(t *testing.T) {
 		}
 		if strings.HasPrefix(m.Get(11), "gtd-") && m.Get(126) != expire {
 			t.Fatalf("reject of a GTD order without its ExpireTime %s: %s", expire, m)
+		}
+		if strings.HasPrefix(m.Get(11), "ice-") && m.Get(111) != "2" {
+			t.Fatalf("reject of an iceberg without its MaxFloor 2: %s", m)
 		}
 	}
 
@@ -397,5 +406,12 @@ func TestRejectEchoesTheOrder(t *testing.T) {
 	validate(t, v, m)
 	if m.Get(126) != expire {
 		t.Fatalf("replayed copy of a GTD order's reject without its ExpireTime %s: %s", expire, m)
+	}
+	if m, err = dc.c.Expect(readWait, "8", map[int]string{797: "Y", 11: "ice-band"}); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, v, m)
+	if m.Get(111) != "2" {
+		t.Fatalf("replayed copy of an iceberg's reject without its MaxFloor 2: %s", m)
 	}
 }
