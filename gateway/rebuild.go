@@ -193,7 +193,9 @@ func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, c
 	// A gateway of its own renders them, as for a drop-copy replay
 	// (replayCopies), reading the live open-order view (a fill's or a
 	// cancel's ExpireTime, StopPx, MaxFloor and ExecInst: orderTerms) and
-	// instruments.
+	// instruments. That view is the one seeded after the replay: a fill or
+	// a cancel of an order that had ended by then lacks them (a limit
+	// docs/ARCHITECTURE.md, "Answers lost at a crash", states).
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
